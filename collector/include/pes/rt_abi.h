@@ -1,0 +1,103 @@
+/*
+ * pes/rt_abi.h — the contract between code instrumented by the pes LLVM pass
+ * and the pes runtime (libpes-rt). The pass emits IR that matches these
+ * layouts byte for byte (llvm-pass/PesPass.cpp); change both together and bump
+ * PES_RT_ABI_VERSION.
+ *
+ * Hot path, emitted inline *after* every instrumented access (so a sample is
+ * taken after the access, as PEBS reports it):
+ *
+ *     struct pes_record *cur = __pes_tls.cursor;
+ *     if (cur >= __pes_tls.limit)              // rare: buffer full, time mark, sample due
+ *         __pes_record_slow(addr, id | (uint64_t)extra << 32);
+ *     else {
+ *         cur->addr = addr; cur->id = id; cur->extra = extra;
+ *         __pes_tls.cursor = cur + 1;
+ *     }
+ *
+ * A new thread's __pes_tls is all zero, so its first access takes the slow
+ * path, which sets the thread up. With tracing off, cursor/limit point into a
+ * small per-thread scratch buffer that the slow path recycles: cost stays a
+ * load, a compare and a predictable branch per access. The same binary thus
+ * serves full tracing, sampling (the slow path is also where the soft
+ * sampler's countdown expires: limit = min(buffer end, next time mark, next
+ * sample)), both, or nothing, chosen at run time from the environment.
+ *
+ * Ids: `id` is global: *module->id_base + local id, where local ids
+ * 0..n_sites-1 are sites and n_sites..n_sites+n_bbs-1 are basic blocks.
+ * Control ids (PES_ID_TIME, region markers) are defined in pes/trace.h.
+ */
+#ifndef PES_RT_ABI_H
+#define PES_RT_ABI_H
+
+#include <stdint.h>
+#include "pes/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PES_RT_ABI_VERSION 1u
+
+/* Per-thread state read inline by instrumented code (initial-exec TLS). */
+struct pes_rt_tls {
+    struct pes_record *cursor;   /* next free record */
+    struct pes_record *limit;    /* slow path when cursor >= limit */
+};
+
+/* A site as the pass emits it (constant data in the instrumented module). */
+struct pes_rt_site {
+    uint32_t line;
+    uint16_t column;
+    uint8_t kind;          /* enum pes_access_kind */
+    uint8_t flags;         /* enum pes_site_flags */
+    uint32_t size;         /* bytes, 0 = variable (length in record.extra) */
+    uint32_t bb;           /* module-local basic-block index (0..n_bbs-1) */
+    uint32_t file;         /* offset into strtab */
+    uint32_t function;     /* offset into strtab */
+};
+
+/* A basic block as the pass emits it. */
+struct pes_rt_bb {
+    uint32_t function;     /* offset into strtab */
+    uint32_t label;        /* offset into strtab */
+    uint32_t n_sites;
+    uint32_t flags;        /* PES_BB_PARALLEL */
+    uint32_t ops[PES_OP_COUNT];
+};
+
+/* One instrumented translation unit; registered by a module constructor. */
+struct pes_rt_module {
+    uint32_t abi_version;  /* PES_RT_ABI_VERSION */
+    uint32_t n_sites;
+    uint32_t n_bbs;
+    uint32_t strtab_size;
+    const struct pes_rt_site *sites;
+    const struct pes_rt_bb *bbs;
+    const char *strtab;    /* NUL-separated strings */
+    const char *name;      /* translation unit source file */
+    uint32_t *id_base;     /* written by __pes_register_module before any record */
+};
+
+extern __thread struct pes_rt_tls __pes_tls __attribute__((tls_model("initial-exec")));
+
+/* Records one access (or BB/control record) when the inline check fails. */
+void __pes_record_slow(uint64_t addr, uint64_t id_and_extra);
+/* Assigns the module its id range and adds its tables to the trace(s).
+ * Called from a constructor with priority PES_RT_CTOR_PRIORITY. */
+void __pes_register_module(struct pes_rt_module *m);
+#define PES_RT_CTOR_PRIORITY 101
+
+/* Environment read by the runtime at start-up (set by pes-collect). */
+#define PES_ENV_FULL_OUTPUT "PES_FULL_OUTPUT"   /* path of the full trace; unset = no full trace */
+#define PES_ENV_OVERWRITE "PES_OVERWRITE"       /* "1": replace an existing output file */
+#define PES_ENV_TIME_INTERVAL "PES_TIME_INTERVAL" /* records between time marks (default 1024) */
+#define PES_ENV_BUFFER_RECORDS "PES_BUFFER_RECORDS" /* records per thread buffer (default 65536) */
+#define PES_ENV_ZSTD_LEVEL "PES_ZSTD_LEVEL"     /* default 1 */
+#define PES_ENV_COMMAND "PES_COMMAND"           /* command line to store in the header */
+#define PES_ENV_QUIET "PES_QUIET"               /* "1": no runtime messages on stderr */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PES_RT_ABI_H */

@@ -1,0 +1,378 @@
+/*
+ * pes/trace.h — the pes trace format: writer and reader.
+ *
+ * A trace file is a valid zstd stream made of independently decodable frames.
+ * Each frame decompresses to exactly one *block*: a fixed block header followed
+ * by a payload whose layout depends on the block type (docs/trace-format.md is
+ * the normative description; this header is the API).
+ *
+ *   HEADER   first block: magic, version, trace kind, command line, host, config
+ *   MODULE   a site table and a basic-block table of one instrumented module
+ *   THREAD   a thread starts (index, tid, cpu, parent, start time)
+ *   ACCESS   full-trace records of one thread (column-transposed, predicted)
+ *   EVENTS   sampled records of one thread (use/reuse/invalidation/comm/lost)
+ *   MAPS     executable mappings (for symbolizing raw IPs with libdw)
+ *   FOOTER   last block: per-thread totals, end time; absent if truncated
+ *
+ * Ids: one 32-bit id space per trace. Instrumented modules get consecutive
+ * ranges; inside a module's range, site ids come first, then basic-block ids.
+ * Ids >= PES_ID_CONTROL_FIRST are control records (time, region markers).
+ *
+ * Thread-safety: a writer must be used by one thread at a time (the runtime
+ * funnels all blocks through its writer thread); readers are independent.
+ * Errors: functions return NULL / negative and fill struct pes_error; nothing
+ * here prints, exits or aborts.
+ */
+#ifndef PES_TRACE_H
+#define PES_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PES_TRACE_MAGIC "PESB"      /* first 4 bytes of every block */
+#define PES_TRACE_VERSION 1u        /* bumped on any incompatible change */
+
+/* ---------------------------------------------------------------- errors */
+
+struct pes_error {
+    int code;             /* 0 = ok, else one of enum pes_error_code */
+    uint64_t offset;      /* byte offset in the file where it went wrong */
+    char message[256];    /* one line, names the file and what was expected */
+};
+
+enum pes_error_code {
+    PES_OK = 0,
+    PES_ERR_IO = 1,          /* open/read/write failed (errno in message) */
+    PES_ERR_FORMAT = 2,      /* not a pes trace, or corrupt content */
+    PES_ERR_VERSION = 3,     /* newer/unknown format version */
+    PES_ERR_TRUNCATED = 4,   /* file ends inside a frame (reader: a warning) */
+    PES_ERR_NOMEM = 5,
+    PES_ERR_ARG = 6,         /* bad argument from the caller */
+};
+
+/* ---------------------------------------------------------------- ids */
+
+#define PES_ID_CONTROL_FIRST 0xFFFFFF00u
+enum pes_control_id {
+    PES_ID_TIME = 0xFFFFFF00u,          /* addr = timestamp (ticks) */
+    PES_ID_REGION_BEGIN = 0xFFFFFF01u,  /* OpenMP parallel region entered; addr = region id */
+    PES_ID_REGION_END = 0xFFFFFF02u,    /* extra = 0 */
+    PES_ID_THREAD_END = 0xFFFFFF03u,    /* addr = timestamp */
+};
+
+/* ---------------------------------------------------------------- tables */
+
+enum pes_access_kind {
+    PES_KIND_LOAD = 1,
+    PES_KIND_STORE = 2,
+    PES_KIND_RMW = 3,          /* atomicrmw: reads and writes */
+    PES_KIND_CMPXCHG = 4,      /* reads, writes if it succeeds (counted as RW) */
+    PES_KIND_COPY_SRC = 5,     /* memcpy/memmove source range; length in extra */
+    PES_KIND_COPY_DST = 6,     /* memcpy/memmove destination range */
+    PES_KIND_SET_DST = 7,      /* memset range */
+    PES_KIND_GATHER = 8,       /* one record per active lane; lane in extra */
+    PES_KIND_SCATTER = 9,
+};
+
+enum pes_site_flags {
+    PES_SITE_SHARED = 1u << 0,   /* through a pointer argument of an OpenMP outlined region */
+    PES_SITE_VECTOR = 1u << 1,   /* vector access (size = whole vector) */
+    PES_SITE_MASKED = 1u << 2,   /* masked load/store: recorded as whole range (documented) */
+    PES_SITE_VOLATILE = 1u << 3,
+    PES_SITE_ATOMIC = 1u << 4,
+};
+
+static inline int pes_kind_reads(uint8_t kind) {
+    return kind == PES_KIND_LOAD || kind == PES_KIND_RMW || kind == PES_KIND_CMPXCHG ||
+           kind == PES_KIND_COPY_SRC || kind == PES_KIND_GATHER;
+}
+static inline int pes_kind_writes(uint8_t kind) {
+    return kind == PES_KIND_STORE || kind == PES_KIND_RMW || kind == PES_KIND_CMPXCHG ||
+           kind == PES_KIND_COPY_DST || kind == PES_KIND_SET_DST || kind == PES_KIND_SCATTER;
+}
+
+/* A static memory-access site (one instruction in the IR). */
+struct pes_site {
+    uint32_t id;          /* global id */
+    uint32_t bb;          /* global id of the basic block holding it */
+    uint8_t kind;         /* enum pes_access_kind */
+    uint8_t flags;        /* enum pes_site_flags */
+    uint16_t column;
+    uint32_t size;        /* bytes per record; 0 = variable, length in record.extra */
+    uint32_t line;        /* 0 = unknown (no debug info) */
+    const char *file;     /* "" if unknown; owned by the reader / caller */
+    const char *function;
+};
+
+/* Static operation counts of one basic block (what PPT-Multicore took from Byfl). */
+enum pes_op_class {
+    PES_OP_INT_ADD, PES_OP_INT_MUL, PES_OP_INT_DIV,
+    PES_OP_FP_ADD, PES_OP_FP_MUL, PES_OP_FP_DIV,
+    PES_OP_LOAD, PES_OP_STORE, PES_OP_BRANCH, PES_OP_CALL, PES_OP_OTHER,
+    PES_OP_COUNT
+};
+
+struct pes_bb {
+    uint32_t id;          /* global id */
+    uint32_t n_sites;     /* sites in this block */
+    uint32_t ops[PES_OP_COUNT];
+    uint32_t flags;       /* PES_BB_PARALLEL: inside an OpenMP outlined region */
+    const char *function;
+    const char *label;    /* IR label, e.g. "for.body" or "bb12" */
+};
+#define PES_BB_PARALLEL 1u
+
+/* One module's tables (written as a MODULE block). Ids are global. */
+struct pes_module {
+    uint32_t id_base;     /* first id of this module's range */
+    uint32_t n_sites;     /* ids id_base .. id_base+n_sites-1 */
+    uint32_t n_bbs;       /* ids id_base+n_sites .. +n_bbs-1 */
+    const char *name;     /* source file of the translation unit */
+    const struct pes_site *sites;
+    const struct pes_bb *bbs;
+};
+
+/* ---------------------------------------------------------------- header */
+
+enum pes_trace_kind { PES_TRACE_FULL = 1, PES_TRACE_SAMPLED = 2 };
+
+struct pes_cache_level {
+    uint8_t level;        /* 1, 2, 3 */
+    uint8_t type;         /* 'D' data, 'I' instruction, 'U' unified */
+    uint16_t ways;
+    uint32_t line_size;
+    uint64_t size;        /* bytes */
+    uint32_t shared_by;   /* number of logical CPUs sharing one instance */
+};
+
+#define PES_MAX_CACHE_LEVELS 8
+struct pes_trace_info {
+    uint32_t version;          /* PES_TRACE_VERSION when read */
+    uint32_t kind;             /* enum pes_trace_kind */
+    const char *command;       /* command line, arguments separated by spaces (quoted if needed) */
+    const char *hostname;
+    const char *cpu_model;     /* /proc/cpuinfo "model name" */
+    uint32_t n_cpus;
+    uint32_t n_sockets;
+    uint32_t n_cache_levels;
+    struct pes_cache_level caches[PES_MAX_CACHE_LEVELS];
+    uint64_t ticks_per_second; /* timestamp unit (TSC or ns clock), 0 if unknown */
+    uint64_t start_ticks;
+    uint64_t pid;
+    const char *config;        /* collector settings, "key=value" lines (backend, periods, ...) */
+};
+
+/* ---------------------------------------------------------------- threads */
+
+struct pes_thread {
+    uint32_t index;       /* dense 0..n-1 in order of first appearance */
+    uint32_t parent;      /* index of creating thread, UINT32_MAX if unknown/main */
+    uint64_t tid;         /* kernel tid */
+    int32_t cpu;          /* CPU at thread start, -1 unknown */
+    int32_t socket;       /* -1 unknown */
+    uint64_t start_ticks;
+};
+
+/* ---------------------------------------------------------------- full-trace records */
+
+/*
+ * One record of a full trace: exactly what instrumented code writes inline.
+ *   id < n_sites-of-module range   : a memory access at a site, addr = data address,
+ *                                    extra = length (variable-size sites) or lane
+ *   id in a module's BB range      : basic-block entry, addr = 0
+ *   id >= PES_ID_CONTROL_FIRST     : enum pes_control_id
+ */
+struct pes_record {
+    uint64_t addr;
+    uint32_t id;
+    uint32_t extra;
+};
+
+/* ---------------------------------------------------------------- sampled events */
+
+enum pes_event_kind {
+    PES_EV_SAMPLE = 1,        /* a sampled access (use) */
+    PES_EV_REUSE = 2,         /* the watched address was reused: distance = time distance */
+    PES_EV_INVALIDATION = 3,  /* another thread wrote it before reuse */
+    PES_EV_COMM = 4,          /* communication (ComDetective): flags say true/false sharing */
+    PES_EV_LOST = 5,          /* aux = number of lost samples/records (kernel or buffer) */
+    PES_EV_THROTTLE = 6,      /* PMU throttled; aux = count */
+    PES_EV_DROPPED = 7,       /* non-memory / invalid samples dropped; aux = count */
+    PES_EV_TOTALS = 8,        /* final per-thread counts: loads, stores */
+    PES_EV_WATCH_EXPIRED = 9, /* watchpoint replaced before it fired */
+};
+
+enum pes_event_flags {
+    PES_EVF_WRITE = 1u << 0,        /* the sampled (or trapping) access was a write */
+    PES_EVF_TRAP_WRITE = 1u << 1,   /* the trapping access was a write */
+    PES_EVF_SPATIAL = 1u << 2,      /* reuse of the same cache line, not the same address */
+    PES_EVF_SHARED_CACHE = 1u << 3, /* shared-cache (socket) mode */
+    PES_EVF_TRUE_SHARING = 1u << 4,
+    PES_EVF_FALSE_SHARING = 1u << 5,
+};
+
+struct pes_event {
+    uint8_t kind;          /* enum pes_event_kind */
+    uint8_t flags;         /* enum pes_event_flags */
+    uint16_t size;         /* access size in bytes */
+    uint32_t thread;       /* thread index that took the sample / owns the event */
+    uint32_t other_thread; /* thread whose access trapped (reuse/inval/comm), else UINT32_MAX */
+    uint32_t site;         /* site id, UINT32_MAX if from uninstrumented code (use ip) */
+    uint64_t addr;
+    uint64_t ip;
+    uint64_t time;         /* ticks */
+    uint64_t loads;        /* the thread's load count at the event */
+    uint64_t stores;       /* the thread's store count at the event */
+    uint64_t distance;     /* reuse: time distance in accesses; else 0 */
+    uint64_t aux;          /* kind-specific (counts for LOST/DROPPED/THROTTLE) */
+};
+
+/* Executable mapping of the profiled process (for IP symbolization). */
+struct pes_mapping {
+    uint64_t start, end, file_offset;
+    const char *path;
+};
+
+/* Per-thread totals in the footer. */
+struct pes_thread_totals {
+    uint32_t thread;
+    uint64_t records;     /* full: records written; sampled: events */
+    uint64_t loads, stores;
+    uint64_t samples, lost;
+    uint64_t end_ticks;
+};
+
+/* ---------------------------------------------------------------- writer */
+
+struct pes_trace_writer;
+
+struct pes_writer_options {
+    int zstd_level;            /* 0 = default (1: fast, the runtime's hot choice) */
+};
+
+/* Creates PATH (fails if it exists unless `overwrite`), writes the HEADER block. */
+struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
+                                               const struct pes_trace_info *info,
+                                               const struct pes_writer_options *opt,
+                                               struct pes_error *err);
+int pes_trace_writer_module(struct pes_trace_writer *w, const struct pes_module *m,
+                            struct pes_error *err);
+int pes_trace_writer_thread(struct pes_trace_writer *w, const struct pes_thread *t,
+                            struct pes_error *err);
+/* Encodes n records of one thread into one ACCESS block (one zstd frame). */
+int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
+                             const struct pes_record *recs, size_t n, struct pes_error *err);
+/* Writes n sampled events of one thread as one EVENTS block. */
+int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
+                            const struct pes_event *ev, size_t n, struct pes_error *err);
+int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m,
+                              size_t n, struct pes_error *err);
+/* Writes the FOOTER (if totals != NULL), flushes and closes. Always frees w. */
+int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_totals *totals,
+                           size_t n_totals, uint64_t end_ticks, struct pes_error *err);
+/* Bytes written so far (compressed). */
+uint64_t pes_trace_writer_bytes(const struct pes_trace_writer *w);
+
+/* ---------------------------------------------------------------- reader */
+
+struct pes_trace_reader;
+
+enum pes_block_type {
+    PES_BLOCK_HEADER = 1,
+    PES_BLOCK_MODULE = 2,
+    PES_BLOCK_THREAD = 3,
+    PES_BLOCK_ACCESS = 4,
+    PES_BLOCK_EVENTS = 5,
+    PES_BLOCK_MAPS = 6,
+    PES_BLOCK_FOOTER = 7,
+};
+
+/* One decoded block. Pointers stay valid until the next call on the reader. */
+struct pes_block {
+    uint32_t type;            /* enum pes_block_type */
+    uint32_t thread;          /* ACCESS/EVENTS: thread index */
+    uint64_t file_offset;     /* where its frame starts */
+    size_t n;                 /* number of records/events/mappings/totals */
+    const struct pes_record *records;     /* ACCESS */
+    const struct pes_event *events;       /* EVENTS */
+    const struct pes_mapping *mappings;   /* MAPS */
+    const struct pes_thread *thread_info; /* THREAD */
+    const struct pes_module *module;      /* MODULE (also merged into the reader's tables) */
+    const struct pes_thread_totals *totals; /* FOOTER */
+    uint64_t end_ticks;       /* FOOTER */
+};
+
+/* Opens PATH and reads its HEADER. "-" is not accepted (the reader seeks). */
+struct pes_trace_reader *pes_trace_reader_open(const char *path, struct pes_error *err);
+/* Same, from memory (used by the fuzzer and tests); the buffer is copied. */
+struct pes_trace_reader *pes_trace_reader_open_memory(const void *data, size_t size,
+                                                      const char *name, struct pes_error *err);
+const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader *r);
+
+/* Next block. Returns 1 with *out filled, 0 at the end, -1 on error (err filled).
+ * A file that ends inside a frame returns 0 and sets pes_trace_reader_truncated(). */
+int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
+                          struct pes_error *err);
+/* After the end: non-zero if the file was cut inside a frame (or had no footer);
+ * the message says at which offset, for a warning. */
+int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message);
+
+/* Block index: every block's frame is preceded by a small zstd *skippable* frame
+ * (ignored by zstdcat) naming its type, thread, count and frame size, so a reader
+ * can list blocks without decompressing them and decode them in any order
+ * (per-thread merging, parallel replay). */
+struct pes_block_ref {
+    uint64_t offset;      /* file offset of the block's skippable index frame */
+    uint32_t type;
+    uint32_t thread;
+    uint32_t count;
+    uint32_t frame_size;  /* compressed size of the data frame that follows */
+};
+/* Lists all complete blocks (reads only the index frames). *refs is malloc'd; free() it. */
+int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **refs, size_t *n,
+                           struct pes_error *err);
+/* Decodes the block at ref (from pes_trace_reader_index). Same validity rules as _next. */
+int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block_ref *ref,
+                              struct pes_block *out, struct pes_error *err);
+
+/* Tables merged from all MODULE blocks read so far (NULL if id unknown). */
+const struct pes_site *pes_trace_reader_site(const struct pes_trace_reader *r, uint32_t id);
+const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint32_t id);
+/* Threads announced so far. */
+size_t pes_trace_reader_thread_count(const struct pes_trace_reader *r);
+const struct pes_thread *pes_trace_reader_thread(const struct pes_trace_reader *r, uint32_t index);
+/* Reads ahead through the whole file once so every table is known (then rewinds). */
+int pes_trace_reader_load_tables(struct pes_trace_reader *r, struct pes_error *err);
+void pes_trace_reader_close(struct pes_trace_reader *r);
+
+/* ---------------------------------------------------------------- plain-text traces */
+
+/*
+ * Plain-text address trace, as PARDA and libCacheSim read: one access per line,
+ * "ADDR" or "ADDR R|W" or "R|W ADDR", ADDR in hex (0x optional); '#' starts a comment.
+ * Each access becomes a pes_record with id = PES_TEXT_READ_SITE or PES_TEXT_WRITE_SITE
+ * in a synthetic one-thread trace.
+ */
+#define PES_TEXT_READ_SITE 0u
+#define PES_TEXT_WRITE_SITE 1u
+struct pes_text_reader;
+struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err);
+/* Reads up to max records; returns count (0 at end) or -1 on a malformed line (err names line). */
+long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
+                          struct pes_error *err);
+void pes_text_reader_close(struct pes_text_reader *t);
+
+/* Human-readable names (static strings). */
+const char *pes_access_kind_name(uint8_t kind);
+const char *pes_event_kind_name(uint8_t kind);
+const char *pes_block_type_name(uint32_t type);
+const char *pes_op_class_name(int op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PES_TRACE_H */
