@@ -1,0 +1,733 @@
+/*
+ * reader.c — pes_trace_reader: streams a trace block by block (one skippable
+ * index frame + one data frame at a time), validates every size against the
+ * file and the payload, merges MODULE/THREAD tables, and turns a cut-off
+ * file into "everything complete, then a truncation warning".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "trace_internal.h"
+
+#define MAX_THREADS (1u << 20)
+
+struct module_entry {
+    struct pes_module m;
+    const struct pes_site **site_by_off; /* id - id_base */
+    const struct pes_bb **bb_by_off;     /* id - id_base - n_sites */
+};
+
+struct pes_trace_reader {
+    char *name;
+    int fd;              /* -1 for memory */
+    uint8_t *mem;
+    uint64_t size;
+    uint64_t pos;        /* next block (sequential reading) */
+    int done, failed, saw_footer, truncated;
+    struct pes_error fail;  /* repeated on every call after a failure */
+    char trunc_msg[256];
+    ZSTD_DCtx *dctx;
+    struct pes_access_codec *codec;
+    struct pes_buf frame, content;
+    struct pes_arena tables, scratch;
+    struct pes_trace_info info;
+    struct module_entry *mods;  /* sorted by id_base, non-overlapping */
+    size_t n_mods, cap_mods;
+    struct pes_thread *threads;
+    uint8_t *thread_known;
+    size_t n_threads, cap_threads;
+    void *out;           /* records / events / mappings / totals of the current block */
+    size_t out_cap;
+    struct pes_thread thread_tmp;
+    struct pes_module module_tmp;
+};
+
+/* ---------------------------------------------------------------- input */
+
+static int src_read(struct pes_trace_reader *r, uint64_t off, void *dst, size_t len)
+{
+    if (off > r->size || len > r->size - off)
+        return -1;
+    if (r->fd < 0) {
+        memcpy(dst, r->mem + off, len);
+        return 0;
+    }
+    uint8_t *d = dst;
+    while (len) {
+        ssize_t k = pread(r->fd, d, len, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        d += k;
+        off += (uint64_t)k;
+        len -= (size_t)k;
+    }
+    return 0;
+}
+
+static int fmt_err(struct pes_trace_reader *r, struct pes_error *err, int code, uint64_t off,
+                   const char *what)
+{
+    return pes_err_set(err, code, off, "%s: offset %llu: %s", r->name, (unsigned long long)off,
+                       what);
+}
+
+static void set_truncated(struct pes_trace_reader *r, uint64_t block_off)
+{
+    r->truncated = 1;
+    snprintf(r->trunc_msg, sizeof r->trunc_msg,
+             "%s: truncated at offset %llu (last complete block ends at %llu); "
+             "reading what is complete",
+             r->name, (unsigned long long)r->size, (unsigned long long)block_off);
+}
+
+/* ---------------------------------------------------------------- tables */
+
+static const struct module_entry *find_module(const struct pes_trace_reader *r, uint32_t id)
+{
+    size_t lo = 0, hi = r->n_mods;
+    while (lo < hi) { /* first module with id_base > id */
+        size_t mid = (lo + hi) / 2;
+        if (r->mods[mid].m.id_base <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const struct module_entry *e = &r->mods[lo - 1];
+    if ((uint64_t)id - e->m.id_base >= (uint64_t)e->m.n_sites + e->m.n_bbs)
+        return NULL;
+    return e;
+}
+
+const struct pes_site *pes_trace_reader_site(const struct pes_trace_reader *r, uint32_t id)
+{
+    const struct module_entry *e = r ? find_module(r, id) : NULL;
+    if (!e || id - e->m.id_base >= e->m.n_sites)
+        return NULL;
+    return e->site_by_off[id - e->m.id_base];
+}
+
+const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint32_t id)
+{
+    const struct module_entry *e = r ? find_module(r, id) : NULL;
+    if (!e || id - e->m.id_base < e->m.n_sites)
+        return NULL;
+    return e->bb_by_off[id - e->m.id_base - e->m.n_sites];
+}
+
+/* Merges a decoded (scratch) module. Sets *merged to the reader's stable copy. */
+static int merge_module(struct pes_trace_reader *r, const uint8_t *payload, size_t size,
+                        const struct pes_module *m, const struct pes_module **merged,
+                        const char **why)
+{
+    uint64_t end = (uint64_t)m->id_base + m->n_sites + m->n_bbs;
+    size_t pos = 0;
+    while (pos < r->n_mods && r->mods[pos].m.id_base < m->id_base)
+        pos++;
+    if (pos < r->n_mods && r->mods[pos].m.id_base == m->id_base &&
+        r->mods[pos].m.n_sites == m->n_sites && r->mods[pos].m.n_bbs == m->n_bbs) {
+        *merged = &r->mods[pos].m; /* seen before (index scan, block_at) */
+        return 0;
+    }
+    if (m->n_sites + (uint64_t)m->n_bbs == 0) {
+        *merged = m; /* nothing to merge; the scratch copy is valid until the next call */
+        return 0;
+    }
+    if ((pos > 0 && (uint64_t)r->mods[pos - 1].m.id_base + r->mods[pos - 1].m.n_sites +
+                            r->mods[pos - 1].m.n_bbs > m->id_base) ||
+        (pos < r->n_mods && end > r->mods[pos].m.id_base)) {
+        *why = "MODULE id range overlaps an earlier module";
+        return -1;
+    }
+    if (r->n_mods == r->cap_mods) {
+        size_t cap = r->cap_mods ? r->cap_mods * 2 : 8;
+        struct module_entry *n = realloc(r->mods, cap * sizeof *n);
+        if (!n)
+            goto nomem;
+        r->mods = n;
+        r->cap_mods = cap;
+    }
+    struct module_entry e;
+    if (pes_de_module(payload, size, &e.m, &r->tables, why))
+        return -1;
+    e.site_by_off = pes_arena_alloc(&r->tables, (size_t)e.m.n_sites * sizeof(void *) + 1);
+    e.bb_by_off = pes_arena_alloc(&r->tables, (size_t)e.m.n_bbs * sizeof(void *) + 1);
+    if (!e.site_by_off || !e.bb_by_off)
+        goto nomem;
+    for (uint32_t i = 0; i < e.m.n_sites; i++)
+        e.site_by_off[e.m.sites[i].id - e.m.id_base] = &e.m.sites[i];
+    for (uint32_t i = 0; i < e.m.n_bbs; i++)
+        e.bb_by_off[e.m.bbs[i].id - e.m.id_base - e.m.n_sites] = &e.m.bbs[i];
+    memmove(&r->mods[pos + 1], &r->mods[pos], (r->n_mods - pos) * sizeof *r->mods);
+    r->mods[pos] = e;
+    r->n_mods++;
+    *merged = &r->mods[pos].m;
+    return 0;
+nomem:
+    *why = "out of memory";
+    return -1;
+}
+
+static int merge_thread(struct pes_trace_reader *r, const struct pes_thread *t, const char **why)
+{
+    if (t->index >= MAX_THREADS) {
+        *why = "THREAD index is implausibly large (>= 2^20)";
+        return -1;
+    }
+    if (t->index >= r->cap_threads) {
+        size_t cap = r->cap_threads ? r->cap_threads : 16;
+        while (cap <= t->index)
+            cap *= 2;
+        struct pes_thread *nt = realloc(r->threads, cap * sizeof *nt);
+        if (nt)
+            r->threads = nt;
+        uint8_t *nk = realloc(r->thread_known, cap);
+        if (nk)
+            r->thread_known = nk;
+        if (!nt || !nk) {
+            *why = "out of memory";
+            return -1;
+        }
+        memset(r->thread_known + r->cap_threads, 0, cap - r->cap_threads);
+        r->cap_threads = cap;
+    }
+    r->threads[t->index] = *t;
+    r->thread_known[t->index] = 1;
+    if (t->index + 1 > r->n_threads)
+        r->n_threads = t->index + 1;
+    return 0;
+}
+
+size_t pes_trace_reader_thread_count(const struct pes_trace_reader *r)
+{
+    return r ? r->n_threads : 0;
+}
+
+const struct pes_thread *pes_trace_reader_thread(const struct pes_trace_reader *r, uint32_t index)
+{
+    if (!r || index >= r->n_threads || !r->thread_known[index])
+        return NULL;
+    return &r->threads[index];
+}
+
+/* ---------------------------------------------------------------- one block */
+
+static void *out_array(struct pes_trace_reader *r, size_t n, size_t elem)
+{
+    size_t need = n * elem + 1;
+    if (need > r->out_cap) {
+        void *p = realloc(r->out, need);
+        if (!p)
+            return NULL;
+        r->out = p;
+        r->out_cap = need;
+    }
+    return r->out;
+}
+
+/* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
+ * end offset), 0 at the end of the data (clean or truncated: r->truncated),
+ * -1 on error. */
+static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block *out,
+                      uint64_t *end, struct pes_error *err)
+{
+    static const uint8_t index_magic[8] = {0x50, 0x2A, 0x4D, 0x18, 16, 0, 0, 0};
+    memset(out, 0, sizeof *out);
+    if (off >= r->size)
+        return 0;
+    uint64_t avail = r->size - off;
+    uint8_t ib[PES_INDEX_BYTES];
+    size_t nh = avail < PES_INDEX_BYTES ? (size_t)avail : PES_INDEX_BYTES;
+    if (src_read(r, off, ib, nh))
+        return fmt_err(r, err, PES_ERR_IO, off, "read failed");
+    if (nh < PES_INDEX_BYTES) {
+        if (memcmp(ib, index_magic, nh < 8 ? nh : 8) != 0)
+            goto not_index;
+        set_truncated(r, off);
+        return 0;
+    }
+    struct pes_index_entry ie;
+    if (pes_index_decode(ib, &ie))
+        goto not_index;
+    if (ie.frame_size < 6 || ie.frame_size > pes_frame_max())
+        return fmt_err(r, err, PES_ERR_FORMAT, off, "index frame gives an implausible data-frame size");
+    uint64_t fstart = off + PES_INDEX_BYTES;
+    if (avail - PES_INDEX_BYTES < ie.frame_size) {
+        /* Cut inside the data frame, unless what is there is already a complete
+         * frame of another size (a corrupt index rather than a short file). */
+        size_t have = (size_t)(avail - PES_INDEX_BYTES);
+        r->frame.len = 0;
+        if (pes_buf_reserve(&r->frame, have + 1))
+            return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+        if (src_read(r, fstart, r->frame.data, have))
+            return fmt_err(r, err, PES_ERR_IO, off, "read failed");
+        size_t real = ZSTD_findFrameCompressedSize(r->frame.data, have);
+        if (!ZSTD_isError(real))
+            return fmt_err(r, err, PES_ERR_FORMAT, off,
+                           "index frame size does not match the data frame that follows");
+        set_truncated(r, off);
+        return 0;
+    }
+    r->frame.len = 0;
+    if (pes_buf_reserve(&r->frame, ie.frame_size))
+        return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+    if (src_read(r, fstart, r->frame.data, ie.frame_size))
+        return fmt_err(r, err, PES_ERR_IO, off, "read failed");
+    /* Frame header byte 4 (Frame_Header_Descriptor) bit 2 is Content_Checksum_flag
+     * (RFC 8878 §3.1.1.1.1): we require it so that corruption is detected. */
+    const uint8_t *fd = r->frame.data;
+    unsigned long long content = ZSTD_getFrameContentSize(fd, ie.frame_size);
+    if (pes_load_u32(fd) != ZSTD_MAGICNUMBER || content == ZSTD_CONTENTSIZE_ERROR)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "expected a zstd frame after the index frame");
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN || !(fd[4] & 0x04))
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart,
+                       "zstd frame lacks its content size or checksum");
+    if (content < PES_BLOCK_HEADER_BYTES || content > PES_BLOCK_HEADER_BYTES + PES_MAX_PAYLOAD)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "implausible block size in zstd frame header");
+    size_t real = ZSTD_findFrameCompressedSize(r->frame.data, ie.frame_size);
+    if (ZSTD_isError(real) || real != ie.frame_size)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart,
+                       "index frame size does not match the data frame that follows");
+    size_t csize = (size_t)content;
+    r->content.len = 0;
+    if (pes_buf_reserve(&r->content, csize))
+        return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+    size_t got = ZSTD_decompressDCtx(r->dctx, r->content.data, csize, r->frame.data, ie.frame_size);
+    if (ZSTD_isError(got)) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "corrupt data frame: zstd: %s", ZSTD_getErrorName(got));
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, msg);
+    }
+    if (got != csize)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "data frame decompresses to the wrong size");
+    r->content.len = csize;
+    const uint8_t *c = r->content.data;
+    uint16_t btype, bver;
+    memcpy(&btype, c + 4, 2);
+    memcpy(&bver, c + 6, 2);
+    if (memcmp(c, PES_TRACE_MAGIC, 4) != 0)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "block does not start with \"PESB\"");
+    if (bver != PES_TRACE_VERSION) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s block has format version %u; this reader knows version %u",
+                 pes_block_type_name(btype), bver, PES_TRACE_VERSION);
+        return fmt_err(r, err, PES_ERR_VERSION, fstart, msg);
+    }
+    uint32_t bthread = pes_load_u32(c + 8), bcount = pes_load_u32(c + 12);
+    uint64_t payload = pes_load_u64(c + 16);
+    if (btype != ie.type || bthread != ie.thread || bcount != ie.count)
+        return fmt_err(r, err, PES_ERR_FORMAT, off,
+                       "index frame (type/thread/count) disagrees with the block header");
+    if (payload != csize - PES_BLOCK_HEADER_BYTES)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "block header payload size is wrong");
+
+    const uint8_t *p = c + PES_BLOCK_HEADER_BYTES;
+    size_t ps = (size_t)payload;
+    const char *why = NULL;
+    int rc = 0;
+    pes_arena_free(&r->scratch);
+    out->type = btype;
+    out->thread = bthread;
+    out->file_offset = off;
+    out->n = bcount;
+    switch (btype) {
+    case PES_BLOCK_HEADER: {
+        struct pes_trace_info tmp;
+        if (bcount != 1)
+            why = "HEADER block count is not 1";
+        else
+            rc = pes_de_info(p, ps, &tmp, &r->scratch, &why);
+        break;
+    }
+    case PES_BLOCK_MODULE:
+        rc = pes_de_module(p, ps, &r->module_tmp, &r->scratch, &why);
+        if (!rc) {
+            uint64_t n = (uint64_t)r->module_tmp.n_sites + r->module_tmp.n_bbs;
+            if ((n > UINT32_MAX ? UINT32_MAX : n) != bcount)
+                why = "MODULE block count is not sites + basic blocks";
+            else
+                rc = merge_module(r, p, ps, &r->module_tmp, &out->module, &why);
+        }
+        break;
+    case PES_BLOCK_THREAD:
+        rc = pes_de_thread(p, ps, &r->thread_tmp, &why);
+        if (!rc && (bcount != 1 || r->thread_tmp.index != bthread))
+            why = "THREAD block count/thread disagree with its payload";
+        else if (!rc)
+            rc = merge_thread(r, &r->thread_tmp, &why);
+        out->thread_info = &r->thread_tmp;
+        break;
+    case PES_BLOCK_ACCESS: {
+        struct pes_record *recs;
+        if (bcount > PES_MAX_READ_RECORDS)
+            why = "ACCESS block holds more records than the format allows (2^21)";
+        else if (!(recs = out_array(r, bcount, sizeof *recs)))
+            why = "out of memory";
+        else {
+            rc = pes_access_decode(r->codec, p, ps, bcount, recs, &why);
+            out->records = recs;
+        }
+        break;
+    }
+    case PES_BLOCK_EVENTS: {
+        struct pes_event *ev;
+        if (bcount > PES_MAX_READ_RECORDS)
+            why = "EVENTS block holds more events than the format allows (2^21)";
+        else if (!(ev = out_array(r, bcount, sizeof *ev)))
+            why = "out of memory";
+        else {
+            rc = pes_events_decode(p, ps, bcount, ev, &why);
+            out->events = ev;
+        }
+        break;
+    }
+    case PES_BLOCK_MAPS: {
+        struct pes_mapping *m;
+        if (bcount > ps / 28)
+            why = "MAPS count exceeds the payload size";
+        else if (!(m = out_array(r, bcount, sizeof *m)))
+            why = "out of memory";
+        else {
+            rc = pes_de_maps(p, ps, bcount, m, &r->scratch, &why);
+            out->mappings = m;
+        }
+        break;
+    }
+    case PES_BLOCK_FOOTER: {
+        struct pes_thread_totals *t;
+        if (ps < 8 || bcount > (ps - 8) / 52)
+            why = "FOOTER count exceeds the payload size";
+        else if (!(t = out_array(r, bcount, sizeof *t)))
+            why = "out of memory";
+        else {
+            rc = pes_de_footer(p, ps, bcount, t, &out->end_ticks, &why);
+            out->totals = t;
+        }
+        break;
+    }
+    default:
+        out->n = 0; /* unknown block type: checked, skipped by _next */
+        break;
+    }
+    if (rc || why) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s block: %s", pes_block_type_name(btype),
+                 why ? why : "invalid payload");
+        int code = why && strcmp(why, "out of memory") == 0 ? PES_ERR_NOMEM : PES_ERR_FORMAT;
+        memset(out, 0, sizeof *out);
+        return fmt_err(r, err, code, off, msg);
+    }
+    *end = fstart + ie.frame_size;
+    return 1;
+not_index:
+    if (off == 0)
+        return pes_err_set(err, PES_ERR_FORMAT, 0,
+                           "%s: not a pes trace (no pes index frame at offset 0)", r->name);
+    return fmt_err(r, err, PES_ERR_FORMAT, off,
+                   "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
+}
+
+/* ---------------------------------------------------------------- open/close */
+
+void pes_trace_reader_close(struct pes_trace_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->mem);
+    free(r->name);
+    ZSTD_freeDCtx(r->dctx);
+    pes_access_codec_free(r->codec);
+    pes_buf_free(&r->frame);
+    pes_buf_free(&r->content);
+    pes_arena_free(&r->tables);
+    pes_arena_free(&r->scratch);
+    free(r->mods);
+    free(r->threads);
+    free(r->thread_known);
+    free(r->out);
+    free(r);
+}
+
+static struct pes_trace_reader *reader_new(const char *name, struct pes_error *err)
+{
+    struct pes_trace_reader *r = calloc(1, sizeof *r);
+    if (r) {
+        r->fd = -1;
+        r->name = strdup(name ? name : "(memory)");
+        r->dctx = ZSTD_createDCtx();
+        r->codec = pes_access_codec_new();
+    }
+    if (!r || !r->name || !r->dctx || !r->codec) {
+        pes_trace_reader_close(r);
+        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", name ? name : "(memory)");
+        return NULL;
+    }
+    return r;
+}
+
+static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct pes_error *err)
+{
+    struct pes_block b;
+    uint64_t end = 0;
+    if (r->size == 0) {
+        pes_err_set(err, PES_ERR_FORMAT, 0, "%s: empty file, not a pes trace", r->name);
+        goto fail;
+    }
+    int rc = read_block(r, 0, &b, &end, err);
+    if (rc < 0)
+        goto fail;
+    if (rc == 0) {
+        pes_err_set(err, PES_ERR_TRUNCATED, r->size,
+                    "%s: truncated at offset %llu, inside the HEADER block", r->name,
+                    (unsigned long long)r->size);
+        goto fail;
+    }
+    if (b.type != PES_BLOCK_HEADER) {
+        pes_err_set(err, PES_ERR_FORMAT, 0, "%s: offset 0: first block is %s, expected HEADER",
+                    r->name, pes_block_type_name(b.type));
+        goto fail;
+    }
+    /* Decode again into the long-lived arena (the block decode used scratch). */
+    const char *why = NULL;
+    if (pes_de_info(r->content.data + PES_BLOCK_HEADER_BYTES,
+                    r->content.len - PES_BLOCK_HEADER_BYTES, &r->info, &r->tables, &why)) {
+        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: HEADER block: %s", r->name, why);
+        goto fail;
+    }
+    r->info.version = PES_TRACE_VERSION;
+    r->pos = end;
+    return r;
+fail:
+    pes_trace_reader_close(r);
+    return NULL;
+}
+
+struct pes_trace_reader *pes_trace_reader_open(const char *path, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!path || strcmp(path, "-") == 0) {
+        pes_err_set(err, PES_ERR_ARG, 0, "%s: the trace reader needs a seekable file, not stdin",
+                    path ? path : "(null)");
+        return NULL;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        pes_err_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        pes_err_set(err, PES_ERR_IO, 0, "%s: not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    struct pes_trace_reader *r = reader_new(path, err);
+    if (!r) {
+        close(fd);
+        return NULL;
+    }
+    r->fd = fd;
+    r->size = (uint64_t)st.st_size;
+    return reader_start(r, err);
+}
+
+struct pes_trace_reader *pes_trace_reader_open_memory(const void *data, size_t size,
+                                                      const char *name, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!data && size) {
+        pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_open_memory: no data");
+        return NULL;
+    }
+    struct pes_trace_reader *r = reader_new(name, err);
+    if (!r)
+        return NULL;
+    r->mem = malloc(size ? size : 1);
+    if (!r->mem) {
+        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", r->name);
+        pes_trace_reader_close(r);
+        return NULL;
+    }
+    if (size)
+        memcpy(r->mem, data, size);
+    r->size = size;
+    return reader_start(r, err);
+}
+
+const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader *r)
+{
+    return r ? &r->info : NULL;
+}
+
+/* ---------------------------------------------------------------- iteration */
+
+int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
+                          struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!r || !out)
+        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_next: bad arguments");
+    if (r->failed) {
+        if (err)
+            *err = r->fail;
+        return -1;
+    }
+    for (;;) {
+        if (r->done)
+            return 0;
+        uint64_t end = 0;
+        int rc = read_block(r, r->pos, out, &end, &r->fail);
+        if (rc < 0) {
+            r->failed = 1;
+            if (err)
+                *err = r->fail;
+            return -1;
+        }
+        if (rc == 0) {
+            r->done = 1;
+            if (!r->truncated && !r->saw_footer) {
+                r->truncated = 1;
+                snprintf(r->trunc_msg, sizeof r->trunc_msg,
+                         "%s: no FOOTER block (file ends at offset %llu after a complete "
+                         "block); the run was probably interrupted",
+                         r->name, (unsigned long long)r->size);
+            }
+            return 0;
+        }
+        const char *bad = NULL;
+        if (r->saw_footer)
+            bad = "block after the FOOTER block";
+        else if (out->type == PES_BLOCK_HEADER)
+            bad = "second HEADER block";
+        if (bad) {
+            fmt_err(r, &r->fail, PES_ERR_FORMAT, r->pos, bad);
+            memset(out, 0, sizeof *out);
+            r->failed = 1;
+            if (err)
+                *err = r->fail;
+            return -1;
+        }
+        r->pos = end;
+        if (out->type == PES_BLOCK_FOOTER)
+            r->saw_footer = 1;
+        if (out->type >= PES_BLOCK_HEADER && out->type <= PES_BLOCK_FOOTER)
+            return 1;
+        /* unknown block type from a newer minor writer: skipped */
+    }
+}
+
+int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message)
+{
+    if (message)
+        *message = r && r->truncated ? r->trunc_msg : "";
+    return r ? r->truncated : 0;
+}
+
+int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **refs, size_t *n,
+                           struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!r || !refs || !n)
+        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_index: bad arguments");
+    *refs = NULL;
+    *n = 0;
+    size_t cap = 0, cnt = 0;
+    struct pes_block_ref *v = NULL;
+    uint64_t off = 0;
+    while (off < r->size) {
+        uint64_t avail = r->size - off;
+        uint8_t ib[PES_INDEX_BYTES];
+        struct pes_index_entry ie;
+        if (avail < PES_INDEX_BYTES)
+            break; /* truncated inside an index frame */
+        if (src_read(r, off, ib, PES_INDEX_BYTES)) {
+            free(v);
+            return fmt_err(r, err, PES_ERR_IO, off, "read failed");
+        }
+        if (pes_index_decode(ib, &ie)) {
+            free(v);
+            return fmt_err(r, err, PES_ERR_FORMAT, off,
+                           "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
+        }
+        if (ie.frame_size < 6 || ie.frame_size > pes_frame_max()) {
+            free(v);
+            return fmt_err(r, err, PES_ERR_FORMAT, off,
+                           "index frame gives an implausible data-frame size");
+        }
+        if (avail - PES_INDEX_BYTES < ie.frame_size)
+            break; /* truncated inside the data frame */
+        if (cnt == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct pes_block_ref *nv = realloc(v, cap * sizeof *nv);
+            if (!nv) {
+                free(v);
+                return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+            }
+            v = nv;
+        }
+        v[cnt++] = (struct pes_block_ref){off, ie.type, ie.thread, ie.count, ie.frame_size};
+        off += PES_INDEX_BYTES + ie.frame_size;
+    }
+    *refs = v;
+    *n = cnt;
+    return 0;
+}
+
+int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block_ref *ref,
+                              struct pes_block *out, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!r || !ref || !out)
+        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_block_at: bad arguments");
+    uint64_t end = 0;
+    int saved_trunc = r->truncated;
+    char saved_msg[sizeof r->trunc_msg];
+    memcpy(saved_msg, r->trunc_msg, sizeof saved_msg);
+    int rc = read_block(r, ref->offset, out, &end, err);
+    if (rc == 0) {
+        /* A ref beyond the complete data: do not touch the sequential state. */
+        r->truncated = saved_trunc;
+        memcpy(r->trunc_msg, saved_msg, sizeof saved_msg);
+        return fmt_err(r, err, PES_ERR_TRUNCATED, ref->offset, "no complete block at this offset");
+    }
+    if (rc < 0)
+        return -1;
+    if (out->type != ref->type || out->thread != ref->thread || out->n != ref->count) {
+        if (out->type <= PES_BLOCK_FOOTER && out->type >= PES_BLOCK_HEADER)
+            return fmt_err(r, err, PES_ERR_ARG, ref->offset,
+                           "block reference does not match the block at its offset");
+    }
+    return 1;
+}
+
+int pes_trace_reader_load_tables(struct pes_trace_reader *r, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!r)
+        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_load_tables: no reader");
+    struct pes_block_ref *refs = NULL;
+    size_t n = 0;
+    if (pes_trace_reader_index(r, &refs, &n, err))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD)
+            continue;
+        struct pes_block b;
+        if (pes_trace_reader_block_at(r, &refs[i], &b, err) < 0) {
+            free(refs);
+            return -1;
+        }
+    }
+    free(refs);
+    return 0; /* sequential position (r->pos) is untouched: reading continues where it was */
+}
