@@ -1,0 +1,20 @@
+# pes_reuse: exact reuse distance, PRD/CRD profiles and PPT-Multicore mimicking
+# (replay/src/{histogram,reuse_distance,profiles,mimic}.c). Included from
+# replay/CMakeLists.txt and, guarded, from tests/unit/reuse.cmake.
+if(NOT TARGET pes_reuse)
+  add_library(pes_reuse STATIC
+    ${CMAKE_CURRENT_LIST_DIR}/src/histogram.c
+    ${CMAKE_CURRENT_LIST_DIR}/src/reuse_distance.c
+    ${CMAKE_CURRENT_LIST_DIR}/src/profiles.c
+    ${CMAKE_CURRENT_LIST_DIR}/src/mimic.c)
+  # Only trace.h's plain structs are used, so no link dependency on pes_trace.
+  target_include_directories(pes_reuse PUBLIC
+    ${CMAKE_CURRENT_LIST_DIR}/src
+    ${CMAKE_CURRENT_LIST_DIR}/../trace/include)
+
+  # bench/reuse_bench.c: built on demand (`ninja -C BUILD reuse_bench`).
+  if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/../bench/reuse_bench.c)
+    add_executable(reuse_bench EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/../bench/reuse_bench.c)
+    target_link_libraries(reuse_bench PRIVATE pes_reuse)
+  endif()
+endif()

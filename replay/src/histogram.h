@@ -1,0 +1,47 @@
+/*
+ * histogram.h — reuse-distance histogram (a reuse profile, PPT-Multicore §2.3
+ * Table 2): exact counts for distances below `exact_limit`, log2 bins beyond,
+ * and a cold (infinite distance) count.
+ *
+ * Bin layout: distance d < exact_limit is counted in exact[d]; otherwise in
+ * log2[floor(log2(d))] (bin b holds [2^b, 2^(b+1))). exact_limit is rounded up
+ * to a power of two so no log2 bin straddles the exact range.
+ *
+ * This is replay's own type until model/include/pes/model.h defines
+ * struct pes_reuse_profile; a thin adapter converts one into the other.
+ */
+#ifndef PES_REPLAY_HISTOGRAM_H
+#define PES_REPLAY_HISTOGRAM_H
+
+#include <stdint.h>
+#include "pes/trace.h"
+
+#define PES_RD_HIST_LOG2_BINS 64
+#define PES_RD_HIST_DEFAULT_EXACT 1024u
+
+struct pes_rd_hist {
+    uint64_t exact_limit;      /* power of two; distances below are exact */
+    uint64_t *exact;           /* exact_limit counters */
+    uint64_t log2[PES_RD_HIST_LOG2_BINS];
+    uint64_t cold;             /* first accesses (distance infinity) */
+    uint64_t total;            /* all accesses, cold included */
+    double sum;                /* sum of finite distances (for the mean) */
+};
+
+/* exact_limit 0 = default. Returns 0, or -1 with err filled (no memory). */
+int pes_rd_hist_init(struct pes_rd_hist *h, uint64_t exact_limit, struct pes_error *err);
+void pes_rd_hist_free(struct pes_rd_hist *h);
+void pes_rd_hist_clear(struct pes_rd_hist *h);
+/* d = PES_REUSE_COLD (UINT64_MAX) counts as cold. */
+void pes_rd_hist_add(struct pes_rd_hist *h, uint64_t d);
+void pes_rd_hist_add_n(struct pes_rd_hist *h, uint64_t d, uint64_t n);
+/* Adds src into dst; both must have the same exact_limit (else -1). */
+int pes_rd_hist_merge(struct pes_rd_hist *dst, const struct pes_rd_hist *src);
+/* Count of accesses with finite distance < c: the hits of a fully associative
+ * LRU cache of c granules. Exact for c <= exact_limit or c a power of two;
+ * otherwise the straddling log2 bin is split assuming a uniform spread. */
+double pes_rd_hist_below(const struct pes_rd_hist *h, uint64_t c);
+/* Mean finite distance (0 if none). */
+double pes_rd_hist_mean(const struct pes_rd_hist *h);
+
+#endif

@@ -1,0 +1,487 @@
+/* mimic.c — PPT-Multicore Alg. 1 and Alg. 2, streamed; see mimic.h. */
+#include "mimic.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CURSOR_BUF 4096
+#define DEFAULT_OFFSET (UINT64_C(1) << 48)
+
+__attribute__((format(printf, 4, 5)))
+static void fill(struct pes_error *err, int code, uint64_t offset, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    err->code = code;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------ array source */
+
+struct array_cursor {
+    const struct pes_mimic_array *a;
+    size_t pos;
+};
+
+static void *array_open(void *ctx, struct pes_error *err)
+{
+    struct array_cursor *c = calloc(1, sizeof *c);
+    if (!c) {
+        fill(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+        return NULL;
+    }
+    c->a = ctx;
+    return c;
+}
+
+static long array_read(void *cursor, struct pes_record *out, size_t max, struct pes_error *err)
+{
+    (void)err;
+    struct array_cursor *c = cursor;
+    size_t n = c->a->n_records - c->pos;
+    if (n > max)
+        n = max;
+    if (n)
+        memcpy(out, c->a->records + c->pos, n * sizeof *out);
+    c->pos += n;
+    return (long)n;
+}
+
+static void array_close(void *cursor) { free(cursor); }
+
+static const struct pes_site *array_site(void *ctx, uint32_t id)
+{
+    const struct pes_mimic_array *a = ctx;
+    size_t lo = 0, hi = a->n_sites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->sites[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->n_sites && a->sites[lo].id == id ? &a->sites[lo] : NULL;
+}
+
+static const struct pes_bb *array_bb(void *ctx, uint32_t id)
+{
+    const struct pes_mimic_array *a = ctx;
+    size_t lo = 0, hi = a->n_bbs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->bbs[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < a->n_bbs && a->bbs[lo].id == id ? &a->bbs[lo] : NULL;
+}
+
+void pes_mimic_array_source(const struct pes_mimic_array *a, struct pes_mimic_source *src)
+{
+    src->ctx = (void *)a;
+    src->open = array_open;
+    src->read = array_read;
+    src->close = array_close;
+    src->site = array_site;
+    src->bb = array_bb;
+}
+
+/* ------------------------------------------------------------ records */
+
+enum rec_kind { REC_SKIP, REC_ACCESS, REC_BB };
+
+static int classify(const struct pes_mimic_source *src, const struct pes_record *r,
+                    uint64_t index, const struct pes_site **site, const struct pes_bb **bb,
+                    struct pes_error *err)
+{
+    if (r->id >= PES_ID_CONTROL_FIRST)
+        return REC_SKIP;
+    if ((*site = src->site(src->ctx, r->id)))
+        return REC_ACCESS;
+    if ((*bb = src->bb(src->ctx, r->id)))
+        return REC_BB;
+    fill(err, PES_ERR_FORMAT, index, "mimic: record %llu: id %u is neither a site nor a basic block",
+         (unsigned long long)index, r->id);
+    return -1;
+}
+
+static uint32_t access_size(const struct pes_site *s, const struct pes_record *r)
+{
+    return s->size ? s->size : r->extra;
+}
+
+/* ------------------------------------------------------------ counts */
+
+struct pes_mimic_counts {
+    uint32_t *keys;     /* bb id + 1; 0 = empty */
+    uint32_t *idx;
+    uint64_t mask;
+    uint64_t *count;    /* by dense index */
+    uint32_t n_bbs, cap;
+    uint64_t accesses;
+    uint64_t max_private;   /* highest byte of a private access */
+    int has_private;
+};
+
+static uint64_t bb_hash(uint32_t id, uint64_t mask)
+{
+    return ((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15) >> 32) & mask;
+}
+
+static int64_t bb_find(const struct pes_mimic_counts *c, uint32_t id)
+{
+    uint64_t i = bb_hash(id, c->mask);
+    while (c->keys[i]) {
+        if (c->keys[i] == id + 1)
+            return c->idx[i];
+        i = (i + 1) & c->mask;
+    }
+    return -1;
+}
+
+static int bb_insert(struct pes_mimic_counts *c, uint32_t id)
+{
+    if ((uint64_t)(c->n_bbs + 1) * 2 > c->mask + 1) {
+        uint64_t nmask = c->mask * 2 + 1;
+        uint32_t *keys = calloc(nmask + 1, sizeof *keys), *idx = calloc(nmask + 1, sizeof *idx);
+        if (!keys || !idx) {
+            free(keys);
+            free(idx);
+            return -1;
+        }
+        for (uint64_t i = 0; i <= c->mask; i++) {
+            if (!c->keys[i])
+                continue;
+            uint64_t j = bb_hash(c->keys[i] - 1, nmask);
+            while (keys[j])
+                j = (j + 1) & nmask;
+            keys[j] = c->keys[i];
+            idx[j] = c->idx[i];
+        }
+        free(c->keys);
+        free(c->idx);
+        c->keys = keys;
+        c->idx = idx;
+        c->mask = nmask;
+    }
+    if (c->n_bbs == c->cap) {
+        uint32_t ncap = c->cap ? c->cap * 2 : 64;
+        uint64_t *cnt = realloc(c->count, ncap * sizeof *cnt);
+        if (!cnt)
+            return -1;
+        c->count = cnt;
+        c->cap = ncap;
+    }
+    uint64_t i = bb_hash(id, c->mask);
+    while (c->keys[i])
+        i = (i + 1) & c->mask;
+    c->keys[i] = id + 1;
+    c->idx[i] = c->n_bbs;
+    c->count[c->n_bbs] = 0;
+    return (int)c->n_bbs++;
+}
+
+void pes_mimic_counts_free(struct pes_mimic_counts *c)
+{
+    if (!c)
+        return;
+    free(c->keys);
+    free(c->idx);
+    free(c->count);
+    free(c);
+}
+
+struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
+                                         struct pes_error *err)
+{
+    struct pes_mimic_counts *c = calloc(1, sizeof *c);
+    struct pes_record *buf = malloc(CURSOR_BUF * sizeof *buf);
+    void *cur = NULL;
+    if (!c || !buf)
+        goto nomem;
+    c->mask = 255;
+    c->keys = calloc(c->mask + 1, sizeof *c->keys);
+    c->idx = calloc(c->mask + 1, sizeof *c->idx);
+    if (!c->keys || !c->idx)
+        goto nomem;
+    if (!(cur = src->open(src->ctx, err)))
+        goto fail;
+    uint64_t index = 0;
+    for (;;) {
+        long n = src->read(cur, buf, CURSOR_BUF, err);
+        if (n < 0)
+            goto fail;
+        if (n == 0)
+            break;
+        for (long i = 0; i < n; i++, index++) {
+            const struct pes_site *site = NULL;
+            const struct pes_bb *bb = NULL;
+            int k = classify(src, &buf[i], index, &site, &bb, err);
+            if (k < 0)
+                goto fail;
+            if (k == REC_BB) {
+                int64_t d = bb_find(c, bb->id);
+                if (d < 0 && (d = bb_insert(c, bb->id)) < 0)
+                    goto nomem;
+                c->count[d]++;
+            } else if (k == REC_ACCESS) {
+                c->accesses++;
+                uint32_t size = access_size(site, &buf[i]);
+                if (!(site->flags & PES_SITE_SHARED) && size) {
+                    uint64_t end = buf[i].addr + (size - 1);
+                    if (end < buf[i].addr)
+                        end = UINT64_MAX;
+                    if (!c->has_private || end > c->max_private)
+                        c->max_private = end;
+                    c->has_private = 1;
+                }
+            }
+        }
+    }
+    src->close(cur);
+    free(buf);
+    return c;
+nomem:
+    fill(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+fail:
+    if (cur)
+        src->close(cur);
+    free(buf);
+    pes_mimic_counts_free(c);
+    return NULL;
+}
+
+uint64_t pes_mimic_bb_count(const struct pes_mimic_counts *c, uint32_t bb_id)
+{
+    int64_t d = bb_find(c, bb_id);
+    return d < 0 ? 0 : c->count[d];
+}
+
+uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c) { return c->accesses; }
+
+/* ------------------------------------------------------------ per-core cursors */
+
+/* Core `core`'s private trace (Alg. 1), generated lazily from the sequential one. */
+struct core_cursor {
+    void *cur;
+    struct pes_record *buf;
+    size_t pos, n;
+    uint64_t index;         /* records consumed */
+    uint64_t *inst;         /* instances seen per dense BB */
+    uint32_t core;
+    int active;             /* the current BB instance runs on this core */
+    int done;
+};
+
+struct run {
+    const struct pes_mimic_source *src;
+    const struct pes_mimic_counts *counts;
+    const struct pes_mimic_options *opt;
+    uint32_t n;
+    uint64_t offset;
+};
+
+static int cursor_enter_bb(const struct run *r, struct core_cursor *c, const struct pes_bb *bb)
+{
+    int64_t d = bb_find(r->counts, bb->id);
+    uint64_t count = d < 0 ? 0 : r->counts->count[d];
+    uint64_t k = d < 0 ? 0 : c->inst[d]++;
+    if (r->opt->serial_on_master && !(bb->flags & PES_BB_PARALLEL))
+        return c->core == 0;
+    if (count < r->n || k >= count)
+        return 1;   /* copied to every core (PPT-Multicore Alg. 1 line 7) */
+    uint64_t owner = r->opt->chunk ? (k / r->opt->chunk) % r->n
+                                   : (uint64_t)((unsigned __int128)k * r->n / count);
+    return owner == c->core;
+}
+
+/* Next access of this core: 1 with the outputs filled, 0 at the end, -1 error. */
+static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *addr,
+                       uint32_t *size, uint32_t *site_id, struct pes_error *err)
+{
+    for (;;) {
+        if (c->pos == c->n) {
+            long got = r->src->read(c->cur, c->buf, CURSOR_BUF, err);
+            if (got < 0)
+                return -1;
+            if (got == 0)
+                return 0;
+            c->pos = 0;
+            c->n = (size_t)got;
+        }
+        const struct pes_record *rec = &c->buf[c->pos++];
+        uint64_t index = c->index++;
+        const struct pes_site *site = NULL;
+        const struct pes_bb *bb = NULL;
+        int k = classify(r->src, rec, index, &site, &bb, err);
+        if (k < 0)
+            return -1;
+        if (k == REC_BB) {
+            c->active = cursor_enter_bb(r, c, bb);
+        } else if (k == REC_ACCESS && c->active) {
+            uint32_t sz = access_size(site, rec);
+            if (sz == 0)
+                continue;
+            *size = sz;
+            *site_id = site->id;
+            *addr = (site->flags & PES_SITE_SHARED) ? rec->addr
+                                                    : rec->addr + (uint64_t)c->core * r->offset;
+            return 1;
+        }
+    }
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static int choose_offset(struct run *r, struct pes_error *err)
+{
+    const struct pes_mimic_counts *c = r->counts;
+    uint32_t granule = r->opt->granule ? r->opt->granule : 64;
+    uint64_t off = r->opt->offset;
+    if (off == 0) {
+        off = DEFAULT_OFFSET;
+        if (c->has_private && c->max_private >= off) {
+            if (c->max_private >= (UINT64_C(1) << 63)) {
+                fill(err, PES_ERR_ARG, 0, "mimic: private address 0x%llx leaves no room for core offsets",
+                     (unsigned long long)c->max_private);
+                return -1;
+            }
+            while (off <= c->max_private)
+                off <<= 1;
+        }
+    } else if (off % granule) {
+        fill(err, PES_ERR_ARG, 0, "mimic: offset 0x%llx is not a multiple of the %u-byte granule",
+             (unsigned long long)off, granule);
+        return -1;
+    } else if (c->has_private && c->max_private >= off) {
+        fill(err, PES_ERR_ARG, 0,
+             "mimic: private address 0x%llx is not below the core offset 0x%llx",
+             (unsigned long long)c->max_private, (unsigned long long)off);
+        return -1;
+    }
+    unsigned __int128 top = (unsigned __int128)(r->n - 1) * off + (c->has_private ? c->max_private : 0);
+    if (c->has_private && top > UINT64_MAX) {
+        fill(err, PES_ERR_ARG, 0, "mimic: %u cores x offset 0x%llx overflow 64-bit addresses",
+             r->n, (unsigned long long)off);
+        return -1;
+    }
+    r->offset = off;
+    return 0;
+}
+
+struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
+                                   const struct pes_mimic_counts *counts,
+                                   const struct pes_mimic_options *opt, struct pes_error *err)
+{
+    if (!opt || opt->n_cores == 0) {
+        fill(err, PES_ERR_ARG, 0, "mimic: need at least one core");
+        return NULL;
+    }
+    struct run r = { .src = src, .counts = counts, .opt = opt, .n = opt->n_cores };
+    if (choose_offset(&r, err) < 0)
+        return NULL;
+    struct pes_profiles_options po = {
+        .granule = opt->granule, .n_streams = r.n, .n_groups = 1, .exact_limit = opt->exact_limit,
+        .per_site = opt->per_site, .min_window = opt->min_window,
+    };
+    struct pes_profiles *prof = pes_profiles_create(&po, err);
+    struct core_cursor *cs = calloc(r.n, sizeof *cs);
+    uint32_t *active = malloc(r.n * sizeof *active);
+    if (!prof || !cs || !active)
+        goto nomem;
+    for (uint32_t i = 0; i < r.n; i++) {
+        cs[i].core = i;
+        cs[i].active = i == 0;   /* before any BB entry: the master only */
+        cs[i].buf = malloc(CURSOR_BUF * sizeof *cs[i].buf);
+        cs[i].inst = calloc(counts->n_bbs ? counts->n_bbs : 1, sizeof *cs[i].inst);
+        if (!cs[i].buf || !cs[i].inst)
+            goto nomem;
+        if (!(cs[i].cur = src->open(src->ctx, err)))
+            goto fail;
+        active[i] = i;
+    }
+    uint32_t n_active = r.n, turn = 0;
+    uint64_t rng = opt->seed;
+    while (n_active > 0) {
+        /* Alg. 2: the position in `active` of the core that goes next */
+        uint32_t slot;
+        if (opt->strategy == PES_INTERLEAVE_UNIFORM)
+            slot = (uint32_t)(((unsigned __int128)splitmix64(&rng) * n_active) >> 64);
+        else
+            slot = turn < n_active ? turn : 0;
+        struct core_cursor *c = &cs[active[slot]];
+        uint64_t addr;
+        uint32_t size, site;
+        int got = cursor_next(&r, c, &addr, &size, &site, err);
+        if (got < 0)
+            goto fail;
+        if (got == 0) {
+            /* finished: drop it, keeping the round-robin order of the others */
+            memmove(&active[slot], &active[slot + 1], (n_active - slot - 1) * sizeof *active);
+            n_active--;
+            turn = slot;
+            continue;
+        }
+        turn = slot + 1;
+        if (opt->emit)
+            opt->emit(opt->emit_ctx, c->core, addr, size, site);
+        if (pes_profiles_push(prof, c->core, addr, size, site, NULL, NULL, err) < 0)
+            goto fail;
+    }
+    for (uint32_t i = 0; i < r.n; i++) {
+        src->close(cs[i].cur);
+        free(cs[i].buf);
+        free(cs[i].inst);
+    }
+    free(cs);
+    free(active);
+    return prof;
+nomem:
+    fill(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+fail:
+    if (cs) {
+        for (uint32_t i = 0; i < r.n; i++) {
+            if (cs[i].cur)
+                src->close(cs[i].cur);
+            free(cs[i].buf);
+            free(cs[i].inst);
+        }
+    }
+    free(cs);
+    free(active);
+    pes_profiles_destroy(prof);
+    return NULL;
+}
+
+int pes_mimic_run_many(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,
+                       const struct pes_mimic_options *opt, const uint32_t *cores, size_t n,
+                       struct pes_profiles **out, struct pes_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct pes_mimic_options o = *opt;
+        o.n_cores = cores[i];
+        if (!(out[i] = pes_mimic_run(src, counts, &o, err))) {
+            for (size_t j = 0; j < i; j++) {
+                pes_profiles_destroy(out[j]);
+                out[j] = NULL;
+            }
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * profiles.h — private and concurrent reuse profiles of a multi-stream trace
+ * (PPT-Multicore §2.4: PRD models private caches, CRD shared caches).
+ *
+ * Streams are threads or (mimicked) cores. Each stream has its own engine
+ * (PRD); each shared cache ("group") has one engine fed by the accesses of all
+ * the streams mapped to it, in the order they are pushed (CRD). Pushing the
+ * accesses in their global (interleaved) order is the caller's job.
+ *
+ * An access of `size` bytes touches every granule from addr to addr+size-1 and
+ * counts once per granule, in ascending address order (a memcpy range is many
+ * accesses); size 0 touches nothing.
+ *
+ * Optional per-site breakdown: accesses, cold counts and distance sums per site
+ * id for PRD and CRD. A per-basic-block view is the sum over the block's sites
+ * (struct pes_site.bb); pass a BB id as `site` to key by block directly.
+ */
+#ifndef PES_REPLAY_PROFILES_H
+#define PES_REPLAY_PROFILES_H
+
+#include <stdint.h>
+#include "pes/trace.h"
+#include "histogram.h"
+
+#define PES_PROFILES_NO_GROUP UINT32_MAX
+
+struct pes_profiles_options {
+    uint32_t granule;           /* bytes, power of two; 0 = 64 */
+    uint32_t n_streams;         /* >= 1 */
+    uint32_t n_groups;          /* shared caches; 0 = no CRD */
+    const uint32_t *group_of;   /* [n_streams] stream -> group or PES_PROFILES_NO_GROUP;
+                                   NULL = every stream in group 0 */
+    uint64_t exact_limit;       /* histogram exact range; 0 = default */
+    int per_site;               /* keep the per-site breakdown */
+    uint64_t expected_keys;     /* engine sizing hint per stream; 0 = small */
+    uint32_t min_window;        /* engine compaction knob (tests); 0 = default */
+};
+
+struct pes_site_reuse {
+    uint32_t site;
+    uint64_t accesses;          /* granule accesses */
+    uint64_t prd_cold, crd_cold;
+    double prd_sum, crd_sum;    /* sums of finite distances */
+};
+
+struct pes_profiles;
+
+struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
+                                         struct pes_error *err);
+void pes_profiles_destroy(struct pes_profiles *p);
+
+/* One access of `stream`. *prd / *crd (may be NULL) get the distances of the
+ * first granule touched (PES_REUSE_COLD if cold or no CRD group). Returns 0,
+ * or -1 with err filled (bad stream index, out of memory). */
+int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, uint32_t size,
+                      uint32_t site, uint64_t *prd, uint64_t *crd, struct pes_error *err);
+
+uint32_t pes_profiles_streams(const struct pes_profiles *p);
+uint32_t pes_profiles_groups(const struct pes_profiles *p);
+const struct pes_rd_hist *pes_profiles_prd(const struct pes_profiles *p, uint32_t stream);
+const struct pes_rd_hist *pes_profiles_crd(const struct pes_profiles *p, uint32_t group);
+/* Sum of the PRD histograms of all streams into out (initialised by the caller
+ * with the same exact_limit). */
+int pes_profiles_prd_total(const struct pes_profiles *p, struct pes_rd_hist *out);
+/* Per-site rows in first-seen order (NULL/0 without per_site). */
+const struct pes_site_reuse *pes_profiles_sites(const struct pes_profiles *p, size_t *n);
+
+#endif

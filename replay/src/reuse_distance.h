@@ -1,0 +1,57 @@
+/*
+ * reuse_distance.h — exact reuse (LRU stack) distance of every access of one
+ * address stream (PPT-Multicore §2.3: the number of distinct granules touched
+ * between two consecutive accesses to the same granule; infinity = cold).
+ *
+ * Method (design.md §6): a hash map granule -> time of its latest access, and a
+ * bit per time slot marking the latest access of each distinct granule. The
+ * distance of an access is the number of marks after the previous access time.
+ * Marks are counted with popcounts inside 64-slot words and a Fenwick tree over
+ * the words (64x smaller than a per-slot tree, so it stays in cache). When the
+ * time axis is full the live marks are renumbered densely in order
+ * (compaction), so memory is O(distinct granules) for any trace length and the
+ * cost is O(log M) per access, amortised.
+ *
+ * Granularity: granule = 1 (byte), 8 (word), 64 (line, default) or any power
+ * of two; an address is mapped to addr / granule. This engine sees one granule
+ * per push; callers split a multi-byte access that spans several granules into
+ * one push per granule touched (profiles.c does, in ascending address order).
+ *
+ * Errors: create returns NULL and fills err; push returns -1 only when memory
+ * runs out or more than 2^30 distinct granules are live (pes_reuse_error()).
+ */
+#ifndef PES_REPLAY_REUSE_DISTANCE_H
+#define PES_REPLAY_REUSE_DISTANCE_H
+
+#include <stdint.h>
+#include "pes/trace.h"
+
+#define PES_REUSE_COLD UINT64_MAX     /* distance of a first access */
+#define PES_REUSE_DEFAULT_GRANULE 64u
+
+struct pes_reuse_options {
+    uint32_t granule;        /* bytes, power of two; 0 = 64 */
+    uint64_t expected_keys;  /* sizing hint for the hash map; 0 = small start */
+    uint32_t min_window;     /* minimum time-axis length in slots (rounded up to
+                                a multiple of 64, at least 64); 0 = 65536.
+                                Small values force frequent compaction (tests). */
+};
+
+struct pes_reuse;
+
+struct pes_reuse *pes_reuse_create(const struct pes_reuse_options *opt, struct pes_error *err);
+void pes_reuse_destroy(struct pes_reuse *e);
+
+/* One access to the granule holding addr; *dist = distance or PES_REUSE_COLD. */
+int pes_reuse_push(struct pes_reuse *e, uint64_t addr, uint64_t *dist);
+/* Same for an already granule-aligned key (addr >> granule shift). */
+int pes_reuse_push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist);
+
+unsigned pes_reuse_granule_shift(const struct pes_reuse *e);
+uint64_t pes_reuse_distinct(const struct pes_reuse *e);    /* distinct granules seen */
+uint64_t pes_reuse_compactions(const struct pes_reuse *e);
+/* Bytes held by the engine's tables (hash map, bitmap, tree). */
+uint64_t pes_reuse_memory(const struct pes_reuse *e);
+const struct pes_error *pes_reuse_error(const struct pes_reuse *e);
+
+#endif

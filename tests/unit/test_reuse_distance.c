@@ -1,0 +1,364 @@
+/* test_reuse_distance.c — exact reuse distance engine, histograms and PRD/CRD
+ * profiles against hand-derived answers (PPT-Multicore Tables 1-3) and a
+ * brute-force LRU stack. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "histogram.h"
+#include "profiles.h"
+#include "reuse_distance.h"
+
+#define COLD PES_REUSE_COLD
+
+/* ---------------------------------------------------------- brute force */
+
+/* LRU stack as an array, most recent first: distance = position. O(N*M). */
+struct lru {
+    uint64_t *keys;
+    size_t n;
+};
+
+static uint64_t lru_push(struct lru *s, uint64_t key)
+{
+    size_t i;
+    for (i = 0; i < s->n; i++)
+        if (s->keys[i] == key)
+            break;
+    uint64_t d = i < s->n ? i : COLD;
+    if (i == s->n)
+        s->n++;
+    memmove(&s->keys[1], &s->keys[0], i * sizeof *s->keys);
+    s->keys[0] = key;
+    return d;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* ---------------------------------------------------------- Table 1 / 2 */
+
+/* PPT-Multicore Table 1: w x w y x z z w -> inf inf 1 inf 2 inf 0 3. */
+static void test_table1(void **state)
+{
+    (void)state;
+    struct pes_reuse_options o = { .granule = 64 };
+    struct pes_reuse *e = pes_reuse_create(&o, NULL);
+    assert_non_null(e);
+    const uint64_t w = 0, x = 64, y = 128, z = 192;
+    const uint64_t trace[8] = { w, x, w, y, x, z, z, w };
+    const uint64_t want[8] = { COLD, COLD, 1, COLD, 2, COLD, 0, 3 };
+    for (int i = 0; i < 8; i++) {
+        uint64_t d;
+        assert_int_equal(pes_reuse_push(e, trace[i] + 5, &d), 0);   /* +5: same line */
+        assert_true(d == want[i]);
+    }
+    assert_int_equal(pes_reuse_distinct(e), 4);
+    pes_reuse_destroy(e);
+}
+
+/* Table 2: the profile of Table 1 is 1,1,1,1 at D = 0..3 and 4 cold. */
+static void test_table2_profile(void **state)
+{
+    (void)state;
+    struct pes_profiles_options o = { .granule = 8, .n_streams = 1 };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    const uint64_t trace[8] = { 'w' * 8, 'x' * 8, 'w' * 8, 'y' * 8,
+                                'x' * 8, 'z' * 8, 'z' * 8, 'w' * 8 };
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(pes_profiles_push(p, 0, trace[i], 8, 0, NULL, NULL, NULL), 0);
+    const struct pes_rd_hist *h = pes_profiles_prd(p, 0);
+    assert_int_equal(h->total, 8);
+    assert_int_equal(h->cold, 4);
+    for (int d = 0; d < 4; d++)
+        assert_int_equal(h->exact[d], 1);
+    assert_int_equal(h->exact[4], 0);
+    assert_true(pes_rd_hist_mean(h) == 1.5);           /* (0+1+2+3)/4 */
+    /* fully associative cache of 4 lines: all 4 reuses hit (paper §2.3) */
+    assert_true(pes_rd_hist_below(h, 4) == 4.0);
+    assert_true(pes_rd_hist_below(h, 2) == 2.0);
+    assert_null(pes_profiles_crd(p, 0));                 /* no groups asked */
+    pes_profiles_destroy(p);
+}
+
+/* ---------------------------------------------------------- Table 3 */
+
+/* Two cores sharing a cache; distances worked out by hand from Table 3:
+ *   time   1 2 3 4 5 6 7 8 9 10
+ *   core   1 2 1 1 1 2 2 1 1 1
+ *   addr   u w v u y x v x u v
+ * CRD (one stack, all):  inf inf inf 2 inf inf 3 1 3 2
+ *   u@4: {w,v}=2 > PRD 1 (dilation); u@9: {y,x,v}=3 though 4 references lie
+ *   between (overlap: x from both cores); v@10: {x,u}=2 < PRD 3 (v shared).
+ * PRD core 1 (u v u y x u v): inf inf 1 inf inf 2 3; core 2 (w x v): all inf. */
+static void test_table3_concurrent(void **state)
+{
+    (void)state;
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 2, .n_groups = 1 };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    const char addr[10] = { 'u', 'w', 'v', 'u', 'y', 'x', 'v', 'x', 'u', 'v' };
+    const uint32_t core[10] = { 0, 1, 0, 0, 0, 1, 1, 0, 0, 0 };
+    const uint64_t crd[10] = { COLD, COLD, COLD, 2, COLD, COLD, 3, 1, 3, 2 };
+    const uint64_t prd[10] = { COLD, COLD, COLD, 1, COLD, COLD, COLD, COLD, 2, 3 };
+    for (int i = 0; i < 10; i++) {
+        uint64_t dp, dc;
+        assert_int_equal(pes_profiles_push(p, core[i], (uint64_t)addr[i] * 64, 4, 0, &dp, &dc, NULL), 0);
+        assert_true(dp == prd[i]);
+        assert_true(dc == crd[i]);
+    }
+    const struct pes_rd_hist *c = pes_profiles_crd(p, 0);
+    assert_int_equal(c->total, 10);
+    assert_int_equal(c->cold, 5);
+    assert_int_equal(c->exact[1], 1);
+    assert_int_equal(c->exact[2], 2);
+    assert_int_equal(c->exact[3], 2);
+    const struct pes_rd_hist *p0 = pes_profiles_prd(p, 0), *p1 = pes_profiles_prd(p, 1);
+    assert_int_equal(p0->total, 7);
+    assert_int_equal(p0->cold, 4);
+    assert_int_equal(p1->total, 3);
+    assert_int_equal(p1->cold, 3);
+    struct pes_rd_hist all;
+    assert_int_equal(pes_rd_hist_init(&all, 0, NULL), 0);
+    assert_int_equal(pes_profiles_prd_total(p, &all), 0);
+    assert_int_equal(all.total, 10);
+    assert_int_equal(all.cold, 7);
+    pes_rd_hist_free(&all);
+    pes_profiles_destroy(p);
+}
+
+/* ---------------------------------------------------------- random vs brute force */
+
+static void check_random(uint64_t seed, size_t n, uint64_t space, uint32_t granule,
+                         uint32_t min_window, int strided)
+{
+    struct pes_reuse_options o = { .granule = granule, .min_window = min_window };
+    struct pes_reuse *e = pes_reuse_create(&o, NULL);
+    assert_non_null(e);
+    struct lru s = { calloc(n, sizeof(uint64_t)), 0 };
+    assert_non_null(s.keys);
+    unsigned shift = (unsigned)__builtin_ctz(granule);
+    uint64_t st = seed * 2654435761u + 1, base = 0x7f0000000000u;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a;
+        if (strided)   /* sweeps with a random restart: long and short reuses */
+            a = (i % 7 == 0) ? rng_next(&st) % space : (i * 8) % space;
+        else
+            a = rng_next(&st) % space;
+        a += base;
+        uint64_t d;
+        assert_int_equal(pes_reuse_push(e, a, &d), 0);
+        uint64_t want = lru_push(&s, a >> shift);
+        if (d != want)
+            fail_msg("seed %llu step %zu addr %llx: got %llu want %llu", (unsigned long long)seed, i,
+                     (unsigned long long)a, (unsigned long long)d, (unsigned long long)want);
+    }
+    assert_int_equal(pes_reuse_distinct(e), s.n);
+    if (min_window && min_window < n / 4)
+        assert_true(pes_reuse_compactions(e) > 0);
+    free(s.keys);
+    pes_reuse_destroy(e);
+}
+
+static void test_random_small_space(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        check_random(seed, 20000, 16, 1, 0, 0);
+        check_random(seed, 20000, 200, 1, 64, 0);       /* tiny window: constant compaction */
+        check_random(seed, 20000, 2000, 8, 128, 0);
+        check_random(seed, 20000, 64 * 300, 64, 0, 0);
+    }
+}
+
+static void test_random_large_space(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 11; seed <= 13; seed++) {
+        check_random(seed, 6000, UINT64_C(1) << 20, 1, 0, 0);     /* mostly cold */
+        check_random(seed, 6000, 3000 * 8, 8, 640, 0);            /* distances span many words */
+        check_random(seed, 6000, 4000 * 64, 64, 1024, 1);
+        check_random(seed, 6000, 2500, 1, 64, 1);
+    }
+}
+
+/* A key that stays on top of the stack gets distance 0 without moving time. */
+static void test_repeats_and_long_run(void **state)
+{
+    (void)state;
+    struct pes_reuse_options o = { .granule = 1, .min_window = 64 };
+    struct pes_reuse *e = pes_reuse_create(&o, NULL);
+    assert_non_null(e);
+    uint64_t d;
+    for (int round = 0; round < 1000; round++)
+        for (uint64_t k = 0; k < 50; k++)
+            for (int rep = 0; rep < 3; rep++) {
+                assert_int_equal(pes_reuse_push_key(e, k, &d), 0);
+                if (rep > 0)
+                    assert_true(d == 0);
+                else if (round == 0)
+                    assert_true(d == COLD);
+                else
+                    assert_true(d == 49);   /* cyclic sweep over 50 keys */
+            }
+    assert_true(pes_reuse_compactions(e) > 100);
+    assert_true(pes_reuse_memory(e) < 64 * 1024);   /* O(distinct), not O(trace) */
+    pes_reuse_destroy(e);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    struct pes_error err = { 0 };
+    struct pes_reuse_options o = { .granule = 48 };
+    assert_null(pes_reuse_create(&o, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+    assert_non_null(strstr(err.message, "power of two"));
+
+    struct pes_profiles_options po = { .n_streams = 0 };
+    assert_null(pes_profiles_create(&po, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+    uint32_t groups[2] = { 0, 5 };
+    struct pes_profiles_options po2 = { .n_streams = 2, .n_groups = 1, .group_of = groups };
+    assert_null(pes_profiles_create(&po2, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+
+    struct pes_profiles_options po3 = { .n_streams = 1 };
+    struct pes_profiles *p = pes_profiles_create(&po3, NULL);
+    assert_non_null(p);
+    assert_int_equal(pes_profiles_push(p, 3, 0, 8, 0, NULL, NULL, &err), -1);
+    assert_int_equal(err.code, PES_ERR_ARG);
+    pes_profiles_destroy(p);
+}
+
+/* ---------------------------------------------------------- ranges, histogram, sites */
+
+static void test_ranges(void **state)
+{
+    (void)state;
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 1 };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    uint64_t d;
+    /* 8 bytes at 60 touch lines 0 and 1: two cold accesses */
+    assert_int_equal(pes_profiles_push(p, 0, 60, 8, 0, &d, NULL, NULL), 0);
+    assert_true(d == COLD);
+    assert_int_equal(pes_profiles_prd(p, 0)->total, 2);
+    assert_int_equal(pes_profiles_push(p, 0, 64, 1, 0, &d, NULL, NULL), 0);
+    assert_true(d == 0);
+    assert_int_equal(pes_profiles_push(p, 0, 0, 1, 0, &d, NULL, NULL), 0);
+    assert_true(d == 1);
+    /* a 256-byte memcpy range from line 0: lines 0,1,2,3 -> 0, 1, cold, cold */
+    assert_int_equal(pes_profiles_push(p, 0, 0, 256, 0, &d, NULL, NULL), 0);
+    const struct pes_rd_hist *h = pes_profiles_prd(p, 0);
+    assert_int_equal(h->total, 8);
+    assert_int_equal(h->cold, 4);
+    assert_int_equal(h->exact[0], 2);
+    assert_int_equal(h->exact[1], 2);
+    /* size 0 touches nothing; a range at the top of the space does not wrap */
+    assert_int_equal(pes_profiles_push(p, 0, 128, 0, 0, NULL, NULL, NULL), 0);
+    assert_int_equal(h->total, 8);
+    assert_int_equal(pes_profiles_push(p, 0, UINT64_MAX - 3, 64, 0, NULL, NULL, NULL), 0);
+    assert_int_equal(h->total, 9);
+    pes_profiles_destroy(p);
+}
+
+static void test_histogram_bins(void **state)
+{
+    (void)state;
+    struct pes_rd_hist h;
+    assert_int_equal(pes_rd_hist_init(&h, 100, NULL), 0);
+    assert_int_equal(h.exact_limit, 128);   /* rounded up to a power of two */
+    pes_rd_hist_add(&h, 0);
+    pes_rd_hist_add(&h, 127);
+    pes_rd_hist_add(&h, 128);                /* bin 7: [128, 256) */
+    pes_rd_hist_add(&h, 255);
+    pes_rd_hist_add(&h, 256);                /* bin 8 */
+    pes_rd_hist_add(&h, UINT64_MAX - 1);     /* bin 63 */
+    pes_rd_hist_add(&h, COLD);
+    assert_int_equal(h.exact[0], 1);
+    assert_int_equal(h.exact[127], 1);
+    assert_int_equal(h.log2[7], 2);
+    assert_int_equal(h.log2[8], 1);
+    assert_int_equal(h.log2[63], 1);
+    assert_int_equal(h.cold, 1);
+    assert_int_equal(h.total, 7);
+    assert_true(pes_rd_hist_below(&h, 128) == 2.0);
+    assert_true(pes_rd_hist_below(&h, 256) == 4.0);
+    assert_true(pes_rd_hist_below(&h, 192) == 3.0);  /* half of bin 7, uniform split */
+    struct pes_rd_hist g;
+    assert_int_equal(pes_rd_hist_init(&g, 128, NULL), 0);
+    assert_int_equal(pes_rd_hist_merge(&g, &h), 0);
+    assert_int_equal(pes_rd_hist_merge(&g, &h), 0);
+    assert_int_equal(g.log2[7], 4);
+    assert_int_equal(g.total, 14);
+    struct pes_rd_hist k;
+    assert_int_equal(pes_rd_hist_init(&k, 16, NULL), 0);
+    assert_int_equal(pes_rd_hist_merge(&k, &h), -1);
+    pes_rd_hist_free(&k);
+    pes_rd_hist_free(&g);
+    pes_rd_hist_free(&h);
+}
+
+static void test_per_site(void **state)
+{
+    (void)state;
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 2, .n_groups = 1, .per_site = 1 };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    /* site 7 on core 0: a b a (PRD inf inf 1); site 9 on core 1: a (PRD inf),
+     * then core 0 site 7: a.  CRD of the pushes: inf inf 1 0 0;  PRD of the last: 0 */
+    assert_int_equal(pes_profiles_push(p, 0, 0, 8, 7, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_push(p, 0, 64, 8, 7, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_push(p, 0, 0, 8, 7, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_push(p, 1, 0, 8, 9, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_push(p, 0, 0, 8, 7, NULL, NULL, NULL), 0);
+    /* many more sites force the site table to grow */
+    for (uint32_t s = 100; s < 1100; s++)
+        assert_int_equal(pes_profiles_push(p, 1, 4096, 8, s, NULL, NULL, NULL), 0);
+    size_t n;
+    const struct pes_site_reuse *rows = pes_profiles_sites(p, &n);
+    assert_int_equal(n, 1002);
+    assert_int_equal(rows[0].site, 7);
+    assert_int_equal(rows[0].accesses, 4);
+    assert_int_equal(rows[0].prd_cold, 2);
+    assert_true(rows[0].prd_sum == 1.0);
+    assert_int_equal(rows[0].crd_cold, 2);
+    assert_true(rows[0].crd_sum == 1.0);
+    assert_int_equal(rows[1].site, 9);
+    assert_int_equal(rows[1].accesses, 1);
+    assert_int_equal(rows[1].prd_cold, 1);
+    assert_int_equal(rows[1].crd_cold, 0);
+    assert_int_equal(rows[2].site, 100);
+    assert_int_equal(rows[2].prd_cold, 0 + 1);
+    assert_int_equal(rows[3].site, 101);
+    assert_int_equal(rows[3].prd_cold, 0);
+    pes_profiles_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table1),
+        cmocka_unit_test(test_table2_profile),
+        cmocka_unit_test(test_table3_concurrent),
+        cmocka_unit_test(test_random_small_space),
+        cmocka_unit_test(test_random_large_space),
+        cmocka_unit_test(test_repeats_and_long_run),
+        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_histogram_bins),
+        cmocka_unit_test(test_per_site),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
