@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "pes/trace.h"
 
 #ifdef __cplusplus
@@ -46,6 +47,126 @@ struct pes_machine {
     double op_latency[PES_OP_COUNT];
     double op_recip_throughput[PES_OP_COUNT];
 };
+
+/* ---------------------------------------------------------------- reuse profiles
+ *
+ * A histogram of reuse (LRU stack) distances: the number of distinct *lines*
+ * touched between two accesses to the same line. Distances are counted in units
+ * of one cache level's line size: a caller that models levels with different
+ * line sizes must compute one profile per granularity.
+ *
+ * Distances 0 .. PES_PROFILE_EXACT-1 are counted exactly (exact[d]). Beyond,
+ * log2 bins: log2[k - PES_PROFILE_LOG2_FIRST] counts D in [2^k, 2^(k+1)) for
+ * k = 10 .. 47; distances >= 2^48 are clamped into the last bin (2^48 lines is
+ * far beyond any memory). cold counts first accesses (infinite distance).
+ * The replay engine may fill the arrays directly; the functions below are
+ * conveniences.
+ */
+#define PES_PROFILE_EXACT 1024u
+#define PES_PROFILE_LOG2_FIRST 10u
+#define PES_PROFILE_LOG2_LAST 47u
+#define PES_PROFILE_LOG2_BINS (PES_PROFILE_LOG2_LAST - PES_PROFILE_LOG2_FIRST + 1u)
+/* Total number of finite bins: exact ones first, then log2 bins. */
+#define PES_PROFILE_BINS (PES_PROFILE_EXACT + PES_PROFILE_LOG2_BINS)
+#define PES_DISTANCE_COLD UINT64_MAX   /* pes_profile_add(p, PES_DISTANCE_COLD, n) counts cold */
+
+struct pes_reuse_profile {
+    uint64_t exact[PES_PROFILE_EXACT];
+    uint64_t log2[PES_PROFILE_LOG2_BINS];
+    uint64_t cold;
+};
+
+void pes_profile_init(struct pes_reuse_profile *p);
+/* Adds count accesses of reuse distance d (PES_DISTANCE_COLD for a first access). */
+void pes_profile_add(struct pes_reuse_profile *p, uint64_t d, uint64_t count);
+void pes_profile_merge(struct pes_reuse_profile *dst, const struct pes_reuse_profile *src);
+/* Index (0 .. PES_PROFILE_BINS-1) of the finite bin holding distance d. */
+size_t pes_profile_bin_index(uint64_t d);
+/* Bin i covers distances lo .. hi-1 (hi = lo+1 for exact bins). */
+void pes_profile_bin_range(size_t i, uint64_t *lo, uint64_t *hi);
+uint64_t pes_profile_bin_count(const struct pes_reuse_profile *p, size_t i);
+/* All accesses, cold included. */
+uint64_t pes_profile_total(const struct pes_reuse_profile *p);
+/* Mean finite distance; a log2 bin contributes its arithmetic midpoint (lo+hi-1)/2,
+ * i.e. distances assumed uniform inside the bin. 0 if there is no finite distance. */
+double pes_profile_mean(const struct pes_reuse_profile *p);
+
+/* ---------------------------------------------------------------- SDCM hit rates
+ *
+ * P(hit | D) for a cache of `blocks` lines and `ways` ways (PPT-Multicore Eq. 1,
+ * Brehob & Enbody's SDCM): P[Binomial(D, A/B) <= A-1]. ways == 1 is Eq. 2
+ * ((B-1)/B)^D; ways == 0 means fully associative: hit iff D < B.
+ * Inputs must be valid (blocks > 0, ways <= blocks); otherwise returns NaN.
+ */
+double pes_sdcm_hit_prob(uint64_t d, uint64_t blocks, uint32_t ways);
+/* Mean of P(hit | D) over the integers D in [lo, hi) (distances uniform in a bin). */
+double pes_sdcm_bin_hit_prob(uint64_t lo, uint64_t hi, uint64_t blocks, uint32_t ways);
+/* PPT-Multicore Eq. 3: sum over the profile of P(D) * P(hit|D); cold accesses miss.
+ * The profile must be at c->line granularity. An empty profile gives 0. */
+int pes_sdcm_hit_rate(const struct pes_reuse_profile *p, const struct pes_cache_config *c,
+                      double *hit_rate, struct pes_error *err);
+/* Hit rate of every level of m: profile[i] is the profile for level i — a private
+ * (PRD) profile for private levels, a concurrent (CRD) one for shared levels —
+ * at level i's line granularity (the same pointer may serve several levels).
+ * hit[i] is the *global* hit rate (fraction of all accesses that hit in level i or
+ * above), as Eq. 3 gives it; made monotone (hit[i] >= hit[i-1]) as inclusive
+ * LRU levels are. */
+int pes_model_hit_rates(const struct pes_machine *m,
+                        const struct pes_reuse_profile *const profile[],
+                        double hit[PES_MAX_LEVELS], struct pes_error *err);
+
+/* ---------------------------------------------------------------- runtime (Eq. 4–8) */
+
+/* Eq. 6 / Eq. 7 from global hit rates (see docs/model.md: the paper's P_Li(h)
+ * inside the brackets are local rates; we derive them from the global ones). */
+int pes_model_averages(const struct pes_machine *m, const double hit[],
+                       double *delta_avg, double *beta_avg, struct pes_error *err);
+
+enum pes_cpu_bound { PES_CPU_THROUGHPUT = 0, PES_CPU_LATENCY = 1 };
+
+struct pes_runtime_input {
+    double hit[PES_MAX_LEVELS];   /* global hit rates per level (Eq. 3) */
+    double total_mem;             /* Eq. 5 total_mem: bytes accessed by the kernel (all threads) */
+    double block;                 /* Eq. 5 b in bytes; 0 = 8 (a word, as the paper) */
+    double ops[PES_OP_COUNT];     /* operation counts of all threads (enum pes_op_class) */
+    uint32_t cores;               /* work split evenly over this many cores; 0 = 1 */
+    enum pes_cpu_bound bound;     /* Eq. 8 variant */
+};
+
+struct pes_runtime {
+    double delta_avg, beta_avg;   /* cycles, Eq. 6 and Eq. 7 */
+    double mem_cycles, cpu_cycles, total_cycles;   /* Eq. 5, Eq. 8, Eq. 4 (per core) */
+    double mem_seconds, cpu_seconds, total_seconds;
+};
+
+int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_input *in,
+                      struct pes_runtime *out, struct pes_error *err);
+
+/* ---------------------------------------------------------------- machines */
+
+/* Loads a machine: "host" reads the running CPU from sysfs; a bare name
+ * ("broadwell") reads NAME.machine from $PES_MACHINES_DIR or else the source
+ * tree's model/machines; anything with a '/' or ending in ".machine" is a path. */
+int pes_machine_load(const char *name_or_path, struct pes_machine *m, struct pes_error *err);
+/* Parses the text of a .machine file; source names it in error messages. */
+int pes_machine_parse(const char *text, const char *source, struct pes_machine *m,
+                      struct pes_error *err);
+/* Writes the preset names, comma-separated, into buf (for messages). Returns the count. */
+int pes_machine_list_presets(char *buf, size_t len);
+/* Cache geometry from sysfs: root is the directory holding cpu0/, cpu1/, ...
+ * (NULL = /sys/devices/system/cpu). Latencies and instruction costs are generic
+ * defaults (docs/model.md). */
+int pes_machine_from_sysfs(const char *root, struct pes_machine *m, struct pes_error *err);
+/* Overrides cache levels: "L1=32K:8,L2=256K:8,L3=20M:20:64:shared" —
+ * Ln=SIZE[K|M|G]:WAYS[:LINE][:shared|:private]; WAYS 0 or "full" = fully
+ * associative. A level one past the last adds a level (generic latencies). */
+int pes_machine_apply_cache_spec(struct pes_machine *m, const char *spec, struct pes_error *err);
+/* Checks geometry and costs: sizes, power-of-two lines, ways dividing blocks, ... */
+int pes_machine_validate(const struct pes_machine *m, struct pes_error *err);
+/* Prints m as text in the .machine format (loadable again). */
+void pes_machine_print(const struct pes_machine *m, FILE *out);
+/* Key name of an op class in .machine files ("int_add", ...). */
+const char *pes_machine_op_key(int op);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,355 @@
+/* .machine preset files: "key = value" lines, '#' comments (docs/model.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef PES_MACHINES_DIR
+#define PES_MACHINES_DIR "model/machines"
+#endif
+#define MAX_FILE (64 * 1024)
+
+enum { F_SIZE, F_WAYS, F_LINE, F_SHARED, F_LAT, F_RTHR, F_LEVEL_KEYS };
+static const char *const level_keys[F_LEVEL_KEYS] = {
+    "size", "ways", "line", "shared", "latency", "recip_throughput"};
+
+/* Which keys were seen, to reject duplicates and report missing ones. */
+struct seen {
+    unsigned top;                             /* bit 0 name, 1 ghz, 2 sockets, 3 cores */
+    unsigned level[PES_MAX_LEVELS];           /* bit per level key */
+    unsigned mem;                             /* bit 0 latency, 1 recip_throughput */
+    unsigned op[PES_OP_COUNT];
+};
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = 0;
+    return s;
+}
+
+static int mark(unsigned *set, unsigned bit, const char *src, unsigned line, const char *key,
+                struct pes_error *err)
+{
+    if (*set & (1u << bit))
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: duplicate key '%s'", src, line, key);
+    *set |= 1u << bit;
+    return 0;
+}
+
+static int set_cost(double *dst, const char *val, const char *src, unsigned line, const char *key,
+                    struct pes_error *err)
+{
+    double v;
+    if (pes_model_parse_double(val, &v) || v < 0)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (want a number >= 0)",
+                              src, line, key, val);
+    *dst = v;
+    return 0;
+}
+
+static int level_key(struct pes_machine *m, struct seen *sn, unsigned lv, const char *sub,
+                     const char *val, const char *src, unsigned line, const char *key,
+                     struct pes_error *err)
+{
+    int k = -1;
+    for (int i = 0; i < F_LEVEL_KEYS; i++)
+        if (!strcmp(sub, level_keys[i]))
+            k = i;
+    if (k < 0)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: unknown key '%s'", src, line, key);
+    if (mark(&sn->level[lv], (unsigned)k, src, line, key, err))
+        return -1;
+    struct pes_cache_config *c = &m->level[lv];
+    uint64_t u;
+    switch (k) {
+    case F_SIZE:
+        if (pes_model_parse_size(val, &c->size) || c->size == 0)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad size '%s'", src, line,
+                                  key, val);
+        return 0;
+    case F_WAYS:
+    case F_LINE:
+        if (pes_model_parse_u64(val, &u) || u > UINT32_MAX)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad number '%s'", src, line,
+                                  key, val);
+        *(k == F_WAYS ? &c->ways : &c->line) = (uint32_t)u;
+        return 0;
+    case F_SHARED:
+        if (!strcmp(val, "shared") || !strcmp(val, "1"))
+            c->shared = 1;
+        else if (!strcmp(val, "private") || !strcmp(val, "0"))
+            c->shared = 0;
+        else
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: '%s' is not private or shared",
+                                  src, line, key, val);
+        return 0;
+    case F_LAT:
+        return set_cost(&c->latency, val, src, line, key, err);
+    default:
+        return set_cost(&c->recip_throughput, val, src, line, key, err);
+    }
+}
+
+static int one_line(struct pes_machine *m, struct seen *sn, char *text, const char *src,
+                    unsigned line, struct pes_error *err)
+{
+    char *eq = strchr(text, '=');
+    if (!eq)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: expected 'key = value', got '%s'",
+                              src, line, text);
+    *eq = 0;
+    char *key = trim(text), *val = trim(eq + 1);
+    if (!*val)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: missing value", src, line, key);
+    uint64_t u;
+    if (!strcmp(key, "name")) {
+        if (mark(&sn->top, 0, src, line, key, err))
+            return -1;
+        if (strlen(val) >= sizeof m->name)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: name too long", src, line);
+        strcpy(m->name, val);
+        return 0;
+    }
+    if (!strcmp(key, "ghz")) {
+        if (mark(&sn->top, 1, src, line, key, err))
+            return -1;
+        if (pes_model_parse_double(val, &m->ghz) || !(m->ghz > 0))
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: ghz: bad value '%s'", src, line, val);
+        return 0;
+    }
+    if (!strcmp(key, "sockets") || !strcmp(key, "cores_per_socket")) {
+        int cores = key[0] == 'c';
+        if (mark(&sn->top, cores ? 3 : 2, src, line, key, err))
+            return -1;
+        if (pes_model_parse_u64(val, &u) || u == 0 || u > 65536)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s'", src, line,
+                                  key, val);
+        *(cores ? &m->cores_per_socket : &m->sockets) = (uint32_t)u;
+        return 0;
+    }
+    if ((key[0] == 'L' || key[0] == 'l') && key[1] >= '1' && key[1] <= '0' + PES_MAX_LEVELS &&
+        key[2] == '.')
+        return level_key(m, sn, (unsigned)(key[1] - '1'), key + 3, val, src, line, key, err);
+    if (!strncmp(key, "mem.", 4)) {
+        int thr = !strcmp(key + 4, "recip_throughput");
+        if (!thr && strcmp(key + 4, "latency"))
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: unknown key '%s'", src, line, key);
+        if (mark(&sn->mem, (unsigned)thr, src, line, key, err))
+            return -1;
+        return set_cost(thr ? &m->mem_recip_throughput : &m->mem_latency, val, src, line, key,
+                        err);
+    }
+    if (!strncmp(key, "op.", 3)) {
+        const char *dot = strrchr(key, '.');
+        for (int o = 0; o < PES_OP_COUNT; o++) {
+            const char *name = pes_machine_op_key(o);
+            size_t len = strlen(name);
+            if (dot != key + 3 + len || strncmp(key + 3, name, len))
+                continue;
+            int thr = !strcmp(dot + 1, "recip_throughput");
+            if (!thr && strcmp(dot + 1, "latency"))
+                break;
+            if (mark(&sn->op[o], (unsigned)thr, src, line, key, err))
+                return -1;
+            return set_cost(thr ? &m->op_recip_throughput[o] : &m->op_latency[o], val, src, line,
+                            key, err);
+        }
+    }
+    return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: unknown key '%s'", src, line, key);
+}
+
+static int check_complete(struct pes_machine *m, const struct seen *sn, const char *src,
+                          struct pes_error *err)
+{
+    static const char *const top[] = {"name", "ghz", "sockets", "cores_per_socket"};
+    for (unsigned b = 1; b < 4; b++)
+        if (!(sn->top & (1u << b)))
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key '%s'", src, top[b]);
+    unsigned n = 0;
+    for (unsigned i = 0; i < PES_MAX_LEVELS; i++)
+        if (sn->level[i])
+            n = i + 1;
+    if (!n)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s: no cache levels (L1.size = ...)", src);
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned k = 0; k < F_LEVEL_KEYS; k++)
+            if (!(sn->level[i] & (1u << k)))
+                return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'L%u.%s'", src, i + 1,
+                                      level_keys[k]);
+    m->n_levels = n;
+    if (sn->mem != 3)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'mem.%s'", src,
+                              sn->mem & 1 ? "recip_throughput" : "latency");
+    for (int o = 0; o < PES_OP_COUNT; o++)
+        if (sn->op[o] != 3)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'op.%s.%s'", src,
+                                  pes_machine_op_key(o),
+                                  sn->op[o] & 1 ? "recip_throughput" : "latency");
+    return 0;
+}
+
+int pes_machine_parse(const char *text, const char *source, struct pes_machine *m,
+                      struct pes_error *err)
+{
+    if (!text || !m)
+        return pes_model_fail(err, PES_ERR_ARG, "pes_machine_parse: NULL argument");
+    const char *src = source ? source : "machine";
+    struct pes_machine tmp;
+    memset(&tmp, 0, sizeof tmp);
+    struct seen sn;
+    memset(&sn, 0, sizeof sn);
+    char buf[512];
+    unsigned line = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        line++;
+        if (len >= sizeof buf)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: line too long", src, line);
+        memcpy(buf, p, len);
+        buf[len] = 0;
+        p += len + (nl ? 1 : 0);
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = 0;
+        char *t = trim(buf);
+        if (*t && one_line(&tmp, &sn, t, src, line, err))
+            return -1;
+    }
+    if (check_complete(&tmp, &sn, src, err))
+        return -1;
+    if (!tmp.name[0]) {                      /* default: the file's base name */
+        const char *b = strrchr(src, '/');
+        b = b ? b + 1 : src;
+        size_t n = strcspn(b, ".");
+        if (n >= sizeof tmp.name)
+            n = sizeof tmp.name - 1;
+        memcpy(tmp.name, b, n);
+    }
+    if (pes_machine_validate(&tmp, err)) {
+        char msg[sizeof err->message];
+        if (err) {
+            snprintf(msg, sizeof msg, "%s: %s", src, err->message);
+            memcpy(err->message, msg, sizeof msg);
+            err->code = PES_ERR_FORMAT;
+        }
+        return -1;
+    }
+    *m = tmp;
+    return 0;
+}
+
+static const char *machines_dir(void)
+{
+    const char *d = getenv("PES_MACHINES_DIR");
+    return d && *d ? d : PES_MACHINES_DIR;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int pes_machine_list_presets(char *buf, size_t len)
+{
+    char names[64][64];
+    char *ptr[64];
+    int n = 0;
+    DIR *d = opendir(machines_dir());
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) && n < 64) {
+            size_t l = strlen(e->d_name);
+            if (l > 8 && l - 8 < sizeof names[0] && !strcmp(e->d_name + l - 8, ".machine")) {
+                memcpy(names[n], e->d_name, l - 8);
+                names[n][l - 8] = 0;
+                ptr[n] = names[n];
+                n++;
+            }
+        }
+        closedir(d);
+    }
+    qsort(ptr, (size_t)n, sizeof ptr[0], cmp_str);
+    size_t used = 0;
+    if (len)
+        buf[0] = 0;
+    for (int i = 0; i <= n; i++) {
+        const char *s = i < n ? ptr[i] : "host";
+        int w = snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? ", " : "", s);
+        if (w > 0)
+            used += (size_t)w;
+        if (used >= len)
+            used = len;
+    }
+    return n + 1;
+}
+
+static int read_file(const char *path, char **out, struct pes_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return pes_model_fail(err, PES_ERR_IO, "%s: %s", path, strerror(errno));
+    char *buf = malloc(MAX_FILE + 1);
+    if (!buf) {
+        fclose(f);
+        return pes_model_fail(err, PES_ERR_NOMEM, "%s: out of memory", path);
+    }
+    size_t n = fread(buf, 1, MAX_FILE + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n > MAX_FILE) {
+        free(buf);
+        return pes_model_fail(err, bad ? PES_ERR_IO : PES_ERR_FORMAT,
+                              bad ? "%s: read error" : "%s: larger than 64 KiB", path);
+    }
+    buf[n] = 0;
+    if (memchr(buf, 0, n)) {
+        free(buf);
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s: contains a NUL byte (not a text file)",
+                              path);
+    }
+    *out = buf;
+    return 0;
+}
+
+int pes_machine_load(const char *name, struct pes_machine *m, struct pes_error *err)
+{
+    if (!name || !*name || !m)
+        return pes_model_fail(err, PES_ERR_ARG, "machine: empty name");
+    if (!strcmp(name, "host"))
+        return pes_machine_from_sysfs(NULL, m, err);
+    char path[4096];
+    size_t len = strlen(name);
+    int is_path = strchr(name, '/') || (len > 8 && !strcmp(name + len - 8, ".machine"));
+    if (is_path) {
+        if (len >= sizeof path)
+            return pes_model_fail(err, PES_ERR_ARG, "machine: path too long");
+        strcpy(path, name);
+    } else {
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != len)
+            return pes_model_fail(err, PES_ERR_ARG, "machine '%s': bad name", name);
+        if ((size_t)snprintf(path, sizeof path, "%s/%s.machine", machines_dir(), name) >=
+            sizeof path)
+            return pes_model_fail(err, PES_ERR_ARG, "machine: name too long");
+        FILE *probe = fopen(path, "r");
+        if (!probe) {
+            char list[200];
+            pes_machine_list_presets(list, sizeof list);
+            return pes_model_fail(err, PES_ERR_ARG, "unknown machine '%s' (available: %s)", name,
+                                  list);
+        }
+        fclose(probe);
+    }
+    char *text;
+    if (read_file(path, &text, err))
+        return -1;
+    int rc = pes_machine_parse(text, path, m, err);
+    free(text);
+    return rc;
+}

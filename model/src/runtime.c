@@ -1,0 +1,91 @@
+/* Hierarchy averages and runtime prediction (PPT-Multicore Eq. 4–8). */
+#include <math.h>
+
+#include "internal.h"
+
+static int bad_rate(double h)
+{
+    return !(h >= 0.0 && h <= 1.0);      /* also rejects NaN */
+}
+
+int pes_model_averages(const struct pes_machine *m, const double hit[],
+                       double *delta_avg, double *beta_avg, struct pes_error *err)
+{
+    if (!m || !hit || !delta_avg || !beta_avg)
+        return pes_model_fail(err, PES_ERR_ARG, "pes_model_averages: NULL argument");
+    if (m->n_levels < 1 || m->n_levels > PES_MAX_LEVELS)
+        return pes_model_fail(err, PES_ERR_ARG, "machine: %u cache levels", m->n_levels);
+    double local[PES_MAX_LEVELS];
+    double prev = 0.0;
+    for (unsigned i = 0; i < m->n_levels; i++) {
+        if (bad_rate(hit[i]))
+            return pes_model_fail(err, PES_ERR_ARG, "hit rate of L%u is %g, not in [0,1]",
+                                  i + 1, hit[i]);
+        double g = hit[i] > prev ? hit[i] : prev;   /* global rates are monotone */
+        /* Eq. 6 nests P_Li(h) inside (1 - P_L(i-1)(h)): a rate among the accesses
+         * that missed above, i.e. local = (g_i - g_{i-1}) / (1 - g_{i-1}). */
+        local[i] = prev < 1.0 ? (g - prev) / (1.0 - prev) : 0.0;
+        prev = g;
+    }
+    double d = m->mem_latency, b = m->mem_recip_throughput;
+    for (unsigned i = m->n_levels; i-- > 0;) {
+        d = local[i] * m->level[i].latency + (1.0 - local[i]) * d;            /* Eq. 6 */
+        b = local[i] * m->level[i].recip_throughput + (1.0 - local[i]) * b;   /* Eq. 7 */
+    }
+    *delta_avg = d;
+    *beta_avg = b;
+    return 0;
+}
+
+/* Eq. 8 for one op class of n operations on one core. */
+static double cpu_cycles(double n, double lat, double rthr, enum pes_cpu_bound bound)
+{
+    if (n <= 0)
+        return 0;
+    if (bound == PES_CPU_LATENCY)
+        return n * lat;                  /* a dependent chain: every op waits */
+    if (n < 1)                           /* a fraction of one op per core */
+        return n * lat;
+    return lat + (n - 1) * rthr;         /* first result after lat, then pipelined */
+}
+
+int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_input *in,
+                      struct pes_runtime *out, struct pes_error *err)
+{
+    if (!m || !in || !out)
+        return pes_model_fail(err, PES_ERR_ARG, "pes_model_runtime: NULL argument");
+    if (pes_machine_validate(m, err))
+        return -1;
+    double cores = in->cores ? (double)in->cores : 1.0;
+    double block = in->block != 0 ? in->block : 8.0;
+    if (!(block >= 1.0) || !isfinite(block))
+        return pes_model_fail(err, PES_ERR_ARG, "runtime: block size %g < 1 byte", in->block);
+    if (!(in->total_mem >= 0.0) || !isfinite(in->total_mem))
+        return pes_model_fail(err, PES_ERR_ARG, "runtime: total memory %g bytes", in->total_mem);
+    if (in->bound != PES_CPU_THROUGHPUT && in->bound != PES_CPU_LATENCY)
+        return pes_model_fail(err, PES_ERR_ARG, "runtime: unknown bound %d", (int)in->bound);
+    struct pes_runtime r = {0};
+    if (pes_model_averages(m, in->hit, &r.delta_avg, &r.beta_avg, err))
+        return -1;
+    /* Eq. 5: each block of b bytes pays one latency and b-1 reciprocal throughputs;
+     * the memory traffic is split evenly over the cores like the operations. */
+    double mem = in->total_mem / cores;
+    r.mem_cycles = (r.delta_avg + (block - 1.0) * r.beta_avg) / block * mem;
+    for (int c = 0; c < PES_OP_COUNT; c++) {
+        double n = in->ops[c];
+        if (!(n >= 0.0) || !isfinite(n))
+            return pes_model_fail(err, PES_ERR_ARG, "runtime: op count %g for %s",
+                                  n, pes_machine_op_key(c));
+        if (c == PES_OP_LOAD || c == PES_OP_STORE)
+            continue;                    /* memory time is Eq. 5's */
+        r.cpu_cycles += cpu_cycles(n / cores, m->op_latency[c], m->op_recip_throughput[c],
+                                   in->bound);                               /* Eq. 8 */
+    }
+    r.total_cycles = r.mem_cycles + r.cpu_cycles;                            /* Eq. 4 */
+    double hz = m->ghz * 1e9;
+    r.mem_seconds = r.mem_cycles / hz;
+    r.cpu_seconds = r.cpu_cycles / hz;
+    r.total_seconds = r.total_cycles / hz;
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,403 @@
+/* Machine presets, the .machine parser, cache specs and sysfs (fake tree) parsing. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "pes/model.h"
+
+#define KB 1024ull
+#define MB (1024ull * 1024)
+
+static void load_ok(const char *name, struct pes_machine *m)
+{
+    struct pes_error err = {0};
+    int rc = pes_machine_load(name, m, &err);
+    if (rc)
+        print_error("%s: %s\n", name, err.message);
+    assert_int_equal(rc, 0);
+    assert_int_equal(pes_machine_validate(m, NULL), 0);
+}
+
+static void test_presets(void **state)
+{
+    (void)state;
+    struct pes_machine m;
+    /* PPT-Multicore Table 5 */
+    load_ok("haswell", &m);
+    assert_string_equal(m.name, "haswell");
+    assert_true(m.ghz == 3.0);
+    assert_int_equal(m.cores_per_socket, 8);
+    assert_int_equal(m.n_levels, 3);
+    assert_int_equal(m.level[0].size, 32 * KB);
+    assert_int_equal(m.level[1].size, 256 * KB);
+    assert_int_equal(m.level[2].size, 20 * MB);
+    assert_int_equal(m.level[2].ways, 20);
+    assert_int_equal(m.level[2].shared, 1);
+    assert_int_equal(m.level[0].shared, 0);
+
+    load_ok("broadwell", &m);
+    assert_true(m.ghz == 2.2);
+    assert_int_equal(m.cores_per_socket, 22);
+    assert_int_equal(m.level[2].size, 55 * MB);
+
+    load_ok("zen2", &m);
+    assert_true(m.ghz == 2.0);
+    assert_int_equal(m.cores_per_socket, 64);
+    /* Table 5 gives chip totals: 2 MB L1 and 32 MB L2 over 64 cores */
+    assert_int_equal(m.level[0].size * 64, 2 * MB);
+    assert_int_equal(m.level[1].size * 64, 32 * MB);
+    /* latencies grow down the hierarchy in every preset */
+    const char *names[] = {"haswell", "broadwell", "zen2"};
+    for (int i = 0; i < 3; i++) {
+        load_ok(names[i], &m);
+        for (unsigned l = 1; l < m.n_levels; l++)
+            assert_true(m.level[l].latency > m.level[l - 1].latency);
+        assert_true(m.mem_latency > m.level[m.n_levels - 1].latency);
+        assert_true(m.op_latency[PES_OP_FP_DIV] > m.op_latency[PES_OP_FP_ADD]);
+    }
+}
+
+static void test_unknown_machine(void **state)
+{
+    (void)state;
+    struct pes_machine m;
+    struct pes_error err = {0};
+    assert_int_equal(pes_machine_load("pentium4", &m, &err), -1);
+    assert_int_not_equal(err.code, 0);
+    assert_non_null(strstr(err.message, "unknown machine 'pentium4'"));
+    assert_non_null(strstr(err.message, "broadwell"));
+    assert_non_null(strstr(err.message, "haswell"));
+    assert_non_null(strstr(err.message, "zen2"));
+    assert_non_null(strstr(err.message, "host"));
+    assert_int_equal(pes_machine_load("../etc/passwd", &m, &err), -1);   /* a path: no such file */
+    assert_int_equal(pes_machine_load("a b", &m, &err), -1);
+    assert_int_equal(pes_machine_load("", &m, &err), -1);
+}
+
+static char tmpdir[64];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *print_to_string(const struct pes_machine *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    pes_machine_print(m, f);
+    fclose(f);
+    return buf;
+}
+
+static void test_env_dir_and_roundtrip(void **state)
+{
+    (void)state;
+    struct pes_machine h, m;
+    load_ok("haswell", &h);
+    /* print -> parse gives the same machine */
+    char *text = print_to_string(&h);
+    struct pes_error err = {0};
+    assert_int_equal(pes_machine_parse(text, "printed", &m, &err), 0);
+    assert_memory_equal(&h, &m, sizeof h);
+
+    /* $PES_MACHINES_DIR replaces the source tree's directory */
+    char path[128];
+    snprintf(path, sizeof path, "%s/custom.machine", tmpdir);
+    write_file(path, text);
+    free(text);
+    setenv("PES_MACHINES_DIR", tmpdir, 1);
+    load_ok("custom", &m);
+    assert_int_equal(m.level[2].size, 20 * MB);
+    assert_int_equal(pes_machine_load("haswell", &m, &err), -1);
+    assert_non_null(strstr(err.message, "custom"));   /* listed as available */
+    unsetenv("PES_MACHINES_DIR");
+    load_ok(path, &m);                                 /* explicit path */
+}
+
+static const char *base_text =
+    "name = t\nghz = 1\nsockets = 1\ncores_per_socket = 2\n"
+    "L1.size = 1K\nL1.ways = 2\nL1.line = 64\nL1.shared = private\n"
+    "L1.latency = 1\nL1.recip_throughput = 1\n"
+    "mem.latency = 9\nmem.recip_throughput = 2\n";
+
+static char *with_ops(const char *extra)
+{
+    static char buf[8192];
+    snprintf(buf, sizeof buf, "%s", base_text);
+    for (int o = 0; o < PES_OP_COUNT; o++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof buf - n, "op.%s.latency = 1\nop.%s.recip_throughput = 1\n",
+                 pes_machine_op_key(o), pes_machine_op_key(o));
+    }
+    size_t n = strlen(buf);
+    snprintf(buf + n, sizeof buf - n, "%s", extra);
+    return buf;
+}
+
+static void parse_fails(const char *text, const char *expect)
+{
+    struct pes_machine m;
+    struct pes_error err = {0};
+    int rc = pes_machine_parse(text, "t.machine", &m, &err);
+    if (rc != -1 || !strstr(err.message, expect))
+        print_error("expected '%s', got rc %d '%s'\n", expect, rc, err.message);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err.message, expect));
+}
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    struct pes_machine m;
+    assert_int_equal(pes_machine_parse(with_ops("# trailing comment\n\n"), "t.machine", &m, NULL),
+                     0);
+    assert_int_equal(m.n_levels, 1);
+    assert_int_equal(m.level[0].size, 1024);
+    parse_fails(with_ops("bogus = 1\n"), "t.machine:35: unknown key 'bogus'");
+    parse_fails(with_ops("ghz = 2\n"), "t.machine:35: duplicate key 'ghz'");
+    parse_fails(with_ops("L2.size = 4K\n"), "missing key 'L2.ways'");
+    parse_fails(with_ops("no equals sign\n"), "t.machine:35: expected 'key = value'");
+    parse_fails(with_ops("L2.size = 12Q\n"), "bad size '12Q'");
+    parse_fails(with_ops("L2.latency = -3\n"), "bad value '-3'");
+    parse_fails(with_ops("L2.shared = maybe\n"), "not private or shared");
+    parse_fails(with_ops("op.fp_add.speed = 1\n"), "unknown key 'op.fp_add.speed'");
+    parse_fails(with_ops("mem.size = 1\n"), "unknown key 'mem.size'");
+    parse_fails(with_ops("L1.bogus = 1\n"), "unknown key 'L1.bogus'");
+    parse_fails(base_text, "missing key 'op.int_add.latency'");
+    parse_fails("ghz = 1\n", "missing key 'sockets'");
+    /* geometry is validated: 1K / 64 = 16 blocks, 3 ways do not divide them */
+    char *t = with_ops("");
+    char *w = strstr(t, "L1.ways = 2");
+    w[10] = '3';
+    parse_fails(t, "3 ways do not divide 16 blocks");
+    w[10] = '2';
+    char *l = strstr(t, "L1.line = 64");
+    memcpy(l + 10, "48", 2);
+    parse_fails(t, "not a power of two");
+}
+
+static void spec_fails(const char *spec, const char *expect)
+{
+    struct pes_machine m, before;
+    load_ok("haswell", &m);
+    before = m;
+    struct pes_error err = {0};
+    int rc = pes_machine_apply_cache_spec(&m, spec, &err);
+    if (rc != -1 || strcmp(err.message, expect))
+        print_error("spec '%s': expected \"%s\", got rc %d \"%s\"\n", spec, expect, rc,
+                    err.message);
+    assert_int_equal(rc, -1);
+    assert_string_equal(err.message, expect);
+    assert_memory_equal(&m, &before, sizeof m);   /* all or nothing */
+}
+
+static void test_cache_spec(void **state)
+{
+    (void)state;
+    struct pes_machine m;
+    struct pes_error err = {0};
+    load_ok("haswell", &m);
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L1=64K:4,L2=1M:16:128", &err), 0);
+    assert_int_equal(m.level[0].size, 64 * KB);
+    assert_int_equal(m.level[0].ways, 4);
+    assert_int_equal(m.level[0].line, 64);          /* kept */
+    assert_int_equal(m.level[1].size, 1 * MB);
+    assert_int_equal(m.level[1].line, 128);
+    assert_true(m.level[1].latency == 12);          /* costs kept */
+    assert_int_equal(m.n_levels, 3);
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L4=128M:16:64:shared", &err), 0);
+    assert_int_equal(m.n_levels, 4);
+    assert_int_equal(m.level[3].size, 128 * MB);
+    assert_int_equal(m.level[3].shared, 1);
+    assert_true(m.level[3].latency > 0);
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "l1=32k:full,L3=20M:20:private", &err), 0);
+    assert_int_equal(m.level[0].ways, 0);
+    assert_int_equal(m.level[2].shared, 0);
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L2=2G:8", &err), 0);
+    assert_int_equal(m.level[1].size, 2048 * MB);
+
+    spec_fails("L2=256Q:8", "--cache: 'L2=256Q:8': bad size '256Q'");
+    spec_fails("L1=32K", "--cache: 'L1=32K': missing ways (want SIZE:WAYS)");
+    spec_fails("L5=1M:8", "--cache: 'L5=1M:8': bad level 'L5' (L1..L4)");
+    spec_fails("X", "--cache: 'X': expected Ln=SIZE:WAYS");
+    spec_fails("L1=:8", "--cache: 'L1=:8': bad size ''");
+    spec_fails("L1=32K:x", "--cache: 'L1=32K:x': bad ways 'x'");
+    spec_fails("L1=32K:7", "--cache: 'L1=32K:7': 7 ways do not divide 512 blocks");
+    spec_fails("L1=32K:1024", "--cache: 'L1=32K:1024': 1024 ways do not divide 512 blocks");
+    spec_fails("L1=32K:8:48", "--cache: 'L1=32K:8:48': line 48 is not a power of two");
+    spec_fails("L1=32K:8:0", "--cache: 'L1=32K:8:0': bad line '0'");
+    spec_fails("L1=32K:8:64:bogus",
+               "--cache: 'L1=32K:8:64:bogus': unknown field 'bogus' (want LINE, shared or private)");
+    spec_fails("L1=32K:8:shared:private", "--cache: 'L1=32K:8:shared:private': sharing given "
+                                          "twice ('private')");
+    spec_fails("L1=100:1", "--cache: 'L1=100:1': size is not a multiple of the line (64)");
+    spec_fails("L1=32K:8,,L2=1M:8", "--cache: 'L1=32K:8,,L2=1M:8': empty item");
+    spec_fails("L1=32K:8,L1=64K:8", "--cache: 'L1=64K:8': level L1 given twice");
+    spec_fails("L1=99999999999999999999K:8",
+               "--cache: 'L1=99999999999999999999K:8': bad size '99999999999999999999K'");
+    spec_fails("L1=17179869184G:8", "--cache: 'L1=17179869184G:8': bad size '17179869184G'");
+    spec_fails("", "--cache: empty spec (want L1=32K:8,...)");
+    /* a later bad item leaves the earlier good ones unapplied */
+    spec_fails("L1=64K:8,L2=1M:3", "--cache: 'L2=1M:3': 3 ways do not divide 16384 blocks");
+
+    /* a level past the end needs the ones before it */
+    load_ok("haswell", &m);
+    m.n_levels = 1;
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L3=1M:16", &err), -1);
+    assert_non_null(strstr(err.message, "without L2"));
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L3=1M:16,L2=256K:8", &err), 0);
+    assert_int_equal(m.n_levels, 3);
+}
+
+/* ------------------------------------------------------------ fake sysfs */
+
+static void mk(const char *fmt, ...)
+{
+    char path[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof path, fmt, ap);
+    va_end(ap);
+    /* mkdir -p */
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    mkdir(path, 0755);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    write_file(path, text);
+}
+
+static void cache_index(const char *root, int idx, const char *level, const char *type,
+                        const char *size, const char *ways, const char *shared)
+{
+    char rel[128];
+    mk("%s/cpu0/cache/index%d", root, idx);
+    snprintf(rel, sizeof rel, "cpu0/cache/index%d/level", idx);
+    put(root, rel, level);
+    snprintf(rel, sizeof rel, "cpu0/cache/index%d/type", idx);
+    put(root, rel, type);
+    snprintf(rel, sizeof rel, "cpu0/cache/index%d/size", idx);
+    put(root, rel, size);
+    snprintf(rel, sizeof rel, "cpu0/cache/index%d/ways_of_associativity", idx);
+    put(root, rel, ways);
+    snprintf(rel, sizeof rel, "cpu0/cache/index%d/coherency_line_size", idx);
+    put(root, rel, "64\n");
+    snprintf(rel, sizeof rel, "cpu0/cache/index%d/shared_cpu_list", idx);
+    put(root, rel, shared);
+}
+
+/* 4 logical CPUs = 2 cores x 2 SMT threads on one socket. */
+static void fake_tree(const char *root)
+{
+    for (int c = 0; c < 4; c++) {
+        mk("%s/cpu%d/topology", root, c);
+        char rel[64];
+        snprintf(rel, sizeof rel, "cpu%d/topology/physical_package_id", c);
+        put(root, rel, "0\n");
+    }
+    mk("%s/cpufreq", root);                 /* not a cpuN directory: ignored */
+    put(root, "cpu0/topology/thread_siblings_list", "0-1\n");
+    mk("%s/cpu0/cpufreq", root);
+    put(root, "cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+    cache_index(root, 0, "1\n", "Data\n", "48K\n", "12\n", "0-1\n");
+    cache_index(root, 1, "1\n", "Instruction\n", "32K\n", "8\n", "0-1\n");
+    cache_index(root, 2, "2\n", "Unified\n", "1280K\n", "10\n", "0-1\n");
+    cache_index(root, 3, "3\n", "Unified\n", "12288K\n", "12\n", "0-3\n");
+}
+
+static void test_sysfs(void **state)
+{
+    (void)state;
+    char root[128];
+    snprintf(root, sizeof root, "%s/sys", tmpdir);
+    fake_tree(root);
+    struct pes_machine m;
+    struct pes_error err = {0};
+    int rc = pes_machine_from_sysfs(root, &m, &err);
+    if (rc)
+        print_error("%s\n", err.message);
+    assert_int_equal(rc, 0);
+    assert_string_equal(m.name, "host");
+    assert_int_equal(m.n_levels, 3);
+    assert_int_equal(m.level[0].size, 48 * KB);
+    assert_int_equal(m.level[0].ways, 12);
+    assert_int_equal(m.level[0].line, 64);
+    assert_int_equal(m.level[0].shared, 0);       /* shared only by SMT siblings */
+    assert_int_equal(m.level[1].size, 1280 * KB);
+    assert_int_equal(m.level[1].shared, 0);
+    assert_int_equal(m.level[2].size, 12 * MB);
+    assert_int_equal(m.level[2].shared, 1);
+    assert_int_equal(m.sockets, 1);
+    assert_int_equal(m.cores_per_socket, 2);
+    assert_true(m.ghz == 3.5);
+    assert_true(m.level[0].latency > 0 && m.mem_latency > m.level[2].latency);
+
+    /* broken trees give errors naming the file */
+    put(root, "cpu0/cache/index2/size", "lots\n");
+    assert_int_equal(pes_machine_from_sysfs(root, &m, &err), -1);
+    assert_non_null(strstr(err.message, "index2/size: bad value 'lots'"));
+    put(root, "cpu0/cache/index2/size", "1280K\n");
+    put(root, "cpu0/cache/index2/level", "3\n");  /* now two L3s, no L2 */
+    assert_int_equal(pes_machine_from_sysfs(root, &m, &err), -1);
+    assert_non_null(strstr(err.message, "level 3"));
+    put(root, "cpu0/cache/index2/level", "2\n");
+    put(root, "cpu0/cache/index3/shared_cpu_list", "0-x\n");
+    assert_int_equal(pes_machine_from_sysfs(root, &m, &err), -1);
+    assert_non_null(strstr(err.message, "bad cpu list"));
+
+    char empty[160];
+    snprintf(empty, sizeof empty, "%s/nocache", tmpdir);
+    mk("%s/cpu0", empty);
+    assert_int_equal(pes_machine_from_sysfs(empty, &m, &err), -1);
+    assert_non_null(strstr(err.message, "no cache description"));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(tmpdir, "/tmp/pes-model-test-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_unknown_machine),
+        cmocka_unit_test(test_env_dir_and_roundtrip),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_cache_spec),
+        cmocka_unit_test(test_sysfs),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
