@@ -23,6 +23,7 @@
 #ifndef PES_REPLAY_REUSE_DISTANCE_H
 #define PES_REPLAY_REUSE_DISTANCE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "pes/trace.h"
 
@@ -46,6 +47,11 @@ void pes_reuse_destroy(struct pes_reuse *e);
 int pes_reuse_push(struct pes_reuse *e, uint64_t addr, uint64_t *dist);
 /* Same for an already granule-aligned key (addr >> granule shift). */
 int pes_reuse_push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist);
+
+/* n accesses in order (dist[i] for addr[i]); same results as n pushes, but
+ * prefetches hash slots ahead, which pays off when the map outgrows the cache.
+ * On error the first accesses up to the failing one have been applied. */
+int pes_reuse_push_batch(struct pes_reuse *e, const uint64_t *addr, size_t n, uint64_t *dist);
 
 unsigned pes_reuse_granule_shift(const struct pes_reuse *e);
 uint64_t pes_reuse_distinct(const struct pes_reuse *e);    /* distinct granules seen */

@@ -216,6 +216,47 @@ static void test_repeats_and_long_run(void **state)
     pes_reuse_destroy(e);
 }
 
+/* Analytic ground truth on a table big enough for the huge-page path and the
+ * tree (not popcount) path: a cyclic sweep over K keys has distance K-1 after
+ * the first round; sweeping back down, key k has distance K-1-k. The batch
+ * API must agree with one-at-a-time pushes. */
+static void test_sweeps_batch(void **state)
+{
+    (void)state;
+    enum { K = 400000 };
+    struct pes_reuse_options o = { .granule = 8 };
+    struct pes_reuse *e = pes_reuse_create(&o, NULL);
+    struct pes_reuse *one = pes_reuse_create(&o, NULL);
+    assert_non_null(e);
+    assert_non_null(one);
+    uint64_t *addr = malloc(K * sizeof *addr), *dist = malloc(K * sizeof *dist);
+    assert_non_null(addr);
+    assert_non_null(dist);
+    for (int round = 0; round < 3; round++) {
+        for (uint64_t k = 0; k < K; k++)
+            addr[k] = 0x5000000 + 8 * k;
+        assert_int_equal(pes_reuse_push_batch(e, addr, K, dist), 0);
+        for (uint64_t k = 0; k < K; k++) {
+            uint64_t d1;
+            assert_int_equal(pes_reuse_push(one, addr[k], &d1), 0);
+            if (dist[k] != (round == 0 ? COLD : K - 1) || d1 != dist[k])
+                fail_msg("round %d key %llu: batch %llu single %llu", round, (unsigned long long)k,
+                         (unsigned long long)dist[k], (unsigned long long)d1);
+        }
+    }
+    for (uint64_t k = 0; k < K; k++)
+        addr[k] = 0x5000000 + 8 * (K - 1 - k);
+    assert_int_equal(pes_reuse_push_batch(e, addr, K, dist), 0);
+    for (uint64_t i = 0; i < K; i++)
+        if (dist[i] != i)   /* key K-1-i: K-1-(K-1-i) = i */
+            fail_msg("down sweep %llu: got %llu", (unsigned long long)i, (unsigned long long)dist[i]);
+    assert_int_equal(pes_reuse_distinct(e), K);
+    free(addr);
+    free(dist);
+    pes_reuse_destroy(e);
+    pes_reuse_destroy(one);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -355,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_random_small_space),
         cmocka_unit_test(test_random_large_space),
         cmocka_unit_test(test_repeats_and_long_run),
+        cmocka_unit_test(test_sweeps_batch),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_histogram_bins),
