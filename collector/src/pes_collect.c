@@ -1,0 +1,412 @@
+/* pes-collect — runs a program under the pes runtime and writes its trace.
+ *
+ *   pes-collect --full [-o FILE] [options] [--] PROGRAM [ARGS...]
+ *
+ * The program must be built with pes-clang (it links libpes-rt through an
+ * rpath); pes-collect only checks that, sets the PES_* environment, runs it,
+ * prints a one-line summary and exits with the program's own status. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <libelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pes/rt_abi.h"
+#include "pes/trace.h"
+#include "runtime/rt_internal.h"
+
+#ifndef PES_VERSION
+#define PES_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+
+struct options {
+    int full;
+    const char *output;
+    int force;
+    const char *time_interval;
+    const char *buffer_records;
+    const char *zstd_level;
+    int quiet;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
+            "\n"
+            "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
+            "\n"
+            "  --full                 record a full trace (every access, basic blocks)\n"
+            "  -o, --output FILE      trace file (default: PROGRAM.PID.full.zst here)\n"
+            "      --force            replace FILE if it exists\n"
+            "      --time-interval N  records between time marks (default %u)\n"
+            "      --buffer-records N records per thread buffer (default %u, %u..%u)\n"
+            "      --zstd-level N     compression level (default %d, 1..%d)\n"
+            "  -q, --quiet            no summary, no runtime warnings\n"
+            "  -h, --help             this help\n"
+            "      --version          print the version\n"
+            "\n"
+            "Exits with PROGRAM's exit status (re-raises its terminating signal).\n",
+            PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
+            PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL);
+}
+
+__attribute__((noreturn, format(printf, 2, 3))) static void die(int status, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("pes-collect: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(status);
+}
+
+static const char *check_number(const char *flag, const char *v, uint64_t min, uint64_t max)
+{
+    uint64_t out;
+    if (pes_rt_parse_u64(v, min, max, &out) == 0)
+        return v;
+    if (min == 1 && max == UINT32_MAX)
+        die(EXIT_USAGE, "%s: expected a positive integer, got '%s'", flag, v);
+    die(EXIT_USAGE, "%s: expected an integer from %llu to %llu, got '%s'", flag,
+        (unsigned long long)min, (unsigned long long)max, v);
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION };
+    static const struct option longs[] = {
+        {"full", no_argument, NULL, OPT_FULL},
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"time-interval", required_argument, NULL, OPT_TIME},
+        {"buffer-records", required_argument, NULL, OPT_BUFFER},
+        {"zstd-level", required_argument, NULL, OPT_ZSTD},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    int c;
+    /* '+': options end at the program name, its own flags are not ours */
+    while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
+        switch (c) {
+        case OPT_FULL: o->full = 1; break;
+        case 'o':
+            if (!*optarg)
+                die(EXIT_USAGE, "--output: expected a file name, got ''");
+            o->output = optarg;
+            break;
+        case OPT_FORCE: o->force = 1; break;
+        case OPT_TIME: o->time_interval = check_number("--time-interval", optarg, 1, UINT32_MAX); break;
+        case OPT_BUFFER:
+            o->buffer_records = check_number("--buffer-records", optarg, PES_RT_MIN_BUFFER_RECORDS,
+                                             PES_RT_MAX_BUFFER_RECORDS);
+            break;
+        case OPT_ZSTD: o->zstd_level = check_number("--zstd-level", optarg, 1, PES_RT_MAX_ZSTD_LEVEL); break;
+        case 'q': o->quiet = 1; break;
+        case 'h': usage(stdout); exit(0);
+        case OPT_VERSION: printf("pes-collect %s\n", PES_VERSION); exit(0);
+        case ':': die(EXIT_USAGE, "%s: expected a value", argv[optind - 1]);
+        default:
+            if (optopt)
+                die(EXIT_USAGE, "-%c: unknown option (see --help)", optopt);
+            die(EXIT_USAGE, "%s: unknown option (see --help)", argv[optind - 1]);
+        }
+    }
+    return optind;
+}
+
+/* Resolves PROGRAM like execvp: a name with '/' is used as is, else PATH. */
+static char *resolve(const char *prog, int *err)
+{
+    if (strchr(prog, '/')) {
+        *err = access(prog, X_OK) == 0 ? 0 : errno;
+        return *err ? NULL : strdup(prog);
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    *err = ENOENT;
+    for (const char *p = path;; ) {
+        const char *end = strchrnul(p, ':');
+        size_t n = (size_t)(end - p);
+        char *cand;
+        if (asprintf(&cand, "%.*s%s%s", (int)n, p, n ? "/" : "", prog) < 0)
+            return NULL;
+        struct stat st;
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(cand, X_OK) == 0) {
+                *err = 0;
+                return cand;
+            }
+            *err = EACCES;
+        }
+        free(cand);
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    return NULL;
+}
+
+/* 1 if the ELF file defines or references __pes_register_module, 0 if not,
+ * -1 if it is not an ELF file. */
+static int is_instrumented(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    int found = -1;
+    if (e && elf_kind(e) == ELF_K_ELF) {
+        found = 0;
+        Elf_Scn *scn = NULL;
+        while (!found && (scn = elf_nextscn(e, scn))) {
+            GElf_Shdr sh;
+            if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+                continue;
+            Elf_Data *d = elf_getdata(scn, NULL);
+            size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+            for (size_t i = 0; d && i < n; i++) {
+                GElf_Sym sym;
+                const char *name;
+                if (gelf_getsym(d, (int)i, &sym) &&
+                    (name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+                    strcmp(name, "__pes_register_module") == 0) {
+                    found = 1;
+                    break;
+                }
+            }
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return found;
+}
+
+static void human_size(uint64_t bytes, char *buf, size_t size)
+{
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* One line from the trace's block index and footer. */
+static void summary(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "pes-collect: no trace was written to %s (see the messages above)\n", path);
+        return;
+    }
+    struct pes_error err = {0};
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    if (!r) {
+        fprintf(stderr, "pes-collect: %s\n", err.message);
+        return;
+    }
+    struct pes_block_ref *refs = NULL;
+    size_t n = 0;
+    uint64_t records = 0, footer_records = 0;
+    uint32_t threads = 0;
+    int have_footer = 0;
+    if (pes_trace_reader_index(r, &refs, &n, &err) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (refs[i].type == PES_BLOCK_THREAD)
+                threads++;
+            else if (refs[i].type == PES_BLOCK_ACCESS)
+                records += refs[i].count;
+            else if (refs[i].type == PES_BLOCK_FOOTER) {
+                struct pes_block b;
+                if (pes_trace_reader_block_at(r, &refs[i], &b, &err) == 1) {
+                    have_footer = 1;
+                    for (size_t k = 0; k < b.n; k++)
+                        footer_records += b.totals[k].records;
+                }
+            }
+        }
+    }
+    free(refs);
+    pes_trace_reader_close(r);
+    char size[32];
+    human_size((uint64_t)st.st_size, size, sizeof size);
+    fprintf(stderr, "pes-collect: %s: %s, %u thread%s, %llu records, %.2f bytes/record%s\n", path,
+            size, threads, threads == 1 ? "" : "s", (unsigned long long)records,
+            records ? (double)st.st_size / (double)records : 0.0,
+            have_footer ? (footer_records == records ? "" : " (footer disagrees)")
+                        : " (no footer: the run ended abnormally)");
+}
+
+static pid_t child_pid;
+
+static void forward(int sig)
+{
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+static char *default_output(const char *prog, pid_t pid)
+{
+    const char *base = strrchr(prog, '/');
+    base = base ? base + 1 : prog;
+    char *out;
+    if (asprintf(&out, "%s.%d.full.zst", base, (int)pid) < 0)
+        return NULL;
+    return out;
+}
+
+static char *absolute(const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    char cwd[PATH_MAX];
+    char *out;
+    if (!getcwd(cwd, sizeof cwd) || asprintf(&out, "%s/%s", cwd, path) < 0)
+        return NULL;
+    return out;
+}
+
+static void set_or_unset(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {0};
+    int first = parse_options(argc, argv, &o);
+    if (first >= argc)
+        die(EXIT_USAGE, "expected a program to run (see --help)");
+    if (!o.full)
+        die(EXIT_USAGE, "sampling modes are not implemented yet; use --full to record a full trace "
+                        "of a program built with pes-clang");
+
+    char **app = argv + first;
+    int app_argc = argc - first;
+    int err;
+    char *exe = resolve(app[0], &err);
+    if (!exe)
+        die(err == ENOENT ? 127 : 126, "%s: %s", app[0],
+            err == ENOENT ? "program not found" : strerror(err));
+    int inst = is_instrumented(exe);
+    if (inst < 0)
+        die(EXIT_USAGE, "%s is not an ELF executable; --full needs a program built with pes-clang",
+            app[0]);
+    if (inst == 0)
+        die(EXIT_USAGE, "%s was not built with pes-clang: it has no pes instrumentation to record a "
+                        "full trace; rebuild it with pes-clang, or use a sampling backend (not "
+                        "available on this machine)", app[0]);
+
+    char *output = NULL;
+    if (o.output) {
+        struct stat st;
+        if (lstat(o.output, &st) == 0) {
+            if (!o.force)
+                die(EXIT_USAGE, "%s: file exists (use --force to replace it)", o.output);
+            /* remove it here rather than passing PES_OVERWRITE: a program the
+             * app execs must not clobber the trace being written */
+            if (unlink(o.output) != 0)
+                die(1, "%s: cannot remove: %s", o.output, strerror(errno));
+        }
+        output = absolute(o.output);
+        if (!output)
+            die(1, "%s: cannot make the path absolute: %s", o.output, strerror(errno));
+    }
+
+    char *command = pes_cmdline_quote(app_argc, app);
+    if (!command)
+        die(1, "out of memory");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        die(1, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        char *out = output;
+        if (!out) {
+            char *rel = default_output(app[0], getpid());   /* the app's pid: it is execed */
+            out = rel ? absolute(rel) : NULL;
+        }
+        if (!out)
+            _exit(127);
+        setenv(PES_ENV_FULL_OUTPUT, out, 1);
+        setenv(PES_ENV_COMMAND, command, 1);
+        unsetenv(PES_ENV_OVERWRITE);
+        set_or_unset(PES_ENV_TIME_INTERVAL, o.time_interval);
+        set_or_unset(PES_ENV_BUFFER_RECORDS, o.buffer_records);
+        set_or_unset(PES_ENV_ZSTD_LEVEL, o.zstd_level);
+        set_or_unset(PES_ENV_QUIET, o.quiet ? "1" : NULL);
+        execv(exe, app);
+        fprintf(stderr, "pes-collect: %s: %s\n", app[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    /* like time(1): the terminal's ^C / ^\ reach the program; we wait for it */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGTERM, forward);
+    signal(SIGHUP, forward);
+
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            die(1, "waitpid: %s", strerror(errno));
+    }
+    if (!output) {
+        char *rel = default_output(app[0], pid);
+        output = rel ? absolute(rel) : NULL;
+        if (rel && output) {
+            /* print the name as the user would type it */
+            free(output);
+            output = rel;
+        }
+    } else if (o.output) {
+        free(output);
+        output = strdup(o.output);
+    }
+    if (!o.quiet && output)
+        summary(output);
+
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fflush(NULL);
+        /* die of the same signal (like env/time), without a core of our own */
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return 1;
+}

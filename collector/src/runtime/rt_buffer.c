@@ -1,0 +1,150 @@
+/* rt_buffer.c — the slow path of the inline sequence (rt_abi.h): hand a full
+ * buffer to the writer, insert time marks, and compute the next limit. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+__attribute__((visibility("default"), tls_model("initial-exec")))
+__thread struct pes_rt_tls __pes_tls;
+
+static size_t capacity(void)
+{
+    return pes_rt.cfg.buffer_records;
+}
+
+int pes_rt_buffer_alloc(struct pes_rt_thread *t)
+{
+    for (int i = 0; i < PES_RT_NBUF; i++) {
+        t->bufs[i].recs = malloc(capacity() * sizeof(struct pes_record));
+        if (!t->bufs[i].recs)
+            return -1;
+    }
+    return 0;
+}
+
+/* Queues the first n records of the current buffer (if any). */
+static void hand_over(struct pes_rt_thread *t, size_t n, int from_signal)
+{
+    struct pes_rt_buf *b = &t->bufs[t->cur];
+    if (n == 0)
+        return;
+    b->item.type = PES_RT_ITEM_RECORDS;
+    b->item.heap = 0;
+    b->item.thread = t->index;
+    b->item.records = b->recs;
+    b->item.n = n;
+    b->item.buf = b;
+    if (from_signal) {
+        if (pes_rt_writer_try_push(&b->item))
+            return;
+    } else {
+        pes_rt_writer_push(&b->item);
+    }
+    t->flushed += n;
+}
+
+/* Full buffer → writer; continue in the next one, waiting only if the writer
+ * has not returned it yet (back-pressure keeps memory bounded). */
+static void switch_buffer(struct pes_rt_thread *t)
+{
+    hand_over(t, capacity(), 0);
+    t->cur = (t->cur + 1) % PES_RT_NBUF;
+    pes_rt_writer_wait_free(&t->bufs[t->cur]);   /* writer gone: nobody reads it any more */
+    t->tls->cursor = t->bufs[t->cur].recs;
+}
+
+void pes_rt_buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
+{
+    struct pes_record *c = t->tls->cursor;
+    if (c >= t->bufs[t->cur].recs + capacity()) {
+        switch_buffer(t);
+        c = t->tls->cursor;
+    }
+    c->addr = addr;
+    c->id = id;
+    c->extra = extra;
+    t->tls->cursor = c + 1;
+}
+
+/* limit = min(buffer end, next time mark). The soft sampler adds its next
+ * sample here: everything that must interrupt the inline path is one min(). */
+void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
+{
+    struct pes_record *start = t->bufs[t->cur].recs;
+    uint64_t room = capacity();
+    uint64_t to_mark = t->next_mark - t->flushed;   /* > records in this buffer */
+    if (to_mark < room)
+        room = to_mark;
+    t->tls->limit = start + room;
+}
+
+static uint64_t records_so_far(const struct pes_rt_thread *t)
+{
+    return t->flushed + (uint64_t)(t->tls->cursor - t->bufs[t->cur].recs);
+}
+
+__attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
+{
+    struct pes_rt_thread *t = pes_rt_thread_self();
+    if (!t && !(t = pes_rt_thread_setup())) {
+        pes_rt_thread_use_scratch();
+        return;
+    }
+    if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
+        pes_rt_thread_use_scratch();
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    if (t->stopped) {
+        pthread_mutex_unlock(&t->lock);
+        pes_rt_thread_use_scratch();
+        return;
+    }
+    uint64_t n = records_so_far(t);
+    if (n >= t->next_mark) {
+        pes_rt_buffer_put(t, pes_rt_now(), PES_ID_TIME, 0);
+        t->next_mark = n + 1 + pes_rt.cfg.time_interval;
+    }
+    pes_rt_buffer_put(t, addr, (uint32_t)id_and_extra, (uint32_t)(id_and_extra >> 32));
+    pes_rt_buffer_set_limit(t);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * Stopping a thread that may still be running (process exit, fatal signal):
+ * under its lock (so it is not inside the slow path) we mark it stopped, pull
+ * its limit down so its next access enters the slow path and is dropped, then
+ * read its cursor. The inline sequence stores a record before advancing the
+ * cursor, so every record below the cursor we read is complete (x86-TSO store
+ * order); a record being written concurrently lies at or past it and is
+ * dropped. The buffers are never freed afterwards, so a late store is harmless.
+ */
+int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
+{
+    int from_signal = !wait_lock;
+    if (from_signal) {
+        if (pthread_mutex_trylock(&t->lock) != 0)
+            return -1;
+    } else {
+        pthread_mutex_lock(&t->lock);
+    }
+    if (t->stopped) {
+        pthread_mutex_unlock(&t->lock);
+        return 1;
+    }
+    struct pes_record *start = t->bufs[t->cur].recs;
+    if (end_record && !from_signal) {
+        pes_rt_buffer_put(t, pes_rt_now(), PES_ID_THREAD_END, 0);
+        start = t->bufs[t->cur].recs;
+    }
+    __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->tls->limit, start, __ATOMIC_RELAXED);
+    struct pes_record *cursor = __atomic_load_n(&t->tls->cursor, __ATOMIC_ACQUIRE);
+    size_t n = 0;
+    if (cursor >= start && cursor <= start + capacity())
+        n = (size_t)(cursor - start);
+    hand_over(t, n, from_signal);
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}

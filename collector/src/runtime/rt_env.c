@@ -1,0 +1,98 @@
+/* rt_env.c — strict parsing of the PES_* environment: a bad value disables
+ * tracing with one clear line instead of being half-understood. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+int pes_rt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+        return -1;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_flag(const char *name, const char *v, int *out, char *msg, size_t msg_size)
+{
+    if (!v)
+        return 0;
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+        *out = v[0] == '1';
+        return 0;
+    }
+    snprintf(msg, msg_size, "%s=%s: expected 0 or 1", name, v);
+    return -1;
+}
+
+static int parse_range(const char *name, const char *v, uint64_t min, uint64_t max,
+                       uint64_t *out, char *msg, size_t msg_size)
+{
+    if (!v)
+        return 0;
+    if (pes_rt_parse_u64(v, min, max, out) == 0)
+        return 0;
+    if (min == 1 && max == UINT32_MAX)
+        snprintf(msg, msg_size, "%s=%s: expected a positive integer", name, v);
+    else
+        snprintf(msg, msg_size, "%s=%s: expected an integer from %llu to %llu", name, v,
+                 (unsigned long long)min, (unsigned long long)max);
+    return -1;
+}
+
+int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx, char *msg,
+                        size_t msg_size)
+{
+    uint64_t v;
+    memset(c, 0, sizeof *c);
+    c->time_interval = PES_RT_DEFAULT_TIME_INTERVAL;
+    c->buffer_records = PES_RT_DEFAULT_BUFFER_RECORDS;
+    c->zstd_level = PES_RT_DEFAULT_ZSTD_LEVEL;
+    if (msg_size)
+        msg[0] = '\0';
+
+    const char *out = get(PES_ENV_FULL_OUTPUT, ctx);
+    if (out && !*out) {
+        snprintf(msg, msg_size, "%s=: expected a file path", PES_ENV_FULL_OUTPUT);
+        return -1;
+    }
+    c->full_output = out;
+
+    v = c->time_interval;
+    if (parse_range(PES_ENV_TIME_INTERVAL, get(PES_ENV_TIME_INTERVAL, ctx), 1, UINT32_MAX, &v,
+                    msg, msg_size))
+        return -1;
+    c->time_interval = (uint32_t)v;
+
+    v = c->buffer_records;
+    if (parse_range(PES_ENV_BUFFER_RECORDS, get(PES_ENV_BUFFER_RECORDS, ctx),
+                    PES_RT_MIN_BUFFER_RECORDS, PES_RT_MAX_BUFFER_RECORDS, &v, msg, msg_size))
+        return -1;
+    c->buffer_records = (uint32_t)v;
+
+    v = (uint64_t)c->zstd_level;
+    if (parse_range(PES_ENV_ZSTD_LEVEL, get(PES_ENV_ZSTD_LEVEL, ctx), 1, PES_RT_MAX_ZSTD_LEVEL, &v,
+                    msg, msg_size))
+        return -1;
+    c->zstd_level = (int)v;
+
+    if (parse_flag(PES_ENV_OVERWRITE, get(PES_ENV_OVERWRITE, ctx), &c->overwrite, msg, msg_size))
+        return -1;
+    if (parse_flag(PES_ENV_QUIET, get(PES_ENV_QUIET, ctx), &c->quiet, msg, msg_size))
+        return -1;
+
+    const char *cmd = get(PES_ENV_COMMAND, ctx);
+    c->command = (cmd && *cmd) ? cmd : NULL;
+    return 0;
+}

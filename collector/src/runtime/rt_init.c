@@ -1,0 +1,214 @@
+/* rt_init.c — start-up (environment, header, writer thread, signal handlers),
+ * process exit (flush every thread, footer) and fork (the child traces nothing). */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+struct pes_rt_state pes_rt = {.threads_lock = PTHREAD_MUTEX_INITIALIZER};
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+uint64_t pes_rt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One line on stderr, written with a single write(2) so it is not interleaved. */
+void pes_rt_message(const char *fmt, ...)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "pes-rt: ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof buf - 2)
+        len = sizeof buf - 2;
+    buf[len++] = '\n';
+    ssize_t w = write(2, buf, len);
+    (void)w;
+}
+
+static const char *env_get(const char *name, void *ctx)
+{
+    (void)ctx;
+    return getenv(name);
+}
+
+/* /proc/self/cmdline, quoted like PES_COMMAND. */
+static char *self_cmdline(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *raw = malloc(cap + 1);
+    ssize_t r;
+    while (raw && (r = read(fd, raw + len, cap - len)) > 0) {
+        len += (size_t)r;
+        if (len == cap) {
+            char *bigger = realloc(raw, cap * 2 + 1);
+            if (!bigger) {
+                free(raw);
+                raw = NULL;
+                break;
+            }
+            raw = bigger;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    if (!raw)
+        return NULL;
+    raw[len] = '\0';
+    int argc = 0;
+    for (size_t i = 0; i < len; i++)
+        argc += raw[i] == '\0';
+    char **argv = calloc((size_t)argc + 1, sizeof *argv);
+    char *out = NULL;
+    if (argv) {
+        char *p = raw;
+        for (int i = 0; i < argc; i++, p += strlen(p) + 1)
+            argv[i] = p;
+        out = pes_cmdline_quote(argc, argv);
+        free(argv);
+    }
+    free(raw);
+    return out;
+}
+
+static void build_config_string(char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "mode=full\ntime_interval=%u\nbuffer_records=%u\nzstd_level=%d\nabi_version=%u\n",
+             pes_rt.cfg.time_interval, pes_rt.cfg.buffer_records, pes_rt.cfg.zstd_level,
+             PES_RT_ABI_VERSION);
+}
+
+static int open_trace(void)
+{
+    struct pes_trace_info info;
+    memset(&info, 0, sizeof info);
+    char host[256] = "";
+    char config[512];
+    gethostname(host, sizeof host - 1);
+    char *command = pes_rt.cfg.command ? strdup(pes_rt.cfg.command) : self_cmdline();
+    char *model = pes_rt_host_cpu_model("/proc/cpuinfo");
+    build_config_string(config, sizeof config);
+
+    info.version = PES_TRACE_VERSION;
+    info.kind = PES_TRACE_FULL;
+    info.command = command ? command : "";
+    info.hostname = host;
+    info.cpu_model = model ? model : "";
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    info.n_cpus = ncpu > 0 ? (uint32_t)ncpu : 0;
+    info.n_sockets = pes_rt_host_sockets("/sys/devices/system/cpu");
+    info.n_cache_levels =
+        pes_rt_host_caches("/sys/devices/system/cpu", info.caches, PES_MAX_CACHE_LEVELS);
+    info.ticks_per_second = 1000000000ull;
+    info.start_ticks = pes_rt_now();
+    info.pid = (uint64_t)getpid();
+    info.config = config;
+
+    struct pes_writer_options opt = {.zstd_level = pes_rt.cfg.zstd_level};
+    struct pes_error err = {0};
+    pes_rt.writer = pes_trace_writer_open(pes_rt.cfg.full_output, pes_rt.cfg.overwrite, &info,
+                                          &opt, &err);
+    free(command);
+    free(model);
+    if (!pes_rt.writer) {
+        pes_rt_message("%s; full trace disabled", err.message[0] ? err.message : "cannot open trace");
+        return -1;
+    }
+    return 0;
+}
+
+/* fork: the child shares nothing with the parent's writer; its inherited
+ * buffers belong to the parent's trace and must not be written twice. */
+static void atfork_child(void)
+{
+    __atomic_store_n(&pes_rt.child, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pes_rt.full, 0, __ATOMIC_RELEASE);
+    pes_rt.writer = NULL;
+    pes_rt_thread_forget_self();
+    pes_rt_signals_restore();
+}
+
+static void init_once_fn(void)
+{
+    char msg[256];
+    if (pes_rt_config_parse(&pes_rt.cfg, env_get, NULL, msg, sizeof msg)) {
+        pes_rt_message("%s; tracing disabled", msg);
+        return;
+    }
+    if (!pes_rt.cfg.full_output)
+        return;   /* off: scratch buffers only, no file, no thread */
+    pes_rt_thread_init_key();
+    if (open_trace())
+        return;
+    if (pes_rt_writer_start()) {
+        pes_rt_message("cannot start the writer thread; full trace disabled");
+        struct pes_error err;
+        pes_trace_writer_close(pes_rt.writer, NULL, 0, pes_rt_now(), &err);
+        pes_rt.writer = NULL;
+        return;
+    }
+    pthread_atfork(NULL, NULL, atfork_child);
+    __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
+    pes_rt_signals_install();
+}
+
+void pes_rt_init(void)
+{
+    pthread_once(&init_once, init_once_fn);
+}
+
+__attribute__((constructor(PES_RT_CTOR_PRIORITY - 1))) static void rt_constructor(void)
+{
+    pes_rt_init();
+}
+
+/*
+ * Stops every thread and closes the trace. Threads still running keep their
+ * buffers (never freed here): they may store one more record past the cursor we
+ * read, which we do not write (see pes_rt_buffer_stop).
+ */
+void pes_rt_shutdown(int from_signal)
+{
+    if (!__atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE) || pes_rt.child)
+        return;
+    if (__atomic_exchange_n(&pes_rt.stopping, 1, __ATOMIC_ACQ_REL))
+        return;   /* another thread (exit or signal) does it */
+    struct pes_rt_thread *self = pes_rt_thread_self();
+    if (from_signal) {
+        if (pthread_mutex_trylock(&pes_rt.threads_lock) != 0)
+            goto finish;   /* a thread is being created right now: flush what is queued */
+    } else {
+        pthread_mutex_lock(&pes_rt.threads_lock);
+    }
+    struct pes_rt_thread *list = pes_rt.threads;
+    pthread_mutex_unlock(&pes_rt.threads_lock);
+    for (struct pes_rt_thread *t = list; t; t = t->next)
+        pes_rt_buffer_stop(t, !from_signal, t == self);
+finish:
+    if (from_signal)
+        pes_rt_writer_finish_signal();
+    else
+        pes_rt_writer_finish();
+}
+
+/* Runs after the application's atexit handlers and static destructors (the
+ * runtime is a dependency of the executable, so its fini runs last). */
+__attribute__((destructor)) static void rt_destructor(void)
+{
+    pes_rt_shutdown(0);
+}

@@ -1,0 +1,48 @@
+/* rt_modules.c — __pes_register_module: consecutive id ranges from 0 in
+ * registration order; the converted tables go through the writer queue, so a
+ * MODULE block always precedes the records that use its ids. */
+#include <stdlib.h>
+
+#include "rt_internal.h"
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t next_id;
+
+__attribute__((visibility("default"))) void __pes_register_module(struct pes_rt_module *m)
+{
+    pes_rt_init();   /* a module constructor may run before the runtime's own */
+    if (!m || !m->id_base)
+        return;
+    if (m->abi_version != PES_RT_ABI_VERSION) {
+        pes_rt_message("%s: instrumented for runtime ABI %u, this runtime is ABI %u; rebuild it",
+                       m->name ? m->name : "?", m->abi_version, PES_RT_ABI_VERSION);
+        *m->id_base = 0;
+        return;
+    }
+    pthread_mutex_lock(&modules_lock);
+    uint32_t base;
+    if (pes_rt_assign_range(&next_id, m->n_sites, m->n_bbs, &base)) {
+        pthread_mutex_unlock(&modules_lock);
+        pes_rt_message("%s: too many sites and blocks for the 32-bit id space; its ids are wrong",
+                       m->name ? m->name : "?");
+        *m->id_base = 0;
+        return;
+    }
+    *m->id_base = base;
+    if (__atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE)) {
+        struct pes_rt_item *it = calloc(1, sizeof *it);
+        struct pes_module *conv = pes_rt_module_convert(m, base);
+        if (it && conv) {
+            it->type = PES_RT_ITEM_MODULE;
+            it->heap = 1;
+            it->module = conv;
+            pes_rt_writer_push(it);
+        } else {
+            free(it);
+            free(conv);
+            pes_rt_message("%s: out of memory; its tables are missing from the trace",
+                           m->name ? m->name : "?");
+        }
+    }
+    pthread_mutex_unlock(&modules_lock);
+}

@@ -1,0 +1,131 @@
+/* rt_thread.c — per-thread state. A new thread's __pes_tls is zero, so its
+ * first instrumented access takes the slow path, which calls
+ * pes_rt_thread_setup; a pthread key destructor flushes it at thread exit. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+static __thread struct pes_rt_thread *self;
+static __thread int setup_failed;
+static __thread struct pes_record scratch[PES_RT_SCRATCH];
+static pthread_key_t exit_key;
+
+struct pes_rt_thread *pes_rt_thread_self(void)
+{
+    return self;
+}
+
+/* Records go nowhere: the inline path writes into scratch, which is recycled. */
+void pes_rt_thread_use_scratch(void)
+{
+    __pes_tls.cursor = scratch;
+    __pes_tls.limit = scratch + PES_RT_SCRATCH;
+}
+
+void pes_rt_thread_forget_self(void)
+{
+    self = NULL;
+    setup_failed = 1;
+    pes_rt_thread_use_scratch();
+}
+
+static int cpu_socket(int cpu)
+{
+    char dir[128], path[192];
+    if (cpu < 0)
+        return -1;
+    snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu%d/topology", cpu);
+    snprintf(path, sizeof path, "%s/physical_package_id", dir);
+    FILE *f = fopen(path, "r");
+    int id = -1;
+    if (f) {
+        if (fscanf(f, "%d", &id) != 1)
+            id = -1;
+        fclose(f);
+    }
+    return id;
+}
+
+/* Thread exit: a last THREAD_END record, hand the partial buffer over, then
+ * free the buffers once the writer is done with them. */
+static void thread_exit(void *p)
+{
+    struct pes_rt_thread *t = p;
+    if (__atomic_load_n(&pes_rt.child, __ATOMIC_RELAXED))
+        return;
+    int stopped_here = pes_rt_buffer_stop(t, 1, 1) == 0;
+    pes_rt_thread_use_scratch();   /* later destructors may still run instrumented code */
+    if (!stopped_here)
+        return;   /* stopped by process exit: its buffers are the writer's to read */
+    int all_free = 1;
+    for (int i = 0; i < PES_RT_NBUF; i++)
+        all_free &= pes_rt_writer_wait_free(&t->bufs[i]) == 0;
+    if (all_free)
+        for (int i = 0; i < PES_RT_NBUF; i++) {
+            free(t->bufs[i].recs);
+            t->bufs[i].recs = NULL;
+        }
+}
+
+void pes_rt_thread_init_key(void)
+{
+    pthread_key_create(&exit_key, thread_exit);
+}
+
+struct pes_rt_thread *pes_rt_thread_setup(void)
+{
+    if (setup_failed || !__atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE))
+        return NULL;
+    struct pes_rt_thread *t = calloc(1, sizeof *t);
+    struct pes_rt_item *it = calloc(1, sizeof *it);
+    if (!t || !it || pes_rt_buffer_alloc(t)) {
+        if (t)
+            for (int i = 0; i < PES_RT_NBUF; i++)
+                free(t->bufs[i].recs);
+        free(t);
+        free(it);
+        setup_failed = 1;
+        return NULL;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    t->tls = &__pes_tls;
+    t->tid = gettid();
+    int cpu = sched_getcpu();
+
+    it->type = PES_RT_ITEM_THREAD;
+    it->heap = 1;
+    it->info.parent = UINT32_MAX;   /* creator unknown: pthread_create is not wrapped */
+    it->info.tid = (uint64_t)t->tid;
+    it->info.cpu = cpu;
+    it->info.socket = cpu_socket(cpu);
+    it->info.start_ticks = pes_rt_now();
+
+    /* Index and THREAD block under one lock: THREAD blocks appear in index order. */
+    pthread_mutex_lock(&pes_rt.threads_lock);
+    if (__atomic_load_n(&pes_rt.stopping, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_unlock(&pes_rt.threads_lock);
+        for (int i = 0; i < PES_RT_NBUF; i++)
+            free(t->bufs[i].recs);
+        free(t);
+        free(it);
+        setup_failed = 1;
+        return NULL;
+    }
+    t->index = pes_rt.n_threads++;
+    it->info.index = t->index;
+    t->next = pes_rt.threads;
+    pes_rt.threads = t;
+    pes_rt_writer_push(it);
+    pthread_mutex_unlock(&pes_rt.threads_lock);
+
+    self = t;
+    pthread_setspecific(exit_key, t);
+    __pes_tls.cursor = t->bufs[0].recs;
+    __pes_tls.limit = t->bufs[0].recs;
+    return t;
+}

@@ -1,0 +1,17 @@
+# End-to-end tests of libpes-rt and pes-collect with a hand-instrumented program
+# (the rt_abi inline sequence as a macro; independent of the LLVM pass).
+set(PES_RT_E2E_DIR ${CMAKE_CURRENT_LIST_DIR}/collector)
+add_executable(rt_prog ${PES_RT_E2E_DIR}/rt_prog.c)
+target_link_libraries(rt_prog PRIVATE pes-rt Threads::Threads)
+add_executable(rt_check ${PES_RT_E2E_DIR}/rt_check.c)
+target_link_libraries(rt_check PRIVATE pes_trace)
+foreach(t rt_prog rt_check)
+  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e)
+endforeach()
+
+foreach(scenario single threads oversubscribed early abort signal-status exit3 fork output args
+                 default-name missing not-instrumented exists usage bad-env)
+  add_test(NAME e2e.collector.${scenario}
+           COMMAND sh ${PES_RT_E2E_DIR}/run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
+  set_tests_properties(e2e.collector.${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
+endforeach()

@@ -1,0 +1,142 @@
+#!/bin/sh
+# run.sh SCENARIO BIN_DIR TEST_BIN_DIR — one end-to-end scenario of the runtime
+# and pes-collect with the hand-instrumented rt_prog (see rt_prog.c).
+set -u
+scenario=$1
+bin=$2
+tbin=$3
+collect="$bin/pes-collect"
+prog="$tbin/rt_prog"
+check="$tbin/rt_check"
+work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-rt.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
+
+# run EXPECTED_STATUS pes-collect args... : captures stdout/stderr, checks the status
+run() {
+    want=$1; shift
+    "$@" >out.txt 2>err.txt
+    got=$?
+    [ "$got" = "$want" ] || { cat err.txt >&2; fail "'$*' exited $got, expected $want"; }
+}
+
+case "$scenario" in
+single)
+    run 0 "$collect" --full -q --time-interval 100 -o t.zst -- "$prog" single 100000
+    "$check" t.zst --interval 100 --thread-end 0:100000 || fail "trace check"
+    ;;
+threads)
+    run 0 "$collect" --full -q --buffer-records 1000 -o t.zst "$prog" threads 8 20000
+    "$check" t.zst --interval 1024 --thread-end 1:20000 2:20000 3:20000 4:20000 5:20000 \
+        6:20000 7:20000 8:20000 || fail "trace check"
+    ;;
+oversubscribed)
+    # more threads than cores, tiny buffers: exercises back-pressure
+    n=24
+    run 0 "$collect" --full -q --buffer-records 64 --time-interval 7 -o t.zst "$prog" threads $n 3000
+    exp=""; i=1; while [ $i -le $n ]; do exp="$exp $i:3000"; i=$((i + 1)); done
+    "$check" t.zst --interval 7 --thread-end $exp || fail "trace check"
+    ;;
+early)
+    run 0 "$collect" --full -q --buffer-records 500 -o t.zst "$prog" early 6 10001
+    "$check" t.zst --thread-end 1:5000 2:10001 3:5000 4:10001 5:5000 6:10001 || fail "trace check"
+    ;;
+abort)
+    run 134 sh -c "exec \"$collect\" --full -q -o t.zst \"$prog\" abort 150000"
+    grep -q "rt_prog: aborting" out.txt || fail "stdout lost"
+    # default buffers: 2 complete blocks + the partial one flushed by the signal handler
+    "$check" t.zst 0:150000 || fail "trace check"
+    ;;
+signal-status)
+    # pes-collect dies of the same signal as the program
+    "$collect" --full -q -o t.zst "$prog" abort 10 >/dev/null 2>&1 &
+    wait $!
+    st=$?
+    [ $st = 134 ] || fail "status $st, expected 134 (SIGABRT)"
+    ;;
+exit3)
+    run 3 "$collect" --full -o t.zst "$prog" exit3 5000
+    grep -q "^pes-collect: t.zst: .*1 thread, 50[0-9][0-9] records" err.txt || { cat err.txt; fail "summary"; }
+    "$check" t.zst 0:5000 || fail "trace check"
+    ;;
+fork)
+    run 0 "$collect" --full -q --buffer-records 100 -o t.zst "$prog" fork 1000
+    grep -q "child ok" out.txt || fail "child"
+    "$check" t.zst --thread-end 0:2000 || fail "trace check"
+    ;;
+output)
+    # stdout/stderr byte-identical to a run without the collector (-q: no summary)
+    "$prog" threads 3 1000 >plain.out 2>plain.err
+    run 0 "$collect" --full -q -o t.zst "$prog" threads 3 1000
+    cmp -s plain.out out.txt || fail "stdout differs"
+    cmp -s plain.err err.txt || fail "stderr differs"
+    # without -q: the same plus one summary line at the end
+    run 0 "$collect" --full -o t2.zst "$prog" threads 3 1000
+    cmp -s plain.out out.txt || fail "stdout differs (not quiet)"
+    [ "$(wc -l <err.txt)" = $(( $(wc -l <plain.err) + 1 )) ] || fail "expected one summary line"
+    head -n "$(wc -l <plain.err)" err.txt | cmp -s - plain.err || fail "stderr differs (not quiet)"
+    tail -n 1 err.txt | grep -q "^pes-collect: t2.zst: .*3 threads, 30[0-9][0-9] records" || fail "summary: $(tail -n 1 err.txt)"
+    ;;
+args)
+    run 0 "$collect" --full -q -o t.zst "$prog" echo "a b" "it's" '"q"' '' '$HOME' --full
+    printf 'rt_prog: start\n[a b]\n[it'"'"'s]\n["q"]\n[]\n[$HOME]\n[--full]\nrt_prog: done\n' >want.txt
+    cmp -s want.txt out.txt || { diff want.txt out.txt >&2; fail "arguments changed"; }
+    ;;
+default-name)
+    run 0 "$collect" --full -q "$prog" single 10
+    set -- rt_prog.*.full.zst
+    [ -f "$1" ] || fail "no rt_prog.PID.full.zst in the current directory"
+    "$check" "$1" 0:10 || fail "trace check"
+    ;;
+missing)
+    run 127 "$collect" --full ./no-such-program
+    grep -q "^pes-collect: ./no-such-program: program not found$" err.txt || fail "message: $(cat err.txt)"
+    run 127 "$collect" --full no-such-program-in-path
+    ;;
+not-instrumented)
+    run 2 "$collect" --full true
+    grep -q "^pes-collect: true was not built with pes-clang" err.txt || fail "message: $(cat err.txt)"
+    printf '#!/bin/sh\n' >script.sh; chmod +x script.sh
+    run 2 "$collect" --full ./script.sh
+    grep -q "not an ELF executable" err.txt || fail "message: $(cat err.txt)"
+    ;;
+exists)
+    echo keep >t.zst
+    run 2 "$collect" --full -o t.zst "$prog" single 10
+    grep -q "^pes-collect: t.zst: file exists (use --force to replace it)$" err.txt || fail "message: $(cat err.txt)"
+    [ "$(cat t.zst)" = keep ] || fail "existing file was modified"
+    [ ! -s out.txt ] || fail "the program ran"
+    run 0 "$collect" --full -q --force -o t.zst "$prog" single 10
+    "$check" t.zst 0:10 || fail "trace check after --force"
+    ;;
+usage)
+    run 2 "$collect" --full --time-interval x "$prog" single 1
+    grep -q "^pes-collect: --time-interval: expected a positive integer, got 'x'$" err.txt || fail "message: $(cat err.txt)"
+    run 2 "$collect" --full --buffer-records 0 "$prog" single 1
+    run 2 "$collect" --full --zstd-level 99 "$prog" single 1
+    run 2 "$collect" --bogus "$prog"
+    run 2 "$collect" "$prog" single 1
+    grep -q "sampling modes are not implemented yet" err.txt || fail "message: $(cat err.txt)"
+    [ "$(wc -l <err.txt)" = 1 ] || fail "more than one line"
+    run 2 "$collect" --full
+    run 0 "$collect" --help
+    grep -q -- "--time-interval" out.txt || fail "help"
+    run 0 "$collect" --version
+    ;;
+bad-env)
+    # a bad PES_* value: one line on stderr, tracing off, program unchanged
+    PES_FULL_OUTPUT="$work/e.zst" PES_TIME_INTERVAL=abc "$prog" single 100 >out.txt 2>err.txt || fail "status"
+    grep -q "^pes-rt: PES_TIME_INTERVAL=abc: expected a positive integer" err.txt || fail "message: $(cat err.txt)"
+    [ "$(grep -c pes-rt err.txt)" = 1 ] || fail "more than one line"
+    [ ! -e e.zst ] || fail "trace written despite a bad setting"
+    # off (no PES_FULL_OUTPUT): no file, no message
+    "$prog" single 100000 >out.txt 2>err.txt || fail "status (off)"
+    [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "runtime printed in off mode"
+    ;;
+*)
+    fail "unknown scenario"
+    ;;
+esac
+exit 0
