@@ -1,0 +1,572 @@
+/*
+ * mesi — MESI coherence between the cores' private hierarchies, miss
+ * classification, per-site/per-thread attribution and communication matrices
+ * (definitions in mesi.h and docs/simulation.md).
+ *
+ * Directory: an open-addressing hash map keyed by line number, one slot per
+ * line ever touched (slots are never freed: "ever touched" is what makes a
+ * miss compulsory). Next to each slot, one small record per core holding that
+ * core's byte mask for the line.
+ */
+#include "mesi.h"
+#include "cachesim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_LINE UINT64_MAX
+
+struct dir_entry {
+    uint64_t line;
+    uint64_t present;      /* cores whose private caches hold the line */
+    uint64_t touched;      /* cores that ever held it */
+    uint64_t lost;         /* cores that lost it to another core's write since holding it */
+    uint64_t sock_present; /* sockets whose shared levels may hold it (superset) */
+    uint64_t sock_touched;
+    uint64_t sock_lost;
+    uint8_t excl;          /* sole holder in E or M */
+    uint8_t dirty;         /* sole holder in M */
+};
+
+/* Per line and core. While the core holds the line: bytes it accessed since
+ * (re)acquiring it (Marathe §8 bit vector). While it has lost the line: bytes
+ * other cores wrote since the invalidation (classifies the coherence miss). */
+struct dir_core {
+    uint64_t mask;
+    uint32_t inv_core;     /* core whose write invalidated this copy */
+    uint32_t pad;
+};
+
+struct pes_sim {
+    struct pes_hier *hier;
+    uint32_t n_cores, n_sockets, n_threads, n_levels, n_private;
+    uint32_t *core_socket;
+    uint32_t *core_thread; /* thread that last ran on each core */
+    uint32_t line_shift, gran_shift;
+    /* directory */
+    struct dir_entry *dir;
+    struct dir_core *dcore;  /* cap * n_cores */
+    uint64_t cap, used;
+    unsigned cap_bits;
+    /* results */
+    struct pes_sim_stats totals, other_site;
+    struct pes_sim_stats *threads;
+    struct pes_sim_stats *sites;
+    uint32_t n_sites;        /* allocated */
+    uint8_t *site_seen;
+    uint64_t writebacks;
+    uint64_t *comm_thread[2]; /* [0] true, [1] false; n_threads^2, row supplier */
+    uint64_t *comm_core[2];
+};
+
+static void set_err(struct pes_error *err, int code, const char *fmt, unsigned long long a,
+                    unsigned long long b)
+{
+    if (!err)
+        return;
+    err->code = code;
+    err->offset = 0;
+    snprintf(err->message, sizeof err->message, fmt, a, b);
+}
+
+static inline uint64_t hash_line(uint64_t line, unsigned bits)
+{
+    return (line * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+}
+
+static int dir_alloc(struct pes_sim *s, unsigned bits)
+{
+    uint64_t cap = 1ull << bits;
+    struct dir_entry *d = malloc(cap * sizeof *d);
+    struct dir_core *dc = malloc(cap * s->n_cores * sizeof *dc);
+    if (!d || !dc) {
+        free(d);
+        free(dc);
+        return -1;
+    }
+    for (uint64_t i = 0; i < cap; i++)
+        d[i].line = NO_LINE;
+    struct dir_entry *old = s->dir;
+    struct dir_core *oldc = s->dcore;
+    uint64_t oldcap = s->cap;
+    s->dir = d;
+    s->dcore = dc;
+    s->cap = cap;
+    s->cap_bits = bits;
+    for (uint64_t i = 0; i < oldcap; i++) {
+        if (old[i].line == NO_LINE)
+            continue;
+        uint64_t j = hash_line(old[i].line, bits);
+        while (d[j].line != NO_LINE)
+            j = (j + 1) & (cap - 1);
+        d[j] = old[i];
+        memcpy(&dc[j * s->n_cores], &oldc[i * s->n_cores], s->n_cores * sizeof *dc);
+    }
+    free(old);
+    free(oldc);
+    return 0;
+}
+
+/* Index of line's slot, or cap if absent. */
+static inline uint64_t dir_find(const struct pes_sim *s, uint64_t line)
+{
+    uint64_t j = hash_line(line, s->cap_bits);
+    for (;;) {
+        if (s->dir[j].line == line)
+            return j;
+        if (s->dir[j].line == NO_LINE)
+            return s->cap;
+        j = (j + 1) & (s->cap - 1);
+    }
+}
+
+/* Index of line's slot, inserting a fresh one; cap on allocation failure. */
+static inline uint64_t dir_get(struct pes_sim *s, uint64_t line)
+{
+    uint64_t j = hash_line(line, s->cap_bits);
+    for (;;) {
+        if (s->dir[j].line == line)
+            return j;
+        if (s->dir[j].line == NO_LINE)
+            break;
+        j = (j + 1) & (s->cap - 1);
+    }
+    if ((s->used + 1) * 2 > s->cap) {
+        if (dir_alloc(s, s->cap_bits + 1) != 0)
+            return s->cap;
+        return dir_get(s, line);
+    }
+    s->used++;
+    memset(&s->dir[j], 0, sizeof s->dir[j]);
+    s->dir[j].line = line;
+    return j;
+}
+
+/* A line left core's private caches by eviction (not by coherence). */
+static void on_evict(void *ctx, uint32_t core, uint64_t line)
+{
+    struct pes_sim *s = ctx;
+    uint64_t j = dir_find(s, line);
+    if (j == s->cap)
+        return;
+    struct dir_entry *e = &s->dir[j];
+    uint64_t bit = 1ull << core;
+    if (!(e->present & bit))
+        return;
+    e->present &= ~bit;
+    if (e->dirty) {
+        s->writebacks++;
+        e->dirty = 0;
+    }
+    e->excl = 0;  /* a remaining copy stays S (MESI does not upgrade silently) */
+}
+
+void pes_sim_destroy(struct pes_sim *s)
+{
+    if (!s)
+        return;
+    pes_hier_destroy(s->hier);
+    free(s->core_socket);
+    free(s->core_thread);
+    free(s->dir);
+    free(s->dcore);
+    free(s->threads);
+    free(s->sites);
+    free(s->site_seen);
+    for (int k = 0; k < 2; k++) {
+        free(s->comm_thread[k]);
+        free(s->comm_core[k]);
+    }
+    free(s);
+}
+
+struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_error *err)
+{
+    if (!cfg || !cfg->machine) {
+        set_err(err, PES_ERR_ARG, "sim: no machine description%.0llu%.0llu", 0, 0);
+        return NULL;
+    }
+    const struct pes_machine *m = cfg->machine;
+    uint32_t n_cores = cfg->n_cores ? cfg->n_cores : m->sockets * m->cores_per_socket;
+    if (n_cores == 0 || n_cores > PES_SIM_MAX_CORES) {
+        set_err(err, PES_ERR_ARG, "sim: %llu cores, expected 1 .. %llu", n_cores,
+                PES_SIM_MAX_CORES);
+        return NULL;
+    }
+    if (cfg->n_threads == 0 || cfg->n_threads > PES_SIM_MAX_THREADS) {
+        set_err(err, PES_ERR_ARG, "sim: %llu threads, expected 1 .. %llu", cfg->n_threads,
+                PES_SIM_MAX_THREADS);
+        return NULL;
+    }
+    if (!cfg->core_socket && m->cores_per_socket == 0) {
+        set_err(err, PES_ERR_ARG, "sim: machine has 0 cores per socket%.0llu%.0llu", 0, 0);
+        return NULL;
+    }
+    if (m->n_levels == 0 || m->n_levels > PES_MAX_LEVELS || m->level[0].line < 8 ||
+        m->level[0].line > 4096 || (m->level[0].line & (m->level[0].line - 1))) {
+        set_err(err, PES_ERR_ARG, "sim: %llu levels / line %llu bytes (need 1..4, power of 2, 8..4096)",
+                m->n_levels, m->level[0].line);
+        return NULL;
+    }
+    struct pes_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        goto nomem;
+    s->n_cores = n_cores;
+    s->n_threads = cfg->n_threads;
+    s->core_socket = malloc(n_cores * sizeof *s->core_socket);
+    s->core_thread = calloc(n_cores, sizeof *s->core_thread);
+    if (!s->core_socket || !s->core_thread)
+        goto nomem;
+    uint32_t n_sockets = 0;
+    for (uint32_t c = 0; c < n_cores; c++) {
+        uint32_t so = cfg->core_socket ? cfg->core_socket[c] : c / m->cores_per_socket;
+        if (so >= PES_SIM_MAX_CORES) {
+            set_err(err, PES_ERR_ARG, "sim: core %llu on socket %llu (max 63)", c, so);
+            pes_sim_destroy(s);
+            return NULL;
+        }
+        s->core_socket[c] = so;
+        if (so + 1 > n_sockets)
+            n_sockets = so + 1;
+    }
+    s->n_sockets = n_sockets;
+    struct pes_hier_config hc = {.n_cores = n_cores, .n_sockets = n_sockets,
+                                 .core_socket = s->core_socket, .n_levels = m->n_levels,
+                                 .non_inclusive = cfg->non_inclusive};
+    memcpy(hc.level, m->level, sizeof hc.level);
+    s->hier = pes_hier_create(&hc, on_evict, s, err);
+    if (!s->hier) {
+        pes_sim_destroy(s);
+        return NULL;
+    }
+    s->n_levels = m->n_levels;
+    s->n_private = pes_hier_private_levels(s->hier);
+    uint32_t line = m->level[0].line;
+    while ((1u << s->line_shift) < line)
+        s->line_shift++;
+    s->gran_shift = s->line_shift > 6 ? s->line_shift - 6 : 0;
+    if (dir_alloc(s, 16) != 0)
+        goto nomem;
+    s->threads = calloc(s->n_threads, sizeof *s->threads);
+    if (!s->threads)
+        goto nomem;
+    for (int k = 0; k < 2; k++) {
+        s->comm_thread[k] = calloc((size_t)s->n_threads * s->n_threads, sizeof(uint64_t));
+        s->comm_core[k] = calloc((size_t)n_cores * n_cores, sizeof(uint64_t));
+        if (!s->comm_thread[k] || !s->comm_core[k])
+            goto nomem;
+    }
+    return s;
+nomem:
+    pes_sim_destroy(s);
+    set_err(err, PES_ERR_NOMEM, "sim: out of memory%.0llu%.0llu", 0, 0);
+    return NULL;
+}
+
+static struct pes_sim_stats *site_stats(struct pes_sim *s, uint32_t site)
+{
+    if (site >= PES_SIM_MAX_SITES)
+        return &s->other_site;
+    if (site >= s->n_sites) {
+        uint32_t n = s->n_sites ? s->n_sites : 256;
+        while (n <= site)
+            n *= 2;
+        struct pes_sim_stats *st = realloc(s->sites, (size_t)n * sizeof *st);
+        if (!st)
+            return NULL;
+        s->sites = st;
+        uint8_t *seen = realloc(s->site_seen, n);
+        if (!seen)
+            return NULL;
+        s->site_seen = seen;
+        memset(st + s->n_sites, 0, (size_t)(n - s->n_sites) * sizeof *st);
+        memset(seen + s->n_sites, 0, n - s->n_sites);
+        s->n_sites = n;
+    }
+    s->site_seen[site] = 1;
+    return &s->sites[site];
+}
+
+/* Apply one update to the three attribution targets. */
+#define ADD3(field, n)          \
+    do {                        \
+        tot->field += (n);      \
+        th->field += (n);       \
+        st->field += (n);       \
+    } while (0)
+
+static uint64_t byte_mask(const struct pes_sim *s, uint64_t lo, uint64_t hi)
+{
+    /* Offsets lo..hi-1 inside the line, at 1 bit per 2^gran_shift bytes. */
+    uint64_t a = lo >> s->gran_shift, b = (hi - 1) >> s->gran_shift;
+    uint64_t n = b - a + 1;
+    uint64_t m = n >= 64 ? ~0ull : ((1ull << n) - 1);
+    return m << a;
+}
+
+/* Write by core c (thread t) removes other cores' copies. */
+static void invalidate_others(struct pes_sim *s, struct dir_entry *e, struct dir_core *dc,
+                              uint32_t c, uint32_t t, uint64_t bytes, uint64_t others, int transfer,
+                              struct pes_sim_stats *tot, struct pes_sim_stats *th,
+                              struct pes_sim_stats *st)
+{
+    while (others) {
+        uint32_t o = (uint32_t)__builtin_ctzll(others);
+        others &= others - 1;
+        uint64_t obit = 1ull << o;
+        int is_true = (dc[o].mask & bytes) != 0;   /* Marathe §8 */
+        uint32_t ot = s->core_thread[o];
+        if (is_true)
+            ADD3(inval_true, 1);
+        else
+            ADD3(inval_false, 1);
+        tot->victim_threads |= 1ull << (ot & 63);
+        th->victim_threads |= 1ull << (ot & 63);
+        st->victim_threads |= 1ull << (ot & 63);
+        if (transfer) {
+            /* Write miss: the line moves from the holder to the writer. */
+            int k = is_true ? 0 : 1;
+            if (is_true)
+                ADD3(comm_true, 1);
+            else
+                ADD3(comm_false, 1);
+            s->comm_core[k][(size_t)o * s->n_cores + c]++;
+            if (ot != t)
+                s->comm_thread[k][(size_t)ot * s->n_threads + t]++;
+        }
+        pes_hier_drop_private(s->hier, o, e->line);
+        e->present &= ~obit;
+        e->lost |= obit;
+        dc[o].mask = bytes;      /* from now on: bytes written by others since the loss */
+        dc[o].inv_core = c;
+    }
+}
+
+static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line, uint64_t bytes,
+                       int rd, int wr, struct pes_sim_stats *st)
+{
+    struct pes_sim_stats *tot = &s->totals, *th = &s->threads[t];
+    ADD3(accesses, 1);
+    if (rd)
+        ADD3(reads, 1);
+    if (wr)
+        ADD3(writes, 1);
+    s->core_thread[c] = t;
+    uint64_t j = dir_get(s, line);
+    if (j == s->cap)
+        return -1;
+    uint32_t sock = s->core_socket[c];
+    uint64_t cbit = 1ull << c, sbit = 1ull << sock;
+    /* Class of a private miss / a shared-level miss, from the state before the access. */
+    int pclass, sclass;
+    {
+        struct dir_entry *e = &s->dir[j];
+        pclass = !(e->touched & cbit) ? PES_SIM_COMPULSORY
+                 : (e->lost & cbit)   ? PES_SIM_COHERENCE
+                                      : PES_SIM_CAPACITY;
+        sclass = !(e->sock_touched & sbit) ? PES_SIM_COMPULSORY
+                 : (e->sock_lost & sbit)   ? PES_SIM_COHERENCE
+                                           : PES_SIM_CAPACITY;
+    }
+    /* The fill may evict other lines (on_evict looks them up, never inserts),
+     * so slot j stays valid. */
+    uint32_t hit = pes_hier_access(s->hier, c, line);
+    struct dir_entry *e = &s->dir[j];
+    struct dir_core *dc = &s->dcore[j * s->n_cores];
+    for (uint32_t k = 0; k < hit; k++) {
+        int cls;
+        if (k < s->n_private)
+            cls = hit < s->n_private ? PES_SIM_CAPACITY : pclass;
+        else
+            cls = hit < s->n_levels ? PES_SIM_CAPACITY : sclass;
+        ADD3(misses[k][cls], 1);
+    }
+    if (hit < s->n_levels)
+        ADD3(hits[hit], 1);
+
+    /* Bytes written by this core count against every core that lost the line. */
+    if (wr) {
+        uint64_t l = e->lost & ~cbit;
+        while (l) {
+            uint32_t o = (uint32_t)__builtin_ctzll(l);
+            l &= l - 1;
+            dc[o].mask |= bytes;
+        }
+    }
+
+    uint64_t others = e->present & ~cbit;
+    if (!(e->present & cbit)) {
+        /* Private miss. */
+        if (e->lost & cbit) {
+            int is_true = (dc[c].mask & bytes) != 0;
+            if (is_true)
+                ADD3(coh_true, 1);
+            else
+                ADD3(coh_false, 1);
+            uint32_t src = s->core_thread[dc[c].inv_core];
+            tot->source_threads |= 1ull << (src & 63);
+            th->source_threads |= 1ull << (src & 63);
+            st->source_threads |= 1ull << (src & 63);
+        }
+        if (wr) {
+            invalidate_others(s, e, dc, c, t, bytes, others, 1, tot, th, st);
+            e->present = cbit;
+            e->excl = 1;
+            e->dirty = 1;
+        } else {
+            if (others && e->dirty) {
+                /* M elsewhere: holder writes back, both end in S; the line moves. */
+                uint32_t o = (uint32_t)__builtin_ctzll(others);
+                uint32_t ot = s->core_thread[o];
+                int is_true = (dc[o].mask & bytes) != 0;
+                int k = is_true ? 0 : 1;
+                ADD3(downgrades, 1);
+                if (is_true)
+                    ADD3(comm_true, 1);
+                else
+                    ADD3(comm_false, 1);
+                s->writebacks++;
+                s->comm_core[k][(size_t)o * s->n_cores + c]++;
+                if (ot != t)
+                    s->comm_thread[k][(size_t)ot * s->n_threads + t]++;
+            }
+            e->excl = others == 0;
+            e->dirty = 0;
+            e->present |= cbit;
+        }
+        e->touched |= cbit;
+        e->lost &= ~cbit;
+        dc[c].mask = bytes;
+    } else {
+        if (wr) {
+            if (others) {
+                ADD3(upgrades, 1);
+                invalidate_others(s, e, dc, c, t, bytes, others, 0, tot, th, st);
+            } else if (!e->excl) {
+                ADD3(upgrades, 1);   /* S with no other sharer: bus upgrade, nobody to invalidate */
+            }
+            e->present = cbit;
+            e->excl = 1;
+            e->dirty = 1;
+        }
+        dc[c].mask |= bytes;
+    }
+
+    /* Shared levels: a write makes other sockets' copies stale. */
+    if (wr && (e->sock_present & ~sbit)) {
+        uint64_t so = e->sock_present & ~sbit;
+        while (so) {
+            uint32_t x = (uint32_t)__builtin_ctzll(so);
+            so &= so - 1;
+            if (pes_hier_drop_shared(s->hier, x, line))
+                e->sock_lost |= 1ull << x;
+        }
+        e->sock_present &= sbit;
+    }
+    if (hit >= s->n_private) {
+        e->sock_present |= sbit;
+        e->sock_touched |= sbit;
+        e->sock_lost &= ~sbit;
+    }
+    return 0;
+}
+
+int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes_error *err)
+{
+    if (a->core >= s->n_cores) {
+        set_err(err, PES_ERR_ARG, "sim: core %llu out of range (%llu cores)", a->core, s->n_cores);
+        return -1;
+    }
+    if (a->thread >= s->n_threads) {
+        set_err(err, PES_ERR_ARG, "sim: thread %llu out of range (%llu threads)", a->thread,
+                s->n_threads);
+        return -1;
+    }
+    struct pes_sim_stats *st = site_stats(s, a->site);
+    if (!st)
+        goto nomem;
+    uint64_t size = a->size ? a->size : 1;
+    uint64_t first = a->addr, last = a->addr + size - 1;
+    if (last < first)
+        last = UINT64_MAX;   /* wraps past the end of the address space: clamp */
+    uint64_t lsz = 1ull << s->line_shift;
+    int rd = a->is_read != 0, wr = a->is_write != 0;
+    if (!rd && !wr)
+        rd = 1;
+    for (uint64_t line = first >> s->line_shift; line <= last >> s->line_shift; line++) {
+        uint64_t base = line << s->line_shift;
+        uint64_t lo = first > base ? first - base : 0;
+        uint64_t hi = last - base >= lsz ? lsz : last - base + 1;
+        if (access_line(s, a->core, a->thread, line, byte_mask(s, lo, hi), rd, wr, st) != 0)
+            goto nomem;
+        if (line == UINT64_MAX >> s->line_shift)
+            break;
+    }
+    return 0;
+nomem:
+    set_err(err, PES_ERR_NOMEM, "sim: out of memory (%llu lines in the directory)%.0llu", s->used,
+            0);
+    return -1;
+}
+
+uint32_t pes_sim_levels(const struct pes_sim *s) { return s->n_levels; }
+uint32_t pes_sim_cores(const struct pes_sim *s) { return s->n_cores; }
+uint32_t pes_sim_threads(const struct pes_sim *s) { return s->n_threads; }
+uint64_t pes_sim_writebacks(const struct pes_sim *s) { return s->writebacks; }
+const struct pes_sim_stats *pes_sim_totals(const struct pes_sim *s) { return &s->totals; }
+
+const struct pes_sim_stats *pes_sim_thread(const struct pes_sim *s, uint32_t thread)
+{
+    return thread < s->n_threads ? &s->threads[thread] : NULL;
+}
+
+uint32_t pes_sim_sites(const struct pes_sim *s) { return s->n_sites; }
+
+const struct pes_sim_stats *pes_sim_site(const struct pes_sim *s, uint32_t site)
+{
+    if (site >= PES_SIM_MAX_SITES)
+        return s->other_site.accesses ? &s->other_site : NULL;
+    if (site >= s->n_sites || !s->site_seen[site])
+        return NULL;
+    return &s->sites[site];
+}
+
+char pes_sim_state(const struct pes_sim *s, uint32_t core, uint64_t addr)
+{
+    if (core >= s->n_cores)
+        return 'I';
+    uint64_t j = dir_find(s, addr >> s->line_shift);
+    if (j == s->cap)
+        return 'I';
+    const struct dir_entry *e = &s->dir[j];
+    if (!(e->present & (1ull << core)))
+        return 'I';
+    if (e->excl)
+        return e->dirty ? 'M' : 'E';
+    return 'S';
+}
+
+void pes_sim_comm_ordered(const struct pes_sim *s, enum pes_sim_comm_kind kind, int by_core,
+                          uint64_t *out)
+{
+    size_t n = by_core ? s->n_cores : s->n_threads;
+    uint64_t *const *m = by_core ? s->comm_core : s->comm_thread;
+    for (size_t i = 0; i < n * n; i++)
+        out[i] = (kind != PES_SIM_COMM_FALSE ? m[0][i] : 0) +
+                 (kind != PES_SIM_COMM_TRUE ? m[1][i] : 0);
+}
+
+void pes_sim_comm_symmetric(const struct pes_sim *s, enum pes_sim_comm_kind kind, int by_core,
+                            uint64_t *out)
+{
+    size_t n = by_core ? s->n_cores : s->n_threads;
+    pes_sim_comm_ordered(s, kind, by_core, out);
+    for (size_t i = 0; i < n; i++) {
+        out[i * n + i] = 0;
+        for (size_t j = i + 1; j < n; j++) {
+            uint64_t v = out[i * n + j] + out[j * n + i];
+            out[i * n + j] = out[j * n + i] = v;
+        }
+    }
+}

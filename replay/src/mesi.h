@@ -1,0 +1,115 @@
+/*
+ * mesi — cache + MESI coherence simulation of an interleaved access stream,
+ * with per-site / per-thread attribution and communication matrices.
+ *
+ * The caller feeds accesses in global order (it merges the threads' traces or
+ * mimics cores); each access names the core it runs on and the thread it
+ * belongs to. Private levels (L1, L2, ...) are per core, shared levels per
+ * socket (pes_machine.level[k].shared). Coherence is kept between the cores'
+ * private hierarchies with a directory (a hash map keyed by line).
+ *
+ * Definitions (details and citations in docs/simulation.md):
+ *  - An access that crosses a line boundary is split into one access per line;
+ *    every piece counts as an access (accesses >= records).
+ *  - Misses at each level are compulsory (first time THIS core / socket holds
+ *    the line), coherence (the core / socket lost its copy to another core's
+ *    write and has not held it since) or capacity-conflict (everything else).
+ *  - Invalidations caused (Marathe et al. §4): a write that removes the line
+ *    from another core's private caches; counted once per invalidated core, at
+ *    the writing site and thread. True sharing (Marathe §8) if the written
+ *    bytes overlap bytes the invalidated core accessed since it (re)acquired
+ *    the line, else false sharing.
+ *  - Coherence miss (Marathe §4): a private miss on a line this core lost by
+ *    invalidation. True sharing if the bytes of the missing access were
+ *    written by another core since the invalidation, else false sharing.
+ *  - Communication (Dissertation §5.2): a cache-line transfer from the core
+ *    holding the line to a core that misses it, counted when a store is
+ *    involved (the requester writes, or the holder has it Modified). True
+ *    sharing when the requested bytes overlap the bytes the holder accessed.
+ *    Matrices are ordered (row = supplier, column = requester); the
+ *    ComDetective matrix is pes_sim_comm_symmetric (zero diagonal).
+ * Byte masks have one bit per line/64 bytes (per byte for lines <= 64 B).
+ * Limits: <= 64 cores, <= 64 sockets; thread bitmasks use bit (thread % 64).
+ */
+#ifndef PES_REPLAY_MESI_H
+#define PES_REPLAY_MESI_H
+
+#include <stdint.h>
+#include "pes/model.h"
+#include "pes/trace.h"
+
+#define PES_SIM_MAX_CORES 64u
+#define PES_SIM_MAX_THREADS 4096u
+/* Site ids at or above this (and UINT32_MAX) are pooled in one "other" entry. */
+#define PES_SIM_MAX_SITES (1u << 22)
+
+enum pes_sim_miss_class {
+    PES_SIM_COMPULSORY = 0,
+    PES_SIM_CAPACITY = 1,     /* capacity or conflict */
+    PES_SIM_COHERENCE = 2,
+    PES_SIM_MISS_CLASSES = 3,
+};
+
+struct pes_sim_stats {
+    uint64_t accesses, reads, writes;               /* line pieces */
+    uint64_t hits[PES_MAX_LEVELS];
+    uint64_t misses[PES_MAX_LEVELS][PES_SIM_MISS_CLASSES];
+    uint64_t inval_true, inval_false;               /* invalidations caused by these writes */
+    uint64_t coh_true, coh_false;                   /* coherence misses suffered */
+    uint64_t comm_true, comm_false;                 /* transfers received (as requester) */
+    uint64_t upgrades;                              /* write hit in S */
+    uint64_t downgrades;                            /* read miss on a line Modified elsewhere */
+    uint64_t victim_threads;   /* bit t%64: threads whose copies these writes invalidated */
+    uint64_t source_threads;   /* bit t%64: threads that caused these coherence misses */
+};
+
+struct pes_sim_config {
+    const struct pes_machine *machine;  /* levels; sockets x cores_per_socket if n_cores is 0 */
+    uint32_t n_cores;                   /* 0: machine->sockets * machine->cores_per_socket */
+    const uint32_t *core_socket;        /* NULL: core / machine->cores_per_socket */
+    uint32_t n_threads;                 /* threads 0 .. n_threads-1 (<= PES_SIM_MAX_THREADS) */
+    int non_inclusive;                  /* shared levels do not back-invalidate */
+};
+
+struct pes_sim_access {
+    uint64_t addr;
+    uint32_t size;       /* bytes; 0 counts as 1 */
+    uint32_t core;
+    uint32_t thread;
+    uint32_t site;       /* UINT32_MAX if unknown */
+    uint8_t is_read;
+    uint8_t is_write;    /* both set for read-modify-write */
+};
+
+struct pes_sim;
+
+struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_error *err);
+void pes_sim_destroy(struct pes_sim *s);
+/* 0, or -1 with PES_ERR_ARG (core/thread out of range) / PES_ERR_NOMEM. */
+int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes_error *err);
+
+uint32_t pes_sim_levels(const struct pes_sim *s);
+uint32_t pes_sim_cores(const struct pes_sim *s);
+uint32_t pes_sim_threads(const struct pes_sim *s);
+uint64_t pes_sim_writebacks(const struct pes_sim *s);   /* dirty lines leaving a core */
+const struct pes_sim_stats *pes_sim_totals(const struct pes_sim *s);
+const struct pes_sim_stats *pes_sim_thread(const struct pes_sim *s, uint32_t thread);
+/* Per site; NULL if the site never accessed memory. Sites are 0 .. pes_sim_sites()-1,
+ * plus pes_sim_site(s, UINT32_MAX) for unknown / pooled ids. */
+uint32_t pes_sim_sites(const struct pes_sim *s);
+const struct pes_sim_stats *pes_sim_site(const struct pes_sim *s, uint32_t site);
+
+/* MESI state of the line holding addr in core's private caches: 'M','E','S','I'. */
+char pes_sim_state(const struct pes_sim *s, uint32_t core, uint64_t addr);
+
+enum pes_sim_comm_kind { PES_SIM_COMM_ALL, PES_SIM_COMM_TRUE, PES_SIM_COMM_FALSE };
+/* Ordered matrix, row = supplier, column = requester; n x n with n = threads
+ * (by_core 0) or cores (by_core 1). Written to out (n*n entries). */
+void pes_sim_comm_ordered(const struct pes_sim *s, enum pes_sim_comm_kind kind, int by_core,
+                          uint64_t *out);
+/* ComDetective's matrix: out[i][j] = ordered[i][j] + ordered[j][i]; symmetric,
+ * zero diagonal (transfers only happen between different cores). */
+void pes_sim_comm_symmetric(const struct pes_sim *s, enum pes_sim_comm_kind kind, int by_core,
+                            uint64_t *out);
+
+#endif /* PES_REPLAY_MESI_H */

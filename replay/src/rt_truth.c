@@ -1,0 +1,355 @@
+/*
+ * rt_truth — ReuseTracker reuse / invalidation ground truth (definitions in
+ * rt_truth.h; Dissertation §6.2, Tables 6.2 and 6.3).
+ *
+ * Each (scope, granularity) pair keeps a hash map location -> pending uses:
+ * one per thread (intra) or per socket (shared), with a bitmask of which are
+ * pending, so a remote write ends exactly the uses it invalidates.
+ */
+#include "rt_truth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_KEY UINT64_MAX
+#define MAX_SITES (1u << 22)
+
+struct pend {
+    uint64_t time;     /* owner's access counter (thread or socket) at the use */
+    uint32_t site;
+    uint16_t thread;
+    uint16_t offset;   /* start address within the line (line granularity) */
+};
+
+struct table {
+    uint64_t *keys;
+    uint64_t *mask;    /* pending owners */
+    struct pend *slot; /* cap * k */
+    uint64_t cap, used;
+    unsigned bits;
+    uint32_t k;
+};
+
+struct pes_rt {
+    uint32_t n_threads, n_sockets, line_shift;
+    uint32_t *socket;                 /* per thread */
+    uint64_t *thread_time, *socket_time;
+    struct table tab[2][2];           /* [scope][0 address, 1 line] */
+    struct pes_rt_stats totals[2];
+    struct pes_rt_stats *threads[2];
+    struct pes_rt_counts *sites[2];
+    uint8_t *site_seen;
+    uint32_t n_sites;
+    struct pes_rt_counts other_site[2];
+    int other_seen;
+};
+
+static void set_err(struct pes_error *err, int code, const char *msg, unsigned long long v)
+{
+    if (!err)
+        return;
+    err->code = code;
+    err->offset = 0;
+    snprintf(err->message, sizeof err->message, msg, v);
+}
+
+size_t pes_rt_bin(uint64_t d)
+{
+    if (d < PES_RT_EXACT)
+        return (size_t)d;
+    unsigned lg = 63u - (unsigned)__builtin_clzll(d);
+    return PES_RT_EXACT + lg - PES_RT_EXACT_LOG2;
+}
+
+void pes_rt_bin_range(size_t bin, uint64_t *lo, uint64_t *hi)
+{
+    if (bin < PES_RT_EXACT) {
+        *lo = bin;
+        *hi = bin + 1;
+        return;
+    }
+    unsigned lg = (unsigned)(bin - PES_RT_EXACT + PES_RT_EXACT_LOG2);
+    *lo = 1ull << lg;
+    *hi = lg >= 63 ? UINT64_MAX : 1ull << (lg + 1);
+}
+
+static inline uint64_t hash_key(uint64_t key, unsigned bits)
+{
+    return (key * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+}
+
+static int table_grow(struct table *t, unsigned bits)
+{
+    uint64_t cap = 1ull << bits;
+    uint64_t *keys = malloc(cap * sizeof *keys);
+    uint64_t *mask = malloc(cap * sizeof *mask);
+    struct pend *slot = malloc(cap * t->k * sizeof *slot);
+    if (!keys || !mask || !slot) {
+        free(keys);
+        free(mask);
+        free(slot);
+        return -1;
+    }
+    memset(keys, 0xff, cap * sizeof *keys);
+    for (uint64_t i = 0; i < t->cap; i++) {
+        if (t->keys[i] == NO_KEY)
+            continue;
+        uint64_t j = hash_key(t->keys[i], bits);
+        while (keys[j] != NO_KEY)
+            j = (j + 1) & (cap - 1);
+        keys[j] = t->keys[i];
+        mask[j] = t->mask[i];
+        memcpy(&slot[j * t->k], &t->slot[i * t->k], t->k * sizeof *slot);
+    }
+    free(t->keys);
+    free(t->mask);
+    free(t->slot);
+    t->keys = keys;
+    t->mask = mask;
+    t->slot = slot;
+    t->cap = cap;
+    t->bits = bits;
+    return 0;
+}
+
+/* Slot of key, inserted with no pending use if absent; cap on allocation failure. */
+static uint64_t table_get(struct table *t, uint64_t key)
+{
+    for (;;) {
+        uint64_t j = hash_key(key, t->bits);
+        while (t->keys[j] != NO_KEY) {
+            if (t->keys[j] == key)
+                return j;
+            j = (j + 1) & (t->cap - 1);
+        }
+        if ((t->used + 1) * 2 <= t->cap) {
+            t->keys[j] = key;
+            t->mask[j] = 0;
+            t->used++;
+            return j;
+        }
+        if (table_grow(t, t->bits + 1) != 0)
+            return t->cap;
+    }
+}
+
+void pes_rt_destroy(struct pes_rt *r)
+{
+    if (!r)
+        return;
+    for (int s = 0; s < 2; s++) {
+        for (int g = 0; g < 2; g++) {
+            free(r->tab[s][g].keys);
+            free(r->tab[s][g].mask);
+            free(r->tab[s][g].slot);
+        }
+        free(r->threads[s]);
+        free(r->sites[s]);
+    }
+    free(r->site_seen);
+    free(r->socket);
+    free(r->thread_time);
+    free(r->socket_time);
+    free(r);
+}
+
+struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *err)
+{
+    if (!cfg || cfg->n_threads == 0 || cfg->n_threads > PES_RT_MAX_THREADS) {
+        set_err(err, PES_ERR_ARG, "rt_truth: %llu threads, expected 1 .. 64",
+                cfg ? cfg->n_threads : 0);
+        return NULL;
+    }
+    if (cfg->line == 0 || (cfg->line & (cfg->line - 1)) || cfg->line > 65536) {
+        set_err(err, PES_ERR_ARG, "rt_truth: line size %llu is not a power of two <= 64K",
+                cfg->line);
+        return NULL;
+    }
+    struct pes_rt *r = calloc(1, sizeof *r);
+    if (!r)
+        goto nomem;
+    r->n_threads = cfg->n_threads;
+    while ((1u << r->line_shift) < cfg->line)
+        r->line_shift++;
+    r->socket = calloc(r->n_threads, sizeof *r->socket);
+    r->thread_time = calloc(r->n_threads, sizeof *r->thread_time);
+    if (!r->socket || !r->thread_time)
+        goto nomem;
+    r->n_sockets = 1;
+    for (uint32_t t = 0; cfg->thread_socket && t < r->n_threads; t++) {
+        if (cfg->thread_socket[t] >= 64) {
+            pes_rt_destroy(r);
+            set_err(err, PES_ERR_ARG, "rt_truth: socket %llu out of range (max 63)",
+                    cfg->thread_socket[t]);
+            return NULL;
+        }
+        r->socket[t] = cfg->thread_socket[t];
+        if (r->socket[t] + 1 > r->n_sockets)
+            r->n_sockets = r->socket[t] + 1;
+    }
+    r->socket_time = calloc(r->n_sockets, sizeof *r->socket_time);
+    if (!r->socket_time)
+        goto nomem;
+    for (int s = 0; s < 2; s++) {
+        for (int g = 0; g < 2; g++) {
+            r->tab[s][g].k = s == PES_RT_INTRA ? r->n_threads : r->n_sockets;
+            if (table_grow(&r->tab[s][g], 12) != 0)
+                goto nomem;
+        }
+        r->threads[s] = calloc(r->n_threads, sizeof *r->threads[s]);
+        if (!r->threads[s])
+            goto nomem;
+    }
+    return r;
+nomem:
+    pes_rt_destroy(r);
+    set_err(err, PES_ERR_NOMEM, "rt_truth: out of memory%.0llu", 0);
+    return NULL;
+}
+
+static int site_slot(struct pes_rt *r, uint32_t site, struct pes_rt_counts **out)
+{
+    if (site >= MAX_SITES) {
+        r->other_seen = 1;
+        out[0] = &r->other_site[0];
+        out[1] = &r->other_site[1];
+        return 0;
+    }
+    if (site >= r->n_sites) {
+        uint32_t n = r->n_sites ? r->n_sites : 256;
+        while (n <= site)
+            n *= 2;
+        for (int s = 0; s < 2; s++) {
+            struct pes_rt_counts *c = realloc(r->sites[s], (size_t)n * sizeof *c);
+            if (!c)
+                return -1;
+            memset(c + r->n_sites, 0, (size_t)(n - r->n_sites) * sizeof *c);
+            r->sites[s] = c;
+        }
+        uint8_t *seen = realloc(r->site_seen, n);
+        if (!seen)
+            return -1;
+        memset(seen + r->n_sites, 0, n - r->n_sites);
+        r->site_seen = seen;
+        r->n_sites = n;
+    }
+    r->site_seen[site] = 1;
+    out[0] = &r->sites[0][site];
+    out[1] = &r->sites[1][site];
+    return 0;
+}
+
+static struct pes_rt_counts *site_of(struct pes_rt *r, int scope, uint32_t site)
+{
+    return site >= MAX_SITES ? &r->other_site[scope] : &r->sites[scope][site];
+}
+
+/* One access against one table. owner: thread (intra) or socket (shared). */
+static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_t key,
+                 uint16_t offset, int is_write, uint32_t site, uint64_t now,
+                 struct pes_rt_counts *my_site)
+{
+    struct table *t = &r->tab[scope][gran];
+    uint64_t j = table_get(t, key);
+    if (j == t->cap)
+        return -1;
+    uint32_t owner = scope == PES_RT_INTRA ? thread : r->socket[thread];
+    struct pend *p = &t->slot[j * t->k];
+    uint64_t obit = 1ull << owner;
+    struct pes_rt_stats *tot = &r->totals[scope];
+    struct pes_rt_stats *th = &r->threads[scope][thread];
+
+    if ((t->mask[j] & obit) && (scope == PES_RT_INTRA || p[owner].thread != thread)) {
+        /* Reuse: Table 6.2 same-core column / Table 6.3 same-socket column. */
+        struct pend *u = &p[owner];
+        uint64_t d = now - u->time - 1;
+        struct pes_rt_stats *uth = &r->threads[scope][u->thread];
+        struct pes_rt_counts *us = site_of(r, scope, u->site);
+        size_t b = pes_rt_bin(d);
+        if (gran == 0) {
+            tot->n.reuses++, uth->n.reuses++, us->reuses++;
+            tot->temporal.bin[b]++, uth->temporal.bin[b]++;
+        } else {
+            tot->n.line_reuses++, uth->n.line_reuses++, us->line_reuses++;
+            tot->line.bin[b]++, uth->line.bin[b]++;
+            if (u->offset != offset) {
+                tot->n.spatial_reuses++, uth->n.spatial_reuses++, us->spatial_reuses++;
+                tot->spatial.bin[b]++, uth->spatial.bin[b]++;
+            }
+        }
+    }
+    if (is_write) {
+        /* Invalidation: Table 6.2 different-core / Table 6.3 different-socket W. */
+        uint64_t m = t->mask[j] & ~obit;
+        t->mask[j] &= obit;
+        while (m) {
+            uint32_t o = (uint32_t)__builtin_ctzll(m);
+            m &= m - 1;
+            struct pend *u = &p[o];
+            struct pes_rt_stats *uth = &r->threads[scope][u->thread];
+            struct pes_rt_counts *us = site_of(r, scope, u->site);
+            if (gran == 0) {
+                tot->n.invalidations++, uth->n.invalidations++, us->invalidations++;
+                tot->n.inval_caused++, th->n.inval_caused++, my_site->inval_caused++;
+            } else {
+                tot->n.line_invalidations++, uth->n.line_invalidations++, us->line_invalidations++;
+                tot->n.line_inval_caused++, th->n.line_inval_caused++, my_site->line_inval_caused++;
+            }
+        }
+    }
+    p[owner] = (struct pend){.time = now, .site = site, .thread = (uint16_t)thread,
+                             .offset = offset};
+    t->mask[j] |= obit;
+    return 0;
+}
+
+int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write, uint32_t site,
+                  struct pes_error *err)
+{
+    if (thread >= r->n_threads) {
+        set_err(err, PES_ERR_ARG, "rt_truth: thread %llu out of range", thread);
+        return -1;
+    }
+    struct pes_rt_counts *ms[2];
+    if (site_slot(r, site, ms) != 0)
+        goto nomem;
+    uint32_t sock = r->socket[thread];
+    uint64_t line = addr >> r->line_shift;
+    uint16_t off = (uint16_t)(addr & ((1ull << r->line_shift) - 1));
+    uint64_t tnow = r->thread_time[thread]++, snow = r->socket_time[sock]++;
+    for (int s = 0; s < 2; s++) {
+        uint64_t now = s == PES_RT_INTRA ? tnow : snow;
+        r->totals[s].accesses++;
+        r->threads[s][thread].accesses++;
+        if (track(r, s, 0, thread, addr, off, is_write, site, now, ms[s]) != 0 ||
+            track(r, s, 1, thread, line, off, is_write, site, now, ms[s]) != 0)
+            goto nomem;
+    }
+    return 0;
+nomem:
+    set_err(err, PES_ERR_NOMEM, "rt_truth: out of memory%.0llu", 0);
+    return -1;
+}
+
+const struct pes_rt_stats *pes_rt_totals(const struct pes_rt *r, enum pes_rt_scope scope)
+{
+    return &r->totals[scope ? 1 : 0];
+}
+
+const struct pes_rt_stats *pes_rt_thread(const struct pes_rt *r, enum pes_rt_scope scope,
+                                         uint32_t thread)
+{
+    return thread < r->n_threads ? &r->threads[scope ? 1 : 0][thread] : NULL;
+}
+
+const struct pes_rt_counts *pes_rt_site(const struct pes_rt *r, enum pes_rt_scope scope,
+                                        uint32_t site)
+{
+    int s = scope ? 1 : 0;
+    if (site >= MAX_SITES)
+        return r->other_seen ? &r->other_site[s] : NULL;
+    if (site >= r->n_sites || !r->site_seen[site])
+        return NULL;
+    return &r->sites[s][site];
+}
