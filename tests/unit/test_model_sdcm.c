@@ -185,6 +185,15 @@ static void test_edges(void **state)
     assert_true(below >= above);
     assert_near(below, above, 1e-6);
     assert_true(below > 0.3 && below < 0.8);   /* Poisson(16) <= 15 ~ 0.47 */
+    /* any valid (A, B, D), huge ones included, gives a probability (no GSL abort) */
+    uint64_t x = 7;
+    for (int i = 0; i < 20000; i++) {
+        uint32_t A = 1 + (uint32_t)(splitmix(&x) % 64);
+        uint64_t Bk = (uint64_t)A << (splitmix(&x) % 36);
+        uint64_t D = splitmix(&x) >> (splitmix(&x) % 64);
+        double v = pes_sdcm_hit_prob(D, Bk, A);
+        assert_true(v >= 0.0 && v <= 1.0);
+    }
     /* monotone non-increasing in D */
     double prev = 1.0;
     for (uint64_t d = 0; d < 2000; d += 7) {
