@@ -1,0 +1,298 @@
+// PesPass.cpp — the pes instrumentation pass (new pass manager plugin).
+//
+// Every defined function gets a basic-block entry record at the start of each
+// block and one record after each memory access (the inline hot path of
+// pes/rt_abi.h). Each module carries a site table and a BB table and registers
+// them from a constructor. Ids: local 0..n_sites-1 are sites, n_sites+i is the
+// i-th block of the module; records carry *id_base + local id. The resulting
+// BB-labelled trace is what PPT-Multicore §3.2 builds from Byfl, and OpenMP
+// outlined functions play the role of its translated parallel functions.
+// docs/llvm-pass.md describes the rules in full.
+#include "llvm_compat.h"
+#include "pes_access.h"
+#include "pes_emit.h"
+#include "pes_omp.h"
+#include "pes_ops.h"
+#include "pes_tables.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+static cl::opt<bool> SkipStack("pes-skip-stack",
+                               cl::desc("pes: do not record accesses to non-escaping stack "
+                                        "variables (allocas whose address is never captured)"),
+                               cl::init(false));
+static cl::opt<bool> Verbose("pes-verbose",
+                             cl::desc("pes: print per-module instrumentation counts on stderr"),
+                             cl::init(false));
+
+namespace {
+
+struct SitePlan {
+  Instruction *I;
+  pes::AccessSite S;
+  uint32_t Local;
+};
+
+struct BBPlan {
+  BasicBlock *BB;
+  uint32_t Index; // module-local block index
+  std::vector<SitePlan> Sites;
+};
+
+struct FnPlan {
+  Function *F;
+  bool RegionEntry;
+  std::vector<BBPlan> Blocks;
+};
+
+bool shouldInstrument(const Function &F) {
+  if (F.isDeclaration() || F.hasAvailableExternallyLinkage())
+    return false;
+  if (F.getName().starts_with("__pes_")) // the runtime and our own constructor
+    return false;
+  if (F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation) ||
+      F.hasFnAttribute(Attribute::Naked))
+    return false;
+  // Funclet-based EH (Windows) would need funclet bundles on our calls.
+  if (F.hasPersonalityFn() && isScopedEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
+    return false;
+  return true;
+}
+
+// File name as the user gave it; joined with the compilation directory if relative.
+std::string fileName(const DILocation *Loc) {
+  const DIFile *File = Loc->getScope() ? Loc->getScope()->getFile() : nullptr;
+  if (!File)
+    return std::string();
+  StringRef Name = File->getFilename(), Dir = File->getDirectory();
+  if (Name.empty() || Name.starts_with("/") || Dir.empty())
+    return Name.str();
+  return (Dir + "/" + Name).str();
+}
+
+// Static allocas must stay at the head of the entry block (or they turn into
+// dynamic allocas once we split the block); clang puts them there, inlining
+// and -O0 helpers may not.
+Instruction *prepareEntry(Function &F) {
+  BasicBlock &Entry = F.getEntryBlock();
+  std::vector<AllocaInst *> Static;
+  for (Instruction &I : Entry)
+    if (auto *AI = dyn_cast<AllocaInst>(&I))
+      if (AI->isStaticAlloca() && !AI->isUsedWithInAlloca())
+        Static.push_back(AI);
+  Instruction *Pos = &*Entry.getFirstInsertionPt();
+  for (AllocaInst *AI : Static) {
+    if (AI != Pos)
+      AI->moveBefore(Pos);
+    else
+      Pos = Pos->getNextNode();
+  }
+  Instruction *IP = &*Entry.getFirstInsertionPt();
+  while (isa<AllocaInst>(IP) && cast<AllocaInst>(IP)->isStaticAlloca())
+    IP = IP->getNextNode();
+  return IP;
+}
+
+class PesInstrumenter {
+public:
+  explicit PesInstrumenter(Module &M) : M(M), DL(M.getDataLayout()) {}
+  bool run();
+
+private:
+  Module &M;
+  const DataLayout &DL;
+  pes::ModuleTables Tables;
+  std::vector<FnPlan> Plans;
+  DenseMap<const Value *, bool> PrivateStack;
+
+  bool isPrivateStack(const Value *Addr);
+  void plan(Function &F, bool RegionEntry, bool Parallel);
+  void instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariable *IdBase);
+};
+
+bool PesInstrumenter::isPrivateStack(const Value *Addr) {
+  const Value *Obj = getUnderlyingObject(Addr);
+  auto *AI = dyn_cast<AllocaInst>(Obj);
+  if (!AI)
+    return false;
+  auto It = PrivateStack.find(AI);
+  if (It != PrivateStack.end())
+    return It->second;
+  bool Private = !pes_compat::mayBeCaptured(AI);
+  PrivateStack[AI] = Private;
+  return Private;
+}
+
+void PesInstrumenter::plan(Function &F, bool RegionEntry, bool Parallel) {
+  FnPlan P{&F, RegionEntry, {}};
+  uint32_t FnOff = Tables.intern(pes_compat::demangle(F.getName()));
+  unsigned N = 0;
+  for (BasicBlock &BB : F) {
+    pes_rt_bb Rec = {};
+    Rec.function = FnOff;
+    std::string Label = BB.hasName() ? BB.getName().str() : "bb" + std::to_string(N);
+    N++;
+    Rec.label = Tables.intern(Label);
+    Rec.flags = Parallel ? PES_BB_PARALLEL : 0;
+    pes::countOps(BB, Rec.ops);
+    BBPlan B{&BB, Tables.bbCount(), {}};
+    Tables.addBB(Rec);
+    P.Blocks.push_back(std::move(B));
+  }
+  Plans.push_back(std::move(P));
+}
+
+bool PesInstrumenter::run() {
+  if (M.getGlobalVariable("__pes_module_desc", /*AllowInternal=*/true))
+    return false; // already instrumented (plugin given twice)
+  if (DL.getPointerSize() != 8) {
+    errs() << "pes: " << M.getSourceFileName()
+           << ": only 64-bit targets are supported; module not instrumented\n";
+    return false;
+  }
+  auto Entries = pes::findOmpRegionEntries(M);
+
+  // Plan everything before changing the IR: the shared-pointer analysis must
+  // see clang's code, and block ids need the module's final site count.
+  std::vector<Function *> Fns;
+  for (Function &F : M)
+    if (shouldInstrument(F))
+      Fns.push_back(&F);
+  if (Fns.empty())
+    return false;
+  for (Function *F : Fns) {
+    bool Parallel = pes::isOmpParallelFunction(*F, Entries);
+    pes::SharedPointers Shared(*F, Entries);
+    plan(*F, Entries.count(F) != 0, Parallel);
+    FnPlan &P = Plans.back();
+    uint32_t FnOff = Tables.intern(pes_compat::demangle(F->getName()));
+    for (BBPlan &B : P.Blocks) {
+      for (Instruction &I : *B.BB) {
+        SmallVector<pes::AccessSite, 2> Found;
+        pes::classifyAccess(I, DL, Found);
+        for (pes::AccessSite &S : Found) {
+          if (SkipStack && !S.laneMask && isPrivateStack(S.addr))
+            continue;
+          if (Shared.isShared(S.addr))
+            S.flags |= PES_SITE_SHARED;
+          pes_rt_site R = {};
+          if (const DILocation *Loc = I.getDebugLoc().get()) {
+            R.line = Loc->getLine();
+            R.column = static_cast<uint16_t>(Loc->getColumn() > UINT16_MAX ? UINT16_MAX
+                                                                            : Loc->getColumn());
+            R.file = Tables.intern(fileName(Loc));
+          }
+          R.kind = S.kind;
+          R.flags = S.flags;
+          R.size = S.size;
+          R.bb = B.Index;
+          R.function = FnOff;
+          B.Sites.push_back(SitePlan{&I, S, Tables.siteCount()});
+          Tables.addSite(R);
+        }
+      }
+      // Sites are numbered module-wide in function/block/program order, so
+      // the sites of one block are contiguous.
+      Tables.bb(B.Index).n_sites = static_cast<uint32_t>(B.Sites.size());
+    }
+  }
+
+  LLVMContext &C = M.getContext();
+  auto *IdBase = new GlobalVariable(M, Type::getInt32Ty(C), false, GlobalValue::InternalLinkage,
+                                    ConstantInt::get(Type::getInt32Ty(C), 0), "__pes_id_base");
+  pes::RecordEmitter E(M);
+  for (FnPlan &P : Plans)
+    instrument(P, E, IdBase);
+  Tables.emit(M, IdBase);
+  if (Verbose)
+    errs() << "pes: " << M.getSourceFileName() << ": " << Plans.size() << " functions, "
+           << Tables.siteCount() << " sites, " << Tables.bbCount() << " blocks\n";
+  return true;
+}
+
+void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariable *IdBase) {
+  Function &F = *P.F;
+  const uint32_t NSites = Tables.siteCount();
+  // Where each original block's records start, taken before any split.
+  std::vector<Instruction *> Starts;
+  Instruction *EntryIP = prepareEntry(F);
+  for (BBPlan &B : P.Blocks) {
+    if (B.BB == &F.getEntryBlock()) {
+      Starts.push_back(EntryIP);
+      continue;
+    }
+    auto It = B.BB->getFirstInsertionPt();
+    Starts.push_back(It == B.BB->end() ? nullptr : &*It); // catchswitch: no room
+  }
+  std::vector<ReturnInst *> Rets;
+  if (P.RegionEntry)
+    for (BasicBlock &BB : F)
+      if (auto *R = dyn_cast<ReturnInst>(BB.getTerminator()))
+        Rets.push_back(R);
+
+  E.beginFunction(EntryIP, IdBase);
+  Value *RegionId = nullptr;
+  if (P.RegionEntry) {
+    // Region id = global id of the region function's entry block: stable for
+    // the trace and resolvable to the function through the BB table.
+    IRBuilder<> B(EntryIP);
+    RegionId = B.CreateZExt(E.globalId(EntryIP, NSites + P.Blocks.front().Index),
+                            Type::getInt64Ty(F.getContext()));
+    E.emit(EntryIP, RegionId, ConstantInt::get(Type::getInt32Ty(F.getContext()),
+                                               PES_ID_REGION_BEGIN),
+           nullptr, DebugLoc());
+  }
+  for (size_t K = 0; K < P.Blocks.size(); K++) {
+    BBPlan &B = P.Blocks[K];
+    if (Starts[K]) {
+      Value *Zero = ConstantInt::get(Type::getInt64Ty(F.getContext()), 0);
+      E.emit(Starts[K], Zero, E.globalId(Starts[K], NSites + B.Index), nullptr, DebugLoc());
+    }
+    // Records go after the access; all records of one instruction in order.
+    for (size_t S = 0; S < B.Sites.size();) {
+      Instruction *I = B.Sites[S].I;
+      Instruction *Next = I->getNextNode();
+      for (; S < B.Sites.size() && B.Sites[S].I == I; S++)
+        E.emitSite(Next, B.Sites[S].S, B.Sites[S].Local, I->getDebugLoc());
+    }
+  }
+  for (ReturnInst *R : Rets)
+    E.emit(R, RegionId, ConstantInt::get(Type::getInt32Ty(F.getContext()), PES_ID_REGION_END),
+           nullptr, DebugLoc());
+}
+
+struct PesPass : PassInfoMixin<PesPass> {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    PesInstrumenter Inst(M);
+    return Inst.run() ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; } // also at -O0 / optnone
+};
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "PesPass", LLVM_VERSION_STRING, [](PassBuilder &PB) {
+            pes_compat::registerOptimizerLast(
+                PB, [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(PesPass()); });
+            // `opt -load-pass-plugin=PesPass.so -passes=pes` for debugging.
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "pes")
+                    return false;
+                  MPM.addPass(PesPass());
+                  return true;
+                });
+          }};
+}

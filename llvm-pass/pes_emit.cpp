@@ -1,0 +1,141 @@
+// pes_emit.cpp — emission of the inline record hot path (pes/rt_abi.h).
+#include "pes_emit.h"
+
+#include "llvm_compat.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+
+#include "pes/rt_abi.h"
+
+#include <cstddef>
+
+using namespace llvm;
+
+static_assert(offsetof(pes_rt_tls, cursor) == 0 && offsetof(pes_rt_tls, limit) == 8,
+              "pes_rt_tls layout changed: update RecordEmitter");
+static_assert(offsetof(pes_record, addr) == 0 && offsetof(pes_record, id) == 8 &&
+                  offsetof(pes_record, extra) == 12 && sizeof(pes_record) == 16,
+              "pes_record layout changed: update RecordEmitter");
+
+namespace pes {
+
+RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
+  I32 = Type::getInt32Ty(C);
+  I64 = Type::getInt64Ty(C);
+  Ptr = PointerType::getUnqual(C);
+  auto *TlsTy = StructType::get(C, {Ptr, Ptr});
+  Tls = M.getGlobalVariable("__pes_tls");
+  if (!Tls) {
+    Tls = new GlobalVariable(M, TlsTy, false, GlobalValue::ExternalLinkage, nullptr, "__pes_tls",
+                             nullptr, GlobalValue::InitialExecTLSModel);
+  }
+  Tls->setThreadLocalMode(GlobalValue::InitialExecTLSModel);
+  AttributeList Attrs = AttributeList().addFnAttribute(C, Attribute::NoUnwind)
+                            .addFnAttribute(C, Attribute::Cold);
+  Slow = M.getOrInsertFunction("__pes_record_slow", Attrs, Type::getVoidTy(C), I64, I64);
+  Weights = pes_compat::unlikelyWeights(C);
+}
+
+void RecordEmitter::beginFunction(Instruction *IP, GlobalVariable *IdBase) {
+  IRBuilder<> B(IP);
+  IdBaseVal = B.CreateLoad(I32, IdBase, "pes.idbase");
+  CursorPtr = pes_compat::threadLocalAddress(B, Tls);
+  LimitPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
+                                          offsetof(pes_rt_tls, limit), "pes.limitp");
+}
+
+Value *RecordEmitter::globalId(Instruction *Before, uint32_t Local) {
+  IRBuilder<> B(Before);
+  return B.CreateAdd(IdBaseVal, ConstantInt::get(I32, Local));
+}
+
+Value *RecordEmitter::addrToInt(IRBuilder<> &B, Value *Addr) {
+  if (Addr->getType()->isPointerTy())
+    return B.CreatePtrToInt(Addr, I64);
+  return B.CreateZExtOrTrunc(Addr, I64);
+}
+
+// Lengths beyond 4 GiB saturate to UINT32_MAX (documented in docs/llvm-pass.md).
+Value *RecordEmitter::clampLength(IRBuilder<> &B, Value *Len) {
+  Len = B.CreateZExtOrTrunc(Len, I64);
+  Value *Max = ConstantInt::get(I64, UINT32_MAX);
+  if (auto *CL = dyn_cast<ConstantInt>(Len))
+    return ConstantInt::get(I32, CL->getValue().ugt(UINT32_MAX) ? UINT32_MAX : CL->getZExtValue());
+  Value *Big = B.CreateICmpUGT(Len, Max);
+  return B.CreateTrunc(B.CreateSelect(Big, Max, Len), I32);
+}
+
+void RecordEmitter::emit(Instruction *Before, Value *Addr, Value *Id, Value *Extra,
+                         const DebugLoc &Loc) {
+  IRBuilder<> B(Before);
+  B.SetCurrentDebugLocation(Loc);
+  Value *A = addrToInt(B, Addr);
+  Value *IdExtra = B.CreateZExt(Id, I64);
+  if (Extra) {
+    auto *CE = dyn_cast<ConstantInt>(Extra);
+    if (!CE || !CE->isZero())
+      IdExtra = B.CreateOr(IdExtra, B.CreateShl(B.CreateZExt(Extra, I64), 32));
+  }
+  Value *Cur = B.CreateLoad(Ptr, CursorPtr, "pes.cur");
+  Value *Lim = B.CreateLoad(Ptr, LimitPtr, "pes.lim");
+  Value *Full = B.CreateICmpUGE(Cur, Lim);
+  Instruction *ThenT = nullptr, *ElseT = nullptr;
+  SplitBlockAndInsertIfThenElse(Full, Before, &ThenT, &ElseT, Weights);
+
+  IRBuilder<> S(ThenT);
+  S.SetCurrentDebugLocation(Loc);
+  S.CreateCall(Slow, {A, IdExtra});
+
+  IRBuilder<> F(ElseT);
+  F.SetCurrentDebugLocation(Loc);
+  Type *I8 = Type::getInt8Ty(C);
+  F.CreateAlignedStore(A, Cur, Align(8));
+  Value *IdP = F.CreateConstInBoundsGEP1_64(I8, Cur, offsetof(pes_record, id));
+  if (M.getDataLayout().isLittleEndian()) {
+    // id and extra are adjacent: one 8-byte store (id in the low half).
+    F.CreateAlignedStore(IdExtra, IdP, Align(8));
+  } else {
+    F.CreateAlignedStore(F.CreateTrunc(IdExtra, I32), IdP, Align(8));
+    Value *ExP = F.CreateConstInBoundsGEP1_64(I8, Cur, offsetof(pes_record, extra));
+    F.CreateAlignedStore(F.CreateTrunc(F.CreateLShr(IdExtra, 32), I32), ExP, Align(4));
+  }
+  Value *Next = F.CreateConstInBoundsGEP1_64(I8, Cur, sizeof(pes_record), "pes.next");
+  F.CreateAlignedStore(Next, CursorPtr, Align(8));
+}
+
+void RecordEmitter::emitSite(Instruction *Before, const AccessSite &S, uint32_t Local,
+                             const DebugLoc &Loc) {
+  if (!S.laneMask) {
+    Value *Id = globalId(Before, Local);
+    Value *Extra = nullptr;
+    if (S.length) {
+      IRBuilder<> B(Before);
+      Extra = clampLength(B, S.length);
+    }
+    emit(Before, S.addr, Id, Extra, Loc);
+    return;
+  }
+  // Gather/scatter: one record per active lane, extra = lane (vectors are small).
+  for (unsigned L = 0; L < S.lanes; L++) {
+    Instruction *At = Before;
+    if (auto *CM = dyn_cast<Constant>(S.laneMask)) {
+      Constant *Bit = CM->getAggregateElement(L);
+      if (Bit && Bit->isNullValue())
+        continue;
+      if (!Bit || !isa<ConstantInt>(Bit)) { // undef/poison lane: treat as unknown
+        IRBuilder<> B(Before);
+        At = SplitBlockAndInsertIfThen(B.CreateExtractElement(S.laneMask, L), Before, false);
+      }
+    } else {
+      IRBuilder<> B(Before);
+      At = SplitBlockAndInsertIfThen(B.CreateExtractElement(S.laneMask, L), Before, false);
+    }
+    IRBuilder<> B(At);
+    Value *LaneAddr = B.CreateExtractElement(S.addr, L);
+    emit(At, LaneAddr, globalId(At, Local), ConstantInt::get(I32, L), Loc);
+  }
+}
+
+} // namespace pes

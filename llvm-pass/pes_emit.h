@@ -1,0 +1,48 @@
+// pes_emit.h — the inline record hot path of pes/rt_abi.h, emitted after each
+// access: load cursor, compare with limit, unlikely call of __pes_record_slow,
+// else store the 16-byte record and bump the cursor.
+#ifndef PES_EMIT_H
+#define PES_EMIT_H
+
+#include "pes_access.h"
+
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace pes {
+
+class RecordEmitter {
+public:
+  explicit RecordEmitter(llvm::Module &M);
+
+  // Per function: loads *id_base and the TLS address once, before IP (which
+  // must be in the entry block, so both dominate every later record).
+  void beginFunction(llvm::Instruction *IP, llvm::GlobalVariable *IdBase);
+  // idBase + Local, as an i32 (emitted before Before).
+  llvm::Value *globalId(llvm::Instruction *Before, uint32_t Local);
+
+  // One record before Before. Addr: i64 or pointer; Id: i32; Extra: i32 or null (0).
+  void emit(llvm::Instruction *Before, llvm::Value *Addr, llvm::Value *Id, llvm::Value *Extra,
+            const llvm::DebugLoc &Loc);
+  // The record(s) of one access site: gather/scatter emit one per active lane.
+  void emitSite(llvm::Instruction *Before, const AccessSite &S, uint32_t Local,
+                const llvm::DebugLoc &Loc);
+
+private:
+  llvm::Module &M;
+  llvm::LLVMContext &C;
+  llvm::Type *I32, *I64;
+  llvm::PointerType *Ptr;
+  llvm::GlobalVariable *Tls;
+  llvm::FunctionCallee Slow;
+  llvm::MDNode *Weights;
+  llvm::Value *IdBaseVal = nullptr, *CursorPtr = nullptr, *LimitPtr = nullptr;
+
+  llvm::Value *addrToInt(llvm::IRBuilder<> &B, llvm::Value *Addr);
+  llvm::Value *clampLength(llvm::IRBuilder<> &B, llvm::Value *Len);
+};
+
+} // namespace pes
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * pass_check.h — small helpers for the pass test programs: select records by
+ * function / source line / kind / thread and aggregate them; CHECK macros.
+ * Expected values live in each test program and are derived by hand.
+ */
+#ifndef PES_PASS_CHECK_H
+#define PES_PASS_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mock_rt.h"
+
+/* The checking code must not add records while it walks them. */
+#define NOINSTR __attribute__((disable_sanitizer_instrumentation, unused))
+
+static int check_failures, check_count;
+
+#define CHECK_EQ(what, got, want)                                                            \
+    do {                                                                                     \
+        unsigned long long g_ = (unsigned long long)(got), w_ = (unsigned long long)(want); \
+        check_count++;                                                                       \
+        if (g_ != w_) {                                                                      \
+            printf("FAIL %s:%d: %s = %llu, want %llu\n", __FILE__, __LINE__, what, g_, w_); \
+            check_failures++;                                                                \
+        }                                                                                    \
+    } while (0)
+#define CHECK(what, cond) CHECK_EQ(what, !!(cond), 1)
+
+NOINSTR static int check_done(void) {
+    printf("%d checks, %d failed\n", check_count, check_failures);
+    if (check_failures == 0)
+        printf("checks passed\n");
+    return check_failures ? 1 : 0;
+}
+
+/* Which access records to aggregate; 0 / NULL fields match anything. */
+struct sel {
+    const char *function;   /* exact (demangled) function name */
+    unsigned line;
+    int kind;               /* enum pes_access_kind */
+    int thread;             /* mock thread number */
+    unsigned need_flags;    /* site must have all of these flags */
+};
+
+struct agg {
+    unsigned long long n;          /* records */
+    unsigned long long bytes;      /* sum of size (extra when size is 0) */
+    unsigned flags_or, flags_and;  /* over the matching records' sites */
+    unsigned long long addr_min, addr_max_end;
+    int file_mismatch;             /* sites whose file differs from sel_file */
+    int sites_seen;
+    const char *file;              /* set by the caller before the query */
+    const struct mock_rec *last;
+};
+
+NOINSTR static int sel_match(const struct sel *s, const struct mock_rec *r) {
+    if (!r->site)
+        return 0;
+    if (s->function && strcmp(mock_str(r->module, r->site->function), s->function) != 0)
+        return 0;
+    if (s->line && r->site->line != s->line)
+        return 0;
+    if (s->kind && r->site->kind != s->kind)
+        return 0;
+    if (s->thread && r->thread != s->thread)
+        return 0;
+    if ((r->site->flags & s->need_flags) != s->need_flags)
+        return 0;
+    return 1;
+}
+
+struct agg_ctx {
+    struct sel s;
+    struct agg a;
+};
+
+NOINSTR static void agg_visit(const struct mock_rec *r, void *p) {
+    struct agg_ctx *c = p;
+    if (!sel_match(&c->s, r))
+        return;
+    struct agg *a = &c->a;
+    unsigned long long len = r->site->size ? r->site->size : r->extra;
+    if (a->n == 0) {
+        a->flags_and = r->site->flags;
+        a->addr_min = r->addr;
+        a->addr_max_end = r->addr + len;
+    }
+    a->n++;
+    a->bytes += len;
+    a->flags_or |= r->site->flags;
+    a->flags_and &= r->site->flags;
+    if (r->addr < a->addr_min)
+        a->addr_min = r->addr;
+    if (r->addr + len > a->addr_max_end)
+        a->addr_max_end = r->addr + len;
+    if (c->a.file && strcmp(mock_str(r->module, r->site->file), c->a.file) != 0)
+        a->file_mismatch++;
+}
+
+NOINSTR static struct agg query_file(struct sel s, const char *file) {
+    struct agg_ctx c;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.a.file = file;
+    mock_foreach(agg_visit, &c);
+    return c.a;
+}
+#define query(...) query_file((struct sel){__VA_ARGS__}, __FILE__)
+
+/* Marks each byte of [lo, lo+len) covered by a matching record; counts overlaps/outside. */
+struct cover_ctx {
+    struct sel s;
+    unsigned long long lo, len;
+    unsigned char *hits;
+    unsigned long long outside;
+};
+
+NOINSTR static void cover_visit(const struct mock_rec *r, void *p) {
+    struct cover_ctx *c = p;
+    if (!sel_match(&c->s, r))
+        return;
+    unsigned long long len = r->site->size ? r->site->size : r->extra;
+    for (unsigned long long b = r->addr; b < r->addr + len; b++) {
+        if (b < c->lo || b >= c->lo + c->len)
+            c->outside++;
+        else if (c->hits[b - c->lo] < 255)
+            c->hits[b - c->lo]++;
+    }
+}
+
+/* 1 if matching records cover [lo, lo+len) exactly once each byte and nothing else. */
+NOINSTR static int covers_exactly_once(struct sel s, const void *lo, unsigned long long len) {
+    struct cover_ctx c = {s, (unsigned long long)(uintptr_t)lo, len, calloc(len, 1), 0};
+    mock_foreach(cover_visit, &c);
+    int ok = c.outside == 0;
+    for (unsigned long long i = 0; i < len; i++)
+        if (c.hits[i] != 1)
+            ok = 0;
+    free(c.hits);
+    return ok;
+}
+
+/* Block entries of the block holding the first site that matches s. */
+struct bb_ctx {
+    struct sel s;
+    const struct pes_rt_module *m;
+    uint32_t bb;
+    int found;
+    unsigned long long entries;
+};
+
+NOINSTR static void bb_find(const struct mock_rec *r, void *p) {
+    struct bb_ctx *c = p;
+    if (!c->found && sel_match(&c->s, r)) {
+        c->found = 1;
+        c->m = r->module;
+        c->bb = r->bb_local;
+    }
+}
+
+NOINSTR static void bb_count(const struct mock_rec *r, void *p) {
+    struct bb_ctx *c = p;
+    if (!r->site && r->module == c->m && r->bb && r->bb_local == c->bb)
+        c->entries++;
+}
+
+/* Fills *bb (may be NULL) and returns the entry count; -1 if no such site ran. */
+NOINSTR static long long bb_entries(struct sel s, const struct pes_rt_bb **bb, const struct pes_rt_module **m) {
+    struct bb_ctx c;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    mock_foreach(bb_find, &c);
+    if (!c.found)
+        return -1;
+    mock_foreach(bb_count, &c);
+    if (bb)
+        *bb = &c.m->bbs[c.bb];
+    if (m)
+        *m = c.m;
+    return (long long)c.entries;
+}
+
+#endif

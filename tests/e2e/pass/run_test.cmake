@@ -1,0 +1,46 @@
+# run_test.cmake — builds one pass test program with the freshly built plugin
+# against the mock runtime, runs it, and checks its verdict.
+#   cmake -DPES_CLANG=.. -DCLANG=.. -DPLUGIN=.. -DSRC=.. -DOPT=-O2 -DWORK=dir
+#         [-DMODE=pes-clang|direct] [-DFLAGS=a;b] [-DENV=K=V;..] -P run_test.cmake
+cmake_minimum_required(VERSION 3.20)
+get_filename_component(HERE ${CMAKE_CURRENT_LIST_FILE} DIRECTORY)
+get_filename_component(ROOT ${HERE}/../../.. ABSOLUTE)
+if(NOT MODE)
+  set(MODE pes-clang)
+endif()
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(INCS -I${HERE} -I${ROOT}/collector/include -I${ROOT}/trace/include)
+
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
+  endif()
+  set(OUT "${out}" PARENT_SCOPE)
+  set(ERR "${err}" PARENT_SCOPE)
+endfunction()
+
+# The mock runtime is not instrumented (plain clang), like the real one.
+run("building the mock runtime" ${CLANG} -O1 -g -shared -fPIC -Wall -Wextra -Werror ${INCS}
+    ${HERE}/mock_rt.c -o ${WORK}/libpes-mock-rt.so)
+
+get_filename_component(name ${SRC} NAME_WE)
+set(exe ${WORK}/${name})
+if(MODE STREQUAL "direct")
+  run("compiling ${name} with -fpass-plugin" ${CLANG} ${OPT} -g -fpass-plugin=${PLUGIN} -Wall -Wextra
+      -Werror ${FLAGS} ${INCS} ${SRC} -o ${exe} -L${WORK} -lpes-mock-rt -Wl,-rpath,${WORK})
+else()
+  run("compiling ${name} with pes-clang" ${CMAKE_COMMAND} -E env PES_CLANG_RT_DIR=${WORK}
+      PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${FLAGS} ${INCS}
+      ${SRC} -o ${exe})
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env ${ENV} ${exe} RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${name} ${OPT}: exit ${rc}")
+endif()
+if(NOT out MATCHES "checks passed" OR NOT out MATCHES "mock: invariants ok")
+  message(FATAL_ERROR "${name} ${OPT}: missing verdict lines")
+endif()
