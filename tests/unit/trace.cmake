@@ -1,3 +1,15 @@
 # Unit tests of the trace format library (trace/).
 pes_add_unit_test(test_trace_roundtrip SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_roundtrip.c LIBS pes_trace)
 pes_add_unit_test(test_trace_truncation SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_truncation.c LIBS pes_trace)
+pes_add_unit_test(test_trace_corrupt SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_corrupt.c LIBS pes_trace)
+pes_add_unit_test(test_trace_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_text.c LIBS pes_trace)
+
+# A small fixed trace for command-line tests; `zstd -t` and `zstdcat` must accept it.
+add_executable(trace_sample_gen ${CMAKE_CURRENT_LIST_DIR}/trace_sample_gen.c)
+target_link_libraries(trace_sample_gen PRIVATE pes_trace)
+find_program(PES_ZSTD_CLI zstd)
+if(PES_ZSTD_CLI)
+  add_test(NAME trace.zstd_cli_accepts
+           COMMAND sh -c "$<TARGET_FILE:trace_sample_gen> sample-zstd.pes && ${PES_ZSTD_CLI} -q -t sample-zstd.pes && ${PES_ZSTD_CLI} -q -dc sample-zstd.pes | head -c 4 | grep -q PESB")
+  set_tests_properties(trace.zstd_cli_accepts PROPERTIES LABELS unit TIMEOUT 60)
+endif()

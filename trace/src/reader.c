@@ -294,7 +294,7 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "implausible block size in zstd frame header");
     size_t real = ZSTD_findFrameCompressedSize(r->frame.data, ie.frame_size);
     if (ZSTD_isError(real) || real != ie.frame_size)
-        return fmt_err(r, err, PES_ERR_FORMAT, fstart,
+        return fmt_err(r, err, PES_ERR_FORMAT, off,
                        "index frame size does not match the data frame that follows");
     size_t csize = (size_t)content;
     r->content.len = 0;

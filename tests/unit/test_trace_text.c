@@ -1,0 +1,104 @@
+/* test_trace_text.c — the plain-text (PARDA / libCacheSim style) address reader. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "trace_test_util.h"
+
+static char *write_text(const char *content)
+{
+    char *path = tt_temp_path("text");
+    FILE *f = fopen(path, "w");
+    fputs(content, f);
+    fclose(f);
+    return path;
+}
+
+static void test_formats(void **state)
+{
+    (void)state;
+    char *path = write_text("# a comment line\n"
+                            "1000\n"
+                            "0x2000 R\n"
+                            "0X3a W   # trailing comment\n"
+                            "\n"
+                            "   \t\n"
+                            "w 0xffffffffffffffff\n"
+                            "r 0\n"
+                            "DEADbeef w\r\n"
+                            "0x10");  /* no final newline */
+    struct pes_error err;
+    struct pes_text_reader *t = pes_text_reader_open(path, &err);
+    assert_non_null(t);
+    struct pes_record r[16];
+    /* read in small pieces to exercise the resumption */
+    long n1 = pes_text_reader_read(t, r, 3, &err);
+    assert_int_equal(n1, 3);
+    long n2 = pes_text_reader_read(t, r + 3, 13, &err);
+    assert_int_equal(n2, 4);
+    assert_int_equal(pes_text_reader_read(t, r + 7, 9, &err), 0);
+    const uint64_t addr[7] = {0x1000, 0x2000, 0x3a, UINT64_MAX, 0, 0xdeadbeef, 0x10};
+    const uint32_t id[7] = {PES_TEXT_READ_SITE, PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
+                            PES_TEXT_WRITE_SITE, PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
+                            PES_TEXT_READ_SITE};
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(r[i].addr, addr[i]);
+        assert_int_equal(r[i].id, id[i]);
+        assert_int_equal(r[i].extra, 0);
+    }
+    pes_text_reader_close(t);
+    unlink(path);
+    free(path);
+}
+
+static void expect_bad(const char *content, const char *line_tag)
+{
+    char *path = write_text(content);
+    struct pes_error err;
+    struct pes_text_reader *t = pes_text_reader_open(path, &err);
+    assert_non_null(t);
+    struct pes_record r[16];
+    long n;
+    while ((n = pes_text_reader_read(t, r, 16, &err)) > 0)
+        ;
+    assert_int_equal(n, -1);
+    assert_int_equal(err.code, PES_ERR_FORMAT);
+    char want[600];
+    snprintf(want, sizeof want, "%s%s", path, line_tag);
+    assert_non_null(strstr(err.message, want));
+    pes_text_reader_close(t);
+    unlink(path);
+    free(path);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    expect_bad("0x10\nzz\n", ":2:");                       /* not hex */
+    expect_bad("0x10\n0x20\n\n0x30 X\n", ":4:");           /* bad R/W */
+    expect_bad("0x10000000000000000\n", ":1:");            /* 17 digits: overflow */
+    expect_bad("# c\n0x\n", ":2:");                        /* no digits */
+    expect_bad("1 2 3\n", ":1:");                          /* three fields */
+    expect_bad("R W\n", ":1:");                            /* no address */
+    expect_bad("-5\n", ":1:");
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    struct pes_error err;
+    assert_null(pes_text_reader_open("/nonexistent/file.txt", &err));
+    assert_int_equal(err.code, PES_ERR_IO);
+    assert_non_null(strstr(err.message, "/nonexistent/file.txt"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,72 @@
+/*
+ * trace_sample_gen.c — writes a small fixed trace for the command-line tests
+ * (zstd -t, pes-dump). Usage: trace_sample_gen OUT [--no-footer]
+ * The contents are spelled out here so the tests can state expected output
+ * independently of the reader.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pes/trace.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: trace_sample_gen OUT [--no-footer]\n");
+        return 2;
+    }
+    int footer = !(argc > 2 && strcmp(argv[2], "--no-footer") == 0);
+    struct pes_trace_info info = {0};
+    info.kind = PES_TRACE_FULL;
+    info.command = "./gemm 128";
+    info.hostname = "testhost";
+    info.cpu_model = "Test CPU";
+    info.n_cpus = 4;
+    info.n_sockets = 1;
+    info.n_cache_levels = 1;
+    info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
+    info.ticks_per_second = 1000000000ull;
+    info.start_ticks = 1000;
+    info.pid = 4242;
+    info.config = "backend=full";
+    struct pes_error err;
+    struct pes_trace_writer *w = pes_trace_writer_open(argv[1], 1, &info, NULL, &err);
+    if (!w)
+        goto fail;
+    /* module: sites 0..2, BBs 3..4 */
+    struct pes_site sites[3] = {
+        {0, 3, PES_KIND_LOAD, 0, 5, 8, 12, "gemm.c", "kernel"},
+        {1, 3, PES_KIND_LOAD, 0, 14, 8, 12, "gemm.c", "kernel"},
+        {2, 3, PES_KIND_STORE, PES_SITE_SHARED, 9, 8, 13, "gemm.c", "kernel"},
+    };
+    struct pes_bb bbs[2] = {
+        {3, 3, {1, 0, 0, 1, 1, 0, 2, 1, 1, 0, 0}, PES_BB_PARALLEL, "kernel", "for.body"},
+        {4, 0, {0}, 0, "kernel", "entry"},
+    };
+    struct pes_module m = {0, 3, 2, "gemm.c", sites, bbs};
+    struct pes_thread t0 = {0, UINT32_MAX, 100, 0, 0, 1000};
+    struct pes_thread t1 = {1, 0, 101, 1, 0, 1500};
+    struct pes_record r0[] = {
+        {1100, PES_ID_TIME, 0},  {0, 4, 0},           {0, 3, 0},
+        {0x1000, 0, 0},          {0x2000, 1, 0},      {0x3000, 2, 0},
+        {0, 3, 0},               {0x1008, 0, 0},      {0x2400, 1, 0},
+        {0x3000, 2, 0},          {7, PES_ID_REGION_BEGIN, 0}, {0, PES_ID_REGION_END, 0},
+    };
+    struct pes_record r1[] = {{1600, PES_ID_TIME, 0}, {0, 3, 0}, {0x5000, 0, 0}};
+    struct pes_event ev = {PES_EV_REUSE, PES_EVF_WRITE, 8, 1, 0, 2, 0x3000, 0x401234,
+                           2000, 10, 5, 42, 0};
+    struct pes_mapping map = {0x400000, 0x402000, 0, "/usr/bin/gemm"};
+    struct pes_thread_totals tot[2] = {{0, 12, 4, 2, 0, 0, 3000}, {1, 3, 1, 0, 1, 0, 3100}};
+    if (pes_trace_writer_module(w, &m, &err) || pes_trace_writer_thread(w, &t0, &err) ||
+        pes_trace_writer_thread(w, &t1, &err) ||
+        pes_trace_writer_records(w, 0, r0, sizeof r0 / sizeof r0[0], &err) ||
+        pes_trace_writer_records(w, 1, r1, sizeof r1 / sizeof r1[0], &err) ||
+        pes_trace_writer_events(w, 1, &ev, 1, &err) || pes_trace_writer_mappings(w, &map, 1, &err))
+        goto fail;
+    if (pes_trace_writer_close(w, footer ? tot : NULL, footer ? 2 : 0, 3200, &err))
+        goto fail;
+    return 0;
+fail:
+    fprintf(stderr, "trace_sample_gen: %s\n", err.message);
+    return 1;
+}
