@@ -7,10 +7,12 @@ if(NOT TARGET pes_reuse)
     ${CMAKE_CURRENT_LIST_DIR}/src/reuse_distance.c
     ${CMAKE_CURRENT_LIST_DIR}/src/profiles.c
     ${CMAKE_CURRENT_LIST_DIR}/src/mimic.c)
-  # Only trace.h's plain structs are used, so no link dependency on pes_trace.
+  # Only plain structs of trace.h and model.h are used (the histogram adapter
+  # fills struct pes_reuse_profile directly), so no link dependency.
   target_include_directories(pes_reuse PUBLIC
     ${CMAKE_CURRENT_LIST_DIR}/src
-    ${CMAKE_CURRENT_LIST_DIR}/../trace/include)
+    ${CMAKE_CURRENT_LIST_DIR}/../trace/include
+    ${CMAKE_CURRENT_LIST_DIR}/../model/include)
 
   # bench/reuse_bench.c: built on demand (`ninja -C BUILD reuse_bench`).
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/../bench/reuse_bench.c)

@@ -114,3 +114,21 @@ double pes_rd_hist_mean(const struct pes_rd_hist *h)
     uint64_t finite = h->total - h->cold;
     return finite ? h->sum / (double)finite : 0.0;
 }
+
+int pes_rd_hist_to_profile(const struct pes_rd_hist *h, struct pes_reuse_profile *p)
+{
+    if (h->exact_limit < PES_PROFILE_EXACT)
+        return -1;
+    memset(p, 0, sizeof *p);
+    p->cold = h->cold;
+    for (uint64_t d = 0; d < PES_PROFILE_EXACT; d++)
+        p->exact[d] = h->exact[d];
+    /* our exact counts above the model's exact range fold into its log2 bins */
+    for (uint64_t d = PES_PROFILE_EXACT; d < h->exact_limit; d++)
+        p->log2[63 - __builtin_clzll(d) - PES_PROFILE_LOG2_FIRST] += h->exact[d];
+    for (unsigned b = PES_PROFILE_LOG2_FIRST; b < PES_RD_HIST_LOG2_BINS; b++) {
+        unsigned k = b > PES_PROFILE_LOG2_LAST ? PES_PROFILE_LOG2_LAST : b;
+        p->log2[k - PES_PROFILE_LOG2_FIRST] += h->log2[b];
+    }
+    return 0;
+}

@@ -7,13 +7,16 @@
  * log2[floor(log2(d))] (bin b holds [2^b, 2^(b+1))). exact_limit is rounded up
  * to a power of two so no log2 bin straddles the exact range.
  *
- * This is replay's own type until model/include/pes/model.h defines
- * struct pes_reuse_profile; a thin adapter converts one into the other.
+ * The model's fixed-layout struct pes_reuse_profile (pes/model.h: 1024 exact
+ * bins, log2 bins 2^10 .. 2^47) is what SDCM consumes; pes_rd_hist_to_profile
+ * converts. This type stays configurable (exact range) and keeps the exact sum
+ * of distances, which the model's layout cannot.
  */
 #ifndef PES_REPLAY_HISTOGRAM_H
 #define PES_REPLAY_HISTOGRAM_H
 
 #include <stdint.h>
+#include "pes/model.h"
 #include "pes/trace.h"
 
 #define PES_RD_HIST_LOG2_BINS 64
@@ -43,5 +46,10 @@ int pes_rd_hist_merge(struct pes_rd_hist *dst, const struct pes_rd_hist *src);
 double pes_rd_hist_below(const struct pes_rd_hist *h, uint64_t c);
 /* Mean finite distance (0 if none). */
 double pes_rd_hist_mean(const struct pes_rd_hist *h);
+
+/* Fills p (overwritten) from h. Needs h->exact_limit >= PES_PROFILE_EXACT so
+ * no exact model bin has to be invented; returns -1 otherwise. Distances
+ * >= 2^48 land in the model's last bin, as model.h specifies. */
+int pes_rd_hist_to_profile(const struct pes_rd_hist *h, struct pes_reuse_profile *p);
 
 #endif

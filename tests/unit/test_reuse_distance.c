@@ -351,6 +351,43 @@ static void test_histogram_bins(void **state)
     pes_rd_hist_free(&h);
 }
 
+/* Adapter to the model's fixed layout: exact 0..1023, log2 bins 2^10..2^47. */
+static void test_to_model_profile(void **state)
+{
+    (void)state;
+    struct pes_rd_hist h;
+    struct pes_reuse_profile *m = malloc(sizeof *m);
+    assert_non_null(m);
+    assert_int_equal(pes_rd_hist_init(&h, 4096, NULL), 0);
+    pes_rd_hist_add(&h, 3);
+    pes_rd_hist_add(&h, 1023);
+    pes_rd_hist_add(&h, 1024);                  /* exact here, model bin 2^10 */
+    pes_rd_hist_add(&h, 2047);
+    pes_rd_hist_add(&h, 3000);                  /* model bin 2^11 */
+    pes_rd_hist_add(&h, 5000);                  /* our log2 bin 12 */
+    pes_rd_hist_add(&h, UINT64_C(1) << 50);     /* clamped into 2^47 */
+    pes_rd_hist_add(&h, COLD);
+    assert_int_equal(pes_rd_hist_to_profile(&h, m), 0);
+    assert_int_equal(m->exact[3], 1);
+    assert_int_equal(m->exact[1023], 1);
+    assert_int_equal(m->log2[0], 2);
+    assert_int_equal(m->log2[1], 1);
+    assert_int_equal(m->log2[2], 1);
+    assert_int_equal(m->log2[PES_PROFILE_LOG2_BINS - 1], 1);
+    assert_int_equal(m->cold, 1);
+    uint64_t sum = m->cold;
+    for (unsigned i = 0; i < PES_PROFILE_EXACT; i++)
+        sum += m->exact[i];
+    for (unsigned i = 0; i < PES_PROFILE_LOG2_BINS; i++)
+        sum += m->log2[i];
+    assert_int_equal(sum, h.total);
+    pes_rd_hist_free(&h);
+    assert_int_equal(pes_rd_hist_init(&h, 512, NULL), 0);
+    assert_int_equal(pes_rd_hist_to_profile(&h, m), -1);  /* cannot invent exact bins */
+    pes_rd_hist_free(&h);
+    free(m);
+}
+
 static void test_per_site(void **state)
 {
     (void)state;
@@ -400,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_histogram_bins),
+        cmocka_unit_test(test_to_model_profile),
         cmocka_unit_test(test_per_site),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
