@@ -1,0 +1,600 @@
+/*
+ * pes-dump — prints a pes trace as text (like `perf script`): the header, the
+ * module tables, the threads, then every record of every block in file order.
+ * It is the ground truth for what a trace contains; docs/trace-format.md
+ * documents the output (text and --format json) and the exit status:
+ *   0  the whole trace was printed (a truncated trace too, with a warning)
+ *   1  the trace is unreadable or corrupt (one line: pes-dump: FILE: offset N: ...)
+ *   2  bad command line
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pes/trace.h"
+
+enum fmt { FMT_TEXT, FMT_JSON };
+
+struct opts {
+    const char *path;
+    int header_only, tables, stats;
+    int64_t thread;   /* -1 = all */
+    uint64_t limit;   /* 0 = no limit */
+    enum fmt fmt;
+};
+
+struct dump {
+    struct opts o;
+    struct pes_trace_reader *r;
+    uint64_t printed;  /* records/events printed (for --limit) */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: pes-dump [options] TRACE\n"
+            "  --header-only        print the header and stop\n"
+            "  --tables             print header, modules and threads, no records\n"
+            "  --thread N           only records/events of thread index N\n"
+            "  --limit N            stop after N records/events\n"
+            "  --stats              per block type: blocks, records, compressed bytes\n"
+            "  --format text|json   json: one object per line (docs/trace-format.md)\n"
+            "  -h, --help           this text\n");
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return -1;
+    unsigned long long x = strtoull(s, &end, 0);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->thread = -1;
+    int no_more_opts = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!no_more_opts && a[0] == '-' && a[1]) {
+            uint64_t v;
+            if (strcmp(a, "--") == 0)
+                no_more_opts = 1;
+            else if (strcmp(a, "--header-only") == 0)
+                o->header_only = 1;
+            else if (strcmp(a, "--tables") == 0)
+                o->tables = 1;
+            else if (strcmp(a, "--stats") == 0)
+                o->stats = 1;
+            else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+                usage(stdout);
+                exit(0);
+            } else if (strcmp(a, "--thread") == 0 || strcmp(a, "--limit") == 0 ||
+                       strcmp(a, "--format") == 0) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "pes-dump: %s needs a value\n", a);
+                    return -1;
+                }
+                const char *val = argv[++i];
+                if (strcmp(a, "--format") == 0) {
+                    if (strcmp(val, "text") == 0)
+                        o->fmt = FMT_TEXT;
+                    else if (strcmp(val, "json") == 0)
+                        o->fmt = FMT_JSON;
+                    else {
+                        fprintf(stderr, "pes-dump: --format: expected text or json, got '%s'\n", val);
+                        return -1;
+                    }
+                } else if (parse_u64(val, &v) ||
+                           (strcmp(a, "--thread") == 0 && v > UINT32_MAX)) {
+                    fprintf(stderr, "pes-dump: %s: expected a non-negative integer, got '%s'\n",
+                            a, val);
+                    return -1;
+                } else if (strcmp(a, "--thread") == 0)
+                    o->thread = (int64_t)v;
+                else
+                    o->limit = v;
+            } else {
+                fprintf(stderr, "pes-dump: unknown option '%s' (see --help)\n", a);
+                return -1;
+            }
+        } else if (!o->path) {
+            o->path = a;
+        } else {
+            fprintf(stderr, "pes-dump: more than one trace given ('%s', '%s')\n", o->path, a);
+            return -1;
+        }
+    }
+    if (!o->path) {
+        fprintf(stderr, "pes-dump: no trace given\n");
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- json helpers */
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", stdout);
+        else if (*p == '\t')
+            fputs("\\t", stdout);
+        else if (*p < 0x20)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static const char *rw_of(uint8_t kind)
+{
+    int r = pes_kind_reads(kind), w = pes_kind_writes(kind);
+    return r && w ? "RW" : r ? "R" : w ? "W" : "?";
+}
+
+static const char *kind_str(uint32_t kind)
+{
+    return kind == PES_TRACE_FULL ? "full" : kind == PES_TRACE_SAMPLED ? "sampled" : "unknown";
+}
+
+static void site_flags_str(uint8_t f, char *buf, size_t n)
+{
+    static const char *names[] = {"shared", "vector", "masked", "volatile", "atomic"};
+    buf[0] = '\0';
+    for (int i = 0; i < 5; i++)
+        if (f & (1u << i)) {
+            if (buf[0])
+                strncat(buf, ",", n - strlen(buf) - 1);
+            strncat(buf, names[i], n - strlen(buf) - 1);
+        }
+    if (!buf[0])
+        snprintf(buf, n, "-");
+}
+
+static void event_flags_str(uint8_t f, char *buf, size_t n)
+{
+    static const char *names[] = {"write", "trap_write", "spatial", "shared_cache",
+                                  "true_sharing", "false_sharing"};
+    buf[0] = '\0';
+    for (int i = 0; i < 6; i++)
+        if (f & (1u << i)) {
+            if (buf[0])
+                strncat(buf, ",", n - strlen(buf) - 1);
+            strncat(buf, names[i], n - strlen(buf) - 1);
+        }
+    if (!buf[0])
+        snprintf(buf, n, "-");
+}
+
+/* ---------------------------------------------------------------- header/tables */
+
+static void print_header(const struct dump *d, const struct pes_trace_info *in)
+{
+    if (d->o.fmt == FMT_JSON) {
+        printf("{\"type\":\"header\",\"version\":%u,\"kind\":\"%s\",\"command\":", in->version,
+               kind_str(in->kind));
+        json_str(in->command);
+        printf(",\"hostname\":");
+        json_str(in->hostname);
+        printf(",\"cpu_model\":");
+        json_str(in->cpu_model);
+        printf(",\"n_cpus\":%u,\"n_sockets\":%u,\"caches\":[", in->n_cpus, in->n_sockets);
+        for (uint32_t i = 0; i < in->n_cache_levels; i++)
+            printf("%s{\"level\":%u,\"type\":\"%c\",\"size\":%" PRIu64
+                   ",\"ways\":%u,\"line_size\":%u,\"shared_by\":%u}",
+                   i ? "," : "", in->caches[i].level,
+                   in->caches[i].type >= 0x20 && in->caches[i].type < 0x7f && in->caches[i].type != '"' &&
+                           in->caches[i].type != '\\' ? in->caches[i].type : '?',
+                   in->caches[i].size, in->caches[i].ways, in->caches[i].line_size,
+                   in->caches[i].shared_by);
+        printf("],\"ticks_per_second\":%" PRIu64 ",\"start_ticks\":%" PRIu64 ",\"pid\":%" PRIu64
+               ",\"config\":",
+               in->ticks_per_second, in->start_ticks, in->pid);
+        json_str(in->config);
+        printf("}\n");
+        return;
+    }
+    printf("# pes trace %s\n", d->o.path);
+    printf("version   %u\n", in->version);
+    printf("kind      %s\n", kind_str(in->kind));
+    printf("command   %s\n", in->command);
+    printf("host      %s\n", in->hostname);
+    printf("cpu       %s (%u CPUs, %u sockets)\n", in->cpu_model, in->n_cpus, in->n_sockets);
+    for (uint32_t i = 0; i < in->n_cache_levels; i++) {
+        const struct pes_cache_level *c = &in->caches[i];
+        printf("cache     L%u%c %" PRIu64 " B, %u-way, %u B lines, shared by %u CPUs\n", c->level,
+               c->type >= 0x20 && c->type < 0x7f ? c->type : '?', c->size, c->ways, c->line_size,
+               c->shared_by);
+    }
+    printf("ticks/s   %" PRIu64 "\n", in->ticks_per_second);
+    printf("start     %" PRIu64 "\n", in->start_ticks);
+    printf("pid       %" PRIu64 "\n", in->pid);
+    const char *c = in->config ? in->config : "";
+    if (!*c)
+        printf("config    -\n");
+    while (*c) {
+        const char *nl = strchr(c, '\n');
+        int len = nl ? (int)(nl - c) : (int)strlen(c);
+        printf("config    %.*s\n", len, c);
+        c += len + (nl ? 1 : 0);
+    }
+}
+
+static void print_module(const struct dump *d, const struct pes_module *m)
+{
+    uint64_t last = (uint64_t)m->id_base + m->n_sites + m->n_bbs;
+    if (d->o.fmt == FMT_JSON) {
+        printf("{\"type\":\"module\",\"name\":");
+        json_str(m->name);
+        printf(",\"id_base\":%u,\"n_sites\":%u,\"n_bbs\":%u}\n", m->id_base, m->n_sites, m->n_bbs);
+    } else {
+        printf("module %s ids %u..%" PRIu64 " (%u sites, %u basic blocks)\n", m->name, m->id_base,
+               last ? last - 1 : 0, m->n_sites, m->n_bbs);
+    }
+    char fl[64];
+    for (uint32_t i = 0; i < m->n_sites; i++) {
+        const struct pes_site *s = &m->sites[i];
+        site_flags_str(s->flags, fl, sizeof fl);
+        if (d->o.fmt == FMT_JSON) {
+            printf("{\"type\":\"site\",\"id\":%u,\"bb\":%u,\"kind\":\"%s\",\"flags\":\"%s\","
+                   "\"size\":%u,\"file\":",
+                   s->id, s->bb, pes_access_kind_name(s->kind), fl, s->size);
+            json_str(s->file);
+            printf(",\"line\":%u,\"column\":%u,\"function\":", s->line, s->column);
+            json_str(s->function);
+            printf("}\n");
+        } else {
+            printf("  site %-6u %s:%u:%u  %s  %s  size %u  bb %u  flags %s\n", s->id,
+                   *s->file ? s->file : "?", s->line, s->column, *s->function ? s->function : "?",
+                   pes_access_kind_name(s->kind), s->size, s->bb, fl);
+        }
+    }
+    for (uint32_t i = 0; i < m->n_bbs; i++) {
+        const struct pes_bb *b = &m->bbs[i];
+        if (d->o.fmt == FMT_JSON) {
+            printf("{\"type\":\"bb\",\"id\":%u,\"function\":", b->id);
+            json_str(b->function);
+            printf(",\"label\":");
+            json_str(b->label);
+            printf(",\"n_sites\":%u,\"parallel\":%s,\"ops\":{", b->n_sites,
+                   b->flags & PES_BB_PARALLEL ? "true" : "false");
+            for (int k = 0; k < PES_OP_COUNT; k++)
+                printf("%s\"%s\":%u", k ? "," : "", pes_op_class_name(k), b->ops[k]);
+            printf("}}\n");
+        } else {
+            printf("  bb   %-6u %s:%s  sites %u%s  ops", b->id, b->function, b->label, b->n_sites,
+                   b->flags & PES_BB_PARALLEL ? "  parallel" : "");
+            int any = 0;
+            for (int k = 0; k < PES_OP_COUNT; k++)
+                if (b->ops[k]) {
+                    printf(" %s=%u", pes_op_class_name(k), b->ops[k]);
+                    any = 1;
+                }
+            printf("%s\n", any ? "" : " -");
+        }
+    }
+}
+
+static void print_thread(const struct dump *d, const struct pes_thread *t)
+{
+    if (d->o.fmt == FMT_JSON) {
+        printf("{\"type\":\"thread\",\"index\":%u,\"tid\":%" PRIu64 ",\"parent\":", t->index, t->tid);
+        if (t->parent == UINT32_MAX)
+            printf("null");
+        else
+            printf("%u", t->parent);
+        printf(",\"cpu\":%d,\"socket\":%d,\"start_ticks\":%" PRIu64 "}\n", t->cpu, t->socket,
+               t->start_ticks);
+        return;
+    }
+    printf("thread T%u tid %" PRIu64 " parent ", t->index, t->tid);
+    if (t->parent == UINT32_MAX)
+        printf("-");
+    else
+        printf("T%u", t->parent);
+    printf(" cpu %d socket %d start %" PRIu64 "\n", t->cpu, t->socket, t->start_ticks);
+}
+
+/* ---------------------------------------------------------------- records */
+
+static int limit_reached(const struct dump *d) { return d->o.limit && d->printed >= d->o.limit; }
+
+static void print_record(struct dump *d, uint32_t thread, const struct pes_record *rec)
+{
+    const struct pes_site *s = pes_trace_reader_site(d->r, rec->id);
+    const struct pes_bb *b = s ? NULL : pes_trace_reader_bb(d->r, rec->id);
+    int json = d->o.fmt == FMT_JSON;
+    if (s) {
+        uint32_t size = s->size ? s->size : rec->extra;
+        if (json) {
+            printf("{\"type\":\"access\",\"thread\":%u,\"addr\":\"0x%" PRIx64
+                   "\",\"size\":%u,\"rw\":\"%s\",\"site\":%u,\"extra\":%u}\n",
+                   thread, rec->addr, size, rw_of(s->kind), rec->id, rec->extra);
+        } else {
+            printf("T%u access  0x%" PRIx64 " %u %s  %s:%u:%u (site %u)", thread, rec->addr, size,
+                   rw_of(s->kind), *s->file ? s->file : "?", s->line, s->column, rec->id);
+            if (s->kind == PES_KIND_GATHER || s->kind == PES_KIND_SCATTER)
+                printf(" lane %u", rec->extra);
+            putchar('\n');
+        }
+    } else if (b) {
+        if (json)
+            printf("{\"type\":\"bb\",\"thread\":%u,\"bb\":%u}\n", thread, rec->id);
+        else
+            printf("T%u bb  %s:%s (bb %u)\n", thread, b->function, b->label, rec->id);
+    } else if (rec->id >= PES_ID_CONTROL_FIRST) {
+        const char *name = rec->id == PES_ID_TIME ? "time"
+                           : rec->id == PES_ID_REGION_BEGIN ? "region_begin"
+                           : rec->id == PES_ID_REGION_END ? "region_end"
+                           : rec->id == PES_ID_THREAD_END ? "thread_end" : NULL;
+        if (json) {
+            printf("{\"type\":\"%s\",\"thread\":%u,\"id\":%u,\"value\":%" PRIu64 "}\n",
+                   name ? name : "control", thread, rec->id, rec->addr);
+        } else if (!name) {
+            printf("T%u control 0x%08x addr=0x%" PRIx64 " extra=%u\n", thread, rec->id, rec->addr,
+                   rec->extra);
+        } else if (rec->id == PES_ID_REGION_END) {
+            printf("T%u %s\n", thread, name);
+        } else {
+            printf("T%u %s %" PRIu64 "\n", thread, name, rec->addr);
+        }
+    } else {
+        if (json)
+            printf("{\"type\":\"record\",\"thread\":%u,\"id\":%u,\"addr\":\"0x%" PRIx64
+                   "\",\"extra\":%u}\n", thread, rec->id, rec->addr, rec->extra);
+        else
+            printf("T%u record id=%u addr=0x%" PRIx64 " extra=%u (id in no module)\n", thread,
+                   rec->id, rec->addr, rec->extra);
+    }
+    d->printed++;
+}
+
+static void print_event(struct dump *d, uint32_t thread, const struct pes_event *e)
+{
+    char fl[96];
+    event_flags_str(e->flags, fl, sizeof fl);
+    const struct pes_site *s = e->site != UINT32_MAX ? pes_trace_reader_site(d->r, e->site) : NULL;
+    if (d->o.fmt == FMT_JSON) {
+        printf("{\"type\":\"event\",\"block_thread\":%u,\"kind\":\"%s\",\"thread\":%u,"
+               "\"other_thread\":",
+               thread, pes_event_kind_name(e->kind), e->thread);
+        if (e->other_thread == UINT32_MAX)
+            printf("null");
+        else
+            printf("%u", e->other_thread);
+        printf(",\"site\":");
+        if (e->site == UINT32_MAX)
+            printf("null");
+        else
+            printf("%u", e->site);
+        printf(",\"addr\":\"0x%" PRIx64 "\",\"ip\":\"0x%" PRIx64 "\",\"size\":%u,\"flags\":\"%s\","
+               "\"time\":%" PRIu64 ",\"loads\":%" PRIu64 ",\"stores\":%" PRIu64
+               ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64 "}\n",
+               e->addr, e->ip, e->size, fl, e->time, e->loads, e->stores, e->distance, e->aux);
+    } else {
+        printf("T%u %-8s addr=0x%" PRIx64 " size=%u", e->thread, pes_event_kind_name(e->kind),
+               e->addr, e->size);
+        if (e->site == UINT32_MAX)
+            printf(" site=-");
+        else if (s)
+            printf(" site=%u (%s:%u:%u)", e->site, s->file, s->line, s->column);
+        else
+            printf(" site=%u", e->site);
+        printf(" ip=0x%" PRIx64 " time=%" PRIu64, e->ip, e->time);
+        if (e->other_thread != UINT32_MAX)
+            printf(" other=T%u", e->other_thread);
+        printf(" loads=%" PRIu64 " stores=%" PRIu64 " distance=%" PRIu64 " aux=%" PRIu64
+               " flags=%s\n",
+               e->loads, e->stores, e->distance, e->aux, fl);
+    }
+    d->printed++;
+}
+
+static void print_block(struct dump *d, const struct pes_block *b)
+{
+    int json = d->o.fmt == FMT_JSON;
+    switch (b->type) {
+    case PES_BLOCK_ACCESS:
+        if (d->o.thread >= 0 && b->thread != (uint32_t)d->o.thread)
+            return;
+        for (size_t i = 0; i < b->n && !limit_reached(d); i++)
+            print_record(d, b->thread, &b->records[i]);
+        break;
+    case PES_BLOCK_EVENTS:
+        if (d->o.thread >= 0 && b->thread != (uint32_t)d->o.thread)
+            return;
+        for (size_t i = 0; i < b->n && !limit_reached(d); i++)
+            print_event(d, b->thread, &b->events[i]);
+        break;
+    case PES_BLOCK_MAPS:
+        for (size_t i = 0; i < b->n; i++) {
+            const struct pes_mapping *m = &b->mappings[i];
+            if (json) {
+                printf("{\"type\":\"mapping\",\"start\":\"0x%" PRIx64 "\",\"end\":\"0x%" PRIx64
+                       "\",\"file_offset\":\"0x%" PRIx64 "\",\"path\":",
+                       m->start, m->end, m->file_offset);
+                json_str(m->path);
+                printf("}\n");
+            } else {
+                printf("map 0x%" PRIx64 "-0x%" PRIx64 " off 0x%" PRIx64 " %s\n", m->start, m->end,
+                       m->file_offset, m->path);
+            }
+        }
+        break;
+    case PES_BLOCK_FOOTER:
+        if (json) {
+            printf("{\"type\":\"footer\",\"end_ticks\":%" PRIu64 ",\"threads\":[", b->end_ticks);
+            for (size_t i = 0; i < b->n; i++) {
+                const struct pes_thread_totals *t = &b->totals[i];
+                printf("%s{\"thread\":%u,\"records\":%" PRIu64 ",\"loads\":%" PRIu64
+                       ",\"stores\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"lost\":%" PRIu64
+                       ",\"end_ticks\":%" PRIu64 "}",
+                       i ? "," : "", t->thread, t->records, t->loads, t->stores, t->samples,
+                       t->lost, t->end_ticks);
+            }
+            printf("]}\n");
+        } else {
+            printf("footer end %" PRIu64 "\n", b->end_ticks);
+            for (size_t i = 0; i < b->n; i++) {
+                const struct pes_thread_totals *t = &b->totals[i];
+                printf("  T%u records %" PRIu64 " loads %" PRIu64 " stores %" PRIu64
+                       " samples %" PRIu64 " lost %" PRIu64 " end %" PRIu64 "\n",
+                       t->thread, t->records, t->loads, t->stores, t->samples, t->lost,
+                       t->end_ticks);
+            }
+        }
+        break;
+    default: /* MODULE/THREAD were printed with the tables */
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------- stats */
+
+struct type_stats {
+    uint64_t blocks, count, bytes;
+};
+
+static int print_stats(struct dump *d, struct pes_error *err)
+{
+    struct pes_block_ref *refs;
+    size_t n;
+    if (pes_trace_reader_load_tables(d->r, err) || pes_trace_reader_index(d->r, &refs, &n, err))
+        return -1;
+    struct type_stats ts[9] = {{0}};
+    uint64_t total = 0, accesses = 0, bbs = 0, controls = 0, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = refs[i].type < 8 ? refs[i].type : 8;
+        ts[t].blocks++;
+        ts[t].count += refs[i].count;
+        ts[t].bytes += 24 + (uint64_t)refs[i].frame_size;
+        total += 24 + (uint64_t)refs[i].frame_size;
+        if (refs[i].type == PES_BLOCK_ACCESS) { /* classify records: needs decoding */
+            struct pes_block b;
+            if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
+                free(refs);
+                return -1;
+            }
+            for (size_t k = 0; k < b.n; k++) {
+                uint32_t id = b.records[k].id;
+                if (pes_trace_reader_site(d->r, id))
+                    accesses++;
+                else if (pes_trace_reader_bb(d->r, id))
+                    bbs++;
+                else if (id >= PES_ID_CONTROL_FIRST)
+                    controls++;
+                else
+                    other++;
+            }
+        }
+    }
+    free(refs);
+    if (d->o.fmt == FMT_JSON) {
+        printf("{\"type\":\"stats\",\"bytes\":%" PRIu64 ",\"blocks\":{", total);
+        int first = 1;
+        for (uint32_t t = 1; t <= 8; t++)
+            if (ts[t].blocks) {
+                printf("%s\"%s\":{\"blocks\":%" PRIu64 ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+                       "}",
+                       first ? "" : ",", t == 8 ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks,
+                       ts[t].count, ts[t].bytes);
+                first = 0;
+            }
+        printf("},\"records\":{\"access\":%" PRIu64 ",\"bb\":%" PRIu64 ",\"control\":%" PRIu64
+               ",\"other\":%" PRIu64 "}}\n",
+               accesses, bbs, controls, other);
+        return 0;
+    }
+    printf("%-8s %8s %12s %14s %12s\n", "block", "blocks", "count", "bytes", "bytes/count");
+    for (uint32_t t = 1; t <= 8; t++)
+        if (ts[t].blocks)
+            printf("%-8s %8" PRIu64 " %12" PRIu64 " %14" PRIu64 " %12.4f\n",
+                   t == 8 ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks, ts[t].count,
+                   ts[t].bytes, ts[t].count ? (double)ts[t].bytes / (double)ts[t].count : 0.0);
+    printf("%-8s %8s %12s %14" PRIu64 "\n", "total", "", "", total);
+    printf("records  access %" PRIu64 "  bb %" PRIu64 "  control %" PRIu64 "  other %" PRIu64 "\n",
+           accesses, bbs, controls, other);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int run(struct dump *d, struct pes_error *err)
+{
+    print_header(d, pes_trace_reader_info(d->r));
+    if (d->o.header_only)
+        return 0;
+    if (d->o.stats)
+        return print_stats(d, err);
+    /* Tables first (from the block index), then every block in file order. */
+    struct pes_block_ref *refs;
+    size_t n;
+    if (pes_trace_reader_index(d->r, &refs, &n, err))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD)
+            continue;
+        struct pes_block b;
+        if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
+            free(refs);
+            return -1;
+        }
+        if (b.type == PES_BLOCK_MODULE)
+            print_module(d, b.module);
+        else if (d->o.thread < 0 || b.thread == (uint32_t)d->o.thread)
+            print_thread(d, b.thread_info);
+    }
+    free(refs);
+    if (d->o.tables)
+        return 0;
+    struct pes_block b;
+    int rc;
+    while (!limit_reached(d) && (rc = pes_trace_reader_next(d->r, &b, err)) == 1)
+        print_block(d, &b);
+    return limit_reached(d) ? 0 : rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct dump d = {0};
+    if (parse_args(argc, argv, &d.o))
+        return 2;
+    struct pes_error err;
+    d.r = pes_trace_reader_open(d.o.path, &err);
+    if (!d.r) {
+        fprintf(stderr, "pes-dump: %s\n", err.message);
+        return 1;
+    }
+    int rc = run(&d, &err);
+    fflush(stdout);
+    if (rc < 0) {
+        fprintf(stderr, "pes-dump: %s\n", err.message);
+        pes_trace_reader_close(d.r);
+        return 1;
+    }
+    const char *msg;
+    if (!d.o.header_only && !d.o.tables && !d.o.stats && !limit_reached(&d) &&
+        pes_trace_reader_truncated(d.r, &msg))
+        fprintf(stderr, "pes-dump: warning: %s\n", msg);
+    pes_trace_reader_close(d.r);
+    if (ferror(stdout)) {
+        fprintf(stderr, "pes-dump: write error on standard output\n");
+        return 1;
+    }
+    return 0;
+}
