@@ -17,7 +17,37 @@ if(TARGET PesPass)
     set_tests_properties(e2e.pass.${name} PROPERTIES LABELS "e2e;pass" TIMEOUT 120)
   endfunction()
   foreach(opt O0 O2)
-    pes_pass_test(scalar.${opt} scalar.c -${opt})
+    foreach(prog scalar vector atomics memops bb)
+      pes_pass_test(${prog}.${opt} ${prog}.c -${opt})
+    endforeach()
+    pes_pass_test(omp.${opt} omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=4)
   endforeach()
+  # Full -g (clang then outlines OpenMP regions through *_debug__ functions).
+  pes_pass_test(omp.O0g omp.c -O0 FLAGS -fopenmp -g ENV OMP_NUM_THREADS=4)
+  # Plain clang -fpass-plugin, without pes-clang (no value names: "bbN" labels).
   pes_pass_test(scalar.direct scalar.c -O2 MODE direct)
+  pes_pass_test(bb.direct bb.c -O2 MODE direct)
+  # Gather/scatter/masked need AVX2 / AVX-512 code; pick what this CPU runs.
+  set(PES_GATHER_MARCH "")
+  if(EXISTS /proc/cpuinfo)
+    file(STRINGS /proc/cpuinfo PES_CPU_FLAGS REGEX "^flags" LIMIT_COUNT 1)
+    if(PES_CPU_FLAGS MATCHES " avx512f " AND PES_CPU_FLAGS MATCHES " avx512vl " AND
+       PES_CPU_FLAGS MATCHES " avx512bw " AND PES_CPU_FLAGS MATCHES " avx512dq " AND
+       PES_CPU_FLAGS MATCHES " avx512cd ")
+      set(PES_GATHER_MARCH -march=skylake-avx512)
+    elseif(PES_CPU_FLAGS MATCHES " avx2 " AND PES_CPU_FLAGS MATCHES " fma " AND
+           PES_CPU_FLAGS MATCHES " bmi2 ")
+      set(PES_GATHER_MARCH -march=haswell)
+    endif()
+  endif()
+  if(PES_GATHER_MARCH)
+    pes_pass_test(gather.O2 gather.c -O2 FLAGS ${PES_GATHER_MARCH})
+  else()
+    message(STATUS "pes: no AVX2 on this CPU: e2e.pass.gather not registered")
+  endif()
+  add_test(NAME e2e.pass.pes-clang
+           COMMAND ${CMAKE_COMMAND} -DPES_CLANG=${PES_BIN_DIR}/pes-clang -DCLANG=${PES_TEST_CLANG}
+                   -DWORK=${CMAKE_BINARY_DIR}/e2e-pass/pes-clang
+                   -P ${PES_PASS_TEST_DIR}/pes_clang_test.cmake)
+  set_tests_properties(e2e.pass.pes-clang PROPERTIES LABELS "e2e;pass" TIMEOUT 120)
 endif()

@@ -41,6 +41,7 @@ struct sel {
     int kind;               /* enum pes_access_kind */
     int thread;             /* mock thread number */
     unsigned need_flags;    /* site must have all of these flags */
+    const void *lo, *hi;    /* if hi: record address must be in [lo, hi) */
 };
 
 struct agg {
@@ -66,6 +67,8 @@ NOINSTR static int sel_match(const struct sel *s, const struct mock_rec *r) {
     if (s->thread && r->thread != s->thread)
         return 0;
     if ((r->site->flags & s->need_flags) != s->need_flags)
+        return 0;
+    if (s->hi && (r->addr < (uintptr_t)s->lo || r->addr >= (uintptr_t)s->hi))
         return 0;
     return 1;
 }
