@@ -95,12 +95,16 @@ void pes_mimic_array_source(const struct pes_mimic_array *a, struct pes_mimic_so
 
 /* ------------------------------------------------------------ records */
 
-enum rec_kind { REC_SKIP, REC_ACCESS, REC_BB };
+enum rec_kind { REC_SKIP, REC_ACCESS, REC_BB, REC_REGION_BEGIN, REC_REGION_END };
 
 static int classify(const struct pes_mimic_source *src, const struct pes_record *r,
                     uint64_t index, const struct pes_site **site, const struct pes_bb **bb,
                     struct pes_error *err)
 {
+    if (r->id == PES_ID_REGION_BEGIN)
+        return REC_REGION_BEGIN;
+    if (r->id == PES_ID_REGION_END)
+        return REC_REGION_END;
     if (r->id >= PES_ID_CONTROL_FIRST)
         return REC_SKIP;
     if ((*site = src->site(src->ctx, r->id)))
@@ -128,6 +132,17 @@ struct pes_mimic_counts {
     uint64_t accesses;
     uint64_t max_private;   /* highest byte of a private access */
     int has_private;
+    /* per outermost region instance r: (dense BB, count) pairs
+     * reg_bb/reg_count[reg_start[r] .. reg_start[r+1]) */
+    uint32_t *reg_bb;
+    uint64_t *reg_count;
+    size_t n_reg_entries, cap_reg_entries;
+    size_t *reg_start;      /* n_regions + 1 */
+    size_t n_regions, cap_regions;
+    /* count-pass scratch: counts inside the open region, BBs touched there */
+    uint64_t *tmp;
+    uint32_t *touched;
+    uint32_t n_touched;
 };
 
 static uint64_t bb_hash(uint32_t id, uint64_t mask)
@@ -177,6 +192,14 @@ static int bb_insert(struct pes_mimic_counts *c, uint32_t id)
         if (!cnt)
             return -1;
         c->count = cnt;
+        uint64_t *tmp = realloc(c->tmp, ncap * sizeof *tmp);
+        if (!tmp)
+            return -1;
+        c->tmp = tmp;
+        uint32_t *touched = realloc(c->touched, ncap * sizeof *touched);
+        if (!touched)
+            return -1;
+        c->touched = touched;
         c->cap = ncap;
     }
     uint64_t i = bb_hash(id, c->mask);
@@ -185,7 +208,46 @@ static int bb_insert(struct pes_mimic_counts *c, uint32_t id)
     c->keys[i] = id + 1;
     c->idx[i] = c->n_bbs;
     c->count[c->n_bbs] = 0;
+    c->tmp[c->n_bbs] = 0;
     return (int)c->n_bbs++;
+}
+
+/* Closes the open outermost region: appends its (BB, count) pairs. */
+static int region_flush(struct pes_mimic_counts *c)
+{
+    if (c->n_regions + 2 > c->cap_regions) {
+        size_t nc = c->cap_regions ? c->cap_regions * 2 : 64;
+        size_t *st = realloc(c->reg_start, nc * sizeof *st);
+        if (!st)
+            return -1;
+        c->reg_start = st;
+        c->cap_regions = nc;
+    }
+    if (c->n_reg_entries + c->n_touched > c->cap_reg_entries) {
+        size_t nc = c->cap_reg_entries ? c->cap_reg_entries : 256;
+        while (nc < c->n_reg_entries + c->n_touched)
+            nc *= 2;
+        uint32_t *bb = realloc(c->reg_bb, nc * sizeof *bb);
+        if (!bb)
+            return -1;
+        c->reg_bb = bb;
+        uint64_t *cnt = realloc(c->reg_count, nc * sizeof *cnt);
+        if (!cnt)
+            return -1;
+        c->reg_count = cnt;
+        c->cap_reg_entries = nc;
+    }
+    c->reg_start[c->n_regions] = c->n_reg_entries;
+    for (uint32_t i = 0; i < c->n_touched; i++) {
+        uint32_t d = c->touched[i];
+        c->reg_bb[c->n_reg_entries] = d;
+        c->reg_count[c->n_reg_entries++] = c->tmp[d];
+        c->tmp[d] = 0;
+    }
+    c->n_touched = 0;
+    c->n_regions++;
+    c->reg_start[c->n_regions] = c->n_reg_entries;
+    return 0;
 }
 
 void pes_mimic_counts_free(struct pes_mimic_counts *c)
@@ -195,6 +257,11 @@ void pes_mimic_counts_free(struct pes_mimic_counts *c)
     free(c->keys);
     free(c->idx);
     free(c->count);
+    free(c->tmp);
+    free(c->touched);
+    free(c->reg_bb);
+    free(c->reg_count);
+    free(c->reg_start);
     free(c);
 }
 
@@ -214,6 +281,7 @@ struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
     if (!(cur = src->open(src->ctx, err)))
         goto fail;
     uint64_t index = 0;
+    uint32_t depth = 0;
     for (;;) {
         long n = src->read(cur, buf, CURSOR_BUF, err);
         if (n < 0)
@@ -231,6 +299,14 @@ struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
                 if (d < 0 && (d = bb_insert(c, bb->id)) < 0)
                     goto nomem;
                 c->count[d]++;
+                if (depth > 0 && c->tmp[d]++ == 0)
+                    c->touched[c->n_touched++] = (uint32_t)d;
+            } else if (k == REC_REGION_BEGIN) {
+                depth++;
+            } else if (k == REC_REGION_END) {
+                /* an unmatched end (cut trace start) is ignored */
+                if (depth > 0 && --depth == 0 && region_flush(c) < 0)
+                    goto nomem;
             } else if (k == REC_ACCESS) {
                 c->accesses++;
                 uint32_t size = access_size(site, &buf[i]);
@@ -245,6 +321,8 @@ struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
             }
         }
     }
+    if (depth > 0 && region_flush(c) < 0)   /* trace cut inside a region */
+        goto nomem;
     src->close(cur);
     free(buf);
     return c;
@@ -265,6 +343,7 @@ uint64_t pes_mimic_bb_count(const struct pes_mimic_counts *c, uint32_t bb_id)
 }
 
 uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c) { return c->accesses; }
+size_t pes_mimic_regions(const struct pes_mimic_counts *c) { return c->n_regions; }
 
 /* ------------------------------------------------------------ per-core cursors */
 
@@ -275,6 +354,9 @@ struct core_cursor {
     size_t pos, n;
     uint64_t index;         /* records consumed */
     uint64_t *inst;         /* instances seen per dense BB */
+    uint64_t *rcount;       /* per_region: counts of the current region per BB */
+    size_t region;          /* per_region: regions entered so far */
+    uint32_t depth;
     uint32_t core;
     int active;             /* the current BB instance runs on this core */
     int done;
@@ -288,10 +370,28 @@ struct run {
     uint64_t offset;
 };
 
+/* per_region: loads (begin) or clears (end) the counts of region c->region
+ * and restarts its instance numbering, as each execution of an OpenMP
+ * worksharing loop is scheduled on its own. */
+static void cursor_region(const struct run *r, struct core_cursor *c, int begin)
+{
+    const struct pes_mimic_counts *k = r->counts;
+    if (c->region >= k->n_regions)
+        return;
+    for (size_t i = k->reg_start[c->region]; i < k->reg_start[c->region + 1]; i++) {
+        c->rcount[k->reg_bb[i]] = begin ? k->reg_count[i] : 0;
+        c->inst[k->reg_bb[i]] = 0;
+    }
+    if (!begin)
+        c->region++;
+}
+
 static int cursor_enter_bb(const struct run *r, struct core_cursor *c, const struct pes_bb *bb)
 {
+    if (r->opt->per_region && c->depth == 0)
+        return c->core == 0;   /* serial code between regions: the master */
     int64_t d = bb_find(r->counts, bb->id);
-    uint64_t count = d < 0 ? 0 : r->counts->count[d];
+    uint64_t count = d < 0 ? 0 : r->opt->per_region ? c->rcount[d] : r->counts->count[d];
     uint64_t k = d < 0 ? 0 : c->inst[d]++;
     if (r->opt->serial_on_master && !(bb->flags & PES_BB_PARALLEL))
         return c->core == 0;
@@ -325,6 +425,14 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
             return -1;
         if (k == REC_BB) {
             c->active = cursor_enter_bb(r, c, bb);
+        } else if (k == REC_REGION_BEGIN && r->opt->per_region) {
+            if (c->depth++ == 0)
+                cursor_region(r, c, 1);
+        } else if (k == REC_REGION_END && r->opt->per_region) {
+            if (c->depth > 0 && --c->depth == 0) {
+                cursor_region(r, c, 0);
+                c->active = c->core == 0;
+            }
         } else if (k == REC_ACCESS && c->active) {
             uint32_t sz = access_size(site, rec);
             if (sz == 0)
@@ -407,7 +515,8 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         cs[i].active = i == 0;   /* before any BB entry: the master only */
         cs[i].buf = malloc(CURSOR_BUF * sizeof *cs[i].buf);
         cs[i].inst = calloc(counts->n_bbs ? counts->n_bbs : 1, sizeof *cs[i].inst);
-        if (!cs[i].buf || !cs[i].inst)
+        cs[i].rcount = calloc(counts->n_bbs ? counts->n_bbs : 1, sizeof *cs[i].rcount);
+        if (!cs[i].buf || !cs[i].inst || !cs[i].rcount)
             goto nomem;
         if (!(cs[i].cur = src->open(src->ctx, err)))
             goto fail;
@@ -445,6 +554,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         src->close(cs[i].cur);
         free(cs[i].buf);
         free(cs[i].inst);
+        free(cs[i].rcount);
     }
     free(cs);
     free(active);
@@ -458,6 +568,8 @@ fail:
                 src->close(cs[i].cur);
             free(cs[i].buf);
             free(cs[i].inst);
+            free(cs[i].rcount);
+        free(cs[i].rcount);
         }
     }
     free(cs);

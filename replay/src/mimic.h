@@ -16,6 +16,13 @@
  *     a core N that does not exist, so we use the balanced form.
  *     The paper's pseudo-code also copies blocks with N <= C < 2N
  *     (C/N == 1); we follow its text and Fig. 4 (C >= N: distributed).
+ *   - per_region (a pes extension, off by default): BB executions are counted
+ *     and numbered per outermost parallel-region instance (PES_ID_REGION_BEGIN
+ *     .. PES_ID_REGION_END) instead of over the whole trace, because OpenMP
+ *     schedules every execution of a worksharing loop on its own: a parallel
+ *     loop inside a time loop then gives each core its slice of every time
+ *     step, not a block of whole time steps. Code outside regions is serial
+ *     and runs on core 0 only.
  *   - an access belongs to the instance of the latest BB-entry record before
  *     it; accesses before the first BB entry run on core 0 (the master);
  *     with serial_on_master, blocks without PES_BB_PARALLEL also run only on
@@ -77,6 +84,9 @@ struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
 void pes_mimic_counts_free(struct pes_mimic_counts *c);
 uint64_t pes_mimic_bb_count(const struct pes_mimic_counts *c, uint32_t bb_id);
 uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c);   /* access records */
+/* Outermost parallel-region instances; the per-region counts cost 12 bytes per
+ * (region instance, BB executed in it) pair. */
+size_t pes_mimic_regions(const struct pes_mimic_counts *c);
 
 enum pes_interleave {
     PES_INTERLEAVE_ROUND_ROBIN = 0,
@@ -94,6 +104,7 @@ struct pes_mimic_options {
     uint64_t chunk;                /* 0 = contiguous static blocks; s = schedule(static, s) */
     uint64_t offset;               /* 0 = automatic (see above) */
     int serial_on_master;
+    int per_region;                /* count and split BB instances per region instance */
     /* profiles: granule, histogram range, per-site rows, engine knob */
     uint32_t granule;
     uint64_t exact_limit;

@@ -286,6 +286,146 @@ static void test_serial_and_many(void **state)
     free(s);
 }
 
+/* per_region: BB instances are counted and split per parallel-region
+ * instance (OpenMP schedules each loop execution separately); code between
+ * regions runs on core 0. Without it (the paper's whole-trace split), core 0
+ * gets the whole first region and core 1 the second. A nested region inside
+ * the second one does not start a new instance. */
+static void test_per_region(void **state)
+{
+    (void)state;
+    const struct pes_record recs[] = {
+        BB(12), AC(4, 0x5000),
+        { 10, PES_ID_REGION_BEGIN, 0 },
+        BB(10), AC(0, 0x1000), AC(1, 0x2000),
+        BB(11), AC(2, 0x3000),
+        BB(11), AC(2, 0x3008),
+        { 10, PES_ID_REGION_END, 0 },
+        { 10, PES_ID_REGION_BEGIN, 0 },
+        BB(10), AC(0, 0x1000), AC(1, 0x2000),
+        BB(11), AC(2, 0x3000),
+        { 11, PES_ID_REGION_BEGIN, 0 },
+        BB(11), AC(2, 0x3008),
+        { 11, PES_ID_REGION_END, 0 },
+        { 10, PES_ID_REGION_END, 0 },
+        BB(12), AC(4, 0x5008),
+    };
+    const size_t n = sizeof recs / sizeof *recs;
+    struct seen *s = malloc(sizeof *s);
+    struct pes_mimic_options o = { .offset = OFF, .per_region = 1 };
+    struct pes_profiles *p = run(recs, n, 2, &o, s);
+    const uint32_t core[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0 };
+    const uint64_t addr[] = {
+        0x5000, 0x1000 + OFF, 0x1000, 0x2000, 0x2000, 0x3008 + OFF, 0x3000,
+        0x1000 + OFF, 0x1000, 0x2000, 0x2000, 0x3008 + OFF, 0x3000, 0x5008,
+    };
+    expect_stream(s, core, addr, 14);
+    pes_profiles_destroy(p);
+
+    struct pes_mimic_options w = { .offset = OFF };
+    p = run(recs, n, 2, &w, s);
+    const uint32_t core_w[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1 };
+    const uint64_t addr_w[] = {
+        0x5000, 0x1000 + OFF, 0x1000, 0x2000, 0x2000,
+        0x3000 + OFF, 0x3000, 0x3008 + OFF, 0x3008, 0x5008 + OFF,
+    };
+    expect_stream(s, core_w, addr_w, 10);
+    pes_profiles_destroy(p);
+
+    struct pes_mimic_array a = { recs, n, sites, 6, bbs, 3 };
+    struct pes_mimic_source src;
+    pes_mimic_array_source(&a, &src);
+    struct pes_mimic_counts *c = pes_mimic_count(&src, NULL);
+    assert_non_null(c);
+    assert_int_equal(pes_mimic_regions(c), 2);
+    pes_mimic_counts_free(c);
+    /* cut inside the second region: it still counts as one */
+    struct pes_mimic_array cut = { recs, n - 4, sites, 6, bbs, 3 };
+    pes_mimic_array_source(&cut, &src);
+    c = pes_mimic_count(&src, NULL);
+    assert_non_null(c);
+    assert_int_equal(pes_mimic_regions(c), 2);
+    pes_mimic_counts_free(c);
+    free(s);
+}
+
+/* Random BB-labelled traces against a plain materialising Alg. 1 + round-robin
+ * Alg. 2 written here: private lists per core, then one reference per core in
+ * turn. Checks the lazy per-core cursors end to end, and the profiles. */
+static void test_random_vs_materialised(void **state)
+{
+    (void)state;
+    enum { NREC = 700 };
+    struct pes_record recs[NREC];
+    static uint32_t pc[4][4 * NREC];
+    static uint64_t pa[4][4 * NREC];
+    struct seen *s = malloc(sizeof *s);
+    uint64_t st = 88172645463325252u;
+    for (int trial = 0; trial < 6; trial++) {
+        /* BB 10 rarely, 11 often, 12 sometimes; sites of the block entered */
+        size_t n = 0;
+        while (n < NREC) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            uint32_t pick = st % 10, bb = pick == 0 ? 10 : pick < 7 ? 11 : 12;
+            recs[n++] = (struct pes_record)BB(bb);
+            for (int j = 0; j < 3 && n < NREC; j++) {
+                st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+                uint32_t site = bb == 10 ? (st & 1) : bb == 11 ? 2 + (st & 1) : 4;
+                recs[n++] = (struct pes_record)AC(site, 0x10000 + 8 * ((st >> 8) % 300));
+            }
+        }
+        for (uint32_t cores = 1; cores <= 4; cores++) {
+            for (uint64_t chunk = 0; chunk <= 3; chunk += 3) {
+                /* reference Alg. 1 */
+                uint64_t count[3] = { 0 }, inst[3] = { 0 };
+                size_t len[4] = { 0 };
+                for (size_t i = 0; i < n; i++)
+                    if (recs[i].id >= 10)
+                        count[recs[i].id - 10]++;
+                int cur = -1;
+                uint32_t owner = 0;
+                int copy = 0;
+                for (size_t i = 0; i < n; i++) {
+                    if (recs[i].id >= 10) {
+                        cur = (int)recs[i].id - 10;
+                        uint64_t k = inst[cur]++;
+                        copy = count[cur] < cores;
+                        owner = chunk ? (uint32_t)((k / chunk) % cores) : (uint32_t)(k * cores / count[cur]);
+                        continue;
+                    }
+                    int shared = sites[recs[i].id].flags & PES_SITE_SHARED;
+                    for (uint32_t c = 0; c < cores; c++) {
+                        if (cur < 0 ? c != 0 : !copy && c != owner)
+                            continue;
+                        pc[c][len[c]] = c;
+                        pa[c][len[c]++] = recs[i].addr + (shared ? 0 : c * OFF);
+                    }
+                }
+                /* reference Alg. 2, round robin */
+                uint32_t want_core[4096];
+                uint64_t want_addr[4096];
+                size_t m = 0, pos[4] = { 0 };
+                for (int more = 1; more;) {
+                    more = 0;
+                    for (uint32_t c = 0; c < cores; c++) {
+                        if (pos[c] < len[c]) {
+                            want_core[m] = c;
+                            want_addr[m++] = pa[c][pos[c]++];
+                            more = 1;
+                        }
+                    }
+                }
+                struct pes_mimic_options o = { .offset = OFF, .chunk = chunk, .granule = 16 };
+                struct pes_profiles *p = run(recs, n, cores, &o, s);
+                expect_stream(s, want_core, want_addr, m);
+                check_profiles(p, s, cores, 4);
+                pes_profiles_destroy(p);
+            }
+        }
+    }
+    free(s);
+}
+
 /* Uniform random: each core's share of the first K positions is Binomial(K,
  * 1/N) while no core has finished; every core's own order is kept. */
 static void test_uniform_random(void **state)
@@ -395,6 +535,8 @@ int main(void)
         cmocka_unit_test(test_three_cores_round_robin),
         cmocka_unit_test(test_chunk_and_copy),
         cmocka_unit_test(test_serial_and_many),
+        cmocka_unit_test(test_per_region),
+        cmocka_unit_test(test_random_vs_materialised),
         cmocka_unit_test(test_uniform_random),
         cmocka_unit_test(test_errors),
     };
