@@ -391,6 +391,9 @@ int main(int argc, char **argv)
     }
     if (!o.quiet && output)
         summary(output);
+    free(output);
+    free(command);
+    free(exe);
 
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

@@ -5,13 +5,30 @@ add_executable(rt_prog ${PES_RT_E2E_DIR}/rt_prog.c)
 target_link_libraries(rt_prog PRIVATE pes-rt Threads::Threads)
 add_executable(rt_check ${PES_RT_E2E_DIR}/rt_check.c)
 target_link_libraries(rt_check PRIVATE pes_trace)
-foreach(t rt_prog rt_check)
+add_executable(omp_check ${PES_RT_E2E_DIR}/omp_check.c)
+target_link_libraries(omp_check PRIVATE pes_trace)
+foreach(t rt_prog rt_check omp_check)
   set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e)
 endforeach()
 
+# Threads still running at exit are stopped by a documented, deliberate race
+# (docs/collector.md): TSan would rightly report it, so that case is skipped there.
+set(PES_RT_RUNNING running)
+if(PES_SANITIZE MATCHES thread)
+  set(PES_RT_RUNNING "")
+endif()
 foreach(scenario single threads oversubscribed early abort signal-status exit3 fork output args
-                 default-name missing not-instrumented exists usage bad-env)
+                 default-name missing not-instrumented exists usage bad-env ${PES_RT_RUNNING})
   add_test(NAME e2e.collector.${scenario}
            COMMAND sh ${PES_RT_E2E_DIR}/run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
   set_tests_properties(e2e.collector.${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
 endforeach()
+
+# An OpenMP program through the real pass: pes-clang does not add sanitizer
+# runtimes, so it cannot link a sanitized libpes-rt.
+if(TARGET PesPass AND NOT PES_SANITIZE)
+  add_test(NAME e2e.collector.openmp
+           COMMAND sh ${PES_RT_E2E_DIR}/run.sh openmp ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e
+                   ${PES_RT_E2E_DIR})
+  set_tests_properties(e2e.collector.openmp PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
+endif()

@@ -181,16 +181,18 @@ static void *writer_main(void *arg)
         if (it->type == PES_RT_ITEM_STOP)
             break;
         write_item(it);
+        if (it->heap) {
+            free(it->module);
+            free(it);
+            continue;
+        }
+        /* a RECORDS item lives in its buffer: once returned, its owner reuses both */
         pthread_mutex_lock(&qlock);
         if (it->buf) {
             it->buf->busy = 0;
             pthread_cond_broadcast(&q_returned);
         }
         pthread_mutex_unlock(&qlock);
-        if (it->heap) {
-            free(it->module);
-            free(it);
-        }
     }
     close_trace();
     pthread_mutex_lock(&qlock);

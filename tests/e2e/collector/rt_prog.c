@@ -7,6 +7,8 @@
  *   exit3 N            main emits N records, exit(3)
  *   fork N             main emits N, forks a child that emits N and exits,
  *                      then emits N more (the child must not appear in the trace)
+ *   running T          T threads record without end; main exits while they run
+ *                      (each worker's trace must be a prefix of its pattern)
  *   echo ARGS...       prints each argument as [ARG] on stdout
  * Every scenario prints fixed lines on stdout and stderr. */
 #include <pthread.h>
@@ -76,6 +78,19 @@ static void *worker(void *p)
     return NULL;
 }
 
+static int started;
+
+static void *endless(void *p)
+{
+    uint32_t k = (uint32_t)(uintptr_t)p;
+    for (uint64_t c = 0; c < (1ull << 27); c++) {   /* addresses stay below bit 40 */
+        emit(k, c * 1000, (c + 1) * 1000);
+        if (c == 0)
+            __atomic_fetch_add(&started, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
 static uint64_t number(const char *s)
 {
     char *end;
@@ -136,6 +151,15 @@ int main(int argc, char **argv)
         waitpid(pid, &st, 0);
         emit(0, n, 2 * n);
         printf("rt_prog: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
+    } else if (strcmp(s, "running") == 0 && argc == 3) {
+        int t = (int)number(argv[2]);
+        for (int i = 0; i < t; i++) {
+            pthread_t th;
+            pthread_create(&th, NULL, endless, (void *)(uintptr_t)(i + 1));
+            pthread_detach(th);
+        }
+        while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < t)
+            usleep(1000);
     } else if (strcmp(s, "echo") == 0) {
         for (int i = 2; i < argc; i++)
             printf("[%s]\n", argv[i]);

@@ -1,10 +1,12 @@
 #!/bin/sh
-# run.sh SCENARIO BIN_DIR TEST_BIN_DIR — one end-to-end scenario of the runtime
-# and pes-collect with the hand-instrumented rt_prog (see rt_prog.c).
+# run.sh SCENARIO BIN_DIR TEST_BIN_DIR [SOURCE_DIR] — one end-to-end scenario of
+# the runtime and pes-collect with the hand-instrumented rt_prog (see rt_prog.c),
+# or (openmp) with a program built by pes-clang.
 set -u
 scenario=$1
 bin=$2
 tbin=$3
+src=${4:-}
 collect="$bin/pes-collect"
 prog="$tbin/rt_prog"
 check="$tbin/rt_check"
@@ -55,6 +57,12 @@ signal-status)
     wait $!
     st=$?
     [ $st = 134 ] || fail "status $st, expected 134 (SIGABRT)"
+    ;;
+running)
+    # threads still recording when main exits: each keeps a clean prefix, footer written
+    run 0 "$collect" --full -q --buffer-records 256 -o t.zst "$prog" running 4
+    "$check" t.zst --prefix 1:137438953472000 2:137438953472000 3:137438953472000 \
+        4:137438953472000 || fail "trace check"
     ;;
 exit3)
     run 3 "$collect" --full -o t.zst "$prog" exit3 5000
@@ -134,6 +142,15 @@ bad-env)
     # off (no PES_FULL_OUTPUT): no file, no message
     "$prog" single 100000 >out.txt 2>err.txt || fail "status (off)"
     [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "runtime printed in off mode"
+    ;;
+openmp)
+    # built by pes-clang (real pass), 3 OpenMP threads, static schedule
+    "$bin/pes-clang" -O2 -fopenmp "$src/omp_sum.c" -o omp_sum || fail "pes-clang"
+    export OMP_NUM_THREADS=3
+    run 0 "$collect" --full -q -o o.zst ./omp_sum 6144
+    grep -q "sum=18871296$" out.txt || fail "program output: $(cat out.txt)"
+    set -- $(sed -n 's/^base=0x\([0-9a-f]*\) n=\([0-9]*\).*/\1 \2/p' out.txt)
+    "$tbin/omp_check" o.zst "$1" "$2" 3 || fail "trace check"
     ;;
 *)
     fail "unknown scenario"
