@@ -1,0 +1,26 @@
+# libFuzzer target for the trace reader (clang only). The trace sources are
+# compiled into the target so that libFuzzer's coverage instrumentation sees them.
+if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  get_filename_component(PES_FUZZ_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
+  file(GLOB PES_FUZZ_TRACE_SOURCES ${PES_FUZZ_ROOT}/trace/src/*.c)
+  add_executable(fuzz_trace_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_trace_reader.c
+                                   ${PES_FUZZ_TRACE_SOURCES})
+  target_include_directories(fuzz_trace_reader PRIVATE ${PES_FUZZ_ROOT}/trace/include
+                                                       ${PES_FUZZ_ROOT}/trace/src)
+  target_compile_options(fuzz_trace_reader PRIVATE -fsanitize=fuzzer,address,undefined -g)
+  target_link_options(fuzz_trace_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
+
+  # Seed corpus generated at test time: the sample trace, a cut copy, one without
+  # footer, and payload-mode seeds (tests/fuzz/trace_seeds/).
+  set(PES_FUZZ_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_reader)
+  add_test(NAME fuzz.trace_reader
+           COMMAND sh -c "rm -rf '${PES_FUZZ_WORK}' && mkdir -p '${PES_FUZZ_WORK}/corpus' && \
+cp ${CMAKE_CURRENT_LIST_DIR}/trace_seeds/* '${PES_FUZZ_WORK}/corpus/' && \
+$<TARGET_FILE:trace_sample_gen> '${PES_FUZZ_WORK}/corpus/sample.pes' && \
+$<TARGET_FILE:trace_sample_gen> '${PES_FUZZ_WORK}/corpus/nofooter.pes' --no-footer && \
+head -c 600 '${PES_FUZZ_WORK}/corpus/sample.pes' > '${PES_FUZZ_WORK}/corpus/cut.pes' && \
+cd '${PES_FUZZ_WORK}' && $<TARGET_FILE:fuzz_trace_reader> -max_total_time=20 -runs=2000000 \
+-max_len=8192 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 corpus")
+  set_tests_properties(fuzz.trace_reader PROPERTIES LABELS fuzz TIMEOUT 120)
+endif()
