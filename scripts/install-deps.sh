@@ -9,7 +9,7 @@ PACKAGES=(
   "clang-${LLVM_VERSION}" "llvm-${LLVM_VERSION}-dev" "libclang-${LLVM_VERSION}-dev"
   "libomp-${LLVM_VERSION}-dev" "libclang-rt-${LLVM_VERSION}-dev"
   libzstd-dev zstd libpfm4-dev libgsl-dev libdw-dev libelf-dev libcmocka-dev
-  python3 jq
+  python3 python3-jsonschema jq
 )
 
 missing=()

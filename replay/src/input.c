@@ -1,0 +1,263 @@
+/*
+ * input.c — what pes-replay reads: a pes trace (per-thread streams merged into
+ * global time order, see merge.h) or a plain-text address trace, presented as
+ * one stream of resolved accesses and BB entries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+#include "replay.h"
+
+/* A text trace has no tables: two synthetic one-byte sites. */
+static const struct pes_site text_sites[2] = {
+    {.id = PES_TEXT_READ_SITE, .bb = UINT32_MAX, .kind = PES_KIND_LOAD, .size = 1, .file = "", .function = ""},
+    {.id = PES_TEXT_WRITE_SITE, .bb = UINT32_MAX, .kind = PES_KIND_STORE, .size = 1, .file = "", .function = ""},
+};
+
+struct replay_input {
+    char *path;
+    int text;
+    struct pes_trace_reader *reader;   /* tables and info (pes traces) */
+    int has_bbs;
+    char truncation[320];
+};
+
+static int fail(struct pes_error *err, int code, const char *path, const char *what) {
+    err->code = code;
+    err->offset = 0;
+    snprintf(err->message, sizeof err->message, "%s: %s", path, what);
+    return -1;
+}
+
+/* zstd frames (0xFD2FB528) and skippable frames (0x184D2A5?) start a pes trace. */
+static int looks_like_zstd(const char *path, struct pes_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail(err, PES_ERR_IO, path, strerror(errno));
+    unsigned char m[4] = {0};
+    size_t n = fread(m, 1, 4, f);
+    fclose(f);
+    if (n < 4) return 0;
+    uint32_t magic = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
+    return magic == 0xFD2FB528u || (magic & 0xFFFFFFF0u) == 0x184D2A50u;
+}
+
+struct replay_input *replay_input_open(const char *path, struct pes_error *err) {
+    int zst = looks_like_zstd(path, err);
+    if (zst < 0) return NULL;
+    struct replay_input *in = calloc(1, sizeof *in);
+    if (!in || !(in->path = strdup(path))) {
+        free(in);
+        fail(err, PES_ERR_NOMEM, path, "out of memory");
+        return NULL;
+    }
+    if (!zst) {
+        in->text = 1;   /* validated line by line while scanning */
+        return in;
+    }
+    in->reader = pes_trace_reader_open(path, err);
+    if (!in->reader || pes_trace_reader_load_tables(in->reader, err) < 0) {
+        replay_input_close(in);
+        return NULL;
+    }
+    const char *msg = NULL;
+    if (pes_trace_reader_truncated(in->reader, &msg))
+        snprintf(in->truncation, sizeof in->truncation, "%s", msg ? msg : "trace is truncated");
+    const struct pes_trace_info *info = pes_trace_reader_info(in->reader);
+    if (info->kind != PES_TRACE_FULL) {
+        fail(err, PES_ERR_FORMAT, path,
+             "is a sampled trace; pes-replay analyses full traces (sampled analyses are not implemented yet)");
+        replay_input_close(in);
+        return NULL;
+    }
+    return in;
+}
+
+void replay_input_close(struct replay_input *in) {
+    if (!in) return;
+    if (in->reader) pes_trace_reader_close(in->reader);
+    free(in->path);
+    free(in);
+}
+
+int replay_input_is_text(const struct replay_input *in) { return in->text; }
+
+const struct pes_trace_info *replay_input_info(const struct replay_input *in) {
+    return in->reader ? pes_trace_reader_info(in->reader) : NULL;
+}
+
+const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t id) {
+    if (in->text) return id < 2 ? &text_sites[id] : NULL;
+    return pes_trace_reader_site(in->reader, id);
+}
+
+const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id) {
+    return in->text ? NULL : pes_trace_reader_bb(in->reader, id);
+}
+
+const char *replay_input_truncation(const struct replay_input *in) {
+    return in->truncation[0] ? in->truncation : NULL;
+}
+
+/* ------------------------------------------------------------ sequential cursors */
+
+/* One pass over the records in global order: a fresh reader + merge (pes
+ * traces) or a text reader. Control records are skipped. */
+struct cursor {
+    struct replay_input *in;
+    struct pes_trace_reader *reader;
+    struct pes_merge *merge;
+    struct pes_text_reader *text;
+    uint64_t records;
+};
+
+static void cursor_close(void *p) {
+    struct cursor *c = p;
+    if (!c) return;
+    pes_merge_close(c->merge);
+    if (c->reader) pes_trace_reader_close(c->reader);
+    if (c->text) pes_text_reader_close(c->text);
+    free(c);
+}
+
+static void *cursor_open(void *ctx, struct pes_error *err) {
+    struct replay_input *in = ctx;
+    struct cursor *c = calloc(1, sizeof *c);
+    if (!c) {
+        fail(err, PES_ERR_NOMEM, in->path, "out of memory");
+        return NULL;
+    }
+    c->in = in;
+    if (in->text) {
+        c->text = pes_text_reader_open(in->path, err);
+        if (!c->text) goto fail;
+        return c;
+    }
+    c->reader = pes_trace_reader_open(in->path, err);
+    if (!c->reader) goto fail;
+    c->merge = pes_merge_open(c->reader, err);
+    if (!c->merge) goto fail;
+    return c;
+fail:
+    cursor_close(c);
+    return NULL;
+}
+
+/* Up to max records with thread indices (threads may be NULL). */
+static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *threads, size_t max,
+                        struct pes_error *err) {
+    if (c->text) {
+        long n = pes_text_reader_read(c->text, out, max, err);
+        if (n > 0 && threads) memset(threads, 0, (size_t)n * sizeof *threads);
+        return n;
+    }
+    size_t n = 0;
+    while (n < max) {
+        struct pes_merged_record m;
+        int rc = pes_merge_next(c->merge, &m, err);
+        if (rc < 0) return -1;
+        if (rc == 0) break;
+        if (m.rec.id >= PES_ID_CONTROL_FIRST) continue;
+        if (threads) threads[n] = m.thread;
+        out[n++] = m.rec;
+    }
+    c->records += n;
+    return (long)n;
+}
+
+static long mimic_read(void *cursor, struct pes_record *out, size_t max, struct pes_error *err) {
+    return cursor_read(cursor, out, NULL, max, err);
+}
+
+static const struct pes_site *mimic_site(void *ctx, uint32_t id) { return replay_input_site(ctx, id); }
+static const struct pes_bb *mimic_bb(void *ctx, uint32_t id) { return replay_input_bb(ctx, id); }
+
+void replay_input_mimic_source(struct replay_input *in, struct pes_mimic_source *src) {
+    src->ctx = in;
+    src->open = cursor_open;
+    src->read = mimic_read;
+    src->close = cursor_close;
+    src->site = mimic_site;
+    src->bb = mimic_bb;
+}
+
+uint32_t replay_input_threads(const struct replay_input *in) {
+    if (in->text) return 1;
+    size_t n = pes_trace_reader_thread_count(in->reader);
+    return n ? (uint32_t)n : 1;
+}
+
+int replay_input_has_bbs(const struct replay_input *in) {
+    if (in->text) return 0;
+    /* A BB table exists if any module declared basic blocks. */
+    struct pes_block_ref *refs = NULL;
+    size_t n = 0;
+    struct pes_error e;
+    if (pes_trace_reader_index(in->reader, &refs, &n, &e) < 0) return 0;
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        if (refs[i].type != PES_BLOCK_MODULE) continue;
+        struct pes_block b;
+        if (pes_trace_reader_block_at(in->reader, &refs[i], &b, &e) == 1 && b.module &&
+            b.module->n_bbs > 0)
+            found = 1;
+    }
+    free(refs);
+    return found;
+}
+
+int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
+                      void *ctx, struct pes_error *err) {
+    enum { BATCH = 4096 };
+    struct cursor *c = cursor_open(in, err);
+    if (!c) return -1;
+    struct pes_record *recs = malloc(BATCH * sizeof *recs);
+    uint32_t *threads = malloc(BATCH * sizeof *threads);
+    int rc = 0;
+    if (!recs || !threads) {
+        rc = fail(err, PES_ERR_NOMEM, in->path, "out of memory");
+        goto out;
+    }
+    long n;
+    while ((n = cursor_read(c, recs, threads, BATCH, err)) > 0) {
+        for (long i = 0; i < n; i++) {
+            const struct pes_record *r = &recs[i];
+            const struct pes_site *s = replay_input_site(in, r->id);
+            if (s) {
+                if (!on_access) continue;
+                struct replay_access a = {
+                    .addr = r->addr,
+                    .size = s->size ? s->size : r->extra,
+                    .thread = threads[i],
+                    .site = r->id,
+                    .kind = s->kind,
+                    .reads = (uint8_t)pes_kind_reads(s->kind),
+                    .writes = (uint8_t)pes_kind_writes(s->kind),
+                };
+                if (on_access(ctx, &a, err) < 0) {
+                    rc = -1;
+                    goto out;
+                }
+                continue;
+            }
+            const struct pes_bb *bb = replay_input_bb(in, r->id);
+            if (bb) {
+                if (on_bb) on_bb(ctx, threads[i], bb);
+                continue;
+            }
+            char what[96];
+            snprintf(what, sizeof what, "record id %u is neither a site nor a basic block of any module",
+                     r->id);
+            rc = fail(err, PES_ERR_FORMAT, in->path, what);
+            goto out;
+        }
+    }
+    if (n < 0) rc = -1;
+out:
+    free(recs);
+    free(threads);
+    cursor_close(c);
+    return rc;
+}

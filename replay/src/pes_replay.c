@@ -1,0 +1,84 @@
+/*
+ * pes_replay.c — `pes-replay TRACE [options]`: reuse profiles, SDCM hit rates,
+ * runtime prediction and cache + MESI simulation of a full trace (or a
+ * plain-text address trace). See `pes-replay --help` and docs/replay.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+static int fail(const struct pes_error *err) {
+    fprintf(stderr, "pes-replay: %s\n", err->message);
+    return 1;
+}
+
+static int load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err) {
+    if (pes_machine_load(o->machine, m, err) < 0) return -1;
+    if (o->cache_spec && pes_machine_apply_cache_spec(m, o->cache_spec, err) < 0) return -1;
+    return pes_machine_validate(m, err);
+}
+
+int main(int argc, char **argv) {
+    struct replay_options o;
+    int rc = replay_parse_options(argc, argv, &o);
+    if (rc != 0) return rc > 0 ? 0 : 2;
+
+    struct pes_error err = {0};
+    static struct replay_result res;
+    if (load_machine(&o, &res.machine, &err) < 0) return fail(&err);
+    if (o.show_machine) {
+        pes_machine_print(&res.machine, stdout);
+        return 0;
+    }
+    res.line = o.line ? o.line : res.machine.level[0].line;
+    for (uint32_t l = 1; l < res.machine.n_levels; l++)
+        if (res.machine.level[l].line != res.line && !o.line)
+            fprintf(stderr, "pes-replay: warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines\n",
+                    l + 1, res.machine.level[l].line, res.line);
+
+    struct replay_input *in = replay_input_open(o.trace, &err);
+    if (!in) return fail(&err);
+    if (replay_input_truncation(in)) fprintf(stderr, "pes-replay: warning: %s\n", replay_input_truncation(in));
+
+    FILE *out = stdout;
+    rc = 1;
+    if (replay_analyze_recorded(in, &o, &res, &err) < 0) goto done;
+    if (res.summary.accesses == 0) {
+        snprintf(err.message, sizeof err.message, "%s: the trace holds no memory accesses", o.trace);
+        goto done;
+    }
+    if (o.n_cores && replay_analyze_mimic(in, &o, &res, &err) < 0) goto done;
+    if (replay_apply_model(&res, &err) < 0) goto done;
+
+    if (o.output && !(out = fopen(o.output, "w"))) {
+        snprintf(err.message, sizeof err.message, "-o %s: %s", o.output, strerror(errno));
+        out = stdout;
+        goto done;
+    }
+    int wr = o.format == REPLAY_JSON  ? replay_report_json(out, in, &o, &res)
+             : o.format == REPLAY_CSV ? replay_report_csv(out, in, &o, &res)
+                                      : replay_report_text(out, in, &o, &res);
+    if (wr < 0 || fflush(out) != 0) {
+        snprintf(err.message, sizeof err.message, "%s: write failed: %s", o.output ? o.output : "stdout",
+                 strerror(errno));
+        goto done;
+    }
+    if (o.comm_csv) {
+        FILE *f = fopen(o.comm_csv, "w");
+        const struct replay_config *c = &res.config[res.n_configs - 1];
+        if (!f || replay_report_comm_csv(f, c) < 0 || fclose(f) != 0) {
+            snprintf(err.message, sizeof err.message, "--comm-csv %s: %s", o.comm_csv, strerror(errno));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    if (rc) fail(&err);
+    if (out != stdout) fclose(out);
+    replay_result_free(&res);
+    replay_input_close(in);
+    return rc;
+}

@@ -1,0 +1,142 @@
+/*
+ * replay.h — internal structure of the pes-replay command.
+ *
+ * Data flows one way (conventions.md):
+ *   options → input (trace reader + merge / text reader / mimicked cores)
+ *           → analyses (reuse profiles, SDCM model, cache+MESI simulation),
+ *             each filling its part of struct replay_result
+ *           → one report writer (text, JSON or CSV).
+ * Analyses never print; report writers never compute.
+ */
+#ifndef PES_REPLAY_REPLAY_H
+#define PES_REPLAY_REPLAY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mesi.h"
+#include "mimic.h"
+#include "pes/model.h"
+#include "pes/trace.h"
+#include "profiles.h"
+
+#define REPLAY_MAX_CONFIGS 16
+
+enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
+
+struct replay_options {
+    const char *trace;
+    const char *machine;          /* preset name, "host" or a path */
+    const char *cache_spec;       /* --cache override */
+    uint32_t cores[REPLAY_MAX_CONFIGS]; /* --cores list; n_cores == 0: recorded threads */
+    uint32_t n_cores;
+    uint32_t sockets;             /* --sockets: recorded threads split over N shared caches */
+    uint32_t line;                /* --line bytes; 0 = the machine's L1 line */
+    enum pes_interleave interleave;
+    uint64_t seed;
+    uint64_t chunk;               /* --chunk: schedule(static, chunk) when mimicking */
+    int simulate;                 /* --simulate */
+    uint32_t top;                 /* --top N sites */
+    const char *sort;             /* --sort METRIC */
+    const char *comm_csv;         /* --comm-csv FILE */
+    enum replay_format format;
+    const char *output;           /* -o FILE; NULL = stdout */
+    int show_machine;
+};
+
+/* Parses argv; on a usage error prints one line naming the flag and returns -1;
+ * returns 1 when --help/--version was handled (exit 0). */
+int replay_parse_options(int argc, char **argv, struct replay_options *o);
+
+/* ------------------------------------------------------------ input */
+
+struct replay_input;
+
+struct replay_summary {
+    uint32_t kind;                /* enum pes_trace_kind, 0 for a text trace */
+    int text;                     /* plain-text address trace */
+    int truncated;
+    uint32_t threads;             /* threads with records */
+    uint64_t records, accesses, bb_execs;
+    uint64_t reads, writes, bytes;
+    double ops[PES_OP_COUNT];     /* static op counts × BB executions */
+    const char *command;
+};
+
+struct replay_input *replay_input_open(const char *path, struct pes_error *err);
+void replay_input_close(struct replay_input *in);
+int replay_input_is_text(const struct replay_input *in);
+const struct pes_trace_info *replay_input_info(const struct replay_input *in); /* NULL for text */
+const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t id);
+const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id);
+int replay_input_has_bbs(const struct replay_input *in);
+uint32_t replay_input_threads(const struct replay_input *in);   /* thread table size (text: 1) */
+const char *replay_input_truncation(const struct replay_input *in); /* NULL if complete */
+
+/* One access in global order, ids resolved. */
+struct replay_access {
+    uint64_t addr;
+    uint32_t size;
+    uint32_t thread;
+    uint32_t site;                /* id */
+    uint8_t kind;                 /* enum pes_access_kind */
+    uint8_t reads, writes;
+};
+/* Visitor over the merged stream: on_access for every access record, on_bb for
+ * every BB entry. Either may be NULL. Returns 0 or -1 (err filled). */
+typedef int (*replay_access_fn)(void *ctx, const struct replay_access *a, struct pes_error *err);
+typedef void (*replay_bb_fn)(void *ctx, uint32_t thread, const struct pes_bb *bb);
+int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
+                      void *ctx, struct pes_error *err);
+/* The merged stream as a re-readable sequential source for PPT mimicking. */
+void replay_input_mimic_source(struct replay_input *in, struct pes_mimic_source *src);
+
+/* ------------------------------------------------------------ results */
+
+struct replay_sim_result {
+    struct pes_sim *sim;          /* owned: per-site / per-thread stats, matrices */
+    uint32_t n_threads;           /* matrix dimension (threads or cores) */
+};
+
+/* One configuration: the recorded threads, or N mimicked cores. */
+struct replay_config {
+    uint32_t cores;               /* streams: threads (recorded) or mimicked cores */
+    int mimicked;
+    struct pes_profiles *profiles;   /* PRD per stream, CRD per shared cache */
+    double hit[PES_MAX_LEVELS];      /* SDCM global hit rates */
+    struct pes_runtime runtime;
+    struct replay_sim_result sim;    /* sim.sim == NULL without --simulate */
+};
+
+struct replay_result {
+    struct replay_summary summary;
+    struct pes_machine machine;
+    uint32_t line;                /* granularity of the profiles */
+    struct replay_config config[REPLAY_MAX_CONFIGS];
+    uint32_t n_configs;
+};
+
+/* ------------------------------------------------------------ analyses */
+
+/* Counts, ops and (for recorded threads) PRD/CRD profiles in one pass. */
+int replay_analyze_recorded(struct replay_input *in, const struct replay_options *o,
+                            struct replay_result *res, struct pes_error *err);
+/* PPT-Multicore mimicking for every --cores count. */
+int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o,
+                         struct replay_result *res, struct pes_error *err);
+/* SDCM hit rates and runtime of every configuration. */
+int replay_apply_model(struct replay_result *res, struct pes_error *err);
+void replay_result_free(struct replay_result *res);
+
+/* ------------------------------------------------------------ reports */
+
+int replay_report_text(FILE *out, const struct replay_input *in, const struct replay_options *o,
+                       const struct replay_result *res);
+int replay_report_json(FILE *out, const struct replay_input *in, const struct replay_options *o,
+                       const struct replay_result *res);
+int replay_report_csv(FILE *out, const struct replay_input *in, const struct replay_options *o,
+                      const struct replay_result *res);
+/* Communication matrix of configuration c as CSV (thread × thread, symmetric). */
+int replay_report_comm_csv(FILE *out, const struct replay_config *c);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * report_util.h — formatting and ranking shared by the report writers.
+ */
+#ifndef PES_REPLAY_REPORT_UTIL_H
+#define PES_REPLAY_REPORT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "replay.h"
+
+/* 1234567 -> "1,234,567" */
+void report_count(char *buf, size_t len, uint64_t v);
+/* 32768 -> "32 KiB" */
+void report_bytes(char *buf, size_t len, uint64_t v);
+/* 0.0123 -> "12.3 ms" */
+void report_seconds(char *buf, size_t len, double s);
+/* Local hit rate of level l from global (cumulative) rates: hits at l among
+ * the accesses that missed every level above. */
+double report_local_rate(const double global[], uint32_t l);
+/* "file.c:12:5 fn" or "site 17" when there is no debug location. */
+void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t id);
+/* Threads of a bitmask (bit t%64) as "T0,T3". */
+void report_thread_list(char *buf, size_t len, uint64_t mask);
+/* "true", "false", "mixed" or "-" from a site's sharing counts. */
+const char *report_sharing_kind(const struct pes_sim_stats *s);
+/* Value of a --sort metric for a site. */
+uint64_t report_metric(const struct pes_sim_stats *s, const char *metric);
+/* Ids of the (up to) top sites with a non-zero metric, best first; malloc'd. */
+uint32_t *report_top_sites(const struct pes_sim *sim, const char *metric, uint32_t top, uint32_t *n);
+/* JSON string literal (with quotes). */
+void report_json_string(FILE *out, const char *s);
+
+#endif
