@@ -339,6 +339,18 @@ int main(int argc, char **argv)
             die(1, "%s: cannot make the path absolute: %s", o.output, strerror(errno));
     }
 
+    {
+        /* fail before the run rather than after it: the runtime can only warn */
+        char *dir = strdup(output ? output : ".");
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        if (dir && access(dir, W_OK | X_OK) != 0)
+            die(EXIT_USAGE, "%s: cannot write the trace in %s: %s", o.output ? o.output : ".",
+                dir, strerror(errno));
+        free(dir);
+    }
+
     char *command = pes_cmdline_quote(app_argc, app);
     if (!command)
         die(1, "out of memory");

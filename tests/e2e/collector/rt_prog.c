@@ -4,6 +4,7 @@
  *   threads T N        T threads emit N records each (main emits none)
  *   early T N          like threads, but odd workers pthread_exit after N/2
  *   abort N            main emits N records, then abort()
+ *   segv N             main emits N records, then stores through a null pointer
  *   exit3 N            main emits N records, exit(3)
  *   fork N             main emits N, forks a child that emits N and exits,
  *                      then emits N more (the child must not appear in the trace)
@@ -134,6 +135,11 @@ int main(int argc, char **argv)
         printf("rt_prog: aborting\n");
         fflush(stdout);
         abort();
+    } else if (strcmp(s, "segv") == 0 && argc == 3) {
+        emit(0, 0, number(argv[2]));
+        printf("rt_prog: faulting\n");
+        fflush(stdout);
+        *(volatile int *)(uintptr_t)number("0") = 1;
     } else if (strcmp(s, "exit3") == 0 && argc == 3) {
         emit(0, 0, number(argv[2]));
         printf("rt_prog: exit 3\n");

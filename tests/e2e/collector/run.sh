@@ -51,6 +51,12 @@ abort)
     # default buffers: 2 complete blocks + the partial one flushed by the signal handler
     "$check" t.zst 0:150000 || fail "trace check"
     ;;
+segv)
+    # a hardware fault: flushed by the handler, then the fault repeats under SIG_DFL
+    run 139 sh -c "exec \"$collect\" --full -q --buffer-records 1000 -o t.zst \"$prog\" segv 12345"
+    grep -q "rt_prog: faulting" out.txt || fail "stdout lost"
+    "$check" t.zst 0:12345 || fail "trace check"
+    ;;
 signal-status)
     # pes-collect dies of the same signal as the program
     "$collect" --full -q -o t.zst "$prog" abort 10 >/dev/null 2>&1 &
@@ -115,6 +121,9 @@ exists)
     run 2 "$collect" --full -o t.zst "$prog" single 10
     grep -q "^pes-collect: t.zst: file exists (use --force to replace it)$" err.txt || fail "message: $(cat err.txt)"
     [ "$(cat t.zst)" = keep ] || fail "existing file was modified"
+    [ ! -s out.txt ] || fail "the program ran"
+    run 2 "$collect" --full -o no-such-dir/t.zst "$prog" single 10
+    grep -q "^pes-collect: no-such-dir/t.zst: cannot write the trace in .*no-such-dir: No such file" err.txt || fail "message: $(cat err.txt)"
     [ ! -s out.txt ] || fail "the program ran"
     run 0 "$collect" --full -q --force -o t.zst "$prog" single 10
     "$check" t.zst 0:10 || fail "trace check after --force"
