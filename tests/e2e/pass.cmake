@@ -21,6 +21,7 @@ if(TARGET PesPass)
       pes_pass_test(${prog}.${opt} ${prog}.c -${opt})
     endforeach()
     pes_pass_test(omp.${opt} omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=4)
+    pes_pass_test(cxx.${opt} cxx.cpp -${opt})
   endforeach()
   # Full -g (clang then outlines OpenMP regions through *_debug__ functions).
   pes_pass_test(omp.O0g omp.c -O0 FLAGS -fopenmp -g ENV OMP_NUM_THREADS=4)

@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include "pes/rt_abi.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One decoded record as the mock saw it. */
 struct mock_rec {
     int thread;                        /* 1-based, order of first record */
@@ -36,5 +40,9 @@ int mock_threads(void);
 int mock_modules(void);
 /* Registration / decoding problems found so far (0 = none). */
 int mock_errors(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

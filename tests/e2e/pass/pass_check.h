@@ -79,7 +79,7 @@ struct agg_ctx {
 };
 
 NOINSTR static void agg_visit(const struct mock_rec *r, void *p) {
-    struct agg_ctx *c = p;
+    struct agg_ctx *c = (struct agg_ctx *)p;
     if (!sel_match(&c->s, r))
         return;
     struct agg *a = &c->a;
@@ -109,7 +109,9 @@ NOINSTR static struct agg query_file(struct sel s, const char *file) {
     mock_foreach(agg_visit, &c);
     return c.a;
 }
+#ifndef __cplusplus
 #define query(...) query_file((struct sel){__VA_ARGS__}, __FILE__)
+#endif
 
 /* Marks each byte of [lo, lo+len) covered by a matching record; counts overlaps/outside. */
 struct cover_ctx {
@@ -120,7 +122,7 @@ struct cover_ctx {
 };
 
 NOINSTR static void cover_visit(const struct mock_rec *r, void *p) {
-    struct cover_ctx *c = p;
+    struct cover_ctx *c = (struct cover_ctx *)p;
     if (!sel_match(&c->s, r))
         return;
     unsigned long long len = r->site->size ? r->site->size : r->extra;
@@ -134,7 +136,7 @@ NOINSTR static void cover_visit(const struct mock_rec *r, void *p) {
 
 /* 1 if matching records cover [lo, lo+len) exactly once each byte and nothing else. */
 NOINSTR static int covers_exactly_once(struct sel s, const void *lo, unsigned long long len) {
-    struct cover_ctx c = {s, (unsigned long long)(uintptr_t)lo, len, calloc(len, 1), 0};
+    struct cover_ctx c = {s, (unsigned long long)(uintptr_t)lo, len, (unsigned char *)calloc(len, 1), 0};
     mock_foreach(cover_visit, &c);
     int ok = c.outside == 0;
     for (unsigned long long i = 0; i < len; i++)
@@ -154,7 +156,7 @@ struct bb_ctx {
 };
 
 NOINSTR static void bb_find(const struct mock_rec *r, void *p) {
-    struct bb_ctx *c = p;
+    struct bb_ctx *c = (struct bb_ctx *)p;
     if (!c->found && sel_match(&c->s, r)) {
         c->found = 1;
         c->m = r->module;
@@ -163,7 +165,7 @@ NOINSTR static void bb_find(const struct mock_rec *r, void *p) {
 }
 
 NOINSTR static void bb_count(const struct mock_rec *r, void *p) {
-    struct bb_ctx *c = p;
+    struct bb_ctx *c = (struct bb_ctx *)p;
     if (!r->site && r->module == c->m && r->bb && r->bb_local == c->bb)
         c->entries++;
 }

@@ -26,6 +26,9 @@ run("building the mock runtime" ${CLANG} -O1 -g -shared -fPIC -Wall -Wextra -Wer
     ${HERE}/mock_rt.c -o ${WORK}/libpes-mock-rt.so)
 
 get_filename_component(name ${SRC} NAME_WE)
+if(SRC MATCHES "\\.cpp$")
+  set(PES_CLANG ${PES_CLANG}++)   # bin/pes-clang++
+endif()
 set(exe ${WORK}/${name})
 if(MODE STREQUAL "direct")
   run("compiling ${name} with -fpass-plugin" ${CLANG} ${OPT} -g -fpass-plugin=${PLUGIN} -Wall -Wextra
