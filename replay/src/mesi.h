@@ -29,16 +29,18 @@
  *    Matrices are ordered (row = supplier, column = requester); the
  *    ComDetective matrix is pes_sim_comm_symmetric (zero diagonal).
  * Byte masks have one bit per line/64 bytes (per byte for lines <= 64 B).
- * Limits: <= 64 cores, <= 64 sockets; thread bitmasks use bit (thread % 64).
+ * Limits: <= 64 cores, <= 16 sockets; thread bitmasks use bit (thread % 64).
  */
 #ifndef PES_REPLAY_MESI_H
 #define PES_REPLAY_MESI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "pes/model.h"
 #include "pes/trace.h"
 
 #define PES_SIM_MAX_CORES 64u
+#define PES_SIM_MAX_SOCKETS 16u
 #define PES_SIM_MAX_THREADS 4096u
 /* Site ids at or above this (and UINT32_MAX) are pooled in one "other" entry. */
 #define PES_SIM_MAX_SITES (1u << 22)
@@ -87,6 +89,11 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
 void pes_sim_destroy(struct pes_sim *s);
 /* 0, or -1 with PES_ERR_ARG (core/thread out of range) / PES_ERR_NOMEM. */
 int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes_error *err);
+
+/* Same as pes_sim_access on a[0..n-1] in order, faster (prefetches the
+ * directory ahead). On error err->offset is the index of the failing access. */
+int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
+                         struct pes_error *err);
 
 uint32_t pes_sim_levels(const struct pes_sim *s);
 uint32_t pes_sim_cores(const struct pes_sim *s);
