@@ -389,20 +389,11 @@ int main(int argc, char **argv)
         if (errno != EINTR)
             die(1, "waitpid: %s", strerror(errno));
     }
-    if (!output) {
-        char *rel = default_output(app[0], pid);
-        output = rel ? absolute(rel) : NULL;
-        if (rel && output) {
-            /* print the name as the user would type it */
-            free(output);
-            output = rel;
-        }
-    } else if (o.output) {
-        free(output);
-        output = strdup(o.output);
-    }
-    if (!o.quiet && output)
-        summary(output);
+    /* name the trace as the user would type it (relative to our unchanged cwd) */
+    char *shown = o.output ? strdup(o.output) : default_output(app[0], pid);
+    if (!o.quiet && shown)
+        summary(shown);
+    free(shown);
     free(output);
     free(command);
     free(exe);

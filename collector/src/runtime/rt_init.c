@@ -95,6 +95,14 @@ static void build_config_string(char *buf, size_t size)
 
 static int open_trace(void)
 {
+    /* Typically a program exec'd (or run) by the traced one, inheriting its
+     * environment: the file belongs to the first process. A warning, not an error. */
+    if (!pes_rt.cfg.overwrite && access(pes_rt.cfg.full_output, F_OK) == 0) {
+        if (!pes_rt.cfg.quiet)
+            pes_rt_message("%s exists (the trace of another process?); this process is not traced",
+                           pes_rt.cfg.full_output);
+        return -1;
+    }
     struct pes_trace_info info;
     memset(&info, 0, sizeof info);
     char host[256] = "";

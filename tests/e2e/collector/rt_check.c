@@ -2,7 +2,8 @@
  * it against the pattern rt_prog is known to emit (rt_pattern.h), not against
  * anything the runtime computed.
  *
- *   rt_check TRACE [--interval I] [--thread-end] [--no-footer] K:N...
+ *   rt_check TRACE [--interval I] [--thread-end] [--no-footer] [--prefix]
+ *            [--command CMD] K:N...
  *
  * K:N = worker K emitted exactly N records (in pattern order); no other worker
  * may appear. --prefix: between 1 and N records (threads stopped at exit). */
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
     trace_path = argv[1];
     uint64_t interval = 0;
     int want_end = 0, want_footer = 1, prefix = 0;
+    const char *command = NULL;
     int64_t expect[MAX_THREADS];
     for (int i = 0; i < MAX_THREADS; i++)
         expect[i] = -1;
@@ -64,6 +66,8 @@ int main(int argc, char **argv)
             interval = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--thread-end") == 0)
             want_end = 1;
+        else if (strcmp(argv[i], "--command") == 0 && i + 1 < argc)
+            command = argv[++i];
         else if (strcmp(argv[i], "--prefix") == 0)
             prefix = 1;
         else if (strcmp(argv[i], "--no-footer") == 0)
@@ -87,6 +91,12 @@ int main(int argc, char **argv)
     if (info->ticks_per_second != 1000000000u || info->pid == 0 || !info->command[0])
         fail("header: ticks/s %" PRIu64 ", pid %" PRIu64 ", command '%s'", info->ticks_per_second,
              info->pid, info->command);
+    if (command && strcmp(info->command, command) != 0)
+        fail("command '%s', expected '%s'", info->command, command);
+    if (info->n_cpus == 0 || !info->hostname[0] || !strstr(info->config, "mode=full\n") ||
+        !strstr(info->config, "abi_version=1\n"))
+        fail("header: %u cpus, hostname '%s', config '%s'", info->n_cpus, info->hostname,
+             info->config);
     if (interval) {
         char want[64];
         snprintf(want, sizeof want, "time_interval=%" PRIu64 "\n", interval);

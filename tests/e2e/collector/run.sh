@@ -97,6 +97,11 @@ args)
     run 0 "$collect" --full -q -o t.zst "$prog" echo "a b" "it's" '"q"' '' '$HOME' --full
     printf 'rt_prog: start\n[a b]\n[it'"'"'s]\n["q"]\n[]\n[$HOME]\n[--full]\nrt_prog: done\n' >want.txt
     cmp -s want.txt out.txt || { diff want.txt out.txt >&2; fail "arguments changed"; }
+    "$check" t.zst --command "$prog echo 'a b' 'it'\\''s' '\"q\"' '' '\$HOME' --full" 0:10 || fail "header command"
+    # without pes-collect (no PES_COMMAND) the runtime quotes /proc/self/cmdline the same way
+    PES_FULL_OUTPUT="$work/u.zst" "$prog" echo "x y" >/dev/null 2>&1
+    "$check" u.zst --command "$prog echo 'x y'" 0:10 || fail "header command from /proc"
+
     ;;
 default-name)
     run 0 "$collect" --full -q "$prog" single 10
@@ -148,6 +153,13 @@ bad-env)
     grep -q "^pes-rt: PES_TIME_INTERVAL=abc: expected a positive integer" err.txt || fail "message: $(cat err.txt)"
     [ "$(grep -c pes-rt err.txt)" = 1 ] || fail "more than one line"
     [ ! -e e.zst ] || fail "trace written despite a bad setting"
+    # the output exists (an exec'd instrumented program): a warning, silenced by PES_QUIET=1
+    echo keep >x.zst
+    PES_FULL_OUTPUT="$work/x.zst" "$prog" single 100 >out.txt 2>err.txt || fail "status"
+    grep -q "^pes-rt: .*x.zst exists .*not traced" err.txt || fail "message: $(cat err.txt)"
+    PES_FULL_OUTPUT="$work/x.zst" PES_QUIET=1 "$prog" single 100 >out.txt 2>err.txt || fail "status"
+    [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "PES_QUIET=1 did not silence the warning"
+    [ "$(cat x.zst)" = keep ] || fail "existing file modified"
     # off (no PES_FULL_OUTPUT): no file, no message
     "$prog" single 100000 >out.txt 2>err.txt || fail "status (off)"
     [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "runtime printed in off mode"
