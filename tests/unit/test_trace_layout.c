@@ -1,0 +1,144 @@
+/*
+ * test_trace_layout.c — the bytes the writer puts on disk are the ones
+ * docs/trace-format.md specifies: index frames, block headers, the worked
+ * ACCESS example of §3.1 (hand-computed there), a THREAD payload and the
+ * EVENTS column layout. The file is parsed here with libzstd only.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <zstd.h>
+
+#include "trace_test_util.h"
+
+static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* Finds the k-th block of `type`, checks its frames, returns its payload (malloc'd). */
+static uint8_t *block_payload(const uint8_t *f, size_t size, uint32_t type, int k, size_t *plen,
+                              uint32_t *thread, uint32_t *count)
+{
+    size_t off = 0;
+    while (off + 24 <= size) {
+        assert_int_equal(rd32(f + off), 0x184D2A50u);
+        assert_int_equal(rd32(f + off + 4), 16);
+        uint32_t t = rd32(f + off + 8), fs = rd32(f + off + 20);
+        assert_true(off + 24 + fs <= size);
+        if (t == type && k-- == 0) {
+            const uint8_t *fr = f + off + 24;
+            unsigned long long cs = ZSTD_getFrameContentSize(fr, fs);
+            assert_true(cs != ZSTD_CONTENTSIZE_UNKNOWN && cs != ZSTD_CONTENTSIZE_ERROR);
+            assert_true(fr[4] & 0x04); /* content checksum flag */
+            uint8_t *c = malloc(cs);
+            assert_int_equal(ZSTD_decompress(c, cs, fr, fs), cs);
+            assert_memory_equal(c, "PESB", 4);
+            uint16_t bt, bv;
+            memcpy(&bt, c + 4, 2);
+            memcpy(&bv, c + 6, 2);
+            assert_int_equal(bt, type);
+            assert_int_equal(bv, 1);
+            *thread = rd32(c + 8);
+            *count = rd32(c + 12);
+            assert_int_equal(*thread, rd32(f + off + 12));
+            assert_int_equal(*count, rd32(f + off + 16));
+            assert_int_equal(rd64(c + 16), cs - 24);
+            *plen = cs - 24;
+            uint8_t *p = malloc(*plen + 1);
+            memcpy(p, c + 24, *plen);
+            free(c);
+            return p;
+        }
+        off += 24 + fs;
+    }
+    fail_msg("block type %u not found", type);
+    return NULL;
+}
+
+static void test_worked_example(void **state)
+{
+    (void)state;
+    struct pes_record r0[] = {
+        {1100, PES_ID_TIME, 0},  {0, 4, 0},           {0, 3, 0},
+        {0x1000, 0, 0},          {0x2000, 1, 0},      {0x3000, 2, 0},
+        {0, 3, 0},               {0x1008, 0, 0},      {0x2400, 1, 0},
+        {0x3000, 2, 0},          {7, PES_ID_REGION_BEGIN, 0}, {0, PES_ID_REGION_END, 0},
+    };
+    static const uint8_t want[68] = {
+        0x3f, 0, 0, 0, 8, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0,
+        0x77, 0x0c, 0xb9, 0x05, 0x00, 0x00,
+        0x00, 0x04, 0x03, 0x01, 0x02, 0x03, 0x02, 0x02,
+        0xff, 0, 0, 0, 0, 0, 0xff, 0xff,
+        0xff, 0, 0, 0, 0, 0, 0xff, 0xff,
+        0xff, 0, 0, 0, 0, 0, 0xff, 0xff,
+        0x98, 0, 0, 0, 0x10, 0, 0x0e,
+        0x08, 0x20, 0x40, 0x60, 0, 0x08, 0,
+    };
+    struct pes_trace_info info;
+    tt_default_info(&info);
+    struct pes_error err;
+    char *path = tt_temp_path("layout");
+    struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
+    assert_non_null(w);
+    struct pes_thread th = {3, 0, 0x1122334455667788ull, -1, 2, 99};
+    assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
+    assert_int_equal(pes_trace_writer_records(w, 5, r0, 12, &err), 0);
+    struct pes_event ev[2] = {
+        {PES_EV_REUSE, 1, 8, 1, 2, 3, 0x10, 0x20, 1000, 50, 60, 7, 9},
+        {PES_EV_LOST, 0, 0, 1, UINT32_MAX, UINT32_MAX, 0, 0, 900, 55, 61, 0, 4},
+    };
+    assert_int_equal(pes_trace_writer_events(w, 1, ev, 2, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
+    size_t size;
+    uint8_t *f = tt_read_file(path, &size);
+    assert_non_null(f);
+
+    size_t plen;
+    uint32_t thread, count;
+    uint8_t *p = block_payload(f, size, PES_BLOCK_ACCESS, 0, &plen, &thread, &count);
+    assert_int_equal(thread, 5);
+    assert_int_equal(count, 12);
+    assert_int_equal(plen, sizeof want);
+    assert_memory_equal(p, want, sizeof want);
+    free(p);
+
+    p = block_payload(f, size, PES_BLOCK_THREAD, 0, &plen, &thread, &count);
+    assert_int_equal(thread, 3);
+    assert_int_equal(count, 1);
+    assert_int_equal(plen, 32);
+    assert_int_equal(rd32(p), 3);
+    assert_int_equal(rd32(p + 4), 0);
+    assert_int_equal(rd64(p + 8), 0x1122334455667788ull);
+    assert_int_equal(rd32(p + 16), 0xFFFFFFFFu); /* cpu -1 */
+    assert_int_equal(rd32(p + 20), 2);
+    assert_int_equal(rd64(p + 24), 99);
+    free(p);
+
+    p = block_payload(f, size, PES_BLOCK_EVENTS, 0, &plen, &thread, &count);
+    assert_int_equal(count, 2);
+    assert_int_equal(plen, 144);
+    /* columns: kind[2] flags[2] size[2x2] thread[2x4] other[2x4] site[2x4] addr ip time ... */
+    assert_int_equal(p[0], PES_EV_REUSE);
+    assert_int_equal(p[1], PES_EV_LOST);
+    assert_int_equal(p[2], 1);
+    assert_int_equal(p[3], 0);
+    size_t time_col = 2 + 2 + 4 + 8 + 8 + 8 + 16 + 16; /* = 64 */
+    assert_int_equal(rd64(p + time_col), 1000);
+    assert_int_equal(rd64(p + time_col + 8), (uint64_t)900 - 1000); /* difference, mod 2^64 */
+    assert_int_equal(rd64(p + time_col + 16), 50);                  /* loads */
+    assert_int_equal(rd64(p + time_col + 24), 5);
+    assert_int_equal(rd64(p + 136), 4);                             /* aux of event 1 */
+    free(p);
+
+    free(f);
+    unlink(path);
+    free(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worked_example),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
