@@ -304,3 +304,10 @@ uint32_t pes_hier_access(struct pes_hier *h, uint32_t core, uint64_t lineno)
     }
     return hit;
 }
+
+void pes_hier_prefetch(const struct pes_hier *h, uint32_t core, uint64_t lineno)
+{
+    uint32_t s = h->core_socket[core];
+    for (uint32_t k = 0; k < h->n_levels; k++)
+        __builtin_prefetch(set_of(h->cache[k][k < h->n_private ? core : s], lineno));
+}

@@ -63,6 +63,8 @@ uint32_t pes_hier_levels(const struct pes_hier *h);
  * holds it (0 = L1) or pes_hier_levels() when it comes from memory, and fills
  * it into every level above that one (evicting LRU lines as needed). */
 uint32_t pes_hier_access(struct pes_hier *h, uint32_t core, uint64_t lineno);
+/* Hint: start loading the sets the line maps to (for batched replay). */
+void pes_hier_prefetch(const struct pes_hier *h, uint32_t core, uint64_t lineno);
 /* 1 if the core's private hierarchy holds the line. */
 int pes_hier_holds(const struct pes_hier *h, uint32_t core, uint64_t lineno);
 /* Coherence invalidation: removes the line from every private level of core. */

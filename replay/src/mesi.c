@@ -611,6 +611,7 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
             if (f->core < s->n_cores) {
                 struct dir_entry *e = ENT(s, hash_line(f->addr >> s->line_shift, s->cap_bits));
                 __builtin_prefetch(e);
+                pes_hier_prefetch(s->hier, f->core, f->addr >> s->line_shift);
             }
         }
         if (pes_sim_access(s, &a[i], err) != 0) {
