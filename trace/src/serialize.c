@@ -12,7 +12,9 @@ static const char *dup_str(struct pes_cur *c, struct pes_arena *a, int *nomem)
 {
     uint32_t len;
     const uint8_t *s = pes_cur_str(c, &len);
-    const char *d = pes_arena_strdup(a, s ? s : (const uint8_t *)"", s ? len : 0);
+    if (!s || len == 0)
+        return ""; /* no allocation: modules may have millions of empty strings */
+    const char *d = pes_arena_strdup(a, s, len);
     if (!d)
         *nomem = 1;
     return d ? d : "";

@@ -314,6 +314,7 @@ struct pes_trace_reader *pes_trace_reader_open_memory(const void *data, size_t s
 const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader *r);
 
 /* Next block. Returns 1 with *out filled, 0 at the end, -1 on error (err filled).
+ * The HEADER block is consumed by _open: the first call returns the block after it.
  * A file that ends inside a frame returns 0 and sets pes_trace_reader_truncated(). */
 int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
                           struct pes_error *err);
