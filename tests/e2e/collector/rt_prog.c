@@ -10,6 +10,7 @@
  *                      then emits N more (the child must not appear in the trace)
  *   running T          T threads record without end; main exits while they run
  *                      (each worker's trace must be a prefix of its pattern)
+ *   running-abort T    the same, but main calls abort()
  *   echo ARGS...       prints each argument as [ARG] on stdout
  * Every scenario prints fixed lines on stdout and stderr. */
 #include <pthread.h>
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
         waitpid(pid, &st, 0);
         emit(0, n, 2 * n);
         printf("rt_prog: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
-    } else if (strcmp(s, "running") == 0 && argc == 3) {
+    } else if ((strcmp(s, "running") == 0 || strcmp(s, "running-abort") == 0) && argc == 3) {
         int t = (int)number(argv[2]);
         for (int i = 0; i < t; i++) {
             pthread_t th;
@@ -166,6 +167,11 @@ int main(int argc, char **argv)
         }
         while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < t)
             usleep(1000);
+        if (s[7] == '-') {
+            printf("rt_prog: aborting\n");
+            fflush(stdout);
+            abort();
+        }
     } else if (strcmp(s, "echo") == 0) {
         for (int i = 2; i < argc; i++)
             printf("[%s]\n", argv[i]);

@@ -70,6 +70,11 @@ running)
     "$check" t.zst --prefix 1:137438953472000 2:137438953472000 3:137438953472000 \
         4:137438953472000 || fail "trace check"
     ;;
+running-abort)
+    # abort while other threads record: the handler stops them (trylock) and closes the file
+    run 134 sh -c "exec \"$collect\" --full -q --buffer-records 256 -o t.zst \"$prog\" running-abort 3"
+    "$check" t.zst --prefix 1:137438953472000 2:137438953472000 3:137438953472000 || fail "trace check"
+    ;;
 exit3)
     run 3 "$collect" --full -o t.zst "$prog" exit3 5000
     grep -q "^pes-collect: t.zst: .*1 thread, 50[0-9][0-9] records" err.txt || { cat err.txt; fail "summary"; }
