@@ -50,6 +50,11 @@ int main(int argc, char **argv) {
         snprintf(err.message, sizeof err.message, "%s: the trace holds no memory accesses", o.trace);
         goto done;
     }
+    if (o.n_cores && res.summary.threads > 1)
+        fprintf(stderr, "pes-replay: warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
+                        "has %u threads, whose records are taken in time order as one sequential stream "
+                        "(record with OMP_NUM_THREADS=1 for the paper's method)\n",
+                res.summary.threads);
     if (o.n_cores && replay_analyze_mimic(in, &o, &res, &err) < 0) goto done;
     if (replay_apply_model(&res, &err) < 0) goto done;
 

@@ -97,7 +97,7 @@ static void print_site_label(FILE *out, const struct replay_input *in, uint32_t 
     const struct pes_site *s = site == UINT32_MAX ? NULL : replay_input_site(in, site);
     char where[160];
     report_site_label(where, sizeof where, s, site);
-    fprintf(out, "  %-36s", where);
+    fprintf(out, "  %-44s", where);
 }
 
 static void print_simulation(FILE *out, const struct replay_input *in, const struct replay_options *o,
@@ -142,7 +142,7 @@ static void print_simulation(FILE *out, const struct replay_input *in, const str
         return;
     }
     fprintf(out, "\n  Top %u sites by %s\n", n, o->sort);
-    fprintf(out, "  %-36s %12s %8s %10s %10s %10s %10s  %-7s %s\n", "site", "accesses", "L1 miss", "inval T",
+    fprintf(out, "  %-44s %12s %8s %10s %10s %10s %10s  %-7s %s\n", "site", "accesses", "L1 miss", "inval T",
             "inval F", "coh T", "coh F", "sharing", "threads");
     for (uint32_t i = 0; i < n; i++) {
         const struct pes_sim_stats *s = pes_sim_site(sim, order[i]);

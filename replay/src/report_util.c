@@ -51,12 +51,13 @@ void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t
     const char *file = s->file && *s->file ? s->file : NULL;
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : file;
+    const char *kind = pes_access_kind_name(s->kind);
     if (base && s->line)
-        snprintf(buf, len, "%s:%u:%u %s", base, s->line, s->column, s->function ? s->function : "");
+        snprintf(buf, len, "%s:%u:%u %s %s", base, s->line, s->column, kind, s->function ? s->function : "");
     else if (s->function && *s->function)
-        snprintf(buf, len, "%s (site %u)", s->function, id);
+        snprintf(buf, len, "site %u %s %s", id, kind, s->function);
     else
-        snprintf(buf, len, "site %u", id);
+        snprintf(buf, len, "site %u %s", id, kind);
 }
 
 void report_thread_list(char *buf, size_t len, uint64_t mask) {

@@ -19,7 +19,7 @@ void report_seconds(char *buf, size_t len, double s);
 /* Local hit rate of level l from global (cumulative) rates: hits at l among
  * the accesses that missed every level above. */
 double report_local_rate(const double global[], uint32_t l);
-/* "file.c:12:5 fn" or "site 17" when there is no debug location. */
+/* "file.c:12:5 load fn", or "site 17 load fn" without a debug location. */
 void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t id);
 /* Threads of a bitmask (bit t%64) as "T0,T3". */
 void report_thread_list(char *buf, size_t len, uint64_t mask);
