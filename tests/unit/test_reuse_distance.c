@@ -137,6 +137,39 @@ static void test_table3_concurrent(void **state)
     pes_profiles_destroy(p);
 }
 
+/* Two shared caches (sockets): streams 0,1 -> cache 0, streams 2,3 -> cache 1,
+ * stream 4 private only. Each cache sees only its own streams' accesses. */
+static void test_two_groups(void **state)
+{
+    (void)state;
+    const uint32_t group_of[5] = { 0, 0, 1, 1, PES_PROFILES_NO_GROUP };
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 5, .n_groups = 2, .group_of = group_of };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    const uint64_t A = 0, B = 64, C = 128;
+    /* (stream, addr) -> expected (PRD, CRD) */
+    const struct { uint32_t st; uint64_t a, prd, crd; } steps[] = {
+        { 0, A, COLD, COLD },
+        { 2, A, COLD, COLD },   /* cache 1 has not seen A */
+        { 1, B, COLD, COLD },
+        { 3, C, COLD, COLD },
+        { 4, B, COLD, COLD },   /* no shared cache */
+        { 0, A, 0, 1 },         /* cache 0: A B A; C and stream 4 elsewhere */
+        { 3, A, COLD, 1 },      /* cache 1: A C A */
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        uint64_t dp, dc;
+        assert_int_equal(pes_profiles_push(p, steps[i].st, steps[i].a, 8, 0, &dp, &dc, NULL), 0);
+        assert_true(dp == steps[i].prd);
+        assert_true(dc == steps[i].crd);
+    }
+    assert_int_equal(pes_profiles_crd(p, 0)->total, 3);
+    assert_int_equal(pes_profiles_crd(p, 1)->total, 3);
+    assert_null(pes_profiles_crd(p, 2));
+    assert_int_equal(pes_profiles_groups(p), 2);
+    pes_profiles_destroy(p);
+}
+
 /* ---------------------------------------------------------- random vs brute force */
 
 static void check_random(uint64_t seed, size_t n, uint64_t space, uint32_t granule,
@@ -430,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_table1),
         cmocka_unit_test(test_table2_profile),
         cmocka_unit_test(test_table3_concurrent),
+        cmocka_unit_test(test_two_groups),
         cmocka_unit_test(test_random_small_space),
         cmocka_unit_test(test_random_large_space),
         cmocka_unit_test(test_repeats_and_long_run),
