@@ -13,7 +13,7 @@ endforeach()
 
 # Threads still running at exit are stopped by a documented, deliberate race
 # (docs/collector.md): TSan would rightly report it, so that case is skipped there.
-set(PES_RT_RUNNING running running-abort)
+set(PES_RT_RUNNING running running-abort sigterm)
 if(PES_SANITIZE MATCHES thread)
   set(PES_RT_RUNNING "")
 endif()

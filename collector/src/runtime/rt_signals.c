@@ -1,15 +1,24 @@
-/* rt_signals.c — fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT):
- * flush what can be flushed, close the trace, then let the signal do what it
- * would have done without us, so the exit status is unchanged. */
+/* rt_signals.c — fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, and
+ * SIGHUP/SIGINT/SIGQUIT/SIGTERM while they have their default action): flush
+ * what can be flushed, close the trace, then let the signal do what it would
+ * have done without us, so the exit status is unchanged. */
 #include <signal.h>
 #include <string.h>
 
 #include "rt_internal.h"
 
-static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+                            SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 #define N_FATAL (sizeof fatal / sizeof fatal[0])
+#define FIRST_TERMINATION 5   /* from here: only taken over while SIG_DFL (^C of a long run) */
 static struct sigaction previous[N_FATAL];
+static int ours[N_FATAL];
 static int installed;
+
+static int is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
+}
 
 static int slot(int sig)
 {
@@ -37,10 +46,10 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
     if (!pes_rt_writer_is_self())
         pes_rt_shutdown(1);
     sigaction(sig, prev, NULL);
-    /* Sent signals (kill, raise, abort) are raised again and delivered when we
-     * return; a fault re-executes the faulting instruction under the old
-     * disposition instead. */
-    if (info->si_code <= 0 || sig == SIGABRT)
+    /* A hardware fault (si_code > 0) re-executes the faulting instruction
+     * under the old disposition when we return; anything else (kill, raise,
+     * abort, the terminal) is raised again and delivered when we return. */
+    if (!(is_fault(sig) && info->si_code > 0))
         raise(sig);
 }
 
@@ -51,8 +60,13 @@ void pes_rt_signals_install(void)
     sa.sa_sigaction = on_fatal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < N_FATAL; i++)
-        sigaction(fatal[i], &sa, &previous[i]);
+    for (size_t i = 0; i < N_FATAL; i++) {
+        if (sigaction(fatal[i], NULL, &previous[i]) != 0)
+            continue;
+        if (i >= FIRST_TERMINATION && previous[i].sa_handler != SIG_DFL)
+            continue;   /* ignored (nohup) or handled: not ours to change */
+        ours[i] = sigaction(fatal[i], &sa, NULL) == 0;
+    }
     installed = 1;
 }
 
@@ -63,7 +77,7 @@ void pes_rt_signals_restore(void)
         return;
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction cur;
-        if (sigaction(fatal[i], NULL, &cur) == 0 && cur.sa_sigaction == on_fatal)
+        if (ours[i] && sigaction(fatal[i], NULL, &cur) == 0 && cur.sa_sigaction == on_fatal)
             sigaction(fatal[i], &previous[i], NULL);
     }
     installed = 0;

@@ -11,6 +11,7 @@
  *   running T          T threads record without end; main exits while they run
  *                      (each worker's trace must be a prefix of its pattern)
  *   running-abort T    the same, but main calls abort()
+ *   running-wait T     the same, but main prints "started" and waits for a signal
  *   echo ARGS...       prints each argument as [ARG] on stdout
  * Every scenario prints fixed lines on stdout and stderr. */
 #include <pthread.h>
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
         waitpid(pid, &st, 0);
         emit(0, n, 2 * n);
         printf("rt_prog: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
-    } else if ((strcmp(s, "running") == 0 || strcmp(s, "running-abort") == 0) && argc == 3) {
+    } else if (strncmp(s, "running", 7) == 0 && argc == 3) {
         int t = (int)number(argv[2]);
         for (int i = 0; i < t; i++) {
             pthread_t th;
@@ -167,6 +168,12 @@ int main(int argc, char **argv)
         }
         while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < t)
             usleep(1000);
+        if (strcmp(s, "running-wait") == 0) {
+            printf("rt_prog: started\n");
+            fflush(stdout);
+            for (;;)
+                pause();
+        }
         if (s[7] == '-') {
             printf("rt_prog: aborting\n");
             fflush(stdout);

@@ -75,6 +75,22 @@ running-abort)
     run 134 sh -c "exec \"$collect\" --full -q --buffer-records 256 -o t.zst \"$prog\" running-abort 3"
     "$check" t.zst --prefix 1:137438953472000 2:137438953472000 3:137438953472000 || fail "trace check"
     ;;
+sigterm)
+    # SIGTERM (default action) to pes-collect: forwarded; the runtime flushes and
+    # closes the trace, then both die of SIGTERM (status 143)
+    "$collect" --full -q --buffer-records 256 -o t.zst "$prog" running-wait 2 >out.txt 2>err.txt &
+    pid=$!
+    i=0
+    while ! grep -q started out.txt 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $pid; fail "program did not start"; }
+        sleep 0.01
+    done
+    kill -TERM $pid
+    wait $pid
+    st=$?
+    [ $st = 143 ] || fail "status $st, expected 143 (SIGTERM)"
+    "$check" t.zst --prefix 1:137438953472000 2:137438953472000 || fail "trace check"
+    ;;
 exit3)
     run 3 "$collect" --full -o t.zst "$prog" exit3 5000
     grep -q "^pes-collect: t.zst: .*1 thread, 50[0-9][0-9] records" err.txt || { cat err.txt; fail "summary"; }
