@@ -538,6 +538,22 @@ static void test_writer_refuses(void **state)
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     unlink(path);
     free(path);
+    /* a full device: the error surfaces at the latest when closing */
+    if (access("/dev/full", W_OK) == 0) {
+        w = pes_trace_writer_open("/dev/full", 1, &info, NULL, &err);
+        int rc = -1;
+        if (w) { /* the HEADER is still in the stdio buffer */
+            struct pes_record rec[4096] = {{0}};
+            for (int i = 0; i < 300; i++)
+                if (pes_trace_writer_records(w, 0, rec, 4096, &err))
+                    break; /* the buffer was flushed: failed now, close fails too */
+            struct pes_thread_totals tot = {0};
+            rc = pes_trace_writer_close(w, &tot, 1, 0, &err);
+        }
+        assert_int_equal(rc, -1);
+        assert_int_equal(err.code, PES_ERR_IO);
+        assert_non_null(strstr(err.message, "/dev/full"));
+    }
 }
 
 int main(void)
