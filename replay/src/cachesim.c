@@ -144,8 +144,14 @@ struct pes_hier {
     struct pes_cache **cache[PES_MAX_LEVELS];
     uint32_t units[PES_MAX_LEVELS];
     pes_hier_evict_fn on_evict;
+    pes_hier_holders_fn holders;
     void *ctx;
 };
+
+void pes_hier_set_holders(struct pes_hier *h, pes_hier_holders_fn holders)
+{
+    h->holders = h->n_cores <= 64 ? holders : NULL;
+}
 
 void pes_hier_destroy(struct pes_hier *h)
 {
@@ -275,6 +281,19 @@ static void evicted(struct pes_hier *h, uint32_t k, uint32_t unit, uint64_t v)
      * private copies of every core of this socket. */
     for (uint32_t j = h->n_private; j < k; j++)
         pes_cache_remove(h->cache[j][unit], v);
+    if (h->holders) {
+        uint64_t m = h->holders(h->ctx, v);
+        while (m) {
+            uint32_t c = (uint32_t)__builtin_ctzll(m);
+            m &= m - 1;
+            if (c >= h->n_cores || h->core_socket[c] != unit)
+                continue;
+            pes_hier_drop_private(h, c, v);
+            if (h->on_evict)
+                h->on_evict(h->ctx, c, v);
+        }
+        return;
+    }
     for (uint32_t c = 0; c < h->n_cores; c++) {
         if (h->core_socket[c] != unit || !pes_hier_holds(h, c, v))
             continue;

@@ -54,8 +54,14 @@ struct pes_hier_config {
 
 struct pes_hier;
 
+/* Optional: cores (bit c) whose private caches may hold the line. Lets an
+ * inclusive shared-level eviction visit only those cores instead of scanning
+ * every core's private caches (only used when n_cores <= 64). */
+typedef uint64_t (*pes_hier_holders_fn)(void *ctx, uint64_t lineno);
+
 struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evict_fn on_evict,
                                  void *ctx, struct pes_error *err);
+void pes_hier_set_holders(struct pes_hier *h, pes_hier_holders_fn holders);
 void pes_hier_destroy(struct pes_hier *h);
 uint32_t pes_hier_private_levels(const struct pes_hier *h);
 uint32_t pes_hier_levels(const struct pes_hier *h);

@@ -221,6 +221,13 @@ static void on_evict(void *ctx, uint32_t core, uint64_t line)
     e->excl = 0;  /* a remaining copy stays S (MESI does not upgrade silently) */
 }
 
+static uint64_t holders(void *ctx, uint64_t line)
+{
+    struct pes_sim *s = ctx;
+    uint64_t j = dir_find(s, line);
+    return j == s->cap ? 0 : ENT(s, j)->present;
+}
+
 void pes_sim_destroy(struct pes_sim *s)
 {
     if (!s)
@@ -301,6 +308,7 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
         pes_sim_destroy(s);
         return NULL;
     }
+    pes_hier_set_holders(s->hier, holders);
     s->n_levels = m->n_levels;
     s->n_private = pes_hier_private_levels(s->hier);
     uint32_t line = m->level[0].line;

@@ -80,7 +80,7 @@ struct pes_sim_access {
     uint32_t thread;
     uint32_t site;       /* UINT32_MAX if unknown */
     uint8_t is_read;
-    uint8_t is_write;    /* both set for read-modify-write */
+    uint8_t is_write;    /* both set for read-modify-write; neither set counts as a read */
 };
 
 struct pes_sim;

@@ -265,6 +265,66 @@ static void line_crossing_split(void **st)
     pes_sim_destroy(s);
 }
 
+/* The holders callback (used by mesi) must give the same hierarchy behaviour as
+ * scanning every core on an inclusive shared-level eviction. */
+enum { HC = 4, HL = 64 };
+static unsigned char held[HC][HL];
+static uint64_t evictions_seen;
+
+static void track_evict(void *ctx, uint32_t core, uint64_t line)
+{
+    (void)ctx;
+    held[core][line] = 0;
+    evictions_seen++;
+}
+
+static uint64_t track_holders(void *ctx, uint64_t line)
+{
+    (void)ctx;
+    uint64_t m = 0;
+    for (uint32_t c = 0; c < HC; c++)
+        m |= (uint64_t)held[c][line] << c;
+    return m;
+}
+
+static void holders_callback_matches_scan(void **st)
+{
+    (void)st;
+    struct pes_error err = {0};
+    uint32_t sock[HC] = {0, 0, 1, 1};
+    struct pes_hier_config hc = {.n_cores = HC, .n_sockets = 2, .core_socket = sock, .n_levels = 3};
+    hc.level[0] = lvl(2 * 64, 2, 0);
+    hc.level[1] = lvl(4 * 64, 2, 0);
+    hc.level[2] = lvl(6 * 64, 3, 1);
+    struct pes_hier *a = pes_hier_create(&hc, track_evict, NULL, &err);
+    struct pes_hier *b = pes_hier_create(&hc, NULL, NULL, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    pes_hier_set_holders(a, track_holders);
+    memset(held, 0, sizeof held);
+    srand(9);
+    for (int i = 0; i < 20000; i++) {
+        uint32_t c = (uint32_t)rand() % HC;
+        uint64_t line = (uint64_t)(rand() % HL);
+        if (rand() % 10 == 0) {
+            pes_hier_drop_private(a, c, line);
+            pes_hier_drop_private(b, c, line);
+            held[c][line] = 0;
+            continue;
+        }
+        assert_int_equal(pes_hier_access(a, c, line), pes_hier_access(b, c, line));
+        held[c][line] = 1;
+        for (uint32_t k = 0; k < HC; k++)
+            for (uint64_t l = 0; l < HL; l++) {
+                assert_int_equal(pes_hier_holds(a, k, l), pes_hier_holds(b, k, l));
+                assert_int_equal(pes_hier_holds(a, k, l), held[k][l]);
+            }
+    }
+    assert_true(evictions_seen > 1000);
+    pes_hier_destroy(a);
+    pes_hier_destroy(b);
+}
+
 static void hier_rejects_bad_config(void **st)
 {
     (void)st;
@@ -295,6 +355,7 @@ int main(void)
         cmocka_unit_test(second_level_is_lru_of_l1_misses),
         cmocka_unit_test(hit_rate_monotonic_in_size),
         cmocka_unit_test(line_crossing_split),
+        cmocka_unit_test(holders_callback_matches_scan),
         cmocka_unit_test(hier_rejects_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
