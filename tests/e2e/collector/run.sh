@@ -181,6 +181,10 @@ bad-env)
     PES_FULL_OUTPUT="$work/x.zst" PES_QUIET=1 "$prog" single 100 >out.txt 2>err.txt || fail "status"
     [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "PES_QUIET=1 did not silence the warning"
     [ "$(cat x.zst)" = keep ] || fail "existing file modified"
+    # PES_OVERWRITE=1 replaces it
+    PES_FULL_OUTPUT="$work/x.zst" PES_OVERWRITE=1 "$prog" single 100 >out.txt 2>err.txt || fail "status"
+    [ ! -s err.txt ] || [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "message: $(cat err.txt)"
+    "$check" x.zst 0:100 || fail "trace check (PES_OVERWRITE=1)"
     # off (no PES_FULL_OUTPUT): no file, no message
     "$prog" single 100000 >out.txt 2>err.txt || fail "status (off)"
     [ "$(grep -c pes-rt err.txt)" = 0 ] || fail "runtime printed in off mode"
