@@ -64,6 +64,10 @@ static void addLanes(SmallVectorImpl<AccessSite> &Out, uint8_t Kind, Value *Ptrs
 }
 
 void classifyAccess(Instruction &I, const DataLayout &DL, SmallVectorImpl<AccessSite> &Out) {
+  // Accesses added by instrumentation (sanitizer shadow checks, our own
+  // records) carry !nosanitize: they are not the program's.
+  if (I.hasMetadata(LLVMContext::MD_nosanitize))
+    return;
   if (auto *LI = dyn_cast<LoadInst>(&I)) {
     if (LI->getPointerOperand()->isSwiftError())
       return;

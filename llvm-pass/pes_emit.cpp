@@ -21,6 +21,15 @@ static_assert(offsetof(pes_record, addr) == 0 && offsetof(pes_record, id) == 8 &
 
 namespace pes {
 
+// Our own loads and stores are not program accesses: tell sanitizers that run
+// after us (ASan, TSan, MSan honour !nosanitize) to leave them alone, and
+// ourselves too (classifyAccess skips them) should the pass run twice.
+static Instruction *quiet(Value *V) {
+  auto *I = cast<Instruction>(V);
+  I->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(I->getContext(), {}));
+  return I;
+}
+
 RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
   I32 = Type::getInt32Ty(C);
   I64 = Type::getInt64Ty(C);
@@ -40,7 +49,7 @@ RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
 
 void RecordEmitter::beginFunction(Instruction *IP, GlobalVariable *IdBase) {
   IRBuilder<> B(IP);
-  IdBaseVal = B.CreateLoad(I32, IdBase, "pes.idbase");
+  IdBaseVal = quiet(B.CreateLoad(I32, IdBase, "pes.idbase"));
   CursorPtr = pes_compat::threadLocalAddress(B, Tls);
   LimitPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
                                           offsetof(pes_rt_tls, limit), "pes.limitp");
@@ -78,8 +87,8 @@ void RecordEmitter::emit(Instruction *Before, Value *Addr, Value *Id, Value *Ext
     if (!CE || !CE->isZero())
       IdExtra = B.CreateOr(IdExtra, B.CreateShl(B.CreateZExt(Extra, I64), 32));
   }
-  Value *Cur = B.CreateLoad(Ptr, CursorPtr, "pes.cur");
-  Value *Lim = B.CreateLoad(Ptr, LimitPtr, "pes.lim");
+  Value *Cur = quiet(B.CreateLoad(Ptr, CursorPtr, "pes.cur"));
+  Value *Lim = quiet(B.CreateLoad(Ptr, LimitPtr, "pes.lim"));
   Value *Full = B.CreateICmpUGE(Cur, Lim);
   Instruction *ThenT = nullptr, *ElseT = nullptr;
   SplitBlockAndInsertIfThenElse(Full, Before, &ThenT, &ElseT, Weights);
@@ -91,18 +100,18 @@ void RecordEmitter::emit(Instruction *Before, Value *Addr, Value *Id, Value *Ext
   IRBuilder<> F(ElseT);
   F.SetCurrentDebugLocation(Loc);
   Type *I8 = Type::getInt8Ty(C);
-  F.CreateAlignedStore(A, Cur, Align(8));
+  quiet(F.CreateAlignedStore(A, Cur, Align(8)));
   Value *IdP = F.CreateConstInBoundsGEP1_64(I8, Cur, offsetof(pes_record, id));
   if (M.getDataLayout().isLittleEndian()) {
     // id and extra are adjacent: one 8-byte store (id in the low half).
-    F.CreateAlignedStore(IdExtra, IdP, Align(8));
+    quiet(F.CreateAlignedStore(IdExtra, IdP, Align(8)));
   } else {
-    F.CreateAlignedStore(F.CreateTrunc(IdExtra, I32), IdP, Align(8));
+    quiet(F.CreateAlignedStore(F.CreateTrunc(IdExtra, I32), IdP, Align(8)));
     Value *ExP = F.CreateConstInBoundsGEP1_64(I8, Cur, offsetof(pes_record, extra));
-    F.CreateAlignedStore(F.CreateTrunc(F.CreateLShr(IdExtra, 32), I32), ExP, Align(4));
+    quiet(F.CreateAlignedStore(F.CreateTrunc(F.CreateLShr(IdExtra, 32), I32), ExP, Align(4)));
   }
   Value *Next = F.CreateConstInBoundsGEP1_64(I8, Cur, sizeof(pes_record), "pes.next");
-  F.CreateAlignedStore(Next, CursorPtr, Align(8));
+  quiet(F.CreateAlignedStore(Next, CursorPtr, Align(8)));
 }
 
 void RecordEmitter::emitSite(Instruction *Before, const AccessSite &S, uint32_t Local,

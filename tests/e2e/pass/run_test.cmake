@@ -1,7 +1,9 @@
 # run_test.cmake — builds one pass test program with the freshly built plugin
 # against the mock runtime, runs it, and checks its verdict.
 #   cmake -DPES_CLANG=.. -DCLANG=.. -DPLUGIN=.. -DSRC=.. -DOPT=-O2 -DWORK=dir
-#         [-DMODE=pes-clang|direct] [-DFLAGS=a;b] [-DENV=K=V;..] -P run_test.cmake
+#         [-DMODE=pes-clang|direct] [-DFLAGS=a;b] [-DENV=K=V;..] [-DSANITIZE=address,..]
+#         -P run_test.cmake
+# SANITIZE (the build's PES_SANITIZE) builds the mock and the program with it.
 cmake_minimum_required(VERSION 3.20)
 get_filename_component(HERE ${CMAKE_CURRENT_LIST_FILE} DIRECTORY)
 get_filename_component(ROOT ${HERE}/../../.. ABSOLUTE)
@@ -11,6 +13,10 @@ endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(INCS -I${HERE} -I${ROOT}/collector/include -I${ROOT}/trace/include)
+set(SAN "")
+if(SANITIZE)
+  set(SAN -fsanitize=${SANITIZE} -fno-sanitize-recover=all)
+endif()
 
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -22,7 +28,7 @@ function(run what)
 endfunction()
 
 # The mock runtime is not instrumented (plain clang), like the real one.
-run("building the mock runtime" ${CLANG} -O1 -g -shared -fPIC -Wall -Wextra -Werror ${INCS}
+run("building the mock runtime" ${CLANG} -O1 -g -shared -fPIC -Wall -Wextra -Werror ${SAN} ${INCS}
     ${HERE}/mock_rt.c -o ${WORK}/libpes-mock-rt.so)
 
 get_filename_component(name ${SRC} NAME_WE)
@@ -32,10 +38,10 @@ endif()
 set(exe ${WORK}/${name})
 if(MODE STREQUAL "direct")
   run("compiling ${name} with -fpass-plugin" ${CLANG} ${OPT} -g -fpass-plugin=${PLUGIN} -Wall -Wextra
-      -Werror ${FLAGS} ${INCS} ${SRC} -o ${exe} -L${WORK} -lpes-mock-rt -Wl,-rpath,${WORK})
+      -Werror ${SAN} ${FLAGS} ${INCS} ${SRC} -o ${exe} -L${WORK} -lpes-mock-rt -Wl,-rpath,${WORK})
 else()
   run("compiling ${name} with pes-clang" ${CMAKE_COMMAND} -E env PES_CLANG_RT_DIR=${WORK}
-      PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${FLAGS} ${INCS}
+      PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${SAN} ${FLAGS} ${INCS}
       ${SRC} -o ${exe})
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${ENV} ${exe} RESULT_VARIABLE rc
