@@ -324,7 +324,9 @@ static void random_vs_reference(void **st)
     (void)st;
     srand(3);
     for (int round = 0; round < 40; round++) {
-        struct pes_sim *s = mk(1, RC, RC);
+        /* Private-cache MESI does not depend on how cores are grouped in sockets. */
+        uint32_t sockets = round % 2 ? 2 : 1;
+        struct pes_sim *s = mk(sockets, RC / sockets, RC);
         static struct ref r;
         memset(&r, 0, sizeof r);
         for (unsigned l = 0; l < RL; l++)
@@ -369,6 +371,68 @@ static void random_vs_reference(void **st)
     }
 }
 
+/* Tiny caches, 2 sockets x 2 cores, random trace: protocol invariants hold
+ * after every access while evictions and back-invalidations interleave. */
+static void invariants_under_evictions(void **st)
+{
+    (void)st;
+    static struct pes_machine m;
+    memset(&m, 0, sizeof m);
+    m.sockets = 2;
+    m.cores_per_socket = 2;
+    m.n_levels = 3;
+    m.level[0] = (struct pes_cache_config){.size = 128, .ways = 2, .line = 64};
+    m.level[1] = (struct pes_cache_config){.size = 256, .ways = 2, .line = 64};
+    m.level[2] = (struct pes_cache_config){.size = 512, .ways = 4, .line = 64, .shared = 1};
+    for (int ni = 0; ni < 2; ni++) {
+        struct pes_sim_config cfg = {.machine = &m, .n_threads = 4, .non_inclusive = ni};
+        struct pes_error err = {0};
+        struct pes_sim *s = pes_sim_create(&cfg, &err);
+        assert_non_null(s);
+        srand(17 + (unsigned)ni);
+        for (int i = 0; i < 20000; i++) {
+            uint32_t c = (uint32_t)rand() % 4;
+            uint64_t line = (uint64_t)(rand() % 24);
+            int w = rand() % 4 == 0;
+            acc(s, c, line * 64 + (uint64_t)(rand() % 8) * 8, 8, w, (uint32_t)(rand() % 5));
+            if (w)
+                assert_int_equal(pes_sim_state(s, c, line * 64), 'M');
+            else
+                assert_true(pes_sim_state(s, c, line * 64) != 'I');
+            for (uint64_t l = 0; l < 24; l++) {
+                int excl = 0, valid = 0;
+                for (uint32_t k = 0; k < 4; k++) {
+                    char x = pes_sim_state(s, k, l * 64);
+                    excl += x == 'M' || x == 'E';
+                    valid += x != 'I';
+                }
+                assert_true(excl == 0 || valid == 1);   /* single writer */
+            }
+        }
+        /* Conservation: each level sees exactly the misses of the level above;
+         * totals are the sums over threads and over sites. */
+        const struct pes_sim_stats *t = pes_sim_totals(s);
+        uint64_t reach = t->accesses, by_thread = 0, by_site = 0, inv_site = 0;
+        for (uint32_t k = 0; k < 3; k++) {
+            uint64_t miss = t->misses[k][0] + t->misses[k][1] + t->misses[k][2];
+            assert_int_equal(t->hits[k] + miss, reach);
+            reach = miss;
+        }
+        assert_true(t->misses[2][PES_SIM_CAPACITY] > 0);
+        assert_true(t->misses[0][PES_SIM_COHERENCE] > 0);
+        for (uint32_t th = 0; th < 4; th++)
+            by_thread += pes_sim_thread(s, th)->accesses;
+        for (uint32_t site = 0; site < 5; site++) {
+            by_site += pes_sim_site(s, site)->accesses;
+            inv_site += pes_sim_site(s, site)->inval_true + pes_sim_site(s, site)->inval_false;
+        }
+        assert_int_equal(by_thread, t->accesses);
+        assert_int_equal(by_site, t->accesses);
+        assert_int_equal(inv_site, t->inval_true + t->inval_false);
+        pes_sim_destroy(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +446,7 @@ int main(void)
         cmocka_unit_test(eviction_is_not_coherence),
         cmocka_unit_test(bad_access_rejected),
         cmocka_unit_test(random_vs_reference),
+        cmocka_unit_test(invariants_under_evictions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
