@@ -31,6 +31,8 @@ if(TARGET PesPass)
     pes_pass_test(omp.${opt} omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=4)
     pes_pass_test(cxx.${opt} cxx.cpp -${opt})
   endforeach()
+  # -mllvm -pes-skip-stack (at -O0, where locals live in allocas).
+  pes_pass_test(skipstack.O0 skipstack.c -O0 FLAGS -mllvm -pes-skip-stack)
   # Full -g (clang then outlines OpenMP regions through *_debug__ functions).
   pes_pass_test(omp.O0g omp.c -O0 FLAGS -fopenmp -g ENV OMP_NUM_THREADS=4)
   # Plain clang -fpass-plugin, without pes-clang (no value names: "bbN" labels).
