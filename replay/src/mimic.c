@@ -506,9 +506,11 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         .per_site = opt->per_site, .min_window = opt->min_window,
     };
     struct pes_profiles *prof = pes_profiles_create(&po, err);
+    if (!prof)
+        return NULL;   /* err names the bad option */
     struct core_cursor *cs = calloc(r.n, sizeof *cs);
     uint32_t *active = malloc(r.n * sizeof *active);
-    if (!prof || !cs || !active)
+    if (!cs || !active)
         goto nomem;
     for (uint32_t i = 0; i < r.n; i++) {
         cs[i].core = i;
@@ -569,7 +571,6 @@ fail:
             free(cs[i].buf);
             free(cs[i].inst);
             free(cs[i].rcount);
-        free(cs[i].rcount);
         }
     }
     free(cs);

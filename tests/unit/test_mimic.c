@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -503,6 +504,10 @@ static void test_errors(void **state)
     assert_int_equal(err.code, PES_ERR_ARG);
     struct pes_mimic_options o0 = { .n_cores = 0 };
     assert_null(pes_mimic_run(&src, c, &o0, &err));
+    struct pes_mimic_options og = { .n_cores = 2, .granule = 24 };
+    assert_null(pes_mimic_run(&src, c, &og, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+    assert_non_null(strstr(err.message, "power of two"));
     /* automatic offset: 2^48 clears this address */
     struct pes_mimic_options oa = { .n_cores = 2 };
     struct pes_profiles *p = pes_mimic_run(&src, c, &oa, &err);
@@ -528,6 +533,86 @@ static void test_errors(void **state)
     free(s);
 }
 
+/* A source whose cursors fail after 5 records, from the `fail_from`-th open on:
+ * errors propagate (with the source's message) and nothing leaks. */
+struct flaky {
+    struct pes_mimic_array a;
+    struct pes_mimic_source inner;
+    int opens, fail_from;
+};
+struct flaky_cursor {
+    void *inner;
+    struct flaky *f;
+    int fails;
+    size_t served;
+};
+
+static void *flaky_open(void *ctx, struct pes_error *err)
+{
+    struct flaky *f = ctx;
+    struct flaky_cursor *c = calloc(1, sizeof *c);
+    c->f = f;
+    c->fails = ++f->opens >= f->fail_from;
+    c->inner = f->inner.open(f->inner.ctx, err);
+    return c;
+}
+
+static long flaky_read(void *cursor, struct pes_record *out, size_t max, struct pes_error *err)
+{
+    struct flaky_cursor *c = cursor;
+    if (c->fails && c->served >= 5) {
+        err->code = PES_ERR_IO;
+        snprintf(err->message, sizeof err->message, "flaky: read failed");
+        return -1;
+    }
+    if (max > 1)
+        max = 1;
+    long n = c->f->inner.read(c->inner, out, max, err);
+    c->served += (size_t)(n > 0 ? n : 0);
+    return n;
+}
+
+static void flaky_close(void *cursor)
+{
+    struct flaky_cursor *c = cursor;
+    c->f->inner.close(c->inner);
+    free(c);
+}
+
+static const struct pes_site *flaky_site(void *ctx, uint32_t id)
+{
+    struct flaky *f = ctx;
+    return f->inner.site(f->inner.ctx, id);
+}
+
+static const struct pes_bb *flaky_bb(void *ctx, uint32_t id)
+{
+    struct flaky *f = ctx;
+    return f->inner.bb(f->inner.ctx, id);
+}
+
+static void test_source_errors(void **state)
+{
+    (void)state;
+    struct flaky f = { .a = { prog, sizeof prog / sizeof *prog, sites, 6, bbs, 3 } };
+    pes_mimic_array_source(&f.a, &f.inner);
+    struct pes_mimic_source src = { &f, flaky_open, flaky_read, flaky_close, flaky_site, flaky_bb };
+    struct pes_error err = { 0 };
+    f.fail_from = 1;
+    assert_null(pes_mimic_count(&src, &err));
+    assert_int_equal(err.code, PES_ERR_IO);
+    f.opens = 0;
+    f.fail_from = 3;   /* the count pass and core 0 read fine, core 1 fails */
+    struct pes_mimic_counts *c = pes_mimic_count(&src, &err);
+    assert_non_null(c);
+    struct pes_mimic_options o = { .n_cores = 3, .offset = OFF };
+    memset(&err, 0, sizeof err);
+    assert_null(pes_mimic_run(&src, c, &o, &err));
+    assert_int_equal(err.code, PES_ERR_IO);
+    assert_non_null(strstr(err.message, "flaky"));
+    pes_mimic_counts_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +624,7 @@ int main(void)
         cmocka_unit_test(test_random_vs_materialised),
         cmocka_unit_test(test_uniform_random),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_source_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
