@@ -307,6 +307,14 @@ static void test_bad_options(void **state)
     assert_null(pes_profiles_create(&po2, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
 
+    /* fails midway (second histogram): the partial object is torn down */
+    struct pes_profiles_options po4 = { .n_streams = 3, .n_groups = 1, .exact_limit = UINT64_C(1) << 30 };
+    assert_null(pes_profiles_create(&po4, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+    struct pes_profiles_options po5 = { .n_streams = 2, .granule = 3 };
+    assert_null(pes_profiles_create(&po5, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+
     struct pes_profiles_options po3 = { .n_streams = 1 };
     struct pes_profiles *p = pes_profiles_create(&po3, NULL);
     assert_non_null(p);
