@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NO_KEY UINT64_MAX
 #define MAX_SITES (1u << 22)
@@ -23,13 +24,26 @@ struct pend {
     uint16_t offset;   /* start address within the line (line granularity) */
 };
 
+/* One location. Most locations have a single pending use (private data), kept
+ * inline; when a second owner has a pending use at the same time, the location
+ * gets a record of k pending uses (one per owner) from the table's pool.
+ * Invariant: ext == 0 implies mask has at most the bit of owner0. */
+struct loc {
+    uint64_t key;
+    uint64_t mask;     /* owners with a pending use */
+    struct pend p0;    /* owner0's pending use while ext == 0 */
+    uint32_t ext;      /* 1 + record index in pool, 0 = none */
+    uint16_t owner0;
+    uint16_t pad;
+};
+
 struct table {
-    uint64_t *keys;
-    uint64_t *mask;    /* pending owners */
-    struct pend *slot; /* cap * k */
+    struct loc *loc;
     uint64_t cap, used;
     unsigned bits;
-    uint32_t k;
+    uint32_t k;        /* owners: threads (intra) or sockets (shared) */
+    struct pend *pool; /* records of k pending uses */
+    size_t pool_used, pool_cap;
 };
 
 struct pes_rt {
@@ -84,35 +98,39 @@ static inline uint64_t hash_key(uint64_t key, unsigned bits)
     return (key * 0x9E3779B97F4A7C15ull) >> (64 - bits);
 }
 
+/* Tables are probed at random: transparent huge pages cut the TLB misses. */
+static void *big_alloc(size_t bytes)
+{
+    const size_t huge = 2u << 20;
+    if (bytes < 2 * huge)
+        return malloc(bytes);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, (bytes + huge - 1) & ~(huge - 1)) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);  /* a hint */
+#endif
+    return p;
+}
+
 static int table_grow(struct table *t, unsigned bits)
 {
     uint64_t cap = 1ull << bits;
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    uint64_t *mask = malloc(cap * sizeof *mask);
-    struct pend *slot = malloc(cap * t->k * sizeof *slot);
-    if (!keys || !mask || !slot) {
-        free(keys);
-        free(mask);
-        free(slot);
+    struct loc *loc = big_alloc(cap * sizeof *loc);
+    if (!loc)
         return -1;
-    }
-    memset(keys, 0xff, cap * sizeof *keys);
+    for (uint64_t i = 0; i < cap; i++)
+        loc[i].key = NO_KEY;
     for (uint64_t i = 0; i < t->cap; i++) {
-        if (t->keys[i] == NO_KEY)
+        if (t->loc[i].key == NO_KEY)
             continue;
-        uint64_t j = hash_key(t->keys[i], bits);
-        while (keys[j] != NO_KEY)
+        uint64_t j = hash_key(t->loc[i].key, bits);
+        while (loc[j].key != NO_KEY)
             j = (j + 1) & (cap - 1);
-        keys[j] = t->keys[i];
-        mask[j] = t->mask[i];
-        memcpy(&slot[j * t->k], &t->slot[i * t->k], t->k * sizeof *slot);
+        loc[j] = t->loc[i];
     }
-    free(t->keys);
-    free(t->mask);
-    free(t->slot);
-    t->keys = keys;
-    t->mask = mask;
-    t->slot = slot;
+    free(t->loc);
+    t->loc = loc;
     t->cap = cap;
     t->bits = bits;
     return 0;
@@ -123,14 +141,14 @@ static uint64_t table_get(struct table *t, uint64_t key)
 {
     for (;;) {
         uint64_t j = hash_key(key, t->bits);
-        while (t->keys[j] != NO_KEY) {
-            if (t->keys[j] == key)
+        while (t->loc[j].key != NO_KEY) {
+            if (t->loc[j].key == key)
                 return j;
             j = (j + 1) & (t->cap - 1);
         }
         if ((t->used + 1) * 2 <= t->cap) {
-            t->keys[j] = key;
-            t->mask[j] = 0;
+            memset(&t->loc[j], 0, sizeof t->loc[j]);
+            t->loc[j].key = key;
             t->used++;
             return j;
         }
@@ -139,15 +157,37 @@ static uint64_t table_get(struct table *t, uint64_t key)
     }
 }
 
+/* Pending use of owner o at l (only called for owners in l->mask). */
+static inline struct pend *pend_of(struct table *t, struct loc *l, uint32_t o)
+{
+    return l->ext ? &t->pool[(size_t)(l->ext - 1) * t->k + o] : &l->p0;
+}
+
+/* A second owner needs a pending use: move to a per-owner record. */
+static int make_ext(struct table *t, struct loc *l)
+{
+    if (t->pool_used == t->pool_cap) {
+        size_t cap = t->pool_cap ? t->pool_cap * 2 : 256;
+        struct pend *p = realloc(t->pool, cap * t->k * sizeof *p);
+        if (!p)
+            return -1;
+        t->pool = p;
+        t->pool_cap = cap;
+    }
+    struct pend *rec = &t->pool[t->pool_used * t->k];
+    rec[l->owner0] = l->p0;
+    l->ext = (uint32_t)++t->pool_used;
+    return 0;
+}
+
 void pes_rt_destroy(struct pes_rt *r)
 {
     if (!r)
         return;
     for (int s = 0; s < 2; s++) {
         for (int g = 0; g < 2; g++) {
-            free(r->tab[s][g].keys);
-            free(r->tab[s][g].mask);
-            free(r->tab[s][g].slot);
+            free(r->tab[s][g].loc);
+            free(r->tab[s][g].pool);
         }
         free(r->threads[s]);
         free(r->sites[s]);
@@ -259,15 +299,15 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
     uint64_t j = table_get(t, key);
     if (j == t->cap)
         return -1;
+    struct loc *l = &t->loc[j];
     uint32_t owner = scope == PES_RT_INTRA ? thread : r->socket[thread];
-    struct pend *p = &t->slot[j * t->k];
     uint64_t obit = 1ull << owner;
     struct pes_rt_stats *tot = &r->totals[scope];
     struct pes_rt_stats *th = &r->threads[scope][thread];
 
-    if ((t->mask[j] & obit) && (scope == PES_RT_INTRA || p[owner].thread != thread)) {
+    if ((l->mask & obit) && (scope == PES_RT_INTRA || pend_of(t, l, owner)->thread != thread)) {
         /* Reuse: Table 6.2 same-core column / Table 6.3 same-socket column. */
-        struct pend *u = &p[owner];
+        struct pend *u = pend_of(t, l, owner);
         uint64_t d = now - u->time - 1;
         struct pes_rt_stats *uth = &r->threads[scope][u->thread];
         struct pes_rt_counts *us = site_of(r, scope, u->site);
@@ -286,12 +326,12 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
     }
     if (is_write) {
         /* Invalidation: Table 6.2 different-core / Table 6.3 different-socket W. */
-        uint64_t m = t->mask[j] & ~obit;
-        t->mask[j] &= obit;
+        uint64_t m = l->mask & ~obit;
+        l->mask &= obit;
         while (m) {
             uint32_t o = (uint32_t)__builtin_ctzll(m);
             m &= m - 1;
-            struct pend *u = &p[o];
+            struct pend *u = pend_of(t, l, o);
             struct pes_rt_stats *uth = &r->threads[scope][u->thread];
             struct pes_rt_counts *us = site_of(r, scope, u->site);
             if (gran == 0) {
@@ -303,9 +343,16 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
             }
         }
     }
-    p[owner] = (struct pend){.time = now, .site = site, .thread = (uint16_t)thread,
-                             .offset = offset};
-    t->mask[j] |= obit;
+    if (!l->ext) {
+        if ((l->mask & ~obit) == 0) {
+            l->owner0 = (uint16_t)owner;
+        } else if (make_ext(t, l) != 0) {
+            return -1;
+        }
+    }
+    *pend_of(t, l, owner) = (struct pend){.time = now, .site = site, .thread = (uint16_t)thread,
+                                          .offset = offset};
+    l->mask |= obit;
     return 0;
 }
 
@@ -335,6 +382,28 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write
 nomem:
     set_err(err, PES_ERR_NOMEM, "rt_truth: out of memory");
     return -1;
+}
+
+int pes_rt_access_batch(struct pes_rt *r, const struct pes_rt_access *a, size_t n,
+                        struct pes_error *err)
+{
+    enum { AHEAD = 8 };
+    for (size_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            uint64_t addr = a[i + AHEAD].addr, line = addr >> r->line_shift;
+            for (int sc = 0; sc < 2; sc++) {
+                const struct table *t0 = &r->tab[sc][0], *t1 = &r->tab[sc][1];
+                __builtin_prefetch(&t0->loc[hash_key(addr, t0->bits)]);
+                __builtin_prefetch(&t1->loc[hash_key(line, t1->bits)]);
+            }
+        }
+        if (pes_rt_access(r, a[i].thread, a[i].addr, a[i].is_write, a[i].site, err) != 0) {
+            if (err)
+                err->offset = i;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 const struct pes_rt_stats *pes_rt_totals(const struct pes_rt *r, enum pes_rt_scope scope)

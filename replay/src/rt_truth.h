@@ -74,6 +74,17 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
 void pes_rt_destroy(struct pes_rt *r);
 int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write, uint32_t site,
                   struct pes_error *err);
+/* Same as pes_rt_access on a[0..n-1] in order, faster: the location tables
+ * are probed at random, so their slots are prefetched a few accesses ahead.
+ * On error err->offset is the index of the failing access. */
+struct pes_rt_access {
+    uint64_t addr;
+    uint32_t thread;
+    uint32_t site;
+    int is_write;
+};
+int pes_rt_access_batch(struct pes_rt *r, const struct pes_rt_access *a, size_t n,
+                        struct pes_error *err);
 const struct pes_rt_stats *pes_rt_totals(const struct pes_rt *r, enum pes_rt_scope scope);
 const struct pes_rt_stats *pes_rt_thread(const struct pes_rt *r, enum pes_rt_scope scope,
                                          uint32_t thread);

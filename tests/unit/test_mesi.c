@@ -433,6 +433,36 @@ static void invariants_under_evictions(void **st)
     }
 }
 
+/* The batch entry point gives the same answers as one call per access. */
+static void batch_equals_single(void **st)
+{
+    (void)st;
+    enum { N = 5000 };
+    static struct pes_sim_access a[N];
+    srand(23);
+    for (size_t i = 0; i < N; i++) {
+        int w = rand() % 3 == 0;
+        uint32_t c = (uint32_t)(rand() % 4);
+        a[i] = (struct pes_sim_access){.addr = (uint64_t)(rand() % 4000) * 8, .size = 8,
+                                       .core = c, .thread = c, .site = (uint32_t)(rand() % 9),
+                                       .is_read = (uint8_t)!w, .is_write = (uint8_t)w};
+    }
+    struct pes_sim *x = mk(2, 2, 4), *y = mk(2, 2, 4);
+    struct pes_error err = {0};
+    assert_int_equal(pes_sim_access_batch(x, a, N, &err), 0);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(pes_sim_access(y, &a[i], &err), 0);
+    assert_memory_equal(pes_sim_totals(x), pes_sim_totals(y), sizeof(struct pes_sim_stats));
+    for (uint32_t site = 0; site < 9; site++)
+        assert_memory_equal(pes_sim_site(x, site), pes_sim_site(y, site), sizeof(struct pes_sim_stats));
+    assert_true(pes_sim_totals(x)->misses[1][PES_SIM_CAPACITY] > 0);
+    a[11].core = 7;
+    assert_int_equal(pes_sim_access_batch(x, a, N, &err), -1);
+    assert_int_equal(err.offset, 11);
+    pes_sim_destroy(x);
+    pes_sim_destroy(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +477,7 @@ int main(void)
         cmocka_unit_test(bad_access_rejected),
         cmocka_unit_test(random_vs_reference),
         cmocka_unit_test(invariants_under_evictions),
+        cmocka_unit_test(batch_equals_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,6 +287,36 @@ static void random_vs_oracle(void **st)
     }
 }
 
+/* The batch entry point gives the same answers as one call per access. */
+static void batch_equals_single(void **st)
+{
+    (void)st;
+    enum { N = 5000 };
+    static struct pes_rt_access a[N];
+    srand(21);
+    for (size_t i = 0; i < N; i++)
+        a[i] = (struct pes_rt_access){.addr = (uint64_t)(rand() % 500) * 8,
+                                      .thread = (uint32_t)(rand() % 4),
+                                      .site = (uint32_t)(rand() % 9), .is_write = rand() % 3 == 0};
+    struct pes_rt *x = mk(4, two_sockets), *y = mk(4, two_sockets);
+    struct pes_error err = {0};
+    assert_int_equal(pes_rt_access_batch(x, a, N, &err), 0);
+    for (size_t i = 0; i < N; i++)
+        acc(y, a[i].thread, a[i].addr, a[i].is_write, a[i].site);
+    for (int sc = 0; sc < 2; sc++) {
+        assert_memory_equal(pes_rt_totals(x, sc), pes_rt_totals(y, sc), sizeof(struct pes_rt_stats));
+        for (uint32_t site = 0; site < 9; site++)
+            assert_memory_equal(pes_rt_site(x, sc, site), pes_rt_site(y, sc, site),
+                                sizeof(struct pes_rt_counts));
+    }
+    assert_true(pes_rt_totals(x, PES_RT_INTRA)->n.invalidations > 0);
+    a[7].thread = 99;
+    assert_int_equal(pes_rt_access_batch(x, a, N, &err), -1);
+    assert_int_equal(err.offset, 7);
+    pes_rt_destroy(x);
+    pes_rt_destroy(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +348,7 @@ int main(void)
         cmocka_unit_test(histogram_bins),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(random_vs_oracle),
+        cmocka_unit_test(batch_equals_single),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
