@@ -5,8 +5,8 @@
  *
  * Directory: an open-addressing hash map keyed by line number, one slot per
  * line ever touched (slots are never freed: "ever touched" is what makes a
- * miss compulsory). Next to each slot, one small record per core holding that
- * core's byte mask for the line.
+ * miss compulsory). A slot is 64 bytes; per-core byte masks move to a shared
+ * record only once a second core takes the line (see struct dir_entry).
  */
 #include "mesi.h"
 #include "cachesim.h"
