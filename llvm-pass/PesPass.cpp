@@ -22,6 +22,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <string>
 #include <vector>
@@ -63,6 +64,10 @@ bool shouldInstrument(const Function &F) {
     return false;
   if (F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation) ||
       F.hasFnAttribute(Attribute::Naked))
+    return false;
+  // Before CoroSplit a function body may resume on another thread: the TLS
+  // address we hoist into the entry block would be stale.
+  if (F.isPresplitCoroutine())
     return false;
   // Funclet-based EH (Windows) would need funclet bundles on our calls.
   if (F.hasPersonalityFn() && isScopedEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
@@ -156,6 +161,9 @@ void PesInstrumenter::plan(Function &F, bool RegionEntry, bool Parallel) {
 bool PesInstrumenter::run() {
   if (M.getGlobalVariable("__pes_module_desc", /*AllowInternal=*/true))
     return false; // already instrumented (plugin given twice)
+  Triple T(M.getTargetTriple());
+  if (T.isNVPTX() || T.isAMDGPU() || T.isSPIR() || T.isSPIRV())
+    return false; // offload device code: no runtime there
   if (DL.getPointerSize() != 8) {
     errs() << "pes: " << M.getSourceFileName()
            << ": only 64-bit targets are supported; module not instrumented\n";
