@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -122,7 +123,7 @@ private:
   DenseMap<const Value *, bool> PrivateStack;
 
   bool isPrivateStack(const Value *Addr);
-  void plan(Function &F, bool RegionEntry, bool Parallel);
+  void plan(Function &F, const SmallPtrSetImpl<const Function *> &Entries);
   void instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariable *IdBase);
 };
 
@@ -139,19 +140,47 @@ bool PesInstrumenter::isPrivateStack(const Value *Addr) {
   return Private;
 }
 
-void PesInstrumenter::plan(Function &F, bool RegionEntry, bool Parallel) {
-  FnPlan P{&F, RegionEntry, {}};
-  uint32_t FnOff = Tables.intern(pes_compat::demangle(F.getName()));
+// Blocks and sites of F, in program order, into the tables and Plans.
+void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> &Entries) {
+  const bool Parallel = pes::isOmpParallelFunction(F, Entries);
+  pes::SharedPointers Shared(F, Entries);
+  FnPlan P{&F, Entries.count(&F) != 0, {}};
+  const uint32_t FnOff = Tables.intern(pes_compat::demangle(F.getName()));
   unsigned N = 0;
   for (BasicBlock &BB : F) {
     pes_rt_bb Rec = {};
     Rec.function = FnOff;
-    std::string Label = BB.hasName() ? BB.getName().str() : "bb" + std::to_string(N);
+    Rec.label = Tables.intern(BB.hasName() ? BB.getName().str() : "bb" + std::to_string(N));
     N++;
-    Rec.label = Tables.intern(Label);
     Rec.flags = Parallel ? PES_BB_PARALLEL : 0;
     pes::countOps(BB, Rec.ops);
     BBPlan B{&BB, Tables.bbCount(), {}};
+    for (Instruction &I : BB) {
+      SmallVector<pes::AccessSite, 2> Found;
+      pes::classifyAccess(I, DL, Found);
+      for (pes::AccessSite &S : Found) {
+        if (SkipStack && !S.laneMask && isPrivateStack(S.addr))
+          continue;
+        if (Shared.isShared(S.addr))
+          S.flags |= PES_SITE_SHARED;
+        pes_rt_site R = {};
+        if (const DILocation *Loc = I.getDebugLoc().get()) {
+          R.line = Loc->getLine();
+          R.column = static_cast<uint16_t>(std::min<unsigned>(Loc->getColumn(), UINT16_MAX));
+          R.file = Tables.intern(fileName(Loc));
+        }
+        R.kind = S.kind;
+        R.flags = S.flags;
+        R.size = S.size;
+        R.bb = B.Index;
+        R.function = FnOff;
+        // Module-wide numbering in function/block/program order: the sites
+        // of one block are contiguous.
+        B.Sites.push_back(SitePlan{&I, S, Tables.siteCount()});
+        Tables.addSite(R);
+      }
+    }
+    Rec.n_sites = static_cast<uint32_t>(B.Sites.size());
     Tables.addBB(Rec);
     P.Blocks.push_back(std::move(B));
   }
@@ -179,42 +208,8 @@ bool PesInstrumenter::run() {
       Fns.push_back(&F);
   if (Fns.empty())
     return false;
-  for (Function *F : Fns) {
-    bool Parallel = pes::isOmpParallelFunction(*F, Entries);
-    pes::SharedPointers Shared(*F, Entries);
-    plan(*F, Entries.count(F) != 0, Parallel);
-    FnPlan &P = Plans.back();
-    uint32_t FnOff = Tables.intern(pes_compat::demangle(F->getName()));
-    for (BBPlan &B : P.Blocks) {
-      for (Instruction &I : *B.BB) {
-        SmallVector<pes::AccessSite, 2> Found;
-        pes::classifyAccess(I, DL, Found);
-        for (pes::AccessSite &S : Found) {
-          if (SkipStack && !S.laneMask && isPrivateStack(S.addr))
-            continue;
-          if (Shared.isShared(S.addr))
-            S.flags |= PES_SITE_SHARED;
-          pes_rt_site R = {};
-          if (const DILocation *Loc = I.getDebugLoc().get()) {
-            R.line = Loc->getLine();
-            R.column = static_cast<uint16_t>(Loc->getColumn() > UINT16_MAX ? UINT16_MAX
-                                                                            : Loc->getColumn());
-            R.file = Tables.intern(fileName(Loc));
-          }
-          R.kind = S.kind;
-          R.flags = S.flags;
-          R.size = S.size;
-          R.bb = B.Index;
-          R.function = FnOff;
-          B.Sites.push_back(SitePlan{&I, S, Tables.siteCount()});
-          Tables.addSite(R);
-        }
-      }
-      // Sites are numbered module-wide in function/block/program order, so
-      // the sites of one block are contiguous.
-      Tables.bb(B.Index).n_sites = static_cast<uint32_t>(B.Sites.size());
-    }
-  }
+  for (Function *F : Fns)
+    plan(*F, Entries);
 
   LLVMContext &C = M.getContext();
   auto *IdBase = new GlobalVariable(M, Type::getInt32Ty(C), false, GlobalValue::InternalLinkage,

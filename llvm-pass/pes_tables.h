@@ -21,7 +21,6 @@ public:
   uint32_t intern(llvm::StringRef S);
   void addSite(const pes_rt_site &S) { Sites.push_back(S); }
   void addBB(const pes_rt_bb &B) { BBs.push_back(B); }
-  pes_rt_bb &bb(uint32_t Index) { return BBs[Index]; }
   uint32_t siteCount() const { return static_cast<uint32_t>(Sites.size()); }
   uint32_t bbCount() const { return static_cast<uint32_t>(BBs.size()); }
 
