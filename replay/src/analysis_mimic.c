@@ -51,7 +51,7 @@ int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o
         cfg->mimicked = 1;
         struct sim_feed feed = {.in = in};
         struct pes_mimic_options mo = {
-            .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
+            .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk, .per_region = o->per_region,
             .granule = res->line, .per_site = 1,
         };
         if (o->simulate) {

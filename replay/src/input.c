@@ -145,9 +145,10 @@ fail:
     return NULL;
 }
 
-/* Up to max records with thread indices (threads may be NULL). */
+/* Up to max records with thread indices (threads may be NULL); control
+ * records (time and region markers) only if keep_control. */
 static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *threads, size_t max,
-                        struct pes_error *err) {
+                        int keep_control, struct pes_error *err) {
     if (c->text) {
         long n = pes_text_reader_read(c->text, out, max, err);
         if (n > 0 && threads) memset(threads, 0, (size_t)n * sizeof *threads);
@@ -159,7 +160,7 @@ static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *thre
         int rc = pes_merge_next(c->merge, &m, err);
         if (rc < 0) return -1;
         if (rc == 0) break;
-        if (m.rec.id >= PES_ID_CONTROL_FIRST) continue;
+        if (m.rec.id >= PES_ID_CONTROL_FIRST && !keep_control) continue;
         if (threads) threads[n] = m.thread;
         out[n++] = m.rec;
     }
@@ -167,8 +168,10 @@ static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *thre
     return (long)n;
 }
 
+/* Mimicking sees the region markers (for per-region scheduling); it skips
+ * the other control records itself. */
 static long mimic_read(void *cursor, struct pes_record *out, size_t max, struct pes_error *err) {
-    return cursor_read(cursor, out, NULL, max, err);
+    return cursor_read(cursor, out, NULL, max, 1, err);
 }
 
 static const struct pes_site *mimic_site(void *ctx, uint32_t id) { return replay_input_site(ctx, id); }
@@ -221,7 +224,7 @@ int replay_input_scan(struct replay_input *in, replay_access_fn on_access, repla
         goto out;
     }
     long n;
-    while ((n = cursor_read(c, recs, threads, BATCH, err)) > 0) {
+    while ((n = cursor_read(c, recs, threads, BATCH, 0, err)) > 0) {
         for (long i = 0; i < n; i++) {
             const struct pes_record *r = &recs[i];
             const struct pes_site *s = replay_input_site(in, r->id);

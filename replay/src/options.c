@@ -25,6 +25,8 @@ static const char usage[] =
     "  --interleave KIND    round-robin (default) or uniform, for --cores\n"
     "  --seed N             seed of the uniform interleaving (default 1)\n"
     "  --chunk N            distribute BB instances like schedule(static, N)\n"
+    "  --per-region         split BB instances per parallel-region instance, as\n"
+    "                       OpenMP schedules each loop (default: over the whole run)\n"
     "  --sockets N          recorded threads share N last-level caches (default 1)\n"
     "  --line BYTES         reuse granularity (default: the machine's L1 line)\n"
     "  --simulate           cache + MESI simulation, per-site sharing report\n"
@@ -72,7 +74,7 @@ static const char *const sort_keys[] = {"invalidations", "coherence", "false-sha
 int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     enum {
         OPT_MACHINE = 256, OPT_CACHE, OPT_SHOW_MACHINE, OPT_CORES, OPT_INTERLEAVE, OPT_SEED,
-        OPT_CHUNK, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_TOP, OPT_SORT, OPT_COMM_CSV,
+        OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_TOP, OPT_SORT, OPT_COMM_CSV,
         OPT_FORMAT, OPT_VERSION,
     };
     static const struct option longopts[] = {
@@ -83,6 +85,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         {"interleave", required_argument, 0, OPT_INTERLEAVE},
         {"seed", required_argument, 0, OPT_SEED},
         {"chunk", required_argument, 0, OPT_CHUNK},
+        {"per-region", no_argument, 0, OPT_PER_REGION},
         {"sockets", required_argument, 0, OPT_SOCKETS},
         {"line", required_argument, 0, OPT_LINE},
         {"simulate", no_argument, 0, OPT_SIMULATE},
@@ -128,6 +131,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         case OPT_CHUNK:
             if (parse_u64(optarg, &o->chunk) < 0) return bad("--chunk", "an unsigned integer", optarg);
             break;
+        case OPT_PER_REGION: o->per_region = 1; break;
         case OPT_SOCKETS:
             if (parse_u64(optarg, &v) < 0 || v == 0 || v > 64)
                 return bad("--sockets", "an integer 1..64", optarg);

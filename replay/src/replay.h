@@ -35,6 +35,7 @@ struct replay_options {
     enum pes_interleave interleave;
     uint64_t seed;
     uint64_t chunk;               /* --chunk: schedule(static, chunk) when mimicking */
+    int per_region;               /* --per-region: split BB instances per parallel-region instance */
     int simulate;                 /* --simulate */
     uint32_t top;                 /* --top N sites */
     const char *sort;             /* --sort METRIC */
