@@ -38,6 +38,8 @@ if(TARGET PesPass)
   # Plain clang -fpass-plugin, without pes-clang (no value names: "bbN" labels).
   pes_pass_test(scalar.direct scalar.c -O2 MODE direct)
   pes_pass_test(bb.direct bb.c -O2 NOSAN MODE direct)
+  # Relative source name: site file = compilation directory + "/" + name.
+  pes_pass_test(scalar.relative scalar.c -O1 MODE relative)
   # Gather/scatter/masked need AVX2 / AVX-512 code; pick what this CPU runs.
   set(PES_GATHER_MARCH "")
   if(EXISTS /proc/cpuinfo)

@@ -74,6 +74,16 @@ NOINSTR static int sel_match(const struct sel *s, const struct mock_rec *r) {
     return 1;
 }
 
+/* The pass writes the DIFile name as given, prefixed with the compilation
+ * directory when relative; __FILE__ is the name as given. */
+NOINSTR static int file_matches(const char *site_file, const char *file) {
+    if (file[0] == '/')
+        return strcmp(site_file, file) == 0;
+    size_t ls = strlen(site_file), lf = strlen(file);
+    return site_file[0] == '/' && ls > lf + 1 && site_file[ls - lf - 1] == '/' &&
+           strcmp(site_file + ls - lf, file) == 0;
+}
+
 struct agg_ctx {
     struct sel s;
     struct agg a;
@@ -98,7 +108,7 @@ NOINSTR static void agg_visit(const struct mock_rec *r, void *p) {
         a->addr_min = r->addr;
     if (r->addr + len > a->addr_max_end)
         a->addr_max_end = r->addr + len;
-    if (c->a.file && strcmp(mock_str(r->module, r->site->file), c->a.file) != 0)
+    if (c->a.file && !file_matches(mock_str(r->module, r->site->file), c->a.file))
         a->file_mismatch++;
 }
 

@@ -1,7 +1,7 @@
 # run_test.cmake — builds one pass test program with the freshly built plugin
 # against the mock runtime, runs it, and checks its verdict.
 #   cmake -DPES_CLANG=.. -DCLANG=.. -DPLUGIN=.. -DSRC=.. -DOPT=-O2 -DWORK=dir
-#         [-DMODE=pes-clang|direct] [-DFLAGS=a;b] [-DENV=K=V;..] [-DSANITIZE=address,..]
+#         [-DMODE=pes-clang|direct|relative] [-DFLAGS=a;b] [-DENV=K=V;..] [-DSANITIZE=address,..]
 #         -P run_test.cmake
 # SANITIZE (the build's PES_SANITIZE) builds the mock and the program with it.
 cmake_minimum_required(VERSION 3.20)
@@ -39,6 +39,18 @@ set(exe ${WORK}/${name})
 if(MODE STREQUAL "direct")
   run("compiling ${name} with -fpass-plugin" ${CLANG} ${OPT} -g -fpass-plugin=${PLUGIN} -Wall -Wextra
       -Werror ${SAN} ${FLAGS} ${INCS} ${SRC} -o ${exe} -L${WORK} -lpes-mock-rt -Wl,-rpath,${WORK})
+elseif(MODE STREQUAL "relative")
+  # Source named relative to the working directory: the site table must hold
+  # the compilation directory joined with it.
+  get_filename_component(srcdir ${SRC} DIRECTORY)
+  get_filename_component(srcname ${SRC} NAME)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PES_CLANG_RT_DIR=${WORK}
+                  PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${SAN}
+                  ${FLAGS} ${INCS} ${srcname} -o ${exe}
+                  WORKING_DIRECTORY ${srcdir} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "compiling ${srcname} in ${srcdir} failed:\n${err}")
+  endif()
 else()
   run("compiling ${name} with pes-clang" ${CMAKE_COMMAND} -E env PES_CLANG_RT_DIR=${WORK}
       PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${SAN} ${FLAGS} ${INCS}
