@@ -1,0 +1,64 @@
+/*
+ * time_to_stack — statistical conversion of a time-distance histogram into a
+ * stack (reuse) distance histogram (Shen et al., POPL'07, "Locality
+ * approximation using time", as used by RDX and ReuseTracker).
+ *
+ * Sampled profilers measure the TIME distance of a reuse (accesses strictly
+ * between the use and the reuse: a cyclic scan of M items reuses at M-1)
+ * because a debug register only counts; the STACK distance (distinct data
+ * strictly between) is what caches see. Shen's model assumes every datum is
+ * accessed independently (a Bernoulli process). Formulas, derivation and the
+ * estimator of the number of distinct data are in docs/accuracy.md:
+ *
+ *   D(t) = E[min(X + 1, t)]   expected distinct data in a window of t
+ *                             accesses; X = time distance of a random use,
+ *                             infinite for a use never reused
+ *   p(t) = min(1, D(t) / (N - 1))   chance that one other datum is in the
+ *                             window between a use and its reuse
+ *   stack distance of a reuse at time distance t ~ Binomial(N - 1, p(t))
+ *
+ * D(t) is exact for any stream (every position of a window whose previous
+ * access lies before the window holds a new datum), so a cyclic scan converts
+ * exactly; the binomial spread is the model's assumption.
+ */
+#ifndef PES_REPLAY_TIME_TO_STACK_H
+#define PES_REPLAY_TIME_TO_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "pes/trace.h"
+#include "rt_truth.h"
+
+/* Weighted reuses of one access stream (a thread, or a shared cache). */
+struct pes_t2s_input {
+    const uint64_t *distance;  /* time distances of the reuses (any order) */
+    const double *weight;      /* per reuse; NULL = 1 each */
+    size_t n;
+    double never;              /* weight of uses that are never reused */
+    double n_distinct;         /* N, distinct data of the stream; > 0 */
+};
+
+/* Histogram of stack distances (same bins as pes_rt_bin), as weights. */
+struct pes_t2s_hist {
+    double bin[PES_RT_BINS];
+};
+
+/* Estimator of the number of distinct data N of a stream of `accesses`
+ * accesses, from uses sampled uniformly: every datum has exactly one last
+ * access, so the fraction of sampled uses never reused estimates N / accesses.
+ * Returns accesses * never / (reused + never), at least 1 (0 if nothing was
+ * sampled). */
+double pes_t2s_estimate_distinct(double accesses, double reused, double never);
+
+/* Expected number of distinct data in a window of t accesses, D(t). */
+struct pes_t2s;
+struct pes_t2s *pes_t2s_create(const struct pes_t2s_input *in, struct pes_error *err);
+void pes_t2s_destroy(struct pes_t2s *c);
+double pes_t2s_footprint(const struct pes_t2s *c, uint64_t t);
+/* Expected stack distance of a reuse at time distance t: (N - 1) p(t). */
+double pes_t2s_expected(const struct pes_t2s *c, uint64_t t);
+/* Adds the converted stack-distance histogram of the input's reuses (total
+ * weight = sum of the reuse weights) to out. */
+int pes_t2s_convert(const struct pes_t2s *c, struct pes_t2s_hist *out, struct pes_error *err);
+
+#endif /* PES_REPLAY_TIME_TO_STACK_H */
