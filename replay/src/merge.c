@@ -148,15 +148,25 @@ static struct heap_entry heap_pop(struct pes_merge *m) {
     return top;
 }
 
-/* Ensures the stream has a current record; pushes it on the heap if so. */
-static int advance(struct pes_merge *m, uint32_t idx, struct pes_error *err) {
-    struct thread_stream *s = &m->streams[idx];
-    if (s->seg_pos == s->seg_n) {
-        int rc = fill_segment(m, s, err);
-        if (rc <= 0) return rc;
+/* Restores the heap order after the top entry's time grew. */
+static void heap_sift_down_top(struct pes_merge *m) {
+    struct heap_entry e = m->heap[0];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= m->heap_n) break;
+        if (c + 1 < m->heap_n && stream_less(&m->heap[c + 1], &m->heap[c])) c++;
+        if (!stream_less(&m->heap[c], &e)) break;
+        m->heap[i] = m->heap[c];
+        i = c;
     }
-    heap_push(m, (struct heap_entry){s->seg_time[s->seg_pos], idx});
-    return 1;
+    m->heap[i] = e;
+}
+
+/* Makes sure the stream has a current record: 1 = yes, 0 = stream ended. */
+static int refill(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
+    if (s->seg_pos < s->seg_n) return 1;
+    return fill_segment(m, s, err);
 }
 
 static int find_or_add_stream(struct pes_merge *m, uint32_t thread) {
@@ -194,8 +204,11 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     }
     m->heap = calloc(m->n_streams ? m->n_streams : 1, sizeof *m->heap);
     if (!m->heap) goto nomem;
-    for (uint32_t i = 0; i < m->n_streams; i++)
-        if (advance(m, i, err) < 0) goto fail;
+    for (uint32_t i = 0; i < m->n_streams; i++) {
+        int rc = refill(m, &m->streams[i], err);
+        if (rc < 0) goto fail;
+        if (rc > 0) heap_push(m, (struct heap_entry){m->streams[i].seg_time[0], i});
+    }
     return m;
 nomem:
     set_error(err, PES_ERR_NOMEM, "merge: out of memory");
@@ -206,12 +219,21 @@ fail:
 
 int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pes_error *err) {
     if (m->heap_n == 0) return 0;
-    struct heap_entry top = heap_pop(m);
-    struct thread_stream *s = &m->streams[top.stream];
-    out->time = top.time;
+    /* The top stream stays at the top while its next record is still the
+     * earliest: update its key in place instead of a pop and a push. */
+    struct heap_entry *top = &m->heap[0];
+    struct thread_stream *s = &m->streams[top->stream];
+    out->time = top->time;
     out->thread = s->thread;
     out->rec = s->seg[s->seg_pos++];
-    if (advance(m, top.stream, err) < 0) return -1;
+    int rc = refill(m, s, err);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        heap_pop(m);
+        return 1;
+    }
+    top->time = s->seg_time[s->seg_pos];
+    heap_sift_down_top(m);
     return 1;
 }
 
