@@ -4,3 +4,4 @@ include(${CMAKE_CURRENT_LIST_DIR}/../../replay/reuse.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/../../replay/accuracy.cmake)
 pes_add_unit_test(test_time_to_stack SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_time_to_stack.c
                   LIBS pes_accuracy pes_reuse)
+pes_add_unit_test(test_compare SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compare.c LIBS pes_accuracy)
