@@ -10,9 +10,9 @@
 #include "histogram.h"
 #include "replay.h"
 
-static int sum_crd(const struct pes_profiles *p, struct pes_rd_hist *out) {
-    for (uint32_t g = 0; g < pes_profiles_groups(p); g++)
-        if (pes_rd_hist_merge(out, pes_profiles_crd(p, g)) < 0) return -1;
+static int sum_crd(const struct replay_config *c, struct pes_rd_hist *out) {
+    for (uint32_t g = 0; g < replay_config_groups(c); g++)
+        if (pes_rd_hist_merge(out, replay_config_crd(c, g)) < 0) return -1;
     return 0;
 }
 
@@ -25,7 +25,7 @@ static int config_model(struct replay_result *res, struct replay_config *cfg, st
     }
     struct pes_reuse_profile prd_profile, crd_profile;
     int rc = -1;
-    if (pes_profiles_prd_total(cfg->profiles, &prd) < 0 || sum_crd(cfg->profiles, &crd) < 0 ||
+    if (pes_profiles_prd_total(cfg->profiles, &prd) < 0 || sum_crd(cfg, &crd) < 0 ||
         pes_rd_hist_to_profile(&prd, &prd_profile) < 0 || pes_rd_hist_to_profile(&crd, &crd_profile) < 0) {
         err->code = PES_ERR_ARG;
         snprintf(err->message, sizeof err->message, "internal: reuse histogram layout mismatch");
@@ -33,7 +33,7 @@ static int config_model(struct replay_result *res, struct replay_config *cfg, st
     }
     const struct pes_reuse_profile *per_level[PES_MAX_LEVELS];
     for (uint32_t l = 0; l < res->machine.n_levels; l++)
-        per_level[l] = res->machine.level[l].shared && pes_profiles_groups(cfg->profiles) ? &crd_profile
+        per_level[l] = res->machine.level[l].shared && replay_config_groups(cfg) ? &crd_profile
                                                                                          : &prd_profile;
     if (pes_model_hit_rates(&res->machine, per_level, cfg->hit, err) < 0) goto out;
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "replay.h"
 
@@ -34,6 +35,8 @@ static const char usage[] =
     "  --sort METRIC        invalidations (default), coherence, false-sharing,\n"
     "                       true-sharing, misses, accesses\n"
     "  --comm-csv FILE      write the thread communication matrix (CSV)\n"
+    "  --jobs N             replay threads: 1, or 2 (default when the machine has\n"
+    "                       two or more CPUs: PRDs on a second thread)\n"
     "  --format FMT         text (default), json, csv\n"
     "  -o, --output FILE    write the report to FILE instead of stdout\n"
     "  -h, --help           this text\n"
@@ -75,7 +78,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     enum {
         OPT_MACHINE = 256, OPT_CACHE, OPT_SHOW_MACHINE, OPT_CORES, OPT_INTERLEAVE, OPT_SEED,
         OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_TOP, OPT_SORT, OPT_COMM_CSV,
-        OPT_FORMAT, OPT_VERSION,
+        OPT_FORMAT, OPT_JOBS, OPT_VERSION,
     };
     static const struct option longopts[] = {
         {"machine", required_argument, 0, OPT_MACHINE},
@@ -93,6 +96,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         {"sort", required_argument, 0, OPT_SORT},
         {"comm-csv", required_argument, 0, OPT_COMM_CSV},
         {"format", required_argument, 0, OPT_FORMAT},
+        {"jobs", required_argument, 0, OPT_JOBS},
         {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, OPT_VERSION},
@@ -105,6 +109,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->top = 10;
     o->sort = "invalidations";
     o->format = REPLAY_TEXT;
+    o->jobs = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
     opterr = 0;
     int c;
     uint64_t v;
@@ -162,6 +167,10 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
             else if (strcmp(optarg, "json") == 0) o->format = REPLAY_JSON;
             else if (strcmp(optarg, "csv") == 0) o->format = REPLAY_CSV;
             else return bad("--format", "text, json or csv", optarg);
+            break;
+        case OPT_JOBS:
+            if (parse_u64(optarg, &v) < 0 || v < 1 || v > 2) return bad("--jobs", "1 or 2", optarg);
+            o->jobs = (uint32_t)v;
             break;
         case 'o': o->output = optarg; break;
         case 'h': fputs(usage, stdout); return 1;

@@ -43,6 +43,7 @@ struct replay_options {
     enum replay_format format;
     const char *output;           /* -o FILE; NULL = stdout */
     int show_machine;
+    uint32_t jobs;                /* --jobs: replay threads (1 or 2) */
 };
 
 /* Parses argv; on a usage error prints one line naming the flag and returns -1;
@@ -103,7 +104,9 @@ struct replay_sim_result {
 struct replay_config {
     uint32_t cores;               /* streams: threads (recorded) or mimicked cores */
     int mimicked;
-    struct pes_profiles *profiles;   /* PRD per stream, CRD per shared cache */
+    struct pes_profiles *profiles;   /* PRD per stream (and CRD per shared cache when mimicked) */
+    struct pes_profiles *crd;        /* recorded threads: one stream per shared cache, whose
+                                        PRD is that cache's CRD (computed beside the PRDs) */
     double hit[PES_MAX_LEVELS];      /* SDCM global hit rates */
     struct pes_runtime runtime;
     struct replay_sim_result sim;    /* sim.sim == NULL without --simulate */
@@ -116,6 +119,10 @@ struct replay_result {
     struct replay_config config[REPLAY_MAX_CONFIGS];
     uint32_t n_configs;
 };
+
+/* A configuration's CRD histograms, wherever they are kept. */
+uint32_t replay_config_groups(const struct replay_config *c);
+const struct pes_rd_hist *replay_config_crd(const struct replay_config *c, uint32_t group);
 
 /* ------------------------------------------------------------ analyses */
 

@@ -141,9 +141,9 @@ int replay_report_json(FILE *out, const struct replay_input *in, const struct re
             fputc('}', out);
         }
         fputs("],\"crd\":[", out);
-        for (uint32_t g = 0; g < pes_profiles_groups(c->profiles); g++) {
+        for (uint32_t g = 0; g < replay_config_groups(c); g++) {
             fprintf(out, "%s{\"group\":%u,\"histogram\":", g ? "," : "", g);
-            json_hist(out, pes_profiles_crd(c->profiles, g));
+            json_hist(out, replay_config_crd(c, g));
             fputc('}', out);
         }
         fputs("],\"model\":{\"hit_global\":[", out);

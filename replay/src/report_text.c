@@ -67,9 +67,9 @@ static void print_profiles(FILE *out, const struct replay_config *cfg, const str
         snprintf(label, sizeof label, "%s%u PRD", cfg->mimicked ? "core " : "T", s);
         print_hist_row(out, label, pes_profiles_prd(cfg->profiles, s), res);
     }
-    for (uint32_t g = 0; g < pes_profiles_groups(cfg->profiles); g++) {
+    for (uint32_t g = 0; g < replay_config_groups(cfg); g++) {
         snprintf(label, sizeof label, "shared%u CRD", g);
-        print_hist_row(out, label, pes_profiles_crd(cfg->profiles, g), res);
+        print_hist_row(out, label, replay_config_crd(cfg, g), res);
     }
     fprintf(out, "  (<Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
 }

@@ -14,6 +14,9 @@ PY
 }
 "$PES_BIN/pes-replay" "$work/g2.zst" --machine haswell --simulate --format json >"$work/rec.json"
 validate "$work/rec.json"
+# the PRD worker thread (--jobs 2, the default here) changes nothing in the results
+"$PES_BIN/pes-replay" "$work/g2.zst" --machine haswell --simulate --format json --jobs 1 >"$work/rec1.json"
+cmp -s "$work/rec.json" "$work/rec1.json" || fail "--jobs 1 and --jobs 2 differ"
 "$PES_BIN/pes-replay" "$work/g1.zst" --machine haswell --cores 1,2,4 --simulate --format json >"$work/mim.json"
 validate "$work/mim.json"
 # gemm n=32 does, per (i,k): a load of a, per (i,k,j): a load of b and a load+store of c,
