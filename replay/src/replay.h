@@ -124,6 +124,16 @@ struct replay_result {
 uint32_t replay_config_groups(const struct replay_config *c);
 const struct pes_rd_hist *replay_config_crd(const struct replay_config *c, uint32_t group);
 
+/* Per-site reuse of a configuration: one row per site, most accesses first
+ * (malloc'd; *n rows). Means are over finite distances, in lines. */
+struct replay_site_reuse {
+    uint32_t site;
+    uint64_t accesses;        /* line accesses (a range counts every line) */
+    uint64_t prd_cold, crd_cold;
+    double prd_mean, crd_mean;
+};
+struct replay_site_reuse *replay_config_site_reuse(const struct replay_config *c, size_t *n);
+
 /* ------------------------------------------------------------ analyses */
 
 /* Counts, ops and (for recorded threads) PRD/CRD profiles in one pass. */

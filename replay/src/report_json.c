@@ -146,6 +146,15 @@ int replay_report_json(FILE *out, const struct replay_input *in, const struct re
             json_hist(out, replay_config_crd(c, g));
             fputc('}', out);
         }
+        fputs("],\"sites\":[", out);
+        size_t ns = 0;
+        struct replay_site_reuse *rows = replay_config_site_reuse(c, &ns);
+        for (size_t k = 0; rows && k < ns; k++)
+            fprintf(out, "%s{\"site\":%u,\"accesses\":%" PRIu64 ",\"prd_cold\":%" PRIu64 ",\"crd_cold\":%" PRIu64
+                         ",\"prd_mean\":%.6g,\"crd_mean\":%.6g}",
+                    k ? "," : "", rows[k].site, rows[k].accesses, rows[k].prd_cold, rows[k].crd_cold, rows[k].prd_mean,
+                    rows[k].crd_mean);
+        free(rows);
         fputs("],\"model\":{\"hit_global\":[", out);
         for (uint32_t l = 0; l < res->machine.n_levels; l++) fprintf(out, "%s%.6f", l ? "," : "", c->hit[l]);
         fputs("],\"hit_local\":[", out);

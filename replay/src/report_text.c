@@ -74,6 +74,29 @@ static void print_profiles(FILE *out, const struct replay_config *cfg, const str
     fprintf(out, "  (<Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
 }
 
+/* The sites that make most line accesses, with their mean reuse distances. */
+static void print_site_reuse(FILE *out, const struct replay_input *in, const struct replay_options *o,
+                             const struct replay_config *cfg) {
+    size_t n = 0;
+    struct replay_site_reuse *rows = replay_config_site_reuse(cfg, &n);
+    if (!rows || n == 0 || o->top == 0) {
+        free(rows);
+        return;
+    }
+    size_t shown = n < o->top ? n : o->top;
+    fprintf(out, "\n  Top %zu sites by line accesses\n", shown);
+    fprintf(out, "  %-44s %14s %8s %11s %11s\n", "site", "accesses", "cold", "mean PRD", "mean CRD");
+    for (size_t i = 0; i < shown; i++) {
+        const struct replay_site_reuse *r = &rows[i];
+        char where[160], acc[32];
+        report_site_label(where, sizeof where, replay_input_site(in, r->site), r->site);
+        report_count(acc, sizeof acc, r->accesses);
+        fprintf(out, "  %-44s %14s %7.2f%% %11.1f %11.1f\n", where, acc,
+                r->accesses ? 100.0 * (double)r->prd_cold / (double)r->accesses : 0.0, r->prd_mean, r->crd_mean);
+    }
+    free(rows);
+}
+
 static void print_predictions(FILE *out, const struct replay_result *res) {
     fprintf(out, "\nPredicted hit rates (SDCM, PPT-Multicore Eq. 1-3; local: hits / accesses reaching the level)"
                  " and runtime (Eq. 4-8)\n");
@@ -161,7 +184,10 @@ static void print_simulation(FILE *out, const struct replay_input *in, const str
 int replay_report_text(FILE *out, const struct replay_input *in, const struct replay_options *o,
                        const struct replay_result *res) {
     print_summary(out, o, res, in);
-    for (uint32_t i = 0; i < res->n_configs; i++) print_profiles(out, &res->config[i], res);
+    for (uint32_t i = 0; i < res->n_configs; i++) {
+        print_profiles(out, &res->config[i], res);
+        print_site_reuse(out, in, o, &res->config[i]);
+    }
     print_predictions(out, res);
     for (uint32_t i = 0; i < res->n_configs; i++)
         if (res->config[i].sim.sim) print_simulation(out, in, o, &res->config[i]);

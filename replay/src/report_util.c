@@ -51,7 +51,8 @@ void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t
     const char *file = s->file && *s->file ? s->file : NULL;
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : file;
-    const char *kind = pes_access_kind_name(s->kind);
+    char kind[24];
+    snprintf(kind, sizeof kind, "%s%s", pes_access_kind_name(s->kind), s->flags & PES_SITE_VECTOR ? "(vec)" : "");
     if (base && s->line)
         snprintf(buf, len, "%s:%u:%u %s %s", base, s->line, s->column, kind, s->function ? s->function : "");
     else if (s->function && *s->function)

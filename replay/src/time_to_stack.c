@@ -45,6 +45,21 @@ double pes_t2s_estimate_distinct(double accesses, double reused, double never) {
     return n < 1 ? 1 : n;
 }
 
+double pes_t2s_estimate_distinct_kac(const uint64_t *distance, const double *weight, size_t n) {
+    double sw = 0, sx = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = weight ? weight[i] : 1.0;
+        sw += w;
+        sx += w * ((double)distance[i] + 1.0);
+    }
+    return sw > 0 ? sx / sw : 0;
+}
+
+double pes_t2s_never_weight(double n_distinct, double accesses, double reused) {
+    if (!(accesses > n_distinct) || !(n_distinct > 0)) return reused > 0 ? reused : 1;
+    return reused * n_distinct / (accesses - n_distinct);
+}
+
 void pes_t2s_destroy(struct pes_t2s *c) {
     if (!c) return;
     free(c->x);

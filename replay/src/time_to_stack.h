@@ -50,6 +50,18 @@ struct pes_t2s_hist {
  * sampled). */
 double pes_t2s_estimate_distinct(double accesses, double reused, double never);
 
+/* Estimator of N from the reuses alone (Kac's lemma): in a stationary stream
+ * the mean return time of datum i is 1 / (its share of the accesses), so the
+ * mean of (time distance + 1) over all reuses is sum_i share_i / share_i = N.
+ * Exact for cyclic scans, unbiased for uniform random access; needs no
+ * never-reused count (which censored watchpoints blur). Long reuses that were
+ * censored make it an underestimate. Returns 0 without reuses. */
+double pes_t2s_estimate_distinct_kac(const uint64_t *distance, const double *weight, size_t n);
+
+/* Never-reused weight consistent with N over a stream of `accesses` accesses
+ * whose reuses weigh `reused`: the never-reused share of uses is N / accesses. */
+double pes_t2s_never_weight(double n_distinct, double accesses, double reused);
+
 /* Expected number of distinct data in a window of t accesses, D(t). */
 struct pes_t2s;
 struct pes_t2s *pes_t2s_create(const struct pes_t2s_input *in, struct pes_error *err);

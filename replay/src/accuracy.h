@@ -1,0 +1,105 @@
+/*
+ * accuracy.h — sampled-trace analyses and their comparison with the full-trace
+ * ground truth (pes-replay SAMPLED, pes-replay --compare SAMPLED FULL).
+ *
+ *   sampled.c          events of a sampled trace -> struct replay_sampled
+ *   accuracy_truth.c   full trace -> rt_truth + MESI + exact stack distances
+ *   accuracy_compare.c both -> struct replay_accuracy (metrics of compare.h)
+ *   report_accuracy.c  text / JSON
+ * Definitions and the event conventions the analyses rely on: docs/accuracy.md.
+ */
+#ifndef PES_REPLAY_ACCURACY_H
+#define PES_REPLAY_ACCURACY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compare.h"
+#include "mesi.h"
+#include "pes/trace.h"
+#include "rt_truth.h"
+#include "time_to_stack.h"
+
+struct replay_options;
+
+/* Per-site counts of a sampled trace (raw event counts, not scaled). */
+struct replay_sampled_site {
+    uint32_t site;
+    uint64_t samples, reuses, invalidations, comm_true, comm_false;
+};
+
+struct replay_sampled_thread {
+    uint64_t loads, stores;          /* TOTALS (or the largest counters seen) */
+    uint64_t samples, reuses, spatial, invalidations, comm, lost;
+    double n_distinct;               /* N-hat of the thread (Kac), 0 without reuses */
+};
+
+/* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
+struct replay_sampled {
+    char mode[32];                   /* header config "mode" */
+    uint64_t period_load, period_store;
+    uint32_t line, debug_registers, watch_bytes, sockets;
+    double trap_scale;               /* L / (D x M), >= 1 */
+    int spatial;                     /* granularity=spatial: reuses are line reuses */
+    uint32_t n_threads;
+    struct replay_sampled_thread *thread;
+    uint64_t samples, lost, throttled, dropped, expired;
+    uint64_t reuses[2], invalidations[2];
+    double temporal[2][PES_RT_BINS];   /* time-distance histograms (raw counts) */
+    double spatial_hist[2][PES_RT_BINS];
+    double stack[PES_RT_BINS];         /* intra, converted to stack distances */
+    uint64_t comm_events, comm_true_events, comm_false_events;
+    double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
+    struct replay_sampled_site *sites;
+    size_t n_sites;
+    uint64_t pid, start_ticks;
+    const char *command;
+};
+
+/* Reads every EVENTS block of a sampled trace. */
+int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pes_error *err);
+void replay_sampled_free(struct replay_sampled *s);
+
+/* Ground truth of a full trace. */
+struct replay_truth {
+    uint32_t n_threads;
+    struct pes_rt *rt;
+    struct pes_sim *sim;
+    uint32_t max_site;               /* largest site id seen + 1 */
+    double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
+    uint64_t accesses;
+    uint64_t pid, start_ticks;
+};
+
+int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets,
+                         struct replay_truth *t, struct pes_error *err);
+void replay_truth_free(struct replay_truth *t);
+
+struct replay_accuracy {
+    int same_execution;              /* same pid and start time in both headers */
+    double s_intra, s_shared, s_stack, s_intra_spatial;
+    double inval_ratio_sampled, inval_ratio_true, inval_ratio_error;
+    struct pes_cmp_matrix comm;
+    double false_fraction_sampled, false_fraction_true, split_error;
+    struct pes_cmp_topk top_invalidations;   /* invalidations suffered by use site */
+    struct pes_cmp_topk top_coherence;       /* coherence misses by site */
+    uint32_t top_k;
+    uint64_t samples, decided;       /* reuse + invalidation outcomes used */
+};
+
+int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,
+                            struct replay_accuracy *a, struct pes_error *err);
+
+int replay_report_sampled_text(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top);
+int replay_report_sampled_json(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top);
+int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
+                                const struct replay_truth *t, const struct replay_accuracy *a);
+int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
+                                const struct replay_truth *t, const struct replay_accuracy *a);
+
+/* 1 if path is a pes trace of kind SAMPLED, 0 if not (or not a pes trace). */
+int replay_is_sampled(const char *path);
+/* pes-replay entry for a sampled trace or --compare; returns the exit code. */
+int replay_accuracy_main(const struct replay_options *o, const struct pes_machine *m);
+
+#endif /* PES_REPLAY_ACCURACY_H */
