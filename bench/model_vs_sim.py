@@ -27,6 +27,7 @@ def main():
     ap.add_argument("--size", default="small")
     ap.add_argument("--cores", default="1,2,4,8,16")
     ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--per-region", action="store_true", help="pass --per-region to pes-replay")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
     binp = os.path.join(a.build, "bin")
@@ -42,42 +43,54 @@ def main():
         subprocess.run([os.path.join(binp, "pes-collect"), "-q", "--full", "--force", "-o", trace, "--", exe, a.size],
                        check=True, env=env, stdout=subprocess.DEVNULL)
         out = subprocess.run([os.path.join(binp, "pes-replay"), trace, "--machine", a.machine, "--cores", a.cores,
-                              "--simulate", "--top", "0", "--format", "json"],
+                              "--simulate", "--top", "0", "--format", "json"] + (["--per-region"] if a.per_region else []),
                              check=True, stdout=subprocess.PIPE, text=True).stdout
         rep = json.loads(out)
         for cfg in rep["configs"]:
             sim_levels = cfg["simulation"]["levels"]
-            for lv, model in zip(sim_levels, cfg["model"]["hit_local"]):
+            total = sim_levels[0]["accesses"]
+            hits_so_far = 0
+            for lv, model, model_g in zip(sim_levels, cfg["model"]["hit_local"], cfg["model"]["hit_global"]):
                 sim = lv["hits"] / lv["accesses"] if lv["accesses"] else 0.0
+                hits_so_far += lv["hits"]
+                sim_g = hits_so_far / total if total else 0.0
                 rows.append(dict(kernel=k, cores=cfg["cores"], level=lv["level"], accesses=lv["accesses"],
-                                 model=model, sim=sim, error_pp=abs(model - sim) * 100.0))
+                                 model=model, sim=sim, error_pp=abs(model - sim) * 100.0,
+                                 model_global=model_g, sim_global=sim_g,
+                                 global_error_pp=abs(model_g - sim_g) * 100.0))
         os.remove(trace)
         print(f"  {k}: done", file=sys.stderr)
 
     levels = sorted({r["level"] for r in rows})
-    lines = [f"SDCM vs simulation, local hit rates, machine {a.machine}, size {a.size}, mimicked cores {a.cores} "
-             f"(`bench/model_vs_sim.py --machine {a.machine} --size {a.size}`)", "",
-             "| kernel | " + " | ".join(f"L{l} mean / max error (pp)" for l in levels) + " |",
-             "|---|" + "---:|" * len(levels)]
+    mode = "per-region" if a.per_region else "whole-run"
+    lines = [f"SDCM vs simulation, machine {a.machine}, size {a.size}, mimicked cores {a.cores}, {mode} BB distribution "
+             f"(`bench/model_vs_sim.py --machine {a.machine} --size {a.size}{' --per-region' if a.per_region else ''}`). "
+             "Local: hits / accesses reaching the level; global: accesses served by the level or above / all accesses.",
+             "", "| kernel | " + " | ".join(f"L{l} local mean / max (pp)" for l in levels) + " | "
+             + " | ".join(f"L{l} global mean / max (pp)" for l in levels) + " |",
+             "|---|" + "---:|" * (2 * len(levels))]
     summary = {}
     for k in a.kernels.split(",") + ["**all**"]:
         cells = []
-        for l in levels:
-            errs = [r["error_pp"] for r in rows if r["level"] == l and (k == "**all**" or r["kernel"] == k)]
-            cells.append(f"{statistics.mean(errs):.2f} / {max(errs):.2f}")
-            if k == "**all**":
-                summary[f"L{l}"] = dict(mean_pp=statistics.mean(errs), max_pp=max(errs))
+        for key in ("error_pp", "global_error_pp"):
+            for l in levels:
+                errs = [r[key] for r in rows if r["level"] == l and (k == "**all**" or r["kernel"] == k)]
+                cells.append(f"{statistics.mean(errs):.2f} / {max(errs):.2f}")
+                if k == "**all**":
+                    summary[f"L{l}_{key}"] = dict(mean_pp=statistics.mean(errs), max_pp=max(errs))
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
     all_errs = [r["error_pp"] for r in rows]
+    all_global = [r["global_error_pp"] for r in rows]
     lines.append("")
-    lines.append(f"Mean over all levels, kernels and core counts: {statistics.mean(all_errs):.2f} pp "
-                 f"(max {max(all_errs):.2f} pp, {len(all_errs)} cases).")
+    lines.append(f"Mean over all levels, kernels and core counts ({len(all_errs)} cases): local {statistics.mean(all_errs):.2f} pp "
+                 f"(max {max(all_errs):.2f}), global {statistics.mean(all_global):.2f} pp (max {max(all_global):.2f}).")
     table = "\n".join(lines)
     print(table)
     with open(os.path.join(a.out, "model_vs_sim.md"), "w") as f:
         f.write(table + "\n")
     with open(os.path.join(a.out, "model_vs_sim.json"), "w") as f:
         json.dump(dict(rows=rows, summary=summary, mean_pp=statistics.mean(all_errs), max_pp=max(all_errs),
+                       mean_global_pp=statistics.mean(all_global), max_global_pp=max(all_global), mode=mode,
                        machine=a.machine, size=a.size, cores=a.cores), f, indent=1)
 
 

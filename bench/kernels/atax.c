@@ -18,7 +18,7 @@ static void atax(long n, const double *restrict a, const double *restrict x, dou
 }
 
 int main(int argc, char **argv) {
-    long n = kernel_size(argc, argv, 256, 4096);
+    long n = kernel_size(argc, argv, 250, 4096);
     double *a = kernel_alloc(sizeof(double) * n * n);
     double *x = kernel_alloc(sizeof(double) * n);
     double *tmp = kernel_alloc(sizeof(double) * n);

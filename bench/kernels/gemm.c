@@ -14,7 +14,7 @@ static void gemm(long n, double alpha, double beta, double *restrict c,
 }
 
 int main(int argc, char **argv) {
-    long n = kernel_size(argc, argv, 64, 384);
+    long n = kernel_size(argc, argv, 60, 384);
     double *a = kernel_alloc(sizeof(double) * n * n);
     double *b = kernel_alloc(sizeof(double) * n * n);
     double *c = kernel_alloc(sizeof(double) * n * n);

@@ -17,7 +17,7 @@ static void jacobi2d(long n, long steps, double *restrict a, double *restrict b)
 }
 
 int main(int argc, char **argv) {
-    long n = kernel_size(argc, argv, 128, 1024);
+    long n = kernel_size(argc, argv, 120, 1024);
     long steps = 10;
     double *a = kernel_alloc(sizeof(double) * n * n);
     double *b = kernel_alloc(sizeof(double) * n * n);

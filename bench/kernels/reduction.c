@@ -9,7 +9,7 @@ static double dot(long n, const double *restrict x, const double *restrict y) {
 }
 
 int main(int argc, char **argv) {
-    long n = kernel_size(argc, argv, 1L << 16, 1L << 22);
+    long n = kernel_size(argc, argv, 60000, 1L << 22);
     long passes = 8;
     double *x = kernel_alloc(sizeof(double) * n);
     double *y = kernel_alloc(sizeof(double) * n);

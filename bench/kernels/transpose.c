@@ -18,7 +18,7 @@ static void transpose_blocked(long n, double *restrict b, const double *restrict
 }
 
 int main(int argc, char **argv) {
-    long n = kernel_size(argc, argv, 128, 2048);
+    long n = kernel_size(argc, argv, 120, 2048);
     double *a = kernel_alloc(sizeof(double) * n * n);
     double *b = kernel_alloc(sizeof(double) * n * n);
     for (long i = 0; i < n * n; i++) a[i] = (double)(i % 101);

@@ -17,7 +17,7 @@ static void trisolv(long n, long nrhs, const double *restrict l, double *restric
 }
 
 int main(int argc, char **argv) {
-    long n = kernel_size(argc, argv, 128, 1536);
+    long n = kernel_size(argc, argv, 120, 1536);
     long nrhs = 8;
     double *l = kernel_alloc(sizeof(double) * n * n);
     double *x = kernel_alloc(sizeof(double) * n * nrhs);

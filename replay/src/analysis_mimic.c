@@ -57,6 +57,7 @@ int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o
         if (o->simulate) {
             struct pes_sim_config sc = {
                 .machine = &res->machine, .n_cores = o->cores[i], .n_threads = o->cores[i],
+                .page_size = o->page_size,
             };
             /* PPT-Multicore models one processor: every mimicked core shares
              * its last-level cache, as the single CRD group assumes. */

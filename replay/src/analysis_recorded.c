@@ -231,6 +231,7 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
             }
             struct pes_sim_config sc = {
                 .machine = &res->machine, .n_cores = n, .core_socket = group, .n_threads = n,
+                .page_size = o->page_size,
             };
             cfg->sim.sim = c.sim = pes_sim_create(&sc, err);
             if (!c.sim) goto out;

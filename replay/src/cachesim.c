@@ -19,6 +19,7 @@ struct pes_cache {
     uint64_t set_mask;   /* sets - 1 when sets is a power of two */
     uint32_t ways;
     int pow2;
+    unsigned page_lines_log2; /* 0: index by line number; else lines per page (log2) */
 };
 
 static void set_err(struct pes_error *err, int code, const char *msg)
@@ -74,8 +75,23 @@ void pes_cache_destroy(struct pes_cache *c)
     free(c);
 }
 
+/* A fixed pseudo-random page frame for a virtual page (murmur3 finaliser):
+ * what an OS's page allocator looks like to a physically indexed cache. */
+static inline uint64_t page_frame(uint64_t page)
+{
+    page ^= page >> 33;
+    page *= 0xff51afd7ed558ccdULL;
+    page ^= page >> 33;
+    page *= 0xc4ceb9fe1a85ec53ULL;
+    return page ^ (page >> 33);
+}
+
 static inline uint64_t *set_of(const struct pes_cache *c, uint64_t lineno)
 {
+    if (c->page_lines_log2) {   /* physically indexed: keep the offset in the page, randomise the frame */
+        uint64_t in_page = lineno & ((1ULL << c->page_lines_log2) - 1);
+        lineno = page_frame(lineno >> c->page_lines_log2) << c->page_lines_log2 | in_page;
+    }
     uint64_t s = c->pow2 ? (lineno & c->set_mask) : (lineno % c->sets);
     return c->tags + s * c->ways;
 }
@@ -132,6 +148,17 @@ int pes_cache_remove(struct pes_cache *c, uint64_t lineno)
 }
 
 uint64_t pes_cache_sets(const struct pes_cache *c) { return c->sets; }
+
+void pes_cache_set_page_index(struct pes_cache *c, uint64_t page_size, uint32_t line)
+{
+    /* Only sets beyond one page's worth of lines depend on the frame: a
+     * cache whose sets x line fit in a page (an L1 of 32 KiB, 8 ways) is
+     * indexed by the page offset alone, as virtually indexed L1s are. */
+    unsigned bits = 0;
+    while (((uint64_t)line << (bits + 1)) <= page_size)
+        bits++;
+    c->page_lines_log2 = c->sets > (1ULL << bits) ? bits : 0;
+}
 uint32_t pes_cache_ways(const struct pes_cache *c) { return c->ways; }
 
 /* ---------------------------------------------------------------- hierarchy */
@@ -229,6 +256,8 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
         for (uint32_t u = 0; u < h->units[k]; u++) {
             const struct pes_cache_config *lc = &cfg->level[k];
             h->cache[k][u] = pes_cache_create(lc->size, lc->ways, lc->line, err);
+            if (h->cache[k][u] && cfg->page_size)
+                pes_cache_set_page_index(h->cache[k][u], cfg->page_size, lc->line);
             if (!h->cache[k][u]) {
                 pes_hier_destroy(h);
                 return NULL;

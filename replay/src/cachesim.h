@@ -34,6 +34,9 @@ int pes_cache_insert(struct pes_cache *c, uint64_t lineno, uint64_t *victim);
 /* Removes a line; 1 if it was present. */
 int pes_cache_remove(struct pes_cache *c, uint64_t lineno);
 uint64_t pes_cache_sets(const struct pes_cache *c);
+/* Index sets as a physically indexed cache would: lines keep their offset in
+ * a page of page_size bytes, pages get fixed pseudo-random frames. */
+void pes_cache_set_page_index(struct pes_cache *c, uint64_t page_size, uint32_t line);
 uint32_t pes_cache_ways(const struct pes_cache *c);
 
 /* ---------------------------------------------------------------- hierarchy */
@@ -50,6 +53,8 @@ struct pes_hier_config {
     uint32_t n_levels;               /* private levels first, then shared ones */
     struct pes_cache_config level[PES_MAX_LEVELS];
     int non_inclusive;               /* 0: shared levels include the private ones */
+    uint64_t page_size;              /* 0: sets indexed by virtual line number; else physically
+                                        indexed with random page frames of this size */
 };
 
 struct pes_hier;

@@ -301,7 +301,7 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     s->n_sockets = n_sockets;
     struct pes_hier_config hc = {.n_cores = n_cores, .n_sockets = n_sockets,
                                  .core_socket = s->core_socket, .n_levels = m->n_levels,
-                                 .non_inclusive = cfg->non_inclusive};
+                                 .non_inclusive = cfg->non_inclusive, .page_size = cfg->page_size};
     memcpy(hc.level, m->level, sizeof hc.level);
     s->hier = pes_hier_create(&hc, on_evict, s, err);
     if (!s->hier) {

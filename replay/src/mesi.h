@@ -71,6 +71,7 @@ struct pes_sim_config {
     const uint32_t *core_socket;        /* NULL: core / machine->cores_per_socket */
     uint32_t n_threads;                 /* threads 0 .. n_threads-1 (<= PES_SIM_MAX_THREADS) */
     int non_inclusive;                  /* shared levels do not back-invalidate */
+    uint64_t page_size;                 /* 0: virtual indexing; else random page frames (cachesim.h) */
 };
 
 struct pes_sim_access {

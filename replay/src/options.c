@@ -12,6 +12,7 @@
 
 static const char usage[] =
     "usage: pes-replay TRACE [options]\n"
+    "       pes-replay --compare SAMPLED FULL [options]\n"
     "\n"
     "Replays a pes trace (or a plain-text address trace, one hex address per line)\n"
     "and reports reuse profiles, predicted cache hit rates and runtime, and\n"
@@ -31,12 +32,18 @@ static const char usage[] =
     "  --sockets N          recorded threads share N last-level caches (default 1)\n"
     "  --line BYTES         reuse granularity (default: the machine's L1 line)\n"
     "  --simulate           cache + MESI simulation, per-site sharing report\n"
+    "  --page-map KIND      random (default): L2/L3 sets indexed as physically\n"
+    "                       indexed caches see them, with random 4 KiB page frames;\n"
+    "                       virtual: sets from virtual addresses\n"
     "  --top N              sites to list with --simulate (default 10)\n"
     "  --sort METRIC        invalidations (default), coherence, false-sharing,\n"
     "                       true-sharing, misses, accesses\n"
     "  --comm-csv FILE      write the thread communication matrix (CSV)\n"
     "  --jobs N             replay threads: 1, or 2 (default when the machine has\n"
     "                       two or more CPUs: PRDs on a second thread)\n"
+    "  --compare            accuracy of a sampled trace against a full trace of the\n"
+    "                       same execution (pes-collect --mode M --full); a sampled\n"
+    "                       TRACE alone prints its sampled analyses\n"
     "  --format FMT         text (default), json, csv\n"
     "  -o, --output FILE    write the report to FILE instead of stdout\n"
     "  -h, --help           this text\n"
@@ -77,8 +84,8 @@ static const char *const sort_keys[] = {"invalidations", "coherence", "false-sha
 int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     enum {
         OPT_MACHINE = 256, OPT_CACHE, OPT_SHOW_MACHINE, OPT_CORES, OPT_INTERLEAVE, OPT_SEED,
-        OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_TOP, OPT_SORT, OPT_COMM_CSV,
-        OPT_FORMAT, OPT_JOBS, OPT_VERSION,
+        OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_PAGE_MAP, OPT_TOP, OPT_SORT, OPT_COMM_CSV,
+        OPT_FORMAT, OPT_JOBS, OPT_VERSION, OPT_COMPARE,
     };
     static const struct option longopts[] = {
         {"machine", required_argument, 0, OPT_MACHINE},
@@ -92,10 +99,12 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         {"sockets", required_argument, 0, OPT_SOCKETS},
         {"line", required_argument, 0, OPT_LINE},
         {"simulate", no_argument, 0, OPT_SIMULATE},
+        {"page-map", required_argument, 0, OPT_PAGE_MAP},
         {"top", required_argument, 0, OPT_TOP},
         {"sort", required_argument, 0, OPT_SORT},
         {"comm-csv", required_argument, 0, OPT_COMM_CSV},
         {"format", required_argument, 0, OPT_FORMAT},
+        {"compare", no_argument, 0, OPT_COMPARE},
         {"jobs", required_argument, 0, OPT_JOBS},
         {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
@@ -107,6 +116,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->sockets = 1;
     o->seed = 1;
     o->top = 10;
+    o->page_size = 4096;
     o->sort = "invalidations";
     o->format = REPLAY_TEXT;
     o->jobs = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
@@ -148,6 +158,11 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
             o->line = (uint32_t)v;
             break;
         case OPT_SIMULATE: o->simulate = 1; break;
+        case OPT_PAGE_MAP:
+            if (strcmp(optarg, "random") == 0) o->page_size = 4096;
+            else if (strcmp(optarg, "virtual") == 0) o->page_size = 0;
+            else return bad("--page-map", "random or virtual", optarg);
+            break;
         case OPT_TOP:
             if (parse_u64(optarg, &v) < 0 || v > 100000) return bad("--top", "an integer 0..100000", optarg);
             o->top = (uint32_t)v;
@@ -162,6 +177,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
             break;
         }
         case OPT_COMM_CSV: o->comm_csv = optarg; break;
+        case OPT_COMPARE: o->compare = 1; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0) o->format = REPLAY_TEXT;
             else if (strcmp(optarg, "json") == 0) o->format = REPLAY_JSON;
@@ -187,6 +203,15 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     if (optind >= argc) {
         fprintf(stderr, "pes-replay: no trace given (usage: pes-replay TRACE [options])\n");
         return -1;
+    }
+    if (o->compare) {
+        if (optind + 2 != argc) {
+            fprintf(stderr, "pes-replay: --compare: expected two traces, SAMPLED FULL\n");
+            return -1;
+        }
+        o->trace = argv[optind];
+        o->full = argv[optind + 1];
+        return 0;
     }
     if (optind + 1 < argc) {
         fprintf(stderr, "pes-replay: unexpected argument '%s' after the trace\n", argv[optind + 1]);

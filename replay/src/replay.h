@@ -25,7 +25,9 @@
 enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
 
 struct replay_options {
-    const char *trace;
+    const char *trace;            /* with --compare: the sampled trace */
+    const char *full;             /* --compare: the full trace */
+    int compare;                  /* --compare SAMPLED FULL (accuracy.h) */
     const char *machine;          /* preset name, "host" or a path */
     const char *cache_spec;       /* --cache override */
     uint32_t cores[REPLAY_MAX_CONFIGS]; /* --cores list; n_cores == 0: recorded threads */
@@ -37,6 +39,7 @@ struct replay_options {
     uint64_t chunk;               /* --chunk: schedule(static, chunk) when mimicking */
     int per_region;               /* --per-region: split BB instances per parallel-region instance */
     int simulate;                 /* --simulate */
+    uint64_t page_size;           /* --page-map: 0 = virtual indexing, else random frames of this size */
     uint32_t top;                 /* --top N sites */
     const char *sort;             /* --sort METRIC */
     const char *comm_csv;         /* --comm-csv FILE */

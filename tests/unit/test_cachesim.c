@@ -344,6 +344,58 @@ static void hier_rejects_bad_config(void **st)
     assert_int_equal(err.code, PES_ERR_ARG);
 }
 
+/* Physically indexed sets (random page frames): a cache whose sets fit in one
+ * page is indexed by the page offset alone, so it behaves exactly as the
+ * virtually indexed one; for a larger cache, a power-of-two stride that maps
+ * every line of a virtual sweep to one set stops conflicting. */
+static void page_index_small_cache_unchanged(void **state)
+{
+    (void)state;
+    struct pes_error err;
+    struct pes_cache *v = pes_cache_create(32 * 1024, 8, 64, &err);   /* 64 sets x 64 B = 4 KiB */
+    struct pes_cache *p = pes_cache_create(32 * 1024, 8, 64, &err);
+    assert_non_null(v);
+    assert_non_null(p);
+    pes_cache_set_page_index(p, 4096, 64);
+    uint64_t x = 88172645463325252ULL, hits_v = 0, hits_p = 0, victim;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t line = x % 4096;
+        if (pes_cache_lookup(v, line)) hits_v++;
+        else pes_cache_insert(v, line, &victim);
+        if (pes_cache_lookup(p, line)) hits_p++;
+        else pes_cache_insert(p, line, &victim);
+    }
+    assert_int_equal(hits_v, hits_p);
+    pes_cache_destroy(v);
+    pes_cache_destroy(p);
+}
+
+static void page_index_breaks_power_of_two_conflicts(void **state)
+{
+    (void)state;
+    struct pes_error err;
+    /* 1 MiB, 8 ways, 2048 sets: lines 2048 apart share a set when virtually indexed. */
+    struct pes_cache *v = pes_cache_create(1 << 20, 8, 64, &err);
+    struct pes_cache *p = pes_cache_create(1 << 20, 8, 64, &err);
+    assert_non_null(v);
+    assert_non_null(p);
+    pes_cache_set_page_index(p, 4096, 64);
+    uint64_t hits_v = 0, hits_p = 0, victim;
+    for (int round = 0; round < 4; round++)
+        for (uint64_t k = 0; k < 64; k++) {   /* 64 lines, 128 KiB apart: 64 KiB of data */
+            uint64_t line = k * 2048;
+            if (pes_cache_lookup(v, line)) hits_v++;
+            else pes_cache_insert(v, line, &victim);
+            if (pes_cache_lookup(p, line)) hits_p++;
+            else pes_cache_insert(p, line, &victim);
+        }
+    assert_int_equal(hits_v, 0);              /* 64 lines in one 8-way set: LRU thrashes */
+    assert_true(hits_p >= 3 * 64 * 9 / 10);   /* random frames spread them: nearly all rounds 2-4 hit */
+    pes_cache_destroy(v);
+    pes_cache_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +409,8 @@ int main(void)
         cmocka_unit_test(line_crossing_split),
         cmocka_unit_test(holders_callback_matches_scan),
         cmocka_unit_test(hier_rejects_bad_config),
+        cmocka_unit_test(page_index_small_cache_unchanged),
+        cmocka_unit_test(page_index_breaks_power_of_two_conflicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
