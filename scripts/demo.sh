@@ -16,8 +16,9 @@ zstd -tq "$out/gemm.full.zst" && echo "zstd -t: ok"
 echo "== pes-dump --stats"
 build/bin/pes-dump --stats "$out/gemm.full.zst"
 echo "== pes-dump (first records)"
-build/bin/pes-dump "$out/gemm.full.zst" | grep -E '^T[0-9]+ ' | head -20
-if [ -x build/bin/pes-replay ]; then
-  echo "== pes-replay"
-  build/bin/pes-replay "$out/gemm.full.zst" --cores 1,2,4 --machine haswell
-fi
+build/bin/pes-dump --limit 20 "$out/gemm.full.zst" | sed -n '/^T[0-9]/p'
+echo "== pes-replay: the 4 recorded threads, with the cache + MESI simulation"
+build/bin/pes-replay "$out/gemm.full.zst" --machine haswell --simulate --top 5
+echo "== pes-replay: PPT-Multicore mimicking of a sequential run for 1, 2, 4, 8, 16 cores"
+OMP_NUM_THREADS=1 build/bin/pes-collect -q --full --force -o "$out/gemm.seq.zst" -- "$out/gemm" small >/dev/null
+build/bin/pes-replay "$out/gemm.seq.zst" --cores 1,2,4,8,16 --machine haswell --top 3
