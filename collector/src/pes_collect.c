@@ -1,6 +1,8 @@
-/* pes-collect — runs a program under the pes runtime and writes its trace.
+/* pes-collect — runs a program under the pes runtime and writes its trace(s).
  *
  *   pes-collect --full [-o FILE] [options] [--] PROGRAM [ARGS...]
+ *   pes-collect --mode MODE [--full] [-o FILE] [options] [--] PROGRAM [ARGS...]
+ *   pes-collect --list-backends
  *
  * The program must be built with pes-clang (it links libpes-rt through an
  * rpath); pes-collect only checks that, sets the PES_* environment, runs it,
@@ -25,6 +27,7 @@
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
 #include "runtime/rt_internal.h"
+#include "pmu.h"
 
 #ifndef PES_VERSION
 #define PES_VERSION "unknown"
@@ -34,6 +37,15 @@
 
 struct options {
     int full;
+    const char *mode;          /* NULL = no sampling */
+    const char *period_load, *period_store;
+    const char *backend;
+    const char *granularity;
+    const char *sockets;
+    const char *debug_registers;
+    const char *seed;
+    const char *full_output;
+    int list_backends;
     const char *output;
     int force;
     const char *time_interval;
@@ -46,11 +58,26 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
+            "       pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
+            "       pes-collect --list-backends\n"
             "\n"
             "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
             "\n"
             "  --full                 record a full trace (every access, basic blocks)\n"
-            "  -o, --output FILE      trace file (default: PROGRAM.PID.full.zst here)\n"
+            "  --mode MODE            record a sampled trace: samples, reuse (ReuseTracker),\n"
+            "                         reuse-shared (shared-cache reuse), comm (ComDetective)\n"
+            "  --period N             accesses between samples (default %u), or load=N,store=M\n"
+            "                         (0 = that kind is not sampled); randomised by +-1/8\n"
+            "  --backend B            auto (default), soft, pebs or ibs\n"
+            "  --granularity G        reuse: temporal (same bytes, default) or spatial (line)\n"
+            "  --sockets N            reuse-shared: simulate N sockets (thread i on i %% N)\n"
+            "  --debug-registers N    watchpoints per thread, 1..4 (default 4)\n"
+            "  --seed N               sampler seed (default: from the clock)\n"
+            "  --full-output FILE     full trace when combined with --mode\n"
+            "                         (default: PROGRAM.PID.full.zst here)\n"
+            "  --list-backends        say which sampling backends work here, and why not\n"
+            "  -o, --output FILE      trace file (default: PROGRAM.PID.full.zst, or\n"
+            "                         PROGRAM.PID.MODE.zst with --mode)\n"
             "      --force            replace FILE if it exists\n"
             "      --time-interval N  records between time marks (default %u)\n"
             "      --buffer-records N records per thread buffer (default %u, %u..%u)\n"
@@ -60,7 +87,7 @@ static void usage(FILE *f)
             "      --version          print the version\n"
             "\n"
             "Exits with PROGRAM's exit status (re-raises its terminating signal).\n",
-            PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
+            PES_RT_DEFAULT_PERIOD, PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
             PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL);
 }
 
@@ -86,11 +113,52 @@ static const char *check_number(const char *flag, const char *v, uint64_t min, u
         (unsigned long long)min, (unsigned long long)max, v);
 }
 
+/* --period N | load=N,store=M (either part may be left out: that kind keeps the default) */
+static void parse_period(const char *v, struct options *o)
+{
+    uint64_t n;
+    if (pes_rt_parse_u64(v, 1, UINT32_MAX, &n) == 0) {
+        o->period_load = o->period_store = v;
+        return;
+    }
+    char *copy = strdup(v);
+    if (!copy)
+        die(1, "out of memory");
+    for (char *save = NULL, *part = strtok_r(copy, ",", &save); part;
+         part = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(part, '=');
+        const char **slot = NULL;
+        if (eq && (size_t)(eq - part) == 4 && strncmp(part, "load", 4) == 0)
+            slot = &o->period_load;
+        else if (eq && (size_t)(eq - part) == 5 && strncmp(part, "store", 5) == 0)
+            slot = &o->period_store;
+        if (!slot || pes_rt_parse_u64(eq + 1, 0, UINT32_MAX, &n) != 0)
+            die(EXIT_USAGE, "--period: expected N or load=N,store=M (N from 1 to %u, 0 = not "
+                            "sampled), got '%s'", UINT32_MAX, v);
+        *slot = strdup(eq + 1);
+    }
+    free(copy);
+    if (o->period_load && o->period_store && !strcmp(o->period_load, "0") &&
+        !strcmp(o->period_store, "0"))
+        die(EXIT_USAGE, "--period: '%s' samples nothing", v);
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION };
+    enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
+           OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
+           OPT_LIST };
     static const struct option longs[] = {
         {"full", no_argument, NULL, OPT_FULL},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"period", required_argument, NULL, OPT_PERIOD},
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"granularity", required_argument, NULL, OPT_GRAN},
+        {"sockets", required_argument, NULL, OPT_SOCKETS},
+        {"debug-registers", required_argument, NULL, OPT_DREGS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"full-output", required_argument, NULL, OPT_FULL_OUT},
+        {"list-backends", no_argument, NULL, OPT_LIST},
         {"output", required_argument, NULL, 'o'},
         {"force", no_argument, NULL, OPT_FORCE},
         {"time-interval", required_argument, NULL, OPT_TIME},
@@ -107,6 +175,36 @@ static int parse_options(int argc, char **argv, struct options *o)
     while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
         switch (c) {
         case OPT_FULL: o->full = 1; break;
+        case OPT_MODE:
+            if (!pes_rt_mode_parse(optarg))
+                die(EXIT_USAGE, "--mode: expected samples, reuse, reuse-shared or comm, got '%s'",
+                    optarg);
+            o->mode = optarg;
+            break;
+        case OPT_PERIOD: parse_period(optarg, o); break;
+        case OPT_BACKEND:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "soft") && strcmp(optarg, "pebs") &&
+                strcmp(optarg, "ibs"))
+                die(EXIT_USAGE, "--backend: expected auto, soft, pebs or ibs, got '%s'", optarg);
+            o->backend = optarg;
+            break;
+        case OPT_GRAN:
+            if (strcmp(optarg, "temporal") && strcmp(optarg, "spatial"))
+                die(EXIT_USAGE, "--granularity: expected temporal or spatial, got '%s'", optarg);
+            o->granularity = optarg;
+            break;
+        case OPT_SOCKETS: o->sockets = check_number("--sockets", optarg, 1, PES_RT_MAX_SOCKETS); break;
+        case OPT_DREGS:
+            o->debug_registers =
+                check_number("--debug-registers", optarg, 1, PES_RT_MAX_DEBUG_REGISTERS);
+            break;
+        case OPT_SEED: o->seed = check_number("--seed", optarg, 1, UINT64_MAX); break;
+        case OPT_FULL_OUT:
+            if (!*optarg)
+                die(EXIT_USAGE, "--full-output: expected a file name, got ''");
+            o->full_output = optarg;
+            break;
+        case OPT_LIST: o->list_backends = 1; break;
         case 'o':
             if (!*optarg)
                 die(EXIT_USAGE, "--output: expected a file name, got ''");
@@ -214,6 +312,41 @@ static void human_size(uint64_t bytes, char *buf, size_t size)
     snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+/* Sampled trace: events by kind, from its EVENTS blocks and footer. */
+static void summary_sampled(const char *path, struct pes_trace_reader *r, uint64_t bytes)
+{
+    struct pes_block b;
+    struct pes_error err = {0};
+    uint64_t kinds[16] = {0}, events = 0, lost = 0;
+    uint32_t threads = 0;
+    int have_footer = 0, rc;
+    while ((rc = pes_trace_reader_next(r, &b, &err)) == 1) {
+        if (b.type == PES_BLOCK_THREAD)
+            threads++;
+        else if (b.type == PES_BLOCK_EVENTS)
+            for (size_t i = 0; i < b.n; i++) {
+                events++;
+                kinds[b.events[i].kind & 15]++;
+            }
+        else if (b.type == PES_BLOCK_FOOTER) {
+            have_footer = 1;
+            for (size_t i = 0; i < b.n; i++)
+                lost += b.totals[i].lost;
+        }
+    }
+    char size[32];
+    human_size(bytes, size, sizeof size);
+    fprintf(stderr,
+            "pes-collect: %s: %s, %u thread%s, %llu events: %llu samples, %llu reuses, %llu "
+            "invalidations, %llu communications%s%s\n",
+            path, size, threads, threads == 1 ? "" : "s", (unsigned long long)events,
+            (unsigned long long)kinds[PES_EV_SAMPLE], (unsigned long long)kinds[PES_EV_REUSE],
+            (unsigned long long)kinds[PES_EV_INVALIDATION], (unsigned long long)kinds[PES_EV_COMM],
+            lost ? " (some events lost: buffers full in trap handlers)" : "",
+            rc < 0 ? " (unreadable block)"
+                   : have_footer ? "" : " (no footer: the run ended abnormally)");
+}
+
 /* One line from the trace's block index and footer. */
 static void summary(const char *path)
 {
@@ -226,6 +359,11 @@ static void summary(const char *path)
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
     if (!r) {
         fprintf(stderr, "pes-collect: %s\n", err.message);
+        return;
+    }
+    if (pes_trace_reader_info(r)->kind == PES_TRACE_SAMPLED) {
+        summary_sampled(path, r, (uint64_t)st.st_size);
+        pes_trace_reader_close(r);
         return;
     }
     struct pes_block_ref *refs = NULL;
@@ -268,12 +406,12 @@ static void forward(int sig)
         kill(child_pid, sig);
 }
 
-static char *default_output(const char *prog, pid_t pid)
+static char *default_output(const char *prog, pid_t pid, const char *what)
 {
     const char *base = strrchr(prog, '/');
     base = base ? base + 1 : prog;
     char *out;
-    if (asprintf(&out, "%s.%d.full.zst", base, (int)pid) < 0)
+    if (asprintf(&out, "%s.%d.%s.zst", base, (int)pid, what) < 0)
         return NULL;
     return out;
 }
@@ -289,6 +427,82 @@ static char *absolute(const char *path)
     return out;
 }
 
+/* Removes an existing FILE (with --force) and returns its absolute path; NULL if none given. */
+static char *prepare_output(const char *name, int force)
+{
+    if (!name)
+        return NULL;
+    struct stat st;
+    if (lstat(name, &st) == 0) {
+        if (!force)
+            die(EXIT_USAGE, "%s: file exists (use --force to replace it)", name);
+        /* remove it here rather than passing PES_OVERWRITE: a program the
+         * app execs must not clobber the trace being written */
+        if (unlink(name) != 0)
+            die(1, "%s: cannot remove: %s", name, strerror(errno));
+    }
+    char *out = absolute(name);
+    if (!out)
+        die(1, "%s: cannot make the path absolute: %s", name, strerror(errno));
+    return out;
+}
+
+/* Fails before the run rather than after it: the runtime can only warn. */
+static void check_dir(const char *path, const char *shown)
+{
+    char *dir = strdup(path ? path : ".");
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    if (dir && access(dir, W_OK | X_OK) != 0)
+        die(EXIT_USAGE, "%s: cannot write the trace in %s: %s", shown ? shown : ".", dir,
+            strerror(errno));
+    free(dir);
+}
+
+/* --list-backends: what works on this machine, and why not. */
+static int list_backends(void)
+{
+    char why[512];
+    int pebs = pes_pmu_probe(PES_PMU_PEBS, why, sizeof why);
+    printf("pebs  %s: %s\n", pebs == 0 ? "available" : "unavailable", why);
+    int ibs = pes_pmu_probe(PES_PMU_IBS, why, sizeof why);
+    printf("ibs   %s: %s\n", ibs == 0 ? "available" : "unavailable", why);
+    printf("soft  available: programs built with pes-clang count their loads and stores and "
+           "sample them without a PMU\n");
+    printf("watchpoints (reuse, reuse-shared, comm): %s\n",
+           pes_pmu_probe_watchpoints(why, sizeof why) == 0 ? why : why);
+    return 0;
+}
+
+/* --backend: auto picks a PMU backend when one works, else soft if the program is
+ * instrumented, else says what the options are. */
+static void choose_backend(const struct options *o, const char *prog, int instrumented)
+{
+    const char *b = o->backend ? o->backend : "auto";
+    char why[512];
+    if (!strcmp(b, "soft") || (!strcmp(b, "auto") && instrumented)) {
+        if (!instrumented)
+            die(EXIT_USAGE, "--backend soft: %s was not built with pes-clang, so it has no "
+                            "load/store counters to sample; rebuild it with pes-clang", prog);
+        return;
+    }
+    int which = !strcmp(b, "ibs") ? PES_PMU_IBS : PES_PMU_PEBS;
+    if (!strcmp(b, "auto")) {
+        if (pes_pmu_probe(PES_PMU_PEBS, why, sizeof why) != 0 &&
+            pes_pmu_probe(PES_PMU_IBS, why, sizeof why) != 0)
+            die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
+                            "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
+                            "a machine with PEBS or IBS", prog, why);
+    } else if (pes_pmu_probe(which, why, sizeof why) != 0) {
+        die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", b, why);
+    }
+    die(EXIT_USAGE, "--backend %s: the PMU works here, but the runtime cannot sample through it "
+                    "yet (only its encoding and parsing exist); use --backend soft with a program "
+                    "built with pes-clang", b);
+}
+
+
 static void set_or_unset(const char *name, const char *value)
 {
     if (value)
@@ -301,11 +515,15 @@ int main(int argc, char **argv)
 {
     struct options o = {0};
     int first = parse_options(argc, argv, &o);
+    if (o.list_backends)
+        return list_backends();
     if (first >= argc)
         die(EXIT_USAGE, "expected a program to run (see --help)");
-    if (!o.full)
-        die(EXIT_USAGE, "sampling modes are not implemented yet; use --full to record a full trace "
-                        "of a program built with pes-clang");
+    if (!o.full && !o.mode)
+        die(EXIT_USAGE, "expected --full (every access) or --mode samples|reuse|reuse-shared|comm "
+                        "(sampling) (see --help)");
+    if (o.full_output && !(o.full && o.mode))
+        die(EXIT_USAGE, "--full-output: only with both --full and --mode (otherwise use -o)");
 
     char **app = argv + first;
     int app_argc = argc - first;
@@ -316,39 +534,25 @@ int main(int argc, char **argv)
             err == ENOENT ? "program not found" : strerror(err));
     int inst = is_instrumented(exe);
     if (inst < 0)
-        die(EXIT_USAGE, "%s is not an ELF executable; --full needs a program built with pes-clang",
-            app[0]);
+        die(EXIT_USAGE, "%s is not an ELF executable; pes-collect needs a program built with "
+                        "pes-clang", app[0]);
+    if (o.mode)
+        choose_backend(&o, app[0], inst);
     if (inst == 0)
         die(EXIT_USAGE, "%s was not built with pes-clang: it has no pes instrumentation to record a "
                         "full trace; rebuild it with pes-clang, or use a sampling backend (not "
                         "available on this machine)", app[0]);
 
-    char *output = NULL;
-    if (o.output) {
-        struct stat st;
-        if (lstat(o.output, &st) == 0) {
-            if (!o.force)
-                die(EXIT_USAGE, "%s: file exists (use --force to replace it)", o.output);
-            /* remove it here rather than passing PES_OVERWRITE: a program the
-             * app execs must not clobber the trace being written */
-            if (unlink(o.output) != 0)
-                die(1, "%s: cannot remove: %s", o.output, strerror(errno));
-        }
-        output = absolute(o.output);
-        if (!output)
-            die(1, "%s: cannot make the path absolute: %s", o.output, strerror(errno));
-    }
+    /* -o names the sampled trace when there is one, else the full trace */
+    const char *o_full = o.mode ? o.full_output : o.output;
+    const char *o_sampled = o.mode ? o.output : NULL;
+    char *output = o.full ? prepare_output(o_full, o.force) : NULL;
+    char *soutput = o.mode ? prepare_output(o_sampled, o.force) : NULL;
 
     {
         /* fail before the run rather than after it: the runtime can only warn */
-        char *dir = strdup(output ? output : ".");
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-            *(slash == dir ? slash + 1 : slash) = '\0';
-        if (dir && access(dir, W_OK | X_OK) != 0)
-            die(EXIT_USAGE, "%s: cannot write the trace in %s: %s", o.output ? o.output : ".",
-                dir, strerror(errno));
-        free(dir);
+        check_dir(output, o_full);
+        check_dir(soutput, o_sampled);
     }
 
     char *command = pes_cmdline_quote(app_argc, app);
@@ -359,14 +563,38 @@ int main(int argc, char **argv)
     if (pid < 0)
         die(1, "fork: %s", strerror(errno));
     if (pid == 0) {
-        char *out = output;
-        if (!out) {
-            char *rel = default_output(app[0], getpid());   /* the app's pid: it is execed */
-            out = rel ? absolute(rel) : NULL;
+        if (o.full) {
+            char *out = output;
+            if (!out) {
+                char *rel = default_output(app[0], getpid(), "full");   /* the app's pid: it is execed */
+                out = rel ? absolute(rel) : NULL;
+            }
+            if (!out)
+                _exit(127);
+            setenv(PES_ENV_FULL_OUTPUT, out, 1);
+        } else {
+            unsetenv(PES_ENV_FULL_OUTPUT);
         }
-        if (!out)
-            _exit(127);
-        setenv(PES_ENV_FULL_OUTPUT, out, 1);
+        if (o.mode) {
+            char *out = soutput;
+            if (!out) {
+                char *rel = default_output(app[0], getpid(), o.mode);
+                out = rel ? absolute(rel) : NULL;
+            }
+            if (!out)
+                _exit(127);
+            setenv(PES_ENV_SAMPLE_OUTPUT, out, 1);
+            setenv(PES_ENV_MODE, o.mode, 1);
+        } else {
+            unsetenv(PES_ENV_SAMPLE_OUTPUT);
+            unsetenv(PES_ENV_MODE);
+        }
+        set_or_unset(PES_ENV_PERIOD_LOAD, o.period_load);
+        set_or_unset(PES_ENV_PERIOD_STORE, o.period_store);
+        set_or_unset(PES_ENV_GRANULARITY, o.granularity);
+        set_or_unset(PES_ENV_SOCKETS, o.sockets);
+        set_or_unset(PES_ENV_DEBUG_REGISTERS, o.debug_registers);
+        set_or_unset(PES_ENV_SEED, o.seed);
         setenv(PES_ENV_COMMAND, command, 1);
         unsetenv(PES_ENV_OVERWRITE);
         set_or_unset(PES_ENV_TIME_INTERVAL, o.time_interval);
@@ -390,11 +618,20 @@ int main(int argc, char **argv)
             die(1, "waitpid: %s", strerror(errno));
     }
     /* name the trace as the user would type it (relative to our unchanged cwd) */
-    char *shown = o.output ? strdup(o.output) : default_output(app[0], pid);
-    if (!o.quiet && shown)
-        summary(shown);
-    free(shown);
+    if (o.full) {
+        char *shown = o_full ? strdup(o_full) : default_output(app[0], pid, "full");
+        if (!o.quiet && shown)
+            summary(shown);
+        free(shown);
+    }
+    if (o.mode) {
+        char *shown = o_sampled ? strdup(o_sampled) : default_output(app[0], pid, o.mode);
+        if (!o.quiet && shown)
+            summary(shown);
+        free(shown);
+    }
     free(output);
+    free(soutput);
     free(command);
     free(exe);
 

@@ -37,3 +37,19 @@ if(TARGET PesPass AND NOT PES_SANITIZE)
                    ${PES_RT_E2E_DIR})
   set_tests_properties(e2e.collector.openmp PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
 endif()
+
+# Sampling collector: samp_prog scenarios with known reuse/invalidation/communication.
+add_executable(samp_prog ${PES_RT_E2E_DIR}/samp_prog.c)
+target_link_libraries(samp_prog PRIVATE pes-rt Threads::Threads)
+add_executable(samp_check ${PES_RT_E2E_DIR}/samp_check.c)
+target_link_libraries(samp_check PRIVATE pes_trace)
+foreach(t samp_prog samp_check)
+  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e)
+endforeach()
+foreach(scenario reuse-exact no-reuse samples pair-rr pair-wr pair-rw pair-ww triple-rr triple-wr
+                 triple-rw triple-ww comm-false comm-true comm-none threads16 exit-watched fork
+                 sigtrap spatial usage)
+  add_test(NAME e2e.sampling.${scenario}
+           COMMAND sh ${PES_RT_E2E_DIR}/samp_run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
+  set_tests_properties(e2e.sampling.${scenario} PROPERTIES LABELS "e2e;collector;sampling" TIMEOUT 120)
+endforeach()

@@ -96,6 +96,15 @@ void __pes_register_module(struct pes_rt_module *m);
 #define PES_ENV_ZSTD_LEVEL "PES_ZSTD_LEVEL"     /* default 1 */
 #define PES_ENV_COMMAND "PES_COMMAND"           /* command line to store in the header */
 #define PES_ENV_QUIET "PES_QUIET"               /* "1": no runtime messages on stderr */
+/* Sampling (docs/collector.md): the sampled trace is written only if PES_SAMPLE_OUTPUT is set. */
+#define PES_ENV_SAMPLE_OUTPUT "PES_SAMPLE_OUTPUT" /* path of the sampled trace */
+#define PES_ENV_MODE "PES_MODE"                 /* samples | reuse | reuse-shared | comm */
+#define PES_ENV_PERIOD_LOAD "PES_PERIOD_LOAD"   /* loads between samples (0 = none), default 100000 */
+#define PES_ENV_PERIOD_STORE "PES_PERIOD_STORE" /* stores between samples (0 = none) */
+#define PES_ENV_GRANULARITY "PES_GRANULARITY"   /* temporal | spatial */
+#define PES_ENV_SOCKETS "PES_SOCKETS"           /* simulated sockets, 0 = real topology */
+#define PES_ENV_DEBUG_REGISTERS "PES_DEBUG_REGISTERS" /* watchpoints per thread, 1..4 */
+#define PES_ENV_SEED "PES_SEED"                 /* sampler random seed, 0 = from time */
 
 #ifdef __cplusplus
 }

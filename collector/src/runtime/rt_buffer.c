@@ -67,16 +67,37 @@ void pes_rt_buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint
     t->tls->cursor = c + 1;
 }
 
-/* limit = min(buffer end, next time mark). The soft sampler adds its next
- * sample here: everything that must interrupt the inline path is one min(). */
+/* limit = min(buffer end, next time mark, next sample): everything that must
+ * interrupt the inline path is one min(). Without a full trace the records go
+ * to the scratch buffer, which the slow path restarts. */
 void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
 {
-    struct pes_record *start = t->bufs[t->cur].recs;
-    uint64_t room = capacity();
-    uint64_t to_mark = t->next_mark - t->flushed;   /* > records in this buffer */
-    if (to_mark < room)
-        room = to_mark;
-    t->tls->limit = start + room;
+    struct pes_record *start, *cur = t->tls->cursor;
+    uint64_t room;
+    if (pes_rt.full) {
+        start = t->bufs[t->cur].recs;
+        room = capacity();
+        uint64_t to_mark = t->next_mark - t->flushed;   /* > records in this buffer */
+        if (to_mark < room)
+            room = to_mark;
+    } else {
+        start = pes_rt_thread_scratch();
+        room = PES_RT_SCRATCH;
+    }
+    if (pes_rt.sampling) {
+        uint64_t used = (uint64_t)(cur - start);
+        uint64_t sample_room = pes_rt_sample_room(t);
+        if (sample_room < room - used)
+            room = used + sample_room;
+    }
+    __atomic_store_n(&t->tls->limit, start + room, __ATOMIC_RELAXED);
+    if (pes_rt.sampling) {
+        /* Dekker with pes_rt_sample_wake: either it sees our limit and lowers
+         * it afterwards, or we see its flag here */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&t->s.wake, __ATOMIC_RELAXED))
+            __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+    }
 }
 
 static uint64_t records_so_far(const struct pes_rt_thread *t)
@@ -95,20 +116,37 @@ __attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uin
         pes_rt_thread_use_scratch();
         return;
     }
+    t->s.in_runtime = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     pthread_mutex_lock(&t->lock);
     if (t->stopped) {
         pthread_mutex_unlock(&t->lock);
         pes_rt_thread_use_scratch();
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        t->s.in_runtime = 0;
         return;
     }
-    uint64_t n = records_so_far(t);
-    if (n >= t->next_mark) {
-        pes_rt_buffer_put(t, pes_rt_now(), PES_ID_TIME, 0);
-        t->next_mark = n + 1 + pes_rt.cfg.time_interval;
+    uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
+    if (pes_rt.sampling)
+        pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
+    if (pes_rt.full) {
+        uint64_t n = records_so_far(t);
+        if (n >= t->next_mark) {
+            pes_rt_buffer_put(t, pes_rt_now(), PES_ID_TIME, 0);
+            t->next_mark = n + 1 + pes_rt.cfg.time_interval;
+        }
+        pes_rt_buffer_put(t, addr, id, extra);
+    } else {
+        t->tls->cursor = pes_rt_thread_scratch();
     }
-    pes_rt_buffer_put(t, addr, (uint32_t)id_and_extra, (uint32_t)(id_and_extra >> 32));
+    if (pes_rt.sampling) {
+        t->s.scan = t->tls->cursor;
+        pes_rt_sample_access(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
+    }
     pes_rt_buffer_set_limit(t);
     pthread_mutex_unlock(&t->lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->s.in_runtime = 0;
 }
 
 /*
@@ -132,6 +170,20 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
     if (t->stopped) {
         pthread_mutex_unlock(&t->lock);
         return 1;
+    }
+    int own = t == pes_rt_thread_self();
+    if (pes_rt.sampling) {
+        /* counts are exact up to the thread's last slow path; its own stop
+         * (thread exit) also classifies what it wrote since */
+        if (own)
+            t->s.in_runtime = 1;
+        pes_rt_sample_finish(t, from_signal || !own);
+    }
+    if (!pes_rt.full) {
+        __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&t->lock);
+        return 0;
     }
     struct pes_record *start = t->bufs[t->cur].recs;
     if (end_record && !from_signal) {

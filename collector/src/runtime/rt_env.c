@@ -51,6 +51,75 @@ static int parse_range(const char *name, const char *v, uint64_t min, uint64_t m
     return -1;
 }
 
+static const char *const mode_names[] = {NULL, "samples", "reuse", "reuse-shared", "comm"};
+
+int pes_rt_mode_parse(const char *s)
+{
+    for (int i = 1; i < (int)(sizeof mode_names / sizeof mode_names[0]); i++)
+        if (s && strcmp(s, mode_names[i]) == 0)
+            return i;
+    return 0;
+}
+
+const char *pes_rt_mode_name(int mode)
+{
+    if (mode < 1 || mode >= (int)(sizeof mode_names / sizeof mode_names[0]))
+        return "?";
+    return mode_names[mode];
+}
+
+/* The sampling settings; only looked at when PES_SAMPLE_OUTPUT is set. */
+static int parse_sampling(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx, char *msg,
+                          size_t msg_size)
+{
+    uint64_t v;
+    const char *out = get(PES_ENV_SAMPLE_OUTPUT, ctx);
+    if (!out)
+        return 0;
+    if (!*out) {
+        snprintf(msg, msg_size, "%s=: expected a file path", PES_ENV_SAMPLE_OUTPUT);
+        return -1;
+    }
+    c->sample_output = out;
+    c->mode = PES_RT_MODE_SAMPLES;
+    const char *m = get(PES_ENV_MODE, ctx);
+    if (m && !(c->mode = pes_rt_mode_parse(m))) {
+        snprintf(msg, msg_size, "%s=%s: expected samples, reuse, reuse-shared or comm",
+                 PES_ENV_MODE, m);
+        return -1;
+    }
+    c->period_load = c->period_store = PES_RT_DEFAULT_PERIOD;
+    if (parse_range(PES_ENV_PERIOD_LOAD, get(PES_ENV_PERIOD_LOAD, ctx), 0, UINT32_MAX,
+                    &c->period_load, msg, msg_size) ||
+        parse_range(PES_ENV_PERIOD_STORE, get(PES_ENV_PERIOD_STORE, ctx), 0, UINT32_MAX,
+                    &c->period_store, msg, msg_size))
+        return -1;
+    if (!c->period_load && !c->period_store) {
+        snprintf(msg, msg_size, "%s=0 and %s=0: nothing would be sampled", PES_ENV_PERIOD_LOAD,
+                 PES_ENV_PERIOD_STORE);
+        return -1;
+    }
+    const char *g = get(PES_ENV_GRANULARITY, ctx);
+    if (g && strcmp(g, "temporal") != 0 && strcmp(g, "spatial") != 0) {
+        snprintf(msg, msg_size, "%s=%s: expected temporal or spatial", PES_ENV_GRANULARITY, g);
+        return -1;
+    }
+    c->spatial = g && strcmp(g, "spatial") == 0;
+    v = 0;
+    if (parse_range(PES_ENV_SOCKETS, get(PES_ENV_SOCKETS, ctx), 0, PES_RT_MAX_SOCKETS, &v, msg,
+                    msg_size))
+        return -1;
+    c->sockets = (uint32_t)v;
+    v = PES_RT_MAX_DEBUG_REGISTERS;
+    if (parse_range(PES_ENV_DEBUG_REGISTERS, get(PES_ENV_DEBUG_REGISTERS, ctx), 1,
+                    PES_RT_MAX_DEBUG_REGISTERS, &v, msg, msg_size))
+        return -1;
+    c->debug_registers = (uint32_t)v;
+    if (parse_range(PES_ENV_SEED, get(PES_ENV_SEED, ctx), 0, UINT64_MAX, &c->seed, msg, msg_size))
+        return -1;
+    return 0;
+}
+
 int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx, char *msg,
                         size_t msg_size)
 {
@@ -90,6 +159,9 @@ int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx
     if (parse_flag(PES_ENV_OVERWRITE, get(PES_ENV_OVERWRITE, ctx), &c->overwrite, msg, msg_size))
         return -1;
     if (parse_flag(PES_ENV_QUIET, get(PES_ENV_QUIET, ctx), &c->quiet, msg, msg_size))
+        return -1;
+
+    if (parse_sampling(c, get, ctx, msg, msg_size))
         return -1;
 
     const char *cmd = get(PES_ENV_COMMAND, ctx);

@@ -85,41 +85,57 @@ static char *self_cmdline(void)
     return out;
 }
 
-static void build_config_string(char *buf, size_t size)
+static void build_config_string(char *buf, size_t size, int sampled)
 {
+    if (!sampled) {
+        snprintf(buf, size,
+                 "mode=full\ntime_interval=%u\nbuffer_records=%u\nzstd_level=%d\nabi_version=%u\n",
+                 pes_rt.cfg.time_interval, pes_rt.cfg.buffer_records, pes_rt.cfg.zstd_level,
+                 PES_RT_ABI_VERSION);
+        return;
+    }
+    /* what replay needs to scale counts: periods, and for ComDetective's trap
+     * volume period × L / (D × M) the registers D, bytes per register M, line L */
     snprintf(buf, size,
-             "mode=full\ntime_interval=%u\nbuffer_records=%u\nzstd_level=%d\nabi_version=%u\n",
-             pes_rt.cfg.time_interval, pes_rt.cfg.buffer_records, pes_rt.cfg.zstd_level,
-             PES_RT_ABI_VERSION);
+             "mode=%s\nbackend=soft\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=1/8\n"
+             "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
+             "seed=%llu\nzstd_level=%d\nabi_version=%u\n",
+             pes_rt_mode_name(pes_rt.cfg.mode), (unsigned long long)pes_rt.cfg.period_load,
+             (unsigned long long)pes_rt.cfg.period_store,
+             pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
+             pes_rt.cfg.debug_registers, (unsigned long long)pes_rt.cfg.seed,
+             pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION);
 }
 
-static int open_trace(void)
+static struct pes_trace_writer *open_trace(const char *path, int sampled)
 {
     /* Typically a program exec'd (or run) by the traced one, inheriting its
      * environment: the file belongs to the first process. A warning, not an error. */
-    if (!pes_rt.cfg.overwrite && access(pes_rt.cfg.full_output, F_OK) == 0) {
+    if (!pes_rt.cfg.overwrite && access(path, F_OK) == 0) {
         if (!pes_rt.cfg.quiet)
             pes_rt_message("%s exists (the trace of another process?); this process is not traced",
-                           pes_rt.cfg.full_output);
-        return -1;
+                           path);
+        return NULL;
     }
     struct pes_trace_info info;
     memset(&info, 0, sizeof info);
     char host[256] = "";
-    char config[512];
+    char config[768];
     gethostname(host, sizeof host - 1);
     char *command = pes_rt.cfg.command ? strdup(pes_rt.cfg.command) : self_cmdline();
     char *model = pes_rt_host_cpu_model("/proc/cpuinfo");
-    build_config_string(config, sizeof config);
+    build_config_string(config, sizeof config, sampled);
 
     info.version = PES_TRACE_VERSION;
-    info.kind = PES_TRACE_FULL;
+    info.kind = sampled ? PES_TRACE_SAMPLED : PES_TRACE_FULL;
     info.command = command ? command : "";
     info.hostname = host;
     info.cpu_model = model ? model : "";
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     info.n_cpus = ncpu > 0 ? (uint32_t)ncpu : 0;
     info.n_sockets = pes_rt_host_sockets("/sys/devices/system/cpu");
+    if (sampled && pes_rt.cfg.sockets)
+        info.n_sockets = pes_rt.cfg.sockets;   /* simulated topology (THREAD blocks agree) */
     info.n_cache_levels =
         pes_rt_host_caches("/sys/devices/system/cpu", info.caches, PES_MAX_CACHE_LEVELS);
     info.ticks_per_second = 1000000000ull;
@@ -129,15 +145,64 @@ static int open_trace(void)
 
     struct pes_writer_options opt = {.zstd_level = pes_rt.cfg.zstd_level};
     struct pes_error err = {0};
-    pes_rt.writer = pes_trace_writer_open(pes_rt.cfg.full_output, pes_rt.cfg.overwrite, &info,
-                                          &opt, &err);
+    struct pes_trace_writer *w = pes_trace_writer_open(path, pes_rt.cfg.overwrite, &info, &opt, &err);
     free(command);
     free(model);
-    if (!pes_rt.writer) {
-        pes_rt_message("%s; full trace disabled", err.message[0] ? err.message : "cannot open trace");
-        return -1;
+    if (!w)
+        pes_rt_message("%s; %s disabled", err.message[0] ? err.message : "cannot open trace",
+                       sampled ? "sampling" : "full trace");
+    return w;
+}
+
+/* Executable mappings of /proc/self/maps, for symbolizing IPs of samples. */
+static void queue_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return;
+    size_t cap = 16, n = 0;
+    struct pes_mapping *m = calloc(cap, sizeof *m);
+    char line[4096];
+    while (m && fgets(line, sizeof line, f)) {
+        unsigned long long start, end, off;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &off, &pos) < 4 ||
+            perms[2] != 'x')
+            continue;
+        char *path = line + pos;
+        while (*path == ' ')
+            path++;
+        path[strcspn(path, "\n")] = '\0';
+        if (n == cap) {
+            struct pes_mapping *b = realloc(m, 2 * cap * sizeof *m);
+            if (!b)
+                break;
+            m = b;
+            cap *= 2;
+        }
+        m[n].start = start;
+        m[n].end = end;
+        m[n].file_offset = off;
+        m[n].path = strdup(path);
+        if (!m[n].path)
+            break;
+        n++;
     }
-    return 0;
+    fclose(f);
+    struct pes_rt_item *it = calloc(1, sizeof *it);
+    if (!it || !m) {
+        free(it);
+        for (size_t i = 0; m && i < n; i++)
+            free((char *)m[i].path);
+        free(m);
+        return;
+    }
+    it->type = PES_RT_ITEM_MAPS;
+    it->heap = 1;
+    it->maps = m;
+    it->n = n;
+    pes_rt_writer_push(it);
 }
 
 /* fork: the child shares nothing with the parent's writer; its inherited
@@ -146,7 +211,9 @@ static void atfork_child(void)
 {
     __atomic_store_n(&pes_rt.child, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pes_rt.full, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pes_rt.sampling, 0, __ATOMIC_RELEASE);
     pes_rt.writer = NULL;
+    pes_rt.swriter = NULL;
     pes_rt_thread_forget_self();
     pes_rt_signals_restore();
 }
@@ -158,20 +225,36 @@ static void init_once_fn(void)
         pes_rt_message("%s; tracing disabled", msg);
         return;
     }
-    if (!pes_rt.cfg.full_output)
+    if (!pes_rt.cfg.full_output && !pes_rt.cfg.sample_output)
         return;   /* off: scratch buffers only, no file, no thread */
+    if (pes_rt.cfg.sample_output && !pes_rt.cfg.seed)
+        pes_rt.cfg.seed = pes_rt_now() ^ ((uint64_t)getpid() << 32);
     pes_rt_thread_init_key();
-    if (open_trace())
+    if (pes_rt.cfg.full_output)
+        pes_rt.writer = open_trace(pes_rt.cfg.full_output, 0);
+    if (pes_rt.cfg.sample_output)
+        pes_rt.swriter = open_trace(pes_rt.cfg.sample_output, 1);
+    if (!pes_rt.writer && !pes_rt.swriter)
         return;
     if (pes_rt_writer_start()) {
-        pes_rt_message("cannot start the writer thread; full trace disabled");
+        pes_rt_message("cannot start the writer thread; tracing disabled");
         struct pes_error err;
-        pes_trace_writer_close(pes_rt.writer, NULL, 0, pes_rt_now(), &err);
-        pes_rt.writer = NULL;
+        if (pes_rt.writer)
+            pes_trace_writer_close(pes_rt.writer, NULL, 0, pes_rt_now(), &err);
+        if (pes_rt.swriter)
+            pes_trace_writer_close(pes_rt.swriter, NULL, 0, pes_rt_now(), &err);
+        pes_rt.writer = pes_rt.swriter = NULL;
         return;
     }
     pthread_atfork(NULL, NULL, atfork_child);
-    __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
+    if (pes_rt.swriter) {
+        if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
+            pes_rt_watch_install();
+        queue_maps();
+        __atomic_store_n(&pes_rt.sampling, 1, __ATOMIC_RELEASE);
+    }
+    if (pes_rt.writer)
+        __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
     pes_rt_signals_install();
 }
 
@@ -192,7 +275,7 @@ __attribute__((constructor(PES_RT_CTOR_PRIORITY - 1))) static void rt_constructo
  */
 void pes_rt_shutdown(int from_signal)
 {
-    if (!__atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE) || pes_rt.child)
+    if (!pes_rt_active() || pes_rt.child)
         return;
     if (__atomic_exchange_n(&pes_rt.stopping, 1, __ATOMIC_ACQ_REL))
         return;   /* another thread (exit or signal) does it */

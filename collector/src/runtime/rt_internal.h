@@ -35,8 +35,26 @@
 #define PES_RT_DEFAULT_ZSTD_LEVEL 1
 #define PES_RT_MAX_ZSTD_LEVEL 22
 
+enum pes_rt_mode {
+    PES_RT_MODE_SAMPLES = 1,   /* uses only: PES_EV_SAMPLE */
+    PES_RT_MODE_REUSE,         /* ReuseTracker intra-thread (Alg. 2, 3) */
+    PES_RT_MODE_REUSE_SHARED,  /* ReuseTracker shared cache (§6.4.2) */
+    PES_RT_MODE_COMM,          /* ComDetective (Alg. 1) */
+};
+#define PES_RT_DEFAULT_PERIOD 100000u
+#define PES_RT_MAX_DEBUG_REGISTERS 4u
+#define PES_RT_MAX_SOCKETS 64u
+
 struct pes_rt_config {
     const char *full_output;   /* NULL = no full trace */
+    const char *sample_output; /* NULL = no sampling */
+    int mode;                  /* enum pes_rt_mode */
+    uint64_t period_load;      /* 0 = loads are not sampled */
+    uint64_t period_store;     /* 0 = stores are not sampled */
+    int spatial;               /* reuse granularity: 0 temporal, 1 spatial (cache line) */
+    uint32_t sockets;          /* simulated sockets (thread index % sockets), 0 = real topology */
+    uint32_t debug_registers;  /* 1..4 */
+    uint64_t seed;             /* 0 = from time and pid */
     int overwrite;
     uint32_t time_interval;
     uint32_t buffer_records;
@@ -52,6 +70,9 @@ typedef const char *(*pes_rt_getenv_fn)(const char *name, void *ctx);
  * ("PES_TIME_INTERVAL=abc: expected a positive integer") in msg. */
 PES_RT_HIDDEN int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx,
                                       char *msg, size_t msg_size);
+/* Parses "reuse" etc.; 0 if unknown. */
+PES_RT_HIDDEN int pes_rt_mode_parse(const char *s);
+PES_RT_HIDDEN const char *pes_rt_mode_name(int mode);
 /* Strict decimal parse: digits only, no sign or blanks, within [min, max]. */
 PES_RT_HIDDEN int pes_rt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
@@ -91,7 +112,8 @@ char *pes_cmdline_quote(int argc, char *const argv[]);
 #define PES_RT_NBUF 2          /* buffers per thread: one filling, one being written */
 #define PES_RT_SCRATCH 128     /* records of the per-thread scratch buffer (tracing off) */
 
-enum pes_rt_item_type { PES_RT_ITEM_RECORDS, PES_RT_ITEM_THREAD, PES_RT_ITEM_MODULE, PES_RT_ITEM_STOP };
+enum pes_rt_item_type { PES_RT_ITEM_RECORDS, PES_RT_ITEM_THREAD, PES_RT_ITEM_MODULE, PES_RT_ITEM_STOP,
+                        PES_RT_ITEM_EVENTS, PES_RT_ITEM_MAPS };
 
 /* A unit of work for the writer thread (FIFO: order in the file = order queued). */
 struct pes_rt_item {
@@ -104,12 +126,56 @@ struct pes_rt_item {
     struct pes_rt_buf *buf;            /* RECORDS: returned (busy = 0) after writing */
     struct pes_thread info;            /* THREAD */
     struct pes_module *module;         /* MODULE (heap, freed after writing) */
+    const struct pes_event *events;    /* EVENTS (in buf) */
+    struct pes_mapping *maps;          /* MAPS (heap, freed after writing, with its strings) */
 };
 
 struct pes_rt_buf {
     struct pes_record *recs;
     int busy;                          /* queued to the writer; guarded by the queue lock */
     struct pes_rt_item item;
+};
+
+/* ------------------------------------------------------------ sampling */
+
+#define PES_RT_EVCAP 512          /* events per event buffer */
+#define PES_RT_EV_FLUSH (PES_RT_EVCAP / 2)  /* the slow path flushes above this: room for traps */
+
+/* A watchpoint as one thread has it armed (rt_watch.c). */
+struct pes_rt_wp {
+    int fd;                /* -1 = not opened yet */
+    int armed;
+    uint64_t addr;
+    uint32_t len;
+    int rw;                /* 1 = RW, 0 = W */
+    uint32_t gen;          /* slot generation it was armed for */
+};
+
+/* Per-thread sampler state (rt_sample.c). Only the owner writes it, except the
+ * atomics `loads`, `stores` (read by others) and `wake` (set by others). */
+struct pes_rt_sampler {
+    struct pes_record *scan;       /* first record of the current buffer not yet classified */
+    uint64_t cd_load, cd_store;    /* accesses of that type until the next sample (>= 1) */
+    uint64_t rng;
+    uint64_t loads, stores;        /* exact counts up to `scan` (atomic) */
+    uint64_t samples;
+    int wake;                      /* atomic: re-check the global watch slots at the next access */
+    uint32_t socket;
+    volatile int in_runtime;       /* traps while set come from the runtime itself: ignored */
+    uint32_t seen_gen;             /* global watch generation last synchronised */
+    struct pes_rt_wp wp[PES_RT_MAX_DEBUG_REGISTERS];
+    struct pes_rt_buf ev[PES_RT_NBUF];   /* event buffers (recs unused; events in evs) */
+    struct pes_event *evs[PES_RT_NBUF];
+    int ev_cur;
+    size_t ev_n;                   /* events in the current buffer (handler and owner) */
+    uint64_t lost;                 /* events dropped: buffer full in a handler */
+    uint64_t traps, ignored_traps;
+    /* comm mode */
+    uint64_t prev_sample_ns, cur_sample_ns, t_prev, wp_armed_ns;
+    uint32_t wp_publisher;
+    uint64_t wp_m2;
+    uint32_t wp_d2;
+    void *altstack;
 };
 
 struct pes_rt_thread {
@@ -122,11 +188,15 @@ struct pes_rt_thread {
     uint64_t flushed;                  /* records handed to the writer */
     uint64_t next_mark;                /* record count at which the next time mark is due */
     int stopped;                       /* atomic: records are dropped from now on */
+    int live;                          /* under threads_lock: its TLS still exists */
+    struct pes_rt_sampler s;
     struct pes_rt_thread *next;        /* all threads, newest first */
 };
 
 struct pes_rt_state {
     int full;                          /* full tracing active (set once at init) */
+    int sampling;                      /* sampled trace active (set once at init) */
+    struct pes_trace_writer *swriter;  /* the sampled trace */
     int child;                         /* this process is a fork child: tracing off */
     struct pes_rt_config cfg;
     struct pes_trace_writer *writer;
@@ -148,6 +218,7 @@ PES_RT_HIDDEN struct pes_rt_thread *pes_rt_thread_setup(void); /* NULL if tracin
 PES_RT_HIDDEN void pes_rt_thread_init_key(void);
 PES_RT_HIDDEN void pes_rt_thread_use_scratch(void);
 PES_RT_HIDDEN void pes_rt_thread_forget_self(void);
+PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
 
 /* rt_buffer.c — call with t->lock held */
 PES_RT_HIDDEN int pes_rt_buffer_alloc(struct pes_rt_thread *t);
@@ -158,6 +229,119 @@ PES_RT_HIDDEN void pes_rt_buffer_set_limit(struct pes_rt_thread *t);
  * docs/collector.md for the race with a still-running owner). `wait_lock` = 0
  * only tries the lock (signal handlers). Returns 0 if flushed or already stopped. */
 PES_RT_HIDDEN int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record);
+
+/* True if the runtime keeps per-thread state (full tracing or sampling). */
+static inline int pes_rt_active(void)
+{
+    return __atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&pes_rt.sampling, __ATOMIC_ACQUIRE);
+}
+
+/* Random numbers: splitmix64 to seed, xorshift64* to draw (no locks, no libc state). */
+static inline uint64_t pes_rt_splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static inline uint64_t pes_rt_rand(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+/* Uniform in [0, n) (n > 0); the bias of a 64-bit modulo is negligible here. */
+static inline uint64_t pes_rt_rand_below(uint64_t *s, uint64_t n)
+{
+    return pes_rt_rand(s) % n;
+}
+
+/* Next period: `period` with its low bits randomised (like IBS) so samples do
+ * not alias with loop strides: uniform in [period - period/8, period + period/8]. */
+static inline uint64_t pes_rt_next_period(uint64_t *rng, uint64_t period)
+{
+    uint64_t j = period / 8;
+    if (!j)
+        return period;
+    return period - j + pes_rt_rand_below(rng, 2 * j + 1);
+}
+
+/* rt_sites.c: kind and size of every site id, readable without locks. */
+struct pes_rt_site_info {
+    uint8_t kind;                      /* 0 = not a site */
+    uint8_t flags;
+    uint16_t size;                     /* 0 = variable (extra) */
+};
+PES_RT_HIDDEN void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base);
+PES_RT_HIDDEN struct pes_rt_site_info pes_rt_sites_get(uint32_t id);
+
+/* rt_reservoir.c: ReuseTracker Alg. 2 slot choice (pure; unit-tested). */
+struct pes_rt_reservoir_slot {
+    int active;
+    uint64_t samples;                  /* AllowReplacement's counter; 1 when inactive */
+};
+/* Picks the slot for a new sample, inactive slots first, each slot accepting
+ * with probability 1/samples (then samples++). Returns the slot or -1 (dropped). */
+PES_RT_HIDDEN int pes_rt_reservoir_pick(struct pes_rt_reservoir_slot *slots, uint32_t n,
+                                        uint64_t *rng);
+/* A trap decided the slot (Alg. 3 lines 10-11). */
+PES_RT_HIDDEN void pes_rt_reservoir_release(struct pes_rt_reservoir_slot *slot);
+
+/* rt_sample.c */
+PES_RT_HIDDEN void pes_rt_sample_thread_init(struct pes_rt_thread *t);
+/* Slow path, before the record is stored: classify the records since the last call. */
+PES_RT_HIDDEN void pes_rt_sample_scan(struct pes_rt_thread *t);
+/* Slow path, the current access (already executed): counts, countdowns, sample. */
+PES_RT_HIDDEN void pes_rt_sample_access(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
+                                        uint32_t extra, uint64_t ip);
+/* Records the inline path may still store before the next sample (>= 0). */
+PES_RT_HIDDEN uint64_t pes_rt_sample_room(const struct pes_rt_thread *t);
+/* The thread's exact load+store count, including unclassified records below its
+ * cursor (own thread, also from a signal handler). */
+PES_RT_HIDDEN uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t);
+/* Final counts into a PES_EV_TOTALS event and flush (owner or stopped thread). */
+PES_RT_HIDDEN void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal);
+/* Asks thread t to re-synchronise its watchpoints at its next instrumented access. */
+PES_RT_HIDDEN void pes_rt_sample_wake(struct pes_rt_thread *t);
+
+/* rt_events.c */
+PES_RT_HIDDEN int pes_rt_events_alloc(struct pes_rt_thread *t);
+/* Appends one event (owner thread, slow path or trap handler). 0, or -1 if full (lost). */
+PES_RT_HIDDEN int pes_rt_events_add(struct pes_rt_thread *t, const struct pes_event *e);
+/* Hands the current events to the writer (not from a signal handler unless from_signal). */
+PES_RT_HIDDEN void pes_rt_events_flush(struct pes_rt_thread *t, int from_signal);
+PES_RT_HIDDEN void pes_rt_event_init(struct pes_event *e, uint8_t kind, const struct pes_rt_thread *t);
+
+/* rt_watch.c: debug-register watchpoints of the calling thread. */
+PES_RT_HIDDEN int pes_rt_watch_install(void);          /* SIGTRAP handler; 0 ok */
+PES_RT_HIDDEN void pes_rt_watch_thread_init(struct pes_rt_thread *t);  /* sigaltstack */
+/* Arms (or re-targets) register i of the calling thread; len 1/2/4/8, addr aligned. */
+PES_RT_HIDDEN int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr,
+                                   uint32_t len, int rw, uint32_t gen);
+PES_RT_HIDDEN void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i);
+PES_RT_HIDDEN void pes_rt_watch_thread_exit(struct pes_rt_thread *t);
+/* Largest aligned watch length (8, 4, 2, 1) starting at addr and not beyond size. */
+PES_RT_HIDDEN uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size);
+/* sig_data encoding: magic | register | generation. */
+#define PES_RT_SIGDATA_MAGIC 0x9e5ull
+static inline uint64_t pes_rt_sigdata(uint32_t reg, uint32_t gen)
+{
+    return PES_RT_SIGDATA_MAGIC << 48 | (uint64_t)(reg & 0xff) << 32 | gen;
+}
+
+/* Mode hooks (rt_reuse.c, rt_comm.c). `ev` is the SAMPLE event just recorded. */
+PES_RT_HIDDEN void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev);
+PES_RT_HIDDEN void pes_rt_reuse_sync(struct pes_rt_thread *t);
+PES_RT_HIDDEN void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
+                                     uint64_t ip, int *disarm);
+PES_RT_HIDDEN void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev);
+PES_RT_HIDDEN void pes_rt_comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
+                                    uint64_t ip, int *disarm);
+PES_RT_HIDDEN uint32_t pes_rt_socket_of(const struct pes_rt_thread *t);
 
 /* rt_writer.c */
 PES_RT_HIDDEN int pes_rt_writer_start(void);

@@ -29,7 +29,8 @@ __attribute__((visibility("default"))) void __pes_register_module(struct pes_rt_
         return;
     }
     *m->id_base = base;
-    if (__atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE)) {
+    pes_rt_sites_add(m, base);
+    if (pes_rt_active()) {
         struct pes_rt_item *it = calloc(1, sizeof *it);
         struct pes_module *conv = pes_rt_module_convert(m, base);
         if (it && conv) {

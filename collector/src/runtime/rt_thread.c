@@ -27,6 +27,11 @@ void pes_rt_thread_use_scratch(void)
     __pes_tls.limit = scratch + PES_RT_SCRATCH;
 }
 
+struct pes_record *pes_rt_thread_scratch(void)
+{
+    return scratch;
+}
+
 void pes_rt_thread_forget_self(void)
 {
     self = NULL;
@@ -60,7 +65,13 @@ static void thread_exit(void *p)
         return;
     int stopped_here = pes_rt_buffer_stop(t, 1, 1) == 0;
     pes_rt_thread_use_scratch();   /* later destructors may still run instrumented code */
-    if (!stopped_here)
+    if (pes_rt.sampling)
+        pes_rt_watch_thread_exit(t);   /* no trap after this point */
+    /* others may no longer write its TLS (pes_rt_sample_wake) */
+    pthread_mutex_lock(&pes_rt.threads_lock);
+    t->live = 0;
+    pthread_mutex_unlock(&pes_rt.threads_lock);
+    if (!stopped_here || !pes_rt.full)
         return;   /* stopped by process exit: its buffers are the writer's to read */
     int all_free = 1;
     for (int i = 0; i < PES_RT_NBUF; i++)
@@ -79,14 +90,17 @@ void pes_rt_thread_init_key(void)
 
 struct pes_rt_thread *pes_rt_thread_setup(void)
 {
-    if (setup_failed || !__atomic_load_n(&pes_rt.full, __ATOMIC_ACQUIRE))
+    if (setup_failed || !pes_rt_active())
         return NULL;
     struct pes_rt_thread *t = calloc(1, sizeof *t);
     struct pes_rt_item *it = calloc(1, sizeof *it);
-    if (!t || !it || pes_rt_buffer_alloc(t)) {
+    if (!t || !it || (pes_rt.full && pes_rt_buffer_alloc(t)) ||
+        (pes_rt.sampling && pes_rt_events_alloc(t))) {
         if (t)
-            for (int i = 0; i < PES_RT_NBUF; i++)
+            for (int i = 0; i < PES_RT_NBUF; i++) {
                 free(t->bufs[i].recs);
+                free(t->s.evs[i]);
+            }
         free(t);
         free(it);
         setup_failed = 1;
@@ -109,23 +123,44 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
     pthread_mutex_lock(&pes_rt.threads_lock);
     if (__atomic_load_n(&pes_rt.stopping, __ATOMIC_ACQUIRE)) {
         pthread_mutex_unlock(&pes_rt.threads_lock);
-        for (int i = 0; i < PES_RT_NBUF; i++)
+        for (int i = 0; i < PES_RT_NBUF; i++) {
             free(t->bufs[i].recs);
+            free(t->s.evs[i]);
+        }
         free(t);
         free(it);
         setup_failed = 1;
         return NULL;
     }
     t->index = pes_rt.n_threads++;
+    t->live = 1;
+    if (pes_rt.sampling) {
+        pes_rt_sample_thread_init(t);
+        t->s.socket = pes_rt.cfg.sockets ? t->index % pes_rt.cfg.sockets
+                                         : (uint32_t)(it->info.socket < 0 ? 0 : it->info.socket);
+        it->info.socket = (int32_t)t->s.socket;
+    }
     it->info.index = t->index;
     t->next = pes_rt.threads;
-    pes_rt.threads = t;
+    __atomic_store_n(&pes_rt.threads, t, __ATOMIC_RELEASE);   /* read by trap handlers */
     pes_rt_writer_push(it);
     pthread_mutex_unlock(&pes_rt.threads_lock);
 
     self = t;
     pthread_setspecific(exit_key, t);
-    __pes_tls.cursor = t->bufs[0].recs;
-    __pes_tls.limit = t->bufs[0].recs;
+    if (pes_rt.full) {
+        __pes_tls.cursor = t->bufs[0].recs;
+        __pes_tls.limit = t->bufs[0].recs;
+    } else {
+        __pes_tls.cursor = scratch;
+        __pes_tls.limit = scratch;
+    }
+    if (pes_rt.sampling) {
+        t->s.scan = __pes_tls.cursor;
+        if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
+            pes_rt_watch_thread_init(t);
+        /* arm the slots published before this thread existed */
+        __atomic_store_n(&t->s.wake, 1, __ATOMIC_RELAXED);
+    }
     return t;
 }

@@ -19,7 +19,10 @@ static int closed;         /* atomic: footer written, file closed */
 static struct pes_rt_item stop_item = {.type = PES_RT_ITEM_STOP};
 
 /* Writer-thread-only state. */
-static int failed;
+static int failed;                 /* the full trace */
+static int sfailed;                /* the sampled trace */
+static struct pes_thread_totals *stotals;   /* sampled trace footer */
+static size_t n_stotals;
 static uint8_t *id_kind;           /* access kind per global site id, 0 = not a site */
 static size_t id_kind_n;
 static struct pes_thread_totals *totals;
@@ -76,27 +79,58 @@ int pes_rt_writer_is_self(void)
     return __atomic_load_n(&running, __ATOMIC_RELAXED) && pthread_equal(pthread_self(), writer_thread);
 }
 
+static void report_to(int *flag, const struct pes_error *err)
+{
+    if (!*flag)
+        pes_rt_message("%s; the trace ends here", err->message[0] ? err->message : "write failed");
+    *flag = 1;
+}
+
 static void report(const struct pes_error *err)
 {
-    if (!failed)
-        pes_rt_message("%s; the trace ends here", err->message[0] ? err->message : "write failed");
-    failed = 1;
+    report_to(&failed, err);
+}
+
+static struct pes_thread_totals *grow(struct pes_thread_totals **arr, size_t *len, uint32_t thread)
+{
+    if (thread >= *len) {
+        size_t n = thread + 16;
+        struct pes_thread_totals *t = realloc(*arr, n * sizeof *t);
+        if (!t)
+            return NULL;
+        memset(t + *len, 0, (n - *len) * sizeof *t);
+        for (size_t i = *len; i < n; i++)
+            t[i].thread = (uint32_t)i;
+        *arr = t;
+        *len = n;
+    }
+    return &(*arr)[thread];
 }
 
 static struct pes_thread_totals *totals_for(uint32_t thread)
 {
-    if (thread >= n_totals) {
-        size_t n = thread + 16;
-        struct pes_thread_totals *t = realloc(totals, n * sizeof *t);
-        if (!t)
-            return NULL;
-        memset(t + n_totals, 0, (n - n_totals) * sizeof *t);
-        for (size_t i = n_totals; i < n; i++)
-            t[i].thread = (uint32_t)i;
-        totals = t;
-        n_totals = n;
+    return grow(&totals, &n_totals, thread);
+}
+
+/* Sampled footer: events written; loads, stores and samples from the thread's
+ * TOTALS event; lost from LOST events; last event time. */
+static void count_events(uint32_t thread, const struct pes_event *e, size_t n)
+{
+    struct pes_thread_totals *tt = grow(&stotals, &n_stotals, thread);
+    if (!tt)
+        return;
+    tt->records += n;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].kind == PES_EV_TOTALS) {
+            tt->loads = e[i].loads;
+            tt->stores = e[i].stores;
+            tt->samples = e[i].aux;
+        } else if (e[i].kind == PES_EV_LOST) {
+            tt->lost += e[i].aux;
+        }
+        if (e[i].time > tt->end_ticks)
+            tt->end_ticks = e[i].time;
     }
-    return &totals[thread];
 }
 
 static void learn_module(const struct pes_module *m)
@@ -134,24 +168,42 @@ static void count_records(uint32_t thread, const struct pes_record *r, size_t n)
 static void write_item(struct pes_rt_item *it)
 {
     struct pes_error err = {0};
-    if (failed)
-        return;
+    struct pes_trace_writer *fw = failed ? NULL : pes_rt.writer;
+    struct pes_trace_writer *sw = sfailed ? NULL : pes_rt.swriter;
     switch (it->type) {
     case PES_RT_ITEM_RECORDS:
+        if (!fw)
+            break;
         count_records(it->thread, it->records, it->n);
-        if (pes_trace_writer_records(pes_rt.writer, it->thread, it->records, it->n, &err))
+        if (pes_trace_writer_records(fw, it->thread, it->records, it->n, &err))
             report(&err);
         break;
+    case PES_RT_ITEM_EVENTS:
+        if (!sw)
+            break;
+        count_events(it->thread, it->events, it->n);
+        if (pes_trace_writer_events(sw, it->thread, it->events, it->n, &err))
+            report_to(&sfailed, &err);
+        break;
+    case PES_RT_ITEM_MAPS:
+        if (sw && pes_trace_writer_mappings(sw, it->maps, it->n, &err))
+            report_to(&sfailed, &err);
+        break;
     case PES_RT_ITEM_THREAD:
-        if (totals_for(it->info.index) && it->info.index >= n_announced)
+        if (totals_for(it->info.index) && grow(&stotals, &n_stotals, it->info.index) &&
+            it->info.index >= n_announced)
             n_announced = it->info.index + 1;
-        if (pes_trace_writer_thread(pes_rt.writer, &it->info, &err))
+        if (fw && pes_trace_writer_thread(fw, &it->info, &err))
             report(&err);
+        if (sw && pes_trace_writer_thread(sw, &it->info, &err))
+            report_to(&sfailed, &err);
         break;
     case PES_RT_ITEM_MODULE:
         learn_module(it->module);
-        if (pes_trace_writer_module(pes_rt.writer, it->module, &err))
+        if (fw && pes_trace_writer_module(fw, it->module, &err))
             report(&err);
+        if (sw && pes_trace_writer_module(sw, it->module, &err))
+            report_to(&sfailed, &err);
         break;
     default:
         break;
@@ -161,9 +213,15 @@ static void write_item(struct pes_rt_item *it)
 static void close_trace(void)
 {
     struct pes_error err = {0};
-    if (pes_trace_writer_close(pes_rt.writer, totals, n_announced, pes_rt_now(), &err) && !failed)
+    if (pes_rt.writer &&
+        pes_trace_writer_close(pes_rt.writer, totals, n_announced, pes_rt_now(), &err) && !failed)
         report(&err);
     pes_rt.writer = NULL;
+    if (pes_rt.swriter &&
+        pes_trace_writer_close(pes_rt.swriter, stotals, n_announced, pes_rt_now(), &err) &&
+        !sfailed)
+        report_to(&sfailed, &err);
+    pes_rt.swriter = NULL;
 }
 
 static void *writer_main(void *arg)
@@ -183,6 +241,11 @@ static void *writer_main(void *arg)
         write_item(it);
         if (it->heap) {
             free(it->module);
+            if (it->maps) {
+                for (size_t i = 0; i < it->n; i++)
+                    free((char *)it->maps[i].path);
+                free(it->maps);
+            }
             free(it);
             continue;
         }

@@ -161,7 +161,7 @@ usage)
     run 2 "$collect" --full --zstd-level 99 "$prog" single 1
     run 2 "$collect" --bogus "$prog"
     run 2 "$collect" "$prog" single 1
-    grep -q "sampling modes are not implemented yet" err.txt || fail "message: $(cat err.txt)"
+    grep -q "expected --full (every access) or --mode" err.txt || fail "message: $(cat err.txt)"
     [ "$(wc -l <err.txt)" = 1 ] || fail "more than one line"
     run 2 "$collect" --full
     run 0 "$collect" --help

@@ -1,0 +1,159 @@
+/* rt_comm.c — ComDetective (dissertation §5.3, Alg. 1) in the soft sampler.
+ *
+ * A BulletinBoard of recent store samples keyed by cache line (127 entries,
+ * the paper's default): a sample whose line holds another thread's entry
+ * published after this thread's last communication is a communication, true
+ * sharing if the byte ranges overlap, false otherwise. Otherwise the thread
+ * watches the line of an unexpired entry of another thread: one register on
+ * the published bytes themselves, the others on random 8-byte chunks of the
+ * rest of the line (4 × 8 bytes cannot cover 64), so a trap tells true from
+ * false sharing by construction. "Recent" = published since this thread's
+ * previous sample (the paper's expiration period).
+ *
+ * Events (PES_EV_COMM): thread = the detecting thread, other_thread = the
+ * publisher; aux = 0 for a detection at a sample (replay scales it by the
+ * period), 1 for a trap (scaled by period × L / (D × M), §5.3.2; D, M and L are
+ * in the header config). Only the sample path takes the board's lock; the trap
+ * handler uses what its own thread stored when it armed. */
+#include <string.h>
+
+#include "rt_internal.h"
+
+#define LINE 64u
+#define CHUNK 8u
+#define BOARD 127u
+
+struct entry {
+    int valid;
+    uint64_t line, m;
+    uint32_t len, thread;
+    uint64_t ts;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry board[BOARD];
+
+static int overlap(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+static void comm_event(struct pes_rt_thread *t, uint32_t publisher, uint64_t addr, uint32_t size,
+                       int true_sharing, int write, uint64_t ip, uint32_t site, uint64_t aux)
+{
+    struct pes_event ev;
+    pes_rt_event_init(&ev, PES_EV_COMM, t);
+    ev.other_thread = publisher;
+    ev.addr = addr;
+    ev.size = (uint16_t)size;
+    ev.ip = ip;
+    ev.site = site;
+    ev.flags = (true_sharing ? PES_EVF_TRUE_SHARING : PES_EVF_FALSE_SHARING) |
+               (write ? PES_EVF_WRITE : 0);
+    ev.loads = t->s.loads;
+    ev.stores = t->s.stores;
+    ev.aux = aux;
+    pes_rt_events_add(t, &ev);
+}
+
+static void disarm_all(struct pes_rt_thread *t)
+{
+    for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)
+        pes_rt_watch_disarm(t, r);
+}
+
+/* TryArmWatchpoint: keep recent watchpoints, else watch the line of an
+ * unexpired entry from another thread. Called with the board locked. */
+static void try_arm(struct pes_rt_thread *t)
+{
+    struct pes_rt_sampler *s = &t->s;
+    if (s->wp[0].armed && s->wp_armed_ns >= s->prev_sample_ns)
+        return;
+    disarm_all(t);
+    uint32_t start = (uint32_t)pes_rt_rand_below(&s->rng, BOARD);
+    const struct entry *e = NULL;
+    for (uint32_t k = 0; k < BOARD && !e; k++) {
+        const struct entry *c = &board[(start + k) % BOARD];
+        if (c->valid && c->thread != t->index && c->ts >= s->prev_sample_ns)
+            e = c;
+    }
+    if (!e)
+        return;
+    uint32_t gen = s->wp[0].gen + 1;
+    s->wp_publisher = e->thread;
+    s->wp_m2 = e->m;
+    s->wp_d2 = e->len;
+    s->wp_armed_ns = pes_rt_now();
+    /* register 0: the published bytes (their largest aligned prefix) */
+    uint32_t len = pes_rt_watch_len(e->m, e->len ? e->len : 1);
+    uint32_t r = 0;
+    if (pes_rt_watch_arm(t, r, e->m, len, 1, gen) == 0)
+        r++;
+    /* the others: random chunks of the line that do not overlap the published range */
+    uint32_t order[LINE / CHUNK];
+    for (uint32_t k = 0; k < LINE / CHUNK; k++)
+        order[k] = k;
+    for (uint32_t k = LINE / CHUNK - 1; k > 0; k--) {
+        uint32_t j = (uint32_t)pes_rt_rand_below(&s->rng, k + 1);
+        uint32_t tmp = order[k];
+        order[k] = order[j];
+        order[j] = tmp;
+    }
+    for (uint32_t k = 0; k < LINE / CHUNK && r < pes_rt.cfg.debug_registers; k++) {
+        uint64_t c = e->line + order[k] * CHUNK;
+        if (overlap(c, CHUNK, e->m, e->len ? e->len : 1))
+            continue;
+        if (pes_rt_watch_arm(t, r, c, CHUNK, 1, gen) == 0)
+            r++;
+    }
+    for (uint32_t k = 0; k < r; k++)
+        s->wp[k].gen = gen;
+}
+
+void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
+{
+    struct pes_rt_sampler *s = &t->s;
+    uint64_t l1 = ev->addr & ~(uint64_t)(LINE - 1);
+    uint32_t size = ev->size ? ev->size : 1;
+    int write = (ev->flags & PES_EVF_WRITE) != 0;
+    struct entry *e = &board[(l1 / LINE) % BOARD];
+    pthread_mutex_lock(&lock);
+    int found = e->valid && e->line == l1;
+    if (!found) {
+        try_arm(t);
+    } else if (e->thread != t->index && e->ts > s->t_prev) {
+        comm_event(t, e->thread, ev->addr, size, overlap(ev->addr, size, e->m, e->len), write,
+                   ev->ip, ev->site, 0);
+        s->t_prev = e->ts;
+    } else {
+        try_arm(t);
+    }
+    /* publish a store unless the line holds an unexpired entry */
+    if (write && !(found && e->ts >= s->prev_sample_ns)) {
+        e->valid = 1;
+        e->line = l1;
+        e->m = ev->addr;
+        e->len = size;
+        e->thread = t->index;
+        e->ts = ev->time;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* Signal handler: uses only what try_arm stored in this thread. */
+void pes_rt_comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
+                      int *disarm)
+{
+    struct pes_rt_sampler *s = &t->s;
+    *disarm = 1;
+    if (!s->wp[reg].armed || s->wp[reg].gen != gen || s->wp_publisher == UINT32_MAX)
+        return;
+    uint64_t chunk = s->wp[reg].addr;
+    uint32_t len = s->wp[reg].len;
+    comm_event(t, s->wp_publisher, chunk, len, overlap(chunk, len, s->wp_m2, s->wp_d2 ? s->wp_d2 : 1),
+               0, ip, UINT32_MAX, 1);
+    /* the line is now local to this thread: stop watching it (ComDetective) */
+    for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)
+        if (r != reg)
+            pes_rt_watch_disarm(t, r);
+}

@@ -1,0 +1,258 @@
+/* rt_reuse.c — ReuseTracker in the soft sampler.
+ *
+ * Intra-thread (Alg. 2 and 3): a sample takes a global slot chosen by
+ * reservoir sampling (rt_reservoir.c); the sampling thread watches the address
+ * RW, every other thread W. The first trap decides: in the sampling thread it
+ * is a reuse with time distance = its load+store count difference; in another
+ * thread (a write) it is an invalidation. Shared cache (§6.4.2): threads of the
+ * sampler's socket watch RW, other sockets W, the sampler itself nothing; a
+ * trap on the same socket is a reuse whose distance sums the counts of that
+ * socket's threads, a trap on another socket an invalidation.
+ *
+ * Soft mode never arms another thread's registers (an IPI, ≈10 µs each,
+ * design.md §4): it publishes the slot and lowers the other threads' limits so
+ * each arms its own registers at its next instrumented access. Between the
+ * sample and that access an invalidation can go unseen — the relaxed
+ * definition of reuse (dissertation §6.3).
+ *
+ * Slot state word: generation << 1 | active. A trap decides a slot by one CAS
+ * from its armed generation to inactive; a new sample first swaps the word to
+ * a new, inactive generation, then writes the fields, then activates it, so a
+ * trap that won the CAS read the fields of its own generation. The fields are
+ * relaxed atomics: the handler reads them without a lock. */
+#include <string.h>
+
+#include "rt_internal.h"
+
+#define LINE 64u
+
+struct slot {
+    uint64_t state;
+    uint64_t addr, count, site, sample_ip;
+    uint32_t len, size, owner, socket, write;
+    uint64_t chunks[PES_RT_MAX_DEBUG_REGISTERS];   /* spatial: one chunk per register */
+    uint32_t chunk_len[PES_RT_MAX_DEBUG_REGISTERS];
+    uint32_t n_chunks;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[PES_RT_MAX_DEBUG_REGISTERS];
+static struct pes_rt_reservoir_slot reservoir[PES_RT_MAX_DEBUG_REGISTERS];
+static uint32_t next_gen;
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static int shared_mode(void)
+{
+    return pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED;
+}
+
+static uint32_t n_slots(void)
+{
+    return pes_rt.cfg.spatial ? 1 : pes_rt.cfg.debug_registers;
+}
+
+uint32_t pes_rt_socket_of(const struct pes_rt_thread *t)
+{
+    return t->s.socket;
+}
+
+/* Sum of the load+store counts of the threads of `socket`; `self` exactly.
+ * The thread list only grows and is never freed: safe in a handler. */
+static uint64_t socket_count(const struct pes_rt_thread *self, uint32_t socket)
+{
+    uint64_t sum = 0;
+    for (struct pes_rt_thread *t = __atomic_load_n(&pes_rt.threads, __ATOMIC_ACQUIRE); t;
+         t = t->next) {
+        if (t->s.socket != socket)
+            continue;
+        if (t == self)
+            sum += pes_rt_sample_count_self(t);
+        else
+            sum += __atomic_load_n(&t->s.loads, __ATOMIC_RELAXED) +
+                   __atomic_load_n(&t->s.stores, __ATOMIC_RELAXED);
+    }
+    return sum;
+}
+
+/* Which registers of thread t watch slot i, and how (-1: none). */
+static int watch_type(const struct pes_rt_thread *t, const struct slot *s)
+{
+    uint32_t owner = LD(s->owner);
+    if (!shared_mode())
+        return owner == t->index ? 1 : 0;
+    if (owner == t->index)
+        return -1;   /* same core: intra-thread profiling's business (Table 6.3) */
+    return LD(s->socket) == t->s.socket ? 1 : 0;
+}
+
+static void arm_slot(struct pes_rt_thread *t, uint32_t i, uint32_t gen)
+{
+    struct slot *s = &slots[i];
+    int type = watch_type(t, s);
+    if (pes_rt.cfg.spatial) {
+        uint32_t n = LD(s->n_chunks);
+        for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++) {
+            if (type < 0 || r >= n)
+                pes_rt_watch_disarm(t, r);
+            else
+                pes_rt_watch_arm(t, r, LD(s->chunks[r]), LD(s->chunk_len[r]), type, gen);
+        }
+        return;
+    }
+    if (type < 0)
+        pes_rt_watch_disarm(t, i);
+    else
+        pes_rt_watch_arm(t, i, LD(s->addr), LD(s->len), type, gen);
+}
+
+void pes_rt_reuse_sync(struct pes_rt_thread *t)
+{
+    for (uint32_t i = 0; i < n_slots(); i++) {
+        uint64_t st = __atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE);
+        uint32_t gen = (uint32_t)(st >> 1);
+        uint32_t reg = pes_rt.cfg.spatial ? 0 : i;
+        if (!(st & 1)) {
+            if (t->s.wp[reg].armed)
+                for (uint32_t r = reg; r < (pes_rt.cfg.spatial ? pes_rt.cfg.debug_registers : reg + 1); r++)
+                    pes_rt_watch_disarm(t, r);
+            continue;
+        }
+        if (t->s.wp[reg].armed && t->s.wp[reg].gen == gen)
+            continue;
+        arm_slot(t, i, gen);
+        /* the slot may have been replaced meanwhile: a stale arm only costs a
+         * trap that the generation check ignores, and a later wake re-syncs */
+    }
+}
+
+/* Spatial granularity: the line of the sample, as much of it as the registers
+ * cover (ComDetective's trick): the sampled word first, then random others. */
+static void choose_chunks(struct slot *s, uint64_t addr, uint32_t size, uint64_t *rng)
+{
+    uint64_t line = addr & ~(uint64_t)(LINE - 1);
+    uint64_t first = addr & ~7ull;
+    uint32_t n = 0;
+    ST(s->chunks[n], first);
+    ST(s->chunk_len[n], 8);
+    n++;
+    (void)size;
+    uint32_t order[LINE / 8];
+    for (uint32_t k = 0; k < LINE / 8; k++)
+        order[k] = k;
+    for (uint32_t k = LINE / 8 - 1; k > 0; k--) {
+        uint32_t j = (uint32_t)pes_rt_rand_below(rng, k + 1);
+        uint32_t tmp = order[k];
+        order[k] = order[j];
+        order[j] = tmp;
+    }
+    for (uint32_t k = 0; k < LINE / 8 && n < pes_rt.cfg.debug_registers; k++) {
+        uint64_t c = line + order[k] * 8u;
+        if (c == first)
+            continue;
+        ST(s->chunks[n], c);
+        ST(s->chunk_len[n], 8);
+        n++;
+    }
+    ST(s->n_chunks, n);
+}
+
+void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
+{
+    uint32_t n = n_slots();
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < n; i++)   /* slots decided by traps since the last sample */
+        if (reservoir[i].active && !(__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) & 1))
+            pes_rt_reservoir_release(&reservoir[i]);
+    int i = pes_rt_reservoir_pick(reservoir, n, &t->s.rng);
+    if (i < 0) {
+        pthread_mutex_unlock(&lock);
+        return;   /* the old addresses stay watched (reservoir sampling) */
+    }
+    struct slot *s = &slots[i];
+    uint32_t gen = ++next_gen;
+    if (!gen)
+        gen = ++next_gen;
+    __atomic_exchange_n(&s->state, (uint64_t)gen << 1, __ATOMIC_ACQ_REL);
+    uint32_t size = ev->size ? ev->size : 1;
+    ST(s->addr, ev->addr);
+    ST(s->len, pes_rt_watch_len(ev->addr, size));
+    ST(s->size, size);
+    ST(s->owner, t->index);
+    ST(s->socket, t->s.socket);
+    ST(s->write, (uint32_t)(ev->flags & PES_EVF_WRITE));
+    ST(s->site, (uint64_t)ev->site);
+    ST(s->sample_ip, ev->ip);
+    ST(s->count, shared_mode() ? socket_count(t, t->s.socket) : ev->loads + ev->stores);
+    if (pes_rt.cfg.spatial)
+        choose_chunks(s, ev->addr, size, &t->s.rng);
+    __atomic_store_n(&s->state, (uint64_t)gen << 1 | 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&lock);
+
+    /* own registers now: the next access may already be the reuse */
+    arm_slot(t, (uint32_t)i, gen);
+    pthread_mutex_lock(&pes_rt.threads_lock);
+    for (struct pes_rt_thread *o = pes_rt.threads; o; o = o->next)
+        if (o != t && o->live && !o->stopped)
+            pes_rt_sample_wake(o);
+    pthread_mutex_unlock(&pes_rt.threads_lock);
+}
+
+/* Signal handler (rt_watch.c): no locks, no allocation, no watched memory. */
+void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
+                       int *disarm)
+{
+    uint32_t i = pes_rt.cfg.spatial ? 0 : reg;
+    if (i >= n_slots())
+        return;
+    struct slot *s = &slots[i];
+    uint64_t armed = (uint64_t)gen << 1 | 1;
+    if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != armed)
+        return;   /* decided or replaced: a stale watchpoint */
+    uint32_t owner = LD(s->owner), socket = LD(s->socket);
+    uint64_t count = LD(s->count);
+    struct pes_event ev;
+    pes_rt_event_init(&ev, PES_EV_REUSE, t);
+    ev.thread = owner;
+    ev.other_thread = t->index;
+    ev.addr = LD(s->addr);
+    ev.size = (uint16_t)LD(s->size);
+    ev.site = (uint32_t)LD(s->site);
+    ev.ip = ip;
+    ev.flags = (LD(s->write) ? PES_EVF_WRITE : 0) | (pes_rt.cfg.spatial ? PES_EVF_SPATIAL : 0);
+    int rw = t->s.wp[reg].rw;
+    if (!rw)
+        ev.flags |= PES_EVF_TRAP_WRITE;
+    /* the trapping access executed but its record is not written yet: +1 */
+    uint64_t now;
+    if (shared_mode()) {
+        ev.flags |= PES_EVF_SHARED_CACHE;
+        if (owner == t->index)
+            return;
+        if (socket == t->s.socket) {
+            now = socket_count(t, socket) + 1;
+        } else {
+            ev.kind = PES_EV_INVALIDATION;
+            now = 0;
+        }
+    } else if (owner == t->index) {
+        now = pes_rt_sample_count_self(t) + 1;
+    } else {
+        ev.kind = PES_EV_INVALIDATION;
+        now = 0;
+    }
+    if (!__atomic_compare_exchange_n(&s->state, &armed, (uint64_t)gen << 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return;   /* another thread's trap decided it first */
+    if (ev.kind == PES_EV_REUSE)
+        ev.distance = now > count ? now - count : 0;
+    ev.loads = t->s.loads;   /* as of the thread's last slow path */
+    ev.stores = t->s.stores;
+    pes_rt_events_add(t, &ev);
+    if (pes_rt.cfg.spatial)
+        for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)
+            if (r != reg)
+                pes_rt_watch_disarm(t, r);
+    *disarm = 1;
+}

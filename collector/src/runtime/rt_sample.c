@@ -1,0 +1,170 @@
+/* rt_sample.c — the soft sampler. Instrumented code calls the slow path when
+ * its cursor reaches the limit (rt_abi.h); the limit is lowered so that the
+ * slow path runs at the latest on the access whose load or store countdown
+ * expires. Each record counts at most once against each countdown, so letting
+ * min(countdowns) - 1 records through inline can never skip the expiring one:
+ * the sample is exactly that access, taken after it executed (as PEBS reports
+ * it). The slow path classifies the records written inline since its last call
+ * with the site table, which also gives exact per-thread load and store counts
+ * (atomics, read by other threads for shared-cache time distances). */
+#include <string.h>
+
+#include "rt_internal.h"
+
+void pes_rt_sample_thread_init(struct pes_rt_thread *t)
+{
+    struct pes_rt_sampler *s = &t->s;
+    uint64_t seed = pes_rt.cfg.seed ^ ((uint64_t)t->index * 0x9e3779b97f4a7c15ull);
+    s->rng = pes_rt_splitmix(&seed) | 1;   /* xorshift needs a non-zero state */
+    s->cd_load = pes_rt.cfg.period_load ? pes_rt_next_period(&s->rng, pes_rt.cfg.period_load)
+                                        : UINT64_MAX;
+    s->cd_store = pes_rt.cfg.period_store ? pes_rt_next_period(&s->rng, pes_rt.cfg.period_store)
+                                          : UINT64_MAX;
+    for (uint32_t i = 0; i < PES_RT_MAX_DEBUG_REGISTERS; i++)
+        s->wp[i].fd = -1;
+    s->wp_publisher = UINT32_MAX;
+}
+
+/* Loads and stores among records [from, to). */
+static void classify(const struct pes_record *from, const struct pes_record *to, uint64_t *loads,
+                     uint64_t *stores)
+{
+    uint64_t l = 0, st = 0;
+    for (const struct pes_record *r = from; r < to; r++) {
+        if (r->id >= PES_ID_CONTROL_FIRST)
+            continue;
+        struct pes_rt_site_info info = pes_rt_sites_get(r->id);
+        l += pes_kind_reads(info.kind) != 0;
+        st += pes_kind_writes(info.kind) != 0;
+    }
+    *loads = l;
+    *stores = st;
+}
+
+void pes_rt_sample_scan(struct pes_rt_thread *t)
+{
+    struct pes_rt_sampler *s = &t->s;
+    struct pes_record *cur = t->tls->cursor;
+    if (!s->scan || cur < s->scan)
+        return;
+    uint64_t l, st;
+    classify(s->scan, cur, &l, &st);
+    /* never below 1: the slow path is entered at the latest on the expiring access */
+    if (s->cd_load != UINT64_MAX)
+        s->cd_load = l < s->cd_load ? s->cd_load - l : 1;
+    if (s->cd_store != UINT64_MAX)
+        s->cd_store = st < s->cd_store ? s->cd_store - st : 1;
+    __atomic_store_n(&s->loads, s->loads + l, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->stores, s->stores + st, __ATOMIC_RELAXED);
+    s->scan = cur;
+}
+
+uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t)
+{
+    const struct pes_rt_sampler *s = &t->s;
+    uint64_t l = 0, st = 0;
+    struct pes_record *cur = t->tls->cursor;
+    if (s->scan && cur >= s->scan)
+        classify(s->scan, cur, &l, &st);
+    return s->loads + s->stores + l + st;
+}
+
+uint64_t pes_rt_sample_room(const struct pes_rt_thread *t)
+{
+    uint64_t m = t->s.cd_load < t->s.cd_store ? t->s.cd_load : t->s.cd_store;
+    return m ? m - 1 : 0;
+}
+
+void pes_rt_sample_wake(struct pes_rt_thread *t)
+{
+    __atomic_store_n(&t->s.wake, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    /* its next instrumented access takes the slow path; see pes_rt_buffer_set_limit */
+    __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+}
+
+static int expire(uint64_t *cd, uint64_t period, uint64_t *rng)
+{
+    if (*cd == UINT64_MAX)
+        return 0;
+    if (--*cd)
+        return 0;
+    *cd = pes_rt_next_period(rng, period);
+    return 1;
+}
+
+void pes_rt_sample_access(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
+                          uint64_t ip)
+{
+    struct pes_rt_sampler *s = &t->s;
+    if (__atomic_exchange_n(&s->wake, 0, __ATOMIC_SEQ_CST) &&
+        (pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED))
+        pes_rt_reuse_sync(t);
+    if (id >= PES_ID_CONTROL_FIRST)
+        return;
+    struct pes_rt_site_info info = pes_rt_sites_get(id);
+    int r = pes_kind_reads(info.kind) != 0, w = pes_kind_writes(info.kind) != 0;
+    if (!r && !w)
+        return;
+    __atomic_store_n(&s->loads, s->loads + (uint64_t)r, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->stores, s->stores + (uint64_t)w, __ATOMIC_RELAXED);
+    int hit = 0;
+    if (r)
+        hit |= expire(&s->cd_load, pes_rt.cfg.period_load, &s->rng);
+    if (w)
+        hit |= expire(&s->cd_store, pes_rt.cfg.period_store, &s->rng);
+    if (!hit)
+        return;
+
+    struct pes_event ev;
+    pes_rt_event_init(&ev, PES_EV_SAMPLE, t);
+    ev.flags = w ? PES_EVF_WRITE : 0;
+    uint32_t size = info.size ? info.size : extra;
+    ev.size = (uint16_t)(size > UINT16_MAX ? UINT16_MAX : size);
+    ev.site = id;
+    ev.addr = addr;
+    ev.ip = ip;
+    ev.loads = s->loads;
+    ev.stores = s->stores;
+    s->samples++;
+    s->prev_sample_ns = s->cur_sample_ns;
+    s->cur_sample_ns = ev.time;
+    pes_rt_events_add(t, &ev);
+    switch (pes_rt.cfg.mode) {
+    case PES_RT_MODE_REUSE:
+    case PES_RT_MODE_REUSE_SHARED:
+        pes_rt_reuse_sample(t, &ev);
+        break;
+    case PES_RT_MODE_COMM:
+        pes_rt_comm_sample(t, &ev);
+        break;
+    default:
+        break;
+    }
+    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
+        pes_rt_events_flush(t, 0);
+}
+
+void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
+{
+    struct pes_rt_sampler *s = &t->s;
+    if (!from_signal)
+        pes_rt_sample_scan(t);
+    struct pes_event ev;
+    pes_rt_event_init(&ev, PES_EV_TOTALS, t);
+    ev.loads = s->loads;
+    ev.stores = s->stores;
+    ev.aux = s->samples;
+    if (s->lost) {
+        struct pes_event lost;
+        pes_rt_event_init(&lost, PES_EV_LOST, t);
+        lost.aux = s->lost;
+        if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) + 2 > PES_RT_EVCAP && !from_signal)
+            pes_rt_events_flush(t, 0);
+        pes_rt_events_add(t, &lost);
+    }
+    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) + 1 > PES_RT_EVCAP && !from_signal)
+        pes_rt_events_flush(t, 0);
+    pes_rt_events_add(t, &ev);
+    pes_rt_events_flush(t, from_signal);
+}

@@ -1,0 +1,216 @@
+/* rt_watch.c — debug-register watchpoints of the calling thread:
+ * perf_event_open(PERF_TYPE_BREAKPOINT) opened lazily (x86 has 4 per thread;
+ * the 5th gives ENOSPC), re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
+ * delivering a synchronous SIGTRAP (attr.sigtrap, which needs remove_on_exec)
+ * whose si_perf_data is our sig_data: magic | register | generation. x86 data
+ * breakpoints trap after the access. The handler runs on a per-thread
+ * sigaltstack (frames on the normal stack could hit a watched stack address),
+ * never reads watched memory, takes no lock and does not allocate. A SIGTRAP
+ * that is not ours goes to the handler the application had (or installs later:
+ * every arm re-checks the disposition). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+#define ALTSTACK_SIZE (64 * 1024)
+
+static struct sigaction previous;   /* the application's SIGTRAP disposition */
+static int installed;
+static void on_trap(int sig, siginfo_t *si, void *uc);
+
+uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size)
+{
+    for (uint32_t len = 8; len > 1; len /= 2)
+        if (len <= size && addr % len == 0)
+            return len;
+    return 1;
+}
+
+/* glibc's siginfo_t has no si_perf_data: it follows si_addr (kernel layout). */
+static uint64_t perf_data(const siginfo_t *si)
+{
+    unsigned long d;
+    memcpy(&d, (const char *)si + offsetof(siginfo_t, si_addr) + sizeof(void *), sizeof d);
+    return d;
+}
+
+static void take_over(void)
+{
+    struct sigaction sa, cur;
+    if (sigaction(SIGTRAP, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_sigaction == on_trap)
+        return;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTRAP, &sa, &cur) == 0)
+        previous = cur;
+}
+
+int pes_rt_watch_install(void)
+{
+    take_over();
+    installed = 1;
+    return 0;
+}
+
+void pes_rt_watch_thread_init(struct pes_rt_thread *t)
+{
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+        return;   /* the application's own alternate stack serves */
+    void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE);
+        return;
+    }
+    t->s.altstack = p;
+}
+
+static void fill_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len, int rw, uint64_t data,
+                      int disabled)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = PERF_TYPE_BREAKPOINT;
+    a->bp_type = rw ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
+    a->bp_addr = addr;
+    a->bp_len = len;
+    a->sample_period = 1;
+    a->sigtrap = 1;
+    a->remove_on_exec = 1;
+    a->sig_data = data;
+    a->exclude_kernel = 1;
+    a->exclude_hv = 1;
+    a->disabled = disabled ? 1 : 0;
+}
+
+int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_t len, int rw,
+                     uint32_t gen)
+{
+    struct pes_rt_wp *w = &t->s.wp[i];
+    struct perf_event_attr a;
+    fill_attr(&a, addr, len, rw, pes_rt_sigdata(i, gen), 0);
+    take_over();
+    /* the type (W vs RW) cannot be modified on all kernels: reopen then */
+    if (w->fd >= 0 && w->rw != rw) {
+        close(w->fd);
+        w->fd = -1;
+    }
+    if (w->fd < 0) {
+        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            w->armed = 0;
+            return -1;
+        }
+        w->fd = fd;
+    } else if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0) {
+        w->armed = 0;
+        return -1;
+    }
+    w->armed = 1;
+    w->addr = addr;
+    w->len = len;
+    w->rw = rw;
+    w->gen = gen;
+    return 0;
+}
+
+/* Async-signal-safe (one ioctl). */
+void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i)
+{
+    struct pes_rt_wp *w = &t->s.wp[i];
+    if (w->fd < 0 || !w->armed)
+        return;
+    struct perf_event_attr a;
+    fill_attr(&a, w->addr, w->len, w->rw, pes_rt_sigdata(i, w->gen), 1);
+    if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0)
+        ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);
+    w->armed = 0;
+}
+
+void pes_rt_watch_thread_exit(struct pes_rt_thread *t)
+{
+    for (uint32_t i = 0; i < PES_RT_MAX_DEBUG_REGISTERS; i++) {
+        struct pes_rt_wp *w = &t->s.wp[i];
+        if (w->fd >= 0) {
+            close(w->fd);
+            w->fd = -1;
+            w->armed = 0;
+        }
+    }
+    if (t->s.altstack) {
+        stack_t ss = {.ss_flags = SS_DISABLE};
+        stack_t cur;
+        if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->s.altstack && sigaltstack(&ss, NULL) == 0)
+            munmap(t->s.altstack, ALTSTACK_SIZE);
+        t->s.altstack = NULL;
+    }
+}
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction prev = previous;
+    if (prev.sa_flags & SA_SIGINFO) {
+        if (prev.sa_sigaction)
+            prev.sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (prev.sa_handler == SIG_IGN)
+        return;
+    if (prev.sa_handler != SIG_DFL) {
+        prev.sa_handler(sig);
+        return;
+    }
+    /* default action (terminate with a core): what the program would have got */
+    signal(SIGTRAP, SIG_DFL);
+    raise(SIGTRAP);
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+    uint64_t d = si->si_code == TRAP_PERF ? perf_data(si) : 0;
+    if (d >> 48 != PES_RT_SIGDATA_MAGIC) {
+        chain(sig, si, ucv);
+        return;
+    }
+    int saved = errno;
+    uint32_t reg = (uint32_t)(d >> 32) & 0xff, gen = (uint32_t)d;
+    struct pes_rt_thread *t = pes_rt_thread_self();
+    if (t && reg < PES_RT_MAX_DEBUG_REGISTERS) {
+        t->s.traps++;
+        ucontext_t *uc = ucv;
+        uint64_t ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+        int disarm = 1;
+        if (t->s.in_runtime) {
+            t->s.ignored_traps++;   /* the runtime touched it, not the program */
+            disarm = 0;
+        } else if (!__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
+            if (pes_rt.cfg.mode == PES_RT_MODE_COMM)
+                pes_rt_comm_trap(t, reg, gen, ip, &disarm);
+            else
+                pes_rt_reuse_trap(t, reg, gen, ip, &disarm);
+        }
+        if (disarm)
+            pes_rt_watch_disarm(t, reg);
+    }
+    errno = saved;
+}

@@ -1,0 +1,307 @@
+/* samp_prog — a hand-instrumented program (the rt_abi inline sequence after
+ * real accesses, no LLVM pass) whose reuse, invalidation and communication
+ * events are known by construction. Scenarios (argv[1]):
+ *   reuse K R         R rounds of: load a[i], store b[i] for i < K: every access
+ *                     is re-touched after exactly 2K accesses
+ *   stream N          N loads of distinct words: no reuse
+ *   pair F S          thread A does F (r|w) on x; then thread B S (r|w) on x;
+ *                     then A loads x again (Table 6.2)
+ *   triple F S        three threads on sockets 0,1,0 (--sockets 2): T0 does F on
+ *                     x, then T2 S on x; then T0 loads y, T1 does S on y, T0
+ *                     loads y again (Table 6.3: all three columns)
+ *   comm false|true|none R
+ *                     two threads store alternately, R rounds: adjacent words of
+ *                     one line, the same word, or different lines
+ *   threads T K R     T threads each run `reuse K R` on private arrays
+ *   exit-watched T    threads sample and exit while others still watch; main goes on
+ *   fork K R          reuse, fork (child: reuse then exec /bin/echo), reuse again
+ *   sigtrap K R       installs its own SIGTRAP handler, raises SIGTRAP around reuse
+ * Prints fixed lines; exits 0. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pes_rt_inline.h"
+
+static uint32_t id_base;
+static const char strtab[] = "samp_prog.c\0f\0";
+static const struct pes_rt_site sites[2] = {
+    {1, 1, PES_KIND_LOAD, 0, 8, 0, 0, 12},
+    {2, 1, PES_KIND_STORE, 0, 8, 0, 0, 12},
+};
+static const struct pes_rt_bb bbs[1] = {{12, 12, 2, 0, {0}}};
+static struct pes_rt_module mod = {PES_RT_ABI_VERSION, 2, 1, sizeof strtab, sites, bbs, strtab,
+                                   "samp_prog.c", &id_base};
+
+__attribute__((constructor(PES_RT_CTOR_PRIORITY))) static void register_module(void)
+{
+    __pes_register_module(&mod);
+}
+
+/* The access first, then its record (the compiler may not swap them). */
+static inline long load(volatile long *p)
+{
+    long v = *p;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    PES_TEST_RECORD((uintptr_t)p, id_base + 0, 0);
+    return v;
+}
+static inline void store(volatile long *p, long v)
+{
+    *p = v;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    PES_TEST_RECORD((uintptr_t)p, id_base + 1, 0);
+}
+
+/* A basic-block record: takes the slow path when another thread asked for it
+ * (new watch slots) without being an access, so it is never sampled. */
+static inline void sync_point(void)
+{
+    PES_TEST_RECORD(0, id_base + 2, 0);
+}
+
+static int keep_arrays;   /* threads: freed memory reused by another thread is a real invalidation */
+
+static long reuse(long k, long rounds)
+{
+    volatile long *a = calloc((size_t)k, sizeof(long));
+    volatile long *b = calloc((size_t)k, sizeof(long));
+    long sum = 0;
+    if (!a || !b)
+        exit(3);
+    for (long r = 0; r < rounds; r++)
+        for (long i = 0; i < k; i++) {
+            sum += load(&a[i]);
+            store(&b[i], r);
+        }
+    if (!keep_arrays) {
+        free((void *)a);
+        free((void *)b);
+    }
+    return sum;
+}
+
+static pthread_barrier_t bar;
+static struct {
+    _Alignas(64) long x[8];
+    _Alignas(64) long y[8];
+    _Alignas(64) long other[8];
+} shared;
+
+static void access_(int kind, volatile long *p)
+{
+    if (kind == 'w')
+        store(p, 1);
+    else
+        load(p);
+}
+
+static int first_kind, second_kind;
+
+static void *pair_b(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&bar);   /* A sampled x */
+    sync_point();                 /* arms B's watchpoints (W on x) */
+    access_(second_kind, &shared.x[0]);
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar);   /* A done */
+    return NULL;
+}
+
+static void pair(void)
+{
+    pthread_t b;
+    pthread_barrier_init(&bar, NULL, 2);
+    pthread_create(&b, NULL, pair_b, NULL);
+    access_(first_kind, &shared.x[0]);   /* A: thread index 0, sampled (period 1) */
+    pthread_barrier_wait(&bar);
+    pthread_barrier_wait(&bar);          /* B accessed x */
+    load(&shared.x[0]);                  /* reuse unless B wrote x */
+    pthread_barrier_wait(&bar);
+    pthread_join(b, NULL);
+}
+
+/* triple: thread index k = order of first access (enforced by barriers) */
+static void *triple_t(void *arg)
+{
+    long k = (long)arg;
+    for (long step = 0; step < 3; step++) {
+        if (step == k) {
+            if (k == 0) {
+                access_(first_kind, &shared.x[0]);
+            } else if (k == 1) {
+                sync_point();
+            } else {
+                sync_point();
+                access_(second_kind, &shared.x[0]);   /* same socket as T0 */
+            }
+        }
+        pthread_barrier_wait(&bar);
+    }
+    /* other socket: T0 loads y, then T1 does S on y */
+    if (k == 0)
+        load(&shared.y[0]);
+    pthread_barrier_wait(&bar);
+    if (k == 1) {
+        sync_point();
+        access_(second_kind, &shared.y[0]);
+    }
+    pthread_barrier_wait(&bar);
+    if (k == 0)
+        load(&shared.y[0]);   /* same core: never a shared-cache reuse */
+    pthread_barrier_wait(&bar);
+    return NULL;
+}
+
+static void triple(void)
+{
+    pthread_t t[3];
+    pthread_barrier_init(&bar, NULL, 3);
+    for (long k = 0; k < 3; k++)
+        pthread_create(&t[k], NULL, triple_t, (void *)k);
+    for (int k = 0; k < 3; k++)
+        pthread_join(t[k], NULL);
+}
+
+static int comm_kind;   /* 'f' false, 't' true, 'n' none */
+static long comm_rounds;
+static int turn;
+
+static void *comm_t(void *arg)
+{
+    long k = (long)arg;
+    volatile long *mine = &shared.x[0];
+    if (k == 1)
+        mine = comm_kind == 'f' ? &shared.x[1] : comm_kind == 't' ? &shared.x[0] : &shared.other[0];
+    for (long r = 0; r < comm_rounds; r++) {
+        /* bounded spin on an uninstrumented flag: strict alternation */
+        for (long spin = 0; __atomic_load_n(&turn, __ATOMIC_ACQUIRE) != k; spin++) {
+            if (spin > 2000000000L)
+                exit(4);
+            sched_yield();
+        }
+        store(mine, r);
+        __atomic_store_n(&turn, (int)(1 - k), __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void comm(void)
+{
+    pthread_t t[2];
+    for (long k = 0; k < 2; k++)
+        pthread_create(&t[k], NULL, comm_t, (void *)k);
+    for (int k = 0; k < 2; k++)
+        pthread_join(t[k], NULL);
+}
+
+static long tk, tr;
+static void *reuse_t(void *arg)
+{
+    (void)arg;
+    reuse(tk, tr);
+    return NULL;
+}
+
+static void *exit_t(void *arg)
+{
+    long k = (long)arg;
+    volatile long *mine = calloc(64, sizeof(long));
+    long stackvar[16] = {0};
+    for (int r = 0; r < 200; r++)
+        for (int i = 0; i < 64; i++) {
+            load(&mine[i]);
+            store(&stackvar[i % 16], r);
+            load(&shared.x[(k + (unsigned)i) % 8]);
+        }
+    return (void *)mine;   /* exits while other threads may watch these addresses */
+}
+
+static void on_trap(int sig)
+{
+    (void)sig;
+    static const char msg[] = "samp_prog: own SIGTRAP handler\n";
+    ssize_t w = write(1, msg, sizeof msg - 1);
+    (void)w;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    const char *s = argv[1];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(s, "reuse") && argc == 4) {
+        reuse(atol(argv[2]), atol(argv[3]));
+    } else if (!strcmp(s, "stream") && argc == 3) {
+        long n = atol(argv[2]);
+        volatile long *a = calloc((size_t)n, sizeof(long));
+        for (long i = 0; a && i < n; i++)
+            load(&a[i]);
+    } else if ((!strcmp(s, "pair") || !strcmp(s, "triple")) && argc == 4) {
+        first_kind = argv[2][0];
+        second_kind = argv[3][0];
+        if (!strcmp(s, "pair"))
+            pair();
+        else
+            triple();
+    } else if (!strcmp(s, "comm") && argc == 4) {
+        comm_kind = argv[2][0];
+        comm_rounds = atol(argv[3]);
+        comm();
+    } else if (!strcmp(s, "threads") && argc == 5) {
+        int n = atoi(argv[2]);
+        tk = atol(argv[3]);
+        tr = atol(argv[4]);
+        keep_arrays = 1;
+        pthread_t t[64];
+        for (int i = 0; i < n && i < 64; i++)
+            pthread_create(&t[i], NULL, reuse_t, NULL);
+        for (int i = 0; i < n && i < 64; i++)
+            pthread_join(t[i], NULL);
+    } else if (!strcmp(s, "exit-watched") && argc == 3) {
+        int n = atoi(argv[2]);
+        for (int round = 0; round < 4; round++) {
+            pthread_t t[64];
+            for (long i = 0; i < n && i < 64; i++)
+                pthread_create(&t[i], NULL, exit_t, (void *)i);
+            for (int i = 0; i < n && i < 64; i++) {
+                void *mem;
+                pthread_join(t[i], &mem);
+                free(mem);
+            }
+            reuse(100, 50);
+        }
+    } else if (!strcmp(s, "fork") && argc == 4) {
+        long k = atol(argv[2]), r = atol(argv[3]);
+        reuse(k, r);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            reuse(k, r);
+            execl("/bin/echo", "echo", "samp_prog: child exec", (char *)NULL);
+            _exit(5);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 6;
+        reuse(k, r);
+    } else if (!strcmp(s, "sigtrap") && argc == 4) {
+        signal(SIGTRAP, on_trap);
+        raise(SIGTRAP);
+        reuse(atol(argv[2]), atol(argv[3]));
+        raise(SIGTRAP);
+    } else {
+        return 2;
+    }
+    printf("samp_prog: %s done\n", s);
+    return 0;
+}

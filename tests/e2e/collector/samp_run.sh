@@ -1,0 +1,134 @@
+#!/bin/sh
+# samp_run.sh SCENARIO BIN_DIR TEST_BIN_DIR — one end-to-end scenario of the
+# sampling collector with the hand-instrumented samp_prog (see samp_prog.c);
+# expectations are checked by samp_check against what the scenario does by
+# construction.
+set -u
+scenario=$1
+bin=$2
+tbin=$3
+collect="$bin/pes-collect"
+prog="$tbin/samp_prog"
+check="$tbin/samp_check"
+work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-samp.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
+
+run() {
+    want=$1; shift
+    "$@" >out.txt 2>err.txt
+    got=$?
+    [ "$got" = "$want" ] || { cat err.txt >&2; fail "'$*' exited $got, expected $want"; }
+}
+ck() { "$check" s.zst "$@" || fail "check $*"; }
+done_line() { [ "$(cat out.txt)" = "samp_prog: $1 done" ] || fail "stdout: $(cat out.txt)"; }
+
+case "$scenario" in
+reuse-exact)
+    # K = 50: every access re-touched after exactly 2K = 100 accesses
+    run 0 "$collect" --mode reuse --period 997 --seed 7 -q -o s.zst "$prog" reuse 50 2000
+    done_line reuse
+    ck 'reuse>=20' distance=100 invalidation=0 totals=0:100000:100000 config=mode=reuse \
+       config=period_load=997
+    # one debug register, loads only
+    run 0 "$collect" --mode reuse --period load=301,store=0 --debug-registers 1 -q -o s.zst --force \
+        "$prog" reuse 64 500
+    ck 'reuse>=20' distance=128 invalidation=0 totals=0:32000:32000 config=debug_registers=1
+    ;;
+no-reuse)
+    run 0 "$collect" --mode reuse --period 101 -q -o s.zst "$prog" stream 200000
+    ck 'sample>=1000' reuse=0 invalidation=0 totals=0:200000:0
+    ;;
+samples)
+    # samples only, and both traces from one run
+    run 0 "$collect" --mode samples --full --period 1000 -q -o s.zst --full-output f.zst "$prog" reuse 100 100
+    done_line reuse
+    ck 'sample>=18' reuse=0 totals=0:10000:10000 config=mode=samples
+    [ -s f.zst ] || fail "no full trace"
+    "$bin/pes-dump" --limit 5 f.zst >/dev/null || fail "full trace unreadable"
+    ;;
+pair-rr|pair-wr)
+    f=$(echo "$scenario" | cut -c6)
+    run 0 "$collect" --mode reuse --period 1 -q -o s.zst "$prog" pair "$f" r
+    ck reuse=1 reuse-pair=0,0 distance=1 invalidation=0
+    ;;
+pair-rw|pair-ww)
+    f=$(echo "$scenario" | cut -c6)
+    run 0 "$collect" --mode reuse --period 1 -q -o s.zst "$prog" pair "$f" w
+    ck reuse=0 invalidation=1 inval-pair=0,1
+    ;;
+triple-rr|triple-wr|triple-rw|triple-ww)
+    f=$(echo "$scenario" | cut -c8); s=$(echo "$scenario" | cut -c9)
+    run 0 "$collect" --mode reuse-shared --sockets 2 --period 1 -q -o s.zst "$prog" triple "$f" "$s"
+    # same socket: reuse (T0 -> T2); other socket: invalidation only for a write (T0 -> T1);
+    # same core: nothing
+    if [ "$s" = w ]; then inv=1; else inv=0; fi
+    ck reuse=1 reuse-pair=0,2 invalidation=$inv inval-pair=0,1 flags=shared config=sockets=2
+    ;;
+comm-false)
+    run 0 "$collect" --mode comm --period load=0,store=1 -q -o s.zst "$prog" comm false 400
+    ck 'comm>=20' comm-pair=0,1 flags=false
+    ;;
+comm-true)
+    run 0 "$collect" --mode comm --period load=0,store=1 -q -o s.zst "$prog" comm true 400
+    ck 'comm>=20' comm-pair=0,1 flags=true
+    ;;
+comm-none)
+    run 0 "$collect" --mode comm --period load=0,store=1 -q -o s.zst "$prog" comm none 400
+    ck comm=0 'sample>=800' config=debug_registers=4 config=watch_bytes=8 config=line_size=64
+    ;;
+threads16)
+    # more threads than cores and than debug registers
+    for m in reuse comm reuse-shared; do
+        run 0 "$collect" --mode $m --period 503 -q -o s.zst --force "$prog" threads 16 40 300
+        done_line threads
+        ck threads=16 'sample>=300'
+        if [ $m = reuse ]; then ck distance=80 invalidation=0; fi
+    done
+    ;;
+exit-watched)
+    run 0 "$collect" --mode reuse --period 97 -q -o s.zst "$prog" exit-watched 6
+    done_line exit-watched
+    ck 'threads>=25' 'sample>=100'
+    run 0 "$collect" --mode comm --period 97 -q -o s.zst --force "$prog" exit-watched 6
+    ck 'threads>=25'
+    ;;
+fork)
+    run 0 "$collect" --mode reuse --period 211 -q -o s.zst "$prog" fork 30 400
+    grep -q "samp_prog: child exec" out.txt || fail "child output lost"
+    grep -q "samp_prog: fork done" out.txt || fail "parent output lost"
+    # the child is not sampled: thread 0 has the parent's two reuse() calls only
+    ck distance=60 totals=0:24000:24000 threads=1
+    ;;
+sigtrap)
+    run 0 "$collect" --mode reuse --period 499 -q -o s.zst "$prog" sigtrap 40 1000
+    [ "$(grep -c 'own SIGTRAP handler' out.txt)" = 2 ] || fail "application handler: $(cat out.txt)"
+    ck 'reuse>=10' distance=80
+    ;;
+spatial)
+    run 0 "$collect" --mode reuse --granularity spatial --period 499 -q -o s.zst "$prog" reuse 50 1000
+    ck 'reuse>=10' flags=spatial config=granularity=spatial
+    ;;
+usage)
+    run 2 "$collect" --mode bogus "$prog" reuse 1 1
+    grep -q "^pes-collect: --mode: expected samples, reuse, reuse-shared or comm, got 'bogus'$" err.txt || fail "$(cat err.txt)"
+    run 2 "$collect" --mode reuse --period load=x "$prog" reuse 1 1
+    grep -q "^pes-collect: --period: expected N or load=N,store=M" err.txt || fail "$(cat err.txt)"
+    run 2 "$collect" --mode reuse --period load=0,store=0 "$prog" reuse 1 1
+    run 2 "$collect" --mode reuse --debug-registers 5 "$prog" reuse 1 1
+    run 2 "$collect" --mode reuse --backend pebs "$prog" reuse 1 1
+    grep -q "^pes-collect: --backend pebs: unavailable: " err.txt || fail "$(cat err.txt)"
+    run 2 "$collect" --mode reuse /bin/true
+    grep -q "not built with pes-clang and this machine has no usable PMU" err.txt || fail "$(cat err.txt)"
+    [ "$(wc -l <err.txt)" = 1 ] || fail "more than one line"
+    run 0 "$collect" --list-backends
+    grep -q "^pebs  unavailable: " out.txt || fail "$(cat out.txt)"
+    grep -q "^soft  available" out.txt || fail "$(cat out.txt)"
+    ;;
+*)
+    fail "unknown scenario"
+    ;;
+esac
+exit 0
