@@ -26,6 +26,7 @@ struct replay_options;
 struct replay_sampled_site {
     uint32_t site;
     uint64_t samples, reuses, invalidations, comm_true, comm_false;
+    char label[128];                 /* report_site_label */
 };
 
 struct replay_sampled_thread {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accuracy.h"
 #include "replay.h"
 
 static int fail(const struct pes_error *err) {
@@ -33,6 +34,8 @@ int main(int argc, char **argv) {
         pes_machine_print(&res.machine, stdout);
         return 0;
     }
+    /* sampled traces and --compare: accuracy.h */
+    if (o.compare || replay_is_sampled(o.trace)) return replay_accuracy_main(&o, &res.machine);
     res.line = o.line ? o.line : res.machine.level[0].line;
     for (uint32_t l = 1; l < res.machine.n_levels; l++)
         if (res.machine.level[l].line != res.line && !o.line)

@@ -173,6 +173,8 @@ static void check_cyclic(uint64_t m, size_t rounds) {
     /* the estimator is exact on the full stream: one last access per datum */
     double n_hat = pes_t2s_estimate_distinct((double)s.n, (double)b.n, b.never);
     assert_true(fabs(n_hat - (double)m) < 1e-9 * (double)m);
+    /* Kac: mean (time distance + 1) = M exactly */
+    assert_true(fabs(pes_t2s_estimate_distinct_kac(b.d, NULL, b.n) - (double)m) < 1e-9 * (double)m);
     struct pes_t2s *c = make(&b, n_hat);
     assert_true(fabs(pes_t2s_footprint(c, m - 1) - (double)(m - 1)) < 1e-9 * (double)m);
     assert_true(fabs(pes_t2s_expected(c, m - 1) - (double)(m - 1)) < 1e-9 * (double)m);
@@ -353,6 +355,14 @@ static void test_sampled_uses(void **state) {
     double sd = (double)s.n * sqrt(u * (1 - u) / n_samples);
     assert_true(fabs(n_hat - (double)s.m) <= 4 * sd);
 
+    /* Kac from the sampled reuses alone: X + 1 is about geometric with mean
+     * M, sd ~M; standard error M / sqrt(n), 4 sigma (end effects shorten a
+     * few reuses: O(M^2 / T) relative, 5 % here, added). */
+    double n_kac = pes_t2s_estimate_distinct_kac(smp.d, NULL, smp.n);
+    print_message("N kac = %.0f\n", n_kac);
+    assert_true(fabs(n_kac - (double)m) <= 4 * (double)m / sqrt((double)smp.n) + 0.05 * (double)m);
+    /* the never-reused weight implied by N matches the count */
+    assert_true(fabs(pes_t2s_never_weight((double)s.m, (double)s.n, (double)full.n) - full.never) < 1e-6 * full.never);
     struct pes_t2s *cf = make(&full, (double)s.m), *cs = make(&smp, n_hat);
     struct pes_t2s_hist hf = {{0}}, hs = {{0}};
     assert_int_equal(pes_t2s_convert(cf, &hf, NULL), 0);

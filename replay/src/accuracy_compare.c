@@ -1,0 +1,128 @@
+/*
+ * accuracy_compare.c — a sampled result against the ground truth of the same
+ * execution (metrics of compare.h; which truth each sampled quantity is held
+ * against is listed in docs/accuracy.md).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+
+static double hist_s(const double *sampled, const uint64_t *truth) {
+    double t[PES_RT_BINS], any = 0;
+    for (size_t i = 0; i < PES_RT_BINS; i++) {
+        t[i] = (double)truth[i];
+        any += sampled[i];
+    }
+    return any > 0 ? pes_cmp_similarity(sampled, t, PES_RT_BINS) : NAN;
+}
+
+static double ratio(double part, double rest) { return part + rest > 0 ? part / (part + rest) : NAN; }
+
+/* Site table of the truth: value(site) for ids 0..max_site-1 and the pooled id. */
+typedef double (*site_value_fn)(const struct replay_truth *t, int scope, uint32_t site);
+
+static double rt_invalidations(const struct replay_truth *t, int scope, uint32_t site) {
+    const struct pes_rt_counts *c = pes_rt_site(t->rt, (enum pes_rt_scope)scope, site);
+    return c ? (double)c->invalidations : 0;
+}
+
+static double sim_coherence(const struct replay_truth *t, int scope, uint32_t site) {
+    (void)scope;
+    const struct pes_sim_stats *s = pes_sim_site(t->sim, site);
+    return s ? (double)(s->coh_true + s->coh_false) : 0;
+}
+
+static int topk(const struct replay_sampled *s, const struct replay_truth *t, int scope, site_value_fn fn,
+                uint32_t k, struct pes_cmp_topk *out, struct pes_error *err) {
+    size_t nf = (size_t)t->max_site + 1;
+    struct pes_cmp_site *full = calloc(nf, sizeof *full), *smp = calloc(s->n_sites ? s->n_sites : 1, sizeof *smp);
+    int rc = -1;
+    if (!full || !smp) {
+        err->code = PES_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < t->max_site; i++) full[i] = (struct pes_cmp_site){i, fn(t, scope, i)};
+    full[t->max_site] = (struct pes_cmp_site){UINT32_MAX, fn(t, scope, UINT32_MAX)};
+    for (size_t i = 0; i < s->n_sites; i++)
+        smp[i] = (struct pes_cmp_site){s->sites[i].site, (double)s->sites[i].invalidations};
+    rc = pes_cmp_topk(full, nf, smp, s->n_sites, k, out, err);
+out:
+    free(full);
+    free(smp);
+    return rc;
+}
+
+int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,
+                            struct replay_accuracy *a, struct pes_error *err) {
+    memset(a, 0, sizeof *a);
+    a->same_execution = s->pid && s->pid == t->pid && s->start_ticks == t->start_ticks;
+    a->top_k = top_k;
+    a->samples = s->samples;
+    const struct pes_rt_stats *intra = pes_rt_totals(t->rt, PES_RT_INTRA);
+    const struct pes_rt_stats *shared = pes_rt_totals(t->rt, PES_RT_SHARED);
+    /* line-granularity collection (granularity=spatial) is held against rt_truth's line reuses */
+    if (s->spatial) {
+        a->s_intra = hist_s(s->spatial_hist[0], intra->line.bin);
+        a->s_shared = hist_s(s->spatial_hist[1], shared->line.bin);
+    } else {
+        a->s_intra = hist_s(s->temporal[0], intra->temporal.bin);
+        a->s_shared = hist_s(s->temporal[1], shared->temporal.bin);
+    }
+    double any = 0;
+    for (size_t i = 0; i < PES_RT_BINS; i++) any += s->stack[i];
+    a->s_stack = any > 0 ? pes_cmp_similarity(s->stack, t->stack, PES_RT_BINS) : NAN;
+
+    int scope = strcmp(s->mode, "reuse-shared") == 0 ? 1 : 0;
+    const struct pes_rt_stats *st = scope ? shared : intra;
+    a->decided = s->reuses[scope] + s->invalidations[scope];
+    a->inval_ratio_sampled = ratio((double)s->invalidations[scope], (double)s->reuses[scope]);
+    a->inval_ratio_true = s->spatial ? ratio((double)st->n.line_invalidations, (double)st->n.line_reuses)
+                                     : ratio((double)st->n.invalidations, (double)st->n.reuses);
+    a->inval_ratio_error = a->inval_ratio_sampled - a->inval_ratio_true;
+
+    uint32_t n = t->n_threads;
+    size_t cells = (size_t)n * n;
+    uint64_t *tt = calloc(cells, sizeof *tt), *tf = calloc(cells, sizeof *tf);
+    double *truth = calloc(cells, sizeof *truth), *est = calloc(cells, sizeof *est);
+    if (!tt || !tf || !truth || !est) {
+        free(tt), free(tf), free(truth), free(est);
+        err->code = PES_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return -1;
+    }
+    pes_sim_comm_symmetric(t->sim, PES_SIM_COMM_TRUE, 0, tt);
+    pes_sim_comm_symmetric(t->sim, PES_SIM_COMM_FALSE, 0, tf);
+    double true_false = 0, true_all = 0, est_false = 0, est_all = 0;
+    uint32_t ns = s->n_threads < n ? s->n_threads : n;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            size_t c = (size_t)i * n + j;
+            truth[c] = (double)(tt[c] + tf[c]);
+            true_false += (double)tf[c];
+            true_all += truth[c];
+            if (i < ns && j < ns) {
+                size_t sc = (size_t)i * s->n_threads + j;
+                est[c] = s->comm_true[sc] + s->comm_false[sc];
+                est_false += s->comm_false[sc];
+                est_all += est[c];
+            }
+        }
+    if (s->comm_events) {
+        pes_cmp_matrix(truth, est, cells, &a->comm);
+        a->false_fraction_sampled = est_all > 0 ? est_false / est_all : NAN;
+        a->false_fraction_true = true_all > 0 ? true_false / true_all : NAN;
+        a->split_error = pes_cmp_fraction_error(est_false, est_all, true_false, true_all);
+    } else {
+        a->comm.volume_error = a->comm.cell_error = NAN;
+        a->comm.total_true = true_all;
+        a->false_fraction_sampled = a->false_fraction_true = a->split_error = NAN;
+    }
+    free(tt), free(tf), free(truth), free(est);
+
+    if (topk(s, t, scope, rt_invalidations, top_k, &a->top_invalidations, err) < 0) return -1;
+    if (topk(s, t, scope, sim_coherence, top_k, &a->top_coherence, err) < 0) return -1;
+    return 0;
+}

@@ -1,0 +1,104 @@
+/*
+ * accuracy_truth.c — ground truth of a full trace for --compare: ReuseTracker's
+ * reuse / invalidation definitions (rt_truth.h), the cache + MESI simulation
+ * with one core per thread (mesi.h: coherence misses, invalidations caused,
+ * communication matrices) and the exact per-thread stack distances of every
+ * reuse at the access's start address (reuse_distance.h), in one pass.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "replay.h"
+#include "reuse_distance.h"
+
+struct truth_ctx {
+    struct replay_truth *t;
+    struct pes_reuse **stack;   /* per thread */
+};
+
+static int on_access(void *p, const struct replay_access *a, struct pes_error *err) {
+    struct truth_ctx *c = p;
+    struct replay_truth *t = c->t;
+    if (a->thread >= t->n_threads) {
+        err->code = PES_ERR_FORMAT;
+        snprintf(err->message, sizeof err->message,
+                 "record of thread %u, but the trace announces only %u threads", a->thread, t->n_threads);
+        return -1;
+    }
+    t->accesses++;
+    if (a->site != UINT32_MAX && a->site + 1 > t->max_site) t->max_site = a->site + 1;
+    if (pes_rt_access(t->rt, a->thread, a->addr, a->writes != 0, a->site, err) < 0) return -1;
+    struct pes_sim_access sa = {
+        .addr = a->addr, .size = a->size, .core = a->thread, .thread = a->thread,
+        .site = a->site, .is_read = a->reads, .is_write = a->writes,
+    };
+    if (pes_sim_access(t->sim, &sa, err) < 0) return -1;
+    uint64_t d;
+    if (pes_reuse_push(c->stack[a->thread], a->addr, &d) < 0) {
+        *err = *pes_reuse_error(c->stack[a->thread]);
+        return -1;
+    }
+    if (d != PES_REUSE_COLD) t->stack[pes_rt_bin(d)] += 1;
+    return 0;
+}
+
+int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets,
+                         struct replay_truth *t, struct pes_error *err) {
+    memset(t, 0, sizeof *t);
+    struct replay_input *in = replay_input_open(path, err);
+    if (!in) return -1;
+    int rc = -1;
+    uint32_t *socket = NULL;
+    struct truth_ctx c = {.t = t};
+    const struct pes_trace_info *info = replay_input_info(in);
+    if (!info) {
+        err->code = PES_ERR_FORMAT;
+        snprintf(err->message, sizeof err->message, "%s: --compare needs a full pes trace, not a text trace", path);
+        goto out;
+    }
+    t->pid = info->pid;
+    t->start_ticks = info->start_ticks;
+    uint32_t n = replay_input_threads(in);
+    if (n == 0 || n > PES_RT_MAX_THREADS) {
+        err->code = PES_ERR_ARG;
+        snprintf(err->message, sizeof err->message, "%s: %u threads; --compare supports 1..%u", path, n,
+                 PES_RT_MAX_THREADS);
+        goto out;
+    }
+    t->n_threads = n;
+    if (sockets == 0) sockets = 1;
+    if (sockets > n) sockets = n;
+    socket = calloc(n, sizeof *socket);
+    c.stack = calloc(n, sizeof *c.stack);
+    if (!socket || !c.stack) {
+        err->code = PES_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        goto out;
+    }
+    /* compact placement, as analysis_recorded.c */
+    for (uint32_t i = 0; i < n; i++) socket[i] = (uint32_t)((uint64_t)i * sockets / n);
+    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = socket, .line = 64};
+    if (!(t->rt = pes_rt_create(&rc_cfg, err))) goto out;
+    struct pes_sim_config sc = {.machine = m, .n_cores = n, .core_socket = socket, .n_threads = n};
+    if (!(t->sim = pes_sim_create(&sc, err))) goto out;
+    struct pes_reuse_options ro = {.granule = 1};
+    for (uint32_t i = 0; i < n; i++)
+        if (!(c.stack[i] = pes_reuse_create(&ro, err))) goto out;
+    rc = replay_input_scan(in, on_access, NULL, &c, err);
+out:
+    if (c.stack)
+        for (uint32_t i = 0; i < t->n_threads; i++) pes_reuse_destroy(c.stack[i]);
+    free(c.stack);
+    free(socket);
+    replay_input_close(in);
+    if (rc < 0) replay_truth_free(t);
+    return rc;
+}
+
+void replay_truth_free(struct replay_truth *t) {
+    if (t->rt) pes_rt_destroy(t->rt);
+    if (t->sim) pes_sim_destroy(t->sim);
+    t->rt = NULL;
+    t->sim = NULL;
+}

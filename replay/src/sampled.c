@@ -1,0 +1,325 @@
+/*
+ * sampled.c — analyses of a sampled trace (PES_TRACE_SAMPLED): time-distance
+ * histograms of reuses (intra-thread and shared cache; temporal and line), the
+ * intra-thread histogram converted to stack distances (time_to_stack.h),
+ * invalidation counts, ComDetective communication matrices with its volume
+ * scaling, and per-site counts.
+ *
+ * Event conventions (collector/src/runtime/rt_reuse.c, rt_comm.c):
+ *  REUSE / INVALIDATION: thread = the sampling thread (owner of the use),
+ *    other_thread = the thread whose access trapped, site = the use's site,
+ *    distance = time distance (accesses strictly between); SHARED_CACHE flag in
+ *    reuse-shared mode; SPATIAL when the collector watched whole lines.
+ *  COMM: thread = detecting thread, other_thread = publisher; aux 0 = found at
+ *    a sample (volume += period), aux 1 = a watchpoint trap (volume += period
+ *    x L / (D x M), Dissertation §5.3.2).
+ *  TOTALS: the thread's final load and store counts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "report_util.h"
+
+#define MAX_DENSE_SITE (1u << 22)
+
+struct dist_list {
+    uint64_t *d;
+    size_t n, cap;
+};
+
+struct ctx {
+    struct replay_sampled *s;
+    struct dist_list *intra;          /* per thread: intra temporal time distances */
+    struct replay_sampled_site *dense; /* [MAX site + 1], last entry pools big ids */
+    size_t dense_n;
+};
+
+static int oom(struct pes_error *err) {
+    err->code = PES_ERR_NOMEM;
+    err->offset = 0;
+    snprintf(err->message, sizeof err->message, "out of memory");
+    return -1;
+}
+
+/* Value of `key` in the header's "key=value" lines, or NULL. */
+static const char *config_get(const char *config, const char *key, char *buf, size_t size) {
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            size_t vl = len - kl - 1 < size - 1 ? len - kl - 1 : size - 1;
+            memcpy(buf, p + kl + 1, vl);
+            buf[vl] = 0;
+            return buf;
+        }
+        p = end ? end + 1 : p + len;
+    }
+    return NULL;
+}
+
+static uint64_t config_u64(const char *config, const char *key, uint64_t def) {
+    char buf[64];
+    const char *v = config_get(config, key, buf, sizeof buf);
+    if (!v) return def;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return end != v ? (uint64_t)x : def;
+}
+
+static void read_config(struct replay_sampled *s, const char *config) {
+    char buf[32];
+    const char *mode = config_get(config, "mode", buf, sizeof buf);
+    snprintf(s->mode, sizeof s->mode, "%s", mode ? mode : "unknown");
+    uint64_t period = config_u64(config, "period", 0);
+    s->period_load = config_u64(config, "period_load", period);
+    s->period_store = config_u64(config, "period_store", period);
+    s->line = (uint32_t)config_u64(config, "line_size", 64);
+    s->debug_registers = (uint32_t)config_u64(config, "debug_registers", 4);
+    s->watch_bytes = (uint32_t)config_u64(config, "watch_bytes", 8);
+    s->sockets = (uint32_t)config_u64(config, "sockets", 0);
+    const char *g = config_get(config, "granularity", buf, sizeof buf);
+    s->spatial = g && strcmp(g, "spatial") == 0;
+    /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
+    double covered = (double)s->debug_registers * s->watch_bytes;
+    s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;
+}
+
+static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct pes_error *err) {
+    size_t i = site < MAX_DENSE_SITE ? site : MAX_DENSE_SITE;
+    if (i >= c->dense_n) {
+        size_t n = c->dense_n ? c->dense_n : 256;
+        while (n <= i) n *= 2;
+        if (n > MAX_DENSE_SITE + 1) n = MAX_DENSE_SITE + 1;
+        struct replay_sampled_site *d = realloc(c->dense, n * sizeof *d);
+        if (!d) {
+            oom(err);
+            return NULL;
+        }
+        memset(d + c->dense_n, 0, (n - c->dense_n) * sizeof *d);
+        for (size_t k = c->dense_n; k < n; k++) d[k].site = k == MAX_DENSE_SITE ? UINT32_MAX : (uint32_t)k;
+        c->dense = d;
+        c->dense_n = n;
+    }
+    return &c->dense[i];
+}
+
+static int push_dist(struct dist_list *l, uint64_t d) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        uint64_t *p = realloc(l->d, cap * sizeof *p);
+        if (!p) return -1;
+        l->d = p;
+        l->cap = cap;
+    }
+    l->d[l->n++] = d;
+    return 0;
+}
+
+static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t, uint32_t n) {
+    err->code = PES_ERR_FORMAT;
+    err->offset = off;
+    snprintf(err->message, sizeof err->message,
+             "%s: offset %llu: event of thread %u, but the trace announces %u threads", path,
+             (unsigned long long)off, t, n);
+    return -1;
+}
+
+static int on_event(struct ctx *c, const struct pes_event *e, const char *path, uint64_t off,
+                    struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    if (e->thread >= s->n_threads) return bad_thread(err, path, off, e->thread, s->n_threads);
+    struct replay_sampled_thread *t = &s->thread[e->thread];
+    int scope = (e->flags & PES_EVF_SHARED_CACHE) ? 1 : 0;
+    struct replay_sampled_site *site = NULL;
+    if (e->kind == PES_EV_SAMPLE || e->kind == PES_EV_REUSE || e->kind == PES_EV_INVALIDATION ||
+        e->kind == PES_EV_COMM) {
+        if (!(site = site_of(c, e->site, err))) return -1;
+        if (e->loads > t->loads || e->stores > t->stores) {
+            /* counters seen so far (TOTALS, if present, replaces them) */
+            if (e->loads + e->stores > t->loads + t->stores) {
+                t->loads = e->loads;
+                t->stores = e->stores;
+            }
+        }
+    }
+    switch (e->kind) {
+    case PES_EV_SAMPLE:
+        s->samples++;
+        t->samples++;
+        site->samples++;
+        break;
+    case PES_EV_REUSE:
+        s->reuses[scope]++;
+        t->reuses++;
+        site->reuses++;
+        if (e->flags & PES_EVF_SPATIAL) {
+            t->spatial++;
+            s->spatial_hist[scope][pes_rt_bin(e->distance)] += 1;
+        } else {
+            s->temporal[scope][pes_rt_bin(e->distance)] += 1;
+            if (scope == 0 && push_dist(&c->intra[e->thread], e->distance) < 0) return oom(err);
+        }
+        break;
+    case PES_EV_INVALIDATION:
+        s->invalidations[scope]++;
+        t->invalidations++;
+        site->invalidations++;
+        break;
+    case PES_EV_COMM: {
+        uint32_t o = e->other_thread;
+        if (o >= s->n_threads) return bad_thread(err, path, off, o, s->n_threads);
+        double period = (double)((e->flags & PES_EVF_WRITE) ? s->period_store : s->period_load);
+        if (period <= 0) period = (double)(s->period_store ? s->period_store : s->period_load);
+        double v = period * (e->aux == 1 ? s->trap_scale : 1.0);
+        int is_false = (e->flags & PES_EVF_FALSE_SHARING) != 0;
+        double *m = is_false ? s->comm_false : s->comm_true;
+        if (o != e->thread) {   /* ComDetective's matrix is symmetric, zero diagonal */
+            m[(size_t)e->thread * s->n_threads + o] += v;
+            m[(size_t)o * s->n_threads + e->thread] += v;
+        }
+        s->comm_events++;
+        t->comm++;
+        if (is_false) {
+            s->comm_false_events++;
+            site->comm_false++;
+        } else {
+            s->comm_true_events++;
+            site->comm_true++;
+        }
+        break;
+    }
+    case PES_EV_LOST:
+        s->lost += e->aux;
+        t->lost += e->aux;
+        break;
+    case PES_EV_THROTTLE: s->throttled += e->aux; break;
+    case PES_EV_DROPPED: s->dropped += e->aux; break;
+    case PES_EV_WATCH_EXPIRED: s->expired++; break;
+    case PES_EV_TOTALS:
+        t->loads = e->loads;
+        t->stores = e->stores;
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+/* Per-thread Shen conversion with the thread's own N-hat (Kac). */
+static int convert(struct ctx *c, struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    for (uint32_t i = 0; i < s->n_threads; i++) {
+        struct dist_list *l = &c->intra[i];
+        if (!l->n) continue;
+        struct replay_sampled_thread *t = &s->thread[i];
+        double n_hat = pes_t2s_estimate_distinct_kac(l->d, NULL, l->n);
+        t->n_distinct = n_hat;
+        double accesses = (double)(t->loads + t->stores);
+        struct pes_t2s_input in = {
+            .distance = l->d, .n = l->n, .n_distinct = n_hat,
+            .never = pes_t2s_never_weight(n_hat, accesses, (double)l->n),
+        };
+        struct pes_t2s_hist h = {{0}};
+        struct pes_t2s *conv = pes_t2s_create(&in, err);
+        if (!conv) return -1;
+        int rc = pes_t2s_convert(conv, &h, err);
+        pes_t2s_destroy(conv);
+        if (rc < 0) return -1;
+        for (size_t b = 0; b < PES_RT_BINS; b++) s->stack[b] += h.bin[b];
+    }
+    return 0;
+}
+
+int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pes_error *err) {
+    memset(s, 0, sizeof *s);
+    struct pes_trace_reader *r = pes_trace_reader_open(path, err);
+    if (!r) return -1;
+    struct ctx c = {.s = s};
+    int rc = -1;
+    if (pes_trace_reader_load_tables(r, err) < 0) goto out;
+    const struct pes_trace_info *info = pes_trace_reader_info(r);
+    if (info->kind != PES_TRACE_SAMPLED) {
+        err->code = PES_ERR_FORMAT;
+        snprintf(err->message, sizeof err->message, "%s: is a full trace; expected a sampled trace", path);
+        goto out;
+    }
+    read_config(s, info->config);
+    s->pid = info->pid;
+    s->start_ticks = info->start_ticks;
+    s->command = NULL;
+    s->n_threads = (uint32_t)pes_trace_reader_thread_count(r);
+    size_t n = s->n_threads ? s->n_threads : 1;
+    s->thread = calloc(n, sizeof *s->thread);
+    s->comm_true = calloc(n * n, sizeof *s->comm_true);
+    s->comm_false = calloc(n * n, sizeof *s->comm_false);
+    c.intra = calloc(n, sizeof *c.intra);
+    if (!s->thread || !s->comm_true || !s->comm_false || !c.intra) {
+        oom(err);
+        goto out;
+    }
+    struct pes_block b;
+    int k;
+    while ((k = pes_trace_reader_next(r, &b, err)) > 0) {
+        if (b.type != PES_BLOCK_EVENTS) continue;
+        for (size_t i = 0; i < b.n; i++)
+            if (on_event(&c, &b.events[i], path, b.file_offset, err) < 0) goto out;
+    }
+    if (k < 0) goto out;
+    if (convert(&c, err) < 0) goto out;
+    for (size_t i = 0; i < c.dense_n; i++) {
+        const struct replay_sampled_site *d = &c.dense[i];
+        if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) s->n_sites++;
+    }
+    s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
+    if (!s->sites) {
+        oom(err);
+        goto out;
+    }
+    s->n_sites = 0;
+    for (size_t i = 0; i < c.dense_n; i++) {
+        const struct replay_sampled_site *d = &c.dense[i];
+        if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) {
+            struct replay_sampled_site *o = &s->sites[s->n_sites++];
+            *o = *d;
+            report_site_label(o->label, sizeof o->label, pes_trace_reader_site(r, o->site), o->site);
+        }
+    }
+    rc = 0;
+out:
+    if (c.intra)
+        for (uint32_t i = 0; i < s->n_threads; i++) free(c.intra[i].d);
+    free(c.intra);
+    free(c.dense);
+    pes_trace_reader_close(r);
+    if (rc < 0) replay_sampled_free(s);
+    return rc;
+}
+
+void replay_sampled_free(struct replay_sampled *s) {
+    free(s->thread);
+    free(s->comm_true);
+    free(s->comm_false);
+    free(s->sites);
+    s->thread = NULL;
+    s->comm_true = s->comm_false = NULL;
+    s->sites = NULL;
+    s->n_sites = 0;
+}
+
+int replay_is_sampled(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char m[4] = {0};
+    size_t n = fread(m, 1, 4, f);
+    fclose(f);
+    uint32_t magic = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
+    if (n < 4 || (magic != 0xFD2FB528u && (magic & 0xFFFFFFF0u) != 0x184D2A50u)) return 0;
+    struct pes_error err = {0};
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    if (!r) return 0;
+    int sampled = pes_trace_reader_info(r)->kind == PES_TRACE_SAMPLED;
+    pes_trace_reader_close(r);
+    return sampled;
+}
