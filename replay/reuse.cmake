@@ -7,8 +7,9 @@ if(NOT TARGET pes_reuse)
     ${CMAKE_CURRENT_LIST_DIR}/src/reuse_distance.c
     ${CMAKE_CURRENT_LIST_DIR}/src/profiles.c
     ${CMAKE_CURRENT_LIST_DIR}/src/mimic.c)
-  # Only plain structs of trace.h and model.h are used (the histogram adapter
-  # fills struct pes_reuse_profile directly), so no link dependency.
+  # Only plain structs of model.h are used (the histogram adapter fills struct
+  # pes_reuse_profile directly); errors go through pes_trace's pes_error_set.
+  target_link_libraries(pes_reuse PUBLIC pes_trace)   # pes_error_set
   target_include_directories(pes_reuse PUBLIC
     ${CMAKE_CURRENT_LIST_DIR}/src
     ${CMAKE_CURRENT_LIST_DIR}/../trace/include

@@ -6,6 +6,7 @@ if(NOT TARGET pes_sim)
     ${PES_SIM_ROOT}/replay/src/cachesim.c
     ${PES_SIM_ROOT}/replay/src/mesi.c
     ${PES_SIM_ROOT}/replay/src/rt_truth.c)
+  target_link_libraries(pes_sim PUBLIC pes_trace)   # pes_error_set
   target_include_directories(pes_sim PUBLIC
     ${PES_SIM_ROOT}/replay/src
     ${PES_SIM_ROOT}/trace/include

@@ -22,15 +22,6 @@ struct pes_cache {
     unsigned page_lines_log2; /* 0: index by line number; else lines per page (log2) */
 };
 
-static void set_err(struct pes_error *err, int code, const char *msg)
-{
-    if (!err)
-        return;
-    err->code = code;
-    err->offset = 0;
-    snprintf(err->message, sizeof err->message, "%s", msg);
-}
-
 struct pes_cache *pes_cache_create(uint64_t size, uint32_t ways, uint32_t line,
                                    struct pes_error *err)
 {
@@ -38,19 +29,19 @@ struct pes_cache *pes_cache_create(uint64_t size, uint32_t ways, uint32_t line,
     if (line == 0 || (line & (line - 1)) != 0 || size < line) {
         snprintf(msg, sizeof msg, "cache: line size %u must be a power of two <= size %llu",
                  line, (unsigned long long)size);
-        set_err(err, PES_ERR_ARG, msg);
+        pes_error_set(err, PES_ERR_ARG, 0, "%s", msg);
         return NULL;
     }
     uint64_t w = ways ? ways : size / line;
     if (w > 65536 || size % ((uint64_t)line * w) != 0) {
         snprintf(msg, sizeof msg, "cache: size %llu is not a multiple of %u-byte lines x %llu ways",
                  (unsigned long long)size, line, (unsigned long long)w);
-        set_err(err, PES_ERR_ARG, msg);
+        pes_error_set(err, PES_ERR_ARG, 0, "%s", msg);
         return NULL;
     }
     struct pes_cache *c = calloc(1, sizeof *c);
     if (!c) {
-        set_err(err, PES_ERR_NOMEM, "cache: out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "cache: out of memory");
         return NULL;
     }
     c->ways = (uint32_t)w;
@@ -60,7 +51,7 @@ struct pes_cache *pes_cache_create(uint64_t size, uint32_t ways, uint32_t line,
     c->tags = malloc(c->sets * w * sizeof *c->tags);
     if (!c->tags) {
         free(c);
-        set_err(err, PES_ERR_NOMEM, "cache: out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "cache: out of memory");
         return NULL;
     }
     memset(c->tags, 0xff, c->sets * w * sizeof *c->tags);
@@ -201,7 +192,7 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
     char msg[200];
     if (!cfg || cfg->n_cores == 0 || cfg->n_sockets == 0 || !cfg->core_socket ||
         cfg->n_levels == 0 || cfg->n_levels > PES_MAX_LEVELS) {
-        set_err(err, PES_ERR_ARG, "cachesim: need >= 1 core, >= 1 socket, 1..4 cache levels");
+        pes_error_set(err, PES_ERR_ARG, 0, "%s", "cachesim: need >= 1 core, >= 1 socket, 1..4 cache levels");
         return NULL;
     }
     uint32_t np = 0;
@@ -210,19 +201,19 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
     for (uint32_t k = np; k < cfg->n_levels; k++) {
         if (!cfg->level[k].shared) {
             snprintf(msg, sizeof msg, "cachesim: private level L%u below a shared level", k + 1);
-            set_err(err, PES_ERR_ARG, msg);
+            pes_error_set(err, PES_ERR_ARG, 0, "%s", msg);
             return NULL;
         }
     }
     if (np == 0) {
-        set_err(err, PES_ERR_ARG, "cachesim: coherence needs at least one private cache level");
+        pes_error_set(err, PES_ERR_ARG, 0, "%s", "cachesim: coherence needs at least one private cache level");
         return NULL;
     }
     for (uint32_t k = 1; k < cfg->n_levels; k++) {
         if (cfg->level[k].line != cfg->level[0].line) {
             snprintf(msg, sizeof msg, "cachesim: L%u line %u differs from L1 line %u", k + 1,
                      cfg->level[k].line, cfg->level[0].line);
-            set_err(err, PES_ERR_ARG, msg);
+            pes_error_set(err, PES_ERR_ARG, 0, "%s", msg);
             return NULL;
         }
     }
@@ -230,7 +221,7 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
         if (cfg->core_socket[c] >= cfg->n_sockets) {
             snprintf(msg, sizeof msg, "cachesim: core %u mapped to socket %u of %u", c,
                      cfg->core_socket[c], cfg->n_sockets);
-            set_err(err, PES_ERR_ARG, msg);
+            pes_error_set(err, PES_ERR_ARG, 0, "%s", msg);
             return NULL;
         }
     }
@@ -267,7 +258,7 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
     return h;
 nomem:
     pes_hier_destroy(h);
-    set_err(err, PES_ERR_NOMEM, "cachesim: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "cachesim: out of memory");
     return NULL;
 }
 

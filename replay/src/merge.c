@@ -39,15 +39,6 @@ struct pes_merge {
     uint32_t heap_n;
 };
 
-static int set_error(struct pes_error *err, int code, const char *msg) {
-    if (err) {
-        err->code = code;
-        err->offset = 0;
-        snprintf(err->message, sizeof err->message, "%s", msg);
-    }
-    return -1;
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap : 1024;
@@ -72,7 +63,7 @@ static int load_block(struct pes_merge *m, struct thread_stream *s, struct pes_e
         if (b.n == 0) continue;
         size_t cap = s->blk_cap;
         if (grow((void **)&s->blk, &cap, b.n, sizeof *s->blk) < 0)
-            return set_error(err, PES_ERR_NOMEM, "merge: out of memory");
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
         s->blk_cap = cap;
         memcpy(s->blk, b.records, b.n * sizeof *s->blk);
         s->blk_n = b.n;
@@ -96,7 +87,7 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
         size_t cap = s->seg_cap;
         if (grow((void **)&s->seg, &cap, s->seg_n + 1, sizeof *s->seg) < 0 ||
             grow((void **)&s->seg_time, &s->seg_cap, s->seg_n + 1, sizeof *s->seg_time) < 0)
-            return set_error(err, PES_ERR_NOMEM, "merge: out of memory");
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
         const struct pes_record *r = &s->blk[s->blk_pos++];
         s->seg[s->seg_n++] = *r;
         found_mark = is_time_mark(r);
@@ -185,7 +176,7 @@ static int find_or_add_stream(struct pes_merge *m, uint32_t thread) {
 struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *err) {
     struct pes_merge *m = calloc(1, sizeof *m);
     if (!m) {
-        set_error(err, PES_ERR_NOMEM, "merge: out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
         return NULL;
     }
     m->reader = r;
@@ -211,7 +202,7 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     }
     return m;
 nomem:
-    set_error(err, PES_ERR_NOMEM, "merge: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
 fail:
     pes_merge_close(m);
     return NULL;

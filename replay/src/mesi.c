@@ -69,19 +69,6 @@ struct pes_sim {
     uint64_t *comm_core[2];
 };
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(struct pes_error *err, int code, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->code = code;
-    err->offset = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
 static inline uint64_t hash_line(uint64_t line, unsigned bits)
 {
     return (line * 0x9E3779B97F4A7C15ull) >> (64 - bits);
@@ -252,28 +239,28 @@ void pes_sim_destroy(struct pes_sim *s)
 struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_error *err)
 {
     if (!cfg || !cfg->machine) {
-        set_err(err, PES_ERR_ARG, "sim: no machine description");
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: no machine description");
         return NULL;
     }
     const struct pes_machine *m = cfg->machine;
     uint32_t n_cores = cfg->n_cores ? cfg->n_cores : m->sockets * m->cores_per_socket;
     if (n_cores == 0 || n_cores > PES_SIM_MAX_CORES) {
-        set_err(err, PES_ERR_ARG, "sim: %u cores, expected 1 .. %u", n_cores,
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: %u cores, expected 1 .. %u", n_cores,
                 PES_SIM_MAX_CORES);
         return NULL;
     }
     if (cfg->n_threads == 0 || cfg->n_threads > PES_SIM_MAX_THREADS) {
-        set_err(err, PES_ERR_ARG, "sim: %u threads, expected 1 .. %u", cfg->n_threads,
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: %u threads, expected 1 .. %u", cfg->n_threads,
                 PES_SIM_MAX_THREADS);
         return NULL;
     }
     if (!cfg->core_socket && m->cores_per_socket == 0) {
-        set_err(err, PES_ERR_ARG, "sim: machine has 0 cores per socket");
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: machine has 0 cores per socket");
         return NULL;
     }
     if (m->n_levels == 0 || m->n_levels > PES_MAX_LEVELS || m->level[0].line < 8 ||
         m->level[0].line > 4096 || (m->level[0].line & (m->level[0].line - 1))) {
-        set_err(err, PES_ERR_ARG, "sim: %u levels / line %u bytes (need 1..4, power of 2, 8..4096)",
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: %u levels / line %u bytes (need 1..4, power of 2, 8..4096)",
                 m->n_levels, m->level[0].line);
         return NULL;
     }
@@ -290,7 +277,7 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     for (uint32_t c = 0; c < n_cores; c++) {
         uint32_t so = cfg->core_socket ? cfg->core_socket[c] : c / m->cores_per_socket;
         if (so >= PES_SIM_MAX_SOCKETS) {
-            set_err(err, PES_ERR_ARG, "sim: core %u on socket %u (max 15)", c, so);
+            pes_error_set(err, PES_ERR_ARG, 0, "sim: core %u on socket %u (max 15)", c, so);
             pes_sim_destroy(s);
             return NULL;
         }
@@ -336,7 +323,7 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     return s;
 nomem:
     pes_sim_destroy(s);
-    set_err(err, PES_ERR_NOMEM, "sim: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
     return NULL;
 }
 
@@ -575,11 +562,11 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
 int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes_error *err)
 {
     if (a->core >= s->n_cores) {
-        set_err(err, PES_ERR_ARG, "sim: core %u out of range (%u cores)", a->core, s->n_cores);
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: core %u out of range (%u cores)", a->core, s->n_cores);
         return -1;
     }
     if (a->thread >= s->n_threads) {
-        set_err(err, PES_ERR_ARG, "sim: thread %u out of range (%u threads)", a->thread,
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: thread %u out of range (%u threads)", a->thread,
                 s->n_threads);
         return -1;
     }
@@ -605,7 +592,7 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     }
     return 0;
 nomem:
-    set_err(err, PES_ERR_NOMEM, "sim: out of memory (%llu lines in the directory)",             (unsigned long long)s->used);
+    pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory (%llu lines in the directory)",             (unsigned long long)s->used);
     return -1;
 }
 

@@ -9,19 +9,6 @@
 #define CURSOR_BUF 4096
 #define DEFAULT_OFFSET (UINT64_C(1) << 48)
 
-__attribute__((format(printf, 4, 5)))
-static void fill(struct pes_error *err, int code, uint64_t offset, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->code = code;
-    err->offset = offset;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
 /* ------------------------------------------------------------ array source */
 
 struct array_cursor {
@@ -33,7 +20,7 @@ static void *array_open(void *ctx, struct pes_error *err)
 {
     struct array_cursor *c = calloc(1, sizeof *c);
     if (!c) {
-        fill(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
         return NULL;
     }
     c->a = ctx;
@@ -111,7 +98,7 @@ static int classify(const struct pes_mimic_source *src, const struct pes_record 
         return REC_ACCESS;
     if ((*bb = src->bb(src->ctx, r->id)))
         return REC_BB;
-    fill(err, PES_ERR_FORMAT, index, "mimic: record %llu: id %u is neither a site nor a basic block",
+    pes_error_set(err, PES_ERR_FORMAT, index, "mimic: record %llu: id %u is neither a site nor a basic block",
          (unsigned long long)index, r->id);
     return -1;
 }
@@ -327,7 +314,7 @@ struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
     free(buf);
     return c;
 nomem:
-    fill(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
 fail:
     if (cur)
         src->close(cur);
@@ -463,7 +450,7 @@ static int choose_offset(struct run *r, struct pes_error *err)
         off = DEFAULT_OFFSET;
         if (c->has_private && c->max_private >= off) {
             if (c->max_private >= (UINT64_C(1) << 63)) {
-                fill(err, PES_ERR_ARG, 0, "mimic: private address 0x%llx leaves no room for core offsets",
+                pes_error_set(err, PES_ERR_ARG, 0, "mimic: private address 0x%llx leaves no room for core offsets",
                      (unsigned long long)c->max_private);
                 return -1;
             }
@@ -471,18 +458,18 @@ static int choose_offset(struct run *r, struct pes_error *err)
                 off <<= 1;
         }
     } else if (off % granule) {
-        fill(err, PES_ERR_ARG, 0, "mimic: offset 0x%llx is not a multiple of the %u-byte granule",
+        pes_error_set(err, PES_ERR_ARG, 0, "mimic: offset 0x%llx is not a multiple of the %u-byte granule",
              (unsigned long long)off, granule);
         return -1;
     } else if (c->has_private && c->max_private >= off) {
-        fill(err, PES_ERR_ARG, 0,
+        pes_error_set(err, PES_ERR_ARG, 0,
              "mimic: private address 0x%llx is not below the core offset 0x%llx",
              (unsigned long long)c->max_private, (unsigned long long)off);
         return -1;
     }
     unsigned __int128 top = (unsigned __int128)(r->n - 1) * off + (c->has_private ? c->max_private : 0);
     if (c->has_private && top > UINT64_MAX) {
-        fill(err, PES_ERR_ARG, 0, "mimic: %u cores x offset 0x%llx overflow 64-bit addresses",
+        pes_error_set(err, PES_ERR_ARG, 0, "mimic: %u cores x offset 0x%llx overflow 64-bit addresses",
              r->n, (unsigned long long)off);
         return -1;
     }
@@ -495,7 +482,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
                                    const struct pes_mimic_options *opt, struct pes_error *err)
 {
     if (!opt || opt->n_cores == 0) {
-        fill(err, PES_ERR_ARG, 0, "mimic: need at least one core");
+        pes_error_set(err, PES_ERR_ARG, 0, "mimic: need at least one core");
         return NULL;
     }
     struct run r = { .src = src, .counts = counts, .opt = opt, .n = opt->n_cores };
@@ -562,7 +549,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
     free(active);
     return prof;
 nomem:
-    fill(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
 fail:
     if (cs) {
         for (uint32_t i = 0; i < r.n; i++) {

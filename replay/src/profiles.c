@@ -22,24 +22,11 @@ struct pes_profiles {
     size_t n_rows, cap_rows;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void fill(struct pes_error *err, int code, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->code = code;
-    err->offset = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
 struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
                                          struct pes_error *err)
 {
     if (!opt || opt->n_streams == 0) {
-        fill(err, PES_ERR_ARG, "profiles: need at least one stream");
+        pes_error_set(err, PES_ERR_ARG, 0, "profiles: need at least one stream");
         return NULL;
     }
     struct pes_profiles *p = calloc(1, sizeof *p);
@@ -60,7 +47,7 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
         if (p->n_groups == 0)
             g = PES_PROFILES_NO_GROUP;
         if (g != PES_PROFILES_NO_GROUP && g >= p->n_groups) {
-            fill(err, PES_ERR_ARG, "profiles: stream %u mapped to unknown group %u", s, g);
+            pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u mapped to unknown group %u", s, g);
             pes_profiles_destroy(p);
             return NULL;
         }
@@ -91,7 +78,7 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     }
     return p;
 nomem:
-    fill(err, PES_ERR_NOMEM, "profiles: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
 fail:
     pes_profiles_destroy(p);
     return NULL;
@@ -197,7 +184,7 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
     if (crd)
         *crd = PES_REUSE_COLD;
     if (stream >= p->n_streams) {
-        fill(err, PES_ERR_ARG, "profiles: stream %u out of range (%u streams)", stream, p->n_streams);
+        pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream, p->n_streams);
         return -1;
     }
     if (size == 0)
@@ -210,7 +197,7 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
     uint32_t g = p->group_of[stream];
     struct pes_site_reuse *row = NULL;
     if (p->per_site && !(row = site_row(p, site))) {
-        fill(err, PES_ERR_NOMEM, "profiles: out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
         return -1;
     }
     for (uint64_t k = first;; k++) {

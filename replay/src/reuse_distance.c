@@ -39,15 +39,6 @@ struct pes_reuse {
     struct pes_error err;
 };
 
-static void set_err(struct pes_error *err, int code, const char *msg)
-{
-    if (!err)
-        return;
-    err->code = code;
-    err->offset = 0;
-    snprintf(err->message, sizeof err->message, "reuse distance: %s", msg);
-}
-
 static inline uint64_t hash_index(const struct pes_reuse *e, uint64_t key)
 {
     /* Fibonacci hashing of key/8 spreads blocks of 8 neighbouring keys over
@@ -133,18 +124,18 @@ struct pes_reuse *pes_reuse_create(const struct pes_reuse_options *opt, struct p
 {
     uint32_t granule = opt && opt->granule ? opt->granule : PES_REUSE_DEFAULT_GRANULE;
     if (granule & (granule - 1)) {
-        set_err(err, PES_ERR_ARG, "granule must be a power of two");
+        pes_error_set(err, PES_ERR_ARG, 0, "%s", "granule must be a power of two");
         return NULL;
     }
     uint64_t win = opt && opt->min_window ? opt->min_window : 65536;
     win = (win + 63) & ~UINT64_C(63);
     if (win > MAX_WINDOW) {
-        set_err(err, PES_ERR_ARG, "time window too large");
+        pes_error_set(err, PES_ERR_ARG, 0, "%s", "time window too large");
         return NULL;
     }
     struct pes_reuse *e = calloc(1, sizeof *e);
     if (!e) {
-        set_err(err, PES_ERR_NOMEM, "out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "out of memory");
         return NULL;
     }
     e->shift = (unsigned)__builtin_ctz(granule);
@@ -155,7 +146,7 @@ struct pes_reuse *pes_reuse_create(const struct pes_reuse_options *opt, struct p
         hb++;
     if (hash_alloc(e, hb) < 0 || axis_alloc(e, win) < 0) {
         pes_reuse_destroy(e);
-        set_err(err, PES_ERR_NOMEM, "out of memory");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "out of memory");
         return NULL;
     }
     memset(e->bits, 0, e->nwords * sizeof *e->bits);
@@ -200,7 +191,7 @@ static int compact(struct pes_reuse *e)
     if (cap > MAX_WINDOW)
         cap = MAX_WINDOW;
     if (cap != e->cap && axis_alloc(e, cap) < 0) {
-        set_err(&e->err, PES_ERR_NOMEM, "out of memory growing the time axis");
+        pes_error_set(&e->err, PES_ERR_NOMEM, 0, "%s", "out of memory growing the time axis");
         return -1;
     }
     uint64_t full = live / 64;
@@ -243,12 +234,12 @@ static inline int push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
     }
     if (!s->used) {
         if (e->hcount >= MAX_LIVE) {
-            set_err(&e->err, PES_ERR_NOMEM, "more than 2^30 distinct granules");
+            pes_error_set(&e->err, PES_ERR_NOMEM, 0, "%s", "more than 2^30 distinct granules");
             return -1;
         }
         if ((e->hcount + 1) * 4 > (e->hmask + 1) * 3) {
             if (hash_alloc(e, e->hbits + 1) < 0) {
-                set_err(&e->err, PES_ERR_NOMEM, "out of memory growing the hash map");
+                pes_error_set(&e->err, PES_ERR_NOMEM, 0, "%s", "out of memory growing the hash map");
                 return -1;
             }
             i = hash_index(e, key);

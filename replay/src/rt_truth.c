@@ -60,19 +60,6 @@ struct pes_rt {
     int other_seen;
 };
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(struct pes_error *err, int code, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->code = code;
-    err->offset = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-}
-
 size_t pes_rt_bin(uint64_t d)
 {
     if (d < PES_RT_EXACT)
@@ -202,12 +189,12 @@ void pes_rt_destroy(struct pes_rt *r)
 struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *err)
 {
     if (!cfg || cfg->n_threads == 0 || cfg->n_threads > PES_RT_MAX_THREADS) {
-        set_err(err, PES_ERR_ARG, "rt_truth: %u threads, expected 1 .. 64",
+        pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: %u threads, expected 1 .. 64",
                 cfg ? cfg->n_threads : 0);
         return NULL;
     }
     if (cfg->line == 0 || (cfg->line & (cfg->line - 1)) || cfg->line > 65536) {
-        set_err(err, PES_ERR_ARG, "rt_truth: line size %u is not a power of two <= 64K",
+        pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: line size %u is not a power of two <= 64K",
                 cfg->line);
         return NULL;
     }
@@ -225,7 +212,7 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
     for (uint32_t t = 0; cfg->thread_socket && t < r->n_threads; t++) {
         if (cfg->thread_socket[t] >= 64) {
             pes_rt_destroy(r);
-            set_err(err, PES_ERR_ARG, "rt_truth: socket %u out of range (max 63)",
+            pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: socket %u out of range (max 63)",
                     cfg->thread_socket[t]);
             return NULL;
         }
@@ -249,7 +236,7 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
     return r;
 nomem:
     pes_rt_destroy(r);
-    set_err(err, PES_ERR_NOMEM, "rt_truth: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "rt_truth: out of memory");
     return NULL;
 }
 
@@ -360,7 +347,7 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write
                   struct pes_error *err)
 {
     if (thread >= r->n_threads) {
-        set_err(err, PES_ERR_ARG, "rt_truth: thread %u out of range", thread);
+        pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: thread %u out of range", thread);
         return -1;
     }
     struct pes_rt_counts *ms[2];
@@ -380,7 +367,7 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write
     }
     return 0;
 nomem:
-    set_err(err, PES_ERR_NOMEM, "rt_truth: out of memory");
+    pes_error_set(err, PES_ERR_NOMEM, 0, "rt_truth: out of memory");
     return -1;
 }
 

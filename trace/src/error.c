@@ -4,7 +4,7 @@
 
 #include "trace_internal.h"
 
-int pes_err_set(struct pes_error *err, int code, uint64_t offset, const char *fmt, ...)
+int pes_error_set(struct pes_error *err, int code, uint64_t offset, const char *fmt, ...)
 {
     if (err) {
         err->code = code;

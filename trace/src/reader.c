@@ -74,7 +74,7 @@ static int src_read(struct pes_trace_reader *r, uint64_t off, void *dst, size_t 
 static int fmt_err(struct pes_trace_reader *r, struct pes_error *err, int code, uint64_t off,
                    const char *what)
 {
-    return pes_err_set(err, code, off, "%s: offset %llu: %s", r->name, (unsigned long long)off,
+    return pes_error_set(err, code, off, "%s: offset %llu: %s", r->name, (unsigned long long)off,
                        what);
 }
 
@@ -429,7 +429,7 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
     return 1;
 not_index:
     if (off == 0)
-        return pes_err_set(err, PES_ERR_FORMAT, 0,
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
                            "%s: not a pes trace (no pes index frame at offset 0)", r->name);
     return fmt_err(r, err, PES_ERR_FORMAT, off,
                    "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
@@ -469,7 +469,7 @@ static struct pes_trace_reader *reader_new(const char *name, struct pes_error *e
     }
     if (!r || !r->name || !r->dctx || !r->codec) {
         pes_trace_reader_close(r);
-        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", name ? name : "(memory)");
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", name ? name : "(memory)");
         return NULL;
     }
     return r;
@@ -480,20 +480,20 @@ static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct 
     struct pes_block b;
     uint64_t end = 0;
     if (r->size == 0) {
-        pes_err_set(err, PES_ERR_FORMAT, 0, "%s: empty file, not a pes trace", r->name);
+        pes_error_set(err, PES_ERR_FORMAT, 0, "%s: empty file, not a pes trace", r->name);
         goto fail;
     }
     int rc = read_block(r, 0, &b, &end, err);
     if (rc < 0)
         goto fail;
     if (rc == 0) {
-        pes_err_set(err, PES_ERR_TRUNCATED, r->size,
+        pes_error_set(err, PES_ERR_TRUNCATED, r->size,
                     "%s: truncated at offset %llu, inside the HEADER block", r->name,
                     (unsigned long long)r->size);
         goto fail;
     }
     if (b.type != PES_BLOCK_HEADER) {
-        pes_err_set(err, PES_ERR_FORMAT, 0, "%s: offset 0: first block is %s, expected HEADER",
+        pes_error_set(err, PES_ERR_FORMAT, 0, "%s: offset 0: first block is %s, expected HEADER",
                     r->name, pes_block_type_name(b.type));
         goto fail;
     }
@@ -501,7 +501,7 @@ static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct 
     const char *why = NULL;
     if (pes_de_info(r->content.data + PES_BLOCK_HEADER_BYTES,
                     r->content.len - PES_BLOCK_HEADER_BYTES, &r->info, &r->tables, &why)) {
-        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: HEADER block: %s", r->name, why);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: HEADER block: %s", r->name, why);
         goto fail;
     }
     r->info.version = PES_TRACE_VERSION;
@@ -516,18 +516,18 @@ struct pes_trace_reader *pes_trace_reader_open(const char *path, struct pes_erro
 {
     pes_err_clear(err);
     if (!path || strcmp(path, "-") == 0) {
-        pes_err_set(err, PES_ERR_ARG, 0, "%s: the trace reader needs a seekable file, not stdin",
+        pes_error_set(err, PES_ERR_ARG, 0, "%s: the trace reader needs a seekable file, not stdin",
                     path ? path : "(null)");
         return NULL;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        pes_err_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
+        pes_error_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        pes_err_set(err, PES_ERR_IO, 0, "%s: not a regular file", path);
+        pes_error_set(err, PES_ERR_IO, 0, "%s: not a regular file", path);
         close(fd);
         return NULL;
     }
@@ -546,7 +546,7 @@ struct pes_trace_reader *pes_trace_reader_open_memory(const void *data, size_t s
 {
     pes_err_clear(err);
     if (!data && size) {
-        pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_open_memory: no data");
+        pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_reader_open_memory: no data");
         return NULL;
     }
     struct pes_trace_reader *r = reader_new(name, err);
@@ -554,7 +554,7 @@ struct pes_trace_reader *pes_trace_reader_open_memory(const void *data, size_t s
         return NULL;
     r->mem = malloc(size ? size : 1);
     if (!r->mem) {
-        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", r->name);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", r->name);
         pes_trace_reader_close(r);
         return NULL;
     }
@@ -576,7 +576,7 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
 {
     pes_err_clear(err);
     if (!r || !out)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_next: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_reader_next: bad arguments");
     if (r->failed) {
         if (err)
             *err = r->fail;
@@ -638,7 +638,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
 {
     pes_err_clear(err);
     if (!r || !refs || !n)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_index: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_reader_index: bad arguments");
     *refs = NULL;
     *n = 0;
     size_t cap = 0, cnt = 0;
@@ -688,7 +688,7 @@ int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block
 {
     pes_err_clear(err);
     if (!r || !ref || !out)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_block_at: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_reader_block_at: bad arguments");
     uint64_t end = 0;
     int saved_trunc = r->truncated;
     char saved_msg[sizeof r->trunc_msg];
@@ -714,7 +714,7 @@ int pes_trace_reader_load_tables(struct pes_trace_reader *r, struct pes_error *e
 {
     pes_err_clear(err);
     if (!r)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_reader_load_tables: no reader");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_reader_load_tables: no reader");
     struct pes_block_ref *refs = NULL;
     size_t n = 0;
     if (pes_trace_reader_index(r, &refs, &n, err))

@@ -21,18 +21,18 @@ struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error 
 {
     pes_err_clear(err);
     if (!path) {
-        pes_err_set(err, PES_ERR_ARG, 0, "pes_text_reader_open: no path");
+        pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open: no path");
         return NULL;
     }
     struct pes_text_reader *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
         free(t);
-        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
         return NULL;
     }
     t->f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
     if (!t->f) {
-        pes_err_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
+        pes_error_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
         free(t->path);
         free(t);
         return NULL;
@@ -98,13 +98,13 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
 {
     pes_err_clear(err);
     if (!t || (max && !out))
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_text_reader_read: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_read: bad arguments");
     size_t n = 0;
     while (n < max) {
         ssize_t len = getline(&t->line, &t->line_cap, t->f);
         if (len < 0) {
             if (ferror(t->f))
-                return pes_err_set(err, PES_ERR_IO, t->lineno, "%s:%llu: read failed: %s",
+                return pes_error_set(err, PES_ERR_IO, t->lineno, "%s:%llu: read failed: %s",
                                    t->path, (unsigned long long)t->lineno + 1, strerror(errno));
             break;
         }
@@ -142,7 +142,7 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
             ok = 0;
         if (!ok) {
             int show = (int)(tlen[0] > 40 ? 40 : tlen[0]);
-            return pes_err_set(err, PES_ERR_FORMAT, t->lineno,
+            return pes_error_set(err, PES_ERR_FORMAT, t->lineno,
                                "%s:%llu: expected \"ADDR\", \"ADDR R|W\" or \"R|W ADDR\" "
                                "(hex address, at most 16 digits), got \"%.*s%s\"",
                                t->path, (unsigned long long)t->lineno, show, tok[0],

@@ -27,8 +27,6 @@
 #define PES_EVENT_BYTES 72u             /* one event, column-transposed */
 
 /* ---- errors (error.c) */
-int pes_err_set(struct pes_error *err, int code, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 void pes_err_clear(struct pes_error *err);
 
 /* ---- growable output buffer (bytes.c) */

@@ -28,7 +28,7 @@ static int writer_emit(struct pes_trace_writer *w, uint32_t type, uint32_t threa
 {
     size_t payload = w->block.len - PES_BLOCK_HEADER_BYTES;
     if (payload > PES_MAX_PAYLOAD)
-        return pes_err_set(err, PES_ERR_ARG, w->bytes,
+        return pes_error_set(err, PES_ERR_ARG, w->bytes,
                            "%s: %s block payload of %zu bytes exceeds the %llu-byte limit",
                            w->path, pes_block_type_name(type), payload,
                            (unsigned long long)PES_MAX_PAYLOAD);
@@ -36,18 +36,18 @@ static int writer_emit(struct pes_trace_writer *w, uint32_t type, uint32_t threa
     size_t bound = ZSTD_compressBound(w->block.len);
     w->frame.len = 0;
     if (pes_buf_reserve(&w->frame, PES_INDEX_BYTES + bound))
-        return pes_err_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
+        return pes_error_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
     size_t csize = ZSTD_compress2(w->cctx, w->frame.data + PES_INDEX_BYTES, bound,
                                   w->block.data, w->block.len);
     if (ZSTD_isError(csize))
-        return pes_err_set(err, PES_ERR_IO, w->bytes, "%s: zstd: %s", w->path,
+        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: zstd: %s", w->path,
                            ZSTD_getErrorName(csize));
     struct pes_index_entry e = {type, thread, count, (uint32_t)csize};
     pes_index_encode(w->frame.data, &e);
     size_t total = PES_INDEX_BYTES + csize;
     if (fwrite(w->frame.data, 1, total, w->f) != total) {
         w->failed = 1;
-        return pes_err_set(err, PES_ERR_IO, w->bytes, "%s: write failed: %s", w->path,
+        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: write failed: %s", w->path,
                            strerror(errno));
     }
     w->bytes += total;
@@ -58,10 +58,10 @@ static int writer_emit(struct pes_trace_writer *w, uint32_t type, uint32_t threa
 static int writer_begin(struct pes_trace_writer *w, struct pes_error *err)
 {
     if (w->failed)
-        return pes_err_set(err, PES_ERR_IO, w->bytes, "%s: an earlier write failed", w->path);
+        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: an earlier write failed", w->path);
     w->block.len = 0;
     if (pes_buf_reserve(&w->block, PES_BLOCK_HEADER_BYTES))
-        return pes_err_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
+        return pes_error_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
     w->block.len = PES_BLOCK_HEADER_BYTES;
     return 0;
 }
@@ -85,12 +85,12 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
 {
     pes_err_clear(err);
     if (!path || !info) {
-        pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_open: path and info are required");
+        pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_open: path and info are required");
         return NULL;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), 0644);
     if (fd < 0) {
-        pes_err_set(err, PES_ERR_IO, 0, "%s: cannot create: %s", path, strerror(errno));
+        pes_error_set(err, PES_ERR_IO, 0, "%s: cannot create: %s", path, strerror(errno));
         return NULL;
     }
     struct pes_trace_writer *w = calloc(1, sizeof *w);
@@ -108,7 +108,7 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
             writer_free(w);
         else
             close(fd);
-        pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
         return NULL;
     }
     setvbuf(w->f, NULL, _IOFBF, 1 << 20);
@@ -119,7 +119,7 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
     if (writer_begin(w, err) || pes_ser_info(&w->block, info) ||
         writer_emit(w, PES_BLOCK_HEADER, 0, 1, err)) {
         if (err && err->code == PES_OK)
-            pes_err_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
+            pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
         writer_free(w);
         return NULL;
     }
@@ -128,7 +128,7 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
 
 static int nomem(struct pes_trace_writer *w, struct pes_error *err)
 {
-    return pes_err_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
+    return pes_error_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
 }
 
 int pes_trace_writer_module(struct pes_trace_writer *w, const struct pes_module *m,
@@ -136,22 +136,22 @@ int pes_trace_writer_module(struct pes_trace_writer *w, const struct pes_module 
 {
     pes_err_clear(err);
     if (!w || !m || (m->n_sites && !m->sites) || (m->n_bbs && !m->bbs))
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_module: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_module: bad arguments");
     uint64_t end = (uint64_t)m->id_base + m->n_sites + m->n_bbs;
     if (end > PES_ID_CONTROL_FIRST)
-        return pes_err_set(err, PES_ERR_ARG, w->bytes,
+        return pes_error_set(err, PES_ERR_ARG, w->bytes,
                            "%s: module %s: id range ends at %llu, inside the control ids",
                            w->path, m->name ? m->name : "", (unsigned long long)end);
     for (uint32_t i = 0; i < m->n_sites; i++)
         if (m->sites[i].id < m->id_base || m->sites[i].id - m->id_base >= m->n_sites)
-            return pes_err_set(err, PES_ERR_ARG, w->bytes,
+            return pes_error_set(err, PES_ERR_ARG, w->bytes,
                                "%s: module %s: site %u has id %u outside [%u, %u)", w->path,
                                m->name ? m->name : "", i, m->sites[i].id, m->id_base,
                                m->id_base + m->n_sites);
     for (uint32_t i = 0; i < m->n_bbs; i++) {
         uint32_t base = m->id_base + m->n_sites;
         if (m->bbs[i].id < base || m->bbs[i].id - base >= m->n_bbs)
-            return pes_err_set(err, PES_ERR_ARG, w->bytes,
+            return pes_error_set(err, PES_ERR_ARG, w->bytes,
                                "%s: module %s: bb %u has id %u outside [%u, %u)", w->path,
                                m->name ? m->name : "", i, m->bbs[i].id, base,
                                base + m->n_bbs);
@@ -170,7 +170,7 @@ int pes_trace_writer_thread(struct pes_trace_writer *w, const struct pes_thread 
 {
     pes_err_clear(err);
     if (!w || !t)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_thread: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_thread: bad arguments");
     if (writer_begin(w, err))
         return -1;
     if (pes_ser_thread(&w->block, t))
@@ -183,7 +183,7 @@ int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
 {
     pes_err_clear(err);
     if (!w || (n && !recs))
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_records: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_records: bad arguments");
     size_t done = 0;
     do { /* n == 0 still writes one (empty) block */
         size_t k = n - done > PES_MAX_BLOCK_RECORDS ? PES_MAX_BLOCK_RECORDS : n - done;
@@ -203,7 +203,7 @@ int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
 {
     pes_err_clear(err);
     if (!w || (n && !ev))
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_events: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_events: bad arguments");
     size_t done = 0;
     do {
         size_t k = n - done > PES_MAX_BLOCK_RECORDS ? PES_MAX_BLOCK_RECORDS : n - done;
@@ -223,7 +223,7 @@ int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mappi
 {
     pes_err_clear(err);
     if (!w || (n && !m) || n > PES_MAX_READ_RECORDS)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_mappings: bad arguments");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_mappings: bad arguments");
     if (writer_begin(w, err))
         return -1;
     if (pes_ser_maps(&w->block, m, n))
@@ -236,13 +236,13 @@ int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_t
 {
     pes_err_clear(err);
     if (!w)
-        return pes_err_set(err, PES_ERR_ARG, 0, "pes_trace_writer_close: no writer");
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_close: no writer");
     int rc = 0;
     if (totals || n_totals) {
         if (n_totals && !totals)
-            rc = pes_err_set(err, PES_ERR_ARG, w->bytes, "%s: totals missing", w->path);
+            rc = pes_error_set(err, PES_ERR_ARG, w->bytes, "%s: totals missing", w->path);
         else if (n_totals > PES_MAX_READ_RECORDS)
-            rc = pes_err_set(err, PES_ERR_ARG, w->bytes, "%s: too many totals", w->path);
+            rc = pes_error_set(err, PES_ERR_ARG, w->bytes, "%s: too many totals", w->path);
         else if (writer_begin(w, err))
             rc = -1;
         else if (pes_ser_footer(&w->block, totals, n_totals, end_ticks))
@@ -253,7 +253,7 @@ int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_t
     FILE *f = w->f;
     w->f = NULL;
     if (fclose(f) != 0 && rc == 0)
-        rc = pes_err_set(err, PES_ERR_IO, w->bytes, "%s: close failed: %s", w->path,
+        rc = pes_error_set(err, PES_ERR_IO, w->bytes, "%s: close failed: %s", w->path,
                          strerror(errno));
     writer_free(w);
     return rc;

@@ -44,6 +44,12 @@ struct pes_error {
     char message[256];    /* one line, names the file and what was expected */
 };
 
+/* Fills *err (when err is not NULL) and returns -1, so that a library
+ * function can `return pes_error_set(err, PES_ERR_ARG, 0, "...", ...);`.
+ * Every pes library reports errors through this one helper. */
+int pes_error_set(struct pes_error *err, int code, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 enum pes_error_code {
     PES_OK = 0,
     PES_ERR_IO = 1,          /* open/read/write failed (errno in message) */
