@@ -53,8 +53,8 @@ struct replay_sampled {
     double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
     struct replay_sampled_site *sites;
     size_t n_sites;
-    uint64_t pid, start_ticks;
-    const char *command;
+    uint64_t pid, start_ticks, ticks_per_second;
+    char command[256], hostname[64];
 };
 
 /* Reads every EVENTS block of a sampled trace. */
@@ -69,7 +69,8 @@ struct replay_truth {
     uint32_t max_site;               /* largest site id seen + 1 */
     double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
     uint64_t accesses;
-    uint64_t pid, start_ticks;
+    uint64_t pid, start_ticks, ticks_per_second;
+    char command[256], hostname[64];
 };
 
 int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets,
@@ -77,7 +78,7 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
 void replay_truth_free(struct replay_truth *t);
 
 struct replay_accuracy {
-    int same_execution;              /* same pid and start time in both headers */
+    int same_execution;              /* same pid, host and command, started within 1 s */
     double s_intra, s_shared, s_stack, s_intra_spatial;
     double inval_ratio_sampled, inval_ratio_true, inval_ratio_error;
     struct pes_cmp_matrix comm;

@@ -58,7 +58,12 @@ out:
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,
                             struct replay_accuracy *a, struct pes_error *err) {
     memset(a, 0, sizeof *a);
-    a->same_execution = s->pid && s->pid == t->pid && s->start_ticks == t->start_ticks;
+    /* pes-collect --full --mode opens the two traces one after the other in
+     * the same process: same pid, host and command, start times a moment apart */
+    uint64_t gap = s->start_ticks > t->start_ticks ? s->start_ticks - t->start_ticks : t->start_ticks - s->start_ticks;
+    uint64_t tps = s->ticks_per_second ? s->ticks_per_second : 1000000000u;
+    a->same_execution = s->pid && s->pid == t->pid && strcmp(s->hostname, t->hostname) == 0 &&
+                        strcmp(s->command, t->command) == 0 && gap < tps;
     a->top_k = top_k;
     a->samples = s->samples;
     const struct pes_rt_stats *intra = pes_rt_totals(t->rt, PES_RT_INTRA);

@@ -59,6 +59,9 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
     }
     t->pid = info->pid;
     t->start_ticks = info->start_ticks;
+    t->ticks_per_second = info->ticks_per_second;
+    snprintf(t->command, sizeof t->command, "%s", info->command ? info->command : "");
+    snprintf(t->hostname, sizeof t->hostname, "%s", info->hostname ? info->hostname : "");
     uint32_t n = replay_input_threads(in);
     if (n == 0 || n > PES_RT_MAX_THREADS) {
         err->code = PES_ERR_ARG;

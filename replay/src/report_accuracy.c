@@ -26,7 +26,7 @@ static void hist_text(FILE *out, const char *title, const double *h) {
     if (total <= 0) return;
     fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n", title, total, "distance", "count", "share");
     for (size_t i = 0; i < PES_RT_BINS; i++) {
-        if (h[i] <= 0) continue;
+        if (h[i] < 0.0005 * total) continue;   /* converted histograms have long, thin tails */
         uint64_t lo, hi;
         pes_rt_bin_range(i, &lo, &hi);
         char range[48];
@@ -223,8 +223,8 @@ int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const
     fprintf(out, "pes-replay --compare %s %s\n", o->trace, o->full);
     fprintf(out, "mode %s, period load %llu store %llu; %s\n", s->mode, (unsigned long long)s->period_load,
             (unsigned long long)s->period_store,
-            a->same_execution ? "both traces come from one execution (same pid and start time)"
-                              : "the traces come from DIFFERENT executions (pid or start time differ)");
+            a->same_execution ? "both traces come from one execution (same pid, host and command)"
+                              : "the traces come from DIFFERENT executions (pid, host, command or start differ)");
     fprintf(out, "samples %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, %u threads\n\n",
             (unsigned long long)a->samples, (unsigned long long)a->decided, (unsigned long long)t->accesses,
             t->n_threads);

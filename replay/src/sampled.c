@@ -10,6 +10,10 @@
  *    other_thread = the thread whose access trapped, site = the use's site,
  *    distance = time distance (accesses strictly between); SHARED_CACHE flag in
  *    reuse-shared mode; SPATIAL when the collector watched whole lines.
+ *    The collector's distance is the difference of the two accesses' positions
+ *    in the thread's (or socket's) access count (rt_reuse.c: now - count), one
+ *    more than the accesses strictly between, which is rt_truth's and this
+ *    file's convention: distances are decremented on input.
  *  COMM: thread = detecting thread, other_thread = publisher; aux 0 = found at
  *    a sample (volume += period), aux 1 = a watchpoint trap (volume += period
  *    x L / (D x M), Dissertation §5.3.2).
@@ -151,18 +155,20 @@ static int on_event(struct ctx *c, const struct pes_event *e, const char *path, 
         t->samples++;
         site->samples++;
         break;
-    case PES_EV_REUSE:
+    case PES_EV_REUSE: {
+        uint64_t d = e->distance ? e->distance - 1 : 0;
         s->reuses[scope]++;
         t->reuses++;
         site->reuses++;
         if (e->flags & PES_EVF_SPATIAL) {
             t->spatial++;
-            s->spatial_hist[scope][pes_rt_bin(e->distance)] += 1;
+            s->spatial_hist[scope][pes_rt_bin(d)] += 1;
         } else {
-            s->temporal[scope][pes_rt_bin(e->distance)] += 1;
-            if (scope == 0 && push_dist(&c->intra[e->thread], e->distance) < 0) return oom(err);
+            s->temporal[scope][pes_rt_bin(d)] += 1;
+            if (scope == 0 && push_dist(&c->intra[e->thread], d) < 0) return oom(err);
         }
         break;
+    }
     case PES_EV_INVALIDATION:
         s->invalidations[scope]++;
         t->invalidations++;
@@ -248,7 +254,9 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
     read_config(s, info->config);
     s->pid = info->pid;
     s->start_ticks = info->start_ticks;
-    s->command = NULL;
+    s->ticks_per_second = info->ticks_per_second;
+    snprintf(s->command, sizeof s->command, "%s", info->command ? info->command : "");
+    snprintf(s->hostname, sizeof s->hostname, "%s", info->hostname ? info->hostname : "");
     s->n_threads = (uint32_t)pes_trace_reader_thread_count(r);
     size_t n = s->n_threads ? s->n_threads : 1;
     s->thread = calloc(n, sizeof *s->thread);

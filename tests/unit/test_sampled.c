@@ -73,8 +73,9 @@ static void test_hand_built(void **state) {
         ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
         ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
         ev(PES_EV_SAMPLE, PES_EVF_WRITE, 0, UINT32_MAX, 1, 0, 0),
-        ev(PES_EV_REUSE, 0, 0, 0, 0, 3, 0),
-        ev(PES_EV_REUSE, 0, 0, 0, 0, 20, 0),
+        /* collector distances: position differences, 1 + accesses between */
+        ev(PES_EV_REUSE, 0, 0, 0, 0, 4, 0),
+        ev(PES_EV_REUSE, 0, 0, 0, 0, 21, 0),
         ev(PES_EV_INVALIDATION, PES_EVF_WRITE, 0, 1, 1, 0, 0),
         ev(PES_EV_TOTALS, 0, 0, UINT32_MAX, UINT32_MAX, 0, 3),
     };
@@ -83,7 +84,7 @@ static void test_hand_built(void **state) {
     /* thread 1 reports a reuse of thread 0's use (the trapping thread writes
      * the event, owner = thread 0), and communication */
     struct pes_event e1[] = {
-        ev(PES_EV_REUSE, 0, 0, 0, 0, 20, 0),
+        ev(PES_EV_REUSE, 0, 0, 0, 0, 21, 0),
         /* detected at a sample, a store: period_store = 300 */
         ev(PES_EV_COMM, PES_EVF_TRUE_SHARING | PES_EVF_WRITE, 1, 0, 2, 0, 0),
         /* a trap on a load: period_load x 64 / (4 x 8) = 200 */
@@ -246,7 +247,8 @@ static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, u
                     continue;
                 }
                 if (a[j].thread == t) {
-                    struct pes_event e = ev(PES_EV_REUSE, 0, t, t, a[i].site, between, 0);
+                    /* the collector's convention: position difference */
+                    struct pes_event e = ev(PES_EV_REUSE, 0, t, t, a[i].site, between + 1, 0);
                     evs[ne++] = e;
                     break;
                 }
