@@ -97,6 +97,55 @@ static void invalid_values(void **state)
     expect_error("PES_FULL_OUTPUT", "", "PES_FULL_OUTPUT=: expected a file path");
 }
 
+static void sampling_values(void **state)
+{
+    (void)state;
+    struct pes_rt_config c;
+    char msg[256];
+    /* sampling settings are ignored without PES_SAMPLE_OUTPUT */
+    const char *off[] = {"PES_MODE", "bogus", NULL};
+    assert_int_equal(parse(off, &c, msg), 0);
+    assert_null(c.sample_output);
+    const char *dflt[] = {"PES_SAMPLE_OUTPUT", "/tmp/s.zst", NULL};
+    assert_int_equal(parse(dflt, &c, msg), 0);
+    assert_string_equal(c.sample_output, "/tmp/s.zst");
+    assert_int_equal(c.mode, PES_RT_MODE_SAMPLES);
+    assert_int_equal(c.period_load, 100000);
+    assert_int_equal(c.period_store, 100000);
+    assert_int_equal(c.debug_registers, 4);
+    assert_int_equal(c.sockets, 0);
+    assert_int_equal(c.spatial, 0);
+    const char *all[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse-shared", "PES_PERIOD_LOAD",
+                         "0", "PES_PERIOD_STORE", "7", "PES_GRANULARITY", "spatial", "PES_SOCKETS",
+                         "2", "PES_DEBUG_REGISTERS", "1", "PES_SEED", "18446744073709551615", NULL};
+    assert_int_equal(parse(all, &c, msg), 0);
+    assert_int_equal(c.mode, PES_RT_MODE_REUSE_SHARED);
+    assert_int_equal(c.period_load, 0);
+    assert_int_equal(c.period_store, 7);
+    assert_int_equal(c.spatial, 1);
+    assert_int_equal(c.sockets, 2);
+    assert_int_equal(c.debug_registers, 1);
+    assert_true(c.seed == UINT64_MAX);
+    for (int m = PES_RT_MODE_SAMPLES; m <= PES_RT_MODE_COMM; m++)
+        assert_int_equal(pes_rt_mode_parse(pes_rt_mode_name(m)), m);
+
+    const char *bad_mode[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse2", NULL};
+    assert_int_equal(parse(bad_mode, &c, msg), -1);
+    assert_string_equal(msg, "PES_MODE=reuse2: expected samples, reuse, reuse-shared or comm");
+    const char *nothing[] = {"PES_SAMPLE_OUTPUT", "s", "PES_PERIOD_LOAD", "0", "PES_PERIOD_STORE",
+                             "0", NULL};
+    assert_int_equal(parse(nothing, &c, msg), -1);
+    const char *regs[] = {"PES_SAMPLE_OUTPUT", "s", "PES_DEBUG_REGISTERS", "5", NULL};
+    assert_int_equal(parse(regs, &c, msg), -1);
+    assert_string_equal(msg, "PES_DEBUG_REGISTERS=5: expected an integer from 1 to 4");
+    const char *gran[] = {"PES_SAMPLE_OUTPUT", "s", "PES_GRANULARITY", "line", NULL};
+    assert_int_equal(parse(gran, &c, msg), -1);
+    const char *sockets[] = {"PES_SAMPLE_OUTPUT", "s", "PES_SOCKETS", "65", NULL};
+    assert_int_equal(parse(sockets, &c, msg), -1);
+    const char *empty[] = {"PES_SAMPLE_OUTPUT", "", NULL};
+    assert_int_equal(parse(empty, &c, msg), -1);
+}
+
 static void parse_u64_bounds(void **state)
 {
     (void)state;
@@ -117,6 +166,7 @@ int main(void)
         cmocka_unit_test(valid_values),
         cmocka_unit_test(invalid_values),
         cmocka_unit_test(parse_u64_bounds),
+        cmocka_unit_test(sampling_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
