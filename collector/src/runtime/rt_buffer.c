@@ -81,7 +81,7 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
         if (to_mark < room)
             room = to_mark;
     } else {
-        start = pes_rt_thread_scratch();
+        start = t->s.scratch;
         room = PES_RT_SCRATCH;
     }
     if (pes_rt.sampling) {
@@ -137,7 +137,7 @@ __attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uin
         }
         pes_rt_buffer_put(t, addr, id, extra);
     } else {
-        t->tls->cursor = pes_rt_thread_scratch();
+        t->tls->cursor = t->s.scratch;
     }
     if (pes_rt.sampling) {
         t->s.scan = t->tls->cursor;

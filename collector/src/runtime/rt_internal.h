@@ -155,6 +155,7 @@ struct pes_rt_wp {
  * atomics `loads`, `stores` (read by others) and `wake` (set by others). */
 struct pes_rt_sampler {
     struct pes_record *scan;       /* first record of the current buffer not yet classified */
+    struct pes_record *scratch;    /* the thread's scratch buffer (no TLS lookup in the slow path) */
     uint64_t cd_load, cd_store;    /* accesses of that type until the next sample (>= 1) */
     uint64_t rng;
     uint64_t loads, stores;        /* exact counts up to `scan` (atomic) */
@@ -277,6 +278,7 @@ struct pes_rt_site_info {
     uint16_t size;                     /* 0 = variable (extra) */
 };
 PES_RT_HIDDEN void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base);
+PES_RT_HIDDEN extern const uint8_t *pes_rt_site_bits;   /* id -> 1 reads | 2 writes, or NULL */
 PES_RT_HIDDEN struct pes_rt_site_info pes_rt_sites_get(uint32_t id);
 
 /* rt_reservoir.c: ReuseTracker Alg. 2 slot choice (pure; unit-tested). */

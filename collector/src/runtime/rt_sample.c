@@ -30,6 +30,17 @@ static void classify(const struct pes_record *from, const struct pes_record *to,
                      uint64_t *stores)
 {
     uint64_t l = 0, st = 0;
+    const uint8_t *bits = __atomic_load_n(&pes_rt_site_bits, __ATOMIC_ACQUIRE);
+    if (bits) {
+        for (const struct pes_record *r = from; r < to; r++) {
+            uint8_t b = bits[r->id];
+            l += b & 1;
+            st += b >> 1;
+        }
+        *loads = l;
+        *stores = st;
+        return;
+    }
     for (const struct pes_record *r = from; r < to; r++) {
         if (r->id >= PES_ID_CONTROL_FIRST)
             continue;

@@ -3,8 +3,30 @@
  * Chunks are allocated at module registration and never moved or freed, so
  * the slow path (and a signal handler) read them without a lock. */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "rt_internal.h"
+
+/* One byte per possible id (1 = reads, 2 = writes): 4 GiB of address space
+ * reserved, only the pages of registered ids ever touched; control ids read
+ * untouched (zero) pages. This is the soft sampler's per-record cost, so it is
+ * one load with no branch. NULL if the reservation failed (then the chunks). */
+const uint8_t *pes_rt_site_bits;
+static uint8_t *bits_rw;
+
+static void reserve_bits(void)
+{
+    static int tried;
+    if (tried)
+        return;
+    tried = 1;
+    void *p = mmap(NULL, (size_t)1 << 32, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) {
+        bits_rw = p;
+        __atomic_store_n(&pes_rt_site_bits, (const uint8_t *)p, __ATOMIC_RELEASE);
+    }
+}
 
 #define CHUNK_BITS 16u
 #define CHUNK (1u << CHUNK_BITS)
@@ -12,8 +34,14 @@
 
 static struct pes_rt_site_info *chunks[N_CHUNKS];
 
+/* Called under the modules lock. */
 void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base)
 {
+    reserve_bits();
+    for (uint32_t i = 0; bits_rw && i < m->n_sites; i++) {
+        uint8_t k = m->sites[i].kind;
+        bits_rw[base + i] = (uint8_t)((pes_kind_reads(k) ? 1 : 0) | (pes_kind_writes(k) ? 2 : 0));
+    }
     for (uint32_t i = 0; i < m->n_sites; i++) {
         uint32_t id = base + i;
         struct pes_rt_site_info **c = &chunks[id >> CHUNK_BITS];

@@ -157,6 +157,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
     }
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
+        t->s.scratch = scratch;
         if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
             pes_rt_watch_thread_init(t);
         /* arm the slots published before this thread existed */
