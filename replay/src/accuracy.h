@@ -45,7 +45,9 @@ struct replay_sampled {
     uint32_t n_threads;
     struct replay_sampled_thread *thread;
     uint64_t samples, lost, throttled, dropped, expired;
-    uint64_t reuses[2], invalidations[2];
+    uint64_t reuses[2], invalidations[2];   /* events */
+    double reuse_weight[2], inval_weight[2];  /* weighted by reservoir offers (aux) */
+    uint64_t weighted_events;                 /* REUSE/INVALIDATION events with aux > 1 */
     double temporal[2][PES_RT_BINS];   /* time-distance histograms (raw counts) */
     double spatial_hist[2][PES_RT_BINS];
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */

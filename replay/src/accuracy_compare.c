@@ -83,7 +83,7 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
     int scope = strcmp(s->mode, "reuse-shared") == 0 ? 1 : 0;
     const struct pes_rt_stats *st = scope ? shared : intra;
     a->decided = s->reuses[scope] + s->invalidations[scope];
-    a->inval_ratio_sampled = ratio((double)s->invalidations[scope], (double)s->reuses[scope]);
+    a->inval_ratio_sampled = ratio(s->inval_weight[scope], s->reuse_weight[scope]);
     a->inval_ratio_true = s->spatial ? ratio((double)st->n.line_invalidations, (double)st->n.line_reuses)
                                      : ratio((double)st->n.invalidations, (double)st->n.reuses);
     a->inval_ratio_error = a->inval_ratio_sampled - a->inval_ratio_true;
@@ -127,6 +127,11 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
     }
     free(tt), free(tf), free(truth), free(est);
 
+    /* only the reuse modes watch for invalidations */
+    if (strncmp(s->mode, "reuse", 5) != 0) {
+        a->top_invalidations.coverage = a->top_coherence.coverage = NAN;
+        return 0;
+    }
     if (topk(s, t, scope, rt_invalidations, top_k, &a->top_invalidations, err) < 0) return -1;
     if (topk(s, t, scope, sim_coherence, top_k, &a->top_coherence, err) < 0) return -1;
     return 0;

@@ -14,6 +14,11 @@
  *    in the thread's (or socket's) access count (rt_reuse.c: now - count), one
  *    more than the accesses strictly between, which is rt_truth's and this
  *    file's convention: distances are decremented on input.
+ *    aux > 0 = the number of samples offered to the decided watch's reservoir
+ *    slot (ReuseTracker Alg. 2): with reservoir sampling a watch that fires
+ *    stands for that many sampled uses, so its outcome is weighted by aux (RDX
+ *    scales the same way); aux = 0 means weight 1. Without the weights long
+ *    reuses are under-represented (their watches are replaced more often).
  *  COMM: thread = detecting thread, other_thread = publisher; aux 0 = found at
  *    a sample (volume += period), aux 1 = a watchpoint trap (volume += period
  *    x L / (D x M), Dissertation §5.3.2).
@@ -30,6 +35,7 @@
 
 struct dist_list {
     uint64_t *d;
+    double *w;
     size_t n, cap;
 };
 
@@ -110,15 +116,19 @@ static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct 
     return &c->dense[i];
 }
 
-static int push_dist(struct dist_list *l, uint64_t d) {
+static int push_dist(struct dist_list *l, uint64_t d, double w) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         uint64_t *p = realloc(l->d, cap * sizeof *p);
         if (!p) return -1;
         l->d = p;
+        double *q = realloc(l->w, cap * sizeof *q);
+        if (!q) return -1;
+        l->w = q;
         l->cap = cap;
     }
-    l->d[l->n++] = d;
+    l->d[l->n] = d;
+    l->w[l->n++] = w;
     return 0;
 }
 
@@ -157,19 +167,24 @@ static int on_event(struct ctx *c, const struct pes_event *e, const char *path, 
         break;
     case PES_EV_REUSE: {
         uint64_t d = e->distance ? e->distance - 1 : 0;
+        double w = e->aux ? (double)e->aux : 1.0;
+        s->weighted_events += e->aux > 1;
         s->reuses[scope]++;
+        s->reuse_weight[scope] += w;
         t->reuses++;
         site->reuses++;
         if (e->flags & PES_EVF_SPATIAL) {
             t->spatial++;
-            s->spatial_hist[scope][pes_rt_bin(d)] += 1;
+            s->spatial_hist[scope][pes_rt_bin(d)] += w;
         } else {
-            s->temporal[scope][pes_rt_bin(d)] += 1;
-            if (scope == 0 && push_dist(&c->intra[e->thread], d) < 0) return oom(err);
+            s->temporal[scope][pes_rt_bin(d)] += w;
+            if (scope == 0 && push_dist(&c->intra[e->thread], d, w) < 0) return oom(err);
         }
         break;
     }
     case PES_EV_INVALIDATION:
+        s->weighted_events += e->aux > 1;
+        s->inval_weight[scope] += e->aux ? (double)e->aux : 1.0;
         s->invalidations[scope]++;
         t->invalidations++;
         site->invalidations++;
@@ -220,12 +235,13 @@ static int convert(struct ctx *c, struct pes_error *err) {
         struct dist_list *l = &c->intra[i];
         if (!l->n) continue;
         struct replay_sampled_thread *t = &s->thread[i];
-        double n_hat = pes_t2s_estimate_distinct_kac(l->d, NULL, l->n);
+        double n_hat = pes_t2s_estimate_distinct_kac(l->d, l->w, l->n), wsum = 0;
+        for (size_t k = 0; k < l->n; k++) wsum += l->w[k];
         t->n_distinct = n_hat;
         double accesses = (double)(t->loads + t->stores);
         struct pes_t2s_input in = {
-            .distance = l->d, .n = l->n, .n_distinct = n_hat,
-            .never = pes_t2s_never_weight(n_hat, accesses, (double)l->n),
+            .distance = l->d, .weight = l->w, .n = l->n, .n_distinct = n_hat,
+            .never = pes_t2s_never_weight(n_hat, accesses, wsum),
         };
         struct pes_t2s_hist h = {{0}};
         struct pes_t2s *conv = pes_t2s_create(&in, err);
@@ -297,7 +313,10 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
     rc = 0;
 out:
     if (c.intra)
-        for (uint32_t i = 0; i < s->n_threads; i++) free(c.intra[i].d);
+        for (uint32_t i = 0; i < s->n_threads; i++) {
+            free(c.intra[i].d);
+            free(c.intra[i].w);
+        }
     free(c.intra);
     free(c.dense);
     pes_trace_reader_close(r);

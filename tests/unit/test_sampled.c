@@ -118,6 +118,7 @@ static void test_hand_built(void **state) {
     double stack = 0;
     for (size_t i = 0; i < PES_RT_BINS; i++) stack += s.stack[i];
     assert_true(fabs(stack - 3) < 1e-9);
+    assert_true(s.reuse_weight[0] == 3 && s.inval_weight[0] == 1);
     /* symmetric matrices, every transfer in both cells */
     assert_true(s.comm_true[0 * 2 + 1] == 300 && s.comm_true[1 * 2 + 0] == 300);
     assert_true(s.comm_false[0 * 2 + 1] == 200 && s.comm_false[1 * 2 + 0] == 200);
@@ -171,6 +172,32 @@ static void test_bad_events(void **state) {
     assert_non_null(strstr(err.message, "full trace"));
     unlink(full_path);
     assert_int_equal(replay_is_sampled("/nonexistent/x"), 0);
+}
+
+/* aux = reservoir offers a decided watch stood for: its outcome's weight */
+static void test_reservoir_weights(void **state) {
+    (void)state;
+    paths();
+    struct pes_error err = {0};
+    struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 1);
+    struct pes_event e[] = {
+        ev(PES_EV_REUSE, 0, 0, 0, 0, 5, 3),
+        ev(PES_EV_REUSE, 0, 0, 0, 0, 50, 0),
+        ev(PES_EV_INVALIDATION, 0, 0, 0, 1, 0, 2),
+    };
+    assert_int_equal(pes_trace_writer_events(w, 0, e, 3, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
+    struct replay_sampled s;
+    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    assert_true(s.temporal[0][pes_rt_bin(4)] == 3);
+    assert_true(s.temporal[0][pes_rt_bin(49)] == 1);
+    assert_int_equal(s.reuses[0], 2);
+    assert_true(s.reuse_weight[0] == 4 && s.inval_weight[0] == 2);
+    assert_int_equal(s.weighted_events, 2);
+    /* Kac with weights: (3 x 5 + 1 x 50) / 4 */
+    assert_true(fabs(s.thread[0].n_distinct - 65.0 / 4.0) < 1e-9);
+    replay_sampled_free(&s);
+    unlink(sampled_path);
 }
 
 /* ------------------------------------------------------------ ideal sampler */
@@ -342,6 +369,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),
         cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_reservoir_weights),
         cmocka_unit_test(test_compare_ideal_sampler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,8 @@
+# Accuracy end-to-end (sampled vs full trace of one execution): RIBench and
+# False-Sharing through pes-clang, pes-collect --mode --full, pes-replay
+# --compare. Not in sanitizer builds (instrumented programs link the runtime).
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.accuracy COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/accuracy/accuracy_e2e.sh)
+  set_tests_properties(e2e.accuracy PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
+endif()

@@ -1,0 +1,75 @@
+#!/bin/bash
+# accuracy_e2e.sh — CI-sized end-to-end accuracy checks: RIBench (reuse mode)
+# and False-Sharing (comm mode) built with pes-clang, sampled + full trace from
+# ONE execution (pes-collect --mode M --full, soft backend), pes-replay
+# --compare. Tolerances come from the number of samples (docs/accuracy.md):
+#  - a histogram estimated from n samples is within half-L1 0.5 sqrt(k/n) of
+#    the truth in expectation (k occupied bins); we allow 3x that;
+#  - a fraction estimated from n events: 4 binomial standard deviations.
+set -euo pipefail
+: "${PES_BIN:?PES_BIN must name the bin directory of the build}"
+: "${PES_SRC:?PES_SRC must name the source tree}"
+PY=${PYTHON:-python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$PES_BIN/pes-clang" -O2 -fopenmp -o ribench "$PES_SRC/bench/micro/ribench.c"
+"$PES_BIN/pes-clang" -O2 -fopenmp -o false_sharing "$PES_SRC/bench/micro/false_sharing.c"
+
+# --- RIBench, 2 threads, no invalidation: short distances (l_p = 100..1600)
+"$PES_BIN/pes-collect" --mode reuse --full --backend soft --period 503 --seed 5 -q \
+    -o rs.zst --full-output rf.zst ./ribench --divide 10 --outer 2 --threads 2 >expected.json
+"$PES_BIN/pes-replay" --compare rs.zst rf.zst --format json >cmp.json
+"$PES_BIN/pes-replay" --compare rs.zst rf.zst >cmp.txt
+grep -q "one execution" cmp.txt || fail "the pair is not recognised as one execution"
+"$PES_BIN/pes-replay" rs.zst >sampled.txt
+grep -q "Intra-thread reuses, time distance" sampled.txt || fail "no sampled histogram"
+"$PY" - expected.json cmp.json <<'PYEOF' || fail "RIBench accuracy"
+import json, math, sys
+exp = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+assert c["same_execution"], "same_execution"
+def bins(d):
+    # pes_rt_bin: exact below 16, then one bin per power of two
+    return d if d < 16 else 16 + d.bit_length() - 1 - 4
+full = {b["lo"]: b["count"] for b in c["histograms"]["full_intra"]}
+smp = {b["lo"]: b["count"] for b in c["histograms"]["sampled_intra"]}
+n = sum(smp.values()); k = len(full)
+assert n >= 50, f"only {n} sampled reuses"
+tol = 3 * 0.5 * math.sqrt(k / n)
+print(f"RIBench: n={n} k={k} S={c['s_intra']:.4f} (>= {1 - tol:.4f}) S_stack={c['s_stack']}")
+assert c["s_intra"] >= 1 - tol, "S intra below the sampling tolerance"
+# the benchmark's own expected histogram (Table 6.4, exact) against the full
+# trace: the trace holds the program's accesses plus a few from the OpenMP
+# runtime, so they agree to within that share
+e = {}
+for b in exp["expected_intra_reuses"]:
+    lo = b["distance"]; key = lo if lo < 16 else 1 << (lo.bit_length() - 1)
+    e[key] = e.get(key, 0) + b["count"]
+keys = set(e) | set(full)
+te, tf = sum(e.values()), sum(full.values())
+s_exp = 1 - 0.5 * sum(abs(e.get(x, 0) / te - full.get(x, 0) / tf) for x in keys)
+print(f"RIBench expected vs full trace: S={s_exp:.4f}")
+assert s_exp >= 0.95, "full trace does not match RIBench's expected histogram"
+PYEOF
+
+# --- False-Sharing, 2 threads, 50 % false sharing
+"$PES_BIN/pes-collect" --mode comm --full --backend soft --period 500 --seed 5 -q \
+    -o fs.zst --full-output ff.zst ./false_sharing --threads 2 --iters 400000 --fraction 50 >fs.json
+"$PES_BIN/pes-replay" --compare fs.zst ff.zst --format json >fcmp.json
+"$PES_BIN/pes-replay" fs.zst --format json >fsampled.json
+"$PY" - fs.json fcmp.json fsampled.json <<'PYEOF' || fail "False-Sharing accuracy"
+import json, math, sys
+exp = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2])); s = json.load(open(sys.argv[3]))
+assert c["same_execution"]
+n = s["comm"]["events"]
+assert n >= 30, f"only {n} communication events"
+f = c["false_fraction_true"]
+tol = 4 * math.sqrt(max(f * (1 - f), 0.01) / n)
+print(f"False-Sharing: events={n} false fraction sampled={c['false_fraction_sampled']:.3f} "
+      f"full={f:.3f} program={exp['expected_false_fraction']:.3f} tol={tol:.3f} "
+      f"volume error={c['comm_volume_error']}")
+assert abs(c["split_error"]) <= tol, "false-sharing fraction outside the sampling tolerance"
+PYEOF
+echo "ok"
