@@ -14,8 +14,8 @@ PY
 }
 "$PES_BIN/pes-replay" "$work/g2.zst" --machine haswell --simulate --format json >"$work/rec.json"
 validate "$work/rec.json"
-# the PRD worker thread (--jobs 2, the default here) changes nothing in the results
-"$PES_BIN/pes-replay" "$work/g2.zst" --machine haswell --simulate --format json --jobs 1 >"$work/rec1.json"
+# the PRD worker thread (--jobs 2) changes nothing in the results
+"$PES_BIN/pes-replay" "$work/g2.zst" --machine haswell --simulate --format json --jobs 2 >"$work/rec1.json"
 cmp -s "$work/rec.json" "$work/rec1.json" || fail "--jobs 1 and --jobs 2 differ"
 "$PES_BIN/pes-replay" "$work/g1.zst" --machine haswell --cores 1,2,4 --simulate --format json >"$work/mim.json"
 validate "$work/mim.json"
