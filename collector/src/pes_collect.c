@@ -39,6 +39,7 @@ struct options {
     int full;
     const char *mode;          /* NULL = no sampling */
     const char *period_load, *period_store;
+    char period_buf[2][24];    /* load=N,store=M values */
     const char *backend;
     const char *granularity;
     const char *sockets;
@@ -127,15 +128,16 @@ static void parse_period(const char *v, struct options *o)
     for (char *save = NULL, *part = strtok_r(copy, ",", &save); part;
          part = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(part, '=');
-        const char **slot = NULL;
+        int k = -1;
         if (eq && (size_t)(eq - part) == 4 && strncmp(part, "load", 4) == 0)
-            slot = &o->period_load;
+            k = 0;
         else if (eq && (size_t)(eq - part) == 5 && strncmp(part, "store", 5) == 0)
-            slot = &o->period_store;
-        if (!slot || pes_rt_parse_u64(eq + 1, 0, UINT32_MAX, &n) != 0)
+            k = 1;
+        if (k < 0 || pes_rt_parse_u64(eq + 1, 0, UINT32_MAX, &n) != 0)
             die(EXIT_USAGE, "--period: expected N or load=N,store=M (N from 1 to %u, 0 = not "
                             "sampled), got '%s'", UINT32_MAX, v);
-        *slot = strdup(eq + 1);
+        snprintf(o->period_buf[k], sizeof o->period_buf[k], "%llu", (unsigned long long)n);
+        *(k ? &o->period_store : &o->period_load) = o->period_buf[k];
     }
     free(copy);
     if (o->period_load && o->period_store && !strcmp(o->period_load, "0") &&

@@ -194,7 +194,7 @@ void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
     arm_slot(t, (uint32_t)i, gen);
     pthread_mutex_lock(&pes_rt.threads_lock);
     for (struct pes_rt_thread *o = pes_rt.threads; o; o = o->next)
-        if (o != t && o->live && !o->stopped)
+        if (o != t && o->live && !__atomic_load_n(&o->stopped, __ATOMIC_ACQUIRE))
             pes_rt_sample_wake(o);
     pthread_mutex_unlock(&pes_rt.threads_lock);
 }

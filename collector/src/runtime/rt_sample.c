@@ -166,6 +166,7 @@ void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
     ev.loads = s->loads;
     ev.stores = s->stores;
     ev.aux = s->samples;
+    ev.distance = s->traps;   /* TOTALS: watchpoint traps taken (ignored ones included) */
     if (s->lost) {
         struct pes_event lost;
         pes_rt_event_init(&lost, PES_EV_LOST, t);

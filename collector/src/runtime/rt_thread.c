@@ -24,7 +24,8 @@ struct pes_rt_thread *pes_rt_thread_self(void)
 void pes_rt_thread_use_scratch(void)
 {
     __pes_tls.cursor = scratch;
-    __pes_tls.limit = scratch + PES_RT_SCRATCH;
+    /* atomic: other threads lower it (pes_rt_sample_wake) */
+    __atomic_store_n(&__pes_tls.limit, scratch + PES_RT_SCRATCH, __ATOMIC_RELAXED);
 }
 
 struct pes_record *pes_rt_thread_scratch(void)
@@ -148,13 +149,8 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
 
     self = t;
     pthread_setspecific(exit_key, t);
-    if (pes_rt.full) {
-        __pes_tls.cursor = t->bufs[0].recs;
-        __pes_tls.limit = t->bufs[0].recs;
-    } else {
-        __pes_tls.cursor = scratch;
-        __pes_tls.limit = scratch;
-    }
+    __pes_tls.cursor = pes_rt.full ? t->bufs[0].recs : scratch;
+    __atomic_store_n(&__pes_tls.limit, __pes_tls.cursor, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
         t->s.scratch = scratch;

@@ -9,7 +9,7 @@
 #define PES_TEST_RECORD(addr_, id_, extra_)                                               \
     do {                                                                                  \
         struct pes_record *pes_cur_ = __pes_tls.cursor;                                   \
-        if (pes_cur_ >= __pes_tls.limit) {                                                \
+        if (pes_cur_ >= __atomic_load_n(&__pes_tls.limit, __ATOMIC_RELAXED)) {          \
             __pes_record_slow((uint64_t)(addr_),                                          \
                               (uint64_t)(uint32_t)(id_) | (uint64_t)(uint32_t)(extra_) << 32); \
         } else {                                                                          \
