@@ -38,6 +38,7 @@ static const char usage[] =
     "  --sort METRIC        invalidations (default), coherence, false-sharing,\n"
     "                       true-sharing, misses, accesses\n"
     "  --comm-csv FILE      write the thread communication matrix (CSV)\n"
+    "  --sites-csv FILE     write every site's simulation counts (CSV)\n"
     "  --jobs N             replay threads: 1 (default), or 2: PRDs on a second\n"
     "                       thread (pays on an idle multi-core host; see bench/)\n"
     "  --compare            accuracy of a sampled trace against a full trace of the\n"
@@ -83,7 +84,7 @@ static const char *const sort_keys[] = {"invalidations", "coherence", "false-sha
 int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     enum {
         OPT_MACHINE = 256, OPT_CACHE, OPT_SHOW_MACHINE, OPT_CORES, OPT_INTERLEAVE, OPT_SEED,
-        OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_PAGE_MAP, OPT_TOP, OPT_SORT, OPT_COMM_CSV,
+        OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_PAGE_MAP, OPT_TOP, OPT_SORT, OPT_COMM_CSV, OPT_SITES_CSV,
         OPT_FORMAT, OPT_JOBS, OPT_VERSION, OPT_COMPARE,
     };
     static const struct option longopts[] = {
@@ -102,6 +103,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         {"top", required_argument, 0, OPT_TOP},
         {"sort", required_argument, 0, OPT_SORT},
         {"comm-csv", required_argument, 0, OPT_COMM_CSV},
+        {"sites-csv", required_argument, 0, OPT_SITES_CSV},
         {"format", required_argument, 0, OPT_FORMAT},
         {"compare", no_argument, 0, OPT_COMPARE},
         {"jobs", required_argument, 0, OPT_JOBS},
@@ -176,6 +178,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
             break;
         }
         case OPT_COMM_CSV: o->comm_csv = optarg; break;
+        case OPT_SITES_CSV: o->sites_csv = optarg; break;
         case OPT_COMPARE: o->compare = 1; break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0) o->format = REPLAY_TEXT;
@@ -217,8 +220,8 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         return -1;
     }
     o->trace = argv[optind];
-    if (o->comm_csv && !o->simulate) {
-        fprintf(stderr, "pes-replay: --comm-csv needs --simulate\n");
+    if ((o->comm_csv || o->sites_csv) && !o->simulate) {
+        fprintf(stderr, "pes-replay: %s needs --simulate\n", o->comm_csv ? "--comm-csv" : "--sites-csv");
         return -1;
     }
     return 0;

@@ -22,6 +22,21 @@ static int load_machine(const struct replay_options *o, struct pes_machine *m, s
     return pes_machine_validate(m, err);
 }
 
+/* The extra CSV outputs: communication matrix of the last configuration, or
+ * the per-site table. */
+static int write_side_file(const char *flag, const char *path, const struct replay_options *o,
+                           const struct replay_input *in, const struct replay_result *res, struct pes_error *err) {
+    FILE *f = fopen(path, "w");
+    int rc = -1;
+    if (f) {
+        rc = strcmp(flag, "--comm-csv") == 0 ? replay_report_comm_csv(f, &res->config[res->n_configs - 1])
+                                             : replay_report_sites_csv(f, in, o, res);
+        if (fclose(f) != 0) rc = -1;
+    }
+    if (rc < 0) snprintf(err->message, sizeof err->message, "%s %s: %s", flag, path, strerror(errno));
+    return rc;
+}
+
 int main(int argc, char **argv) {
     struct replay_options o;
     int rc = replay_parse_options(argc, argv, &o);
@@ -74,14 +89,8 @@ int main(int argc, char **argv) {
                  strerror(errno));
         goto done;
     }
-    if (o.comm_csv) {
-        FILE *f = fopen(o.comm_csv, "w");
-        const struct replay_config *c = &res.config[res.n_configs - 1];
-        if (!f || replay_report_comm_csv(f, c) < 0 || fclose(f) != 0) {
-            snprintf(err.message, sizeof err.message, "--comm-csv %s: %s", o.comm_csv, strerror(errno));
-            goto done;
-        }
-    }
+    if (o.comm_csv && write_side_file("--comm-csv", o.comm_csv, &o, in, &res, &err) < 0) goto done;
+    if (o.sites_csv && write_side_file("--sites-csv", o.sites_csv, &o, in, &res, &err) < 0) goto done;
     rc = 0;
 done:
     if (rc) fail(&err);

@@ -43,6 +43,7 @@ struct replay_options {
     uint32_t top;                 /* --top N sites */
     const char *sort;             /* --sort METRIC */
     const char *comm_csv;         /* --comm-csv FILE */
+    const char *sites_csv;        /* --sites-csv FILE */
     enum replay_format format;
     const char *output;           /* -o FILE; NULL = stdout */
     int show_machine;
@@ -157,6 +158,9 @@ int replay_report_json(FILE *out, const struct replay_input *in, const struct re
                        const struct replay_result *res);
 int replay_report_csv(FILE *out, const struct replay_input *in, const struct replay_options *o,
                       const struct replay_result *res);
+/* Per-site simulation table of every simulated configuration as CSV. */
+int replay_report_sites_csv(FILE *out, const struct replay_input *in, const struct replay_options *o,
+                            const struct replay_result *res);
 /* Communication matrix of configuration c as CSV (thread × thread, symmetric). */
 int replay_report_comm_csv(FILE *out, const struct replay_config *c);
 

@@ -66,3 +66,51 @@ int replay_report_comm_csv(FILE *out, const struct replay_config *c) {
     free(fal);
     return ferror(out) ? -1 : 0;
 }
+
+/* Every site that accessed memory, in every simulated configuration, ranked
+ * by the --sort metric: the perf-c2c-like table for spreadsheets. */
+int replay_report_sites_csv(FILE *out, const struct replay_input *in, const struct replay_options *o,
+                            const struct replay_result *res) {
+    fputs("cores,mimicked,site,file,line,column,function,kind,accesses,reads,writes", out);
+    for (uint32_t l = 0; l < res->machine.n_levels; l++) fprintf(out, ",l%u_hits", l + 1);
+    fputs(",l1_compulsory,l1_capacity,l1_coherence,inval_true,inval_false,coh_true,coh_false,"
+          "sharing,threads\n", out);
+    for (uint32_t i = 0; i < res->n_configs; i++) {
+        const struct replay_config *c = &res->config[i];
+        if (!c->sim.sim) continue;
+        uint32_t n = 0;
+        uint32_t *order = report_top_sites(c->sim.sim, "accesses", UINT32_MAX, &n);
+        if (!order) return -1;
+        /* rank by the requested metric, ties by accesses (report_top_sites is stable on ids) */
+        uint32_t k = 0;
+        uint32_t *ranked = report_top_sites(c->sim.sim, o->sort, UINT32_MAX, &k);
+        for (uint32_t pass = 0; pass < 2; pass++) {
+            const uint32_t *ids = pass == 0 ? ranked : order;
+            uint32_t m = pass == 0 ? k : n;
+            for (uint32_t j = 0; ids && j < m; j++) {
+                const struct pes_sim_stats *st = pes_sim_site(c->sim.sim, ids[j]);
+                if (pass == 1 && report_metric(st, o->sort) != 0) continue;   /* listed in pass 0 */
+                const struct pes_site *site = ids[j] == UINT32_MAX ? NULL : replay_input_site(in, ids[j]);
+                char threads[256];
+                report_thread_list(threads, sizeof threads, st->victim_threads | st->source_threads);
+                fprintf(out, "%u,%d,%" PRId64 ",", c->cores, c->mimicked,
+                        ids[j] == UINT32_MAX ? (int64_t)-1 : (int64_t)ids[j]);
+                report_csv_field(out, site && site->file ? site->file : "");
+                fprintf(out, ",%u,%u,", site ? site->line : 0, site ? site->column : 0);
+                report_csv_field(out, site && site->function ? site->function : "");
+                fprintf(out, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64, site ? pes_access_kind_name(site->kind) : "",
+                        st->accesses, st->reads, st->writes);
+                for (uint32_t l = 0; l < res->machine.n_levels; l++) fprintf(out, ",%" PRIu64, st->hits[l]);
+                fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,",
+                        st->misses[0][PES_SIM_COMPULSORY], st->misses[0][PES_SIM_CAPACITY],
+                        st->misses[0][PES_SIM_COHERENCE], st->inval_true, st->inval_false, st->coh_true,
+                        st->coh_false, report_sharing_kind(st));
+                report_csv_field(out, threads);
+                fputc('\n', out);
+            }
+        }
+        free(ranked);
+        free(order);
+    }
+    return ferror(out) ? -1 : 0;
+}

@@ -85,8 +85,12 @@ static void json_simulation(FILE *out, const struct replay_input *in, const stru
         report_json_string(out, site && site->file ? site->file : "");
         fprintf(out, ",\"line\":%u,\"column\":%u,\"function\":", site ? site->line : 0, site ? site->column : 0);
         report_json_string(out, site && site->function ? site->function : "");
-        fprintf(out, ",\"accesses\":%" PRIu64 ",\"l1_misses\":%" PRIu64 ",", s->accesses,
+        fprintf(out, ",\"accesses\":%" PRIu64 ",\"l1_misses\":%" PRIu64 ",\"hits\":[", s->accesses,
                 s->misses[0][0] + s->misses[0][1] + s->misses[0][2]);
+        for (uint32_t l = 0; l < pes_sim_levels(sim); l++) fprintf(out, "%s%" PRIu64, l ? "," : "", s->hits[l]);
+        fprintf(out, "],\"l1_miss_classes\":{\"compulsory\":%" PRIu64 ",\"capacity\":%" PRIu64
+                     ",\"coherence\":%" PRIu64 "},",
+                s->misses[0][PES_SIM_COMPULSORY], s->misses[0][PES_SIM_CAPACITY], s->misses[0][PES_SIM_COHERENCE]);
         json_pair(out, "invalidations", s->inval_true, s->inval_false);
         fputc(',', out);
         json_pair(out, "coherence_misses", s->coh_true, s->coh_false);

@@ -132,3 +132,16 @@ void report_json_string(FILE *out, const char *s) {
     }
     fputc('"', out);
 }
+
+void report_csv_field(FILE *out, const char *s) {
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}

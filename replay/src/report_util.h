@@ -29,6 +29,8 @@ const char *report_sharing_kind(const struct pes_sim_stats *s);
 uint64_t report_metric(const struct pes_sim_stats *s, const char *metric);
 /* Ids of the (up to) top sites with a non-zero metric, best first; malloc'd. */
 uint32_t *report_top_sites(const struct pes_sim *sim, const char *metric, uint32_t top, uint32_t *n);
+/* CSV field, quoted when it holds a comma, quote or newline. */
+void report_csv_field(FILE *out, const char *s);
 /* JSON string literal (with quotes). */
 void report_json_string(FILE *out, const char *s);
 

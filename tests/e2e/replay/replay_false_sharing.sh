@@ -10,7 +10,7 @@ line=$(grep -n 'the contended line' "$src" | cut -d: -f1)
 for variant in adjacent padded; do
   OMP_NUM_THREADS=2 "$PES_BIN/pes-collect" -q --full -o "$work/$variant.zst" -- "$work/fs" "$variant" 500 20 >/dev/null
   "$PES_BIN/pes-replay" "$work/$variant.zst" --machine haswell --simulate --sort false-sharing --top 5 \
-    --format json --comm-csv "$work/$variant.csv" >"$work/$variant.json"
+    --format json --comm-csv "$work/$variant.csv" --sites-csv "$work/$variant.sites.csv" >"$work/$variant.json"
 done
 top=$(jq -r '.configs[0].simulation.sites[0] | "\(.file):\(.line) \(.sharing)"' "$work/adjacent.json")
 case "$top" in
@@ -27,4 +27,7 @@ awk -F, 'NR>1 { v[$1","$2]=$3; f[$1","$2]=$5 } END {
   if (v["0,0"] != 0 || v["1,1"] != 0) exit 1
   if (v["0,1"] != v["1,0"]) exit 2
   if (f["0,1"] < 20) exit 3 }' "$work/adjacent.csv" || fail "communication matrix (awk exit $?)"
+# the sites CSV ranks the same site first, with its false-sharing invalidations
+awk -F, -v line="$line" 'NR == 2 { if ($5 != line || $19 < 20) exit 1 }' "$work/adjacent.sites.csv" ||
+  fail "sites CSV: $(sed -n 2p "$work/adjacent.sites.csv")"
 echo "false sharing at false_sharing.c:$line; padded clean"
