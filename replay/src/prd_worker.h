@@ -1,0 +1,45 @@
+/*
+ * prd_worker.h — private reuse profiles on a second thread (`--jobs 2`).
+ *
+ * The main thread merges the trace and computes the CRDs and the simulation;
+ * the PRDs, about the same amount of work, run on a worker fed with batches of
+ * accesses through two buffers: the main thread fills one while the worker
+ * drains the other. Results are identical to pushing on one thread.
+ */
+#ifndef PES_REPLAY_PRD_WORKER_H
+#define PES_REPLAY_PRD_WORKER_H
+
+#include <pthread.h>
+
+#include "profiles.h"
+#include "replay.h"
+
+enum { PRD_WORKER_BATCH = 16384 };
+
+struct prd_worker {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct replay_access *buf[2];
+    size_t n[2];
+    int full[2];                       /* handed to the worker, not yet consumed */
+    int stop;
+    int cur;                           /* buffer the main thread fills */
+    struct pes_profiles *prd;
+    struct pes_error err;
+    int failed;
+};
+
+/* 0, or -1 (no memory / no thread). */
+int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd);
+/* Hands the current buffer over and waits until the other one is free. */
+void prd_worker_flush(struct prd_worker *w);
+/* Queues one access (blocks only while both buffers are full). */
+static inline void prd_worker_push(struct prd_worker *w, const struct replay_access *a) {
+    w->buf[w->cur][w->n[w->cur]++] = *a;
+    if (w->n[w->cur] == PRD_WORKER_BATCH) prd_worker_flush(w);
+}
+/* Drains the last batch and stops the worker; -1 if a push failed (err filled). */
+int prd_worker_finish(struct prd_worker *w, struct pes_error *err);
+
+#endif
