@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Accuracy of pes's sampled analyses against the full trace of the SAME execution.
+
+For every ground-truth microbenchmark (bench/micro: RIBench, Write-Volume,
+False-Sharing, Read-Write, Point-to-Point) x mode x sampling period x thread
+count, runs ONE execution with `pes-collect --mode MODE --full` (sampled and
+full trace together), compares them with `pes-replay --compare --format json`,
+and writes a markdown table (median and worst case per metric) and the raw
+runs as JSON.
+
+  python3 bench/accuracy.py --bin build/bin            # default sweep
+  python3 bench/accuracy.py --bin build/bin --quick    # CI-sized
+  python3 bench/accuracy.py --periods 10000,100000,1000000 --threads 1,2,4,8,16 --scale 10
+
+Program sizes grow with the period (--samples: the sampled accesses wanted per
+thread), capped by --max-accesses per thread; runs with too few samples are
+kept and flagged. Metrics (docs/accuracy.md): S of the intra-thread
+time-distance histogram and of the stack histogram converted with Shen et
+al.'s model, invalidation-ratio error, communication volume error and
+per-cell error, false-sharing fraction error, Marathe top-10 coverage and
+false positives.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MICRO = os.path.join(HERE, "micro")
+
+RIBENCH_PATTERNS = ["increasing", "decreasing", "bell", "multimodal"]
+COMM_BENCHES = ["write_volume", "false_sharing", "read_write", "point_to_point"]
+
+# (metric, label, kind): kind "high" = larger is better (report min as worst),
+# "abs" = error (report max |x| as worst), "low" = smaller is better
+METRICS = [
+    ("s_intra", "S intra-thread time histogram", "high"),
+    ("s_stack", "S stack histogram (Shen conversion)", "high"),
+    ("inval_ratio_error", "invalidation ratio error (pp)", "abs"),
+    ("comm_volume_error", "communication volume error (%)", "abs"),
+    ("comm_cell_error", "communication per-cell error", "low"),
+    ("split_error", "false-sharing fraction error (pp)", "abs"),
+    ("top_inval_coverage", "top-10 invalidation sites coverage", "high"),
+    ("top_inval_fp", "top-10 invalidation sites false positives", "low"),
+    ("top_coh_coverage", "top-10 coherence-miss sites coverage", "high"),
+    ("top_coh_fp", "top-10 coherence-miss sites false positives", "low"),
+]
+SCALE = {"inval_ratio_error": 100, "comm_volume_error": 100, "split_error": 100}
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def build(bin_dir, work):
+    exe = {}
+    for name in ["ribench"] + COMM_BENCHES:
+        out = os.path.join(work, name)
+        run([os.path.join(bin_dir, "pes-clang"), "-O2", "-fopenmp", "-o", out, os.path.join(MICRO, name + ".c")])
+        exe[name] = out
+    return exe
+
+
+def cases(args):
+    """(name, benchmark, mode, argv builder(period, threads))"""
+    out = []
+    for pat in RIBENCH_PATTERNS:
+        for inv in ([0] if args.quick else [0, 16]):
+            def argv(period, threads, pat=pat, inv=inv):
+                # one round is sum(c_p * l_p) ~ 0.6-1.2 M accesses at divide 1 (Table 6.5);
+                # divide so that the run gives ~--samples samples per thread
+                per_round = 620000
+                want = min(args.samples * period, args.max_accesses)
+                divide = max(1, int(per_round * 2 / max(want, 1)))
+                return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", "2",
+                        "--inv", str(inv), "--threads", str(threads)]
+            out.append((f"ribench-{pat}" + (f"-inv{inv}" if inv else ""), "ribench", "reuse", argv))
+    for b in COMM_BENCHES:
+        def argv(period, threads):
+            iters = min(args.samples * period, args.max_accesses) // 2
+            return ["--threads", str(threads), "--iters", str(max(iters, 1000))]
+        out.append((b, b, "comm", argv))
+    return out
+
+
+def flatten(c):
+    t1, t2 = c.get("top_invalidations") or {}, c.get("top_coherence") or {}
+    m = {k: c.get(k) for k in ("s_intra", "s_stack", "inval_ratio_error", "comm_volume_error",
+                               "comm_cell_error", "split_error", "samples", "decided", "accesses",
+                               "same_execution")}
+    m["top_inval_coverage"] = t1.get("coverage")
+    m["top_inval_fp"] = t1.get("false_positives") if t1.get("coverage") is not None else None
+    m["top_coh_coverage"] = t2.get("coverage")
+    m["top_coh_fp"] = t2.get("false_positives") if t2.get("coverage") is not None else None
+    return m
+
+
+def summarize(runs):
+    rows = []
+    for key, label, kind in METRICS:
+        vals = [r["metrics"][key] for r in runs if r.get("metrics") and r["metrics"].get(key) is not None]
+        vals = [v for v in vals if isinstance(v, (int, float)) and not math.isnan(v)]
+        if not vals:
+            rows.append((key, label, None, None, 0))
+            continue
+        sc = SCALE.get(key, 1)
+        if kind == "abs":
+            med = statistics.median(abs(v) for v in vals) * sc
+            worst = max(abs(v) for v in vals) * sc
+        elif kind == "high":
+            med, worst = statistics.median(vals) * sc, min(vals) * sc
+        else:
+            med, worst = statistics.median(vals) * sc, max(vals) * sc
+        rows.append((key, label, med, worst, len(vals)))
+    return rows
+
+
+def markdown(runs, rows, args):
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"
+    out = ["| metric | median | worst | runs |", "|---|---|---|---|"]
+    for key, label, med, worst, n in rows:
+        out.append(f"| {label} | {fmt(med)} | {fmt(worst)} | {n} |")
+    out += ["", "| case | mode | period | threads | samples | S intra | S stack | inval err pp | "
+                "volume err % | false frac err pp | note |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        m = r.get("metrics") or {}
+        f = lambda k, s=1: "-" if m.get(k) is None else f"{m[k] * s:.3f}"
+        out.append(f"| {r['case']} | {r['mode']} | {r['period']} | {r['threads']} | {m.get('samples', '-')} | "
+                   f"{f('s_intra')} | {f('s_stack')} | {f('inval_ratio_error', 100)} | "
+                   f"{f('comm_volume_error', 100)} | {f('split_error', 100)} | {r.get('note', '')} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.environ.get("PES_BIN", "build/bin"))
+    ap.add_argument("--out", default=os.path.join(HERE, "out", "accuracy"))
+    ap.add_argument("--periods", default="10000,100000,1000000")
+    ap.add_argument("--threads", default="1,2,4,8,16")
+    ap.add_argument("--samples", type=int, default=200, help="sampled accesses wanted per thread")
+    ap.add_argument("--max-accesses", type=int, default=4_000_000, help="cap on accesses per thread")
+    ap.add_argument("--only", default="", help="comma-separated case-name prefixes")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="CI-sized: periods 1000, threads 1,2")
+    args = ap.parse_args()
+    if args.quick:
+        args.periods, args.threads, args.max_accesses = "1000", "1,2", 400_000
+    periods = [int(p) for p in args.periods.split(",")]
+    threads = [int(t) for t in args.threads.split(",")]
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="pes-accuracy-")
+    try:
+        exe = build(args.bin, work)
+        runs = []
+        for name, bench, mode, argv in cases(args):
+            if args.only and not any(name.startswith(p) for p in args.only.split(",")):
+                continue
+            for period in periods:
+                for nt in threads:
+                    s, f = os.path.join(work, "s.zst"), os.path.join(work, "f.zst")
+                    prog = [exe[bench]] + argv(period, nt)
+                    rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:]}
+                    try:
+                        r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
+                                 "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
+                                 "-o", s, "--full-output", f, "--"] + prog)
+                        rec["expected"] = json.loads(r.stdout)
+                        c = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
+                                            "--format", "json"]).stdout)
+                        rec["metrics"] = flatten(c)
+                        if (c.get("decided") or 0) < 30 and mode == "reuse":
+                            rec["note"] = "few samples"
+                    except subprocess.CalledProcessError as e:
+                        rec["error"] = (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
+                        rec["note"] = "error"
+                    runs.append(rec)
+                    print(f"{name} {mode} period={period} threads={nt}: "
+                          f"{rec.get('metrics', rec.get('error'))}", file=sys.stderr)
+                    for p in (s, f):
+                        if os.path.exists(p):
+                            os.unlink(p)
+        rows = summarize(runs)
+        md = markdown(runs, rows, args)
+        cmd = "python3 bench/accuracy.py " + " ".join(sys.argv[1:])
+        with open(os.path.join(args.out, "accuracy.md"), "w") as fh:
+            fh.write(f"Generated by `{cmd}`\n\n" + md)
+        with open(os.path.join(args.out, "accuracy.json"), "w") as fh:
+            json.dump({"command": cmd, "summary": [dict(zip(("metric", "label", "median", "worst", "runs"), r))
+                                                   for r in rows], "runs": runs}, fh, indent=1)
+        print(md)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
