@@ -54,6 +54,19 @@ print(f"RIBench expected vs full trace: S={s_exp:.4f}")
 assert s_exp >= 0.95, "full trace does not match RIBench's expected histogram"
 PYEOF
 
+# --- bad input: one line naming what is wrong, non-zero exit, no crash
+expect_fail() {
+  local needle=$1; shift
+  local rc=0
+  "$@" >out.txt 2>err.txt || rc=$?
+  [ "$rc" -ne 0 ] || fail "expected failure: $*"
+  grep -qF -- "$needle" err.txt || { cat err.txt >&2; fail "stderr of '$*' lacks '$needle'"; }
+}
+expect_fail "expected two traces" "$PES_BIN/pes-replay" --compare rs.zst
+expect_fail "is a full trace" "$PES_BIN/pes-replay" --compare rf.zst rs.zst
+expect_fail "text or json" "$PES_BIN/pes-replay" --compare rs.zst rf.zst --format csv
+expect_fail "nonexistent" "$PES_BIN/pes-replay" --compare rs.zst "$work/nonexistent.zst"
+
 # --- False-Sharing, 2 threads, 50 % false sharing
 "$PES_BIN/pes-collect" --mode comm --full --backend soft --period 500 --seed 5 -q \
     -o fs.zst --full-output ff.zst ./false_sharing --threads 2 --iters 400000 --fraction 50 >fs.json
