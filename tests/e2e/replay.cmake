@@ -8,3 +8,8 @@ if(NOT PES_SANITIZE)
       ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
   endforeach()
 endif()
+
+# Needs no instrumented program: also run in sanitizer builds (TSan: the PRD worker thread).
+add_test(NAME e2e.replay_jobs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_jobs.sh)
+set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 300
+  ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")

@@ -1,6 +1,7 @@
 # libFuzzer target for the trace reader (clang only). The trace sources are
 # compiled into the target so that libFuzzer's coverage instrumentation sees them.
-if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+# Built in the plain and ASan builds; ASan cannot be combined with a TSan build.
+if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
   get_filename_component(PES_FUZZ_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
   file(GLOB PES_FUZZ_TRACE_SOURCES ${PES_FUZZ_ROOT}/trace/src/*.c)
   add_executable(fuzz_trace_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_trace_reader.c
