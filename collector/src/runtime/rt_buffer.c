@@ -82,7 +82,7 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
             room = to_mark;
     } else {
         start = t->s.scratch;
-        room = PES_RT_SCRATCH;
+        room = PES_RT_SAMPLE_SCRATCH;
     }
     if (pes_rt.sampling) {
         uint64_t used = (uint64_t)(cur - start);
@@ -91,9 +91,10 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
             room = used + sample_room;
     }
     __atomic_store_n(&t->tls->limit, start + room, __ATOMIC_RELAXED);
-    if (pes_rt.sampling) {
-        /* Dekker with pes_rt_sample_wake: either it sees our limit and lowers
-         * it afterwards, or we see its flag here */
+    if (pes_rt.sampling && pes_rt.cfg.mode != PES_RT_MODE_SAMPLES &&
+        pes_rt.cfg.mode != PES_RT_MODE_COMM) {
+        /* Dekker with pes_rt_sample_wake (reuse modes only): either it sees our
+         * limit and lowers it afterwards, or we see its flag here */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (__atomic_load_n(&t->s.wake, __ATOMIC_RELAXED))
             __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
@@ -103,6 +104,31 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
 static uint64_t records_so_far(const struct pes_rt_thread *t)
 {
     return t->flushed + (uint64_t)(t->tls->cursor - t->bufs[t->cur].recs);
+}
+
+static void leave_runtime(struct pes_rt_thread *t)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->s.in_runtime = 0;
+}
+
+/* Sampling without a full trace: the records only feed the counters, so the
+ * scratch buffer restarts; the lock is taken only to record a sample or to
+ * re-arm watchpoints (a thread stopping this one adds events under it). */
+static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
+                               uint64_t ip)
+{
+    pes_rt_sample_scan(t);
+    t->tls->cursor = t->s.scratch;
+    t->s.scan = t->s.scratch;
+    int hit = pes_rt_sample_count(t, id);
+    if (hit || __atomic_load_n(&t->s.wake, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&t->lock);
+        if (!t->stopped)
+            pes_rt_sample_take(t, addr, id, extra, ip, hit);
+        pthread_mutex_unlock(&t->lock);
+    }
+    pes_rt_buffer_set_limit(t);
 }
 
 __attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
@@ -116,37 +142,37 @@ __attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uin
         pes_rt_thread_use_scratch();
         return;
     }
+    uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
     t->s.in_runtime = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (!pes_rt.full) {
+        slow_sampling_only(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
+        leave_runtime(t);
+        return;
+    }
     pthread_mutex_lock(&t->lock);
     if (t->stopped) {
         pthread_mutex_unlock(&t->lock);
         pes_rt_thread_use_scratch();
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        t->s.in_runtime = 0;
+        leave_runtime(t);
         return;
     }
-    uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
     if (pes_rt.sampling)
         pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
-    if (pes_rt.full) {
-        uint64_t n = records_so_far(t);
-        if (n >= t->next_mark) {
-            pes_rt_buffer_put(t, pes_rt_now(), PES_ID_TIME, 0);
-            t->next_mark = n + 1 + pes_rt.cfg.time_interval;
-        }
-        pes_rt_buffer_put(t, addr, id, extra);
-    } else {
-        t->tls->cursor = t->s.scratch;
+    uint64_t n = records_so_far(t);
+    if (n >= t->next_mark) {
+        pes_rt_buffer_put(t, pes_rt_now(), PES_ID_TIME, 0);
+        t->next_mark = n + 1 + pes_rt.cfg.time_interval;
     }
+    pes_rt_buffer_put(t, addr, id, extra);
     if (pes_rt.sampling) {
         t->s.scan = t->tls->cursor;
-        pes_rt_sample_access(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
+        int hit = pes_rt_sample_count(t, id);
+        pes_rt_sample_take(t, addr, id, extra, (uint64_t)__builtin_return_address(0), hit);
     }
     pes_rt_buffer_set_limit(t);
     pthread_mutex_unlock(&t->lock);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t->s.in_runtime = 0;
+    leave_runtime(t);
 }
 
 /*

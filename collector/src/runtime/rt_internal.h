@@ -111,6 +111,7 @@ char *pes_cmdline_quote(int argc, char *const argv[]);
 
 #define PES_RT_NBUF 2          /* buffers per thread: one filling, one being written */
 #define PES_RT_SCRATCH 128     /* records of the per-thread scratch buffer (tracing off) */
+#define PES_RT_SAMPLE_SCRATCH 512  /* sampling without a full trace: 8 KiB, stays in L1 */
 
 enum pes_rt_item_type { PES_RT_ITEM_RECORDS, PES_RT_ITEM_THREAD, PES_RT_ITEM_MODULE, PES_RT_ITEM_STOP,
                         PES_RT_ITEM_EVENTS, PES_RT_ITEM_MAPS };
@@ -278,7 +279,15 @@ struct pes_rt_site_info {
     uint16_t size;                     /* 0 = variable (extra) */
 };
 PES_RT_HIDDEN void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base);
-PES_RT_HIDDEN extern const uint8_t *pes_rt_site_bits;   /* id -> 1 reads | 2 writes, or NULL */
+/* id -> 1 (reads) + 1 << 16 (writes), for ids below PES_RT_WEIGHT_IDS; entry
+ * PES_RT_WEIGHT_IDS is 0 and stands for every other id (control records). NULL
+ * if the table could not be reserved or an id beyond it was registered. */
+#define PES_RT_WEIGHT_IDS (1u << 28)
+PES_RT_HIDDEN extern const uint32_t *pes_rt_site_weights;
+static inline uint32_t pes_rt_weight_index(uint32_t id)
+{
+    return id < PES_RT_WEIGHT_IDS ? id : PES_RT_WEIGHT_IDS;   /* a cmov, not a branch */
+}
 PES_RT_HIDDEN struct pes_rt_site_info pes_rt_sites_get(uint32_t id);
 
 /* rt_reservoir.c: ReuseTracker Alg. 2 slot choice (pure; unit-tested). */
@@ -297,9 +306,12 @@ PES_RT_HIDDEN void pes_rt_reservoir_release(struct pes_rt_reservoir_slot *slot);
 PES_RT_HIDDEN void pes_rt_sample_thread_init(struct pes_rt_thread *t);
 /* Slow path, before the record is stored: classify the records since the last call. */
 PES_RT_HIDDEN void pes_rt_sample_scan(struct pes_rt_thread *t);
-/* Slow path, the current access (already executed): counts, countdowns, sample. */
-PES_RT_HIDDEN void pes_rt_sample_access(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
-                                        uint32_t extra, uint64_t ip);
+/* Slow path, the current access (already executed): counts and countdowns,
+ * owner-only state, no lock. Returns non-zero if a sample is due. */
+PES_RT_HIDDEN int pes_rt_sample_count(struct pes_rt_thread *t, uint32_t id);
+/* Under the thread's lock: re-arm if woken, then take the sample if `hit`. */
+PES_RT_HIDDEN void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
+                                      uint32_t extra, uint64_t ip, int hit);
 /* Records the inline path may still store before the next sample (>= 0). */
 PES_RT_HIDDEN uint64_t pes_rt_sample_room(const struct pes_rt_thread *t);
 /* The thread's exact load+store count, including unclassified records below its

@@ -30,12 +30,26 @@ static void classify(const struct pes_record *from, const struct pes_record *to,
                      uint64_t *stores)
 {
     uint64_t l = 0, st = 0;
-    const uint8_t *bits = __atomic_load_n(&pes_rt_site_bits, __ATOMIC_ACQUIRE);
-    if (bits) {
-        for (const struct pes_record *r = from; r < to; r++) {
-            uint8_t b = bits[r->id];
-            l += b & 1;
-            st += b >> 1;
+    const uint32_t *w = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
+    if (w) {
+        /* each weight is 1 (reads) + 1 << 16 (writes): one sum gives both
+         * counts (at most 65535 records per call); four sums keep loads in flight */
+        uint32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        const struct pes_record *r = from;
+        while (r < to) {
+            const struct pes_record *end = to - r > 65535 ? r + 65535 : to;
+            for (; r + 4 <= end; r += 4) {
+                a0 += w[pes_rt_weight_index(r[0].id)];
+                a1 += w[pes_rt_weight_index(r[1].id)];
+                a2 += w[pes_rt_weight_index(r[2].id)];
+                a3 += w[pes_rt_weight_index(r[3].id)];
+            }
+            for (; r < end; r++)
+                a0 += w[pes_rt_weight_index(r->id)];
+            uint32_t sum = a0 + a1 + a2 + a3;
+            l += sum & 0xffff;
+            st += sum >> 16;
+            a0 = a1 = a2 = a3 = 0;
         }
         *loads = l;
         *stores = st;
@@ -104,32 +118,45 @@ static int expire(uint64_t *cd, uint64_t period, uint64_t *rng)
     return 1;
 }
 
-void pes_rt_sample_access(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
-                          uint64_t ip)
+int pes_rt_sample_count(struct pes_rt_thread *t, uint32_t id)
+{
+    struct pes_rt_sampler *s = &t->s;
+    if (id >= PES_ID_CONTROL_FIRST)
+        return 0;
+    const uint32_t *w = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
+    uint8_t b;
+    if (w) {
+        uint32_t v = w[pes_rt_weight_index(id)];
+        b = (uint8_t)((v & 1) | (v >> 16) << 1);
+    } else {
+        struct pes_rt_site_info info = pes_rt_sites_get(id);
+        b = (uint8_t)((pes_kind_reads(info.kind) ? 1 : 0) | (pes_kind_writes(info.kind) ? 2 : 0));
+    }
+    if (!b)
+        return 0;
+    __atomic_store_n(&s->loads, s->loads + (b & 1u), __ATOMIC_RELAXED);
+    __atomic_store_n(&s->stores, s->stores + (b >> 1), __ATOMIC_RELAXED);
+    int hit = 0;
+    if (b & 1)
+        hit |= expire(&s->cd_load, pes_rt.cfg.period_load, &s->rng);
+    if (b & 2)
+        hit |= expire(&s->cd_store, pes_rt.cfg.period_store, &s->rng);
+    return hit;
+}
+
+void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
+                        uint64_t ip, int hit)
 {
     struct pes_rt_sampler *s = &t->s;
     if (__atomic_exchange_n(&s->wake, 0, __ATOMIC_SEQ_CST) &&
         (pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED))
         pes_rt_reuse_sync(t);
-    if (id >= PES_ID_CONTROL_FIRST)
-        return;
-    struct pes_rt_site_info info = pes_rt_sites_get(id);
-    int r = pes_kind_reads(info.kind) != 0, w = pes_kind_writes(info.kind) != 0;
-    if (!r && !w)
-        return;
-    __atomic_store_n(&s->loads, s->loads + (uint64_t)r, __ATOMIC_RELAXED);
-    __atomic_store_n(&s->stores, s->stores + (uint64_t)w, __ATOMIC_RELAXED);
-    int hit = 0;
-    if (r)
-        hit |= expire(&s->cd_load, pes_rt.cfg.period_load, &s->rng);
-    if (w)
-        hit |= expire(&s->cd_store, pes_rt.cfg.period_store, &s->rng);
     if (!hit)
         return;
-
+    struct pes_rt_site_info info = pes_rt_sites_get(id);
     struct pes_event ev;
     pes_rt_event_init(&ev, PES_EV_SAMPLE, t);
-    ev.flags = w ? PES_EVF_WRITE : 0;
+    ev.flags = pes_kind_writes(info.kind) ? PES_EVF_WRITE : 0;
     uint32_t size = info.size ? info.size : extra;
     ev.size = (uint16_t)(size > UINT16_MAX ? UINT16_MAX : size);
     ev.site = id;

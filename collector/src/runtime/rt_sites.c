@@ -7,40 +7,44 @@
 
 #include "rt_internal.h"
 
-/* One byte per possible id (1 = reads, 2 = writes): 4 GiB of address space
- * reserved, only the pages of registered ids ever touched; control ids read
- * untouched (zero) pages. This is the soft sampler's per-record cost, so it is
- * one load with no branch. NULL if the reservation failed (then the chunks). */
-const uint8_t *pes_rt_site_bits;
-static uint8_t *bits_rw;
-
-static void reserve_bits(void)
-{
-    static int tried;
-    if (tried)
-        return;
-    tried = 1;
-    void *p = mmap(NULL, (size_t)1 << 32, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p != MAP_FAILED) {
-        bits_rw = p;
-        __atomic_store_n(&pes_rt_site_bits, (const uint8_t *)p, __ATOMIC_RELEASE);
-    }
-}
-
 #define CHUNK_BITS 16u
 #define CHUNK (1u << CHUNK_BITS)
 #define N_CHUNKS (1u << (32 - CHUNK_BITS))
 
 static struct pes_rt_site_info *chunks[N_CHUNKS];
 
-/* Called under the modules lock. */
+/* One 32-bit weight per id below 2^28 (1 GiB of address space reserved with
+ * MAP_NORESERVE; only the pages of registered ids are touched): this is the
+ * soft sampler's per-record cost, one load and one add. */
+const uint32_t *pes_rt_site_weights;
+static uint32_t *weights_rw;
+static int weights_tried;
+
+static void reserve_weights(void)
+{
+    if (weights_tried)
+        return;
+    weights_tried = 1;
+    size_t bytes = ((size_t)PES_RT_WEIGHT_IDS + 1) * sizeof(uint32_t);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p != MAP_FAILED) {
+        weights_rw = p;
+        __atomic_store_n(&pes_rt_site_weights, (const uint32_t *)p, __ATOMIC_RELEASE);
+    }
+}
+
 void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base)
 {
-    reserve_bits();
-    for (uint32_t i = 0; bits_rw && i < m->n_sites; i++) {
+    reserve_weights();
+    if (weights_rw && (uint64_t)base + m->n_sites > PES_RT_WEIGHT_IDS) {
+        /* beyond the table: every record goes through the chunks from now on */
+        __atomic_store_n(&pes_rt_site_weights, (const uint32_t *)NULL, __ATOMIC_RELEASE);
+        weights_rw = NULL;
+    }
+    for (uint32_t i = 0; weights_rw && i < m->n_sites; i++) {
         uint8_t k = m->sites[i].kind;
-        bits_rw[base + i] = (uint8_t)((pes_kind_reads(k) ? 1 : 0) | (pes_kind_writes(k) ? 2 : 0));
+        weights_rw[base + i] = (pes_kind_reads(k) ? 1u : 0u) + (pes_kind_writes(k) ? 1u << 16 : 0u);
     }
     for (uint32_t i = 0; i < m->n_sites; i++) {
         uint32_t id = base + i;

@@ -95,13 +95,17 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
         return NULL;
     struct pes_rt_thread *t = calloc(1, sizeof *t);
     struct pes_rt_item *it = calloc(1, sizeof *it);
+    if (t && pes_rt.sampling && !pes_rt.full)
+        t->s.scratch = aligned_alloc(64, PES_RT_SAMPLE_SCRATCH * sizeof(struct pes_record));
     if (!t || !it || (pes_rt.full && pes_rt_buffer_alloc(t)) ||
-        (pes_rt.sampling && pes_rt_events_alloc(t))) {
-        if (t)
+        (pes_rt.sampling && (pes_rt_events_alloc(t) || (!pes_rt.full && !t->s.scratch)))) {
+        if (t) {
             for (int i = 0; i < PES_RT_NBUF; i++) {
                 free(t->bufs[i].recs);
                 free(t->s.evs[i]);
             }
+            free(t->s.scratch);
+        }
         free(t);
         free(it);
         setup_failed = 1;
@@ -128,6 +132,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
             free(t->bufs[i].recs);
             free(t->s.evs[i]);
         }
+        free(t->s.scratch);
         free(t);
         free(it);
         setup_failed = 1;
@@ -149,11 +154,10 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
 
     self = t;
     pthread_setspecific(exit_key, t);
-    __pes_tls.cursor = pes_rt.full ? t->bufs[0].recs : scratch;
+    __pes_tls.cursor = pes_rt.full ? t->bufs[0].recs : t->s.scratch;
     __atomic_store_n(&__pes_tls.limit, __pes_tls.cursor, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
-        t->s.scratch = scratch;
         if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
             pes_rt_watch_thread_init(t);
         /* arm the slots published before this thread existed */
