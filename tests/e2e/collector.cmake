@@ -53,3 +53,11 @@ foreach(scenario reuse-exact no-reuse samples pair-rr pair-wr pair-rw pair-ww tr
            COMMAND sh ${PES_RT_E2E_DIR}/samp_run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
   set_tests_properties(e2e.sampling.${scenario} PROPERTIES LABELS "e2e;collector;sampling" TIMEOUT 120)
 endforeach()
+
+# The sampling collector with programs built by pes-clang (real pass; not with sanitizers).
+if(TARGET PesPass AND NOT PES_SANITIZE)
+  add_test(NAME e2e.sampling.openmp
+           COMMAND sh ${PES_RT_E2E_DIR}/samp_run.sh openmp ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e
+                   ${PES_RT_E2E_DIR})
+  set_tests_properties(e2e.sampling.openmp PROPERTIES LABELS "e2e;collector;sampling" TIMEOUT 120)
+endif()

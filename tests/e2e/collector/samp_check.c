@@ -2,7 +2,8 @@
  * that samp_prog's scenarios have by construction (not values the runtime
  * computed). Each argument is one expectation:
  *   KIND=N | KIND>=N    number of events of a kind (sample, reuse, invalidation, comm)
- *   distance=D          every reuse has time distance D
+ *   distance=D          every reuse has time distance D (D = "same": all reuses equal)
+ *   false-sharing>=N, true-sharing>=N   comm events with that flag
  *   reuse-pair=A,B      every reuse has thread A and other_thread B (inval-pair, comm-pair:
  *                       comm pairs are unordered)
  *   flags=F             every reuse/invalidation/comm event has flag F set
@@ -126,6 +127,24 @@ int main(int argc, char **argv)
             size_t n = count(kind);
             if (ge ? n < v : n != v)
                 fail("%zu %s events, expected %s%llu", n, name, ge ? ">=" : "", v);
+        } else if (!strcmp(name, "false-sharing") || !strcmp(name, "true-sharing")) {
+            unsigned f = name[0] == 'f' ? PES_EVF_FALSE_SHARING : PES_EVF_TRUE_SHARING;
+            size_t n = 0;
+            for (size_t k = 0; k < n_evs; k++)
+                n += evs[k].kind == PES_EV_COMM && (evs[k].flags & f);
+            v = strtoull(val, NULL, 10);
+            if (ge ? n < v : n != v)
+                fail("%zu %s events, expected %s%llu", n, name, ge ? ">=" : "", v);
+        } else if (!strcmp(name, "distance") && !strcmp(val, "same")) {
+            for (size_t k = 0, first = SIZE_MAX; k < n_evs; k++) {
+                if (evs[k].kind != PES_EV_REUSE)
+                    continue;
+                if (first == SIZE_MAX)
+                    first = k;
+                else if (evs[k].distance != evs[first].distance)
+                    fail("reuse distances %" PRIu64 " and %" PRIu64 " differ", evs[first].distance,
+                         evs[k].distance);
+            }
         } else if (!strcmp(name, "distance")) {
             v = strtoull(val, NULL, 10);
             for (size_t k = 0; k < n_evs; k++)

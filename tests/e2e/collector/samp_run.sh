@@ -1,5 +1,5 @@
 #!/bin/sh
-# samp_run.sh SCENARIO BIN_DIR TEST_BIN_DIR — one end-to-end scenario of the
+# samp_run.sh SCENARIO BIN_DIR TEST_BIN_DIR [SOURCE_DIR] — one end-to-end scenario of the
 # sampling collector with the hand-instrumented samp_prog (see samp_prog.c);
 # expectations are checked by samp_check against what the scenario does by
 # construction.
@@ -10,6 +10,7 @@ tbin=$3
 collect="$bin/pes-collect"
 prog="$tbin/samp_prog"
 check="$tbin/samp_check"
+src=${4:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-samp.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -110,6 +111,24 @@ sigtrap)
 spatial)
     run 0 "$collect" --mode reuse --granularity spatial --period 499 -q -o s.zst "$prog" reuse 50 1000
     ck 'reuse>=10' flags=spatial config=granularity=spatial
+    ;;
+openmp)
+    # built by pes-clang (real pass) with OpenMP: each thread re-sweeps its own block
+    "$bin/pes-clang" -O2 -fopenmp "$src/samp_omp.c" -o samp_omp || fail "pes-clang"
+    export OMP_NUM_THREADS=2
+    ./samp_omp 500 400 >plain.txt || fail "plain run"
+    run 0 "$collect" --mode reuse --period 1009 -q -o s.zst ./samp_omp 500 400
+    cmp -s out.txt plain.txt || fail "stdout changed: $(cat out.txt)"
+    # one instrumented load per iteration (an FP sum is not vectorised at -O2): distance = K
+    ck 'reuse>=20' distance=500 invalidation=0 threads=2
+    # ComDetective on the false-sharing bench kernel: adjacent counters of one line
+    "$bin/pes-clang" -O2 -fopenmp "$src/../../../bench/kernels/false_sharing.c" -o fs || fail "pes-clang"
+    run 0 "$collect" --mode comm --period 97 -q -o s.zst --force ./fs adjacent 2000 50
+    ck 'comm>=1' 'false-sharing>=1' comm-pair=0,1
+    # both traces from one run, and pes-dump shows the sampled one
+    run 0 "$collect" --mode reuse --full --period 1009 -q -o s.zst --force --full-output f.zst ./samp_omp 100 50
+    "$bin/pes-dump" s.zst | grep -q "^T[01] sample " || fail "pes-dump shows no samples"
+    "$bin/pes-dump" --limit 3 f.zst >/dev/null || fail "full trace unreadable"
     ;;
 usage)
     run 2 "$collect" --mode bogus "$prog" reuse 1 1
