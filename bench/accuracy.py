@@ -69,17 +69,21 @@ def build(bin_dir, work):
 def cases(args):
     """(name, benchmark, mode, argv builder(period, threads))"""
     out = []
-    for pat in RIBENCH_PATTERNS:
-        for inv in ([0] if args.quick else [0, 16]):
-            def argv(period, threads, pat=pat, inv=inv):
-                # one round is sum(c_p * l_p) ~ 0.6-1.2 M accesses at divide 1 (Table 6.5);
-                # divide so that the run gives ~--samples samples per thread
-                per_round = 620000
-                want = min(args.samples * period, args.max_accesses)
-                divide = max(1, int(per_round * 2 / max(want, 1)))
-                return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", "2",
-                        "--inv", str(inv), "--threads", str(threads)]
-            out.append((f"ribench-{pat}" + (f"-inv{inv}" if inv else ""), "ribench", "reuse", argv))
+    # Table 6.5 (no invalidation) for every pattern; Tables 6.6/6.7 (cases 2
+    # and 3: shared stores, invalidations) for bell-shaped and decreasing
+    ribench = [(pat, 1) for pat in RIBENCH_PATTERNS]
+    if not args.quick:
+        ribench += [(pat, c) for pat in ("bell", "decreasing") for c in (2, 3)]
+    for pat, case in ribench:
+        def argv(period, threads, pat=pat, case=case):
+            # one round is sum(c_p * l_p) ~ 0.6-1.2 M accesses at divide 1 (Table 6.5);
+            # divide so that the run gives ~--samples samples per thread
+            per_round = 620000
+            want = min(args.samples * period, args.max_accesses)
+            divide = max(1, int(per_round * 2 / max(want, 1)))
+            return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", "2",
+                    "--case", str(case), "--threads", str(threads)]
+        out.append((f"ribench-{pat}" + (f"-case{case}" if case > 1 else ""), "ribench", "reuse", argv))
     for b in COMM_BENCHES:
         def argv(period, threads):
             iters = min(args.samples * period, args.max_accesses) // 2

@@ -15,9 +15,12 @@
  *
  * usage: ribench [--pattern increasing|decreasing|bell|multimodal]
  *                [--length short|long] [--divide N] [--outer N] [--inv N]
- *                [--threads N] [--expected FILE]
- * Patterns and lengths are Table 6.5's; --divide N divides every l_p by N
- * (CI-sized runs), --outer overrides the round count.
+ *                [--case 1|2|3] [--threads N] [--expected FILE]
+ * Patterns and lengths are Table 6.5's; --case 2 and 3 are Tables 6.6/6.7's
+ * invalidation cases: inv = (case - 1) x l_a and every l_p shortened by
+ * (case - 1) x l_a / 2 (l_a = a1, 1000 short, 100000 long). --divide N divides
+ * every length (and inv) by N (CI-sized runs), --outer overrides the round
+ * count, --inv sets inv directly.
  */
 #include <omp.h>
 #include <stdint.h>
@@ -46,7 +49,7 @@ static const char *const patterns[4] = {"increasing", "decreasing", "bell", "mul
 
 static void usage(void) {
     fprintf(stderr, "usage: ribench [--pattern increasing|decreasing|bell|multimodal] [--length short|long]\n"
-                    "               [--divide N] [--outer N] [--inv N] [--threads N] [--expected FILE]\n");
+                    "               [--divide N] [--outer N] [--inv N] [--case 1|2|3] [--threads N] [--expected FILE]\n");
     exit(2);
 }
 
@@ -95,17 +98,19 @@ static int expected(const struct params *p, int threads, struct bin *b, long lon
     *shared_uses = 0;
     for (int i = 0; i < PHASES; i++) {
         long long c = p->count[i], l = p->len[i];
-        if (!c || !l) continue;
-        add(b, &n, l + p->inv - 1, p->outer * (c - 1) * l);
-        add(b, &n, round - (c - 1) * (l + p->inv) - 1, (p->outer - 1) * l);
+        if (!c) continue;
+        if (l) {
+            add(b, &n, l + p->inv - 1, p->outer * (c - 1) * l);
+            add(b, &n, round - (c - 1) * (l + p->inv) - 1, (p->outer - 1) * l);
+        }
         *shared_uses += p->outer * c * p->inv;
         if (threads == 1 && p->inv) add(b, &n, p->inv - 1 + l, p->outer * c * p->inv);
     }
     if (threads == 1 && p->inv) {
-        /* the last round's last uses of shared[] (after the last non-empty
-         * phase's sweep) are never reused */
+        /* the last round's last uses of shared[] (after the last phase's
+         * sweep) are never reused */
         for (int i = PHASES - 1; i >= 0; i--)
-            if (p->count[i] && p->len[i]) {
+            if (p->count[i]) {
                 for (int k = 0; k < n; k++)
                     if (b[k].distance == p->inv - 1 + p->len[i]) b[k].count -= p->inv;
                 break;
@@ -115,7 +120,7 @@ static int expected(const struct params *p, int threads, struct bin *b, long lon
 }
 
 int main(int argc, char **argv) {
-    int pat = 0, longrd = 0, threads = 0;
+    int pat = 0, longrd = 0, threads = 0, tcase = 1;
     long divide = 1, outer = -1, inv = 0;
     const char *exp_path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -133,16 +138,20 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--divide")) divide = arg_long(a, v, 1), i++;
         else if (!strcmp(a, "--outer")) outer = arg_long(a, v, 1), i++;
         else if (!strcmp(a, "--inv")) inv = arg_long(a, v, 0), i++;
+        else if (!strcmp(a, "--case")) tcase = (int)arg_long(a, v, 1), i++;
         else if (!strcmp(a, "--threads")) threads = (int)arg_long(a, v, 1), i++;
         else if (!strcmp(a, "--expected")) exp_path = v, i++;
         else usage();
     }
+    if (tcase > 3) usage();
+    long la = longrd ? 100000L : 1000L;
+    if (tcase > 1) inv = (tcase - 1) * la / divide;
     struct params p = {.outer = outer > 0 ? outer : 10, .inv = inv};
     for (int k = 0; k < PHASES; k++) {
         p.count[k] = longrd ? long_counts[pat][k] : table_counts[pat][k];
-        long base = (longrd ? 100000L : 1000L) << k;
+        long base = (la << k) - (tcase - 1) * la / 2;
         p.len[k] = base / divide;
-        if (p.len[k] < 2) p.len[k] = 2;
+        if (p.len[k] < 2) p.len[k] = tcase > 1 && base <= 0 ? 0 : 2;
         p.len[k] &= ~1L;   /* the sweep touches pairs */
     }
     if (threads) omp_set_num_threads(threads);

@@ -27,6 +27,7 @@ struct replay_sampled_site {
     uint32_t site;
     uint64_t samples, reuses, invalidations, comm_true, comm_false;
     char label[128];                 /* report_site_label */
+    uint64_t line_key;               /* replay_site_line_key: Marathe's reference (file:line) */
 };
 
 struct replay_sampled_thread {
@@ -69,6 +70,7 @@ struct replay_truth {
     struct pes_rt *rt;
     struct pes_sim *sim;
     uint32_t max_site;               /* largest site id seen + 1 */
+    uint64_t *site_key;              /* [max_site + 1] replay_site_line_key; last = pooled ids */
     double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
     uint64_t accesses;
     uint64_t pid, start_ticks, ticks_per_second;
@@ -100,6 +102,11 @@ int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const
                                 const struct replay_truth *t, const struct replay_accuracy *a);
 int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
                                 const struct replay_truth *t, const struct replay_accuracy *a);
+
+/* Marathe et al. rank "references", source lines (file:line): a key equal for
+ * all sites of one line (an unrolled loop has several sites per line); sites
+ * without a debug location keep their own key. */
+uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id);
 
 /* 1 if path is a pes trace of kind SAMPLED, 0 if not (or not a pes trace). */
 int replay_is_sampled(const char *path);

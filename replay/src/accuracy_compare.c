@@ -34,6 +34,24 @@ static double sim_coherence(const struct replay_truth *t, int scope, uint32_t si
     return s ? (double)(s->coh_true + s->coh_false) : 0;
 }
 
+static int by_key(const void *pa, const void *pb) {
+    uint64_t a = ((const struct pes_cmp_site *)pa)->key, b = ((const struct pes_cmp_site *)pb)->key;
+    return (a > b) - (a < b);
+}
+
+/* Sums entries of equal key in place (sites of one source line); returns the new count. */
+static size_t merge_keys(struct pes_cmp_site *t, size_t n) {
+    qsort(t, n, sizeof *t, by_key);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && t[m - 1].key == t[i].key) t[m - 1].value += t[i].value;
+        else t[m++] = t[i];
+    }
+    return m;
+}
+
+/* Marathe's top-k over source lines: truth per line from fn, sampled per line
+ * from INVALIDATION events (weights are not per site: raw counts rank). */
 static int topk(const struct replay_sampled *s, const struct replay_truth *t, int scope, site_value_fn fn,
                 uint32_t k, struct pes_cmp_topk *out, struct pes_error *err) {
     size_t nf = (size_t)t->max_site + 1;
@@ -44,11 +62,11 @@ static int topk(const struct replay_sampled *s, const struct replay_truth *t, in
         snprintf(err->message, sizeof err->message, "out of memory");
         goto out;
     }
-    for (uint32_t i = 0; i < t->max_site; i++) full[i] = (struct pes_cmp_site){i, fn(t, scope, i)};
-    full[t->max_site] = (struct pes_cmp_site){UINT32_MAX, fn(t, scope, UINT32_MAX)};
+    for (uint32_t i = 0; i < t->max_site; i++) full[i] = (struct pes_cmp_site){t->site_key[i], fn(t, scope, i)};
+    full[t->max_site] = (struct pes_cmp_site){t->site_key[t->max_site], fn(t, scope, UINT32_MAX)};
     for (size_t i = 0; i < s->n_sites; i++)
-        smp[i] = (struct pes_cmp_site){s->sites[i].site, (double)s->sites[i].invalidations};
-    rc = pes_cmp_topk(full, nf, smp, s->n_sites, k, out, err);
+        smp[i] = (struct pes_cmp_site){s->sites[i].line_key, (double)s->sites[i].invalidations};
+    rc = pes_cmp_topk(full, merge_keys(full, nf), smp, merge_keys(smp, s->n_sites), k, out, err);
 out:
     free(full);
     free(smp);

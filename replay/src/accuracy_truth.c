@@ -88,7 +88,16 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
     struct pes_reuse_options ro = {.granule = 1};
     for (uint32_t i = 0; i < n; i++)
         if (!(c.stack[i] = pes_reuse_create(&ro, err))) goto out;
-    rc = replay_input_scan(in, on_access, NULL, &c, err);
+    if ((rc = replay_input_scan(in, on_access, NULL, &c, err)) < 0) goto out;
+    rc = -1;
+    if (!(t->site_key = malloc(((size_t)t->max_site + 1) * sizeof *t->site_key))) {
+        err->code = PES_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        goto out;
+    }
+    for (uint32_t i = 0; i < t->max_site; i++) t->site_key[i] = replay_site_line_key(replay_input_site(in, i), i);
+    t->site_key[t->max_site] = replay_site_line_key(NULL, UINT32_MAX);
+    rc = 0;
 out:
     if (c.stack)
         for (uint32_t i = 0; i < t->n_threads; i++) pes_reuse_destroy(c.stack[i]);
@@ -102,6 +111,8 @@ out:
 void replay_truth_free(struct replay_truth *t) {
     if (t->rt) pes_rt_destroy(t->rt);
     if (t->sim) pes_sim_destroy(t->sim);
+    free(t->site_key);
+    t->site_key = NULL;
     t->rt = NULL;
     t->sim = NULL;
 }

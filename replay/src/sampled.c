@@ -307,7 +307,9 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
         if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) {
             struct replay_sampled_site *o = &s->sites[s->n_sites++];
             *o = *d;
-            report_site_label(o->label, sizeof o->label, pes_trace_reader_site(r, o->site), o->site);
+            const struct pes_site *ps = pes_trace_reader_site(r, o->site);
+            report_site_label(o->label, sizeof o->label, ps, o->site);
+            o->line_key = replay_site_line_key(ps, o->site);
         }
     }
     rc = 0;
@@ -333,6 +335,14 @@ void replay_sampled_free(struct replay_sampled *s) {
     s->comm_true = s->comm_false = NULL;
     s->sites = NULL;
     s->n_sites = 0;
+}
+
+uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id) {
+    if (!site || !site->line || !site->file || !*site->file) return 1ull << 63 | id;
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a over file, then line */
+    for (const char *p = site->file; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ site->line) * 1099511628211ull;
+    return h & ~(1ull << 63);
 }
 
 int replay_is_sampled(const char *path) {

@@ -200,6 +200,19 @@ static void test_reservoir_weights(void **state) {
     unlink(sampled_path);
 }
 
+/* Marathe's references are source lines: sites of one line share a key */
+static void test_line_keys(void **state) {
+    (void)state;
+    struct pes_site a = {.id = 4, .file = "x/t.c", .line = 7}, b = {.id = 9, .file = "x/t.c", .line = 7};
+    struct pes_site c = {.id = 5, .file = "x/t.c", .line = 8}, d = {.id = 6, .file = "x/u.c", .line = 7};
+    struct pes_site nodebug = {.id = 3, .file = "", .line = 0};
+    assert_true(replay_site_line_key(&a, 4) == replay_site_line_key(&b, 9));
+    assert_true(replay_site_line_key(&a, 4) != replay_site_line_key(&c, 5));
+    assert_true(replay_site_line_key(&a, 4) != replay_site_line_key(&d, 6));
+    assert_true(replay_site_line_key(&nodebug, 3) != replay_site_line_key(&nodebug, 2));
+    assert_true(replay_site_line_key(NULL, 3) == replay_site_line_key(&nodebug, 3));
+}
+
 /* ------------------------------------------------------------ ideal sampler */
 
 static uint64_t rng(uint64_t *s) {
@@ -370,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_hand_built),
         cmocka_unit_test(test_bad_events),
         cmocka_unit_test(test_reservoir_weights),
+        cmocka_unit_test(test_line_keys),
         cmocka_unit_test(test_compare_ideal_sampler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
