@@ -29,6 +29,7 @@
 struct slot {
     uint64_t state;
     uint64_t addr, count, site, sample_ip;
+    uint64_t offers;       /* samples offered to this slot's reservoir since it was armed */
     uint32_t len, size, owner, socket, write;
     uint64_t chunks[PES_RT_MAX_DEBUG_REGISTERS];   /* spatial: one chunk per register */
     uint32_t chunk_len[PES_RT_MAX_DEBUG_REGISTERS];
@@ -166,6 +167,10 @@ void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
         if (reservoir[i].active && !(__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) & 1))
             pes_rt_reservoir_release(&reservoir[i]);
     int i = pes_rt_reservoir_pick(reservoir, n, &t->s.rng);
+    /* an armed watch stands for every sample offered to its slot (RDX weighting) */
+    for (uint32_t k = 0; k < n; k++)
+        if (reservoir[k].active && (int)k != i)
+            ST(slots[k].offers, reservoir[k].samples - 1);
     if (i < 0) {
         pthread_mutex_unlock(&lock);
         return;   /* the old addresses stay watched (reservoir sampling) */
@@ -184,6 +189,7 @@ void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
     ST(s->write, (uint32_t)(ev->flags & PES_EVF_WRITE));
     ST(s->site, (uint64_t)ev->site);
     ST(s->sample_ip, ev->ip);
+    ST(s->offers, reservoir[i].samples - 1);
     ST(s->count, shared_mode() ? socket_count(t, t->s.socket) : ev->loads + ev->stores);
     if (pes_rt.cfg.spatial)
         choose_chunks(s, ev->addr, size, &t->s.rng);
@@ -221,6 +227,7 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     ev.site = (uint32_t)LD(s->site);
     ev.ip = ip;
     ev.flags = (LD(s->write) ? PES_EVF_WRITE : 0) | (pes_rt.cfg.spatial ? PES_EVF_SPATIAL : 0);
+    ev.aux = LD(s->offers);
     int rw = t->s.wp[reg].rw;
     if (!rw)
         ev.flags |= PES_EVF_TRAP_WRITE;

@@ -8,6 +8,7 @@
  *                       comm pairs are unordered)
  *   flags=F             every reuse/invalidation/comm event has flag F set
  *                       (shared, spatial, true, false)
+ *   weighted=1          every reuse/invalidation has aux >= 1 (reservoir offers)
  *   totals=T:L:S        thread T's footer and TOTALS event say L loads, S stores
  *   threads>=N          at least N THREAD blocks
  *   config=KEY=VALUE    a line of the header config */
@@ -151,6 +152,12 @@ int main(int argc, char **argv)
                 if (evs[k].kind == PES_EV_REUSE && evs[k].distance != v)
                     fail("reuse of 0x%" PRIx64 " at distance %" PRIu64 ", expected %llu",
                          evs[k].addr, evs[k].distance, v);
+        } else if (!strcmp(name, "weighted")) {
+            for (size_t k = 0; k < n_evs; k++)
+                if ((evs[k].kind == PES_EV_REUSE || evs[k].kind == PES_EV_INVALIDATION) &&
+                    evs[k].aux < 1)
+                    fail("%s event with aux %" PRIu64 ", expected >= 1",
+                         pes_event_kind_name(evs[k].kind), evs[k].aux);
         } else if (!strcmp(name, "reuse-pair")) {
             check_pair(PES_EV_REUSE, val, 0);
         } else if (!strcmp(name, "inval-pair")) {

@@ -31,7 +31,7 @@ reuse-exact)
     # K = 50: every access re-touched after exactly 2K = 100 accesses
     run 0 "$collect" --mode reuse --period 997 --seed 7 -q -o s.zst "$prog" reuse 50 2000
     done_line reuse
-    ck 'reuse>=20' distance=100 invalidation=0 totals=0:100000:100000 config=mode=reuse \
+    ck 'reuse>=20' distance=100 invalidation=0 weighted=1 totals=0:100000:100000 config=mode=reuse \
        config=period_load=997
     # one debug register, loads only
     run 0 "$collect" --mode reuse --period load=301,store=0 --debug-registers 1 -q -o s.zst --force \
@@ -58,7 +58,7 @@ pair-rr|pair-wr)
 pair-rw|pair-ww)
     f=$(echo "$scenario" | cut -c6)
     run 0 "$collect" --mode reuse --period 1 -q -o s.zst "$prog" pair "$f" w
-    ck reuse=0 invalidation=1 inval-pair=0,1
+    ck reuse=0 invalidation=1 inval-pair=0,1 weighted=1
     ;;
 triple-rr|triple-wr|triple-rw|triple-ww)
     f=$(echo "$scenario" | cut -c8); s=$(echo "$scenario" | cut -c9)
