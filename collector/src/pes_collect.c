@@ -491,8 +491,10 @@ static void choose_backend(const struct options *o, const char *prog, int instru
     }
     int which = !strcmp(b, "ibs") ? PES_PMU_IBS : PES_PMU_PEBS;
     if (!strcmp(b, "auto")) {
+        char why_ibs[512];
+        /* name the PEBS reason: without any PMU it is the generic one (cycles) */
         if (pes_pmu_probe(PES_PMU_PEBS, why, sizeof why) != 0 &&
-            pes_pmu_probe(PES_PMU_IBS, why, sizeof why) != 0)
+            pes_pmu_probe(PES_PMU_IBS, why_ibs, sizeof why_ibs) != 0)
             die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
                             "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
                             "a machine with PEBS or IBS", prog, why);

@@ -11,6 +11,13 @@
  *   rt_writer.c       the writer thread and its queue
  *   rt_modules.c      __pes_register_module
  *   rt_signals.c      fatal-signal flush
+ *   rt_sites.c        id -> load/store weights and site kinds (soft sampler)
+ *   rt_sample.c       the soft sampler: countdowns in the limit, exact counts, samples
+ *   rt_events.c       per-thread event buffers of the sampled trace
+ *   rt_watch.c        debug-register watchpoints and the SIGTRAP handler
+ *   rt_reservoir.c    ReuseTracker's reservoir replacement of watch slots
+ *   rt_reuse.c        ReuseTracker intra-thread and shared-cache modes
+ *   rt_comm.c         ComDetective's BulletinBoard mode
  * Everything here has hidden visibility; only the rt_abi.h symbols are exported.
  */
 #ifndef PES_RT_INTERNAL_H
