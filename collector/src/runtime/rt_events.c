@@ -12,7 +12,7 @@
 int pes_rt_events_alloc(struct pes_rt_thread *t)
 {
     for (int i = 0; i < PES_RT_NBUF; i++) {
-        t->s.evs[i] = calloc(PES_RT_EVCAP, sizeof(struct pes_event));
+        t->s.evs[i] = pes_rt_calloc_lines(PES_RT_EVCAP, sizeof(struct pes_event));
         if (!t->s.evs[i])
             return -1;
     }

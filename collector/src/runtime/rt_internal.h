@@ -26,10 +26,29 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
+
+/* Runtime objects that the sampling paths touch (thread state, event buffers,
+ * site tables) get cache lines of their own: malloc would place them in lines
+ * shared with application data, and a spatial (whole-line) watchpoint on such
+ * a line would trap inside the runtime — recursively, inside the SIGTRAP
+ * handler. Zeroed; release with free(). */
+static inline void *pes_rt_calloc_lines(size_t n, size_t size)
+{
+    size_t bytes = n * size;
+    if (size && bytes / size != n)
+        return NULL;
+    bytes = (bytes + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, bytes ? bytes : 64);
+    if (p)
+        memset(p, 0, bytes ? bytes : 64);
+    return p;
+}
 
 #define PES_RT_HIDDEN __attribute__((visibility("hidden")))
 

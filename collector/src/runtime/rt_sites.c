@@ -50,7 +50,7 @@ void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base)
         uint32_t id = base + i;
         struct pes_rt_site_info **c = &chunks[id >> CHUNK_BITS];
         if (!*c) {
-            struct pes_rt_site_info *fresh = calloc(CHUNK, sizeof *fresh);
+            struct pes_rt_site_info *fresh = pes_rt_calloc_lines(CHUNK, sizeof *fresh);
             if (!fresh)
                 return;   /* these sites count as neither loads nor stores */
             __atomic_store_n(c, fresh, __ATOMIC_RELEASE);

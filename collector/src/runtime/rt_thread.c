@@ -93,7 +93,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
 {
     if (setup_failed || !pes_rt_active())
         return NULL;
-    struct pes_rt_thread *t = calloc(1, sizeof *t);
+    struct pes_rt_thread *t = pes_rt_calloc_lines(1, sizeof *t);
     struct pes_rt_item *it = calloc(1, sizeof *it);
     if (t && pes_rt.sampling && !pes_rt.full)
         t->s.scratch = aligned_alloc(64, PES_RT_SAMPLE_SCRATCH * sizeof(struct pes_record));
