@@ -77,7 +77,9 @@ struct replay_truth {
     char command[256], hostname[64];
 };
 
-int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets,
+/* sockets: shared caches (threads in compact blocks); line: bytes of rt_truth's
+ * line granularity (the sampled trace's line_size). */
+int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets, uint32_t line,
                          struct replay_truth *t, struct pes_error *err);
 void replay_truth_free(struct replay_truth *t);
 

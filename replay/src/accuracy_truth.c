@@ -43,7 +43,7 @@ static int on_access(void *p, const struct replay_access *a, struct pes_error *e
     return 0;
 }
 
-int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets,
+int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets, uint32_t line,
                          struct replay_truth *t, struct pes_error *err) {
     memset(t, 0, sizeof *t);
     struct replay_input *in = replay_input_open(path, err);
@@ -81,7 +81,8 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
     }
     /* compact placement, as analysis_recorded.c */
     for (uint32_t i = 0; i < n; i++) socket[i] = (uint32_t)((uint64_t)i * sockets / n);
-    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = socket, .line = 64};
+    if (line == 0 || (line & (line - 1))) line = 64;
+    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = socket, .line = line};
     if (!(t->rt = pes_rt_create(&rc_cfg, err))) goto out;
     struct pes_sim_config sc = {.machine = m, .n_cores = n, .core_socket = socket, .n_threads = n};
     if (!(t->sim = pes_sim_create(&sc, err))) goto out;

@@ -333,7 +333,7 @@ static void test_compare_ideal_sampler(void **state) {
     struct pes_machine m;
     load_machine(&m);
     assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
-    assert_int_equal(replay_truth_analyze(full_path, &m, 1, &t, &err), 0);
+    assert_int_equal(replay_truth_analyze(full_path, &m, 1, 64, &t, &err), 0);
     assert_int_equal(t.accesses, 60000);
     assert_int_equal(replay_accuracy_compute(&s, &t, 10, &a, &err), 0);
     assert_true(a.same_execution);
@@ -369,7 +369,7 @@ static void test_compare_ideal_sampler(void **state) {
     /* a sampled trace of another execution is flagged */
     build_pair(2000, 50, 20, 12, 999);
     assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
-    assert_int_equal(replay_truth_analyze(full_path, &m, 1, &t, &err), 0);
+    assert_int_equal(replay_truth_analyze(full_path, &m, 1, 64, &t, &err), 0);
     assert_int_equal(replay_accuracy_compute(&s, &t, 10, &a, &err), 0);
     assert_false(a.same_execution);
     replay_sampled_free(&s);
