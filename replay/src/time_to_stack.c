@@ -5,6 +5,7 @@
 #include "time_to_stack.h"
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,7 @@ struct pes_t2s *pes_t2s_create(const struct pes_t2s_input *in, struct pes_error 
     c->never = in->never;
     c->total = c->cum_w[m] + in->never;
     c->others = in->n_distinct > 1 ? floor(in->n_distinct - 1 + 0.5) : 0;
+    if (c->others > 0x1p62) c->others = 0x1p62;   /* stack distances stay uint64 (corrupt input) */
     return c;
 nomem:
     free(p);
@@ -146,7 +148,8 @@ double pes_t2s_expected(const struct pes_t2s *c, uint64_t t) { return c->others 
 static double binom_cdf(double k, double n, double p) {
     if (k < 0) return 0;
     if (k >= n) return 1;
-    return gsl_cdf_beta_Q(p, k + 1, n - k);
+    double q = gsl_cdf_beta_Q(p, k + 1, n - k);
+    return q == q ? q : 0;   /* NaN from a failed evaluation: no mass below k */
 }
 
 /* Spreads weight w over the bins of Binomial(n, p). */
@@ -169,6 +172,7 @@ static void add_binomial(struct pes_t2s_hist *out, double n, double p, double w)
         uint64_t lo, hi;
         pes_rt_bin_range(b, &lo, &hi);
         double cdf = b == b1 ? 1.0 : binom_cdf((double)hi - 1, n, p);
+        if (cdf < prev) cdf = prev;   /* monotone even if an evaluation failed */
         out->bin[b] += w * (cdf - prev);
         prev = cdf;
     }
@@ -176,7 +180,11 @@ static void add_binomial(struct pes_t2s_hist *out, double n, double p, double w)
 
 int pes_t2s_convert(const struct pes_t2s *c, struct pes_t2s_hist *out, struct pes_error *err) {
     if (!c || !out) return fail(err, PES_ERR_ARG, "NULL argument");
+    /* GSL's default handler aborts on a numerical failure; a library must not
+     * (binom_cdf maps a failed evaluation to 0) */
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
     for (size_t i = 0; i < c->n; i++)
         if (c->w[i] > 0) add_binomial(out, c->others, prob(c, c->x[i]), c->w[i]);
+    gsl_set_error_handler(old);
     return 0;
 }

@@ -186,6 +186,7 @@ static void test_reservoir_weights(void **state) {
         ev(PES_EV_INVALIDATION, 0, 0, 0, 1, 0, 2),
     };
     assert_int_equal(pes_trace_writer_events(w, 0, e, 3, &err), 0);
+
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     struct replay_sampled s;
     assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
@@ -196,6 +197,26 @@ static void test_reservoir_weights(void **state) {
     assert_int_equal(s.weighted_events, 2);
     /* Kac with weights: (3 x 5 + 1 x 50) / 4 */
     assert_true(fabs(s.thread[0].n_distinct - 65.0 / 4.0) < 1e-9);
+    replay_sampled_free(&s);
+    unlink(sampled_path);
+}
+
+/* An absurd distance (corrupt or hostile trace) converts without overflow
+ * (UBSan) and keeps its weight. */
+static void test_huge_distance(void **state) {
+    (void)state;
+    paths();
+    struct pes_error err = {0};
+    struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 1);
+    struct pes_event e[] = {ev(PES_EV_REUSE, 0, 0, 0, 0, UINT64_MAX, 0), ev(PES_EV_REUSE, 0, 0, 0, 0, 4, 0)};
+    assert_int_equal(pes_trace_writer_events(w, 0, e, 2, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
+    struct replay_sampled s;
+    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    double stack = 0;
+    for (size_t i = 0; i < PES_RT_BINS; i++) stack += s.stack[i];
+    assert_true(fabs(stack - 2) < 1e-9);
+    assert_true(s.temporal[0][pes_rt_bin(UINT64_MAX - 1)] == 1);
     replay_sampled_free(&s);
     unlink(sampled_path);
 }
@@ -384,6 +405,7 @@ int main(void) {
         cmocka_unit_test(test_bad_events),
         cmocka_unit_test(test_reservoir_weights),
         cmocka_unit_test(test_line_keys),
+        cmocka_unit_test(test_huge_distance),
         cmocka_unit_test(test_compare_ideal_sampler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
