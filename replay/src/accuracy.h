@@ -49,6 +49,7 @@ struct replay_sampled {
     uint64_t reuses[2], invalidations[2];   /* events */
     double reuse_weight[2], inval_weight[2];  /* weighted by reservoir offers (aux) */
     uint64_t weighted_events;                 /* REUSE/INVALIDATION events with aux > 1 */
+    double reuse_weight_sq[2];                /* sum of squared weights (Kish effective size) */
     double temporal[2][PES_RT_BINS];   /* time-distance histograms (raw counts) */
     double spatial_hist[2][PES_RT_BINS];
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */
@@ -93,6 +94,7 @@ struct replay_accuracy {
     struct pes_cmp_topk top_coherence;       /* coherence misses by site */
     uint32_t top_k;
     uint64_t samples, decided;       /* reuse + invalidation outcomes used */
+    double effective_reuses;         /* Kish: (sum w)^2 / sum w^2 of the compared histogram */
 };
 
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,

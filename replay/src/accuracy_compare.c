@@ -101,6 +101,11 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
     int scope = strcmp(s->mode, "reuse-shared") == 0 ? 1 : 0;
     const struct pes_rt_stats *st = scope ? shared : intra;
     a->decided = s->reuses[scope] + s->invalidations[scope];
+    /* weighted outcomes carry less information than as many equal ones: the
+     * sampling tolerance of a histogram uses Kish's effective sample size */
+    a->effective_reuses = s->reuse_weight_sq[scope] > 0
+                              ? s->reuse_weight[scope] * s->reuse_weight[scope] / s->reuse_weight_sq[scope]
+                              : 0;
     a->inval_ratio_sampled = ratio(s->inval_weight[scope], s->reuse_weight[scope]);
     a->inval_ratio_true = s->spatial ? ratio((double)st->n.line_invalidations, (double)st->n.line_reuses)
                                      : ratio((double)st->n.invalidations, (double)st->n.reuses);

@@ -283,10 +283,10 @@ int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const
     report_json_string(out, s->mode);
     fprintf(out,
             ", \"period_load\": %llu, \"period_store\": %llu, \"same_execution\": %s, \"samples\": %llu, "
-            "\"decided\": %llu, \"accesses\": %llu, \"threads\": %u",
+            "\"decided\": %llu, \"effective_reuses\": %.6g, \"accesses\": %llu, \"threads\": %u",
             (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             a->same_execution ? "true" : "false", (unsigned long long)a->samples, (unsigned long long)a->decided,
-            (unsigned long long)t->accesses, t->n_threads);
+            a->effective_reuses, (unsigned long long)t->accesses, t->n_threads);
     const struct { const char *k; double v; } f[] = {
         {"s_intra", a->s_intra}, {"s_shared", a->s_shared}, {"s_stack", a->s_stack},
         {"inval_ratio_sampled", a->inval_ratio_sampled}, {"inval_ratio_true", a->inval_ratio_true},

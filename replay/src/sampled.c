@@ -171,6 +171,7 @@ static int on_event(struct ctx *c, const struct pes_event *e, const char *path, 
         s->weighted_events += e->aux > 1;
         s->reuses[scope]++;
         s->reuse_weight[scope] += w;
+        s->reuse_weight_sq[scope] += w * w;
         t->reuses++;
         site->reuses++;
         if (e->flags & PES_EVF_SPATIAL) {

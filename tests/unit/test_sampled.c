@@ -195,6 +195,7 @@ static void test_reservoir_weights(void **state) {
     assert_int_equal(s.reuses[0], 2);
     assert_true(s.reuse_weight[0] == 4 && s.inval_weight[0] == 2);
     assert_int_equal(s.weighted_events, 2);
+    assert_true(s.reuse_weight_sq[0] == 10);   /* 3^2 + 1^2 */
     /* Kac with weights: (3 x 5 + 1 x 50) / 4 */
     assert_true(fabs(s.thread[0].n_distinct - 65.0 / 4.0) < 1e-9);
     replay_sampled_free(&s);
