@@ -5,7 +5,8 @@
  *   pes-collect --list-backends
  *
  * The program must be built with pes-clang (it links libpes-rt through an
- * rpath); pes-collect only checks that, sets the PES_* environment, runs it,
+ * rpath), except for the pebs/ibs backends, where the runtime is preloaded;
+ * pes-collect checks that, sets the PES_* environment, runs it,
  * prints a one-line summary and exits with the program's own status. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -478,34 +479,60 @@ static int list_backends(void)
 }
 
 /* --backend: auto picks a PMU backend when one works, else soft if the program is
- * instrumented, else says what the options are. */
-static void choose_backend(const struct options *o, const char *prog, int instrumented)
+ * instrumented, else says what the options are. Returns "soft", "pebs" or "ibs". */
+static const char *choose_backend(const struct options *o, const char *prog, int instrumented)
 {
     const char *b = o->backend ? o->backend : "auto";
     char why[512];
-    if (!strcmp(b, "soft") || (!strcmp(b, "auto") && instrumented)) {
+    if (!strcmp(b, "soft")) {
         if (!instrumented)
             die(EXIT_USAGE, "--backend soft: %s was not built with pes-clang, so it has no "
                             "load/store counters to sample; rebuild it with pes-clang", prog);
-        return;
+        return "soft";
     }
-    int which = !strcmp(b, "ibs") ? PES_PMU_IBS : PES_PMU_PEBS;
     if (!strcmp(b, "auto")) {
         char why_ibs[512];
+        if (pes_pmu_probe(PES_PMU_PEBS, why, sizeof why) == 0)
+            return "pebs";
+        if (pes_pmu_probe(PES_PMU_IBS, why_ibs, sizeof why_ibs) == 0)
+            return "ibs";
+        if (instrumented)
+            return "soft";
         /* name the PEBS reason: without any PMU it is the generic one (cycles) */
-        if (pes_pmu_probe(PES_PMU_PEBS, why, sizeof why) != 0 &&
-            pes_pmu_probe(PES_PMU_IBS, why_ibs, sizeof why_ibs) != 0)
-            die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
-                            "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
-                            "a machine with PEBS or IBS", prog, why);
-    } else if (pes_pmu_probe(which, why, sizeof why) != 0) {
-        die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", b, why);
+        die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
+                        "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
+                        "a machine with PEBS or IBS", prog, why);
     }
-    die(EXIT_USAGE, "--backend %s: the PMU works here, but the runtime cannot sample through it "
-                    "yet (only its encoding and parsing exist); use --backend soft with a program "
-                    "built with pes-clang", b);
+    int which = !strcmp(b, "ibs") ? PES_PMU_IBS : PES_PMU_PEBS;
+    if (pes_pmu_probe(which, why, sizeof why) != 0)
+        die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", b, why);
+    return b;
 }
 
+/* The runtime next to this pes-collect (build tree and install: bin/ and lib/),
+ * preloaded into programs not built with pes-clang: its initial-exec TLS
+ * cannot be dlopen'ed later, so LD_PRELOAD is the supported way. */
+static char *runtime_path(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return NULL;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    size_t len = strlen(self) + sizeof "/../lib/libpes-rt.so";
+    char *p = malloc(len);
+    if (p)
+        snprintf(p, len, "%s/../lib/libpes-rt.so", self);
+    if (p && access(p, R_OK) != 0) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
 
 static void set_or_unset(const char *name, const char *value)
 {
@@ -540,9 +567,22 @@ int main(int argc, char **argv)
     if (inst < 0)
         die(EXIT_USAGE, "%s is not an ELF executable; pes-collect needs a program built with "
                         "pes-clang", app[0]);
-    if (o.mode)
-        choose_backend(&o, app[0], inst);
-    if (inst == 0)
+    const char *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
+    char *preload = NULL;
+    if (backend && strcmp(backend, "soft") && inst == 0) {
+        char *rt = runtime_path();
+        if (!rt)
+            die(1, "cannot find libpes-rt.so next to pes-collect (../lib) to preload into %s",
+                app[0]);
+        const char *old = getenv("LD_PRELOAD");
+        size_t len = strlen(rt) + (old ? strlen(old) + 1 : 0) + 1;
+        preload = malloc(len);
+        if (!preload)
+            die(1, "out of memory");
+        snprintf(preload, len, "%s%s%s", rt, old && *old ? ":" : "", old && *old ? old : "");
+        free(rt);
+    }
+    if (inst == 0 && (o.full || !preload))
         die(EXIT_USAGE, "%s was not built with pes-clang: it has no pes instrumentation to record a "
                         "full trace; rebuild it with pes-clang, or use a sampling backend (not "
                         "available on this machine)", app[0]);
@@ -593,6 +633,9 @@ int main(int argc, char **argv)
             unsetenv(PES_ENV_SAMPLE_OUTPUT);
             unsetenv(PES_ENV_MODE);
         }
+        set_or_unset(PES_ENV_BACKEND, backend);
+        if (preload)
+            setenv("LD_PRELOAD", preload, 1);
         set_or_unset(PES_ENV_PERIOD_LOAD, o.period_load);
         set_or_unset(PES_ENV_PERIOD_STORE, o.period_store);
         set_or_unset(PES_ENV_GRANULARITY, o.granularity);
@@ -636,6 +679,7 @@ int main(int argc, char **argv)
     }
     free(output);
     free(soutput);
+    free(preload);
     free(command);
     free(exe);
 

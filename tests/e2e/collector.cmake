@@ -61,3 +61,6 @@ if(TARGET PesPass AND NOT PES_SANITIZE)
                    ${PES_RT_E2E_DIR})
   set_tests_properties(e2e.sampling.openmp PROPERTIES LABELS "e2e;collector;sampling" TIMEOUT 120)
 endif()
+
+# pebs/ibs backends without a PMU: pmu_app fakes perf_event_open (pmu_tests.cmake).
+include(${PES_RT_E2E_DIR}/pmu_tests.cmake)

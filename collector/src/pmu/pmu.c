@@ -244,7 +244,9 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
                           struct pes_event *out, size_t max, struct pes_pmu_counts *c)
 {
     size_t n = 0;
-    uint8_t rec[65536];
+    /* small: this runs in the runtime's overflow handler on a 64 KiB sigaltstack;
+     * the sample types understood here make records of well under 1 KiB */
+    uint8_t rec[2048];
     if (!size || (size & (size - 1)) || (sample_type & ~understood))
         return 0;
     while (*tail < head && n < max) {
@@ -256,6 +258,11 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
             *tail = head;   /* corrupt: skip what is there rather than loop */
             c->other++;
             break;
+        }
+        if (h.size > sizeof rec) {
+            *tail += h.size;   /* not a record we asked for */
+            c->other++;
+            continue;
         }
         ring_copy(data, size, *tail, rec, h.size);
         *tail += h.size;

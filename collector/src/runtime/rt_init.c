@@ -97,10 +97,11 @@ static void build_config_string(char *buf, size_t size, int sampled)
     /* what replay needs to scale counts: periods, and for ComDetective's trap
      * volume period × L / (D × M) the registers D, bytes per register M, line L */
     snprintf(buf, size,
-             "mode=%s\nbackend=soft\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=1/8\n"
+             "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=1/8\n"
              "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
              "seed=%llu\nzstd_level=%d\nabi_version=%u\n",
-             pes_rt_mode_name(pes_rt.cfg.mode), (unsigned long long)pes_rt.cfg.period_load,
+             pes_rt_mode_name(pes_rt.cfg.mode), pes_rt_pmu_backend_name(),
+             (unsigned long long)pes_rt.cfg.period_load,
              (unsigned long long)pes_rt.cfg.period_store,
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
              pes_rt.cfg.debug_registers, (unsigned long long)pes_rt.cfg.seed,
@@ -232,8 +233,10 @@ static void init_once_fn(void)
     pes_rt_thread_init_key();
     if (pes_rt.cfg.full_output)
         pes_rt.writer = open_trace(pes_rt.cfg.full_output, 0);
-    if (pes_rt.cfg.sample_output)
+    if (pes_rt.cfg.sample_output) {
+        pes_rt_pmu_init();   /* before the header, which names the backend */
         pes_rt.swriter = open_trace(pes_rt.cfg.sample_output, 1);
+    }
     if (!pes_rt.writer && !pes_rt.swriter)
         return;
     if (pes_rt_writer_start()) {
@@ -256,6 +259,8 @@ static void init_once_fn(void)
     if (pes_rt.writer)
         __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
     pes_rt_signals_install();
+    if (pes_rt.swriter && pes_rt_pmu_backend())
+        pes_rt_thread_setup();   /* the PMU samples this thread from now on */
 }
 
 void pes_rt_init(void)
@@ -277,9 +282,11 @@ void pes_rt_shutdown(int from_signal)
 {
     if (!pes_rt_active() || pes_rt.child)
         return;
+    struct pes_rt_thread *self = pes_rt_thread_self();
+    if (self && !from_signal)
+        pes_rt_pmu_thread_stop(self);   /* last samples of this thread's ring */
     if (__atomic_exchange_n(&pes_rt.stopping, 1, __ATOMIC_ACQ_REL))
         return;   /* another thread (exit or signal) does it */
-    struct pes_rt_thread *self = pes_rt_thread_self();
     if (from_signal) {
         if (pthread_mutex_trylock(&pes_rt.threads_lock) != 0)
             goto finish;   /* a thread is being created right now: flush what is queued */

@@ -18,6 +18,8 @@
  *   rt_reservoir.c    ReuseTracker's reservoir replacement of watch slots
  *   rt_reuse.c        ReuseTracker intra-thread and shared-cache modes
  *   rt_comm.c         ComDetective's BulletinBoard mode
+ *   rt_pmu.c          the pebs/ibs backends: per-thread events, ring buffers, overflow signal
+ *   rt_pmu_thread.c   pthread_create wrapper: PMU set-up in threads of uninstrumented programs
  * Everything here has hidden visibility; only the rt_abi.h symbols are exported.
  */
 #ifndef PES_RT_INTERNAL_H
@@ -178,6 +180,16 @@ struct pes_rt_wp {
     uint32_t gen;          /* slot generation it was armed for */
 };
 
+/* One perf event of a thread sampled through the PMU (rt_pmu.c). `base` is
+ * set last and cleared first: the overflow handler reads nothing else unless
+ * it is non-NULL. */
+struct pes_rt_pmu_ring {
+    int fd;                /* -1 = none */
+    int stores;            /* PEBS store event (IBS: from the raw sample) */
+    void *base;            /* user page + data area (atomic) */
+    size_t len;
+};
+
 /* Per-thread sampler state (rt_sample.c). Only the owner writes it, except the
  * atomics `loads`, `stores` (read by others) and `wake` (set by others). */
 struct pes_rt_sampler {
@@ -204,6 +216,7 @@ struct pes_rt_sampler {
     uint64_t wp_m2;
     uint32_t wp_d2;
     void *altstack;
+    struct pes_rt_pmu_ring pmu[2];  /* pebs: load, store; ibs: ops */
 };
 
 struct pes_rt_thread {
@@ -382,6 +395,25 @@ PES_RT_HIDDEN void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_
 PES_RT_HIDDEN void pes_rt_comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
                                     uint64_t ip, int *disarm);
 PES_RT_HIDDEN uint32_t pes_rt_socket_of(const struct pes_rt_thread *t);
+
+/* rt_pmu.c: the pebs/ibs backends (PES_BACKEND; unset or "soft" = soft sampler). */
+#define PES_ENV_BACKEND "PES_BACKEND"
+#define PES_ENV_PMU_SYSFS "PES_PMU_SYSFS"   /* tests: root of a fake sysfs for ibs_op */
+/* At init, before sampling starts: parses PES_BACKEND, encodes the events and
+ * installs the overflow handler. 0 = soft, else PES_PMU_PEBS/IBS (pmu.h). */
+PES_RT_HIDDEN int pes_rt_pmu_init(void);
+PES_RT_HIDDEN int pes_rt_pmu_backend(void);   /* 0 = soft */
+PES_RT_HIDDEN const char *pes_rt_pmu_backend_name(void);
+/* Owner thread, end of set-up: open, map and arm the thread's events. */
+PES_RT_HIDDEN void pes_rt_pmu_thread_start(struct pes_rt_thread *t);
+/* Owner thread, before it stops: drain the rings, then close them. */
+PES_RT_HIDDEN void pes_rt_pmu_thread_stop(struct pes_rt_thread *t);
+/* The thread's loads + stores as counted by its PMU events (own thread,
+ * also from a signal handler). */
+PES_RT_HIDDEN uint64_t pes_rt_pmu_count_self(const struct pes_rt_thread *t);
+/* rt_sample.c: record a SAMPLE event and run the mode's sample hook (owner
+ * thread; the soft slow path under t->lock, or the PMU overflow handler). */
+PES_RT_HIDDEN void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev);
 
 /* rt_writer.c */
 PES_RT_HIDDEN int pes_rt_writer_start(void);

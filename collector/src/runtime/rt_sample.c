@@ -86,6 +86,8 @@ void pes_rt_sample_scan(struct pes_rt_thread *t)
 
 uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t)
 {
+    if (pes_rt_pmu_backend())
+        return pes_rt_pmu_count_self(t);   /* time distances in PMU-counted accesses */
     const struct pes_rt_sampler *s = &t->s;
     uint64_t l = 0, st = 0;
     struct pes_record *cur = t->tls->cursor;
@@ -164,23 +166,29 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     ev.ip = ip;
     ev.loads = s->loads;
     ev.stores = s->stores;
+    pes_rt_sample_record(t, &ev);
+    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
+        pes_rt_events_flush(t, 0);
+}
+
+void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
+{
+    struct pes_rt_sampler *s = &t->s;
     s->samples++;
     s->prev_sample_ns = s->cur_sample_ns;
-    s->cur_sample_ns = ev.time;
-    pes_rt_events_add(t, &ev);
+    s->cur_sample_ns = ev->time;
+    pes_rt_events_add(t, ev);
     switch (pes_rt.cfg.mode) {
     case PES_RT_MODE_REUSE:
     case PES_RT_MODE_REUSE_SHARED:
-        pes_rt_reuse_sample(t, &ev);
+        pes_rt_reuse_sample(t, ev);
         break;
     case PES_RT_MODE_COMM:
-        pes_rt_comm_sample(t, &ev);
+        pes_rt_comm_sample(t, ev);
         break;
     default:
         break;
     }
-    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
-        pes_rt_events_flush(t, 0);
 }
 
 void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)

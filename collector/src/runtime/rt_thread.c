@@ -64,6 +64,8 @@ static void thread_exit(void *p)
     struct pes_rt_thread *t = p;
     if (__atomic_load_n(&pes_rt.child, __ATOMIC_RELAXED))
         return;
+    if (pes_rt.sampling)
+        pes_rt_pmu_thread_stop(t);   /* drained and closed: no overflow signal after this */
     int stopped_here = pes_rt_buffer_stop(t, 1, 1) == 0;
     pes_rt_thread_use_scratch();   /* later destructors may still run instrumented code */
     if (pes_rt.sampling)
@@ -162,6 +164,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
             pes_rt_watch_thread_init(t);
         /* arm the slots published before this thread existed */
         __atomic_store_n(&t->s.wake, 1, __ATOMIC_RELAXED);
+        pes_rt_pmu_thread_start(t);
     }
     return t;
 }

@@ -1,0 +1,52 @@
+/* rt_pmu_thread.c — pthread_create wrapper. A program that is not built with
+ * pes-clang never enters the runtime's slow path, so with the runtime
+ * LD_PRELOADed for the pebs/ibs backends its threads would never be set up:
+ * the wrapper runs the set-up (which opens the thread's PMU events) in the new
+ * thread before the start routine. With the soft backend it only forwards. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "rt_internal.h"
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct start {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *trampoline(void *p)
+{
+    struct start st = *(struct start *)p;
+    free(p);
+    if (!pes_rt_thread_self())
+        pes_rt_thread_setup();
+    return st.fn(st.arg);
+}
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                                                          void *(*fn)(void *), void *arg)
+{
+    static create_fn real;
+    create_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        if (!f)
+            return EAGAIN;
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    }
+    if (!pes_rt_pmu_backend() || !__atomic_load_n(&pes_rt.sampling, __ATOMIC_ACQUIRE))
+        return f(th, attr, fn, arg);
+    struct start *st = malloc(sizeof *st);
+    if (!st)
+        return f(th, attr, fn, arg);   /* unsampled rather than failed */
+    st->fn = fn;
+    st->arg = arg;
+    int rc = f(th, attr, trampoline, st);
+    if (rc)
+        free(st);
+    return rc;
+}

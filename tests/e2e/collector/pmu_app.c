@@ -1,0 +1,273 @@
+/* pmu_app.c — an uninstrumented program that plays the kernel for the pebs and
+ * ibs backends of libpes-rt (LD_PRELOADed; this machine has no PMU). It defines
+ * pes_rt_pmu_test_open, which the runtime uses instead of perf_event_open:
+ * each "event" is a memfd laid out like a perf mmap (user page + 8 data
+ * pages). Each thread (main, and one made with pthread_create, which the
+ * runtime wraps) then checks that the runtime asked for the overflow signal
+ * on that very thread, writes synthetic records into its rings (wrapping
+ * around the end of the data area), raises the signal and checks that the
+ * runtime consumed them. What the runtime made of them is checked in the
+ * trace by pmu_run.sh.
+ *
+ *   pmu_app pebs|ibs|pebs-reuse
+ *
+ * Per thread (index i = 0 main, 1 the other), with A = &buf[i][0]:
+ *   pebs: load ring:  samples at A, A+8, A+16 (ip 0x1000+k), LOST 5, THROTTLE,
+ *                     a sample at address 0 (dropped); count 1000
+ *         store ring: samples at A+64, A+72 (ip 0x2000+k); count 500
+ *   ibs:  one ring: a load at A, a store at A+64, a non-memory op and a load
+ *         without a valid linear address (both dropped)
+ *   pebs-reuse: one load sample at A (count 1000), then the load count is
+ *         set to 1100 and A is read: one reuse, distance 101 (1100 - 1000 + the access)
+ * Prints "pmu_app: MODE done" and exits 0 (or $PMU_APP_EXIT) if every
+ * in-process check held; each thread's tid and buffer go to stderr. With
+ * PMU_APP_FAIL set, perf_event_open fails with ENOENT and no records are made. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DATA_PAGES 8
+#define MAX_RINGS 8
+
+struct ring {
+    int fd;
+    pid_t tid;
+    uint64_t sample_type;
+    int stores;   /* pebs: the store event (its config differs from the load's) */
+    struct perf_event_mmap_page *pg;
+    uint8_t *data;
+    uint64_t size;
+};
+
+static struct ring rings[MAX_RINGS];
+static int n_rings;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t first_config;   /* the first event opened is the load event */
+static const char *mode = "pebs";
+static int failures;
+static volatile uint64_t buf[2][32] __attribute__((aligned(64)));
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "pmu_app: %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);                       \
+        }                                                                             \
+    } while (0)
+
+__attribute__((visibility("default"))) long pes_rt_pmu_test_open(struct perf_event_attr *attr,
+                                                                  pid_t pid, int cpu, int group,
+                                                                  unsigned long flags)
+{
+    (void)flags;
+    if (getenv("PMU_APP_FAIL")) {
+        errno = ENOENT;   /* what a VM without a PMU says */
+        return -1;
+    }
+    CHECK(pid == 0 && cpu == -1 && group == -1);
+    CHECK(attr->sample_period > 0 && attr->wakeup_events == 1 && !attr->disabled);
+    /* called from the runtime's constructor too, before main has read the mode */
+    int is_ibs = attr->type == 4242;   /* the fake sysfs's ibs_op type (pmu_run.sh) */
+    if (!is_ibs) {
+        CHECK(attr->precise_ip >= 2 && attr->exclude_kernel);
+        CHECK(attr->sample_type & PERF_SAMPLE_ADDR);
+    } else {
+        CHECK(attr->type == 4242 && (attr->sample_type & PERF_SAMPLE_RAW));
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    int fd = memfd_create("pmu_app_ring", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, page * (1 + DATA_PAGES)) != 0)
+        return -1;
+    void *p = mmap(NULL, (size_t)page * (1 + DATA_PAGES), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    pthread_mutex_lock(&lock);
+    if (n_rings == MAX_RINGS) {
+        pthread_mutex_unlock(&lock);
+        errno = EMFILE;
+        return -1;
+    }
+    struct ring *r = &rings[n_rings++];
+    if (n_rings == 1)
+        first_config = attr->config;
+    r->fd = fd;
+    r->tid = (pid_t)syscall(SYS_gettid);
+    r->sample_type = attr->sample_type;
+    r->stores = !is_ibs && attr->config != first_config;
+    r->pg = p;
+    r->data = (uint8_t *)p + page;
+    r->size = (uint64_t)page * DATA_PAGES;
+    pthread_mutex_unlock(&lock);
+    r->pg->data_offset = (uint64_t)page;
+    r->pg->data_size = r->size;
+    r->pg->cap_user_rdpmc = 1;   /* index 0: the count is `offset` (not on a counter now) */
+    r->pg->index = 0;
+    r->pg->offset = r->stores ? 500 : 1000;
+    /* start near the end so the records wrap around */
+    r->pg->data_head = r->pg->data_tail = r->size - 40;
+    return fd;
+}
+
+/* ------------------------------------------------------------ record writing */
+
+static void put(struct ring *r, uint64_t *head, const void *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        r->data[(*head + i) % r->size] = ((const uint8_t *)src)[i];
+    *head += n;
+}
+
+static void sample(struct ring *r, uint64_t *head, uint64_t ip, uint64_t addr, const void *raw,
+                   uint32_t raw_size)
+{
+    uint8_t rec[256];
+    size_t n = sizeof(struct perf_event_header);
+    uint32_t tid[2] = {(uint32_t)getpid(), (uint32_t)syscall(SYS_gettid)};
+    uint64_t time = 12345, weight = 7, src = 0;
+#define ADD(p, len) (memcpy(rec + n, (p), (len)), n += (len))
+    if (r->sample_type & PERF_SAMPLE_IP)
+        ADD(&ip, 8);
+    if (r->sample_type & PERF_SAMPLE_TID)
+        ADD(tid, 8);
+    if (r->sample_type & PERF_SAMPLE_TIME)
+        ADD(&time, 8);
+    if (r->sample_type & PERF_SAMPLE_ADDR)
+        ADD(&addr, 8);
+    if (r->sample_type & PERF_SAMPLE_RAW) {
+        ADD(&raw_size, 4);
+        ADD(raw, raw_size);
+    }
+    if (r->sample_type & PERF_SAMPLE_WEIGHT)
+        ADD(&weight, 8);
+    if (r->sample_type & PERF_SAMPLE_DATA_SRC)
+        ADD(&src, 8);
+#undef ADD
+    struct perf_event_header h = {.type = PERF_RECORD_SAMPLE, .misc = 0, .size = (uint16_t)n};
+    memcpy(rec, &h, sizeof h);
+    put(r, head, rec, n);
+}
+
+static void lost(struct ring *r, uint64_t *head, uint64_t count)
+{
+    struct {
+        struct perf_event_header h;
+        uint64_t id, lost;
+    } rec = {{PERF_RECORD_LOST, 0, sizeof rec}, 1, count};
+    put(r, head, &rec, sizeof rec);
+}
+
+static void throttle(struct ring *r, uint64_t *head)
+{
+    struct {
+        struct perf_event_header h;
+        uint64_t time, id, stream_id;
+    } rec = {{PERF_RECORD_THROTTLE, 0, sizeof rec}, 1, 2, 3};
+    put(r, head, &rec, sizeof rec);
+}
+
+/* IBS op payload: caps, then OP_CTL, OP_RIP, OP_DATA, OP_DATA2, OP_DATA3, DC_LINADDR, DC_PHYSADDR */
+static void ibs(struct ring *r, uint64_t *head, uint64_t rip, uint64_t data3, uint64_t lin)
+{
+    uint8_t raw[60];
+    uint64_t v[7] = {0, rip, 0, 0, data3, lin, 0};
+    uint32_t caps = 0x1ff;
+    memcpy(raw, &caps, 4);
+    memcpy(raw + 4, v, sizeof v);
+    sample(r, head, rip, 0, raw, sizeof raw);
+}
+
+/* Publishes the records and raises the overflow signal the runtime asked for. */
+static void overflow(struct ring *r, uint64_t head)
+{
+    __atomic_store_n(&r->pg->data_head, head, __ATOMIC_RELEASE);
+    int sig = fcntl(r->fd, F_GETSIG);
+    CHECK(sig > 0);
+    if (sig > 0)
+        syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+    /* a signal to oneself is delivered before tgkill returns */
+    CHECK(__atomic_load_n(&r->pg->data_tail, __ATOMIC_ACQUIRE) == head);
+}
+
+static void run_thread(int i)
+{
+    pid_t me = (pid_t)syscall(SYS_gettid);
+    uint64_t a = (uint64_t)(uintptr_t)&buf[i][0];
+    int mine = 0;
+    fprintf(stderr, "pmu_app: thread %d tid %d buf 0x%llx\n", i, (int)me, (unsigned long long)a);
+    if (getenv("PMU_APP_FAIL"))
+        return;   /* no events: the program just runs */
+    for (int k = 0; k < n_rings; k++) {
+        struct ring *r = &rings[k];
+        if (r->tid != me)
+            continue;
+        mine++;
+        struct f_owner_ex owner;
+        CHECK(fcntl(r->fd, F_GETOWN_EX, &owner) == 0 && owner.type == F_OWNER_TID &&
+              owner.pid == me);
+        /* O_ASYNC does not show in F_GETFL of a memfd (it has no fasync); F_GETSIG is checked in overflow() */
+        uint64_t head = r->pg->data_head;
+        if (!strcmp(mode, "pebs") && !r->stores) {
+            for (int s = 0; s < 3; s++)
+                sample(r, &head, 0x1000 + (uint64_t)s, a + 8 * (uint64_t)s, NULL, 0);
+            lost(r, &head, 5);
+            throttle(r, &head);
+            sample(r, &head, 0x1003, 0, NULL, 0);
+        } else if (!strcmp(mode, "pebs")) {
+            for (int s = 0; s < 2; s++)
+                sample(r, &head, 0x2000 + (uint64_t)s, a + 64 + 8 * (uint64_t)s, NULL, 0);
+        } else if (!strcmp(mode, "ibs")) {
+            ibs(r, &head, 0x3000, 1ull << 0 | 1ull << 17, a);          /* load */
+            ibs(r, &head, 0x3001, 1ull << 1 | 1ull << 17, a + 64);     /* store */
+            ibs(r, &head, 0x3002, 1ull << 17, a + 128);                /* not a memory op */
+            ibs(r, &head, 0x3003, 1ull << 0, a + 192);                 /* no valid address */
+        } else if (!strcmp(mode, "pebs-reuse")) {
+            if (r->stores)
+                continue;
+            sample(r, &head, 0x1000, a, NULL, 0);
+            overflow(r, head);
+            r->pg->offset = 1100;   /* 100 more loads counted by the "PMU" */
+            uint64_t v = buf[i][0];   /* the reuse: traps */
+            (void)v;
+            continue;
+        }
+        overflow(r, head);
+    }
+    CHECK(mine == (!strcmp(mode, "ibs") ? 1 : 2));
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    run_thread(1);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || (strcmp(argv[1], "pebs") && strcmp(argv[1], "ibs") &&
+                      strcmp(argv[1], "pebs-reuse"))) {
+        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse\n");
+        return 2;
+    }
+    mode = argv[1];
+    run_thread(0);
+    pthread_t th;
+    if (pthread_create(&th, NULL, thread_main, NULL) != 0)
+        return 3;
+    pthread_join(th, NULL);
+    if (failures)
+        return 1;
+    printf("pmu_app: %s done\n", mode);
+    const char *status = getenv("PMU_APP_EXIT");
+    return status ? atoi(status) : 0;
+}

@@ -1,0 +1,122 @@
+#!/bin/sh
+# pmu_run.sh SCENARIO BIN_DIR TEST_BIN_DIR RUNTIME_SO — the pebs/ibs backends of
+# libpes-rt with pmu_app as the "kernel" (see pmu_app.c for the records each
+# thread writes). The expectations below follow from those records by hand.
+set -u
+scenario=$1
+bin=$2
+tbin=$3
+rt=$4
+app="$tbin/pmu_app"
+dump="$bin/pes-dump"
+work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-pmu.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+mkdir -p sys/bus/event_source/devices/ibs_op
+echo 4242 >sys/bus/event_source/devices/ibs_op/type
+
+fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
+
+# run WANT_STATUS MODE BACKEND APP_ARG: the app under the runtime, status and stdout checked
+run() {
+    want=$1 mode=$2 backend=$3 arg=$4
+    # env after timeout: only the program gets the preloaded runtime
+    timeout 30 env PES_SAMPLE_OUTPUT=s.zst PES_MODE="$mode" PES_BACKEND="$backend" \
+        PES_PMU_SYSFS="$work/sys" LIBPFM_FORCE_PMU=skl LD_PRELOAD="$rt" PMU_APP_EXIT=$want \
+        "$app" "$arg" >out.txt 2>err.txt
+    got=$?
+    [ "$got" = "$want" ] || { cat err.txt >&2; fail "pmu_app $arg exited $got, expected $want"; }
+    [ "$(cat out.txt)" = "pmu_app: $arg done" ] || fail "stdout: $(cat out.txt)"
+    "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
+}
+
+# events of thread T$1 (kind name, then key=value fields)
+events() { grep "^T$1 " dump.txt; }
+buf() { sed -n "s/^pmu_app: thread $1 tid [0-9]* buf \(0x[0-9a-f]*\)$/\1/p" err.txt; }
+tid() { sed -n "s/^pmu_app: thread $1 tid \([0-9]*\) .*/\1/p" err.txt; }
+hex() { printf '0x%x' $(( $1 )); }
+
+# expect T LINE...: the thread's events are exactly these lines (times removed)
+expect() {
+    t=$1; shift
+    events "$t" | sed 's/ time=[0-9]*//' >got.txt
+    : >want.txt
+    for l in "$@"; do echo "T$t $l" >>want.txt; done
+    diff want.txt got.txt >&2 || fail "events of T$t differ (want < > got)"
+    grep -q "^thread T$t tid $(tid "$t") " dump.txt || fail "T$t is not tid $(tid "$t")"
+}
+
+case "$scenario" in
+pebs)
+    run 3 samples pebs pebs
+    grep -qx "config    backend=pebs" dump.txt || fail "header does not name the backend"
+    for t in 0 1; do
+        a=$(buf $t)
+        [ -n "$a" ] || fail "no buffer address for thread $t"
+        s="size=8 site=- ip=%s loads=1000 stores=500 distance=0 aux=7 flags=%s"
+        n="addr=0x0 size=0 site=- ip=0x0 loads=0 stores=0 distance=0"
+        expect $t \
+            "sample   addr=$(hex "$a") $(printf "$s" 0x1000 -)" \
+            "sample   addr=$(hex "$a + 8") $(printf "$s" 0x1001 -)" \
+            "sample   addr=$(hex "$a + 16") $(printf "$s" 0x1002 -)" \
+            "lost     $n aux=5 flags=-" \
+            "throttle $n aux=1 flags=-" \
+            "dropped  $n aux=1 flags=-" \
+            "sample   addr=$(hex "$a + 64") $(printf "$s" 0x2000 write)" \
+            "sample   addr=$(hex "$a + 72") $(printf "$s" 0x2001 write)" \
+            "totals   $(echo "$n" | sed 's/loads=0 stores=0/loads=1000 stores=500/') aux=5 flags=-"
+    done
+    ;;
+ibs)
+    run 0 samples ibs ibs
+    grep -qx "config    backend=ibs" dump.txt || fail "header does not name the backend"
+    for t in 0 1; do
+        a=$(buf $t)
+        s="size=8 site=- ip=%s loads=1000 stores=0 distance=0 aux=0 flags=%s"
+        n="addr=0x0 size=0 site=- ip=0x0 loads=0 stores=0 distance=0"
+        expect $t \
+            "sample   addr=$(hex "$a") $(printf "$s" 0x3000 -)" \
+            "sample   addr=$(hex "$a + 64") $(printf "$s" 0x3001 write)" \
+            "dropped  $n aux=2 flags=-" \
+            "totals   $(echo "$n" | sed 's/loads=0/loads=1000/') aux=2 flags=-"
+    done
+    ;;
+pebs-reuse)
+    # ReuseTracker through the PMU: a real watchpoint on the sampled word; the
+    # time distance is the PMU count difference (1100 - 1000) plus the access
+    run 0 reuse pebs pebs-reuse
+    for t in 0 1; do
+        a=$(hex "$(buf $t)")
+        events $t | grep -q "^T$t reuse *addr=$a .* other=T$t loads=1000 stores=500 distance=101 " ||
+            fail "no reuse of $a at distance 101 in T$t: $(events $t)"
+        [ "$(events $t | grep -c ' reuse ')" = 1 ] || fail "T$t: expected exactly one reuse"
+        [ "$(events $t | grep -c ' invalidation ')" = 0 ] || fail "T$t: unexpected invalidation"
+    done
+    ;;
+no-pmu)
+    # perf_event_open fails: one warning, the program runs unchanged, no samples
+    PMU_APP_FAIL=1 run 4 samples pebs pebs
+    grep -q "pes-rt: pebs backend: perf_event_open: No such file or directory" err.txt ||
+        fail "no warning: $(cat err.txt)"
+    [ "$(grep -c 'pes-rt:' err.txt)" = 1 ] || fail "expected one warning: $(cat err.txt)"
+    ! grep -q " sample " dump.txt || fail "samples without a PMU"
+    # an unknown backend name: the soft sampler, with a message
+    timeout 30 env PES_SAMPLE_OUTPUT=t.zst PES_MODE=samples PES_BACKEND=pmu LD_PRELOAD="$rt" \
+        PMU_APP_FAIL=1 "$app" pebs >out.txt 2>err.txt || fail "PES_BACKEND=pmu: exit status $?"
+    grep -q "PES_BACKEND=pmu: expected soft, pebs or ibs" err.txt || fail "bad backend: $(cat err.txt)"
+    ;;
+collect)
+    # this machine has no PMU: pes-collect says so in one sentence before running anything
+    "$bin/pes-collect" --mode samples --backend pebs -o c.zst "$app" pebs >out.txt 2>err.txt
+    [ $? = 2 ] || fail "--backend pebs without a PMU: exit status"
+    [ ! -e c.zst ] && [ ! -s out.txt ] || fail "ran the program anyway"
+    grep -q "^pes-collect: --backend pebs: unavailable: " err.txt || fail "$(cat err.txt)"
+    "$bin/pes-collect" --mode samples -o c.zst "$app" pebs >out.txt 2>err.txt
+    [ $? = 2 ] || fail "auto, uninstrumented, no PMU: exit status"
+    grep -q "was not built with pes-clang and this machine has no usable PMU" err.txt || fail "$(cat err.txt)"
+    ;;
+*)
+    fail "unknown scenario"
+    ;;
+esac
+exit 0

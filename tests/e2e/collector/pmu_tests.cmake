@@ -1,0 +1,16 @@
+# The pebs/ibs backends of libpes-rt, LD_PRELOADed into an uninstrumented
+# program that fakes perf_event_open with memfd "ring buffers" (pmu_app.c).
+# Sanitizer runtimes must come first in the link, so LD_PRELOAD of the
+# runtime is only tested in plain builds.
+if(NOT PES_SANITIZE)
+  add_executable(pmu_app ${CMAKE_CURRENT_LIST_DIR}/pmu_app.c)
+  target_link_libraries(pmu_app PRIVATE Threads::Threads)
+  set_target_properties(pmu_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e
+                                           ENABLE_EXPORTS ON)
+  foreach(scenario pebs ibs pebs-reuse no-pmu collect)
+    add_test(NAME e2e.pmu.${scenario}
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/pmu_run.sh ${scenario} ${PES_BIN_DIR}
+                     ${CMAKE_CURRENT_BINARY_DIR}/e2e $<TARGET_FILE:pes-rt>)
+    set_tests_properties(e2e.pmu.${scenario} PROPERTIES LABELS "e2e;collector;pmu" TIMEOUT 60)
+  endforeach()
+endif()
