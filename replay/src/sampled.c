@@ -151,13 +151,12 @@ static int on_event(struct ctx *c, const struct pes_event *e, const char *path, 
     if (e->kind == PES_EV_SAMPLE || e->kind == PES_EV_REUSE || e->kind == PES_EV_INVALIDATION ||
         e->kind == PES_EV_COMM) {
         if (!(site = site_of(c, e->site, err))) return -1;
-        if (e->loads > t->loads || e->stores > t->stores) {
-            /* counters seen so far (TOTALS, if present, replaces them) */
-            if (e->loads + e->stores > t->loads + t->stores) {
-                t->loads = e->loads;
-                t->stores = e->stores;
-            }
-        }
+    }
+    /* a thread's counters so far, from its own samples (trap events carry the
+     * TRAPPING thread's counters); TOTALS, if present, replaces them */
+    if (e->kind == PES_EV_SAMPLE && e->loads + e->stores > t->loads + t->stores) {
+        t->loads = e->loads;
+        t->stores = e->stores;
     }
     switch (e->kind) {
     case PES_EV_SAMPLE:
