@@ -227,6 +227,30 @@ static void ring_pebs(void **state)
                                         8, &c), 0);
 }
 
+/* A record larger than the parser's 2 KiB buffer (it runs in a signal handler
+ * on a 64 KiB stack) is skipped as "other"; the sample after it is kept. */
+static void ring_oversized_record(void **state)
+{
+    (void)state;
+    head = 100;
+    uint64_t tail = head;
+    struct perf_event_header big = {PERF_RECORD_SAMPLE, 0, 3000};
+    put(&big, sizeof big);
+    static const uint8_t junk[3000 - sizeof(struct perf_event_header)];
+    put(junk, sizeof junk);
+    pebs_sample(0x401000, 5, 0x602000, 3);
+    struct pes_event ev[4];
+    struct pes_pmu_counts c;
+    memset(&c, 0, sizeof c);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, 4, &c), 1);
+    assert_int_equal(ev[0].addr, 0x602000);
+    assert_int_equal(ev[0].ip, 0x401000);
+    assert_int_equal(c.other, 1);
+    assert_int_equal(c.samples, 1);
+    assert_int_equal(tail, head);
+}
+
+
 /* IBS op raw payload: caps u32, then CTL, RIP, DATA, DATA2, DATA3, DC_LINADDR, DC_PHYSADDR. */
 static void ibs_sample(uint64_t rip, uint64_t data, uint64_t data3, uint64_t lin)
 {
@@ -333,6 +357,7 @@ int main(void)
         cmocka_unit_test(pebs_events_per_model),
         cmocka_unit_test(ibs_type_from_sysfs),
         cmocka_unit_test(ring_pebs),
+        cmocka_unit_test(ring_oversized_record),
         cmocka_unit_test(ring_ibs),
         cmocka_unit_test(probe_failures),
     };
