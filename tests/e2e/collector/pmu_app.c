@@ -9,9 +9,10 @@
  * runtime consumed them. What the runtime made of them is checked in the
  * trace by pmu_run.sh.
  *
- *   pmu_app pebs|ibs|pebs-reuse
+ *   pmu_app pebs|ibs|pebs-reuse [THREADS]
  *
- * Per thread (index i = 0 main, 1 the other), with A = &buf[i][0]:
+ * Per thread (index i = 0 main, 1..THREADS the others, default 1, at most 16;
+ * they run at the same time), with A = &buf[i][0]:
  *   pebs: load ring:  samples at A, A+8, A+16 (ip 0x1000+k), LOST 5, THROTTLE,
  *                     a sample at address 0 (dropped); count 1000
  *         store ring: samples at A+64, A+72 (ip 0x2000+k); count 500
@@ -37,7 +38,8 @@
 #include <unistd.h>
 
 #define DATA_PAGES 8
-#define MAX_RINGS 8
+#define MAX_THREADS 17   /* main + 16 */
+#define MAX_RINGS (2 * MAX_THREADS)
 
 struct ring {
     int fd;
@@ -55,7 +57,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t first_config;   /* the first event opened is the load event */
 static const char *mode = "pebs";
 static int failures;
-static volatile uint64_t buf[2][32] __attribute__((aligned(64)));
+static volatile uint64_t buf[MAX_THREADS][32] __attribute__((aligned(64)));
 
 #define CHECK(cond)                                                                   \
     do {                                                                              \
@@ -206,7 +208,10 @@ static void run_thread(int i)
     fprintf(stderr, "pmu_app: thread %d tid %d buf 0x%llx\n", i, (int)me, (unsigned long long)a);
     if (getenv("PMU_APP_FAIL"))
         return;   /* no events: the program just runs */
-    for (int k = 0; k < n_rings; k++) {
+    pthread_mutex_lock(&lock);
+    int nr = n_rings;   /* this thread's rings were opened before it ran */
+    pthread_mutex_unlock(&lock);
+    for (int k = 0; k < nr; k++) {
         struct ring *r = &rings[k];
         if (r->tid != me)
             continue;
@@ -247,24 +252,30 @@ static void run_thread(int i)
 
 static void *thread_main(void *arg)
 {
-    (void)arg;
-    run_thread(1);
+    run_thread((int)(intptr_t)arg);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "pebs") && strcmp(argv[1], "ibs") &&
-                      strcmp(argv[1], "pebs-reuse"))) {
-        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse\n");
+    if (argc < 2 || argc > 3 || (strcmp(argv[1], "pebs") && strcmp(argv[1], "ibs") &&
+                                 strcmp(argv[1], "pebs-reuse"))) {
+        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse [THREADS]\n");
         return 2;
     }
     mode = argv[1];
+    int n = argc == 3 ? atoi(argv[2]) : 1;
+    if (n < 1 || n >= MAX_THREADS) {
+        fprintf(stderr, "pmu_app: THREADS: 1..%d\n", MAX_THREADS - 1);
+        return 2;
+    }
     run_thread(0);
-    pthread_t th;
-    if (pthread_create(&th, NULL, thread_main, NULL) != 0)
-        return 3;
-    pthread_join(th, NULL);
+    pthread_t th[MAX_THREADS];
+    for (int i = 1; i <= n; i++)
+        if (pthread_create(&th[i], NULL, thread_main, (void *)(intptr_t)i) != 0)
+            return 3;
+    for (int i = 1; i <= n; i++)
+        pthread_join(th[i], NULL);
     if (failures)
         return 1;
     printf("pmu_app: %s done\n", mode);

@@ -17,55 +17,67 @@ echo 4242 >sys/bus/event_source/devices/ibs_op/type
 
 fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
 
-# run WANT_STATUS MODE BACKEND APP_ARG: the app under the runtime, status and stdout checked
+# run WANT_STATUS MODE BACKEND APP_ARG [THREADS]: the app under the runtime, status and stdout checked
 run() {
-    want=$1 mode=$2 backend=$3 arg=$4
+    want=$1 mode=$2 backend=$3 arg=$4 threads=${5:-1}
     # env after timeout: only the program gets the preloaded runtime
     timeout 30 env PES_SAMPLE_OUTPUT=s.zst PES_MODE="$mode" PES_BACKEND="$backend" \
         PES_PMU_SYSFS="$work/sys" LIBPFM_FORCE_PMU=skl LD_PRELOAD="$rt" PMU_APP_EXIT=$want \
-        "$app" "$arg" >out.txt 2>err.txt
+        "$app" "$arg" "$threads" >out.txt 2>err.txt
     got=$?
     [ "$got" = "$want" ] || { cat err.txt >&2; fail "pmu_app $arg exited $got, expected $want"; }
     [ "$(cat out.txt)" = "pmu_app: $arg done" ] || fail "stdout: $(cat out.txt)"
     "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
 }
 
-# events of thread T$1 (kind name, then key=value fields)
-events() { grep "^T$1 " dump.txt; }
+# app thread I (0 = main): its tid and buffer (stderr), and its trace index (by tid)
 buf() { sed -n "s/^pmu_app: thread $1 tid [0-9]* buf \(0x[0-9a-f]*\)$/\1/p" err.txt; }
 tid() { sed -n "s/^pmu_app: thread $1 tid \([0-9]*\) .*/\1/p" err.txt; }
+tix() { sed -n "s/^thread T\([0-9]*\) tid $(tid "$1") .*/\1/p" dump.txt; }
+# events of app thread I
+events() { k=$(tix "$1"); [ -n "$k" ] || fail "app thread $1 (tid $(tid "$1")) not in the trace"; grep "^T$k " dump.txt; }
 hex() { printf '0x%x' $(( $1 )); }
 
-# expect T LINE...: the thread's events are exactly these lines (times removed)
+# expect I LINE...: app thread I's events are exactly these lines (times removed)
 expect() {
-    t=$1; shift
-    events "$t" | sed 's/ time=[0-9]*//' >got.txt
+    i=$1; shift
+    k=$(tix "$i")
+    events "$i" | sed 's/ time=[0-9]*//' >got.txt
     : >want.txt
-    for l in "$@"; do echo "T$t $l" >>want.txt; done
-    diff want.txt got.txt >&2 || fail "events of T$t differ (want < > got)"
-    grep -q "^thread T$t tid $(tid "$t") " dump.txt || fail "T$t is not tid $(tid "$t")"
+    for l in "$@"; do echo "T$k $l" >>want.txt; done
+    diff want.txt got.txt >&2 || fail "events of app thread $i (T$k) differ (want < > got)"
+}
+
+# expect_pebs I: the records of pmu_app.c, as events
+expect_pebs() {
+    a=$(buf "$1")
+    [ -n "$a" ] || fail "no buffer address for thread $1"
+    s="size=8 site=- ip=%s loads=1000 stores=500 distance=0 aux=7 flags=%s"
+    n="addr=0x0 size=0 site=- ip=0x0 loads=0 stores=0 distance=0"
+    expect "$1" \
+        "sample   addr=$(hex "$a") $(printf "$s" 0x1000 -)" \
+        "sample   addr=$(hex "$a + 8") $(printf "$s" 0x1001 -)" \
+        "sample   addr=$(hex "$a + 16") $(printf "$s" 0x1002 -)" \
+        "lost     $n aux=5 flags=-" \
+        "throttle $n aux=1 flags=-" \
+        "dropped  $n aux=1 flags=-" \
+        "sample   addr=$(hex "$a + 64") $(printf "$s" 0x2000 write)" \
+        "sample   addr=$(hex "$a + 72") $(printf "$s" 0x2001 write)" \
+        "totals   $(echo "$n" | sed 's/loads=0 stores=0/loads=1000 stores=500/') aux=5 flags=-"
 }
 
 case "$scenario" in
 pebs)
     run 3 samples pebs pebs
     grep -qx "config    backend=pebs" dump.txt || fail "header does not name the backend"
-    for t in 0 1; do
-        a=$(buf $t)
-        [ -n "$a" ] || fail "no buffer address for thread $t"
-        s="size=8 site=- ip=%s loads=1000 stores=500 distance=0 aux=7 flags=%s"
-        n="addr=0x0 size=0 site=- ip=0x0 loads=0 stores=0 distance=0"
-        expect $t \
-            "sample   addr=$(hex "$a") $(printf "$s" 0x1000 -)" \
-            "sample   addr=$(hex "$a + 8") $(printf "$s" 0x1001 -)" \
-            "sample   addr=$(hex "$a + 16") $(printf "$s" 0x1002 -)" \
-            "lost     $n aux=5 flags=-" \
-            "throttle $n aux=1 flags=-" \
-            "dropped  $n aux=1 flags=-" \
-            "sample   addr=$(hex "$a + 64") $(printf "$s" 0x2000 write)" \
-            "sample   addr=$(hex "$a + 72") $(printf "$s" 0x2001 write)" \
-            "totals   $(echo "$n" | sed 's/loads=0 stores=0/loads=1000 stores=500/') aux=5 flags=-"
-    done
+    expect_pebs 0
+    expect_pebs 1
+    ;;
+threads)
+    # 16 threads at once on 2 cores, each with its own events and signal
+    run 0 samples pebs pebs 16
+    [ "$(grep -c '^thread T' dump.txt)" = 17 ] || fail "expected 17 threads"
+    for i in $(seq 0 16); do expect_pebs "$i"; done
     ;;
 ibs)
     run 0 samples ibs ibs
@@ -87,7 +99,8 @@ pebs-reuse)
     run 0 reuse pebs pebs-reuse
     for t in 0 1; do
         a=$(hex "$(buf $t)")
-        events $t | grep -q "^T$t reuse *addr=$a .* other=T$t loads=1000 stores=500 distance=101 " ||
+        k=$(tix $t)
+        events $t | grep -q "^T$k reuse *addr=$a .* other=T$k loads=1000 stores=500 distance=101 " ||
             fail "no reuse of $a at distance 101 in T$t: $(events $t)"
         [ "$(events $t | grep -c ' reuse ')" = 1 ] || fail "T$t: expected exactly one reuse"
         [ "$(events $t | grep -c ' invalidation ')" = 0 ] || fail "T$t: unexpected invalidation"
