@@ -281,6 +281,11 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(s, "fork") && argc == 4) {
         long k = atol(argv[2]), r = atol(argv[3]);
+        /* Keep each call's arrays: memory freed with a watchpoint still armed
+         * on it can be handed to the allocator's or the runtime's own use
+         * around fork(), and a trap on such a write is a true reuse of the
+         * address at some other distance than 2K. */
+        keep_arrays = 1;
         reuse(k, r);
         fflush(stdout);
         pid_t pid = fork();
