@@ -16,8 +16,9 @@
  * countdowns are switched off on such threads.
  *
  * The handler never runs inside the runtime: when the thread is already in the
- * runtime (slow path, trap handling, this handler) or was interrupted in the
- * runtime's own code, it leaves the samples in the ring for the next signal. */
+ * runtime (slow path, this handler), was interrupted in the runtime's own code
+ * or in a handler running on the alternate stack (the SIGTRAP handler), it
+ * leaves the samples in the ring for the next signal. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -295,6 +296,16 @@ static void on_overflow(int sig, siginfo_t *si, void *ucv)
     ucontext_t *uc = ucv;
     if (uc && in_runtime_text((uint64_t)uc->uc_mcontext.gregs[REG_RIP]))
         return;
+    /* interrupted a handler on the alternate stack (the watchpoint handler,
+     * also while it is in libc, or one of the application's): not now */
+    if (uc && uc->uc_stack.ss_size) {
+        /* uc_stack is the alternate stack; ss_flags does not say whether the
+         * interrupted code ran on it, its stack pointer does */
+        uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+        uintptr_t lo = (uintptr_t)uc->uc_stack.ss_sp;
+        if (sp >= lo && sp - lo <= uc->uc_stack.ss_size)
+            return;
+    }
     int saved = errno;
     t->s.in_runtime = 1;   /* traps and nested overflows while draining are ours */
     drain(t);

@@ -9,7 +9,7 @@
  * runtime consumed them. What the runtime made of them is checked in the
  * trace by pmu_run.sh.
  *
- *   pmu_app pebs|ibs|pebs-reuse [THREADS]
+ *   pmu_app pebs|ibs|pebs-reuse|pebs-nested [THREADS]
  *
  * Per thread (index i = 0 main, 1..THREADS the others, default 1, at most 16;
  * they run at the same time), with A = &buf[i][0]:
@@ -18,6 +18,9 @@
  *         store ring: samples at A+64, A+72 (ip 0x2000+k); count 500
  *   ibs:  one ring: a load at A, a store at A+64, a non-memory op and a load
  *         without a valid linear address (both dropped)
+ *   pebs-nested: one load sample at A, signalled from inside a SIGUSR1 handler
+ *         on the alternate stack (the runtime must leave it in the ring), then
+ *         again from normal code (drained)
  *   pebs-reuse: one load sample at A (count 1000), then the load count is
  *         set to 1100 and A is read: one reuse, distance 101 (1100 - 1000 + the access)
  * Prints "pmu_app: MODE done" and exits 0 (or $PMU_APP_EXIT) if every
@@ -200,6 +203,19 @@ static void overflow(struct ring *r, uint64_t head)
     CHECK(__atomic_load_n(&r->pg->data_tail, __ATOMIC_ACQUIRE) == head);
 }
 
+static struct ring *nested_ring;
+static uint64_t nested_tail;
+
+/* Runs on the runtime's sigaltstack (SA_ONSTACK), like the SIGTRAP handler. */
+static void on_usr1(int sig)
+{
+    (void)sig;
+    int s = fcntl(nested_ring->fd, F_GETSIG);
+    if (s > 0)
+        syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), s);
+    nested_tail = __atomic_load_n(&nested_ring->pg->data_tail, __ATOMIC_ACQUIRE);
+}
+
 static void run_thread(int i)
 {
     pid_t me = (pid_t)syscall(SYS_gettid);
@@ -235,6 +251,20 @@ static void run_thread(int i)
             ibs(r, &head, 0x3001, 1ull << 1 | 1ull << 17, a + 64);     /* store */
             ibs(r, &head, 0x3002, 1ull << 17, a + 128);                /* not a memory op */
             ibs(r, &head, 0x3003, 1ull << 0, a + 192);                 /* no valid address */
+        } else if (!strcmp(mode, "pebs-nested")) {
+            if (r->stores)
+                continue;
+            uint64_t before = head;
+            sample(r, &head, 0x1000, a, NULL, 0);
+            __atomic_store_n(&r->pg->data_head, head, __ATOMIC_RELEASE);
+            nested_ring = r;
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_usr1;
+            sa.sa_flags = SA_ONSTACK;
+            sigaction(SIGUSR1, &sa, NULL);
+            syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGUSR1);
+            CHECK(nested_tail == before);   /* left in the ring */
         } else if (!strcmp(mode, "pebs-reuse")) {
             if (r->stores)
                 continue;
@@ -259,8 +289,8 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3 || (strcmp(argv[1], "pebs") && strcmp(argv[1], "ibs") &&
-                                 strcmp(argv[1], "pebs-reuse"))) {
-        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse [THREADS]\n");
+                                 strcmp(argv[1], "pebs-reuse") && strcmp(argv[1], "pebs-nested"))) {
+        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse|pebs-nested [THREADS]\n");
         return 2;
     }
     mode = argv[1];

@@ -93,6 +93,16 @@ ibs)
             "totals   $(echo "$n" | sed 's/loads=0/loads=1000/') aux=2 flags=-"
     done
     ;;
+pebs-nested)
+    # a signal that interrupts a handler on the alternate stack leaves the
+    # ring alone (checked in pmu_app); the next one drains it: one sample each
+    run 0 samples pebs pebs-nested
+    for t in 0 1; do
+        a=$(buf $t)
+        expect $t "sample   addr=$(hex "$a") size=8 site=- ip=0x1000 loads=1000 stores=500 distance=0 aux=7 flags=-" \
+            "totals   addr=0x0 size=0 site=- ip=0x0 loads=1000 stores=500 distance=0 aux=1 flags=-"
+    done
+    ;;
 pebs-reuse)
     # ReuseTracker through the PMU: a real watchpoint on the sampled word; the
     # time distance is the PMU count difference (1100 - 1000) plus the access

@@ -7,7 +7,7 @@ if(NOT PES_SANITIZE)
   target_link_libraries(pmu_app PRIVATE Threads::Threads)
   set_target_properties(pmu_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e
                                            ENABLE_EXPORTS ON)
-  foreach(scenario pebs threads ibs pebs-reuse no-pmu collect)
+  foreach(scenario pebs threads ibs pebs-nested pebs-reuse no-pmu collect)
     add_test(NAME e2e.pmu.${scenario}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/pmu_run.sh ${scenario} ${PES_BIN_DIR}
                      ${CMAKE_CURRENT_BINARY_DIR}/e2e $<TARGET_FILE:pes-rt>)
