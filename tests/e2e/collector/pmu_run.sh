@@ -1,5 +1,5 @@
 #!/bin/sh
-# pmu_run.sh SCENARIO BIN_DIR TEST_BIN_DIR RUNTIME_SO — the pebs/ibs backends of
+# pmu_run.sh SCENARIO BIN_DIR TEST_BIN_DIR RUNTIME_SO FAKE_SYSCALL_SO — the pebs/ibs backends of
 # libpes-rt with pmu_app as the "kernel" (see pmu_app.c for the records each
 # thread writes). The expectations below follow from those records by hand.
 set -u
@@ -7,6 +7,7 @@ scenario=$1
 bin=$2
 tbin=$3
 rt=$4
+fake=${5:-}
 app="$tbin/pmu_app"
 dump="$bin/pes-dump"
 work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-pmu.XXXXXX")
@@ -137,6 +138,29 @@ collect)
     "$bin/pes-collect" --mode samples -o c.zst "$app" pebs >out.txt 2>err.txt
     [ $? = 2 ] || fail "auto, uninstrumented, no PMU: exit status"
     grep -q "was not built with pes-clang and this machine has no usable PMU" err.txt || fail "$(cat err.txt)"
+    ;;
+collect-pebs)
+    # pes-collect with a perf_event_open that "works" (pmu_fake_syscall.so, in
+    # pes-collect only): auto picks pebs for an uninstrumented program and
+    # preloads the runtime, which samples it (through pmu_app's fake events)
+    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl "$bin/pes-collect" --list-backends >out.txt 2>err.txt ||
+        fail "--list-backends: $(cat err.txt)"
+    grep -q "^pebs  available: MEM_INST_RETIRED:ALL_LOADS opens on this thread" out.txt ||
+        fail "--list-backends: $(cat out.txt)"
+    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl PMU_APP_EXIT=3 timeout 30 "$bin/pes-collect" \
+        --mode samples -q -o s.zst "$app" pebs >out.txt 2>err.txt
+    got=$?
+    [ $got = 3 ] || { cat err.txt >&2; fail "exit status $got, expected the program's 3"; }
+    [ "$(cat out.txt)" = "pmu_app: pebs done" ] || fail "stdout: $(cat out.txt)"
+    "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
+    grep -qx "config    backend=pebs" dump.txt || fail "header: $(grep backend dump.txt)"
+    expect_pebs 0
+    expect_pebs 1
+    # the same with --backend pebs
+    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl timeout 30 "$bin/pes-collect" --backend pebs \
+        --mode samples -q -o s.zst --force "$app" pebs >out.txt 2>err.txt || fail "--backend pebs: $(cat err.txt)"
+    "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
+    expect_pebs 1
     ;;
 *)
     fail "unknown scenario"

@@ -7,10 +7,13 @@ if(NOT PES_SANITIZE)
   target_link_libraries(pmu_app PRIVATE Threads::Threads)
   set_target_properties(pmu_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e
                                            ENABLE_EXPORTS ON)
-  foreach(scenario pebs threads ibs pebs-nested pebs-reuse no-pmu collect)
+  add_library(pmu_fake_syscall SHARED ${CMAKE_CURRENT_LIST_DIR}/pmu_fake_syscall.c)
+  target_link_libraries(pmu_fake_syscall PRIVATE ${CMAKE_DL_LIBS})
+  foreach(scenario pebs threads ibs pebs-nested pebs-reuse no-pmu collect collect-pebs)
     add_test(NAME e2e.pmu.${scenario}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/pmu_run.sh ${scenario} ${PES_BIN_DIR}
-                     ${CMAKE_CURRENT_BINARY_DIR}/e2e $<TARGET_FILE:pes-rt>)
+                     ${CMAKE_CURRENT_BINARY_DIR}/e2e $<TARGET_FILE:pes-rt>
+                     $<TARGET_FILE:pmu_fake_syscall>)
     set_tests_properties(e2e.pmu.${scenario} PROPERTIES LABELS "e2e;collector;pmu" TIMEOUT 60)
   endforeach()
 endif()
