@@ -152,11 +152,11 @@ static const char *kind_str(uint32_t kind)
     return kind == PES_TRACE_FULL ? "full" : kind == PES_TRACE_SAMPLED ? "sampled" : "unknown";
 }
 
-static void site_flags_str(uint8_t f, char *buf, size_t n)
+/* "a,b" for the set bits of f, named by names[bit]; "-" when none is set. */
+static void flags_str(uint8_t f, const char *const *names, int n_names, char *buf, size_t n)
 {
-    static const char *names[] = {"shared", "vector", "masked", "volatile", "atomic"};
     buf[0] = '\0';
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < n_names; i++)
         if (f & (1u << i)) {
             if (buf[0])
                 strncat(buf, ",", n - strlen(buf) - 1);
@@ -166,19 +166,17 @@ static void site_flags_str(uint8_t f, char *buf, size_t n)
         snprintf(buf, n, "-");
 }
 
+static void site_flags_str(uint8_t f, char *buf, size_t n)
+{
+    static const char *const names[] = {"shared", "vector", "masked", "volatile", "atomic"};
+    flags_str(f, names, 5, buf, n);
+}
+
 static void event_flags_str(uint8_t f, char *buf, size_t n)
 {
-    static const char *names[] = {"write", "trap_write", "spatial", "shared_cache",
-                                  "true_sharing", "false_sharing"};
-    buf[0] = '\0';
-    for (int i = 0; i < 6; i++)
-        if (f & (1u << i)) {
-            if (buf[0])
-                strncat(buf, ",", n - strlen(buf) - 1);
-            strncat(buf, names[i], n - strlen(buf) - 1);
-        }
-    if (!buf[0])
-        snprintf(buf, n, "-");
+    static const char *const names[] = {"write", "trap_write", "spatial", "shared_cache",
+                                        "true_sharing", "false_sharing"};
+    flags_str(f, names, 6, buf, n);
 }
 
 /* ---------------------------------------------------------------- header/tables */

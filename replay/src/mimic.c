@@ -1,6 +1,8 @@
 /* mimic.c — PPT-Multicore Alg. 1 and Alg. 2, streamed; see mimic.h. */
 #include "mimic.h"
 
+#include <stddef.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,32 +44,35 @@ static long array_read(void *cursor, struct pes_record *out, size_t max, struct 
 
 static void array_close(void *cursor) { free(cursor); }
 
-static const struct pes_site *array_site(void *ctx, uint32_t id)
+/* Binary search by id in an array sorted by id; both struct pes_site and
+ * struct pes_bb start with their uint32_t id. */
+_Static_assert(offsetof(struct pes_site, id) == 0 && offsetof(struct pes_bb, id) == 0,
+               "find_by_id reads the id at the start of the element");
+static const void *find_by_id(const void *base, size_t n, size_t size, uint32_t id)
 {
-    const struct pes_mimic_array *a = ctx;
-    size_t lo = 0, hi = a->n_sites;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (a->sites[mid].id < id)
+        uint32_t mid_id = *(const uint32_t *)((const char *)base + mid * size);
+        if (mid_id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < a->n_sites && a->sites[lo].id == id ? &a->sites[lo] : NULL;
+    const uint32_t *found = lo < n ? (const uint32_t *)((const char *)base + lo * size) : NULL;
+    return found && *found == id ? found : NULL;
+}
+
+static const struct pes_site *array_site(void *ctx, uint32_t id)
+{
+    const struct pes_mimic_array *a = ctx;
+    return find_by_id(a->sites, a->n_sites, sizeof *a->sites, id);
 }
 
 static const struct pes_bb *array_bb(void *ctx, uint32_t id)
 {
     const struct pes_mimic_array *a = ctx;
-    size_t lo = 0, hi = a->n_bbs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->bbs[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < a->n_bbs && a->bbs[lo].id == id ? &a->bbs[lo] : NULL;
+    return find_by_id(a->bbs, a->n_bbs, sizeof *a->bbs, id);
 }
 
 void pes_mimic_array_source(const struct pes_mimic_array *a, struct pes_mimic_source *src)
