@@ -1,9 +1,8 @@
 /* mimic.c — PPT-Multicore Alg. 1 and Alg. 2, streamed; see mimic.h. */
 #include "mimic.h"
 
-#include <stddef.h>
-
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
