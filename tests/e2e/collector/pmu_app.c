@@ -9,7 +9,7 @@
  * runtime consumed them. What the runtime made of them is checked in the
  * trace by pmu_run.sh.
  *
- *   pmu_app pebs|ibs|pebs-reuse|pebs-nested [THREADS]
+ *   pmu_app pebs|ibs|pebs-reuse|pebs-nested|pebs-comm [THREADS]
  *
  * Per thread (index i = 0 main, 1..THREADS the others, default 1, at most 16;
  * they run at the same time), with A = &buf[i][0]:
@@ -21,6 +21,9 @@
  *   pebs-nested: one load sample at A, signalled from inside a SIGUSR1 handler
  *         on the alternate stack (the runtime must leave it in the ring), then
  *         again from normal code (drained)
+ *   pebs-comm (comm mode, 1 thread): with lines L1 = &shared[0], L2 = &shared[8],
+ *         the main thread's store samples at L1, then L2; the other's at
+ *         L1 + 8 (false sharing with main), then L2 (true sharing)
  *   pebs-reuse: one load sample at A (count 1000), then the load count is
  *         set to 1100 and A is read: one reuse, distance 101 (1100 - 1000 + the access)
  * Prints "pmu_app: MODE done" and exits 0 (or $PMU_APP_EXIT) if every
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DATA_PAGES 8
@@ -61,6 +65,7 @@ static uint64_t first_config;   /* the first event opened is the load event */
 static const char *mode = "pebs";
 static int failures;
 static volatile uint64_t buf[MAX_THREADS][32] __attribute__((aligned(64)));
+static volatile uint64_t shared[16] __attribute__((aligned(64)));
 
 #define CHECK(cond)                                                                   \
     do {                                                                              \
@@ -138,7 +143,9 @@ static void sample(struct ring *r, uint64_t *head, uint64_t ip, uint64_t addr, c
     uint8_t rec[256];
     size_t n = sizeof(struct perf_event_header);
     uint32_t tid[2] = {(uint32_t)getpid(), (uint32_t)syscall(SYS_gettid)};
-    uint64_t time = 12345, weight = 7, src = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);   /* ComDetective orders publications by time */
+    uint64_t time = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, weight = 7, src = 0;
 #define ADD(p, len) (memcpy(rec + n, (p), (len)), n += (len))
     if (r->sample_type & PERF_SAMPLE_IP)
         ADD(&ip, 8);
@@ -221,7 +228,8 @@ static void run_thread(int i)
     pid_t me = (pid_t)syscall(SYS_gettid);
     uint64_t a = (uint64_t)(uintptr_t)&buf[i][0];
     int mine = 0;
-    fprintf(stderr, "pmu_app: thread %d tid %d buf 0x%llx\n", i, (int)me, (unsigned long long)a);
+    fprintf(stderr, "pmu_app: thread %d tid %d buf 0x%llx shared 0x%llx\n", i, (int)me,
+            (unsigned long long)a, (unsigned long long)(uintptr_t)&shared[0]);
     if (getenv("PMU_APP_FAIL"))
         return;   /* no events: the program just runs */
     pthread_mutex_lock(&lock);
@@ -251,6 +259,15 @@ static void run_thread(int i)
             ibs(r, &head, 0x3001, 1ull << 1 | 1ull << 17, a + 64);     /* store */
             ibs(r, &head, 0x3002, 1ull << 17, a + 128);                /* not a memory op */
             ibs(r, &head, 0x3003, 1ull << 0, a + 192);                 /* no valid address */
+        } else if (!strcmp(mode, "pebs-comm")) {
+            uint64_t l1 = (uint64_t)(uintptr_t)&shared[0], l2 = (uint64_t)(uintptr_t)&shared[8];
+            if (r->stores && i == 0) {
+                sample(r, &head, 0x4000, l1, NULL, 0);
+                sample(r, &head, 0x4001, l2, NULL, 0);
+            } else if (r->stores) {
+                sample(r, &head, 0x4002, l1 + 8, NULL, 0);
+                sample(r, &head, 0x4003, l2, NULL, 0);
+            }
         } else if (!strcmp(mode, "pebs-nested")) {
             if (r->stores)
                 continue;
@@ -289,8 +306,9 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3 || (strcmp(argv[1], "pebs") && strcmp(argv[1], "ibs") &&
-                                 strcmp(argv[1], "pebs-reuse") && strcmp(argv[1], "pebs-nested"))) {
-        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse|pebs-nested [THREADS]\n");
+                                 strcmp(argv[1], "pebs-reuse") && strcmp(argv[1], "pebs-nested") &&
+                                 strcmp(argv[1], "pebs-comm"))) {
+        fprintf(stderr, "usage: pmu_app pebs|ibs|pebs-reuse|pebs-nested|pebs-comm [THREADS]\n");
         return 2;
     }
     mode = argv[1];

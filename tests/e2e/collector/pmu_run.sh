@@ -32,7 +32,8 @@ run() {
 }
 
 # app thread I (0 = main): its tid and buffer (stderr), and its trace index (by tid)
-buf() { sed -n "s/^pmu_app: thread $1 tid [0-9]* buf \(0x[0-9a-f]*\)$/\1/p" err.txt; }
+buf() { sed -n "s/^pmu_app: thread $1 tid [0-9]* buf \(0x[0-9a-f]*\) .*/\1/p" err.txt; }
+shared() { sed -n "s/^pmu_app: thread 0 tid [0-9]* buf 0x[0-9a-f]* shared \(0x[0-9a-f]*\)$/\1/p" err.txt; }
 tid() { sed -n "s/^pmu_app: thread $1 tid \([0-9]*\) .*/\1/p" err.txt; }
 tix() { sed -n "s/^thread T\([0-9]*\) tid $(tid "$1") .*/\1/p" dump.txt; }
 # events of app thread I
@@ -93,6 +94,23 @@ ibs)
             "dropped  $n aux=2 flags=-" \
             "totals   $(echo "$n" | sed 's/loads=0/loads=1000/') aux=2 flags=-"
     done
+    ;;
+pebs-comm)
+    # ComDetective through the PMU: main publishes stores at L1 and L2; the
+    # other thread's store at L1 + 8 is false sharing, at L2 true sharing
+    run 0 comm pebs pebs-comm
+    l1=$(shared)
+    [ -n "$l1" ] || fail "no shared address"
+    s="size=8 site=- ip=%s loads=1000 stores=500 distance=0 aux=%s flags=%s"
+    n="addr=0x0 size=0 site=- ip=0x0 loads=1000 stores=500 distance=0 aux=2 flags=-"
+    expect 0 "sample   addr=$(hex "$l1") $(printf "$s" 0x4000 7 write)" \
+        "sample   addr=$(hex "$l1 + 64") $(printf "$s" 0x4001 7 write)" "totals   $n"
+    k0=$(tix 0)
+    expect 1 "sample   addr=$(hex "$l1 + 8") $(printf "$s" 0x4002 7 write)" \
+        "comm     addr=$(hex "$l1 + 8") $(printf "$s" 0x4002 0 write,false_sharing | sed "s/ loads=/ other=T$k0 loads=/")" \
+        "sample   addr=$(hex "$l1 + 64") $(printf "$s" 0x4003 7 write)" \
+        "comm     addr=$(hex "$l1 + 64") $(printf "$s" 0x4003 0 write,true_sharing | sed "s/ loads=/ other=T$k0 loads=/")" \
+        "totals   $n"
     ;;
 pebs-nested)
     # a signal that interrupts a handler on the alternate stack leaves the
