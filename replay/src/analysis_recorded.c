@@ -11,6 +11,11 @@
 #include "prd_worker.h"
 #include "replay.h"
 
+/* Accesses are gathered in batches: the engines then run tight loops with
+ * prefetching (pes_profiles_push_batch, pes_sim_access_batch) instead of one
+ * call chain per access. Every analysis still sees the accesses in order. */
+enum { RECORDED_BATCH = 4096 };
+
 struct recorded_ctx {
     struct replay_summary *sum;
     struct prd_worker *prd;            /* PRDs on a worker thread (--jobs 2) */
@@ -20,6 +25,11 @@ struct recorded_ctx {
     struct pes_sim *sim;
     uint32_t n_threads;
     uint8_t *seen;                     /* threads with at least one record */
+    size_t n;                          /* accesses in the batch */
+    uint64_t addr[RECORDED_BATCH];
+    uint32_t size[RECORDED_BATCH], thread[RECORDED_BATCH], site[RECORDED_BATCH];
+    uint32_t cache[RECORDED_BATCH];    /* shared cache of the thread */
+    struct pes_sim_access sa[RECORDED_BATCH];
 };
 
 static void note_thread(struct recorded_ctx *c, uint32_t t) {
@@ -27,6 +37,23 @@ static void note_thread(struct recorded_ctx *c, uint32_t t) {
         c->seen[t] = 1;
         c->sum->threads++;
     }
+}
+
+static int flush(struct recorded_ctx *c, struct pes_error *err) {
+    size_t n = c->n;
+    c->n = 0;
+    if (n == 0) return 0;
+    if (c->prd) prd_worker_push_batch(c->prd, c->addr, c->size, c->thread, c->site, n);
+    if (c->prd_inline &&
+        pes_profiles_push_batch(c->prd_inline, c->thread, c->addr, c->size, c->site, n, err) < 0)
+        return -1;
+    if (c->crd && pes_profiles_push_batch(c->crd, c->cache, c->addr, c->size, c->site, n, err) < 0)
+        return -1;
+    if (c->sim && pes_sim_access_batch(c->sim, c->sa, n, err) < 0) {
+        err->offset = 0;
+        return -1;
+    }
+    return 0;
 }
 
 static int on_access(void *ctx, const struct replay_access *a, struct pes_error *err) {
@@ -44,22 +71,18 @@ static int on_access(void *ctx, const struct replay_access *a, struct pes_error 
     s->bytes += a->size;
     s->reads += a->reads;
     s->writes += a->writes;
-    if (c->prd_inline &&
-        pes_profiles_push(c->prd_inline, a->thread, a->addr, a->size, a->site, NULL, NULL, err) < 0)
-        return -1;
-    if (c->prd) prd_worker_push(c->prd, a);
-    if (c->crd) {
-        if (pes_profiles_push(c->crd, c->group[a->thread], a->addr, a->size, a->site, NULL, NULL, err) < 0)
-            return -1;
-    }
-    if (c->sim) {
-        struct pes_sim_access sa = {
+    size_t i = c->n++;
+    c->addr[i] = a->addr;
+    c->size[i] = a->size;
+    c->thread[i] = a->thread;
+    c->site[i] = a->site;
+    if (c->crd) c->cache[i] = c->group[a->thread];
+    if (c->sim)
+        c->sa[i] = (struct pes_sim_access){
             .addr = a->addr, .size = a->size, .core = a->thread, .thread = a->thread,
             .site = a->site, .is_read = a->reads, .is_write = a->writes,
         };
-        if (pes_sim_access(c->sim, &sa, err) < 0) return -1;
-    }
-    return 0;
+    return c->n == RECORDED_BATCH ? flush(c, err) : 0;
 }
 
 static void on_bb(void *ctx, uint32_t thread, const struct pes_bb *bb) {
@@ -90,13 +113,20 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
 
     uint32_t n = replay_input_threads(in);
     uint32_t sockets = o->sockets < n ? o->sockets : n;
-    struct recorded_ctx c = {.sum = s, .n_threads = n};
+    struct recorded_ctx *c = calloc(1, sizeof *c);   /* batch arrays: too big for the stack */
+    if (!c) {
+        err->code = PES_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return -1;
+    }
+    c->sum = s;
+    c->n_threads = n;
     struct prd_worker worker;
     int worker_started = 0;
-    c.seen = calloc(n, 1);
+    c->seen = calloc(n, 1);
     uint32_t *group = calloc(n, sizeof *group);
     int rc = -1;
-    if (!c.seen || !group) {
+    if (!c->seen || !group) {
         err->code = PES_ERR_NOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
         goto out;
@@ -111,17 +141,17 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
         struct pes_profiles_options po = {.granule = res->line, .n_streams = n, .per_site = 1};
         struct pes_profiles_options co = {.granule = res->line, .n_streams = sockets, .per_site = 1};
         cfg->profiles = pes_profiles_create(&po, err);
-        if (!cfg->profiles || !(cfg->crd = c.crd = pes_profiles_create(&co, err))) goto out;
-        c.group = group;
+        if (!cfg->profiles || !(cfg->crd = c->crd = pes_profiles_create(&co, err))) goto out;
+        c->group = group;
         if (o->jobs < 2) {
-            c.prd_inline = cfg->profiles;
+            c->prd_inline = cfg->profiles;
         } else if (prd_worker_start(&worker, cfg->profiles) < 0) {
             err->code = PES_ERR_NOMEM;
             snprintf(err->message, sizeof err->message, "cannot start the replay worker thread");
             goto out;
         } else {
             worker_started = 1;
-            c.prd = &worker;
+            c->prd = &worker;
         }
         if (o->simulate) {
             if (n > PES_SIM_MAX_CORES) {
@@ -135,12 +165,13 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
                 .machine = &res->machine, .n_cores = n, .core_socket = group, .n_threads = n,
                 .page_size = o->page_size,
             };
-            cfg->sim.sim = c.sim = pes_sim_create(&sc, err);
-            if (!c.sim) goto out;
+            cfg->sim.sim = c->sim = pes_sim_create(&sc, err);
+            if (!c->sim) goto out;
             cfg->sim.n_threads = n;
         }
     }
-    rc = replay_input_scan(in, on_access, on_bb, &c, err);
+    rc = replay_input_scan(in, on_access, on_bb, c, err);
+    if (rc == 0) rc = flush(c, err);
 out:
     if (worker_started) {
         struct pes_error werr;
@@ -149,7 +180,8 @@ out:
             rc = -1;
         }
     }
-    free(c.seen);
+    free(c->seen);
     free(group);
+    free(c);
     return rc;
 }

@@ -16,11 +16,10 @@ static void *prd_worker_main(void *arg) {
             break;
         }
         pthread_mutex_unlock(&w->mu);
-        for (size_t i = 0; i < w->n[k] && !w->failed; i++) {
-            const struct replay_access *a = &w->buf[k][i];
-            if (pes_profiles_push(w->prd, a->thread, a->addr, a->size, a->site, NULL, NULL, &w->err) < 0)
-                w->failed = 1;
-        }
+        const struct prd_batch *b = &w->buf[k];
+        if (!w->failed &&
+            pes_profiles_push_batch(w->prd, b->thread, b->addr, b->size, b->site, w->n[k], &w->err) < 0)
+            w->failed = 1;
         pthread_mutex_lock(&w->mu);
         w->full[k] = 0;
         pthread_cond_broadcast(&w->cv);
@@ -40,12 +39,42 @@ void prd_worker_flush(struct prd_worker *w) {
     w->n[w->cur] = 0;
 }
 
+void prd_worker_push_batch(struct prd_worker *w, const uint64_t *addr, const uint32_t *size,
+                           const uint32_t *thread, const uint32_t *site, size_t n) {
+    while (n > 0) {
+        struct prd_batch *b = &w->buf[w->cur];
+        size_t at = w->n[w->cur], k = PRD_WORKER_BATCH - at;
+        if (k > n) k = n;
+        memcpy(b->addr + at, addr, k * sizeof *addr);
+        memcpy(b->size + at, size, k * sizeof *size);
+        memcpy(b->thread + at, thread, k * sizeof *thread);
+        memcpy(b->site + at, site, k * sizeof *site);
+        w->n[w->cur] = at + k;
+        if (w->n[w->cur] == PRD_WORKER_BATCH) prd_worker_flush(w);
+        addr += k, size += k, thread += k, site += k, n -= k;
+    }
+}
+
+static void batch_free(struct prd_batch *b) {
+    free(b->addr);
+    free(b->size);
+    free(b->thread);
+    free(b->site);
+    memset(b, 0, sizeof *b);
+}
+
+static int batch_alloc(struct prd_batch *b) {
+    b->addr = malloc(PRD_WORKER_BATCH * sizeof *b->addr);
+    b->size = malloc(PRD_WORKER_BATCH * sizeof *b->size);
+    b->thread = malloc(PRD_WORKER_BATCH * sizeof *b->thread);
+    b->site = malloc(PRD_WORKER_BATCH * sizeof *b->site);
+    return b->addr && b->size && b->thread && b->site ? 0 : -1;
+}
+
 int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd) {
     memset(w, 0, sizeof *w);
     w->prd = prd;
-    w->buf[0] = malloc(PRD_WORKER_BATCH * sizeof *w->buf[0]);
-    w->buf[1] = malloc(PRD_WORKER_BATCH * sizeof *w->buf[1]);
-    if (!w->buf[0] || !w->buf[1]) goto fail;
+    if (batch_alloc(&w->buf[0]) < 0 || batch_alloc(&w->buf[1]) < 0) goto fail;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if (pthread_create(&w->thread, NULL, prd_worker_main, w) != 0) {
@@ -55,14 +84,13 @@ int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd) {
     }
     return 0;
 fail:
-    free(w->buf[0]);
-    free(w->buf[1]);
-    w->buf[0] = w->buf[1] = NULL;
+    batch_free(&w->buf[0]);
+    batch_free(&w->buf[1]);
     return -1;
 }
 
 int prd_worker_finish(struct prd_worker *w, struct pes_error *err) {
-    if (!w->buf[0]) return 0;
+    if (!w->buf[0].addr) return 0;
     if (w->n[w->cur]) prd_worker_flush(w);
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
@@ -71,9 +99,8 @@ int prd_worker_finish(struct prd_worker *w, struct pes_error *err) {
     pthread_join(w->thread, NULL);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
-    free(w->buf[0]);
-    free(w->buf[1]);
-    w->buf[0] = w->buf[1] = NULL;
+    batch_free(&w->buf[0]);
+    batch_free(&w->buf[1]);
     if (w->failed) *err = w->err;
     return w->failed ? -1 : 0;
 }

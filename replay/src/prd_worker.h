@@ -20,7 +20,10 @@ struct prd_worker {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct replay_access *buf[2];
+    struct prd_batch {
+        uint64_t *addr;
+        uint32_t *size, *thread, *site;
+    } buf[2];
     size_t n[2];
     int full[2];                       /* handed to the worker, not yet consumed */
     int stop;
@@ -34,11 +37,9 @@ struct prd_worker {
 int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd);
 /* Hands the current buffer over and waits until the other one is free. */
 void prd_worker_flush(struct prd_worker *w);
-/* Queues one access (blocks only while both buffers are full). */
-static inline void prd_worker_push(struct prd_worker *w, const struct replay_access *a) {
-    w->buf[w->cur][w->n[w->cur]++] = *a;
-    if (w->n[w->cur] == PRD_WORKER_BATCH) prd_worker_flush(w);
-}
+/* Queues n accesses (blocks only while both buffers are full). */
+void prd_worker_push_batch(struct prd_worker *w, const uint64_t *addr, const uint32_t *size,
+                           const uint32_t *thread, const uint32_t *site, size_t n);
 /* Drains the last batch and stops the worker; -1 if a push failed (err filled). */
 int prd_worker_finish(struct prd_worker *w, struct pes_error *err);
 

@@ -20,6 +20,17 @@ struct pes_profiles {
     uint64_t site_mask;
     struct pes_site_reuse *rows;
     size_t n_rows, cap_rows;
+    uint32_t *flat;                 /* site id -> row + 1 (0 = none) for ids < n_flat */
+    uint32_t n_flat;
+    /* batch scratch: one lane per engine (streams, then groups) */
+    struct lane *lanes;
+};
+
+/* One engine's share of a batch: granule keys, their site rows, distances. */
+struct lane {
+    uint64_t *key, *dist;
+    uint32_t *row;
+    size_t n, cap;
 };
 
 struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
@@ -108,6 +119,15 @@ void pes_profiles_destroy(struct pes_profiles *p)
     free(p->site_keys);
     free(p->site_idx);
     free(p->rows);
+    free(p->flat);
+    if (p->lanes) {
+        for (uint32_t i = 0; i < p->n_streams + p->n_groups; i++) {
+            free(p->lanes[i].key);
+            free(p->lanes[i].dist);
+            free(p->lanes[i].row);
+        }
+        free(p->lanes);
+    }
     free(p);
 }
 
@@ -143,19 +163,37 @@ static int site_grow(struct pes_profiles *p)
     return 0;
 }
 
-static struct pes_site_reuse *site_row(struct pes_profiles *p, uint32_t site)
+/* Site ids are small and dense (module id bases); below this a flat array
+ * replaces the hash probe on the hot path. */
+#define FLAT_SITES (UINT32_C(1) << 20)
+
+static uint32_t site_row_slow(struct pes_profiles *p, uint32_t site);
+
+/* Row index of a site, created on first sight; UINT32_MAX = out of memory. */
+static inline uint32_t site_row_index(struct pes_profiles *p, uint32_t site)
 {
+    if (site < p->n_flat && p->flat[site])
+        return p->flat[site] - 1;
+    return site_row_slow(p, site);
+}
+
+static uint32_t site_row_slow(struct pes_profiles *p, uint32_t site)
+{
+    uint32_t id = site;
     if (site == UINT32_MAX)
         site = UINT32_MAX - 1;   /* "unknown site" shares the top id's row */
     uint64_t i = site_hash(site, p->site_mask);
+    uint32_t row = UINT32_MAX;
     while (p->site_keys[i]) {
-        if (p->site_keys[i] == site + 1)
-            return &p->rows[p->site_idx[i]];
+        if (p->site_keys[i] == site + 1) {
+            row = p->site_idx[i];
+            goto found;
+        }
         i = (i + 1) & p->site_mask;
     }
     if ((p->n_rows + 1) * 2 > p->site_mask + 1) {
         if (site_grow(p) < 0)
-            return NULL;
+            return UINT32_MAX;
         i = site_hash(site, p->site_mask);
         while (p->site_keys[i])
             i = (i + 1) & p->site_mask;
@@ -164,16 +202,38 @@ static struct pes_site_reuse *site_row(struct pes_profiles *p, uint32_t site)
         size_t nc = p->cap_rows ? p->cap_rows * 2 : 64;
         struct pes_site_reuse *r = realloc(p->rows, nc * sizeof *r);
         if (!r)
-            return NULL;
+            return UINT32_MAX;
         p->rows = r;
         p->cap_rows = nc;
     }
     p->site_keys[i] = site + 1;
     p->site_idx[i] = (uint32_t)p->n_rows;
-    struct pes_site_reuse *row = &p->rows[p->n_rows++];
-    memset(row, 0, sizeof *row);
-    row->site = site;
+    struct pes_site_reuse *r = &p->rows[p->n_rows++];
+    memset(r, 0, sizeof *r);
+    r->site = site;
+    row = (uint32_t)(p->n_rows - 1);
+found:
+    if (id < FLAT_SITES) {
+        if (id >= p->n_flat) {
+            uint32_t nf = p->n_flat ? p->n_flat : 256;
+            while (nf <= id)
+                nf *= 2;
+            uint32_t *f = realloc(p->flat, (size_t)nf * sizeof *f);
+            if (!f)
+                return row;   /* the flat array is only a shortcut */
+            memset(f + p->n_flat, 0, (size_t)(nf - p->n_flat) * sizeof *f);
+            p->flat = f;
+            p->n_flat = nf;
+        }
+        p->flat[id] = row + 1;
+    }
     return row;
+}
+
+static struct pes_site_reuse *site_row(struct pes_profiles *p, uint32_t site)
+{
+    uint32_t r = site_row_index(p, site);
+    return r == UINT32_MAX ? NULL : &p->rows[r];
 }
 
 int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, uint32_t size,
@@ -237,6 +297,139 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
             break;
     }
     return 0;
+}
+
+/* pes_rd_hist_add, inlined for the batch loop (same arithmetic). */
+static inline void hist_add(struct pes_rd_hist *h, uint64_t d)
+{
+    h->total++;
+    if (d == PES_REUSE_COLD) {
+        h->cold++;
+        return;
+    }
+    h->sum += (double)d;
+    if (d < h->exact_limit)
+        h->exact[d]++;
+    else
+        h->log2[63 - __builtin_clzll(d)]++;
+}
+
+static int lane_grow(struct lane *l)
+{
+    size_t nc = l->cap ? l->cap * 2 : 4096;
+    uint64_t *k = realloc(l->key, nc * sizeof *k);
+    if (k)
+        l->key = k;
+    uint64_t *d = realloc(l->dist, nc * sizeof *d);
+    if (d)
+        l->dist = d;
+    uint32_t *r = realloc(l->row, nc * sizeof *r);
+    if (r)
+        l->row = r;
+    if (!k || !d || !r)
+        return -1;
+    l->cap = nc;
+    return 0;
+}
+
+static inline int lane_put(struct lane *l, uint64_t key, uint32_t row)
+{
+    if (l->n == l->cap && lane_grow(l) < 0)
+        return -1;
+    l->key[l->n] = key;
+    l->row[l->n++] = row;
+    return 0;
+}
+
+/* Pushes a lane through its engine; prd selects which per-site fields count. */
+static int lane_drain(struct pes_profiles *p, struct lane *l, struct pes_reuse *eng, struct pes_rd_hist *h,
+                      int prd, struct pes_error *err)
+{
+    size_t n = l->n;
+    l->n = 0;
+    if (n == 0)
+        return 0;
+    if (pes_reuse_push_keys(eng, l->key, n, l->dist) < 0) {
+        if (err)
+            *err = *pes_reuse_error(eng);
+        return -1;
+    }
+    const uint64_t *dist = l->dist;
+    if (!p->per_site) {
+        for (size_t j = 0; j < n; j++)
+            hist_add(h, dist[j]);
+        return 0;
+    }
+    for (size_t j = 0; j < n; j++) {
+        uint64_t d = dist[j];
+        hist_add(h, d);
+        struct pes_site_reuse *row = &p->rows[l->row[j]];
+        if (prd) {
+            row->accesses++;
+            if (d == PES_REUSE_COLD)
+                row->prd_cold++;
+            else
+                row->prd_sum += (double)d;
+        } else if (d == PES_REUSE_COLD) {
+            row->crd_cold++;
+        } else {
+            row->crd_sum += (double)d;
+        }
+    }
+    return 0;
+}
+
+int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
+                            const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (stream[i] >= p->n_streams) {
+            pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream[i],
+                          p->n_streams);
+            return -1;
+        }
+    }
+    uint32_t n_lanes = p->n_streams + p->n_groups;
+    if (!p->lanes && !(p->lanes = calloc(n_lanes, sizeof *p->lanes)))
+        goto nomem;
+    /* Gather: granules in access order, so each engine sees its own order and
+     * site rows are created in first-seen order, as with single pushes. Sums
+     * of integer distances are exact in a double, so their order is free. */
+    for (size_t i = 0; i < n; i++) {
+        if (size[i] == 0)
+            continue;
+        uint32_t s = stream[i];
+        uint32_t row = 0;
+        if (p->per_site && (row = site_row_index(p, site[i])) == UINT32_MAX)
+            goto nomem;
+        uint64_t first = addr[i] >> p->shift;
+        uint64_t last_addr = addr[i] + (size[i] - 1);
+        if (last_addr < addr[i])
+            last_addr = UINT64_MAX;
+        uint64_t last = last_addr >> p->shift;
+        uint32_t g = p->group_of[s];
+        for (uint64_t k = first;; k++) {
+            if (lane_put(&p->lanes[s], k, row) < 0)
+                goto nomem;
+            if (g != PES_PROFILES_NO_GROUP && lane_put(&p->lanes[p->n_streams + g], k, row) < 0)
+                goto nomem;
+            if (k == last)
+                break;
+        }
+    }
+    int rc = 0;
+    for (uint32_t s = 0; s < p->n_streams; s++)
+        if (lane_drain(p, &p->lanes[s], p->prd_eng[s], &p->prd[s], 1, err) < 0)
+            rc = -1;
+    for (uint32_t g = 0; g < p->n_groups; g++)
+        if (lane_drain(p, &p->lanes[p->n_streams + g], p->crd_eng[g], &p->crd[g], 0, err) < 0)
+            rc = -1;
+    return rc;
+nomem:
+    for (uint32_t i = 0; p->lanes && i < n_lanes; i++)
+        p->lanes[i].n = 0;
+    pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
+    return -1;
 }
 
 uint32_t pes_profiles_streams(const struct pes_profiles *p) { return p->n_streams; }

@@ -55,6 +55,14 @@ void pes_profiles_destroy(struct pes_profiles *p);
 int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, uint32_t size,
                       uint32_t site, uint64_t *prd, uint64_t *crd, struct pes_error *err);
 
+/* n accesses in order: the same histograms and per-site rows as n calls of
+ * pes_profiles_push (without the distances out). Each engine's granules are
+ * gathered and pushed in one run with hash prefetching (pes_reuse_push_keys),
+ * which overlaps the cache misses of a large map. Returns 0, or -1 with err
+ * filled; a bad stream index is reported before anything is applied. */
+int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
+                            const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err);
+
 uint32_t pes_profiles_streams(const struct pes_profiles *p);
 uint32_t pes_profiles_groups(const struct pes_profiles *p);
 const struct pes_rd_hist *pes_profiles_prd(const struct pes_profiles *p, uint32_t stream);

@@ -315,6 +315,17 @@ int pes_reuse_push_batch(struct pes_reuse *e, const uint64_t *addr, size_t n, ui
     return 0;
 }
 
+int pes_reuse_push_keys(struct pes_reuse *e, const uint64_t *key, size_t n, uint64_t *dist)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i + PREFETCH_AHEAD < n)
+            __builtin_prefetch(&e->slots[hash_index(e, key[i + PREFETCH_AHEAD])]);
+        if (push_key(e, key[i], &dist[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 unsigned pes_reuse_granule_shift(const struct pes_reuse *e) { return e->shift; }
 uint64_t pes_reuse_distinct(const struct pes_reuse *e) { return e->hcount; }
 uint64_t pes_reuse_compactions(const struct pes_reuse *e) { return e->compactions; }

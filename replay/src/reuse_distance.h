@@ -57,6 +57,8 @@ int pes_reuse_push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist);
  * prefetches hash slots ahead, which pays off when the map outgrows the cache.
  * On error the first accesses up to the failing one have been applied. */
 int pes_reuse_push_batch(struct pes_reuse *e, const uint64_t *addr, size_t n, uint64_t *dist);
+/* Same for n granule keys (addr >> granule shift). */
+int pes_reuse_push_keys(struct pes_reuse *e, const uint64_t *key, size_t n, uint64_t *dist);
 
 unsigned pes_reuse_granule_shift(const struct pes_reuse *e);
 uint64_t pes_reuse_distinct(const struct pes_reuse *e);    /* distinct granules seen */
