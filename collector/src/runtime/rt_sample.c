@@ -72,6 +72,10 @@ void pes_rt_sample_scan(struct pes_rt_thread *t)
     struct pes_record *cur = t->tls->cursor;
     if (!s->scan || cur < s->scan)
         return;
+    if (pes_rt_pmu_backend()) {
+        s->scan = cur;   /* the PMU counts this thread's accesses */
+        return;
+    }
     uint64_t l, st;
     classify(s->scan, cur, &l, &st);
     /* never below 1: the slow path is entered at the latest on the expiring access */
@@ -134,7 +138,7 @@ int pes_rt_sample_count(struct pes_rt_thread *t, uint32_t id)
         struct pes_rt_site_info info = pes_rt_sites_get(id);
         b = (uint8_t)((pes_kind_reads(info.kind) ? 1 : 0) | (pes_kind_writes(info.kind) ? 2 : 0));
     }
-    if (!b)
+    if (!b || pes_rt_pmu_backend())
         return 0;
     __atomic_store_n(&s->loads, s->loads + (b & 1u), __ATOMIC_RELAXED);
     __atomic_store_n(&s->stores, s->stores + (b >> 1), __ATOMIC_RELAXED);

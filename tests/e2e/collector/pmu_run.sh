@@ -180,6 +180,20 @@ collect-pebs)
     "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
     expect_pebs 1
     ;;
+instrumented)
+    # a pes-clang program (samp_prog) with the pebs backend: its soft countdowns
+    # are off, so with a PMU that reports nothing there are no samples, the
+    # totals are the PMU counts (0), and the program runs as usual
+    timeout 30 env PES_SAMPLE_OUTPUT=s.zst PES_MODE=reuse PES_BACKEND=pebs LIBPFM_FORCE_PMU=skl \
+        LD_PRELOAD="$fake" PES_PERIOD_LOAD=97 "$tbin/samp_prog" reuse 50 2000 >out.txt 2>err.txt ||
+        fail "samp_prog: exit status $?: $(cat err.txt)"
+    [ "$(cat out.txt)" = "samp_prog: reuse done" ] || fail "stdout: $(cat out.txt)"
+    [ ! -s err.txt ] || fail "stderr: $(cat err.txt)"
+    "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
+    grep -qx "config    backend=pebs" dump.txt || fail "header"
+    ! grep -q "^T0 sample" dump.txt || fail "the soft sampler sampled under pebs"
+    grep -q "^T0 totals .* loads=0 stores=0 " dump.txt || fail "totals: $(grep totals dump.txt)"
+    ;;
 *)
     fail "unknown scenario"
     ;;
