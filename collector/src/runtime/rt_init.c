@@ -97,12 +97,16 @@ static void build_config_string(char *buf, size_t size, int sampled)
     /* what replay needs to scale counts: periods, and for ComDetective's trap
      * volume period × L / (D × M) the registers D, bytes per register M, line L */
     snprintf(buf, size,
-             "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=1/8\n"
+             "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=%s\n"
              "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
              "seed=%llu\nzstd_level=%d\nabi_version=%u\n",
              pes_rt_mode_name(pes_rt.cfg.mode), pes_rt_pmu_backend_name(),
              (unsigned long long)pes_rt.cfg.period_load,
              (unsigned long long)pes_rt.cfg.period_store,
+             /* soft: ±N/8 drawn per period; PEBS: none; IBS: its hardware's low bits */
+             !pes_rt_pmu_backend()                          ? "1/8"
+             : !strcmp(pes_rt_pmu_backend_name(), "pebs") ? "0"
+                                                          : "hardware",
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
              pes_rt.cfg.debug_registers, (unsigned long long)pes_rt.cfg.seed,
              pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION);

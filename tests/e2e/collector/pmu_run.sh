@@ -72,6 +72,7 @@ case "$scenario" in
 pebs)
     run 3 samples pebs pebs
     grep -qx "config    backend=pebs" dump.txt || fail "header does not name the backend"
+    grep -qx "config    period_jitter=0" dump.txt || fail "header: PEBS periods are not jittered"
     expect_pebs 0
     expect_pebs 1
     ;;
@@ -84,6 +85,7 @@ threads)
 ibs)
     run 0 samples ibs ibs
     grep -qx "config    backend=ibs" dump.txt || fail "header does not name the backend"
+    grep -qx "config    period_jitter=hardware" dump.txt || fail "header: IBS jitters in hardware"
     for t in 0 1; do
         a=$(buf $t)
         s="size=8 site=- ip=%s loads=1000 stores=0 distance=0 aux=0 flags=%s"
