@@ -17,12 +17,25 @@ static const struct pes_site text_sites[2] = {
     {.id = PES_TEXT_WRITE_SITE, .bb = UINT32_MAX, .kind = PES_KIND_STORE, .size = 1, .file = "", .function = ""},
 };
 
+/* What a record id stands for, resolved once per id for the scan loop. */
+enum { ID_UNKNOWN, ID_SITE, ID_BB, ID_NONE };
+struct id_info {
+    uint8_t what;
+    uint8_t kind, reads, writes;
+    uint32_t size;               /* the site's size; 0 = take the record's extra */
+    const struct pes_bb *bb;
+};
+/* Ids are dense from 0 (module id bases); larger ones take the slow lookup. */
+#define FLAT_IDS (UINT32_C(1) << 22)
+
 struct replay_input {
     char *path;
     int text;
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
     int has_bbs;
     char truncation[320];
+    struct id_info *ids;         /* [n_ids], filled lazily */
+    uint32_t n_ids;
 };
 
 static int fail(struct pes_error *err, int code, const char *path, const char *what) {
@@ -79,6 +92,7 @@ void replay_input_close(struct replay_input *in) {
     if (!in) return;
     if (in->reader) pes_trace_reader_close(in->reader);
     free(in->path);
+    free(in->ids);
     free(in);
 }
 
@@ -154,18 +168,9 @@ static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *thre
         if (n > 0 && threads) memset(threads, 0, (size_t)n * sizeof *threads);
         return n;
     }
-    size_t n = 0;
-    while (n < max) {
-        struct pes_merged_record m;
-        int rc = pes_merge_next(c->merge, &m, err);
-        if (rc < 0) return -1;
-        if (rc == 0) break;
-        if (m.rec.id >= PES_ID_CONTROL_FIRST && !keep_control) continue;
-        if (threads) threads[n] = m.thread;
-        out[n++] = m.rec;
-    }
-    c->records += n;
-    return (long)n;
+    long n = pes_merge_read(c->merge, out, threads, max, keep_control, err);
+    if (n > 0) c->records += (uint64_t)n;
+    return n;
 }
 
 /* Mimicking sees the region markers (for per-region scheduling); it skips
@@ -211,6 +216,40 @@ int replay_input_has_bbs(const struct replay_input *in) {
     return found;
 }
 
+static struct id_info resolve_id(struct replay_input *in, uint32_t id) {
+    struct id_info r = {.what = ID_NONE};
+    const struct pes_site *s = replay_input_site(in, id);
+    if (s) {
+        r.what = ID_SITE;
+        r.kind = (uint8_t)s->kind;
+        r.size = s->size;
+        r.reads = (uint8_t)pes_kind_reads(s->kind);
+        r.writes = (uint8_t)pes_kind_writes(s->kind);
+        return r;
+    }
+    if ((r.bb = replay_input_bb(in, id))) r.what = ID_BB;
+    return r;
+}
+
+/* The resolution of id, from the flat table (grown and filled on demand). */
+static inline struct id_info lookup_id(struct replay_input *in, uint32_t id) {
+    if (id < in->n_ids && in->ids[id].what != ID_UNKNOWN) return in->ids[id];
+    struct id_info r = resolve_id(in, id);
+    if (id < FLAT_IDS) {
+        if (id >= in->n_ids) {
+            uint32_t n = in->n_ids ? in->n_ids : 1024;
+            while (n <= id) n *= 2;
+            struct id_info *t = realloc(in->ids, (size_t)n * sizeof *t);
+            if (!t) return r;   /* the table is only a shortcut */
+            memset(t + in->n_ids, 0, (size_t)(n - in->n_ids) * sizeof *t);
+            in->ids = t;
+            in->n_ids = n;
+        }
+        in->ids[id] = r;
+    }
+    return r;
+}
+
 int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
                       void *ctx, struct pes_error *err) {
     enum { BATCH = 4096 };
@@ -227,17 +266,17 @@ int replay_input_scan(struct replay_input *in, replay_access_fn on_access, repla
     while ((n = cursor_read(c, recs, threads, BATCH, 0, err)) > 0) {
         for (long i = 0; i < n; i++) {
             const struct pes_record *r = &recs[i];
-            const struct pes_site *s = replay_input_site(in, r->id);
-            if (s) {
+            struct id_info d = lookup_id(in, r->id);
+            if (d.what == ID_SITE) {
                 if (!on_access) continue;
                 struct replay_access a = {
                     .addr = r->addr,
-                    .size = s->size ? s->size : r->extra,
+                    .size = d.size ? d.size : r->extra,
                     .thread = threads[i],
                     .site = r->id,
-                    .kind = s->kind,
-                    .reads = (uint8_t)pes_kind_reads(s->kind),
-                    .writes = (uint8_t)pes_kind_writes(s->kind),
+                    .kind = d.kind,
+                    .reads = d.reads,
+                    .writes = d.writes,
                 };
                 if (on_access(ctx, &a, err) < 0) {
                     rc = -1;
@@ -245,9 +284,8 @@ int replay_input_scan(struct replay_input *in, replay_access_fn on_access, repla
                 }
                 continue;
             }
-            const struct pes_bb *bb = replay_input_bb(in, r->id);
-            if (bb) {
-                if (on_bb) on_bb(ctx, threads[i], bb);
+            if (d.what == ID_BB) {
+                if (on_bb) on_bb(ctx, threads[i], d.bb);
                 continue;
             }
             char what[96];

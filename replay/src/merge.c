@@ -84,13 +84,17 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
             if (rc < 0) return -1;
             if (rc == 0) break;
         }
+        /* copy the run up to and including the next mark in one go */
+        size_t end = s->blk_pos;
+        while (end < s->blk_n && !found_mark) found_mark = is_time_mark(&s->blk[end++]);
+        size_t k = end - s->blk_pos;
         size_t cap = s->seg_cap;
-        if (grow((void **)&s->seg, &cap, s->seg_n + 1, sizeof *s->seg) < 0 ||
-            grow((void **)&s->seg_time, &s->seg_cap, s->seg_n + 1, sizeof *s->seg_time) < 0)
+        if (grow((void **)&s->seg, &cap, s->seg_n + k, sizeof *s->seg) < 0 ||
+            grow((void **)&s->seg_time, &s->seg_cap, s->seg_n + k, sizeof *s->seg_time) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
-        const struct pes_record *r = &s->blk[s->blk_pos++];
-        s->seg[s->seg_n++] = *r;
-        found_mark = is_time_mark(r);
+        memcpy(s->seg + s->seg_n, s->blk + s->blk_pos, k * sizeof *s->seg);
+        s->seg_n += k;
+        s->blk_pos = end;
     }
     if (s->seg_n == 0) return 0;
     uint64_t start = s->last_mark;
@@ -226,6 +230,45 @@ int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pe
     top->time = s->seg_time[s->seg_pos];
     heap_sift_down_top(m);
     return 1;
+}
+
+long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threads, size_t max,
+                    int keep_control, struct pes_error *err) {
+    size_t n = 0;
+    while (n < max && m->heap_n > 0) {
+        struct heap_entry *top = &m->heap[0];
+        struct thread_stream *s = &m->streams[top->stream];
+        /* The top stream keeps the lead while its records come before the
+         * best other stream's head: emit that run without heap work. */
+        const struct heap_entry *rival = NULL;
+        if (m->heap_n > 1) {
+            rival = &m->heap[1];
+            if (m->heap_n > 2 && stream_less(&m->heap[2], rival)) rival = &m->heap[2];
+        }
+        uint64_t rt = rival ? rival->time : UINT64_MAX;
+        int tie_wins = !rival || top->stream < rival->stream;   /* equal times: lower stream first */
+        size_t pos = s->seg_pos, end = s->seg_n;
+        const struct pes_record *seg = s->seg;
+        const uint64_t *st = s->seg_time;
+        uint32_t thread = s->thread;
+        while (pos < end && n < max && (st[pos] < rt || (st[pos] == rt && tie_wins))) {
+            const struct pes_record *r = &seg[pos++];
+            if (!keep_control && r->id >= PES_ID_CONTROL_FIRST) continue;
+            out[n] = *r;
+            if (threads) threads[n] = thread;
+            n++;
+        }
+        s->seg_pos = pos;
+        int rc = refill(m, s, err);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            heap_pop(m);
+            continue;
+        }
+        top->time = s->seg_time[s->seg_pos];
+        heap_sift_down_top(m);
+    }
+    return (long)n;
 }
 
 uint32_t pes_merge_thread_count(const struct pes_merge *m) { return m->n_streams; }

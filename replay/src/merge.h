@@ -29,6 +29,12 @@ struct pes_merge;
 struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *err);
 /* 1 = *out filled, 0 = end, -1 = error (err filled). */
 int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pes_error *err);
+/* Up to max records in the same order as repeated pes_merge_next, with their
+ * thread indices (threads may be NULL); control records (ids >=
+ * PES_ID_CONTROL_FIRST) are dropped unless keep_control. Returns the count
+ * (0 = end) or -1 (err filled). */
+long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threads, size_t max,
+                    int keep_control, struct pes_error *err);
 /* Number of threads that have ACCESS blocks. */
 uint32_t pes_merge_thread_count(const struct pes_merge *m);
 void pes_merge_close(struct pes_merge *m);

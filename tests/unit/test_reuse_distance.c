@@ -465,6 +465,111 @@ static void test_per_site(void **state)
     pes_profiles_destroy(p);
 }
 
+/* pes_profiles_push_batch against brute-force LRU stacks: 3 streams on 2
+ * shared caches, ranges over several lines, empty accesses, site ids in the
+ * flat range, far beyond it and UINT32_MAX; batches of random sizes. */
+enum { BT_N = 6000, BT_SITES = 5 };
+static void test_batch_vs_brute(void **state)
+{
+    (void)state;
+    const uint32_t group_of[3] = { 0, 0, 1 };
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 3, .n_groups = 2, .group_of = group_of,
+                                      .per_site = 1, .min_window = 64 };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    const uint32_t site_ids[BT_SITES] = { 0, 3, 1u << 23, 17, UINT32_MAX };
+    static uint32_t st[BT_N], sz[BT_N], si[BT_N];
+    static uint64_t ad[BT_N];
+    uint64_t seed = 77;
+    for (size_t i = 0; i < BT_N; i++) {
+        st[i] = (uint32_t)(rng_next(&seed) % 3);
+        ad[i] = rng_next(&seed) % (300 * 64);
+        sz[i] = (uint32_t)(rng_next(&seed) % 8 == 0 ? rng_next(&seed) % 300 : 8);
+        si[i] = site_ids[rng_next(&seed) % BT_SITES];
+    }
+    for (size_t i = 0; i < BT_N;) {
+        size_t k = 1 + rng_next(&seed) % 300;
+        if (k > BT_N - i)
+            k = BT_N - i;
+        assert_int_equal(pes_profiles_push_batch(p, st + i, ad + i, sz + i, si + i, k, NULL), 0);
+        i += k;
+    }
+    /* brute force */
+    struct lru prd[3], crd[2];
+    for (int k = 0; k < 3; k++)
+        prd[k] = (struct lru){ calloc(400, sizeof(uint64_t)), 0 };
+    for (int k = 0; k < 2; k++)
+        crd[k] = (struct lru){ calloc(400, sizeof(uint64_t)), 0 };
+    uint64_t pcold[3] = { 0 }, ptot[3] = { 0 }, ccold[2] = { 0 }, ctot[2] = { 0 };
+    double psum[3] = { 0 }, csum[2] = { 0 };
+    uint64_t s_acc[BT_SITES] = { 0 }, s_pc[BT_SITES] = { 0 }, s_cc[BT_SITES] = { 0 };
+    double s_ps[BT_SITES] = { 0 }, s_cs[BT_SITES] = { 0 };
+    for (size_t i = 0; i < BT_N; i++) {
+        if (sz[i] == 0)
+            continue;
+        size_t w = 0;
+        while (site_ids[w] != si[i])
+            w++;
+        for (uint64_t line = ad[i] / 64; line <= (ad[i] + sz[i] - 1) / 64; line++) {
+            uint64_t d = lru_push(&prd[st[i]], line);
+            ptot[st[i]]++;
+            s_acc[w]++;
+            if (d == COLD) {
+                pcold[st[i]]++;
+                s_pc[w]++;
+            } else {
+                psum[st[i]] += (double)d;
+                s_ps[w] += (double)d;
+            }
+            uint32_t g = group_of[st[i]];
+            d = lru_push(&crd[g], line);
+            ctot[g]++;
+            if (d == COLD) {
+                ccold[g]++;
+                s_cc[w]++;
+            } else {
+                csum[g] += (double)d;
+                s_cs[w] += (double)d;
+            }
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        const struct pes_rd_hist *h = pes_profiles_prd(p, (uint32_t)k);
+        assert_int_equal(h->total, ptot[k]);
+        assert_int_equal(h->cold, pcold[k]);
+        assert_true(h->sum == psum[k]);
+        free(prd[k].keys);
+    }
+    for (int k = 0; k < 2; k++) {
+        const struct pes_rd_hist *h = pes_profiles_crd(p, (uint32_t)k);
+        assert_int_equal(h->total, ctot[k]);
+        assert_int_equal(h->cold, ccold[k]);
+        assert_true(h->sum == csum[k]);
+        free(crd[k].keys);
+    }
+    size_t nrows;
+    const struct pes_site_reuse *rows = pes_profiles_sites(p, &nrows);
+    assert_int_equal(nrows, BT_SITES);
+    for (size_t r = 0; r < nrows; r++) {
+        size_t w = 0;
+        uint32_t want = rows[r].site == UINT32_MAX - 1 ? UINT32_MAX : rows[r].site;
+        while (w < BT_SITES && site_ids[w] != want)
+            w++;
+        assert_true(w < BT_SITES);
+        assert_int_equal(rows[r].accesses, s_acc[w]);
+        assert_int_equal(rows[r].prd_cold, s_pc[w]);
+        assert_int_equal(rows[r].crd_cold, s_cc[w]);
+        assert_true(rows[r].prd_sum == s_ps[w]);
+        assert_true(rows[r].crd_sum == s_cs[w]);
+    }
+    /* a bad stream index is rejected before anything is applied */
+    struct pes_error err;
+    uint32_t bad[2] = { 0, 3 };
+    assert_int_equal(pes_profiles_push_batch(p, bad, ad, sz, si, 2, &err), -1);
+    assert_int_equal(pes_profiles_prd(p, 0)->total, ptot[0]);
+    pes_profiles_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -481,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_histogram_bins),
         cmocka_unit_test(test_to_model_profile),
         cmocka_unit_test(test_per_site),
+        cmocka_unit_test(test_batch_vs_brute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
