@@ -170,7 +170,7 @@ static int site_grow(struct pes_profiles *p)
 static uint32_t site_row_slow(struct pes_profiles *p, uint32_t site);
 
 /* Row index of a site, created on first sight; UINT32_MAX = out of memory. */
-static inline uint32_t site_row_index(struct pes_profiles *p, uint32_t site)
+static inline __attribute__((always_inline)) uint32_t site_row_index(struct pes_profiles *p, uint32_t site)
 {
     if (site < p->n_flat && p->flat[site])
         return p->flat[site] - 1;
@@ -392,30 +392,59 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
     uint32_t n_lanes = p->n_streams + p->n_groups;
     if (!p->lanes && !(p->lanes = calloc(n_lanes, sizeof *p->lanes)))
         goto nomem;
+    /* Room for one granule per access in every lane, so the common case
+     * (an access inside one granule) appends without a capacity check. */
+    for (uint32_t l = 0; l < n_lanes; l++)
+        while (p->lanes[l].cap - p->lanes[l].n < n)
+            if (lane_grow(&p->lanes[l]) < 0)
+                goto nomem;
     /* Gather: granules in access order, so each engine sees its own order and
      * site rows are created in first-seen order, as with single pushes. Sums
      * of integer distances are exact in a double, so their order is free. */
+    const unsigned shift = p->shift;
+    const uint64_t gmask = (UINT64_C(1) << shift) - 1;
+    struct lane *lanes = p->lanes, *crd_lanes = p->lanes + p->n_streams;
     for (size_t i = 0; i < n; i++) {
-        if (size[i] == 0)
+        uint32_t sz = size[i];
+        if (sz == 0)
             continue;
         uint32_t s = stream[i];
         uint32_t row = 0;
         if (p->per_site && (row = site_row_index(p, site[i])) == UINT32_MAX)
             goto nomem;
-        uint64_t first = addr[i] >> p->shift;
-        uint64_t last_addr = addr[i] + (size[i] - 1);
-        if (last_addr < addr[i])
-            last_addr = UINT64_MAX;
-        uint64_t last = last_addr >> p->shift;
+        uint64_t a = addr[i];
         uint32_t g = p->group_of[s];
+        if ((a & gmask) + sz - 1 <= gmask) {   /* one granule */
+            struct lane *l = &lanes[s];
+            l->key[l->n] = a >> shift;
+            l->row[l->n++] = row;
+            if (g != PES_PROFILES_NO_GROUP) {
+                l = &crd_lanes[g];
+                l->key[l->n] = a >> shift;
+                l->row[l->n++] = row;
+            }
+            continue;
+        }
+        uint64_t first = a >> shift;
+        uint64_t last_addr = a + (sz - 1);
+        if (last_addr < a)
+            last_addr = UINT64_MAX;
+        uint64_t last = last_addr >> shift;
         for (uint64_t k = first;; k++) {
-            if (lane_put(&p->lanes[s], k, row) < 0)
+            if (lane_put(&lanes[s], k, row) < 0)
                 goto nomem;
-            if (g != PES_PROFILES_NO_GROUP && lane_put(&p->lanes[p->n_streams + g], k, row) < 0)
+            if (g != PES_PROFILES_NO_GROUP && lane_put(&crd_lanes[g], k, row) < 0)
                 goto nomem;
             if (k == last)
                 break;
         }
+        /* keep the room for one granule per remaining access */
+        while (lanes[s].cap - lanes[s].n < n - i)
+            if (lane_grow(&lanes[s]) < 0)
+                goto nomem;
+        while (g != PES_PROFILES_NO_GROUP && crd_lanes[g].cap - crd_lanes[g].n < n - i)
+            if (lane_grow(&crd_lanes[g]) < 0)
+                goto nomem;
     }
     int rc = 0;
     for (uint32_t s = 0; s < p->n_streams; s++)
