@@ -5,16 +5,30 @@
  * interleaved stream, so model and simulation see identical accesses.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "replay.h"
+
+/* Accesses reach the simulator in batches (pes_sim_access_batch prefetches). */
+enum { FEED_BATCH = 4096 };
 
 struct sim_feed {
     struct replay_input *in;
     struct pes_sim *sim;
     struct pes_error err;
     int failed;
+    size_t n;
+    struct pes_sim_access *buf;   /* [FEED_BATCH] */
 };
+
+static void feed_flush(struct sim_feed *f) {
+    if (!f->failed && f->n && pes_sim_access_batch(f->sim, f->buf, f->n, &f->err) < 0) {
+        f->err.offset = 0;
+        f->failed = 1;
+    }
+    f->n = 0;
+}
 
 /* Alg. 2 output observer: each interleaved access goes to the simulator, with
  * the core standing for the thread (one mimicked thread per core). */
@@ -22,12 +36,12 @@ static void feed_sim(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uin
     struct sim_feed *f = ctx;
     if (f->failed) return;
     const struct pes_site *s = replay_input_site(f->in, site);
-    struct pes_sim_access a = {
+    f->buf[f->n++] = (struct pes_sim_access){
         .addr = addr, .size = size, .core = core, .thread = core, .site = site,
         .is_read = s ? (uint8_t)pes_kind_reads(s->kind) : 1,
         .is_write = s ? (uint8_t)pes_kind_writes(s->kind) : 0,
     };
-    if (pes_sim_access(f->sim, &a, &f->err) < 0) f->failed = 1;
+    if (f->n == FEED_BATCH) feed_flush(f);
 }
 
 int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o,
@@ -44,6 +58,13 @@ int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o
     struct pes_mimic_counts *counts = pes_mimic_count(&src, err);
     if (!counts) return -1;
     int rc = 0;
+    struct pes_sim_access *feed_buf = NULL;
+    if (o->simulate && !(feed_buf = malloc(FEED_BATCH * sizeof *feed_buf))) {
+        err->code = PES_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        pes_mimic_counts_free(counts);
+        return -1;
+    }
     for (uint32_t i = 0; i < o->n_cores && rc == 0; i++) {
         struct replay_config *cfg = &res->config[res->n_configs];
         memset(cfg, 0, sizeof *cfg);
@@ -68,18 +89,21 @@ int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o
                 rc = -1;
                 break;
             }
+            feed.buf = feed_buf;
             cfg->sim.n_threads = o->cores[i];
             mo.emit = feed_sim;
             mo.emit_ctx = &feed;
         }
         res->n_configs++;
         cfg->profiles = pes_mimic_run(&src, counts, &mo, err);
+        if (feed.sim) feed_flush(&feed);
         if (!cfg->profiles) rc = -1;
         else if (feed.failed) {
             *err = feed.err;
             rc = -1;
         }
     }
+    free(feed_buf);
     pes_mimic_counts_free(counts);
     return rc;
 }

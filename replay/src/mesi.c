@@ -606,7 +606,11 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n) {
             const struct pes_sim_access *f = &a[i + AHEAD];
-            if (f->core < s->n_cores) {
+            const struct pes_sim_access *b = f - 1;
+            /* the same core on the same line as just before: the fast path
+             * will take it, nothing to fetch */
+            int repeat = b->core == f->core && (b->addr ^ f->addr) >> s->line_shift == 0;
+            if (!repeat && f->core < s->n_cores) {
                 struct dir_entry *e = ENT(s, hash_line(f->addr >> s->line_shift, s->cap_bits));
                 __builtin_prefetch(e);
                 pes_hier_prefetch(s->hier, f->core, f->addr >> s->line_shift);
