@@ -299,21 +299,6 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
     return 0;
 }
 
-/* pes_rd_hist_add, inlined for the batch loop (same arithmetic). */
-static inline void hist_add(struct pes_rd_hist *h, uint64_t d)
-{
-    h->total++;
-    if (d == PES_REUSE_COLD) {
-        h->cold++;
-        return;
-    }
-    h->sum += (double)d;
-    if (d < h->exact_limit)
-        h->exact[d]++;
-    else
-        h->log2[63 - __builtin_clzll(d)]++;
-}
-
 static int lane_grow(struct lane *l)
 {
     size_t nc = l->cap ? l->cap * 2 : 4096;
@@ -354,28 +339,52 @@ static int lane_drain(struct pes_profiles *p, struct lane *l, struct pes_reuse *
             *err = *pes_reuse_error(eng);
         return -1;
     }
+    /* pes_rd_hist_add inlined, with the counters in registers (the exact
+     * bins could alias them in memory); the same additions in the same order. */
     const uint64_t *dist = l->dist;
+    uint64_t *exact = h->exact, lim = h->exact_limit, cold = 0;
+    double sum = h->sum;
+    h->total += n;
     if (!p->per_site) {
-        for (size_t j = 0; j < n; j++)
-            hist_add(h, dist[j]);
-        return 0;
-    }
-    for (size_t j = 0; j < n; j++) {
-        uint64_t d = dist[j];
-        hist_add(h, d);
-        struct pes_site_reuse *row = &p->rows[l->row[j]];
-        if (prd) {
-            row->accesses++;
-            if (d == PES_REUSE_COLD)
-                row->prd_cold++;
+        for (size_t j = 0; j < n; j++) {
+            uint64_t d = dist[j];
+            if (d == PES_REUSE_COLD) {
+                cold++;
+                continue;
+            }
+            sum += (double)d;
+            if (d < lim)
+                exact[d]++;
             else
+                h->log2[63 - __builtin_clzll(d)]++;
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            uint64_t d = dist[j];
+            struct pes_site_reuse *row = &p->rows[l->row[j]];
+            if (prd)
+                row->accesses++;
+            if (d == PES_REUSE_COLD) {
+                cold++;
+                if (prd)
+                    row->prd_cold++;
+                else
+                    row->crd_cold++;
+                continue;
+            }
+            sum += (double)d;
+            if (d < lim)
+                exact[d]++;
+            else
+                h->log2[63 - __builtin_clzll(d)]++;
+            if (prd)
                 row->prd_sum += (double)d;
-        } else if (d == PES_REUSE_COLD) {
-            row->crd_cold++;
-        } else {
-            row->crd_sum += (double)d;
+            else
+                row->crd_sum += (double)d;
         }
     }
+    h->cold += cold;
+    h->sum = sum;
     return 0;
 }
 
