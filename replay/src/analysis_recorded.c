@@ -18,9 +18,9 @@ enum { RECORDED_BATCH = 4096 };
 
 struct recorded_ctx {
     struct replay_summary *sum;
-    struct prd_worker *prd;            /* PRDs on a worker thread (--jobs 2) */
+    struct prd_worker *prd;            /* PRDs (and CRDs with --simulate) on a worker (--jobs 2) */
     struct pes_profiles *prd_inline;   /* PRDs on this thread (--jobs 1) */
-    struct pes_profiles *crd;          /* one stream per shared cache */
+    struct pes_profiles *crd;          /* one stream per shared cache, unless on the worker */
     const uint32_t *group;             /* thread -> shared cache */
     struct pes_sim *sim;
     uint32_t n_threads;
@@ -145,13 +145,16 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
         c->group = group;
         if (o->jobs < 2) {
             c->prd_inline = cfg->profiles;
-        } else if (prd_worker_start(&worker, cfg->profiles) < 0) {
+        } else if (prd_worker_start(&worker, cfg->profiles, o->simulate ? c->crd : NULL, group) < 0) {
             err->code = PES_ERR_NOMEM;
             snprintf(err->message, sizeof err->message, "cannot start the replay worker thread");
             goto out;
         } else {
             worker_started = 1;
             c->prd = &worker;
+            /* With the simulation on this thread, the CRDs balance better on
+             * the worker; without it, the worker is the slower side already. */
+            if (o->simulate) c->crd = NULL;
         }
         if (o->simulate) {
             if (n > PES_SIM_MAX_CORES) {

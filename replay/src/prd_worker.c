@@ -20,6 +20,11 @@ static void *prd_worker_main(void *arg) {
         if (!w->failed &&
             pes_profiles_push_batch(w->prd, b->thread, b->addr, b->size, b->site, w->n[k], &w->err) < 0)
             w->failed = 1;
+        if (w->crd && !w->failed) {
+            for (size_t i = 0; i < w->n[k]; i++) w->cache[i] = w->group[b->thread[i]];
+            if (pes_profiles_push_batch(w->crd, w->cache, b->addr, b->size, b->site, w->n[k], &w->err) < 0)
+                w->failed = 1;
+        }
         pthread_mutex_lock(&w->mu);
         w->full[k] = 0;
         pthread_cond_broadcast(&w->cv);
@@ -71,10 +76,14 @@ static int batch_alloc(struct prd_batch *b) {
     return b->addr && b->size && b->thread && b->site ? 0 : -1;
 }
 
-int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd) {
+int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd, struct pes_profiles *crd,
+                     const uint32_t *group) {
     memset(w, 0, sizeof *w);
     w->prd = prd;
+    w->crd = crd;
+    w->group = group;
     if (batch_alloc(&w->buf[0]) < 0 || batch_alloc(&w->buf[1]) < 0) goto fail;
+    if (crd && !(w->cache = malloc(PRD_WORKER_BATCH * sizeof *w->cache))) goto fail;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     if (pthread_create(&w->thread, NULL, prd_worker_main, w) != 0) {
@@ -86,6 +95,8 @@ int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd) {
 fail:
     batch_free(&w->buf[0]);
     batch_free(&w->buf[1]);
+    free(w->cache);
+    w->cache = NULL;
     return -1;
 }
 
@@ -101,6 +112,8 @@ int prd_worker_finish(struct prd_worker *w, struct pes_error *err) {
     pthread_cond_destroy(&w->cv);
     batch_free(&w->buf[0]);
     batch_free(&w->buf[1]);
+    free(w->cache);
+    w->cache = NULL;
     if (w->failed) *err = w->err;
     return w->failed ? -1 : 0;
 }

@@ -1,10 +1,12 @@
 /*
- * prd_worker.h — private reuse profiles on a second thread (`--jobs 2`).
+ * prd_worker.h — reuse profiles on a second thread (`--jobs 2`).
  *
- * The main thread merges the trace and computes the CRDs and the simulation;
- * the PRDs, about the same amount of work, run on a worker fed with batches of
- * accesses through two buffers: the main thread fills one while the worker
- * drains the other. Results are identical to pushing on one thread.
+ * The main thread decodes and merges the trace and computes the CRDs; the
+ * PRDs run on a worker. With --simulate the main thread runs the simulation
+ * instead and the worker takes the CRDs too (measured: better balanced).
+ * The worker is fed with batches of accesses through two buffers: the main
+ * thread fills one while the worker drains the other. Results are identical
+ * to pushing on one thread.
  */
 #ifndef PES_REPLAY_PRD_WORKER_H
 #define PES_REPLAY_PRD_WORKER_H
@@ -29,12 +31,17 @@ struct prd_worker {
     int stop;
     int cur;                           /* buffer the main thread fills */
     struct pes_profiles *prd;
+    struct pes_profiles *crd;          /* NULL, or one stream per shared cache */
+    const uint32_t *group;             /* thread -> shared cache (with crd) */
+    uint32_t *cache;                   /* [PRD_WORKER_BATCH] scratch: shared cache per access */
     struct pes_error err;
     int failed;
 };
 
-/* 0, or -1 (no memory / no thread). */
-int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd);
+/* 0, or -1 (no memory / no thread). With crd (may be NULL) the worker also
+ * feeds each access to stream group[thread] of crd. */
+int prd_worker_start(struct prd_worker *w, struct pes_profiles *prd, struct pes_profiles *crd,
+                     const uint32_t *group);
 /* Hands the current buffer over and waits until the other one is free. */
 void prd_worker_flush(struct prd_worker *w);
 /* Queues n accesses (blocks only while both buffers are full). */
