@@ -235,7 +235,7 @@ static struct id_info resolve_id(struct replay_input *in, uint32_t id) {
 static inline struct id_info lookup_id(struct replay_input *in, uint32_t id) {
     if (id < in->n_ids && in->ids[id].what != ID_UNKNOWN) return in->ids[id];
     struct id_info r = resolve_id(in, id);
-    if (id < FLAT_IDS) {
+    if (id < FLAT_IDS && r.what != ID_NONE) {   /* a bad id ends the scan: no need to keep it */
         if (id >= in->n_ids) {
             uint32_t n = in->n_ids ? in->n_ids : 1024;
             while (n <= id) n *= 2;
