@@ -592,7 +592,8 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     }
     return 0;
 nomem:
-    pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory (%llu lines in the directory)",             (unsigned long long)s->used);
+    pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory (%llu lines in the directory)",
+                  (unsigned long long)s->used);
     return -1;
 }
 
