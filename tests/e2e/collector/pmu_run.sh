@@ -10,13 +10,10 @@ rt=$4
 fake=${5:-}
 app="$tbin/pmu_app"
 dump="$bin/pes-dump"
-work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-pmu.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
+tag=pmu
+. "$(dirname "$0")/scenario_common.sh"   # its run() is replaced below
 mkdir -p sys/bus/event_source/devices/ibs_op
 echo 4242 >sys/bus/event_source/devices/ibs_op/type
-
-fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
 
 # run WANT_STATUS MODE BACKEND APP_ARG [THREADS]: the app under the runtime, status and stdout checked
 run() {

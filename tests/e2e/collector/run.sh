@@ -10,19 +10,8 @@ src=${4:-}
 collect="$bin/pes-collect"
 prog="$tbin/rt_prog"
 check="$tbin/rt_check"
-work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-rt.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-
-fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
-
-# run EXPECTED_STATUS pes-collect args... : captures stdout/stderr, checks the status
-run() {
-    want=$1; shift
-    "$@" >out.txt 2>err.txt
-    got=$?
-    [ "$got" = "$want" ] || { cat err.txt >&2; fail "'$*' exited $got, expected $want"; }
-}
+tag=rt
+. "$(dirname "$0")/scenario_common.sh"
 
 case "$scenario" in
 single)

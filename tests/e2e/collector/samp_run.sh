@@ -11,18 +11,9 @@ collect="$bin/pes-collect"
 prog="$tbin/samp_prog"
 check="$tbin/samp_check"
 src=${4:-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/pes-e2e-samp.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
+tag=samp
+. "$(dirname "$0")/scenario_common.sh"
 
-fail() { echo "FAIL ($scenario): $*" >&2; exit 1; }
-
-run() {
-    want=$1; shift
-    "$@" >out.txt 2>err.txt
-    got=$?
-    [ "$got" = "$want" ] || { cat err.txt >&2; fail "'$*' exited $got, expected $want"; }
-}
 ck() { "$check" s.zst "$@" || fail "check $*"; }
 done_line() { [ "$(cat out.txt)" = "samp_prog: $1 done" ] || fail "stdout: $(cat out.txt)"; }
 
