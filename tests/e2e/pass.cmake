@@ -50,7 +50,9 @@ if(TARGET PesPass)
       set(PES_GATHER_MARCH -march=skylake-avx512)
     elseif(PES_CPU_FLAGS MATCHES " avx2 " AND PES_CPU_FLAGS MATCHES " fma " AND
            PES_CPU_FLAGS MATCHES " bmi2 ")
-      set(PES_GATHER_MARCH -march=haswell)
+      # Haswell tuning keeps the vectoriser away from gathers; Skylake tuning
+      # on the AVX2 instruction set does not (Zen CPUs run it).
+      set(PES_GATHER_MARCH -march=haswell -mtune=skylake)
     endif()
   endif()
   if(PES_GATHER_MARCH)
