@@ -1,27 +1,50 @@
 /*
  * pes/rt_abi.h — the contract between code instrumented by the pes LLVM pass
  * and the pes runtime (libpes-rt). The pass emits IR that matches these
- * layouts byte for byte (llvm-pass/PesPass.cpp); change both together and bump
- * PES_RT_ABI_VERSION.
+ * layouts byte for byte (llvm-pass/pes_emit.cpp, pes_clone.cpp); change both
+ * together and bump PES_RT_ABI_VERSION.
  *
- * Hot path, emitted inline *after* every instrumented access (so a sample is
- * taken after the access, as PEBS reports it):
+ * Every instrumented function exists twice (Arnold & Ryder, PLDI 2001):
  *
- *     struct pes_record *cur = __pes_tls.cursor;
- *     if (cur >= __pes_tls.limit)              // rare: buffer full, time mark, sample due
- *         __pes_record_slow(addr, id | (uint64_t)extra << 32);
- *     else {
- *         cur->addr = addr; cur->id = id; cur->extra = extra;
- *         __pes_tls.cursor = cur + 1;
- *     }
+ * - the CHECK clone keeps only a per-thread countdown. At the start of each
+ *   segment (a basic block, cut after every call and before every gather or
+ *   scatter whose lane count is dynamic, so a longjmp or exception never
+ *   leaves a segment half counted) it subtracts the segment's weight:
  *
- * A new thread's __pes_tls is all zero, so its first access takes the slow
- * path, which sets the thread up. With tracing off, cursor/limit point into a
- * small per-thread scratch buffer that the slow path recycles: cost stays a
- * load, a compare and a predictable branch per access. The same binary thus
- * serves full tracing, sampling (the slow path is also where the soft
- * sampler's countdown expires: limit = min(buffer end, next time mark, next
- * sample)), both, or nothing, chosen at run time from the environment.
+ *       if ((__pes_tls.countdown -= W) < 0)        // rare
+ *           if (__pes_check_due(W))                // sample due in this segment,
+ *               goto same segment in RECORDING;    // full trace, ...
+ *
+ *   W = (loads + stores) << 24 | stores over the segment's accesses (an access
+ *   that reads and writes counts in both). The runtime decodes the countdown's
+ *   drop into exact load and store counts (the stores field borrows into the
+ *   other; the difference of two countdown values stays exact), so per-thread
+ *   counts stay exact without a record per access.
+ *
+ * - the RECORDING clone is the full-trace path, emitted inline *after* every
+ *   instrumented access (so a sample is taken after the access, as PEBS
+ *   reports it), plus a basic-block record at each block entry:
+ *
+ *       struct pes_record *cur = __pes_tls.cursor;
+ *       if (cur >= __pes_tls.limit)            // rare: buffer full, time mark, sample due
+ *           __pes_record_slow(addr, id | (uint64_t)extra << 32);
+ *       else {
+ *           cur->addr = addr; cur->id = id; cur->extra = extra;
+ *           __pes_tls.cursor = cur + 1;
+ *       }
+ *
+ * Switching: a function starts in RECORDING if __pes_tls.recording is non-zero,
+ * else in CHECK; the check path enters RECORDING only through
+ * __pes_check_due; the recording clone returns to CHECK at loop headers (and
+ * calls) once the runtime cleared `recording`. A full trace keeps `recording`
+ * set for the whole run; sampling sets it for the one segment that holds the
+ * sampled access; with the collector off the countdown never runs out and
+ * the program runs its check clones: one subtract and branch per segment.
+ *
+ * A new thread's __pes_tls is all zero: its first segment finds the countdown
+ * negative and __pes_check_due sets the thread up. A function the pass could
+ * not clone (address-taken blocks) has only the recording form; its records
+ * then land in a per-thread scratch buffer whose limit keeps the counts exact.
  *
  * Ids: `id` is global: *module->id_base + local id, where local ids
  * 0..n_sites-1 are sites and n_sites..n_sites+n_bbs-1 are basic blocks.
@@ -37,13 +60,19 @@
 extern "C" {
 #endif
 
-#define PES_RT_ABI_VERSION 1u
+#define PES_RT_ABI_VERSION 2u
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {
     struct pes_record *cursor;   /* next free record */
     struct pes_record *limit;    /* slow path when cursor >= limit */
+    int64_t countdown;           /* check path: __pes_check_due when it drops below 0 */
+    uint32_t recording;          /* non-zero: functions start in their recording clone */
+    uint32_t reserved;
 };
+
+/* Segment weight of the check path: (loads + stores) << PES_RT_WEIGHT_SHIFT | stores. */
+#define PES_RT_WEIGHT_SHIFT 24
 
 /* A site as the pass emits it (constant data in the instrumented module). */
 struct pes_rt_site {
@@ -83,6 +112,10 @@ extern __thread struct pes_rt_tls __pes_tls __attribute__((tls_model("initial-ex
 
 /* Records one access (or BB/control record) when the inline check fails. */
 void __pes_record_slow(uint64_t addr, uint64_t id_and_extra);
+/* The check path's countdown dropped below 0 at the start of a segment of
+ * weight `weight` (already subtracted, nothing of the segment executed yet).
+ * Returns non-zero if the segment must run in the recording clone. */
+int __pes_check_due(int64_t weight);
 /* Assigns the module its id range and adds its tables to the trace(s).
  * Called from a constructor with priority PES_RT_CTOR_PRIORITY. */
 void __pes_register_module(struct pes_rt_module *m);

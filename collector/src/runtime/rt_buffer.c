@@ -69,8 +69,12 @@ void pes_rt_buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint
 
 /* limit = min(buffer end, next time mark, next sample): everything that must
  * interrupt the inline path is one min(). Without a full trace the records go
- * to the scratch buffer, which the slow path restarts. */
-void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
+ * to the scratch buffer, which the slow path restarts. Sampling without a full
+ * trace splits the room to the next sample between the records (clone-less
+ * functions, the recording clone's tail after a sample) and the check path's
+ * countdown, so that together they can never pass the sampled access. `ahead`
+ * = counts of a segment about to run in the check clone (weight `spent`). */
+void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop ahead, int64_t spent)
 {
     struct pes_record *start, *cur = t->tls->cursor;
     uint64_t room;
@@ -86,7 +90,15 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
     }
     if (pes_rt.sampling) {
         uint64_t used = (uint64_t)(cur - start);
-        uint64_t sample_room = pes_rt_sample_room(t);
+        uint64_t sample_room = pes_rt_sample_room_after(t, ahead);
+        if (!pes_rt.full && !pes_rt_pmu_backend()) {
+            uint64_t check_room = 0;
+            if (!__atomic_load_n(&t->tls->recording, __ATOMIC_RELAXED)) {
+                check_room = sample_room / 2;
+                sample_room -= check_room;
+            }
+            pes_rt_check_arm(t, check_room, spent);
+        }
         if (sample_room < room - used)
             room = used + sample_room;
     }
@@ -99,6 +111,12 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
         if (__atomic_load_n(&t->s.wake, __ATOMIC_RELAXED))
             __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
     }
+}
+
+void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
+{
+    struct pes_rt_drop none = {0, 0};
+    pes_rt_buffer_set_limit_ahead(t, none, 0);
 }
 
 static uint64_t records_so_far(const struct pes_rt_thread *t)
@@ -114,10 +132,13 @@ static void leave_runtime(struct pes_rt_thread *t)
 
 /* Sampling without a full trace: the records only feed the counters, so the
  * scratch buffer restarts; the lock is taken only to record a sample or to
- * re-arm watchpoints (a thread stopping this one adds events under it). */
+ * re-arm watchpoints (a thread stopping this one adds events under it). A
+ * sample taken in the recording clone sends the thread back to its check
+ * clones (at the next loop header or call). */
 static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
                                uint64_t ip)
 {
+    pes_rt_check_fold(t, 0);   /* a check-clone callee may have run since */
     pes_rt_sample_scan(t);
     t->tls->cursor = t->s.scratch;
     t->s.scan = t->s.scratch;
@@ -127,6 +148,10 @@ static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t 
         if (!t->stopped)
             pes_rt_sample_take(t, addr, id, extra, ip, hit);
         pthread_mutex_unlock(&t->lock);
+    }
+    if (hit) {
+        t->s.switched = 0;
+        __atomic_store_n(&t->tls->recording, 0, __ATOMIC_RELAXED);
     }
     pes_rt_buffer_set_limit(t);
 }

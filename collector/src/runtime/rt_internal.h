@@ -8,6 +8,7 @@
  *   rt_init.c         start-up, header, process exit, fork
  *   rt_thread.c       per-thread state: lazy set-up, thread exit
  *   rt_buffer.c       the slow path: buffer hand-off, time marks, limit
+ *   rt_check.c        the check path's countdown: __pes_check_due, exact counts from it
  *   rt_writer.c       the writer thread and its queue
  *   rt_modules.c      __pes_register_module
  *   rt_signals.c      fatal-signal flush
@@ -197,7 +198,11 @@ struct pes_rt_sampler {
     struct pes_record *scratch;    /* the thread's scratch buffer (no TLS lookup in the slow path) */
     uint64_t cd_load, cd_store;    /* accesses of that type until the next sample (>= 1) */
     uint64_t rng;
-    uint64_t loads, stores;        /* exact counts up to `scan` (atomic) */
+    uint64_t loads, stores;        /* exact counts up to `scan` and the last countdown sync (atomic) */
+    int64_t cd_init;               /* check-path countdown as last set (atomic; rt_check.c) */
+    uint64_t seg_end;              /* count at the end of the segment that entered recording */
+    int switched;                  /* recording because a sample falls in the current segment */
+    uint64_t sample_phase;         /* count of the last sample, at its segment's end if switched */
     uint64_t samples;
     int wake;                      /* atomic: re-check the global watch slots at the next access */
     uint32_t socket;
@@ -230,6 +235,7 @@ struct pes_rt_thread {
     uint64_t next_mark;                /* record count at which the next time mark is due */
     int stopped;                       /* atomic: records are dropped from now on */
     int live;                          /* under threads_lock: its TLS still exists */
+    int tls_readers;                   /* atomic: other threads reading its TLS without the lock */
     struct pes_rt_sampler s;
     struct pes_rt_thread *next;        /* all threads, newest first */
 };
@@ -261,11 +267,38 @@ PES_RT_HIDDEN void pes_rt_thread_use_scratch(void);
 PES_RT_HIDDEN void pes_rt_thread_forget_self(void);
 PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
 
+/* rt_check.c: the check path (rt_abi.h). Countdown values: (room << 24) | the
+ * stores field; PES_RT_CD_OFF never runs out in practice. */
+#define PES_RT_CD_OFF ((int64_t)1 << 61)
+#define PES_RT_CD_MAX_ROOM ((uint64_t)1 << 23)   /* keeps the stores field exact */
+#define PES_RT_CD_WAKE_ROOM 16384u               /* reuse modes: bounds a lost wake-up */
+/* Decoded drop of a countdown: loads and stores the check path counted. */
+struct pes_rt_drop {
+    uint64_t loads, stores;
+};
+PES_RT_HIDDEN struct pes_rt_drop pes_rt_check_decode(uint64_t drop);
+/* What the thread's own check path counted since its last sync. */
+PES_RT_HIDDEN struct pes_rt_drop pes_rt_check_pending(const struct pes_rt_thread *t);
+/* The same for another thread (racy by design; lock-free, safe in a signal
+ * handler: the thread's TLS is not freed meanwhile, see pes_rt_thread exit). */
+PES_RT_HIDDEN struct pes_rt_drop pes_rt_check_pending_other(struct pes_rt_thread *t);
+/* Owner: moves the pending counts (less `unspent`, a segment not yet executed)
+ * into loads/stores and the sample countdowns. */
+PES_RT_HIDDEN void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent);
+/* Owner: sets the countdown so the check path runs `room` loads+stores before
+ * it calls again; `spent` = weight already counted as consumed (a segment
+ * about to run). */
+PES_RT_HIDDEN void pes_rt_check_arm(struct pes_rt_thread *t, uint64_t room, int64_t spent);
+/* Another thread asks t to enter the runtime at its next segment (wake-up). */
+PES_RT_HIDDEN void pes_rt_check_kick(struct pes_rt_thread *t);
+
 /* rt_buffer.c — call with t->lock held */
 PES_RT_HIDDEN int pes_rt_buffer_alloc(struct pes_rt_thread *t);
 PES_RT_HIDDEN void pes_rt_buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
                                      uint32_t extra);
 PES_RT_HIDDEN void pes_rt_buffer_set_limit(struct pes_rt_thread *t);
+PES_RT_HIDDEN void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop ahead,
+                                                 int64_t spent);
 /* Stops a thread: hands its records up to its cursor to the writer (see
  * docs/collector.md for the race with a still-running owner). `wait_lock` = 0
  * only tries the lock (signal handlers). Returns 0 if flushed or already stopped. */
@@ -351,11 +384,18 @@ PES_RT_HIDDEN int pes_rt_sample_count(struct pes_rt_thread *t, uint32_t id);
 /* Under the thread's lock: re-arm if woken, then take the sample if `hit`. */
 PES_RT_HIDDEN void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
                                       uint32_t extra, uint64_t ip, int hit);
-/* Records the inline path may still store before the next sample (>= 0). */
-PES_RT_HIDDEN uint64_t pes_rt_sample_room(const struct pes_rt_thread *t);
+/* Records the inline path may still store before the next sample (>= 0),
+ * after `ahead` more loads and stores (a segment about to run, none expiring). */
+PES_RT_HIDDEN uint64_t pes_rt_sample_room_after(const struct pes_rt_thread *t,
+                                                struct pes_rt_drop ahead);
 /* The thread's exact load+store count, including unclassified records below its
- * cursor (own thread, also from a signal handler). */
+ * cursor and what its check path counted (own thread, also from a signal
+ * handler). In the check path the count runs to the end of the current segment. */
 PES_RT_HIDDEN uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t);
+/* Count at the access a watchpoint trap just caught (own thread, handler): in
+ * the recording path the exact count of that access; in the check path the
+ * count at the end of its segment, and *segment_end is set. */
+PES_RT_HIDDEN uint64_t pes_rt_sample_now(const struct pes_rt_thread *t, int *segment_end);
 /* Final counts into a PES_EV_TOTALS event and flush (owner or stopped thread). */
 PES_RT_HIDDEN void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal);
 /* Asks thread t to re-synchronise its watchpoints at its next instrumented access. */

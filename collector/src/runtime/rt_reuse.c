@@ -29,6 +29,7 @@
 struct slot {
     uint64_t state;
     uint64_t addr, count, site, sample_ip;
+    uint64_t phase;        /* count at the end of the sample's segment (check-clone traps) */
     uint64_t offers;       /* samples offered to this slot's reservoir since it was armed */
     uint32_t len, size, owner, socket, write;
     uint64_t chunks[PES_RT_MAX_DEBUG_REGISTERS];   /* spatial: one chunk per register */
@@ -70,9 +71,13 @@ static uint64_t socket_count(const struct pes_rt_thread *self, uint32_t socket)
             continue;
         if (t == self)
             sum += pes_rt_sample_count_self(t);
-        else
+        else {
+            /* racy by design (the relaxed definition): loads, stores and what
+             * its check path counted since its last sync */
+            struct pes_rt_drop d = pes_rt_check_pending_other(t);
             sum += __atomic_load_n(&t->s.loads, __ATOMIC_RELAXED) +
-                   __atomic_load_n(&t->s.stores, __ATOMIC_RELAXED);
+                   __atomic_load_n(&t->s.stores, __ATOMIC_RELAXED) + d.loads + d.stores;
+        }
     }
     return sum;
 }
@@ -190,7 +195,9 @@ void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
     ST(s->site, (uint64_t)ev->site);
     ST(s->sample_ip, ev->ip);
     ST(s->offers, reservoir[i].samples - 1);
-    ST(s->count, shared_mode() ? socket_count(t, t->s.socket) : ev->loads + ev->stores);
+    uint64_t count = shared_mode() ? socket_count(t, t->s.socket) : ev->loads + ev->stores;
+    ST(s->count, count);
+    ST(s->phase, count + (t->s.sample_phase - (ev->loads + ev->stores)));
     if (pes_rt.cfg.spatial)
         choose_chunks(s, ev->addr, size, &t->s.rng);
     __atomic_store_n(&s->state, (uint64_t)gen << 1 | 1, __ATOMIC_RELEASE);
@@ -231,20 +238,27 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     int rw = t->s.wp[reg].rw;
     if (!rw)
         ev.flags |= PES_EVF_TRAP_WRITE;
-    /* the trapping access executed but its record is not written yet: +1 */
+    /* Recording clone: the trapping access executed but its record is not
+     * written yet (+1), and the distance runs from the sampled access. Check
+     * clone: counts run to the end of the trapping access's segment, so the
+     * distance runs from the end of the sample's segment too — exact when the
+     * same site reuses in a later run of its segment, else off by less than
+     * the segment's accesses (docs/collector.md). */
     uint64_t now;
+    int segment_end = 0;
     if (shared_mode()) {
         ev.flags |= PES_EVF_SHARED_CACHE;
         if (owner == t->index)
             return;
         if (socket == t->s.socket) {
-            now = socket_count(t, socket) + 1;
+            uint64_t self = pes_rt_sample_now(t, &segment_end);
+            now = socket_count(t, socket) + (self - pes_rt_sample_count_self(t));
         } else {
             ev.kind = PES_EV_INVALIDATION;
             now = 0;
         }
     } else if (owner == t->index) {
-        now = pes_rt_sample_count_self(t) + 1;
+        now = pes_rt_sample_now(t, &segment_end);
     } else {
         ev.kind = PES_EV_INVALIDATION;
         now = 0;
@@ -252,6 +266,8 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     if (!__atomic_compare_exchange_n(&s->state, &armed, (uint64_t)gen << 1, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return;   /* another thread's trap decided it first */
+    if (segment_end)
+        count = LD(s->phase);
     if (ev.kind == PES_EV_REUSE)
         ev.distance = now > count ? now - count : 0;
     ev.loads = t->s.loads;   /* as of the thread's last slow path */

@@ -97,12 +97,30 @@ uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t)
     struct pes_record *cur = t->tls->cursor;
     if (s->scan && cur >= s->scan)
         classify(s->scan, cur, &l, &st);
-    return s->loads + s->stores + l + st;
+    struct pes_rt_drop d = pes_rt_check_pending(t);
+    return s->loads + s->stores + l + st + d.loads + d.stores;
 }
 
-uint64_t pes_rt_sample_room(const struct pes_rt_thread *t)
+uint64_t pes_rt_sample_now(const struct pes_rt_thread *t, int *segment_end)
 {
-    uint64_t m = t->s.cd_load < t->s.cd_store ? t->s.cd_load : t->s.cd_store;
+    struct pes_rt_drop d = pes_rt_check_pending(t);
+    /* the check path counted its whole segment on entry; the recording path
+     * writes the trapping access's record only after the access */
+    *segment_end = d.loads + d.stores != 0;
+    return pes_rt_sample_count_self(t) + (*segment_end ? 0 : 1);
+}
+
+static uint64_t remaining(uint64_t cd, uint64_t ahead)
+{
+    if (cd == UINT64_MAX)
+        return UINT64_MAX;
+    return ahead < cd ? cd - ahead : 1;
+}
+
+uint64_t pes_rt_sample_room_after(const struct pes_rt_thread *t, struct pes_rt_drop ahead)
+{
+    uint64_t l = remaining(t->s.cd_load, ahead.loads), st = remaining(t->s.cd_store, ahead.stores);
+    uint64_t m = l < st ? l : st;
     return m ? m - 1 : 0;
 }
 
@@ -110,8 +128,10 @@ void pes_rt_sample_wake(struct pes_rt_thread *t)
 {
     __atomic_store_n(&t->s.wake, 1, __ATOMIC_SEQ_CST);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    /* its next instrumented access takes the slow path; see pes_rt_buffer_set_limit */
+    /* its next instrumented access (recording clone) or segment (check clone)
+     * enters the runtime; see pes_rt_buffer_set_limit and pes_rt_check_arm */
     __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+    pes_rt_check_kick(t);
 }
 
 static int expire(uint64_t *cd, uint64_t period, uint64_t *rng)
@@ -170,6 +190,8 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     ev.ip = ip;
     ev.loads = s->loads;
     ev.stores = s->stores;
+    /* where a check-clone trap will measure the reuse from (rt_reuse.c) */
+    s->sample_phase = s->switched ? s->seg_end : ev.loads + ev.stores;
     pes_rt_sample_record(t, &ev);
     if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
         pes_rt_events_flush(t, 0);
@@ -198,12 +220,17 @@ void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
 void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
 {
     struct pes_rt_sampler *s = &t->s;
-    if (!from_signal)
+    struct pes_rt_drop pending = {0, 0};
+    if (!from_signal) {
+        pes_rt_check_fold(t, 0);
         pes_rt_sample_scan(t);
+    } else {
+        pending = pes_rt_check_pending(t);
+    }
     struct pes_event ev;
     pes_rt_event_init(&ev, PES_EV_TOTALS, t);
-    ev.loads = s->loads;
-    ev.stores = s->stores;
+    ev.loads = s->loads + pending.loads;
+    ev.stores = s->stores + pending.stores;
     ev.aux = s->samples;
     ev.distance = s->traps;   /* TOTALS: watchpoint traps taken (ignored ones included) */
     if (s->lost) {

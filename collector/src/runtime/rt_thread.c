@@ -23,6 +23,9 @@ struct pes_rt_thread *pes_rt_thread_self(void)
 /* Records go nowhere: the inline path writes into scratch, which is recycled. */
 void pes_rt_thread_use_scratch(void)
 {
+    /* check clones from now on, their countdown out of the way */
+    __atomic_store_n(&__pes_tls.recording, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&__pes_tls.countdown, PES_RT_CD_OFF, __ATOMIC_RELAXED);
     __pes_tls.cursor = scratch;
     /* atomic: other threads lower it (pes_rt_sample_wake) */
     __atomic_store_n(&__pes_tls.limit, scratch + PES_RT_SCRATCH, __ATOMIC_RELAXED);
@@ -72,8 +75,11 @@ static void thread_exit(void *p)
         pes_rt_watch_thread_exit(t);   /* no trap after this point */
     /* others may no longer write its TLS (pes_rt_sample_wake) */
     pthread_mutex_lock(&pes_rt.threads_lock);
-    t->live = 0;
+    __atomic_store_n(&t->live, 0, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pes_rt.threads_lock);
+    /* lock-free readers of its countdown (trap handlers) finish first */
+    while (__atomic_load_n(&t->tls_readers, __ATOMIC_SEQ_CST))
+        sched_yield();
     if (!stopped_here || !pes_rt.full)
         return;   /* stopped by process exit: its buffers are the writer's to read */
     int all_free = 1;
@@ -158,6 +164,13 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
     pthread_setspecific(exit_key, t);
     __pes_tls.cursor = pes_rt.full ? t->bufs[0].recs : t->s.scratch;
     __atomic_store_n(&__pes_tls.limit, __pes_tls.cursor, __ATOMIC_RELAXED);
+    /* a full trace records in the recording clones (a check clone that runs
+     * anyway finds the countdown due); sampling arms the check path's
+     * countdown at its first slow path; the PMU backends count alone */
+    __atomic_store_n(&__pes_tls.recording, (uint32_t)pes_rt.full, __ATOMIC_RELAXED);
+    int64_t cd = pes_rt.sampling && !pes_rt.full && pes_rt_pmu_backend() ? PES_RT_CD_OFF : 0;
+    t->s.cd_init = cd;
+    __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
         if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
