@@ -10,6 +10,7 @@
 // docs/llvm-pass.md describes the rules in full.
 #include "llvm_compat.h"
 #include "pes_access.h"
+#include "pes_clone.h"
 #include "pes_emit.h"
 #include "pes_omp.h"
 #include "pes_ops.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include <algorithm>
 #include <string>
@@ -34,6 +36,10 @@ static cl::opt<bool> SkipStack("pes-skip-stack",
                                cl::desc("pes: do not record accesses to non-escaping stack "
                                         "variables (allocas whose address is never captured)"),
                                cl::init(false));
+static cl::opt<bool> SinglePath("pes-single-path",
+                                cl::desc("pes: no check clones: every function records always "
+                                         "(the ABI 1 shape; for measurements)"),
+                                cl::init(false));
 static cl::opt<bool> Verbose("pes-verbose",
                              cl::desc("pes: print per-module instrumentation counts on stderr"),
                              cl::init(false));
@@ -44,6 +50,7 @@ struct SitePlan {
   Instruction *I;
   pes::AccessSite S;
   uint32_t Local;
+  unsigned Index; // position among classifyAccess(*I)'s sites
 };
 
 struct BBPlan {
@@ -120,6 +127,7 @@ private:
   const DataLayout &DL;
   pes::ModuleTables Tables;
   std::vector<FnPlan> Plans;
+  unsigned Clones = 0;
   DenseMap<const Value *, bool> PrivateStack;
 
   bool isPrivateStack(const Value *Addr);
@@ -158,7 +166,8 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
     for (Instruction &I : BB) {
       SmallVector<pes::AccessSite, 2> Found;
       pes::classifyAccess(I, DL, Found);
-      for (pes::AccessSite &S : Found) {
+      for (unsigned K = 0; K < Found.size(); K++) {
+        pes::AccessSite &S = Found[K];
         if (SkipStack && !S.laneMask && isPrivateStack(S.addr))
           continue;
         if (Shared.isShared(S.addr))
@@ -176,7 +185,7 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
         R.function = FnOff;
         // Module-wide numbering in function/block/program order: the sites
         // of one block are contiguous.
-        B.Sites.push_back(SitePlan{&I, S, Tables.siteCount()});
+        B.Sites.push_back(SitePlan{&I, S, Tables.siteCount(), K});
         Tables.addSite(R);
       }
     }
@@ -220,7 +229,8 @@ bool PesInstrumenter::run() {
   Tables.emit(M, IdBase);
   if (Verbose)
     errs() << "pes: " << M.getSourceFileName() << ": " << Plans.size() << " functions, "
-           << Tables.siteCount() << " sites, " << Tables.bbCount() << " blocks\n";
+           << Tables.siteCount() << " sites, " << Tables.bbCount() << " blocks, " << Clones
+           << " check clones\n";
   return true;
 }
 
@@ -244,7 +254,24 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
       if (auto *R = dyn_cast<ReturnInst>(BB.getTerminator()))
         Rets.push_back(R);
 
-  E.beginFunction(EntryIP, IdBase);
+  // The check clone first (pes_clone.h): it sees the body without records.
+  // The function itself then becomes the recording clone.
+  const bool TwoPaths = !SinglePath && pes::canClone(F);
+  pes::CheckCloner Cloner(F, E);
+  if (TwoPaths) {
+    BasicBlock *Entry = &F.getEntryBlock();
+    BasicBlock *Body = SplitBlock(Entry, EntryIP);
+    std::vector<pes::SiteRef> Sites;
+    for (BBPlan &B : P.Blocks)
+      for (SitePlan &S : B.Sites)
+        Sites.push_back(pes::SiteRef{S.I, S.Index});
+    Cloner.segment(Body, Sites);
+    Cloner.clone(Entry, IdBase);
+    Clones++;
+  } else {
+    E.beginFunction(EntryIP, IdBase);
+  }
+
   Value *RegionId = nullptr;
   if (P.RegionEntry) {
     // Region id = global id of the region function's entry block: stable for
@@ -263,16 +290,24 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
       E.emit(Starts[K], Zero, E.globalId(Starts[K], NSites + B.Index), nullptr, DebugLoc());
     }
     // Records go after the access; all records of one instruction in order.
+    // Operands are read again: cloning sent cross-block values through stack slots.
     for (size_t S = 0; S < B.Sites.size();) {
       Instruction *I = B.Sites[S].I;
       Instruction *Next = I->getNextNode();
-      for (; S < B.Sites.size() && B.Sites[S].I == I; S++)
-        E.emitSite(Next, B.Sites[S].S, B.Sites[S].Local, I->getDebugLoc());
+      SmallVector<pes::AccessSite, 2> Now;
+      pes::classifyAccess(*I, DL, Now);
+      for (; S < B.Sites.size() && B.Sites[S].I == I; S++) {
+        pes::AccessSite Site = Now[B.Sites[S].Index];
+        Site.flags = B.Sites[S].S.flags;
+        E.emitSite(Next, Site, B.Sites[S].Local, I->getDebugLoc());
+      }
     }
   }
   for (ReturnInst *R : Rets)
     E.emit(R, RegionId, ConstantInt::get(Type::getInt32Ty(F.getContext()), PES_ID_REGION_END),
            nullptr, DebugLoc());
+  if (TwoPaths)
+    Cloner.finish();
 }
 
 struct PesPass : PassInfoMixin<PesPass> {

@@ -13,7 +13,9 @@
 
 using namespace llvm;
 
-static_assert(offsetof(pes_rt_tls, cursor) == 0 && offsetof(pes_rt_tls, limit) == 8,
+static_assert(offsetof(pes_rt_tls, cursor) == 0 && offsetof(pes_rt_tls, limit) == 8 &&
+                  offsetof(pes_rt_tls, countdown) == 16 &&
+                  offsetof(pes_rt_tls, recording) == 24 && sizeof(pes_rt_tls) == 32,
               "pes_rt_tls layout changed: update RecordEmitter");
 static_assert(offsetof(pes_record, addr) == 0 && offsetof(pes_record, id) == 8 &&
                   offsetof(pes_record, extra) == 12 && sizeof(pes_record) == 16,
@@ -34,7 +36,7 @@ RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
   I32 = Type::getInt32Ty(C);
   I64 = Type::getInt64Ty(C);
   Ptr = PointerType::getUnqual(C);
-  auto *TlsTy = StructType::get(C, {Ptr, Ptr});
+  auto *TlsTy = StructType::get(C, {Ptr, Ptr, I64, I32, I32});
   Tls = M.getGlobalVariable("__pes_tls");
   if (!Tls) {
     Tls = new GlobalVariable(M, TlsTy, false, GlobalValue::ExternalLinkage, nullptr, "__pes_tls",
@@ -44,6 +46,7 @@ RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
   AttributeList Attrs = AttributeList().addFnAttribute(C, Attribute::NoUnwind)
                             .addFnAttribute(C, Attribute::Cold);
   Slow = M.getOrInsertFunction("__pes_record_slow", Attrs, Type::getVoidTy(C), I64, I64);
+  CheckDue = M.getOrInsertFunction("__pes_check_due", Attrs, I32, I64);
   Weights = pes_compat::unlikelyWeights(C);
 }
 
@@ -53,6 +56,33 @@ void RecordEmitter::beginFunction(Instruction *IP, GlobalVariable *IdBase) {
   CursorPtr = pes_compat::threadLocalAddress(B, Tls);
   LimitPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
                                           offsetof(pes_rt_tls, limit), "pes.limitp");
+  CountdownPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
+                                              offsetof(pes_rt_tls, countdown), "pes.cdp");
+  RecordingPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
+                                              offsetof(pes_rt_tls, recording), "pes.recp");
+}
+
+Value *RecordEmitter::recording(Instruction *Before) {
+  IRBuilder<> B(Before);
+  Value *R = quiet(B.CreateAlignedLoad(I32, RecordingPtr, Align(8), "pes.rec"));
+  return B.CreateICmpNE(R, ConstantInt::get(I32, 0));
+}
+
+void RecordEmitter::emitCountdown(Instruction *Before, Value *Weight, BasicBlock *Recording) {
+  IRBuilder<> B(Before);
+  // load, subtract, store, sign test: x86 folds it into one `sub` on memory + `js`
+  Value *D = quiet(B.CreateAlignedLoad(I64, CountdownPtr, Align(8), "pes.cd"));
+  Value *Left = B.CreateSub(D, Weight, "pes.left");
+  quiet(B.CreateAlignedStore(Left, CountdownPtr, Align(8)));
+  Value *Due = B.CreateICmpSLT(Left, ConstantInt::get(I64, 0));
+  Instruction *Then = SplitBlockAndInsertIfThen(Due, Before, false, Weights);
+  IRBuilder<> S(Then);
+  Value *Rec = S.CreateCall(CheckDue, {Weight});
+  // the check block now ends in `br Before's block`: go to Recording instead if asked
+  BasicBlock *Cold = Then->getParent(), *Cont = Before->getParent();
+  Then->eraseFromParent();
+  IRBuilder<> T(Cold);
+  T.CreateCondBr(T.CreateICmpNE(Rec, ConstantInt::get(I32, 0)), Recording, Cont);
 }
 
 Value *RecordEmitter::globalId(Instruction *Before, uint32_t Local) {

@@ -1,6 +1,7 @@
 // pes_emit.h — the inline record hot path of pes/rt_abi.h, emitted after each
 // access: load cursor, compare with limit, unlikely call of __pes_record_slow,
-// else store the 16-byte record and bump the cursor.
+// else store the 16-byte record and bump the cursor; and the check clone's
+// countdown per segment.
 #ifndef PES_EMIT_H
 #define PES_EMIT_H
 
@@ -29,15 +30,22 @@ public:
   void emitSite(llvm::Instruction *Before, const AccessSite &S, uint32_t Local,
                 const llvm::DebugLoc &Loc);
 
+  // Check clone: subtract Weight (i64) from the countdown before Before; if it
+  // drops below 0 call __pes_check_due and go to Recording if it says so.
+  void emitCountdown(llvm::Instruction *Before, llvm::Value *Weight, llvm::BasicBlock *Recording);
+  // __pes_tls.recording != 0, as an i1 (emitted before Before).
+  llvm::Value *recording(llvm::Instruction *Before);
+
 private:
   llvm::Module &M;
   llvm::LLVMContext &C;
   llvm::Type *I32, *I64;
   llvm::PointerType *Ptr;
   llvm::GlobalVariable *Tls;
-  llvm::FunctionCallee Slow;
+  llvm::FunctionCallee Slow, CheckDue;
   llvm::MDNode *Weights;
   llvm::Value *IdBaseVal = nullptr, *CursorPtr = nullptr, *LimitPtr = nullptr;
+  llvm::Value *CountdownPtr = nullptr, *RecordingPtr = nullptr;
 
   llvm::Value *addrToInt(llvm::IRBuilder<> &B, llvm::Value *Addr);
   llvm::Value *clampLength(llvm::IRBuilder<> &B, llvm::Value *Len);

@@ -1,7 +1,7 @@
 /*
  * mock_rt.c — a tiny stand-in for libpes-rt used to test the LLVM pass alone.
  * It implements the rt_abi.h contract (__pes_tls, __pes_record_slow,
- * __pes_register_module), stores every record into one big static array in
+ * __pes_check_due, __pes_register_module), stores every record into one big static array in
  * chunks of MOCK_CHUNK records (so the slow path runs every MOCK_CHUNK
  * records), and at exit checks one invariant independent of any test:
  * each block's entries x its site count = the records of its sites.
@@ -58,6 +58,15 @@ void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
     r->extra = (uint32_t)(id_and_extra >> 32);
     __pes_tls.cursor = r + 1;
     __pes_tls.limit = r + MOCK_CHUNK;
+}
+
+/* The check clones lead here at a thread's first segment: from then on every
+ * function runs its recording clone, so the records are the whole story. */
+int __pes_check_due(int64_t weight) {
+    (void)weight;
+    __pes_tls.recording = 1;
+    __pes_tls.countdown = 0;
+    return 1;
 }
 
 void __pes_register_module(struct pes_rt_module *m) {
