@@ -40,21 +40,6 @@ if(TARGET PesPass)
   pes_pass_test(bb.direct bb.c -O2 NOSAN MODE direct)
   # Relative source name: site file = compilation directory + "/" + name.
   pes_pass_test(scalar.relative scalar.c -O1 MODE relative)
-  # Gather/scatter/masked need AVX2 / AVX-512 code; pick what this CPU runs.
-  set(PES_GATHER_MARCH "")
-  if(EXISTS /proc/cpuinfo)
-    file(STRINGS /proc/cpuinfo PES_CPU_FLAGS REGEX "^flags" LIMIT_COUNT 1)
-    if(PES_CPU_FLAGS MATCHES " avx512f " AND PES_CPU_FLAGS MATCHES " avx512vl " AND
-       PES_CPU_FLAGS MATCHES " avx512bw " AND PES_CPU_FLAGS MATCHES " avx512dq " AND
-       PES_CPU_FLAGS MATCHES " avx512cd ")
-      set(PES_GATHER_MARCH -march=skylake-avx512)
-    elseif(PES_CPU_FLAGS MATCHES " avx2 " AND PES_CPU_FLAGS MATCHES " fma " AND
-           PES_CPU_FLAGS MATCHES " bmi2 ")
-      # Haswell tuning keeps the vectoriser away from gathers; Skylake tuning
-      # on the AVX2 instruction set does not (Zen CPUs run it).
-      set(PES_GATHER_MARCH -march=haswell -mtune=skylake)
-    endif()
-  endif()
   if(PES_GATHER_MARCH)
     pes_pass_test(gather.O2 gather.c -O2 NOSAN FLAGS ${PES_GATHER_MARCH})
   else()
