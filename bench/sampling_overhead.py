@@ -1,45 +1,36 @@
 #!/usr/bin/env python3
-"""Sampling-collector cost per bench kernel: for each mode of the soft backend
-(samples, reuse, reuse-shared, comm) at one period, wall-time and peak-RSS
-ratios against the plain-clang build and against the instrumented build with
-sampling off, plus samples, watchpoint traps and sampled-trace bytes per
-second. Best of --repeat runs for times; peak RSS from wait4 (the largest of
-pes-collect and the program).
+"""Sampling-collector cost per bench kernel, size and thread count: for each
+mode of the soft backend (samples, reuse, reuse-shared, comm) at one period,
+wall-time and peak-RSS ratios against the plain-clang build and against the
+instrumented build with sampling off ("off"), plus samples, watchpoint traps
+and sampled-trace bytes per second.
 
-usage: bench/sampling_overhead.py [--build build] [--threads 2] [--repeat 3]
-                                  [--size medium] [--period 100000] [--out bench/out]
-Prints a markdown table and writes OUT/sampling_overhead.{md,json}.
+The variants of one kernel x size x thread count (plain, off, each mode) run
+interleaved round-robin (run 1 of each, then run 2 of each, ...), so all
+ratios come from one run of this script with the same background load. Times
+are the best of --repeat runs; peak RSS is the largest, from wait4 in
+bench/rusage_run.c (which covers both pes-collect and the program it runs).
+Median and max rows summarise all rows and, separately, the team-written
+kernels and the NPB-like ones (cg, mg, is).
+false_sharing takes no size: it runs once per thread count, as "adjacent".
+
+usage: bench/sampling_overhead.py [--build build] [--threads 1,2] [--repeat 3]
+                                  [--sizes medium] [--kernels gemm,cg,...]
+                                  [--modes samples,...] [--period 100000] [--out bench/out]
+Prints markdown tables (time vs plain, peak RSS vs plain, per-mode details)
+and writes OUT/sampling_overhead.{md,json}.
 """
 import argparse
-import json
 import os
 import re
-import statistics
 import subprocess
 import sys
-import time
+
+from benchlib import (NPB, ROOT, build_kernel, build_runner, csv, interleaved, kernel_set, omp_env, summaries,
+                      write_outputs)
 
 KERNELS = ["gemm", "transpose", "jacobi2d", "trisolv", "reduction", "atax", "false_sharing"]
 MODES = ["samples", "reuse", "reuse-shared", "comm"]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def measure(cmd, env, repeat):
-    """(best wall seconds, largest peak RSS in KiB) over `repeat` runs."""
-    best, rss = None, 0
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, ru = os.wait4(p.pid, 0)
-        dt = time.perf_counter() - t0
-        err = p.stderr.read().decode(errors="replace")
-        p.stderr.close()
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            sys.exit(f"sampling_overhead: {' '.join(cmd)} exited {p.returncode}: {err.strip()}")
-        best = dt if best is None else min(best, dt)
-        rss = max(rss, ru.ru_maxrss)
-    return best, rss
 
 
 def event_counts(pes_dump, trace):
@@ -53,80 +44,97 @@ def event_counts(pes_dump, trace):
     return samples, traps
 
 
+def size_args(kernel, sizes):
+    """(label, program arguments) per size; false_sharing takes a layout instead."""
+    return [("adjacent", ["adjacent"])] if kernel == "false_sharing" else [(s, [s]) for s in sizes]
+
+
+def wide_table(rows, summary, variants, suffix, plain_col, plain_cell):
+    """One row per kernel x size x threads: the plain build's absolute figure,
+    then one ratio column per variant."""
+    lines = ["| kernel | set | size | threads | " + plain_col + " | " + " | ".join(variants) + " |",
+             "|---|---|---|---:|---:|" + "---:|" * len(variants)]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['set']} | {r['size']} | {r['threads']} | {plain_cell(r)} | " +
+                     " | ".join(f"{r[f'{v}_{suffix}']:.2f}x" for v in variants) + " |")
+    for label, s in summary.items():
+        lines.append(f"| **{label}** | | | | | " + " | ".join(f"**{s[f'{v}_{suffix}']:.2f}x**" for v in variants) + " |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="1,2", help="comma-separated OMP_NUM_THREADS values")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--size", default="medium")
+    ap.add_argument("--sizes", "--size", dest="sizes", default="medium")
     ap.add_argument("--period", type=int, default=100000)
-    ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--kernels", default=",".join(KERNELS + NPB))
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
+    threads, sizes, kernels, modes = csv(a.threads, int), csv(a.sizes), csv(a.kernels), csv(a.modes)
+    variants = ["off"] + modes  # the ratio columns; plain is the denominator
     binp = os.path.join(a.build, "bin")
     pes_clang, pes_collect, pes_dump = (os.path.join(binp, x) for x in ("pes-clang", "pes-collect", "pes-dump"))
     work = os.path.join(a.out, "sampling_overhead")
     os.makedirs(work, exist_ok=True)
-    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OMP_PROC_BIND="false")
-    for k in list(env):
-        if k.startswith("PES_"):
-            del env[k]
+    runner = build_runner(work)
 
     rows = []
-    for k in a.kernels.split(","):
-        src = os.path.join(ROOT, "bench", "kernels", f"{k}.c")
-        plain, inst = os.path.join(work, f"{k}.plain"), os.path.join(work, f"{k}.pes")
-        subprocess.run(["clang-19", "-O2", "-fopenmp", src, "-o", plain], check=True)
-        subprocess.run([pes_clang, "-O2", "-fopenmp", src, "-o", inst], check=True)
-        args = ["adjacent"] if k == "false_sharing" else [a.size]
-        t_plain, rss_plain = measure([plain] + args, env, a.repeat)
-        t_off, rss_off = measure([inst] + args, env, a.repeat)
-        for m in a.modes.split(","):
-            trace = os.path.join(work, f"{k}.{m}.zst")
-            cmd = [pes_collect, "-q", "--mode", m, "--backend", "soft", "--period", str(a.period),
-                   "--force", "-o", trace, "--", inst] + args
-            t, rss = measure(cmd, env, a.repeat)
-            samples, traps = event_counts(pes_dump, trace)
-            nbytes = os.path.getsize(trace)
-            rows.append(dict(kernel=k, mode=m, period=a.period, threads=a.threads,
-                             plain_s=t_plain, off_s=t_off, mode_s=t,
-                             time_vs_plain=t / t_plain, time_vs_off=t / t_off,
-                             rss_plain_kib=rss_plain, rss_off_kib=rss_off, rss_kib=rss,
-                             rss_vs_plain=rss / rss_plain, rss_vs_off=rss / rss_off,
-                             samples=samples, traps=traps, trace_bytes=nbytes,
-                             samples_per_s=samples / t, traps_per_s=traps / t, bytes_per_s=nbytes / t))
-            os.remove(trace)
-            print(f"  {k} {m}: {t / t_plain:.2f}x plain, {t / t_off:.2f}x off, {samples} samples, "
-                  f"{traps} traps", file=sys.stderr)
+    for k in kernels:
+        plain, inst = build_kernel(k, work, pes_clang)
+        for size, args in size_args(k, sizes):
+            for nt in threads:
+                trace = {m: os.path.join(work, f"{k}.{size}.t{nt}.{m}.zst") for m in modes}
+                cmds = {"plain": [plain] + args, "off": [inst] + args}
+                for m in modes:
+                    cmds[m] = [pes_collect, "-q", "--mode", m, "--backend", "soft", "--period", str(a.period),
+                               "--force", "-o", trace[m], "--", inst] + args
+                best = interleaved(runner, cmds, omp_env(nt), a.repeat)
+                r = dict(kernel=k, set=kernel_set(k), size=size, threads=nt, period=a.period)
+                for v, (t, rss) in best.items():
+                    r[f"{v}_s"], r[f"{v}_rss_kib"] = t, rss
+                    r[f"{v}_time_vs_plain"], r[f"{v}_rss_vs_plain"] = t / best["plain"][0], rss / best["plain"][1]
+                for m in modes:
+                    t, rss = best[m]
+                    samples, traps = event_counts(pes_dump, trace[m])  # of the last run of the mode
+                    nbytes = os.path.getsize(trace[m])
+                    os.remove(trace[m])
+                    r.update({f"{m}_time_vs_off": t / best["off"][0], f"{m}_rss_vs_off": rss / best["off"][1],
+                              f"{m}_samples": samples, f"{m}_traps": traps, f"{m}_trace_bytes": nbytes,
+                              f"{m}_samples_per_s": samples / t, f"{m}_traps_per_s": traps / t,
+                              f"{m}_bytes_per_s": nbytes / t})
+                rows.append(r)
+                print(f"  {k} {size} {nt}t: " + ", ".join(f"{v} {r[f'{v}_time_vs_plain']:.2f}x" for v in variants),
+                      file=sys.stderr)
 
-    lines = [
-        f"Sampling cost, soft backend, period {a.period}, size {a.size}, {a.threads} OpenMP threads, "
-        f"best of {a.repeat} runs (`bench/sampling_overhead.py --threads {a.threads} --repeat {a.repeat} "
-        f"--size {a.size} --period {a.period}`)",
-        "",
-        "| kernel | mode | time vs plain | time vs off | RSS vs plain | RSS vs off | samples/s | traps/s | trace B/s |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    keys = [f"{v}_{q}" for v in variants for q in ("time_vs_plain", "rss_vs_plain")]
+    keys += [f"{m}_{q}" for m in modes for q in ("time_vs_off", "rss_vs_off")]
+    summary = summaries(rows, keys)
+    cmdline = (f"`bench/sampling_overhead.py --threads {a.threads} --repeat {a.repeat} --sizes {a.sizes} "
+               f"--period {a.period}`")
+    lines = [f"Sampling cost, soft backend, period {a.period}, sizes {a.sizes}, OpenMP threads {a.threads}, "
+             f"best of {a.repeat} interleaved runs ({cmdline})", "", "Wall time vs plain clang:", ""]
+    lines += wide_table(rows, summary, variants, "time_vs_plain", "plain (s)", lambda r: f"{r['plain_s']:.3f}")
+    lines += ["", "Peak RSS vs plain clang:", ""]
+    lines += wide_table(rows, summary, variants, "rss_vs_plain", "plain (MiB)",
+                        lambda r: f"{r['plain_rss_kib'] / 1024:.0f}")
+    lines += ["", "Per mode, against the instrumented build with sampling off:", "",
+              "| kernel | size | threads | mode | time vs off | RSS vs off | samples/s | traps/s | trace B/s |",
+              "|---|---|---:|---|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['kernel']} | {r['mode']} | {r['time_vs_plain']:.2f}x | {r['time_vs_off']:.2f}x | "
-                     f"{r['rss_vs_plain']:.2f}x | {r['rss_vs_off']:.2f}x | {r['samples_per_s']:,.0f} | "
-                     f"{r['traps_per_s']:,.0f} | {r['bytes_per_s']:,.0f} |")
-    medians = {}
-    for m in a.modes.split(","):
-        rs = [r for r in rows if r["mode"] == m]
-        med = {key: statistics.median(r[key] for r in rs)
-               for key in ("time_vs_plain", "time_vs_off", "rss_vs_plain", "rss_vs_off")}
-        medians[m] = med
-        lines.append(f"| **median** | **{m}** | **{med['time_vs_plain']:.2f}x** | **{med['time_vs_off']:.2f}x** | "
-                     f"**{med['rss_vs_plain']:.2f}x** | **{med['rss_vs_off']:.2f}x** | | | |")
-    table = "\n".join(lines)
-    print(table)
-    with open(os.path.join(a.out, "sampling_overhead.md"), "w") as f:
-        f.write(table + "\n")
-    with open(os.path.join(a.out, "sampling_overhead.json"), "w") as f:
-        json.dump(dict(rows=rows, medians=medians, period=a.period, size=a.size, threads=a.threads,
-                       repeat=a.repeat), f, indent=1)
+        for m in modes:
+            lines.append(f"| {r['kernel']} | {r['size']} | {r['threads']} | {m} | {r[f'{m}_time_vs_off']:.2f}x | "
+                         f"{r[f'{m}_rss_vs_off']:.2f}x | {r[f'{m}_samples_per_s']:,.0f} | "
+                         f"{r[f'{m}_traps_per_s']:,.0f} | {r[f'{m}_bytes_per_s']:,.0f} |")
+    for label, s in summary.items():
+        for m in modes:
+            lines.append(f"| **{label}** | | | **{m}** | **{s[f'{m}_time_vs_off']:.2f}x** | "
+                         f"**{s[f'{m}_rss_vs_off']:.2f}x** | | | |")
+    write_outputs(a.out, "sampling_overhead", "\n".join(lines),
+                  dict(rows=rows, summary=summary, period=a.period, sizes=sizes, threads=threads,
+                       repeat=a.repeat, interleaved=True))
 
 
 if __name__ == "__main__":

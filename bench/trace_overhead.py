@@ -1,44 +1,34 @@
 #!/usr/bin/env python3
-"""Full-trace cost per bench kernel: accesses, trace bytes per access, and
-wall-time ratios of the instrumented build (tracing off, and pes-collect
---full) against the same source built with plain clang. All ratios come from
-one run of this script on one machine (best of --repeat runs each).
+"""Full-trace cost per bench kernel, size and thread count: accesses, trace
+bytes per access, and wall-time ratios of the instrumented build (tracing off,
+and pes-collect --full) against the same source built with plain clang.
 
-usage: bench/trace_overhead.py [--build build] [--threads 2] [--repeat 3]
-                               [--sizes small,medium] [--out bench/out]
+The three variants of one kernel x size x thread count run interleaved
+round-robin (run 1 of each, then run 2 of each, ...) and each keeps its best
+of --repeat runs, so all ratios come from one run of this script on one
+machine with the same background load. Median and max rows summarise all rows
+and, separately, the team-written kernels and the NPB-like ones (cg, mg, is).
+
+usage: bench/trace_overhead.py [--build build] [--threads 1,2] [--repeat 5]
+                               [--sizes small,medium] [--kernels gemm,cg,...]
+                               [--out bench/out]
 Prints a markdown table and writes OUT/trace_overhead.{md,json}.
 """
 import argparse
-import json
 import os
 import re
-import statistics
 import subprocess
 import sys
-import time
+
+from benchlib import (NPB, ROOT, build_kernel, build_runner, csv, interleaved, kernel_set, omp_env, summaries,
+                      write_outputs)
 
 KERNELS = ["gemm", "transpose", "jacobi2d", "trisolv", "reduction", "atax"]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd, env=None, capture=True):
-    return subprocess.run(cmd, env=env, check=True, text=True,
-                          stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-                          stderr=subprocess.PIPE)
-
-
-def timed(cmd, env, repeat):
-    """Best of `repeat` wall times: on a shared machine interference only adds time."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-    return min(times)
+VARIANTS = ["plain", "off", "full"]
 
 
 def access_count(pes_dump, trace):
-    out = run([pes_dump, "--stats", trace]).stdout
+    out = subprocess.run([pes_dump, "--stats", trace], check=True, text=True, stdout=subprocess.PIPE).stdout
     m = re.search(r"records\s+access\s+(\d+)", out)
     if not m:
         sys.exit(f"trace_overhead: cannot read the access count of {trace} from pes-dump --stats")
@@ -48,60 +38,59 @@ def access_count(pes_dump, trace):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="1,2", help="comma-separated OMP_NUM_THREADS values")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--sizes", default="small,medium")
-    ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--kernels", default=",".join(KERNELS + NPB))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
+    threads, sizes, kernels = csv(a.threads, int), csv(a.sizes), csv(a.kernels)
     binp = os.path.join(a.build, "bin")
     pes_clang, pes_collect, pes_dump = (os.path.join(binp, x) for x in ("pes-clang", "pes-collect", "pes-dump"))
     work = os.path.join(a.out, "trace_overhead")
     os.makedirs(work, exist_ok=True)
-    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OMP_PROC_BIND="false")
+    runner = build_runner(work)
 
     rows = []
-    for k in a.kernels.split(","):
-        src = os.path.join(ROOT, "bench", "kernels", f"{k}.c")
-        plain, inst = os.path.join(work, f"{k}.plain"), os.path.join(work, f"{k}.pes")
-        run(["clang-19", "-O2", "-fopenmp", src, "-o", plain])
-        run([pes_clang, "-O2", "-fopenmp", src, "-o", inst])
-        for size in a.sizes.split(","):
-            trace = os.path.join(work, f"{k}.{size}.full.zst")
-            t_plain = timed([plain, size], env, a.repeat)
-            t_off = timed([inst, size], env, a.repeat)
-            t_full = timed([pes_collect, "-q", "--full", "--force", "-o", trace, "--", inst, size], env, a.repeat)
-            acc = access_count(pes_dump, trace)
-            nbytes = os.path.getsize(trace)
-            rows.append(dict(kernel=k, size=size, threads=a.threads, accesses=acc, trace_bytes=nbytes,
-                             bytes_per_access=nbytes / acc, plain_s=t_plain, off_s=t_off, full_s=t_full,
-                             off_ratio=t_off / t_plain, full_ratio=t_full / t_plain))
-            os.remove(trace)
-            print(f"  {k} {size}: {acc} accesses, {nbytes / acc:.4f} B/access, full {t_full / t_plain:.2f}x",
-                  file=sys.stderr)
+    for k in kernels:
+        plain, inst = build_kernel(k, work, pes_clang)
+        for size in sizes:
+            for nt in threads:
+                trace = os.path.join(work, f"{k}.{size}.t{nt}.full.zst")
+                best = interleaved(runner, {"plain": [plain, size], "off": [inst, size],
+                                    "full": [pes_collect, "-q", "--full", "--force", "-o", trace, "--", inst, size]},
+                                   omp_env(nt), a.repeat)
+                acc = access_count(pes_dump, trace)  # of the last full run; every run traces the same program
+                nbytes = os.path.getsize(trace)
+                os.remove(trace)
+                t = {v: best[v][0] for v in VARIANTS}
+                rows.append(dict(kernel=k, set=kernel_set(k), size=size, threads=nt, accesses=acc,
+                                 trace_bytes=nbytes, bytes_per_access=nbytes / acc,
+                                 plain_s=t["plain"], off_s=t["off"], full_s=t["full"],
+                                 off_ratio=t["off"] / t["plain"], full_ratio=t["full"] / t["plain"]))
+                print(f"  {k} {size} {nt}t: {acc} accesses, {nbytes / acc:.4f} B/access, "
+                      f"off {t['off'] / t['plain']:.2f}x, full {t['full'] / t['plain']:.2f}x", file=sys.stderr)
 
-    med_bpa = statistics.median(r["bytes_per_access"] for r in rows)
-    med_full = statistics.median(r["full_ratio"] for r in rows)
-    med_off = statistics.median(r["off_ratio"] for r in rows)
+    summary = summaries(rows, ["bytes_per_access", "off_ratio", "full_ratio"])
+    med = summary["median, all"]
     lines = [
-        f"Full-trace cost, {a.threads} OpenMP threads, best of {a.repeat} runs "
+        f"Full-trace cost, OpenMP threads {a.threads}, best of {a.repeat} interleaved runs "
         f"(`bench/trace_overhead.py --threads {a.threads} --repeat {a.repeat} --sizes {a.sizes}`)",
         "",
-        "| kernel | size | accesses | trace bytes | bytes/access | plain (s) | instrumented, off | full trace |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| kernel | set | size | threads | accesses | trace bytes | bytes/access | plain (s) | instrumented, off | full trace |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['kernel']} | {r['size']} | {r['accesses']:,} | {r['trace_bytes']:,} | "
-                     f"{r['bytes_per_access']:.4f} | {r['plain_s']:.3f} | {r['off_ratio']:.2f}x | "
-                     f"{r['full_ratio']:.2f}x |")
-    lines.append(f"| **median** | | | | **{med_bpa:.4f}** | | **{med_off:.2f}x** | **{med_full:.2f}x** |")
-    table = "\n".join(lines)
-    print(table)
-    with open(os.path.join(a.out, "trace_overhead.md"), "w") as f:
-        f.write(table + "\n")
-    with open(os.path.join(a.out, "trace_overhead.json"), "w") as f:
-        json.dump(dict(rows=rows, median_bytes_per_access=med_bpa, median_full_ratio=med_full,
-                       median_off_ratio=med_off, threads=a.threads, repeat=a.repeat), f, indent=1)
+        lines.append(f"| {r['kernel']} | {r['set']} | {r['size']} | {r['threads']} | {r['accesses']:,} | "
+                     f"{r['trace_bytes']:,} | {r['bytes_per_access']:.4f} | {r['plain_s']:.3f} | "
+                     f"{r['off_ratio']:.2f}x | {r['full_ratio']:.2f}x |")
+    for label, v in summary.items():
+        lines.append(f"| **{label}** | | | | | | **{v['bytes_per_access']:.4f}** | | **{v['off_ratio']:.2f}x** | "
+                     f"**{v['full_ratio']:.2f}x** |")
+    write_outputs(a.out, "trace_overhead", "\n".join(lines),
+                  dict(rows=rows, summary=summary, median_bytes_per_access=med["bytes_per_access"],
+                       median_full_ratio=med["full_ratio"], median_off_ratio=med["off_ratio"],
+                       threads=threads, sizes=sizes, repeat=a.repeat, interleaved=True))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
  * the compiler keep the computation and lets runs be compared for equality. */
 #ifndef PES_BENCH_KERNEL_COMMON_H
 #define PES_BENCH_KERNEL_COMMON_H
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,5 +34,25 @@ static inline double kernel_checksum(const double *a, long n) {
     double s = 0.0;
     for (long i = 0; i < n; i++) s += a[i] * (double)((i % 7) + 1);
     return s;
+}
+
+/* Fixed-seed pseudo-random input (splitmix64) for kernels that need irregular
+ * structure: a seed gives the same sequence on every run, whatever the thread
+ * count, so checksums stay comparable. Callers draw sequentially. */
+static inline uint64_t kernel_rand(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* uniform in [0, 1): the top 53 bits fill a double's mantissa exactly */
+static inline double kernel_rand_unit(uint64_t *state) {
+    return (double)(kernel_rand(state) >> 11) * 0x1.0p-53;
+}
+
+/* uniform in [0, n) for n > 0; the modulo bias (< n / 2^64) does not matter here */
+static inline long kernel_rand_below(uint64_t *state, long n) {
+    return (long)(kernel_rand(state) % (uint64_t)n);
 }
 #endif
