@@ -1,5 +1,6 @@
 /* pmu.c — PEBS/IBS encoding, probing and sample parsing (see pmu.h). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <perfmon/perf_event.h>
 #include <perfmon/pfmlib_perf_event.h>
@@ -29,6 +30,39 @@ long pes_pmu_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, u
     return open_fn(attr, pid, cpu, group, flags);
 }
 
+/* libpfm4 is opened only when a PEBS event is encoded: linked in, its 40,000
+ * relocations of event tables cost every instrumented program ~1.5 ms and
+ * ~1 MiB at start-up, even with the collector off. */
+static struct {
+    int (*initialize)(void);
+    void (*terminate)(void);
+    const char *(*strerror)(int);
+    int (*encoding)(const char *, int, pfm_os_t, void *);
+    int (*pmu_info)(pfm_pmu_t, pfm_pmu_info_t *);
+} pfm;
+
+static int pfm_open(char *why, size_t why_size)
+{
+    if (pfm.initialize)
+        return 0;
+    void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, why_size, "libpfm4 is not available: %s", dlerror());
+        return -1;
+    }
+    *(void **)&pfm.terminate = dlsym(h, "pfm_terminate");
+    *(void **)&pfm.strerror = dlsym(h, "pfm_strerror");
+    *(void **)&pfm.encoding = dlsym(h, "pfm_get_os_event_encoding");
+    *(void **)&pfm.pmu_info = dlsym(h, "pfm_get_pmu_info");
+    *(void **)&pfm.initialize = dlsym(h, "pfm_initialize");
+    if (!pfm.terminate || !pfm.strerror || !pfm.encoding || !pfm.pmu_info || !pfm.initialize) {
+        snprintf(why, why_size, "libpfm.so.4 lacks the libpfm4 functions pes needs");
+        pfm.initialize = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* Event names by generation: Skylake and later call them MEM_INST_RETIRED. */
 static const char *const load_events[] = {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS"};
 static const char *const store_events[] = {"MEM_INST_RETIRED:ALL_STORES",
@@ -37,11 +71,13 @@ static const char *const store_events[] = {"MEM_INST_RETIRED:ALL_STORES",
 int pes_pmu_encode_pebs(int store, uint64_t period, struct perf_event_attr *attr, char *event,
                         size_t event_size, char *why, size_t why_size)
 {
+    if (pfm_open(why, why_size))
+        return -1;
     /* re-initialise so LIBPFM_FORCE_PMU is read again (tests switch models) */
-    pfm_terminate();
-    int rc = pfm_initialize();
+    pfm.terminate();
+    int rc = pfm.initialize();
     if (rc != PFM_SUCCESS) {
-        snprintf(why, why_size, "libpfm4 cannot initialise: %s", pfm_strerror(rc));
+        snprintf(why, why_size, "libpfm4 cannot initialise: %s", pfm.strerror(rc));
         return -1;
     }
     const char *const *names = store ? store_events : load_events;
@@ -52,7 +88,7 @@ int pes_pmu_encode_pebs(int store, uint64_t period, struct perf_event_attr *attr
         memset(&arg, 0, sizeof arg);
         arg.attr = &a;
         arg.size = sizeof arg;
-        rc = pfm_get_os_event_encoding(names[i], PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+        rc = pfm.encoding(names[i], PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
         if (rc != PFM_SUCCESS)
             continue;
         a.size = sizeof a;
@@ -74,7 +110,7 @@ int pes_pmu_encode_pebs(int store, uint64_t period, struct perf_event_attr *attr
     for (int p = 0; p < PFM_PMU_MAX; p++) {
         memset(&info, 0, sizeof info);
         info.size = sizeof info;
-        if (pfm_get_pmu_info((pfm_pmu_t)p, &info) == PFM_SUCCESS && info.is_present &&
+        if (pfm.pmu_info((pfm_pmu_t)p, &info) == PFM_SUCCESS && info.is_present &&
             info.type == PFM_PMU_TYPE_CORE) {
             model = info.name;
             break;
