@@ -92,10 +92,15 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
         uint64_t used = (uint64_t)(cur - start);
         uint64_t sample_room = pes_rt_sample_room_after(t, ahead);
         if (!pes_rt.full && !pes_rt_pmu_backend()) {
+            /* Records are rare outside a recording stretch: they get a small
+             * share while the sample is far (a slow path per 64 records of a
+             * clone-less function), none near it (then each record takes the
+             * slow path), so the countdown runs out about twice per sample */
             uint64_t check_room = 0;
             if (!__atomic_load_n(&t->tls->recording, __ATOMIC_RELAXED)) {
-                check_room = sample_room / 2;
-                sample_room -= check_room;
+                uint64_t records = sample_room >= PES_RT_RECORD_SHARE_FROM ? PES_RT_RECORD_SHARE : 0;
+                check_room = sample_room - records;
+                sample_room = records;
             }
             pes_rt_check_arm(t, check_room, spent);
         }

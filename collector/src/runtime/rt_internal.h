@@ -272,6 +272,8 @@ PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
 #define PES_RT_CD_OFF ((int64_t)1 << 61)
 #define PES_RT_CD_MAX_ROOM ((uint64_t)1 << 23)   /* keeps the stores field exact */
 #define PES_RT_CD_WAKE_ROOM 16384u               /* reuse modes: bounds a lost wake-up */
+#define PES_RT_RECORD_SHARE 64u                  /* records' share of the room (rt_buffer.c) */
+#define PES_RT_RECORD_SHARE_FROM 1024u           /* ... while the room is at least this */
 /* Decoded drop of a countdown: loads and stores the check path counted. */
 struct pes_rt_drop {
     uint64_t loads, stores;

@@ -10,9 +10,12 @@
 
 #include "rt_internal.h"
 
-static __thread struct pes_rt_thread *self;
-static __thread int setup_failed;
-static __thread struct pes_record scratch[PES_RT_SCRATCH];
+/* initial-exec like __pes_tls (the runtime is never dlopen'ed): no
+ * __tls_get_addr call on every slow path */
+#define PES_RT_TLS __thread __attribute__((tls_model("initial-exec")))
+static PES_RT_TLS struct pes_rt_thread *self;
+static PES_RT_TLS int setup_failed;
+static PES_RT_TLS struct pes_record scratch[PES_RT_SCRATCH];
 static pthread_key_t exit_key;
 
 struct pes_rt_thread *pes_rt_thread_self(void)
