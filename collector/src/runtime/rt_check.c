@@ -25,21 +25,8 @@
  */
 #include "rt_internal.h"
 
-#define STORES_MASK ((1ull << PES_RT_WEIGHT_SHIFT) - 1)
-#define KICK (1ull << 63)
-/* A drop this large is a kicked countdown (the counted part stays far below). */
-#define KICKED (1ull << 62)
 /* Pending counts beyond this are a torn read by another thread: ignored. */
 #define PLAUSIBLE (1ull << 50)
-
-struct pes_rt_drop pes_rt_check_decode(uint64_t drop)
-{
-    struct pes_rt_drop d;
-    d.stores = drop & STORES_MASK;
-    uint64_t accesses = drop >> PES_RT_WEIGHT_SHIFT;
-    d.loads = accesses >= d.stores ? accesses - d.stores : 0;
-    return d;
-}
 
 static int counting(const struct pes_rt_thread *t)
 {
@@ -50,11 +37,9 @@ static int counting(const struct pes_rt_thread *t)
 /* cd_init - countdown - unspent, without the wake-up bit. */
 static uint64_t drop_since_arm(const struct pes_rt_thread *t, int64_t unspent)
 {
-    uint64_t init = (uint64_t)__atomic_load_n(&t->s.cd_init, __ATOMIC_RELAXED);
-    uint64_t now = (uint64_t)__atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED);
-    uint64_t drop = init - now - (uint64_t)unspent;
-    if (drop >= KICKED)
-        drop -= KICK;
+    int64_t armed = __atomic_load_n(&t->s.cd_init, __ATOMIC_RELAXED);
+    int64_t now = __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED);
+    uint64_t drop = pes_rt_check_drop(armed, now) - (uint64_t)unspent;
     return drop < PLAUSIBLE ? drop : 0;
 }
 
@@ -109,7 +94,7 @@ void pes_rt_check_arm(struct pes_rt_thread *t, uint64_t room, int64_t spent)
     uint64_t cap = wakes() ? PES_RT_CD_WAKE_ROOM : PES_RT_CD_MAX_ROOM;
     if (room > cap)
         room = cap;
-    int64_t v = (int64_t)(room << PES_RT_WEIGHT_SHIFT | STORES_MASK);
+    int64_t v = pes_rt_check_pack(room);
     /* in the runtime (in_runtime set): a trap handler never sees the pair half-written */
     __atomic_store_n(&t->s.cd_init, v + spent, __ATOMIC_RELAXED);
     __atomic_store_n(&t->tls->countdown, v, __ATOMIC_RELAXED);
@@ -124,7 +109,7 @@ void pes_rt_check_arm(struct pes_rt_thread *t, uint64_t room, int64_t spent)
 
 void pes_rt_check_kick(struct pes_rt_thread *t)
 {
-    __atomic_fetch_or((uint64_t *)&t->tls->countdown, KICK, __ATOMIC_SEQ_CST);
+    __atomic_fetch_or((uint64_t *)&t->tls->countdown, PES_RT_CD_KICK, __ATOMIC_SEQ_CST);
 }
 
 /* Sampling without a full trace: fold, take the wake-up, and either run this

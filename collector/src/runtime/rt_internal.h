@@ -278,7 +278,29 @@ PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
 struct pes_rt_drop {
     uint64_t loads, stores;
 };
-PES_RT_HIDDEN struct pes_rt_drop pes_rt_check_decode(uint64_t drop);
+#define PES_RT_CD_STORES_MASK ((1ull << PES_RT_WEIGHT_SHIFT) - 1)
+#define PES_RT_CD_KICK (1ull << 63)
+/* The countdown armed for `room` loads + stores: non-negative until more ran
+ * (while fewer than 2^24 stores ran). */
+static inline int64_t pes_rt_check_pack(uint64_t room)
+{
+    return (int64_t)(room << PES_RT_WEIGHT_SHIFT | PES_RT_CD_STORES_MASK);
+}
+/* armed value - current value, without a wake-up kick: sum of the weights
+ * subtracted since (a kick adds 2^63; the counted part stays below 2^62). */
+static inline uint64_t pes_rt_check_drop(int64_t armed, int64_t now)
+{
+    uint64_t drop = (uint64_t)armed - (uint64_t)now;
+    return drop >= (1ull << 62) ? drop - PES_RT_CD_KICK : drop;
+}
+static inline struct pes_rt_drop pes_rt_check_decode(uint64_t drop)
+{
+    struct pes_rt_drop d;
+    d.stores = drop & PES_RT_CD_STORES_MASK;
+    uint64_t accesses = drop >> PES_RT_WEIGHT_SHIFT;
+    d.loads = accesses >= d.stores ? accesses - d.stores : 0;
+    return d;
+}
 /* What the thread's own check path counted since its last sync. */
 PES_RT_HIDDEN struct pes_rt_drop pes_rt_check_pending(const struct pes_rt_thread *t);
 /* The same for another thread (racy by design; lock-free, safe in a signal
