@@ -62,6 +62,8 @@ static inline void *pes_rt_calloc_lines(size_t n, size_t size)
 #define PES_RT_MAX_BUFFER_RECORDS (1u << 26)
 #define PES_RT_DEFAULT_ZSTD_LEVEL 1
 #define PES_RT_MAX_ZSTD_LEVEL 22
+#define PES_RT_MAX_WRITERS 64      /* PES_WRITERS upper bound */
+#define PES_RT_AUTO_WRITERS_MAX 8  /* default: CPUs of the affinity mask, at most this */
 
 enum pes_rt_mode {
     PES_RT_MODE_SAMPLES = 1,   /* uses only: PES_EV_SAMPLE */
@@ -87,6 +89,7 @@ struct pes_rt_config {
     uint32_t time_interval;
     uint32_t buffer_records;
     int zstd_level;
+    uint32_t writers;          /* encoder threads; 0 = from the affinity mask */
     int quiet;
     const char *command;       /* NULL = use /proc/self/cmdline */
 };
@@ -98,6 +101,9 @@ typedef const char *(*pes_rt_getenv_fn)(const char *name, void *ctx);
  * ("PES_TIME_INTERVAL=abc: expected a positive integer") in msg. */
 PES_RT_HIDDEN int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx,
                                       char *msg, size_t msg_size);
+/* Default writer-pool size for `cpus` CPUs in the affinity mask (<= 0: unknown):
+ * one encoder thread per CPU, at least 1, at most PES_RT_AUTO_WRITERS_MAX. */
+PES_RT_HIDDEN uint32_t pes_rt_writers_for_cpus(int cpus);
 /* Parses "reuse" etc.; 0 if unknown. */
 PES_RT_HIDDEN int pes_rt_mode_parse(const char *s);
 PES_RT_HIDDEN const char *pes_rt_mode_name(int mode);
