@@ -53,6 +53,7 @@ struct options {
     const char *time_interval;
     const char *buffer_records;
     const char *zstd_level;
+    const char *writers;
     int quiet;
 };
 
@@ -84,13 +85,16 @@ static void usage(FILE *f)
             "      --time-interval N  records between time marks (default %u)\n"
             "      --buffer-records N records per thread buffer (default %u, %u..%u)\n"
             "      --zstd-level N     compression level (default %d, 1..%d)\n"
+            "      --writers N        threads compressing the trace, 1..%u (default: one per\n"
+            "                         CPU the program may run on, at most %u)\n"
             "  -q, --quiet            no summary, no runtime warnings\n"
             "  -h, --help             this help\n"
             "      --version          print the version\n"
             "\n"
             "Exits with PROGRAM's exit status (re-raises its terminating signal).\n",
             PES_RT_DEFAULT_PERIOD, PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
-            PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL);
+            PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL,
+            PES_RT_MAX_WRITERS, PES_RT_AUTO_WRITERS_MAX);
 }
 
 __attribute__((noreturn, format(printf, 2, 3))) static void die(int status, const char *fmt, ...)
@@ -150,7 +154,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
            OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
-           OPT_LIST };
+           OPT_LIST, OPT_WRITERS };
     static const struct option longs[] = {
         {"full", no_argument, NULL, OPT_FULL},
         {"mode", required_argument, NULL, OPT_MODE},
@@ -167,6 +171,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"time-interval", required_argument, NULL, OPT_TIME},
         {"buffer-records", required_argument, NULL, OPT_BUFFER},
         {"zstd-level", required_argument, NULL, OPT_ZSTD},
+        {"writers", required_argument, NULL, OPT_WRITERS},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -220,6 +225,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                              PES_RT_MAX_BUFFER_RECORDS);
             break;
         case OPT_ZSTD: o->zstd_level = check_number("--zstd-level", optarg, 1, PES_RT_MAX_ZSTD_LEVEL); break;
+        case OPT_WRITERS: o->writers = check_number("--writers", optarg, 1, PES_RT_MAX_WRITERS); break;
         case 'q': o->quiet = 1; break;
         case 'h': usage(stdout); exit(0);
         case OPT_VERSION: printf("pes-collect %s\n", PES_VERSION); exit(0);
@@ -647,6 +653,7 @@ int main(int argc, char **argv)
         set_or_unset(PES_ENV_TIME_INTERVAL, o.time_interval);
         set_or_unset(PES_ENV_BUFFER_RECORDS, o.buffer_records);
         set_or_unset(PES_ENV_ZSTD_LEVEL, o.zstd_level);
+        set_or_unset(PES_ENV_WRITERS, o.writers);
         set_or_unset(PES_ENV_QUIET, o.quiet ? "1" : NULL);
         execv(exe, app);
         fprintf(stderr, "pes-collect: %s: %s\n", app[0], strerror(errno));

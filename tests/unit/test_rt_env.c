@@ -34,6 +34,7 @@ static void defaults_when_unset(void **state)
     assert_int_equal(c.time_interval, 1024);
     assert_int_equal(c.buffer_records, 65536);
     assert_int_equal(c.zstd_level, 1);
+    assert_int_equal(c.writers, 0);   /* from the affinity mask */
     assert_int_equal(c.quiet, 0);
     assert_int_equal(c.overwrite, 0);
     assert_null(c.command);
@@ -44,7 +45,7 @@ static void valid_values(void **state)
     (void)state;
     const char *env[] = {"PES_FULL_OUTPUT", "/tmp/x.zst", "PES_TIME_INTERVAL", "1",
                          "PES_BUFFER_RECORDS", "16", "PES_ZSTD_LEVEL", "22", "PES_QUIET", "1",
-                         "PES_OVERWRITE", "0", "PES_COMMAND", "./a 'b c'", NULL};
+                         "PES_WRITERS", "1", "PES_OVERWRITE", "0", "PES_COMMAND", "./a 'b c'", NULL};
     struct pes_rt_config c;
     char msg[256];
     assert_int_equal(parse(env, &c, msg), 0);
@@ -52,14 +53,17 @@ static void valid_values(void **state)
     assert_int_equal(c.time_interval, 1);
     assert_int_equal(c.buffer_records, 16);
     assert_int_equal(c.zstd_level, 22);
+    assert_int_equal(c.writers, 1);
     assert_int_equal(c.quiet, 1);
     assert_int_equal(c.overwrite, 0);
     assert_string_equal(c.command, "./a 'b c'");
 
-    const char *big[] = {"PES_TIME_INTERVAL", "4294967295", "PES_BUFFER_RECORDS", "67108864", NULL};
+    const char *big[] = {"PES_TIME_INTERVAL", "4294967295", "PES_BUFFER_RECORDS", "67108864",
+                         "PES_WRITERS", "64", NULL};
     assert_int_equal(parse(big, &c, msg), 0);
     assert_int_equal(c.time_interval, 4294967295u);
     assert_int_equal(c.buffer_records, 67108864u);
+    assert_int_equal(c.writers, 64);
 }
 
 static void expect_error(const char *name, const char *value, const char *message)
@@ -92,9 +96,24 @@ static void invalid_values(void **state)
     expect_error("PES_BUFFER_RECORDS", "67108865", NULL);
     expect_error("PES_ZSTD_LEVEL", "0", NULL);
     expect_error("PES_ZSTD_LEVEL", "23", NULL);
+    expect_error("PES_WRITERS", "0", "PES_WRITERS=0: expected an integer from 1 to 64");
+    expect_error("PES_WRITERS", "65", NULL);
+    expect_error("PES_WRITERS", "four", NULL);
+    expect_error("PES_WRITERS", "", NULL);
     expect_error("PES_QUIET", "yes", "PES_QUIET=yes: expected 0 or 1");
     expect_error("PES_OVERWRITE", "2", NULL);
     expect_error("PES_FULL_OUTPUT", "", "PES_FULL_OUTPUT=: expected a file path");
+}
+
+static void writers_default(void **state)
+{
+    (void)state;
+    assert_int_equal(pes_rt_writers_for_cpus(-1), 1);   /* sched_getaffinity failed */
+    assert_int_equal(pes_rt_writers_for_cpus(0), 1);
+    assert_int_equal(pes_rt_writers_for_cpus(1), 1);
+    assert_int_equal(pes_rt_writers_for_cpus(2), 2);
+    assert_int_equal(pes_rt_writers_for_cpus(8), 8);
+    assert_int_equal(pes_rt_writers_for_cpus(192), 8);
 }
 
 static void sampling_values(void **state)
@@ -166,6 +185,7 @@ int main(void)
         cmocka_unit_test(valid_values),
         cmocka_unit_test(invalid_values),
         cmocka_unit_test(parse_u64_bounds),
+        cmocka_unit_test(writers_default),
         cmocka_unit_test(sampling_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

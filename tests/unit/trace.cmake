@@ -22,3 +22,8 @@ if(TARGET pes-dump)
   set_tests_properties(trace.pes_dump PROPERTIES LABELS unit TIMEOUT 60)
 endif()
 pes_add_unit_test(test_trace_layout SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_layout.c LIBS pes_trace PkgConfig::ZSTD)
+# Block production apart from appending: encoder bytes = writer bytes = an
+# oracle from the format doc; out-of-order and multi-threaded encoding.
+pes_add_unit_test(test_trace_encoder SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_encoder.c
+                  LIBS pes_trace PkgConfig::ZSTD Threads::Threads)
+set_tests_properties(unit.test_trace_encoder PROPERTIES LABELS "unit;concurrent")

@@ -104,6 +104,27 @@ int pes_events_encode(const struct pes_event *ev, size_t n, struct pes_buf *out)
 int pes_events_decode(const uint8_t *payload, size_t size, size_t n, struct pes_event *out,
                       const char **why);
 
+/* ---- block production (encoder.c), shared by the public encoder and the
+ * writer. Each call replaces the encoder's output (pes_trace_encoder_output)
+ * with the block(s) it made; on error the output is empty and err names
+ * `name` (a file path, or "pes_trace_encoder") at `offset`. Arguments are
+ * checked by the callers. */
+int pes_encoder_header(struct pes_trace_encoder *e, const struct pes_trace_info *info,
+                       const char *name, struct pes_error *err);
+int pes_encoder_footer(struct pes_trace_encoder *e, const struct pes_thread_totals *totals,
+                       size_t n, uint64_t end_ticks, const char *name, uint64_t offset,
+                       struct pes_error *err);
+int pes_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m, const char *name,
+                       uint64_t offset, struct pes_error *err);
+int pes_encoder_thread(struct pes_trace_encoder *e, const struct pes_thread *t, const char *name,
+                       uint64_t offset, struct pes_error *err);
+int pes_encoder_records(struct pes_trace_encoder *e, uint32_t thread, const struct pes_record *recs,
+                        size_t n, const char *name, uint64_t offset, struct pes_error *err);
+int pes_encoder_events(struct pes_trace_encoder *e, uint32_t thread, const struct pes_event *ev,
+                       size_t n, const char *name, uint64_t offset, struct pes_error *err);
+int pes_encoder_mappings(struct pes_trace_encoder *e, const struct pes_mapping *m, size_t n,
+                         const char *name, uint64_t offset, struct pes_error *err);
+
 /* ---- simple payloads (serialize.c); decoders return 0 or -1 with *why */
 int pes_ser_info(struct pes_buf *b, const struct pes_trace_info *info);
 int pes_de_info(const uint8_t *p, size_t size, struct pes_trace_info *info, struct pes_arena *a,

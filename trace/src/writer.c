@@ -1,79 +1,61 @@
 /*
- * writer.c — pes_trace_writer: builds each block (24-byte header + payload)
- * in memory, compresses it as one zstd frame (content size and checksum on),
- * and appends [skippable index frame][data frame] to the file.
+ * writer.c — pes_trace_writer: appends blocks to the file. Its own encoder
+ * (encoder.c) makes the HEADER, the FOOTER and the blocks given to the
+ * writer_* calls; pes_trace_writer_append takes blocks that other encoders
+ * made, possibly on other threads, so the file is the same either way.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "trace_internal.h"
 
 struct pes_trace_writer {
     FILE *f;
     char *path;
-    ZSTD_CCtx *cctx;
-    struct pes_access_codec *codec;
-    struct pes_buf block;   /* header + payload being built */
-    struct pes_buf frame;   /* compressed output */
+    struct pes_trace_encoder *enc;  /* blocks given as items, HEADER and FOOTER */
     uint64_t bytes;
     int failed;             /* an earlier write failed: refuse further blocks */
 };
 
-static int writer_emit(struct pes_trace_writer *w, uint32_t type, uint32_t thread,
-                       uint32_t count, struct pes_error *err)
-{
-    size_t payload = w->block.len - PES_BLOCK_HEADER_BYTES;
-    if (payload > PES_MAX_PAYLOAD)
-        return pes_error_set(err, PES_ERR_ARG, w->bytes,
-                           "%s: %s block payload of %zu bytes exceeds the %llu-byte limit",
-                           w->path, pes_block_type_name(type), payload,
-                           (unsigned long long)PES_MAX_PAYLOAD);
-    pes_block_header_encode(w->block.data, type, thread, count, payload);
-    size_t bound = ZSTD_compressBound(w->block.len);
-    w->frame.len = 0;
-    if (pes_buf_reserve(&w->frame, PES_INDEX_BYTES + bound))
-        return pes_error_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
-    size_t csize = ZSTD_compress2(w->cctx, w->frame.data + PES_INDEX_BYTES, bound,
-                                  w->block.data, w->block.len);
-    if (ZSTD_isError(csize))
-        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: zstd: %s", w->path,
-                           ZSTD_getErrorName(csize));
-    struct pes_index_entry e = {type, thread, count, (uint32_t)csize};
-    pes_index_encode(w->frame.data, &e);
-    size_t total = PES_INDEX_BYTES + csize;
-    if (fwrite(w->frame.data, 1, total, w->f) != total) {
-        w->failed = 1;
-        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: write failed: %s", w->path,
-                           strerror(errno));
-    }
-    w->bytes += total;
-    return 0;
-}
-
-/* Starts a block: room for the header, payload appended by the caller. */
-static int writer_begin(struct pes_trace_writer *w, struct pes_error *err)
+static int refuse_if_failed(const struct pes_trace_writer *w, struct pes_error *err)
 {
     if (w->failed)
         return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: an earlier write failed", w->path);
-    w->block.len = 0;
-    if (pes_buf_reserve(&w->block, PES_BLOCK_HEADER_BYTES))
-        return pes_error_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
-    w->block.len = PES_BLOCK_HEADER_BYTES;
     return 0;
+}
+
+/* Appends bytes that are whole blocks; a short write marks the writer failed
+ * (the file then ends with an incomplete block, which readers report). */
+static int writer_put(struct pes_trace_writer *w, const void *bytes, size_t size,
+                      struct pes_error *err)
+{
+    if (size && fwrite(bytes, 1, size, w->f) != size) {
+        w->failed = 1;
+        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: write failed: %s", w->path,
+                             strerror(errno));
+    }
+    w->bytes += size;
+    return 0;
+}
+
+/* Appends what the writer's own encoder produced (rc = its result). */
+static int writer_put_encoded(struct pes_trace_writer *w, int rc, struct pes_error *err)
+{
+    if (rc)
+        return -1;
+    size_t size;
+    const void *bytes = pes_trace_encoder_output(w->enc, &size);
+    return writer_put(w, bytes, size, err);
 }
 
 static void writer_free(struct pes_trace_writer *w)
 {
     if (w->f)
         fclose(w->f);
-    ZSTD_freeCCtx(w->cctx);
-    pes_access_codec_free(w->codec);
-    pes_buf_free(&w->block);
-    pes_buf_free(&w->frame);
+    pes_trace_encoder_free(w->enc);
     free(w->path);
     free(w);
 }
@@ -98,10 +80,9 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
         w->path = strdup(path);
     if (w && w->path) {
         w->f = fdopen(fd, "wb");
-        w->cctx = ZSTD_createCCtx();
-        w->codec = pes_access_codec_new();
+        w->enc = pes_trace_encoder_new(opt, NULL);
     }
-    if (!w || !w->path || !w->f || !w->cctx || !w->codec) {
+    if (!w || !w->path || !w->f || !w->enc) {
         if (w && !w->f)
             close(fd);
         if (w)
@@ -112,12 +93,7 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
         return NULL;
     }
     setvbuf(w->f, NULL, _IOFBF, 1 << 20);
-    int level = opt && opt->zstd_level ? opt->zstd_level : 1;
-    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
-    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
-    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1);
-    if (writer_begin(w, err) || pes_ser_info(&w->block, info) ||
-        writer_emit(w, PES_BLOCK_HEADER, 0, 1, err)) {
+    if (writer_put_encoded(w, pes_encoder_header(w->enc, info, path, err), err)) {
         if (err && err->code == PES_OK)
             pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
         writer_free(w);
@@ -126,9 +102,33 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
     return w;
 }
 
-static int nomem(struct pes_trace_writer *w, struct pes_error *err)
+int pes_trace_writer_append(struct pes_trace_writer *w, const void *bytes, size_t size,
+                            struct pes_error *err)
 {
-    return pes_error_set(err, PES_ERR_NOMEM, w->bytes, "%s: out of memory", w->path);
+    pes_err_clear(err);
+    if (!w || !bytes || !size)
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_append: bad arguments");
+    if (refuse_if_failed(w, err))
+        return -1;
+    /* Whole blocks only, and never a second HEADER or an early FOOTER: a
+     * caller's mistake must not make the file unreadable. Only the index
+     * frames are looked at; the data frames were made by an encoder. */
+    const uint8_t *p = bytes;
+    size_t off = 0;
+    while (off < size) {
+        struct pes_index_entry e;
+        if (size - off < PES_INDEX_BYTES || pes_index_decode(p + off, &e) ||
+            e.frame_size > size - off - PES_INDEX_BYTES)
+            return pes_error_set(err, PES_ERR_ARG, w->bytes,
+                                 "%s: append: bytes at %zu are not a whole encoded block",
+                                 w->path, off);
+        if (e.type == PES_BLOCK_HEADER || e.type == PES_BLOCK_FOOTER)
+            return pes_error_set(err, PES_ERR_ARG, w->bytes,
+                                 "%s: append: a %s block is written by open/close only", w->path,
+                                 pes_block_type_name(e.type));
+        off += PES_INDEX_BYTES + e.frame_size;
+    }
+    return writer_put(w, bytes, size, err);
 }
 
 int pes_trace_writer_module(struct pes_trace_writer *w, const struct pes_module *m,
@@ -137,32 +137,9 @@ int pes_trace_writer_module(struct pes_trace_writer *w, const struct pes_module 
     pes_err_clear(err);
     if (!w || !m || (m->n_sites && !m->sites) || (m->n_bbs && !m->bbs))
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_module: bad arguments");
-    uint64_t end = (uint64_t)m->id_base + m->n_sites + m->n_bbs;
-    if (end > PES_ID_CONTROL_FIRST)
-        return pes_error_set(err, PES_ERR_ARG, w->bytes,
-                           "%s: module %s: id range ends at %llu, inside the control ids",
-                           w->path, m->name ? m->name : "", (unsigned long long)end);
-    for (uint32_t i = 0; i < m->n_sites; i++)
-        if (m->sites[i].id < m->id_base || m->sites[i].id - m->id_base >= m->n_sites)
-            return pes_error_set(err, PES_ERR_ARG, w->bytes,
-                               "%s: module %s: site %u has id %u outside [%u, %u)", w->path,
-                               m->name ? m->name : "", i, m->sites[i].id, m->id_base,
-                               m->id_base + m->n_sites);
-    for (uint32_t i = 0; i < m->n_bbs; i++) {
-        uint32_t base = m->id_base + m->n_sites;
-        if (m->bbs[i].id < base || m->bbs[i].id - base >= m->n_bbs)
-            return pes_error_set(err, PES_ERR_ARG, w->bytes,
-                               "%s: module %s: bb %u has id %u outside [%u, %u)", w->path,
-                               m->name ? m->name : "", i, m->bbs[i].id, base,
-                               base + m->n_bbs);
-    }
-    if (writer_begin(w, err))
+    if (refuse_if_failed(w, err))
         return -1;
-    if (pes_ser_module(&w->block, m))
-        return nomem(w, err);
-    uint64_t count = (uint64_t)m->n_sites + m->n_bbs;
-    return writer_emit(w, PES_BLOCK_MODULE, 0, count > UINT32_MAX ? UINT32_MAX : (uint32_t)count,
-                       err);
+    return writer_put_encoded(w, pes_encoder_module(w->enc, m, w->path, w->bytes, err), err);
 }
 
 int pes_trace_writer_thread(struct pes_trace_writer *w, const struct pes_thread *t,
@@ -171,11 +148,9 @@ int pes_trace_writer_thread(struct pes_trace_writer *w, const struct pes_thread 
     pes_err_clear(err);
     if (!w || !t)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_thread: bad arguments");
-    if (writer_begin(w, err))
+    if (refuse_if_failed(w, err))
         return -1;
-    if (pes_ser_thread(&w->block, t))
-        return nomem(w, err);
-    return writer_emit(w, PES_BLOCK_THREAD, t->index, 1, err);
+    return writer_put_encoded(w, pes_encoder_thread(w->enc, t, w->path, w->bytes, err), err);
 }
 
 int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
@@ -184,18 +159,10 @@ int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
     pes_err_clear(err);
     if (!w || (n && !recs))
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_records: bad arguments");
-    size_t done = 0;
-    do { /* n == 0 still writes one (empty) block */
-        size_t k = n - done > PES_MAX_BLOCK_RECORDS ? PES_MAX_BLOCK_RECORDS : n - done;
-        if (writer_begin(w, err))
-            return -1;
-        if (pes_access_encode(w->codec, recs + done, k, &w->block))
-            return nomem(w, err);
-        if (writer_emit(w, PES_BLOCK_ACCESS, thread, (uint32_t)k, err))
-            return -1;
-        done += k;
-    } while (done < n);
-    return 0;
+    if (refuse_if_failed(w, err))
+        return -1;
+    return writer_put_encoded(
+        w, pes_encoder_records(w->enc, thread, recs, n, w->path, w->bytes, err), err);
 }
 
 int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
@@ -204,18 +171,10 @@ int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
     pes_err_clear(err);
     if (!w || (n && !ev))
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_events: bad arguments");
-    size_t done = 0;
-    do {
-        size_t k = n - done > PES_MAX_BLOCK_RECORDS ? PES_MAX_BLOCK_RECORDS : n - done;
-        if (writer_begin(w, err))
-            return -1;
-        if (pes_events_encode(ev + done, k, &w->block))
-            return nomem(w, err);
-        if (writer_emit(w, PES_BLOCK_EVENTS, thread, (uint32_t)k, err))
-            return -1;
-        done += k;
-    } while (done < n);
-    return 0;
+    if (refuse_if_failed(w, err))
+        return -1;
+    return writer_put_encoded(
+        w, pes_encoder_events(w->enc, thread, ev, n, w->path, w->bytes, err), err);
 }
 
 int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m,
@@ -224,11 +183,10 @@ int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mappi
     pes_err_clear(err);
     if (!w || (n && !m) || n > PES_MAX_READ_RECORDS)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_mappings: bad arguments");
-    if (writer_begin(w, err))
+    if (refuse_if_failed(w, err))
         return -1;
-    if (pes_ser_maps(&w->block, m, n))
-        return nomem(w, err);
-    return writer_emit(w, PES_BLOCK_MAPS, 0, (uint32_t)n, err);
+    return writer_put_encoded(w, pes_encoder_mappings(w->enc, m, n, w->path, w->bytes, err),
+                              err);
 }
 
 int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_totals *totals,
@@ -243,12 +201,12 @@ int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_t
             rc = pes_error_set(err, PES_ERR_ARG, w->bytes, "%s: totals missing", w->path);
         else if (n_totals > PES_MAX_READ_RECORDS)
             rc = pes_error_set(err, PES_ERR_ARG, w->bytes, "%s: too many totals", w->path);
-        else if (writer_begin(w, err))
+        else if (refuse_if_failed(w, err))
             rc = -1;
-        else if (pes_ser_footer(&w->block, totals, n_totals, end_ticks))
-            rc = nomem(w, err);
         else
-            rc = writer_emit(w, PES_BLOCK_FOOTER, 0, (uint32_t)n_totals, err);
+            rc = writer_put_encoded(
+                w, pes_encoder_footer(w->enc, totals, n_totals, end_ticks, w->path, w->bytes, err),
+                err);
     }
     FILE *f = w->f;
     w->f = NULL;

@@ -127,6 +127,7 @@ void __pes_register_module(struct pes_rt_module *m);
 #define PES_ENV_TIME_INTERVAL "PES_TIME_INTERVAL" /* records between time marks (default 1024) */
 #define PES_ENV_BUFFER_RECORDS "PES_BUFFER_RECORDS" /* records per thread buffer (default 65536) */
 #define PES_ENV_ZSTD_LEVEL "PES_ZSTD_LEVEL"     /* default 1 */
+#define PES_ENV_WRITERS "PES_WRITERS"           /* encoder threads, 1..64 (default: CPUs, <= 8) */
 #define PES_ENV_COMMAND "PES_COMMAND"           /* command line to store in the header */
 #define PES_ENV_QUIET "PES_QUIET"               /* "1": no runtime messages on stderr */
 /* Sampling (docs/collector.md): the sampled trace is written only if PES_SAMPLE_OUTPUT is set. */

@@ -51,6 +51,16 @@ static int parse_range(const char *name, const char *v, uint64_t min, uint64_t m
     return -1;
 }
 
+uint32_t pes_rt_writers_for_cpus(int cpus)
+{
+    /* More encoders than CPUs only adds switching. The cap: each encoder
+     * holds a zstd context and one encoded block, and with many encoders the
+     * in-order append and the application's own threads become the limit. */
+    if (cpus < 1)
+        return 1;
+    return cpus > (int)PES_RT_AUTO_WRITERS_MAX ? PES_RT_AUTO_WRITERS_MAX : (uint32_t)cpus;
+}
+
 static const char *const mode_names[] = {NULL, "samples", "reuse", "reuse-shared", "comm"};
 
 int pes_rt_mode_parse(const char *s)
@@ -155,6 +165,12 @@ int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx
                     msg, msg_size))
         return -1;
     c->zstd_level = (int)v;
+
+    v = 0;
+    if (parse_range(PES_ENV_WRITERS, get(PES_ENV_WRITERS, ctx), 1, PES_RT_MAX_WRITERS, &v, msg,
+                    msg_size))
+        return -1;
+    c->writers = (uint32_t)v;
 
     if (parse_flag(PES_ENV_OVERWRITE, get(PES_ENV_OVERWRITE, ctx), &c->overwrite, msg, msg_size))
         return -1;

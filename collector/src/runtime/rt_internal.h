@@ -9,7 +9,7 @@
  *   rt_thread.c       per-thread state: lazy set-up, thread exit
  *   rt_buffer.c       the slow path: buffer hand-off, time marks, limit
  *   rt_check.c        the check path's countdown: __pes_check_due, exact counts from it
- *   rt_writer.c       the writer thread and its queue
+ *   rt_writer.c       the writer pool: queue, encoder threads, in-order append
  *   rt_modules.c      __pes_register_module
  *   rt_signals.c      fatal-signal flush
  *   rt_sites.c        id -> load/store weights and site kinds (soft sampler)
@@ -63,6 +63,8 @@ static inline void *pes_rt_calloc_lines(size_t n, size_t size)
 #define PES_RT_MAX_BUFFER_RECORDS (1u << 26)
 #define PES_RT_DEFAULT_ZSTD_LEVEL 1
 #define PES_RT_MAX_ZSTD_LEVEL 22
+#define PES_RT_MAX_WRITERS 64      /* PES_WRITERS upper bound */
+#define PES_RT_AUTO_WRITERS_MAX 8  /* default: CPUs of the affinity mask, at most this */
 
 enum pes_rt_mode {
     PES_RT_MODE_SAMPLES = 1,   /* uses only: PES_EV_SAMPLE */
@@ -88,6 +90,7 @@ struct pes_rt_config {
     uint32_t time_interval;
     uint32_t buffer_records;
     int zstd_level;
+    uint32_t writers;          /* encoder threads; 0 = from the affinity mask */
     int quiet;
     const char *command;       /* NULL = use /proc/self/cmdline */
 };
@@ -99,6 +102,9 @@ typedef const char *(*pes_rt_getenv_fn)(const char *name, void *ctx);
  * ("PES_TIME_INTERVAL=abc: expected a positive integer") in msg. */
 PES_RT_HIDDEN int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx,
                                       char *msg, size_t msg_size);
+/* Default writer-pool size for `cpus` CPUs in the affinity mask (<= 0: unknown):
+ * one encoder thread per CPU, at least 1, at most PES_RT_AUTO_WRITERS_MAX. */
+PES_RT_HIDDEN uint32_t pes_rt_writers_for_cpus(int cpus);
 /* Parses "reuse" etc.; 0 if unknown. */
 PES_RT_HIDDEN int pes_rt_mode_parse(const char *s);
 PES_RT_HIDDEN const char *pes_rt_mode_name(int mode);
@@ -145,24 +151,25 @@ char *pes_cmdline_quote(int argc, char *const argv[]);
 enum pes_rt_item_type { PES_RT_ITEM_RECORDS, PES_RT_ITEM_THREAD, PES_RT_ITEM_MODULE, PES_RT_ITEM_STOP,
                         PES_RT_ITEM_EVENTS, PES_RT_ITEM_MAPS };
 
-/* A unit of work for the writer thread (FIFO: order in the file = order queued). */
+/* A unit of work for the writer pool (order in the file = order queued). */
 struct pes_rt_item {
     int type;
-    int heap;                          /* free() after writing */
+    int heap;                          /* free() after encoding */
     struct pes_rt_item *next;
+    uint64_t seq;                      /* queue position, set when queued */
     uint32_t thread;                   /* RECORDS */
     const struct pes_record *records;  /* RECORDS */
     size_t n;
-    struct pes_rt_buf *buf;            /* RECORDS: returned (busy = 0) after writing */
+    struct pes_rt_buf *buf;            /* RECORDS/EVENTS: returned (busy = 0) once encoded */
     struct pes_thread info;            /* THREAD */
-    struct pes_module *module;         /* MODULE (heap, freed after writing) */
+    struct pes_module *module;         /* MODULE (heap, freed after encoding) */
     const struct pes_event *events;    /* EVENTS (in buf) */
-    struct pes_mapping *maps;          /* MAPS (heap, freed after writing, with its strings) */
+    struct pes_mapping *maps;          /* MAPS (heap, freed after encoding, with its strings) */
 };
 
 struct pes_rt_buf {
     struct pes_record *recs;
-    int busy;                          /* queued to the writer; guarded by the queue lock */
+    int busy;                          /* queued, not encoded yet; guarded by the queue lock */
     struct pes_rt_item item;
 };
 
@@ -480,16 +487,20 @@ PES_RT_HIDDEN uint64_t pes_rt_pmu_count_self(const struct pes_rt_thread *t);
 PES_RT_HIDDEN void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev);
 
 /* rt_writer.c */
+/* Starts the encoder threads (PES_WRITERS, else pes_rt_writers_for_cpus of the
+ * affinity mask). 0, or -1 if none could be started. */
 PES_RT_HIDDEN int pes_rt_writer_start(void);
 PES_RT_HIDDEN void pes_rt_writer_push(struct pes_rt_item *it);
 /* Non-blocking variant for signal handlers: 0 if queued, -1 if the lock is busy. */
 PES_RT_HIDDEN int pes_rt_writer_try_push(struct pes_rt_item *it);
-/* Waits until buf is no longer busy (or the writer is gone). Returns 0 if free. */
+/* Waits until buf is encoded and back (or the writer is gone). Returns 0 if free. */
 PES_RT_HIDDEN int pes_rt_writer_wait_free(struct pes_rt_buf *buf);
-/* Queues STOP and joins the writer, which writes the footer and closes the file. */
+/* Queues STOP and joins the pool; the item before STOP is the last one written,
+ * then the footer, and the file is closed. */
 PES_RT_HIDDEN void pes_rt_writer_finish(void);
 /* From a signal handler: queue STOP and poll (bounded) until the file is closed. */
 PES_RT_HIDDEN void pes_rt_writer_finish_signal(void);
+/* True in a writer-pool thread. */
 PES_RT_HIDDEN int pes_rt_writer_is_self(void);
 
 

@@ -1,30 +1,89 @@
-/* rt_writer.c — the single writer thread. Application threads queue full
- * buffers, THREAD and MODULE items; the writer encodes them in queue order
- * (pes_trace_writer is single-threaded by contract), returns the buffers, keeps
- * per-thread totals, and writes the footer when told to stop. */
+/* rt_writer.c — the writer pool. Application threads queue full buffers,
+ * THREAD, MODULE, EVENTS and MAPS items; each item takes a sequence number
+ * when it is queued. Encoder threads take items in queue order and encode
+ * them concurrently, each with its own pes_trace_encoder, and hand a buffer
+ * back to its owner as soon as it is encoded. The encoded blocks are then
+ * appended to the file(s) strictly in sequence order (the reorder stage
+ * below), so a file is the one a single writer would write for the same queue
+ * order: a block's bytes do not depend on which encoder made it (pes/trace.h).
+ * Footer totals are also summed in that order, when a block is appended.
+ *
+ * Why: one thread encoding and compressing every block of every application
+ * thread was the bottleneck of full traces of vectorised loops.
+ *
+ * Memory: 2 buffers per application thread (back-pressure, rt_buffer.c), one
+ * encoded block per encoder, and at most `window` blocks encoded out of turn
+ * and waiting for an earlier one: an item is only taken while its sequence
+ * number is within `window` of the next one to append.
+ *
+ * Appending: there is no appending thread. The encoder that finishes the item
+ * next in line appends it, then every following item that is already
+ * waiting; an encoder that finishes out of turn copies its block into the
+ * window and goes on. One mutex guards the queue, the buffer flags and the
+ * window; encoding, copying and file writes run outside it. */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "rt_internal.h"
 
+/* What an encoder made of one item, kept until the item's turn to be appended. */
+struct result {
+    uint64_t seq;
+    int type;                     /* enum pes_rt_item_type */
+    uint32_t thread;              /* RECORDS, EVENTS: thread index; THREAD: its index */
+    int to_full, to_sampled;      /* the item was encoded for that file */
+    int rc;                       /* encoding failed: err says why */
+    struct pes_error err;
+    const uint8_t *bytes;         /* encoded block(s): in the encoder, or `owned` */
+    size_t size;
+    uint8_t *owned;               /* malloc'd copy while waiting in the window */
+    /* RECORDS: footer contributions */
+    uint64_t n, loads, stores, end_ticks;
+    int has_end;                  /* a TIME or THREAD_END record set end_ticks */
+    /* EVENTS: footer contributions */
+    int has_totals;               /* a TOTALS event: loads, stores, samples */
+    uint64_t samples, lost, max_time;
+};
+
+struct slot {
+    int ready;
+    struct result r;
+};
+
+struct worker {
+    pthread_t thread;
+    struct pes_trace_encoder *enc;
+    int started;
+};
+
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_nonempty = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t q_returned = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t q_work = PTHREAD_COND_INITIALIZER;      /* item queued, window moved, turn */
+static pthread_cond_t q_returned = PTHREAD_COND_INITIALIZER;  /* a buffer is back */
 static struct pes_rt_item *head, *tail;
-static pthread_t writer_thread;
-static int running;        /* guarded by qlock: buffers may still come back */
-static int closed;         /* atomic: footer written, file closed */
+static uint64_t next_seq;          /* sequence number of the next item queued */
+static int running;                /* guarded by qlock: buffers may still come back */
+static int closed;                 /* atomic: footer written, file closed */
+static int stop_taken;             /* STOP was taken: nothing after it is ever taken */
 static struct pes_rt_item stop_item = {.type = PES_RT_ITEM_STOP};
 
-/* Writer-thread-only state. */
-static int failed;                 /* the full trace */
-static int sfailed;                /* the sampled trace */
+static struct worker *workers;
+static uint32_t n_workers;
+static struct slot *window;        /* results waiting for their turn, at seq % window_size */
+static uint32_t window_size;
+static uint64_t next_append;       /* sequence number of the next item to append */
+static int appending;              /* an encoder is appending (outside the lock) */
+static __thread int in_pool;
+
+/* Appender-only state: only the encoder that holds `appending` touches it. */
+static int failed;                 /* atomic (encoders read it): the full trace */
+static int sfailed;                /* atomic: the sampled trace */
 static struct pes_thread_totals *stotals;   /* sampled trace footer */
 static size_t n_stotals;
-static uint8_t *id_kind;           /* access kind per global site id, 0 = not a site */
-static size_t id_kind_n;
 static struct pes_thread_totals *totals;
 static size_t n_totals;
 static uint32_t n_announced;       /* threads whose THREAD block was written */
@@ -32,6 +91,7 @@ static uint32_t n_announced;       /* threads whose THREAD block was written */
 static void append_locked(struct pes_rt_item *it)
 {
     it->next = NULL;
+    it->seq = next_seq++;
     if (it->buf)
         it->buf->busy = 1;
     if (tail)
@@ -39,7 +99,7 @@ static void append_locked(struct pes_rt_item *it)
     else
         head = it;
     tail = it;
-    pthread_cond_signal(&q_nonempty);
+    pthread_cond_signal(&q_work);
 }
 
 void pes_rt_writer_push(struct pes_rt_item *it)
@@ -76,19 +136,16 @@ int pes_rt_writer_wait_free(struct pes_rt_buf *buf)
 
 int pes_rt_writer_is_self(void)
 {
-    return __atomic_load_n(&running, __ATOMIC_RELAXED) && pthread_equal(pthread_self(), writer_thread);
+    return in_pool;
 }
+
+/* ------------------------------------------------------------ footer totals */
 
 static void report_to(int *flag, const struct pes_error *err)
 {
-    if (!*flag)
+    if (!__atomic_load_n(flag, __ATOMIC_RELAXED))
         pes_rt_message("%s; the trace ends here", err->message[0] ? err->message : "write failed");
-    *flag = 1;
-}
-
-static void report(const struct pes_error *err)
-{
-    report_to(&failed, err);
+    __atomic_store_n(flag, 1, __ATOMIC_RELAXED);
 }
 
 static struct pes_thread_totals *grow(struct pes_thread_totals **arr, size_t *len, uint32_t thread)
@@ -107,185 +164,412 @@ static struct pes_thread_totals *grow(struct pes_thread_totals **arr, size_t *le
     return &(*arr)[thread];
 }
 
-static struct pes_thread_totals *totals_for(uint32_t thread)
+/* Encoder side: what a RECORDS item adds to its thread's totals. Site kinds
+ * come from rt_sites.c, filled when a module registers, before any record
+ * can use its ids; its tables are never moved, so this needs no lock. */
+static void count_records(struct result *r, const struct pes_record *rec, size_t n)
 {
-    return grow(&totals, &n_totals, thread);
+    const uint32_t *wt = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
+    uint64_t loads = 0, stores = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = rec[i].id, w;
+        if (wt) {
+            w = wt[pes_rt_weight_index(id)];
+        } else {
+            uint8_t kind = pes_rt_sites_get(id).kind;
+            w = (pes_kind_reads(kind) ? 1u : 0u) + (pes_kind_writes(kind) ? 1u << 16 : 0u);
+        }
+        loads += w & 0xffff;
+        stores += w >> 16;
+        if (id == PES_ID_TIME || id == PES_ID_THREAD_END) {
+            r->end_ticks = rec[i].addr;
+            r->has_end = 1;
+        }
+    }
+    r->n = n;
+    r->loads = loads;
+    r->stores = stores;
 }
 
-/* Sampled footer: events written; loads, stores and samples from the thread's
- * TOTALS event; lost from LOST events; last event time. */
-static void count_events(uint32_t thread, const struct pes_event *e, size_t n)
+/* Encoder side, sampled footer: events written; loads, stores and samples
+ * from the thread's TOTALS event; lost from LOST events; last event time. */
+static void count_events(struct result *r, const struct pes_event *e, size_t n)
 {
-    struct pes_thread_totals *tt = grow(&stotals, &n_stotals, thread);
-    if (!tt)
-        return;
-    tt->records += n;
+    r->n = n;
     for (size_t i = 0; i < n; i++) {
         if (e[i].kind == PES_EV_TOTALS) {
-            tt->loads = e[i].loads;
-            tt->stores = e[i].stores;
-            tt->samples = e[i].aux;
+            r->has_totals = 1;
+            r->loads = e[i].loads;
+            r->stores = e[i].stores;
+            r->samples = e[i].aux;
         } else if (e[i].kind == PES_EV_LOST) {
-            tt->lost += e[i].aux;
+            r->lost += e[i].aux;
         }
-        if (e[i].time > tt->end_ticks)
-            tt->end_ticks = e[i].time;
+        if (e[i].time > r->max_time)
+            r->max_time = e[i].time;
     }
 }
 
-static void learn_module(const struct pes_module *m)
+/* Appender side, in queue order. */
+static void add_records(const struct result *r)
 {
-    size_t end = (size_t)m->id_base + m->n_sites;
-    if (end > id_kind_n) {
-        uint8_t *k = realloc(id_kind, end);
-        if (!k)
-            return;
-        memset(k + id_kind_n, 0, end - id_kind_n);
-        id_kind = k;
-        id_kind_n = end;
-    }
-    for (uint32_t i = 0; i < m->n_sites; i++)
-        id_kind[m->id_base + i] = m->sites[i].kind;
-}
-
-static void count_records(uint32_t thread, const struct pes_record *r, size_t n)
-{
-    struct pes_thread_totals *tt = totals_for(thread);
+    struct pes_thread_totals *tt = grow(&totals, &n_totals, r->thread);
     if (!tt)
         return;
-    tt->records += n;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t id = r[i].id;
-        if (id < id_kind_n && id_kind[id]) {
-            tt->loads += pes_kind_reads(id_kind[id]) != 0;
-            tt->stores += pes_kind_writes(id_kind[id]) != 0;
-        } else if (id == PES_ID_TIME || id == PES_ID_THREAD_END) {
-            tt->end_ticks = r[i].addr;
-        }
-    }
+    tt->records += r->n;
+    tt->loads += r->loads;
+    tt->stores += r->stores;
+    if (r->has_end)
+        tt->end_ticks = r->end_ticks;
 }
 
-static void write_item(struct pes_rt_item *it)
+static void add_events(const struct result *r)
 {
-    struct pes_error err = {0};
-    struct pes_trace_writer *fw = failed ? NULL : pes_rt.writer;
-    struct pes_trace_writer *sw = sfailed ? NULL : pes_rt.swriter;
+    struct pes_thread_totals *tt = grow(&stotals, &n_stotals, r->thread);
+    if (!tt)
+        return;
+    tt->records += r->n;
+    if (r->has_totals) {
+        tt->loads = r->loads;
+        tt->stores = r->stores;
+        tt->samples = r->samples;
+    }
+    tt->lost += r->lost;
+    if (r->max_time > tt->end_ticks)
+        tt->end_ticks = r->max_time;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+/* Encodes for the files that still take blocks; a file that failed earlier
+ * in queue order skips the work (`failed` is only ever set). */
+static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item *it,
+                        struct result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->seq = it->seq;
+    r->type = it->type;
+    int full = pes_rt.writer && !__atomic_load_n(&failed, __ATOMIC_RELAXED);
+    int sampled = pes_rt.swriter && !__atomic_load_n(&sfailed, __ATOMIC_RELAXED);
     switch (it->type) {
     case PES_RT_ITEM_RECORDS:
-        if (!fw)
-            break;
-        count_records(it->thread, it->records, it->n);
-        if (pes_trace_writer_records(fw, it->thread, it->records, it->n, &err))
-            report(&err);
+        r->thread = it->thread;
+        if (!full)
+            return;
+        r->to_full = 1;
+        count_records(r, it->records, it->n);
+        r->rc = pes_trace_encoder_records(enc, it->thread, it->records, it->n, &r->err);
         break;
     case PES_RT_ITEM_EVENTS:
-        if (!sw)
-            break;
-        count_events(it->thread, it->events, it->n);
-        if (pes_trace_writer_events(sw, it->thread, it->events, it->n, &err))
-            report_to(&sfailed, &err);
+        r->thread = it->thread;
+        if (!sampled)
+            return;
+        r->to_sampled = 1;
+        count_events(r, it->events, it->n);
+        r->rc = pes_trace_encoder_events(enc, it->thread, it->events, it->n, &r->err);
         break;
     case PES_RT_ITEM_MAPS:
-        if (sw && pes_trace_writer_mappings(sw, it->maps, it->n, &err))
-            report_to(&sfailed, &err);
+        if (!sampled)
+            return;
+        r->to_sampled = 1;
+        r->rc = pes_trace_encoder_mappings(enc, it->maps, it->n, &r->err);
         break;
     case PES_RT_ITEM_THREAD:
-        if (totals_for(it->info.index) && grow(&stotals, &n_stotals, it->info.index) &&
-            it->info.index >= n_announced)
-            n_announced = it->info.index + 1;
-        if (fw && pes_trace_writer_thread(fw, &it->info, &err))
-            report(&err);
-        if (sw && pes_trace_writer_thread(sw, &it->info, &err))
-            report_to(&sfailed, &err);
+        r->thread = it->info.index;
+        r->to_full = full;
+        r->to_sampled = sampled;
+        if (!full && !sampled)
+            return;
+        /* the same bytes serve both files: one zstd level for both */
+        r->rc = pes_trace_encoder_thread(enc, &it->info, &r->err);
         break;
     case PES_RT_ITEM_MODULE:
-        learn_module(it->module);
-        if (fw && pes_trace_writer_module(fw, it->module, &err))
-            report(&err);
-        if (sw && pes_trace_writer_module(sw, it->module, &err))
-            report_to(&sfailed, &err);
+        r->to_full = full;
+        r->to_sampled = sampled;
+        if (!full && !sampled)
+            return;
+        r->rc = pes_trace_encoder_module(enc, it->module, &r->err);
+        break;
+    default:
+        return;
+    }
+    if (!r->rc)
+        r->bytes = pes_trace_encoder_output(enc, &r->size);
+}
+
+/* The item is encoded: its memory goes back now, not when it is appended. */
+static void release_item(struct pes_rt_item *it)
+{
+    if (it->type == PES_RT_ITEM_STOP)
+        return;
+    if (it->heap) {
+        free(it->module);
+        if (it->maps) {
+            for (size_t i = 0; i < it->n; i++)
+                free((char *)it->maps[i].path);
+            free(it->maps);
+        }
+        free(it);
+        return;
+    }
+    /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner reuses both */
+    pthread_mutex_lock(&qlock);
+    if (it->buf) {
+        it->buf->busy = 0;
+        pthread_cond_broadcast(&q_returned);
+    }
+    pthread_mutex_unlock(&qlock);
+}
+
+/* ------------------------------------------------------------ appending */
+
+static void close_trace(void)
+{
+    struct pes_error err = {0};
+    if (pes_rt.writer &&
+        pes_trace_writer_close(pes_rt.writer, totals, n_announced, pes_rt_now(), &err) &&
+        !__atomic_load_n(&failed, __ATOMIC_RELAXED))
+        report_to(&failed, &err);
+    pes_rt.writer = NULL;
+    if (pes_rt.swriter &&
+        pes_trace_writer_close(pes_rt.swriter, stotals, n_announced, pes_rt_now(), &err) &&
+        !__atomic_load_n(&sfailed, __ATOMIC_RELAXED))
+        report_to(&sfailed, &err);
+    pes_rt.swriter = NULL;
+}
+
+/* An encoding error ends that file's trace like a write error does; the
+ * encoder's message does not name the file, so it is added here. */
+static void report_encoding(int *flag, const char *path, const struct result *r)
+{
+    struct pes_error e = r->err;
+    snprintf(e.message, sizeof e.message, "%s: %s", path ? path : "trace", r->err.message);
+    report_to(flag, &e);
+}
+
+static void append_to(struct pes_trace_writer *w, int *flag, const char *path,
+                      const struct result *r)
+{
+    struct pes_error err = {0};
+    if (r->rc)
+        report_encoding(flag, path, r);
+    else if (pes_trace_writer_append(w, r->bytes, r->size, &err))
+        report_to(flag, &err);
+}
+
+/* Appends one result, in its turn. Items for a file that failed meanwhile are
+ * dropped and not counted, as they would have been by a single writer. */
+static void append_result(const struct result *r)
+{
+    struct pes_trace_writer *fw =
+        __atomic_load_n(&failed, __ATOMIC_RELAXED) ? NULL : pes_rt.writer;
+    struct pes_trace_writer *sw =
+        __atomic_load_n(&sfailed, __ATOMIC_RELAXED) ? NULL : pes_rt.swriter;
+    switch (r->type) {
+    case PES_RT_ITEM_RECORDS:
+        if (fw && r->to_full) {
+            add_records(r);
+            append_to(fw, &failed, pes_rt.cfg.full_output, r);
+        }
+        break;
+    case PES_RT_ITEM_EVENTS:
+        if (sw && r->to_sampled) {
+            add_events(r);
+            append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
+        }
+        break;
+    case PES_RT_ITEM_MAPS:
+        if (sw && r->to_sampled)
+            append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
+        break;
+    case PES_RT_ITEM_THREAD:
+    case PES_RT_ITEM_MODULE:
+        if (r->type == PES_RT_ITEM_THREAD && grow(&totals, &n_totals, r->thread) &&
+            grow(&stotals, &n_stotals, r->thread) && r->thread >= n_announced)
+            n_announced = r->thread + 1;
+        if (fw && r->to_full)
+            append_to(fw, &failed, pes_rt.cfg.full_output, r);
+        if (sw && r->to_sampled)
+            append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
+        break;
+    case PES_RT_ITEM_STOP:
+        close_trace();
+        pthread_mutex_lock(&qlock);
+        running = 0;   /* anything queued after STOP is never written */
+        pthread_cond_broadcast(&q_returned);
+        pthread_mutex_unlock(&qlock);
+        __atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
         break;
     default:
         break;
     }
 }
 
-static void close_trace(void)
+/* Keeps a copy of the encoder's output so that the encoder can go on while
+ * the result waits for its turn. 0, or -1 if out of memory. */
+static int keep_copy(struct result *r)
 {
-    struct pes_error err = {0};
-    if (pes_rt.writer &&
-        pes_trace_writer_close(pes_rt.writer, totals, n_announced, pes_rt_now(), &err) && !failed)
-        report(&err);
-    pes_rt.writer = NULL;
-    if (pes_rt.swriter &&
-        pes_trace_writer_close(pes_rt.swriter, stotals, n_announced, pes_rt_now(), &err) &&
-        !sfailed)
-        report_to(&sfailed, &err);
-    pes_rt.swriter = NULL;
+    if (!r->bytes || r->owned)
+        return 0;
+    r->owned = malloc(r->size);
+    if (!r->owned)
+        return -1;
+    memcpy(r->owned, r->bytes, r->size);
+    r->bytes = r->owned;
+    return 0;
 }
 
-static void *writer_main(void *arg)
+/* Hands a result to the reorder stage: appends it (and the ones waiting after
+ * it) if it is next in line and nobody is appending, else parks it. */
+static void deliver(struct result *r)
 {
-    (void)arg;
-    for (;;) {
+    struct result cur;
+    pthread_mutex_lock(&qlock);
+    if (appending || r->seq != next_append) {
+        pthread_mutex_unlock(&qlock);
+        int copied = keep_copy(r) == 0;
         pthread_mutex_lock(&qlock);
-        while (!head)
-            pthread_cond_wait(&q_nonempty, &qlock);
+        if (!copied) {
+            /* no memory for a copy: wait for our turn with the bytes still in
+             * our encoder. Every earlier item is taken already (items are
+             * taken in order) and is appended without waiting for us. */
+            while (appending || r->seq != next_append)
+                pthread_cond_wait(&q_work, &qlock);
+            cur = *r;
+        } else {
+            struct slot *s = &window[r->seq % window_size];
+            s->r = *r;
+            s->ready = 1;
+            s = &window[next_append % window_size];
+            if (appending || !s->ready || s->r.seq != next_append) {
+                pthread_mutex_unlock(&qlock);
+                return;
+            }
+            cur = s->r;   /* meanwhile everything before ours was appended */
+            s->ready = 0;
+        }
+    } else {
+        cur = *r;
+    }
+    appending = 1;
+    for (;;) {
+        pthread_mutex_unlock(&qlock);
+        append_result(&cur);
+        free(cur.owned);
+        pthread_mutex_lock(&qlock);
+        next_append++;
+        pthread_cond_broadcast(&q_work);   /* the window moved */
+        struct slot *s = &window[next_append % window_size];
+        if (!s->ready || s->r.seq != next_append)
+            break;
+        cur = s->r;
+        s->ready = 0;
+    }
+    appending = 0;
+    pthread_cond_broadcast(&q_work);   /* an encoder may be waiting for its turn */
+    pthread_mutex_unlock(&qlock);
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    in_pool = 1;
+    pthread_mutex_lock(&qlock);
+    for (;;) {
+        /* the window bound: an item is taken only if the blocks encoded out
+         * of turn stay fewer than window_size */
+        while (!stop_taken && !(head && head->seq < next_append + window_size))
+            pthread_cond_wait(&q_work, &qlock);
+        if (stop_taken)
+            break;
         struct pes_rt_item *it = head;
         head = it->next;
         if (!head)
             tail = NULL;
-        pthread_mutex_unlock(&qlock);
-        if (it->type == PES_RT_ITEM_STOP)
-            break;
-        write_item(it);
-        if (it->heap) {
-            free(it->module);
-            if (it->maps) {
-                for (size_t i = 0; i < it->n; i++)
-                    free((char *)it->maps[i].path);
-                free(it->maps);
-            }
-            free(it);
-            continue;
+        if (it->type == PES_RT_ITEM_STOP) {
+            stop_taken = 1;
+            pthread_cond_broadcast(&q_work);   /* the other encoders end */
         }
-        /* a RECORDS item lives in its buffer: once returned, its owner reuses both */
+        pthread_mutex_unlock(&qlock);
+        struct result r;
+        encode_item(w->enc, it, &r);
+        release_item(it);
+        deliver(&r);
         pthread_mutex_lock(&qlock);
-        if (it->buf) {
-            it->buf->busy = 0;
-            pthread_cond_broadcast(&q_returned);
-        }
-        pthread_mutex_unlock(&qlock);
     }
-    close_trace();
-    pthread_mutex_lock(&qlock);
-    running = 0;   /* anything queued after STOP is never written */
-    pthread_cond_broadcast(&q_returned);
     pthread_mutex_unlock(&qlock);
-    __atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
     return NULL;
+}
+
+/* ------------------------------------------------------------ start and stop */
+
+static uint32_t pool_size(void)
+{
+    if (pes_rt.cfg.writers)
+        return pes_rt.cfg.writers;
+    cpu_set_t set;
+    int cpus = -1;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cpus = CPU_COUNT(&set);
+    return pes_rt_writers_for_cpus(cpus);
+}
+
+static void free_pool(void)
+{
+    for (uint32_t i = 0; workers && i < n_workers; i++)
+        pes_trace_encoder_free(workers[i].enc);
+    free(workers);
+    free(window);
+    workers = NULL;
+    window = NULL;
+    n_workers = 0;
 }
 
 int pes_rt_writer_start(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    /* the writer never takes the application's asynchronous signals */
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    running = 1;
-    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc) {
-        running = 0;
+    uint32_t n = pool_size();
+    workers = calloc(n, sizeof *workers);
+    /* two blocks per encoder may wait for an earlier one: enough that a slow
+     * block (a large module, an incompressible buffer) rarely stalls the rest */
+    window_size = 2 * n;
+    window = calloc(window_size, sizeof *window);
+    if (!workers || !window) {
+        free_pool();
         return -1;
     }
+    n_workers = n;
+    struct pes_writer_options opt = {.zstd_level = pes_rt.cfg.zstd_level};
+    for (uint32_t i = 0; i < n; i++)
+        if (!(workers[i].enc = pes_trace_encoder_new(&opt, NULL)))
+            break;
+    sigset_t all, old;
+    sigfillset(&all);
+    /* the encoders never take the application's asynchronous signals */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    running = 1;
+    uint32_t started = 0;
+    for (uint32_t i = 0; i < n && workers[i].enc; i++)
+        if (pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]) == 0) {
+            workers[i].started = 1;
+            started++;
+        }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!started) {
+        running = 0;
+        free_pool();
+        return -1;
+    }
+    if (started < n && !pes_rt.cfg.quiet)
+        pes_rt_message("started %u of %u writer threads", started, n);
     return 0;
 }
 
 void pes_rt_writer_finish(void)
 {
     pes_rt_writer_push(&stop_item);
-    pthread_join(writer_thread, NULL);
+    for (uint32_t i = 0; i < n_workers; i++)
+        if (workers[i].started)
+            pthread_join(workers[i].thread, NULL);
 }
 
 void pes_rt_writer_finish_signal(void)

@@ -18,8 +18,11 @@
  * ranges; inside a module's range, site ids come first, then basic-block ids.
  * Ids >= PES_ID_CONTROL_FIRST are control records (time, region markers).
  *
- * Thread-safety: a writer must be used by one thread at a time (the runtime
- * funnels all blocks through its writer thread); readers are independent.
+ * Thread-safety: a writer, an encoder or a reader must be used by one thread
+ * at a time; different objects are independent. To spread the compression of
+ * blocks over threads, give each thread its own pes_trace_encoder and append
+ * the bytes they make to one writer in the order the file should have
+ * (pes_trace_writer_append); the runtime's writer pool does this.
  * Errors: functions return NULL / negative and fill struct pes_error; nothing
  * here prints, exits or aborts.
  */
@@ -282,6 +285,53 @@ int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_t
                            size_t n_totals, uint64_t end_ticks, struct pes_error *err);
 /* Bytes written so far (compressed). */
 uint64_t pes_trace_writer_bytes(const struct pes_trace_writer *w);
+
+/* Appends blocks made by a pes_trace_encoder (the bytes of one or more
+ * pes_trace_encoder_output results, concatenated), exactly as given. Only whole
+ * blocks are accepted, and no HEADER or FOOTER (open and close write those):
+ * otherwise PES_ERR_ARG and nothing is written. The byte count, and the
+ * failure state after a short write (later calls fail with PES_ERR_IO), are
+ * those of the other writer calls. */
+int pes_trace_writer_append(struct pes_trace_writer *w, const void *bytes, size_t size,
+                            struct pes_error *err);
+
+/* ---------------------------------------------------------------- encoder */
+
+/*
+ * An encoder makes the bytes of blocks without writing them: for each block
+ * its skippable index frame, then its data frame, exactly what the writer_*
+ * call with the same arguments appends. It owns a zstd context and the codec
+ * scratch, so threads that each have one can compress blocks concurrently.
+ *
+ * The bytes depend only on the call's arguments and the zstd level, never on
+ * what the encoder encoded before (the codecs' predictors restart at every
+ * block, docs/trace-format.md §3): any encoder with the same level gives the
+ * same bytes, so a file assembled in a fixed order from blocks encoded in any
+ * order, by any encoders, is byte-identical to one written by a single writer.
+ *
+ * Each call replaces the output; it stays valid until the next call on the
+ * encoder or pes_trace_encoder_free. On error the output is empty.
+ */
+struct pes_trace_encoder;
+
+/* opt->zstd_level as for pes_trace_writer_open (NULL or 0: level 1). */
+struct pes_trace_encoder *pes_trace_encoder_new(const struct pes_writer_options *opt,
+                                                struct pes_error *err);
+void pes_trace_encoder_free(struct pes_trace_encoder *e);
+/* Same checks and splitting as the pes_trace_writer_* call of the same name:
+ * more than 2^20 records or events make several blocks, one after the other. */
+int pes_trace_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m,
+                             struct pes_error *err);
+int pes_trace_encoder_thread(struct pes_trace_encoder *e, const struct pes_thread *t,
+                             struct pes_error *err);
+int pes_trace_encoder_records(struct pes_trace_encoder *e, uint32_t thread,
+                              const struct pes_record *recs, size_t n, struct pes_error *err);
+int pes_trace_encoder_events(struct pes_trace_encoder *e, uint32_t thread,
+                             const struct pes_event *ev, size_t n, struct pes_error *err);
+int pes_trace_encoder_mappings(struct pes_trace_encoder *e, const struct pes_mapping *m, size_t n,
+                               struct pes_error *err);
+/* The bytes made by the last call (*size = 0 and NULL if none). */
+const void *pes_trace_encoder_output(const struct pes_trace_encoder *e, size_t *size);
 
 /* ---------------------------------------------------------------- reader */
 
