@@ -98,9 +98,8 @@ void CheckCloner::segment(BasicBlock *BodyBlock, const std::vector<SiteRef> &Sit
         Segments.push_back(Seg);
       Seg = Segment();
       // a landing pad block cannot be branched to: its segment starts after the pad
-      if (Cut || Cur->isEHPad())
-        if (At != &*Cur->getFirstInsertionPt() || Cur->isEHPad())
-          Cur = SplitBlock(Cur, At);
+      if ((Cut && At != &*Cur->getFirstInsertionPt()) || Cur->isEHPad())
+        Cur = SplitBlock(Cur, At);
       Seg.Block = Cur;
       Open = true;
       SawCall = false;
