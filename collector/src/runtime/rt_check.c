@@ -81,7 +81,8 @@ void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent)
     count_down(&s->cd_load, d.loads);
     count_down(&s->cd_store, d.stores);
     /* counted: a second fold before the next arm adds nothing */
-    __atomic_store_n(&s->cd_init, t->tls->countdown + unspent, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->cd_init, __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED) + unspent,
+                     __ATOMIC_RELAXED);
 }
 
 static int wakes(void)

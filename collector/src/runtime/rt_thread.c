@@ -172,7 +172,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
      * countdown at its first slow path; the PMU backends count alone */
     __atomic_store_n(&__pes_tls.recording, (uint32_t)pes_rt.full, __ATOMIC_RELAXED);
     int64_t cd = pes_rt.sampling && !pes_rt.full && pes_rt_pmu_backend() ? PES_RT_CD_OFF : 0;
-    t->s.cd_init = cd;
+    __atomic_store_n(&t->s.cd_init, cd, __ATOMIC_RELAXED);   /* read by other threads */
     __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
