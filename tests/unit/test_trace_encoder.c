@@ -207,17 +207,6 @@ static struct pes_trace_writer *open_writer(const char *path, size_t *header_byt
     return w;
 }
 
-static const struct pes_thread_totals test_totals[2] = {
-    {0, 10, 3, 4, 0, 0, 99},
-    {1, 20, 5, 6, 0, 1, 199},
-};
-
-static void close_writer(struct pes_trace_writer *w)
-{
-    struct pes_error err;
-    assert_int_equal(pes_trace_writer_close(w, test_totals, 2, 1234, &err), 0);
-}
-
 /* The whole file, checked against what the writer says it wrote. */
 static uint8_t *read_all(const char *path, size_t *size)
 {
@@ -235,6 +224,19 @@ struct block_set {
     size_t n[N_BLOCKS];
     uint32_t thread[N_BLOCKS];
 };
+
+/* The footer a real writer would write: per-thread record counts equal to
+ * what the file holds (readers check them, docs/trace-format.md §6). */
+static void close_writer(struct pes_trace_writer *w, const struct block_set *set)
+{
+    struct pes_thread_totals tot[5];
+    for (uint32_t t = 0; t < 5; t++)
+        tot[t] = (struct pes_thread_totals){t, 0, 3, 4, 0, 0, 99 + t};
+    for (int i = 0; set && i < N_BLOCKS; i++)
+        tot[set->thread[i]].records += set->n[i];
+    struct pes_error err;
+    assert_int_equal(pes_trace_writer_close(w, tot, 5, 1234, &err), 0);
+}
 
 static void gen_set(struct block_set *b, uint64_t seed)
 {
@@ -283,7 +285,7 @@ static void test_records_match_writer_and_oracle(void **state)
         assert_memory_equal(ref, out[i].data, rsize);
         free(ref);
     }
-    close_writer(w);
+    close_writer(w, &set);
     size_t size;
     uint8_t *file = read_all(path, &size);
     size_t off = header;
@@ -360,7 +362,7 @@ static void test_other_blocks_match_writer(void **state)
     assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
     assert_int_equal(pes_trace_writer_events(w, 3, ev, 300, &err), 0);
     assert_int_equal(pes_trace_writer_mappings(w, maps, 2, &err), 0);
-    close_writer(w);
+    close_writer(w, NULL);
 
     struct pes_trace_encoder *e = pes_trace_encoder_new(NULL, &err);
     struct blob b[4];
@@ -407,7 +409,7 @@ static void test_large_batch_splits(void **state)
     struct pes_trace_writer *w = open_writer(path, &header);
     struct pes_error err;
     assert_int_equal(pes_trace_writer_records(w, 2, r, n, &err), 0);
-    close_writer(w);
+    close_writer(w, NULL);
     struct pes_trace_encoder *e = pes_trace_encoder_new(NULL, &err);
     assert_int_equal(pes_trace_encoder_records(e, 2, r, n, &err), 0);
     size_t esize;
@@ -460,7 +462,7 @@ static uint8_t *writer_file(const struct block_set *set, size_t *size)
     struct pes_error err;
     for (int i = 0; i < N_BLOCKS; i++)
         assert_int_equal(pes_trace_writer_records(w, set->thread[i], set->recs[i], set->n[i], &err), 0);
-    close_writer(w);
+    close_writer(w, set);
     uint8_t *d = read_all(path, size);
     unlink(path);
     free(path);
@@ -477,7 +479,7 @@ static void assemble_and_compare(const struct block_set *set, struct blob *blobs
     struct pes_error err;
     for (int i = 0; i < N_BLOCKS; i++)
         assert_int_equal(pes_trace_writer_append(w, blobs[i].data, blobs[i].size, &err), 0);
-    close_writer(w);
+    close_writer(w, set);
     size_t size;
     uint8_t *file = read_all(path, &size);
     assert_int_equal(size, ref_size);
@@ -603,7 +605,7 @@ static void test_append_checks(void **state)
     size_t fsize;
     char *hpath = tt_temp_path("enc-hdr");
     struct pes_trace_writer *hw = open_writer(hpath, NULL);
-    close_writer(hw);
+    close_writer(hw, NULL);
     uint8_t *hfile = read_all(hpath, &fsize);
     assert_int_equal(pes_trace_writer_append(w, hfile, header, &err), -1);
     assert_int_equal(err.code, PES_ERR_ARG);
@@ -618,7 +620,7 @@ static void test_append_checks(void **state)
     memcpy(two + good.size, good.data, good.size);
     assert_int_equal(pes_trace_writer_append(w, two, 2 * good.size, &err), 0);
     assert_int_equal(pes_trace_writer_bytes(w), header + 2 * good.size);
-    close_writer(w);
+    close_writer(w, NULL);
     uint8_t *file = read_all(path, &fsize);
     assert_memory_equal(file + header, two, 2 * good.size);
     free(file);

@@ -263,9 +263,12 @@ static int setup(void **state)
     f->maps[2] = (struct pes_mapping){0, UINT64_MAX, UINT64_MAX, ""};
     assert_int_equal(pes_trace_writer_mappings(w, f->maps, 3, &err), 0);
     expect(f, PES_BLOCK_MAPS, 0, 3, f->maps);
+    /* records = what the file holds per thread (readers check it, §6) */
     for (int i = 0; i < 4; i++)
-        f->totals[i] = (struct pes_thread_totals){(uint32_t)i, 10 + (uint64_t)i, 20, 30, 40,
+        f->totals[i] = (struct pes_thread_totals){(uint32_t)i, 0, 20, 30, 40,
                                                   (uint64_t)i, UINT64_MAX - (uint64_t)i};
+    for (int i = 0; i < 6; i++)
+        f->totals[i % 4].records += sizes[i];
     assert_int_equal(pes_trace_writer_close(w, f->totals, 4, 987654321, &err), 0);
     expect(f, PES_BLOCK_FOOTER, 0, 4, f->totals);
     *state = f;

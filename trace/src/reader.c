@@ -22,13 +22,23 @@ struct module_entry {
     const struct pes_bb **bb_by_off;     /* id - id_base - n_sites */
 };
 
+/* Block-order and count checks (docs/trace-format.md §6), shared by the
+ * sequential path (_next) and the index scan (_index, used by _load_tables and
+ * every random-access reader), so every command reaches the same verdict. */
+struct order_check {
+    int saw_header, saw_footer;
+    uint64_t *items;     /* per thread: ACCESS records (full) or EVENTS events (sampled) */
+    size_t n_items;
+};
+
 struct pes_trace_reader {
     char *name;
     int fd;              /* -1 for memory */
     uint8_t *mem;
     uint64_t size;
     uint64_t pos;        /* next block (sequential reading) */
-    int done, failed, saw_footer, truncated;
+    int done, failed, truncated;
+    struct order_check seq;  /* state of the sequential path */
     struct pes_error fail;  /* repeated on every call after a failure */
     char trunc_msg[256];
     ZSTD_DCtx *dctx;
@@ -233,14 +243,14 @@ static void *out_array(struct pes_trace_reader *r, size_t n, size_t elem)
     return r->out;
 }
 
-/* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
- * end offset), 0 at the end of the data (clean or truncated: r->truncated),
- * -1 on error. */
-static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block *out,
-                      uint64_t *end, struct pes_error *err)
+/* Finds the block at `off`: decodes its index frame into *ie and reads its data
+ * frame into r->frame, checking the frame's zstd header and that the index's
+ * frame_size is the size of the complete zstd frame actually there. Returns 1,
+ * 0 at the end of the data (clean or truncated: r->truncated), -1 on error. */
+static int locate_block(struct pes_trace_reader *r, uint64_t off, struct pes_index_entry *ie,
+                        unsigned long long *content_size, struct pes_error *err)
 {
     static const uint8_t index_magic[8] = {0x50, 0x2A, 0x4D, 0x18, 16, 0, 0, 0};
-    memset(out, 0, sizeof *out);
     if (off >= r->size)
         return 0;
     uint64_t avail = r->size - off;
@@ -254,13 +264,12 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         set_truncated(r, off);
         return 0;
     }
-    struct pes_index_entry ie;
-    if (pes_index_decode(ib, &ie))
+    if (pes_index_decode(ib, ie))
         goto not_index;
-    if (ie.frame_size < 6 || ie.frame_size > pes_frame_max())
+    if (ie->frame_size < 6 || ie->frame_size > pes_frame_max())
         return fmt_err(r, err, PES_ERR_FORMAT, off, "index frame gives an implausible data-frame size");
     uint64_t fstart = off + PES_INDEX_BYTES;
-    if (avail - PES_INDEX_BYTES < ie.frame_size) {
+    if (avail - PES_INDEX_BYTES < ie->frame_size) {
         /* Cut inside the data frame, unless what is there is already a complete
          * frame of another size (a corrupt index rather than a short file). */
         size_t have = (size_t)(avail - PES_INDEX_BYTES);
@@ -277,14 +286,14 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         return 0;
     }
     r->frame.len = 0;
-    if (pes_buf_reserve(&r->frame, ie.frame_size))
+    if (pes_buf_reserve(&r->frame, ie->frame_size))
         return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
-    if (src_read(r, fstart, r->frame.data, ie.frame_size))
+    if (src_read(r, fstart, r->frame.data, ie->frame_size))
         return fmt_err(r, err, PES_ERR_IO, off, "read failed");
     /* Frame header byte 4 (Frame_Header_Descriptor) bit 2 is Content_Checksum_flag
      * (RFC 8878 §3.1.1.1.1): we require it so that corruption is detected. */
     const uint8_t *fd = r->frame.data;
-    unsigned long long content = ZSTD_getFrameContentSize(fd, ie.frame_size);
+    unsigned long long content = ZSTD_getFrameContentSize(fd, ie->frame_size);
     if (pes_load_u32(fd) != ZSTD_MAGICNUMBER || content == ZSTD_CONTENTSIZE_ERROR)
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "expected a zstd frame after the index frame");
     if (content == ZSTD_CONTENTSIZE_UNKNOWN || !(fd[4] & 0x04))
@@ -292,10 +301,57 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
                        "zstd frame lacks its content size or checksum");
     if (content < PES_BLOCK_HEADER_BYTES || content > PES_BLOCK_HEADER_BYTES + PES_MAX_PAYLOAD)
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "implausible block size in zstd frame header");
-    size_t real = ZSTD_findFrameCompressedSize(r->frame.data, ie.frame_size);
-    if (ZSTD_isError(real) || real != ie.frame_size)
+    size_t real = ZSTD_findFrameCompressedSize(r->frame.data, ie->frame_size);
+    if (ZSTD_isError(real) || real != ie->frame_size)
         return fmt_err(r, err, PES_ERR_FORMAT, off,
                        "index frame size does not match the data frame that follows");
+    *content_size = content;
+    return 1;
+not_index:
+    if (off == 0)
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                           "%s: not a pes trace (no pes index frame at offset 0)", r->name);
+    return fmt_err(r, err, PES_ERR_FORMAT, off,
+                   "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
+}
+
+/* Checks the first 24 bytes of a data frame's content (the block header)
+ * against the index frame that announced it: the index is not covered by any
+ * checksum, so this copy is what detects a damaged index. */
+static int check_block_header(struct pes_trace_reader *r, uint64_t off, const uint8_t *c,
+                              const struct pes_index_entry *ie, struct pes_error *err)
+{
+    uint64_t fstart = off + PES_INDEX_BYTES;
+    uint16_t btype, bver;
+    memcpy(&btype, c + 4, 2);
+    memcpy(&bver, c + 6, 2);
+    if (memcmp(c, PES_TRACE_MAGIC, 4) != 0)
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "block does not start with \"PESB\"");
+    if (bver != PES_TRACE_VERSION) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s block has format version %u; this reader knows version %u",
+                 pes_block_type_name(btype), bver, PES_TRACE_VERSION);
+        return fmt_err(r, err, PES_ERR_VERSION, fstart, msg);
+    }
+    if (btype != ie->type || pes_load_u32(c + 8) != ie->thread || pes_load_u32(c + 12) != ie->count)
+        return fmt_err(r, err, PES_ERR_FORMAT, off,
+                       "index frame (type/thread/count) disagrees with the block header");
+    return 0;
+}
+
+/* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
+ * end offset), 0 at the end of the data (clean or truncated: r->truncated),
+ * -1 on error. */
+static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block *out,
+                      uint64_t *end, struct pes_error *err)
+{
+    memset(out, 0, sizeof *out);
+    struct pes_index_entry ie;
+    unsigned long long content = 0;
+    int lr = locate_block(r, off, &ie, &content, err);
+    if (lr <= 0)
+        return lr;
+    uint64_t fstart = off + PES_INDEX_BYTES;
     size_t csize = (size_t)content;
     r->content.len = 0;
     if (pes_buf_reserve(&r->content, csize))
@@ -310,22 +366,12 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "data frame decompresses to the wrong size");
     r->content.len = csize;
     const uint8_t *c = r->content.data;
-    uint16_t btype, bver;
+    if (check_block_header(r, off, c, &ie, err))
+        return -1;
+    uint16_t btype;
     memcpy(&btype, c + 4, 2);
-    memcpy(&bver, c + 6, 2);
-    if (memcmp(c, PES_TRACE_MAGIC, 4) != 0)
-        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "block does not start with \"PESB\"");
-    if (bver != PES_TRACE_VERSION) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s block has format version %u; this reader knows version %u",
-                 pes_block_type_name(btype), bver, PES_TRACE_VERSION);
-        return fmt_err(r, err, PES_ERR_VERSION, fstart, msg);
-    }
-    uint32_t bthread = pes_load_u32(c + 8), bcount = pes_load_u32(c + 12);
+    uint32_t bthread = ie.thread, bcount = ie.count;
     uint64_t payload = pes_load_u64(c + 16);
-    if (btype != ie.type || bthread != ie.thread || bcount != ie.count)
-        return fmt_err(r, err, PES_ERR_FORMAT, off,
-                       "index frame (type/thread/count) disagrees with the block header");
     if (payload != csize - PES_BLOCK_HEADER_BYTES)
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "block header payload size is wrong");
 
@@ -427,12 +473,135 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
     }
     *end = fstart + ie.frame_size;
     return 1;
-not_index:
-    if (off == 0)
-        return pes_error_set(err, PES_ERR_FORMAT, 0,
-                           "%s: not a pes trace (no pes index frame at offset 0)", r->name);
-    return fmt_err(r, err, PES_ERR_FORMAT, off,
-                   "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
+}
+
+/* ---------------------------------------------------------------- block order */
+
+static void set_no_footer(struct pes_trace_reader *r)
+{
+    if (r->truncated)
+        return; /* the cut-off message says more */
+    r->truncated = 1;
+    snprintf(r->trunc_msg, sizeof r->trunc_msg,
+             "%s: no FOOTER block (file ends at offset %llu after a complete "
+             "block); the run was probably interrupted",
+             r->name, (unsigned long long)r->size);
+}
+
+/* The item type the footer's per-thread `records` counts (§2.5): ACCESS
+ * records in a full trace, EVENTS events in a sampled one. */
+static uint32_t counted_type(const struct pes_trace_reader *r)
+{
+    return r->info.kind == PES_TRACE_SAMPLED ? PES_BLOCK_EVENTS : PES_BLOCK_ACCESS;
+}
+
+/* Nothing may follow the FOOTER, not even a partial block: appended data
+ * means the file was assembled wrongly, not cut short. */
+static int order_data_at(struct pes_trace_reader *r, const struct order_check *oc, uint64_t off,
+                         struct pes_error *err)
+{
+    if (oc->saw_footer && off < r->size)
+        return fmt_err(r, err, PES_ERR_FORMAT, off, "block after the FOOTER block");
+    return 0;
+}
+
+/* Block `type` of `thread` with `count` items is complete at `off`. */
+static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint64_t off,
+                       uint32_t type, uint32_t thread, uint32_t count, struct pes_error *err)
+{
+    if (type == PES_BLOCK_HEADER) {
+        if (oc->saw_header)
+            return fmt_err(r, err, PES_ERR_FORMAT, off, "second HEADER block");
+        oc->saw_header = 1;
+        return 0;
+    }
+    if (!oc->saw_header) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "first block is %s, expected HEADER", pes_block_type_name(type));
+        return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
+    }
+    if (type == PES_BLOCK_FOOTER)
+        oc->saw_footer = 1;
+    if (type != counted_type(r) || count == 0)
+        return 0;
+    if (thread >= MAX_THREADS)
+        return fmt_err(r, err, PES_ERR_FORMAT, off, "thread index is implausibly large (>= 2^20)");
+    if (thread >= oc->n_items) {
+        size_t n = oc->n_items ? oc->n_items : 16;
+        while (n <= thread)
+            n *= 2;
+        uint64_t *v = realloc(oc->items, n * sizeof *v);
+        if (!v)
+            return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+        memset(v + oc->n_items, 0, (n - oc->n_items) * sizeof *v);
+        oc->items = v;
+        oc->n_items = n;
+    }
+    oc->items[thread] += count;
+    return 0;
+}
+
+/* The FOOTER's per-thread record counts must be what the file holds: a
+ * deleted or duplicated ACCESS/EVENTS block changes the sum, and nothing
+ * else in the format would notice. */
+static int order_footer(struct pes_trace_reader *r, const struct order_check *oc, uint64_t off,
+                        const struct pes_thread_totals *t, size_t n, struct pes_error *err)
+{
+    const char *what = counted_type(r) == PES_BLOCK_EVENTS ? "events in EVENTS" : "records in ACCESS";
+    char msg[200];
+    uint8_t *listed = oc->n_items ? calloc(oc->n_items, 1) : NULL;
+    if (oc->n_items && !listed)
+        return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t have = t[i].thread < oc->n_items ? oc->items[t[i].thread] : 0;
+        if (t[i].thread < oc->n_items)
+            listed[t[i].thread] = 1;
+        if (have != t[i].records) {
+            snprintf(msg, sizeof msg,
+                     "FOOTER block: thread %u has %llu %s blocks, the footer says %llu "
+                     "(a block is missing or repeated)",
+                     t[i].thread, (unsigned long long)have, what,
+                     (unsigned long long)t[i].records);
+            free(listed);
+            return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
+        }
+    }
+    for (size_t th = 0; th < oc->n_items; th++)
+        if (oc->items[th] && !listed[th]) {
+            snprintf(msg, sizeof msg, "FOOTER block: thread %zu has %llu %s blocks but no footer entry",
+                     th, (unsigned long long)oc->items[th], what);
+            free(listed);
+            return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
+        }
+    free(listed);
+    return 0;
+}
+
+/* Decompresses only the 24-byte block header of the data frame in r->frame
+ * (the index scan must not pay for whole payloads; the frame's checksum is
+ * verified when the block itself is decoded). */
+static int frame_block_header(struct pes_trace_reader *r, uint64_t off, size_t frame_size,
+                              uint8_t hdr[PES_BLOCK_HEADER_BYTES], struct pes_error *err)
+{
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {r->frame.data, frame_size, 0};
+    ZSTD_outBuffer o = {hdr, PES_BLOCK_HEADER_BYTES, 0};
+    while (o.pos < o.size) {
+        size_t rc = ZSTD_decompressStream(r->dctx, &o, &in);
+        if (ZSTD_isError(rc)) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "corrupt data frame: zstd: %s", ZSTD_getErrorName(rc));
+            ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+            return fmt_err(r, err, PES_ERR_FORMAT, off + PES_INDEX_BYTES, msg);
+        }
+        if (rc == 0 || (in.pos == in.size && o.pos < o.size))
+            break;
+    }
+    ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+    if (o.pos < o.size)
+        return fmt_err(r, err, PES_ERR_FORMAT, off + PES_INDEX_BYTES,
+                       "data frame decompresses to the wrong size");
+    return 0;
 }
 
 /* ---------------------------------------------------------------- open/close */
@@ -455,6 +624,7 @@ void pes_trace_reader_close(struct pes_trace_reader *r)
     free(r->threads);
     free(r->thread_known);
     free(r->out);
+    free(r->seq.items);
     free(r);
 }
 
@@ -505,6 +675,7 @@ static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct 
         goto fail;
     }
     r->info.version = PES_TRACE_VERSION;
+    r->seq.saw_header = 1;
     r->pos = end;
     return r;
 fail:
@@ -586,8 +757,16 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         if (r->done)
             return 0;
         uint64_t end = 0;
-        int rc = read_block(r, r->pos, out, &end, &r->fail);
+        int rc = order_data_at(r, &r->seq, r->pos, &r->fail);
+        if (!rc)
+            rc = read_block(r, r->pos, out, &end, &r->fail);
+        if (rc > 0 &&
+            (order_block(r, &r->seq, r->pos, out->type, out->thread, (uint32_t)out->n, &r->fail) ||
+             (out->type == PES_BLOCK_FOOTER &&
+              order_footer(r, &r->seq, r->pos, out->totals, out->n, &r->fail))))
+            rc = -1;
         if (rc < 0) {
+            memset(out, 0, sizeof *out);
             r->failed = 1;
             if (err)
                 *err = r->fail;
@@ -595,31 +774,11 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         }
         if (rc == 0) {
             r->done = 1;
-            if (!r->truncated && !r->saw_footer) {
-                r->truncated = 1;
-                snprintf(r->trunc_msg, sizeof r->trunc_msg,
-                         "%s: no FOOTER block (file ends at offset %llu after a complete "
-                         "block); the run was probably interrupted",
-                         r->name, (unsigned long long)r->size);
-            }
+            if (!r->seq.saw_footer)
+                set_no_footer(r);
             return 0;
         }
-        const char *bad = NULL;
-        if (r->saw_footer)
-            bad = "block after the FOOTER block";
-        else if (out->type == PES_BLOCK_HEADER)
-            bad = "second HEADER block";
-        if (bad) {
-            fmt_err(r, &r->fail, PES_ERR_FORMAT, r->pos, bad);
-            memset(out, 0, sizeof *out);
-            r->failed = 1;
-            if (err)
-                *err = r->fail;
-            return -1;
-        }
         r->pos = end;
-        if (out->type == PES_BLOCK_FOOTER)
-            r->saw_footer = 1;
         if (out->type >= PES_BLOCK_HEADER && out->type <= PES_BLOCK_FOOTER)
             return 1;
         /* unknown block type from a newer minor writer: skipped */
@@ -643,41 +802,52 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
     *n = 0;
     size_t cap = 0, cnt = 0;
     struct pes_block_ref *v = NULL;
+    struct order_check oc = {0};
     uint64_t off = 0;
-    while (off < r->size) {
-        uint64_t avail = r->size - off;
-        uint8_t ib[PES_INDEX_BYTES];
+    int rc = 0;
+    /* The same checks as the sequential path (_next), so that a random-access
+     * reader gets the same verdict: frame sizes against the frames, each index
+     * frame against its block header, block order, footer counts, truncation. */
+    for (;;) {
         struct pes_index_entry ie;
-        if (avail < PES_INDEX_BYTES)
-            break; /* truncated inside an index frame */
-        if (src_read(r, off, ib, PES_INDEX_BYTES)) {
-            free(v);
-            return fmt_err(r, err, PES_ERR_IO, off, "read failed");
+        unsigned long long content = 0;
+        if ((rc = order_data_at(r, &oc, off, err)) != 0)
+            break;
+        if ((rc = locate_block(r, off, &ie, &content, err)) <= 0)
+            break; /* end, truncation (r->truncated) or error */
+        uint8_t hdr[PES_BLOCK_HEADER_BYTES];
+        if ((rc = frame_block_header(r, off, ie.frame_size, hdr, err)) != 0 ||
+            (rc = check_block_header(r, off, hdr, &ie, err)) != 0 ||
+            (rc = order_block(r, &oc, off, ie.type, ie.thread, ie.count, err)) != 0)
+            break;
+        if (ie.type == PES_BLOCK_FOOTER) {
+            struct pes_block b;
+            uint64_t end;
+            if ((rc = read_block(r, off, &b, &end, err)) <= 0 ||
+                (rc = order_footer(r, &oc, off, b.totals, b.n, err)) != 0) {
+                rc = rc == 0 ? -1 : rc; /* the frame was complete a moment ago */
+                break;
+            }
         }
-        if (pes_index_decode(ib, &ie)) {
-            free(v);
-            return fmt_err(r, err, PES_ERR_FORMAT, off,
-                           "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
-        }
-        if (ie.frame_size < 6 || ie.frame_size > pes_frame_max()) {
-            free(v);
-            return fmt_err(r, err, PES_ERR_FORMAT, off,
-                           "index frame gives an implausible data-frame size");
-        }
-        if (avail - PES_INDEX_BYTES < ie.frame_size)
-            break; /* truncated inside the data frame */
         if (cnt == cap) {
             cap = cap ? cap * 2 : 64;
             struct pes_block_ref *nv = realloc(v, cap * sizeof *nv);
             if (!nv) {
-                free(v);
-                return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+                rc = fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
+                break;
             }
             v = nv;
         }
         v[cnt++] = (struct pes_block_ref){off, ie.type, ie.thread, ie.count, ie.frame_size};
         off += PES_INDEX_BYTES + ie.frame_size;
     }
+    free(oc.items);
+    if (rc < 0) {
+        free(v);
+        return -1;
+    }
+    if (!oc.saw_footer)
+        set_no_footer(r);
     *refs = v;
     *n = cnt;
     return 0;
