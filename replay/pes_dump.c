@@ -586,8 +586,9 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *msg;
-    if (!d.o.header_only && !d.o.tables && !d.o.stats && !limit_reached(&d) &&
-        pes_trace_reader_truncated(d.r, &msg))
+    /* Every mode but --header-only scans the block index, which knows about
+     * truncation: --stats, --tables and --limit warn like a full dump. */
+    if (!d.o.header_only && pes_trace_reader_truncated(d.r, &msg))
         fprintf(stderr, "pes-dump: warning: %s\n", msg);
     pes_trace_reader_close(d.r);
     if (ferror(stdout)) {

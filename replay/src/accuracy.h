@@ -59,6 +59,7 @@ struct replay_sampled {
     size_t n_sites;
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
+    char truncation[320];              /* the reader's truncation message, "" if complete */
 };
 
 /* Reads every EVENTS block of a sampled trace. */
@@ -76,6 +77,7 @@ struct replay_truth {
     uint64_t accesses;
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
+    char truncation[320];            /* the reader's truncation message, "" if complete */
 };
 
 /* sockets: shared caches (threads in compact blocks); line: bytes of rt_truth's

@@ -57,6 +57,7 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
         snprintf(err->message, sizeof err->message, "%s: --compare needs a full pes trace, not a text trace", path);
         goto out;
     }
+    if (replay_input_truncation(in)) snprintf(t->truncation, sizeof t->truncation, "%s", replay_input_truncation(in));
     t->pid = info->pid;
     t->start_ticks = info->start_ticks;
     t->ticks_per_second = info->ticks_per_second;

@@ -164,6 +164,7 @@ int replay_report_sampled_json(FILE *out, const char *path, const struct replay_
     fprintf(out, ", \"period_load\": %llu, \"period_store\": %llu, \"granularity\": \"%s\", \"threads\": %u",
             (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             s->spatial ? "line" : "address", s->n_threads);
+    fprintf(out, ", \"truncated\": %s", s->truncation[0] ? "true" : "false");
     fprintf(out, ", \"samples\": %llu, \"lost\": %llu, \"throttled\": %llu, \"dropped\": %llu, \"expired\": %llu",
             (unsigned long long)s->samples, (unsigned long long)s->lost, (unsigned long long)s->throttled,
             (unsigned long long)s->dropped, (unsigned long long)s->expired);
@@ -287,6 +288,9 @@ int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const
             (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             a->same_execution ? "true" : "false", (unsigned long long)a->samples, (unsigned long long)a->decided,
             a->effective_reuses, (unsigned long long)t->accesses, t->n_threads);
+    fprintf(out, ", \"truncated\": %s, \"sampled_truncated\": %s, \"full_truncated\": %s",
+            s->truncation[0] || t->truncation[0] ? "true" : "false", s->truncation[0] ? "true" : "false",
+            t->truncation[0] ? "true" : "false");
     const struct { const char *k; double v; } f[] = {
         {"s_intra", a->s_intra}, {"s_shared", a->s_shared}, {"s_stack", a->s_stack},
         {"inval_ratio_sampled", a->inval_ratio_sampled}, {"inval_ratio_true", a->inval_ratio_true},

@@ -261,6 +261,9 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
     struct ctx c = {.s = s};
     int rc = -1;
     if (pes_trace_reader_load_tables(r, err) < 0) goto out;
+    /* The index scan behind load_tables knows whether the file was cut off. */
+    const char *tmsg = NULL;
+    if (pes_trace_reader_truncated(r, &tmsg)) snprintf(s->truncation, sizeof s->truncation, "%s", tmsg);
     const struct pes_trace_info *info = pes_trace_reader_info(r);
     if (info->kind != PES_TRACE_SAMPLED) {
         err->code = PES_ERR_FORMAT;

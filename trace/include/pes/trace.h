@@ -374,8 +374,9 @@ const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader
  * A file that ends inside a frame returns 0 and sets pes_trace_reader_truncated(). */
 int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
                           struct pes_error *err);
-/* After the end: non-zero if the file was cut inside a frame (or had no footer);
- * the message says at which offset, for a warning. */
+/* After the end of _next, or after _index / _load_tables: non-zero if the file
+ * was cut inside a frame (or had no footer); the message says at which offset,
+ * for a warning. */
 int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message);
 
 /* Block index: every block's frame is preceded by a small zstd *skippable* frame
@@ -389,7 +390,12 @@ struct pes_block_ref {
     uint32_t count;
     uint32_t frame_size;  /* compressed size of the data frame that follows */
 };
-/* Lists all complete blocks (reads only the index frames). *refs is malloc'd; free() it. */
+/* Lists all complete blocks. *refs is malloc'd; free() it. Applies the same
+ * structural checks as _next (docs/trace-format.md §6: block order, nothing
+ * after the FOOTER, index frame vs. block header and frame size, footer
+ * record counts; decompressing only each block's header) and sets
+ * pes_trace_reader_truncated() for a cut-off file, so random-access readers
+ * reach the same verdict as sequential ones. */
 int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **refs, size_t *n,
                            struct pes_error *err);
 /* Decodes the block at ref (from pes_trace_reader_index). Same validity rules as _next. */
