@@ -142,3 +142,42 @@ expect_error index_count "index frame (type/thread/count) disagrees with the blo
 expect_error index_thread "index frame (type/thread/count) disagrees with the block header"
 expect_error index_type "index frame (type/thread/count) disagrees with the block header"
 expect_error index_size "index frame size does not match the data frame that follows"
+
+# Sampled traces and --compare: the same warnings and "truncated" flags.
+# A sampled + full pair from one execution (soft backend, as accuracy_e2e.sh).
+"$PES_BIN/pes-clang" -O2 -fopenmp -o "$work/ribench" "$PES_SRC/bench/micro/ribench.c"
+"$PES_BIN/pes-collect" --mode reuse --full --backend soft --period 211 --seed 5 -q \
+  -o "$work/s.zst" --full-output "$work/f.zst" "$work/ribench" --divide 20 --outer 1 --threads 2 >/dev/null
+cut_footer() { # IN OUT: drops the FOOTER (the last block)
+  "${PYTHON:-python3}" - "$1" "$2" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read(); off = last = 0
+while off < len(d):
+    last = off; off += 24 + struct.unpack_from('<I', d, off + 20)[0]
+open(sys.argv[2], 'wb').write(d[:last])
+PY
+}
+cut_footer "$work/s.zst" "$work/s_cut.zst"
+cut_footer "$work/f.zst" "$work/f_cut.zst"
+for t in "$work/s_cut.zst" "$work/f_cut.zst"; do
+  for cmd in "pes-dump" "pes-dump --stats"; do
+    rc=$(run sc $PES_BIN/$cmd "$t")
+    [ "$rc" -eq 0 ] && grep -q "warning: .*no FOOTER block" "$work/sc.err" || fail "$cmd $t: no truncation warning"
+  done
+done
+rc=$(run sc "$PES_BIN/pes-replay" "$work/s_cut.zst")
+[ "$rc" -eq 0 ] && grep -q "warning: .*no FOOTER block" "$work/sc.err" || fail "sampled replay: no truncation warning"
+rc=$(run sc "$PES_BIN/pes-replay" "$work/s_cut.zst" --format json)
+[ "$rc" -eq 0 ] && grep -q "warning: .*no FOOTER block" "$work/sc.err" || fail "sampled json: no truncation warning"
+jq -e '.truncated == true' "$work/sc.out" >/dev/null || fail "sampled JSON lacks \"truncated\": true"
+rc=$(run sc "$PES_BIN/pes-replay" "$work/s.zst" --format json)
+jq -e '.truncated == false' "$work/sc.out" >/dev/null || fail "intact sampled trace reported truncated"
+for pair in "s_cut.zst f.zst sampled_truncated" "s.zst f_cut.zst full_truncated"; do
+  set -- $pair
+  rc=$(run cmp "$PES_BIN/pes-replay" --compare "$work/$1" "$work/$2")
+  [ "$rc" -eq 0 ] && grep -q "warning: .*no FOOTER block" "$work/cmp.err" || fail "--compare $1 $2: no warning"
+  rc=$(run cmp "$PES_BIN/pes-replay" --compare "$work/$1" "$work/$2" --format json)
+  [ "$rc" -eq 0 ] && grep -q "warning: .*no FOOTER block" "$work/cmp.err" || fail "--compare json $1 $2: no warning"
+  jq -e ".truncated == true and .$3 == true" "$work/cmp.out" >/dev/null || fail "--compare $1 $2: JSON not truncated"
+done
+echo "ok: sampled and --compare: truncation warned and flagged in JSON"
