@@ -212,12 +212,104 @@ static void test_hand_built_header_and_version(void **state)
     assert_non_null(strstr(err.message, "offset 0"));
 }
 
+
+/* The verdict of the sequential reader and of the block index (what
+ * pes-replay and pes-dump --stats use) on one file: -1 with the message, or 0
+ * with the truncation flag. */
+struct verdict {
+    int rc, truncated;
+    char message[256];
+};
+
+static void verdicts(const uint8_t *d, size_t n, struct verdict *seq, struct verdict *idx)
+{
+    struct pes_error err;
+    struct pes_block b;
+    struct pes_trace_reader *r = pes_trace_reader_open_memory(d, n, "m.pes", &err);
+    assert_non_null(r);
+    while ((seq->rc = pes_trace_reader_next(r, &b, &err)) == 1)
+        ;
+    snprintf(seq->message, sizeof seq->message, "%s", seq->rc < 0 ? err.message : "");
+    seq->truncated = pes_trace_reader_truncated(r, NULL);
+    pes_trace_reader_close(r);
+    r = pes_trace_reader_open_memory(d, n, "m.pes", &err);
+    assert_non_null(r);
+    struct pes_block_ref *refs = NULL;
+    size_t nr;
+    idx->rc = pes_trace_reader_index(r, &refs, &nr, &err);
+    free(refs);
+    snprintf(idx->message, sizeof idx->message, "%s", idx->rc < 0 ? err.message : "");
+    idx->truncated = pes_trace_reader_truncated(r, NULL);
+    pes_trace_reader_close(r);
+}
+
+/* Concatenates blocks of t by number (-1 ends the list). */
+static uint8_t *assemble(const struct trace *t, const int *order, size_t *n)
+{
+    uint8_t *out = malloc(2 * t->size);
+    *n = 0;
+    for (; *order >= 0; order++) {
+        size_t i = (size_t)*order;
+        uint64_t s = t->starts[i], e = i + 1 < t->nblocks ? t->starts[i + 1] : t->size;
+        memcpy(out + *n, t->data + s, e - s);
+        *n += e - s;
+    }
+    return out;
+}
+
+static void test_structure_same_verdict(void **state)
+{
+    (void)state;
+    struct trace t;
+    make_trace(&t); /* blocks: 0 HEADER, 1 MODULE, 2 ACCESS, 3 ACCESS, 4 FOOTER */
+    static const struct {
+        int order[8];
+        const char *expect; /* error message part, or NULL: truncated, no error */
+    } cases[] = {
+        {{0, 1, 2, 2, 3, 4, -1}, "thread 0 has 300 records in ACCESS blocks, the footer says 200"},
+        {{0, 1, 3, 4, -1}, "thread 0 has 100 records in ACCESS blocks, the footer says 200"},
+        {{0, 1, 2, 3, 4, 2, -1}, "block after the FOOTER block"},
+        {{0, 1, 2, 3, 4, 4, -1}, "block after the FOOTER block"},
+        {{0, 1, 0, 2, 3, 4, -1}, "second HEADER block"},
+        {{0, 1, 2, 3, -1}, NULL},
+        {{0, 1, 3, 2, 4, -1}, ""}, /* swapped blocks of one thread: not detectable (§6) */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n;
+        uint8_t *d = assemble(&t, cases[c].order, &n);
+        struct verdict seq, idx;
+        verdicts(d, n, &seq, &idx);
+        assert_int_equal(seq.rc, idx.rc);
+        assert_string_equal(seq.message, idx.message);
+        assert_int_equal(seq.truncated, idx.truncated);
+        if (!cases[c].expect) {
+            assert_int_equal(seq.rc, 0);
+            assert_true(seq.truncated);
+        } else if (!cases[c].expect[0]) {
+            assert_int_equal(seq.rc, 0);
+            assert_false(seq.truncated);
+        } else {
+            assert_int_equal(seq.rc, -1);
+            assert_non_null(strstr(seq.message, cases[c].expect));
+            assert_non_null(strstr(seq.message, "m.pes: offset "));
+        }
+        /* cut inside the last block: truncated for both, nothing else */
+        verdicts(d, n - 10, &seq, &idx);
+        assert_int_equal(seq.rc, idx.rc);
+        assert_string_equal(seq.message, idx.message);
+        assert_int_equal(seq.truncated, idx.truncated);
+        free(d);
+    }
+    free(t.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flip_every_byte),
         cmocka_unit_test(test_not_a_trace),
         cmocka_unit_test(test_hand_built_header_and_version),
+        cmocka_unit_test(test_structure_same_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
