@@ -38,8 +38,10 @@ static struct pes_record *gen_block(uint64_t *s, size_t n, int style)
             r[i].addr = tt_rand(s) >> (tt_rand(s) % 64);
             r[i].extra = tt_rand(s) % 3 ? 0 : (uint32_t)tt_rand(s);
         } else if (i % 1024 == 0) {
+            /* one clock across blocks: a thread's time marks never decrease (§1) */
+            static uint64_t clock = 1000000;
             r[i].id = PES_ID_TIME;
-            r[i].addr = 1000000 + i * 37;
+            r[i].addr = clock += 37 * 1024;
         } else {
             uint32_t k = (uint32_t)(i % (width + 1));
             r[i].id = k == width ? 100 : k; /* a BB entry, then its sites */

@@ -87,7 +87,9 @@ static struct pes_record *gen_records(uint64_t *s, size_t n)
     static const uint32_t edge_id[] = {0, 1, PES_ID_TIME, PES_ID_REGION_BEGIN, PES_ID_REGION_END,
                                        PES_ID_THREAD_END, UINT32_MAX, 0xFFFFFF80u, 0x7fffffffu};
     uint64_t a = 0x7ffd00001000ull, b = 0x10000000ull;
-    uint64_t t = 1000;
+    /* one clock for every block of the file: a thread's time marks never
+     * decrease (docs/trace-format.md §1), and readers check it */
+    static uint64_t t = 1000;
     for (size_t i = 0; i < n; i++) {
         uint64_t mode = tt_rand(s) % 16;
         if (i % 97 == 0) {
@@ -108,6 +110,8 @@ static struct pes_record *gen_records(uint64_t *s, size_t n)
             r[i].id = edge_id[tt_rand(s) % (sizeof edge_id / sizeof edge_id[0])];
             r[i].addr = edge_addr[tt_rand(s) % (sizeof edge_addr / sizeof edge_addr[0])];
             r[i].extra = tt_rand(s) & 1 ? UINT32_MAX : 0;
+            if (r[i].id == PES_ID_TIME || r[i].id == PES_ID_THREAD_END)
+                r[i].addr = t; /* edge addresses go to the other ids */
         } else { /* huge and negative strides on one id */
             r[i].id = 5;
             r[i].addr = (tt_rand(s) & 1) ? r[i ? i - 1 : 0].addr - (tt_rand(s) % 100000)

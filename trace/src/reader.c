@@ -31,6 +31,16 @@ struct order_check {
     size_t n_items;
 };
 
+/* Per thread: the last time mark (TIME / THREAD_END) decoded and the offset
+ * of its block, to check that one thread's ACCESS blocks come in program
+ * order (docs/trace-format.md §1): blocks carry no sequence number, the
+ * monotonic time marks are what betrays two swapped blocks. */
+struct time_state {
+    uint64_t off;        /* offset of the last ACCESS block decoded */
+    uint64_t last;       /* its last time mark */
+    uint8_t valid, seen; /* a block was decoded; it (or an earlier one) had a mark */
+};
+
 struct pes_trace_reader {
     char *name;
     int fd;              /* -1 for memory */
@@ -39,6 +49,9 @@ struct pes_trace_reader {
     uint64_t pos;        /* next block (sequential reading) */
     int done, failed, truncated;
     struct order_check seq;  /* state of the sequential path */
+    struct time_state *times;
+    size_t n_times;
+    char why_buf[160];
     struct pes_error fail;  /* repeated on every call after a failure */
     char trunc_msg[256];
     ZSTD_DCtx *dctx;
@@ -339,6 +352,53 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
     return 0;
 }
 
+/* Time marks of one thread never decrease, within a block and from one of
+ * its ACCESS blocks to the next in file order. Decoding a block at or before
+ * the last one decoded for its thread (a re-read, random access) starts over. */
+static int check_times(struct pes_trace_reader *r, uint64_t off, uint32_t thread,
+                       const struct pes_record *recs, size_t n, const char **why)
+{
+    if (thread >= MAX_THREADS) {
+        *why = "thread index is implausibly large (>= 2^20)";
+        return -1;
+    }
+    if (thread >= r->n_times) {
+        size_t cap = r->n_times ? r->n_times : 16;
+        while (cap <= thread)
+            cap *= 2;
+        struct time_state *t = realloc(r->times, cap * sizeof *t);
+        if (!t) {
+            *why = "out of memory";
+            return -1;
+        }
+        memset(t + r->n_times, 0, (cap - r->n_times) * sizeof *t);
+        r->times = t;
+        r->n_times = cap;
+    }
+    struct time_state *ts = &r->times[thread];
+    if (ts->valid && off <= ts->off)
+        ts->seen = 0;
+    uint64_t last = ts->seen ? ts->last : 0;
+    int seen = ts->seen;
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].id != PES_ID_TIME && recs[i].id != PES_ID_THREAD_END)
+            continue;
+        if (seen && recs[i].addr < last) {
+            snprintf(r->why_buf, sizeof r->why_buf,
+                     "thread %u time mark %llu (record %zu) is earlier than the one before it "
+                     "(%llu): blocks out of order",
+                     thread, (unsigned long long)recs[i].addr, i, (unsigned long long)last);
+            *why = r->why_buf;
+            ts->valid = 0;
+            return -1;
+        }
+        last = recs[i].addr;
+        seen = 1;
+    }
+    *ts = (struct time_state){off, last, 1, (uint8_t)seen};
+    return 0;
+}
+
 /* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
  * end offset), 0 at the end of the data (clean or truncated: r->truncated),
  * -1 on error. */
@@ -419,6 +479,8 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
             why = "out of memory";
         else {
             rc = pes_access_decode(r->codec, p, ps, bcount, recs, &why);
+            if (!rc && !why)
+                rc = check_times(r, off, bthread, recs, bcount, &why);
             out->records = recs;
         }
         break;
@@ -625,6 +687,7 @@ void pes_trace_reader_close(struct pes_trace_reader *r)
     free(r->thread_known);
     free(r->out);
     free(r->seq.items);
+    free(r->times);
     free(r);
 }
 

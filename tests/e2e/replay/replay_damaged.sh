@@ -58,6 +58,10 @@ elif kind == 'del_access':
 elif kind == 'del_thread_block':  # the second thread's only ACCESS block
     i = [i for i in acc if blocks[i][3] == threads[-1]][0]
     out = b''.join(raw[:i] + raw[i + 1:])
+elif kind == 'swap_access':     # two ACCESS blocks of one thread swapped
+    i, j = main_acc[1], main_acc[2]
+    raw[i], raw[j] = raw[j], raw[i]
+    out = b''.join(raw)
 elif kind == 'index_count':     # an index frame field changed (count - 1)
     s = blocks[main_acc[1]][0]
     b = bytearray(d); struct.pack_into('<I', b, s + 16, blocks[main_acc[1]][4] - 1); out = bytes(b)
@@ -138,6 +142,7 @@ expect_error second_header "second HEADER block"
 expect_error dup_access "the footer says"
 expect_error del_access "the footer says"
 expect_error del_thread_block "the footer says"
+expect_error swap_access "blocks out of order"
 expect_error index_count "index frame (type/thread/count) disagrees with the block header"
 expect_error index_thread "index frame (type/thread/count) disagrees with the block header"
 expect_error index_type "index frame (type/thread/count) disagrees with the block header"
