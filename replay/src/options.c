@@ -125,7 +125,11 @@ static int check_outputs(const struct replay_options *o) {
     struct out_file out[3] = {{.flag = "-o", .name = o->output},
                               {.flag = "--comm-csv", .name = o->comm_csv},
                               {.flag = "--sites-csv", .name = o->sites_csv}};
-    const char *inputs[2] = {o->trace, o->full};
+    /* a --machine that is a file (pes_machine_load's rule) is read too */
+    size_t ml = strlen(o->machine);
+    int machine_file = strchr(o->machine, '/') || (ml > 8 && strcmp(o->machine + ml - 8, ".machine") == 0);
+    const char *inputs[3] = {o->trace, o->full, machine_file ? o->machine : NULL};
+    const char *input_kind[3] = {"trace", "trace", "machine file"};
     int rc = 0;
     for (int i = 0; i < 3; i++)
         if (out[i].name) {
@@ -140,11 +144,11 @@ static int check_outputs(const struct replay_options *o) {
                     S_ISDIR(f->st.st_mode) ? "directory" : "socket");
             rc = -1;
         }
-        for (int k = 0; k < 2 && !rc; k++) {
+        for (int k = 0; k < 3 && !rc; k++) {
             struct stat in;
             if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == f->st.st_dev && in.st_ino == f->st.st_ino) {
-                fprintf(stderr, "pes-replay: %s %s: is the input trace %s; refusing to overwrite it\n", f->flag,
-                        f->name, inputs[k]);
+                fprintf(stderr, "pes-replay: %s %s: is the input %s %s; refusing to overwrite it\n", f->flag,
+                        f->name, input_kind[k], inputs[k]);
                 rc = -1;
             }
         }

@@ -58,6 +58,11 @@ expect_usage "pes-replay: -o $work/s.zst: is the input trace" \
   "$PES_BIN/pes-replay" "$work/s.zst" -o "$work/s.zst"
 expect_usage "pes-replay: -o $work/f.zst: is the input trace" \
   "$PES_BIN/pes-replay" --compare "$work/s.zst" "$work/f.zst" -o "$work/f.zst"
+cp "$PES_SRC/model/machines/haswell.machine" "$work/m.machine"
+msum=$(cksum <"$work/m.machine")
+expect_usage "pes-replay: -o $work/m.machine: is the input machine file $work/m.machine" \
+  "$PES_BIN/pes-replay" "$work/f.zst" --machine "$work/m.machine" -o "$work/m.machine"
+[ "$(cksum <"$work/m.machine")" = "$msum" ] || fail "the machine file was changed"
 [ "$(sums)" = "$before" ] || fail "an input trace was changed"
 (cd "$work" && expect_usage "pes-replay: --comm-csv x.csv and --sites-csv ./x.csv: the same file" \
   "$PES_BIN/pes-replay" f.zst --machine haswell --simulate --comm-csv x.csv --sites-csv ./x.csv)
