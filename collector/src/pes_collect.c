@@ -55,6 +55,8 @@ struct options {
     const char *zstd_level;
     const char *writers;
     int quiet;
+    /* the first sampling-only flag given ("--period"), refused without --mode */
+    const char *sampling_flag;
 };
 
 static void usage(FILE *f)
@@ -81,7 +83,8 @@ static void usage(FILE *f)
             "  --list-backends        say which sampling backends work here, and why not\n"
             "  -o, --output FILE      trace file (default: PROGRAM.PID.full.zst, or\n"
             "                         PROGRAM.PID.MODE.zst with --mode)\n"
-            "      --force            replace FILE if it exists\n"
+            "      --force            replace FILE if it exists (a regular file that is not\n"
+            "                         PROGRAM; see docs/collector.md, Output files)\n"
             "      --time-interval N  records between time marks (default %u)\n"
             "      --buffer-records N records per thread buffer (default %u, %u..%u)\n"
             "      --zstd-level N     compression level (default %d, 1..%d)\n"
@@ -181,12 +184,21 @@ static int parse_options(int argc, char **argv, struct options *o)
     int c;
     /* '+': options end at the program name, its own flags are not ours */
     while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
+        if (!o->sampling_flag && (c == OPT_PERIOD || c == OPT_BACKEND || c == OPT_GRAN ||
+                                  c == OPT_SOCKETS || c == OPT_DREGS || c == OPT_SEED))
+            for (const struct option *l = longs; l->name; l++)
+                if (l->val == c)
+                    o->sampling_flag = l->name;
         switch (c) {
         case OPT_FULL: o->full = 1; break;
         case OPT_MODE:
             if (!pes_rt_mode_parse(optarg))
                 die(EXIT_USAGE, "--mode: expected samples, reuse, reuse-shared or comm, got '%s'",
                     optarg);
+            /* one run records one sampled trace: the last --mode would silently win */
+            if (o->mode && strcmp(o->mode, optarg))
+                die(EXIT_USAGE, "--mode: given twice ('%s' and '%s'); a run records one mode",
+                    o->mode, optarg);
             o->mode = optarg;
             break;
         case OPT_PERIOD: parse_period(optarg, o); break;
@@ -436,24 +448,103 @@ static char *absolute(const char *path)
     return out;
 }
 
-/* Removes an existing FILE (with --force) and returns its absolute path; NULL if none given. */
-static char *prepare_output(const char *name, int force)
-{
-    if (!name)
-        return NULL;
+/* An output file as found before the run: nothing is removed until every
+ * output has been checked, so a refused command line changes nothing. */
+struct output {
+    const char *flag;   /* as the help names it: --output, --full-output */
+    const char *name;   /* as given, NULL for the default name */
+    int present;        /* lstat: the name exists (--force removes it) */
+    int exists;         /* stat: what it names exists (symlinks followed) */
     struct stat st;
-    if (lstat(name, &st) == 0) {
-        if (!force)
-            die(EXIT_USAGE, "%s: file exists (use --force to replace it)", name);
-        /* remove it here rather than passing PES_OVERWRITE: a program the
-         * app execs must not clobber the trace being written */
-        if (unlink(name) != 0)
-            die(1, "%s: cannot remove: %s", name, strerror(errno));
+    char *canon;        /* realpath of the parent + "/" + last component */
+};
+
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a fifo"
+         : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* The parent directory resolved, so that "./t.zst" and "t.zst" (or a path
+ * through a symlinked directory) compare equal before either file exists. */
+static char *canonical_name(const char *name)
+{
+    char *copy = strdup(name);
+    if (!copy)
+        die(1, "out of memory");
+    char *slash = strrchr(copy, '/');
+    const char *dir = ".", *base = copy;
+    if (slash) {
+        *slash = '\0';
+        dir = slash == copy ? "/" : copy;
+        base = slash + 1;
     }
-    char *out = absolute(name);
-    if (!out)
-        die(1, "%s: cannot make the path absolute: %s", name, strerror(errno));
-    return out;
+    char *rdir = realpath(dir, NULL), *out = NULL;
+    if (rdir && asprintf(&out, "%s/%s", rdir, base) < 0)
+        out = NULL;
+    free(rdir);
+    free(copy);
+    return out;   /* NULL if the directory is missing: check_dir reports it */
+}
+
+static void inspect_output(struct output *out, const char *flag, const char *name)
+{
+    struct stat lst;
+    memset(out, 0, sizeof *out);
+    out->flag = flag;
+    out->name = name;
+    if (!name)
+        return;
+    out->present = lstat(name, &lst) == 0;
+    out->exists = stat(name, &out->st) == 0;
+    out->canon = canonical_name(name);
+}
+
+static int same_output(const struct output *a, const struct output *b)
+{
+    if (!a->name || !b->name)
+        return 0;
+    if (a->exists && b->exists && a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino)
+        return 1;
+    return a->canon && b->canon && strcmp(a->canon, b->canon) == 0;
+}
+
+/* Refuses, before anything is removed or run, an output that --force would
+ * destroy for nothing: a device, fifo, directory or socket (as root, --force
+ * -o /dev/null would unlink the system's /dev/null), or the program being run
+ * (--force -o ./app -- ./app). Compared by inode, so links and other spellings
+ * are caught too. */
+static void check_output(const struct output *out, const char *exe, int force)
+{
+    if (!out->name || !out->present)
+        return;
+    if (out->exists && !S_ISREG(out->st.st_mode))
+        die(EXIT_USAGE, "%s %s: is %s, not a regular file; refusing to replace it", out->flag,
+            out->name, file_kind(out->st.st_mode));
+    struct stat pst;
+    if (out->exists && stat(exe, &pst) == 0 && pst.st_dev == out->st.st_dev &&
+        pst.st_ino == out->st.st_ino)
+        die(EXIT_USAGE, "%s %s: is the program being run (%s); refusing to replace it",
+            out->flag, out->name, exe);
+    if (!force)
+        die(EXIT_USAGE, "%s: file exists (use --force to replace it)", out->name);
+}
+
+/* Removes an existing FILE (checked by check_output) and returns its absolute path;
+ * NULL if none given. */
+static char *prepare_output(const struct output *out)
+{
+    if (!out->name)
+        return NULL;
+    /* remove it here rather than passing PES_OVERWRITE: a program the
+     * app execs must not clobber the trace being written */
+    if (out->present && unlink(out->name) != 0)
+        die(1, "%s: cannot remove: %s", out->name, strerror(errno));
+    char *abs = absolute(out->name);
+    if (!abs)
+        die(1, "%s: cannot make the path absolute: %s", out->name, strerror(errno));
+    return abs;
 }
 
 /* Fails before the run rather than after it: the runtime can only warn. */
@@ -561,6 +652,17 @@ int main(int argc, char **argv)
                         "(sampling) (see --help)");
     if (o.full_output && !(o.full && o.mode))
         die(EXIT_USAGE, "--full-output: only with both --full and --mode (otherwise use -o)");
+    /* sampling settings without sampling would be silently ignored by the runtime */
+    if (o.sampling_flag && !o.mode)
+        die(EXIT_USAGE, "--%s: only with --mode (sampling); --full alone records every access",
+            o.sampling_flag);
+    if (o.granularity && strcmp(o.mode, "reuse") && strcmp(o.mode, "reuse-shared"))
+        die(EXIT_USAGE, "--granularity: only with --mode reuse or reuse-shared, not %s", o.mode);
+    if (o.sockets && strcmp(o.mode, "reuse-shared"))
+        die(EXIT_USAGE, "--sockets: only with --mode reuse-shared, not %s", o.mode);
+    if (o.debug_registers && !strcmp(o.mode, "samples"))
+        die(EXIT_USAGE, "--debug-registers: only with --mode reuse, reuse-shared or comm "
+                        "(--mode samples sets no watchpoints)");
 
     char **app = argv + first;
     int app_argc = argc - first;
@@ -596,8 +698,19 @@ int main(int argc, char **argv)
     /* -o names the sampled trace when there is one, else the full trace */
     const char *o_full = o.mode ? o.full_output : o.output;
     const char *o_sampled = o.mode ? o.output : NULL;
-    char *output = o.full ? prepare_output(o_full, o.force) : NULL;
-    char *soutput = o.mode ? prepare_output(o_sampled, o.force) : NULL;
+    struct output full_out, samp_out;
+    inspect_output(&full_out, o.mode ? "--full-output" : "--output", o.full ? o_full : NULL);
+    inspect_output(&samp_out, "--output", o.mode ? o_sampled : NULL);
+    check_output(&full_out, exe, o.force);
+    check_output(&samp_out, exe, o.force);
+    /* the second trace would replace the first one (or fail to be created) */
+    if (same_output(&samp_out, &full_out))
+        die(EXIT_USAGE, "--output %s and --full-output %s: the same file; the two traces need "
+                        "two files", samp_out.name, full_out.name);
+    char *output = prepare_output(&full_out);
+    char *soutput = prepare_output(&samp_out);
+    free(full_out.canon);
+    free(samp_out.canon);
 
     {
         /* fail before the run rather than after it: the runtime can only warn */

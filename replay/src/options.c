@@ -5,7 +5,10 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "replay.h"
@@ -70,13 +73,99 @@ static int parse_cores(const char *s, struct replay_options *o) {
     if (strlen(s) >= sizeof buf) return -1;
     strcpy(buf, s);
     o->n_cores = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    /* split by hand: strtok would skip the empty element of "1,,2" (a typo, not a list of two) */
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
         uint64_t v;
         if (parse_u64(tok, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES) return -1;
         if (o->n_cores == REPLAY_MAX_CONFIGS) return -1;
         o->cores[o->n_cores++] = (uint32_t)v;
     }
     return o->n_cores ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ output files
+ * A report never replaces what it reads: an output that is the same file as an
+ * input trace (by st_dev/st_ino, so links, "./t" and /dev/stdout redirected to
+ * it count) is refused before anything is read, as is one file named by two
+ * output options, or a directory or socket. Character devices and fifos are
+ * written as streams (-o /dev/stdout, /dev/null, a shell's >(...)): nothing
+ * in them is replaced. */
+
+struct out_file {
+    const char *flag, *name;
+    int exists;
+    struct stat st;
+    char *canon;   /* realpath of the parent + "/" + name: new files spelled differently */
+};
+
+static char *canonical_name(const char *name) {
+    char *copy = strdup(name), *out = NULL;
+    if (!copy) return NULL;
+    char *slash = strrchr(copy, '/');
+    const char *dir = ".", *base = copy;
+    if (slash) {
+        *slash = '\0';
+        dir = slash == copy ? "/" : copy;
+        base = slash + 1;
+    }
+    char *rdir = realpath(dir, NULL);
+    if (rdir && (out = malloc(strlen(rdir) + strlen(base) + 2))) sprintf(out, "%s/%s", rdir, base);
+    free(rdir);
+    free(copy);
+    return out;
+}
+
+static int is_stream(const struct out_file *f) {
+    return f->exists && (S_ISCHR(f->st.st_mode) || S_ISFIFO(f->st.st_mode));
+}
+
+static int check_outputs(const struct replay_options *o) {
+    struct out_file out[3] = {{.flag = "-o", .name = o->output},
+                              {.flag = "--comm-csv", .name = o->comm_csv},
+                              {.flag = "--sites-csv", .name = o->sites_csv}};
+    /* a --machine that is a file (pes_machine_load's rule) is read too */
+    size_t ml = strlen(o->machine);
+    int machine_file = strchr(o->machine, '/') || (ml > 8 && strcmp(o->machine + ml - 8, ".machine") == 0);
+    const char *inputs[3] = {o->trace, o->full, machine_file ? o->machine : NULL};
+    const char *input_kind[3] = {"trace", "trace", "machine file"};
+    int rc = 0;
+    for (int i = 0; i < 3; i++)
+        if (out[i].name) {
+            out[i].exists = stat(out[i].name, &out[i].st) == 0;
+            out[i].canon = canonical_name(out[i].name);
+        }
+    for (int i = 0; i < 3 && !rc; i++) {
+        struct out_file *f = &out[i];
+        if (!f->name || !f->exists) continue;
+        if (S_ISDIR(f->st.st_mode) || S_ISSOCK(f->st.st_mode)) {
+            fprintf(stderr, "pes-replay: %s %s: is a %s, not a file to write\n", f->flag, f->name,
+                    S_ISDIR(f->st.st_mode) ? "directory" : "socket");
+            rc = -1;
+        }
+        for (int k = 0; k < 3 && !rc; k++) {
+            struct stat in;
+            if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == f->st.st_dev && in.st_ino == f->st.st_ino) {
+                fprintf(stderr, "pes-replay: %s %s: is the input %s %s; refusing to overwrite it\n", f->flag,
+                        f->name, input_kind[k], inputs[k]);
+                rc = -1;
+            }
+        }
+    }
+    for (int i = 0; i < 3 && !rc; i++)
+        for (int k = i + 1; k < 3 && !rc; k++) {
+            const struct out_file *a = &out[i], *b = &out[k];
+            if (!a->name || !b->name || is_stream(a)) continue;
+            if ((a->exists && b->exists && a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino) ||
+                (a->canon && b->canon && strcmp(a->canon, b->canon) == 0)) {
+                fprintf(stderr, "pes-replay: %s %s and %s %s: the same file; the second would replace the first\n",
+                        a->flag, a->name, b->flag, b->name);
+                rc = -1;
+            }
+        }
+    for (int i = 0; i < 3; i++) free(out[i].canon);
+    return rc;
 }
 
 static const char *const sort_keys[] = {"invalidations", "coherence", "false-sharing",
@@ -125,12 +214,26 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     opterr = 0;
     int c;
     uint64_t v;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    const char *mimic_only = NULL;   /* first --cores setting given: needs --cores */
+    /* ':' first: a missing value is reported as such, not as an unknown option */
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        const char *name = NULL;
+        for (const struct option *l = longopts; l->name; l++)
+            if (l->val == c) name = l->name;
+        if (!o->full_only && (c == OPT_SIMULATE || c == OPT_CORES || c == OPT_INTERLEAVE || c == OPT_SEED ||
+                              c == OPT_CHUNK || c == OPT_PER_REGION || c == OPT_PAGE_MAP || c == OPT_SORT ||
+                              c == OPT_LINE || c == OPT_COMM_CSV || c == OPT_SITES_CSV))
+            o->full_only = name;
+        if (!mimic_only && (c == OPT_INTERLEAVE || c == OPT_SEED || c == OPT_CHUNK || c == OPT_PER_REGION))
+            mimic_only = name;
         switch (c) {
         case OPT_MACHINE: o->machine = optarg; break;
         case OPT_CACHE: o->cache_spec = optarg; break;
         case OPT_SHOW_MACHINE: o->show_machine = 1; break;
         case OPT_CORES:
+            if (strstr(optarg, ",,") || optarg[0] == ',' || (*optarg && optarg[strlen(optarg) - 1] == ','))
+                return bad("--cores", "a comma-separated list of core counts 1..64, without empty elements",
+                           optarg);
             if (parse_cores(optarg, o) < 0)
                 return bad("--cores", "a comma-separated list of core counts 1..64", optarg);
             break;
@@ -195,7 +298,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         case 'h': fputs(usage, stdout); return 1;
         case OPT_VERSION: printf("pes-replay %s\n", PES_VERSION); return 1;
         case ':':
-            fprintf(stderr, "pes-replay: %s: missing value\n", argv[optind - 1]);
+            fprintf(stderr, "pes-replay: %s: expected a value (see pes-replay --help)\n", argv[optind - 1]);
             return -1;
         default:
             fprintf(stderr, "pes-replay: unknown option '%s' (see pes-replay --help)\n", argv[optind - 1]);
@@ -207,6 +310,11 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         fprintf(stderr, "pes-replay: no trace given (usage: pes-replay TRACE [options])\n");
         return -1;
     }
+    /* settings of the mimicked cores would be silently ignored without them */
+    if (mimic_only && !o->n_cores) {
+        fprintf(stderr, "pes-replay: --%s: only with --cores (mimicked cores)\n", mimic_only);
+        return -1;
+    }
     if (o->compare) {
         if (optind + 2 != argc) {
             fprintf(stderr, "pes-replay: --compare: expected two traces, SAMPLED FULL\n");
@@ -214,7 +322,13 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         }
         o->trace = argv[optind];
         o->full = argv[optind + 1];
-        return 0;
+        /* --compare reads the full trace for its reuse truth only */
+        if (o->full_only) {
+            fprintf(stderr, "pes-replay: --%s: not with --compare; run pes-replay %s --%s on the full trace alone\n",
+                    o->full_only, o->full, o->full_only);
+            return -1;
+        }
+        return check_outputs(o);
     }
     if (optind + 1 < argc) {
         fprintf(stderr, "pes-replay: unexpected argument '%s' after the trace\n", argv[optind + 1]);
@@ -225,5 +339,5 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         fprintf(stderr, "pes-replay: %s needs --simulate\n", o->comm_csv ? "--comm-csv" : "--sites-csv");
         return -1;
     }
-    return 0;
+    return check_outputs(o);
 }

@@ -50,7 +50,17 @@ int main(int argc, char **argv) {
         return 0;
     }
     /* sampled traces and --compare: accuracy.h */
-    if (o.compare || replay_is_sampled(o.trace)) return replay_accuracy_main(&o, &res.machine);
+    if (!o.compare && replay_is_sampled(o.trace)) {
+        /* a sampled trace holds events, not the access stream these replay: say what works instead */
+        if (o.full_only) {
+            fprintf(stderr, "pes-replay: %s: a sampled trace; --%s needs a full trace (pes-collect --full): "
+                            "pes-replay %s alone reports its samples, --compare %s FULL their accuracy\n",
+                    o.trace, o.full_only, o.trace, o.trace);
+            return 2;
+        }
+        return replay_accuracy_main(&o, &res.machine);
+    }
+    if (o.compare) return replay_accuracy_main(&o, &res.machine);
     res.line = o.line ? o.line : res.machine.level[0].line;
     for (uint32_t l = 1; l < res.machine.n_levels; l++)
         if (res.machine.level[l].line != res.line && !o.line)

@@ -48,6 +48,8 @@ struct replay_options {
     const char *output;           /* -o FILE; NULL = stdout */
     int show_machine;
     uint32_t jobs;                /* --jobs: replay threads (1 or 2) */
+    const char *full_only;        /* first flag given that needs a full trace alone ("simulate"):
+                                     refused for a sampled trace and --compare */
 };
 
 /* Parses argv; on a usage error prints one line naming the flag and returns -1;

@@ -182,6 +182,40 @@ usage)
     run 0 "$collect" --help
     grep -q -- "--time-interval" out.txt || fail "help"
     run 0 "$collect" --version
+    # outputs --force must not destroy: refused in one line before the program runs,
+    # left as they were (a fifo, a symlink to a device, a directory, the program itself)
+    mkfifo fifo || fail "mkfifo"
+    ln -s /dev/null null || fail "ln"
+    mkdir dir || fail "mkdir"
+    cp "$prog" app || fail "cp"
+    sum=$(cksum <app)
+    for out in fifo null dir; do
+        run 2 "$collect" --full --force -o $out "$prog" single 1
+        grep -q "^pes-collect: --output $out: is a .*, not a regular file; refusing to replace it$" err.txt ||
+            fail "message: $(cat err.txt)"
+        [ "$(wc -l <err.txt)" = 1 ] || fail "more than one line"
+        [ ! -s out.txt ] || fail "the program ran"
+    done
+    [ -p fifo ] && [ -L null ] && [ -d dir ] || fail "an output that is not a regular file was removed"
+    for out in ./app app; do
+        run 2 "$collect" --full --force -o $out -- ./app single 1
+        grep -q "^pes-collect: --output $out: is the program being run (./app); refusing to replace it$" err.txt ||
+            fail "message: $(cat err.txt)"
+        [ ! -s out.txt ] || fail "the program ran"
+    done
+    # found through PATH, as execvp finds it
+    run 2 env PATH="$work:$PATH" "$collect" --full --force -o app -- app single 1
+    grep -q "^pes-collect: --output app: is the program being run (.*/app); refusing" err.txt ||
+        fail "message: $(cat err.txt)"
+    [ "$(cksum <app)" = "$sum" ] || fail "the program was changed"
+    # sampling settings without sampling
+    run 2 "$collect" --full --period 10 "$prog" single 1
+    grep -q "^pes-collect: --period: only with --mode (sampling); --full alone records every access$" err.txt ||
+        fail "message: $(cat err.txt)"
+    for flag in "--seed 3" "--backend soft" "--debug-registers 2" "--granularity spatial" "--sockets 2"; do
+        run 2 "$collect" --full $flag "$prog" single 1
+        grep -q "^pes-collect: ${flag%% *}: only with --mode" err.txt || fail "message: $(cat err.txt)"
+    done
     ;;
 bad-env)
     # a bad PES_* value: one line on stderr, tracing off, program unchanged

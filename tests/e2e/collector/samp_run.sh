@@ -136,6 +136,33 @@ usage)
     run 0 "$collect" --list-backends
     grep -q "^pebs  unavailable: " out.txt || fail "$(cat out.txt)"
     grep -q "^soft  available" out.txt || fail "$(cat out.txt)"
+    # one file named twice: the sampled trace would be lost (refused before the run, file unchanged)
+    echo keep >x.zst
+    sum=$(cksum <x.zst)
+    run 2 "$collect" --mode reuse --full --force -o x.zst --full-output x.zst "$prog" reuse 1 1
+    grep -q "^pes-collect: --output x.zst and --full-output x.zst: the same file; the two traces need two files$" \
+        err.txt || fail "$(cat err.txt)"
+    [ ! -s out.txt ] || fail "the program ran"
+    [ "$(cksum <x.zst)" = "$sum" ] || fail "x.zst changed"
+    ln x.zst hard.zst || fail "ln"
+    run 2 "$collect" --mode reuse --full --force -o x.zst --full-output hard.zst "$prog" reuse 1 1
+    grep -q "the same file" err.txt || fail "$(cat err.txt)"
+    # not there yet: the same directory and name, spelled differently
+    run 2 "$collect" --mode reuse --full -o new.zst --full-output ./new.zst "$prog" reuse 1 1
+    grep -q "^pes-collect: --output new.zst and --full-output ./new.zst: the same file" err.txt || fail "$(cat err.txt)"
+    [ ! -e new.zst ] || fail "new.zst written"
+    # conflicting or meaningless settings
+    run 2 "$collect" --mode reuse --mode comm "$prog" reuse 1 1
+    grep -q "^pes-collect: --mode: given twice ('reuse' and 'comm'); a run records one mode$" err.txt || fail "$(cat err.txt)"
+    run 2 "$collect" --mode comm --granularity spatial "$prog" reuse 1 1
+    grep -q "^pes-collect: --granularity: only with --mode reuse or reuse-shared, not comm$" err.txt || fail "$(cat err.txt)"
+    run 2 "$collect" --mode reuse --sockets 2 "$prog" reuse 1 1
+    grep -q "^pes-collect: --sockets: only with --mode reuse-shared, not reuse$" err.txt || fail "$(cat err.txt)"
+    run 2 "$collect" --mode samples --debug-registers 2 "$prog" reuse 1 1
+    grep -q "^pes-collect: --debug-registers: only with --mode reuse, reuse-shared or comm" err.txt || fail "$(cat err.txt)"
+    # the same mode twice is not a conflict
+    run 0 "$collect" --mode reuse --mode reuse -q -o r.zst "$prog" reuse 50 100
+    done_line reuse
     ;;
 *)
     fail "unknown scenario"

@@ -16,3 +16,13 @@ expect_fail() {
   grep -q 'Segmentation\|Aborted\|core dumped' "$work/err" && fail "crashed: $*"
   echo "ok: $* -> exit $rc: $(head -1 "$work/err")"
 }
+# expect_usage NEEDLE CMD...: CMD must exit 2 (usage) with exactly one line on stderr holding NEEDLE.
+expect_usage() {
+  local needle=$1; shift
+  local rc=0
+  "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" -eq 2 ] || { cat "$work/err" >&2; fail "expected exit 2, got $rc: $*"; }
+  grep -qF -- "$needle" "$work/err" || { cat "$work/err" >&2; fail "stderr of '$*' lacks '$needle'"; }
+  [ "$(wc -l <"$work/err")" -eq 1 ] || { cat "$work/err" >&2; fail "not one line: $*"; }
+  echo "ok: $* -> exit 2: $(cat "$work/err")"
+}

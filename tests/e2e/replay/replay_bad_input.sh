@@ -24,3 +24,58 @@ C
 "$PES_BIN/pes-clang" -O2 "$work/noop.c" -o "$work/noop"
 "$PES_BIN/pes-collect" -q --full -o "$work/noop.zst" -- "$work/noop"
 expect_fail "no memory accesses" "$PES_BIN/pes-replay" "$work/noop.zst" --machine haswell
+
+# usage errors (exit 2, one line), checked before anything is read or written
+expect_usage "pes-replay: --comm-csv: expected a value" "$PES_BIN/pes-replay" "$work/ok.txt" --simulate --comm-csv
+expect_usage "pes-replay: -o: expected a value" "$PES_BIN/pes-replay" "$work/ok.txt" -o
+expect_usage "without empty elements, got '1,,2'" "$PES_BIN/pes-replay" "$work/ok.txt" --cores 1,,2
+expect_usage "without empty elements, got '2,'" "$PES_BIN/pes-replay" "$work/ok.txt" --cores 2,
+expect_usage "pes-replay: --chunk: only with --cores" "$PES_BIN/pes-replay" "$work/ok.txt" --chunk 4
+expect_usage "pes-replay: --interleave: only with --cores" "$PES_BIN/pes-replay" "$work/ok.txt" --interleave uniform
+# outputs never replace an input trace, nor each other: refused, the file unchanged
+cat >"$work/loop.c" <<'C'
+static volatile int a[4096];
+int main(void) { for (int r = 0; r < 20; r++) for (int i = 0; i < 4096; i++) a[i] += i; return 0; }
+C
+"$PES_BIN/pes-clang" -O2 "$work/loop.c" -o "$work/loop"
+"$PES_BIN/pes-collect" -q --mode samples --backend soft --period 97 --full -o "$work/s.zst" \
+  --full-output "$work/f.zst" -- "$work/loop"
+sums() { cksum "$work/f.zst" "$work/s.zst"; }
+before=$(sums)
+expect_usage "pes-replay: -o $work/f.zst: is the input trace $work/f.zst; refusing to overwrite it" \
+  "$PES_BIN/pes-replay" "$work/f.zst" --machine haswell -o "$work/f.zst"
+(cd "$work" && expect_usage "pes-replay: -o ./f.zst: is the input trace f.zst" \
+  "$PES_BIN/pes-replay" f.zst --machine haswell -o ./f.zst)
+ln "$work/f.zst" "$work/hard.zst"
+expect_usage "pes-replay: --comm-csv $work/hard.zst: is the input trace" \
+  "$PES_BIN/pes-replay" "$work/f.zst" --machine haswell --simulate --comm-csv "$work/hard.zst"
+ln -s f.zst "$work/sym.zst"
+expect_usage "pes-replay: --sites-csv $work/sym.zst: is the input trace" \
+  "$PES_BIN/pes-replay" "$work/f.zst" --machine haswell --simulate --sites-csv "$work/sym.zst"
+expect_usage "pes-replay: -o /dev/stdout: is the input trace" \
+  sh -c '"$1" "$2" --machine haswell -o /dev/stdout >>"$2"' sh "$PES_BIN/pes-replay" "$work/f.zst"
+expect_usage "pes-replay: -o $work/s.zst: is the input trace" \
+  "$PES_BIN/pes-replay" "$work/s.zst" -o "$work/s.zst"
+expect_usage "pes-replay: -o $work/f.zst: is the input trace" \
+  "$PES_BIN/pes-replay" --compare "$work/s.zst" "$work/f.zst" -o "$work/f.zst"
+cp "$PES_SRC/model/machines/haswell.machine" "$work/m.machine"
+msum=$(cksum <"$work/m.machine")
+expect_usage "pes-replay: -o $work/m.machine: is the input machine file $work/m.machine" \
+  "$PES_BIN/pes-replay" "$work/f.zst" --machine "$work/m.machine" -o "$work/m.machine"
+[ "$(cksum <"$work/m.machine")" = "$msum" ] || fail "the machine file was changed"
+[ "$(sums)" = "$before" ] || fail "an input trace was changed"
+(cd "$work" && expect_usage "pes-replay: --comm-csv x.csv and --sites-csv ./x.csv: the same file" \
+  "$PES_BIN/pes-replay" f.zst --machine haswell --simulate --comm-csv x.csv --sites-csv ./x.csv)
+[ ! -e "$work/x.csv" ] || fail "x.csv written"
+mkdir "$work/dir"
+expect_usage "pes-replay: -o $work/dir: is a directory, not a file to write" \
+  "$PES_BIN/pes-replay" "$work/f.zst" --machine haswell -o "$work/dir"
+# a stream is fine: nothing in it is replaced
+"$PES_BIN/pes-replay" "$work/f.zst" --machine haswell -o /dev/null || fail "-o /dev/null refused"
+# a sampled trace has no access stream to simulate or split into cores: say what works
+expect_usage "s.zst: a sampled trace; --simulate needs a full trace (pes-collect --full)" \
+  "$PES_BIN/pes-replay" "$work/s.zst" --simulate
+expect_usage "s.zst: a sampled trace; --cores needs a full trace" "$PES_BIN/pes-replay" "$work/s.zst" --cores 2
+expect_usage "pes-replay: --simulate: not with --compare; run pes-replay $work/f.zst --simulate" \
+  "$PES_BIN/pes-replay" --compare "$work/s.zst" "$work/f.zst" --simulate
+"$PES_BIN/pes-replay" "$work/s.zst" --top 3 >/dev/null || fail "sampled report"
