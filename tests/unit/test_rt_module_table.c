@@ -94,6 +94,34 @@ static void conversion_resolves_strings_and_globalises_ids(void **state)
     free(out);
 }
 
+/* The tables outlive the module: a dlclose unmaps its strings before the
+ * writer encodes the converted tables. */
+static void conversion_copies_the_strings(void **state)
+{
+    (void)state;
+    char *tab = malloc(sizeof strtab);
+    char *name = strdup("lib.c");
+    assert_non_null(tab);
+    assert_non_null(name);
+    memcpy(tab, strtab, sizeof strtab);
+    const struct pes_rt_site sites[1] = {{7, 2, PES_KIND_LOAD, 0, 8, 1, 0, 4}};
+    const struct pes_rt_bb bbs[1] = {{4, 6, 1, 0, {0}}};
+    uint32_t slot = 0;
+    struct pes_rt_module m = {PES_RT_ABI_VERSION, 1, 1, sizeof strtab, sites, bbs, tab, name, &slot};
+    struct pes_module *out = pes_rt_module_convert(&m, 0);
+    assert_non_null(out);
+    memset(tab, 'X', sizeof strtab);   /* as if unmapped and the pages reused */
+    memset(name, 'X', strlen(name));
+    free(tab);
+    free(name);
+    assert_string_equal(out->name, "lib.c");
+    assert_string_equal(out->sites[0].file, "a.c");
+    assert_string_equal(out->sites[0].function, "f");
+    assert_string_equal(out->bbs[0].function, "f");
+    assert_string_equal(out->bbs[0].label, "bb.x");
+    free(out);
+}
+
 static void conversion_of_empty_module(void **state)
 {
     (void)state;
@@ -112,6 +140,7 @@ int main(void)
         cmocka_unit_test(ranges_are_consecutive_from_zero),
         cmocka_unit_test(ranges_never_reach_control_ids),
         cmocka_unit_test(conversion_resolves_strings_and_globalises_ids),
+        cmocka_unit_test(conversion_copies_the_strings),
         cmocka_unit_test(conversion_of_empty_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

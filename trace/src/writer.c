@@ -3,6 +3,11 @@
  * (encoder.c) makes the HEADER, the FOOTER and the blocks given to the
  * writer_* calls; pes_trace_writer_append takes blocks that other encoders
  * made, possibly on other threads, so the file is the same either way.
+ *
+ * Blocks go to the file with write(2) as they come, not through a stdio
+ * buffer: a process that ends without closing the writer (_exit, exec, a
+ * crash) leaves every block appended so far on disk, and a forked child that
+ * exits has no copy of buffered bytes to write a second time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +18,7 @@
 #include "trace_internal.h"
 
 struct pes_trace_writer {
-    FILE *f;
+    int fd;                 /* -1 once closed */
     char *path;
     struct pes_trace_encoder *enc;  /* blocks given as items, HEADER and FOOTER */
     uint64_t bytes;
@@ -32,10 +37,19 @@ static int refuse_if_failed(const struct pes_trace_writer *w, struct pes_error *
 static int writer_put(struct pes_trace_writer *w, const void *bytes, size_t size,
                       struct pes_error *err)
 {
-    if (size && fwrite(bytes, 1, size, w->f) != size) {
-        w->failed = 1;
-        return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: write failed: %s", w->path,
-                             strerror(errno));
+    const uint8_t *p = bytes;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(w->fd, p + done, size - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            w->failed = 1;
+            w->bytes += done;
+            return pes_error_set(err, PES_ERR_IO, w->bytes, "%s: write failed: %s", w->path,
+                                 n < 0 ? strerror(errno) : "no progress");
+        }
+        done += (size_t)n;
     }
     w->bytes += size;
     return 0;
@@ -53,8 +67,8 @@ static int writer_put_encoded(struct pes_trace_writer *w, int rc, struct pes_err
 
 static void writer_free(struct pes_trace_writer *w)
 {
-    if (w->f)
-        fclose(w->f);
+    if (w->fd >= 0)
+        close(w->fd);
     pes_trace_encoder_free(w->enc);
     free(w->path);
     free(w);
@@ -76,23 +90,19 @@ struct pes_trace_writer *pes_trace_writer_open(const char *path, int overwrite,
         return NULL;
     }
     struct pes_trace_writer *w = calloc(1, sizeof *w);
-    if (w)
-        w->path = strdup(path);
-    if (w && w->path) {
-        w->f = fdopen(fd, "wb");
-        w->enc = pes_trace_encoder_new(opt, NULL);
-    }
-    if (!w || !w->path || !w->f || !w->enc) {
-        if (w && !w->f)
-            close(fd);
-        if (w)
-            writer_free(w);
-        else
-            close(fd);
+    if (!w) {
+        close(fd);
         pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
         return NULL;
     }
-    setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+    w->fd = fd;
+    w->path = strdup(path);
+    w->enc = pes_trace_encoder_new(opt, NULL);
+    if (!w->path || !w->enc) {
+        writer_free(w);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
+        return NULL;
+    }
     if (writer_put_encoded(w, pes_encoder_header(w->enc, info, path, err), err)) {
         if (err && err->code == PES_OK)
             pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", path);
@@ -208,9 +218,9 @@ int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_t
                 w, pes_encoder_footer(w->enc, totals, n_totals, end_ticks, w->path, w->bytes, err),
                 err);
     }
-    FILE *f = w->f;
-    w->f = NULL;
-    if (fclose(f) != 0 && rc == 0)
+    int fd = w->fd;
+    w->fd = -1;
+    if (close(fd) != 0 && rc == 0)
         rc = pes_error_set(err, PES_ERR_IO, w->bytes, "%s: close failed: %s", w->path,
                          strerror(errno));
     writer_free(w);

@@ -1,6 +1,7 @@
 /* rt_buffer.c — the slow path of the inline sequence (rt_abi.h): hand a full
  * buffer to the writer, insert time marks, and compute the next limit. */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "rt_internal.h"
@@ -20,7 +21,19 @@ int pes_rt_buffer_alloc(struct pes_rt_thread *t)
         if (!t->bufs[i].recs)
             return -1;
     }
+    void *r = mmap(NULL, PES_RT_RESERVE * sizeof(struct pes_record), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return -1;
+    t->reserve = r;
     return 0;
+}
+
+void pes_rt_reserve_free(struct pes_rt_thread *t)
+{
+    if (t->reserve)
+        munmap(t->reserve, PES_RT_RESERVE * sizeof(struct pes_record));
+    t->reserve = NULL;
 }
 
 /* Queues the first n records of the current buffer (if any). */
@@ -45,26 +58,79 @@ static void hand_over(struct pes_rt_thread *t, size_t n, int from_signal)
 }
 
 /* Full buffer → writer; continue in the next one, waiting only if the writer
- * has not returned it yet (back-pressure keeps memory bounded). */
-static void switch_buffer(struct pes_rt_thread *t)
+ * has not returned it yet (back-pressure keeps memory bounded). The wait is
+ * outside the thread's lock, so that a thread stopping this one (exit, a
+ * termination signal) need not wait for the writer: it finds the cursor at
+ * the start of the new buffer, hands over nothing, and marks the thread
+ * stopped. -1: stopped meanwhile, nothing may be written any more. */
+static int switch_buffer(struct pes_rt_thread *t)
 {
     hand_over(t, capacity(), 0);
     t->cur = (t->cur + 1) % PES_RT_NBUF;
-    pes_rt_writer_wait_free(&t->bufs[t->cur]);   /* writer gone: nobody reads it any more */
     t->tls->cursor = t->bufs[t->cur].recs;
+    pthread_mutex_unlock(&t->lock);
+    pes_rt_writer_wait_free(&t->bufs[t->cur]);   /* writer gone: nobody reads it any more */
+    pthread_mutex_lock(&t->lock);
+    return t->stopped ? -1 : 0;
 }
 
-void pes_rt_buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
+/* Under t->lock. -1: the thread was stopped while it waited for a buffer. */
+static int buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
 {
     struct pes_record *c = t->tls->cursor;
     if (c >= t->bufs[t->cur].recs + capacity()) {
-        switch_buffer(t);
+        if (switch_buffer(t))
+            return -1;
         c = t->tls->cursor;
     }
     c->addr = addr;
     c->id = id;
     c->extra = extra;
     t->tls->cursor = c + 1;
+    return 0;
+}
+
+/* A record of a signal handler that interrupted this thread in the runtime:
+ * the interrupted code holds the thread's lock and owns cursor and limit, so
+ * the record waits in the reserve (full traces) or is counted as lost. */
+static void record_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
+{
+    if (pes_rt.full && t->reserve) {
+        uint32_t i = __atomic_load_n(&t->n_reserve, __ATOMIC_RELAXED);
+        if (i < PES_RT_RESERVE) {
+            t->reserve[i] = (struct pes_record){.addr = addr, .id = id, .extra = extra};
+            __atomic_signal_fence(__ATOMIC_SEQ_CST);
+            __atomic_store_n(&t->n_reserve, i + 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    if (id < PES_ID_CONTROL_FIRST)
+        __atomic_fetch_add(&t->lost_nested, 1, __ATOMIC_RELAXED);
+}
+
+/* Moves the handlers' records into the buffer (their accesses ran before the
+ * access this slow path records completes), then says how many were lost
+ * since the last PES_ID_LOST record. Under t->lock; handlers may add more
+ * while this runs, so the reserve is emptied with a compare-and-swap. */
+static int drain_reserve(struct pes_rt_thread *t)
+{
+    uint32_t done = 0;
+    for (;;) {
+        uint32_t n = __atomic_load_n(&t->n_reserve, __ATOMIC_RELAXED);
+        for (; done < n; done++)
+            if (buffer_put(t, t->reserve[done].addr, t->reserve[done].id, t->reserve[done].extra))
+                return -1;
+        if (__atomic_compare_exchange_n(&t->n_reserve, &n, 0, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+            break;
+    }
+    uint64_t lost = __atomic_load_n(&t->lost_nested, __ATOMIC_RELAXED);
+    if (lost != t->lost_reported) {
+        if (buffer_put(t, lost - t->lost_reported, PES_ID_LOST, 0))
+            return -1;
+        t->lost_reported = lost;
+    }
+    return 0;
 }
 
 /* limit = min(buffer end, next time mark, next sample): everything that must
@@ -161,48 +227,69 @@ static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t 
     pes_rt_buffer_set_limit(t);
 }
 
-__attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
+/* The slow path under the entry guard. A handler's records go to the slow
+ * path too while this runs (limit NULL), and from there to record_nested. */
+static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
+                        uint64_t ip)
 {
-    struct pes_rt_thread *t = pes_rt_thread_self();
-    if (!t && !(t = pes_rt_thread_setup())) {
-        pes_rt_thread_use_scratch();
-        return;
-    }
-    if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
-        pes_rt_thread_use_scratch();
-        return;
-    }
-    uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
+    __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
     t->s.in_runtime = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (!pes_rt.full) {
-        slow_sampling_only(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
+        slow_sampling_only(t, addr, id, extra, ip);
         leave_runtime(t);
         return;
     }
     pthread_mutex_lock(&t->lock);
-    if (t->stopped) {
-        pthread_mutex_unlock(&t->lock);
-        pes_rt_thread_use_scratch();
-        leave_runtime(t);
-        return;
-    }
+    if (t->stopped)
+        goto stopped;
     if (pes_rt.sampling)
         pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
+    if (drain_reserve(t))
+        goto stopped;
     uint64_t n = records_so_far(t);
     if (n >= t->next_mark) {
-        pes_rt_buffer_put(t, pes_rt_now(), PES_ID_TIME, 0);
+        if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
+            goto stopped;
         t->next_mark = n + 1 + pes_rt.cfg.time_interval;
     }
-    pes_rt_buffer_put(t, addr, id, extra);
+    if (buffer_put(t, addr, id, extra))
+        goto stopped;
     if (pes_rt.sampling) {
         t->s.scan = t->tls->cursor;
         int hit = pes_rt_sample_count(t, id);
-        pes_rt_sample_take(t, addr, id, extra, (uint64_t)__builtin_return_address(0), hit);
+        pes_rt_sample_take(t, addr, id, extra, ip, hit);
     }
+    /* handlers that ran meanwhile: after the record, before the limit opens */
+    if (drain_reserve(t))
+        goto stopped;
     pes_rt_buffer_set_limit(t);
     pthread_mutex_unlock(&t->lock);
     leave_runtime(t);
+    return;
+stopped:
+    pthread_mutex_unlock(&t->lock);
+    pes_rt_thread_use_scratch();
+    leave_runtime(t);
+}
+
+__attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
+{
+    uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
+    struct pes_rt_thread *t = pes_rt_thread_self();
+    if (pes_rt_enter()) {
+        if (t && !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
+            record_nested(t, addr, id, extra);
+        return;
+    }
+    if (!t && !(t = pes_rt_thread_setup())) {
+        pes_rt_thread_use_scratch();
+    } else if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
+        pes_rt_thread_use_scratch();
+    } else {
+        record_slow(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
+    }
+    pes_rt_leave();
 }
 
 /*
@@ -243,7 +330,10 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
     }
     struct pes_record *start = t->bufs[t->cur].recs;
     if (end_record && !from_signal) {
-        pes_rt_buffer_put(t, pes_rt_now(), PES_ID_THREAD_END, 0);
+        /* its own thread, outside the slow path: the reserve is empty but
+         * for handlers that ran since, and the buffer is its own */
+        if (drain_reserve(t) == 0)
+            buffer_put(t, pes_rt_now(), PES_ID_THREAD_END, 0);
         start = t->bufs[t->cur].recs;
     }
     __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);

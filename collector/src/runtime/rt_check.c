@@ -147,26 +147,31 @@ static int due_sampling(struct pes_rt_thread *t, int64_t weight, int fresh)
 
 __attribute__((visibility("default"))) int __pes_check_due(int64_t weight)
 {
+    /* a signal handler interrupted this thread in the runtime: its segment
+     * runs in the recording clone, whose records the slow path accounts for */
+    if (pes_rt_enter())
+        return 1;
+    int rec = 0;
     struct pes_rt_thread *t = pes_rt_thread_self();
     int fresh = !t;
     if (!t && !(t = pes_rt_thread_setup())) {
         pes_rt_thread_use_scratch();
-        return 0;
-    }
-    if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
+    } else if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         pes_rt_thread_use_scratch();
-        return 0;
-    }
-    if (pes_rt.full) {
+    } else if (pes_rt.full) {
         /* a full trace records everything: the check clone only leads here */
         __atomic_store_n(&t->tls->recording, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&t->tls->countdown, 0, __ATOMIC_RELAXED);
-        return 1;   /* the setup left cursor and limit on the first buffer */
+        rec = 1;   /* the setup left cursor and limit on the first buffer */
+    } else {
+        /* a handler's records take the slow path while the cursor moves */
+        __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+        t->s.in_runtime = 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        rec = due_sampling(t, weight, fresh);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        t->s.in_runtime = 0;
     }
-    t->s.in_runtime = 1;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    int rec = due_sampling(t, weight, fresh);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t->s.in_runtime = 0;
+    pes_rt_leave();
     return rec;
 }

@@ -112,14 +112,34 @@ static void build_config_string(char *buf, size_t size, int sampled)
              pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION);
 }
 
+/* Which process wrote an existing trace: PES_TRACED_BY, set by the runtime
+ * that opened it, is inherited by the programs it execs or starts. */
+#define TRACED_BY_ENV "PES_TRACED_BY"
+static void say_not_traced(const char *path)
+{
+    const char *by = getenv(TRACED_BY_ENV);
+    char *end;
+    long pid = by ? strtol(by, &end, 10) : 0;
+    if (!by || *end || pid <= 0)
+        pes_rt_message("%s exists (the trace of another process?); this process is not traced",
+                       path);
+    else if (pid == (long)getpid())
+        pes_rt_message("%s was written by this process before it called exec; the new program "
+                       "is not traced",
+                       path);
+    else
+        pes_rt_message("%s is the trace of process %ld, which started this one; this process "
+                       "is not traced",
+                       path, pid);
+}
+
 static struct pes_trace_writer *open_trace(const char *path, int sampled)
 {
     /* Typically a program exec'd (or run) by the traced one, inheriting its
      * environment: the file belongs to the first process. A warning, not an error. */
     if (!pes_rt.cfg.overwrite && access(path, F_OK) == 0) {
         if (!pes_rt.cfg.quiet)
-            pes_rt_message("%s exists (the trace of another process?); this process is not traced",
-                           path);
+            say_not_traced(path);
         return NULL;
     }
     struct pes_trace_info info;
@@ -153,9 +173,14 @@ static struct pes_trace_writer *open_trace(const char *path, int sampled)
     struct pes_trace_writer *w = pes_trace_writer_open(path, pes_rt.cfg.overwrite, &info, &opt, &err);
     free(command);
     free(model);
-    if (!w)
+    if (!w) {
         pes_rt_message("%s; %s disabled", err.message[0] ? err.message : "cannot open trace",
                        sampled ? "sampling" : "full trace");
+    } else {
+        char pid[24];
+        snprintf(pid, sizeof pid, "%ld", (long)getpid());
+        setenv(TRACED_BY_ENV, pid, 1);   /* start-up: no other thread reads the environment yet */
+    }
     return w;
 }
 
@@ -277,6 +302,37 @@ __attribute__((constructor(PES_RT_CTOR_PRIORITY - 1))) static void rt_constructo
     pes_rt_init();
 }
 
+/* In a signal handler: a thread holds its lock only for a few instructions
+ * (a buffer hand-over waits outside it), so the locks are tried again until
+ * every thread is stopped or STOP_WAIT_NS passed; a thread still busy then
+ * loses its current buffer. */
+#define STOP_WAIT_NS 50000000ull
+static void stop_threads_bounded(struct pes_rt_thread *list, struct pes_rt_thread *self)
+{
+    uint64_t deadline = pes_rt_now() + STOP_WAIT_NS;
+    for (;;) {
+        int busy = 0;
+        for (struct pes_rt_thread *t = list; t; t = t->next)
+            busy |= pes_rt_buffer_stop(t, 0, t == self) < 0;
+        if (!busy || pes_rt_now() > deadline)
+            return;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Accesses of signal handlers the runtime could not record (rt_buffer.c). */
+static void report_lost(struct pes_rt_thread *list)
+{
+    uint64_t lost = 0;
+    for (struct pes_rt_thread *t = list; t; t = t->next)
+        lost += __atomic_load_n(&t->lost_nested, __ATOMIC_RELAXED);
+    if (lost && !pes_rt.cfg.quiet)
+        pes_rt_message("%llu accesses made by signal handlers while their thread was inside the "
+                       "runtime were not %s",
+                       (unsigned long long)lost, pes_rt.full ? "recorded (LOST records)" : "counted");
+}
+
 /*
  * Stops every thread and closes the trace. Threads still running keep their
  * buffers (never freed here): they may store one more record past the cursor we
@@ -299,8 +355,12 @@ void pes_rt_shutdown(int from_signal)
     }
     struct pes_rt_thread *list = pes_rt.threads;
     pthread_mutex_unlock(&pes_rt.threads_lock);
-    for (struct pes_rt_thread *t = list; t; t = t->next)
-        pes_rt_buffer_stop(t, !from_signal, t == self);
+    if (from_signal)
+        stop_threads_bounded(list, self);
+    else
+        for (struct pes_rt_thread *t = list; t; t = t->next)
+            pes_rt_buffer_stop(t, 1, t == self);
+    report_lost(list);
 finish:
     if (from_signal)
         pes_rt_writer_finish_signal();
@@ -312,5 +372,9 @@ finish:
  * runtime is a dependency of the executable, so its fini runs last). */
 __attribute__((destructor)) static void rt_destructor(void)
 {
+    /* a termination signal meanwhile waits until the footer is written */
+    int entered = pes_rt_enter() == 0;
     pes_rt_shutdown(0);
+    if (entered)
+        pes_rt_leave();
 }

@@ -243,6 +243,13 @@ struct pes_rt_thread {
     int stopped;                       /* atomic: records are dropped from now on */
     int live;                          /* under threads_lock: its TLS still exists */
     int tls_readers;                   /* atomic: other threads reading its TLS without the lock */
+    /* Records of signal handlers that ran while this thread was in the
+     * runtime (full traces): written by the handler, moved to the buffer by
+     * the interrupted slow path when it is done (rt_buffer.c). */
+    struct pes_record *reserve;
+    uint32_t n_reserve;                /* atomic (handler vs owner) */
+    uint64_t lost_nested;              /* atomic: handler accesses neither recorded nor reserved */
+    uint64_t lost_reported;            /* of those, already written as PES_ID_LOST records */
     struct pes_rt_sampler s;
     struct pes_rt_thread *next;        /* all threads, newest first */
 };
@@ -273,6 +280,22 @@ PES_RT_HIDDEN void pes_rt_thread_init_key(void);
 PES_RT_HIDDEN void pes_rt_thread_use_scratch(void);
 PES_RT_HIDDEN void pes_rt_thread_forget_self(void);
 PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
+/* Entry guard of the runtime's entry points (slow path, check path, module
+ * registration, thread and process exit): pes_rt_enter fails if this thread
+ * is already in the runtime — a signal handler interrupted it there, and must
+ * not take the locks the interrupted code holds. While entered, cancellation
+ * is disabled (no cancellation point is reached with a lock held) and the
+ * runtime's own termination-signal handler only notes its signal, which
+ * pes_rt_leave then handles. */
+PES_RT_HIDDEN int pes_rt_enter(void);   /* 0 entered, -1 already in the runtime */
+PES_RT_HIDDEN void pes_rt_leave(void);
+PES_RT_HIDDEN int pes_rt_in_runtime(void);
+PES_RT_HIDDEN void pes_rt_defer_signal(int sig);
+/* Records signal handlers may leave for the interrupted slow path of their
+ * thread: enough for a handler that writes a few arrays while the thread
+ * waits for a buffer (1 MiB of address space, touched only when used). */
+#define PES_RT_RESERVE 65536u
+PES_RT_HIDDEN void pes_rt_reserve_free(struct pes_rt_thread *t);
 
 /* rt_check.c: the check path (rt_abi.h). Countdown values: (room << 24) | the
  * stores field; PES_RT_CD_OFF never runs out in practice. */
@@ -325,8 +348,6 @@ PES_RT_HIDDEN void pes_rt_check_kick(struct pes_rt_thread *t);
 
 /* rt_buffer.c — call with t->lock held */
 PES_RT_HIDDEN int pes_rt_buffer_alloc(struct pes_rt_thread *t);
-PES_RT_HIDDEN void pes_rt_buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
-                                     uint32_t extra);
 PES_RT_HIDDEN void pes_rt_buffer_set_limit(struct pes_rt_thread *t);
 PES_RT_HIDDEN void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop ahead,
                                                  int64_t spent);
@@ -507,6 +528,8 @@ PES_RT_HIDDEN int pes_rt_writer_is_self(void);
 /* rt_signals.c */
 PES_RT_HIDDEN void pes_rt_signals_install(void);
 PES_RT_HIDDEN void pes_rt_signals_restore(void);
+/* A termination signal that arrived while this thread was in the runtime. */
+PES_RT_HIDDEN void pes_rt_signals_deliver_deferred(int sig);
 
 /* rt_init.c: flush everything and close (process exit or fatal signal). */
 PES_RT_HIDDEN void pes_rt_shutdown(int from_signal);

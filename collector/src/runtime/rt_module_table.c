@@ -25,21 +25,32 @@ static const char *strtab_at(const struct pes_rt_module *m, uint32_t off)
     return m->strtab + off;
 }
 
+/* The converted tables own copies of the module's strings: the writer encodes
+ * them later, possibly after a dlclose unmapped the module. */
 struct pes_module *pes_rt_module_convert(const struct pes_rt_module *m, uint32_t id_base)
 {
+    const char *name = m->name ? m->name : "";
+    size_t name_len = strlen(name) + 1;
+    size_t strtab_size = m->strtab ? m->strtab_size : 0;
     size_t size = sizeof(struct pes_module) + (size_t)m->n_sites * sizeof(struct pes_site) +
-                  (size_t)m->n_bbs * sizeof(struct pes_bb);
+                  (size_t)m->n_bbs * sizeof(struct pes_bb) + strtab_size + name_len;
     char *block = calloc(1, size);
     if (!block)
         return NULL;
     struct pes_module *out = (struct pes_module *)block;
     struct pes_site *sites = (struct pes_site *)(out + 1);
     struct pes_bb *bbs = (struct pes_bb *)(sites + m->n_sites);
+    char *strings = (char *)(bbs + m->n_bbs);
+    memcpy(strings, m->strtab ? m->strtab : "", strtab_size);
+    memcpy(strings + strtab_size, name, name_len);
+    struct pes_rt_module copy = *m;   /* strtab_at reads the copy */
+    copy.strtab = strings;
+    m = &copy;
 
     out->id_base = id_base;
     out->n_sites = m->n_sites;
     out->n_bbs = m->n_bbs;
-    out->name = m->name ? m->name : "";
+    out->name = strings + strtab_size;
     out->sites = sites;
     out->bbs = bbs;
     for (uint32_t i = 0; i < m->n_sites; i++) {

@@ -28,6 +28,21 @@ static int slot(int sig)
     return -1;
 }
 
+/* Flushes and closes the trace, then ends the process as the signal would
+ * have without us. */
+static void finish_and_reraise(int sig, const siginfo_t *info)
+{
+    struct sigaction *prev = &previous[slot(sig)];
+    if (!pes_rt_writer_is_self())
+        pes_rt_shutdown(1);
+    sigaction(sig, prev, NULL);
+    /* A hardware fault (si_code > 0) re-executes the faulting instruction
+     * under the old disposition when we return; anything else (kill, raise,
+     * abort, the terminal) is raised again and delivered when we return. */
+    if (!(is_fault(sig) && info && info->si_code > 0))
+        raise(sig);
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *uc)
 {
     int i = slot(sig);
@@ -43,14 +58,21 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
             prev->sa_handler(sig);
         return;
     }
-    if (!pes_rt_writer_is_self())
-        pes_rt_shutdown(1);
-    sigaction(sig, prev, NULL);
-    /* A hardware fault (si_code > 0) re-executes the faulting instruction
-     * under the old disposition when we return; anything else (kill, raise,
-     * abort, the terminal) is raised again and delivered when we return. */
-    if (!(is_fault(sig) && info->si_code > 0))
-        raise(sig);
+    /* This thread is inside the runtime and may hold its locks: a signal
+     * sent to the process waits until the runtime is left (pes_rt_leave),
+     * which is never longer than one buffer hand-over. A fault there is the
+     * runtime's own: flush what trylock allows. */
+    if (pes_rt_in_runtime() && !(is_fault(sig) && info->si_code > 0)) {
+        pes_rt_defer_signal(sig);
+        return;
+    }
+    finish_and_reraise(sig, info);
+}
+
+void pes_rt_signals_deliver_deferred(int sig)
+{
+    if (slot(sig) >= 0)
+        finish_and_reraise(sig, NULL);
 }
 
 void pes_rt_signals_install(void)

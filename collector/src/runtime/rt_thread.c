@@ -17,6 +17,62 @@ static PES_RT_TLS struct pes_rt_thread *self;
 static PES_RT_TLS int setup_failed;
 static PES_RT_TLS struct pes_record scratch[PES_RT_SCRATCH];
 static pthread_key_t exit_key;
+static PES_RT_TLS int entered;             /* in the runtime (pes_rt_enter) */
+static PES_RT_TLS int saved_cancel_state, saved_cancel_type;
+static PES_RT_TLS volatile int deferred_signal;
+
+int pes_rt_enter(void)
+{
+    if (entered)
+        return -1;
+    entered = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    /* cond_wait and write are cancellation points, and an asynchronous
+     * cancel could strike anywhere: neither may end a thread holding a lock */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &saved_cancel_state);
+    pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &saved_cancel_type);
+    return 0;
+}
+
+static void leave(int restore_cancel)
+{
+    int cancel_state = saved_cancel_state, cancel_type = saved_cancel_type;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    entered = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int sig = deferred_signal;
+    if (sig) {
+        deferred_signal = 0;
+        pes_rt_signals_deliver_deferred(sig);
+    }
+    if (!restore_cancel)
+        return;
+    /* A cancel request that came meanwhile is acted on here, with no lock
+     * held. Asynchronous cancellation is restored through pthread_testcancel:
+     * glibc 2.36 ends a thread whose pending asynchronous cancel is enabled by
+     * pthread_setcancelstate without PTHREAD_CANCELED as its result. */
+    pthread_setcancelstate(cancel_state, NULL);
+    if (cancel_type == PTHREAD_CANCEL_ASYNCHRONOUS) {
+        if (cancel_state == PTHREAD_CANCEL_ENABLE)
+            pthread_testcancel();
+        pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    }
+}
+
+void pes_rt_leave(void)
+{
+    leave(1);
+}
+
+int pes_rt_in_runtime(void)
+{
+    return entered;
+}
+
+void pes_rt_defer_signal(int sig)
+{
+    deferred_signal = sig;
+}
 
 struct pes_rt_thread *pes_rt_thread_self(void)
 {
@@ -65,11 +121,23 @@ static int cpu_socket(int cpu)
 
 /* Thread exit: a last THREAD_END record, hand the partial buffer over, then
  * free the buffers once the writer is done with them. */
+static void thread_exit_entered(struct pes_rt_thread *t);
+
 static void thread_exit(void *p)
 {
     struct pes_rt_thread *t = p;
     if (__atomic_load_n(&pes_rt.child, __ATOMIC_RELAXED))
         return;
+    if (pes_rt_enter())
+        return;   /* pthread_exit in a handler that interrupted the runtime: its records are lost */
+    thread_exit_entered(t);
+    /* the thread is ending (perhaps cancelled and unwound already): enabling
+     * cancellation again here would act on the same request a second time */
+    leave(0);
+}
+
+static void thread_exit_entered(struct pes_rt_thread *t)
+{
     if (pes_rt.sampling)
         pes_rt_pmu_thread_stop(t);   /* drained and closed: no overflow signal after this */
     int stopped_here = pes_rt_buffer_stop(t, 1, 1) == 0;
@@ -88,11 +156,13 @@ static void thread_exit(void *p)
     int all_free = 1;
     for (int i = 0; i < PES_RT_NBUF; i++)
         all_free &= pes_rt_writer_wait_free(&t->bufs[i]) == 0;
-    if (all_free)
+    if (all_free) {
         for (int i = 0; i < PES_RT_NBUF; i++) {
             free(t->bufs[i].recs);
             t->bufs[i].recs = NULL;
         }
+        pes_rt_reserve_free(t);
+    }
 }
 
 void pes_rt_thread_init_key(void)
@@ -115,6 +185,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
                 free(t->bufs[i].recs);
                 free(t->s.evs[i]);
             }
+            pes_rt_reserve_free(t);
             free(t->s.scratch);
         }
         free(t);
@@ -143,6 +214,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
             free(t->bufs[i].recs);
             free(t->s.evs[i]);
         }
+        pes_rt_reserve_free(t);
         free(t->s.scratch);
         free(t);
         free(it);

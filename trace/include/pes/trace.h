@@ -71,6 +71,8 @@ enum pes_control_id {
     PES_ID_REGION_BEGIN = 0xFFFFFF01u,  /* OpenMP parallel region entered; addr = region id */
     PES_ID_REGION_END = 0xFFFFFF02u,    /* extra = 0 */
     PES_ID_THREAD_END = 0xFFFFFF03u,    /* addr = timestamp */
+    PES_ID_LOST = 0xFFFFFF04u,          /* addr = accesses of this thread not recorded since
+                                           its previous LOST record (signal handlers) */
 };
 
 /* ---------------------------------------------------------------- tables */
