@@ -90,9 +90,12 @@ static int buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint3
     return 0;
 }
 
-/* A record of a signal handler that interrupted this thread in the runtime:
- * the interrupted code holds the thread's lock and owns cursor and limit, so
- * the record waits in the reserve (full traces) or is counted as lost. */
+/* A record of a signal handler: the interrupted code may be inside the
+ * runtime (holding the thread's lock) or inside an inline record sequence,
+ * and owns cursor and limit either way. The record waits in the reserve (full
+ * traces; lost and counted as such when the reserve is full), or, without a
+ * full trace, only its load and store counts wait (pes_rt_check_fold takes
+ * them): a handler's accesses are counted but never sampled. */
 static void record_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
 {
     if (pes_rt.full && t->reserve) {
@@ -104,8 +107,15 @@ static void record_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id, u
             return;
         }
     }
-    if (id < PES_ID_CONTROL_FIRST)
-        __atomic_fetch_add(&t->lost_nested, 1, __ATOMIC_RELAXED);
+    if (id >= PES_ID_CONTROL_FIRST)
+        return;
+    if (!pes_rt.full) {
+        uint32_t w = pes_rt_site_weight(id);
+        __atomic_fetch_add(&t->s.nested_loads, w & 0xffff, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&t->s.nested_stores, w >> 16, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_fetch_add(&t->lost_nested, 1, __ATOMIC_RELAXED);
 }
 
 /* Moves the handlers' records into the buffer (their accesses ran before the
@@ -243,10 +253,10 @@ static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     pthread_mutex_lock(&t->lock);
     if (t->stopped)
         goto stopped;
+    if (drain_reserve(t))   /* before the scan: the sampler counts them too */
+        goto stopped;
     if (pes_rt.sampling)
         pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
-    if (drain_reserve(t))
-        goto stopped;
     uint64_t n = records_so_far(t);
     if (n >= t->next_mark) {
         if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
@@ -277,7 +287,7 @@ __attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uin
 {
     uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
     struct pes_rt_thread *t = pes_rt_thread_self();
-    if (pes_rt_enter()) {
+    if (pes_rt_in_app_handler() || pes_rt_enter()) {
         if (t && !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
             record_nested(t, addr, id, extra);
         return;

@@ -74,15 +74,21 @@ void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent)
 {
     if (!counting(t))
         return;
-    struct pes_rt_drop d = pes_rt_check_decode(drop_since_arm(t, unspent));
     struct pes_rt_sampler *s = &t->s;
+    int64_t armed = __atomic_load_n(&s->cd_init, __ATOMIC_RELAXED);
+    int64_t now = __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED);
+    uint64_t drop = pes_rt_check_drop(armed, now) - (uint64_t)unspent;
+    struct pes_rt_drop d = pes_rt_check_decode(drop < PLAUSIBLE ? drop : 0);
+    /* what signal handlers did meanwhile (rt_buffer.c, record_nested) */
+    d.loads += __atomic_exchange_n(&s->nested_loads, 0, __ATOMIC_RELAXED);
+    d.stores += __atomic_exchange_n(&s->nested_stores, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->loads, s->loads + d.loads, __ATOMIC_RELAXED);
     __atomic_store_n(&s->stores, s->stores + d.stores, __ATOMIC_RELAXED);
     count_down(&s->cd_load, d.loads);
     count_down(&s->cd_store, d.stores);
     /* counted: a second fold before the next arm adds nothing */
-    __atomic_store_n(&s->cd_init, __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED) + unspent,
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(&s->cd_init, now + unspent, __ATOMIC_RELAXED);
+    s->cd_at_fold = now;
 }
 
 static int wakes(void)
@@ -98,7 +104,17 @@ void pes_rt_check_arm(struct pes_rt_thread *t, uint64_t room, int64_t spent)
     int64_t v = pes_rt_check_pack(room);
     /* in the runtime (in_runtime set): a trap handler never sees the pair half-written */
     __atomic_store_n(&t->s.cd_init, v + spent, __ATOMIC_RELAXED);
-    __atomic_store_n(&t->tls->countdown, v, __ATOMIC_RELAXED);
+    /* One exchange: what a signal handler's check clones subtracted since
+     * the fold (the runtime was interrupted in between) is kept, not
+     * overwritten; the next fold counts it. */
+    int64_t old = __atomic_exchange_n(&t->tls->countdown, v, __ATOMIC_RELAXED);
+    uint64_t missed = pes_rt_check_drop(t->s.cd_at_fold, old);
+    t->s.cd_at_fold = v;
+    if (missed && missed < PLAUSIBLE) {
+        struct pes_rt_drop d = pes_rt_check_decode(missed);
+        __atomic_fetch_add(&t->s.nested_loads, d.loads, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&t->s.nested_stores, d.stores, __ATOMIC_RELAXED);
+    }
     if (wakes()) {
         /* Dekker with pes_rt_sample_wake: it kicks after setting the flag, we
          * check the flag after arming, so one of us leaves the countdown due */
@@ -149,8 +165,14 @@ __attribute__((visibility("default"))) int __pes_check_due(int64_t weight)
 {
     /* a signal handler interrupted this thread in the runtime: its segment
      * runs in the recording clone, whose records the slow path accounts for */
-    if (pes_rt_enter())
-        return 1;
+    if (pes_rt_in_app_handler() || pes_rt_enter()) {
+        /* A signal handler: the runtime is not re-entered. Without a full
+         * trace it stays in its check clone, and the weights it subtracts
+         * stay in the countdown for the interrupted thread's next fold (the
+         * recording clone would switch straight back at a loop header: the
+         * recording flag is the interrupted code's). A full trace records. */
+        return pes_rt.full ? 1 : 0;
+    }
     int rec = 0;
     struct pes_rt_thread *t = pes_rt_thread_self();
     int fresh = !t;

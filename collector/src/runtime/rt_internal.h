@@ -207,6 +207,7 @@ struct pes_rt_sampler {
     uint64_t rng;
     uint64_t loads, stores;        /* exact counts up to `scan` and the last countdown sync (atomic) */
     int64_t cd_init;               /* check-path countdown as last set (atomic; rt_check.c) */
+    int64_t cd_at_fold;            /* the countdown when last folded or armed (owner only) */
     uint64_t seg_end;              /* count at the end of the segment that entered recording */
     int switched;                  /* recording because a sample falls in the current segment */
     uint64_t sample_phase;         /* count of the last sample, at its segment's end if switched */
@@ -221,6 +222,7 @@ struct pes_rt_sampler {
     int ev_cur;
     size_t ev_n;                   /* events in the current buffer (handler and owner) */
     uint64_t lost;                 /* events dropped: buffer full in a handler */
+    uint64_t nested_loads, nested_stores;   /* atomic: a signal handler's, not yet counted */
     uint64_t traps, ignored_traps;
     /* comm mode */
     uint64_t prev_sample_ns, cur_sample_ns, t_prev, wp_armed_ns;
@@ -291,6 +293,12 @@ PES_RT_HIDDEN int pes_rt_enter(void);   /* 0 entered, -1 already in the runtime 
 PES_RT_HIDDEN void pes_rt_leave(void);
 PES_RT_HIDDEN int pes_rt_in_runtime(void);
 PES_RT_HIDDEN void pes_rt_defer_signal(int sig);
+/* rt_sigwrap.c: an application signal handler is running on this thread (its
+ * records are kept aside like those of a handler inside the runtime). */
+PES_RT_HIDDEN int pes_rt_in_app_handler(void);
+#include <signal.h>
+PES_RT_HIDDEN int pes_rt_real_sigaction(int sig, const struct sigaction *act,
+                                        struct sigaction *old);
 /* Records signal handlers may leave for the interrupted slow path of their
  * thread: enough for a handler that writes a few arrays while the thread
  * waits for a buffer (1 MiB of address space, touched only when used). */
@@ -413,6 +421,15 @@ static inline uint32_t pes_rt_weight_index(uint32_t id)
     return id < PES_RT_WEIGHT_IDS ? id : PES_RT_WEIGHT_IDS;   /* a cmov, not a branch */
 }
 PES_RT_HIDDEN struct pes_rt_site_info pes_rt_sites_get(uint32_t id);
+/* Loads + (stores << 16) of one record of id (0 for control records). */
+static inline uint32_t pes_rt_site_weight(uint32_t id)
+{
+    const uint32_t *w = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
+    if (w)
+        return w[pes_rt_weight_index(id)];
+    uint8_t kind = pes_rt_sites_get(id).kind;
+    return (pes_kind_reads(kind) ? 1u : 0u) + (pes_kind_writes(kind) ? 1u << 16 : 0u);
+}
 
 /* rt_reservoir.c: ReuseTracker Alg. 2 slot choice (pure; unit-tested). */
 struct pes_rt_reservoir_slot {
@@ -495,6 +512,7 @@ PES_RT_HIDDEN uint32_t pes_rt_socket_of(const struct pes_rt_thread *t);
  * installs the overflow handler. 0 = soft, else PES_PMU_PEBS/IBS (pmu.h). */
 PES_RT_HIDDEN int pes_rt_pmu_init(void);
 PES_RT_HIDDEN int pes_rt_pmu_backend(void);   /* 0 = soft */
+PES_RT_HIDDEN int pes_rt_pmu_signal(void);    /* the overflow signal, 0 before set-up */
 PES_RT_HIDDEN const char *pes_rt_pmu_backend_name(void);
 /* Owner thread, end of set-up: open, map and arm the thread's events. */
 PES_RT_HIDDEN void pes_rt_pmu_thread_start(struct pes_rt_thread *t);

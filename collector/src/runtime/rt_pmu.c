@@ -58,6 +58,11 @@ int pes_rt_pmu_backend(void)
     return pmu.backend;
 }
 
+int pes_rt_pmu_signal(void)
+{
+    return pmu.sig;
+}
+
 const char *pes_rt_pmu_backend_name(void)
 {
     return pmu.backend == PES_PMU_PEBS ? "pebs" : pmu.backend == PES_PMU_IBS ? "ibs" : "soft";
@@ -136,7 +141,7 @@ int pes_rt_pmu_init(void)
     sa.sa_sigaction = on_overflow;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(pmu.sig, &sa, NULL) != 0) {
+    if (pes_rt_real_sigaction(pmu.sig, &sa, NULL) != 0) {
         snprintf(why, sizeof why, "sigaction: %s", strerror(errno));
         goto fail;
     }

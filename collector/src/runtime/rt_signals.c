@@ -35,7 +35,7 @@ static void finish_and_reraise(int sig, const siginfo_t *info)
     struct sigaction *prev = &previous[slot(sig)];
     if (!pes_rt_writer_is_self())
         pes_rt_shutdown(1);
-    sigaction(sig, prev, NULL);
+    pes_rt_real_sigaction(sig, prev, NULL);
     /* A hardware fault (si_code > 0) re-executes the faulting instruction
      * under the old disposition when we return; anything else (kill, raise,
      * abort, the terminal) is raised again and delivered when we return. */
@@ -83,11 +83,11 @@ void pes_rt_signals_install(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < N_FATAL; i++) {
-        if (sigaction(fatal[i], NULL, &previous[i]) != 0)
+        if (pes_rt_real_sigaction(fatal[i], NULL, &previous[i]) != 0)
             continue;
         if (i >= FIRST_TERMINATION && previous[i].sa_handler != SIG_DFL)
             continue;   /* ignored (nohup) or handled: not ours to change */
-        ours[i] = sigaction(fatal[i], &sa, NULL) == 0;
+        ours[i] = pes_rt_real_sigaction(fatal[i], &sa, NULL) == 0;
     }
     installed = 1;
 }
@@ -99,8 +99,8 @@ void pes_rt_signals_restore(void)
         return;
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction cur;
-        if (ours[i] && sigaction(fatal[i], NULL, &cur) == 0 && cur.sa_sigaction == on_fatal)
-            sigaction(fatal[i], &previous[i], NULL);
+        if (ours[i] && pes_rt_real_sigaction(fatal[i], NULL, &cur) == 0 && cur.sa_sigaction == on_fatal)
+            pes_rt_real_sigaction(fatal[i], &previous[i], NULL);
     }
     installed = 0;
 }

@@ -51,14 +51,14 @@ static uint64_t perf_data(const siginfo_t *si)
 static void take_over(void)
 {
     struct sigaction sa, cur;
-    if (sigaction(SIGTRAP, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+    if (pes_rt_real_sigaction(SIGTRAP, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
         cur.sa_sigaction == on_trap)
         return;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_trap;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGTRAP, &sa, &cur) == 0)
+    if (pes_rt_real_sigaction(SIGTRAP, &sa, &cur) == 0)
         previous = cur;
 }
 
