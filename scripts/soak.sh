@@ -35,8 +35,10 @@ stop_load() {
     pids=()
 }
 trap stop_load EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# ^C or kill: finish the current run, then report what ran
+stopped=
+trap 'stopped=130' INT
+trap 'stopped=143' TERM
 for ((i = 0; i < busy; i++)); do
     (while :; do :; done) &
     pids+=($!)
@@ -45,9 +47,14 @@ done
 echo "soak: $n_tests tests matching '$regex', $runs runs, $busy busy loops; logs in $logs"
 failed_runs=0
 declare -A fails=()
-for ((r = 1; r <= runs; r++)); do
+done_runs=0
+for ((r = 1; r <= runs && ${#stopped} == 0; r++)); do
     log="$logs/run$r.txt"
-    if ctest --test-dir "$build" -R "$regex" --output-on-failure >"$log" 2>&1; then
+    ctest --test-dir "$build" -R "$regex" --output-on-failure >"$log" 2>&1
+    ok=$?
+    [ ${#stopped} = 0 ] || [ $ok = 0 ] || break   # interrupted: this run does not count
+    done_runs=$r
+    if [ $ok = 0 ]; then
         rm -f "$log"
         continue
     fi
@@ -59,12 +66,14 @@ for ((r = 1; r <= runs; r++)); do
 done
 stop_load
 
-echo "soak: $((runs - failed_runs)) of $runs runs passed, $failed_runs failed ($n_tests tests each)"
+[ ${#stopped} = 0 ] || echo "soak: interrupted after $done_runs of $runs runs"
+echo "soak: $((done_runs - failed_runs)) of $done_runs runs passed, $failed_runs failed ($n_tests tests each)"
 for t in "${!fails[@]}"; do
-    echo "  $t: failed $((fails[$t])) of $runs"
+    echo "  $t: failed $((fails[$t])) of $done_runs"
 done
 if [ "$failed_runs" -ne 0 ]; then
     exit 1
 fi
 rm -rf "$logs"
+[ ${#stopped} = 0 ] || exit "$stopped"
 exit 0
