@@ -44,6 +44,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/pes-behaviour-$prog.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 ulimit -c 0   # the crashing programs leave no core files
+ulimit -s 8192 2>/dev/null   # recursion.c is sized for the default 8 MiB stack
 # The runtime reads PES_*; pes-collect sets what a run needs.
 for v in $(env | sed -n 's/^\(PES_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export OMP_NUM_THREADS=2
