@@ -69,7 +69,7 @@ build() {   # build VARIANT(ref|inst) SOURCE OUTPUT FLAGS...
     inst:*) compiler=$bin/pes-clang ;;
     esac
     "$compiler" -O2 -pthread -I"$src" "$src/$source" -o "$variant/$out" "$@" 2>"$variant/$out.log" ||
-        { cat "$variant/$out.log" >&2; fail "$variant build of $source failed"; exit 1; }
+        { head -n 20 "$variant/$out.log" >&2; fail "$variant build of $source failed"; exit 1; }
 }
 for variant in ref inst; do
     mkdir $variant
