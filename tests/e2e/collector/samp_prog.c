@@ -66,8 +66,12 @@ static inline void sync_point(void)
     PES_TEST_RECORD(0, id_base + 2, 0);
 }
 
-static int keep_arrays;   /* threads: freed memory reused by another thread is a real invalidation */
-
+/* The arrays are never freed: free() writes its own pointers into the first
+ * words of a chunk (glibc's tcache next and key), so a watch still armed on
+ * a[0..1] or b[0..1] after the last round would trap in free() — a true reuse
+ * at a distance other than 2K — and memory handed to another thread or to the
+ * runtime would be a true invalidation. Which addresses stay watched depends
+ * only on the sampler's seed. */
 static long reuse(long k, long rounds)
 {
     volatile long *a = calloc((size_t)k, sizeof(long));
@@ -80,10 +84,6 @@ static long reuse(long k, long rounds)
             sum += load(&a[i]);
             store(&b[i], r);
         }
-    if (!keep_arrays) {
-        free((void *)a);
-        free((void *)b);
-    }
     return sum;
 }
 
@@ -260,7 +260,6 @@ int main(int argc, char **argv)
         int n = atoi(argv[2]);
         tk = atol(argv[3]);
         tr = atol(argv[4]);
-        keep_arrays = 1;
         pthread_t t[64];
         for (int i = 0; i < n && i < 64; i++)
             pthread_create(&t[i], NULL, reuse_t, NULL);
@@ -281,11 +280,6 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(s, "fork") && argc == 4) {
         long k = atol(argv[2]), r = atol(argv[3]);
-        /* Keep each call's arrays: memory freed with a watchpoint still armed
-         * on it can be handed to the allocator's or the runtime's own use
-         * around fork(), and a trap on such a write is a true reuse of the
-         * address at some other distance than 2K. */
-        keep_arrays = 1;
         reuse(k, r);
         fflush(stdout);
         pid_t pid = fork();
