@@ -5,6 +5,7 @@
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include "pes/rt_abi.h"
@@ -45,8 +46,20 @@ RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
   Tls->setThreadLocalMode(GlobalValue::InitialExecTLSModel);
   AttributeList Attrs = AttributeList().addFnAttribute(C, Attribute::NoUnwind)
                             .addFnAttribute(C, Attribute::Cold);
+  // x86-64: the slow paths save the registers they use (preserve_most,
+  // PES_RT_SLOW_CC in rt_abi.h), so values live across a record or a countdown
+  // stay in caller-saved registers instead of taking callee-saved ones or
+  // spill slots: the frame stays that of the uninstrumented function. Called
+  // through the GOT: a lazily bound PLT entry's resolver clobbers r10.
+  if (Triple(M.getTargetTriple()).getArch() == Triple::x86_64) {
+    SlowCC = CallingConv::PreserveMost;
+    Attrs = Attrs.addFnAttribute(C, Attribute::NonLazyBind);
+  }
   Slow = M.getOrInsertFunction("__pes_record_slow", Attrs, Type::getVoidTy(C), I64, I64);
   CheckDue = M.getOrInsertFunction("__pes_check_due", Attrs, I32, I64);
+  for (FunctionCallee FC : {Slow, CheckDue})
+    if (auto *Fn = dyn_cast<Function>(FC.getCallee()))
+      Fn->setCallingConv(SlowCC);
   Weights = pes_compat::unlikelyWeights(C);
 }
 
@@ -77,7 +90,8 @@ void RecordEmitter::emitCountdown(Instruction *Before, Value *Weight, BasicBlock
   Value *Due = B.CreateICmpSLT(Left, ConstantInt::get(I64, 0));
   Instruction *Then = SplitBlockAndInsertIfThen(Due, Before, false, Weights);
   IRBuilder<> S(Then);
-  Value *Rec = S.CreateCall(CheckDue, {Weight});
+  CallInst *Rec = S.CreateCall(CheckDue, {Weight});
+  Rec->setCallingConv(SlowCC);
   // the check block now ends in `br Before's block`: go to Recording instead if asked
   BasicBlock *Cold = Then->getParent(), *Cont = Before->getParent();
   Then->eraseFromParent();
@@ -125,7 +139,7 @@ void RecordEmitter::emit(Instruction *Before, Value *Addr, Value *Id, Value *Ext
 
   IRBuilder<> S(ThenT);
   S.SetCurrentDebugLocation(Loc);
-  S.CreateCall(Slow, {A, IdExtra});
+  S.CreateCall(Slow, {A, IdExtra})->setCallingConv(SlowCC);
 
   IRBuilder<> F(ElseT);
   F.SetCurrentDebugLocation(Loc);

@@ -43,6 +43,7 @@ private:
   llvm::PointerType *Ptr;
   llvm::GlobalVariable *Tls;
   llvm::FunctionCallee Slow, CheckDue;
+  llvm::CallingConv::ID SlowCC = llvm::CallingConv::C; // of Slow and CheckDue
   llvm::MDNode *Weights;
   llvm::Value *IdBaseVal = nullptr, *CursorPtr = nullptr, *LimitPtr = nullptr;
   llvm::Value *CountdownPtr = nullptr, *RecordingPtr = nullptr;

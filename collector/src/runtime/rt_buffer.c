@@ -161,7 +161,7 @@ static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t 
     pes_rt_buffer_set_limit(t);
 }
 
-__attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
+__attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
 {
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (!t && !(t = pes_rt_thread_setup())) {
