@@ -44,8 +44,8 @@ endfunction()
 # Plain (never sanitized): the mock and both builds of the program.
 run("mock runtime" ${CLANG} -O1 -shared -fPIC ${INCS} ${HERE}/mock_rt.c -o ${WORK}/libpes-mock-rt.so)
 run("clang build" ${CLANG} ${OPT} -Wall -Wextra -Werror ${HERE}/frame.c -o ${WORK}/frame-clang)
-run("pes-clang build" ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${INCS} ${HERE}/frame.c
-    -o ${WORK}/frame-pes)
+run("pes-clang build" ${PES_CLANG} ${OPT} -Wall -Wextra -Werror -fverify-intermediate-code ${INCS}
+    ${HERE}/frame.c -o ${WORK}/frame-pes)
 measure(${WORK}/frame-clang CLANG)
 measure(${WORK}/frame-pes PES)
 message("bytes per level ${OPT}: clang ${CLANG_BYTES}, pes-clang ${PES_BYTES} (allowed ${ALLOW} more)")
