@@ -275,9 +275,12 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
   Value *RegionId = nullptr;
   if (P.RegionEntry) {
     // Region id = global id of the region function's entry block: stable for
-    // the trace and resolvable to the function through the BB table.
-    IRBuilder<> B(EntryIP);
-    RegionId = B.CreateZExt(E.globalId(EntryIP, NSites + P.Blocks.front().Index),
+    // the trace and resolvable to the function through the BB table. Computed
+    // in the entry block: the returns' records are also reached from the
+    // check clone.
+    Instruction *At = TwoPaths ? F.getEntryBlock().getTerminator() : EntryIP;
+    IRBuilder<> B(At);
+    RegionId = B.CreateZExt(E.globalId(At, NSites + P.Blocks.front().Index),
                             Type::getInt64Ty(F.getContext()));
     E.emit(EntryIP, RegionId, ConstantInt::get(Type::getInt32Ty(F.getContext()),
                                                PES_ID_REGION_BEGIN),

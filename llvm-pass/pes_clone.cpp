@@ -238,6 +238,10 @@ void CheckCloner::addSwitchBack(BasicBlock *Header, BasicBlock *Clone) {
 }
 
 void CheckCloner::finish() {
+  // At -O0 every value that crosses a block boundary gets a stack slot anyway:
+  // a stack slot shared by both copies is half what two promoted values take.
+  if (F.hasOptNone())
+    return;
   std::vector<AllocaInst *> Promotable;
   for (AllocaInst *A : Demoted)
     if (isAllocaPromotable(A))

@@ -43,7 +43,8 @@ public:
   // adds the countdown checks and the switches back at recording-clone loop
   // headers. Cross-block values go through allocas (promoted again by finish()).
   void clone(llvm::BasicBlock *Dispatch, llvm::GlobalVariable *IdBase);
-  // Step 3, after the recording clone got its records: back to SSA.
+  // Step 3, after the recording clone got its records: back to SSA (not in
+  // optnone functions).
   void finish();
 
 private:

@@ -5,11 +5,13 @@
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
 #include "pes/rt_abi.h"
 
 #include <cstddef>
+#include <functional>
 
 using namespace llvm;
 
@@ -45,44 +47,144 @@ RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext()) {
   Tls->setThreadLocalMode(GlobalValue::InitialExecTLSModel);
   AttributeList Attrs = AttributeList().addFnAttribute(C, Attribute::NoUnwind)
                             .addFnAttribute(C, Attribute::Cold);
+  // x86-64: the slow paths save the registers they use (preserve_most,
+  // PES_RT_SLOW_CC in rt_abi.h), so values live across a record or a countdown
+  // stay in caller-saved registers instead of taking callee-saved ones or
+  // spill slots: the frame stays that of the uninstrumented function. Called
+  // through the GOT: a lazily bound PLT entry's resolver clobbers r10.
+  if (Triple(M.getTargetTriple()).getArch() == Triple::x86_64) {
+    SlowCC = CallingConv::PreserveMost;
+    Attrs = Attrs.addFnAttribute(C, Attribute::NonLazyBind);
+  }
   Slow = M.getOrInsertFunction("__pes_record_slow", Attrs, Type::getVoidTy(C), I64, I64);
   CheckDue = M.getOrInsertFunction("__pes_check_due", Attrs, I32, I64);
+  for (FunctionCallee FC : {Slow, CheckDue})
+    if (auto *Fn = dyn_cast<Function>(FC.getCallee()))
+      Fn->setCallingConv(SlowCC);
   Weights = pes_compat::unlikelyWeights(C);
 }
 
 void RecordEmitter::beginFunction(Instruction *IP, GlobalVariable *IdBase) {
   IRBuilder<> B(IP);
   IdBaseVal = quiet(B.CreateLoad(I32, IdBase, "pes.idbase"));
-  CursorPtr = pes_compat::threadLocalAddress(B, Tls);
-  LimitPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
-                                          offsetof(pes_rt_tls, limit), "pes.limitp");
-  CountdownPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
-                                              offsetof(pes_rt_tls, countdown), "pes.cdp");
-  RecordingPtr = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), CursorPtr,
-                                              offsetof(pes_rt_tls, recording), "pes.recp");
+  TlsAddr = pes_compat::threadLocalAddress(B, Tls);
+  Carry = IP->getFunction()->hasOptNone();
+  CarrySlots.clear();
+}
+
+Value *RecordEmitter::tlsField(IRBuilder<> &B, size_t Offset) {
+  if (Offset == 0)
+    return TlsAddr;
+  return B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), TlsAddr, Offset);
+}
+
+// At -O0 the fast register allocator gives every value that lives across a
+// block boundary or a call a stack slot of its own, for the whole function:
+// each record (a branch around a call) would add a slot for every value live
+// across it, about 30 bytes per record. So in optnone functions, the values of
+// From that are used beyond it (in the record's arms, or in Cont, From's only
+// way on) are recomputed there if they are cheap arithmetic on values from
+// elsewhere, else they go through a few slots shared by all records: each
+// slot is written at the end of From and read back at once in the blocks that
+// use it, so records never see each other's values.
+bool RecordEmitter::local(const Value *V, const BasicBlock *From) const {
+  auto *I = dyn_cast<Instruction>(V);
+  return I && I->getParent() == From && I != IdBaseVal && I != TlsAddr &&
+         !(isa<AllocaInst>(I) && cast<AllocaInst>(I)->isStaticAlloca());
+}
+
+bool RecordEmitter::recomputable(const Instruction *I, const BasicBlock *From) const {
+  if (!isa<CastInst>(I) && !isa<GetElementPtrInst>(I) &&
+      !(isa<BinaryOperator>(I) && !I->isIntDivRem()))
+    return false;
+  for (const Value *Op : I->operands())
+    if (local(Op, From) && !recomputable(cast<Instruction>(Op), From))
+      return false;
+  return true;
+}
+
+void RecordEmitter::carry(BasicBlock *From, BasicBlock *Cont) {
+  Function &F = *From->getParent();
+  std::vector<Instruction *> Values;
+  for (Instruction &I : *From)
+    if (local(&I, From) && !I.getType()->isTokenTy() && I.isUsedOutsideOfBlock(From))
+      Values.push_back(&I);
+  // where to put the copies and reloads of a block (fixed: they stay in order)
+  DenseMap<BasicBlock *, Instruction *> Top;
+  DenseMap<std::pair<Instruction *, BasicBlock *>, Value *> Copies;
+  std::function<Value *(Instruction *, BasicBlock *)> copy = [&](Instruction *V, BasicBlock *At) {
+    Value *&R = Copies[{V, At}];
+    if (!R) {
+      Instruction *N = V->clone();
+      for (Use &Op : N->operands())
+        if (local(Op.get(), From))
+          Op.set(copy(cast<Instruction>(Op.get()), At));
+      N->insertBefore(Top[At]);
+      R = N;
+    }
+    return R;
+  };
+  DenseMap<Type *, unsigned> Used;
+  for (Instruction *V : Values) {
+    AllocaInst *Slot = nullptr;
+    if (!recomputable(V, From)) {
+      Type *T = V->getType();
+      unsigned K = Used[T]++;
+      auto &Slots = CarrySlots[T];
+      if (Slots.size() == K) {
+        IRBuilder<> A(&*F.getEntryBlock().getFirstInsertionPt());
+        Slots.push_back(A.CreateAlloca(T, nullptr, "pes.carry"));
+      }
+      Slot = Slots[K];
+      quiet(new StoreInst(V, Slot, From->getTerminator()));
+    }
+    for (Use &U : make_early_inc_range(V->uses())) {
+      BasicBlock *UB = cast<Instruction>(U.getUser())->getParent();
+      if (UB == From)
+        continue;
+      // the record's arms are only reached from From; every other use through Cont
+      BasicBlock *At = UB->getSinglePredecessor() == From ? UB : Cont;
+      if (!Top.count(At))
+        Top[At] = &*At->getFirstInsertionPt();
+      if (!Slot) {
+        U.set(copy(V, At));
+        continue;
+      }
+      Value *&R = Copies[{V, At}];
+      if (!R)
+        R = quiet(new LoadInst(V->getType(), Slot, V->getName() + ".c", Top[At]));
+      U.set(R);
+    }
+  }
 }
 
 Value *RecordEmitter::recording(Instruction *Before) {
   IRBuilder<> B(Before);
-  Value *R = quiet(B.CreateAlignedLoad(I32, RecordingPtr, Align(8), "pes.rec"));
+  Value *R = quiet(B.CreateAlignedLoad(I32, tlsField(B, offsetof(pes_rt_tls, recording)),
+                                       Align(8), "pes.rec"));
   return B.CreateICmpNE(R, ConstantInt::get(I32, 0));
 }
 
 void RecordEmitter::emitCountdown(Instruction *Before, Value *Weight, BasicBlock *Recording) {
   IRBuilder<> B(Before);
   // load, subtract, store, sign test: x86 folds it into one `sub` on memory + `js`
+  Value *CountdownPtr = tlsField(B, offsetof(pes_rt_tls, countdown));
   Value *D = quiet(B.CreateAlignedLoad(I64, CountdownPtr, Align(8), "pes.cd"));
   Value *Left = B.CreateSub(D, Weight, "pes.left");
   quiet(B.CreateAlignedStore(Left, CountdownPtr, Align(8)));
   Value *Due = B.CreateICmpSLT(Left, ConstantInt::get(I64, 0));
+  BasicBlock *Head = Before->getParent();
   Instruction *Then = SplitBlockAndInsertIfThen(Due, Before, false, Weights);
   IRBuilder<> S(Then);
-  Value *Rec = S.CreateCall(CheckDue, {Weight});
+  CallInst *Rec = S.CreateCall(CheckDue, {Weight});
+  Rec->setCallingConv(SlowCC);
   // the check block now ends in `br Before's block`: go to Recording instead if asked
   BasicBlock *Cold = Then->getParent(), *Cont = Before->getParent();
   Then->eraseFromParent();
   IRBuilder<> T(Cold);
   T.CreateCondBr(T.CreateICmpNE(Rec, ConstantInt::get(I32, 0)), Recording, Cont);
+  if (Carry)
+    carry(Head, Cont);
 }
 
 Value *RecordEmitter::globalId(Instruction *Before, uint32_t Local) {
@@ -117,18 +219,21 @@ void RecordEmitter::emit(Instruction *Before, Value *Addr, Value *Id, Value *Ext
     if (!CE || !CE->isZero())
       IdExtra = B.CreateOr(IdExtra, B.CreateShl(B.CreateZExt(Extra, I64), 32));
   }
-  Value *Cur = quiet(B.CreateLoad(Ptr, CursorPtr, "pes.cur"));
-  Value *Lim = quiet(B.CreateLoad(Ptr, LimitPtr, "pes.lim"));
+  Value *Cur = quiet(B.CreateLoad(Ptr, TlsAddr, "pes.cur"));
+  Value *Lim = quiet(B.CreateLoad(Ptr, tlsField(B, offsetof(pes_rt_tls, limit)), "pes.lim"));
   Value *Full = B.CreateICmpUGE(Cur, Lim);
+  BasicBlock *Head = Before->getParent();
   Instruction *ThenT = nullptr, *ElseT = nullptr;
   SplitBlockAndInsertIfThenElse(Full, Before, &ThenT, &ElseT, Weights);
 
   IRBuilder<> S(ThenT);
   S.SetCurrentDebugLocation(Loc);
-  S.CreateCall(Slow, {A, IdExtra});
+  S.CreateCall(Slow, {A, IdExtra})->setCallingConv(SlowCC);
 
   IRBuilder<> F(ElseT);
   F.SetCurrentDebugLocation(Loc);
+  if (Carry) // read again rather than carried (no store to it in between)
+    Cur = quiet(F.CreateLoad(Ptr, TlsAddr, "pes.cur"));
   Type *I8 = Type::getInt8Ty(C);
   quiet(F.CreateAlignedStore(A, Cur, Align(8)));
   Value *IdP = F.CreateConstInBoundsGEP1_64(I8, Cur, offsetof(pes_record, id));
@@ -141,7 +246,9 @@ void RecordEmitter::emit(Instruction *Before, Value *Addr, Value *Id, Value *Ext
     quiet(F.CreateAlignedStore(F.CreateTrunc(F.CreateLShr(IdExtra, 32), I32), ExP, Align(4)));
   }
   Value *Next = F.CreateConstInBoundsGEP1_64(I8, Cur, sizeof(pes_record), "pes.next");
-  quiet(F.CreateAlignedStore(Next, CursorPtr, Align(8)));
+  quiet(F.CreateAlignedStore(Next, TlsAddr, Align(8)));
+  if (Carry)
+    carry(Head, Before->getParent());
 }
 
 void RecordEmitter::emitSite(Instruction *Before, const AccessSite &S, uint32_t Local,

@@ -7,6 +7,8 @@
 
 #include "pes_access.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -43,12 +45,21 @@ private:
   llvm::PointerType *Ptr;
   llvm::GlobalVariable *Tls;
   llvm::FunctionCallee Slow, CheckDue;
+  llvm::CallingConv::ID SlowCC = llvm::CallingConv::C; // of Slow and CheckDue
   llvm::MDNode *Weights;
-  llvm::Value *IdBaseVal = nullptr, *CursorPtr = nullptr, *LimitPtr = nullptr;
-  llvm::Value *CountdownPtr = nullptr, *RecordingPtr = nullptr;
+  // Per function: the id base and the address of __pes_tls (its fields are
+  // addressed at each use, so that no other value lives through the function).
+  llvm::Value *IdBaseVal = nullptr, *TlsAddr = nullptr;
+  // Per optnone function: stack slots shared by all carry() calls, by type.
+  bool Carry = false;
+  llvm::DenseMap<llvm::Type *, llvm::SmallVector<llvm::AllocaInst *, 2>> CarrySlots;
 
+  llvm::Value *tlsField(llvm::IRBuilder<> &B, size_t Offset);
   llvm::Value *addrToInt(llvm::IRBuilder<> &B, llvm::Value *Addr);
   llvm::Value *clampLength(llvm::IRBuilder<> &B, llvm::Value *Len);
+  bool local(const llvm::Value *V, const llvm::BasicBlock *From) const;
+  bool recomputable(const llvm::Instruction *I, const llvm::BasicBlock *From) const;
+  void carry(llvm::BasicBlock *From, llvm::BasicBlock *Cont);
 };
 
 } // namespace pes

@@ -45,6 +45,26 @@ if(TARGET PesPass)
   else()
     message(STATUS "pes: no AVX2 on this CPU: e2e.pass.gather not registered")
   endif()
+  # Stack frames of a recursive function, pes-clang against clang (never
+  # sanitized: ASan's redzones are not ours). Allowed per level: -O2, the id
+  # base and the TLS address in two callee-saved registers; -O0, see
+  # docs/llvm-pass.md "Stack frames". On x86-64 also: slow paths via the GOT.
+  find_program(PES_TEST_READELF NAMES llvm-readelf-${PES_LLVM_VERSION} readelf)
+  set(readelf "")
+  if(PES_TEST_READELF AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    set(readelf ${PES_TEST_READELF})
+  endif()
+  foreach(frame O2:16 O0:96)
+    string(REPLACE ":" ";" frame ${frame})
+    list(GET frame 0 opt)
+    list(GET frame 1 allow)
+    add_test(NAME e2e.pass.frame.${opt}
+             COMMAND ${CMAKE_COMMAND} -DPES_CLANG=${PES_BIN_DIR}/pes-clang -DCLANG=${PES_TEST_CLANG}
+                     -DOPT=-${opt} -DALLOW=${allow} -DREADELF=${readelf}
+                     -DWORK=${CMAKE_BINARY_DIR}/e2e-pass/frame.${opt}
+                     -P ${PES_PASS_TEST_DIR}/frame_test.cmake)
+    set_tests_properties(e2e.pass.frame.${opt} PROPERTIES LABELS "e2e;pass" TIMEOUT 120)
+  endforeach()
   add_test(NAME e2e.pass.pes-clang
            COMMAND ${CMAKE_COMMAND} -DPES_CLANG=${PES_BIN_DIR}/pes-clang -DCLANG=${PES_TEST_CLANG}
                    -DWORK=${CMAKE_BINARY_DIR}/e2e-pass/pes-clang

@@ -60,7 +60,7 @@
 extern "C" {
 #endif
 
-#define PES_RT_ABI_VERSION 2u
+#define PES_RT_ABI_VERSION 3u
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {
@@ -110,12 +110,33 @@ struct pes_rt_module {
 
 extern __thread struct pes_rt_tls __pes_tls __attribute__((tls_model("initial-exec")));
 
+/* The two slow paths below follow clang's preserve_most convention on x86-64:
+ * they save every general-purpose register they use except r11 (vector
+ * registers are not saved), so instrumented code keeps its values in
+ * caller-saved registers across these rare calls instead of holding them in
+ * more callee-saved registers or spilling them, which would make its stack
+ * frames larger (docs/llvm-pass.md, "Stack frames"). Arguments and results are
+ * passed as in the C convention, so a caller that assumes the C convention is
+ * correct too. A preserve_most caller must not reach them through a lazily
+ * bound PLT entry: the dynamic linker's resolver follows the C convention and
+ * clobbers r10 (LLVM issue 105588). The pass calls them through the GOT
+ * (nonlazybind); C callers compile with -fno-plt or link with -z now. The
+ * runtime's definitions must carry the attribute: it is built with clang. */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(preserve_most)
+#define PES_RT_SLOW_CC __attribute__((preserve_most))
+#endif
+#endif
+#ifndef PES_RT_SLOW_CC
+#define PES_RT_SLOW_CC
+#endif
+
 /* Records one access (or BB/control record) when the inline check fails. */
-void __pes_record_slow(uint64_t addr, uint64_t id_and_extra);
+PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra);
 /* The check path's countdown dropped below 0 at the start of a segment of
  * weight `weight` (already subtracted, nothing of the segment executed yet).
  * Returns non-zero if the segment must run in the recording clone. */
-int __pes_check_due(int64_t weight);
+PES_RT_SLOW_CC int __pes_check_due(int64_t weight);
 /* Assigns the module its id range and adds its tables to the trace(s).
  * Called from a constructor with priority PES_RT_CTOR_PRIORITY. */
 void __pes_register_module(struct pes_rt_module *m);

@@ -283,7 +283,7 @@ stopped:
     leave_runtime(t);
 }
 
-__attribute__((visibility("default"))) void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
+__attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
 {
     uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
     struct pes_rt_thread *t = pes_rt_thread_self();

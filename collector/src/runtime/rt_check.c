@@ -161,7 +161,7 @@ static int due_sampling(struct pes_rt_thread *t, int64_t weight, int fresh)
     return 0;
 }
 
-__attribute__((visibility("default"))) int __pes_check_due(int64_t weight)
+__attribute__((visibility("default"))) PES_RT_SLOW_CC int __pes_check_due(int64_t weight)
 {
     /* a signal handler interrupted this thread in the runtime: its segment
      * runs in the recording clone, whose records the slow path accounts for */

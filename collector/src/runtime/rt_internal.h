@@ -55,6 +55,13 @@ static inline void *pes_rt_calloc_lines(size_t n, size_t size)
 
 #define PES_RT_HIDDEN __attribute__((visibility("hidden")))
 
+/* Instrumented code calls __pes_record_slow and __pes_check_due with
+ * preserve_most on x86-64 (rt_abi.h): their definitions must save registers
+ * accordingly, which only clang's attribute does. */
+#if defined(__x86_64__) && !(defined(__has_attribute) && __has_attribute(preserve_most))
+#error "libpes-rt must be built with clang on x86-64 (preserve_most slow paths, pes/rt_abi.h)"
+#endif
+
 /* ------------------------------------------------------------ configuration */
 
 #define PES_RT_DEFAULT_TIME_INTERVAL 1024u

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     if (command && strcmp(info->command, command) != 0)
         fail("command '%s', expected '%s'", info->command, command);
     if (info->n_cpus == 0 || !info->hostname[0] || !strstr(info->config, "mode=full\n") ||
-        !strstr(info->config, "abi_version=2\n"))
+        !strstr(info->config, "abi_version=3\n"))
         fail("header: %u cpus, hostname '%s', config '%s'", info->n_cpus, info->hostname,
              info->config);
     if (interval) {

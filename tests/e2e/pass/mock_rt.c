@@ -39,7 +39,7 @@ static void error(const char *msg, unsigned long a, unsigned long b) {
     atomic_fetch_add(&nerrors, 1);
 }
 
-void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
+PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
     if (!thread_no)
         thread_no = atomic_fetch_add(&nthreads, 1) + 1;
     atomic_fetch_add(&slow_calls, 1);
@@ -62,7 +62,7 @@ void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
 
 /* The check clones lead here at a thread's first segment: from then on every
  * function runs its recording clone, so the records are the whole story. */
-int __pes_check_due(int64_t weight) {
+PES_RT_SLOW_CC int __pes_check_due(int64_t weight) {
     (void)weight;
     __pes_tls.recording = 1;
     __pes_tls.countdown = 0;

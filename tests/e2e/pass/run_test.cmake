@@ -13,6 +13,8 @@ endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(INCS -I${HERE} -I${ROOT}/collector/include -I${ROOT}/trace/include)
+# Release builds of clang skip the IR verifier: have it check the pass's output.
+set(VERIFY -fverify-intermediate-code)
 set(SAN "")
 if(SANITIZE)
   set(SAN -fsanitize=${SANITIZE} -fno-sanitize-recover=all)
@@ -38,23 +40,23 @@ endif()
 set(exe ${WORK}/${name})
 if(MODE STREQUAL "direct")
   run("compiling ${name} with -fpass-plugin" ${CLANG} ${OPT} -g -fpass-plugin=${PLUGIN} -Wall -Wextra
-      -Werror ${SAN} ${FLAGS} ${INCS} ${SRC} -o ${exe} -L${WORK} -lpes-mock-rt -Wl,-rpath,${WORK})
+      -Werror ${VERIFY} ${SAN} ${FLAGS} ${INCS} ${SRC} -o ${exe} -L${WORK} -lpes-mock-rt -Wl,-rpath,${WORK})
 elseif(MODE STREQUAL "relative")
   # Source named relative to the working directory: the site table must hold
   # the compilation directory joined with it.
   get_filename_component(srcdir ${SRC} DIRECTORY)
   get_filename_component(srcname ${SRC} NAME)
   execute_process(COMMAND ${CMAKE_COMMAND} -E env PES_CLANG_RT_DIR=${WORK}
-                  PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${SAN}
-                  ${FLAGS} ${INCS} ${srcname} -o ${exe}
+                  PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${VERIFY}
+                  ${SAN} ${FLAGS} ${INCS} ${srcname} -o ${exe}
                   WORKING_DIRECTORY ${srcdir} RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "compiling ${srcname} in ${srcdir} failed:\n${err}")
   endif()
 else()
   run("compiling ${name} with pes-clang" ${CMAKE_COMMAND} -E env PES_CLANG_RT_DIR=${WORK}
-      PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${SAN} ${FLAGS} ${INCS}
-      ${SRC} -o ${exe})
+      PES_CLANG_RT_LIB=pes-mock-rt ${PES_CLANG} ${OPT} -Wall -Wextra -Werror ${VERIFY} ${SAN} ${FLAGS}
+      ${INCS} ${SRC} -o ${exe})
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${ENV} ${exe} RESULT_VARIABLE rc
                 OUTPUT_VARIABLE out ERROR_VARIABLE err)
