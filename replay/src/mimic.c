@@ -428,6 +428,8 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
             uint32_t sz = access_size(site, rec);
             if (sz == 0)
                 continue;
+            if (!site->size && r->opt->max_range && sz > r->opt->max_range)
+                sz = r->opt->max_range;
             *size = sz;
             *site_id = site->id;
             *addr = (site->flags & PES_SITE_SHARED) ? rec->addr

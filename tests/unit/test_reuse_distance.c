@@ -81,8 +81,8 @@ static void test_table2_profile(void **state)
     assert_int_equal(h->total, 8);
     assert_int_equal(h->cold, 4);
     for (int d = 0; d < 4; d++)
-        assert_int_equal(h->exact[d], 1);
-    assert_int_equal(h->exact[4], 0);
+        assert_int_equal(pes_rd_hist_exact(h, d), 1);
+    assert_int_equal(pes_rd_hist_exact(h, 4), 0);
     assert_true(pes_rd_hist_mean(h) == 1.5);           /* (0+1+2+3)/4 */
     /* fully associative cache of 4 lines: all 4 reuses hit (paper §2.3) */
     assert_true(pes_rd_hist_below(h, 4) == 4.0);
@@ -120,9 +120,9 @@ static void test_table3_concurrent(void **state)
     const struct pes_rd_hist *c = pes_profiles_crd(p, 0);
     assert_int_equal(c->total, 10);
     assert_int_equal(c->cold, 5);
-    assert_int_equal(c->exact[1], 1);
-    assert_int_equal(c->exact[2], 2);
-    assert_int_equal(c->exact[3], 2);
+    assert_int_equal(pes_rd_hist_exact(c, 1), 1);
+    assert_int_equal(pes_rd_hist_exact(c, 2), 2);
+    assert_int_equal(pes_rd_hist_exact(c, 3), 2);
     const struct pes_rd_hist *p0 = pes_profiles_prd(p, 0), *p1 = pes_profiles_prd(p, 1);
     assert_int_equal(p0->total, 7);
     assert_int_equal(p0->cold, 4);
@@ -345,8 +345,8 @@ static void test_ranges(void **state)
     const struct pes_rd_hist *h = pes_profiles_prd(p, 0);
     assert_int_equal(h->total, 8);
     assert_int_equal(h->cold, 4);
-    assert_int_equal(h->exact[0], 2);
-    assert_int_equal(h->exact[1], 2);
+    assert_int_equal(pes_rd_hist_exact(h, 0), 2);
+    assert_int_equal(pes_rd_hist_exact(h, 1), 2);
     /* size 0 touches nothing; a range at the top of the space does not wrap */
     assert_int_equal(pes_profiles_push(p, 0, 128, 0, 0, NULL, NULL, NULL), 0);
     assert_int_equal(h->total, 8);
@@ -368,8 +368,8 @@ static void test_histogram_bins(void **state)
     pes_rd_hist_add(&h, 256);                /* bin 8 */
     pes_rd_hist_add(&h, UINT64_MAX - 1);     /* bin 63 */
     pes_rd_hist_add(&h, COLD);
-    assert_int_equal(h.exact[0], 1);
-    assert_int_equal(h.exact[127], 1);
+    assert_int_equal(pes_rd_hist_exact(&h, 0), 1);
+    assert_int_equal(pes_rd_hist_exact(&h, 127), 1);
     assert_int_equal(h.log2[7], 2);
     assert_int_equal(h.log2[8], 1);
     assert_int_equal(h.log2[63], 1);
