@@ -139,6 +139,7 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
         snprintf(err->message, sizeof err->message, "out of memory");
         return -1;
     }
+    struct replay_config *cfg = NULL;
     c->sum = s;
     c->n_threads = n;
     struct prd_worker worker;
@@ -154,7 +155,6 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
     }
     for (uint32_t t = 0; t < n; t++) group[t] = socket_of(t, n, sockets);
 
-    struct replay_config *cfg = NULL;
     if (o->n_cores == 0) {   /* recorded threads are the configuration */
         cfg = &res->config[res->n_configs++];
         memset(cfg, 0, sizeof *cfg);
@@ -205,6 +205,9 @@ out:
             rc = -1;
         }
     }
+    /* the histograms are the result; the engines can go before the mimicking */
+    if (cfg && cfg->profiles) pes_profiles_finish(cfg->profiles);
+    if (cfg && cfg->crd) pes_profiles_finish(cfg->crd);
     free(c->seen);
     free(c->ended);
     free(group);

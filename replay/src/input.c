@@ -36,8 +36,10 @@ struct replay_input {
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
     int has_bbs;
     char truncation[320];
-    struct id_info *ids;         /* [n_ids], filled lazily */
-    uint32_t n_ids;
+    uint32_t *id_slot;           /* [n_ids] id -> resolution + 1 (0: not yet), filled lazily: */
+    uint32_t n_ids;              /* 4 bytes per id up to the highest seen, */
+    struct id_info *infos;       /* and 16 per id actually seen */
+    uint32_t n_infos, cap_infos;
     uint32_t range_cap;          /* bytes; 0 = no clipping */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
@@ -115,7 +117,8 @@ void replay_input_close(struct replay_input *in) {
     if (!in) return;
     if (in->reader) pes_trace_reader_close(in->reader);
     free(in->path);
-    free(in->ids);
+    free(in->id_slot);
+    free(in->infos);
     free(in);
 }
 
@@ -277,19 +280,27 @@ static struct id_info resolve_id(struct replay_input *in, uint32_t id) {
 
 /* The resolution of id, from the flat table (grown and filled on demand). */
 static inline struct id_info lookup_id(struct replay_input *in, uint32_t id) {
-    if (id < in->n_ids && in->ids[id].what != ID_UNKNOWN) return in->ids[id];
+    if (id < in->n_ids && in->id_slot[id]) return in->infos[in->id_slot[id] - 1];
     struct id_info r = resolve_id(in, id);
     if (id < FLAT_IDS && r.what != ID_NONE) {   /* a bad id ends the scan: no need to keep it */
         if (id >= in->n_ids) {
             uint32_t n = in->n_ids ? in->n_ids : 1024;
             while (n <= id) n *= 2;
-            struct id_info *t = realloc(in->ids, (size_t)n * sizeof *t);
+            uint32_t *t = realloc(in->id_slot, (size_t)n * sizeof *t);
             if (!t) return r;   /* the table is only a shortcut */
             memset(t + in->n_ids, 0, (size_t)(n - in->n_ids) * sizeof *t);
-            in->ids = t;
+            in->id_slot = t;
             in->n_ids = n;
         }
-        in->ids[id] = r;
+        if (in->n_infos == in->cap_infos) {
+            uint32_t cap = in->cap_infos ? in->cap_infos * 2 : 256;
+            struct id_info *t = realloc(in->infos, (size_t)cap * sizeof *t);
+            if (!t) return r;
+            in->infos = t;
+            in->cap_infos = cap;
+        }
+        in->infos[in->n_infos++] = r;
+        in->id_slot[id] = in->n_infos;
     }
     return r;
 }

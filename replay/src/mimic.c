@@ -553,6 +553,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
     }
     free(cs);
     free(active);
+    pes_profiles_finish(prof);   /* the next core count's engines take the room */
     return prof;
 nomem:
     pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");

@@ -355,6 +355,22 @@ int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
     return 0;
 }
 
+void pes_profiles_finish(struct pes_profiles *p)
+{
+    for (uint32_t s = 0; s < p->n_streams; s++)
+        pes_profiles_end_stream(p, s, NULL);
+    for (uint32_t g = 0; g < p->n_groups; g++) {
+        pes_reuse_destroy(p->crd_eng[g]);
+        p->crd_eng[g] = NULL;
+    }
+    if (p->scratch) {
+        free(p->scratch->count);
+        free(p->scratch->touched);
+        free(p->scratch);
+        p->scratch = NULL;
+    }
+}
+
 /* Pushes one lane's run of granules through its engine; prd selects which
  * per-site fields count. */
 static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key, uint64_t *dist,

@@ -74,6 +74,10 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
  * error. 0, or -1 (bad stream index). */
 int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err);
 
+/* No more accesses at all: every engine and the batch scratch are freed, the
+ * histograms and per-site counts stay (what the reports read). */
+void pes_profiles_finish(struct pes_profiles *p);
+
 uint32_t pes_profiles_streams(const struct pes_profiles *p);
 uint32_t pes_profiles_groups(const struct pes_profiles *p);
 const struct pes_rd_hist *pes_profiles_prd(const struct pes_profiles *p, uint32_t stream);

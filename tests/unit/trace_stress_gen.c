@@ -11,6 +11,9 @@
  *   trace_stress_gen concurrent OUT N K    the same, all running at the same time
  *   trace_stress_gen huge-range OUT        one memcpy record of 2^32-1 bytes
  *                                          between a few 8-byte accesses
+ *   trace_stress_gen high-ids OUT          a few accesses at sites whose ids
+ *                                          start at 2^22 - 8 (a module placed
+ *                                          high in the id space)
  *
  * Each access of a thread is a BB entry plus an 8-byte load, cycling over 4096
  * cache lines, so the reuse engines stay small and only the structure of the
@@ -23,14 +26,15 @@
 
 #include "pes/trace.h"
 
-enum { SITE_LOAD, SITE_COPY, BB_LOOP, N_IDS };
+enum { SITE_LOAD, SITE_COPY, BB_LOOP, N_IDS };   /* offsets from the module's id base */
+static uint32_t id_base;
 #define TICKS_PER_ACCESS 10u
 #define BATCH (1u << 20)
 
 static int usage(void)
 {
     fprintf(stderr, "usage: trace_stress_gen no-marks OUT N | threads OUT N K | concurrent OUT N K | "
-                    "huge-range OUT\n");
+                    "huge-range OUT | high-ids OUT\n");
     return 2;
 }
 
@@ -62,11 +66,11 @@ static struct pes_trace_writer *open_trace(const char *path, struct pes_error *e
     if (!w)
         return NULL;
     struct pes_site sites[2] = {
-        {SITE_LOAD, BB_LOOP, PES_KIND_LOAD, 0, 5, 8, 10, "stress.c", "kernel"},
-        {SITE_COPY, BB_LOOP, PES_KIND_COPY_DST, 0, 5, 0, 11, "stress.c", "kernel"},
+        {id_base + SITE_LOAD, id_base + BB_LOOP, PES_KIND_LOAD, 0, 5, 8, 10, "stress.c", "kernel"},
+        {id_base + SITE_COPY, id_base + BB_LOOP, PES_KIND_COPY_DST, 0, 5, 0, 11, "stress.c", "kernel"},
     };
-    struct pes_bb bbs[1] = {{BB_LOOP, 2, {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}, 0, "kernel", "loop"}};
-    struct pes_module m = {0, 2, 1, "stress.c", sites, bbs};
+    struct pes_bb bbs[1] = {{id_base + BB_LOOP, 2, {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}, 0, "kernel", "loop"}};
+    struct pes_module m = {id_base, 2, 1, "stress.c", sites, bbs};
     if (pes_trace_writer_module(w, &m, err) < 0) {
         pes_trace_writer_close(w, NULL, 0, 0, err);
         return NULL;
@@ -78,8 +82,8 @@ static struct pes_trace_writer *open_trace(const char *path, struct pes_error *e
 static struct pes_record loop_record(uint64_t i)
 {
     if (i % 2 == 0)
-        return (struct pes_record){0, BB_LOOP, 0};
-    return (struct pes_record){0x100000 + (i / 2 % 4096) * 64, SITE_LOAD, 0};
+        return (struct pes_record){0, id_base + BB_LOOP, 0};
+    return (struct pes_record){0x100000 + (i / 2 % 4096) * 64, id_base + SITE_LOAD, 0};
 }
 
 /* N accesses of one thread, with marks only at its start and end. */
@@ -130,7 +134,7 @@ static int threads(struct pes_trace_writer *w, uint64_t n, uint64_t k, int concu
         buf[0] = (struct pes_record){start, PES_ID_TIME, 0};
         for (size_t i = 1; i + 1 < per; i++) {
             buf[i] = loop_record(i - 1);
-            if (buf[i].id == SITE_LOAD)
+            if (buf[i].id == id_base + SITE_LOAD)
                 buf[i].addr += (uint64_t)t << 20;   /* each thread its own lines */
         }
         buf[per - 1] = (struct pes_record){start + span, PES_ID_THREAD_END, 0};
@@ -190,6 +194,12 @@ int main(int argc, char **argv)
             return usage();
         struct pes_trace_writer *w = open_trace(out, &err);
         rc = w ? threads(w, n, k, strcmp(mode, "concurrent") == 0, &err) : -1;
+    } else if (strcmp(mode, "high-ids") == 0) {
+        if (argc != 3)
+            return usage();
+        id_base = (UINT32_C(1) << 22) - 8;
+        struct pes_trace_writer *w = open_trace(out, &err);
+        rc = w ? threads(w, 2, 100, 1, &err) : -1;
     } else if (strcmp(mode, "huge-range") == 0) {
         if (argc != 3)
             return usage();
