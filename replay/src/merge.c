@@ -161,9 +161,11 @@ static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_
 static void time_records(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t start, uint64_t end,
                          int marked) {
     for (size_t k = 0; k < s->seg_n; k++) {
-        uint64_t g = k0 + k;
-        s->seg_time[k] = marked ? (g + 1 == n ? end : ticks_after(start, (double)(end - start) * (double)(g + 1) / (double)n))
-                                : ticks_after(start, s->rate * (double)(g + 1));
+        double g = (double)(k0 + k + 1);
+        if (!marked)
+            s->seg_time[k] = ticks_after(start, s->rate * g);
+        else
+            s->seg_time[k] = k0 + k + 1 == n ? end : ticks_after(start, (double)(end - start) * g / (double)n);
     }
 }
 
@@ -179,10 +181,9 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
         uint64_t rest = s->long_n - s->long_done;
         if (copy_records(m, s, rest < PES_MERGE_SEGMENT_CAP ? rest : PES_MERGE_SEGMENT_CAP, 0, &found_mark, err) < 0)
             return -1;
-        if (s->seg_n == 0) {   /* the blocks no longer hold what was measured */
-            s->long_n = 0;
-            return 0;
-        }
+        if (s->seg_n == 0)
+            return pes_error_set(err, PES_ERR_IO, 0, "merge: thread %u: its blocks changed while being read",
+                                 s->thread);
         time_records(s, s->long_done, s->long_n, s->long_start, s->long_end, s->long_marked);
         s->long_done += s->seg_n;
         if (s->long_done >= s->long_n) s->long_n = 0;
