@@ -14,6 +14,8 @@
  *   trace_stress_gen high-ids OUT          a few accesses at sites whose ids
  *                                          start at 2^22 - 8 (a module placed
  *                                          high in the id space)
+ *   trace_stress_gen sampled-high-ids OUT  the same module in a sampled trace:
+ *                                          100 samples at its load site
  *
  * Each access of a thread is a BB entry plus an 8-byte load, cycling over 4096
  * cache lines, so the reuse engines stay small and only the structure of the
@@ -34,7 +36,7 @@ static uint32_t id_base;
 static int usage(void)
 {
     fprintf(stderr, "usage: trace_stress_gen no-marks OUT N | threads OUT N K | concurrent OUT N K | "
-                    "huge-range OUT | high-ids OUT\n");
+                    "huge-range OUT | high-ids OUT | sampled-high-ids OUT\n");
     return 2;
 }
 
@@ -48,10 +50,12 @@ static int parse(const char *s, uint64_t max, uint64_t *v)
     return 0;
 }
 
+static uint32_t trace_kind = PES_TRACE_FULL;
+
 static struct pes_trace_writer *open_trace(const char *path, struct pes_error *err)
 {
     struct pes_trace_info info = {0};
-    info.kind = PES_TRACE_FULL;
+    info.kind = trace_kind;
     info.command = "trace_stress_gen";
     info.hostname = "testhost";
     info.cpu_model = "Test CPU";
@@ -61,7 +65,7 @@ static struct pes_trace_writer *open_trace(const char *path, struct pes_error *e
     info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
     info.ticks_per_second = 1000000000ull;
     info.start_ticks = 1000;
-    info.config = "backend=full";
+    info.config = trace_kind == PES_TRACE_FULL ? "backend=full" : "backend=soft\nmode=samples";
     struct pes_trace_writer *w = pes_trace_writer_open(path, 1, &info, NULL, err);
     if (!w)
         return NULL;
@@ -154,6 +158,22 @@ fail:
     return -1;
 }
 
+/* 100 sampled loads at the module's load site, one thread. */
+static int samples(struct pes_trace_writer *w, struct pes_error *err)
+{
+    struct pes_thread t = {0, UINT32_MAX, 100, 0, 0, 1000};
+    struct pes_event ev[100];
+    for (uint32_t i = 0; i < 100; i++)
+        ev[i] = (struct pes_event){PES_EV_SAMPLE, 0, 8, 0, UINT32_MAX, id_base + SITE_LOAD,
+                                   0x100000 + 64 * (uint64_t)i, 0x401000, 1000 + i, i, 0, 0, 0};
+    if (pes_trace_writer_thread(w, &t, err) < 0 || pes_trace_writer_events(w, 0, ev, 100, err) < 0) {
+        pes_trace_writer_close(w, NULL, 0, 0, err);
+        return -1;
+    }
+    struct pes_thread_totals tot = {0, 100, 100, 0, 100, 0, 2000};
+    return pes_trace_writer_close(w, &tot, 1, 2000, err);
+}
+
 /* One 2^32-1-byte memcpy destination between loads of the lines it covers first. */
 static int huge_range(struct pes_trace_writer *w, struct pes_error *err)
 {
@@ -200,6 +220,13 @@ int main(int argc, char **argv)
         id_base = (UINT32_C(1) << 22) - 8;
         struct pes_trace_writer *w = open_trace(out, &err);
         rc = w ? threads(w, 2, 100, 1, &err) : -1;
+    } else if (strcmp(mode, "sampled-high-ids") == 0) {
+        if (argc != 3)
+            return usage();
+        id_base = (UINT32_C(1) << 22) - 8;
+        trace_kind = PES_TRACE_SAMPLED;
+        struct pes_trace_writer *w = open_trace(out, &err);
+        rc = w ? samples(w, &err) : -1;
     } else if (strcmp(mode, "huge-range") == 0) {
         if (argc != 3)
             return usage();

@@ -2,7 +2,8 @@
 # pes-replay and pes-dump stay within a stated memory limit and a time bound on
 # inputs crafted to grow memory (docs/replay.md, "Memory"): a thread with no
 # time marks over 16 Mi accesses, 100,000 short-lived threads, 10,000 threads
-# alive at once, one 2^32-1-byte memcpy record, sites with ids near 2^22,
+# alive at once, one 2^32-1-byte memcpy record, sites with ids near 2^22 (full
+# and sampled traces),
 # /dev/zero, a fifo and a text file without newlines. Each command runs under
 # `ulimit -v` LIMIT_MIB and must finish within SECONDS (generous: the machine is
 # shared); it must succeed with the right counts, or fail with the stated
@@ -81,6 +82,9 @@ grep -q 'access  0x10000000 4294967295 W' "$work/out" || fail "pes-dump shows th
 "$STRESS_GEN" high-ids "$work/high.zst"
 run ok "$R" "$work/high.zst" --machine haswell --simulate --format json
 json_is '.trace.accesses == 200'
+"$STRESS_GEN" sampled-high-ids "$work/shigh.zst"
+run ok "$R" "$work/shigh.zst" --format json
+json_is '.sites == [{"site":4194296,"label":"stress.c:10:5 load kernel","samples":100,"reuses":0,"invalidations":0,"comm_true":0,"comm_false":0}]'
 
 # Not regular files, and a text file without newlines: a clear error at once.
 run "/dev/zero: not a regular file (a character device)" "$R" /dev/zero --machine haswell
