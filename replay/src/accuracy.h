@@ -78,6 +78,7 @@ struct replay_truth {
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
     char truncation[320];            /* the reader's truncation message, "" if complete */
+    char clipped[320];               /* replay_input_clipped's warning, "" if nothing was clipped */
 };
 
 /* sockets: shared caches (threads in compact blocks); line: bytes of rt_truth's

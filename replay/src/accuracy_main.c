@@ -29,6 +29,7 @@ int replay_accuracy_main(const struct replay_options *o, const struct pes_machin
         uint32_t sockets = o->sockets > 1 ? o->sockets : (s.sockets ? s.sockets : 1);
         if (replay_truth_analyze(o->full, m, sockets, s.line, &t, &err) < 0) goto done;
         if (t.truncation[0]) fprintf(stderr, "pes-replay: warning: %s\n", t.truncation);
+        if (t.clipped[0]) fprintf(stderr, "pes-replay: warning: %s\n", t.clipped);
         if (replay_accuracy_compute(&s, &t, o->top, &a, &err) < 0) goto done;
         if (!a.same_execution)
             fprintf(stderr, "pes-replay: warning: %s and %s come from different executions\n", o->trace, o->full);

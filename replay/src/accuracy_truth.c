@@ -90,7 +90,9 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
     struct pes_reuse_options ro = {.granule = 1};
     for (uint32_t i = 0; i < n; i++)
         if (!(c.stack[i] = pes_reuse_create(&ro, err))) goto out;
-    if ((rc = replay_input_scan(in, on_access, NULL, &c, err)) < 0) goto out;
+    replay_input_set_range_cap(in, replay_range_cap(line, m->level[0].line));
+    if ((rc = replay_input_scan(in, on_access, NULL, NULL, &c, err)) < 0) goto out;
+    replay_input_clipped(in, t->clipped, sizeof t->clipped);
     rc = -1;
     if (!(t->site_key = malloc(((size_t)t->max_site + 1) * sizeof *t->site_key))) {
         err->code = PES_ERR_NOMEM;

@@ -73,7 +73,7 @@ int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o
         struct sim_feed feed = {.in = in};
         struct pes_mimic_options mo = {
             .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk, .per_region = o->per_region,
-            .granule = res->line, .per_site = 1,
+            .granule = res->line, .per_site = 1, .max_range = replay_input_range_cap(in),
         };
         if (o->simulate) {
             struct pes_sim_config sc = {

@@ -25,6 +25,9 @@ struct recorded_ctx {
     struct pes_sim *sim;
     uint32_t n_threads;
     uint8_t *seen;                     /* threads with at least one record */
+    uint32_t *ended;                   /* threads ended since the last flush: their PRD
+                                          engines go once their accesses are pushed */
+    uint32_t n_ended;
     size_t n;                          /* accesses in the batch */
     uint64_t addr[RECORDED_BATCH];
     uint32_t size[RECORDED_BATCH], thread[RECORDED_BATCH], site[RECORDED_BATCH];
@@ -39,10 +42,20 @@ static void note_thread(struct recorded_ctx *c, uint32_t t) {
     }
 }
 
+/* The threads ended since the last flush free their PRD engines. */
+static int end_threads(struct recorded_ctx *c, struct pes_error *err) {
+    uint32_t n = c->n_ended;
+    c->n_ended = 0;
+    if (n && c->prd) prd_worker_end_streams(c->prd, c->ended, n);
+    for (uint32_t i = 0; c->prd_inline && i < n; i++)
+        if (pes_profiles_end_stream(c->prd_inline, c->ended[i], err) < 0) return -1;
+    return 0;
+}
+
 static int flush(struct recorded_ctx *c, struct pes_error *err) {
     size_t n = c->n;
     c->n = 0;
-    if (n == 0) return 0;
+    if (n == 0) return end_threads(c, err);
     if (c->prd) prd_worker_push_batch(c->prd, c->addr, c->size, c->thread, c->site, n);
     if (c->prd_inline &&
         pes_profiles_push_batch(c->prd_inline, c->thread, c->addr, c->size, c->site, n, err) < 0)
@@ -53,6 +66,13 @@ static int flush(struct recorded_ctx *c, struct pes_error *err) {
         err->offset = 0;
         return -1;
     }
+    return end_threads(c, err);
+}
+
+static int on_thread_end(void *ctx, uint32_t thread, struct pes_error *err) {
+    struct recorded_ctx *c = ctx;
+    (void)err;
+    if (thread < c->n_threads) c->ended[c->n_ended++] = thread;   /* each thread ends once */
     return 0;
 }
 
@@ -68,7 +88,7 @@ static int on_access(void *ctx, const struct replay_access *a, struct pes_error 
     note_thread(c, a->thread);
     s->records++;
     s->accesses++;
-    s->bytes += a->size;
+    s->bytes += a->length;
     s->reads += a->reads;
     s->writes += a->writes;
     size_t i = c->n++;
@@ -119,21 +139,22 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
         snprintf(err->message, sizeof err->message, "out of memory");
         return -1;
     }
+    struct replay_config *cfg = NULL;
     c->sum = s;
     c->n_threads = n;
     struct prd_worker worker;
     int worker_started = 0;
     c->seen = calloc(n, 1);
+    c->ended = calloc(n, sizeof *c->ended);
     uint32_t *group = calloc(n, sizeof *group);
     int rc = -1;
-    if (!c->seen || !group) {
+    if (!c->seen || !c->ended || !group) {
         err->code = PES_ERR_NOMEM;
         snprintf(err->message, sizeof err->message, "out of memory");
         goto out;
     }
     for (uint32_t t = 0; t < n; t++) group[t] = socket_of(t, n, sockets);
 
-    struct replay_config *cfg = NULL;
     if (o->n_cores == 0) {   /* recorded threads are the configuration */
         cfg = &res->config[res->n_configs++];
         memset(cfg, 0, sizeof *cfg);
@@ -173,8 +194,9 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
             cfg->sim.n_threads = n;
         }
     }
-    rc = replay_input_scan(in, on_access, on_bb, c, err);
+    rc = replay_input_scan(in, on_access, on_bb, on_thread_end, c, err);
     if (rc == 0) rc = flush(c, err);
+    s->clipped_ranges = replay_input_clipped(in, NULL, 0);
 out:
     if (worker_started) {
         struct pes_error werr;
@@ -183,7 +205,11 @@ out:
             rc = -1;
         }
     }
+    /* the histograms are the result; the engines can go before the mimicking */
+    if (cfg && cfg->profiles) pes_profiles_finish(cfg->profiles);
+    if (cfg && cfg->crd) pes_profiles_finish(cfg->crd);
     free(c->seen);
+    free(c->ended);
     free(group);
     free(c);
     return rc;

@@ -29,15 +29,6 @@ int pes_rd_hist_init(struct pes_rd_hist *h, uint64_t exact_limit, struct pes_err
         return -1;
     }
     h->exact_limit = round_pow2(exact_limit);
-    h->exact = calloc(h->exact_limit, sizeof *h->exact);
-    if (!h->exact) {
-        if (err) {
-            err->code = PES_ERR_NOMEM;
-            err->offset = 0;
-            snprintf(err->message, sizeof err->message, "histogram: out of memory");
-        }
-        return -1;
-    }
     return 0;
 }
 
@@ -45,40 +36,66 @@ void pes_rd_hist_free(struct pes_rd_hist *h)
 {
     free(h->exact);
     h->exact = NULL;
+    h->exact_n = 0;
 }
 
 void pes_rd_hist_clear(struct pes_rd_hist *h)
 {
-    memset(h->exact, 0, h->exact_limit * sizeof *h->exact);
+    if (h->exact_n)
+        memset(h->exact, 0, h->exact_n * sizeof *h->exact);
     memset(h->log2, 0, sizeof h->log2);
     h->cold = h->total = 0;
     h->sum = 0;
 }
 
-void pes_rd_hist_add_n(struct pes_rd_hist *h, uint64_t d, uint64_t n)
+int pes_rd_hist_reserve(struct pes_rd_hist *h, uint64_t d)
 {
+    if (d < h->exact_n)
+        return 0;
+    if (d >= h->exact_limit)
+        return -1;
+    uint64_t n = h->exact_n ? h->exact_n : 16;
+    while (n <= d)
+        n *= 2;
+    if (n > h->exact_limit)
+        n = h->exact_limit;
+    uint64_t *e = realloc(h->exact, n * sizeof *e);
+    if (!e)
+        return -1;
+    memset(e + h->exact_n, 0, (n - h->exact_n) * sizeof *e);
+    h->exact = e;
+    h->exact_n = n;
+    return 0;
+}
+
+int pes_rd_hist_add_n(struct pes_rd_hist *h, uint64_t d, uint64_t n)
+{
+    if (d != UINT64_MAX && d < h->exact_limit && pes_rd_hist_reserve(h, d) < 0)
+        return -1;
     h->total += n;
     if (d == UINT64_MAX) {
         h->cold += n;
-        return;
+        return 0;
     }
     h->sum += (double)d * (double)n;
     if (d < h->exact_limit)
         h->exact[d] += n;
     else
         h->log2[63 - __builtin_clzll(d)] += n;
+    return 0;
 }
 
-void pes_rd_hist_add(struct pes_rd_hist *h, uint64_t d)
+int pes_rd_hist_add(struct pes_rd_hist *h, uint64_t d)
 {
-    pes_rd_hist_add_n(h, d, 1);
+    return pes_rd_hist_add_n(h, d, 1);
 }
 
 int pes_rd_hist_merge(struct pes_rd_hist *dst, const struct pes_rd_hist *src)
 {
-    if (dst->exact_limit != src->exact_limit)
+    if (dst->exact_limit != src->exact_limit ||
+        (src->exact_n && pes_rd_hist_reserve(dst, src->exact_n - 1) < 0))
         return -1;
-    for (uint64_t i = 0; i < dst->exact_limit; i++)
+    for (uint64_t i = 0; i < src->exact_n; i++)
         dst->exact[i] += src->exact[i];
     for (int b = 0; b < PES_RD_HIST_LOG2_BINS; b++)
         dst->log2[b] += src->log2[b];
@@ -91,7 +108,7 @@ int pes_rd_hist_merge(struct pes_rd_hist *dst, const struct pes_rd_hist *src)
 double pes_rd_hist_below(const struct pes_rd_hist *h, uint64_t c)
 {
     double n = 0;
-    uint64_t lim = c < h->exact_limit ? c : h->exact_limit;
+    uint64_t lim = c < h->exact_n ? c : h->exact_n;
     for (uint64_t i = 0; i < lim; i++)
         n += (double)h->exact[i];
     if (c <= h->exact_limit)
@@ -121,10 +138,10 @@ int pes_rd_hist_to_profile(const struct pes_rd_hist *h, struct pes_reuse_profile
         return -1;
     memset(p, 0, sizeof *p);
     p->cold = h->cold;
-    for (uint64_t d = 0; d < PES_PROFILE_EXACT; d++)
+    for (uint64_t d = 0; d < PES_PROFILE_EXACT && d < h->exact_n; d++)
         p->exact[d] = h->exact[d];
     /* our exact counts above the model's exact range fold into its log2 bins */
-    for (uint64_t d = PES_PROFILE_EXACT; d < h->exact_limit; d++)
+    for (uint64_t d = PES_PROFILE_EXACT; d < h->exact_n; d++)
         p->log2[63 - __builtin_clzll(d) - PES_PROFILE_LOG2_FIRST] += h->exact[d];
     for (unsigned b = PES_PROFILE_LOG2_FIRST; b < PES_RD_HIST_LOG2_BINS; b++) {
         unsigned k = b > PES_PROFILE_LOG2_LAST ? PES_PROFILE_LOG2_LAST : b;

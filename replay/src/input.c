@@ -4,9 +4,11 @@
  * one stream of resolved accesses and BB entries.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "merge.h"
 #include "replay.h"
@@ -34,14 +36,36 @@ struct replay_input {
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
     int has_bbs;
     char truncation[320];
-    struct id_info *ids;         /* [n_ids], filled lazily */
-    uint32_t n_ids;
+    uint32_t *id_slot;           /* [n_ids] id -> resolution + 1 (0: not yet), filled lazily: */
+    uint32_t n_ids;              /* 4 bytes per id up to the highest seen, */
+    struct id_info *infos;       /* and 16 per id actually seen */
+    uint32_t n_infos, cap_infos;
+    uint32_t range_cap;          /* bytes; 0 = no clipping */
+    uint64_t clipped;            /* accesses clipped by the last scan */
+    uint32_t clipped_longest, clipped_site;
 };
 
 static int fail(struct pes_error *err, int code, const char *path, const char *what) {
     err->code = code;
     err->offset = 0;
     snprintf(err->message, sizeof err->message, "%s: %s", path, what);
+    return -1;
+}
+
+int replay_input_check_file(const char *path, struct pes_error *err) {
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;   /* opening says what is missing */
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISFIFO(st.st_mode) ? "a fifo or pipe"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a plain file";
+    err->code = PES_ERR_IO;
+    err->offset = 0;
+    snprintf(err->message, sizeof err->message,
+             "%s: not a regular file (%s); pes-replay reads a trace more than once and by offset: save it to a file",
+             path, what);
     return -1;
 }
 
@@ -58,6 +82,7 @@ static int looks_like_zstd(const char *path, struct pes_error *err) {
 }
 
 struct replay_input *replay_input_open(const char *path, struct pes_error *err) {
+    if (replay_input_check_file(path, err) < 0) return NULL;
     int zst = looks_like_zstd(path, err);
     if (zst < 0) return NULL;
     struct replay_input *in = calloc(1, sizeof *in);
@@ -92,7 +117,8 @@ void replay_input_close(struct replay_input *in) {
     if (!in) return;
     if (in->reader) pes_trace_reader_close(in->reader);
     free(in->path);
-    free(in->ids);
+    free(in->id_slot);
+    free(in->infos);
     free(in);
 }
 
@@ -113,6 +139,27 @@ const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id)
 
 const char *replay_input_truncation(const struct replay_input *in) {
     return in->truncation[0] ? in->truncation : NULL;
+}
+
+uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line) {
+    uint64_t g = granule < sim_line ? granule : sim_line;
+    uint64_t cap = (uint64_t)REPLAY_RANGE_GRANULES * (g ? g : 1);
+    return cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+}
+
+void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes) { in->range_cap = bytes; }
+uint32_t replay_input_range_cap(const struct replay_input *in) { return in->range_cap; }
+
+uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size) {
+    if (in->clipped && msg_size)
+        snprintf(msg, msg_size,
+                 "%s: %" PRIu64 " variable-size access%s longer than %" PRIu32 " bytes (the longest: %" PRIu32
+                 " bytes, site %" PRIu32 ") replayed as %s first %" PRIu32 " bytes in the reuse profiles "
+                 "and the simulation; the rest of %s range is not replayed",
+                 in->path, in->clipped, in->clipped == 1 ? "" : "es", in->range_cap, in->clipped_longest,
+                 in->clipped_site, in->clipped == 1 ? "its" : "their", in->range_cap,
+                 in->clipped == 1 ? "the" : "each");
+    return in->clipped;
 }
 
 /* ------------------------------------------------------------ sequential cursors */
@@ -233,25 +280,33 @@ static struct id_info resolve_id(struct replay_input *in, uint32_t id) {
 
 /* The resolution of id, from the flat table (grown and filled on demand). */
 static inline struct id_info lookup_id(struct replay_input *in, uint32_t id) {
-    if (id < in->n_ids && in->ids[id].what != ID_UNKNOWN) return in->ids[id];
+    if (id < in->n_ids && in->id_slot[id]) return in->infos[in->id_slot[id] - 1];
     struct id_info r = resolve_id(in, id);
     if (id < FLAT_IDS && r.what != ID_NONE) {   /* a bad id ends the scan: no need to keep it */
         if (id >= in->n_ids) {
             uint32_t n = in->n_ids ? in->n_ids : 1024;
             while (n <= id) n *= 2;
-            struct id_info *t = realloc(in->ids, (size_t)n * sizeof *t);
+            uint32_t *t = realloc(in->id_slot, (size_t)n * sizeof *t);
             if (!t) return r;   /* the table is only a shortcut */
             memset(t + in->n_ids, 0, (size_t)(n - in->n_ids) * sizeof *t);
-            in->ids = t;
+            in->id_slot = t;
             in->n_ids = n;
         }
-        in->ids[id] = r;
+        if (in->n_infos == in->cap_infos) {
+            uint32_t cap = in->cap_infos ? in->cap_infos * 2 : 256;
+            struct id_info *t = realloc(in->infos, (size_t)cap * sizeof *t);
+            if (!t) return r;
+            in->infos = t;
+            in->cap_infos = cap;
+        }
+        in->infos[in->n_infos++] = r;
+        in->id_slot[id] = in->n_infos;
     }
     return r;
 }
 
 int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
-                      void *ctx, struct pes_error *err) {
+                      replay_thread_end_fn on_thread_end, void *ctx, struct pes_error *err) {
     enum { BATCH = 4096 };
     struct cursor *c = cursor_open(in, err);
     if (!c) return -1;
@@ -262,16 +317,28 @@ int replay_input_scan(struct replay_input *in, replay_access_fn on_access, repla
         rc = fail(err, PES_ERR_NOMEM, in->path, "out of memory");
         goto out;
     }
+    in->clipped = 0;
+    in->clipped_longest = 0;
     long n;
-    while ((n = cursor_read(c, recs, threads, BATCH, 0, err)) > 0) {
+    do {
+        n = cursor_read(c, recs, threads, BATCH, 0, err);
         for (long i = 0; i < n; i++) {
             const struct pes_record *r = &recs[i];
             struct id_info d = lookup_id(in, r->id);
             if (d.what == ID_SITE) {
                 if (!on_access) continue;
+                uint32_t length = d.size ? d.size : r->extra, size = length;
+                if (!d.size && in->range_cap && length > in->range_cap) {
+                    size = in->range_cap;
+                    if (in->clipped++ == 0 || length > in->clipped_longest) {
+                        in->clipped_longest = length;
+                        in->clipped_site = r->id;
+                    }
+                }
                 struct replay_access a = {
                     .addr = r->addr,
-                    .size = d.size ? d.size : r->extra,
+                    .size = size,
+                    .length = length,
                     .thread = threads[i],
                     .site = r->id,
                     .kind = d.kind,
@@ -294,7 +361,15 @@ int replay_input_scan(struct replay_input *in, replay_access_fn on_access, repla
             rc = fail(err, PES_ERR_FORMAT, in->path, what);
             goto out;
         }
-    }
+        /* threads that ended within this read: their records are all visited */
+        const uint32_t *ended = NULL;
+        size_t n_ended = n >= 0 && c->merge ? pes_merge_ended(c->merge, &ended) : 0;
+        for (size_t i = 0; on_thread_end && i < n_ended; i++)
+            if (on_thread_end(ctx, ended[i], err) < 0) {
+                rc = -1;
+                goto out;
+            }
+    } while (n > 0);
     if (n < 0) rc = -1;
 out:
     free(recs);

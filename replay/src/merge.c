@@ -1,6 +1,6 @@
 /*
  * merge.c — k-way merge of per-thread record streams by interpolated time.
- * See merge.h for the ordering rules.
+ * See merge.h for the ordering rules and the memory bound.
  */
 #include "merge.h"
 
@@ -10,18 +10,26 @@
 
 /* One thread's position: its ACCESS blocks in file order, the current decoded
  * block, and the current segment (records up to and including the next time
- * mark) with their interpolated times. */
+ * mark) with their interpolated times. A segment longer than
+ * PES_MERGE_SEGMENT_CAP records is held in parts of at most that many (see
+ * fill_segment). */
 struct thread_stream {
     uint32_t thread;
-    size_t *blocks;           /* indices into merge->refs */
+    int started;              /* first segment loaded (streams start lazily, see settle_top) */
+    struct pes_block_ref *blocks; /* into merge->refs: this thread's ACCESS blocks */
     size_t n_blocks, next_block;
     struct pes_record *blk;   /* copy of the current block (reader buffers are reused) */
     size_t blk_n, blk_pos, blk_cap;
-    struct pes_record *seg;   /* current segment */
+    struct pes_record *seg;   /* current segment, or the current part of a long one */
     uint64_t *seg_time;
     size_t seg_n, seg_pos, seg_cap;
     uint64_t last_mark;       /* time of the last mark consumed */
     double rate;              /* ticks per record in the last closed segment */
+    /* a segment longer than the cap: its length, the records delivered in
+     * earlier parts, and how its records are timed */
+    uint64_t long_n, long_done;
+    uint64_t long_start, long_end;
+    int long_marked;
 };
 
 struct heap_entry {
@@ -31,20 +39,25 @@ struct heap_entry {
 
 struct pes_merge {
     struct pes_trace_reader *reader;
-    struct pes_block_ref *refs;
-    size_t n_refs;
+    struct pes_block_ref *refs;   /* ACCESS blocks, grouped by stream, file order within one */
     struct thread_stream *streams;
     uint32_t n_streams;
     struct heap_entry *heap;
     uint32_t heap_n;
+    uint32_t *ended;              /* threads whose stream ended during the last call */
+    size_t n_ended;
+    uint64_t held;                /* bytes in the streams' buffers */
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+/* Grows *p to at least `need` elements: small first (a short-lived thread
+ * holds little), then doubling. */
+static int grow(void **p, size_t *cap, size_t need, size_t elem, uint64_t *held) {
     if (need <= *cap) return 0;
-    size_t c = *cap ? *cap : 1024;
+    size_t c = *cap ? *cap : 16;
     while (c < need) c *= 2;
     void *q = realloc(*p, c * elem);
     if (!q) return -1;
+    *held += (c - *cap) * elem;
     *p = q;
     *cap = c;
     return 0;
@@ -54,17 +67,22 @@ static int is_time_mark(const struct pes_record *r) {
     return r->id == PES_ID_TIME || r->id == PES_ID_THREAD_END;
 }
 
-/* Loads the stream's next block; 1 = loaded, 0 = no more, -1 = error. */
+/* ticks + a non-negative offset, saturated instead of wrapping (marks near
+ * 2^64 in a damaged trace must not send records back to time 0). */
+static uint64_t ticks_after(uint64_t ticks, double offset) {
+    if (!(offset < 18446744073709551616.0)) return UINT64_MAX;
+    uint64_t d = (uint64_t)offset;
+    return d > UINT64_MAX - ticks ? UINT64_MAX : ticks + d;
+}
+
+/* Loads the stream's next non-empty block; 1 = loaded, 0 = no more, -1 = error. */
 static int load_block(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
     while (s->next_block < s->n_blocks) {
-        const struct pes_block_ref *ref = &m->refs[s->blocks[s->next_block++]];
         struct pes_block b;
-        if (pes_trace_reader_block_at(m->reader, ref, &b, err) < 0) return -1;
+        if (pes_trace_reader_block_at(m->reader, &s->blocks[s->next_block++], &b, err) < 0) return -1;
         if (b.n == 0) continue;
-        size_t cap = s->blk_cap;
-        if (grow((void **)&s->blk, &cap, b.n, sizeof *s->blk) < 0)
+        if (grow((void **)&s->blk, &s->blk_cap, b.n, sizeof *s->blk, &m->held) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
-        s->blk_cap = cap;
         memcpy(s->blk, b.records, b.n * sizeof *s->blk);
         s->blk_n = b.n;
         s->blk_pos = 0;
@@ -73,42 +91,129 @@ static int load_block(struct pes_merge *m, struct thread_stream *s, struct pes_e
     return 0;
 }
 
-/* Fills the next segment: records up to and including the next time mark,
- * timed by linear interpolation from the previous mark. 1 / 0 (end) / -1. */
-static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
-    s->seg_n = s->seg_pos = 0;
-    int found_mark = 0;
-    while (!found_mark) {
+/* Copies up to `max` records into the segment buffer, stopping after a time
+ * mark if stop_at_mark; sets *found_mark. 0 or -1. */
+static int copy_records(struct pes_merge *m, struct thread_stream *s, size_t max, int stop_at_mark,
+                        int *found_mark, struct pes_error *err) {
+    *found_mark = 0;
+    while (s->seg_n < max && !*found_mark) {
         if (s->blk_pos == s->blk_n) {
             int rc = load_block(m, s, err);
             if (rc < 0) return -1;
             if (rc == 0) break;
         }
         /* copy the run up to and including the next mark in one go */
-        size_t end = s->blk_pos;
-        while (end < s->blk_n && !found_mark) found_mark = is_time_mark(&s->blk[end++]);
-        size_t k = end - s->blk_pos;
+        size_t avail = s->blk_n - s->blk_pos, room = max - s->seg_n;
+        size_t k = avail < room ? avail : room;
+        if (stop_at_mark) {
+            size_t i = 0;
+            while (i < k && !is_time_mark(&s->blk[s->blk_pos + i])) i++;
+            if (i < k) {
+                k = i + 1;
+                *found_mark = 1;
+            }
+        }
         size_t cap = s->seg_cap;
-        if (grow((void **)&s->seg, &cap, s->seg_n + k, sizeof *s->seg) < 0 ||
-            grow((void **)&s->seg_time, &s->seg_cap, s->seg_n + k, sizeof *s->seg_time) < 0)
+        if (grow((void **)&s->seg, &cap, s->seg_n + k, sizeof *s->seg, &m->held) < 0 ||
+            grow((void **)&s->seg_time, &s->seg_cap, s->seg_n + k, sizeof *s->seg_time, &m->held) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
         memcpy(s->seg + s->seg_n, s->blk + s->blk_pos, k * sizeof *s->seg);
         s->seg_n += k;
-        s->blk_pos = end;
+        s->blk_pos += k;
     }
+    return 0;
+}
+
+/* The length of the segment whose first `have` records are in the buffer
+ * (up to and including its mark, or to the stream's end), found by decoding
+ * the blocks ahead without keeping them; *end_mark and *marked say how it
+ * ends. Those blocks are decoded again when their records are delivered. */
+static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_t have, uint64_t *n,
+                           uint64_t *end_mark, int *marked, struct pes_error *err) {
+    *marked = 0;
+    for (size_t i = s->blk_pos; i < s->blk_n; i++) {
+        have++;
+        if (is_time_mark(&s->blk[i])) {
+            *n = have, *end_mark = s->blk[i].addr, *marked = 1;
+            return 0;
+        }
+    }
+    for (size_t j = s->next_block; j < s->n_blocks; j++) {
+        struct pes_block b;
+        if (pes_trace_reader_block_at(m->reader, &s->blocks[j], &b, err) < 0) return -1;
+        for (size_t i = 0; i < b.n; i++) {
+            have++;
+            if (is_time_mark(&b.records[i])) {
+                *n = have, *end_mark = b.records[i].addr, *marked = 1;
+                return 0;
+            }
+        }
+    }
+    *n = have;
+    return 0;
+}
+
+/* Times of the seg_n buffered records, the records k0 .. k0+seg_n-1 of a
+ * segment of n records that starts after the mark `start`: between marks,
+ * the k-th record (1-based) gets start + (end - start)·k/n and the mark
+ * itself exactly `end`; after the last mark, records continue at the rate of
+ * the previous segment. */
+static void time_records(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t start, uint64_t end,
+                         int marked) {
+    for (size_t k = 0; k < s->seg_n; k++) {
+        double g = (double)(k0 + k + 1);
+        if (!marked)
+            s->seg_time[k] = ticks_after(start, s->rate * g);
+        else
+            s->seg_time[k] = k0 + k + 1 == n ? end : ticks_after(start, (double)(end - start) * g / (double)n);
+    }
+}
+
+/* Fills the next segment: records up to and including the next time mark,
+ * timed by linear interpolation from the previous mark. At most
+ * PES_MERGE_SEGMENT_CAP records are held: a longer segment is measured first
+ * (measure_segment) and then delivered in parts, timed exactly as if it were
+ * held whole. 1 / 0 (end) / -1. */
+static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
+    s->seg_n = s->seg_pos = 0;
+    int found_mark;
+    if (s->long_n) {   /* the next part of a long segment */
+        uint64_t rest = s->long_n - s->long_done;
+        if (copy_records(m, s, rest < PES_MERGE_SEGMENT_CAP ? rest : PES_MERGE_SEGMENT_CAP, 0, &found_mark, err) < 0)
+            return -1;
+        if (s->seg_n == 0)
+            return pes_error_set(err, PES_ERR_IO, 0, "merge: thread %u: its blocks changed while being read",
+                                 s->thread);
+        time_records(s, s->long_done, s->long_n, s->long_start, s->long_end, s->long_marked);
+        s->long_done += s->seg_n;
+        if (s->long_done >= s->long_n) s->long_n = 0;
+        return 1;
+    }
+    if (copy_records(m, s, PES_MERGE_SEGMENT_CAP, 1, &found_mark, err) < 0) return -1;
     if (s->seg_n == 0) return 0;
-    uint64_t start = s->last_mark;
+    uint64_t n = s->seg_n, end = 0;
+    int marked = found_mark;
     if (found_mark) {
-        uint64_t end = s->seg[s->seg_n - 1].addr;
+        end = s->seg[s->seg_n - 1].addr;
+    } else if (s->seg_n == PES_MERGE_SEGMENT_CAP) {
+        if (measure_segment(m, s, s->seg_n, &n, &end, &marked, err) < 0) return -1;
+        if (n > s->seg_n) {
+            s->long_n = n;
+            s->long_done = s->seg_n;
+        }
+    }
+    uint64_t start = s->last_mark;
+    if (marked) {
         if (end < start) end = start;   /* clocks never run backwards; tolerate bad marks */
-        for (size_t k = 0; k < s->seg_n; k++)
-            s->seg_time[k] = start + (uint64_t)((double)(end - start) * (double)(k + 1) / (double)s->seg_n);
-        s->seg_time[s->seg_n - 1] = end;
-        if (start > 0 || s->rate > 0) s->rate = (double)(end - start) / (double)s->seg_n;
+        time_records(s, 0, n, start, end, 1);
+        if (start > 0 || s->rate > 0) s->rate = (double)(end - start) / (double)n;
         s->last_mark = end;
     } else {
-        for (size_t k = 0; k < s->seg_n; k++) s->seg_time[k] = start + (uint64_t)(s->rate * (double)(k + 1));
+        time_records(s, 0, n, start, 0, 0);
     }
+    s->long_start = start;
+    s->long_end = end;
+    s->long_marked = marked;
     return 1;
 }
 
@@ -158,61 +263,116 @@ static void heap_sift_down_top(struct pes_merge *m) {
     m->heap[i] = e;
 }
 
+/* A finished stream gives its buffers back and is reported by pes_merge_ended. */
+static void end_stream(struct pes_merge *m, struct thread_stream *s) {
+    m->held -= s->blk_cap * sizeof *s->blk + s->seg_cap * (sizeof *s->seg + sizeof *s->seg_time);
+    free(s->blk);
+    free(s->seg);
+    free(s->seg_time);
+    s->blk = s->seg = NULL;
+    s->seg_time = NULL;
+    s->blk_cap = s->blk_n = s->blk_pos = s->seg_cap = s->seg_n = s->seg_pos = 0;
+    m->ended[m->n_ended++] = s->thread;
+}
+
 /* Makes sure the stream has a current record: 1 = yes, 0 = stream ended. */
 static int refill(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
     if (s->seg_pos < s->seg_n) return 1;
-    return fill_segment(m, s, err);
+    int rc = fill_segment(m, s, err);
+    if (rc == 0) end_stream(m, s);
+    return rc;
 }
 
-static int find_or_add_stream(struct pes_merge *m, uint32_t thread) {
-    for (uint32_t i = 0; i < m->n_streams; i++)
-        if (m->streams[i].thread == thread) return (int)i;
-    struct thread_stream *ns = realloc(m->streams, (m->n_streams + 1) * sizeof *ns);
-    if (!ns) return -1;
-    m->streams = ns;
-    memset(&ns[m->n_streams], 0, sizeof *ns);
-    ns[m->n_streams].thread = thread;
-    const struct pes_thread *t = pes_trace_reader_thread(m->reader, thread);
-    ns[m->n_streams].last_mark = t ? t->start_ticks : 0;
-    return (int)m->n_streams++;
+/* Streams enter the heap keyed by their thread's start time, a lower bound of
+ * their first record's time (records are timed from the start on), and load
+ * their first block only when that key reaches the top: a thread holds
+ * buffers only from its start to its last record, so short-lived threads that
+ * ran one after the other are never all in memory. Makes the top entry (if
+ * any) a started stream with its true key. 0 or -1. */
+static int settle_top(struct pes_merge *m, struct pes_error *err) {
+    while (m->heap_n > 0) {
+        struct thread_stream *s = &m->streams[m->heap[0].stream];
+        if (s->started) return 0;
+        s->started = 1;
+        int rc = refill(m, s, err);
+        if (rc < 0) return -1;
+        if (rc == 0) {
+            heap_pop(m);
+            continue;
+        }
+        m->heap[0].time = s->seg_time[0];
+        heap_sift_down_top(m);
+    }
+    return 0;
 }
 
 struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *err) {
     struct pes_merge *m = calloc(1, sizeof *m);
-    if (!m) {
-        pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
-        return NULL;
-    }
+    struct pes_block_ref *all = NULL;
+    uint32_t *stream_of = NULL;   /* thread index -> stream + 1 */
+    size_t *fill = NULL;
+    if (!m) goto nomem;
     m->reader = r;
-    if (pes_trace_reader_load_tables(r, err) < 0 ||
-        pes_trace_reader_index(r, &m->refs, &m->n_refs, err) < 0)
+    size_t n_all = 0;
+    if (pes_trace_reader_load_tables(r, err) < 0 || pes_trace_reader_index(r, &all, &n_all, err) < 0)
         goto fail;
-    for (size_t i = 0; i < m->n_refs; i++) {
-        if (m->refs[i].type != PES_BLOCK_ACCESS) continue;
-        int si = find_or_add_stream(m, m->refs[i].thread);
-        if (si < 0) goto nomem;
-        struct thread_stream *s = &m->streams[si];
-        size_t *nb = realloc(s->blocks, (s->n_blocks + 1) * sizeof *nb);
-        if (!nb) goto nomem;
-        s->blocks = nb;
-        s->blocks[s->n_blocks++] = i;
+    /* Streams in order of their first ACCESS block (the tie-break order);
+     * thread indices are < 2^20 (docs/trace-format.md §1). */
+    uint32_t max_thread = 0;
+    size_t n_access = 0;
+    for (size_t i = 0; i < n_all; i++)
+        if (all[i].type == PES_BLOCK_ACCESS) {
+            n_access++;
+            if (all[i].thread > max_thread) max_thread = all[i].thread;
+        }
+    stream_of = calloc((size_t)max_thread + 1, sizeof *stream_of);
+    m->streams = calloc(n_access ? n_access : 1, sizeof *m->streams);
+    m->refs = malloc((n_access ? n_access : 1) * sizeof *m->refs);
+    if (!stream_of || !m->streams || !m->refs) goto nomem;
+    for (size_t i = 0; i < n_all; i++) {
+        if (all[i].type != PES_BLOCK_ACCESS) continue;
+        uint32_t t = all[i].thread;
+        if (!stream_of[t]) {
+            struct thread_stream *s = &m->streams[m->n_streams];
+            s->thread = t;
+            const struct pes_thread *info = pes_trace_reader_thread(r, t);
+            s->last_mark = info ? info->start_ticks : 0;
+            stream_of[t] = ++m->n_streams;
+        }
+        m->streams[stream_of[t] - 1].n_blocks++;
     }
-    m->heap = calloc(m->n_streams ? m->n_streams : 1, sizeof *m->heap);
-    if (!m->heap) goto nomem;
+    /* each stream's blocks, contiguous, in file order */
+    fill = malloc((m->n_streams ? m->n_streams : 1) * sizeof *fill);
+    if (!fill) goto nomem;
+    size_t at = 0;
     for (uint32_t i = 0; i < m->n_streams; i++) {
-        int rc = refill(m, &m->streams[i], err);
-        if (rc < 0) goto fail;
-        if (rc > 0) heap_push(m, (struct heap_entry){m->streams[i].seg_time[0], i});
+        fill[i] = at;
+        m->streams[i].blocks = m->refs + at;
+        at += m->streams[i].n_blocks;
     }
+    for (size_t i = 0; i < n_all; i++)
+        if (all[i].type == PES_BLOCK_ACCESS) m->refs[fill[stream_of[all[i].thread] - 1]++] = all[i];
+    m->heap = calloc(m->n_streams ? m->n_streams : 1, sizeof *m->heap);
+    m->ended = calloc(m->n_streams ? m->n_streams : 1, sizeof *m->ended);
+    if (!m->heap || !m->ended) goto nomem;
+    for (uint32_t i = 0; i < m->n_streams; i++) heap_push(m, (struct heap_entry){m->streams[i].last_mark, i});
+    free(all);
+    free(stream_of);
+    free(fill);
     return m;
 nomem:
     pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
 fail:
+    free(all);
+    free(stream_of);
+    free(fill);
     pes_merge_close(m);
     return NULL;
 }
 
 int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pes_error *err) {
+    m->n_ended = 0;
+    if (settle_top(m, err) < 0) return -1;
     if (m->heap_n == 0) return 0;
     /* The top stream stays at the top while its next record is still the
      * earliest: update its key in place instead of a pop and a push. */
@@ -235,11 +395,15 @@ int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pe
 long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threads, size_t max,
                     int keep_control, struct pes_error *err) {
     size_t n = 0;
-    while (n < max && m->heap_n > 0) {
+    m->n_ended = 0;
+    while (n < max) {
+        if (settle_top(m, err) < 0) return -1;
+        if (m->heap_n == 0) break;
         struct heap_entry *top = &m->heap[0];
         struct thread_stream *s = &m->streams[top->stream];
         /* The top stream keeps the lead while its records come before the
-         * best other stream's head: emit that run without heap work. */
+         * best other stream's head (or that stream's start, if it has not
+         * started): emit that run without heap work. */
         const struct heap_entry *rival = NULL;
         if (m->heap_n > 1) {
             rival = &m->heap[1];
@@ -271,12 +435,18 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
     return (long)n;
 }
 
+size_t pes_merge_ended(const struct pes_merge *m, const uint32_t **threads) {
+    *threads = m->ended;
+    return m->n_ended;
+}
+
 uint32_t pes_merge_thread_count(const struct pes_merge *m) { return m->n_streams; }
+
+uint64_t pes_merge_memory(const struct pes_merge *m) { return m->held; }
 
 void pes_merge_close(struct pes_merge *m) {
     if (!m) return;
     for (uint32_t i = 0; i < m->n_streams; i++) {
-        free(m->streams[i].blocks);
         free(m->streams[i].blk);
         free(m->streams[i].seg);
         free(m->streams[i].seg_time);
@@ -284,5 +454,6 @@ void pes_merge_close(struct pes_merge *m) {
     free(m->streams);
     free(m->refs);
     free(m->heap);
+    free(m->ended);
     free(m);
 }

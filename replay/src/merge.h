@@ -9,12 +9,26 @@
  * within one thread is always preserved. Records before a thread's first mark
  * take the thread's start time; records after its last mark extrapolate at
  * the rate of the previous interval.
+ *
+ * Memory (docs/replay.md, "Memory"): a thread's stream holds buffers only
+ * while it runs in merged order (from its THREAD block's start time to its
+ * last record): a copy of its current ACCESS block and its current segment,
+ * at most PES_MERGE_SEGMENT_CAP records of it. A longer segment (a thread
+ * with few time marks) is measured ahead first, by decoding its blocks
+ * without keeping them, then delivered in parts timed exactly as a whole;
+ * the order is the same as with the whole segment in memory, and those
+ * blocks are decoded twice. Beyond that, 24 bytes per ACCESS block and
+ * about 150 bytes per thread.
  */
 #ifndef PES_REPLAY_MERGE_H
 #define PES_REPLAY_MERGE_H
 
 #include <stdint.h>
 #include "pes/trace.h"
+
+/* Records of one segment held at once (x 24 bytes). The runtime's default
+ * --time-interval gives segments of about 1024 records. */
+#define PES_MERGE_SEGMENT_CAP 65536u
 
 struct pes_merged_record {
     uint64_t time;            /* interpolated ticks */
@@ -35,6 +49,12 @@ int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pe
  * (0 = end) or -1 (err filled). */
 long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threads, size_t max,
                     int keep_control, struct pes_error *err);
+/* The threads whose streams ended (their last record was returned, or they
+ * had none) during the last pes_merge_next / pes_merge_read call, in the
+ * order they ended; valid until the next call. Their buffers are freed. */
+size_t pes_merge_ended(const struct pes_merge *m, const uint32_t **threads);
+/* Bytes held in the streams' block and segment buffers now. */
+uint64_t pes_merge_memory(const struct pes_merge *m);
 /* Number of threads that have ACCESS blocks. */
 uint32_t pes_merge_thread_count(const struct pes_merge *m);
 void pes_merge_close(struct pes_merge *m);

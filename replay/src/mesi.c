@@ -61,9 +61,13 @@ struct pes_sim {
     /* results */
     struct pes_sim_stats totals, other_site;
     struct pes_sim_stats *threads;
+    /* per site: dense rows in first-access order, found through an index by
+     * id (4 bytes per id up to the highest seen), so sparse or high module
+     * ids cost no full rows */
     struct pes_sim_stats *sites;
-    uint32_t n_sites;        /* allocated */
-    uint8_t *site_seen;
+    uint32_t n_rows, cap_rows;
+    uint32_t *site_row;      /* [n_sites] row + 1, 0 = no access yet */
+    uint32_t n_sites;        /* index entries allocated */
     uint64_t writebacks;
     uint64_t *comm_thread[2]; /* [0] true, [1] false; n_threads^2, row supplier */
     uint64_t *comm_core[2];
@@ -228,7 +232,7 @@ void pes_sim_destroy(struct pes_sim *s)
     free(s->last_slot);
     free(s->threads);
     free(s->sites);
-    free(s->site_seen);
+    free(s->site_row);
     for (int k = 0; k < 2; k++) {
         free(s->comm_thread[k]);
         free(s->comm_core[k]);
@@ -331,24 +335,31 @@ static struct pes_sim_stats *site_stats(struct pes_sim *s, uint32_t site)
 {
     if (site >= PES_SIM_MAX_SITES)
         return &s->other_site;
+    if (site < s->n_sites && s->site_row[site])
+        return &s->sites[s->site_row[site] - 1];
     if (site >= s->n_sites) {
         uint32_t n = s->n_sites ? s->n_sites : 256;
         while (n <= site)
             n *= 2;
-        struct pes_sim_stats *st = realloc(s->sites, (size_t)n * sizeof *st);
+        uint32_t *idx = realloc(s->site_row, (size_t)n * sizeof *idx);
+        if (!idx)
+            return NULL;
+        memset(idx + s->n_sites, 0, (size_t)(n - s->n_sites) * sizeof *idx);
+        s->site_row = idx;
+        s->n_sites = n;
+    }
+    if (s->n_rows == s->cap_rows) {
+        uint32_t cap = s->cap_rows ? s->cap_rows * 2 : 64;
+        struct pes_sim_stats *st = realloc(s->sites, (size_t)cap * sizeof *st);
         if (!st)
             return NULL;
         s->sites = st;
-        uint8_t *seen = realloc(s->site_seen, n);
-        if (!seen)
-            return NULL;
-        s->site_seen = seen;
-        memset(st + s->n_sites, 0, (size_t)(n - s->n_sites) * sizeof *st);
-        memset(seen + s->n_sites, 0, n - s->n_sites);
-        s->n_sites = n;
+        s->cap_rows = cap;
     }
-    s->site_seen[site] = 1;
-    return &s->sites[site];
+    struct pes_sim_stats *st = &s->sites[s->n_rows++];
+    memset(st, 0, sizeof *st);
+    s->site_row[site] = s->n_rows;
+    return st;
 }
 
 /* Apply one update to the three attribution targets. */
@@ -643,9 +654,9 @@ const struct pes_sim_stats *pes_sim_site(const struct pes_sim *s, uint32_t site)
 {
     if (site >= PES_SIM_MAX_SITES)
         return s->other_site.accesses ? &s->other_site : NULL;
-    if (site >= s->n_sites || !s->site_seen[site])
+    if (site >= s->n_sites || !s->site_row[site])
         return NULL;
-    return &s->sites[site];
+    return &s->sites[s->site_row[site] - 1];
 }
 
 char pes_sim_state(const struct pes_sim *s, uint32_t core, uint64_t addr)

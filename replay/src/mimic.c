@@ -428,6 +428,8 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
             uint32_t sz = access_size(site, rec);
             if (sz == 0)
                 continue;
+            if (!site->size && r->opt->max_range && sz > r->opt->max_range)
+                sz = r->opt->max_range;
             *size = sz;
             *site_id = site->id;
             *addr = (site->flags & PES_SITE_SHARED) ? rec->addr
@@ -551,6 +553,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
     }
     free(cs);
     free(active);
+    pes_profiles_finish(prof);   /* the next core count's engines take the room */
     return prof;
 nomem:
     pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");

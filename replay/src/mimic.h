@@ -105,6 +105,8 @@ struct pes_mimic_options {
     uint64_t offset;               /* 0 = automatic (see above) */
     int serial_on_master;
     int per_region;                /* count and split BB instances per region instance */
+    uint32_t max_range;            /* bytes: longer variable-size accesses are replayed as
+                                      their first max_range bytes (0 = no limit) */
     /* profiles: granule, histogram range, per-site rows, engine knob */
     uint32_t granule;
     uint64_t exact_limit;

@@ -28,7 +28,8 @@ static int config_model(struct replay_result *res, struct replay_config *cfg, st
     if (pes_profiles_prd_total(cfg->profiles, &prd) < 0 || sum_crd(cfg, &crd) < 0 ||
         pes_rd_hist_to_profile(&prd, &prd_profile) < 0 || pes_rd_hist_to_profile(&crd, &crd_profile) < 0) {
         err->code = PES_ERR_ARG;
-        snprintf(err->message, sizeof err->message, "internal: reuse histogram layout mismatch");
+        snprintf(err->message, sizeof err->message,
+                 "cannot sum the reuse histograms (out of memory, or internal layout mismatch)");
         goto out;
     }
     const struct pes_reuse_profile *per_level[PES_MAX_LEVELS];

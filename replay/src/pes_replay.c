@@ -49,6 +49,9 @@ int main(int argc, char **argv) {
         pes_machine_print(&res.machine, stdout);
         return 0;
     }
+    /* before anything opens them: a fifo would block, /dev/zero never end */
+    if (replay_input_check_file(o.trace, &err) < 0 || (o.compare && replay_input_check_file(o.full, &err) < 0))
+        return fail(&err);
     /* sampled traces and --compare: accuracy.h */
     if (!o.compare && replay_is_sampled(o.trace)) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */
@@ -70,10 +73,13 @@ int main(int argc, char **argv) {
     struct replay_input *in = replay_input_open(o.trace, &err);
     if (!in) return fail(&err);
     if (replay_input_truncation(in)) fprintf(stderr, "pes-replay: warning: %s\n", replay_input_truncation(in));
+    replay_input_set_range_cap(in, replay_range_cap(res.line, res.machine.level[0].line));
 
     FILE *out = stdout;
     rc = 1;
     if (replay_analyze_recorded(in, &o, &res, &err) < 0) goto done;
+    char clipped[sizeof err.message];
+    if (replay_input_clipped(in, clipped, sizeof clipped)) fprintf(stderr, "pes-replay: warning: %s\n", clipped);
     if (res.summary.accesses == 0) {
         snprintf(err.message, sizeof err.message, "%s: the trace holds no memory accesses", o.trace);
         goto done;

@@ -25,6 +25,9 @@ static void *prd_worker_main(void *arg) {
             if (pes_profiles_push_batch(w->crd, w->cache, b->addr, b->size, b->site, w->n[k], &w->err) < 0)
                 w->failed = 1;
         }
+        for (size_t i = 0; i < b->n_ended && !w->failed; i++)
+            if (pes_profiles_end_stream(w->prd, b->ended[i], &w->err) < 0) w->failed = 1;
+        w->buf[k].n_ended = 0;
         pthread_mutex_lock(&w->mu);
         w->full[k] = 0;
         pthread_cond_broadcast(&w->cv);
@@ -60,7 +63,24 @@ void prd_worker_push_batch(struct prd_worker *w, const uint64_t *addr, const uin
     }
 }
 
+void prd_worker_end_streams(struct prd_worker *w, const uint32_t *threads, size_t n) {
+    struct prd_batch *b = &w->buf[w->cur];
+    if (b->n_ended + n > b->cap_ended) {
+        size_t cap = b->cap_ended ? b->cap_ended : 64;
+        while (cap < b->n_ended + n) cap *= 2;
+        uint32_t *e = realloc(b->ended, cap * sizeof *e);
+        if (!e) {   /* the engines just live on until the end: only memory is lost */
+            return;
+        }
+        b->ended = e;
+        b->cap_ended = cap;
+    }
+    memcpy(b->ended + b->n_ended, threads, n * sizeof *threads);
+    b->n_ended += n;
+}
+
 static void batch_free(struct prd_batch *b) {
+    free(b->ended);
     free(b->addr);
     free(b->size);
     free(b->thread);
@@ -102,7 +122,7 @@ fail:
 
 int prd_worker_finish(struct prd_worker *w, struct pes_error *err) {
     if (!w->buf[0].addr) return 0;
-    if (w->n[w->cur]) prd_worker_flush(w);
+    if (w->n[w->cur] || w->buf[w->cur].n_ended) prd_worker_flush(w);
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
     pthread_cond_broadcast(&w->cv);

@@ -25,6 +25,8 @@ struct prd_worker {
     struct prd_batch {
         uint64_t *addr;
         uint32_t *size, *thread, *site;
+        uint32_t *ended;               /* threads ended after these accesses */
+        size_t n_ended, cap_ended;
     } buf[2];
     size_t n[2];
     int full[2];                       /* handed to the worker, not yet consumed */
@@ -47,6 +49,9 @@ void prd_worker_flush(struct prd_worker *w);
 /* Queues n accesses (blocks only while both buffers are full). */
 void prd_worker_push_batch(struct prd_worker *w, const uint64_t *addr, const uint32_t *size,
                            const uint32_t *thread, const uint32_t *site, size_t n);
+/* The threads' PRD streams end after the accesses queued so far
+ * (pes_profiles_end_stream on the worker). */
+void prd_worker_end_streams(struct prd_worker *w, const uint32_t *threads, size_t n);
 /* Drains the last batch and stops the worker; -1 if a push failed (err filled). */
 int prd_worker_finish(struct prd_worker *w, struct pes_error *err);
 

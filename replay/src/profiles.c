@@ -11,8 +11,10 @@ struct pes_profiles {
     uint32_t n_streams, n_groups;
     unsigned shift;
     uint32_t *group_of;
+    struct pes_reuse_options ro;    /* engines are made on a stream's first access */
     struct pes_reuse **prd_eng, **crd_eng;
     struct pes_rd_hist *prd, *crd;
+    uint8_t *ended;                 /* [n_streams] pes_profiles_end_stream was called */
     int per_site;
     /* site id -> row index, open addressing; rows in first-seen order */
     uint32_t *site_keys;        /* id + 1, 0 = empty (ids < 2^32 - 1) */
@@ -22,15 +24,29 @@ struct pes_profiles {
     size_t n_rows, cap_rows;
     uint32_t *flat;                 /* site id -> row + 1 (0 = none) for ids < n_flat */
     uint32_t n_flat;
-    /* batch scratch: one lane per engine (streams, then groups) */
-    struct lane *lanes;
+    struct scratch *scratch;        /* pes_profiles_push_batch */
+    int one_group;                  /* every stream in group 0 of exactly one */
 };
 
-/* One engine's share of a batch: granule keys, their site rows, distances. */
-struct lane {
-    uint64_t *key, *dist;
-    uint32_t *row;
-    size_t n, cap;
+/*
+ * Batch scratch, shared by all engines, so its size does not depend on the
+ * number of streams: the granules of a batch in access order with their
+ * stream, then grouped by stream (a stable counting sort) so each engine gets
+ * its own granules in one run; the same for the shared caches' groups unless
+ * every stream is in group 0, whose engine then takes the gathered order as
+ * it is. Drained whenever SCRATCH_GRANULES are gathered, so a long range or a
+ * large batch never needs more.
+ */
+#define SCRATCH_GRANULES 65536
+struct scratch {
+    uint64_t key[SCRATCH_GRANULES];
+    uint32_t row[SCRATCH_GRANULES], stream[SCRATCH_GRANULES];
+    uint64_t sorted_key[SCRATCH_GRANULES], dist[SCRATCH_GRANULES];
+    uint32_t sorted_row[SCRATCH_GRANULES];
+    size_t n;
+    uint32_t *count;                /* [streams + groups] granules per lane, then run ends */
+    uint32_t *touched;              /* lanes with granules, in first-touch order */
+    uint32_t n_touched;
 };
 
 struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
@@ -51,7 +67,8 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     p->prd = calloc(p->n_streams, sizeof *p->prd);
     p->crd_eng = calloc(p->n_groups + 1, sizeof *p->crd_eng);
     p->crd = calloc(p->n_groups + 1, sizeof *p->crd);
-    if (!p->group_of || !p->prd_eng || !p->prd || !p->crd_eng || !p->crd)
+    p->ended = calloc(p->n_streams, 1);
+    if (!p->group_of || !p->prd_eng || !p->prd || !p->crd_eng || !p->crd || !p->ended)
         goto nomem;
     for (uint32_t s = 0; s < p->n_streams; s++) {
         uint32_t g = opt->group_of ? opt->group_of[s] : 0;
@@ -64,22 +81,28 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
         }
         p->group_of[s] = g;
     }
-    struct pes_reuse_options ro = {
+    p->one_group = p->n_groups == 1;
+    for (uint32_t s = 0; s < p->n_streams; s++)
+        if (p->group_of[s] != 0)
+            p->one_group = 0;
+    p->ro = (struct pes_reuse_options){
         .granule = opt->granule, .expected_keys = opt->expected_keys, .min_window = opt->min_window,
     };
-    for (uint32_t s = 0; s < p->n_streams; s++) {
+    /* stream engines come with their first access; this one checks the options */
+    struct pes_reuse *probe = pes_reuse_create(&p->ro, err);
+    if (!probe)
+        goto fail;
+    p->shift = pes_reuse_granule_shift(probe);
+    pes_reuse_destroy(probe);
+    for (uint32_t s = 0; s < p->n_streams; s++)
         if (pes_rd_hist_init(&p->prd[s], opt->exact_limit, err) < 0)
             goto fail;
-        if (!(p->prd_eng[s] = pes_reuse_create(&ro, err)))
-            goto fail;
-    }
     for (uint32_t g = 0; g < p->n_groups; g++) {
         if (pes_rd_hist_init(&p->crd[g], opt->exact_limit, err) < 0)
             goto fail;
-        if (!(p->crd_eng[g] = pes_reuse_create(&ro, err)))
+        if (!(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
             goto fail;
     }
-    p->shift = pes_reuse_granule_shift(p->prd_eng[0]);
     if (p->per_site) {
         p->site_mask = 255;
         p->site_keys = calloc(p->site_mask + 1, sizeof *p->site_keys);
@@ -120,13 +143,11 @@ void pes_profiles_destroy(struct pes_profiles *p)
     free(p->site_idx);
     free(p->rows);
     free(p->flat);
-    if (p->lanes) {
-        for (uint32_t i = 0; i < p->n_streams + p->n_groups; i++) {
-            free(p->lanes[i].key);
-            free(p->lanes[i].dist);
-            free(p->lanes[i].row);
-        }
-        free(p->lanes);
+    free(p->ended);
+    if (p->scratch) {
+        free(p->scratch->count);
+        free(p->scratch->touched);
+        free(p->scratch);
     }
     free(p);
 }
@@ -236,6 +257,29 @@ static struct pes_site_reuse *site_row(struct pes_profiles *p, uint32_t site)
     return r == UINT32_MAX ? NULL : &p->rows[r];
 }
 
+/* The stream's engine, made on its first access; NULL with err filled. */
+static struct pes_reuse *stream_engine(struct pes_profiles *p, uint32_t stream, struct pes_error *err)
+{
+    if (!p->prd_eng[stream])
+        p->prd_eng[stream] = pes_reuse_create(&p->ro, err);
+    return p->prd_eng[stream];
+}
+
+static int check_stream(const struct pes_profiles *p, uint32_t stream, struct pes_error *err)
+{
+    if (stream >= p->n_streams)
+        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream,
+                             p->n_streams);
+    if (p->ended[stream])
+        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u has ended", stream);
+    return 0;
+}
+
+static int hist_nomem(struct pes_error *err)
+{
+    return pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
+}
+
 int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, uint32_t size,
                       uint32_t site, uint64_t *prd, uint64_t *crd, struct pes_error *err)
 {
@@ -243,10 +287,8 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
         *prd = PES_REUSE_COLD;
     if (crd)
         *crd = PES_REUSE_COLD;
-    if (stream >= p->n_streams) {
-        pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream, p->n_streams);
+    if (check_stream(p, stream, err) < 0)
         return -1;
-    }
     if (size == 0)
         return 0;
     uint64_t first = addr >> p->shift;
@@ -256,18 +298,20 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
     uint64_t last = last_addr >> p->shift;
     uint32_t g = p->group_of[stream];
     struct pes_site_reuse *row = NULL;
-    if (p->per_site && !(row = site_row(p, site))) {
-        pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
+    if (p->per_site && !(row = site_row(p, site)))
+        return hist_nomem(err);
+    struct pes_reuse *eng = stream_engine(p, stream, err);
+    if (!eng)
         return -1;
-    }
     for (uint64_t k = first;; k++) {
         uint64_t d;
-        if (pes_reuse_push_key(p->prd_eng[stream], k, &d) < 0) {
+        if (pes_reuse_push_key(eng, k, &d) < 0) {
             if (err)
-                *err = *pes_reuse_error(p->prd_eng[stream]);
+                *err = *pes_reuse_error(eng);
             return -1;
         }
-        pes_rd_hist_add(&p->prd[stream], d);
+        if (pes_rd_hist_add(&p->prd[stream], d) < 0)
+            return hist_nomem(err);
         if (prd && k == first)
             *prd = d;
         if (row) {
@@ -283,7 +327,8 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
                     *err = *pes_reuse_error(p->crd_eng[g]);
                 return -1;
             }
-            pes_rd_hist_add(&p->crd[g], d);
+            if (pes_rd_hist_add(&p->crd[g], d) < 0)
+                return hist_nomem(err);
             if (crd && k == first)
                 *crd = d;
             if (row) {
@@ -299,120 +344,200 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
     return 0;
 }
 
-static int lane_grow(struct lane *l)
+int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err)
 {
-    size_t nc = l->cap ? l->cap * 2 : 4096;
-    uint64_t *k = realloc(l->key, nc * sizeof *k);
-    if (k)
-        l->key = k;
-    uint64_t *d = realloc(l->dist, nc * sizeof *d);
-    if (d)
-        l->dist = d;
-    uint32_t *r = realloc(l->row, nc * sizeof *r);
-    if (r)
-        l->row = r;
-    if (!k || !d || !r)
-        return -1;
-    l->cap = nc;
+    if (stream >= p->n_streams)
+        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream,
+                             p->n_streams);
+    pes_reuse_destroy(p->prd_eng[stream]);
+    p->prd_eng[stream] = NULL;
+    p->ended[stream] = 1;
     return 0;
 }
 
-static inline int lane_put(struct lane *l, uint64_t key, uint32_t row)
+void pes_profiles_finish(struct pes_profiles *p)
 {
-    if (l->n == l->cap && lane_grow(l) < 0)
-        return -1;
-    l->key[l->n] = key;
-    l->row[l->n++] = row;
-    return 0;
+    for (uint32_t s = 0; s < p->n_streams; s++)
+        pes_profiles_end_stream(p, s, NULL);
+    for (uint32_t g = 0; g < p->n_groups; g++) {
+        pes_reuse_destroy(p->crd_eng[g]);
+        p->crd_eng[g] = NULL;
+    }
+    if (p->scratch) {
+        free(p->scratch->count);
+        free(p->scratch->touched);
+        free(p->scratch);
+        p->scratch = NULL;
+    }
 }
 
-/* Pushes a lane through its engine; prd selects which per-site fields count. */
-static int lane_drain(struct pes_profiles *p, struct lane *l, struct pes_reuse *eng, struct pes_rd_hist *h,
-                      int prd, struct pes_error *err)
+/* Pushes one lane's run of granules through its engine; prd selects which
+ * per-site fields count. */
+static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key, uint64_t *dist,
+                      const uint32_t *rows, size_t n, struct pes_error *err)
 {
-    size_t n = l->n;
-    l->n = 0;
-    if (n == 0)
-        return 0;
-    if (pes_reuse_push_keys(eng, l->key, n, l->dist) < 0) {
+    int prd = lane < p->n_streams;
+    struct pes_reuse *eng = prd ? stream_engine(p, lane, err) : p->crd_eng[lane - p->n_streams];
+    struct pes_rd_hist *h = prd ? &p->prd[lane] : &p->crd[lane - p->n_streams];
+    if (!eng)
+        return -1;
+    if (pes_reuse_push_keys(eng, key, n, dist) < 0) {
         if (err)
             *err = *pes_reuse_error(eng);
         return -1;
     }
     /* pes_rd_hist_add inlined, with the counters in registers (the exact
      * bins could alias them in memory); the same additions in the same order. */
-    const uint64_t *dist = l->dist;
-    uint64_t *exact = h->exact, lim = h->exact_limit, cold = 0;
+    uint64_t *exact = h->exact, have = h->exact_n, lim = h->exact_limit, cold = 0;
     double sum = h->sum;
     h->total += n;
-    if (!p->per_site) {
-        for (size_t j = 0; j < n; j++) {
-            uint64_t d = dist[j];
-            if (d == PES_REUSE_COLD) {
-                cold++;
-                continue;
-            }
-            sum += (double)d;
-            if (d < lim)
-                exact[d]++;
-            else
-                h->log2[63 - __builtin_clzll(d)]++;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t d = dist[j];
+        struct pes_site_reuse *row = p->per_site ? &p->rows[rows[j]] : NULL;
+        if (row && prd)
+            row->accesses++;
+        if (d == PES_REUSE_COLD) {
+            cold++;
+            if (row && prd)
+                row->prd_cold++;
+            else if (row)
+                row->crd_cold++;
+            continue;
         }
-    } else {
-        for (size_t j = 0; j < n; j++) {
-            uint64_t d = dist[j];
-            struct pes_site_reuse *row = &p->rows[l->row[j]];
-            if (prd)
-                row->accesses++;
-            if (d == PES_REUSE_COLD) {
-                cold++;
-                if (prd)
-                    row->prd_cold++;
-                else
-                    row->crd_cold++;
-                continue;
+        sum += (double)d;
+        if (d < have) {
+            exact[d]++;
+        } else if (d < lim) {
+            if (pes_rd_hist_reserve(h, d) < 0) {
+                h->cold += cold;
+                h->sum = sum;
+                return hist_nomem(err);
             }
-            sum += (double)d;
-            if (d < lim)
-                exact[d]++;
-            else
-                h->log2[63 - __builtin_clzll(d)]++;
-            if (prd)
-                row->prd_sum += (double)d;
-            else
-                row->crd_sum += (double)d;
+            exact = h->exact;
+            have = h->exact_n;
+            exact[d]++;
+        } else {
+            h->log2[63 - __builtin_clzll(d)]++;
         }
+        if (row && prd)
+            row->prd_sum += (double)d;
+        else if (row)
+            row->crd_sum += (double)d;
     }
     h->cold += cold;
     h->sum = sum;
     return 0;
 }
 
+/* The lane (engine) of gathered granule j: its stream's PRD, or with
+ * by_group its stream's shared-cache group (UINT32_MAX: none). */
+static inline uint32_t lane_of(const struct pes_profiles *p, const struct scratch *sc, size_t j, int by_group)
+{
+    uint32_t s = sc->stream[j];
+    if (!by_group)
+        return s;
+    uint32_t g = p->group_of[s];
+    return g == PES_PROFILES_NO_GROUP ? UINT32_MAX : p->n_streams + g;
+}
+
+/* Drains the gathered granules into the stream engines (by_group 0) or the
+ * group engines (1). With one lane, in place; otherwise a stable counting
+ * sort makes one run per lane, in access order. */
+static int drain_lanes(struct pes_profiles *p, int by_group, struct pes_error *err)
+{
+    struct scratch *sc = p->scratch;
+    if (by_group) {
+        sc->n_touched = 0;
+        for (size_t j = 0; j < sc->n; j++) {
+            uint32_t l = lane_of(p, sc, j, 1);
+            if (l != UINT32_MAX && sc->count[l]++ == 0)
+                sc->touched[sc->n_touched++] = l;
+        }
+    }
+    int rc = 0;
+    if (sc->n_touched == 1 && sc->count[sc->touched[0]] == sc->n) {
+        uint32_t l = sc->touched[0];
+        sc->count[l] = 0;
+        return lane_drain(p, l, sc->key, sc->dist, sc->row, sc->n, err);
+    }
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < sc->n_touched; i++) {
+        uint32_t l = sc->touched[i], c = sc->count[l];
+        sc->count[l] = at;
+        at += c;
+    }
+    for (size_t j = 0; j < sc->n; j++) {
+        uint32_t l = lane_of(p, sc, j, by_group);
+        if (l == UINT32_MAX)
+            continue;
+        uint32_t to = sc->count[l]++;
+        sc->sorted_key[to] = sc->key[j];
+        sc->sorted_row[to] = sc->row[j];
+    }
+    uint32_t from = 0;
+    for (uint32_t i = 0; i < sc->n_touched; i++) {
+        uint32_t l = sc->touched[i], end = sc->count[l];
+        sc->count[l] = 0;
+        if (rc == 0 && lane_drain(p, l, sc->sorted_key + from, sc->dist + from, sc->sorted_row + from,
+                                  end - from, err) < 0)
+            rc = -1;
+        from = end;
+    }
+    return rc;
+}
+
+/* Drains everything gathered: the PRD engines, then the CRD engines. */
+static int scratch_drain(struct pes_profiles *p, struct pes_error *err)
+{
+    struct scratch *sc = p->scratch;
+    int rc = drain_lanes(p, 0, err);
+    if (rc == 0 && p->one_group)
+        rc = lane_drain(p, p->n_streams, sc->key, sc->dist, sc->row, sc->n, err);
+    else if (rc == 0 && p->n_groups)
+        rc = drain_lanes(p, 1, err);
+    sc->n = 0;
+    sc->n_touched = 0;
+    return rc;
+}
+
+/* One granule of stream s, gathered in access order. */
+static inline void scratch_put(struct scratch *sc, uint32_t s, uint64_t key, uint32_t row)
+{
+    if (sc->count[s]++ == 0)
+        sc->touched[sc->n_touched++] = s;
+    sc->key[sc->n] = key;
+    sc->row[sc->n] = row;
+    sc->stream[sc->n++] = s;
+}
+
 int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
                             const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (stream[i] >= p->n_streams) {
-            pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream[i],
-                          p->n_streams);
+    for (size_t i = 0; i < n; i++)
+        if (check_stream(p, stream[i], err) < 0)
             return -1;
+    uint32_t n_lanes = p->n_streams + p->n_groups;
+    if (!p->scratch) {
+        if (!(p->scratch = malloc(sizeof *p->scratch)))
+            return hist_nomem(err);
+        p->scratch->count = calloc(n_lanes, sizeof *p->scratch->count);
+        p->scratch->touched = malloc(n_lanes * sizeof *p->scratch->touched);
+        p->scratch->n = 0;
+        p->scratch->n_touched = 0;
+        if (!p->scratch->count || !p->scratch->touched) {
+            free(p->scratch->count);
+            free(p->scratch->touched);
+            free(p->scratch);
+            p->scratch = NULL;
+            return hist_nomem(err);
         }
     }
-    uint32_t n_lanes = p->n_streams + p->n_groups;
-    if (!p->lanes && !(p->lanes = calloc(n_lanes, sizeof *p->lanes)))
-        goto nomem;
-    /* Room for one granule per access in every lane, so the common case
-     * (an access inside one granule) appends without a capacity check. */
-    for (uint32_t l = 0; l < n_lanes; l++)
-        while (p->lanes[l].cap - p->lanes[l].n < n)
-            if (lane_grow(&p->lanes[l]) < 0)
-                goto nomem;
     /* Gather: granules in access order, so each engine sees its own order and
      * site rows are created in first-seen order, as with single pushes. Sums
      * of integer distances are exact in a double, so their order is free. */
+    struct scratch *sc = p->scratch;
     const unsigned shift = p->shift;
     const uint64_t gmask = (UINT64_C(1) << shift) - 1;
-    struct lane *lanes = p->lanes, *crd_lanes = p->lanes + p->n_streams;
     for (size_t i = 0; i < n; i++) {
         uint32_t sz = size[i];
         if (sz == 0)
@@ -422,52 +547,28 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
         if (p->per_site && (row = site_row_index(p, site[i])) == UINT32_MAX)
             goto nomem;
         uint64_t a = addr[i];
-        uint32_t g = p->group_of[s];
-        if ((a & gmask) + sz - 1 <= gmask) {   /* one granule */
-            struct lane *l = &lanes[s];
-            l->key[l->n] = a >> shift;
-            l->row[l->n++] = row;
-            if (g != PES_PROFILES_NO_GROUP) {
-                l = &crd_lanes[g];
-                l->key[l->n] = a >> shift;
-                l->row[l->n++] = row;
-            }
-            continue;
+        uint64_t first = a >> shift, last = first;
+        if ((a & gmask) + sz - 1 > gmask) {   /* more than one granule */
+            uint64_t last_addr = a + (sz - 1);
+            if (last_addr < a)
+                last_addr = UINT64_MAX;
+            last = last_addr >> shift;
         }
-        uint64_t first = a >> shift;
-        uint64_t last_addr = a + (sz - 1);
-        if (last_addr < a)
-            last_addr = UINT64_MAX;
-        uint64_t last = last_addr >> shift;
         for (uint64_t k = first;; k++) {
-            if (lane_put(&lanes[s], k, row) < 0)
-                goto nomem;
-            if (g != PES_PROFILES_NO_GROUP && lane_put(&crd_lanes[g], k, row) < 0)
-                goto nomem;
+            scratch_put(sc, s, k, row);
+            if (sc->n == SCRATCH_GRANULES && scratch_drain(p, err) < 0)
+                return -1;
             if (k == last)
                 break;
         }
-        /* keep the room for one granule per remaining access */
-        while (lanes[s].cap - lanes[s].n < n - i)
-            if (lane_grow(&lanes[s]) < 0)
-                goto nomem;
-        while (g != PES_PROFILES_NO_GROUP && crd_lanes[g].cap - crd_lanes[g].n < n - i)
-            if (lane_grow(&crd_lanes[g]) < 0)
-                goto nomem;
     }
-    int rc = 0;
-    for (uint32_t s = 0; s < p->n_streams; s++)
-        if (lane_drain(p, &p->lanes[s], p->prd_eng[s], &p->prd[s], 1, err) < 0)
-            rc = -1;
-    for (uint32_t g = 0; g < p->n_groups; g++)
-        if (lane_drain(p, &p->lanes[p->n_streams + g], p->crd_eng[g], &p->crd[g], 0, err) < 0)
-            rc = -1;
-    return rc;
+    return scratch_drain(p, err);
 nomem:
-    for (uint32_t i = 0; p->lanes && i < n_lanes; i++)
-        p->lanes[i].n = 0;
-    pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
-    return -1;
+    for (uint32_t i = 0; i < sc->n_touched; i++)
+        sc->count[sc->touched[i]] = 0;
+    sc->n = 0;
+    sc->n_touched = 0;
+    return hist_nomem(err);
 }
 
 uint32_t pes_profiles_streams(const struct pes_profiles *p) { return p->n_streams; }

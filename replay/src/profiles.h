@@ -11,6 +11,12 @@
  * counts once per granule, in ascending address order (a memcpy range is many
  * accesses); size 0 touches nothing.
  *
+ * Memory: a stream's engine exists from its first access until
+ * pes_profiles_end_stream (O(distinct granules of the stream), see
+ * reuse_distance.h); its histogram takes ~0.6 KiB plus 8 bytes per exact
+ * distance bin up to the largest distance seen (<= exact_limit); the batch
+ * scratch is a fixed 2.3 MiB plus 8 bytes per stream, whatever the batch.
+ *
  * Optional per-site breakdown: accesses, cold counts and distance sums per site
  * id for PRD and CRD. A per-basic-block view is the sum over the block's sites
  * (struct pes_site.bb); pass a BB id as `site` to key by block directly.
@@ -62,6 +68,15 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
  * filled; a bad stream index is reported before anything is applied. */
 int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
                             const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err);
+
+/* The stream will get no more accesses (its thread ended): its engine is
+ * freed; its histogram and per-site counts stay. Pushing to it later is an
+ * error. 0, or -1 (bad stream index). */
+int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err);
+
+/* No more accesses at all: every engine and the batch scratch are freed, the
+ * histograms and per-site counts stay (what the reports read). */
+void pes_profiles_finish(struct pes_profiles *p);
 
 uint32_t pes_profiles_streams(const struct pes_profiles *p);
 uint32_t pes_profiles_groups(const struct pes_profiles *p);

@@ -37,6 +37,8 @@ static void print_summary(FILE *out, const struct replay_options *o, const struc
             s->text ? "text address trace" : "full trace", s->threads, s->threads == 1 ? "" : "s", a, r, w, b,
             bb);
     if (replay_input_truncation(in)) fprintf(out, "  warning   %s\n", replay_input_truncation(in));
+    char clipped[512];
+    if (replay_input_clipped(in, clipped, sizeof clipped)) fprintf(out, "  warning   %s\n", clipped);
     print_machine_line(out, &res->machine, res->line);
 }
 

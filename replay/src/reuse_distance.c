@@ -140,11 +140,14 @@ struct pes_reuse *pes_reuse_create(const struct pes_reuse_options *opt, struct p
     }
     e->shift = (unsigned)__builtin_ctz(granule);
     e->min_window = win;
-    unsigned hb = 10;
+    /* Small tables first (a short-lived thread's engine stays well under a
+     * KiB): the map doubles as it fills, the time axis at each compaction
+     * until it reaches min_window. */
+    unsigned hb = 4;
     uint64_t hint = opt ? opt->expected_keys : 0;
     while (hb < 31 && (UINT64_C(1) << hb) * 3 / 4 < hint)
         hb++;
-    if (hash_alloc(e, hb) < 0 || axis_alloc(e, win) < 0) {
+    if (hash_alloc(e, hb) < 0 || axis_alloc(e, 64) < 0) {
         pes_reuse_destroy(e);
         pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "out of memory");
         return NULL;
@@ -186,6 +189,8 @@ static int compact(struct pes_reuse *e)
         s->time = e->fen[w] + (uint32_t)__builtin_popcountll(e->bits[w] & ((UINT64_C(1) << b) - 1));
     }
     uint64_t cap = e->cap;
+    if (cap < e->min_window)
+        cap = cap * 2 < e->min_window ? cap * 2 : e->min_window;
     while (cap < 2 * (live + 1))
         cap *= 2;
     if (cap > MAX_WINDOW)

@@ -20,7 +20,8 @@
  *
  * Memory: about 16 B x 1.3..2.7 slots per distinct granule for the map, plus
  * one bit per time slot (2..4 slots per granule) and a small tree (e.g. 1 Mi lines: 33 MiB; 16 Mi lines:
- * 518 MiB, bench/reuse_bench.c).
+ * 518 MiB, bench/reuse_bench.c). A new engine takes under 1 KiB: the map
+ * starts at 16 slots and the time axis at 64, doubling as they fill.
  *
  * Errors: create returns NULL and fills err; push returns -1 only when memory
  * runs out or more than 2^30 distinct granules are live (pes_reuse_error()).
@@ -38,9 +39,11 @@
 struct pes_reuse_options {
     uint32_t granule;        /* bytes, power of two; 0 = 64 */
     uint64_t expected_keys;  /* sizing hint for the hash map; 0 = small start */
-    uint32_t min_window;     /* minimum time-axis length in slots (rounded up to
-                                a multiple of 64, at least 64); 0 = 65536.
-                                Small values force frequent compaction (tests). */
+    uint32_t min_window;     /* time-axis length in slots (rounded up to a
+                                multiple of 64, at least 64) that compactions
+                                grow it to before they size it by the live
+                                granules alone; 0 = 65536. Small values force
+                                frequent compaction (tests). */
 };
 
 struct pes_reuse;

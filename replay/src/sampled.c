@@ -42,8 +42,13 @@ struct dist_list {
 struct ctx {
     struct replay_sampled *s;
     struct dist_list *intra;          /* per thread: intra temporal time distances */
-    struct replay_sampled_site *dense; /* [MAX site + 1], last entry pools big ids */
-    size_t dense_n;
+    /* per site: rows in first-event order, found through a 4-byte index by id
+     * (ids from MAX_DENSE_SITE on pool in its last entry), so a high id costs
+     * index entries, not rows */
+    uint32_t *site_row;               /* [site_n] row + 1, 0 = none yet */
+    size_t site_n;
+    struct replay_sampled_site *rows;
+    size_t n_rows, cap_rows;
 };
 
 static int oom(struct pes_error *err) {
@@ -99,21 +104,35 @@ static void read_config(struct replay_sampled *s, const char *config) {
 
 static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct pes_error *err) {
     size_t i = site < MAX_DENSE_SITE ? site : MAX_DENSE_SITE;
-    if (i >= c->dense_n) {
-        size_t n = c->dense_n ? c->dense_n : 256;
+    if (i < c->site_n && c->site_row[i]) return &c->rows[c->site_row[i] - 1];
+    if (i >= c->site_n) {
+        size_t n = c->site_n ? c->site_n : 256;
         while (n <= i) n *= 2;
         if (n > MAX_DENSE_SITE + 1) n = MAX_DENSE_SITE + 1;
-        struct replay_sampled_site *d = realloc(c->dense, n * sizeof *d);
-        if (!d) {
+        uint32_t *idx = realloc(c->site_row, n * sizeof *idx);
+        if (!idx) {
             oom(err);
             return NULL;
         }
-        memset(d + c->dense_n, 0, (n - c->dense_n) * sizeof *d);
-        for (size_t k = c->dense_n; k < n; k++) d[k].site = k == MAX_DENSE_SITE ? UINT32_MAX : (uint32_t)k;
-        c->dense = d;
-        c->dense_n = n;
+        memset(idx + c->site_n, 0, (n - c->site_n) * sizeof *idx);
+        c->site_row = idx;
+        c->site_n = n;
     }
-    return &c->dense[i];
+    if (c->n_rows == c->cap_rows) {
+        size_t cap = c->cap_rows ? c->cap_rows * 2 : 64;
+        struct replay_sampled_site *r = realloc(c->rows, cap * sizeof *r);
+        if (!r) {
+            oom(err);
+            return NULL;
+        }
+        c->rows = r;
+        c->cap_rows = cap;
+    }
+    struct replay_sampled_site *d = &c->rows[c->n_rows++];
+    memset(d, 0, sizeof *d);
+    d->site = i == MAX_DENSE_SITE ? UINT32_MAX : (uint32_t)i;
+    c->site_row[i] = (uint32_t)c->n_rows;
+    return d;
 }
 
 static int push_dist(struct dist_list *l, uint64_t d, double w) {
@@ -295,8 +314,8 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
     }
     if (k < 0) goto out;
     if (convert(&c, err) < 0) goto out;
-    for (size_t i = 0; i < c.dense_n; i++) {
-        const struct replay_sampled_site *d = &c.dense[i];
+    for (size_t i = 0; i < c.n_rows; i++) {
+        const struct replay_sampled_site *d = &c.rows[i];
         if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) s->n_sites++;
     }
     s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
@@ -305,8 +324,9 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
         goto out;
     }
     s->n_sites = 0;
-    for (size_t i = 0; i < c.dense_n; i++) {
-        const struct replay_sampled_site *d = &c.dense[i];
+    for (size_t i = 0; i < c.site_n; i++) {   /* by site id, as reported */
+        if (!c.site_row[i]) continue;
+        const struct replay_sampled_site *d = &c.rows[c.site_row[i] - 1];
         if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) {
             struct replay_sampled_site *o = &s->sites[s->n_sites++];
             *o = *d;
@@ -323,7 +343,8 @@ out:
             free(c.intra[i].w);
         }
     free(c.intra);
-    free(c.dense);
+    free(c.site_row);
+    free(c.rows);
     pes_trace_reader_close(r);
     if (rc < 0) replay_sampled_free(s);
     return rc;

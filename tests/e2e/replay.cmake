@@ -13,3 +13,11 @@ endif()
 add_test(NAME e2e.replay_jobs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_jobs.sh)
 set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 300
   ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+
+# Memory bounds on crafted traces (docs/replay.md, "Memory"), under `ulimit -v`:
+# not in sanitizer builds, whose shadow memory needs more address space.
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.replay_memory COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_memory.sh)
+  set_tests_properties(e2e.replay_memory PROPERTIES LABELS e2e TIMEOUT 600
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};STRESS_GEN=$<TARGET_FILE:trace_stress_gen>")
+endif()

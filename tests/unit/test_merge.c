@@ -220,12 +220,203 @@ static void test_read_equals_next(void **state) {
     unlink(path);
 }
 
+/* ---------------------------------------------------------------- long segments */
+
+/* The reference merge of docs/trace-format.md §7, on the records as written:
+ * every record's time from its thread's marks (start_ticks before the first;
+ * between marks t0 and t1 the k-th of n records gets t0 + (t1 - t0)·k/n and
+ * the mark itself t1; after the last mark, the previous segment's rate), then
+ * a stable sort by (time, stream), streams numbered in the order of their
+ * first ACCESS block. Everything is held in memory: simple, not bounded. */
+struct ref_rec {
+    uint64_t time;
+    uint32_t stream, thread;
+    size_t seq;                 /* position in its thread: keeps the sort stable */
+    struct pes_record rec;
+};
+
+static int ref_cmp(const void *a, const void *b) {
+    const struct ref_rec *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static size_t ref_thread(struct ref_rec *out, const struct pes_record *r, size_t n, uint64_t start, uint32_t stream,
+                         uint32_t thread) {
+    uint64_t last = start;
+    double rate = 0;
+    size_t seg = 0;   /* first record of the current segment */
+    for (size_t i = 0; i <= n; i++) {
+        int mark = i < n && (r[i].id == PES_ID_TIME || r[i].id == PES_ID_THREAD_END);
+        if (!mark && i < n) continue;
+        size_t len = i - seg + (mark ? 1 : 0);
+        for (size_t k = 1; k <= len; k++) {
+            uint64_t t;
+            if (mark)
+                t = k == len ? r[i].addr : last + (uint64_t)((double)(r[i].addr - last) * (double)k / (double)len);
+            else
+                t = last + (uint64_t)(rate * (double)k);
+            out[seg + k - 1] = (struct ref_rec){t, stream, thread, seg + k - 1, r[seg + k - 1]};
+        }
+        if (mark) {
+            rate = (double)(r[i].addr - last) / (double)len;   /* the traces below start after 0 */
+            last = r[i].addr;
+        }
+        seg = i + 1;
+    }
+    return n;
+}
+
+/* Thread 2 (first in the file): segments of 1,000,000 and 65,536 + 1
+ * records, one of exactly the cap, then 200,000 records after its last mark;
+ * thread 0: a mark every 1000 records; thread 1: starts late, no mark at all.
+ * Blocks of 30,000 records, so long segments span many blocks. */
+enum { LS_T2 = 1000000 + 65537 + 65536 + 200000 + 3, LS_T0 = 500000, LS_T1 = 100000 };
+static struct pes_record ls_t2[LS_T2], ls_t0[LS_T0], ls_t1[LS_T1];
+static const uint64_t ls_starts[3] = {5000, 900000, 1000};
+
+static void long_segments(struct pes_trace_writer *w) {
+    struct pes_error err;
+    size_t n = 0;
+    uint64_t now = 1000;
+    const size_t lens[3] = {1000000, 65537, 65536};
+    for (int s = 0; s < 3; s++) {
+        for (size_t k = 0; k + 1 < lens[s]; k++, n++) ls_t2[n] = access_rec(0, 0x200000000 + n);
+        now += lens[s] * 3;
+        ls_t2[n++] = time_rec(now);
+    }
+    for (; n < LS_T2; n++) ls_t2[n] = access_rec(0, 0x200000000 + n);
+    for (size_t i = 0; i < LS_T0; i++)
+        ls_t0[i] = i % 1000 == 999 ? time_rec(ls_starts[0] + (i + 1) * 4) : access_rec(0, i);
+    for (size_t i = 0; i < LS_T1; i++) ls_t1[i] = access_rec(0, 0x100000000 + i);
+    /* file order: thread 2's first block, then the others interleaved */
+    const struct {
+        uint32_t thread;
+        const struct pes_record *r;
+        size_t n;
+    } th[3] = {{2, ls_t2, LS_T2}, {0, ls_t0, LS_T0}, {1, ls_t1, LS_T1}};
+    size_t at[3] = {0, 0, 0};
+    for (int more = 1; more;) {
+        more = 0;
+        for (int i = 0; i < 3; i++) {
+            size_t k = th[i].n - at[i] < 30000 ? th[i].n - at[i] : 30000;
+            if (!k) continue;
+            assert_int_equal(pes_trace_writer_records(w, th[i].thread, th[i].r + at[i], k, &err), 0);
+            at[i] += k;
+            more = 1;
+        }
+    }
+}
+
+static void test_long_segments_match_reference(void **state) {
+    (void)state;
+    write_trace(ls_starts, 3, long_segments);
+    size_t total = (size_t)LS_T2 + LS_T0 + LS_T1;
+    struct ref_rec *ref = malloc(total * sizeof *ref);
+    assert_non_null(ref);
+    size_t n = ref_thread(ref, ls_t2, LS_T2, ls_starts[2], 0, 2);
+    n += ref_thread(ref + n, ls_t0, LS_T0, ls_starts[0], 1, 0);
+    n += ref_thread(ref + n, ls_t1, LS_T1, ls_starts[1], 2, 1);
+    qsort(ref, n, sizeof *ref, ref_cmp);
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    assert_non_null(r);
+    struct pes_merge *m = pes_merge_open(r, &err);
+    assert_non_null(m);
+    struct pes_merged_record mr;
+    uint64_t peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(pes_merge_next(m, &mr, &err), 1);
+        if (mr.time != ref[i].time || mr.thread != ref[i].thread || mr.rec.addr != ref[i].rec.addr ||
+            mr.rec.id != ref[i].rec.id)
+            fail_msg("record %zu: got T%u %#llx at %llu, reference T%u %#llx at %llu", i, mr.thread,
+                     (unsigned long long)mr.rec.addr, (unsigned long long)mr.time, ref[i].thread,
+                     (unsigned long long)ref[i].rec.addr, (unsigned long long)ref[i].time);
+        if (pes_merge_memory(m) > peak) peak = pes_merge_memory(m);
+    }
+    assert_int_equal(pes_merge_next(m, &mr, &err), 0);
+    /* at most, per thread: a block (30,000 records in a 32,768-record buffer,
+     * 16 bytes each) and one part of a segment (65,536 records, the cap
+     * docs/replay.md states, 24 bytes each): 6.3 MB; the long segment alone
+     * would take 25 MB */
+    uint64_t bound = 3 * (32768 * 16 + 65536 * 24);
+    assert_true(peak <= bound);
+    assert_int_equal(pes_merge_memory(m), 0);   /* every stream ended */
+    pes_merge_close(m);
+    pes_trace_reader_close(r);
+    free(ref);
+    unlink(path);
+}
+
+/* ---------------------------------------------------------------- thread ends */
+
+/* 300 threads of 3 accesses, each starting after the previous one ended. */
+enum { SEQ_THREADS = 300 };
+static uint64_t seq_starts[SEQ_THREADS];
+
+static void sequential_threads(struct pes_trace_writer *w) {
+    struct pes_error err;
+    for (uint32_t t = 0; t < SEQ_THREADS; t++) {
+        uint64_t s = seq_starts[t];
+        struct pes_record recs[] = {time_rec(s), access_rec(0, t * 16 + 1), access_rec(0, t * 16 + 2),
+                                    access_rec(0, t * 16 + 3),
+                                    {.addr = s + 50, .id = PES_ID_THREAD_END, .extra = 0}};
+        assert_int_equal(pes_trace_writer_records(w, t, recs, 5, &err), 0);
+    }
+}
+
+/* Each thread is reported ended exactly once, in the read that returns its
+ * last record and not before; a thread holds buffers only while it runs, so
+ * threads that ran one after the other are never in memory together. */
+static void test_threads_end_and_free(void **state) {
+    (void)state;
+    for (uint32_t t = 0; t < SEQ_THREADS; t++) seq_starts[t] = 1000 + 100 * (uint64_t)t;
+    write_trace(seq_starts, SEQ_THREADS, sequential_threads);
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    assert_non_null(r);
+    struct pes_merge *m = pes_merge_open(r, &err);
+    assert_non_null(m);
+    uint32_t got[SEQ_THREADS] = {0};
+    int ended[SEQ_THREADS] = {0};
+    struct pes_record out[4];
+    uint32_t th[4];
+    uint64_t peak = 0;
+    long n;
+    while ((n = pes_merge_read(m, out, th, 4, 1, &err)) > 0) {
+        for (long i = 0; i < n; i++) {
+            assert_false(ended[th[i]]);
+            got[th[i]]++;
+        }
+        const uint32_t *e;
+        size_t ne = pes_merge_ended(m, &e);
+        for (size_t i = 0; i < ne; i++) {
+            assert_true(e[i] < SEQ_THREADS);
+            assert_false(ended[e[i]]);
+            assert_int_equal(got[e[i]], 5);
+            ended[e[i]] = 1;
+        }
+        if (pes_merge_memory(m) > peak) peak = pes_merge_memory(m);
+    }
+    assert_int_equal(n, 0);
+    for (uint32_t t = 0; t < SEQ_THREADS; t++) assert_true(ended[t]);
+    /* two threads' smallest buffers (16 records of 16 + 24 bytes each); all
+     * 300 at once would be 192 KB */
+    assert_true(peak <= 2 * 16 * (16 + 24));
+    pes_merge_close(m);
+    pes_trace_reader_close(r);
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleaves_by_interpolated_time),
         cmocka_unit_test(test_random_streams_keep_order),
         cmocka_unit_test(test_read_in_chunks),
         cmocka_unit_test(test_read_equals_next),
+        cmocka_unit_test(test_long_segments_match_reference),
+        cmocka_unit_test(test_threads_end_and_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,7 +139,7 @@ static void check_profiles(const struct pes_profiles *p, const struct seen *s, u
         assert_int_equal(h->total, n);
         assert_int_equal(h->cold, cold);
         for (int d = 0; d < 64; d++)
-            assert_int_equal(h->exact[d], cnt[d]);
+            assert_int_equal(pes_rd_hist_exact(h, d), cnt[d]);
     }
 }
 
@@ -166,7 +166,7 @@ static void test_two_cores_round_robin(void **state)
      * after: CRD 0 on core 1 while its PRD there is cold; all else is cold */
     assert_int_equal(pes_profiles_prd(p, 1)->cold, 7);
     assert_int_equal(pes_profiles_crd(p, 0)->cold, 13);
-    assert_int_equal(pes_profiles_crd(p, 0)->exact[0], 1);
+    assert_int_equal(pes_rd_hist_exact(pes_profiles_crd(p, 0), 0), 1);
     check_profiles(p, s, 2, 3);
     pes_profiles_destroy(p);
     free(s);

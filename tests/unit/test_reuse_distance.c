@@ -81,8 +81,8 @@ static void test_table2_profile(void **state)
     assert_int_equal(h->total, 8);
     assert_int_equal(h->cold, 4);
     for (int d = 0; d < 4; d++)
-        assert_int_equal(h->exact[d], 1);
-    assert_int_equal(h->exact[4], 0);
+        assert_int_equal(pes_rd_hist_exact(h, d), 1);
+    assert_int_equal(pes_rd_hist_exact(h, 4), 0);
     assert_true(pes_rd_hist_mean(h) == 1.5);           /* (0+1+2+3)/4 */
     /* fully associative cache of 4 lines: all 4 reuses hit (paper §2.3) */
     assert_true(pes_rd_hist_below(h, 4) == 4.0);
@@ -120,9 +120,9 @@ static void test_table3_concurrent(void **state)
     const struct pes_rd_hist *c = pes_profiles_crd(p, 0);
     assert_int_equal(c->total, 10);
     assert_int_equal(c->cold, 5);
-    assert_int_equal(c->exact[1], 1);
-    assert_int_equal(c->exact[2], 2);
-    assert_int_equal(c->exact[3], 2);
+    assert_int_equal(pes_rd_hist_exact(c, 1), 1);
+    assert_int_equal(pes_rd_hist_exact(c, 2), 2);
+    assert_int_equal(pes_rd_hist_exact(c, 3), 2);
     const struct pes_rd_hist *p0 = pes_profiles_prd(p, 0), *p1 = pes_profiles_prd(p, 1);
     assert_int_equal(p0->total, 7);
     assert_int_equal(p0->cold, 4);
@@ -345,8 +345,8 @@ static void test_ranges(void **state)
     const struct pes_rd_hist *h = pes_profiles_prd(p, 0);
     assert_int_equal(h->total, 8);
     assert_int_equal(h->cold, 4);
-    assert_int_equal(h->exact[0], 2);
-    assert_int_equal(h->exact[1], 2);
+    assert_int_equal(pes_rd_hist_exact(h, 0), 2);
+    assert_int_equal(pes_rd_hist_exact(h, 1), 2);
     /* size 0 touches nothing; a range at the top of the space does not wrap */
     assert_int_equal(pes_profiles_push(p, 0, 128, 0, 0, NULL, NULL, NULL), 0);
     assert_int_equal(h->total, 8);
@@ -368,8 +368,8 @@ static void test_histogram_bins(void **state)
     pes_rd_hist_add(&h, 256);                /* bin 8 */
     pes_rd_hist_add(&h, UINT64_MAX - 1);     /* bin 63 */
     pes_rd_hist_add(&h, COLD);
-    assert_int_equal(h.exact[0], 1);
-    assert_int_equal(h.exact[127], 1);
+    assert_int_equal(pes_rd_hist_exact(&h, 0), 1);
+    assert_int_equal(pes_rd_hist_exact(&h, 127), 1);
     assert_int_equal(h.log2[7], 2);
     assert_int_equal(h.log2[8], 1);
     assert_int_equal(h.log2[63], 1);
@@ -571,6 +571,105 @@ static void test_batch_vs_brute(void **state)
     pes_profiles_destroy(p);
 }
 
+/* Batches whose granules overflow the shared scratch (drained mid-batch),
+ * a stream in no group, two groups, and a stream ended halfway: every exact
+ * and log2 bin of every PRD and CRD equals brute-force LRU stacks; the ended
+ * stream keeps its histogram and refuses further accesses, as does every
+ * stream after pes_profiles_finish. */
+enum { BD_N = 3000, BD_STREAMS = 4 };
+struct bd_hist {
+    uint64_t exact[1024], log2[64], cold, total;
+};
+static void bd_add(struct bd_hist *h, uint64_t d)
+{
+    h->total++;
+    if (d == COLD)
+        h->cold++;
+    else if (d < 1024)
+        h->exact[d]++;
+    else
+        h->log2[63 - __builtin_clzll(d)]++;
+}
+static void bd_check(const struct pes_rd_hist *h, const struct bd_hist *want)
+{
+    assert_int_equal(h->total, want->total);
+    assert_int_equal(h->cold, want->cold);
+    assert_int_equal(h->exact_limit, 1024);
+    for (uint64_t d = 0; d < 1024; d++)
+        assert_int_equal(pes_rd_hist_exact(h, d), want->exact[d]);
+    for (int b = 0; b < 64; b++)
+        assert_int_equal(h->log2[b], want->log2[b]);
+}
+
+static void test_batch_drains_and_ends(void **state)
+{
+    (void)state;
+    const uint32_t group_of[BD_STREAMS] = { 0, PES_PROFILES_NO_GROUP, 1, 0 };
+    struct pes_profiles_options o = { .granule = 64, .n_streams = BD_STREAMS, .n_groups = 2,
+                                      .group_of = group_of };
+    struct pes_profiles *p = pes_profiles_create(&o, NULL);
+    assert_non_null(p);
+    static uint32_t st[BD_N], sz[BD_N], si[BD_N];
+    static uint64_t ad[BD_N];
+    uint64_t seed = 4242;
+    for (size_t i = 0; i < BD_N; i++) {
+        /* stream 3 only in the first half */
+        st[i] = (uint32_t)(rng_next(&seed) % (i < BD_N / 2 ? 4 : 3));
+        ad[i] = rng_next(&seed) % (2000 * 64);
+        sz[i] = (uint32_t)(rng_next(&seed) % 4 == 0 ? 64 * (1 + rng_next(&seed) % 1000) : 8);
+    }
+    static struct bd_hist prd[BD_STREAMS], crd[2];
+    memset(prd, 0, sizeof prd);
+    memset(crd, 0, sizeof crd);
+    struct lru bp[BD_STREAMS], bc[2];
+    for (int k = 0; k < BD_STREAMS; k++)
+        bp[k] = (struct lru){ calloc(4000, sizeof(uint64_t)), 0 };
+    for (int k = 0; k < 2; k++)
+        bc[k] = (struct lru){ calloc(4000, sizeof(uint64_t)), 0 };
+    for (size_t i = 0; i < BD_N; i++)
+        for (uint64_t line = ad[i] / 64; line <= (ad[i] + sz[i] - 1) / 64; line++) {
+            bd_add(&prd[st[i]], lru_push(&bp[st[i]], line));
+            if (group_of[st[i]] != PES_PROFILES_NO_GROUP)
+                bd_add(&crd[group_of[st[i]]], lru_push(&bc[group_of[st[i]]], line));
+        }
+    size_t most = 0;   /* granules in the largest batch */
+    for (size_t i = 0; i < BD_N; i++) {
+        size_t k = i == 0 ? 1200 : 1 + rng_next(&seed) % 400, granules = 0;
+        if (i < BD_N / 2 && i + k > BD_N / 2)
+            k = BD_N / 2 - i;   /* the first half ends a batch */
+        if (k > BD_N - i)
+            k = BD_N - i;
+        for (size_t j = i; j < i + k; j++)
+            granules += (ad[j] + sz[j] - 1) / 64 - ad[j] / 64 + 1;
+        if (granules > most)
+            most = granules;
+        assert_int_equal(pes_profiles_push_batch(p, st + i, ad + i, sz + i, si + i, k, NULL), 0);
+        i += k - 1;
+        if (i + 1 == BD_N / 2)
+            assert_int_equal(pes_profiles_end_stream(p, 3, NULL), 0);
+    }
+    assert_true(most > 65536);   /* the scratch was drained inside a batch */
+    struct pes_error err;
+    uint32_t three = 3, sz8 = 8, site0 = 0;
+    uint64_t a0 = 0;
+    assert_int_equal(pes_profiles_push_batch(p, &three, &a0, &sz8, &site0, 1, &err), -1);
+    assert_non_null(strstr(err.message, "stream 3 has ended"));
+    assert_int_equal(pes_profiles_push(p, 3, 0, 8, 0, NULL, NULL, &err), -1);
+    for (int k = 0; k < BD_STREAMS; k++)
+        bd_check(pes_profiles_prd(p, (uint32_t)k), &prd[k]);
+    for (int k = 0; k < 2; k++)
+        bd_check(pes_profiles_crd(p, (uint32_t)k), &crd[k]);
+    pes_profiles_finish(p);
+    for (int k = 0; k < BD_STREAMS; k++)
+        bd_check(pes_profiles_prd(p, (uint32_t)k), &prd[k]);
+    assert_int_equal(pes_profiles_push(p, 0, 0, 8, 0, NULL, NULL, &err), -1);
+    for (int k = 0; k < BD_STREAMS; k++)
+        free(bp[k].keys);
+    for (int k = 0; k < 2; k++)
+        free(bc[k].keys);
+    pes_profiles_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_to_model_profile),
         cmocka_unit_test(test_per_site),
         cmocka_unit_test(test_batch_vs_brute),
+        cmocka_unit_test(test_batch_drains_and_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

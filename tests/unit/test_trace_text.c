@@ -84,6 +84,53 @@ static void test_malformed(void **state)
     expect_bad("-5\n", ":1:");
 }
 
+/* A line is at most PES_TEXT_MAX_LINE bytes: one that long is read (here an
+ * address padded with blanks), one byte more is an error naming its line, and
+ * a file without any newline fails on line 1 after reading no more than that. */
+static void test_line_length(void **state)
+{
+    (void)state;
+    enum { MAX = PES_TEXT_MAX_LINE };
+    static char content[3 * MAX + 64];
+    char *p = content;
+    p += sprintf(p, "0x10\n0x20 W");
+    memset(p, ' ', MAX - strlen("0x20 W"));   /* line 2: exactly MAX bytes */
+    p += MAX - strlen("0x20 W");
+    p += sprintf(p, "\n0x30");
+    memset(p, ' ', MAX + 1 - strlen("0x30"));   /* line 3: MAX + 1 bytes */
+    p += MAX + 1 - strlen("0x30");
+    sprintf(p, "\n0x40\n");
+    char *path = write_text(content);
+    struct pes_error err;
+    struct pes_text_reader *t = pes_text_reader_open(path, &err);
+    assert_non_null(t);
+    struct pes_record r[4];
+    assert_int_equal(pes_text_reader_read(t, r, 2, &err), 2);
+    assert_int_equal(r[0].addr, 0x10);
+    assert_int_equal(r[1].addr, 0x20);
+    assert_int_equal(r[1].id, PES_TEXT_WRITE_SITE);
+    assert_int_equal(pes_text_reader_read(t, r, 4, &err), -1);
+    assert_int_equal(err.code, PES_ERR_FORMAT);
+    char want[600];
+    snprintf(want, sizeof want, "%s:3: line longer than %u bytes", path, MAX);
+    assert_non_null(strstr(err.message, want));
+    pes_text_reader_close(t);
+    unlink(path);
+    free(path);
+
+    memset(content, '7', 3 * MAX);   /* no newline at all */
+    content[3 * MAX] = '\0';
+    path = write_text(content);
+    t = pes_text_reader_open(path, &err);
+    assert_non_null(t);
+    assert_int_equal(pes_text_reader_read(t, r, 4, &err), -1);
+    snprintf(want, sizeof want, "%s:1: line longer than %u bytes", path, MAX);
+    assert_non_null(strstr(err.message, want));
+    pes_text_reader_close(t);
+    unlink(path);
+    free(path);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -98,6 +145,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_line_length),
         cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

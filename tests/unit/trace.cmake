@@ -7,6 +7,9 @@ pes_add_unit_test(test_trace_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_t
 # A small fixed trace for command-line tests; `zstd -t` and `zstdcat` must accept it.
 add_executable(trace_sample_gen ${CMAKE_CURRENT_LIST_DIR}/trace_sample_gen.c)
 target_link_libraries(trace_sample_gen PRIVATE pes_trace)
+# Valid traces shaped to stress memory (e2e.replay_memory).
+add_executable(trace_stress_gen ${CMAKE_CURRENT_LIST_DIR}/trace_stress_gen.c)
+target_link_libraries(trace_stress_gen PRIVATE pes_trace)
 find_program(PES_ZSTD_CLI zstd)
 if(PES_ZSTD_CLI)
   add_test(NAME trace.zstd_cli_accepts

@@ -754,7 +754,9 @@ struct pes_trace_reader *pes_trace_reader_open(const char *path, struct pes_erro
                     path ? path : "(null)");
         return NULL;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a fifo without a writer must not hang the open; it is
+     * refused just below, and reads of a regular file ignore the flag */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         pes_error_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
         return NULL;

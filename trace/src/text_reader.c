@@ -12,8 +12,7 @@
 struct pes_text_reader {
     FILE *f;
     char *path;
-    char *line;
-    size_t line_cap;
+    char line[PES_TEXT_MAX_LINE + 1];
     uint64_t lineno;
 };
 
@@ -46,7 +45,6 @@ void pes_text_reader_close(struct pes_text_reader *t)
         return;
     if (t->f && t->f != stdin)
         fclose(t->f);
-    free(t->line);
     free(t->path);
     free(t);
 }
@@ -93,6 +91,25 @@ static int parse_rw(const char *s, size_t n, uint32_t *site)
     return 0;
 }
 
+/* The next line into t->line, without its newline: its length, -1 at the end
+ * of the input, -2 if it is longer than PES_TEXT_MAX_LINE (the rest is not
+ * read: a file without newlines, or /dev/zero, ends here), -3 on a read error. */
+static long read_line(struct pes_text_reader *t)
+{
+    size_t len = 0;
+    int c;
+    while ((c = getc_unlocked(t->f)) != EOF && c != '\n') {
+        if (len == PES_TEXT_MAX_LINE)
+            return -2;
+        t->line[len++] = (char)c;
+    }
+    if (c == EOF && ferror(t->f))
+        return -3;
+    if (c == EOF && len == 0)
+        return -1;
+    return (long)len;
+}
+
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
                           struct pes_error *err)
 {
@@ -101,13 +118,16 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_read: bad arguments");
     size_t n = 0;
     while (n < max) {
-        ssize_t len = getline(&t->line, &t->line_cap, t->f);
-        if (len < 0) {
-            if (ferror(t->f))
-                return pes_error_set(err, PES_ERR_IO, t->lineno, "%s:%llu: read failed: %s",
-                                   t->path, (unsigned long long)t->lineno + 1, strerror(errno));
+        long len = read_line(t);
+        if (len == -3)
+            return pes_error_set(err, PES_ERR_IO, t->lineno, "%s:%llu: read failed: %s",
+                               t->path, (unsigned long long)t->lineno + 1, strerror(errno));
+        if (len == -2)
+            return pes_error_set(err, PES_ERR_FORMAT, t->lineno, "%s:%llu: line longer than %u bytes "
+                               "(a text trace has one address per line)",
+                               t->path, (unsigned long long)t->lineno + 1, PES_TEXT_MAX_LINE);
+        if (len < 0)
             break;
-        }
         t->lineno++;
         char *hash = memchr(t->line, '#', (size_t)len);
         if (hash)
@@ -115,12 +135,12 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
         const char *tok[3];
         size_t tlen[3];
         int nt = 0;
-        for (ssize_t i = 0; i < len;) {
+        for (long i = 0; i < len;) {
             while (i < len && is_space(t->line[i]))
                 i++;
             if (i >= len)
                 break;
-            ssize_t s = i;
+            long s = i;
             while (i < len && !is_space(t->line[i]))
                 i++;
             if (nt == 3)

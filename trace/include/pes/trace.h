@@ -424,9 +424,13 @@ void pes_trace_reader_close(struct pes_trace_reader *r);
  */
 #define PES_TEXT_READ_SITE 0u
 #define PES_TEXT_WRITE_SITE 1u
+/* Longest line accepted, in bytes without the newline: the reader holds one
+ * line of this size, whatever the input (a longer line is an error). */
+#define PES_TEXT_MAX_LINE 4096u
 struct pes_text_reader;
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err);
-/* Reads up to max records; returns count (0 at end) or -1 on a malformed line (err names line). */
+/* Reads up to max records; returns count (0 at end) or -1 on a malformed or
+ * too long line (err names the line). */
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
                           struct pes_error *err);
 void pes_text_reader_close(struct pes_text_reader *t);
