@@ -34,11 +34,10 @@ static int counting(const struct pes_rt_thread *t)
            !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE);
 }
 
-/* cd_init - countdown - unspent, without the wake-up bit. */
-static uint64_t drop_since_arm(const struct pes_rt_thread *t, int64_t unspent)
+/* cd_init - now - unspent, without the wake-up bit. */
+static uint64_t drop_since_arm(const struct pes_rt_thread *t, int64_t now, int64_t unspent)
 {
     int64_t armed = __atomic_load_n(&t->s.cd_init, __ATOMIC_RELAXED);
-    int64_t now = __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED);
     uint64_t drop = pes_rt_check_drop(armed, now) - (uint64_t)unspent;
     return drop < PLAUSIBLE ? drop : 0;
 }
@@ -49,7 +48,8 @@ struct pes_rt_drop pes_rt_check_pending(const struct pes_rt_thread *t)
         struct pes_rt_drop none = {0, 0};
         return none;
     }
-    return pes_rt_check_decode(drop_since_arm(t, 0));
+    return pes_rt_check_decode(
+        drop_since_arm(t, __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED), 0));
 }
 
 struct pes_rt_drop pes_rt_check_pending_other(struct pes_rt_thread *t)
@@ -75,10 +75,9 @@ void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent)
     if (!counting(t))
         return;
     struct pes_rt_sampler *s = &t->s;
-    int64_t armed = __atomic_load_n(&s->cd_init, __ATOMIC_RELAXED);
+    /* one read: the fold and the next arm agree on what was counted */
     int64_t now = __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED);
-    uint64_t drop = pes_rt_check_drop(armed, now) - (uint64_t)unspent;
-    struct pes_rt_drop d = pes_rt_check_decode(drop < PLAUSIBLE ? drop : 0);
+    struct pes_rt_drop d = pes_rt_check_decode(drop_since_arm(t, now, unspent));
     /* what signal handlers did meanwhile (rt_buffer.c, record_nested) */
     d.loads += __atomic_exchange_n(&s->nested_loads, 0, __ATOMIC_RELAXED);
     d.stores += __atomic_exchange_n(&s->nested_stores, 0, __ATOMIC_RELAXED);
@@ -163,8 +162,6 @@ static int due_sampling(struct pes_rt_thread *t, int64_t weight, int fresh)
 
 __attribute__((visibility("default"))) PES_RT_SLOW_CC int __pes_check_due(int64_t weight)
 {
-    /* a signal handler interrupted this thread in the runtime: its segment
-     * runs in the recording clone, whose records the slow path accounts for */
     if (pes_rt_in_app_handler() || pes_rt_enter()) {
         /* A signal handler: the runtime is not re-entered. Without a full
          * trace it stays in its check clone, and the weights it subtracts
