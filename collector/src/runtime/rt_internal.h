@@ -306,6 +306,9 @@ PES_RT_HIDDEN int pes_rt_in_app_handler(void);
 #include <signal.h>
 PES_RT_HIDDEN int pes_rt_real_sigaction(int sig, const struct sigaction *act,
                                         struct sigaction *old);
+/* The PMU backends' overflow signal: never wrapped, the backend's handler
+ * keeps its own records out of the stream. */
+PES_RT_HIDDEN void pes_rt_sigwrap_reserve(int sig);
 /* Records signal handlers may leave for the interrupted slow path of their
  * thread: enough for a handler that writes a few arrays while the thread
  * waits for a buffer (1 MiB of address space, touched only when used). */
@@ -519,7 +522,6 @@ PES_RT_HIDDEN uint32_t pes_rt_socket_of(const struct pes_rt_thread *t);
  * installs the overflow handler. 0 = soft, else PES_PMU_PEBS/IBS (pmu.h). */
 PES_RT_HIDDEN int pes_rt_pmu_init(void);
 PES_RT_HIDDEN int pes_rt_pmu_backend(void);   /* 0 = soft */
-PES_RT_HIDDEN int pes_rt_pmu_signal(void);    /* the overflow signal, 0 before set-up */
 PES_RT_HIDDEN const char *pes_rt_pmu_backend_name(void);
 /* Owner thread, end of set-up: open, map and arm the thread's events. */
 PES_RT_HIDDEN void pes_rt_pmu_thread_start(struct pes_rt_thread *t);

@@ -58,11 +58,6 @@ int pes_rt_pmu_backend(void)
     return pmu.backend;
 }
 
-int pes_rt_pmu_signal(void)
-{
-    return pmu.sig;
-}
-
 const char *pes_rt_pmu_backend_name(void)
 {
     return pmu.backend == PES_PMU_PEBS ? "pebs" : pmu.backend == PES_PMU_IBS ? "ibs" : "soft";
@@ -136,6 +131,7 @@ int pes_rt_pmu_init(void)
     }
     dl_iterate_phdr(find_text, (void *)(uintptr_t)&pes_rt_pmu_init);
     pmu.sig = SIGRTMIN + 5;
+    pes_rt_sigwrap_reserve(pmu.sig);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_overflow;

@@ -34,6 +34,8 @@ static struct sigaction app[NSIG];
 static int wrapped[NSIG];          /* atomic: app[sig] holds a handler run by the wrapper */
 
 #define PES_RT_TLS __thread __attribute__((tls_model("initial-exec")))
+static int reserved_sig;           /* atomic: the PMU backends' overflow signal, 0 if none */
+
 static PES_RT_TLS int depth;                 /* application handlers running */
 static PES_RT_TLS uintptr_t stack_lo, stack_hi;   /* the outermost handler's stack */
 
@@ -103,10 +105,15 @@ static void wrapper(int sig, siginfo_t *info, void *uc)
     errno = saved_errno;
 }
 
+void pes_rt_sigwrap_reserve(int sig)
+{
+    __atomic_store_n(&reserved_sig, sig, __ATOMIC_RELEASE);
+}
+
 static int ours_to_wrap(int sig)
 {
     return sig > 0 && sig < NSIG && sig != SIGTRAP && sig != SIGKILL && sig != SIGSTOP &&
-           sig != pes_rt_pmu_signal();
+           sig != __atomic_load_n(&reserved_sig, __ATOMIC_ACQUIRE);
 }
 
 static int is_function(const struct sigaction *act)
