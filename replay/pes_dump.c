@@ -482,13 +482,16 @@ static int print_stats(struct dump *d, struct pes_error *err)
         ts[t].count += refs[i].count;
         ts[t].bytes += 24 + (uint64_t)refs[i].frame_size;
         total += 24 + (uint64_t)refs[i].frame_size;
-        if (refs[i].type == PES_BLOCK_ACCESS) { /* classify records: needs decoding */
+        /* The records and events are decoded, like a dump reads them: to
+         * classify records, and so that --stats checks every block (the
+         * other blocks were by load_tables). */
+        if (refs[i].type == PES_BLOCK_ACCESS || refs[i].type == PES_BLOCK_EVENTS) {
             struct pes_block b;
             if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
                 free(refs);
                 return -1;
             }
-            for (size_t k = 0; k < b.n; k++) {
+            for (size_t k = 0; b.records && k < b.n; k++) {
                 uint32_t id = b.records[k].id;
                 if (pes_trace_reader_site(d->r, id))
                     accesses++;
@@ -539,10 +542,11 @@ static int run(struct dump *d, struct pes_error *err)
         return 0;
     if (d->o.stats)
         return print_stats(d, err);
-    /* Tables first (from the block index), then every block in file order. */
+    /* Tables first (from the block index, every block but the records
+     * checked), then every block in file order. */
     struct pes_block_ref *refs;
     size_t n;
-    if (pes_trace_reader_index(d->r, &refs, &n, err))
+    if (pes_trace_reader_load_tables(d->r, err) || pes_trace_reader_index(d->r, &refs, &n, err))
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD)

@@ -45,14 +45,19 @@ static int fail(struct pes_error *err, int code, const char *path, const char *w
     return -1;
 }
 
-/* zstd frames (0xFD2FB528) and skippable frames (0x184D2A5?) start a pes trace. */
+/* zstd frames (0xFD2FB528) and skippable frames (0x184D2A5?) start a pes trace;
+ * so does a file of 1 to 3 bytes that begins like one (a trace cut inside its
+ * first frame: the trace reader says so, the text reader would not). */
 static int looks_like_zstd(const char *path, struct pes_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return fail(err, PES_ERR_IO, path, strerror(errno));
     unsigned char m[4] = {0};
     size_t n = fread(m, 1, 4, f);
     fclose(f);
-    if (n < 4) return 0;
+    static const unsigned char zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD}, skippable[3] = {0x2A, 0x4D, 0x18};
+    if (n < 4)
+        return n > 0 && (memcmp(m, zstd_magic, n) == 0 ||
+                         ((m[0] & 0xF0) == 0x50 && memcmp(m + 1, skippable, n - 1) == 0));
     uint32_t magic = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
     return magic == 0xFD2FB528u || (magic & 0xFFFFFFF0u) == 0x184D2A50u;
 }

@@ -398,7 +398,9 @@ struct pes_block_ref {
  * reach the same verdict as sequential ones. */
 int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **refs, size_t *n,
                            struct pes_error *err);
-/* Decodes the block at ref (from pes_trace_reader_index). Same validity rules as _next. */
+/* Decodes the block at ref (from pes_trace_reader_index). Same validity rules as _next;
+ * for an ACCESS or EVENTS block it first loads the tables (_load_tables) if they
+ * were not, since records are checked against the MODULE blocks before them. */
 int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block_ref *ref,
                               struct pes_block *out, struct pes_error *err);
 
@@ -408,7 +410,10 @@ const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint3
 /* Threads announced so far. */
 size_t pes_trace_reader_thread_count(const struct pes_trace_reader *r);
 const struct pes_thread *pes_trace_reader_thread(const struct pes_trace_reader *r, uint32_t index);
-/* Reads ahead through the whole file once so every table is known (then rewinds). */
+/* Reads ahead through the whole file once so every table is known (then rewinds):
+ * the index scan's checks, then every block but the records (ACCESS blocks of a
+ * full trace, EVENTS blocks of a sampled one) decoded, so their checksums and
+ * payloads are verified too. */
 int pes_trace_reader_load_tables(struct pes_trace_reader *r, struct pes_error *err);
 void pes_trace_reader_close(struct pes_trace_reader *r);
 

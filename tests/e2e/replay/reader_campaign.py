@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Reader campaign (issue 16 item 7): mutants of real traces, one verdict.
+
+usage: reader_campaign.py BIN_DIR WORK_DIR TRACE...
+
+For every TRACE (a full or a sampled trace made by pes-collect) this builds
+mutants from its block list (the index frames): cuts at every block boundary
+and at a few offsets inside every block, every block duplicated, deleted,
+swapped with the next one and appended after the FOOTER, index-frame fields
+changed, one byte of every data frame flipped. Each mutant goes through
+pes-dump, pes-dump --stats, pes-replay and pes-replay --format json, and all
+four must give the same verdict:
+
+  error    exit 1, one stderr line "PROG: FILE: offset N: ...", the same
+           line (after PROG) from every command;
+  warning  exit 0, only "PROG: warning: ..." lines on stderr, the same ones
+           from every command, and the JSON report says truncated;
+  silent   exit 0, nothing on stderr: only for mutants the format cannot tell
+           from the original (a repeated table block, blocks of different
+           threads or tables in another valid order, a deleted MAPS block,
+           swapped EVENTS blocks of one thread), and pes-replay's JSON report
+           is then the original's.
+
+Two exceptions, both documented in docs/replay.md: an empty file is an
+empty plain-text trace to pes-replay (every command fails, with its own
+message); a full trace cut before its first ACCESS block leaves pes-replay
+nothing to analyse, so after the same warning it fails with "the trace holds
+no memory accesses".
+
+The verdict must also be the one expected from what the mutation did
+(mutants() and swap_expect(), from docs/trace-format.md §1 and §6, not from
+the reader). A signal, a hang (timeout) or any other outcome fails, naming
+the mutant. Prints a summary per trace; exits 1 if any mutant failed.
+"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+TIMEOUT = 20
+HEADER, MODULE, THREAD, ACCESS, EVENTS, MAPS, FOOTER = range(1, 8)
+NAMES = {HEADER: 'HEADER', MODULE: 'MODULE', THREAD: 'THREAD', ACCESS: 'ACCESS',
+         EVENTS: 'EVENTS', MAPS: 'MAPS', FOOTER: 'FOOTER'}
+
+
+def blocks_of(data):
+    """(offset, end, type, thread, count) of every block, from the index frames."""
+    out, off = [], 0
+    while off < len(data):
+        magic, length, typ, thread, count, size = struct.unpack_from('<6I', data, off)
+        assert magic == 0x184D2A50 and length == 16, 'not an intact pes trace'
+        out.append((off, off + 24 + size, typ, thread, count))
+        off += 24 + size
+    assert off == len(data)
+    return out
+
+
+def mutants(data):
+    """Yields (name, bytes, expected) for every mutant of one trace.
+
+    expected is 'error', 'warning' or 'silent': what a reader that checks what
+    the format promises (docs/trace-format.md §1, §6) must say; 'warning_empty'
+    is a warning for a cut-off file with no complete ACCESS block; 'error_any'
+    an error whose message may differ between the commands.
+    """
+    bl = blocks_of(data)
+    raw = [data[s:e] for s, e, *_ in bl]
+    n = len(bl)
+    kind_of = [NAMES.get(b[2], str(b[2])) for b in bl]
+
+    full = any(b[2] == ACCESS for b in bl)
+
+    def cut_expect(k):   # the file ends inside block k or right before it
+        if k == 0:
+            return 'error'                 # not even a HEADER: cannot be opened
+        if full and not any(b[2] == ACCESS for b in bl[:k]):
+            return 'warning_empty'
+        return 'warning'
+
+    # Cuts at every block boundary, and inside every block: in its index
+    # frame, somewhere in its data frame, one byte before its end.
+    yield 'cut_empty', b'', 'error_any'
+    for k in range(1, n):
+        yield 'cut_after_%d_%s' % (k - 1, kind_of[k - 1]), b''.join(raw[:k]), cut_expect(k)
+    for k, (s, e, typ, *_) in enumerate(bl):
+        size = e - s
+        inside = sorted({s + 1 + k % 22, s + 24 + (size - 24) * (k % 3 + 1) // 4, e - 1})
+        for cut in inside:
+            where = 'index' if cut - s < 24 else 'data'
+            yield 'cut_in_%d_%s_%s' % (k, kind_of[k], where), data[:cut], cut_expect(k)
+
+    # Whole blocks moved around.
+    for k in range(n):
+        t = bl[k][2]
+        dup = b''.join(raw[:k + 1] + [raw[k]] + raw[k + 1:])
+        # A second copy of a table block is the same table (§2.2: same module
+        # merged once; a THREAD block restates the thread; MAPS lists the same
+        # mappings twice). Anything else is seen: a second HEADER, data after
+        # the FOOTER, a record count that no longer matches the footer.
+        yield 'dup_%d_%s' % (k, kind_of[k]), dup, 'silent' if t in (MODULE, THREAD, MAPS) else 'error'
+        rest = raw[:k] + raw[k + 1:]
+        if t == FOOTER:
+            exp = 'warning'          # a file without FOOTER: an interrupted run
+        elif t == MAPS:
+            exp = 'silent'           # nothing in the format counts mappings (documented)
+        else:
+            exp = 'error'            # HEADER first; record counts; tables the records use
+        yield 'del_%d_%s' % (k, kind_of[k]), b''.join(rest), exp
+        if k + 1 < n:
+            sw = list(raw)
+            sw[k], sw[k + 1] = sw[k + 1], sw[k]
+            yield 'swap_%d_%s_%s' % (k, kind_of[k], kind_of[k + 1]), b''.join(sw), swap_expect(bl, k)
+        yield 'append_%d_%s' % (k, kind_of[k]), data + raw[k], 'error'
+
+    # Index-frame fields (no checksum covers them: the copy in the data frame
+    # and the frame's real size must catch every change), and one flipped
+    # byte in the middle of every data frame (zstd checksum).
+    for k, (s, e, typ, thread, count) in enumerate(bl):
+        for field, pos, value in (('magic', 0, 0x184D2A51), ('length', 4, 17), ('type', 8, typ ^ 1),
+                                  ('thread', 12, thread ^ 1), ('count', 16, count ^ 1),
+                                  ('size_plus', 20, e - s - 24 + 1), ('size_minus', 20, e - s - 24 - 1)):
+            m = bytearray(data)
+            struct.pack_into('<I', m, s + pos, value)
+            yield 'index_%s_%d_%s' % (field, k, kind_of[k]), bytes(m), 'error'
+        m = bytearray(data)
+        m[s + 24 + (e - s - 24) // 2] ^= 0x20
+        yield 'flip_data_%d_%s' % (k, kind_of[k]), bytes(m), 'error'
+
+
+def swap_expect(bl, k):
+    """Verdict for swapping blocks k and k+1 (§1: HEADER first, FOOTER last,
+    a MODULE block before the records that use it, a THREAD block before its
+    thread's ACCESS/EVENTS blocks, one thread's blocks in program order)."""
+    a, b = bl[k], bl[k + 1]
+    if HEADER in (a[2], b[2]) or FOOTER in (a[2], b[2]):
+        return 'error'
+    data_types = (ACCESS, EVENTS)
+    if a[2] == MODULE and b[2] in data_types:
+        return 'error'               # records before the module that names their ids
+    if a[2] == THREAD and b[2] in data_types and b[3] == a[3]:
+        return 'error'               # a thread's records before its THREAD block
+    if a[2] == ACCESS and b[2] == ACCESS and a[3] == b[3]:
+        return 'error'               # time marks go back (every full-trace block has one)
+    if a[2] == EVENTS and b[2] == EVENTS and a[3] == b[3]:
+        return 'silent'              # EVENTS carry no order the reader can check (§6)
+    return 'silent'                  # different threads or tables: any interleaving is valid
+
+
+def truncated_of(report):
+    """The "truncated" flag of a full-trace report (under "trace") or a sampled one."""
+    t = report.get('trace')
+    return t.get('truncated') if isinstance(t, dict) else report.get('truncated')
+
+
+def without_path(report):
+    """The report without the trace's file name (the one thing a mutant may change)."""
+    r = json.loads(json.dumps(report))
+    if isinstance(r.get('trace'), dict):
+        del r['trace']['path']
+    else:
+        del r['trace']
+    return r
+
+
+def run(cmd):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return None, b'', b'timeout after %d s' % TIMEOUT
+    return p.returncode, p.stdout, p.stderr
+
+
+def verdict(prog, rc, err, path, expected):
+    """('error'|'warning'|'silent', [messages]) or ('bad', why)."""
+    if rc is None:
+        return 'bad', 'hangs (%s)' % err.decode(errors='replace')
+    if rc < 0:
+        return 'bad', 'killed by signal %d' % -rc
+    lines = err.decode(errors='replace').splitlines()
+    nothing = '%s: %s: the trace holds no memory accesses' % (prog, path)
+    if expected == 'warning_empty' and prog == 'pes-replay' and rc == 1 and lines and lines[-1] == nothing:
+        rc, lines = 0, lines[:-1]          # the documented exception, after the warning
+    if rc == 0 and not lines:
+        return 'silent', []
+    if rc == 0 and all(l.startswith(prog + ': warning: ') for l in lines):
+        return 'warning', [l[len(prog) + 2:] for l in lines]
+    if rc == 1 and len(lines) == 1 and lines[0].startswith('%s: %s: ' % (prog, path)):
+        msg = lines[0][len(prog) + 2:]
+        if expected == 'error_any':
+            return 'error', []
+        # the file and the offset; a HEADER the reader cannot even find has offset 0
+        if not re.match(re.escape(path) + r': (offset \d+: |not a pes trace \(no pes index frame at offset 0\)'
+                        r'|truncated at offset \d+, inside the HEADER block)', msg):
+            return 'bad', 'error does not name the offset: ' + lines[0]
+        return 'error', [msg]
+    return 'bad', 'exit %d, stderr: %s' % (rc, ' | '.join(lines[:3]))
+
+
+def main():
+    bindir, work, traces = sys.argv[1], sys.argv[2], sys.argv[3:]
+    dump, replay = os.path.join(bindir, 'pes-dump'), os.path.join(bindir, 'pes-replay')
+    failures = 0
+    for trace in traces:
+        data = open(trace, 'rb').read()
+        commands = [('pes-dump', [dump]), ('pes-dump', [dump, '--stats']),
+                    ('pes-replay', [replay, '--machine', 'haswell']),
+                    ('pes-replay', [replay, '--machine', 'haswell', '--format', 'json'])]
+        rc, ref_json, err = run(commands[3][1] + [trace])
+        assert rc == 0 and not err, 'the intact trace %s: %s' % (trace, err)
+        ref = json.loads(ref_json)
+        counts = {}
+        for name, mutant, expected in mutants(data):
+            path = os.path.join(work, name + '.zst')
+            with open(path, 'wb') as f:
+                f.write(mutant)
+            seen, problem, report = None, None, None
+            for prog, argv in commands:
+                rc, out, err = run(argv + [path])
+                v = verdict(prog, rc, err, path, expected)
+                label = ' '.join([prog] + argv[1:])
+                if v[0] == 'bad':
+                    problem = '%s: %s' % (label, v[1])
+                    break
+                if seen is None:
+                    seen = v
+                elif v != seen:
+                    problem = '%s says %s %s, pes-dump says %s %s' % (label, v[0], v[1], seen[0], seen[1])
+                    break
+                if '--format' in argv and rc == 0:
+                    report = json.loads(out)
+                elif '--format' in argv:
+                    report = None
+            if not problem and seen[0] != expected.split('_')[0]:
+                problem = 'every command says %s %s; expected %s' % (seen[0], seen[1], expected)
+            if not problem and seen[0] == 'warning' and report is not None:
+                if truncated_of(report) is not True:
+                    problem = 'the JSON report does not say "truncated": true'
+            if not problem and seen[0] == 'silent':
+                if without_path(report) != without_path(ref):
+                    problem = 'accepted silently, but the JSON report differs from the original trace'
+            counts[expected] = counts.get(expected, 0) + 1
+            if problem:
+                failures += 1
+                print('FAIL: %s: mutant %s: %s' % (os.path.basename(trace), name, problem))
+            else:
+                os.unlink(path)
+        print('%s: %d mutants x %d commands (%s)' % (
+            os.path.basename(trace), sum(counts.values()), len(commands),
+            ', '.join('%s %d' % kv for kv in sorted(counts.items()))))
+    if failures:
+        print('FAIL: %d mutants without one verdict' % failures)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
