@@ -86,7 +86,7 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
     const struct pes_trace_info *info = pes_trace_reader_info(in->reader);
     if (info->kind != PES_TRACE_FULL) {
         fail(err, PES_ERR_FORMAT, path,
-             "is a sampled trace; pes-replay analyses full traces (sampled analyses are not implemented yet)");
+             "is a sampled trace; expected a full trace (pes-collect --full)");
         replay_input_close(in);
         return NULL;
     }

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     /* sampled traces and --compare: accuracy.h */
-    if (!o.compare && replay_is_sampled(o.trace)) {
+    if (!o.compare && replay_trace_kind(o.trace) == PES_TRACE_SAMPLED) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */
         if (o.full_only) {
             fprintf(stderr, "pes-replay: %s: a sampled trace; --%s needs a full trace (pes-collect --full): "
@@ -60,7 +60,27 @@ int main(int argc, char **argv) {
         }
         return replay_accuracy_main(&o, &res.machine);
     }
-    if (o.compare) return replay_accuracy_main(&o, &res.machine);
+    if (o.compare) {
+        /* unreadable traces are left to the analyses, which name the damage */
+        int first = replay_trace_kind(o.trace), second = replay_trace_kind(o.full);
+        if (first == PES_TRACE_FULL && second == PES_TRACE_SAMPLED) {
+            fprintf(stderr, "pes-replay: --compare SAMPLED FULL: %s is a full trace and %s a sampled one; "
+                            "give the sampled trace first\n", o.trace, o.full);
+            return 2;
+        }
+        if (second == PES_TRACE_SAMPLED) {
+            fprintf(stderr, "pes-replay: --compare SAMPLED FULL: %s is a sampled trace; the second trace must be "
+                            "the full trace of the same program (pes-collect --full; both from one run: "
+                            "pes-collect --mode MODE --full)\n", o.full);
+            return 2;
+        }
+        if (first == PES_TRACE_FULL) {
+            fprintf(stderr, "pes-replay: --compare SAMPLED FULL: %s is a full trace; the first trace must be a "
+                            "sampled trace (pes-collect --mode MODE)\n", o.trace);
+            return 2;
+        }
+        return replay_accuracy_main(&o, &res.machine);
+    }
     res.line = o.line ? o.line : res.machine.level[0].line;
     for (uint32_t l = 1; l < res.machine.n_levels; l++)
         if (res.machine.level[l].line != res.line && !o.line)

@@ -348,7 +348,7 @@ uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id) {
     return h & ~(1ull << 63);
 }
 
-int replay_is_sampled(const char *path) {
+int replay_trace_kind(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     unsigned char m[4] = {0};
@@ -359,7 +359,7 @@ int replay_is_sampled(const char *path) {
     struct pes_error err = {0};
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
     if (!r) return 0;
-    int sampled = pes_trace_reader_info(r)->kind == PES_TRACE_SAMPLED;
+    uint32_t kind = pes_trace_reader_info(r)->kind;
     pes_trace_reader_close(r);
-    return sampled;
+    return kind == PES_TRACE_SAMPLED || kind == PES_TRACE_FULL ? (int)kind : 0;
 }

@@ -95,7 +95,7 @@ static void test_hand_built(void **state) {
     assert_int_equal(pes_trace_writer_events(w, 1, e1, 4, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
 
-    assert_int_equal(replay_is_sampled(sampled_path), 1);
+    assert_int_equal(replay_trace_kind(sampled_path), PES_TRACE_SAMPLED);
     struct replay_sampled s;
     assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
     assert_string_equal(s.mode, "reuse");
@@ -167,11 +167,11 @@ static void test_bad_events(void **state) {
     /* a full trace is not a sampled trace */
     w = open_trace(full_path, PES_TRACE_FULL, "", 1, 1);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
-    assert_int_equal(replay_is_sampled(full_path), 0);
+    assert_int_equal(replay_trace_kind(full_path), PES_TRACE_FULL);
     assert_int_equal(replay_sampled_analyze(full_path, &s, &err), -1);
     assert_non_null(strstr(err.message, "full trace"));
     unlink(full_path);
-    assert_int_equal(replay_is_sampled("/nonexistent/x"), 0);
+    assert_int_equal(replay_trace_kind("/nonexistent/x"), 0);
 }
 
 /* aux = reservoir offers a decided watch stood for: its outcome's weight */
