@@ -594,6 +594,8 @@ int main(int argc, char **argv)
      * truncation: --stats, --tables and --limit warn like a full dump. */
     if (!d.o.header_only && pes_trace_reader_truncated(d.r, &msg))
         fprintf(stderr, "pes-dump: warning: %s\n", msg);
+    if (!d.o.header_only && pes_trace_reader_skipped(d.r, &msg))
+        fprintf(stderr, "pes-dump: warning: %s\n", msg);
     pes_trace_reader_close(d.r);
     if (ferror(stdout)) {
         fprintf(stderr, "pes-dump: write error on standard output\n");

@@ -60,6 +60,8 @@ struct replay_sampled {
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
     char truncation[320];              /* the reader's truncation message, "" if complete */
+    uint64_t skipped_blocks;           /* blocks of unknown type, and the reader's message */
+    char skipped[320];
 };
 
 /* Reads every EVENTS block of a sampled trace. */
@@ -78,6 +80,8 @@ struct replay_truth {
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
     char truncation[320];            /* the reader's truncation message, "" if complete */
+    uint64_t skipped_blocks;         /* blocks of unknown type, and the reader's message */
+    char skipped[320];
 };
 
 /* sockets: shared caches (threads in compact blocks); line: bytes of rt_truth's

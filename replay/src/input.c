@@ -34,6 +34,8 @@ struct replay_input {
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
     int has_bbs;
     char truncation[320];
+    char skipped[320];           /* the reader's message on blocks of unknown type */
+    uint64_t skipped_blocks;
     struct id_info *ids;         /* [n_ids], filled lazily */
     uint32_t n_ids;
 };
@@ -83,6 +85,8 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
     const char *msg = NULL;
     if (pes_trace_reader_truncated(in->reader, &msg))
         snprintf(in->truncation, sizeof in->truncation, "%s", msg ? msg : "trace is truncated");
+    if ((in->skipped_blocks = pes_trace_reader_skipped(in->reader, &msg)))
+        snprintf(in->skipped, sizeof in->skipped, "%s", msg);
     const struct pes_trace_info *info = pes_trace_reader_info(in->reader);
     if (info->kind != PES_TRACE_FULL) {
         fail(err, PES_ERR_FORMAT, path,
@@ -118,6 +122,11 @@ const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id)
 
 const char *replay_input_truncation(const struct replay_input *in) {
     return in->truncation[0] ? in->truncation : NULL;
+}
+
+uint64_t replay_input_skipped(const struct replay_input *in, const char **message) {
+    if (message) *message = in->skipped;
+    return in->skipped_blocks;
 }
 
 /* ------------------------------------------------------------ sequential cursors */

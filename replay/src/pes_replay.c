@@ -90,6 +90,8 @@ int main(int argc, char **argv) {
     struct replay_input *in = replay_input_open(o.trace, &err);
     if (!in) return fail(&err);
     if (replay_input_truncation(in)) fprintf(stderr, "pes-replay: warning: %s\n", replay_input_truncation(in));
+    const char *skipped;
+    if (replay_input_skipped(in, &skipped)) fprintf(stderr, "pes-replay: warning: %s\n", skipped);
 
     FILE *out = stdout;
     rc = 1;

@@ -164,7 +164,8 @@ int replay_report_sampled_json(FILE *out, const char *path, const struct replay_
     fprintf(out, ", \"period_load\": %llu, \"period_store\": %llu, \"granularity\": \"%s\", \"threads\": %u",
             (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             s->spatial ? "line" : "address", s->n_threads);
-    fprintf(out, ", \"truncated\": %s", s->truncation[0] ? "true" : "false");
+    fprintf(out, ", \"truncated\": %s, \"skipped_blocks\": %llu", s->truncation[0] ? "true" : "false",
+            (unsigned long long)s->skipped_blocks);
     fprintf(out, ", \"samples\": %llu, \"lost\": %llu, \"throttled\": %llu, \"dropped\": %llu, \"expired\": %llu",
             (unsigned long long)s->samples, (unsigned long long)s->lost, (unsigned long long)s->throttled,
             (unsigned long long)s->dropped, (unsigned long long)s->expired);
@@ -226,9 +227,10 @@ int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const
             (unsigned long long)s->period_store,
             a->same_execution ? "both traces come from one execution (same pid, host and command)"
                               : "the traces come from DIFFERENT executions (pid, host, command or start differ)");
-    fprintf(out, "samples %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, %u threads\n\n",
-            (unsigned long long)a->samples, (unsigned long long)a->decided, (unsigned long long)t->accesses,
-            t->n_threads);
+    fprintf(out, "samples %llu, lost %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, "
+            "%u threads\n\n",
+            (unsigned long long)a->samples, (unsigned long long)s->lost, (unsigned long long)a->decided,
+            (unsigned long long)t->accesses, t->n_threads);
     fprintf(out, "  %-40s ", "S intra-thread time histogram");
     text_num(out, "%.4f", a->s_intra);
     fprintf(out, "\n  %-40s ", "S shared-cache time histogram");
@@ -291,6 +293,8 @@ int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const
     fprintf(out, ", \"truncated\": %s, \"sampled_truncated\": %s, \"full_truncated\": %s",
             s->truncation[0] || t->truncation[0] ? "true" : "false", s->truncation[0] ? "true" : "false",
             t->truncation[0] ? "true" : "false");
+    fprintf(out, ", \"skipped_blocks\": %llu, \"lost\": %llu",
+            (unsigned long long)(s->skipped_blocks + t->skipped_blocks), (unsigned long long)s->lost);
     const struct { const char *k; double v; } f[] = {
         {"s_intra", a->s_intra}, {"s_shared", a->s_shared}, {"s_stack", a->s_stack},
         {"inval_ratio_sampled", a->inval_ratio_sampled}, {"inval_ratio_true", a->inval_ratio_true},

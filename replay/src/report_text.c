@@ -37,6 +37,8 @@ static void print_summary(FILE *out, const struct replay_options *o, const struc
             s->text ? "text address trace" : "full trace", s->threads, s->threads == 1 ? "" : "s", a, r, w, b,
             bb);
     if (replay_input_truncation(in)) fprintf(out, "  warning   %s\n", replay_input_truncation(in));
+    const char *skipped;
+    if (replay_input_skipped(in, &skipped)) fprintf(out, "  warning   %s\n", skipped);
     print_machine_line(out, &res->machine, res->line);
 }
 

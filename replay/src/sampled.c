@@ -294,6 +294,8 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
             if (on_event(&c, &b.events[i], path, b.file_offset, err) < 0) goto out;
     }
     if (k < 0) goto out;
+    /* known at the end of the reading (like truncation) */
+    if ((s->skipped_blocks = pes_trace_reader_skipped(r, &tmsg))) snprintf(s->skipped, sizeof s->skipped, "%s", tmsg);
     if (convert(&c, err) < 0) goto out;
     for (size_t i = 0; i < c.dense_n; i++) {
         const struct replay_sampled_site *d = &c.dense[i];

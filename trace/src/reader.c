@@ -51,12 +51,15 @@ struct pes_trace_reader {
     uint64_t pos;        /* next block (sequential reading) */
     int done, failed, truncated;
     int tables_loaded, loading_tables;   /* _load_tables done / running */
+    uint64_t skipped;        /* blocks of unknown type (known at the end of _next / after _index) */
+    uint64_t seq_skipped;    /* those _next passed so far */
     struct order_check seq;  /* state of the sequential path */
     struct time_state *times;
     size_t n_times;
     char why_buf[160];
     struct pes_error fail;  /* repeated on every call after a failure */
     char trunc_msg[256];
+    char skip_msg[256];
     ZSTD_DCtx *dctx;
     struct pes_access_codec *codec;
     struct pes_buf frame, content;
@@ -917,6 +920,7 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         }
         if (rc == 0) {
             r->done = 1;
+            r->skipped = r->seq_skipped;
             if (!r->seq.saw_footer)
                 set_no_footer(r);
             return 0;
@@ -924,8 +928,23 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         r->pos = end;
         if (out->type >= PES_BLOCK_HEADER && out->type <= PES_BLOCK_FOOTER)
             return 1;
-        /* unknown block type from a newer minor writer: skipped */
+        r->seq_skipped++; /* unknown block type from a newer minor writer (§5): skipped */
     }
+}
+
+uint64_t pes_trace_reader_skipped(struct pes_trace_reader *r, const char **message)
+{
+    if (message) {
+        *message = "";
+        if (r && r->skipped) {
+            snprintf(r->skip_msg, sizeof r->skip_msg,
+                     "%s: %llu block%s of a type this reader does not know skipped (a newer "
+                     "writer's extension, docs/trace-format.md §5)",
+                     r->name, (unsigned long long)r->skipped, r->skipped == 1 ? "" : "s");
+            *message = r->skip_msg;
+        }
+    }
+    return r ? r->skipped : 0;
 }
 
 int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message)
@@ -948,6 +967,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
     struct order_check oc = {0};
     uint64_t off = 0;
     int rc = 0;
+    uint64_t unknown = 0;
     /* The same checks as the sequential path (_next), so that a random-access
      * reader gets the same verdict: frame sizes against the frames, each index
      * frame against its block header, block order, footer counts, truncation. */
@@ -982,6 +1002,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
             v = nv;
         }
         v[cnt++] = (struct pes_block_ref){off, ie.type, ie.thread, ie.count, ie.frame_size};
+        unknown += ie.type < PES_BLOCK_HEADER || ie.type > PES_BLOCK_FOOTER;
         off += PES_INDEX_BYTES + ie.frame_size;
     }
     free(oc.items);
@@ -992,6 +1013,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
     }
     if (!oc.saw_footer)
         set_no_footer(r);
+    r->skipped = unknown;
     *refs = v;
     *n = cnt;
     return 0;

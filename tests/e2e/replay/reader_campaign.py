@@ -27,6 +27,13 @@ message); a full trace cut before its first ACCESS block leaves pes-replay
 nothing to analyse, so after the same warning it fails with "the trace holds
 no memory accesses".
 
+Two constructed traces check what a reader may skip or a collector may
+lose: a block of a type this reader does not know inserted before the
+FOOTER (docs/trace-format.md §5: skipped, with the same warning from every
+command and "skipped_blocks": 1), and for a sampled trace, an EVENTS block
+with a LOST event (the FOOTER updated to match: a valid trace), which
+pes-replay warns about and counts in "lost".
+
 The verdict must also be the one expected from what the mutation did
 (mutants() and swap_expect(), from docs/trace-format.md §1 and §6, not from
 the reader). A signal, a hang (timeout) or any other outcome fails, naming
@@ -148,20 +155,108 @@ def swap_expect(bl, k):
     return 'silent'                  # different threads or tables: any interleaving is valid
 
 
+def encode_block(work, typ, thread, count, payload):
+    """A block as the format says (§1): index frame, then a zstd frame with
+    content size and checksum (the zstd command writes both for a file)."""
+    content = b'PESB' + struct.pack('<HHIIQ', typ, 1, thread, count, len(payload)) + payload
+    path = os.path.join(work, 'block.bin')
+    with open(path, 'wb') as f:
+        f.write(content)
+    frame = subprocess.run(['zstd', '-q', '-c', path], stdout=subprocess.PIPE, check=True).stdout
+    return struct.pack('<6I', 0x184D2A50, 16, typ, thread, count, len(frame)) + frame
+
+
+def payload_of(data, block):
+    """The payload of a block (zstd -d of its data frame, block header dropped)."""
+    frame = data[block[0] + 24:block[1]]
+    return subprocess.run(['zstd', '-q', '-dc'], input=frame, stdout=subprocess.PIPE, check=True).stdout[24:]
+
+
+def with_unknown_block(data, work):
+    """The trace with a block of type 8 (unknown to this reader) before its FOOTER."""
+    bl = blocks_of(data)
+    return data[:bl[-1][0]] + encode_block(work, 8, 0, 1, b'a newer writer') + data[bl[-1][0]:]
+
+
+def with_lost_event(data, work, lost):
+    """A sampled trace with one more EVENTS block: a LOST event of `lost` in
+    the first thread of its footer, whose records and lost counts follow."""
+    bl = blocks_of(data)
+    footer = bytearray(payload_of(data, bl[-1]))
+    thread, records = struct.unpack_from('<IQ', footer, 8)
+    struct.pack_into('<Q', footer, 8 + 4, records + 1)
+    struct.pack_into('<Q', footer, 8 + 36, struct.unpack_from('<Q', footer, 8 + 36)[0] + lost)
+    # the event's columns (§4): kind flags size thread other site addr ip time loads stores distance aux
+    event = struct.pack('<BBHIIIQQQQQQQ', 5, 0, 0, thread, 0xFFFFFFFF, 0xFFFFFFFF, 0, 0, 0, 0, 0, 0, lost)
+    return (data[:bl[-1][0]] + encode_block(work, EVENTS, thread, 1, event) +
+            encode_block(work, FOOTER, 0, bl[-1][4], bytes(footer)))
+
+
 def truncated_of(report):
     """The "truncated" flag of a full-trace report (under "trace") or a sampled one."""
     t = report.get('trace')
     return t.get('truncated') if isinstance(t, dict) else report.get('truncated')
 
 
-def without_path(report):
-    """The report without the trace's file name (the one thing a mutant may change)."""
+def field_of(report, name):
+    """A field of the trace summary: under "trace" (full trace) or at the top (sampled)."""
+    t = report.get('trace')
+    return t.get(name) if isinstance(t, dict) else report.get(name)
+
+
+def without_path(report, *fields):
+    """The report without the trace's file name (the one thing a mutant may
+    change) and the given summary fields."""
     r = json.loads(json.dumps(report))
+    summary = r['trace'] if isinstance(r.get('trace'), dict) else r
+    for f in fields:
+        summary.pop(f, None)
     if isinstance(r.get('trace'), dict):
         del r['trace']['path']
     else:
         del r['trace']
     return r
+
+
+def check_extensions(data, work, commands, ref, sampled):
+    """The skipped-block and lost-event traces; returns a list of problems."""
+    problems = []
+    path = os.path.join(work, 'unknown_block.zst')
+    with open(path, 'wb') as f:
+        f.write(with_unknown_block(data, work))
+    warnings = set()
+    for prog, argv in commands:
+        rc, out, err = run(argv + [path])
+        v = verdict(prog, rc, err, path, 'warning')
+        if v[0] != 'warning' or not any('1 block of a type this reader does not know skipped' in m for m in v[1]):
+            problems.append('unknown block: %s: %s %s' % (' '.join(argv[1:]) or prog, v[0], v[1]))
+        warnings.add(tuple(v[1]))
+        if '--format' in argv and rc == 0:
+            report = json.loads(out)
+            if field_of(report, 'skipped_blocks') != 1 or truncated_of(report) is not False:
+                problems.append('unknown block: the JSON report lacks "skipped_blocks": 1')
+            elif without_path(report, 'skipped_blocks') != without_path(ref, 'skipped_blocks'):
+                problems.append('unknown block: the JSON report differs from the original trace')
+    if len(warnings) > 1:
+        problems.append('unknown block: different warnings: %s' % sorted(warnings))
+    if not sampled:
+        return problems
+    path = os.path.join(work, 'lost_event.zst')
+    with open(path, 'wb') as f:
+        f.write(with_lost_event(data, work, 12345))
+    for prog, argv in commands:
+        rc, out, err = run(argv + [path])
+        v = verdict(prog, rc, err, path, 'silent')
+        if prog == 'pes-dump':   # a valid trace, dumped like any other
+            if v[0] != 'silent':
+                problems.append('lost event: %s: %s %s' % (' '.join(argv[1:]) or prog, v[0], v[1]))
+            continue
+        want = 'warning: %s: the collector lost 12345 samples or events' % path
+        if v[0] != 'warning' or not any(m.startswith(want) for m in v[1]):
+            problems.append('lost event: %s: %s %s' % (' '.join(argv[1:]), v[0], v[1]))
+        if '--format' in argv and rc == 0 and json.loads(out).get('lost') != 12345:
+            problems.append('lost event: the JSON report does not count the lost events')
+    return problems
 
 
 def run(cmd):
@@ -210,6 +305,10 @@ def main():
         rc, ref_json, err = run(commands[3][1] + [trace])
         assert rc == 0 and not err, 'the intact trace %s: %s' % (trace, err)
         ref = json.loads(ref_json)
+        sampled = ref.get('kind') == 'sampled'
+        for problem in check_extensions(data, work, commands, ref, sampled):
+            failures += 1
+            print('FAIL: %s: %s' % (os.path.basename(trace), problem))
         counts = {}
         for name, mutant, expected in mutants(data):
             path = os.path.join(work, name + '.zst')

@@ -378,6 +378,11 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
  * was cut inside a frame (or had no footer); the message says at which offset,
  * for a warning. */
 int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message);
+/* Known when _truncated is: the number of complete blocks of a type this reader
+ * does not know (a newer writer's compatible extension, docs/trace-format.md §5),
+ * which _next skips and _index lists. Their content is unread: worth a warning,
+ * and *message (when not NULL) says so in one line naming the file ("" if none). */
+uint64_t pes_trace_reader_skipped(struct pes_trace_reader *r, const char **message);
 
 /* Block index: every block's frame is preceded by a small zstd *skippable* frame
  * (ignored by zstdcat) naming its type, thread, count and frame size, so a reader
