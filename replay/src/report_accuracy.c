@@ -94,8 +94,8 @@ static double matrix_total(const double *m, uint32_t n) {
 
 int replay_report_sampled_text(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top) {
     char a[32], b[32];
-    fprintf(out, "pes-replay: %s: sampled trace, mode %s, period load %llu store %llu, %s, %u threads\n", path,
-            s->mode, (unsigned long long)s->period_load, (unsigned long long)s->period_store,
+    fprintf(out, "pes-replay: %s: sampled trace, mode %s, period load %llu store %llu, %s, %u threads\n",
+            report_safe(path), report_safe(s->mode), (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             s->spatial ? "line granularity" : "address granularity", s->n_threads);
     report_count(a, sizeof a, s->samples);
     report_count(b, sizeof b, s->lost);
@@ -148,7 +148,7 @@ int replay_report_sampled_text(FILE *out, const char *path, const struct replay_
                 "comm-false");
         for (size_t k = 0; k < n; k++) {
             const struct replay_sampled_site *p = &s->sites[idx[k]];
-            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", p->label, (unsigned long long)p->samples,
+            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(p->label), (unsigned long long)p->samples,
                     (unsigned long long)p->reuses, (unsigned long long)p->invalidations,
                     (unsigned long long)p->comm_true, (unsigned long long)p->comm_false);
         }
@@ -222,8 +222,8 @@ int replay_report_sampled_json(FILE *out, const char *path, const struct replay_
 
 int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
                                 const struct replay_truth *t, const struct replay_accuracy *a) {
-    fprintf(out, "pes-replay --compare %s %s\n", o->trace, o->full);
-    fprintf(out, "mode %s, period load %llu store %llu; %s\n", s->mode, (unsigned long long)s->period_load,
+    fprintf(out, "pes-replay --compare %s %s\n", report_safe(o->trace), report_safe(o->full));
+    fprintf(out, "mode %s, period load %llu store %llu; %s\n", report_safe(s->mode), (unsigned long long)s->period_load,
             (unsigned long long)s->period_store,
             a->same_execution ? "both traces come from one execution (same pid, host and command)"
                               : "the traces come from DIFFERENT executions (pid, host, command or start differ)");

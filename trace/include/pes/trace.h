@@ -439,6 +439,20 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
                           struct pes_error *err);
 void pes_text_reader_close(struct pes_text_reader *t);
 
+/* ---------------------------------------------------------------- printing */
+
+/*
+ * Terminal-safe text for strings that come from a trace or an input file
+ * (file names, function names, command lines, text-trace lines): copies src
+ * to dst with every byte a terminal could act on written as \xHH — C0
+ * controls (tab and newline too), DEL, C1 controls (U+0080..U+009F as UTF-8)
+ * and bytes that are not valid UTF-8 — and a backslash as \\; other UTF-8
+ * passes unchanged. Like snprintf: writes at most size bytes with the NUL and
+ * returns the length of the whole result, so pes_escape_text(NULL, 0, s) + 1
+ * bytes hold it (at most 4 * strlen(s) + 1). src NULL is "".
+ */
+size_t pes_escape_text(char *dst, size_t size, const char *src);
+
 /* Human-readable names (static strings). */
 const char *pes_access_kind_name(uint8_t kind);
 const char *pes_event_kind_name(uint8_t kind);
