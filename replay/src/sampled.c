@@ -42,8 +42,9 @@ struct dist_list {
 struct ctx {
     struct replay_sampled *s;
     struct dist_list *intra;          /* per thread: intra temporal time distances */
-    struct replay_sampled_site *dense; /* [MAX site + 1], last entry pools big ids */
+    struct replay_sampled_site *dense; /* by site id, ids below MAX_DENSE_SITE */
     size_t dense_n;
+    struct replay_sampled_site pooled; /* no site (uninstrumented code) and bigger ids */
 };
 
 static int oom(struct pes_error *err) {
@@ -98,18 +99,20 @@ static void read_config(struct replay_sampled *s, const char *config) {
 }
 
 static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct pes_error *err) {
-    size_t i = site < MAX_DENSE_SITE ? site : MAX_DENSE_SITE;
+    /* not in the table: samples without a site (PEBS/IBS in uninstrumented
+     * code) are common, and would grow it to MAX_DENSE_SITE entries */
+    if (site >= MAX_DENSE_SITE) return &c->pooled;
+    size_t i = site;
     if (i >= c->dense_n) {
         size_t n = c->dense_n ? c->dense_n : 256;
         while (n <= i) n *= 2;
-        if (n > MAX_DENSE_SITE + 1) n = MAX_DENSE_SITE + 1;
         struct replay_sampled_site *d = realloc(c->dense, n * sizeof *d);
         if (!d) {
             oom(err);
             return NULL;
         }
         memset(d + c->dense_n, 0, (n - c->dense_n) * sizeof *d);
-        for (size_t k = c->dense_n; k < n; k++) d[k].site = k == MAX_DENSE_SITE ? UINT32_MAX : (uint32_t)k;
+        for (size_t k = c->dense_n; k < n; k++) d[k].site = (uint32_t)k;
         c->dense = d;
         c->dense_n = n;
     }
@@ -297,8 +300,9 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
     /* known at the end of the reading (like truncation) */
     if ((s->skipped_blocks = pes_trace_reader_skipped(r, &tmsg))) snprintf(s->skipped, sizeof s->skipped, "%s", tmsg);
     if (convert(&c, err) < 0) goto out;
-    for (size_t i = 0; i < c.dense_n; i++) {
-        const struct replay_sampled_site *d = &c.dense[i];
+    c.pooled.site = UINT32_MAX;
+    for (size_t i = 0; i <= c.dense_n; i++) {   /* the table, then the pooled entry */
+        const struct replay_sampled_site *d = i < c.dense_n ? &c.dense[i] : &c.pooled;
         if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) s->n_sites++;
     }
     s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
@@ -307,8 +311,8 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
         goto out;
     }
     s->n_sites = 0;
-    for (size_t i = 0; i < c.dense_n; i++) {
-        const struct replay_sampled_site *d = &c.dense[i];
+    for (size_t i = 0; i <= c.dense_n; i++) {
+        const struct replay_sampled_site *d = i < c.dense_n ? &c.dense[i] : &c.pooled;
         if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) {
             struct replay_sampled_site *o = &s->sites[s->n_sites++];
             *o = *d;
