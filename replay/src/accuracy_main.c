@@ -27,8 +27,8 @@ int replay_accuracy_main(const struct replay_options *o, const struct pes_machin
     if (s.skipped[0]) replay_message("warning: %s", s.skipped);
     if (s.lost)
         replay_message("warning: %s: the collector lost %llu samples or events (LOST events: a full "
-                        "buffer or the kernel's ring); the counts and histograms lack them",
-                o->trace, (unsigned long long)s.lost);
+                       "buffer or the kernel's ring); the counts and histograms lack them",
+                       o->trace, (unsigned long long)s.lost);
     struct replay_accuracy a;
     if (o->compare) {
         /* shared caches: --sockets if given, else what the collector simulated */

@@ -142,14 +142,14 @@ static int check_outputs(const struct replay_options *o) {
         if (!f->name || !f->exists) continue;
         if (S_ISDIR(f->st.st_mode) || S_ISSOCK(f->st.st_mode)) {
             replay_message("%s %s: is a %s, not a file to write", f->flag, f->name,
-                    S_ISDIR(f->st.st_mode) ? "directory" : "socket");
+                           S_ISDIR(f->st.st_mode) ? "directory" : "socket");
             rc = -1;
         }
         for (int k = 0; k < 3 && !rc; k++) {
             struct stat in;
             if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == f->st.st_dev && in.st_ino == f->st.st_ino) {
                 replay_message("%s %s: is the input %s %s; refusing to overwrite it", f->flag,
-                        f->name, input_kind[k], inputs[k]);
+                               f->name, input_kind[k], inputs[k]);
                 rc = -1;
             }
         }
@@ -161,7 +161,7 @@ static int check_outputs(const struct replay_options *o) {
             if ((a->exists && b->exists && a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino) ||
                 (a->canon && b->canon && strcmp(a->canon, b->canon) == 0)) {
                 replay_message("%s %s and %s %s: the same file; the second would replace the first",
-                        a->flag, a->name, b->flag, b->name);
+                               a->flag, a->name, b->flag, b->name);
                 rc = -1;
             }
         }
@@ -326,7 +326,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         /* --compare reads the full trace for its reuse truth only */
         if (o->full_only) {
             replay_message("--%s: not with --compare; run pes-replay %s --%s on the full trace alone",
-                    o->full_only, o->full, o->full_only);
+                           o->full_only, o->full, o->full_only);
             return -1;
         }
         return check_outputs(o);

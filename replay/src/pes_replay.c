@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */
         if (o.full_only) {
             replay_message("%s: a sampled trace; --%s needs a full trace (pes-collect --full): "
-                            "pes-replay %s alone reports its samples, --compare %s FULL their accuracy",
-                    o.trace, o.full_only, o.trace, o.trace);
+                           "pes-replay %s alone reports its samples, --compare %s FULL their accuracy",
+                           o.trace, o.full_only, o.trace, o.trace);
             return 2;
         }
         return replay_accuracy_main(&o, &res.machine);
@@ -66,18 +66,18 @@ int main(int argc, char **argv) {
         int first = replay_trace_kind(o.trace), second = replay_trace_kind(o.full);
         if (first == PES_TRACE_FULL && second == PES_TRACE_SAMPLED) {
             replay_message("--compare SAMPLED FULL: %s is a full trace and %s a sampled one; "
-                            "give the sampled trace first", o.trace, o.full);
+                           "give the sampled trace first", o.trace, o.full);
             return 2;
         }
         if (second == PES_TRACE_SAMPLED) {
             replay_message("--compare SAMPLED FULL: %s is a sampled trace; the second trace must be "
-                            "the full trace of the same program (pes-collect --full; both from one run: "
-                            "pes-collect --mode MODE --full)", o.full);
+                           "the full trace of the same program (pes-collect --full; both from one run: "
+                           "pes-collect --mode MODE --full)", o.full);
             return 2;
         }
         if (first == PES_TRACE_FULL) {
             replay_message("--compare SAMPLED FULL: %s is a full trace; the first trace must be a "
-                            "sampled trace (pes-collect --mode MODE)", o.trace);
+                           "sampled trace (pes-collect --mode MODE)", o.trace);
             return 2;
         }
         return replay_accuracy_main(&o, &res.machine);
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     for (uint32_t l = 1; l < res.machine.n_levels; l++)
         if (res.machine.level[l].line != res.line && !o.line)
             replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
-                    l + 1, res.machine.level[l].line, res.line);
+                           l + 1, res.machine.level[l].line, res.line);
 
     struct replay_input *in = replay_input_open(o.trace, &err);
     if (!in) return fail(&err);
@@ -103,9 +103,9 @@ int main(int argc, char **argv) {
     }
     if (o.n_cores && res.summary.threads > 1)
         replay_message("warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
-                        "has %u threads, whose records are taken in time order as one sequential stream "
-                        "(record with OMP_NUM_THREADS=1 for the paper's method)",
-                res.summary.threads);
+                       "has %u threads, whose records are taken in time order as one sequential stream "
+                       "(record with OMP_NUM_THREADS=1 for the paper's method)",
+                       res.summary.threads);
     if (o.n_cores && replay_analyze_mimic(in, &o, &res, &err) < 0) goto done;
     if (replay_apply_model(&res, &err) < 0) goto done;
 
