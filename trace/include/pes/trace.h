@@ -434,6 +434,9 @@ void pes_trace_reader_close(struct pes_trace_reader *r);
 #define PES_TEXT_WRITE_SITE 1u
 struct pes_text_reader;
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err);
+/* Same, from memory (the fuzzer, tests); the buffer is copied, name is for messages. */
+struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t size, const char *name,
+                                                    struct pes_error *err);
 /* Reads up to max records; returns count (0 at end) or -1 on a malformed line (err names line). */
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
                           struct pes_error *err);
