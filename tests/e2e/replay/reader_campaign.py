@@ -349,7 +349,7 @@ def main():
             os.path.basename(trace), sum(counts.values()), len(commands),
             ', '.join('%s %d' % kv for kv in sorted(counts.items()))))
     if failures:
-        print('FAIL: %d mutants without one verdict' % failures)
+        print('FAIL: %d mutants or constructed traces without the verdict they call for' % failures)
         return 1
     return 0
 
