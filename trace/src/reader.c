@@ -458,8 +458,9 @@ static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint6
 /* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
  * end offset), 0 at the end of the data (clean or truncated: r->truncated),
  * -1 on error. With `oc` (the sequential path) the block-order checks come
- * after the block header's and before the payload's, in the index scan's
- * order, so that both report the same damage first. */
+ * after the block header's and before the payload's, as in the index scan,
+ * so that both report the same damage (the index decompresses only the
+ * block header: damage later in the same frame shows here first). */
 static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block *out,
                       uint64_t *end, struct order_check *oc, struct pes_error *err)
 {
