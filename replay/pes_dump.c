@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,42 @@ struct dump {
     struct pes_trace_reader *r;
     uint64_t printed;  /* records/events printed (for --limit) */
 };
+
+/* ---------------------------------------------------------------- terminal safety */
+
+/* s (from the trace or the command line) with what a terminal could act on
+ * escaped (pes_escape_text). The result lives in one of a ring of buffers:
+ * valid until the 4th call after this one, so up to 4 per printf. */
+static const char *safe(const char *s)
+{
+    static char *ring[4];
+    static size_t cap[4];
+    static unsigned next;
+    unsigned k = next++ % 4;
+    size_t need = pes_escape_text(NULL, 0, s) + 1;
+    if (need > cap[k]) {
+        char *b = realloc(ring[k], need);
+        if (!b)
+            return "(out of memory)";
+        ring[k] = b;
+        cap[k] = need;
+    }
+    pes_escape_text(ring[k], cap[k], s);
+    return ring[k];
+}
+
+/* One line on stderr, "pes-dump: " and the message, escaped as a whole: file
+ * names and strings in messages come from the command line and the trace. */
+static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void message(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "pes-dump: %s\n", safe(line));
+}
 
 static void usage(FILE *f)
 {
@@ -80,7 +117,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
             } else if (strcmp(a, "--thread") == 0 || strcmp(a, "--limit") == 0 ||
                        strcmp(a, "--format") == 0) {
                 if (i + 1 >= argc) {
-                    fprintf(stderr, "pes-dump: %s needs a value\n", a);
+                    message("%s needs a value", a);
                     return -1;
                 }
                 const char *val = argv[++i];
@@ -90,12 +127,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
                     else if (strcmp(val, "json") == 0)
                         o->fmt = FMT_JSON;
                     else {
-                        fprintf(stderr, "pes-dump: --format: expected text or json, got '%s'\n", val);
+                        message("--format: expected text or json, got '%s'", val);
                         return -1;
                     }
                 } else if (parse_u64(val, &v) ||
                            (strcmp(a, "--thread") == 0 && v > UINT32_MAX)) {
-                    fprintf(stderr, "pes-dump: %s: expected a non-negative integer, got '%s'\n",
+                    message("%s: expected a non-negative integer, got '%s'",
                             a, val);
                     return -1;
                 } else if (strcmp(a, "--thread") == 0)
@@ -103,18 +140,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 else
                     o->limit = v;
             } else {
-                fprintf(stderr, "pes-dump: unknown option '%s' (see --help)\n", a);
+                message("unknown option '%s' (see --help)", a);
                 return -1;
             }
         } else if (!o->path) {
             o->path = a;
         } else {
-            fprintf(stderr, "pes-dump: more than one trace given ('%s', '%s')\n", o->path, a);
+            message("more than one trace given ('%s', '%s')", o->path, a);
             return -1;
         }
     }
     if (!o->path) {
-        fprintf(stderr, "pes-dump: no trace given\n");
+        message("no trace given");
         usage(stderr);
         return -1;
     }
@@ -207,12 +244,12 @@ static void print_header(const struct dump *d, const struct pes_trace_info *in)
         printf("}\n");
         return;
     }
-    printf("# pes trace %s\n", d->o.path);
+    printf("# pes trace %s\n", safe(d->o.path));
     printf("version   %u\n", in->version);
     printf("kind      %s\n", kind_str(in->kind));
-    printf("command   %s\n", in->command);
-    printf("host      %s\n", in->hostname);
-    printf("cpu       %s (%u CPUs, %u sockets)\n", in->cpu_model, in->n_cpus, in->n_sockets);
+    printf("command   %s\n", safe(in->command));
+    printf("host      %s\n", safe(in->hostname));
+    printf("cpu       %s (%u CPUs, %u sockets)\n", safe(in->cpu_model), in->n_cpus, in->n_sockets);
     for (uint32_t i = 0; i < in->n_cache_levels; i++) {
         const struct pes_cache_level *c = &in->caches[i];
         printf("cache     L%u%c %" PRIu64 " B, %u-way, %u B lines, shared by %u CPUs\n", c->level,
@@ -227,8 +264,10 @@ static void print_header(const struct dump *d, const struct pes_trace_info *in)
         printf("config    -\n");
     while (*c) {
         const char *nl = strchr(c, '\n');
-        int len = nl ? (int)(nl - c) : (int)strlen(c);
-        printf("config    %.*s\n", len, c);
+        size_t len = nl ? (size_t)(nl - c) : strlen(c);
+        char *line = strndup(c, len);
+        printf("config    %s\n", line ? safe(line) : "(out of memory)");
+        free(line);
         c += len + (nl ? 1 : 0);
     }
 }
@@ -241,7 +280,7 @@ static void print_module(const struct dump *d, const struct pes_module *m)
         json_str(m->name);
         printf(",\"id_base\":%u,\"n_sites\":%u,\"n_bbs\":%u}\n", m->id_base, m->n_sites, m->n_bbs);
     } else {
-        printf("module %s ids %u..%" PRIu64 " (%u sites, %u basic blocks)\n", m->name, m->id_base,
+        printf("module %s ids %u..%" PRIu64 " (%u sites, %u basic blocks)\n", safe(m->name), m->id_base,
                last ? last - 1 : 0, m->n_sites, m->n_bbs);
     }
     char fl[64];
@@ -258,7 +297,7 @@ static void print_module(const struct dump *d, const struct pes_module *m)
             printf("}\n");
         } else {
             printf("  site %-6u %s:%u:%u  %s  %s  size %u  bb %u  flags %s\n", s->id,
-                   *s->file ? s->file : "?", s->line, s->column, *s->function ? s->function : "?",
+                   *s->file ? safe(s->file) : "?", s->line, s->column, *s->function ? safe(s->function) : "?",
                    pes_access_kind_name(s->kind), s->size, s->bb, fl);
         }
     }
@@ -275,7 +314,7 @@ static void print_module(const struct dump *d, const struct pes_module *m)
                 printf("%s\"%s\":%u", k ? "," : "", pes_op_class_name(k), b->ops[k]);
             printf("}}\n");
         } else {
-            printf("  bb   %-6u %s:%s  sites %u%s  ops", b->id, b->function, b->label, b->n_sites,
+            printf("  bb   %-6u %s:%s  sites %u%s  ops", b->id, safe(b->function), safe(b->label), b->n_sites,
                    b->flags & PES_BB_PARALLEL ? "  parallel" : "");
             int any = 0;
             for (int k = 0; k < PES_OP_COUNT; k++)
@@ -325,7 +364,7 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
                    thread, rec->addr, size, rw_of(s->kind), rec->id, rec->extra);
         } else {
             printf("T%u access  0x%" PRIx64 " %u %s  %s:%u:%u (site %u)", thread, rec->addr, size,
-                   rw_of(s->kind), *s->file ? s->file : "?", s->line, s->column, rec->id);
+                   rw_of(s->kind), *s->file ? safe(s->file) : "?", s->line, s->column, rec->id);
             if (s->kind == PES_KIND_GATHER || s->kind == PES_KIND_SCATTER)
                 printf(" lane %u", rec->extra);
             putchar('\n');
@@ -334,7 +373,7 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
         if (json)
             printf("{\"type\":\"bb\",\"thread\":%u,\"bb\":%u}\n", thread, rec->id);
         else
-            printf("T%u bb  %s:%s (bb %u)\n", thread, b->function, b->label, rec->id);
+            printf("T%u bb  %s:%s (bb %u)\n", thread, safe(b->function), safe(b->label), rec->id);
     } else if (rec->id >= PES_ID_CONTROL_FIRST) {
         const char *name = rec->id == PES_ID_TIME ? "time"
                            : rec->id == PES_ID_REGION_BEGIN ? "region_begin"
@@ -390,7 +429,7 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
         if (e->site == UINT32_MAX)
             printf(" site=-");
         else if (s)
-            printf(" site=%u (%s:%u:%u)", e->site, s->file, s->line, s->column);
+            printf(" site=%u (%s:%u:%u)", e->site, safe(s->file), s->line, s->column);
         else
             printf(" site=%u", e->site);
         printf(" ip=0x%" PRIx64 " time=%" PRIu64, e->ip, e->time);
@@ -430,7 +469,7 @@ static void print_block(struct dump *d, const struct pes_block *b)
                 printf("}\n");
             } else {
                 printf("map 0x%" PRIx64 "-0x%" PRIx64 " off 0x%" PRIx64 " %s\n", m->start, m->end,
-                       m->file_offset, m->path);
+                       m->file_offset, safe(m->path));
             }
         }
         break;
@@ -482,13 +521,16 @@ static int print_stats(struct dump *d, struct pes_error *err)
         ts[t].count += refs[i].count;
         ts[t].bytes += 24 + (uint64_t)refs[i].frame_size;
         total += 24 + (uint64_t)refs[i].frame_size;
-        if (refs[i].type == PES_BLOCK_ACCESS) { /* classify records: needs decoding */
+        /* The records and events are decoded, like a dump reads them: to
+         * classify records, and so that --stats checks every block (the
+         * other blocks were by load_tables). */
+        if (refs[i].type == PES_BLOCK_ACCESS || refs[i].type == PES_BLOCK_EVENTS) {
             struct pes_block b;
             if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
                 free(refs);
                 return -1;
             }
-            for (size_t k = 0; k < b.n; k++) {
+            for (size_t k = 0; b.records && k < b.n; k++) {
                 uint32_t id = b.records[k].id;
                 if (pes_trace_reader_site(d->r, id))
                     accesses++;
@@ -539,10 +581,11 @@ static int run(struct dump *d, struct pes_error *err)
         return 0;
     if (d->o.stats)
         return print_stats(d, err);
-    /* Tables first (from the block index), then every block in file order. */
+    /* Tables first (from the block index, every block but the records
+     * checked), then every block in file order. */
     struct pes_block_ref *refs;
     size_t n;
-    if (pes_trace_reader_index(d->r, &refs, &n, err))
+    if (pes_trace_reader_load_tables(d->r, err) || pes_trace_reader_index(d->r, &refs, &n, err))
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD)
@@ -575,13 +618,13 @@ int main(int argc, char **argv)
     struct pes_error err;
     d.r = pes_trace_reader_open(d.o.path, &err);
     if (!d.r) {
-        fprintf(stderr, "pes-dump: %s\n", err.message);
+        message("%s", err.message);
         return 1;
     }
     int rc = run(&d, &err);
     fflush(stdout);
     if (rc < 0) {
-        fprintf(stderr, "pes-dump: %s\n", err.message);
+        message("%s", err.message);
         pes_trace_reader_close(d.r);
         return 1;
     }
@@ -589,10 +632,12 @@ int main(int argc, char **argv)
     /* Every mode but --header-only scans the block index, which knows about
      * truncation: --stats, --tables and --limit warn like a full dump. */
     if (!d.o.header_only && pes_trace_reader_truncated(d.r, &msg))
-        fprintf(stderr, "pes-dump: warning: %s\n", msg);
+        message("warning: %s", msg);
+    if (!d.o.header_only && pes_trace_reader_skipped(d.r, &msg))
+        message("warning: %s", msg);
     pes_trace_reader_close(d.r);
     if (ferror(stdout)) {
-        fprintf(stderr, "pes-dump: write error on standard output\n");
+        message("write error on standard output");
         return 1;
     }
     return 0;

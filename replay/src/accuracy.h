@@ -60,6 +60,8 @@ struct replay_sampled {
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
     char truncation[320];              /* the reader's truncation message, "" if complete */
+    uint64_t skipped_blocks;           /* blocks of unknown type, and the reader's message */
+    char skipped[320];
 };
 
 /* Reads every EVENTS block of a sampled trace. */
@@ -78,6 +80,8 @@ struct replay_truth {
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
     char truncation[320];            /* the reader's truncation message, "" if complete */
+    uint64_t skipped_blocks;         /* blocks of unknown type, and the reader's message */
+    char skipped[320];
     char clipped[320];               /* replay_input_clipped's warning, "" if nothing was clipped */
 };
 
@@ -115,8 +119,8 @@ int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const
  * without a debug location keep their own key. */
 uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id);
 
-/* 1 if path is a pes trace of kind SAMPLED, 0 if not (or not a pes trace). */
-int replay_is_sampled(const char *path);
+/* PES_TRACE_SAMPLED or PES_TRACE_FULL for a pes trace whose HEADER reads, else 0. */
+int replay_trace_kind(const char *path);
 /* pes-replay entry for a sampled trace or --compare; returns the exit code. */
 int replay_accuracy_main(const struct replay_options *o, const struct pes_machine *m);
 

@@ -8,6 +8,7 @@
 
 #include "accuracy.h"
 #include "replay.h"
+#include "report_util.h"
 
 int replay_accuracy_main(const struct replay_options *o, const struct pes_machine *m) {
     struct pes_error err = {0};
@@ -22,17 +23,23 @@ int replay_accuracy_main(const struct replay_options *o, const struct pes_machin
     }
     if (replay_sampled_analyze(o->trace, &s, &err) < 0) goto done;
     have_s = 1;
-    if (s.truncation[0]) fprintf(stderr, "pes-replay: warning: %s\n", s.truncation);
+    if (s.truncation[0]) replay_message("warning: %s", s.truncation);
+    if (s.skipped[0]) replay_message("warning: %s", s.skipped);
+    if (s.lost)
+        replay_message("warning: %s: the collector lost %llu samples or events (LOST events: a full "
+                       "buffer or the kernel's ring); the counts and histograms lack them",
+                       o->trace, (unsigned long long)s.lost);
     struct replay_accuracy a;
     if (o->compare) {
         /* shared caches: --sockets if given, else what the collector simulated */
         uint32_t sockets = o->sockets > 1 ? o->sockets : (s.sockets ? s.sockets : 1);
         if (replay_truth_analyze(o->full, m, sockets, s.line, &t, &err) < 0) goto done;
-        if (t.truncation[0]) fprintf(stderr, "pes-replay: warning: %s\n", t.truncation);
-        if (t.clipped[0]) fprintf(stderr, "pes-replay: warning: %s\n", t.clipped);
+        if (t.truncation[0]) replay_message("warning: %s", t.truncation);
+        if (t.skipped[0]) replay_message("warning: %s", t.skipped);
+        if (t.clipped[0]) replay_message("warning: %s", t.clipped);
         if (replay_accuracy_compute(&s, &t, o->top, &a, &err) < 0) goto done;
         if (!a.same_execution)
-            fprintf(stderr, "pes-replay: warning: %s and %s come from different executions\n", o->trace, o->full);
+            replay_message("warning: %s and %s come from different executions", o->trace, o->full);
     }
     if (o->output && !(out = fopen(o->output, "w"))) {
         snprintf(err.message, sizeof err.message, "-o %s: %s", o->output, strerror(errno));
@@ -53,7 +60,7 @@ int replay_accuracy_main(const struct replay_options *o, const struct pes_machin
     }
     rc = 0;
 done:
-    if (rc) fprintf(stderr, "pes-replay: %s\n", err.message);
+    if (rc) replay_message("%s", err.message);
     if (out != stdout) fclose(out);
     if (have_s) replay_sampled_free(&s);
     replay_truth_free(&t);

@@ -58,6 +58,8 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
         goto out;
     }
     if (replay_input_truncation(in)) snprintf(t->truncation, sizeof t->truncation, "%s", replay_input_truncation(in));
+    const char *skipped;
+    if ((t->skipped_blocks = replay_input_skipped(in, &skipped))) snprintf(t->skipped, sizeof t->skipped, "%s", skipped);
     t->pid = info->pid;
     t->start_ticks = info->start_ticks;
     t->ticks_per_second = info->ticks_per_second;

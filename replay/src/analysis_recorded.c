@@ -130,6 +130,7 @@ int replay_analyze_recorded(struct replay_input *in, const struct replay_options
         s->command = info->command;
     }
     s->truncated = replay_input_truncation(in) != NULL;
+    s->skipped_blocks = replay_input_skipped(in, NULL);
 
     uint32_t n = replay_input_threads(in);
     uint32_t sockets = o->sockets < n ? o->sockets : n;

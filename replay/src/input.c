@@ -36,6 +36,8 @@ struct replay_input {
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
     int has_bbs;
     char truncation[320];
+    char skipped[320];           /* the reader's message on blocks of unknown type */
+    uint64_t skipped_blocks;
     uint32_t *id_slot;           /* [n_ids] id -> resolution + 1 (0: not yet), filled lazily: */
     uint32_t n_ids;              /* 4 bytes per id up to the highest seen, */
     struct id_info *infos;       /* and 16 per id actually seen */
@@ -69,14 +71,19 @@ int replay_input_check_file(const char *path, struct pes_error *err) {
     return -1;
 }
 
-/* zstd frames (0xFD2FB528) and skippable frames (0x184D2A5?) start a pes trace. */
+/* zstd frames (0xFD2FB528) and skippable frames (0x184D2A5?) start a pes trace;
+ * so does a file of 1 to 3 bytes that begins like one (a trace cut inside its
+ * first frame: the trace reader says so, the text reader would not). */
 static int looks_like_zstd(const char *path, struct pes_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return fail(err, PES_ERR_IO, path, strerror(errno));
     unsigned char m[4] = {0};
     size_t n = fread(m, 1, 4, f);
     fclose(f);
-    if (n < 4) return 0;
+    static const unsigned char zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD}, skippable[3] = {0x2A, 0x4D, 0x18};
+    if (n < 4)
+        return n > 0 && (memcmp(m, zstd_magic, n) == 0 ||
+                         ((m[0] & 0xF0) == 0x50 && memcmp(m + 1, skippable, n - 1) == 0));
     uint32_t magic = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
     return magic == 0xFD2FB528u || (magic & 0xFFFFFFF0u) == 0x184D2A50u;
 }
@@ -103,10 +110,12 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
     const char *msg = NULL;
     if (pes_trace_reader_truncated(in->reader, &msg))
         snprintf(in->truncation, sizeof in->truncation, "%s", msg ? msg : "trace is truncated");
+    if ((in->skipped_blocks = pes_trace_reader_skipped(in->reader, &msg)))
+        snprintf(in->skipped, sizeof in->skipped, "%s", msg);
     const struct pes_trace_info *info = pes_trace_reader_info(in->reader);
     if (info->kind != PES_TRACE_FULL) {
         fail(err, PES_ERR_FORMAT, path,
-             "is a sampled trace; pes-replay analyses full traces (sampled analyses are not implemented yet)");
+             "is a sampled trace; expected a full trace (pes-collect --full)");
         replay_input_close(in);
         return NULL;
     }
@@ -160,6 +169,11 @@ uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t m
                  in->clipped_site, in->clipped == 1 ? "its" : "their", in->range_cap,
                  in->clipped == 1 ? "the" : "each");
     return in->clipped;
+}
+
+uint64_t replay_input_skipped(const struct replay_input *in, const char **message) {
+    if (message) *message = in->skipped;
+    return in->skipped_blocks;
 }
 
 /* ------------------------------------------------------------ sequential cursors */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "report_util.h"
 
 static const char usage[] =
     "usage: pes-replay TRACE [options]\n"
@@ -54,7 +55,7 @@ static const char usage[] =
     "      --version        print the version\n";
 
 static int bad(const char *flag, const char *what, const char *value) {
-    fprintf(stderr, "pes-replay: %s: expected %s, got '%s'\n", flag, what, value);
+    replay_message("%s: expected %s, got '%s'", flag, what, value);
     return -1;
 }
 
@@ -140,15 +141,15 @@ static int check_outputs(const struct replay_options *o) {
         struct out_file *f = &out[i];
         if (!f->name || !f->exists) continue;
         if (S_ISDIR(f->st.st_mode) || S_ISSOCK(f->st.st_mode)) {
-            fprintf(stderr, "pes-replay: %s %s: is a %s, not a file to write\n", f->flag, f->name,
-                    S_ISDIR(f->st.st_mode) ? "directory" : "socket");
+            replay_message("%s %s: is a %s, not a file to write", f->flag, f->name,
+                           S_ISDIR(f->st.st_mode) ? "directory" : "socket");
             rc = -1;
         }
         for (int k = 0; k < 3 && !rc; k++) {
             struct stat in;
             if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == f->st.st_dev && in.st_ino == f->st.st_ino) {
-                fprintf(stderr, "pes-replay: %s %s: is the input %s %s; refusing to overwrite it\n", f->flag,
-                        f->name, input_kind[k], inputs[k]);
+                replay_message("%s %s: is the input %s %s; refusing to overwrite it", f->flag,
+                               f->name, input_kind[k], inputs[k]);
                 rc = -1;
             }
         }
@@ -159,8 +160,8 @@ static int check_outputs(const struct replay_options *o) {
             if (!a->name || !b->name || is_stream(a)) continue;
             if ((a->exists && b->exists && a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino) ||
                 (a->canon && b->canon && strcmp(a->canon, b->canon) == 0)) {
-                fprintf(stderr, "pes-replay: %s %s and %s %s: the same file; the second would replace the first\n",
-                        a->flag, a->name, b->flag, b->name);
+                replay_message("%s %s and %s %s: the same file; the second would replace the first",
+                               a->flag, a->name, b->flag, b->name);
                 rc = -1;
             }
         }
@@ -298,45 +299,45 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         case 'h': fputs(usage, stdout); return 1;
         case OPT_VERSION: printf("pes-replay %s\n", PES_VERSION); return 1;
         case ':':
-            fprintf(stderr, "pes-replay: %s: expected a value (see pes-replay --help)\n", argv[optind - 1]);
+            replay_message("%s: expected a value (see pes-replay --help)", argv[optind - 1]);
             return -1;
         default:
-            fprintf(stderr, "pes-replay: unknown option '%s' (see pes-replay --help)\n", argv[optind - 1]);
+            replay_message("unknown option '%s' (see pes-replay --help)", argv[optind - 1]);
             return -1;
         }
     }
     if (o->show_machine) return 0;
     if (optind >= argc) {
-        fprintf(stderr, "pes-replay: no trace given (usage: pes-replay TRACE [options])\n");
+        replay_message("no trace given (usage: pes-replay TRACE [options])");
         return -1;
     }
     /* settings of the mimicked cores would be silently ignored without them */
     if (mimic_only && !o->n_cores) {
-        fprintf(stderr, "pes-replay: --%s: only with --cores (mimicked cores)\n", mimic_only);
+        replay_message("--%s: only with --cores (mimicked cores)", mimic_only);
         return -1;
     }
     if (o->compare) {
         if (optind + 2 != argc) {
-            fprintf(stderr, "pes-replay: --compare: expected two traces, SAMPLED FULL\n");
+            replay_message("--compare: expected two traces, SAMPLED FULL");
             return -1;
         }
         o->trace = argv[optind];
         o->full = argv[optind + 1];
         /* --compare reads the full trace for its reuse truth only */
         if (o->full_only) {
-            fprintf(stderr, "pes-replay: --%s: not with --compare; run pes-replay %s --%s on the full trace alone\n",
-                    o->full_only, o->full, o->full_only);
+            replay_message("--%s: not with --compare; run pes-replay %s --%s on the full trace alone",
+                           o->full_only, o->full, o->full_only);
             return -1;
         }
         return check_outputs(o);
     }
     if (optind + 1 < argc) {
-        fprintf(stderr, "pes-replay: unexpected argument '%s' after the trace\n", argv[optind + 1]);
+        replay_message("unexpected argument '%s' after the trace", argv[optind + 1]);
         return -1;
     }
     o->trace = argv[optind];
     if ((o->comm_csv || o->sites_csv) && !o->simulate) {
-        fprintf(stderr, "pes-replay: %s needs --simulate\n", o->comm_csv ? "--comm-csv" : "--sites-csv");
+        replay_message("%s needs --simulate", o->comm_csv ? "--comm-csv" : "--sites-csv");
         return -1;
     }
     return check_outputs(o);

@@ -10,9 +10,10 @@
 
 #include "accuracy.h"
 #include "replay.h"
+#include "report_util.h"
 
 static int fail(const struct pes_error *err) {
-    fprintf(stderr, "pes-replay: %s\n", err->message);
+    replay_message("%s", err->message);
     return 1;
 }
 
@@ -53,26 +54,48 @@ int main(int argc, char **argv) {
     if (replay_input_check_file(o.trace, &err) < 0 || (o.compare && replay_input_check_file(o.full, &err) < 0))
         return fail(&err);
     /* sampled traces and --compare: accuracy.h */
-    if (!o.compare && replay_is_sampled(o.trace)) {
+    if (!o.compare && replay_trace_kind(o.trace) == PES_TRACE_SAMPLED) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */
         if (o.full_only) {
-            fprintf(stderr, "pes-replay: %s: a sampled trace; --%s needs a full trace (pes-collect --full): "
-                            "pes-replay %s alone reports its samples, --compare %s FULL their accuracy\n",
-                    o.trace, o.full_only, o.trace, o.trace);
+            replay_message("%s: a sampled trace; --%s needs a full trace (pes-collect --full): "
+                           "pes-replay %s alone reports its samples, --compare %s FULL their accuracy",
+                           o.trace, o.full_only, o.trace, o.trace);
             return 2;
         }
         return replay_accuracy_main(&o, &res.machine);
     }
-    if (o.compare) return replay_accuracy_main(&o, &res.machine);
+    if (o.compare) {
+        /* unreadable traces are left to the analyses, which name the damage */
+        int first = replay_trace_kind(o.trace), second = replay_trace_kind(o.full);
+        if (first == PES_TRACE_FULL && second == PES_TRACE_SAMPLED) {
+            replay_message("--compare SAMPLED FULL: %s is a full trace and %s a sampled one; "
+                           "give the sampled trace first", o.trace, o.full);
+            return 2;
+        }
+        if (second == PES_TRACE_SAMPLED) {
+            replay_message("--compare SAMPLED FULL: %s is a sampled trace; the second trace must be "
+                           "the full trace of the same program (pes-collect --full; both from one run: "
+                           "pes-collect --mode MODE --full)", o.full);
+            return 2;
+        }
+        if (first == PES_TRACE_FULL) {
+            replay_message("--compare SAMPLED FULL: %s is a full trace; the first trace must be a "
+                           "sampled trace (pes-collect --mode MODE)", o.trace);
+            return 2;
+        }
+        return replay_accuracy_main(&o, &res.machine);
+    }
     res.line = o.line ? o.line : res.machine.level[0].line;
     for (uint32_t l = 1; l < res.machine.n_levels; l++)
         if (res.machine.level[l].line != res.line && !o.line)
-            fprintf(stderr, "pes-replay: warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines\n",
-                    l + 1, res.machine.level[l].line, res.line);
+            replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
+                           l + 1, res.machine.level[l].line, res.line);
 
     struct replay_input *in = replay_input_open(o.trace, &err);
     if (!in) return fail(&err);
-    if (replay_input_truncation(in)) fprintf(stderr, "pes-replay: warning: %s\n", replay_input_truncation(in));
+    if (replay_input_truncation(in)) replay_message("warning: %s", replay_input_truncation(in));
+    const char *skipped;
+    if (replay_input_skipped(in, &skipped)) replay_message("warning: %s", skipped);
     replay_input_set_range_cap(in, replay_range_cap(res.line, res.machine.level[0].line));
 
     FILE *out = stdout;
@@ -85,10 +108,10 @@ int main(int argc, char **argv) {
         goto done;
     }
     if (o.n_cores && res.summary.threads > 1)
-        fprintf(stderr, "pes-replay: warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
-                        "has %u threads, whose records are taken in time order as one sequential stream "
-                        "(record with OMP_NUM_THREADS=1 for the paper's method)\n",
-                res.summary.threads);
+        replay_message("warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
+                       "has %u threads, whose records are taken in time order as one sequential stream "
+                       "(record with OMP_NUM_THREADS=1 for the paper's method)",
+                       res.summary.threads);
     if (o.n_cores && replay_analyze_mimic(in, &o, &res, &err) < 0) goto done;
     if (replay_apply_model(&res, &err) < 0) goto done;
 

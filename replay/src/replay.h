@@ -64,6 +64,7 @@ struct replay_summary {
     uint32_t kind;                /* enum pes_trace_kind, 0 for a text trace */
     int text;                     /* plain-text address trace */
     int truncated;
+    uint64_t skipped_blocks;      /* blocks of a type the reader does not know */
     uint64_t clipped_ranges;      /* variable-size accesses clipped (REPLAY_RANGE_GRANULES) */
     uint32_t threads;             /* threads with records */
     uint64_t records, accesses, bb_execs;
@@ -84,6 +85,8 @@ const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id)
 int replay_input_has_bbs(const struct replay_input *in);
 uint32_t replay_input_threads(const struct replay_input *in);   /* thread table size (text: 1) */
 const char *replay_input_truncation(const struct replay_input *in); /* NULL if complete */
+/* Blocks of unknown type the reader skipped, and its one-line message about them. */
+uint64_t replay_input_skipped(const struct replay_input *in, const char **message);
 
 /* Variable-size accesses (memcpy, memmove and memset ranges, whose length is
  * the record's extra) longer than this many granules are clipped to their

@@ -94,8 +94,8 @@ static double matrix_total(const double *m, uint32_t n) {
 
 int replay_report_sampled_text(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top) {
     char a[32], b[32];
-    fprintf(out, "pes-replay: %s: sampled trace, mode %s, period load %llu store %llu, %s, %u threads\n", path,
-            s->mode, (unsigned long long)s->period_load, (unsigned long long)s->period_store,
+    fprintf(out, "pes-replay: %s: sampled trace, mode %s, period load %llu store %llu, %s, %u threads\n",
+            report_safe(path), report_safe(s->mode), (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             s->spatial ? "line granularity" : "address granularity", s->n_threads);
     report_count(a, sizeof a, s->samples);
     report_count(b, sizeof b, s->lost);
@@ -148,7 +148,7 @@ int replay_report_sampled_text(FILE *out, const char *path, const struct replay_
                 "comm-false");
         for (size_t k = 0; k < n; k++) {
             const struct replay_sampled_site *p = &s->sites[idx[k]];
-            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", p->label, (unsigned long long)p->samples,
+            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(p->label), (unsigned long long)p->samples,
                     (unsigned long long)p->reuses, (unsigned long long)p->invalidations,
                     (unsigned long long)p->comm_true, (unsigned long long)p->comm_false);
         }
@@ -164,7 +164,8 @@ int replay_report_sampled_json(FILE *out, const char *path, const struct replay_
     fprintf(out, ", \"period_load\": %llu, \"period_store\": %llu, \"granularity\": \"%s\", \"threads\": %u",
             (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             s->spatial ? "line" : "address", s->n_threads);
-    fprintf(out, ", \"truncated\": %s", s->truncation[0] ? "true" : "false");
+    fprintf(out, ", \"truncated\": %s, \"skipped_blocks\": %llu", s->truncation[0] ? "true" : "false",
+            (unsigned long long)s->skipped_blocks);
     fprintf(out, ", \"samples\": %llu, \"lost\": %llu, \"throttled\": %llu, \"dropped\": %llu, \"expired\": %llu",
             (unsigned long long)s->samples, (unsigned long long)s->lost, (unsigned long long)s->throttled,
             (unsigned long long)s->dropped, (unsigned long long)s->expired);
@@ -221,14 +222,15 @@ int replay_report_sampled_json(FILE *out, const char *path, const struct replay_
 
 int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
                                 const struct replay_truth *t, const struct replay_accuracy *a) {
-    fprintf(out, "pes-replay --compare %s %s\n", o->trace, o->full);
-    fprintf(out, "mode %s, period load %llu store %llu; %s\n", s->mode, (unsigned long long)s->period_load,
+    fprintf(out, "pes-replay --compare %s %s\n", report_safe(o->trace), report_safe(o->full));
+    fprintf(out, "mode %s, period load %llu store %llu; %s\n", report_safe(s->mode), (unsigned long long)s->period_load,
             (unsigned long long)s->period_store,
             a->same_execution ? "both traces come from one execution (same pid, host and command)"
                               : "the traces come from DIFFERENT executions (pid, host, command or start differ)");
-    fprintf(out, "samples %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, %u threads\n\n",
-            (unsigned long long)a->samples, (unsigned long long)a->decided, (unsigned long long)t->accesses,
-            t->n_threads);
+    fprintf(out, "samples %llu, lost %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, "
+            "%u threads\n\n",
+            (unsigned long long)a->samples, (unsigned long long)s->lost, (unsigned long long)a->decided,
+            (unsigned long long)t->accesses, t->n_threads);
     fprintf(out, "  %-40s ", "S intra-thread time histogram");
     text_num(out, "%.4f", a->s_intra);
     fprintf(out, "\n  %-40s ", "S shared-cache time histogram");
@@ -291,6 +293,8 @@ int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const
     fprintf(out, ", \"truncated\": %s, \"sampled_truncated\": %s, \"full_truncated\": %s",
             s->truncation[0] || t->truncation[0] ? "true" : "false", s->truncation[0] ? "true" : "false",
             t->truncation[0] ? "true" : "false");
+    fprintf(out, ", \"skipped_blocks\": %llu, \"lost\": %llu",
+            (unsigned long long)(s->skipped_blocks + t->skipped_blocks), (unsigned long long)s->lost);
     const struct { const char *k; double v; } f[] = {
         {"s_intra", a->s_intra}, {"s_shared", a->s_shared}, {"s_stack", a->s_stack},
         {"inval_ratio_sampled", a->inval_ratio_sampled}, {"inval_ratio_true", a->inval_ratio_true},

@@ -120,11 +120,11 @@ int replay_report_json(FILE *out, const struct replay_input *in, const struct re
     fprintf(out, ",\"kind\":\"%s\",\"command\":", s->text ? "text" : "full");
     report_json_string(out, s->command ? s->command : "");
     fprintf(out,
-            ",\"truncated\":%s,\"clipped_ranges\":%" PRIu64 ",\"threads\":%u,\"records\":%" PRIu64
-            ",\"accesses\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"writes\":%" PRIu64 ",\"bytes\":%" PRIu64
-            ",\"bb_executions\":%" PRIu64 ",\"ops\":{",
-            s->truncated ? "true" : "false", s->clipped_ranges, s->threads, s->records, s->accesses, s->reads,
-            s->writes, s->bytes, s->bb_execs);
+            ",\"truncated\":%s,\"skipped_blocks\":%" PRIu64 ",\"clipped_ranges\":%" PRIu64
+            ",\"threads\":%u,\"records\":%" PRIu64 ",\"accesses\":%" PRIu64 ",\"reads\":%" PRIu64
+            ",\"writes\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"bb_executions\":%" PRIu64 ",\"ops\":{",
+            s->truncated ? "true" : "false", s->skipped_blocks, s->clipped_ranges, s->threads, s->records,
+            s->accesses, s->reads, s->writes, s->bytes, s->bb_execs);
     for (int k = 0; k < PES_OP_COUNT; k++) fprintf(out, "%s\"%s\":%.0f", k ? "," : "", pes_machine_op_key(k), s->ops[k]);
     fputs("}},\"machine\":{\"name\":", out);
     report_json_string(out, res->machine.name);

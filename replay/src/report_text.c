@@ -12,7 +12,7 @@
 #include "report_util.h"
 
 static void print_machine_line(FILE *out, const struct pes_machine *m, uint32_t line) {
-    fprintf(out, "  machine   %s:", m->name);
+    fprintf(out, "  machine   %s:", report_safe(m->name));
     for (uint32_t l = 0; l < m->n_levels; l++) {
         char size[32];
         report_bytes(size, sizeof size, m->level[l].size);
@@ -26,8 +26,8 @@ static void print_summary(FILE *out, const struct replay_options *o, const struc
                           const struct replay_input *in) {
     const struct replay_summary *s = &res->summary;
     char a[32], r[32], w[32], b[32], bb[32];
-    fprintf(out, "pes-replay: %s\n", o->trace);
-    if (s->command) fprintf(out, "  command   %s\n", s->command);
+    fprintf(out, "pes-replay: %s\n", report_safe(o->trace));
+    if (s->command) fprintf(out, "  command   %s\n", report_safe(s->command));
     report_count(a, sizeof a, s->accesses);
     report_count(r, sizeof r, s->reads);
     report_count(w, sizeof w, s->writes);
@@ -36,9 +36,11 @@ static void print_summary(FILE *out, const struct replay_options *o, const struc
     fprintf(out, "  trace     %s, %u thread%s: %s accesses (%s reads, %s writes, %s), %s BB executions\n",
             s->text ? "text address trace" : "full trace", s->threads, s->threads == 1 ? "" : "s", a, r, w, b,
             bb);
-    if (replay_input_truncation(in)) fprintf(out, "  warning   %s\n", replay_input_truncation(in));
+    if (replay_input_truncation(in)) fprintf(out, "  warning   %s\n", report_safe(replay_input_truncation(in)));
+    const char *skipped;
+    if (replay_input_skipped(in, &skipped)) fprintf(out, "  warning   %s\n", report_safe(skipped));
     char clipped[512];
-    if (replay_input_clipped(in, clipped, sizeof clipped)) fprintf(out, "  warning   %s\n", clipped);
+    if (replay_input_clipped(in, clipped, sizeof clipped)) fprintf(out, "  warning   %s\n", report_safe(clipped));
     print_machine_line(out, &res->machine, res->line);
 }
 
@@ -93,7 +95,7 @@ static void print_site_reuse(FILE *out, const struct replay_input *in, const str
         char where[160], acc[32];
         report_site_label(where, sizeof where, replay_input_site(in, r->site), r->site);
         report_count(acc, sizeof acc, r->accesses);
-        fprintf(out, "  %-44s %14s %7.2f%% %11.1f %11.1f\n", where, acc,
+        fprintf(out, "  %-44s %14s %7.2f%% %11.1f %11.1f\n", report_safe(where), acc,
                 r->accesses ? 100.0 * (double)r->prd_cold / (double)r->accesses : 0.0, r->prd_mean, r->crd_mean);
     }
     free(rows);
@@ -122,7 +124,7 @@ static void print_site_label(FILE *out, const struct replay_input *in, uint32_t 
     const struct pes_site *s = site == UINT32_MAX ? NULL : replay_input_site(in, site);
     char where[160];
     report_site_label(where, sizeof where, s, site);
-    fprintf(out, "  %-44s", where);
+    fprintf(out, "  %-44s", report_safe(where));
 }
 
 static void print_simulation(FILE *out, const struct replay_input *in, const struct replay_options *o,

@@ -5,6 +5,7 @@
 #include "report_util.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,31 @@ void report_json_string(FILE *out, const char *s) {
         else fputc(c, out);
     }
     fputc('"', out);
+}
+
+const char *report_safe(const char *s) {
+    static char *ring[4];
+    static size_t cap[4];
+    static unsigned next;
+    unsigned k = next++ % 4;
+    size_t need = pes_escape_text(NULL, 0, s) + 1;
+    if (need > cap[k]) {
+        char *b = realloc(ring[k], need);
+        if (!b) return "(out of memory)";
+        ring[k] = b;
+        cap[k] = need;
+    }
+    pes_escape_text(ring[k], cap[k], s);
+    return ring[k];
+}
+
+void replay_message(const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "pes-replay: %s\n", report_safe(line));
 }
 
 void report_csv_field(FILE *out, const char *s) {

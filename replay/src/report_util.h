@@ -33,5 +33,13 @@ uint32_t *report_top_sites(const struct pes_sim *sim, const char *metric, uint32
 void report_csv_field(FILE *out, const char *s);
 /* JSON string literal (with quotes). */
 void report_json_string(FILE *out, const char *s);
+/* s (from a trace, an input file or the command line) with what a terminal
+ * could act on escaped (pes_escape_text), for the text reports. The result
+ * lives in one of a ring of buffers: valid until the 4th call after this one,
+ * so up to 4 per printf. */
+const char *report_safe(const char *s);
+/* One line on stderr: "pes-replay: " and the message, escaped as a whole
+ * (file names and strings in messages come from traces and the command line). */
+void replay_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

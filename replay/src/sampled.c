@@ -42,11 +42,14 @@ struct dist_list {
 struct ctx {
     struct replay_sampled *s;
     struct dist_list *intra;          /* per thread: intra temporal time distances */
-    /* per site: rows in first-event order, found through a 4-byte index by id
-     * (ids from MAX_DENSE_SITE on pool in its last entry), so a high id costs
-     * index entries, not rows */
+    /* per site: rows in first-event order, found through a 4-byte index by id,
+     * so a high id costs index entries, not rows; events without a site
+     * (PEBS/IBS in uninstrumented code, common) and ids from MAX_DENSE_SITE on
+     * share one row outside the index, which would otherwise grow to
+     * MAX_DENSE_SITE entries */
     uint32_t *site_row;               /* [site_n] row + 1, 0 = none yet */
     size_t site_n;
+    uint32_t pooled_row;              /* row + 1 of the shared row, 0 = none yet */
     struct replay_sampled_site *rows;
     size_t n_rows, cap_rows;
 };
@@ -103,21 +106,23 @@ static void read_config(struct replay_sampled *s, const char *config) {
 }
 
 static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct pes_error *err) {
-    size_t i = site < MAX_DENSE_SITE ? site : MAX_DENSE_SITE;
-    if (i < c->site_n && c->site_row[i]) return &c->rows[c->site_row[i] - 1];
-    if (i >= c->site_n) {
-        size_t n = c->site_n ? c->site_n : 256;
-        while (n <= i) n *= 2;
-        if (n > MAX_DENSE_SITE + 1) n = MAX_DENSE_SITE + 1;
-        uint32_t *idx = realloc(c->site_row, n * sizeof *idx);
-        if (!idx) {
-            oom(err);
-            return NULL;
+    uint32_t *slot = &c->pooled_row;
+    if (site < MAX_DENSE_SITE) {
+        if (site >= c->site_n) {
+            size_t n = c->site_n ? c->site_n : 256;
+            while (n <= site) n *= 2;
+            uint32_t *idx = realloc(c->site_row, n * sizeof *idx);
+            if (!idx) {
+                oom(err);
+                return NULL;
+            }
+            memset(idx + c->site_n, 0, (n - c->site_n) * sizeof *idx);
+            c->site_row = idx;
+            c->site_n = n;
         }
-        memset(idx + c->site_n, 0, (n - c->site_n) * sizeof *idx);
-        c->site_row = idx;
-        c->site_n = n;
+        slot = &c->site_row[site];
     }
+    if (*slot) return &c->rows[*slot - 1];
     if (c->n_rows == c->cap_rows) {
         size_t cap = c->cap_rows ? c->cap_rows * 2 : 64;
         struct replay_sampled_site *r = realloc(c->rows, cap * sizeof *r);
@@ -130,8 +135,8 @@ static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct 
     }
     struct replay_sampled_site *d = &c->rows[c->n_rows++];
     memset(d, 0, sizeof *d);
-    d->site = i == MAX_DENSE_SITE ? UINT32_MAX : (uint32_t)i;
-    c->site_row[i] = (uint32_t)c->n_rows;
+    d->site = site < MAX_DENSE_SITE ? site : UINT32_MAX;
+    *slot = (uint32_t)c->n_rows;
     return d;
 }
 
@@ -313,6 +318,8 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
             if (on_event(&c, &b.events[i], path, b.file_offset, err) < 0) goto out;
     }
     if (k < 0) goto out;
+    /* known at the end of the reading (like truncation) */
+    if ((s->skipped_blocks = pes_trace_reader_skipped(r, &tmsg))) snprintf(s->skipped, sizeof s->skipped, "%s", tmsg);
     if (convert(&c, err) < 0) goto out;
     for (size_t i = 0; i < c.n_rows; i++) {
         const struct replay_sampled_site *d = &c.rows[i];
@@ -324,9 +331,10 @@ int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pe
         goto out;
     }
     s->n_sites = 0;
-    for (size_t i = 0; i < c.site_n; i++) {   /* by site id, as reported */
-        if (!c.site_row[i]) continue;
-        const struct replay_sampled_site *d = &c.rows[c.site_row[i] - 1];
+    for (size_t i = 0; i <= c.site_n; i++) {   /* by site id, as reported; the shared row last */
+        uint32_t row = i < c.site_n ? c.site_row[i] : c.pooled_row;
+        if (!row) continue;
+        const struct replay_sampled_site *d = &c.rows[row - 1];
         if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) {
             struct replay_sampled_site *o = &s->sites[s->n_sites++];
             *o = *d;
@@ -369,7 +377,7 @@ uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id) {
     return h & ~(1ull << 63);
 }
 
-int replay_is_sampled(const char *path) {
+int replay_trace_kind(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     unsigned char m[4] = {0};
@@ -380,7 +388,7 @@ int replay_is_sampled(const char *path) {
     struct pes_error err = {0};
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
     if (!r) return 0;
-    int sampled = pes_trace_reader_info(r)->kind == PES_TRACE_SAMPLED;
+    uint32_t kind = pes_trace_reader_info(r)->kind;
     pes_trace_reader_close(r);
-    return sampled;
+    return kind == PES_TRACE_SAMPLED || kind == PES_TRACE_FULL ? (int)kind : 0;
 }

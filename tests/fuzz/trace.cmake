@@ -13,15 +13,36 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
   target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
 
   # Seed corpus generated at test time: the sample trace, a cut copy, one without
-  # footer, and payload-mode seeds (tests/fuzz/trace_seeds/).
+  # footer, a sampled one, and payload-mode seeds (tests/fuzz/trace_seeds/).
+  # Longer runs: scripts/fuzz.sh.
   set(PES_FUZZ_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_trace_reader)
   add_test(NAME fuzz.trace_reader
            COMMAND sh -c "rm -rf '${PES_FUZZ_WORK}' && mkdir -p '${PES_FUZZ_WORK}/corpus' && \
 cp ${CMAKE_CURRENT_LIST_DIR}/trace_seeds/* '${PES_FUZZ_WORK}/corpus/' && \
 $<TARGET_FILE:trace_sample_gen> '${PES_FUZZ_WORK}/corpus/sample.pes' && \
 $<TARGET_FILE:trace_sample_gen> '${PES_FUZZ_WORK}/corpus/nofooter.pes' --no-footer && \
+$<TARGET_FILE:trace_sample_gen> '${PES_FUZZ_WORK}/corpus/sampled.pes' --sampled && \
 head -c 600 '${PES_FUZZ_WORK}/corpus/sample.pes' > '${PES_FUZZ_WORK}/corpus/cut.pes' && \
 cd '${PES_FUZZ_WORK}' && $<TARGET_FILE:fuzz_trace_reader> -max_total_time=20 -runs=2000000 \
 -max_len=8192 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 corpus")
   set_tests_properties(fuzz.trace_reader PROPERTIES LABELS fuzz TIMEOUT 120)
+endif()
+
+# libFuzzer target for the plain-text trace reader and pes_escape_text (a
+# reference parser and an unescape round trip as oracles); seeds in
+# tests/fuzz/text_seeds/. Longer runs: scripts/fuzz.sh.
+if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
+  add_executable(fuzz_text_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_text_reader.c ${PES_FUZZ_TRACE_SOURCES})
+  target_include_directories(fuzz_text_reader PRIVATE ${PES_FUZZ_ROOT}/trace/include
+                                                      ${PES_FUZZ_ROOT}/trace/src)
+  target_compile_options(fuzz_text_reader PRIVATE -fsanitize=fuzzer,address,undefined -g)
+  target_link_options(fuzz_text_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_text_reader PRIVATE PkgConfig::ZSTD)
+  set(PES_FUZZ_TEXT_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text_reader)
+  add_test(NAME fuzz.text_reader
+           COMMAND sh -c "rm -rf '${PES_FUZZ_TEXT_WORK}' && mkdir -p '${PES_FUZZ_TEXT_WORK}/corpus' && \
+cp ${CMAKE_CURRENT_LIST_DIR}/text_seeds/* '${PES_FUZZ_TEXT_WORK}/corpus/' && cd '${PES_FUZZ_TEXT_WORK}' && \
+$<TARGET_FILE:fuzz_text_reader> -max_total_time=10 -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
+-print_final_stats=1 corpus")
+  set_tests_properties(fuzz.text_reader PROPERTIES LABELS fuzz TIMEOUT 120)
 endif()

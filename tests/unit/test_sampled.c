@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "accuracy.h"
@@ -95,7 +96,7 @@ static void test_hand_built(void **state) {
     assert_int_equal(pes_trace_writer_events(w, 1, e1, 4, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
 
-    assert_int_equal(replay_is_sampled(sampled_path), 1);
+    assert_int_equal(replay_trace_kind(sampled_path), PES_TRACE_SAMPLED);
     struct replay_sampled s;
     assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
     assert_string_equal(s.mode, "reuse");
@@ -167,11 +168,41 @@ static void test_bad_events(void **state) {
     /* a full trace is not a sampled trace */
     w = open_trace(full_path, PES_TRACE_FULL, "", 1, 1);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
-    assert_int_equal(replay_is_sampled(full_path), 0);
+    assert_int_equal(replay_trace_kind(full_path), PES_TRACE_FULL);
     assert_int_equal(replay_sampled_analyze(full_path, &s, &err), -1);
     assert_non_null(strstr(err.message, "full trace"));
     unlink(full_path);
-    assert_int_equal(replay_is_sampled("/nonexistent/x"), 0);
+    assert_int_equal(replay_trace_kind("/nonexistent/x"), 0);
+}
+
+/* Events without a site (PEBS/IBS samples in uninstrumented code) are
+ * pooled in one "(other sites)" row, and do not cost a site table as large
+ * as the biggest dense id (2^22 rows, ~750 MB, before). */
+static void test_events_without_site(void **state) {
+    (void)state;
+    paths();
+    struct pes_error err = {0};
+    struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 1);
+    struct pes_event e[] = {ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, UINT32_MAX, 0, 0),
+                            ev(PES_EV_REUSE, 0, 0, 0, UINT32_MAX, 9, 0), ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 1, 0, 0)};
+    assert_int_equal(pes_trace_writer_events(w, 0, e, 3, &err), 0);
+    struct pes_thread_totals tot = {.thread = 0, .records = 3};
+    assert_int_equal(pes_trace_writer_close(w, &tot, 1, 0, &err), 0);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    struct replay_sampled s;
+    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    getrusage(RUSAGE_SELF, &after);
+    assert_true(after.ru_maxrss - before.ru_maxrss < 64 * 1024);   /* KiB */
+    assert_int_equal(s.n_sites, 2);
+    assert_int_equal(s.sites[0].site, 1);
+    assert_int_equal(s.sites[0].samples, 1);
+    assert_int_equal(s.sites[1].site, UINT32_MAX);
+    assert_int_equal(s.sites[1].samples, 1);
+    assert_int_equal(s.sites[1].reuses, 1);
+    assert_string_equal(s.sites[1].label, "(other sites)");
+    replay_sampled_free(&s);
+    unlink(sampled_path);
 }
 
 /* aux = reservoir offers a decided watch stood for: its outcome's weight */
@@ -404,6 +435,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),
         cmocka_unit_test(test_bad_events),
+        cmocka_unit_test(test_events_without_site),
         cmocka_unit_test(test_reservoir_weights),
         cmocka_unit_test(test_line_keys),
         cmocka_unit_test(test_huge_distance),

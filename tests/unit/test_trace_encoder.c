@@ -204,6 +204,8 @@ static struct pes_trace_writer *open_writer(const char *path, size_t *header_byt
     struct pes_error err;
     struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
     assert_non_null(w);
+    /* the ids and threads of gen_block's records (ids < 5000, threads < 5) */
+    assert_int_equal(tt_write_tables(w, 5000, 5, &err), 0);
     if (header_bytes)
         *header_bytes = (size_t)pes_trace_writer_bytes(w);
     return w;
@@ -338,11 +340,12 @@ static void test_no_state_across_blocks(void **state)
 static void test_other_blocks_match_writer(void **state)
 {
     (void)state;
-    struct pes_site sites[2] = {{10, 12, PES_KIND_LOAD, 0, 3, 8, 5, "a.c", "f"},
-                                {11, 12, PES_KIND_STORE, 0, 4, 8, 6, "a.c", "f"}};
-    struct pes_bb bbs[3] = {{12, 2, {1, 2}, 0, "f", "entry"}, {13, 0, {0}, 1, "f", "body"},
-                            {14, 0, {0}, 0, "g", "x"}};
-    struct pes_module mod = {10, 2, 3, "a.c", sites, bbs};
+    /* ids after open_writer's module (0..4999) */
+    struct pes_site sites[2] = {{5010, 5012, PES_KIND_LOAD, 0, 3, 8, 5, "a.c", "f"},
+                                {5011, 5012, PES_KIND_STORE, 0, 4, 8, 6, "a.c", "f"}};
+    struct pes_bb bbs[3] = {{5012, 2, {1, 2}, 0, "f", "entry"}, {5013, 0, {0}, 1, "f", "body"},
+                            {5014, 0, {0}, 0, "g", "x"}};
+    struct pes_module mod = {5010, 2, 3, "a.c", sites, bbs};
     struct pes_thread th = {3, 0, 4711, 1, 0, 555};
     struct pes_event ev[300];
     uint64_t s = 5;

@@ -3,6 +3,7 @@ pes_add_unit_test(test_trace_roundtrip SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_tr
 pes_add_unit_test(test_trace_truncation SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_truncation.c LIBS pes_trace)
 pes_add_unit_test(test_trace_corrupt SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_corrupt.c LIBS pes_trace)
 pes_add_unit_test(test_trace_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_text.c LIBS pes_trace)
+pes_add_unit_test(test_trace_escape SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_escape.c LIBS pes_trace)
 
 # A small fixed trace for command-line tests; `zstd -t` and `zstdcat` must accept it.
 add_executable(trace_sample_gen ${CMAKE_CURRENT_LIST_DIR}/trace_sample_gen.c)

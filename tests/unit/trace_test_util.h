@@ -70,4 +70,25 @@ static inline void tt_default_info(struct pes_trace_info *info)
     info->config = "backend=full\nperiod=0\n";
 }
 
+/* Writes the tables that records need before them (docs/trace-format.md §6):
+ * one MODULE block whose n_sites load sites are ids 0..n_sites-1, and the
+ * THREAD blocks of threads 0..n_threads-1. Returns 0 or -1 (err filled). */
+static inline int tt_write_tables(struct pes_trace_writer *w, uint32_t n_sites, uint32_t n_threads,
+                                  struct pes_error *err)
+{
+    struct pes_site *sites = calloc(n_sites ? n_sites : 1, sizeof *sites);
+    if (!sites)
+        return -1;
+    for (uint32_t i = 0; i < n_sites; i++)
+        sites[i] = (struct pes_site){i, UINT32_MAX, PES_KIND_LOAD, 0, 1, 8, 1, "t.c", "f"};
+    struct pes_module m = {0, n_sites, 0, "t.c", sites, NULL};
+    int rc = n_sites ? pes_trace_writer_module(w, &m, err) : 0;
+    free(sites);
+    for (uint32_t i = 0; i < n_threads && rc == 0; i++) {
+        struct pes_thread t = {i, i ? 0 : UINT32_MAX, 100 + i, -1, -1, 0};
+        rc = pes_trace_writer_thread(w, &t, err);
+    }
+    return rc;
+}
+
 #endif

@@ -18,6 +18,7 @@
 
 struct module_entry {
     struct pes_module m;
+    uint64_t first_off;                  /* offset of its first MODULE block */
     const struct pes_site **site_by_off; /* id - id_base */
     const struct pes_bb **bb_by_off;     /* id - id_base - n_sites */
 };
@@ -28,6 +29,7 @@ struct module_entry {
 struct order_check {
     int saw_header, saw_footer;
     uint64_t *items;     /* per thread: ACCESS records (full) or EVENTS events (sampled) */
+    uint8_t *announced;  /* per thread: its THREAD block came */
     size_t n_items;
 };
 
@@ -48,12 +50,16 @@ struct pes_trace_reader {
     uint64_t size;
     uint64_t pos;        /* next block (sequential reading) */
     int done, failed, truncated;
+    int tables_loaded, loading_tables;   /* _load_tables done / running */
+    uint64_t skipped;        /* blocks of unknown type (known at the end of _next / after _index) */
+    uint64_t seq_skipped;    /* those _next passed so far */
     struct order_check seq;  /* state of the sequential path */
     struct time_state *times;
     size_t n_times;
     char why_buf[160];
     struct pes_error fail;  /* repeated on every call after a failure */
     char trunc_msg[256];
+    char skip_msg[256];
     ZSTD_DCtx *dctx;
     struct pes_access_codec *codec;
     struct pes_buf frame, content;
@@ -147,8 +153,8 @@ const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint3
 }
 
 /* Merges a decoded (scratch) module. Sets *merged to the reader's stable copy. */
-static int merge_module(struct pes_trace_reader *r, const uint8_t *payload, size_t size,
-                        const struct pes_module *m, const struct pes_module **merged,
+static int merge_module(struct pes_trace_reader *r, uint64_t off, const uint8_t *payload,
+                        size_t size, const struct pes_module *m, const struct pes_module **merged,
                         const char **why)
 {
     uint64_t end = (uint64_t)m->id_base + m->n_sites + m->n_bbs;
@@ -158,6 +164,8 @@ static int merge_module(struct pes_trace_reader *r, const uint8_t *payload, size
     if (pos < r->n_mods && r->mods[pos].m.id_base == m->id_base &&
         r->mods[pos].m.n_sites == m->n_sites && r->mods[pos].m.n_bbs == m->n_bbs) {
         *merged = &r->mods[pos].m; /* seen before (index scan, block_at) */
+        if (off < r->mods[pos].first_off)
+            r->mods[pos].first_off = off;
         return 0;
     }
     if (m->n_sites + (uint64_t)m->n_bbs == 0) {
@@ -179,6 +187,7 @@ static int merge_module(struct pes_trace_reader *r, const uint8_t *payload, size
         r->cap_mods = cap;
     }
     struct module_entry e;
+    e.first_off = off;
     if (pes_de_module(payload, size, &e.m, &r->tables, why))
         return -1;
     e.site_by_off = pes_arena_alloc(&r->tables, (size_t)e.m.n_sites * sizeof(void *) + 1);
@@ -202,7 +211,7 @@ nomem:
 static int merge_thread(struct pes_trace_reader *r, const struct pes_thread *t, const char **why)
 {
     if (t->index >= MAX_THREADS) {
-        *why = "THREAD index is implausibly large (>= 2^20)";
+        *why = "thread index is implausibly large (>= 2^20)";
         return -1;
     }
     if (t->index >= r->cap_threads) {
@@ -352,6 +361,50 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
     return 0;
 }
 
+/* A record's id is a control id or belongs to a module whose MODULE block
+ * comes before the record's block (§1): otherwise the module's block was
+ * deleted or moved, and no command could say what the record is. The last
+ * module found is kept: records of one block rarely leave it. */
+static int check_record_ids(struct pes_trace_reader *r, uint64_t off,
+                            const struct pes_record *recs, size_t n, const char **why)
+{
+    uint64_t lo = 1, hi = 0; /* [lo, hi): ids of the last module found */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = recs[i].id;
+        if (id >= PES_ID_CONTROL_FIRST || (id >= lo && id < hi))
+            continue;
+        const struct module_entry *e = find_module(r, id);
+        if (!e || e->first_off >= off) {
+            snprintf(r->why_buf, sizeof r->why_buf,
+                     "record %zu has id %u, which no earlier MODULE block defines", i, id);
+            *why = r->why_buf;
+            return -1;
+        }
+        lo = e->m.id_base;
+        hi = lo + e->m.n_sites + e->m.n_bbs;
+    }
+    return 0;
+}
+
+/* The same for the sites events name (UINT32_MAX: no site, uninstrumented code). */
+static int check_event_sites(struct pes_trace_reader *r, uint64_t off,
+                             const struct pes_event *ev, size_t n, const char **why)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = ev[i].site;
+        if (id == UINT32_MAX)
+            continue;
+        const struct module_entry *e = find_module(r, id);
+        if (!e || e->first_off >= off || id - e->m.id_base >= e->m.n_sites) {
+            snprintf(r->why_buf, sizeof r->why_buf,
+                     "event %zu names site %u, a site of no earlier MODULE block", i, id);
+            *why = r->why_buf;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Time marks of one thread never decrease, within a block and from one of
  * its ACCESS blocks to the next in file order. Decoding a block at or before
  * the last one decoded for its thread (a re-read, random access) starts over. */
@@ -399,11 +452,17 @@ static int check_times(struct pes_trace_reader *r, uint64_t off, uint32_t thread
     return 0;
 }
 
+static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint64_t off,
+                       uint32_t type, uint32_t thread, uint32_t count, struct pes_error *err);
+
 /* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
  * end offset), 0 at the end of the data (clean or truncated: r->truncated),
- * -1 on error. */
+ * -1 on error. With `oc` (the sequential path) the block-order checks come
+ * after the block header's and before the payload's, as in the index scan,
+ * so that both report the same damage (the index decompresses only the
+ * block header: damage later in the same frame shows here first). */
 static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block *out,
-                      uint64_t *end, struct pes_error *err)
+                      uint64_t *end, struct order_check *oc, struct pes_error *err)
 {
     memset(out, 0, sizeof *out);
     struct pes_index_entry ie;
@@ -426,7 +485,8 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "data frame decompresses to the wrong size");
     r->content.len = csize;
     const uint8_t *c = r->content.data;
-    if (check_block_header(r, off, c, &ie, err))
+    if (check_block_header(r, off, c, &ie, err) ||
+        (oc && order_block(r, oc, off, ie.type, ie.thread, ie.count, err)))
         return -1;
     uint16_t btype;
     memcpy(&btype, c + 4, 2);
@@ -460,7 +520,7 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
             if ((n > UINT32_MAX ? UINT32_MAX : n) != bcount)
                 why = "MODULE block count is not sites + basic blocks";
             else
-                rc = merge_module(r, p, ps, &r->module_tmp, &out->module, &why);
+                rc = merge_module(r, off, p, ps, &r->module_tmp, &out->module, &why);
         }
         break;
     case PES_BLOCK_THREAD:
@@ -480,6 +540,8 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         else {
             rc = pes_access_decode(r->codec, p, ps, bcount, recs, &why);
             if (!rc && !why)
+                rc = check_record_ids(r, off, recs, bcount, &why);
+            if (!rc && !why)
                 rc = check_times(r, off, bthread, recs, bcount, &why);
             out->records = recs;
         }
@@ -493,6 +555,8 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
             why = "out of memory";
         else {
             rc = pes_events_decode(p, ps, bcount, ev, &why);
+            if (!rc && !why)
+                rc = check_event_sites(r, off, ev, bcount, &why);
             out->events = ev;
         }
         break;
@@ -567,10 +631,12 @@ static int order_data_at(struct pes_trace_reader *r, const struct order_check *o
     return 0;
 }
 
-/* Block `type` of `thread` with `count` items is complete at `off`. */
+/* Block `type` of `thread` with `count` items is complete at `off`; its
+ * index frame agrees with its block header. */
 static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint64_t off,
                        uint32_t type, uint32_t thread, uint32_t count, struct pes_error *err)
 {
+    char msg[128];
     if (type == PES_BLOCK_HEADER) {
         if (oc->saw_header)
             return fmt_err(r, err, PES_ERR_FORMAT, off, "second HEADER block");
@@ -578,28 +644,47 @@ static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint6
         return 0;
     }
     if (!oc->saw_header) {
-        char msg[96];
         snprintf(msg, sizeof msg, "first block is %s, expected HEADER", pes_block_type_name(type));
         return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
     }
     if (type == PES_BLOCK_FOOTER)
         oc->saw_footer = 1;
-    if (type != counted_type(r) || count == 0)
+    if (type != PES_BLOCK_THREAD && type != PES_BLOCK_ACCESS && type != PES_BLOCK_EVENTS)
         return 0;
-    if (thread >= MAX_THREADS)
-        return fmt_err(r, err, PES_ERR_FORMAT, off, "thread index is implausibly large (>= 2^20)");
+    if (thread >= MAX_THREADS) {
+        snprintf(msg, sizeof msg, "%s block: thread index is implausibly large (>= 2^20)",
+                 pes_block_type_name(type));
+        return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
+    }
     if (thread >= oc->n_items) {
         size_t n = oc->n_items ? oc->n_items : 16;
         while (n <= thread)
             n *= 2;
         uint64_t *v = realloc(oc->items, n * sizeof *v);
-        if (!v)
+        if (v)
+            oc->items = v;
+        uint8_t *a = realloc(oc->announced, n);
+        if (a)
+            oc->announced = a;
+        if (!v || !a)
             return fmt_err(r, err, PES_ERR_NOMEM, off, "out of memory");
         memset(v + oc->n_items, 0, (n - oc->n_items) * sizeof *v);
-        oc->items = v;
+        memset(a + oc->n_items, 0, n - oc->n_items);
         oc->n_items = n;
     }
-    oc->items[thread] += count;
+    if (type == PES_BLOCK_THREAD) {
+        oc->announced[thread] = 1;
+        return 0;
+    }
+    /* Without its THREAD block a thread's records have no start time and a
+     * reader no thread table entry: a deleted or misplaced block (§1). */
+    if (!oc->announced[thread]) {
+        snprintf(msg, sizeof msg, "%s block of thread %u comes before any THREAD block of that thread",
+                 pes_block_type_name(type), thread);
+        return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
+    }
+    if (type == counted_type(r))
+        oc->items[thread] += count;
     return 0;
 }
 
@@ -687,6 +772,7 @@ void pes_trace_reader_close(struct pes_trace_reader *r)
     free(r->thread_known);
     free(r->out);
     free(r->seq.items);
+    free(r->seq.announced);
     free(r->times);
     free(r);
 }
@@ -716,7 +802,7 @@ static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct 
         pes_error_set(err, PES_ERR_FORMAT, 0, "%s: empty file, not a pes trace", r->name);
         goto fail;
     }
-    int rc = read_block(r, 0, &b, &end, err);
+    int rc = read_block(r, 0, &b, &end, NULL, err);
     if (rc < 0)
         goto fail;
     if (rc == 0) {
@@ -824,11 +910,9 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         uint64_t end = 0;
         int rc = order_data_at(r, &r->seq, r->pos, &r->fail);
         if (!rc)
-            rc = read_block(r, r->pos, out, &end, &r->fail);
-        if (rc > 0 &&
-            (order_block(r, &r->seq, r->pos, out->type, out->thread, (uint32_t)out->n, &r->fail) ||
-             (out->type == PES_BLOCK_FOOTER &&
-              order_footer(r, &r->seq, r->pos, out->totals, out->n, &r->fail))))
+            rc = read_block(r, r->pos, out, &end, &r->seq, &r->fail);
+        if (rc > 0 && out->type == PES_BLOCK_FOOTER &&
+            order_footer(r, &r->seq, r->pos, out->totals, out->n, &r->fail))
             rc = -1;
         if (rc < 0) {
             memset(out, 0, sizeof *out);
@@ -839,6 +923,7 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         }
         if (rc == 0) {
             r->done = 1;
+            r->skipped = r->seq_skipped;
             if (!r->seq.saw_footer)
                 set_no_footer(r);
             return 0;
@@ -846,8 +931,23 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
         r->pos = end;
         if (out->type >= PES_BLOCK_HEADER && out->type <= PES_BLOCK_FOOTER)
             return 1;
-        /* unknown block type from a newer minor writer: skipped */
+        r->seq_skipped++; /* unknown block type from a newer minor writer (§5): skipped */
     }
+}
+
+uint64_t pes_trace_reader_skipped(struct pes_trace_reader *r, const char **message)
+{
+    if (message) {
+        *message = "";
+        if (r && r->skipped) {
+            snprintf(r->skip_msg, sizeof r->skip_msg,
+                     "%s: %llu block%s of a type this reader does not know skipped (a newer "
+                     "writer's extension, docs/trace-format.md §5)",
+                     r->name, (unsigned long long)r->skipped, r->skipped == 1 ? "" : "s");
+            *message = r->skip_msg;
+        }
+    }
+    return r ? r->skipped : 0;
 }
 
 int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message)
@@ -870,6 +970,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
     struct order_check oc = {0};
     uint64_t off = 0;
     int rc = 0;
+    uint64_t unknown = 0;
     /* The same checks as the sequential path (_next), so that a random-access
      * reader gets the same verdict: frame sizes against the frames, each index
      * frame against its block header, block order, footer counts, truncation. */
@@ -888,7 +989,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
         if (ie.type == PES_BLOCK_FOOTER) {
             struct pes_block b;
             uint64_t end;
-            if ((rc = read_block(r, off, &b, &end, err)) <= 0 ||
+            if ((rc = read_block(r, off, &b, &end, NULL, err)) <= 0 ||
                 (rc = order_footer(r, &oc, off, b.totals, b.n, err)) != 0) {
                 rc = rc == 0 ? -1 : rc; /* the frame was complete a moment ago */
                 break;
@@ -904,15 +1005,18 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
             v = nv;
         }
         v[cnt++] = (struct pes_block_ref){off, ie.type, ie.thread, ie.count, ie.frame_size};
+        unknown += ie.type < PES_BLOCK_HEADER || ie.type > PES_BLOCK_FOOTER;
         off += PES_INDEX_BYTES + ie.frame_size;
     }
     free(oc.items);
+    free(oc.announced);
     if (rc < 0) {
         free(v);
         return -1;
     }
     if (!oc.saw_footer)
         set_no_footer(r);
+    r->skipped = unknown;
     *refs = v;
     *n = cnt;
     return 0;
@@ -924,11 +1028,16 @@ int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block
     pes_err_clear(err);
     if (!r || !ref || !out)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_reader_block_at: bad arguments");
+    /* Records and events are checked against the tables of the blocks before
+     * them (check_record_ids): those must be known, whatever was read so far. */
+    if ((ref->type == PES_BLOCK_ACCESS || ref->type == PES_BLOCK_EVENTS) && !r->tables_loaded &&
+        !r->loading_tables && pes_trace_reader_load_tables(r, err))
+        return -1;
     uint64_t end = 0;
     int saved_trunc = r->truncated;
     char saved_msg[sizeof r->trunc_msg];
     memcpy(saved_msg, r->trunc_msg, sizeof saved_msg);
-    int rc = read_block(r, ref->offset, out, &end, err);
+    int rc = read_block(r, ref->offset, out, &end, NULL, err);
     if (rc == 0) {
         /* A ref beyond the complete data: do not touch the sequential state. */
         r->truncated = saved_trunc;
@@ -954,15 +1063,21 @@ int pes_trace_reader_load_tables(struct pes_trace_reader *r, struct pes_error *e
     size_t n = 0;
     if (pes_trace_reader_index(r, &refs, &n, err))
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD)
-            continue;
+    /* Every block but the records (ACCESS in a full trace, EVENTS in a sampled
+     * one), in file order: the tables, and every other frame's checksum, so
+     * that a reader of the records alone checks the whole file. Those are
+     * decoded by whoever reads them; decoding them here would double the
+     * cost of reading a trace. */
+    int rc = 0;
+    r->loading_tables = 1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
         struct pes_block b;
-        if (pes_trace_reader_block_at(r, &refs[i], &b, err) < 0) {
-            free(refs);
-            return -1;
-        }
+        if (refs[i].type != counted_type(r) && pes_trace_reader_block_at(r, &refs[i], &b, err) < 0)
+            rc = -1;
     }
+    r->loading_tables = 0;
     free(refs);
-    return 0; /* sequential position (r->pos) is untouched: reading continues where it was */
+    if (rc == 0)
+        r->tables_loaded = 1;
+    return rc; /* sequential position (r->pos) is untouched: reading continues where it was */
 }

@@ -12,6 +12,7 @@
 struct pes_text_reader {
     FILE *f;
     char *path;
+    char *mem;           /* the copy _open_memory reads from */
     char line[PES_TEXT_MAX_LINE + 1];
     uint64_t lineno;
 };
@@ -39,12 +40,37 @@ struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error 
     return t;
 }
 
+struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t size, const char *name,
+                                                    struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!data && size) {
+        pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open_memory: no data");
+        return NULL;
+    }
+    if (!name)
+        name = "(memory)";
+    struct pes_text_reader *t = calloc(1, sizeof *t);
+    if (t && (t->path = strdup(name)) && (t->mem = malloc(size ? size : 1))) {
+        if (size)
+            memcpy(t->mem, data, size);
+        t->f = fmemopen(t->mem, size, "r");
+    }
+    if (!t || !t->f) {
+        pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", name);
+        pes_text_reader_close(t);
+        return NULL;
+    }
+    return t;
+}
+
 void pes_text_reader_close(struct pes_text_reader *t)
 {
     if (!t)
         return;
     if (t->f && t->f != stdin)
         fclose(t->f);
+    free(t->mem);
     free(t->path);
     free(t);
 }

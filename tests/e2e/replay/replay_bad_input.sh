@@ -72,6 +72,14 @@ expect_usage "pes-replay: -o $work/dir: is a directory, not a file to write" \
   "$PES_BIN/pes-replay" "$work/f.zst" --machine haswell -o "$work/dir"
 # a stream is fine: nothing in it is replaced
 "$PES_BIN/pes-replay" "$work/f.zst" --machine haswell -o /dev/null || fail "-o /dev/null refused"
+# --compare SAMPLED FULL: each trace of the right kind, in that order (a usage error naming the trace)
+expect_usage "pes-replay: --compare SAMPLED FULL: $work/s.zst is a sampled trace; the second trace must be the full trace" \
+  "$PES_BIN/pes-replay" --compare "$work/s.zst" "$work/s.zst"
+expect_usage "pes-replay: --compare SAMPLED FULL: $work/f.zst is a full trace and $work/s.zst a sampled one; give the sampled trace first" \
+  "$PES_BIN/pes-replay" --compare "$work/f.zst" "$work/s.zst"
+expect_usage "pes-replay: --compare SAMPLED FULL: $work/f.zst is a full trace; the first trace must be a sampled trace" \
+  "$PES_BIN/pes-replay" --compare "$work/f.zst" "$work/f.zst"
+
 # a sampled trace has no access stream to simulate or split into cores: say what works
 expect_usage "s.zst: a sampled trace; --simulate needs a full trace (pes-collect --full)" \
   "$PES_BIN/pes-replay" "$work/s.zst" --simulate

@@ -184,5 +184,6 @@ for pair in "s_cut.zst f.zst sampled_truncated" "s.zst f_cut.zst full_truncated"
   rc=$(run cmp "$PES_BIN/pes-replay" --compare "$work/$1" "$work/$2" --format json)
   [ "$rc" -eq 0 ] && grep -q "warning: .*no FOOTER block" "$work/cmp.err" || fail "--compare json $1 $2: no warning"
   jq -e ".truncated == true and .$3 == true" "$work/cmp.out" >/dev/null || fail "--compare $1 $2: JSON not truncated"
+  jq -e '.skipped_blocks == 0 and .lost == 0' "$work/cmp.out" >/dev/null || fail "--compare $1 $2: no skipped_blocks, lost"
 done
 echo "ok: sampled and --compare: truncation warned and flagged in JSON"

@@ -380,6 +380,11 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
  * was cut inside a frame (or had no footer); the message says at which offset,
  * for a warning. */
 int pes_trace_reader_truncated(const struct pes_trace_reader *r, const char **message);
+/* Known when _truncated is: the number of complete blocks of a type this reader
+ * does not know (a newer writer's compatible extension, docs/trace-format.md §5),
+ * which _next skips and _index lists. Their content is unread: worth a warning,
+ * and *message (when not NULL) says so in one line naming the file ("" if none). */
+uint64_t pes_trace_reader_skipped(struct pes_trace_reader *r, const char **message);
 
 /* Block index: every block's frame is preceded by a small zstd *skippable* frame
  * (ignored by zstdcat) naming its type, thread, count and frame size, so a reader
@@ -400,7 +405,9 @@ struct pes_block_ref {
  * reach the same verdict as sequential ones. */
 int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **refs, size_t *n,
                            struct pes_error *err);
-/* Decodes the block at ref (from pes_trace_reader_index). Same validity rules as _next. */
+/* Decodes the block at ref (from pes_trace_reader_index). Same validity rules as _next;
+ * for an ACCESS or EVENTS block it first loads the tables (_load_tables) if they
+ * were not, since records are checked against the MODULE blocks before them. */
 int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block_ref *ref,
                               struct pes_block *out, struct pes_error *err);
 
@@ -410,7 +417,10 @@ const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint3
 /* Threads announced so far. */
 size_t pes_trace_reader_thread_count(const struct pes_trace_reader *r);
 const struct pes_thread *pes_trace_reader_thread(const struct pes_trace_reader *r, uint32_t index);
-/* Reads ahead through the whole file once so every table is known (then rewinds). */
+/* Reads ahead through the whole file once so every table is known (then rewinds):
+ * the index scan's checks, then every block but the records (ACCESS blocks of a
+ * full trace, EVENTS blocks of a sampled one) decoded, so their checksums and
+ * payloads are verified too. */
 int pes_trace_reader_load_tables(struct pes_trace_reader *r, struct pes_error *err);
 void pes_trace_reader_close(struct pes_trace_reader *r);
 
@@ -429,11 +439,28 @@ void pes_trace_reader_close(struct pes_trace_reader *r);
 #define PES_TEXT_MAX_LINE 4096u
 struct pes_text_reader;
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err);
+/* Same, from memory (the fuzzer, tests); the buffer is copied, name is for messages. */
+struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t size, const char *name,
+                                                    struct pes_error *err);
 /* Reads up to max records; returns count (0 at end) or -1 on a malformed or
  * too long line (err names the line). */
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
                           struct pes_error *err);
 void pes_text_reader_close(struct pes_text_reader *t);
+
+/* ---------------------------------------------------------------- printing */
+
+/*
+ * Terminal-safe text for strings that come from a trace or an input file
+ * (file names, function names, command lines, text-trace lines): copies src
+ * to dst with every byte a terminal could act on written as \xHH — C0
+ * controls (tab and newline too), DEL, C1 controls (U+0080..U+009F as UTF-8)
+ * and bytes that are not valid UTF-8 — and a backslash as \\; other UTF-8
+ * passes unchanged. Like snprintf: writes at most size bytes with the NUL and
+ * returns the length of the whole result, so pes_escape_text(NULL, 0, s) + 1
+ * bytes hold it (at most 4 * strlen(s) + 1). src NULL is "".
+ */
+size_t pes_escape_text(char *dst, size_t size, const char *src);
 
 /* Human-readable names (static strings). */
 const char *pes_access_kind_name(uint8_t kind);
