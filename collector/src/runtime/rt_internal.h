@@ -31,7 +31,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
@@ -303,6 +305,11 @@ PES_RT_HIDDEN void pes_rt_defer_signal(int sig);
 /* rt_sigwrap.c: an application signal handler is running on this thread (its
  * records are kept aside like those of a handler inside the runtime). */
 PES_RT_HIDDEN int pes_rt_in_app_handler(void);
+/* close(2) and read(2) without glibc's cancellation points, for calls that
+ * may run with a lock held: glibc 2.36 acts in a cancellation point on an
+ * asynchronous cancel sent just before pes_rt_enter disabled cancellation. */
+static inline void pes_rt_close(int fd) { syscall(SYS_close, fd); }
+static inline long pes_rt_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
 #include <signal.h>
 PES_RT_HIDDEN int pes_rt_real_sigaction(int sig, const struct sigaction *act,
                                         struct sigaction *old);

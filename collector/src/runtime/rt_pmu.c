@@ -176,7 +176,7 @@ static uint64_t ring_count(const struct pes_rt_pmu_ring *r)
             return count;
     }
     uint64_t v = 0;
-    if (read(r->fd, &v, sizeof v) != (ssize_t)sizeof v)
+    if (pes_rt_read(r->fd, &v, sizeof v) != (long)sizeof v)
         return 0;
     return v;
 }
@@ -308,9 +308,14 @@ static void on_overflow(int sig, siginfo_t *si, void *ucv)
             return;
     }
     int saved = errno;
+    /* draining may push to the writer queue: an asynchronous cancel must not
+     * end the thread while it holds that lock */
+    int entered = pes_rt_enter() == 0;
     t->s.in_runtime = 1;   /* traps and nested overflows while draining are ours */
     drain(t);
     t->s.in_runtime = 0;
+    if (entered)
+        pes_rt_leave();
     errno = saved;
 }
 
@@ -320,7 +325,7 @@ static void close_ring(struct pes_rt_pmu_ring *r)
 {
     void *base = __atomic_exchange_n(&r->base, NULL, __ATOMIC_ACQ_REL);
     if (r->fd >= 0)
-        close(r->fd);   /* no signal after this */
+        pes_rt_close(r->fd);   /* no signal after this */
     r->fd = -1;
     if (base)
         munmap(base, r->len);

@@ -2,10 +2,13 @@
  * first instrumented access takes the slow path, which calls
  * pes_rt_thread_setup; a pthread key destructor flushes it at thread exit. */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rt_internal.h"
@@ -25,12 +28,22 @@ int pes_rt_enter(void)
 {
     if (entered)
         return -1;
+    /* An asynchronous cancel could strike anywhere, and cond_wait and write
+     * are cancellation points: none may end a thread inside the runtime. The
+     * type goes first: a cancel from then on is only marked, and acted on in
+     * pes_rt_leave. One that strikes before it unwinds a thread that holds
+     * nothing and is not yet marked as entered, so its exit flushes as usual.
+     * The runtime's own waits are not cancellation points either (glibc 2.36
+     * acts in them on a cancel signal sent just before the type changed:
+     * rt_writer.c, returned_seq). */
+    int type, state;
+    pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    saved_cancel_type = type;
+    saved_cancel_state = state;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     entered = 1;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    /* cond_wait and write are cancellation points, and an asynchronous
-     * cancel could strike anywhere: neither may end a thread holding a lock */
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &saved_cancel_state);
-    pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &saved_cancel_type);
     return 0;
 }
 
@@ -102,21 +115,26 @@ void pes_rt_thread_forget_self(void)
     pes_rt_thread_use_scratch();
 }
 
+/* Raw system calls: open and read are cancellation points, and this runs
+ * inside the runtime (see rt_writer.c, returned_seq). */
 static int cpu_socket(int cpu)
 {
-    char dir[128], path[192];
+    char path[128];
     if (cpu < 0)
         return -1;
-    snprintf(dir, sizeof dir, "/sys/devices/system/cpu/cpu%d/topology", cpu);
-    snprintf(path, sizeof path, "%s/physical_package_id", dir);
-    FILE *f = fopen(path, "r");
-    int id = -1;
-    if (f) {
-        if (fscanf(f, "%d", &id) != 1)
-            id = -1;
-        fclose(f);
-    }
-    return id;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+    long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[16];
+    long n = syscall(SYS_read, (int)fd, buf, sizeof buf - 1);
+    syscall(SYS_close, (int)fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *end;
+    long id = strtol(buf, &end, 10);
+    return end == buf || id < 0 || id > INT_MAX ? -1 : (int)id;
 }
 
 /* Thread exit: a last THREAD_END record, hand the partial buffer over, then

@@ -112,7 +112,7 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
     take_over();
     /* the type (W vs RW) cannot be modified on all kernels: reopen then */
     if (w->fd >= 0 && w->rw != rw) {
-        close(w->fd);
+        pes_rt_close(w->fd);
         w->fd = -1;
     }
     if (w->fd < 0) {
@@ -152,7 +152,7 @@ void pes_rt_watch_thread_exit(struct pes_rt_thread *t)
     for (uint32_t i = 0; i < PES_RT_MAX_DEBUG_REGISTERS; i++) {
         struct pes_rt_wp *w = &t->s.wp[i];
         if (w->fd >= 0) {
-            close(w->fd);
+            pes_rt_close(w->fd);
             w->fd = -1;
             w->armed = 0;
         }
@@ -193,6 +193,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
         return;
     }
     int saved = errno;
+    /* the trap may push events to the writer queue: an asynchronous cancel
+     * must not end the thread while it holds that lock (inside the runtime
+     * cancellation is already off) */
+    int entered = pes_rt_enter() == 0;
     uint32_t reg = (uint32_t)(d >> 32) & 0xff, gen = (uint32_t)d;
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (t && reg < PES_RT_MAX_DEBUG_REGISTERS) {
@@ -212,5 +216,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
         if (disarm)
             pes_rt_watch_disarm(t, reg);
     }
+    if (entered)
+        pes_rt_leave();
     errno = saved;
 }

@@ -22,12 +22,16 @@
  * window and goes on. One mutex guards the queue, the buffer flags and the
  * window; encoding, copying and file writes run outside it. */
 #define _GNU_SOURCE
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rt_internal.h"
 
@@ -63,7 +67,20 @@ struct worker {
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_work = PTHREAD_COND_INITIALIZER;      /* item queued, window moved, turn */
-static pthread_cond_t q_returned = PTHREAD_COND_INITIALIZER;  /* a buffer is back */
+/* A buffer is back: application threads wait for it inside the runtime, so
+ * not on a condition variable. pthread_cond_wait is a cancellation point, and
+ * glibc 2.36 acts there on an asynchronous cancel sent just before the thread
+ * disabled cancellation, ending it with qlock held. A futex wait is not a
+ * cancellation point: returned_seq changes (under qlock) at every return. */
+static uint32_t returned_seq;
+static uint32_t returned_waiters;   /* guarded by qlock */
+
+static void returned_broadcast_locked(void)
+{
+    __atomic_store_n(&returned_seq, returned_seq + 1, __ATOMIC_RELEASE);
+    if (returned_waiters)
+        syscall(SYS_futex, &returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 static struct pes_rt_item *head, *tail;
 static uint64_t next_seq;          /* sequence number of the next item queued */
 static int running;                /* guarded by qlock: buffers may still come back */
@@ -119,7 +136,7 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
             return 0;
         }
         struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        syscall(SYS_nanosleep, &ts, NULL);   /* not a cancellation point */
     }
     return -1;
 }
@@ -127,8 +144,14 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
 int pes_rt_writer_wait_free(struct pes_rt_buf *buf)
 {
     pthread_mutex_lock(&qlock);
-    while (buf->busy && running)
-        pthread_cond_wait(&q_returned, &qlock);
+    while (buf->busy && running) {
+        uint32_t seq = returned_seq;
+        returned_waiters++;
+        pthread_mutex_unlock(&qlock);
+        syscall(SYS_futex, &returned_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+        pthread_mutex_lock(&qlock);
+        returned_waiters--;
+    }
     int busy = buf->busy;
     pthread_mutex_unlock(&qlock);
     return busy ? -1 : 0;
@@ -316,7 +339,7 @@ static void release_item(struct pes_rt_item *it)
     pthread_mutex_lock(&qlock);
     if (it->buf) {
         it->buf->busy = 0;
-        pthread_cond_broadcast(&q_returned);
+        returned_broadcast_locked();
     }
     pthread_mutex_unlock(&qlock);
 }
@@ -396,7 +419,7 @@ static void append_result(const struct result *r)
         close_trace();
         pthread_mutex_lock(&qlock);
         running = 0;   /* anything queued after STOP is never written */
-        pthread_cond_broadcast(&q_returned);
+        returned_broadcast_locked();
         pthread_mutex_unlock(&qlock);
         __atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
         break;
@@ -579,6 +602,6 @@ void pes_rt_writer_finish_signal(void)
     /* bounded: a dying process must not hang on a stuck writer (5 s) */
     for (int i = 0; i < 5000 && !__atomic_load_n(&closed, __ATOMIC_ACQUIRE); i++) {
         struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        syscall(SYS_nanosleep, &ts, NULL);
     }
 }

@@ -12,9 +12,13 @@
  *                      (each worker's trace must be a prefix of its pattern)
  *   running-abort T    the same, but main calls abort()
  *   running-wait T     the same, but main prints "started" and waits for a signal
+ *   cancel R           R rounds: 2 threads record with asynchronous cancellation
+ *                      and are cancelled at once (the cancel lands anywhere,
+ *                      also while they wait for a buffer in the runtime)
  *   echo ARGS...       prints each argument as [ARG] on stdout
  * Every scenario prints fixed lines on stdout and stderr. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +96,42 @@ static void *endless(void *p)
             __atomic_fetch_add(&started, 1, __ATOMIC_RELEASE);
     }
     return NULL;
+}
+
+static long progress;
+
+static void *cancellable(void *p)
+{
+    uint32_t k = (uint32_t)(uintptr_t)p;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+    for (uint64_t c = 0;; c++) {
+        emit(k, (c % 1000) * 64, (c % 1000 + 1) * 64);
+        __atomic_fetch_add(&progress, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static int run_cancel(uint64_t rounds)
+{
+    uint64_t cancelled = 0;
+    for (uint64_t r = 0; r < rounds; r++) {
+        pthread_t th[2];
+        __atomic_store_n(&progress, 0, __ATOMIC_RELAXED);
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, cancellable, (void *)(uintptr_t)(i + 1));
+        while (__atomic_load_n(&progress, __ATOMIC_ACQUIRE) < (long)(2 + r % 7))
+            sched_yield();
+        for (int i = 0; i < 2; i++)
+            pthread_cancel(th[i]);
+        for (int i = 0; i < 2; i++) {
+            void *ret;
+            pthread_join(th[i], &ret);
+            cancelled += ret == PTHREAD_CANCELED;
+        }
+    }
+    printf("rt_prog: %llu of %llu threads cancelled\n", (unsigned long long)cancelled,
+           (unsigned long long)(2 * rounds));
+    return 0;
 }
 
 static uint64_t number(const char *s)
@@ -179,6 +219,8 @@ int main(int argc, char **argv)
             fflush(stdout);
             abort();
         }
+    } else if (strcmp(s, "cancel") == 0 && argc == 3) {
+        run_cancel(number(argv[2]));
     } else if (strcmp(s, "echo") == 0) {
         for (int i = 2; i < argc; i++)
             printf("[%s]\n", argv[i]);
