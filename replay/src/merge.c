@@ -316,8 +316,9 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     size_t n_all = 0;
     if (pes_trace_reader_load_tables(r, err) < 0 || pes_trace_reader_index(r, &all, &n_all, err) < 0)
         goto fail;
-    /* Streams in order of their first ACCESS block (the tie-break order);
-     * thread indices are < 2^20 (docs/trace-format.md §1). */
+    /* Streams in thread-index order, the tie-break order (merge.h), whatever
+     * the order of the blocks in the file; thread indices are < 2^20
+     * (docs/trace-format.md §1). */
     uint32_t max_thread = 0;
     size_t n_access = 0;
     for (size_t i = 0; i < n_all; i++)
@@ -329,18 +330,18 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     m->streams = calloc(n_access ? n_access : 1, sizeof *m->streams);
     m->refs = malloc((n_access ? n_access : 1) * sizeof *m->refs);
     if (!stream_of || !m->streams || !m->refs) goto nomem;
-    for (size_t i = 0; i < n_all; i++) {
-        if (all[i].type != PES_BLOCK_ACCESS) continue;
-        uint32_t t = all[i].thread;
-        if (!stream_of[t]) {
-            struct thread_stream *s = &m->streams[m->n_streams];
-            s->thread = t;
-            const struct pes_thread *info = pes_trace_reader_thread(r, t);
-            s->last_mark = info ? info->start_ticks : 0;
-            stream_of[t] = ++m->n_streams;
-        }
-        m->streams[stream_of[t] - 1].n_blocks++;
+    for (size_t i = 0; i < n_all; i++)
+        if (all[i].type == PES_BLOCK_ACCESS) stream_of[all[i].thread] = 1;
+    for (uint32_t t = 0; t <= max_thread; t++) {
+        if (!stream_of[t]) continue;
+        struct thread_stream *s = &m->streams[m->n_streams];
+        s->thread = t;
+        const struct pes_thread *info = pes_trace_reader_thread(r, t);
+        s->last_mark = info ? info->start_ticks : 0;
+        stream_of[t] = ++m->n_streams;
     }
+    for (size_t i = 0; i < n_all; i++)
+        if (all[i].type == PES_BLOCK_ACCESS) m->streams[stream_of[all[i].thread] - 1].n_blocks++;
     /* each stream's blocks, contiguous, in file order */
     fill = malloc((m->n_streams ? m->n_streams : 1) * sizeof *fill);
     if (!fill) goto nomem;

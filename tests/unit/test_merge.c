@@ -226,11 +226,11 @@ static void test_read_equals_next(void **state) {
  * every record's time from its thread's marks (start_ticks before the first;
  * between marks t0 and t1 the k-th of n records gets t0 + (t1 - t0)·k/n and
  * the mark itself t1; after the last mark, the previous segment's rate), then
- * a stable sort by (time, stream), streams numbered in the order of their
- * first ACCESS block. Everything is held in memory: simple, not bounded. */
+ * a stable sort by (time, thread index), whatever the order of the blocks in
+ * the file. Everything is held in memory: simple, not bounded. */
 struct ref_rec {
     uint64_t time;
-    uint32_t stream, thread;
+    uint32_t thread;
     size_t seq;                 /* position in its thread: keeps the sort stable */
     struct pes_record rec;
 };
@@ -238,11 +238,11 @@ struct ref_rec {
 static int ref_cmp(const void *a, const void *b) {
     const struct ref_rec *x = a, *y = b;
     if (x->time != y->time) return x->time < y->time ? -1 : 1;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static size_t ref_thread(struct ref_rec *out, const struct pes_record *r, size_t n, uint64_t start, uint32_t stream,
+static size_t ref_thread(struct ref_rec *out, const struct pes_record *r, size_t n, uint64_t start,
                          uint32_t thread) {
     uint64_t last = start;
     double rate = 0;
@@ -257,7 +257,7 @@ static size_t ref_thread(struct ref_rec *out, const struct pes_record *r, size_t
                 t = k == len ? r[i].addr : last + (uint64_t)((double)(r[i].addr - last) * (double)k / (double)len);
             else
                 t = last + (uint64_t)(rate * (double)k);
-            out[seg + k - 1] = (struct ref_rec){t, stream, thread, seg + k - 1, r[seg + k - 1]};
+            out[seg + k - 1] = (struct ref_rec){t, thread, seg + k - 1, r[seg + k - 1]};
         }
         if (mark) {
             rate = (double)(r[i].addr - last) / (double)len;   /* the traces below start after 0 */
@@ -315,9 +315,9 @@ static void test_long_segments_match_reference(void **state) {
     size_t total = (size_t)LS_T2 + LS_T0 + LS_T1;
     struct ref_rec *ref = malloc(total * sizeof *ref);
     assert_non_null(ref);
-    size_t n = ref_thread(ref, ls_t2, LS_T2, ls_starts[2], 0, 2);
-    n += ref_thread(ref + n, ls_t0, LS_T0, ls_starts[0], 1, 0);
-    n += ref_thread(ref + n, ls_t1, LS_T1, ls_starts[1], 2, 1);
+    size_t n = ref_thread(ref, ls_t2, LS_T2, ls_starts[2], 2);
+    n += ref_thread(ref + n, ls_t0, LS_T0, ls_starts[0], 0);
+    n += ref_thread(ref + n, ls_t1, LS_T1, ls_starts[1], 1);
     qsort(ref, n, sizeof *ref, ref_cmp);
     struct pes_error err;
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
