@@ -151,6 +151,18 @@ void CheckCloner::demote(BasicBlock *Dispatch) {
     for (Instruction &I : BB)
       if (!(isa<AllocaInst>(I) && &BB == Dispatch) && I.isUsedOutsideOfBlock(&BB))
         Values.push_back(&I);
+  // An invoke's value is stored at the start of its normal destination. That
+  // block may be where the other copy jumps in (a segment start, a loop
+  // header), on a path where this invoke never ran: the store gets a block of
+  // its own on the invoke's normal edge, which nothing else branches to.
+  for (Instruction *I : Values)
+    if (auto *II = dyn_cast<InvokeInst>(I)) {
+      BasicBlock *From = II->getParent(), *To = II->getNormalDest();
+      BasicBlock *Edge = BasicBlock::Create(F.getContext(), To->getName() + ".pes.ret", &F, To);
+      BranchInst::Create(To, Edge)->setDebugLoc(II->getDebugLoc());
+      II->setNormalDest(Edge);
+      To->replacePhiUsesWith(From, Edge);
+    }
   for (Instruction *I : Values)
     Demoted.push_back(DemoteRegToStack(*I));
 }

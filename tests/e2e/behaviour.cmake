@@ -4,16 +4,12 @@
 # reported as "HANG: PROGRAM MODE"), traces that pes-dump accepts. One ctest entry per
 # program, so they run in parallel. Not in sanitizer builds: pes-clang links the
 # plain runtime.
-# cxx_exceptions.cpp is not registered yet: pes-clang++ -O1/-O2 crashes clang's
-# register allocator on it (the pass leaves a value that does not dominate its
-# uses after an invoke of operator new; `opt -passes=verify` shows it). Run it by
-# hand with `bash tests/e2e/behaviour/run.sh cxx_exceptions BIN_DIR DIR` once fixed.
 if(TARGET PesPass AND NOT PES_SANITIZE)
   set(PES_BEHAVIOUR_DIR ${CMAKE_CURRENT_LIST_DIR}/behaviour)
   foreach(prog sig_alarm sig_altstack cancel_deferred cancel_async dlopen_loop
                fork_exit fork_uexit fork_exec vfork_exec spawn exec_self uexit uexit_early
                segv_early segv_late abort threads64 tls recursion sigtrap_own omp_tasks
-               omp_sigint atexit longjmp)
+               omp_sigint atexit longjmp cxx_exceptions)
     add_test(NAME e2e.behaviour.${prog}
              COMMAND bash ${PES_BEHAVIOUR_DIR}/run.sh ${prog} ${PES_BIN_DIR} ${PES_BEHAVIOUR_DIR})
     set_tests_properties(e2e.behaviour.${prog} PROPERTIES LABELS "e2e;collector;behaviour" TIMEOUT 300)
