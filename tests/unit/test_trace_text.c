@@ -131,6 +131,57 @@ static void test_line_length(void **state)
     free(path);
 }
 
+/* A file several read chunks long (the reader reads 1 MiB at a time): lines
+ * of every length up to the limit, comments, blanks and CRLF fall across
+ * the chunk boundaries, and every address the test wrote comes back in order,
+ * from a file and from memory alike. */
+static void test_chunk_boundaries(void **state)
+{
+    (void)state;
+    enum { N = 200000 };
+    uint64_t *want = malloc(N * sizeof *want);
+    size_t cap = 40u << 20, len = 0;
+    char *content = malloc(cap);
+    assert_non_null(want);
+    assert_non_null(content);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;   /* xorshift64 */
+        want[i] = x >> (x % 64);
+        unsigned pad = (unsigned)(x % 97) == 0 ? PES_TEXT_MAX_LINE - 40 : (unsigned)(x % 9);
+        len += (size_t)sprintf(content + len, "%*s%s%llx%s", (int)pad, "", x % 3 ? "0x" : "",
+                               (unsigned long long)want[i], x % 5 == 0 ? " R # c\r\n" : "\n");
+        if (x % 11 == 0)
+            len += (size_t)sprintf(content + len, "%s", x % 2 ? "\n" : "# only a comment\n");
+    }
+    assert_true(len < cap && len > (3u << 20));
+    content[len] = '\0';
+    char *path = write_text(content);
+    struct pes_error err;
+    struct pes_text_reader *readers[2] = {pes_text_reader_open(path, &err),
+                                          pes_text_reader_open_memory(content, len, "mem", &err)};
+    static struct pes_record r[1000];
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(readers[k]);
+        size_t got = 0;
+        long n;
+        while ((n = pes_text_reader_read(readers[k], r, 1 + got % 997, &err)) > 0) {
+            for (long i = 0; i < n; i++) {
+                assert_true(got + (size_t)i < N);
+                assert_int_equal(r[i].addr, want[got + (size_t)i]);
+            }
+            got += (size_t)n;
+        }
+        assert_int_equal(n, 0);
+        assert_int_equal(got, N);
+        pes_text_reader_close(readers[k]);
+    }
+    unlink(path);
+    free(path);
+    free(content);
+    free(want);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -146,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_formats),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_line_length),
+        cmocka_unit_test(test_chunk_boundaries),
         cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
