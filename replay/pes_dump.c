@@ -35,25 +35,8 @@ struct dump {
 /* ---------------------------------------------------------------- terminal safety */
 
 /* s (from the trace or the command line) with what a terminal could act on
- * escaped (pes_escape_text). The result lives in one of a ring of buffers:
- * valid until the 4th call after this one, so up to 4 per printf. */
-static const char *safe(const char *s)
-{
-    static char *ring[4];
-    static size_t cap[4];
-    static unsigned next;
-    unsigned k = next++ % 4;
-    size_t need = pes_escape_text(NULL, 0, s) + 1;
-    if (need > cap[k]) {
-        char *b = realloc(ring[k], need);
-        if (!b)
-            return "(out of memory)";
-        ring[k] = b;
-        cap[k] = need;
-    }
-    pes_escape_text(ring[k], cap[k], s);
-    return ring[k];
-}
+ * escaped: pes_escape_text_tmp (valid for up to 4 per printf). */
+#define safe pes_escape_text_tmp
 
 /* One line on stderr, "pes-dump: " and the message, escaped as a whole: file
  * names and strings in messages come from the command line and the trace. */

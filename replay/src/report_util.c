@@ -134,21 +134,7 @@ void report_json_string(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-const char *report_safe(const char *s) {
-    static char *ring[4];
-    static size_t cap[4];
-    static unsigned next;
-    unsigned k = next++ % 4;
-    size_t need = pes_escape_text(NULL, 0, s) + 1;
-    if (need > cap[k]) {
-        char *b = realloc(ring[k], need);
-        if (!b) return "(out of memory)";
-        ring[k] = b;
-        cap[k] = need;
-    }
-    pes_escape_text(ring[k], cap[k], s);
-    return ring[k];
-}
+const char *report_safe(const char *s) { return pes_escape_text_tmp(s); }
 
 void replay_message(const char *fmt, ...) {
     char line[1024];

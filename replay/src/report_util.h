@@ -34,9 +34,8 @@ void report_csv_field(FILE *out, const char *s);
 /* JSON string literal (with quotes). */
 void report_json_string(FILE *out, const char *s);
 /* s (from a trace, an input file or the command line) with what a terminal
- * could act on escaped (pes_escape_text), for the text reports. The result
- * lives in one of a ring of buffers: valid until the 4th call after this one,
- * so up to 4 per printf. */
+ * could act on escaped, for the text reports: pes_escape_text_tmp (valid for
+ * up to 4 per printf). */
 const char *report_safe(const char *s);
 /* One line on stderr: "pes-replay: " and the message, escaped as a whole
  * (file names and strings in messages come from traces and the command line). */

@@ -3,6 +3,8 @@
  * terminal: what a terminal could act on (escape sequences that set the
  * title, clear the screen, move the cursor) is shown as \xHH instead.
  */
+#include <stdlib.h>
+
 #include "trace_internal.h"
 
 /* Length of the valid UTF-8 sequence at s (RFC 3629: shortest form, no
@@ -70,4 +72,22 @@ size_t pes_escape_text(char *dst, size_t size, const char *src)
     if (size)
         dst[len < size ? len : size - 1] = '\0';
     return len;
+}
+
+const char *pes_escape_text_tmp(const char *src)
+{
+    static _Thread_local char *ring[4];
+    static _Thread_local size_t cap[4];
+    static _Thread_local unsigned next;
+    unsigned k = next++ % 4;
+    size_t need = pes_escape_text(NULL, 0, src) + 1;
+    if (need > cap[k]) {
+        char *b = realloc(ring[k], need);
+        if (!b)
+            return "(out of memory)";
+        ring[k] = b;
+        cap[k] = need;
+    }
+    pes_escape_text(ring[k], cap[k], src);
+    return ring[k];
 }

@@ -26,3 +26,24 @@ expect_usage() {
   [ "$(wc -l <"$work/err")" -eq 1 ] || { cat "$work/err" >&2; fail "not one line: $*"; }
   echo "ok: $* -> exit 2: $(cat "$work/err")"
 }
+# two_thread_prog REPS: builds $work/prog (pes-clang -O1), a main thread that
+# sums a 4096-double array REPS times and a second thread with a single small
+# ACCESS block: the real program behind the damaged-trace tests.
+two_thread_prog() {
+  cat >"$work/prog.c" <<C
+#include <pthread.h>
+#include <stdio.h>
+static volatile double a[4096], b[64];
+static void *small(void *arg) { double s = 0; for (int i = 0; i < 64; i++) s += b[i]; return arg; }
+int main(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, small, NULL);
+  pthread_join(t, NULL);
+  double s = 0;
+  for (int r = 0; r < $1; r++) for (int i = 0; i < 4096; i++) s += a[i];
+  printf("%g\\n", s);
+  return 0;
+}
+C
+  "$PES_BIN/pes-clang" -O1 -pthread "$work/prog.c" -o "$work/prog"
+}

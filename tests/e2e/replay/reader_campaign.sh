@@ -6,23 +6,7 @@
 # from pes-dump, pes-dump --stats, pes-replay and pes-replay --format json.
 # The rules and the expected verdicts: reader_campaign.py.
 . "$(dirname "$0")/common.sh"
-cat >"$work/prog.c" <<'C'
-#include <pthread.h>
-#include <stdio.h>
-static volatile double a[4096], b[64];
-/* a second thread with a single small ACCESS block */
-static void *small(void *arg) { double s = 0; for (int i = 0; i < 64; i++) s += b[i]; return arg; }
-int main(void) {
-  pthread_t t;
-  pthread_create(&t, NULL, small, NULL);
-  pthread_join(t, NULL);
-  double s = 0;
-  for (int r = 0; r < 4; r++) for (int i = 0; i < 4096; i++) s += a[i];
-  printf("%g\n", s);
-  return 0;
-}
-C
-"$PES_BIN/pes-clang" -O1 -pthread "$work/prog.c" -o "$work/prog"
+two_thread_prog 4
 # small buffers: the main thread's records span several ACCESS blocks
 "$PES_BIN/pes-collect" -q --full --buffer-records 4096 -o "$work/full.zst" -- "$work/prog" >/dev/null
 # a sampled trace with a MAPS block and several EVENTS blocks per thread, and

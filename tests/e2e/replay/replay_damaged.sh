@@ -5,23 +5,7 @@
 # (and "truncated": true in JSON); structural damage is one error line with
 # the same offset from every command and a non-zero exit.
 . "$(dirname "$0")/common.sh"
-cat >"$work/prog.c" <<'C'
-#include <pthread.h>
-#include <stdio.h>
-static volatile double a[4096], b[64];
-/* a second thread with a single small ACCESS block */
-static void *small(void *arg) { double s = 0; for (int i = 0; i < 64; i++) s += b[i]; return arg; }
-int main(void) {
-  pthread_t t;
-  pthread_create(&t, NULL, small, NULL);
-  pthread_join(t, NULL);
-  double s = 0;
-  for (int r = 0; r < 100; r++) for (int i = 0; i < 4096; i++) s += a[i];
-  printf("%g\n", s);
-  return 0;
-}
-C
-"$PES_BIN/pes-clang" -O1 -pthread "$work/prog.c" -o "$work/prog"
+two_thread_prog 100
 "$PES_BIN/pes-collect" -q --full -o "$work/ok.zst" -- "$work/prog" >/dev/null
 
 # mutate OUT KIND: builds a mutant of ok.zst from its block list (index frames).

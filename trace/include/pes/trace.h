@@ -461,6 +461,10 @@ void pes_text_reader_close(struct pes_text_reader *t);
  * bytes hold it (at most 4 * strlen(s) + 1). src NULL is "".
  */
 size_t pes_escape_text(char *dst, size_t size, const char *src);
+/* The same into a buffer of the calling thread's, for printing: one of a ring
+ * of four, valid until the fourth call after this one (so up to four in one
+ * printf). "(out of memory)" if it cannot be allocated. */
+const char *pes_escape_text_tmp(const char *src);
 
 /* Human-readable names (static strings). */
 const char *pes_access_kind_name(uint8_t kind);
