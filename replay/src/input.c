@@ -34,6 +34,7 @@ struct replay_input {
     char *path;
     int text;
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
+    enum pes_text_format text_format;  /* another tool's trace: its format, as detected */
     int has_bbs;
     char truncation[320];
     char skipped[320];           /* the reader's message on blocks of unknown type */
@@ -89,9 +90,29 @@ static int looks_like_zstd(const char *path, struct pes_error *err) {
 }
 
 struct replay_input *replay_input_open(const char *path, struct pes_error *err) {
+    return replay_input_open_as(path, REPLAY_INPUT_AUTO, err);
+}
+
+/* Another tool's trace: the format detected once here (the scans reopen it),
+ * and a binary file that ends inside an address said now, like a cut pes trace. */
+static int open_text(struct replay_input *in, enum pes_text_format format, struct pes_error *err) {
+    in->text = 1;   /* validated line by line while scanning */
+    struct pes_text_reader *t = pes_text_reader_open_as(in->path, format, err);
+    if (!t) return -1;
+    in->text_format = pes_text_reader_format(t);
+    pes_text_reader_close(t);
+    struct stat st;
+    if (in->text_format == PES_TEXT_FORMAT_BINARY64 && stat(in->path, &st) == 0 && st.st_size % 8)
+        snprintf(in->truncation, sizeof in->truncation,
+                 "%s: ends inside an address: the last %d byte%s (after %lld complete addresses) are not read",
+                 in->path, (int)(st.st_size % 8), st.st_size % 8 == 1 ? "" : "s", (long long)(st.st_size / 8));
+    return 0;
+}
+
+struct replay_input *replay_input_open_as(const char *path, int input_format, struct pes_error *err) {
     if (replay_input_check_file(path, err) < 0) return NULL;
-    int zst = looks_like_zstd(path, err);
-    if (zst < 0) return NULL;
+    int zst = input_format == REPLAY_INPUT_PES;
+    if (input_format == REPLAY_INPUT_AUTO && (zst = looks_like_zstd(path, err)) < 0) return NULL;
     struct replay_input *in = calloc(1, sizeof *in);
     if (!in || !(in->path = strdup(path))) {
         free(in);
@@ -99,7 +120,10 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
         return NULL;
     }
     if (!zst) {
-        in->text = 1;   /* validated line by line while scanning */
+        if (open_text(in, input_format == REPLAY_INPUT_AUTO ? PES_TEXT_FORMAT_AUTO : input_format, err) < 0) {
+            replay_input_close(in);
+            return NULL;
+        }
         return in;
     }
     in->reader = pes_trace_reader_open(path, err);
@@ -144,6 +168,14 @@ const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t
 
 const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id) {
     return in->text ? NULL : pes_trace_reader_bb(in->reader, id);
+}
+
+const char *replay_input_text_kind(const struct replay_input *in) {
+    switch (in->text_format) {
+    case PES_TEXT_FORMAT_LACKEY: return "valgrind lackey trace";
+    case PES_TEXT_FORMAT_BINARY64: return "binary address trace";
+    default: return "text address trace";
+    }
 }
 
 const char *replay_input_truncation(const struct replay_input *in) {
@@ -206,7 +238,7 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     }
     c->in = in;
     if (in->text) {
-        c->text = pes_text_reader_open(in->path, err);
+        c->text = pes_text_reader_open_as(in->path, in->text_format, err);
         if (!c->text) goto fail;
         return c;
     }

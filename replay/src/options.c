@@ -18,7 +18,7 @@ static const char usage[] =
     "usage: pes-replay TRACE [options]\n"
     "       pes-replay --compare SAMPLED FULL [options]\n"
     "\n"
-    "Replays a pes trace (or a plain-text address trace, one hex address per line)\n"
+    "Replays a pes trace (or another tool's address trace: see --input-format)\n"
     "and reports reuse profiles, predicted cache hit rates and runtime, and\n"
     "optionally a cache + MESI coherence simulation.\n"
     "\n"
@@ -44,6 +44,10 @@ static const char usage[] =
     "                       true-sharing, misses, accesses\n"
     "  --comm-csv FILE      write the thread communication matrix (CSV)\n"
     "  --sites-csv FILE     write every site's simulation counts (CSV)\n"
+    "  --input-format FMT   auto (default: a pes trace, else detected), pes, addr\n"
+    "                       (one hex address per line, as PARDA and libCacheSim),\n"
+    "                       lackey (valgrind --tool=lackey --trace-mem=yes), or\n"
+    "                       binary64 (little-endian 64-bit addresses)\n"
     "  --jobs N             replay threads: 1, or 2 (the default with two or more\n"
     "                       CPUs): PRDs on a second thread, same results\n"
     "  --compare            accuracy of a sampled trace against a full trace of the\n"
@@ -176,7 +180,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     enum {
         OPT_MACHINE = 256, OPT_CACHE, OPT_SHOW_MACHINE, OPT_CORES, OPT_INTERLEAVE, OPT_SEED,
         OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_PAGE_MAP, OPT_TOP, OPT_SORT, OPT_COMM_CSV, OPT_SITES_CSV,
-        OPT_FORMAT, OPT_JOBS, OPT_VERSION, OPT_COMPARE,
+        OPT_FORMAT, OPT_JOBS, OPT_VERSION, OPT_COMPARE, OPT_INPUT_FORMAT,
     };
     static const struct option longopts[] = {
         {"machine", required_argument, 0, OPT_MACHINE},
@@ -196,6 +200,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         {"comm-csv", required_argument, 0, OPT_COMM_CSV},
         {"sites-csv", required_argument, 0, OPT_SITES_CSV},
         {"format", required_argument, 0, OPT_FORMAT},
+        {"input-format", required_argument, 0, OPT_INPUT_FORMAT},
         {"compare", no_argument, 0, OPT_COMPARE},
         {"jobs", required_argument, 0, OPT_JOBS},
         {"output", required_argument, 0, 'o'},
@@ -285,6 +290,13 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         case OPT_COMM_CSV: o->comm_csv = optarg; break;
         case OPT_SITES_CSV: o->sites_csv = optarg; break;
         case OPT_COMPARE: o->compare = 1; break;
+        case OPT_INPUT_FORMAT: {
+            /* "auto" is PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_AUTO too */
+            int f = strcmp(optarg, "pes") == 0 ? REPLAY_INPUT_PES : pes_text_format_parse(optarg);
+            if (f < 0) return bad("--input-format", "auto, pes, addr, lackey or binary64", optarg);
+            o->input_format = f;
+            break;
+        }
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0) o->format = REPLAY_TEXT;
             else if (strcmp(optarg, "json") == 0) o->format = REPLAY_JSON;

@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
             replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
                            l + 1, res.machine.level[l].line, res.line);
 
-    struct replay_input *in = replay_input_open(o.trace, &err);
+    struct replay_input *in = replay_input_open_as(o.trace, o.input_format, &err);
     if (!in) return fail(&err);
     if (replay_input_truncation(in)) replay_message("warning: %s", replay_input_truncation(in));
     const char *skipped;

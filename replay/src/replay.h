@@ -45,6 +45,7 @@ struct replay_options {
     const char *comm_csv;         /* --comm-csv FILE */
     const char *sites_csv;        /* --sites-csv FILE */
     enum replay_format format;
+    int input_format;             /* --input-format: REPLAY_INPUT_AUTO, _PES, or an enum pes_text_format */
     const char *output;           /* -o FILE; NULL = stdout */
     int show_machine;
     uint32_t jobs;                /* --jobs: replay threads (1 or 2) */
@@ -59,6 +60,11 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o);
 /* ------------------------------------------------------------ input */
 
 struct replay_input;
+/* What replay_input_open_as reads: a pes trace if the file starts like one
+ * (AUTO) or always (PES), else another tool's trace in the given
+ * pes_text_format (AUTO: detected, docs/trace-format.md §9). */
+enum { REPLAY_INPUT_AUTO = PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_PES = 100 };
+struct replay_input *replay_input_open_as(const char *path, int input_format, struct pes_error *err);
 
 struct replay_summary {
     uint32_t kind;                /* enum pes_trace_kind, 0 for a text trace */
@@ -85,6 +91,8 @@ const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id)
 int replay_input_has_bbs(const struct replay_input *in);
 uint32_t replay_input_threads(const struct replay_input *in);   /* thread table size (text: 1) */
 const char *replay_input_truncation(const struct replay_input *in); /* NULL if complete */
+/* Another tool's trace: what it is, for the text report ("valgrind lackey trace"). */
+const char *replay_input_text_kind(const struct replay_input *in);
 /* Blocks of unknown type the reader skipped, and its one-line message about them. */
 uint64_t replay_input_skipped(const struct replay_input *in, const char **message);
 

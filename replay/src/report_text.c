@@ -34,7 +34,7 @@ static void print_summary(FILE *out, const struct replay_options *o, const struc
     report_bytes(b, sizeof b, s->bytes);
     report_count(bb, sizeof bb, s->bb_execs);
     fprintf(out, "  trace     %s, %u thread%s: %s accesses (%s reads, %s writes, %s), %s BB executions\n",
-            s->text ? "text address trace" : "full trace", s->threads, s->threads == 1 ? "" : "s", a, r, w, b,
+            s->text ? replay_input_text_kind(in) : "full trace", s->threads, s->threads == 1 ? "" : "s", a, r, w, b,
             bb);
     if (replay_input_truncation(in)) fprintf(out, "  warning   %s\n", report_safe(replay_input_truncation(in)));
     const char *skipped;

@@ -4,15 +4,10 @@
 # tests/fuzz/sampled_seeds/ (made by tests/fuzz/make_sampled_seeds.py).
 # Longer runs: scripts/fuzz.sh.
 if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
-  get_filename_component(PES_FUZZ_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
-  file(GLOB PES_FUZZ_TRACE_SOURCES ${PES_FUZZ_ROOT}/trace/src/*.c)
-  add_executable(fuzz_sampled ${CMAKE_CURRENT_LIST_DIR}/fuzz_sampled.c ${PES_FUZZ_TRACE_SOURCES}
-                 ${PES_FUZZ_ROOT}/replay/src/sampled.c ${PES_FUZZ_ROOT}/replay/src/time_to_stack.c
-                 ${PES_FUZZ_ROOT}/replay/src/report_accuracy.c)
-  target_include_directories(fuzz_sampled PRIVATE ${PES_FUZZ_ROOT}/trace/include ${PES_FUZZ_ROOT}/trace/src
-                                                  ${PES_FUZZ_ROOT}/replay/src)
-  target_compile_options(fuzz_sampled PRIVATE -fsanitize=fuzzer,address,undefined -g)
-  target_link_options(fuzz_sampled PRIVATE -fsanitize=fuzzer,address,undefined)
+  pes_fuzz_target(fuzz_sampled ${CMAKE_CURRENT_LIST_DIR}/fuzz_sampled.c
+                  ${PES_FUZZ_ROOT}/replay/src/sampled.c ${PES_FUZZ_ROOT}/replay/src/time_to_stack.c
+                  ${PES_FUZZ_ROOT}/replay/src/report_accuracy.c)
+  target_include_directories(fuzz_sampled PRIVATE ${PES_FUZZ_ROOT}/replay/src)
   target_link_libraries(fuzz_sampled PRIVATE pes_replay_core)
   set(PES_FUZZ_SAMPLED_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_sampled)
   add_test(NAME fuzz.sampled

@@ -2,14 +2,7 @@
 # compiled into the target so that libFuzzer's coverage instrumentation sees them.
 # Built in the plain and ASan builds; ASan cannot be combined with a TSan build.
 if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
-  get_filename_component(PES_FUZZ_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
-  file(GLOB PES_FUZZ_TRACE_SOURCES ${PES_FUZZ_ROOT}/trace/src/*.c)
-  add_executable(fuzz_trace_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_trace_reader.c
-                                   ${PES_FUZZ_TRACE_SOURCES})
-  target_include_directories(fuzz_trace_reader PRIVATE ${PES_FUZZ_ROOT}/trace/include
-                                                       ${PES_FUZZ_ROOT}/trace/src)
-  target_compile_options(fuzz_trace_reader PRIVATE -fsanitize=fuzzer,address,undefined -g)
-  target_link_options(fuzz_trace_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  pes_fuzz_target(fuzz_trace_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_trace_reader.c)
   target_link_libraries(fuzz_trace_reader PRIVATE PkgConfig::ZSTD)
 
   # Seed corpus generated at test time: the sample trace, a cut copy, one without
@@ -32,11 +25,7 @@ endif()
 # reference parser and an unescape round trip as oracles); seeds in
 # tests/fuzz/text_seeds/. Longer runs: scripts/fuzz.sh.
 if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
-  add_executable(fuzz_text_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_text_reader.c ${PES_FUZZ_TRACE_SOURCES})
-  target_include_directories(fuzz_text_reader PRIVATE ${PES_FUZZ_ROOT}/trace/include
-                                                      ${PES_FUZZ_ROOT}/trace/src)
-  target_compile_options(fuzz_text_reader PRIVATE -fsanitize=fuzzer,address,undefined -g)
-  target_link_options(fuzz_text_reader PRIVATE -fsanitize=fuzzer,address,undefined)
+  pes_fuzz_target(fuzz_text_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_text_reader.c)
   target_link_libraries(fuzz_text_reader PRIVATE PkgConfig::ZSTD)
   set(PES_FUZZ_TEXT_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text_reader)
   add_test(NAME fuzz.text_reader

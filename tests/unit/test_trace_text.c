@@ -182,6 +182,102 @@ static void test_chunk_boundaries(void **state)
     free(want);
 }
 
+/* valgrind --tool=lackey --trace-mem=yes output, detected: data accesses
+ * only, "M" as a load then a store (split across two reads here). */
+static void test_lackey(void **state)
+{
+    (void)state;
+    char *path = write_text("==4242== Lackey, an example Valgrind tool\n"
+                            "==4242== Command: ./a.out\n"
+                            "I  04016ac3,3\n"
+                            " L 7ff000d68,8\n"
+                            " S 0421d5f0,4\n"
+                            "I  04016ac6,7\n"
+                            " M 0421d5f8,16\n"
+                            "\n"
+                            " L 10,1\n"
+                            "==4242== \n");
+    struct pes_error err;
+    struct pes_text_reader *t = pes_text_reader_open(path, &err);
+    assert_non_null(t);
+    assert_int_equal(pes_text_reader_format(t), PES_TEXT_FORMAT_LACKEY);
+    struct pes_record r[8];
+    assert_int_equal(pes_text_reader_read(t, r, 3, &err), 3);   /* ends after M's load */
+    assert_int_equal(pes_text_reader_read(t, r + 3, 5, &err), 2);
+    assert_int_equal(pes_text_reader_read(t, r + 5, 3, &err), 0);
+    const uint64_t addr[5] = {0x7ff000d68, 0x421d5f0, 0x421d5f8, 0x421d5f8, 0x10};
+    const uint32_t id[5] = {PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE, PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
+                            PES_TEXT_READ_SITE};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(r[i].addr, addr[i]);
+        assert_int_equal(r[i].id, id[i]);
+    }
+    pes_text_reader_close(t);
+    unlink(path);
+    free(path);
+
+    path = write_text(" L 10,4\n S 20,4\n L 3x,4\n");
+    t = pes_text_reader_open(path, &err);
+    assert_non_null(t);
+    assert_int_equal(pes_text_reader_read(t, r, 8, &err), -1);
+    char want[600];
+    snprintf(want, sizeof want, "%s:3: expected a valgrind lackey line", path);
+    assert_non_null(strstr(err.message, want));
+    pes_text_reader_close(t);
+    unlink(path);
+    free(path);
+}
+
+/* Little-endian 64-bit addresses, detected by their NUL bytes; a cut last
+ * address is not read, and said. Also forced with _open_as. */
+static void test_binary64(void **state)
+{
+    (void)state;
+    const uint64_t addr[3] = {0x7ffd12345678, 0x1000, UINT64_MAX};
+    unsigned char bytes[3 * 8 + 3];
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 8; k++)
+            bytes[i * 8 + k] = (unsigned char)(addr[i] >> (8 * k));
+    memcpy(bytes + 24, "\x01\x02\x03", 3);
+    char *path = tt_temp_path("bin");
+    FILE *f = fopen(path, "wb");
+    fwrite(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    for (int forced = 0; forced < 2; forced++) {
+        struct pes_error err;
+        struct pes_text_reader *t =
+            pes_text_reader_open_as(path, forced ? PES_TEXT_FORMAT_BINARY64 : PES_TEXT_FORMAT_AUTO, &err);
+        assert_non_null(t);
+        assert_int_equal(pes_text_reader_format(t), PES_TEXT_FORMAT_BINARY64);
+        struct pes_record r[4];
+        assert_int_equal(pes_text_reader_read(t, r, 2, &err), 2);
+        assert_null(pes_text_reader_truncation(t));
+        assert_int_equal(pes_text_reader_read(t, r + 2, 2, &err), 1);
+        assert_int_equal(pes_text_reader_read(t, r + 3, 1, &err), 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(r[i].addr, addr[i]);
+            assert_int_equal(r[i].id, PES_TEXT_READ_SITE);
+        }
+        assert_non_null(pes_text_reader_truncation(t));
+        assert_non_null(strstr(pes_text_reader_truncation(t), "the last 3 bytes (after 3 complete addresses)"));
+        pes_text_reader_close(t);
+    }
+    unlink(path);
+    free(path);
+}
+
+static void test_format_names(void **state)
+{
+    (void)state;
+    const char *names[] = {"auto", "addr", "lackey", "binary64"};
+    for (int f = 0; f < 4; f++) {
+        assert_int_equal(pes_text_format_parse(names[f]), f);
+        assert_string_equal(pes_text_format_name((enum pes_text_format)f), names[f]);
+    }
+    assert_int_equal(pes_text_format_parse("pes"), -1);
+    assert_int_equal(pes_text_format_parse(NULL), -1);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -198,6 +294,9 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_line_length),
         cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_lackey),
+        cmocka_unit_test(test_binary64),
+        cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

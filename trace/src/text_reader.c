@@ -1,7 +1,12 @@
 /*
- * text_reader.c — plain-text address traces as PARDA and libCacheSim read them:
- * one access per line, "ADDR", "ADDR R|W" or "R|W ADDR", ADDR in hex with an
- * optional 0x; '#' starts a comment; blank lines are ignored.
+ * text_reader.c — other tools' address traces (docs/trace-format.md §9):
+ *   addr     as PARDA and libCacheSim read them: one access per line, "ADDR",
+ *            "ADDR R|W" or "R|W ADDR", ADDR in hex with an optional 0x; '#'
+ *            starts a comment; blank lines are ignored;
+ *   lackey   valgrind --tool=lackey --trace-mem=yes: " L ADDR,SIZE",
+ *            " S ADDR,SIZE", " M ADDR,SIZE" (a load and a store); instruction
+ *            fetches ("I") and valgrind's own "==PID==" lines are skipped;
+ *   binary64 little-endian 64-bit addresses, each a load.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +27,11 @@ struct pes_text_reader {
     char *buf;           /* a file: TEXT_CHUNK + PES_TEXT_MAX_LINE bytes; memory: the copy */
     size_t len, pos;     /* bytes in buf, the next one to parse */
     int eof;             /* nothing more to read into buf */
-    uint64_t lineno;
+    enum pes_text_format format;
+    uint64_t lineno;     /* binary64: addresses read */
+    int has_pending;     /* lackey: the store of an "M" line that did not fit */
+    struct pes_record pending;
+    char truncation[320];
 };
 
 static struct pes_text_reader *reader_new(const char *name, size_t buf_size, struct pes_error *err)
@@ -40,9 +49,22 @@ static struct pes_text_reader *reader_new(const char *name, size_t buf_size, str
     return t;
 }
 
+static int refill(struct pes_text_reader *t);
+static void detect(struct pes_text_reader *t);
+
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err)
 {
+    return pes_text_reader_open_as(path, PES_TEXT_FORMAT_AUTO, err);
+}
+
+struct pes_text_reader *pes_text_reader_open_as(const char *path, enum pes_text_format format,
+                                                struct pes_error *err)
+{
     pes_err_clear(err);
+    if ((unsigned)format > PES_TEXT_FORMAT_BINARY64) {
+        pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open_as: bad format %d", (int)format);
+        return NULL;
+    }
     if (!path) {
         pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open: no path");
         return NULL;
@@ -55,6 +77,15 @@ struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error 
         pes_error_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
         pes_text_reader_close(t);
         return NULL;
+    }
+    t->format = format;
+    if (format == PES_TEXT_FORMAT_AUTO) {
+        if (refill(t) < 0) {
+            pes_error_set(err, PES_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno));
+            pes_text_reader_close(t);
+            return NULL;
+        }
+        detect(t);
     }
     return t;
 }
@@ -74,6 +105,7 @@ struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t siz
         memcpy(t->buf, data, size);
     t->len = size;
     t->eof = 1;
+    t->format = PES_TEXT_FORMAT_ADDR;
     return t;
 }
 
@@ -116,6 +148,64 @@ static int parse_hex(const char *s, size_t n, uint64_t *out)
     }
     *out = v;
     return 0;
+}
+
+static const char *const format_names[] = {"auto", "addr", "lackey", "binary64"};
+
+const char *pes_text_format_name(enum pes_text_format format)
+{
+    return (unsigned)format <= PES_TEXT_FORMAT_BINARY64 ? format_names[format] : "?";
+}
+
+int pes_text_format_parse(const char *name)
+{
+    for (int f = 0; f <= PES_TEXT_FORMAT_BINARY64; f++)
+        if (name && strcmp(name, format_names[f]) == 0)
+            return f;
+    return -1;
+}
+
+enum pes_text_format pes_text_reader_format(const struct pes_text_reader *t)
+{
+    return t->format;
+}
+
+const char *pes_text_reader_truncation(const struct pes_text_reader *t)
+{
+    return t->truncation[0] ? t->truncation : NULL;
+}
+
+/* A lackey data line: " L ", " S " or " M " and a hex digit; or "I  ". */
+static int lackey_shape(const char *l, size_t n)
+{
+    if (n >= 4 && l[0] == ' ' && (l[1] == 'L' || l[1] == 'S' || l[1] == 'M') && l[2] == ' ')
+        return 1;
+    return n >= 3 && l[0] == 'I' && l[1] == ' ' && l[2] == ' ';
+}
+
+/* AUTO, from the first chunk: a NUL byte makes it binary64 (text never has
+ * one); else the first line that is not blank, a comment or valgrind's own
+ * "==PID==" decides between lackey and addr. */
+static void detect(struct pes_text_reader *t)
+{
+    if (memchr(t->buf, '\0', t->len)) {
+        t->format = PES_TEXT_FORMAT_BINARY64;
+        return;
+    }
+    t->format = PES_TEXT_FORMAT_ADDR;
+    for (size_t pos = 0; pos < t->len;) {
+        const char *l = t->buf + pos, *nl = memchr(l, '\n', t->len - pos);
+        size_t n = nl ? (size_t)(nl - l) : t->len - pos;
+        pos += n + 1;
+        size_t i = 0;
+        while (i < n && is_space(l[i]))
+            i++;
+        if (i == n || l[i] == '#' || (n >= 2 && l[0] == '=' && l[1] == '='))
+            continue;
+        if (lackey_shape(l, n))
+            t->format = PES_TEXT_FORMAT_LACKEY;
+        return;
+    }
 }
 
 static int parse_rw(const char *s, size_t n, uint32_t *site)
@@ -186,13 +276,131 @@ static long read_line(struct pes_text_reader *t, const char **line)
     }
 }
 
+/* One addr-format line: 1 and the record, 0 for a blank or comment line,
+ * -1 (err set) if malformed. */
+static int addr_line(struct pes_text_reader *t, const char *line, long len, struct pes_record *out,
+                     struct pes_error *err)
+{
+    const char *hash = memchr(line, '#', (size_t)len);
+    if (hash)
+        len = hash - line;
+    const char *tok[3];
+    size_t tlen[3];
+    int nt = 0;
+    for (long i = 0; i < len;) {
+        while (i < len && is_space(line[i]))
+            i++;
+        if (i >= len)
+            break;
+        long s = i;
+        while (i < len && !is_space(line[i]))
+            i++;
+        if (nt == 3)
+            break;
+        tok[nt] = line + s;
+        tlen[nt++] = (size_t)(i - s);
+    }
+    if (nt == 0)
+        return 0;
+    uint64_t addr = 0;
+    uint32_t site = PES_TEXT_READ_SITE;
+    int ok;
+    if (nt == 1)
+        ok = parse_hex(tok[0], tlen[0], &addr) == 0;
+    else if (nt == 2)
+        ok = (parse_hex(tok[0], tlen[0], &addr) == 0 && parse_rw(tok[1], tlen[1], &site) == 0) ||
+             (parse_rw(tok[0], tlen[0], &site) == 0 && parse_hex(tok[1], tlen[1], &addr) == 0);
+    else
+        ok = 0;
+    if (!ok) {
+        int show = (int)(tlen[0] > 40 ? 40 : tlen[0]);
+        pes_error_set(err, PES_ERR_FORMAT, t->lineno,
+                      "%s:%llu: expected \"ADDR\", \"ADDR R|W\" or \"R|W ADDR\" "
+                      "(hex address, at most 16 digits), got \"%.*s%s\"",
+                      t->path, (unsigned long long)t->lineno, show, tok[0],
+                      nt > 1 || tlen[0] > 40 ? " ..." : "");
+        return -1;
+    }
+    *out = (struct pes_record){addr, site, 0};
+    return 1;
+}
+
+/* One lackey line: the number of records (0..2: "M" is a load and a store),
+ * -1 (err set) if malformed. The access's size is not kept: a record stands
+ * for the access's first byte, as an addr-format line does. */
+static int lackey_line(struct pes_text_reader *t, const char *line, long len, struct pes_record out[2],
+                       struct pes_error *err)
+{
+    long n = len;
+    while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+        n--;
+    if (n == 0 || (n >= 2 && line[0] == '=' && line[1] == '='))
+        return 0;
+    if (n >= 3 && line[0] == 'I' && line[1] == ' ')
+        return 0;   /* an instruction fetch */
+    const char *comma = n > 3 ? memchr(line + 3, ',', (size_t)(n - 3)) : NULL;
+    uint64_t addr;
+    int ok = lackey_shape(line, (size_t)n) && line[0] == ' ' && comma &&
+             parse_hex(line + 3, (size_t)(comma - line - 3), &addr) == 0 && comma + 1 < line + n;
+    for (const char *c = comma ? comma + 1 : NULL; ok && c < line + n; c++)
+        ok = *c >= '0' && *c <= '9';
+    if (!ok) {
+        int show = (int)(n > 40 ? 40 : n);
+        pes_error_set(err, PES_ERR_FORMAT, t->lineno,
+                      "%s:%llu: expected a valgrind lackey line (\" L|S|M ADDR,SIZE\", \"I  ADDR,SIZE\" "
+                      "or \"==PID== ...\"), got \"%.*s%s\"",
+                      t->path, (unsigned long long)t->lineno, show, line, n > 40 ? " ..." : "");
+        return -1;
+    }
+    uint32_t first = line[1] == 'S' ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE;
+    out[0] = (struct pes_record){addr, first, 0};
+    out[1] = (struct pes_record){addr, PES_TEXT_WRITE_SITE, 0};
+    return line[1] == 'M' ? 2 : 1;
+}
+
+static long read_binary(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
+{
+    size_t n = 0;
+    while (n < max) {
+        if (t->len - t->pos < 8) {
+            if (t->eof) {
+                size_t rest = t->len - t->pos;
+                if (rest && !t->truncation[0])
+                    snprintf(t->truncation, sizeof t->truncation,
+                             "%s: ends inside an address: the last %zu byte%s (after %llu complete "
+                             "addresses) are not read", t->path, rest, rest == 1 ? "" : "s",
+                             (unsigned long long)t->lineno);
+                break;
+            }
+            if (refill(t) < 0)
+                return pes_error_set(err, PES_ERR_IO, t->lineno, "%s: read failed after %llu addresses: %s",
+                                     t->path, (unsigned long long)t->lineno, strerror(errno));
+            continue;
+        }
+        const unsigned char *b = (const unsigned char *)t->buf + t->pos;
+        uint64_t a = 0;
+        for (int k = 7; k >= 0; k--)
+            a = a << 8 | b[k];
+        out[n++] = (struct pes_record){a, PES_TEXT_READ_SITE, 0};
+        t->pos += 8;
+        t->lineno++;
+    }
+    return (long)n;
+}
+
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
                           struct pes_error *err)
 {
     pes_err_clear(err);
     if (!t || (max && !out))
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_read: bad arguments");
+    if (t->format == PES_TEXT_FORMAT_BINARY64)
+        return read_binary(t, out, max, err);
     size_t n = 0;
+    if (t->has_pending && n < max) {
+        out[n++] = t->pending;
+        t->has_pending = 0;
+    }
     while (n < max) {
         const char *line = NULL;
         long len = read_line(t, &line);
@@ -201,54 +409,24 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
                                t->path, (unsigned long long)t->lineno + 1, strerror(errno));
         if (len == -2)
             return pes_error_set(err, PES_ERR_FORMAT, t->lineno, "%s:%llu: line longer than %u bytes "
-                               "(a text trace has one address per line)",
+                               "(a text trace has one access per line)",
                                t->path, (unsigned long long)t->lineno + 1, PES_TEXT_MAX_LINE);
         if (len < 0)
             break;
         t->lineno++;
-        const char *hash = memchr(line, '#', (size_t)len);
-        if (hash)
-            len = hash - line;
-        const char *tok[3];
-        size_t tlen[3];
-        int nt = 0;
-        for (long i = 0; i < len;) {
-            while (i < len && is_space(line[i]))
-                i++;
-            if (i >= len)
-                break;
-            long s = i;
-            while (i < len && !is_space(line[i]))
-                i++;
-            if (nt == 3)
-                break;
-            tok[nt] = line + s;
-            tlen[nt++] = (size_t)(i - s);
+        struct pes_record r[2];
+        int k = t->format == PES_TEXT_FORMAT_LACKEY ? lackey_line(t, line, len, r, err)
+                                                    : addr_line(t, line, len, r, err);
+        if (k < 0)
+            return -1;
+        if (k >= 1)
+            out[n++] = r[0];
+        if (k == 2) {
+            if (n < max)
+                out[n++] = r[1];
+            else
+                t->pending = r[1], t->has_pending = 1;
         }
-        if (nt == 0)
-            continue;
-        uint64_t addr = 0;
-        uint32_t site = PES_TEXT_READ_SITE;
-        int ok;
-        if (nt == 1)
-            ok = parse_hex(tok[0], tlen[0], &addr) == 0;
-        else if (nt == 2)
-            ok = (parse_hex(tok[0], tlen[0], &addr) == 0 && parse_rw(tok[1], tlen[1], &site) == 0) ||
-                 (parse_rw(tok[0], tlen[0], &site) == 0 && parse_hex(tok[1], tlen[1], &addr) == 0);
-        else
-            ok = 0;
-        if (!ok) {
-            int show = (int)(tlen[0] > 40 ? 40 : tlen[0]);
-            return pes_error_set(err, PES_ERR_FORMAT, t->lineno,
-                               "%s:%llu: expected \"ADDR\", \"ADDR R|W\" or \"R|W ADDR\" "
-                               "(hex address, at most 16 digits), got \"%.*s%s\"",
-                               t->path, (unsigned long long)t->lineno, show, tok[0],
-                               nt > 1 || tlen[0] > 40 ? " ..." : "");
-        }
-        out[n].addr = addr;
-        out[n].id = site;
-        out[n].extra = 0;
-        n++;
     }
     return (long)n;
 }

@@ -437,9 +437,26 @@ void pes_trace_reader_close(struct pes_trace_reader *r);
 /* Longest line accepted, in bytes without the newline: the reader holds one
  * line of this size, whatever the input (a longer line is an error). */
 #define PES_TEXT_MAX_LINE 4096u
+/* Input formats (docs/trace-format.md §9). */
+enum pes_text_format {
+    PES_TEXT_FORMAT_AUTO = 0,   /* decided from the first bytes read */
+    PES_TEXT_FORMAT_ADDR,       /* one access per line (PARDA, libCacheSim) */
+    PES_TEXT_FORMAT_LACKEY,     /* valgrind --tool=lackey --trace-mem=yes */
+    PES_TEXT_FORMAT_BINARY64,   /* little-endian 64-bit addresses, each a load */
+};
+const char *pes_text_format_name(enum pes_text_format format);   /* "auto", "addr", ... */
+int pes_text_format_parse(const char *name);                      /* the format, -1 if unknown */
 struct pes_text_reader;
+/* path "-" reads standard input. _open is _open_as(path, PES_TEXT_FORMAT_AUTO). */
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err);
-/* Same, from memory (the fuzzer, tests); the buffer is copied, name is for messages. */
+struct pes_text_reader *pes_text_reader_open_as(const char *path, enum pes_text_format format,
+                                                struct pes_error *err);
+/* The format read: AUTO is decided when the reader is opened. */
+enum pes_text_format pes_text_reader_format(const struct pes_text_reader *t);
+/* After the last read: a message if the input ended inside a record (binary64:
+ * a partial last address, which is not read), else NULL. */
+const char *pes_text_reader_truncation(const struct pes_text_reader *t);
+/* The addr format from memory (the fuzzer, tests); the buffer is copied, name is for messages. */
 struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t size, const char *name,
                                                     struct pes_error *err);
 /* Reads up to max records; returns count (0 at end) or -1 on a malformed or
