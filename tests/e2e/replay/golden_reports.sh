@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Golden reports (a refactoring guard, issue 11): pes-replay on the committed
+# traces in tests/data prints exactly what tests/golden/*.out hold, for every
+# line of tests/golden/reports.list, with --jobs 1 and with the default jobs.
+# After a change that is meant to alter a figure: bash tests/golden/update.sh,
+# and say why in the commit (tests/golden/update.sh explains).
+. "$(dirname "$0")/common.sh"
+golden=$PES_SRC/tests/golden
+failed=0
+while IFS='|' read -r name trace args; do
+  case $name in '' | '#'*) continue ;; esac
+  for jobs in "" "--jobs 1"; do
+    # shellcheck disable=SC2086  # ARGS are words
+    (cd "$PES_SRC/tests/data" && "$PES_BIN/pes-replay" "$trace" --machine haswell $args $jobs) \
+      >"$work/$name.out" 2>/dev/null || { echo "FAIL: $name ${jobs:-default jobs}: exit $?" >&2; failed=1; continue; }
+    if ! cmp -s "$golden/$name.out" "$work/$name.out"; then
+      echo "FAIL: $name ${jobs:-default jobs} differs from tests/golden/$name.out:" >&2
+      diff "$golden/$name.out" "$work/$name.out" | head -n 10 >&2
+      failed=1
+    fi
+  done
+done <"$golden/reports.list"
+[ $failed = 0 ] || fail "golden reports differ (tests/golden/update.sh regenerates them after an intended change)"
+echo "golden reports: $(grep -c '^[^#]' "$golden/reports.list") reports identical, default jobs and --jobs 1"
