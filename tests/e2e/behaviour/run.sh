@@ -214,6 +214,16 @@ for mode in off full samples reuse reuse-shared comm comm+full; do
     done
 done
 
+# the exec'd image says, without -q, that the trace is its own first image's
+if [ $prog = exec_self ]; then
+    mode=exec-message
+    mkdir "$work/$mode"
+    (cd "$work/$mode" && timeout -k 2 "$limit" "$bin/pes-collect" --full -o t.zst -- "$work/inst/$prog" \
+        </dev/null >out 2>err)
+    grep -q "t.zst was written by this process before it called exec; the new program is not traced" \
+        "$work/$mode/err" || fail "no exec message: $(grep -E '^pes-(collect|rt): ' "$work/$mode/err" | head -n 3)"
+fi
+
 if [ $failures != 0 ]; then
     echo "$prog: $failures failures" >&2
     exit 1
