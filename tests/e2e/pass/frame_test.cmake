@@ -6,21 +6,10 @@
 # ALLOW: how many bytes per level the instrumented build may add.
 # READELF: also check that the slow paths are called through the GOT.
 cmake_minimum_required(VERSION 3.20)
-get_filename_component(HERE ${CMAKE_CURRENT_LIST_FILE} DIRECTORY)
-get_filename_component(ROOT ${HERE}/../../.. ABSOLUTE)
+include(${CMAKE_CURRENT_LIST_DIR}/pass_script.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(INCS -I${HERE} -I${ROOT}/collector/include -I${ROOT}/trace/include)
 set(ENVS PES_CLANG_RT_DIR=${WORK} PES_CLANG_RT_LIB=pes-mock-rt)
-
-function(run what)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${ENVS} ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
-  endif()
-  set(OUT "${out}" PARENT_SCOPE)
-endfunction()
 
 # Stack bytes per recursion level and the program's result.
 function(measure exe prefix)

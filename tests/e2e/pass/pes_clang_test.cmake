@@ -4,22 +4,10 @@
 #   pure link steps but the runtime, --pes-print-config.
 #   cmake -DPES_CLANG=.. -DCLANG=.. -DWORK=dir -P pes_clang_test.cmake
 cmake_minimum_required(VERSION 3.20)
-get_filename_component(HERE ${CMAKE_CURRENT_LIST_FILE} DIRECTORY)
-get_filename_component(ROOT ${HERE}/../../.. ABSOLUTE)
+include(${CMAKE_CURRENT_LIST_DIR}/pass_script.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY "${WORK}/dir with space")
-set(INCS -I${HERE} -I${ROOT}/collector/include -I${ROOT}/trace/include)
 set(ENVS PES_CLANG_RT_DIR=${WORK} PES_CLANG_RT_LIB=pes-mock-rt)
-
-function(run what)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${ENVS} ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
-  endif()
-  set(OUT "${out}" PARENT_SCOPE)
-  set(ERR "${err}" PARENT_SCOPE)
-endfunction()
 function(expect what text regex)
   if(NOT "${text}" MATCHES "${regex}")
     message(FATAL_ERROR "${what}: expected /${regex}/ in:\n${text}")

@@ -5,29 +5,18 @@
 #         -P run_test.cmake
 # SANITIZE (the build's PES_SANITIZE) builds the mock and the program with it.
 cmake_minimum_required(VERSION 3.20)
-get_filename_component(HERE ${CMAKE_CURRENT_LIST_FILE} DIRECTORY)
-get_filename_component(ROOT ${HERE}/../../.. ABSOLUTE)
+include(${CMAKE_CURRENT_LIST_DIR}/pass_script.cmake)
 if(NOT MODE)
   set(MODE pes-clang)
 endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(INCS -I${HERE} -I${ROOT}/collector/include -I${ROOT}/trace/include)
 # Release builds of clang skip the IR verifier: have it check the pass's output.
 set(VERIFY -fverify-intermediate-code)
 set(SAN "")
 if(SANITIZE)
   set(SAN -fsanitize=${SANITIZE} -fno-sanitize-recover=all)
 endif()
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
-  endif()
-  set(OUT "${out}" PARENT_SCOPE)
-  set(ERR "${err}" PARENT_SCOPE)
-endfunction()
 
 # The mock runtime is not instrumented (plain clang), like the real one.
 run("building the mock runtime" ${CLANG} -O1 -g -shared -fPIC -Wall -Wextra -Werror ${SAN} ${INCS}
