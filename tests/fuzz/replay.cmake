@@ -9,11 +9,5 @@ if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
                   ${PES_FUZZ_ROOT}/replay/src/report_accuracy.c)
   target_include_directories(fuzz_sampled PRIVATE ${PES_FUZZ_ROOT}/replay/src)
   target_link_libraries(fuzz_sampled PRIVATE pes_replay_core)
-  set(PES_FUZZ_SAMPLED_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_sampled)
-  add_test(NAME fuzz.sampled
-           COMMAND sh -c "rm -rf '${PES_FUZZ_SAMPLED_WORK}' && mkdir -p '${PES_FUZZ_SAMPLED_WORK}/corpus' && \
-cp ${CMAKE_CURRENT_LIST_DIR}/sampled_seeds/* '${PES_FUZZ_SAMPLED_WORK}/corpus/' && cd '${PES_FUZZ_SAMPLED_WORK}' && \
-$<TARGET_FILE:fuzz_sampled> -max_total_time=10 -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
--print_final_stats=1 corpus")
-  set_tests_properties(fuzz.sampled PROPERTIES LABELS fuzz TIMEOUT 120)
+  pes_fuzz_test(fuzz_sampled ${CMAKE_CURRENT_LIST_DIR}/sampled_seeds)
 endif()

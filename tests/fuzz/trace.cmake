@@ -27,11 +27,5 @@ endif()
 if(CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT PES_SANITIZE MATCHES "thread")
   pes_fuzz_target(fuzz_text_reader ${CMAKE_CURRENT_LIST_DIR}/fuzz_text_reader.c)
   target_link_libraries(fuzz_text_reader PRIVATE PkgConfig::ZSTD)
-  set(PES_FUZZ_TEXT_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz_text_reader)
-  add_test(NAME fuzz.text_reader
-           COMMAND sh -c "rm -rf '${PES_FUZZ_TEXT_WORK}' && mkdir -p '${PES_FUZZ_TEXT_WORK}/corpus' && \
-cp ${CMAKE_CURRENT_LIST_DIR}/text_seeds/* '${PES_FUZZ_TEXT_WORK}/corpus/' && cd '${PES_FUZZ_TEXT_WORK}' && \
-$<TARGET_FILE:fuzz_text_reader> -max_total_time=10 -max_len=4096 -rss_limit_mb=2048 -timeout=20 \
--print_final_stats=1 corpus")
-  set_tests_properties(fuzz.text_reader PROPERTIES LABELS fuzz TIMEOUT 120)
+  pes_fuzz_test(fuzz_text_reader ${CMAKE_CURRENT_LIST_DIR}/text_seeds)
 endif()
