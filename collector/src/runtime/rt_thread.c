@@ -127,8 +127,8 @@ static int cpu_socket(int cpu)
     if (fd < 0)
         return -1;
     char buf[16];
-    long n = syscall(SYS_read, (int)fd, buf, sizeof buf - 1);
-    syscall(SYS_close, (int)fd);
+    long n = pes_rt_read((int)fd, buf, sizeof buf - 1);
+    pes_rt_close((int)fd);
     if (n <= 0)
         return -1;
     buf[n] = 0;
