@@ -1,6 +1,6 @@
 /*
  * reuse_bench.c — throughput and memory of the exact reuse distance engine
- * (replay/src/reuse_distance.c). Each case runs in a child process so its peak
+ * (replay/reuse/reuse_distance.c). Each case runs in a child process so its peak
  * RSS (getrusage via wait4) is its own. Prints a markdown table; --json FILE
  * also writes the numbers as JSON.
  *

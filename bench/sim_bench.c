@@ -1,5 +1,5 @@
 /*
- * sim_bench — throughput of the cache + MESI simulator (replay/src/mesi.h)
+ * sim_bench — throughput of the cache + MESI simulator (replay/sim/mesi.h)
  * on a synthetic interleaved stream. Not a test.
  *
  *   pes-sim-bench [-n ACCESSES] [-o FILE.json]

@@ -1,8 +1,7 @@
-# Reuse distance engine, profiles and PPT-Multicore mimicking (replay/src).
-include(${CMAKE_CURRENT_LIST_DIR}/../../replay/reuse.cmake)
+# Reuse distance engine, profiles (replay/reuse) and PPT-Multicore mimicking (replay/stream).
 pes_add_unit_test(test_reuse_distance
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reuse_distance.c
   LIBS pes_reuse)
 pes_add_unit_test(test_mimic
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mimic.c
-  LIBS pes_reuse m)
+  LIBS pes_stream m)

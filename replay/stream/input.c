@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "merge.h"
-#include "replay.h"
+#include "input.h"
 
 /* A text trace has no tables: two synthetic one-byte sites. */
 static const struct pes_site text_sites[2] = {

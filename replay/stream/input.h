@@ -1,0 +1,91 @@
+/*
+ * input.h — what pes-replay reads: a pes trace (per-thread streams merged into
+ * global time order, merge.h) or another tool's address trace, presented as
+ * one stream of resolved accesses and BB entries (stream/input.c).
+ */
+#ifndef PES_REPLAY_INPUT_H
+#define PES_REPLAY_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mimic.h"
+#include "pes/trace.h"
+
+struct replay_input;
+/* What replay_input_open_as reads: a pes trace if the file starts like one
+ * (AUTO) or always (PES), else another tool's trace in the given
+ * pes_text_format (AUTO: detected, docs/trace-format.md §9). */
+enum { REPLAY_INPUT_AUTO = PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_PES = 100 };
+struct replay_input *replay_input_open_as(const char *path, int input_format, struct pes_error *err);
+
+struct replay_summary {
+    uint32_t kind;                /* enum pes_trace_kind, 0 for a text trace */
+    int text;                     /* plain-text address trace */
+    int truncated;
+    uint64_t skipped_blocks;      /* blocks of a type the reader does not know */
+    uint64_t clipped_ranges;      /* variable-size accesses clipped (REPLAY_RANGE_GRANULES) */
+    uint32_t threads;             /* threads with records */
+    uint64_t records, accesses, bb_execs;
+    uint64_t reads, writes, bytes;
+    double ops[PES_OP_COUNT];     /* static op counts × BB executions */
+    const char *command;
+};
+
+/* -1 (err filled) if path exists and is not a regular file: a device, fifo
+ * or directory cannot be read by offset or twice (/dev/zero would never end). */
+int replay_input_check_file(const char *path, struct pes_error *err);
+struct replay_input *replay_input_open(const char *path, struct pes_error *err);
+void replay_input_close(struct replay_input *in);
+int replay_input_is_text(const struct replay_input *in);
+const struct pes_trace_info *replay_input_info(const struct replay_input *in); /* NULL for text */
+const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t id);
+const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id);
+int replay_input_has_bbs(const struct replay_input *in);
+uint32_t replay_input_threads(const struct replay_input *in);   /* thread table size (text: 1) */
+const char *replay_input_truncation(const struct replay_input *in); /* NULL if complete */
+/* Another tool's trace: what it is, for the text report ("valgrind lackey trace"). */
+const char *replay_input_text_kind(const struct replay_input *in);
+/* Blocks of unknown type the reader skipped, and its one-line message about them. */
+uint64_t replay_input_skipped(const struct replay_input *in, const char **message);
+
+/* Variable-size accesses (memcpy, memmove and memset ranges, whose length is
+ * the record's extra) longer than this many granules are clipped to their
+ * first REPLAY_RANGE_GRANULES granules for the reuse profiles and the
+ * simulation, so that one record costs bounded time and memory; the summary
+ * still counts their recorded length (docs/replay.md, "Memory"). */
+#define REPLAY_RANGE_GRANULES (UINT32_C(1) << 20)
+
+/* The clipping length in bytes for a profile granule and a simulated line:
+ * REPLAY_RANGE_GRANULES of the smaller, at most UINT32_MAX (no clipping). */
+uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line);
+/* Clip variable-size accesses to `bytes` from now on (0: no clipping). */
+void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes);
+uint32_t replay_input_range_cap(const struct replay_input *in);
+/* Accesses clipped by the last scan (0 if none); with a one-line warning
+ * naming the file, the limit and the longest clipped access in msg. */
+uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);
+
+/* One access in global order, ids resolved. */
+struct replay_access {
+    uint64_t addr;
+    uint32_t size;                /* bytes replayed (clipped, see REPLAY_RANGE_GRANULES) */
+    uint32_t length;              /* bytes recorded */
+    uint32_t thread;
+    uint32_t site;                /* id */
+    uint8_t kind;                 /* enum pes_access_kind */
+    uint8_t reads, writes;
+};
+/* Visitor over the merged stream: on_access for every access record, on_bb for
+ * every BB entry, on_thread_end once a thread has no more records (after its
+ * last access or BB entry was visited; threads without records too), so its
+ * per-thread state can go. Any may be NULL. Returns 0 or -1 (err filled). */
+typedef int (*replay_access_fn)(void *ctx, const struct replay_access *a, struct pes_error *err);
+typedef void (*replay_bb_fn)(void *ctx, uint32_t thread, const struct pes_bb *bb);
+typedef int (*replay_thread_end_fn)(void *ctx, uint32_t thread, struct pes_error *err);
+int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
+                      replay_thread_end_fn on_thread_end, void *ctx, struct pes_error *err);
+/* The merged stream as a re-readable sequential source for PPT mimicking. */
+void replay_input_mimic_source(struct replay_input *in, struct pes_mimic_source *src);
+
+#endif
