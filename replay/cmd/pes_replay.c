@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "accuracy.h"
+#include "pipeline.h"
 #include "replay.h"
 #include "report_util.h"
 
@@ -35,6 +36,98 @@ static int write_side_file(const char *flag, const char *path, const struct repl
         if (fclose(f) != 0) rc = -1;
     }
     if (rc < 0) snprintf(err->message, sizeof err->message, "%s %s: %s", flag, path, strerror(errno));
+    return rc;
+}
+
+/* One configuration: the analyses over one source's stream. */
+static int run_config(struct replay_input *in, const struct pes_stream_info *si, const struct pes_knobs *k,
+                      const struct pes_mimic_counts *counts, const struct pes_mimic_options *mo,
+                      struct replay_result *res, struct replay_config *cfg, struct pes_error *err) {
+    struct pes_pipeline *p = pes_pipeline_create(si, k, err);
+    if (!p) return -1;
+    int rc = mo ? replay_mimic_run(in, counts, mo, pes_pipeline_sink(p), err)
+                : replay_input_run(in, pes_pipeline_sink(p), err);
+    if (rc == 0) rc = pes_pipeline_finish(p, res, cfg, err);
+    pes_pipeline_destroy(p);
+    return rc;
+}
+
+static const struct pes_site *input_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
+
+/* Thread t of n on `sockets` shared caches: contiguous blocks, like a compact
+ * OpenMP placement (OMP_PLACES=cores, OMP_PROC_BIND=close). */
+static uint32_t socket_of(uint32_t t, uint32_t n, uint32_t sockets) {
+    return (uint32_t)((uint64_t)t * sockets / n);
+}
+
+/* The recorded threads: the summary always, and the other analyses unless
+ * --cores mimics cores instead. */
+static int run_recorded(struct replay_input *in, const struct replay_options *o, const struct pes_knobs *k,
+                        struct replay_result *res, struct pes_error *err) {
+    struct replay_summary *s = &res->summary;
+    memset(s, 0, sizeof *s);
+    s->text = replay_input_is_text(in);
+    const struct pes_trace_info *info = replay_input_info(in);
+    if (info) {
+        s->kind = info->kind;
+        s->command = info->command;
+    }
+    s->truncated = replay_input_truncation(in) != NULL;
+    s->skipped_blocks = replay_input_skipped(in, NULL);
+
+    uint32_t n = replay_input_threads(in), sockets = o->sockets < n ? o->sockets : n;
+    uint32_t *cache = calloc(n, sizeof *cache);
+    if (!cache) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t t = 0; t < n; t++) cache[t] = socket_of(t, n, sockets);
+    struct pes_stream_info si = {
+        .path = o->trace, .n_streams = n, .n_caches = sockets, .stream_cache = cache, .machine = &res->machine,
+        .line = res->line, .range_cap = replay_input_range_cap(in), .page_size = o->page_size,
+        .site = input_site, .site_ctx = in,
+    };
+    struct replay_config *cfg = NULL;
+    if (!o->n_cores) {   /* recorded threads are the configuration */
+        cfg = &res->config[res->n_configs++];
+        memset(cfg, 0, sizeof *cfg);
+        cfg->cores = n;
+    }
+    int rc = run_config(in, &si, k, NULL, NULL, res, cfg, err);
+    s->clipped_ranges = replay_input_clipped(in, NULL, 0);
+    free(cache);
+    return rc;
+}
+
+/* PPT-Multicore mimicking for every --cores count. */
+static int run_mimicked(struct replay_input *in, const struct replay_options *o, const struct pes_knobs *k,
+                        struct replay_result *res, struct pes_error *err) {
+    if (!replay_input_has_bbs(in))
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "%s: --cores needs a basic-block table (a full trace of a pes-clang build); this %s has none",
+                             o->trace, replay_input_is_text(in) ? "text trace" : "trace");
+    struct pes_mimic_source src;
+    replay_input_mimic_source(in, &src);
+    struct pes_mimic_counts *counts = pes_mimic_count(&src, err);
+    if (!counts) return -1;
+    /* PPT-Multicore models one processor: every mimicked core shares its
+     * last-level cache, as the single CRD group assumes. */
+    static const uint32_t one_cache[PES_SIM_MAX_CORES];
+    int rc = 0;
+    for (uint32_t i = 0; i < o->n_cores && rc == 0; i++) {
+        struct replay_config *cfg = &res->config[res->n_configs++];
+        memset(cfg, 0, sizeof *cfg);
+        cfg->cores = o->cores[i];
+        cfg->mimicked = 1;
+        struct pes_mimic_options mo = {
+            .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
+            .per_region = o->per_region, .max_range = replay_input_range_cap(in),
+        };
+        struct pes_stream_info si = {
+            .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
+            .machine = &res->machine, .line = res->line, .range_cap = replay_input_range_cap(in),
+            .page_size = o->page_size, .site = input_site, .site_ctx = in,
+        };
+        rc = run_config(in, &si, k, counts, &mo, res, cfg, err);
+    }
+    pes_mimic_counts_free(counts);
     return rc;
 }
 
@@ -100,7 +193,8 @@ int main(int argc, char **argv) {
 
     FILE *out = stdout;
     rc = 1;
-    if (replay_analyze_recorded(in, &o, &res, &err) < 0) goto done;
+    struct pes_knobs knobs = {.jobs = o.jobs, .mimic = o.n_cores > 0, .simulate = o.simulate};
+    if (run_recorded(in, &o, &knobs, &res, &err) < 0) goto done;
     char clipped[sizeof err.message];
     if (replay_input_clipped(in, clipped, sizeof clipped)) fprintf(stderr, "pes-replay: warning: %s\n", clipped);
     if (res.summary.accesses == 0) {
@@ -112,7 +206,7 @@ int main(int argc, char **argv) {
                        "has %u threads, whose records are taken in time order as one sequential stream "
                        "(record with OMP_NUM_THREADS=1 for the paper's method)",
                        res.summary.threads);
-    if (o.n_cores && replay_analyze_mimic(in, &o, &res, &err) < 0) goto done;
+    if (o.n_cores && run_mimicked(in, &o, &knobs, &res, &err) < 0) goto done;
     if (replay_apply_model(&res, &err) < 0) goto done;
 
     if (o.output && !(out = fopen(o.output, "w"))) {

@@ -102,12 +102,6 @@ struct replay_site_reuse *replay_config_site_reuse(const struct replay_config *c
 
 /* ------------------------------------------------------------ analyses */
 
-/* Counts, ops and (for recorded threads) PRD/CRD profiles in one pass. */
-int replay_analyze_recorded(struct replay_input *in, const struct replay_options *o,
-                            struct replay_result *res, struct pes_error *err);
-/* PPT-Multicore mimicking for every --cores count. */
-int replay_analyze_mimic(struct replay_input *in, const struct replay_options *o,
-                         struct replay_result *res, struct pes_error *err);
 /* SDCM hit rates and runtime of every configuration. */
 int replay_apply_model(struct replay_result *res, struct pes_error *err);
 void replay_result_free(struct replay_result *res);

@@ -398,7 +398,10 @@ int replay_input_scan(struct replay_input *in, replay_access_fn on_access, repla
                 continue;
             }
             if (d.what == ID_BB) {
-                if (on_bb) on_bb(ctx, threads[i], d.bb);
+                if (on_bb && on_bb(ctx, threads[i], d.bb, err) < 0) {
+                    rc = -1;
+                    goto out;
+                }
                 continue;
             }
             char what[96];
@@ -421,5 +424,40 @@ out:
     free(recs);
     free(threads);
     cursor_close(c);
+    return rc;
+}
+
+/* ------------------------------------------------------------ as a batch source */
+
+struct run_ctx {
+    struct pes_batch_buf buf;
+    uint32_t n_threads;
+};
+
+static int run_access(void *ctx, const struct replay_access *a, struct pes_error *err) {
+    struct run_ctx *c = ctx;
+    if (a->thread >= c->n_threads)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "record of thread %u, but the trace announces only %u threads",
+                             a->thread, c->n_threads);
+    uint8_t rw = (uint8_t)((a->reads ? PES_BATCH_READ : 0) | (a->writes ? PES_BATCH_WRITE : 0));
+    return pes_batch_buf_access(&c->buf, a->addr, a->size, a->length, a->thread, a->site, rw, err);
+}
+
+static int run_bb(void *ctx, uint32_t thread, const struct pes_bb *bb, struct pes_error *err) {
+    struct run_ctx *c = ctx;
+    return pes_batch_buf_bb(&c->buf, bb, thread, err);
+}
+
+static int run_thread_end(void *ctx, uint32_t thread, struct pes_error *err) {
+    struct run_ctx *c = ctx;
+    return thread < c->n_threads ? pes_batch_buf_ended(&c->buf, thread, err) : 0;
+}
+
+int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
+    struct run_ctx c = {.n_threads = replay_input_threads(in)};
+    if (pes_batch_buf_init(&c.buf, sink, err) < 0) return -1;
+    int rc = replay_input_scan(in, run_access, run_bb, run_thread_end, &c, err);
+    if (rc == 0) rc = pes_batch_buf_flush(&c.buf, err);
+    pes_batch_buf_free(&c.buf);
     return rc;
 }

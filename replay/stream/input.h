@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "mimic.h"
+#include "stream.h"
 #include "pes/trace.h"
 
 struct replay_input;
@@ -81,10 +82,17 @@ struct replay_access {
  * last access or BB entry was visited; threads without records too), so its
  * per-thread state can go. Any may be NULL. Returns 0 or -1 (err filled). */
 typedef int (*replay_access_fn)(void *ctx, const struct replay_access *a, struct pes_error *err);
-typedef void (*replay_bb_fn)(void *ctx, uint32_t thread, const struct pes_bb *bb);
+typedef int (*replay_bb_fn)(void *ctx, uint32_t thread, const struct pes_bb *bb, struct pes_error *err);
 typedef int (*replay_thread_end_fn)(void *ctx, uint32_t thread, struct pes_error *err);
 int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
                       replay_thread_end_fn on_thread_end, void *ctx, struct pes_error *err);
+/* The merged stream as batches (stream.h) to sink; 0, or -1 with err filled
+ * (the input's or the sink's error). */
+int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err);
+/* Mimicked cores (opt->n_cores, its emit ignored) as batches to sink: the
+ * interleaved stream of PPT-Multicore Alg. 2 (stream/source_mimic.c). */
+int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
+                     const struct pes_mimic_options *opt, const struct pes_batch_sink *sink, struct pes_error *err);
 /* The merged stream as a re-readable sequential source for PPT mimicking. */
 void replay_input_mimic_source(struct replay_input *in, struct pes_mimic_source *src);
 

@@ -483,24 +483,17 @@ static int choose_offset(struct run *r, struct pes_error *err)
     return 0;
 }
 
-struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
-                                   const struct pes_mimic_counts *counts,
-                                   const struct pes_mimic_options *opt, struct pes_error *err)
+/* Alg. 2 over the cores' private streams (Alg. 1): every access goes to
+ * opt->emit and, when prof is not NULL, to core c's PRD and the CRD. */
+static int interleave(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,
+                      const struct pes_mimic_options *opt, struct pes_profiles *prof, struct pes_error *err)
 {
-    if (!opt || opt->n_cores == 0) {
-        pes_error_set(err, PES_ERR_ARG, 0, "mimic: need at least one core");
-        return NULL;
-    }
+    if (!opt || opt->n_cores == 0)
+        return pes_error_set(err, PES_ERR_ARG, 0, "mimic: need at least one core");
     struct run r = { .src = src, .counts = counts, .opt = opt, .n = opt->n_cores };
     if (choose_offset(&r, err) < 0)
-        return NULL;
-    struct pes_profiles_options po = {
-        .granule = opt->granule, .n_streams = r.n, .n_groups = 1, .exact_limit = opt->exact_limit,
-        .per_site = opt->per_site, .min_window = opt->min_window,
-    };
-    struct pes_profiles *prof = pes_profiles_create(&po, err);
-    if (!prof)
-        return NULL;   /* err names the bad option */
+        return -1;
+    int rc = -1;
     struct core_cursor *cs = calloc(r.n, sizeof *cs);
     uint32_t *active = malloc(r.n * sizeof *active);
     if (!cs || !active)
@@ -514,7 +507,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         if (!cs[i].buf || !cs[i].inst || !cs[i].rcount)
             goto nomem;
         if (!(cs[i].cur = src->open(src->ctx, err)))
-            goto fail;
+            goto out;
         active[i] = i;
     }
     uint32_t n_active = r.n, turn = 0;
@@ -531,7 +524,7 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         uint32_t size, site;
         int got = cursor_next(&r, c, &addr, &size, &site, err);
         if (got < 0)
-            goto fail;
+            goto out;
         if (got == 0) {
             /* finished: drop it, keeping the round-robin order of the others */
             memmove(&active[slot], &active[slot + 1], (n_active - slot - 1) * sizeof *active);
@@ -542,35 +535,53 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         turn = slot + 1;
         if (opt->emit)
             opt->emit(opt->emit_ctx, c->core, addr, size, site);
-        if (pes_profiles_push(prof, c->core, addr, size, site, NULL, NULL, err) < 0)
-            goto fail;
+        if (prof && pes_profiles_push(prof, c->core, addr, size, site, NULL, NULL, err) < 0)
+            goto out;
     }
-    for (uint32_t i = 0; i < r.n; i++) {
-        src->close(cs[i].cur);
+    rc = 0;
+    goto out;
+nomem:
+    pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
+out:
+    for (uint32_t i = 0; cs && i < r.n; i++) {
+        if (cs[i].cur)
+            src->close(cs[i].cur);
         free(cs[i].buf);
         free(cs[i].inst);
         free(cs[i].rcount);
     }
     free(cs);
     free(active);
+    return rc;
+}
+
+int pes_mimic_interleave(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,
+                         const struct pes_mimic_options *opt, struct pes_error *err)
+{
+    return interleave(src, counts, opt, NULL, err);
+}
+
+struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
+                                   const struct pes_mimic_counts *counts,
+                                   const struct pes_mimic_options *opt, struct pes_error *err)
+{
+    if (!opt || opt->n_cores == 0) {
+        pes_error_set(err, PES_ERR_ARG, 0, "mimic: need at least one core");
+        return NULL;
+    }
+    struct pes_profiles_options po = {
+        .granule = opt->granule, .n_streams = opt->n_cores, .n_groups = 1, .exact_limit = opt->exact_limit,
+        .per_site = opt->per_site, .min_window = opt->min_window,
+    };
+    struct pes_profiles *prof = pes_profiles_create(&po, err);
+    if (!prof)
+        return NULL;   /* err names the bad option */
+    if (interleave(src, counts, opt, prof, err) < 0) {
+        pes_profiles_destroy(prof);
+        return NULL;
+    }
     pes_profiles_finish(prof);   /* the next core count's engines take the room */
     return prof;
-nomem:
-    pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
-fail:
-    if (cs) {
-        for (uint32_t i = 0; i < r.n; i++) {
-            if (cs[i].cur)
-                src->close(cs[i].cur);
-            free(cs[i].buf);
-            free(cs[i].inst);
-            free(cs[i].rcount);
-        }
-    }
-    free(cs);
-    free(active);
-    pes_profiles_destroy(prof);
-    return NULL;
 }
 
 int pes_mimic_run_many(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,

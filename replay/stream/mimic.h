@@ -125,6 +125,11 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
                                    const struct pes_mimic_counts *counts,
                                    const struct pes_mimic_options *opt, struct pes_error *err);
 
+/* The interleaved stream alone: every access goes to opt->emit (the profile
+ * options are ignored); 0, or -1 with err filled as pes_mimic_run. */
+int pes_mimic_interleave(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,
+                         const struct pes_mimic_options *opt, struct pes_error *err);
+
 /* The same for several core counts (opt->n_cores ignored); out[i] for cores[i].
  * On error every out[] is NULL. */
 int pes_mimic_run_many(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,

@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD:-build}
-bin=$build/bin
+bin=$(cd "$build/bin" && pwd)
 if [ "${1:-}" = --traces ]; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
@@ -29,6 +29,6 @@ fi
 while IFS='|' read -r name trace args; do
     case $name in '' | '#'*) continue ;; esac
     # shellcheck disable=SC2086  # ARGS are words
-    (cd tests/data && "../../$bin/pes-replay" "$trace" --machine haswell $args) >"tests/golden/$name.out"
+    (cd tests/data && "$bin/pes-replay" "$trace" --machine haswell $args) >"tests/golden/$name.out"
     echo "tests/golden/$name.out"
 done <tests/golden/reports.list

@@ -1,0 +1,58 @@
+/*
+ * analysis.h — the one interface every pes-replay analysis implements, and
+ * the registry of analyses.
+ *
+ * An analysis sees the description of the stream it runs on (stream.h), the
+ * options it reads (struct pes_knobs) and the stream's batches, in order. It
+ * never opens files, never prints and never sees another analysis. A new one
+ * is a file in this folder defining a `const struct pes_analysis`, plus its
+ * line in registry.c (docs/replay.md, "Writing an analysis").
+ *
+ * Life of an analysis on one stream (one configuration: the recorded threads,
+ * or N mimicked cores):
+ *   wanted → create → batch … batch → finish → publish → destroy
+ * The pipeline (pipeline.h) runs every wanted analysis of the registry over
+ * the same batches.
+ */
+#ifndef PES_REPLAY_ANALYSIS_H
+#define PES_REPLAY_ANALYSIS_H
+
+#include <stdint.h>
+
+#include "stream.h"
+
+struct replay_result;
+struct replay_config;
+
+/* What analyses may read of the command line. */
+struct pes_knobs {
+    uint32_t jobs;          /* --jobs: replay threads the analyses may use */
+    int mimic;              /* --cores given: the recorded stream only feeds the summary */
+    int simulate;           /* --simulate */
+};
+
+struct pes_analysis {
+    const char *name;       /* one word, as in --help and the docs */
+    const char *help;       /* one line */
+    /* Whether it runs on this stream (NULL: always). */
+    int (*wanted)(const struct pes_stream_info *si, const struct pes_knobs *k);
+    /* Its state, or NULL with err filled (bad option for this stream, no memory). */
+    void *(*create)(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err);
+    /* The next batch; 0, or -1 with err filled. */
+    int (*batch)(void *self, const struct pes_batch *b, struct pes_error *err);
+    /* End of the stream: derive what needs the whole stream. 0 or -1. */
+    int (*finish)(void *self, struct pes_error *err);
+    /* Hands its results to the configuration they belong to (which then owns
+     * them) or to the run's result; called once, after finish. */
+    void (*publish)(void *self, struct replay_result *res, struct replay_config *cfg);
+    void (*destroy)(void *self);
+};
+
+/* The registry, NULL-terminated, in the order analyses see each batch. */
+extern const struct pes_analysis *const pes_analyses[];
+
+extern const struct pes_analysis pes_analysis_summary;   /* summary.c */
+extern const struct pes_analysis pes_analysis_reuse;     /* reuse.c */
+extern const struct pes_analysis pes_analysis_sim;       /* sim.c */
+
+#endif

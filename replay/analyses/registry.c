@@ -1,0 +1,12 @@
+/*
+ * registry.c — every pes-replay analysis, in the order each sees a batch.
+ * A new analysis is one line here (analysis.h).
+ */
+#include "analysis.h"
+
+const struct pes_analysis *const pes_analyses[] = {
+    &pes_analysis_summary,
+    &pes_analysis_reuse,
+    &pes_analysis_sim,
+    NULL,
+};

@@ -1,0 +1,44 @@
+/*
+ * source_mimic.c — N cores mimicked from a sequential run (PPT-Multicore
+ * Alg. 1 + 2, mimic.h) as a batch source: the interleaved stream, one stream
+ * per core, every core's own order kept.
+ */
+#include "input.h"
+
+struct mimic_feed {
+    struct replay_input *in;
+    struct pes_batch_buf buf;
+    struct pes_error err;
+    int failed;
+};
+
+/* Alg. 2's observer: reads and writes from the site's kind (one mimicked
+ * thread per core). A sink error stops feeding; the run reports it. */
+static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site) {
+    struct mimic_feed *f = ctx;
+    if (f->failed) return;
+    const struct pes_site *s = replay_input_site(f->in, site);
+    uint8_t rw = !s ? PES_BATCH_READ
+                    : (uint8_t)((pes_kind_reads(s->kind) ? PES_BATCH_READ : 0) |
+                                (pes_kind_writes(s->kind) ? PES_BATCH_WRITE : 0));
+    if (pes_batch_buf_access(&f->buf, addr, size, size, core, site, rw, &f->err) < 0) f->failed = 1;
+}
+
+int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
+                     const struct pes_mimic_options *opt, const struct pes_batch_sink *sink, struct pes_error *err) {
+    struct pes_mimic_source src;
+    replay_input_mimic_source(in, &src);
+    struct mimic_feed f = {.in = in};
+    if (pes_batch_buf_init(&f.buf, sink, err) < 0) return -1;
+    struct pes_mimic_options o = *opt;
+    o.emit = feed;
+    o.emit_ctx = &f;
+    int rc = pes_mimic_interleave(&src, counts, &o, err);
+    if (rc == 0 && !f.failed && pes_batch_buf_flush(&f.buf, &f.err) < 0) f.failed = 1;
+    if (rc == 0 && f.failed) {
+        *err = f.err;
+        rc = -1;
+    }
+    pes_batch_buf_free(&f.buf);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/*
+ * stream.h — what flows from a source to the analyses: batches of accesses in
+ * global order, and the description of the stream they belong to.
+ *
+ * A source is a recorded trace (per-thread streams merged into time order), a
+ * plain-text or binary address trace (one stream), or N cores mimicked from a
+ * sequential run (PPT-Multicore Alg. 1 + 2). Sources know no analyses: they
+ * hand each full batch to a callback (struct pes_batch_sink).
+ */
+#ifndef PES_REPLAY_STREAM_H
+#define PES_REPLAY_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pes/model.h"
+#include "pes/trace.h"
+
+/* Accesses per batch: large enough for the engines' prefetching loops, small
+ * enough to stay in L2 across the analyses that read it. */
+enum { PES_BATCH = 4096 };
+
+enum { PES_BATCH_READ = 1, PES_BATCH_WRITE = 2 };
+
+/* Up to PES_BATCH accesses in global order, as parallel arrays. Read-only for
+ * analyses and valid only during the call that hands it over. */
+struct pes_batch {
+    size_t n;
+    const uint64_t *addr;
+    const uint32_t *size;      /* bytes replayed (variable-size accesses clipped, input.h) */
+    const uint32_t *length;    /* bytes recorded */
+    const uint32_t *stream;    /* recorded thread or mimicked core */
+    const uint32_t *site;      /* site id */
+    const uint8_t *rw;         /* PES_BATCH_READ | PES_BATCH_WRITE */
+    /* BB entries among these accesses (recorded streams only; their exact
+     * position among the accesses is not kept: op counts need none) */
+    size_t n_bbs;
+    const struct pes_bb *const *bb;
+    const uint32_t *bb_stream;
+    /* streams whose last record is in this batch or an earlier one */
+    size_t n_ended;
+    const uint32_t *ended;
+};
+
+/* The stream a source produces, fixed before its first batch. */
+struct pes_stream_info {
+    const char *path;                 /* the trace */
+    uint32_t n_streams;               /* threads, or mimicked cores */
+    int mimicked;
+    uint32_t n_caches;                /* shared last-level caches (CRD groups) */
+    const uint32_t *stream_cache;     /* [n_streams] stream -> shared cache */
+    const struct pes_machine *machine;
+    uint32_t line;                    /* reuse granularity, bytes */
+    uint32_t range_cap;               /* bytes replayed of a variable-size access at most (0: all) */
+    uint64_t page_size;               /* --page-map frames (0: virtual indexing) */
+    /* site id -> its description (NULL for an unknown id) */
+    const struct pes_site *(*site)(const void *ctx, uint32_t id);
+    const void *site_ctx;
+};
+
+/* Where a source delivers: 0 to go on, -1 to stop (err filled). */
+struct pes_batch_sink {
+    int (*batch)(void *ctx, const struct pes_batch *b, struct pes_error *err);
+    void *ctx;
+};
+
+/* A batch being filled by a source (owned arrays of PES_BATCH entries; BB
+ * entries and ended streams grow as needed). */
+struct pes_batch_buf {
+    struct pes_batch view;
+    uint64_t *addr;
+    uint32_t *size, *length, *stream, *site;
+    uint8_t *rw;
+    const struct pes_bb **bb;
+    uint32_t *bb_stream;
+    size_t cap_bbs;
+    uint32_t *ended;
+    size_t cap_ended;
+    const struct pes_batch_sink *sink;
+};
+
+int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sink, struct pes_error *err);
+void pes_batch_buf_free(struct pes_batch_buf *b);
+/* Hands the batch to the sink (also when it holds only BB entries or ended
+ * streams) and empties it; 0 or -1 (err filled by the sink). */
+int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err);
+
+static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, uint32_t size, uint32_t length,
+                                       uint32_t stream, uint32_t site, uint8_t rw, struct pes_error *err) {
+    size_t i = b->view.n++;
+    b->addr[i] = addr;
+    b->size[i] = size;
+    b->length[i] = length;
+    b->stream[i] = stream;
+    b->site[i] = site;
+    b->rw[i] = rw;
+    return b->view.n == PES_BATCH ? pes_batch_buf_flush(b, err) : 0;
+}
+int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream, struct pes_error *err);
+int pes_batch_buf_ended(struct pes_batch_buf *b, uint32_t stream, struct pes_error *err);
+
+#endif
