@@ -19,16 +19,25 @@
 
 #include <stdint.h>
 
+#include "report.h"
 #include "stream.h"
-
-struct replay_result;
-struct replay_config;
 
 /* What analyses may read of the command line. */
 struct pes_knobs {
     uint32_t jobs;          /* --jobs: replay threads the analyses may use */
     int mimic;              /* --cores given: the recorded stream only feeds the summary */
     int simulate;           /* --simulate */
+    uint32_t top;           /* --top: sites listed */
+    const char *sort;       /* --sort: metric the simulated sites are ranked by */
+};
+
+/* Where results go (report.h): the run's "trace" section, and the section of
+ * the configuration this stream is (NULL: the recorded threads when --cores
+ * mimics cores instead; only the summary runs then). */
+struct pes_publish {
+    struct pes_report *r;
+    struct pes_rnode *trace;
+    struct pes_rnode *config;
 };
 
 struct pes_analysis {
@@ -42,9 +51,9 @@ struct pes_analysis {
     int (*batch)(void *self, const struct pes_batch *b, struct pes_error *err);
     /* End of the stream: derive what needs the whole stream. 0 or -1. */
     int (*finish)(void *self, struct pes_error *err);
-    /* Hands its results to the configuration they belong to (which then owns
-     * them) or to the run's result; called once, after finish. */
-    void (*publish)(void *self, struct replay_result *res, struct replay_config *cfg);
+    /* Describes its results in the report (names and order: the JSON schema,
+     * docs/replay.schema.json); called once, after finish. Never prints. */
+    void (*publish)(void *self, const struct pes_publish *p);
     void (*destroy)(void *self);
 };
 

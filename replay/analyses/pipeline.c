@@ -44,13 +44,15 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
 
 const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p) { return &p->sink; }
 
-int pes_pipeline_finish(struct pes_pipeline *p, struct replay_result *res, struct replay_config *cfg,
-                        struct pes_error *err) {
+int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err) {
     for (size_t i = 0; i < p->n; i++)
         if (p->analysis[i]->finish && p->analysis[i]->finish(p->self[i], err) < 0) return -1;
-    for (size_t i = 0; i < p->n; i++)
-        if (p->analysis[i]->publish) p->analysis[i]->publish(p->self[i], res, cfg);
     return 0;
+}
+
+void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to) {
+    for (size_t i = 0; i < p->n; i++)
+        if (p->analysis[i]->publish) p->analysis[i]->publish(p->self[i], to);
 }
 
 void pes_pipeline_destroy(struct pes_pipeline *p) {

@@ -14,10 +14,10 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
                                          struct pes_error *err);
 /* Where the stream's source delivers its batches. */
 const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p);
-/* End of the stream: finish every analysis, then publish its results into
- * res / cfg. 0, or -1 with err filled (nothing published then). */
-int pes_pipeline_finish(struct pes_pipeline *p, struct replay_result *res, struct replay_config *cfg,
-                        struct pes_error *err);
+/* End of the stream: finish every analysis; 0, or -1 with err filled. */
+int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err);
+/* Every analysis describes its results (after finish). */
+void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to);
 void pes_pipeline_destroy(struct pes_pipeline *p);
 
 #endif

@@ -5,12 +5,15 @@
  * miss classes, true/false sharing per site, communication matrices.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
-#include "replay.h"
+#include "mesi.h"
 
 struct sim {
     struct pes_sim *sim;
+    const struct pes_stream_info *si;
+    const struct pes_knobs *k;
     uint32_t n_threads;
     struct pes_sim_access *acc;   /* [PES_BATCH] */
 };
@@ -20,7 +23,6 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
-    (void)k;
     if (si->n_streams > PES_SIM_MAX_CORES) {
         pes_error_set(err, PES_ERR_ARG, 0,
                       "--simulate: the trace has %u threads; the simulator maps one core per thread "
@@ -43,6 +45,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     s->n_threads = si->n_streams;
+    s->si = si;
+    s->k = k;
     return s;
 }
 
@@ -60,12 +64,197 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     return 0;
 }
 
-static void publish(void *self, struct replay_result *res, struct replay_config *cfg) {
-    (void)res;
+/* ------------------------------------------------------------ ranking */
+
+/* "true", "false", "mixed" or "-" from a site's sharing counts: one kind
+ * dominates when it has at least 4 times the other's events. */
+static const char *sharing_kind(const struct pes_sim_stats *s) {
+    uint64_t t = s->inval_true + s->coh_true, f = s->inval_false + s->coh_false;
+    if (t == 0 && f == 0) return "-";
+    if (f == 0) return "true";
+    if (t == 0) return "false";
+    return f >= 4 * t ? "false" : t >= 4 * f ? "true" : "mixed";
+}
+
+static uint64_t l1_misses(const struct pes_sim_stats *s) {
+    return s->misses[0][PES_SIM_COMPULSORY] + s->misses[0][PES_SIM_CAPACITY] + s->misses[0][PES_SIM_COHERENCE];
+}
+
+/* Value of a --sort metric for a site. */
+static uint64_t metric(const struct pes_sim_stats *s, const char *name) {
+    if (strcmp(name, "coherence") == 0) return s->coh_true + s->coh_false;
+    if (strcmp(name, "false-sharing") == 0) return s->inval_false + s->coh_false;
+    if (strcmp(name, "true-sharing") == 0) return s->inval_true + s->coh_true;
+    if (strcmp(name, "misses") == 0) return l1_misses(s);
+    if (strcmp(name, "accesses") == 0) return s->accesses;
+    return s->inval_true + s->inval_false;   /* "invalidations" */
+}
+
+struct ranked {
+    uint64_t value;
+    uint32_t site;
+};
+
+static int by_value_desc(const void *a, const void *b) {
+    const struct ranked *x = a, *y = b;
+    if (x->value != y->value) return x->value < y->value ? 1 : -1;
+    return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* Ids of the (up to) top sites with a non-zero metric, best first, ties by
+ * id (UINT32_MAX, the pooled unknown sites, last); malloc'd, NULL without memory. */
+static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t top, uint32_t *n) {
+    uint32_t sites = pes_sim_sites(sim);
+    struct ranked *all = malloc(((size_t)sites + 1) * sizeof *all);
+    *n = 0;
+    if (!all) return NULL;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i <= sites; i++) {
+        uint32_t id = i == sites ? UINT32_MAX : i;
+        const struct pes_sim_stats *st = pes_sim_site(sim, id);
+        uint64_t v = st ? metric(st, name) : 0;
+        if (v) all[k++] = (struct ranked){v, id};
+    }
+    qsort(all, k, sizeof *all, by_value_desc);
+    if (k > top) k = top;
+    uint32_t *ids = malloc(((size_t)k + 1) * sizeof *ids);
+    for (uint32_t i = 0; ids && i < k; i++) ids[i] = all[i].site;
+    free(all);
+    *n = ids ? k : 0;
+    return ids;
+}
+
+/* ------------------------------------------------------------ report */
+
+static void pair(struct pes_report *r, struct pes_rnode *parent, const char *key, uint64_t t, uint64_t f) {
+    struct pes_rnode *o = pes_r_object(r, parent, key);
+    pes_r_u64(r, o, "true", t);
+    pes_r_u64(r, o, "false", f);
+}
+
+static void threads(struct pes_report *r, struct pes_rnode *parent, const struct pes_sim_stats *st) {
+    struct pes_rnode *a = pes_r_array(r, parent, "threads");
+    uint64_t mask = st->victim_threads | st->source_threads;
+    for (int b = 0; b < 64; b++)
+        if (mask >> b & 1) pes_r_u64(r, a, NULL, (uint64_t)b);
+}
+
+static void matrix(struct pes_report *r, struct pes_rnode *parent, const char *key, const struct pes_sim *sim,
+                   enum pes_sim_comm_kind kind, uint32_t n) {
+    struct pes_rnode *rows = pes_r_array(r, parent, key);
+    uint64_t *m = calloc((size_t)n * n ? (size_t)n * n : 1, sizeof *m);
+    if (!m) {
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    pes_sim_comm_symmetric(sim, kind, 0, m);
+    for (uint32_t i = 0; i < n; i++) {
+        struct pes_rnode *row = pes_r_array(r, rows, NULL);
+        for (uint32_t j = 0; j < n; j++) pes_r_u64(r, row, NULL, m[(size_t)i * n + j]);
+    }
+    free(m);
+}
+
+static void site_where(struct sim *s, struct pes_report *r, struct pes_rnode *o, uint32_t id) {
+    const struct pes_site *site = id == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, id);
+    pes_r_i64(r, o, "site", id == UINT32_MAX ? -1 : (int64_t)id);
+    pes_r_str(r, o, "file", site && site->file ? site->file : "");
+    pes_r_u64(r, o, "line", site ? site->line : 0);
+    pes_r_u64(r, o, "column", site ? site->column : 0);
+    pes_r_str(r, o, "function", site && site->function ? site->function : "");
+}
+
+/* The top sites by --sort: what the text and JSON reports list. */
+static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    struct pes_rnode *arr = pes_r_array(r, parent, "sites");
+    uint32_t n = 0;
+    uint32_t *order = top_sites(s->sim, s->k->sort, s->k->top, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct pes_sim_stats *st = pes_sim_site(s->sim, order[i]);
+        struct pes_rnode *o = pes_r_object(r, arr, NULL);
+        site_where(s, r, o, order[i]);
+        pes_r_u64(r, o, "accesses", st->accesses);
+        pes_r_u64(r, o, "l1_misses", l1_misses(st));
+        struct pes_rnode *h = pes_r_array(r, o, "hits");
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, st->hits[l]);
+        struct pes_rnode *c = pes_r_object(r, o, "l1_miss_classes");
+        pes_r_u64(r, c, "compulsory", st->misses[0][PES_SIM_COMPULSORY]);
+        pes_r_u64(r, c, "capacity", st->misses[0][PES_SIM_CAPACITY]);
+        pes_r_u64(r, c, "coherence", st->misses[0][PES_SIM_COHERENCE]);
+        pair(r, o, "invalidations", st->inval_true, st->inval_false);
+        pair(r, o, "coherence_misses", st->coh_true, st->coh_false);
+        pes_r_str(r, o, "sharing", sharing_kind(st));
+        threads(r, o, st);
+    }
+    free(order);
+}
+
+/* Every site that accessed memory (the --sites-csv table, not in JSON):
+ * the non-zero --sort metric first, best first, then the rest by accesses. */
+static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "all_sites"), PES_R_TEXT_ONLY);
+    uint32_t n = 0, k = 0;
+    uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, &n);
+    uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, &k);
+    if (!by_accesses || !ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
+    for (uint32_t pass = 0; by_accesses && ranked && pass < 2; pass++) {
+        const uint32_t *ids = pass == 0 ? ranked : by_accesses;
+        for (uint32_t j = 0; j < (pass == 0 ? k : n); j++) {
+            const struct pes_sim_stats *st = pes_sim_site(s->sim, ids[j]);
+            if (pass == 1 && metric(st, s->k->sort) != 0) continue;   /* listed in pass 0 */
+            const struct pes_site *site = ids[j] == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, ids[j]);
+            struct pes_rnode *o = pes_r_object(r, arr, NULL);
+            site_where(s, r, o, ids[j]);
+            pes_r_str(r, o, "kind", site ? pes_access_kind_name(site->kind) : "");
+            pes_r_u64(r, o, "accesses", st->accesses);
+            pes_r_u64(r, o, "reads", st->reads);
+            pes_r_u64(r, o, "writes", st->writes);
+            struct pes_rnode *h = pes_r_array(r, o, "hits");
+            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, st->hits[l]);
+            pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
+            pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
+            pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
+            pes_r_u64(r, o, "inval_true", st->inval_true);
+            pes_r_u64(r, o, "inval_false", st->inval_false);
+            pes_r_u64(r, o, "coh_true", st->coh_true);
+            pes_r_u64(r, o, "coh_false", st->coh_false);
+            pes_r_str(r, o, "sharing", sharing_kind(st));
+            threads(r, o, st);
+        }
+    }
+    free(by_accesses);
+    free(ranked);
+}
+
+static void publish(void *self, const struct pes_publish *to) {
     struct sim *s = self;
-    cfg->sim.sim = s->sim;
-    cfg->sim.n_threads = s->n_threads;
-    s->sim = NULL;
+    struct pes_report *r = to->r;
+    const struct pes_sim_stats *t = pes_sim_totals(s->sim);
+    struct pes_rnode *o = pes_r_object(r, to->config, "simulation");
+    struct pes_rnode *levels = pes_r_array(r, o, "levels");
+    uint64_t reaching = t->accesses;
+    for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) {
+        struct pes_rnode *lv = pes_r_object(r, levels, NULL);
+        pes_r_u64(r, lv, "level", l + 1);
+        pes_r_u64(r, lv, "accesses", reaching);
+        pes_r_u64(r, lv, "hits", t->hits[l]);
+        pes_r_u64(r, lv, "compulsory", t->misses[l][PES_SIM_COMPULSORY]);
+        pes_r_u64(r, lv, "capacity", t->misses[l][PES_SIM_CAPACITY]);
+        pes_r_u64(r, lv, "coherence", t->misses[l][PES_SIM_COHERENCE]);
+        reaching = t->misses[l][0] + t->misses[l][1] + t->misses[l][2];
+    }
+    pair(r, o, "invalidations", t->inval_true, t->inval_false);
+    pair(r, o, "coherence_misses", t->coh_true, t->coh_false);
+    pair(r, o, "transfers", t->comm_true, t->comm_false);
+    pes_r_u64(r, o, "writebacks", pes_sim_writebacks(s->sim));
+    pes_r_str(r, o, "sort", s->k->sort);
+    publish_top(s, r, o);
+    struct pes_rnode *comm = pes_r_object(r, o, "communication");
+    pes_r_u64(r, comm, "threads", s->n_threads);
+    matrix(r, comm, "all", s->sim, PES_SIM_COMM_ALL, s->n_threads);
+    matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
+    matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
+    publish_all(s, r, o);
 }
 
 static void destroy(void *self) {

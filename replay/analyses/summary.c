@@ -8,10 +8,15 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "replay.h"
+
+struct totals {
+    uint32_t threads;
+    uint64_t records, accesses, bb_execs, reads, writes, bytes;
+    double ops[PES_OP_COUNT];
+};
 
 struct summary {
-    struct replay_summary sum;
+    struct totals sum;
     uint32_t n_streams;
     uint8_t *seen;           /* streams with at least one record */
 };
@@ -43,7 +48,7 @@ static void note_stream(struct summary *s, uint32_t t) {
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     (void)err;
     struct summary *s = self;
-    struct replay_summary *m = &s->sum;
+    struct totals *m = &s->sum;
     for (size_t i = 0; i < b->n; i++) {
         note_stream(s, b->stream[i]);
         m->bytes += b->length[i];
@@ -60,18 +65,19 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     return 0;
 }
 
-static void publish(void *self, struct replay_result *res, struct replay_config *cfg) {
-    (void)cfg;
+static void publish(void *self, const struct pes_publish *to) {
     struct summary *s = self;
-    struct replay_summary *m = &res->summary;
-    m->threads = s->sum.threads;
-    m->records = s->sum.records;
-    m->accesses = s->sum.accesses;
-    m->bb_execs = s->sum.bb_execs;
-    m->reads = s->sum.reads;
-    m->writes = s->sum.writes;
-    m->bytes = s->sum.bytes;
-    memcpy(m->ops, s->sum.ops, sizeof m->ops);
+    struct pes_report *r = to->r;
+    const struct totals *m = &s->sum;
+    pes_r_u64(r, to->trace, "threads", m->threads);
+    pes_r_u64(r, to->trace, "records", m->records);
+    pes_r_u64(r, to->trace, "accesses", m->accesses);
+    pes_r_u64(r, to->trace, "reads", m->reads);
+    pes_r_u64(r, to->trace, "writes", m->writes);
+    pes_r_u64(r, to->trace, "bytes", m->bytes);
+    pes_r_u64(r, to->trace, "bb_executions", m->bb_execs);
+    struct pes_rnode *ops = pes_r_object(r, to->trace, "ops");
+    for (int k = 0; k < PES_OP_COUNT; k++) pes_r_f64(r, ops, pes_machine_op_key(k), m->ops[k], "%.0f");
 }
 
 static void destroy(void *self) {

@@ -1,5 +1,5 @@
 /*
- * report_util.h — formatting and ranking shared by the report writers.
+ * report_util.h — formatting shared by the report writers.
  */
 #ifndef PES_REPLAY_REPORT_UTIL_H
 #define PES_REPLAY_REPORT_UTIL_H
@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "replay.h"
+#include "pes/trace.h"
+#include "report.h"
 
 /* 1234567 -> "1,234,567" */
 void report_count(char *buf, size_t len, uint64_t v);
@@ -16,19 +17,12 @@ void report_count(char *buf, size_t len, uint64_t v);
 void report_bytes(char *buf, size_t len, uint64_t v);
 /* 0.0123 -> "12.3 ms" */
 void report_seconds(char *buf, size_t len, double s);
-/* Local hit rate of level l from global (cumulative) rates: hits at l among
- * the accesses that missed every level above. */
-double report_local_rate(const double global[], uint32_t l);
 /* "file.c:12:5 load fn", or "site 17 load fn" without a debug location. */
 void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t id);
+/* Thread numbers (a report array) as a bitmask (bit t%64). */
+uint64_t report_thread_mask(const struct pes_rnode *threads);
 /* Threads of a bitmask (bit t%64) as "T0,T3". */
 void report_thread_list(char *buf, size_t len, uint64_t mask);
-/* "true", "false", "mixed" or "-" from a site's sharing counts. */
-const char *report_sharing_kind(const struct pes_sim_stats *s);
-/* Value of a --sort metric for a site. */
-uint64_t report_metric(const struct pes_sim_stats *s, const char *metric);
-/* Ids of the (up to) top sites with a non-zero metric, best first; malloc'd. */
-uint32_t *report_top_sites(const struct pes_sim *sim, const char *metric, uint32_t top, uint32_t *n);
 /* CSV field, quoted when it holds a comma, quote or newline. */
 void report_csv_field(FILE *out, const char *s);
 /* JSON string literal (with quotes). */

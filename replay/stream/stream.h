@@ -42,6 +42,12 @@ struct pes_batch {
     const uint32_t *ended;
 };
 
+/* The work of the recorded run, for the runtime model (PPT-Multicore Eq. 4-8). */
+struct pes_work {
+    uint64_t bytes;                   /* bytes accessed */
+    double ops[PES_OP_COUNT];         /* static BB op counts x executions */
+};
+
 /* The stream a source produces, fixed before its first batch. */
 struct pes_stream_info {
     const char *path;                 /* the trace */
@@ -53,6 +59,7 @@ struct pes_stream_info {
     uint32_t line;                    /* reuse granularity, bytes */
     uint32_t range_cap;               /* bytes replayed of a variable-size access at most (0: all) */
     uint64_t page_size;               /* --page-map frames (0: virtual indexing) */
+    const struct pes_work *work;      /* mimicked cores: the recorded run's; NULL: count this stream's */
     /* site id -> its description (NULL for an unknown id) */
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;

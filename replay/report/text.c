@@ -1,0 +1,205 @@
+/*
+ * text.c — the human-readable pes-replay report: aligned tables with units
+ * and totals, from the report tree (report.h). Sections: the trace and
+ * machine, then per configuration its reuse profiles and top sites, the
+ * model's predictions of every configuration, and the simulations.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "report_util.h"
+#include "writers.h"
+
+static void print_summary(FILE *out, const struct pes_rnode *root) {
+    const struct pes_rnode *t = pes_r_get(root, "trace"), *m = pes_r_get(root, "machine");
+    char a[32], r[32], w[32], b[32], bb[32];
+    fprintf(out, "pes-replay: %s\n", report_safe(pes_r_get_s(t, "path")));
+    if (pes_r_get(t, "command_line")) fprintf(out, "  command   %s\n", report_safe(pes_r_get_s(t, "command")));
+    report_count(a, sizeof a, pes_r_get_u(t, "accesses"));
+    report_count(r, sizeof r, pes_r_get_u(t, "reads"));
+    report_count(w, sizeof w, pes_r_get_u(t, "writes"));
+    report_bytes(b, sizeof b, pes_r_get_u(t, "bytes"));
+    report_count(bb, sizeof bb, pes_r_get_u(t, "bb_executions"));
+    uint64_t threads = pes_r_get_u(t, "threads");
+    fprintf(out, "  trace     %s, %u thread%s: %s accesses (%s reads, %s writes, %s), %s BB executions\n",
+            pes_r_get_s(t, "label"), (unsigned)threads, threads == 1 ? "" : "s", a, r, w, b, bb);
+    const struct pes_rnode *warnings = pes_r_get(t, "warnings");
+    for (size_t i = 0; i < pes_r_count(warnings); i++)
+        fprintf(out, "  warning   %s\n", report_safe(pes_r_s(pes_r_at(warnings, i))));
+    fprintf(out, "  machine   %s:", report_safe(pes_r_get_s(m, "name")));
+    const struct pes_rnode *levels = pes_r_get(m, "levels");
+    for (size_t l = 0; l < pes_r_count(levels); l++) {
+        const struct pes_rnode *lv = pes_r_at(levels, l);
+        char size[32];
+        report_bytes(size, sizeof size, pes_r_get_u(lv, "size"));
+        fprintf(out, "%s L%zu %s %u-way %s", l ? "," : "", l + 1, size, (unsigned)pes_r_get_u(lv, "ways"),
+                pes_r_get_u(lv, "shared") ? "shared" : "private");
+    }
+    fprintf(out, "; reuse granularity %u B\n", (unsigned)pes_r_get_u(root, "line"));
+}
+
+/* One profile row: accesses, cold share, mean distance, and the share of
+ * accesses a fully associative LRU cache of each level's size would hit. */
+static void print_hist_row(FILE *out, const char *label, const struct pes_rnode *h) {
+    char acc[32];
+    report_count(acc, sizeof acc, pes_r_get_u(h, "accesses"));
+    fprintf(out, "  %-14s %14s %7.2f%% %11.1f", label, acc, 100.0 * pes_r_get_f(h, "cold_share"),
+            pes_r_get_f(h, "mean"));
+    const struct pes_rnode *fa = pes_r_get(h, "fa_hit_share");
+    for (size_t l = 0; l < pes_r_count(fa); l++) fprintf(out, " %8.2f%%", 100.0 * pes_r_f(pes_r_at(fa, l)));
+    fputc('\n', out);
+}
+
+static const char *streams_word(const struct pes_rnode *c) {
+    int mimicked = (int)pes_r_get_u(c, "mimicked");
+    uint64_t n = pes_r_get_u(c, "cores");
+    return mimicked ? (n == 1 ? "core" : "cores") : (n == 1 ? "thread" : "threads");
+}
+
+static void print_profiles(FILE *out, const struct pes_rnode *root, const struct pes_rnode *c) {
+    int mimicked = (int)pes_r_get_u(c, "mimicked");
+    size_t n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
+    fprintf(out, "\nReuse profiles — %s%u %s (distance in %u-byte lines)\n", mimicked ? "mimicked " : "",
+            (unsigned)pes_r_get_u(c, "cores"), streams_word(c), (unsigned)pes_r_get_u(root, "line"));
+    fprintf(out, "  %-14s %14s %8s %11s", "stream", "accesses", "cold", "mean RD");
+    for (size_t l = 0; l < n_levels; l++) fprintf(out, "   <L%zu FA", l + 1);
+    fputc('\n', out);
+    char label[32];
+    const struct pes_rnode *prd = pes_r_get(c, "prd"), *crd = pes_r_get(c, "crd");
+    for (size_t s = 0; s < pes_r_count(prd); s++) {
+        snprintf(label, sizeof label, "%s%zu PRD", mimicked ? "core " : "T", s);
+        print_hist_row(out, label, pes_r_get(pes_r_at(prd, s), "histogram"));
+    }
+    for (size_t g = 0; g < pes_r_count(crd); g++) {
+        snprintf(label, sizeof label, "shared%zu CRD", g);
+        print_hist_row(out, label, pes_r_get(pes_r_at(crd, g), "histogram"));
+    }
+    fprintf(out, "  (<Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
+}
+
+static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t id) {
+    const struct pes_site *s = id < 0 ? NULL : v->site(v->site_ctx, (uint32_t)id);
+    char where[160];
+    report_site_label(where, sizeof where, s, id < 0 ? UINT32_MAX : (uint32_t)id);
+    fprintf(out, "  %-44s", report_safe(where));
+}
+
+/* The sites that make most line accesses, with their mean reuse distances. */
+static void print_site_reuse(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {
+    const struct pes_rnode *rows = pes_r_get(c, "sites");
+    size_t n = pes_r_count(rows);
+    if (n == 0 || v->top == 0) return;
+    size_t shown = n < v->top ? n : v->top;
+    fprintf(out, "\n  Top %zu sites by line accesses\n", shown);
+    fprintf(out, "  %-44s %14s %8s %11s %11s\n", "site", "accesses", "cold", "mean PRD", "mean CRD");
+    for (size_t i = 0; i < shown; i++) {
+        const struct pes_rnode *r = pes_r_at(rows, i);
+        char acc[32];
+        uint64_t accesses = pes_r_get_u(r, "accesses");
+        report_count(acc, sizeof acc, accesses);
+        print_site_label(out, v, (int64_t)pes_r_get_u(r, "site"));
+        fprintf(out, " %14s %7.2f%% %11.1f %11.1f\n", acc,
+                accesses ? 100.0 * (double)pes_r_get_u(r, "prd_cold") / (double)accesses : 0.0,
+                pes_r_get_f(r, "prd_mean"), pes_r_get_f(r, "crd_mean"));
+    }
+}
+
+static void print_predictions(FILE *out, const struct pes_rnode *root) {
+    size_t n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
+    const struct pes_rnode *configs = pes_r_get(root, "configs");
+    fprintf(out, "\nPredicted hit rates (SDCM, PPT-Multicore Eq. 1-3; local: hits / accesses reaching the level)"
+                 " and runtime (Eq. 4-8)\n");
+    fprintf(out, "  %6s", "cores");
+    for (size_t l = 0; l < n_levels; l++) fprintf(out, "   L%zu hit", l + 1);
+    fprintf(out, " %12s %12s %12s\n", "T_mem", "T_cpu", "T_pred");
+    for (size_t i = 0; i < pes_r_count(configs); i++) {
+        const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
+        const struct pes_rnode *local = pes_r_get(model, "hit_local"), *rt = pes_r_get(model, "runtime");
+        fprintf(out, "  %6u", (unsigned)pes_r_get_u(c, "cores"));
+        for (size_t l = 0; l < n_levels; l++) fprintf(out, " %7.2f%%", 100.0 * pes_r_f(pes_r_at(local, l)));
+        char tm[32], tc[32], tp[32];
+        report_seconds(tm, sizeof tm, pes_r_get_f(rt, "mem_seconds"));
+        report_seconds(tc, sizeof tc, pes_r_get_f(rt, "cpu_seconds"));
+        report_seconds(tp, sizeof tp, pes_r_get_f(rt, "total_seconds"));
+        fprintf(out, " %12s %12s %12s\n", tm, tc, tp);
+    }
+}
+
+static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key) {
+    report_count(buf, len, pes_r_get_u(o, key));
+}
+
+static void print_simulation(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {
+    const struct pes_rnode *sim = pes_r_get(c, "simulation");
+    const struct pes_rnode *local = pes_r_get(pes_r_get(c, "model"), "hit_local");
+    int mimicked = (int)pes_r_get_u(c, "mimicked");
+    fprintf(out, "\nSimulation (set-associative LRU + MESI) — %s%u %s\n", mimicked ? "mimicked " : "",
+            (unsigned)pes_r_get_u(c, "cores"), mimicked ? "cores" : "threads, one core each");
+    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "level", "accesses", "hit", "model", "compulsory",
+            "capacity", "coherence");
+    const struct pes_rnode *levels = pes_r_get(sim, "levels");
+    for (size_t l = 0; l < pes_r_count(levels); l++) {
+        const struct pes_rnode *lv = pes_r_at(levels, l);
+        uint64_t reaching = pes_r_get_u(lv, "accesses");
+        char buf[32], m1[32], m2[32], m3[32];
+        report_count(buf, sizeof buf, reaching);
+        count(m1, sizeof m1, lv, "compulsory");
+        count(m2, sizeof m2, lv, "capacity");
+        count(m3, sizeof m3, lv, "coherence");
+        fprintf(out, "  L%-4zu %14s %8.2f%% %8.2f%% %12s %12s %12s\n", l + 1, buf,
+                reaching ? 100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching : 0.0,
+                100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3);
+    }
+    const struct pes_rnode *inv = pes_r_get(sim, "invalidations"), *coh = pes_r_get(sim, "coherence_misses"),
+                           *tr = pes_r_get(sim, "transfers");
+    char it[32], ifl[32], ct[32], cf[32], mt[32], mf[32];
+    count(it, sizeof it, inv, "true");
+    count(ifl, sizeof ifl, inv, "false");
+    count(ct, sizeof ct, coh, "true");
+    count(cf, sizeof cf, coh, "false");
+    count(mt, sizeof mt, tr, "true");
+    count(mf, sizeof mf, tr, "false");
+    fprintf(out, "  invalidations %s true / %s false sharing; coherence misses %s true / %s false;"
+                 " line transfers %s true / %s false; writebacks %" PRIu64 "\n",
+            it, ifl, ct, cf, mt, mf, pes_r_get_u(sim, "writebacks"));
+
+    const char *sort = pes_r_get_s(sim, "sort");
+    const struct pes_rnode *sites = pes_r_get(sim, "sites");
+    size_t n = pes_r_count(sites);
+    if (n == 0) {
+        fprintf(out, "  no site has a non-zero '%s' count\n", sort);
+        return;
+    }
+    fprintf(out, "\n  Top %zu sites by %s\n", n, sort);
+    fprintf(out, "  %-44s %12s %8s %10s %10s %10s %10s  %-7s %s\n", "site", "accesses", "L1 miss", "inval T",
+            "inval F", "coh T", "coh F", "sharing", "threads");
+    for (size_t i = 0; i < n; i++) {
+        const struct pes_rnode *s = pes_r_at(sites, i);
+        print_site_label(out, v, pes_r_i(pes_r_get(s, "site")));
+        uint64_t accesses = pes_r_get_u(s, "accesses");
+        char acc[32], threads[96];
+        report_count(acc, sizeof acc, accesses);
+        report_thread_list(threads, sizeof threads, report_thread_mask(pes_r_get(s, "threads")));
+        const struct pes_rnode *si = pes_r_get(s, "invalidations"), *sc = pes_r_get(s, "coherence_misses");
+        fprintf(out, " %12s %7.2f%% %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "  %-7s %s\n", acc,
+                accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
+                pes_r_get_u(si, "true"), pes_r_get_u(si, "false"), pes_r_get_u(sc, "true"),
+                pes_r_get_u(sc, "false"), pes_r_get_s(s, "sharing"), threads);
+    }
+}
+
+int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
+    if (pes_report_failed(v->r)) return -1;
+    const struct pes_rnode *root = pes_report_tree(v->r);
+    const struct pes_rnode *configs = pes_r_get(root, "configs");
+    print_summary(out, root);
+    for (size_t i = 0; i < pes_r_count(configs); i++) {
+        print_profiles(out, root, pes_r_at(configs, i));
+        print_site_reuse(out, v, pes_r_at(configs, i));
+    }
+    print_predictions(out, root);
+    for (size_t i = 0; i < pes_r_count(configs); i++)
+        if (pes_r_get(pes_r_at(configs, i), "simulation")) print_simulation(out, v, pes_r_at(configs, i));
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * writers.h — pes-replay's report writers: they format the report tree
+ * (report.h) and compute nothing but display ratios.
+ */
+#ifndef PES_REPLAY_WRITERS_H
+#define PES_REPLAY_WRITERS_H
+
+#include <stdio.h>
+
+#include "pes/trace.h"
+#include "report.h"
+
+#define REPLAY_JSON_VERSION 1
+
+/* A report and what formatting it needs besides: site labels, and how many
+ * rows of the reuse site table the text report lists (--top). */
+struct pes_report_view {
+    const struct pes_report *r;
+    const struct pes_site *(*site)(const void *ctx, uint32_t id);
+    const void *site_ctx;
+    uint32_t top;
+};
+
+/* Each returns 0, or -1 if the report is incomplete or a write failed. */
+int pes_report_write_text(FILE *out, const struct pes_report_view *v);
+/* One row per configuration and cache level: model and simulation. */
+int pes_report_write_csv(FILE *out, const struct pes_report_view *v);
+/* --comm-csv: the communication matrix of the last simulated configuration. */
+int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v);
+/* --sites-csv: every simulated site of every configuration. */
+int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
+
+#endif
