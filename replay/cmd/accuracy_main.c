@@ -37,7 +37,7 @@ int replay_accuracy_main(const struct replay_options *o, const struct pes_machin
         if (t.truncation[0]) replay_message("warning: %s", t.truncation);
         if (t.skipped[0]) replay_message("warning: %s", t.skipped);
         if (t.clipped[0]) replay_message("warning: %s", t.clipped);
-        if (replay_accuracy_compute(&s, &t, o->top, &a, &err) < 0) goto done;
+        if (replay_accuracy_compute(&s, &t, o->knobs.top, &a, &err) < 0) goto done;
         if (!a.same_execution)
             replay_message("warning: %s and %s come from different executions", o->trace, o->full);
     }
@@ -51,8 +51,8 @@ int replay_accuracy_main(const struct replay_options *o, const struct pes_machin
         wr = o->format == REPLAY_JSON ? replay_report_accuracy_json(out, o, &s, &t, &a)
                                       : replay_report_accuracy_text(out, o, &s, &t, &a);
     else
-        wr = o->format == REPLAY_JSON ? replay_report_sampled_json(out, o->trace, &s, o->top)
-                                      : replay_report_sampled_text(out, o->trace, &s, o->top);
+        wr = o->format == REPLAY_JSON ? replay_report_sampled_json(out, o->trace, &s, o->knobs.top)
+                                      : replay_report_sampled_text(out, o->trace, &s, o->knobs.top);
     if (wr < 0 || fflush(out) != 0) {
         snprintf(err.message, sizeof err.message, "%s: write failed: %s", o->output ? o->output : "stdout",
                  strerror(errno));

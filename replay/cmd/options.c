@@ -2,11 +2,11 @@
  * options.c — pes-replay command line (perf-like long options; errors name the flag).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,80 +14,18 @@
 #include "replay.h"
 #include "report_util.h"
 
-static const char usage[] =
+static const char usage_head[] =
     "usage: pes-replay TRACE [options]\n"
     "       pes-replay --compare SAMPLED FULL [options]\n"
     "\n"
     "Replays a pes trace (or another tool's address trace: see --input-format)\n"
     "and reports reuse profiles, predicted cache hit rates and runtime, and\n"
     "optionally a cache + MESI coherence simulation.\n"
-    "\n"
-    "  --machine NAME       machine preset (haswell, broadwell, zen2), 'host', or a\n"
-    "                       .machine file (default: host)\n"
-    "  --cache SPEC         override cache levels, e.g. L1=32K:8,L2=256K:8,L3=20M:20\n"
-    "  --show-machine       print the machine description in use and exit\n"
-    "  --cores LIST         mimic N cores from a sequential run (PPT-Multicore), for\n"
-    "                       each N in a comma-separated list, e.g. 1,2,4,8,16\n"
-    "  --interleave KIND    round-robin (default) or uniform, for --cores\n"
-    "  --seed N             seed of the uniform interleaving (default 1)\n"
-    "  --chunk N            distribute BB instances like schedule(static, N)\n"
-    "  --per-region         split BB instances per parallel-region instance, as\n"
-    "                       OpenMP schedules each loop (default: over the whole run)\n"
-    "  --sockets N          recorded threads share N last-level caches (default 1)\n"
-    "  --line BYTES         reuse granularity (default: the machine's L1 line)\n"
-    "  --simulate           cache + MESI simulation, per-site sharing report\n"
-    "  --page-map KIND      random (default): L2/L3 sets indexed as physically\n"
-    "                       indexed caches see them, with random 4 KiB page frames;\n"
-    "                       virtual: sets from virtual addresses\n"
-    "  --top N              sites to list with --simulate (default 10)\n"
-    "  --sort METRIC        invalidations (default), coherence, false-sharing,\n"
-    "                       true-sharing, misses, accesses\n"
-    "  --comm-csv FILE      write the thread communication matrix (CSV)\n"
-    "  --sites-csv FILE     write every site's simulation counts (CSV)\n"
-    "  --input-format FMT   auto (default: a pes trace, else detected), pes, addr\n"
-    "                       (one hex address per line, as PARDA and libCacheSim),\n"
-    "                       lackey (valgrind --tool=lackey --trace-mem=yes), or\n"
-    "                       binary64 (little-endian 64-bit addresses)\n"
-    "  --jobs N             replay threads: 1, or 2 (the default with two or more\n"
-    "                       CPUs): PRDs on a second thread, same results\n"
-    "  --compare            accuracy of a sampled trace against a full trace of the\n"
-    "                       same execution (pes-collect --mode M --full); a sampled\n"
-    "                       TRACE alone prints its sampled analyses\n"
-    "  --format FMT         text (default), json, csv\n"
-    "  -o, --output FILE    write the report to FILE instead of stdout\n"
-    "  -h, --help           this text\n"
-    "      --version        print the version\n";
+    "\n";
 
 static int bad(const char *flag, const char *what, const char *value) {
     replay_message("%s: expected %s, got '%s'", flag, what, value);
     return -1;
-}
-
-static int parse_u64(const char *s, uint64_t *out) {
-    char *end;
-    if (!s || !*s || *s == '-') return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_cores(const char *s, struct replay_options *o) {
-    char buf[256];
-    if (strlen(s) >= sizeof buf) return -1;
-    strcpy(buf, s);
-    o->n_cores = 0;
-    /* split by hand: strtok would skip the empty element of "1,,2" (a typo, not a list of two) */
-    for (char *tok = buf, *next; tok; tok = next) {
-        next = strchr(tok, ',');
-        if (next) *next++ = '\0';
-        uint64_t v;
-        if (parse_u64(tok, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES) return -1;
-        if (o->n_cores == REPLAY_MAX_CONFIGS) return -1;
-        o->cores[o->n_cores++] = (uint32_t)v;
-    }
-    return o->n_cores ? 0 : -1;
 }
 
 /* ------------------------------------------------------------ output files
@@ -173,150 +111,360 @@ static int check_outputs(const struct replay_options *o) {
     return rc;
 }
 
-static const char *const sort_keys[] = {"invalidations", "coherence", "false-sharing",
-                                        "true-sharing", "misses", "accesses", NULL};
+/* ------------------------------------------------------------ the flags
+ * One row per flag: its name, value, help (lines after the first are
+ * indented under it), how its value is parsed and checked, and where it goes
+ * (a field of struct replay_options, or of the analyses' knobs in it). Usage
+ * errors say "FLAG: expected WHAT, got 'VALUE'". */
+
+enum opt_kind {
+    OPT_SWITCH,       /* int field = 1 */
+    OPT_STRING,       /* const char * field = the value */
+    OPT_U32,          /* uint32_t field, decimal in [min, max] */
+    OPT_U64,          /* uint64_t field, decimal in [min, max] */
+    OPT_CHOICE,       /* int field = values[i] for the value names[i] */
+    OPT_NAME,         /* const char * field = the value, one of names[] */
+    OPT_FN,           /* parse(value, options): 0 or -1 */
+    OPT_HELP,
+    OPT_VERSION,
+};
+
+/* Flags that only make sense for a full trace replayed alone, and flags that
+ * only make sense with --cores. */
+enum { FULL_ONLY = 1, MIMIC_ONLY = 2 };
+
+struct opt_row {
+    const char *name;
+    char short_name;
+    const char *arg;                /* value name in --help; NULL: a switch */
+    const char *help;
+    enum opt_kind kind;
+    size_t field;                   /* offsetof(struct replay_options, ...) */
+    uint64_t min, max;
+    const char *const *names;       /* OPT_CHOICE, OPT_NAME: NULL-terminated */
+    const int *values;
+    int (*parse)(const char *value, struct replay_options *o);
+    const char *expected;           /* what a bad value should have been */
+    unsigned flags;
+};
+
+static int parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    if (!s || !*s || *s == '-') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_cores(const char *s, struct replay_options *o) {
+    char buf[256];
+    if (strstr(s, ",,") || s[0] == ',' || (*s && s[strlen(s) - 1] == ',')) {
+        bad("--cores", "a comma-separated list of core counts 1..64, without empty elements", s);
+        return -2;
+    }
+    if (strlen(s) >= sizeof buf) return -1;
+    strcpy(buf, s);
+    o->n_cores = 0;
+    /* split by hand: strtok would skip the empty element of "1,,2" (a typo, not a list of two) */
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        uint64_t v;
+        if (parse_u64(tok, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES) return -1;
+        if (o->n_cores == REPLAY_MAX_CONFIGS) return -1;
+        o->cores[o->n_cores++] = (uint32_t)v;
+    }
+    return o->n_cores ? 0 : -1;
+}
+
+static int parse_line(const char *s, struct replay_options *o) {
+    uint64_t v;
+    if (parse_u64(s, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096) return -1;
+    o->line = (uint32_t)v;
+    return 0;
+}
+
+static int parse_page_map(const char *s, struct replay_options *o) {
+    if (strcmp(s, "random") == 0) o->page_size = 4096;
+    else if (strcmp(s, "virtual") == 0) o->page_size = 0;
+    else return -1;
+    return 0;
+}
+
+static int parse_input_format(const char *s, struct replay_options *o) {
+    /* "auto" is PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_AUTO too */
+    int f = strcmp(s, "pes") == 0 ? REPLAY_INPUT_PES : pes_text_format_parse(s);
+    if (f < 0) return -1;
+    o->input_format = f;
+    return 0;
+}
+
+static const char *const interleave_names[] = {"round-robin", "rr", "uniform", NULL};
+static const int interleave_values[] = {PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_UNIFORM};
+static const char *const format_names[] = {"text", "json", "csv", NULL};
+static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
+static const char *const sort_names[] = {"invalidations", "coherence", "false-sharing",
+                                         "true-sharing",  "misses",    "accesses", NULL};
+
+#define FIELD(f) offsetof(struct replay_options, f)
+static const struct opt_row rows[] = {
+    {.name = "machine",
+     .arg = "NAME",
+     .help = "machine preset (haswell, broadwell, zen2), 'host', or a\n.machine file (default: host)",
+     .kind = OPT_STRING,
+     .field = FIELD(machine)},
+    {.name = "cache",
+     .arg = "SPEC",
+     .help = "override cache levels, e.g. L1=32K:8,L2=256K:8,L3=20M:20",
+     .kind = OPT_STRING,
+     .field = FIELD(cache_spec)},
+    {.name = "show-machine",
+     .help = "print the machine description in use and exit",
+     .kind = OPT_SWITCH,
+     .field = FIELD(show_machine)},
+    {.name = "cores",
+     .arg = "LIST",
+     .help = "mimic N cores from a sequential run (PPT-Multicore), for\neach N in a comma-separated list, "
+             "e.g. 1,2,4,8,16",
+     .kind = OPT_FN,
+     .parse = parse_cores,
+     .expected = "a comma-separated list of core counts 1..64",
+     .flags = FULL_ONLY},
+    {.name = "interleave",
+     .arg = "KIND",
+     .help = "round-robin (default) or uniform, for --cores",
+     .kind = OPT_CHOICE,
+     .field = FIELD(interleave),
+     .names = interleave_names,
+     .values = interleave_values,
+     .expected = "round-robin or uniform",
+     .flags = FULL_ONLY | MIMIC_ONLY},
+    {.name = "seed",
+     .arg = "N",
+     .help = "seed of the uniform interleaving (default 1)",
+     .kind = OPT_U64,
+     .field = FIELD(seed),
+     .min = 0,
+     .max = UINT64_MAX,
+     .expected = "an unsigned integer",
+     .flags = FULL_ONLY | MIMIC_ONLY},
+    {.name = "chunk",
+     .arg = "N",
+     .help = "distribute BB instances like schedule(static, N)",
+     .kind = OPT_U64,
+     .field = FIELD(chunk),
+     .min = 0,
+     .max = UINT64_MAX,
+     .expected = "an unsigned integer",
+     .flags = FULL_ONLY | MIMIC_ONLY},
+    {.name = "per-region",
+     .help = "split BB instances per parallel-region instance, as\nOpenMP schedules each loop "
+             "(default: over the whole run)",
+     .kind = OPT_SWITCH,
+     .field = FIELD(per_region),
+     .flags = FULL_ONLY | MIMIC_ONLY},
+    {.name = "sockets",
+     .arg = "N",
+     .help = "recorded threads share N last-level caches (default 1)",
+     .kind = OPT_U32,
+     .field = FIELD(sockets),
+     .min = 1,
+     .max = 64,
+     .expected = "an integer 1..64"},
+    {.name = "line",
+     .arg = "BYTES",
+     .help = "reuse granularity (default: the machine's L1 line)",
+     .kind = OPT_FN,
+     .parse = parse_line,
+     .expected = "a power of two up to 4096",
+     .flags = FULL_ONLY},
+    {.name = "simulate",
+     .help = "cache + MESI simulation, per-site sharing report",
+     .kind = OPT_SWITCH,
+     .field = FIELD(knobs.simulate),
+     .flags = FULL_ONLY},
+    {.name = "page-map",
+     .arg = "KIND",
+     .help = "random (default): L2/L3 sets indexed as physically\nindexed caches see them, with "
+             "random 4 KiB page frames;\nvirtual: sets from virtual addresses",
+     .kind = OPT_FN,
+     .parse = parse_page_map,
+     .expected = "random or virtual",
+     .flags = FULL_ONLY},
+    {.name = "top",
+     .arg = "N",
+     .help = "sites to list with --simulate (default 10)",
+     .kind = OPT_U32,
+     .field = FIELD(knobs.top),
+     .min = 0,
+     .max = 100000,
+     .expected = "an integer 0..100000"},
+    {.name = "sort",
+     .arg = "METRIC",
+     .help = "invalidations (default), coherence, false-sharing,\ntrue-sharing, misses, accesses",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.sort),
+     .names = sort_names,
+     .expected = "invalidations, coherence, false-sharing, true-sharing, misses or accesses",
+     .flags = FULL_ONLY},
+    {.name = "comm-csv",
+     .arg = "FILE",
+     .help = "write the thread communication matrix (CSV)",
+     .kind = OPT_STRING,
+     .field = FIELD(comm_csv),
+     .flags = FULL_ONLY},
+    {.name = "sites-csv",
+     .arg = "FILE",
+     .help = "write every site's simulation counts (CSV)",
+     .kind = OPT_STRING,
+     .field = FIELD(sites_csv),
+     .flags = FULL_ONLY},
+    {.name = "input-format",
+     .arg = "FMT",
+     .help =
+         "auto (default: a pes trace, else detected), pes, addr\n(one hex address per line, "
+         "as PARDA and libCacheSim),\nlackey (valgrind --tool=lackey --trace-mem=yes), or\nbinary64 (little-endian "
+         "64-bit addresses)",
+     .kind = OPT_FN,
+     .parse = parse_input_format,
+     .expected = "auto, pes, addr, lackey or binary64"},
+    {.name = "jobs",
+     .arg = "N",
+     .help = "replay threads: 1, or 2 (the default with two or more\nCPUs): PRDs on a second thread, same "
+             "results",
+     .kind = OPT_U32,
+     .field = FIELD(knobs.jobs),
+     .min = 1,
+     .max = 2,
+     .expected = "1 or 2"},
+    {.name = "compare",
+     .help = "accuracy of a sampled trace against a full trace of the\nsame execution (pes-collect "
+             "--mode M --full); a sampled\nTRACE alone prints its sampled analyses",
+     .kind = OPT_SWITCH,
+     .field = FIELD(compare)},
+    {.name = "format",
+     .arg = "FMT",
+     .help = "text (default), json, csv",
+     .kind = OPT_CHOICE,
+     .field = FIELD(format),
+     .names = format_names,
+     .values = format_values,
+     .expected = "text, json or csv"},
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "write the report to FILE instead of stdout",
+     .kind = OPT_STRING,
+     .field = FIELD(output)},
+    {.name = "help", .short_name = 'h', .help = "this text", .kind = OPT_HELP},
+    {.name = "version", .help = "print the version", .kind = OPT_VERSION},
+};
+#undef FIELD
+enum { N_ROWS = sizeof rows / sizeof rows[0] };
+
+/* --help: the rows in order, values aligned in one column. */
+static void print_usage(FILE *out) {
+    fputs(usage_head, out);
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const struct opt_row *r = &rows[i];
+        char label[64];
+        if (r->short_name)
+            snprintf(label, sizeof label, "-%c, --%s%s%s", r->short_name, r->name, r->arg ? " " : "",
+                     r->arg ? r->arg : "");
+        else
+            snprintf(label, sizeof label, "%s--%s%s%s", r->kind == OPT_VERSION ? "    " : "", r->name,
+                     r->arg ? " " : "", r->arg ? r->arg : "");
+        fprintf(out, "  %-21s", label);
+        for (const char *h = r->help; *h;) {
+            const char *nl = strchr(h, '\n');
+            size_t n = nl ? (size_t)(nl - h) : strlen(h);
+            fprintf(out, "%.*s\n", (int)n, h);
+            h += n + (nl != NULL);
+            if (nl) fprintf(out, "%23s", "");
+        }
+    }
+}
+
+/* Stores value into the row's field; -1 after saying what was expected. */
+static int apply(const struct opt_row *r, const char *value, struct replay_options *o) {
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s", r->name);
+    void *f = (char *)o + r->field;
+    uint64_t v;
+    switch (r->kind) {
+    case OPT_SWITCH: *(int *)f = 1; return 0;
+    case OPT_STRING: *(const char **)f = value; return 0;
+    case OPT_U32:
+    case OPT_U64:
+        if (parse_u64(value, &v) < 0 || v < r->min || v > r->max) return bad(flag, r->expected, value);
+        if (r->kind == OPT_U32) *(uint32_t *)f = (uint32_t)v;
+        else *(uint64_t *)f = v;
+        return 0;
+    case OPT_CHOICE:
+    case OPT_NAME:
+        for (size_t i = 0; r->names[i]; i++)
+            if (strcmp(value, r->names[i]) == 0) {
+                if (r->kind == OPT_CHOICE) *(int *)f = r->values[i];
+                else *(const char **)f = r->names[i];
+                return 0;
+            }
+        return bad(flag, r->expected, value);
+    case OPT_FN: {
+        int rc = r->parse(value, o);
+        return rc == -1 ? bad(flag, r->expected, value) : rc < 0 ? -1 : 0;
+    }
+    default: return 0;
+    }
+}
 
 int replay_parse_options(int argc, char **argv, struct replay_options *o) {
-    enum {
-        OPT_MACHINE = 256, OPT_CACHE, OPT_SHOW_MACHINE, OPT_CORES, OPT_INTERLEAVE, OPT_SEED,
-        OPT_CHUNK, OPT_PER_REGION, OPT_SOCKETS, OPT_LINE, OPT_SIMULATE, OPT_PAGE_MAP, OPT_TOP, OPT_SORT, OPT_COMM_CSV, OPT_SITES_CSV,
-        OPT_FORMAT, OPT_JOBS, OPT_VERSION, OPT_COMPARE, OPT_INPUT_FORMAT,
-    };
-    static const struct option longopts[] = {
-        {"machine", required_argument, 0, OPT_MACHINE},
-        {"cache", required_argument, 0, OPT_CACHE},
-        {"show-machine", no_argument, 0, OPT_SHOW_MACHINE},
-        {"cores", required_argument, 0, OPT_CORES},
-        {"interleave", required_argument, 0, OPT_INTERLEAVE},
-        {"seed", required_argument, 0, OPT_SEED},
-        {"chunk", required_argument, 0, OPT_CHUNK},
-        {"per-region", no_argument, 0, OPT_PER_REGION},
-        {"sockets", required_argument, 0, OPT_SOCKETS},
-        {"line", required_argument, 0, OPT_LINE},
-        {"simulate", no_argument, 0, OPT_SIMULATE},
-        {"page-map", required_argument, 0, OPT_PAGE_MAP},
-        {"top", required_argument, 0, OPT_TOP},
-        {"sort", required_argument, 0, OPT_SORT},
-        {"comm-csv", required_argument, 0, OPT_COMM_CSV},
-        {"sites-csv", required_argument, 0, OPT_SITES_CSV},
-        {"format", required_argument, 0, OPT_FORMAT},
-        {"input-format", required_argument, 0, OPT_INPUT_FORMAT},
-        {"compare", no_argument, 0, OPT_COMPARE},
-        {"jobs", required_argument, 0, OPT_JOBS},
-        {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, OPT_VERSION},
-        {0, 0, 0, 0},
-    };
+    struct option longopts[N_ROWS + 1];
+    char shorts[2 * N_ROWS + 2] = ":";   /* ':' first: a missing value is reported as such */
+    size_t ns = 1;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        longopts[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, 0, 256 + (int)i};
+        if (rows[i].short_name) {
+            shorts[ns++] = rows[i].short_name;
+            if (rows[i].arg) shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = '\0';
+    longopts[N_ROWS] = (struct option){0, 0, 0, 0};
     memset(o, 0, sizeof *o);
     o->machine = "host";
     o->sockets = 1;
     o->seed = 1;
-    o->top = 10;
+    o->knobs.top = 10;
     o->page_size = 4096;
-    o->sort = "invalidations";
+    o->knobs.sort = "invalidations";
     o->format = REPLAY_TEXT;
-    o->jobs = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;   /* 1.5x on the gemm bench trace */
+    o->knobs.jobs = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;   /* 1.5x on the gemm bench trace */
     opterr = 0;
     int c;
-    uint64_t v;
     const char *mimic_only = NULL;   /* first --cores setting given: needs --cores */
-    /* ':' first: a missing value is reported as such, not as an unknown option */
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        const char *name = NULL;
-        for (const struct option *l = longopts; l->name; l++)
-            if (l->val == c) name = l->name;
-        if (!o->full_only && (c == OPT_SIMULATE || c == OPT_CORES || c == OPT_INTERLEAVE || c == OPT_SEED ||
-                              c == OPT_CHUNK || c == OPT_PER_REGION || c == OPT_PAGE_MAP || c == OPT_SORT ||
-                              c == OPT_LINE || c == OPT_COMM_CSV || c == OPT_SITES_CSV))
-            o->full_only = name;
-        if (!mimic_only && (c == OPT_INTERLEAVE || c == OPT_SEED || c == OPT_CHUNK || c == OPT_PER_REGION))
-            mimic_only = name;
-        switch (c) {
-        case OPT_MACHINE: o->machine = optarg; break;
-        case OPT_CACHE: o->cache_spec = optarg; break;
-        case OPT_SHOW_MACHINE: o->show_machine = 1; break;
-        case OPT_CORES:
-            if (strstr(optarg, ",,") || optarg[0] == ',' || (*optarg && optarg[strlen(optarg) - 1] == ','))
-                return bad("--cores", "a comma-separated list of core counts 1..64, without empty elements",
-                           optarg);
-            if (parse_cores(optarg, o) < 0)
-                return bad("--cores", "a comma-separated list of core counts 1..64", optarg);
-            break;
-        case OPT_INTERLEAVE:
-            if (strcmp(optarg, "round-robin") == 0 || strcmp(optarg, "rr") == 0)
-                o->interleave = PES_INTERLEAVE_ROUND_ROBIN;
-            else if (strcmp(optarg, "uniform") == 0)
-                o->interleave = PES_INTERLEAVE_UNIFORM;
-            else
-                return bad("--interleave", "round-robin or uniform", optarg);
-            break;
-        case OPT_SEED:
-            if (parse_u64(optarg, &o->seed) < 0) return bad("--seed", "an unsigned integer", optarg);
-            break;
-        case OPT_CHUNK:
-            if (parse_u64(optarg, &o->chunk) < 0) return bad("--chunk", "an unsigned integer", optarg);
-            break;
-        case OPT_PER_REGION: o->per_region = 1; break;
-        case OPT_SOCKETS:
-            if (parse_u64(optarg, &v) < 0 || v == 0 || v > 64)
-                return bad("--sockets", "an integer 1..64", optarg);
-            o->sockets = (uint32_t)v;
-            break;
-        case OPT_LINE:
-            if (parse_u64(optarg, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096)
-                return bad("--line", "a power of two up to 4096", optarg);
-            o->line = (uint32_t)v;
-            break;
-        case OPT_SIMULATE: o->simulate = 1; break;
-        case OPT_PAGE_MAP:
-            if (strcmp(optarg, "random") == 0) o->page_size = 4096;
-            else if (strcmp(optarg, "virtual") == 0) o->page_size = 0;
-            else return bad("--page-map", "random or virtual", optarg);
-            break;
-        case OPT_TOP:
-            if (parse_u64(optarg, &v) < 0 || v > 100000) return bad("--top", "an integer 0..100000", optarg);
-            o->top = (uint32_t)v;
-            break;
-        case OPT_SORT: {
-            int ok = 0;
-            for (int i = 0; sort_keys[i]; i++) ok |= strcmp(optarg, sort_keys[i]) == 0;
-            if (!ok)
-                return bad("--sort", "invalidations, coherence, false-sharing, true-sharing, misses or accesses",
-                           optarg);
-            o->sort = optarg;
-            break;
-        }
-        case OPT_COMM_CSV: o->comm_csv = optarg; break;
-        case OPT_SITES_CSV: o->sites_csv = optarg; break;
-        case OPT_COMPARE: o->compare = 1; break;
-        case OPT_INPUT_FORMAT: {
-            /* "auto" is PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_AUTO too */
-            int f = strcmp(optarg, "pes") == 0 ? REPLAY_INPUT_PES : pes_text_format_parse(optarg);
-            if (f < 0) return bad("--input-format", "auto, pes, addr, lackey or binary64", optarg);
-            o->input_format = f;
-            break;
-        }
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0) o->format = REPLAY_TEXT;
-            else if (strcmp(optarg, "json") == 0) o->format = REPLAY_JSON;
-            else if (strcmp(optarg, "csv") == 0) o->format = REPLAY_CSV;
-            else return bad("--format", "text, json or csv", optarg);
-            break;
-        case OPT_JOBS:
-            if (parse_u64(optarg, &v) < 0 || v < 1 || v > 2) return bad("--jobs", "1 or 2", optarg);
-            o->jobs = (uint32_t)v;
-            break;
-        case 'o': o->output = optarg; break;
-        case 'h': fputs(usage, stdout); return 1;
-        case OPT_VERSION: printf("pes-replay %s\n", PES_VERSION); return 1;
-        case ':':
-            replay_message("%s: expected a value (see pes-replay --help)", argv[optind - 1]);
-            return -1;
-        default:
-            replay_message("unknown option '%s' (see pes-replay --help)", argv[optind - 1]);
+    while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+        const struct opt_row *r = NULL;
+        if (c >= 256 && c < 256 + N_ROWS) r = &rows[c - 256];
+        for (size_t i = 0; !r && c > 0 && c < 256 && c != ':' && c != '?' && i < N_ROWS; i++)
+            if (rows[i].short_name == c) r = &rows[i];
+        if (!r) {
+            if (c == ':') replay_message("%s: expected a value (see pes-replay --help)", argv[optind - 1]);
+            else replay_message("unknown option '%s' (see pes-replay --help)", argv[optind - 1]);
             return -1;
         }
+        if (!o->full_only && (r->flags & FULL_ONLY)) o->full_only = r->name;
+        if (!mimic_only && (r->flags & MIMIC_ONLY)) mimic_only = r->name;
+        if (r->kind == OPT_HELP) {
+            print_usage(stdout);
+            return 1;
+        }
+        if (r->kind == OPT_VERSION) {
+            printf("pes-replay %s\n", PES_VERSION);
+            return 1;
+        }
+        if (apply(r, optarg, o) < 0) return -1;
     }
     if (o->show_machine) return 0;
     if (optind >= argc) {
@@ -348,7 +496,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         return -1;
     }
     o->trace = argv[optind];
-    if ((o->comm_csv || o->sites_csv) && !o->simulate) {
+    if ((o->comm_csv || o->sites_csv) && !o->knobs.simulate) {
         replay_message("%s needs --simulate", o->comm_csv ? "--comm-csv" : "--sites-csv");
         return -1;
     }

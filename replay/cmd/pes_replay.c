@@ -198,7 +198,7 @@ static int replay_full(const struct replay_options *o, const struct pes_machine 
 
     struct run run = {
         .in = in, .o = o, .machine = machine, .line = line, .rep = pes_report_create(),
-        .knobs = {.jobs = o->jobs, .mimic = o->n_cores > 0, .simulate = o->simulate, .top = o->top, .sort = o->sort},
+        .knobs = o->knobs,
     };
     FILE *out = stdout;
     int rc = 1;
@@ -206,6 +206,7 @@ static int replay_full(const struct replay_options *o, const struct pes_machine 
         pes_error_set(&err, PES_ERR_NOMEM, 0, "out of memory");
         goto done;
     }
+    run.knobs.mimic = o->n_cores > 0;
     report_head(&run);
     if (run_recorded(&run, &err) < 0) goto done;
     char clipped[sizeof err.message];
@@ -232,7 +233,7 @@ static int replay_full(const struct replay_options *o, const struct pes_machine 
         out = stdout;
         goto done;
     }
-    struct pes_report_view view = {.r = run.rep, .site = input_site, .site_ctx = in, .top = o->top};
+    struct pes_report_view view = {.r = run.rep, .site = input_site, .site_ctx = in, .top = o->knobs.top};
     int wr = o->format == REPLAY_JSON  ? pes_report_write_json(out, run.rep)
              : o->format == REPLAY_CSV ? pes_report_write_csv(out, &view)
                                        : pes_report_write_text(out, &view);

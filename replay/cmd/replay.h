@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis.h"
 #include "mesi.h"
 #include "mimic.h"
 #include "pes/model.h"
@@ -37,17 +38,14 @@ struct replay_options {
     uint64_t seed;
     uint64_t chunk;               /* --chunk: schedule(static, chunk) when mimicking */
     int per_region;               /* --per-region: split BB instances per parallel-region instance */
-    int simulate;                 /* --simulate */
     uint64_t page_size;           /* --page-map: 0 = virtual indexing, else random frames of this size */
-    uint32_t top;                 /* --top N sites */
-    const char *sort;             /* --sort METRIC */
     const char *comm_csv;         /* --comm-csv FILE */
     const char *sites_csv;        /* --sites-csv FILE */
     enum replay_format format;
     int input_format;             /* --input-format: REPLAY_INPUT_AUTO, _PES, or an enum pes_text_format */
     const char *output;           /* -o FILE; NULL = stdout */
     int show_machine;
-    uint32_t jobs;                /* --jobs: replay threads (1 or 2) */
+    struct pes_knobs knobs;       /* what the analyses read: --simulate, --top, --sort, --jobs */
     const char *full_only;        /* first flag given that needs a full trace alone ("simulate"):
                                      refused for a sampled trace and --compare */
 };

@@ -412,7 +412,7 @@ static void test_compare_ideal_sampler(void **state) {
     /* no COMM events: communication metrics undefined */
     assert_true(isnan(a.comm.volume_error));
     FILE *null = fopen("/dev/null", "w");
-    struct replay_options o = {.trace = sampled_path, .full = full_path, .compare = 1, .top = 10};
+    struct replay_options o = {.trace = sampled_path, .full = full_path, .compare = 1, .knobs.top = 10};
     assert_int_equal(replay_report_accuracy_text(null, &o, &s, &t, &a), 0);
     assert_int_equal(replay_report_accuracy_json(null, &o, &s, &t, &a), 0);
     fclose(null);
