@@ -1,0 +1,1144 @@
+/*
+ * Unit tests of pes-replay's analyses (replay/analyses: summary, reuse, sim),
+ * the pipeline that runs them and the JSON report writer, on batches built
+ * here by hand: no trace file, no source.
+ *
+ * Ground truth is computed in this file: hand counts (summary, the MESI
+ * false-sharing pattern), a brute-force LRU stack for reuse distances
+ * (PPT-Multicore §2.3: distinct granules since the previous access to the
+ * same granule), SDCM Eq. 2 and the fully associative case for the model,
+ * and a hand-written JSON line for the writer.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "mesi.h"
+#include "pipeline.h"
+#include "report.h"
+
+/* cmocka 1.1 has no assert_near: |a - b| <= tol, printing both on failure. */
+static void near_(double a, double b, double tol, const char *file, int line)
+{
+    if (!(fabs(a - b) <= tol)) {
+        print_error("%.17g != %.17g (tolerance %g)\n", a, b, tol);
+        _fail(file, line);
+    }
+}
+#define assert_near(a, b, tol) near_((a), (b), (tol), __FILE__, __LINE__)
+
+/* ------------------------------------------------------------ fixtures */
+
+static const struct pes_site sites[] = {
+    {.id = 0, .file = "main.c", .function = "main", .line = 10, .column = 3},
+    {.id = 1, .file = "a.c", .function = "writer_a", .line = 21, .column = 5},
+    {.id = 2, .file = "b.c", .function = "writer_b", .line = 32, .column = 7},
+    {.id = 3, .file = "c.c", .function = "reader", .line = 43, .column = 9},
+    {.id = 4, .file = "d.c", .function = "f4", .line = 54, .column = 1},
+    {.id = 5, .file = "e.c", .function = "f5", .line = 65, .column = 2},
+};
+enum { N_SITES = sizeof sites / sizeof sites[0] };
+
+static const struct pes_site *site_of(const void *ctx, uint32_t id)
+{
+    (void)ctx;
+    return id < N_SITES ? &sites[id] : NULL;
+}
+
+/* A small valid machine: levels given by the caller, costs fixed. */
+static struct pes_machine machine(uint32_t n_levels, const struct pes_cache_config *lv)
+{
+    struct pes_machine m;
+    memset(&m, 0, sizeof m);
+    strcpy(m.name, "tiny");
+    m.ghz = 2.0;
+    m.sockets = 2;
+    m.cores_per_socket = 2;
+    m.n_levels = n_levels;
+    for (uint32_t l = 0; l < n_levels; l++)
+        m.level[l] = lv[l];
+    m.mem_latency = 100;
+    m.mem_recip_throughput = 10;
+    for (int o = 0; o < PES_OP_COUNT; o++) {
+        m.op_latency[o] = 1;
+        m.op_recip_throughput[o] = 1;
+    }
+    return m;
+}
+
+struct acc {
+    uint64_t addr;
+    uint32_t size, length, stream, site;
+    uint8_t rw;
+};
+
+/* Extra BB entries, all delivered with the first batch. */
+struct bbs {
+    size_t n;
+    const struct pes_bb *const *bb;
+    const uint32_t *stream;
+};
+
+typedef int (*batch_fn)(void *ctx, const struct pes_batch *b, struct pes_error *err);
+
+/* Feeds the accesses in batches of `chunk`; with end_streams each stream is
+ * listed as ended in the batch holding its last access (as sources do). */
+static void feed(batch_fn fn, void *ctx, const struct acc *a, size_t n, size_t chunk, uint32_t n_streams,
+                 int end_streams, const struct bbs *bbs)
+{
+    uint64_t *addr = malloc(chunk * sizeof *addr);
+    uint32_t *size = malloc(chunk * sizeof *size), *length = malloc(chunk * sizeof *length);
+    uint32_t *stream = malloc(chunk * sizeof *stream), *site = malloc(chunk * sizeof *site);
+    uint8_t *rw = malloc(chunk);
+    size_t *last = calloc(n_streams, sizeof *last);
+    uint32_t *ended = malloc(n_streams * sizeof *ended);
+    assert_true(addr && size && length && stream && site && rw && last && ended);
+    for (size_t i = 0; i < n; i++)
+        last[a[i].stream] = i + 1;
+    for (size_t at = 0, first = 1; at < n; at += chunk, first = 0) {
+        size_t k = n - at < chunk ? n - at : chunk;
+        for (size_t j = 0; j < k; j++) {
+            addr[j] = a[at + j].addr;
+            size[j] = a[at + j].size;
+            length[j] = a[at + j].length;
+            stream[j] = a[at + j].stream;
+            site[j] = a[at + j].site;
+            rw[j] = a[at + j].rw;
+        }
+        struct pes_batch b = {.n = k, .addr = addr, .size = size, .length = length, .stream = stream,
+                              .site = site, .rw = rw};
+        if (first && bbs) {
+            b.n_bbs = bbs->n;
+            b.bb = bbs->bb;
+            b.bb_stream = bbs->stream;
+        }
+        uint32_t n_ended = 0;
+        for (uint32_t s = 0; end_streams && s < n_streams; s++)
+            if (last[s] > at && last[s] <= at + k)
+                ended[n_ended++] = s;
+        b.n_ended = n_ended;
+        b.ended = ended;
+        struct pes_error err = {0};
+        if (fn(ctx, &b, &err) != 0) {
+            print_error("batch at %zu: %s\n", at, err.message);
+            fail();
+        }
+    }
+    free(addr);
+    free(size);
+    free(length);
+    free(stream);
+    free(site);
+    free(rw);
+    free(last);
+    free(ended);
+}
+
+/* A fresh report with its "trace" and "config" sections. */
+static struct pes_report *new_report(struct pes_publish *p)
+{
+    struct pes_report *r = pes_report_create();
+    assert_non_null(r);
+    p->r = r;
+    p->trace = pes_r_object(r, pes_report_root(r), "trace");
+    p->config = pes_r_object(r, pes_report_root(r), "config");
+    return r;
+}
+
+static const struct pes_rnode *section(const struct pes_report *r, const char *name)
+{
+    const struct pes_rnode *n = pes_r_get(pes_report_tree(r), name);
+    assert_non_null(n);
+    return n;
+}
+
+/* create → batch … → finish → publish → destroy of one analysis. */
+static struct pes_report *run(const struct pes_analysis *a, const struct pes_stream_info *si,
+                              const struct pes_knobs *k, const struct acc *acc, size_t n, size_t chunk,
+                              int end_streams, const struct bbs *bbs)
+{
+    struct pes_error err = {0};
+    void *self = a->create(si, k, &err);
+    if (!self) {
+        print_error("%s: create: %s\n", a->name, err.message);
+        fail();
+    }
+    feed(a->batch, self, acc, n, chunk, si->n_streams, end_streams, bbs);
+    if (a->finish && a->finish(self, &err) != 0) {
+        print_error("%s: finish: %s\n", a->name, err.message);
+        fail();
+    }
+    struct pes_publish p;
+    struct pes_report *r = new_report(&p);
+    a->publish(self, &p);
+    a->destroy(self);
+    assert_false(pes_report_failed(r));
+    return r;
+}
+
+/* The values of an array of unsigned integers. */
+static void assert_u_array(const struct pes_rnode *arr, const uint64_t *want, size_t n)
+{
+    assert_non_null(arr);
+    assert_int_equal(pes_r_kind(arr), PES_R_ARRAY);
+    assert_int_equal(pes_r_count(arr), n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(pes_r_u(pes_r_at(arr, i)), want[i]);
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* ------------------------------------------------------------ summary */
+
+static void test_summary_counts(void **state)
+{
+    (void)state;
+    static const struct pes_bb bb_a = {.id = 100, .ops = {[PES_OP_INT_ADD] = 3, [PES_OP_FP_MUL] = 2, [PES_OP_LOAD] = 4}};
+    static const struct pes_bb bb_b = {.id = 101, .ops = {[PES_OP_INT_ADD] = 1, [PES_OP_FP_DIV] = 5, [PES_OP_STORE] = 2}};
+    const uint32_t caches[5] = {0, 0, 0, 0, 0};
+    struct pes_stream_info si = {.path = "t", .n_streams = 5, .n_caches = 1, .stream_cache = caches,
+                                 .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
+    struct pes_error err = {0};
+    void *s = pes_analysis_summary.create(&si, &k, &err);
+    assert_non_null(s);
+
+    /* batch 1: five accesses of streams 0 and 1 (size = bytes replayed differs
+     * from length = bytes recorded: the summary counts recorded bytes), one BB */
+    {
+        const uint64_t addr[] = {0x1000, 0x2000, 0x1008, 0x2004, 0x3000};
+        const uint32_t size[] = {8, 4, 8, 2, 64}, length[] = {8, 4, 16, 2, 100};
+        const uint32_t stream[] = {0, 1, 0, 1, 0}, site[] = {0, 1, 2, 3, 4};
+        const uint8_t rw[] = {PES_BATCH_READ, PES_BATCH_WRITE, PES_BATCH_READ | PES_BATCH_WRITE, PES_BATCH_READ,
+                              PES_BATCH_WRITE};
+        const struct pes_bb *bb[] = {&bb_a};
+        const uint32_t bb_stream[] = {0};
+        struct pes_batch b = {.n = 5, .addr = addr, .size = size, .length = length, .stream = stream,
+                              .site = site, .rw = rw, .n_bbs = 1, .bb = bb, .bb_stream = bb_stream};
+        assert_int_equal(pes_analysis_summary.batch(s, &b, &err), 0);
+    }
+    /* batch 2: BB entries only; stream 3 appears only through them */
+    {
+        const struct pes_bb *bb[] = {&bb_b, &bb_a, &bb_b};
+        const uint32_t bb_stream[] = {3, 1, 3};
+        struct pes_batch b = {.n_bbs = 3, .bb = bb, .bb_stream = bb_stream};
+        assert_int_equal(pes_analysis_summary.batch(s, &b, &err), 0);
+    }
+    /* batch 3: ended streams only */
+    {
+        const uint32_t ended[] = {0, 1};
+        struct pes_batch b = {.n_ended = 2, .ended = ended};
+        assert_int_equal(pes_analysis_summary.batch(s, &b, &err), 0);
+    }
+    /* batch 4: one access of stream 2, one BB, two streams end; stream 4 never appears */
+    {
+        const uint64_t addr[] = {0x4000};
+        const uint32_t size[] = {1}, length[] = {1}, stream[] = {2}, site[] = {5};
+        const uint8_t rw[] = {PES_BATCH_READ};
+        const struct pes_bb *bb[] = {&bb_a};
+        const uint32_t bb_stream[] = {2}, ended[] = {2, 3};
+        struct pes_batch b = {.n = 1, .addr = addr, .size = size, .length = length, .stream = stream,
+                              .site = site, .rw = rw, .n_bbs = 1, .bb = bb, .bb_stream = bb_stream,
+                              .n_ended = 2, .ended = ended};
+        assert_int_equal(pes_analysis_summary.batch(s, &b, &err), 0);
+    }
+    if (pes_analysis_summary.finish)
+        assert_int_equal(pes_analysis_summary.finish(s, &err), 0);
+    struct pes_publish p;
+    struct pes_report *r = new_report(&p);
+    pes_analysis_summary.publish(s, &p);
+    pes_analysis_summary.destroy(s);
+    assert_false(pes_report_failed(r));
+
+    const struct pes_rnode *t = section(r, "trace");
+    assert_int_equal(pes_r_get_u(t, "threads"), 4);        /* 0, 1, 2 (accesses), 3 (BBs only) */
+    assert_int_equal(pes_r_get_u(t, "accesses"), 6);
+    assert_int_equal(pes_r_get_u(t, "bb_executions"), 5);
+    assert_int_equal(pes_r_get_u(t, "records"), 11);       /* accesses + BB entries */
+    assert_int_equal(pes_r_get_u(t, "reads"), 4);          /* R, RW, R, R */
+    assert_int_equal(pes_r_get_u(t, "writes"), 3);         /* W, RW, W */
+    assert_int_equal(pes_r_get_u(t, "bytes"), 8 + 4 + 16 + 2 + 100 + 1);
+    /* bb_a executed 3 times, bb_b twice */
+    double want[PES_OP_COUNT] = {0};
+    want[PES_OP_INT_ADD] = 3 * 3 + 1 * 2;
+    want[PES_OP_FP_MUL] = 2 * 3;
+    want[PES_OP_LOAD] = 4 * 3;
+    want[PES_OP_FP_DIV] = 5 * 2;
+    want[PES_OP_STORE] = 2 * 2;
+    const struct pes_rnode *ops = pes_r_get(t, "ops");
+    assert_int_equal(pes_r_count(ops), PES_OP_COUNT);
+    for (int o = 0; o < PES_OP_COUNT; o++)
+        assert_near(pes_r_get_f(ops, pes_machine_op_key(o)), want[o], 0);
+    assert_int_equal(pes_r_count(section(r, "config")), 0);  /* the summary writes only "trace" */
+    pes_report_destroy(r);
+}
+
+/* ------------------------------------------------------------ reuse: oracle */
+
+enum { MAX_D = 1024, MAX_SITE = 8, MAX_GROUPS = 4 };
+
+/* Brute-force LRU stack: distance = position of the granule from the top. */
+struct lru {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static uint64_t lru_access(struct lru *s, uint64_t key)
+{
+    size_t i = 0;
+    while (i < s->n && s->v[i] != key)
+        i++;
+    uint64_t d = i < s->n ? i : UINT64_MAX;
+    if (i == s->n) {
+        if (s->n == s->cap) {
+            s->cap = s->cap ? 2 * s->cap : 64;
+            s->v = realloc(s->v, s->cap * sizeof *s->v);
+            assert_non_null(s->v);
+        }
+        s->n++;
+    }
+    memmove(s->v + 1, s->v, i * sizeof *s->v);
+    s->v[0] = key;
+    return d;
+}
+
+struct ohist {
+    uint64_t total, cold, sum;
+    uint64_t exact[MAX_D];
+};
+
+static void ohist_add(struct ohist *h, uint64_t d)
+{
+    h->total++;
+    if (d == UINT64_MAX) {
+        h->cold++;
+        return;
+    }
+    assert_true(d < MAX_D);   /* the workloads stay in the exact range */
+    h->exact[d]++;
+    h->sum += d;
+}
+
+struct osite {
+    uint64_t accesses, prd_cold, crd_cold, prd_sum, crd_sum;
+};
+
+struct oracle {
+    struct ohist prd[MAX_GROUPS], crd[MAX_GROUPS];
+    struct osite site[MAX_SITE];
+};
+
+/* Every access of size > 0 touches granules addr/line .. (addr+size-1)/line
+ * in ascending order, each once, in its stream's PRD and in its shared
+ * cache's CRD. */
+static void oracle_run(struct oracle *o, const struct acc *a, size_t n, const struct pes_stream_info *si)
+{
+    memset(o, 0, sizeof *o);
+    struct lru prd[MAX_GROUPS] = {{0}}, crd[MAX_GROUPS] = {{0}};
+    assert_true(si->n_streams <= MAX_GROUPS && si->n_caches <= MAX_GROUPS);
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].size == 0)
+            continue;
+        uint32_t s = a[i].stream, g = si->stream_cache[s];
+        assert_true(a[i].site < MAX_SITE);
+        struct osite *row = &o->site[a[i].site];
+        for (uint64_t key = a[i].addr / si->line; key <= (a[i].addr + a[i].size - 1) / si->line; key++) {
+            uint64_t dp = lru_access(&prd[s], key), dc = lru_access(&crd[g], key);
+            ohist_add(&o->prd[s], dp);
+            ohist_add(&o->crd[g], dc);
+            row->accesses++;
+            if (dp == UINT64_MAX)
+                row->prd_cold++;
+            else
+                row->prd_sum += dp;
+            if (dc == UINT64_MAX)
+                row->crd_cold++;
+            else
+                row->crd_sum += dc;
+        }
+    }
+    for (int g = 0; g < MAX_GROUPS; g++) {
+        free(prd[g].v);
+        free(crd[g].v);
+    }
+}
+
+static double mean_of(uint64_t sum, uint64_t n) { return n ? (double)sum / (double)n : 0.0; }
+
+static void check_hist(const struct pes_rnode *h, const struct ohist *o)
+{
+    assert_non_null(h);
+    assert_int_equal(pes_r_get_u(h, "accesses"), o->total);
+    assert_int_equal(pes_r_get_u(h, "cold"), o->cold);
+    assert_near(pes_r_get_f(h, "mean"), mean_of(o->sum, o->total - o->cold), 1e-12);
+    const struct pes_rnode *ex = pes_r_get(h, "exact");
+    size_t k = 0;
+    for (uint64_t d = 0; d < MAX_D; d++) {
+        if (!o->exact[d])
+            continue;
+        const uint64_t bin[2] = {d, o->exact[d]};
+        assert_u_array(pes_r_at(ex, k++), bin, 2);
+    }
+    assert_int_equal(pes_r_count(ex), k);
+    assert_int_equal(pes_r_count(pes_r_get(h, "log2")), 0);   /* every distance < 1024 */
+}
+
+struct orow {
+    uint32_t site;
+    const struct osite *o;
+};
+
+static int orow_cmp(const void *a, const void *b)
+{
+    const struct orow *x = a, *y = b;
+    if (x->o->accesses != y->o->accesses)
+        return x->o->accesses < y->o->accesses ? 1 : -1;
+    return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* The per-site rows: one per site with accesses, most accesses first, ties by id. */
+static void check_sites(const struct pes_rnode *arr, const struct oracle *o)
+{
+    struct orow rows[MAX_SITE];
+    size_t n = 0;
+    for (uint32_t s = 0; s < MAX_SITE; s++)
+        if (o->site[s].accesses)
+            rows[n++] = (struct orow){s, &o->site[s]};
+    qsort(rows, n, sizeof rows[0], orow_cmp);
+    assert_int_equal(pes_r_count(arr), n);
+    for (size_t i = 0; i < n; i++) {
+        const struct pes_rnode *r = pes_r_at(arr, i);
+        const struct osite *w = rows[i].o;
+        assert_int_equal(pes_r_get_u(r, "site"), rows[i].site);
+        assert_int_equal(pes_r_get_u(r, "accesses"), w->accesses);
+        assert_int_equal(pes_r_get_u(r, "prd_cold"), w->prd_cold);
+        assert_int_equal(pes_r_get_u(r, "crd_cold"), w->crd_cold);
+        assert_near(pes_r_get_f(r, "prd_mean"), mean_of(w->prd_sum, w->accesses - w->prd_cold), 1e-12);
+        assert_near(pes_r_get_f(r, "crd_mean"), mean_of(w->crd_sum, w->accesses - w->crd_cold), 1e-12);
+    }
+}
+
+static void check_reuse(const struct pes_report *r, const struct oracle *o, const struct pes_stream_info *si)
+{
+    const struct pes_rnode *c = section(r, "config");
+    const struct pes_rnode *prd = pes_r_get(c, "prd"), *crd = pes_r_get(c, "crd");
+    assert_int_equal(pes_r_count(prd), si->n_streams);
+    for (uint32_t s = 0; s < si->n_streams; s++) {
+        const struct pes_rnode *e = pes_r_at(prd, s);
+        assert_int_equal(pes_r_get_u(e, "stream"), s);
+        check_hist(pes_r_get(e, "histogram"), &o->prd[s]);
+    }
+    assert_int_equal(pes_r_count(crd), si->n_caches);
+    for (uint32_t g = 0; g < si->n_caches; g++) {
+        const struct pes_rnode *e = pes_r_at(crd, g);
+        assert_int_equal(pes_r_get_u(e, "group"), g);
+        check_hist(pes_r_get(e, "histogram"), &o->crd[g]);
+    }
+    check_sites(pes_r_get(c, "sites"), o);
+}
+
+/* Three streams (0 and 1 on shared cache 0, 2 on shared cache 1): a region
+ * all streams share and one private region each, unaligned accesses of 0 to
+ * 100 bytes (many span granules), six sites used by several streams, in
+ * bursts of one stream so short distances occur too. */
+static size_t workload(struct acc *a, size_t n, uint64_t seed)
+{
+    static const uint32_t sizes[] = {1, 4, 8, 8, 16, 24, 64, 100, 0, 3};
+    uint64_t x = seed;
+    uint32_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (splitmix(&x) % 4 == 0)
+            s = (uint32_t)(splitmix(&x) % 3);
+        int shared = splitmix(&x) % 3 == 0;
+        uint64_t base = shared ? 0x10000 : 0x20000 + 0x1000 * (uint64_t)s;
+        uint64_t span = shared ? 1024 : 512;
+        uint32_t size = sizes[splitmix(&x) % (sizeof sizes / sizeof sizes[0])];
+        a[i] = (struct acc){
+            .addr = base + splitmix(&x) % span, .size = size, .length = size, .stream = s,
+            .site = (uint32_t)(splitmix(&x) % 6), .rw = (uint8_t)(1 + splitmix(&x) % 3),
+        };
+    }
+    return n;
+}
+
+static void test_reuse_against_lru_oracle(void **state)
+{
+    (void)state;
+    enum { N = 320 };
+    static struct acc a[N];
+    workload(a, N, 42);
+    const uint32_t caches[4] = {0, 0, 1, 1};   /* stream 3 never accesses memory */
+    static struct oracle o;
+    const size_t chunks[] = {N, 1, 7, 64};
+    for (int li = 0; li < 2; li++) {
+        uint32_t line = li ? 8 : 64;
+        const struct pes_cache_config lv[2] = {{.size = 32 * line, .ways = 4, .line = line, .latency = 4,
+                                                .recip_throughput = 1},
+                                               {.size = 256 * line, .ways = 8, .line = line, .shared = 1,
+                                                .latency = 20, .recip_throughput = 4}};
+        struct pes_machine m = machine(2, lv);
+        struct pes_stream_info si = {.path = "t", .n_streams = 4, .n_caches = 2, .stream_cache = caches,
+                                     .machine = &m, .line = line, .site = site_of};
+        oracle_run(&o, a, N, &si);
+        for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++)
+            for (uint32_t jobs = 1; jobs <= 2; jobs++)
+                for (int sim = 0; sim < (jobs == 2 ? 2 : 1); sim++)
+                    for (int end = 0; end < 2; end++) {
+                        /* jobs 2: PRDs on the worker; with simulate the CRDs too */
+                        struct pes_knobs k = {.jobs = jobs, .simulate = sim, .top = 10, .sort = "invalidations"};
+                        struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, N, chunks[ci], end, NULL);
+                        check_reuse(r, &o, &si);
+                        pes_report_destroy(r);
+                    }
+    }
+}
+
+/* The site rows' order and values on a trace small enough to do by hand
+ * (line 64, two streams on one shared cache). */
+static void test_reuse_site_rows_by_hand(void **state)
+{
+    (void)state;
+    /* t: stream site line   PRD          CRD
+     * 0:   0     4    A     cold         cold
+     * 1:   1     2    B     cold         cold
+     * 2:   0     3    C     cold         cold
+     * 3:   1     2    A     cold         2 (B, C)
+     * 4:   0     3    A     1 (C)        0
+     * 5:   1     2    B     1 (A)        2 (C, A)
+     * 6:   0     4    B     cold         0
+     * site 2: 3 accesses, PRD cold 2 + {1}, CRD cold 1 + {2, 2}
+     * site 3: 2 accesses, PRD cold 1 + {1}, CRD cold 1 + {0}
+     * site 4: 2 accesses, PRD cold 2, CRD cold 1 + {0}
+     * order: site 2 (3 accesses), then the tie 3, 4 by id */
+    const uint64_t A = 0x0, B = 0x40, C = 0x80;
+    const struct acc a[] = {
+        {A, 8, 8, 0, 4, 1}, {B, 8, 8, 1, 2, 1}, {C, 8, 8, 0, 3, 1}, {A + 8, 8, 8, 1, 2, 2},
+        {A + 16, 8, 8, 0, 3, 1}, {B + 56, 8, 8, 1, 2, 1}, {B, 1, 1, 0, 4, 1},
+    };
+    const uint32_t caches[2] = {0, 0};
+    const struct pes_cache_config lv[1] = {{.size = 4096, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    struct pes_machine m = machine(1, lv);
+    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
+                                 .machine = &m, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
+    struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, 7, 7, 0, NULL);
+    const struct pes_rnode *rows = pes_r_get(section(r, "config"), "sites");
+    assert_int_equal(pes_r_count(rows), 3);
+    const uint64_t want[3][4] = {{2, 3, 2, 1}, {3, 2, 1, 1}, {4, 2, 2, 1}};   /* site, accesses, prd/crd cold */
+    const double mean[3][2] = {{1, 2}, {1, 0}, {0, 0}};
+    for (int i = 0; i < 3; i++) {
+        const struct pes_rnode *o = pes_r_at(rows, (size_t)i);
+        assert_int_equal(pes_r_get_u(o, "site"), want[i][0]);
+        assert_int_equal(pes_r_get_u(o, "accesses"), want[i][1]);
+        assert_int_equal(pes_r_get_u(o, "prd_cold"), want[i][2]);
+        assert_int_equal(pes_r_get_u(o, "crd_cold"), want[i][3]);
+        assert_near(pes_r_get_f(o, "prd_mean"), mean[i][0], 0);
+        assert_near(pes_r_get_f(o, "crd_mean"), mean[i][1], 0);
+    }
+    /* histograms: PRD stream 0 {cold 3, d1}, stream 1 {cold 2, d1}; CRD {cold 3, 2, 0, 2, 0} */
+    const struct pes_rnode *c = section(r, "config");
+    const struct pes_rnode *h0 = pes_r_get(pes_r_at(pes_r_get(c, "prd"), 0), "histogram");
+    const struct pes_rnode *h1 = pes_r_get(pes_r_at(pes_r_get(c, "prd"), 1), "histogram");
+    const struct pes_rnode *hc = pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram");
+    assert_int_equal(pes_r_get_u(h0, "accesses"), 4);
+    assert_int_equal(pes_r_get_u(h0, "cold"), 3);
+    assert_int_equal(pes_r_get_u(h1, "accesses"), 3);
+    assert_int_equal(pes_r_get_u(h1, "cold"), 2);
+    assert_int_equal(pes_r_get_u(hc, "accesses"), 7);
+    assert_int_equal(pes_r_get_u(hc, "cold"), 3);
+    assert_near(pes_r_get_f(hc, "mean"), 1.0, 0);
+    const uint64_t bin0[2] = {0, 2}, bin2[2] = {2, 2};
+    assert_int_equal(pes_r_count(pes_r_get(hc, "exact")), 2);
+    assert_u_array(pes_r_at(pes_r_get(hc, "exact"), 0), bin0, 2);
+    assert_u_array(pes_r_at(pes_r_get(hc, "exact"), 1), bin2, 2);
+    pes_report_destroy(r);
+}
+
+/* Distances beyond the exact range: one stream walks L lines twice, so the
+ * second pass has L cold-free accesses of distance L-1 = 1499, in the log2
+ * bin [1024, 2048). The model spreads a bin uniformly (model.h): a fully
+ * associative cache of 1536 lines hits half of that bin's range, so
+ * 1500 x 0.5 of 3000 accesses = 0.25; one of 2048 lines holds the whole
+ * bin: 0.5. */
+static void test_reuse_long_distances(void **state)
+{
+    (void)state;
+    enum { L = 1500 };
+    static struct acc a[2 * L];
+    for (size_t i = 0; i < 2 * L; i++)
+        a[i] = (struct acc){.addr = 64 * (uint64_t)(i % L), .size = 8, .length = 8, .site = 1, .rw = 1};
+    const uint32_t caches[1] = {0};
+    const struct pes_cache_config lv[2] = {
+        {.size = 1536 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1},
+        {.size = 2048 * 64, .ways = 0, .line = 64, .shared = 1, .latency = 12, .recip_throughput = 2}};
+    struct pes_machine m = machine(2, lv);
+    struct pes_stream_info si = {.path = "t", .n_streams = 1, .n_caches = 1, .stream_cache = caches,
+                                 .machine = &m, .line = 64, .site = site_of};
+    for (uint32_t jobs = 1; jobs <= 2; jobs++) {
+        struct pes_knobs k = {.jobs = jobs, .top = 10, .sort = "invalidations"};
+        struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, 2 * L, 1000, 1, NULL);
+        const struct pes_rnode *c = section(r, "config");
+        for (int which = 0; which < 2; which++) {
+            const struct pes_rnode *h = pes_r_get(pes_r_at(pes_r_get(c, which ? "crd" : "prd"), 0), "histogram");
+            assert_int_equal(pes_r_get_u(h, "accesses"), 2 * L);
+            assert_int_equal(pes_r_get_u(h, "cold"), L);
+            assert_near(pes_r_get_f(h, "mean"), L - 1, 0);
+            assert_int_equal(pes_r_count(pes_r_get(h, "exact")), 0);
+            const struct pes_rnode *lg = pes_r_get(h, "log2");
+            assert_int_equal(pes_r_count(lg), 1);
+            const uint64_t bin[3] = {1024, 2048, L};
+            assert_u_array(pes_r_at(lg, 0), bin, 3);
+            /* display shares for the text report: cold, and hits of fully associative caches of the levels' sizes */
+            assert_near(pes_r_get_f(h, "cold_share"), 0.5, 0);
+            const struct pes_rnode *fa = pes_r_get(h, "fa_hit_share");
+            assert_int_equal(pes_r_count(fa), 2);
+            assert_near(pes_r_f(pes_r_at(fa, 0)), 0.25, 1e-12);
+            assert_near(pes_r_f(pes_r_at(fa, 1)), 0.5, 1e-12);
+        }
+        const struct pes_rnode *hg = pes_r_get(pes_r_get(c, "model"), "hit_global");
+        assert_near(pes_r_f(pes_r_at(hg, 0)), 0.25, 1e-12);
+        assert_near(pes_r_f(pes_r_at(hg, 1)), 0.5, 1e-12);
+        const struct pes_rnode *row = pes_r_at(pes_r_get(c, "sites"), 0);
+        assert_int_equal(pes_r_get_u(row, "accesses"), 2 * L);
+        assert_near(pes_r_get_f(row, "prd_mean"), L - 1, 0);
+        pes_report_destroy(r);
+    }
+}
+
+/* ------------------------------------------------------------ reuse: model */
+
+/* hit_global from SDCM on a case done by hand: L1 private and fully
+ * associative with B1 lines (hit iff D < B1, Eq. 1 with A = B), L2 shared and
+ * direct-mapped with B2 lines (Eq. 2: ((B2-1)/B2)^D), both over all
+ * accesses with cold ones missing (Eq. 3); L2 made monotone. Then Eq. 6/7
+ * averages and Eq. 5 memory time from the counted bytes, Eq. 8 from the BB
+ * ops. */
+static void test_reuse_model_by_hand(void **state)
+{
+    (void)state;
+    enum { N = 320, B1 = 8, B2 = 64 };
+    static struct acc a[N];
+    workload(a, N, 7);
+    const uint32_t caches[3] = {0, 0, 1};
+    const struct pes_cache_config lv[2] = {
+        {.size = B1 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1},
+        {.size = B2 * 64, .ways = 1, .line = 64, .shared = 1, .latency = 12, .recip_throughput = 2}};
+    struct pes_machine m = machine(2, lv);
+    m.op_latency[PES_OP_FP_ADD] = 4;
+    struct pes_stream_info si = {.path = "t", .n_streams = 3, .n_caches = 2, .stream_cache = caches,
+                                 .machine = &m, .line = 64, .site = site_of};
+    static struct oracle o;
+    oracle_run(&o, a, N, &si);
+    double total = 0, h1 = 0, h2 = 0, bytes = 0;
+    for (int g = 0; g < 3; g++) {
+        total += (double)o.prd[g].total;
+        for (uint64_t d = 0; d < MAX_D; d++) {
+            if (d < B1)
+                h1 += (double)o.prd[g].exact[d];
+            h2 += (double)o.crd[g].exact[d] * pow((B2 - 1.0) / B2, (double)d);
+        }
+    }
+    for (size_t i = 0; i < N; i++)
+        bytes += a[i].length;
+    h1 /= total;
+    h2 /= total;
+    double g1 = h1, g2 = h2 > h1 ? h2 : h1;
+    assert_true(g1 > 0 && g1 < g2 && g2 < 1);   /* a case that exercises every term */
+
+    static const struct pes_bb bb = {.id = 9, .ops = {[PES_OP_FP_ADD] = 15, [PES_OP_LOAD] = 1000}};
+    const struct pes_bb *bbv[2] = {&bb, &bb};
+    const uint32_t bbs_stream[2] = {0, 2};
+    struct bbs bbs = {2, bbv, bbs_stream};
+    for (uint32_t jobs = 1; jobs <= 2; jobs++) {
+        struct pes_knobs k = {.jobs = jobs, .top = 10, .sort = "invalidations"};
+        struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, N, 50, 1, &bbs);
+        const struct pes_rnode *mo = pes_r_get(section(r, "config"), "model");
+        const struct pes_rnode *hg = pes_r_get(mo, "hit_global"), *hl = pes_r_get(mo, "hit_local");
+        assert_int_equal(pes_r_count(hg), 2);
+        assert_near(pes_r_f(pes_r_at(hg, 0)), g1, 1e-9);
+        assert_near(pes_r_f(pes_r_at(hg, 1)), g2, 1e-9);
+        assert_int_equal(pes_r_count(hl), 2);
+        assert_near(pes_r_f(pes_r_at(hl, 0)), g1, 1e-9);
+        assert_near(pes_r_f(pes_r_at(hl, 1)), (g2 - g1) / (1 - g1), 1e-9);
+
+        const struct pes_rnode *rt = pes_r_get(mo, "runtime");
+        double delta = g1 * 4 + (g2 - g1) * 12 + (1 - g2) * 100;   /* Eq. 6 in global form */
+        double beta = g1 * 1 + (g2 - g1) * 2 + (1 - g2) * 10;      /* Eq. 7 */
+        double mem = (delta + 7 * beta) / 8 * bytes / 3;            /* Eq. 5, b = 8, 3 cores */
+        double cpu = 4 + (30.0 / 3 - 1) * 1;                        /* Eq. 8: 10 FP adds per core; loads are Eq. 5's */
+        assert_near(pes_r_get_f(rt, "delta_avg"), delta, 1e-9);
+        assert_near(pes_r_get_f(rt, "beta_avg"), beta, 1e-9);
+        assert_near(pes_r_get_f(rt, "mem_cycles"), mem, 1e-6 * mem);
+        assert_near(pes_r_get_f(rt, "cpu_cycles"), cpu, 1e-9);
+        assert_near(pes_r_get_f(rt, "total_cycles"), mem + cpu, 1e-6 * mem);
+        assert_near(pes_r_get_f(rt, "mem_seconds"), mem / 2e9, 1e-6 * mem / 2e9);
+        assert_near(pes_r_get_f(rt, "cpu_seconds"), cpu / 2e9, 1e-15);
+        assert_near(pes_r_get_f(rt, "total_seconds"), (mem + cpu) / 2e9, 1e-6 * mem / 2e9);
+        assert_int_equal(pes_r_count(rt), 8);
+        pes_report_destroy(r);
+    }
+
+    /* A level holding every distance: its hit rate is 1 for the accesses
+     * that are not cold, whatever the placement (fully associative L1 of
+     * 1024 lines; 16-way L2 of 2048 lines: D < 16 always hits, so use the
+     * L1 only for the exact statement). */
+    const struct pes_cache_config big[1] = {{.size = 1024 * 64, .ways = 0, .line = 64, .latency = 4,
+                                            .recip_throughput = 1}};
+    struct pes_machine mb = machine(1, big);
+    si.machine = &mb;
+    uint64_t cold = o.prd[0].cold + o.prd[1].cold + o.prd[2].cold;
+    struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
+    struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, N, N, 0, NULL);
+    const struct pes_rnode *hg = pes_r_get(pes_r_get(section(r, "config"), "model"), "hit_global");
+    assert_int_equal(pes_r_count(hg), 1);
+    assert_near(pes_r_f(pes_r_at(hg, 0)), (total - (double)cold) / total, 1e-12);
+    pes_report_destroy(r);
+}
+
+/* ------------------------------------------------------------ sim */
+
+/* Two streams on one socket write different 8-byte words of line X in turn
+ * (stream 0 at X+0 from site 1, stream 1 at X+8 from site 2); stream 0 also
+ * reads its own line Y three times per round (site 3). N rounds, one private
+ * level large enough that nothing is evicted. By hand (mesi.h definitions):
+ *  - X by stream 0, round 0: compulsory miss, → M. Every later write to X
+ *    misses (the other core took the line): compulsory the first time for
+ *    core 1, coherence after; it invalidates the other core's M copy (false
+ *    sharing: the written word was not accessed by the victim) and the line
+ *    moves (a transfer, false). Coherence misses are false (the bytes missed
+ *    were not written by the other core since).
+ *  - Y: one compulsory miss, then hits.
+ * Totals: accesses 5N, hits 3N-1, compulsory 3, coherence 2N-2,
+ * invalidations false 2N-1, coherence misses false 2N-2, transfers false
+ * 2N-1 (N from core 0 to 1, N-1 back), no writeback (no downgrade, no
+ * eviction). Site 1: N accesses, N misses, N-1 invalidations, N-1 coherence
+ * misses; site 2: N, N, N, N-1; site 3: 3N accesses, 1 miss. */
+enum { SIM_N = 8 };
+
+static size_t false_sharing(struct acc *a)
+{
+    size_t n = 0;
+    for (int r = 0; r < SIM_N; r++) {
+        a[n++] = (struct acc){0x1000, 8, 8, 0, 1, PES_BATCH_WRITE};
+        for (int j = 0; j < 3; j++)
+            a[n++] = (struct acc){0x2000 + 4 * (uint64_t)j, 4, 4, 0, 3, PES_BATCH_READ};
+        a[n++] = (struct acc){0x1008, 8, 8, 1, 2, PES_BATCH_WRITE};
+    }
+    return n;
+}
+
+static const struct pes_cache_config sim_l1[1] = {{.size = 4096, .ways = 4, .line = 64, .latency = 4,
+                                                   .recip_throughput = 1}};
+
+static void check_sim_site(const struct pes_rnode *o, uint32_t id, uint64_t accesses, uint64_t misses,
+                           uint64_t compulsory, uint64_t coherence, uint64_t inval_false, uint64_t coh_false,
+                           const char *sharing, const uint64_t *threads, size_t n_threads)
+{
+    assert_int_equal(pes_r_get_u(o, "site"), id);
+    assert_string_equal(pes_r_get_s(o, "file"), sites[id].file);
+    assert_int_equal(pes_r_get_u(o, "line"), sites[id].line);
+    assert_int_equal(pes_r_get_u(o, "column"), sites[id].column);
+    assert_string_equal(pes_r_get_s(o, "function"), sites[id].function);
+    assert_int_equal(pes_r_get_u(o, "accesses"), accesses);
+    assert_int_equal(pes_r_get_u(o, "l1_misses"), misses);
+    const uint64_t hits[1] = {accesses - misses};
+    assert_u_array(pes_r_get(o, "hits"), hits, 1);
+    const struct pes_rnode *c = pes_r_get(o, "l1_miss_classes");
+    assert_int_equal(pes_r_get_u(c, "compulsory"), compulsory);
+    assert_int_equal(pes_r_get_u(c, "capacity"), 0);
+    assert_int_equal(pes_r_get_u(c, "coherence"), coherence);
+    assert_int_equal(pes_r_get_u(pes_r_get(o, "invalidations"), "true"), 0);
+    assert_int_equal(pes_r_get_u(pes_r_get(o, "invalidations"), "false"), inval_false);
+    assert_int_equal(pes_r_get_u(pes_r_get(o, "coherence_misses"), "true"), 0);
+    assert_int_equal(pes_r_get_u(pes_r_get(o, "coherence_misses"), "false"), coh_false);
+    assert_string_equal(pes_r_get_s(o, "sharing"), sharing);
+    assert_u_array(pes_r_get(o, "threads"), threads, n_threads);
+}
+
+static struct pes_report *run_sim(const char *sort, uint32_t top, size_t chunk)
+{
+    static struct acc a[5 * SIM_N];
+    size_t n = false_sharing(a);
+    static const uint32_t caches[2] = {0, 0};
+    static struct pes_machine m;
+    m = machine(1, sim_l1);
+    static struct pes_stream_info si;
+    si = (struct pes_stream_info){.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
+                                  .machine = &m, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = top, .sort = sort};
+    return run(&pes_analysis_sim, &si, &k, a, n, chunk, 1, NULL);
+}
+
+/* The site ids listed under "sites", in order. */
+static void assert_site_order(const struct pes_report *r, const uint64_t *ids, size_t n)
+{
+    const struct pes_rnode *arr = pes_r_get(pes_r_get(section(r, "config"), "simulation"), "sites");
+    assert_int_equal(pes_r_count(arr), n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(pes_r_get_u(pes_r_at(arr, i), "site"), ids[i]);
+}
+
+static void test_sim_false_sharing(void **state)
+{
+    (void)state;
+    const uint64_t N = SIM_N;
+    const size_t chunks[] = {5 * SIM_N, 3};
+    for (size_t ci = 0; ci < 2; ci++) {
+        struct pes_report *r = run_sim("invalidations", 10, chunks[ci]);
+        const struct pes_rnode *s = pes_r_get(section(r, "config"), "simulation");
+        assert_non_null(s);
+        const struct pes_rnode *levels = pes_r_get(s, "levels");
+        assert_int_equal(pes_r_count(levels), 1);
+        const struct pes_rnode *l1 = pes_r_at(levels, 0);
+        assert_int_equal(pes_r_get_u(l1, "level"), 1);
+        assert_int_equal(pes_r_get_u(l1, "accesses"), 5 * N);
+        assert_int_equal(pes_r_get_u(l1, "hits"), 3 * N - 1);
+        assert_int_equal(pes_r_get_u(l1, "compulsory"), 3);
+        assert_int_equal(pes_r_get_u(l1, "capacity"), 0);
+        assert_int_equal(pes_r_get_u(l1, "coherence"), 2 * N - 2);
+        assert_int_equal(pes_r_get_u(pes_r_get(s, "invalidations"), "true"), 0);
+        assert_int_equal(pes_r_get_u(pes_r_get(s, "invalidations"), "false"), 2 * N - 1);
+        assert_int_equal(pes_r_get_u(pes_r_get(s, "coherence_misses"), "true"), 0);
+        assert_int_equal(pes_r_get_u(pes_r_get(s, "coherence_misses"), "false"), 2 * N - 2);
+        assert_int_equal(pes_r_get_u(pes_r_get(s, "transfers"), "true"), 0);
+        assert_int_equal(pes_r_get_u(pes_r_get(s, "transfers"), "false"), 2 * N - 1);
+        assert_int_equal(pes_r_get_u(s, "writebacks"), 0);
+        assert_string_equal(pes_r_get_s(s, "sort"), "invalidations");
+
+        /* ranked by invalidations caused: site 2 (N), site 1 (N-1); site 3 has none */
+        const struct pes_rnode *top = pes_r_get(s, "sites");
+        assert_int_equal(pes_r_count(top), 2);
+        const uint64_t t1[] = {1}, t0[] = {0};
+        /* site 2's writes invalidate thread 0, whose later misses it causes */
+        check_sim_site(pes_r_at(top, 0), 2, N, N, 1, N - 1, N, N - 1, "false", t0, 1);
+        check_sim_site(pes_r_at(top, 1), 1, N, N, 1, N - 1, N - 1, N - 1, "false", t1, 1);
+
+        /* ComDetective matrix: one cell per direction summed, zero diagonal */
+        const struct pes_rnode *comm = pes_r_get(s, "communication");
+        assert_int_equal(pes_r_get_u(comm, "threads"), 2);
+        const uint64_t zero[2] = {0, 0}, row0[2] = {0, 2 * N - 1}, row1[2] = {2 * N - 1, 0};
+        for (int kind = 0; kind < 3; kind++) {
+            const struct pes_rnode *mx = pes_r_get(comm, kind == 0 ? "all" : kind == 1 ? "true" : "false");
+            assert_int_equal(pes_r_count(mx), 2);
+            assert_u_array(pes_r_at(mx, 0), kind == 1 ? zero : row0, 2);
+            assert_u_array(pes_r_at(mx, 1), kind == 1 ? zero : row1, 2);
+        }
+        /* every site (text only): the ranked ones, then the rest by accesses */
+        const struct pes_rnode *all = pes_r_get(s, "all_sites");
+        assert_true(pes_r_flags(all) & PES_R_TEXT_ONLY);
+        assert_int_equal(pes_r_count(all), 3);
+        assert_int_equal(pes_r_get_u(pes_r_at(all, 0), "site"), 2);
+        assert_int_equal(pes_r_get_u(pes_r_at(all, 1), "site"), 1);
+        assert_int_equal(pes_r_get_u(pes_r_at(all, 2), "site"), 3);
+        assert_int_equal(pes_r_get_u(pes_r_at(all, 2), "accesses"), 3 * N);
+        assert_int_equal(pes_r_get_u(pes_r_at(all, 2), "reads"), 3 * N);
+        assert_int_equal(pes_r_get_u(pes_r_at(all, 2), "writes"), 0);
+        pes_report_destroy(r);
+    }
+}
+
+static void test_sim_ranking(void **state)
+{
+    (void)state;
+    const uint64_t N = SIM_N;
+    struct pes_report *r = run_sim("accesses", 10, 4);
+    const uint64_t by_acc[] = {3, 1, 2};   /* 3N, then the tie N = N by id */
+    assert_site_order(r, by_acc, 3);
+    const struct pes_rnode *s3 = pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "sites"), 0);
+    const uint64_t none[1] = {0};
+    check_sim_site(s3, 3, 3 * N, 1, 1, 0, 0, 0, "-", none, 0);
+    pes_report_destroy(r);
+
+    r = run_sim("accesses", 1, 4);
+    const uint64_t acc1[] = {3};
+    assert_site_order(r, acc1, 1);
+    pes_report_destroy(r);
+
+    r = run_sim("invalidations", 1, 4);
+    const uint64_t inv1[] = {2};
+    assert_site_order(r, inv1, 1);
+    pes_report_destroy(r);
+
+    /* coherence misses: N-1 each, a tie broken by id; misses: N, N, 1 */
+    r = run_sim("coherence", 10, 4);
+    const uint64_t coh[] = {1, 2};
+    assert_site_order(r, coh, 2);
+    pes_report_destroy(r);
+    r = run_sim("misses", 10, 4);
+    const uint64_t mis[] = {1, 2, 3};
+    assert_site_order(r, mis, 3);
+    pes_report_destroy(r);
+    /* false sharing: site 2 has 2N-1 events, site 1 2N-2; no true sharing at all */
+    r = run_sim("false-sharing", 10, 4);
+    const uint64_t fs[] = {2, 1};
+    assert_site_order(r, fs, 2);
+    pes_report_destroy(r);
+    r = run_sim("true-sharing", 10, 4);
+    assert_site_order(r, NULL, 0);
+    pes_report_destroy(r);
+}
+
+static void test_sim_too_many_streams(void **state)
+{
+    (void)state;
+    static uint32_t caches[PES_SIM_MAX_CORES + 1];
+    struct pes_machine m = machine(1, sim_l1);
+    m.sockets = 1;
+    struct pes_stream_info si = {.path = "t", .n_streams = PES_SIM_MAX_CORES + 1, .n_caches = 1,
+                                 .stream_cache = caches, .machine = &m, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
+    struct pes_error err = {0};
+    assert_null(pes_analysis_sim.create(&si, &k, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+    assert_string_equal(err.message, "--simulate: the trace has 65 threads; the simulator maps one core per "
+                                     "thread and supports at most 64");
+    /* the pipeline refuses the stream with the same message */
+    memset(&err, 0, sizeof err);
+    assert_null(pes_pipeline_create(&si, &k, &err));
+    assert_int_equal(err.code, PES_ERR_ARG);
+    assert_non_null(strstr(err.message, "supports at most 64"));
+    /* the limit itself is accepted */
+    si.n_streams = PES_SIM_MAX_CORES;
+    void *s = pes_analysis_sim.create(&si, &k, &err);
+    assert_non_null(s);
+    pes_analysis_sim.destroy(s);
+}
+
+/* ------------------------------------------------------------ pipeline */
+
+/* Runs the registry's pipeline; returns the report. */
+static struct pes_report *run_pipeline(const struct pes_stream_info *si, const struct pes_knobs *k,
+                                       const struct acc *a, size_t n)
+{
+    struct pes_error err = {0};
+    struct pes_pipeline *p = pes_pipeline_create(si, k, &err);
+    assert_non_null(p);
+    const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+    feed(sink->batch, sink->ctx, a, n, 16, si->n_streams, 1, NULL);
+    assert_int_equal(pes_pipeline_finish(p, &err), 0);
+    struct pes_publish to;
+    struct pes_report *r = new_report(&to);
+    pes_pipeline_publish(p, &to);
+    pes_pipeline_destroy(p);
+    assert_false(pes_report_failed(r));
+    return r;
+}
+
+static void assert_keys(const struct pes_rnode *o, const char *const *keys, size_t n)
+{
+    assert_int_equal(pes_r_count(o), n);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(pes_r_key(pes_r_at(o, i)), keys[i]);
+}
+
+static void test_pipeline_registry(void **state)
+{
+    (void)state;
+    static struct acc a[5 * SIM_N];
+    size_t n = false_sharing(a);
+    const uint32_t caches[2] = {0, 0};
+    struct pes_machine m = machine(1, sim_l1);
+    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
+                                 .machine = &m, .line = 64, .site = site_of};
+    static const char *const summary_keys[] = {"threads", "records", "accesses", "reads", "writes",
+                                               "bytes", "bb_executions", "ops"};
+    static const char *const all_keys[] = {"prd", "crd", "sites", "model", "simulation"};
+
+    /* --cores given: the recorded stream only feeds the summary */
+    struct pes_knobs k = {.jobs = 1, .mimic = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
+    struct pes_report *r = run_pipeline(&si, &k, a, n);
+    assert_keys(section(r, "trace"), summary_keys, 8);
+    assert_int_equal(pes_r_get_u(section(r, "trace"), "accesses"), n);
+    assert_int_equal(pes_r_count(section(r, "config")), 0);
+    pes_report_destroy(r);
+
+    /* a mimicked stream: reuse and simulation, no summary; the model uses
+     * the recorded run's work, not the bytes of this stream */
+    struct pes_work work = {.bytes = 1000000};
+    si.mimicked = 1;
+    si.work = &work;
+    r = run_pipeline(&si, &k, a, n);
+    assert_int_equal(pes_r_count(section(r, "trace")), 0);
+    assert_keys(section(r, "config"), all_keys, 5);
+    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "levels"), 0),
+                                 "accesses"),
+                     5 * SIM_N);
+    const struct pes_rnode *rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    double d = pes_r_get_f(rt, "delta_avg"), b = pes_r_get_f(rt, "beta_avg");
+    assert_near(pes_r_get_f(rt, "mem_cycles"), (d + 7 * b) / 8 * 1e6 / 2, 1e-6);
+    pes_report_destroy(r);
+
+    /* the recorded stream without --cores: all three; without --simulate no simulation */
+    si.mimicked = 0;
+    si.work = NULL;
+    k.mimic = 0;
+    for (k.jobs = 1; k.jobs <= 2; k.jobs++) {
+        r = run_pipeline(&si, &k, a, n);
+        assert_keys(section(r, "trace"), summary_keys, 8);
+        const struct pes_rnode *c = section(r, "config");
+        assert_keys(c, all_keys, 5);
+        /* every access is one line: 5N of them in the CRD and the simulation */
+        assert_int_equal(pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"),
+                         5 * SIM_N);
+        assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), 0), "accesses"),
+                         5 * SIM_N);
+        pes_report_destroy(r);
+    }
+    k.jobs = 1;
+    k.simulate = 0;
+    r = run_pipeline(&si, &k, a, n);
+    assert_keys(section(r, "config"), all_keys, 4);
+    pes_report_destroy(r);
+}
+
+/* An analysis failing on a batch stops the pipeline there with its error:
+ * reuse refuses a stream index out of range; the summary (before it in the
+ * registry) has seen the batch, the simulation (after it) has not. */
+static void test_pipeline_error_stops(void **state)
+{
+    (void)state;
+    const uint32_t caches[2] = {0, 0};
+    struct pes_machine m = machine(1, sim_l1);
+    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
+                                 .machine = &m, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
+    struct pes_error err = {0};
+    struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+    assert_non_null(p);
+    const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+    const uint64_t addr[] = {0x1000, 0x2000, 0x3000};
+    const uint32_t size[] = {8, 8, 8}, stream[] = {0, 1, 0}, site[] = {0, 1, 2};
+    const uint8_t rw[] = {1, 2, 1};
+    struct pes_batch ok = {.n = 3, .addr = addr, .size = size, .length = size, .stream = stream, .site = site,
+                           .rw = rw};
+    assert_int_equal(sink->batch(sink->ctx, &ok, &err), 0);
+    const uint32_t bad_stream[] = {1, 0, 5};
+    struct pes_batch bad = ok;
+    bad.stream = bad_stream;
+    assert_int_equal(sink->batch(sink->ctx, &bad, &err), -1);
+    assert_int_equal(err.code, PES_ERR_ARG);
+    assert_non_null(strstr(err.message, "stream 5 out of range"));
+
+    memset(&err, 0, sizeof err);
+    assert_int_equal(pes_pipeline_finish(p, &err), 0);
+    struct pes_publish to;
+    struct pes_report *r = new_report(&to);
+    pes_pipeline_publish(p, &to);
+    pes_pipeline_destroy(p);
+    assert_int_equal(pes_r_get_u(section(r, "trace"), "accesses"), 6);
+    const struct pes_rnode *c = section(r, "config");
+    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), 0), "accesses"), 3);
+    assert_int_equal(pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"), 3);
+    pes_report_destroy(r);
+}
+
+/* ------------------------------------------------------------ JSON writer */
+
+static char *json_of(const struct pes_report *r, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    *rc = pes_report_write_json(f, r);
+    fclose(f);
+    return buf;
+}
+
+static void test_json_writer(void **state)
+{
+    (void)state;
+    struct pes_report *r = pes_report_create();
+    struct pes_rnode *root = pes_report_root(r);
+    pes_r_str(r, root, "s", "q\"b\\s/\nn\tt\x01" "c\x1f\r\xc3\xa9");
+    pes_r_str(r, root, "k\"ey", "");
+    pes_r_str(r, root, "null", NULL);
+    pes_r_u64(r, root, "u", UINT64_MAX);
+    pes_r_i64(r, root, "i", -42);
+    pes_r_i64(r, root, "imin", INT64_MIN);
+    pes_r_f64(r, root, "g", 0.1234567, "%.6g");
+    pes_r_f64(r, root, "g2", 1234567.0, "%.6g");
+    pes_r_f64(r, root, "g3", 1e-7, "%.6g");
+    pes_r_f64(r, root, "f", 0.5, "%.6f");
+    pes_r_f64(r, root, "f2", 2.0 / 3.0, "%.6f");
+    pes_r_f64(r, root, "z", 2000.0 / 3.0, "%.0f");
+    pes_r_f64(r, root, "z2", 1e15, "%.0f");
+    pes_r_f64(r, root, "dflt", 0.25, NULL);
+    pes_r_f64(r, root, "nan", NAN, "%.6f");
+    pes_r_f64(r, root, "inf", -INFINITY, "%.0f");
+    pes_r_bool(r, root, "yes", 7);
+    pes_r_bool(r, root, "no", 0);
+    pes_r_flag(pes_r_u64(r, root, "hidden", 1), PES_R_TEXT_ONLY);
+    struct pes_rnode *arr = pes_r_array(r, root, "a");
+    pes_r_flag(pes_r_str(r, arr, NULL, "hidden"), PES_R_TEXT_ONLY);   /* first element left out */
+    pes_r_u64(r, arr, NULL, 1);
+    pes_r_flag(pes_r_u64(r, arr, NULL, 2), PES_R_TEXT_ONLY);
+    pes_r_str(r, arr, NULL, "x");
+    pes_r_object(r, arr, NULL);
+    pes_r_array(r, arr, NULL);
+    struct pes_rnode *o = pes_r_object(r, root, "o");
+    struct pes_rnode *gone = pes_r_flag(pes_r_object(r, o, "gone"), PES_R_TEXT_ONLY);
+    pes_r_u64(r, gone, "inside", 3);
+    pes_r_i64(r, o, "zero", 0);
+    pes_r_flag(pes_r_array(r, root, "last"), PES_R_TEXT_ONLY);        /* last member left out */
+    int rc;
+    char *got = json_of(r, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(got,
+                        "{\"s\":\"q\\\"b\\\\s/\\nn\\tt\\u0001c\\u001f\\u000d\xc3\xa9\","
+                        "\"k\\\"ey\":\"\",\"null\":\"\",\"u\":18446744073709551615,\"i\":-42,"
+                        "\"imin\":-9223372036854775808,"
+                        "\"g\":0.123457,\"g2\":1.23457e+06,\"g3\":1e-07,\"f\":0.500000,\"f2\":0.666667,"
+                        "\"z\":667,\"z2\":1000000000000000,\"dflt\":0.25,\"nan\":null,\"inf\":null,"
+                        "\"yes\":true,\"no\":false,\"a\":[1,\"x\",{},[]],\"o\":{\"zero\":0}}\n");
+    free(got);
+    /* the tree is still readable after writing; values convert */
+    assert_int_equal(pes_r_get_u(root, "hidden"), 1);
+    assert_true(isnan(pes_r_get_f(root, "missing")));
+    pes_report_destroy(r);
+
+    /* an empty report is an empty object; a report that lost a node is refused */
+    r = pes_report_create();
+    got = json_of(r, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(got, "{}\n");
+    free(got);
+    assert_null(pes_r_u64(r, NULL, "orphan", 1));
+    assert_true(pes_report_failed(r));
+    got = json_of(r, &rc);
+    assert_int_equal(rc, -1);
+    assert_string_equal(got, "");
+    free(got);
+    pes_report_destroy(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary_counts),
+        cmocka_unit_test(test_reuse_against_lru_oracle),
+        cmocka_unit_test(test_reuse_site_rows_by_hand),
+        cmocka_unit_test(test_reuse_long_distances),
+        cmocka_unit_test(test_reuse_model_by_hand),
+        cmocka_unit_test(test_sim_false_sharing),
+        cmocka_unit_test(test_sim_ranking),
+        cmocka_unit_test(test_sim_too_many_streams),
+        cmocka_unit_test(test_pipeline_registry),
+        cmocka_unit_test(test_pipeline_error_stops),
+        cmocka_unit_test(test_json_writer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
