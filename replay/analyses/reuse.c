@@ -75,6 +75,12 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         for (size_t i = 0; i < b->n_bbs; i++)
             for (int k = 0; k < PES_OP_COUNT; k++) r->work.ops[k] += b->bb[i]->ops[k];
     }
+    /* profiles check stream indices, but the worker would only say so at the
+     * end and the shared-cache lookup below must not read beyond its table */
+    for (size_t i = 0; i < b->n; i++)
+        if (b->stream[i] >= r->si->n_streams)
+            return pes_error_set(err, PES_ERR_ARG, 0, "stream %u out of range (%u streams)", b->stream[i],
+                                 r->si->n_streams);
     if (b->n) {
         if (r->on_worker) prd_worker_push_batch(&r->worker, b->addr, b->size, b->stream, b->site, b->n);
         else if (pes_profiles_push_batch(r->prd, b->stream, b->addr, b->size, b->site, b->n, err) < 0) return -1;

@@ -6,7 +6,9 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report_util.h"
 #include "writers.h"
@@ -189,6 +191,98 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
     }
 }
 
+/* ------------------------------------------------------------ other sections
+ * What an analysis publishes beyond the sections above is printed as it is:
+ * a title from its key, then "name  value" lines; an array of objects is a
+ * table with the first object's names as columns. A new analysis shows up
+ * in the text report without a change here. */
+
+static int known_config_key(const char *key) {
+    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "model", "simulation", NULL};
+    for (int i = 0; known[i]; i++)
+        if (strcmp(key, known[i]) == 0) return 1;
+    return 0;
+}
+
+static void print_value(FILE *out, const struct pes_rnode *n) {
+    char buf[64];
+    switch (pes_r_kind(n)) {
+    case PES_R_U64:
+        report_count(buf, sizeof buf, pes_r_u(n));
+        fputs(buf, out);
+        break;
+    case PES_R_I64: fprintf(out, "%" PRId64, pes_r_i(n)); break;
+    case PES_R_F64: fprintf(out, "%.6g", pes_r_f(n)); break;
+    case PES_R_BOOL: fputs(pes_r_u(n) ? "yes" : "no", out); break;
+    case PES_R_STR: fputs(report_safe(pes_r_s(n)), out); break;
+    case PES_R_ARRAY:
+        for (size_t i = 0; i < pes_r_count(n); i++) {
+            if (i) fputs(", ", out);
+            print_value(out, pes_r_at(n, i));
+        }
+        break;
+    case PES_R_OBJECT:
+        for (size_t i = 0; i < pes_r_count(n); i++) {
+            fprintf(out, "%s%s ", i ? ", " : "", pes_r_key(pes_r_at(n, i)));
+            print_value(out, pes_r_at(n, i));
+        }
+        break;
+    }
+}
+
+static void print_table(FILE *out, const struct pes_rnode *rows) {
+    const struct pes_rnode *first = pes_r_at(rows, 0);
+    fputs("   ", out);
+    for (size_t c = 0; c < pes_r_count(first); c++) fprintf(out, " %14s", pes_r_key(pes_r_at(first, c)));
+    fputc('\n', out);
+    for (size_t r = 0; r < pes_r_count(rows); r++) {
+        const struct pes_rnode *row = pes_r_at(rows, r);
+        fputs("   ", out);
+        for (size_t c = 0; c < pes_r_count(first); c++) {
+            fputc(' ', out);
+            /* right-aligned in 14 columns: print to a buffer first */
+            char *cell = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&cell, &len);
+            if (m) {
+                print_value(m, pes_r_get(row, pes_r_key(pes_r_at(first, c))));
+                fclose(m);
+            }
+            fprintf(out, "%14s", cell ? cell : "");
+            free(cell);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_rnode *section) {
+    char title[64];
+    snprintf(title, sizeof title, "%s", pes_r_key(section));
+    for (char *t = title; *t; t++)
+        if (*t == '_') *t = ' ';
+    if (*title) *title = (char)toupper((unsigned char)*title);
+    int mimicked = (int)pes_r_get_u(c, "mimicked");
+    fprintf(out, "\n%s — %s%u %s\n", title, mimicked ? "mimicked " : "", (unsigned)pes_r_get_u(c, "cores"),
+            streams_word(c));
+    if (pes_r_kind(section) != PES_R_OBJECT) {
+        fputs("  ", out);
+        print_value(out, section);
+        fputc('\n', out);
+        return;
+    }
+    for (size_t i = 0; i < pes_r_count(section); i++) {
+        const struct pes_rnode *n = pes_r_at(section, i);
+        if (pes_r_kind(n) == PES_R_ARRAY && pes_r_kind(pes_r_at(n, 0)) == PES_R_OBJECT) {
+            fprintf(out, "  %s\n", pes_r_key(n));
+            print_table(out, n);
+            continue;
+        }
+        fprintf(out, "  %-24s ", pes_r_key(n));
+        print_value(out, n);
+        fputc('\n', out);
+    }
+}
+
 int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
     if (pes_report_failed(v->r)) return -1;
     const struct pes_rnode *root = pes_report_tree(v->r);
@@ -201,5 +295,10 @@ int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
     print_predictions(out, root);
     for (size_t i = 0; i < pes_r_count(configs); i++)
         if (pes_r_get(pes_r_at(configs, i), "simulation")) print_simulation(out, v, pes_r_at(configs, i));
+    for (size_t i = 0; i < pes_r_count(configs); i++) {
+        const struct pes_rnode *c = pes_r_at(configs, i);
+        for (size_t k = 0; k < pes_r_count(c); k++)
+            if (!known_config_key(pes_r_key(pes_r_at(c, k)))) print_other(out, c, pes_r_at(c, k));
+    }
     return ferror(out) ? -1 : 0;
 }
