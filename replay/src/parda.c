@@ -587,7 +587,9 @@ static int pick(struct pes_parda *pp, struct task *t)
     struct lane *best = NULL;
     for (uint32_t i = 0; i < pp->n_lanes; i++) {
         struct lane *l = &pp->lanes[i];
-        if (!l->busy && l->head && (l->head->state == C_READY || l->head->state == C_SUMMARY) &&
+        if (!l->busy && l->head &&
+            ((l->head->state == C_READY && !(pp->o.chunk_fixed && l->head->index > 0)) ||
+             l->head->state == C_SUMMARY) &&
             (!best || l->head->seq < best->head->seq))
             best = l;
     }
@@ -605,9 +607,8 @@ static int pick(struct pes_parda *pp, struct task *t)
     struct lane *cl = NULL;
     for (uint32_t i = 0; i < pp->n_lanes; i++) {
         struct lane *l = &pp->lanes[i];
-        if (!l->head)
-            continue;
-        for (struct chunk *c = l->head->next; c; c = c->next)
+        /* a ready head only gets here when chunk_fixed forces the split */
+        for (struct chunk *c = l->head; c; c = c->next)
             if (c->state == C_READY && c->split_ok) {
                 if (!cand || c->seq < cand->seq) {
                     cand = c;
