@@ -164,96 +164,122 @@ void pes_parda_summary_free(struct pes_parda_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag, size_t n,
-                        const struct pes_reuse_options *ro, uint64_t exact_limit, struct pes_error *err)
+/* A local pass fed piece by piece (the pool extends a chunk while its keys
+ * arrive); pes_parda_summarize is begin + feed + end. */
+struct summarizer {
+    struct pes_parda_summary *s;
+    struct pes_reuse *e;
+    size_t cap;                 /* of the pending arrays */
+};
+
+static int sum_begin(struct summarizer *z, struct pes_parda_summary *s, const struct pes_reuse_options *ro,
+                     uint64_t expected, uint64_t exact_limit, struct pes_error *err)
 {
     memset(s, 0, sizeof *s);
-    s->length = n;
+    z->s = s;
+    z->cap = 0;
+    z->e = NULL;
     if (pes_parda_counts_init(&s->local, exact_limit, err) < 0)
         return -1;
     struct pes_reuse_options o = ro ? *ro : (struct pes_reuse_options){ 0 };
     o.granule = 1;   /* keys as they are */
-    if (o.expected_keys > n)
-        o.expected_keys = n;
-    struct pes_reuse *e = pes_reuse_create(&o, err);
-    if (!e)
-        goto fail;
-    /* pending arrays grow with the distinct keys seen (not the chunk length) */
-    size_t cap = 0;
+    o.expected_keys = expected;
+    if (!(z->e = pes_reuse_create(&o, err))) {
+        pes_parda_summary_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+static void sum_abort(struct summarizer *z)
+{
+    pes_reuse_destroy(z->e);
+    z->e = NULL;
+    pes_parda_summary_free(z->s);
+}
+
+static int sum_feed(struct summarizer *z, const uint64_t *key, const uint32_t *tag, size_t n, struct pes_error *err)
+{
+    struct pes_parda_summary *s = z->s;
+    struct pes_parda_counts *c = &s->local;
+    struct pes_rd_hist *h = &c->hist;
     uint64_t dist[BLOCK];
+    s->length += n;
     for (size_t i = 0; i < n; i += BLOCK) {
         size_t m = n - i < BLOCK ? n - i : BLOCK;
-        if (pes_reuse_push_keys(e, key + i, m, dist) < 0) {
-            engine_error(e, err);
-            goto fail;
-        }
+        if (pes_reuse_push_keys(z->e, key + i, m, dist) < 0)
+            return engine_error(z->e, err);
         const uint32_t *tg = tag ? tag + i : NULL;
-        for (size_t j = 0; j < m; j++) {
-            if (dist[j] != PES_REUSE_COLD)
-                continue;
-            if (s->n_distinct == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                uint64_t *pk = realloc(s->pending_key, nc * sizeof *pk);
-                if (pk)
-                    s->pending_key = pk;
-                uint32_t *pt = NULL;
-                if (tag && (pt = realloc(s->pending_tag, nc * sizeof *pt)))
-                    s->pending_tag = pt;
-                if (!pk || (tag && !pt)) {
-                    nomem(err, "pending keys");
-                    goto fail;
-                }
-                cap = nc;
-            }
-            s->pending_key[s->n_distinct] = key[i + j];
-            if (tag)
-                s->pending_tag[s->n_distinct] = tg[j];
-            s->n_distinct++;
-        }
-        /* the pending accesses count as accesses of their tag (count() skips
-         * their distance: it is not known yet) */
-        uint64_t *d = dist;
-        struct pes_parda_counts *c = &s->local;
-        struct pes_rd_hist *h = &c->hist;
         uint64_t finite = 0;
         for (size_t j = 0; j < m; j++) {
+            uint64_t d = dist[j];
             if (tg && tg[j] != PES_PARDA_NO_TAG) {
-                if (tg[j] >= c->n_tags && tags_reserve(c, tg[j] + 1) < 0) {
-                    nomem(err, "tag counts");
-                    goto fail;
-                }
-                c->tag[tg[j]].accesses++;
-                if (d[j] != PES_REUSE_COLD)
-                    c->tag[tg[j]].sum += d[j];
+                if (tg[j] >= c->n_tags && tags_reserve(c, tg[j] + 1) < 0)
+                    return nomem(err, "tag counts");
+                c->tag[tg[j]].accesses++;   /* pending ones too: their distance comes later */
+                if (d != PES_REUSE_COLD)
+                    c->tag[tg[j]].sum += d;
             }
-            if (d[j] == PES_REUSE_COLD)
-                continue;
-            finite++;
-            uint64_t x = d[j];
-            h->sum += (double)x;
-            if (x < h->exact_limit) {
-                if (x >= h->exact_n && pes_rd_hist_reserve(h, x) < 0) {
-                    nomem(err, "histogram");
-                    goto fail;
+            if (d == PES_REUSE_COLD) {
+                /* pending arrays grow with the distinct keys, not the chunk */
+                if (s->n_distinct == z->cap) {
+                    size_t nc = z->cap ? z->cap * 2 : 1024;
+                    uint64_t *pk = realloc(s->pending_key, nc * sizeof *pk);
+                    if (pk)
+                        s->pending_key = pk;
+                    uint32_t *pt = NULL;
+                    if (tag && (pt = realloc(s->pending_tag, nc * sizeof *pt)))
+                        s->pending_tag = pt;
+                    if (!pk || (tag && !pt))
+                        return nomem(err, "pending keys");
+                    z->cap = nc;
                 }
-                h->exact[x]++;
+                s->pending_key[s->n_distinct] = key[i + j];
+                if (tag)
+                    s->pending_tag[s->n_distinct] = tg[j];
+                s->n_distinct++;
+                continue;
+            }
+            finite++;
+            h->sum += (double)d;
+            if (d < h->exact_limit) {
+                if (d >= h->exact_n && pes_rd_hist_reserve(h, d) < 0)
+                    return nomem(err, "histogram");
+                h->exact[d]++;
             } else {
-                h->log2[63 - __builtin_clzll(x)]++;
+                h->log2[63 - __builtin_clzll(d)]++;
             }
         }
         h->total += finite;
     }
-    s->recency = malloc((s->n_distinct ? s->n_distinct : 1) * sizeof *s->recency);
-    if (!s->recency || pes_reuse_keys_by_recency(e, s->recency) < 0) {
-        nomem(err, "recency list");
-        goto fail;
-    }
-    pes_reuse_destroy(e);
     return 0;
-fail:
-    pes_reuse_destroy(e);
-    pes_parda_summary_free(s);
-    return -1;
+}
+
+static int sum_end(struct summarizer *z, struct pes_error *err)
+{
+    struct pes_parda_summary *s = z->s;
+    s->recency = malloc((s->n_distinct ? s->n_distinct : 1) * sizeof *s->recency);
+    if (!s->recency || pes_reuse_keys_by_recency(z->e, s->recency) < 0) {
+        sum_abort(z);
+        return nomem(err, "recency list");
+    }
+    pes_reuse_destroy(z->e);
+    z->e = NULL;
+    return 0;
+}
+
+int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag, size_t n,
+                        const struct pes_reuse_options *ro, uint64_t exact_limit, struct pes_error *err)
+{
+    struct summarizer z;
+    uint64_t expected = ro && ro->expected_keys < n ? ro->expected_keys : n;
+    if (sum_begin(&z, s, ro, ro ? expected : 0, exact_limit, err) < 0)
+        return -1;
+    if (sum_feed(&z, key, tag, n, err) < 0) {
+        sum_abort(&z);
+        return -1;
+    }
+    return sum_end(&z, err);
 }
 
 int pes_parda_resolve(struct pes_reuse *g, const struct pes_parda_summary *s, int last,
@@ -436,47 +462,59 @@ oom:
 
 /* -------------------------------------------------------------- pool */
 
-/* Chunks of lanes too small to be worth splitting: short, so many lanes
- * buffer little and their engines get work early. */
-#define SMALL_CHUNK 65536u
+/*
+ * Scheduling. The producer queues each lane's keys in slices. The worker that
+ * owns a lane's engine G (one at a time) pushes the slices at the head of the
+ * queue straight into G, as they come. A worker with nothing else to do may
+ * *claim* a slice further back and start a chunk there: it runs the local
+ * pass over that slice and keeps extending the chunk with the slices that
+ * follow, as they arrive, until G's owner reaches the chunk (or another
+ * claim follows it); the chunk is then summarised and resolved in its place.
+ *
+ * So a chunk is as long as the stretch G's owner had to do before reaching
+ * it, and resolution (2 pushes per distinct key) is paid once per such
+ * stretch. A claim is made only where that stretch is several times longer
+ * than G's distinct keys (chunk_factor), or, once the lane has ended, at the
+ * middle of what is left (so both halves finish together; the last chunk's
+ * resolution is 1 push per distinct key). A lane with a small share of the
+ * accesses is never split: other lanes keep the threads busy.
+ */
 
-enum { C_READY, C_LOCAL, C_SUMMARY, C_HEAD };
+#define SLICE 65536u   /* accesses per queued slice */
 
-struct chunk {
-    struct chunk *next;
-    uint64_t seq;               /* submission order, over all lanes */
-    uint64_t index;             /* in its lane */
-    int state;
-    int split_ok;               /* long enough for a local pass to pay off */
+enum { I_SLICE, I_CHUNK };
+
+struct item {
+    struct item *next;
+    int kind;
+    /* slice */
+    int direct;                 /* being pushed into G */
+    uint64_t index;             /* slice number in its lane */
     uint64_t *key;
     uint32_t *tag;
     size_t n, cap;
-    uint64_t expect;            /* distinct keys expected (engine sizing) */
+    /* chunk */
+    int stop;                   /* G's owner has reached it: stop extending */
+    int done;                   /* summarised (or failed) */
+    uint64_t len;               /* accesses taken so far (under mu; sum.length
+                                   belongs to the worker growing it) */
     struct pes_parda_summary sum;
-};
-
-/* Distinct-key estimate of a lane on the producer's side (chunk sizing):
- * keys whose hash has `level` leading zero bits are kept in a small set; the
- * estimate is the set size times 2^level (adaptive sampling). */
-#define EST_MAX 4096u
-struct estimate {
-    uint64_t set[2 * EST_MAX];  /* hashes | 1, 0 = empty */
-    uint32_t n;
-    unsigned level;
+    struct summarizer z;
 };
 
 struct lane {
     /* shared, under pp->mu */
-    struct chunk *head, *tail;  /* submitted, in order; head resolves next */
-    int busy;                   /* a worker (or push_sync) owns g and res */
+    struct item *head, *tail;   /* in stream order; head is next for G */
+    struct item *last_chunk;    /* newest chunk in the queue, or NULL */
+    int busy;                   /* G and res are owned by a worker (or push_sync) */
     int ended;
+    int dominant;               /* the producer's view of the lane's share */
+    uint64_t distinct;          /* G's distinct keys, for chunk sizing */
     struct pes_reuse *g;
     struct pes_parda_counts res;
     /* producer only */
-    struct chunk *open;
-    uint64_t pushed;
-    uint64_t chunks;
-    struct estimate *est;
+    struct item *open;
+    uint64_t pushed, slices;
 };
 
 struct pes_parda {
@@ -489,65 +527,36 @@ struct pes_parda {
     pthread_cond_t work_cv, done_cv;
     int stop, failed, finished;
     struct pes_error err;
-    uint64_t seq, in_flight, unit;
-    struct chunk *free_chunks;
+    uint64_t in_flight;         /* accesses in queued slices */
+    uint64_t max_target;        /* longest chunk aimed at by a dominant lane */
+    struct item *free_items;
     uint32_t n_free;
     struct pes_parda_stats stats;
     uint64_t pushed;            /* producer only */
 };
 
-static uint64_t mix(uint64_t x)
+static void item_free(struct item *it)
 {
-    x ^= x >> 33;
-    x *= UINT64_C(0xff51afd7ed558ccd);
-    x ^= x >> 33;
-    x *= UINT64_C(0xc4ceb9fe1a85ec53);
-    x ^= x >> 33;
-    return x;
-}
-
-static void est_insert(struct estimate *e, uint64_t h)
-{
-    uint64_t m = 2 * EST_MAX - 1, i = h & m;
-    while (e->set[i]) {
-        if (e->set[i] == h)
-            return;
-        i = (i + 1) & m;
-    }
-    e->set[i] = h;
-    e->n++;
-}
-
-static void est_add(struct estimate *e, const uint64_t *key, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = mix(key[i]) | 1;
-        if (e->level && (h >> (64 - e->level)))
-            continue;
-        est_insert(e, h);
-        while (e->n > EST_MAX) {   /* halve the sampling rate */
-            uint64_t old[2 * EST_MAX];
-            memcpy(old, e->set, sizeof old);
-            memset(e->set, 0, sizeof e->set);
-            e->n = 0;
-            e->level++;
-            for (uint32_t j = 0; j < 2 * EST_MAX; j++)
-                if (old[j] && !(old[j] >> (64 - e->level)))
-                    est_insert(e, old[j]);
-        }
-    }
-}
-
-static uint64_t est_value(const struct estimate *e) { return (uint64_t)e->n << e->level; }
-
-static void chunk_free(struct chunk *c)
-{
-    if (!c)
+    if (!it)
         return;
-    free(c->key);
-    free(c->tag);
-    pes_parda_summary_free(&c->sum);
-    free(c);
+    free(it->key);
+    free(it->tag);
+    if (it->z.e)
+        sum_abort(&it->z);
+    pes_parda_summary_free(&it->sum);
+    free(it);
+}
+
+/* Under mu: a slice's buffers back to the free list, or freed. */
+static void item_recycle(struct pes_parda *pp, struct item *it)
+{
+    if (it->kind == I_SLICE && it->key && pp->n_free < 2 * pp->o.threads + 4) {
+        it->next = pp->free_items;
+        pp->free_items = it;
+        pp->n_free++;
+        return;
+    }
+    item_free(it);
 }
 
 static void set_failed(struct pes_parda *pp, const struct pes_error *e)
@@ -557,136 +566,242 @@ static void set_failed(struct pes_parda *pp, const struct pes_error *e)
     pp->failed = 1;
 }
 
-/* Under mu: a chunk back to the free list (buffers kept) or freed. */
-static void chunk_recycle(struct pes_parda *pp, struct chunk *c)
+static uint64_t lane_target(const struct pes_parda *pp, const struct lane *l)
 {
-    pes_parda_summary_free(&c->sum);
-    if (pp->n_free < pp->n_threads + 2) {
-        c->n = 0;
-        c->next = pp->free_chunks;
-        pp->free_chunks = c;
-        pp->n_free++;
-    } else {
-        chunk_free(c);
-    }
+    uint64_t t = l->distinct * pp->o.chunk_factor;
+    if (t < pp->o.chunk_min)
+        t = pp->o.chunk_min;
+    return t > pp->o.chunk_max ? pp->o.chunk_max : t;
 }
 
+enum { T_DIRECT, T_RESOLVE, T_CHUNK };
+
 struct task {
+    int kind;
     struct lane *lane;
-    struct chunk *c;
-    int head;                   /* resolve / push direct, else local pass */
+    struct item *it;            /* head slice, head chunk, or a new chunk */
+    struct item *first;         /* T_CHUNK: the claimed slice */
     int last;
-    int skip;                   /* after a failure: only the bookkeeping */
+    int skip;                   /* after a failure: bookkeeping only */
 };
 
-/* Under mu: the next piece of work. Head work first (it holds up its lane and
- * frees memory), oldest chunk first; otherwise a local pass of the oldest
- * long chunk that waits behind its lane's head. */
-static int pick(struct pes_parda *pp, struct task *t)
+/* Under mu: is there head work a waiting chunk should give way to? */
+static int head_work(const struct pes_parda *pp)
 {
-    struct lane *best = NULL;
     for (uint32_t i = 0; i < pp->n_lanes; i++) {
-        struct lane *l = &pp->lanes[i];
+        const struct lane *l = &pp->lanes[i];
         if (!l->busy && l->head &&
-            ((l->head->state == C_READY && !(pp->o.chunk_fixed && l->head->index > 0)) ||
-             l->head->state == C_SUMMARY) &&
-            (!best || l->head->seq < best->head->seq))
-            best = l;
+            (l->head->kind == I_SLICE ? !l->head->direct : l->head->done))
+            return 1;
     }
-    if (best) {
-        struct chunk *c = best->head;
-        best->busy = 1;
-        *t = (struct task){ .lane = best, .c = c, .head = 1, .skip = pp->failed,
-                            .last = best->ended && !c->next };
-        if (c->state == C_READY)
-            pp->stats.chunks_direct++;
-        c->state = C_HEAD;
-        return 1;
-    }
-    struct chunk *cand = NULL;
-    struct lane *cl = NULL;
-    for (uint32_t i = 0; i < pp->n_lanes; i++) {
-        struct lane *l = &pp->lanes[i];
-        /* a ready head only gets here when chunk_fixed forces the split */
-        for (struct chunk *c = l->head; c; c = c->next)
-            if (c->state == C_READY && c->split_ok) {
-                if (!cand || c->seq < cand->seq) {
-                    cand = c;
-                    cl = l;
-                }
-                break;
-            }
-    }
-    if (!cand)
+    return 0;
+}
+
+/* Under mu: turns slice `at` (prev: its predecessor or NULL) of lane l into a
+ * new chunk, which takes its place in the queue. */
+static int claim(struct pes_parda *pp, struct lane *l, struct item *prev, struct item *at, struct task *t)
+{
+    struct item *c = calloc(1, sizeof *c);
+    if (!c)
         return 0;
-    cand->state = C_LOCAL;
+    c->kind = I_CHUNK;
+    c->next = at->next;
+    if (prev)
+        prev->next = c;
+    else
+        l->head = c;
+    if (l->tail == at)
+        l->tail = c;
+    l->last_chunk = c;
+    at->next = NULL;
+    pp->in_flight -= at->n;
+    c->len = at->n;
     pp->stats.chunks_split++;
-    *t = (struct task){ .lane = cl, .c = cand, .head = 0, .skip = pp->failed };
+    *t = (struct task){ .kind = T_CHUNK, .lane = l, .it = c, .first = at, .skip = pp->failed };
+    pthread_cond_broadcast(&pp->done_cv);
     return 1;
 }
 
-/* Without mu: the work itself. Only the task's owner touches l->g, l->res
- * (head) or the chunk (local pass). */
-static int run(struct pes_parda *pp, struct task *t, struct pes_error *err)
+/* Under mu: the next piece of work, head work first. */
+static int pick(struct pes_parda *pp, struct task *t)
 {
-    if (t->skip)
-        return 0;
-    struct lane *l = t->lane;
-    struct chunk *c = t->c;
-    if (!t->head) {
-        struct pes_reuse_options ro = pp->o.engine;
-        ro.expected_keys = c->expect;
-        return pes_parda_summarize(&c->sum, c->key, c->tag, c->n, &ro, pp->o.exact_limit, err);
+    int forced = pp->o.chunk_fixed != 0;
+    for (uint32_t i = 0; i < pp->n_lanes; i++) {
+        struct lane *l = &pp->lanes[i];
+        struct item *h = l->head;
+        if (l->busy || !h)
+            continue;
+        if (h->kind == I_SLICE && !(forced && h->index > 0)) {
+            h->direct = 1;
+            l->busy = 1;
+            pp->stats.chunks_direct++;
+            *t = (struct task){ .kind = T_DIRECT, .lane = l, .it = h, .skip = pp->failed };
+            return 1;
+        }
+        if (h->kind == I_CHUNK && h->done) {
+            l->busy = 1;
+            *t = (struct task){ .kind = T_RESOLVE, .lane = l, .it = h, .skip = pp->failed,
+                                .last = l->ended && !h->next };
+            return 1;
+        }
+        if (h->kind == I_CHUNK && !h->stop) {
+            h->stop = 1;   /* G's owner caught up: the chunk ends here */
+            pthread_cond_broadcast(&pp->work_cv);
+        }
     }
-    if (!l->g) {
-        struct pes_reuse_options ro = pp->o.engine;
-        ro.granule = 1;
-        if (!ro.expected_keys)
-            ro.expected_keys = c->expect;
-        if (!(l->g = pes_reuse_create(&ro, err)))
-            return -1;
+    for (uint32_t i = 0; i < pp->n_lanes; i++) {
+        struct lane *l = &pp->lanes[i];
+        if (!forced && (pp->o.threads < 2 || !l->dominant))
+            continue;
+        /* the unclaimed slices: after the newest chunk, past the slice G's
+         * owner is on */
+        struct item *prev = l->last_chunk, *from = prev ? prev->next : l->head;
+        while (from && from->kind == I_SLICE && from->direct) {
+            prev = from;
+            from = from->next;
+        }
+        if (!from)
+            continue;
+        if (forced) {
+            if (from->index > 0)
+                return claim(pp, l, prev, from, t);
+            continue;
+        }
+        uint64_t gap = 0;
+        for (struct item *it = from; it; it = it->next)
+            gap += it->n;
+        uint64_t target = lane_target(pp, l);
+        struct item *lc = l->last_chunk;
+        if (lc && !lc->done && !lc->stop) {
+            /* a chunk is growing: a new one may follow once it is long */
+            if (lc->len >= target)
+                return claim(pp, l, prev, from, t);
+            continue;
+        }
+        if (l->ended) {
+            /* split what is left in two, if the half saved beats resolving */
+            if (gap / 2 < 2 * l->distinct || gap / 2 < 2 * SLICE)
+                continue;
+            uint64_t acc = 0;
+            struct item *it = from;
+            while (it->next && acc + it->n < gap / 2) {
+                acc += it->n;
+                prev = it;
+                it = it->next;
+            }
+            return claim(pp, l, prev, it, t);
+        }
+        if (gap >= target) {
+            while (from->next) {   /* the newest slice: G's owner has the rest */
+                prev = from;
+                from = from->next;
+            }
+            return claim(pp, l, prev, from, t);
+        }
     }
-    if (c->state == C_HEAD && c->sum.recency)
-        return pes_parda_resolve(l->g, &c->sum, t->last, &l->res, err);
-    return pes_parda_push_direct(l->g, c->key, c->tag, c->n, &l->res, err);
+    return 0;
 }
 
-/* Under mu: after run(). Returns an engine to destroy outside the lock. */
-static struct pes_reuse *complete(struct pes_parda *pp, struct task *t, int rc, const struct pes_error *e)
+static int ensure_g(struct pes_parda *pp, struct lane *l, struct pes_error *err)
+{
+    if (l->g)
+        return 0;
+    struct pes_reuse_options ro = pp->o.engine;
+    l->g = pes_reuse_create(&ro, err);
+    return l->g ? 0 : -1;
+}
+
+/* Worker, T_CHUNK: the local pass, extended while slices follow; called and
+ * returns with mu held. */
+static void grow_chunk(struct pes_parda *pp, struct task *t)
 {
     struct lane *l = t->lane;
-    struct chunk *c = t->c;
-    struct pes_reuse *drop = NULL;
+    struct item *c = t->it, *sl = t->first;
+    struct pes_error e = { 0 };
+    int ok = !t->skip;
+    uint64_t expected = l->distinct;
+    pthread_mutex_unlock(&pp->mu);
+    if (ok && sum_begin(&c->z, &c->sum, &pp->o.engine, expected, pp->o.exact_limit, &e) < 0)
+        ok = 0;
+    for (;;) {
+        if (ok && sum_feed(&c->z, sl->key, sl->tag, sl->n, &e) < 0)
+            ok = 0;
+        pthread_mutex_lock(&pp->mu);
+        item_recycle(pp, sl);
+        sl = NULL;
+        if (!ok)
+            set_failed(pp, &e);
+        for (;;) {
+            struct item *nx = c->next;
+            int stop = c->stop || pp->failed || l->head == c ||
+                       (pp->o.chunk_fixed && c->len >= pp->o.chunk_fixed);
+            if (!stop && nx && nx->kind == I_SLICE) {
+                c->next = nx->next;
+                if (l->tail == nx)
+                    l->tail = c;
+                nx->next = NULL;
+                pp->in_flight -= nx->n;
+                c->len += nx->n;
+                pthread_cond_broadcast(&pp->done_cv);
+                sl = nx;
+                break;
+            }
+            if (stop || nx || l->ended || pp->o.chunk_fixed || head_work(pp))
+                break;
+            pthread_cond_wait(&pp->work_cv, &pp->mu);
+        }
+        if (!sl)
+            break;
+        pthread_mutex_unlock(&pp->mu);
+        ok = ok && !t->skip;
+    }
+    pthread_mutex_unlock(&pp->mu);
+    if (ok && sum_end(&c->z, &e) < 0)
+        ok = 0;
+    if (!ok && c->z.e)
+        sum_abort(&c->z);
+    pthread_mutex_lock(&pp->mu);
+    if (!ok && !t->skip)
+        set_failed(pp, &e);
+    c->done = 1;
+    pthread_cond_broadcast(&pp->work_cv);
+}
+
+/* Worker, head work (T_DIRECT, T_RESOLVE), without mu. */
+static int run_head(struct pes_parda *pp, struct task *t, struct pes_error *err)
+{
+    struct lane *l = t->lane;
+    if (t->skip || ensure_g(pp, l, err) < 0)
+        return t->skip ? 0 : -1;
+    if (t->kind == T_RESOLVE) {
+        if (!t->it->sum.recency)   /* its local pass failed; already reported */
+            return 0;
+        return pes_parda_resolve(l->g, &t->it->sum, t->last, &l->res, err);
+    }
+    return pes_parda_push_direct(l->g, t->it->key, t->it->tag, t->it->n, &l->res, err);
+}
+
+/* Under mu, after run_head. Returns an engine to destroy outside the lock. */
+static struct pes_reuse *head_done(struct pes_parda *pp, struct task *t, int rc, const struct pes_error *e)
+{
+    struct lane *l = t->lane;
+    struct item *it = t->it;
     if (rc < 0)
         set_failed(pp, e);
-    if (!t->head) {
-        c->state = C_SUMMARY;
-        /* the keys are in the summary now; the buffers can serve a new chunk
-         * (the chunk stays counted in flight until it is resolved) */
-        if (pp->n_free < pp->n_threads + 2 && !t->skip && rc == 0) {
-            struct chunk *spare = calloc(1, sizeof *spare);
-            if (spare) {
-                spare->key = c->key;
-                spare->tag = c->tag;
-                spare->cap = c->cap;
-                c->key = NULL;
-                c->tag = NULL;
-                c->cap = 0;
-                spare->next = pp->free_chunks;
-                pp->free_chunks = spare;
-                pp->n_free++;
-            }
-        }
-        return NULL;
-    }
-    if (c->sum.recency)
-        pp->stats.resolve_pushes += c->sum.n_distinct * (t->last ? 1 : 2);
-    l->head = c->next;
+    if (t->kind == T_RESOLVE && it->sum.recency)
+        pp->stats.resolve_pushes += it->sum.n_distinct * (t->last ? 1 : 2);
+    if (t->kind == T_DIRECT)
+        pp->in_flight -= it->n;
+    l->head = it->next;
     if (!l->head)
         l->tail = NULL;
+    if (l->last_chunk == it)
+        l->last_chunk = NULL;
+    if (l->g)
+        l->distinct = pes_reuse_distinct(l->g);
     l->busy = 0;
-    pp->in_flight -= c->n ? c->n : c->sum.length;
-    chunk_recycle(pp, c);
+    item_recycle(pp, it);
+    struct pes_reuse *drop = NULL;
     if (l->ended && !l->head) {
         drop = l->g;
         l->g = NULL;
@@ -700,24 +815,28 @@ static void *worker_main(void *arg)
     pthread_mutex_lock(&pp->mu);
     for (;;) {
         struct task t;
-        if (pick(pp, &t)) {
+        if (!pick(pp, &t)) {
+            if (pp->stop)
+                break;
+            pthread_cond_wait(&pp->work_cv, &pp->mu);
+            continue;
+        }
+        if (t.kind == T_CHUNK) {
+            grow_chunk(pp, &t);
+        } else {
             pthread_mutex_unlock(&pp->mu);
             struct pes_error e = { 0 };
-            int rc = run(pp, &t, &e);
+            int rc = run_head(pp, &t, &e);
             pthread_mutex_lock(&pp->mu);
-            struct pes_reuse *drop = complete(pp, &t, rc, &e);
-            pthread_cond_broadcast(&pp->done_cv);
-            pthread_cond_broadcast(&pp->work_cv);
+            struct pes_reuse *drop = head_done(pp, &t, rc, &e);
             if (drop) {
                 pthread_mutex_unlock(&pp->mu);
                 pes_reuse_destroy(drop);
                 pthread_mutex_lock(&pp->mu);
             }
-            continue;
         }
-        if (pp->stop)
-            break;
-        pthread_cond_wait(&pp->work_cv, &pp->mu);
+        pthread_cond_broadcast(&pp->done_cv);
+        pthread_cond_broadcast(&pp->work_cv);
     }
     pthread_mutex_unlock(&pp->mu);
     return NULL;
@@ -747,13 +866,13 @@ struct pes_parda *pes_parda_create(const struct pes_parda_options *o, struct pes
     }
     pp->o = *o;
     if (!pp->o.chunk_min)
-        pp->o.chunk_min = UINT64_C(2) << 20;
+        pp->o.chunk_min = UINT64_C(4) << 20;
     if (!pp->o.chunk_max)
-        pp->o.chunk_max = UINT64_C(8) << 20;
+        pp->o.chunk_max = UINT64_C(16) << 20;
     if (pp->o.chunk_max < pp->o.chunk_min)
         pp->o.chunk_max = pp->o.chunk_min;
     if (!pp->o.chunk_factor)
-        pp->o.chunk_factor = 8;
+        pp->o.chunk_factor = 16;
     pp->o.engine.granule = 1;
     pp->n_lanes = o->n_lanes;
     pthread_mutex_init(&pp->mu, NULL);
@@ -799,19 +918,18 @@ void pes_parda_destroy(struct pes_parda *pp)
     if (pp->lanes) {
         for (uint32_t i = 0; i < pp->n_lanes; i++) {
             struct lane *l = &pp->lanes[i];
-            for (struct chunk *c = l->head, *nx; c; c = nx) {
-                nx = c->next;
-                chunk_free(c);
+            for (struct item *it = l->head, *nx; it; it = nx) {
+                nx = it->next;
+                item_free(it);
             }
-            chunk_free(l->open);
+            item_free(l->open);
             pes_reuse_destroy(l->g);
             pes_parda_counts_free(&l->res);
-            free(l->est);
         }
     }
-    for (struct chunk *c = pp->free_chunks, *nx; c; c = nx) {
-        nx = c->next;
-        chunk_free(c);
+    for (struct item *it = pp->free_items, *nx; it; it = nx) {
+        nx = it->next;
+        item_free(it);
     }
     free(pp->lanes);
     free(pp->threads);
@@ -823,62 +941,43 @@ void pes_parda_destroy(struct pes_parda *pp)
 
 static int fail_copy(struct pes_parda *pp, struct pes_error *err)
 {
+    pthread_mutex_lock(&pp->mu);
     if (err)
         *err = pp->err;
+    pthread_mutex_unlock(&pp->mu);
     return -1;
 }
 
-/* Producer: the chunk length lane l aims at now, and whether such a chunk is
- * worth a local pass. A lane with a small share of the accesses gets short
- * chunks (other lanes keep the threads busy); a dominant one gets chunks
- * several times longer than its distinct keys, so resolution (2 pushes per
- * distinct key) stays a small fraction of the local passes. */
-static uint64_t lane_target(const struct pes_parda *pp, const struct lane *l, int *split_ok)
-{
-    *split_ok = 0;
-    if (pp->o.chunk_fixed) {
-        *split_ok = 1;
-        return pp->o.chunk_fixed;
-    }
-    if (pp->o.threads < 2 || l->pushed * 2 * pp->o.threads < pp->pushed)
-        return SMALL_CHUNK;
-    uint64_t want = est_value(l->est) * pp->o.chunk_factor;
-    if (want < pp->o.chunk_min)
-        want = pp->o.chunk_min;
-    if (want > pp->o.chunk_max)
-        want = pp->o.chunk_max;
-    *split_ok = 1;
-    return want;
-}
-
-/* Producer: the lane's open chunk joins its queue. */
+/* Producer: the lane's open slice joins its queue (waiting while the budget
+ * is used up). */
 static int submit(struct pes_parda *pp, struct lane *l, struct pes_error *err)
 {
-    struct chunk *c = l->open;
-    if (!c || c->n == 0)
+    struct item *it = l->open;
+    if (!it || it->n == 0)
         return 0;
     l->open = NULL;
-    int split_ok;
-    lane_target(pp, l, &split_ok);
-    c->split_ok = split_ok && (pp->o.chunk_fixed || c->n >= pp->o.chunk_min / 2);
-    c->expect = l->est ? est_value(l->est) : 0;
-    c->index = l->chunks++;
-    c->state = C_READY;
-    c->next = NULL;
+    it->kind = I_SLICE;
+    it->direct = 0;
+    it->next = NULL;
+    it->index = l->slices++;
+    /* a lane with under half its fair share of the accesses is not split */
+    int dominant = l->pushed * 2 * pp->o.threads >= pp->pushed;
     pthread_mutex_lock(&pp->mu);
-    if (c->n > pp->unit)
-        pp->unit = c->n;
-    uint64_t budget = (uint64_t)(pp->o.threads + 2) * pp->unit;
-    while (pp->in_flight && pp->in_flight + c->n > budget && !pp->failed)
+    if (dominant && pp->o.threads > 1 && lane_target(pp, l) > pp->max_target)
+        pp->max_target = lane_target(pp, l);
+    /* The producer may run ahead by a chunk and a half (a claim needs a long
+     * stretch queued before it) plus a few slices per thread. */
+    uint64_t budget = pp->max_target / 2 * 3 + (uint64_t)4 * pp->o.threads * SLICE;
+    while (pp->in_flight && pp->in_flight + it->n > budget && !pp->failed)
         pthread_cond_wait(&pp->done_cv, &pp->mu);
-    c->seq = pp->seq++;
+    l->dominant = dominant;
     if (l->tail)
-        l->tail->next = c;
+        l->tail->next = it;
     else
-        l->head = c;
-    l->tail = c;
-    pp->in_flight += c->n;
-    pthread_cond_signal(&pp->work_cv);
+        l->head = it;
+    l->tail = it;
+    pp->in_flight += it->n;
+    pthread_cond_broadcast(&pp->work_cv);
     int failed = pp->failed;
     pthread_mutex_unlock(&pp->mu);
     return failed ? fail_copy(pp, err) : 0;
@@ -899,69 +998,50 @@ int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, con
     if (check_lane(pp, lane, err) < 0)
         return -1;
     struct lane *l = &pp->lanes[lane];
-    if (!l->est && !(l->est = calloc(1, sizeof *l->est)))
-        return nomem(err, "estimate");
-    est_add(l->est, key, n);
+    const size_t slice = pp->o.chunk_fixed && pp->o.chunk_fixed < SLICE ? (size_t)pp->o.chunk_fixed : SLICE;
     l->pushed += n;
     pp->pushed += n;
     while (n) {
-        int split_ok;
-        uint64_t target = lane_target(pp, l, &split_ok);
-        struct chunk *c = l->open;
-        if (!c) {
+        struct item *it = l->open;
+        if (!it) {
             pthread_mutex_lock(&pp->mu);
-            if ((c = pp->free_chunks)) {
-                pp->free_chunks = c->next;
+            if ((it = pp->free_items)) {
+                pp->free_items = it->next;
                 pp->n_free--;
             }
             pthread_mutex_unlock(&pp->mu);
-            if (!c && !(c = calloc(1, sizeof *c)))
-                return nomem(err, "chunk");
-            c->n = 0;
-            l->open = c;
+            if (!it && !(it = calloc(1, sizeof *it)))
+                return nomem(err, "slice");
+            it->n = 0;
+            l->open = it;
+            if (it->cap < slice) {
+                uint64_t *k = realloc(it->key, slice * sizeof *k);
+                if (k)
+                    it->key = k;
+                uint32_t *tg = NULL;
+                if (pp->o.tagged && (tg = realloc(it->tag, slice * sizeof *tg)))
+                    it->tag = tg;
+                if (!k || (pp->o.tagged && !tg))
+                    return nomem(err, "slice");
+                it->cap = slice;
+            }
         }
-        if (c->n >= target) {
-            if (submit(pp, l, err) < 0)
-                return -1;
-            continue;
-        }
-        size_t m = target - c->n < n ? (size_t)(target - c->n) : n;
-        if (c->n + m > c->cap) {
-            size_t cap = c->cap ? c->cap : 4096;
-            while (cap < c->n + m)
-                cap *= 2;
-            uint64_t *k = realloc(c->key, cap * sizeof *k);
-            if (k)
-                c->key = k;
-            uint32_t *tg = NULL;
-            if (pp->o.tagged && (tg = realloc(c->tag, cap * sizeof *tg)))
-                c->tag = tg;
-            if (!k || (pp->o.tagged && !tg))
-                return nomem(err, "chunk");
-            c->cap = cap;
-        }
-        memcpy(c->key + c->n, key, m * sizeof *key);
-        if (pp->o.tagged)
-            memcpy(c->tag + c->n, tag, m * sizeof *tag);
-        c->n += m;
-        key += m;
-        if (pp->o.tagged)
+        size_t m = slice - it->n < n ? slice - it->n : n;
+        memcpy(it->key + it->n, key, m * sizeof *key);
+        if (pp->o.tagged) {
+            memcpy(it->tag + it->n, tag, m * sizeof *tag);
             tag += m;
+        }
+        it->n += m;
+        key += m;
         n -= m;
-        if (c->n >= target && submit(pp, l, err) < 0)
+        if (it->n == slice && submit(pp, l, err) < 0)
             return -1;
     }
     pthread_mutex_lock(&pp->mu);
     int failed = pp->failed;
     pthread_mutex_unlock(&pp->mu);
     return failed ? fail_copy(pp, err) : 0;
-}
-
-/* Under mu: waits until the lane has nothing queued and nobody owns it. */
-static void wait_lane_idle(struct pes_parda *pp, struct lane *l)
-{
-    while (l->head || l->busy)
-        pthread_cond_wait(&pp->done_cv, &pp->mu);
 }
 
 int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag,
@@ -973,25 +1053,26 @@ int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key
     if (submit(pp, l, err) < 0)
         return -1;
     pthread_mutex_lock(&pp->mu);
-    wait_lane_idle(pp, l);
+    while (l->head || l->busy)
+        pthread_cond_wait(&pp->done_cv, &pp->mu);
     int failed = pp->failed;
+    l->busy = !failed;   /* nothing queued and only this thread submits */
     pthread_mutex_unlock(&pp->mu);
     if (failed)
         return fail_copy(pp, err);
-    /* nothing queued and only this thread submits: the lane is ours */
-    if (!l->g) {
-        struct pes_reuse_options ro = pp->o.engine;
-        if (!(l->g = pes_reuse_create(&ro, err)))
-            return -1;
-    }
-    if (!l->est && !(l->est = calloc(1, sizeof *l->est)))
-        return nomem(err, "estimate");
-    est_add(l->est, key, n);
     l->pushed += n;
     pp->pushed += n;
-    if (pes_reuse_push_keys(l->g, key, n, dist) < 0)
-        return engine_error(l->g, err);
-    return count(&l->res, dist, pp->o.tagged ? tag : NULL, n, 1, err);
+    int rc = ensure_g(pp, l, err);
+    if (rc == 0 && pes_reuse_push_keys(l->g, key, n, dist) < 0)
+        rc = engine_error(l->g, err);
+    if (rc == 0)
+        rc = count(&l->res, dist, pp->o.tagged ? tag : NULL, n, 1, err);
+    pthread_mutex_lock(&pp->mu);
+    if (l->g)
+        l->distinct = pes_reuse_distinct(l->g);
+    l->busy = 0;
+    pthread_mutex_unlock(&pp->mu);
+    return rc;
 }
 
 int pes_parda_end_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *err)
@@ -1002,10 +1083,8 @@ int pes_parda_end_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *er
     if (l->ended)
         return 0;
     int rc = submit(pp, l, err);
-    chunk_free(l->open);
+    item_free(l->open);
     l->open = NULL;
-    free(l->est);
-    l->est = NULL;
     struct pes_reuse *drop = NULL;
     pthread_mutex_lock(&pp->mu);
     l->ended = 1;
@@ -1013,18 +1092,29 @@ int pes_parda_end_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *er
         drop = l->g;
         l->g = NULL;
     }
+    pthread_cond_broadcast(&pp->work_cv);   /* a growing chunk gets no more */
     pthread_mutex_unlock(&pp->mu);
     pes_reuse_destroy(drop);
     return rc;
 }
 
+/* Under mu: every lane's queue is empty and nobody works on one. */
+static int all_idle(const struct pes_parda *pp)
+{
+    for (uint32_t i = 0; i < pp->n_lanes; i++)
+        if (pp->lanes[i].head || pp->lanes[i].busy)
+            return 0;
+    return 1;
+}
+
 int pes_parda_sync(struct pes_parda *pp, struct pes_error *err)
 {
     for (uint32_t i = 0; i < pp->n_lanes; i++)
-        if (submit(pp, &pp->lanes[i], err) < 0)
+        if (!pp->lanes[i].ended && submit(pp, &pp->lanes[i], err) < 0)
             return -1;
     pthread_mutex_lock(&pp->mu);
-    while (pp->in_flight && !(pp->failed && pp->n_threads == 0))
+    pthread_cond_broadcast(&pp->work_cv);
+    while (!all_idle(pp) && pp->n_threads)
         pthread_cond_wait(&pp->done_cv, &pp->mu);
     int failed = pp->failed;
     pthread_mutex_unlock(&pp->mu);
@@ -1046,11 +1136,11 @@ int pes_parda_finish(struct pes_parda *pp, struct pes_error *err)
         pes_reuse_destroy(pp->lanes[i].g);
         pp->lanes[i].g = NULL;
     }
-    for (struct chunk *c = pp->free_chunks, *nx; c; c = nx) {
-        nx = c->next;
-        chunk_free(c);
+    for (struct item *it = pp->free_items, *nx; it; it = nx) {
+        nx = it->next;
+        item_free(it);
     }
-    pp->free_chunks = NULL;
+    pp->free_items = NULL;
     pp->n_free = 0;
     pp->finished = 1;
     return rc;
