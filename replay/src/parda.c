@@ -480,7 +480,7 @@ oom:
  * accesses is never split: other lanes keep the threads busy.
  */
 
-#define SLICE 65536u   /* accesses per queued slice */
+#define SLICE 65536u   /* accesses per queued slice (default) */
 
 enum { I_SLICE, I_CHUNK };
 
@@ -680,7 +680,7 @@ static int pick(struct pes_parda *pp, struct task *t)
         }
         if (l->ended) {
             /* split what is left in two, if the half saved beats resolving */
-            if (gap / 2 < 2 * l->distinct || gap / 2 < 2 * SLICE)
+            if (gap / 2 < 2 * l->distinct || gap / 2 < 2 * pp->o.slice)
                 continue;
             uint64_t acc = 0;
             struct item *it = from;
@@ -873,6 +873,8 @@ struct pes_parda *pes_parda_create(const struct pes_parda_options *o, struct pes
         pp->o.chunk_max = pp->o.chunk_min;
     if (!pp->o.chunk_factor)
         pp->o.chunk_factor = 16;
+    if (!pp->o.slice)
+        pp->o.slice = pp->o.chunk_fixed && pp->o.chunk_fixed < SLICE ? (uint32_t)pp->o.chunk_fixed : SLICE;
     pp->o.engine.granule = 1;
     pp->n_lanes = o->n_lanes;
     pthread_mutex_init(&pp->mu, NULL);
@@ -967,7 +969,7 @@ static int submit(struct pes_parda *pp, struct lane *l, struct pes_error *err)
         pp->max_target = lane_target(pp, l);
     /* The producer may run ahead by a chunk and a half (a claim needs a long
      * stretch queued before it) plus a few slices per thread. */
-    uint64_t budget = pp->max_target / 2 * 3 + (uint64_t)4 * pp->o.threads * SLICE;
+    uint64_t budget = pp->max_target / 2 * 3 + (uint64_t)4 * pp->o.threads * pp->o.slice;
     while (pp->in_flight && pp->in_flight + it->n > budget && !pp->failed)
         pthread_cond_wait(&pp->done_cv, &pp->mu);
     l->dominant = dominant;
@@ -998,7 +1000,7 @@ int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, con
     if (check_lane(pp, lane, err) < 0)
         return -1;
     struct lane *l = &pp->lanes[lane];
-    const size_t slice = pp->o.chunk_fixed && pp->o.chunk_fixed < SLICE ? (size_t)pp->o.chunk_fixed : SLICE;
+    const size_t slice = pp->o.slice;
     l->pushed += n;
     pp->pushed += n;
     while (n) {

@@ -13,10 +13,11 @@
  * identical to one engine over the whole stream, for any chunking.
  *
  * Costs: a local pass is one push per access; resolution two pushes per
- * distinct key of the chunk, and it is sequential, so chunks are made several
- * times longer than the keys they touch. A chunk that reaches the head of its
- * stream before anyone summarised it is pushed straight into G (no extra
- * work), so the split only happens when a thread would otherwise be idle.
+ * distinct key of the chunk (one for a stream's last chunk), and it is
+ * sequential, so chunks are made many times longer than the keys they touch.
+ * In the pool, keys that reach the head of their stream unclaimed are pushed
+ * straight into G (no extra work); a chunk is only split off when a thread
+ * would otherwise be idle.
  *
  * Summaries pack to flat byte buffers (pes_parda_summary_pack/unpack) so that
  * processes can summarise parts of a trace and one of them resolve (MPI).
@@ -111,12 +112,18 @@ struct pes_parda_options {
     struct pes_reuse_options engine;   /* for every engine (granule unused) */
     uint64_t exact_limit;       /* histograms; 0 = default */
     int tagged;                 /* pushes carry tags */
-    uint64_t chunk_min;         /* shortest long chunk, accesses; 0 = 2 Mi */
-    uint64_t chunk_max;         /* longest chunk; 0 = 8 Mi */
-    uint32_t chunk_factor;      /* long chunk ~ factor x distinct keys; 0 = 8 */
-    uint64_t chunk_fixed;       /* tests: every chunk this long, and every chunk
-                                   but a lane's first is summarised before its
-                                   resolution; 0 = adaptive */
+    /* A chunk is split off where G's owner has at least
+     * clamp(chunk_factor x distinct keys, chunk_min, chunk_max) accesses to
+     * do before reaching it (see parda.c, "Scheduling"). */
+    uint64_t chunk_min;         /* 0 = 4 Mi accesses */
+    uint64_t chunk_max;         /* 0 = 16 Mi */
+    uint32_t chunk_factor;      /* 0 = 16 */
+    uint32_t slice;             /* accesses per queued slice; 0 = 64 Ki (or
+                                   chunk_fixed if smaller) */
+    uint64_t chunk_fixed;       /* tests: only a lane's first slice goes
+                                   straight into G; every later slice starts a
+                                   chunk of up to this many accesses, summarised
+                                   before its resolution; 0 = adaptive */
 };
 
 struct pes_parda;

@@ -301,13 +301,17 @@ static void test_pool_vs_oracle(void **state)
         make_stream(l % N_SHAPES, N, 1000 + (uint64_t)l, key[l], tag[l]);
         oracle(key[l], tag[l], N, &want[l]);
     }
-    static const uint64_t fixed[] = { 0, 1, 5, 64, 333 };
+    /* forced chunk lengths, then the adaptive scheduling with tiny slices
+     * (claims far ahead, chunks grown until G's owner catches up, the split
+     * of an ended lane) */
+    static const uint64_t fixed[] = { 0, 1, 5, 64, 333, 0, 0 };
+    static const uint32_t slices[] = { 0, 0, 0, 0, 0, 40, 7 };
     for (uint32_t threads = 1; threads <= 4; threads++) {
         for (size_t f = 0; f < sizeof fixed / sizeof *fixed; f++) {
             struct pes_parda_options o = {
                 .threads = threads, .n_lanes = LANES, .exact_limit = 64, .tagged = 1,
-                .chunk_fixed = fixed[f], .chunk_min = 128, .chunk_factor = 2,
-                .engine = { .min_window = f & 1 ? 64 : 0 },
+                .chunk_fixed = fixed[f], .chunk_min = 100, .chunk_max = 400, .chunk_factor = 2,
+                .slice = slices[f], .engine = { .min_window = f & 1 ? 64 : 0 },
             };
             struct pes_parda *pp = pes_parda_create(&o, NULL);
             assert_non_null(pp);
@@ -339,6 +343,9 @@ static void test_pool_vs_oracle(void **state)
             pes_parda_get_stats(pp, &st);
             if (fixed[f])
                 assert_true(st.chunks_split > 3);   /* all but the first chunk of a lane */
+            if (slices[f] && threads > 1)
+                print_message("threads %u slice %u: %llu direct slices, %llu chunks\n", threads, slices[f],
+                              (unsigned long long)st.chunks_direct, (unsigned long long)st.chunks_split);
             pes_parda_destroy(pp);
         }
     }
