@@ -152,8 +152,8 @@ int pes_parda_finish(struct pes_parda *pp, struct pes_error *err);
 const struct pes_parda_counts *pes_parda_result(const struct pes_parda *pp, uint32_t lane);
 
 struct pes_parda_stats {
-    uint64_t chunks_direct;     /* chunks pushed straight into their lane's engine */
-    uint64_t chunks_split;      /* chunks summarised, then resolved */
+    uint64_t chunks_direct;     /* slices pushed straight into their lane's engine */
+    uint64_t chunks_split;      /* chunks split off: summarised, then resolved */
     uint64_t resolve_pushes;    /* pushes spent on resolution */
 };
 void pes_parda_get_stats(const struct pes_parda *pp, struct pes_parda_stats *st);
