@@ -25,6 +25,16 @@
  *              granularity. "accesses" counts the sequential trace's accesses;
  *              each is pushed into two engines (PRD and CRD); "distinct" is
  *              the CRD's distinct lines.
+ *
+ * Threaded profiles (pes_profiles with .threads, parda.c), one stream and one
+ * shared-cache group (a text trace's shape), batches of 4096 accesses through
+ * pes_profiles_push_batch, --accesses in total (default 20 M here):
+ *   par-rand-T     uniform random over 1 Mi lines, T worker threads
+ *   par-cyclic-T   cyclic sweep over 100 Ki lines
+ *   par-matmul-T   C[i][j] += A[i][k] * B[k][j], ijk order, 512 x 512 doubles
+ * T = 1 is the sequential path. --parallel runs the three with T = 1 and 2
+ * and prints wall-clock rates and the speedup (these rates are per wall
+ * second: the point is the elapsed time); the checksum column must match.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +47,7 @@
 #include <unistd.h>
 
 #include "mimic.h"
+#include "profiles.h"
 #include "reuse_distance.h"
 
 struct result {
@@ -170,8 +181,106 @@ static int run_mimic(uint32_t cores, uint64_t n, struct result *r)
     return 0;
 }
 
+/* ------------------------------------------------- threaded profiles */
+
+enum { PAR_RAND, PAR_CYCLIC, PAR_MATMUL };
+
+struct par_gen {
+    int kind;
+    uint64_t s, i;
+    uint64_t mi, mj, mk, mm;    /* matmul indices, access within the iteration */
+};
+
+static uint64_t par_next(struct par_gen *g)
+{
+    const uint64_t base = 0x7f0000000000u;
+    switch (g->kind) {
+    case PAR_RAND:
+        g->s ^= g->s << 13;
+        g->s ^= g->s >> 7;
+        g->s ^= g->s << 17;
+        return base + ((g->s >> 11) & ((UINT64_C(1) << 20) - 1)) * 64;
+    case PAR_CYCLIC:
+        return base + (g->i++ % 102400) * 64;
+    default: {
+        const uint64_t N = 512, A = base, B = base + N * N * 8, C = base + 2 * N * N * 8;
+        uint64_t a;
+        if (g->mm == 0)
+            a = A + (g->mi * N + g->mk) * 8;
+        else if (g->mm == 1)
+            a = B + (g->mk * N + g->mj) * 8;
+        else
+            a = C + (g->mi * N + g->mj) * 8;
+        if (++g->mm == 3) {
+            g->mm = 0;
+            if (++g->mk == N) {
+                g->mk = 0;
+                if (++g->mj == N) {
+                    g->mj = 0;
+                    g->mi = (g->mi + 1) % N;
+                }
+            }
+        }
+        return a;
+    }
+    }
+}
+
+static int run_par(int kind, uint32_t threads, uint64_t n, struct result *r)
+{
+    struct pes_error err;
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 1, .n_groups = 1, .threads = threads };
+    struct pes_profiles *p = pes_profiles_create(&o, &err);
+    if (!p) {
+        fprintf(stderr, "reuse_bench: %s\n", err.message);
+        return -1;
+    }
+    memset(r, 0, sizeof *r);
+    static uint64_t addr[BLOCK];
+    static uint32_t stream[BLOCK], size[BLOCK], site[BLOCK];
+    for (size_t i = 0; i < BLOCK; i++)
+        size[i] = 8;
+    struct par_gen g = { .kind = kind, .s = 0x9E3779B97F4A7C15u };
+    double t0 = now();
+    for (uint64_t done = 0; done < n;) {
+        size_t m = n - done < BLOCK ? (size_t)(n - done) : BLOCK;
+        for (size_t i = 0; i < m; i++)
+            addr[i] = par_next(&g);
+        if (pes_profiles_push_batch(p, stream, addr, size, site, m, &err) < 0)
+            goto fail;
+        done += m;
+    }
+    if (pes_profiles_sync(p, &err) < 0)
+        goto fail;
+    pes_profiles_finish(p);
+    r->seconds = now() - t0;
+    const struct pes_rd_hist *h = pes_profiles_prd(p, 0);
+    r->accesses = n;
+    r->cold = h->cold;
+    r->distinct = h->cold;
+    r->checksum = (uint64_t)h->sum ^ (h->log2[20] << 7) ^ pes_rd_hist_exact(h, 3) ^ pes_profiles_crd(p, 0)->total;
+    r->ok = 1;
+    pes_profiles_destroy(p);
+    return 0;
+fail:
+    fprintf(stderr, "reuse_bench: %s\n", err.message);
+    pes_profiles_destroy(p);
+    return -1;
+}
+
 static int run_case(const char *name, uint64_t n, int single, struct result *r)
 {
+    static const char *const par_names[] = { "par-rand-", "par-cyclic-", "par-matmul-" };
+    for (int k = 0; k < 3; k++) {
+        size_t len = strlen(par_names[k]);
+        if (strncmp(name, par_names[k], len) == 0) {
+            char *end;
+            unsigned long t = strtoul(name + len, &end, 10);
+            if (*end || t == 0 || t > 64)
+                return -1;
+            return run_par(k, (uint32_t)t, n, r);
+        }
+    }
     if (strncmp(name, "mimic-", 6) == 0) {
         char *end;
         unsigned long cores = strtoul(name + 6, &end, 10);
@@ -245,7 +354,7 @@ int main(int argc, char **argv)
 {
     uint64_t n = 100000000;
     const char *json = NULL;
-    int single = 0;
+    int single = 0, parallel = 0, n_set = 0;
     const char *cases[16];
     int n_cases = 0;
     for (int i = 1; i < argc; i++) {
@@ -257,6 +366,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "reuse_bench: --accesses: expected a positive integer, got '%s'\n", argv[i]);
                 return 2;
             }
+            n_set = 1;
+        } else if (strcmp(argv[i], "--parallel") == 0) {
+            parallel = 1;
         } else if (strcmp(argv[i], "--single") == 0) {
             single = 1;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
@@ -264,9 +376,18 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc && n_cases < 16) {
             cases[n_cases++] = argv[++i];
         } else {
-            fprintf(stderr, "usage: reuse_bench [--accesses N] [--single] [--json FILE] [--case strided|strided-w|rand-1m|rand-16m|mimic-N]...\n");
+            fprintf(stderr, "usage: reuse_bench [--accesses N] [--single] [--parallel] [--json FILE] "
+                            "[--case strided|strided-w|rand-1m|rand-16m|mimic-N|par-rand-T|par-cyclic-T|par-matmul-T]...\n");
             return 2;
         }
+    }
+    if (parallel) {
+        if (!n_set)
+            n = 20000000;
+        static const char *const pc[6] = { "par-rand-1", "par-rand-2", "par-cyclic-1",
+                                           "par-cyclic-2", "par-matmul-1", "par-matmul-2" };
+        for (int i = 0; i < 6 && n_cases < 16; i++)
+            cases[n_cases++] = pc[i];
     }
     if (n_cases == 0) {
         cases[n_cases++] = "strided";
@@ -280,8 +401,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "reuse_bench: %s: %s\n", json, strerror(errno));
         return 1;
     }
-    printf("| case | accesses | distinct granules | cold | wall s | CPU s | M accesses/CPU s | compactions | engine MiB | peak RSS MiB |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    if (parallel) {
+        printf("| case | accesses | cold | wall s | CPU s | M accesses/wall s | speedup vs T=1 | checksum | peak RSS MiB |\n");
+        printf("|---|---:|---:|---:|---:|---:|---:|---|---:|\n");
+    } else {
+        printf("| case | accesses | distinct granules | cold | wall s | CPU s | M accesses/CPU s | compactions | engine MiB | peak RSS MiB |\n");
+        printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    }
+    double base_wall = 0;
+    uint64_t base_sum = 0;
     if (jf)
         fprintf(jf, "[\n");
     int status_all = 0;
@@ -321,13 +449,26 @@ int main(int argc, char **argv)
         double cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
                      ru.ru_stime.tv_usec * 1e-6;
         double rate = r.accesses / cpu / 1e6;
+        if (parallel) {
+            size_t len = strlen(cases[c]);
+            int t1 = len > 2 && strcmp(cases[c] + len - 2, "-1") == 0;
+            if (t1) {
+                base_wall = r.seconds;
+                base_sum = r.checksum;
+            }
+            printf("| %s | %" PRIu64 " | %" PRIu64 " | %.2f | %.2f | %.1f | %.2fx | %s | %.1f |\n", cases[c],
+                   r.accesses, r.cold, r.seconds, cpu, r.accesses / r.seconds / 1e6,
+                   base_wall > 0 ? base_wall / r.seconds : 0.0,
+                   t1 ? "ref" : (r.checksum == base_sum ? "same" : "DIFFERS"), rss);
+        }
         char comp[32] = "-", eng[32] = "-";   /* not tracked for mimic-N (many engines) */
         if (r.engine_bytes) {
             snprintf(comp, sizeof comp, "%" PRIu64, r.compactions);
             snprintf(eng, sizeof eng, "%.1f", r.engine_bytes / 1048576.0);
         }
-        printf("| %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.2f | %.2f | %.1f | %s | %s | %.1f |\n",
-               cases[c], r.accesses, r.distinct, r.cold, r.seconds, cpu, rate, comp, eng, rss);
+        if (!parallel)
+            printf("| %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.2f | %.2f | %.1f | %s | %s | %.1f |\n",
+                   cases[c], r.accesses, r.distinct, r.cold, r.seconds, cpu, rate, comp, eng, rss);
         if (jf)
             fprintf(jf,
                     "%s  {\"case\": \"%s\", \"accesses\": %" PRIu64 ", \"distinct\": %" PRIu64

@@ -1,5 +1,6 @@
 /* profiles.c — PRD per stream, CRD per shared cache; see profiles.h. */
 #include "profiles.h"
+#include "parda.h"
 #include "reuse_distance.h"
 
 #include <stdarg.h>
@@ -26,6 +27,15 @@ struct pes_profiles {
     uint32_t n_flat;
     struct scratch *scratch;        /* pes_profiles_push_batch */
     int one_group;                  /* every stream in group 0 of exactly one */
+    /* A group with a single stream has that stream's PRD as its CRD (the same
+     * granules in the same order), so it gets no engine of its own. */
+    uint32_t *alias;                /* [n_groups] its only stream, or UINT32_MAX */
+    uint32_t *alias_group;          /* [n_streams] group it stands for, or NO_GROUP */
+    uint32_t n_crd_lanes;           /* groups with an engine of their own */
+    /* threads > 1: lanes are streams 0..n_streams-1, then groups */
+    struct pes_parda *pool;
+    int failed;                     /* a worker failed; err kept for pes_profiles_sync */
+    struct pes_error pool_err;
 };
 
 /*
@@ -68,7 +78,10 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     p->crd_eng = calloc(p->n_groups + 1, sizeof *p->crd_eng);
     p->crd = calloc(p->n_groups + 1, sizeof *p->crd);
     p->ended = calloc(p->n_streams, 1);
-    if (!p->group_of || !p->prd_eng || !p->prd || !p->crd_eng || !p->crd || !p->ended)
+    p->alias = malloc((p->n_groups + 1) * sizeof *p->alias);
+    p->alias_group = malloc(p->n_streams * sizeof *p->alias_group);
+    if (!p->group_of || !p->prd_eng || !p->prd || !p->crd_eng || !p->crd || !p->ended || !p->alias ||
+        !p->alias_group)
         goto nomem;
     for (uint32_t s = 0; s < p->n_streams; s++) {
         uint32_t g = opt->group_of ? opt->group_of[s] : 0;
@@ -85,6 +98,26 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     for (uint32_t s = 0; s < p->n_streams; s++)
         if (p->group_of[s] != 0)
             p->one_group = 0;
+    /* groups of one stream: alias[g] ends as that stream; UINT32_MAX - 1 marks
+     * a second member */
+    for (uint32_t g = 0; g < p->n_groups; g++)
+        p->alias[g] = UINT32_MAX;
+    for (uint32_t s = 0; s < p->n_streams; s++) {
+        uint32_t g = p->group_of[s];
+        p->alias_group[s] = PES_PROFILES_NO_GROUP;
+        if (g != PES_PROFILES_NO_GROUP)
+            p->alias[g] = p->alias[g] == UINT32_MAX ? s : UINT32_MAX - 1;
+    }
+    for (uint32_t g = 0; g < p->n_groups; g++) {
+        if (p->alias[g] == UINT32_MAX - 1)
+            p->alias[g] = UINT32_MAX;
+        if (p->alias[g] != UINT32_MAX)
+            p->alias_group[p->alias[g]] = g;
+        else
+            p->n_crd_lanes++;
+    }
+    if (p->one_group && p->alias[0] != UINT32_MAX)
+        p->one_group = 0;
     p->ro = (struct pes_reuse_options){
         .granule = opt->granule, .expected_keys = opt->expected_keys, .min_window = opt->min_window,
     };
@@ -100,7 +133,15 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     for (uint32_t g = 0; g < p->n_groups; g++) {
         if (pes_rd_hist_init(&p->crd[g], opt->exact_limit, err) < 0)
             goto fail;
-        if (!(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
+        if (p->alias[g] == UINT32_MAX && opt->threads <= 1 && !(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
+            goto fail;
+    }
+    if (opt->threads > 1) {
+        struct pes_parda_options po = {
+            .threads = opt->threads, .n_lanes = p->n_streams + p->n_groups, .engine = p->ro,
+            .exact_limit = opt->exact_limit, .tagged = p->per_site, .chunk_fixed = opt->chunk,
+        };
+        if (!(p->pool = pes_parda_create(&po, err)))
             goto fail;
     }
     if (p->per_site) {
@@ -144,6 +185,9 @@ void pes_profiles_destroy(struct pes_profiles *p)
     free(p->rows);
     free(p->flat);
     free(p->ended);
+    free(p->alias);
+    free(p->alias_group);
+    pes_parda_destroy(p->pool);
     if (p->scratch) {
         free(p->scratch->count);
         free(p->scratch->touched);
@@ -280,6 +324,45 @@ static int hist_nomem(struct pes_error *err)
     return pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory");
 }
 
+static int pool_failed(struct pes_profiles *p, struct pes_error *err)
+{
+    if (!p->failed && err)
+        p->pool_err = *err;
+    p->failed = 1;
+    return -1;
+}
+
+/* pes_profiles_push with distances wanted and threads: each granule waits for
+ * its lanes' queued work and is pushed on this thread (slow; batches are the
+ * threaded path). The per-site counts are kept by the lanes (tags). */
+static int push_sync(struct pes_profiles *p, uint32_t stream, uint64_t first, uint64_t last, uint32_t site,
+                     uint64_t *prd, uint64_t *crd, struct pes_error *err)
+{
+    uint32_t row = PES_PARDA_NO_TAG;
+    if (p->per_site && (row = site_row_index(p, site)) == UINT32_MAX)
+        return hist_nomem(err);
+    uint32_t g = p->group_of[stream];
+    for (uint64_t k = first;; k++) {
+        uint64_t d, dc = PES_REUSE_COLD;
+        if (pes_parda_push_sync(p->pool, stream, &k, &row, 1, &d, err) < 0)
+            return pool_failed(p, err);
+        if (g != PES_PROFILES_NO_GROUP && p->alias[g] != UINT32_MAX)
+            dc = d;
+        else if (g != PES_PROFILES_NO_GROUP &&
+                 pes_parda_push_sync(p->pool, p->n_streams + g, &k, &row, 1, &dc, err) < 0)
+            return pool_failed(p, err);
+        if (k == first) {
+            if (prd)
+                *prd = d;
+            if (crd)
+                *crd = dc;
+        }
+        if (k == last)
+            break;
+    }
+    return 0;
+}
+
 int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, uint32_t size,
                       uint32_t site, uint64_t *prd, uint64_t *crd, struct pes_error *err)
 {
@@ -297,6 +380,11 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
         last_addr = UINT64_MAX;   /* range wraps: clamp at the top of the space */
     uint64_t last = last_addr >> p->shift;
     uint32_t g = p->group_of[stream];
+    if (p->pool) {
+        if (!prd && !crd)
+            return pes_profiles_push_batch(p, &stream, &addr, &size, &site, 1, err);
+        return push_sync(p, stream, first, last, site, prd, crd, err);
+    }
     struct pes_site_reuse *row = NULL;
     if (p->per_site && !(row = site_row(p, site)))
         return hist_nomem(err);
@@ -321,7 +409,17 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
             else
                 row->prd_sum += (double)d;
         }
-        if (g != PES_PROFILES_NO_GROUP) {
+        if (g != PES_PROFILES_NO_GROUP && p->alias[g] != UINT32_MAX) {
+            /* the group's CRD is this stream's PRD */
+            if (crd && k == first)
+                *crd = d;
+            if (row) {
+                if (d == PES_REUSE_COLD)
+                    row->crd_cold++;
+                else
+                    row->crd_sum += (double)d;
+            }
+        } else if (g != PES_PROFILES_NO_GROUP) {
             if (pes_reuse_push_key(p->crd_eng[g], k, &d) < 0) {
                 if (err)
                     *err = *pes_reuse_error(p->crd_eng[g]);
@@ -351,12 +449,78 @@ int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
                              p->n_streams);
     pes_reuse_destroy(p->prd_eng[stream]);
     p->prd_eng[stream] = NULL;
+    if (p->pool && !p->ended[stream] && pes_parda_end_lane(p->pool, stream, err) < 0) {
+        p->ended[stream] = 1;
+        return pool_failed(p, err);
+    }
     p->ended[stream] = 1;
     return 0;
 }
 
+/* threads: the lanes' counts into the histograms and rows (from scratch, so
+ * it can run after every sync). Distance sums are integers, exact in a double
+ * below 2^53, so adding them per lane gives the sequential values. */
+static int collect(struct pes_profiles *p, struct pes_error *err)
+{
+    for (uint32_t l = 0; l < p->n_streams + p->n_groups; l++) {
+        int prd = l < p->n_streams;
+        if (!prd && p->alias[l - p->n_streams] != UINT32_MAX)
+            continue;
+        struct pes_rd_hist *h = prd ? &p->prd[l] : &p->crd[l - p->n_streams];
+        pes_rd_hist_clear(h);
+        if (pes_rd_hist_merge(h, &pes_parda_result(p->pool, l)->hist) < 0)
+            return hist_nomem(err);
+    }
+    if (!p->per_site)
+        return 0;
+    for (size_t r = 0; r < p->n_rows; r++) {
+        struct pes_site_reuse *row = &p->rows[r];
+        row->accesses = row->prd_cold = row->crd_cold = 0;
+        row->prd_sum = row->crd_sum = 0;
+    }
+    for (uint32_t l = 0; l < p->n_streams + p->n_groups; l++) {
+        const struct pes_parda_counts *c = pes_parda_result(p->pool, l);
+        int prd = l < p->n_streams, both = prd && p->alias_group[l] != PES_PROFILES_NO_GROUP;
+        for (uint32_t t = 0; t < c->n_tags && t < p->n_rows; t++) {
+            const struct pes_parda_tag_count *tc = &c->tag[t];
+            struct pes_site_reuse *row = &p->rows[t];
+            if (prd) {
+                row->accesses += tc->accesses;
+                row->prd_cold += tc->cold;
+                row->prd_sum += (double)tc->sum;
+            }
+            if (!prd || both) {
+                row->crd_cold += tc->cold;
+                row->crd_sum += (double)tc->sum;
+            }
+        }
+    }
+    return 0;
+}
+
+int pes_profiles_sync(struct pes_profiles *p, struct pes_error *err)
+{
+    if (p->failed) {
+        if (err)
+            *err = p->pool_err;
+        return -1;
+    }
+    if (!p->pool)
+        return 0;
+    if (pes_parda_sync(p->pool, err) < 0)
+        return pool_failed(p, err);
+    return collect(p, err);
+}
+
 void pes_profiles_finish(struct pes_profiles *p)
 {
+    if (p->pool) {
+        struct pes_error e = { 0 };
+        if (pes_parda_finish(p->pool, &e) < 0 || collect(p, &e) < 0)
+            pool_failed(p, &e);
+        pes_parda_destroy(p->pool);
+        p->pool = NULL;
+    }
     for (uint32_t s = 0; s < p->n_streams; s++)
         pes_profiles_end_stream(p, s, NULL);
     for (uint32_t g = 0; g < p->n_groups; g++) {
@@ -377,6 +541,12 @@ static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key
                       const uint32_t *rows, size_t n, struct pes_error *err)
 {
     int prd = lane < p->n_streams;
+    if (p->pool) {
+        if (pes_parda_push(p->pool, lane, key, p->per_site ? rows : NULL, n, err) < 0)
+            return pool_failed(p, err);
+        return 0;
+    }
+    int both = prd && p->alias_group[lane] != PES_PROFILES_NO_GROUP;   /* also the group's CRD */
     struct pes_reuse *eng = prd ? stream_engine(p, lane, err) : p->crd_eng[lane - p->n_streams];
     struct pes_rd_hist *h = prd ? &p->prd[lane] : &p->crd[lane - p->n_streams];
     if (!eng)
@@ -400,7 +570,7 @@ static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key
             cold++;
             if (row && prd)
                 row->prd_cold++;
-            else if (row)
+            if (row && (!prd || both))
                 row->crd_cold++;
             continue;
         }
@@ -421,7 +591,7 @@ static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key
         }
         if (row && prd)
             row->prd_sum += (double)d;
-        else if (row)
+        if (row && (!prd || both))
             row->crd_sum += (double)d;
     }
     h->cold += cold;
@@ -437,7 +607,7 @@ static inline uint32_t lane_of(const struct pes_profiles *p, const struct scratc
     if (!by_group)
         return s;
     uint32_t g = p->group_of[s];
-    return g == PES_PROFILES_NO_GROUP ? UINT32_MAX : p->n_streams + g;
+    return g == PES_PROFILES_NO_GROUP || p->alias[g] != UINT32_MAX ? UINT32_MAX : p->n_streams + g;
 }
 
 /* Drains the gathered granules into the stream engines (by_group 0) or the
@@ -493,7 +663,7 @@ static int scratch_drain(struct pes_profiles *p, struct pes_error *err)
     int rc = drain_lanes(p, 0, err);
     if (rc == 0 && p->one_group)
         rc = lane_drain(p, p->n_streams, sc->key, sc->dist, sc->row, sc->n, err);
-    else if (rc == 0 && p->n_groups)
+    else if (rc == 0 && p->n_crd_lanes)
         rc = drain_lanes(p, 1, err);
     sc->n = 0;
     sc->n_touched = 0;
@@ -581,7 +751,9 @@ const struct pes_rd_hist *pes_profiles_prd(const struct pes_profiles *p, uint32_
 
 const struct pes_rd_hist *pes_profiles_crd(const struct pes_profiles *p, uint32_t group)
 {
-    return group < p->n_groups ? &p->crd[group] : NULL;
+    if (group >= p->n_groups)
+        return NULL;
+    return p->alias[group] != UINT32_MAX ? &p->prd[p->alias[group]] : &p->crd[group];
 }
 
 int pes_profiles_prd_total(const struct pes_profiles *p, struct pes_rd_hist *out)

@@ -40,6 +40,15 @@ struct pes_profiles_options {
     int per_site;               /* keep the per-site breakdown */
     uint64_t expected_keys;     /* engine sizing hint per stream; 0 = small */
     uint32_t min_window;        /* engine compaction knob (tests); 0 = default */
+    /* Engines on worker threads (parda.h): 0 or 1 = everything on the
+     * caller's thread, as before. With more, the PRD and CRD engines ("lanes")
+     * run on `threads` workers and a dominant lane is split into chunks
+     * (PARDA); the caller stays the only producer. Results are identical for
+     * any count, and complete after pes_profiles_sync or pes_profiles_finish. */
+    uint32_t threads;
+    uint64_t chunk;             /* tests, threads > 1: every lane cut into chunks
+                                   of this many granules, all but a lane's first
+                                   summarised apart; 0 = adaptive */
 };
 
 struct pes_site_reuse {
@@ -75,8 +84,15 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
 int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err);
 
 /* No more accesses at all: every engine and the batch scratch are freed, the
- * histograms and per-site counts stay (what the reports read). */
+ * histograms and per-site counts stay (what the reports read). With threads,
+ * waits for all queued work first (a late failure is then reported by
+ * pes_profiles_sync). */
 void pes_profiles_finish(struct pes_profiles *p);
+
+/* With threads > 1: waits until every access pushed so far is counted in the
+ * histograms and per-site rows (pushing may go on afterwards). 0, or -1 with
+ * err filled if a worker failed (out of memory). Without threads: 0. */
+int pes_profiles_sync(struct pes_profiles *p, struct pes_error *err);
 
 uint32_t pes_profiles_streams(const struct pes_profiles *p);
 uint32_t pes_profiles_groups(const struct pes_profiles *p);
@@ -85,7 +101,11 @@ const struct pes_rd_hist *pes_profiles_crd(const struct pes_profiles *p, uint32_
 /* Sum of the PRD histograms of all streams into out (initialised by the caller
  * with the same exact_limit). */
 int pes_profiles_prd_total(const struct pes_profiles *p, struct pes_rd_hist *out);
-/* Per-site rows in first-seen order (NULL/0 without per_site). */
+/* Per-site rows in first-seen order (NULL/0 without per_site); the order is
+ * the same for any thread count.
+ *
+ * A CRD group with exactly one stream has that stream's PRD as its CRD: it is
+ * not computed twice, and pes_profiles_crd returns the stream's histogram. */
 const struct pes_site_reuse *pes_profiles_sites(const struct pes_profiles *p, size_t *n);
 
 #endif

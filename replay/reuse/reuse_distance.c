@@ -341,3 +341,27 @@ uint64_t pes_reuse_memory(const struct pes_reuse *e)
     return (e->hmask + 1) * sizeof(struct slot) + e->nwords * sizeof(uint64_t) +
            (e->nwords + 1) * sizeof(uint32_t);
 }
+
+int pes_reuse_keys_by_recency(const struct pes_reuse *e, uint64_t *keys)
+{
+    /* The bit of each live granule's latest time is set, and times only grow
+     * between compactions, so a granule's rank among the marks is its
+     * position from the bottom of the stack (as in compact()). */
+    uint32_t *base = malloc((e->nwords ? e->nwords : 1) * sizeof *base);
+    if (!base)
+        return -1;
+    uint32_t r = 0;
+    for (uint64_t w = 0; w < e->nwords; w++) {
+        base[w] = r;
+        r += (uint32_t)__builtin_popcountll(e->bits[w]);
+    }
+    for (uint64_t i = 0; i <= e->hmask; i++) {
+        const struct slot *s = &e->slots[i];
+        if (!s->used)
+            continue;
+        uint64_t w = s->time >> 6, b = s->time & 63;
+        keys[base[w] + (uint32_t)__builtin_popcountll(e->bits[w] & ((UINT64_C(1) << b) - 1))] = s->key;
+    }
+    free(base);
+    return 0;
+}

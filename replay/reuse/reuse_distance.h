@@ -70,4 +70,11 @@ uint64_t pes_reuse_compactions(const struct pes_reuse *e);
 uint64_t pes_reuse_memory(const struct pes_reuse *e);
 const struct pes_error *pes_reuse_error(const struct pes_reuse *e);
 
+/* Writes the live granule keys to keys[0 .. pes_reuse_distinct(e) - 1] in the
+ * order of their latest access, oldest first (the LRU stack read bottom up).
+ * Pushing them in this order into another engine moves them to the top of its
+ * stack in the same relative order (parda.c). O(distinct + time axis); 0, or
+ * -1 when the scratch for the ranks cannot be allocated. */
+int pes_reuse_keys_by_recency(const struct pes_reuse *e, uint64_t *keys);
+
 #endif
