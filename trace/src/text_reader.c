@@ -422,8 +422,10 @@ static void fill_block(struct pes_text_reader *t, struct text_block *b)
         b->last = 1;
     } else if (t->eof) {
         b->last = 1;
-        if (tail)
-            b->buf[b->len++] = '\n';   /* the last line, without its newline */
+        if (tail) {   /* the last line, without its newline */
+            b->buf[have] = '\n';
+            b->len = have + 1;
+        }
     } else {
         memcpy(t->buf, b->buf + end, tail);
         t->len = tail;
