@@ -413,6 +413,77 @@ static void test_hand_written(void **state)
     check_all_threads("10\n20\nW\n", 8, PES_TEXT_FORMAT_ADDR, 3);
 }
 
+/* Lines of the generators with bytes replaced, inserted or removed (from the
+ * characters that matter to the formats): the ones the reference accepts
+ * make one file, read whole with 1 and 3 threads; a sample of the ones it
+ * rejects each go into a small file after a good line, and must be named as
+ * line 2. This is what keeps the fast path from accepting a line the strict
+ * path rejects, or the other way round. */
+static void test_mutated_lines(void **state)
+{
+    (void)state;
+    static const char alphabet[] = " \t\r,#=xX0123456789abcdefABCDEFLSMIRWrwq\n";
+    for (int f = PES_TEXT_FORMAT_ADDR; f <= PES_TEXT_FORMAT_LACKEY; f++) {
+        struct gen good = {.seed = 1}, line = {.seed = 404u + (uint64_t)f};
+        int bad_files = 0;
+        for (int i = 0; i < 200000; i++) {
+            line.len = 0;
+            f == PES_TEXT_FORMAT_LACKEY ? gen_lackey_line(&line) : gen_addr_line(&line);
+            if (line.len > 200)
+                continue;
+            size_t len = line.len - 1;   /* without its newline */
+            for (uint64_t k = tt_rand(&line.seed) % 3 + 1; k > 0; k--) {
+                uint64_t r = tt_rand(&line.seed);
+                size_t at = len ? (size_t)(r >> 8) % len : 0;
+                char c = alphabet[(r >> 40) % (sizeof alphabet - 2)];   /* not '\n' */
+                if (r % 3 == 0 && len) {
+                    line.d[at] = c;
+                } else if (r % 3 == 1) {
+                    memmove(line.d + at + 1, line.d + at, len - at);
+                    line.d[at] = c;
+                    len++;
+                } else if (len) {
+                    memmove(line.d + at, line.d + at + 1, len - at - 1);
+                    len--;
+                }
+            }
+            line.d[len] = '\n';
+            struct ref r;
+            ref_parse(&r, line.d, len + 1, (enum pes_text_format)f);
+            free(r.rec);
+            if (!r.bad_line) {
+                put(&good, "%.*s", (int)(len + 1), line.d);
+            } else if (bad_files < 3000 && i % 7 == 0) {
+                bad_files++;
+                char d[512];
+                const char *first = f == PES_TEXT_FORMAT_LACKEY ? " L 10,4\n" : "10\n";
+                size_t n = (size_t)snprintf(d, sizeof d, "%s%.*s", first, (int)(len + 1), line.d);
+                struct ref want;
+                ref_parse(&want, d, n, (enum pes_text_format)f);
+                assert_int_equal(want.bad_line, 2);
+                char *path = write_file(d, n);
+                check_read(path, (enum pes_text_format)f, 1, &want, (uint64_t)i);
+                unlink(path);
+                free(path);
+                free(want.rec);
+            }
+        }
+        assert_true(bad_files > 1000);
+        struct ref want;
+        ref_parse(&want, good.d, good.len, (enum pes_text_format)f);
+        assert_int_equal(want.bad_line, 0);
+        assert_true(want.n > 30000);
+        char *path = write_file(good.d, good.len);
+        check_read(path, (enum pes_text_format)f, 1, &want, 1);
+        check_read(path, (enum pes_text_format)f, 3, &want, 3);
+        unlink(path);
+        free(path);
+        free(want.rec);
+        free(good.d);
+        free(line.d);
+    }
+}
+
 /* binary64: blocks of whole addresses; a cut last address is not read and
  * said, with the count of complete ones. */
 static void test_binary64_blocks(void **state)
@@ -492,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_hand_written),
         cmocka_unit_test(test_generated_valid),
         cmocka_unit_test(test_generated_bad_line),
+        cmocka_unit_test(test_mutated_lines),
         cmocka_unit_test(test_binary64_blocks),
         cmocka_unit_test(test_set_threads),
         cmocka_unit_test(test_close_early),
