@@ -348,15 +348,14 @@ enum { BLOCK_EMPTY, BLOCK_BUSY, BLOCK_READY };
 
 struct text_block {
     char *buf;                 /* TEXT_BUF bytes */
-    size_t len;                /* text: its complete lines; binary64: its whole addresses */
+    size_t len;                /* its complete lines */
     struct pes_record *rec;
     size_t nrec, rec_cap;
-    uint64_t lines;            /* lines (addresses) in the block; with an error, before it */
+    uint64_t lines;            /* lines in the block; with an error, before it */
     int status;
     int error;                 /* enum text_parse_error: comes after the block's records */
     int read_errno;
     size_t bad_off, bad_len;   /* TEXT_BAD_LINE: the line in buf */
-    size_t cut;                /* binary64, the last block: bytes of a partial address */
     int last;                  /* nothing is read after this block */
 };
 
@@ -374,14 +373,14 @@ struct text_pool {
     /* the consumer's */
     struct text_block *cur;
     size_t cur_pos;
-    uint64_t lines_before;     /* lines (addresses) in the released blocks */
+    uint64_t lines_before;     /* lines in the released blocks */
 };
 
 /* Reads block b (the next one of the file); under input_lock. */
 static void fill_block(struct pes_text_reader *t, struct text_block *b)
 {
     b->error = TEXT_OK;
-    b->len = b->cut = b->nrec = 0;
+    b->len = b->nrec = 0;
     b->lines = 0;
     b->last = 0;
     size_t have = t->len - t->pos;
@@ -400,17 +399,6 @@ static void fill_block(struct pes_text_reader *t, struct text_block *b)
         if (n == 0)
             t->eof = 1;
         have += (size_t)n;
-    }
-    if (t->format == PES_TEXT_FORMAT_BINARY64) {
-        b->len = have & ~(size_t)7;
-        if (t->eof) {
-            b->cut = have - b->len;
-            b->last = 1;
-        } else {
-            memcpy(t->buf, b->buf + b->len, have - b->len);
-            t->len = have - b->len;
-        }
-        return;
     }
     size_t end = have;
     while (end > 0 && b->buf[end - 1] != '\n')
@@ -446,18 +434,6 @@ static int grow_records(struct text_block *b)
 /* Parses block b into its records; outside the locks. */
 static void parse_block(enum pes_text_format format, struct text_block *b)
 {
-    b->nrec = 0;
-    b->lines = 0;
-    if (format == PES_TEXT_FORMAT_BINARY64) {
-        while (b->rec_cap < b->len / 8)
-            if (grow_records(b) < 0) {
-                b->error = TEXT_NO_MEMORY;
-                return;
-            }
-        binary_records(b->buf, b->len / 8, b->rec);
-        b->nrec = b->lines = b->len / 8;
-        return;
-    }
     struct text_parse s = {.p = b->buf, .end = b->buf + b->len};
     size_t n = 0;
     while (!s.error && (s.p < s.end || s.has_pending)) {
@@ -605,9 +581,7 @@ static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t 
             break;
         t->lineno = pool->lines_before + b->lines;
         if (b->error)
-            return fail(t, b->error, t->format == PES_TEXT_FORMAT_BINARY64 ? t->lineno : t->lineno + 1,
-                        b->buf + b->bad_off, b->bad_len, b->read_errno, err);
-        set_truncation(t, b->cut);
+            return fail(t, b->error, t->lineno + 1, b->buf + b->bad_off, b->bad_len, b->read_errno, err);
         pool->lines_before = t->lineno;
         pthread_mutex_lock(&pool->lock);
         b->status = BLOCK_EMPTY;
@@ -628,7 +602,9 @@ int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pe
     if (t->started || t->pool)
         return pes_error_set(err, PES_ERR_ARG, 0, "%s: pes_text_reader_set_threads after the first read",
                              t->path);
-    if (n == 1 || t->fd <= STDIN_FILENO)   /* memory and standard input: the calling thread */
+    /* memory, standard input and binary64 (turning bytes into records is a
+     * copy, which the consumer would do again): on the calling thread */
+    if (n == 1 || t->fd <= STDIN_FILENO || t->format == PES_TEXT_FORMAT_BINARY64)
         return 0;
     if (!(t->pool = pool_new(t, n)))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "%s: cannot start %u reader threads", t->path, n);

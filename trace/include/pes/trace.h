@@ -467,11 +467,11 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
 /* Parses with n threads (1..PES_TEXT_MAX_THREADS; 1, the default, parses on
  * the calling thread). With n > 1, n workers take turns reading the next 1 MiB
  * block of the file, cut after its last newline, and parse their blocks at
- * the same time; _read hands the records out in file order, and the records,
- * the errors (line numbers included) and the truncation message are those of
- * the calling-thread reader. At most 2n blocks are in memory. Call it before
- * the first _read; standard input and _open_memory readers stay on the calling
- * thread (0 is returned). -1 (err) if n is out of range, after a read, or if
+ * the same time; _read hands the records out in file order, and the records
+ * and the errors (line numbers included) are those of the calling-thread
+ * reader. At most 2n blocks are in memory. Call it before the first _read;
+ * standard input, _open_memory readers and binary64 (already faster than the
+ * copy parallel blocks would add) stay on the calling thread (0 is returned). -1 (err) if n is out of range, after a read, or if
  * the threads cannot be started. The reader itself is still used by one
  * thread at a time: the workers are its own. */
 #define PES_TEXT_MAX_THREADS 64u
