@@ -574,7 +574,8 @@ static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t 
             pool->cur_pos = 0;
         }
         size_t k = b->nrec - pool->cur_pos < max - n ? b->nrec - pool->cur_pos : max - n;
-        memcpy(out + n, b->rec + pool->cur_pos, k * sizeof *out);
+        if (k)   /* a block without records may have no array */
+            memcpy(out + n, b->rec + pool->cur_pos, k * sizeof *out);
         n += k;
         pool->cur_pos += k;
         if (n == max)   /* what follows the block's records waits for the next call */
