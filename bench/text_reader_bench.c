@@ -8,7 +8,9 @@
  * Files are read once beforehand so that they come from the page cache; the
  * best of --repeat runs is kept (interference on a shared machine only adds
  * time). Prints a markdown table; --json writes the numbers. The format is
- * detected as pes-replay detects it.
+ * detected as pes-replay detects it. Built with -DTEXT_BENCH_NO_THREADS it
+ * links against a pes_trace from before pes_text_reader_set_threads (for
+ * before/after numbers; --threads is then ignored).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
