@@ -15,9 +15,17 @@ and CRD, SDCM), and the reader alone is not timed separately.
 
 usage: bench/peer_traces.py [--build build] [--out bench/out] [--repeat 3]
                             [--formats addr,binary64] [--traces uniform,cyclic,matmul]
+                            [--reader [--threads 1,2]]
 Prints a markdown table and writes OUT/peer_traces.{md,json}.
+
+--reader times the text reader alone instead (bench/text_reader_bench.c, built
+with `ninja -C BUILD text_reader_bench`): records per second that
+pes_text_reader_read hands out for each trace, format and thread count
+(pes_text_reader_set_threads), the file in the page cache, best of --repeat;
+these traces have one record per line. Writes OUT/peer_traces_reader.{md,json}.
 """
 import argparse
+import json
 import os
 import shlex
 import subprocess
@@ -37,6 +45,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--formats", default="addr,binary64")
     ap.add_argument("--traces", default="uniform,cyclic,matmul")
+    ap.add_argument("--reader", action="store_true", help="time the text reader alone")
+    ap.add_argument("--threads", default="1,2", help="with --reader: thread counts")
     a = ap.parse_args()
     formats, traces = a.formats.split(","), a.traces.split(",")
     for f in formats:
@@ -48,6 +58,8 @@ def main():
     work = os.path.join(a.out, "peer_traces")
     os.makedirs(work, exist_ok=True)
     gen = os.path.join(a.build, "bin", "peer_trace_gen")
+    if a.reader:
+        return reader_only(a, gen, work, formats, traces)
     replay = os.path.join(a.build, "bin", "pes-replay")
     runner = benchlib.build_runner(work)
     peers = {name: os.environ[var] for name, var in (("PARDA", "PES_PEER_PARDA"), ("Olken", "PES_PEER_OLKEN"))
@@ -79,6 +91,32 @@ def main():
             data.append({"trace": t, "tool": c, "accesses": ACCESSES[t], "seconds": s, "peak_rss_kib": rss})
         rows.append(f"| {t} | {ACCESSES[t] / 1e6:.0f} M | " + " | ".join(cells) + " |")
     benchlib.write_outputs(a.out, "peer_traces", "\n".join(rows), data)
+
+
+def reader_only(a, gen, work, formats, traces):
+    bench = os.path.join(a.build, "bin", "text_reader_bench")
+    if not os.path.exists(bench):
+        sys.exit(f"peer_traces.py: {bench} missing: ninja -C {a.build} text_reader_bench")
+    rows = ["| trace | format | lines | " + " | ".join(f"{t} thr. M lines/s" for t in a.threads.split(",")) + " |"]
+    rows.append("|" + "---|" * (3 + len(a.threads.split(","))))
+    data = []
+    for t in traces:
+        for f in formats:
+            path = os.path.join(work, f"{t}.{SUFFIX[f]}")
+            subprocess.run([gen, t, f, path], check=True)
+            js = os.path.join(work, "reader.json")
+            subprocess.run([bench, "--threads", a.threads, "--repeat", str(a.repeat), "--json", js, path],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(js) as fh:
+                runs = json.load(fh)
+            os.remove(path)
+            for r in runs:
+                if r["records"] != ACCESSES[t]:
+                    sys.exit(f"peer_traces.py: {path}: {r['records']} records, expected {ACCESSES[t]}")
+                data.append(dict(r, trace=t, file=os.path.basename(path)))
+            rates = " | ".join(f"{r['mrecords_per_s']:.1f}" for r in runs)
+            rows.append(f"| {t} | {f} | {ACCESSES[t] / 1e6:.0f} M | {rates} |")
+    benchlib.write_outputs(a.out, "peer_traces_reader", "\n".join(rows), data)
 
 
 if __name__ == "__main__":

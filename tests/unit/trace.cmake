@@ -31,3 +31,8 @@ pes_add_unit_test(test_trace_layout SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace
 pes_add_unit_test(test_trace_encoder SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_encoder.c
                   LIBS pes_trace PkgConfig::ZSTD Threads::Threads)
 set_tests_properties(unit.test_trace_encoder PROPERTIES LABELS "unit;concurrent")
+# The text reader's fast path and parallel blocks (1..8 threads) against a
+# reference parser written in the test.
+pes_add_unit_test(test_trace_text_parallel SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_text_parallel.c
+                  LIBS pes_trace Threads::Threads)
+set_tests_properties(unit.test_trace_text_parallel PROPERTIES LABELS "unit;concurrent")

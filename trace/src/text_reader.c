@@ -7,37 +7,57 @@
  *            " S ADDR,SIZE", " M ADDR,SIZE" (a load and a store); instruction
  *            fetches ("I") and valgrind's own "==PID==" lines are skipped;
  *   binary64 little-endian 64-bit addresses, each a load.
+ *
+ * The lines are parsed by text_parse.c. This file reads the input and hands
+ * out the records: on the calling thread (the default), or, after
+ * pes_text_reader_set_threads, from blocks parsed by worker threads and
+ * handed out in file order.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "text_parse.h"
 #include "trace_internal.h"
 
 /* Read in chunks with read(2) and parsed in place: a byte-at-a-time stdio
  * reader was the bottleneck of replaying other tools' traces (about 5 M
- * lines/s). The buffer holds a chunk plus the unfinished line before it. */
+ * lines/s). The buffer holds a chunk plus the unfinished line before it,
+ * one byte for a newline after a last line that has none, and the bytes the
+ * parsers may read past the end of their data. */
 #define TEXT_CHUNK (1u << 20)
+#define TEXT_DATA (TEXT_CHUNK + PES_TEXT_MAX_LINE)
+#define TEXT_BUF (TEXT_DATA + 1 + TEXT_PARSE_SLACK)
+
+struct text_pool;
 
 struct pes_text_reader {
     int fd;              /* -1: reading from memory */
     char *path;
-    char *buf;           /* a file: TEXT_CHUNK + PES_TEXT_MAX_LINE bytes; memory: the copy */
+    char *buf;           /* a file: TEXT_BUF bytes; memory: the copy; with a pool: the carry */
     size_t len, pos;     /* bytes in buf, the next one to parse */
+    size_t lines_end;    /* text: after the last complete line in buf */
     int eof;             /* nothing more to read into buf */
     enum pes_text_format format;
-    uint64_t lineno;     /* binary64: addresses read */
+    uint64_t lineno;     /* lines consumed (binary64: addresses read) */
     int has_pending;     /* lackey: the store of an "M" line that did not fit */
     struct pes_record pending;
+    int started;         /* a read was made */
+    int failed;          /* the read failed: every later one fails the same way */
+    struct pes_error error;
+    struct text_pool *pool;   /* NULL: parsed on the calling thread */
     char truncation[320];
 };
 
 static struct pes_text_reader *reader_new(const char *name, size_t buf_size, struct pes_error *err)
 {
     struct pes_text_reader *t = calloc(1, sizeof *t);
-    if (t && (!(t->path = strdup(name)) || !(t->buf = malloc(buf_size ? buf_size : 1)))) {
+    /* zeroed: the parsers' look-ahead past the data reads defined bytes */
+    if (t && (!(t->path = strdup(name)) || !(t->buf = calloc(1, buf_size)))) {
         free(t->path);
         free(t);
         t = NULL;
@@ -51,6 +71,7 @@ static struct pes_text_reader *reader_new(const char *name, size_t buf_size, str
 
 static int refill(struct pes_text_reader *t);
 static void detect(struct pes_text_reader *t);
+static void pool_free(struct text_pool *pool);
 
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err)
 {
@@ -69,7 +90,7 @@ struct pes_text_reader *pes_text_reader_open_as(const char *path, enum pes_text_
         pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open: no path");
         return NULL;
     }
-    struct pes_text_reader *t = reader_new(path, TEXT_CHUNK + PES_TEXT_MAX_LINE, err);
+    struct pes_text_reader *t = reader_new(path, TEXT_BUF, err);
     if (!t)
         return NULL;
     t->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -98,7 +119,7 @@ struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t siz
         pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open_memory: no data");
         return NULL;
     }
-    struct pes_text_reader *t = reader_new(name ? name : "(memory)", size, err);
+    struct pes_text_reader *t = reader_new(name ? name : "(memory)", size + 1 + TEXT_PARSE_SLACK, err);
     if (!t)
         return NULL;
     if (size)
@@ -113,41 +134,12 @@ void pes_text_reader_close(struct pes_text_reader *t)
 {
     if (!t)
         return;
+    pool_free(t->pool);
     if (t->fd > STDIN_FILENO)
         close(t->fd);
     free(t->buf);
     free(t->path);
     free(t);
-}
-
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ','; }
-
-/* hex digit values, 16 for anything else */
-static const unsigned char hex_value[256] = {
-    ['0'] = 0 + 1, ['1'] = 1 + 1, ['2'] = 2 + 1, ['3'] = 3 + 1, ['4'] = 4 + 1, ['5'] = 5 + 1,
-    ['6'] = 6 + 1, ['7'] = 7 + 1, ['8'] = 8 + 1, ['9'] = 9 + 1, ['a'] = 10 + 1, ['b'] = 11 + 1,
-    ['c'] = 12 + 1, ['d'] = 13 + 1, ['e'] = 14 + 1, ['f'] = 15 + 1, ['A'] = 10 + 1, ['B'] = 11 + 1,
-    ['C'] = 12 + 1, ['D'] = 13 + 1, ['E'] = 14 + 1, ['F'] = 15 + 1,
-};   /* stored + 1 so that the zero default means "not a digit" */
-
-/* Parses a hex address token; 0 ok. */
-static int parse_hex(const char *s, size_t n, uint64_t *out)
-{
-    if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-        n -= 2;
-    }
-    if (n == 0 || n > 16)
-        return -1;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned d = hex_value[(unsigned char)s[i]];
-        if (!d)
-            return -1;
-        v = v << 4 | (d - 1);
-    }
-    *out = v;
-    return 0;
 }
 
 static const char *const format_names[] = {"auto", "addr", "lackey", "binary64"};
@@ -175,13 +167,7 @@ const char *pes_text_reader_truncation(const struct pes_text_reader *t)
     return t->truncation[0] ? t->truncation : NULL;
 }
 
-/* A lackey data line: " L ", " S " or " M " and a hex digit; or "I  ". */
-static int lackey_shape(const char *l, size_t n)
-{
-    if (n >= 4 && l[0] == ' ' && (l[1] == 'L' || l[1] == 'S' || l[1] == 'M') && l[2] == ' ')
-        return 1;
-    return n >= 3 && l[0] == 'I' && l[1] == ' ' && l[2] == ' ';
-}
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ','; }
 
 /* AUTO, from the first chunk: a NUL byte makes it binary64 (text never has
  * one); else the first line that is not blank, a comment or valgrind's own
@@ -198,27 +184,14 @@ static void detect(struct pes_text_reader *t)
         size_t n = nl ? (size_t)(nl - l) : t->len - pos;
         pos += n + 1;
         size_t i = 0;
-        while (i < n && is_space(l[i]))
+        while (i < n && is_blank(l[i]))
             i++;
         if (i == n || l[i] == '#' || (n >= 2 && l[0] == '=' && l[1] == '='))
             continue;
-        if (lackey_shape(l, n))
+        if (text_lackey_shape(l, n))
             t->format = PES_TEXT_FORMAT_LACKEY;
         return;
     }
-}
-
-static int parse_rw(const char *s, size_t n, uint32_t *site)
-{
-    if (n != 1)
-        return -1;
-    if (s[0] == 'R' || s[0] == 'r')
-        *site = PES_TEXT_READ_SITE;
-    else if (s[0] == 'W' || s[0] == 'w')
-        *site = PES_TEXT_WRITE_SITE;
-    else
-        return -1;
-    return 0;
 }
 
 /* Moves the unparsed bytes to the front and reads more after them; -1 on a
@@ -229,9 +202,8 @@ static int refill(struct pes_text_reader *t)
     memmove(t->buf, t->buf + t->pos, keep);
     t->len = keep;
     t->pos = 0;
-    size_t cap = TEXT_CHUNK + PES_TEXT_MAX_LINE;
-    while (t->len < cap) {
-        ssize_t n = read(t->fd, t->buf + t->len, cap - t->len);
+    while (t->len < TEXT_DATA) {
+        ssize_t n = read(t->fd, t->buf + t->len, TEXT_DATA - t->len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -245,147 +217,404 @@ static int refill(struct pes_text_reader *t)
     return 0;
 }
 
-/* The next line, without its newline, in *line: its length, -1 at the end of
- * the input, -2 if it is longer than PES_TEXT_MAX_LINE (the rest is not read:
- * a file without newlines, or /dev/zero, ends here), -3 on a read error. */
-static long read_line(struct pes_text_reader *t, const char **line)
+/* Records the reader's error (sticky) and copies it to err; returns -1. */
+static long fail(struct pes_text_reader *t, int error, uint64_t lineno, const char *line, size_t len,
+                 int read_errno, struct pes_error *err)
 {
-    for (;;) {
-        size_t avail = t->len - t->pos;
-        const char *at = t->buf + t->pos;
-        const char *nl = memchr(at, '\n', avail);
-        if (nl) {
-            size_t len = (size_t)(nl - at);
-            if (len > PES_TEXT_MAX_LINE)
-                return -2;
-            *line = at;
-            t->pos += len + 1;
-            return (long)len;
-        }
-        if (avail > PES_TEXT_MAX_LINE)
-            return -2;
-        if (t->eof) {
-            if (!avail)
-                return -1;
-            *line = at;   /* the last line, without a newline */
-            t->pos = t->len;
-            return (long)avail;
-        }
-        if (refill(t) < 0)
-            return -3;
-    }
+    text_parse_message(&t->error, error, t->format, t->path, lineno, line, len, read_errno);
+    t->failed = 1;
+    if (err)
+        *err = t->error;
+    return -1;
 }
 
-/* One addr-format line: 1 and the record, 0 for a blank or comment line,
- * -1 (err set) if malformed. */
-static int addr_line(struct pes_text_reader *t, const char *line, long len, struct pes_record *out,
-                     struct pes_error *err)
+/* ------------------------------------------------------------ on the calling thread */
+
+/* Makes buf[pos, lines_end) the next complete lines: 1, 0 at the end of the
+ * input, -1 (the reader failed) on a read error or a line too long to hold. */
+static int next_lines(struct pes_text_reader *t, struct pes_error *err)
 {
-    const char *hash = memchr(line, '#', (size_t)len);
-    if (hash)
-        len = hash - line;
-    const char *tok[3];
-    size_t tlen[3];
-    int nt = 0;
-    for (long i = 0; i < len;) {
-        while (i < len && is_space(line[i]))
-            i++;
-        if (i >= len)
-            break;
-        long s = i;
-        while (i < len && !is_space(line[i]))
-            i++;
-        if (nt == 3)
-            break;
-        tok[nt] = line + s;
-        tlen[nt++] = (size_t)(i - s);
-    }
-    if (nt == 0)
+    if (t->eof && t->pos >= t->len)
         return 0;
-    uint64_t addr = 0;
-    uint32_t site = PES_TEXT_READ_SITE;
-    int ok;
-    if (nt == 1)
-        ok = parse_hex(tok[0], tlen[0], &addr) == 0;
-    else if (nt == 2)
-        ok = (parse_hex(tok[0], tlen[0], &addr) == 0 && parse_rw(tok[1], tlen[1], &site) == 0) ||
-             (parse_rw(tok[0], tlen[0], &site) == 0 && parse_hex(tok[1], tlen[1], &addr) == 0);
-    else
-        ok = 0;
-    if (!ok) {
-        int show = (int)(tlen[0] > 40 ? 40 : tlen[0]);
-        pes_error_set(err, PES_ERR_FORMAT, t->lineno,
-                      "%s:%llu: expected \"ADDR\", \"ADDR R|W\" or \"R|W ADDR\" "
-                      "(hex address, at most 16 digits), got \"%.*s%s\"",
-                      t->path, (unsigned long long)t->lineno, show, tok[0],
-                      nt > 1 || tlen[0] > 40 ? " ..." : "");
-        return -1;
+    if (!t->eof && refill(t) < 0)
+        return (int)fail(t, TEXT_READ_FAILED, t->lineno + 1, NULL, 0, errno, err);
+    size_t end = t->len;
+    while (end > t->pos && t->buf[end - 1] != '\n')
+        end--;
+    if (end == t->pos) {   /* no newline: the last line, or one too long */
+        if (t->len - t->pos > PES_TEXT_MAX_LINE)
+            return (int)fail(t, TEXT_LONG_LINE, t->lineno + 1, NULL, 0, 0, err);
+        if (t->len == t->pos)   /* refill stops short of TEXT_DATA only at the end */
+            return 0;
+        t->buf[t->len++] = '\n';   /* means the same as no newline */
+        end = t->len;
     }
-    *out = (struct pes_record){addr, site, 0};
+    t->lines_end = end;
     return 1;
 }
 
-/* One lackey line: the number of records (0..2: "M" is a load and a store),
- * -1 (err set) if malformed. The access's size is not kept: a record stands
- * for the access's first byte, as an addr-format line does. */
-static int lackey_line(struct pes_text_reader *t, const char *line, long len, struct pes_record out[2],
-                       struct pes_error *err)
+static long read_lines(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
 {
-    long n = len;
-    while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
-        n--;
-    if (n == 0 || (n >= 2 && line[0] == '=' && line[1] == '='))
-        return 0;
-    if (n >= 3 && line[0] == 'I' && line[1] == ' ')
-        return 0;   /* an instruction fetch */
-    const char *comma = n > 3 ? memchr(line + 3, ',', (size_t)(n - 3)) : NULL;
-    uint64_t addr;
-    int ok = lackey_shape(line, (size_t)n) && line[0] == ' ' && comma &&
-             parse_hex(line + 3, (size_t)(comma - line - 3), &addr) == 0 && comma + 1 < line + n;
-    for (const char *c = comma ? comma + 1 : NULL; ok && c < line + n; c++)
-        ok = *c >= '0' && *c <= '9';
-    if (!ok) {
-        int show = (int)(n > 40 ? 40 : n);
-        pes_error_set(err, PES_ERR_FORMAT, t->lineno,
-                      "%s:%llu: expected a valgrind lackey line (\" L|S|M ADDR,SIZE\", \"I  ADDR,SIZE\" "
-                      "or \"==PID== ...\"), got \"%.*s%s\"",
-                      t->path, (unsigned long long)t->lineno, show, line, n > 40 ? " ..." : "");
-        return -1;
+    size_t n = 0;
+    if (t->has_pending && n < max) {
+        out[n++] = t->pending;
+        t->has_pending = 0;
     }
-    uint32_t first = line[1] == 'S' ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE;
-    out[0] = (struct pes_record){addr, first, 0};
-    out[1] = (struct pes_record){addr, PES_TEXT_WRITE_SITE, 0};
-    return line[1] == 'M' ? 2 : 1;
+    while (n < max) {
+        if (t->pos == t->lines_end) {
+            int r = next_lines(t, err);
+            if (r <= 0) {
+                if (r < 0)
+                    return -1;
+                break;
+            }
+        }
+        struct text_parse s = {.p = t->buf + t->pos, .end = t->buf + t->lines_end};
+        n += t->format == PES_TEXT_FORMAT_LACKEY ? text_parse_lackey(&s, out + n, max - n)
+                                                 : text_parse_addr(&s, out + n, max - n);
+        t->pos = (size_t)(s.p - t->buf);
+        t->lineno += s.lines;
+        if (s.error)
+            return fail(t, s.error, t->lineno + 1, s.p, s.bad_len, 0, err);
+        if (s.has_pending) {
+            t->pending = s.pending;
+            t->has_pending = 1;
+        }
+    }
+    return (long)n;
+}
+
+static void set_truncation(struct pes_text_reader *t, size_t rest)
+{
+    if (rest && !t->truncation[0])
+        snprintf(t->truncation, sizeof t->truncation,
+                 "%s: ends inside an address: the last %zu byte%s (after %llu complete "
+                 "addresses) are not read", t->path, rest, rest == 1 ? "" : "s",
+                 (unsigned long long)t->lineno);
+}
+
+/* n little-endian addresses at b, as loads */
+static void binary_records(const char *b, size_t n, struct pes_record *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a;
+        memcpy(&a, b + 8 * i, 8);
+        out[i] = (struct pes_record){a, PES_TEXT_READ_SITE, 0};
+    }
 }
 
 static long read_binary(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
 {
     size_t n = 0;
     while (n < max) {
-        if (t->len - t->pos < 8) {
+        size_t avail = t->len - t->pos;
+        if (avail < 8) {
             if (t->eof) {
-                size_t rest = t->len - t->pos;
-                if (rest && !t->truncation[0])
-                    snprintf(t->truncation, sizeof t->truncation,
-                             "%s: ends inside an address: the last %zu byte%s (after %llu complete "
-                             "addresses) are not read", t->path, rest, rest == 1 ? "" : "s",
-                             (unsigned long long)t->lineno);
+                set_truncation(t, avail);
                 break;
             }
             if (refill(t) < 0)
-                return pes_error_set(err, PES_ERR_IO, t->lineno, "%s: read failed after %llu addresses: %s",
-                                     t->path, (unsigned long long)t->lineno, strerror(errno));
+                return fail(t, TEXT_READ_FAILED, t->lineno, NULL, 0, errno, err);
             continue;
         }
-        const unsigned char *b = (const unsigned char *)t->buf + t->pos;
-        uint64_t a = 0;
-        for (int k = 7; k >= 0; k--)
-            a = a << 8 | b[k];
-        out[n++] = (struct pes_record){a, PES_TEXT_READ_SITE, 0};
-        t->pos += 8;
-        t->lineno++;
+        size_t k = avail / 8 < max - n ? avail / 8 : max - n;
+        binary_records(t->buf + t->pos, k, out + n);
+        n += k;
+        t->pos += 8 * k;
+        t->lineno += k;
     }
     return (long)n;
+}
+
+/* ------------------------------------------------------------ parallel blocks */
+
+/*
+ * Worker threads take turns reading the next block of the file (TEXT_DATA
+ * bytes at most, cut after its last newline; the unfinished line is carried
+ * in t->buf to the start of the next block), then parse their block
+ * concurrently into its own records. The consumer hands the blocks' records
+ * out in block order, numbering lines by adding up the blocks' line counts,
+ * so an error names its line exactly as the calling-thread reader does.
+ * n_blocks slots bound the memory: a worker waits for the consumer to free
+ * the oldest slot before it reads a block into it.
+ *
+ * Locks: input_lock guards the file and the carry (t->fd, t->buf, t->len,
+ * t->pos, t->eof), and is always taken before lock, which guards the ring
+ * (each slot's status, next_fill, consumed, input_done, n_filled, stop). A
+ * block is its worker's between its claim and BLOCK_READY, then the
+ * consumer's until it is released.
+ */
+enum { BLOCK_EMPTY, BLOCK_BUSY, BLOCK_READY };
+
+struct text_block {
+    char *buf;                 /* TEXT_BUF bytes */
+    size_t len;                /* its complete lines */
+    struct pes_record *rec;
+    size_t nrec, rec_cap;
+    uint64_t lines;            /* lines in the block; with an error, before it */
+    int status;
+    int error;                 /* enum text_parse_error: comes after the block's records */
+    int read_errno;
+    size_t bad_off, bad_len;   /* TEXT_BAD_LINE: the line in buf */
+    int last;                  /* nothing is read after this block */
+};
+
+struct text_pool {
+    struct pes_text_reader *t;
+    pthread_t *threads;
+    unsigned n_threads, n_blocks;
+    struct text_block *blocks;
+    pthread_mutex_t input_lock, lock;
+    pthread_cond_t slot_free, block_ready;
+    uint64_t next_fill;        /* the next block to read */
+    uint64_t consumed;         /* blocks released by the consumer */
+    uint64_t n_filled;         /* with input_done: the number of blocks */
+    int input_done, stop;
+    /* the consumer's */
+    struct text_block *cur;
+    size_t cur_pos;
+    uint64_t lines_before;     /* lines in the released blocks */
+};
+
+/* Reads block b (the next one of the file); under input_lock. */
+static void fill_block(struct pes_text_reader *t, struct text_block *b)
+{
+    b->error = TEXT_OK;
+    b->len = b->nrec = 0;
+    b->lines = 0;
+    b->last = 0;
+    size_t have = t->len - t->pos;
+    memcpy(b->buf, t->buf + t->pos, have);
+    t->len = t->pos = 0;
+    while (have < TEXT_DATA && !t->eof) {
+        ssize_t n = read(t->fd, b->buf + have, TEXT_DATA - have);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {   /* the unfinished line and what came after it are not parsed */
+            b->error = TEXT_READ_FAILED;
+            b->read_errno = errno;
+            b->last = 1;
+            return;
+        }
+        if (n == 0)
+            t->eof = 1;
+        have += (size_t)n;
+    }
+    size_t end = have;
+    while (end > 0 && b->buf[end - 1] != '\n')
+        end--;
+    size_t tail = have - end;
+    b->len = end;
+    if (tail > PES_TEXT_MAX_LINE) {
+        b->error = TEXT_LONG_LINE;
+        b->last = 1;
+    } else if (t->eof) {
+        b->last = 1;
+        if (tail) {   /* the last line, without its newline */
+            b->buf[have] = '\n';
+            b->len = have + 1;
+        }
+    } else {
+        memcpy(t->buf, b->buf + end, tail);
+        t->len = tail;
+    }
+}
+
+static int grow_records(struct text_block *b)
+{
+    size_t cap = b->rec_cap ? 2 * b->rec_cap : TEXT_CHUNK / 8;
+    struct pes_record *rec = realloc(b->rec, cap * sizeof *rec);
+    if (!rec)
+        return -1;
+    b->rec = rec;
+    b->rec_cap = cap;
+    return 0;
+}
+
+/* Parses block b into its records; outside the locks. */
+static void parse_block(enum pes_text_format format, struct text_block *b)
+{
+    struct text_parse s = {.p = b->buf, .end = b->buf + b->len};
+    size_t n = 0;
+    while (!s.error && (s.p < s.end || s.has_pending)) {
+        if (b->rec_cap - n < 2 && grow_records(b) < 0) {
+            b->nrec = n;
+            b->lines = s.lines;
+            b->error = TEXT_NO_MEMORY;
+            return;
+        }
+        if (s.has_pending) {
+            b->rec[n++] = s.pending;
+            s.has_pending = 0;
+            continue;
+        }
+        n += format == PES_TEXT_FORMAT_LACKEY ? text_parse_lackey(&s, b->rec + n, b->rec_cap - n)
+                                              : text_parse_addr(&s, b->rec + n, b->rec_cap - n);
+    }
+    b->nrec = n;
+    b->lines = s.lines;
+    if (s.error) {   /* comes before an error found when the block was read */
+        b->error = s.error;
+        b->bad_off = (size_t)(s.p - b->buf);
+        b->bad_len = s.bad_len;
+    }
+}
+
+static void *pool_worker(void *arg)
+{
+    struct text_pool *pool = arg;
+    for (;;) {
+        pthread_mutex_lock(&pool->input_lock);
+        pthread_mutex_lock(&pool->lock);
+        while (!pool->stop && !pool->input_done && pool->next_fill >= pool->consumed + pool->n_blocks)
+            pthread_cond_wait(&pool->slot_free, &pool->lock);
+        if (pool->stop || pool->input_done) {
+            pthread_mutex_unlock(&pool->lock);
+            pthread_mutex_unlock(&pool->input_lock);
+            return NULL;
+        }
+        uint64_t seq = pool->next_fill++;
+        struct text_block *b = &pool->blocks[seq % pool->n_blocks];
+        b->status = BLOCK_BUSY;
+        pthread_mutex_unlock(&pool->lock);
+        fill_block(pool->t, b);
+        if (b->last) {
+            pthread_mutex_lock(&pool->lock);
+            pool->input_done = 1;
+            pool->n_filled = seq + 1;
+            pthread_cond_broadcast(&pool->block_ready);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        pthread_mutex_unlock(&pool->input_lock);
+        if (b->error != TEXT_READ_FAILED)
+            parse_block(pool->t->format, b);
+        pthread_mutex_lock(&pool->lock);
+        b->status = BLOCK_READY;
+        pthread_cond_broadcast(&pool->block_ready);
+        pthread_mutex_unlock(&pool->lock);
+    }
+}
+
+static void pool_free(struct text_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->slot_free);
+    pthread_mutex_unlock(&pool->lock);
+    for (unsigned i = 0; i < pool->n_threads; i++)
+        pthread_join(pool->threads[i], NULL);
+    for (unsigned i = 0; i < pool->n_blocks; i++) {
+        free(pool->blocks[i].buf);
+        free(pool->blocks[i].rec);
+    }
+    pthread_cond_destroy(&pool->block_ready);
+    pthread_cond_destroy(&pool->slot_free);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_mutex_destroy(&pool->input_lock);
+    free(pool->blocks);
+    free(pool->threads);
+    free(pool);
+}
+
+static struct text_pool *pool_new(struct pes_text_reader *t, unsigned n_threads)
+{
+    struct text_pool *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->t = t;
+    /* a block per worker being parsed, as many parsed ahead of the consumer */
+    pool->n_blocks = 2 * n_threads;
+    pool->blocks = calloc(pool->n_blocks, sizeof *pool->blocks);
+    pool->threads = calloc(n_threads, sizeof *pool->threads);
+    pthread_mutex_init(&pool->input_lock, NULL);
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->slot_free, NULL);
+    pthread_cond_init(&pool->block_ready, NULL);
+    int ok = pool->blocks && pool->threads;
+    for (unsigned i = 0; ok && i < pool->n_blocks; i++)
+        ok = (pool->blocks[i].buf = calloc(1, TEXT_BUF)) != NULL;
+    /* workers take no signals: the process's handlers run on its own threads */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (; ok && pool->n_threads < n_threads; pool->n_threads++)
+        ok = pthread_create(&pool->threads[pool->n_threads], NULL, pool_worker, pool) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!ok) {
+        pool_free(pool);
+        return NULL;
+    }
+    return pool;
+}
+
+static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
+{
+    struct text_pool *pool = t->pool;
+    size_t n = 0;
+    while (n < max) {
+        struct text_block *b = pool->cur;
+        if (!b) {
+            pthread_mutex_lock(&pool->lock);
+            for (;;) {
+                b = &pool->blocks[pool->consumed % pool->n_blocks];
+                if (b->status == BLOCK_READY)
+                    break;
+                if (pool->input_done && pool->consumed >= pool->n_filled) {
+                    b = NULL;
+                    break;
+                }
+                pthread_cond_wait(&pool->block_ready, &pool->lock);
+            }
+            pthread_mutex_unlock(&pool->lock);
+            if (!b)
+                break;
+            pool->cur = b;
+            pool->cur_pos = 0;
+        }
+        size_t k = b->nrec - pool->cur_pos < max - n ? b->nrec - pool->cur_pos : max - n;
+        if (k)   /* a block without records may have no array */
+            memcpy(out + n, b->rec + pool->cur_pos, k * sizeof *out);
+        n += k;
+        pool->cur_pos += k;
+        if (n == max)   /* what follows the block's records waits for the next call */
+            break;
+        t->lineno = pool->lines_before + b->lines;
+        if (b->error)
+            return fail(t, b->error, t->lineno + 1, b->buf + b->bad_off, b->bad_len, b->read_errno, err);
+        pool->lines_before = t->lineno;
+        pthread_mutex_lock(&pool->lock);
+        b->status = BLOCK_EMPTY;
+        pool->consumed++;
+        pthread_cond_signal(&pool->slot_free);
+        pthread_mutex_unlock(&pool->lock);
+        pool->cur = NULL;
+    }
+    return (long)n;
+}
+
+int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!t || n < 1 || n > PES_TEXT_MAX_THREADS)
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_set_threads: %u threads (1 to %u)", n,
+                             PES_TEXT_MAX_THREADS);
+    if (t->started || t->pool)
+        return pes_error_set(err, PES_ERR_ARG, 0, "%s: pes_text_reader_set_threads after the first read",
+                             t->path);
+    /* memory, standard input and binary64 (turning bytes into records is a
+     * copy, which the consumer would do again): on the calling thread */
+    if (n == 1 || t->fd <= STDIN_FILENO || t->format == PES_TEXT_FORMAT_BINARY64)
+        return 0;
+    if (!(t->pool = pool_new(t, n)))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s: cannot start %u reader threads", t->path, n);
+    return 0;
+}
+
+unsigned pes_text_reader_threads(const struct pes_text_reader *t)
+{
+    return t->pool ? t->pool->n_threads : 1;
 }
 
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
@@ -394,39 +623,15 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
     pes_err_clear(err);
     if (!t || (max && !out))
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_read: bad arguments");
+    t->started = 1;
+    if (t->failed) {
+        if (err)
+            *err = t->error;
+        return -1;
+    }
+    if (t->pool)
+        return read_pool(t, out, max, err);
     if (t->format == PES_TEXT_FORMAT_BINARY64)
         return read_binary(t, out, max, err);
-    size_t n = 0;
-    if (t->has_pending && n < max) {
-        out[n++] = t->pending;
-        t->has_pending = 0;
-    }
-    while (n < max) {
-        const char *line = NULL;
-        long len = read_line(t, &line);
-        if (len == -3)
-            return pes_error_set(err, PES_ERR_IO, t->lineno, "%s:%llu: read failed: %s",
-                               t->path, (unsigned long long)t->lineno + 1, strerror(errno));
-        if (len == -2)
-            return pes_error_set(err, PES_ERR_FORMAT, t->lineno, "%s:%llu: line longer than %u bytes "
-                               "(a text trace has one access per line)",
-                               t->path, (unsigned long long)t->lineno + 1, PES_TEXT_MAX_LINE);
-        if (len < 0)
-            break;
-        t->lineno++;
-        struct pes_record r[2];
-        int k = t->format == PES_TEXT_FORMAT_LACKEY ? lackey_line(t, line, len, r, err)
-                                                    : addr_line(t, line, len, r, err);
-        if (k < 0)
-            return -1;
-        if (k >= 1)
-            out[n++] = r[0];
-        if (k == 2) {
-            if (n < max)
-                out[n++] = r[1];
-            else
-                t->pending = r[1], t->has_pending = 1;
-        }
-    }
-    return (long)n;
+    return read_lines(t, out, max, err);
 }

@@ -460,9 +460,24 @@ const char *pes_text_reader_truncation(const struct pes_text_reader *t);
 struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t size, const char *name,
                                                     struct pes_error *err);
 /* Reads up to max records; returns count (0 at end) or -1 on a malformed or
- * too long line (err names the line). */
+ * too long line (err names the line). The records of the call that reaches a
+ * bad line are not returned; after -1 every call returns -1 with that error. */
 long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, size_t max,
                           struct pes_error *err);
+/* Parses with n threads (1..PES_TEXT_MAX_THREADS; 1, the default, parses on
+ * the calling thread). With n > 1, n workers take turns reading the next 1 MiB
+ * block of the file, cut after its last newline, and parse their blocks at
+ * the same time; _read hands the records out in file order, and the records
+ * and the errors (line numbers included) are those of the calling-thread
+ * reader. At most 2n blocks are in memory. Call it before the first _read;
+ * standard input, _open_memory readers and binary64 (already faster than the
+ * copy parallel blocks would add) stay on the calling thread (0 is returned). -1 (err) if n is out of range, after a read, or if
+ * the threads cannot be started. The reader itself is still used by one
+ * thread at a time: the workers are its own. */
+#define PES_TEXT_MAX_THREADS 64u
+int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pes_error *err);
+/* The threads parsing: 1 on the calling thread, else the workers started. */
+unsigned pes_text_reader_threads(const struct pes_text_reader *t);
 void pes_text_reader_close(struct pes_text_reader *t);
 
 /* ---------------------------------------------------------------- printing */
