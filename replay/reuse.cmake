@@ -1,15 +1,18 @@
-# pes_reuse: exact reuse distance, PRD/CRD profiles and PPT-Multicore mimicking
-# (replay/src/{histogram,reuse_distance,profiles,mimic}.c). Included from
+# pes_reuse: exact reuse distance, PRD/CRD profiles, PPT-Multicore mimicking
+# and SHARDS approximate histograms
+# (replay/src/{histogram,reuse_distance,profiles,mimic,shards}.c). Included from
 # replay/CMakeLists.txt and, guarded, from tests/unit/reuse.cmake.
 if(NOT TARGET pes_reuse)
   add_library(pes_reuse STATIC
     ${CMAKE_CURRENT_LIST_DIR}/src/histogram.c
     ${CMAKE_CURRENT_LIST_DIR}/src/reuse_distance.c
     ${CMAKE_CURRENT_LIST_DIR}/src/profiles.c
-    ${CMAKE_CURRENT_LIST_DIR}/src/mimic.c)
+    ${CMAKE_CURRENT_LIST_DIR}/src/mimic.c
+    ${CMAKE_CURRENT_LIST_DIR}/src/shards.c)
   # Only plain structs of model.h are used (the histogram adapter fills struct
   # pes_reuse_profile directly); errors go through pes_trace's pes_error_set.
   target_link_libraries(pes_reuse PUBLIC pes_trace)   # pes_error_set
+  target_link_libraries(pes_reuse PRIVATE m)          # shards.c: llround, fabs
   target_include_directories(pes_reuse PUBLIC
     ${CMAKE_CURRENT_LIST_DIR}/src
     ${CMAKE_CURRENT_LIST_DIR}/../trace/include
