@@ -35,15 +35,20 @@
  *   matmul-256   C[i][j] += A[i][k] * B[k][j], doubles, row-major, ijk order,
  *                n = 256: per (i, j, k) one access each to A[i][k], B[k][j],
  *                C[i][j] (50.3 M accesses, 24 576 lines)
+ *   loop-stack   a[i] = b[i] + c[i] over 8 MiB arrays, swept repeatedly,
+ *                plus one store to a stack temporary per iteration (the
+ *                mimic-N loop): 20 M accesses, a quarter of them to one line
  * Rows per trace: "generate" (the generator alone, the floor), "exact" (the
  * engine), fixed rate R = 0.01 and 0.001, fixed size s_max = 8192 and 1024
- * (starting at R = 1). MAE is pes_shards_mrc_mae(exact, approx, 0): mean
+ * (starting at R = 1). MAE is pes_shards_mrc_mae(exact, approx, 0, 0): mean
  * |miss ratio difference| over caches of 1, 2, 4, ... lines up to the first
  * power of two >= the distinct lines, with the SHARDS first-bucket
- * adjustment ("adj") and without ("plain"); the throughput is the adjusted
- * run's. Seed 1.
+ * adjustment ("adj") and without ("plain"); "c >= 1/R" are the same from the
+ * first power of two >= 1/R (final R), the sizes the sample can resolve.
+ * The throughput is the adjusted run's. Seed 1.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,7 +267,7 @@ fail:
 /* ---------------------------------------------------------- shards mode */
 
 struct gen {
-    int kind;   /* 0 uniform, 1 cyclic, 2 matmul */
+    int kind;   /* 0 uniform, 1 cyclic, 2 matmul, 3 loop with a stack temporary */
     uint64_t n, done, lines, s, i, j, k;
 };
 
@@ -277,8 +282,10 @@ static void gen_init(struct gen *g, int kind)
     } else if (kind == 1) {
         g->n = 20000000;
         g->lines = 100000;
-    } else {
+    } else if (kind == 2) {
         g->n = UINT64_C(3) * 256 * 256 * 256;
+    } else {
+        g->n = 20000000;
     }
 }
 
@@ -297,6 +304,14 @@ static size_t gen_fill(struct gen *g, uint64_t *a)
         for (; m < BLOCK && g->done < g->n; m++, g->done++) {
             a[m] = 0x7f0000000000u + g->i * 64;
             if (++g->i == g->lines)
+                g->i = 0;
+        }
+    } else if (g->kind == 3) {
+        static const uint64_t base[4] = { 0x20000000, 0x30000000, 0x10000000, 0x7ffd0000 };
+        for (; m + 4 <= BLOCK && g->done < g->n; g->done += 4) {
+            for (int j = 0; j < 4; j++)
+                a[m++] = base[j] + (j == 3 ? 0 : 8 * g->i);
+            if (++g->i == (UINT64_C(1) << 20))
                 g->i = 0;
         }
     } else {
@@ -389,17 +404,17 @@ fail:
 
 static int run_shards(const char **cases, int n_cases, FILE *jf)
 {
-    static const char *const names[3] = { "rand-1m", "cyclic-100k", "matmul-256" };
-    printf("| trace | mode | R (final) | accesses | lines tracked | sampled | CPU s | M accesses/CPU s | MAE adj | MAE plain | MiB |\n");
-    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    static const char *const names[4] = { "rand-1m", "cyclic-100k", "matmul-256", "loop-stack" };
+    printf("| trace | mode | R (final) | accesses | lines tracked | sampled | CPU s | M accesses/CPU s | MAE adj | MAE plain | MAE adj, c >= 1/R | MAE plain, c >= 1/R | MiB |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     int first = 1;
     for (int c = 0; c < n_cases; c++) {
         int kind = -1;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             if (strcmp(cases[c], names[k]) == 0)
                 kind = k;
         if (kind < 0) {
-            fprintf(stderr, "reuse_bench: --shards: unknown case '%s' (rand-1m, cyclic-100k, matmul-256)\n", cases[c]);
+            fprintf(stderr, "reuse_bench: --shards: unknown case '%s' (rand-1m, cyclic-100k, matmul-256, loop-stack)\n", cases[c]);
             return 1;
         }
         struct pes_rd_hist ex;
@@ -413,7 +428,7 @@ static int run_shards(const char **cases, int n_cases, FILE *jf)
                       { "fixed rate", 0.001, 0 }, { "fixed size 8192", 1.0, 8192 },
                       { "fixed size 1024", 1.0, 1024 } };
         for (int r = 0; r < 6; r++) {
-            double mae[2] = { -1, -1 };
+            double mae[4] = { -1, -1, -1, -1 };
             if (r == 0) {
                 if (shards_run(kind, 0, NULL, NULL, &st, &cpu) < 0)
                     return 1;
@@ -429,33 +444,37 @@ static int run_shards(const char **cases, int n_cases, FILE *jf)
                     double cpu2;
                     if (shards_run(kind, 2, &o, &h, adj ? &st : &st2, adj ? &cpu : &cpu2) < 0)
                         return 1;
-                    mae[adj] = pes_shards_mrc_mae(&ex, &h, 0);
+                    mae[adj] = pes_shards_mrc_mae(&ex, &h, 0, 0);
+                    /* st: the adjusted run's, whose rate both runs share */
+                    mae[3 - adj] = pes_shards_mrc_mae(&ex, &h, (uint64_t)ceil(1.0 / st.rate), 0);
                     pes_rd_hist_free(&h);
                 }
             }
-            char rate[32] = "-", ms[2][32] = { "-", "-" };
+            char rate[32] = "-", ms[4][32] = { "-", "-", "-", "-" };
             if (r >= 1)
                 snprintf(rate, sizeof rate, "%.5g", st.rate);
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < 4; k++)
                 if (mae[k] >= 0)
                     snprintf(ms[k], sizeof ms[k], "%.5f", mae[k]);
-            printf("| %s | %s | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.3f | %.1f | %s | %s | %.2f |\n",
+            printf("| %s | %s | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.3f | %.1f | %s | %s | %s | %s | %.2f |\n",
                    names[kind], rows[r].mode, rate, st.accesses, st.lines, st.sampled, cpu,
-                   st.accesses / cpu / 1e6, ms[1], ms[0], st.memory / 1048576.0);
+                   st.accesses / cpu / 1e6, ms[1], ms[0], ms[2], ms[3], st.memory / 1048576.0);
             if (jf) {
                 fprintf(jf,
                         "%s  {\"trace\": \"%s\", \"mode\": \"%s\", \"rate\": %.6g, \"s_max\": %" PRIu64
                         ", \"accesses\": %" PRIu64 ", \"lines\": %" PRIu64 ", \"sampled\": %" PRIu64
                         ", \"cpu_seconds\": %.4f, \"maccesses_per_cpu_s\": %.2f"
-                        ", \"mae_adjusted\": %.6f, \"mae_plain\": %.6f, \"bytes\": %" PRIu64 "}",
+                        ", \"mae_adjusted\": %.6f, \"mae_plain\": %.6f"
+                        ", \"mae_adjusted_resolvable\": %.6f, \"mae_plain_resolvable\": %.6f"
+                        ", \"bytes\": %" PRIu64 "}",
                         first ? "" : ",\n", names[kind], rows[r].mode, st.rate, rows[r].s_max,
                         st.accesses, st.lines, st.sampled, cpu, st.accesses / cpu / 1e6, mae[1],
-                        mae[0], st.memory);
+                        mae[0], mae[2], mae[3], st.memory);
                 first = 0;
             }
         }
-        printf("| | MRC grid: %u points (1 .. 2^%u lines) | | | %" PRIu64 " distinct | | | | | | |\n",
-               pes_shards_mrc_grid(&ex, 0), pes_shards_mrc_grid(&ex, 0) - 1, ex.cold);
+        printf("| | MRC grid: %u points (1 .. 2^%u lines) | | | %" PRIu64 " distinct | | | | | | | | |\n",
+               pes_shards_mrc_grid(&ex, 0, 0), pes_shards_mrc_grid(&ex, 0, 0) - 1, ex.cold);
         pes_rd_hist_free(&ex);
     }
     return 0;
@@ -487,7 +506,7 @@ int main(int argc, char **argv)
             cases[n_cases++] = argv[++i];
         } else {
             fprintf(stderr, "usage: reuse_bench [--accesses N] [--single] [--json FILE] [--case strided|strided-w|rand-1m|rand-16m|mimic-N]...\n"
-                            "       reuse_bench --shards [--json FILE] [--case rand-1m|cyclic-100k|matmul-256]...\n");
+                            "       reuse_bench --shards [--json FILE] [--case rand-1m|cyclic-100k|matmul-256|loop-stack]...\n");
             return 2;
         }
     }
@@ -496,6 +515,7 @@ int main(int argc, char **argv)
             cases[n_cases++] = "rand-1m";
             cases[n_cases++] = "cyclic-100k";
             cases[n_cases++] = "matmul-256";
+            cases[n_cases++] = "loop-stack";
         }
         FILE *sj = NULL;
         if (json && !(sj = fopen(json, "w"))) {

@@ -21,6 +21,6 @@ if(NOT TARGET pes_reuse)
   # bench/reuse_bench.c: built on demand (`ninja -C BUILD reuse_bench`).
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/../bench/reuse_bench.c)
     add_executable(reuse_bench EXCLUDE_FROM_ALL ${CMAKE_CURRENT_LIST_DIR}/../bench/reuse_bench.c)
-    target_link_libraries(reuse_bench PRIVATE pes_reuse)
+    target_link_libraries(reuse_bench PRIVATE pes_reuse m)
   endif()
 endif()

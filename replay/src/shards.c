@@ -433,36 +433,39 @@ static int flush(struct pes_shards *s)
     return 0;
 }
 
-int pes_shards_push_keys(struct pes_shards *s, const uint64_t *key, size_t n)
+/* The filter: hash, compare, append the key to the buffer without a branch
+ * (a rejected key's slot is overwritten by the next one). Locals keep nbuf
+ * and T in registers: stores to buf[] could otherwise alias s->nbuf. */
+static inline int filter(struct pes_shards *s, const uint64_t *in, size_t n, unsigned sh)
 {
     const uint64_t off = s->off;
+    uint64_t *buf = s->buf, *hbuf = s->hbuf;
     s->accesses += n;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = key[i], h = line_hash(k, off);
-        /* branch-free append; the buffer slot is overwritten if rejected */
-        s->buf[s->nbuf] = k;
-        s->hbuf[s->nbuf] = h;
-        s->nbuf += h < s->T;
-        if (__builtin_expect(s->nbuf == BUF, 0) && flush(s) < 0)
+    size_t i = 0;
+    while (i < n) {
+        const uint64_t T = s->T;   /* flush may lower it (fixed size) */
+        uint64_t nb = s->nbuf;
+        for (; i < n && nb < BUF; i++) {
+            uint64_t k = in[i] >> sh, h = line_hash(k, off);
+            buf[nb] = k;
+            hbuf[nb] = h;
+            nb += h < T;
+        }
+        s->nbuf = nb;
+        if (flush(s) < 0)
             return -1;
     }
-    return flush(s);
+    return 0;
+}
+
+int pes_shards_push_keys(struct pes_shards *s, const uint64_t *key, size_t n)
+{
+    return filter(s, key, n, 0);
 }
 
 int pes_shards_push_batch(struct pes_shards *s, const uint64_t *addr, size_t n)
 {
-    const uint64_t off = s->off;
-    const unsigned sh = s->shift;
-    s->accesses += n;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = addr[i] >> sh, h = line_hash(k, off);
-        s->buf[s->nbuf] = k;
-        s->hbuf[s->nbuf] = h;
-        s->nbuf += h < s->T;
-        if (__builtin_expect(s->nbuf == BUF, 0) && flush(s) < 0)
-            return -1;
-    }
-    return flush(s);
+    return filter(s, addr, n, s->shift);
 }
 
 int pes_shards_push(struct pes_shards *s, uint64_t addr)
@@ -587,23 +590,37 @@ double pes_shards_miss_ratio(const struct pes_rd_hist *h, uint64_t c)
     return 1.0 - pes_rd_hist_below(h, c) / (double)h->total;
 }
 
-unsigned pes_shards_mrc_grid(const struct pes_rd_hist *ref, uint64_t max_lines)
+/* First and last exponent of the grid: 2^lo >= min_lines (at least 1),
+ * 2^hi the first power of two >= max_lines (or ref->cold); hi >= lo. */
+static void grid_range(const struct pes_rd_hist *ref, uint64_t min_lines, uint64_t max_lines,
+                       unsigned *lo, unsigned *hi)
 {
     uint64_t m = max_lines ? max_lines : ref->cold;
-    unsigned k = 0;
-    while (k < 63 && (UINT64_C(1) << k) < m)
-        k++;
-    return k + 1;
+    unsigned a = 0, b = 0;
+    while (a < 63 && (UINT64_C(1) << a) < min_lines)
+        a++;
+    while (b < 63 && (UINT64_C(1) << b) < m)
+        b++;
+    *lo = a;
+    *hi = b > a ? b : a;
+}
+
+unsigned pes_shards_mrc_grid(const struct pes_rd_hist *ref, uint64_t min_lines, uint64_t max_lines)
+{
+    unsigned lo, hi;
+    grid_range(ref, min_lines, max_lines, &lo, &hi);
+    return hi - lo + 1;
 }
 
 double pes_shards_mrc_mae(const struct pes_rd_hist *ref, const struct pes_rd_hist *est,
-                          uint64_t max_lines)
+                          uint64_t min_lines, uint64_t max_lines)
 {
-    unsigned n = pes_shards_mrc_grid(ref, max_lines);
+    unsigned lo, hi;
+    grid_range(ref, min_lines, max_lines, &lo, &hi);
     double e = 0;
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = lo; i <= hi; i++) {
         uint64_t c = UINT64_C(1) << i;
         e += fabs(pes_shards_miss_ratio(ref, c) - pes_shards_miss_ratio(est, c));
     }
-    return e / n;
+    return e / (hi - lo + 1);
 }

@@ -81,7 +81,7 @@ static double shards_mae(const uint64_t *a, uint64_t n, const struct pes_rd_hist
     assert_int_equal(pes_shards_push_batch(s, a, n), 0);
     struct pes_rd_hist h;
     assert_int_equal(pes_shards_finish(s, &h, NULL), 0);
-    double m = pes_shards_mrc_mae(ex, &h, 0);
+    double m = pes_shards_mrc_mae(ex, &h, 0, 0);
     pes_rd_hist_free(&h);
     pes_shards_destroy(s);
     return m;
@@ -126,7 +126,7 @@ static void test_rate1_equals_exact(void **state)
         struct pes_rd_hist h;
         assert_int_equal(pes_shards_finish(s, &h, NULL), 0);
         assert_hist_equal(&h, &ex);
-        assert_true(pes_shards_mrc_mae(&ex, &h, 0) == 0.0);
+        assert_true(pes_shards_mrc_mae(&ex, &h, 0, 0) == 0.0);
         struct pes_shards_stats st;
         pes_shards_stats(s, &st);
         assert_int_equal(st.accesses, n);
@@ -230,7 +230,7 @@ static void test_mae_uniform(void **state)
     uint64_t *a = make_stream(UNIFORM, n, 200000);
     struct pes_rd_hist ex;
     exact_hist(a, n, 0, &ex);
-    assert_int_equal(pes_shards_mrc_grid(&ex, 0), 19);   /* 1 .. 2^18 >= 200000 */
+    assert_int_equal(pes_shards_mrc_grid(&ex, 0, 0), 19);   /* 1 .. 2^18 >= 200000 */
     const double rates[2] = { 0.01, 0.1 };
     for (int r = 0; r < 2; r++)
         for (uint64_t seed = 1; seed <= 10; seed++) {
@@ -264,7 +264,7 @@ static void test_mae_cyclic(void **state)
             assert_int_equal(pes_shards_push_batch(s, a, n), 0);
             struct pes_rd_hist h;
             assert_int_equal(pes_shards_finish(s, &h, NULL), 0);
-            assert_true(pes_shards_mrc_mae(&ex, &h, 0) <= 0.01);
+            assert_true(pes_shards_mrc_mae(&ex, &h, 0, 0) <= 0.01);
             assert_true(fabs(pes_rd_hist_mean(&h) - 99999.0) < 10000.0);
             pes_rd_hist_free(&h);
             pes_shards_destroy(s);
@@ -326,7 +326,7 @@ static void test_adjustment(void **state)
                 assert_true(pes_rd_hist_exact(&h[1], d) <= pes_rd_hist_exact(&h[0], d) + 1);
         }
         assert_int_equal(h[1].cold, h[0].cold);
-        double m_adj = pes_shards_mrc_mae(&ex, &h[1], 0), m_plain = pes_shards_mrc_mae(&ex, &h[0], 0);
+        double m_adj = pes_shards_mrc_mae(&ex, &h[1], 0, 0), m_plain = pes_shards_mrc_mae(&ex, &h[0], 0, 0);
         assert_true(m_adj <= 0.06);
         sum_adj += m_adj;
         sum_plain += m_plain;
@@ -467,7 +467,7 @@ static void test_fixed_size_accuracy(void **state)
             assert_true(st.rate < 0.03);
             struct pes_rd_hist h;
             assert_int_equal(pes_shards_finish(s, &h, NULL), 0);
-            assert_true(pes_shards_mrc_mae(&ex, &h, 0) <= 0.01);
+            assert_true(pes_shards_mrc_mae(&ex, &h, 0, 0) <= 0.01);
             pes_rd_hist_free(&h);
             pes_shards_destroy(s);
         }
@@ -494,14 +494,18 @@ static void test_mrc_helpers(void **state)
     assert_true(pes_shards_miss_ratio(&a, 4) == 4.0 / 8);
     assert_true(pes_shards_miss_ratio(&a, 16) == 3.0 / 8);
     assert_true(pes_shards_miss_ratio(&b, 16) == 0.0);   /* empty */
-    assert_int_equal(pes_shards_mrc_grid(&a, 0), 3);
-    assert_int_equal(pes_shards_mrc_grid(&a, 16), 5);
-    assert_int_equal(pes_shards_mrc_grid(&a, 17), 6);
-    assert_int_equal(pes_shards_mrc_grid(&b, 0), 1);    /* at least c = 1 */
+    assert_int_equal(pes_shards_mrc_grid(&a, 0, 0), 3);
+    assert_int_equal(pes_shards_mrc_grid(&a, 1, 16), 5);
+    assert_int_equal(pes_shards_mrc_grid(&a, 0, 17), 6);
+    assert_int_equal(pes_shards_mrc_grid(&a, 2, 0), 2);    /* 2, 4 */
+    assert_int_equal(pes_shards_mrc_grid(&a, 3, 0), 1);    /* 4 */
+    assert_int_equal(pes_shards_mrc_grid(&a, 64, 0), 1);   /* 64: min wins */
+    assert_int_equal(pes_shards_mrc_grid(&b, 0, 0), 1);    /* at least c = 1 */
     /* b: everything cold (miss ratio 1): errors 1/8, 2/8, 4/8 -> mean 7/24 */
     assert_int_equal(pes_rd_hist_add_n(&b, COLD, 8), 0);
-    assert_true(fabs(pes_shards_mrc_mae(&a, &b, 0) - 7.0 / 24) < 1e-12);
-    assert_true(pes_shards_mrc_mae(&a, &a, 0) == 0.0);
+    assert_true(fabs(pes_shards_mrc_mae(&a, &b, 0, 0) - 7.0 / 24) < 1e-12);
+    assert_true(fabs(pes_shards_mrc_mae(&a, &b, 2, 0) - 3.0 / 8) < 1e-12);
+    assert_true(pes_shards_mrc_mae(&a, &a, 0, 0) == 0.0);
     pes_rd_hist_free(&a);
     pes_rd_hist_free(&b);
 }
