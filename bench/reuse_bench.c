@@ -35,8 +35,29 @@
  * T = 1 is the sequential path. --parallel runs the three with T = 1 and 2
  * and prints wall-clock rates and the speedup (these rates are per wall
  * second: the point is the elapsed time); the checksum column must match.
+ * --shards runs the SHARDS approximate mode (replay/reuse/shards.c) instead and
+ * prints a second table, in this process (CPU time of each run from
+ * CLOCK_PROCESS_CPUTIME_ID, address generation included). Traces (--case
+ * picks among them; --accesses does not apply):
+ *   rand-1m      uniform random, 20 M accesses over 1 Mi lines
+ *   cyclic-100k  0, 1, ..., 99 999, 0, 1, ... lines, 20 M accesses
+ *   matmul-256   C[i][j] += A[i][k] * B[k][j], doubles, row-major, ijk order,
+ *                n = 256: per (i, j, k) one access each to A[i][k], B[k][j],
+ *                C[i][j] (50.3 M accesses, 24 576 lines)
+ *   loop-stack   a[i] = b[i] + c[i] over 8 MiB arrays, swept repeatedly,
+ *                plus one store to a stack temporary per iteration (the
+ *                mimic-N loop): 20 M accesses, a quarter of them to one line
+ * Rows per trace: "generate" (the generator alone, the floor), "exact" (the
+ * engine), fixed rate R = 0.01 and 0.001, fixed size s_max = 8192 and 1024
+ * (starting at R = 1). MAE is pes_shards_mrc_mae(exact, approx, 0, 0): mean
+ * |miss ratio difference| over caches of 1, 2, 4, ... lines up to the first
+ * power of two >= the distinct lines, with the SHARDS first-bucket
+ * adjustment ("adj") and without ("plain"); "c >= 1/R" are the same from the
+ * first power of two >= 1/R (final R), the sizes the sample can resolve.
+ * The throughput is the adjusted run's. Seed 1.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +70,7 @@
 #include "mimic.h"
 #include "profiles.h"
 #include "reuse_distance.h"
+#include "shards.h"
 
 struct result {
     double seconds;
@@ -350,11 +372,227 @@ fail:
     return -1;
 }
 
+/* ---------------------------------------------------------- shards mode */
+
+struct gen {
+    int kind;   /* 0 uniform, 1 cyclic, 2 matmul, 3 loop with a stack temporary */
+    uint64_t n, done, lines, s, i, j, k;
+};
+
+static void gen_init(struct gen *g, int kind)
+{
+    memset(g, 0, sizeof *g);
+    g->kind = kind;
+    g->s = 0x9E3779B97F4A7C15u;
+    if (kind == 0) {
+        g->n = 20000000;
+        g->lines = UINT64_C(1) << 20;
+    } else if (kind == 1) {
+        g->n = 20000000;
+        g->lines = 100000;
+    } else if (kind == 2) {
+        g->n = UINT64_C(3) * 256 * 256 * 256;
+    } else {
+        g->n = 20000000;
+    }
+}
+
+/* Fills up to BLOCK addresses; returns how many (0 at the end). */
+static size_t gen_fill(struct gen *g, uint64_t *a)
+{
+    size_t m = 0;
+    if (g->kind == 0) {
+        for (; m < BLOCK && g->done < g->n; m++, g->done++) {
+            g->s ^= g->s << 13;
+            g->s ^= g->s >> 7;
+            g->s ^= g->s << 17;
+            a[m] = 0x7f0000000000u + ((g->s >> 11) & (g->lines - 1)) * 64;
+        }
+    } else if (g->kind == 1) {
+        for (; m < BLOCK && g->done < g->n; m++, g->done++) {
+            a[m] = 0x7f0000000000u + g->i * 64;
+            if (++g->i == g->lines)
+                g->i = 0;
+        }
+    } else if (g->kind == 3) {
+        static const uint64_t base[4] = { 0x20000000, 0x30000000, 0x10000000, 0x7ffd0000 };
+        for (; m + 4 <= BLOCK && g->done < g->n; g->done += 4) {
+            for (int j = 0; j < 4; j++)
+                a[m++] = base[j] + (j == 3 ? 0 : 8 * g->i);
+            if (++g->i == (UINT64_C(1) << 20))
+                g->i = 0;
+        }
+    } else {
+        const uint64_t N = 256, A = 0x10000000, B = 0x20000000, C = 0x30000000;
+        for (; m + 3 <= BLOCK && g->done < g->n; g->done += 3) {
+            a[m++] = A + 8 * (g->i * N + g->k);
+            a[m++] = B + 8 * (g->k * N + g->j);
+            a[m++] = C + 8 * (g->i * N + g->j);
+            if (++g->k == N) {
+                g->k = 0;
+                if (++g->j == N) {
+                    g->j = 0;
+                    g->i++;
+                }
+            }
+        }
+    }
+    return m;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* mode: 0 generate only, 1 exact (fills *ex), 2 shards (opt; fills *out) */
+static int shards_run(int kind, int mode, const struct pes_shards_options *opt,
+                      struct pes_rd_hist *hist, struct pes_shards_stats *st, double *cpu)
+{
+    static uint64_t a[BLOCK], d[BLOCK];
+    struct gen g;
+    gen_init(&g, kind);
+    struct pes_error err;
+    struct pes_reuse *e = NULL;
+    struct pes_shards *s = NULL;
+    uint64_t sink = 0;
+    double t0 = cpu_now();
+    if (mode == 1) {
+        struct pes_reuse_options o = { .granule = 64, .expected_keys = g.lines };
+        if (!(e = pes_reuse_create(&o, &err)) || pes_rd_hist_init(hist, 0, &err) < 0)
+            goto fail;
+    } else if (mode == 2 && !(s = pes_shards_create(opt, &err))) {
+        goto fail;
+    }
+    size_t m;
+    while ((m = gen_fill(&g, a)) > 0) {
+        if (mode == 0) {
+            for (size_t i = 0; i < m; i++)
+                sink += a[i];
+        } else if (mode == 1) {
+            if (pes_reuse_push_batch(e, a, m, d) < 0) {
+                err = *pes_reuse_error(e);
+                goto fail;
+            }
+            for (size_t i = 0; i < m; i++)
+                pes_rd_hist_add(hist, d[i]);
+        } else if (pes_shards_push_batch(s, a, m) < 0) {
+            err = *pes_shards_error(s);
+            goto fail;
+        }
+    }
+    if (mode == 2) {
+        if (pes_shards_finish(s, hist, &err) < 0)
+            goto fail;
+        pes_shards_stats(s, st);
+    }
+    *cpu = cpu_now() - t0;
+    if (mode == 1) {
+        memset(st, 0, sizeof *st);
+        st->accesses = g.n;
+        st->sampled = g.n;
+        st->lines = pes_reuse_distinct(e);
+        st->rate = st->effective_rate = 1;
+        st->memory = pes_reuse_memory(e);
+    } else if (mode == 0) {
+        memset(st, 0, sizeof *st);
+        st->accesses = g.n + (sink & 0);   /* keeps the loop */
+    }
+    pes_reuse_destroy(e);
+    pes_shards_destroy(s);
+    return 0;
+fail:
+    fprintf(stderr, "reuse_bench: %s\n", err.message);
+    pes_reuse_destroy(e);
+    pes_shards_destroy(s);
+    return -1;
+}
+
+static int run_shards(const char **cases, int n_cases, FILE *jf)
+{
+    static const char *const names[4] = { "rand-1m", "cyclic-100k", "matmul-256", "loop-stack" };
+    printf("| trace | mode | R (final) | accesses | lines tracked | sampled | CPU s | M accesses/CPU s | MAE adj | MAE plain | MAE adj, c >= 1/R | MAE plain, c >= 1/R | MiB |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    int first = 1;
+    for (int c = 0; c < n_cases; c++) {
+        int kind = -1;
+        for (int k = 0; k < 4; k++)
+            if (strcmp(cases[c], names[k]) == 0)
+                kind = k;
+        if (kind < 0) {
+            fprintf(stderr, "reuse_bench: --shards: unknown case '%s' (rand-1m, cyclic-100k, matmul-256, loop-stack)\n", cases[c]);
+            return 1;
+        }
+        struct pes_rd_hist ex;
+        struct pes_shards_stats st;
+        double cpu;
+        struct {
+            const char *mode;
+            double rate;
+            uint64_t s_max;
+        } rows[7] = { { "generate", 0, 0 }, { "exact", 0, 0 }, { "fixed rate", 0.01, 0 },
+                      { "fixed rate", 0.001, 0 }, { "fixed size 8192", 1.0, 8192 },
+                      { "fixed size 1024", 1.0, 1024 } };
+        for (int r = 0; r < 6; r++) {
+            double mae[4] = { -1, -1, -1, -1 };
+            if (r == 0) {
+                if (shards_run(kind, 0, NULL, NULL, &st, &cpu) < 0)
+                    return 1;
+            } else if (r == 1) {
+                if (shards_run(kind, 1, NULL, &ex, &st, &cpu) < 0)
+                    return 1;
+            } else {
+                for (int adj = 1; adj >= 0; adj--) {
+                    struct pes_shards_options o = { .granule = 64, .rate = rows[r].rate, .seed = 1,
+                                                    .s_max = rows[r].s_max, .no_adjust = !adj };
+                    struct pes_rd_hist h;
+                    struct pes_shards_stats st2;
+                    double cpu2;
+                    if (shards_run(kind, 2, &o, &h, adj ? &st : &st2, adj ? &cpu : &cpu2) < 0)
+                        return 1;
+                    mae[adj] = pes_shards_mrc_mae(&ex, &h, 0, 0);
+                    /* st: the adjusted run's, whose rate both runs share */
+                    mae[3 - adj] = pes_shards_mrc_mae(&ex, &h, (uint64_t)ceil(1.0 / st.rate), 0);
+                    pes_rd_hist_free(&h);
+                }
+            }
+            char rate[32] = "-", ms[4][32] = { "-", "-", "-", "-" };
+            if (r >= 1)
+                snprintf(rate, sizeof rate, "%.5g", st.rate);
+            for (int k = 0; k < 4; k++)
+                if (mae[k] >= 0)
+                    snprintf(ms[k], sizeof ms[k], "%.5f", mae[k]);
+            printf("| %s | %s | %s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.3f | %.1f | %s | %s | %s | %s | %.2f |\n",
+                   names[kind], rows[r].mode, rate, st.accesses, st.lines, st.sampled, cpu,
+                   st.accesses / cpu / 1e6, ms[1], ms[0], ms[2], ms[3], st.memory / 1048576.0);
+            if (jf) {
+                fprintf(jf,
+                        "%s  {\"trace\": \"%s\", \"mode\": \"%s\", \"rate\": %.6g, \"s_max\": %" PRIu64
+                        ", \"accesses\": %" PRIu64 ", \"lines\": %" PRIu64 ", \"sampled\": %" PRIu64
+                        ", \"cpu_seconds\": %.4f, \"maccesses_per_cpu_s\": %.2f"
+                        ", \"mae_adjusted\": %.6f, \"mae_plain\": %.6f"
+                        ", \"mae_adjusted_resolvable\": %.6f, \"mae_plain_resolvable\": %.6f"
+                        ", \"bytes\": %" PRIu64 "}",
+                        first ? "" : ",\n", names[kind], rows[r].mode, st.rate, rows[r].s_max,
+                        st.accesses, st.lines, st.sampled, cpu, st.accesses / cpu / 1e6, mae[1],
+                        mae[0], mae[2], mae[3], st.memory);
+                first = 0;
+            }
+        }
+        printf("| | MRC grid: %u points (1 .. 2^%u lines) | | | %" PRIu64 " distinct | | | | | | | | |\n",
+               pes_shards_mrc_grid(&ex, 0, 0), pes_shards_mrc_grid(&ex, 0, 0) - 1, ex.cold);
+        pes_rd_hist_free(&ex);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t n = 100000000;
     const char *json = NULL;
-    int single = 0, parallel = 0, n_set = 0;
+    int single = 0, parallel = 0, n_set = 0, shards = 0;
     const char *cases[16];
     int n_cases = 0;
     for (int i = 1; i < argc; i++) {
@@ -371,6 +609,8 @@ int main(int argc, char **argv)
             parallel = 1;
         } else if (strcmp(argv[i], "--single") == 0) {
             single = 1;
+        } else if (strcmp(argv[i], "--shards") == 0) {
+            shards = 1;
         } else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
             json = argv[++i];
         } else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc && n_cases < 16) {
@@ -388,6 +628,31 @@ int main(int argc, char **argv)
                                            "par-cyclic-2", "par-matmul-1", "par-matmul-2" };
         for (int i = 0; i < 6 && n_cases < 16; i++)
             cases[n_cases++] = pc[i];
+            fprintf(stderr, "usage: reuse_bench [--accesses N] [--single] [--json FILE] [--case strided|strided-w|rand-1m|rand-16m|mimic-N]...\n"
+                            "       reuse_bench --shards [--json FILE] [--case rand-1m|cyclic-100k|matmul-256|loop-stack]...\n");
+            return 2;
+        }
+    }
+    if (shards) {
+        if (n_cases == 0) {
+            cases[n_cases++] = "rand-1m";
+            cases[n_cases++] = "cyclic-100k";
+            cases[n_cases++] = "matmul-256";
+            cases[n_cases++] = "loop-stack";
+        }
+        FILE *sj = NULL;
+        if (json && !(sj = fopen(json, "w"))) {
+            fprintf(stderr, "reuse_bench: %s: %s\n", json, strerror(errno));
+            return 1;
+        }
+        if (sj)
+            fprintf(sj, "[\n");
+        int rc = run_shards(cases, n_cases, sj);
+        if (sj) {
+            fprintf(sj, "\n]\n");
+            fclose(sj);
+        }
+        return rc;
     }
     if (n_cases == 0) {
         cases[n_cases++] = "strided";
