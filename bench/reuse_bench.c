@@ -617,7 +617,8 @@ int main(int argc, char **argv)
             cases[n_cases++] = argv[++i];
         } else {
             fprintf(stderr, "usage: reuse_bench [--accesses N] [--single] [--parallel] [--json FILE] "
-                            "[--case strided|strided-w|rand-1m|rand-16m|mimic-N|par-rand-T|par-cyclic-T|par-matmul-T]...\n");
+                            "[--case strided|strided-w|rand-1m|rand-16m|mimic-N|par-rand-T|par-cyclic-T|par-matmul-T]...\n"
+                            "       reuse_bench --shards [--json FILE] [--case rand-1m|cyclic-100k|matmul-256|loop-stack]...\n");
             return 2;
         }
     }
@@ -628,10 +629,6 @@ int main(int argc, char **argv)
                                            "par-cyclic-2", "par-matmul-1", "par-matmul-2" };
         for (int i = 0; i < 6 && n_cases < 16; i++)
             cases[n_cases++] = pc[i];
-            fprintf(stderr, "usage: reuse_bench [--accesses N] [--single] [--json FILE] [--case strided|strided-w|rand-1m|rand-16m|mimic-N]...\n"
-                            "       reuse_bench --shards [--json FILE] [--case rand-1m|cyclic-100k|matmul-256|loop-stack]...\n");
-            return 2;
-        }
     }
     if (shards) {
         if (n_cases == 0) {
