@@ -8,26 +8,19 @@
  * which is the access-weighted mean of the per-core rates; shared levels from
  * the CRD of all shared caches) and Eq. 4-8 into a predicted runtime.
  *
- * With --jobs 2 the PRDs run on a second thread (prd_worker.h). With the
- * simulation on this thread too, the CRDs balance better on the worker;
- * without it, the worker is the slower side already (measured with
- * bench/replay_throughput.py).
+ * With --jobs N the engines run on N worker threads (profiles.h: the PRD
+ * and CRD engines spread over them, a dominant one split PARDA-style), with
+ * results identical to one thread.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "histogram.h"
-#include "prd_worker.h"
+#include "profiles.h"
 
 struct reuse {
-    struct pes_profiles *prd;     /* one stream per recorded thread / mimicked core */
-    struct pes_profiles *crd;     /* one stream per shared cache: its PRD is that cache's CRD */
-    const uint32_t *stream_cache;
-    uint32_t *cache;              /* [PES_BATCH] scratch: shared cache of each access */
-    struct prd_worker worker;
-    int on_worker;                /* PRDs (and crd_on_worker: CRDs) go to the worker */
-    int crd_on_worker;
+    struct pes_profiles *prof;    /* PRD per stream, CRD per shared cache (group) */
     const struct pes_stream_info *si;
     struct pes_work work;         /* counted here unless the stream info brings it */
     double hit[PES_MAX_LEVELS];   /* SDCM global hit rates */
@@ -41,31 +34,20 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
     struct reuse *r = calloc(1, sizeof *r);
-    if (!r || !(r->cache = malloc(PES_BATCH * sizeof *r->cache))) {
-        free(r);
+    if (!r) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         return NULL;
     }
-    r->stream_cache = si->stream_cache;
     r->si = si;
-    struct pes_profiles_options po = {.granule = si->line, .n_streams = si->n_streams, .per_site = 1};
-    struct pes_profiles_options co = {.granule = si->line, .n_streams = si->n_caches, .per_site = 1};
-    if (!(r->prd = pes_profiles_create(&po, err)) || !(r->crd = pes_profiles_create(&co, err))) goto fail;
-    if (k->jobs >= 2) {
-        r->crd_on_worker = k->simulate;
-        if (prd_worker_start(&r->worker, r->prd, r->crd_on_worker ? r->crd : NULL, si->stream_cache) < 0) {
-            pes_error_set(err, PES_ERR_NOMEM, 0, "cannot start the replay worker thread");
-            goto fail;
-        }
-        r->on_worker = 1;
+    struct pes_profiles_options po = {
+        .granule = si->line, .n_streams = si->n_streams, .n_groups = si->n_caches, .group_of = si->stream_cache,
+        .per_site = 1, .threads = k->jobs,
+    };
+    if (!(r->prof = pes_profiles_create(&po, err))) {
+        free(r);
+        return NULL;
     }
     return r;
-fail:
-    pes_profiles_destroy(r->prd);
-    pes_profiles_destroy(r->crd);
-    free(r->cache);
-    free(r);
-    return NULL;
 }
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
@@ -75,36 +57,16 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         for (size_t i = 0; i < b->n_bbs; i++)
             for (int k = 0; k < PES_OP_COUNT; k++) r->work.ops[k] += b->bb[i]->ops[k];
     }
-    /* profiles check stream indices, but the worker would only say so at the
-     * end and the shared-cache lookup below must not read beyond its table */
-    for (size_t i = 0; i < b->n; i++)
-        if (b->stream[i] >= r->si->n_streams)
-            return pes_error_set(err, PES_ERR_ARG, 0, "stream %u out of range (%u streams)", b->stream[i],
-                                 r->si->n_streams);
-    if (b->n) {
-        if (r->on_worker) prd_worker_push_batch(&r->worker, b->addr, b->size, b->stream, b->site, b->n);
-        else if (pes_profiles_push_batch(r->prd, b->stream, b->addr, b->size, b->site, b->n, err) < 0) return -1;
-        if (!r->crd_on_worker) {
-            for (size_t i = 0; i < b->n; i++) r->cache[i] = r->stream_cache[b->stream[i]];
-            if (pes_profiles_push_batch(r->crd, r->cache, b->addr, b->size, b->site, b->n, err) < 0) return -1;
-        }
-    }
+    if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, b->site, b->n, err) < 0) return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
-    if (b->n_ended && r->on_worker) prd_worker_end_streams(&r->worker, b->ended, b->n_ended);
-    for (size_t i = 0; !r->on_worker && i < b->n_ended; i++)
-        if (pes_profiles_end_stream(r->prd, b->ended[i], err) < 0) return -1;
+    for (size_t i = 0; i < b->n_ended; i++)
+        if (pes_profiles_end_stream(r->prof, b->ended[i], err) < 0) return -1;
     return 0;
 }
 
-static int stop_worker(struct reuse *r, struct pes_error *err) {
-    if (!r->on_worker) return 0;
-    r->on_worker = 0;
-    return prd_worker_finish(&r->worker, err);
-}
-
-static int sum_crd(const struct pes_profiles *crd, struct pes_rd_hist *out) {
-    for (uint32_t g = 0; g < pes_profiles_streams(crd); g++)
-        if (pes_rd_hist_merge(out, pes_profiles_prd(crd, g)) < 0) return -1;
+static int sum_crd(const struct pes_profiles *p, struct pes_rd_hist *out) {
+    for (uint32_t g = 0; g < pes_profiles_groups(p); g++)
+        if (pes_rd_hist_merge(out, pes_profiles_crd(p, g)) < 0) return -1;
     return 0;
 }
 
@@ -119,7 +81,7 @@ static int model(struct reuse *r, struct pes_error *err) {
     const struct pes_machine *m = r->si->machine;
     struct pes_reuse_profile prd_profile, crd_profile;
     int rc = -1;
-    if (pes_profiles_prd_total(r->prd, &prd) < 0 || sum_crd(r->crd, &crd) < 0 ||
+    if (pes_profiles_prd_total(r->prof, &prd) < 0 || sum_crd(r->prof, &crd) < 0 ||
         pes_rd_hist_to_profile(&prd, &prd_profile) < 0 || pes_rd_hist_to_profile(&crd, &crd_profile) < 0) {
         pes_error_set(err, PES_ERR_ARG, 0,
                       "cannot sum the reuse histograms (out of memory, or internal layout mismatch)");
@@ -127,7 +89,7 @@ static int model(struct reuse *r, struct pes_error *err) {
     }
     const struct pes_reuse_profile *per_level[PES_MAX_LEVELS];
     for (uint32_t l = 0; l < m->n_levels; l++)
-        per_level[l] = m->level[l].shared && pes_profiles_streams(r->crd) ? &crd_profile : &prd_profile;
+        per_level[l] = m->level[l].shared && pes_profiles_groups(r->prof) ? &crd_profile : &prd_profile;
     if (pes_model_hit_rates(m, per_level, r->hit, err) < 0) goto out;
     const struct pes_work *w = r->si->work ? r->si->work : &r->work;
     struct pes_runtime_input ri = {.total_mem = (double)w->bytes, .cores = r->si->n_streams};
@@ -143,11 +105,10 @@ out:
 
 static int finish(void *self, struct pes_error *err) {
     struct reuse *r = self;
-    int rc = stop_worker(r, err);
-    /* the histograms are the result; the engines can go */
-    pes_profiles_finish(r->prd);
-    pes_profiles_finish(r->crd);
-    return rc < 0 ? rc : model(r, err);
+    /* the workers' last errors; then the histograms are the result and the engines can go */
+    if (pes_profiles_sync(r->prof, err) < 0) return -1;
+    pes_profiles_finish(r->prof);
+    return model(r, err);
 }
 
 /* ------------------------------------------------------------ report */
@@ -192,11 +153,6 @@ static void publish_hist(struct pes_report *rep, struct pes_rnode *parent, const
     }
 }
 
-static int by_site(const void *a, const void *b) {
-    const struct pes_site_reuse *x = a, *y = b;
-    return x->site < y->site ? -1 : x->site > y->site;
-}
-
 struct site_row {
     uint32_t site;
     uint64_t accesses, prd_cold, crd_cold;
@@ -209,36 +165,28 @@ static int by_accesses_desc(const void *a, const void *b) {
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
+/* Mean finite distance of `accesses` of which `cold` were cold. */
+static double mean(double sum, uint64_t accesses, uint64_t cold) {
+    return accesses > cold ? sum / (double)(accesses - cold) : 0.0;
+}
+
 /* One row per site, most line accesses first; means are over finite
- * distances, in lines; CRD rows come from the shared-cache profile set. */
+ * distances, in lines. */
 static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r) {
-    size_t np = 0, nc = 0;
-    const struct pes_site_reuse *p = pes_profiles_sites(r->prd, &np);
-    const struct pes_site_reuse *q = pes_profiles_sites(r->crd, &nc);
+    size_t np = 0;
+    const struct pes_site_reuse *p = pes_profiles_sites(r->prof, &np);
     struct site_row *rows = calloc(np ? np : 1, sizeof *rows);
-    struct pes_site_reuse *crd = malloc((nc ? nc : 1) * sizeof *crd);
     struct pes_rnode *arr = pes_r_array(rep, parent, "sites");
-    if (!rows || !crd) {
+    if (!rows) {
         pes_r_array(rep, NULL, NULL);   /* marks the report failed */
-        free(rows);
-        free(crd);
         return;
     }
-    if (nc) memcpy(crd, q, nc * sizeof *crd);
-    qsort(crd, nc, sizeof *crd, by_site);
-    for (size_t i = 0; i < np; i++) {
-        struct site_row *o = &rows[i];
-        o->site = p[i].site;
-        o->accesses = p[i].accesses;
-        o->prd_cold = p[i].prd_cold;
-        o->prd_mean = p[i].accesses > p[i].prd_cold ? p[i].prd_sum / (double)(p[i].accesses - p[i].prd_cold) : 0.0;
-        struct pes_site_reuse key = {.site = p[i].site};
-        const struct pes_site_reuse *c = nc ? bsearch(&key, crd, nc, sizeof *crd, by_site) : NULL;
-        if (c) {
-            o->crd_cold = c->prd_cold;
-            o->crd_mean = c->accesses > c->prd_cold ? c->prd_sum / (double)(c->accesses - c->prd_cold) : 0.0;
-        }
-    }
+    for (size_t i = 0; i < np; i++)
+        rows[i] = (struct site_row){
+            .site = p[i].site, .accesses = p[i].accesses, .prd_cold = p[i].prd_cold, .crd_cold = p[i].crd_cold,
+            .prd_mean = mean(p[i].prd_sum, p[i].accesses, p[i].prd_cold),
+            .crd_mean = mean(p[i].crd_sum, p[i].accesses, p[i].crd_cold),
+        };
     qsort(rows, np, sizeof *rows, by_accesses_desc);
     for (size_t i = 0; i < np; i++) {
         struct pes_rnode *o = pes_r_object(rep, arr, NULL);
@@ -250,7 +198,6 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
         pes_r_f64(rep, o, "crd_mean", rows[i].crd_mean, "%.6g");
     }
     free(rows);
-    free(crd);
 }
 
 static void publish(void *self, const struct pes_publish *to) {
@@ -258,16 +205,16 @@ static void publish(void *self, const struct pes_publish *to) {
     struct pes_report *rep = to->r;
     const struct pes_machine *m = r->si->machine;
     struct pes_rnode *prd = pes_r_array(rep, to->config, "prd");
-    for (uint32_t st = 0; st < pes_profiles_streams(r->prd); st++) {
+    for (uint32_t st = 0; st < pes_profiles_streams(r->prof); st++) {
         struct pes_rnode *o = pes_r_object(rep, prd, NULL);
         pes_r_u64(rep, o, "stream", st);
-        publish_hist(rep, o, pes_profiles_prd(r->prd, st), r->si);
+        publish_hist(rep, o, pes_profiles_prd(r->prof, st), r->si);
     }
     struct pes_rnode *crd = pes_r_array(rep, to->config, "crd");
-    for (uint32_t g = 0; g < pes_profiles_streams(r->crd); g++) {
+    for (uint32_t g = 0; g < pes_profiles_groups(r->prof); g++) {
         struct pes_rnode *o = pes_r_object(rep, crd, NULL);
         pes_r_u64(rep, o, "group", g);
-        publish_hist(rep, o, pes_profiles_prd(r->crd, g), r->si);
+        publish_hist(rep, o, pes_profiles_crd(r->prof, g), r->si);
     }
     publish_sites(rep, to->config, r);
     struct pes_rnode *mo = pes_r_object(rep, to->config, "model");
@@ -289,11 +236,7 @@ static void publish(void *self, const struct pes_publish *to) {
 
 static void destroy(void *self) {
     struct reuse *r = self;
-    struct pes_error ignored;
-    stop_worker(r, &ignored);
-    pes_profiles_destroy(r->prd);
-    pes_profiles_destroy(r->crd);
-    free(r->cache);
+    pes_profiles_destroy(r->prof);
     free(r);
 }
 

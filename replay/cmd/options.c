@@ -1,9 +1,11 @@
 /*
  * options.c — pes-replay command line (perf-like long options; errors name the flag).
  */
+#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <stddef.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
@@ -332,13 +334,13 @@ static const struct opt_row rows[] = {
      .expected = "auto, pes, addr, lackey or binary64"},
     {.name = "jobs",
      .arg = "N",
-     .help = "replay threads: 1, or 2 (the default with two or more\nCPUs): PRDs on a second thread, same "
-             "results",
+     .help = "replay threads (default: the CPUs this process may run\non); the same results for every N",
      .kind = OPT_U32,
      .field = FIELD(knobs.jobs),
      .min = 1,
-     .max = 2,
-     .expected = "1 or 2"},
+     .max = REPLAY_MAX_JOBS,
+     .expected = "an integer 1..256"},
+
     {.name = "compare",
      .help = "accuracy of a sampled trace against a full trace of the\nsame execution (pes-collect "
              "--mode M --full); a sampled\nTRACE alone prints its sampled analyses",
@@ -419,6 +421,13 @@ static int apply(const struct opt_row *r, const char *value, struct replay_optio
     }
 }
 
+/* The CPUs this process may run on (taskset, cgroup cpusets), at most REPLAY_MAX_JOBS. */
+static uint32_t default_jobs(void) {
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > REPLAY_MAX_JOBS ? REPLAY_MAX_JOBS : (uint32_t)n;
+}
+
 int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     struct option longopts[N_ROWS + 1];
     char shorts[2 * N_ROWS + 2] = ":";   /* ':' first: a missing value is reported as such */
@@ -440,7 +449,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->page_size = 4096;
     o->knobs.sort = "invalidations";
     o->format = REPLAY_TEXT;
-    o->knobs.jobs = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;   /* 1.5x on the gemm bench trace */
+    o->knobs.jobs = default_jobs();
     opterr = 0;
     int c;
     const char *mimic_only = NULL;   /* first --cores setting given: needs --cores */

@@ -195,6 +195,7 @@ static int replay_full(const struct replay_options *o, const struct pes_machine 
     const char *skipped;
     if (replay_input_skipped(in, &skipped)) replay_message("warning: %s", skipped);
     replay_input_set_range_cap(in, replay_range_cap(line, machine->level[0].line));
+    replay_input_set_threads(in, o->knobs.jobs);
 
     struct run run = {
         .in = in, .o = o, .machine = machine, .line = line, .rep = pes_report_create(),

@@ -21,6 +21,7 @@
 #include "profiles.h"
 
 #define REPLAY_MAX_CONFIGS 16
+#define REPLAY_MAX_JOBS 256
 
 enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
 

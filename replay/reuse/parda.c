@@ -1016,17 +1016,24 @@ int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, con
                 return nomem(err, "slice");
             it->n = 0;
             l->open = it;
-            if (it->cap < slice) {
-                uint64_t *k = realloc(it->key, slice * sizeof *k);
-                if (k)
-                    it->key = k;
-                uint32_t *tg = NULL;
-                if (pp->o.tagged && (tg = realloc(it->tag, slice * sizeof *tg)))
-                    it->tag = tg;
-                if (!k || (pp->o.tagged && !tg))
-                    return nomem(err, "slice");
-                it->cap = slice;
-            }
+        }
+        /* An open slice grows as keys come: thousands of short-lived
+         * threads (lanes) must not each hold a whole slice. */
+        if (it->cap < slice && it->n + n > it->cap) {
+            size_t cap = it->cap ? it->cap : 64;
+            while (cap < it->n + n && cap < slice)
+                cap *= 2;
+            if (cap > slice)
+                cap = slice;
+            uint64_t *k = realloc(it->key, cap * sizeof *k);
+            if (k)
+                it->key = k;
+            uint32_t *tg = NULL;
+            if (pp->o.tagged && k && (tg = realloc(it->tag, cap * sizeof *tg)))
+                it->tag = tg;
+            if (!k || (pp->o.tagged && !tg))
+                return nomem(err, "slice");
+            it->cap = cap;
         }
         size_t m = slice - it->n < n ? slice - it->n : n;
         memcpy(it->key + it->n, key, m * sizeof *key);

@@ -44,6 +44,7 @@ struct replay_input {
     struct id_info *infos;       /* and 16 per id actually seen */
     uint32_t n_infos, cap_infos;
     uint32_t range_cap;          /* bytes; 0 = no clipping */
+    unsigned text_threads;       /* parsing threads of another tool's trace */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
 };
@@ -189,6 +190,9 @@ uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line) {
 }
 
 void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes) { in->range_cap = bytes; }
+void replay_input_set_threads(struct replay_input *in, unsigned n) {
+    in->text_threads = n > PES_TEXT_MAX_THREADS ? PES_TEXT_MAX_THREADS : n;
+}
 uint32_t replay_input_range_cap(const struct replay_input *in) { return in->range_cap; }
 
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size) {
@@ -240,6 +244,8 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (in->text) {
         c->text = pes_text_reader_open_as(in->path, in->text_format, err);
         if (!c->text) goto fail;
+        if (in->text_threads > 1 &&
+            pes_text_reader_set_threads(c->text, in->text_threads, err) < 0) goto fail;
         return c;
     }
     c->reader = pes_trace_reader_open(in->path, err);

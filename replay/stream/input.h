@@ -63,6 +63,9 @@ uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line);
 /* Clip variable-size accesses to `bytes` from now on (0: no clipping). */
 void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes);
 uint32_t replay_input_range_cap(const struct replay_input *in);
+/* Another tool's text trace is parsed by n threads in parallel blocks (at
+ * most PES_TEXT_MAX_THREADS; 0 or 1: the reading thread). */
+void replay_input_set_threads(struct replay_input *in, unsigned n);
 /* Accesses clipped by the last scan (0 if none); with a one-line warning
  * naming the file, the limit and the longest clipped access in msg. */
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);
