@@ -18,13 +18,13 @@
 #include "analysis.h"
 #include "histogram.h"
 #include "profiles.h"
+#include "reuse_model.h"
 
 struct reuse {
     struct pes_profiles *prof;    /* PRD per stream, CRD per shared cache (group) */
     const struct pes_stream_info *si;
     struct pes_work work;         /* counted here unless the stream info brings it */
-    double hit[PES_MAX_LEVELS];   /* SDCM global hit rates */
-    struct pes_runtime runtime;
+    struct replay_model model;
 };
 
 /* With --cores the recorded stream only feeds the summary. */
@@ -70,7 +70,7 @@ static int sum_crd(const struct pes_profiles *p, struct pes_rd_hist *out) {
     return 0;
 }
 
-/* SDCM hit rates (Eq. 1-3) and runtime (Eq. 4-8). */
+/* SDCM hit rates (Eq. 1-3) and runtime (Eq. 4-8) from the summed histograms. */
 static int model(struct reuse *r, struct pes_error *err) {
     struct pes_rd_hist prd, crd;
     if (pes_rd_hist_init(&prd, 0, err) < 0) return -1;
@@ -78,26 +78,9 @@ static int model(struct reuse *r, struct pes_error *err) {
         pes_rd_hist_free(&prd);
         return -1;
     }
-    const struct pes_machine *m = r->si->machine;
-    struct pes_reuse_profile prd_profile, crd_profile;
-    int rc = -1;
-    if (pes_profiles_prd_total(r->prof, &prd) < 0 || sum_crd(r->prof, &crd) < 0 ||
-        pes_rd_hist_to_profile(&prd, &prd_profile) < 0 || pes_rd_hist_to_profile(&crd, &crd_profile) < 0) {
-        pes_error_set(err, PES_ERR_ARG, 0,
-                      "cannot sum the reuse histograms (out of memory, or internal layout mismatch)");
-        goto out;
-    }
-    const struct pes_reuse_profile *per_level[PES_MAX_LEVELS];
-    for (uint32_t l = 0; l < m->n_levels; l++)
-        per_level[l] = m->level[l].shared && pes_profiles_groups(r->prof) ? &crd_profile : &prd_profile;
-    if (pes_model_hit_rates(m, per_level, r->hit, err) < 0) goto out;
-    const struct pes_work *w = r->si->work ? r->si->work : &r->work;
-    struct pes_runtime_input ri = {.total_mem = (double)w->bytes, .cores = r->si->n_streams};
-    memcpy(ri.hit, r->hit, sizeof ri.hit);
-    memcpy(ri.ops, w->ops, sizeof ri.ops);
-    if (pes_model_runtime(m, &ri, &r->runtime, err) < 0) goto out;
-    rc = 0;
-out:
+    int rc = pes_profiles_prd_total(r->prof, &prd) < 0 || sum_crd(r->prof, &crd) < 0
+                 ? pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)")
+                 : replay_model_run(&r->model, r->si, &r->work, &prd, pes_profiles_groups(r->prof) ? &crd : NULL, err);
     pes_rd_hist_free(&prd);
     pes_rd_hist_free(&crd);
     return rc;
@@ -112,46 +95,6 @@ static int finish(void *self, struct pes_error *err) {
 }
 
 /* ------------------------------------------------------------ report */
-
-/* Local hit rate of level l from global (cumulative) rates: hits at l among
- * the accesses that missed every level above. */
-static double local_rate(const double global[], uint32_t l) {
-    double above = l ? global[l - 1] : 0.0;
-    if (above >= 1.0) return 0.0;
-    return (global[l] - above) / (1.0 - above);
-}
-
-/* A histogram: JSON lists only non-empty bins; the text report's cold share
- * and fully associative hit shares ride along as display values. */
-static void publish_hist(struct pes_report *rep, struct pes_rnode *parent, const struct pes_rd_hist *h,
-                         const struct pes_stream_info *si) {
-    struct pes_rnode *o = pes_r_object(rep, parent, "histogram");
-    pes_r_u64(rep, o, "accesses", h->total);
-    pes_r_u64(rep, o, "cold", h->cold);
-    pes_r_f64(rep, o, "mean", pes_rd_hist_mean(h), "%.6g");
-    struct pes_rnode *ex = pes_r_array(rep, o, "exact");
-    for (uint64_t d = 0; d < h->exact_n; d++) {
-        if (!h->exact[d]) continue;
-        struct pes_rnode *bin = pes_r_array(rep, ex, NULL);
-        pes_r_u64(rep, bin, NULL, d);
-        pes_r_u64(rep, bin, NULL, h->exact[d]);
-    }
-    struct pes_rnode *lg = pes_r_array(rep, o, "log2");
-    for (int b = 0; b < PES_RD_HIST_LOG2_BINS; b++) {
-        if (!h->log2[b]) continue;
-        struct pes_rnode *bin = pes_r_array(rep, lg, NULL);
-        pes_r_u64(rep, bin, NULL, (uint64_t)1 << b);
-        pes_r_u64(rep, bin, NULL, b < 63 ? (uint64_t)1 << (b + 1) : UINT64_MAX);
-        pes_r_u64(rep, bin, NULL, h->log2[b]);
-    }
-    pes_r_flag(pes_r_f64(rep, o, "cold_share", h->total ? (double)h->cold / (double)h->total : 0.0, NULL),
-               PES_R_TEXT_ONLY);
-    struct pes_rnode *fa = pes_r_flag(pes_r_array(rep, o, "fa_hit_share"), PES_R_TEXT_ONLY);
-    for (uint32_t l = 0; l < si->machine->n_levels; l++) {
-        uint64_t lines = si->machine->level[l].size / si->line;
-        pes_r_f64(rep, fa, NULL, h->total ? pes_rd_hist_below(h, lines) / (double)h->total : 0.0, NULL);
-    }
-}
 
 struct site_row {
     uint32_t site;
@@ -203,35 +146,20 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
 static void publish(void *self, const struct pes_publish *to) {
     struct reuse *r = self;
     struct pes_report *rep = to->r;
-    const struct pes_machine *m = r->si->machine;
     struct pes_rnode *prd = pes_r_array(rep, to->config, "prd");
     for (uint32_t st = 0; st < pes_profiles_streams(r->prof); st++) {
         struct pes_rnode *o = pes_r_object(rep, prd, NULL);
         pes_r_u64(rep, o, "stream", st);
-        publish_hist(rep, o, pes_profiles_prd(r->prof, st), r->si);
+        replay_publish_histogram(rep, o, pes_profiles_prd(r->prof, st), r->si);
     }
     struct pes_rnode *crd = pes_r_array(rep, to->config, "crd");
     for (uint32_t g = 0; g < pes_profiles_groups(r->prof); g++) {
         struct pes_rnode *o = pes_r_object(rep, crd, NULL);
         pes_r_u64(rep, o, "group", g);
-        publish_hist(rep, o, pes_profiles_crd(r->prof, g), r->si);
+        replay_publish_histogram(rep, o, pes_profiles_crd(r->prof, g), r->si);
     }
     publish_sites(rep, to->config, r);
-    struct pes_rnode *mo = pes_r_object(rep, to->config, "model");
-    struct pes_rnode *hg = pes_r_array(rep, mo, "hit_global");
-    for (uint32_t l = 0; l < m->n_levels; l++) pes_r_f64(rep, hg, NULL, r->hit[l], "%.6f");
-    struct pes_rnode *hl = pes_r_array(rep, mo, "hit_local");
-    for (uint32_t l = 0; l < m->n_levels; l++) pes_r_f64(rep, hl, NULL, local_rate(r->hit, l), "%.6f");
-    const struct pes_runtime *t = &r->runtime;
-    struct pes_rnode *rt = pes_r_object(rep, mo, "runtime");
-    pes_r_f64(rep, rt, "delta_avg", t->delta_avg, "%.6g");
-    pes_r_f64(rep, rt, "beta_avg", t->beta_avg, "%.6g");
-    pes_r_f64(rep, rt, "mem_cycles", t->mem_cycles, "%.6g");
-    pes_r_f64(rep, rt, "cpu_cycles", t->cpu_cycles, "%.6g");
-    pes_r_f64(rep, rt, "total_cycles", t->total_cycles, "%.6g");
-    pes_r_f64(rep, rt, "mem_seconds", t->mem_seconds, "%.6g");
-    pes_r_f64(rep, rt, "cpu_seconds", t->cpu_seconds, "%.6g");
-    pes_r_f64(rep, rt, "total_seconds", t->total_seconds, "%.6g");
+    replay_publish_model(rep, to->config, &r->model, r->si);
 }
 
 static void destroy(void *self) {

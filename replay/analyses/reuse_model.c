@@ -1,0 +1,82 @@
+/*
+ * reuse_model.c — SDCM hit rates and runtime from reuse profiles, and their
+ * description in the report (reuse_model.h).
+ */
+#include <string.h>
+
+#include "reuse_model.h"
+
+int replay_model_run(struct replay_model *out, const struct pes_stream_info *si, const struct pes_work *counted,
+                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd, struct pes_error *err) {
+    const struct pes_machine *m = si->machine;
+    struct pes_reuse_profile prd_profile, crd_profile;
+    if (pes_rd_hist_to_profile(prd, &prd_profile) < 0 || (crd && pes_rd_hist_to_profile(crd, &crd_profile) < 0))
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "cannot sum the reuse histograms (out of memory, or internal layout mismatch)");
+    const struct pes_reuse_profile *per_level[PES_MAX_LEVELS];
+    for (uint32_t l = 0; l < m->n_levels; l++) per_level[l] = m->level[l].shared && crd ? &crd_profile : &prd_profile;
+    if (pes_model_hit_rates(m, per_level, out->hit, err) < 0) return -1;
+    const struct pes_work *w = si->work ? si->work : counted;
+    struct pes_runtime_input ri = {.total_mem = (double)w->bytes, .cores = si->n_streams};
+    memcpy(ri.hit, out->hit, sizeof ri.hit);
+    memcpy(ri.ops, w->ops, sizeof ri.ops);
+    return pes_model_runtime(m, &ri, &out->runtime, err);
+}
+
+void replay_publish_histogram(struct pes_report *r, struct pes_rnode *parent, const struct pes_rd_hist *h,
+                              const struct pes_stream_info *si) {
+    struct pes_rnode *o = pes_r_object(r, parent, "histogram");
+    pes_r_u64(r, o, "accesses", h->total);
+    pes_r_u64(r, o, "cold", h->cold);
+    pes_r_f64(r, o, "mean", pes_rd_hist_mean(h), "%.6g");
+    struct pes_rnode *ex = pes_r_array(r, o, "exact");
+    for (uint64_t d = 0; d < h->exact_n; d++) {
+        if (!h->exact[d]) continue;
+        struct pes_rnode *bin = pes_r_array(r, ex, NULL);
+        pes_r_u64(r, bin, NULL, d);
+        pes_r_u64(r, bin, NULL, h->exact[d]);
+    }
+    struct pes_rnode *lg = pes_r_array(r, o, "log2");
+    for (int b = 0; b < PES_RD_HIST_LOG2_BINS; b++) {
+        if (!h->log2[b]) continue;
+        struct pes_rnode *bin = pes_r_array(r, lg, NULL);
+        pes_r_u64(r, bin, NULL, (uint64_t)1 << b);
+        pes_r_u64(r, bin, NULL, b < 63 ? (uint64_t)1 << (b + 1) : UINT64_MAX);
+        pes_r_u64(r, bin, NULL, h->log2[b]);
+    }
+    pes_r_flag(pes_r_f64(r, o, "cold_share", h->total ? (double)h->cold / (double)h->total : 0.0, NULL),
+               PES_R_TEXT_ONLY);
+    struct pes_rnode *fa = pes_r_flag(pes_r_array(r, o, "fa_hit_share"), PES_R_TEXT_ONLY);
+    for (uint32_t l = 0; l < si->machine->n_levels; l++) {
+        uint64_t lines = si->machine->level[l].size / si->line;
+        pes_r_f64(r, fa, NULL, h->total ? pes_rd_hist_below(h, lines) / (double)h->total : 0.0, NULL);
+    }
+}
+
+/* Local hit rate of level l from global (cumulative) rates: hits at l among
+ * the accesses that missed every level above. */
+static double local_rate(const double global[], uint32_t l) {
+    double above = l ? global[l - 1] : 0.0;
+    if (above >= 1.0) return 0.0;
+    return (global[l] - above) / (1.0 - above);
+}
+
+void replay_publish_model(struct pes_report *r, struct pes_rnode *config, const struct replay_model *m,
+                          const struct pes_stream_info *si) {
+    uint32_t levels = si->machine->n_levels;
+    struct pes_rnode *mo = pes_r_object(r, config, "model");
+    struct pes_rnode *hg = pes_r_array(r, mo, "hit_global");
+    for (uint32_t l = 0; l < levels; l++) pes_r_f64(r, hg, NULL, m->hit[l], "%.6f");
+    struct pes_rnode *hl = pes_r_array(r, mo, "hit_local");
+    for (uint32_t l = 0; l < levels; l++) pes_r_f64(r, hl, NULL, local_rate(m->hit, l), "%.6f");
+    const struct pes_runtime *t = &m->runtime;
+    struct pes_rnode *rt = pes_r_object(r, mo, "runtime");
+    pes_r_f64(r, rt, "delta_avg", t->delta_avg, "%.6g");
+    pes_r_f64(r, rt, "beta_avg", t->beta_avg, "%.6g");
+    pes_r_f64(r, rt, "mem_cycles", t->mem_cycles, "%.6g");
+    pes_r_f64(r, rt, "cpu_cycles", t->cpu_cycles, "%.6g");
+    pes_r_f64(r, rt, "total_cycles", t->total_cycles, "%.6g");
+    pes_r_f64(r, rt, "mem_seconds", t->mem_seconds, "%.6g");
+    pes_r_f64(r, rt, "cpu_seconds", t->cpu_seconds, "%.6g");
+    pes_r_f64(r, rt, "total_seconds", t->total_seconds, "%.6g");
+}
