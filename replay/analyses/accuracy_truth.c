@@ -17,29 +17,34 @@ struct truth_ctx {
     struct pes_reuse **stack;   /* per thread */
 };
 
-static int on_access(void *p, const struct replay_access *a, struct pes_error *err) {
-    struct truth_ctx *c = p;
+static int on_access(struct truth_ctx *c, const struct pes_batch *b, size_t i, struct pes_error *err) {
     struct replay_truth *t = c->t;
-    if (a->thread >= t->n_threads) {
-        err->code = PES_ERR_FORMAT;
-        snprintf(err->message, sizeof err->message,
-                 "record of thread %u, but the trace announces only %u threads", a->thread, t->n_threads);
-        return -1;
-    }
+    uint32_t thread = b->stream[i], site = b->site[i];
+    if (thread >= t->n_threads)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "record of thread %u, but the trace announces only %u threads",
+                             thread, t->n_threads);
     t->accesses++;
-    if (a->site != UINT32_MAX && a->site + 1 > t->max_site) t->max_site = a->site + 1;
-    if (pes_rt_access(t->rt, a->thread, a->addr, a->writes != 0, a->site, err) < 0) return -1;
+    if (site != UINT32_MAX && site + 1 > t->max_site) t->max_site = site + 1;
+    int writes = (b->rw[i] & PES_BATCH_WRITE) != 0;
+    if (pes_rt_access(t->rt, thread, b->addr[i], writes, site, err) < 0) return -1;
     struct pes_sim_access sa = {
-        .addr = a->addr, .size = a->size, .core = a->thread, .thread = a->thread,
-        .site = a->site, .is_read = a->reads, .is_write = a->writes,
+        .addr = b->addr[i], .size = b->size[i], .core = thread, .thread = thread,
+        .site = site, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (uint8_t)writes,
     };
     if (pes_sim_access(t->sim, &sa, err) < 0) return -1;
     uint64_t d;
-    if (pes_reuse_push(c->stack[a->thread], a->addr, &d) < 0) {
-        *err = *pes_reuse_error(c->stack[a->thread]);
+    if (pes_reuse_push(c->stack[thread], b->addr[i], &d) < 0) {
+        *err = *pes_reuse_error(c->stack[thread]);
         return -1;
     }
     if (d != PES_REUSE_COLD) t->stack[pes_rt_bin(d)] += 1;
+    return 0;
+}
+
+/* Every access of the batch, in order (the truth needs no BB entries). */
+static int on_batch(void *p, const struct pes_batch *b, struct pes_error *err) {
+    for (size_t i = 0; i < b->n; i++)
+        if (on_access(p, b, i, err) < 0) return -1;
     return 0;
 }
 
@@ -82,7 +87,7 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
         snprintf(err->message, sizeof err->message, "out of memory");
         goto out;
     }
-    /* compact placement, as analysis_recorded.c */
+    /* compact placement, as pes-replay places recorded threads (cmd/pes_replay.c) */
     for (uint32_t i = 0; i < n; i++) socket[i] = (uint32_t)((uint64_t)i * sockets / n);
     if (line == 0 || (line & (line - 1))) line = 64;
     struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = socket, .line = line};
@@ -93,7 +98,8 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
     for (uint32_t i = 0; i < n; i++)
         if (!(c.stack[i] = pes_reuse_create(&ro, err))) goto out;
     replay_input_set_range_cap(in, replay_range_cap(line, m->level[0].line));
-    if ((rc = replay_input_scan(in, on_access, NULL, NULL, &c, err)) < 0) goto out;
+    struct pes_batch_sink sink = {.batch = on_batch, .ctx = &c};
+    if ((rc = replay_input_run(in, &sink, err)) < 0) goto out;
     replay_input_clipped(in, t->clipped, sizeof t->clipped);
     rc = -1;
     if (!(t->site_key = malloc(((size_t)t->max_site + 1) * sizeof *t->site_key))) {

@@ -29,6 +29,9 @@ struct pes_knobs {
     int simulate;           /* --simulate */
     uint32_t top;           /* --top: sites listed */
     const char *sort;       /* --sort: metric the simulated sites are ranked by */
+    double sample_rate;     /* --sample-rate: SHARDS sampling of lines (0: exact profiles) */
+    uint64_t sample_seed;   /* --sample-seed: which lines are sampled */
+    int sample_check;       /* --sample-check: exact profiles too, for the error */
 };
 
 /* Where results go (report.h): the run's "trace" section, and the section of
@@ -63,5 +66,6 @@ extern const struct pes_analysis *const pes_analyses[];
 extern const struct pes_analysis pes_analysis_summary;   /* summary.c */
 extern const struct pes_analysis pes_analysis_reuse;     /* reuse.c */
 extern const struct pes_analysis pes_analysis_sim;       /* sim.c */
+extern const struct pes_analysis pes_analysis_approx;    /* approx.c */
 
 #endif

@@ -8,5 +8,6 @@ const struct pes_analysis *const pes_analyses[] = {
     &pes_analysis_summary,
     &pes_analysis_reuse,
     &pes_analysis_sim,
+    &pes_analysis_approx,
     NULL,
 };

@@ -27,9 +27,10 @@ struct reuse {
     struct replay_model model;
 };
 
-/* With --cores the recorded stream only feeds the summary. */
+/* With --cores the recorded stream only feeds the summary; with
+ * --sample-rate the approximate profiles (approx.c) take this one's place. */
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return si->mimicked || !k->mimic;
+    return (si->mimicked || !k->mimic) && k->sample_rate == 0;
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {

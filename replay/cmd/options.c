@@ -133,7 +133,7 @@ enum opt_kind {
 
 /* Flags that only make sense for a full trace replayed alone, and flags that
  * only make sense with --cores. */
-enum { FULL_ONLY = 1, MIMIC_ONLY = 2 };
+enum { FULL_ONLY = 1, MIMIC_ONLY = 2, SAMPLE_ONLY = 4 };
 
 struct opt_row {
     const char *name;
@@ -185,6 +185,15 @@ static int parse_line(const char *s, struct replay_options *o) {
     uint64_t v;
     if (parse_u64(s, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096) return -1;
     o->line = (uint32_t)v;
+    return 0;
+}
+
+static int parse_rate(const char *s, struct replay_options *o) {
+    char *end;
+    errno = 0;
+    double r = strtod(s, &end);
+    if (errno || end == s || *end || !(r > 0 && r <= 1)) return -1;
+    o->knobs.sample_rate = r;
     return 0;
 }
 
@@ -311,6 +320,27 @@ static const struct opt_row rows[] = {
      .names = sort_names,
      .expected = "invalidations, coherence, false-sharing, true-sharing, misses or accesses",
      .flags = FULL_ONLY},
+    {.name = "sample-rate",
+     .arg = "R",
+     .help = "approximate reuse profiles from a share R of the lines\n(SHARDS, e.g. 0.01): for traces too long for exact ones",
+     .kind = OPT_FN,
+     .parse = parse_rate,
+     .expected = "a rate in (0, 1], e.g. 0.01",
+     .flags = FULL_ONLY},
+    {.name = "sample-seed",
+     .arg = "N",
+     .help = "which lines --sample-rate keeps (default 1)",
+     .kind = OPT_U64,
+     .field = FIELD(knobs.sample_seed),
+     .min = 0,
+     .max = UINT64_MAX,
+     .expected = "an unsigned integer",
+     .flags = FULL_ONLY | SAMPLE_ONLY},
+    {.name = "sample-check",
+     .help = "with --sample-rate: exact profiles too, and the error of\nthe estimated miss-ratio curves",
+     .kind = OPT_SWITCH,
+     .field = FIELD(knobs.sample_check),
+     .flags = FULL_ONLY | SAMPLE_ONLY},
     {.name = "comm-csv",
      .arg = "FILE",
      .help = "write the thread communication matrix (CSV)",
@@ -448,11 +478,13 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->knobs.top = 10;
     o->page_size = 4096;
     o->knobs.sort = "invalidations";
+    o->knobs.sample_seed = 1;
     o->format = REPLAY_TEXT;
     o->knobs.jobs = default_jobs();
     opterr = 0;
     int c;
     const char *mimic_only = NULL;   /* first --cores setting given: needs --cores */
+    const char *sample_only = NULL;  /* first --sample-rate setting given: needs it */
     while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
         const struct opt_row *r = NULL;
         if (c >= 256 && c < 256 + N_ROWS) r = &rows[c - 256];
@@ -465,6 +497,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         }
         if (!o->full_only && (r->flags & FULL_ONLY)) o->full_only = r->name;
         if (!mimic_only && (r->flags & MIMIC_ONLY)) mimic_only = r->name;
+        if (!sample_only && (r->flags & SAMPLE_ONLY)) sample_only = r->name;
         if (r->kind == OPT_HELP) {
             print_usage(stdout);
             return 1;
@@ -483,6 +516,10 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     /* settings of the mimicked cores would be silently ignored without them */
     if (mimic_only && !o->n_cores) {
         replay_message("--%s: only with --cores (mimicked cores)", mimic_only);
+        return -1;
+    }
+    if (sample_only && o->knobs.sample_rate == 0) {
+        replay_message("--%s: only with --sample-rate", sample_only);
         return -1;
     }
     if (o->compare) {

@@ -357,113 +357,74 @@ static inline struct id_info lookup_id(struct replay_input *in, uint32_t id) {
     return r;
 }
 
-int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
-                      replay_thread_end_fn on_thread_end, void *ctx, struct pes_error *err) {
-    enum { BATCH = 4096 };
+/* The id's resolution, with the previous record's as a shortcut (a text
+ * trace has two ids; a pes trace's loops repeat their sites). */
+struct id_cache {
+    uint32_t id;
+    struct id_info info;
+};
+
+int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
+    enum { READ = 4096 };
+    uint32_t n_threads = replay_input_threads(in);
+    struct pes_batch_buf buf;
+    if (pes_batch_buf_init(&buf, sink, err) < 0) return -1;
     struct cursor *c = cursor_open(in, err);
-    if (!c) return -1;
-    struct pes_record *recs = malloc(BATCH * sizeof *recs);
-    uint32_t *threads = malloc(BATCH * sizeof *threads);
-    int rc = 0;
+    struct pes_record *recs = malloc(READ * sizeof *recs);
+    uint32_t *threads = malloc(READ * sizeof *threads);
+    int rc = -1;
+    if (!c) goto out;
     if (!recs || !threads) {
-        rc = fail(err, PES_ERR_NOMEM, in->path, "out of memory");
+        fail(err, PES_ERR_NOMEM, in->path, "out of memory");
         goto out;
     }
     in->clipped = 0;
     in->clipped_longest = 0;
+    struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
-        n = cursor_read(c, recs, threads, BATCH, 0, err);
+        n = cursor_read(c, recs, threads, READ, 0, err);
         for (long i = 0; i < n; i++) {
             const struct pes_record *r = &recs[i];
-            struct id_info d = lookup_id(in, r->id);
-            if (d.what == ID_SITE) {
-                if (!on_access) continue;
-                uint32_t length = d.size ? d.size : r->extra, size = length;
-                if (!d.size && in->range_cap && length > in->range_cap) {
+            if (r->id != last.id || last.info.what == ID_UNKNOWN)
+                last = (struct id_cache){.id = r->id, .info = lookup_id(in, r->id)};
+            const struct id_info *d = &last.info;
+            if (threads[i] >= n_threads && d->what != ID_NONE) {
+                pes_error_set(err, PES_ERR_FORMAT, 0, "record of thread %u, but the trace announces only %u threads",
+                              threads[i], n_threads);
+                goto out;
+            }
+            if (d->what == ID_SITE) {
+                uint32_t length = d->size ? d->size : r->extra, size = length;
+                if (!d->size && in->range_cap && length > in->range_cap) {
                     size = in->range_cap;
                     if (in->clipped++ == 0 || length > in->clipped_longest) {
                         in->clipped_longest = length;
                         in->clipped_site = r->id;
                     }
                 }
-                struct replay_access a = {
-                    .addr = r->addr,
-                    .size = size,
-                    .length = length,
-                    .thread = threads[i],
-                    .site = r->id,
-                    .kind = d.kind,
-                    .reads = d.reads,
-                    .writes = d.writes,
-                };
-                if (on_access(ctx, &a, err) < 0) {
-                    rc = -1;
-                    goto out;
-                }
-                continue;
-            }
-            if (d.what == ID_BB) {
-                if (on_bb && on_bb(ctx, threads[i], d.bb, err) < 0) {
-                    rc = -1;
-                    goto out;
-                }
-                continue;
-            }
-            char what[96];
-            snprintf(what, sizeof what, "record id %u is neither a site nor a basic block of any module",
-                     r->id);
-            rc = fail(err, PES_ERR_FORMAT, in->path, what);
-            goto out;
-        }
-        /* threads that ended within this read: their records are all visited */
-        const uint32_t *ended = NULL;
-        size_t n_ended = n >= 0 && c->merge ? pes_merge_ended(c->merge, &ended) : 0;
-        for (size_t i = 0; on_thread_end && i < n_ended; i++)
-            if (on_thread_end(ctx, ended[i], err) < 0) {
-                rc = -1;
+                uint8_t rw = (uint8_t)((d->reads ? PES_BATCH_READ : 0) | (d->writes ? PES_BATCH_WRITE : 0));
+                if (pes_batch_buf_access(&buf, r->addr, size, length, threads[i], r->id, rw, err) < 0) goto out;
+            } else if (d->what == ID_BB) {
+                if (pes_batch_buf_bb(&buf, d->bb, threads[i], err) < 0) goto out;
+            } else {
+                char what[96];
+                snprintf(what, sizeof what, "record id %u is neither a site nor a basic block of any module", r->id);
+                fail(err, PES_ERR_FORMAT, in->path, what);
                 goto out;
             }
+        }
+        /* threads that ended within this read: their records are all in this batch or earlier ones */
+        const uint32_t *ended = NULL;
+        size_t n_ended = n >= 0 && c->merge ? pes_merge_ended(c->merge, &ended) : 0;
+        for (size_t i = 0; i < n_ended; i++)
+            if (ended[i] < n_threads && pes_batch_buf_ended(&buf, ended[i], err) < 0) goto out;
     } while (n > 0);
-    if (n < 0) rc = -1;
+    if (n == 0 && pes_batch_buf_flush(&buf, err) == 0) rc = 0;
 out:
     free(recs);
     free(threads);
     cursor_close(c);
-    return rc;
-}
-
-/* ------------------------------------------------------------ as a batch source */
-
-struct run_ctx {
-    struct pes_batch_buf buf;
-    uint32_t n_threads;
-};
-
-static int run_access(void *ctx, const struct replay_access *a, struct pes_error *err) {
-    struct run_ctx *c = ctx;
-    if (a->thread >= c->n_threads)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "record of thread %u, but the trace announces only %u threads",
-                             a->thread, c->n_threads);
-    uint8_t rw = (uint8_t)((a->reads ? PES_BATCH_READ : 0) | (a->writes ? PES_BATCH_WRITE : 0));
-    return pes_batch_buf_access(&c->buf, a->addr, a->size, a->length, a->thread, a->site, rw, err);
-}
-
-static int run_bb(void *ctx, uint32_t thread, const struct pes_bb *bb, struct pes_error *err) {
-    struct run_ctx *c = ctx;
-    return pes_batch_buf_bb(&c->buf, bb, thread, err);
-}
-
-static int run_thread_end(void *ctx, uint32_t thread, struct pes_error *err) {
-    struct run_ctx *c = ctx;
-    return thread < c->n_threads ? pes_batch_buf_ended(&c->buf, thread, err) : 0;
-}
-
-int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
-    struct run_ctx c = {.n_threads = replay_input_threads(in)};
-    if (pes_batch_buf_init(&c.buf, sink, err) < 0) return -1;
-    int rc = replay_input_scan(in, run_access, run_bb, run_thread_end, &c, err);
-    if (rc == 0) rc = pes_batch_buf_flush(&c.buf, err);
-    pes_batch_buf_free(&c.buf);
+    pes_batch_buf_free(&buf);
     return rc;
 }

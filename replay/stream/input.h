@@ -70,27 +70,10 @@ void replay_input_set_threads(struct replay_input *in, unsigned n);
  * naming the file, the limit and the longest clipped access in msg. */
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);
 
-/* One access in global order, ids resolved. */
-struct replay_access {
-    uint64_t addr;
-    uint32_t size;                /* bytes replayed (clipped, see REPLAY_RANGE_GRANULES) */
-    uint32_t length;              /* bytes recorded */
-    uint32_t thread;
-    uint32_t site;                /* id */
-    uint8_t kind;                 /* enum pes_access_kind */
-    uint8_t reads, writes;
-};
-/* Visitor over the merged stream: on_access for every access record, on_bb for
- * every BB entry, on_thread_end once a thread has no more records (after its
- * last access or BB entry was visited; threads without records too), so its
- * per-thread state can go. Any may be NULL. Returns 0 or -1 (err filled). */
-typedef int (*replay_access_fn)(void *ctx, const struct replay_access *a, struct pes_error *err);
-typedef int (*replay_bb_fn)(void *ctx, uint32_t thread, const struct pes_bb *bb, struct pes_error *err);
-typedef int (*replay_thread_end_fn)(void *ctx, uint32_t thread, struct pes_error *err);
-int replay_input_scan(struct replay_input *in, replay_access_fn on_access, replay_bb_fn on_bb,
-                      replay_thread_end_fn on_thread_end, void *ctx, struct pes_error *err);
-/* The merged stream as batches (stream.h) to sink; 0, or -1 with err filled
- * (the input's or the sink's error). */
+/* The merged stream (a pes trace: every thread's records in time order; a
+ * text trace: its lines) as batches to sink: accesses with their sites'
+ * read/write kinds, BB entries, and each thread once its records are all
+ * delivered. 0, or -1 with err filled (the input's or the sink's error). */
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err);
 /* Mimicked cores (opt->n_cores, its emit ignored) as batches to sink: the
  * interleaved stream of PPT-Multicore Alg. 2 (stream/source_mimic.c). */

@@ -1,0 +1,248 @@
+/*
+ * approx.c — `--sample-rate R`: approximate reuse profiles for traces too
+ * long for exact ones. SHARDS (Waldspurger et al., FAST 2015; shards.h)
+ * keeps the lines whose hash falls below R, computes their exact stack
+ * distances and scales them by 1/R: the PRD of every stream and the CRD of
+ * every shared cache cost one hash per access plus exact work on a fraction
+ * R of the lines. The model runs on the estimates as on exact profiles.
+ *
+ * With --sample-check the exact profiles are computed too, and the report
+ * gives, per profile, the mean absolute error of the estimated miss-ratio
+ * curve (fully associative LRU caches of 1, 2, 4, ... lines up to the
+ * distinct lines): what this trace lost to sampling, so that the rate can be
+ * chosen knowingly. Per-site rows need every access and are not kept.
+ *
+ * This file is the example of docs/replay.md, "Writing an analysis".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "reuse_distance.h"
+#include "reuse_model.h"
+#include "shards.h"
+
+/* One profile: a stream's PRD or a shared cache's CRD. */
+struct lane {
+    struct pes_shards *est;
+    struct pes_reuse *exact;      /* --sample-check */
+    struct pes_rd_hist exact_hist, hist;
+    uint64_t *keys;               /* [cap] this batch's line keys */
+    size_t n, cap;
+};
+
+struct approx {
+    const struct pes_stream_info *si;
+    const struct pes_knobs *k;
+    uint32_t n_lanes;             /* streams, then shared caches */
+    struct lane *lane;
+    uint32_t *crd_lane;           /* [n_streams] lane of the stream's shared cache; a
+                                     cache of one stream is that stream's lane */
+    unsigned shift;               /* log2 of the line size */
+    struct pes_work work;
+    struct replay_model model;
+};
+
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+    return k->sample_rate > 0 && (si->mimicked || !k->mimic);
+}
+
+static void destroy(void *self) {
+    struct approx *a = self;
+    for (uint32_t i = 0; a->lane && i < a->n_lanes; i++) {
+        pes_shards_destroy(a->lane[i].est);
+        pes_reuse_destroy(a->lane[i].exact);
+        pes_rd_hist_free(&a->lane[i].exact_hist);
+        pes_rd_hist_free(&a->lane[i].hist);
+        free(a->lane[i].keys);
+    }
+    free(a->lane);
+    free(a->crd_lane);
+    free(a);
+}
+
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+    struct approx *a = calloc(1, sizeof *a);
+    uint32_t *members = calloc(si->n_caches ? si->n_caches : 1, sizeof *members);
+    if (!a || !members || !(a->crd_lane = calloc(si->n_streams, sizeof *a->crd_lane))) {
+        free(members);
+        free(a);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    a->si = si;
+    a->k = k;
+    while ((1u << a->shift) < si->line) a->shift++;
+    for (uint32_t s = 0; s < si->n_streams; s++) members[si->stream_cache[s]]++;
+    a->n_lanes = si->n_streams;
+    for (uint32_t s = 0; s < si->n_streams; s++) {
+        uint32_t c = si->stream_cache[s];
+        a->crd_lane[s] = members[c] == 1 ? s : UINT32_MAX;
+    }
+    for (uint32_t c = 0; c < si->n_caches; c++)
+        if (members[c] > 1) {
+            for (uint32_t s = 0; s < si->n_streams; s++)
+                if (si->stream_cache[s] == c) a->crd_lane[s] = a->n_lanes;
+            a->n_lanes++;
+        }
+    free(members);
+    if (!(a->lane = calloc(a->n_lanes, sizeof *a->lane))) goto nomem;
+    struct pes_shards_options so = {.granule = si->line, .rate = k->sample_rate, .seed = k->sample_seed};
+    struct pes_reuse_options ro = {.granule = si->line};
+    for (uint32_t i = 0; i < a->n_lanes; i++) {
+        struct lane *l = &a->lane[i];
+        if (!(l->est = pes_shards_create(&so, err))) goto fail;
+        if (k->sample_check && (!(l->exact = pes_reuse_create(&ro, err)) ||
+                                pes_rd_hist_init(&l->exact_hist, 0, err) < 0))
+            goto fail;
+    }
+    return a;
+nomem:
+    pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+fail:
+    destroy(a);
+    return NULL;
+}
+
+static int add_key(struct lane *l, uint64_t key) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4096;
+        uint64_t *k = realloc(l->keys, cap * sizeof *k);
+        if (!k) return -1;
+        l->keys = k;
+        l->cap = cap;
+    }
+    l->keys[l->n++] = key;
+    return 0;
+}
+
+/* The batch's lines, gathered per lane in order (an access of several lines
+ * counts once per line, in ascending order, as the exact profiles do), then
+ * pushed lane by lane. */
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+    struct approx *a = self;
+    if (!a->si->work) {
+        for (size_t i = 0; i < b->n; i++) a->work.bytes += b->length[i];
+        for (size_t i = 0; i < b->n_bbs; i++)
+            for (int k = 0; k < PES_OP_COUNT; k++) a->work.ops[k] += b->bb[i]->ops[k];
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        uint32_t s = b->stream[i];
+        if (s >= a->si->n_streams || b->size[i] == 0) continue;
+        uint64_t first = b->addr[i] >> a->shift, last = (b->addr[i] + b->size[i] - 1) >> a->shift;
+        for (uint64_t key = first; key <= last; key++) {
+            uint32_t c = a->crd_lane[s];
+            if (add_key(&a->lane[s], key) < 0 || (c != s && add_key(&a->lane[c], key) < 0))
+                return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        }
+    }
+    uint64_t dist[4096];
+    for (uint32_t i = 0; i < a->n_lanes; i++) {
+        struct lane *l = &a->lane[i];
+        if (pes_shards_push_keys(l->est, l->keys, l->n) < 0) {
+            *err = *pes_shards_error(l->est);
+            return -1;
+        }
+        for (size_t at = 0; l->exact && at < l->n; at += 4096) {
+            size_t m = l->n - at < 4096 ? l->n - at : 4096;
+            if (pes_reuse_push_keys(l->exact, l->keys + at, m, dist) < 0) {
+                *err = *pes_reuse_error(l->exact);
+                return -1;
+            }
+            for (size_t j = 0; j < m; j++)
+                if (pes_rd_hist_add(&l->exact_hist, dist[j]) < 0)
+                    return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        }
+        l->n = 0;
+    }
+    return 0;
+}
+
+static int finish(void *self, struct pes_error *err) {
+    struct approx *a = self;
+    for (uint32_t i = 0; i < a->n_lanes; i++)
+        if (pes_shards_finish(a->lane[i].est, &a->lane[i].hist, err) < 0) return -1;
+    struct pes_rd_hist prd, crd;
+    if (pes_rd_hist_init(&prd, 0, err) < 0) return -1;
+    if (pes_rd_hist_init(&crd, 0, err) < 0) {
+        pes_rd_hist_free(&prd);
+        return -1;
+    }
+    int rc = 0;
+    for (uint32_t s = 0; s < a->si->n_streams && rc == 0; s++) rc = pes_rd_hist_merge(&prd, &a->lane[s].hist);
+    for (uint32_t c = 0; c < a->si->n_caches && rc == 0; c++)
+        for (uint32_t s = 0; s < a->si->n_streams; s++)   /* each cache once: its first stream */
+            if (a->si->stream_cache[s] == c) {
+                rc = pes_rd_hist_merge(&crd, &a->lane[a->crd_lane[s]].hist);
+                break;
+            }
+    if (rc < 0) rc = pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)");
+    else rc = replay_model_run(&a->model, a->si, &a->work, &prd, a->si->n_caches ? &crd : NULL, err);
+    pes_rd_hist_free(&prd);
+    pes_rd_hist_free(&crd);
+    return rc;
+}
+
+/* The sampling behind one profile, and its error when checked. */
+static void publish_sampling(struct pes_report *r, struct pes_rnode *rows, const char *profile,
+                             const struct lane *l) {
+    struct pes_shards_stats st;
+    pes_shards_stats(l->est, &st);
+    struct pes_rnode *o = pes_r_object(r, rows, NULL);
+    pes_r_str(r, o, "profile", profile);
+    pes_r_u64(r, o, "accesses", st.accesses);
+    pes_r_u64(r, o, "sampled", st.sampled);
+    pes_r_f64(r, o, "effective_rate", st.effective_rate, "%.6g");
+    pes_r_u64(r, o, "sampled_lines", st.lines);
+    if (l->exact) pes_r_f64(r, o, "mrc_mae", pes_shards_mrc_mae(&l->exact_hist, &l->hist, 0, 0), "%.6g");
+}
+
+static void publish(void *self, const struct pes_publish *to) {
+    struct approx *a = self;
+    struct pes_report *r = to->r;
+    char name[48];
+    struct pes_rnode *prd = pes_r_array(r, to->config, "prd");
+    for (uint32_t s = 0; s < a->si->n_streams; s++) {
+        struct pes_rnode *o = pes_r_object(r, prd, NULL);
+        pes_r_u64(r, o, "stream", s);
+        replay_publish_histogram(r, o, &a->lane[s].hist, a->si);
+    }
+    struct pes_rnode *crd = pes_r_array(r, to->config, "crd");
+    for (uint32_t c = 0; c < a->si->n_caches; c++)
+        for (uint32_t s = 0; s < a->si->n_streams; s++)
+            if (a->si->stream_cache[s] == c) {
+                struct pes_rnode *o = pes_r_object(r, crd, NULL);
+                pes_r_u64(r, o, "group", c);
+                replay_publish_histogram(r, o, &a->lane[a->crd_lane[s]].hist, a->si);
+                break;
+            }
+    pes_r_array(r, to->config, "sites");   /* per-site rows need every access */
+    replay_publish_model(r, to->config, &a->model, a->si);
+    struct pes_rnode *ap = pes_r_object(r, to->config, "approximation");
+    pes_r_str(r, ap, "method", "SHARDS fixed-rate spatial sampling");
+    pes_r_f64(r, ap, "rate", a->k->sample_rate, "%.6g");
+    pes_r_u64(r, ap, "seed", a->k->sample_seed);
+    struct pes_rnode *rows = pes_r_array(r, ap, "profiles");
+    for (uint32_t s = 0; s < a->si->n_streams; s++) {
+        snprintf(name, sizeof name, "%s%u PRD", a->si->mimicked ? "core " : "T", s);
+        publish_sampling(r, rows, name, &a->lane[s]);
+    }
+    for (uint32_t i = a->si->n_streams; i < a->n_lanes; i++) {
+        uint32_t c = 0;
+        for (uint32_t s = 0; s < a->si->n_streams; s++)
+            if (a->crd_lane[s] == i) c = a->si->stream_cache[s];
+        snprintf(name, sizeof name, "shared%u CRD", c);
+        publish_sampling(r, rows, name, &a->lane[i]);
+    }
+}
+
+const struct pes_analysis pes_analysis_approx = {
+    .name = "approx",
+    .help = "SHARDS-sampled PRD and CRD and their model (--sample-rate), with the MRC error (--sample-check)",
+    .wanted = wanted,
+    .create = create,
+    .batch = batch,
+    .finish = finish,
+    .publish = publish,
+    .destroy = destroy,
+};
