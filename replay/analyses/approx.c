@@ -104,15 +104,15 @@ fail:
     return NULL;
 }
 
-static int add_key(struct lane *l, uint64_t key) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 4096;
-        uint64_t *k = realloc(l->keys, cap * sizeof *k);
-        if (!k) return -1;
-        l->keys = k;
-        l->cap = cap;
-    }
-    l->keys[l->n++] = key;
+/* Room for `more` keys in the lane's batch buffer. */
+static int reserve(struct lane *l, size_t more) {
+    if (l->n + more <= l->cap) return 0;
+    size_t cap = l->cap ? l->cap : PES_BATCH;
+    while (cap < l->n + more) cap *= 2;
+    uint64_t *k = realloc(l->keys, cap * sizeof *k);
+    if (!k) return -1;
+    l->keys = k;
+    l->cap = cap;
     return 0;
 }
 
@@ -126,14 +126,18 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         for (size_t i = 0; i < b->n_bbs; i++)
             for (int k = 0; k < PES_OP_COUNT; k++) a->work.ops[k] += b->bb[i]->ops[k];
     }
+    for (uint32_t i = 0; i < a->n_lanes; i++)   /* one line per access: no check per key */
+        if (reserve(&a->lane[i], b->n) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < b->n; i++) {
         uint32_t s = b->stream[i];
         if (s >= a->si->n_streams || b->size[i] == 0) continue;
+        struct lane *p = &a->lane[s], *c = &a->lane[a->crd_lane[s]];
         uint64_t first = b->addr[i] >> a->shift, last = (b->addr[i] + b->size[i] - 1) >> a->shift;
+        if (last != first && (reserve(p, last - first) < 0 || reserve(c, last - first) < 0))
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         for (uint64_t key = first; key <= last; key++) {
-            uint32_t c = a->crd_lane[s];
-            if (add_key(&a->lane[s], key) < 0 || (c != s && add_key(&a->lane[c], key) < 0))
-                return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            p->keys[p->n++] = key;
+            if (c != p) c->keys[c->n++] = key;
         }
     }
     uint64_t dist[4096];

@@ -94,14 +94,17 @@ int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err);
 
 static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, uint32_t size, uint32_t length,
                                        uint32_t stream, uint32_t site, uint8_t rw, struct pes_error *err) {
-    size_t i = b->view.n++;
+    /* the count is stored last: a u64 store to addr[] may alias it (size_t),
+     * so the compiler would reload it after every array store otherwise */
+    size_t i = b->view.n;
     b->addr[i] = addr;
     b->size[i] = size;
     b->length[i] = length;
     b->stream[i] = stream;
     b->site[i] = site;
     b->rw[i] = rw;
-    return b->view.n == PES_BATCH ? pes_batch_buf_flush(b, err) : 0;
+    b->view.n = ++i;
+    return i == PES_BATCH ? pes_batch_buf_flush(b, err) : 0;
 }
 int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream, struct pes_error *err);
 int pes_batch_buf_ended(struct pes_batch_buf *b, uint32_t stream, struct pes_error *err);
