@@ -10,8 +10,10 @@ same files where the user has them built (never vendored):
   PES_PEER_OLKEN="/path/online_mrc {trace}"
 
 ({trace}: the addr-format file; {lines}: its line count). All variants run
-interleaved round-robin, best of --repeat; pes-replay with --jobs 1 (exact PRD
-and CRD, SDCM), and the reader alone is not timed separately.
+interleaved round-robin, best of --repeat: pes-replay end to end (exact PRD and
+CRD, SDCM) with --jobs 1 and 2 in each format, and its SHARDS approximate mode
+at 1 % of the lines (--sample-rate 0.01), whose miss-ratio-curve error comes
+from one --sample-check run per trace.
 
 usage: bench/peer_traces.py [--build build] [--out bench/out] [--repeat 3]
                             [--formats addr,binary64] [--traces uniform,cyclic,matmul]
@@ -66,22 +68,34 @@ def main():
              if os.environ.get(var)}
 
     variants, files = {}, {}
+    pes_cols = []
+    for f in formats:
+        for jobs in (1, 2):
+            pes_cols.append((f"pes {f} -j{jobs}", f, ["--jobs", str(jobs)]))
+    pes_cols.append(("pes addr -j2 SHARDS 1%", "addr", ["--jobs", "2", "--sample-rate", "0.01"]))
     for t in traces:
-        for f in set(formats) | ({"addr"} if peers else set()):
+        for f in set(formats) | {"addr"}:
             path = os.path.join(work, f"{t}.{SUFFIX[f]}")
             subprocess.run([gen, t, f, path], check=True)
             files[(t, f)] = path
-        for f in formats:
-            variants[(t, f"pes-replay ({f})")] = [replay, files[(t, f)], "--machine", "haswell", "--jobs", "1",
-                                                  "--format", "json"]
+        for name, f, extra in pes_cols:
+            variants[(t, name)] = [replay, files[(t, f)], "--machine", "haswell", "--format", "json"] + extra
         for name, template in peers.items():
             cmd = template.format(trace=files[(t, "addr")], lines=ACCESSES[t])
             variants[(t, name)] = shlex.split(cmd)
     best = benchlib.interleaved(runner, {k: v for k, v in variants.items()}, os.environ.copy(), a.repeat)
 
-    cols = [f"pes-replay ({f})" for f in formats] + list(peers)
-    head = "| trace | accesses | " + " | ".join(f"{c} s (M acc/s)" for c in cols) + " |"
-    rows = [head, "|" + "---|" * (2 + len(cols))]
+    # the approximate mode's error on each trace: one untimed --sample-check run
+    mae = {}
+    for t in traces:
+        r = subprocess.run([replay, files[(t, "addr")], "--machine", "haswell", "--format", "json", "--sample-rate",
+                            "0.01", "--sample-check"], check=True, capture_output=True, text=True)
+        mae[t] = max(p["mrc_mae"] for p in json.loads(r.stdout)["configs"][0]["approximation"]["profiles"])
+
+    cols = [c[0] for c in pes_cols] + list(peers)
+    head = ("| trace | accesses | " + " | ".join(f"{c} s (M acc/s)" for c in cols) +
+            " | SHARDS 1% MRC MAE |" + (" best exact pes vs fastest peer |" if peers else ""))
+    rows = [head, "|" + "---|" * (3 + len(cols) + (1 if peers else 0))]
     data = []
     for t in traces:
         cells = []
@@ -89,7 +103,12 @@ def main():
             s, rss = best[(t, c)]
             cells.append(f"{s:.2f} ({ACCESSES[t] / s / 1e6:.1f})")
             data.append({"trace": t, "tool": c, "accesses": ACCESSES[t], "seconds": s, "peak_rss_kib": rss})
+        cells.append(f"{mae[t]:.4f}")
+        if peers:
+            exact = min(best[(t, c[0])][0] for c in pes_cols if "SHARDS" not in c[0])
+            cells.append(f"{min(best[(t, p)][0] for p in peers) / exact:.1f}x")
         rows.append(f"| {t} | {ACCESSES[t] / 1e6:.0f} M | " + " | ".join(cells) + " |")
+        data.append({"trace": t, "tool": "SHARDS 1% MRC MAE", "mae": mae[t]})
     benchlib.write_outputs(a.out, "peer_traces", "\n".join(rows), data)
 
 

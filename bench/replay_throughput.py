@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Replay throughput: accesses per second and peak RSS of pes-replay on a
 full trace of a bench kernel with >= 100 M accesses (exact PRD + CRD; with
---jobs 1 and --jobs 2 for the speed-up of the PRD worker thread; and with the
+--jobs 1 and --jobs 2 for the speed-up of the replay threads; and with the
 cache + MESI simulation), plus the engines alone on synthetic streams
 (bench/reuse_bench.c: uniform random over 1 M and 16 M distinct lines;
 bench/sim_bench.c: 1, 4 and 16 simulated cores).
 
-usage: bench/replay_throughput.py [--build build] [--n 448] [--out bench/out]
+usage: bench/replay_throughput.py [--build build] [--n 448] [--out bench/out] [--repeat 3]
 Prints markdown tables and writes OUT/replay_throughput.{md,json}.
 """
 import argparse
@@ -16,15 +16,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def timed(cmd, env=None):
-    """Wall seconds, CPU seconds and peak RSS (KiB) of one run, via GNU time."""
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    wall, user, sys_, rss = r.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(sys_), int(rss)
 
 
 def main():
@@ -33,6 +28,7 @@ def main():
     ap.add_argument("--n", type=int, default=448, help="gemm size (448: about 136 M accesses)")
     ap.add_argument("--threads", type=int, default=2, help="OpenMP threads of the traced run")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved repetitions (best of)")
     a = ap.parse_args()
     b = os.path.join(a.build, "bin")
     work = os.path.join(a.out, "replay_throughput")
@@ -46,15 +42,15 @@ def main():
                                       "--format", "json"], check=True, stdout=subprocess.PIPE, text=True).stdout)
     accesses = info["trace"]["accesses"]
 
-    rows = []
-    for label, extra in [("PRD + CRD, --jobs 1", ["--jobs", "1"]),
-                         ("PRD + CRD, --jobs 2", ["--jobs", "2"]),
-                         ("PRD + CRD + L1/L2/L3 MESI simulation, --jobs 2", ["--jobs", "2", "--simulate"])]:
-        wall, cpu, rss = timed([os.path.join(b, "pes-replay"), trace, "--machine", "haswell", "--top", "0",
-                                "--format", "json"] + extra)
-        rows.append(dict(case=label, accesses=accesses, wall_s=wall, cpu_s=cpu, rss_kib=rss,
-                         maccess_per_s=accesses / wall / 1e6))
-        print(f"  {label}: {wall:.2f} s", file=sys.stderr)
+    cases = [("PRD + CRD, --jobs 1", ["--jobs", "1"]),
+             ("PRD + CRD, --jobs 2", ["--jobs", "2"]),
+             ("PRD + CRD + L1/L2/L3 MESI simulation, --jobs 2", ["--jobs", "2", "--simulate"])]
+    runner = benchlib.build_runner(work)
+    variants = {label: [os.path.join(b, "pes-replay"), trace, "--machine", "haswell", "--top", "0", "--format",
+                        "json", "-o", "/dev/null"] + extra for label, extra in cases}
+    best = benchlib.interleaved(runner, variants, os.environ.copy(), a.repeat)
+    rows = [dict(case=label, accesses=accesses, wall_s=best[label][0], rss_kib=best[label][1],
+                 maccess_per_s=accesses / best[label][0] / 1e6) for label, _ in cases]
     speedup = rows[0]["wall_s"] / rows[1]["wall_s"]
 
     subprocess.run(["ninja", "-C", a.build, "reuse_bench", "pes-sim-bench"], check=True, stdout=subprocess.DEVNULL)
@@ -72,7 +68,7 @@ def main():
              "| replay | wall (s) | M accesses/s | peak RSS (MiB) |", "|---|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['wall_s']:.2f} | {r['maccess_per_s']:.1f} | {r['rss_kib'] / 1024:.0f} |")
-    lines += ["", f"PRD worker thread speed-up (--jobs 2 vs 1): {speedup:.2f}x", "",
+    lines += ["", f"Replay threads speed-up (--jobs 2 vs 1, best of {a.repeat} interleaved runs): {speedup:.2f}x", "",
               "Reuse-distance engine alone (bench/reuse_bench.c, 100 M accesses, batched pushes, per CPU second):", "",
               "| stream | distinct lines | M accesses/s | peak RSS (MiB) |", "|---|---:|---:|---:|"]
     for r in reuse:
