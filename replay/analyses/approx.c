@@ -121,11 +121,7 @@ static int reserve(struct lane *l, size_t more) {
  * pushed lane by lane. */
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct approx *a = self;
-    if (!a->si->work) {
-        for (size_t i = 0; i < b->n; i++) a->work.bytes += b->length[i];
-        for (size_t i = 0; i < b->n_bbs; i++)
-            for (int k = 0; k < PES_OP_COUNT; k++) a->work.ops[k] += b->bb[i]->ops[k];
-    }
+    if (!a->si->work) replay_work_count(&a->work, b);
     for (uint32_t i = 0; i < a->n_lanes; i++)   /* one line per access: no check per key */
         if (reserve(&a->lane[i], b->n) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < b->n; i++) {

@@ -53,11 +53,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct reuse *r = self;
-    if (!r->si->work) {
-        for (size_t i = 0; i < b->n; i++) r->work.bytes += b->length[i];
-        for (size_t i = 0; i < b->n_bbs; i++)
-            for (int k = 0; k < PES_OP_COUNT; k++) r->work.ops[k] += b->bb[i]->ops[k];
-    }
+    if (!r->si->work) replay_work_count(&r->work, b);
     if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, b->site, b->n, err) < 0) return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
     for (size_t i = 0; i < b->n_ended; i++)

@@ -6,6 +6,12 @@
 
 #include "reuse_model.h"
 
+void replay_work_count(struct pes_work *w, const struct pes_batch *b) {
+    for (size_t i = 0; i < b->n; i++) w->bytes += b->length[i];
+    for (size_t i = 0; i < b->n_bbs; i++)
+        for (int k = 0; k < PES_OP_COUNT; k++) w->ops[k] += b->bb[i]->ops[k];
+}
+
 int replay_model_run(struct replay_model *out, const struct pes_stream_info *si, const struct pes_work *counted,
                      const struct pes_rd_hist *prd, const struct pes_rd_hist *crd, struct pes_error *err) {
     const struct pes_machine *m = si->machine;

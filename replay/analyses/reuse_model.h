@@ -16,6 +16,10 @@ struct replay_model {
     struct pes_runtime runtime;
 };
 
+/* Adds the batch's bytes and BB op counts to w (the work of a stream whose
+ * description brings none). */
+void replay_work_count(struct pes_work *w, const struct pes_batch *b);
+
 /* PPT-Multicore Eq. 1-3 per level (private levels from prd, shared levels
  * from crd; crd NULL: every level from prd) and Eq. 4-8 with the stream
  * info's work, or `counted` when it has none. 0, or -1 with err filled. */
