@@ -506,6 +506,59 @@ static void test_reuse_against_lru_oracle(void **state)
     }
 }
 
+/* --sample-rate 1 keeps every line: the approximate analysis must give the
+ * brute-force LRU stack's histograms (SHARDS at R = 1 is the exact engine),
+ * the exact analysis's model, empty site rows and, with --sample-check, a
+ * zero error and every access sampled. */
+static void test_approx_rate_one(void **state)
+{
+    (void)state;
+    enum { N = 320 };
+    static struct acc a[N];
+    workload(a, N, 7);
+    const uint32_t caches[3] = {0, 0, 1};   /* cache 1 has one stream: its CRD is that stream's PRD */
+    static struct oracle o;
+    const struct pes_cache_config lv[2] = {{.size = 32 * 64, .ways = 4, .line = 64, .latency = 4,
+                                            .recip_throughput = 1},
+                                           {.size = 256 * 64, .ways = 8, .line = 64, .shared = 1, .latency = 20,
+                                            .recip_throughput = 4}};
+    struct pes_machine m = machine(2, lv);
+    struct pes_stream_info si = {.path = "t", .n_streams = 3, .n_caches = 2, .stream_cache = caches,
+                                 .machine = &m, .line = 64, .site = site_of};
+    oracle_run(&o, a, N, &si);
+    struct pes_knobs exact = {.jobs = 1, .top = 10, .sort = "invalidations"};
+    struct pes_report *re = run(&pes_analysis_reuse, &si, &exact, a, N, 64, 0, NULL);
+    for (int check = 0; check < 2; check++) {
+        struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations", .sample_rate = 1.0, .sample_seed = 3,
+                              .sample_check = check};
+        assert_false(pes_analysis_reuse.wanted(&si, &k));
+        assert_true(pes_analysis_approx.wanted(&si, &k));
+        struct pes_report *r = run(&pes_analysis_approx, &si, &k, a, N, 64, 0, NULL);
+        const struct pes_rnode *c = section(r, "config"), *ce = section(re, "config");
+        for (uint32_t s = 0; s < si.n_streams; s++)
+            check_hist(pes_r_get(pes_r_at(pes_r_get(c, "prd"), s), "histogram"), &o.prd[s]);
+        for (uint32_t g = 0; g < si.n_caches; g++)
+            check_hist(pes_r_get(pes_r_at(pes_r_get(c, "crd"), g), "histogram"), &o.crd[g]);
+        assert_int_equal(pes_r_count(pes_r_get(c, "sites")), 0);
+        const struct pes_rnode *hg = pes_r_get(pes_r_get(c, "model"), "hit_global"),
+                               *hge = pes_r_get(pes_r_get(ce, "model"), "hit_global");
+        for (size_t l = 0; l < 2; l++) near_(pes_r_f(pes_r_at(hg, l)), pes_r_f(pes_r_at(hge, l)), 1e-12, __FILE__, __LINE__);
+        const struct pes_rnode *ap = pes_r_get(c, "approximation"), *rows = pes_r_get(ap, "profiles");
+        assert_true(pes_r_get_f(ap, "rate") == 1.0);
+        assert_int_equal(pes_r_get_u(ap, "seed"), 3);
+        assert_int_equal(pes_r_count(rows), 4);   /* 3 PRDs and the CRD of cache 0 */
+        assert_string_equal(pes_r_get_s(pes_r_at(rows, 3), "profile"), "shared0 CRD");
+        for (size_t i = 0; i < pes_r_count(rows); i++) {
+            const struct pes_rnode *row = pes_r_at(rows, i);
+            assert_int_equal(pes_r_get_u(row, "sampled"), pes_r_get_u(row, "accesses"));
+            if (check) assert_true(pes_r_get_f(row, "mrc_mae") == 0.0);
+            else assert_null(pes_r_get(row, "mrc_mae"));
+        }
+        pes_report_destroy(r);
+    }
+    pes_report_destroy(re);
+}
+
 /* The site rows' order and values on a trace small enough to do by hand
  * (line 64, two streams on one shared cache). */
 static void test_reuse_site_rows_by_hand(void **state)
@@ -1133,6 +1186,7 @@ int main(void)
         cmocka_unit_test(test_reuse_site_rows_by_hand),
         cmocka_unit_test(test_reuse_long_distances),
         cmocka_unit_test(test_reuse_model_by_hand),
+        cmocka_unit_test(test_approx_rate_one),
         cmocka_unit_test(test_sim_false_sharing),
         cmocka_unit_test(test_sim_ranking),
         cmocka_unit_test(test_sim_too_many_streams),
