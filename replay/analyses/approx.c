@@ -8,12 +8,14 @@
  *
  * With --sample-check the exact profiles are computed too, and the report
  * gives, per profile, the mean absolute error of the estimated miss-ratio
- * curve (fully associative LRU caches of 1, 2, 4, ... lines up to the
- * distinct lines): what this trace lost to sampling, so that the rate can be
+ * curve (fully associative LRU caches of 2^k lines from the first power of
+ * two >= 1/R up to the distinct lines; smaller caches cannot be told apart
+ * by the sample): what this trace lost to sampling, so that the rate can be
  * chosen knowingly. Per-site rows need every access and are not kept.
  *
  * This file is the example of docs/replay.md, "Writing an analysis".
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -185,7 +187,7 @@ static int finish(void *self, struct pes_error *err) {
 
 /* The sampling behind one profile, and its error when checked. */
 static void publish_sampling(struct pes_report *r, struct pes_rnode *rows, const char *profile,
-                             const struct lane *l) {
+                             const struct lane *l, uint64_t min_lines) {
     struct pes_shards_stats st;
     pes_shards_stats(l->est, &st);
     struct pes_rnode *o = pes_r_object(r, rows, NULL);
@@ -194,7 +196,7 @@ static void publish_sampling(struct pes_report *r, struct pes_rnode *rows, const
     pes_r_u64(r, o, "sampled", st.sampled);
     pes_r_f64(r, o, "effective_rate", st.effective_rate, "%.6g");
     pes_r_u64(r, o, "sampled_lines", st.lines);
-    if (l->exact) pes_r_f64(r, o, "mrc_mae", pes_shards_mrc_mae(&l->exact_hist, &l->hist, 0, 0), "%.6g");
+    if (l->exact) pes_r_f64(r, o, "mrc_mae", pes_shards_mrc_mae(&l->exact_hist, &l->hist, min_lines, 0), "%.6g");
 }
 
 static void publish(void *self, const struct pes_publish *to) {
@@ -222,17 +224,21 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_str(r, ap, "method", "SHARDS fixed-rate spatial sampling");
     pes_r_f64(r, ap, "rate", a->k->sample_rate, "%.6g");
     pes_r_u64(r, ap, "seed", a->k->sample_seed);
+    /* a sampled distance below 1/R lines stands for any of them: the error
+     * is measured where the estimate can tell cache sizes apart */
+    uint64_t min_lines = (uint64_t)ceil(1.0 / a->k->sample_rate);
+    if (a->k->sample_check) pes_r_u64(r, ap, "mae_from_lines", min_lines);
     struct pes_rnode *rows = pes_r_array(r, ap, "profiles");
     for (uint32_t s = 0; s < a->si->n_streams; s++) {
         snprintf(name, sizeof name, "%s%u PRD", a->si->mimicked ? "core " : "T", s);
-        publish_sampling(r, rows, name, &a->lane[s]);
+        publish_sampling(r, rows, name, &a->lane[s], min_lines);
     }
     for (uint32_t i = a->si->n_streams; i < a->n_lanes; i++) {
         uint32_t c = 0;
         for (uint32_t s = 0; s < a->si->n_streams; s++)
             if (a->crd_lane[s] == i) c = a->si->stream_cache[s];
         snprintf(name, sizeof name, "shared%u CRD", c);
-        publish_sampling(r, rows, name, &a->lane[i]);
+        publish_sampling(r, rows, name, &a->lane[i], min_lines);
     }
 }
 
