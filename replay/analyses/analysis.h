@@ -22,6 +22,8 @@
 #include "report.h"
 #include "stream.h"
 
+struct pes_profiles_split;
+
 /* What analyses may read of the command line. */
 struct pes_knobs {
     uint32_t jobs;          /* --jobs: replay threads the analyses may use */
@@ -29,6 +31,9 @@ struct pes_knobs {
     int simulate;           /* --simulate */
     uint32_t top;           /* --top: sites listed */
     const char *sort;       /* --sort: metric the simulated sites are ranked by */
+    /* pes-replay-mpi: the reuse profiles' work split over processes
+     * (profiles.h); NULL: this process does all */
+    const struct pes_profiles_split *split;
 };
 
 /* Where results go (report.h): the run's "trace" section, and the section of

@@ -1005,6 +1005,7 @@ static int split_send_window(struct pes_profiles *p, uint64_t w, struct pes_erro
         at += pes_parda_summary_pack(&sp->sum[l], at, (size_t)bytes);
     }
     rc = sp->o.send(sp->o.ctx, w, buf, len, err);
+    buf = NULL;
 out:
     free(buf);
     split_drop_window(sp);

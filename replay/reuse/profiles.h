@@ -58,9 +58,10 @@
 struct pes_profiles_split {
     uint32_t rank, ranks;       /* this process, of ranks (>= 1) */
     uint64_t window;            /* accesses per window, >= 1 */
-    /* rank > 0: window w's message (valid during the call); 0, or -1 with
-     * err filled (the push or sync then fails with it). */
-    int (*send)(void *ctx, uint64_t w, const void *buf, size_t len, struct pes_error *err);
+    /* rank > 0: window w's message, in a malloc'd buffer that is the
+     * callee's from now on (to free when sent, even on failure); 0, or -1
+     * with err filled (the push or sync then fails with it). */
+    int (*send)(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err);
     /* rank 0: window w's message from process `from`, in a malloc'd buffer
      * the profiles frees; 0, or -1 with err filled. */
     int (*recv)(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err);
