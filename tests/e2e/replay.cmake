@@ -22,3 +22,12 @@ if(NOT PES_SANITIZE)
   set_tests_properties(e2e.replay_memory PROPERTIES LABELS e2e TIMEOUT 600
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};STRESS_GEN=$<TARGET_FILE:trace_stress_gen>")
 endif()
+
+# pes-replay-mpi against pes-replay on 1, 2 and 4 ranks (only where CMake found
+# MPI). Not in sanitizer builds: Open MPI's own leaks and shared-memory tricks
+# make ASan noisy there; the split itself is tested by unit.test_parda.
+if(TARGET pes-replay-mpi AND NOT PES_SANITIZE)
+  add_test(NAME e2e.replay_mpi COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_mpi.sh)
+  set_tests_properties(e2e.replay_mpi PROPERTIES LABELS e2e TIMEOUT 600
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+endif()
