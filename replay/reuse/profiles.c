@@ -1041,8 +1041,9 @@ static int split_count(struct pes_profiles *p, uint32_t lane, const struct pes_p
 }
 
 /* rank 0: resolves window w's message against the engines (every earlier
- * window is in them). */
-static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char *buf, size_t len,
+ * window is in them); `last`: no window follows, so the engines need not be
+ * brought up to date (one push per distinct granule instead of two). */
+static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char *buf, size_t len, int last,
                         struct pes_error *err)
 {
     const uint32_t lanes = p->n_streams + p->n_groups;
@@ -1104,7 +1105,7 @@ static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char 
             pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: bad tags in lane %u",
                           (unsigned long long)w, l);
         else if (g && pes_parda_counts_init(&c, p->exact_limit, err) == 0) {
-            if (pes_parda_resolve(g, &s, 0, &c, err) == 0)
+            if (pes_parda_resolve(g, &s, last, &c, err) == 0)
                 step = split_count(p, l, &c, row, n_tags, err);
             pes_parda_counts_free(&c);
         }
@@ -1125,8 +1126,8 @@ bad:
 }
 
 /* rank 0: every window below `upto` into the engines, then the engines of
- * streams that ended within them go. */
-static int split_absorb_through(struct pes_profiles *p, uint64_t upto, struct pes_error *err)
+ * streams that ended within them go. `end`: upto is the number of windows. */
+static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, struct pes_error *err)
 {
     struct split *sp = p->split;
     for (; sp->next_absorb < upto; sp->next_absorb++) {
@@ -1138,7 +1139,7 @@ static int split_absorb_through(struct pes_profiles *p, uint64_t upto, struct pe
         size_t len = 0;
         if (sp->o.recv(sp->o.ctx, w, from, &buf, &len, err) < 0)
             return -1;
-        int rc = split_absorb(p, w, buf, len, err);
+        int rc = split_absorb(p, w, buf, len, end && w + 1 == upto, err);
         free(buf);
         if (rc < 0)
             return -1;
@@ -1166,7 +1167,7 @@ static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint
         int own = w % sp->o.ranks == sp->o.rank;
         if (own && sp->o.rank == 0) {
             if (sp->pos == w * W) {
-                if (split_absorb_through(p, w, err) < 0)
+                if (split_absorb_through(p, w, 0, err) < 0)
                     return -1;
                 sp->next_absorb = w + 1;
             }
@@ -1223,7 +1224,7 @@ static int split_sync(struct pes_profiles *p, struct pes_error *err)
     sp->over = 1;
     const uint64_t W = sp->o.window, w = sp->pos / W;
     if (sp->o.rank == 0)
-        return split_absorb_through(p, (sp->pos + W - 1) / W, err);
+        return split_absorb_through(p, (sp->pos + W - 1) / W, 1, err);
     if (sp->pos % W && w % sp->o.ranks == sp->o.rank)
         return split_send_window(p, w, err);
     return 0;
