@@ -1149,8 +1149,10 @@ static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, 
         pes_reuse_destroy(p->prd_eng[sp->ends[k].stream]);
         p->prd_eng[sp->ends[k].stream] = NULL;
     }
-    memmove(sp->ends, sp->ends + k, (sp->n_ends - k) * sizeof *sp->ends);
-    sp->n_ends -= k;
+    if (k) {
+        memmove(sp->ends, sp->ends + k, (sp->n_ends - k) * sizeof *sp->ends);
+        sp->n_ends -= k;
+    }
     return 0;
 }
 
