@@ -61,6 +61,10 @@ struct link {
     uint8_t *done;        /* [ranks] TAG_DONE received */
     uint8_t *told;        /* [ranks] TAG_STOP sent */
     int fail;             /* tests: PES_MPI_TEST_FAIL names this rank */
+    /* PES_MPI_STATS: one line per rank on stderr at the end */
+    uint64_t windows, bytes;
+    double wait_s;        /* blocked on messages (rank 0: receiving; others: sends in flight) */
+    double t0, work_s;    /* start; seconds until the rank's own work was done */
 };
 
 /* Tests of the failure paths (e2e.replay_mpi): PES_MPI_TEST_FAIL=K makes
@@ -81,7 +85,9 @@ static int mpi_error(struct pes_error *err, const char *what, int code) {
 
 static int wait_out(struct link *l, struct pes_error *err) {
     struct outgoing *o = &l->out[l->first_out];
+    double t0 = MPI_Wtime();
     int rc = MPI_Waitall(o->n_req, o->req, MPI_STATUSES_IGNORE);
+    l->wait_s += MPI_Wtime() - t0;
     free(o->buf);
     free(o->req);
     memset(o, 0, sizeof *o);
@@ -114,6 +120,8 @@ static int send_window(void *ctx, uint64_t w, void *buf, size_t len, struct pes_
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     }
     l->n_out++;
+    l->windows++;
+    l->bytes += len;
     int rc = MPI_Isend(o->head, 2, MPI_UINT64_T, 0, TAG_WINDOW, MPI_COMM_WORLD, &o->req[o->n_req++]);
     for (uint64_t i = 0; rc == MPI_SUCCESS && i < pieces; i++) {
         size_t at = (size_t)i * PIECE, n = len - at < PIECE ? len - at : PIECE;
@@ -136,6 +144,7 @@ static int progress(void *ctx, struct pes_error *err) {
 /* The outcome goes to rank 0 (its verdict comes back at the end). */
 static int agree_other(void *ctx, int rc, struct pes_error *err) {
     struct link *l = ctx;
+    l->work_s = MPI_Wtime() - l->t0;
     struct done_msg d = {.status = rc < 0 ? -1 : 0};
     if (rc < 0) snprintf(d.message, sizeof d.message, "%s", err->message);
     MPI_Send(&d, (int)sizeof d, MPI_BYTE, 0, TAG_DONE, MPI_COMM_WORLD);
@@ -174,7 +183,9 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
     if (l->done[from])
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; window %llu is missing", from,
                              (unsigned long long)w);
+    double t0 = MPI_Wtime();
     MPI_Probe((int)from, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    l->wait_s += MPI_Wtime() - t0;
     if (st.MPI_TAG == TAG_DONE) {
         if (recv_done(l, (int)from, err) < 0) return -1;
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u ended before window %llu", from, (unsigned long long)w);
@@ -182,6 +193,8 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
     uint64_t head[2];
     if (recv_body((int)from, head, buf, err) < 0) return -1;
     *len = (size_t)head[1];
+    l->windows++;
+    l->bytes += head[1];
     if (head[0] != w) {
         free(*buf);
         *buf = NULL;
@@ -202,6 +215,7 @@ static void tell_stop(struct link *l, int to) {
  * and dropped, so that none of them waits for ever. */
 static int agree_root(void *ctx, int rc, struct pes_error *err) {
     struct link *l = ctx;
+    l->work_s = MPI_Wtime() - l->t0;
     if (rc < 0)
         for (int k = 1; k < l->ranks; k++) tell_stop(l, k);
     for (int k = 1; k < l->ranks; k++)
@@ -299,7 +313,12 @@ int main(int argc, char **argv) {
         o.knobs.simulate = 0;   /* rank 0 simulates the whole stream */
     }
     if (ranks == 1) h.agree = NULL;
+    l.t0 = MPI_Wtime();
     int32_t verdict = replay_full(&o, &machine, &h);
+    if (getenv("PES_MPI_STATS"))
+        fprintf(stderr, "pes-replay-mpi: rank %d: replay %.3f s, %llu windows %s, %.1f MB, %.3f s waiting for "
+                "messages\n", rank, l.work_s, (unsigned long long)l.windows, rank ? "sent" : "received",
+                (double)l.bytes / 1e6, l.wait_s);
     if (rank != 0 && !l.stop_done) MPI_Wait(&l.stop_req, MPI_STATUS_IGNORE);
     MPI_Bcast(&verdict, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
     rc = verdict;
