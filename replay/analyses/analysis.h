@@ -22,6 +22,8 @@
 #include "report.h"
 #include "stream.h"
 
+struct pes_profiles_split;
+
 /* What analyses may read of the command line. */
 struct pes_knobs {
     uint32_t jobs;          /* --jobs: replay threads the analyses may use */
@@ -32,6 +34,9 @@ struct pes_knobs {
     double sample_rate;     /* --sample-rate: SHARDS sampling of lines (0: exact profiles) */
     uint64_t sample_seed;   /* --sample-seed: which lines are sampled */
     int sample_check;       /* --sample-check: exact profiles too, for the error */
+    /* pes-replay-mpi: the reuse profiles' work split over processes
+     * (profiles.h); NULL: this process does all */
+    const struct pes_profiles_split *split;
 };
 
 /* Where results go (report.h): the run's "trace" section, and the section of

@@ -42,7 +42,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     r->si = si;
     struct pes_profiles_options po = {
         .granule = si->line, .n_streams = si->n_streams, .n_groups = si->n_caches, .group_of = si->stream_cache,
-        .per_site = 1, .threads = k->jobs,
+        .per_site = 1, .threads = k->jobs, .split = k->split,
     };
     if (!(r->prof = pes_profiles_create(&po, err))) {
         free(r);

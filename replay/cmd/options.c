@@ -370,6 +370,14 @@ static const struct opt_row rows[] = {
      .min = 1,
      .max = REPLAY_MAX_JOBS,
      .expected = "an integer 1..256"},
+    {.name = "mpi-window",
+     .arg = "N",
+     .help = "pes-replay-mpi: accesses per window; windows go to the\nranks in turn (default 8388608)",
+     .kind = OPT_U64,
+     .field = FIELD(mpi_window),
+     .min = 1,
+     .max = REPLAY_MPI_WINDOW_MAX,
+     .expected = "an integer 1..1099511627776"},
 
     {.name = "compare",
      .help = "accuracy of a sampled trace against a full trace of the\nsame execution (pes-collect "

@@ -1,276 +1,34 @@
 /*
  * pes_replay.c — `pes-replay TRACE [options]`: reuse profiles, SDCM hit rates,
  * runtime prediction and cache + MESI simulation of a full trace (or a
- * plain-text address trace). See `pes-replay --help` and docs/replay.md.
+ * plain-text address trace); sampled traces and --compare go to accuracy.h.
+ * See `pes-replay --help` and docs/replay.md.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "accuracy.h"
-#include "pipeline.h"
-#include "replay.h"
+#include "replay_run.h"
 #include "report_util.h"
-#include "writers.h"
-
-static int fail(const struct pes_error *err) {
-    replay_message("%s", err->message);
-    return 1;
-}
-
-static int load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err) {
-    if (pes_machine_load(o->machine, m, err) < 0) return -1;
-    if (o->cache_spec && pes_machine_apply_cache_spec(m, o->cache_spec, err) < 0) return -1;
-    return pes_machine_validate(m, err);
-}
-
-/* A report file of a side table (--comm-csv, --sites-csv). */
-static int write_side_file(const char *flag, const char *path, int (*write)(FILE *, const struct pes_report_view *),
-                           const struct pes_report_view *v, struct pes_error *err) {
-    FILE *f = fopen(path, "w");
-    int rc = -1;
-    if (f) {
-        rc = write(f, v);
-        if (fclose(f) != 0) rc = -1;
-    }
-    if (rc < 0) snprintf(err->message, sizeof err->message, "%s %s: %s", flag, path, strerror(errno));
-    return rc;
-}
-
-static const struct pes_site *input_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
-
-/* Thread t of n on `sockets` shared caches: contiguous blocks, like a compact
- * OpenMP placement (OMP_PLACES=cores, OMP_PROC_BIND=close). */
-static uint32_t socket_of(uint32_t t, uint32_t n, uint32_t sockets) {
-    return (uint32_t)((uint64_t)t * sockets / n);
-}
-
-/* What every configuration shares: the input, the options, the report. */
-struct run {
-    struct replay_input *in;
-    const struct replay_options *o;
-    struct pes_knobs knobs;
-    const struct pes_machine *machine;
-    uint32_t line;
-    struct pes_report *rep;
-    struct pes_rnode *trace, *configs;
-};
-
-/* A configuration's section: {"cores":N,"mimicked":B, ... its analyses ...}. */
-static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimicked) {
-    struct pes_rnode *c = pes_r_object(run->rep, run->configs, NULL);
-    pes_r_u64(run->rep, c, "cores", cores);
-    pes_r_bool(run->rep, c, "mimicked", mimicked);
-    return c;
-}
-
-/* The recorded threads: the summary always, and the other analyses unless
- * --cores mimics cores instead. */
-static int run_recorded(struct run *run, struct pes_error *err) {
-    struct replay_input *in = run->in;
-    const struct replay_options *o = run->o;
-    uint32_t n = replay_input_threads(in), sockets = o->sockets < n ? o->sockets : n;
-    uint32_t *cache = calloc(n, sizeof *cache);
-    if (!cache) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-    for (uint32_t t = 0; t < n; t++) cache[t] = socket_of(t, n, sockets);
-    struct pes_stream_info si = {
-        .path = o->trace, .n_streams = n, .n_caches = sockets, .stream_cache = cache, .machine = run->machine,
-        .line = run->line, .range_cap = replay_input_range_cap(in), .page_size = o->page_size,
-        .site = input_site, .site_ctx = in,
-    };
-    struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
-    int rc = p ? replay_input_run(in, pes_pipeline_sink(p), err) : -1;
-    if (rc == 0) rc = pes_pipeline_finish(p, err);
-    if (rc == 0) {
-        pes_r_u64(run->rep, run->trace, "clipped_ranges", replay_input_clipped(in, NULL, 0));
-        struct pes_publish to = {.r = run->rep, .trace = run->trace,
-                                 .config = o->n_cores ? NULL : config_node(run, n, 0)};
-        pes_pipeline_publish(p, &to);
-    }
-    pes_pipeline_destroy(p);
-    free(cache);
-    return rc;
-}
-
-/* PPT-Multicore mimicking for every --cores count, with the recorded run's
- * work (bytes, op counts) for the runtime model. */
-static int run_mimicked(struct run *run, struct pes_error *err) {
-    struct replay_input *in = run->in;
-    const struct replay_options *o = run->o;
-    if (!replay_input_has_bbs(in))
-        return pes_error_set(err, PES_ERR_ARG, 0,
-                             "%s: --cores needs a basic-block table (a full trace of a pes-clang build); this %s has none",
-                             o->trace, replay_input_is_text(in) ? "text trace" : "trace");
-    struct pes_work work = {.bytes = pes_r_get_u(run->trace, "bytes")};
-    const struct pes_rnode *ops = pes_r_get(run->trace, "ops");
-    for (int k = 0; k < PES_OP_COUNT; k++) work.ops[k] = pes_r_get_f(ops, pes_machine_op_key(k));
-    struct pes_mimic_source src;
-    replay_input_mimic_source(in, &src);
-    struct pes_mimic_counts *counts = pes_mimic_count(&src, err);
-    if (!counts) return -1;
-    /* PPT-Multicore models one processor: every mimicked core shares its
-     * last-level cache, as the single CRD group assumes. */
-    static const uint32_t one_cache[PES_SIM_MAX_CORES];
-    int rc = 0;
-    for (uint32_t i = 0; i < o->n_cores && rc == 0; i++) {
-        struct pes_mimic_options mo = {
-            .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
-            .per_region = o->per_region, .max_range = replay_input_range_cap(in),
-        };
-        struct pes_stream_info si = {
-            .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
-            .machine = run->machine, .line = run->line, .range_cap = replay_input_range_cap(in),
-            .page_size = o->page_size, .work = &work, .site = input_site, .site_ctx = in,
-        };
-        struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
-        rc = p ? replay_mimic_run(in, counts, &mo, pes_pipeline_sink(p), err) : -1;
-        if (rc == 0) rc = pes_pipeline_finish(p, err);
-        if (rc == 0) {
-            struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
-            pes_pipeline_publish(p, &to);
-        }
-        pes_pipeline_destroy(p);
-    }
-    pes_mimic_counts_free(counts);
-    return rc;
-}
-
-/* The report's run-level sections, before any analysis adds to them. */
-static void report_head(struct run *run) {
-    struct pes_report *r = run->rep;
-    struct pes_rnode *root = pes_report_root(r);
-    const struct pes_trace_info *info = replay_input_info(run->in);
-    int text = replay_input_is_text(run->in);
-    pes_r_u64(r, root, "pes_replay_json", REPLAY_JSON_VERSION);
-    struct pes_rnode *t = run->trace = pes_r_object(r, root, "trace");
-    pes_r_str(r, t, "path", run->o->trace);
-    pes_r_str(r, t, "kind", text ? "text" : "full");
-    pes_r_str(r, t, "command", info && info->command ? info->command : "");
-    if (info && info->command) pes_r_flag(pes_r_bool(r, t, "command_line", 1), PES_R_TEXT_ONLY);
-    pes_r_bool(r, t, "truncated", replay_input_truncation(run->in) != NULL);
-    pes_r_u64(r, t, "skipped_blocks", replay_input_skipped(run->in, NULL));
-    pes_r_flag(pes_r_str(r, t, "label", text ? replay_input_text_kind(run->in) : "full trace"), PES_R_TEXT_ONLY);
-    struct pes_rnode *m = pes_r_object(r, root, "machine");
-    pes_r_str(r, m, "name", run->machine->name);
-    pes_r_f64(r, m, "ghz", run->machine->ghz, "%.6g");
-    struct pes_rnode *levels = pes_r_array(r, m, "levels");
-    for (uint32_t l = 0; l < run->machine->n_levels; l++) {
-        const struct pes_cache_config *c = &run->machine->level[l];
-        struct pes_rnode *lv = pes_r_object(r, levels, NULL);
-        pes_r_u64(r, lv, "level", l + 1);
-        pes_r_u64(r, lv, "size", c->size);
-        pes_r_u64(r, lv, "ways", c->ways);
-        pes_r_u64(r, lv, "line", c->line);
-        pes_r_bool(r, lv, "shared", c->shared);
-    }
-    pes_r_u64(r, root, "line", run->line);
-    run->configs = pes_r_array(r, root, "configs");
-}
-
-/* The input's warnings, for the text report (stderr has them too). */
-static void report_warnings(struct run *run) {
-    struct pes_rnode *w = pes_r_flag(pes_r_array(run->rep, run->trace, "warnings"), PES_R_TEXT_ONLY);
-    const char *msg;
-    if ((msg = replay_input_truncation(run->in))) pes_r_str(run->rep, w, NULL, msg);
-    if (replay_input_skipped(run->in, &msg)) pes_r_str(run->rep, w, NULL, msg);
-    char clipped[512];
-    if (replay_input_clipped(run->in, clipped, sizeof clipped)) pes_r_str(run->rep, w, NULL, clipped);
-}
-
-/* A full trace or another tool's address trace: the analyses of the
- * registry over the recorded threads or each --cores configuration, then
- * one report. */
-static int replay_full(const struct replay_options *o, const struct pes_machine *machine) {
-    struct pes_error err = {0};
-    uint32_t line = o->line ? o->line : machine->level[0].line;
-    for (uint32_t l = 1; l < machine->n_levels; l++)
-        if (machine->level[l].line != line && !o->line)
-            replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
-                           l + 1, machine->level[l].line, line);
-
-    struct replay_input *in = replay_input_open_as(o->trace, o->input_format, &err);
-    if (!in) return fail(&err);
-    if (replay_input_truncation(in)) replay_message("warning: %s", replay_input_truncation(in));
-    const char *skipped;
-    if (replay_input_skipped(in, &skipped)) replay_message("warning: %s", skipped);
-    replay_input_set_range_cap(in, replay_range_cap(line, machine->level[0].line));
-    replay_input_set_threads(in, o->knobs.jobs);
-
-    struct run run = {
-        .in = in, .o = o, .machine = machine, .line = line, .rep = pes_report_create(),
-        .knobs = o->knobs,
-    };
-    FILE *out = stdout;
-    int rc = 1;
-    if (!run.rep) {
-        pes_error_set(&err, PES_ERR_NOMEM, 0, "out of memory");
-        goto done;
-    }
-    run.knobs.mimic = o->n_cores > 0;
-    report_head(&run);
-    if (run_recorded(&run, &err) < 0) goto done;
-    char clipped[sizeof err.message];
-    if (replay_input_clipped(in, clipped, sizeof clipped)) fprintf(stderr, "pes-replay: warning: %s\n", clipped);
-    if (pes_r_get_u(run.trace, "accesses") == 0) {
-        snprintf(err.message, sizeof err.message, "%s: the trace holds no memory accesses", o->trace);
-        goto done;
-    }
-    uint64_t threads = pes_r_get_u(run.trace, "threads");
-    if (o->n_cores && threads > 1)
-        replay_message("warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
-                       "has %u threads, whose records are taken in time order as one sequential stream "
-                       "(record with OMP_NUM_THREADS=1 for the paper's method)",
-                       (unsigned)threads);
-    if (o->n_cores && run_mimicked(&run, &err) < 0) goto done;
-    report_warnings(&run);
-    if (pes_report_failed(run.rep)) {
-        pes_error_set(&err, PES_ERR_NOMEM, 0, "out of memory while building the report");
-        goto done;
-    }
-
-    if (o->output && !(out = fopen(o->output, "w"))) {
-        snprintf(err.message, sizeof err.message, "-o %s: %s", o->output, strerror(errno));
-        out = stdout;
-        goto done;
-    }
-    struct pes_report_view view = {.r = run.rep, .site = input_site, .site_ctx = in, .top = o->knobs.top};
-    int wr = o->format == REPLAY_JSON  ? pes_report_write_json(out, run.rep)
-             : o->format == REPLAY_CSV ? pes_report_write_csv(out, &view)
-                                       : pes_report_write_text(out, &view);
-    if (wr < 0 || fflush(out) != 0) {
-        snprintf(err.message, sizeof err.message, "%s: write failed: %s", o->output ? o->output : "stdout",
-                 strerror(errno));
-        goto done;
-    }
-    if (o->comm_csv && write_side_file("--comm-csv", o->comm_csv, pes_report_write_comm_csv, &view, &err) < 0)
-        goto done;
-    if (o->sites_csv && write_side_file("--sites-csv", o->sites_csv, pes_report_write_sites_csv, &view, &err) < 0)
-        goto done;
-    rc = 0;
-done:
-    if (rc) fail(&err);
-    if (out != stdout) fclose(out);
-    pes_report_destroy(run.rep);
-    replay_input_close(in);
-    return rc;
-}
 
 int main(int argc, char **argv) {
     struct replay_options o;
     int rc = replay_parse_options(argc, argv, &o);
     if (rc != 0) return rc > 0 ? 0 : 2;
+    if (o.mpi_window) {
+        replay_message("--mpi-window: only with pes-replay-mpi (mpirun -np N pes-replay-mpi TRACE ...)");
+        return 2;
+    }
 
     struct pes_error err = {0};
     static struct pes_machine machine;
-    if (load_machine(&o, &machine, &err) < 0) return fail(&err);
+    if (replay_load_machine(&o, &machine, &err) < 0) return replay_fail(&err);
     if (o.show_machine) {
         pes_machine_print(&machine, stdout);
         return 0;
     }
     /* before anything opens them: a fifo would block, /dev/zero never end */
     if (replay_input_check_file(o.trace, &err) < 0 || (o.compare && replay_input_check_file(o.full, &err) < 0))
-        return fail(&err);
+        return replay_fail(&err);
     /* sampled traces and --compare: accuracy.h */
     if (!o.compare && replay_trace_kind(o.trace) == PES_TRACE_SAMPLED) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */
@@ -303,5 +61,5 @@ int main(int argc, char **argv) {
         }
         return replay_accuracy_main(&o, &machine);
     }
-    return replay_full(&o, &machine);
+    return replay_full(&o, &machine, NULL);
 }

@@ -22,6 +22,8 @@
 
 #define REPLAY_MAX_CONFIGS 16
 #define REPLAY_MAX_JOBS 256
+#define REPLAY_MPI_WINDOW (UINT64_C(8) << 20)        /* --mpi-window default */
+#define REPLAY_MPI_WINDOW_MAX (UINT64_C(1) << 40)
 
 enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
 
@@ -47,6 +49,7 @@ struct replay_options {
     const char *output;           /* -o FILE; NULL = stdout */
     int show_machine;
     struct pes_knobs knobs;       /* what the analyses read: --simulate, --top, --sort, --jobs */
+    uint64_t mpi_window;          /* --mpi-window: accesses per rank's window (pes-replay-mpi); 0 = default */
     const char *full_only;        /* first flag given that needs a full trace alone ("simulate"):
                                      refused for a sampled trace and --compare */
 };

@@ -85,13 +85,22 @@ void report_json_string(FILE *out, const char *s) {
 
 const char *report_safe(const char *s) { return pes_escape_text_tmp(s); }
 
+static const char *message_name = "pes-replay";
+static int message_quiet;
+
+void replay_message_setup(const char *name, int quiet) {
+    message_name = name;
+    message_quiet = quiet;
+}
+
 void replay_message(const char *fmt, ...) {
+    if (message_quiet) return;
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "pes-replay: %s\n", report_safe(line));
+    fprintf(stderr, "%s: %s\n", message_name, report_safe(line));
 }
 
 void report_csv_field(FILE *out, const char *s) {

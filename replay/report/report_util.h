@@ -34,5 +34,8 @@ const char *report_safe(const char *s);
 /* One line on stderr: "pes-replay: " and the message, escaped as a whole
  * (file names and strings in messages come from traces and the command line). */
 void replay_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The command named on those lines (default "pes-replay"), and whether they
+ * are printed at all: MPI ranks other than 0 print none, rank 0 speaks for all. */
+void replay_message_setup(const char *name, int quiet);
 
 #endif

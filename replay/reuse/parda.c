@@ -164,16 +164,11 @@ void pes_parda_summary_free(struct pes_parda_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-/* A local pass fed piece by piece (the pool extends a chunk while its keys
- * arrive); pes_parda_summarize is begin + feed + end. */
-struct summarizer {
-    struct pes_parda_summary *s;
-    struct pes_reuse *e;
-    size_t cap;                 /* of the pending arrays */
-};
-
-static int sum_begin(struct summarizer *z, struct pes_parda_summary *s, const struct pes_reuse_options *ro,
-                     uint64_t expected, uint64_t exact_limit, struct pes_error *err)
+/* A local pass fed piece by piece (parda.h; the pool extends a chunk while
+ * its keys arrive, profiles.c fills an MPI window). */
+int pes_parda_summarizer_begin(struct pes_parda_summarizer *z, struct pes_parda_summary *s,
+                               const struct pes_reuse_options *ro, uint64_t expected, uint64_t exact_limit,
+                               struct pes_error *err)
 {
     memset(s, 0, sizeof *s);
     z->s = s;
@@ -191,14 +186,15 @@ static int sum_begin(struct summarizer *z, struct pes_parda_summary *s, const st
     return 0;
 }
 
-static void sum_abort(struct summarizer *z)
+void pes_parda_summarizer_abort(struct pes_parda_summarizer *z)
 {
     pes_reuse_destroy(z->e);
     z->e = NULL;
     pes_parda_summary_free(z->s);
 }
 
-static int sum_feed(struct summarizer *z, const uint64_t *key, const uint32_t *tag, size_t n, struct pes_error *err)
+int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *key, const uint32_t *tag, size_t n,
+                              struct pes_error *err)
 {
     struct pes_parda_summary *s = z->s;
     struct pes_parda_counts *c = &s->local;
@@ -255,12 +251,12 @@ static int sum_feed(struct summarizer *z, const uint64_t *key, const uint32_t *t
     return 0;
 }
 
-static int sum_end(struct summarizer *z, struct pes_error *err)
+int pes_parda_summarizer_end(struct pes_parda_summarizer *z, struct pes_error *err)
 {
     struct pes_parda_summary *s = z->s;
     s->recency = malloc((s->n_distinct ? s->n_distinct : 1) * sizeof *s->recency);
     if (!s->recency || pes_reuse_keys_by_recency(z->e, s->recency) < 0) {
-        sum_abort(z);
+        pes_parda_summarizer_abort(z);
         return nomem(err, "recency list");
     }
     pes_reuse_destroy(z->e);
@@ -271,15 +267,15 @@ static int sum_end(struct summarizer *z, struct pes_error *err)
 int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag, size_t n,
                         const struct pes_reuse_options *ro, uint64_t exact_limit, struct pes_error *err)
 {
-    struct summarizer z;
+    struct pes_parda_summarizer z;
     uint64_t expected = ro && ro->expected_keys < n ? ro->expected_keys : n;
-    if (sum_begin(&z, s, ro, ro ? expected : 0, exact_limit, err) < 0)
+    if (pes_parda_summarizer_begin(&z, s, ro, ro ? expected : 0, exact_limit, err) < 0)
         return -1;
-    if (sum_feed(&z, key, tag, n, err) < 0) {
-        sum_abort(&z);
+    if (pes_parda_summarizer_feed(&z, key, tag, n, err) < 0) {
+        pes_parda_summarizer_abort(&z);
         return -1;
     }
-    return sum_end(&z, err);
+    return pes_parda_summarizer_end(&z, err);
 }
 
 int pes_parda_resolve(struct pes_reuse *g, const struct pes_parda_summary *s, int last,
@@ -499,7 +495,7 @@ struct item {
     uint64_t len;               /* accesses taken so far (under mu; sum.length
                                    belongs to the worker growing it) */
     struct pes_parda_summary sum;
-    struct summarizer z;
+    struct pes_parda_summarizer z;
 };
 
 struct lane {
@@ -542,7 +538,7 @@ static void item_free(struct item *it)
     free(it->key);
     free(it->tag);
     if (it->z.e)
-        sum_abort(&it->z);
+        pes_parda_summarizer_abort(&it->z);
     pes_parda_summary_free(&it->sum);
     free(it);
 }
@@ -721,10 +717,10 @@ static void grow_chunk(struct pes_parda *pp, struct task *t)
     int ok = !t->skip;
     uint64_t expected = l->distinct;
     pthread_mutex_unlock(&pp->mu);
-    if (ok && sum_begin(&c->z, &c->sum, &pp->o.engine, expected, pp->o.exact_limit, &e) < 0)
+    if (ok && pes_parda_summarizer_begin(&c->z, &c->sum, &pp->o.engine, expected, pp->o.exact_limit, &e) < 0)
         ok = 0;
     for (;;) {
-        if (ok && sum_feed(&c->z, sl->key, sl->tag, sl->n, &e) < 0)
+        if (ok && pes_parda_summarizer_feed(&c->z, sl->key, sl->tag, sl->n, &e) < 0)
             ok = 0;
         pthread_mutex_lock(&pp->mu);
         item_recycle(pp, sl);
@@ -756,10 +752,10 @@ static void grow_chunk(struct pes_parda *pp, struct task *t)
         ok = ok && !t->skip;
     }
     pthread_mutex_unlock(&pp->mu);
-    if (ok && sum_end(&c->z, &e) < 0)
+    if (ok && pes_parda_summarizer_end(&c->z, &e) < 0)
         ok = 0;
     if (!ok && c->z.e)
-        sum_abort(&c->z);
+        pes_parda_summarizer_abort(&c->z);
     pthread_mutex_lock(&pp->mu);
     if (!ok && !t->skip)
         set_failed(pp, &e);

@@ -82,6 +82,25 @@ int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const 
                         const struct pes_reuse_options *ro, uint64_t exact_limit, struct pes_error *err);
 void pes_parda_summary_free(struct pes_parda_summary *s);
 
+/* The same local pass fed in pieces, as the keys arrive: begin, feed ...,
+ * end. expected_keys sizes the scratch engine (0: small start). The
+ * summary s is the caller's; until end or abort, z also holds the scratch
+ * engine. Each step returns 0, or -1 with err filled, after which s is freed
+ * (feed leaves that to abort). Tags must be given to every feed or none. */
+struct pes_parda_summarizer {
+    struct pes_parda_summary *s;
+    struct pes_reuse *e;
+    size_t cap;                 /* of the pending arrays */
+};
+int pes_parda_summarizer_begin(struct pes_parda_summarizer *z, struct pes_parda_summary *s,
+                               const struct pes_reuse_options *ro, uint64_t expected_keys, uint64_t exact_limit,
+                               struct pes_error *err);
+int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *key, const uint32_t *tag, size_t n,
+                              struct pes_error *err);
+int pes_parda_summarizer_end(struct pes_parda_summarizer *z, struct pes_error *err);
+/* Drops the engine and frees s. */
+void pes_parda_summarizer_abort(struct pes_parda_summarizer *z);
+
 /* Resolution of one summary against g, the engine holding every key of the
  * earlier chunks (an empty engine before the first chunk): adds the chunk's
  * final distances to out (the local counts plus the pending distances), then,

@@ -36,6 +36,41 @@ struct pes_profiles {
     struct pes_parda *pool;
     int failed;                     /* a worker failed; err kept for pes_profiles_sync */
     struct pes_error pool_err;
+    uint64_t exact_limit;           /* of every histogram (normalised) */
+    struct split *split;            /* pes_profiles_split with ranks > 1, else NULL */
+};
+
+/*
+ * A split over processes (profiles.h). Every process counts the accesses
+ * pushed (pos) to know the window; rank 0 pushes its own windows into its
+ * engines and absorbs the others' in window order, the others summarise
+ * their windows lane by lane (parda.h local passes) and send them.
+ *
+ * Tags: the summaries of a window carry window tags (0, 1, ... in first use
+ * within the window), and the message their site ids, because row indices
+ * are numbered per process. Rank 0 makes a row for every access it sees,
+ * its own windows or not, so its rows come in the same first-seen order as
+ * without a split.
+ */
+struct split {
+    struct pes_profiles_split o;
+    uint64_t pos;                   /* accesses pushed so far (all windows) */
+    int over;                       /* pes_profiles_sync ended the stream */
+    /* rank 0 */
+    uint64_t next_absorb;           /* first window not yet in the engines */
+    struct pending_end { uint32_t stream; uint64_t window; } *ends;   /* engines to free once absorbed */
+    size_t n_ends, cap_ends;
+    /* rank > 0: the current window's local passes */
+    struct pes_parda_summarizer *z;     /* [lanes] */
+    struct pes_parda_summary *sum;      /* [lanes] */
+    uint64_t *expect;                   /* [lanes] distinct keys last time: sizing */
+    uint32_t *open;                     /* lanes begun in this window, in order */
+    uint32_t n_open;
+    uint8_t *is_open;                   /* [lanes] */
+    uint32_t *tag_of_row;               /* [cap_rows] window tag + 1, 0 = none yet */
+    size_t cap_tag_of_row;
+    uint32_t *row_of_tag;               /* window tag -> row */
+    uint32_t n_tags, cap_tags;
 };
 
 /*
@@ -58,6 +93,16 @@ struct scratch {
     uint32_t *touched;              /* lanes with granules, in first-touch order */
     uint32_t n_touched;
 };
+
+static int split_create(struct pes_profiles *p, const struct pes_profiles_split *o, struct pes_error *err);
+static void split_destroy(struct pes_profiles *p);
+static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
+                      const uint32_t *site, size_t n, struct pes_error *err);
+static int split_feed(struct pes_profiles *p, uint32_t lane, const uint64_t *key, const uint32_t *tags, size_t n,
+                      struct pes_error *err);
+static uint32_t split_tag(struct pes_profiles *p, uint32_t row);
+static int split_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err);
+static int split_sync(struct pes_profiles *p, struct pes_error *err);
 
 struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
                                          struct pes_error *err)
@@ -121,6 +166,12 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     p->ro = (struct pes_reuse_options){
         .granule = opt->granule, .expected_keys = opt->expected_keys, .min_window = opt->min_window,
     };
+    uint32_t threads = opt->threads;
+    if (opt->split && opt->split->ranks > 1) {
+        if (split_create(p, opt->split, err) < 0)
+            goto fail;
+        threads = 1;   /* window summaries and absorption run on the caller's thread */
+    }
     /* stream engines come with their first access; this one checks the options */
     struct pes_reuse *probe = pes_reuse_create(&p->ro, err);
     if (!probe)
@@ -133,12 +184,13 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     for (uint32_t g = 0; g < p->n_groups; g++) {
         if (pes_rd_hist_init(&p->crd[g], opt->exact_limit, err) < 0)
             goto fail;
-        if (p->alias[g] == UINT32_MAX && opt->threads <= 1 && !(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
+        if (p->alias[g] == UINT32_MAX && threads <= 1 && !(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
             goto fail;
     }
-    if (opt->threads > 1) {
+    p->exact_limit = p->prd[0].exact_limit;
+    if (threads > 1) {
         struct pes_parda_options po = {
-            .threads = opt->threads, .n_lanes = p->n_streams + p->n_groups, .engine = p->ro,
+            .threads = threads, .n_lanes = p->n_streams + p->n_groups, .engine = p->ro,
             .exact_limit = opt->exact_limit, .tagged = p->per_site, .chunk_fixed = opt->chunk,
         };
         if (!(p->pool = pes_parda_create(&po, err)))
@@ -193,6 +245,7 @@ void pes_profiles_destroy(struct pes_profiles *p)
         free(p->scratch->touched);
         free(p->scratch);
     }
+    split_destroy(p);
     free(p);
 }
 
@@ -372,6 +425,12 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
         *crd = PES_REUSE_COLD;
     if (check_stream(p, stream, err) < 0)
         return -1;
+    if (p->split) {
+        if (prd || crd)
+            return pes_error_set(err, PES_ERR_ARG, 0,
+                                 "profiles: distances of single accesses are not known in a split");
+        return pes_profiles_push_batch(p, &stream, &addr, &size, &site, 1, err);
+    }
     if (size == 0)
         return 0;
     uint64_t first = addr >> p->shift;
@@ -447,6 +506,8 @@ int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
     if (stream >= p->n_streams)
         return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream,
                              p->n_streams);
+    if (p->split)
+        return split_end_stream(p, stream, err);
     pes_reuse_destroy(p->prd_eng[stream]);
     p->prd_eng[stream] = NULL;
     if (p->pool && !p->ended[stream] && pes_parda_end_lane(p->pool, stream, err) < 0) {
@@ -505,6 +566,8 @@ int pes_profiles_sync(struct pes_profiles *p, struct pes_error *err)
             *err = p->pool_err;
         return -1;
     }
+    if (p->split)
+        return split_sync(p, err);
     if (!p->pool)
         return 0;
     if (pes_parda_sync(p->pool, err) < 0)
@@ -521,8 +584,12 @@ void pes_profiles_finish(struct pes_profiles *p)
         pes_parda_destroy(p->pool);
         p->pool = NULL;
     }
-    for (uint32_t s = 0; s < p->n_streams; s++)
-        pes_profiles_end_stream(p, s, NULL);
+    for (uint32_t s = 0; s < p->n_streams; s++) {
+        pes_reuse_destroy(p->prd_eng[s]);
+        p->prd_eng[s] = NULL;
+        p->ended[s] = 1;
+    }
+    split_destroy(p);
     for (uint32_t g = 0; g < p->n_groups; g++) {
         pes_reuse_destroy(p->crd_eng[g]);
         p->crd_eng[g] = NULL;
@@ -541,6 +608,8 @@ static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key
                       const uint32_t *rows, size_t n, struct pes_error *err)
 {
     int prd = lane < p->n_streams;
+    if (p->split && p->split->o.rank != 0)
+        return split_feed(p, lane, key, p->per_site ? rows : NULL, n, err);
     if (p->pool) {
         if (pes_parda_push(p->pool, lane, key, p->per_site ? rows : NULL, n, err) < 0)
             return pool_failed(p, err);
@@ -680,6 +749,11 @@ static inline void scratch_put(struct scratch *sc, uint32_t s, uint64_t key, uin
     sc->stream[sc->n++] = s;
 }
 
+/* Gathers n accesses into the scratch and drains it into the engines (or,
+ * on a split's rank > 0, the window's local passes). */
+static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
+                  const uint32_t *site, size_t n, struct pes_error *err);
+
 int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
                             const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
 {
@@ -702,6 +776,12 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
             return hist_nomem(err);
         }
     }
+    return p->split ? split_push(p, stream, addr, size, site, n, err) : gather(p, stream, addr, size, site, n, err);
+}
+
+static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
+                  const uint32_t *site, size_t n, struct pes_error *err)
+{
     /* Gather: granules in access order, so each engine sees its own order and
      * site rows are created in first-seen order, as with single pushes. Sums
      * of integer distances are exact in a double, so their order is free. */
@@ -715,6 +795,8 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
         uint32_t s = stream[i];
         uint32_t row = 0;
         if (p->per_site && (row = site_row_index(p, site[i])) == UINT32_MAX)
+            goto nomem;
+        if (p->per_site && p->split && p->split->o.rank != 0 && (row = split_tag(p, row)) == UINT32_MAX)
             goto nomem;
         uint64_t a = addr[i];
         uint64_t first = a >> shift, last = first;
@@ -768,4 +850,384 @@ const struct pes_site_reuse *pes_profiles_sites(const struct pes_profiles *p, si
 {
     *n = p->n_rows;
     return p->rows;
+}
+
+/* ------------------------------------------------------------ split */
+
+#define WINDOW_MAGIC UINT64_C(0x314e4957534f5250)   /* "PROSWIN1" read little-endian */
+
+static int split_nomem(struct pes_error *err)
+{
+    return pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory (window summaries)");
+}
+
+static int split_create(struct pes_profiles *p, const struct pes_profiles_split *o, struct pes_error *err)
+{
+    if (o->rank >= o->ranks || o->window == 0 || (o->rank == 0 && !o->recv) || (o->rank != 0 && !o->send))
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "profiles: bad split (rank %u of %u, window %llu, or a missing send/recv)", o->rank,
+                             o->ranks, (unsigned long long)o->window);
+    struct split *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return split_nomem(err);
+    p->split = sp;
+    sp->o = *o;
+    uint32_t lanes = p->n_streams + p->n_groups;
+    if (o->rank != 0) {
+        sp->z = calloc(lanes, sizeof *sp->z);
+        sp->sum = calloc(lanes, sizeof *sp->sum);
+        sp->expect = calloc(lanes, sizeof *sp->expect);
+        sp->open = malloc(lanes * sizeof *sp->open);
+        sp->is_open = calloc(lanes, 1);
+        if (!sp->z || !sp->sum || !sp->expect || !sp->open || !sp->is_open)
+            return split_nomem(err);
+    }
+    return 0;
+}
+
+/* Drops the local passes of the current window (rank > 0). */
+static void split_drop_window(struct split *sp)
+{
+    for (uint32_t i = 0; i < sp->n_open; i++) {
+        uint32_t l = sp->open[i];
+        if (sp->z[l].e)
+            pes_parda_summarizer_abort(&sp->z[l]);
+        pes_parda_summary_free(&sp->sum[l]);
+        sp->is_open[l] = 0;
+    }
+    sp->n_open = 0;
+    for (uint32_t t = 0; t < sp->n_tags; t++)
+        sp->tag_of_row[sp->row_of_tag[t]] = 0;
+    sp->n_tags = 0;
+}
+
+static void split_destroy(struct pes_profiles *p)
+{
+    struct split *sp = p->split;
+    if (!sp)
+        return;
+    if (sp->open)
+        split_drop_window(sp);
+    free(sp->z);
+    free(sp->sum);
+    free(sp->expect);
+    free(sp->open);
+    free(sp->is_open);
+    free(sp->tag_of_row);
+    free(sp->row_of_tag);
+    free(sp->ends);
+    free(sp);
+    p->split = NULL;
+}
+
+/* rank > 0: the window tag of a site row, made on its first use in the
+ * window; UINT32_MAX = out of memory. */
+static uint32_t split_tag(struct pes_profiles *p, uint32_t row)
+{
+    struct split *sp = p->split;
+    if (row >= sp->cap_tag_of_row) {
+        size_t nc = sp->cap_tag_of_row ? sp->cap_tag_of_row : 256;
+        while (nc <= row)
+            nc *= 2;
+        uint32_t *t = realloc(sp->tag_of_row, nc * sizeof *t);
+        if (!t)
+            return UINT32_MAX;
+        memset(t + sp->cap_tag_of_row, 0, (nc - sp->cap_tag_of_row) * sizeof *t);
+        sp->tag_of_row = t;
+        sp->cap_tag_of_row = nc;
+    }
+    if (sp->tag_of_row[row])
+        return sp->tag_of_row[row] - 1;
+    if (sp->n_tags == sp->cap_tags) {
+        uint32_t nc = sp->cap_tags ? sp->cap_tags * 2 : 256;
+        uint32_t *r = realloc(sp->row_of_tag, (size_t)nc * sizeof *r);
+        if (!r)
+            return UINT32_MAX;
+        sp->row_of_tag = r;
+        sp->cap_tags = nc;
+    }
+    sp->row_of_tag[sp->n_tags] = row;
+    sp->tag_of_row[row] = ++sp->n_tags;
+    return sp->n_tags - 1;
+}
+
+/* rank > 0: a lane's granules of the current window into its local pass. */
+static int split_feed(struct pes_profiles *p, uint32_t lane, const uint64_t *key, const uint32_t *tags, size_t n,
+                      struct pes_error *err)
+{
+    struct split *sp = p->split;
+    if (!sp->is_open[lane]) {
+        if (pes_parda_summarizer_begin(&sp->z[lane], &sp->sum[lane], &p->ro, sp->expect[lane], p->exact_limit,
+                                       err) < 0)
+            return -1;
+        sp->is_open[lane] = 1;
+        sp->open[sp->n_open++] = lane;
+    }
+    return pes_parda_summarizer_feed(&sp->z[lane], key, tags, n, err);
+}
+
+/* Message of a window (rank > 0), host order:
+ *   magic u64, window u64, lanes u32 (streams + groups), n_tags u32,
+ *   n_present u32, 0 u32, site[n_tags] u32,
+ *   n_present x { lane u32, 0 u32, bytes u64, pes_parda_summary_pack }. */
+static int split_send_window(struct pes_profiles *p, uint64_t w, struct pes_error *err)
+{
+    struct split *sp = p->split;
+    int rc = -1;
+    unsigned char *buf = NULL;
+    size_t len = 8 + 8 + 4 * 4 + (size_t)sp->n_tags * 4;
+    for (uint32_t i = 0; i < sp->n_open; i++) {
+        uint32_t l = sp->open[i];
+        if (pes_parda_summarizer_end(&sp->z[l], err) < 0)
+            goto out;
+        sp->expect[l] = sp->sum[l].n_distinct;
+        len += 16 + pes_parda_summary_packed_size(&sp->sum[l]);
+    }
+    if (!(buf = malloc(len))) {
+        split_nomem(err);
+        goto out;
+    }
+    unsigned char *at = buf;
+    uint32_t head[4] = { p->n_streams + p->n_groups, sp->n_tags, sp->n_open, 0 };
+    memcpy(at, &(uint64_t){ WINDOW_MAGIC }, 8);
+    memcpy(at + 8, &w, 8);
+    memcpy(at + 16, head, sizeof head);
+    at += 32;
+    for (uint32_t t = 0; t < sp->n_tags; t++, at += 4)
+        memcpy(at, &p->rows[sp->row_of_tag[t]].site, 4);
+    for (uint32_t i = 0; i < sp->n_open; i++) {
+        uint32_t l = sp->open[i];
+        uint64_t bytes = pes_parda_summary_packed_size(&sp->sum[l]);
+        uint32_t lane[2] = { l, 0 };
+        memcpy(at, lane, 8);
+        memcpy(at + 8, &bytes, 8);
+        at += 16;
+        at += pes_parda_summary_pack(&sp->sum[l], at, (size_t)bytes);
+    }
+    rc = sp->o.send(sp->o.ctx, w, buf, len, err);
+    buf = NULL;
+out:
+    free(buf);
+    split_drop_window(sp);
+    return rc;
+}
+
+/* A window's counts of one lane into its histogram and the site rows
+ * (row[t]: the row of window tag t). */
+static int split_count(struct pes_profiles *p, uint32_t lane, const struct pes_parda_counts *c,
+                       const uint32_t *row, uint32_t n_tags, struct pes_error *err)
+{
+    int prd = lane < p->n_streams, both = prd && p->alias_group[lane] != PES_PROFILES_NO_GROUP;
+    if (pes_rd_hist_merge(prd ? &p->prd[lane] : &p->crd[lane - p->n_streams], &c->hist) < 0)
+        return hist_nomem(err);
+    if (!p->per_site)
+        return 0;
+    if (c->n_tags > n_tags)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window summary with an unknown tag");
+    for (uint32_t t = 0; t < c->n_tags; t++) {
+        const struct pes_parda_tag_count *tc = &c->tag[t];
+        struct pes_site_reuse *r = &p->rows[row[t]];
+        if (prd) {
+            r->accesses += tc->accesses;
+            r->prd_cold += tc->cold;
+            r->prd_sum += (double)tc->sum;
+        }
+        if (!prd || both) {
+            r->crd_cold += tc->cold;
+            r->crd_sum += (double)tc->sum;
+        }
+    }
+    return 0;
+}
+
+/* rank 0: resolves window w's message against the engines (every earlier
+ * window is in them); `last`: no window follows, so the engines need not be
+ * brought up to date (one push per distinct granule instead of two). */
+static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char *buf, size_t len, int last,
+                        struct pes_error *err)
+{
+    const uint32_t lanes = p->n_streams + p->n_groups;
+    uint64_t magic, win;
+    uint32_t head[4];
+    if (len < 32)
+        goto bad;
+    memcpy(&magic, buf, 8);
+    memcpy(&win, buf + 8, 8);
+    memcpy(head, buf + 16, sizeof head);
+    if (magic != WINDOW_MAGIC || win != w || head[0] != lanes || (!p->per_site && head[1]))
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "profiles: window %llu: a message of another window or another stream layout",
+                             (unsigned long long)w);
+    uint32_t n_tags = head[1], n_present = head[2];
+    const unsigned char *at = buf + 32, *end = buf + len;
+    if ((size_t)(end - at) / 4 < n_tags)
+        goto bad;
+    uint32_t *row = malloc((n_tags ? n_tags : 1) * sizeof *row);
+    if (!row)
+        return split_nomem(err);
+    int rc = -1;
+    for (uint32_t t = 0; t < n_tags; t++, at += 4) {
+        uint32_t site;
+        memcpy(&site, at, 4);
+        if ((row[t] = site_row_index(p, site)) == UINT32_MAX) {
+            hist_nomem(err);
+            goto out;
+        }
+    }
+    for (uint32_t i = 0; i < n_present; i++) {
+        uint32_t lane[2];
+        uint64_t bytes;
+        if (end - at < 16) {
+            pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: message truncated", (unsigned long long)w);
+            goto out;
+        }
+        memcpy(lane, at, 8);
+        memcpy(&bytes, at + 8, 8);
+        at += 16;
+        uint32_t l = lane[0];
+        if (l >= lanes || (l >= p->n_streams && p->alias[l - p->n_streams] != UINT32_MAX) ||
+            bytes > (uint64_t)(end - at)) {
+            pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: bad lane %u or length",
+                          (unsigned long long)w, l);
+            goto out;
+        }
+        struct pes_parda_summary s;
+        if (pes_parda_summary_unpack(&s, at, (size_t)bytes, err) < 0)
+            goto out;
+        at += bytes;
+        int ok = s.local.n_tags <= n_tags && (!p->per_site || s.pending_tag || !s.n_distinct);
+        for (uint64_t k = 0; ok && s.pending_tag && k < s.n_distinct; k++)
+            ok = s.pending_tag[k] < n_tags;
+        struct pes_parda_counts c;
+        struct pes_reuse *g = l < p->n_streams ? stream_engine(p, l, err) : p->crd_eng[l - p->n_streams];
+        int step = -1;
+        if (!ok)
+            pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: bad tags in lane %u",
+                          (unsigned long long)w, l);
+        else if (g && pes_parda_counts_init(&c, p->exact_limit, err) == 0) {
+            if (pes_parda_resolve(g, &s, last, &c, err) == 0)
+                step = split_count(p, l, &c, row, n_tags, err);
+            pes_parda_counts_free(&c);
+        }
+        pes_parda_summary_free(&s);
+        if (step < 0)
+            goto out;
+    }
+    if (at != end) {
+        pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: trailing bytes", (unsigned long long)w);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(row);
+    return rc;
+bad:
+    return pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: message truncated", (unsigned long long)w);
+}
+
+/* rank 0: every window below `upto` into the engines, then the engines of
+ * streams that ended within them go. `end`: upto is the number of windows. */
+static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, struct pes_error *err)
+{
+    struct split *sp = p->split;
+    for (; sp->next_absorb < upto; sp->next_absorb++) {
+        uint64_t w = sp->next_absorb;
+        uint32_t from = (uint32_t)(w % sp->o.ranks);
+        if (from == 0)
+            continue;   /* its own windows went straight in */
+        void *buf = NULL;
+        size_t len = 0;
+        if (sp->o.recv(sp->o.ctx, w, from, &buf, &len, err) < 0)
+            return -1;
+        int rc = split_absorb(p, w, buf, len, end && w + 1 == upto, err);
+        free(buf);
+        if (rc < 0)
+            return -1;
+    }
+    size_t k = 0;
+    for (; k < sp->n_ends && sp->ends[k].window < sp->next_absorb; k++) {
+        pes_reuse_destroy(p->prd_eng[sp->ends[k].stream]);
+        p->prd_eng[sp->ends[k].stream] = NULL;
+    }
+    if (k) {
+        memmove(sp->ends, sp->ends + k, (sp->n_ends - k) * sizeof *sp->ends);
+        sp->n_ends -= k;
+    }
+    return 0;
+}
+
+static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
+                      const uint32_t *site, size_t n, struct pes_error *err)
+{
+    struct split *sp = p->split;
+    const uint64_t W = sp->o.window;
+    if (sp->over)
+        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: accesses pushed after the end of a split stream");
+    for (size_t i = 0; i < n;) {
+        uint64_t w = sp->pos / W, end = (w + 1) * W;
+        size_t m = end - sp->pos < n - i ? (size_t)(end - sp->pos) : n - i;
+        int own = w % sp->o.ranks == sp->o.rank;
+        if (own && sp->o.rank == 0) {
+            if (sp->pos == w * W) {
+                if (split_absorb_through(p, w, 0, err) < 0)
+                    return -1;
+                sp->next_absorb = w + 1;
+            }
+            if (gather(p, stream + i, addr + i, size + i, site + i, m, err) < 0)
+                return -1;
+        } else if (own) {
+            if (gather(p, stream + i, addr + i, size + i, site + i, m, err) < 0)
+                return -1;
+        } else if (sp->o.rank == 0 && p->per_site) {
+            /* rows in first-seen order, as without a split */
+            for (size_t j = i; j < i + m; j++)
+                if (size[j] && site_row_index(p, site[j]) == UINT32_MAX)
+                    return hist_nomem(err);
+        }
+        sp->pos += m;
+        i += m;
+        if (own && sp->o.rank != 0 && sp->pos == end && split_send_window(p, w, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int split_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err)
+{
+    struct split *sp = p->split;
+    p->ended[stream] = 1;
+    if (sp->o.rank != 0)
+        return 0;
+    /* rank 0: its engine waits for the windows it has not absorbed yet (it
+     * may not even exist before them) */
+    uint64_t w = sp->pos ? (sp->pos - 1) / sp->o.window : 0;
+    if (w < sp->next_absorb) {
+        pes_reuse_destroy(p->prd_eng[stream]);
+        p->prd_eng[stream] = NULL;
+        return 0;
+    }
+    if (sp->n_ends == sp->cap_ends) {
+        size_t nc = sp->cap_ends ? sp->cap_ends * 2 : 16;
+        struct pending_end *e = realloc(sp->ends, nc * sizeof *e);
+        if (!e)
+            return split_nomem(err);
+        sp->ends = e;
+        sp->cap_ends = nc;
+    }
+    sp->ends[sp->n_ends++] = (struct pending_end){ stream, w };
+    return 0;
+}
+
+static int split_sync(struct pes_profiles *p, struct pes_error *err)
+{
+    struct split *sp = p->split;
+    if (sp->over)
+        return 0;
+    sp->over = 1;
+    const uint64_t W = sp->o.window, w = sp->pos / W;
+    if (sp->o.rank == 0)
+        return split_absorb_through(p, (sp->pos + W - 1) / W, 1, err);
+    if (sp->pos % W && w % sp->o.ranks == sp->o.rank)
+        return split_send_window(p, w, err);
+    return 0;
 }

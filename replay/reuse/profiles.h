@@ -30,6 +30,44 @@
 
 #define PES_PROFILES_NO_GROUP UINT32_MAX
 
+/*
+ * Splitting the work over processes (MPI, replay/cmd/pes_replay_mpi.c).
+ *
+ * Every process pushes the same accesses (the whole stream), cut into
+ * consecutive windows of `window` accesses (records, as pushed; a window's
+ * granules all belong to it). Window w belongs to process w % ranks; a process
+ * runs the engines over its own windows only. Process 0 keeps the results:
+ * its own windows go straight into its engines, as without a split; each
+ * other process sends, for each of its windows, a PARDA summary per lane
+ * (parda.h: the window's in-window reuses, its first accesses in order and
+ * its keys by last access), and process 0 resolves them against its engines
+ * in window order (pes_parda_resolve), so histograms and per-site rows are
+ * exactly those of one process pushing everything. The PARDA cost moves to
+ * process 0: two pushes per distinct granule of each window of the others.
+ *
+ * Messages are opaque byte buffers (host byte order: processes of one
+ * machine type); the caller moves them. Process 0 asks for window w from
+ * process w % ranks only when it needs it: before its own next window and
+ * when the stream ends, so the others may run ahead.
+ *
+ * With a split, pes_profiles_sync ends the stream (the last window is sent,
+ * or every window absorbed) and pushing afterwards is an error;
+ * pes_profiles_push cannot return distances; engines run on the caller's
+ * thread (`threads` is ignored). ranks == 1 is no split.
+ */
+struct pes_profiles_split {
+    uint32_t rank, ranks;       /* this process, of ranks (>= 1) */
+    uint64_t window;            /* accesses per window, >= 1 */
+    /* rank > 0: window w's message, in a malloc'd buffer that is the
+     * callee's from now on (to free when sent, even on failure); 0, or -1
+     * with err filled (the push or sync then fails with it). */
+    int (*send)(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err);
+    /* rank 0: window w's message from process `from`, in a malloc'd buffer
+     * the profiles frees; 0, or -1 with err filled. */
+    int (*recv)(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err);
+    void *ctx;
+};
+
 struct pes_profiles_options {
     uint32_t granule;           /* bytes, power of two; 0 = 64 */
     uint32_t n_streams;         /* >= 1 */
@@ -49,6 +87,7 @@ struct pes_profiles_options {
     uint64_t chunk;             /* tests, threads > 1: every lane cut into chunks
                                    of this many granules, all but a lane's first
                                    summarised apart; 0 = adaptive */
+    const struct pes_profiles_split *split;   /* NULL: one process does all */
 };
 
 struct pes_site_reuse {
@@ -91,7 +130,8 @@ void pes_profiles_finish(struct pes_profiles *p);
 
 /* With threads > 1: waits until every access pushed so far is counted in the
  * histograms and per-site rows (pushing may go on afterwards). 0, or -1 with
- * err filled if a worker failed (out of memory). Without threads: 0. */
+ * err filled if a worker failed (out of memory). Without threads: 0. With a
+ * split: the end of the stream (see struct pes_profiles_split). */
 int pes_profiles_sync(struct pes_profiles *p, struct pes_error *err);
 
 uint32_t pes_profiles_streams(const struct pes_profiles *p);

@@ -22,3 +22,13 @@ if(NOT PES_SANITIZE)
   set_tests_properties(e2e.replay_memory PROPERTIES LABELS e2e TIMEOUT 600
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};STRESS_GEN=$<TARGET_FILE:trace_stress_gen>")
 endif()
+
+# pes-replay-mpi against pes-replay on 1, 2 and 4 ranks (only where CMake found
+# MPI). In ASan/UBSan builds too, without leak checks: Open MPI does not free
+# all it allocates (the profiles' split has its leak-checked unit tests,
+# unit.test_parda). Not under TSan: Open MPI's progress threads are noise there.
+if(TARGET pes-replay-mpi AND NOT PES_SANITIZE MATCHES "thread")
+  add_test(NAME e2e.replay_mpi COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_mpi.sh)
+  set_tests_properties(e2e.replay_mpi PROPERTIES LABELS e2e TIMEOUT 600
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};ASAN_OPTIONS=detect_leaks=0")
+endif()

@@ -1,6 +1,7 @@
 /* test_parda.c — chunked (PARDA) reuse distances against a brute-force LRU
- * stack, summary packing, the worker pool, and pes_profiles on 1..8 threads
- * against the sequential profiles. */
+ * stack, summary packing, the worker pool, pes_profiles on 1..8 threads
+ * against the sequential profiles, and pes_profiles split over simulated
+ * processes (windows summarised, packed and absorbed: the MPI replay). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -432,12 +433,13 @@ static void trace_free(struct trace *t)
     free(t->addr);
 }
 
-static struct pes_profiles *run_profiles(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
-                                         uint32_t threads, uint64_t chunk, int single)
+static struct pes_profiles *run_split(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
+                                      uint32_t threads, uint64_t chunk, int single,
+                                      const struct pes_profiles_split *split)
 {
     struct pes_profiles_options o = { .granule = 64, .n_streams = PS, .n_groups = n_groups, .group_of = group_of,
                                       .exact_limit = 64, .per_site = 1, .threads = threads, .chunk = chunk,
-                                      .min_window = 128 };
+                                      .min_window = 128, .split = split };
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
     size_t batch = 777, ended = 0;
@@ -460,6 +462,12 @@ static struct pes_profiles *run_profiles(const struct trace *t, const uint32_t *
     pes_profiles_finish(p);
     assert_int_equal(pes_profiles_sync(p, NULL), 0);
     return p;
+}
+
+static struct pes_profiles *run_profiles(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
+                                         uint32_t threads, uint64_t chunk, int single)
+{
+    return run_split(t, group_of, n_groups, threads, chunk, single, NULL);
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -586,6 +594,184 @@ static void test_profiles_push_distances(void **state)
     pes_profiles_destroy(q);
 }
 
+/* ------------------------------------------------- split over processes */
+
+/* The messages between simulated processes, by window. */
+struct mailbox {
+    uint32_t ranks;
+    size_t slots;
+    void **buf;
+    size_t *len;
+    size_t sent, received;
+    uint64_t corrupt;           /* window whose message is damaged (UINT64_MAX: none) */
+};
+
+static int mb_send(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err)
+{
+    (void)err;
+    struct mailbox *m = ctx;
+    assert_true(w < m->slots);
+    assert_int_not_equal(w % m->ranks, 0);
+    assert_null(m->buf[w]);   /* each window once */
+    m->buf[w] = buf;
+    m->len[w] = len;
+    m->sent++;
+    return 0;
+}
+
+static int mb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err)
+{
+    struct mailbox *m = ctx;
+    assert_int_equal(from, w % m->ranks);
+    if (w >= m->slots || !m->buf[w])
+        return pes_error_set(err, PES_ERR_ARG, 0, "window %llu was never sent", (unsigned long long)w);
+    if (w == m->corrupt)
+        ((unsigned char *)m->buf[w])[0] ^= 0xff;   /* the magic: not a window message */
+    *buf = m->buf[w];
+    *len = m->len[w];
+    m->buf[w] = NULL;
+    m->received++;
+    return 0;
+}
+
+static void mailbox_init(struct mailbox *m, uint32_t ranks, size_t slots)
+{
+    *m = (struct mailbox){ .ranks = ranks, .slots = slots, .buf = calloc(slots, sizeof(void *)),
+                           .len = calloc(slots, sizeof(size_t)), .corrupt = UINT64_MAX };
+}
+
+static void mailbox_free(struct mailbox *m)
+{
+    for (size_t i = 0; i < m->slots; i++)
+        free(m->buf[i]);
+    free(m->buf);
+    free(m->len);
+}
+
+/* Ranks 1 .. R-1 push the whole trace and send their windows, then rank 0
+ * pushes it and absorbs them; rank 0's profiles are returned. */
+static struct pes_profiles *run_ranks(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
+                                      uint32_t ranks, uint64_t window, struct mailbox *mb)
+{
+    mailbox_init(mb, ranks, t->n + 1);
+    for (uint32_t r = ranks; r-- > 0;) {
+        struct pes_profiles_split sp = { .rank = r, .ranks = ranks, .window = window, .send = mb_send,
+                                         .recv = mb_recv, .ctx = mb };
+        /* threads are ignored with a split: ask for some anyway */
+        struct pes_profiles *p = run_split(t, group_of, n_groups, 3, 0, r % 2, &sp);
+        if (r == 0)
+            return p;
+        pes_profiles_destroy(p);
+    }
+    return NULL;
+}
+
+/* Brute force: the PRD of stream s or the CRD of the streams of group g
+ * (granules of 64 bytes, in access order). */
+static void oracle_lane(const struct trace *t, const uint32_t *group_of, uint32_t s, uint32_t g,
+                        struct pes_parda_counts *c)
+{
+    size_t n = 0, cap = 1024;
+    uint64_t *key = malloc(cap * sizeof *key);
+    for (size_t i = 0; i < t->n; i++) {
+        if (g == UINT32_MAX ? t->stream[i] != s : group_of[t->stream[i]] != g)
+            continue;
+        for (uint64_t k = t->addr[i] >> 6; k <= (t->addr[i] + t->size[i] - 1) >> 6; k++) {
+            if (n == cap)
+                key = realloc(key, (cap *= 2) * sizeof *key);
+            key[n++] = k;
+        }
+    }
+    oracle(key, NULL, n, c);
+    free(key);
+}
+
+static void test_profiles_split(void **state)
+{
+    (void)state;
+    struct trace t = make_trace(60000, 0xfeed5);
+    const uint32_t groups_a[PS] = { 0, 0, 1, 2, 2, 2 };
+    const uint32_t groups_b[PS] = { 0, 0, 0, 0, 0, 0 };
+    const uint32_t *gsets[2] = { groups_a, groups_b };
+    const uint32_t ngs[2] = { 3, 1 };
+    static const uint64_t windows[] = { 1, 37, 1000, 25000, 100000 };
+    for (int gs = 0; gs < 2; gs++) {
+        struct pes_profiles *ref = run_profiles(&t, gsets[gs], ngs[gs], 1, 0, 0);
+        /* the reference itself against brute force, lane by lane */
+        for (uint32_t s = 0; s < PS; s++) {
+            struct pes_parda_counts want;
+            oracle_lane(&t, gsets[gs], s, UINT32_MAX, &want);
+            hist_equal(pes_profiles_prd(ref, s), &want.hist);
+            pes_parda_counts_free(&want);
+        }
+        for (uint32_t g = 0; g < ngs[gs]; g++) {
+            struct pes_parda_counts want;
+            oracle_lane(&t, gsets[gs], 0, g, &want);
+            hist_equal(pes_profiles_crd(ref, g), &want.hist);
+            pes_parda_counts_free(&want);
+        }
+        for (uint32_t ranks = 1; ranks <= 4; ranks++)
+            for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+                struct mailbox mb;
+                struct pes_profiles *p = run_ranks(&t, gsets[gs], ngs[gs], ranks, windows[wi], &mb);
+                profiles_equal(p, ref, ngs[gs]);
+                /* every window of ranks 1.. sent once and absorbed once */
+                uint64_t n_windows = (t.n + windows[wi] - 1) / windows[wi];
+                uint64_t others = ranks == 1 ? 0 : n_windows - (n_windows + ranks - 1) / ranks;
+                assert_int_equal(mb.sent, others);
+                assert_int_equal(mb.received, others);
+                mailbox_free(&mb);
+                pes_profiles_destroy(p);
+            }
+        pes_profiles_destroy(ref);
+    }
+    trace_free(&t);
+}
+
+/* What a split refuses, and a damaged or missing message. */
+static void test_profiles_split_errors(void **state)
+{
+    (void)state;
+    struct mailbox mb;
+    mailbox_init(&mb, 2, 16);
+    struct pes_profiles_split sp1 = { .rank = 1, .ranks = 2, .window = 4, .send = mb_send, .ctx = &mb };
+    struct pes_profiles_split sp0 = { .rank = 0, .ranks = 2, .window = 4, .recv = mb_recv, .ctx = &mb };
+    struct pes_profiles_options o = { .granule = 64, .n_streams = 1, .per_site = 1, .split = &sp1 };
+    struct pes_error e = { 0 };
+    struct pes_profiles_split bad = sp1;
+    bad.send = NULL;
+    o.split = &bad;
+    assert_null(pes_profiles_create(&o, &e));
+    o.split = &sp1;
+    struct pes_profiles *p1 = pes_profiles_create(&o, NULL);
+    o.split = &sp0;
+    struct pes_profiles *p0 = pes_profiles_create(&o, NULL);
+    uint64_t d;
+    assert_int_equal(pes_profiles_push(p0, 0, 64, 8, 1, &d, NULL, &e), -1);
+    for (uint64_t i = 0; i < 12; i++)
+        assert_int_equal(pes_profiles_push(p1, 0, i % 3 * 64, 8, (uint32_t)i % 2, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_sync(p1, NULL), 0);
+    assert_int_equal(pes_profiles_push(p1, 0, 0, 8, 0, NULL, NULL, &e), -1);   /* after the end */
+    assert_int_equal(mb.sent, 1);
+    mb.corrupt = 1;
+    /* window 1 is absorbed when rank 0 starts its window 2 */
+    for (uint64_t i = 0; i < 8; i++)
+        assert_int_equal(pes_profiles_push(p0, 0, i % 3 * 64, 8, (uint32_t)i % 2, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_push(p0, 0, 0, 8, 0, NULL, NULL, &e), -1);
+    assert_non_null(strstr(e.message, "window 1"));
+    pes_profiles_destroy(p0);
+    pes_profiles_destroy(p1);
+    /* a window that never comes */
+    o.split = &sp0;
+    p0 = pes_profiles_create(&o, NULL);
+    for (uint64_t i = 0; i < 6; i++)
+        assert_int_equal(pes_profiles_push(p0, 0, i * 64, 8, 0, NULL, NULL, NULL), 0);
+    assert_int_equal(pes_profiles_sync(p0, &e), -1);
+    assert_non_null(strstr(e.message, "never sent"));
+    pes_profiles_destroy(p0);
+    mailbox_free(&mb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +784,8 @@ int main(void)
         cmocka_unit_test(test_profiles_threads),
         cmocka_unit_test(test_profiles_one_stream),
         cmocka_unit_test(test_profiles_push_distances),
+        cmocka_unit_test(test_profiles_split),
+        cmocka_unit_test(test_profiles_split_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,33 @@
+/*
+ * replay_run.h — what pes-replay and pes-replay-mpi share (internal to cmd/):
+ * the machine from the options, and the replay of a full trace (or another
+ * tool's address trace) through the registry's analyses into one report.
+ */
+#ifndef PES_REPLAY_RUN_H
+#define PES_REPLAY_RUN_H
+
+#include "replay.h"
+
+/* How pes-replay-mpi takes part; pes-replay passes NULL. */
+struct replay_hooks {
+    const struct pes_profiles_split *split;   /* the reuse profiles' split (knobs.split) */
+    int no_report;                             /* write nothing (MPI ranks other than 0) */
+    /* Called once on every path, after the analyses, with their outcome (0,
+     * or -1 with err filled): the outcome every process agrees on, the same
+     * kind of value (MPI: a rank's failure fails them all). */
+    int (*agree)(void *ctx, int rc, struct pes_error *err);
+    /* Before each batch reaches the analyses (NULL: nothing): 0, or -1 with
+     * err filled to stop the replay (MPI: rank 0 failed; messages in flight
+     * move on). */
+    int (*progress)(void *ctx, struct pes_error *err);
+    void *ctx;
+};
+
+/* "pes-replay: MESSAGE" on stderr (replay_message); returns 1, the exit status. */
+int replay_fail(const struct pes_error *err);
+/* --machine, then --cache, validated. 0, or -1 with err filled. */
+int replay_load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err);
+/* Replays o->trace and writes the report; 0, or 1 after printing the error. */
+int replay_full(const struct replay_options *o, const struct pes_machine *machine, const struct replay_hooks *h);
+
+#endif

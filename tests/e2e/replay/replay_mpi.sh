@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# pes-replay-mpi on 1, 2 and 4 ranks prints pes-replay's report byte for byte:
+# a text trace cut into many small windows, and the committed full traces with
+# two shared caches (JSON, one text and one CSV report; --simulate and --cores
+# too). Then the failure paths: a rank that fails (injected), rank 0 failing,
+# and what pes-replay-mpi refuses; each ends every rank, non-zero, with one
+# line from rank 0.
+. "$(dirname "$0")/common.sh"
+data=$(cd "$(dirname "$0")/../../data" && pwd)
+# Containers: ranks may outnumber the CPUs, and run as root.
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi() {   # RANKS ARGS...
+  local np=$1
+  shift
+  mpirun --allow-run-as-root --oversubscribe -np "$np" "$PES_BIN/pes-replay-mpi" "$@"
+}
+awk 'BEGIN { x = 4242; for (i = 0; i < 300000; i++) { x = (x * 1103515245 + 12345) % 2147483648;
+             printf "0x%x %s\n", (x % 60000) * 8 + (i % 3 == 0 ? 0x100000 : 0), (x % 5 == 0 ? "W" : "R") } }' >"$work/t.txt"
+check() {   # NAME WINDOW TRACE ARGS...: every rank count the same as pes-replay
+  local name=$1 window=$2 trace=$3
+  shift 3
+  "$PES_BIN/pes-replay" "$trace" --machine haswell "$@" >"$work/$name.ref" 2>"$work/$name.ref.err" ||
+    { cat "$work/$name.ref.err" >&2; fail "$name: pes-replay failed"; }
+  for np in 1 2 4; do
+    mpi "$np" "$trace" --machine haswell --mpi-window "$window" "$@" >"$work/$name.np$np" 2>"$work/$name.np$np.err" ||
+      { cat "$work/$name.np$np.err" >&2; fail "$name: $np ranks failed"; }
+    cmp -s "$work/$name.ref" "$work/$name.np$np" || fail "$name: $np ranks differ from pes-replay"
+  done
+  echo "ok: $name: 1, 2, 4 ranks identical"
+}
+check text 7919 "$work/t.txt" --format json --line 8
+check text_small 1000 "$work/t.txt" --format json
+check text_report 25000 "$work/t.txt"
+jq -e '.configs[0].prd[0].histogram.accesses == 300000' "$work/text.ref" >/dev/null || fail "access count"
+check gemm 3000 "$data/gemm40.full.zst" --format json --sockets 2
+check false_sharing 50000 "$data/false_sharing.full.zst" --format json --sockets 2
+check false_sharing_text 50000 "$data/false_sharing.full.zst" --sockets 2
+check gemm_csv 3000 "$data/gemm40.full.zst" --format csv --line 8
+check gemm_sim_cores 5000 "$data/gemm40.full.zst" --format json --simulate --cores 2,3
+
+# Failures: one line from rank 0, non-zero everywhere, nobody left waiting.
+expect_mpi_fail() {   # NEEDLE RANKS ARGS...
+  local needle=$1 np=$2
+  shift 2
+  local rc=0
+  timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$np" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { cat "$work/err" >&2; fail "expected a failure (rc $rc): $*"; }
+  [ "$(grep -c '^pes-replay-mpi: ' "$work/err")" -eq 1 ] || { cat "$work/err" >&2; fail "not one line: $*"; }
+  grep -qF -- "$needle" "$work/err" || { cat "$work/err" >&2; fail "stderr of '$*' lacks '$needle'"; }
+  [ ! -s "$work/out" ] || fail "a report after a failure: $*"
+  echo "ok: $np ranks: $(grep '^pes-replay-mpi: ' "$work/err")"
+}
+for k in 0 1 3; do
+  expect_mpi_fail "failure injected" 4 -x PES_MPI_TEST_FAIL=$k "$PES_BIN/pes-replay-mpi" "$work/t.txt" \
+    --machine haswell --mpi-window 5000
+done
+expect_mpi_fail "No such file" 2 "$PES_BIN/pes-replay-mpi" "$work/missing.txt" --machine haswell
+expect_mpi_fail "--mpi-window: expected an integer" 2 "$PES_BIN/pes-replay-mpi" "$work/t.txt" --mpi-window 0
+expect_mpi_fail "--compare: not distributed" 2 "$PES_BIN/pes-replay-mpi" --compare "$work/t.txt" "$work/t.txt"
+expect_usage "--mpi-window: only with pes-replay-mpi" "$PES_BIN/pes-replay" "$work/t.txt" --mpi-window 10
+echo "pes-replay-mpi: identical reports on 1, 2 and 4 ranks; failures end every rank"
