@@ -518,6 +518,21 @@ int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
     return 0;
 }
 
+/* A lane's per-tag counts into a site row: a PRD lane's as PRD figures, a CRD
+ * lane's (or a PRD lane that is also its group's CRD) as CRD figures. */
+static void add_tag_counts(struct pes_site_reuse *row, const struct pes_parda_tag_count *tc, int prd, int both)
+{
+    if (prd) {
+        row->accesses += tc->accesses;
+        row->prd_cold += tc->cold;
+        row->prd_sum += (double)tc->sum;
+    }
+    if (!prd || both) {
+        row->crd_cold += tc->cold;
+        row->crd_sum += (double)tc->sum;
+    }
+}
+
 /* threads: the lanes' counts into the histograms and rows (from scratch, so
  * it can run after every sync). Distance sums are integers, exact in a double
  * below 2^53, so adding them per lane gives the sequential values. */
@@ -543,17 +558,7 @@ static int collect(struct pes_profiles *p, struct pes_error *err)
         const struct pes_parda_counts *c = pes_parda_result(p->pool, l);
         int prd = l < p->n_streams, both = prd && p->alias_group[l] != PES_PROFILES_NO_GROUP;
         for (uint32_t t = 0; t < c->n_tags && t < p->n_rows; t++) {
-            const struct pes_parda_tag_count *tc = &c->tag[t];
-            struct pes_site_reuse *row = &p->rows[t];
-            if (prd) {
-                row->accesses += tc->accesses;
-                row->prd_cold += tc->cold;
-                row->prd_sum += (double)tc->sum;
-            }
-            if (!prd || both) {
-                row->crd_cold += tc->cold;
-                row->crd_sum += (double)tc->sum;
-            }
+            add_tag_counts(&p->rows[t], &c->tag[t], prd, both);
         }
     }
     return 0;
@@ -1025,17 +1030,7 @@ static int split_count(struct pes_profiles *p, uint32_t lane, const struct pes_p
     if (c->n_tags > n_tags)
         return pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window summary with an unknown tag");
     for (uint32_t t = 0; t < c->n_tags; t++) {
-        const struct pes_parda_tag_count *tc = &c->tag[t];
-        struct pes_site_reuse *r = &p->rows[row[t]];
-        if (prd) {
-            r->accesses += tc->accesses;
-            r->prd_cold += tc->cold;
-            r->prd_sum += (double)tc->sum;
-        }
-        if (!prd || both) {
-            r->crd_cold += tc->cold;
-            r->crd_sum += (double)tc->sum;
-        }
+        add_tag_counts(&p->rows[row[t]], &c->tag[t], prd, both);
     }
     return 0;
 }
