@@ -14,30 +14,12 @@
 #include "parda.h"
 #include "profiles.h"
 #include "reuse_distance.h"
+#include "reuse_oracle.h"
 
 #define COLD PES_REUSE_COLD
 
 /* ---------------------------------------------------------- oracle */
 
-/* LRU stack as an array, most recent first: the distance is the position. */
-struct lru {
-    uint64_t *keys;
-    size_t n;
-};
-
-static uint64_t lru_push(struct lru *s, uint64_t key)
-{
-    size_t i;
-    for (i = 0; i < s->n; i++)
-        if (s->keys[i] == key)
-            break;
-    uint64_t d = i < s->n ? i : COLD;
-    if (i == s->n)
-        s->n++;
-    memmove(&s->keys[1], &s->keys[0], i * sizeof *s->keys);
-    s->keys[0] = key;
-    return d;
-}
 
 /* The whole stream through the brute-force stack, into c. */
 static void oracle(const uint64_t *key, const uint32_t *tag, size_t n, struct pes_parda_counts *c)
@@ -63,21 +45,10 @@ static void oracle(const uint64_t *key, const uint32_t *tag, size_t n, struct pe
     free(s.keys);
 }
 
-static void hist_equal(const struct pes_rd_hist *a, const struct pes_rd_hist *b)
-{
-    assert_int_equal(a->exact_limit, b->exact_limit);
-    for (uint64_t d = 0; d < a->exact_limit; d++)
-        assert_int_equal(pes_rd_hist_exact(a, d), pes_rd_hist_exact(b, d));
-    for (int k = 0; k < PES_RD_HIST_LOG2_BINS; k++)
-        assert_int_equal(a->log2[k], b->log2[k]);
-    assert_int_equal(a->cold, b->cold);
-    assert_int_equal(a->total, b->total);
-    assert_true(a->sum == b->sum);
-}
 
 static void counts_equal(const struct pes_parda_counts *a, const struct pes_parda_counts *b)
 {
-    hist_equal(&a->hist, &b->hist);
+    assert_hist_equal(&a->hist, &b->hist);
     uint32_t n = a->n_tags > b->n_tags ? a->n_tags : b->n_tags;
     for (uint32_t t = 0; t < n; t++) {
         struct pes_parda_tag_count z = { 0 };
@@ -165,7 +136,7 @@ static void test_chunked_vs_oracle(void **state)
                 if (tagged)
                     counts_equal(&got, &want);
                 else
-                    hist_equal(&got.hist, &want.hist);
+                    assert_hist_equal(&got.hist, &want.hist);
                 pes_parda_counts_free(&got);
             }
         }
@@ -380,7 +351,7 @@ static void test_pool_push_sync(void **state)
     assert_int_equal(pes_parda_finish(pp, NULL), 0);
     struct pes_parda_counts want;
     oracle(key, NULL, n, &want);
-    hist_equal(&pes_parda_result(pp, 0)->hist, &want.hist);
+    assert_hist_equal(&pes_parda_result(pp, 0)->hist, &want.hist);
     pes_parda_counts_free(&want);
     pes_parda_destroy(pp);
     free(s.keys);
@@ -479,9 +450,9 @@ static int row_cmp(const void *a, const void *b)
 static void profiles_equal(const struct pes_profiles *a, const struct pes_profiles *b, uint32_t n_groups)
 {
     for (uint32_t s = 0; s < PS; s++)
-        hist_equal(pes_profiles_prd(a, s), pes_profiles_prd(b, s));
+        assert_hist_equal(pes_profiles_prd(a, s), pes_profiles_prd(b, s));
     for (uint32_t g = 0; g < n_groups; g++)
-        hist_equal(pes_profiles_crd(a, g), pes_profiles_crd(b, g));
+        assert_hist_equal(pes_profiles_crd(a, g), pes_profiles_crd(b, g));
     size_t na, nb;
     const struct pes_site_reuse *ra = pes_profiles_sites(a, &na), *rb = pes_profiles_sites(b, &nb);
     assert_int_equal(na, nb);
@@ -544,8 +515,8 @@ static void test_profiles_one_stream(void **state)
             sz[i] = 1;
         assert_int_equal(pes_profiles_push_batch(p, st, key, sz, site, n, NULL), 0);
         pes_profiles_finish(p);
-        hist_equal(pes_profiles_prd(p, 0), &want.hist);
-        hist_equal(pes_profiles_crd(p, 0), &want.hist);
+        assert_hist_equal(pes_profiles_prd(p, 0), &want.hist);
+        assert_hist_equal(pes_profiles_crd(p, 0), &want.hist);
         free(st);
         free(sz);
         free(site);
@@ -584,8 +555,8 @@ static void test_profiles_push_distances(void **state)
     pes_profiles_finish(p);
     pes_profiles_finish(q);
     for (uint32_t s = 0; s < 2; s++)
-        hist_equal(pes_profiles_prd(p, s), pes_profiles_prd(q, s));
-    hist_equal(pes_profiles_crd(p, 0), pes_profiles_crd(q, 0));
+        assert_hist_equal(pes_profiles_prd(p, s), pes_profiles_prd(q, s));
+    assert_hist_equal(pes_profiles_crd(p, 0), pes_profiles_crd(q, 0));
     size_t na, nb;
     const struct pes_site_reuse *ra = pes_profiles_sites(p, &na), *rb = pes_profiles_sites(q, &nb);
     assert_int_equal(na, nb);
@@ -701,13 +672,13 @@ static void test_profiles_split(void **state)
         for (uint32_t s = 0; s < PS; s++) {
             struct pes_parda_counts want;
             oracle_lane(&t, gsets[gs], s, UINT32_MAX, &want);
-            hist_equal(pes_profiles_prd(ref, s), &want.hist);
+            assert_hist_equal(pes_profiles_prd(ref, s), &want.hist);
             pes_parda_counts_free(&want);
         }
         for (uint32_t g = 0; g < ngs[gs]; g++) {
             struct pes_parda_counts want;
             oracle_lane(&t, gsets[gs], 0, g, &want);
-            hist_equal(pes_profiles_crd(ref, g), &want.hist);
+            assert_hist_equal(pes_profiles_crd(ref, g), &want.hist);
             pes_parda_counts_free(&want);
         }
         for (uint32_t ranks = 1; ranks <= 4; ranks++)

@@ -12,30 +12,12 @@
 #include "histogram.h"
 #include "profiles.h"
 #include "reuse_distance.h"
+#include "reuse_oracle.h"
 
 #define COLD PES_REUSE_COLD
 
 /* ---------------------------------------------------------- brute force */
 
-/* LRU stack as an array, most recent first: distance = position. O(N*M). */
-struct lru {
-    uint64_t *keys;
-    size_t n;
-};
-
-static uint64_t lru_push(struct lru *s, uint64_t key)
-{
-    size_t i;
-    for (i = 0; i < s->n; i++)
-        if (s->keys[i] == key)
-            break;
-    uint64_t d = i < s->n ? i : COLD;
-    if (i == s->n)
-        s->n++;
-    memmove(&s->keys[1], &s->keys[0], i * sizeof *s->keys);
-    s->keys[0] = key;
-    return d;
-}
 
 static uint64_t rng_next(uint64_t *s)
 {

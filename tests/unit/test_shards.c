@@ -19,6 +19,7 @@
 #include "histogram.h"
 #include "reuse_distance.h"
 #include "shards.h"
+#include "reuse_oracle.h"
 
 #define COLD PES_REUSE_COLD
 #define BASE UINT64_C(0x7f0000000000)
@@ -87,17 +88,6 @@ static double shards_mae(const uint64_t *a, uint64_t n, const struct pes_rd_hist
     return m;
 }
 
-static void assert_hist_equal(const struct pes_rd_hist *a, const struct pes_rd_hist *b)
-{
-    assert_int_equal(a->exact_limit, b->exact_limit);
-    for (uint64_t d = 0; d < a->exact_limit; d++)
-        assert_int_equal(pes_rd_hist_exact(a, d), pes_rd_hist_exact(b, d));
-    for (int k = 0; k < PES_RD_HIST_LOG2_BINS; k++)
-        assert_int_equal(a->log2[k], b->log2[k]);
-    assert_int_equal(a->cold, b->cold);
-    assert_int_equal(a->total, b->total);
-    assert_true(a->sum == b->sum);
-}
 
 /* ------------------------------------------------------------- rate 1 */
 
