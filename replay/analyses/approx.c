@@ -31,6 +31,11 @@ struct lane {
     struct pes_rd_hist exact_hist, hist;
     uint64_t *keys;               /* [cap] this batch's line keys */
     size_t n, cap;
+    int done;                     /* its stream ended: hist is final, the tables are gone */
+    int checked;                  /* --sample-check */
+    uint64_t mae_from;            /* smallest cache the error covers, lines */
+    double mae;                   /* --sample-check: MRC error against the exact histogram */
+    struct pes_shards_stats stats;
 };
 
 struct approx {
@@ -88,22 +93,50 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
             a->n_lanes++;
         }
     free(members);
-    if (!(a->lane = calloc(a->n_lanes, sizeof *a->lane))) goto nomem;
-    struct pes_shards_options so = {.granule = si->line, .rate = k->sample_rate, .seed = k->sample_seed};
-    struct pes_reuse_options ro = {.granule = si->line};
+    if (!(a->lane = calloc(a->n_lanes, sizeof *a->lane))) {
+        destroy(a);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
     for (uint32_t i = 0; i < a->n_lanes; i++) {
-        struct lane *l = &a->lane[i];
-        if (!(l->est = pes_shards_create(&so, err))) goto fail;
-        if (k->sample_check && (!(l->exact = pes_reuse_create(&ro, err)) ||
-                                pes_rd_hist_init(&l->exact_hist, 0, err) < 0))
-            goto fail;
+        a->lane[i].checked = k->sample_check;
+        /* a sampled distance below 1/R lines stands for any of them: the
+         * error is measured where the estimate can tell cache sizes apart */
+        a->lane[i].mae_from = (uint64_t)ceil(1.0 / k->sample_rate);
     }
     return a;
-nomem:
-    pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-fail:
-    destroy(a);
-    return NULL;
+}
+
+/* A lane's estimator (and exact engine) from its first access on: a trace may
+ * have 10^5 threads, most of them short. */
+static int lane_open(const struct approx *a, struct lane *l, struct pes_error *err) {
+    struct pes_shards_options so = {.granule = a->si->line, .rate = a->k->sample_rate, .seed = a->k->sample_seed};
+    struct pes_reuse_options ro = {.granule = a->si->line};
+    if (!(l->est = pes_shards_create(&so, err))) return -1;
+    if (l->checked && (!(l->exact = pes_reuse_create(&ro, err)) || pes_rd_hist_init(&l->exact_hist, 0, err) < 0))
+        return -1;
+    return 0;
+}
+
+/* The lane's final histogram (and its error against the exact one); its
+ * estimator, exact engine and buffer go. */
+static int lane_close(struct lane *l, struct pes_error *err) {
+    if (!l->est) {   /* no access at all */
+        l->done = 1;
+        return pes_rd_hist_init(&l->hist, 0, err);
+    }
+    if (pes_shards_finish(l->est, &l->hist, err) < 0) return -1;
+    if (l->exact) l->mae = pes_shards_mrc_mae(&l->exact_hist, &l->hist, l->mae_from, 0);
+    pes_shards_stats(l->est, &l->stats);
+    pes_shards_destroy(l->est);
+    pes_reuse_destroy(l->exact);
+    free(l->keys);
+    l->est = NULL;
+    l->exact = NULL;
+    l->keys = NULL;
+    l->cap = 0;
+    l->done = 1;
+    return 0;
 }
 
 /* Room for `more` keys in the lane's batch buffer. */
@@ -124,14 +157,14 @@ static int reserve(struct lane *l, size_t more) {
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct approx *a = self;
     if (!a->si->work) replay_work_count(&a->work, b);
-    for (uint32_t i = 0; i < a->n_lanes; i++)   /* one line per access: no check per key */
-        if (reserve(&a->lane[i], b->n) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < b->n; i++) {
         uint32_t s = b->stream[i];
         if (s >= a->si->n_streams || b->size[i] == 0) continue;
         struct lane *p = &a->lane[s], *c = &a->lane[a->crd_lane[s]];
         uint64_t first = b->addr[i] >> a->shift, last = (b->addr[i] + b->size[i] - 1) >> a->shift;
-        if (last != first && (reserve(p, last - first) < 0 || reserve(c, last - first) < 0))
+        /* buffers only for the lanes a batch touches: a trace may have 10^5 threads */
+        if ((p->n + (last - first) >= p->cap && reserve(p, last - first + 1) < 0) ||
+            (c->n + (last - first) >= c->cap && reserve(c, last - first + 1) < 0))
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         for (uint64_t key = first; key <= last; key++) {
             p->keys[p->n++] = key;
@@ -141,6 +174,9 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     uint64_t dist[4096];
     for (uint32_t i = 0; i < a->n_lanes; i++) {
         struct lane *l = &a->lane[i];
+        if (l->n == 0) continue;
+        if (l->done) return pes_error_set(err, PES_ERR_FORMAT, 0, "accesses of a stream after its end");
+        if (!l->est && lane_open(a, l, err) < 0) return -1;
         if (pes_shards_push_keys(l->est, l->keys, l->n) < 0) {
             *err = *pes_shards_error(l->est);
             return -1;
@@ -157,13 +193,19 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         }
         l->n = 0;
     }
+    /* an ended thread's own estimator is final: keep its histogram, free its tables */
+    for (size_t i = 0; i < b->n_ended; i++) {
+        uint32_t s = b->ended[i];
+        if (s >= a->si->n_streams || a->crd_lane[s] == s || a->lane[s].done) continue;
+        if (lane_close(&a->lane[s], err) < 0) return -1;
+    }
     return 0;
 }
 
 static int finish(void *self, struct pes_error *err) {
     struct approx *a = self;
     for (uint32_t i = 0; i < a->n_lanes; i++)
-        if (pes_shards_finish(a->lane[i].est, &a->lane[i].hist, err) < 0) return -1;
+        if (!a->lane[i].done && lane_close(&a->lane[i], err) < 0) return -1;
     struct pes_rd_hist prd, crd;
     if (pes_rd_hist_init(&prd, 0, err) < 0) return -1;
     if (pes_rd_hist_init(&crd, 0, err) < 0) {
@@ -187,16 +229,14 @@ static int finish(void *self, struct pes_error *err) {
 
 /* The sampling behind one profile, and its error when checked. */
 static void publish_sampling(struct pes_report *r, struct pes_rnode *rows, const char *profile,
-                             const struct lane *l, uint64_t min_lines) {
-    struct pes_shards_stats st;
-    pes_shards_stats(l->est, &st);
+                             const struct lane *l) {
     struct pes_rnode *o = pes_r_object(r, rows, NULL);
     pes_r_str(r, o, "profile", profile);
-    pes_r_u64(r, o, "accesses", st.accesses);
-    pes_r_u64(r, o, "sampled", st.sampled);
-    pes_r_f64(r, o, "effective_rate", st.effective_rate, "%.6g");
-    pes_r_u64(r, o, "sampled_lines", st.lines);
-    if (l->exact) pes_r_f64(r, o, "mrc_mae", pes_shards_mrc_mae(&l->exact_hist, &l->hist, min_lines, 0), "%.6g");
+    pes_r_u64(r, o, "accesses", l->stats.accesses);
+    pes_r_u64(r, o, "sampled", l->stats.sampled);
+    pes_r_f64(r, o, "effective_rate", l->stats.effective_rate, "%.6g");
+    pes_r_u64(r, o, "sampled_lines", l->stats.lines);
+    if (l->checked) pes_r_f64(r, o, "mrc_mae", l->mae, "%.6g");
 }
 
 static void publish(void *self, const struct pes_publish *to) {
@@ -224,21 +264,18 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_str(r, ap, "method", "SHARDS fixed-rate spatial sampling");
     pes_r_f64(r, ap, "rate", a->k->sample_rate, "%.6g");
     pes_r_u64(r, ap, "seed", a->k->sample_seed);
-    /* a sampled distance below 1/R lines stands for any of them: the error
-     * is measured where the estimate can tell cache sizes apart */
-    uint64_t min_lines = (uint64_t)ceil(1.0 / a->k->sample_rate);
-    if (a->k->sample_check) pes_r_u64(r, ap, "mae_from_lines", min_lines);
+    if (a->k->sample_check) pes_r_u64(r, ap, "mae_from_lines", a->lane[0].mae_from);
     struct pes_rnode *rows = pes_r_array(r, ap, "profiles");
     for (uint32_t s = 0; s < a->si->n_streams; s++) {
         snprintf(name, sizeof name, "%s%u PRD", a->si->mimicked ? "core " : "T", s);
-        publish_sampling(r, rows, name, &a->lane[s], min_lines);
+        publish_sampling(r, rows, name, &a->lane[s]);
     }
     for (uint32_t i = a->si->n_streams; i < a->n_lanes; i++) {
         uint32_t c = 0;
         for (uint32_t s = 0; s < a->si->n_streams; s++)
             if (a->crd_lane[s] == i) c = a->si->stream_cache[s];
         snprintf(name, sizeof name, "shared%u CRD", c);
-        publish_sampling(r, rows, name, &a->lane[i], min_lines);
+        publish_sampling(r, rows, name, &a->lane[i]);
     }
 }
 

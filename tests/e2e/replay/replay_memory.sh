@@ -55,6 +55,8 @@ grep -q 'records  access 16777216  bb 16777216  control 2 ' "$work/out" || fail 
 run ok "$R" "$work/threads.zst" --machine haswell --format json
 json_is '.trace.threads == 100000 and .trace.accesses == 200000 and (.configs[0].prd | length) == 100000'
 json_is '[.configs[0].prd[].histogram.cold] | all(. == 2)'   # each thread: 2 lines, cold once each
+run ok "$R" "$work/threads.zst" --machine haswell --sample-rate 0.5 --sample-check --format json
+json_is '(.configs[0].approximation.profiles | length) == 100001 and .configs[0].crd[0].histogram.accesses == 200000'
 run ok "$D" "$work/threads.zst"
 [ "$(grep -c ' access ' "$work/out")" -eq 200000 ] || fail "pes-dump: 200000 access lines"
 run ok "$D" --stats "$work/threads.zst"
