@@ -21,15 +21,7 @@ const char *pes_machine_op_key(int op)
 
 int pes_model_parse_u64(const char *s, uint64_t *out)
 {
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
+    return pes_parse_u64(s, 10, out);
 }
 
 int pes_model_parse_double(const char *s, double *out)

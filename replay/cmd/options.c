@@ -150,15 +150,6 @@ struct opt_row {
     unsigned flags;
 };
 
-static int parse_u64(const char *s, uint64_t *out) {
-    char *end;
-    if (!s || !*s || *s == '-') return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end) return -1;
-    *out = v;
-    return 0;
-}
 
 static int parse_cores(const char *s, struct replay_options *o) {
     char buf[256];
@@ -174,7 +165,7 @@ static int parse_cores(const char *s, struct replay_options *o) {
         next = strchr(tok, ',');
         if (next) *next++ = '\0';
         uint64_t v;
-        if (parse_u64(tok, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES) return -1;
+        if (pes_parse_u64(tok, 10, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES) return -1;
         if (o->n_cores == REPLAY_MAX_CONFIGS) return -1;
         o->cores[o->n_cores++] = (uint32_t)v;
     }
@@ -183,7 +174,7 @@ static int parse_cores(const char *s, struct replay_options *o) {
 
 static int parse_line(const char *s, struct replay_options *o) {
     uint64_t v;
-    if (parse_u64(s, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096) return -1;
+    if (pes_parse_u64(s, 10, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096) return -1;
     o->line = (uint32_t)v;
     return 0;
 }
@@ -438,7 +429,7 @@ static int apply(const struct opt_row *r, const char *value, struct replay_optio
     case OPT_STRING: *(const char **)f = value; return 0;
     case OPT_U32:
     case OPT_U64:
-        if (parse_u64(value, &v) < 0 || v < r->min || v > r->max) return bad(flag, r->expected, value);
+        if (pes_parse_u64(value, 10, &v) < 0 || v < r->min || v > r->max) return bad(flag, r->expected, value);
         if (r->kind == OPT_U32) *(uint32_t *)f = (uint32_t)v;
         else *(uint64_t *)f = v;
         return 0;

@@ -64,18 +64,6 @@ static void usage(FILE *f)
             "  -h, --help           this text\n");
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-    char *end;
-    errno = 0;
-    if (!s || !*s || *s == '-')
-        return -1;
-    unsigned long long x = strtoull(s, &end, 0);
-    if (errno || *end)
-        return -1;
-    *v = x;
-    return 0;
-}
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -113,7 +101,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                         message("--format: expected text or json, got '%s'", val);
                         return -1;
                     }
-                } else if (parse_u64(val, &v) ||
+                } else if (pes_parse_u64(val, 0, &v) ||
                            (strcmp(a, "--thread") == 0 && v > UINT32_MAX)) {
                     message("%s: expected a non-negative integer, got '%s'",
                             a, val);
@@ -143,23 +131,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 /* ---------------------------------------------------------------- json helpers */
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            printf("\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", stdout);
-        else if (*p == '\t')
-            fputs("\\t", stdout);
-        else if (*p < 0x20)
-            printf("\\u%04x", *p);
-        else
-            putchar(*p);
-    }
-    putchar('"');
-}
+static void json_str(const char *s) { pes_json_string(stdout, s); }
 
 static const char *rw_of(uint8_t kind)
 {

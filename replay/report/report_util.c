@@ -70,18 +70,7 @@ void report_thread_list(char *buf, size_t len, uint64_t mask) {
     if (o == 0) snprintf(buf, len, "-");
 }
 
-void report_json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c == '\n') fputs("\\n", out);
-        else if (c == '\t') fputs("\\t", out);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
-}
+void report_json_string(FILE *out, const char *s) { pes_json_string(out, s); }
 
 const char *report_safe(const char *s) { return pes_escape_text_tmp(s); }
 

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pes/trace.h"
@@ -63,12 +65,48 @@ static void test_truncation(void **state)
     assert_string_equal(buf, "");
 }
 
+/* pes_parse_u64: digits only from the first byte, the whole string, 64 bits. */
+static void test_parse_u64(void **state)
+{
+    (void)state;
+    uint64_t v = 7;
+    assert_int_equal(pes_parse_u64("0", 10, &v), 0);
+    assert_true(v == 0);
+    assert_int_equal(pes_parse_u64("18446744073709551615", 10, &v), 0);
+    assert_true(v == UINT64_MAX);
+    assert_int_equal(pes_parse_u64("0x1f", 0, &v), 0);
+    assert_true(v == 31);
+    v = 7;
+    const char *bad[] = {"", " 5", "+5", "-5", "5 ", "5x", "0x1f", "18446744073709551616", NULL};
+    for (int i = 0; bad[i]; i++)
+        assert_int_equal(pes_parse_u64(bad[i], 10, &v), -1);
+    assert_int_equal(pes_parse_u64(NULL, 10, &v), -1);
+    assert_true(v == 7);   /* untouched on failure */
+}
+
+/* pes_json_string: quotes and backslashes, \n and \t by name, other controls as \u00XX. */
+static void test_json_string(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    pes_json_string(f, "a\"b\\c\n\t\x01\x1f\xc3\xa9");
+    pes_json_string(f, NULL);
+    fclose(f);
+    assert_string_equal(buf, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"\"\"");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_controls),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test(test_json_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,12 @@
 /*
  * escape.c — strings from traces and input files made safe to print on a
  * terminal: what a terminal could act on (escape sequences that set the
- * title, clear the screen, move the cursor) is shown as \xHH instead.
+ * title, clear the screen, move the cursor) is shown as \xHH instead; and the
+ * JSON string and number helpers every command shares.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "trace_internal.h"
@@ -90,4 +94,35 @@ const char *pes_escape_text_tmp(const char *src)
     }
     pes_escape_text(ring[k], cap[k], src);
     return ring[k];
+}
+
+void pes_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p == '\t')
+            fputs("\\t", out);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+int pes_parse_u64(const char *s, int base, uint64_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, base);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
 }

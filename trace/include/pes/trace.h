@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -497,6 +498,19 @@ size_t pes_escape_text(char *dst, size_t size, const char *src);
  * of four, valid until the fourth call after this one (so up to four in one
  * printf). "(out of memory)" if it cannot be allocated. */
 const char *pes_escape_text_tmp(const char *src);
+
+/* s as a JSON string literal, quotes included: '"' and '\\' escaped, \n and
+ * \t by name, other C0 controls as \u00XX; other bytes (UTF-8) as they are.
+ * s NULL is "". */
+void pes_json_string(FILE *out, const char *s);
+
+/* ---------------------------------------------------------------- parsing */
+
+/* A whole string as an unsigned number in `base` (10, or 0: C's 0x / 0
+ * prefixes): it must start with a digit (no sign, no blank) and hold nothing
+ * else; 0, or -1 if not (or above UINT64_MAX). The one number parser of the
+ * command lines and text headers. */
+int pes_parse_u64(const char *s, int base, uint64_t *out);
 
 /* Human-readable names (static strings). */
 const char *pes_access_kind_name(uint8_t kind);
