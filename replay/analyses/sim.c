@@ -164,11 +164,11 @@ static void site_where(struct sim *s, struct pes_report *r, struct pes_rnode *o,
     pes_r_str(r, o, "function", site && site->function ? site->function : "");
 }
 
-/* The top sites by --sort: what the text and JSON reports list. */
-static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+/* The top sites by --sort (the first n of the ranking): what the text and
+ * JSON reports list. */
+static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *parent, const uint32_t *order,
+                        uint32_t n) {
     struct pes_rnode *arr = pes_r_array(r, parent, "sites");
-    uint32_t n = 0;
-    uint32_t *order = top_sites(s->sim, s->k->sort, s->k->top, &n);
     for (uint32_t i = 0; i < n; i++) {
         const struct pes_sim_stats *st = pes_sim_site(s->sim, order[i]);
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
@@ -186,17 +186,17 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
         pes_r_str(r, o, "sharing", sharing_kind(st));
         threads(r, o, st);
     }
-    free(order);
 }
 
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
- * the non-zero --sort metric first, best first, then the rest by accesses. */
-static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+ * the k sites with a non-zero --sort metric first (ranked), then the rest by
+ * accesses. */
+static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent, const uint32_t *ranked,
+                        uint32_t k) {
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "all_sites"), PES_R_TEXT_ONLY);
-    uint32_t n = 0, k = 0;
+    uint32_t n = 0;
     uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, &n);
-    uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, &k);
-    if (!by_accesses || !ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
+    if (!by_accesses) pes_r_array(r, NULL, NULL);   /* marks the report failed */
     for (uint32_t pass = 0; by_accesses && ranked && pass < 2; pass++) {
         const uint32_t *ids = pass == 0 ? ranked : by_accesses;
         for (uint32_t j = 0; j < (pass == 0 ? k : n); j++) {
@@ -223,7 +223,6 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
         }
     }
     free(by_accesses);
-    free(ranked);
 }
 
 static void publish(void *self, const struct pes_publish *to) {
@@ -248,13 +247,17 @@ static void publish(void *self, const struct pes_publish *to) {
     pair(r, o, "transfers", t->comm_true, t->comm_false);
     pes_r_u64(r, o, "writebacks", pes_sim_writebacks(s->sim));
     pes_r_str(r, o, "sort", s->k->sort);
-    publish_top(s, r, o);
+    uint32_t k = 0;   /* the ranking by --sort, once for the top list and the full table */
+    uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, &k);
+    if (!ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
+    publish_top(s, r, o, ranked, k < s->k->top ? k : s->k->top);
     struct pes_rnode *comm = pes_r_object(r, o, "communication");
     pes_r_u64(r, comm, "threads", s->n_threads);
     matrix(r, comm, "all", s->sim, PES_SIM_COMM_ALL, s->n_threads);
     matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
     matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
-    publish_all(s, r, o);
+    if (ranked) publish_all(s, r, o, ranked, k);
+    free(ranked);
 }
 
 static void destroy(void *self) {
