@@ -178,7 +178,7 @@ static void json_node(FILE *out, const struct pes_rnode *n) {
             if (!first) fputc(',', out);
             first = 0;
             if (obj) {
-                report_json_string(out, c->key);
+                pes_json_string(out, c->key);
                 fputc(':', out);
             }
             json_node(out, c);
@@ -193,7 +193,7 @@ static void json_node(FILE *out, const struct pes_rnode *n) {
         else fprintf(out, n->fmt ? n->fmt : "%.6g", n->v.f);
         break;
     case PES_R_BOOL: fputs(n->v.u ? "true" : "false", out); break;
-    case PES_R_STR: report_json_string(out, n->v.s); break;
+    case PES_R_STR: pes_json_string(out, n->v.s); break;
     }
 }
 

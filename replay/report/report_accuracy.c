@@ -158,9 +158,9 @@ int replay_report_sampled_text(FILE *out, const char *path, const struct replay_
 
 int replay_report_sampled_json(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top) {
     fputs("{\"trace\": ", out);
-    report_json_string(out, path);
+    pes_json_string(out, path);
     fputs(", \"kind\": \"sampled\", \"mode\": ", out);
-    report_json_string(out, s->mode);
+    pes_json_string(out, s->mode);
     fprintf(out, ", \"period_load\": %llu, \"period_store\": %llu, \"granularity\": \"%s\", \"threads\": %u",
             (unsigned long long)s->period_load, (unsigned long long)s->period_store,
             s->spatial ? "line" : "address", s->n_threads);
@@ -209,7 +209,7 @@ int replay_report_sampled_json(FILE *out, const char *path, const struct replay_
         if (p->site == UINT32_MAX) fputs("null", out);
         else fprintf(out, "%u", p->site);
         fputs(", \"label\": ", out);
-        report_json_string(out, p->label);
+        pes_json_string(out, p->label);
         fprintf(out,
                 ", \"samples\": %llu, \"reuses\": %llu, \"invalidations\": %llu, \"comm_true\": %llu, "
                 "\"comm_false\": %llu}",
@@ -279,11 +279,11 @@ static void topk_json(FILE *out, const struct pes_cmp_topk *t) {
 int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
                                 const struct replay_truth *t, const struct replay_accuracy *a) {
     fputs("{\"sampled\": ", out);
-    report_json_string(out, o->trace);
+    pes_json_string(out, o->trace);
     fputs(", \"full\": ", out);
-    report_json_string(out, o->full);
+    pes_json_string(out, o->full);
     fputs(", \"mode\": ", out);
-    report_json_string(out, s->mode);
+    pes_json_string(out, s->mode);
     fprintf(out,
             ", \"period_load\": %llu, \"period_store\": %llu, \"same_execution\": %s, \"samples\": %llu, "
             "\"decided\": %llu, \"effective_reuses\": %.6g, \"accesses\": %llu, \"threads\": %u",

@@ -70,7 +70,6 @@ void report_thread_list(char *buf, size_t len, uint64_t mask) {
     if (o == 0) snprintf(buf, len, "-");
 }
 
-void report_json_string(FILE *out, const char *s) { pes_json_string(out, s); }
 
 const char *report_safe(const char *s) { return pes_escape_text_tmp(s); }
 

@@ -25,8 +25,6 @@ uint64_t report_thread_mask(const struct pes_rnode *threads);
 void report_thread_list(char *buf, size_t len, uint64_t mask);
 /* CSV field, quoted when it holds a comma, quote or newline. */
 void report_csv_field(FILE *out, const char *s);
-/* JSON string literal (with quotes). */
-void report_json_string(FILE *out, const char *s);
 /* s (from a trace, an input file or the command line) with what a terminal
  * could act on escaped, for the text reports: pes_escape_text_tmp (valid for
  * up to 4 per printf). */
