@@ -468,24 +468,17 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
             else
                 row->prd_sum += (double)d;
         }
-        if (g != PES_PROFILES_NO_GROUP && p->alias[g] != UINT32_MAX) {
-            /* the group's CRD is this stream's PRD */
-            if (crd && k == first)
-                *crd = d;
-            if (row) {
-                if (d == PES_REUSE_COLD)
-                    row->crd_cold++;
-                else
-                    row->crd_sum += (double)d;
+        if (g != PES_PROFILES_NO_GROUP) {
+            /* a group of this stream alone: its CRD is this stream's PRD (d) */
+            if (p->alias[g] == UINT32_MAX) {
+                if (pes_reuse_push_key(p->crd_eng[g], k, &d) < 0) {
+                    if (err)
+                        *err = *pes_reuse_error(p->crd_eng[g]);
+                    return -1;
+                }
+                if (pes_rd_hist_add(&p->crd[g], d) < 0)
+                    return hist_nomem(err);
             }
-        } else if (g != PES_PROFILES_NO_GROUP) {
-            if (pes_reuse_push_key(p->crd_eng[g], k, &d) < 0) {
-                if (err)
-                    *err = *pes_reuse_error(p->crd_eng[g]);
-                return -1;
-            }
-            if (pes_rd_hist_add(&p->crd[g], d) < 0)
-                return hist_nomem(err);
             if (crd && k == first)
                 *crd = d;
             if (row) {
