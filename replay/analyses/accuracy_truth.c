@@ -87,8 +87,8 @@ int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t
         snprintf(err->message, sizeof err->message, "out of memory");
         goto out;
     }
-    /* compact placement, as pes-replay places recorded threads (cmd/pes_replay.c) */
-    for (uint32_t i = 0; i < n; i++) socket[i] = (uint32_t)((uint64_t)i * sockets / n);
+    /* compact placement, as pes-replay places recorded threads (stream.h) */
+    for (uint32_t i = 0; i < n; i++) socket[i] = pes_stream_compact_cache(i, n, sockets);
     if (line == 0 || (line & (line - 1))) line = 64;
     struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = socket, .line = line};
     if (!(t->rt = pes_rt_create(&rc_cfg, err))) goto out;

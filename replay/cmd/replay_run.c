@@ -39,12 +39,6 @@ static int write_side_file(const char *flag, const char *path, int (*write)(FILE
 
 static const struct pes_site *input_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
 
-/* Thread t of n on `sockets` shared caches: contiguous blocks, like a compact
- * OpenMP placement (OMP_PLACES=cores, OMP_PROC_BIND=close). */
-static uint32_t socket_of(uint32_t t, uint32_t n, uint32_t sockets) {
-    return (uint32_t)((uint64_t)t * sockets / n);
-}
-
 /* What every configuration shares: the input, the options, the report. */
 struct run {
     struct replay_input *in;
@@ -89,7 +83,7 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     uint32_t n = replay_input_threads(in), sockets = o->sockets < n ? o->sockets : n;
     uint32_t *cache = calloc(n, sizeof *cache);
     if (!cache) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-    for (uint32_t t = 0; t < n; t++) cache[t] = socket_of(t, n, sockets);
+    for (uint32_t t = 0; t < n; t++) cache[t] = pes_stream_compact_cache(t, n, sockets);
     struct pes_stream_info si = {
         .path = o->trace, .n_streams = n, .n_caches = sockets, .stream_cache = cache, .machine = run->machine,
         .line = run->line, .range_cap = replay_input_range_cap(in), .page_size = o->page_size,

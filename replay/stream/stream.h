@@ -65,6 +65,13 @@ struct pes_stream_info {
     const void *site_ctx;
 };
 
+/* The shared cache of recorded thread t of n on `caches` shared caches:
+ * contiguous blocks, like a compact OpenMP placement (OMP_PLACES=cores,
+ * OMP_PROC_BIND=close). */
+static inline uint32_t pes_stream_compact_cache(uint32_t t, uint32_t n, uint32_t caches) {
+    return (uint32_t)((uint64_t)t * caches / n);
+}
+
 /* Where a source delivers: 0 to go on, -1 to stop (err filled). */
 struct pes_batch_sink {
     int (*batch)(void *ctx, const struct pes_batch *b, struct pes_error *err);
