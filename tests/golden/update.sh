@@ -24,6 +24,18 @@ if [ "${1:-}" = --traces ]; then
     OMP_NUM_THREADS=2 "$bin/pes-collect" -q --full --force -o tests/data/gemm40.full.zst -- "$work/gemm" 40 >/dev/null
     OMP_NUM_THREADS=2 "$bin/pes-collect" -q --full --force -o tests/data/false_sharing.full.zst -- \
         "$work/false_sharing" small >/dev/null
+    # sampled traces, each with the full trace of the same execution (soft backend, fixed seeds)
+    c=("$bin/pes-collect" -q --force --backend soft)
+    OMP_NUM_THREADS=2 "${c[@]}" --full --mode reuse --period 200 --seed 11 -o tests/data/gemm40.reuse.zst \
+        --full-output tests/data/gemm40.reuse_full.zst -- "$work/gemm" 40 >/dev/null
+    OMP_NUM_THREADS=2 "${c[@]}" --full --mode reuse --granularity spatial --period 300 --seed 14 \
+        -o tests/data/gemm40.spatial.zst --full-output tests/data/gemm40.spatial_full.zst -- "$work/gemm" 40 >/dev/null
+    OMP_NUM_THREADS=2 "${c[@]}" --mode reuse-shared --sockets 1 --period 200 --seed 13 \
+        -o tests/data/gemm40.shared.zst -- "$work/gemm" 40 >/dev/null
+    OMP_NUM_THREADS=2 "${c[@]}" --full --mode comm --period 400 --seed 12 -o tests/data/fs.comm.zst \
+        --full-output tests/data/fs.comm_full.zst -- "$work/false_sharing" small >/dev/null
+    # a sampled trace cut inside its blocks (read up to the last complete one, with a warning)
+    head -c 9000 tests/data/gemm40.reuse.zst >tests/data/gemm40.reuse_cut.zst
 fi
 # NAME|TRACE|ARGS: one report each; keep in step with golden_reports.sh (it reads this list)
 while IFS='|' read -r name trace args; do
