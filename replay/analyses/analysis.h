@@ -41,7 +41,9 @@ struct pes_knobs {
 
 /* Where results go (report.h): the run's "trace" section, and the section of
  * the configuration this stream is (NULL: the recorded threads when --cores
- * mimics cores instead; only the summary runs then). */
+ * mimics cores instead; only the summary runs then). A sampled trace's
+ * report has no configurations: "trace" is the report's root there (the
+ * layout of docs/accuracy.md) and config is NULL. */
 struct pes_publish {
     struct pes_report *r;
     struct pes_rnode *trace;
@@ -72,5 +74,7 @@ extern const struct pes_analysis pes_analysis_summary;   /* summary.c */
 extern const struct pes_analysis pes_analysis_reuse;     /* reuse.c */
 extern const struct pes_analysis pes_analysis_sim;       /* sim.c */
 extern const struct pes_analysis pes_analysis_approx;    /* approx.c */
+extern const struct pes_analysis pes_analysis_sampled;   /* sampled.c */
+extern const struct pes_analysis pes_analysis_accuracy;  /* accuracy.c */
 
 #endif

@@ -51,7 +51,7 @@ struct approx {
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return k->sample_rate > 0 && (si->mimicked || !k->mimic);
+    return k->sample_rate > 0 && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
 }
 
 static void destroy(void *self) {

@@ -9,5 +9,7 @@ const struct pes_analysis *const pes_analyses[] = {
     &pes_analysis_reuse,
     &pes_analysis_sim,
     &pes_analysis_approx,
+    &pes_analysis_sampled,
+    &pes_analysis_accuracy,
     NULL,
 };

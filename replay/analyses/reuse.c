@@ -30,7 +30,7 @@ struct reuse {
 /* With --cores the recorded stream only feeds the summary; with
  * --sample-rate the approximate profiles (approx.c) take this one's place. */
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return (si->mimicked || !k->mimic) && k->sample_rate == 0;
+    return (si->mimicked || !k->mimic) && k->sample_rate == 0 && si->kind != PES_TRACE_SAMPLED;
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {

@@ -1,394 +1,185 @@
 /*
- * sampled.c — analyses of a sampled trace (PES_TRACE_SAMPLED): time-distance
- * histograms of reuses (intra-thread and shared cache; temporal and line), the
- * intra-thread histogram converted to stack distances (time_to_stack.h),
- * invalidation counts, ComDetective communication matrices with its volume
- * scaling, and per-site counts.
- *
- * Event conventions (collector/src/runtime/rt_reuse.c, rt_comm.c):
- *  REUSE / INVALIDATION: thread = the sampling thread (owner of the use),
- *    other_thread = the thread whose access trapped, site = the use's site,
- *    distance = time distance (accesses strictly between); SHARED_CACHE flag in
- *    reuse-shared mode; SPATIAL when the collector watched whole lines.
- *    The collector's distance is the difference of the two accesses' positions
- *    in the thread's (or socket's) access count (rt_reuse.c: now - count), one
- *    more than the accesses strictly between, which is rt_truth's and this
- *    file's convention: distances are decremented on input.
- *    aux > 0 = the number of samples offered to the decided watch's reservoir
- *    slot (ReuseTracker Alg. 2): with reservoir sampling a watch that fires
- *    stands for that many sampled uses, so its outcome is weighted by aux (RDX
- *    scales the same way); aux = 0 means weight 1. Without the weights long
- *    reuses are under-represented (their watches are replaced more often).
- *  COMM: thread = detecting thread, other_thread = publisher; aux 0 = found at
- *    a sample (volume += period), aux 1 = a watchpoint trap (volume += period
- *    x L / (D x M), Dissertation §5.3.2).
- *  TOTALS: the thread's final load and store counts.
+ * sampled.c — the analyses of a sampled trace (pes-replay SAMPLED): event
+ * counts, time-distance histograms, the converted stack distances, the
+ * communication matrices and the per-site counts (sampling/accuracy.h does
+ * the work; this file runs it on a stream and publishes it). Runs on a
+ * stream of events that is not paired with a full trace (--compare:
+ * accuracy.c).
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "accuracy.h"
+#include "analysis.h"
 #include "report_util.h"
+#include "sampled_publish.h"
 
-#define MAX_DENSE_SITE (1u << 22)
-
-struct dist_list {
-    uint64_t *d;
-    double *w;
-    size_t n, cap;
+struct sampled {
+    const struct pes_stream_info *si;
+    struct replay_sampled_builder *b;
+    struct replay_sampled s;
+    uint32_t top;
 };
 
-struct ctx {
-    struct replay_sampled *s;
-    struct dist_list *intra;          /* per thread: intra temporal time distances */
-    /* per site: rows in first-event order, found through a 4-byte index by id,
-     * so a high id costs index entries, not rows; events without a site
-     * (PEBS/IBS in uninstrumented code, common) and ids from MAX_DENSE_SITE on
-     * share one row outside the index, which would otherwise grow to
-     * MAX_DENSE_SITE entries */
-    uint32_t *site_row;               /* [site_n] row + 1, 0 = none yet */
-    size_t site_n;
-    uint32_t pooled_row;              /* row + 1 of the shared row, 0 = none yet */
-    struct replay_sampled_site *rows;
-    size_t n_rows, cap_rows;
-};
-
-static int oom(struct pes_error *err) {
-    err->code = PES_ERR_NOMEM;
-    err->offset = 0;
-    snprintf(err->message, sizeof err->message, "out of memory");
-    return -1;
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+    (void)k;
+    return si->kind == PES_TRACE_SAMPLED && !si->paired;
 }
 
-/* Value of `key` in the header's "key=value" lines, or NULL. */
-static const char *config_get(const char *config, const char *key, char *buf, size_t size) {
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p;) {
-        const char *end = strchr(p, '\n');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t vl = len - kl - 1 < size - 1 ? len - kl - 1 : size - 1;
-            memcpy(buf, p + kl + 1, vl);
-            buf[vl] = 0;
-            return buf;
-        }
-        p = end ? end + 1 : p + len;
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+    struct sampled *a = calloc(1, sizeof *a);
+    if (!a) {
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        return NULL;
     }
-    return NULL;
+    a->si = si;
+    a->top = k->top;
+    if (!(a->b = replay_sampled_begin(si->path, si->header, si->n_streams, err))) {
+        free(a);
+        return NULL;
+    }
+    return a;
 }
 
-static uint64_t config_u64(const char *config, const char *key, uint64_t def) {
-    char buf[64];
-    const char *v = config_get(config, key, buf, sizeof buf);
-    if (!v) return def;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    return end != v ? (uint64_t)x : def;
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+    struct sampled *a = self;
+    return replay_sampled_events(a->b, b->events, b->n_events, b->events_offset, err);
 }
 
-static void read_config(struct replay_sampled *s, const char *config) {
-    char buf[32];
-    const char *mode = config_get(config, "mode", buf, sizeof buf);
-    snprintf(s->mode, sizeof s->mode, "%s", mode ? mode : "unknown");
-    uint64_t period = config_u64(config, "period", 0);
-    s->period_load = config_u64(config, "period_load", period);
-    s->period_store = config_u64(config, "period_store", period);
-    s->line = (uint32_t)config_u64(config, "line_size", 64);
-    s->debug_registers = (uint32_t)config_u64(config, "debug_registers", 4);
-    s->watch_bytes = (uint32_t)config_u64(config, "watch_bytes", 8);
-    s->sockets = (uint32_t)config_u64(config, "sockets", 0);
-    const char *g = config_get(config, "granularity", buf, sizeof buf);
-    s->spatial = g && strcmp(g, "spatial") == 0;
-    /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
-    double covered = (double)s->debug_registers * s->watch_bytes;
-    s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;
-}
-
-static struct replay_sampled_site *site_of(struct ctx *c, uint32_t site, struct pes_error *err) {
-    uint32_t *slot = &c->pooled_row;
-    if (site < MAX_DENSE_SITE) {
-        if (site >= c->site_n) {
-            size_t n = c->site_n ? c->site_n : 256;
-            while (n <= site) n *= 2;
-            uint32_t *idx = realloc(c->site_row, n * sizeof *idx);
-            if (!idx) {
-                oom(err);
-                return NULL;
-            }
-            memset(idx + c->site_n, 0, (n - c->site_n) * sizeof *idx);
-            c->site_row = idx;
-            c->site_n = n;
-        }
-        slot = &c->site_row[site];
-    }
-    if (*slot) return &c->rows[*slot - 1];
-    if (c->n_rows == c->cap_rows) {
-        size_t cap = c->cap_rows ? c->cap_rows * 2 : 64;
-        struct replay_sampled_site *r = realloc(c->rows, cap * sizeof *r);
-        if (!r) {
-            oom(err);
-            return NULL;
-        }
-        c->rows = r;
-        c->cap_rows = cap;
-    }
-    struct replay_sampled_site *d = &c->rows[c->n_rows++];
-    memset(d, 0, sizeof *d);
-    d->site = site < MAX_DENSE_SITE ? site : UINT32_MAX;
-    *slot = (uint32_t)c->n_rows;
-    return d;
-}
-
-static int push_dist(struct dist_list *l, uint64_t d, double w) {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        uint64_t *p = realloc(l->d, cap * sizeof *p);
-        if (!p) return -1;
-        l->d = p;
-        double *q = realloc(l->w, cap * sizeof *q);
-        if (!q) return -1;
-        l->w = q;
-        l->cap = cap;
-    }
-    l->d[l->n] = d;
-    l->w[l->n++] = w;
-    return 0;
-}
-
-static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t, uint32_t n) {
-    err->code = PES_ERR_FORMAT;
-    err->offset = off;
-    snprintf(err->message, sizeof err->message,
-             "%s: offset %llu: event of thread %u, but the trace announces %u threads", path,
-             (unsigned long long)off, t, n);
-    return -1;
-}
-
-static int on_event(struct ctx *c, const struct pes_event *e, const char *path, uint64_t off,
-                    struct pes_error *err) {
-    struct replay_sampled *s = c->s;
-    if (e->thread >= s->n_threads) return bad_thread(err, path, off, e->thread, s->n_threads);
-    struct replay_sampled_thread *t = &s->thread[e->thread];
-    int scope = (e->flags & PES_EVF_SHARED_CACHE) ? 1 : 0;
-    struct replay_sampled_site *site = NULL;
-    if (e->kind == PES_EV_SAMPLE || e->kind == PES_EV_REUSE || e->kind == PES_EV_INVALIDATION ||
-        e->kind == PES_EV_COMM) {
-        if (!(site = site_of(c, e->site, err))) return -1;
-    }
-    /* a thread's counters so far, from its own samples (trap events carry the
-     * TRAPPING thread's counters); TOTALS, if present, replaces them */
-    if (e->kind == PES_EV_SAMPLE && e->loads + e->stores > t->loads + t->stores) {
-        t->loads = e->loads;
-        t->stores = e->stores;
-    }
-    switch (e->kind) {
-    case PES_EV_SAMPLE:
-        s->samples++;
-        t->samples++;
-        site->samples++;
-        break;
-    case PES_EV_REUSE: {
-        uint64_t d = e->distance ? e->distance - 1 : 0;
-        double w = e->aux ? (double)e->aux : 1.0;
-        s->weighted_events += e->aux > 1;
-        s->reuses[scope]++;
-        s->reuse_weight[scope] += w;
-        s->reuse_weight_sq[scope] += w * w;
-        t->reuses++;
-        site->reuses++;
-        if (e->flags & PES_EVF_SPATIAL) {
-            t->spatial++;
-            s->spatial_hist[scope][pes_rt_bin(d)] += w;
-        } else {
-            s->temporal[scope][pes_rt_bin(d)] += w;
-            if (scope == 0 && push_dist(&c->intra[e->thread], d, w) < 0) return oom(err);
-        }
-        break;
-    }
-    case PES_EV_INVALIDATION:
-        s->weighted_events += e->aux > 1;
-        s->inval_weight[scope] += e->aux ? (double)e->aux : 1.0;
-        s->invalidations[scope]++;
-        t->invalidations++;
-        site->invalidations++;
-        break;
-    case PES_EV_COMM: {
-        uint32_t o = e->other_thread;
-        if (o >= s->n_threads) return bad_thread(err, path, off, o, s->n_threads);
-        double period = (double)((e->flags & PES_EVF_WRITE) ? s->period_store : s->period_load);
-        if (period <= 0) period = (double)(s->period_store ? s->period_store : s->period_load);
-        double v = period * (e->aux == 1 ? s->trap_scale : 1.0);
-        int is_false = (e->flags & PES_EVF_FALSE_SHARING) != 0;
-        double *m = is_false ? s->comm_false : s->comm_true;
-        if (o != e->thread) {   /* ComDetective's matrix is symmetric, zero diagonal */
-            m[(size_t)e->thread * s->n_threads + o] += v;
-            m[(size_t)o * s->n_threads + e->thread] += v;
-        }
-        s->comm_events++;
-        t->comm++;
-        if (is_false) {
-            s->comm_false_events++;
-            site->comm_false++;
-        } else {
-            s->comm_true_events++;
-            site->comm_true++;
-        }
-        break;
-    }
-    case PES_EV_LOST:
-        s->lost += e->aux;
-        t->lost += e->aux;
-        break;
-    case PES_EV_THROTTLE: s->throttled += e->aux; break;
-    case PES_EV_DROPPED: s->dropped += e->aux; break;
-    case PES_EV_WATCH_EXPIRED: s->expired++; break;
-    case PES_EV_TOTALS:
-        t->loads = e->loads;
-        t->stores = e->stores;
-        break;
-    default: break;
-    }
-    return 0;
-}
-
-/* Per-thread Shen conversion with the thread's own N-hat (Kac). */
-static int convert(struct ctx *c, struct pes_error *err) {
-    struct replay_sampled *s = c->s;
-    for (uint32_t i = 0; i < s->n_threads; i++) {
-        struct dist_list *l = &c->intra[i];
-        if (!l->n) continue;
-        struct replay_sampled_thread *t = &s->thread[i];
-        double n_hat = pes_t2s_estimate_distinct_kac(l->d, l->w, l->n), wsum = 0;
-        for (size_t k = 0; k < l->n; k++) wsum += l->w[k];
-        t->n_distinct = n_hat;
-        double accesses = (double)(t->loads + t->stores);
-        struct pes_t2s_input in = {
-            .distance = l->d, .weight = l->w, .n = l->n, .n_distinct = n_hat,
-            .never = pes_t2s_never_weight(n_hat, accesses, wsum),
-        };
-        struct pes_t2s_hist h = {{0}};
-        struct pes_t2s *conv = pes_t2s_create(&in, err);
-        if (!conv) return -1;
-        int rc = pes_t2s_convert(conv, &h, err);
-        pes_t2s_destroy(conv);
-        if (rc < 0) return -1;
-        for (size_t b = 0; b < PES_RT_BINS; b++) s->stack[b] += h.bin[b];
-    }
-    return 0;
-}
-
-int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pes_error *err) {
-    memset(s, 0, sizeof *s);
-    struct pes_trace_reader *r = pes_trace_reader_open(path, err);
-    if (!r) return -1;
-    struct ctx c = {.s = s};
-    int rc = -1;
-    if (pes_trace_reader_load_tables(r, err) < 0) goto out;
-    /* The index scan behind load_tables knows whether the file was cut off. */
-    const char *tmsg = NULL;
-    if (pes_trace_reader_truncated(r, &tmsg)) snprintf(s->truncation, sizeof s->truncation, "%s", tmsg);
-    const struct pes_trace_info *info = pes_trace_reader_info(r);
-    if (info->kind != PES_TRACE_SAMPLED) {
-        err->code = PES_ERR_FORMAT;
-        snprintf(err->message, sizeof err->message, "%s: is a full trace; expected a sampled trace", path);
-        goto out;
-    }
-    read_config(s, info->config);
-    s->pid = info->pid;
-    s->start_ticks = info->start_ticks;
-    s->ticks_per_second = info->ticks_per_second;
-    snprintf(s->command, sizeof s->command, "%s", info->command ? info->command : "");
-    snprintf(s->hostname, sizeof s->hostname, "%s", info->hostname ? info->hostname : "");
-    s->n_threads = (uint32_t)pes_trace_reader_thread_count(r);
-    size_t n = s->n_threads ? s->n_threads : 1;
-    s->thread = calloc(n, sizeof *s->thread);
-    s->comm_true = calloc(n * n, sizeof *s->comm_true);
-    s->comm_false = calloc(n * n, sizeof *s->comm_false);
-    c.intra = calloc(n, sizeof *c.intra);
-    if (!s->thread || !s->comm_true || !s->comm_false || !c.intra) {
-        oom(err);
-        goto out;
-    }
-    struct pes_block b;
-    int k;
-    while ((k = pes_trace_reader_next(r, &b, err)) > 0) {
-        if (b.type != PES_BLOCK_EVENTS) continue;
-        for (size_t i = 0; i < b.n; i++)
-            if (on_event(&c, &b.events[i], path, b.file_offset, err) < 0) goto out;
-    }
-    if (k < 0) goto out;
-    /* known at the end of the reading (like truncation) */
-    if ((s->skipped_blocks = pes_trace_reader_skipped(r, &tmsg))) snprintf(s->skipped, sizeof s->skipped, "%s", tmsg);
-    if (convert(&c, err) < 0) goto out;
-    for (size_t i = 0; i < c.n_rows; i++) {
-        const struct replay_sampled_site *d = &c.rows[i];
-        if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) s->n_sites++;
-    }
-    s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
-    if (!s->sites) {
-        oom(err);
-        goto out;
-    }
-    s->n_sites = 0;
-    for (size_t i = 0; i <= c.site_n; i++) {   /* by site id, as reported; the shared row last */
-        uint32_t row = i < c.site_n ? c.site_row[i] : c.pooled_row;
-        if (!row) continue;
-        const struct replay_sampled_site *d = &c.rows[row - 1];
-        if (d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false) {
-            struct replay_sampled_site *o = &s->sites[s->n_sites++];
-            *o = *d;
-            const struct pes_site *ps = pes_trace_reader_site(r, o->site);
-            report_site_label(o->label, sizeof o->label, ps, o->site);
-            o->line_key = replay_site_line_key(ps, o->site);
-        }
-    }
-    rc = 0;
-out:
-    if (c.intra)
-        for (uint32_t i = 0; i < s->n_threads; i++) {
-            free(c.intra[i].d);
-            free(c.intra[i].w);
-        }
-    free(c.intra);
-    free(c.site_row);
-    free(c.rows);
-    pes_trace_reader_close(r);
-    if (rc < 0) replay_sampled_free(s);
+static int finish(void *self, struct pes_error *err) {
+    struct sampled *a = self;
+    int rc = replay_sampled_end(a->b, a->si->site, a->si->site_ctx, &a->s, err);
+    a->b = NULL;
     return rc;
 }
 
-void replay_sampled_free(struct replay_sampled *s) {
-    free(s->thread);
-    free(s->comm_true);
-    free(s->comm_false);
-    free(s->sites);
-    s->thread = NULL;
-    s->comm_true = s->comm_false = NULL;
-    s->sites = NULL;
-    s->n_sites = 0;
+/* Sites by invalidations, then communication events, then samples (a small
+ * selection sort: top is small). */
+static size_t top_sites(const struct replay_sampled *s, uint32_t top, size_t *idx) {
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_sites && n < top; i++) {
+        size_t best = SIZE_MAX;
+        for (size_t j = 0; j < s->n_sites; j++) {
+            int taken = 0;
+            for (size_t k = 0; k < n; k++) taken |= idx[k] == j;
+            if (taken) continue;
+            const struct replay_sampled_site *x = &s->sites[j];
+            if (best == SIZE_MAX) {
+                best = j;
+                continue;
+            }
+            const struct replay_sampled_site *y = &s->sites[best];
+            uint64_t cx = x->comm_true + x->comm_false, cy = y->comm_true + y->comm_false;
+            if (x->invalidations > y->invalidations ||
+                (x->invalidations == y->invalidations && (cx > cy || (cx == cy && x->samples > y->samples))))
+                best = j;
+        }
+        if (best == SIZE_MAX) break;
+        idx[n++] = best;
+    }
+    return n;
 }
 
-uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id) {
-    if (!site || !site->line || !site->file || !*site->file) return 1ull << 63 | id;
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a over file, then line */
-    for (const char *p = site->file; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ site->line) * 1099511628211ull;
-    return h & ~(1ull << 63);
+static struct pes_rnode *matrix(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *m,
+                                uint32_t n) {
+    struct pes_rnode *a = pes_r_array(r, parent, key);
+    for (uint32_t i = 0; i < n; i++) {
+        struct pes_rnode *row = pes_r_array(r, a, NULL);
+        for (uint32_t j = 0; j < n; j++) pes_r_f64(r, row, NULL, m[(size_t)i * n + j], "%.6g");
+    }
+    return a;
 }
 
-int replay_trace_kind(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    unsigned char m[4] = {0};
-    size_t n = fread(m, 1, 4, f);
-    fclose(f);
-    uint32_t magic = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24;
-    if (n < 4 || (magic != 0xFD2FB528u && (magic & 0xFFFFFFF0u) != 0x184D2A50u)) return 0;
-    struct pes_error err = {0};
-    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
-    if (!r) return 0;
-    uint32_t kind = pes_trace_reader_info(r)->kind;
-    pes_trace_reader_close(r);
-    return kind == PES_TRACE_SAMPLED || kind == PES_TRACE_FULL ? (int)kind : 0;
+static double matrix_total(const double *m, uint32_t n) {
+    double t = 0;
+    for (size_t i = 0; i < (size_t)n * n; i++) t += m[i];
+    return t / 2;   /* symmetric: every transfer is in two cells */
 }
+
+static void publish(void *self, const struct pes_publish *to) {
+    struct sampled *a = self;
+    const struct replay_sampled *s = &a->s;
+    struct pes_report *r = to->r;
+    struct pes_rnode *o = to->trace;
+    pes_r_str(r, o, "trace", a->si->path);
+    pes_r_str(r, o, "kind", "sampled");
+    replay_publish_sampled_config(r, o, s);
+    pes_r_str(r, o, "granularity", s->spatial ? "line" : "address");
+    pes_r_u64(r, o, "threads", s->n_threads);
+    pes_r_bool(r, o, "truncated", a->si->truncated);
+    pes_r_u64(r, o, "skipped_blocks", a->si->skipped_blocks);
+    pes_r_u64(r, o, "samples", s->samples);
+    pes_r_u64(r, o, "lost", s->lost);
+    pes_r_u64(r, o, "throttled", s->throttled);
+    pes_r_u64(r, o, "dropped", s->dropped);
+    pes_r_u64(r, o, "expired", s->expired);
+    static const char *const scope[2] = {"intra", "shared"};
+    double period = (double)(s->period_load ? s->period_load : s->period_store);
+    for (int sc = 0; sc < 2; sc++) {
+        struct pes_rnode *n = pes_r_object(r, o, scope[sc]);
+        pes_r_u64(r, n, "reuses", s->reuses[sc]);
+        pes_r_u64(r, n, "invalidations", s->invalidations[sc]);
+        pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", (double)s->invalidations[sc] * period, "%.0f"),
+                   PES_R_TEXT_ONLY);
+        replay_publish_rt_histogram(r, n, "time_histogram", s->temporal[sc]);
+        replay_publish_rt_histogram(r, n, "line_time_histogram", s->spatial_hist[sc]);
+    }
+    replay_publish_rt_histogram(r, o, "stack_histogram", s->stack);
+    struct pes_rnode *threads = pes_r_array(r, o, "per_thread");
+    for (uint32_t t = 0; t < s->n_threads; t++) {
+        const struct replay_sampled_thread *h = &s->thread[t];
+        struct pes_rnode *n = pes_r_object(r, threads, NULL);
+        pes_r_u64(r, n, "thread", t);
+        pes_r_u64(r, n, "loads", h->loads);
+        pes_r_u64(r, n, "stores", h->stores);
+        pes_r_u64(r, n, "samples", h->samples);
+        pes_r_u64(r, n, "reuses", h->reuses);
+        pes_r_u64(r, n, "invalidations", h->invalidations);
+        pes_r_u64(r, n, "comm", h->comm);
+        pes_r_u64(r, n, "lost", h->lost);
+        pes_r_f64(r, n, "n_distinct", h->n_distinct, "%.6g");
+    }
+    struct pes_rnode *comm = pes_r_object(r, o, "comm");
+    pes_r_u64(r, comm, "events", s->comm_events);
+    pes_r_u64(r, comm, "true_events", s->comm_true_events);
+    pes_r_u64(r, comm, "false_events", s->comm_false_events);
+    pes_r_f64(r, comm, "trap_scale", s->trap_scale, "%.6g");
+    matrix(r, comm, "true", s->comm_true, s->n_threads);
+    matrix(r, comm, "false", s->comm_false, s->n_threads);
+    pes_r_flag(pes_r_f64(r, comm, "volume_true", matrix_total(s->comm_true, s->n_threads), "%.0f"), PES_R_TEXT_ONLY);
+    pes_r_flag(pes_r_f64(r, comm, "volume_false", matrix_total(s->comm_false, s->n_threads), "%.0f"), PES_R_TEXT_ONLY);
+    struct pes_rnode *sites = pes_r_array(r, o, "sites");
+    size_t idx[256];
+    size_t n = top_sites(s, a->top < 256 ? a->top : 256, idx);
+    for (size_t k = 0; k < n; k++) {
+        const struct replay_sampled_site *p = &s->sites[idx[k]];
+        struct pes_rnode *row = pes_r_object(r, sites, NULL);
+        if (p->site == UINT32_MAX) pes_r_null(r, row, "site");
+        else pes_r_u64(r, row, "site", p->site);
+        char label[128];
+        report_site_label(label, sizeof label, a->si->site(a->si->site_ctx, p->site), p->site);
+        pes_r_str(r, row, "label", label);
+        pes_r_u64(r, row, "samples", p->samples);
+        pes_r_u64(r, row, "reuses", p->reuses);
+        pes_r_u64(r, row, "invalidations", p->invalidations);
+        pes_r_u64(r, row, "comm_true", p->comm_true);
+        pes_r_u64(r, row, "comm_false", p->comm_false);
+    }
+}
+
+static void destroy(void *self) {
+    struct sampled *a = self;
+    replay_sampled_abandon(a->b);
+    replay_sampled_free(&a->s);
+    free(a);
+}
+
+const struct pes_analysis pes_analysis_sampled = {
+    .name = "sampled",
+    .help = "event counts, reuse histograms, communication and sites of a sampled trace",
+    .wanted = wanted,
+    .create = create,
+    .batch = batch,
+    .finish = finish,
+    .publish = publish,
+    .destroy = destroy,
+};

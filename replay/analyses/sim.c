@@ -19,7 +19,7 @@ struct sim {
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return k->simulate && (si->mimicked || !k->mimic);
+    return k->simulate && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {

@@ -23,7 +23,7 @@ struct summary {
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
     (void)k;
-    return !si->mimicked;
+    return !si->mimicked && si->kind != PES_TRACE_SAMPLED;
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {

@@ -1,12 +1,11 @@
 /*
  * pes_replay.c — `pes-replay TRACE [options]`: reuse profiles, SDCM hit rates,
  * runtime prediction and cache + MESI simulation of a full trace (or a
- * plain-text address trace); sampled traces and --compare go to accuracy.h.
+ * plain-text address trace); sampled traces and --compare: replay_sampled.c.
  * See `pes-replay --help` and docs/replay.md.
  */
 #include <stdio.h>
 
-#include "accuracy.h"
 #include "replay_run.h"
 #include "report_util.h"
 
@@ -29,8 +28,8 @@ int main(int argc, char **argv) {
     /* before anything opens them: a fifo would block, /dev/zero never end */
     if (replay_input_check_file(o.trace, &err) < 0 || (o.compare && replay_input_check_file(o.full, &err) < 0))
         return replay_fail(&err);
-    /* sampled traces and --compare: accuracy.h */
-    if (!o.compare && replay_trace_kind(o.trace) == PES_TRACE_SAMPLED) {
+    /* sampled traces and --compare: replay_sampled.c */
+    if (!o.compare && replay_input_pes_kind(o.trace) == PES_TRACE_SAMPLED) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */
         if (o.full_only) {
             replay_message("%s: a sampled trace; --%s needs a full trace (pes-collect --full): "
@@ -38,11 +37,11 @@ int main(int argc, char **argv) {
                            o.trace, o.full_only, o.trace, o.trace);
             return 2;
         }
-        return replay_accuracy_main(&o, &machine);
+        return replay_sampled(&o, &machine);
     }
     if (o.compare) {
         /* unreadable traces are left to the analyses, which name the damage */
-        int first = replay_trace_kind(o.trace), second = replay_trace_kind(o.full);
+        int first = replay_input_pes_kind(o.trace), second = replay_input_pes_kind(o.full);
         if (first == PES_TRACE_FULL && second == PES_TRACE_SAMPLED) {
             replay_message("--compare SAMPLED FULL: %s is a full trace and %s a sampled one; "
                            "give the sampled trace first", o.trace, o.full);
@@ -59,7 +58,7 @@ int main(int argc, char **argv) {
                            "sampled trace (pes-collect --mode MODE)", o.trace);
             return 2;
         }
-        return replay_accuracy_main(&o, &machine);
+        return replay_sampled(&o, &machine);
     }
     return replay_full(&o, &machine, NULL);
 }

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
 #include "replay_run.h"
 #include "report_util.h"
 
@@ -260,7 +259,7 @@ static int prepare(struct replay_options *o, struct pes_machine *m) {
         return 2;
     }
     if (replay_input_check_file(o->trace, &err) < 0) return replay_fail(&err);
-    if (replay_trace_kind(o->trace) == PES_TRACE_SAMPLED) {
+    if (replay_input_pes_kind(o->trace) == PES_TRACE_SAMPLED) {
         replay_message("%s: a sampled trace; pes-replay-mpi replays full traces and address traces "
                        "(run pes-replay %s)", o->trace, o->trace);
         return 2;

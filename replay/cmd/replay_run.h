@@ -29,5 +29,11 @@ int replay_fail(const struct pes_error *err);
 int replay_load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err);
 /* Replays o->trace and writes the report; 0, or 1 after printing the error. */
 int replay_full(const struct replay_options *o, const struct pes_machine *machine, const struct replay_hooks *h);
+/* pes-replay SAMPLED, or --compare SAMPLED FULL (replay_sampled.c): the
+ * report, with the inputs' warnings printed; NULL with err filled. */
+struct pes_report *replay_sampled_report(const struct replay_options *o, const struct pes_machine *m,
+                                         struct pes_error *err);
+/* The same, written as o asks; the exit status (the error printed). */
+int replay_sampled(const struct replay_options *o, const struct pes_machine *m);
 
 #endif

@@ -121,6 +121,9 @@ struct pes_rnode *pes_r_str(struct pes_report *r, struct pes_rnode *p, const cha
     }
     return n;
 }
+struct pes_rnode *pes_r_null(struct pes_report *r, struct pes_rnode *p, const char *key) {
+    return add(r, p, key, PES_R_NULL);
+}
 struct pes_rnode *pes_r_flag(struct pes_rnode *n, unsigned flags) {
     if (n) n->flags |= flags;
     return n;
@@ -194,6 +197,7 @@ static void json_node(FILE *out, const struct pes_rnode *n) {
         break;
     case PES_R_BOOL: fputs(n->v.u ? "true" : "false", out); break;
     case PES_R_STR: pes_json_string(out, n->v.s); break;
+    case PES_R_NULL: fputs("null", out); break;
     }
 }
 

@@ -4,8 +4,8 @@
  *
  * A node is an object (named children, in insertion order), an array
  * (unnamed children) or a value: an unsigned or signed integer, a double
- * with the printf format the JSON report uses for it, a boolean or a string
- * (copied). The JSON writer prints the tree as it is, so the insertion order
+ * with the printf format the JSON report uses for it, a boolean, a string
+ * (copied) or null (a value that does not apply). The JSON writer prints the tree as it is, so the insertion order
  * is the report's key order (docs/replay.schema.json). A node marked
  * PES_R_TEXT_ONLY is a display aid (a share, a label) that only the text and
  * CSV writers read.
@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum pes_rnode_kind { PES_R_OBJECT, PES_R_ARRAY, PES_R_U64, PES_R_I64, PES_R_F64, PES_R_BOOL, PES_R_STR };
+enum pes_rnode_kind { PES_R_OBJECT, PES_R_ARRAY, PES_R_U64, PES_R_I64, PES_R_F64, PES_R_BOOL, PES_R_STR, PES_R_NULL };
 enum { PES_R_TEXT_ONLY = 1 };
 
 struct pes_rnode;
@@ -46,6 +46,7 @@ struct pes_rnode *pes_r_f64(struct pes_report *r, struct pes_rnode *parent, cons
                             const char *fmt);
 struct pes_rnode *pes_r_bool(struct pes_report *r, struct pes_rnode *parent, const char *key, int v);
 struct pes_rnode *pes_r_str(struct pes_report *r, struct pes_rnode *parent, const char *key, const char *s);
+struct pes_rnode *pes_r_null(struct pes_report *r, struct pes_rnode *parent, const char *key);
 /* Marks n (PES_R_TEXT_ONLY); returns n. */
 struct pes_rnode *pes_r_flag(struct pes_rnode *n, unsigned flags);
 

@@ -215,6 +215,7 @@ static void print_value(FILE *out, const struct pes_rnode *n) {
     case PES_R_F64: fprintf(out, "%.6g", pes_r_f(n)); break;
     case PES_R_BOOL: fputs(pes_r_u(n) ? "yes" : "no", out); break;
     case PES_R_STR: fputs(report_safe(pes_r_s(n)), out); break;
+    case PES_R_NULL: fputs("n/a", out); break;
     case PES_R_ARRAY:
         for (size_t i = 0; i < pes_r_count(n); i++) {
             if (i) fputs(", ", out);
@@ -285,6 +286,7 @@ static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_r
 
 int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
     if (pes_report_failed(v->r)) return -1;
+    if (pes_report_is_sampled(v->r)) return pes_report_write_sampled_text(out, v->r);
     const struct pes_rnode *root = pes_report_tree(v->r);
     const struct pes_rnode *configs = pes_r_get(root, "configs");
     print_summary(out, root);

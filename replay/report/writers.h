@@ -21,8 +21,15 @@ struct pes_report_view {
     uint32_t top;
 };
 
+/* A sampled trace's report, or --compare's (analyses/sampled.c and
+ * accuracy.c: their layout has no configurations, docs/accuracy.md). */
+int pes_report_is_sampled(const struct pes_report *r);
+int pes_report_is_compare(const struct pes_report *r);
+
 /* Each returns 0, or -1 if the report is incomplete or a write failed. */
 int pes_report_write_text(FILE *out, const struct pes_report_view *v);
+/* The text of a sampled or --compare report (text_sampled.c; pes_report_write_text calls it). */
+int pes_report_write_sampled_text(FILE *out, const struct pes_report *r);
 /* One row per configuration and cache level: model and simulation. */
 int pes_report_write_csv(FILE *out, const struct pes_report_view *v);
 /* --comm-csv: the communication matrix of the last simulated configuration. */

@@ -1,7 +1,7 @@
 /*
  * input.c — what pes-replay reads: a pes trace (per-thread streams merged into
  * global time order, see merge.h) or a plain-text address trace, presented as
- * one stream of resolved accesses and BB entries.
+ * one stream of resolved accesses and BB entries; or a sampled trace's events.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +33,7 @@ struct id_info {
 struct replay_input {
     char *path;
     int text;
+    int sampled;                       /* a sampled pes trace: runs deliver its events */
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
     enum pes_text_format text_format;  /* another tool's trace: its format, as detected */
     int has_bbs;
@@ -110,24 +111,10 @@ static int open_text(struct replay_input *in, enum pes_text_format format, struc
     return 0;
 }
 
-struct replay_input *replay_input_open_as(const char *path, int input_format, struct pes_error *err) {
-    if (replay_input_check_file(path, err) < 0) return NULL;
-    int zst = input_format == REPLAY_INPUT_PES;
-    if (input_format == REPLAY_INPUT_AUTO && (zst = looks_like_zstd(path, err)) < 0) return NULL;
-    struct replay_input *in = calloc(1, sizeof *in);
-    if (!in || !(in->path = strdup(path))) {
-        free(in);
-        fail(err, PES_ERR_NOMEM, path, "out of memory");
-        return NULL;
-    }
-    if (!zst) {
-        if (open_text(in, input_format == REPLAY_INPUT_AUTO ? PES_TEXT_FORMAT_AUTO : input_format, err) < 0) {
-            replay_input_close(in);
-            return NULL;
-        }
-        return in;
-    }
-    in->reader = pes_trace_reader_open(path, err);
+/* A pes trace of the given kind: its tables, and what the index scan
+ * behind them found (a cut file, blocks of unknown type). */
+static struct replay_input *open_pes(struct replay_input *in, uint32_t kind, struct pes_error *err) {
+    in->reader = pes_trace_reader_open(in->path, err);
     if (!in->reader || pes_trace_reader_load_tables(in->reader, err) < 0) {
         replay_input_close(in);
         return NULL;
@@ -137,14 +124,55 @@ struct replay_input *replay_input_open_as(const char *path, int input_format, st
         snprintf(in->truncation, sizeof in->truncation, "%s", msg ? msg : "trace is truncated");
     if ((in->skipped_blocks = pes_trace_reader_skipped(in->reader, &msg)))
         snprintf(in->skipped, sizeof in->skipped, "%s", msg);
-    const struct pes_trace_info *info = pes_trace_reader_info(in->reader);
-    if (info->kind != PES_TRACE_FULL) {
-        fail(err, PES_ERR_FORMAT, path,
-             "is a sampled trace; expected a full trace (pes-collect --full)");
+    if (pes_trace_reader_info(in->reader)->kind != kind) {
+        fail(err, PES_ERR_FORMAT, in->path,
+             kind == PES_TRACE_FULL ? "is a sampled trace; expected a full trace (pes-collect --full)"
+                                    : "is a full trace; expected a sampled trace");
+        replay_input_close(in);
+        return NULL;
+    }
+    in->sampled = kind == PES_TRACE_SAMPLED;
+    return in;
+}
+
+static struct replay_input *input_new(const char *path, struct pes_error *err) {
+    struct replay_input *in = calloc(1, sizeof *in);
+    if (!in || !(in->path = strdup(path))) {
+        free(in);
+        fail(err, PES_ERR_NOMEM, path, "out of memory");
+        return NULL;
+    }
+    return in;
+}
+
+struct replay_input *replay_input_open_as(const char *path, int input_format, struct pes_error *err) {
+    if (replay_input_check_file(path, err) < 0) return NULL;
+    int zst = input_format == REPLAY_INPUT_PES;
+    if (input_format == REPLAY_INPUT_AUTO && (zst = looks_like_zstd(path, err)) < 0) return NULL;
+    struct replay_input *in = input_new(path, err);
+    if (!in) return NULL;
+    if (zst) return open_pes(in, PES_TRACE_FULL, err);
+    if (open_text(in, input_format == REPLAY_INPUT_AUTO ? PES_TEXT_FORMAT_AUTO : input_format, err) < 0) {
         replay_input_close(in);
         return NULL;
     }
     return in;
+}
+
+int replay_input_pes_kind(const char *path) {
+    struct pes_error err = {0};
+    if (looks_like_zstd(path, &err) != 1) return 0;
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    if (!r) return 0;
+    uint32_t kind = pes_trace_reader_info(r)->kind;
+    pes_trace_reader_close(r);
+    return kind == PES_TRACE_SAMPLED || kind == PES_TRACE_FULL ? (int)kind : 0;
+}
+
+struct replay_input *replay_input_open_sampled(const char *path, struct pes_error *err) {
+    if (replay_input_check_file(path, err) < 0) return NULL;
+    struct replay_input *in = input_new(path, err);
+    return in ? open_pes(in, PES_TRACE_SAMPLED, err) : NULL;
 }
 
 void replay_input_close(struct replay_input *in) {
@@ -364,7 +392,26 @@ struct id_cache {
     struct id_info info;
 };
 
+/* A sampled trace's EVENTS blocks, one batch each, in file order. */
+static int run_events(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
+    struct pes_trace_reader *r = pes_trace_reader_open(in->path, err);
+    if (!r) return -1;
+    struct pes_block b;
+    int k;
+    while ((k = pes_trace_reader_next(r, &b, err)) > 0) {
+        if (b.type != PES_BLOCK_EVENTS) continue;
+        struct pes_batch batch = {.n_events = b.n, .events = b.events, .events_offset = b.file_offset};
+        if (sink->batch(sink->ctx, &batch, err) < 0) {
+            k = -1;
+            break;
+        }
+    }
+    pes_trace_reader_close(r);
+    return k < 0 ? -1 : 0;
+}
+
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
+    if (in->sampled) return run_events(in, sink, err);
     enum { READ = 4096 };
     uint32_t n_threads = replay_input_threads(in);
     struct pes_batch_buf buf;

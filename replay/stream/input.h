@@ -37,6 +37,12 @@ struct replay_summary {
  * or directory cannot be read by offset or twice (/dev/zero would never end). */
 int replay_input_check_file(const char *path, struct pes_error *err);
 struct replay_input *replay_input_open(const char *path, struct pes_error *err);
+/* A sampled pes trace (pes-collect --mode): replay_input_run delivers its
+ * events, one EVENTS block per batch (no accesses); the tables and the
+ * header are read as for a full trace. */
+struct replay_input *replay_input_open_sampled(const char *path, struct pes_error *err);
+/* PES_TRACE_SAMPLED or PES_TRACE_FULL for a pes trace whose header reads, else 0. */
+int replay_input_pes_kind(const char *path);
 void replay_input_close(struct replay_input *in);
 int replay_input_is_text(const struct replay_input *in);
 const struct pes_trace_info *replay_input_info(const struct replay_input *in); /* NULL for text */

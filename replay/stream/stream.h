@@ -3,8 +3,10 @@
  * global order, and the description of the stream they belong to.
  *
  * A source is a recorded trace (per-thread streams merged into time order), a
- * plain-text or binary address trace (one stream), or N cores mimicked from a
- * sequential run (PPT-Multicore Alg. 1 + 2). Sources know no analyses: they
+ * plain-text or binary address trace (one stream), N cores mimicked from a
+ * sequential run (PPT-Multicore Alg. 1 + 2), or the events of a sampled trace
+ * (followed, for --compare, by the accesses of the full trace of the same
+ * execution). Sources know no analyses: they
  * hand each full batch to a callback (struct pes_batch_sink).
  */
 #ifndef PES_REPLAY_STREAM_H
@@ -40,6 +42,12 @@ struct pes_batch {
     /* streams whose last record is in this batch or an earlier one */
     size_t n_ended;
     const uint32_t *ended;
+    /* A sampled trace's events (its sources deliver one EVENTS block per
+     * batch, without accesses), and the file offset of their block for
+     * messages. */
+    size_t n_events;
+    const struct pes_event *events;
+    uint64_t events_offset;
 };
 
 /* The work of the recorded run, for the runtime model (PPT-Multicore Eq. 4-8). */
@@ -51,6 +59,14 @@ struct pes_work {
 /* The stream a source produces, fixed before its first batch. */
 struct pes_stream_info {
     const char *path;                 /* the trace */
+    uint32_t kind;                    /* PES_TRACE_FULL or PES_TRACE_SAMPLED (batches of events);
+                                         0: another tool's address trace */
+    const struct pes_trace_info *header;  /* a pes trace's header (NULL: another tool's trace) */
+    int truncated;                    /* the trace is cut; its complete blocks are delivered */
+    uint64_t skipped_blocks;          /* blocks of a type the reader does not know */
+    /* --compare: the full trace of the same execution. Its accesses follow
+     * this sampled stream's events in the same batches' order (NULL: none). */
+    const struct pes_stream_info *paired;
     uint32_t n_streams;               /* threads, or mimicked cores */
     int mimicked;
     uint32_t n_caches;                /* shared last-level caches (CRD groups) */

@@ -2,7 +2,7 @@
  * fuzz_sampled.c — libFuzzer target for pes-replay's sampled path: the input
  * becomes a valid sampled trace (written with the trace writer, so the
  * fuzzer reaches the analyses instead of checksum failures), which goes
- * through replay_sampled_analyze (the reader's EVENTS blocks, the per-event
+ * through replay_sampled_report (the reader's EVENTS blocks, the per-event
  * analyses, the Shen et al. conversion) and both report writers.
  *
  * Input: byte 0 = threads - 1 (mod 4); six u16 = period_load, period_store,
@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accuracy.h"
+#include "replay_run.h"
+#include "report_util.h"
+#include "writers.h"
 
 #define N_SITES 4u
 #define MAX_EVENTS 4096
@@ -120,25 +122,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         comm += ev[i].kind == PES_EV_COMM;
         lost += ev[i].kind == PES_EV_LOST ? ev[i].aux : 0;
     }
-    struct replay_sampled s;
+    static struct pes_machine machine;
     struct pes_error err = {0};
-    if (replay_sampled_analyze(path, &s, &err) < 0) {
+    if (!machine.n_levels && pes_machine_load("haswell", &machine, &err) < 0) abort();
+    replay_message_setup("fuzz_sampled", 1);   /* the inputs' warnings are expected here */
+    struct replay_options o = {.trace = path, .knobs.top = 10};
+    struct pes_report *r = replay_sampled_report(&o, &machine, &err);
+    if (!r) {
         if (!raw || !err.message[0]) {
             fprintf(stderr, "fuzz_sampled: a valid trace refused: %s\n", err.message);
             abort();
         }
         return 0;
     }
-    if (s.samples != samples || s.reuses[0] + s.reuses[1] != reuses ||
-        s.invalidations[0] + s.invalidations[1] != invals || s.comm_events != comm || s.lost != lost ||
-        s.n_threads != n_threads)
+    const struct pes_rnode *root = pes_report_tree(r), *intra = pes_r_get(root, "intra"),
+                           *shared = pes_r_get(root, "shared");
+    if (pes_r_get_u(root, "samples") != samples ||
+        pes_r_get_u(intra, "reuses") + pes_r_get_u(shared, "reuses") != reuses ||
+        pes_r_get_u(intra, "invalidations") + pes_r_get_u(shared, "invalidations") != invals ||
+        pes_r_get_u(pes_r_get(root, "comm"), "events") != comm || pes_r_get_u(root, "lost") != lost ||
+        pes_r_get_u(root, "threads") != n_threads)
         abort();
     FILE *null = fopen("/dev/null", "w");
     if (null) {
-        replay_report_sampled_text(null, path, &s, 10);
-        replay_report_sampled_json(null, path, &s, 10);
+        if (pes_report_write_sampled_text(null, r) < 0 || pes_report_write_json(null, r) < 0) abort();
         fclose(null);
     }
-    replay_sampled_free(&s);
+    pes_report_destroy(r);
     return 0;
 }

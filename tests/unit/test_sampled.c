@@ -1,7 +1,8 @@
 /*
- * test_sampled — sampled-trace analyses (sampled.c) on hand-built event
- * streams with hand-computed results, and the --compare pipeline
- * (accuracy_truth.c, accuracy_compare.c) on a full trace plus a sampled trace
+ * test_sampled — sampled-trace analyses (sampling/sampled_events.c, and the
+ * report analyses/sampled.c publishes) on hand-built event streams with
+ * hand-computed results, and the --compare pipeline (ground_truth.c,
+ * accuracy_metrics.c, analyses/accuracy.c) on a full trace plus a sampled trace
  * drawn from it by an ideal sampler written here: every use is sampled with
  * probability 1/P, and its outcome (ReuseTracker's intra-thread definition,
  * Dissertation Table 6.2) is found by scanning the stream forward.
@@ -20,7 +21,8 @@
 #include <unistd.h>
 
 #include "accuracy.h"
-#include "replay.h"
+#include "replay_run.h"
+#include "writers.h"
 
 static char sampled_path[256], full_path[256];
 
@@ -51,6 +53,91 @@ static struct pes_trace_writer *open_trace(const char *path, uint32_t kind, cons
         assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
     }
     return w;
+}
+
+static const struct pes_site *in_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
+
+static int on_events(void *b, const struct pes_batch *batch, struct pes_error *err) {
+    return replay_sampled_events(b, batch->events, batch->n_events, batch->events_offset, err);
+}
+
+/* The sampled analyses of a file, read by the source pes-replay uses. */
+static int load_sampled(const char *path, struct replay_sampled *s, struct pes_error *err) {
+    memset(s, 0, sizeof *s);
+    struct replay_input *in = replay_input_open_sampled(path, err);
+    if (!in) return -1;
+    struct replay_sampled_builder *b = replay_sampled_begin(path, replay_input_info(in), replay_input_threads(in), err);
+    int rc = -1;
+    if (b) {
+        struct pes_batch_sink sink = {.batch = on_events, .ctx = b};
+        if (replay_input_run(in, &sink, err) == 0) {
+            rc = replay_sampled_end(b, in_site, in, s, err);
+            b = NULL;
+        }
+        replay_sampled_abandon(b);
+    }
+    replay_input_close(in);
+    return rc;
+}
+
+static int on_accesses(void *t, const struct pes_batch *b, struct pes_error *err) {
+    return replay_truth_batch(t, b, err);
+}
+
+/* The ground truth of a full trace file: one shared cache, 64-byte lines. */
+static int load_truth(const char *path, const struct pes_machine *m, struct replay_truth *t, struct pes_error *err) {
+    struct replay_input *in = replay_input_open(path, err);
+    if (!in) return -1;
+    uint32_t n = replay_input_threads(in);
+    uint32_t *cache = calloc(n, sizeof *cache);
+    assert_non_null(cache);
+    struct pes_stream_info si = {
+        .path = path, .kind = PES_TRACE_FULL, .header = replay_input_info(in), .n_streams = n, .n_caches = 1,
+        .stream_cache = cache, .machine = m, .line = 64, .site = in_site, .site_ctx = in,
+    };
+    int rc = replay_truth_begin(&si, t, err);
+    if (rc == 0) {
+        struct pes_batch_sink sink = {.batch = on_accesses, .ctx = t};
+        rc = replay_input_run(in, &sink, err);
+        if (rc == 0) rc = replay_truth_end(t, &si, err);
+    }
+    replay_input_close(in);
+    free(cache);
+    return rc;
+}
+
+static void load_machine(struct pes_machine *m) {
+    struct pes_error err = {0};
+    assert_int_equal(pes_machine_load("haswell", m, &err), 0);
+}
+
+/* pes-replay's report of a sampled trace (or of --compare when full is
+ * given); its text and JSON writers must not fail on it. */
+static struct pes_report *report_of(const char *sampled, const char *full) {
+    static struct pes_machine m;
+    load_machine(&m);
+    struct replay_options o = {.trace = sampled, .full = full, .compare = full != NULL, .knobs.top = 10};
+    struct pes_error err = {0};
+    struct pes_report *r = replay_sampled_report(&o, &m, &err);
+    if (!r) print_message("%s\n", err.message);
+    assert_non_null(r);
+    FILE *null = fopen("/dev/null", "w");
+    assert_non_null(null);
+    assert_int_equal(pes_report_write_sampled_text(null, r), 0);
+    assert_int_equal(pes_report_write_json(null, r), 0);
+    fclose(null);
+    return r;
+}
+
+/* The label of site id in a sampled report's site list (NULL: not listed). */
+static const char *site_label(const struct pes_report *r, int64_t id) {
+    const struct pes_rnode *sites = pes_r_get(pes_report_tree(r), "sites");
+    for (size_t i = 0; i < pes_r_count(sites); i++) {
+        const struct pes_rnode *row = pes_r_at(sites, i), *site = pes_r_get(row, "site");
+        if (id < 0 ? pes_r_kind(site) == PES_R_NULL : pes_r_kind(site) == PES_R_U64 && pes_r_u(site) == (uint64_t)id)
+            return pes_r_get_s(row, "label");
+    }
+    return NULL;
 }
 
 static struct pes_event ev(uint8_t kind, uint8_t flags, uint32_t thread, uint32_t other, uint32_t site,
@@ -96,9 +183,9 @@ static void test_hand_built(void **state) {
     assert_int_equal(pes_trace_writer_events(w, 1, e1, 4, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
 
-    assert_int_equal(replay_trace_kind(sampled_path), PES_TRACE_SAMPLED);
+    assert_int_equal(replay_input_pes_kind(sampled_path), PES_TRACE_SAMPLED);
     struct replay_sampled s;
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
     assert_string_equal(s.mode, "reuse");
     assert_int_equal(s.period_load, 100);
     assert_int_equal(s.period_store, 300);
@@ -132,7 +219,6 @@ static void test_hand_built(void **state) {
         if (p->site == 0) {
             assert_int_equal(p->samples, 2);
             assert_int_equal(p->reuses, 3);
-            assert_non_null(strstr(p->label, "t.c:10"));
         } else if (p->site == 1) {
             assert_int_equal(p->samples, 1);
             assert_int_equal(p->invalidations, 1);
@@ -142,12 +228,13 @@ static void test_hand_built(void **state) {
             assert_int_equal(p->comm_false, 1);
         }
     }
-    /* reports do not fail */
-    FILE *null = fopen("/dev/null", "w");
-    assert_int_equal(replay_report_sampled_text(null, sampled_path, &s, 10), 0);
-    assert_int_equal(replay_report_sampled_json(null, sampled_path, &s, 10), 0);
-    fclose(null);
     replay_sampled_free(&s);
+    /* the report lists the sites with their source labels */
+    struct pes_report *r = report_of(sampled_path, NULL);
+    assert_non_null(site_label(r, 0));
+    assert_non_null(strstr(site_label(r, 0), "t.c:10"));
+    assert_int_equal(pes_r_get_u(pes_r_get(pes_report_tree(r), "intra"), "reuses"), 3);
+    pes_report_destroy(r);
     unlink(sampled_path);
 }
 
@@ -160,7 +247,7 @@ static void test_bad_events(void **state) {
     assert_int_equal(pes_trace_writer_events(w, 0, e, 1, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     struct replay_sampled s;
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), -1);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), -1);
     assert_int_equal(err.code, PES_ERR_FORMAT);
     assert_non_null(strstr(err.message, "thread 5"));
     assert_non_null(strstr(err.message, sampled_path));
@@ -168,11 +255,11 @@ static void test_bad_events(void **state) {
     /* a full trace is not a sampled trace */
     w = open_trace(full_path, PES_TRACE_FULL, "", 1, 1);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
-    assert_int_equal(replay_trace_kind(full_path), PES_TRACE_FULL);
-    assert_int_equal(replay_sampled_analyze(full_path, &s, &err), -1);
+    assert_int_equal(replay_input_pes_kind(full_path), PES_TRACE_FULL);
+    assert_int_equal(load_sampled(full_path, &s, &err), -1);
     assert_non_null(strstr(err.message, "full trace"));
     unlink(full_path);
-    assert_int_equal(replay_trace_kind("/nonexistent/x"), 0);
+    assert_int_equal(replay_input_pes_kind("/nonexistent/x"), 0);
 }
 
 /* Events without a site (PEBS/IBS samples in uninstrumented code) are
@@ -191,7 +278,7 @@ static void test_events_without_site(void **state) {
     struct rusage before, after;
     getrusage(RUSAGE_SELF, &before);
     struct replay_sampled s;
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
     getrusage(RUSAGE_SELF, &after);
     assert_true(after.ru_maxrss - before.ru_maxrss < 64 * 1024);   /* KiB */
     assert_int_equal(s.n_sites, 2);
@@ -200,8 +287,11 @@ static void test_events_without_site(void **state) {
     assert_int_equal(s.sites[1].site, UINT32_MAX);
     assert_int_equal(s.sites[1].samples, 1);
     assert_int_equal(s.sites[1].reuses, 1);
-    assert_string_equal(s.sites[1].label, "(other sites)");
     replay_sampled_free(&s);
+    struct pes_report *r = report_of(sampled_path, NULL);
+    assert_non_null(site_label(r, -1));
+    assert_string_equal(site_label(r, -1), "(other sites)");
+    pes_report_destroy(r);
     unlink(sampled_path);
 }
 
@@ -220,7 +310,7 @@ static void test_reservoir_weights(void **state) {
 
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     struct replay_sampled s;
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
     assert_true(s.temporal[0][pes_rt_bin(4)] == 3);
     assert_true(s.temporal[0][pes_rt_bin(49)] == 1);
     assert_int_equal(s.reuses[0], 2);
@@ -244,7 +334,7 @@ static void test_huge_distance(void **state) {
     assert_int_equal(pes_trace_writer_events(w, 0, e, 2, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     struct replay_sampled s;
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
     double stack = 0;
     for (size_t i = 0; i < PES_RT_BINS; i++) stack += s.stack[i];
     assert_true(fabs(stack - 2) < 1e-9);
@@ -364,11 +454,6 @@ static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, u
     return samples;
 }
 
-static void load_machine(struct pes_machine *m) {
-    struct pes_error err = {0};
-    assert_int_equal(pes_machine_load("haswell", m, &err), 0);
-}
-
 /*
  * Tolerances from the number of samples n (not tuned): a histogram estimated
  * from n samples has expected half-L1 distance at most 0.5 sqrt(k/n) from the
@@ -385,8 +470,8 @@ static void test_compare_ideal_sampler(void **state) {
     struct replay_accuracy a;
     struct pes_machine m;
     load_machine(&m);
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
-    assert_int_equal(replay_truth_analyze(full_path, &m, 1, 64, &t, &err), 0);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
+    assert_int_equal(load_truth(full_path, &m, &t, &err), 0);
     assert_int_equal(t.accesses, 60000);
     assert_int_equal(replay_accuracy_compute(&s, &t, 10, &a, &err), 0);
     assert_true(a.same_execution);
@@ -411,18 +496,21 @@ static void test_compare_ideal_sampler(void **state) {
     assert_int_equal(a.top_invalidations.n_full, 1);
     /* no COMM events: communication metrics undefined */
     assert_true(isnan(a.comm.volume_error));
-    FILE *null = fopen("/dev/null", "w");
-    struct replay_options o = {.trace = sampled_path, .full = full_path, .compare = 1, .knobs.top = 10};
-    assert_int_equal(replay_report_accuracy_text(null, &o, &s, &t, &a), 0);
-    assert_int_equal(replay_report_accuracy_json(null, &o, &s, &t, &a), 0);
-    fclose(null);
     replay_sampled_free(&s);
+    /* pes-replay --compare reports the same figures */
+    struct pes_report *rep = report_of(sampled_path, full_path);
+    const struct pes_rnode *root = pes_report_tree(rep);
+    assert_int_equal(pes_r_get_u(root, "accesses"), 60000);
+    assert_true(pes_r_get_f(root, "s_intra") == a.s_intra);
+    assert_true(pes_r_get_f(pes_r_get(root, "top_invalidations"), "coverage") == a.top_invalidations.coverage);
+    assert_int_equal(pes_r_kind(pes_r_get(root, "top_invalidations_caused")), PES_R_NULL);
+    pes_report_destroy(rep);
     replay_truth_free(&t);
 
     /* a sampled trace of another execution is flagged */
     build_pair(2000, 50, 20, 12, 999);
-    assert_int_equal(replay_sampled_analyze(sampled_path, &s, &err), 0);
-    assert_int_equal(replay_truth_analyze(full_path, &m, 1, 64, &t, &err), 0);
+    assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
+    assert_int_equal(load_truth(full_path, &m, &t, &err), 0);
     assert_int_equal(replay_accuracy_compute(&s, &t, 10, &a, &err), 0);
     assert_false(a.same_execution);
     replay_sampled_free(&s);

@@ -1,32 +1,34 @@
 /*
- * accuracy.h — sampled-trace analyses and their comparison with the full-trace
- * ground truth (pes-replay SAMPLED, pes-replay --compare SAMPLED FULL).
+ * accuracy.h — what a sampled trace says, what the full trace of the same
+ * execution says, and how far apart they are (pes-replay SAMPLED and
+ * pes-replay --compare SAMPLED FULL; the analyses that drive these are
+ * analyses/sampled.c and analyses/accuracy.c).
  *
- *   sampled.c          events of a sampled trace -> struct replay_sampled
- *   accuracy_truth.c   full trace -> rt_truth + MESI + exact stack distances
- *   accuracy_compare.c both -> struct replay_accuracy (metrics of compare.h)
- *   report_accuracy.c  text / JSON
- * Definitions and the event conventions the analyses rely on: docs/accuracy.md.
+ *   sampled_events.c   events of a sampled trace -> struct replay_sampled
+ *   ground_truth.c     accesses of the full trace -> rt_truth + MESI + exact
+ *                      stack distances (struct replay_truth)
+ *   accuracy_metrics.c both -> struct replay_accuracy (metrics of compare.h)
+ * None of them reads a file: they take events and batches (stream.h).
+ * Definitions and the event conventions they rely on: docs/accuracy.md.
  */
 #ifndef PES_REPLAY_ACCURACY_H
 #define PES_REPLAY_ACCURACY_H
 
 #include <stdint.h>
-#include <stdio.h>
 
 #include "compare.h"
 #include "mesi.h"
 #include "pes/trace.h"
 #include "rt_truth.h"
+#include "stream.h"
 #include "time_to_stack.h"
 
-struct replay_options;
+struct pes_reuse;
 
 /* Per-site counts of a sampled trace (raw event counts, not scaled). */
 struct replay_sampled_site {
-    uint32_t site;
+    uint32_t site;                   /* UINT32_MAX: events without a site, and very high ids */
     uint64_t samples, reuses, invalidations, comm_true, comm_false;
-    char label[128];                 /* report_site_label */
     uint64_t line_key;               /* replay_site_line_key: Marathe's reference (file:line) */
 };
 
@@ -55,17 +57,25 @@ struct replay_sampled {
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */
     uint64_t comm_events, comm_true_events, comm_false_events;
     double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
-    struct replay_sampled_site *sites;
+    struct replay_sampled_site *sites; /* by site id; the row of events without a site last */
     size_t n_sites;
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
-    char truncation[320];              /* the reader's truncation message, "" if complete */
-    uint64_t skipped_blocks;           /* blocks of unknown type, and the reader's message */
-    char skipped[320];
 };
 
-/* Reads every EVENTS block of a sampled trace. */
-int replay_sampled_analyze(const char *path, struct replay_sampled *s, struct pes_error *err);
+/* The sampled analyses of one trace, event by event. */
+struct replay_sampled_builder;
+/* path: for messages; header: the sampled trace's (its config and identity). */
+struct replay_sampled_builder *replay_sampled_begin(const char *path, const struct pes_trace_info *header,
+                                                    uint32_t n_threads, struct pes_error *err);
+/* Events of one EVENTS block at file offset `offset`: 0, or -1 (err names the offset). */
+int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_event *e, size_t n, uint64_t offset,
+                          struct pes_error *err);
+/* The results (s owns them: replay_sampled_free); site describes site ids
+ * for the per-line keys. The builder is freed either way. 0 or -1. */
+int replay_sampled_end(struct replay_sampled_builder *b, const struct pes_site *(*site)(const void *, uint32_t),
+                       const void *site_ctx, struct replay_sampled *s, struct pes_error *err);
+void replay_sampled_abandon(struct replay_sampled_builder *b);
 void replay_sampled_free(struct replay_sampled *s);
 
 /* Ground truth of a full trace. */
@@ -73,22 +83,22 @@ struct replay_truth {
     uint32_t n_threads;
     struct pes_rt *rt;
     struct pes_sim *sim;
+    struct pes_reuse **stack_engine; /* per thread: the exact stack distances */
     uint32_t max_site;               /* largest site id seen + 1 */
     uint64_t *site_key;              /* [max_site + 1] replay_site_line_key; last = pooled ids */
     double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
     uint64_t accesses;
     uint64_t pid, start_ticks, ticks_per_second;
     char command[256], hostname[64];
-    char truncation[320];            /* the reader's truncation message, "" if complete */
-    uint64_t skipped_blocks;         /* blocks of unknown type, and the reader's message */
-    char skipped[320];
-    char clipped[320];               /* replay_input_clipped's warning, "" if nothing was clipped */
 };
 
-/* sockets: shared caches (threads in compact blocks); line: bytes of rt_truth's
- * line granularity (the sampled trace's line_size). */
-int replay_truth_analyze(const char *path, const struct pes_machine *m, uint32_t sockets, uint32_t line,
-                         struct replay_truth *t, struct pes_error *err);
+/* The full trace's stream (its threads and shared caches: si->stream_cache;
+ * si->line: rt_truth's line granularity, the sampled trace's line size). */
+int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t, struct pes_error *err);
+/* Every access of b, in order (BB entries are not needed). */
+int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct pes_error *err);
+/* The per-line keys of the sites seen (si->site). 0 or -1. */
+int replay_truth_end(struct replay_truth *t, const struct pes_stream_info *si, struct pes_error *err);
 void replay_truth_free(struct replay_truth *t);
 
 struct replay_accuracy {
@@ -107,21 +117,12 @@ struct replay_accuracy {
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,
                             struct replay_accuracy *a, struct pes_error *err);
 
-int replay_report_sampled_text(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top);
-int replay_report_sampled_json(FILE *out, const char *path, const struct replay_sampled *s, uint32_t top);
-int replay_report_accuracy_text(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
-                                const struct replay_truth *t, const struct replay_accuracy *a);
-int replay_report_accuracy_json(FILE *out, const struct replay_options *o, const struct replay_sampled *s,
-                                const struct replay_truth *t, const struct replay_accuracy *a);
-
 /* Marathe et al. rank "references", source lines (file:line): a key equal for
  * all sites of one line (an unrolled loop has several sites per line); sites
  * without a debug location keep their own key. */
 uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id);
 
-/* PES_TRACE_SAMPLED or PES_TRACE_FULL for a pes trace whose HEADER reads, else 0. */
-int replay_trace_kind(const char *path);
-/* pes-replay entry for a sampled trace or --compare; returns the exit code. */
-int replay_accuracy_main(const struct replay_options *o, const struct pes_machine *m);
+/* A number in the header's "key=value" config lines, or def. */
+uint64_t replay_config_u64(const char *config, const char *key, uint64_t def);
 
 #endif /* PES_REPLAY_ACCURACY_H */

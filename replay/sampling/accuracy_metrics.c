@@ -1,5 +1,5 @@
 /*
- * accuracy_compare.c — a sampled result against the ground truth of the same
+ * accuracy_metrics.c — a sampled result against the ground truth of the same
  * execution (metrics of compare.h; which truth each sampled quantity is held
  * against is listed in docs/accuracy.md).
  */

@@ -1,0 +1,23 @@
+/*
+ * sampled_publish.c — report pieces of the sampled analyses (sampled_publish.h).
+ */
+#include "sampled_publish.h"
+
+void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, const struct replay_sampled *s) {
+    pes_r_str(r, o, "mode", s->mode);
+    pes_r_u64(r, o, "period_load", s->period_load);
+    pes_r_u64(r, o, "period_store", s->period_store);
+}
+
+void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h) {
+    struct pes_rnode *a = pes_r_array(r, parent, key);
+    for (size_t i = 0; i < PES_RT_BINS; i++) {
+        if (h[i] <= 0) continue;
+        uint64_t lo, hi;
+        pes_rt_bin_range(i, &lo, &hi);
+        struct pes_rnode *b = pes_r_object(r, a, NULL);
+        pes_r_u64(r, b, "lo", lo);
+        pes_r_u64(r, b, "hi", hi);
+        pes_r_f64(r, b, "count", h[i], "%.6g");
+    }
+}

@@ -1,0 +1,16 @@
+/*
+ * sampled_publish.h — report pieces the sampled analyses (sampled.c) and
+ * the accuracy join (accuracy.c) both publish.
+ */
+#ifndef PES_REPLAY_SAMPLED_PUBLISH_H
+#define PES_REPLAY_SAMPLED_PUBLISH_H
+
+#include "accuracy.h"
+#include "report.h"
+
+/* "mode", "period_load", "period_store" of the sampled trace. */
+void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, const struct replay_sampled *s);
+/* A histogram of PES_RT_BINS bins as [{"lo","hi","count"}], empty bins left out. */
+void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * text_sampled.c — the text reports of a sampled trace and of --compare,
+ * from the report tree that analyses/sampled.c and analyses/accuracy.c fill
+ * (keys: docs/accuracy.md). Writers never compute: shares and sums for
+ * display only.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report_util.h"
+#include "writers.h"
+
+static void text_num(FILE *out, const char *fmt, double v) {
+    if (isnan(v)) fputs("n/a", out);
+    else fprintf(out, fmt, v);
+}
+
+/* A histogram ([{"lo","hi","count"}]) with its total; bins under 0.05 % of
+ * the total are left out (converted histograms have long, thin tails). */
+static void hist_text(FILE *out, const char *title, const struct pes_rnode *h) {
+    double total = 0;
+    for (size_t i = 0; i < pes_r_count(h); i++) total += pes_r_get_f(pes_r_at(h, i), "count");
+    if (total <= 0) return;
+    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n", title, total, "distance", "count", "share");
+    for (size_t i = 0; i < pes_r_count(h); i++) {
+        const struct pes_rnode *b = pes_r_at(h, i);
+        double c = pes_r_get_f(b, "count");
+        if (c < 0.0005 * total) continue;
+        uint64_t lo = pes_r_get_u(b, "lo"), hi = pes_r_get_u(b, "hi");
+        char range[48];
+        if (hi == lo + 1) snprintf(range, sizeof range, "%llu", (unsigned long long)lo);
+        else snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)lo, (unsigned long long)hi - 1);
+        fprintf(out, "  %-24s %12.1f %7.2f%%\n", range, c, 100 * c / total);
+    }
+}
+
+static int write_sampled(FILE *out, const struct pes_rnode *o) {
+    char a[32], b[32];
+    uint64_t threads = pes_r_get_u(o, "threads");
+    fprintf(out, "pes-replay: %s: sampled trace, mode %s, period load %llu store %llu, %s, %u threads\n",
+            report_safe(pes_r_get_s(o, "trace")), report_safe(pes_r_get_s(o, "mode")),
+            (unsigned long long)pes_r_get_u(o, "period_load"), (unsigned long long)pes_r_get_u(o, "period_store"),
+            strcmp(pes_r_get_s(o, "granularity"), "line") == 0 ? "line granularity" : "address granularity",
+            (unsigned)threads);
+    report_count(a, sizeof a, pes_r_get_u(o, "samples"));
+    report_count(b, sizeof b, pes_r_get_u(o, "lost"));
+    fprintf(out, "samples %s, lost %s, throttled %llu, dropped %llu, expired watches %llu\n", a, b,
+            (unsigned long long)pes_r_get_u(o, "throttled"), (unsigned long long)pes_r_get_u(o, "dropped"),
+            (unsigned long long)pes_r_get_u(o, "expired"));
+    static const char *const scope[2] = {"intra", "shared"}, *const name[2] = {"intra-thread", "shared cache"};
+    for (int sc = 0; sc < 2; sc++) {
+        const struct pes_rnode *s = pes_r_get(o, scope[sc]);
+        uint64_t r = pes_r_get_u(s, "reuses"), i = pes_r_get_u(s, "invalidations");
+        if (!r && !i) continue;
+        fprintf(out, "%s: reuses %llu, invalidations %llu, invalidation ratio ", name[sc], (unsigned long long)r,
+                (unsigned long long)i);
+        text_num(out, "%.2f %%", r + i ? 100.0 * (double)i / (double)(r + i) : NAN);
+        fprintf(out, " (estimated invalidations: %.0f)\n", pes_r_get_f(s, "estimated_invalidations"));
+    }
+    const struct pes_rnode *intra = pes_r_get(o, "intra"), *shared = pes_r_get(o, "shared");
+    hist_text(out, "Intra-thread reuses, time distance (accesses strictly between)", pes_r_get(intra, "time_histogram"));
+    hist_text(out, "Intra-thread line reuses, time distance", pes_r_get(intra, "line_time_histogram"));
+    hist_text(out, "Shared-cache reuses, time distance", pes_r_get(shared, "time_histogram"));
+    hist_text(out, "Shared-cache line reuses, time distance", pes_r_get(shared, "line_time_histogram"));
+    hist_text(out, "Intra-thread reuses, stack distance (Shen et al. conversion)", pes_r_get(o, "stack_histogram"));
+    fprintf(out, "\n  %-6s %14s %14s %9s %9s %9s %12s\n", "thread", "loads", "stores", "samples", "reuses", "inval",
+            "N-hat");
+    const struct pes_rnode *pt = pes_r_get(o, "per_thread");
+    for (size_t t = 0; t < pes_r_count(pt); t++) {
+        const struct pes_rnode *h = pes_r_at(pt, t);
+        fprintf(out, "  T%-5u %14llu %14llu %9llu %9llu %9llu %12.0f\n", (unsigned)pes_r_get_u(h, "thread"),
+                (unsigned long long)pes_r_get_u(h, "loads"), (unsigned long long)pes_r_get_u(h, "stores"),
+                (unsigned long long)pes_r_get_u(h, "samples"), (unsigned long long)pes_r_get_u(h, "reuses"),
+                (unsigned long long)pes_r_get_u(h, "invalidations"), pes_r_get_f(h, "n_distinct"));
+    }
+    const struct pes_rnode *comm = pes_r_get(o, "comm");
+    if (pes_r_get_u(comm, "events")) {
+        double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");
+        fprintf(out, "\nCommunication (ComDetective scaling: period, x %.2f for traps): %llu events, volume %.0f "
+                     "(true %.0f, false %.0f, false fraction %.1f %%)\n",
+                pes_r_get_f(comm, "trap_scale"), (unsigned long long)pes_r_get_u(comm, "events"), ct + cf, ct, cf,
+                ct + cf > 0 ? 100 * cf / (ct + cf) : 0.0);
+        const struct pes_rnode *mt = pes_r_get(comm, "true"), *mf = pes_r_get(comm, "false");
+        fprintf(out, "  %-4s", "");
+        for (size_t j = 0; j < pes_r_count(mt); j++) fprintf(out, " %10s%u", "T", (unsigned)j);
+        fputc('\n', out);
+        for (size_t i = 0; i < pes_r_count(mt); i++) {
+            fprintf(out, "  T%-3u", (unsigned)i);
+            const struct pes_rnode *rt = pes_r_at(mt, i), *rf = pes_r_at(mf, i);
+            for (size_t j = 0; j < pes_r_count(rt); j++)
+                fprintf(out, " %11.0f", pes_r_f(pes_r_at(rt, j)) + pes_r_f(pes_r_at(rf, j)));
+            fputc('\n', out);
+        }
+    }
+    const struct pes_rnode *sites = pes_r_get(o, "sites");
+    if (pes_r_count(sites)) {
+        fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", "site", "samples", "reuses", "inval", "comm-true",
+                "comm-false");
+        for (size_t k = 0; k < pes_r_count(sites); k++) {
+            const struct pes_rnode *p = pes_r_at(sites, k);
+            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, "label")),
+                    (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "reuses"),
+                    (unsigned long long)pes_r_get_u(p, "invalidations"), (unsigned long long)pes_r_get_u(p, "comm_true"),
+                    (unsigned long long)pes_r_get_u(p, "comm_false"));
+        }
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+static int write_compare(FILE *out, const struct pes_rnode *o) {
+    fprintf(out, "pes-replay --compare %s %s\n", report_safe(pes_r_get_s(o, "sampled")),
+            report_safe(pes_r_get_s(o, "full")));
+    fprintf(out, "mode %s, period load %llu store %llu; %s\n", report_safe(pes_r_get_s(o, "mode")),
+            (unsigned long long)pes_r_get_u(o, "period_load"), (unsigned long long)pes_r_get_u(o, "period_store"),
+            pes_r_get_u(o, "same_execution")
+                ? "both traces come from one execution (same pid, host and command)"
+                : "the traces come from DIFFERENT executions (pid, host, command or start differ)");
+    fprintf(out, "samples %llu, lost %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, "
+            "%u threads\n\n",
+            (unsigned long long)pes_r_get_u(o, "samples"), (unsigned long long)pes_r_get_u(o, "lost"),
+            (unsigned long long)pes_r_get_u(o, "decided"), (unsigned long long)pes_r_get_u(o, "accesses"),
+            (unsigned)pes_r_get_u(o, "threads"));
+    fprintf(out, "  %-40s ", "S intra-thread time histogram");
+    text_num(out, "%.4f", pes_r_get_f(o, "s_intra"));
+    fprintf(out, "\n  %-40s ", "S shared-cache time histogram");
+    text_num(out, "%.4f", pes_r_get_f(o, "s_shared"));
+    fprintf(out, "\n  %-40s ", "S stack histogram (converted vs exact)");
+    text_num(out, "%.4f", pes_r_get_f(o, "s_stack"));
+    fprintf(out, "\n  %-40s sampled ", "invalidation ratio");
+    text_num(out, "%.2f %%", 100 * pes_r_get_f(o, "inval_ratio_sampled"));
+    fputs(", full ", out);
+    text_num(out, "%.2f %%", 100 * pes_r_get_f(o, "inval_ratio_true"));
+    fputs(", error ", out);
+    text_num(out, "%+.2f pp", 100 * pes_r_get_f(o, "inval_ratio_error"));
+    fprintf(out, "\n  %-40s sampled %.0f, full %.0f, error ", "communication volume (symmetric)",
+            pes_r_get_f(o, "comm_volume_sampled"), pes_r_get_f(o, "comm_volume_true"));
+    text_num(out, "%+.1f %%", 100 * pes_r_get_f(o, "comm_volume_error"));
+    fprintf(out, "\n  %-40s ", "communication per-cell error");
+    text_num(out, "%.4f", pes_r_get_f(o, "comm_cell_error"));
+    fprintf(out, "\n  %-40s sampled ", "false-sharing fraction");
+    text_num(out, "%.1f %%", 100 * pes_r_get_f(o, "false_fraction_sampled"));
+    fputs(", full ", out);
+    text_num(out, "%.1f %%", 100 * pes_r_get_f(o, "false_fraction_true"));
+    fputs(", error ", out);
+    text_num(out, "%+.1f pp", 100 * pes_r_get_f(o, "split_error"));
+    static const char *const key[2] = {"top_invalidations", "top_coherence"};
+    static const char *const name[2] = {"invalidations (by use site)", "coherence misses"};
+    for (int i = 0; i < 2; i++) {
+        const struct pes_rnode *tk = pes_r_get(o, key[i]);
+        char label[64];
+        snprintf(label, sizeof label, "top-%u %s", (unsigned)pes_r_get_u(o, "top_k"), name[i]);
+        fprintf(out, "\n  %-40s coverage ", label);
+        text_num(out, "%.1f %%", 100 * pes_r_get_f(tk, "coverage"));
+        fprintf(out, ", false positives %u (%u sampled, %u full sites ranked)",
+                (unsigned)pes_r_get_u(tk, "false_positives"), (unsigned)pes_r_get_u(tk, "ranked_sampled"),
+                (unsigned)pes_r_get_u(tk, "ranked_full"));
+    }
+    fprintf(out, "\n  %-40s n/a: sampled events name the use's site, not the writer's\n",
+            "invalidations caused (by writing site)");
+    return ferror(out) ? -1 : 0;
+}
+
+int pes_report_is_sampled(const struct pes_report *r) {
+    return strcmp(pes_r_get_s(pes_report_tree(r), "kind"), "sampled") == 0 || pes_report_is_compare(r);
+}
+
+int pes_report_is_compare(const struct pes_report *r) { return pes_r_get(pes_report_tree(r), "full") != NULL; }
+
+int pes_report_write_sampled_text(FILE *out, const struct pes_report *r) {
+    if (pes_report_failed(r)) return -1;
+    const struct pes_rnode *o = pes_report_tree(r);
+    return pes_report_is_compare(r) ? write_compare(out, o) : write_sampled(out, o);
+}

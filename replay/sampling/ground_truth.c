@@ -1,0 +1,92 @@
+/*
+ * ground_truth.c — ground truth of a full trace for --compare: ReuseTracker's
+ * reuse / invalidation definitions (rt_truth.h), the cache + MESI simulation
+ * with one core per thread (mesi.h: coherence misses, invalidations caused,
+ * communication matrices) and the exact per-thread stack distances of every
+ * reuse at the access's start address (reuse_distance.h), in one pass.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "reuse_distance.h"
+
+static int on_access(struct replay_truth *t, const struct pes_batch *b, size_t i, struct pes_error *err) {
+    uint32_t thread = b->stream[i], site = b->site[i];
+    if (thread >= t->n_threads)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "record of thread %u, but the trace announces only %u threads",
+                             thread, t->n_threads);
+    t->accesses++;
+    if (site != UINT32_MAX && site + 1 > t->max_site) t->max_site = site + 1;
+    int writes = (b->rw[i] & PES_BATCH_WRITE) != 0;
+    if (pes_rt_access(t->rt, thread, b->addr[i], writes, site, err) < 0) return -1;
+    struct pes_sim_access sa = {
+        .addr = b->addr[i], .size = b->size[i], .core = thread, .thread = thread,
+        .site = site, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (uint8_t)writes,
+    };
+    if (pes_sim_access(t->sim, &sa, err) < 0) return -1;
+    uint64_t d;
+    if (pes_reuse_push(t->stack_engine[thread], b->addr[i], &d) < 0) {
+        *err = *pes_reuse_error(t->stack_engine[thread]);
+        return -1;
+    }
+    if (d != PES_REUSE_COLD) t->stack[pes_rt_bin(d)] += 1;
+    return 0;
+}
+
+int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct pes_error *err) {
+    for (size_t i = 0; i < b->n; i++)
+        if (on_access(t, b, i, err) < 0) return -1;
+    return 0;
+}
+
+int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t, struct pes_error *err) {
+    memset(t, 0, sizeof *t);
+    const struct pes_trace_info *info = si->header;
+    if (!info)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "%s: --compare needs a full pes trace, not a text trace",
+                             si->path);
+    uint32_t n = si->n_streams;
+    if (n == 0 || n > PES_RT_MAX_THREADS)
+        return pes_error_set(err, PES_ERR_ARG, 0, "%s: %u threads; --compare supports 1..%u", si->path, n,
+                             PES_RT_MAX_THREADS);
+    t->pid = info->pid;
+    t->start_ticks = info->start_ticks;
+    t->ticks_per_second = info->ticks_per_second;
+    snprintf(t->command, sizeof t->command, "%s", info->command ? info->command : "");
+    snprintf(t->hostname, sizeof t->hostname, "%s", info->hostname ? info->hostname : "");
+    t->n_threads = n;
+    if (!(t->stack_engine = calloc(n, sizeof *t->stack_engine)))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = si->stream_cache, .line = si->line};
+    struct pes_sim_config sc = {.machine = si->machine, .n_cores = n, .core_socket = si->stream_cache, .n_threads = n};
+    struct pes_reuse_options ro = {.granule = 1};
+    if (!(t->rt = pes_rt_create(&rc_cfg, err)) || !(t->sim = pes_sim_create(&sc, err))) goto fail;
+    for (uint32_t i = 0; i < n; i++)
+        if (!(t->stack_engine[i] = pes_reuse_create(&ro, err))) goto fail;
+    return 0;
+fail:
+    replay_truth_free(t);
+    return -1;
+}
+
+int replay_truth_end(struct replay_truth *t, const struct pes_stream_info *si, struct pes_error *err) {
+    if (!(t->site_key = malloc(((size_t)t->max_site + 1) * sizeof *t->site_key)))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t i = 0; i < t->max_site; i++) t->site_key[i] = replay_site_line_key(si->site(si->site_ctx, i), i);
+    t->site_key[t->max_site] = replay_site_line_key(NULL, UINT32_MAX);
+    return 0;
+}
+
+void replay_truth_free(struct replay_truth *t) {
+    if (t->rt) pes_rt_destroy(t->rt);
+    if (t->sim) pes_sim_destroy(t->sim);
+    if (t->stack_engine)
+        for (uint32_t i = 0; i < t->n_threads; i++) pes_reuse_destroy(t->stack_engine[i]);
+    free(t->stack_engine);
+    free(t->site_key);
+    t->stack_engine = NULL;
+    t->site_key = NULL;
+    t->rt = NULL;
+    t->sim = NULL;
+}

@@ -1,0 +1,384 @@
+/*
+ * sampled_events.c — the sampled analyses, event by event (accuracy.h): time-distance
+ * histograms of reuses (intra-thread and shared cache; temporal and line), the
+ * intra-thread histogram converted to stack distances (time_to_stack.h),
+ * invalidation counts, ComDetective communication matrices with its volume
+ * scaling, and per-site counts.
+ *
+ * Event conventions (collector/src/runtime/rt_reuse.c, rt_comm.c):
+ *  REUSE / INVALIDATION: thread = the sampling thread (owner of the use),
+ *    other_thread = the thread whose access trapped, site = the use's site,
+ *    distance = time distance (accesses strictly between); SHARED_CACHE flag in
+ *    reuse-shared mode; SPATIAL when the collector watched whole lines.
+ *    The collector's distance is the difference of the two accesses' positions
+ *    in the thread's (or socket's) access count (rt_reuse.c: now - count), one
+ *    more than the accesses strictly between, which is rt_truth's and this
+ *    file's convention: distances are decremented on input.
+ *    aux > 0 = the number of samples offered to the decided watch's reservoir
+ *    slot (ReuseTracker Alg. 2): with reservoir sampling a watch that fires
+ *    stands for that many sampled uses, so its outcome is weighted by aux (RDX
+ *    scales the same way); aux = 0 means weight 1. Without the weights long
+ *    reuses are under-represented (their watches are replaced more often).
+ *  COMM: thread = detecting thread, other_thread = publisher; aux 0 = found at
+ *    a sample (volume += period), aux 1 = a watchpoint trap (volume += period
+ *    x L / (D x M), Dissertation §5.3.2).
+ *  TOTALS: the thread's final load and store counts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+
+#define MAX_DENSE_SITE (1u << 22)
+
+struct dist_list {
+    uint64_t *d;
+    double *w;
+    size_t n, cap;
+};
+
+struct replay_sampled_builder {
+    const char *path;                 /* for messages */
+    struct replay_sampled *s;
+    struct dist_list *intra;          /* per thread: intra temporal time distances */
+    uint32_t n_intra;
+    /* per site: rows in first-event order, found through a 4-byte index by id,
+     * so a high id costs index entries, not rows; events without a site
+     * (PEBS/IBS in uninstrumented code, common) and ids from MAX_DENSE_SITE on
+     * share one row outside the index, which would otherwise grow to
+     * MAX_DENSE_SITE entries */
+    uint32_t *site_row;               /* [site_n] row + 1, 0 = none yet */
+    size_t site_n;
+    uint32_t pooled_row;              /* row + 1 of the shared row, 0 = none yet */
+    struct replay_sampled_site *rows;
+    size_t n_rows, cap_rows;
+};
+
+static int oom(struct pes_error *err) {
+    err->code = PES_ERR_NOMEM;
+    err->offset = 0;
+    snprintf(err->message, sizeof err->message, "out of memory");
+    return -1;
+}
+
+/* Value of `key` in the header's "key=value" lines, or NULL. */
+static const char *config_get(const char *config, const char *key, char *buf, size_t size) {
+    size_t kl = strlen(key);
+    for (const char *p = config; p && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+            size_t vl = len - kl - 1 < size - 1 ? len - kl - 1 : size - 1;
+            memcpy(buf, p + kl + 1, vl);
+            buf[vl] = 0;
+            return buf;
+        }
+        p = end ? end + 1 : p + len;
+    }
+    return NULL;
+}
+
+uint64_t replay_config_u64(const char *config, const char *key, uint64_t def) {
+    char buf[64];
+    const char *v = config_get(config, key, buf, sizeof buf);
+    if (!v) return def;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return end != v ? (uint64_t)x : def;
+}
+
+static void read_config(struct replay_sampled *s, const char *config) {
+    char buf[32];
+    const char *mode = config_get(config, "mode", buf, sizeof buf);
+    snprintf(s->mode, sizeof s->mode, "%s", mode ? mode : "unknown");
+    uint64_t period = replay_config_u64(config, "period", 0);
+    s->period_load = replay_config_u64(config, "period_load", period);
+    s->period_store = replay_config_u64(config, "period_store", period);
+    s->line = (uint32_t)replay_config_u64(config, "line_size", 64);
+    s->debug_registers = (uint32_t)replay_config_u64(config, "debug_registers", 4);
+    s->watch_bytes = (uint32_t)replay_config_u64(config, "watch_bytes", 8);
+    s->sockets = (uint32_t)replay_config_u64(config, "sockets", 0);
+    const char *g = config_get(config, "granularity", buf, sizeof buf);
+    s->spatial = g && strcmp(g, "spatial") == 0;
+    /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
+    double covered = (double)s->debug_registers * s->watch_bytes;
+    s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;
+}
+
+static struct replay_sampled_site *site_of(struct replay_sampled_builder *c, uint32_t site, struct pes_error *err) {
+    uint32_t *slot = &c->pooled_row;
+    if (site < MAX_DENSE_SITE) {
+        if (site >= c->site_n) {
+            size_t n = c->site_n ? c->site_n : 256;
+            while (n <= site) n *= 2;
+            uint32_t *idx = realloc(c->site_row, n * sizeof *idx);
+            if (!idx) {
+                oom(err);
+                return NULL;
+            }
+            memset(idx + c->site_n, 0, (n - c->site_n) * sizeof *idx);
+            c->site_row = idx;
+            c->site_n = n;
+        }
+        slot = &c->site_row[site];
+    }
+    if (*slot) return &c->rows[*slot - 1];
+    if (c->n_rows == c->cap_rows) {
+        size_t cap = c->cap_rows ? c->cap_rows * 2 : 64;
+        struct replay_sampled_site *r = realloc(c->rows, cap * sizeof *r);
+        if (!r) {
+            oom(err);
+            return NULL;
+        }
+        c->rows = r;
+        c->cap_rows = cap;
+    }
+    struct replay_sampled_site *d = &c->rows[c->n_rows++];
+    memset(d, 0, sizeof *d);
+    d->site = site < MAX_DENSE_SITE ? site : UINT32_MAX;
+    *slot = (uint32_t)c->n_rows;
+    return d;
+}
+
+static int push_dist(struct dist_list *l, uint64_t d, double w) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        uint64_t *p = realloc(l->d, cap * sizeof *p);
+        if (!p) return -1;
+        l->d = p;
+        double *q = realloc(l->w, cap * sizeof *q);
+        if (!q) return -1;
+        l->w = q;
+        l->cap = cap;
+    }
+    l->d[l->n] = d;
+    l->w[l->n++] = w;
+    return 0;
+}
+
+static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t, uint32_t n) {
+    err->code = PES_ERR_FORMAT;
+    err->offset = off;
+    snprintf(err->message, sizeof err->message,
+             "%s: offset %llu: event of thread %u, but the trace announces %u threads", path,
+             (unsigned long long)off, t, n);
+    return -1;
+}
+
+static int on_event(struct replay_sampled_builder *c, const struct pes_event *e, uint64_t off,
+                    struct pes_error *err) {
+    const char *path = c->path;
+    struct replay_sampled *s = c->s;
+    if (e->thread >= s->n_threads) return bad_thread(err, path, off, e->thread, s->n_threads);
+    struct replay_sampled_thread *t = &s->thread[e->thread];
+    int scope = (e->flags & PES_EVF_SHARED_CACHE) ? 1 : 0;
+    struct replay_sampled_site *site = NULL;
+    if (e->kind == PES_EV_SAMPLE || e->kind == PES_EV_REUSE || e->kind == PES_EV_INVALIDATION ||
+        e->kind == PES_EV_COMM) {
+        if (!(site = site_of(c, e->site, err))) return -1;
+    }
+    /* a thread's counters so far, from its own samples (trap events carry the
+     * TRAPPING thread's counters); TOTALS, if present, replaces them */
+    if (e->kind == PES_EV_SAMPLE && e->loads + e->stores > t->loads + t->stores) {
+        t->loads = e->loads;
+        t->stores = e->stores;
+    }
+    switch (e->kind) {
+    case PES_EV_SAMPLE:
+        s->samples++;
+        t->samples++;
+        site->samples++;
+        break;
+    case PES_EV_REUSE: {
+        uint64_t d = e->distance ? e->distance - 1 : 0;
+        double w = e->aux ? (double)e->aux : 1.0;
+        s->weighted_events += e->aux > 1;
+        s->reuses[scope]++;
+        s->reuse_weight[scope] += w;
+        s->reuse_weight_sq[scope] += w * w;
+        t->reuses++;
+        site->reuses++;
+        if (e->flags & PES_EVF_SPATIAL) {
+            t->spatial++;
+            s->spatial_hist[scope][pes_rt_bin(d)] += w;
+        } else {
+            s->temporal[scope][pes_rt_bin(d)] += w;
+            if (scope == 0 && push_dist(&c->intra[e->thread], d, w) < 0) return oom(err);
+        }
+        break;
+    }
+    case PES_EV_INVALIDATION:
+        s->weighted_events += e->aux > 1;
+        s->inval_weight[scope] += e->aux ? (double)e->aux : 1.0;
+        s->invalidations[scope]++;
+        t->invalidations++;
+        site->invalidations++;
+        break;
+    case PES_EV_COMM: {
+        uint32_t o = e->other_thread;
+        if (o >= s->n_threads) return bad_thread(err, path, off, o, s->n_threads);
+        double period = (double)((e->flags & PES_EVF_WRITE) ? s->period_store : s->period_load);
+        if (period <= 0) period = (double)(s->period_store ? s->period_store : s->period_load);
+        double v = period * (e->aux == 1 ? s->trap_scale : 1.0);
+        int is_false = (e->flags & PES_EVF_FALSE_SHARING) != 0;
+        double *m = is_false ? s->comm_false : s->comm_true;
+        if (o != e->thread) {   /* ComDetective's matrix is symmetric, zero diagonal */
+            m[(size_t)e->thread * s->n_threads + o] += v;
+            m[(size_t)o * s->n_threads + e->thread] += v;
+        }
+        s->comm_events++;
+        t->comm++;
+        if (is_false) {
+            s->comm_false_events++;
+            site->comm_false++;
+        } else {
+            s->comm_true_events++;
+            site->comm_true++;
+        }
+        break;
+    }
+    case PES_EV_LOST:
+        s->lost += e->aux;
+        t->lost += e->aux;
+        break;
+    case PES_EV_THROTTLE: s->throttled += e->aux; break;
+    case PES_EV_DROPPED: s->dropped += e->aux; break;
+    case PES_EV_WATCH_EXPIRED: s->expired++; break;
+    case PES_EV_TOTALS:
+        t->loads = e->loads;
+        t->stores = e->stores;
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+/* Per-thread Shen conversion with the thread's own N-hat (Kac). */
+static int convert(struct replay_sampled_builder *c, struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    for (uint32_t i = 0; i < s->n_threads; i++) {
+        struct dist_list *l = &c->intra[i];
+        if (!l->n) continue;
+        struct replay_sampled_thread *t = &s->thread[i];
+        double n_hat = pes_t2s_estimate_distinct_kac(l->d, l->w, l->n), wsum = 0;
+        for (size_t k = 0; k < l->n; k++) wsum += l->w[k];
+        t->n_distinct = n_hat;
+        double accesses = (double)(t->loads + t->stores);
+        struct pes_t2s_input in = {
+            .distance = l->d, .weight = l->w, .n = l->n, .n_distinct = n_hat,
+            .never = pes_t2s_never_weight(n_hat, accesses, wsum),
+        };
+        struct pes_t2s_hist h = {{0}};
+        struct pes_t2s *conv = pes_t2s_create(&in, err);
+        if (!conv) return -1;
+        int rc = pes_t2s_convert(conv, &h, err);
+        pes_t2s_destroy(conv);
+        if (rc < 0) return -1;
+        for (size_t b = 0; b < PES_RT_BINS; b++) s->stack[b] += h.bin[b];
+    }
+    return 0;
+}
+
+struct replay_sampled_builder *replay_sampled_begin(const char *path, const struct pes_trace_info *header,
+                                                    uint32_t n_threads, struct pes_error *err) {
+    struct replay_sampled_builder *c = calloc(1, sizeof *c);
+    struct replay_sampled *s = c ? calloc(1, sizeof *s) : NULL;
+    if (!s) {
+        free(c);
+        oom(err);
+        return NULL;
+    }
+    c->path = path;
+    c->s = s;
+    read_config(s, header->config);
+    s->pid = header->pid;
+    s->start_ticks = header->start_ticks;
+    s->ticks_per_second = header->ticks_per_second;
+    snprintf(s->command, sizeof s->command, "%s", header->command ? header->command : "");
+    snprintf(s->hostname, sizeof s->hostname, "%s", header->hostname ? header->hostname : "");
+    s->n_threads = n_threads;
+    size_t n = n_threads ? n_threads : 1;
+    s->thread = calloc(n, sizeof *s->thread);
+    s->comm_true = calloc(n * n, sizeof *s->comm_true);
+    s->comm_false = calloc(n * n, sizeof *s->comm_false);
+    c->intra = calloc(n, sizeof *c->intra);
+    c->n_intra = c->intra ? n_threads : 0;
+    if (!s->thread || !s->comm_true || !s->comm_false || !c->intra) {
+        replay_sampled_abandon(c);
+        oom(err);
+        return NULL;
+    }
+    return c;
+}
+
+int replay_sampled_events(struct replay_sampled_builder *c, const struct pes_event *e, size_t n, uint64_t offset,
+                          struct pes_error *err) {
+    for (size_t i = 0; i < n; i++)
+        if (on_event(c, &e[i], offset, err) < 0) return -1;
+    return 0;
+}
+
+static int has_events(const struct replay_sampled_site *d) {
+    return d->samples || d->reuses || d->invalidations || d->comm_true || d->comm_false;
+}
+
+int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *(*site)(const void *, uint32_t),
+                       const void *site_ctx, struct replay_sampled *out, struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    int rc = -1;
+    if (convert(c, err) < 0) goto out;
+    for (size_t i = 0; i < c->n_rows; i++) s->n_sites += has_events(&c->rows[i]);
+    s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
+    if (!s->sites) {
+        oom(err);
+        goto out;
+    }
+    s->n_sites = 0;
+    for (size_t i = 0; i <= c->site_n; i++) {   /* by site id, as reported; the shared row last */
+        uint32_t row = i < c->site_n ? c->site_row[i] : c->pooled_row;
+        if (!row || !has_events(&c->rows[row - 1])) continue;
+        struct replay_sampled_site *o = &s->sites[s->n_sites++];
+        *o = c->rows[row - 1];
+        o->line_key = replay_site_line_key(site(site_ctx, o->site), o->site);
+    }
+    *out = *s;
+    memset(s, 0, sizeof *s);   /* out owns the arrays now */
+    rc = 0;
+out:
+    replay_sampled_abandon(c);
+    return rc;
+}
+
+void replay_sampled_abandon(struct replay_sampled_builder *c) {
+    if (!c) return;
+    for (uint32_t i = 0; i < c->n_intra; i++) {
+        free(c->intra[i].d);
+        free(c->intra[i].w);
+    }
+    free(c->intra);
+    free(c->site_row);
+    free(c->rows);
+    replay_sampled_free(c->s);
+    free(c->s);
+    free(c);
+}
+
+void replay_sampled_free(struct replay_sampled *s) {
+    free(s->thread);
+    free(s->comm_true);
+    free(s->comm_false);
+    free(s->sites);
+    s->thread = NULL;
+    s->comm_true = s->comm_false = NULL;
+    s->sites = NULL;
+    s->n_sites = 0;
+}
+
+uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id) {
+    if (!site || !site->line || !site->file || !*site->file) return 1ull << 63 | id;
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a over file, then line */
+    for (const char *p = site->file; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ site->line) * 1099511628211ull;
+    return h & ~(1ull << 63);
+}
