@@ -1,5 +1,6 @@
 /*
- * Unit tests of pes-replay's analyses (replay/analyses: summary, reuse, sim),
+ * Unit tests of pes-replay's analyses (replay/analyses: summary, reuse, sim,
+ * approx, sampled, accuracy),
  * the pipeline that runs them and the JSON report writer, on batches built
  * here by hand: no trace file, no source.
  *
@@ -21,6 +22,7 @@
 
 #include "analysis.h"
 #include "mesi.h"
+#include "rt_truth.h"
 #include "pipeline.h"
 #include "report.h"
 
@@ -1111,6 +1113,176 @@ static char *json_of(const struct pes_report *r, int *rc)
     return buf;
 }
 
+/* ------------------------------------------------------------ sampled, accuracy */
+
+static struct pes_event event(uint8_t kind, uint8_t flags, uint32_t thread, uint32_t other, uint32_t site,
+                              uint64_t distance, uint64_t aux)
+{
+    return (struct pes_event){.kind = kind, .flags = flags, .size = 8, .thread = thread, .other_thread = other,
+                              .site = site, .addr = 0x1000, .distance = distance, .aux = aux};
+}
+
+/* The events as one batch (as a sampled source hands over an EVENTS block). */
+static void feed_events(const struct pes_batch_sink *sink, const struct pes_event *e, size_t n)
+{
+    struct pes_batch b = {.n_events = n, .events = e, .events_offset = 4096};
+    struct pes_error err = {0};
+    if (sink->batch(sink->ctx, &b, &err) != 0) {
+        print_error("events: %s\n", err.message);
+        fail();
+    }
+}
+
+/* The report of the registry on a sampled stream: its events, then (paired
+ * streams) the full trace's accesses; publishes into the root, as pes-replay does. */
+static struct pes_report *run_sampled(const struct pes_stream_info *si, const struct pes_event *e, size_t n_e,
+                                      const struct acc *a, size_t n_a)
+{
+    struct pes_error err = {0};
+    struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
+    struct pes_pipeline *p = pes_pipeline_create(si, &k, &err);
+    if (!p) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    feed_events(pes_pipeline_sink(p), e, n_e);
+    if (n_a) {
+        const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+        feed(sink->batch, sink->ctx, a, n_a, 3, si->paired->n_streams, 1, NULL);
+    }
+    assert_int_equal(pes_pipeline_finish(p, &err), 0);
+    struct pes_report *r = pes_report_create();
+    assert_non_null(r);
+    struct pes_publish to = {.r = r, .trace = pes_report_root(r)};
+    pes_pipeline_publish(p, &to);
+    pes_pipeline_destroy(p);
+    assert_false(pes_report_failed(r));
+    return r;
+}
+
+static const struct pes_trace_info sampled_header = {
+    .kind = PES_TRACE_SAMPLED, .command = "prog", .hostname = "h", .pid = 42, .start_ticks = 1000,
+    .ticks_per_second = 1000000000, .config = "mode=reuse\nperiod_load=100\nperiod_store=200\nline_size=64\n",
+};
+
+/* One histogram bin of a published [{"lo","hi","count"}] array. */
+static double bin_count(const struct pes_rnode *h, uint64_t distance)
+{
+    uint64_t lo, hi;
+    pes_rt_bin_range(pes_rt_bin(distance), &lo, &hi);
+    for (size_t i = 0; i < pes_r_count(h); i++)
+        if (pes_r_get_u(pes_r_at(h, i), "lo") == lo) return pes_r_get_f(pes_r_at(h, i), "count");
+    return 0;
+}
+
+/* The sampled analyses on hand-made events, counted by hand: the collector's
+ * distance is one more than the accesses between (docs/accuracy.md), a
+ * reuse's weight is its aux (reservoir offers), a COMM found at a sample
+ * adds the period of its kind to both cells of the symmetric matrix. Only
+ * "sampled" runs on such a stream. */
+static void test_sampled_by_hand(void **state)
+{
+    (void)state;
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .site = site_of};
+    struct pes_event e[] = {
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_REUSE, 0, 0, 0, 0, 5, 0),               /* 4 between */
+        event(PES_EV_REUSE, 0, 1, 1, 1, 1, 3),               /* 0 between, weight 3 */
+        event(PES_EV_INVALIDATION, 0, 0, 1, 0, 0, 0),
+        event(PES_EV_COMM, PES_EVF_TRUE_SHARING | PES_EVF_WRITE, 1, 0, 3, 0, 0),   /* + store period 200 */
+        event(PES_EV_TOTALS, 0, 0, UINT32_MAX, UINT32_MAX, 0, 0),
+    };
+    e[5].loads = 10;
+    e[5].stores = 5;
+    struct pes_report *r = run_sampled(&si, e, sizeof e / sizeof e[0], NULL, 0);
+    const struct pes_rnode *o = pes_report_tree(r);
+    static const char *const keys[] = {"trace", "kind", "mode", "period_load", "period_store", "granularity",
+                                       "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
+                                       "dropped", "expired", "intra", "shared", "stack_histogram", "per_thread",
+                                       "comm", "sites"};
+    assert_keys(o, keys, sizeof keys / sizeof keys[0]);
+    assert_string_equal(pes_r_get_s(o, "mode"), "reuse");
+    assert_int_equal(pes_r_get_u(o, "period_store"), 200);
+    assert_int_equal(pes_r_get_u(o, "samples"), 1);
+    const struct pes_rnode *intra = pes_r_get(o, "intra");
+    assert_int_equal(pes_r_get_u(intra, "reuses"), 2);
+    assert_int_equal(pes_r_get_u(intra, "invalidations"), 1);
+    assert_near(bin_count(pes_r_get(intra, "time_histogram"), 4), 1, 0);
+    assert_near(bin_count(pes_r_get(intra, "time_histogram"), 0), 3, 0);
+    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(o, "per_thread"), 0), "loads"), 10);
+    const struct pes_rnode *comm = pes_r_get(o, "comm");
+    assert_int_equal(pes_r_get_u(comm, "events"), 1);
+    const struct pes_rnode *mt = pes_r_get(comm, "true");
+    assert_near(pes_r_f(pes_r_at(pes_r_at(mt, 0), 1)), 200, 0);
+    assert_near(pes_r_f(pes_r_at(pes_r_at(mt, 1), 0)), 200, 0);
+    assert_near(pes_r_f(pes_r_at(pes_r_at(mt, 0), 0)), 0, 0);
+    /* sites by invalidations, then communication, then samples */
+    const struct pes_rnode *sites = pes_r_get(o, "sites");
+    assert_int_equal(pes_r_count(sites), 3);
+    assert_int_equal(pes_r_get_u(pes_r_at(sites, 0), "site"), 0);
+    assert_non_null(strstr(pes_r_get_s(pes_r_at(sites, 0), "label"), "main.c:10"));
+    assert_int_equal(pes_r_get_u(pes_r_at(sites, 1), "site"), 3);
+    assert_int_equal(pes_r_get_u(pes_r_at(sites, 2), "site"), 1);
+    pes_report_destroy(r);
+
+    /* an event of a thread the trace does not announce: the offset is named */
+    struct pes_error err = {0};
+    struct pes_knobs k = {.top = 10};
+    struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+    assert_non_null(p);
+    struct pes_event bad = event(PES_EV_SAMPLE, 0, 7, UINT32_MAX, 0, 0, 0);
+    struct pes_batch b = {.n_events = 1, .events = &bad, .events_offset = 4096};
+    assert_int_equal(pes_pipeline_sink(p)->batch(pes_pipeline_sink(p)->ctx, &b, &err), -1);
+    assert_non_null(strstr(err.message, "offset 4096"));
+    assert_non_null(strstr(err.message, "thread 7"));
+    pes_pipeline_destroy(p);
+}
+
+/* --compare on a hand-made pair: thread 0 reads A, B, C, A (one reuse of A,
+ * 2 accesses between), thread 1 writes D; the sampled trace saw that reuse
+ * at the collector's distance 3. The sampled and the exact time histograms
+ * are then one bin each, equal: S = 1; no invalidation in either: ratio
+ * error 0; no COMM events: the communication metrics are undefined (null). */
+static void test_accuracy_by_hand(void **state)
+{
+    (void)state;
+    const uint32_t caches[2] = {0, 0};
+    struct pes_machine m = machine(1, sim_l1);
+    struct pes_trace_info full_header = sampled_header;
+    full_header.kind = PES_TRACE_FULL;
+    full_header.config = "";
+    struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
+                                   .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
+                                   .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .machine = &m, .site = site_of, .paired = &full};
+    struct pes_event e[] = {event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0), event(PES_EV_REUSE, 0, 0, 0, 0, 3, 0)};
+    const struct acc a[] = {
+        {0x1000, 8, 8, 0, 0, PES_BATCH_READ}, {0x2000, 8, 8, 0, 0, PES_BATCH_READ},
+        {0x3000, 8, 8, 0, 0, PES_BATCH_READ}, {0x9000, 8, 8, 1, 1, PES_BATCH_WRITE},
+        {0x1000, 8, 8, 0, 0, PES_BATCH_READ},
+    };
+    struct pes_report *r = run_sampled(&si, e, 2, a, 5);
+    const struct pes_rnode *o = pes_report_tree(r);
+    assert_string_equal(pes_r_get_s(o, "sampled"), "s.zst");
+    assert_string_equal(pes_r_get_s(o, "full"), "f.zst");
+    assert_int_equal(pes_r_get_u(o, "same_execution"), 1);
+    assert_int_equal(pes_r_get_u(o, "accesses"), 5);
+    assert_int_equal(pes_r_get_u(o, "decided"), 1);
+    assert_near(pes_r_get_f(o, "s_intra"), 1, 1e-12);
+    assert_near(pes_r_get_f(o, "inval_ratio_error"), 0, 0);
+    assert_int_equal(pes_r_kind(pes_r_get(o, "comm_volume_error")), PES_R_F64);
+    assert_true(isnan(pes_r_get_f(o, "comm_volume_error")));
+    assert_int_equal(pes_r_kind(pes_r_get(o, "top_invalidations_caused")), PES_R_NULL);
+    const struct pes_rnode *h = pes_r_get(o, "histograms");
+    assert_near(bin_count(pes_r_get(h, "full_intra"), 2), 1, 0);
+    assert_near(bin_count(pes_r_get(h, "sampled_intra"), 2), 1, 0);
+    /* the exact stack distance of A's reuse: B and C in between */
+    assert_near(bin_count(pes_r_get(h, "full_stack"), 2), 1, 0);
+    pes_report_destroy(r);
+}
+
 static void test_json_writer(void **state)
 {
     (void)state;
@@ -1192,6 +1364,8 @@ int main(void)
         cmocka_unit_test(test_sim_too_many_streams),
         cmocka_unit_test(test_pipeline_registry),
         cmocka_unit_test(test_pipeline_error_stops),
+        cmocka_unit_test(test_sampled_by_hand),
+        cmocka_unit_test(test_accuracy_by_hand),
         cmocka_unit_test(test_json_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
