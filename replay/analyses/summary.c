@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "reuse_model.h"
 
 struct totals {
     uint32_t threads;
-    uint64_t records, accesses, bb_execs, reads, writes, bytes;
-    double ops[PES_OP_COUNT];
+    uint64_t records, accesses, bb_execs, reads, writes;
+    struct pes_work work;    /* bytes and op counts, as the model counts them */
 };
 
 struct summary {
@@ -51,15 +52,12 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct totals *m = &s->sum;
     for (size_t i = 0; i < b->n; i++) {
         note_stream(s, b->stream[i]);
-        m->bytes += b->length[i];
         m->reads += b->rw[i] & PES_BATCH_READ;
         m->writes += (b->rw[i] & PES_BATCH_WRITE) >> 1;
     }
     m->accesses += b->n;
-    for (size_t i = 0; i < b->n_bbs; i++) {
-        note_stream(s, b->bb_stream[i]);
-        for (int k = 0; k < PES_OP_COUNT; k++) m->ops[k] += b->bb[i]->ops[k];
-    }
+    for (size_t i = 0; i < b->n_bbs; i++) note_stream(s, b->bb_stream[i]);
+    replay_work_count(&m->work, b);
     m->bb_execs += b->n_bbs;
     m->records += b->n + b->n_bbs;
     return 0;
@@ -74,10 +72,10 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, to->trace, "accesses", m->accesses);
     pes_r_u64(r, to->trace, "reads", m->reads);
     pes_r_u64(r, to->trace, "writes", m->writes);
-    pes_r_u64(r, to->trace, "bytes", m->bytes);
+    pes_r_u64(r, to->trace, "bytes", m->work.bytes);
     pes_r_u64(r, to->trace, "bb_executions", m->bb_execs);
     struct pes_rnode *ops = pes_r_object(r, to->trace, "ops");
-    for (int k = 0; k < PES_OP_COUNT; k++) pes_r_f64(r, ops, pes_machine_op_key(k), m->ops[k], "%.0f");
+    for (int k = 0; k < PES_OP_COUNT; k++) pes_r_f64(r, ops, pes_machine_op_key(k), m->work.ops[k], "%.0f");
 }
 
 static void destroy(void *self) {
