@@ -10,6 +10,7 @@ PACKAGES=(
   "libomp-${LLVM_VERSION}-dev" "libclang-rt-${LLVM_VERSION}-dev"
   libzstd-dev zstd libpfm4-dev libgsl-dev libdw-dev libelf-dev libcmocka-dev
   python3 python3-jsonschema jq
+  help2man man-db bash-completion   # man pages from --help; the install test reads them and the completion
   openmpi-bin libopenmpi-dev   # optional: pes-replay-mpi (built only when CMake finds MPI)
 )
 

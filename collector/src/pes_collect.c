@@ -62,9 +62,9 @@ struct options {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
-            "       pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
-            "       pes-collect --list-backends\n"
+            "Usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
+            "   or: pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
+            "   or: pes-collect --list-backends\n"
             "\n"
             "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
             "\n"

@@ -17,8 +17,8 @@
 #include "report_util.h"
 
 static const char usage_head[] =
-    "usage: pes-replay TRACE [options]\n"
-    "       pes-replay --compare SAMPLED FULL [options]\n"
+    "Usage: pes-replay TRACE [options]\n"
+    "   or: pes-replay --compare SAMPLED FULL [options]\n"
     "\n"
     "Replays a pes trace (or another tool's address trace: see --input-format)\n"
     "and reports reuse profiles, predicted cache hit rates and runtime, and\n"

@@ -8,6 +8,7 @@
  *   2  bad command line
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,72 +55,87 @@ static void message(const char *fmt, ...)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: pes-dump [options] TRACE\n"
+            "Usage: pes-dump [options] TRACE\n"
+            "\n"
+            "Prints a pes trace as text: the header, the module tables, the threads,\n"
+            "then every record or event of every block in file order.\n"
+            "\n"
             "  --header-only        print the header and stop\n"
             "  --tables             print header, modules and threads, no records\n"
             "  --thread N           only records/events of thread index N\n"
             "  --limit N            stop after N records/events\n"
             "  --stats              per block type: blocks, records, compressed bytes\n"
             "  --format text|json   json: one object per line (docs/trace-format.md)\n"
-            "  -h, --help           this text\n");
+            "  -h, --help           this text\n"
+            "      --version        print the version\n"
+            "\n"
+            "Exit status: 0 when the whole trace was printed (a truncated one too, with a\n"
+            "warning), 1 when it is unreadable or corrupt, 2 for a bad command line.\n");
 }
 
+enum { OPT_HEADER = 256, OPT_TABLES, OPT_STATS, OPT_THREAD, OPT_LIMIT, OPT_FORMAT, OPT_VERSION };
 
+/* getopt_long, as pes-collect and pes-replay parse: --opt value or
+ * --opt=value, options and the trace in any order, -- ends the options. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
+    static const struct option longs[] = {
+        {"header-only", no_argument, NULL, OPT_HEADER}, {"tables", no_argument, NULL, OPT_TABLES},
+        {"stats", no_argument, NULL, OPT_STATS},        {"thread", required_argument, NULL, OPT_THREAD},
+        {"limit", required_argument, NULL, OPT_LIMIT},   {"format", required_argument, NULL, OPT_FORMAT},
+        {"help", no_argument, NULL, 'h'},               {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
     memset(o, 0, sizeof *o);
     o->thread = -1;
-    int no_more_opts = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!no_more_opts && a[0] == '-' && a[1]) {
-            uint64_t v;
-            if (strcmp(a, "--") == 0)
-                no_more_opts = 1;
-            else if (strcmp(a, "--header-only") == 0)
-                o->header_only = 1;
-            else if (strcmp(a, "--tables") == 0)
-                o->tables = 1;
-            else if (strcmp(a, "--stats") == 0)
-                o->stats = 1;
-            else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-                usage(stdout);
-                exit(0);
-            } else if (strcmp(a, "--thread") == 0 || strcmp(a, "--limit") == 0 ||
-                       strcmp(a, "--format") == 0) {
-                if (i + 1 >= argc) {
-                    message("%s needs a value", a);
-                    return -1;
-                }
-                const char *val = argv[++i];
-                if (strcmp(a, "--format") == 0) {
-                    if (strcmp(val, "text") == 0)
-                        o->fmt = FMT_TEXT;
-                    else if (strcmp(val, "json") == 0)
-                        o->fmt = FMT_JSON;
-                    else {
-                        message("--format: expected text or json, got '%s'", val);
-                        return -1;
-                    }
-                } else if (pes_parse_u64(val, 0, &v) ||
-                           (strcmp(a, "--thread") == 0 && v > UINT32_MAX)) {
-                    message("%s: expected a non-negative integer, got '%s'",
-                            a, val);
-                    return -1;
-                } else if (strcmp(a, "--thread") == 0)
-                    o->thread = (int64_t)v;
-                else
-                    o->limit = v;
-            } else {
-                message("unknown option '%s' (see --help)", a);
+    opterr = 0;
+    int c;
+    uint64_t v;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case OPT_HEADER: o->header_only = 1; break;
+        case OPT_TABLES: o->tables = 1; break;
+        case OPT_STATS: o->stats = 1; break;
+        case 'h': usage(stdout); exit(0);
+        case OPT_VERSION: printf("pes-dump %s\n", PES_VERSION); exit(0);
+        case OPT_FORMAT:
+            if (strcmp(optarg, "text") == 0)
+                o->fmt = FMT_TEXT;
+            else if (strcmp(optarg, "json") == 0)
+                o->fmt = FMT_JSON;
+            else {
+                message("--format: expected text or json, got '%s'", optarg);
                 return -1;
             }
-        } else if (!o->path) {
-            o->path = a;
-        } else {
-            message("more than one trace given ('%s', '%s')", o->path, a);
+            break;
+        case OPT_THREAD:
+        case OPT_LIMIT: {
+            const char *flag = c == OPT_THREAD ? "--thread" : "--limit";
+            if (pes_parse_u64(optarg, 0, &v) || (c == OPT_THREAD && v > UINT32_MAX)) {
+                message("%s: expected a non-negative integer, got '%s'", flag, optarg);
+                return -1;
+            }
+            if (c == OPT_THREAD)
+                o->thread = (int64_t)v;
+            else
+                o->limit = v;
+            break;
+        }
+        case ':': message("%s: expected a value (see --help)", argv[optind - 1]); return -1;
+        default:
+            if (optopt)
+                message("-%c: unknown option (see --help)", optopt);
+            else
+                message("%s: unknown option (see --help)", argv[optind - 1]);
             return -1;
         }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (o->path) {
+            message("more than one trace given ('%s', '%s')", o->path, argv[i]);
+            return -1;
+        }
+        o->path = argv[i];
     }
     if (!o->path) {
         message("no trace given");

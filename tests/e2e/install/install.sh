@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# `cmake --install` into a temporary prefix, then the prefix moved elsewhere
+# (nothing may point back into the build tree or the configured prefix), and
+# the main job run from there: pes-clang builds the demo kernel, pes-collect
+# records it, pes-dump and pes-replay read it. Also: every man page renders,
+# pkg-config's pes-trace builds a program that reads the trace, and bash
+# completion offers the commands' options.
+set -euo pipefail
+: "${PES_BUILD:?PES_BUILD must name the build directory}"
+: "${PES_SRC:?PES_SRC must name the source tree}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cmake --install "$PES_BUILD" --prefix "$work/first" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
+mv "$work/first" "$work/moved"
+p=$work/moved
+for f in bin/pes-clang bin/pes-clang++ bin/pes-collect bin/pes-replay bin/pes-dump lib/libpes-rt.so \
+         lib/pes/PesPass.so lib/libpes_trace.a include/pes/trace.h lib/pkgconfig/pes-trace.pc \
+         share/man/man1/pes-clang.1 share/man/man1/pes-collect.1 share/man/man1/pes-replay.1 \
+         share/man/man1/pes-dump.1 share/bash-completion/completions/pes-replay \
+         share/bash-completion/completions/pes-collect share/doc/pes/README.md share/doc/pes/replay.md; do
+  [ -e "$p/$f" ] || fail "not installed: $f"
+done
+if grep -rqF "$PES_BUILD" "$p/bin/pes-clang" "$p/share/bash-completion" "$p/lib/pkgconfig"; then
+  fail "an installed file names the build tree"
+fi
+echo "ok: installed and moved"
+
+# pes-clang finds the plugin and the runtime next to itself
+"$p/bin/pes-clang" --pes-print-config >"$work/config"
+grep -qx "plugin=$p/lib/pes/PesPass.so" "$work/config" || { cat "$work/config"; fail "pes-clang's plugin"; }
+grep -qx "runtime_dir=$p/lib" "$work/config" || { cat "$work/config"; fail "pes-clang's runtime"; }
+
+# the demo's job from the moved prefix
+"$p/bin/pes-clang" -O2 -fopenmp "$PES_SRC/bench/kernels/gemm.c" -o "$work/gemm"
+ldd "$work/gemm" >"$work/ldd"
+grep -qF "$p/lib/libpes-rt.so" "$work/ldd" || { cat "$work/ldd"; fail "the program does not use the installed runtime"; }
+OMP_NUM_THREADS=2 "$p/bin/pes-collect" -q --full -o "$work/gemm.zst" -- "$work/gemm" 40 >/dev/null
+"$p/bin/pes-dump" --stats "$work/gemm.zst" >"$work/stats"
+"$p/bin/pes-replay" "$work/gemm.zst" --machine haswell --simulate --format json >"$work/report.json"
+accesses=$(jq '.trace.accesses' "$work/report.json")
+[ "$accesses" -gt 100000 ] || fail "pes-replay from the prefix: $accesses accesses"
+echo "ok: pes-clang, pes-collect, pes-dump, pes-replay from the prefix ($accesses accesses)"
+
+# man pages render, with a synopsis
+for m in pes-clang pes-collect pes-replay pes-dump; do
+  MANWIDTH=80 man -l "$p/share/man/man1/$m.1" 2>"$work/man.err" >"$work/man.txt" || { cat "$work/man.err"; fail "man -l $m.1"; }
+  grep -q "^SYNOPSIS" "$work/man.txt" || fail "$m(1) has no synopsis"
+  grep -q "^EXAMPLES" "$work/man.txt" || fail "$m(1) has no examples"
+done
+echo "ok: man pages render"
+
+# pkg-config: a program of our own reads the trace through libpes_trace
+cat >"$work/count.c" <<'C'
+#include <stdio.h>
+#include "pes/trace.h"
+int main(int argc, char **argv) {
+    struct pes_error err = {0};
+    struct pes_trace_reader *r = argc > 1 ? pes_trace_reader_open(argv[1], &err) : NULL;
+    if (!r) { fprintf(stderr, "%s\n", err.message); return 1; }
+    struct pes_block b;
+    unsigned long long records = 0;
+    while (pes_trace_reader_next(r, &b, &err) > 0)
+        if (b.type == PES_BLOCK_ACCESS) records += b.n;
+    pes_trace_reader_close(r);
+    printf("%llu\n", records);
+    return 0;
+}
+C
+export PKG_CONFIG_PATH=$p/lib/pkgconfig
+# shellcheck disable=SC2046  # pkg-config prints words
+cc "$work/count.c" -o "$work/count" $(pkg-config --cflags --libs --static pes-trace)
+records=$("$work/count" "$work/gemm.zst")
+want=$(jq '.trace.records' "$work/report.json")
+[ "$records" -ge "$want" ] || fail "pkg-config program read $records records, pes-replay $want"
+echo "ok: pkg-config pes-trace ($records records)"
+
+# bash completion: options from --help, values of --format
+complete_words() {
+  bash -c 'source /usr/share/bash-completion/bash_completion
+           source "$1/share/bash-completion/completions/pes-replay"
+           shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+           _pes "$1" "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"; printf "%s\n" "${COMPREPLY[@]}"' _ "$p" "$@"
+}
+# (the words are kept first: grep -q would stop reading them, a SIGPIPE under pipefail)
+words=$(complete_words "$p/bin/pes-replay" --sim)
+grep -qx -- "--simulate" <<<"$words" || fail "completion of pes-replay --sim: $words"
+words=$(complete_words "$p/bin/pes-collect" --mo)
+grep -qx -- "--mode" <<<"$words" || fail "completion of pes-collect --mo: $words"
+words=$(complete_words "$p/bin/pes-dump" --format "")
+grep -qx json <<<"$words" || fail "completion of pes-dump --format: $words"
+echo "ok: bash completion"
