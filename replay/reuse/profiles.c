@@ -1125,8 +1125,12 @@ static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, 
             continue;   /* its own windows went straight in */
         void *buf = NULL;
         size_t len = 0;
-        if (sp->o.recv(sp->o.ctx, w, from, &buf, &len, err) < 0)
+        int got = sp->o.recv(sp->o.ctx, w, from, &buf, &len, err);
+        if (got < 0)
             return -1;
+        if (got > 0)
+            return pes_error_set(err, PES_ERR_ARG, 0, "profiles: window %llu of process %u never came",
+                                 (unsigned long long)w, from);
         int rc = split_absorb(p, w, buf, len, end && w + 1 == upto, err);
         free(buf);
         if (rc < 0)
