@@ -209,13 +209,13 @@ uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t m
     return in->clipped;
 }
 
-int replay_input_can_part(const struct replay_input *in) { return in->text; }
+int replay_input_can_part(const struct replay_input *in) { (void)in; return 1; }
 
 int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struct pes_error *err) {
-    if (!in->text)
-        return pes_error_set(err, PES_ERR_ARG, 0, "%s: a pes trace is read whole (its threads are merged by time)",
-                             in->path);
-    if (pes_text_part(in->path, in->text_format, k, n, &in->part_begin, &in->part_end, err) < 0) return -1;
+    if (k >= n) return pes_error_set(err, PES_ERR_ARG, 0, "part %u of %u", k, n);
+    /* a pes trace's part is a range of merged times, cut when it is opened */
+    if (in->text && pes_text_part(in->path, in->text_format, k, n, &in->part_begin, &in->part_end, err) < 0)
+        return -1;
     in->part = k;
     in->parts = n;
     return 0;
@@ -288,6 +288,16 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (!c->reader) goto fail;
     c->merge = pes_merge_open(c->reader, err);
     if (!c->merge) goto fail;
+    if (in->parts > 1) {   /* part k: the records timed from cut k - 1 to cut k */
+        uint64_t *cuts = malloc(in->parts * sizeof *cuts);
+        int rc = !cuts ? fail(err, PES_ERR_NOMEM, in->path, "out of memory")
+                       : pes_merge_part_times(c->merge, in->parts, cuts, err);
+        if (rc == 0)
+            rc = pes_merge_set_range(c->merge, in->part ? cuts[in->part - 1] : 0,
+                                     in->part + 1 < in->parts ? cuts[in->part] : 0, in->part + 1 < in->parts, err);
+        free(cuts);
+        if (rc < 0) goto fail;
+    }
     return c;
 fail:
     cursor_close(c);
