@@ -79,8 +79,9 @@ void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_err
 int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err) {
     const unsigned char *at = buf, *end = at + len;
     for (size_t i = 0; i < p->n; i++) {
-        uint64_t k;
-        if (end - at < 8 || (memcpy(&k, at, 8), k > (uint64_t)(end - at - 8)))
+        uint64_t k = 0;
+        if (end - at >= 8) memcpy(&k, at, 8);
+        if (end - at < 8 || k > (uint64_t)(end - at - 8))
             return pes_error_set(err, PES_ERR_FORMAT, 0, "a part's counts are cut short (%zu bytes)", len);
         if (p->analysis[i]->part_merge(p->self[i], at + 8, (size_t)k, err) < 0) return -1;
         at += 8 + k;

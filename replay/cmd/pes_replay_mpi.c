@@ -4,18 +4,21 @@
  * engines' work split over R processes (docs/replay.md, "Distributed replay
  * (MPI)").
  *
- * Every rank reads and decodes the whole trace and runs the same pipeline
- * (replay_run.h); only the reuse profiles differ: the stream is cut into
- * windows of --mpi-window accesses dealt round-robin to the ranks, and each
- * rank runs the engines over its own windows only (profiles.h, struct
- * pes_profiles_split). Ranks > 0 send one message per window to rank 0,
- * which resolves them in window order and writes the report. The summary,
- * the model and --simulate run on rank 0 over the whole stream, as in
- * pes-replay (a simulation cannot be cut into windows: it runs whole there).
+ * Parts (replay_run.h): rank k reads only part k of the stream (a byte
+ * range of a text trace, a range of merged times of a pes trace), cuts it
+ * into windows of --mpi-window accesses and runs the engines over them
+ * (profiles.h, struct pes_profiles_split with parts); ranks > 0 send one
+ * message per window, then their part's counts (summary, model work), and
+ * rank 0 resolves the windows part after part and writes the report.
+ * With --simulate, --cores or --sample-rate every rank reads the whole trace
+ * instead and the windows are dealt round-robin; the summary, the model and
+ * --simulate then run on rank 0 over the whole stream, as in pes-replay (a
+ * simulation cannot be cut into windows: it runs whole there).
  *
  * Messages (rank k > 0 to rank 0, in the order rank 0 reads them):
  *   TAG_WINDOW {window, bytes} then TAG_DATA pieces of at most PIECE bytes,
- *   once per window of k; then TAG_DONE {status, message}.
+ *   once per window of k; with parts, TAG_PART {0, bytes} and its TAG_DATA
+ *   (which also ends k's windows); then TAG_DONE {status, code, message}.
  * Rank 0 to each rank k > 0: one TAG_STOP, early when rank 0 fails (k stops
  * at its next batch), else at the end. Last, rank 0 broadcasts the exit
  * status once its report or error line is out, so every rank ends with rank
