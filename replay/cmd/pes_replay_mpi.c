@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "accuracy.h"
 #include "replay_run.h"
@@ -78,6 +79,23 @@ static int injected(struct link *l, struct pes_error *err) {
     return pes_error_set(err, PES_ERR_ARG, 0, "failure injected by PES_MPI_TEST_FAIL");
 }
 
+/* Waiting without spinning: Open MPI's blocking calls poll at full speed,
+ * which on ranks that outnumber the CPUs takes the CPU from the rank being
+ * waited for (rank 0 resolving the others' windows, or a rank still reading
+ * its part). A short sleep between tests costs at most that much latency. */
+static void nap(void) { nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL); }
+
+static int idle_wait(int n, MPI_Request *req) {
+    int flag = 0, rc;
+    while ((rc = MPI_Testall(n, req, &flag, MPI_STATUSES_IGNORE)) == MPI_SUCCESS && !flag) nap();
+    return rc;
+}
+
+static void idle_probe(int from, MPI_Status *st) {
+    int flag = 0;
+    while (MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st) == MPI_SUCCESS && !flag) nap();
+}
+
 static int mpi_error(struct pes_error *err, const char *what, int code) {
     char s[MPI_MAX_ERROR_STRING];
     int n = 0;
@@ -90,7 +108,7 @@ static int mpi_error(struct pes_error *err, const char *what, int code) {
 static int wait_out(struct link *l, struct pes_error *err) {
     struct outgoing *o = &l->out[l->first_out];
     double t0 = MPI_Wtime();
-    int rc = MPI_Waitall(o->n_req, o->req, MPI_STATUSES_IGNORE);
+    int rc = idle_wait(o->n_req, o->req);
     l->wait_s += MPI_Wtime() - t0;
     free(o->buf);
     free(o->req);
@@ -211,7 +229,7 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; window %llu is missing", from,
                              (unsigned long long)w);
     double t0 = MPI_Wtime();
-    MPI_Probe((int)from, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    idle_probe((int)from, &st);
     l->wait_s += MPI_Wtime() - t0;
     if (st.MPI_TAG == TAG_DONE) {
         if (recv_done(l, (int)from, err) < 0) return -1;
@@ -238,7 +256,7 @@ static int recv_part(void *ctx, uint32_t from, void **buf, size_t *len, struct p
     MPI_Status st;
     if (l->done[from]) return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; its part is missing", from);
     double t0 = MPI_Wtime();
-    MPI_Probe((int)from, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    idle_probe((int)from, &st);
     l->wait_s += MPI_Wtime() - t0;
     if (st.MPI_TAG == TAG_DONE) {
         if (recv_done(l, (int)from, err) < 0) return -1;
@@ -269,7 +287,7 @@ static int agree_root(void *ctx, int rc, struct pes_error *err) {
     for (int k = 1; k < l->ranks; k++)
         while (!l->done[k]) {
             MPI_Status st;
-            MPI_Probe(k, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            idle_probe(k, &st);
             struct pes_error e = {0};
             if (st.MPI_TAG == TAG_DONE) {
                 if (recv_done(l, k, &e) < 0 && rc == 0) {
@@ -380,7 +398,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "pes-replay-mpi: rank %d: replay %.3f s, %llu windows %s, %.1f MB, %.3f s waiting for "
                 "messages\n", rank, l.work_s, (unsigned long long)l.windows, rank ? "sent" : "received",
                 (double)l.bytes / 1e6, l.wait_s);
-    if (rank != 0 && !l.stop_done) MPI_Wait(&l.stop_req, MPI_STATUS_IGNORE);
+    if (rank != 0 && !l.stop_done) idle_wait(1, &l.stop_req);
     MPI_Bcast(&verdict, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
     rc = verdict;
     free(l.done);
