@@ -65,7 +65,23 @@ struct pes_analysis {
      * docs/replay.schema.json); called once, after finish. Never prints. */
     void (*publish)(void *self, const struct pes_publish *p);
     void (*destroy)(void *self);
+    /* Reading in parts (pes-replay-mpi: each process replays one contiguous
+     * part of the stream; docs/replay.md, "Distributed replay (MPI)"). All
+     * three NULL: the analysis needs the whole stream in one process, and
+     * the trace is then read whole everywhere.
+     * sync: after a part's last batch, before part_pack or part_merge
+     * (NULL: nothing to do); 0 or -1.
+     * part_pack: the part's counts as bytes into buf; returns their size
+     * (buf NULL or cap too small: only the size).
+     * part_merge: on process 0, after its own part, the counts of each
+     * later part in stream order, before finish; 0 or -1. */
+    int (*sync)(void *self, struct pes_error *err);
+    size_t (*part_pack)(void *self, void *buf, size_t cap);
+    int (*part_merge)(void *self, const void *buf, size_t len, struct pes_error *err);
 };
+
+/* Whether every analysis wanted on this stream can run in parts. */
+int pes_analyses_can_part(const struct pes_stream_info *si, const struct pes_knobs *k);
 
 /* The registry, NULL-terminated, in the order analyses see each batch. */
 extern const struct pes_analysis *const pes_analyses[];

@@ -2,6 +2,7 @@
  * pipeline.c — the registry's analyses over one stream (pipeline.h).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipeline.h"
 
@@ -47,6 +48,45 @@ const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p) { return 
 int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err) {
     for (size_t i = 0; i < p->n; i++)
         if (p->analysis[i]->finish && p->analysis[i]->finish(p->self[i], err) < 0) return -1;
+    return 0;
+}
+
+int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err) {
+    for (size_t i = 0; i < p->n; i++)
+        if (p->analysis[i]->sync && p->analysis[i]->sync(p->self[i], err) < 0) return -1;
+    return 0;
+}
+
+/* A part: per analysis, in pipeline order, its size (u64) and its bytes. */
+void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) n += 8 + p->analysis[i]->part_pack(p->self[i], NULL, 0);
+    unsigned char *buf = malloc(n ? n : 1), *at = buf;
+    if (!buf) {
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        uint64_t k = p->analysis[i]->part_pack(p->self[i], NULL, 0);
+        memcpy(at, &k, 8);
+        p->analysis[i]->part_pack(p->self[i], at + 8, (size_t)k);
+        at += 8 + k;
+    }
+    *len = n;
+    return buf;
+}
+
+int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err) {
+    const unsigned char *at = buf, *end = at + len;
+    for (size_t i = 0; i < p->n; i++) {
+        uint64_t k = 0;
+        if (end - at >= 8) memcpy(&k, at, 8);
+        if (end - at < 8 || k > (uint64_t)(end - at - 8))
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "a part's counts are cut short (%zu bytes)", len);
+        if (p->analysis[i]->part_merge(p->self[i], at + 8, (size_t)k, err) < 0) return -1;
+        at += 8 + k;
+    }
+    if (at != end) return pes_error_set(err, PES_ERR_FORMAT, 0, "a part's counts: %zu bytes too many", (size_t)(end - at));
     return 0;
 }
 

@@ -16,6 +16,14 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
 const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p);
 /* End of the stream: finish every analysis; 0, or -1 with err filled. */
 int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err);
+/* Reading in parts (analysis.h: sync, part_pack, part_merge; every analysis
+ * of the pipeline must have them, pes_analyses_can_part). After the part's
+ * last batch: pes_pipeline_sync; then the part's counts as one malloc'd
+ * buffer (NULL, err filled, if out of memory), or, on process 0, each later
+ * part's buffer merged in stream order before pes_pipeline_finish. */
+int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err);
+void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err);
+int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err);
 /* Every analysis describes its results (after finish). */
 void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to);
 void pes_pipeline_destroy(struct pes_pipeline *p);

@@ -91,6 +91,26 @@ static int finish(void *self, struct pes_error *err) {
     return model(r, err);
 }
 
+/* Parts: the profiles travel as window summaries (profiles.h, parts), so a
+ * part brings only the work counted for the runtime model. */
+static int sync(void *self, struct pes_error *err) { return pes_profiles_sync(((struct reuse *)self)->prof, err); }
+
+static size_t part_pack(void *self, void *buf, size_t cap) {
+    struct reuse *r = self;
+    if (buf && cap >= sizeof r->work) memcpy(buf, &r->work, sizeof r->work);
+    return sizeof r->work;
+}
+
+static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+    struct reuse *r = self;
+    struct pes_work w;
+    if (len != sizeof w) return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
+    memcpy(&w, buf, sizeof w);
+    r->work.bytes += w.bytes;
+    for (int k = 0; k < PES_OP_COUNT; k++) r->work.ops[k] += w.ops[k];
+    return 0;
+}
+
 /* ------------------------------------------------------------ report */
 
 struct site_row {
@@ -174,4 +194,7 @@ const struct pes_analysis pes_analysis_reuse = {
     .finish = finish,
     .publish = publish,
     .destroy = destroy,
+    .sync = sync,
+    .part_pack = part_pack,
+    .part_merge = part_merge,
 };

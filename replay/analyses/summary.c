@@ -78,6 +78,39 @@ static void publish(void *self, const struct pes_publish *to) {
     for (int k = 0; k < PES_OP_COUNT; k++) pes_r_f64(r, ops, pes_machine_op_key(k), m->work.ops[k], "%.0f");
 }
 
+/* A part's totals, then its streams seen (one byte each). Integer op
+ * counts sum exactly in a double (below 2^53) in any grouping. */
+static size_t part_pack(void *self, void *buf, size_t cap) {
+    struct summary *s = self;
+    size_t len = sizeof s->sum + s->n_streams;
+    if (buf && cap >= len) {
+        memcpy(buf, &s->sum, sizeof s->sum);
+        memcpy((char *)buf + sizeof s->sum, s->seen, s->n_streams);
+    }
+    return len;
+}
+
+static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+    struct summary *s = self;
+    struct totals t;
+    if (len != sizeof t + s->n_streams)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "summary: a part of %zu bytes, expected %zu", len,
+                             sizeof t + s->n_streams);
+    memcpy(&t, buf, sizeof t);
+    struct totals *m = &s->sum;
+    m->records += t.records;
+    m->accesses += t.accesses;
+    m->bb_execs += t.bb_execs;
+    m->reads += t.reads;
+    m->writes += t.writes;
+    m->bytes += t.bytes;
+    for (int k = 0; k < PES_OP_COUNT; k++) m->ops[k] += t.ops[k];
+    const unsigned char *seen = (const unsigned char *)buf + sizeof t;
+    for (uint32_t i = 0; i < s->n_streams; i++)
+        if (seen[i]) note_stream(s, i);
+    return 0;
+}
+
 static void destroy(void *self) {
     struct summary *s = self;
     free(s->seen);
@@ -92,4 +125,6 @@ const struct pes_analysis pes_analysis_summary = {
     .batch = batch,
     .publish = publish,
     .destroy = destroy,
+    .part_pack = part_pack,
+    .part_merge = part_merge,
 };

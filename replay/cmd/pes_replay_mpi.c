@@ -4,18 +4,21 @@
  * engines' work split over R processes (docs/replay.md, "Distributed replay
  * (MPI)").
  *
- * Every rank reads and decodes the whole trace and runs the same pipeline
- * (replay_run.h); only the reuse profiles differ: the stream is cut into
- * windows of --mpi-window accesses dealt round-robin to the ranks, and each
- * rank runs the engines over its own windows only (profiles.h, struct
- * pes_profiles_split). Ranks > 0 send one message per window to rank 0,
- * which resolves them in window order and writes the report. The summary,
- * the model and --simulate run on rank 0 over the whole stream, as in
- * pes-replay (a simulation cannot be cut into windows: it runs whole there).
+ * Parts (replay_run.h): rank k reads only part k of the stream (a byte
+ * range of a text trace, a range of merged times of a pes trace), cuts it
+ * into windows of --mpi-window accesses and runs the engines over them
+ * (profiles.h, struct pes_profiles_split with parts); ranks > 0 send one
+ * message per window, then their part's counts (summary, model work), and
+ * rank 0 resolves the windows part after part and writes the report.
+ * With --simulate, --cores or --sample-rate every rank reads the whole trace
+ * instead and the windows are dealt round-robin; the summary, the model and
+ * --simulate then run on rank 0 over the whole stream, as in pes-replay (a
+ * simulation cannot be cut into windows: it runs whole there).
  *
  * Messages (rank k > 0 to rank 0, in the order rank 0 reads them):
  *   TAG_WINDOW {window, bytes} then TAG_DATA pieces of at most PIECE bytes,
- *   once per window of k; then TAG_DONE {status, message}.
+ *   once per window of k; with parts, TAG_PART {0, bytes} and its TAG_DATA
+ *   (which also ends k's windows); then TAG_DONE {status, code, message}.
  * Rank 0 to each rank k > 0: one TAG_STOP, early when rank 0 fails (k stops
  * at its next batch), else at the end. Last, rank 0 broadcasts the exit
  * status once its report or error line is out, so every rank ends with rank
@@ -27,16 +30,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "replay_run.h"
 #include "report_util.h"
 
-enum { TAG_WINDOW = 1, TAG_DATA, TAG_DONE, TAG_STOP };
+enum { TAG_WINDOW = 1, TAG_DATA, TAG_DONE, TAG_STOP, TAG_PART };
 #define PIECE (1 << 30)   /* bytes per MPI message (counts are ints) */
 #define IN_FLIGHT 2       /* windows a rank may have sent but rank 0 not yet received */
 
 struct done_msg {
     int32_t status;       /* 0, or -1 */
+    int32_t code;         /* the error's enum pes_error_code */
     char message[sizeof ((struct pes_error *)0)->message];
 };
 
@@ -73,6 +78,23 @@ static int injected(struct link *l, struct pes_error *err) {
     return pes_error_set(err, PES_ERR_ARG, 0, "failure injected by PES_MPI_TEST_FAIL");
 }
 
+/* Waiting without spinning: Open MPI's blocking calls poll at full speed,
+ * which on ranks that outnumber the CPUs takes the CPU from the rank being
+ * waited for (rank 0 resolving the others' windows, or a rank still reading
+ * its part). A short sleep between tests costs at most that much latency. */
+static void nap(void) { nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL); }
+
+static int idle_wait(int n, MPI_Request *req) {
+    int flag = 0, rc;
+    while ((rc = MPI_Testall(n, req, &flag, MPI_STATUSES_IGNORE)) == MPI_SUCCESS && !flag) nap();
+    return rc;
+}
+
+static void idle_probe(int from, MPI_Status *st) {
+    int flag = 0;
+    while (MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st) == MPI_SUCCESS && !flag) nap();
+}
+
 static int mpi_error(struct pes_error *err, const char *what, int code) {
     char s[MPI_MAX_ERROR_STRING];
     int n = 0;
@@ -85,7 +107,7 @@ static int mpi_error(struct pes_error *err, const char *what, int code) {
 static int wait_out(struct link *l, struct pes_error *err) {
     struct outgoing *o = &l->out[l->first_out];
     double t0 = MPI_Wtime();
-    int rc = MPI_Waitall(o->n_req, o->req, MPI_STATUSES_IGNORE);
+    int rc = idle_wait(o->n_req, o->req);
     l->wait_s += MPI_Wtime() - t0;
     free(o->buf);
     free(o->req);
@@ -144,11 +166,29 @@ static int progress(void *ctx, struct pes_error *err) {
 static int agree_other(void *ctx, int rc, struct pes_error *err) {
     struct link *l = ctx;
     l->work_s = MPI_Wtime() - l->t0;
-    struct done_msg d = {.status = rc < 0 ? -1 : 0};
+    struct done_msg d = {.status = rc < 0 ? -1 : 0, .code = err->code};
     if (rc < 0) snprintf(d.message, sizeof d.message, "%s", err->message);
     MPI_Send(&d, (int)sizeof d, MPI_BYTE, 0, TAG_DONE, MPI_COMM_WORLD);
     while (l->n_out) wait_out(l, err);
     return rc < 0 ? -1 : 0;
+}
+
+/* After the part's last window: its counts, which also tell rank 0 that no
+ * window follows. Sent whole before anything else happens on this rank. */
+static int send_part(void *ctx, void *buf, size_t len, struct pes_error *err) {
+    struct link *l = ctx;
+    if (stopped(l, err) < 0) {
+        free(buf);
+        return -1;
+    }
+    uint64_t head[2] = {0, len};
+    int rc = MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART, MPI_COMM_WORLD);
+    for (size_t at = 0; rc == MPI_SUCCESS && at < len; at += PIECE) {
+        size_t n = len - at < PIECE ? len - at : PIECE;
+        rc = MPI_Send((char *)buf + at, (int)n, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD);
+    }
+    free(buf);
+    return rc == MPI_SUCCESS ? 0 : mpi_error(err, "sending a part's counts", rc);
 }
 
 /* ------------------------------------------------------------ rank 0 */
@@ -159,12 +199,17 @@ static int recv_done(struct link *l, int from, struct pes_error *err) {
     l->done[from] = 1;
     if (d.status == 0) return 0;
     d.message[sizeof d.message - 1] = '\0';
+    /* reading in parts, a damaged input may be met by another rank first:
+     * its line is pes-replay's, which names no rank */
+    if (d.code == PES_ERR_FORMAT || d.code == PES_ERR_IO || d.code == PES_ERR_VERSION || d.code == PES_ERR_TRUNCATED)
+        return pes_error_set(err, d.code, 0, "%s", d.message);
     return pes_error_set(err, PES_ERR_ARG, 0, "rank %d: %s", from, d.message);
 }
 
-/* The next window message of rank `from` into a malloc'd buffer. */
-static int recv_body(int from, uint64_t head[2], void **buf, struct pes_error *err) {
-    MPI_Recv(head, 2, MPI_UINT64_T, from, TAG_WINDOW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+/* The next message of rank `from` with this tag (TAG_WINDOW or TAG_PART:
+ * a head {window, bytes}, then its TAG_DATA pieces) into a malloc'd buffer. */
+static int recv_body(int from, int tag, uint64_t head[2], void **buf, struct pes_error *err) {
+    MPI_Recv(head, 2, MPI_UINT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     unsigned char *b = malloc(head[1] ? (size_t)head[1] : 1);
     if (!b) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (a window of rank %d)", from);
     for (uint64_t at = 0; at < head[1]; at += PIECE) {
@@ -183,14 +228,15 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; window %llu is missing", from,
                              (unsigned long long)w);
     double t0 = MPI_Wtime();
-    MPI_Probe((int)from, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+    idle_probe((int)from, &st);
     l->wait_s += MPI_Wtime() - t0;
     if (st.MPI_TAG == TAG_DONE) {
         if (recv_done(l, (int)from, err) < 0) return -1;
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u ended before window %llu", from, (unsigned long long)w);
     }
+    if (st.MPI_TAG == TAG_PART) return 1;   /* from's part had w windows (left for recv_part) */
     uint64_t head[2];
-    if (recv_body((int)from, head, buf, err) < 0) return -1;
+    if (recv_body((int)from, TAG_WINDOW, head, buf, err) < 0) return -1;
     *len = (size_t)head[1];
     l->windows++;
     l->bytes += head[1];
@@ -200,6 +246,26 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u sent window %llu where window %llu was due", from,
                              (unsigned long long)head[0], (unsigned long long)w);
     }
+    return 0;
+}
+
+/* Rank `from`'s part counts (after all its windows). */
+static int recv_part(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err) {
+    struct link *l = ctx;
+    MPI_Status st;
+    if (l->done[from]) return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; its part is missing", from);
+    double t0 = MPI_Wtime();
+    idle_probe((int)from, &st);
+    l->wait_s += MPI_Wtime() - t0;
+    if (st.MPI_TAG == TAG_DONE) {
+        if (recv_done(l, (int)from, err) < 0) return -1;
+        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u ended before its part's counts", from);
+    }
+    if (st.MPI_TAG != TAG_PART)
+        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u sent a window after its part's counts", from);
+    uint64_t head[2];
+    if (recv_body((int)from, TAG_PART, head, buf, err) < 0) return -1;
+    *len = (size_t)head[1];
     return 0;
 }
 
@@ -220,7 +286,7 @@ static int agree_root(void *ctx, int rc, struct pes_error *err) {
     for (int k = 1; k < l->ranks; k++)
         while (!l->done[k]) {
             MPI_Status st;
-            MPI_Probe(k, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            idle_probe(k, &st);
             struct pes_error e = {0};
             if (st.MPI_TAG == TAG_DONE) {
                 if (recv_done(l, k, &e) < 0 && rc == 0) {
@@ -231,8 +297,17 @@ static int agree_root(void *ctx, int rc, struct pes_error *err) {
             }
             uint64_t head[2];
             void *buf = NULL;
-            if (recv_body(k, head, &buf, &e) < 0) MPI_Abort(MPI_COMM_WORLD, 1);   /* cannot drain it */
+            int part = st.MPI_TAG == TAG_PART;
+            if (recv_body(k, part ? TAG_PART : TAG_WINDOW, head, &buf, &e) < 0)
+                MPI_Abort(MPI_COMM_WORLD, 1);   /* cannot drain it */
             free(buf);
+            if (part) {
+                if (rc == 0) {
+                    pes_error_set(err, PES_ERR_ARG, 0, "rank %d sent its part's counts twice", k);
+                    rc = -1;
+                }
+                continue;
+            }
             if (rc == 0) {
                 pes_error_set(err, PES_ERR_ARG, 0, "rank %d sent window %llu after the end of the stream", k,
                               (unsigned long long)head[0]);
@@ -299,7 +374,11 @@ int main(int argc, char **argv) {
         .window = o.mpi_window ? o.mpi_window : REPLAY_MPI_WINDOW,
         .send = send_window, .recv = recv_window, .ctx = &l,
     };
-    struct replay_hooks h = {.split = &split, .no_report = rank != 0, .ctx = &l};
+    /* each rank reads its own part of the trace where that keeps the report
+     * exact (replay_run.h); --simulate needs the whole stream on rank 0 */
+    struct replay_hooks h = {.split = &split, .no_report = rank != 0, .ctx = &l, .part = (uint32_t)rank,
+                             .parts = o.knobs.simulate ? 1 : (uint32_t)ranks,
+                             .part_send = send_part, .part_recv = recv_part};
     if (rank == 0) {
         l.done = calloc((size_t)ranks, 1);
         l.told = calloc((size_t)ranks, 1);
@@ -318,7 +397,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "pes-replay-mpi: rank %d: replay %.3f s, %llu windows %s, %.1f MB, %.3f s waiting for "
                 "messages\n", rank, l.work_s, (unsigned long long)l.windows, rank ? "sent" : "received",
                 (double)l.bytes / 1e6, l.wait_s);
-    if (rank != 0 && !l.stop_done) MPI_Wait(&l.stop_req, MPI_STATUS_IGNORE);
+    if (rank != 0 && !l.stop_done) idle_wait(1, &l.stop_req);
     MPI_Bcast(&verdict, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
     rc = verdict;
     free(l.done);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pipeline.h"
+#include "profiles.h"
 #include "replay_run.h"
 #include "report_util.h"
 #include "writers.h"
@@ -51,6 +52,8 @@ struct run {
     const struct replay_hooks *hooks;
     struct pes_batch_sink tick;         /* hooks->progress, then the pipeline */
     const struct pes_batch_sink *to;
+    struct pes_profiles_split split;    /* hooks->split, in parts */
+    int later_part;                     /* this process read a part after the first: its counts went to part 0 */
 };
 
 static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
@@ -75,6 +78,45 @@ static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimick
     return c;
 }
 
+/* Whether this process reads only its part of the recorded stream: the
+ * same answer on every process (the same options and the same file). */
+static int in_parts(struct run *run, const struct pes_stream_info *si) {
+    const struct replay_hooks *h = run->hooks;
+    return h && h->parts > 1 && h->split && !run->o->n_cores && replay_input_can_part(run->in) &&
+           pes_analyses_can_part(si, &run->knobs);
+}
+
+/* After this process's part: its counts to part 0, or, on part 0, the
+ * others' merged in order. */
+static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err) {
+    const struct replay_hooks *h = run->hooks;
+    if (pes_pipeline_sync(p, err) < 0) return -1;
+    if (h->part != 0) {
+        size_t n = 0;
+        unsigned char *counts = pes_pipeline_part_pack(p, &n, err);
+        unsigned char *buf = counts ? malloc(REPLAY_CLIP_BYTES + n) : NULL;
+        if (counts && !buf) pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        if (buf) {
+            replay_input_clip_pack(run->in, buf);
+            memcpy(buf + REPLAY_CLIP_BYTES, counts, n);
+        }
+        free(counts);
+        return buf ? h->part_send(h->ctx, buf, REPLAY_CLIP_BYTES + n, err) : -1;
+    }
+    for (uint32_t from = 1; from < h->parts; from++) {
+        void *buf = NULL;
+        size_t n = 0;
+        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0) return -1;
+        int rc = n < REPLAY_CLIP_BYTES ? pes_error_set(err, PES_ERR_FORMAT, 0, "part %u: no counts", from)
+                                       : pes_pipeline_part_merge(p, (unsigned char *)buf + REPLAY_CLIP_BYTES,
+                                                                 n - REPLAY_CLIP_BYTES, err);
+        if (rc == 0) replay_input_clip_merge(run->in, buf);
+        free(buf);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
 /* The recorded threads: the summary always, and the other analyses unless
  * --cores mimics cores instead. */
 static int run_recorded(struct run *run, struct pes_error *err) {
@@ -89,8 +131,19 @@ static int run_recorded(struct run *run, struct pes_error *err) {
         .line = run->line, .range_cap = replay_input_range_cap(in), .page_size = o->page_size,
         .site = input_site, .site_ctx = in,
     };
-    struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
-    int rc = p ? replay_input_run(in, sink_of(run, p), err) : -1;
+    int parts = in_parts(run, &si);
+    struct pes_knobs knobs = run->knobs;
+    if (parts) {
+        run->split = *run->hooks->split;
+        run->split.parts = 1;
+        knobs.split = &run->split;
+    }
+    struct pes_pipeline *p = NULL;
+    int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
+    if (rc == 0 && !(p = pes_pipeline_create(&si, &knobs, err))) rc = -1;
+    if (rc == 0) rc = replay_input_run(in, sink_of(run, p), err);
+    if (rc == 0 && parts) rc = exchange_parts(run, p, err);
+    run->later_part = parts && run->hooks->part != 0;
     if (rc == 0) rc = pes_pipeline_finish(p, err);
     if (rc == 0) {
         pes_r_u64(run->rep, run->trace, "clipped_ranges", replay_input_clipped(in, NULL, 0));
@@ -231,7 +284,7 @@ static int analyse(struct run *run, struct pes_error *err) {
     if (run_recorded(run, err) < 0) return -1;
     char clipped[sizeof err->message];
     if (replay_input_clipped(in, clipped, sizeof clipped)) replay_message("warning: %s", clipped);
-    if (pes_r_get_u(run->trace, "accesses") == 0) {
+    if (!run->later_part && pes_r_get_u(run->trace, "accesses") == 0) {
         snprintf(err->message, sizeof err->message, "%s: the trace holds no memory accesses", o->trace);
         return -1;
     }

@@ -20,6 +20,16 @@ struct replay_hooks {
      * err filled to stop the replay (MPI: rank 0 failed; messages in flight
      * move on). */
     int (*progress)(void *ctx, struct pes_error *err);
+    /* Reading in parts: with parts > 1, when the input and the analyses
+     * allow it (a text trace, none of --simulate, --cores, --sample-rate),
+     * this process reads only part `part` of the recorded stream and the
+     * profiles split in parts (profiles.h); the other parts' counts
+     * (pes_pipeline_part_pack) travel to part 0 after the profiles' sync:
+     * part_send (part > 0; the buffer is the callee's), part_recv (part 0,
+     * for each later part in order; a malloc'd buffer). 0, or -1 (err). */
+    uint32_t part, parts;
+    int (*part_send)(void *ctx, void *buf, size_t len, struct pes_error *err);
+    int (*part_recv)(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err);
     void *ctx;
 };
 

@@ -1125,8 +1125,12 @@ static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, 
             continue;   /* its own windows went straight in */
         void *buf = NULL;
         size_t len = 0;
-        if (sp->o.recv(sp->o.ctx, w, from, &buf, &len, err) < 0)
+        int got = sp->o.recv(sp->o.ctx, w, from, &buf, &len, err);
+        if (got < 0)
             return -1;
+        if (got > 0)
+            return pes_error_set(err, PES_ERR_ARG, 0, "profiles: window %llu of process %u never came",
+                                 (unsigned long long)w, from);
         int rc = split_absorb(p, w, buf, len, end && w + 1 == upto, err);
         free(buf);
         if (rc < 0)
@@ -1154,8 +1158,11 @@ static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint
     for (size_t i = 0; i < n;) {
         uint64_t w = sp->pos / W, end = (w + 1) * W;
         size_t m = end - sp->pos < n - i ? (size_t)(end - sp->pos) : n - i;
-        int own = w % sp->o.ranks == sp->o.rank;
-        if (own && sp->o.rank == 0) {
+        int own = sp->o.parts || w % sp->o.ranks == sp->o.rank;
+        if (own && sp->o.rank == 0 && sp->o.parts) {
+            if (gather(p, stream + i, addr + i, size + i, site + i, m, err) < 0)
+                return -1;
+        } else if (own && sp->o.rank == 0) {
             if (sp->pos == w * W) {
                 if (split_absorb_through(p, w, 0, err) < 0)
                     return -1;
@@ -1186,6 +1193,13 @@ static int split_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
     p->ended[stream] = 1;
     if (sp->o.rank != 0)
         return 0;
+    /* parts: a stream that ends in process 0's part has no accesses in the
+     * others' (its engine goes now; those of the others' go at the end) */
+    if (sp->o.parts) {
+        pes_reuse_destroy(p->prd_eng[stream]);
+        p->prd_eng[stream] = NULL;
+        return 0;
+    }
     /* rank 0: its engine waits for the windows it has not absorbed yet (it
      * may not even exist before them) */
     uint64_t w = sp->pos ? (sp->pos - 1) / sp->o.window : 0;
@@ -1206,6 +1220,38 @@ static int split_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
     return 0;
 }
 
+/* rank 0 with parts: the windows of processes 1, 2, ... in order. Each is
+ * received before the one ahead of it is resolved, so that the very last
+ * window of the stream is known as such (it need not update the engines). */
+static int split_absorb_parts(struct pes_profiles *p, struct pes_error *err)
+{
+    struct split *sp = p->split;
+    void *cur = NULL, *next = NULL;
+    size_t cur_len = 0, next_len = 0;
+    uint64_t cur_w = 0;
+    int rc = 0, have = 0;
+    for (uint32_t from = 1; from < sp->o.ranks && rc == 0; from++)
+        for (uint64_t w = 0;; w++) {
+            rc = sp->o.recv(sp->o.ctx, w, from, &next, &next_len, err);
+            if (rc < 0)
+                break;
+            if (rc == 1) {   /* from's part is over */
+                rc = 0;
+                break;
+            }
+            if (have && (rc = split_absorb(p, cur_w, cur, cur_len, 0, err)) < 0)
+                break;
+            free(cur);
+            cur = next, cur_len = next_len, cur_w = w, have = 1;
+            next = NULL;
+        }
+    if (rc == 0 && have)
+        rc = split_absorb(p, cur_w, cur, cur_len, 1, err);
+    free(cur);
+    free(next);
+    return rc;
+}
+
 static int split_sync(struct pes_profiles *p, struct pes_error *err)
 {
     struct split *sp = p->split;
@@ -1213,9 +1259,11 @@ static int split_sync(struct pes_profiles *p, struct pes_error *err)
         return 0;
     sp->over = 1;
     const uint64_t W = sp->o.window, w = sp->pos / W;
+    if (sp->o.rank == 0 && sp->o.parts)
+        return split_absorb_parts(p, err);
     if (sp->o.rank == 0)
         return split_absorb_through(p, (sp->pos + W - 1) / W, 1, err);
-    if (sp->pos % W && w % sp->o.ranks == sp->o.rank)
+    if (sp->pos % W && (sp->o.parts || w % sp->o.ranks == sp->o.rank))
         return split_send_window(p, w, err);
     return 0;
 }

@@ -54,16 +54,28 @@
  * or every window absorbed) and pushing afterwards is an error;
  * pes_profiles_push cannot return distances; engines run on the caller's
  * thread (`threads` is ignored). ranks == 1 is no split.
+ *
+ * With `parts`, each process pushes only its own part of the stream: the
+ * parts of processes 0, 1, ..., ranks - 1, in that order, are the stream
+ * (pes-replay-mpi reading a part of the trace per rank). A process cuts its
+ * part into windows of `window` accesses, numbered from 0 in the part, all
+ * its own. Process 0 pushes its part into its engines; at the sync it
+ * resolves the windows of process 1 in order, then those of process 2, and
+ * so on: `recv` returns 1 when `from` has no window w (its part had w).
+ * Results are again exactly one process's; the site rows come in another
+ * order (by process, then first use).
  */
 struct pes_profiles_split {
     uint32_t rank, ranks;       /* this process, of ranks (>= 1) */
     uint64_t window;            /* accesses per window, >= 1 */
+    int parts;                  /* each process pushes its own part only */
     /* rank > 0: window w's message, in a malloc'd buffer that is the
      * callee's from now on (to free when sent, even on failure); 0, or -1
      * with err filled (the push or sync then fails with it). */
     int (*send)(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err);
     /* rank 0: window w's message from process `from`, in a malloc'd buffer
-     * the profiles frees; 0, or -1 with err filled. */
+     * the profiles frees; 0, or -1 with err filled (with parts: 1, no such
+     * window). */
     int (*recv)(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err);
     void *ctx;
 };

@@ -48,6 +48,8 @@ struct replay_input {
     unsigned text_threads;       /* parsing threads of another tool's trace */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
+    uint32_t part, parts;        /* replay_input_set_part (parts 0: the whole stream) */
+    uint64_t part_begin, part_end;   /* a text trace's part: its bytes */
 };
 
 static int fail(struct pes_error *err, int code, const char *path, const char *what) {
@@ -235,6 +237,39 @@ uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t m
     return in->clipped;
 }
 
+int replay_input_can_part(const struct replay_input *in) { (void)in; return 1; }
+
+int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struct pes_error *err) {
+    if (k >= n) return pes_error_set(err, PES_ERR_ARG, 0, "part %u of %u", k, n);
+    /* a pes trace's part is a range of merged times, cut when it is opened */
+    if (in->text && pes_text_part(in->path, in->text_format, k, n, &in->part_begin, &in->part_end, err) < 0)
+        return -1;
+    in->part = k;
+    in->parts = n;
+    return 0;
+}
+
+void replay_input_clip_pack(const struct replay_input *in, unsigned char out[REPLAY_CLIP_BYTES]) {
+    memcpy(out, &in->clipped, 8);
+    memcpy(out + 8, &in->clipped_longest, 4);
+    memcpy(out + 12, &in->clipped_site, 4);
+}
+
+/* The scan keeps the first of the longest clipped accesses: a later part's
+ * wins only if strictly longer. */
+void replay_input_clip_merge(struct replay_input *in, const unsigned char part[REPLAY_CLIP_BYTES]) {
+    uint64_t n;
+    uint32_t longest, site;
+    memcpy(&n, part, 8);
+    memcpy(&longest, part + 8, 4);
+    memcpy(&site, part + 12, 4);
+    if (n && (in->clipped == 0 || longest > in->clipped_longest)) {
+        in->clipped_longest = longest;
+        in->clipped_site = site;
+    }
+    in->clipped += n;
+}
+
 uint64_t replay_input_skipped(const struct replay_input *in, const char **message) {
     if (message) *message = in->skipped;
     return in->skipped_blocks;
@@ -272,6 +307,7 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (in->text) {
         c->text = pes_text_reader_open_as(in->path, in->text_format, err);
         if (!c->text) goto fail;
+        if (in->parts && pes_text_reader_set_range(c->text, in->part_begin, in->part_end, err) < 0) goto fail;
         if (in->text_threads > 1 &&
             pes_text_reader_set_threads(c->text, in->text_threads, err) < 0) goto fail;
         return c;
@@ -280,6 +316,16 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (!c->reader) goto fail;
     c->merge = pes_merge_open(c->reader, err);
     if (!c->merge) goto fail;
+    if (in->parts > 1) {   /* part k: the records timed from cut k - 1 to cut k */
+        uint64_t *cuts = malloc(in->parts * sizeof *cuts);
+        int rc = !cuts ? fail(err, PES_ERR_NOMEM, in->path, "out of memory")
+                       : pes_merge_part_times(c->merge, in->parts, cuts, err);
+        if (rc == 0)
+            rc = pes_merge_set_range(c->merge, in->part ? cuts[in->part - 1] : 0,
+                                     in->part + 1 < in->parts ? cuts[in->part] : 0, in->part + 1 < in->parts, err);
+        free(cuts);
+        if (rc < 0) goto fail;
+    }
     return c;
 fail:
     cursor_close(c);

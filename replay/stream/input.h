@@ -76,6 +76,18 @@ void replay_input_set_threads(struct replay_input *in, unsigned n);
  * naming the file, the limit and the longest clipped access in msg. */
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);
 
+/* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k
+ * of n of the stream, the parts in order being the whole stream. 0, or -1
+ * (err) if this input cannot be read in parts (only another tool's text or
+ * binary trace can: a part is a range of its bytes, pes_text_part). */
+int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struct pes_error *err);
+int replay_input_can_part(const struct replay_input *in);
+/* The clipping counts of the last scan (replay_input_clipped) as bytes, and
+ * those of a later part added to this input's, as if one scan had seen both. */
+enum { REPLAY_CLIP_BYTES = 16 };
+void replay_input_clip_pack(const struct replay_input *in, unsigned char out[REPLAY_CLIP_BYTES]);
+void replay_input_clip_merge(struct replay_input *in, const unsigned char part[REPLAY_CLIP_BYTES]);
+
 /* The merged stream (a pes trace: every thread's records in time order; a
  * text trace: its lines) as batches to sink: accesses with their sites'
  * read/write kinds, BB entries, and each thread once its records are all

@@ -30,6 +30,7 @@ struct thread_stream {
     uint64_t long_n, long_done;
     uint64_t long_start, long_end;
     int long_marked;
+    int skipping;             /* pes_merge_set_range: records before lo are still dropped */
 };
 
 struct heap_entry {
@@ -47,6 +48,10 @@ struct pes_merge {
     uint32_t *ended;              /* threads whose stream ended during the last call */
     size_t n_ended;
     uint64_t held;                /* bytes in the streams' buffers */
+    /* pes_merge_set_range: the records timed in [lo, hi) (bounded: hi holds) */
+    uint64_t lo, hi;
+    int bounded;
+    struct pes_block_ref footer;  /* type 0: none */
 };
 
 /* Grows *p to at least `need` elements: small first (a short-lived thread
@@ -275,13 +280,23 @@ static void end_stream(struct pes_merge *m, struct thread_stream *s) {
     m->ended[m->n_ended++] = s->thread;
 }
 
-/* Makes sure the stream has a current record: 1 = yes, 0 = stream ended. */
+/* Makes sure the stream has a current record: 1 = yes, 0 = stream ended.
+ * In a range, a stream's records before lo are dropped: its times never
+ * decrease, so they are its first ones. */
 static int refill(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
-    if (s->seg_pos < s->seg_n) return 1;
-    int rc = fill_segment(m, s, err);
-    if (rc == 0) end_stream(m, s);
-    return rc;
+    for (;;) {
+        while (s->skipping && s->seg_pos < s->seg_n && s->seg_time[s->seg_pos] < m->lo) s->seg_pos++;
+        if (s->seg_pos < s->seg_n) {
+            s->skipping = 0;
+            return 1;
+        }
+        int rc = fill_segment(m, s, err);
+        if (rc == 0) end_stream(m, s);
+        if (rc <= 0) return rc;
+    }
 }
+
+static int seek_stream(struct pes_merge *m, struct thread_stream *s, struct pes_error *err);
 
 /* Streams enter the heap keyed by their thread's start time, a lower bound of
  * their first record's time (records are timed from the start on), and load
@@ -294,6 +309,7 @@ static int settle_top(struct pes_merge *m, struct pes_error *err) {
         struct thread_stream *s = &m->streams[m->heap[0].stream];
         if (s->started) return 0;
         s->started = 1;
+        if (s->skipping && seek_stream(m, s, err) < 0) return -1;
         int rc = refill(m, s, err);
         if (rc < 0) return -1;
         if (rc == 0) {
@@ -304,6 +320,179 @@ static int settle_top(struct pes_merge *m, struct pes_error *err) {
         heap_sift_down_top(m);
     }
     return 0;
+}
+
+/* ------------------------------------------------------------ ranges */
+
+/* A mark's time as the merge gives it: never before the thread's start
+ * (marks never decrease, the reader checks it, so only the start can be
+ * later than one). */
+static uint64_t mark_time(const struct pes_record *r, uint64_t start) { return r->addr < start ? start : r->addr; }
+
+/* Block j of the stream decoded; its first and last marks (index, or -1). */
+static int probe_block(struct pes_merge *m, struct thread_stream *s, size_t j, struct pes_block *b, long *first,
+                       long *last, struct pes_error *err) {
+    if (pes_trace_reader_block_at(m->reader, &s->blocks[j], b, err) < 0) return -1;
+    *first = *last = -1;
+    for (size_t i = 0; i < b->n; i++)
+        if (is_time_mark(&b->records[i])) {
+            if (*first < 0) *first = (long)i;
+            *last = (long)i;
+        }
+    return 0;
+}
+
+/* Enters the stream after its last time mark M timed before lo, as if every
+ * record up to M had been read: those records all come before lo (a
+ * record is never timed after the mark that ends its segment), and what
+ * follows is timed from M alone, except records after the thread's last
+ * mark, which take the rate of the segment M ends. The blocks are bisected
+ * by their first mark (marks never decrease), so a part costs a few block
+ * decodes per thread besides its own blocks. No such mark: the stream
+ * starts at its beginning; either way refill drops the records before lo. */
+static int seek_stream(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
+    const uint64_t start = s->last_mark;
+    struct pes_block b;
+    long first, last, found = -1;
+    size_t lo = 0, hi = s->n_blocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2, k = mid;
+        for (; k < hi; k++) {   /* blocks without marks are passed over */
+            if (probe_block(m, s, k, &b, &first, &last, err) < 0) return -1;
+            if (first >= 0) break;
+        }
+        if (k == hi) {
+            hi = mid;
+        } else if (mark_time(&b.records[first], start) < m->lo) {
+            found = (long)k;
+            lo = k + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (found < 0) return 0;
+    if (probe_block(m, s, (size_t)found, &b, &first, &last, err) < 0) return -1;
+    /* M: the last mark of the block timed before lo; S, the mark before it,
+     * and the records after S up to M: the segment whose rate follows M */
+    long mi = -1, si = -1;
+    for (long i = first; i <= last; i++)
+        if (is_time_mark(&b.records[i])) {
+            if (mark_time(&b.records[i], start) >= m->lo) break;
+            si = mi;
+            mi = i;
+        }
+    uint64_t mark = mark_time(&b.records[mi], start), prev = start, n = (uint64_t)(mi - si);
+    if (si >= 0) prev = mark_time(&b.records[si], start);
+    size_t n_blk = b.n;
+    if (grow((void **)&s->blk, &s->blk_cap, n_blk, sizeof *s->blk, &m->held) < 0)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+    memcpy(s->blk, b.records, n_blk * sizeof *s->blk);
+    if (si < 0) {   /* S is in an earlier block, or the start */
+        n = (uint64_t)mi + 1;
+        for (size_t j = (size_t)found; j-- > 0;) {
+            if (probe_block(m, s, j, &b, &first, &last, err) < 0) return -1;
+            if (last >= 0) {
+                prev = mark_time(&b.records[last], start);
+                n += b.n - 1 - (size_t)last;
+                break;
+            }
+            n += b.n;
+        }
+    }
+    s->blk_n = n_blk;
+    s->blk_pos = (size_t)mi + 1;
+    s->next_block = (size_t)found + 1;
+    s->last_mark = mark;
+    /* fill_segment's rate: set by a segment that starts after time 0 */
+    s->rate = prev > 0 ? (double)(mark - prev) / (double)n : 0.0;
+    return 0;
+}
+
+int pes_merge_set_range(struct pes_merge *m, uint64_t lo, uint64_t hi, int bounded, struct pes_error *err) {
+    for (uint32_t i = 0; i < m->n_streams; i++)
+        if (m->streams[i].started)
+            return pes_error_set(err, PES_ERR_ARG, 0, "%s", "pes_merge_set_range: after the first read");
+    m->lo = lo;
+    m->hi = hi;
+    m->bounded = bounded;
+    /* streams wait in the heap keyed by a lower bound of their first record */
+    for (uint32_t i = 0; i < m->heap_n; i++) {
+        struct thread_stream *s = &m->streams[m->heap[i].stream];
+        s->skipping = lo > 0;
+        if (m->heap[i].time < lo) m->heap[i].time = lo;
+    }
+    return 0;
+}
+
+/* Without a FOOTER: the time of a thread's last mark (its start if none). */
+static int stream_end_time(struct pes_merge *m, struct thread_stream *s, uint64_t *end, struct pes_error *err) {
+    *end = s->last_mark;
+    for (size_t j = s->n_blocks; j-- > 0;) {
+        struct pes_block b;
+        long first, last;
+        if (probe_block(m, s, j, &b, &first, &last, err) < 0) return -1;
+        if (last >= 0) {
+            *end = mark_time(&b.records[last], s->last_mark);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+int pes_merge_part_times(struct pes_merge *m, uint32_t n, uint64_t *cuts, struct pes_error *err) {
+    uint32_t k = m->n_streams;
+    uint64_t *t0 = calloc(k ? k : 1, sizeof *t0), *t1 = calloc(k ? k : 1, sizeof *t1);
+    double *count = calloc(k ? k : 1, sizeof *count), total = 0;
+    if (!t0 || !t1 || !count) {
+        free(t0), free(t1), free(count);
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+    }
+    struct pes_block footer;
+    const struct pes_block *f = NULL;
+    if (m->footer.type == PES_BLOCK_FOOTER) {
+        if (pes_trace_reader_block_at(m->reader, &m->footer, &footer, err) < 0) goto fail;
+        f = &footer;
+    }
+    /* the footer's totals stay valid only until the next decode: the ends first */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        struct thread_stream *s = &m->streams[i];
+        t0[i] = s->last_mark;
+        for (size_t j = 0; j < s->n_blocks; j++) count[i] += s->blocks[j].count;
+        total += count[i];
+        if (f) {
+            uint64_t e = t0[i];
+            for (size_t j = 0; j < f->n; j++)
+                if (f->totals[j].thread == s->thread && f->totals[j].end_ticks > e) e = f->totals[j].end_ticks;
+            t1[i] = e;
+        }
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        if (!f && stream_end_time(m, &m->streams[i], &t1[i], err) < 0) goto fail;
+        if (t0[i] < lo) lo = t0[i];
+        if (t1[i] > hi) hi = t1[i];
+    }
+    /* Each thread taken to progress evenly from its start to its end: the
+     * cut times that give each part about the same number of records. Any
+     * cuts keep the parts exact; these only balance them. */
+    for (uint32_t c = 1; c < n; c++) {
+        double want = total * c / n;
+        uint64_t a = lo, z = hi > lo ? hi : lo;
+        while (a < z) {
+            uint64_t t = a + (z - a) / 2;
+            double got = 0;
+            for (uint32_t i = 0; i < k; i++)
+                got += t >= t1[i] ? count[i] : t < t0[i] ? 0 : count[i] * (double)(t - t0[i]) / (double)(t1[i] - t0[i] + 1);
+            if (got >= want) z = t;
+            else a = t + 1;
+        }
+        cuts[c - 1] = k ? a : 0;
+    }
+    free(t0), free(t1), free(count);
+    return 0;
+fail:
+    free(t0), free(t1), free(count);
+    return -1;
 }
 
 struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *err) {
@@ -330,8 +519,10 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     m->streams = calloc(n_access ? n_access : 1, sizeof *m->streams);
     m->refs = malloc((n_access ? n_access : 1) * sizeof *m->refs);
     if (!stream_of || !m->streams || !m->refs) goto nomem;
-    for (size_t i = 0; i < n_all; i++)
+    for (size_t i = 0; i < n_all; i++) {
         if (all[i].type == PES_BLOCK_ACCESS) stream_of[all[i].thread] = 1;
+        if (all[i].type == PES_BLOCK_FOOTER) m->footer = all[i];
+    }
     for (uint32_t t = 0; t <= max_thread; t++) {
         if (!stream_of[t]) continue;
         struct thread_stream *s = &m->streams[m->n_streams];
@@ -374,7 +565,7 @@ fail:
 int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pes_error *err) {
     m->n_ended = 0;
     if (settle_top(m, err) < 0) return -1;
-    if (m->heap_n == 0) return 0;
+    if (m->heap_n == 0 || (m->bounded && m->heap[0].time >= m->hi)) return 0;
     /* The top stream stays at the top while its next record is still the
      * earliest: update its key in place instead of a pop and a push. */
     struct heap_entry *top = &m->heap[0];
@@ -399,7 +590,7 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
     m->n_ended = 0;
     while (n < max) {
         if (settle_top(m, err) < 0) return -1;
-        if (m->heap_n == 0) break;
+        if (m->heap_n == 0 || (m->bounded && m->heap[0].time >= m->hi)) break;
         struct heap_entry *top = &m->heap[0];
         struct thread_stream *s = &m->streams[top->stream];
         /* The top stream keeps the lead while its records come before the
@@ -411,7 +602,11 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
             if (m->heap_n > 2 && stream_less(&m->heap[2], rival)) rival = &m->heap[2];
         }
         uint64_t rt = rival ? rival->time : UINT64_MAX;
-        int tie_wins = !rival || top->stream < rival->stream;   /* equal times: lower stream first */
+        if (m->bounded && m->hi <= rt) {   /* the range's end stops the run like a rival after every stream */
+            rt = m->hi;
+            rival = NULL;
+        }
+        int tie_wins = rival ? top->stream < rival->stream : !m->bounded;   /* equal times: lower stream first */
         size_t pos = s->seg_pos, end = s->seg_n;
         const struct pes_record *seg = s->seg;
         const uint64_t *st = s->seg_time;

@@ -53,6 +53,20 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
  * had none) during the last pes_merge_next / pes_merge_read call, in the
  * order they ended; valid until the next call. Their buffers are freed. */
 size_t pes_merge_ended(const struct pes_merge *m, const uint32_t **threads);
+/* Only the records timed in [lo, hi) (bounded == 0: from lo on), in the
+ * same order: a part of the stream, since the merge orders by time first;
+ * the parts of cut times t1 <= t2 <= ... ([0, t1), [t1, t2), ..., [tn-1,
+ * end)), read one after the other, are the whole stream (pes-replay-mpi:
+ * one part per rank). A thread is entered at its last time mark before lo,
+ * found by bisecting its blocks, so its earlier blocks are not decoded;
+ * threads whose records start at or after hi are not read. Before the first
+ * read; 0 or -1. Threads are reported ended (pes_merge_ended) only where
+ * their last record is delivered, or in a part after it. */
+int pes_merge_set_range(struct pes_merge *m, uint64_t lo, uint64_t hi, int bounded, struct pes_error *err);
+/* n - 1 cut times for n parts of about as many records each (cuts[n-1]),
+ * assuming each thread runs evenly from its start to its end (FOOTER, else
+ * its last mark). The same on every call for the same file. 0 or -1. */
+int pes_merge_part_times(struct pes_merge *m, uint32_t n, uint64_t *cuts, struct pes_error *err);
 /* Bytes held in the streams' block and segment buffers now. */
 uint64_t pes_merge_memory(const struct pes_merge *m);
 /* Number of threads that have ACCESS blocks. */

@@ -409,6 +409,96 @@ static void test_threads_end_and_free(void **state) {
     unlink(path);
 }
 
+/* ---------------------------------------------------------------- parts */
+
+/* The whole merged stream of the trace at `path` (control records too). */
+static size_t read_all(struct pes_record **out, uint32_t **threads, uint64_t lo, uint64_t hi, int bounded) {
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    assert_non_null(r);
+    struct pes_merge *m = pes_merge_open(r, &err);
+    assert_non_null(m);
+    if (lo || bounded) assert_int_equal(pes_merge_set_range(m, lo, hi, bounded, &err), 0);
+    size_t n = 0, cap = 1 << 16;
+    *out = malloc(cap * sizeof **out);
+    *threads = malloc(cap * sizeof **threads);
+    long k;
+    for (;;) {
+        if (cap - n < 1000) {
+            cap *= 2;
+            *out = realloc(*out, cap * sizeof **out);
+            *threads = realloc(*threads, cap * sizeof **threads);
+        }
+        k = pes_merge_read(m, *out + n, *threads + n, 1 + n % 997, 1, &err);
+        if (k <= 0) break;
+        n += (size_t)k;
+    }
+    assert_int_equal(k, 0);
+    pes_merge_close(m);
+    pes_trace_reader_close(r);
+    return n;
+}
+
+/* Parts [0, c1), [c1, c2), ..., [cn-1, end) read one after the other are
+ * the whole stream, record for record. */
+static void check_parts(const uint64_t *cuts, uint32_t n) {
+    struct pes_record *whole, *part;
+    uint32_t *wt, *pt;
+    size_t total = read_all(&whole, &wt, 0, 0, 0), at = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        size_t got = read_all(&part, &pt, k ? cuts[k - 1] : 0, k + 1 < n ? cuts[k] : 0, k + 1 < n);
+        assert_true(at + got <= total);
+        for (size_t i = 0; i < got; i++)
+            if (part[i].addr != whole[at + i].addr || part[i].id != whole[at + i].id || pt[i] != wt[at + i])
+                fail_msg("part %u of %u, record %zu: differs from record %zu of the whole stream", k, n, i, at + i);
+        at += got;
+        free(part);
+        free(pt);
+    }
+    assert_int_equal(at, total);
+    free(whole);
+    free(wt);
+}
+
+static void check_part_times(uint32_t n) {
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+    assert_non_null(r);
+    struct pes_merge *m = pes_merge_open(r, &err);
+    assert_non_null(m);
+    uint64_t cuts[8];
+    assert_int_equal(pes_merge_part_times(m, n, cuts, &err), 0);
+    for (uint32_t k = 1; k + 1 < n; k++) assert_true(cuts[k - 1] <= cuts[k]);
+    pes_merge_close(m);
+    pes_trace_reader_close(r);
+    check_parts(cuts, n);
+}
+
+/* Random streams (marks at random, blocks cut anywhere, threads started at
+ * different times) and the long segments (segments across many blocks,
+ * records after a thread's last mark, a thread without marks): the parts of
+ * pes_merge_part_times and of cut times on and around marks and starts. */
+static void test_parts_equal_whole(void **state) {
+    (void)state;
+    const uint64_t starts[RT] = {0, 1000, 2000, 3000};
+    lcg_state = 4242;
+    write_trace(starts, RT, random_threads);
+    for (uint32_t n = 2; n <= 5; n++) check_part_times(n);
+    for (uint64_t c = 0; c < 40000; c += 997) {
+        const uint64_t cuts[3] = {c, c + 1, c + 2500};
+        check_parts(cuts, 4);
+    }
+    unlink(path);
+    write_trace(ls_starts, 3, long_segments);
+    for (uint32_t n = 2; n <= 4; n++) check_part_times(n);
+    const uint64_t cuts[][3] = {{1000, 5000, 900000},
+                                {1000 + 3000000, 1000 + 3000000 + 3 * 65537, 1000 + 3 * (1000000 + 65537 + 65536)},
+                                {1500000, 1500001, 3200000},
+                                {5000 + 4000, 5000 + 4001, 5000 + 2000000}};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) check_parts(cuts[i], 4);
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleaves_by_interpolated_time),
@@ -417,6 +507,7 @@ int main(void) {
         cmocka_unit_test(test_read_equals_next),
         cmocka_unit_test(test_long_segments_match_reference),
         cmocka_unit_test(test_threads_end_and_free),
+        cmocka_unit_test(test_parts_equal_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -699,6 +699,126 @@ static void test_profiles_split(void **state)
     trace_free(&t);
 }
 
+/* Parts: process r pushes only accesses [cut[r], cut[r+1]); messages by
+ * (process, window in its part). */
+struct partbox {
+    uint32_t ranks;
+    void *buf[4][64];
+    size_t len[4][64];
+    uint64_t sent[4];
+    uint32_t sender;            /* the process pushing now */
+};
+
+static int pb_send(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err)
+{
+    (void)err;
+    struct partbox *m = ctx;
+    assert_true(w < 64 && w == m->sent[m->sender]);   /* in order, each once */
+    m->buf[m->sender][w] = buf;
+    m->len[m->sender][w] = len;
+    m->sent[m->sender]++;
+    return 0;
+}
+
+static int pb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err)
+{
+    (void)err;
+    struct partbox *m = ctx;
+    assert_true(from > 0 && from < m->ranks);
+    if (w >= m->sent[from])
+        return 1;
+    *buf = m->buf[from][w];
+    *len = m->len[from][w];
+    m->buf[from][w] = NULL;
+    return 0;
+}
+
+/* Every process's part, rank 0's last: rank 0's profiles. Stream 5 ends in
+ * the part that holds its last access. */
+static struct pes_profiles *run_parts(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
+                                      uint32_t ranks, uint64_t window, const size_t *cut, struct partbox *mb)
+{
+    size_t last5 = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->stream[i] == 5)
+            last5 = i;
+    memset(mb, 0, sizeof *mb);
+    mb->ranks = ranks;
+    for (uint32_t r = ranks; r-- > 0;) {
+        struct pes_profiles_split sp = { .rank = r, .ranks = ranks, .window = window, .parts = 1,
+                                         .send = pb_send, .recv = pb_recv, .ctx = mb };
+        struct pes_profiles_options o = { .granule = 64, .n_streams = PS, .n_groups = n_groups,
+                                          .group_of = group_of, .exact_limit = 64, .per_site = 1,
+                                          .min_window = 128, .split = &sp };
+        struct pes_profiles *p = pes_profiles_create(&o, NULL);
+        assert_non_null(p);
+        mb->sender = r;
+        for (size_t at = cut[r]; at < cut[r + 1]; at += 555) {
+            size_t m = cut[r + 1] - at < 555 ? cut[r + 1] - at : 555;
+            assert_int_equal(pes_profiles_push_batch(p, t->stream + at, t->addr + at, t->size + at, t->site + at,
+                                                     m, NULL), 0);
+            if (last5 >= at && last5 < at + m)
+                assert_int_equal(pes_profiles_end_stream(p, 5, NULL), 0);
+        }
+        assert_int_equal(pes_profiles_sync(p, NULL), 0);
+        pes_profiles_finish(p);
+        if (r == 0)
+            return p;
+        pes_profiles_destroy(p);
+    }
+    return NULL;
+}
+
+/* The same histograms and per-site rows as one process (rows compared by
+ * site: parts make them in another order). */
+static void test_profiles_parts(void **state)
+{
+    (void)state;
+    struct trace t = make_trace(60000, 0xbeef);
+    const uint32_t groups_a[PS] = { 0, 0, 1, 2, 2, 2 };
+    const uint32_t groups_b[PS] = { 0, 0, 0, 0, 0, 0 };
+    const uint32_t *gsets[2] = { groups_a, groups_b };
+    const uint32_t ngs[2] = { 3, 1 };
+    static const uint64_t windows[] = { 1000, 7919, 100000 };
+    for (int gs = 0; gs < 2; gs++) {
+        struct pes_profiles *ref = run_profiles(&t, gsets[gs], ngs[gs], 1, 0, 0);
+        size_t nr;
+        const struct pes_site_reuse *rr = pes_profiles_sites(ref, &nr);
+        struct pes_site_reuse *want = malloc(nr * sizeof *want);
+        memcpy(want, rr, nr * sizeof *want);
+        qsort(want, nr, sizeof *want, row_cmp);
+        for (uint32_t ranks = 1; ranks <= 4; ranks++)
+            for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
+                /* uneven parts, one of them empty with 4 processes */
+                size_t cut[5] = { 0 };
+                for (uint32_t r = 1; r < ranks; r++)
+                    cut[r] = ranks == 4 && r == 2 ? cut[1] : t.n * r / ranks + 77 * r;
+                cut[ranks] = t.n;
+                struct partbox mb;
+                struct pes_profiles *p = run_parts(&t, gsets[gs], ngs[gs], ranks, windows[wi], cut, &mb);
+                for (uint32_t s = 0; s < PS; s++)
+                    assert_hist_equal(pes_profiles_prd(p, s), pes_profiles_prd(ref, s));
+                for (uint32_t g = 0; g < ngs[gs]; g++)
+                    assert_hist_equal(pes_profiles_crd(p, g), pes_profiles_crd(ref, g));
+                size_t np;
+                const struct pes_site_reuse *pr = pes_profiles_sites(p, &np);
+                assert_int_equal(np, nr);
+                struct pes_site_reuse *got = malloc(np * sizeof *got);
+                memcpy(got, pr, np * sizeof *got);
+                qsort(got, np, sizeof *got, row_cmp);
+                assert_memory_equal(got, want, np * sizeof *got);
+                free(got);
+                for (uint32_t r = 1; r < ranks; r++)
+                    for (uint64_t w = 0; w < mb.sent[r]; w++)
+                        assert_null(mb.buf[r][w]);   /* every window absorbed */
+                pes_profiles_destroy(p);
+            }
+        free(want);
+        pes_profiles_destroy(ref);
+    }
+    trace_free(&t);
+}
+
 /* What a split refuses, and a damaged or missing message. */
 static void test_profiles_split_errors(void **state)
 {
@@ -757,6 +877,7 @@ int main(void)
         cmocka_unit_test(test_profiles_push_distances),
         cmocka_unit_test(test_profiles_split),
         cmocka_unit_test(test_profiles_split_errors),
+        cmocka_unit_test(test_profiles_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,6 +223,53 @@ static void check_read(const char *path, enum pes_text_format f, unsigned thread
     pes_text_reader_close(t);
 }
 
+/* The file read in n parts (pes_text_part + pes_text_reader_set_range, as
+ * pes-replay-mpi's ranks read it): the parts cover the file, and read one
+ * after the other they give the whole file's records, up to the bad line,
+ * named with its line number in the whole file. */
+static void check_parts(const char *path, size_t size, enum pes_text_format f, unsigned threads, unsigned n,
+                        const struct ref *want)
+{
+    static struct pes_record buf[5000];
+    struct pes_error err;
+    size_t got = 0;
+    uint64_t prev_end = 0;
+    int failed = 0;
+    for (unsigned k = 0; k < n; k++) {
+        uint64_t b, e;
+        assert_int_equal(pes_text_part(path, f, k, n, &b, &e, &err), 0);
+        assert_true(b == prev_end && e >= b);
+        prev_end = e;
+        if (failed)
+            continue;
+        struct pes_text_reader *t = pes_text_reader_open_as(path, f, &err);
+        assert_non_null(t);
+        assert_int_equal(pes_text_reader_set_range(t, b, e, &err), 0);
+        assert_int_equal(pes_text_reader_set_threads(t, threads, &err), 0);
+        long r;
+        while ((r = pes_text_reader_read(t, buf, 1 + got % 5000, &err)) > 0) {
+            assert_true(got + (size_t)r <= want->n);
+            for (long i = 0; i < r; i++)
+                if (buf[i].addr != want->rec[got + (size_t)i].addr || buf[i].id != want->rec[got + (size_t)i].id)
+                    fail_msg("part %u of %u: record %zu differs", k, n, got + (size_t)i);
+            got += (size_t)r;
+        }
+        if (r < 0) {
+            char where[600];
+            snprintf(where, sizeof where, "%s:%llu: ", path, (unsigned long long)want->bad_line);
+            if (!want->bad_line || strncmp(err.message, where, strlen(where)) != 0)
+                fail_msg("part %u of %u: got \"%s\", want \"%s...\"", k, n, err.message, where);
+            failed = 1;
+        }
+        pes_text_reader_close(t);
+    }
+    assert_int_equal(prev_end, size);
+    if (want->bad_line)
+        assert_true(failed);
+    else
+        assert_int_equal(got, want->n);
+}
+
 static void check_all_threads(const char *data, size_t size, enum pes_text_format f, uint64_t bad_line)
 {
     struct ref want;
@@ -231,6 +278,9 @@ static void check_all_threads(const char *data, size_t size, enum pes_text_forma
     char *path = write_file(data, size);
     for (unsigned threads = 1; threads <= 8; threads++)
         check_read(path, f, threads, &want, threads * 1000003u);
+    for (unsigned n = 1; n <= 7; n += 2)
+        for (unsigned threads = 1; threads <= 3; threads += 2)
+            check_parts(path, size, f, threads, n, &want);
     unlink(path);
     free(path);
     free(want.rec);

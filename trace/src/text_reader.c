@@ -19,6 +19,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "text_parse.h"
@@ -51,6 +53,10 @@ struct pes_text_reader {
     struct pes_error error;
     struct text_pool *pool;   /* NULL: parsed on the calling thread */
     char truncation[320];
+    /* pes_text_reader_set_range: bytes still to read of the range, and the
+     * range's start, whose line number is counted only for an error */
+    uint64_t left;
+    uint64_t range_begin;
 };
 
 static struct pes_text_reader *reader_new(const char *name, size_t buf_size, struct pes_error *err)
@@ -64,8 +70,10 @@ static struct pes_text_reader *reader_new(const char *name, size_t buf_size, str
     }
     if (!t)
         pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", name);
-    else
+    else {
         t->fd = -1;
+        t->left = UINT64_MAX;
+    }
     return t;
 }
 
@@ -194,6 +202,19 @@ static void detect(struct pes_text_reader *t)
     }
 }
 
+/* read(2) of at most n bytes, and never past the end of a range. */
+static ssize_t read_in(struct pes_text_reader *t, char *dst, size_t n)
+{
+    if ((uint64_t)n > t->left)
+        n = (size_t)t->left;
+    if (n == 0)
+        return 0;
+    ssize_t got = read(t->fd, dst, n);
+    if (got > 0)
+        t->left -= (uint64_t)got;
+    return got;
+}
+
 /* Moves the unparsed bytes to the front and reads more after them; -1 on a
  * read error (errno set). */
 static int refill(struct pes_text_reader *t)
@@ -203,7 +224,7 @@ static int refill(struct pes_text_reader *t)
     t->len = keep;
     t->pos = 0;
     while (t->len < TEXT_DATA) {
-        ssize_t n = read(t->fd, t->buf + t->len, TEXT_DATA - t->len);
+        ssize_t n = read_in(t, t->buf + t->len, TEXT_DATA - t->len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -218,9 +239,12 @@ static int refill(struct pes_text_reader *t)
 }
 
 /* Records the reader's error (sticky) and copies it to err; returns -1. */
+static uint64_t lines_before_range(struct pes_text_reader *t);
+
 static long fail(struct pes_text_reader *t, int error, uint64_t lineno, const char *line, size_t len,
                  int read_errno, struct pes_error *err)
 {
+    lineno += lines_before_range(t);
     text_parse_message(&t->error, error, t->format, t->path, lineno, line, len, read_errno);
     t->failed = 1;
     if (err)
@@ -387,7 +411,7 @@ static void fill_block(struct pes_text_reader *t, struct text_block *b)
     memcpy(b->buf, t->buf + t->pos, have);
     t->len = t->pos = 0;
     while (have < TEXT_DATA && !t->eof) {
-        ssize_t n = read(t->fd, b->buf + have, TEXT_DATA - have);
+        ssize_t n = read_in(t, b->buf + have, TEXT_DATA - have);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {   /* the unfinished line and what came after it are not parsed */
@@ -634,4 +658,115 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
     if (t->format == PES_TEXT_FORMAT_BINARY64)
         return read_binary(t, out, max, err);
     return read_lines(t, out, max, err);
+}
+
+/* ------------------------------------------------------------ parts of a file */
+
+/* Newlines in [0, end) of the open file (pread: the reading position stays). */
+static uint64_t count_lines(int fd, uint64_t end)
+{
+    char buf[1 << 14];
+    uint64_t lines = 0;
+    for (uint64_t at = 0; at < end;) {
+        size_t want = end - at < sizeof buf ? (size_t)(end - at) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (const char *p = buf, *e = buf + n; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+            lines++;
+        at += (uint64_t)n;
+    }
+    return lines;
+}
+
+/* A range's errors number lines from the file's start, as a whole-file
+ * reader does: counted once, on the first error (it costs a pass over the
+ * bytes before the range, which only an error needs). */
+static uint64_t lines_before_range(struct pes_text_reader *t)
+{
+    if (!t->range_begin)
+        return 0;
+    uint64_t lines = t->format == PES_TEXT_FORMAT_BINARY64 ? t->range_begin / 8 : count_lines(t->fd, t->range_begin);
+    t->range_begin = 0;   /* the error is sticky: never counted twice */
+    return lines;
+}
+
+int pes_text_reader_set_range(struct pes_text_reader *t, uint64_t begin, uint64_t end, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!t || t->fd <= STDIN_FILENO || t->started || t->pool || end < begin)
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_set_range: a file reader before its first "
+                             "read, and begin <= end");
+    if (lseek(t->fd, (off_t)begin, SEEK_SET) < 0)
+        return pes_error_set(err, PES_ERR_IO, 0, "%s: cannot seek to byte %llu: %s", t->path,
+                             (unsigned long long)begin, strerror(errno));
+    /* what AUTO detection read from the start is dropped */
+    t->len = t->pos = t->lines_end = 0;
+    t->eof = 0;
+    t->left = end - begin;
+    t->range_begin = begin;
+    return 0;
+}
+
+/* The first line start at or after `at` (the file's size if none). */
+static int line_start(int fd, uint64_t at, uint64_t size, uint64_t *out)
+{
+    char buf[1 << 12];
+    if (at == 0 || at >= size) {
+        *out = at < size ? at : size;
+        return 0;
+    }
+    /* a line starts at `at` if the byte before it ends a line */
+    for (uint64_t p = at - 1; p < size;) {
+        size_t want = size - p < sizeof buf ? (size_t)(size - p) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)p);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        const char *nl = memchr(buf, '\n', (size_t)n);
+        if (nl) {
+            *out = p + (uint64_t)(nl - buf) + 1;
+            return 0;
+        }
+        p += (uint64_t)n;
+    }
+    *out = size;
+    return 0;
+}
+
+int pes_text_part(const char *path, enum pes_text_format format, unsigned k, unsigned n, uint64_t *begin,
+                  uint64_t *end, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!path || n == 0 || k >= n || format == PES_TEXT_FORMAT_AUTO || (unsigned)format > PES_TEXT_FORMAT_BINARY64)
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_part: bad arguments");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        pes_error_set(err, PES_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    uint64_t size = (uint64_t)st.st_size, cut[2];
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        /* size * k / n without overflow for any file size */
+        uint64_t j = k + (unsigned)i, at = j >= n ? size : size / n * j + size % n * j / n;
+        if (format == PES_TEXT_FORMAT_BINARY64)
+            cut[i] = j >= n ? size : at / 8 * 8;
+        else if (j >= n)
+            cut[i] = size;
+        else
+            rc = line_start(fd, at, size, &cut[i]);
+    }
+    close(fd);
+    if (rc < 0)
+        return pes_error_set(err, PES_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno));
+    *begin = cut[0];
+    *end = cut[1];
+    return 0;
 }

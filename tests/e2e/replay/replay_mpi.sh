@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pes-replay-mpi on 1, 2 and 4 ranks prints pes-replay's report byte for byte:
-# a text trace cut into many small windows, and the committed full traces with
+# text traces (read in parts, one per rank) cut into many small windows, and
+# the committed full traces with
 # two shared caches (JSON, one text and one CSV report; --simulate and --cores
 # too). Then the failure paths: a rank that fails (injected), rank 0 failing,
 # and what pes-replay-mpi refuses; each ends every rank, non-zero, with one
@@ -32,6 +33,17 @@ check text 7919 "$work/t.txt" --format json --line 8
 check text_small 1000 "$work/t.txt" --format json
 check text_report 25000 "$work/t.txt"
 jq -e '.configs[0].prd[0].histogram.accesses == 300000' "$work/text.ref" >/dev/null || fail "access count"
+# Text traces are read in parts, one per rank: other formats, a cut binary
+# trace (its warning), and a trace of fewer lines than ranks.
+awk 'BEGIN { x = 7; for (i = 0; i < 50000; i++) { x = (x * 1103515245 + 12345) % 2147483648;
+             if (i % 5 == 0) printf "I  %08x,4\n", x % 65536; else printf " %s %08x,%d\n", (i % 7 ? "L" : "M"), (x % 9000) * 4, (i % 3 ? 4 : 8) } }' >"$work/l.txt"
+check lackey 3000 "$work/l.txt" --format json
+LC_ALL=C awk 'BEGIN { x = 9; for (i = 0; i < 40000; i++) { x = (x * 1103515245 + 12345) % 2147483648; a = (x % 70000) * 8;
+             for (b = 0; b < 8; b++) { printf "%c", a % 256; a = int(a / 256) } } printf "xyz" }' >"$work/t.bin"
+check binary64 4000 "$work/t.bin" --format json --input-format binary64
+grep -q '"truncated": *true' "$work/binary64.ref" || fail "binary64: not truncated"
+printf '0x40\n0x80 W\n0x40\n' >"$work/three.txt"
+check three_lines 1 "$work/three.txt" --format json
 check gemm 3000 "$data/gemm40.full.zst" --format json --sockets 2
 check false_sharing 50000 "$data/false_sharing.full.zst" --format json --sockets 2
 check false_sharing_text 50000 "$data/false_sharing.full.zst" --sockets 2
@@ -53,6 +65,11 @@ expect_mpi_fail() {   # NEEDLE RANKS ARGS...
 for k in 0 1 3; do
   expect_mpi_fail "failure injected" 4 -x PES_MPI_TEST_FAIL=$k "$PES_BIN/pes-replay-mpi" "$work/t.txt" \
     --machine haswell --mpi-window 5000
+done
+# A bad line in the part of a later rank: pes-replay's line, naming its line in the whole file.
+sed '250000s/.*/0x10 X/' "$work/t.txt" >"$work/bad.txt"
+for np in 2 4; do
+  expect_mpi_fail "bad.txt:250000: expected" $np "$PES_BIN/pes-replay-mpi" "$work/bad.txt" --machine haswell
 done
 expect_mpi_fail "No such file" 2 "$PES_BIN/pes-replay-mpi" "$work/missing.txt" --machine haswell
 expect_mpi_fail "--mpi-window: expected an integer" 2 "$PES_BIN/pes-replay-mpi" "$work/t.txt" --mpi-window 0

@@ -476,6 +476,20 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
  * the threads cannot be started. The reader itself is still used by one
  * thread at a time: the workers are its own. */
 #define PES_TEXT_MAX_THREADS 64u
+/* Reads only the bytes [begin, end) of the file (end past the file: to its
+ * end), as if they were the whole input, for readers that each take one part
+ * of a file (pes-replay-mpi); begin should be a line start (binary64: a
+ * multiple of 8), as pes_text_part gives. Errors still name the line of the
+ * whole file: the lines before begin are counted when an error needs them.
+ * Call it before the first _read and before _set_threads; not for standard
+ * input or _open_memory readers. 0, or -1 (err). */
+int pes_text_reader_set_range(struct pes_text_reader *t, uint64_t begin, uint64_t end, struct pes_error *err);
+/* Part k of n of the file at path, in the given format (not AUTO): about a
+ * n-th of its bytes, cut at line starts (binary64: at addresses), so that
+ * parts 0 .. n-1 in order are the file and each reads with _set_range exactly
+ * the records the whole file has there. A part may be empty. 0, or -1 (err). */
+int pes_text_part(const char *path, enum pes_text_format format, unsigned k, unsigned n, uint64_t *begin,
+                  uint64_t *end, struct pes_error *err);
 int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pes_error *err);
 /* The threads parsing: 1 on the calling thread, else the workers started. */
 unsigned pes_text_reader_threads(const struct pes_text_reader *t);
