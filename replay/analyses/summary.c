@@ -103,8 +103,8 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
     m->bb_execs += t.bb_execs;
     m->reads += t.reads;
     m->writes += t.writes;
-    m->bytes += t.bytes;
-    for (int k = 0; k < PES_OP_COUNT; k++) m->ops[k] += t.ops[k];
+    m->work.bytes += t.work.bytes;
+    for (int k = 0; k < PES_OP_COUNT; k++) m->work.ops[k] += t.work.ops[k];
     const unsigned char *seen = (const unsigned char *)buf + sizeof t;
     for (uint32_t i = 0; i < s->n_streams; i++)
         if (seen[i]) note_stream(s, i);
