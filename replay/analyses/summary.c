@@ -56,6 +56,15 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         m->writes += (b->rw[i] & PES_BATCH_WRITE) >> 1;
     }
     m->accesses += b->n;
+    uint64_t dropped = b->dropped_reads + b->dropped_writes;   /* one byte each, stream 0 */
+    if (dropped) {
+        note_stream(s, 0);
+        m->accesses += dropped;
+        m->reads += b->dropped_reads;
+        m->writes += b->dropped_writes;
+        m->bytes += dropped;
+        m->records += dropped;
+    }
     for (size_t i = 0; i < b->n_bbs; i++) {
         note_stream(s, b->bb_stream[i]);
         for (int k = 0; k < PES_OP_COUNT; k++) m->ops[k] += b->bb[i]->ops[k];

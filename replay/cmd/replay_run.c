@@ -11,6 +11,7 @@
 #include "pipeline.h"
 #include "replay_run.h"
 #include "report_util.h"
+#include "shards.h"
 #include "writers.h"
 
 int replay_fail(const struct pes_error *err) {
@@ -90,7 +91,18 @@ static int run_recorded(struct run *run, struct pes_error *err) {
         .site = input_site, .site_ctx = in,
     };
     struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
+    /* --sample-rate alone on another tool's trace: the estimators see only
+     * their lines and the summary only counts, so the parsing threads drop
+     * the other lines at once (the same choice, shards.h) instead of handing
+     * 99 % of the records over to be rejected here */
+    const struct pes_knobs *k = &run->knobs;
+    struct pes_shards_filter sf;
+    struct pes_shards_options so = {.granule = run->line, .rate = k->sample_rate, .seed = k->sample_seed};
+    int filtered = p && k->sample_rate > 0 && !k->sample_check && !k->simulate && !k->mimic && !k->split &&
+                   pes_shards_filter_init(&sf, &so, err) == 0 &&
+                   replay_input_set_filter(in, &(struct pes_text_filter){pes_shards_filter_records, &sf});
     int rc = p ? replay_input_run(in, sink_of(run, p), err) : -1;
+    if (filtered) replay_input_set_filter(in, NULL);
     if (rc == 0) rc = pes_pipeline_finish(p, err);
     if (rc == 0) {
         pes_r_u64(run->rep, run->trace, "clipped_ranges", replay_input_clipped(in, NULL, 0));

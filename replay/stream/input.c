@@ -45,6 +45,7 @@ struct replay_input {
     uint32_t n_infos, cap_infos;
     uint32_t range_cap;          /* bytes; 0 = no clipping */
     unsigned text_threads;       /* parsing threads of another tool's trace */
+    struct pes_text_filter filter;   /* and its filter (keep NULL: none) */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
 };
@@ -194,6 +195,10 @@ void replay_input_set_threads(struct replay_input *in, unsigned n) {
     in->text_threads = n > PES_TEXT_MAX_THREADS ? PES_TEXT_MAX_THREADS : n;
 }
 uint32_t replay_input_range_cap(const struct replay_input *in) { return in->range_cap; }
+int replay_input_set_filter(struct replay_input *in, const struct pes_text_filter *f) {
+    in->filter = f && in->text ? *f : (struct pes_text_filter){0};
+    return in->filter.keep != NULL;
+}
 
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size) {
     if (in->clipped && msg_size)
@@ -222,6 +227,7 @@ struct cursor {
     struct pes_merge *merge;
     struct pes_text_reader *text;
     uint64_t records;
+    uint64_t dropped[2];   /* by the text filter, passed on so far */
 };
 
 static void cursor_close(void *p) {
@@ -244,6 +250,8 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (in->text) {
         c->text = pes_text_reader_open_as(in->path, in->text_format, err);
         if (!c->text) goto fail;
+        /* before the threads: their first blocks are filtered too */
+        if (in->filter.keep && pes_text_reader_set_filter(c->text, &in->filter, err) < 0) goto fail;
         if (in->text_threads > 1 &&
             pes_text_reader_set_threads(c->text, in->text_threads, err) < 0) goto fail;
         return c;
@@ -413,6 +421,13 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
                 fail(err, PES_ERR_FORMAT, in->path, what);
                 goto out;
             }
+        }
+        if (n >= 0 && c->text && in->filter.keep) {   /* what the filter dropped, as counts */
+            uint64_t d[2] = {0, 0};
+            pes_text_reader_dropped(c->text, d);
+            pes_batch_buf_dropped(&buf, d[0] - c->dropped[0], d[1] - c->dropped[1]);
+            c->dropped[0] = d[0];
+            c->dropped[1] = d[1];
         }
         /* threads that ended within this read: their records are all in this batch or earlier ones */
         const uint32_t *ended = NULL;
