@@ -372,6 +372,29 @@ struct id_cache {
     struct id_info info;
 };
 
+/* Another tool's trace: every record is a one-byte load (PES_TEXT_READ_SITE)
+ * or store (PES_TEXT_WRITE_SITE) of stream 0, so the batch is filled in runs
+ * without the site lookups and checks a pes trace's records need. */
+static int text_to_batch(struct pes_batch_buf *b, const struct pes_record *r, size_t n, struct pes_error *err) {
+    while (n) {
+        size_t at = b->view.n, m = PES_BATCH - at < n ? PES_BATCH - at : n;
+        for (size_t i = 0; i < m; i++) {
+            uint32_t id = r[i].id == PES_TEXT_WRITE_SITE;   /* the reader makes only these two ids */
+            b->addr[at + i] = r[i].addr;
+            b->size[at + i] = 1;
+            b->length[at + i] = 1;
+            b->stream[at + i] = 0;
+            b->site[at + i] = id ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE;
+            b->rw[at + i] = (uint8_t)(id ? PES_BATCH_WRITE : PES_BATCH_READ);
+        }
+        b->view.n = at + m;
+        r += m;
+        n -= m;
+        if (b->view.n == PES_BATCH && pes_batch_buf_flush(b, err) < 0) return -1;
+    }
+    return 0;
+}
+
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
     enum { READ = 4096 };
     uint32_t n_threads = replay_input_threads(in);
@@ -391,8 +414,9 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
-        n = cursor_read(c, recs, threads, READ, 0, err);
-        for (long i = 0; i < n; i++) {
+        n = cursor_read(c, recs, c->text ? NULL : threads, READ, 0, err);
+        if (c->text && n > 0 && text_to_batch(&buf, recs, (size_t)n, err) < 0) goto out;
+        for (long i = 0; c->merge && i < n; i++) {
             const struct pes_record *r = &recs[i];
             if (r->id != last.id || last.info.what == ID_UNKNOWN)
                 last = (struct id_cache){.id = r->id, .info = lookup_id(in, r->id)};
