@@ -435,29 +435,37 @@ static int grow_records(struct text_block *b)
 }
 
 /* Parses block b into its records; outside the locks. */
+/* With a filter, a piece of FILTER_RUN records at a time is filtered as
+ * soon as it is parsed, while it is still in the L1 cache. */
+#define FILTER_RUN 1024
+
 static void parse_block(enum pes_text_format format, const struct pes_text_filter *f, struct text_block *b)
 {
     struct text_parse s = {.p = b->buf, .end = b->buf + b->len};
     size_t n = 0;
+    b->dropped[0] = b->dropped[1] = 0;
     while (!s.error && (s.p < s.end || s.has_pending)) {
         if (b->rec_cap - n < 2 && grow_records(b) < 0) {
-            b->dropped[0] = b->dropped[1] = 0;
-            b->nrec = f->keep && n ? f->keep(f->ctx, b->rec, n, b->dropped) : n;
+            b->nrec = n;
             b->lines = s.lines;
             b->error = TEXT_NO_MEMORY;
             return;
         }
+        size_t got, room = b->rec_cap - n;
+        if (f->keep && room > FILTER_RUN)
+            room = FILTER_RUN;
         if (s.has_pending) {
-            b->rec[n++] = s.pending;
+            b->rec[n] = s.pending;
             s.has_pending = 0;
-            continue;
+            got = 1;
+        } else {
+            got = format == PES_TEXT_FORMAT_LACKEY ? text_parse_lackey(&s, b->rec + n, room)
+                                                   : text_parse_addr(&s, b->rec + n, room);
         }
-        n += format == PES_TEXT_FORMAT_LACKEY ? text_parse_lackey(&s, b->rec + n, b->rec_cap - n)
-                                              : text_parse_addr(&s, b->rec + n, b->rec_cap - n);
+        /* filtered here, on the parsing thread: dropped records are never handed over */
+        n += f->keep && got ? f->keep(f->ctx, b->rec + n, got, b->dropped) : got;
     }
-    /* filtered here, on the parsing thread: dropped records are never handed over */
-    b->dropped[0] = b->dropped[1] = 0;
-    b->nrec = f->keep && n ? f->keep(f->ctx, b->rec, n, b->dropped) : n;
+    b->nrec = n;
     b->lines = s.lines;
     if (s.error) {   /* comes before an error found when the block was read */
         b->error = s.error;
