@@ -171,6 +171,20 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
             if (c != p) c->keys[c->n++] = key;
         }
     }
+    /* stream 0's accesses the input's filter dropped (replay_input_set_filter):
+     * lines these estimators would not sample either, counted in their N */
+    uint64_t dropped = b->dropped_reads + b->dropped_writes;
+    for (int pass = 0; dropped && pass < 2; pass++) {
+        struct lane *l = &a->lane[pass ? a->crd_lane[0] : 0];
+        if (pass && l == &a->lane[0]) break;
+        if (l->done) return pes_error_set(err, PES_ERR_FORMAT, 0, "accesses of a stream after its end");
+        if (!l->est && lane_open(a, l, err) < 0) return -1;
+        if (l->exact) return pes_error_set(err, PES_ERR_ARG, 0, "--sample-check needs every access");
+        if (pes_shards_skip(l->est, dropped) < 0) {
+            *err = *pes_shards_error(l->est);
+            return -1;
+        }
+    }
     uint64_t dist[4096];
     for (uint32_t i = 0; i < a->n_lanes; i++) {
         struct lane *l = &a->lane[i];

@@ -8,6 +8,7 @@
 
 void replay_work_count(struct pes_work *w, const struct pes_batch *b) {
     for (size_t i = 0; i < b->n; i++) w->bytes += b->length[i];
+    w->bytes += b->dropped_reads + b->dropped_writes;   /* one byte each */
     for (size_t i = 0; i < b->n_bbs; i++)
         for (int k = 0; k < PES_OP_COUNT; k++) w->ops[k] += b->bb[i]->ops[k];
 }

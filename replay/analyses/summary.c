@@ -56,8 +56,16 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         m->writes += (b->rw[i] & PES_BATCH_WRITE) >> 1;
     }
     m->accesses += b->n;
+    uint64_t dropped = b->dropped_reads + b->dropped_writes;   /* one byte each, stream 0 */
+    if (dropped) {
+        note_stream(s, 0);
+        m->accesses += dropped;
+        m->reads += b->dropped_reads;
+        m->writes += b->dropped_writes;
+        m->records += dropped;
+    }
     for (size_t i = 0; i < b->n_bbs; i++) note_stream(s, b->bb_stream[i]);
-    replay_work_count(&m->work, b);
+    replay_work_count(&m->work, b);   /* bytes (the dropped ones too) and op counts */
     m->bb_execs += b->n_bbs;
     m->records += b->n + b->n_bbs;
     return 0;

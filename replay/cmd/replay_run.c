@@ -12,6 +12,7 @@
 #include "profiles.h"
 #include "replay_run.h"
 #include "report_util.h"
+#include "shards.h"
 #include "writers.h"
 
 int replay_fail(const struct pes_error *err) {
@@ -141,7 +142,18 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     struct pes_pipeline *p = NULL;
     int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
     if (rc == 0 && !(p = pes_pipeline_create(&si, &knobs, err))) rc = -1;
+    /* --sample-rate alone on another tool's trace: the estimators see only
+     * their lines and the summary only counts, so the parsing threads drop
+     * the other lines at once (the same choice, shards.h) instead of handing
+     * 99 % of the records over to be rejected here */
+    const struct pes_knobs *k = &knobs;
+    struct pes_shards_filter sf;
+    struct pes_shards_options so = {.granule = run->line, .rate = k->sample_rate, .seed = k->sample_seed};
+    int filtered = rc == 0 && k->sample_rate > 0 && !k->sample_check && !k->simulate && !k->mimic && !k->split &&
+                   pes_shards_filter_init(&sf, &so, err) == 0 &&
+                   replay_input_set_filter(in, &(struct pes_text_filter){pes_shards_filter_records, &sf});
     if (rc == 0) rc = replay_input_run(in, sink_of(run, p), err);
+    if (filtered) replay_input_set_filter(in, NULL);
     if (rc == 0 && parts) rc = exchange_parts(run, p, err);
     run->later_part = parts && run->hooks->part != 0;
     if (rc == 0) rc = pes_pipeline_finish(p, err);

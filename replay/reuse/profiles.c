@@ -755,7 +755,12 @@ static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t
 int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
                             const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
 {
+    const uint32_t n_streams = p->n_streams;
+    const uint8_t *ended = p->ended;
+    uint8_t bad = 0;   /* one branch per batch: the error path finds the access */
     for (size_t i = 0; i < n; i++)
+        bad |= (uint8_t)(stream[i] >= n_streams || ended[stream[i] < n_streams ? stream[i] : 0]);
+    for (size_t i = 0; bad && i < n; i++)
         if (check_stream(p, stream[i], err) < 0)
             return -1;
     uint32_t n_lanes = p->n_streams + p->n_groups;
@@ -777,9 +782,71 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
     return p->split ? split_push(p, stream, addr, size, site, n, err) : gather(p, stream, addr, size, site, n, err);
 }
 
+/* gather for one stream whose shared cache is itself or absent (a text
+ * trace, a one-thread run): the granules go to one lane in access order, so
+ * the per-granule lane bookkeeping and stream column are not needed; the
+ * drain sees the one lane it would have counted. */
+static int gather_one(struct pes_profiles *p, const uint64_t *addr, const uint32_t *size, const uint32_t *site,
+                      size_t n, struct pes_error *err)
+{
+    struct scratch *sc = p->scratch;
+    const unsigned shift = p->shift;
+    const uint64_t gmask = (UINT64_C(1) << shift) - 1;
+    uint64_t *key = sc->key;
+    uint32_t *rows = sc->row;
+    size_t m = sc->n;
+    /* in locals: the stores to key[] and rows[] could alias p's fields */
+    const int per_site = p->per_site;
+    uint32_t last_site = UINT32_MAX, last_row = 0;   /* loops repeat their sites */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t sz = size[i];
+        if (sz == 0)
+            continue;
+        uint32_t row = 0;
+        if (per_site) {
+            if (site[i] != last_site || last_site == UINT32_MAX) {
+                if ((last_row = site_row_index(p, site[i])) == UINT32_MAX) {
+                    sc->n = 0;
+                    return hist_nomem(err);
+                }
+                last_site = site[i];
+            }
+            row = last_row;
+        }
+        uint64_t a = addr[i];
+        uint64_t first = a >> shift, last = first;
+        if ((a & gmask) + sz - 1 > gmask) {   /* more than one granule */
+            uint64_t last_addr = a + (sz - 1);
+            last = (last_addr < a ? UINT64_MAX : last_addr) >> shift;
+        }
+        for (uint64_t k = first;; k++) {
+            key[m] = k;
+            rows[m++] = row;
+            if (m == SCRATCH_GRANULES) {
+                sc->n = m;
+                sc->count[0] = (uint32_t)m;
+                sc->touched[0] = 0;
+                sc->n_touched = 1;
+                if (scratch_drain(p, err) < 0)
+                    return -1;
+                m = 0;
+            }
+            if (k == last)
+                break;
+        }
+    }
+    sc->n = m;
+    sc->count[0] = (uint32_t)m;
+    sc->touched[0] = 0;
+    sc->n_touched = m ? 1 : 0;
+    return scratch_drain(p, err);
+}
+
 static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
                   const uint32_t *site, size_t n, struct pes_error *err)
 {
+    if (p->n_streams == 1 && !p->split && (p->one_group || !p->n_crd_lanes))
+        return gather_one(p, addr, size, site, n, err);
     /* Gather: granules in access order, so each engine sees its own order and
      * site rows are created in first-seen order, as with single pushes. Sums
      * of integer distances are exact in a double, so their order is free. */

@@ -299,6 +299,8 @@ struct pes_shards {
     struct pes_error err;
 };
 
+static uint64_t rate_threshold(double rate);
+
 static void set_rate(struct pes_shards *s, uint64_t T)
 {
     s->T = T;
@@ -337,8 +339,7 @@ struct pes_shards *pes_shards_create(const struct pes_shards_options *opt, struc
     }
     s->shift = (unsigned)__builtin_ctz(o.granule);
     s->off = seed_offset(o.seed);
-    double t = nearbyint(o.rate * (double)PES_SHARDS_MODULUS);
-    set_rate(s, t < 1 ? 1 : (uint64_t)t);
+    set_rate(s, rate_threshold(o.rate));
     s->s_max = o.s_max;
     s->adjust = !o.no_adjust;
     s->w.exact_limit = probe.exact_limit;
@@ -471,6 +472,55 @@ int pes_shards_push_batch(struct pes_shards *s, const uint64_t *addr, size_t n)
 int pes_shards_push(struct pes_shards *s, uint64_t addr)
 {
     return pes_shards_push_batch(s, &addr, 1);
+}
+
+int pes_shards_skip(struct pes_shards *s, uint64_t n)
+{
+    if (s->s_max)
+        return pes_error_set(&s->err, PES_ERR_ARG, 0, "%s",
+                             "shards: accesses filtered before the estimator need a fixed rate");
+    s->accesses += n;
+    return 0;
+}
+
+/* The threshold of a rate, as pes_shards_create sets it. */
+static uint64_t rate_threshold(double rate)
+{
+    double t = nearbyint(rate * (double)PES_SHARDS_MODULUS);
+    return t < 1 ? 1 : (uint64_t)t;
+}
+
+int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_options *o, struct pes_error *err)
+{
+    uint32_t g = o->granule ? o->granule : PES_REUSE_DEFAULT_GRANULE;
+    if ((g & (g - 1)) || !(o->rate > 0 && o->rate <= 1) || o->s_max)
+        return pes_error_set(err, PES_ERR_ARG, 0, "%s",
+                             "shards: a record filter needs a fixed rate in (0, 1] and a power-of-two granule");
+    f->shift = (unsigned)__builtin_ctz(g);
+    f->off = seed_offset(o->seed);
+    f->T = rate_threshold(o->rate);
+    return 0;
+}
+
+/* Branch-free compaction, as in filter(): every record is written to the
+ * next free slot, which only advances when the record is kept. */
+size_t pes_shards_filter_records(const void *ctx, struct pes_record *rec, size_t n, uint64_t dropped[2])
+{
+    const struct pes_shards_filter *f = ctx;
+    const uint64_t off = f->off, T = f->T;
+    const unsigned sh = f->shift;
+    size_t kept = 0;
+    uint64_t writes_dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct pes_record r = rec[i];
+        uint64_t keep = line_hash(r.addr >> sh, off) < T;
+        rec[kept] = r;
+        kept += keep;
+        writes_dropped += (r.id == PES_TEXT_WRITE_SITE) & !keep;
+    }
+    dropped[PES_TEXT_WRITE_SITE] += writes_dropped;
+    dropped[PES_TEXT_READ_SITE] += n - kept - writes_dropped;
+    return kept;
 }
 
 int pes_shards_sampled(const struct pes_shards *s, uint64_t key)

@@ -138,6 +138,24 @@ int pes_shards_push_batch(struct pes_shards *s, const uint64_t *addr, size_t n);
 /* Same for line keys (addr >> granule shift). */
 int pes_shards_push_keys(struct pes_shards *s, const uint64_t *key, size_t n);
 
+/* n accesses of lines known not to be sampled (a filter before the
+ * estimator dropped them, below): counted in N, nothing else. Fixed rate
+ * only; 0, or -1 (pes_shards_error()). */
+int pes_shards_skip(struct pes_shards *s, uint64_t n);
+
+/* The same choice made before the estimator, on the records of a text trace
+ * (pes_text_reader_set_filter): pes_shards_filter_records keeps, in order,
+ * the records whose line (addr >> log2(granule)) an estimator with these
+ * options samples, and counts the others by id in dropped[]; one byte per
+ * record (a text trace's accesses), so each is one line. Read-only, for
+ * several threads at once. Fixed rate only; init returns 0, or -1 (err). */
+struct pes_shards_filter {
+    unsigned shift;
+    uint64_t off, T;
+};
+int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_options *o, struct pes_error *err);
+size_t pes_shards_filter_records(const void *ctx, struct pes_record *rec, size_t n, uint64_t dropped[2]);
+
 /* 1 iff an access to this line key would be sampled now (fixed rate: ever). */
 int pes_shards_sampled(const struct pes_shards *s, uint64_t key);
 /* h(key) for this seed, in [0, PES_SHARDS_MODULUS). */

@@ -43,12 +43,13 @@ void pes_batch_buf_free(struct pes_batch_buf *b) {
 
 int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err) {
     struct pes_batch *v = &b->view;
-    if (v->n == 0 && v->n_bbs == 0 && v->n_ended == 0) return 0;
+    if (v->n == 0 && v->n_bbs == 0 && v->n_ended == 0 && v->dropped_reads == 0 && v->dropped_writes == 0) return 0;
     v->bb = b->bb;
     v->bb_stream = b->bb_stream;
     v->ended = b->ended;
     int rc = b->sink->batch(b->sink->ctx, v, err);
     v->n = v->n_bbs = v->n_ended = 0;
+    v->dropped_reads = v->dropped_writes = 0;
     return rc;
 }
 

@@ -46,6 +46,7 @@ struct replay_input {
     uint32_t n_infos, cap_infos;
     uint32_t range_cap;          /* bytes; 0 = no clipping */
     unsigned text_threads;       /* parsing threads of another tool's trace */
+    struct pes_text_filter filter;   /* and its filter (keep NULL: none) */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
     uint32_t part, parts;        /* replay_input_set_part (parts 0: the whole stream) */
@@ -224,6 +225,10 @@ void replay_input_set_threads(struct replay_input *in, unsigned n) {
     in->text_threads = n > PES_TEXT_MAX_THREADS ? PES_TEXT_MAX_THREADS : n;
 }
 uint32_t replay_input_range_cap(const struct replay_input *in) { return in->range_cap; }
+int replay_input_set_filter(struct replay_input *in, const struct pes_text_filter *f) {
+    in->filter = f && in->text ? *f : (struct pes_text_filter){0};
+    return in->filter.keep != NULL;
+}
 
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size) {
     if (in->clipped && msg_size)
@@ -285,6 +290,7 @@ struct cursor {
     struct pes_merge *merge;
     struct pes_text_reader *text;
     uint64_t records;
+    uint64_t dropped[2];   /* by the text filter, passed on so far */
 };
 
 static void cursor_close(void *p) {
@@ -308,6 +314,8 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
         c->text = pes_text_reader_open_as(in->path, in->text_format, err);
         if (!c->text) goto fail;
         if (in->parts && pes_text_reader_set_range(c->text, in->part_begin, in->part_end, err) < 0) goto fail;
+        /* before the threads: their first blocks are filtered too */
+        if (in->filter.keep && pes_text_reader_set_filter(c->text, &in->filter, err) < 0) goto fail;
         if (in->text_threads > 1 &&
             pes_text_reader_set_threads(c->text, in->text_threads, err) < 0) goto fail;
         return c;
@@ -456,6 +464,29 @@ static int run_events(struct replay_input *in, const struct pes_batch_sink *sink
     return k < 0 ? -1 : 0;
 }
 
+/* Another tool's trace: every record is a one-byte load (PES_TEXT_READ_SITE)
+ * or store (PES_TEXT_WRITE_SITE) of stream 0, so the batch is filled in runs
+ * without the site lookups and checks a pes trace's records need. */
+static int text_to_batch(struct pes_batch_buf *b, const struct pes_record *r, size_t n, struct pes_error *err) {
+    while (n) {
+        size_t at = b->view.n, m = PES_BATCH - at < n ? PES_BATCH - at : n;
+        for (size_t i = 0; i < m; i++) {
+            uint32_t id = r[i].id == PES_TEXT_WRITE_SITE;   /* the reader makes only these two ids */
+            b->addr[at + i] = r[i].addr;
+            b->size[at + i] = 1;
+            b->length[at + i] = 1;
+            b->stream[at + i] = 0;
+            b->site[at + i] = id ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE;
+            b->rw[at + i] = (uint8_t)(id ? PES_BATCH_WRITE : PES_BATCH_READ);
+        }
+        b->view.n = at + m;
+        r += m;
+        n -= m;
+        if (b->view.n == PES_BATCH && pes_batch_buf_flush(b, err) < 0) return -1;
+    }
+    return 0;
+}
+
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
     if (in->sampled) return run_events(in, sink, err);
     enum { READ = 4096 };
@@ -476,8 +507,9 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
-        n = cursor_read(c, recs, threads, READ, 0, err);
-        for (long i = 0; i < n; i++) {
+        n = cursor_read(c, recs, c->text ? NULL : threads, READ, 0, err);
+        if (c->text && n > 0 && text_to_batch(&buf, recs, (size_t)n, err) < 0) goto out;
+        for (long i = 0; c->merge && i < n; i++) {
             const struct pes_record *r = &recs[i];
             if (r->id != last.id || last.info.what == ID_UNKNOWN)
                 last = (struct id_cache){.id = r->id, .info = lookup_id(in, r->id)};
@@ -506,6 +538,13 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
                 fail(err, PES_ERR_FORMAT, in->path, what);
                 goto out;
             }
+        }
+        if (n >= 0 && c->text && in->filter.keep) {   /* what the filter dropped, as counts */
+            uint64_t d[2] = {0, 0};
+            pes_text_reader_dropped(c->text, d);
+            pes_batch_buf_dropped(&buf, d[0] - c->dropped[0], d[1] - c->dropped[1]);
+            c->dropped[0] = d[0];
+            c->dropped[1] = d[1];
         }
         /* threads that ended within this read: their records are all in this batch or earlier ones */
         const uint32_t *ended = NULL;

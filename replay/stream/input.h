@@ -72,6 +72,11 @@ uint32_t replay_input_range_cap(const struct replay_input *in);
 /* Another tool's text trace is parsed by n threads in parallel blocks (at
  * most PES_TEXT_MAX_THREADS; 0 or 1: the reading thread). */
 void replay_input_set_threads(struct replay_input *in, unsigned n);
+/* A text trace's records pass f where they are parsed (pes_text_reader_set_filter)
+ * in replay_input_run's scans; the ones it drops reach the sink as counts
+ * only (pes_batch.dropped_reads/_writes). 1 if set, 0 if the input is not
+ * another tool's trace (nothing is filtered); NULL removes it. */
+int replay_input_set_filter(struct replay_input *in, const struct pes_text_filter *f);
 /* Accesses clipped by the last scan (0 if none); with a one-line warning
  * naming the file, the limit and the longest clipped access in msg. */
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);

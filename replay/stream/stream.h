@@ -48,6 +48,10 @@ struct pes_batch {
     size_t n_events;
     const struct pes_event *events;
     uint64_t events_offset;
+    /* one-byte loads and stores of stream 0 that the input's filter dropped
+     * since the previous batch (replay_input_set_sample: lines SHARDS does
+     * not sample, from a text trace): counted, never replayed */
+    uint64_t dropped_reads, dropped_writes;
 };
 
 /* The work of the recorded run, for the runtime model (PPT-Multicore Eq. 4-8). */
@@ -131,5 +135,9 @@ static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, u
 }
 int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream, struct pes_error *err);
 int pes_batch_buf_ended(struct pes_batch_buf *b, uint32_t stream, struct pes_error *err);
+static inline void pes_batch_buf_dropped(struct pes_batch_buf *b, uint64_t reads, uint64_t writes) {
+    b->view.dropped_reads += reads;
+    b->view.dropped_writes += writes;
+}
 
 #endif

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "histogram.h"
@@ -542,6 +544,96 @@ static void test_bad_options(void **state)
     pes_shards_destroy(s);
 }
 
+/* The filter a text reader runs where it parses (pes_shards_filter_records,
+ * pes_text_reader_set_filter) keeps exactly the lines an estimator with the
+ * same options samples, in order, on 1 and 3 parsing threads, and counts the
+ * others by id; an estimator fed the kept records plus pes_shards_skip of
+ * the dropped ones gives the histogram of one fed everything. */
+static void test_text_filter(void **state)
+{
+    (void)state;
+    enum { N = 300000 };
+    char path[] = "/tmp/pes_test_shards_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    uint64_t *addr = malloc(N * sizeof *addr);
+    uint8_t *wr = malloc(N);
+    uint64_t x = 7;
+    for (size_t i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        addr[i] = (x >> 20) % (1u << 22);   /* 64 K lines of 64 bytes */
+        wr[i] = (x >> 7) & 1;
+        fprintf(f, "%llx%s\n", (unsigned long long)addr[i], wr[i] ? " W" : "");
+    }
+    fclose(f);
+    struct pes_error err;
+    struct pes_shards_options o = { .granule = 64, .rate = 0.05, .seed = 3 };
+    struct pes_shards *ref = pes_shards_create(&o, &err);
+    assert_non_null(ref);
+    assert_int_equal(pes_shards_push_batch(ref, addr, N), 0);
+    struct pes_rd_hist want;
+    assert_int_equal(pes_shards_finish(ref, &want, &err), 0);
+    struct pes_shards_filter sf;
+    assert_int_equal(pes_shards_filter_init(&sf, &o, &err), 0);
+    struct pes_text_filter tf = { pes_shards_filter_records, &sf };
+    struct pes_record *rec = malloc(N * sizeof *rec);
+    for (unsigned threads = 1; threads <= 3; threads += 2) {
+        struct pes_text_reader *t = pes_text_reader_open(path, &err);
+        assert_non_null(t);
+        assert_int_equal(pes_text_reader_set_filter(t, &tf, &err), 0);
+        assert_int_equal(pes_text_reader_set_threads(t, threads, &err), 0);
+        assert_int_equal(pes_text_reader_set_filter(t, &tf, &err), threads > 1 ? -1 : 0);
+        size_t n = 0;
+        long got;
+        while ((got = pes_text_reader_read(t, rec + n, 1000, &err)) > 0)
+            n += (size_t)got;
+        assert_int_equal(got, 0);
+        uint64_t dropped[2] = { 0, 0 }, want_dropped[2] = { 0, 0 };
+        pes_text_reader_dropped(t, dropped);
+        size_t j = 0;
+        for (size_t i = 0; i < N; i++) {
+            if (!pes_shards_sampled(ref, addr[i] >> 6)) {
+                want_dropped[wr[i]]++;
+                continue;
+            }
+            assert_true(j < n);
+            assert_int_equal(rec[j].addr, addr[i]);
+            assert_int_equal(rec[j].id, wr[i] ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE);
+            j++;
+        }
+        assert_int_equal(j, n);
+        assert_true(n > N / 40 && n < N / 10);
+        assert_int_equal(dropped[0], want_dropped[0]);
+        assert_int_equal(dropped[1], want_dropped[1]);
+        pes_text_reader_close(t);
+
+        struct pes_shards *s = pes_shards_create(&o, &err);
+        assert_non_null(s);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(pes_shards_push(s, rec[i].addr), 0);
+        assert_int_equal(pes_shards_skip(s, dropped[0] + dropped[1]), 0);
+        struct pes_rd_hist got_h;
+        assert_int_equal(pes_shards_finish(s, &got_h, &err), 0);
+        assert_int_equal(got_h.total, want.total);
+        assert_int_equal(got_h.cold, want.cold);
+        for (uint64_t d = 0; d < 1u << 20; d++)
+            assert_int_equal(pes_rd_hist_exact(&got_h, d), pes_rd_hist_exact(&want, d));
+        assert_memory_equal(got_h.log2, want.log2, sizeof want.log2);
+        pes_rd_hist_free(&got_h);
+        pes_shards_destroy(s);
+    }
+    struct pes_shards_options sized = o;
+    sized.s_max = 100;
+    assert_int_equal(pes_shards_filter_init(&sf, &sized, &err), -1);
+    unlink(path);
+    free(rec);
+    free(addr);
+    free(wr);
+    pes_rd_hist_free(&want);
+    pes_shards_destroy(ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -555,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_fixed_size_accuracy),
         cmocka_unit_test(test_mrc_helpers),
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_text_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

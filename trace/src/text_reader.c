@@ -52,6 +52,8 @@ struct pes_text_reader {
     int failed;          /* the read failed: every later one fails the same way */
     struct pes_error error;
     struct text_pool *pool;   /* NULL: parsed on the calling thread */
+    struct pes_text_filter filter;   /* keep == NULL: every record */
+    uint64_t dropped[2];      /* by the filter, in the records handed out so far */
     char truncation[320];
     /* pes_text_reader_set_range: bytes still to read of the range, and the
      * range's start, whose line number is counted only for an error */
@@ -375,6 +377,7 @@ struct text_block {
     size_t len;                /* its complete lines */
     struct pes_record *rec;
     size_t nrec, rec_cap;
+    uint64_t dropped[2];       /* records the filter dropped from it */
     uint64_t lines;            /* lines in the block; with an error, before it */
     int status;
     int error;                 /* enum text_parse_error: comes after the block's records */
@@ -456,10 +459,15 @@ static int grow_records(struct text_block *b)
 }
 
 /* Parses block b into its records; outside the locks. */
-static void parse_block(enum pes_text_format format, struct text_block *b)
+/* With a filter, a piece of FILTER_RUN records at a time is filtered as
+ * soon as it is parsed, while it is still in the L1 cache. */
+#define FILTER_RUN 1024
+
+static void parse_block(enum pes_text_format format, const struct pes_text_filter *f, struct text_block *b)
 {
     struct text_parse s = {.p = b->buf, .end = b->buf + b->len};
     size_t n = 0;
+    b->dropped[0] = b->dropped[1] = 0;
     while (!s.error && (s.p < s.end || s.has_pending)) {
         if (b->rec_cap - n < 2 && grow_records(b) < 0) {
             b->nrec = n;
@@ -467,13 +475,19 @@ static void parse_block(enum pes_text_format format, struct text_block *b)
             b->error = TEXT_NO_MEMORY;
             return;
         }
+        size_t got, room = b->rec_cap - n;
+        if (f->keep && room > FILTER_RUN)
+            room = FILTER_RUN;
         if (s.has_pending) {
-            b->rec[n++] = s.pending;
+            b->rec[n] = s.pending;
             s.has_pending = 0;
-            continue;
+            got = 1;
+        } else {
+            got = format == PES_TEXT_FORMAT_LACKEY ? text_parse_lackey(&s, b->rec + n, room)
+                                                   : text_parse_addr(&s, b->rec + n, room);
         }
-        n += format == PES_TEXT_FORMAT_LACKEY ? text_parse_lackey(&s, b->rec + n, b->rec_cap - n)
-                                              : text_parse_addr(&s, b->rec + n, b->rec_cap - n);
+        /* filtered here, on the parsing thread: dropped records are never handed over */
+        n += f->keep && got ? f->keep(f->ctx, b->rec + n, got, b->dropped) : got;
     }
     b->nrec = n;
     b->lines = s.lines;
@@ -511,7 +525,7 @@ static void *pool_worker(void *arg)
         }
         pthread_mutex_unlock(&pool->input_lock);
         if (b->error != TEXT_READ_FAILED)
-            parse_block(pool->t->format, b);
+            parse_block(pool->t->format, &pool->t->filter, b);
         pthread_mutex_lock(&pool->lock);
         b->status = BLOCK_READY;
         pthread_cond_broadcast(&pool->block_ready);
@@ -596,6 +610,8 @@ static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t 
                 break;
             pool->cur = b;
             pool->cur_pos = 0;
+            t->dropped[0] += b->dropped[0];
+            t->dropped[1] += b->dropped[1];
         }
         size_t k = b->nrec - pool->cur_pos < max - n ? b->nrec - pool->cur_pos : max - n;
         if (k)   /* a block without records may have no array */
@@ -655,9 +671,38 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
     }
     if (t->pool)
         return read_pool(t, out, max, err);
-    if (t->format == PES_TEXT_FORMAT_BINARY64)
-        return read_binary(t, out, max, err);
-    return read_lines(t, out, max, err);
+    if (!t->filter.keep)
+        return t->format == PES_TEXT_FORMAT_BINARY64 ? read_binary(t, out, max, err) : read_lines(t, out, max, err);
+    /* on this thread: read, filter, until max are kept or the input ends */
+    size_t n = 0;
+    while (n < max) {
+        long got = t->format == PES_TEXT_FORMAT_BINARY64 ? read_binary(t, out + n, max - n, err)
+                                                          : read_lines(t, out + n, max - n, err);
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            break;
+        n += t->filter.keep(t->filter.ctx, out + n, (size_t)got, t->dropped);
+    }
+    return (long)n;
+}
+
+int pes_text_reader_set_filter(struct pes_text_reader *t, const struct pes_text_filter *f, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!t)
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_set_filter: no reader");
+    if (t->started || t->pool)   /* the workers parse as soon as they start */
+        return pes_error_set(err, PES_ERR_ARG, 0, "%s: pes_text_reader_set_filter after the first read or "
+                             "pes_text_reader_set_threads", t->path);
+    t->filter = f ? *f : (struct pes_text_filter){0};
+    return 0;
+}
+
+void pes_text_reader_dropped(const struct pes_text_reader *t, uint64_t dropped[2])
+{
+    dropped[0] += t->dropped[0];
+    dropped[1] += t->dropped[1];
 }
 
 /* ------------------------------------------------------------ parts of a file */

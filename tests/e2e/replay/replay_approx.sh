@@ -28,6 +28,17 @@ PY
   [ "$(jq -c '.configs[0].prd' "$work/one.json")" = "$(jq -c '.configs[0].prd' "$work/exact.json")" ] ||
     fail "$t: --sample-rate 1 differs from the exact profiles"
 done
+# --sample-rate alone drops the lines it does not sample where the text is
+# parsed (on 1 or 3 threads); --simulate needs every access, so it does not:
+# the same counts, estimates and model either way
+sel='{trace: (.trace | del(.path)), c: .configs[0] | {prd, crd, model, approximation}}'
+"$R" "$work/uniform.txt" --machine haswell --format json --sample-rate 0.05 --simulate --jobs 1 |
+  jq -c "$sel" >"$work/all.json"
+for jobs in 1 3; do
+  "$R" "$work/uniform.txt" --machine haswell --format json --sample-rate 0.05 --jobs $jobs | jq -c "$sel" >"$work/filtered.json"
+  cmp -s "$work/all.json" "$work/filtered.json" || fail "--sample-rate --jobs $jobs: filtered input differs"
+done
+echo "ok: lines dropped at parse time: same report"
 "$R" "$work/cyclic.txt" --machine haswell --sample-rate 0.1 --sample-check >"$work/text.out"
 grep -q '^Approximation' "$work/text.out" || fail "no approximation section in the text report"
 expect_usage "--sample-seed: only with --sample-rate" "$R" "$work/cyclic.txt" --sample-seed 3

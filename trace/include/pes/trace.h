@@ -493,6 +493,23 @@ int pes_text_part(const char *path, enum pes_text_format format, unsigned k, uns
 int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pes_error *err);
 /* The threads parsing: 1 on the calling thread, else the workers started. */
 unsigned pes_text_reader_threads(const struct pes_text_reader *t);
+/* A filter on the records before they are handed out, for a consumer that
+ * needs only some of them (pes-replay's SHARDS sampling keeps a fixed set of
+ * lines): it runs where the records are parsed, on the parsing threads with
+ * set_threads, so a dropped record is never copied or handed over. keep
+ * moves the records to keep to the front of rec[0..n), in order, adds the
+ * ones it drops to dropped[id] (id PES_TEXT_READ_SITE or _WRITE_SITE) and
+ * returns how many it kept; it is called from several threads at once. Set
+ * before set_threads and the first read (-1, err, after them); NULL removes it. */
+struct pes_text_filter {
+    size_t (*keep)(const void *ctx, struct pes_record *rec, size_t n, uint64_t dropped[2]);
+    const void *ctx;
+};
+int pes_text_reader_set_filter(struct pes_text_reader *t, const struct pes_text_filter *f, struct pes_error *err);
+/* Adds the records the filter has dropped so far, by id, to dropped[0] and
+ * dropped[1] (with parsing threads, a block's all at once, when _read
+ * reaches the block). */
+void pes_text_reader_dropped(const struct pes_text_reader *t, uint64_t dropped[2]);
 void pes_text_reader_close(struct pes_text_reader *t);
 
 /* ---------------------------------------------------------------- printing */
