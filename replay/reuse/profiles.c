@@ -251,7 +251,7 @@ void pes_profiles_destroy(struct pes_profiles *p)
 
 static uint64_t site_hash(uint32_t id, uint64_t mask)
 {
-    return ((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15) >> 32) & mask;
+    return pes_hash_fib(id, 32) & mask;
 }
 
 static int site_grow(struct pes_profiles *p)

@@ -45,7 +45,7 @@ static inline uint64_t hash_index(const struct pes_reuse *e, uint64_t key)
      * the table; the low 3 bits then pick a slot inside the block's aligned
      * 8-slot group (128 bytes). A sweep over memory thus walks the table in
      * groups instead of missing the cache on every new granule. */
-    uint64_t h = ((key >> 3) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - e->hbits);
+    uint64_t h = pes_hash_fib(key >> 3, e->hbits);
     return h ^ (key & 7);
 }
 

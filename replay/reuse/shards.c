@@ -12,18 +12,9 @@
 
 /* ------------------------------------------------------------------ hash */
 
-/* splitmix64's output function: a bijection on 64 bits whose every output
- * bit depends on every input bit. */
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 static inline uint64_t seed_offset(uint64_t seed)
 {
-    return mix64(seed ^ UINT64_C(0x5348415244530000));   /* "SHARDS" */
+    return pes_mix64(seed ^ UINT64_C(0x5348415244530000));   /* "SHARDS" */
 }
 
 /* Neighbouring line numbers are spread by the odd multiplier first (as a
@@ -31,7 +22,7 @@ static inline uint64_t seed_offset(uint64_t seed)
  * differ in a few low bits only. */
 static inline uint64_t line_hash(uint64_t key, uint64_t off)
 {
-    return mix64(key * UINT64_C(0x9E3779B97F4A7C15) + off) >> 8;
+    return pes_mix64(key * UINT64_C(0x9E3779B97F4A7C15) + off) >> 8;
 }
 
 uint64_t pes_shards_hash(uint64_t key, uint64_t seed)
@@ -107,7 +98,7 @@ struct lru {
 
 static inline uint64_t lru_index(const struct lru *l, uint64_t key)
 {
-    return mix64(key) & l->mask;
+    return pes_mix64(key) & l->mask;
 }
 
 static struct lslot *lru_find(struct lru *l, uint64_t key)

@@ -25,6 +25,16 @@
 
 struct pes_reuse;
 
+/* The execution a trace comes from (its header): pes-collect --full --mode
+ * writes both traces of one run from the same process. */
+struct replay_execution {
+    uint64_t pid, start_ticks, ticks_per_second;
+    char command[256], hostname[64];
+};
+void replay_execution_of(struct replay_execution *x, const struct pes_trace_info *header);
+/* Same pid, host and command, started within a second of each other. */
+int replay_same_execution(const struct replay_execution *a, const struct replay_execution *b);
+
 /* Per-site counts of a sampled trace (raw event counts, not scaled). */
 struct replay_sampled_site {
     uint32_t site;                   /* UINT32_MAX: events without a site, and very high ids */
@@ -59,8 +69,7 @@ struct replay_sampled {
     double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
     struct replay_sampled_site *sites; /* by site id; the row of events without a site last */
     size_t n_sites;
-    uint64_t pid, start_ticks, ticks_per_second;
-    char command[256], hostname[64];
+    struct replay_execution exec;
 };
 
 /* The sampled analyses of one trace, event by event. */
@@ -88,8 +97,7 @@ struct replay_truth {
     uint64_t *site_key;              /* [max_site + 1] replay_site_line_key; last = pooled ids */
     double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
     uint64_t accesses;
-    uint64_t pid, start_ticks, ticks_per_second;
-    char command[256], hostname[64];
+    struct replay_execution exec;
 };
 
 /* The full trace's stream (its threads and shared caches: si->stream_cache;

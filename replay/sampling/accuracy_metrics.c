@@ -4,6 +4,7 @@
  * against is listed in docs/accuracy.md).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,15 +74,27 @@ out:
     return rc;
 }
 
+void replay_execution_of(struct replay_execution *x, const struct pes_trace_info *h) {
+    x->pid = h->pid;
+    x->start_ticks = h->start_ticks;
+    x->ticks_per_second = h->ticks_per_second;
+    snprintf(x->command, sizeof x->command, "%s", h->command ? h->command : "");
+    snprintf(x->hostname, sizeof x->hostname, "%s", h->hostname ? h->hostname : "");
+}
+
+/* pes-collect --full --mode opens the two traces one after the other in the
+ * same process: same pid, host and command, start times a moment apart. */
+int replay_same_execution(const struct replay_execution *a, const struct replay_execution *b) {
+    uint64_t gap = a->start_ticks > b->start_ticks ? a->start_ticks - b->start_ticks : b->start_ticks - a->start_ticks;
+    uint64_t tps = a->ticks_per_second ? a->ticks_per_second : 1000000000u;
+    return a->pid && a->pid == b->pid && strcmp(a->hostname, b->hostname) == 0 && strcmp(a->command, b->command) == 0 &&
+           gap < tps;
+}
+
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,
                             struct replay_accuracy *a, struct pes_error *err) {
     memset(a, 0, sizeof *a);
-    /* pes-collect --full --mode opens the two traces one after the other in
-     * the same process: same pid, host and command, start times a moment apart */
-    uint64_t gap = s->start_ticks > t->start_ticks ? s->start_ticks - t->start_ticks : t->start_ticks - s->start_ticks;
-    uint64_t tps = s->ticks_per_second ? s->ticks_per_second : 1000000000u;
-    a->same_execution = s->pid && s->pid == t->pid && strcmp(s->hostname, t->hostname) == 0 &&
-                        strcmp(s->command, t->command) == 0 && gap < tps;
+    a->same_execution = replay_same_execution(&s->exec, &t->exec);
     a->top_k = top_k;
     a->samples = s->samples;
     const struct pes_rt_stats *intra = pes_rt_totals(t->rt, PES_RT_INTRA);

@@ -50,11 +50,7 @@ int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t,
     if (n == 0 || n > PES_RT_MAX_THREADS)
         return pes_error_set(err, PES_ERR_ARG, 0, "%s: %u threads; --compare supports 1..%u", si->path, n,
                              PES_RT_MAX_THREADS);
-    t->pid = info->pid;
-    t->start_ticks = info->start_ticks;
-    t->ticks_per_second = info->ticks_per_second;
-    snprintf(t->command, sizeof t->command, "%s", info->command ? info->command : "");
-    snprintf(t->hostname, sizeof t->hostname, "%s", info->hostname ? info->hostname : "");
+    replay_execution_of(&t->exec, info);
     t->n_threads = n;
     if (!(t->stack_engine = calloc(n, sizeof *t->stack_engine)))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");

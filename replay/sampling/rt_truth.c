@@ -82,7 +82,7 @@ void pes_rt_bin_range(size_t bin, uint64_t *lo, uint64_t *hi)
 
 static inline uint64_t hash_key(uint64_t key, unsigned bits)
 {
-    return (key * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+    return pes_hash_fib(key, bits);
 }
 
 /* Tables are probed at random: transparent huge pages cut the TLB misses. */

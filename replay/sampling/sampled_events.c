@@ -292,11 +292,7 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     c->path = path;
     c->s = s;
     read_config(s, header->config);
-    s->pid = header->pid;
-    s->start_ticks = header->start_ticks;
-    s->ticks_per_second = header->ticks_per_second;
-    snprintf(s->command, sizeof s->command, "%s", header->command ? header->command : "");
-    snprintf(s->hostname, sizeof s->hostname, "%s", header->hostname ? header->hostname : "");
+    replay_execution_of(&s->exec, header);
     s->n_threads = n_threads;
     size_t n = n_threads ? n_threads : 1;
     s->thread = calloc(n, sizeof *s->thread);

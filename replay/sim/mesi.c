@@ -75,7 +75,7 @@ struct pes_sim {
 
 static inline uint64_t hash_line(uint64_t line, unsigned bits)
 {
-    return (line * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+    return pes_hash_fib(line, bits);
 }
 
 #define ENT(s, j) ((struct dir_entry *)((s)->dir + (size_t)(j) * (s)->stride))

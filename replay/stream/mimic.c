@@ -138,7 +138,7 @@ struct pes_mimic_counts {
 
 static uint64_t bb_hash(uint32_t id, uint64_t mask)
 {
-    return ((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15) >> 32) & mask;
+    return pes_hash_fib(id, 32) & mask;
 }
 
 static int64_t bb_find(const struct pes_mimic_counts *c, uint32_t id)
@@ -439,13 +439,6 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
     }
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 static int choose_offset(struct run *r, struct pes_error *err)
 {
@@ -516,7 +509,7 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         /* Alg. 2: the position in `active` of the core that goes next */
         uint32_t slot;
         if (opt->strategy == PES_INTERLEAVE_UNIFORM)
-            slot = (uint32_t)(((unsigned __int128)splitmix64(&rng) * n_active) >> 64);
+            slot = (uint32_t)(((unsigned __int128)pes_splitmix64(&rng) * n_active) >> 64);
         else
             slot = turn < n_active ? turn : 0;
         struct core_cursor *c = &cs[active[slot]];

@@ -391,10 +391,7 @@ static inline int pes_rt_active(void)
 /* Random numbers: splitmix64 to seed, xorshift64* to draw (no locks, no libc state). */
 static inline uint64_t pes_rt_splitmix(uint64_t *x)
 {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return pes_splitmix64(x);
 }
 static inline uint64_t pes_rt_rand(uint64_t *s)
 {

@@ -543,6 +543,31 @@ void pes_json_string(FILE *out, const char *s);
  * command lines and text headers. */
 int pes_parse_u64(const char *s, int base, uint64_t *out);
 
+/* ---------------------------------------------------------------- hashing */
+
+/* Fibonacci hashing: key times 2^64 / phi, its top `bits` bits (1..64). The
+ * index function of the hand-written hot-path tables (reuse engines, MESI
+ * directory, ReuseTracker truth, site and BB tables). */
+static inline uint64_t pes_hash_fib(uint64_t key, unsigned bits)
+{
+    return (key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits);
+}
+
+/* splitmix64's output function: a bijection on 64 bits whose every output
+ * bit depends on every input bit. */
+static inline uint64_t pes_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* The next number of the splitmix64 sequence whose state is *s. */
+static inline uint64_t pes_splitmix64(uint64_t *s)
+{
+    return pes_mix64(*s += UINT64_C(0x9E3779B97F4A7C15));
+}
+
 /* Human-readable names (static strings). */
 const char *pes_access_kind_name(uint8_t kind);
 const char *pes_event_kind_name(uint8_t kind);
