@@ -98,8 +98,34 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
     return replay_input_open_as(path, REPLAY_INPUT_AUTO, err);
 }
 
+/* A text file whose last byte is not a newline may have been cut inside its
+ * last line, which then reads as another address: the number of complete
+ * lines before it (counted only then), or -1 if it ends with a newline. */
+static long long unfinished_last_line(const char *path, long long size, size_t *tail) {
+    FILE *f = size > 0 ? fopen(path, "rb") : NULL;
+    if (!f) return -1;
+    long long lines = -1;
+    static char buf[1 << 16];
+    if (fseeko(f, size - 1, SEEK_SET) == 0 && fgetc(f) != '\n' && fseeko(f, 0, SEEK_SET) == 0) {
+        long long at = 0, last_nl = -1;
+        size_t n;
+        lines = 0;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+            for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++) {
+                lines++;
+                last_nl = at + (p - buf);
+            }
+            at += (long long)n;
+        }
+        *tail = (size_t)(size - 1 - last_nl);
+    }
+    fclose(f);
+    return lines;
+}
+
 /* Another tool's trace: the format detected once here (the scans reopen it),
- * and a binary file that ends inside an address said now, like a cut pes trace. */
+ * and a file that may be cut (a binary one inside an address, a text one
+ * inside its last line) said now, like a cut pes trace. */
 static int open_text(struct replay_input *in, enum pes_text_format format, struct pes_error *err) {
     in->text = 1;   /* validated line by line while scanning */
     struct pes_text_reader *t = pes_text_reader_open_as(in->path, format, err);
@@ -107,10 +133,19 @@ static int open_text(struct replay_input *in, enum pes_text_format format, struc
     in->text_format = pes_text_reader_format(t);
     pes_text_reader_close(t);
     struct stat st;
-    if (in->text_format == PES_TEXT_FORMAT_BINARY64 && stat(in->path, &st) == 0 && st.st_size % 8)
+    if (stat(in->path, &st) != 0) return 0;   /* the scans say what is wrong */
+    size_t tail = 0;
+    long long complete;
+    if (in->text_format == PES_TEXT_FORMAT_BINARY64 && st.st_size % 8)
         snprintf(in->truncation, sizeof in->truncation,
                  "%s: ends inside an address: the last %d byte%s (after %lld complete addresses) are not read",
                  in->path, (int)(st.st_size % 8), st.st_size % 8 == 1 ? "" : "s", (long long)(st.st_size / 8));
+    else if (in->text_format != PES_TEXT_FORMAT_BINARY64 &&
+             (complete = unfinished_last_line(in->path, (long long)st.st_size, &tail)) >= 0)
+        snprintf(in->truncation, sizeof in->truncation,
+                 "%s: line %lld, the last, has no newline (%zu byte%s after line %lld, the last complete one): "
+                 "the file may have been cut inside it; it is read as it is",
+                 in->path, complete + 1, tail, tail == 1 ? "" : "s", complete);
     return 0;
 }
 

@@ -70,6 +70,21 @@ grep -q "cut.bin: ends inside an address: the last 5 bytes (after 7 complete add
   "$work/err" || fail "cut binary: no warning: $(cat "$work/err")"
 jq -e '.trace.truncated == true and .trace.accesses == 7' "$work/r.json" >/dev/null ||
   fail "cut binary: $(jq -c .trace "$work/r.json")"
+# a text file cut inside its last line (no newline at the end): read as it is,
+# with a warning naming the last complete line in text and JSON; a complete
+# file says nothing
+printf '0x1000\n0x2000 W\n0x30' >"$work/cut.txt"
+"$PES_BIN/pes-replay" "$work/cut.txt" --machine haswell --format json >"$work/r.json" 2>"$work/err" ||
+  fail "cut text: exit $?"
+grep -q "cut.txt: line 3, the last, has no newline (4 bytes after line 2, the last complete one)" "$work/err" ||
+  fail "cut text: no warning: $(cat "$work/err")"
+jq -e '.trace.truncated == true and .trace.accesses == 3' "$work/r.json" >/dev/null ||
+  fail "cut text: $(jq -c .trace "$work/r.json")"
+printf '0x1000\n0x2000 W\n0x30\n' >"$work/whole.txt"
+"$PES_BIN/pes-replay" "$work/whole.txt" --machine haswell --format json >"$work/r.json" 2>"$work/err" ||
+  fail "whole text: exit $?"
+[ ! -s "$work/err" ] || fail "whole text: stderr: $(cat "$work/err")"
+jq -e '.trace.truncated == false' "$work/r.json" >/dev/null || fail "whole text: truncated"
 # a forced format names the first line that does not fit it; a bad name is a usage error
 expect_fail "t1.lackey:1: expected \"ADDR\"" "$PES_BIN/pes-replay" "$work/t1.lackey" --machine haswell \
   --input-format addr
