@@ -3,7 +3,8 @@
 # bash completion and the documentation. Everything that refers to another
 # installed file does so relative to itself (pes-clang finds the plugin and
 # the runtime from its own location; pes-trace.pc uses ${pcfiledir}), so an
-# install can be moved or made with another --prefix than the configured one.
+# install can be moved or made with another --prefix than the configured one
+# (with relative install directories, as GNUInstallDirs gives them).
 include(GNUInstallDirs)
 
 install(TARGETS pes-collect pes-replay pes-dump RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -11,6 +12,9 @@ if(TARGET pes-replay-mpi)
   install(TARGETS pes-replay-mpi RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(TARGETS pes-rt LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# machine presets: found from the commands' own location (model/src/machine_file.c)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/model/machines/ DESTINATION ${CMAKE_INSTALL_DATADIR}/pes/machines
+        FILES_MATCHING PATTERN "*.machine")
 # (pes-clang, pes-clang++ and the plugin: llvm-pass/CMakeLists.txt)
 
 # Reading and writing traces from other programs: libpes_trace.a + pes/trace.h.

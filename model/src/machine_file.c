@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -245,10 +247,31 @@ int pes_machine_parse(const char *text, const char *source, struct pes_machine *
     return 0;
 }
 
+/* Where bare machine names resolve: $PES_MACHINES_DIR, else the presets an
+ * install put beside the running command (BIN/../share/pes/machines, found
+ * from /proc/self/exe so that an install can move), else the source tree's. */
 static const char *machines_dir(void)
 {
     const char *d = getenv("PES_MACHINES_DIR");
-    return d && *d ? d : PES_MACHINES_DIR;
+    if (d && *d)
+        return d;
+    static char installed[4096];
+    static int looked;
+    if (!looked) {
+        looked = 1;
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        char *slash = strrchr(exe, '/');
+        struct stat st;
+        if (slash &&
+            snprintf(installed, sizeof installed, "%.*s/%s", (int)(slash - exe), exe, PES_MACHINES_FROM_BIN) <
+                (int)sizeof installed &&
+            stat(installed, &st) == 0 && S_ISDIR(st.st_mode))
+            return installed;
+        installed[0] = 0;
+    }
+    return installed[0] ? installed : PES_MACHINES_DIR;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -21,7 +21,7 @@ struct replay_hooks {
      * move on). */
     int (*progress)(void *ctx, struct pes_error *err);
     /* Reading in parts: with parts > 1, when the input and the analyses
-     * allow it (a text trace, none of --simulate, --cores, --sample-rate),
+     * allow it (none of --simulate, --cores, --sample-rate),
      * this process reads only part `part` of the recorded stream and the
      * profiles split in parts (profiles.h); the other parts' counts
      * (pes_pipeline_part_pack) travel to part 0 after the profiles' sync:

@@ -100,24 +100,23 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
 
 /* A text file whose last byte is not a newline may have been cut inside its
  * last line, which then reads as another address: the number of complete
- * lines before it (counted only then), or -1 if it ends with a newline. */
+ * lines before it (counted only then) and the unfinished line's length, or
+ * -1 if the file ends with a newline, or with a line too long to be one (the
+ * scan reports that line as an error). */
 static long long unfinished_last_line(const char *path, long long size, size_t *tail) {
     FILE *f = size > 0 ? fopen(path, "rb") : NULL;
     if (!f) return -1;
-    long long lines = -1;
     static char buf[1 << 16];
-    if (fseeko(f, size - 1, SEEK_SET) == 0 && fgetc(f) != '\n' && fseeko(f, 0, SEEK_SET) == 0) {
-        long long at = 0, last_nl = -1;
-        size_t n;
-        lines = 0;
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-            for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++) {
-                lines++;
-                last_nl = at + (p - buf);
-            }
-            at += (long long)n;
-        }
-        *tail = (size_t)(size - 1 - last_nl);
+    long long lines = -1, back = size < PES_TEXT_MAX_LINE + 1 ? size : PES_TEXT_MAX_LINE + 1;
+    size_t n;
+    if (fseeko(f, size - back, SEEK_SET) == 0 && (n = fread(buf, 1, (size_t)back, f)) == (size_t)back &&
+        buf[n - 1] != '\n') {
+        const char *nl = NULL;
+        for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++) nl = p;
+        *tail = nl ? (size_t)(buf + n - nl - 1) : n;
+        if ((nl || size <= PES_TEXT_MAX_LINE) && fseeko(f, 0, SEEK_SET) == 0)
+            for (lines = 0; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+                for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++) lines++;
     }
     fclose(f);
     return lines;
@@ -135,13 +134,17 @@ static int open_text(struct replay_input *in, enum pes_text_format format, struc
     struct stat st;
     if (stat(in->path, &st) != 0) return 0;   /* the scans say what is wrong */
     size_t tail = 0;
-    long long complete;
+    long long complete = -1;
     if (in->text_format == PES_TEXT_FORMAT_BINARY64 && st.st_size % 8)
         snprintf(in->truncation, sizeof in->truncation,
                  "%s: ends inside an address: the last %d byte%s (after %lld complete addresses) are not read",
                  in->path, (int)(st.st_size % 8), st.st_size % 8 == 1 ? "" : "s", (long long)(st.st_size / 8));
     else if (in->text_format != PES_TEXT_FORMAT_BINARY64 &&
-             (complete = unfinished_last_line(in->path, (long long)st.st_size, &tail)) >= 0)
+             (complete = unfinished_last_line(in->path, (long long)st.st_size, &tail)) == 0)
+        snprintf(in->truncation, sizeof in->truncation,
+                 "%s: its only line has no newline: the file may have been cut inside it; it is read as it is",
+                 in->path);
+    else if (in->text_format != PES_TEXT_FORMAT_BINARY64 && complete > 0)
         snprintf(in->truncation, sizeof in->truncation,
                  "%s: line %lld, the last, has no newline (%zu byte%s after line %lld, the last complete one): "
                  "the file may have been cut inside it; it is read as it is",
@@ -277,7 +280,6 @@ uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t m
     return in->clipped;
 }
 
-int replay_input_can_part(const struct replay_input *in) { (void)in; return 1; }
 
 int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struct pes_error *err) {
     if (k >= n) return pes_error_set(err, PES_ERR_ARG, 0, "part %u of %u", k, n);

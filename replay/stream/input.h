@@ -82,11 +82,10 @@ int replay_input_set_filter(struct replay_input *in, const struct pes_text_filte
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);
 
 /* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k
- * of n of the stream, the parts in order being the whole stream. 0, or -1
- * (err) if this input cannot be read in parts (only another tool's text or
- * binary trace can: a part is a range of its bytes, pes_text_part). */
+ * of n of the stream, the parts in order being the whole stream: a range of
+ * the bytes of another tool's trace (pes_text_part), a range of merged times
+ * of a pes trace (pes_merge_set_range). 0, or -1 with err filled. */
 int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struct pes_error *err);
-int replay_input_can_part(const struct replay_input *in);
 /* The clipping counts of the last scan (replay_input_clipped) as bytes, and
  * those of a later part added to this input's, as if one scan had seen both. */
 enum { REPLAY_CLIP_BYTES = 16 };

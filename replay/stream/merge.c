@@ -421,6 +421,11 @@ int pes_merge_set_range(struct pes_merge *m, uint64_t lo, uint64_t hi, int bound
         s->skipping = lo > 0;
         if (m->heap[i].time < lo) m->heap[i].time = lo;
     }
+    /* raising keys to lo keeps them ordered by time but not by the stream
+     * tie-break of equal times: rebuild the heap (its entries pushed anew) */
+    uint32_t n = m->heap_n;
+    m->heap_n = 0;
+    for (uint32_t i = 0; i < n; i++) heap_push(m, m->heap[i]);
     return 0;
 }
 

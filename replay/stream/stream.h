@@ -49,7 +49,7 @@ struct pes_batch {
     const struct pes_event *events;
     uint64_t events_offset;
     /* one-byte loads and stores of stream 0 that the input's filter dropped
-     * since the previous batch (replay_input_set_sample: lines SHARDS does
+     * since the previous batch (replay_input_set_filter: lines SHARDS does
      * not sample, from a text trace): counted, never replayed */
     uint64_t dropped_reads, dropped_writes;
 };

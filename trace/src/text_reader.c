@@ -316,7 +316,7 @@ static void set_truncation(struct pes_text_reader *t, size_t rest)
         snprintf(t->truncation, sizeof t->truncation,
                  "%s: ends inside an address: the last %zu byte%s (after %llu complete "
                  "addresses) are not read", t->path, rest, rest == 1 ? "" : "s",
-                 (unsigned long long)t->lineno);
+                 (unsigned long long)(t->lineno + t->range_begin / 8));   /* as in the whole file */
 }
 
 /* n little-endian addresses at b, as loads */
@@ -407,6 +407,7 @@ struct text_pool {
 static void fill_block(struct pes_text_reader *t, struct text_block *b)
 {
     b->error = TEXT_OK;
+    b->dropped[0] = b->dropped[1] = 0;   /* a block that fails to read is not parsed */
     b->len = b->nrec = 0;
     b->lines = 0;
     b->last = 0;
@@ -769,6 +770,8 @@ static int line_start(int fd, uint64_t at, uint64_t size, uint64_t *out)
         ssize_t n = pread(fd, buf, want, (off_t)p);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n == 0)
+            errno = 0;   /* the file is shorter than its size said */
         if (n <= 0)
             return -1;
         const char *nl = memchr(buf, '\n', (size_t)n);
@@ -810,7 +813,9 @@ int pes_text_part(const char *path, enum pes_text_format format, unsigned k, uns
     }
     close(fd);
     if (rc < 0)
-        return pes_error_set(err, PES_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno));
+        return errno ? pes_error_set(err, PES_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno))
+                     : pes_error_set(err, PES_ERR_IO, 0, "%s: ends before byte %llu, its size a moment ago: "
+                                     "the file changed while it was read", path, (unsigned long long)size);
     *begin = cut[0];
     *end = cut[1];
     return 0;

@@ -8,6 +8,7 @@
 set -euo pipefail
 : "${PES_BUILD:?PES_BUILD must name the build directory}"
 : "${PES_SRC:?PES_SRC must name the source tree}"
+lib=${PES_LIBDIR:-lib}   # CMAKE_INSTALL_LIBDIR (lib, lib64, lib/x86_64-linux-gnu)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -15,27 +16,33 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$PES_BUILD" --prefix "$work/first" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 mv "$work/first" "$work/moved"
 p=$work/moved
-for f in bin/pes-clang bin/pes-clang++ bin/pes-collect bin/pes-replay bin/pes-dump lib/libpes-rt.so \
-         lib/pes/PesPass.so lib/libpes_trace.a include/pes/trace.h lib/pkgconfig/pes-trace.pc \
+for f in bin/pes-clang bin/pes-clang++ bin/pes-collect bin/pes-replay bin/pes-dump "$lib/libpes-rt.so" \
+         "$lib/pes/PesPass.so" "$lib/libpes_trace.a" include/pes/trace.h "$lib/pkgconfig/pes-trace.pc" \
+         share/pes/machines/haswell.machine \
          share/man/man1/pes-clang.1 share/man/man1/pes-collect.1 share/man/man1/pes-replay.1 \
          share/man/man1/pes-dump.1 share/bash-completion/completions/pes-replay \
          share/bash-completion/completions/pes-collect share/doc/pes/README.md share/doc/pes/replay.md; do
   [ -e "$p/$f" ] || fail "not installed: $f"
 done
-if grep -rqF "$PES_BUILD" "$p/bin/pes-clang" "$p/share/bash-completion" "$p/lib/pkgconfig"; then
+if grep -rqF "$PES_BUILD" "$p/bin/pes-clang" "$p/share/bash-completion" "$p/$lib/pkgconfig"; then
   fail "an installed file names the build tree"
 fi
 echo "ok: installed and moved"
 
 # pes-clang finds the plugin and the runtime next to itself
 "$p/bin/pes-clang" --pes-print-config >"$work/config"
-grep -qx "plugin=$p/lib/pes/PesPass.so" "$work/config" || { cat "$work/config"; fail "pes-clang's plugin"; }
-grep -qx "runtime_dir=$p/lib" "$work/config" || { cat "$work/config"; fail "pes-clang's runtime"; }
+grep -qx "plugin=$p/$lib/pes/PesPass.so" "$work/config" || { cat "$work/config"; fail "pes-clang's plugin"; }
+grep -qx "runtime_dir=$p/$lib" "$work/config" || { cat "$work/config"; fail "pes-clang's runtime"; }
+
+# pes-replay finds machine presets in the prefix (a preset only the prefix has)
+sed 's/^name *=.*/name = testbox/' "$p/share/pes/machines/haswell.machine" >"$p/share/pes/machines/testbox.machine"
+"$p/bin/pes-replay" --machine testbox --show-machine >"$work/machine" 2>&1 ||
+  { cat "$work/machine"; fail "the installed presets are not found"; }
 
 # the demo's job from the moved prefix
 "$p/bin/pes-clang" -O2 -fopenmp "$PES_SRC/bench/kernels/gemm.c" -o "$work/gemm"
 ldd "$work/gemm" >"$work/ldd"
-grep -qF "$p/lib/libpes-rt.so" "$work/ldd" || { cat "$work/ldd"; fail "the program does not use the installed runtime"; }
+grep -qF "$p/$lib/libpes-rt.so" "$work/ldd" || { cat "$work/ldd"; fail "the program does not use the installed runtime"; }
 OMP_NUM_THREADS=2 "$p/bin/pes-collect" -q --full -o "$work/gemm.zst" -- "$work/gemm" 40 >/dev/null
 "$p/bin/pes-dump" --stats "$work/gemm.zst" >"$work/stats"
 "$p/bin/pes-replay" "$work/gemm.zst" --machine haswell --simulate --format json >"$work/report.json"
@@ -68,7 +75,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 C
-export PKG_CONFIG_PATH=$p/lib/pkgconfig
+export PKG_CONFIG_PATH=$p/$lib/pkgconfig
 # shellcheck disable=SC2046  # pkg-config prints words
 cc "$work/count.c" -o "$work/count" $(pkg-config --cflags --libs --static pes-trace)
 records=$("$work/count" "$work/gemm.zst")
