@@ -499,6 +499,34 @@ static void test_parts_equal_whole(void **state) {
     unlink(path);
 }
 
+/* Four threads whose starts put a higher stream index above a lower one in
+ * the merge's heap, and identical records from time 40 on: every record has a
+ * twin of the same time in each other thread, so the stream tie-break orders
+ * them. A part cut at 40 raises every waiting thread's key to 40; the parts
+ * must still be the whole stream record for record. */
+static const uint64_t tie_starts[4] = {30, 20, 10, 0};
+static void tied_threads(struct pes_trace_writer *w) {
+    struct pes_error err;
+    for (uint32_t t = 0; t < 4; t++) {
+        struct pes_record recs[12];
+        size_t n = 0;
+        recs[n++] = time_rec(40);
+        for (uint32_t k = 0; k < 4; k++) recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);
+        recs[n++] = time_rec(60);
+        for (uint32_t k = 4; k < 8; k++) recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);
+        recs[n++] = time_rec(80);
+        assert_int_equal(pes_trace_writer_records(w, t, recs, n, &err), 0);
+    }
+}
+
+static void test_parts_keep_ties(void **state) {
+    (void)state;
+    write_trace(tie_starts, 4, tied_threads);
+    const uint64_t cuts[][3] = {{40, 60, 70}, {35, 40, 60}, {10, 40, 41}};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) check_parts(cuts[i], 4);
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleaves_by_interpolated_time),
@@ -508,6 +536,7 @@ int main(void) {
         cmocka_unit_test(test_long_segments_match_reference),
         cmocka_unit_test(test_threads_end_and_free),
         cmocka_unit_test(test_parts_equal_whole),
+        cmocka_unit_test(test_parts_keep_ties),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
