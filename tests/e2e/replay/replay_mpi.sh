@@ -26,6 +26,10 @@ check() {   # NAME WINDOW TRACE ARGS...: every rank count the same as pes-replay
     mpi "$np" "$trace" --machine haswell --mpi-window "$window" "$@" >"$work/$name.np$np" 2>"$work/$name.np$np.err" ||
       { cat "$work/$name.np$np.err" >&2; fail "$name: $np ranks failed"; }
     cmp -s "$work/$name.ref" "$work/$name.np$np" || fail "$name: $np ranks differ from pes-replay"
+    # the same warnings, once (rank 0 speaks for all), under the command's own name
+    sed -n 's/^pes-replay-mpi: /pes-replay: /p' "$work/$name.np$np.err" >"$work/$name.np$np.warn"
+    cmp -s "$work/$name.ref.err" "$work/$name.np$np.warn" ||
+      fail "$name: $np ranks warn otherwise: $(diff "$work/$name.ref.err" "$work/$name.np$np.warn" | head -5)"
   done
   echo "ok: $name: 1, 2, 4 ranks identical"
 }
