@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pipeline.h"
+#include "progress.h"
 #include "profiles.h"
 #include "replay_run.h"
 #include "report_util.h"
@@ -51,7 +52,8 @@ struct run {
     struct pes_report *rep;
     struct pes_rnode *trace, *configs;
     const struct replay_hooks *hooks;
-    struct pes_batch_sink tick;         /* hooks->progress, then the pipeline */
+    struct pes_batch_sink tick;         /* hooks->progress and the progress line, then the pipeline */
+    struct replay_progress *progress;   /* on a terminal only (progress.h) */
     const struct pes_batch_sink *to;
     struct pes_profiles_split split;    /* hooks->split, in parts */
     int later_part;                     /* this process read a part after the first: its counts went to part 0 */
@@ -59,13 +61,14 @@ struct run {
 
 static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
     struct run *run = ctx;
-    if (run->hooks->progress(run->hooks->ctx, err) < 0) return -1;
+    if (run->hooks && run->hooks->progress && run->hooks->progress(run->hooks->ctx, err) < 0) return -1;
+    replay_progress_add(run->progress, b->n + b->n_bbs + b->dropped_reads + b->dropped_writes);
     return run->to->batch(run->to->ctx, b, err);
 }
 
 /* Where a source delivers for pipeline p. */
 static const struct pes_batch_sink *sink_of(struct run *run, struct pes_pipeline *p) {
-    if (!run->hooks || !run->hooks->progress) return pes_pipeline_sink(p);
+    if (!run->progress && (!run->hooks || !run->hooks->progress)) return pes_pipeline_sink(p);
     run->to = pes_pipeline_sink(p);
     run->tick = (struct pes_batch_sink){.batch = tick, .ctx = run};
     return &run->tick;
@@ -293,8 +296,13 @@ static int analyse(struct run *run, struct pes_error *err) {
     replay_input_set_threads(in, o->knobs.jobs);
     if (!run->rep) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     run->knobs.mimic = o->n_cores > 0;
+    /* pes-replay only: MPI ranks would draw over each other */
+    if (!run->hooks)
+        run->progress = replay_progress_start(o->trace, replay_input_records_estimate(in) * (1 + o->n_cores),
+                                              "records");
     report_head(run);
     if (run_recorded(run, err) < 0) return -1;
+    replay_progress_clear(run->progress);
     char clipped[sizeof err->message];
     if (replay_input_clipped(in, clipped, sizeof clipped)) replay_message("warning: %s", clipped);
     if (!run->later_part && pes_r_get_u(run->trace, "accesses") == 0) {
@@ -326,6 +334,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     if ((run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
         run.rep = pes_report_create();
         rc = analyse(&run, &err);
+        replay_progress_end(run.progress);
     }
     if (h && h->agree) rc = h->agree(h->ctx, rc, &err);
     if (rc == 0 && !(h && h->no_report)) rc = write_report(&run, &err);

@@ -11,6 +11,7 @@
 
 #include "accuracy.h"
 #include "pipeline.h"
+#include "progress.h"
 #include "replay_run.h"
 #include "report_util.h"
 #include "writers.h"
@@ -55,6 +56,19 @@ static void input_warnings(struct replay_input *in) {
     if (replay_input_skipped(in, &msg)) replay_message("warning: %s", msg);
 }
 
+/* The pipeline's sink, counting for the progress line. */
+struct counted {
+    struct pes_batch_sink sink;
+    const struct pes_batch_sink *to;
+    struct replay_progress *progress;
+};
+
+static int count(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+    struct counted *c = ctx;
+    replay_progress_add(c->progress, b->n_events + b->n + b->n_bbs);
+    return c->to->batch(c->to->ctx, b, err);
+}
+
 /* The analyses over the events (and the full trace's accesses), into rep. */
 static int analyse(const struct replay_options *o, const struct pes_machine *m, struct replay_input *sin,
                    struct replay_input *fin, struct pes_report *rep, struct pes_error *err) {
@@ -68,12 +82,17 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
         si.paired = &full;
     }
     struct pes_pipeline *p = pes_pipeline_create(&si, &o->knobs, err);
-    if (p && replay_input_run(sin, pes_pipeline_sink(p), err) == 0 &&
-        (!fin || replay_input_run(fin, pes_pipeline_sink(p), err) == 0) && pes_pipeline_finish(p, err) == 0) {
+    uint64_t total = replay_input_records_estimate(sin) + (fin ? replay_input_records_estimate(fin) : 0);
+    struct counted c = {.sink = {.batch = count}, .progress = replay_progress_start(o->trace, total, "records")};
+    c.sink.ctx = &c;
+    if (p) c.to = pes_pipeline_sink(p);
+    if (p && replay_input_run(sin, &c.sink, err) == 0 && (!fin || replay_input_run(fin, &c.sink, err) == 0) &&
+        pes_pipeline_finish(p, err) == 0) {
         struct pes_publish to = {.r = rep, .trace = pes_report_root(rep)};
         pes_pipeline_publish(p, &to);
         rc = 0;
     }
+    replay_progress_end(c.progress);
     pes_pipeline_destroy(p);
     free(cache);
     return rc;

@@ -200,6 +200,29 @@ struct replay_input *replay_input_open_as(const char *path, int input_format, st
     return in;
 }
 
+uint64_t replay_input_records_estimate(struct replay_input *in) {
+    uint64_t total = 0;
+    if (in->reader) {
+        struct pes_block_ref *refs = NULL;
+        size_t n = 0;
+        struct pes_error e;
+        if (pes_trace_reader_index(in->reader, &refs, &n, &e) == 0)
+            for (size_t i = 0; i < n; i++)
+                if (refs[i].type == (in->sampled ? PES_BLOCK_EVENTS : PES_BLOCK_ACCESS)) total += refs[i].count;
+        free(refs);
+        return total;
+    }
+    struct stat st;
+    if (stat(in->path, &st) != 0 || st.st_size <= 0) return 0;
+    if (in->text_format == PES_TEXT_FORMAT_BINARY64) return (uint64_t)st.st_size / 8;
+    static char buf[1 << 16];
+    FILE *f = fopen(in->path, "rb");
+    size_t got = f ? fread(buf, 1, sizeof buf, f) : 0, lines = 0;
+    if (f) fclose(f);
+    for (const char *p = buf; got && (p = memchr(p, '\n', (size_t)(buf + got - p))); p++) lines++;
+    return lines ? (uint64_t)((double)st.st_size * (double)lines / (double)got) : 1;
+}
+
 int replay_input_pes_kind(const char *path) {
     struct pes_error err = {0};
     if (looks_like_zstd(path, &err) != 1) return 0;

@@ -41,6 +41,11 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err);
  * events, one EVENTS block per batch (no accesses); the tables and the
  * header are read as for a full trace. */
 struct replay_input *replay_input_open_sampled(const char *path, struct pes_error *err);
+/* About how many records replay_input_run will deliver (a pes trace: its
+ * index's record or event counts, time marks included; another tool's
+ * trace: its size over the mean line length of its first 64 KiB), for a
+ * progress line; 0 if unknown. */
+uint64_t replay_input_records_estimate(struct replay_input *in);
 /* PES_TRACE_SAMPLED or PES_TRACE_FULL for a pes trace whose header reads, else 0. */
 int replay_input_pes_kind(const char *path);
 void replay_input_close(struct replay_input *in);
