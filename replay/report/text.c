@@ -77,7 +77,8 @@ static void print_profiles(FILE *out, const struct pes_rnode *root, const struct
         snprintf(label, sizeof label, "shared%zu CRD", g);
         print_hist_row(out, label, pes_r_get(pes_r_at(crd, g), "histogram"));
     }
-    fprintf(out, "  (<Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
+    fprintf(out, "  (accesses: line accesses; cold: first accesses to a line; mean RD: mean reuse distance, in lines;\n"
+                 "   <Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
 }
 
 static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t id) {
@@ -105,6 +106,8 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
                 accesses ? 100.0 * (double)pes_r_get_u(r, "prd_cold") / (double)accesses : 0.0,
                 pes_r_get_f(r, "prd_mean"), pes_r_get_f(r, "crd_mean"));
     }
+    fprintf(out, "  (accesses: line accesses of the site; cold: their first accesses to a line; mean PRD / CRD:\n"
+                 "   mean reuse distance in lines within the thread / within its shared cache)\n");
 }
 
 static void print_predictions(FILE *out, const struct pes_rnode *root) {
@@ -126,6 +129,8 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
         report_seconds(tp, sizeof tp, pes_r_get_f(rt, "total_seconds"));
         fprintf(out, " %12s %12s %12s\n", tm, tc, tp);
     }
+    fprintf(out, "  (Ln hit: local hit rate; T_mem, T_cpu: predicted memory and compute time of the run's\n"
+                 "   work; T_pred = T_mem + T_cpu, the predicted runtime; docs/model.md)\n");
 }
 
 static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key) {
@@ -153,6 +158,8 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                 reaching ? 100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching : 0.0,
                 100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3);
     }
+    fprintf(out, "  (accesses: line accesses reaching the level; hit: simulated local hit rate; model: SDCM's;\n"
+                 "   compulsory / capacity / coherence: misses by cause, coherence = the line was invalidated)\n");
     const struct pes_rnode *inv = pes_r_get(sim, "invalidations"), *coh = pes_r_get(sim, "coherence_misses"),
                            *tr = pes_r_get(sim, "transfers");
     char it[32], ifl[32], ct[32], cf[32], mt[32], mf[32];
@@ -189,6 +196,10 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                 pes_r_get_u(si, "true"), pes_r_get_u(si, "false"), pes_r_get_u(sc, "true"),
                 pes_r_get_u(sc, "false"), pes_r_get_s(s, "sharing"), threads);
     }
+    fprintf(out, "  (L1 miss: share of the site's line accesses that miss L1; inval T / F: invalidations its\n"
+                 "   stores caused in other cores, true / false sharing; coh T / F: coherence misses of its\n"
+                 "   accesses, true / false sharing; sharing: the kind that dominates 4:1, else mixed; threads:\n"
+                 "   the threads that ran it; docs/simulation.md)\n");
 }
 
 /* ------------------------------------------------------------ other sections

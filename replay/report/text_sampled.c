@@ -74,6 +74,9 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
                 (unsigned long long)pes_r_get_u(h, "samples"), (unsigned long long)pes_r_get_u(h, "reuses"),
                 (unsigned long long)pes_r_get_u(h, "invalidations"), pes_r_get_f(h, "n_distinct"));
     }
+    fprintf(out, "  (loads, stores: the thread's access counts; samples: sampled accesses; reuses / inval: sampled\n"
+                 "   uses whose next access was a reuse / an invalidation; N-hat: estimated distinct addresses\n"
+                 "   the thread touched (Kac), which the stack-distance conversion uses)\n");
     const struct pes_rnode *comm = pes_r_get(o, "comm");
     if (pes_r_get_u(comm, "events")) {
         double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");
@@ -104,6 +107,8 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
                     (unsigned long long)pes_r_get_u(p, "invalidations"), (unsigned long long)pes_r_get_u(p, "comm_true"),
                     (unsigned long long)pes_r_get_u(p, "comm_false"));
         }
+        fprintf(out, "  (raw event counts per site: samples, reuses, invalidations, and communication events\n"
+                     "   found with true / false sharing)\n");
     }
     return ferror(out) ? -1 : 0;
 }
@@ -158,6 +163,9 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     }
     fprintf(out, "\n  %-40s n/a: sampled events name the use's site, not the writer's\n",
             "invalidations caused (by writing site)");
+    fprintf(out, "  (S: 1 - half the L1 distance of the histograms normalised to fractions, 1 = identical;\n"
+                 "   pp: percentage points; coverage: the truth summed over the sample's top-k source lines over\n"
+                 "   the truth summed over the full trace's top k (Marathe et al.); docs/accuracy.md)\n");
     return ferror(out) ? -1 : 0;
 }
 
