@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -547,27 +548,186 @@ static int text_to_batch(struct pes_batch_buf *b, const struct pes_record *r, si
     return 0;
 }
 
+/* ------------------------------------------------------------ merge ahead */
+
+/* With replay threads (--jobs >= 2) a pes trace's merge (decompression,
+ * decoding and the k-way merge: about half of the reading thread's work) runs
+ * on a thread of its own, up to AHEAD_CHUNKS reads ahead of the batching
+ * (once they are all full it waits for half of them to be free: one wake-up
+ * per AHEAD_CHUNKS / 2 reads rather than per read).
+ * Each chunk is exactly what cursor_read would have returned on the reading
+ * thread, with the threads that ended in it, so nothing downstream changes. */
+enum { READ_CHUNK = 4096, AHEAD_CHUNKS = 16 };
+/* Only for traces of at most this many threads: with many short-lived ones
+ * the reading thread's time goes to starting and ending their lanes, not to
+ * decoding (100 000 threads: 20 s of CPU with the merge thread, 16 s
+ * without), and the thread's stack and malloc arena would count against a
+ * ulimit -v that such a trace already nears (e2e.replay_memory). */
+#define AHEAD_MAX_THREADS 256u
+
+struct chunk {
+    struct pes_record *recs;
+    uint32_t *threads;
+    long n;                      /* cursor_read's result: records, 0 = end, -1 = err */
+    uint32_t *ended;             /* pes_merge_ended after this read */
+    size_t n_ended;
+    struct pes_error err;
+};
+
+struct ahead {
+    struct cursor *c;
+    pthread_t tid;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t filled, freed;
+    struct chunk chunk[AHEAD_CHUNKS];
+    unsigned head, tail;         /* chunks [head, tail) are filled, in order */
+    int stop;                    /* the reading thread gives up (an error downstream) */
+};
+
+/* One read into ch: the records, their threads and the threads that ended. */
+static void chunk_read(struct cursor *c, struct chunk *ch) {
+    ch->n = cursor_read(c, ch->recs, ch->threads, READ_CHUNK, 0, &ch->err);
+    const uint32_t *ended = NULL;
+    ch->n_ended = ch->n >= 0 ? pes_merge_ended(c->merge, &ended) : 0;
+    if (ch->n_ended) memcpy(ch->ended, ended, ch->n_ended * sizeof *ended);
+}
+
+static void *ahead_main(void *arg) {
+    struct ahead *a = arg;
+    for (;;) {
+        pthread_mutex_lock(&a->mu);
+        while (a->tail - a->head == AHEAD_CHUNKS && !a->stop) pthread_cond_wait(&a->freed, &a->mu);
+        int stop = a->stop;
+        pthread_mutex_unlock(&a->mu);
+        if (stop) break;
+        /* the reading thread never touches chunk `tail` until it is published */
+        struct chunk *ch = &a->chunk[a->tail % AHEAD_CHUNKS];
+        chunk_read(a->c, ch);
+        pthread_mutex_lock(&a->mu);
+        a->tail++;
+        pthread_cond_signal(&a->filled);
+        pthread_mutex_unlock(&a->mu);
+        if (ch->n <= 0) break;
+    }
+    return NULL;
+}
+
+static void ahead_free(struct ahead *a) {
+    if (!a) return;
+    if (a->started) {
+        pthread_mutex_lock(&a->mu);
+        a->stop = 1;
+        pthread_cond_signal(&a->freed);
+        pthread_mutex_unlock(&a->mu);
+        pthread_join(a->tid, NULL);
+        pthread_mutex_destroy(&a->mu);
+        pthread_cond_destroy(&a->filled);
+        pthread_cond_destroy(&a->freed);
+    }
+    for (int i = 0; i < AHEAD_CHUNKS; i++) {
+        free(a->chunk[i].recs);
+        free(a->chunk[i].threads);
+        free(a->chunk[i].ended);
+    }
+    free(a);
+}
+
+/* NULL with err filled, or with err->code 0 if no thread could be started
+ * (the caller then merges on its own thread: the same chunks). */
+static struct ahead *ahead_start(struct cursor *c, struct pes_error *err) {
+    struct ahead *a = calloc(1, sizeof *a);
+    if (!a) goto nomem;
+    a->c = c;
+    uint32_t n_streams = pes_merge_thread_count(c->merge);
+    for (int i = 0; i < AHEAD_CHUNKS; i++) {
+        struct chunk *ch = &a->chunk[i];
+        ch->recs = malloc(READ_CHUNK * sizeof *ch->recs);
+        ch->threads = malloc(READ_CHUNK * sizeof *ch->threads);
+        ch->ended = malloc((n_streams ? n_streams : 1) * sizeof *ch->ended);
+        if (!ch->recs || !ch->threads || !ch->ended) goto nomem;
+    }
+    if (pthread_mutex_init(&a->mu, NULL) != 0) goto nothread;
+    if (pthread_cond_init(&a->filled, NULL) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        goto nothread;
+    }
+    if (pthread_cond_init(&a->freed, NULL) != 0) {
+        pthread_cond_destroy(&a->filled);
+        pthread_mutex_destroy(&a->mu);
+        goto nothread;
+    }
+    if (pthread_create(&a->tid, NULL, ahead_main, a) != 0) {
+        pthread_cond_destroy(&a->freed);
+        pthread_cond_destroy(&a->filled);
+        pthread_mutex_destroy(&a->mu);
+        goto nothread;
+    }
+    a->started = 1;
+    return a;
+nothread:
+    ahead_free(a);
+    err->code = 0;
+    return NULL;
+nomem:
+    ahead_free(a);
+    fail(err, PES_ERR_NOMEM, c->in->path, "out of memory");
+    return NULL;
+}
+
+/* The next chunk in order; valid until ahead_release. */
+static struct chunk *ahead_take(struct ahead *a) {
+    pthread_mutex_lock(&a->mu);
+    while (a->head == a->tail) pthread_cond_wait(&a->filled, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+    return &a->chunk[a->head % AHEAD_CHUNKS];
+}
+
+static void ahead_release(struct ahead *a) {
+    pthread_mutex_lock(&a->mu);
+    a->head++;
+    if (a->tail - a->head <= AHEAD_CHUNKS / 2) pthread_cond_signal(&a->freed);
+    pthread_mutex_unlock(&a->mu);
+}
+
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
     if (in->sampled) return run_events(in, sink, err);
-    enum { READ = 4096 };
     uint32_t n_threads = replay_input_threads(in);
     struct pes_batch_buf buf;
     if (pes_batch_buf_init(&buf, sink, err) < 0) return -1;
     struct cursor *c = cursor_open(in, err);
-    struct pes_record *recs = malloc(READ * sizeof *recs);
-    uint32_t *threads = malloc(READ * sizeof *threads);
+    struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
+                        .threads = malloc(READ_CHUNK * sizeof *own.threads)};
+    struct ahead *ahead = NULL;
     int rc = -1;
     if (!c) goto out;
-    if (!recs || !threads) {
+    if (c->merge) own.ended = malloc((pes_merge_thread_count(c->merge) + 1) * sizeof *own.ended);
+    if (!own.recs || !own.threads || (c->merge && !own.ended)) {
         fail(err, PES_ERR_NOMEM, in->path, "out of memory");
         goto out;
     }
+    if (c->merge && in->text_threads > 1 && pes_merge_thread_count(c->merge) <= AHEAD_MAX_THREADS &&
+        !(ahead = ahead_start(c, err)) && err->code)
+        goto out;
     in->clipped = 0;
     in->clipped_longest = 0;
     struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
-        n = cursor_read(c, recs, c->text ? NULL : threads, READ, 0, err);
+        struct chunk *ch = &own;
+        if (ahead) {
+            ch = ahead_take(ahead);
+            if (ch->n < 0) *err = ch->err;
+        } else if (c->merge) {
+            chunk_read(c, ch);
+            if (ch->n < 0) *err = ch->err;
+        } else {
+            ch->n = cursor_read(c, ch->recs, NULL, READ_CHUNK, 0, err);
+            ch->n_ended = 0;
+        }
+        n = ch->n;
+        const struct pes_record *recs = ch->recs;
+        const uint32_t *threads = ch->threads;
         if (c->text && n > 0 && text_to_batch(&buf, recs, (size_t)n, err) < 0) goto out;
         for (long i = 0; c->merge && i < n; i++) {
             const struct pes_record *r = &recs[i];
@@ -607,15 +767,16 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
             c->dropped[1] = d[1];
         }
         /* threads that ended within this read: their records are all in this batch or earlier ones */
-        const uint32_t *ended = NULL;
-        size_t n_ended = n >= 0 && c->merge ? pes_merge_ended(c->merge, &ended) : 0;
-        for (size_t i = 0; i < n_ended; i++)
-            if (ended[i] < n_threads && pes_batch_buf_ended(&buf, ended[i], err) < 0) goto out;
+        for (size_t i = 0; i < ch->n_ended; i++)
+            if (ch->ended[i] < n_threads && pes_batch_buf_ended(&buf, ch->ended[i], err) < 0) goto out;
+        if (ahead) ahead_release(ahead);
     } while (n > 0);
     if (n == 0 && pes_batch_buf_flush(&buf, err) == 0) rc = 0;
 out:
-    free(recs);
-    free(threads);
+    ahead_free(ahead);   /* stops the merge thread before its cursor goes */
+    free(own.recs);
+    free(own.threads);
+    free(own.ended);
     cursor_close(c);
     pes_batch_buf_free(&buf);
     return rc;

@@ -74,8 +74,10 @@ uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line);
 /* Clip variable-size accesses to `bytes` from now on (0: no clipping). */
 void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes);
 uint32_t replay_input_range_cap(const struct replay_input *in);
-/* Another tool's text trace is parsed by n threads in parallel blocks (at
- * most PES_TEXT_MAX_THREADS; 0 or 1: the reading thread). */
+/* The replay's threads (--jobs): another tool's text trace is parsed by n
+ * threads in parallel blocks (at most PES_TEXT_MAX_THREADS); with n >= 2 a
+ * pes trace of up to 256 threads is merged on a thread of its own, ahead of
+ * the batching (0 or 1: all on the reading thread). */
 void replay_input_set_threads(struct replay_input *in, unsigned n);
 /* A text trace's records pass f where they are parsed (pes_text_reader_set_filter)
  * in replay_input_run's scans; the ones it drops reach the sink as counts

@@ -20,9 +20,11 @@ struct thread_stream {
     size_t n_blocks, next_block;
     struct pes_record *blk;   /* copy of the current block (reader buffers are reused) */
     size_t blk_n, blk_pos, blk_cap;
-    struct pes_record *seg;   /* current segment, or the current part of a long one */
+    const struct pes_record *seg; /* current segment, or the current part of a long one: in blk
+                                 * when it lies inside the current block, else in seg_buf */
+    struct pes_record *seg_buf;
     uint64_t *seg_time;
-    size_t seg_n, seg_pos, seg_cap;
+    size_t seg_n, seg_pos, seg_cap, time_cap;
     uint64_t last_mark;       /* time of the last mark consumed */
     double rate;              /* ticks per record in the last closed segment */
     /* a segment longer than the cap: its length, the records delivered in
@@ -118,14 +120,13 @@ static int copy_records(struct pes_merge *m, struct thread_stream *s, size_t max
                 *found_mark = 1;
             }
         }
-        size_t cap = s->seg_cap;
-        if (grow((void **)&s->seg, &cap, s->seg_n + k, sizeof *s->seg, &m->held) < 0 ||
-            grow((void **)&s->seg_time, &s->seg_cap, s->seg_n + k, sizeof *s->seg_time, &m->held) < 0)
+        if (grow((void **)&s->seg_buf, &s->seg_cap, s->seg_n + k, sizeof *s->seg_buf, &m->held) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
-        memcpy(s->seg + s->seg_n, s->blk + s->blk_pos, k * sizeof *s->seg);
+        memcpy(s->seg_buf + s->seg_n, s->blk + s->blk_pos, k * sizeof *s->seg_buf);
         s->seg_n += k;
         s->blk_pos += k;
     }
+    s->seg = s->seg_buf;   /* grown above: set after */
     return 0;
 }
 
@@ -174,6 +175,13 @@ static void time_records(struct thread_stream *s, uint64_t k0, uint64_t n, uint6
     }
 }
 
+/* Room for the times of the seg_n records of the segment. 0 or -1. */
+static int reserve_times(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
+    if (grow((void **)&s->seg_time, &s->time_cap, s->seg_n, sizeof *s->seg_time, &m->held) < 0)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+    return 0;
+}
+
 /* Fills the next segment: records up to and including the next time mark,
  * timed by linear interpolation from the previous mark. At most
  * PES_MERGE_SEGMENT_CAP records are held: a longer segment is measured first
@@ -181,7 +189,7 @@ static void time_records(struct thread_stream *s, uint64_t k0, uint64_t n, uint6
  * held whole. 1 / 0 (end) / -1. */
 static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
     s->seg_n = s->seg_pos = 0;
-    int found_mark;
+    int found_mark = 0;
     if (s->long_n) {   /* the next part of a long segment */
         uint64_t rest = s->long_n - s->long_done;
         if (copy_records(m, s, rest < PES_MERGE_SEGMENT_CAP ? rest : PES_MERGE_SEGMENT_CAP, 0, &found_mark, err) < 0)
@@ -189,13 +197,28 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
         if (s->seg_n == 0)
             return pes_error_set(err, PES_ERR_IO, 0, "merge: thread %u: its blocks changed while being read",
                                  s->thread);
+        if (reserve_times(m, s, err) < 0) return -1;
         time_records(s, s->long_done, s->long_n, s->long_start, s->long_end, s->long_marked);
         s->long_done += s->seg_n;
         if (s->long_done >= s->long_n) s->long_n = 0;
         return 1;
     }
-    if (copy_records(m, s, PES_MERGE_SEGMENT_CAP, 1, &found_mark, err) < 0) return -1;
+    /* The usual segment (about a thousand records) ends inside the current
+     * block: it is delivered from there, without a copy. */
+    if (s->blk_pos < s->blk_n) {
+        const struct pes_record *b = s->blk + s->blk_pos;
+        size_t avail = s->blk_n - s->blk_pos, k = avail < PES_MERGE_SEGMENT_CAP ? avail : PES_MERGE_SEGMENT_CAP, i = 0;
+        while (i < k && !is_time_mark(&b[i])) i++;
+        if (i < k) {
+            s->seg = b;
+            s->seg_n = i + 1;
+            s->blk_pos += i + 1;
+            found_mark = 1;
+        }
+    }
+    if (!found_mark && copy_records(m, s, PES_MERGE_SEGMENT_CAP, 1, &found_mark, err) < 0) return -1;
     if (s->seg_n == 0) return 0;
+    if (reserve_times(m, s, err) < 0) return -1;
     uint64_t n = s->seg_n, end = 0;
     int marked = found_mark;
     if (found_mark) {
@@ -270,13 +293,14 @@ static void heap_sift_down_top(struct pes_merge *m) {
 
 /* A finished stream gives its buffers back and is reported by pes_merge_ended. */
 static void end_stream(struct pes_merge *m, struct thread_stream *s) {
-    m->held -= s->blk_cap * sizeof *s->blk + s->seg_cap * (sizeof *s->seg + sizeof *s->seg_time);
+    m->held -= s->blk_cap * sizeof *s->blk + s->seg_cap * sizeof *s->seg_buf + s->time_cap * sizeof *s->seg_time;
     free(s->blk);
-    free(s->seg);
+    free(s->seg_buf);
     free(s->seg_time);
-    s->blk = s->seg = NULL;
+    s->blk = s->seg_buf = NULL;
+    s->seg = NULL;
     s->seg_time = NULL;
-    s->blk_cap = s->blk_n = s->blk_pos = s->seg_cap = s->seg_n = s->seg_pos = 0;
+    s->blk_cap = s->blk_n = s->blk_pos = s->seg_cap = s->time_cap = s->seg_n = s->seg_pos = 0;
     m->ended[m->n_ended++] = s->thread;
 }
 
@@ -649,7 +673,7 @@ void pes_merge_close(struct pes_merge *m) {
     if (!m) return;
     for (uint32_t i = 0; i < m->n_streams; i++) {
         free(m->streams[i].blk);
-        free(m->streams[i].seg);
+        free(m->streams[i].seg_buf);
         free(m->streams[i].seg_time);
     }
     free(m->streams);

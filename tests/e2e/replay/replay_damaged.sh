@@ -72,10 +72,15 @@ run() {
   grep -q 'Segmentation\|Aborted\|core dumped' "$work/$name.err" && fail "crashed: $*"
   echo "$rc"
 }
-commands() { # the commands that must agree, as "name|cmd args"; TRACE is substituted
+# the commands that must agree, as "name|cmd args"; TRACE is substituted.
+# pes-replay --jobs 1 merges on the reading thread, --jobs 3 on a thread of
+# its own (stream/input.c): the same verdicts either way.
+commands() {
   printf '%s\n' "dump|$PES_BIN/pes-dump TRACE" "dumpjson|$PES_BIN/pes-dump --format json TRACE" \
     "stats|$PES_BIN/pes-dump --stats TRACE" "replay|$PES_BIN/pes-replay TRACE --machine haswell" \
-    "replayjson|$PES_BIN/pes-replay TRACE --machine haswell --format json"
+    "replayjson|$PES_BIN/pes-replay TRACE --machine haswell --format json" \
+    "replayj1|$PES_BIN/pes-replay TRACE --machine haswell --jobs 1" \
+    "replayj3|$PES_BIN/pes-replay TRACE --machine haswell --jobs 3"
 }
 
 # expect_warning MUTANT NEEDLE: every command exits 0 and warns with NEEDLE;
