@@ -88,6 +88,8 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
     if (p) c.to = pes_pipeline_sink(p);
     if (p && replay_input_run(sin, &c.sink, err) == 0 && (!fin || replay_input_run(fin, &c.sink, err) == 0) &&
         pes_pipeline_finish(p, err) == 0) {
+        /* the report's format version first, as in every pes-replay JSON report */
+        pes_r_u64(rep, pes_report_root(rep), "pes_replay_json", REPLAY_JSON_VERSION);
         struct pes_publish to = {.r = rep, .trace = pes_report_root(rep)};
         pes_pipeline_publish(p, &to);
         rc = 0;
