@@ -16,6 +16,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNELS = ["gemm", "transpose", "jacobi2d", "trisolv", "reduction", "atax"]
 
@@ -85,13 +88,10 @@ def main():
     lines.append(f"Mean over all levels, kernels and core counts ({len(all_errs)} cases): local {statistics.mean(all_errs):.2f} pp "
                  f"(max {max(all_errs):.2f}), global {statistics.mean(all_global):.2f} pp (max {max(all_global):.2f}).")
     table = "\n".join(lines)
-    print(table)
-    with open(os.path.join(a.out, "model_vs_sim.md"), "w") as f:
-        f.write(table + "\n")
-    with open(os.path.join(a.out, "model_vs_sim.json"), "w") as f:
-        json.dump(dict(rows=rows, summary=summary, mean_pp=statistics.mean(all_errs), max_pp=max(all_errs),
-                       mean_global_pp=statistics.mean(all_global), max_global_pp=max(all_global), mode=mode,
-                       machine=a.machine, size=a.size, cores=a.cores), f, indent=1)
+    benchlib.write_outputs(a.out, "model_vs_sim", table,
+                           dict(rows=rows, summary=summary, mean_pp=statistics.mean(all_errs), max_pp=max(all_errs),
+                                mean_global_pp=statistics.mean(all_global), max_global_pp=max(all_global),
+                                mode=mode, machine=a.machine, size=a.size, cores=a.cores))
 
 
 if __name__ == "__main__":

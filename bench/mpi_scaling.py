@@ -93,11 +93,8 @@ def main():
         lines.append(f"| {r['trace']} | {r['accesses']:,} | {r['variant']} | {r['wall_s']:.2f} | "
                      f"{r['speedup']:.2f}x | {r['peak_rss_kib'] / 1024:.0f} |")
     table = "\n".join(lines)
-    print(table)
-    with open(os.path.join(a.out, "mpi_scaling.md"), "w") as f:
-        f.write(table + "\n")
-    with open(os.path.join(a.out, "mpi_scaling.json"), "w") as f:
-        json.dump(dict(rows=rows, repeat=a.repeat, window=a.window, cpus=cpus), f, indent=1)
+    benchlib.write_outputs(a.out, "mpi_scaling", table,
+                           dict(rows=rows, repeat=a.repeat, window=a.window, cpus=cpus))
 
 
 if __name__ == "__main__":

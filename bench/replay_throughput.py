@@ -78,11 +78,8 @@ def main():
     for r in sim["runs"]:
         lines.append(f"| {r['mix']} | {r['cores']} | {r['l1_hit']:.2f} | {r['maccesses_per_cpu_s']:.1f} |")
     table = "\n".join(lines)
-    print(table)
-    with open(os.path.join(a.out, "replay_throughput.md"), "w") as f:
-        f.write(table + "\n")
-    with open(os.path.join(a.out, "replay_throughput.json"), "w") as f:
-        json.dump(dict(rows=rows, jobs_speedup=speedup, reuse_bench=reuse, sim_bench=sim, n=a.n), f, indent=1)
+    benchlib.write_outputs(a.out, "replay_throughput", table,
+                           dict(rows=rows, jobs_speedup=speedup, reuse_bench=reuse, sim_bench=sim, n=a.n))
     os.remove(trace)
 
 
