@@ -40,7 +40,13 @@ static int write_side_file(const char *flag, const char *path, int (*write)(FILE
     return rc;
 }
 
-static const struct pes_site *input_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
+const struct pes_site *replay_site_of_input(const void *in, uint32_t id) { return replay_input_site(in, id); }
+
+void replay_input_warnings(const struct replay_input *in) {
+    const char *msg;
+    if ((msg = replay_input_truncation(in))) replay_message("warning: %s", msg);
+    if (replay_input_skipped(in, &msg)) replay_message("warning: %s", msg);
+}
 
 /* What every configuration shares: the input, the options, the report. */
 struct run {
@@ -133,7 +139,7 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     struct pes_stream_info si = {
         .path = o->trace, .n_streams = n, .n_caches = sockets, .stream_cache = cache, .machine = run->machine,
         .line = run->line, .range_cap = replay_input_range_cap(in), .page_size = o->page_size,
-        .site = input_site, .site_ctx = in,
+        .site = replay_site_of_input, .site_ctx = in,
     };
     int parts = in_parts(run, &si);
     struct pes_knobs knobs = run->knobs;
@@ -200,7 +206,7 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
         struct pes_stream_info si = {
             .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
             .machine = run->machine, .line = run->line, .range_cap = replay_input_range_cap(in),
-            .page_size = o->page_size, .work = &work, .site = input_site, .site_ctx = in,
+            .page_size = o->page_size, .work = &work, .site = replay_site_of_input, .site_ctx = in,
         };
         struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
         rc = p ? replay_mimic_run(in, counts, &mo, sink_of(run, p), err) : -1;
@@ -265,7 +271,7 @@ static int write_report(struct run *run, struct pes_error *err) {
         snprintf(err->message, sizeof err->message, "-o %s: %s", o->output, strerror(errno));
         return -1;
     }
-    struct pes_report_view view = {.r = run->rep, .site = input_site, .site_ctx = run->in, .top = o->knobs.top};
+    struct pes_report_view view = {.r = run->rep, .site = replay_site_of_input, .site_ctx = run->in, .top = o->knobs.top};
     int wr = o->format == REPLAY_JSON  ? pes_report_write_json(out, run->rep)
              : o->format == REPLAY_CSV ? pes_report_write_csv(out, &view)
                                        : pes_report_write_text(out, &view);
@@ -289,17 +295,15 @@ static int write_report(struct run *run, struct pes_error *err) {
 static int analyse(struct run *run, struct pes_error *err) {
     const struct replay_options *o = run->o;
     struct replay_input *in = run->in;
-    if (replay_input_truncation(in)) replay_message("warning: %s", replay_input_truncation(in));
-    const char *skipped;
-    if (replay_input_skipped(in, &skipped)) replay_message("warning: %s", skipped);
+    replay_input_warnings(in);
     replay_input_set_range_cap(in, replay_range_cap(run->line, run->machine->level[0].line));
     replay_input_set_threads(in, o->knobs.jobs);
     if (!run->rep) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     run->knobs.mimic = o->n_cores > 0;
-    /* pes-replay only: MPI ranks would draw over each other */
-    if (!run->hooks)
-        run->progress = replay_progress_start(o->trace, replay_input_records_estimate(in) * (1 + o->n_cores),
-                                              "records");
+    /* pes-replay only: MPI ranks would draw over each other; the total
+     * (an index scan) only when the line is drawn */
+    if (!run->hooks && (run->progress = replay_progress_start(o->trace, 0, "records")))
+        replay_progress_more(run->progress, replay_input_records_estimate(in) * (1 + o->n_cores));
     report_head(run);
     if (run_recorded(run, err) < 0) return -1;
     replay_progress_clear(run->progress);

@@ -33,6 +33,10 @@ struct replay_hooks {
     void *ctx;
 };
 
+/* The input's site table, as stream descriptions and writers look it up. */
+const struct pes_site *replay_site_of_input(const void *in, uint32_t id);
+/* The input's warnings on stderr: a cut file, blocks of unknown type. */
+void replay_input_warnings(const struct replay_input *in);
 /* "pes-replay: MESSAGE" on stderr (replay_message); returns 1, the exit status. */
 int replay_fail(const struct pes_error *err);
 /* --machine, then --cache, validated. 0, or -1 with err filled. */

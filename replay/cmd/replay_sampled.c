@@ -16,14 +16,12 @@
 #include "report_util.h"
 #include "writers.h"
 
-static const struct pes_site *input_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
-
 /* The stream of an input: its header, threads, damage. */
 static struct pes_stream_info stream_of(struct replay_input *in, const char *path, uint32_t kind) {
     return (struct pes_stream_info){
         .path = path, .kind = kind, .header = replay_input_info(in), .n_streams = replay_input_threads(in),
         .truncated = replay_input_truncation(in) != NULL, .skipped_blocks = replay_input_skipped(in, NULL),
-        .site = input_site, .site_ctx = in,
+        .site = replay_site_of_input, .site_ctx = in,
     };
 }
 
@@ -48,12 +46,6 @@ static int pair_full(struct pes_stream_info *full, struct replay_input *fin, con
     replay_input_set_range_cap(fin, replay_range_cap(line, m->level[0].line));
     full->range_cap = replay_input_range_cap(fin);
     return 0;
-}
-
-static void input_warnings(struct replay_input *in) {
-    const char *msg;
-    if ((msg = replay_input_truncation(in))) replay_message("warning: %s", msg);
-    if (replay_input_skipped(in, &msg)) replay_message("warning: %s", msg);
 }
 
 /* The pipeline's sink, counting for the progress line. */
@@ -82,9 +74,12 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
         si.paired = &full;
     }
     struct pes_pipeline *p = pes_pipeline_create(&si, &o->knobs, err);
-    uint64_t total = replay_input_records_estimate(sin) + (fin ? replay_input_records_estimate(fin) : 0);
-    struct counted c = {.sink = {.batch = count}, .progress = replay_progress_start(o->trace, total, "records")};
+    struct counted c = {.sink = {.batch = count}, .progress = replay_progress_start(o->trace, 0, "records")};
     c.sink.ctx = &c;
+    /* the total (index scans) only when the line is drawn */
+    if (c.progress)
+        replay_progress_more(c.progress,
+                             replay_input_records_estimate(sin) + (fin ? replay_input_records_estimate(fin) : 0));
     if (p) c.to = pes_pipeline_sink(p);
     if (p && replay_input_run(sin, &c.sink, err) == 0 && (!fin || replay_input_run(fin, &c.sink, err) == 0) &&
         pes_pipeline_finish(p, err) == 0) {
@@ -119,10 +114,10 @@ struct pes_report *replay_sampled_report(const struct replay_options *o, const s
     struct pes_report *rep = NULL;
     int rc = -1;
     if (!(sin = replay_input_open_sampled(o->trace, err))) goto done;
-    input_warnings(sin);
+    replay_input_warnings(sin);
     if (o->compare) {
         if (!(fin = replay_input_open(o->full, err))) goto done;
-        input_warnings(fin);
+        replay_input_warnings(fin);
     }
     if (!(rep = pes_report_create())) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
