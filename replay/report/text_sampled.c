@@ -113,6 +113,18 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     return ferror(out) ? -1 : 0;
 }
 
+/* "LABEL sampled S, full F, error E": a share in percent, sampled and full,
+ * and the error in percentage points (keys: the report's). */
+static void share_row(FILE *out, const struct pes_rnode *o, const char *label, const char *fmt, const char *err_fmt,
+                      const char *sampled, const char *full, const char *error) {
+    fprintf(out, "\n  %-40s sampled ", label);
+    text_num(out, fmt, 100 * pes_r_get_f(o, sampled));
+    fputs(", full ", out);
+    text_num(out, fmt, 100 * pes_r_get_f(o, full));
+    fputs(", error ", out);
+    text_num(out, err_fmt, 100 * pes_r_get_f(o, error));
+}
+
 static int write_compare(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "pes-replay --compare %s %s\n", report_safe(pes_r_get_s(o, "sampled")),
             report_safe(pes_r_get_s(o, "full")));
@@ -132,23 +144,15 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     text_num(out, "%.4f", pes_r_get_f(o, "s_shared"));
     fprintf(out, "\n  %-40s ", "S stack histogram (converted vs exact)");
     text_num(out, "%.4f", pes_r_get_f(o, "s_stack"));
-    fprintf(out, "\n  %-40s sampled ", "invalidation ratio");
-    text_num(out, "%.2f %%", 100 * pes_r_get_f(o, "inval_ratio_sampled"));
-    fputs(", full ", out);
-    text_num(out, "%.2f %%", 100 * pes_r_get_f(o, "inval_ratio_true"));
-    fputs(", error ", out);
-    text_num(out, "%+.2f pp", 100 * pes_r_get_f(o, "inval_ratio_error"));
+    share_row(out, o, "invalidation ratio", "%.2f %%", "%+.2f pp", "inval_ratio_sampled", "inval_ratio_true",
+              "inval_ratio_error");
     fprintf(out, "\n  %-40s sampled %.0f, full %.0f, error ", "communication volume (symmetric)",
             pes_r_get_f(o, "comm_volume_sampled"), pes_r_get_f(o, "comm_volume_true"));
     text_num(out, "%+.1f %%", 100 * pes_r_get_f(o, "comm_volume_error"));
     fprintf(out, "\n  %-40s ", "communication per-cell error");
     text_num(out, "%.4f", pes_r_get_f(o, "comm_cell_error"));
-    fprintf(out, "\n  %-40s sampled ", "false-sharing fraction");
-    text_num(out, "%.1f %%", 100 * pes_r_get_f(o, "false_fraction_sampled"));
-    fputs(", full ", out);
-    text_num(out, "%.1f %%", 100 * pes_r_get_f(o, "false_fraction_true"));
-    fputs(", error ", out);
-    text_num(out, "%+.1f pp", 100 * pes_r_get_f(o, "split_error"));
+    share_row(out, o, "false-sharing fraction", "%.1f %%", "%+.1f pp", "false_fraction_sampled",
+              "false_fraction_true", "split_error");
     static const char *const key[2] = {"top_invalidations", "top_coherence"};
     static const char *const name[2] = {"invalidations (by use site)", "coherence misses"};
     for (int i = 0; i < 2; i++) {
