@@ -99,6 +99,12 @@ struct replay_input *replay_input_open(const char *path, struct pes_error *err) 
     return replay_input_open_as(path, REPLAY_INPUT_AUTO, err);
 }
 
+static size_t count_newlines(const char *b, size_t n) {
+    size_t lines = 0;
+    for (const char *p = b; (p = memchr(p, '\n', (size_t)(b + n - p))); p++) lines++;
+    return lines;
+}
+
 /* A text file whose last byte is not a newline may have been cut inside its
  * last line, which then reads as another address: the number of complete
  * lines before it (counted only then) and the unfinished line's length, or
@@ -112,12 +118,11 @@ static long long unfinished_last_line(const char *path, long long size, size_t *
     size_t n;
     if (fseeko(f, size - back, SEEK_SET) == 0 && (n = fread(buf, 1, (size_t)back, f)) == (size_t)back &&
         buf[n - 1] != '\n') {
-        const char *nl = NULL;
-        for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++) nl = p;
-        *tail = nl ? (size_t)(buf + n - nl - 1) : n;
-        if ((nl || size <= PES_TEXT_MAX_LINE) && fseeko(f, 0, SEEK_SET) == 0)
-            for (lines = 0; (n = fread(buf, 1, sizeof buf, f)) > 0;)
-                for (const char *p = buf; (p = memchr(p, '\n', (size_t)(buf + n - p))); p++) lines++;
+        size_t start = n;   /* of the unfinished line */
+        while (start > 0 && buf[start - 1] != '\n') start--;
+        *tail = n - start;
+        if ((start > 0 || size <= PES_TEXT_MAX_LINE) && fseeko(f, 0, SEEK_SET) == 0)
+            for (lines = 0; (n = fread(buf, 1, sizeof buf, f)) > 0;) lines += (long long)count_newlines(buf, n);
     }
     fclose(f);
     return lines;
@@ -218,9 +223,8 @@ uint64_t replay_input_records_estimate(struct replay_input *in) {
     if (in->text_format == PES_TEXT_FORMAT_BINARY64) return (uint64_t)st.st_size / 8;
     static char buf[1 << 16];
     FILE *f = fopen(in->path, "rb");
-    size_t got = f ? fread(buf, 1, sizeof buf, f) : 0, lines = 0;
+    size_t got = f ? fread(buf, 1, sizeof buf, f) : 0, lines = count_newlines(buf, got);
     if (f) fclose(f);
-    for (const char *p = buf; got && (p = memchr(p, '\n', (size_t)(buf + got - p))); p++) lines++;
     return lines ? (uint64_t)((double)st.st_size * (double)lines / (double)got) : 1;
 }
 
