@@ -20,6 +20,8 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/model/machines/ DESTINATION ${CMAKE_INSTAL
 # Reading and writing traces from other programs: libpes_trace.a + pes/trace.h.
 install(TARGETS pes_trace ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/trace/include/pes/trace.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pes)
+# Regions of interest in programs built by pes-clang (found there through its -idirafter).
+install(FILES ${CMAKE_SOURCE_DIR}/collector/include/pes/roi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pes)
 file(RELATIVE_PATH PES_PC_TO_PREFIX ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 configure_file(${CMAKE_SOURCE_DIR}/cmake/pes-trace.pc.in ${CMAKE_BINARY_DIR}/pes-trace.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/pes-trace.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -55,6 +55,8 @@ struct options {
     const char *zstd_level;
     const char *writers;
     int quiet;
+    int no_roi;
+    const char *skip, *max_accesses;
     /* the first sampling-only flag given ("--period"), refused without --mode */
     const char *sampling_flag;
 };
@@ -90,6 +92,11 @@ static void usage(FILE *f)
             "      --zstd-level N     compression level (default %d, 1..%d)\n"
             "      --writers N        threads compressing the trace, 1..%u (default: one per\n"
             "                         CPU the program may run on, at most %u)\n"
+            "      --no-roi           record the whole run in spite of pes_roi_begin/end markers\n"
+            "      --skip N           full trace: do not record each thread's first N accesses\n"
+            "                         (inside the region of interest, if the program has one)\n"
+            "      --max-accesses N   full trace: record at most N accesses per thread (after\n"
+            "                         --skip); the program runs on unchanged\n"
             "  -q, --quiet            no summary, no runtime warnings\n"
             "  -h, --help             this help\n"
             "      --version          print the version\n"
@@ -157,7 +164,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
            OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
-           OPT_LIST, OPT_WRITERS };
+           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_SKIP, OPT_MAX };
     static const struct option longs[] = {
         {"full", no_argument, NULL, OPT_FULL},
         {"mode", required_argument, NULL, OPT_MODE},
@@ -175,6 +182,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"buffer-records", required_argument, NULL, OPT_BUFFER},
         {"zstd-level", required_argument, NULL, OPT_ZSTD},
         {"writers", required_argument, NULL, OPT_WRITERS},
+        {"no-roi", no_argument, NULL, OPT_NO_ROI},
+        {"skip", required_argument, NULL, OPT_SKIP},
+        {"max-accesses", required_argument, NULL, OPT_MAX},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
@@ -238,6 +248,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_ZSTD: o->zstd_level = check_number("--zstd-level", optarg, 1, PES_RT_MAX_ZSTD_LEVEL); break;
         case OPT_WRITERS: o->writers = check_number("--writers", optarg, 1, PES_RT_MAX_WRITERS); break;
+        case OPT_NO_ROI: o->no_roi = 1; break;
+        case OPT_SKIP: o->skip = check_number("--skip", optarg, 0, UINT64_MAX); break;
+        case OPT_MAX: o->max_accesses = check_number("--max-accesses", optarg, 1, UINT64_MAX); break;
         case 'q': o->quiet = 1; break;
         case 'h': usage(stdout); exit(0);
         case OPT_VERSION: printf("pes-collect %s\n", PES_VERSION); exit(0);
@@ -656,6 +669,10 @@ int main(int argc, char **argv)
     if (o.sampling_flag && !o.mode)
         die(EXIT_USAGE, "--%s: only with --mode (sampling); --full alone records every access",
             o.sampling_flag);
+    /* a sampled trace has no records to drop: its accesses are counted, not kept */
+    if ((o.skip || o.max_accesses) && !o.full)
+        die(EXIT_USAGE, "--%s: only with --full (a sampled trace keeps no access records)",
+            o.skip ? "skip" : "max-accesses");
     if (o.granularity && strcmp(o.mode, "reuse") && strcmp(o.mode, "reuse-shared"))
         die(EXIT_USAGE, "--granularity: only with --mode reuse or reuse-shared, not %s", o.mode);
     if (o.sockets && strcmp(o.mode, "reuse-shared"))
@@ -768,6 +785,9 @@ int main(int argc, char **argv)
         set_or_unset(PES_ENV_ZSTD_LEVEL, o.zstd_level);
         set_or_unset(PES_ENV_WRITERS, o.writers);
         set_or_unset(PES_ENV_QUIET, o.quiet ? "1" : NULL);
+        set_or_unset(PES_ENV_ROI, o.no_roi ? "0" : NULL);
+        set_or_unset(PES_ENV_SKIP, o.skip);
+        set_or_unset(PES_ENV_MAX_ACCESSES, o.max_accesses);
         execv(exe, app);
         fprintf(stderr, "pes-collect: %s: %s\n", app[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);

@@ -222,6 +222,27 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
 }
 
 /* The report's run-level sections, before any analysis adds to them. */
+/* What the collector kept (its config lines roi=, skip=, max_accesses=,
+ * rt_init.c): "region of interest (pes_roi_begin/end), first 100 accesses per
+ * thread skipped, at most 50 per thread", or "" for the whole run. */
+static void region_label(const char *config, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (const char *l = config ? config : ""; *l;) {
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        char line[96];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        const char *what = NULL;
+        char num[64];
+        if (!strcmp(line, "roi=markers")) what = "region of interest (pes_roi_begin/end)";
+        else if (!strncmp(line, "skip=", 5)) snprintf(num, sizeof num, "first %s accesses per thread skipped", line + 5), what = num;
+        else if (!strncmp(line, "max_accesses=", 13)) snprintf(num, sizeof num, "at most %s accesses per thread", line + 13), what = num;
+        if (what && used < n) used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", what);
+        l += len + (end != NULL);
+    }
+}
+
 static void report_head(struct run *run) {
     struct pes_report *r = run->rep;
     struct pes_rnode *root = pes_report_root(r);
@@ -236,6 +257,9 @@ static void report_head(struct run *run) {
     pes_r_bool(r, t, "truncated", replay_input_truncation(run->in) != NULL);
     pes_r_u64(r, t, "skipped_blocks", replay_input_skipped(run->in, NULL));
     pes_r_flag(pes_r_str(r, t, "label", text ? replay_input_text_kind(run->in) : "full trace"), PES_R_TEXT_ONLY);
+    char region[256];
+    region_label(info ? info->config : NULL, region, sizeof region);
+    if (region[0]) pes_r_str(r, t, "region", region);
     struct pes_rnode *m = pes_r_object(r, root, "machine");
     pes_r_str(r, m, "name", run->machine->name);
     pes_r_f64(r, m, "ghz", run->machine->ghz, "%.6g");

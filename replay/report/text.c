@@ -26,6 +26,7 @@ static void print_summary(FILE *out, const struct pes_rnode *root) {
     uint64_t threads = pes_r_get_u(t, "threads");
     fprintf(out, "  trace     %s, %u thread%s: %s accesses (%s reads, %s writes, %s), %s BB executions\n",
             pes_r_get_s(t, "label"), (unsigned)threads, threads == 1 ? "" : "s", a, r, w, b, bb);
+    if (pes_r_get(t, "region")) fprintf(out, "  region    %s\n", report_safe(pes_r_get_s(t, "region")));
     const struct pes_rnode *warnings = pes_r_get(t, "warnings");
     for (size_t i = 0; i < pes_r_count(warnings); i++)
         fprintf(out, "  warning   %s\n", report_safe(pes_r_s(pes_r_at(warnings, i))));

@@ -151,6 +151,10 @@ void __pes_register_module(struct pes_rt_module *m);
 #define PES_ENV_WRITERS "PES_WRITERS"           /* encoder threads, 1..64 (default: CPUs, <= 8) */
 #define PES_ENV_COMMAND "PES_COMMAND"           /* command line to store in the header */
 #define PES_ENV_QUIET "PES_QUIET"               /* "1": no runtime messages on stderr */
+/* What a full trace keeps (docs/collector.md, "Regions of interest"). */
+#define PES_ENV_ROI "PES_ROI"                   /* "0": ignore pes/roi.h markers (default 1) */
+#define PES_ENV_SKIP "PES_SKIP"                 /* accesses not recorded first, per thread */
+#define PES_ENV_MAX_ACCESSES "PES_MAX_ACCESSES" /* accesses recorded per thread at most */
 /* Sampling (docs/collector.md): the sampled trace is written only if PES_SAMPLE_OUTPUT is set. */
 #define PES_ENV_SAMPLE_OUTPUT "PES_SAMPLE_OUTPUT" /* path of the sampled trace */
 #define PES_ENV_MODE "PES_MODE"                 /* samples | reuse | reuse-shared | comm */

@@ -79,6 +79,10 @@ static int buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint3
 {
     struct pes_record *c = t->tls->cursor;
     if (c >= t->bufs[t->cur].recs + capacity()) {
+        pes_rt_gate_run(t);   /* what is left may fit */
+        c = t->tls->cursor;
+    }
+    if (c >= t->bufs[t->cur].recs + capacity()) {
         if (switch_buffer(t))
             return -1;
         c = t->tls->cursor;
@@ -273,6 +277,7 @@ static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     /* handlers that ran meanwhile: after the record, before the limit opens */
     if (drain_reserve(t))
         goto stopped;
+    pes_rt_gate_run(t);
     pes_rt_buffer_set_limit(t);
     pthread_mutex_unlock(&t->lock);
     leave_runtime(t);
@@ -348,6 +353,7 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
     }
     __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&t->tls->limit, start, __ATOMIC_RELAXED);
+    pes_rt_gate_run(t);
     struct pes_record *cursor = __atomic_load_n(&t->tls->cursor, __ATOMIC_ACQUIRE);
     size_t n = 0;
     if (cursor >= start && cursor <= start + capacity())

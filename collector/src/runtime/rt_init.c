@@ -85,13 +85,27 @@ static char *self_cmdline(void)
     return out;
 }
 
+/* What was kept (rt_roi.c): roi=none|markers|ignored, then skip= and
+ * max_accesses= (full traces, per thread) when given. */
+static void build_gate_string(char *buf, size_t size, int sampled)
+{
+    int n = snprintf(buf, size, "roi=%s\n", pes_rt_roi_mode());
+    if (!sampled && pes_rt.cfg.skip && n >= 0 && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "skip=%llu\n", (unsigned long long)pes_rt.cfg.skip);
+    if (!sampled && pes_rt.cfg.max_accesses && n >= 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, "max_accesses=%llu\n",
+                 (unsigned long long)pes_rt.cfg.max_accesses);
+}
+
 static void build_config_string(char *buf, size_t size, int sampled)
 {
+    char gate[96];
+    build_gate_string(gate, sizeof gate, sampled);
     if (!sampled) {
         snprintf(buf, size,
-                 "mode=full\ntime_interval=%u\nbuffer_records=%u\nzstd_level=%d\nabi_version=%u\n",
+                 "mode=full\ntime_interval=%u\nbuffer_records=%u\nzstd_level=%d\nabi_version=%u\n%s",
                  pes_rt.cfg.time_interval, pes_rt.cfg.buffer_records, pes_rt.cfg.zstd_level,
-                 PES_RT_ABI_VERSION);
+                 PES_RT_ABI_VERSION, gate);
         return;
     }
     /* what replay needs to scale counts: periods, and for ComDetective's trap
@@ -99,7 +113,7 @@ static void build_config_string(char *buf, size_t size, int sampled)
     snprintf(buf, size,
              "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=%s\n"
              "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
-             "seed=%llu\nzstd_level=%d\nabi_version=%u\n",
+             "seed=%llu\nzstd_level=%d\nabi_version=%u\n%s",
              pes_rt_mode_name(pes_rt.cfg.mode), pes_rt_pmu_backend_name(),
              (unsigned long long)pes_rt.cfg.period_load,
              (unsigned long long)pes_rt.cfg.period_store,
@@ -109,7 +123,7 @@ static void build_config_string(char *buf, size_t size, int sampled)
                                                           : "hardware",
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
              pes_rt.cfg.debug_registers, (unsigned long long)pes_rt.cfg.seed,
-             pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION);
+             pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION, gate);
 }
 
 /* Which process wrote an existing trace: PES_TRACED_BY, set by the runtime
@@ -257,6 +271,7 @@ static void init_once_fn(void)
     }
     if (!pes_rt.cfg.full_output && !pes_rt.cfg.sample_output)
         return;   /* off: scratch buffers only, no file, no thread */
+    pes_rt_roi_init();
     if (pes_rt.cfg.sample_output && !pes_rt.cfg.seed)
         pes_rt.cfg.seed = pes_rt_now() ^ ((uint64_t)getpid() << 32);
     pes_rt_thread_init_key();

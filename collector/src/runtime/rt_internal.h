@@ -21,6 +21,7 @@
  *   rt_comm.c         ComDetective's BulletinBoard mode
  *   rt_pmu.c          the pebs/ibs backends: per-thread events, ring buffers, overflow signal
  *   rt_pmu_thread.c   pthread_create wrapper: PMU set-up in threads of uninstrumented programs
+ *   rt_roi.c          region of interest (pes/roi.h), --skip, --max-accesses: what is kept
  * Everything here has hidden visibility; only the rt_abi.h symbols are exported.
  */
 #ifndef PES_RT_INTERNAL_H
@@ -102,6 +103,9 @@ struct pes_rt_config {
     uint32_t writers;          /* encoder threads; 0 = from the affinity mask */
     int quiet;
     const char *command;       /* NULL = use /proc/self/cmdline */
+    int roi;                   /* obey pes/roi.h markers (default 1; PES_ROI=0 ignores them) */
+    uint64_t skip;             /* full trace: accesses not recorded at the start of each thread */
+    uint64_t max_accesses;     /* full trace: accesses recorded per thread at most, 0 = all */
 };
 
 /* Looks up one variable (getenv in the runtime, a table in tests). */
@@ -242,6 +246,16 @@ struct pes_rt_sampler {
     struct pes_rt_pmu_ring pmu[2];  /* pebs: load, store; ibs: ops */
 };
 
+/* A thread's full-trace gate (rt_roi.c), under its lock. */
+struct pes_rt_gate {
+    struct pes_record *done;           /* records of the current buffer below it have passed */
+    struct pes_record *toggle;         /* another thread switched the region here (NULL: not) */
+    int toggle_open;                   /* ... to this state */
+    int open;                          /* the region as it applies from `done` on */
+    uint64_t accesses;                 /* accesses inside the region so far (--skip) */
+    uint64_t kept;                     /* of them, kept (--max-accesses) */
+};
+
 struct pes_rt_thread {
     uint32_t index;
     pid_t tid;
@@ -262,6 +276,7 @@ struct pes_rt_thread {
     uint64_t lost_nested;              /* atomic: handler accesses neither recorded nor reserved */
     uint64_t lost_reported;            /* of those, already written as PES_ID_LOST records */
     struct pes_rt_sampler s;
+    struct pes_rt_gate gate;
     struct pes_rt_thread *next;        /* all threads, newest first */
 };
 
@@ -561,6 +576,15 @@ PES_RT_HIDDEN void pes_rt_signals_install(void);
 PES_RT_HIDDEN void pes_rt_signals_restore(void);
 /* A termination signal that arrived while this thread was in the runtime. */
 PES_RT_HIDDEN void pes_rt_signals_deliver_deferred(int sig);
+
+/* rt_roi.c */
+PES_RT_HIDDEN void pes_rt_roi_init(void);              /* after the configuration is read */
+PES_RT_HIDDEN const char *pes_rt_roi_mode(void);       /* none | markers | ignored */
+PES_RT_HIDDEN int pes_rt_roi_open(void);               /* recording allowed now (no markers: 1) */
+PES_RT_HIDDEN void pes_rt_gate_thread_init(struct pes_rt_thread *t);
+/* Under t->lock: the records written since the last pass through the gate,
+ * compacted in place (no-op without region, skip or max). */
+PES_RT_HIDDEN void pes_rt_gate_run(struct pes_rt_thread *t);
 
 /* rt_init.c: flush everything and close (process exit or fatal signal). */
 PES_RT_HIDDEN void pes_rt_shutdown(int from_signal);

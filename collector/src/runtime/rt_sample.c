@@ -200,6 +200,8 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
 void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
 {
     struct pes_rt_sampler *s = &t->s;
+    if (!pes_rt_roi_open())
+        return;   /* outside the region of interest */
     s->samples++;
     s->prev_sample_ns = s->cur_sample_ns;
     s->cur_sample_ns = ev->time;

@@ -257,6 +257,7 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
     pthread_setspecific(exit_key, t);
     __pes_tls.cursor = pes_rt.full ? t->bufs[0].recs : t->s.scratch;
     __atomic_store_n(&__pes_tls.limit, __pes_tls.cursor, __ATOMIC_RELAXED);
+    pes_rt_gate_thread_init(t);
     /* a full trace records in the recording clones (a check clone that runs
      * anyway finds the countdown due); sampling arms the check path's
      * countdown at its first slow path; the PMU backends count alone */
