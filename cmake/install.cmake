@@ -16,6 +16,12 @@ install(TARGETS pes-rt LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/model/machines/ DESTINATION ${CMAKE_INSTALL_DATADIR}/pes/machines
         FILES_MATCHING PATTERN "*.machine")
 # (pes-clang, pes-clang++ and the plugin: llvm-pass/CMakeLists.txt)
+# The demo, runnable from the prefix: PREFIX/share/pes/demo/demo.sh [OUT_DIR]
+# finds the commands in PREFIX/bin from its own location.
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/scripts/pes-demo.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/pes/demo
+        RENAME demo.sh)
+install(FILES ${CMAKE_SOURCE_DIR}/bench/kernels/gemm.c ${CMAKE_SOURCE_DIR}/bench/kernels/kernel_common.h
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/pes/demo)
 
 # Reading and writing traces from other programs: libpes_trace.a + pes/trace.h.
 install(TARGETS pes_trace ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `cmake --install` into a temporary prefix, then the prefix moved elsewhere
 # (nothing may point back into the build tree or the configured prefix), and
-# the main job run from there: pes-clang builds the demo kernel, pes-collect
-# records it, pes-dump and pes-replay read it. Also: every man page renders,
+# the installed demo (share/pes/demo/demo.sh: pes-clang builds the kernel,
+# pes-collect records it, pes-dump and pes-replay read it) run from there with
+# the build and source trees hidden (a mount namespace with empty tmpfs over
+# both), so that nothing it uses can come from them. Also: every man page renders,
 # pkg-config's pes-trace builds a program that reads the trace, and bash
 # completion offers the commands' options.
 set -euo pipefail
@@ -18,7 +20,8 @@ mv "$work/first" "$work/moved"
 p=$work/moved
 for f in bin/pes-clang bin/pes-clang++ bin/pes-collect bin/pes-replay bin/pes-dump "$lib/libpes-rt.so" \
          "$lib/pes/PesPass.so" "$lib/libpes_trace.a" include/pes/trace.h "$lib/pkgconfig/pes-trace.pc" \
-         share/pes/machines/haswell.machine \
+         share/pes/machines/haswell.machine include/pes/roi.h \
+         share/pes/demo/demo.sh share/pes/demo/gemm.c share/pes/demo/kernel_common.h \
          share/man/man1/pes-clang.1 share/man/man1/pes-collect.1 share/man/man1/pes-replay.1 \
          share/man/man1/pes-dump.1 share/bash-completion/completions/pes-replay \
          share/bash-completion/completions/pes-collect share/doc/pes/README.md share/doc/pes/replay.md; do
@@ -39,16 +42,27 @@ sed 's/^name *=.*/name = testbox/' "$p/share/pes/machines/haswell.machine" >"$p/
 "$p/bin/pes-replay" --machine testbox --show-machine >"$work/machine" 2>&1 ||
   { cat "$work/machine"; fail "the installed presets are not found"; }
 
-# the demo's job from the moved prefix
-"$p/bin/pes-clang" -O2 -fopenmp "$PES_SRC/bench/kernels/gemm.c" -o "$work/gemm"
-ldd "$work/gemm" >"$work/ldd"
-grep -qF "$p/$lib/libpes-rt.so" "$work/ldd" || { cat "$work/ldd"; fail "the program does not use the installed runtime"; }
-OMP_NUM_THREADS=2 "$p/bin/pes-collect" -q --full -o "$work/gemm.zst" -- "$work/gemm" 40 >/dev/null
-"$p/bin/pes-dump" --stats "$work/gemm.zst" >"$work/stats"
+# the installed demo, exactly as a user runs it, with the build and source
+# trees out of sight (root or not: unshare -r maps the caller to root)
+hide() {
+  local as_root=; [ "$(id -u)" = 0 ] || as_root=-r
+  unshare $as_root -m bash -c 'mount -t tmpfs none "$1" && mount -t tmpfs none "$2" && shift 2 && "$@"' \
+    _ "$PES_BUILD" "$PES_SRC" "$@"
+}
+hide true || fail "unshare -m: cannot hide the build tree (needs mount namespaces)"
+hide test -e "$PES_BUILD/CMakeCache.txt" && fail "the build tree is still visible in the namespace"
+hide "$p/share/pes/demo/demo.sh" "$work/demo" >"$work/demo.log" 2>&1 || { cat "$work/demo.log"; fail "the installed demo"; }
+for step in "== pes-collect --full" "== pes-dump --stats" "== pes-replay: the 4 recorded threads" \
+            "== pes-replay: PPT-Multicore"; do
+  grep -qF -- "$step" "$work/demo.log" || { cat "$work/demo.log"; fail "the demo did not reach: $step"; }
+done
+ldd "$work/demo/gemm" >"$work/ldd"
+grep -qF "$p/$lib/libpes-rt.so" "$work/ldd" || { cat "$work/ldd"; fail "the demo program does not use the installed runtime"; }
+cp "$work/demo/gemm.full.zst" "$work/gemm.zst"
 "$p/bin/pes-replay" "$work/gemm.zst" --machine haswell --simulate --format json >"$work/report.json"
 accesses=$(jq '.trace.accesses' "$work/report.json")
 [ "$accesses" -gt 100000 ] || fail "pes-replay from the prefix: $accesses accesses"
-echo "ok: pes-clang, pes-collect, pes-dump, pes-replay from the prefix ($accesses accesses)"
+echo "ok: the installed demo from the prefix, build and source trees hidden ($accesses accesses)"
 
 # man pages render, with a synopsis
 for m in pes-clang pes-collect pes-replay pes-dump; do
