@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pes/progress.h"
 #include "pes/trace.h"
 
 enum fmt { FMT_TEXT, FMT_JSON };
@@ -486,6 +487,13 @@ static int print_stats(struct dump *d, struct pes_error *err)
         return -1;
     struct type_stats ts[9] = {{0}};
     uint64_t total = 0, accesses = 0, bbs = 0, controls = 0, other = 0;
+    /* decoding every block of a large trace takes a while: a progress line
+     * on a terminal (stderr), in records and events */
+    uint64_t units = 0;
+    for (size_t i = 0; i < n; i++)
+        if (refs[i].type == PES_BLOCK_ACCESS || refs[i].type == PES_BLOCK_EVENTS)
+            units += refs[i].count;
+    struct pes_progress *progress = pes_progress_start(d->o.path, units, "records");
     for (size_t i = 0; i < n; i++) {
         uint32_t t = refs[i].type < 8 ? refs[i].type : 8;
         ts[t].blocks++;
@@ -498,9 +506,11 @@ static int print_stats(struct dump *d, struct pes_error *err)
         if (refs[i].type == PES_BLOCK_ACCESS || refs[i].type == PES_BLOCK_EVENTS) {
             struct pes_block b;
             if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
+                pes_progress_end(progress);
                 free(refs);
                 return -1;
             }
+            pes_progress_add(progress, refs[i].count);
             for (size_t k = 0; b.records && k < b.n; k++) {
                 uint32_t id = b.records[k].id;
                 if (pes_trace_reader_site(d->r, id))
@@ -514,6 +524,7 @@ static int print_stats(struct dump *d, struct pes_error *err)
             }
         }
     }
+    pes_progress_end(progress);
     free(refs);
     if (d->o.fmt == FMT_JSON) {
         printf("{\"type\":\"stats\",\"bytes\":%" PRIu64 ",\"blocks\":{", total);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pipeline.h"
-#include "progress.h"
+#include "pes/progress.h"
 #include "profiles.h"
 #include "replay_run.h"
 #include "report_util.h"
@@ -59,7 +59,7 @@ struct run {
     struct pes_rnode *trace, *configs;
     const struct replay_hooks *hooks;
     struct pes_batch_sink tick;         /* hooks->progress and the progress line, then the pipeline */
-    struct replay_progress *progress;   /* on a terminal only (progress.h) */
+    struct pes_progress *progress;   /* on a terminal only (pes/progress.h) */
     const struct pes_batch_sink *to;
     struct pes_profiles_split split;    /* hooks->split, in parts */
     int later_part;                     /* this process read a part after the first: its counts went to part 0 */
@@ -68,7 +68,7 @@ struct run {
 static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
     struct run *run = ctx;
     if (run->hooks && run->hooks->progress && run->hooks->progress(run->hooks->ctx, err) < 0) return -1;
-    replay_progress_add(run->progress, b->n + b->n_bbs + b->dropped_reads + b->dropped_writes);
+    pes_progress_add(run->progress, b->n + b->n_bbs + b->dropped_reads + b->dropped_writes);
     return run->to->batch(run->to->ctx, b, err);
 }
 
@@ -326,11 +326,11 @@ static int analyse(struct run *run, struct pes_error *err) {
     run->knobs.mimic = o->n_cores > 0;
     /* pes-replay only: MPI ranks would draw over each other; the total
      * (an index scan) only when the line is drawn */
-    if (!run->hooks && (run->progress = replay_progress_start(o->trace, 0, "records")))
-        replay_progress_more(run->progress, replay_input_records_estimate(in) * (1 + o->n_cores));
+    if (!run->hooks && (run->progress = pes_progress_start(o->trace, 0, "records")))
+        pes_progress_more(run->progress, replay_input_records_estimate(in) * (1 + o->n_cores));
     report_head(run);
     if (run_recorded(run, err) < 0) return -1;
-    replay_progress_clear(run->progress);
+    pes_progress_clear(run->progress);
     char clipped[sizeof err->message];
     if (replay_input_clipped(in, clipped, sizeof clipped)) replay_message("warning: %s", clipped);
     if (!run->later_part && pes_r_get_u(run->trace, "accesses") == 0) {
@@ -362,7 +362,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     if ((run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
         run.rep = pes_report_create();
         rc = analyse(&run, &err);
-        replay_progress_end(run.progress);
+        pes_progress_end(run.progress);
     }
     if (h && h->agree) rc = h->agree(h->ctx, rc, &err);
     if (rc == 0 && !(h && h->no_report)) rc = write_report(&run, &err);

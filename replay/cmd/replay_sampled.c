@@ -11,7 +11,7 @@
 
 #include "accuracy.h"
 #include "pipeline.h"
-#include "progress.h"
+#include "pes/progress.h"
 #include "replay_run.h"
 #include "report_util.h"
 #include "writers.h"
@@ -52,12 +52,12 @@ static int pair_full(struct pes_stream_info *full, struct replay_input *fin, con
 struct counted {
     struct pes_batch_sink sink;
     const struct pes_batch_sink *to;
-    struct replay_progress *progress;
+    struct pes_progress *progress;
 };
 
 static int count(void *ctx, const struct pes_batch *b, struct pes_error *err) {
     struct counted *c = ctx;
-    replay_progress_add(c->progress, b->n_events + b->n + b->n_bbs);
+    pes_progress_add(c->progress, b->n_events + b->n + b->n_bbs);
     return c->to->batch(c->to->ctx, b, err);
 }
 
@@ -74,11 +74,11 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
         si.paired = &full;
     }
     struct pes_pipeline *p = pes_pipeline_create(&si, &o->knobs, err);
-    struct counted c = {.sink = {.batch = count}, .progress = replay_progress_start(o->trace, 0, "records")};
+    struct counted c = {.sink = {.batch = count}, .progress = pes_progress_start(o->trace, 0, "records")};
     c.sink.ctx = &c;
     /* the total (index scans) only when the line is drawn */
     if (c.progress)
-        replay_progress_more(c.progress,
+        pes_progress_more(c.progress,
                              replay_input_records_estimate(sin) + (fin ? replay_input_records_estimate(fin) : 0));
     if (p) c.to = pes_pipeline_sink(p);
     if (p && replay_input_run(sin, &c.sink, err) == 0 && (!fin || replay_input_run(fin, &c.sink, err) == 0) &&
@@ -89,7 +89,7 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
         pes_pipeline_publish(p, &to);
         rc = 0;
     }
-    replay_progress_end(c.progress);
+    pes_progress_end(c.progress);
     pes_pipeline_destroy(p);
     free(cache);
     return rc;

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pes/progress.h"
 #include "rt_internal.h"
 
 /* What an encoder made of one item, kept until the item's turn to be appended. */
@@ -104,11 +105,19 @@ static size_t n_stotals;
 static struct pes_thread_totals *totals;
 static size_t n_totals;
 static uint32_t n_announced;       /* threads whose THREAD block was written */
+static uint64_t queued_units;      /* guarded by qlock: records and events queued so far */
+static uint64_t encoded_units;     /* atomic: of them, encoded (progress line) */
+
+static uint64_t units_of(const struct pes_rt_item *it)
+{
+    return it->type == PES_RT_ITEM_RECORDS || it->type == PES_RT_ITEM_EVENTS ? it->n : 0;
+}
 
 static void append_locked(struct pes_rt_item *it)
 {
     it->next = NULL;
     it->seq = next_seq++;
+    queued_units += units_of(it);
     if (it->buf)
         it->buf->busy = 1;
     if (tail)
@@ -515,9 +524,11 @@ static void *worker_main(void *arg)
         }
         pthread_mutex_unlock(&qlock);
         struct result r;
+        uint64_t units = units_of(it);
         encode_item(w->enc, it, &r);
         release_item(it);
         deliver(&r);
+        __atomic_fetch_add(&encoded_units, units, __ATOMIC_RELAXED);
         pthread_mutex_lock(&qlock);
     }
     pthread_mutex_unlock(&qlock);
@@ -587,9 +598,36 @@ int pes_rt_writer_start(void)
     return 0;
 }
 
+/* The program has exited (its own output is complete): while the records
+ * still queued are encoded and written, a progress line on a terminal
+ * (pes/progress.h; drawn only if this takes over a second). */
+static void finish_progress(uint64_t queued, uint64_t base)
+{
+    if (queued <= base || pes_rt.cfg.quiet)
+        return;
+    const char *name = pes_rt.cfg.full_output ? pes_rt.cfg.full_output : pes_rt.cfg.sample_output;
+    struct pes_progress *p = pes_progress_start(name ? name : "trace", queued - base, "records");
+    if (!p)
+        return;
+    for (;;) {
+        int done = __atomic_load_n(&closed, __ATOMIC_ACQUIRE);
+        pes_progress_update(p, __atomic_load_n(&encoded_units, __ATOMIC_RELAXED) - base);
+        if (done)
+            break;
+        struct timespec ts = {0, 50000000};
+        syscall(SYS_nanosleep, &ts, NULL);   /* not a cancellation point (see returned_seq) */
+    }
+    pes_progress_end(p);
+}
+
 void pes_rt_writer_finish(void)
 {
-    pes_rt_writer_push(&stop_item);
+    pthread_mutex_lock(&qlock);
+    /* queued, less encoded: the items still in the queue and in the encoders */
+    uint64_t queued = queued_units, base = __atomic_load_n(&encoded_units, __ATOMIC_RELAXED);
+    append_locked(&stop_item);
+    pthread_mutex_unlock(&qlock);
+    finish_progress(queued, base);
     for (uint32_t i = 0; i < n_workers; i++)
         if (workers[i].started)
             pthread_join(workers[i].thread, NULL);

@@ -114,6 +114,40 @@ plain)
     grep -q "s=44850$" out.txt || fail "output: $(cat out.txt)"
     echo "ok: plain clang"
     ;;
+progress)
+    # pes-collect: nothing while the program runs; after it, the line of the
+    # runtime finishing the trace (pes/progress.h) only on a terminal or when
+    # forced, and then erased; the program's output is the same either way
+    "$bin/pes-clang" $flags "$src/roi_prog.c" -o roi_prog || fail "pes-clang"
+    big="--full --no-roi --zstd-level 19 --writers 1 -o p.zst --force ./roi_prog 100000 100000"
+    # shellcheck disable=SC2086  # words
+    "$bin/pes-collect" $big >quiet.out 2>quiet.err || fail "pes-collect"
+    grep -q "$(printf '\r')" quiet.err && fail "a progress line on a pipe: $(od -c quiet.err | head -3)"
+    # shellcheck disable=SC2086
+    PES_PROGRESS=always "$bin/pes-collect" $big >forced.out 2>forced.err || fail "pes-collect (forced)"
+    sed 's/a=0x[0-9a-f]* //' quiet.out >q && sed 's/a=0x[0-9a-f]* //' forced.out >f
+    cmp -s q f || fail "the program's output changed with the progress line"
+    tr '\r' '\n' <forced.err >lines
+    grep -Eq '^p\.zst: \[[#.]{20}\] +[0-9]+% [0-9.]+ M records/s' lines || fail "no progress line: $(cat lines)"
+    # the line comes after the program's output and is erased before the summary
+    grep -q "^pes-collect: p.zst: .* records" lines || fail "no summary: $(cat lines)"
+    # shellcheck disable=SC2086
+    PES_PROGRESS=always "$bin/pes-collect" -q $big >/dev/null 2>forced_q.err || fail "pes-collect -q"
+    [ -s forced_q.err ] && fail "-q: stderr not empty: $(od -c forced_q.err | head -3)"
+    # pes-dump --stats: the same line, the same output
+    "$bin/pes-dump" --stats p.zst >stats1 2>stats1.err || fail "pes-dump --stats"
+    grep -q "$(printf '\r')" stats1.err && fail "pes-dump: a progress line on a pipe"
+    PES_PROGRESS=always "$bin/pes-dump" --stats p.zst >stats2 2>stats2.err || fail "pes-dump --stats (forced)"
+    cmp -s stats1 stats2 || fail "pes-dump --stats output changed with the progress line"
+    tr '\r' '\n' <stats2.err | grep -Eq '^p\.zst: \[[#.]{20}\] +[0-9]+% [0-9.]+ M records/s' ||
+        fail "pes-dump: no progress line: $(od -c stats2.err | head)"
+    # on a terminal (script(1)), a collection that finishes within a second draws nothing
+    script -qec "'$bin/pes-collect' -o t.zst --force --full ./roi_prog 10 10 >/dev/null" /dev/null >tty.txt ||
+        fail "under script: exit $?"
+    grep -q 'records/s' tty.txt && fail "a short run drew a progress line: $(od -c tty.txt | head -3)"
+    grep -q 'pes-collect: t.zst' tty.txt || fail "under script: no summary: $(cat tty.txt)"
+    echo "ok: progress lines of pes-collect and pes-dump --stats"
+    ;;
 *) fail "unknown scenario" ;;
 esac
 exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The progress line (replay/cmd/progress.h): never when stderr is not a
+# The progress line (pes/progress.h): never when stderr is not a
 # terminal, not for a replay that ends within a second on one, and, forced
 # with PES_PROGRESS=always, a line with the share, the rate and the time
 # left that is erased before the report (stderr then holds nothing else).

@@ -1,5 +1,5 @@
 /*
- * progress.c — the progress line of long replays (progress.h).
+ * progress.c — the progress line of long-running work (pes/progress.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
-#include "report_util.h"
+#include "pes/progress.h"
+#include "pes/trace.h"
 
-struct replay_progress {
+struct pes_progress {
     char name[64];
     const char *what;
     uint64_t total, done;
@@ -25,15 +25,15 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-struct replay_progress *replay_progress_start(const char *name, uint64_t total, const char *what) {
+struct pes_progress *pes_progress_start(const char *name, uint64_t total, const char *what) {
     const char *env = getenv("PES_PROGRESS");
     int always = env && strcmp(env, "always") == 0;
     if ((env && strcmp(env, "0") == 0) || (!always && !isatty(STDERR_FILENO))) return NULL;
-    struct replay_progress *p = calloc(1, sizeof *p);
+    struct pes_progress *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     /* the file's own name: the line has room for little else */
     const char *base = strrchr(name, '/');
-    snprintf(p->name, sizeof p->name, "%s", report_safe(base ? base + 1 : name));
+    snprintf(p->name, sizeof p->name, "%s", pes_escape_text_tmp(base ? base + 1 : name));
     p->what = what;
     p->total = total;
     p->start = p->last_draw = now();
@@ -41,7 +41,7 @@ struct replay_progress *replay_progress_start(const char *name, uint64_t total, 
     return p;
 }
 
-static void draw(struct replay_progress *p, double t) {
+static void draw(struct pes_progress *p, double t) {
     double elapsed = t - p->start, rate = elapsed > 0 ? (double)p->done / elapsed : 0;
     char line[160];
     int n = snprintf(line, sizeof line, "\r%s: ", p->name);
@@ -67,7 +67,7 @@ static void draw(struct replay_progress *p, double t) {
     p->last_draw = t;
 }
 
-void replay_progress_add(struct replay_progress *p, uint64_t n) {
+void pes_progress_add(struct pes_progress *p, uint64_t n) {
     if (!p) return;
     p->done += n;
     if (++p->calls % 64 && p->delay > 0) return;
@@ -75,18 +75,25 @@ void replay_progress_add(struct replay_progress *p, uint64_t n) {
     if (t - p->start >= p->delay && (t - p->last_draw >= 0.2 || !p->drawn)) draw(p, t);
 }
 
-void replay_progress_more(struct replay_progress *p, uint64_t total) {
+void pes_progress_update(struct pes_progress *p, uint64_t done) {
+    if (!p) return;
+    p->done = done;
+    double t = now();
+    if (t - p->start >= p->delay && (t - p->last_draw >= 0.2 || !p->drawn)) draw(p, t);
+}
+
+void pes_progress_more(struct pes_progress *p, uint64_t total) {
     if (p) p->total += total;
 }
 
-void replay_progress_clear(struct replay_progress *p) {
+void pes_progress_clear(struct pes_progress *p) {
     if (!p || !p->drawn) return;
     fprintf(stderr, "\r%*s\r", p->width, "");
     fflush(stderr);
     p->drawn = 0;
 }
 
-void replay_progress_end(struct replay_progress *p) {
-    replay_progress_clear(p);
+void pes_progress_end(struct pes_progress *p) {
+    pes_progress_clear(p);
     free(p);
 }
