@@ -346,6 +346,28 @@ static void human_size(uint64_t bytes, char *buf, size_t size)
     snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+/* What the runtime left out (its config lines roi=markers, skip=, max_accesses=):
+ * "; region of interest only, first N accesses per thread skipped, at most M
+ * per thread", or "". */
+static void kept_note(const char *config, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (const char *l = config ? config : ""; *l;) {
+        size_t len = strcspn(l, "\n");
+        char item[80] = "";
+        if (len == 11 && !strncmp(l, "roi=markers", 11))
+            snprintf(item, sizeof item, "region of interest only");
+        else if (!strncmp(l, "skip=", 5))
+            snprintf(item, sizeof item, "first %.*s accesses per thread skipped", (int)(len - 5), l + 5);
+        else if (!strncmp(l, "max_accesses=", 13))
+            snprintf(item, sizeof item, "at most %.*s accesses per thread", (int)(len - 13), l + 13);
+        if (item[0] && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "; ", item);
+        l += len + (l[len] == '\n');
+    }
+}
+
 /* Sampled trace: events by kind, from its EVENTS blocks and footer. */
 static void summary_sampled(const char *path, struct pes_trace_reader *r, uint64_t bytes)
 {
@@ -368,17 +390,19 @@ static void summary_sampled(const char *path, struct pes_trace_reader *r, uint64
                 lost += b.totals[i].lost;
         }
     }
-    char size[32];
+    char size[32], note[200];
     human_size(bytes, size, sizeof size);
+    kept_note(pes_trace_reader_info(r)->config, note, sizeof note);
     fprintf(stderr,
             "pes-collect: %s: %s, %u thread%s, %llu events: %llu samples, %llu reuses, %llu "
-            "invalidations, %llu communications%s%s\n",
+            "invalidations, %llu communications%s%s%s\n",
             path, size, threads, threads == 1 ? "" : "s", (unsigned long long)events,
             (unsigned long long)kinds[PES_EV_SAMPLE], (unsigned long long)kinds[PES_EV_REUSE],
             (unsigned long long)kinds[PES_EV_INVALIDATION], (unsigned long long)kinds[PES_EV_COMM],
             lost ? " (some events lost: buffers full in trap handlers)" : "",
             rc < 0 ? " (unreadable block)"
-                   : have_footer ? "" : " (no footer: the run ended abnormally)");
+                   : have_footer ? "" : " (no footer: the run ended abnormally)",
+            note);
 }
 
 /* One line from the trace's block index and footer. */
@@ -422,14 +446,17 @@ static void summary(const char *path)
         }
     }
     free(refs);
+    char note[200];
+    kept_note(pes_trace_reader_info(r)->config, note, sizeof note);
     pes_trace_reader_close(r);
     char size[32];
     human_size((uint64_t)st.st_size, size, sizeof size);
-    fprintf(stderr, "pes-collect: %s: %s, %u thread%s, %llu records, %.2f bytes/record%s\n", path,
+    fprintf(stderr, "pes-collect: %s: %s, %u thread%s, %llu records, %.2f bytes/record%s%s\n", path,
             size, threads, threads == 1 ? "" : "s", (unsigned long long)records,
             records ? (double)st.st_size / (double)records : 0.0,
             have_footer ? (footer_records == records ? "" : " (footer disagrees)")
-                        : " (no footer: the run ended abnormally)");
+                        : " (no footer: the run ended abnormally)",
+            note);
 }
 
 static pid_t child_pid;

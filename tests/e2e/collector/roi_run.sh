@@ -46,6 +46,10 @@ prog)
     "$bin/pes-dump" t.zst | grep -q '^config    roi=ignored$' || fail "config has no roi=ignored"
     "$bin/pes-replay" t.zst --machine haswell >rep.txt || fail "pes-replay"
     grep -q '^  region' rep.txt && fail "--no-roi: a region line"
+    # pes-collect's summary says what was left out
+    "$bin/pes-collect" --full -o t.zst --force --skip 5 ./roi_prog $n $m >/dev/null 2>err.txt || fail "pes-collect"
+    grep -q "^pes-collect: t.zst: .*; region of interest only, first 5 accesses per thread skipped$" err.txt ||
+        fail "summary: $(cat err.txt)"
     echo "ok: region, --no-roi"
     ;;
 skip)
