@@ -278,6 +278,7 @@ static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     if (drain_reserve(t))
         goto stopped;
     pes_rt_gate_run(t);
+    pes_rt_gate_settle(t);
     pes_rt_buffer_set_limit(t);
     pthread_mutex_unlock(&t->lock);
     leave_runtime(t);

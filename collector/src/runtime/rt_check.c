@@ -178,10 +178,23 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC int __pes_check_due(int64_
     } else if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         pes_rt_thread_use_scratch();
     } else if (pes_rt.full) {
-        /* a full trace records everything: the check clone only leads here */
-        __atomic_store_n(&t->tls->recording, 1, __ATOMIC_RELAXED);
-        __atomic_store_n(&t->tls->countdown, 0, __ATOMIC_RELAXED);
-        rec = 1;   /* the setup left cursor and limit on the first buffer */
+        /* a full trace records everything: the check clone only leads here,
+         * but for a thread outside the region of interest (rt_roi.c) */
+        int idle = 0;
+        if (pes_rt_gate_enabled()) {
+            pthread_mutex_lock(&t->lock);
+            idle = pes_rt_gate_idle(t);
+            pthread_mutex_unlock(&t->lock);
+        }
+        if (idle) {
+            __atomic_store_n(&t->tls->recording, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->tls->countdown, pes_rt_check_pack(PES_RT_CD_WAKE_ROOM),
+                             __ATOMIC_RELAXED);
+        } else {
+            __atomic_store_n(&t->tls->recording, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->tls->countdown, 0, __ATOMIC_RELAXED);
+            rec = 1;   /* the setup left cursor and limit on the first buffer */
+        }
     } else {
         /* a handler's records take the slow path while the cursor moves */
         __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);

@@ -585,6 +585,11 @@ PES_RT_HIDDEN void pes_rt_gate_thread_init(struct pes_rt_thread *t);
 /* Under t->lock: the records written since the last pass through the gate,
  * compacted in place (no-op without region, skip or max). */
 PES_RT_HIDDEN void pes_rt_gate_run(struct pes_rt_thread *t);
+/* Full trace without sampling, with a region, skip or max: threads whose
+ * records would all be dropped may run their check clones (idle). */
+PES_RT_HIDDEN int pes_rt_gate_enabled(void);
+PES_RT_HIDDEN int pes_rt_gate_idle(const struct pes_rt_thread *t);   /* under t->lock */
+PES_RT_HIDDEN void pes_rt_gate_settle(struct pes_rt_thread *t);      /* owner, under t->lock */
 
 /* rt_init.c: flush everything and close (process exit or fatal signal). */
 PES_RT_HIDDEN void pes_rt_shutdown(int from_signal);

@@ -108,6 +108,44 @@ void pes_rt_gate_run(struct pes_rt_thread *t)
     }
 }
 
+int pes_rt_gate_enabled(void)
+{
+    return gating && pes_rt.full && !pes_rt.sampling;
+}
+
+/* Full trace without sampling: nothing the thread does from now on would be
+ * kept (the region is closed for it, or it reached --max-accesses), so it may
+ * run its check clones. With sampling the check path's counts are needed. */
+int pes_rt_gate_idle(const struct pes_rt_thread *t)
+{
+    if (!pes_rt_gate_enabled())
+        return 0;
+    const struct pes_rt_gate *g = &t->gate;
+    if (pes_rt.cfg.max_accesses && g->kept >= pes_rt.cfg.max_accesses)
+        return 1;
+    return !(g->toggle ? g->toggle_open : g->open);
+}
+
+/* Owner, under its lock: idle threads run their check clones, whose countdown
+ * brings them back every PES_RT_CD_WAKE_ROOM accesses to look again (a
+ * wake-up kick from toggle_all can be lost to the owner's plain subtraction,
+ * rt_check.c); the others record. */
+void pes_rt_gate_settle(struct pes_rt_thread *t)
+{
+    if (!pes_rt_gate_enabled())
+        return;
+    if (pes_rt_gate_idle(t)) {
+        __atomic_store_n(&t->tls->recording, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->tls->countdown, pes_rt_check_pack(PES_RT_CD_WAKE_ROOM),
+                         __ATOMIC_RELAXED);
+    } else {
+        /* functions start recording; a running check clone enters the
+         * runtime at its next segment (__pes_check_due) and switches */
+        __atomic_store_n(&t->tls->recording, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->tls->countdown, 0, __ATOMIC_RELAXED);
+    }
+}
+
 /* The calling thread is in the runtime, no lock held. Every thread's records
  * up to its cursor now belong to the old state: the caller's exactly, another
  * thread's up to where its cursor was when its lock was taken (exact for a
@@ -125,11 +163,16 @@ static void toggle_all(int open)
                 pes_rt_gate_run(t);
                 t->gate.open = open;
                 pes_rt_buffer_set_limit(t);
-            } else if (!t->gate.toggle) {
-                t->gate.toggle = __atomic_load_n(&t->tls->cursor, __ATOMIC_ACQUIRE);
-                t->gate.toggle_open = open;
+                pes_rt_gate_settle(t);
             } else {
+                if (!t->gate.toggle)
+                    t->gate.toggle = __atomic_load_n(&t->tls->cursor, __ATOMIC_ACQUIRE);
                 t->gate.toggle_open = open;   /* the first switch point, the last state */
+                /* an idle thread's next segment enters the runtime, which
+                 * switches it to recording (its TLS lives: not stopped, and
+                 * its exit stops it under the lock held here) */
+                if (open && pes_rt_gate_enabled())
+                    pes_rt_check_kick(t);
             }
         }
         pthread_mutex_unlock(&t->lock);
