@@ -41,7 +41,7 @@ if(TARGET PesPass AND NOT PES_SANITIZE)
                    ${PES_RT_E2E_DIR})
   set_tests_properties(e2e.collector.openmp PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
   # regions of interest, --skip, --max-accesses (pes/roi.h)
-  foreach(scenario prog skip omp sampled plain progress)
+  foreach(scenario prog nest skip omp sampled plain progress)
     add_test(NAME e2e.collector.roi_${scenario}
              COMMAND sh ${PES_RT_E2E_DIR}/roi_run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e
                      ${PES_RT_E2E_DIR})

@@ -52,6 +52,21 @@ prog)
         fail "summary: $(cat err.txt)"
     echo "ok: region, --no-roi"
     ;;
+nest)
+    # 5 regions, each entered twice (nested) around 2 m loads; n stores
+    # outside before each (n > 16384: the main thread goes idle between regions)
+    "$bin/pes-clang" $flags "$src/roi_nest.c" -o roi_nest || fail "pes-clang"
+    collect ./roi_nest 20000 $m 5
+    [ "$(accesses t.zst)" = $((5 * 2 * m)) ] || fail "nested, repeated: $(cat stats.txt)"
+    "$bin/pes-dump" t.zst >dump.txt || fail "pes-dump"
+    [ "$(grep -c ' access .*roi_nest\.c:14:' dump.txt)" = 0 ] || fail "accesses outside"
+    [ "$(grep -c ' access .*roi_nest\.c:\(18\|21\):' dump.txt)" = $((5 * 2 * m)) ] || fail "accesses inside"
+    collect --max-accesses 7 ./roi_nest 20000 $m 5
+    [ "$(accesses t.zst)" = 7 ] || fail "--max-accesses 7 over 5 regions: $(cat stats.txt)"
+    collect --skip $((3 * 2 * m + 5)) ./roi_nest 20000 $m 5
+    [ "$(accesses t.zst)" = $((2 * 2 * m - 5)) ] || fail "--skip across regions: $(cat stats.txt)"
+    echo "ok: nested and repeated regions"
+    ;;
 skip)
     "$bin/pes-clang" $flags "$src/roi_prog.c" -o roi_prog || fail "pes-clang"
     collect --skip 100 ./roi_prog $n $m
