@@ -7,6 +7,7 @@ void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, co
     pes_r_str(r, o, "mode", s->mode);
     pes_r_u64(r, o, "period_load", s->period_load);
     pes_r_u64(r, o, "period_store", s->period_store);
+    if (s->roi) pes_r_str(r, o, "region", "region of interest (pes_roi_begin/end)");
 }
 
 void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h) {

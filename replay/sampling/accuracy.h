@@ -55,6 +55,7 @@ struct replay_sampled {
     uint32_t line, debug_registers, watch_bytes, sockets;
     double trap_scale;               /* L / (D x M), >= 1 */
     int spatial;                     /* granularity=spatial: reuses are line reuses */
+    int roi;                         /* roi=markers: samples only inside the region of interest */
     uint32_t n_threads;
     struct replay_sampled_thread *thread;
     uint64_t samples, lost, throttled, dropped, expired;

@@ -101,6 +101,8 @@ static void read_config(struct replay_sampled *s, const char *config) {
     s->sockets = (uint32_t)replay_config_u64(config, "sockets", 0);
     const char *g = config_get(config, "granularity", buf, sizeof buf);
     s->spatial = g && strcmp(g, "spatial") == 0;
+    const char *roi = config_get(config, "roi", buf, sizeof buf);
+    s->roi = roi && strcmp(roi, "markers") == 0;
     /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
     double covered = (double)s->debug_registers * s->watch_bytes;
     s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;

@@ -23,6 +23,12 @@ last_addr() { "$bin/pes-dump" "$1" >dump.txt || fail "pes-dump $1"
               awk '$2 == "access" { a = $3 } END { print a }' dump.txt; }
 # a + i * 8, as pes-dump prints addresses
 elem() { printf '0x%x' $(($1 + $2 * 8)); }
+# a JSON report validates against docs/NAME.schema.json
+validate() { "${PYTHON:-python3}" - "$1" "$(dirname "$(dirname "$src")")/../docs/$2.schema.json" <<'PY' || fail "$1 does not match $2.schema.json"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+PY
+}
 collect() { "$bin/pes-collect" --full -q -o t.zst --force "$@" >out.txt 2>err.txt ||
             fail "pes-collect $*: $(cat err.txt)"; }
 
@@ -40,6 +46,9 @@ prog)
     "$bin/pes-replay" t.zst --machine haswell >rep.txt || fail "pes-replay"
     grep -q "^  trace     full trace, 1 thread: $m accesses" rep.txt || fail "replay: $(head -4 rep.txt)"
     grep -q '^  region    region of interest (pes_roi_begin/end)$' rep.txt || fail "no region line"
+    "$bin/pes-replay" t.zst --machine haswell --format json >rep.json || fail "pes-replay --format json"
+    validate rep.json replay
+    [ "$(jq -r .trace.region rep.json)" = "region of interest (pes_roi_begin/end)" ] || fail "JSON trace.region"
     # --no-roi: argv[1], argv[2], n stores, m loads, n loads + n stores
     collect --no-roi ./roi_prog $n $m
     [ "$(accesses t.zst)" = $((2 + n + m + 2 * n)) ] || fail "--no-roi: $(cat stats.txt)"
@@ -121,6 +130,11 @@ sampled)
     # period 1: every access of the region is a sample, none outside
     [ "$(grep -c ' sample .*roi_prog\.c:17:' dump.txt)" = $m ] || fail "samples in the region"
     [ "$(grep -c ' sample ' dump.txt)" = $m ] || fail "samples outside the region"
+    "$bin/pes-replay" s.zst --machine haswell >rep.txt || fail "pes-replay"
+    grep -q '^region: region of interest (pes_roi_begin/end)$' rep.txt || fail "no region line: $(head -3 rep.txt)"
+    "$bin/pes-replay" s.zst --machine haswell --format json >rep.json || fail "pes-replay --format json"
+    validate rep.json sampled
+    [ "$(jq -r .region rep.json)" = "region of interest (pes_roi_begin/end)" ] || fail "JSON region"
     echo "ok: sampled trace"
     ;;
 plain)
