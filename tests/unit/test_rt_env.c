@@ -38,6 +38,9 @@ static void defaults_when_unset(void **state)
     assert_int_equal(c.quiet, 0);
     assert_int_equal(c.overwrite, 0);
     assert_null(c.command);
+    assert_int_equal(c.roi, 1);   /* markers obeyed */
+    assert_int_equal(c.skip, 0);
+    assert_int_equal(c.max_accesses, 0);   /* all */
 }
 
 static void valid_values(void **state)
@@ -76,6 +79,28 @@ static void expect_error(const char *name, const char *value, const char *messag
         assert_string_equal(msg, message);
     else
         assert_non_null(strstr(msg, name));
+}
+
+/* What a full trace keeps (rt_roi.c): PES_ROI, PES_SKIP, PES_MAX_ACCESSES. */
+static void gate_values(void **state)
+{
+    (void)state;
+    struct pes_rt_config c;
+    char msg[256];
+    const char *env[] = {"PES_ROI", "0", "PES_SKIP", "0", "PES_MAX_ACCESSES", "1", NULL};
+    assert_int_equal(parse(env, &c, msg), 0);
+    assert_int_equal(c.roi, 0);
+    assert_int_equal(c.skip, 0);
+    assert_int_equal(c.max_accesses, 1);
+    const char *big[] = {"PES_SKIP", "18446744073709551615", "PES_MAX_ACCESSES",
+                         "18446744073709551615", NULL};
+    assert_int_equal(parse(big, &c, msg), 0);
+    assert_true(c.skip == UINT64_MAX && c.max_accesses == UINT64_MAX);
+    expect_error("PES_ROI", "yes", "PES_ROI=yes: expected 0 or 1");
+    expect_error("PES_MAX_ACCESSES", "0",
+                 "PES_MAX_ACCESSES=0: expected an integer from 1 to 18446744073709551615");
+    expect_error("PES_SKIP", "-1", NULL);
+    expect_error("PES_SKIP", "18446744073709551616", NULL);   /* 2^64 */
 }
 
 static void invalid_values(void **state)
@@ -184,6 +209,7 @@ int main(void)
         cmocka_unit_test(defaults_when_unset),
         cmocka_unit_test(valid_values),
         cmocka_unit_test(invalid_values),
+        cmocka_unit_test(gate_values),
         cmocka_unit_test(parse_u64_bounds),
         cmocka_unit_test(writers_default),
         cmocka_unit_test(sampling_values),

@@ -105,6 +105,9 @@ skip)
     # refused without a full trace
     "$bin/pes-collect" --mode samples --skip 3 ./roi_prog 1 1 >/dev/null 2>err.txt && fail "--skip with --mode alone accepted"
     grep -q -- '--skip: only with --full' err.txt || fail "message: $(cat err.txt)"
+    "$bin/pes-collect" --full --max-accesses 0 ./roi_prog 1 1 >/dev/null 2>err.txt && fail "--max-accesses 0 accepted"
+    grep -q -- "--max-accesses: expected an integer from 1 to 18446744073709551615, got '0'" err.txt ||
+        fail "message: $(cat err.txt)"
     echo "ok: --skip, --max-accesses"
     ;;
 omp)
