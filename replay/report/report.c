@@ -167,43 +167,132 @@ uint64_t pes_r_get_u(const struct pes_rnode *o, const char *key) { return pes_r_
 double pes_r_get_f(const struct pes_rnode *o, const char *key) { return pes_r_f(pes_r_get(o, key)); }
 const char *pes_r_get_s(const struct pes_rnode *o, const char *key) { return pes_r_s(pes_r_get(o, key)); }
 
-/* ------------------------------------------------------------ JSON */
+/* ------------------------------------------------------------ JSON
+ * Written through jansson: it escapes strings and never prints an invalid
+ * number. What jansson would refuse or print differently is settled here:
+ *  - strings (and keys) must be UTF-8: each byte of an invalid sequence
+ *    becomes U+FFFD (a trace's command line or a file name can hold any bytes);
+ *  - NaN and infinities are null;
+ *  - a double is first rounded through its node's printf format and printed
+ *    with 15 significant digits, which spells a value of up to 15 digits
+ *    again exactly (the digits the format kept, without trailing zeros,
+ *    exponents as "1e-5"); an integral value below 2^53 is an integer;
+ *  - jansson integers are int64: a u64 above INT64_MAX (none of the
+ *    report's counts come near) is written as a real, the nearest double.
+ */
 
-static void json_node(FILE *out, const struct pes_rnode *n) {
+/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), 0 if none starts there. */
+static size_t utf8_len(const unsigned char *s) {
+    unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;   /* the second byte's range */
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k < n; k++)
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+    return n;
+}
+
+char *pes_report_utf8(const char *s) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t len = strlen((const char *)p);
+    char *out = malloc(3 * len + 1), *o = out;   /* a bad byte grows to 3 */
+    if (!out) return NULL;
+    while (*p) {
+        size_t n = utf8_len(p);
+        if (n) {
+            memcpy(o, p, n);
+            o += n;
+            p += n;
+        } else {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            p++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static json_t *json_str_utf8(const char *s) {
+    char *fixed = pes_report_utf8(s);
+    json_t *j = fixed ? json_string(fixed) : NULL;
+    free(fixed);
+    return j;
+}
+
+static json_t *json_f64(double v, const char *fmt) {
+    if (isnan(v) || isinf(v)) return json_null();
+    char buf[512];
+    snprintf(buf, sizeof buf, fmt ? fmt : "%.6g", v);
+    double r = strtod(buf, NULL);
+    /* integral: as the format printed it ("46400", not jansson's "46400.0") */
+    if (r == floor(r) && fabs(r) < 0x1p53) return json_integer((json_int_t)r);
+    return json_real(r);
+}
+
+static json_t *json_u64(uint64_t v) {
+    return v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+}
+
+/* n as a new jansson value, text-only children left out; NULL without memory. */
+static json_t *to_json(const struct pes_rnode *n) {
     switch (n->kind) {
     case PES_R_OBJECT:
     case PES_R_ARRAY: {
-        int obj = n->kind == PES_R_OBJECT, first = 1;
-        fputc(obj ? '{' : '[', out);
-        for (size_t i = 0; i < n->n; i++) {
+        int obj = n->kind == PES_R_OBJECT;
+        json_t *j = obj ? json_object() : json_array();
+        for (size_t i = 0; j && i < n->n; i++) {
             const struct pes_rnode *c = n->child[i];
             if (c->flags & PES_R_TEXT_ONLY) continue;
-            if (!first) fputc(',', out);
-            first = 0;
-            if (obj) {
-                pes_json_string(out, c->key);
-                fputc(':', out);
+            json_t *v = to_json(c);
+            int rc = -1;
+            if (v && obj) {
+                char *key = pes_report_utf8(c->key);
+                rc = key ? json_object_set_new(j, key, v) : (json_decref(v), -1);
+                free(key);
+            } else if (v)
+                rc = json_array_append_new(j, v);
+            if (rc < 0) {
+                json_decref(j);
+                j = NULL;
             }
-            json_node(out, c);
         }
-        fputc(obj ? '}' : ']', out);
-        break;
+        return j;
     }
-    case PES_R_U64: fprintf(out, "%" PRIu64, n->v.u); break;
-    case PES_R_I64: fprintf(out, "%" PRId64, n->v.i); break;
-    case PES_R_F64:
-        if (isnan(n->v.f) || isinf(n->v.f)) fputs("null", out);
-        else fprintf(out, n->fmt ? n->fmt : "%.6g", n->v.f);
-        break;
-    case PES_R_BOOL: fputs(n->v.u ? "true" : "false", out); break;
-    case PES_R_STR: pes_json_string(out, n->v.s); break;
-    case PES_R_NULL: fputs("null", out); break;
+    case PES_R_U64: return json_u64(n->v.u);
+    case PES_R_I64: return json_integer((json_int_t)n->v.i);
+    case PES_R_F64: return json_f64(n->v.f, n->fmt);
+    case PES_R_BOOL: return json_boolean(n->v.u);
+    case PES_R_STR: return json_str_utf8(n->v.s);
+    case PES_R_NULL: return json_null();
     }
+    return NULL;
+}
+
+json_t *pes_report_to_json(const struct pes_report *r) { return r->failed ? NULL : to_json(&r->root); }
+
+int pes_report_dump_json(FILE *out, const json_t *j) {
+    if (!j || json_dumpf(j, out, PES_REPORT_JSON_FLAGS) < 0) return -1;
+    fputc('\n', out);
+    return ferror(out) ? -1 : 0;
 }
 
 int pes_report_write_json(FILE *out, const struct pes_report *r) {
-    if (r->failed) return -1;
-    json_node(out, &r->root);
-    fputc('\n', out);
-    return ferror(out) ? -1 : 0;
+    json_t *j = pes_report_to_json(r);
+    int rc = pes_report_dump_json(out, j);
+    json_decref(j);
+    return rc;
 }
