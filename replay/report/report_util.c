@@ -92,7 +92,7 @@ void replay_message(const char *fmt, ...) {
 }
 
 void report_csv_field(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\n")) {
+    if (!strpbrk(s, ",\"\r\n")) {   /* RFC 4180: CR too */
         fputs(s, out);
         return;
     }
