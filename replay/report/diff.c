@@ -87,6 +87,16 @@ static void cols_free(struct cols *c) {
 
 static int is_num(const json_t *v) { return json_is_integer(v) || json_is_real(v); }
 
+/* A computed number as the reports spell theirs (report.c): integral values
+ * as integers, others with the 15 digits a JSON report keeps (so that
+ * 0.99429 - 0.98837 is 0.00592, not 0.005919999999999970). */
+static json_t *number(double d) {
+    if (d == floor(d) && fabs(d) < 0x1p53) return json_integer((json_int_t)d);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.15g", d);
+    return json_real(strtod(buf, NULL));
+}
+
 /* b - a: an integer when both are and it fits, else a real. */
 static json_t *delta_of(const json_t *a, const json_t *b) {
     if (!is_num(a) || !is_num(b)) return json_null();
@@ -94,20 +104,16 @@ static json_t *delta_of(const json_t *a, const json_t *b) {
         long long d;
         if (!__builtin_sub_overflow(json_integer_value(b), json_integer_value(a), &d)) return json_integer(d);
     }
-    double d = json_number_value(b) - json_number_value(a);
-    /* the 15 digits a JSON report keeps: 0.99429 - 0.98837 is 0.00592, not 0.005919999999999970 */
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.15g", d);
-    return json_real(strtod(buf, NULL));
+    return number(json_number_value(b) - json_number_value(a));
 }
 
 static json_t *relative_of(const json_t *a, const json_t *b) {
     if (!is_num(a) || !is_num(b)) return json_null();
     double x = json_number_value(a), y = json_number_value(b);
     if (x == 0) return y == 0 ? json_integer(0) : json_null();
-    char buf[64];
+    char buf[64];   /* 6 digits: a ratio for people, not for computing */
     snprintf(buf, sizeof buf, "%.6g", (y - x) / fabs(x));
-    return json_real(strtod(buf, NULL));
+    return number(strtod(buf, NULL));
 }
 
 /* The sum of the rank columns ("a+b") of a row's values; 0 for missing. */
@@ -229,7 +235,7 @@ static json_t *diff_row(struct diff *d, const char *display, const char *name, c
     }
     json_object_set_new(row, "key", json_string(key));
     json_object_set_new(row, "status", json_string(status));
-    json_object_set_new(row, "rank", r == floor(r) && r < 0x1p53 ? json_integer((json_int_t)r) : json_real(r));
+    json_object_set_new(row, "rank", number(r));
     json_object_set_new(row, "values", values);
     /* tables inside the row: A's, then B's others */
     for (int pass = 0; pass < 2; pass++) {

@@ -21,20 +21,31 @@
 /* One line per table that needs more than the default. name matches a
  * table whose name is it or ends in "." and it; the longest match wins.
  * rank: the columns whose change orders a diff's rows (summed; NULL: the
- * row's largest change). */
+ * row's largest change). tuple: the report stores the table as an array of
+ * arrays, each inner array one row of these columns (histogram bins); with
+ * matrix, the array is a matrix whose cell [i][j] is the row {i, j, value}
+ * (row, column and value named by tuple). */
 static const struct decl {
-    const char *name, *key, *rank;
+    const char *name, *key, *rank, *tuple;
+    int matrix;
 } decls[] = {
-    {"configs", "cores,mimicked", NULL},
-    {"levels", "level", "hits"},
-    {"prd", "stream", "histogram.accesses"},
-    {"crd", "group", "histogram.accesses"},
-    {"sites", KEY_DEFAULT, "accesses"},
-    {"simulation.sites", KEY_DEFAULT, "invalidations.true+invalidations.false"},
-    {"per_thread", "thread", "samples"},
-    {"tables", "table", NULL},                 /* a diff's own tables (docs/diff.schema.json) */
-    {"tables.rows", "key", NULL},
-    {"tables.rows.values", "column", NULL},
+    {"histogram.exact", "distance", "count", "distance,count", 0},
+    {"histogram.log2", "lo,hi", "count", "lo,hi,count", 0},
+    {"communication.all", "thread_a,thread_b", "transfers", "thread_a,thread_b,transfers", 1},
+    {"communication.true", "thread_a,thread_b", "transfers", "thread_a,thread_b,transfers", 1},
+    {"communication.false", "thread_a,thread_b", "transfers", "thread_a,thread_b,transfers", 1},
+    {"comm.true", "thread_a,thread_b", "transfers", "thread_a,thread_b,transfers", 1},
+    {"comm.false", "thread_a,thread_b", "transfers", "thread_a,thread_b,transfers", 1},
+    {"configs", "cores,mimicked", NULL, NULL, 0},
+    {"levels", "level", "hits", NULL, 0},
+    {"prd", "stream", "histogram.accesses", NULL, 0},
+    {"crd", "group", "histogram.accesses", NULL, 0},
+    {"sites", KEY_DEFAULT, "accesses", NULL, 0},
+    {"simulation.sites", KEY_DEFAULT, "invalidations.true+invalidations.false", NULL, 0},
+    {"per_thread", "thread", "samples", NULL, 0},
+    {"tables", "table", NULL, NULL, 0},                 /* a diff's own tables (docs/diff.schema.json) */
+    {"tables.rows", "key", NULL, NULL, 0},
+    {"tables.rows.values", "column", NULL, NULL, 0},
 };
 
 static const struct decl *decl_of(const char *name) {
@@ -144,6 +155,45 @@ int pes_table_is(const json_t *a) {
     return 0;
 }
 
+/* A declared array-of-arrays table (decls' tuple) as an array of row
+ * objects, a new value; NULL if name declares none or v is not one. */
+static json_t *tuple_table(const char *name, const json_t *v) {
+    const struct decl *d = decl_of(name);
+    if (!d || !d->tuple || !json_is_array(v) || json_array_size(v) == 0) return NULL;
+    char cols[3][64] = {{0}};
+    size_t n_cols = 0;
+    for (const char *p = d->tuple; *p && n_cols < 3;) {
+        size_t len = strcspn(p, ",");
+        snprintf(cols[n_cols++], sizeof cols[0], "%.*s", (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    json_t *rows = json_array();
+    size_t i, j;
+    json_t *inner, *cell;
+    json_array_foreach(v, i, inner) {
+        if (!json_is_array(inner)) {
+            json_decref(rows);
+            return NULL;
+        }
+        if (d->matrix) {
+            json_array_foreach(inner, j, cell) {
+                json_t *r = json_object();
+                json_object_set_new(r, cols[0], json_integer((json_int_t)i));
+                json_object_set_new(r, cols[1], json_integer((json_int_t)j));
+                json_object_set(r, cols[2], cell);
+                json_array_append_new(rows, r);
+            }
+        } else {
+            json_t *r = json_object();
+            json_array_foreach(inner, j, cell) {
+                if (j < n_cols) json_object_set(r, cols[j], cell);
+            }
+            json_array_append_new(rows, r);
+        }
+    }
+    return rows;
+}
+
 struct walk {
     pes_table_column_fn column;
     pes_table_nested_fn nested;
@@ -167,8 +217,12 @@ static void walk_members(struct walk *w, char *name, size_t len, size_t cap, con
 }
 
 static void walk_value(struct walk *w, char *name, size_t len, size_t cap, const json_t *v) {
+    json_t *tuples = NULL;
     if (json_is_object(v)) walk_members(w, name, len, cap, v);
-    else if (pes_table_is(v)) {
+    else if ((tuples = tuple_table(name, v))) {
+        if (w->nested) w->nested(w->ctx, name, tuples);
+        json_decref(tuples);
+    } else if (pes_table_is(v)) {
         if (w->nested) w->nested(w->ctx, name, v);
     } else if (json_is_array(v) && json_array_size(v) == 0) {
         /* an empty array: a table without rows or a list without values;
@@ -211,14 +265,15 @@ static const struct unit {
     {"hit_global", "ratio"},    {"hit_local", "ratio"},     {"relative", "ratio"},
     {"clipped_ranges", "count"}, {"skipped_blocks", "count"}, {"comm_true", "count"},
     {"comm_false", "count"},    {"mem_cycles", "cycles"},   {"cpu_cycles", "cycles"},
-    {"total_cycles", "cycles"},
+    {"total_cycles", "cycles"}, {"transfers", "count"},       {"histogram.cold", "count"},
+    {"histogram.mean", "lines"}, {"distance", "lines"},
 };
 static const struct unit suffix_units[] = {
     {"_seconds", "s"}, {"_cycles", "cycles"}, {"_bytes", "bytes"},
 };
 /* Whole subtrees of counts. */
 static const char *const count_parents[] = {"invalidations", "coherence_misses", "transfers", "ops",
-                                            "l1_miss_classes", "communication", "exact"};
+                                            "l1_miss_classes"};
 
 const char *pes_table_unit(const char *table, const char *column) {
     char path[1100], last[256];
