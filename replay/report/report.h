@@ -82,8 +82,5 @@ json_t *pes_report_to_json(const struct pes_report *r);
 /* j as one JSON line, as pes_report_write_json prints a report; 0 or -1. */
 #define PES_REPORT_JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
 int pes_report_dump_json(FILE *out, const json_t *j);
-/* s with each byte that starts no valid UTF-8 sequence replaced by U+FFFD
- * (malloc'd; NULL without memory; NULL s is ""). */
-char *pes_report_utf8(const char *s);
 
 #endif
