@@ -276,7 +276,7 @@ static const char *const count_parents[] = {"invalidations", "coherence_misses",
                                             "l1_miss_classes"};
 
 const char *pes_table_unit(const char *table, const char *column) {
-    char path[1100], last[256];
+    char path[1100];
     snprintf(path, sizeof path, "%s.%s", table, column);
     /* indices out: "hits[0]" is measured as "hits" */
     char clean[1100];
@@ -290,8 +290,7 @@ const char *pes_table_unit(const char *table, const char *column) {
         clean[n++] = *p;
     }
     clean[n] = '\0';
-    const char *dot = strrchr(clean, '.');
-    snprintf(last, sizeof last, "%s", dot ? dot + 1 : clean);
+    const char *dot = strrchr(clean, '.'), *last = dot ? dot + 1 : clean;
     for (size_t i = 0; i < sizeof exact_units / sizeof *exact_units; i++) {
         const char *c = exact_units[i].column;
         size_t k = strlen(c);
