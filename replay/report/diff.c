@@ -134,12 +134,31 @@ static double rank_sum(const char *rank, const json_t *values) {
     return s;
 }
 
-/* The rows of one side, with their key labels (a repeated key gets " #2"...). */
+/* Whether values hold any of the rank columns ("a+b"). */
+static int has_rank_column(const char *rank, const json_t *values) {
+    char col[256];
+    for (const char *p = rank; p && *p;) {
+        const char *plus = strchr(p, '+');
+        size_t len = plus ? (size_t)(plus - p) : strlen(p);
+        if (len < sizeof col) {
+            memcpy(col, p, len);
+            col[len] = '\0';
+            if (json_object_get(values, col)) return 1;
+        }
+        p = plus ? plus + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The rows of one side, with their key labels (the second row of a key gets
+ * " #2", the third " #3", ...) and an index of the labels (jansson's hash
+ * table: matching is linear in the rows). */
 struct side {
     size_t n;
     const json_t **row;
     char **key;
     int *matched;
+    json_t *index;   /* label -> position */
 };
 
 static int side_of(const char *name, const json_t *table, struct side *s) {
@@ -148,32 +167,36 @@ static int side_of(const char *name, const json_t *table, struct side *s) {
     s->row = calloc(cap + 1, sizeof *s->row);
     s->key = calloc(cap + 1, sizeof *s->key);
     s->matched = calloc(cap + 1, sizeof *s->matched);
-    if (!s->row || !s->key || !s->matched) return -1;
+    s->index = json_object();
+    json_t *seen = json_object();   /* label -> rows with it so far */
+    int rc = s->row && s->key && s->matched && s->index && seen ? 0 : -1;
     size_t i;
     json_t *r;
     json_array_foreach(table, i, r) {
+        if (rc < 0) break;
         if (!json_is_object(r)) continue;
         char *k = pes_table_key_label(name, r);
-        if (!k) return -1;
-        unsigned same = 1;
-        for (size_t j = 0; j < s->n; j++)
-            if (strncmp(s->key[j], k, strlen(k)) == 0 &&
-                (s->key[j][strlen(k)] == '\0' || strncmp(s->key[j] + strlen(k), " #", 2) == 0))
-                same++;
-        if (same > 1) {
-            char *k2 = malloc(strlen(k) + 16);
-            if (!k2) {
-                free(k);
-                return -1;
-            }
-            sprintf(k2, "%s #%u", k, same);
-            free(k);
-            k = k2;
+        if (!k) {
+            rc = -1;
+            break;
         }
+        json_int_t same = json_integer_value(json_object_get(seen, k)) + 1;
+        json_object_set_new(seen, k, json_integer(same));
+        if (same > 1) {
+            char *k2 = malloc(strlen(k) + 24);
+            if (k2) sprintf(k2, "%s #%lld", k, (long long)same);
+            free(k);
+            if (!(k = k2)) {
+                rc = -1;
+                break;
+            }
+        }
+        json_object_set_new(s->index, k, json_integer((json_int_t)s->n));
         s->row[s->n] = r;
         s->key[s->n++] = k;
     }
-    return 0;
+    json_decref(seen);
+    return rc;
 }
 
 static void side_free(struct side *s) {
@@ -181,6 +204,7 @@ static void side_free(struct side *s) {
     free(s->key);
     free(s->row);
     free(s->matched);
+    json_decref(s->index);
 }
 
 static void diff_table(struct diff *d, const char *display, const char *name, const json_t *ta, const json_t *tb);
@@ -188,7 +212,7 @@ static void diff_table(struct diff *d, const char *display, const char *name, co
 /* One row's values (A's columns in order, then B's others), and the tables
  * inside it diffed under display[key]. Returns the row object. */
 static json_t *diff_row(struct diff *d, const char *display, const char *name, const char *key, const json_t *ra,
-                        const json_t *rb, const char *rank) {
+                        const json_t *rb, const char *rank, int *ranked_any) {
     struct cols a, b;
     json_t *row = json_object(), *values = json_array();
     if (cols_of(ra, &a) < 0 || cols_of(rb, &b) < 0 || !row || !values) {
@@ -221,9 +245,15 @@ static json_t *diff_row(struct diff *d, const char *display, const char *name, c
         }
     }
     const char *status = !ra ? "only_b" : !rb ? "only_a" : changed ? "changed" : "same";
-    /* the rank: the change of the declared columns, else the row's largest change */
+    /* the rank: the change of the declared columns, else (none declared, or a
+     * table of that name without them: a sampled report's sites) the row's
+     * largest change */
     double r = 0;
-    if (rank) r = fabs(rank_sum(rank, b.values) - rank_sum(rank, a.values));
+    int ranked = rank && (has_rank_column(rank, a.values) || has_rank_column(rank, b.values));
+    if (ranked) {
+        r = fabs(rank_sum(rank, b.values) - rank_sum(rank, a.values));
+        *ranked_any = 1;
+    }
     else {
         size_t i;
         json_t *v;
@@ -285,7 +315,7 @@ static void diff_table(struct diff *d, const char *display, const char *name, co
     const char *rank = pes_table_rank(name);
     json_object_set_new(t, "table", json_string(display));
     json_object_set_new(t, "name", json_string(name));
-    json_object_set_new(t, "rank", rank ? json_string(rank) : json_null());
+    int ranked_any = 0;   /* whether the rows have the declared rank columns */
     /* rows are built first (nested tables append after this one) */
     size_t n = 0;
     json_t **list = calloc(a.n + b.n + 1, sizeof *list);
@@ -294,13 +324,13 @@ static void diff_table(struct diff *d, const char *display, const char *name, co
         goto done;
     }
     for (size_t i = 0; i < a.n; i++) {
-        const json_t *rb = NULL;
-        for (size_t j = 0; j < b.n && !rb; j++)
-            if (!b.matched[j] && strcmp(a.key[i], b.key[j]) == 0) {
-                b.matched[j] = 1;
-                rb = b.row[j];
-            }
-        json_t *r = diff_row(d, display, name, a.key[i], a.row[i], rb, rank);
+        const json_t *rb = NULL, *at = json_object_get(b.index, a.key[i]);
+        if (at) {
+            size_t j = (size_t)json_integer_value(at);
+            b.matched[j] = 1;
+            rb = b.row[j];
+        }
+        json_t *r = diff_row(d, display, name, a.key[i], a.row[i], rb, rank, &ranked_any);
         if (r) {
             json_object_set_new(r, "_order", json_integer((json_int_t)n));
             list[n++] = r;
@@ -308,13 +338,14 @@ static void diff_table(struct diff *d, const char *display, const char *name, co
     }
     for (size_t j = 0; j < b.n; j++) {
         if (b.matched[j]) continue;
-        json_t *r = diff_row(d, display, name, b.key[j], NULL, b.row[j], rank);
+        json_t *r = diff_row(d, display, name, b.key[j], NULL, b.row[j], rank, &ranked_any);
         if (r) {
             json_object_set_new(r, "_order", json_integer((json_int_t)n));
             list[n++] = r;
         }
     }
     qsort(list, n, sizeof *list, by_rank);
+    json_object_set_new(t, "rank", rank && ranked_any ? json_string(rank) : json_null());
     size_t counts[4] = {0};
     static const char *const statuses[4] = {"changed", "same", "only_a", "only_b"};
     for (size_t i = 0; i < n; i++) {
