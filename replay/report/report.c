@@ -196,11 +196,18 @@ static json_t *json_f64(double v, const char *fmt) {
     double r = strtod(buf, NULL);
     /* integral: as the format printed it ("46400", not jansson's "46400.0") */
     if (r == floor(r) && fabs(r) < 0x1p53) return json_integer((json_int_t)r);
-    return json_real(r);
+    /* the value the printed 15 digits read back as (a "%.0f" count above
+     * 2^53 has more): a report diffed from its trace and from its JSON file
+     * then holds the same doubles */
+    snprintf(buf, sizeof buf, "%.15g", r);
+    return json_real(strtod(buf, NULL));
 }
 
 static json_t *json_u64(uint64_t v) {
-    return v <= (uint64_t)INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
+    if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+    char buf[64];   /* as json_f64: the double that the printed digits read back as */
+    snprintf(buf, sizeof buf, "%.15g", (double)v);
+    return json_real(strtod(buf, NULL));
 }
 
 /* n as a new jansson value, text-only children left out; NULL without memory. */
