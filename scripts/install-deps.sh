@@ -9,6 +9,7 @@ PACKAGES=(
   "clang-${LLVM_VERSION}" "llvm-${LLVM_VERSION}-dev" "libclang-${LLVM_VERSION}-dev"
   "libomp-${LLVM_VERSION}-dev" "libclang-rt-${LLVM_VERSION}-dev"
   libzstd-dev zstd libpfm4-dev libgsl-dev libdw-dev libelf-dev libcmocka-dev
+  libjansson-dev   # pes-replay writes and reads JSON reports with it (report.c, diff.c)
   python3 python3-jsonschema jq
   help2man man-db bash-completion   # man pages from --help; the install test reads them and the completion
   openmpi-bin libopenmpi-dev   # optional: pes-replay-mpi (built only when CMake finds MPI)

@@ -19,6 +19,7 @@
 static const char usage_head[] =
     "Usage: pes-replay TRACE [options]\n"
     "   or: pes-replay --compare SAMPLED FULL [options]\n"
+    "   or: pes-replay --diff A B [options]   (A, B: traces or JSON reports)\n"
     "\n"
     "Replays a pes trace (or another tool's address trace: see --input-format)\n"
     "and reports reuse profiles, predicted cache hit rates and runtime, and\n"
@@ -375,6 +376,16 @@ static const struct opt_row rows[] = {
              "--mode M --full); a sampled\nTRACE alone prints its sampled analyses",
      .kind = OPT_SWITCH,
      .field = FIELD(compare)},
+    {.name = "diff",
+     .help = "compare two runs: A and B are traces (replayed with the\nsame options) or pes-replay JSON reports; "
+             "every table's\nrows matched by key, as A, B, delta and relative change",
+     .kind = OPT_SWITCH,
+     .field = FIELD(diff)},
+    {.name = "csv-dir",
+     .arg = "DIR",
+     .help = "also write every table of the report as DIR/TABLE.csv\n(units in the header row; docs/replay.md)",
+     .kind = OPT_STRING,
+     .field = FIELD(csv_dir)},
     {.name = "format",
      .arg = "FMT",
      .help = "text (default), json, csv",
@@ -520,6 +531,24 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     if (sample_only && o->knobs.sample_rate == 0) {
         replay_message("--%s: only with --sample-rate", sample_only);
         return -1;
+    }
+    if (o->diff) {
+        if (o->compare) {
+            replay_message("--diff: not with --compare; diff two --compare JSON reports instead");
+            return -1;
+        }
+        if (o->comm_csv || o->sites_csv) {
+            replay_message("%s: not with --diff (a file per report); --csv-dir DIR writes the diff's table",
+                           o->comm_csv ? "--comm-csv" : "--sites-csv");
+            return -1;
+        }
+        if (optind + 2 != argc) {
+            replay_message("--diff: expected two inputs, A B (traces or pes-replay JSON reports)");
+            return -1;
+        }
+        o->trace = argv[optind];
+        o->full = argv[optind + 1];
+        return check_outputs(o);
     }
     if (o->compare) {
         if (optind + 2 != argc) {

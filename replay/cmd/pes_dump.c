@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "pes/progress.h"
 #include "pes/trace.h"
+#include "utf8.h"
 
 enum fmt { FMT_TEXT, FMT_JSON };
 
@@ -148,7 +151,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 /* ---------------------------------------------------------------- json helpers */
 
-static void json_str(const char *s) { pes_json_string(stdout, s); }
+/* A string from the trace as JSON, through jansson after the bytes that are
+ * not UTF-8 became U+FFFD (JSON is UTF-8; a command line need not be). The
+ * numbers are printed as they are: u64 values that jansson's int64 could not hold. */
+static void json_str(const char *s)
+{
+    char *fixed = pes_report_utf8(s);
+    json_t *j = fixed ? json_string(fixed) : NULL;
+    if (!j || json_dumpf(j, stdout, JSON_ENCODE_ANY) < 0)
+        pes_json_string(stdout, s); /* without memory: escaped, if not repaired */
+    json_decref(j);
+    free(fixed);
+}
 
 static const char *rw_of(uint8_t kind)
 {

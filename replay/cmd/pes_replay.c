@@ -26,8 +26,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     /* before anything opens them: a fifo would block, /dev/zero never end */
-    if (replay_input_check_file(o.trace, &err) < 0 || (o.compare && replay_input_check_file(o.full, &err) < 0))
+    if (replay_input_check_file(o.trace, &err) < 0 ||
+        ((o.compare || o.diff) && replay_input_check_file(o.full, &err) < 0))
         return replay_fail(&err);
+    if (o.diff) return replay_diff(&o, &machine);
     /* sampled traces and --compare: replay_sampled.c */
     if (!o.compare && replay_input_pes_kind(o.trace) == PES_TRACE_SAMPLED) {
         /* a sampled trace holds events, not the access stream these replay: say what works instead */

@@ -333,6 +333,11 @@ static int prepare(struct replay_options *o, struct pes_machine *m) {
         replay_message("--compare: not distributed; run pes-replay --compare SAMPLED FULL");
         return 2;
     }
+    if (o->diff) {
+        replay_message("--diff: not distributed; write each report with pes-replay-mpi --format json, "
+                       "then pes-replay --diff A.json B.json");
+        return 2;
+    }
     if (replay_input_check_file(o->trace, &err) < 0) return replay_fail(&err);
     if (replay_input_pes_kind(o->trace) == PES_TRACE_SAMPLED) {
         replay_message("%s: a sampled trace; pes-replay-mpi replays full traces and address traces "

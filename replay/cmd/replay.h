@@ -31,6 +31,8 @@ struct replay_options {
     const char *trace;            /* with --compare: the sampled trace */
     const char *full;             /* --compare: the full trace */
     int compare;                  /* --compare SAMPLED FULL (accuracy.h) */
+    int diff;                     /* --diff A B: trace = A, full = B (traces or JSON reports; diff.h) */
+    const char *csv_dir;          /* --csv-dir DIR: every table of the report, one CSV file each (tables.h) */
     const char *machine;          /* preset name, "host" or a path */
     const char *cache_spec;       /* --cache override */
     uint32_t cores[REPLAY_MAX_CONFIGS]; /* --cores list; n_cores == 0: recorded threads */

@@ -14,6 +14,7 @@
 #include "replay_run.h"
 #include "report_util.h"
 #include "shards.h"
+#include "tables.h"
 #include "writers.h"
 
 int replay_fail(const struct pes_error *err) {
@@ -38,6 +39,15 @@ static int write_side_file(const char *flag, const char *path, int (*write)(FILE
     }
     if (rc < 0) snprintf(err->message, sizeof err->message, "%s %s: %s", flag, path, strerror(errno));
     return rc;
+}
+
+int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep, struct pes_error *err) {
+    if (!o->csv_dir) return 0;
+    json_t *j = pes_report_to_json(rep);
+    int rc = j ? pes_report_write_csv_dir(j, o->csv_dir, err->message, sizeof err->message)
+               : pes_error_set(err, PES_ERR_NOMEM, 0, "--csv-dir: out of memory");
+    json_decref(j);
+    return rc < 0 ? -1 : 0;
 }
 
 const struct pes_site *replay_site_of_input(const void *in, uint32_t id) { return replay_input_site(in, id); }
@@ -308,6 +318,8 @@ static int write_report(struct run *run, struct pes_error *err) {
     else if (o->sites_csv &&
              write_side_file("--sites-csv", o->sites_csv, pes_report_write_sites_csv, &view, err) < 0)
         ;
+    else if (replay_write_csv_dir(o, run->rep, err) < 0)
+        ;
     else
         rc = 0;
     if (out != stdout) fclose(out);
@@ -365,7 +377,11 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
         pes_progress_end(run.progress);
     }
     if (h && h->agree) rc = h->agree(h->ctx, rc, &err);
-    if (rc == 0 && !(h && h->no_report)) rc = write_report(&run, &err);
+    if (rc == 0 && h && h->report) {
+        *h->report = run.rep;   /* the caller's now */
+        run.rep = NULL;
+    } else if (rc == 0 && !(h && h->no_report))
+        rc = write_report(&run, &err);
     if (rc) replay_fail(&err);
     pes_report_destroy(run.rep);
     replay_input_close(run.in);

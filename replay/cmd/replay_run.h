@@ -12,6 +12,7 @@
 struct replay_hooks {
     const struct pes_profiles_split *split;   /* the reuse profiles' split (knobs.split) */
     int no_report;                             /* write nothing (MPI ranks other than 0) */
+    struct pes_report **report;                /* non-NULL: the report is handed over here, not written (--diff) */
     /* Called once on every path, after the analyses, with their outcome (0,
      * or -1 with err filled): the outcome every process agrees on, the same
      * kind of value (MPI: a rank's failure fails them all). */
@@ -49,5 +50,10 @@ struct pes_report *replay_sampled_report(const struct replay_options *o, const s
                                          struct pes_error *err);
 /* The same, written as o asks; the exit status (the error printed). */
 int replay_sampled(const struct replay_options *o, const struct pes_machine *m);
+/* --csv-dir: every table of rep as a CSV file in o->csv_dir (nothing without
+ * it). 0, or -1 with err filled. */
+int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep, struct pes_error *err);
+/* pes-replay --diff A B (replay_diff.c): the exit status (errors printed). */
+int replay_diff(const struct replay_options *o, const struct pes_machine *m);
 
 #endif

@@ -104,6 +104,8 @@ static int write_report(const struct replay_options *o, const struct pes_report 
     if (wr < 0 || fflush(out) != 0)
         rc = pes_error_set(err, PES_ERR_IO, 0, "%s: write failed: %s", o->output ? o->output : "stdout",
                            strerror(errno));
+    else
+        rc = replay_write_csv_dir(o, rep, err);
     if (out != stdout) fclose(out);
     return rc;
 }
@@ -152,7 +154,8 @@ int replay_sampled(const struct replay_options *o, const struct pes_machine *m) 
     struct pes_report *rep = NULL;
     int rc = -1;
     if (o->format == REPLAY_CSV)
-        pes_error_set(&err, PES_ERR_ARG, 0, "--format csv: sampled and --compare reports are text or json");
+        pes_error_set(&err, PES_ERR_ARG, 0, "--format csv: sampled and --compare reports are text or json; "
+                      "--csv-dir DIR writes each of their tables as CSV");
     else if ((rep = replay_sampled_report(o, m, &err)))
         rc = write_report(o, rep, &err);
     if (rc) replay_message("%s", err.message);

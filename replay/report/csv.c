@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "report_util.h"
+#include "tables.h"
 #include "writers.h"
 
 static const struct pes_rnode *tree(const struct pes_report_view *v) {
@@ -81,9 +82,9 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v) {
             const struct pes_rnode *s = pes_r_at(rows, j);
             fprintf(out, "%u,%d,%" PRId64 ",", (unsigned)pes_r_get_u(c, "cores"), (int)pes_r_get_u(c, "mimicked"),
                     pes_r_i(pes_r_get(s, "site")));
-            report_csv_field(out, pes_r_get_s(s, "file"));
+            pes_csv_field(out, pes_r_get_s(s, "file"));
             fprintf(out, ",%u,%u,", (unsigned)pes_r_get_u(s, "line"), (unsigned)pes_r_get_u(s, "column"));
-            report_csv_field(out, pes_r_get_s(s, "function"));
+            pes_csv_field(out, pes_r_get_s(s, "function"));
             fprintf(out, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64, pes_r_get_s(s, "kind"), pes_r_get_u(s, "accesses"),
                     pes_r_get_u(s, "reads"), pes_r_get_u(s, "writes"));
             const struct pes_rnode *hits = pes_r_get(s, "hits");
@@ -93,7 +94,7 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v) {
             fprintf(out, ",%s,", pes_r_get_s(s, "sharing"));
             char threads[256];
             report_thread_list(threads, sizeof threads, report_thread_mask(pes_r_get(s, "threads")));
-            report_csv_field(out, threads);
+            pes_csv_field(out, threads);
             fputc('\n', out);
         }
     }

@@ -8,6 +8,7 @@
 
 #include "report.h"
 #include "report_util.h"
+#include "utf8.h"
 
 struct pes_rnode {
     enum pes_rnode_kind kind;
@@ -167,43 +168,94 @@ uint64_t pes_r_get_u(const struct pes_rnode *o, const char *key) { return pes_r_
 double pes_r_get_f(const struct pes_rnode *o, const char *key) { return pes_r_f(pes_r_get(o, key)); }
 const char *pes_r_get_s(const struct pes_rnode *o, const char *key) { return pes_r_s(pes_r_get(o, key)); }
 
-/* ------------------------------------------------------------ JSON */
+/* ------------------------------------------------------------ JSON
+ * Written through jansson: it escapes strings and never prints an invalid
+ * number. What jansson would refuse or print differently is settled here:
+ *  - strings (and keys) must be UTF-8: each byte of an invalid sequence
+ *    becomes U+FFFD (a trace's command line or a file name can hold any bytes);
+ *  - NaN and infinities are null;
+ *  - a double is first rounded through its node's printf format and printed
+ *    with 15 significant digits, which spells a value of up to 15 digits
+ *    again exactly (the digits the format kept, without trailing zeros,
+ *    exponents as "1e-5"); an integral value below 2^53 is an integer;
+ *  - jansson integers are int64: a u64 above INT64_MAX (none of the
+ *    report's counts come near) is written as a real, the nearest double.
+ */
 
-static void json_node(FILE *out, const struct pes_rnode *n) {
+static json_t *json_str_utf8(const char *s) {
+    char *fixed = pes_report_utf8(s);
+    json_t *j = fixed ? json_string(fixed) : NULL;
+    free(fixed);
+    return j;
+}
+
+static json_t *json_f64(double v, const char *fmt) {
+    if (isnan(v) || isinf(v)) return json_null();
+    char buf[512];
+    snprintf(buf, sizeof buf, fmt ? fmt : "%.6g", v);
+    double r = strtod(buf, NULL);
+    /* integral: as the format printed it ("46400", not jansson's "46400.0") */
+    if (r == floor(r) && fabs(r) < 0x1p53) return json_integer((json_int_t)r);
+    /* the value the printed 15 digits read back as (a "%.0f" count above
+     * 2^53 has more): a report diffed from its trace and from its JSON file
+     * then holds the same doubles */
+    snprintf(buf, sizeof buf, "%.15g", r);
+    return json_real(strtod(buf, NULL));
+}
+
+static json_t *json_u64(uint64_t v) {
+    if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+    char buf[64];   /* as json_f64: the double that the printed digits read back as */
+    snprintf(buf, sizeof buf, "%.15g", (double)v);
+    return json_real(strtod(buf, NULL));
+}
+
+/* n as a new jansson value, text-only children left out; NULL without memory. */
+static json_t *to_json(const struct pes_rnode *n) {
     switch (n->kind) {
     case PES_R_OBJECT:
     case PES_R_ARRAY: {
-        int obj = n->kind == PES_R_OBJECT, first = 1;
-        fputc(obj ? '{' : '[', out);
-        for (size_t i = 0; i < n->n; i++) {
+        int obj = n->kind == PES_R_OBJECT;
+        json_t *j = obj ? json_object() : json_array();
+        for (size_t i = 0; j && i < n->n; i++) {
             const struct pes_rnode *c = n->child[i];
             if (c->flags & PES_R_TEXT_ONLY) continue;
-            if (!first) fputc(',', out);
-            first = 0;
-            if (obj) {
-                pes_json_string(out, c->key);
-                fputc(':', out);
+            json_t *v = to_json(c);
+            int rc = -1;
+            if (v && obj) {
+                char *key = pes_report_utf8(c->key);
+                rc = key ? json_object_set_new(j, key, v) : (json_decref(v), -1);
+                free(key);
+            } else if (v)
+                rc = json_array_append_new(j, v);
+            if (rc < 0) {
+                json_decref(j);
+                j = NULL;
             }
-            json_node(out, c);
         }
-        fputc(obj ? '}' : ']', out);
-        break;
+        return j;
     }
-    case PES_R_U64: fprintf(out, "%" PRIu64, n->v.u); break;
-    case PES_R_I64: fprintf(out, "%" PRId64, n->v.i); break;
-    case PES_R_F64:
-        if (isnan(n->v.f) || isinf(n->v.f)) fputs("null", out);
-        else fprintf(out, n->fmt ? n->fmt : "%.6g", n->v.f);
-        break;
-    case PES_R_BOOL: fputs(n->v.u ? "true" : "false", out); break;
-    case PES_R_STR: pes_json_string(out, n->v.s); break;
-    case PES_R_NULL: fputs("null", out); break;
+    case PES_R_U64: return json_u64(n->v.u);
+    case PES_R_I64: return json_integer((json_int_t)n->v.i);
+    case PES_R_F64: return json_f64(n->v.f, n->fmt);
+    case PES_R_BOOL: return json_boolean(n->v.u);
+    case PES_R_STR: return json_str_utf8(n->v.s);
+    case PES_R_NULL: return json_null();
     }
+    return NULL;
+}
+
+json_t *pes_report_to_json(const struct pes_report *r) { return r->failed ? NULL : to_json(&r->root); }
+
+int pes_report_dump_json(FILE *out, const json_t *j) {
+    if (!j || json_dumpf(j, out, PES_REPORT_JSON_FLAGS) < 0) return -1;
+    fputc('\n', out);
+    return ferror(out) ? -1 : 0;
 }
 
 int pes_report_write_json(FILE *out, const struct pes_report *r) {
-    if (r->failed) return -1;
-    json_node(out, &r->root);
-    fputc('\n', out);
-    return ferror(out) ? -1 : 0;
+    json_t *j = pes_report_to_json(r);
+    int rc = pes_report_dump_json(out, j);
+    json_decref(j);
+    return rc;
 }

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 enum pes_rnode_kind { PES_R_OBJECT, PES_R_ARRAY, PES_R_U64, PES_R_I64, PES_R_F64, PES_R_BOOL, PES_R_STR, PES_R_NULL };
 enum { PES_R_TEXT_ONLY = 1 };
 
@@ -71,7 +73,14 @@ const char *pes_r_get_s(const struct pes_rnode *obj, const char *key);
 
 /* ------------------------------------------------------------ writers */
 
-/* The whole tree as one JSON line (text-only nodes left out). */
+/* The whole tree as one JSON line (text-only nodes left out), through jansson
+ * (report.c says how strings, doubles and large integers are written). */
 int pes_report_write_json(FILE *out, const struct pes_report *r);
+/* The tree as the jansson value that pes_report_write_json prints (a new
+ * reference), NULL if the report is incomplete or without memory. */
+json_t *pes_report_to_json(const struct pes_report *r);
+/* j as one JSON line, as pes_report_write_json prints a report; 0 or -1. */
+#define PES_REPORT_JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+int pes_report_dump_json(FILE *out, const json_t *j);
 
 #endif

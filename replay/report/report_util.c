@@ -91,15 +91,3 @@ void replay_message(const char *fmt, ...) {
     fprintf(stderr, "%s: %s\n", message_name, report_safe(line));
 }
 
-void report_csv_field(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}

@@ -23,8 +23,6 @@ void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t
 uint64_t report_thread_mask(const struct pes_rnode *threads);
 /* Threads of a bitmask (bit t%64) as "T0,T3". */
 void report_thread_list(char *buf, size_t len, uint64_t mask);
-/* CSV field, quoted when it holds a comma, quote or newline. */
-void report_csv_field(FILE *out, const char *s);
 /* s (from a trace, an input file or the command line) with what a terminal
  * could act on escaped, for the text reports: pes_escape_text_tmp (valid for
  * up to 4 per printf). */

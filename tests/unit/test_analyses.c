@@ -1319,16 +1319,21 @@ static void test_json_writer(void **state)
     pes_r_u64(r, gone, "inside", 3);
     pes_r_i64(r, o, "zero", 0);
     pes_r_flag(pes_r_array(r, root, "last"), PES_R_TEXT_ONLY);        /* last member left out */
+    /* invalid UTF-8, each bad byte one U+FFFD: a stray byte, an overlong '/',
+     * a surrogate, a cut sequence; a 4-byte emoji is kept */
+    pes_r_str(r, root, "k\xff", "a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\xf0\x9f\x98\x80" "e\xe2\x82");
     int rc;
     char *got = json_of(r, &rc);
     assert_int_equal(rc, 0);
     assert_string_equal(got,
-                        "{\"s\":\"q\\\"b\\\\s/\\nn\\tt\\u0001c\\u001f\\u000d\xc3\xa9\","
-                        "\"k\\\"ey\":\"\",\"null\":\"\",\"u\":18446744073709551615,\"i\":-42,"
+                        "{\"s\":\"q\\\"b\\\\s/\\nn\\tt\\u0001c\\u001F\\r\xc3\xa9\","
+                        "\"k\\\"ey\":\"\",\"null\":\"\",\"u\":1.84467440737096e19,\"i\":-42,"
                         "\"imin\":-9223372036854775808,"
-                        "\"g\":0.123457,\"g2\":1.23457e+06,\"g3\":1e-07,\"f\":0.500000,\"f2\":0.666667,"
+                        "\"g\":0.123457,\"g2\":1234570,\"g3\":1e-7,\"f\":0.5,\"f2\":0.666667,"
                         "\"z\":667,\"z2\":1000000000000000,\"dflt\":0.25,\"nan\":null,\"inf\":null,"
-                        "\"yes\":true,\"no\":false,\"a\":[1,\"x\",{},[]],\"o\":{\"zero\":0}}\n");
+                        "\"yes\":true,\"no\":false,\"a\":[1,\"x\",{},[]],\"o\":{\"zero\":0},"
+                        "\"k\xef\xbf\xbd\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                        "d\xf0\x9f\x98\x80" "e\xef\xbf\xbd\xef\xbf\xbd\"}\n");
     free(got);
     /* the tree is still readable after writing; values convert */
     assert_int_equal(pes_r_get_u(root, "hidden"), 1);

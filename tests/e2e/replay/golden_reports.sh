@@ -22,15 +22,15 @@ while IFS='|' read -r name trace args; do
 done <"$golden/reports.list"
 [ $failed = 0 ] || fail "golden reports differ (tests/golden/update.sh regenerates them after an intended change)"
 # every JSON report validates against its published schema: sampled and
-# --compare reports against docs/sampled.schema.json, the others against
-# docs/replay.schema.json
+# --compare reports against docs/sampled.schema.json, --diff reports against
+# docs/diff.schema.json, the others against docs/replay.schema.json
 "${PYTHON:-python3}" - "$work" "$PES_SRC/docs" <<'PY' || fail "a JSON report does not match its schema"
 import glob, json, os, sys, jsonschema
 work, docs = sys.argv[1], sys.argv[2]
-schema = {k: json.load(open(os.path.join(docs, k + ".schema.json"))) for k in ("replay", "sampled")}
+schema = {k: json.load(open(os.path.join(docs, k + ".schema.json"))) for k in ("replay", "sampled", "diff")}
 for path in sorted(glob.glob(os.path.join(work, "*.json.out"))):
     name = os.path.basename(path)
-    kind = "sampled" if name.startswith(("sampled_", "compare_")) else "replay"
+    kind = "sampled" if name.startswith(("sampled_", "compare_")) else "diff" if name.startswith("diff_") else "replay"
     try:
         jsonschema.validate(json.load(open(path)), schema[kind])
     except jsonschema.ValidationError as e:

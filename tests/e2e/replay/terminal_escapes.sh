@@ -54,4 +54,13 @@ for i in 1 8 9 10 11 5 6 7 14 15 16; do
     fail "the escaped form is missing from $(sed -n "${i}p" "$work/cmds" | cat -v)"
 done
 grep -qF 'gemm.c\x1b]0;pwned\x07\x1b[2J\x9b2J\xc2\x9b2J' "$work/o.1" || fail "pes-dump: C1 bytes not escaped"
+# the JSON outputs are JSON in UTF-8: the lone 0x9b byte of the file name is U+FFFD there
+"${PYTHON:-python3}" - "$work" $((n - 2)) $((n - 1)) $n <<'PY' || fail "JSON output is not UTF-8 JSON"
+import json, os, sys
+for i in sys.argv[2:]:
+    text = open(os.path.join(sys.argv[1], f"o.{i}"), "rb").read().decode("utf-8")   # strict
+    for line in text.splitlines():
+        json.loads(line)
+    assert "\ufffd" in text, f"o.{i}: no U+FFFD for the 0x9b byte"
+PY
 echo "ok: $n commands, no raw ESC, BEL or C1 byte on the terminal"

@@ -1,0 +1,238 @@
+/*
+ * test_diff.c — tables.c and diff.c on small hand-written reports: which
+ * columns key a row, how rows are matched, ranked and marked, the values
+ * of delta and relative change, and the reports --diff refuses. Every
+ * expected value below is worked out by hand from the inputs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "diff.h"
+#include "tables.h"
+
+static json_t *parse(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON: %s", e.text);
+    return j;
+}
+
+static void test_keys(void **state)
+{
+    (void)state;
+    json_t *site = parse("{\"site\":7,\"file\":\"a.c\",\"line\":3,\"column\":4,\"function\":\"f\",\"accesses\":5}");
+    const char *cols[8];
+    size_t n = pes_table_key_columns("configs.simulation.sites", site, cols, 8);
+    assert_int_equal(n, 5); /* in the declared order, whatever the row's */
+    assert_string_equal(cols[0], "file");
+    assert_string_equal(cols[1], "line");
+    assert_string_equal(cols[2], "column");
+    assert_string_equal(cols[3], "function");
+    assert_string_equal(cols[4], "site");
+    char *label = pes_table_key_label("configs.simulation.sites", site);
+    assert_string_equal(label, "a.c:3:4 f site=7");
+    free(label);
+    /* a cache line: its object and offset when known, else its address */
+    json_t *line = parse("{\"address\":4096,\"object\":\"counters\",\"offset\":64,\"hitm\":3}");
+    label = pes_table_key_label("cache_lines", line);
+    assert_string_equal(label, "counters offset=64");
+    free(label);
+    json_t *anon = parse("{\"address\":4096,\"hitm\":3}");
+    label = pes_table_key_label("cache_lines", anon);
+    assert_string_equal(label, "address=4096");
+    free(label);
+    /* declared tables: configurations by cores and mimicked only */
+    json_t *config = parse("{\"cores\":2,\"mimicked\":false,\"line\":64}");
+    label = pes_table_key_label("configs", config);
+    assert_string_equal(label, "cores=2 mimicked=false");
+    free(label);
+    assert_string_equal(pes_table_rank("configs.simulation.sites"), "invalidations.true+invalidations.false");
+    assert_string_equal(pes_table_rank("configs.sites"), "accesses");
+    assert_null(pes_table_rank("configs"));
+    assert_string_equal(pes_table_unit("configs.sites", "accesses"), "count");
+    assert_string_equal(pes_table_unit("machine.levels", "line"), "bytes");
+    assert_null(pes_table_unit("configs.simulation.sites", "line")); /* a source line */
+    json_decref(site);
+    json_decref(line);
+    json_decref(anon);
+    json_decref(config);
+}
+
+static const json_t *table_named(const json_t *d, const char *name)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(d, "tables"), i, t) if (strcmp(json_string_value(json_object_get(t, "table")),
+                                                                      name) == 0) return t;
+    fail_msg("no table %s", name);
+    return NULL;
+}
+
+static const json_t *value_of(const json_t *row, const char *column)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(row, "values"), i, v) if (strcmp(json_string_value(json_object_get(v, "column")),
+                                                                        column) == 0) return v;
+    fail_msg("no column %s", column);
+    return NULL;
+}
+
+static void test_diff_rows(void **state)
+{
+    (void)state;
+    json_t *a = parse("{\"pes_replay_json\":1,\"rate\":0.5,\"zero\":0,\"grows\":0,"
+                      "\"configs\":[{\"cores\":2,\"mimicked\":false,\"sites\":["
+                      "{\"site\":1,\"accesses\":10},{\"site\":2,\"accesses\":5},{\"site\":3,\"accesses\":1},"
+                      "{\"site\":5,\"accesses\":7},{\"site\":5,\"accesses\":8}],"
+                      "\"prd\":[{\"stream\":0,\"histogram\":{\"exact\":[[0,5],[3,1]]}}]}]}");
+    json_t *b = parse("{\"pes_replay_json\":1,\"rate\":0.25,\"zero\":0,\"grows\":3,"
+                      "\"configs\":[{\"cores\":2,\"mimicked\":false,\"sites\":["
+                      "{\"site\":2,\"accesses\":50},{\"site\":1,\"accesses\":10},{\"site\":4,\"accesses\":2},"
+                      "{\"site\":5,\"accesses\":7},{\"site\":5,\"accesses\":9}],"
+                      "\"prd\":[{\"stream\":0,\"histogram\":{\"exact\":[[0,5],[2,1]]}}]}]}");
+    json_t *ia = json_pack("{s:s,s:s,s:s}", "path", "a.json", "input", "json", "kind", "full");
+    json_t *d = pes_diff_reports(a, b, ia, ia);
+    assert_non_null(d);
+    assert_int_equal(json_integer_value(json_object_get(d, "pes_diff_json")), 1);
+
+    /* the report's own scalars: B - A, and (B - A) / |A| */
+    const json_t *tot = json_array_get(json_object_get(table_named(d, "totals"), "rows"), 0);
+    const json_t *v = value_of(tot, "rate");
+    assert_true(json_real_value(json_object_get(v, "delta")) == -0.25);
+    assert_true(json_real_value(json_object_get(v, "relative")) == -0.5);
+    v = value_of(tot, "zero"); /* 0 -> 0: no change, relative 0 */
+    assert_int_equal(json_integer_value(json_object_get(v, "relative")), 0);
+    v = value_of(tot, "grows"); /* 0 -> 3: no ratio */
+    assert_int_equal(json_integer_value(json_object_get(v, "delta")), 3);
+    assert_true(json_is_null(json_object_get(v, "relative")));
+
+    /* sites, matched by site id, ranked by |delta accesses| (a row in one
+     * report only: its own accesses), ties in A's order, B's other rows after:
+     * site=2 45, site=4 2 (only B), site=3 1 (only A, A's third row),
+     * site=5 #2 1 (8 -> 9, A's fifth), site=1 0 (A's first), site=5 0 (A's fourth) */
+    const json_t *t = table_named(d, "configs[cores=2 mimicked=false].sites");
+    assert_string_equal(json_string_value(json_object_get(t, "name")), "configs.sites");
+    const json_t *rows = json_object_get(t, "rows");
+    assert_int_equal(json_array_size(rows), 6);
+    static const char *const keys[] = {"site=2", "site=4", "site=3", "site=5 #2", "site=1", "site=5"};
+    static const char *const status[] = {"changed", "only_b", "only_a", "changed", "same", "same"};
+    static const int ranks[] = {45, 2, 1, 1, 0, 0};
+    for (size_t i = 0; i < 6; i++) {
+        const json_t *r = json_array_get(rows, i);
+        assert_string_equal(json_string_value(json_object_get(r, "key")), keys[i]);
+        assert_string_equal(json_string_value(json_object_get(r, "status")), status[i]);
+        assert_int_equal(json_integer_value(json_object_get(r, "rank")), ranks[i]);
+    }
+    v = value_of(json_array_get(rows, 0), "accesses");
+    assert_int_equal(json_integer_value(json_object_get(v, "a")), 5);
+    assert_int_equal(json_integer_value(json_object_get(v, "b")), 50);
+    assert_int_equal(json_integer_value(json_object_get(v, "delta")), 45);
+    assert_int_equal(json_integer_value(json_object_get(v, "relative")), 9);
+    v = value_of(json_array_get(rows, 1), "accesses"); /* only in B: A null, no delta */
+    assert_true(json_is_null(json_object_get(v, "a")));
+    assert_true(json_is_null(json_object_get(v, "delta")));
+    assert_int_equal(json_integer_value(json_object_get(t, "changed")), 2);
+    assert_int_equal(json_integer_value(json_object_get(t, "same")), 2);
+    assert_int_equal(json_integer_value(json_object_get(t, "only_a")), 1);
+    assert_int_equal(json_integer_value(json_object_get(t, "only_b")), 1);
+
+    /* histogram bins are a table keyed by distance: 0 same, 3 only in A, 2 only in B */
+    t = table_named(d, "configs[cores=2 mimicked=false].prd[stream=0].histogram.exact");
+    rows = json_object_get(t, "rows");
+    assert_int_equal(json_array_size(rows), 3);
+    assert_int_equal(json_integer_value(json_object_get(t, "same")), 1);
+    assert_int_equal(json_integer_value(json_object_get(t, "only_a")), 1);
+    assert_int_equal(json_integer_value(json_object_get(t, "only_b")), 1);
+
+    /* a report against itself: nothing changed anywhere */
+    json_t *same = pes_diff_reports(a, a, ia, ia);
+    size_t i;
+    json_t *tb;
+    json_array_foreach(json_object_get(same, "tables"), i, tb) {
+        assert_int_equal(json_integer_value(json_object_get(tb, "changed")), 0);
+        assert_int_equal(json_integer_value(json_object_get(tb, "only_a")), 0);
+        assert_int_equal(json_integer_value(json_object_get(tb, "only_b")), 0);
+    }
+    json_decref(same);
+    json_decref(d);
+    json_decref(ia);
+    json_decref(a);
+    json_decref(b);
+}
+
+static void test_kinds(void **state)
+{
+    (void)state;
+    char msg[512];
+    json_t *j = parse("{\"pes_replay_json\":1,\"trace\":{},\"configs\":[]}");
+    assert_string_equal(pes_diff_report_kind(j, "r.json", msg, sizeof msg), "full");
+    json_decref(j);
+    j = parse("{\"pes_replay_json\":1,\"kind\":\"sampled\"}");
+    assert_string_equal(pes_diff_report_kind(j, "r.json", msg, sizeof msg), "sampled");
+    json_decref(j);
+    j = parse("{\"pes_replay_json\":1,\"kind\":\"sampled\",\"full\":{}}");
+    assert_string_equal(pes_diff_report_kind(j, "r.json", msg, sizeof msg), "compare");
+    json_decref(j);
+    j = parse("{\"pes_replay_json\":2,\"trace\":{},\"configs\":[]}");
+    assert_null(pes_diff_report_kind(j, "v2.json", msg, sizeof msg));
+    assert_string_equal(msg, "v2.json: a pes-replay report of format version 2; this pes-replay reads version 1");
+    json_decref(j);
+    j = parse("[1,2]");
+    assert_null(pes_diff_report_kind(j, "x.json", msg, sizeof msg));
+    assert_non_null(strstr(msg, "x.json: JSON but not a pes-replay report"));
+    json_decref(j);
+    j = parse("{\"pes_diff_json\":1}");
+    assert_null(pes_diff_report_kind(j, "d.json", msg, sizeof msg));
+    assert_non_null(strstr(msg, "d.json: a pes-replay --diff report"));
+    json_decref(j);
+}
+
+/* RFC 4180 fields: quoted when they hold a comma, quote, CR or LF; quotes doubled. */
+static void test_csv_field(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    pes_csv_field(f, "plain");
+    fputc('|', f);
+    pes_csv_field(f, "a,b");
+    fputc('|', f);
+    pes_csv_field(f, "say \"hi\"");
+    fputc('|', f);
+    pes_csv_field(f, "cr\rlf\n");
+    fputc('|', f);
+    json_t *x = json_real(0.25), *n = json_null(), *t = json_true();
+    pes_csv_value(f, x);
+    fputc('|', f);
+    pes_csv_value(f, n);
+    fputc('|', f);
+    pes_csv_value(f, t);
+    fclose(f);
+    assert_string_equal(buf, "plain|\"a,b\"|\"say \"\"hi\"\"\"|\"cr\rlf\n\"|0.25||true");
+    free(buf);
+    json_decref(x);
+    json_decref(n);
+    json_decref(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_diff_rows),
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_csv_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
