@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "groups.h"
 #include "mesi.h"
 
 struct sim {
@@ -16,6 +17,7 @@ struct sim {
     const struct pes_knobs *k;
     uint32_t n_threads;
     struct pes_sim_access *acc;   /* [PES_BATCH] */
+    enum replay_by by;            /* --by object: the simulator's per-site stats are per object */
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
@@ -45,6 +47,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     s->n_threads = si->n_streams;
+    s->by = replay_by_parse(k->by);
     s->si = si;
     s->k = k;
     return s;
@@ -55,7 +58,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     for (size_t i = 0; i < b->n; i++)
         s->acc[i] = (struct pes_sim_access){
             .addr = b->addr[i], .size = b->size[i], .core = b->stream[i], .thread = b->stream[i],
-            .site = b->site[i], .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
+            .site = s->by != REPLAY_BY_OBJECT ? b->site[i] : b->object ? b->object[i] : 0, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
         };
     if (b->n && pes_sim_access_batch(s->sim, s->acc, b->n, err) < 0) {
         err->offset = 0;
@@ -188,6 +191,73 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
     }
 }
 
+static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x) {
+    d->accesses += x->accesses;
+    d->reads += x->reads;
+    d->writes += x->writes;
+    for (int l = 0; l < PES_MAX_LEVELS; l++) {
+        d->hits[l] += x->hits[l];
+        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++) d->misses[l][c] += x->misses[l][c];
+    }
+    d->inval_true += x->inval_true;
+    d->inval_false += x->inval_false;
+    d->coh_true += x->coh_true;
+    d->coh_false += x->coh_false;
+    d->comm_true += x->comm_true;
+    d->comm_false += x->comm_false;
+    d->upgrades += x->upgrades;
+    d->downgrades += x->downgrades;
+    d->victim_threads |= x->victim_threads;
+    d->source_threads |= x->source_threads;
+}
+
+/* The top groups (--by) by --sort: each group's stats are its sites' added. */
+static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    pes_r_str(r, parent, "by", replay_by_name(s->by));
+    struct pes_rnode *arr = pes_r_array(r, parent, "groups");
+    uint32_t sites = pes_sim_sites(s->sim), n = 0;
+    uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
+    for (uint32_t i = 0; keys && i <= sites; i++) {
+        uint32_t id = i == sites ? UINT32_MAX : i;
+        if (pes_sim_site(s->sim, id)) keys[n++] = id;
+    }
+    struct replay_groups g;
+    if (!keys || replay_groups_make(&g, s->si, s->by, keys, n) < 0) {
+        free(keys);
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
+    struct ranked *rank = calloc(g.n ? g.n : 1, sizeof *rank);
+    uint32_t k = 0;
+    for (uint32_t i = 0; st && rank && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+    for (uint32_t j = 0; st && rank && j < g.n; j++) {
+        uint64_t v = metric(&st[j], s->k->sort);
+        if (v) rank[k++] = (struct ranked){v, j};
+    }
+    if (!st || !rank) pes_r_array(r, NULL, NULL);
+    else qsort(rank, k, sizeof *rank, by_value_desc);
+    for (uint32_t i = 0; st && rank && i < k && i < s->k->top; i++) {
+        const struct pes_sim_stats *x = &st[rank[i].site];
+        struct pes_rnode *o = pes_r_object(r, arr, NULL);
+        replay_group_publish(r, o, s->si, s->by, &g, rank[i].site, keys);
+        pes_r_u64(r, o, "accesses", x->accesses);
+        pes_r_u64(r, o, "reads", x->reads);
+        pes_r_u64(r, o, "writes", x->writes);
+        pes_r_u64(r, o, "l1_misses", l1_misses(x));
+        struct pes_rnode *h = pes_r_array(r, o, "hits");
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, x->hits[l]);
+        pair(r, o, "invalidations", x->inval_true, x->inval_false);
+        pair(r, o, "coherence_misses", x->coh_true, x->coh_false);
+        pes_r_str(r, o, "sharing", sharing_kind(x));
+        threads(r, o, x);
+    }
+    free(st);
+    free(rank);
+    free(keys);
+    replay_groups_free(&g);
+}
+
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
  * the k sites with a non-zero --sort metric first (ranked), then the rest by
  * accesses. */
@@ -250,13 +320,16 @@ static void publish(void *self, const struct pes_publish *to) {
     uint32_t k = 0;   /* the ranking by --sort, once for the top list and the full table */
     uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, &k);
     if (!ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
-    publish_top(s, r, o, ranked, k < s->k->top ? k : s->k->top);
+    /* by object the simulator's rows are objects: only the groups list them */
+    uint32_t top = s->by == REPLAY_BY_OBJECT ? 0 : k < s->k->top ? k : s->k->top;
+    publish_top(s, r, o, ranked, top);
+    publish_groups(s, r, o);
     struct pes_rnode *comm = pes_r_object(r, o, "communication");
     pes_r_u64(r, comm, "threads", s->n_threads);
     matrix(r, comm, "all", s->sim, PES_SIM_COMM_ALL, s->n_threads);
     matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
     matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
-    if (ranked) publish_all(s, r, o, ranked, k);
+    if (ranked && s->by != REPLAY_BY_OBJECT) publish_all(s, r, o, ranked, k);
     free(ranked);
 }
 

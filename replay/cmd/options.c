@@ -210,6 +210,8 @@ static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
 static const char *const sort_names[] = {"invalidations", "coherence", "false-sharing",
                                          "true-sharing",  "misses",    "accesses", NULL};
 
+static const char *const by_names[] = {"line", "site", "function", "object", NULL};
+
 #define FIELD(f) offsetof(struct replay_options, f)
 static const struct opt_row rows[] = {
     {.name = "machine",
@@ -311,6 +313,20 @@ static const struct opt_row rows[] = {
      .names = sort_names,
      .expected = "invalidations, coherence, false-sharing, true-sharing, misses or accesses",
      .flags = FULL_ONLY},
+    {.name = "by",
+     .arg = "KEY",
+     .help = "rows of the ranked tables: line (default, a source line's\nsites merged), site, function, or "
+             "object (data objects)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.by),
+     .names = by_names,
+     .expected = "line, site, function or object"},
+    {.name = "annotate",
+     .arg = "FILE|all",
+     .help = "print the source of FILE (or of every file) with each\nline's accesses, misses and "
+             "invalidations in the margin",
+     .kind = OPT_STRING,
+     .field = FIELD(knobs.annotate)},
     {.name = "sample-rate",
      .arg = "R",
      .help = "approximate reuse profiles from a share R of the lines\n(SHARDS, e.g. 0.01): for traces too long for exact ones",
@@ -477,6 +493,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->knobs.top = 10;
     o->page_size = 4096;
     o->knobs.sort = "invalidations";
+    o->knobs.by = "line";
     o->knobs.sample_seed = 1;
     o->format = REPLAY_TEXT;
     o->knobs.jobs = default_jobs();

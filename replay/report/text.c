@@ -66,6 +66,8 @@ static void print_profiles(FILE *out, const struct pes_rnode *root, const struct
             (unsigned)pes_r_get_u(c, "cores"), streams_word(c), (unsigned)pes_r_get_u(root, "line"));
     fprintf(out, "  %-14s %14s %8s %11s", "stream", "accesses", "cold", "mean RD");
     for (size_t l = 0; l < n_levels; l++) fprintf(out, "   <L%zu FA", l + 1);
+    fprintf(out, "\n  %-14s %14s %8s %11s", "", "(#)", "(%)", "(lines)");
+    for (size_t l = 0; l < n_levels; l++) fprintf(out, " %8s", "(%)");
     fputc('\n', out);
     char label[32];
     const struct pes_rnode *prd = pes_r_get(c, "prd"), *crd = pes_r_get(c, "crd");
@@ -77,8 +79,9 @@ static void print_profiles(FILE *out, const struct pes_rnode *root, const struct
         snprintf(label, sizeof label, "shared%zu CRD", g);
         print_hist_row(out, label, pes_r_get(pes_r_at(crd, g), "histogram"));
     }
-    fprintf(out, "  (accesses: line accesses; cold: first accesses to a line; mean RD: mean reuse distance, in lines;\n"
-                 "   <Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses; cold: first accesses to a line; mean RD: mean\n"
+                 "   reuse distance, in lines; <Ln FA: share of accesses a fully associative LRU cache of Ln's\n"
+                 "   size would hit)\n");
 }
 
 static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t id) {
@@ -88,26 +91,59 @@ static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t
     fprintf(out, "  %-44s", report_safe(where));
 }
 
-/* The sites that make most line accesses, with their mean reuse distances. */
+/* What the rows of a ranked table are (--by): its title's plural and its
+ * first column's name. Reports without "by" (older analyses) list sites. */
+static void by_words(const struct pes_rnode *parent, const char **plural, const char **column) {
+    const char *by = pes_r_get_s(parent, "by");
+    *plural = "sites", *column = "site";
+    if (strcmp(by, "line") == 0) *plural = "source lines", *column = "source line";
+    else if (strcmp(by, "function") == 0) *plural = "functions", *column = "function";
+    else if (strcmp(by, "object") == 0) *plural = "data objects", *column = "object";
+}
+
+/* The width of the label column of rows 0..n-1: 44, or the longest group key (at most 100). */
+static int label_width(const struct pes_rnode *rows, size_t n) {
+    size_t w = 44;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(report_safe(pes_r_get_s(pes_r_at(rows, i), "key")));
+        if (len > w) w = len;
+    }
+    return w > 100 ? 100 : (int)w;
+}
+
+/* A row's label: its group key, or the site of a per-site row. */
+static void print_row_label(FILE *out, const struct pes_report_view *v, const struct pes_rnode *row, int width) {
+    if (pes_r_get(row, "key")) fprintf(out, "  %-*s", width, report_safe(pes_r_get_s(row, "key")));
+    else print_site_label(out, v, pes_r_i(pes_r_get(row, "site")));
+}
+
+/* The rows (--by) that make most line accesses, with their mean reuse distances. */
 static void print_site_reuse(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {
-    const struct pes_rnode *rows = pes_r_get(c, "sites");
+    const struct pes_rnode *rows = pes_r_get(c, "groups");
+    if (!rows) rows = pes_r_get(c, "sites");
     size_t n = pes_r_count(rows);
     if (n == 0 || v->top == 0) return;
     size_t shown = n < v->top ? n : v->top;
-    fprintf(out, "\n  Top %zu sites by line accesses\n", shown);
-    fprintf(out, "  %-44s %14s %8s %11s %11s\n", "site", "accesses", "cold", "mean PRD", "mean CRD");
+    const char *plural, *column;
+    by_words(c, &plural, &column);
+    fprintf(out, "\n  Top %zu %s by line accesses\n", shown, plural);
+    int w = label_width(rows, shown);
+    fprintf(out, "  %-*s %14s %8s %11s %11s\n", w, column, "accesses", "cold", "mean PRD", "mean CRD");
+    fprintf(out, "  %-*s %14s %8s %11s %11s\n", w, "", "(#)", "(%)", "(lines)", "(lines)");
     for (size_t i = 0; i < shown; i++) {
         const struct pes_rnode *r = pes_r_at(rows, i);
         char acc[32];
         uint64_t accesses = pes_r_get_u(r, "accesses");
         report_count(acc, sizeof acc, accesses);
-        print_site_label(out, v, (int64_t)pes_r_get_u(r, "site"));
+        print_row_label(out, v, r, w);
         fprintf(out, " %14s %7.2f%% %11.1f %11.1f\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(r, "prd_cold") / (double)accesses : 0.0,
                 pes_r_get_f(r, "prd_mean"), pes_r_get_f(r, "crd_mean"));
     }
-    fprintf(out, "  (accesses: line accesses of the site; cold: their first accesses to a line; mean PRD / CRD:\n"
-                 "   mean reuse distance in lines within the thread / within its shared cache)\n");
+    fprintf(out, "  (accesses: line accesses (#: a count); cold: share of them that were first accesses to a line;\n"
+                 "   mean PRD / CRD: mean reuse distance in %u-byte lines within the thread / within its shared cache;\n"
+                 "   rows: %s, --by line|site|function|object)\n",
+            (unsigned)pes_r_get_u(pes_report_tree(v->r), "line"), plural);
 }
 
 static void print_predictions(FILE *out, const struct pes_rnode *root) {
@@ -118,19 +154,29 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
     fprintf(out, "  %6s", "cores");
     for (size_t l = 0; l < n_levels; l++) fprintf(out, "   L%zu hit", l + 1);
     fprintf(out, " %12s %12s %12s\n", "T_mem", "T_cpu", "T_pred");
+    /* one unit for all times of the table, from the largest */
+    double tmax = 0;
+    for (size_t i = 0; i < pes_r_count(configs); i++) {
+        const struct pes_rnode *rt = pes_r_get(pes_r_get(pes_r_at(configs, i), "model"), "runtime");
+        double t = pes_r_get_f(rt, "total_seconds");
+        if (t > tmax) tmax = t;
+    }
+    double scale = tmax >= 1.0 ? 1.0 : tmax >= 1e-3 ? 1e3 : 1e6;
+    const char *unit = scale == 1.0 ? "(s)" : scale == 1e3 ? "(ms)" : "(us)";
+    fprintf(out, "  %6s", "(#)");
+    for (size_t l = 0; l < n_levels; l++) fprintf(out, " %8s", "(%)");
+    fprintf(out, " %12s %12s %12s\n", unit, unit, unit);
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
         const struct pes_rnode *local = pes_r_get(model, "hit_local"), *rt = pes_r_get(model, "runtime");
         fprintf(out, "  %6u", (unsigned)pes_r_get_u(c, "cores"));
         for (size_t l = 0; l < n_levels; l++) fprintf(out, " %7.2f%%", 100.0 * pes_r_f(pes_r_at(local, l)));
-        char tm[32], tc[32], tp[32];
-        report_seconds(tm, sizeof tm, pes_r_get_f(rt, "mem_seconds"));
-        report_seconds(tc, sizeof tc, pes_r_get_f(rt, "cpu_seconds"));
-        report_seconds(tp, sizeof tp, pes_r_get_f(rt, "total_seconds"));
-        fprintf(out, " %12s %12s %12s\n", tm, tc, tp);
+        fprintf(out, " %12.3f %12.3f %12.3f\n", scale * pes_r_get_f(rt, "mem_seconds"),
+                scale * pes_r_get_f(rt, "cpu_seconds"), scale * pes_r_get_f(rt, "total_seconds"));
     }
-    fprintf(out, "  (Ln hit: local hit rate; T_mem, T_cpu: predicted memory and compute time of the run's\n"
-                 "   work; T_pred = T_mem + T_cpu, the predicted runtime; docs/model.md)\n");
+    fprintf(out, "  (%%: a share; s / ms / us: seconds / milliseconds / microseconds; Ln hit: local hit rate;\n"
+                 "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = T_mem + T_cpu,\n"
+                 "   the predicted runtime; docs/model.md)\n");
 }
 
 static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key) {
@@ -145,6 +191,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             (unsigned)pes_r_get_u(c, "cores"), mimicked ? "cores" : "threads, one core each");
     fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "level", "accesses", "hit", "model", "compulsory",
             "capacity", "coherence");
+    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "", "(#)", "(%)", "(%)", "(#)", "(#)", "(#)");
     const struct pes_rnode *levels = pes_r_get(sim, "levels");
     for (size_t l = 0; l < pes_r_count(levels); l++) {
         const struct pes_rnode *lv = pes_r_at(levels, l);
@@ -158,8 +205,9 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                 reaching ? 100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching : 0.0,
                 100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3);
     }
-    fprintf(out, "  (accesses: line accesses reaching the level; hit: simulated local hit rate; model: SDCM's;\n"
-                 "   compulsory / capacity / coherence: misses by cause, coherence = the line was invalidated)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses reaching the level; hit: simulated local hit\n"
+                 "   rate; model: SDCM's; compulsory / capacity / coherence: misses by cause, coherence = the line\n"
+                 "   was invalidated)\n");
     const struct pes_rnode *inv = pes_r_get(sim, "invalidations"), *coh = pes_r_get(sim, "coherence_misses"),
                            *tr = pes_r_get(sim, "transfers");
     char it[32], ifl[32], ct[32], cf[32], mt[32], mf[32];
@@ -174,32 +222,38 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             it, ifl, ct, cf, mt, mf, pes_r_get_u(sim, "writebacks"));
 
     const char *sort = pes_r_get_s(sim, "sort");
-    const struct pes_rnode *sites = pes_r_get(sim, "sites");
+    const struct pes_rnode *sites = pes_r_get(sim, "groups");
+    if (!sites) sites = pes_r_get(sim, "sites");
     size_t n = pes_r_count(sites);
+    const char *plural, *column;
+    by_words(sim, &plural, &column);
     if (n == 0) {
-        fprintf(out, "  no site has a non-zero '%s' count\n", sort);
+        fprintf(out, "  no %s has a non-zero '%s' count\n", column, sort);
         return;
     }
-    fprintf(out, "\n  Top %zu sites by %s\n", n, sort);
-    fprintf(out, "  %-44s %12s %8s %10s %10s %10s %10s  %-7s %s\n", "site", "accesses", "L1 miss", "inval T",
+    fprintf(out, "\n  Top %zu %s by %s\n", n, plural, sort);
+    int w = label_width(sites, n);
+    fprintf(out, "  %-*s %12s %8s %11s %11s %11s %11s  %-7s %s\n", w, column, "accesses", "L1 miss", "inval T",
             "inval F", "coh T", "coh F", "sharing", "threads");
+    fprintf(out, "  %-*s %12s %8s %11s %11s %11s %11s\n", w, "", "(#)", "(%)", "(#)", "(#)", "(#)", "(#)");
     for (size_t i = 0; i < n; i++) {
         const struct pes_rnode *s = pes_r_at(sites, i);
-        print_site_label(out, v, pes_r_i(pes_r_get(s, "site")));
+        print_row_label(out, v, s, w);
         uint64_t accesses = pes_r_get_u(s, "accesses");
         char acc[32], threads[96];
         report_count(acc, sizeof acc, accesses);
         report_thread_list(threads, sizeof threads, report_thread_mask(pes_r_get(s, "threads")));
         const struct pes_rnode *si = pes_r_get(s, "invalidations"), *sc = pes_r_get(s, "coherence_misses");
-        fprintf(out, " %12s %7.2f%% %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "  %-7s %s\n", acc,
+        fprintf(out, " %12s %7.2f%% %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %-7s %s\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
                 pes_r_get_u(si, "true"), pes_r_get_u(si, "false"), pes_r_get_u(sc, "true"),
                 pes_r_get_u(sc, "false"), pes_r_get_s(s, "sharing"), threads);
     }
-    fprintf(out, "  (L1 miss: share of the site's line accesses that miss L1; inval T / F: invalidations its\n"
-                 "   stores caused in other cores, true / false sharing; coh T / F: coherence misses of its\n"
-                 "   accesses, true / false sharing; sharing: the kind that dominates 4:1, else mixed; threads:\n"
-                 "   the threads that ran it; docs/simulation.md)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses; L1 miss: share of them that miss L1; inval T / F:\n"
+                 "   invalidations its stores caused in other cores, true / false sharing; coh T / F: coherence misses of\n"
+                 "   its accesses, true / false sharing; sharing: the kind that dominates 4:1, else mixed; threads:\n"
+                 "   the threads that ran it; rows: %s, --by line|site|function|object; docs/simulation.md)\n",
+            plural);
 }
 
 /* ------------------------------------------------------------ other sections
@@ -209,7 +263,8 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
  * in the text report without a change here. */
 
 static int known_config_key(const char *key) {
-    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "model", "simulation", NULL};
+    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "by", "groups",
+                                          "model", "simulation", NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0) return 1;
     return 0;

@@ -52,6 +52,12 @@ struct pes_batch {
      * since the previous batch (replay_input_set_filter: lines SHARDS does
      * not sample, from a text trace): counted, never replayed */
     uint64_t dropped_reads, dropped_writes;
+    /* Data objects (replay/objects/objects.h), NULL when objects are not resolved. */
+    const uint32_t *object;        /* object id of each access (0 = unknown) */
+    const uint64_t *object_offset; /* byte offset of the access inside its object instance
+                                      (the heap block, the variable), 0 for unknown */
+    const uint32_t *event_object;  /* per event, same meaning */
+    const uint64_t *event_object_offset;
 };
 
 /* The work of the recorded run, for the runtime model (PPT-Multicore Eq. 4-8). */
@@ -83,6 +89,7 @@ struct pes_stream_info {
     /* site id -> its description (NULL for an unknown id) */
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
+    const struct pes_objects *objects;    /* NULL when not resolved */
 };
 
 /* The shared cache of recorded thread t of n on `caches` shared caches:
