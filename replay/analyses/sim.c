@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "c2c.h"
 #include "groups.h"
 #include "mesi.h"
 
@@ -18,7 +19,26 @@ struct sim {
     uint32_t n_threads;
     struct pes_sim_access *acc;   /* [PES_BATCH] */
     enum replay_by by;            /* --by object: the simulator's per-site stats are per object */
+    struct replay_c2c *c2c;       /* the cache-line table */
+    const struct pes_batch *cur;  /* the batch being simulated, for its events */
 };
+
+/* The c2c view of access i of the current batch. */
+static struct replay_c2c_access c2c_access(const struct pes_batch *b, size_t i) {
+    return (struct replay_c2c_access){
+        .addr = b->addr[i], .size = b->size[i], .thread = b->stream[i], .site = b->site[i],
+        .object = b->object ? b->object[i] : 0, .object_offset = b->object_offset ? b->object_offset[i] : 0,
+        .is_read = (b->rw[i] & PES_BATCH_READ) != 0, .is_write = (b->rw[i] & PES_BATCH_WRITE) != 0,
+    };
+}
+
+static void on_event(void *ctx, const struct pes_sim_event *ev) {
+    struct sim *s = ctx;
+    struct replay_c2c_access a = c2c_access(s->cur, (size_t)(ev->access - s->acc));
+    static const enum replay_c2c_event kind[] = {REPLAY_C2C_INVALIDATION, REPLAY_C2C_COHERENCE_MISS,
+                                                 REPLAY_C2C_TRANSFER};
+    replay_c2c_event(s->c2c, ev->line, &a, kind[ev->kind], ev->is_true);
+}
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
     return k->simulate && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
@@ -32,16 +52,19 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     struct sim *s = calloc(1, sizeof *s);
-    if (!s || !(s->acc = malloc(PES_BATCH * sizeof *s->acc))) {
+    if (!s || !(s->acc = malloc(PES_BATCH * sizeof *s->acc)) ||
+        !(s->c2c = replay_c2c_create(si->machine->level[0].line))) {
+        if (s) free(s->acc);
         free(s);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         return NULL;
     }
     struct pes_sim_config sc = {
         .machine = si->machine, .n_cores = si->n_streams, .core_socket = si->stream_cache,
-        .n_threads = si->n_streams, .page_size = si->page_size,
+        .n_threads = si->n_streams, .page_size = si->page_size, .on_event = on_event, .event_ctx = s,
     };
     if (!(s->sim = pes_sim_create(&sc, err))) {
+        replay_c2c_destroy(s->c2c);
         free(s->acc);
         free(s);
         return NULL;
@@ -60,9 +83,15 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
             .addr = b->addr[i], .size = b->size[i], .core = b->stream[i], .thread = b->stream[i],
             .site = s->by != REPLAY_BY_OBJECT ? b->site[i] : b->object ? b->object[i] : 0, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
         };
+    s->cur = b;
     if (b->n && pes_sim_access_batch(s->sim, s->acc, b->n, err) < 0) {
         err->offset = 0;
         return -1;
+    }
+    /* the accesses of contended lines, per offset (c2c.h) */
+    for (size_t i = 0; i < b->n; i++) {
+        struct replay_c2c_access a = c2c_access(b, i);
+        replay_c2c_access(s->c2c, &a);
     }
     return 0;
 }
@@ -329,6 +358,7 @@ static void publish(void *self, const struct pes_publish *to) {
     matrix(r, comm, "all", s->sim, PES_SIM_COMM_ALL, s->n_threads);
     matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
     matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
+    replay_c2c_publish(s->c2c, r, o, s->si, s->k->top);
     if (ranked && s->by != REPLAY_BY_OBJECT) publish_all(s, r, o, ranked, k);
     free(ranked);
 }
@@ -336,6 +366,7 @@ static void publish(void *self, const struct pes_publish *to) {
 static void destroy(void *self) {
     struct sim *s = self;
     if (s->sim) pes_sim_destroy(s->sim);
+    replay_c2c_destroy(s->c2c);
     free(s->acc);
     free(s);
 }

@@ -183,6 +183,65 @@ static void count(char *buf, size_t len, const struct pes_rnode *o, const char *
     report_count(buf, len, pes_r_get_u(o, key));
 }
 
+/* A report array of strings as "a, b"; "-" when empty. */
+static void join_strings(char *buf, size_t len, const struct pes_rnode *a) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < pes_r_count(a) && o + 1 < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", pes_r_s(pes_r_at(a, i)));
+    if (o == 0) snprintf(buf, len, "-");
+}
+
+/* The cache-line table (c2c.h): per contended line its totals, then one row
+ * per offset touched. */
+void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const char *what) {
+    const struct pes_rnode *lines = pes_r_get(parent, "cache_lines");
+    size_t n = pes_r_count(lines);
+    if (!lines) return;
+    if (n == 0) {
+        fprintf(out, "\n  No cache line had %s\n", what);
+        return;
+    }
+    fprintf(out, "\n  Top %zu cache lines by %s (c2c)\n", n, what);
+    for (size_t i = 0; i < n; i++) {
+        const struct pes_rnode *l = pes_r_at(lines, i);
+        const struct pes_rnode *in = pes_r_get(l, "invalidations"), *co = pes_r_get(l, "coherence_misses"),
+                               *tr = pes_r_get(l, "transfers");
+        char th[96], obj[300];
+        report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(l, "threads")));
+        const char *part = pes_r_get_s(l, "part");
+        snprintf(obj, sizeof obj, "%s%s%s%s", report_safe(pes_r_get_s(l, "object")), *part ? " (from " : "",
+                 report_safe(part), *part ? ")" : "");
+        fprintf(out, "  #%zu line 0x%" PRIx64 "  object %s  threads %s\n", i + 1, pes_r_get_u(l, "address"), obj, th);
+        fprintf(out, "     invalidations %" PRIu64 " true / %" PRIu64 " false; coherence misses %" PRIu64
+                     " true / %" PRIu64 " false; transfers %" PRIu64 " true / %" PRIu64 " false\n",
+                pes_r_get_u(in, "true"), pes_r_get_u(in, "false"), pes_r_get_u(co, "true"), pes_r_get_u(co, "false"),
+                pes_r_get_u(tr, "true"), pes_r_get_u(tr, "false"));
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s  %-9s %-20s %s\n", "offset", "size", "reads", "writes",
+                "inval T", "inval F", "coh T", "coh F", "threads", "object part", "source lines");
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s\n", "(B)", "(B)", "(#)", "(#)", "(#)", "(#)", "(#)", "(#)");
+        const struct pes_rnode *offs = pes_r_get(l, "offsets");
+        for (size_t k = 0; k < pes_r_count(offs); k++) {
+            const struct pes_rnode *f = pes_r_at(offs, k);
+            const struct pes_rnode *fi = pes_r_get(f, "invalidations"), *fc = pes_r_get(f, "coherence_misses");
+            char src[256];
+            report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(f, "threads")));
+            join_strings(src, sizeof src, pes_r_get(f, "sources"));
+            const char *fp = pes_r_get_s(f, "part");
+            fprintf(out, "     %6" PRIu64 " %4" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+                         " %8" PRIu64 "  %-9s %-20s %s\n",
+                    pes_r_get_u(f, "offset"), pes_r_get_u(f, "size"), pes_r_get_u(f, "reads"), pes_r_get_u(f, "writes"),
+                    pes_r_get_u(fi, "true"), pes_r_get_u(fi, "false"), pes_r_get_u(fc, "true"),
+                    pes_r_get_u(fc, "false"), th, report_safe(*fp ? fp : "-"), report_safe(src));
+        }
+    }
+    fprintf(out, "  (B: bytes, #: a count; per line: its address, the data object holding it and the part at its\n"
+                 "   first byte; per offset touched: reads / writes since the line's first coherence event, the\n"
+                 "   invalidations its stores caused (inval) and the coherence misses of its accesses (coh), true /\n"
+                 "   false sharing; offsets written by different threads with only false sharing: pad or move them\n"
+                 "   apart; docs/simulation.md, \"Cache-line table\")\n");
+}
+
 static void print_simulation(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {
     const struct pes_rnode *sim = pes_r_get(c, "simulation");
     const struct pes_rnode *local = pes_r_get(pes_r_get(c, "model"), "hit_local");
@@ -254,6 +313,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                  "   its accesses, true / false sharing; sharing: the kind that dominates 4:1, else mixed; threads:\n"
                  "   the threads that ran it; rows: %s, --by line|site|function|object; docs/simulation.md)\n",
             plural);
+    report_print_cache_lines(out, sim, "coherence events");
 }
 
 /* ------------------------------------------------------------ other sections
