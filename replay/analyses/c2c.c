@@ -26,6 +26,7 @@ struct line_row {
     uint64_t addr;
     uint64_t inval[2], coh[2], transfers[2];
     uint64_t threads;
+    uint64_t from;                             /* accesses are counted from this one on (its first event's) */
     uint64_t untracked;                        /* accesses and events of offsets beyond the cap */
     uint32_t object;
     uint64_t object_offset;                    /* of the line's first byte inside the object */
@@ -40,6 +41,7 @@ struct replay_c2c {
     uint32_t *slot;           /* open addressing: line index + 1, 0 = empty */
     uint32_t slot_bits;
     uint64_t untracked;       /* events on lines beyond REPLAY_C2C_MAX_LINES */
+    uint64_t now;             /* accesses passed to replay_c2c_access so far */
 };
 
 struct replay_c2c *replay_c2c_create(uint32_t line) {
@@ -66,7 +68,7 @@ void replay_c2c_destroy(struct replay_c2c *c) {
 static uint32_t hash(uint64_t addr, uint32_t bits) { return (uint32_t)((addr * 0x9E3779B97F4A7C15ull) >> (64 - bits)); }
 
 /* The tracked line at addr, created when `create` (NULL if untracked). */
-static struct line_row *line_of(struct replay_c2c *c, uint64_t addr, int create) {
+static struct line_row *line_of(struct replay_c2c *c, uint64_t addr, int create, uint64_t seq) {
     uint32_t mask = (1u << c->slot_bits) - 1;
     for (uint32_t h = hash(addr, c->slot_bits);; h = (h + 1) & mask) {
         uint32_t k = c->slot[h];
@@ -81,6 +83,7 @@ static struct line_row *line_of(struct replay_c2c *c, uint64_t addr, int create)
         struct line_row *l = &c->lines[c->n_lines++];
         memset(l, 0, sizeof *l);
         l->addr = addr;
+        l->from = seq;
         c->slot[h] = c->n_lines;
         return l;
     }
@@ -128,8 +131,8 @@ static uint32_t piece_of(const struct replay_c2c *c, uint64_t line_addr, const s
 }
 
 void replay_c2c_event(struct replay_c2c *c, uint64_t line_addr, const struct replay_c2c_access *a,
-                      enum replay_c2c_event kind, int is_true) {
-    struct line_row *l = line_of(c, line_addr, 1);
+                      enum replay_c2c_event kind, int is_true, uint64_t seq) {
+    struct line_row *l = line_of(c, line_addr, 1, seq);
     if (!l) {
         c->untracked++;
         return;
@@ -155,15 +158,18 @@ void replay_c2c_event(struct replay_c2c *c, uint64_t line_addr, const struct rep
     touch(l, o, a, first);
 }
 
+uint64_t replay_c2c_now(const struct replay_c2c *c) { return c->now; }
+
 void replay_c2c_access(struct replay_c2c *c, const struct replay_c2c_access *a) {
+    uint64_t seq = c->now++;
     if (c->n_lines == 0) return;
     uint64_t size = a->size ? a->size : 1;
     uint64_t lsz = 1ull << c->line_shift;
     uint64_t from = a->addr & ~(lsz - 1), to = (a->addr + size - 1) & ~(lsz - 1);
     if (to < from) to = from;   /* wraps: the first line only */
     for (uint64_t line = from;; line += lsz) {
-        struct line_row *l = line_of(c, line, 0);
-        if (l) {
+        struct line_row *l = line_of(c, line, 0, 0);
+        if (l && seq >= l->from) {
             uint64_t first;
             uint32_t n = piece_of(c, line, a, &first);
             struct off_row *o = off_of(l, (uint32_t)(first - line), n);

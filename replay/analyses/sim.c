@@ -35,9 +35,11 @@ static struct replay_c2c_access c2c_access(const struct pes_batch *b, size_t i) 
 static void on_event(void *ctx, const struct pes_sim_event *ev) {
     struct sim *s = ctx;
     struct replay_c2c_access a = c2c_access(s->cur, (size_t)(ev->access - s->acc));
+    /* the batch's accesses reach the table after the batch: their seq is now + index */
     static const enum replay_c2c_event kind[] = {REPLAY_C2C_INVALIDATION, REPLAY_C2C_COHERENCE_MISS,
                                                  REPLAY_C2C_TRANSFER};
-    replay_c2c_event(s->c2c, ev->line, &a, kind[ev->kind], ev->is_true);
+    size_t i = (size_t)(ev->access - s->acc);
+    replay_c2c_event(s->c2c, ev->line, &a, kind[ev->kind], ev->is_true, replay_c2c_now(s->c2c) + i);
 }
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
