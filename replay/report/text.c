@@ -140,9 +140,9 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
                 accesses ? 100.0 * (double)pes_r_get_u(r, "prd_cold") / (double)accesses : 0.0,
                 pes_r_get_f(r, "prd_mean"), pes_r_get_f(r, "crd_mean"));
     }
-    fprintf(out, "  (accesses: line accesses (#: a count); cold: share of them that were first accesses to a line;\n"
-                 "   mean PRD / CRD: mean reuse distance in %u-byte lines within the thread / within its shared cache;\n"
-                 "   rows: %s, --by line|site|function|object)\n",
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses; cold: the first accesses to a line among them;\n"
+                 "   mean PRD / CRD: mean reuse distance in %u-byte lines within the thread / within its shared\n"
+                 "   cache; rows: %s, --by line|site|function|object)\n",
             (unsigned)pes_r_get_u(pes_report_tree(v->r), "line"), plural);
 }
 
@@ -217,29 +217,33 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
                      " true / %" PRIu64 " false; transfers %" PRIu64 " true / %" PRIu64 " false\n",
                 pes_r_get_u(in, "true"), pes_r_get_u(in, "false"), pes_r_get_u(co, "true"), pes_r_get_u(co, "false"),
                 pes_r_get_u(tr, "true"), pes_r_get_u(tr, "false"));
-        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s  %-9s %-20s %s\n", "offset", "size", "reads", "writes",
-                "inval T", "inval F", "coh T", "coh F", "threads", "object part", "source lines");
-        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s\n", "(B)", "(B)", "(#)", "(#)", "(#)", "(#)", "(#)", "(#)");
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s  %-9s %-20s %s\n", "offset", "size", "reads",
+                "writes", "inval T", "inval F", "coh T", "coh F", "xfer T", "xfer F", "threads", "object part",
+                "source lines");
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s\n", "(B)", "(B)", "(#)", "(#)", "(#)", "(#)", "(#)",
+                "(#)", "(#)", "(#)");
         const struct pes_rnode *offs = pes_r_get(l, "offsets");
         for (size_t k = 0; k < pes_r_count(offs); k++) {
             const struct pes_rnode *f = pes_r_at(offs, k);
-            const struct pes_rnode *fi = pes_r_get(f, "invalidations"), *fc = pes_r_get(f, "coherence_misses");
+            const struct pes_rnode *fi = pes_r_get(f, "invalidations"), *fc = pes_r_get(f, "coherence_misses"),
+                                   *ft = pes_r_get(f, "transfers");
             char src[256];
             report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(f, "threads")));
             join_strings(src, sizeof src, pes_r_get(f, "sources"));
             const char *fp = pes_r_get_s(f, "part");
             fprintf(out, "     %6" PRIu64 " %4" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-                         " %8" PRIu64 "  %-9s %-20s %s\n",
+                         " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %-9s %-20s %s\n",
                     pes_r_get_u(f, "offset"), pes_r_get_u(f, "size"), pes_r_get_u(f, "reads"), pes_r_get_u(f, "writes"),
                     pes_r_get_u(fi, "true"), pes_r_get_u(fi, "false"), pes_r_get_u(fc, "true"),
-                    pes_r_get_u(fc, "false"), th, report_safe(*fp ? fp : "-"), report_safe(src));
+                    pes_r_get_u(fc, "false"), pes_r_get_u(ft, "true"), pes_r_get_u(ft, "false"), th, report_safe(*fp ? fp : "-"), report_safe(src));
         }
     }
     fprintf(out, "  (B: bytes, #: a count; per line: its address, the data object holding it and the part at its\n"
-                 "   first byte; per offset touched: reads / writes since the line's first coherence event, the\n"
-                 "   invalidations its stores caused (inval) and the coherence misses of its accesses (coh), true /\n"
-                 "   false sharing; offsets written by different threads with only false sharing: pad or move them\n"
-                 "   apart; docs/simulation.md, \"Cache-line table\")\n");
+                 "   first byte; per offset touched: reads / writes since the line's first coherence event (a sampled\n"
+                 "   trace: sampled accesses), the invalidations its stores caused (inval), the coherence misses of\n"
+                 "   its accesses (coh) and the line transfers to them (xfer; a sampled trace: communication\n"
+                 "   events), true (T) / false (F) sharing; offsets written by different threads with only false\n"
+                 "   sharing: pad or move them apart; docs/simulation.md, \"Cache-line table\")\n");
 }
 
 static void print_simulation(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {

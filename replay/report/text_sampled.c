@@ -96,20 +96,26 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
             fputc('\n', out);
         }
     }
-    const struct pes_rnode *sites = pes_r_get(o, "sites");
+    /* the rows of --by (older reports: the sites) */
+    const struct pes_rnode *sites = pes_r_get(o, "groups");
+    const char *key = "key", *by = pes_r_get_s(o, "by");
+    if (!sites) sites = pes_r_get(o, "sites"), key = "label", by = "site";
     if (pes_r_count(sites)) {
-        fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", "site", "samples", "reuses", "inval", "comm-true",
+        const char *column = strcmp(by, "line") == 0 ? "source line" : by;
+        fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", column, "samples", "reuses", "inval", "comm-true",
                 "comm-false");
+        fprintf(out, "  %-48s %9s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(#)", "(#)", "(#)");
         for (size_t k = 0; k < pes_r_count(sites); k++) {
             const struct pes_rnode *p = pes_r_at(sites, k);
-            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, "label")),
+            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, key)),
                     (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "reuses"),
                     (unsigned long long)pes_r_get_u(p, "invalidations"), (unsigned long long)pes_r_get_u(p, "comm_true"),
                     (unsigned long long)pes_r_get_u(p, "comm_false"));
         }
-        fprintf(out, "  (raw event counts per site: samples, reuses, invalidations, and communication events\n"
-                     "   found with true / false sharing)\n");
+        fprintf(out, "  (#: a count of raw events per %s: samples, reuses, invalidations, and communication events\n"
+                     "   found with true / false sharing; rows: --by line|site|function)\n", column);
     }
+    report_print_cache_lines(out, o, "communication events");
     return ferror(out) ? -1 : 0;
 }
 
