@@ -2,3 +2,13 @@
 pes_add_unit_test(test_merge SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_merge.c LIBS pes_stream)
 # The analyses (summary, reuse, sim), their pipeline and the JSON writer on hand-built batches.
 pes_add_unit_test(test_analyses SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_analyses.c LIBS pes_replay_core m)
+# Data objects (replay/objects): this test's own globals through its DWARF, as
+# a PIE and as a position-dependent executable; heap sites; live blocks vs an oracle.
+pes_add_unit_test(test_objects SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects.c LIBS pes_objects)
+target_compile_options(test_objects PRIVATE -g -fPIE)
+target_compile_definitions(test_objects PRIVATE PES_TEST_PIE)
+target_link_options(test_objects PRIVATE -pie)
+pes_add_unit_test(test_objects_nopie SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects.c LIBS pes_objects)
+set_target_properties(test_objects_nopie PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+target_compile_options(test_objects_nopie PRIVATE -g -fno-pie)
+target_link_options(test_objects_nopie PRIVATE -no-pie)
