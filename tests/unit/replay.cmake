@@ -12,3 +12,9 @@ pes_add_unit_test(test_objects_nopie SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_obje
 set_target_properties(test_objects_nopie PROPERTIES POSITION_INDEPENDENT_CODE OFF)
 target_compile_options(test_objects_nopie PRIVATE -g -fno-pie)
 target_link_options(test_objects_nopie PRIVATE -no-pie)
+# The object columns of replay/stream on synthetic traces (allocation records in merged order).
+pes_add_unit_test(test_objects_stream SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects_stream.c LIBS pes_stream pes_objects)
+target_compile_options(test_objects_stream PRIVATE -g)
+# A tool for the objects e2e test: per-object and per-part access counts of a trace.
+add_executable(objects_dump ${CMAKE_CURRENT_LIST_DIR}/objects_dump.c)
+target_link_libraries(objects_dump PRIVATE pes_stream pes_objects)
