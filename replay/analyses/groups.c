@@ -10,12 +10,7 @@
 #include "groups.h"
 #include "report_util.h"
 
-#if defined(__has_include)
-#if __has_include("objects.h")
 #include "objects.h"
-#define HAVE_OBJECTS 1
-#endif
-#endif
 
 static const char *const by_names[] = {"line", "site", "function", "object"};
 
@@ -28,27 +23,18 @@ enum replay_by replay_by_parse(const char *name) {
 const char *replay_by_name(enum replay_by by) { return by_names[by <= REPLAY_BY_OBJECT ? by : 0]; }
 
 void replay_object_name(const struct pes_stream_info *si, uint32_t id, char *buf, size_t n) {
-#ifdef HAVE_OBJECTS
     const struct pes_object *ob = si->objects && id ? pes_objects_get(si->objects, id) : NULL;
     if (ob && ob->name && *ob->name) {
         snprintf(buf, n, "%s", ob->name);
         return;
     }
-#endif
     if (id == 0 || !si->objects) snprintf(buf, n, "unknown");
     else snprintf(buf, n, "object %u", id);
 }
 
 void replay_object_part(const struct pes_stream_info *si, uint32_t id, uint64_t offset, char *buf, size_t n) {
     buf[0] = '\0';
-#ifdef HAVE_OBJECTS
     if (si->objects && id) pes_objects_describe(si->objects, id, offset, buf, n);
-#else
-    (void)si;
-    (void)id;
-    (void)offset;
-    (void)n;
-#endif
 }
 
 static const struct pes_site *site_of(const struct pes_stream_info *si, uint32_t id) {
