@@ -2,7 +2,9 @@
 pes_add_unit_test(test_merge SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_merge.c LIBS pes_stream)
 # The analyses (summary, reuse, sim), their pipeline and the JSON writer on hand-built batches.
 pes_add_unit_test(test_analyses SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_analyses.c LIBS pes_replay_core m)
+# Report rows (--by) and the cache-line table on hand-built batches; -g: its own globals are data objects.
 pes_add_unit_test(test_reports SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reports.c LIBS pes_replay_core m)
+target_compile_options(test_reports PRIVATE -g)
 # Data objects (replay/objects): this test's own globals through its DWARF, as
 # a PIE and as a position-dependent executable; heap sites; live blocks vs an oracle.
 pes_add_unit_test(test_objects SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects.c LIBS pes_objects)

@@ -14,8 +14,20 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #include "analysis.h"
+#include "objects.h"
 #include "report.h"
+
+/* Data objects of this test's own DWARF (built with -g): a struct whose two
+ * fields two threads write, and an array whose two elements they write. */
+struct tr_stats {
+    long hits;
+    long misses;
+};
+struct tr_stats tr_counters __attribute__((aligned(64)));
+long tr_slots[8] __attribute__((aligned(64)));
 
 /* Sites 1 and 2 share a.c:21 (different columns and kinds); 3 is alone on
  * b.c:7; 4 and 5 are in c.c:9 and c.c:10. */
@@ -59,19 +71,23 @@ static struct pes_machine machine(void) {
 }
 
 /* create → batches of `chunk` → finish → publish of one analysis. */
+static struct pes_objects *objects;   /* NULL: batches without object columns */
+
 static struct pes_report *run(const struct pes_analysis *an, const struct pes_knobs *k, const struct acc *a,
                               size_t n, size_t chunk) {
     static const uint32_t caches[2] = {0, 0};
     static struct pes_machine m;
     m = machine();
     struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
+                                 .machine = &m, .line = 64, .site = site_of, .objects = objects};
     struct pes_error err = {0};
     void *self = an->create(&si, k, &err);
     assert_non_null(self);
     uint64_t addr[64];
     uint32_t size[64], stream[64], site[64];
     uint8_t rw[64];
+    uint32_t object[64];
+    uint64_t object_offset[64];
     assert_true(chunk <= 64);
     for (size_t at = 0; at < n; at += chunk) {
         size_t c = n - at < chunk ? n - at : chunk;
@@ -81,9 +97,11 @@ static struct pes_report *run(const struct pes_analysis *an, const struct pes_kn
             stream[j] = a[at + j].stream;
             site[j] = a[at + j].site;
             rw[j] = a[at + j].rw;
+            if (objects) object[j] = pes_objects_lookup(objects, addr[j], site[j], &object_offset[j]);
         }
         struct pes_batch b = {.n = c, .addr = addr, .size = size, .length = size, .stream = stream,
-                              .site = site, .rw = rw};
+                              .site = site, .rw = rw, .object = objects ? object : NULL,
+                              .object_offset = objects ? object_offset : NULL};
         assert_int_equal(an->batch(self, &b, &err), 0);
     }
     if (an->finish) assert_int_equal(an->finish(self, &err), 0);
@@ -335,11 +353,98 @@ static void test_sim_by_line_sums(void **state) {
     pes_report_destroy(rl);
 }
 
+/* ------------------------------------------------------------ objects */
+
+/* This process's executable mappings, as the runtime's MAPS block lists them. */
+static struct pes_objects *load_self(void) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    struct pes_mapping m[64];
+    static char paths[64][4096];
+    size_t n = 0;
+    char line[8192];
+    while (n < 64 && fgets(line, sizeof line, f)) {
+        unsigned long long s, e, off;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &pos) < 4 || perms[2] != 'x') continue;
+        char *p = line + pos;
+        while (*p == ' ') p++;
+        p[strcspn(p, "\n")] = '\0';
+        snprintf(paths[n], sizeof paths[n], "%s", p);
+        m[n] = (struct pes_mapping){.start = s, .end = e, .file_offset = off, .path = paths[n]};
+        n++;
+    }
+    fclose(f);
+    struct pes_objects *o = pes_objects_create();
+    assert_non_null(o);
+    char warn[512];
+    assert_true(pes_objects_load_mappings(o, m, n, warn, sizeof warn) >= 1);
+    return o;
+}
+
+/* The c2c table and --by object name the object and the field or element:
+ * thread 0 writes tr_counters.hits and tr_slots[0], thread 1
+ * tr_counters.misses and tr_slots[1], N rounds; each line is falsely shared
+ * as line X of test_c2c_by_hand (2N-1 false invalidations). */
+static void test_c2c_names_objects(void **state) {
+    (void)state;
+    objects = load_self();
+    struct acc a[4 * N];
+    size_t n = 0;
+    for (int r = 0; r < N; r++) {
+        a[n++] = (struct acc){(uint64_t)(uintptr_t)&tr_counters.hits, 8, 0, 1, PES_BATCH_WRITE};
+        a[n++] = (struct acc){(uint64_t)(uintptr_t)&tr_counters.misses, 8, 1, 4, PES_BATCH_WRITE};
+        a[n++] = (struct acc){(uint64_t)(uintptr_t)&tr_slots[0], 8, 0, 1, PES_BATCH_WRITE};
+        a[n++] = (struct acc){(uint64_t)(uintptr_t)&tr_slots[1], 8, 1, 4, PES_BATCH_WRITE};
+    }
+    struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations", .by = "line"};
+    struct pes_report *r = run(&pes_analysis_sim, &k, a, n, 5);
+    const struct pes_rnode *lines = pes_r_get(pes_r_get(config(r), "simulation"), "cache_lines");
+    assert_int_equal(pes_r_count(lines), 2);
+    int seen = 0;
+    for (size_t i = 0; i < 2; i++) {
+        const struct pes_rnode *l = pes_r_at(lines, i), *offs = pes_r_get(l, "offsets");
+        assert_int_equal(pair_of(l, "invalidations", "false"), 2 * N - 1);
+        assert_int_equal(pes_r_count(offs), 2);
+        const char *obj = pes_r_get_s(l, "object");
+        if (strcmp(obj, "tr_counters") == 0) {
+            assert_string_equal(pes_r_get_s(pes_r_at(offs, 0), "part"), "tr_counters.hits");
+            assert_string_equal(pes_r_get_s(pes_r_at(offs, 1), "part"), "tr_counters.misses");
+            seen |= 1;
+        } else {
+            assert_string_equal(obj, "tr_slots");
+            assert_string_equal(pes_r_get_s(pes_r_at(offs, 0), "part"), "tr_slots[0]");
+            assert_string_equal(pes_r_get_s(pes_r_at(offs, 1), "part"), "tr_slots[1]");
+            seen |= 2;
+        }
+        assert_string_equal(pes_r_get_s(pes_r_at(offs, 0), "object"), obj);
+    }
+    assert_int_equal(seen, 3);
+    pes_report_destroy(r);
+    /* --by object: one row per object, each with all its accesses (2N) and invalidations */
+    k.by = "object";
+    r = run(&pes_analysis_sim, &k, a, n, 5);
+    const struct pes_rnode *g = pes_r_get(pes_r_get(config(r), "simulation"), "groups");
+    assert_int_equal(pes_r_count(g), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const char *key = pes_r_get_s(pes_r_at(g, i), "key");
+        assert_true(strcmp(key, "tr_counters") == 0 || strcmp(key, "tr_slots") == 0);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, i), "accesses"), 2 * N);
+        assert_int_equal(pair_of(pes_r_at(g, i), "invalidations", "false"), 2 * N - 1);
+    }
+    assert_int_equal(pes_r_count(pes_r_get(pes_r_get(config(r), "simulation"), "sites")), 0);
+    pes_report_destroy(r);
+    pes_objects_destroy(objects);
+    objects = NULL;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_c2c_by_hand),
         cmocka_unit_test(test_by_line_sums),
         cmocka_unit_test(test_sim_by_line_sums),
+        cmocka_unit_test(test_c2c_names_objects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
