@@ -28,6 +28,7 @@ struct reuse {
     struct replay_model model;
     enum replay_by by;            /* --by object: the profiles' per-site rows are keyed by object */
     uint32_t *zeros;              /* [PES_BATCH] the unknown object, for batches without objects */
+    int annotate;                 /* --annotate: per-line counts for the text report */
 };
 
 /* With --cores the recorded stream only feeds the summary; with
@@ -44,6 +45,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     r->si = si;
     r->by = replay_by_parse(k->by);
+    r->annotate = k->annotate != NULL;
     if (r->by == REPLAY_BY_OBJECT && !(r->zeros = calloc(PES_BATCH, sizeof *r->zeros))) {
         free(r);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -141,6 +143,29 @@ static double mean(double sum, uint64_t accesses, uint64_t cold) {
     return accesses > cold ? sum / (double)(accesses - cold) : 0.0;
 }
 
+/* --annotate: the line accesses of each source line (text only). */
+static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
+                             const uint32_t *keys, size_t np, const struct pes_site_reuse *p) {
+    struct pes_rnode *arr = pes_r_flag(pes_r_array(rep, parent, "annotate"), PES_R_TEXT_ONLY);
+    struct replay_groups g;
+    if (!keys || replay_groups_make(&g, r->si, REPLAY_BY_LINE, keys, np) < 0) {
+        pes_r_array(rep, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    for (size_t j = 0; j < g.n; j++) {
+        uint32_t first = keys[g.member[g.start[j]]];
+        const struct pes_site *site = first == UINT32_MAX ? NULL : r->si->site(r->si->site_ctx, first);
+        if (!site || !site->line || !site->file || !*site->file) continue;
+        uint64_t acc = 0;
+        for (uint32_t m = g.start[j]; m < g.start[j + 1]; m++) acc += p[g.member[m]].accesses;
+        struct pes_rnode *o = pes_r_object(rep, arr, NULL);
+        pes_r_str(rep, o, "file", site->file);
+        pes_r_u64(rep, o, "line", site->line);
+        pes_r_u64(rep, o, "accesses", acc);
+    }
+    replay_groups_free(&g);
+}
+
 /* One row per group (--by), most line accesses first: counts and distance
  * sums of its sites added, means recomputed from the sums. */
 static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
@@ -152,6 +177,7 @@ static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, con
     for (size_t i = 0; keys && i < np; i++) keys[i] = p[i].site;
     struct site_row *rows = NULL;
     double *sums = NULL;
+    if (r->annotate && r->by != REPLAY_BY_OBJECT) publish_annotate(rep, parent, r, keys, np, p);
     if (!keys || replay_groups_make(&g, r->si, r->by, keys, np) < 0) {
         free(keys);
         pes_r_array(rep, NULL, NULL);   /* marks the report failed */

@@ -289,6 +289,49 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
     replay_groups_free(&g);
 }
 
+/* --annotate: per source line (text only) the accesses, misses per level
+ * (from the hits: misses at level l+1 are those at l minus the hits there),
+ * invalidations and coherence misses, summed over the line's sites. */
+static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "annotate"), PES_R_TEXT_ONLY);
+    if (s->by == REPLAY_BY_OBJECT) return;   /* the simulator's rows are objects, not sites */
+    uint32_t sites = pes_sim_sites(s->sim), n = 0;
+    uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
+    for (uint32_t i = 0; keys && i <= sites; i++) {
+        uint32_t id = i == sites ? UINT32_MAX : i;
+        if (pes_sim_site(s->sim, id)) keys[n++] = id;
+    }
+    struct replay_groups g;
+    if (!keys || replay_groups_make(&g, s->si, REPLAY_BY_LINE, keys, n) < 0) {
+        free(keys);
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
+    if (!st) pes_r_array(r, NULL, NULL);
+    for (uint32_t i = 0; st && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+    for (size_t j = 0; st && j < g.n; j++) {
+        const struct pes_site *site = keys[g.member[g.start[j]]] == UINT32_MAX
+                                          ? NULL : s->si->site(s->si->site_ctx, keys[g.member[g.start[j]]]);
+        if (!site || !site->line || !site->file || !*site->file) continue;
+        struct pes_rnode *o = pes_r_object(r, arr, NULL);
+        pes_r_str(r, o, "file", site->file);
+        pes_r_u64(r, o, "line", site->line);
+        pes_r_u64(r, o, "accesses", st[j].accesses);
+        struct pes_rnode *m = pes_r_array(r, o, "misses");
+        uint64_t reaching = st[j].accesses;
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) {
+            reaching = reaching > st[j].hits[l] ? reaching - st[j].hits[l] : 0;
+            pes_r_u64(r, m, NULL, reaching);
+        }
+        pair(r, o, "invalidations", st[j].inval_true, st[j].inval_false);
+        pair(r, o, "coherence_misses", st[j].coh_true, st[j].coh_false);
+    }
+    free(st);
+    free(keys);
+    replay_groups_free(&g);
+}
+
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
  * the k sites with a non-zero --sort metric first (ranked), then the rest by
  * accesses. */
@@ -361,6 +404,7 @@ static void publish(void *self, const struct pes_publish *to) {
     matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
     matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
     replay_c2c_publish(s->c2c, r, o, s->si, s->k->top);
+    if (s->k->annotate) publish_annotate(s, r, o);
     if (ranked && s->by != REPLAY_BY_OBJECT) publish_all(s, r, o, ranked, k);
     free(ranked);
 }

@@ -281,7 +281,8 @@ static int write_report(struct run *run, struct pes_error *err) {
         snprintf(err->message, sizeof err->message, "-o %s: %s", o->output, strerror(errno));
         return -1;
     }
-    struct pes_report_view view = {.r = run->rep, .site = replay_site_of_input, .site_ctx = run->in, .top = o->knobs.top};
+    struct pes_report_view view = {.r = run->rep, .site = replay_site_of_input, .site_ctx = run->in, .top = o->knobs.top,
+                                   .annotate = o->knobs.annotate};
     int wr = o->format == REPLAY_JSON  ? pes_report_write_json(out, run->rep)
              : o->format == REPLAY_CSV ? pes_report_write_csv(out, &view)
                                        : pes_report_write_text(out, &view);

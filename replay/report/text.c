@@ -4,6 +4,7 @@
  * machine, then per configuration its reuse profiles and top sites, the
  * model's predictions of every configuration, and the simulations.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <ctype.h>
@@ -327,7 +328,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
  * in the text report without a change here. */
 
 static int known_config_key(const char *key) {
-    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "by", "groups",
+    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "by", "groups", "annotate",
                                           "model", "simulation", NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0) return 1;
@@ -414,6 +415,157 @@ static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_r
     }
 }
 
+/* ------------------------------------------------------------ --annotate
+ * Like cg_annotate: a source file's lines with the counts of each line that
+ * has any in a margin, and a few lines of context around them. */
+
+enum { ANNOTATE_CONTEXT = 3 };
+
+static int by_line_no(const void *a, const void *b) {
+    uint64_t x = pes_r_get_u(*(const struct pes_rnode *const *)a, "line");
+    uint64_t y = pes_r_get_u(*(const struct pes_rnode *const *)b, "line");
+    return (x > y) - (x < y);
+}
+
+static const char *base_name(const char *path) {
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Whether the --annotate argument names this source file: "all", the path
+ * as the site table has it, or its last components ("false_sharing.c",
+ * "kernels/false_sharing.c"). */
+static int annotate_wants(const char *arg, const char *file) {
+    if (strcmp(arg, "all") == 0 || strcmp(arg, file) == 0) return 1;
+    size_t la = strlen(arg), lf = strlen(file);
+    return la < lf && strcmp(file + lf - la, arg) == 0 && file[lf - la - 1] == '/';
+}
+
+static void margin_u(FILE *out, int width, uint64_t v) {
+    if (v == 0) fprintf(out, "%*s ", width, ".");
+    else {
+        char buf[32];
+        report_count(buf, sizeof buf, v);
+        fprintf(out, "%*s ", width, buf);
+    }
+}
+
+/* The margin of one source line: its counts, or blanks. */
+static void annotate_margin(FILE *out, const struct pes_rnode *row, size_t n_levels, int sim) {
+    if (!row) {
+        fprintf(out, "%*s", 13 + (sim ? (int)(10 * n_levels) + 40 : 0), "");
+        return;
+    }
+    margin_u(out, 12, pes_r_get_u(row, "accesses"));
+    if (!sim) return;
+    const struct pes_rnode *m = pes_r_get(row, "misses");
+    for (size_t l = 0; l < n_levels; l++) margin_u(out, 9, pes_r_u(pes_r_at(m, l)));
+    const struct pes_rnode *in = pes_r_get(row, "invalidations"), *co = pes_r_get(row, "coherence_misses");
+    margin_u(out, 9, pes_r_get_u(in, "true"));
+    margin_u(out, 9, pes_r_get_u(in, "false"));
+    margin_u(out, 9, pes_r_get_u(co, "true"));
+    margin_u(out, 9, pes_r_get_u(co, "false"));
+}
+
+static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n, size_t n_levels,
+                          int sim) {
+    qsort(rows, n, sizeof *rows, by_line_no);
+    fprintf(out, "\n-- %s\n", report_safe(file));
+    fprintf(out, "%12s ", "accesses");
+    for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%8s%zu ", "L", l + 1);
+    if (sim) fprintf(out, "%9s %9s %9s %9s ", "inval T", "inval F", "coh T", "coh F");
+    fprintf(out, " source\n%12s ", "(#)");
+    for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%9s ", "(misses)");
+    if (sim) fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
+    fputc('\n', out);
+    FILE *src = fopen(file, "r");
+    if (!src) {
+        fprintf(out, "  (source not readable: %s: %s; the counts per line follow)\n", report_safe(file),
+                strerror(errno));
+        for (size_t i = 0; i < n; i++) {
+            annotate_margin(out, rows[i], n_levels, sim);
+            fprintf(out, " line %" PRIu64 "\n", pes_r_get_u(rows[i], "line"));
+        }
+        return;
+    }
+    char *text = NULL;
+    size_t cap = 0, k = 0;
+    uint64_t lineno = 0, last_printed = 0;
+    ssize_t len;
+    while ((len = getline(&text, &cap, src)) >= 0) {
+        lineno++;
+        while (k < n && pes_r_get_u(rows[k], "line") < lineno) k++;   /* rows of line 0: none */
+        uint64_t next = k < n ? pes_r_get_u(rows[k], "line") : UINT64_MAX;
+        uint64_t prev = k > 0 ? pes_r_get_u(rows[k - 1], "line") : 0;
+        int near = (next != UINT64_MAX && next - lineno <= ANNOTATE_CONTEXT) ||
+                   (prev && lineno - prev <= ANNOTATE_CONTEXT);
+        if (!near) continue;
+        if (last_printed + 1 != lineno) fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", lineno);
+        if (len > 0 && text[len - 1] == '\n') text[len - 1] = '\0';
+        annotate_margin(out, next == lineno ? rows[k] : NULL, n_levels, sim);
+        /* the source as it is, but for what a terminal would act on */
+        for (char *c = text; *c; c++)
+            if ((unsigned char)*c < 0x20 ? *c != '\t' : *c == 0x7f) *c = '?';
+        fprintf(out, " %s\n", text);
+        last_printed = lineno;
+    }
+    free(text);
+    fclose(src);
+    for (; k < n; k++)
+        if (pes_r_get_u(rows[k], "line") > lineno) {
+            annotate_margin(out, rows[k], n_levels, sim);
+            fprintf(out, " (line %" PRIu64 ": past the end of the file, which changed since the run?)\n",
+                    pes_r_get_u(rows[k], "line"));
+        }
+}
+
+static void print_annotate(FILE *out, const struct pes_report_view *v, const struct pes_rnode *root) {
+    const struct pes_rnode *c = pes_r_at(pes_r_get(root, "configs"), 0);
+    const struct pes_rnode *rows = pes_r_get(pes_r_get(c, "simulation"), "annotate");
+    int sim = rows != NULL;
+    if (!rows) rows = pes_r_get(c, "annotate");
+    size_t n = pes_r_count(rows), n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
+    fprintf(out, "\nAnnotated source (--annotate %s) — %s%u %s\n", report_safe(v->annotate),
+            pes_r_get_u(c, "mimicked") ? "mimicked " : "", (unsigned)pes_r_get_u(c, "cores"), streams_word(c));
+    if (!rows) {
+        fprintf(out, "  no per-line counts (--annotate needs site rows: not with --by object or --sample-rate)\n");
+        return;
+    }
+    const struct pes_rnode **mine = malloc((n ? n : 1) * sizeof *mine);
+    char *done = calloc(n ? n : 1, 1);
+    size_t files = 0;
+    for (size_t i = 0; mine && done && i < n; i++) {
+        const char *file = pes_r_get_s(pes_r_at(rows, i), "file");
+        if (done[i] || !annotate_wants(v->annotate, file)) continue;
+        size_t m = 0;
+        for (size_t j = i; j < n; j++)
+            if (!done[j] && strcmp(pes_r_get_s(pes_r_at(rows, j), "file"), file) == 0) {
+                mine[m++] = pes_r_at(rows, j);
+                done[j] = 1;
+            }
+        annotate_file(out, file, mine, m, n_levels, sim);
+        files++;
+    }
+    if (files == 0) {
+        fprintf(out, "  no accesses from a file named %s; the files with accesses:", report_safe(v->annotate));
+        for (size_t i = 0; i < n; i++) {
+            const char *f = pes_r_get_s(pes_r_at(rows, i), "file");
+            int seen = 0;
+            for (size_t j = 0; j < i; j++) seen |= strcmp(pes_r_get_s(pes_r_at(rows, j), "file"), f) == 0;
+            if (!seen) fprintf(out, " %s", report_safe(base_name(f)));
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "  (margin: per source line, the line accesses of its sites (#)%s;\n"
+                 "   \".\": none; lines without counts are context; -- line N: where the listing resumes)\n",
+            sim ? ", the misses at each level (Ln: accesses\n"
+                  "   that missed Ln), the invalidations its stores caused and the coherence misses of its\n"
+                  "   accesses, true (T) / false (F) sharing (#)"
+                : "");
+    free(mine);
+    free(done);
+}
+
 int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
     if (pes_report_failed(v->r)) return -1;
     if (pes_report_is_sampled(v->r)) return pes_report_write_sampled_text(out, v->r);
@@ -432,5 +584,6 @@ int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
         for (size_t k = 0; k < pes_r_count(c); k++)
             if (!known_config_key(pes_r_key(pes_r_at(c, k)))) print_other(out, c, pes_r_at(c, k));
     }
+    if (v->annotate) print_annotate(out, v, root);
     return ferror(out) ? -1 : 0;
 }

@@ -19,6 +19,7 @@ struct pes_report_view {
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
     uint32_t top;
+    const char *annotate;   /* --annotate FILE or "all" (NULL: none) */
 };
 
 /* A sampled trace's report, or --compare's (analyses/sampled.c and
