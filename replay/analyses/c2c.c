@@ -42,6 +42,8 @@ struct replay_c2c {
     uint32_t slot_bits;
     uint64_t untracked;       /* events on lines beyond REPLAY_C2C_MAX_LINES */
     uint64_t now;             /* accesses passed to replay_c2c_access so far */
+    uint64_t last_addr;       /* the line of the previous lookup (accesses come in runs on one line) */
+    uint32_t last_k;          /* its index + 1, 0: not tracked */
 };
 
 struct replay_c2c *replay_c2c_create(uint32_t line) {
@@ -69,10 +71,16 @@ static uint32_t hash(uint64_t addr, uint32_t bits) { return (uint32_t)((addr * 0
 
 /* The tracked line at addr, created when `create` (NULL if untracked). */
 static struct line_row *line_of(struct replay_c2c *c, uint64_t addr, int create, uint64_t seq) {
+    if (!create && addr == c->last_addr && c->n_lines) return c->last_k ? &c->lines[c->last_k - 1] : NULL;
+    c->last_addr = addr;
+    c->last_k = 0;   /* refilled below; a line created later invalidates it */
     uint32_t mask = (1u << c->slot_bits) - 1;
     for (uint32_t h = hash(addr, c->slot_bits);; h = (h + 1) & mask) {
         uint32_t k = c->slot[h];
-        if (k && c->lines[k - 1].addr == addr) return &c->lines[k - 1];
+        if (k && c->lines[k - 1].addr == addr) {
+            c->last_k = k;
+            return &c->lines[k - 1];
+        }
         if (k) continue;
         if (!create || c->n_lines == REPLAY_C2C_MAX_LINES) return NULL;
         if ((c->n_lines & (c->n_lines - 1)) == 0 && c->n_lines >= 64) {   /* full at a power of two: double */
@@ -85,6 +93,7 @@ static struct line_row *line_of(struct replay_c2c *c, uint64_t addr, int create,
         l->addr = addr;
         l->from = seq;
         c->slot[h] = c->n_lines;
+        c->last_k = c->n_lines;
         return l;
     }
 }
