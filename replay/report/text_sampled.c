@@ -18,11 +18,12 @@ static void text_num(FILE *out, const char *fmt, double v) {
 
 /* A histogram ([{"lo","hi","count"}]) with its total; bins under 0.05 % of
  * the total are left out (converted histograms have long, thin tails). */
-static void hist_text(FILE *out, const char *title, const struct pes_rnode *h) {
+static void hist_text(FILE *out, const char *title, const char *unit, const struct pes_rnode *h) {
     double total = 0;
     for (size_t i = 0; i < pes_r_count(h); i++) total += pes_r_get_f(pes_r_at(h, i), "count");
     if (total <= 0) return;
-    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n", title, total, "distance", "count", "share");
+    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n  %-24s %12s %8s\n", title, total, "distance", "count", "share",
+            unit, "(#)", "(%)");
     for (size_t i = 0; i < pes_r_count(h); i++) {
         const struct pes_rnode *b = pes_r_at(h, i);
         double c = pes_r_get_f(b, "count");
@@ -59,13 +60,16 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         fprintf(out, " (estimated invalidations: %.0f)\n", pes_r_get_f(s, "estimated_invalidations"));
     }
     const struct pes_rnode *intra = pes_r_get(o, "intra"), *shared = pes_r_get(o, "shared");
-    hist_text(out, "Intra-thread reuses, time distance (accesses strictly between)", pes_r_get(intra, "time_histogram"));
-    hist_text(out, "Intra-thread line reuses, time distance", pes_r_get(intra, "line_time_histogram"));
-    hist_text(out, "Shared-cache reuses, time distance", pes_r_get(shared, "time_histogram"));
-    hist_text(out, "Shared-cache line reuses, time distance", pes_r_get(shared, "line_time_histogram"));
-    hist_text(out, "Intra-thread reuses, stack distance (Shen et al. conversion)", pes_r_get(o, "stack_histogram"));
+    hist_text(out, "Intra-thread reuses, time distance (accesses strictly between)", "(accesses)",
+              pes_r_get(intra, "time_histogram"));
+    hist_text(out, "Intra-thread line reuses, time distance", "(accesses)", pes_r_get(intra, "line_time_histogram"));
+    hist_text(out, "Shared-cache reuses, time distance", "(accesses)", pes_r_get(shared, "time_histogram"));
+    hist_text(out, "Shared-cache line reuses, time distance", "(accesses)", pes_r_get(shared, "line_time_histogram"));
+    hist_text(out, "Intra-thread reuses, stack distance (Shen et al. conversion)", "(distinct addr.)",
+              pes_r_get(o, "stack_histogram"));
     fprintf(out, "\n  %-6s %14s %14s %9s %9s %9s %12s\n", "thread", "loads", "stores", "samples", "reuses", "inval",
             "N-hat");
+    fprintf(out, "  %-6s %14s %14s %9s %9s %9s %12s\n", "", "(#)", "(#)", "(#)", "(#)", "(#)", "(addresses)");
     const struct pes_rnode *pt = pes_r_get(o, "per_thread");
     for (size_t t = 0; t < pes_r_count(pt); t++) {
         const struct pes_rnode *h = pes_r_at(pt, t);
@@ -87,6 +91,8 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         const struct pes_rnode *mt = pes_r_get(comm, "true"), *mf = pes_r_get(comm, "false");
         fprintf(out, "  %-4s", "");
         for (size_t j = 0; j < pes_r_count(mt); j++) fprintf(out, " %10s%u", "T", (unsigned)j);
+        fprintf(out, "\n  %-4s", "");
+        for (size_t j = 0; j < pes_r_count(mt); j++) fprintf(out, " %11s", "(transfers)");
         fputc('\n', out);
         for (size_t i = 0; i < pes_r_count(mt); i++) {
             fprintf(out, "  T%-3u", (unsigned)i);
