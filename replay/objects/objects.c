@@ -423,7 +423,7 @@ static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
 void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
     uint64_t end = addr + (size ? size : 1);
     if (end < addr) end = UINT64_MAX;
-    if (alloc_site == PES_OBJECTS_STACK_SITE) {
+    if (alloc_site == PES_ALLOC_SITE_STACK) {
         insert_block(o, addr, end, STACK_MARK);
         return;
     }
@@ -442,11 +442,11 @@ void pes_objects_free(struct pes_objects *o, uint64_t addr) {
 }
 
 void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r) {
-    if (r->id == PES_OBJECTS_ID_FREE) {
+    if (r->id == PES_ID_FREE) {
         pes_objects_free(o, r->addr);
         return;
     }
-    if (r->id != PES_OBJECTS_ID_ALLOC && r->id != PES_OBJECTS_ID_ALLOC_SIZE) return;
+    if (r->id != PES_ID_ALLOC && r->id != PES_ID_ALLOC_SIZE) return;
     if (thread >= o->n_pend) {
         uint32_t n = o->n_pend ? o->n_pend : 16;
         while (n <= thread) n *= 2;
@@ -457,7 +457,7 @@ void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes
         o->n_pend = n;
     }
     struct pending *p = &o->pend[thread];
-    if (r->id == PES_OBJECTS_ID_ALLOC) {
+    if (r->id == PES_ID_ALLOC) {
         *p = (struct pending){.addr = r->addr, .site = r->extra, .set = 1};
     } else if (p->set) {
         p->set = 0;
