@@ -150,9 +150,19 @@ static size_t add_symbols(struct pes_objects *o, Dwfl_Module *m, size_t mod) {
     return added;
 }
 
+/* Only what the files themselves hold: the standard search would also ask
+ * a debuginfod server (network, and libcurl loaded: 0.3 s and 30 MB for
+ * nothing on a machine without one); separate debug files are not searched
+ * (docs/replay.md, "Data objects"). */
+static int no_debuginfo(Dwfl_Module *m, void **user, const char *name, Dwarf_Addr base, const char *file,
+                        const char *debuglink, GElf_Word crc, char **debuginfo_file_name) {
+    (void)m, (void)user, (void)name, (void)base, (void)file, (void)debuglink, (void)crc, (void)debuginfo_file_name;
+    return -1;
+}
+
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_debuginfo,
 };
 
 size_t objects_dwarf_load(struct pes_objects *o, const struct pes_mapping *m, size_t n, char *warn,
@@ -194,7 +204,7 @@ size_t objects_dwarf_load(struct pes_objects *o, const struct pes_mapping *m, si
     size_t loaded = 0;
     for (size_t k = 0; k < d->n_mods; k++) {
         const char *path = NULL;
-        dwfl_module_info(mods[k], NULL, NULL, NULL, NULL, NULL, NULL, &path);
+        dwfl_module_info(mods[k], NULL, NULL, NULL, NULL, NULL, &path, NULL);
         Dwarf_Addr bias = 0;
         Dwarf *dw = dwfl_module_getdwarf(mods[k], &bias);
         size_t vars = 0;

@@ -24,10 +24,16 @@ struct node {
 };
 
 /* The last object a site touched: most accesses of a site hit the same
- * variable or block, so the tree and the binary search are skipped. */
+ * variable or block, so the tree and the binary search are skipped. Also
+ * the gap between objects an unknown access fell in (an unresolved heap
+ * array: every access of the site). An entry holds while the counter it
+ * names still has the value it was filled with: a global's (a constant
+ * zero), a live block's (bumped when a block goes), a gap's (bumped when a
+ * block comes). */
 struct site_cache {
-    uint64_t lo, len;         /* the instance's range; len 0: empty */
-    uint64_t epoch;           /* 0: a global (never stale); else the heap epoch it was filled in */
+    uint64_t lo, len;         /* the range; len 0: empty */
+    uint64_t stamp;
+    const uint64_t *counter;
     uint32_t obj;
     uint32_t stack_obj;       /* the site's function's stack object (0: not yet named) */
 };
@@ -55,7 +61,9 @@ struct pes_objects {
     struct node *nodes;
     uint32_t n_nodes, cap_nodes, free_list, root;
     uint32_t rng;
-    uint64_t epoch;           /* bumped whenever a live block goes: cached heap ranges older are stale */
+    uint64_t epoch;           /* bumped whenever a live block goes: cached blocks older are stale */
+    uint64_t alloc_epoch;     /* bumped whenever a block comes: cached gaps older are stale */
+    uint64_t zero;            /* the counter of cached globals */
     /* heap objects by allocation site */
     struct site_slot *sites;
     uint32_t n_sites, cap_sites;   /* cap a power of two */
@@ -213,17 +221,24 @@ size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping
     return k;
 }
 
-static const struct objects_global *find_global(const struct pes_objects *o, uint64_t addr) {
+/* The global holding addr, or NULL and the gap [*gap_lo, *gap_hi) between
+ * globals that addr is in. */
+static const struct objects_global *find_global(const struct pes_objects *o, uint64_t addr, uint64_t *gap_lo,
+                                                uint64_t *gap_hi) {
     size_t lo = 0, hi = o->n_globals;
     while (lo < hi) {   /* the first global starting after addr */
         size_t mid = lo + (hi - lo) / 2;
         if (o->globals[mid].start <= addr) lo = mid + 1;
         else hi = mid;
     }
+    *gap_lo = 0;
+    *gap_hi = lo < o->n_globals ? o->globals[lo].start : UINT64_MAX;
     if (lo == 0) return NULL;
     const struct objects_global *g = &o->globals[lo - 1];
     uint64_t size = g->size ? g->size : 1;
-    return addr - g->start < size ? g : NULL;
+    if (addr - g->start < size) return g;
+    *gap_lo = g->start + size;
+    return NULL;
 }
 
 /* ------------------------------------------------------------ the treap */
@@ -298,6 +313,21 @@ static uint32_t pred(const struct pes_objects *o, uint64_t addr) {
     return best;
 }
 
+/* The live block with the least start > addr (0: none). */
+static uint32_t succ(const struct pes_objects *o, uint64_t addr) {
+    uint32_t t = o->root, best = 0;
+    const struct node *nd = o->nodes;
+    while (t) {
+        if (nd[t].start > addr) {
+            best = t;
+            t = nd[t].l;
+        } else {
+            t = nd[t].r;
+        }
+    }
+    return best;
+}
+
 /* Removes the blocks overlapping [start, end); 1 if any. */
 static int remove_range(struct pes_objects *o, uint64_t start, uint64_t end) {
     int removed = 0;
@@ -316,6 +346,7 @@ static int remove_range(struct pes_objects *o, uint64_t start, uint64_t end) {
 
 static void insert_block(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj) {
     if (remove_range(o, start, end)) o->epoch++;
+    o->alloc_epoch++;
     uint32_t t = node_new(o, start, end, obj);
     if (!t) return;   /* out of memory: the block reads as unknown */
     uint32_t a, b;
@@ -392,7 +423,7 @@ static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
 void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
     uint64_t end = addr + (size ? size : 1);
     if (end < addr) end = UINT64_MAX;
-    if (alloc_site == PES_OBJECTS_STACK_SITE) {
+    if (alloc_site == PES_ALLOC_SITE_STACK) {
         insert_block(o, addr, end, STACK_MARK);
         return;
     }
@@ -411,11 +442,11 @@ void pes_objects_free(struct pes_objects *o, uint64_t addr) {
 }
 
 void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r) {
-    if (r->id == PES_OBJECTS_ID_FREE) {
+    if (r->id == PES_ID_FREE) {
         pes_objects_free(o, r->addr);
         return;
     }
-    if (r->id != PES_OBJECTS_ID_ALLOC && r->id != PES_OBJECTS_ID_ALLOC_SIZE) return;
+    if (r->id != PES_ID_ALLOC && r->id != PES_ID_ALLOC_SIZE) return;
     if (thread >= o->n_pend) {
         uint32_t n = o->n_pend ? o->n_pend : 16;
         while (n <= thread) n *= 2;
@@ -426,7 +457,7 @@ void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes
         o->n_pend = n;
     }
     struct pending *p = &o->pend[thread];
-    if (r->id == PES_OBJECTS_ID_ALLOC) {
+    if (r->id == PES_ID_ALLOC) {
         *p = (struct pending){.addr = r->addr, .site = r->extra, .set = 1};
     } else if (p->set) {
         p->set = 0;
@@ -438,6 +469,7 @@ void pes_objects_reset(struct pes_objects *o) {
     node_release(o, o->root);
     o->root = 0;
     o->epoch++;
+    o->alloc_epoch++;
     for (uint32_t i = 1; i < o->n_obj; i++)
         if (o->obj[i].kind == PES_OBJ_HEAP) o->obj[i].blocks = 0, o->obj[i].size = 0;
     if (o->pend) memset(o->pend, 0, o->n_pend * sizeof *o->pend);
@@ -470,11 +502,12 @@ static struct site_cache *cache_of(struct pes_objects *o, uint32_t site) {
 
 uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset) {
     struct site_cache *c = access_site < o->n_cache ? &o->cache[access_site] : cache_of(o, access_site);
-    if (c && addr - c->lo < c->len && (c->epoch == 0 || c->epoch == o->epoch)) {
-        *offset = addr - c->lo;
+    if (c && addr - c->lo < c->len && *c->counter == c->stamp) {
+        *offset = c->obj ? addr - c->lo : 0;
         return c->obj;
     }
-    uint64_t lo = 0, len = 0, epoch = o->epoch;
+    uint64_t lo = 0, len = 0;
+    const uint64_t *counter = &o->epoch;
     uint32_t obj = 0;
     uint32_t p = pred(o, addr);
     if (p && addr < o->nodes[p].end) {
@@ -487,25 +520,30 @@ uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t acces
         }
     } else {
         if (!o->globals_sorted) sort_globals(o);
-        const struct objects_global *g = find_global(o, addr);
+        uint64_t gap_lo, gap_hi;
+        const struct objects_global *g = find_global(o, addr, &gap_lo, &gap_hi);
         if (g) {
             lo = g->start;
             len = g->size ? g->size : 1;
             obj = g->obj;
-            epoch = 0;
+            counter = &o->zero;
+        } else {   /* unknown: the gap between blocks and globals, until a block comes */
+            uint32_t q = succ(o, addr);
+            if (p && o->nodes[p].end > gap_lo) gap_lo = o->nodes[p].end;
+            if (q && o->nodes[q].start < gap_hi) gap_hi = o->nodes[q].start;
+            lo = gap_lo;
+            len = gap_hi - gap_lo;
+            counter = &o->alloc_epoch;
         }
-    }
-    if (!obj) {
-        *offset = 0;
-        return 0;
     }
     if (c) {
         c->lo = lo;
         c->len = len;
-        c->epoch = epoch;
+        c->counter = counter;
+        c->stamp = *counter;
         c->obj = obj;
     }
-    *offset = addr - lo;
+    *offset = obj ? addr - lo : 0;
     return obj;
 }
 

@@ -32,6 +32,9 @@ struct pes_object {
     uint64_t size;             /* bytes (global: the symbol; heap: the largest block seen), 0 unknown */
     uint64_t blocks;           /* heap: blocks allocated at the site; else 0 */
 };
+/* Ids are 0 .. count-1 and stable; heap and stack objects are added as the
+ * stream meets them, so a pes_object pointer holds only until the next
+ * pes_objects_alloc / _record / _lookup (reports read them after the run). */
 uint32_t pes_objects_count(const struct pes_objects *o);               /* ids are 0 .. count-1 */
 const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t id);
 /* The part of object id at byte offset: "table[3]", "counters.hot", "rows[2].sum" from DWARF
@@ -39,9 +42,6 @@ const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t i
 size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf, size_t n);
 
 /* ------------------------------------------------------------ building */
-
-/* The allocation-site id of a thread's stack (spec: PES_ALLOC_SITE_STACK). */
-#define PES_OBJECTS_STACK_SITE 0xFFFFFFFFu
 
 /* An empty set: only the unknown object (id 0). NULL if out of memory. */
 struct pes_objects *pes_objects_create(void);
@@ -66,13 +66,14 @@ void pes_objects_set_alloc_sites(struct pes_objects *o,
                                  const void *ctx);
 
 /* A block [addr, addr + size) allocated at alloc_site, live from now on
- * (alloc_site PES_OBJECTS_STACK_SITE: a thread's stack). A block that
+ * (alloc_site PES_ALLOC_SITE_STACK: a thread's stack). A block that
  * overlaps live ones replaces them (their FREE was not recorded). */
 void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site);
 /* The live block that starts at addr is freed (no such block: nothing). */
 void pes_objects_free(struct pes_objects *o, uint64_t addr);
-/* A full trace's control records in one thread's record order: ALLOC
- * (held per thread until its ALLOC_SIZE), ALLOC_SIZE, FREE; others ignored. */
+/* A full trace's control records in one thread's record order: PES_ID_ALLOC
+ * (held per thread until its PES_ID_ALLOC_SIZE), PES_ID_ALLOC_SIZE,
+ * PES_ID_FREE; others ignored. */
 void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r);
 /* Forgets the live blocks and stacks and the heap block counts (object ids
  * stay): before another pass over the same trace. */
@@ -82,10 +83,5 @@ void pes_objects_reset(struct pes_objects *o);
  * the offset inside its instance (the variable, the heap block, the thread
  * stack) in *offset (0 for unknown). */
 uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset);
-
-/* Record ids of the allocation control records (spec part A; trace.h's
- * PES_ID_ALLOC, PES_ID_ALLOC_SIZE, PES_ID_FREE) and event kinds. */
-enum { PES_OBJECTS_ID_ALLOC = 0xFFFFFF05u, PES_OBJECTS_ID_ALLOC_SIZE = 0xFFFFFF06u,
-       PES_OBJECTS_ID_FREE = 0xFFFFFF07u, PES_OBJECTS_EV_ALLOC = 10, PES_OBJECTS_EV_FREE = 11 };
 
 #endif

@@ -318,11 +318,11 @@ static void build_objects(struct replay_input *in) {
             }
         }
     free(refs);
+    /* No MAPS block (full traces of runtimes before the allocation
+     * records): globals unknown without a warning on every replay of such
+     * a trace; docs/replay.md says so. */
     char warn[512];
-    if (n == 0)
-        snprintf(in->objects_warning, sizeof in->objects_warning,
-                 "%s: no MAPS block: globals and statics are not known (their accesses: object unknown)", in->path);
-    else if (pes_objects_load_mappings(o, maps, n, warn, sizeof warn), warn[0])
+    if (n > 0 && (pes_objects_load_mappings(o, maps, n, warn, sizeof warn), warn[0]))
         snprintf(in->objects_warning, sizeof in->objects_warning, "%s", warn);
     for (size_t k = 0; k < n; k++) free((char *)maps[k].path);
     free(maps);

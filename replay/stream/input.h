@@ -96,8 +96,9 @@ uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t m
  * symbols): NULL when not resolved. */
 void replay_input_set_objects(struct replay_input *in, int on);
 struct pes_objects *replay_input_objects(struct replay_input *in);
-/* The first problem met building them (a binary missing or without symbols,
- * no MAPS block), one line naming the file, or NULL. Never an error. */
+/* The first problem met building them (a binary of the MAPS block missing
+ * or without symbols), one line naming the file, or NULL (also for a trace
+ * without MAPS block: its globals are simply unknown). Never an error. */
 const char *replay_input_objects_warning(const struct replay_input *in);
 
 /* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k

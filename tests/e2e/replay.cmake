@@ -10,6 +10,14 @@ if(NOT PES_SANITIZE)
   endforeach()
 endif()
 
+# Data objects: globals, heap sites and stacks of a program with known accesses
+# (objects_dump: the per-object counts of the stream pes-replay reads).
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.replay_objects COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_objects.sh)
+  set_tests_properties(e2e.replay_objects PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+endif()
+
 # Needs no instrumented program: also run in sanitizer builds (TSan: the PRD worker thread).
 add_test(NAME e2e.replay_jobs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_jobs.sh)
 set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 300

@@ -203,7 +203,7 @@ static void test_heap_sites_and_stacks(void **state) {
     snprintf(want, sizeof want, "heap@test_objects.c:%d (make_sites)+40", line0 + 1);
     assert_string_equal(buf, want);
     /* a thread stack: the accessing site's function names the object */
-    pes_objects_alloc(o, 0x7f0000, 0x10000, PES_OBJECTS_STACK_SITE);
+    pes_objects_alloc(o, 0x7f0000, 0x10000, PES_ALLOC_SITE_STACK);
     uint32_t s0 = pes_objects_lookup(o, 0x7f0100, 0, &off), s1 = pes_objects_lookup(o, 0x7f0200, 1, &off);
     assert_string_equal(pes_objects_get(o, s0)->name, "stack:main");
     assert_string_equal(pes_objects_get(o, s1)->name, "stack:worker");
@@ -212,10 +212,10 @@ static void test_heap_sites_and_stacks(void **state) {
     /* FREE of a stack is ignored; the control records, per thread */
     pes_objects_free(o, 0x7f0000);
     assert_int_equal(pes_objects_lookup(o, 0x7f0100, 0, &off), s0);
-    struct pes_record r1 = {.addr = 0x50000, .id = PES_OBJECTS_ID_ALLOC, .extra = 1};
-    struct pes_record r2 = {.addr = 0x60000, .id = PES_OBJECTS_ID_ALLOC, .extra = 2};
-    struct pes_record z1 = {.addr = 16, .id = PES_OBJECTS_ID_ALLOC_SIZE};
-    struct pes_record z2 = {.addr = 8, .id = PES_OBJECTS_ID_ALLOC_SIZE};
+    struct pes_record r1 = {.addr = 0x50000, .id = PES_ID_ALLOC, .extra = 1};
+    struct pes_record r2 = {.addr = 0x60000, .id = PES_ID_ALLOC, .extra = 2};
+    struct pes_record z1 = {.addr = 16, .id = PES_ID_ALLOC_SIZE};
+    struct pes_record z2 = {.addr = 8, .id = PES_ID_ALLOC_SIZE};
     pes_objects_record(o, 0, &r1);
     pes_objects_record(o, 3, &r2);   /* another thread's ALLOC between ALLOC and its size */
     assert_int_equal(pes_objects_lookup(o, 0x50000, 5, &off), 0);   /* not live before its size */
@@ -224,7 +224,7 @@ static void test_heap_sites_and_stacks(void **state) {
     assert_int_equal(pes_objects_lookup(o, 0x5000f, 5, &off), b);
     assert_int_equal(pes_objects_lookup(o, 0x50010, 5, &off), 0);
     assert_int_equal(pes_objects_lookup(o, 0x60007, 6, &off), c);
-    struct pes_record fr = {.addr = 0x60000, .id = PES_OBJECTS_ID_FREE};
+    struct pes_record fr = {.addr = 0x60000, .id = PES_ID_FREE};
     pes_objects_record(o, 0, &fr);   /* freed by another thread */
     assert_int_equal(pes_objects_lookup(o, 0x60007, 6, &off), 0);
     pes_objects_destroy(o);
@@ -253,7 +253,7 @@ static void test_live_blocks_vs_oracle(void **state) {
         if (r < 10 && n < MAXB) {   /* alloc, possibly over live blocks (a FREE missed) */
             uint64_t start = rnd() % ADDRS, size = 1 + rnd() % 300;
             uint32_t site = (uint32_t)(rnd() % 8);
-            if (rnd() % 50 == 0) site = PES_OBJECTS_STACK_SITE;
+            if (rnd() % 50 == 0) site = PES_ALLOC_SITE_STACK;
             size_t k = 0;
             for (size_t i = 0; i < n; i++)
                 if (!(live[i].start < start + size && start < live[i].end)) live[k++] = live[i];
@@ -263,7 +263,7 @@ static void test_live_blocks_vs_oracle(void **state) {
         } else if (r < 18) {   /* free: a live block's start, or some address */
             uint64_t a = n && rnd() % 4 ? live[rnd() % n].start : rnd() % ADDRS;
             for (size_t i = 0; i < n; i++)
-                if (live[i].start == a && live[i].site != PES_OBJECTS_STACK_SITE) {
+                if (live[i].start == a && live[i].site != PES_ALLOC_SITE_STACK) {
                     live[i] = live[--n];
                     break;
                 }
@@ -285,7 +285,7 @@ static void test_live_blocks_vs_oracle(void **state) {
             assert_int_equal(off, want_off);
             const struct pes_object *ob = pes_objects_get(o, id);
             assert_non_null(ob);
-            if (want_site == PES_OBJECTS_STACK_SITE) {
+            if (want_site == PES_ALLOC_SITE_STACK) {
                 assert_int_equal(ob->kind, PES_OBJ_STACK);
                 assert_string_equal(ob->name, site % 2 ? "stack:worker" : "stack:main");
             } else {
