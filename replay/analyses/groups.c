@@ -80,7 +80,8 @@ static void label_of(const struct pes_stream_info *si, enum replay_by by, uint32
         break;
     case REPLAY_BY_LINE:
         if (base && *base && s->line) {
-            snprintf(buf, n, "%s:%u %s", base, s->line, s->function ? s->function : "");
+            snprintf(buf, n, "%s:%u%s%s", base, s->line, s->function && *s->function ? " " : "",
+                     s->function ? s->function : "");
             break;
         }
         /* fall through: no location, the site alone */
