@@ -34,6 +34,11 @@ static void hist_text(FILE *out, const char *title, const char *unit, const stru
         else snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)lo, (unsigned long long)hi - 1);
         fprintf(out, "  %-24s %12.1f %7.2f%%\n", range, c, 100 * c / total);
     }
+    fprintf(out, "  (distance: a bin lo..hi of %s;\n"
+                 "   count: the reuses in it, weighted as sampled; share: of the total in the title; bins\n"
+                 "   under 0.05 %% of it are left out)\n",
+            strcmp(unit, "(accesses)") == 0 ? "accesses strictly between use and reuse"
+                                             : "distinct addresses between use and reuse");
 }
 
 static int write_sampled(FILE *out, const struct pes_rnode *o) {
