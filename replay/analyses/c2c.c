@@ -30,8 +30,8 @@ struct line_row {
     uint64_t untracked;                        /* accesses and events of offsets beyond the cap */
     uint32_t object;
     uint64_t object_offset;                    /* of the line's first byte inside the object */
-    uint32_t n_off;
-    struct off_row off[REPLAY_C2C_MAX_OFFSETS];
+    uint32_t n_off, cap_off;
+    struct off_row *off;                       /* grows 2, 4, .. REPLAY_C2C_MAX_OFFSETS: most lines have few */
 };
 
 struct replay_c2c {
@@ -62,6 +62,7 @@ struct replay_c2c *replay_c2c_create(uint32_t line) {
 
 void replay_c2c_destroy(struct replay_c2c *c) {
     if (!c) return;
+    for (uint32_t i = 0; c->lines && i < c->n_lines; i++) free(c->lines[i].off);
     free(c->slot);
     free(c->lines);
     free(c);
@@ -103,6 +104,13 @@ static struct off_row *off_of(struct line_row *l, uint32_t lo, uint32_t size) {
     for (uint32_t i = 0; i < l->n_off; i++)
         if (l->off[i].offset == lo && l->off[i].size == size) return &l->off[i];
     if (l->n_off == REPLAY_C2C_MAX_OFFSETS) return NULL;
+    if (l->n_off == l->cap_off) {
+        uint32_t cap = l->cap_off ? 2 * l->cap_off : 2;
+        struct off_row *g = realloc(l->off, cap * sizeof *g);
+        if (!g) return NULL;   /* counted as untracked */
+        l->off = g;
+        l->cap_off = cap;
+    }
     struct off_row *o = &l->off[l->n_off++];
     memset(o, 0, sizeof *o);
     o->offset = lo;
@@ -249,6 +257,13 @@ void replay_c2c_publish(const struct replay_c2c *c, struct pes_report *r, struct
     char buf[256];
     for (uint32_t i = 0; i < n && i < top; i++) {
         struct line_row l = c->lines[order[i]];
+        struct off_row *sorted = malloc((l.n_off ? l.n_off : 1) * sizeof *sorted);
+        if (!sorted) {
+            pes_r_array(r, NULL, NULL);   /* marks the report failed */
+            break;
+        }
+        if (l.n_off) memcpy(sorted, l.off, l.n_off * sizeof *sorted);
+        l.off = sorted;
         if (contention(&l) == 0) break;
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
         pes_r_u64(r, o, "address", l.addr);
@@ -288,6 +303,7 @@ void replay_c2c_publish(const struct replay_c2c *c, struct pes_report *r, struct
             pair(r, x, "coherence_misses", f->coh);
             pair(r, x, "transfers", f->transfers);
         }
+        free(sorted);
     }
     free(order);
 }
