@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "analysis.h"
+#include "groups.h"
 #include "reuse_distance.h"
 #include "reuse_model.h"
 #include "shards.h"
@@ -273,6 +274,8 @@ static void publish(void *self, const struct pes_publish *to) {
                 break;
             }
     pes_r_array(r, to->config, "sites");   /* per-site rows need every access */
+    pes_r_str(r, to->config, "by", replay_by_name(replay_by_parse(a->k->by)));
+    pes_r_array(r, to->config, "groups");
     replay_publish_model(r, to->config, &a->model, a->si);
     struct pes_rnode *ap = pes_r_object(r, to->config, "approximation");
     pes_r_str(r, ap, "method", "SHARDS fixed-rate spatial sampling");

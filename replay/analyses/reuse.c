@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "groups.h"
 #include "histogram.h"
 #include "profiles.h"
 #include "reuse_model.h"
@@ -25,6 +26,9 @@ struct reuse {
     const struct pes_stream_info *si;
     struct pes_work work;         /* counted here unless the stream info brings it */
     struct replay_model model;
+    enum replay_by by;            /* --by object: the profiles' per-site rows are keyed by object */
+    uint32_t *zeros;              /* [PES_BATCH] the unknown object, for batches without objects */
+    int annotate;                 /* --annotate: per-line counts for the text report */
 };
 
 /* With --cores the recorded stream only feeds the summary; with
@@ -40,11 +44,19 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     r->si = si;
+    r->by = replay_by_parse(k->by);
+    r->annotate = k->annotate != NULL;
+    if (r->by == REPLAY_BY_OBJECT && !(r->zeros = calloc(PES_BATCH, sizeof *r->zeros))) {
+        free(r);
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
     struct pes_profiles_options po = {
         .granule = si->line, .n_streams = si->n_streams, .n_groups = si->n_caches, .group_of = si->stream_cache,
         .per_site = 1, .threads = k->jobs, .split = k->split,
     };
     if (!(r->prof = pes_profiles_create(&po, err))) {
+        free(r->zeros);
         free(r);
         return NULL;
     }
@@ -54,7 +66,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct reuse *r = self;
     if (!r->si->work) replay_work_count(&r->work, b);
-    if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, b->site, b->n, err) < 0) return -1;
+    const uint32_t *key = r->by != REPLAY_BY_OBJECT ? b->site : b->object ? b->object : r->zeros;
+    if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0) return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
     for (size_t i = 0; i < b->n_ended; i++)
         if (pes_profiles_end_stream(r->prof, b->ended[i], err) < 0) return -1;
@@ -130,13 +143,88 @@ static double mean(double sum, uint64_t accesses, uint64_t cold) {
     return accesses > cold ? sum / (double)(accesses - cold) : 0.0;
 }
 
+/* --annotate: the line accesses of each source line (text only). */
+static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
+                             const uint32_t *keys, size_t np, const struct pes_site_reuse *p) {
+    struct pes_rnode *arr = pes_r_flag(pes_r_array(rep, parent, "annotate"), PES_R_TEXT_ONLY);
+    struct replay_groups g;
+    if (!keys || replay_groups_make(&g, r->si, REPLAY_BY_LINE, keys, np) < 0) {
+        pes_r_array(rep, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    for (size_t j = 0; j < g.n; j++) {
+        uint32_t first = keys[g.member[g.start[j]]];
+        const struct pes_site *site = first == UINT32_MAX ? NULL : r->si->site(r->si->site_ctx, first);
+        if (!site || !site->line || !site->file || !*site->file) continue;
+        uint64_t acc = 0;
+        for (uint32_t m = g.start[j]; m < g.start[j + 1]; m++) acc += p[g.member[m]].accesses;
+        struct pes_rnode *o = pes_r_object(rep, arr, NULL);
+        pes_r_str(rep, o, "file", site->file);
+        pes_r_u64(rep, o, "line", site->line);
+        pes_r_u64(rep, o, "accesses", acc);
+    }
+    replay_groups_free(&g);
+}
+
+/* One row per group (--by), most line accesses first: counts and distance
+ * sums of its sites added, means recomputed from the sums. */
+static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
+                           const struct pes_site_reuse *p, size_t np) {
+    pes_r_str(rep, parent, "by", replay_by_name(r->by));
+    struct pes_rnode *arr = pes_r_array(rep, parent, "groups");
+    struct replay_groups g;
+    uint32_t *keys = malloc((np ? np : 1) * sizeof *keys);
+    for (size_t i = 0; keys && i < np; i++) keys[i] = p[i].site;
+    struct site_row *rows = NULL;
+    double *sums = NULL;
+    if (r->annotate && r->by != REPLAY_BY_OBJECT) publish_annotate(rep, parent, r, keys, np, p);
+    if (!keys || replay_groups_make(&g, r->si, r->by, keys, np) < 0) {
+        free(keys);
+        pes_r_array(rep, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    rows = calloc(g.n ? g.n : 1, sizeof *rows);
+    sums = calloc(2 * (g.n ? g.n : 1), sizeof *sums);
+    for (size_t i = 0; rows && sums && i < np; i++) {
+        struct site_row *w = &rows[g.of[i]];
+        w->site = g.of[i];   /* the group, for the ranking's ties */
+        w->accesses += p[i].accesses;
+        w->prd_cold += p[i].prd_cold;
+        w->crd_cold += p[i].crd_cold;
+        sums[2 * g.of[i]] += p[i].prd_sum;
+        sums[2 * g.of[i] + 1] += p[i].crd_sum;
+    }
+    for (size_t j = 0; rows && sums && j < g.n; j++) {
+        rows[j].prd_mean = mean(sums[2 * j], rows[j].accesses, rows[j].prd_cold);
+        rows[j].crd_mean = mean(sums[2 * j + 1], rows[j].accesses, rows[j].crd_cold);
+    }
+    if (!rows || !sums) pes_r_array(rep, NULL, NULL);
+    else qsort(rows, g.n, sizeof *rows, by_accesses_desc);
+    for (size_t j = 0; rows && sums && j < g.n; j++) {
+        struct pes_rnode *o = pes_r_object(rep, arr, NULL);
+        replay_group_publish(rep, o, r->si, r->by, &g, rows[j].site, keys);
+        pes_r_u64(rep, o, "accesses", rows[j].accesses);
+        pes_r_u64(rep, o, "prd_cold", rows[j].prd_cold);
+        pes_r_u64(rep, o, "crd_cold", rows[j].crd_cold);
+        pes_r_f64(rep, o, "prd_mean", rows[j].prd_mean, "%.6g");
+        pes_r_f64(rep, o, "crd_mean", rows[j].crd_mean, "%.6g");
+    }
+    free(rows);
+    free(sums);
+    free(keys);
+    replay_groups_free(&g);
+}
+
 /* One row per site, most line accesses first; means are over finite
- * distances, in lines. */
+ * distances, in lines. With --by object the profiles' rows are objects and
+ * only the groups list them. */
 static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r) {
     size_t np = 0;
     const struct pes_site_reuse *p = pes_profiles_sites(r->prof, &np);
     struct site_row *rows = calloc(np ? np : 1, sizeof *rows);
     struct pes_rnode *arr = pes_r_array(rep, parent, "sites");
+    publish_groups(rep, parent, r, p, np);
+    if (r->by == REPLAY_BY_OBJECT) np = 0;
     if (!rows) {
         pes_r_array(rep, NULL, NULL);   /* marks the report failed */
         return;
@@ -182,6 +270,7 @@ static void publish(void *self, const struct pes_publish *to) {
 static void destroy(void *self) {
     struct reuse *r = self;
     pes_profiles_destroy(r->prof);
+    free(r->zeros);
     free(r);
 }
 

@@ -10,6 +10,8 @@
 
 #include "accuracy.h"
 #include "analysis.h"
+#include "c2c.h"
+#include "groups.h"
 #include "report_util.h"
 #include "sampled_publish.h"
 
@@ -18,6 +20,8 @@ struct sampled {
     struct replay_sampled_builder *b;
     struct replay_sampled s;
     uint32_t top;
+    enum replay_by by;
+    struct replay_c2c *c2c;   /* the cache-line table of the communication events */
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
@@ -33,7 +37,20 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     a->si = si;
     a->top = k->top;
+    a->by = replay_by_parse(k->by);
+    if (a->by == REPLAY_BY_OBJECT) {
+        /* the event counts are kept per site (sampling/accuracy.h) */
+        pes_error_set(err, PES_ERR_ARG, 0, "--by object: not for sampled traces (line, site or function)");
+        free(a);
+        return NULL;
+    }
+    if (!(a->c2c = replay_c2c_create(si->line ? si->line : 64))) {
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        free(a);
+        return NULL;
+    }
     if (!(a->b = replay_sampled_begin(si->path, si->header, si->n_streams, err))) {
+        replay_c2c_destroy(a->c2c);
         free(a);
         return NULL;
     }
@@ -42,7 +59,26 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct sampled *a = self;
-    return replay_sampled_events(a->b, b->events, b->n_events, b->events_offset, err);
+    if (replay_sampled_events(a->b, b->events, b->n_events, b->events_offset, err) < 0) return -1;
+    /* the cache-line table: a communication event is a transfer of the
+     * sampled access's line to the trapping thread; samples are its accesses */
+    uint64_t line_mask = ~((uint64_t)(a->si->line ? a->si->line : 64) - 1);
+    for (size_t i = 0; i < b->n_events; i++) {
+        const struct pes_event *e = &b->events[i];
+        if (e->kind != PES_EV_COMM && e->kind != PES_EV_SAMPLE) continue;
+        struct replay_c2c_access x = {
+            .addr = e->addr, .size = e->size, .thread = e->thread, .site = e->site,
+            .object = b->event_object ? b->event_object[i] : 0,
+            .object_offset = b->event_object_offset ? b->event_object_offset[i] : 0,
+            .is_read = !(e->flags & PES_EVF_WRITE), .is_write = (e->flags & PES_EVF_WRITE) != 0,
+        };
+        if (e->kind == PES_EV_COMM)
+            replay_c2c_event(a->c2c, e->addr & line_mask, &x, REPLAY_C2C_TRANSFER,
+                             !(e->flags & PES_EVF_FALSE_SHARING), replay_c2c_now(a->c2c));
+        else
+            replay_c2c_access(a->c2c, &x);
+    }
+    return 0;
 }
 
 static int finish(void *self, struct pes_error *err) {
@@ -77,6 +113,51 @@ static size_t top_sites(const struct replay_sampled *s, uint32_t top, size_t *id
         idx[n++] = best;
     }
     return n;
+}
+
+/* Rows of --by: the sites' counts added per group, ranked as top_sites ranks sites. */
+static void publish_groups(struct sampled *a, struct pes_report *r, struct pes_rnode *o) {
+    const struct replay_sampled *s = &a->s;
+    pes_r_str(r, o, "by", replay_by_name(a->by));
+    struct pes_rnode *arr = pes_r_array(r, o, "groups");
+    uint32_t *keys = malloc((s->n_sites ? s->n_sites : 1) * sizeof *keys);
+    struct replay_groups g;
+    for (size_t i = 0; keys && i < s->n_sites; i++) keys[i] = s->sites[i].site;
+    if (!keys || replay_groups_make(&g, a->si, a->by, keys, s->n_sites) < 0) {
+        free(keys);
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    struct replay_sampled sum = {0};
+    sum.n_sites = g.n;
+    struct replay_sampled_site *rows = calloc(g.n ? g.n : 1, sizeof *rows);
+    size_t *idx = malloc((g.n ? g.n : 1) * sizeof *idx);
+    if (!rows || !idx) pes_r_array(r, NULL, NULL);
+    for (size_t i = 0; rows && idx && i < s->n_sites; i++) {
+        struct replay_sampled_site *w = &rows[g.of[i]];
+        const struct replay_sampled_site *x = &s->sites[i];
+        w->samples += x->samples;
+        w->reuses += x->reuses;
+        w->invalidations += x->invalidations;
+        w->comm_true += x->comm_true;
+        w->comm_false += x->comm_false;
+    }
+    sum.sites = rows;
+    size_t n = rows && idx ? top_sites(&sum, a->top < 256 ? a->top : 256, idx) : 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct replay_sampled_site *p = &rows[idx[k]];
+        struct pes_rnode *row = pes_r_object(r, arr, NULL);
+        replay_group_publish(r, row, a->si, a->by, &g, idx[k], keys);
+        pes_r_u64(r, row, "samples", p->samples);
+        pes_r_u64(r, row, "reuses", p->reuses);
+        pes_r_u64(r, row, "invalidations", p->invalidations);
+        pes_r_u64(r, row, "comm_true", p->comm_true);
+        pes_r_u64(r, row, "comm_false", p->comm_false);
+    }
+    free(rows);
+    free(idx);
+    free(keys);
+    replay_groups_free(&g);
 }
 
 static struct pes_rnode *matrix(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *m,
@@ -164,12 +245,15 @@ static void publish(void *self, const struct pes_publish *to) {
         pes_r_u64(r, row, "comm_true", p->comm_true);
         pes_r_u64(r, row, "comm_false", p->comm_false);
     }
+    publish_groups(a, r, o);
+    replay_c2c_publish(a->c2c, r, o, a->si, a->top);
 }
 
 static void destroy(void *self) {
     struct sampled *a = self;
     replay_sampled_abandon(a->b);
     replay_sampled_free(&a->s);
+    replay_c2c_destroy(a->c2c);
     free(a);
 }
 

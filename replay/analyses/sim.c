@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "c2c.h"
+#include "groups.h"
 #include "mesi.h"
 
 struct sim {
@@ -16,7 +18,29 @@ struct sim {
     const struct pes_knobs *k;
     uint32_t n_threads;
     struct pes_sim_access *acc;   /* [PES_BATCH] */
+    enum replay_by by;            /* --by object: the simulator's per-site stats are per object */
+    struct replay_c2c *c2c;       /* the cache-line table */
+    const struct pes_batch *cur;  /* the batch being simulated, for its events */
 };
+
+/* The c2c view of access i of the current batch. */
+static struct replay_c2c_access c2c_access(const struct pes_batch *b, size_t i) {
+    return (struct replay_c2c_access){
+        .addr = b->addr[i], .size = b->size[i], .thread = b->stream[i], .site = b->site[i],
+        .object = b->object ? b->object[i] : 0, .object_offset = b->object_offset ? b->object_offset[i] : 0,
+        .is_read = (b->rw[i] & PES_BATCH_READ) != 0, .is_write = (b->rw[i] & PES_BATCH_WRITE) != 0,
+    };
+}
+
+static void on_event(void *ctx, const struct pes_sim_event *ev) {
+    struct sim *s = ctx;
+    struct replay_c2c_access a = c2c_access(s->cur, (size_t)(ev->access - s->acc));
+    /* the batch's accesses reach the table after the batch: their seq is now + index */
+    static const enum replay_c2c_event kind[] = {REPLAY_C2C_INVALIDATION, REPLAY_C2C_COHERENCE_MISS,
+                                                 REPLAY_C2C_TRANSFER};
+    size_t i = (size_t)(ev->access - s->acc);
+    replay_c2c_event(s->c2c, ev->line, &a, kind[ev->kind], ev->is_true, replay_c2c_now(s->c2c) + i);
+}
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
     return k->simulate && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
@@ -30,21 +54,25 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     struct sim *s = calloc(1, sizeof *s);
-    if (!s || !(s->acc = malloc(PES_BATCH * sizeof *s->acc))) {
+    if (!s || !(s->acc = malloc(PES_BATCH * sizeof *s->acc)) ||
+        !(s->c2c = replay_c2c_create(si->machine->level[0].line))) {
+        if (s) free(s->acc);
         free(s);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         return NULL;
     }
     struct pes_sim_config sc = {
         .machine = si->machine, .n_cores = si->n_streams, .core_socket = si->stream_cache,
-        .n_threads = si->n_streams, .page_size = si->page_size,
+        .n_threads = si->n_streams, .page_size = si->page_size, .on_event = on_event, .event_ctx = s,
     };
     if (!(s->sim = pes_sim_create(&sc, err))) {
+        replay_c2c_destroy(s->c2c);
         free(s->acc);
         free(s);
         return NULL;
     }
     s->n_threads = si->n_streams;
+    s->by = replay_by_parse(k->by);
     s->si = si;
     s->k = k;
     return s;
@@ -55,11 +83,17 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     for (size_t i = 0; i < b->n; i++)
         s->acc[i] = (struct pes_sim_access){
             .addr = b->addr[i], .size = b->size[i], .core = b->stream[i], .thread = b->stream[i],
-            .site = b->site[i], .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
+            .site = s->by != REPLAY_BY_OBJECT ? b->site[i] : b->object ? b->object[i] : 0, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
         };
+    s->cur = b;
     if (b->n && pes_sim_access_batch(s->sim, s->acc, b->n, err) < 0) {
         err->offset = 0;
         return -1;
+    }
+    /* the accesses of contended lines, per offset (c2c.h) */
+    for (size_t i = 0; i < b->n; i++) {
+        struct replay_c2c_access a = c2c_access(b, i);
+        replay_c2c_access(s->c2c, &a);
     }
     return 0;
 }
@@ -188,6 +222,116 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
     }
 }
 
+static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x) {
+    d->accesses += x->accesses;
+    d->reads += x->reads;
+    d->writes += x->writes;
+    for (int l = 0; l < PES_MAX_LEVELS; l++) {
+        d->hits[l] += x->hits[l];
+        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++) d->misses[l][c] += x->misses[l][c];
+    }
+    d->inval_true += x->inval_true;
+    d->inval_false += x->inval_false;
+    d->coh_true += x->coh_true;
+    d->coh_false += x->coh_false;
+    d->comm_true += x->comm_true;
+    d->comm_false += x->comm_false;
+    d->upgrades += x->upgrades;
+    d->downgrades += x->downgrades;
+    d->victim_threads |= x->victim_threads;
+    d->source_threads |= x->source_threads;
+}
+
+/* The top groups (--by) by --sort: each group's stats are its sites' added. */
+static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    pes_r_str(r, parent, "by", replay_by_name(s->by));
+    struct pes_rnode *arr = pes_r_array(r, parent, "groups");
+    uint32_t sites = pes_sim_sites(s->sim), n = 0;
+    uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
+    for (uint32_t i = 0; keys && i <= sites; i++) {
+        uint32_t id = i == sites ? UINT32_MAX : i;
+        if (pes_sim_site(s->sim, id)) keys[n++] = id;
+    }
+    struct replay_groups g;
+    if (!keys || replay_groups_make(&g, s->si, s->by, keys, n) < 0) {
+        free(keys);
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
+    struct ranked *rank = calloc(g.n ? g.n : 1, sizeof *rank);
+    uint32_t k = 0;
+    for (uint32_t i = 0; st && rank && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+    for (uint32_t j = 0; st && rank && j < g.n; j++) {
+        uint64_t v = metric(&st[j], s->k->sort);
+        if (v) rank[k++] = (struct ranked){v, j};
+    }
+    if (!st || !rank) pes_r_array(r, NULL, NULL);
+    else qsort(rank, k, sizeof *rank, by_value_desc);
+    for (uint32_t i = 0; st && rank && i < k && i < s->k->top; i++) {
+        const struct pes_sim_stats *x = &st[rank[i].site];
+        struct pes_rnode *o = pes_r_object(r, arr, NULL);
+        replay_group_publish(r, o, s->si, s->by, &g, rank[i].site, keys);
+        pes_r_u64(r, o, "accesses", x->accesses);
+        pes_r_u64(r, o, "reads", x->reads);
+        pes_r_u64(r, o, "writes", x->writes);
+        pes_r_u64(r, o, "l1_misses", l1_misses(x));
+        struct pes_rnode *h = pes_r_array(r, o, "hits");
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, x->hits[l]);
+        pair(r, o, "invalidations", x->inval_true, x->inval_false);
+        pair(r, o, "coherence_misses", x->coh_true, x->coh_false);
+        pes_r_str(r, o, "sharing", sharing_kind(x));
+        threads(r, o, x);
+    }
+    free(st);
+    free(rank);
+    free(keys);
+    replay_groups_free(&g);
+}
+
+/* --annotate: per source line (text only) the accesses, misses per level
+ * (from the hits: misses at level l+1 are those at l minus the hits there),
+ * invalidations and coherence misses, summed over the line's sites. */
+static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "annotate"), PES_R_TEXT_ONLY);
+    if (s->by == REPLAY_BY_OBJECT) return;   /* the simulator's rows are objects, not sites */
+    uint32_t sites = pes_sim_sites(s->sim), n = 0;
+    uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
+    for (uint32_t i = 0; keys && i <= sites; i++) {
+        uint32_t id = i == sites ? UINT32_MAX : i;
+        if (pes_sim_site(s->sim, id)) keys[n++] = id;
+    }
+    struct replay_groups g;
+    if (!keys || replay_groups_make(&g, s->si, REPLAY_BY_LINE, keys, n) < 0) {
+        free(keys);
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
+    if (!st) pes_r_array(r, NULL, NULL);
+    for (uint32_t i = 0; st && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+    for (size_t j = 0; st && j < g.n; j++) {
+        const struct pes_site *site = keys[g.member[g.start[j]]] == UINT32_MAX
+                                          ? NULL : s->si->site(s->si->site_ctx, keys[g.member[g.start[j]]]);
+        if (!site || !site->line || !site->file || !*site->file) continue;
+        struct pes_rnode *o = pes_r_object(r, arr, NULL);
+        pes_r_str(r, o, "file", site->file);
+        pes_r_u64(r, o, "line", site->line);
+        pes_r_u64(r, o, "accesses", st[j].accesses);
+        struct pes_rnode *m = pes_r_array(r, o, "misses");
+        uint64_t reaching = st[j].accesses;
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) {
+            reaching = reaching > st[j].hits[l] ? reaching - st[j].hits[l] : 0;
+            pes_r_u64(r, m, NULL, reaching);
+        }
+        pair(r, o, "invalidations", st[j].inval_true, st[j].inval_false);
+        pair(r, o, "coherence_misses", st[j].coh_true, st[j].coh_false);
+    }
+    free(st);
+    free(keys);
+    replay_groups_free(&g);
+}
+
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
  * the k sites with a non-zero --sort metric first (ranked), then the rest by
  * accesses. */
@@ -250,19 +394,25 @@ static void publish(void *self, const struct pes_publish *to) {
     uint32_t k = 0;   /* the ranking by --sort, once for the top list and the full table */
     uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, &k);
     if (!ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
-    publish_top(s, r, o, ranked, k < s->k->top ? k : s->k->top);
+    /* by object the simulator's rows are objects: only the groups list them */
+    uint32_t top = s->by == REPLAY_BY_OBJECT ? 0 : k < s->k->top ? k : s->k->top;
+    publish_top(s, r, o, ranked, top);
+    publish_groups(s, r, o);
     struct pes_rnode *comm = pes_r_object(r, o, "communication");
     pes_r_u64(r, comm, "threads", s->n_threads);
     matrix(r, comm, "all", s->sim, PES_SIM_COMM_ALL, s->n_threads);
     matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
     matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
-    if (ranked) publish_all(s, r, o, ranked, k);
+    replay_c2c_publish(s->c2c, r, o, s->si, s->k->top);
+    if (s->k->annotate) publish_annotate(s, r, o);
+    if (ranked && s->by != REPLAY_BY_OBJECT) publish_all(s, r, o, ranked, k);
     free(ranked);
 }
 
 static void destroy(void *self) {
     struct sim *s = self;
     if (s->sim) pes_sim_destroy(s->sim);
+    replay_c2c_destroy(s->c2c);
     free(s->acc);
     free(s);
 }

@@ -211,6 +211,8 @@ static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
 static const char *const sort_names[] = {"invalidations", "coherence", "false-sharing",
                                          "true-sharing",  "misses",    "accesses", NULL};
 
+static const char *const by_names[] = {"line", "site", "function", "object", NULL};
+
 #define FIELD(f) offsetof(struct replay_options, f)
 static const struct opt_row rows[] = {
     {.name = "machine",
@@ -298,7 +300,7 @@ static const struct opt_row rows[] = {
      .flags = FULL_ONLY},
     {.name = "top",
      .arg = "N",
-     .help = "sites to list with --simulate (default 10)",
+     .help = "rows of the ranked tables and cache lines of the\ncache-line table to list (default 10)",
      .kind = OPT_U32,
      .field = FIELD(knobs.top),
      .min = 0,
@@ -311,6 +313,21 @@ static const struct opt_row rows[] = {
      .field = FIELD(knobs.sort),
      .names = sort_names,
      .expected = "invalidations, coherence, false-sharing, true-sharing, misses or accesses",
+     .flags = FULL_ONLY},
+    {.name = "by",
+     .arg = "KEY",
+     .help = "rows of the ranked tables: line (default, a source line's\nsites merged), site, function, or "
+             "object (data objects)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.by),
+     .names = by_names,
+     .expected = "line, site, function or object"},
+    {.name = "annotate",
+     .arg = "FILE|all",
+     .help = "print the source of FILE (or of every file) with each\nline's accesses, misses and "
+             "invalidations in the margin",
+     .kind = OPT_STRING,
+     .field = FIELD(knobs.annotate),
      .flags = FULL_ONLY},
     {.name = "sample-rate",
      .arg = "R",
@@ -354,6 +371,10 @@ static const struct opt_row rows[] = {
      .kind = OPT_FN,
      .parse = parse_input_format,
      .expected = "auto, pes, addr, lackey or binary64"},
+    {.name = "no-objects",
+     .help = "do not attribute accesses to data objects (globals,\nheap allocation sites, stacks): no DWARF reading and\nno allocation tracking",
+     .kind = OPT_SWITCH,
+     .field = FIELD(no_objects)},
     {.name = "jobs",
      .arg = "N",
      .help = "replay threads (default: the CPUs this process may run\non); the same results for every N",
@@ -488,6 +509,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->knobs.top = 10;
     o->page_size = 4096;
     o->knobs.sort = "invalidations";
+    o->knobs.by = "line";
     o->knobs.sample_seed = 1;
     o->format = REPLAY_TEXT;
     o->knobs.jobs = default_jobs();

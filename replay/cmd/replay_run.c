@@ -58,6 +58,14 @@ void replay_input_warnings(const struct replay_input *in) {
     if (replay_input_skipped(in, &msg)) replay_message("warning: %s", msg);
 }
 
+struct pes_objects *replay_input_objects_setup(struct replay_input *in, const struct replay_options *o) {
+    replay_input_set_objects(in, !o->no_objects);
+    struct pes_objects *objects = replay_input_objects(in);
+    const char *msg = replay_input_objects_warning(in);
+    if (msg) replay_message("warning: %s", msg);
+    return objects;
+}
+
 /* What every configuration shares: the input, the options, the report. */
 struct run {
     struct replay_input *in;
@@ -160,6 +168,8 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     }
     struct pes_pipeline *p = NULL;
     int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
+    /* objects: not in parts (replay_input_set_part) */
+    if (rc == 0 && !parts) si.objects = replay_input_objects_setup(in, o);
     if (rc == 0 && !(p = pes_pipeline_create(&si, &knobs, err))) rc = -1;
     /* --sample-rate alone on another tool's trace: the estimators see only
      * their lines and the summary only counts, so the parsing threads drop
@@ -305,7 +315,8 @@ static int write_report(struct run *run, struct pes_error *err) {
         snprintf(err->message, sizeof err->message, "-o %s: %s", o->output, strerror(errno));
         return -1;
     }
-    struct pes_report_view view = {.r = run->rep, .site = replay_site_of_input, .site_ctx = run->in, .top = o->knobs.top};
+    struct pes_report_view view = {.r = run->rep, .site = replay_site_of_input, .site_ctx = run->in, .top = o->knobs.top,
+                                   .annotate = o->knobs.annotate};
     int wr = o->format == REPLAY_JSON  ? pes_report_write_json(out, run->rep)
              : o->format == REPLAY_CSV ? pes_report_write_csv(out, &view)
                                        : pes_report_write_text(out, &view);

@@ -38,6 +38,9 @@ struct replay_hooks {
 const struct pes_site *replay_site_of_input(const void *in, uint32_t id);
 /* The input's warnings on stderr: a cut file, blocks of unknown type. */
 void replay_input_warnings(const struct replay_input *in);
+/* Data objects as the options say (--no-objects), built now, with their
+ * warning (a binary missing or stripped) on stderr; NULL: not resolved. */
+struct pes_objects *replay_input_objects_setup(struct replay_input *in, const struct replay_options *o);
 /* "pes-replay: MESSAGE" on stderr (replay_message); returns 1, the exit status. */
 int replay_fail(const struct pes_error *err);
 /* --machine, then --cache, validated. 0, or -1 with err filled. */

@@ -68,8 +68,10 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
     si.machine = m;
     uint32_t *cache = NULL;
     int rc = -1;
+    si.objects = replay_input_objects_setup(sin, o);
     if (fin) {
         full = stream_of(fin, o->full, PES_TRACE_FULL);
+        full.objects = replay_input_objects_setup(fin, o);
         if (pair_full(&full, fin, o, m, si.header->config, &cache, err) < 0) return -1;
         si.paired = &full;
     }

@@ -4,6 +4,7 @@
  * machine, then per configuration its reuse profiles and top sites, the
  * model's predictions of every configuration, and the simulations.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <ctype.h>
@@ -67,6 +68,8 @@ static void print_profiles(FILE *out, const struct pes_rnode *root, const struct
             (unsigned)pes_r_get_u(c, "cores"), streams_word(c), (unsigned)pes_r_get_u(root, "line"));
     fprintf(out, "  %-14s %14s %8s %11s", "stream", "accesses", "cold", "mean RD");
     for (size_t l = 0; l < n_levels; l++) fprintf(out, "   <L%zu FA", l + 1);
+    fprintf(out, "\n  %-14s %14s %8s %11s", "", "(#)", "(%)", "(lines)");
+    for (size_t l = 0; l < n_levels; l++) fprintf(out, " %8s", "(%)");
     fputc('\n', out);
     char label[32];
     const struct pes_rnode *prd = pes_r_get(c, "prd"), *crd = pes_r_get(c, "crd");
@@ -78,8 +81,9 @@ static void print_profiles(FILE *out, const struct pes_rnode *root, const struct
         snprintf(label, sizeof label, "shared%zu CRD", g);
         print_hist_row(out, label, pes_r_get(pes_r_at(crd, g), "histogram"));
     }
-    fprintf(out, "  (accesses: line accesses; cold: first accesses to a line; mean RD: mean reuse distance, in lines;\n"
-                 "   <Ln FA: share of accesses a fully associative LRU cache of Ln's size would hit)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses; cold: first accesses to a line; mean RD: mean\n"
+                 "   reuse distance, in lines; <Ln FA: share of accesses a fully associative LRU cache of Ln's\n"
+                 "   size would hit)\n");
 }
 
 static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t id) {
@@ -89,26 +93,59 @@ static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t
     fprintf(out, "  %-44s", report_safe(where));
 }
 
-/* The sites that make most line accesses, with their mean reuse distances. */
+/* What the rows of a ranked table are (--by): its title's plural and its
+ * first column's name. Reports without "by" (older analyses) list sites. */
+static void by_words(const struct pes_rnode *parent, const char **plural, const char **column) {
+    const char *by = pes_r_get_s(parent, "by");
+    *plural = "sites", *column = "site";
+    if (strcmp(by, "line") == 0) *plural = "source lines", *column = "source line";
+    else if (strcmp(by, "function") == 0) *plural = "functions", *column = "function";
+    else if (strcmp(by, "object") == 0) *plural = "data objects", *column = "object";
+}
+
+/* The width of the label column of rows 0..n-1: 44, or the longest group key (at most 100). */
+static int label_width(const struct pes_rnode *rows, size_t n) {
+    size_t w = 44;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(report_safe(pes_r_get_s(pes_r_at(rows, i), "key")));
+        if (len > w) w = len;
+    }
+    return w > 100 ? 100 : (int)w;
+}
+
+/* A row's label: its group key, or the site of a per-site row. */
+static void print_row_label(FILE *out, const struct pes_report_view *v, const struct pes_rnode *row, int width) {
+    if (pes_r_get(row, "key")) fprintf(out, "  %-*s", width, report_safe(pes_r_get_s(row, "key")));
+    else print_site_label(out, v, pes_r_i(pes_r_get(row, "site")));
+}
+
+/* The rows (--by) that make most line accesses, with their mean reuse distances. */
 static void print_site_reuse(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {
-    const struct pes_rnode *rows = pes_r_get(c, "sites");
+    const struct pes_rnode *rows = pes_r_get(c, "groups");
+    if (!rows) rows = pes_r_get(c, "sites");
     size_t n = pes_r_count(rows);
     if (n == 0 || v->top == 0) return;
     size_t shown = n < v->top ? n : v->top;
-    fprintf(out, "\n  Top %zu sites by line accesses\n", shown);
-    fprintf(out, "  %-44s %14s %8s %11s %11s\n", "site", "accesses", "cold", "mean PRD", "mean CRD");
+    const char *plural, *column;
+    by_words(c, &plural, &column);
+    fprintf(out, "\n  Top %zu %s by line accesses\n", shown, plural);
+    int w = label_width(rows, shown);
+    fprintf(out, "  %-*s %14s %8s %11s %11s\n", w, column, "accesses", "cold", "mean PRD", "mean CRD");
+    fprintf(out, "  %-*s %14s %8s %11s %11s\n", w, "", "(#)", "(%)", "(lines)", "(lines)");
     for (size_t i = 0; i < shown; i++) {
         const struct pes_rnode *r = pes_r_at(rows, i);
         char acc[32];
         uint64_t accesses = pes_r_get_u(r, "accesses");
         report_count(acc, sizeof acc, accesses);
-        print_site_label(out, v, (int64_t)pes_r_get_u(r, "site"));
+        print_row_label(out, v, r, w);
         fprintf(out, " %14s %7.2f%% %11.1f %11.1f\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(r, "prd_cold") / (double)accesses : 0.0,
                 pes_r_get_f(r, "prd_mean"), pes_r_get_f(r, "crd_mean"));
     }
-    fprintf(out, "  (accesses: line accesses of the site; cold: their first accesses to a line; mean PRD / CRD:\n"
-                 "   mean reuse distance in lines within the thread / within its shared cache)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses; cold: the first accesses to a line among them;\n"
+                 "   mean PRD / CRD: mean reuse distance in %u-byte lines within the thread / within its shared\n"
+                 "   cache; rows: %s, --by line|site|function|object)\n",
+            (unsigned)pes_r_get_u(pes_report_tree(v->r), "line"), plural);
 }
 
 static void print_predictions(FILE *out, const struct pes_rnode *root) {
@@ -119,23 +156,96 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
     fprintf(out, "  %6s", "cores");
     for (size_t l = 0; l < n_levels; l++) fprintf(out, "   L%zu hit", l + 1);
     fprintf(out, " %12s %12s %12s\n", "T_mem", "T_cpu", "T_pred");
+    /* one unit for all times of the table, from the largest */
+    double tmax = 0;
+    for (size_t i = 0; i < pes_r_count(configs); i++) {
+        const struct pes_rnode *rt = pes_r_get(pes_r_get(pes_r_at(configs, i), "model"), "runtime");
+        double t = pes_r_get_f(rt, "total_seconds");
+        if (t > tmax) tmax = t;
+    }
+    double scale = tmax >= 1.0 ? 1.0 : tmax >= 1e-3 ? 1e3 : 1e6;
+    const char *unit = scale == 1.0 ? "(s)" : scale == 1e3 ? "(ms)" : "(us)";
+    fprintf(out, "  %6s", "(#)");
+    for (size_t l = 0; l < n_levels; l++) fprintf(out, " %8s", "(%)");
+    fprintf(out, " %12s %12s %12s\n", unit, unit, unit);
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
         const struct pes_rnode *local = pes_r_get(model, "hit_local"), *rt = pes_r_get(model, "runtime");
         fprintf(out, "  %6u", (unsigned)pes_r_get_u(c, "cores"));
         for (size_t l = 0; l < n_levels; l++) fprintf(out, " %7.2f%%", 100.0 * pes_r_f(pes_r_at(local, l)));
-        char tm[32], tc[32], tp[32];
-        report_seconds(tm, sizeof tm, pes_r_get_f(rt, "mem_seconds"));
-        report_seconds(tc, sizeof tc, pes_r_get_f(rt, "cpu_seconds"));
-        report_seconds(tp, sizeof tp, pes_r_get_f(rt, "total_seconds"));
-        fprintf(out, " %12s %12s %12s\n", tm, tc, tp);
+        fprintf(out, " %12.3f %12.3f %12.3f\n", scale * pes_r_get_f(rt, "mem_seconds"),
+                scale * pes_r_get_f(rt, "cpu_seconds"), scale * pes_r_get_f(rt, "total_seconds"));
     }
-    fprintf(out, "  (Ln hit: local hit rate; T_mem, T_cpu: predicted memory and compute time of the run's\n"
-                 "   work; T_pred = T_mem + T_cpu, the predicted runtime; docs/model.md)\n");
+    fprintf(out, "  (%%: a share; s / ms / us: seconds / milliseconds / microseconds; Ln hit: local hit rate;\n"
+                 "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = T_mem + T_cpu,\n"
+                 "   the predicted runtime; docs/model.md)\n");
 }
 
 static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key) {
     report_count(buf, len, pes_r_get_u(o, key));
+}
+
+/* A report array of strings as "a, b"; "-" when empty. */
+static void join_strings(char *buf, size_t len, const struct pes_rnode *a) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < pes_r_count(a) && o + 1 < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", pes_r_s(pes_r_at(a, i)));
+    if (o == 0) snprintf(buf, len, "-");
+}
+
+/* The cache-line table (c2c.h): per contended line its totals, then one row
+ * per offset touched. */
+void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const char *what) {
+    const struct pes_rnode *lines = pes_r_get(parent, "cache_lines");
+    size_t n = pes_r_count(lines);
+    if (!lines) return;
+    if (n == 0) {
+        fprintf(out, "\n  No cache line had %s\n", what);
+        return;
+    }
+    fprintf(out, "\n  Top %zu cache lines by %s (c2c)\n", n, what);
+    for (size_t i = 0; i < n; i++) {
+        const struct pes_rnode *l = pes_r_at(lines, i);
+        const struct pes_rnode *in = pes_r_get(l, "invalidations"), *co = pes_r_get(l, "coherence_misses"),
+                               *tr = pes_r_get(l, "transfers");
+        char th[96], obj[300];
+        report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(l, "threads")));
+        const char *part = pes_r_get_s(l, "part");
+        snprintf(obj, sizeof obj, "%s%s%s%s", report_safe(pes_r_get_s(l, "object")), *part ? " (from " : "",
+                 report_safe(part), *part ? ")" : "");
+        fprintf(out, "  #%zu line 0x%" PRIx64 "  object %s  threads %s\n", i + 1, pes_r_get_u(l, "address"), obj, th);
+        fprintf(out, "     invalidations %" PRIu64 " true / %" PRIu64 " false; coherence misses %" PRIu64
+                     " true / %" PRIu64 " false; transfers %" PRIu64 " true / %" PRIu64 " false\n",
+                pes_r_get_u(in, "true"), pes_r_get_u(in, "false"), pes_r_get_u(co, "true"), pes_r_get_u(co, "false"),
+                pes_r_get_u(tr, "true"), pes_r_get_u(tr, "false"));
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s  %-9s %-20s %s\n", "offset", "size", "reads",
+                "writes", "inval T", "inval F", "coh T", "coh F", "xfer T", "xfer F", "threads", "object part",
+                "source lines");
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s\n", "(B)", "(B)", "(#)", "(#)", "(#)", "(#)", "(#)",
+                "(#)", "(#)", "(#)");
+        const struct pes_rnode *offs = pes_r_get(l, "offsets");
+        for (size_t k = 0; k < pes_r_count(offs); k++) {
+            const struct pes_rnode *f = pes_r_at(offs, k);
+            const struct pes_rnode *fi = pes_r_get(f, "invalidations"), *fc = pes_r_get(f, "coherence_misses"),
+                                   *ft = pes_r_get(f, "transfers");
+            char src[256];
+            report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(f, "threads")));
+            join_strings(src, sizeof src, pes_r_get(f, "sources"));
+            const char *fp = pes_r_get_s(f, "part");
+            fprintf(out, "     %6" PRIu64 " %4" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
+                         " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %-9s %-20s %s\n",
+                    pes_r_get_u(f, "offset"), pes_r_get_u(f, "size"), pes_r_get_u(f, "reads"), pes_r_get_u(f, "writes"),
+                    pes_r_get_u(fi, "true"), pes_r_get_u(fi, "false"), pes_r_get_u(fc, "true"),
+                    pes_r_get_u(fc, "false"), pes_r_get_u(ft, "true"), pes_r_get_u(ft, "false"), th, report_safe(*fp ? fp : "-"), report_safe(src));
+        }
+    }
+    fprintf(out, "  (B: bytes, #: a count; per line: its address, the data object holding it and the part at its\n"
+                 "   first byte; per offset touched: reads / writes since the line's first coherence event (a sampled\n"
+                 "   trace: sampled accesses), the invalidations its stores caused (inval), the coherence misses of\n"
+                 "   its accesses (coh) and the line transfers to them (xfer; a sampled trace: communication\n"
+                 "   events), true (T) / false (F) sharing; offsets written by different threads with only false\n"
+                 "   sharing: pad or move them apart; docs/simulation.md, \"Cache-line table\")\n");
 }
 
 static void print_simulation(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c) {
@@ -146,6 +256,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             (unsigned)pes_r_get_u(c, "cores"), mimicked ? "cores" : "threads, one core each");
     fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "level", "accesses", "hit", "model", "compulsory",
             "capacity", "coherence");
+    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "", "(#)", "(%)", "(%)", "(#)", "(#)", "(#)");
     const struct pes_rnode *levels = pes_r_get(sim, "levels");
     for (size_t l = 0; l < pes_r_count(levels); l++) {
         const struct pes_rnode *lv = pes_r_at(levels, l);
@@ -159,8 +270,9 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                 reaching ? 100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching : 0.0,
                 100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3);
     }
-    fprintf(out, "  (accesses: line accesses reaching the level; hit: simulated local hit rate; model: SDCM's;\n"
-                 "   compulsory / capacity / coherence: misses by cause, coherence = the line was invalidated)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses reaching the level; hit: simulated local hit\n"
+                 "   rate; model: SDCM's; compulsory / capacity / coherence: misses by cause, coherence = the line\n"
+                 "   was invalidated)\n");
     const struct pes_rnode *inv = pes_r_get(sim, "invalidations"), *coh = pes_r_get(sim, "coherence_misses"),
                            *tr = pes_r_get(sim, "transfers");
     char it[32], ifl[32], ct[32], cf[32], mt[32], mf[32];
@@ -175,32 +287,39 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             it, ifl, ct, cf, mt, mf, pes_r_get_u(sim, "writebacks"));
 
     const char *sort = pes_r_get_s(sim, "sort");
-    const struct pes_rnode *sites = pes_r_get(sim, "sites");
+    const struct pes_rnode *sites = pes_r_get(sim, "groups");
+    if (!sites) sites = pes_r_get(sim, "sites");
     size_t n = pes_r_count(sites);
+    const char *plural, *column;
+    by_words(sim, &plural, &column);
     if (n == 0) {
-        fprintf(out, "  no site has a non-zero '%s' count\n", sort);
+        fprintf(out, "  no %s has a non-zero '%s' count\n", column, sort);
         return;
     }
-    fprintf(out, "\n  Top %zu sites by %s\n", n, sort);
-    fprintf(out, "  %-44s %12s %8s %10s %10s %10s %10s  %-7s %s\n", "site", "accesses", "L1 miss", "inval T",
+    fprintf(out, "\n  Top %zu %s by %s\n", n, plural, sort);
+    int w = label_width(sites, n);
+    fprintf(out, "  %-*s %12s %8s %11s %11s %11s %11s  %-7s %s\n", w, column, "accesses", "L1 miss", "inval T",
             "inval F", "coh T", "coh F", "sharing", "threads");
+    fprintf(out, "  %-*s %12s %8s %11s %11s %11s %11s\n", w, "", "(#)", "(%)", "(#)", "(#)", "(#)", "(#)");
     for (size_t i = 0; i < n; i++) {
         const struct pes_rnode *s = pes_r_at(sites, i);
-        print_site_label(out, v, pes_r_i(pes_r_get(s, "site")));
+        print_row_label(out, v, s, w);
         uint64_t accesses = pes_r_get_u(s, "accesses");
         char acc[32], threads[96];
         report_count(acc, sizeof acc, accesses);
         report_thread_list(threads, sizeof threads, report_thread_mask(pes_r_get(s, "threads")));
         const struct pes_rnode *si = pes_r_get(s, "invalidations"), *sc = pes_r_get(s, "coherence_misses");
-        fprintf(out, " %12s %7.2f%% %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "  %-7s %s\n", acc,
+        fprintf(out, " %12s %7.2f%% %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %-7s %s\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
                 pes_r_get_u(si, "true"), pes_r_get_u(si, "false"), pes_r_get_u(sc, "true"),
                 pes_r_get_u(sc, "false"), pes_r_get_s(s, "sharing"), threads);
     }
-    fprintf(out, "  (L1 miss: share of the site's line accesses that miss L1; inval T / F: invalidations its\n"
-                 "   stores caused in other cores, true / false sharing; coh T / F: coherence misses of its\n"
-                 "   accesses, true / false sharing; sharing: the kind that dominates 4:1, else mixed; threads:\n"
-                 "   the threads that ran it; docs/simulation.md)\n");
+    fprintf(out, "  (#: a count, %%: a share; accesses: line accesses; L1 miss: share of them that miss L1; inval T / F:\n"
+                 "   invalidations its stores caused in other cores, true / false sharing; coh T / F: coherence misses of\n"
+                 "   its accesses, true / false sharing; sharing: the kind that dominates 4:1, else mixed; threads:\n"
+                 "   the threads that ran it; rows: %s, --by line|site|function|object; docs/simulation.md)\n",
+            plural);
+    report_print_cache_lines(out, sim, "coherence events");
 }
 
 /* ------------------------------------------------------------ other sections
@@ -210,7 +329,8 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
  * in the text report without a change here. */
 
 static int known_config_key(const char *key) {
-    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "model", "simulation", NULL};
+    static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "by", "groups", "annotate",
+                                          "model", "simulation", NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0) return 1;
     return 0;
@@ -296,6 +416,157 @@ static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_r
     }
 }
 
+/* ------------------------------------------------------------ --annotate
+ * Like cg_annotate: a source file's lines with the counts of each line that
+ * has any in a margin, and a few lines of context around them. */
+
+enum { ANNOTATE_CONTEXT = 3 };
+
+static int by_line_no(const void *a, const void *b) {
+    uint64_t x = pes_r_get_u(*(const struct pes_rnode *const *)a, "line");
+    uint64_t y = pes_r_get_u(*(const struct pes_rnode *const *)b, "line");
+    return (x > y) - (x < y);
+}
+
+static const char *base_name(const char *path) {
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Whether the --annotate argument names this source file: "all", the path
+ * as the site table has it, or its last components ("false_sharing.c",
+ * "kernels/false_sharing.c"). */
+static int annotate_wants(const char *arg, const char *file) {
+    if (strcmp(arg, "all") == 0 || strcmp(arg, file) == 0) return 1;
+    size_t la = strlen(arg), lf = strlen(file);
+    return la < lf && strcmp(file + lf - la, arg) == 0 && file[lf - la - 1] == '/';
+}
+
+static void margin_u(FILE *out, int width, uint64_t v) {
+    if (v == 0) fprintf(out, "%*s ", width, ".");
+    else {
+        char buf[32];
+        report_count(buf, sizeof buf, v);
+        fprintf(out, "%*s ", width, buf);
+    }
+}
+
+/* The margin of one source line: its counts, or blanks. */
+static void annotate_margin(FILE *out, const struct pes_rnode *row, size_t n_levels, int sim) {
+    if (!row) {
+        fprintf(out, "%*s", 13 + (sim ? (int)(10 * n_levels) + 40 : 0), "");
+        return;
+    }
+    margin_u(out, 12, pes_r_get_u(row, "accesses"));
+    if (!sim) return;
+    const struct pes_rnode *m = pes_r_get(row, "misses");
+    for (size_t l = 0; l < n_levels; l++) margin_u(out, 9, pes_r_u(pes_r_at(m, l)));
+    const struct pes_rnode *in = pes_r_get(row, "invalidations"), *co = pes_r_get(row, "coherence_misses");
+    margin_u(out, 9, pes_r_get_u(in, "true"));
+    margin_u(out, 9, pes_r_get_u(in, "false"));
+    margin_u(out, 9, pes_r_get_u(co, "true"));
+    margin_u(out, 9, pes_r_get_u(co, "false"));
+}
+
+static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n, size_t n_levels,
+                          int sim) {
+    qsort(rows, n, sizeof *rows, by_line_no);
+    fprintf(out, "\n-- %s\n", report_safe(file));
+    fprintf(out, "%12s ", "accesses");
+    for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%8s%zu ", "L", l + 1);
+    if (sim) fprintf(out, "%9s %9s %9s %9s ", "inval T", "inval F", "coh T", "coh F");
+    fprintf(out, " source\n%12s ", "(#)");
+    for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%9s ", "(misses)");
+    if (sim) fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
+    fputc('\n', out);
+    FILE *src = fopen(file, "r");
+    if (!src) {
+        fprintf(out, "  (source not readable: %s: %s; the counts per line follow)\n", report_safe(file),
+                strerror(errno));
+        for (size_t i = 0; i < n; i++) {
+            annotate_margin(out, rows[i], n_levels, sim);
+            fprintf(out, " line %" PRIu64 "\n", pes_r_get_u(rows[i], "line"));
+        }
+        return;
+    }
+    char *text = NULL;
+    size_t cap = 0, k = 0;
+    uint64_t lineno = 0, last_printed = 0;
+    ssize_t len;
+    while ((len = getline(&text, &cap, src)) >= 0) {
+        lineno++;
+        while (k < n && pes_r_get_u(rows[k], "line") < lineno) k++;   /* rows of line 0: none */
+        uint64_t next = k < n ? pes_r_get_u(rows[k], "line") : UINT64_MAX;
+        uint64_t prev = k > 0 ? pes_r_get_u(rows[k - 1], "line") : 0;
+        int near = (next != UINT64_MAX && next - lineno <= ANNOTATE_CONTEXT) ||
+                   (prev && lineno - prev <= ANNOTATE_CONTEXT);
+        if (!near) continue;
+        if (last_printed + 1 != lineno) fprintf(out, "-- line %" PRIu64 " ----------------------------------------\n", lineno);
+        if (len > 0 && text[len - 1] == '\n') text[len - 1] = '\0';
+        annotate_margin(out, next == lineno ? rows[k] : NULL, n_levels, sim);
+        /* the source as it is, but for what a terminal would act on */
+        for (char *c = text; *c; c++)
+            if ((unsigned char)*c < 0x20 ? *c != '\t' : *c == 0x7f) *c = '?';
+        fprintf(out, " %s\n", text);
+        last_printed = lineno;
+    }
+    free(text);
+    fclose(src);
+    for (; k < n; k++)
+        if (pes_r_get_u(rows[k], "line") > lineno) {
+            annotate_margin(out, rows[k], n_levels, sim);
+            fprintf(out, " (line %" PRIu64 ": past the end of the file, which changed since the run?)\n",
+                    pes_r_get_u(rows[k], "line"));
+        }
+}
+
+static void print_annotate(FILE *out, const struct pes_report_view *v, const struct pes_rnode *root) {
+    const struct pes_rnode *c = pes_r_at(pes_r_get(root, "configs"), 0);
+    const struct pes_rnode *rows = pes_r_get(pes_r_get(c, "simulation"), "annotate");
+    int sim = rows != NULL;
+    if (!rows) rows = pes_r_get(c, "annotate");
+    size_t n = pes_r_count(rows), n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
+    fprintf(out, "\nAnnotated source (--annotate %s) — %s%u %s\n", report_safe(v->annotate),
+            pes_r_get_u(c, "mimicked") ? "mimicked " : "", (unsigned)pes_r_get_u(c, "cores"), streams_word(c));
+    if (!rows) {
+        fprintf(out, "  no per-line counts (--annotate needs site rows: not with --by object or --sample-rate)\n");
+        return;
+    }
+    const struct pes_rnode **mine = malloc((n ? n : 1) * sizeof *mine);
+    char *done = calloc(n ? n : 1, 1);
+    size_t files = 0;
+    for (size_t i = 0; mine && done && i < n; i++) {
+        const char *file = pes_r_get_s(pes_r_at(rows, i), "file");
+        if (done[i] || !annotate_wants(v->annotate, file)) continue;
+        size_t m = 0;
+        for (size_t j = i; j < n; j++)
+            if (!done[j] && strcmp(pes_r_get_s(pes_r_at(rows, j), "file"), file) == 0) {
+                mine[m++] = pes_r_at(rows, j);
+                done[j] = 1;
+            }
+        annotate_file(out, file, mine, m, n_levels, sim);
+        files++;
+    }
+    if (files == 0) {
+        fprintf(out, "  no accesses from a file named %s; the files with accesses:", report_safe(v->annotate));
+        for (size_t i = 0; i < n; i++) {
+            const char *f = pes_r_get_s(pes_r_at(rows, i), "file");
+            int seen = 0;
+            for (size_t j = 0; j < i; j++) seen |= strcmp(pes_r_get_s(pes_r_at(rows, j), "file"), f) == 0;
+            if (!seen) fprintf(out, " %s", report_safe(base_name(f)));
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "  (margin: per source line, the line accesses of its sites (#)%s;\n"
+                 "   \".\": none; lines without counts are context; -- line N: where the listing resumes)\n",
+            sim ? ", the misses at each level (Ln: accesses\n"
+                  "   that missed Ln), the invalidations its stores caused and the coherence misses of its\n"
+                  "   accesses, true (T) / false (F) sharing (#)"
+                : "");
+    free(mine);
+    free(done);
+}
+
 int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
     if (pes_report_failed(v->r)) return -1;
     if (pes_report_is_sampled(v->r)) return pes_report_write_sampled_text(out, v->r);
@@ -314,5 +585,6 @@ int pes_report_write_text(FILE *out, const struct pes_report_view *v) {
         for (size_t k = 0; k < pes_r_count(c); k++)
             if (!known_config_key(pes_r_key(pes_r_at(c, k)))) print_other(out, c, pes_r_at(c, k));
     }
+    if (v->annotate) print_annotate(out, v, root);
     return ferror(out) ? -1 : 0;
 }

@@ -18,11 +18,12 @@ static void text_num(FILE *out, const char *fmt, double v) {
 
 /* A histogram ([{"lo","hi","count"}]) with its total; bins under 0.05 % of
  * the total are left out (converted histograms have long, thin tails). */
-static void hist_text(FILE *out, const char *title, const struct pes_rnode *h) {
+static void hist_text(FILE *out, const char *title, const char *unit, const struct pes_rnode *h) {
     double total = 0;
     for (size_t i = 0; i < pes_r_count(h); i++) total += pes_r_get_f(pes_r_at(h, i), "count");
     if (total <= 0) return;
-    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n", title, total, "distance", "count", "share");
+    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n  %-24s %12s %8s\n", title, total, "distance", "count", "share",
+            unit, "(#)", "(%)");
     for (size_t i = 0; i < pes_r_count(h); i++) {
         const struct pes_rnode *b = pes_r_at(h, i);
         double c = pes_r_get_f(b, "count");
@@ -33,6 +34,11 @@ static void hist_text(FILE *out, const char *title, const struct pes_rnode *h) {
         else snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)lo, (unsigned long long)hi - 1);
         fprintf(out, "  %-24s %12.1f %7.2f%%\n", range, c, 100 * c / total);
     }
+    fprintf(out, "  (distance: a bin lo..hi of %s;\n"
+                 "   count: the reuses in it, weighted as sampled; share: of the total in the title; bins\n"
+                 "   under 0.05 %% of it are left out)\n",
+            strcmp(unit, "(accesses)") == 0 ? "accesses strictly between use and reuse"
+                                             : "distinct addresses between use and reuse");
 }
 
 static int write_sampled(FILE *out, const struct pes_rnode *o) {
@@ -60,13 +66,16 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         fprintf(out, " (estimated invalidations: %.0f)\n", pes_r_get_f(s, "estimated_invalidations"));
     }
     const struct pes_rnode *intra = pes_r_get(o, "intra"), *shared = pes_r_get(o, "shared");
-    hist_text(out, "Intra-thread reuses, time distance (accesses strictly between)", pes_r_get(intra, "time_histogram"));
-    hist_text(out, "Intra-thread line reuses, time distance", pes_r_get(intra, "line_time_histogram"));
-    hist_text(out, "Shared-cache reuses, time distance", pes_r_get(shared, "time_histogram"));
-    hist_text(out, "Shared-cache line reuses, time distance", pes_r_get(shared, "line_time_histogram"));
-    hist_text(out, "Intra-thread reuses, stack distance (Shen et al. conversion)", pes_r_get(o, "stack_histogram"));
+    hist_text(out, "Intra-thread reuses, time distance (accesses strictly between)", "(accesses)",
+              pes_r_get(intra, "time_histogram"));
+    hist_text(out, "Intra-thread line reuses, time distance", "(accesses)", pes_r_get(intra, "line_time_histogram"));
+    hist_text(out, "Shared-cache reuses, time distance", "(accesses)", pes_r_get(shared, "time_histogram"));
+    hist_text(out, "Shared-cache line reuses, time distance", "(accesses)", pes_r_get(shared, "line_time_histogram"));
+    hist_text(out, "Intra-thread reuses, stack distance (Shen et al. conversion)", "(distinct addr.)",
+              pes_r_get(o, "stack_histogram"));
     fprintf(out, "\n  %-6s %14s %14s %9s %9s %9s %12s\n", "thread", "loads", "stores", "samples", "reuses", "inval",
             "N-hat");
+    fprintf(out, "  %-6s %14s %14s %9s %9s %9s %12s\n", "", "(#)", "(#)", "(#)", "(#)", "(#)", "(addresses)");
     const struct pes_rnode *pt = pes_r_get(o, "per_thread");
     for (size_t t = 0; t < pes_r_count(pt); t++) {
         const struct pes_rnode *h = pes_r_at(pt, t);
@@ -88,6 +97,8 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         const struct pes_rnode *mt = pes_r_get(comm, "true"), *mf = pes_r_get(comm, "false");
         fprintf(out, "  %-4s", "");
         for (size_t j = 0; j < pes_r_count(mt); j++) fprintf(out, " %10s%u", "T", (unsigned)j);
+        fprintf(out, "\n  %-4s", "");
+        for (size_t j = 0; j < pes_r_count(mt); j++) fprintf(out, " %11s", "(transfers)");
         fputc('\n', out);
         for (size_t i = 0; i < pes_r_count(mt); i++) {
             fprintf(out, "  T%-3u", (unsigned)i);
@@ -97,20 +108,26 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
             fputc('\n', out);
         }
     }
-    const struct pes_rnode *sites = pes_r_get(o, "sites");
+    /* the rows of --by (older reports: the sites) */
+    const struct pes_rnode *sites = pes_r_get(o, "groups");
+    const char *key = "key", *by = pes_r_get_s(o, "by");
+    if (!sites) sites = pes_r_get(o, "sites"), key = "label", by = "site";
     if (pes_r_count(sites)) {
-        fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", "site", "samples", "reuses", "inval", "comm-true",
+        const char *column = strcmp(by, "line") == 0 ? "source line" : by;
+        fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", column, "samples", "reuses", "inval", "comm-true",
                 "comm-false");
+        fprintf(out, "  %-48s %9s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(#)", "(#)", "(#)");
         for (size_t k = 0; k < pes_r_count(sites); k++) {
             const struct pes_rnode *p = pes_r_at(sites, k);
-            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, "label")),
+            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, key)),
                     (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "reuses"),
                     (unsigned long long)pes_r_get_u(p, "invalidations"), (unsigned long long)pes_r_get_u(p, "comm_true"),
                     (unsigned long long)pes_r_get_u(p, "comm_false"));
         }
-        fprintf(out, "  (raw event counts per site: samples, reuses, invalidations, and communication events\n"
-                     "   found with true / false sharing)\n");
+        fprintf(out, "  (#: a count of raw events per %s: samples, reuses, invalidations, and communication events\n"
+                     "   found with true / false sharing; rows: --by line|site|function)\n", column);
     }
+    report_print_cache_lines(out, o, "communication events");
     return ferror(out) ? -1 : 0;
 }
 

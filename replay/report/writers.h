@@ -19,6 +19,7 @@ struct pes_report_view {
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
     uint32_t top;
+    const char *annotate;   /* --annotate FILE or "all" (NULL: none) */
 };
 
 /* A sampled trace's report, or --compare's (analyses/sampled.c and
@@ -30,6 +31,9 @@ int pes_report_is_compare(const struct pes_report *r);
 int pes_report_write_text(FILE *out, const struct pes_report_view *v);
 /* The text of a sampled or --compare report (text_sampled.c; pes_report_write_text calls it). */
 int pes_report_write_sampled_text(FILE *out, const struct pes_report *r);
+/* The cache-line table of a report section (its "cache_lines"), titled by
+ * what ranks the lines (text.c; the sampled text report prints it too). */
+void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const char *what);
 /* One row per configuration and cache level: model and simulation. */
 int pes_report_write_csv(FILE *out, const struct pes_report_view *v);
 /* --comm-csv: the communication matrix of the last simulated configuration. */

@@ -71,7 +71,19 @@ struct pes_sim {
     uint64_t writebacks;
     uint64_t *comm_thread[2]; /* [0] true, [1] false; n_threads^2, row supplier */
     uint64_t *comm_core[2];
+    /* cfg->on_event, and the access being simulated (for its events) */
+    void (*on_event)(void *ctx, const struct pes_sim_event *ev);
+    void *event_ctx;
+    const struct pes_sim_access *cur;
 };
+
+static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind, int is_true)
+{
+    if (s->on_event) {
+        struct pes_sim_event ev = {s->cur, line << s->line_shift, other, (uint8_t)kind, (uint8_t)is_true};
+        s->on_event(s->event_ctx, &ev);
+    }
+}
 
 static inline uint64_t hash_line(uint64_t line, unsigned bits)
 {
@@ -273,6 +285,8 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
         goto nomem;
     s->n_cores = n_cores;
     s->n_threads = cfg->n_threads;
+    s->on_event = cfg->on_event;
+    s->event_ctx = cfg->event_ctx;
     s->core_socket = malloc(n_cores * sizeof *s->core_socket);
     s->core_thread = calloc(n_cores, sizeof *s->core_thread);
     if (!s->core_socket || !s->core_thread)
@@ -395,6 +409,7 @@ static void invalidate_others(struct pes_sim *s, struct dir_entry *e, uint64_t *
             ADD3(inval_true, 1);
         else
             ADD3(inval_false, 1);
+        emit(s, e->line, o, PES_SIM_EV_INVALIDATION, is_true);
         tot->victim_threads |= 1ull << (ot & 63);
         th->victim_threads |= 1ull << (ot & 63);
         st->victim_threads |= 1ull << (ot & 63);
@@ -405,6 +420,7 @@ static void invalidate_others(struct pes_sim *s, struct dir_entry *e, uint64_t *
                 ADD3(comm_true, 1);
             else
                 ADD3(comm_false, 1);
+            emit(s, e->line, o, PES_SIM_EV_TRANSFER, is_true);
             s->comm_core[k][(size_t)o * s->n_cores + c]++;
             if (ot != t)
                 s->comm_thread[k][(size_t)ot * s->n_threads + t]++;
@@ -502,6 +518,7 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
                 ADD3(coh_true, 1);
             else
                 ADD3(coh_false, 1);
+            emit(s, line, inv_cores(s, mask)[c], PES_SIM_EV_COHERENCE_MISS, is_true);
             uint32_t src = s->core_thread[inv_cores(s, mask)[c]];
             tot->source_threads |= 1ull << (src & 63);
             th->source_threads |= 1ull << (src & 63);
@@ -524,6 +541,7 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
                     ADD3(comm_true, 1);
                 else
                     ADD3(comm_false, 1);
+                emit(s, line, o, PES_SIM_EV_TRANSFER, is_true);
                 s->writebacks++;
                 s->comm_core[k][(size_t)o * s->n_cores + c]++;
                 if (ot != t)
@@ -584,6 +602,7 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     struct pes_sim_stats *st = site_stats(s, a->site);
     if (!st)
         goto nomem;
+    s->cur = a;
     uint64_t size = a->size ? a->size : 1;
     uint64_t first = a->addr, last = a->addr + size - 1;
     if (last < first)

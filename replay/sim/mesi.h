@@ -65,6 +65,23 @@ struct pes_sim_stats {
     uint64_t source_threads;   /* bit t%64: threads that caused these coherence misses */
 };
 
+/* A coherence event, for callers that break them down further than per site
+ * (pes-replay's cache-line table): the line, the access that caused it and
+ * the other core involved. */
+enum pes_sim_event_kind {
+    PES_SIM_EV_INVALIDATION = 0,   /* the access's write removed the line from `other` */
+    PES_SIM_EV_COHERENCE_MISS = 1, /* the access missed a line `other` invalidated */
+    PES_SIM_EV_TRANSFER = 2,       /* the line moved from `other` to the access's core (a store involved) */
+};
+struct pes_sim_access;
+struct pes_sim_event {
+    const struct pes_sim_access *access;  /* as passed to pes_sim_access(_batch) */
+    uint64_t line;                        /* the line's first byte */
+    uint32_t other;                       /* the other core */
+    uint8_t kind;                         /* enum pes_sim_event_kind */
+    uint8_t is_true;                      /* true sharing (the definitions above) */
+};
+
 struct pes_sim_config {
     const struct pes_machine *machine;  /* levels; sockets x cores_per_socket if n_cores is 0 */
     uint32_t n_cores;                   /* 0: machine->sockets * machine->cores_per_socket */
@@ -72,6 +89,9 @@ struct pes_sim_config {
     uint32_t n_threads;                 /* threads 0 .. n_threads-1 (<= PES_SIM_MAX_THREADS) */
     int non_inclusive;                  /* shared levels do not back-invalidate */
     uint64_t page_size;                 /* 0: virtual indexing; else random page frames (cachesim.h) */
+    /* NULL, or called for every coherence event as it happens (counted in the stats all the same) */
+    void (*on_event)(void *ctx, const struct pes_sim_event *ev);
+    void *event_ctx;
 };
 
 struct pes_sim_access {

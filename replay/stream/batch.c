@@ -28,7 +28,18 @@ int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sin
     return 0;
 }
 
+int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err) {
+    if (!b->object) b->object = malloc(PES_BATCH * sizeof *b->object);
+    if (!b->object_offset) b->object_offset = malloc(PES_BATCH * sizeof *b->object_offset);
+    if (!b->object || !b->object_offset) return nomem(err);
+    b->view.object = b->object;
+    b->view.object_offset = b->object_offset;
+    return 0;
+}
+
 void pes_batch_buf_free(struct pes_batch_buf *b) {
+    free(b->object);
+    free(b->object_offset);
     free(b->addr);
     free(b->size);
     free(b->length);

@@ -13,6 +13,7 @@
 
 #include "merge.h"
 #include "input.h"
+#include "objects.h"
 
 /* A text trace has no tables: two synthetic one-byte sites. */
 static const struct pes_site text_sites[2] = {
@@ -52,6 +53,10 @@ struct replay_input {
     uint32_t clipped_longest, clipped_site;
     uint32_t part, parts;        /* replay_input_set_part (parts 0: the whole stream) */
     uint64_t part_begin, part_end;   /* a text trace's part: its bytes */
+    int no_objects;              /* replay_input_set_objects(in, 0) */
+    int objects_tried;           /* objects built (or found impossible) */
+    struct pes_objects *objects;
+    char objects_warning[640];
 };
 
 static int fail(struct pes_error *err, int code, const char *path, const char *what) {
@@ -246,6 +251,7 @@ struct replay_input *replay_input_open_sampled(const char *path, struct pes_erro
 
 void replay_input_close(struct replay_input *in) {
     if (!in) return;
+    pes_objects_destroy(in->objects);
     if (in->reader) pes_trace_reader_close(in->reader);
     free(in->path);
     free(in->id_slot);
@@ -266,6 +272,76 @@ const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t
 
 const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id) {
     return in->text ? NULL : pes_trace_reader_bb(in->reader, id);
+}
+
+/* ------------------------------------------------------------ objects */
+
+static const struct pes_site *objects_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
+
+static const uint64_t *objects_alloc_site(const void *in, uint32_t id, uint32_t *depth) {
+    const struct pes_alloc_site *s = pes_trace_reader_alloc_site(((const struct replay_input *)in)->reader, id);
+    if (!s) return NULL;
+    *depth = s->depth;
+    return s->ips;
+}
+
+/* The executable mappings of every MAPS block (copied: a block's are valid
+ * only until the reader's next call), into the objects' modules. */
+static void build_objects(struct replay_input *in) {
+    struct pes_objects *o = pes_objects_create();
+    if (!o) {
+        snprintf(in->objects_warning, sizeof in->objects_warning, "%s: out of memory for data objects", in->path);
+        return;
+    }
+    pes_objects_set_sites(o, objects_site, in);
+    pes_objects_set_alloc_sites(o, objects_alloc_site, in);
+    struct pes_block_ref *refs = NULL;
+    size_t n_refs = 0, n = 0, cap = 0;
+    struct pes_mapping *maps = NULL;
+    struct pes_error e;
+    if (pes_trace_reader_index(in->reader, &refs, &n_refs, &e) == 0)
+        for (size_t i = 0; i < n_refs; i++) {
+            struct pes_block b;
+            if (refs[i].type != PES_BLOCK_MAPS || pes_trace_reader_block_at(in->reader, &refs[i], &b, &e) != 1)
+                continue;
+            for (size_t k = 0; k < b.n; k++) {
+                if (n == cap) {
+                    size_t c = cap ? 2 * cap : 64;
+                    struct pes_mapping *t = realloc(maps, c * sizeof *t);
+                    if (!t) break;
+                    maps = t;
+                    cap = c;
+                }
+                maps[n] = b.mappings[k];
+                if (!(maps[n].path = strdup(b.mappings[k].path ? b.mappings[k].path : ""))) break;
+                n++;
+            }
+        }
+    free(refs);
+    /* No MAPS block (full traces of runtimes before the allocation
+     * records): globals unknown without a warning on every replay of such
+     * a trace; docs/replay.md says so. */
+    char warn[512];
+    if (n > 0 && (pes_objects_load_mappings(o, maps, n, warn, sizeof warn), warn[0]))
+        snprintf(in->objects_warning, sizeof in->objects_warning, "%s", warn);
+    for (size_t k = 0; k < n; k++) free((char *)maps[k].path);
+    free(maps);
+    in->objects = o;
+}
+
+void replay_input_set_objects(struct replay_input *in, int on) { in->no_objects = !on; }
+
+struct pes_objects *replay_input_objects(struct replay_input *in) {
+    if (in->text || in->no_objects || in->parts > 1) return NULL;
+    if (!in->objects_tried) {
+        in->objects_tried = 1;
+        build_objects(in);
+    }
+    return in->objects;
+}
+
+const char *replay_input_objects_warning(const struct replay_input *in) {
+    return in->objects_warning[0] ? in->objects_warning : NULL;
 }
 
 const char *replay_input_text_kind(const struct replay_input *in) {
@@ -351,6 +427,7 @@ uint64_t replay_input_skipped(const struct replay_input *in, const char **messag
  * traces) or a text reader. Control records are skipped. */
 struct cursor {
     struct replay_input *in;
+    int keep_control;      /* replay_input_run: the allocation records feed the objects */
     struct pes_trace_reader *reader;
     struct pes_merge *merge;
     struct pes_text_reader *text;
@@ -515,16 +592,47 @@ struct id_cache {
 static int run_events(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err) {
     struct pes_trace_reader *r = pes_trace_reader_open(in->path, err);
     if (!r) return -1;
+    struct pes_objects *obj = replay_input_objects(in);
+    uint32_t *ev_obj = NULL;
+    uint64_t *ev_off = NULL;
+    size_t cap = 0;
+    if (obj) pes_objects_reset(obj);
     struct pes_block b;
     int k;
     while ((k = pes_trace_reader_next(r, &b, err)) > 0) {
         if (b.type != PES_BLOCK_EVENTS) continue;
         struct pes_batch batch = {.n_events = b.n, .events = b.events, .events_offset = b.file_offset};
+        if (obj && b.n > cap) {
+            free(ev_obj);
+            free(ev_off);
+            ev_obj = malloc(b.n * sizeof *ev_obj);
+            ev_off = malloc(b.n * sizeof *ev_off);
+            cap = b.n;
+            if (!ev_obj || !ev_off) {
+                k = fail(err, PES_ERR_NOMEM, in->path, "out of memory");
+                break;
+            }
+        }
+        /* allocation events take effect in file order (docs/replay.md, "Data objects") */
+        for (size_t i = 0; obj && i < b.n; i++) {
+            const struct pes_event *ev = &b.events[i];
+            ev_obj[i] = 0;
+            ev_off[i] = 0;
+            if (ev->kind == PES_EV_ALLOC) pes_objects_alloc(obj, ev->addr, ev->aux, ev->site);
+            else if (ev->kind == PES_EV_FREE) pes_objects_free(obj, ev->addr);
+            else if (ev->addr) ev_obj[i] = pes_objects_lookup(obj, ev->addr, ev->site, &ev_off[i]);
+        }
+        if (obj) {
+            batch.event_object = ev_obj;
+            batch.event_object_offset = ev_off;
+        }
         if (sink->batch(sink->ctx, &batch, err) < 0) {
             k = -1;
             break;
         }
     }
+    free(ev_obj);
+    free(ev_off);
     pes_trace_reader_close(r);
     return k < 0 ? -1 : 0;
 }
@@ -591,7 +699,7 @@ struct ahead {
 
 /* One read into ch: the records, their threads and the threads that ended. */
 static void chunk_read(struct cursor *c, struct chunk *ch) {
-    ch->n = cursor_read(c, ch->recs, ch->threads, READ_CHUNK, 0, &ch->err);
+    ch->n = cursor_read(c, ch->recs, ch->threads, READ_CHUNK, c->keep_control, &ch->err);
     const uint32_t *ended = NULL;
     ch->n_ended = ch->n >= 0 ? pes_merge_ended(c->merge, &ended) : 0;
     if (ch->n_ended) memcpy(ch->ended, ended, ch->n_ended * sizeof *ended);
@@ -700,11 +808,19 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     struct pes_batch_buf buf;
     if (pes_batch_buf_init(&buf, sink, err) < 0) return -1;
     struct cursor *c = cursor_open(in, err);
+    struct pes_objects *obj = replay_input_objects(in);
+    if (obj && pes_batch_buf_objects(&buf, err) < 0) {
+        pes_batch_buf_free(&buf);
+        return -1;
+    }
+    if (obj) pes_objects_reset(obj);   /* a second pass starts with no live blocks */
     struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
                         .threads = malloc(READ_CHUNK * sizeof *own.threads)};
     struct ahead *ahead = NULL;
     int rc = -1;
     if (!c) goto out;
+    /* the allocation records come in merged order with the accesses */
+    c->keep_control = obj != NULL && c->merge != NULL;
     if (c->merge) own.ended = malloc((pes_merge_thread_count(c->merge) + 1) * sizeof *own.ended);
     if (!own.recs || !own.threads || (c->merge && !own.ended)) {
         fail(err, PES_ERR_NOMEM, in->path, "out of memory");
@@ -726,7 +842,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
             chunk_read(c, ch);
             if (ch->n < 0) *err = ch->err;
         } else {
-            ch->n = cursor_read(c, ch->recs, NULL, READ_CHUNK, 0, err);
+            ch->n = cursor_read(c, ch->recs, NULL, READ_CHUNK, c->keep_control, err);
             ch->n_ended = 0;
         }
         n = ch->n;
@@ -735,6 +851,10 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
         if (c->text && n > 0 && text_to_batch(&buf, recs, (size_t)n, err) < 0) goto out;
         for (long i = 0; c->merge && i < n; i++) {
             const struct pes_record *r = &recs[i];
+            if (r->id >= PES_ID_CONTROL_FIRST) {   /* only with objects (keep_control) */
+                if (threads[i] < n_threads) pes_objects_record(obj, threads[i], r);
+                continue;
+            }
             if (r->id != last.id || last.info.what == ID_UNKNOWN)
                 last = (struct id_cache){.id = r->id, .info = lookup_id(in, r->id)};
             const struct id_info *d = &last.info;
@@ -753,6 +873,10 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
                     }
                 }
                 uint8_t rw = (uint8_t)((d->reads ? PES_BATCH_READ : 0) | (d->writes ? PES_BATCH_WRITE : 0));
+                if (obj) {
+                    size_t at = buf.view.n;
+                    buf.object[at] = pes_objects_lookup(obj, r->addr, r->id, &buf.object_offset[at]);
+                }
                 if (pes_batch_buf_access(&buf, r->addr, size, length, threads[i], r->id, rw, err) < 0) goto out;
             } else if (d->what == ID_BB) {
                 if (pes_batch_buf_bb(&buf, d->bb, threads[i], err) < 0) goto out;

@@ -88,6 +88,19 @@ int replay_input_set_filter(struct replay_input *in, const struct pes_text_filte
  * naming the file, the limit and the longest clipped access in msg. */
 uint64_t replay_input_clipped(const struct replay_input *in, char *msg, size_t msg_size);
 
+/* Data objects (objects.h): resolved for a pes trace's accesses and events
+ * unless turned off (--no-objects; default on), for another tool's trace
+ * never, and not when the input is read in parts (replay_input_set_part:
+ * the heap state before a part's start is unknown there). On the first call
+ * they are built from the trace's MAPS block (the traced binaries' DWARF and
+ * symbols): NULL when not resolved. */
+void replay_input_set_objects(struct replay_input *in, int on);
+struct pes_objects *replay_input_objects(struct replay_input *in);
+/* The first problem met building them (a binary of the MAPS block missing
+ * or without symbols), one line naming the file, or NULL (also for a trace
+ * without MAPS block: its globals are simply unknown). Never an error. */
+const char *replay_input_objects_warning(const struct replay_input *in);
+
 /* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k
  * of n of the stream, the parts in order being the whole stream: a range of
  * the bytes of another tool's trace (pes_text_part), a range of merged times

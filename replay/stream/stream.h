@@ -18,6 +18,8 @@
 #include "pes/model.h"
 #include "pes/trace.h"
 
+struct pes_objects;   /* objects.h (replay/objects): what the object columns name */
+
 /* Accesses per batch: large enough for the engines' prefetching loops, small
  * enough to stay in L2 across the analyses that read it. */
 enum { PES_BATCH = 4096 };
@@ -34,6 +36,12 @@ struct pes_batch {
     const uint32_t *stream;    /* recorded thread or mimicked core */
     const uint32_t *site;      /* site id */
     const uint8_t *rw;         /* PES_BATCH_READ | PES_BATCH_WRITE */
+    /* The data object of each access (objects.h; 0 = unknown) and the byte
+     * offset of the access inside its instance (the variable, the heap
+     * block, the thread stack; 0 for unknown). NULL when objects are not
+     * resolved (another tool's trace, mimicked cores, --no-objects). */
+    const uint32_t *object;
+    const uint64_t *object_offset;
     /* BB entries among these accesses (recorded streams only; their exact
      * position among the accesses is not kept: op counts need none) */
     size_t n_bbs;
@@ -48,6 +56,10 @@ struct pes_batch {
     size_t n_events;
     const struct pes_event *events;
     uint64_t events_offset;
+    /* the same per event (its addr; unknown for events without one); NULL
+     * when not resolved */
+    const uint32_t *event_object;
+    const uint64_t *event_object_offset;
     /* one-byte loads and stores of stream 0 that the input's filter dropped
      * since the previous batch (replay_input_set_filter: lines SHARDS does
      * not sample, from a text trace): counted, never replayed */
@@ -83,6 +95,8 @@ struct pes_stream_info {
     /* site id -> its description (NULL for an unknown id) */
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
+    /* the data objects the batches' object columns name (NULL: not resolved) */
+    const struct pes_objects *objects;
 };
 
 /* The shared cache of recorded thread t of n on `caches` shared caches:
@@ -105,6 +119,8 @@ struct pes_batch_buf {
     uint64_t *addr;
     uint32_t *size, *length, *stream, *site;
     uint8_t *rw;
+    uint32_t *object;          /* NULL until pes_batch_buf_objects */
+    uint64_t *object_offset;
     const struct pes_bb **bb;
     uint32_t *bb_stream;
     size_t cap_bbs;
@@ -114,6 +130,9 @@ struct pes_batch_buf {
 };
 
 int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sink, struct pes_error *err);
+/* Adds the object columns (filled by the source at index view.n before
+ * each pes_batch_buf_access). 0 or -1 (err filled). */
+int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err);
 void pes_batch_buf_free(struct pes_batch_buf *b);
 /* Hands the batch to the sink (also when it holds only BB entries or ended
  * streams) and empties it; 0 or -1 (err filled by the sink). */

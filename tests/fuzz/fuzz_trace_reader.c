@@ -49,6 +49,11 @@ static void exercise(const uint8_t *data, size_t size)
                 sink += strlen(b.module->sites[i].file);
         if (b.thread_info)
             sink += b.thread_info->tid;
+        for (size_t i = 0; b.alloc_sites && i < b.n; i++) {
+            const struct pes_alloc_site *a = pes_trace_reader_alloc_site(r, b.alloc_sites[i].id);
+            if (a) /* merged: its last ip is readable */
+                sink += a->ips[a->depth - 1] + b.alloc_sites[i].ips[0];
+        }
     }
     blocks_read = blocks - 1;
     const char *msg;

@@ -3,3 +3,22 @@ pes_add_unit_test(test_merge SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_merge.c LIBS
 # The analyses (summary, reuse, sim), their pipeline and the JSON writer on hand-built batches.
 pes_add_unit_test(test_analyses SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_analyses.c LIBS pes_replay_core m)
 pes_add_unit_test(test_diff SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diff.c LIBS pes_replay_core)
+# Report rows (--by) and the cache-line table on hand-built batches; -g: its own globals are data objects.
+pes_add_unit_test(test_reports SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reports.c LIBS pes_replay_core m)
+target_compile_options(test_reports PRIVATE -g)
+# Data objects (replay/objects): this test's own globals through its DWARF, as
+# a PIE and as a position-dependent executable; heap sites; live blocks vs an oracle.
+pes_add_unit_test(test_objects SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects.c LIBS pes_objects)
+target_compile_options(test_objects PRIVATE -g -fPIE)
+target_compile_definitions(test_objects PRIVATE PES_TEST_PIE)
+target_link_options(test_objects PRIVATE -pie)
+pes_add_unit_test(test_objects_nopie SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects.c LIBS pes_objects)
+set_target_properties(test_objects_nopie PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+target_compile_options(test_objects_nopie PRIVATE -g -fno-pie)
+target_link_options(test_objects_nopie PRIVATE -no-pie)
+# The object columns of replay/stream on synthetic traces (allocation records in merged order).
+pes_add_unit_test(test_objects_stream SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects_stream.c LIBS pes_stream pes_objects)
+target_compile_options(test_objects_stream PRIVATE -g)
+# A tool for the objects e2e test: per-object and per-part access counts of a trace.
+add_executable(objects_dump ${CMAKE_CURRENT_LIST_DIR}/objects_dump.c)
+target_link_libraries(objects_dump PRIVATE pes_stream pes_objects)

@@ -1010,7 +1010,7 @@ static void test_pipeline_registry(void **state)
                                  .machine = &m, .line = 64, .site = site_of};
     static const char *const summary_keys[] = {"threads", "records", "accesses", "reads", "writes",
                                                "bytes", "bb_executions", "ops"};
-    static const char *const all_keys[] = {"prd", "crd", "sites", "model", "simulation"};
+    static const char *const all_keys[] = {"prd", "crd", "sites", "by", "groups", "model", "simulation"};
 
     /* --cores given: the recorded stream only feeds the summary */
     struct pes_knobs k = {.jobs = 1, .mimic = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
@@ -1027,7 +1027,7 @@ static void test_pipeline_registry(void **state)
     si.work = &work;
     r = run_pipeline(&si, &k, a, n);
     assert_int_equal(pes_r_count(section(r, "trace")), 0);
-    assert_keys(section(r, "config"), all_keys, 5);
+    assert_keys(section(r, "config"), all_keys, 7);
     assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "levels"), 0),
                                  "accesses"),
                      5 * SIM_N);
@@ -1044,7 +1044,7 @@ static void test_pipeline_registry(void **state)
         r = run_pipeline(&si, &k, a, n);
         assert_keys(section(r, "trace"), summary_keys, 8);
         const struct pes_rnode *c = section(r, "config");
-        assert_keys(c, all_keys, 5);
+        assert_keys(c, all_keys, 7);
         /* every access is one line: 5N of them in the CRD and the simulation */
         assert_int_equal(pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"),
                          5 * SIM_N);
@@ -1055,7 +1055,7 @@ static void test_pipeline_registry(void **state)
     k.jobs = 1;
     k.simulate = 0;
     r = run_pipeline(&si, &k, a, n);
-    assert_keys(section(r, "config"), all_keys, 4);
+    assert_keys(section(r, "config"), all_keys, 6);
     pes_report_destroy(r);
 }
 
@@ -1200,7 +1200,7 @@ static void test_sampled_by_hand(void **state)
     static const char *const keys[] = {"trace", "kind", "mode", "period_load", "period_store", "granularity",
                                        "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
                                        "dropped", "expired", "intra", "shared", "stack_histogram", "per_thread",
-                                       "comm", "sites"};
+                                       "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked"};
     assert_keys(o, keys, sizeof keys / sizeof keys[0]);
     assert_string_equal(pes_r_get_s(o, "mode"), "reuse");
     assert_int_equal(pes_r_get_u(o, "period_store"), 200);

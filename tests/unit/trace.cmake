@@ -36,3 +36,5 @@ set_tests_properties(unit.test_trace_encoder PROPERTIES LABELS "unit;concurrent"
 pes_add_unit_test(test_trace_text_parallel SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_text_parallel.c
                   LIBS pes_trace Threads::Threads)
 set_tests_properties(unit.test_trace_text_parallel PROPERTIES LABELS "unit;concurrent")
+# ALLOC_SITES blocks and allocation records/events: layout, round trip, damage.
+pes_add_unit_test(test_trace_alloc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_alloc.c LIBS pes_trace PkgConfig::ZSTD)

@@ -228,6 +228,34 @@ int pes_encoder_mappings(struct pes_trace_encoder *e, const struct pes_mapping *
     return enc_done(e, enc_emit(e, PES_BLOCK_MAPS, 0, (uint32_t)n, name, offset, err));
 }
 
+int pes_encoder_alloc_sites(struct pes_trace_encoder *e, const struct pes_alloc_site *s, size_t n,
+                            const char *name, uint64_t offset, struct pes_error *err)
+{
+    e->out.len = 0;
+    if (n > PES_MAX_READ_RECORDS)
+        return pes_error_set(err, PES_ERR_ARG, offset,
+                             "%s: %zu allocation sites in one block (at most %u)", name, n,
+                             PES_MAX_READ_RECORDS);
+    for (size_t i = 0; i < n; i++) {
+        const struct pes_alloc_site *a = &s[i];
+        const char *bad = a->id == PES_ALLOC_SITE_STACK ? "has the reserved id PES_ALLOC_SITE_STACK"
+                          : a->depth < 1 || a->depth > PES_ALLOC_MAX_DEPTH ? "depth is not 1..8"
+                          : a->kind < PES_ALLOC_MALLOC || a->kind > PES_ALLOC_NEW
+                              ? "kind is not an enum pes_alloc_kind"
+                          : !a->ips ? "has no ips"
+                                    : NULL;
+        if (bad)
+            return pes_error_set(err, PES_ERR_ARG, offset,
+                                 "%s: allocation site %zu (id %u, kind %u, depth %u) %s", name, i,
+                                 a->id, a->kind, a->depth, bad);
+    }
+    if (enc_begin(e, name, offset, err))
+        return enc_done(e, -1);
+    if (pes_ser_alloc_sites(&e->block, s, n))
+        return enc_done(e, nomem(name, offset, err));
+    return enc_done(e, enc_emit(e, PES_BLOCK_ALLOC_SITES, 0, (uint32_t)n, name, offset, err));
+}
+
 /* ---- public entry points: the same checks as the writer's, without a file */
 
 int pes_trace_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m,
@@ -273,4 +301,13 @@ int pes_trace_encoder_mappings(struct pes_trace_encoder *e, const struct pes_map
     if (!e || (n && !m) || n > PES_MAX_READ_RECORDS)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_encoder_mappings: bad arguments");
     return pes_encoder_mappings(e, m, n, ENCODER_NAME, 0, err);
+}
+
+int pes_trace_encoder_alloc_sites(struct pes_trace_encoder *enc, const struct pes_alloc_site *s,
+                                  size_t n, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!enc || (n && !s))
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_encoder_alloc_sites: bad arguments");
+    return pes_encoder_alloc_sites(enc, s, n, ENCODER_NAME, 0, err);
 }

@@ -23,6 +23,7 @@ const char *pes_event_kind_name(uint8_t kind)
         [PES_EV_LOST] = "lost",         [PES_EV_THROTTLE] = "throttle",
         [PES_EV_DROPPED] = "dropped",   [PES_EV_TOTALS] = "totals",
         [PES_EV_WATCH_EXPIRED] = "watch_expired",
+        [PES_EV_ALLOC] = "alloc",       [PES_EV_FREE] = "free",
     };
     if (kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];
@@ -35,11 +36,23 @@ const char *pes_block_type_name(uint32_t type)
         [PES_BLOCK_HEADER] = "HEADER", [PES_BLOCK_MODULE] = "MODULE",
         [PES_BLOCK_THREAD] = "THREAD", [PES_BLOCK_ACCESS] = "ACCESS",
         [PES_BLOCK_EVENTS] = "EVENTS", [PES_BLOCK_MAPS] = "MAPS",
-        [PES_BLOCK_FOOTER] = "FOOTER",
+        [PES_BLOCK_FOOTER] = "FOOTER", [PES_BLOCK_ALLOC_SITES] = "ALLOC_SITES",
     };
     if (type < sizeof names / sizeof names[0] && names[type])
         return names[type];
     return "UNKNOWN";
+}
+
+const char *pes_alloc_kind_name(uint32_t kind)
+{
+    static const char *const names[] = {
+        [PES_ALLOC_MALLOC] = "malloc",   [PES_ALLOC_CALLOC] = "calloc",
+        [PES_ALLOC_REALLOC] = "realloc", [PES_ALLOC_ALIGNED] = "aligned",
+        [PES_ALLOC_NEW] = "new",
+    };
+    if (kind < sizeof names / sizeof names[0] && names[kind])
+        return names[kind];
+    return "unknown";
 }
 
 const char *pes_op_class_name(int op)

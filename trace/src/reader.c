@@ -16,6 +16,18 @@
 
 #define MAX_THREADS (1u << 20)
 
+/* An allocation site merged from the ALLOC_SITES blocks; ips in r->tables. */
+struct alloc_entry {
+    struct pes_alloc_site s;
+    uint64_t first_off;                  /* offset of the first block that had it */
+};
+
+/* Block types this reader decodes; others are a newer writer's extension (§5). */
+static int known_block(uint32_t type)
+{
+    return type >= PES_BLOCK_HEADER && type <= PES_BLOCK_ALLOC_SITES;
+}
+
 struct module_entry {
     struct pes_module m;
     uint64_t first_off;                  /* offset of its first MODULE block */
@@ -74,6 +86,8 @@ struct pes_trace_reader {
     size_t out_cap;
     struct pes_thread thread_tmp;
     struct pes_module module_tmp;
+    struct alloc_entry **allocs;  /* open-addressing table by id (NULL = empty), entries in tables */
+    size_t n_allocs, cap_allocs;  /* cap: a power of two, or 0 */
 };
 
 /* ---------------------------------------------------------------- input */
@@ -150,6 +164,75 @@ const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint3
     if (!e || id - e->m.id_base < e->m.n_sites)
         return NULL;
     return e->bb_by_off[id - e->m.id_base - e->m.n_sites];
+}
+
+static size_t alloc_slot(const struct pes_trace_reader *r, uint32_t id)
+{
+    size_t mask = r->cap_allocs - 1, i = (size_t)pes_hash_fib(id, 32) & mask;
+    while (r->allocs[i] && r->allocs[i]->s.id != id)
+        i = (i + 1) & mask;
+    return i;
+}
+
+const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r, uint32_t id)
+{
+    if (!r || !r->cap_allocs)
+        return NULL;
+    const struct alloc_entry *e = r->allocs[alloc_slot(r, id)];
+    return e ? &e->s : NULL;
+}
+
+/* Adds the sites of an ALLOC_SITES block (decoded into scratch) to the table.
+ * A site seen before must be the same (blocks re-read by the index scan, a
+ * writer repeating a site): a different kind or stack for one id is damage. */
+static int merge_alloc_sites(struct pes_trace_reader *r, uint64_t off, const struct pes_alloc_site *s,
+                             size_t n, const char **why)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((r->n_allocs + 1) * 2 > r->cap_allocs) {
+            size_t cap = r->cap_allocs ? r->cap_allocs * 2 : 64;
+            struct alloc_entry **old = r->allocs, **nt = calloc(cap, sizeof *nt);
+            if (!nt)
+                goto nomem;
+            size_t old_cap = r->cap_allocs;
+            r->allocs = nt;
+            r->cap_allocs = cap;
+            for (size_t k = 0; k < old_cap; k++)
+                if (old[k])
+                    nt[alloc_slot(r, old[k]->s.id)] = old[k];
+            free(old);
+        }
+        size_t slot = alloc_slot(r, s[i].id);
+        struct alloc_entry *e = r->allocs[slot];
+        if (e) {
+            if (e->s.kind != s[i].kind || e->s.depth != s[i].depth ||
+                memcmp(e->s.ips, s[i].ips, (size_t)s[i].depth * 8) != 0) {
+                snprintf(r->why_buf, sizeof r->why_buf,
+                         "site %zu (id %u) differs from the site with that id in the block at "
+                         "offset %llu",
+                         i, s[i].id, (unsigned long long)e->first_off);
+                *why = r->why_buf;
+                return -1;
+            }
+            if (off < e->first_off)
+                e->first_off = off;
+            continue;
+        }
+        e = pes_arena_alloc(&r->tables, sizeof *e);
+        uint64_t *ips = pes_arena_alloc(&r->tables, (size_t)s[i].depth * 8);
+        if (!e || !ips)
+            goto nomem;
+        memcpy(ips, s[i].ips, (size_t)s[i].depth * 8);
+        e->s = s[i];
+        e->s.ips = ips;
+        e->first_off = off;
+        r->allocs[slot] = e;
+        r->n_allocs++;
+    }
+    return 0;
+nomem:
+    *why = "out of memory";
+    return -1;
 }
 
 /* Merges a decoded (scratch) module. Sets *merged to the reader's stable copy. */
@@ -392,8 +475,21 @@ static int check_event_sites(struct pes_trace_reader *r, uint64_t off,
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t id = ev[i].site;
-        if (id == UINT32_MAX)
+        if (id == UINT32_MAX || ev[i].kind == PES_EV_FREE)
             continue;
+        if (ev[i].kind == PES_EV_ALLOC) { /* an allocation site, or a thread's stack */
+            const struct alloc_entry *a =
+                r->cap_allocs ? r->allocs[alloc_slot(r, id)] : NULL;
+            if (id != PES_ALLOC_SITE_STACK && (!a || a->first_off >= off)) {
+                snprintf(r->why_buf, sizeof r->why_buf,
+                         "event %zu names allocation site %u, a site of no earlier ALLOC_SITES "
+                         "block",
+                         i, id);
+                *why = r->why_buf;
+                return -1;
+            }
+            continue;
+        }
         const struct module_entry *e = find_module(r, id);
         if (!e || e->first_off >= off || id - e->m.id_base >= e->m.n_sites) {
             snprintf(r->why_buf, sizeof r->why_buf,
@@ -582,6 +678,23 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         else {
             rc = pes_de_footer(p, ps, bcount, t, &out->end_ticks, &why);
             out->totals = t;
+        }
+        break;
+    }
+    case PES_BLOCK_ALLOC_SITES: {
+        struct pes_alloc_site *s;
+        if (bthread != 0)
+            why = "ALLOC_SITES block has a thread index other than 0";
+        else if (bcount > ps / PES_ALLOC_SITE_MIN_BYTES)
+            why = "ALLOC_SITES count exceeds the payload size";
+        else if (!(s = out_array(r, bcount, sizeof *s)))
+            why = "out of memory";
+        else {
+            rc = pes_de_alloc_sites(p, ps, bcount, s, &r->scratch, r->why_buf, sizeof r->why_buf,
+                                    &why);
+            if (!rc && !why)
+                rc = merge_alloc_sites(r, off, s, bcount, &why);
+            out->alloc_sites = s;
         }
         break;
     }
@@ -774,6 +887,7 @@ void pes_trace_reader_close(struct pes_trace_reader *r)
     free(r->seq.items);
     free(r->seq.announced);
     free(r->times);
+    free(r->allocs);
     free(r);
 }
 
@@ -929,7 +1043,7 @@ int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
             return 0;
         }
         r->pos = end;
-        if (out->type >= PES_BLOCK_HEADER && out->type <= PES_BLOCK_FOOTER)
+        if (known_block(out->type))
             return 1;
         r->seq_skipped++; /* unknown block type from a newer minor writer (§5): skipped */
     }
@@ -1005,7 +1119,7 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
             v = nv;
         }
         v[cnt++] = (struct pes_block_ref){off, ie.type, ie.thread, ie.count, ie.frame_size};
-        unknown += ie.type < PES_BLOCK_HEADER || ie.type > PES_BLOCK_FOOTER;
+        unknown += !known_block(ie.type);
         off += PES_INDEX_BYTES + ie.frame_size;
     }
     free(oc.items);
@@ -1047,7 +1161,7 @@ int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block
     if (rc < 0)
         return -1;
     if (out->type != ref->type || out->thread != ref->thread || out->n != ref->count) {
-        if (out->type <= PES_BLOCK_FOOTER && out->type >= PES_BLOCK_HEADER)
+        if (known_block(out->type))
             return fmt_err(r, err, PES_ERR_ARG, ref->offset,
                            "block reference does not match the block at its offset");
     }

@@ -4,6 +4,8 @@
  * Decoders check every length against what is left of the payload and
  * require the payload to be consumed exactly.
  */
+#include <stdio.h>
+
 #include "trace_internal.h"
 
 #define MAX_OPS_STORED 64u /* MODULE: op-class count per BB we accept */
@@ -263,6 +265,71 @@ int pes_de_maps(const uint8_t *p, size_t size, size_t n, struct pes_mapping *out
         out[i].path = dup_str(&c, a, &nomem);
     }
     return finish(&c, nomem, "MAPS payload ends inside a field", why);
+}
+
+/* ---------------------------------------------------------------- ALLOC_SITES */
+
+int pes_ser_alloc_sites(struct pes_buf *b, const struct pes_alloc_site *s, size_t n)
+{
+    int e = 0;
+    for (size_t i = 0; i < n; i++) {
+        e |= pes_buf_u32(b, s[i].id);
+        e |= pes_buf_u32(b, s[i].kind);
+        e |= pes_buf_u32(b, s[i].depth);
+        for (uint32_t k = 0; k < s[i].depth; k++)
+            e |= pes_buf_u64(b, s[i].ips[k]);
+    }
+    return e ? -1 : 0;
+}
+
+int pes_de_alloc_sites(const uint8_t *p, size_t size, size_t n, struct pes_alloc_site *out,
+                       struct pes_arena *a, char *why_buf, size_t why_size, const char **why)
+{
+    struct pes_cur c = {p, p + size, 0};
+    for (size_t i = 0; i < n; i++) {
+        size_t at = (size_t)(c.p - p);
+        out[i].id = pes_cur_u32(&c);
+        out[i].kind = pes_cur_u32(&c);
+        out[i].depth = pes_cur_u32(&c);
+        if (c.bad)
+            break;
+        const char *bad = out[i].id == PES_ALLOC_SITE_STACK ? "has the reserved id 0xffffffff"
+                          : out[i].depth < 1 || out[i].depth > PES_ALLOC_MAX_DEPTH
+                              ? "has a depth outside 1..8"
+                          : out[i].kind < PES_ALLOC_MALLOC || out[i].kind > PES_ALLOC_NEW
+                              ? "has an unknown allocation kind"
+                              : NULL;
+        if (bad) {
+            snprintf(why_buf, why_size, "site %zu (payload offset %zu, id %u, kind %u, depth %u) %s",
+                     i, at, out[i].id, out[i].kind, out[i].depth, bad);
+            *why = why_buf;
+            return -1;
+        }
+        if (pes_cur_left(&c) < (size_t)out[i].depth * 8) {
+            c.bad = 1;
+            break;
+        }
+        uint64_t *ips = pes_arena_alloc(a, (size_t)out[i].depth * 8);
+        if (!ips) {
+            *why = "out of memory";
+            return -1;
+        }
+        for (uint32_t k = 0; k < out[i].depth; k++)
+            ips[k] = pes_cur_u64(&c);
+        out[i].ips = ips;
+    }
+    if (c.bad) {
+        snprintf(why_buf, why_size, "payload ends inside a site (payload size %zu)", size);
+        *why = why_buf;
+        return -1;
+    }
+    if (c.p != c.end) {
+        snprintf(why_buf, why_size, "%zu trailing bytes after the last site, at payload offset %zu",
+                 pes_cur_left(&c), (size_t)(c.p - p));
+        *why = why_buf;
+        return -1;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- FOOTER */

@@ -124,6 +124,9 @@ int pes_encoder_events(struct pes_trace_encoder *e, uint32_t thread, const struc
                        size_t n, const char *name, uint64_t offset, struct pes_error *err);
 int pes_encoder_mappings(struct pes_trace_encoder *e, const struct pes_mapping *m, size_t n,
                          const char *name, uint64_t offset, struct pes_error *err);
+/* Checks each site (depth, kind, id) and makes one ALLOC_SITES block. */
+int pes_encoder_alloc_sites(struct pes_trace_encoder *e, const struct pes_alloc_site *s, size_t n,
+                            const char *name, uint64_t offset, struct pes_error *err);
 
 /* ---- simple payloads (serialize.c); decoders return 0 or -1 with *why */
 int pes_ser_info(struct pes_buf *b, const struct pes_trace_info *info);
@@ -138,6 +141,13 @@ int pes_de_thread(const uint8_t *p, size_t size, struct pes_thread *t, const cha
 int pes_ser_maps(struct pes_buf *b, const struct pes_mapping *m, size_t n);
 int pes_de_maps(const uint8_t *p, size_t size, size_t n, struct pes_mapping *out,
                 struct pes_arena *a, const char **why);
+/* ALLOC_SITES: count x {u32 id, u32 kind, u32 depth, u64 ip[depth]}. The
+ * decoder checks depth 1..8, kind, id != PES_ALLOC_SITE_STACK and the exact
+ * payload size; ips live in the arena. On error *why may point to why_buf. */
+#define PES_ALLOC_SITE_MIN_BYTES 20u
+int pes_ser_alloc_sites(struct pes_buf *b, const struct pes_alloc_site *s, size_t n);
+int pes_de_alloc_sites(const uint8_t *p, size_t size, size_t n, struct pes_alloc_site *out,
+                       struct pes_arena *a, char *why_buf, size_t why_size, const char **why);
 int pes_ser_footer(struct pes_buf *b, const struct pes_thread_totals *t, size_t n,
                    uint64_t end_ticks);
 int pes_de_footer(const uint8_t *p, size_t size, size_t n, struct pes_thread_totals *out,

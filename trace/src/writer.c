@@ -199,6 +199,18 @@ int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mappi
                               err);
 }
 
+int pes_trace_writer_alloc_sites(struct pes_trace_writer *w, const struct pes_alloc_site *s,
+                                 size_t n, struct pes_error *err)
+{
+    pes_err_clear(err);
+    if (!w || (n && !s))
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_alloc_sites: bad arguments");
+    if (refuse_if_failed(w, err))
+        return -1;
+    return writer_put_encoded(w, pes_encoder_alloc_sites(w->enc, s, n, w->path, w->bytes, err),
+                              err);
+}
+
 int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_totals *totals,
                            size_t n_totals, uint64_t end_ticks, struct pes_error *err)
 {

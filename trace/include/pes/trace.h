@@ -12,6 +12,7 @@
  *   ACCESS   full-trace records of one thread (column-transposed, predicted)
  *   EVENTS   sampled records of one thread (use/reuse/invalidation/comm/lost)
  *   MAPS     executable mappings (for symbolizing raw IPs with libdw)
+ *   ALLOC_SITES  heap allocation sites: id, allocator kind, short call stack
  *   FOOTER   last block: per-thread totals, end time; absent if truncated
  *
  * Ids: one 32-bit id space per trace. Instrumented modules get consecutive
@@ -74,6 +75,39 @@ enum pes_control_id {
     PES_ID_THREAD_END = 0xFFFFFF03u,    /* addr = timestamp */
     PES_ID_LOST = 0xFFFFFF04u,          /* addr = accesses of this thread not recorded since
                                            its previous LOST record (signal handlers) */
+    PES_ID_ALLOC = 0xFFFFFF05u,         /* a block was allocated: addr = its first byte,
+                                           extra = allocation-site id (ALLOC_SITES block), or
+                                           PES_ALLOC_SITE_STACK for a thread's stack */
+    PES_ID_ALLOC_SIZE = 0xFFFFFF06u,    /* follows its ALLOC in the thread's record order (maybe
+                                           in the thread's next ACCESS block): addr = size in
+                                           bytes, extra = 0 */
+    PES_ID_FREE = 0xFFFFFF07u,          /* addr = first byte of the freed block; realloc is
+                                           FREE(old) then ALLOC/ALLOC_SIZE(new) */
+};
+
+/* ---------------------------------------------------------------- allocation sites */
+
+/* The site id of a thread's stack (ALLOC record extra, PES_EV_ALLOC site):
+ * addr = lowest address of the stack, size from pthread_getattr_np. */
+#define PES_ALLOC_SITE_STACK 0xFFFFFFFFu
+#define PES_ALLOC_MAX_DEPTH 8u   /* ips per allocation site */
+
+enum pes_alloc_kind {
+    PES_ALLOC_MALLOC = 1,
+    PES_ALLOC_CALLOC = 2,
+    PES_ALLOC_REALLOC = 3,
+    PES_ALLOC_ALIGNED = 4,   /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    PES_ALLOC_NEW = 5,       /* C++ operator new / new[] */
+};
+
+/* A heap allocation site (ALLOC_SITES block): ips[0] is the return address of
+ * the program's call into the allocator (frames of operator new and of the
+ * runtime skipped), ips[1..depth-1] its callers. Symbolized through MAPS. */
+struct pes_alloc_site {
+    uint32_t id;          /* any value but PES_ALLOC_SITE_STACK */
+    uint32_t kind;        /* enum pes_alloc_kind */
+    uint32_t depth;       /* 1 .. PES_ALLOC_MAX_DEPTH */
+    const uint64_t *ips;
 };
 
 /* ---------------------------------------------------------------- tables */
@@ -216,6 +250,9 @@ enum pes_event_kind {
     PES_EV_DROPPED = 7,       /* non-memory / invalid samples dropped; aux = count */
     PES_EV_TOTALS = 8,        /* final per-thread counts: loads, stores */
     PES_EV_WATCH_EXPIRED = 9, /* watchpoint replaced before it fired */
+    PES_EV_ALLOC = 10,        /* heap block (or thread stack) allocated: addr = first byte,
+                                 aux = size, site = allocation-site id or PES_ALLOC_SITE_STACK */
+    PES_EV_FREE = 11,         /* heap block freed: addr = first byte, site = UINT32_MAX */
 };
 
 enum pes_event_flags {
@@ -283,6 +320,10 @@ int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
                             const struct pes_event *ev, size_t n, struct pes_error *err);
 int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m,
                               size_t n, struct pes_error *err);
+/* Writes n allocation sites as one ALLOC_SITES block (thread 0). Each site's
+ * id must come in such a block before any record or event naming it. */
+int pes_trace_writer_alloc_sites(struct pes_trace_writer *w, const struct pes_alloc_site *s,
+                                 size_t n, struct pes_error *err);
 /* Writes the FOOTER (if totals != NULL), flushes and closes. Always frees w. */
 int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_totals *totals,
                            size_t n_totals, uint64_t end_ticks, struct pes_error *err);
@@ -333,6 +374,10 @@ int pes_trace_encoder_events(struct pes_trace_encoder *e, uint32_t thread,
                              const struct pes_event *ev, size_t n, struct pes_error *err);
 int pes_trace_encoder_mappings(struct pes_trace_encoder *e, const struct pes_mapping *m, size_t n,
                                struct pes_error *err);
+/* One ALLOC_SITES block; PES_ERR_ARG for a depth outside 1..8, a kind outside
+ * enum pes_alloc_kind, the id PES_ALLOC_SITE_STACK or more than 2^21 sites. */
+int pes_trace_encoder_alloc_sites(struct pes_trace_encoder *enc, const struct pes_alloc_site *s,
+                                  size_t n, struct pes_error *err);
 /* The bytes made by the last call (*size = 0 and NULL if none). */
 const void *pes_trace_encoder_output(const struct pes_trace_encoder *e, size_t *size);
 
@@ -348,6 +393,7 @@ enum pes_block_type {
     PES_BLOCK_EVENTS = 5,
     PES_BLOCK_MAPS = 6,
     PES_BLOCK_FOOTER = 7,
+    PES_BLOCK_ALLOC_SITES = 8,   /* compatible extension of version 1 (docs/trace-format.md) */
 };
 
 /* One decoded block. Pointers stay valid until the next call on the reader. */
@@ -362,6 +408,7 @@ struct pes_block {
     const struct pes_thread *thread_info; /* THREAD */
     const struct pes_module *module;      /* MODULE (also merged into the reader's tables) */
     const struct pes_thread_totals *totals; /* FOOTER */
+    const struct pes_alloc_site *alloc_sites; /* ALLOC_SITES (also merged into the reader's table) */
     uint64_t end_ticks;       /* FOOTER */
 };
 
@@ -415,6 +462,8 @@ int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block
 /* Tables merged from all MODULE blocks read so far (NULL if id unknown). */
 const struct pes_site *pes_trace_reader_site(const struct pes_trace_reader *r, uint32_t id);
 const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint32_t id);
+/* The allocation site with this id from the ALLOC_SITES blocks read so far, or NULL. */
+const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r, uint32_t id);
 /* Threads announced so far. */
 size_t pes_trace_reader_thread_count(const struct pes_trace_reader *r);
 const struct pes_thread *pes_trace_reader_thread(const struct pes_trace_reader *r, uint32_t index);
@@ -573,6 +622,7 @@ const char *pes_access_kind_name(uint8_t kind);
 const char *pes_event_kind_name(uint8_t kind);
 const char *pes_block_type_name(uint32_t type);
 const char *pes_op_class_name(int op);
+const char *pes_alloc_kind_name(uint32_t kind);   /* "malloc", "calloc", ..., "new" */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,566 @@
+/*
+ * objects.c — the object table, the live heap blocks and thread stacks (a
+ * treap keyed by start address), the globals (a sorted array) and the
+ * per-access lookup with its per-site cache. DWARF and symbols: dwarf.c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects_int.h"
+
+/* Site ids below this get a cache slot (ids are dense from 0). */
+#define CACHE_SITES (UINT32_C(1) << 22)
+/* A treap node's object for a thread's stack: the object is then the
+ * accessing site's function's. */
+#define STACK_MARK UINT32_MAX
+
+struct node {
+    uint64_t start, end;
+    uint32_t obj;
+    uint32_t prio;
+    uint32_t l, r;            /* 0: none (node 0 is never used) */
+};
+
+/* The last object a site touched: most accesses of a site hit the same
+ * variable or block, so the tree and the binary search are skipped. Also
+ * the gap between objects an unknown access fell in (an unresolved heap
+ * array: every access of the site). An entry holds while the counter it
+ * names still has the value it was filled with: a global's (a constant
+ * zero), a live block's (bumped when a block goes), a gap's (bumped when a
+ * block comes). */
+struct site_cache {
+    uint64_t lo, len;         /* the range; len 0: empty */
+    uint64_t stamp;
+    const uint64_t *counter;
+    uint32_t obj;
+    uint32_t stack_obj;       /* the site's function's stack object (0: not yet named) */
+};
+
+struct pending {              /* an ALLOC waiting for its ALLOC_SIZE */
+    uint64_t addr;
+    uint32_t site;
+    int set;
+};
+
+struct site_slot {            /* allocation site id -> heap object */
+    uint32_t key1;            /* id + 1; 0 empty */
+    uint32_t obj;
+};
+
+struct pes_objects {
+    struct pes_object *obj;
+    uint32_t n_obj, cap_obj;
+    uint32_t *obj_global;     /* [n_obj] index into globals, UINT32_MAX if none */
+    struct objects_global *globals;
+    size_t n_globals, cap_globals;
+    int globals_sorted;
+    struct objects_dwarf *dwarf;
+    /* live blocks */
+    struct node *nodes;
+    uint32_t n_nodes, cap_nodes, free_list, root;
+    uint32_t rng;
+    uint64_t epoch;           /* bumped whenever a live block goes: cached blocks older are stale */
+    uint64_t alloc_epoch;     /* bumped whenever a block comes: cached gaps older are stale */
+    uint64_t zero;            /* the counter of cached globals */
+    /* heap objects by allocation site */
+    struct site_slot *sites;
+    uint32_t n_sites, cap_sites;   /* cap a power of two */
+    /* per access site */
+    struct site_cache *cache;
+    uint32_t n_cache;
+    /* per thread */
+    struct pending *pend;
+    uint32_t n_pend;
+    const struct pes_site *(*site)(const void *ctx, uint32_t id);
+    const void *site_ctx;
+    const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth);
+    const void *alloc_ctx;
+};
+
+static const struct pes_object unknown_object = {.id = 0, .kind = PES_OBJ_UNKNOWN, .name = "unknown",
+                                                 .where = "", .stack = ""};
+
+/* ------------------------------------------------------------ the table */
+
+uint32_t objects_add(struct pes_objects *o, enum pes_object_kind kind, const char *name, const char *where,
+                     const char *stack, uint64_t size) {
+    if (o->n_obj == o->cap_obj) {
+        uint32_t cap = o->cap_obj * 2;
+        struct pes_object *t = realloc(o->obj, (size_t)cap * sizeof *t);
+        if (!t) return 0;
+        o->obj = t;
+        uint32_t *g = realloc(o->obj_global, (size_t)cap * sizeof *g);
+        if (!g) return 0;
+        o->obj_global = g;
+        o->cap_obj = cap;
+    }
+    char *n = strdup(name), *w = strdup(where ? where : ""), *s = strdup(stack ? stack : "");
+    if (!n || !w || !s) {
+        free(n), free(w), free(s);
+        return 0;
+    }
+    uint32_t id = o->n_obj++;
+    o->obj[id] = (struct pes_object){.id = id, .kind = kind, .name = n, .where = w, .stack = s, .size = size};
+    o->obj_global[id] = UINT32_MAX;
+    return id;
+}
+
+int objects_add_global(struct pes_objects *o, const struct objects_global *g) {
+    if (o->n_globals == o->cap_globals) {
+        size_t cap = o->cap_globals ? o->cap_globals * 2 : 256;
+        struct objects_global *t = realloc(o->globals, cap * sizeof *t);
+        if (!t) return -1;
+        o->globals = t;
+        o->cap_globals = cap;
+    }
+    o->globals[o->n_globals++] = *g;
+    o->globals_sorted = 0;
+    return 0;
+}
+
+struct objects_dwarf *objects_dwarf_of(struct pes_objects *o) { return o->dwarf; }
+void objects_set_dwarf(struct pes_objects *o, struct objects_dwarf *d) { o->dwarf = d; }
+
+struct pes_objects *pes_objects_create(void) {
+    struct pes_objects *o = calloc(1, sizeof *o);
+    if (!o) return NULL;
+    o->cap_obj = 64;
+    o->obj = malloc(o->cap_obj * sizeof *o->obj);
+    o->obj_global = malloc(o->cap_obj * sizeof *o->obj_global);
+    o->cap_nodes = 64;
+    o->nodes = calloc(o->cap_nodes, sizeof *o->nodes);
+    o->cap_sites = 64;
+    o->sites = calloc(o->cap_sites, sizeof *o->sites);
+    if (!o->obj || !o->obj_global || !o->nodes || !o->sites) {
+        pes_objects_destroy(o);
+        return NULL;
+    }
+    o->obj[0] = unknown_object;
+    o->obj_global[0] = UINT32_MAX;
+    o->n_obj = 1;
+    o->n_nodes = 1;   /* node 0 is "none" */
+    o->rng = 0x9E3779B9u;
+    o->epoch = 1;
+    o->globals_sorted = 1;
+    return o;
+}
+
+void pes_objects_destroy(struct pes_objects *o) {
+    if (!o) return;
+    for (uint32_t i = 1; i < o->n_obj; i++) {
+        free((char *)o->obj[i].name);
+        free((char *)o->obj[i].where);
+        free((char *)o->obj[i].stack);
+    }
+    free(o->obj);
+    free(o->obj_global);
+    free(o->globals);
+    objects_dwarf_free(o->dwarf);
+    free(o->nodes);
+    free(o->sites);
+    free(o->cache);
+    free(o->pend);
+    free(o);
+}
+
+uint32_t pes_objects_count(const struct pes_objects *o) { return o ? o->n_obj : 1; }
+
+const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t id) {
+    if (!o || id >= o->n_obj) return id == 0 ? &unknown_object : NULL;
+    return &o->obj[id];
+}
+
+void pes_objects_set_sites(struct pes_objects *o, const struct pes_site *(*site)(const void *ctx, uint32_t id),
+                           const void *ctx) {
+    o->site = site;
+    o->site_ctx = ctx;
+}
+
+void pes_objects_set_alloc_sites(struct pes_objects *o,
+                                 const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth),
+                                 const void *ctx) {
+    o->alloc_site = alloc_site;
+    o->alloc_ctx = ctx;
+}
+
+/* ------------------------------------------------------------ globals */
+
+static int global_cmp(const void *a, const void *b) {
+    const struct objects_global *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    /* at one address: the one with a type (DWARF) first, then the larger */
+    if ((x->type_die != 0) != (y->type_die != 0)) return x->type_die ? -1 : 1;
+    return x->size > y->size ? -1 : x->size < y->size;
+}
+
+/* Sorted by start, without overlaps (the first of overlapping ones stays:
+ * aliases and a symbol behind its DWARF variable), and obj_global set. */
+static void sort_globals(struct pes_objects *o) {
+    if (o->globals_sorted) return;
+    qsort(o->globals, o->n_globals, sizeof *o->globals, global_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < o->n_globals; i++) {
+        struct objects_global *g = &o->globals[i];
+        if (k > 0 && g->start < o->globals[k - 1].start + o->globals[k - 1].size) continue;
+        if (k > 0 && g->start == o->globals[k - 1].start) continue;   /* two of size 0 */
+        o->globals[k++] = *g;
+    }
+    o->n_globals = k;
+    for (size_t i = 0; i < k; i++)
+        if (o->globals[i].obj < o->n_obj) o->obj_global[o->globals[i].obj] = (uint32_t)i;
+    o->globals_sorted = 1;
+}
+
+size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping *m, size_t n, char *warn,
+                                 size_t warn_size) {
+    if (warn && warn_size) warn[0] = '\0';
+    size_t k = objects_dwarf_load(o, m, n, warn, warn_size);
+    sort_globals(o);
+    return k;
+}
+
+/* The global holding addr, or NULL and the gap [*gap_lo, *gap_hi) between
+ * globals that addr is in. */
+static const struct objects_global *find_global(const struct pes_objects *o, uint64_t addr, uint64_t *gap_lo,
+                                                uint64_t *gap_hi) {
+    size_t lo = 0, hi = o->n_globals;
+    while (lo < hi) {   /* the first global starting after addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->globals[mid].start <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    *gap_lo = 0;
+    *gap_hi = lo < o->n_globals ? o->globals[lo].start : UINT64_MAX;
+    if (lo == 0) return NULL;
+    const struct objects_global *g = &o->globals[lo - 1];
+    uint64_t size = g->size ? g->size : 1;
+    if (addr - g->start < size) return g;
+    *gap_lo = g->start + size;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ the treap */
+
+static uint32_t node_new(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj) {
+    uint32_t i = o->free_list;
+    if (i) {
+        o->free_list = o->nodes[i].l;
+    } else {
+        if (o->n_nodes == o->cap_nodes) {
+            uint32_t cap = o->cap_nodes * 2;
+            struct node *t = realloc(o->nodes, (size_t)cap * sizeof *t);
+            if (!t) return 0;
+            o->nodes = t;
+            o->cap_nodes = cap;
+        }
+        i = o->n_nodes++;
+    }
+    o->rng ^= o->rng << 13, o->rng ^= o->rng >> 17, o->rng ^= o->rng << 5;
+    o->nodes[i] = (struct node){.start = start, .end = end, .obj = obj, .prio = o->rng};
+    return i;
+}
+
+static void node_release(struct pes_objects *o, uint32_t t) {   /* t and its subtree */
+    while (t) {
+        node_release(o, o->nodes[t].r);
+        uint32_t l = o->nodes[t].l;
+        o->nodes[t].l = o->free_list;
+        o->free_list = t;
+        t = l;
+    }
+}
+
+/* Splits t into keys < key (*a) and >= key (*b). */
+static void split(struct node *nd, uint32_t t, uint64_t key, uint32_t *a, uint32_t *b) {
+    if (!t) {
+        *a = *b = 0;
+        return;
+    }
+    if (nd[t].start < key) {
+        split(nd, nd[t].r, key, &nd[t].r, b);
+        *a = t;
+    } else {
+        split(nd, nd[t].l, key, a, &nd[t].l);
+        *b = t;
+    }
+}
+
+/* Every key of a before every key of b. */
+static uint32_t merge(struct node *nd, uint32_t a, uint32_t b) {
+    if (!a || !b) return a ? a : b;
+    if (nd[a].prio > nd[b].prio) {
+        nd[a].r = merge(nd, nd[a].r, b);
+        return a;
+    }
+    nd[b].l = merge(nd, a, nd[b].l);
+    return b;
+}
+
+/* The live block with the greatest start <= addr (0: none). */
+static uint32_t pred(const struct pes_objects *o, uint64_t addr) {
+    uint32_t t = o->root, best = 0;
+    const struct node *nd = o->nodes;
+    while (t) {
+        if (nd[t].start <= addr) {
+            best = t;
+            t = nd[t].r;
+        } else {
+            t = nd[t].l;
+        }
+    }
+    return best;
+}
+
+/* The live block with the least start > addr (0: none). */
+static uint32_t succ(const struct pes_objects *o, uint64_t addr) {
+    uint32_t t = o->root, best = 0;
+    const struct node *nd = o->nodes;
+    while (t) {
+        if (nd[t].start > addr) {
+            best = t;
+            t = nd[t].l;
+        } else {
+            t = nd[t].r;
+        }
+    }
+    return best;
+}
+
+/* Removes the blocks overlapping [start, end); 1 if any. */
+static int remove_range(struct pes_objects *o, uint64_t start, uint64_t end) {
+    int removed = 0;
+    uint32_t p = pred(o, start);
+    if (p && o->nodes[p].end > start) start = o->nodes[p].start;   /* one that began before */
+    uint32_t a, b, mid, c;
+    split(o->nodes, o->root, start, &a, &b);
+    split(o->nodes, b, end, &mid, &c);
+    if (mid) {
+        node_release(o, mid);
+        removed = 1;
+    }
+    o->root = merge(o->nodes, a, c);
+    return removed;
+}
+
+static void insert_block(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj) {
+    if (remove_range(o, start, end)) o->epoch++;
+    o->alloc_epoch++;
+    uint32_t t = node_new(o, start, end, obj);
+    if (!t) return;   /* out of memory: the block reads as unknown */
+    uint32_t a, b;
+    split(o->nodes, o->root, start, &a, &b);
+    o->root = merge(o->nodes, merge(o->nodes, a, t), b);
+}
+
+/* ------------------------------------------------------------ heap objects */
+
+static uint32_t hash32(uint32_t x) {
+    x ^= x >> 16, x *= 0x7feb352dU, x ^= x >> 15, x *= 0x846ca68bU, x ^= x >> 16;
+    return x;
+}
+
+/* "heap@alloc.c:14 (make_rows)" and its call stack, from the site's ips. */
+static uint32_t new_heap_object(struct pes_objects *o, uint32_t site) {
+    uint32_t depth = 0;
+    const uint64_t *ips = o->alloc_site ? o->alloc_site(o->alloc_ctx, site, &depth) : NULL;
+    char name[512], where[320] = "", stack[2048] = "";
+    if (!ips || depth == 0) {
+        snprintf(name, sizeof name, "heap@site %" PRIu32, site);
+    } else {
+        size_t len = 0;
+        for (uint32_t i = 0; i < depth && i < 8; i++) {
+            char func[200], file[200], part[420];
+            int line;
+            objects_dwarf_symbolize(o->dwarf, ips[i], func, sizeof func, file, sizeof file, &line);
+            if (file[0]) snprintf(part, sizeof part, "%s %s:%d", func[0] ? func : "?", file, line);
+            else if (func[0]) snprintf(part, sizeof part, "%s", func);
+            else snprintf(part, sizeof part, "0x%" PRIx64, ips[i]);
+            if (i == 0) {
+                if (file[0]) {
+                    snprintf(where, sizeof where, "%s:%d", file, line);
+                    snprintf(name, sizeof name, "heap@%s:%d (%s)", file, line, func[0] ? func : "?");
+                } else {
+                    snprintf(name, sizeof name, "heap@%s", part);
+                }
+            }
+            int w = snprintf(stack + len, sizeof stack - len, "%s%s", i ? " < " : "", part);
+            if (w < 0 || (size_t)w >= sizeof stack - len) break;
+            len += (size_t)w;
+        }
+    }
+    return objects_add(o, PES_OBJ_HEAP, name, where, stack, 0);
+}
+
+static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
+    uint32_t mask = o->cap_sites - 1, i = hash32(site) & mask;
+    while (o->sites[i].key1) {
+        if (o->sites[i].key1 == site + 1) return o->sites[i].obj;
+        i = (i + 1) & mask;
+    }
+    uint32_t obj = new_heap_object(o, site);
+    if (!obj) return 0;
+    o->sites[i] = (struct site_slot){.key1 = site + 1, .obj = obj};
+    if (++o->n_sites * 2 > o->cap_sites) {   /* grow: rehash at twice the size */
+        uint32_t cap = o->cap_sites * 2;
+        struct site_slot *t = calloc(cap, sizeof *t);
+        if (t) {
+            for (uint32_t k = 0; k < o->cap_sites; k++) {
+                if (!o->sites[k].key1) continue;
+                uint32_t j = hash32(o->sites[k].key1 - 1) & (cap - 1);
+                while (t[j].key1) j = (j + 1) & (cap - 1);
+                t[j] = o->sites[k];
+            }
+            free(o->sites);
+            o->sites = t;
+            o->cap_sites = cap;
+        }
+    }
+    return obj;
+}
+
+void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
+    uint64_t end = addr + (size ? size : 1);
+    if (end < addr) end = UINT64_MAX;
+    if (alloc_site == PES_ALLOC_SITE_STACK) {
+        insert_block(o, addr, end, STACK_MARK);
+        return;
+    }
+    uint32_t obj = heap_object(o, alloc_site);
+    if (!obj) return;
+    o->obj[obj].blocks++;
+    if (size > o->obj[obj].size) o->obj[obj].size = size;
+    insert_block(o, addr, end, obj);
+}
+
+void pes_objects_free(struct pes_objects *o, uint64_t addr) {
+    uint32_t p = pred(o, addr);
+    if (!p || o->nodes[p].start != addr || o->nodes[p].obj == STACK_MARK) return;
+    remove_range(o, addr, addr + 1);
+    o->epoch++;
+}
+
+void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r) {
+    if (r->id == PES_ID_FREE) {
+        pes_objects_free(o, r->addr);
+        return;
+    }
+    if (r->id != PES_ID_ALLOC && r->id != PES_ID_ALLOC_SIZE) return;
+    if (thread >= o->n_pend) {
+        uint32_t n = o->n_pend ? o->n_pend : 16;
+        while (n <= thread) n *= 2;
+        struct pending *t = realloc(o->pend, (size_t)n * sizeof *t);
+        if (!t) return;
+        memset(t + o->n_pend, 0, (size_t)(n - o->n_pend) * sizeof *t);
+        o->pend = t;
+        o->n_pend = n;
+    }
+    struct pending *p = &o->pend[thread];
+    if (r->id == PES_ID_ALLOC) {
+        *p = (struct pending){.addr = r->addr, .site = r->extra, .set = 1};
+    } else if (p->set) {
+        p->set = 0;
+        pes_objects_alloc(o, p->addr, r->addr, p->site);
+    }
+}
+
+void pes_objects_reset(struct pes_objects *o) {
+    node_release(o, o->root);
+    o->root = 0;
+    o->epoch++;
+    o->alloc_epoch++;
+    for (uint32_t i = 1; i < o->n_obj; i++)
+        if (o->obj[i].kind == PES_OBJ_HEAP) o->obj[i].blocks = 0, o->obj[i].size = 0;
+    if (o->pend) memset(o->pend, 0, o->n_pend * sizeof *o->pend);
+}
+
+/* ------------------------------------------------------------ lookup */
+
+/* "stack:<function>" of the access site (one object per function). */
+static uint32_t stack_object(struct pes_objects *o, uint32_t site) {
+    const struct pes_site *s = o->site ? o->site(o->site_ctx, site) : NULL;
+    char name[320];
+    snprintf(name, sizeof name, "stack:%s", s && s->function && s->function[0] ? s->function : "?");
+    for (uint32_t i = 1; i < o->n_obj; i++)   /* once per site (cached): a scan is enough */
+        if (o->obj[i].kind == PES_OBJ_STACK && strcmp(o->obj[i].name, name) == 0) return i;
+    return objects_add(o, PES_OBJ_STACK, name, "", "", 0);
+}
+
+static struct site_cache *cache_of(struct pes_objects *o, uint32_t site) {
+    if (site < o->n_cache) return &o->cache[site];
+    if (site >= CACHE_SITES) return NULL;
+    uint32_t n = o->n_cache ? o->n_cache : 1024;
+    while (n <= site) n *= 2;
+    struct site_cache *t = realloc(o->cache, (size_t)n * sizeof *t);
+    if (!t) return NULL;
+    memset(t + o->n_cache, 0, (size_t)(n - o->n_cache) * sizeof *t);
+    o->cache = t;
+    o->n_cache = n;
+    return &o->cache[site];
+}
+
+uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset) {
+    struct site_cache *c = access_site < o->n_cache ? &o->cache[access_site] : cache_of(o, access_site);
+    if (c && addr - c->lo < c->len && *c->counter == c->stamp) {
+        *offset = c->obj ? addr - c->lo : 0;
+        return c->obj;
+    }
+    uint64_t lo = 0, len = 0;
+    const uint64_t *counter = &o->epoch;
+    uint32_t obj = 0;
+    uint32_t p = pred(o, addr);
+    if (p && addr < o->nodes[p].end) {
+        lo = o->nodes[p].start;
+        len = o->nodes[p].end - lo;
+        obj = o->nodes[p].obj;
+        if (obj == STACK_MARK) {
+            if (c && !c->stack_obj) c->stack_obj = stack_object(o, access_site);
+            obj = c ? c->stack_obj : stack_object(o, access_site);
+        }
+    } else {
+        if (!o->globals_sorted) sort_globals(o);
+        uint64_t gap_lo, gap_hi;
+        const struct objects_global *g = find_global(o, addr, &gap_lo, &gap_hi);
+        if (g) {
+            lo = g->start;
+            len = g->size ? g->size : 1;
+            obj = g->obj;
+            counter = &o->zero;
+        } else {   /* unknown: the gap between blocks and globals, until a block comes */
+            uint32_t q = succ(o, addr);
+            if (p && o->nodes[p].end > gap_lo) gap_lo = o->nodes[p].end;
+            if (q && o->nodes[q].start < gap_hi) gap_hi = o->nodes[q].start;
+            lo = gap_lo;
+            len = gap_hi - gap_lo;
+            counter = &o->alloc_epoch;
+        }
+    }
+    if (c) {
+        c->lo = lo;
+        c->len = len;
+        c->counter = counter;
+        c->stamp = *counter;
+        c->obj = obj;
+    }
+    *offset = obj ? addr - lo : 0;
+    return obj;
+}
+
+/* ------------------------------------------------------------ describe */
+
+size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf, size_t n) {
+    if (!buf || n == 0) return 0;
+    const struct pes_object *ob = pes_objects_get(o, id);
+    if (!ob) ob = &unknown_object;
+    int w = snprintf(buf, n, "%s", ob->name);
+    size_t len = w < 0 ? 0 : (size_t)w >= n ? n - 1 : (size_t)w;
+    uint32_t gi = o && id < o->n_obj ? o->obj_global[id] : UINT32_MAX;
+    if (ob->kind == PES_OBJ_GLOBAL && gi != UINT32_MAX && o->globals[gi].type_die) {
+        objects_dwarf_describe(o->dwarf, &o->globals[gi], offset, buf, n, &len);
+    } else if (offset != 0 && ob->kind != PES_OBJ_UNKNOWN) {
+        w = snprintf(buf + len, n - len, "+%" PRIu64, offset);
+        len = w < 0 ? len : (size_t)w >= n - len ? n - 1 : len + (size_t)w;
+    }
+    return len;
+}
