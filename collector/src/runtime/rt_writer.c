@@ -94,7 +94,8 @@ static struct slot *window;        /* results waiting for their turn, at seq % w
 static uint32_t window_size;
 static uint64_t next_append;       /* sequence number of the next item to append */
 static int appending;              /* an encoder is appending (outside the lock) */
-static __thread int in_pool;
+__thread __attribute__((tls_model("initial-exec"))) int pes_rt_in_pool_tls;   /* read inline by rt_alloc.c */
+#define in_pool pes_rt_in_pool_tls
 
 /* Appender-only state: only the encoder that holds `appending` touches it. */
 static int failed;                 /* atomic (encoders read it): the full trace */
