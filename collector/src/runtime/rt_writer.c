@@ -1,5 +1,5 @@
 /* rt_writer.c — the writer pool. Application threads queue full buffers,
- * THREAD, MODULE, EVENTS and MAPS items; each item takes a sequence number
+ * THREAD, MODULE, EVENTS, MAPS and ALLOC_SITES items; each item takes a sequence number
  * when it is queued. Encoder threads take items in queue order and encode
  * them concurrently, each with its own pes_trace_encoder, and hand a buffer
  * back to its owner as soon as it is encoded. The encoded blocks are then
@@ -95,7 +95,8 @@ static struct slot *window;        /* results waiting for their turn, at seq % w
 static uint32_t window_size;
 static uint64_t next_append;       /* sequence number of the next item to append */
 static int appending;              /* an encoder is appending (outside the lock) */
-static __thread int in_pool;
+__thread __attribute__((tls_model("initial-exec"))) int pes_rt_in_pool_tls;   /* read inline by rt_alloc.c */
+#define in_pool pes_rt_in_pool_tls
 
 /* Appender-only state: only the encoder that holds `appending` touches it. */
 static int failed;                 /* atomic (encoders read it): the full trace */
@@ -300,10 +301,11 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
         count_events(r, it->events, it->n);
         r->rc = pes_trace_encoder_events(enc, it->thread, it->events, it->n, &r->err);
         break;
-    case PES_RT_ITEM_MAPS:
-        if (!sampled)
+    case PES_RT_ITEM_MAPS:   /* both files: allocation sites are IPs too */
+        r->to_full = full;
+        r->to_sampled = sampled;
+        if (!full && !sampled)
             return;
-        r->to_sampled = 1;
         r->rc = pes_trace_encoder_mappings(enc, it->maps, it->n, &r->err);
         break;
     case PES_RT_ITEM_THREAD:
@@ -321,6 +323,13 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
         if (!full && !sampled)
             return;
         r->rc = pes_trace_encoder_module(enc, it->module, &r->err);
+        break;
+    case PES_RT_ITEM_ALLOC_SITES:
+        r->to_full = full;
+        r->to_sampled = sampled;
+        if (!full && !sampled)
+            return;
+        r->rc = pes_trace_encoder_alloc_sites(enc, it->alloc_sites, it->n, &r->err);
         break;
     default:
         return;
@@ -411,11 +420,14 @@ static void append_result(const struct result *r)
         }
         break;
     case PES_RT_ITEM_MAPS:
+        if (fw && r->to_full)
+            append_to(fw, &failed, pes_rt.cfg.full_output, r);
         if (sw && r->to_sampled)
             append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
         break;
     case PES_RT_ITEM_THREAD:
     case PES_RT_ITEM_MODULE:
+    case PES_RT_ITEM_ALLOC_SITES:
         if (r->type == PES_RT_ITEM_THREAD && grow(&totals, &n_totals, r->thread) &&
             grow(&stotals, &n_stotals, r->thread) && r->thread >= n_announced)
             n_announced = r->thread + 1;
