@@ -43,6 +43,12 @@ static const struct decl {
     {"sites", KEY_DEFAULT, "accesses", NULL, 0},
     {"simulation.sites", KEY_DEFAULT, "invalidations.true+invalidations.false", NULL, 0},
     {"per_thread", "thread", "samples", NULL, 0},
+    {"groups", "key", "accesses", NULL, 0},            /* --by line|site|function|object rows */
+    {"simulation.groups", "key", "invalidations.true+invalidations.false", NULL, 0},
+    /* a contended line by the object part it starts with (its address moves
+     * between runs and with padding), by address when no object is known */
+    {"cache_lines", "part|address", "invalidations.true+invalidations.false", NULL, 0},
+    {"cache_lines.offsets", "offset,size", "invalidations.true+invalidations.false", NULL, 0},
     {"tables", "table", NULL, NULL, 0},                 /* a diff's own tables (docs/diff.schema.json) */
     {"tables.rows", "key", NULL, NULL, 0},
     {"tables.rows.values", "column", NULL, NULL, 0},
@@ -86,7 +92,9 @@ size_t pes_table_key_columns(const char *name, const json_t *row, const char **c
                 json_t *v;
                 /* the key name as stored in the row (a stable pointer) */
                 json_object_foreach((json_t *)row, key, v) {
-                    if (strcmp(key, word) == 0 && !json_is_object(v) && !json_is_array(v)) {
+                    /* an empty string or null says "not known": try the next alternative */
+                    if (strcmp(key, word) == 0 && !json_is_object(v) && !json_is_array(v) &&
+                        !json_is_null(v) && !(json_is_string(v) && !*json_string_value(v))) {
                         cols[n++] = key;
                         q = group_end;   /* this group is done */
                         break;
