@@ -85,6 +85,21 @@ static int var_address(Dwarf_Die *die, Dwarf_Addr bias, uint64_t *addr) {
     return 0;
 }
 
+/* The declaring file; DWARF 5's file 0 (the unit's primary file, which
+ * clang uses) is refused by dwarf_decl_file of elfutils 0.188. */
+static const char *decl_file(Dwarf_Die *die) {
+    const char *f = dwarf_decl_file(die);
+    Dwarf_Attribute a;
+    Dwarf_Word idx;
+    Dwarf_Die cu;
+    Dwarf_Files *files;
+    size_t n;
+    if (f || !dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0 ||
+        !dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &n) != 0 || idx >= n)
+        return f;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 static void add_variable(struct pes_objects *o, size_t mod, Dwarf_Die *die, Dwarf_Addr bias, const char *func) {
     uint64_t addr;
     if (var_address(die, bias, &addr) < 0) return;
@@ -102,7 +117,7 @@ static void add_variable(struct pes_objects *o, size_t mod, Dwarf_Die *die, Dwar
     if (func) snprintf(full, sizeof full, "%s::%s", func, name);
     else snprintf(full, sizeof full, "%s", name);
     int line = 0;
-    const char *file = dwarf_decl_file(die);
+    const char *file = decl_file(die);
     if (file && dwarf_decl_line(die, &line) == 0) snprintf(where, sizeof where, "%s:%d", base_name(file), line);
     uint32_t obj = objects_add(o, PES_OBJ_GLOBAL, full, where, "", size);
     if (!obj) return;

@@ -204,7 +204,10 @@ static void sort_globals(struct pes_objects *o) {
     for (size_t i = 0; i < o->n_globals; i++) {
         struct objects_global *g = &o->globals[i];
         if (k > 0 && g->start < o->globals[k - 1].start + o->globals[k - 1].size) continue;
-        if (k > 0 && g->start == o->globals[k - 1].start) continue;   /* two of size 0 */
+        if (k > 0 && g->start == o->globals[k - 1].start) {   /* a DWARF variable of unknown size: the symbol's */
+            if (!o->globals[k - 1].size) o->globals[k - 1].size = g->size;
+            continue;
+        }
         o->globals[k++] = *g;
     }
     o->n_globals = k;
