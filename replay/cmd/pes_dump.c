@@ -318,7 +318,63 @@ static void print_thread(const struct dump *d, const struct pes_thread *t)
     printf(" cpu %d socket %d start %" PRIu64 "\n", t->cpu, t->socket, t->start_ticks);
 }
 
+static void print_alloc_sites(const struct dump *d, const struct pes_alloc_site *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (d->o.fmt == FMT_JSON) {
+            printf("{\"type\":\"alloc_site\",\"id\":%u,\"kind\":\"%s\",\"ips\":[", s[i].id,
+                   pes_alloc_kind_name(s[i].kind));
+            for (uint32_t k = 0; k < s[i].depth; k++)
+                printf("%s\"0x%" PRIx64 "\"", k ? "," : "", s[i].ips[k]);
+            printf("]}\n");
+        } else {
+            printf("alloc_site %-6u %-7s", s[i].id, pes_alloc_kind_name(s[i].kind));
+            for (uint32_t k = 0; k < s[i].depth; k++)
+                printf(" 0x%" PRIx64, s[i].ips[k]);
+            putchar('\n');
+        }
+    }
+}
+
 /* ---------------------------------------------------------------- records */
+
+/* ALLOC, ALLOC_SIZE and FREE records (docs/trace-format.md §3). */
+static void print_alloc_record(const struct dump *d, uint32_t thread, const struct pes_record *rec)
+{
+    int json = d->o.fmt == FMT_JSON, stack = rec->extra == PES_ALLOC_SITE_STACK;
+    if (rec->id == PES_ID_ALLOC) {
+        const struct pes_alloc_site *s = stack ? NULL : pes_trace_reader_alloc_site(d->r, rec->extra);
+        if (json) {
+            printf("{\"type\":\"alloc\",\"thread\":%u,\"addr\":\"0x%" PRIx64 "\",\"site\":", thread,
+                   rec->addr);
+            if (stack)
+                printf("null");
+            else
+                printf("%u", rec->extra);
+            printf(",\"stack\":%s}\n", stack ? "true" : "false");
+        } else if (stack) {
+            printf("T%u alloc 0x%" PRIx64 " thread stack\n", thread, rec->addr);
+        } else if (s) {
+            printf("T%u alloc 0x%" PRIx64 " site %u (%s at 0x%" PRIx64 ")\n", thread, rec->addr,
+                   rec->extra, pes_alloc_kind_name(s->kind), s->ips[0]);
+        } else {
+            printf("T%u alloc 0x%" PRIx64 " site %u (in no ALLOC_SITES block)\n", thread, rec->addr,
+                   rec->extra);
+        }
+    } else if (rec->id == PES_ID_ALLOC_SIZE) {
+        if (json)
+            printf("{\"type\":\"alloc_size\",\"thread\":%u,\"size\":%" PRIu64 "}\n", thread,
+                   rec->addr);
+        else
+            printf("T%u alloc_size %" PRIu64 "\n", thread, rec->addr);
+    } else {
+        if (json)
+            printf("{\"type\":\"free\",\"thread\":%u,\"addr\":\"0x%" PRIx64 "\"}\n", thread,
+                   rec->addr);
+        else
+            printf("T%u free 0x%" PRIx64 "\n", thread, rec->addr);
+    }
+}
 
 static int limit_reached(const struct dump *d) { return d->o.limit && d->printed >= d->o.limit; }
 
@@ -345,6 +401,8 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
             printf("{\"type\":\"bb\",\"thread\":%u,\"bb\":%u}\n", thread, rec->id);
         else
             printf("T%u bb  %s:%s (bb %u)\n", thread, safe(b->function), safe(b->label), rec->id);
+    } else if (rec->id == PES_ID_ALLOC || rec->id == PES_ID_ALLOC_SIZE || rec->id == PES_ID_FREE) {
+        print_alloc_record(d, thread, rec);
     } else if (rec->id >= PES_ID_CONTROL_FIRST) {
         const char *name = rec->id == PES_ID_TIME ? "time"
                            : rec->id == PES_ID_REGION_BEGIN ? "region_begin"
@@ -376,7 +434,9 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
 {
     char fl[96];
     event_flags_str(e->flags, fl, sizeof fl);
-    const struct pes_site *s = e->site != UINT32_MAX ? pes_trace_reader_site(d->r, e->site) : NULL;
+    const struct pes_site *s = e->site != UINT32_MAX && e->kind != PES_EV_ALLOC
+                                   ? pes_trace_reader_site(d->r, e->site)
+                                   : NULL;
     if (d->o.fmt == FMT_JSON) {
         printf("{\"type\":\"event\",\"block_thread\":%u,\"kind\":\"%s\",\"thread\":%u,"
                "\"other_thread\":",
@@ -394,6 +454,22 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
                "\"time\":%" PRIu64 ",\"loads\":%" PRIu64 ",\"stores\":%" PRIu64
                ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64 "}\n",
                e->addr, e->ip, e->size, fl, e->time, e->loads, e->stores, e->distance, e->aux);
+    } else if (e->kind == PES_EV_ALLOC || e->kind == PES_EV_FREE) {
+        /* heap blocks: aux is the size, site an allocation site (§4) */
+        printf("T%u %-8s addr=0x%" PRIx64, e->thread, pes_event_kind_name(e->kind), e->addr);
+        if (e->kind == PES_EV_ALLOC) {
+            const struct pes_alloc_site *a = pes_trace_reader_alloc_site(d->r, e->site);
+            printf(" bytes=%" PRIu64, e->aux);
+            if (e->site == PES_ALLOC_SITE_STACK)
+                printf(" site=stack");
+            else if (a)
+                printf(" site=%u (%s at 0x%" PRIx64 ")", e->site, pes_alloc_kind_name(a->kind),
+                       a->ips[0]);
+            else
+                printf(" site=%u", e->site);
+        }
+        printf(" time=%" PRIu64 " loads=%" PRIu64 " stores=%" PRIu64 "\n", e->time, e->loads,
+               e->stores);
     } else {
         printf("T%u %-8s addr=0x%" PRIx64 " size=%u", e->thread, pes_event_kind_name(e->kind),
                e->addr, e->size);
@@ -467,7 +543,7 @@ static void print_block(struct dump *d, const struct pes_block *b)
             }
         }
         break;
-    default: /* MODULE/THREAD were printed with the tables */
+    default: /* MODULE/THREAD/ALLOC_SITES were printed with the tables */
         break;
     }
 }
@@ -477,6 +553,7 @@ static void print_block(struct dump *d, const struct pes_block *b)
 struct type_stats {
     uint64_t blocks, count, bytes;
 };
+#define UNKNOWN_TYPE (PES_BLOCK_ALLOC_SITES + 1)   /* --stats row of block types not known here */
 
 static int print_stats(struct dump *d, struct pes_error *err)
 {
@@ -484,10 +561,18 @@ static int print_stats(struct dump *d, struct pes_error *err)
     size_t n;
     if (pes_trace_reader_load_tables(d->r, err) || pes_trace_reader_index(d->r, &refs, &n, err))
         return -1;
-    struct type_stats ts[9] = {{0}};
+    struct type_stats ts[UNKNOWN_TYPE + 1] = {{0}};
     uint64_t total = 0, accesses = 0, bbs = 0, controls = 0, other = 0;
+    /* heap blocks: allocations, their bytes, frees, thread stacks (records or events) */
+    uint64_t allocs = 0, alloc_bytes = 0, frees = 0, stacks = 0;
+    size_t n_threads = pes_trace_reader_thread_count(d->r);
+    uint8_t *pending = calloc(n_threads ? n_threads : 1, 1);   /* per thread: ALLOC awaits its size */
+    if (!pending) {
+        free(refs);
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", d->o.path);
+    }
     for (size_t i = 0; i < n; i++) {
-        uint32_t t = refs[i].type < 8 ? refs[i].type : 8;
+        uint32_t t = refs[i].type < UNKNOWN_TYPE ? refs[i].type : UNKNOWN_TYPE;
         ts[t].blocks++;
         ts[t].count += refs[i].count;
         ts[t].bytes += 24 + (uint64_t)refs[i].frame_size;
@@ -499,10 +584,13 @@ static int print_stats(struct dump *d, struct pes_error *err)
             struct pes_block b;
             if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
                 free(refs);
+                free(pending);
                 return -1;
             }
+            uint8_t *pend = b.thread < n_threads ? &pending[b.thread] : NULL;
             for (size_t k = 0; b.records && k < b.n; k++) {
-                uint32_t id = b.records[k].id;
+                const struct pes_record *rec = &b.records[k];
+                uint32_t id = rec->id;
                 if (pes_trace_reader_site(d->r, id))
                     accesses++;
                 else if (pes_trace_reader_bb(d->r, id))
@@ -511,35 +599,60 @@ static int print_stats(struct dump *d, struct pes_error *err)
                     controls++;
                 else
                     other++;
+                if (id == PES_ID_ALLOC_SIZE && pend && *pend)
+                    alloc_bytes += rec->addr;
+                if (pend)
+                    *pend = id == PES_ID_ALLOC && rec->extra != PES_ALLOC_SITE_STACK;
+                if (id == PES_ID_ALLOC)
+                    rec->extra == PES_ALLOC_SITE_STACK ? stacks++ : allocs++;
+                frees += id == PES_ID_FREE;
+            }
+            for (size_t k = 0; b.events && k < b.n; k++) {
+                const struct pes_event *e = &b.events[k];
+                if (e->kind == PES_EV_ALLOC && e->site == PES_ALLOC_SITE_STACK)
+                    stacks++;
+                else if (e->kind == PES_EV_ALLOC) {
+                    allocs++;
+                    alloc_bytes += e->aux;
+                }
+                frees += e->kind == PES_EV_FREE;
             }
         }
     }
     free(refs);
+    free(pending);
     if (d->o.fmt == FMT_JSON) {
         printf("{\"type\":\"stats\",\"bytes\":%" PRIu64 ",\"blocks\":{", total);
         int first = 1;
-        for (uint32_t t = 1; t <= 8; t++)
+        for (uint32_t t = 1; t <= UNKNOWN_TYPE; t++)
             if (ts[t].blocks) {
                 printf("%s\"%s\":{\"blocks\":%" PRIu64 ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
                        "}",
-                       first ? "" : ",", t == 8 ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks,
-                       ts[t].count, ts[t].bytes);
+                       first ? "" : ",", t == UNKNOWN_TYPE ? "UNKNOWN" : pes_block_type_name(t),
+                       ts[t].blocks, ts[t].count, ts[t].bytes);
                 first = 0;
             }
         printf("},\"records\":{\"access\":%" PRIu64 ",\"bb\":%" PRIu64 ",\"control\":%" PRIu64
-               ",\"other\":%" PRIu64 "}}\n",
-               accesses, bbs, controls, other);
+               ",\"other\":%" PRIu64 "},\"heap\":{\"sites\":%" PRIu64 ",\"allocs\":%" PRIu64
+               ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"stacks\":%" PRIu64 "}}\n",
+               accesses, bbs, controls, other, ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes,
+               frees, stacks);
         return 0;
     }
-    printf("%-8s %8s %12s %14s %12s\n", "block", "blocks", "count", "bytes", "bytes/count");
-    for (uint32_t t = 1; t <= 8; t++)
+    printf("%-11s %8s %12s %14s %12s\n", "block", "blocks", "count", "bytes", "bytes/count");
+    for (uint32_t t = 1; t <= UNKNOWN_TYPE; t++)
         if (ts[t].blocks)
-            printf("%-8s %8" PRIu64 " %12" PRIu64 " %14" PRIu64 " %12.4f\n",
-                   t == 8 ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks, ts[t].count,
+            printf("%-11s %8" PRIu64 " %12" PRIu64 " %14" PRIu64 " %12.4f\n",
+                   t == UNKNOWN_TYPE ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks, ts[t].count,
                    ts[t].bytes, ts[t].count ? (double)ts[t].bytes / (double)ts[t].count : 0.0);
-    printf("%-8s %8s %12s %14" PRIu64 "\n", "total", "", "", total);
+    printf("%-11s %8s %12s %14" PRIu64 "\n", "total", "", "", total);
     printf("records  access %" PRIu64 "  bb %" PRIu64 "  control %" PRIu64 "  other %" PRIu64 "\n",
            accesses, bbs, controls, other);
+    /* only for traces with heap blocks: older traces print as before */
+    if (ts[PES_BLOCK_ALLOC_SITES].count || allocs || frees || stacks)
+        printf("heap     sites %" PRIu64 "  allocs %" PRIu64 "  bytes %" PRIu64 "  frees %" PRIu64
+               "  stacks %" PRIu64 "\n",
+               ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes, frees, stacks);
     return 0;
 }
 
@@ -559,7 +672,8 @@ static int run(struct dump *d, struct pes_error *err)
     if (pes_trace_reader_load_tables(d->r, err) || pes_trace_reader_index(d->r, &refs, &n, err))
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD)
+        if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD &&
+            refs[i].type != PES_BLOCK_ALLOC_SITES)
             continue;
         struct pes_block b;
         if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
@@ -568,6 +682,8 @@ static int run(struct dump *d, struct pes_error *err)
         }
         if (b.type == PES_BLOCK_MODULE)
             print_module(d, b.module);
+        else if (b.type == PES_BLOCK_ALLOC_SITES)
+            print_alloc_sites(d, b.alloc_sites, b.n);
         else if (d->o.thread < 0 || b.thread == (uint32_t)d->o.thread)
             print_thread(d, b.thread_info);
     }

@@ -183,7 +183,9 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
         if (sample_room < room - used)
             room = used + sample_room;
     }
-    __atomic_store_n(&t->tls->limit, start + room, __ATOMIC_RELAXED);
+    /* a thread set up by its allocations records its stack at its next
+     * access (pes_rt_alloc_stack_due): until then every access comes here */
+    __atomic_store_n(&t->tls->limit, t->stack_pending ? NULL : start + room, __ATOMIC_RELAXED);
     if (pes_rt.sampling && pes_rt.cfg.mode != PES_RT_MODE_SAMPLES &&
         pes_rt.cfg.mode != PES_RT_MODE_COMM) {
         /* Dekker with pes_rt_sample_wake (reuse modes only): either it sees our
@@ -292,14 +294,77 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uin
             record_nested(t, addr, id, extra);
         return;
     }
-    if (!t && !(t = pes_rt_thread_setup())) {
+    if (!t)
+        t = pes_rt_thread_setup();
+    if (!t) {
         pes_rt_thread_use_scratch();
     } else if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         pes_rt_thread_use_scratch();
     } else {
+        pes_rt_alloc_stack_due(t);   /* the stack comes before the access */
         record_slow(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
     }
     pes_rt_leave();
+}
+
+/* Control records of the allocator interposer (rt_alloc.c), from the owner
+ * thread inside the runtime (pes_rt_enter_quick), between two accesses of its
+ * own: the inline path is not in the middle of a record. Without sampling,
+ * records that fit below the limit (so below the buffer end and the next time
+ * mark) are stored as the inline path stores them, without the lock: the limit
+ * is pulled to NULL first so that a signal handler's records go to the reserve,
+ * and a thread stopping this one meanwhile drops them like a late inline
+ * record. Otherwise, the slow path's way under the lock: a time mark at its
+ * count (k <= 2, and one due inside an ALLOC/ALLOC_SIZE pair comes one record
+ * early), a buffer switch if needed, a new limit. */
+void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record *r, unsigned k)
+{
+    struct pes_rt_tls *tls = t->tls;
+    struct pes_record *lim = __atomic_load_n(&tls->limit, __ATOMIC_RELAXED);
+    __atomic_store_n(&tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+    t->s.in_runtime = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    struct pes_record *c = tls->cursor;
+    if (!pes_rt.sampling && lim && c + k <= lim &&
+        !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
+        for (unsigned i = 0; i < k; i++)
+            c[i] = r[i];
+        __atomic_store_n(&tls->cursor, c + k, __ATOMIC_RELEASE);   /* records before the cursor */
+        __atomic_store_n(&tls->limit, lim, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
+            pes_rt_thread_use_scratch();   /* stopped meanwhile: the limit must not stay open */
+        leave_runtime(t);
+        return;
+    }
+    pthread_mutex_lock(&t->lock);
+    if (t->stopped || drain_reserve(t))
+        goto stopped;
+    if (pes_rt.sampling)
+        pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
+    /* a time mark never separates an ALLOC from its ALLOC_SIZE: one due at
+     * the second record of the group comes before the first */
+    uint64_t n = records_so_far(t);
+    if (n + (k > 1) >= t->next_mark) {
+        if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
+            goto stopped;
+        t->next_mark = n + 1 + pes_rt.cfg.time_interval;
+    }
+    for (unsigned i = 0; i < k; i++)
+        if (buffer_put(t, r[i].addr, r[i].id, r[i].extra))
+            goto stopped;
+    if (pes_rt.sampling)
+        t->s.scan = t->tls->cursor;   /* control records: nothing to count */
+    if (drain_reserve(t))
+        goto stopped;
+    pes_rt_buffer_set_limit(t);
+    pthread_mutex_unlock(&t->lock);
+    leave_runtime(t);
+    return;
+stopped:
+    pthread_mutex_unlock(&t->lock);
+    pes_rt_thread_use_scratch();
+    leave_runtime(t);
 }
 
 /*

@@ -173,11 +173,13 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC int __pes_check_due(int64_
     int rec = 0;
     struct pes_rt_thread *t = pes_rt_thread_self();
     int fresh = !t;
-    if (!t && !(t = pes_rt_thread_setup())) {
+    if (!t)
+        t = pes_rt_thread_setup();
+    if (!t) {
         pes_rt_thread_use_scratch();
     } else if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         pes_rt_thread_use_scratch();
-    } else if (pes_rt.full) {
+    } else if (pes_rt_alloc_stack_due(t), pes_rt.full) {
         /* a full trace records everything: the check clone only leads here */
         __atomic_store_n(&t->tls->recording, 1, __ATOMIC_RELAXED);
         __atomic_store_n(&t->tls->countdown, 0, __ATOMIC_RELAXED);

@@ -279,6 +279,8 @@ static void init_once_fn(void)
         return;
     }
     pthread_atfork(NULL, NULL, atfork_child);
+    if (pes_rt_alloc_init() != 0 && !pes_rt.cfg.quiet)
+        pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
     if (pes_rt.swriter) {
         if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
             pes_rt_watch_install();
@@ -288,8 +290,11 @@ static void init_once_fn(void)
     if (pes_rt.writer)
         __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
     pes_rt_signals_install();
-    if (pes_rt.swriter && pes_rt_pmu_backend())
-        pes_rt_thread_setup();   /* the PMU samples this thread from now on */
+    if (pes_rt.swriter && pes_rt_pmu_backend()) {
+        struct pes_rt_thread *t = pes_rt_thread_setup();   /* the PMU samples this thread from now on */
+        if (t)
+            pes_rt_alloc_stack_due(t);
+    }
 }
 
 void pes_rt_init(void)

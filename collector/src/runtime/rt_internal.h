@@ -21,6 +21,7 @@
  *   rt_comm.c         ComDetective's BulletinBoard mode
  *   rt_pmu.c          the pebs/ibs backends: per-thread events, ring buffers, overflow signal
  *   rt_pmu_thread.c   pthread_create wrapper: PMU set-up in threads of uninstrumented programs
+ *   rt_alloc.c        malloc family / operator new interposer: allocation sites, records, stacks
  * Everything here has hidden visibility; only the rt_abi.h symbols are exported.
  */
 #ifndef PES_RT_INTERNAL_H
@@ -158,7 +159,7 @@ char *pes_cmdline_quote(int argc, char *const argv[]);
 #define PES_RT_SAMPLE_SCRATCH 512  /* sampling without a full trace: 8 KiB, stays in L1 */
 
 enum pes_rt_item_type { PES_RT_ITEM_RECORDS, PES_RT_ITEM_THREAD, PES_RT_ITEM_MODULE, PES_RT_ITEM_STOP,
-                        PES_RT_ITEM_EVENTS, PES_RT_ITEM_MAPS };
+                        PES_RT_ITEM_EVENTS, PES_RT_ITEM_MAPS, PES_RT_ITEM_ALLOC_SITES };
 
 /* A unit of work for the writer pool (order in the file = order queued). */
 struct pes_rt_item {
@@ -174,6 +175,7 @@ struct pes_rt_item {
     struct pes_module *module;         /* MODULE (heap, freed after encoding) */
     const struct pes_event *events;    /* EVENTS (in buf) */
     struct pes_mapping *maps;          /* MAPS (heap, freed after encoding, with its strings) */
+    const struct pes_alloc_site *alloc_sites;   /* ALLOC_SITES (n; static, never freed) */
 };
 
 struct pes_rt_buf {
@@ -262,6 +264,7 @@ struct pes_rt_thread {
     uint64_t lost_nested;              /* atomic: handler accesses neither recorded nor reserved */
     uint64_t lost_reported;            /* of those, already written as PES_ID_LOST records */
     struct pes_rt_sampler s;
+    int stack_pending;                 /* owner: its stack is not recorded yet (rt_alloc.c) */
     struct pes_rt_thread *next;        /* all threads, newest first */
 };
 
@@ -300,6 +303,12 @@ PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
  * pes_rt_leave then handles. */
 PES_RT_HIDDEN int pes_rt_enter(void);   /* 0 entered, -1 already in the runtime */
 PES_RT_HIDDEN void pes_rt_leave(void);
+/* The same without changing the cancel state, for paths without cancellation
+ * points (the allocator interposer). */
+PES_RT_HIDDEN int pes_rt_enter_quick(void);
+PES_RT_HIDDEN void pes_rt_leave_quick(void);
+/* pes_rt_thread_setup is running on this thread. */
+PES_RT_HIDDEN int pes_rt_thread_setting_up(void);
 PES_RT_HIDDEN int pes_rt_in_runtime(void);
 PES_RT_HIDDEN void pes_rt_defer_signal(int sig);
 /* rt_sigwrap.c: an application signal handler is running on this thread (its
@@ -380,6 +389,10 @@ PES_RT_HIDDEN void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct
  * docs/collector.md for the race with a still-running owner). `wait_lock` = 0
  * only tries the lock (signal handlers). Returns 0 if flushed or already stopped. */
 PES_RT_HIDDEN int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record);
+/* Owner thread, inside the runtime, not under t->lock: appends k control
+ * records at the thread's place in its record order (rt_alloc.c). */
+PES_RT_HIDDEN void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record *r,
+                                             unsigned k);
 
 /* True if the runtime keeps per-thread state (full tracing or sampling). */
 static inline int pes_rt_active(void)
@@ -555,6 +568,22 @@ PES_RT_HIDDEN void pes_rt_writer_finish_signal(void);
 /* True in a writer-pool thread. */
 PES_RT_HIDDEN int pes_rt_writer_is_self(void);
 
+
+/* rt_alloc.c: the malloc family and operator new interposed; thread stacks. */
+/* Maps the tables (before tracing starts; 0, or -1: allocations not recorded). */
+PES_RT_HIDDEN int pes_rt_alloc_init(void);
+/* Owner thread, from its own code (not from inside libc), not under t->lock:
+ * if the thread's stack is not recorded yet, ALLOC/ALLOC_SIZE of it (site
+ * PES_ALLOC_SITE_STACK) in its records, or a PES_EV_ALLOC event. */
+PES_RT_HIDDEN void pes_rt_alloc_stack(struct pes_rt_thread *t);
+static inline void pes_rt_alloc_stack_due(struct pes_rt_thread *t)
+{
+    if (__builtin_expect(t->stack_pending, 0))
+        pes_rt_alloc_stack(t);
+}
+/* glibc's allocator itself (no interposer, no recording). */
+void *__libc_malloc(size_t size);
+void __libc_free(void *p);
 
 /* rt_signals.c */
 PES_RT_HIDDEN void pes_rt_signals_install(void);

@@ -8,11 +8,22 @@
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_id;
 
+static void register_entered(struct pes_rt_module *m);
+
 __attribute__((visibility("default"))) void __pes_register_module(struct pes_rt_module *m)
 {
     pes_rt_init();   /* a module constructor may run before the runtime's own */
     if (!m || !m->id_base)
         return;
+    /* its allocations are the runtime's, not the program's (rt_alloc.c) */
+    int entered = pes_rt_enter_quick() == 0;
+    register_entered(m);
+    if (entered)
+        pes_rt_leave_quick();
+}
+
+static void register_entered(struct pes_rt_module *m)
+{
     if (m->abi_version != PES_RT_ABI_VERSION) {
         pes_rt_message("%s: instrumented for runtime ABI %u, this runtime is ABI %u; rebuild it",
                        m->name ? m->name : "?", m->abi_version, PES_RT_ABI_VERSION);

@@ -77,6 +77,31 @@ void pes_rt_leave(void)
     leave(1);
 }
 
+/* The allocator interposer's guard (rt_alloc.c): the entered flag alone. Its
+ * path has no cancellation point (futex waits, mutexes, no I/O), so the
+ * cancel state need not change, which would cost two calls per malloc. */
+int pes_rt_enter_quick(void)
+{
+    if (entered)
+        return -1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    entered = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return 0;
+}
+
+void pes_rt_leave_quick(void)
+{
+    leave(0);
+}
+
+static PES_RT_TLS int in_setup;   /* pes_rt_thread_setup runs: its allocations are the runtime's */
+
+int pes_rt_thread_setting_up(void)
+{
+    return in_setup;
+}
+
 int pes_rt_in_runtime(void)
 {
     return entered;
@@ -188,10 +213,20 @@ void pes_rt_thread_init_key(void)
     pthread_key_create(&exit_key, thread_exit);
 }
 
+static struct pes_rt_thread *thread_setup(void);
+
 struct pes_rt_thread *pes_rt_thread_setup(void)
 {
-    if (setup_failed || !pes_rt_active())
+    if (setup_failed || !pes_rt_active() || in_setup)
         return NULL;
+    in_setup = 1;
+    struct pes_rt_thread *t = thread_setup();
+    in_setup = 0;
+    return t;
+}
+
+static struct pes_rt_thread *thread_setup(void)
+{
     struct pes_rt_thread *t = pes_rt_calloc_lines(1, sizeof *t);
     struct pes_rt_item *it = calloc(1, sizeof *it);
     if (t && pes_rt.sampling && !pes_rt.full)
@@ -272,5 +307,9 @@ struct pes_rt_thread *pes_rt_thread_setup(void)
         __atomic_store_n(&t->s.wake, 1, __ATOMIC_RELAXED);
         pes_rt_pmu_thread_start(t);
     }
+    /* its stack is recorded at the thread's next entry into the runtime from
+     * its own code (pes_rt_alloc_stack_due): a set-up inside malloc may run
+     * inside libc with its locks held, which pthread_getattr_np takes */
+    t->stack_pending = 1;
     return t;
 }

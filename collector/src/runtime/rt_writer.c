@@ -1,5 +1,5 @@
 /* rt_writer.c — the writer pool. Application threads queue full buffers,
- * THREAD, MODULE, EVENTS and MAPS items; each item takes a sequence number
+ * THREAD, MODULE, EVENTS, MAPS and ALLOC_SITES items; each item takes a sequence number
  * when it is queued. Encoder threads take items in queue order and encode
  * them concurrently, each with its own pes_trace_encoder, and hand a buffer
  * back to its owner as soon as it is encoded. The encoded blocks are then
@@ -313,6 +313,13 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
             return;
         r->rc = pes_trace_encoder_module(enc, it->module, &r->err);
         break;
+    case PES_RT_ITEM_ALLOC_SITES:
+        r->to_full = full;
+        r->to_sampled = sampled;
+        if (!full && !sampled)
+            return;
+        r->rc = pes_trace_encoder_alloc_sites(enc, it->alloc_sites, it->n, &r->err);
+        break;
     default:
         return;
     }
@@ -407,6 +414,7 @@ static void append_result(const struct result *r)
         break;
     case PES_RT_ITEM_THREAD:
     case PES_RT_ITEM_MODULE:
+    case PES_RT_ITEM_ALLOC_SITES:
         if (r->type == PES_RT_ITEM_THREAD && grow(&totals, &n_totals, r->thread) &&
             grow(&stotals, &n_stotals, r->thread) && r->thread >= n_announced)
             n_announced = r->thread + 1;

@@ -1,0 +1,472 @@
+/* rt_alloc.c — heap blocks and thread stacks of the traced program.
+ *
+ * The runtime defines malloc, calloc, realloc, reallocarray, free,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc and the C++
+ * operator new family. libpes-rt comes before libc (and libstdc++) in the
+ * lookup order of a pes-clang program, and first when it is LD_PRELOADed, so
+ * these are the definitions the whole process uses (glibc's own calls to
+ * malloc go through the PLT too). Each calls glibc's allocator directly
+ * (__libc_malloc ...: no dlsym, which allocates), then, if the allocation is
+ * recorded, writes ALLOC + ALLOC_SIZE (FREE before the block goes back) to
+ * the thread's records (full trace) or PES_EV_ALLOC / PES_EV_FREE to its
+ * events (sampled trace): docs/trace-format.md §2.6, §3, §4.
+ *
+ * Not recorded, a plain call: tracing off, before start-up or in a fork
+ * child; the runtime's own allocations (inside the runtime, a writer
+ * thread, a thread's set-up); an application signal handler (malloc is not
+ * async-signal-safe; such a program is on its own).
+ *
+ * Sites: the return address of the program's call (ip0) names the site; a
+ * lock-free open-addressing table maps it to an id. The first allocation from
+ * a new ip0 takes the call stack (_Unwind_Backtrace, at most 8 frames from
+ * the call) and queues an ALLOC_SITES item before it publishes the id, so the
+ * block always comes before any record or event of any thread that uses it.
+ * Later allocations from the same call through other callers get the same
+ * site: ip[1..] are the callers of the first one (documented). The tables are
+ * mmap'ed once, so the interposer itself never allocates.
+ *
+ * operator new is interposed too (it calls __libc_malloc), so that ip0 is the
+ * program's call to new and the kind PES_ALLOC_NEW; when glibc has no memory
+ * it defers to the next operator new (libstdc++'s), which runs the new_handler
+ * and throws. operator delete is not: libstdc++'s calls free, recorded here.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unwind.h>
+
+#include "rt_internal.h"
+
+static void add_event(struct pes_rt_thread *t, uint8_t kind, uint64_t addr, uint64_t size,
+                      uint32_t site)
+{
+    struct pes_event ev;
+    pes_rt_event_init(&ev, kind, t);
+    ev.addr = addr;
+    ev.aux = size;
+    ev.site = site;
+    t->s.in_runtime = 1;   /* its traps are ignored while the event buffer changes */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&t->lock);   /* a thread stopping this one flushes its events */
+    if (!t->stopped) {
+        struct pes_rt_drop pending = pes_rt_check_pending(t);
+        ev.loads = t->s.loads + pending.loads;
+        ev.stores = t->s.stores + pending.stores;
+        pes_rt_events_add(t, &ev);
+        if (__atomic_load_n(&t->s.ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
+            pes_rt_events_flush(t, 0);
+    }
+    pthread_mutex_unlock(&t->lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->s.in_runtime = 0;
+}
+
+#ifndef PES_RT_NO_ALLOC_INTERPOSE
+
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+void *__libc_memalign(size_t align, size_t size);
+void *__libc_valloc(size_t size);
+void *__libc_pvalloc(size_t size);
+
+#define SITE_BITS 17u
+#define SITE_SLOTS (1u << SITE_BITS)   /* at most half full */
+#define MAX_SITES (SITE_SLOTS / 2)     /* ids 1 .. MAX_SITES; the last one is "other sites" */
+#define OVERFLOW_ID MAX_SITES
+
+struct slot {
+    uint64_t ip;    /* atomic: 0 = free; set once by the thread that creates the site */
+    uint32_t id;    /* atomic: 0 until the site's ALLOC_SITES item is queued */
+};
+
+struct site {
+    struct pes_alloc_site s;
+    uint64_t ips[PES_ALLOC_MAX_DEPTH];
+    struct pes_rt_item item;    /* one ALLOC_SITES block of this site */
+};
+
+static struct slot *slots;
+static struct site *sites;      /* sites[id - 1] */
+static uint32_t n_sites;        /* atomic: ids handed out */
+static uint32_t overflow_state; /* atomic: 0 none, 1 being made, 2 queued */
+
+int pes_rt_alloc_init(void)
+{
+    if (slots)
+        return 0;
+    /* untouched pages cost nothing: a program with few sites uses a few pages */
+    void *a = mmap(NULL, SITE_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *b = mmap(NULL, MAX_SITES * sizeof(struct site), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED || b == MAP_FAILED) {
+        if (a != MAP_FAILED)
+            munmap(a, SITE_SLOTS * sizeof(struct slot));
+        if (b != MAP_FAILED)
+            munmap(b, MAX_SITES * sizeof(struct site));
+        return -1;
+    }
+    sites = b;
+    __atomic_store_n(&slots, (struct slot *)a, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* ------------------------------------------------------------ call stacks */
+
+struct backtrace {
+    uint64_t ip0;
+    uint64_t *out;
+    uint32_t n, skipped;
+};
+
+/* Frames up to the caller's (whose IP is ip0) are the runtime's and the
+ * allocator's own: skipped. */
+static _Unwind_Reason_Code backtrace_frame(struct _Unwind_Context *ctx, void *arg)
+{
+    struct backtrace *b = arg;
+    uint64_t ip = (uint64_t)_Unwind_GetIP(ctx);
+    if (b->n == 0) {
+        if (ip != b->ip0)
+            return ++b->skipped > 16 ? _URC_END_OF_STACK : _URC_NO_REASON;
+    } else if (ip == 0) {
+        return _URC_END_OF_STACK;
+    }
+    b->out[b->n++] = ip;
+    return b->n >= PES_ALLOC_MAX_DEPTH ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+/* ------------------------------------------------------------ sites */
+
+/* Fills site `id` and queues its block; the caller then publishes the id. */
+static void make_site(uint32_t id, uint64_t ip0, uint32_t kind, int walk)
+{
+    struct site *s = &sites[id - 1];
+    struct backtrace b = {ip0, s->ips, 0, 0};
+    if (walk)
+        _Unwind_Backtrace(backtrace_frame, &b);
+    if (b.n == 0) {   /* no unwind information up to the caller: the call alone */
+        s->ips[0] = ip0;
+        b.n = 1;
+    }
+    s->s = (struct pes_alloc_site){id, kind, b.n, s->ips};
+    s->item.type = PES_RT_ITEM_ALLOC_SITES;
+    s->item.heap = 0;
+    s->item.alloc_sites = &s->s;
+    s->item.n = 1;
+    pes_rt_writer_push(&s->item);   /* before any record naming it: its queue position */
+}
+
+/* The site of ip0 once it is past its first allocation: "other sites". */
+static uint32_t overflow_site(uint32_t kind)
+{
+    uint32_t st = 0;
+    if (__atomic_compare_exchange_n(&overflow_state, &st, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        make_site(OVERFLOW_ID, 0, kind, 0);
+        __atomic_store_n(&overflow_state, 2, __ATOMIC_RELEASE);
+    }
+    while (__atomic_load_n(&overflow_state, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+    return OVERFLOW_ID;
+}
+
+static uint32_t new_site(struct slot *sl, uint64_t ip0, uint32_t kind)
+{
+    uint32_t id = __atomic_add_fetch(&n_sites, 1, __ATOMIC_RELAXED);
+    if (id >= OVERFLOW_ID)
+        id = overflow_site(kind);
+    else
+        make_site(id, ip0, kind, 1);
+    __atomic_store_n(&sl->id, id, __ATOMIC_RELEASE);
+    return id;
+}
+
+static uint32_t site_of(uint64_t ip0, uint32_t kind)
+{
+    uint32_t mask = SITE_SLOTS - 1, h = (uint32_t)pes_hash_fib(ip0, SITE_BITS);
+    for (uint32_t probe = 0; probe < SITE_SLOTS; probe++) {
+        struct slot *sl = &slots[(h + probe) & mask];
+        uint64_t cur = __atomic_load_n(&sl->ip, __ATOMIC_ACQUIRE);
+        if (cur == 0) {
+            if (__atomic_compare_exchange_n(&sl->ip, &cur, ip0, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                return new_site(sl, ip0, kind);
+            /* another thread took the slot: for this ip or another one */
+        }
+        if (cur == ip0) {
+            uint32_t id;
+            while (!(id = __atomic_load_n(&sl->id, __ATOMIC_ACQUIRE)))
+                sched_yield();   /* its creator is queueing the block */
+            return id;
+        }
+    }
+    return overflow_site(kind);
+}
+
+/* ------------------------------------------------------------ recording */
+
+/* Whether this call may record, cheapest tests first. */
+static inline int recording(void)
+{
+    if (!__atomic_load_n(&slots, __ATOMIC_RELAXED) || !pes_rt_active())
+        return 0;
+    return !pes_rt_in_runtime() && !pes_rt_writer_is_self() && !pes_rt_thread_setting_up() &&
+           !pes_rt_in_app_handler();
+}
+
+/* One allocation (size > 0 for ALLOC) or free (size ignored), entered. */
+static void note_entered(struct pes_rt_thread *t, int is_free, uint64_t addr, uint64_t size,
+                         uint32_t kind, uint64_t ip0)
+{
+    if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
+        return;
+    uint32_t site = is_free ? UINT32_MAX : site_of(ip0, kind);
+    if (pes_rt.full) {
+        struct pes_record r[2] = {{addr, is_free ? PES_ID_FREE : PES_ID_ALLOC, is_free ? 0 : site},
+                                  {size, PES_ID_ALLOC_SIZE, 0}};
+        pes_rt_buffer_put_control(t, r, is_free ? 1 : 2);
+    }
+    if (pes_rt.sampling)
+        add_event(t, is_free ? PES_EV_FREE : PES_EV_ALLOC, addr, is_free ? 0 : size, site);
+}
+
+static void note(int is_free, const void *p, uint64_t size, uint32_t kind, uint64_t ip0)
+{
+    if (!recording())
+        return;
+    struct pes_rt_thread *t = pes_rt_thread_self();
+    if (t) {
+        if (pes_rt_enter_quick())
+            return;
+        note_entered(t, is_free, (uint64_t)(uintptr_t)p, size, kind, ip0);
+        pes_rt_leave_quick();
+        return;
+    }
+    /* the thread's first event: its set-up reads files (the main thread's
+     * stack bounds), so the full guard, which holds cancellation off */
+    if (pes_rt_enter())
+        return;
+    if ((t = pes_rt_thread_setup()) != NULL)
+        note_entered(t, is_free, (uint64_t)(uintptr_t)p, size, kind, ip0);
+    pes_rt_leave();
+}
+
+#define CALLER ((uint64_t)(uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT void *malloc(size_t size)
+{
+    void *p = __libc_malloc(size);
+    if (p)
+        note(0, p, size, PES_ALLOC_MALLOC, CALLER);
+    return p;
+}
+
+EXPORT void free(void *p)
+{
+    if (p)
+        note(1, p, 0, 0, 0);   /* before the block can be handed out again */
+    __libc_free(p);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+    void *p = __libc_calloc(n, size);
+    if (p)
+        note(0, p, (uint64_t)n * size, PES_ALLOC_CALLOC, CALLER);
+    return p;
+}
+
+static void *realloc_at(void *old, size_t size, uint64_t ip0)
+{
+    void *p = __libc_realloc(old, size);
+    if (old && (p || size == 0))   /* glibc: realloc(p, 0) frees p and returns NULL */
+        note(1, old, 0, 0, 0);
+    if (p)
+        note(0, p, size, PES_ALLOC_REALLOC, ip0);
+    return p;
+}
+
+EXPORT void *realloc(void *old, size_t size)
+{
+    return realloc_at(old, size, CALLER);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc_at(old, bytes, CALLER);
+}
+
+static void *aligned_at(size_t align, size_t size, uint64_t ip0)
+{
+    void *p = __libc_memalign(align, size);
+    if (p)
+        note(0, p, size, PES_ALLOC_ALIGNED, ip0);
+    return p;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+    /* glibc's checks: a power of two multiple of sizeof(void *) */
+    if (align % sizeof(void *) != 0 || (align & (align - 1)) != 0 || align == 0)
+        return EINVAL;
+    int saved = errno;
+    void *p = aligned_at(align, size, CALLER);
+    errno = saved;   /* posix_memalign leaves errno alone */
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    return aligned_at(align, size, CALLER);
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+    return aligned_at(align, size, CALLER);
+}
+
+EXPORT void *valloc(size_t size)
+{
+    void *p = __libc_valloc(size);
+    if (p)
+        note(0, p, size, PES_ALLOC_ALIGNED, CALLER);
+    return p;
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+    void *p = __libc_pvalloc(size);
+    if (p) {
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t ps = page > 0 ? (uint64_t)page : 4096;
+        note(0, p, size ? (size + ps - 1) / ps * ps : ps, PES_ALLOC_ALIGNED, CALLER);
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------ operator new */
+
+/* The next definition (libstdc++'s), for what glibc alone cannot do: the
+ * new_handler loop and std::bad_alloc. Looked up only then. */
+static void *next_new(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_nothrow_fn)(size_t, const void *);
+typedef void *(*new_aligned_fn)(size_t, size_t);
+typedef void *(*new_aligned_nothrow_fn)(size_t, size_t, const void *);
+
+/* operator new(size_t) and new[](size_t) */
+#define NEW_PLAIN(sym)                                                        \
+    EXPORT void *sym(size_t size)                                             \
+    {                                                                         \
+        void *p = __libc_malloc(size ? size : 1);                             \
+        if (!p) {                                                             \
+            new_fn f = (new_fn)next_new(#sym);                                \
+            return f ? f(size) : NULL;                                        \
+        }                                                                     \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
+        return p;                                                             \
+    }
+/* operator new(size_t, const std::nothrow_t &) and new[] */
+#define NEW_NOTHROW(sym)                                                      \
+    EXPORT void *sym(size_t size, const void *nt)                             \
+    {                                                                         \
+        void *p = __libc_malloc(size ? size : 1);                             \
+        if (!p) {                                                             \
+            new_nothrow_fn f = (new_nothrow_fn)next_new(#sym);                \
+            return f ? f(size, nt) : NULL;                                    \
+        }                                                                     \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
+        return p;                                                             \
+    }
+/* operator new(size_t, std::align_val_t) and new[] */
+#define NEW_ALIGNED(sym)                                                      \
+    EXPORT void *sym(size_t size, size_t align)                               \
+    {                                                                         \
+        void *p = __libc_memalign(align, size ? size : 1);                    \
+        if (!p) {                                                             \
+            new_aligned_fn f = (new_aligned_fn)next_new(#sym);                \
+            return f ? f(size, align) : NULL;                                 \
+        }                                                                     \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
+        return p;                                                             \
+    }
+#define NEW_ALIGNED_NOTHROW(sym)                                              \
+    EXPORT void *sym(size_t size, size_t align, const void *nt)               \
+    {                                                                         \
+        void *p = __libc_memalign(align, size ? size : 1);                    \
+        if (!p) {                                                             \
+            new_aligned_nothrow_fn f = (new_aligned_nothrow_fn)next_new(#sym); \
+            return f ? f(size, align, nt) : NULL;                             \
+        }                                                                     \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
+        return p;                                                             \
+    }
+
+#if UINTPTR_MAX == UINT64_MAX   /* size_t is unsigned long: 'm' in the mangled names */
+NEW_PLAIN(_Znwm)
+NEW_PLAIN(_Znam)
+NEW_NOTHROW(_ZnwmRKSt9nothrow_t)
+NEW_NOTHROW(_ZnamRKSt9nothrow_t)
+NEW_ALIGNED(_ZnwmSt11align_val_t)
+NEW_ALIGNED(_ZnamSt11align_val_t)
+NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t)
+NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
+#endif
+
+#else /* PES_RT_NO_ALLOC_INTERPOSE: sanitizer builds own malloc */
+
+int pes_rt_alloc_init(void)
+{
+    return -1;
+}
+
+#endif
+
+/* ------------------------------------------------------------ thread stacks */
+
+void pes_rt_alloc_stack(struct pes_rt_thread *t)
+{
+    t->stack_pending = 0;
+    if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
+        return;
+    /* inside the runtime: pthread_getattr_np allocates (the main thread's
+     * reads /proc/self/maps), which must not be recorded */
+    int entered = pes_rt_enter_quick() == 0;
+    pthread_attr_t attr;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        if (pthread_attr_getstack(&attr, &lo, &size) != 0)
+            size = 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (size) {
+        uint64_t addr = (uint64_t)(uintptr_t)lo;
+        if (pes_rt.full) {
+            struct pes_record r[2] = {{addr, PES_ID_ALLOC, PES_ALLOC_SITE_STACK},
+                                      {size, PES_ID_ALLOC_SIZE, 0}};
+            pes_rt_buffer_put_control(t, r, 2);
+        }
+        if (pes_rt.sampling)
+            add_event(t, PES_EV_ALLOC, addr, size, PES_ALLOC_SITE_STACK);
+    }
+    if (entered)
+        pes_rt_leave_quick();
+}
