@@ -49,7 +49,7 @@ if grep -q '^map ' "$work/pesdump"; then
 else
   echo "SKIP: globals: this runtime writes no MAPS block in full traces"
 fi
-if grep -q 'ALLOC' "$work/pesdump"; then
+if grep -q '^alloc_site ' "$work/pesdump"; then
   la=$(grep -n 'site A' "$src" | cut -d: -f1)
   lb=$(grep -n 'site B' "$src" | cut -d: -f1)
   grep -qx reused "$work/prog.out" || fail "the program's second site did not get the freed address"
