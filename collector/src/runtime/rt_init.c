@@ -287,8 +287,11 @@ static void init_once_fn(void)
         queue_maps();
         __atomic_store_n(&pes_rt.sampling, 1, __ATOMIC_RELEASE);
     }
-    if (pes_rt.writer)
+    if (pes_rt.writer) {
+        if (!pes_rt.swriter)
+            queue_maps();   /* the full trace's too: its allocation sites and globals are symbolized through it */
         __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
+    }
     pes_rt_signals_install();
     if (pes_rt.swriter && pes_rt_pmu_backend()) {
         struct pes_rt_thread *t = pes_rt_thread_setup();   /* the PMU samples this thread from now on */

@@ -292,9 +292,10 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
         r->rc = pes_trace_encoder_events(enc, it->thread, it->events, it->n, &r->err);
         break;
     case PES_RT_ITEM_MAPS:
-        if (!sampled)
+        r->to_full = full;
+        r->to_sampled = sampled;
+        if (!full && !sampled)
             return;
-        r->to_sampled = 1;
         r->rc = pes_trace_encoder_mappings(enc, it->maps, it->n, &r->err);
         break;
     case PES_RT_ITEM_THREAD:
@@ -409,6 +410,8 @@ static void append_result(const struct result *r)
         }
         break;
     case PES_RT_ITEM_MAPS:
+        if (fw && r->to_full)
+            append_to(fw, &failed, pes_rt.cfg.full_output, r);
         if (sw && r->to_sampled)
             append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
         break;
