@@ -250,35 +250,66 @@ void objects_dwarf_free(struct objects_dwarf *d) {
     free(d);
 }
 
-void objects_dwarf_symbolize(struct objects_dwarf *d, uint64_t ip, char *func, size_t func_size, char *file,
-                             size_t file_size, int *line) {
-    func[0] = file[0] = '\0';
-    *line = 0;
-    if (!d || !d->dwfl || ip == 0) return;
+/* The CU holding pc (module-relative through *bias). dwfl_module_addrdie
+ * needs .debug_aranges, which clang does not emit: the CUs' ranges then. */
+static Dwarf_Die *cu_of(Dwfl_Module *m, Dwarf_Addr pc, Dwarf_Addr *bias) {
+    Dwarf_Die *cu = dwfl_module_addrdie(m, pc, bias);
+    if (cu) return cu;
+    while ((cu = dwfl_module_nextcu(m, cu, bias)))
+        if (dwarf_haspc(cu, pc - *bias) > 0) return cu;
+    return NULL;
+}
+
+static const char *die_name(Dwarf_Die *die) {
+    Dwarf_Attribute a;
+    return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+size_t objects_dwarf_frames(struct objects_dwarf *d, uint64_t ip, struct objects_frame *f, size_t max) {
+    if (!d || !d->dwfl || ip == 0 || max == 0) return 0;
     Dwarf_Addr pc = ip - 1;   /* a return address: the call is before it */
     Dwfl_Module *m = dwfl_addrmodule(d->dwfl, pc);
-    if (!m) return;
-    const char *f = dwfl_module_addrname(m, pc);
-    if (f) snprintf(func, func_size, "%s", f);
-    Dwfl_Line *l = dwfl_module_getsrc(m, pc);
+    if (!m) return 0;
+    memset(f, 0, sizeof *f);
+    const char *sym = dwfl_module_addrname(m, pc);
+    if (sym) snprintf(f[0].func, sizeof f[0].func, "%s", sym);
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = cu_of(m, pc, &bias);
+    if (!cu) return 1;
+    Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
+    const char *src = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
     int ln = 0;
-    const char *src = l ? dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL) : NULL;
-    if (!src) {
-        /* without .debug_aranges (clang emits none) libdw 0.188 finds no CU
-         * for pc: look through the CUs' ranges */
-        Dwarf_Die *cu = NULL;
-        Dwarf_Addr bias;
-        while ((cu = dwfl_module_nextcu(m, cu, &bias)))
-            if (dwarf_haspc(cu, pc - bias) > 0) {
-                Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
-                if (dl && (src = dwarf_linesrc(dl, NULL, NULL)) && dwarf_lineno(dl, &ln) != 0) src = NULL;
-                break;
-            }
+    if (src && dwarf_lineno(dl, &ln) == 0 && ln > 0) {
+        snprintf(f[0].file, sizeof f[0].file, "%s", base_name(src));
+        f[0].line = ln;
     }
-    if (src && ln > 0) {
-        snprintf(file, file_size, "%s", base_name(src));
-        *line = ln;
+    /* inlined calls, innermost first: each names its function, and its
+     * call_file:call_line is where the next frame out is */
+    Dwarf_Die *scopes = NULL;
+    int ns = dwarf_getscopes(cu, pc - bias, &scopes);
+    Dwarf_Files *files = NULL;
+    size_t n_files = 0, k = 0;
+    if (dwarf_getsrcfiles(cu, &files, &n_files) != 0) n_files = 0;
+    for (int i = 0; i < ns && k < max; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+        const char *name = die_name(&scopes[i]);
+        if (name) snprintf(f[k].func, sizeof f[k].func, "%s", name);
+        if (tag == DW_TAG_subprogram || k + 1 == max) break;
+        Dwarf_Word cf = 0, cl = 0;
+        Dwarf_Attribute a;
+        memset(&f[k + 1], 0, sizeof f[k + 1]);
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 && cf < n_files &&
+            dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0) {
+            const char *cfile = dwarf_filesrc(files, cf, NULL, NULL);
+            snprintf(f[k + 1].file, sizeof f[k + 1].file, "%s", base_name(cfile));
+            f[k + 1].line = (int)cl;
+        }
+        if (sym) snprintf(f[k + 1].func, sizeof f[k + 1].func, "%s", sym);   /* until a scope names it */
+        k++;
     }
+    free(scopes);
+    return k + 1;
 }
 
 /* ------------------------------------------------------------ describe */
