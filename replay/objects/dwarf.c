@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "objects_int.h"
@@ -36,9 +37,16 @@ static void warn_once(char *warn, size_t n, const char *fmt, const char *path, c
  * holds file_offset gives the link-time address of the mapping's start. */
 static int load_bias(const char *path, uint64_t start, uint64_t file_offset, uint64_t *bias, int *is_dyn,
                      const char **why) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a damaged trace may name a fifo or a device: never block on one */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         *why = "cannot be opened";
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        *why = "is not a regular file";
         return -1;
     }
     int rc = -1;

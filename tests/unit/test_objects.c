@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <elf.h>
 #include <cmocka.h>
 
@@ -129,6 +130,16 @@ static void test_missing_executable(void **state) {
     assert_int_equal(pes_objects_lookup(o, 0x400010, 1, &off), 0);
     assert_int_equal(off, 0);
     pes_objects_destroy(o);
+    /* a fifo (a damaged trace's path): not opened for reading, so no hang */
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "/tmp/pes-test-objects-fifo-%d", (int)getpid());
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    m.path = fifo;
+    o = pes_objects_create();
+    assert_int_equal(pes_objects_load_mappings(o, &m, 1, warn, sizeof warn), 0);
+    assert_non_null(strstr(warn, "not a regular file"));
+    pes_objects_destroy(o);
+    unlink(fifo);
 }
 
 /* ------------------------------------------------------------ heap sites */
