@@ -69,3 +69,14 @@ endif()
 
 # pebs/ibs backends without a PMU: pmu_app fakes perf_event_open (pmu_tests.cmake).
 include(${PES_RT_E2E_DIR}/pmu_tests.cmake)
+
+# Heap blocks (ALLOC_SITES, ALLOC/ALLOC_SIZE/FREE, alloc/free events) of programs
+# built by pes-clang, and of one with the runtime preloaded (alloc_run.sh).
+if(TARGET PesPass AND NOT PES_SANITIZE)
+  foreach(scenario full sampled both new preload)
+    add_test(NAME e2e.collector.alloc-${scenario}
+             COMMAND sh ${PES_RT_E2E_DIR}/alloc_run.sh ${scenario} ${PES_BIN_DIR} ${PES_RT_E2E_DIR}
+                     ${CMAKE_C_COMPILER})
+    set_tests_properties(e2e.collector.alloc-${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
+  endforeach()
+endif()

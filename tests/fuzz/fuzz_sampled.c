@@ -58,6 +58,14 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
     struct pes_bb bb = {N_SITES, N_SITES, {0}, 0, "fn", "entry"};
     struct pes_module m = {0, N_SITES, 1, "f.c", sites, &bb};
     int rc = pes_trace_writer_module(w, &m, &err);
+    /* allocation sites with the same ids, for alloc events (their site names
+     * one of these, or UINT32_MAX: a thread's stack) */
+    static const uint64_t ip = 0x401000;
+    struct pes_alloc_site asites[N_SITES];
+    for (uint32_t i = 0; i < N_SITES; i++)
+        asites[i] = (struct pes_alloc_site){i, PES_ALLOC_MALLOC, 1, &ip};
+    if (rc == 0)
+        rc = pes_trace_writer_alloc_sites(w, asites, N_SITES, &err);
     struct pes_thread_totals tot[4] = {{0}};
     static struct pes_event block[MAX_EVENTS];
     for (uint32_t t = 0; t < n_threads && rc == 0; t++) {

@@ -32,6 +32,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -89,6 +90,37 @@ struct site {
     struct pes_rt_item item;    /* one ALLOC_SITES block of this site */
 };
 
+/* The code of libc and of the dynamic loader: a call from there may hold
+ * their locks, so a thread's stack (pthread_getattr_np) is not read then. */
+struct code_range {
+    uint64_t lo, hi;
+};
+static struct code_range libc_code[2];
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    uint64_t libc_fn = (uint64_t)(uintptr_t)&__libc_malloc, ld_fn = (uint64_t)(uintptr_t)&_dl_find_object;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (libc_fn >= lo && libc_fn < hi)
+            libc_code[0] = (struct code_range){lo, hi};
+        if (ld_fn >= lo && ld_fn < hi)
+            libc_code[1] = (struct code_range){lo, hi};
+    }
+    return 0;
+}
+
+static int in_libc(uint64_t ip)
+{
+    return (ip >= libc_code[0].lo && ip < libc_code[0].hi) ||
+           (ip >= libc_code[1].lo && ip < libc_code[1].hi);
+}
+
 static struct slot *slots;
 static struct site *sites;      /* sites[id - 1] */
 static uint32_t n_sites;        /* atomic: ids handed out */
@@ -98,6 +130,7 @@ int pes_rt_alloc_init(void)
 {
     if (slots)
         return 0;
+    dl_iterate_phdr(find_code, NULL);
     /* untouched pages cost nothing: a program with few sites uses a few pages */
     void *a = mmap(NULL, SITE_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -214,8 +247,9 @@ static inline int recording(void)
 {
     if (!__atomic_load_n(&slots, __ATOMIC_RELAXED) || !pes_rt_active())
         return 0;
-    return !pes_rt_in_runtime() && !pes_rt_writer_is_self() && !pes_rt_thread_setting_up() &&
-           !pes_rt_in_app_handler();
+    if (pes_rt_entered_tls | pes_rt_in_pool_tls | pes_rt_in_setup_tls)
+        return 0;
+    return !pes_rt_handler_depth_tls || !pes_rt_in_app_handler();
 }
 
 /* One allocation (size > 0 for ALLOC) or free (size ignored), entered. */
@@ -224,6 +258,10 @@ static void note_entered(struct pes_rt_thread *t, int is_free, uint64_t addr, ui
 {
     if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
         return;
+    /* a thread's stack comes first, when the program itself calls: not from
+     * inside libc, which may hold the lock pthread_getattr_np takes */
+    if (t->stack_pending && !is_free && !in_libc(ip0))
+        pes_rt_alloc_stack(t);
     uint32_t site = is_free ? UINT32_MAX : site_of(ip0, kind);
     if (pes_rt.full) {
         struct pes_record r[2] = {{addr, is_free ? PES_ID_FREE : PES_ID_ALLOC, is_free ? 0 : site},
@@ -238,10 +276,13 @@ static void note(int is_free, const void *p, uint64_t size, uint32_t kind, uint6
 {
     if (!recording())
         return;
-    struct pes_rt_thread *t = pes_rt_thread_self();
+    struct pes_rt_thread *t = pes_rt_self_tls;
     if (t) {
-        if (pes_rt_enter_quick())
-            return;
+        /* pes_rt_enter_quick / pes_rt_leave_quick, inline: the entered flag
+         * was 0 just above, and is set before anything a handler could see */
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        pes_rt_entered_tls = 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         note_entered(t, is_free, (uint64_t)(uintptr_t)p, size, kind, ip0);
         pes_rt_leave_quick();
         return;

@@ -281,17 +281,14 @@ static void init_once_fn(void)
     pthread_atfork(NULL, NULL, atfork_child);
     if (pes_rt_alloc_init() != 0 && !pes_rt.cfg.quiet)
         pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
+    queue_maps();   /* sample and allocation-site IPs are symbolized through it */
     if (pes_rt.swriter) {
         if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
             pes_rt_watch_install();
-        queue_maps();
         __atomic_store_n(&pes_rt.sampling, 1, __ATOMIC_RELEASE);
     }
-    if (pes_rt.writer) {
-        if (!pes_rt.swriter)
-            queue_maps();   /* the full trace's too: its allocation sites and globals are symbolized through it */
+    if (pes_rt.writer)
         __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
-    }
     pes_rt_signals_install();
     if (pes_rt.swriter && pes_rt_pmu_backend()) {
         struct pes_rt_thread *t = pes_rt_thread_setup();   /* the PMU samples this thread from now on */

@@ -569,6 +569,15 @@ PES_RT_HIDDEN void pes_rt_writer_finish_signal(void);
 PES_RT_HIDDEN int pes_rt_writer_is_self(void);
 
 
+/* Per-thread flags the allocator interposer reads on every call, without a
+ * function call (rt_thread.c, rt_writer.c, rt_sigwrap.c own them). */
+#define PES_RT_TLS_IE __thread __attribute__((tls_model("initial-exec"), visibility("hidden")))
+extern PES_RT_TLS_IE struct pes_rt_thread *pes_rt_self_tls;   /* pes_rt_thread_self() */
+extern PES_RT_TLS_IE int pes_rt_entered_tls;                  /* pes_rt_in_runtime() */
+extern PES_RT_TLS_IE int pes_rt_in_setup_tls;                 /* pes_rt_thread_setting_up() */
+extern PES_RT_TLS_IE int pes_rt_in_pool_tls;                  /* pes_rt_writer_is_self() */
+extern PES_RT_TLS_IE int pes_rt_handler_depth_tls;            /* pes_rt_in_app_handler() may be 1 */
+
 /* rt_alloc.c: the malloc family and operator new interposed; thread stacks. */
 /* Maps the tables (before tracing starts; 0, or -1: allocations not recorded). */
 PES_RT_HIDDEN int pes_rt_alloc_init(void);

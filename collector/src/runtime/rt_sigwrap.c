@@ -36,7 +36,8 @@ static int wrapped[NSIG];          /* atomic: app[sig] holds a handler run by th
 #define PES_RT_TLS __thread __attribute__((tls_model("initial-exec")))
 static int reserved_sig;           /* atomic: the PMU backends' overflow signal, 0 if none */
 
-static PES_RT_TLS int depth;                 /* application handlers running */
+PES_RT_TLS int pes_rt_handler_depth_tls;   /* application handlers running; read inline by rt_alloc.c */
+#define depth pes_rt_handler_depth_tls
 static PES_RT_TLS uintptr_t stack_lo, stack_hi;   /* the outermost handler's stack */
 
 int pes_rt_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)

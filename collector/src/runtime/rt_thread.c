@@ -16,11 +16,13 @@
 /* initial-exec like __pes_tls (the runtime is never dlopen'ed): no
  * __tls_get_addr call on every slow path */
 #define PES_RT_TLS __thread __attribute__((tls_model("initial-exec")))
-static PES_RT_TLS struct pes_rt_thread *self;
+PES_RT_TLS struct pes_rt_thread *pes_rt_self_tls;   /* read inline by rt_alloc.c */
+#define self pes_rt_self_tls
 static PES_RT_TLS int setup_failed;
 static PES_RT_TLS struct pes_record scratch[PES_RT_SCRATCH];
 static pthread_key_t exit_key;
-static PES_RT_TLS int entered;             /* in the runtime (pes_rt_enter) */
+PES_RT_TLS int pes_rt_entered_tls;   /* in the runtime (pes_rt_enter); read inline by rt_alloc.c */
+#define entered pes_rt_entered_tls
 static PES_RT_TLS int saved_cancel_state, saved_cancel_type;
 static PES_RT_TLS volatile int deferred_signal;
 
@@ -95,7 +97,8 @@ void pes_rt_leave_quick(void)
     leave(0);
 }
 
-static PES_RT_TLS int in_setup;   /* pes_rt_thread_setup runs: its allocations are the runtime's */
+PES_RT_TLS int pes_rt_in_setup_tls;   /* pes_rt_thread_setup runs: its allocations are the runtime's */
+#define in_setup pes_rt_in_setup_tls
 
 int pes_rt_thread_setting_up(void)
 {

@@ -94,7 +94,8 @@ static struct slot *window;        /* results waiting for their turn, at seq % w
 static uint32_t window_size;
 static uint64_t next_append;       /* sequence number of the next item to append */
 static int appending;              /* an encoder is appending (outside the lock) */
-static __thread int in_pool;
+__thread __attribute__((tls_model("initial-exec"))) int pes_rt_in_pool_tls;   /* read inline by rt_alloc.c */
+#define in_pool pes_rt_in_pool_tls
 
 /* Appender-only state: only the encoder that holds `appending` touches it. */
 static int failed;                 /* atomic (encoders read it): the full trace */
@@ -291,7 +292,7 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
         count_events(r, it->events, it->n);
         r->rc = pes_trace_encoder_events(enc, it->thread, it->events, it->n, &r->err);
         break;
-    case PES_RT_ITEM_MAPS:
+    case PES_RT_ITEM_MAPS:   /* both files: allocation sites are IPs too */
         r->to_full = full;
         r->to_sampled = sampled;
         if (!full && !sampled)

@@ -50,9 +50,11 @@ import subprocess
 import sys
 
 TIMEOUT = 20
-HEADER, MODULE, THREAD, ACCESS, EVENTS, MAPS, FOOTER = range(1, 8)
+HEADER, MODULE, THREAD, ACCESS, EVENTS, MAPS, FOOTER, ALLOC_SITES = range(1, 9)
 NAMES = {HEADER: 'HEADER', MODULE: 'MODULE', THREAD: 'THREAD', ACCESS: 'ACCESS',
-         EVENTS: 'EVENTS', MAPS: 'MAPS', FOOTER: 'FOOTER'}
+         EVENTS: 'EVENTS', MAPS: 'MAPS', FOOTER: 'FOOTER', ALLOC_SITES: 'ALLOC_SITES'}
+UNKNOWN_TYPE = 9   # a block type no reader of this version knows
+ALLOC_EVENT, STACK_SITE = 10, 0xFFFFFFFF
 
 
 def blocks_of(data):
@@ -65,6 +67,25 @@ def blocks_of(data):
         off += 24 + size
     assert off == len(data)
     return out
+
+
+def site_ids(data, block):
+    """The ids of an ALLOC_SITES block (§2.6: u32 id, kind, depth, u64 ip[depth])."""
+    p, off, ids = payload_of(data, block), 0, set()
+    for _ in range(block[4]):
+        sid, _kind, depth = struct.unpack_from('<3I', p, off)
+        ids.add(sid)
+        off += 12 + 8 * depth
+    return ids
+
+
+def alloc_sites_used(data, block):
+    """The allocation sites the alloc events of an EVENTS block name (§4: the
+    kind column, then flags, size, thread, other_thread, site)."""
+    p, n = payload_of(data, block), block[4]
+    kinds = p[:n]
+    sites = struct.unpack_from('<%dI' % n, p, n * (1 + 1 + 2 + 4 + 4))
+    return {s for k, s in zip(kinds, sites) if k == ALLOC_EVENT and s != STACK_SITE}
 
 
 def mutants(data):
@@ -81,6 +102,18 @@ def mutants(data):
     kind_of = [NAMES.get(b[2], str(b[2])) for b in bl]
 
     full = any(b[2] == ACCESS for b in bl)
+    # allocation sites: defined by which ALLOC_SITES blocks, named by which EVENTS blocks
+    # (records name sites too, but readers do not check those: §3)
+    defines = {k: site_ids(data, b) for k, b in enumerate(bl) if b[2] == ALLOC_SITES}
+    uses = {k: alloc_sites_used(data, b) for k, b in enumerate(bl) if b[2] == EVENTS}
+
+    def sites_missing(order):   # an EVENTS block names a site no block before it defines
+        known = set()
+        for k in order:
+            if k in uses and not uses[k] <= known:
+                return True
+            known |= defines.get(k, set())
+        return False
 
     def cut_expect(k):   # the file ends inside block k or right before it
         if k == 0:
@@ -109,19 +142,27 @@ def mutants(data):
         # merged once; a THREAD block restates the thread; MAPS lists the same
         # mappings twice). Anything else is seen: a second HEADER, data after
         # the FOOTER, a record count that no longer matches the footer.
-        yield 'dup_%d_%s' % (k, kind_of[k]), dup, 'silent' if t in (MODULE, THREAD, MAPS) else 'error'
+        # (ALLOC_SITES: §2.6, a site repeated with the same content is the same site)
+        yield 'dup_%d_%s' % (k, kind_of[k]), dup, \
+            'silent' if t in (MODULE, THREAD, MAPS, ALLOC_SITES) else 'error'
         rest = raw[:k] + raw[k + 1:]
         if t == FOOTER:
             exp = 'warning'          # a file without FOOTER: an interrupted run
         elif t == MAPS:
             exp = 'silent'           # nothing in the format counts mappings (documented)
+        elif t == ALLOC_SITES:
+            # an alloc event naming one of its sites (which command meets it first varies)
+            exp = 'error_any' if sites_missing([i for i in range(n) if i != k]) else 'silent'
         else:
             exp = 'error'            # HEADER first; record counts; tables the records use
         yield 'del_%d_%s' % (k, kind_of[k]), b''.join(rest), exp
         if k + 1 < n:
             sw = list(raw)
             sw[k], sw[k + 1] = sw[k + 1], sw[k]
-            yield 'swap_%d_%s_%s' % (k, kind_of[k], kind_of[k + 1]), b''.join(sw), swap_expect(bl, k)
+            order = list(range(n))
+            order[k], order[k + 1] = k + 1, k
+            exp = 'error_any' if sites_missing(order) else swap_expect(bl, k)
+            yield 'swap_%d_%s_%s' % (k, kind_of[k], kind_of[k + 1]), b''.join(sw), exp
         yield 'append_%d_%s' % (k, kind_of[k]), data + raw[k], 'error'
 
     # Index-frame fields (no checksum covers them: the copy in the data frame
@@ -176,9 +217,9 @@ def payload_of(data, block):
 
 
 def with_unknown_block(data, work):
-    """The trace with a block of type 8 (unknown to this reader) before its FOOTER."""
+    """The trace with a block of a type unknown to this reader before its FOOTER."""
     bl = blocks_of(data)
-    return data[:bl[-1][0]] + encode_block(work, 8, 0, 1, b'a newer writer') + data[bl[-1][0]:]
+    return data[:bl[-1][0]] + encode_block(work, UNKNOWN_TYPE, 0, 1, b'a newer writer') + data[bl[-1][0]:]
 
 
 def with_lost_event(data, work, lost):
