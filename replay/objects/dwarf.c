@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "objects_int.h"
@@ -36,9 +37,16 @@ static void warn_once(char *warn, size_t n, const char *fmt, const char *path, c
  * holds file_offset gives the link-time address of the mapping's start. */
 static int load_bias(const char *path, uint64_t start, uint64_t file_offset, uint64_t *bias, int *is_dyn,
                      const char **why) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a damaged trace may name a fifo or a device: never block on one */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         *why = "cannot be opened";
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        *why = "is not a regular file";
         return -1;
     }
     int rc = -1;
@@ -85,6 +93,21 @@ static int var_address(Dwarf_Die *die, Dwarf_Addr bias, uint64_t *addr) {
     return 0;
 }
 
+/* The declaring file; DWARF 5's file 0 (the unit's primary file, which
+ * clang uses) is refused by dwarf_decl_file of elfutils 0.188. */
+static const char *decl_file(Dwarf_Die *die) {
+    const char *f = dwarf_decl_file(die);
+    Dwarf_Attribute a;
+    Dwarf_Word idx;
+    Dwarf_Die cu;
+    Dwarf_Files *files;
+    size_t n;
+    if (f || !dwarf_attr_integrate(die, DW_AT_decl_file, &a) || dwarf_formudata(&a, &idx) != 0 ||
+        !dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &n) != 0 || idx >= n)
+        return f;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 static void add_variable(struct pes_objects *o, size_t mod, Dwarf_Die *die, Dwarf_Addr bias, const char *func) {
     uint64_t addr;
     if (var_address(die, bias, &addr) < 0) return;
@@ -102,7 +125,7 @@ static void add_variable(struct pes_objects *o, size_t mod, Dwarf_Die *die, Dwar
     if (func) snprintf(full, sizeof full, "%s::%s", func, name);
     else snprintf(full, sizeof full, "%s", name);
     int line = 0;
-    const char *file = dwarf_decl_file(die);
+    const char *file = decl_file(die);
     if (file && dwarf_decl_line(die, &line) == 0) snprintf(where, sizeof where, "%s:%d", base_name(file), line);
     uint32_t obj = objects_add(o, PES_OBJ_GLOBAL, full, where, "", size);
     if (!obj) return;
@@ -235,35 +258,66 @@ void objects_dwarf_free(struct objects_dwarf *d) {
     free(d);
 }
 
-void objects_dwarf_symbolize(struct objects_dwarf *d, uint64_t ip, char *func, size_t func_size, char *file,
-                             size_t file_size, int *line) {
-    func[0] = file[0] = '\0';
-    *line = 0;
-    if (!d || !d->dwfl || ip == 0) return;
+/* The CU holding pc (module-relative through *bias). dwfl_module_addrdie
+ * needs .debug_aranges, which clang does not emit: the CUs' ranges then. */
+static Dwarf_Die *cu_of(Dwfl_Module *m, Dwarf_Addr pc, Dwarf_Addr *bias) {
+    Dwarf_Die *cu = dwfl_module_addrdie(m, pc, bias);
+    if (cu) return cu;
+    while ((cu = dwfl_module_nextcu(m, cu, bias)))
+        if (dwarf_haspc(cu, pc - *bias) > 0) return cu;
+    return NULL;
+}
+
+static const char *die_name(Dwarf_Die *die) {
+    Dwarf_Attribute a;
+    return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+size_t objects_dwarf_frames(struct objects_dwarf *d, uint64_t ip, struct objects_frame *f, size_t max) {
+    if (!d || !d->dwfl || ip == 0 || max == 0) return 0;
     Dwarf_Addr pc = ip - 1;   /* a return address: the call is before it */
     Dwfl_Module *m = dwfl_addrmodule(d->dwfl, pc);
-    if (!m) return;
-    const char *f = dwfl_module_addrname(m, pc);
-    if (f) snprintf(func, func_size, "%s", f);
-    Dwfl_Line *l = dwfl_module_getsrc(m, pc);
+    if (!m) return 0;
+    memset(f, 0, sizeof *f);
+    const char *sym = dwfl_module_addrname(m, pc);
+    if (sym) snprintf(f[0].func, sizeof f[0].func, "%s", sym);
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = cu_of(m, pc, &bias);
+    if (!cu) return 1;
+    Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
+    const char *src = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
     int ln = 0;
-    const char *src = l ? dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL) : NULL;
-    if (!src) {
-        /* without .debug_aranges (clang emits none) libdw 0.188 finds no CU
-         * for pc: look through the CUs' ranges */
-        Dwarf_Die *cu = NULL;
-        Dwarf_Addr bias;
-        while ((cu = dwfl_module_nextcu(m, cu, &bias)))
-            if (dwarf_haspc(cu, pc - bias) > 0) {
-                Dwarf_Line *dl = dwarf_getsrc_die(cu, pc - bias);
-                if (dl && (src = dwarf_linesrc(dl, NULL, NULL)) && dwarf_lineno(dl, &ln) != 0) src = NULL;
-                break;
-            }
+    if (src && dwarf_lineno(dl, &ln) == 0 && ln > 0) {
+        snprintf(f[0].file, sizeof f[0].file, "%s", base_name(src));
+        f[0].line = ln;
     }
-    if (src && ln > 0) {
-        snprintf(file, file_size, "%s", base_name(src));
-        *line = ln;
+    /* inlined calls, innermost first: each names its function, and its
+     * call_file:call_line is where the next frame out is */
+    Dwarf_Die *scopes = NULL;
+    int ns = dwarf_getscopes(cu, pc - bias, &scopes);
+    Dwarf_Files *files = NULL;
+    size_t n_files = 0, k = 0;
+    if (dwarf_getsrcfiles(cu, &files, &n_files) != 0) n_files = 0;
+    for (int i = 0; i < ns && k < max; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram) continue;
+        const char *name = die_name(&scopes[i]);
+        if (name) snprintf(f[k].func, sizeof f[k].func, "%s", name);
+        if (tag == DW_TAG_subprogram || k + 1 == max) break;
+        Dwarf_Word cf = 0, cl = 0;
+        Dwarf_Attribute a;
+        memset(&f[k + 1], 0, sizeof f[k + 1]);
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &cf) == 0 && cf < n_files &&
+            dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &cl) == 0) {
+            const char *cfile = dwarf_filesrc(files, cf, NULL, NULL);
+            snprintf(f[k + 1].file, sizeof f[k + 1].file, "%s", base_name(cfile));
+            f[k + 1].line = (int)cl;
+        }
+        if (sym) snprintf(f[k + 1].func, sizeof f[k + 1].func, "%s", sym);   /* until a scope names it */
+        k++;
     }
+    free(scopes);
+    return k + 1;
 }
 
 /* ------------------------------------------------------------ describe */

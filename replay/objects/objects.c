@@ -64,7 +64,9 @@ struct pes_objects {
     uint64_t epoch;           /* bumped whenever a live block goes: cached blocks older are stale */
     uint64_t alloc_epoch;     /* bumped whenever a block comes: cached gaps older are stale */
     uint64_t zero;            /* the counter of cached globals */
-    /* heap objects by allocation site */
+    /* heap objects by allocation site, and by name (kept unique) */
+    uint32_t *names;          /* open addressing: object ids, 0 empty */
+    uint32_t n_names, cap_names;
     struct site_slot *sites;
     uint32_t n_sites, cap_sites;   /* cap a power of two */
     /* per access site */
@@ -160,6 +162,7 @@ void pes_objects_destroy(struct pes_objects *o) {
     objects_dwarf_free(o->dwarf);
     free(o->nodes);
     free(o->sites);
+    free(o->names);
     free(o->cache);
     free(o->pend);
     free(o);
@@ -204,7 +207,10 @@ static void sort_globals(struct pes_objects *o) {
     for (size_t i = 0; i < o->n_globals; i++) {
         struct objects_global *g = &o->globals[i];
         if (k > 0 && g->start < o->globals[k - 1].start + o->globals[k - 1].size) continue;
-        if (k > 0 && g->start == o->globals[k - 1].start) continue;   /* two of size 0 */
+        if (k > 0 && g->start == o->globals[k - 1].start) {   /* a DWARF variable of unknown size: the symbol's */
+            if (!o->globals[k - 1].size) o->globals[k - 1].size = g->size;
+            continue;
+        }
         o->globals[k++] = *g;
     }
     o->n_globals = k;
@@ -361,36 +367,101 @@ static uint32_t hash32(uint32_t x) {
     return x;
 }
 
-/* "heap@alloc.c:14 (make_rows)" and its call stack, from the site's ips. */
+static uint32_t hash_str(const char *s) {
+    uint32_t h = 2166136261u;
+    while (*s) h = (h ^ (uint8_t)*s++) * 16777619u;
+    return h;
+}
+
+/* The heap object named name, or 0. */
+static uint32_t heap_named(const struct pes_objects *o, const char *name) {
+    if (!o->cap_names) return 0;
+    for (uint32_t i = hash_str(name) & (o->cap_names - 1); o->names[i]; i = (i + 1) & (o->cap_names - 1))
+        if (strcmp(o->obj[o->names[i]].name, name) == 0) return o->names[i];
+    return 0;
+}
+
+static void add_name(struct pes_objects *o, uint32_t id) {
+    if ((o->n_names + 1) * 2 > o->cap_names) {
+        uint32_t cap = o->cap_names ? o->cap_names * 2 : 256;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t) return;   /* names may then repeat: only less clear */
+        for (uint32_t k = 0; k < o->cap_names; k++) {
+            if (!o->names[k]) continue;
+            uint32_t j = hash_str(o->obj[o->names[k]].name) & (cap - 1);
+            while (t[j]) j = (j + 1) & (cap - 1);
+            t[j] = o->names[k];
+        }
+        free(o->names);
+        o->names = t;
+        o->cap_names = cap;
+    }
+    uint32_t j = hash_str(o->obj[id].name) & (o->cap_names - 1);
+    while (o->names[j]) j = (j + 1) & (o->cap_names - 1);
+    o->names[j] = id;
+    o->n_names++;
+}
+
+static void frame_text(char *buf, size_t n, const struct objects_frame *f, uint64_t ip) {
+    if (f->file[0]) snprintf(buf, n, "%s %s:%d", f->func[0] ? f->func : "?", f->file, f->line);
+    else if (f->func[0]) snprintf(buf, n, "%s", f->func);
+    else snprintf(buf, n, "0x%" PRIx64, ip);
+}
+
+/* "heap@alloc.c:14 (make_rows)" from the innermost source frame of the
+ * site's first return address, and the call stack from all of them
+ * (inlined calls expanded). Two sites whose names would be the same (one
+ * helper called, or inlined, from two places) are told apart by their
+ * callers: "heap@kernel.h:25 (kernel_alloc < main gemm.c:19)". */
 static uint32_t new_heap_object(struct pes_objects *o, uint32_t site) {
     uint32_t depth = 0;
     const uint64_t *ips = o->alloc_site ? o->alloc_site(o->alloc_ctx, site, &depth) : NULL;
-    char name[512], where[320] = "", stack[2048] = "";
-    if (!ips || depth == 0) {
+    char name[1024], where[200] = "", stack[2048] = "";
+    enum { MAX_FRAMES = 32 };
+    struct objects_frame fr[MAX_FRAMES];
+    uint64_t fr_ip[MAX_FRAMES];
+    size_t nf = 0;
+    for (uint32_t i = 0; ips && i < depth && i < PES_ALLOC_MAX_DEPTH && nf < MAX_FRAMES; i++) {
+        size_t k = objects_dwarf_frames(o->dwarf, ips[i], fr + nf, MAX_FRAMES - nf);
+        if (k == 0) memset(&fr[nf], 0, sizeof fr[nf]), k = 1;
+        for (size_t j = 0; j < k; j++) fr_ip[nf + j] = ips[i];
+        nf += k;
+    }
+    size_t len = 0;
+    for (size_t i = 0; i < nf; i++) {
+        char part[400];
+        frame_text(part, sizeof part, &fr[i], fr_ip[i]);
+        int w = snprintf(stack + len, sizeof stack - len, "%s%s", i ? " < " : "", part);
+        if (w < 0 || (size_t)w >= sizeof stack - len) break;
+        len += (size_t)w;
+    }
+    if (nf == 0) {
         snprintf(name, sizeof name, "heap@site %" PRIu32, site);
     } else {
-        size_t len = 0;
-        for (uint32_t i = 0; i < depth && i < 8; i++) {
-            char func[200], file[200], part[420];
-            int line;
-            objects_dwarf_symbolize(o->dwarf, ips[i], func, sizeof func, file, sizeof file, &line);
-            if (file[0]) snprintf(part, sizeof part, "%s %s:%d", func[0] ? func : "?", file, line);
-            else if (func[0]) snprintf(part, sizeof part, "%s", func);
-            else snprintf(part, sizeof part, "0x%" PRIx64, ips[i]);
-            if (i == 0) {
-                if (file[0]) {
-                    snprintf(where, sizeof where, "%s:%d", file, line);
-                    snprintf(name, sizeof name, "heap@%s:%d (%s)", file, line, func[0] ? func : "?");
-                } else {
-                    snprintf(name, sizeof name, "heap@%s", part);
-                }
+        char first[400];
+        frame_text(first, sizeof first, &fr[0], fr_ip[0]);
+        if (fr[0].file[0]) snprintf(where, sizeof where, "%s:%d", fr[0].file, fr[0].line);
+        for (size_t k = 0;; k++) {   /* callers added until the name is new */
+            size_t at = fr[0].file[0] ? (size_t)snprintf(name, sizeof name, "heap@%s (%s", where,
+                                                         fr[0].func[0] ? fr[0].func : "?")
+                                      : (size_t)snprintf(name, sizeof name, "heap@%s", first);
+            for (size_t j = 1; j <= k && j < nf && at < sizeof name; j++) {
+                char part[400];
+                frame_text(part, sizeof part, &fr[j], fr_ip[j]);
+                at += (size_t)snprintf(name + at, sizeof name - at, " < %s", part);
             }
-            int w = snprintf(stack + len, sizeof stack - len, "%s%s", i ? " < " : "", part);
-            if (w < 0 || (size_t)w >= sizeof stack - len) break;
-            len += (size_t)w;
+            if (fr[0].file[0] && at < sizeof name) snprintf(name + at, sizeof name - at, ")");
+            if (!heap_named(o, name)) break;
+            if (k + 1 >= nf) {   /* the same whole stack: the site's number */
+                size_t l = strlen(name);
+                snprintf(name + l, sizeof name - l, " #%" PRIu32, site);
+                break;
+            }
         }
     }
-    return objects_add(o, PES_OBJ_HEAP, name, where, stack, 0);
+    uint32_t id = objects_add(o, PES_OBJ_HEAP, name, where, stack, 0);
+    if (id) add_name(o, id);
+    return id;
 }
 
 static uint32_t heap_object(struct pes_objects *o, uint32_t site) {

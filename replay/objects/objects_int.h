@@ -29,10 +29,15 @@ void objects_set_dwarf(struct pes_objects *o, struct objects_dwarf *d);
 /* dwarf.c */
 size_t objects_dwarf_load(struct pes_objects *o, const struct pes_mapping *m, size_t n, char *warn, size_t warn_size);
 void objects_dwarf_free(struct objects_dwarf *d);
-/* The function, file basename and line of a code address (a return address:
- * looked up at ip - 1); func/file "" and *line 0 when unknown. */
-void objects_dwarf_symbolize(struct objects_dwarf *d, uint64_t ip, char *func, size_t func_size, char *file,
-                             size_t file_size, int *line);
+/* One source frame of a code address. */
+struct objects_frame {
+    char func[160];           /* "" if unknown */
+    char file[160];           /* basename, "" if unknown */
+    int line;                 /* 0 if unknown */
+};
+/* The frames of a return address (looked up at ip - 1), innermost first,
+ * inlined calls expanded: at most max; 0 if no module holds it. */
+size_t objects_dwarf_frames(struct objects_dwarf *d, uint64_t ip, struct objects_frame *f, size_t max);
 /* Appends to buf (used bytes *len of n) the member / element path of offset
  * inside the type, "+off" for what no member or element covers. */
 void objects_dwarf_describe(struct objects_dwarf *d, const struct objects_global *g, uint64_t offset, char *buf,

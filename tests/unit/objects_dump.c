@@ -59,6 +59,11 @@ static void add(struct counts *c, uint32_t obj, uint64_t off) {
     c->per_obj[obj]++;
 }
 
+struct part { char d[256]; uint64_t n; };
+static int by_description(const void *a, const void *b) {
+    return strcmp(((const struct part *)a)->d, ((const struct part *)b)->d);
+}
+
 static int batch(void *ctx, const struct pes_batch *b, struct pes_error *err) {
     (void)err;
     struct counts *c = ctx;
@@ -117,18 +122,18 @@ int main(int argc, char **argv) {
     }
     /* parts: the same description from different offsets (bytes of one
      * element) add up */
-    struct { char d[256]; uint64_t n; } *parts = calloc(c.n ? c.n : 1, sizeof *parts);
+    struct part *parts = calloc(c.n ? c.n : 1, sizeof *parts);
     size_t np = 0;
     for (size_t k = 0; k < c.cap; k++) {
         if (!c.slot[k].count) continue;
         pes_objects_describe(o, c.slot[k].obj, c.slot[k].off, parts[np].d, sizeof parts[np].d);
         parts[np++].n = c.slot[k].count;
     }
-    for (size_t a = 0; a < np; a++) {
-        if (!parts[a].n) continue;
-        for (size_t b = a + 1; b < np; b++)
-            if (parts[b].n && !strcmp(parts[a].d, parts[b].d)) parts[a].n += parts[b].n, parts[b].n = 0;
-        printf("part %" PRIu64 " %s\n", parts[a].n, parts[a].d);
+    qsort(parts, np, sizeof *parts, by_description);
+    for (size_t a = 0, b; a < np; a = b) {
+        uint64_t n = 0;
+        for (b = a; b < np && !strcmp(parts[a].d, parts[b].d); b++) n += parts[b].n;
+        printf("part %" PRIu64 " %s\n", n, parts[a].d);
     }
     free(parts);
     replay_input_close(in);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <elf.h>
 #include <cmocka.h>
 
@@ -129,14 +130,24 @@ static void test_missing_executable(void **state) {
     assert_int_equal(pes_objects_lookup(o, 0x400010, 1, &off), 0);
     assert_int_equal(off, 0);
     pes_objects_destroy(o);
+    /* a fifo (a damaged trace's path): not opened for reading, so no hang */
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "/tmp/pes-test-objects-fifo-%d", (int)getpid());
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    m.path = fifo;
+    o = pes_objects_create();
+    assert_int_equal(pes_objects_load_mappings(o, &m, 1, warn, sizeof warn), 0);
+    assert_non_null(strstr(warn, "not a regular file"));
+    pes_objects_destroy(o);
+    unlink(fifo);
 }
 
 /* ------------------------------------------------------------ heap sites */
 
-static uint64_t site_ips[3][2];
+static uint64_t site_ips[4][2];
 static const uint64_t *alloc_site_of(const void *ctx, uint32_t id, uint32_t *depth) {
     (void)ctx;
-    if (id >= 3) return NULL;
+    if (id >= 4) return NULL;
     *depth = 2;
     return site_ips[id];
 }
@@ -167,6 +178,9 @@ static void test_heap_sites_and_stacks(void **state) {
     int line0 = make_sites();
     uint64_t caller = return_address(); int line_caller = __LINE__;
     for (int i = 0; i < 3; i++) site_ips[i][1] = caller;
+    /* site 3: site 0's allocation, called from elsewhere */
+    site_ips[3][0] = site_ips[0][0];
+    site_ips[3][1] = return_address(); int line_caller3 = __LINE__;
     pes_objects_set_alloc_sites(o, alloc_site_of, NULL);
     pes_objects_set_sites(o, site_of, NULL);
     pes_objects_alloc(o, 0x10000, 64, 0);
@@ -184,6 +198,14 @@ static void test_heap_sites_and_stacks(void **state) {
              line0, line_caller);
     assert_string_equal(pes_objects_get(o, a)->stack, want);
     assert_int_equal(pes_objects_get(o, a)->kind, PES_OBJ_HEAP);
+    /* the same allocation line from another caller: its own object, told apart by the caller */
+    pes_objects_alloc(o, 0x40000, 8, 3);
+    uint32_t d = pes_objects_lookup(o, 0x40000, 0, &off);
+    assert_true(d != 0 && d != a && d != b);
+    snprintf(want, sizeof want, "heap@test_objects.c:%d (make_sites < test_heap_sites_and_stacks test_objects.c:%d)",
+             line0, line_caller3);
+    assert_string_equal(pes_objects_get(o, d)->name, want);
+    pes_objects_free(o, 0x40000);
     /* freed: unknown; the same address again from site 2: the new site's */
     pes_objects_free(o, 0x10000);
     assert_int_equal(pes_objects_lookup(o, 0x10008, 0, &off), 0);
