@@ -33,6 +33,8 @@ struct pes_knobs {
     const char *sort;       /* --sort: metric the simulated sites are ranked by */
     const char *by;         /* --by: rows per line (NULL: the default), site, function or object (groups.h) */
     const char *annotate;   /* --annotate FILE or "all": the text report adds annotated source (NULL: none) */
+    int all_rows;           /* ranked tables list rows whose metric is 0 too (--diff: a row
+                               missing from one run must mean 0 there, not "not ranked") */
     double sample_rate;     /* --sample-rate: SHARDS sampling of lines (0: exact profiles) */
     uint64_t sample_seed;   /* --sample-seed: which lines are sampled */
     int sample_check;       /* --sample-check: exact profiles too, for the error */

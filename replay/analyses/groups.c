@@ -34,7 +34,12 @@ void replay_object_name(const struct pes_stream_info *si, uint32_t id, char *buf
 
 void replay_object_part(const struct pes_stream_info *si, uint32_t id, uint64_t offset, char *buf, size_t n) {
     buf[0] = '\0';
-    if (si->objects && id) pes_objects_describe(si->objects, id, offset, buf, n);
+    if (!si->objects || !id) return;
+    /* a stack's offset counts from the thread's lowest stack address: it
+     * names no frame and moves from run to run, so a stack part is its name */
+    const struct pes_object *ob = pes_objects_get(si->objects, id);
+    if (ob && ob->kind == PES_OBJ_STACK) offset = 0;
+    pes_objects_describe(si->objects, id, offset, buf, n);
 }
 
 static const struct pes_site *site_of(const struct pes_stream_info *si, uint32_t id) {

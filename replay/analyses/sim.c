@@ -137,7 +137,7 @@ static int by_value_desc(const void *a, const void *b) {
 
 /* Ids of the (up to) top sites with a non-zero metric, best first, ties by
  * id (UINT32_MAX, the pooled unknown sites, last); malloc'd, NULL without memory. */
-static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t top, uint32_t *n) {
+static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t top, int all_rows, uint32_t *n) {
     uint32_t sites = pes_sim_sites(sim);
     struct ranked *all = malloc(((size_t)sites + 1) * sizeof *all);
     *n = 0;
@@ -147,7 +147,7 @@ static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t
         uint32_t id = i == sites ? UINT32_MAX : i;
         const struct pes_sim_stats *st = pes_sim_site(sim, id);
         uint64_t v = st ? metric(st, name) : 0;
-        if (v) all[k++] = (struct ranked){v, id};
+        if (v || (st && all_rows)) all[k++] = (struct ranked){v, id};
     }
     qsort(all, k, sizeof *all, by_value_desc);
     if (k > top) k = top;
@@ -264,7 +264,7 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
     for (uint32_t i = 0; st && rank && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
     for (uint32_t j = 0; st && rank && j < g.n; j++) {
         uint64_t v = metric(&st[j], s->k->sort);
-        if (v) rank[k++] = (struct ranked){v, j};
+        if (v || s->k->all_rows) rank[k++] = (struct ranked){v, j};
     }
     if (!st || !rank) pes_r_array(r, NULL, NULL);
     else qsort(rank, k, sizeof *rank, by_value_desc);
@@ -339,13 +339,13 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
                         uint32_t k) {
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "all_sites"), PES_R_TEXT_ONLY);
     uint32_t n = 0;
-    uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, &n);
+    uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, 0, &n);
     if (!by_accesses) pes_r_array(r, NULL, NULL);   /* marks the report failed */
     for (uint32_t pass = 0; by_accesses && ranked && pass < 2; pass++) {
         const uint32_t *ids = pass == 0 ? ranked : by_accesses;
         for (uint32_t j = 0; j < (pass == 0 ? k : n); j++) {
             const struct pes_sim_stats *st = pes_sim_site(s->sim, ids[j]);
-            if (pass == 1 && metric(st, s->k->sort) != 0) continue;   /* listed in pass 0 */
+            if (pass == 1 && (s->k->all_rows || metric(st, s->k->sort) != 0)) continue;   /* listed in pass 0 */
             const struct pes_site *site = ids[j] == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, ids[j]);
             struct pes_rnode *o = pes_r_object(r, arr, NULL);
             site_where(s, r, o, ids[j]);
@@ -392,7 +392,7 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, o, "writebacks", pes_sim_writebacks(s->sim));
     pes_r_str(r, o, "sort", s->k->sort);
     uint32_t k = 0;   /* the ranking by --sort, once for the top list and the full table */
-    uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, &k);
+    uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, s->k->all_rows, &k);
     if (!ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
     /* by object the simulator's rows are objects: only the groups list them */
     uint32_t top = s->by == REPLAY_BY_OBJECT ? 0 : k < s->k->top ? k : s->k->top;

@@ -49,6 +49,11 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
         one.compare = 0;
         one.output = NULL;
         one.csv_dir = NULL;
+        /* every row, zeros included: a row that only one run lists would
+         * read as "not ranked" instead of the 0 it is (after padding, false
+         * sharing N -> 0 on the line that had it) */
+        one.knobs.top = UINT32_MAX;
+        one.knobs.all_rows = 1;
         struct pes_report *rep = NULL;
         if (replay_input_pes_kind(path) == PES_TRACE_SAMPLED) {
             if (o->full_only) {

@@ -394,8 +394,11 @@ json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
 
 /* ------------------------------------------------------------ text */
 
-static void cell(char *buf, size_t len, const json_t *v, int sign) {
+/* hex: the value is an address (a cache line's), which people read in hex */
+static void cell(char *buf, size_t len, const json_t *v, int sign, int hex) {
     if (!v || json_is_null(v)) snprintf(buf, len, "-");
+    else if (hex && json_is_integer(v) && !sign)
+        snprintf(buf, len, "0x%llx", (unsigned long long)json_integer_value(v));
     else if (json_is_integer(v)) {
         long long x = json_integer_value(v);
         char c[40];
@@ -465,14 +468,16 @@ int pes_diff_write_text(FILE *out, const json_t *diff, unsigned top) {
                 const json_t *a = json_object_get(v, "a"), *b = json_object_get(v, "b");
                 if (strcmp(status, "changed") == 0 && json_equal(a, b)) continue;
                 char ca[64], cb[64], cd[64], cr[32];
-                cell(ca, sizeof ca, a, 0);
-                cell(cb, sizeof cb, b, 0);
-                cell(cd, sizeof cd, json_object_get(v, "delta"), 1);
+                const char *column = json_string_value(json_object_get(v, "column"));
+                int hex = column && strcmp(column, "address") == 0;
+                cell(ca, sizeof ca, a, 0, hex);
+                cell(cb, sizeof cb, b, 0, hex);
+                cell(cd, sizeof cd, json_object_get(v, "delta"), 1, hex);
                 const json_t *rel = json_object_get(v, "relative");
-                if (json_is_number(rel)) snprintf(cr, sizeof cr, "%+.2f%%", 100 * json_number_value(rel));
+                if (hex) snprintf(cd, sizeof cd, "-");   /* addresses: moved, not more or less */
+                if (json_is_number(rel) && !hex) snprintf(cr, sizeof cr, "%+.2f%%", 100 * json_number_value(rel));
                 else snprintf(cr, sizeof cr, "-");
-                fprintf(out, "    %-40s %14s %14s %14s %9s\n", report_safe(json_string_value(json_object_get(v, "column"))),
-                        ca, cb, cd, cr);
+                fprintf(out, "    %-40s %14s %14s %14s %9s\n", report_safe(column), ca, cb, cd, cr);
             }
         }
         if (left) fprintf(out, "  (%zu more rows differ: --top N, or --format json)\n", left);
