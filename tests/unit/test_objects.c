@@ -32,7 +32,9 @@ __attribute__((noinline)) long *bump_counter(void) {
     return &count;
 }
 
-static struct pes_objects *load_self(void) {
+/* This executable's mappings, its own path replaced by as_path (a copy of
+ * it: same segments) if not NULL; the first warning in warn. */
+static struct pes_objects *load_self_as(const char *as_path, char *warn, size_t warn_size) {
     char exe[4096];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     assert_true(k > 0);
@@ -51,17 +53,20 @@ static struct pes_objects *load_self(void) {
         char *p = line + pos;
         while (*p == ' ') p++;
         p[strcspn(p, "\n")] = '\0';
-        snprintf(paths[n], sizeof paths[n], "%s", p);
+        snprintf(paths[n], sizeof paths[n], "%s", as_path && strcmp(p, exe) == 0 ? as_path : p);
         m[n] = (struct pes_mapping){.start = s, .end = e, .file_offset = off, .path = paths[n]};
         n++;
     }
     fclose(f);
     struct pes_objects *o = pes_objects_create();
     assert_non_null(o);
-    char warn[512];
-    size_t mods = pes_objects_load_mappings(o, m, n, warn, sizeof warn);
-    assert_true(mods >= 1);
+    pes_objects_load_mappings(o, m, n, warn, warn_size);
     return o;
+}
+
+static struct pes_objects *load_self(void) {
+    char warn[512];
+    return load_self_as(NULL, warn, sizeof warn);
 }
 
 /* The object and offset of addr, and its description. */
@@ -116,6 +121,38 @@ static void test_globals_of_self(void **state) {
     assert_int_equal(pes_objects_describe(o, 0, 0, buf, sizeof buf), strlen("unknown"));
     assert_string_equal(buf, "unknown");
     pes_objects_destroy(o);
+}
+
+/* Copies of this executable without DWARF (ELF symbols: the variable, no
+ * element) and without any symbols (a warning naming it; unknown). */
+static void test_stripped_copies(void **state) {
+    (void)state;
+    char copy[128], cmd[8400], warn[512], exe[4096];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);   /* not objcopy's /proc/self */
+    assert_true(k > 0);
+    exe[k] = '\0';
+    snprintf(copy, sizeof copy, "/tmp/pes-test-objects-stripped-%d", (int)getpid());
+    snprintf(cmd, sizeof cmd, "objcopy --strip-debug '%s' %s", exe, copy);
+    if (system(cmd) != 0) {
+        skip();   /* no objcopy (binutils) */
+        return;
+    }
+    struct pes_objects *o = load_self_as(copy, warn, sizeof warn);
+    uint64_t off;
+    assert_string_equal(what(o, &table[3], 1, &off), "table+12");
+    uint32_t id = pes_objects_lookup(o, (uint64_t)(uintptr_t)&table[0], 1, &off);
+    assert_string_equal(pes_objects_get(o, id)->name, "table");
+    assert_int_equal(pes_objects_get(o, id)->size, sizeof table);
+    assert_string_equal(pes_objects_get(o, id)->where, "");
+    pes_objects_destroy(o);
+    snprintf(cmd, sizeof cmd, "objcopy --strip-all '%s' %s", exe, copy);
+    assert_int_equal(system(cmd), 0);
+    o = load_self_as(copy, warn, sizeof warn);
+    assert_non_null(strstr(warn, copy));
+    assert_non_null(strstr(warn, "no symbols"));
+    assert_int_equal(pes_objects_lookup(o, (uint64_t)(uintptr_t)&table[3], 1, &off), 0);
+    pes_objects_destroy(o);
+    unlink(copy);
 }
 
 /* A missing executable: a warning naming it, and everything unknown. */
@@ -327,6 +364,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_globals_of_self),
         cmocka_unit_test(test_missing_executable),
+        cmocka_unit_test(test_stripped_copies),
         cmocka_unit_test(test_heap_sites_and_stacks),
         cmocka_unit_test(test_live_blocks_vs_oracle),
     };

@@ -69,6 +69,16 @@ if grep -q '^alloc_site ' "$work/pesdump"; then
 else
   echo "SKIP: heap and stack: this runtime writes no allocation records"
 fi
+# The same program position-dependent (-no-pie: no load bias): the same
+# objects, parts and counts as the PIE checked above
+"$PES_BIN/pes-clang" -O1 -g -fno-pie -no-pie "$src" -o "$work/prog_nopie"
+"$PES_BIN/pes-collect" -q --full -o "$work/nopie.zst" -- "$work/prog_nopie" >/dev/null
+"$PES_BIN/objects_dump" "$work/nopie.zst" >"$work/dump_nopie"
+# (offsets in the stack depend on where the kernel put it: left out)
+sed 's/prog_nopie/prog/' "$work/dump_nopie" | grep -E '^(object|part|blocks) ' | grep -v '^part .* stack:' >"$work/a"
+grep -E '^(object|part|blocks) ' "$work/dump" | grep -v '^part .* stack:' >"$work/b"
+cmp -s "$work/a" "$work/b" || fail "-no-pie attributes differently: $(diff "$work/a" "$work/b" | head -5)"
+echo "ok: position-dependent executable"
 # A sampled trace (every 7th access, soft backend): its events by the same
 # objects, in proportion (the table's 160 accesses are one run: 22 or 23 samples)
 "$PES_BIN/pes-collect" -q --mode samples --backend soft --period 7 -o "$work/s.zst" -- "$work/prog" >/dev/null
