@@ -212,6 +212,7 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
         char th[96], obj[300];
         report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(l, "threads")));
         const char *part = pes_r_get_s(l, "part");
+        if (strcmp(part, pes_r_get_s(l, "object")) == 0) part = "";   /* a part without a name of its own */
         snprintf(obj, sizeof obj, "%s%s%s%s", report_safe(pes_r_get_s(l, "object")), *part ? " (from " : "",
                  report_safe(part), *part ? ")" : "");
         fprintf(out, "  #%zu line 0x%" PRIx64 "  object %s  threads %s\n", i + 1, pes_r_get_u(l, "address"), obj, th);

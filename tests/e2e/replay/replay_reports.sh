@@ -57,6 +57,10 @@ jq -e --arg src "false_sharing.c:$line" '.configs[0].simulation.cache_lines[0] a
        == [{offset: 0, threads: [0], sources: [$src]}, {offset: 8, threads: [1], sources: [$src]}])
   and ([$l.offsets[].invalidations.false] | add) == $l.invalidations.false' "$work/fs.json" >/dev/null ||
   fail "c2c table of false_sharing.c: $(jq -c '.configs[0].simulation.cache_lines[0]' "$work/fs.json")"
+# ... and names the array and its elements (DWARF of the -g build)
+jq -e '.configs[0].simulation.cache_lines[0] as $l | $l.object == "adjacent"
+  and ([$l.offsets[] | select(.writes > 0) | .part] == ["adjacent[0]", "adjacent[1]"])' "$work/fs.json" >/dev/null ||
+  fail "c2c table of false_sharing.c does not name adjacent[0] / adjacent[1]"
 # the text names the offsets under the line
 "$PES_BIN/pes-replay" "$work/fs.zst" --machine haswell --simulate --top 1 >"$work/fs.txt"
 grep -q "Top 1 cache lines by coherence events" "$work/fs.txt" || fail "no c2c table in the text"
@@ -83,3 +87,29 @@ jq -e '[.configs[0].simulation.cache_lines[]
 jq -e '[.configs[0].simulation.cache_lines[] | select(.invalidations.true > 0)] | length >= 1' "$work/mfs.json" \
   >/dev/null || fail "micro false_sharing: the shared word's line shows no true sharing"
 echo "ok: micro false_sharing: the false-sharing line (offsets 0, 8) and the true-sharing line"
+
+# A program written for this test (fields_prog.c): false sharing between two
+# struct fields (counters.hits / counters.misses) and between two elements of
+# a heap array allocated in make_a. The table names the object and the field
+# of each written offset (issue 12: "names the object and the field or array
+# involved and the c2c-style line table shows the offending offsets").
+"$PES_BIN/pes-clang" -O2 -g -fopenmp "$PES_SRC/tests/e2e/replay/fields_prog.c" -o "$work/fields"
+OMP_NUM_THREADS=2 "$PES_BIN/pes-collect" -q --full -o "$work/fields.zst" -- "$work/fields" 300 >/dev/null
+"$PES_BIN/pes-replay" "$work/fields.zst" --machine haswell --simulate --format json >"$work/fields.json"
+alloc_line=$(grep -n 'make_a(long n)' "$PES_SRC/tests/e2e/replay/fields_prog.c" | cut -d: -f1)
+jq -e '[.configs[0].simulation.cache_lines[] | select(.object == "counters")] as $c
+  | ($c | length) == 1 and $c[0].invalidations.true == 0 and $c[0].invalidations.false >= 20
+  and ([$c[0].offsets[] | select(.writes >= 300) | {offset, part}]
+       == [{offset: 0, part: "counters.hits"}, {offset: 8, part: "counters.misses"}])' \
+  "$work/fields.json" >/dev/null ||
+  fail "fields_prog: the counters line: $(jq -c '.configs[0].simulation.cache_lines' "$work/fields.json")"
+heap="heap@fields_prog.c:$alloc_line (make_a)"
+jq -e --arg h "$heap" '[.configs[0].simulation.cache_lines[] | select(.object == $h)] as $c
+  | ($c | length) == 1 and $c[0].invalidations.true == 0 and $c[0].invalidations.false >= 20
+  and ([$c[0].offsets[] | select(.writes >= 300) | .part] == [$h, ($h + "+8")])' "$work/fields.json" >/dev/null ||
+  fail "fields_prog: the heap line of $heap: $(jq -c '.configs[0].simulation.cache_lines' "$work/fields.json")"
+"$PES_BIN/pes-replay" "$work/fields.zst" --machine haswell --simulate --top 2 >"$work/fields.txt"
+for want in "object counters" "counters.hits" "counters.misses" "$heap"; do
+  grep -qF -- "$want" "$work/fields.txt" || fail "fields_prog: the text report does not name '$want'"
+done
+echo "ok: fields_prog: false sharing on counters.hits / counters.misses and on $heap +0 / +8"
