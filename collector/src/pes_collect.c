@@ -56,6 +56,7 @@ struct options {
     const char *writers;
     int quiet;
     int no_roi;
+    int no_heap;
     const char *skip, *max_accesses;
     /* the first sampling-only flag given ("--period"), refused without --mode */
     const char *sampling_flag;
@@ -93,6 +94,8 @@ static void usage(FILE *f)
             "      --writers N        threads compressing the trace, 1..%u (default: one per\n"
             "                         CPU the program may run on, at most %u)\n"
             "      --no-roi           record the whole run in spite of pes_roi_begin/end markers\n"
+            "      --no-heap          do not record heap allocations (their accesses: object\n"
+            "                         unknown; saves ~0.25 us per malloc/free in sampled traces)\n"
             "      --skip N           full trace: do not record each thread's first N accesses\n"
             "                         (inside the region of interest, if the program has one)\n"
             "      --max-accesses N   full trace: record at most N accesses per thread (after\n"
@@ -164,7 +167,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
            OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
-           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_SKIP, OPT_MAX };
+           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_NO_HEAP, OPT_SKIP, OPT_MAX };
     static const struct option longs[] = {
         {"full", no_argument, NULL, OPT_FULL},
         {"mode", required_argument, NULL, OPT_MODE},
@@ -183,6 +186,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"zstd-level", required_argument, NULL, OPT_ZSTD},
         {"writers", required_argument, NULL, OPT_WRITERS},
         {"no-roi", no_argument, NULL, OPT_NO_ROI},
+        {"no-heap", no_argument, NULL, OPT_NO_HEAP},
         {"skip", required_argument, NULL, OPT_SKIP},
         {"max-accesses", required_argument, NULL, OPT_MAX},
         {"quiet", no_argument, NULL, 'q'},
@@ -249,6 +253,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case OPT_ZSTD: o->zstd_level = check_number("--zstd-level", optarg, 1, PES_RT_MAX_ZSTD_LEVEL); break;
         case OPT_WRITERS: o->writers = check_number("--writers", optarg, 1, PES_RT_MAX_WRITERS); break;
         case OPT_NO_ROI: o->no_roi = 1; break;
+        case OPT_NO_HEAP: o->no_heap = 1; break;
         case OPT_SKIP: o->skip = check_number("--skip", optarg, 0, UINT64_MAX); break;
         case OPT_MAX: o->max_accesses = check_number("--max-accesses", optarg, 1, UINT64_MAX); break;
         case 'q': o->quiet = 1; break;
@@ -813,6 +818,7 @@ int main(int argc, char **argv)
         set_or_unset(PES_ENV_WRITERS, o.writers);
         set_or_unset(PES_ENV_QUIET, o.quiet ? "1" : NULL);
         set_or_unset(PES_ENV_ROI, o.no_roi ? "0" : NULL);
+        set_or_unset(PES_ENV_HEAP, o.no_heap ? "0" : NULL);
         set_or_unset(PES_ENV_SKIP, o.skip);
         set_or_unset(PES_ENV_MAX_ACCESSES, o.max_accesses);
         execv(exe, app);

@@ -153,6 +153,7 @@ void __pes_register_module(struct pes_rt_module *m);
 #define PES_ENV_QUIET "PES_QUIET"               /* "1": no runtime messages on stderr */
 /* What a full trace keeps (docs/collector.md, "Regions of interest"). */
 #define PES_ENV_ROI "PES_ROI"                   /* "0": ignore pes/roi.h markers (default 1) */
+#define PES_ENV_HEAP "PES_HEAP"                 /* "0": do not record heap allocations (default 1) */
 #define PES_ENV_SKIP "PES_SKIP"                 /* accesses not recorded first, per thread */
 #define PES_ENV_MAX_ACCESSES "PES_MAX_ACCESSES" /* accesses recorded per thread at most */
 /* Sampling (docs/collector.md): the sampled trace is written only if PES_SAMPLE_OUTPUT is set. */

@@ -183,6 +183,9 @@ int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx
     c->roi = 1;
     if (parse_flag(PES_ENV_ROI, get(PES_ENV_ROI, ctx), &c->roi, msg, msg_size))
         return -1;
+    c->heap = 1;
+    if (parse_flag(PES_ENV_HEAP, get(PES_ENV_HEAP, ctx), &c->heap, msg, msg_size))
+        return -1;
     if (parse_range(PES_ENV_SKIP, get(PES_ENV_SKIP, ctx), 0, UINT64_MAX, &c->skip, msg, msg_size) ||
         parse_range(PES_ENV_MAX_ACCESSES, get(PES_ENV_MAX_ACCESSES, ctx), 1, UINT64_MAX,
                     &c->max_accesses, msg, msg_size))

@@ -89,7 +89,7 @@ static char *self_cmdline(void)
  * max_accesses= (full traces, per thread) when given. */
 static void build_gate_string(char *buf, size_t size, int sampled)
 {
-    int n = snprintf(buf, size, "roi=%s\n", pes_rt_roi_mode());
+    int n = snprintf(buf, size, "roi=%s\n%s", pes_rt_roi_mode(), pes_rt.cfg.heap ? "" : "heap=0\n");
     if (!sampled && pes_rt.cfg.skip && n >= 0 && (size_t)n < size)
         n += snprintf(buf + n, size - (size_t)n, "skip=%llu\n", (unsigned long long)pes_rt.cfg.skip);
     if (!sampled && pes_rt.cfg.max_accesses && n >= 0 && (size_t)n < size)
@@ -294,7 +294,8 @@ static void init_once_fn(void)
         return;
     }
     pthread_atfork(NULL, NULL, atfork_child);
-    if (pes_rt_alloc_init() != 0 && !pes_rt.cfg.quiet)
+    /* without the site table the interposer only forwards (--no-heap) */
+    if (pes_rt.cfg.heap && pes_rt_alloc_init() != 0 && !pes_rt.cfg.quiet)
         pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
     queue_maps();   /* sample and allocation-site IPs are symbolized through it */
     if (pes_rt.swriter) {

@@ -105,6 +105,7 @@ struct pes_rt_config {
     int quiet;
     const char *command;       /* NULL = use /proc/self/cmdline */
     int roi;                   /* obey pes/roi.h markers (default 1; PES_ROI=0 ignores them) */
+    int heap;                  /* record heap allocations (default 1; PES_HEAP=0: not, rt_alloc.c) */
     uint64_t skip;             /* full trace: accesses not recorded at the start of each thread */
     uint64_t max_accesses;     /* full trace: accesses recorded per thread at most, 0 = all */
 };

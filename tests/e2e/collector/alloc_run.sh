@@ -42,6 +42,14 @@ full|sampled|both)
     "$bin/pes-dump" --stats t.zst >stats.txt || fail "pes-dump --stats"
     grep -Eq "^heap +sites [1-9][0-9]*  allocs [1-9][0-9]*  bytes [0-9]+  frees [1-9][0-9]*  stacks 2$" \
         stats.txt || fail "stats: $(grep heap stats.txt)"
+    # --no-heap: no allocation records, the header says so, the run is the same
+    run 3 "$bin/pes-collect" -q --force --no-heap $opts -- ./prog quiet
+    cmp -s out.txt plain.txt || fail "--no-heap: stdout changed: $(cat out.txt)"
+    "$bin/pes-dump" --stats t.zst >nh.txt || fail "pes-dump --stats (--no-heap)"
+    # (thread stacks still are: one record per thread, stack objects need them)
+    grep -Eq "^heap +sites 0  allocs 0  bytes 0  frees 0  stacks [0-9]+$" nh.txt ||
+        fail "--no-heap: heap blocks recorded: $(grep heap nh.txt)"
+    grep -Eq "^config +heap=0$" nh.txt || fail "--no-heap: the header's config does not say heap=0"
     ;;
 new)
     "$bin/pes-clang++" -O1 -g "$src/alloc_new.cpp" -o prog || fail "pes-clang++"
