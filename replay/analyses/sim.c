@@ -242,22 +242,33 @@ static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x) {
     d->source_threads |= x->source_threads;
 }
 
-/* The top groups (--by) by --sort: each group's stats are its sites' added. */
-static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
-    pes_r_str(r, parent, "by", replay_by_name(s->by));
-    struct pes_rnode *arr = pes_r_array(r, parent, "groups");
+/* The simulator's sites (the pooled unknown ones as UINT32_MAX) grouped
+ * --by by: *keys (malloc'd) and g, or -1 without memory (report marked failed). */
+static int site_groups(struct sim *s, struct pes_report *r, int by, struct replay_groups *g, uint32_t **keys_out,
+                       uint32_t *n_out) {
     uint32_t sites = pes_sim_sites(s->sim), n = 0;
     uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
     for (uint32_t i = 0; keys && i <= sites; i++) {
         uint32_t id = i == sites ? UINT32_MAX : i;
         if (pes_sim_site(s->sim, id)) keys[n++] = id;
     }
-    struct replay_groups g;
-    if (!keys || replay_groups_make(&g, s->si, s->by, keys, n) < 0) {
+    if (!keys || replay_groups_make(g, s->si, by, keys, n) < 0) {
         free(keys);
         pes_r_array(r, NULL, NULL);   /* marks the report failed */
-        return;
+        return -1;
     }
+    *keys_out = keys;
+    *n_out = n;
+    return 0;
+}
+
+/* The top groups (--by) by --sort: each group's stats are its sites' added. */
+static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+    pes_r_str(r, parent, "by", replay_by_name(s->by));
+    struct pes_rnode *arr = pes_r_array(r, parent, "groups");
+    uint32_t *keys, n;
+    struct replay_groups g;
+    if (site_groups(s, r, s->by, &g, &keys, &n) < 0) return;
     struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
     struct ranked *rank = calloc(g.n ? g.n : 1, sizeof *rank);
     uint32_t k = 0;
@@ -295,18 +306,9 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
 static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "annotate"), PES_R_TEXT_ONLY);
     if (s->by == REPLAY_BY_OBJECT) return;   /* the simulator's rows are objects, not sites */
-    uint32_t sites = pes_sim_sites(s->sim), n = 0;
-    uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
-    for (uint32_t i = 0; keys && i <= sites; i++) {
-        uint32_t id = i == sites ? UINT32_MAX : i;
-        if (pes_sim_site(s->sim, id)) keys[n++] = id;
-    }
+    uint32_t *keys, n;
     struct replay_groups g;
-    if (!keys || replay_groups_make(&g, s->si, REPLAY_BY_LINE, keys, n) < 0) {
-        free(keys);
-        pes_r_array(r, NULL, NULL);   /* marks the report failed */
-        return;
-    }
+    if (site_groups(s, r, REPLAY_BY_LINE, &g, &keys, &n) < 0) return;
     struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
     if (!st) pes_r_array(r, NULL, NULL);
     for (uint32_t i = 0; st && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));

@@ -116,10 +116,12 @@ static json_t *relative_of(const json_t *a, const json_t *b) {
     return number(strtod(buf, NULL));
 }
 
-/* The sum of the rank columns ("a+b") of a row's values; 0 for missing. */
-static double rank_sum(const char *rank, const json_t *values) {
-    double s = 0;
+/* The rank columns ("a+b") of a row's values: how many it holds, and their
+ * sum in *sum (missing ones count 0). */
+static int rank_columns(const char *rank, const json_t *values, double *sum) {
+    int found = 0;
     char col[256];
+    *sum = 0;
     for (const char *p = rank; p && *p;) {
         const char *plus = strchr(p, '+');
         size_t len = plus ? (size_t)(plus - p) : strlen(p);
@@ -127,27 +129,23 @@ static double rank_sum(const char *rank, const json_t *values) {
             memcpy(col, p, len);
             col[len] = '\0';
             const json_t *v = json_object_get(values, col);
-            if (is_num(v)) s += json_number_value(v);
+            if (v) found++;
+            if (is_num(v)) *sum += json_number_value(v);
         }
         p = plus ? plus + 1 : NULL;
     }
+    return found;
+}
+
+static double rank_sum(const char *rank, const json_t *values) {
+    double s;
+    rank_columns(rank, values, &s);
     return s;
 }
 
-/* Whether values hold any of the rank columns ("a+b"). */
 static int has_rank_column(const char *rank, const json_t *values) {
-    char col[256];
-    for (const char *p = rank; p && *p;) {
-        const char *plus = strchr(p, '+');
-        size_t len = plus ? (size_t)(plus - p) : strlen(p);
-        if (len < sizeof col) {
-            memcpy(col, p, len);
-            col[len] = '\0';
-            if (json_object_get(values, col)) return 1;
-        }
-        p = plus ? plus + 1 : NULL;
-    }
-    return 0;
+    double s;
+    return rank_columns(rank, values, &s) > 0;
 }
 
 /* The rows of one side, with their key labels (the second row of a key gets
