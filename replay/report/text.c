@@ -179,6 +179,11 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
     fprintf(out, "  (%%: a share; s / ms / us: seconds / milliseconds / microseconds; Ln hit: local hit rate;\n"
                  "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = T_mem + T_cpu,\n"
                  "   the predicted runtime; docs/model.md)\n");
+    const char *v = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "validation");
+    if (!strcmp(v, "none"))
+        fprintf(out, "  T_pred is not validated: no measured run on machine '%s' was compared with it; read it as\n"
+                     "  a relative figure (docs/model.md, \"Validation\")\n",
+                report_safe(pes_r_get_s(pes_r_get(root, "machine"), "name")));
 }
 
 static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key) {
