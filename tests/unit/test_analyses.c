@@ -24,6 +24,7 @@
 #include "mesi.h"
 #include "rt_truth.h"
 #include "pipeline.h"
+#include "objects.h"
 #include "report.h"
 
 /* cmocka 1.1 has no assert_near: |a - b| <= tol, printing both on failure. */
@@ -1239,6 +1240,126 @@ static void test_sampled_by_hand(void **state)
     pes_pipeline_destroy(p);
 }
 
+/* The row of object id in a published "groups" array (NULL: none). */
+static const struct pes_rnode *object_row(const struct pes_rnode *groups, uint32_t id)
+{
+    for (size_t i = 0; i < pes_r_count(groups); i++)
+        if (pes_r_get_u(pes_r_at(groups, i), "object") == id) return pes_r_at(groups, i);
+    return NULL;
+}
+
+/* --by object on a sampled stream: hand-made events with an event_object
+ * column, counted per object by hand. Object 1: 3 samples, a reuse of
+ * collector distance 6 (5 between), a true communication event; object 2:
+ * 2 samples, reuses of distance 1 (0 between) weight 3 and 11 (10 between)
+ * weight 1 (mean (3 x 0 + 10) / 4 = 2.5), an invalidation, 2 false
+ * communication events; object 0 (unknown): a sample. Ranked by
+ * invalidations, then communication, then samples: 2, 1, unknown. Without
+ * the column every event is the unknown object's. */
+static void test_sampled_by_object(void **state)
+{
+    (void)state;
+    struct pes_objects *objs = pes_objects_create();
+    assert_non_null(objs);
+    pes_objects_alloc(objs, 0x10000, 64, 5);
+    pes_objects_alloc(objs, 0x20000, 64, 6);
+    uint64_t off;
+    uint32_t id1 = pes_objects_lookup(objs, 0x10008, 0, &off), id2 = pes_objects_lookup(objs, 0x20010, 0, &off);
+    assert_int_not_equal(id1, 0);
+    assert_int_not_equal(id2, 0);
+    assert_int_not_equal(id1, id2);
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .site = site_of, .objects = objs};
+    struct pes_event e[] = {
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_SAMPLE, 0, 1, UINT32_MAX, 1, 0, 0),
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_SAMPLE, 0, 1, UINT32_MAX, 1, 0, 0),
+        event(PES_EV_REUSE, 0, 0, 0, 0, 6, 0),
+        event(PES_EV_REUSE, 0, 1, 1, 1, 1, 3),
+        event(PES_EV_REUSE, 0, 1, 1, 1, 11, 1),
+        event(PES_EV_INVALIDATION, 0, 0, 1, 0, 0, 0),
+        event(PES_EV_COMM, PES_EVF_TRUE_SHARING, 1, 0, 3, 0, 0),
+        event(PES_EV_COMM, PES_EVF_FALSE_SHARING, 1, 0, 3, 0, 0),
+        event(PES_EV_COMM, PES_EVF_FALSE_SHARING | PES_EVF_WRITE, 0, 1, 3, 0, 0),
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_TOTALS, 0, 0, UINT32_MAX, UINT32_MAX, 0, 0),
+    };
+    uint32_t obj[] = {id1, id1, id2, id1, id2, id1, id2, id2, id2, id1, id2, id2, 0, 0};
+    uint64_t obj_off[sizeof obj / sizeof obj[0]] = {0};
+    size_t n = sizeof e / sizeof e[0];
+    for (int with_column = 1; with_column >= 0; with_column--) {
+        struct pes_error err = {0};
+        struct pes_knobs k = {.jobs = 1, .top = 10, .by = "object"};
+        struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+        if (!p) {
+            print_error("%s\n", err.message);
+            fail();
+        }
+        struct pes_batch b = {.n_events = n, .events = e, .events_offset = 4096,
+                              .event_object = with_column ? obj : NULL, .event_object_offset = with_column ? obj_off : NULL};
+        const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+        assert_int_equal(sink->batch(sink->ctx, &b, &err), 0);
+        assert_int_equal(pes_pipeline_finish(p, &err), 0);
+        struct pes_report *r = pes_report_create();
+        assert_non_null(r);
+        struct pes_publish to = {.r = r, .trace = pes_report_root(r)};
+        pes_pipeline_publish(p, &to);
+        pes_pipeline_destroy(p);
+        assert_false(pes_report_failed(r));
+        const struct pes_rnode *o = pes_report_tree(r);
+        assert_string_equal(pes_r_get_s(o, "by"), "object");
+        const struct pes_rnode *g = pes_r_get(o, "groups");
+        if (!with_column) {
+            assert_int_equal(pes_r_count(g), 1);
+            const struct pes_rnode *u = pes_r_at(g, 0);
+            assert_int_equal(pes_r_get_u(u, "object"), 0);
+            assert_string_equal(pes_r_get_s(u, "key"), "unknown");
+            assert_int_equal(pes_r_get_u(u, "samples"), 6);
+            assert_int_equal(pes_r_get_u(u, "reuses"), 3);
+            assert_near(pes_r_get_f(u, "reuse_time_mean"), (5.0 + 0 * 3 + 10) / 5, 1e-12);
+            assert_int_equal(pes_r_get_u(u, "invalidations"), 1);
+            assert_int_equal(pes_r_get_u(u, "comm_true"), 1);
+            assert_int_equal(pes_r_get_u(u, "comm_false"), 2);
+            pes_report_destroy(r);
+            continue;
+        }
+        assert_int_equal(pes_r_count(g), 3);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, 0), "object"), id2);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, 1), "object"), id1);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, 2), "object"), 0);
+        const struct pes_rnode *r1 = object_row(g, id1), *r2 = object_row(g, id2), *r0 = object_row(g, 0);
+        assert_int_equal(pes_r_get_u(r1, "samples"), 3);
+        assert_int_equal(pes_r_get_u(r1, "reuses"), 1);
+        assert_near(pes_r_get_f(r1, "reuse_time_mean"), 5, 0);
+        assert_near(bin_count(pes_r_get(r1, "reuse_time_histogram"), 5), 1, 0);
+        assert_int_equal(pes_r_count(pes_r_get(r1, "reuse_time_histogram")), 1);
+        assert_int_equal(pes_r_get_u(r1, "invalidations"), 0);
+        assert_int_equal(pes_r_get_u(r1, "comm_true"), 1);
+        assert_int_equal(pes_r_get_u(r1, "comm_false"), 0);
+        assert_int_equal(pes_r_get_u(r2, "samples"), 2);
+        assert_int_equal(pes_r_get_u(r2, "reuses"), 2);
+        assert_near(pes_r_get_f(r2, "reuse_time_mean"), 2.5, 1e-12);
+        assert_near(bin_count(pes_r_get(r2, "reuse_time_histogram"), 0), 3, 0);
+        assert_near(bin_count(pes_r_get(r2, "reuse_time_histogram"), 10), 1, 0);
+        assert_int_equal(pes_r_get_u(r2, "invalidations"), 1);
+        assert_int_equal(pes_r_get_u(r2, "comm_true"), 0);
+        assert_int_equal(pes_r_get_u(r2, "comm_false"), 2);
+        assert_int_equal(pes_r_get_u(r0, "samples"), 1);
+        assert_int_equal(pes_r_get_u(r0, "reuses"), 0);
+        assert_near(pes_r_get_f(r0, "reuse_time_mean"), 0, 0);
+        assert_int_equal(pes_r_count(pes_r_get(r0, "reuse_time_histogram")), 0);
+        assert_string_equal(pes_r_get_s(r0, "key"), "unknown");
+        assert_string_not_equal(pes_r_get_s(r1, "key"), "unknown");
+        assert_int_equal(pes_r_count(pes_r_get(r1, "sites")), 0);
+        /* the trace's totals do not change with --by */
+        assert_int_equal(pes_r_get_u(o, "samples"), 6);
+        pes_report_destroy(r);
+    }
+    pes_objects_destroy(objs);
+}
+
 /* --compare on a hand-made pair: thread 0 reads A, B, C, A (one reuse of A,
  * 2 accesses between), thread 1 writes D; the sampled trace saw that reuse
  * at the collector's distance 3. The sampled and the exact time histograms
@@ -1370,6 +1491,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_registry),
         cmocka_unit_test(test_pipeline_error_stops),
         cmocka_unit_test(test_sampled_by_hand),
+        cmocka_unit_test(test_sampled_by_object),
         cmocka_unit_test(test_accuracy_by_hand),
         cmocka_unit_test(test_json_writer),
     };
