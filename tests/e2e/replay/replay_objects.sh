@@ -107,6 +107,32 @@ if grep -q '^map ' "$work/spesdump"; then
   "$PES_BIN/pes-replay" "$work/s.zst" --by object --top 256 >"$work/sobj.txt"
   grep -q "^  object  *samples  *reuses  *reuse-t" "$work/sobj.txt" || fail "--by object: no object table in the text"
   grep -Eq "^  table  +(22|23) " "$work/sobj.txt" || fail "--by object: no table row in the text"
+  # a comm trace of the false-sharing kernel (two threads bump adjacent[0]
+  # and adjacent[1]): per object, samples + reuses + invalidations +
+  # communication events are objects_dump's event count; the rows add up to
+  # the trace's totals; adjacent has false-sharing events
+  "$PES_BIN/pes-clang" -O2 -g -fopenmp "$PES_SRC/bench/kernels/false_sharing.c" -o "$work/fs"
+  OMP_NUM_THREADS=2 "$PES_BIN/pes-collect" --mode comm --period 97 -q -o "$work/c.zst" -- "$work/fs" adjacent 2000 50 \
+    >/dev/null
+  "$PES_BIN/objects_dump" "$work/c.zst" >"$work/cdump"
+  "$PES_BIN/pes-replay" "$work/c.zst" --by object --top 256 --format json -o "$work/cobj.json"
+  jq -r '.groups[] | "\(.key)\t\(.samples + .reuses + .invalidations + .comm_true + .comm_false)"' "$work/cobj.json" |
+    sort >"$work/cobj.rows"
+  sed -n 's/^object \([0-9]*\) [a-z]* \(.*\)$/\2\t\1/p' "$work/cdump" | sort >"$work/cdump.rows"
+  grep -q "^adjacent	" "$work/cdump.rows" || fail "comm: objects_dump does not list adjacent: $(cat "$work/cdump")"
+  cmp -s "$work/cobj.rows" "$work/cdump.rows" ||
+    fail "--by object: comm trace counts differ from objects_dump: $(diff "$work/cdump.rows" "$work/cobj.rows" | head -5)"
+  jq -e '([.groups[].comm_true] | add) == .comm.true_events and ([.groups[].comm_false] | add) == .comm.false_events
+         and ([.groups[].samples] | add) == .samples
+         and ([.groups[] | select(.key == "adjacent") | .comm_false] | add) >= 1' "$work/cobj.json" >/dev/null ||
+    fail "--by object: comm rows: $(jq -c '[.comm.true_events, .comm.false_events, .groups]' "$work/cobj.json")"
+  "${PYTHON:-python3}" - "$PES_SRC/docs/sampled.schema.json" "$work/sobj.json" "$work/cobj.json" <<'PY' ||
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+for path in sys.argv[2:]:
+    jsonschema.validate(json.load(open(path)), schema)
+PY
+    fail "--by object: a report does not match docs/sampled.schema.json"
   echo "ok: sampled --by object"
 fi
 # --compare has no per-object rows: --by object is refused, saying so
