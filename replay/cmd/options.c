@@ -585,13 +585,6 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
                            o->full_only, o->full, o->full_only);
             return -1;
         }
-        /* the accuracy report has no ranked rows to key by object */
-        if (o->knobs.by && strcmp(o->knobs.by, "object") == 0) {
-            replay_message("--by object: not with --compare (its report has no per-object rows); run pes-replay "
-                           "%s --by object and pes-replay %s --by object",
-                           o->trace, o->full);
-            return -1;
-        }
         return check_outputs(o);
     }
     if (optind + 1 < argc) {

@@ -204,6 +204,19 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "  (S: 1 - half the L1 distance of the histograms normalised to fractions, 1 = identical;\n"
                  "   pp: percentage points; coverage: the truth summed over the sample's top-k source lines over\n"
                  "   the truth summed over the full trace's top k (Marathe et al.); docs/accuracy.md)\n");
+    const struct pes_rnode *objs = pes_r_get(o, "objects");   /* --by object */
+    if (pes_r_count(objs)) {
+        fprintf(out, "\n  %-38s %9s %9s %9s %9s\n", "object", "samples", "accesses", "sampled", "full");
+        fprintf(out, "  %-38s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(%)", "(%)");
+        for (size_t k = 0; k < pes_r_count(objs); k++) {
+            const struct pes_rnode *p = pes_r_at(objs, k);
+            fprintf(out, "  %-38.38s %9llu %9llu %9.2f %9.2f\n", report_safe(pes_r_get_s(p, "key")),
+                    (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "accesses"),
+                    100 * pes_r_get_f(p, "sample_share"), 100 * pes_r_get_f(p, "access_share"));
+        }
+        fprintf(out, "  (#: samples of the sampled trace, accesses of the full one, per data object joined by name;\n"
+                     "   %%: each as a share of its trace's total)\n");
+    }
     return ferror(out) ? -1 : 0;
 }
 

@@ -24,6 +24,7 @@
 #include "mesi.h"
 #include "rt_truth.h"
 #include "pipeline.h"
+#include "groups.h"
 #include "objects.h"
 #include "report.h"
 
@@ -1360,6 +1361,99 @@ static void test_sampled_by_object(void **state)
     pes_objects_destroy(objs);
 }
 
+
+/* --compare --by object: the sampled trace's samples and the full trace's
+ * accesses per object, joined by name (the two traces resolve their objects
+ * apart: here the same two heap blocks get their ids in opposite orders).
+ * Samples: X 3, Y 1, unknown 1 (of 5); accesses: X 2, Y 6 (of 8). Ranked by
+ * accesses: Y (1, 6, 0.2, 0.75), X (3, 2, 0.6, 0.25), unknown (1, 0, 0.2, 0). */
+static void test_accuracy_by_object(void **state)
+{
+    (void)state;
+    struct pes_objects *so = pes_objects_create(), *fo = pes_objects_create();
+    assert_true(so && fo);
+    uint64_t off;
+    pes_objects_alloc(so, 0x10000, 64, 5);
+    pes_objects_alloc(so, 0x20000, 64, 6);
+    uint32_t sx = pes_objects_lookup(so, 0x10000, 0, &off), sy = pes_objects_lookup(so, 0x20000, 0, &off);
+    pes_objects_alloc(fo, 0x20000, 64, 6);
+    uint32_t fy = pes_objects_lookup(fo, 0x20008, 0, &off);
+    pes_objects_alloc(fo, 0x10000, 64, 5);
+    uint32_t fx = pes_objects_lookup(fo, 0x10008, 0, &off);
+    assert_true(sx && sy && fx && fy);
+    assert_int_not_equal(sx, fx);   /* the join must go by name */
+    const uint32_t caches[2] = {0, 0};
+    struct pes_machine m = machine(1, sim_l1);
+    struct pes_trace_info full_header = sampled_header;
+    full_header.kind = PES_TRACE_FULL;
+    full_header.config = "";
+    struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
+                                   .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
+                                   .line = 64, .site = site_of, .objects = fo};
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .machine = &m, .site = site_of, .paired = &full, .objects = so};
+    char xname[128], yname[128];
+    replay_object_name(&si, sx, xname, sizeof xname);
+    replay_object_name(&si, sy, yname, sizeof yname);
+    assert_string_not_equal(xname, yname);
+    struct pes_event e[5];
+    for (int i = 0; i < 5; i++) e[i] = event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0);
+    uint32_t eobj[5] = {sx, sy, sx, 0, sx};
+    uint64_t eoff[5] = {0};
+    uint64_t addr[8];
+    uint32_t size[8], length[8], stream[8], site[8], aobj[8] = {fy, fx, fy, fy, fx, fy, fy, fy};
+    uint64_t aoff[8] = {0};
+    uint8_t rw[8];
+    for (int i = 0; i < 8; i++) {
+        addr[i] = aobj[i] == fx ? 0x10000 : 0x20000;
+        size[i] = length[i] = 8;
+        stream[i] = 0;
+        site[i] = 0;
+        rw[i] = PES_BATCH_READ;
+    }
+    uint32_t ended[2] = {0, 1};
+    struct pes_error err = {0};
+    struct pes_knobs k = {.jobs = 1, .top = 10, .by = "object"};
+    struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+    if (!p) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+    struct pes_batch be = {.n_events = 5, .events = e, .events_offset = 4096, .event_object = eobj,
+                           .event_object_offset = eoff};
+    assert_int_equal(sink->batch(sink->ctx, &be, &err), 0);
+    struct pes_batch ba = {.n = 8, .addr = addr, .size = size, .length = length, .stream = stream, .site = site,
+                           .rw = rw, .object = aobj, .object_offset = aoff, .n_ended = 2, .ended = ended};
+    assert_int_equal(sink->batch(sink->ctx, &ba, &err), 0);
+    assert_int_equal(pes_pipeline_finish(p, &err), 0);
+    struct pes_report *r = pes_report_create();
+    assert_non_null(r);
+    struct pes_publish to = {.r = r, .trace = pes_report_root(r)};
+    pes_pipeline_publish(p, &to);
+    pes_pipeline_destroy(p);
+    assert_false(pes_report_failed(r));
+    const struct pes_rnode *o = pes_report_tree(r);
+    assert_string_equal(pes_r_get_s(o, "by"), "object");
+    const struct pes_rnode *rows = pes_r_get(o, "objects");
+    assert_int_equal(pes_r_count(rows), 3);
+    const char *name[3] = {yname, xname, "unknown"};
+    const uint64_t samples[3] = {1, 3, 1}, accesses[3] = {6, 2, 0};
+    const double ss[3] = {0.2, 0.6, 0.2}, as[3] = {0.75, 0.25, 0};
+    for (int i = 0; i < 3; i++) {
+        const struct pes_rnode *x = pes_r_at(rows, i);
+        assert_string_equal(pes_r_get_s(x, "key"), name[i]);
+        assert_int_equal(pes_r_get_u(x, "samples"), samples[i]);
+        assert_int_equal(pes_r_get_u(x, "accesses"), accesses[i]);
+        assert_near(pes_r_get_f(x, "sample_share"), ss[i], 1e-12);
+        assert_near(pes_r_get_f(x, "access_share"), as[i], 1e-12);
+    }
+    assert_int_equal(pes_r_get_u(o, "accesses"), 8);
+    pes_report_destroy(r);
+    pes_objects_destroy(so);
+    pes_objects_destroy(fo);
+}
+
 /* --compare on a hand-made pair: thread 0 reads A, B, C, A (one reuse of A,
  * 2 accesses between), thread 1 writes D; the sampled trace saw that reuse
  * at the collector's distance 3. The sampled and the exact time histograms
@@ -1493,6 +1587,7 @@ int main(void)
         cmocka_unit_test(test_sampled_by_hand),
         cmocka_unit_test(test_sampled_by_object),
         cmocka_unit_test(test_accuracy_by_hand),
+        cmocka_unit_test(test_accuracy_by_object),
         cmocka_unit_test(test_json_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
