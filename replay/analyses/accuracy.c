@@ -9,10 +9,35 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "accuracy.h"
 #include "analysis.h"
+#include "groups.h"
 #include "sampled_publish.h"
+
+/* --by object: counts per object id of one trace (ids are dense, objects.h) */
+struct per_object {
+    uint64_t *n;
+    size_t cap;
+};
+
+#define MAX_OBJECT_ROWS (1u << 24)
+
+static int per_object_add(struct per_object *p, uint32_t id, struct pes_error *err) {
+    if (id >= MAX_OBJECT_ROWS) id = 0;   /* not an id objects.h hands out: unknown */
+    if (id >= p->cap) {
+        size_t cap = p->cap ? p->cap : 64;
+        while (cap <= id) cap *= 2;
+        uint64_t *n = realloc(p->n, cap * sizeof *n);
+        if (!n) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        memset(n + p->cap, 0, (cap - p->cap) * sizeof *n);
+        p->n = n;
+        p->cap = cap;
+    }
+    p->n[id]++;
+    return 0;
+}
 
 struct join {
     const struct pes_stream_info *si;
@@ -21,6 +46,11 @@ struct join {
     struct replay_truth t;
     struct replay_accuracy a;
     uint32_t top;
+    /* --by object: samples per object of the sampled trace, accesses per
+     * object of the full one; the two traces resolve their objects apart,
+     * so their rows are joined by name */
+    int by_object;
+    struct per_object samples, accesses;
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
@@ -33,6 +63,8 @@ static void destroy(void *self) {
     replay_sampled_abandon(j->b);
     replay_sampled_free(&j->s);
     replay_truth_free(&j->t);
+    free(j->samples.n);
+    free(j->accesses.n);
     free(j);
 }
 
@@ -44,6 +76,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     j->si = si;
     j->top = k->top;
+    j->by_object = replay_by_parse(k->by) == REPLAY_BY_OBJECT;
     if (!(j->b = replay_sampled_begin(si->path, si->header, si->n_streams, err)) ||
         replay_truth_begin(si->paired, &j->t, err) < 0) {
         destroy(j);
@@ -55,7 +88,15 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct join *j = self;
     if (b->n_events && replay_sampled_events(j->b, b->events, b->n_events, b->events_offset, err) < 0) return -1;
-    return b->n ? replay_truth_batch(&j->t, b, err) : 0;
+    for (size_t i = 0; j->by_object && i < b->n_events; i++)
+        if (b->events[i].kind == PES_EV_SAMPLE &&
+            per_object_add(&j->samples, b->event_object ? b->event_object[i] : 0, err) < 0)
+            return -1;
+    if (!b->n) return 0;
+    if (replay_truth_batch(&j->t, b, err) < 0) return -1;
+    for (size_t i = 0; j->by_object && i < b->n; i++)
+        if (per_object_add(&j->accesses, b->object ? b->object[i] : 0, err) < 0) return -1;
+    return 0;
 }
 
 static int finish(void *self, struct pes_error *err) {
@@ -74,6 +115,71 @@ static void topk(struct pes_report *r, struct pes_rnode *o, const char *key, con
     pes_r_f64(r, n, "v2", t->v2, "%.6g");
     pes_r_u64(r, n, "ranked_full", t->n_full);
     pes_r_u64(r, n, "ranked_sampled", t->n_sampled);
+}
+
+struct joined {
+    char name[256];
+    uint64_t samples, accesses;
+};
+
+static int by_name(const void *x, const void *y) {
+    return strcmp(((const struct joined *)x)->name, ((const struct joined *)y)->name);
+}
+
+static int by_accesses(const void *x, const void *y) {
+    const struct joined *a = x, *b = y;
+    if (a->accesses != b->accesses) return a->accesses < b->accesses ? 1 : -1;
+    if (a->samples != b->samples) return a->samples < b->samples ? 1 : -1;
+    return strcmp(a->name, b->name);
+}
+
+/* --by object: per object (joined by name) the samples of the sampled trace
+ * and the accesses of the full one, each as a share of its trace's total:
+ * sampling at a fixed period gives each object about its share of the
+ * accesses. Ranked by accesses, at most --top (256) rows. */
+static void publish_objects(struct join *j, struct pes_report *r, struct pes_rnode *o) {
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < j->samples.cap; i++) cap += j->samples.n[i] != 0;
+    for (size_t i = 0; i < j->accesses.cap; i++) cap += j->accesses.n[i] != 0;
+    struct joined *row = calloc(cap ? cap : 1, sizeof *row);
+    if (!row) {
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    uint64_t total_s = 0, total_a = 0;
+    for (int side = 0; side < 2; side++) {
+        const struct per_object *p = side ? &j->accesses : &j->samples;
+        for (size_t i = 0; i < p->cap; i++) {
+            if (!p->n[i]) continue;
+            replay_object_name(side ? j->si->paired : j->si, (uint32_t)i, row[n].name, sizeof row[n].name);
+            if (side) row[n].accesses = p->n[i], total_a += p->n[i];
+            else row[n].samples = p->n[i], total_s += p->n[i];
+            n++;
+        }
+    }
+    qsort(row, n, sizeof *row, by_name);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && strcmp(row[m - 1].name, row[i].name) == 0) {
+            row[m - 1].samples += row[i].samples;
+            row[m - 1].accesses += row[i].accesses;
+        } else {
+            row[m++] = row[i];
+        }
+    }
+    qsort(row, m, sizeof *row, by_accesses);
+    pes_r_str(r, o, "by", "object");
+    struct pes_rnode *arr = pes_r_array(r, o, "objects");
+    uint32_t top = j->top < 256 ? j->top : 256;
+    for (size_t i = 0; i < m && i < top; i++) {
+        struct pes_rnode *x = pes_r_object(r, arr, NULL);
+        pes_r_str(r, x, "key", row[i].name);
+        pes_r_u64(r, x, "samples", row[i].samples);
+        pes_r_u64(r, x, "accesses", row[i].accesses);
+        pes_r_f64(r, x, "sample_share", total_s ? (double)row[i].samples / (double)total_s : 0, "%.6g");
+        pes_r_f64(r, x, "access_share", total_a ? (double)row[i].accesses / (double)total_a : 0, "%.6g");
+    }
+    free(row);
 }
 
 static void publish(void *self, const struct pes_publish *to) {
@@ -123,6 +229,7 @@ static void publish(void *self, const struct pes_publish *to) {
     for (size_t i = 0; i < PES_RT_BINS; i++) exact[i] = (double)(s->spatial ? in->line.bin[i] : in->temporal.bin[i]);
     replay_publish_rt_histogram(r, h, "full_intra", exact);
     replay_publish_rt_histogram(r, h, "full_stack", t->stack);
+    if (j->by_object) publish_objects(j, r, o);
 }
 
 const struct pes_analysis pes_analysis_accuracy = {

@@ -7,6 +7,7 @@
  * accuracy.c).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "accuracy.h"
 #include "analysis.h"
@@ -22,7 +23,65 @@ struct sampled {
     uint32_t top;
     enum replay_by by;
     struct replay_c2c *c2c;   /* the cache-line table of the communication events */
+    /* --by object: the event counts per object id (the batch's event_object
+     * column; 0 = unknown, every event without the column), kept here
+     * because the builder (sampling/accuracy.h) keys its rows by site */
+    struct obj_row *obj;
+    size_t n_obj;
 };
+
+struct obj_row {
+    uint64_t samples, reuses, invalidations, comm_true, comm_false;
+    double reuse_weight, reuse_time_sum;   /* weighted as the trace's histograms (aux) */
+    double reuse_time[PES_RT_BINS];        /* time distances of all its reuses, weighted */
+};
+
+/* Object ids are dense (objects.h: 0 .. count-1); the table grows to the largest seen. */
+#define MAX_OBJECT_ROWS (1u << 24)
+
+static struct obj_row *obj_row_of(struct sampled *a, uint32_t id, struct pes_error *err) {
+    if (id >= MAX_OBJECT_ROWS) id = 0;   /* not an id objects.h hands out: unknown */
+    if (id >= a->n_obj) {
+        size_t n = a->n_obj ? a->n_obj : 64;
+        while (n <= id) n *= 2;
+        struct obj_row *p = realloc(a->obj, n * sizeof *p);
+        if (!p) {
+            pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            return NULL;
+        }
+        memset(p + a->n_obj, 0, (n - a->n_obj) * sizeof *p);
+        a->obj = p;
+        a->n_obj = n;
+    }
+    return &a->obj[id];
+}
+
+/* The event's counts in its object's row, as sampled_events.c counts them per site. */
+static int count_object(struct sampled *a, const struct pes_event *e, uint32_t id, struct pes_error *err) {
+    if (e->kind != PES_EV_SAMPLE && e->kind != PES_EV_REUSE && e->kind != PES_EV_INVALIDATION &&
+        e->kind != PES_EV_COMM)
+        return 0;
+    struct obj_row *o = obj_row_of(a, id, err);
+    if (!o) return -1;
+    switch (e->kind) {
+    case PES_EV_SAMPLE: o->samples++; break;
+    case PES_EV_REUSE: {
+        uint64_t d = e->distance ? e->distance - 1 : 0;   /* accesses between (docs/accuracy.md) */
+        double w = e->aux ? (double)e->aux : 1.0;
+        o->reuses++;
+        o->reuse_weight += w;
+        o->reuse_time_sum += w * (double)d;
+        o->reuse_time[pes_rt_bin(d)] += w;
+        break;
+    }
+    case PES_EV_INVALIDATION: o->invalidations++; break;
+    default:
+        if (e->flags & PES_EVF_FALSE_SHARING) o->comm_false++;
+        else o->comm_true++;
+        break;
+    }
+    return 0;
+}
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
     (void)k;
@@ -38,12 +97,6 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     a->si = si;
     a->top = k->top;
     a->by = replay_by_parse(k->by);
-    if (a->by == REPLAY_BY_OBJECT) {
-        /* the event counts are kept per site (sampling/accuracy.h) */
-        pes_error_set(err, PES_ERR_ARG, 0, "--by object: not for sampled traces (line, site or function)");
-        free(a);
-        return NULL;
-    }
     if (!(a->c2c = replay_c2c_create(si->line ? si->line : 64))) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         free(a);
@@ -60,6 +113,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct sampled *a = self;
     if (replay_sampled_events(a->b, b->events, b->n_events, b->events_offset, err) < 0) return -1;
+    for (size_t i = 0; a->by == REPLAY_BY_OBJECT && i < b->n_events; i++)
+        if (count_object(a, &b->events[i], b->event_object ? b->event_object[i] : 0, err) < 0) return -1;
     /* the cache-line table: a communication event is a transfer of the
      * sampled access's line to the trapping thread; samples are its accesses */
     uint64_t line_mask = ~((uint64_t)(a->si->line ? a->si->line : 64) - 1);
@@ -115,10 +170,72 @@ static size_t top_sites(const struct replay_sampled *s, uint32_t top, size_t *id
     return n;
 }
 
+/* Rows of --by object: one per object with events, ranked as top_sites
+ * ranks sites, with the mean and histogram of its reuses' time distances. */
+static void publish_objects(struct sampled *a, struct pes_report *r, struct pes_rnode *arr) {
+    size_t n_keys = 0;
+    for (size_t i = 0; i < a->n_obj; i++) {
+        const struct obj_row *x = &a->obj[i];
+        n_keys += (x->samples || x->reuses || x->invalidations || x->comm_true || x->comm_false);
+    }
+    uint32_t *keys = malloc((n_keys ? n_keys : 1) * sizeof *keys);
+    struct replay_sampled_site *rows = calloc(n_keys ? n_keys : 1, sizeof *rows);
+    size_t *idx = malloc((n_keys ? n_keys : 1) * sizeof *idx);
+    struct replay_groups g;
+    if (!keys || !rows || !idx) {
+        free(keys);
+        free(rows);
+        free(idx);
+        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        return;
+    }
+    n_keys = 0;
+    for (size_t i = 0; i < a->n_obj; i++) {
+        const struct obj_row *x = &a->obj[i];
+        if (!(x->samples || x->reuses || x->invalidations || x->comm_true || x->comm_false)) continue;
+        rows[n_keys] = (struct replay_sampled_site){.site = (uint32_t)i, .samples = x->samples, .reuses = x->reuses,
+                                                    .invalidations = x->invalidations, .comm_true = x->comm_true,
+                                                    .comm_false = x->comm_false};
+        keys[n_keys++] = (uint32_t)i;
+    }
+    if (replay_groups_make(&g, a->si, a->by, keys, n_keys) < 0) {
+        free(keys);
+        free(rows);
+        free(idx);
+        pes_r_array(r, NULL, NULL);
+        return;
+    }
+    /* one object per group: an object's label is its own (groups.c) */
+    struct replay_sampled sum = {.sites = rows, .n_sites = n_keys};
+    size_t n = top_sites(&sum, a->top < 256 ? a->top : 256, idx);
+    for (size_t k = 0; k < n; k++) {
+        const struct replay_sampled_site *p = &rows[idx[k]];
+        const struct obj_row *x = &a->obj[p->site];
+        struct pes_rnode *row = pes_r_object(r, arr, NULL);
+        replay_group_publish(r, row, a->si, a->by, &g, g.of[idx[k]], keys);
+        pes_r_u64(r, row, "samples", p->samples);
+        pes_r_u64(r, row, "reuses", p->reuses);
+        pes_r_f64(r, row, "reuse_time_mean", x->reuse_weight > 0 ? x->reuse_time_sum / x->reuse_weight : 0,
+                  "%.6g");
+        replay_publish_rt_histogram(r, row, "reuse_time_histogram", x->reuse_time);
+        pes_r_u64(r, row, "invalidations", p->invalidations);
+        pes_r_u64(r, row, "comm_true", p->comm_true);
+        pes_r_u64(r, row, "comm_false", p->comm_false);
+    }
+    free(rows);
+    free(idx);
+    free(keys);
+    replay_groups_free(&g);
+}
+
 /* Rows of --by: the sites' counts added per group, ranked as top_sites ranks sites. */
 static void publish_groups(struct sampled *a, struct pes_report *r, struct pes_rnode *o) {
     const struct replay_sampled *s = &a->s;
     pes_r_str(r, o, "by", replay_by_name(a->by));
+    if (a->by == REPLAY_BY_OBJECT) {
+        publish_objects(a, r, pes_r_array(r, o, "groups"));
+        return;
+    }
     struct pes_rnode *arr = pes_r_array(r, o, "groups");
     uint32_t *keys = malloc((s->n_sites ? s->n_sites : 1) * sizeof *keys);
     struct replay_groups g;
@@ -254,6 +371,7 @@ static void destroy(void *self) {
     replay_sampled_abandon(a->b);
     replay_sampled_free(&a->s);
     replay_c2c_destroy(a->c2c);
+    free(a->obj);
     free(a);
 }
 

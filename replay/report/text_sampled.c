@@ -112,7 +112,22 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     const struct pes_rnode *sites = pes_r_get(o, "groups");
     const char *key = "key", *by = pes_r_get_s(o, "by");
     if (!sites) sites = pes_r_get(o, "sites"), key = "label", by = "site";
-    if (pes_r_count(sites)) {
+    if (pes_r_count(sites) && strcmp(by, "object") == 0) {
+        /* objects: the reuses' mean time distance too (docs/replay.md) */
+        fprintf(out, "\n  %-38s %9s %9s %9s %9s %9s %9s\n", "object", "samples", "reuses", "reuse-t", "inval",
+                "comm-true", "comm-false");
+        fprintf(out, "  %-38s %9s %9s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(mean)", "(#)", "(#)", "(#)");
+        for (size_t k = 0; k < pes_r_count(sites); k++) {
+            const struct pes_rnode *p = pes_r_at(sites, k);
+            fprintf(out, "  %-38.38s %9llu %9llu %9.4g %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, key)),
+                    (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "reuses"),
+                    pes_r_get_f(p, "reuse_time_mean"), (unsigned long long)pes_r_get_u(p, "invalidations"),
+                    (unsigned long long)pes_r_get_u(p, "comm_true"), (unsigned long long)pes_r_get_u(p, "comm_false"));
+        }
+        fprintf(out, "  (#: a count of raw events per data object (unknown: no object known for the address):\n"
+                     "   samples, reuses, invalidations, and communication events found with true / false\n"
+                     "   sharing; reuse-t: the mean time distance of its reuses, weighted as the histograms)\n");
+    } else if (pes_r_count(sites)) {
         const char *column = strcmp(by, "line") == 0 ? "source line" : by;
         fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", column, "samples", "reuses", "inval", "comm-true",
                 "comm-false");
@@ -189,6 +204,19 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "  (S: 1 - half the L1 distance of the histograms normalised to fractions, 1 = identical;\n"
                  "   pp: percentage points; coverage: the truth summed over the sample's top-k source lines over\n"
                  "   the truth summed over the full trace's top k (Marathe et al.); docs/accuracy.md)\n");
+    const struct pes_rnode *objs = pes_r_get(o, "objects");   /* --by object */
+    if (pes_r_count(objs)) {
+        fprintf(out, "\n  %-38s %9s %9s %9s %9s\n", "object", "samples", "accesses", "sampled", "full");
+        fprintf(out, "  %-38s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(%)", "(%)");
+        for (size_t k = 0; k < pes_r_count(objs); k++) {
+            const struct pes_rnode *p = pes_r_at(objs, k);
+            fprintf(out, "  %-38.38s %9llu %9llu %9.2f %9.2f\n", report_safe(pes_r_get_s(p, "key")),
+                    (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "accesses"),
+                    100 * pes_r_get_f(p, "sample_share"), 100 * pes_r_get_f(p, "access_share"));
+        }
+        fprintf(out, "  (#: samples of the sampled trace, accesses of the full one, per data object joined by name;\n"
+                     "   %%: each as a share of its trace's total)\n");
+    }
     return ferror(out) ? -1 : 0;
 }
 

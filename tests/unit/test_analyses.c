@@ -24,6 +24,8 @@
 #include "mesi.h"
 #include "rt_truth.h"
 #include "pipeline.h"
+#include "groups.h"
+#include "objects.h"
 #include "report.h"
 
 /* cmocka 1.1 has no assert_near: |a - b| <= tol, printing both on failure. */
@@ -1240,6 +1242,219 @@ static void test_sampled_by_hand(void **state)
     pes_pipeline_destroy(p);
 }
 
+/* The row of object id in a published "groups" array (NULL: none). */
+static const struct pes_rnode *object_row(const struct pes_rnode *groups, uint32_t id)
+{
+    for (size_t i = 0; i < pes_r_count(groups); i++)
+        if (pes_r_get_u(pes_r_at(groups, i), "object") == id) return pes_r_at(groups, i);
+    return NULL;
+}
+
+/* --by object on a sampled stream: hand-made events with an event_object
+ * column, counted per object by hand. Object 1: 3 samples, a reuse of
+ * collector distance 6 (5 between), a true communication event; object 2:
+ * 2 samples, reuses of distance 1 (0 between) weight 3 and 11 (10 between)
+ * weight 1 (mean (3 x 0 + 10) / 4 = 2.5), an invalidation, 2 false
+ * communication events; object 0 (unknown): a sample. Ranked by
+ * invalidations, then communication, then samples: 2, 1, unknown. Without
+ * the column every event is the unknown object's. */
+static void test_sampled_by_object(void **state)
+{
+    (void)state;
+    struct pes_objects *objs = pes_objects_create();
+    assert_non_null(objs);
+    pes_objects_alloc(objs, 0x10000, 64, 5);
+    pes_objects_alloc(objs, 0x20000, 64, 6);
+    uint64_t off;
+    uint32_t id1 = pes_objects_lookup(objs, 0x10008, 0, &off), id2 = pes_objects_lookup(objs, 0x20010, 0, &off);
+    assert_int_not_equal(id1, 0);
+    assert_int_not_equal(id2, 0);
+    assert_int_not_equal(id1, id2);
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .site = site_of, .objects = objs};
+    struct pes_event e[] = {
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_SAMPLE, 0, 1, UINT32_MAX, 1, 0, 0),
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_SAMPLE, 0, 1, UINT32_MAX, 1, 0, 0),
+        event(PES_EV_REUSE, 0, 0, 0, 0, 6, 0),
+        event(PES_EV_REUSE, 0, 1, 1, 1, 1, 3),
+        event(PES_EV_REUSE, 0, 1, 1, 1, 11, 1),
+        event(PES_EV_INVALIDATION, 0, 0, 1, 0, 0, 0),
+        event(PES_EV_COMM, PES_EVF_TRUE_SHARING, 1, 0, 3, 0, 0),
+        event(PES_EV_COMM, PES_EVF_FALSE_SHARING, 1, 0, 3, 0, 0),
+        event(PES_EV_COMM, PES_EVF_FALSE_SHARING | PES_EVF_WRITE, 0, 1, 3, 0, 0),
+        event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+        event(PES_EV_TOTALS, 0, 0, UINT32_MAX, UINT32_MAX, 0, 0),
+    };
+    uint32_t obj[] = {id1, id1, id2, id1, id2, id1, id2, id2, id2, id1, id2, id2, 0, 0};
+    uint64_t obj_off[sizeof obj / sizeof obj[0]] = {0};
+    size_t n = sizeof e / sizeof e[0];
+    for (int with_column = 1; with_column >= 0; with_column--) {
+        struct pes_error err = {0};
+        struct pes_knobs k = {.jobs = 1, .top = 10, .by = "object"};
+        struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+        if (!p) {
+            print_error("%s\n", err.message);
+            fail();
+        }
+        struct pes_batch b = {.n_events = n, .events = e, .events_offset = 4096,
+                              .event_object = with_column ? obj : NULL, .event_object_offset = with_column ? obj_off : NULL};
+        const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+        assert_int_equal(sink->batch(sink->ctx, &b, &err), 0);
+        assert_int_equal(pes_pipeline_finish(p, &err), 0);
+        struct pes_report *r = pes_report_create();
+        assert_non_null(r);
+        struct pes_publish to = {.r = r, .trace = pes_report_root(r)};
+        pes_pipeline_publish(p, &to);
+        pes_pipeline_destroy(p);
+        assert_false(pes_report_failed(r));
+        const struct pes_rnode *o = pes_report_tree(r);
+        assert_string_equal(pes_r_get_s(o, "by"), "object");
+        const struct pes_rnode *g = pes_r_get(o, "groups");
+        if (!with_column) {
+            assert_int_equal(pes_r_count(g), 1);
+            const struct pes_rnode *u = pes_r_at(g, 0);
+            assert_int_equal(pes_r_get_u(u, "object"), 0);
+            assert_string_equal(pes_r_get_s(u, "key"), "unknown");
+            assert_int_equal(pes_r_get_u(u, "samples"), 6);
+            assert_int_equal(pes_r_get_u(u, "reuses"), 3);
+            assert_near(pes_r_get_f(u, "reuse_time_mean"), (5.0 + 0 * 3 + 10) / 5, 1e-12);
+            assert_int_equal(pes_r_get_u(u, "invalidations"), 1);
+            assert_int_equal(pes_r_get_u(u, "comm_true"), 1);
+            assert_int_equal(pes_r_get_u(u, "comm_false"), 2);
+            pes_report_destroy(r);
+            continue;
+        }
+        assert_int_equal(pes_r_count(g), 3);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, 0), "object"), id2);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, 1), "object"), id1);
+        assert_int_equal(pes_r_get_u(pes_r_at(g, 2), "object"), 0);
+        const struct pes_rnode *r1 = object_row(g, id1), *r2 = object_row(g, id2), *r0 = object_row(g, 0);
+        assert_int_equal(pes_r_get_u(r1, "samples"), 3);
+        assert_int_equal(pes_r_get_u(r1, "reuses"), 1);
+        assert_near(pes_r_get_f(r1, "reuse_time_mean"), 5, 0);
+        assert_near(bin_count(pes_r_get(r1, "reuse_time_histogram"), 5), 1, 0);
+        assert_int_equal(pes_r_count(pes_r_get(r1, "reuse_time_histogram")), 1);
+        assert_int_equal(pes_r_get_u(r1, "invalidations"), 0);
+        assert_int_equal(pes_r_get_u(r1, "comm_true"), 1);
+        assert_int_equal(pes_r_get_u(r1, "comm_false"), 0);
+        assert_int_equal(pes_r_get_u(r2, "samples"), 2);
+        assert_int_equal(pes_r_get_u(r2, "reuses"), 2);
+        assert_near(pes_r_get_f(r2, "reuse_time_mean"), 2.5, 1e-12);
+        assert_near(bin_count(pes_r_get(r2, "reuse_time_histogram"), 0), 3, 0);
+        assert_near(bin_count(pes_r_get(r2, "reuse_time_histogram"), 10), 1, 0);
+        assert_int_equal(pes_r_get_u(r2, "invalidations"), 1);
+        assert_int_equal(pes_r_get_u(r2, "comm_true"), 0);
+        assert_int_equal(pes_r_get_u(r2, "comm_false"), 2);
+        assert_int_equal(pes_r_get_u(r0, "samples"), 1);
+        assert_int_equal(pes_r_get_u(r0, "reuses"), 0);
+        assert_near(pes_r_get_f(r0, "reuse_time_mean"), 0, 0);
+        assert_int_equal(pes_r_count(pes_r_get(r0, "reuse_time_histogram")), 0);
+        assert_string_equal(pes_r_get_s(r0, "key"), "unknown");
+        assert_string_not_equal(pes_r_get_s(r1, "key"), "unknown");
+        assert_int_equal(pes_r_count(pes_r_get(r1, "sites")), 0);
+        /* the trace's totals do not change with --by */
+        assert_int_equal(pes_r_get_u(o, "samples"), 6);
+        pes_report_destroy(r);
+    }
+    pes_objects_destroy(objs);
+}
+
+
+/* --compare --by object: the sampled trace's samples and the full trace's
+ * accesses per object, joined by name (the two traces resolve their objects
+ * apart: here the same two heap blocks get their ids in opposite orders).
+ * Samples: X 3, Y 1, unknown 1 (of 5); accesses: X 2, Y 6 (of 8). Ranked by
+ * accesses: Y (1, 6, 0.2, 0.75), X (3, 2, 0.6, 0.25), unknown (1, 0, 0.2, 0). */
+static void test_accuracy_by_object(void **state)
+{
+    (void)state;
+    struct pes_objects *so = pes_objects_create(), *fo = pes_objects_create();
+    assert_true(so && fo);
+    uint64_t off;
+    pes_objects_alloc(so, 0x10000, 64, 5);
+    pes_objects_alloc(so, 0x20000, 64, 6);
+    uint32_t sx = pes_objects_lookup(so, 0x10000, 0, &off), sy = pes_objects_lookup(so, 0x20000, 0, &off);
+    pes_objects_alloc(fo, 0x20000, 64, 6);
+    uint32_t fy = pes_objects_lookup(fo, 0x20008, 0, &off);
+    pes_objects_alloc(fo, 0x10000, 64, 5);
+    uint32_t fx = pes_objects_lookup(fo, 0x10008, 0, &off);
+    assert_true(sx && sy && fx && fy);
+    assert_int_not_equal(sx, fx);   /* the join must go by name */
+    const uint32_t caches[2] = {0, 0};
+    struct pes_machine m = machine(1, sim_l1);
+    struct pes_trace_info full_header = sampled_header;
+    full_header.kind = PES_TRACE_FULL;
+    full_header.config = "";
+    struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
+                                   .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
+                                   .line = 64, .site = site_of, .objects = fo};
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .machine = &m, .site = site_of, .paired = &full, .objects = so};
+    char xname[128], yname[128];
+    replay_object_name(&si, sx, xname, sizeof xname);
+    replay_object_name(&si, sy, yname, sizeof yname);
+    assert_string_not_equal(xname, yname);
+    struct pes_event e[5];
+    for (int i = 0; i < 5; i++) e[i] = event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0);
+    uint32_t eobj[5] = {sx, sy, sx, 0, sx};
+    uint64_t eoff[5] = {0};
+    uint64_t addr[8];
+    uint32_t size[8], length[8], stream[8], site[8], aobj[8] = {fy, fx, fy, fy, fx, fy, fy, fy};
+    uint64_t aoff[8] = {0};
+    uint8_t rw[8];
+    for (int i = 0; i < 8; i++) {
+        addr[i] = aobj[i] == fx ? 0x10000 : 0x20000;
+        size[i] = length[i] = 8;
+        stream[i] = 0;
+        site[i] = 0;
+        rw[i] = PES_BATCH_READ;
+    }
+    uint32_t ended[2] = {0, 1};
+    struct pes_error err = {0};
+    struct pes_knobs k = {.jobs = 1, .top = 10, .by = "object"};
+    struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+    if (!p) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    const struct pes_batch_sink *sink = pes_pipeline_sink(p);
+    struct pes_batch be = {.n_events = 5, .events = e, .events_offset = 4096, .event_object = eobj,
+                           .event_object_offset = eoff};
+    assert_int_equal(sink->batch(sink->ctx, &be, &err), 0);
+    struct pes_batch ba = {.n = 8, .addr = addr, .size = size, .length = length, .stream = stream, .site = site,
+                           .rw = rw, .object = aobj, .object_offset = aoff, .n_ended = 2, .ended = ended};
+    assert_int_equal(sink->batch(sink->ctx, &ba, &err), 0);
+    assert_int_equal(pes_pipeline_finish(p, &err), 0);
+    struct pes_report *r = pes_report_create();
+    assert_non_null(r);
+    struct pes_publish to = {.r = r, .trace = pes_report_root(r)};
+    pes_pipeline_publish(p, &to);
+    pes_pipeline_destroy(p);
+    assert_false(pes_report_failed(r));
+    const struct pes_rnode *o = pes_report_tree(r);
+    assert_string_equal(pes_r_get_s(o, "by"), "object");
+    const struct pes_rnode *rows = pes_r_get(o, "objects");
+    assert_int_equal(pes_r_count(rows), 3);
+    const char *name[3] = {yname, xname, "unknown"};
+    const uint64_t samples[3] = {1, 3, 1}, accesses[3] = {6, 2, 0};
+    const double ss[3] = {0.2, 0.6, 0.2}, as[3] = {0.75, 0.25, 0};
+    for (int i = 0; i < 3; i++) {
+        const struct pes_rnode *x = pes_r_at(rows, i);
+        assert_string_equal(pes_r_get_s(x, "key"), name[i]);
+        assert_int_equal(pes_r_get_u(x, "samples"), samples[i]);
+        assert_int_equal(pes_r_get_u(x, "accesses"), accesses[i]);
+        assert_near(pes_r_get_f(x, "sample_share"), ss[i], 1e-12);
+        assert_near(pes_r_get_f(x, "access_share"), as[i], 1e-12);
+    }
+    assert_int_equal(pes_r_get_u(o, "accesses"), 8);
+    pes_report_destroy(r);
+    pes_objects_destroy(so);
+    pes_objects_destroy(fo);
+}
+
 /* --compare on a hand-made pair: thread 0 reads A, B, C, A (one reuse of A,
  * 2 accesses between), thread 1 writes D; the sampled trace saw that reuse
  * at the collector's distance 3. The sampled and the exact time histograms
@@ -1371,7 +1586,9 @@ int main(void)
         cmocka_unit_test(test_pipeline_registry),
         cmocka_unit_test(test_pipeline_error_stops),
         cmocka_unit_test(test_sampled_by_hand),
+        cmocka_unit_test(test_sampled_by_object),
         cmocka_unit_test(test_accuracy_by_hand),
+        cmocka_unit_test(test_accuracy_by_object),
         cmocka_unit_test(test_json_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
