@@ -123,6 +123,17 @@ static void test_globals_of_self(void **state) {
     pes_objects_destroy(o);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
 /* Copies of this executable without DWARF (ELF symbols: the variable, no
  * element) and without any symbols (a warning naming it; unknown). */
 static void test_stripped_copies(void **state) {
@@ -142,9 +153,20 @@ static void test_stripped_copies(void **state) {
     assert_string_equal(what(o, &table[3], 1, &off), "table+12");
     uint32_t id = pes_objects_lookup(o, (uint64_t)(uintptr_t)&table[0], 1, &off);
     assert_string_equal(pes_objects_get(o, id)->name, "table");
+#if TEST_ASAN
+    /* AddressSanitizer's redzone after a global is part of its ELF symbol */
+    assert_true(pes_objects_get(o, id)->size >= sizeof table);
+#else
     assert_int_equal(pes_objects_get(o, id)->size, sizeof table);
+#endif
     assert_string_equal(pes_objects_get(o, id)->where, "");
     pes_objects_destroy(o);
+#if TEST_ASAN
+    /* AddressSanitizer's runtime exports the program's globals in .dynsym,
+     * which --strip-all keeps: such a copy is not symbol-less */
+    unlink(copy);
+    return;
+#endif
     snprintf(cmd, sizeof cmd, "objcopy --strip-all '%s' %s", exe, copy);
     assert_int_equal(system(cmd), 0);
     o = load_self_as(copy, warn, sizeof warn);
