@@ -170,6 +170,21 @@ static size_t top_sites(const struct replay_sampled *s, uint32_t top, size_t *id
     return n;
 }
 
+/* A row's counts (a site's, a --by group's); an object's (x) with its reuse times. */
+static void publish_counts(struct pes_report *r, struct pes_rnode *row, const struct replay_sampled_site *p,
+                           const struct obj_row *x) {
+    pes_r_u64(r, row, "samples", p->samples);
+    pes_r_u64(r, row, "reuses", p->reuses);
+    if (x) {
+        pes_r_f64(r, row, "reuse_time_mean", x->reuse_weight > 0 ? x->reuse_time_sum / x->reuse_weight : 0,
+                  "%.6g");
+        replay_publish_rt_histogram(r, row, "reuse_time_histogram", x->reuse_time);
+    }
+    pes_r_u64(r, row, "invalidations", p->invalidations);
+    pes_r_u64(r, row, "comm_true", p->comm_true);
+    pes_r_u64(r, row, "comm_false", p->comm_false);
+}
+
 /* Rows of --by object: one per object with events, ranked as top_sites
  * ranks sites, with the mean and histogram of its reuses' time distances. */
 static void publish_objects(struct sampled *a, struct pes_report *r, struct pes_rnode *arr) {
@@ -213,14 +228,7 @@ static void publish_objects(struct sampled *a, struct pes_report *r, struct pes_
         const struct obj_row *x = &a->obj[p->site];
         struct pes_rnode *row = pes_r_object(r, arr, NULL);
         replay_group_publish(r, row, a->si, a->by, &g, g.of[idx[k]], keys);
-        pes_r_u64(r, row, "samples", p->samples);
-        pes_r_u64(r, row, "reuses", p->reuses);
-        pes_r_f64(r, row, "reuse_time_mean", x->reuse_weight > 0 ? x->reuse_time_sum / x->reuse_weight : 0,
-                  "%.6g");
-        replay_publish_rt_histogram(r, row, "reuse_time_histogram", x->reuse_time);
-        pes_r_u64(r, row, "invalidations", p->invalidations);
-        pes_r_u64(r, row, "comm_true", p->comm_true);
-        pes_r_u64(r, row, "comm_false", p->comm_false);
+        publish_counts(r, row, p, x);
     }
     free(rows);
     free(idx);
@@ -265,11 +273,7 @@ static void publish_groups(struct sampled *a, struct pes_report *r, struct pes_r
         const struct replay_sampled_site *p = &rows[idx[k]];
         struct pes_rnode *row = pes_r_object(r, arr, NULL);
         replay_group_publish(r, row, a->si, a->by, &g, idx[k], keys);
-        pes_r_u64(r, row, "samples", p->samples);
-        pes_r_u64(r, row, "reuses", p->reuses);
-        pes_r_u64(r, row, "invalidations", p->invalidations);
-        pes_r_u64(r, row, "comm_true", p->comm_true);
-        pes_r_u64(r, row, "comm_false", p->comm_false);
+        publish_counts(r, row, p, NULL);
     }
     free(rows);
     free(idx);
@@ -356,11 +360,7 @@ static void publish(void *self, const struct pes_publish *to) {
         char label[128];
         report_site_label(label, sizeof label, a->si->site(a->si->site_ctx, p->site), p->site);
         pes_r_str(r, row, "label", label);
-        pes_r_u64(r, row, "samples", p->samples);
-        pes_r_u64(r, row, "reuses", p->reuses);
-        pes_r_u64(r, row, "invalidations", p->invalidations);
-        pes_r_u64(r, row, "comm_true", p->comm_true);
-        pes_r_u64(r, row, "comm_false", p->comm_false);
+        publish_counts(r, row, p, NULL);
     }
     publish_groups(a, r, o);
     replay_c2c_publish(a->c2c, r, o, a->si, a->top);
