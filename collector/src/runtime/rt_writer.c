@@ -366,14 +366,17 @@ static void release_item(struct pes_rt_item *it)
 
 static void close_trace(void)
 {
+    /* a run that recorded no thread still ends with a FOOTER (of no entries):
+     * without totals the trace library closes a file without one */
+    static const struct pes_thread_totals no_threads;
     struct pes_error err = {0};
     if (pes_rt.writer &&
-        pes_trace_writer_close(pes_rt.writer, totals, n_announced, pes_rt_now(), &err) &&
+        pes_trace_writer_close(pes_rt.writer, totals ? totals : &no_threads, n_announced, pes_rt_now(), &err) &&
         !__atomic_load_n(&failed, __ATOMIC_RELAXED))
         report_to(&failed, &err);
     pes_rt.writer = NULL;
     if (pes_rt.swriter &&
-        pes_trace_writer_close(pes_rt.swriter, stotals, n_announced, pes_rt_now(), &err) &&
+        pes_trace_writer_close(pes_rt.swriter, stotals ? stotals : &no_threads, n_announced, pes_rt_now(), &err) &&
         !__atomic_load_n(&sfailed, __ATOMIC_RELAXED))
         report_to(&sfailed, &err);
     pes_rt.swriter = NULL;

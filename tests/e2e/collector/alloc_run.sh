@@ -50,6 +50,14 @@ full|sampled|both)
     grep -Eq "^heap +sites 0  allocs 0  bytes 0  frees 0  stacks [0-9]+$" nh.txt ||
         fail "--no-heap: heap blocks recorded: $(grep heap nh.txt)"
     grep -Eq "^config +heap=0$" nh.txt || fail "--no-heap: the header's config does not say heap=0"
+    # a run that records no thread at all (its only instrumented work
+    # optimised away, no heap records) still ends with a FOOTER
+    printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' >none.c
+    "$bin/pes-clang" -O1 none.c -o none || fail "pes-clang none.c"
+    run 0 "$bin/pes-collect" -q --force --no-heap $opts -- ./none
+    "$bin/pes-dump" --stats t.zst >none.txt 2>&1 || fail "pes-dump --stats (no thread)"
+    grep -q "FOOTER" none.txt || fail "a run without threads has no FOOTER: $(cat none.txt)"
+    grep -q "warning" none.txt && fail "a run without threads: $(grep warning none.txt)"
     ;;
 new)
     "$bin/pes-clang++" -O1 -g "$src/alloc_new.cpp" -o prog || fail "pes-clang++"
