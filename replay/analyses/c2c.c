@@ -264,7 +264,10 @@ void replay_c2c_publish(const struct replay_c2c *c, struct pes_report *r, struct
         }
         if (l.n_off) memcpy(sorted, l.off, l.n_off * sizeof *sorted);
         l.off = sorted;
-        if (contention(&l) == 0) break;
+        if (contention(&l) == 0) {
+            free(sorted);
+            break;
+        }
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
         pes_r_u64(r, o, "address", l.addr);
         pes_r_u64(r, o, "object_id", l.object);

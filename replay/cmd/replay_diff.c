@@ -15,6 +15,7 @@
 #include "replay_run.h"
 #include "report_util.h"
 #include "tables.h"
+#include "utf8.h"
 #include "writers.h"
 
 /* Whether path holds JSON: its first byte after white space is '{'. */
@@ -82,7 +83,10 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
         json_decref(j);
         return NULL;
     }
-    *info = json_pack("{s:s, s:s, s:s}", "path", path, "input", input, "kind", kind);
+    /* a path need not be UTF-8; JSON strings must */
+    char *upath = pes_report_utf8(path);
+    *info = upath ? json_pack("{s:s, s:s, s:s}", "path", upath, "input", input, "kind", kind) : NULL;
+    free(upath);
     if (!*info) {
         json_decref(j);
         return NULL;

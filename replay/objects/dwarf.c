@@ -386,8 +386,13 @@ void objects_dwarf_describe(struct objects_dwarf *d, const struct objects_global
                 } while (dwarf_siblingof(&sub, &sub) == 0);
             if (dims == 0) counts[dims++] = 0;
             for (int i = 0; i < dims; i++) {
+                /* the binary is named by an untrusted trace: dimensions whose
+                 * product overflows name no element */
                 Dwarf_Word stride = esize;
-                for (int j = i + 1; j < dims; j++) stride *= counts[j] ? counts[j] : 1;
+                int bad = stride == 0;
+                for (int j = i + 1; j < dims && !bad; j++)
+                    bad = __builtin_mul_overflow(stride, counts[j] ? counts[j] : 1, &stride) || stride == 0;
+                if (bad) goto rest;
                 uint64_t idx = offset / stride;
                 append(buf, n, len, "[%" PRIu64 "]", NULL, idx);
                 offset -= idx * stride;
@@ -397,6 +402,7 @@ void objects_dwarf_describe(struct objects_dwarf *d, const struct objects_global
         }
         break;   /* a scalar: the offset is inside it */
     }
+rest:
     /* padding, or a byte inside a scalar: the offset from what was named */
     if (offset) append(buf, n, len, "+%" PRIu64, NULL, offset);
 }

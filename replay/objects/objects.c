@@ -18,6 +18,7 @@
 
 struct node {
     uint64_t start, end;
+    uint64_t born;            /* time of its ALLOC event (sampled traces), else 0 */
     uint32_t obj;
     uint32_t prio;
     uint32_t l, r;            /* 0: none (node 0 is never used) */
@@ -350,11 +351,12 @@ static int remove_range(struct pes_objects *o, uint64_t start, uint64_t end) {
     return removed;
 }
 
-static void insert_block(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj) {
+static void insert_block(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj, uint64_t born) {
     if (remove_range(o, start, end)) o->epoch++;
     o->alloc_epoch++;
     uint32_t t = node_new(o, start, end, obj);
     if (!t) return;   /* out of memory: the block reads as unknown */
+    o->nodes[t].born = born;
     uint32_t a, b;
     split(o->nodes, o->root, start, &a, &b);
     o->root = merge(o->nodes, merge(o->nodes, a, t), b);
@@ -492,22 +494,29 @@ static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
 }
 
 void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
+    pes_objects_alloc_at(o, addr, size, alloc_site, 0);
+}
+
+void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site, uint64_t time) {
     uint64_t end = addr + (size ? size : 1);
     if (end < addr) end = UINT64_MAX;
     if (alloc_site == PES_ALLOC_SITE_STACK) {
-        insert_block(o, addr, end, STACK_MARK);
+        insert_block(o, addr, end, STACK_MARK, time);
         return;
     }
     uint32_t obj = heap_object(o, alloc_site);
     if (!obj) return;
     o->obj[obj].blocks++;
     if (size > o->obj[obj].size) o->obj[obj].size = size;
-    insert_block(o, addr, end, obj);
+    insert_block(o, addr, end, obj, time);
 }
 
-void pes_objects_free(struct pes_objects *o, uint64_t addr) {
+void pes_objects_free(struct pes_objects *o, uint64_t addr) { pes_objects_free_at(o, addr, UINT64_MAX); }
+
+void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time) {
     uint32_t p = pred(o, addr);
     if (!p || o->nodes[p].start != addr || o->nodes[p].obj == STACK_MARK) return;
+    if (o->nodes[p].born > time) return;   /* a late FREE of the block that lived here before */
     remove_range(o, addr, addr + 1);
     o->epoch++;
 }

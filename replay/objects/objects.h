@@ -71,6 +71,11 @@ void pes_objects_set_alloc_sites(struct pes_objects *o,
 void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site);
 /* The live block that starts at addr is freed (no such block: nothing). */
 void pes_objects_free(struct pes_objects *o, uint64_t addr);
+/* The same with the events' times (a sampled trace: one thread's events may
+ * reach the file after another's later ones): a FREE older than the live
+ * block's ALLOC belongs to an earlier block at that address and is ignored. */
+void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site, uint64_t time);
+void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time);
 /* A full trace's control records in one thread's record order: PES_ID_ALLOC
  * (held per thread until its PES_ID_ALLOC_SIZE), PES_ID_ALLOC_SIZE,
  * PES_ID_FREE; others ignored. */

@@ -91,6 +91,7 @@ static int is_num(const json_t *v) { return json_is_integer(v) || json_is_real(v
  * as integers, others with the 15 digits a JSON report keeps (so that
  * 0.99429 - 0.98837 is 0.00592, not 0.005919999999999970). */
 static json_t *number(double d) {
+    if (!isfinite(d)) return json_null();   /* jansson holds no NaN or infinity */
     if (d == floor(d) && fabs(d) < 0x1p53) return json_integer((json_int_t)d);
     char buf[64];
     snprintf(buf, sizeof buf, "%.15g", d);

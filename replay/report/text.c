@@ -5,11 +5,14 @@
  * model's predictions of every configuration, and the simulations.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "report_util.h"
 #include "writers.h"
@@ -474,6 +477,22 @@ static void annotate_margin(FILE *out, const struct pes_rnode *row, size_t n_lev
     margin_u(out, 9, pes_r_get_u(co, "false"));
 }
 
+/* A source file named by the trace's site table, for reading: only a regular
+ * file (a FIFO would block, /dev/zero never end); NULL with errno set else. */
+static FILE *open_source(const char *file) {
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;   /* "Invalid argument": not a regular file */
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) close(fd);
+    return f;
+}
+
 static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n, size_t n_levels,
                           int sim) {
     qsort(rows, n, sizeof *rows, by_line_no);
@@ -485,7 +504,7 @@ static void annotate_file(FILE *out, const char *file, const struct pes_rnode **
     for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%9s ", "(misses)");
     if (sim) fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
     fputc('\n', out);
-    FILE *src = fopen(file, "r");
+    FILE *src = open_source(file);
     if (!src) {
         fprintf(out, "  (source not readable: %s: %s; the counts per line follow)\n", report_safe(file),
                 strerror(errno));

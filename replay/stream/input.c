@@ -618,8 +618,8 @@ static int run_events(struct replay_input *in, const struct pes_batch_sink *sink
             const struct pes_event *ev = &b.events[i];
             ev_obj[i] = 0;
             ev_off[i] = 0;
-            if (ev->kind == PES_EV_ALLOC) pes_objects_alloc(obj, ev->addr, ev->aux, ev->site);
-            else if (ev->kind == PES_EV_FREE) pes_objects_free(obj, ev->addr);
+            if (ev->kind == PES_EV_ALLOC) pes_objects_alloc_at(obj, ev->addr, ev->aux, ev->site, ev->time);
+            else if (ev->kind == PES_EV_FREE) pes_objects_free_at(obj, ev->addr, ev->time);
             else if (ev->addr) ev_obj[i] = pes_objects_lookup(obj, ev->addr, ev->site, &ev_off[i]);
         }
         if (obj) {
@@ -807,12 +807,12 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     uint32_t n_threads = replay_input_threads(in);
     struct pes_batch_buf buf;
     if (pes_batch_buf_init(&buf, sink, err) < 0) return -1;
-    struct cursor *c = cursor_open(in, err);
     struct pes_objects *obj = replay_input_objects(in);
     if (obj && pes_batch_buf_objects(&buf, err) < 0) {
         pes_batch_buf_free(&buf);
         return -1;
     }
+    struct cursor *c = cursor_open(in, err);
     if (obj) pes_objects_reset(obj);   /* a second pass starts with no live blocks */
     struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
                         .threads = malloc(READ_CHUNK * sizeof *own.threads)};

@@ -272,6 +272,15 @@ static void test_heap_sites_and_stacks(void **state) {
     uint32_t c = pes_objects_lookup(o, 0x10008, 0, &off);
     assert_true(c != a && c != 0);
     assert_int_equal(pes_objects_lookup(o, 0x10020, 0, &off), 0);   /* past the smaller block */
+    /* sampled traces: a FREE older than the live block's ALLOC is the block
+     * that lived there before (another thread's events reached the file late) */
+    pes_objects_alloc_at(o, 0x50000, 16, 1, 100);
+    uint32_t e = pes_objects_lookup(o, 0x50000, 0, &off);
+    assert_true(e != 0);
+    pes_objects_free_at(o, 0x50000, 99);
+    assert_int_equal(pes_objects_lookup(o, 0x50008, 0, &off), e);
+    pes_objects_free_at(o, 0x50000, 100);
+    assert_int_equal(pes_objects_lookup(o, 0x50008, 0, &off), 0);
     /* a second block of site 0: the same object, two blocks, largest size */
     pes_objects_alloc(o, 0x30000, 256, 0);
     assert_int_equal(pes_objects_lookup(o, 0x300ff, 0, &off), a);

@@ -221,7 +221,9 @@ static uint32_t new_site(struct slot *sl, uint64_t ip0, uint32_t kind)
 static uint32_t site_of(uint64_t ip0, uint32_t kind)
 {
     uint32_t mask = SITE_SLOTS - 1, h = (uint32_t)pes_hash_fib(ip0, SITE_BITS);
-    for (uint32_t probe = 0; probe < SITE_SLOTS; probe++) {
+    /* bounded probing: a table filled by many call sites (JIT code) must not
+     * turn every later allocation into a scan; the rest share the overflow site */
+    for (uint32_t probe = 0; probe < 256; probe++) {
         struct slot *sl = &slots[(h + probe) & mask];
         uint64_t cur = __atomic_load_n(&sl->ip, __ATOMIC_ACQUIRE);
         if (cur == 0) {
@@ -272,10 +274,22 @@ static void note_entered(struct pes_rt_thread *t, int is_free, uint64_t addr, ui
         add_event(t, is_free ? PES_EV_FREE : PES_EV_ALLOC, addr, is_free ? 0 : size, site);
 }
 
+static void note_saved(int is_free, const void *p, uint64_t size, uint32_t kind, uint64_t ip0);
+
+/* errno is the program's: free() leaves it alone (glibc >= 2.33, POSIX 2024)
+ * and the allocators set it only on failure, while recording may wait on a
+ * futex, open files or read /proc (a thread's first record). */
 static void note(int is_free, const void *p, uint64_t size, uint32_t kind, uint64_t ip0)
 {
     if (!recording())
         return;
+    int saved = errno;
+    note_saved(is_free, p, size, kind, ip0);
+    errno = saved;
+}
+
+static void note_saved(int is_free, const void *p, uint64_t size, uint32_t kind, uint64_t ip0)
+{
     struct pes_rt_thread *t = pes_rt_self_tls;
     if (t) {
         /* pes_rt_enter_quick / pes_rt_leave_quick, inline: the entered flag
@@ -324,9 +338,13 @@ EXPORT void *calloc(size_t n, size_t size)
 
 static void *realloc_at(void *old, size_t size, uint64_t ip0)
 {
-    void *p = __libc_realloc(old, size);
-    if (old && (p || size == 0))   /* glibc: realloc(p, 0) frees p and returns NULL */
+    /* the old block's FREE comes first: once the call returns, glibc may
+     * already have handed its address to another thread, whose ALLOC must
+     * not be taken for the old block's. If the call fails the old block
+     * lives on, unrecorded (its accesses: unknown). */
+    if (old)
         note(1, old, 0, 0, 0);
+    void *p = __libc_realloc(old, size);
     if (p)
         note(0, p, size, PES_ALLOC_REALLOC, ip0);
     return p;
@@ -371,6 +389,16 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
 {
+#if defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 38)
+    /* as glibc >= 2.38: an alignment that is not a power of two is refused
+     * (older ones round it up, as __libc_memalign does) */
+    if (align == 0 || (align & (align - 1)) != 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+#endif
+#endif
     return aligned_at(align, size, CALLER);
 }
 
@@ -475,7 +503,7 @@ NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
 
 int pes_rt_alloc_init(void)
 {
-    return -1;
+    return 0;   /* nothing to set up: heap blocks are not recorded in these builds */
 }
 
 #endif

@@ -15,6 +15,7 @@
  *   free(b), free(r), then the worker thread: w = malloc(512) in worker, free(w)
  * and a, a2, c, k, m stay allocated. Only initialised bytes are read: the
  * output must not depend on the heap's layout, which the collector changes. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,8 +108,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 512; i++)
         sum += (uint64_t)(a[i] + a2[i] + b[i] + b[512 + i]) + (uint64_t)c[i % 100] + r[i % 64] +
                (uint64_t)k[i % 48];
+    errno = EDOM;   /* free leaves errno alone (glibc >= 2.33): so must the collector */
     free(b);
     free(r);
+    if (errno != EDOM)
+        printf("alloc_prog: free changed errno to %d\n", errno);
     pthread_t t;
     if (pthread_create(&t, NULL, worker, NULL) != 0 || pthread_join(t, NULL) != 0)
         abort();

@@ -54,19 +54,22 @@ pair-rw|pair-ww)
 triple-rr|triple-wr|triple-rw|triple-ww)
     f=$(echo "$scenario" | cut -c8); s=$(echo "$scenario" | cut -c9)
     run 0 "$collect" --mode reuse-shared --sockets 2 --period 1 -q -o s.zst "$prog" triple "$f" "$s"
-    # workers k = 0, 1, 2 are T1, T2, T3 (main, T0, allocates first), sockets 1, 0, 1:
-    # same socket: reuse (T1 -> T3); other socket: invalidation only for a write (T1 -> T2);
-    # same core: nothing
+    # workers k = 0, 1, 2 are T(m+k) (m = 1 when main, T0, is traced: it allocates
+    # first), sockets 1, 0, 1: same socket: reuse (worker 0 -> 2); other socket:
+    # invalidation only for a write (worker 0 -> 1); same core: nothing
     if [ "$s" = w ]; then inv=1; else inv=0; fi
-    ck reuse=1 reuse-pair=1,3 invalidation=$inv inval-pair=1,2 flags=shared config=sockets=2
+    m=$(main_traced s.zst)
+    ck reuse=1 reuse-pair=$m,$((m + 2)) invalidation=$inv inval-pair=$m,$((m + 1)) flags=shared config=sockets=2
     ;;
 comm-false)
     run 0 "$collect" --mode comm --period load=0,store=1 -q -o s.zst "$prog" comm false 400
-    ck 'comm>=20' comm-pair=1,2 flags=false   # the two workers (main is T0)
+    m=$(main_traced s.zst)
+    ck 'comm>=20' comm-pair=$m,$((m + 1)) flags=false   # the two workers (after main when it is traced)
     ;;
 comm-true)
     run 0 "$collect" --mode comm --period load=0,store=1 -q -o s.zst "$prog" comm true 400
-    ck 'comm>=20' comm-pair=1,2 flags=true
+    m=$(main_traced s.zst)
+    ck 'comm>=20' comm-pair=$m,$((m + 1)) flags=true
     ;;
 comm-none)
     run 0 "$collect" --mode comm --period load=0,store=1 -q -o s.zst "$prog" comm none 400
@@ -77,7 +80,7 @@ threads16)
     for m in reuse comm reuse-shared; do
         run 0 "$collect" --mode $m --period 503 -q -o s.zst --force "$prog" threads 16 40 300
         done_line threads
-        ck threads=17 'sample>=300'   # and main, which allocates
+        ck threads=$((16 + $(main_traced s.zst))) 'sample>=300'   # and main when it allocates
         if [ $m = reuse ]; then ck distance=80 invalidation=0; fi
     done
     ;;
