@@ -106,8 +106,8 @@ static void bin_label(FILE *out, int b) {
 /* One reuse-distance chart: one or two series (two: --compare's sampled and
  * full, overlaid side by side, the second hatched). Each series is scaled to
  * its own maximum: a bar's height is count / max * plot height. */
-static void histogram_chart(struct html *h, const char *title, const char *names[], const json_t *rows[], int nser,
-                            int mark_caches) {
+static void histogram_chart(struct html *h, const char *title, const char *names[], const json_t *rows[],
+                            const char *srcs[], int nser, int mark_caches) {
     if (h->charts >= HTML_MAX_CHARTS) return;
     h->charts++;
     FILE *out = h->out;
@@ -129,8 +129,11 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     }
     double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / n, bw = slot * 0.8 / nser;
     fprintf(out, "<figure><svg class=\"chart hist\" role=\"img\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" "
-                 "data-kind=\"histogram\" data-scale=\"linear\" data-plot-height=\"%g\" data-series=\"%d\">\n",
-            CH_W, CH_T + ph + CH_B, CH_W, CH_T + ph + CH_B, ph, nser);
+                 "data-kind=\"histogram\" data-scale=\"linear\" data-plot-height=\"%g\" data-baseline=\"%g\" "
+                 "data-series=\"%d\"",
+            CH_W, CH_T + ph + CH_B, CH_W, CH_T + ph + CH_B, ph, CH_T + ph, nser);
+    for (int s = 0; s < nser; s++) fprintf(out, " data-source%d=\"%s\"", s, srcs[s]);   /* JSON pointers */
+    fputs(">\n", out);
     fputs("<title>", out);
     esc(out, title);
     fputs("</title>\n<text x=\"4\" y=\"16\" class=\"t\">", out);
@@ -245,7 +248,7 @@ static void mrc_chart(struct html *h, const char *title, const json_t *hist) {
 /* A thread x thread matrix as grey cells with their values; beyond
  * HTML_MAX_CELLS threads a side, threads are grouped into HTML_MAX_CELLS
  * buckets and the cells summed. */
-static void heatmap(struct html *h, const char *title, const json_t *m) {
+static void heatmap(struct html *h, const char *title, const json_t *m, const char *src) {
     FILE *out = h->out;
     size_t n = json_array_size(m);
     if (n == 0) return;
@@ -259,8 +262,8 @@ static void heatmap(struct html *h, const char *title, const json_t *m) {
         if (cell[i] > max) max = cell[i];
     double cs = k <= 8 ? 40 : k <= 16 ? 24 : 8, side = cs * k;
     fprintf(out, "<figure><svg class=\"chart heat\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"heatmap\" "
-                 "data-threads=\"%zu\" data-cells=\"%zu\">\n<title>",
-            side + 80, side + 70, n, k);
+                 "data-threads=\"%zu\" data-cells=\"%zu\" data-source=\"%s\">\n<title>",
+            side + 80, side + 70, n, k, src);
     esc(out, title);
     fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
     esc(out, title);
@@ -491,23 +494,29 @@ done:
 }
 
 /* Every histogram, heatmap and table under v, titled by its path. */
-static void walk(struct html *h, const json_t *v, const char *path, int depth) {
+/* path: the title's words; ptr: the JSON pointer of v (charts carry it, so
+ * that a test finds the data each one draws). */
+static void walk(struct html *h, const json_t *v, const char *path, const char *ptr, int depth) {
     if (depth > 6) return;
-    char sub[512];
+    char sub[512], sptr[512];
     if (json_is_object(v)) {
         const char *k;
         const json_t *x;
         json_object_foreach((json_t *)v, k, x) {
             snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k);
+            snprintf(sptr, sizeof sptr, "%s/%s", ptr, k);
             if (!strcmp(k, "histogram") && json_is_object(x)) {
                 const json_t *rows = json_array_size(json_object_get(x, "exact")) ? json_object_get(x, "exact")
                                                                                  : json_object_get(x, "log2");
                 const char *nm[] = {"accesses"};
                 const json_t *rs[] = {rows};
+                char src[600];
+                snprintf(src, sizeof src, "%s/%s", sptr, json_array_size(json_object_get(x, "exact")) ? "exact" : "log2");
+                const char *ss[] = {src};
                 char t[600];
                 snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", path, num(json_object_get(x, "accesses")),
                          num(json_object_get(x, "cold")));
-                histogram_chart(h, t, nm, rs, 1, 1);
+                histogram_chart(h, t, nm, rs, ss, 1, 1);
                 if (strstr(path, ".crd[") && h->charts < HTML_MAX_CHARTS) {
                     snprintf(t, sizeof t, "%s: miss ratio of a fully associative LRU cache", path);
                     mrc_chart(h, t, x);
@@ -520,8 +529,12 @@ static void walk(struct html *h, const json_t *v, const char *path, int depth) {
                     snprintf(fk, sizeof fk, "full_%s", k2 + 8);
                     const char *nm[] = {"sampled", "full"};
                     const json_t *rs[] = {s, json_object_get(x, fk)};
+                    char s0[600], s1[600];
+                    snprintf(s0, sizeof s0, "%s/%s", sptr, k2);
+                    snprintf(s1, sizeof s1, "%s/%s", sptr, fk);
+                    const char *ss[] = {s0, s1};
                     snprintf(t, sizeof t, "%s %s: sampled vs full", sub, k2 + 8);
-                    histogram_chart(h, t, nm, rs, rs[1] ? 2 : 1, 0);
+                    histogram_chart(h, t, nm, rs, ss, rs[1] ? 2 : 1, 0);
                 }
             } else if ((!strcmp(k, "communication") || !strcmp(k, "comm")) && json_is_object(x)) {
                 const char *k2;
@@ -529,7 +542,9 @@ static void walk(struct html *h, const json_t *v, const char *path, int depth) {
                 json_object_foreach((json_t *)x, k2, m) if (json_is_array(m) && (!strcmp(k2, "true") || !strcmp(k2, "false"))) {
                     char t[600];
                     snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread", sub, k2);
-                    heatmap(h, t, m);
+                    char src[600];
+                    snprintf(src, sizeof src, "%s/%s", sptr, k2);
+                    heatmap(h, t, m, src);
                 }
             } else if (json_is_array(x) && json_is_object(json_array_get(x, 0))) {
                 const json_t *r0 = json_array_get(x, 0);
@@ -537,13 +552,14 @@ static void walk(struct html *h, const json_t *v, const char *path, int depth) {
                     size_t i;
                     const json_t *e;
                     json_array_foreach(x, i, e) {
-                        char p[512];
+                        char p[512], q[600];
+                        snprintf(q, sizeof q, "%s/%zu", sptr, i);
                         const char *kk = json_object_get(e, "cores") ? "cores"
                                          : json_object_get(e, "stream") ? "stream"
                                          : json_object_get(e, "group") ? "group" : NULL;
                         if (kk) snprintf(p, sizeof p, "%s[%s=%lld]", sub, kk, (long long)json_integer_value(json_object_get(e, kk)));
                         else snprintf(p, sizeof p, "%s[%zu]", sub, i);
-                        walk(h, e, p, depth + 1);
+                        walk(h, e, p, q, depth + 1);
                     }
                 } else if (!strcmp(k, "tables")) {   /* --diff */
                     size_t i;
@@ -557,7 +573,7 @@ static void walk(struct html *h, const json_t *v, const char *path, int depth) {
                 } else if (strcmp(k, "levels") != 0)
                     table(h, sub, x);
             } else if (json_is_object(x) && strcmp(k, "trace") && strcmp(k, "machine"))
-                walk(h, x, sub, depth + 1);
+                walk(h, x, sub, sptr, depth + 1);
         }
     }
 }
@@ -689,7 +705,7 @@ int pes_report_write_html(FILE *out, const json_t *j) {
           "stream, CRD per shared cache; dashed lines mark each cache level's size in lines. Heatmaps: cache-line "
           "transfers from thread to thread (darker: more; each cell's value is written in it or in its tooltip).</p>\n",
           out);
-    walk(hp, j, "", 0);
+    walk(hp, j, "", "", 0);
     fputs("<h2 id=\"src\">Source</h2>\n<p>Source files are named in the tables above (file, line); "
           "<code>pes-replay --annotate FILE</code> prints them annotated in the text report.</p>\n",
           out);

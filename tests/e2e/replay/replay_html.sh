@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# --html FILE (issue 13): for a full trace (recorded and mimicked cores, with
+# the simulation), a sampled trace, a --compare report and a --diff, the page
+#  (a) parses as HTML5 without a single parse error (python3-html5lib, strict)
+#      and names no URL: no http(s)://, no src/href but in-page anchors;
+#  (b) embeds as #pes-data exactly the JSON that --format json writes in the
+#      same run;
+#  (c) draws each histogram's bars from that JSON: the test bins the JSON's
+#      rows itself (log2 bins of distance: 0 | [2^(k-1), 2^k - 1]) and each
+#      bar's count is its bin's and its height count / largest * plot height,
+#      standing on the baseline; each heatmap cell holds its matrix entry;
+#  (d) renders in headless Chromium (scripts/report-screenshot.sh) into a PNG
+#      of the asked size that is not blank;
+# and (e) a trace of 10,000 sites and 64 threads gives a page under 5 MB
+# that parses, with its 64x64 communication matrices summed into 32x32 cells.
+. "$(dirname "$0")/common.sh"
+: "${STRESS_GEN:?STRESS_GEN must name the trace_stress_gen program}"
+data=$PES_SRC/tests/data
+run() {   # NAME ARGS...: pes-replay ARGS, its JSON report and its page
+  local name=$1; shift
+  (cd "$data" && "$PES_BIN/pes-replay" "$@" --format json -o "$work/$name.json" --html "$work/$name.html") 2>"$work/$name.err" ||
+    { cat "$work/$name.err" >&2; fail "pes-replay $*"; }
+}
+run full gemm40.full.zst --machine haswell --cores 1,2,4 --simulate
+run recorded false_sharing.full.zst --machine haswell --simulate
+run sampled fs.comm.zst
+run compare gemm40.reuse.zst --compare gemm40.reuse_full.zst
+run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simulate
+"$STRESS_GEN" many-sites "$work/big.pes" 10000 64 || fail "trace_stress_gen many-sites"
+start=$(date +%s%N)
+run big "$work/big.pes" --machine haswell --simulate
+echo "10,000 sites x 64 threads: $(( ($(date +%s%N) - start) / 1000000 )) ms, page $(stat -c %s "$work/big.html") bytes"
+
+"$PES_SRC/scripts/report-screenshot.sh" "$work/full.html" "$work/full.png" 1200 2400 || fail "screenshot"
+
+"${PYTHON:-python3}" - "$work" <<'PY' || fail "HTML report checks"
+import json, math, re, struct, sys, zlib
+import html5lib
+work = sys.argv[1]
+checked = {"histogram bars": 0, "heatmap cells": 0}
+
+def pointer(doc, ptr):
+    for part in ptr.split("/")[1:]:
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+def log2_bins(rows):
+    bins = {}
+    for r in rows:
+        if isinstance(r, dict):
+            d, c = r["lo"], r["count"]
+        elif len(r) == 2:
+            d, c = r
+        else:
+            d, c = r[0], r[2]
+        b = 0 if d < 1 else int(d).bit_length()
+        bins[b] = bins.get(b, 0) + c
+    return {b: c for b, c in bins.items() if c > 0}
+
+SVG = "{http://www.w3.org/2000/svg}"
+def check(name, limit=None):
+    path = f"{work}/{name}.html"
+    raw = open(path, "rb").read()
+    if limit:
+        assert len(raw) <= limit, f"{name}: {len(raw)} bytes > {limit}"
+    text = raw.decode("utf-8")
+    # (a) strict HTML5: html5lib raises at the first parse error
+    tree = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(text)
+    assert not re.search(r"https?://", text.replace("http://www.w3.org/2000/svg", "")), f"{name}: a URL"
+    for el in tree.iter():
+        for attr in ("src", "href", "xlink:href", "{http://www.w3.org/1999/xlink}href"):
+            v = el.get(attr)
+            assert v is None or v.startswith("#"), f"{name}: {el.tag} {attr}={v}"
+        assert not (el.tag == "link"), f"{name}: a <link>"
+    # (b) the embedded JSON is --format json's
+    scripts = [e for e in tree.iter("script") if e.get("id") == "pes-data"]
+    assert len(scripts) == 1 and scripts[0].get("type") == "application/json", f"{name}: no #pes-data"
+    embedded = json.loads(scripts[0].text)
+    report = json.load(open(f"{work}/{name}.json"))
+    assert embedded == report, f"{name}: embedded JSON differs from --format json"
+    # (c) bars and cells against the JSON
+    charts = 0
+    for svg in tree.iter(SVG + "svg"):
+        kind = svg.get("data-kind")
+        if kind == "histogram":
+            charts += 1
+            ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
+            for s in range(int(svg.get("data-series"))):
+                want = log2_bins(pointer(report, svg.get(f"data-source{s}")))
+                bars = [r for r in svg.iter(SVG + "rect") if r.get("data-series") == str(s)]
+                got = {int(r.get("data-bin")): float(r.get("data-count")) for r in bars}
+                assert got == {b: float(c) for b, c in want.items()}, f"{name}: {svg.get(f'data-source{s}')}: {got} != {want}"
+                top = max(want.values())
+                for r in bars:
+                    c = want[int(r.get("data-bin"))]
+                    h, y = float(r.get("height")), float(r.get("y"))
+                    assert abs(h - c / top * ph) < 1e-3, f"{name}: bar {r.get('data-bin')} height {h}, count {c} of {top}"
+                    assert abs(y + h - base) < 1e-3, f"{name}: bar off the baseline"
+                    checked["histogram bars"] += 1
+        elif kind == "heatmap":
+            m = pointer(report, svg.get("data-source"))
+            n, k = len(m), int(svg.get("data-cells"))
+            assert int(svg.get("data-threads")) == n and k == min(n, 32)
+            want = [[0] * k for _ in range(k)]
+            for i in range(n):
+                for j in range(n):
+                    want[i * k // n][j * k // n] += m[i][j]
+            cells = [float(r.get("data-count")) for r in svg.iter(SVG + "rect") if r.get("data-count") is not None]
+            assert cells == [float(x) for row in want for x in row], f"{name}: heatmap {svg.get('data-source')}"
+            checked["heatmap cells"] += len(cells)
+    return tree, report, charts
+
+for name in ("full", "recorded", "sampled", "compare", "diff"):
+    tree, report, charts = check(name)
+    print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
+# every PRD and CRD histogram of the full report is drawn
+tree, report, charts = check("full")
+want = sum(len(c["prd"]) + len(c["crd"]) for c in report["configs"])
+assert charts == want, f"full: {charts} histogram charts, {want} histograms"
+# --compare: sampled over full, both series
+tree, report, _ = check("compare")
+two = [s for s in tree.iter(SVG + "svg") if s.get("data-series") == "2"]
+assert len(two) == sum(1 for k in report["histograms"] if k.startswith("sampled_")), "compare: overlaid charts"
+# --diff: A and B bars
+tree, report, _ = check("diff")
+assert any(s.get("data-kind") == "diff" for s in tree.iter(SVG + "svg")), "diff: no A/B bars"
+# (e) the large report
+tree, report, charts = check("big", 5 * 1024 * 1024)
+assert report["trace"]["threads"] == 64 and len(report["configs"][0]["sites"]) == 10000
+heat = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "heatmap"]
+assert heat and all(s.get("data-threads") == "64" and s.get("data-cells") == "32" for s in heat)
+rows = [t for t in tree.iter("table") if int(t.get("data-rows")) > 50]
+assert rows and all(len(list(t.iter("tr"))) == 51 for t in rows), "big: tables not cut at 50 rows"
+print("ok:", checked)
+
+# (d) the screenshot: a PNG of the asked size, not blank
+png = open(f"{work}/full.png", "rb").read()
+assert png[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, hdr = 8, b"", None
+while pos < len(png):
+    n, typ = struct.unpack(">I4s", png[pos:pos + 8])
+    body = png[pos + 8:pos + 8 + n]
+    if typ == b"IHDR":
+        hdr = struct.unpack(">IIBBBBB", body)
+    elif typ == b"IDAT":
+        idat += body
+    pos += 12 + n
+w, h, depth, ctype = hdr[:4]
+assert (w, h) == (1200, 2400), f"screenshot {w}x{h}"
+assert depth == 8 and ctype in (2, 6), f"PNG colour type {ctype}"
+bpp = 3 if ctype == 2 else 4
+raw, stride, prev, pixels = zlib.decompress(idat), w * bpp, bytearray(w * bpp), []
+for y in range(h):   # undo the PNG row filters
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    prev = line
+    if y % 4 == 0:
+        pixels.extend(line[i] for i in range(0, stride, bpp * 4))   # red channel of a sample
+mean = sum(pixels) / len(pixels)
+var = sum((p - mean) ** 2 for p in pixels) / len(pixels)
+dark = sum(1 for p in pixels if p < 128) / len(pixels)
+assert var > 100 and dark > 0.005, f"screenshot blank: variance {var:.1f}, dark {dark:.4f}"
+print(f"ok: screenshot {w}x{h}, red-channel variance {var:.0f}, {100 * dark:.1f}% dark pixels")
+PY
+echo "PASS"
