@@ -37,6 +37,7 @@ struct html {
     int tables;   /* tables so far (ids) */
     long line;    /* cache line size of the report, bytes (0: unknown) */
     const json_t *levels;   /* machine.levels */
+    const json_t *root;
 };
 
 /* Text with the five HTML specials escaped. */
@@ -533,7 +534,13 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                     snprintf(s0, sizeof s0, "%s/%s", sptr, k2);
                     snprintf(s1, sizeof s1, "%s/%s", sptr, fk);
                     const char *ss[] = {s0, s1};
-                    snprintf(t, sizeof t, "%s %s: sampled vs full", sub, k2 + 8);
+                    char sk[128];
+                    snprintf(sk, sizeof sk, "s_%s", k2 + 8);
+                    const json_t *sv = json_object_get(h->root, sk);
+                    if (json_is_number(sv))
+                        snprintf(t, sizeof t, "%s %s: sampled vs full, S = %.4g", sub, k2 + 8, num(sv));
+                    else
+                        snprintf(t, sizeof t, "%s %s: sampled vs full", sub, k2 + 8);
                     histogram_chart(h, t, nm, rs, ss, rs[1] ? 2 : 1, 0);
                 }
             } else if ((!strcmp(k, "communication") || !strcmp(k, "comm")) && json_is_object(x)) {
@@ -610,6 +617,39 @@ static void item(FILE *out, const char *dt, const json_t *v) {
     fputs("</dd>\n", out);
 }
 
+/* The scalars of a sampled or --compare report (its estimates, S, coverage,
+ * false positives), and of its objects one level down. */
+static void scalars(struct html *h, const json_t *j) {
+    FILE *out = h->out;
+    fputs("<h2 id=\"figures\">Figures</h2>\n<table class=\"sortable\" id=\"figs\"><thead><tr><th>figure</th><th>value</th>"
+          "</tr></thead><tbody>\n",
+          out);
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)j, k, v) {
+        if (is_column(v)) {
+            fputs("<tr><td>", out);
+            esc(out, k);
+            fputs(json_is_number(v) ? "</td><td class=\"n\">" : "</td><td>", out);
+            scalar(out, v);
+            fputs("</td></tr>\n", out);
+        } else if (json_is_object(v) && strcmp(k, "histograms") != 0) {
+            const char *k2;
+            const json_t *v2;
+            json_object_foreach((json_t *)v, k2, v2) if (is_column(v2)) {
+                fputs("<tr><td>", out);
+                esc(out, k);
+                fputc('.', out);
+                esc(out, k2);
+                fputs(json_is_number(v2) ? "</td><td class=\"n\">" : "</td><td>", out);
+                scalar(out, v2);
+                fputs("</td></tr>\n", out);
+            }
+        }
+    }
+    fputs("</tbody></table>\n", out);
+}
+
 /* The summary card: what was run on what, and its warnings in words. */
 static void summary(struct html *h, const json_t *j) {
     FILE *out = h->out;
@@ -674,7 +714,7 @@ static void summary(struct html *h, const json_t *j) {
 }
 
 int pes_report_write_html(FILE *out, const json_t *j) {
-    struct html h = {.out = out};
+    struct html h = {.out = out, .root = j};
     const json_t *m = json_object_get(j, "machine");
     h.levels = json_object_get(m, "levels");
     h.line = (long)json_integer_value(json_object_get(j, "line"));
@@ -701,6 +741,7 @@ int pes_report_write_html(FILE *out, const json_t *j) {
     struct html *hp = &h;
     summary(hp, j);
     model_charts(hp, json_object_get(j, "configs"));
+    if (!json_object_get(j, "configs") && !json_object_get(j, "pes_diff_json")) scalars(hp, j);
     fputs("<h2 id=\"details\">Reuse distances, sharing and tables</h2>\n<p>Reuse-distance histograms: PRD per "
           "stream, CRD per shared cache; dashed lines mark each cache level's size in lines. Heatmaps: cache-line "
           "transfers from thread to thread (darker: more; each cell's value is written in it or in its tooltip).</p>\n",

@@ -121,6 +121,21 @@ assert charts == want, f"full: {charts} histogram charts, {want} histograms"
 tree, report, _ = check("compare")
 two = [s for s in tree.iter(SVG + "svg") if s.get("data-series") == "2"]
 assert len(two) == sum(1 for k in report["histograms"] if k.startswith("sampled_")), "compare: overlaid charts"
+for svg in two:   # S in the title of the histogram it measures
+    key = "s_" + svg.get("data-source0").rsplit("/sampled_", 1)[1]
+    if isinstance(report.get(key), (int, float)):
+        assert f"S = {report[key]:.4g}" in svg.find(SVG + "title").text, f"compare: {key} not in the chart's title"
+# the figures table: every scalar of the report with its value
+figs = {tr[0].text: tr[1].text or "" for tr in next(t for t in tree.iter("table") if t.get("id") == "figs").iter("tr") if tr[0].tag == "td"}
+def shown(v):
+    return "yes" if v is True else "no" if v is False else "\u2014" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+for k, v in report.items():
+    if not isinstance(v, (dict, list)):
+        assert figs.get(k) == shown(v), f"compare: figure {k}: {figs.get(k)!r} != {shown(v)!r}"
+    elif k != "histograms" and isinstance(v, dict):
+        for k2, v2 in v.items():
+            if not isinstance(v2, (dict, list)):
+                assert figs.get(f"{k}.{k2}") == shown(v2), f"compare: figure {k}.{k2}"
 # --diff: A and B bars
 tree, report, _ = check("diff")
 assert any(s.get("data-kind") == "diff" for s in tree.iter(SVG + "svg")), "diff: no A/B bars"
@@ -129,7 +144,7 @@ tree, report, charts = check("big", 5 * 1024 * 1024)
 assert report["trace"]["threads"] == 64 and len(report["configs"][0]["sites"]) == 10000
 heat = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "heatmap"]
 assert heat and all(s.get("data-threads") == "64" and s.get("data-cells") == "32" for s in heat)
-rows = [t for t in tree.iter("table") if int(t.get("data-rows")) > 50]
+rows = [t for t in tree.iter("table") if int(t.get("data-rows") or 0) > 50]
 assert rows and all(len(list(t.iter("tr"))) == 51 for t in rows), "big: tables not cut at 50 rows"
 print("ok:", checked)
 
