@@ -31,6 +31,9 @@
 #define CH_T 40.0  /* top margin: title, unit */
 #define CH_B 50.0  /* bottom margin: x labels and unit */
 
+#define DIST_UNIT "reuse distance (distinct cache lines, log2 bins)"
+#define TIME_UNIT "reuse time (accesses in between, log2 bins)"
+
 struct html {
     FILE *out;
     int charts;   /* histograms drawn so far */
@@ -108,7 +111,7 @@ static void bin_label(FILE *out, int b) {
  * full, overlaid side by side, the second hatched). Each series is scaled to
  * its own maximum: a bar's height is count / max * plot height. */
 static void histogram_chart(struct html *h, const char *title, const char *names[], const json_t *rows[],
-                            const char *srcs[], int nser, int mark_caches) {
+                            const char *srcs[], int nser, int mark_caches, const char *xunit) {
     if (h->charts >= HTML_MAX_CHARTS) return;
     h->charts++;
     FILE *out = h->out;
@@ -151,8 +154,7 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     fprintf(out, "\n<text x=\"12\" y=\"%g\" class=\"u\" text-anchor=\"middle\" transform=\"rotate(-90 12 %g)\">"
                  "accesses (%% of largest bin)</text>\n",
             CH_T + ph / 2, CH_T + ph / 2);
-    fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"u\">reuse distance (distinct cache lines, log2 bins)</text>\n",
-            CH_L + pw / 2 - 140, CH_T + ph + 40);
+    fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"u\">%s</text>\n", CH_L + pw / 2 - 140, CH_T + ph + 40, xunit);
     for (int b = 0; b < n; b++) {
         if (n > 24 && b % 2) continue;
         fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">", CH_L + slot * b + slot / 2, CH_T + ph + 14);
@@ -517,7 +519,7 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                 char t[600];
                 snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", path, num(json_object_get(x, "accesses")),
                          num(json_object_get(x, "cold")));
-                histogram_chart(h, t, nm, rs, ss, 1, 1);
+                histogram_chart(h, t, nm, rs, ss, 1, 1, DIST_UNIT);
                 if (strstr(path, ".crd[") && h->charts < HTML_MAX_CHARTS) {
                     snprintf(t, sizeof t, "%s: miss ratio of a fully associative LRU cache", path);
                     mrc_chart(h, t, x);
@@ -541,7 +543,7 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                         snprintf(t, sizeof t, "%s %s: sampled vs full, S = %.4g", sub, k2 + 8, num(sv));
                     else
                         snprintf(t, sizeof t, "%s %s: sampled vs full", sub, k2 + 8);
-                    histogram_chart(h, t, nm, rs, ss, rs[1] ? 2 : 1, 0);
+                    histogram_chart(h, t, nm, rs, ss, rs[1] ? 2 : 1, 0, DIST_UNIT);
                 }
             } else if ((!strcmp(k, "communication") || !strcmp(k, "comm")) && json_is_object(x)) {
                 const char *k2;
@@ -553,6 +555,14 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                     snprintf(src, sizeof src, "%s/%s", sptr, k2);
                     heatmap(h, t, m, src);
                 }
+            } else if (json_is_array(x) && json_array_size(x) && strlen(k) > 9 &&
+                       !strcmp(k + strlen(k) - 9, "histogram")) {   /* a sampled report's {lo, hi, count} rows */
+                const char *nm[] = {"accesses"}, *ss[] = {sptr};
+                const json_t *rs[] = {x};
+                char t[600];
+                snprintf(t, sizeof t, "%s", sub);
+                int dist = strstr(k, "time") == NULL;
+                histogram_chart(h, t, nm, rs, ss, 1, dist, dist ? DIST_UNIT : TIME_UNIT);
             } else if (json_is_array(x) && json_is_object(json_array_get(x, 0))) {
                 const json_t *r0 = json_array_get(x, 0);
                 if (json_object_get(r0, "histogram") || json_object_get(r0, "prd") || json_object_get(r0, "simulation")) {
@@ -654,6 +664,7 @@ static void scalars(struct html *h, const json_t *j) {
 static void summary(struct html *h, const json_t *j) {
     FILE *out = h->out;
     const json_t *t = json_object_get(j, "trace"), *d = json_object_get(j, "pes_diff_json");
+    if (!json_is_object(t)) t = NULL;   /* a sampled report names its trace by a string */
     const char *what = d ? "--diff: two runs compared"
                        : json_object_get(j, "full") ? "--compare: a sampled trace against the full trace of the same execution"
                        : json_object_get(j, "configs") ? "full trace: reuse distances, model (and simulation if asked)"
@@ -672,6 +683,7 @@ static void summary(struct html *h, const json_t *j) {
         item(out, "accesses", json_object_get(t, "accesses"));
     } else {
         item(out, "sampled trace", json_object_get(j, "sampled"));
+        item(out, "trace", json_object_get(j, "trace"));
         item(out, "full trace", json_object_get(j, "full"));
         item(out, "mode", json_object_get(j, "mode"));
         item(out, "threads", json_object_get(j, "threads"));
@@ -721,7 +733,8 @@ int pes_report_write_html(FILE *out, const json_t *j) {
     char title[512];
     const json_t *t = json_object_get(j, "trace");
     snprintf(title, sizeof title, "pes report: %s",
-             t ? json_string_value(json_object_get(t, "path"))
+             json_is_string(t) ? json_string_value(t)
+             : t ? json_string_value(json_object_get(t, "path"))
              : json_object_get(j, "sampled") ? json_string_value(json_object_get(j, "sampled"))
              : json_object_get(j, "a") ? "diff" : "report");
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", out);

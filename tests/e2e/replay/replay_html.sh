@@ -24,6 +24,10 @@ run() {   # NAME ARGS...: pes-replay ARGS, its JSON report and its page
 run full gemm40.full.zst --machine haswell --cores 1,2,4 --simulate
 run recorded false_sharing.full.zst --machine haswell --simulate
 run sampled fs.comm.zst
+run cut gemm40.reuse_cut.zst
+run reuse gemm40.reuse.zst
+cp "$data/gemm40.full.zst" "$work/a<b>&\"c'.zst"   # the page escapes it
+run odd "$work/a<b>&\"c'.zst" --machine haswell
 run compare gemm40.reuse.zst --compare gemm40.reuse_full.zst
 run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simulate
 "$STRESS_GEN" many-sites "$work/big.pes" 10000 64 || fail "trace_stress_gen many-sites"
@@ -110,8 +114,25 @@ def check(name, limit=None):
             checked["heatmap cells"] += len(cells)
     return tree, report, charts
 
-for name in ("full", "recorded", "sampled", "compare", "diff"):
+def summary(tree):
+    card = next(e for e in tree.iter("section") if e.get("id") == "summary")
+    dts = [e for e in card.iter() if e.tag in ("dt", "dd")]
+    return {dts[i].text: "".join(dts[i + 1].itertext()) for i in range(0, len(dts) - 1, 2) if dts[i].tag == "dt"}
+# the summary card: the trace's name as it is, warnings in words
+tree, report, _ = check("odd")
+card = summary(tree)
+assert card["trace"] == report["trace"]["path"] and card["trace"].endswith("a<b>&\"c'.zst"), card
+assert card["warnings"].startswith("none"), card["warnings"]
+tree, report, _ = check("cut")
+assert report["truncated"] is True and "The trace is truncated" in summary(tree)["warnings"], summary(tree)
+print("ok: summary card (escaped trace name, truncation warning)")
+for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
     tree, report, charts = check(name)
+    if name == "reuse":   # the sampled histograms: stack distances, reuse times
+        want = sum(1 for k, v in [("stack_histogram", report["stack_histogram"])] +
+                   [(k2, v2) for d in report.values() if isinstance(d, dict) for k2, v2 in d.items()]
+                   if k.endswith("histogram") and isinstance(v, list) and v)
+        assert charts == want > 0, f"reuse: {charts} charts, {want} histograms"
     print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
 # every PRD and CRD histogram of the full report is drawn
 tree, report, charts = check("full")
