@@ -10,6 +10,7 @@
  * heatmaps aggregate beyond HTML_MAX_CELLS threads a side, at most
  * HTML_MAX_CHARTS histograms are drawn (docs/report.md).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -773,11 +774,11 @@ int pes_report_write_html(FILE *out, const json_t *j) {
 int pes_report_write_html_file(const char *path, const json_t *j, char *msg, size_t n) {
     FILE *f = fopen(path, "w");
     if (!f) {
-        snprintf(msg, n, "--html %s: cannot create: %m", path);
+        snprintf(msg, n, "--html %s: cannot create: %s", path, strerror(errno));
         return -1;
     }
     int rc = pes_report_write_html(f, j);
     if (fclose(f) != 0) rc = -1;
-    if (rc < 0) snprintf(msg, n, "--html %s: write failed: %m", path);
+    if (rc < 0) snprintf(msg, n, "--html %s: write failed: %s", path, strerror(errno));
     return rc;
 }

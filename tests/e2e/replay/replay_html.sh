@@ -35,6 +35,8 @@ start=$(date +%s%N)
 run big "$work/big.pes" --machine haswell --simulate
 echo "10,000 sites x 64 threads: $(( ($(date +%s%N) - start) / 1000000 )) ms, page $(stat -c %s "$work/big.html") bytes"
 
+expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" "$data/gemm40.full.zst" --html "$work/no/such/x.html"
+expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" --diff "$work/full.json" "$work/recorded.json" --html "$work/no/such/x.html"
 "$PES_SRC/scripts/report-screenshot.sh" "$work/full.html" "$work/full.png" 1200 2400 || fail "screenshot"
 
 "${PYTHON:-python3}" - "$work" <<'PY' || fail "HTML report checks"
