@@ -16,6 +16,6 @@ sandbox=()
 # no network: the page must need none (--html writes everything inline)
 timeout 120 "$chrome" --headless "${sandbox[@]}" --disable-gpu --hide-scrollbars --no-first-run \
   --user-data-dir="$profile" --proxy-server=127.0.0.1:9 --proxy-bypass-list='<-loopback>' \
-  --window-size="$w,$h" --screenshot="$png" "file://$html" >"$profile/log" 2>&1 ||
+  --disable-dev-shm-usage --window-size="$w,$h" --screenshot="$png" "file://$html" >"$profile/log" 2>&1 ||
   { cat "$profile/log" >&2; exit 1; }
 [ -s "$png" ] || { cat "$profile/log" >&2; echo "$0: no screenshot written" >&2; exit 1; }

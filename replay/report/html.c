@@ -200,20 +200,23 @@ static void histogram_chart(struct html *h, const char *title, const char *names
 /* The miss-ratio curve of a fully associative LRU cache from a CRD
  * histogram: a cache of C lines misses the cold accesses and those whose
  * reuse distance is at least C, for C = 1, 2, 4, ... lines. */
-static void mrc_chart(struct html *h, const char *title, const json_t *hist) {
-    const json_t *rows = json_object_get(hist, "exact");
-    double acc = num(json_object_get(hist, "accesses")), cold = num(json_object_get(hist, "cold"));
-    if (!json_array_size(rows) || acc <= 0) return;
-    double maxd = 0;
-    size_t i;
-    const json_t *r;
-    json_array_foreach(rows, i, r) if (num(json_array_get(r, 0)) > maxd) maxd = num(json_array_get(r, 0));
-    int n = bin_of(maxd) + 2;
+static void mrc_chart(struct html *h, const char *title, int nser, const json_t *hists[], const char *names[],
+                      const char *srcs[]) {
+    int n = 2;
+    for (int s = 0; s < nser; s++) {
+        double maxd = 0;
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(hists[s], "exact"), i, r) if (num(json_array_get(r, 0)) > maxd) maxd =
+            num(json_array_get(r, 0));
+        if (bin_of(maxd) + 2 > n) n = bin_of(maxd) + 2;
+    }
     if (n > HTML_MAX_BINS) n = HTML_MAX_BINS;
     FILE *out = h->out;
-    double pw = CH_W - CH_L - 10, ph = CH_H, dx = pw / (n - 1);
-    fprintf(out, "<figure><svg class=\"chart mrc\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"mrc\"><title>",
-            CH_W, CH_T + ph + CH_B);
+    double pw = CH_W - CH_L - 60, ph = CH_H, dx = pw / (n - 1);
+    fprintf(out, "<figure><svg class=\"chart mrc\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"mrc\" "
+                 "data-plot-height=\"%g\" data-baseline=\"%g\"><title>",
+            CH_W, CH_T + ph + CH_B, ph, CH_T + ph);
     esc(out, title);
     fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
     esc(out, title);
@@ -225,28 +228,72 @@ static void mrc_chart(struct html *h, const char *title, const json_t *hist) {
             CH_T + ph + 40);
     for (int t = 0; t <= 4; t++)
         fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">%d%%</text>", CH_L - 4, CH_T + ph - ph * t / 4 + 4, t * 25);
-    fputs("<polyline class=\"curve\" points=\"", out);
-    double *mr = calloc((size_t)n, sizeof *mr);
-    if (!mr) return;
-    for (int k = 0; k < n; k++) {   /* cache of 2^k lines */
-        double c = ldexp(1, k), miss = cold;
-        json_array_foreach(rows, i, r) if (num(json_array_get(r, 0)) >= c) miss += num(json_array_get(r, 1));
-        mr[k] = miss / acc;
-        fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - mr[k] * ph);
-    }
-    fputs("\"/>\n", out);
-    for (int k = 0; k < n; k++) {
-        fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" data-lines=\"%.0f\" data-miss-ratio=\"%.6g\">"
-                     "<title>%.0f lines: %.3g%% misses</title></circle>",
-                CH_L + dx * k, CH_T + ph - mr[k] * ph, ldexp(1, k), mr[k], ldexp(1, k), 100 * mr[k]);
+    for (int k = 0; k < n; k++)
         if (n <= 24 || k % 2 == 0) {
             fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">", CH_L + dx * k, CH_T + ph + 14);
             bin_label(out, k + 1);
             fputs("</text>", out);
         }
+    double *mr = calloc((size_t)n, sizeof *mr);
+    if (!mr) {
+        fputs("</svg></figure>\n", out);
+        return;
     }
-    fputs("\n</svg></figure>\n", out);
+    for (int s = 0; s < nser; s++) {   /* one curve per series: dash pattern and end label tell them apart */
+        const json_t *rows = json_object_get(hists[s], "exact");
+        double acc = num(json_object_get(hists[s], "accesses")), cold = num(json_object_get(hists[s], "cold"));
+        if (acc <= 0) continue;
+        size_t i;
+        const json_t *r;
+        fprintf(out, "<g class=\"series\" data-source=\"%s\"><polyline class=\"curve c%d\" points=\"", srcs[s], s % 4);
+        for (int k = 0; k < n; k++) {   /* a cache of 2^k lines */
+            double c = ldexp(1, k), miss = cold;
+            json_array_foreach(rows, i, r) if (num(json_array_get(r, 0)) >= c) miss += num(json_array_get(r, 1));
+            mr[k] = miss / acc;
+            fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - mr[k] * ph);
+        }
+        fputs("\"/>\n", out);
+        for (int k = 0; k < n; k++)
+            fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" data-lines=\"%.0f\" data-miss-ratio=\"%.17g\">"
+                         "<title>%s, %.0f lines: %.3g%% misses</title></circle>",
+                    CH_L + dx * k, CH_T + ph - mr[k] * ph, ldexp(1, k), mr[k], names[s], ldexp(1, k), 100 * mr[k]);
+        double ly = CH_T + 10 + 13.0 * s;   /* legend: the curve's dash pattern, then its name */
+        fprintf(out, "<line class=\"curve c%d\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
+                     "<text x=\"%.2f\" y=\"%.2f\">%s</text></g>\n",
+                s % 4, CH_L + pw - 90, ly - 4, CH_L + pw - 60, ly - 4, CH_L + pw - 56, ly, names[s]);
+    }
+    fputs("</svg></figure>\n", out);
     free(mr);
+}
+
+/* The miss-ratio curve of each core count: the first shared cache's CRD. */
+static void mrc_by_cores(struct html *h, const json_t *configs) {
+    int ncfg = (int)json_array_size(configs), m = 0;
+    if (ncfg == 0) return;
+    const json_t **hs = calloc((size_t)ncfg, sizeof *hs);
+    const char **nm = calloc((size_t)ncfg, sizeof *nm), **src = calloc((size_t)ncfg, sizeof *src);
+    char (*buf)[96] = calloc((size_t)ncfg, sizeof *buf), (*sbuf)[96] = calloc((size_t)ncfg, sizeof *sbuf);
+    if (hs && nm && src && buf && sbuf) {
+        for (int c = 0; c < ncfg; c++) {
+            const json_t *cfg = json_array_get(configs, c), *hist = json_object_get(json_array_get(json_object_get(cfg, "crd"), 0), "histogram");
+            if (!json_array_size(json_object_get(hist, "exact"))) continue;
+            snprintf(buf[m], sizeof buf[m], "%lld cores", (long long)json_integer_value(json_object_get(cfg, "cores")));
+            snprintf(sbuf[m], sizeof sbuf[m], "/configs/%d/crd/0/histogram", c);
+            hs[m] = hist, nm[m] = buf[m], src[m] = sbuf[m], m++;
+        }
+        if (m) {
+            fputs("<h2 id=\"mrc\">Miss-ratio curves</h2>\n<p>Miss ratio of a fully associative LRU cache of each size "
+                  "shared by the cores, from the CRD of the first shared cache: cold accesses and those with a reuse "
+                  "distance of at least the size, over all accesses.</p>\n",
+                  h->out);
+            mrc_chart(h, "miss ratio vs cache size, per core count (fully associative)", m, hs, nm, src);
+        }
+    }
+    free(hs);
+    free(nm);
+    free(src);
+    free(buf);
+    free(sbuf);
 }
 
 /* A thread x thread matrix as grey cells with their values; beyond
@@ -521,10 +568,6 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                 snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", path, num(json_object_get(x, "accesses")),
                          num(json_object_get(x, "cold")));
                 histogram_chart(h, t, nm, rs, ss, 1, 1, DIST_UNIT);
-                if (strstr(path, ".crd[") && h->charts < HTML_MAX_CHARTS) {
-                    snprintf(t, sizeof t, "%s: miss ratio of a fully associative LRU cache", path);
-                    mrc_chart(h, t, x);
-                }
             } else if (!strcmp(k, "histograms") && json_is_object(x)) {   /* --compare: sampled_K with full_K */
                 const char *k2;
                 const json_t *s;
@@ -608,7 +651,7 @@ static const char *CSS =
     "svg .p0{fill:#4a6fa5}svg .p1{fill:url(#hatch);stroke:#000;stroke-width:.5}svg .p2{fill:#9bbf6a}"
     "svg .p3{fill:url(#dots);stroke:#000;stroke-width:.5}svg .p4{fill:#d08c3a}"
     "svg .p5{fill:url(#cross);stroke:#000;stroke-width:.5}"
-    "svg .curve{fill:none;stroke:#000;stroke-width:1.5}svg.heat rect{stroke:#888;stroke-width:.3}svg .cv{text-anchor:middle;font-size:9px}svg .cv.inv{fill:#fff}"
+    "svg .curve{fill:none;stroke:#000;stroke-width:1.5}svg .c1{stroke-dasharray:6 3}svg .c2{stroke-dasharray:2 2}svg .c3{stroke-dasharray:8 2 2 2}svg.heat rect{stroke:#888;stroke-width:.3}svg .cv{text-anchor:middle;font-size:9px}svg .cv.inv{fill:#fff}"
     "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #bbb;padding:2px 5px}"
     "th{cursor:pointer;background:#eee}td.n{text-align:right}.tw{overflow-x:auto;max-height:30em}"
     "figure{margin:.5em 0}";
@@ -755,6 +798,7 @@ int pes_report_write_html(FILE *out, const json_t *j) {
     struct html *hp = &h;
     summary(hp, j);
     model_charts(hp, json_object_get(j, "configs"));
+    mrc_by_cores(hp, json_object_get(j, "configs"));
     if (!json_object_get(j, "configs") && !json_object_get(j, "pes_diff_json")) scalars(hp, j);
     fputs("<h2 id=\"details\">Reuse distances, sharing and tables</h2>\n<p>Reuse-distance histograms: PRD per "
           "stream, CRD per shared cache; dashed lines mark each cache level's size in lines. Heatmaps: cache-line "

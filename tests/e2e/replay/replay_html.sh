@@ -103,6 +103,19 @@ def check(name, limit=None):
                     assert abs(h - c / top * ph) < 1e-3, f"{name}: bar {r.get('data-bin')} height {h}, count {c} of {top}"
                     assert abs(y + h - base) < 1e-3, f"{name}: bar off the baseline"
                     checked["histogram bars"] += 1
+        elif kind == "mrc":   # fully associative LRU: cold + distances >= size, over all accesses
+            ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
+            for g in svg.iter(SVG + "g"):
+                hist = pointer(report, g.get("data-source"))
+                pts = list(g.iter(SVG + "circle"))
+                assert pts, f"{name}: empty curve"
+                for c in pts:
+                    size = float(c.get("data-lines"))
+                    want = (hist["cold"] + sum(n for d, n in hist["exact"] if d >= size)) / hist["accesses"]
+                    got = float(c.get("data-miss-ratio"))
+                    assert abs(got - want) < 1e-12, f"{name}: MRC at {size} lines: {got} != {want}"
+                    assert abs(float(c.get("cy")) - (base - want * ph)) < 0.01, f"{name}: MRC point off its value"
+                    checked["mrc points"] = checked.get("mrc points", 0) + 1
         elif kind == "heatmap":
             m = pointer(report, svg.get("data-source"))
             n, k = len(m), int(svg.get("data-cells"))
@@ -136,6 +149,10 @@ for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
                    if k.endswith("histogram") and isinstance(v, list) and v)
         assert charts == want > 0, f"reuse: {charts} charts, {want} histograms"
     print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
+# one miss-ratio curve per core count
+tree, report, charts = check("full")
+curves = [g.get("data-source") for s in tree.iter(SVG + "svg") if s.get("data-kind") == "mrc" for g in s.iter(SVG + "g")]
+assert curves == [f"/configs/{i}/crd/0/histogram" for i in range(len(report["configs"]))], curves
 # every PRD and CRD histogram of the full report is drawn
 tree, report, charts = check("full")
 want = sum(len(c["prd"]) + len(c["crd"]) for c in report["configs"])
