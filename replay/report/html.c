@@ -626,9 +626,13 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                     size_t i;
                     const json_t *t;
                     json_array_foreach(x, i, t) {
-                        const char *tn = json_string_value(json_object_get(t, "table"));
-                        if (!tn || strchr(strrchr(tn, '.') ? strrchr(tn, '.') : tn, '[')) continue;
-                        if (strstr(tn, "groups") || strstr(tn, "objects") || strstr(tn, "cache_lines") || strstr(tn, "sites"))
+                        /* by the table's path without indices: rows of sites, lines (groups), objects
+                         * and cache lines, not their nested tables (a cache line's offsets) */
+                        const char *tn = json_string_value(json_object_get(t, "name"));
+                        const char *last = tn ? strrchr(tn, '.') : NULL;
+                        last = last ? last + 1 : tn;
+                        if (last && (!strcmp(last, "groups") || !strcmp(last, "objects") || !strcmp(last, "cache_lines") ||
+                                     !strcmp(last, "sites")))
                             diff_bars(h, t);
                     }
                 } else if (strcmp(k, "levels") != 0)

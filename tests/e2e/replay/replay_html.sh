@@ -178,7 +178,26 @@ for k, v in report.items():
                 assert figs.get(f"{k}.{k2}") == shown(v2), f"compare: figure {k}.{k2}"
 # --diff: A and B bars
 tree, report, _ = check("diff")
-assert any(s.get("data-kind") == "diff" for s in tree.iter(SVG + "svg")), "diff: no A/B bars"
+bars = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "diff"]
+want = []
+for t in report["tables"]:   # A and B of each row: the rank column's values (the first 20 rows)
+    if t["name"].rsplit(".", 1)[-1] not in ("groups", "objects", "cache_lines", "sites"):
+        continue
+    col = t["rank"] if isinstance(t["rank"], str) else "accesses"
+    vals = []
+    for r in t["rows"][:20]:
+        v = {c["column"]: c for c in r["values"]}.get(col, {"a": None, "b": None})
+        vals += [v["a"] or 0, v["b"] or 0]
+    if vals and max(vals) > 0:
+        want.append((t["table"], vals))
+assert len(bars) == len(want) > 0, f"diff: {len(bars)} A/B charts for {len(want)} tables"
+for svg, (table, vals) in zip(bars, want):
+    rects = [r for r in svg.iter(SVG + "rect") if r.get("data-value") is not None]
+    assert [float(r.get("data-value")) for r in rects] == [float(x) for x in vals], f"diff: {table}"
+    top = max(vals)
+    for r, x in zip(rects, vals):
+        assert abs(float(r.get("width")) - x / top * 300) < 1e-2, f"diff: bar width of {x} in {table}"
+print(f"ok: diff: {len(bars)} A/B charts")
 # (e) the large report
 tree, report, charts = check("big", 5 * 1024 * 1024)
 assert report["trace"]["threads"] == 64 and len(report["configs"][0]["sites"]) == 10000
