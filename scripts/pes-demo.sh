@@ -2,7 +2,7 @@
 # The pes demo: compile the bundled OpenMP kernel (gemm.c) with pes-clang,
 # record a full trace with pes-collect, print what was recorded (pes-dump) and
 # what it means for the caches (pes-replay, recorded threads and PPT-Multicore
-# mimicking). Runs from an install prefix (where it is installed as
+# mimicking), and the same as one HTML page, OUTPUT_DIR/demo-report.html. Runs from an install prefix (where it is installed as
 # share/pes/demo/demo.sh, next to the kernel) or from a build tree
 # (scripts/demo.sh sets PES_PREFIX and PES_DEMO_KERNEL).
 #
@@ -36,3 +36,7 @@ echo "== pes-replay: the 4 recorded threads, with the cache + MESI simulation"
 echo "== pes-replay: PPT-Multicore mimicking of a sequential run for 1, 2, 4, 8, 16 cores"
 OMP_NUM_THREADS=1 "$bin/pes-collect" -q --full --force -o "$out/gemm.seq.zst" -- "$out/gemm" small >/dev/null
 "$bin/pes-replay" "$out/gemm.seq.zst" --cores 1,2,4,8,16 --machine haswell --top 3
+echo "== pes-replay --html: mimicked cores with the simulation, as one self-contained page"
+"$bin/pes-replay" "$out/gemm.seq.zst" --cores 1,2,4,8 --machine haswell --simulate --top 20 \
+  --html "$out/demo-report.html" >/dev/null
+echo "wrote $out/demo-report.html (open it in a browser; docs/report.md)"

@@ -50,6 +50,7 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
         one.compare = 0;
         one.output = NULL;
         one.csv_dir = NULL;
+        one.html = NULL;
         /* every row, zeros included: a row that only one run lists would
          * read as "not ranked" instead of the 0 it is (after padding, false
          * sharing N -> 0 on the line that had it) */
@@ -129,6 +130,10 @@ int replay_diff(const struct replay_options *o, const struct pes_machine *m) {
         rc = 0;
     if (out != stdout) fclose(out);
     char msg[512];
+    if (rc == 0 && o->html && pes_report_write_html_file(o->html, d, msg, sizeof msg) < 0) {
+        replay_message("%s", msg);
+        rc = 1;
+    }
     if (rc == 0 && o->csv_dir && pes_report_write_csv_dir(d, o->csv_dir, msg, sizeof msg) < 0) {
         replay_message("%s", msg);
         rc = 1;

@@ -42,6 +42,13 @@ static int write_side_file(const char *flag, const char *path, int (*write)(FILE
 }
 
 int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep, struct pes_error *err) {
+    if (o->html) {
+        json_t *h = pes_report_to_json(rep);
+        int hr = h ? pes_report_write_html_file(o->html, h, err->message, sizeof err->message) : -1;
+        if (!h) snprintf(err->message, sizeof err->message, "--html %s: the report is incomplete", o->html);
+        json_decref(h);
+        if (hr < 0) return -1;
+    }
     if (!o->csv_dir) return 0;
     json_t *j = pes_report_to_json(rep);
     int rc = j ? pes_report_write_csv_dir(j, o->csv_dir, err->message, sizeof err->message)

@@ -41,4 +41,11 @@ int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v);
 /* --sites-csv: every simulated site of every configuration. */
 int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
 
+/* --html FILE: one self-contained page (inline SVG charts, tables, the JSON
+ * tree embedded as <script type="application/json" id="pes-data">) of any
+ * report's JSON tree: full, sampled, --compare or --diff (html.c). */
+int pes_report_write_html(FILE *out, const json_t *j);
+/* The same into PATH; -1 with MSG naming the file if it fails. */
+int pes_report_write_html_file(const char *path, const json_t *j, char *msg, size_t n);
+
 #endif

@@ -16,6 +16,11 @@
  *                                          high in the id space)
  *   trace_stress_gen sampled-high-ids OUT  the same module in a sampled trace:
  *                                          100 samples at its load site
+ *   trace_stress_gen many-sites OUT S T    S sites (loads and stores, each its
+ *                                          own source line) run by T concurrent
+ *                                          threads, twice each, over 4096
+ *                                          shared lines (a large report:
+ *                                          replay_html.sh)
  *
  * Each access of a thread is a BB entry plus an 8-byte load, cycling over 4096
  * cache lines, so the reuse engines stay small and only the structure of the
@@ -36,7 +41,7 @@ static uint32_t id_base;
 static int usage(void)
 {
     fprintf(stderr, "usage: trace_stress_gen no-marks OUT N | threads OUT N K | concurrent OUT N K | "
-                    "huge-range OUT | high-ids OUT | sampled-high-ids OUT\n");
+                    "huge-range OUT | high-ids OUT | many-sites OUT S T | sampled-high-ids OUT\n");
     return 2;
 }
 
@@ -196,6 +201,65 @@ static int huge_range(struct pes_trace_writer *w, struct pes_error *err)
     return pes_trace_writer_close(w, &tot, 1, 2000, err);
 }
 
+/* S sites of gen.c (even: loads, odd: stores), T threads each running them
+ * all twice; thread t touches word t % 8 of line s % 4096, so threads share
+ * lines truly (same word) and falsely (other words). */
+static int many_sites(const char *path, uint32_t ns, uint32_t nt, struct pes_error *err)
+{
+    struct pes_trace_info info = {0};
+    info.kind = PES_TRACE_FULL;
+    info.command = "trace_stress_gen many-sites";
+    info.hostname = "testhost";
+    info.cpu_model = "Test CPU";
+    info.n_cpus = 64;
+    info.n_sockets = 1;
+    info.n_cache_levels = 1;
+    info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
+    info.ticks_per_second = 1000000000ull;
+    info.start_ticks = 1000;
+    info.config = "backend=full";
+    struct pes_site *sites = calloc(ns, sizeof *sites);
+    struct pes_record *buf = calloc(2 * (size_t)ns + 4, sizeof *buf);
+    struct pes_thread_totals *tot = calloc(nt, sizeof *tot);
+    struct pes_trace_writer *w = NULL;
+    if (!sites || !buf || !tot)
+        goto fail;
+    for (uint32_t s = 0; s < ns; s++)
+        sites[s] = (struct pes_site){s, ns, (uint8_t)(s % 2 ? PES_KIND_STORE : PES_KIND_LOAD), 0, 3, 8, 10 + s,
+                                     "gen.c", "kernel"};
+    struct pes_bb bb = {ns, ns, {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0}, PES_BB_PARALLEL, "kernel", "loop"};
+    struct pes_module m = {0, ns, 1, "gen.c", sites, &bb};
+    if (!(w = pes_trace_writer_open(path, 1, &info, NULL, err)) || pes_trace_writer_module(w, &m, err) < 0)
+        goto fail;
+    uint64_t span = 2 * (uint64_t)ns * TICKS_PER_ACCESS;
+    for (uint32_t t = 0; t < nt; t++) {
+        struct pes_thread th = {t, t ? 0 : UINT32_MAX, 100 + t, 0, 0, 1000};
+        size_t k = 0;
+        buf[k++] = (struct pes_record){1000, PES_ID_TIME, 0};
+        for (int round = 0; round < 2; round++) {
+            buf[k++] = (struct pes_record){0, ns, 0};
+            for (uint32_t s = 0; s < ns; s++)
+                buf[k++] = (struct pes_record){0x100000 + (uint64_t)(s % 4096) * 64 + (t % 8) * 8, s, 0};
+        }
+        buf[k++] = (struct pes_record){1000 + span, PES_ID_THREAD_END, 0};
+        if (pes_trace_writer_thread(w, &th, err) < 0 || pes_trace_writer_records(w, t, buf, k, err) < 0)
+            goto fail;
+        tot[t] = (struct pes_thread_totals){t, k, 2 * (uint64_t)ns, 0, 0, 0, 1000 + span};
+    }
+    int rc = pes_trace_writer_close(w, tot, nt, 1000 + span, err);
+    free(sites);
+    free(buf);
+    free(tot);
+    return rc;
+fail:
+    if (w)
+        pes_trace_writer_close(w, NULL, 0, 0, err);
+    free(sites);
+    free(buf);
+    free(tot);
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -227,6 +291,10 @@ int main(int argc, char **argv)
         trace_kind = PES_TRACE_SAMPLED;
         struct pes_trace_writer *w = open_trace(out, &err);
         rc = w ? samples(w, &err) : -1;
+    } else if (strcmp(mode, "many-sites") == 0) {
+        if (argc != 5 || parse(argv[3], 1u << 20, &n) < 0 || parse(argv[4], 1024, &k) < 0)
+            return usage();
+        rc = many_sites(out, (uint32_t)n, (uint32_t)k, &err);
     } else if (strcmp(mode, "huge-range") == 0) {
         if (argc != 3)
             return usage();

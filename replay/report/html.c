@@ -1,0 +1,832 @@
+/*
+ * html.c — pes-replay --html FILE: one self-contained HTML page (inline CSS,
+ * inline SVG, a few lines of inline JS for sortable tables, no URL) drawn
+ * from the JSON tree of any report (full, sampled, --compare, --diff), which
+ * the page embeds verbatim as <script type="application/json" id="pes-data">.
+ *
+ * The charts read without colour: bars carry their count in a <title> and in
+ * data-* attributes, series differ by hatching, heatmap cells by grey level
+ * and their value. Sizes are bounded: tables list at most HTML_TOP_ROWS rows,
+ * heatmaps aggregate beyond HTML_MAX_CELLS threads a side, at most
+ * HTML_MAX_CHARTS histograms are drawn (docs/report.md).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "report.h"
+#include "writers.h"
+
+#define HTML_TOP_ROWS 50
+#define HTML_MAX_CELLS 32
+#define HTML_MAX_CHARTS 64
+#define HTML_MAX_BINS 64
+/* chart geometry (SVG user units = CSS px) */
+#define CH_W 640.0
+#define CH_H 200.0
+#define CH_L 70.0  /* left margin: y axis labels */
+#define CH_T 40.0  /* top margin: title, unit */
+#define CH_B 50.0  /* bottom margin: x labels and unit */
+
+#define DIST_UNIT "reuse distance (distinct cache lines, log2 bins)"
+#define TIME_UNIT "reuse time (accesses in between, log2 bins)"
+
+struct html {
+    FILE *out;
+    int charts;   /* histograms drawn so far */
+    int tables;   /* tables so far (ids) */
+    long line;    /* cache line size of the report, bytes (0: unknown) */
+    const json_t *levels;   /* machine.levels */
+    const json_t *root;
+};
+
+/* Text with the five HTML specials escaped. */
+static void esc(FILE *out, const char *s) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+/* A scalar as table text. */
+static void scalar(FILE *out, const json_t *v) {
+    if (json_is_string(v)) esc(out, json_string_value(v));
+    else if (json_is_integer(v)) fprintf(out, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v)) fprintf(out, "%.6g", json_real_value(v));
+    else if (json_is_true(v)) fputs("yes", out);
+    else if (json_is_false(v)) fputs("no", out);
+    else fputs("&#8212;", out);
+}
+
+static double num(const json_t *v) { return json_is_number(v) ? json_number_value(v) : 0; }
+
+/* A histogram's bins as log2 bins of distance: bin 0 is distance 0, bin k
+ * (k >= 1) is [2^(k-1), 2^k - 1]. "exact" rows are [distance, count],
+ * "log2" rows [lo, hi, count] (placed by lo), --compare's rows {lo, hi, count}. */
+static int bin_of(double d) { return d < 1 ? 0 : (int)floor(log2(d)) + 1; }
+
+static int bins_of(const json_t *rows, double *bins) {
+    memset(bins, 0, sizeof(double) * HTML_MAX_BINS);
+    int n = 0;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(rows, i, r) {
+        double d, c;
+        if (json_is_object(r)) {
+            d = num(json_object_get(r, "lo"));
+            c = num(json_object_get(r, "count"));
+        } else if (json_array_size(r) == 2) {
+            d = num(json_array_get(r, 0));
+            c = num(json_array_get(r, 1));
+        } else {
+            d = num(json_array_get(r, 0));
+            c = num(json_array_get(r, 2));
+        }
+        int b = bin_of(d);
+        if (b >= HTML_MAX_BINS) b = HTML_MAX_BINS - 1;
+        bins[b] += c;
+        if (b + 1 > n) n = b + 1;
+    }
+    return n;
+}
+
+static void bin_label(FILE *out, int b) {
+    if (b == 0) fputs("0", out);
+    else if (b <= 10) fprintf(out, "%ld", 1L << (b - 1));
+    else if (b <= 20) fprintf(out, "%ldK", 1L << (b - 11));
+    else if (b <= 30) fprintf(out, "%ldM", 1L << (b - 21));
+    else fprintf(out, "2^%d", b - 1);
+}
+
+/* One reuse-distance chart: one or two series (two: --compare's sampled and
+ * full, overlaid side by side, the second hatched). Each series is scaled to
+ * its own maximum: a bar's height is count / max * plot height. */
+static void histogram_chart(struct html *h, const char *title, const char *names[], const json_t *rows[],
+                            const char *srcs[], int nser, int mark_caches, const char *xunit) {
+    if (h->charts >= HTML_MAX_CHARTS) return;
+    h->charts++;
+    FILE *out = h->out;
+    double bins[2][HTML_MAX_BINS], max[2] = {0, 0};
+    int n = 1;
+    for (int s = 0; s < nser; s++) {
+        int k = bins_of(rows[s], bins[s]);
+        if (k > n) n = k;
+        for (int b = 0; b < k; b++)
+            if (bins[s][b] > max[s]) max[s] = bins[s][b];
+    }
+    if (mark_caches && h->line > 0) {   /* room for the largest cache's mark */
+        size_t i;
+        const json_t *l;
+        json_array_foreach(h->levels, i, l) {
+            int b = bin_of(num(json_object_get(l, "size")) / (double)h->line) + 1;
+            if (b > n && b < HTML_MAX_BINS) n = b;
+        }
+    }
+    double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / n, bw = slot * 0.8 / nser;
+    fprintf(out, "<figure><svg class=\"chart hist\" role=\"img\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" "
+                 "data-kind=\"histogram\" data-scale=\"linear\" data-plot-height=\"%g\" data-baseline=\"%g\" "
+                 "data-series=\"%d\"",
+            CH_W, CH_T + ph + CH_B, CH_W, CH_T + ph + CH_B, ph, CH_T + ph, nser);
+    for (int s = 0; s < nser; s++) fprintf(out, " data-source%d=\"%s\"", s, srcs[s]);   /* JSON pointers */
+    fputs(">\n", out);
+    fputs("<title>", out);
+    esc(out, title);
+    fputs("</title>\n<text x=\"4\" y=\"16\" class=\"t\">", out);
+    esc(out, title);
+    fputs("</text>\n", out);
+    /* axes */
+    fprintf(out, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>", CH_L, CH_T, CH_L, CH_T + ph);
+    fprintf(out, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>\n", CH_L, CH_T + ph, CH_L + pw,
+            CH_T + ph);
+    for (int t = 0; t <= 4; t++) {
+        double y = CH_T + ph - ph * t / 4;
+        fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">%d%%</text>", CH_L - 4, y + 4, t * 25);
+    }
+    fprintf(out, "\n<text x=\"12\" y=\"%g\" class=\"u\" text-anchor=\"middle\" transform=\"rotate(-90 12 %g)\">"
+                 "accesses (%% of largest bin)</text>\n",
+            CH_T + ph / 2, CH_T + ph / 2);
+    fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"u\">%s</text>\n", CH_L + pw / 2 - 140, CH_T + ph + 40, xunit);
+    for (int b = 0; b < n; b++) {
+        if (n > 24 && b % 2) continue;
+        fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">", CH_L + slot * b + slot / 2, CH_T + ph + 14);
+        bin_label(out, b);
+        fputs("</text>", out);
+    }
+    fputc('\n', out);
+    for (int s = 0; s < nser; s++) {
+        for (int b = 0; b < n; b++) {
+            double c = bins[s][b];
+            if (c <= 0) continue;
+            double hh = max[s] > 0 ? c / max[s] * ph : 0;
+            fprintf(out, "<rect class=\"bar s%d\" x=\"%.2f\" y=\"%.4f\" width=\"%.2f\" height=\"%.4f\" "
+                         "data-series=\"%d\" data-bin=\"%d\" data-count=\"%.17g\"><title>",
+                    s, CH_L + slot * b + slot * 0.1 + bw * s, CH_T + ph - hh, bw, hh, s, b, c);
+            esc(out, names[s]);
+            fputs(" distance ", out);
+            bin_label(out, b);
+            fprintf(out, "&#8230;: %.17g accesses</title></rect>\n", c);
+        }
+    }
+    if (mark_caches && h->line > 0) {   /* each cache level's size in lines */
+        size_t i;
+        const json_t *l;
+        json_array_foreach(h->levels, i, l) {
+            double lines = num(json_object_get(l, "size")) / (double)h->line;
+            double b = lines < 1 ? 0 : log2(lines) + 1;
+            double x = CH_L + slot * b;
+            fprintf(out, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" class=\"mark\"/>"
+                         "<text x=\"%.2f\" y=\"%g\" class=\"ml\"%s>L%lld %g KiB</text>\n",
+                    x, CH_T, x, CH_T + ph, x > CH_W - 80 ? x - 2 : x + 2,  CH_T + 10 + 12.0 * i, x > CH_W - 80 ? " text-anchor=\"end\"" : "", (long long)json_integer_value(json_object_get(l, "level")),
+                    num(json_object_get(l, "size")) / 1024);
+        }
+    }
+    if (nser == 2)
+        fprintf(out, "<rect x=\"%g\" y=\"4\" width=\"12\" height=\"10\" class=\"bar s0\"/><text x=\"%g\" y=\"13\">%s</text>"
+                     "<rect x=\"%g\" y=\"4\" width=\"12\" height=\"10\" class=\"bar s1\"/><text x=\"%g\" y=\"13\">%s</text>\n",
+                CH_W - 200, CH_W - 185, names[0], CH_W - 100, CH_W - 85, names[1]);
+    fputs("</svg></figure>\n", out);
+}
+
+/* The miss-ratio curve of a fully associative LRU cache from a CRD
+ * histogram: a cache of C lines misses the cold accesses and those whose
+ * reuse distance is at least C, for C = 1, 2, 4, ... lines. */
+static void mrc_chart(struct html *h, const char *title, int nser, const json_t *hists[], const char *names[],
+                      const char *srcs[]) {
+    int n = 2;
+    for (int s = 0; s < nser; s++) {
+        double maxd = 0;
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(hists[s], "exact"), i, r) if (num(json_array_get(r, 0)) > maxd) maxd =
+            num(json_array_get(r, 0));
+        if (bin_of(maxd) + 2 > n) n = bin_of(maxd) + 2;
+    }
+    if (n > HTML_MAX_BINS) n = HTML_MAX_BINS;
+    FILE *out = h->out;
+    double pw = CH_W - CH_L - 60, ph = CH_H, dx = pw / (n - 1);
+    fprintf(out, "<figure><svg class=\"chart mrc\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"mrc\" "
+                 "data-plot-height=\"%g\" data-baseline=\"%g\"><title>",
+            CH_W, CH_T + ph + CH_B, ph, CH_T + ph);
+    esc(out, title);
+    fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
+    esc(out, title);
+    fprintf(out, "</text>\n<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>"
+                 "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>\n"
+                 "<text x=\"4\" y=\"%g\" class=\"u\">miss ratio (%%)</text>"
+                 "<text x=\"%g\" y=\"%g\" class=\"u\">cache size (lines, log2 scale)</text>\n",
+            CH_L, CH_T, CH_L, CH_T + ph, CH_L, CH_T + ph, CH_L + pw, CH_T + ph, CH_T - 10, CH_L + pw / 2 - 80,
+            CH_T + ph + 40);
+    for (int t = 0; t <= 4; t++)
+        fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">%d%%</text>", CH_L - 4, CH_T + ph - ph * t / 4 + 4, t * 25);
+    for (int k = 0; k < n; k++)
+        if (n <= 24 || k % 2 == 0) {
+            fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">", CH_L + dx * k, CH_T + ph + 14);
+            bin_label(out, k + 1);
+            fputs("</text>", out);
+        }
+    double *mr = calloc((size_t)n, sizeof *mr);
+    if (!mr) {
+        fputs("</svg></figure>\n", out);
+        return;
+    }
+    for (int s = 0; s < nser; s++) {   /* one curve per series: dash pattern and end label tell them apart */
+        const json_t *rows = json_object_get(hists[s], "exact");
+        double acc = num(json_object_get(hists[s], "accesses")), cold = num(json_object_get(hists[s], "cold"));
+        if (acc <= 0) continue;
+        size_t i;
+        const json_t *r;
+        fprintf(out, "<g class=\"series\" data-source=\"%s\"><polyline class=\"curve c%d\" points=\"", srcs[s], s % 4);
+        for (int k = 0; k < n; k++) {   /* a cache of 2^k lines */
+            double c = ldexp(1, k), miss = cold;
+            json_array_foreach(rows, i, r) if (num(json_array_get(r, 0)) >= c) miss += num(json_array_get(r, 1));
+            mr[k] = miss / acc;
+            fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - mr[k] * ph);
+        }
+        fputs("\"/>\n", out);
+        for (int k = 0; k < n; k++)
+            fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" data-lines=\"%.0f\" data-miss-ratio=\"%.17g\">"
+                         "<title>%s, %.0f lines: %.3g%% misses</title></circle>",
+                    CH_L + dx * k, CH_T + ph - mr[k] * ph, ldexp(1, k), mr[k], names[s], ldexp(1, k), 100 * mr[k]);
+        double ly = CH_T + 10 + 13.0 * s;   /* legend: the curve's dash pattern, then its name */
+        fprintf(out, "<line class=\"curve c%d\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
+                     "<text x=\"%.2f\" y=\"%.2f\">%s</text></g>\n",
+                s % 4, CH_L + pw - 90, ly - 4, CH_L + pw - 60, ly - 4, CH_L + pw - 56, ly, names[s]);
+    }
+    fputs("</svg></figure>\n", out);
+    free(mr);
+}
+
+/* The miss-ratio curve of each core count: the first shared cache's CRD. */
+static void mrc_by_cores(struct html *h, const json_t *configs) {
+    int ncfg = (int)json_array_size(configs), m = 0;
+    if (ncfg == 0) return;
+    const json_t **hs = calloc((size_t)ncfg, sizeof *hs);
+    const char **nm = calloc((size_t)ncfg, sizeof *nm), **src = calloc((size_t)ncfg, sizeof *src);
+    char (*buf)[96] = calloc((size_t)ncfg, sizeof *buf), (*sbuf)[96] = calloc((size_t)ncfg, sizeof *sbuf);
+    if (hs && nm && src && buf && sbuf) {
+        for (int c = 0; c < ncfg; c++) {
+            const json_t *cfg = json_array_get(configs, c), *hist = json_object_get(json_array_get(json_object_get(cfg, "crd"), 0), "histogram");
+            if (!json_array_size(json_object_get(hist, "exact"))) continue;
+            snprintf(buf[m], sizeof buf[m], "%lld cores", (long long)json_integer_value(json_object_get(cfg, "cores")));
+            snprintf(sbuf[m], sizeof sbuf[m], "/configs/%d/crd/0/histogram", c);
+            hs[m] = hist, nm[m] = buf[m], src[m] = sbuf[m], m++;
+        }
+        if (m) {
+            fputs("<h2 id=\"mrc\">Miss-ratio curves</h2>\n<p>Miss ratio of a fully associative LRU cache of each size "
+                  "shared by the cores, from the CRD of the first shared cache: cold accesses and those with a reuse "
+                  "distance of at least the size, over all accesses.</p>\n",
+                  h->out);
+            mrc_chart(h, "miss ratio vs cache size, per core count (fully associative)", m, hs, nm, src);
+        }
+    }
+    free(hs);
+    free(nm);
+    free(src);
+    free(buf);
+    free(sbuf);
+}
+
+/* A thread x thread matrix as grey cells with their values; beyond
+ * HTML_MAX_CELLS threads a side, threads are grouped into HTML_MAX_CELLS
+ * buckets and the cells summed. */
+static void heatmap(struct html *h, const char *title, const json_t *m, const char *src) {
+    FILE *out = h->out;
+    size_t n = json_array_size(m);
+    if (n == 0) return;
+    size_t k = n > HTML_MAX_CELLS ? HTML_MAX_CELLS : n;
+    double *cell = calloc(k * k, sizeof *cell), max = 0;
+    if (!cell) return;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n && j < json_array_size(json_array_get(m, i)); j++)
+            cell[(i * k / n) * k + j * k / n] += num(json_array_get(json_array_get(m, i), j));
+    for (size_t i = 0; i < k * k; i++)
+        if (cell[i] > max) max = cell[i];
+    double cs = k <= 8 ? 40 : k <= 16 ? 24 : 8, side = cs * k;
+    fprintf(out, "<figure><svg class=\"chart heat\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"heatmap\" "
+                 "data-threads=\"%zu\" data-cells=\"%zu\" data-source=\"%s\">\n<title>",
+            side + 80, side + 70, n, k, src);
+    esc(out, title);
+    fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
+    esc(out, title);
+    fprintf(out, "</text>\n<text x=\"60\" y=\"%g\" class=\"u\">consumer thread%s</text>"
+                 "<text x=\"12\" y=\"%g\" class=\"u\" text-anchor=\"middle\" transform=\"rotate(-90 12 %g)\">producer thread%s</text>\n",
+            side + 60, k < n ? " group" : "", 30 + side / 2, 30 + side / 2, k < n ? " group" : "");
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = 0; j < k; j++) {
+            double v = cell[i * k + j];
+            int g = max > 0 ? 255 - (int)(200 * v / max) : 255;
+            fprintf(out, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"rgb(%d,%d,%d)\" "
+                         "data-count=\"%.17g\"><title>%zu &#8594; %zu: %.17g transfers</title></rect>",
+                    40 + cs * j, 30 + cs * i, cs, cs, g, g, g, v, i, j, v);
+            if (cs >= 24)
+                fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"cv%s\">%.0f</text>", 40 + cs * j + cs / 2,
+                        30 + cs * i + cs / 2 + 4, g < 128 ? " inv" : "", v);
+        }
+    fputs("\n</svg></figure>\n", out);
+    free(cell);
+}
+
+/* Bars of values against the core count (the model's predicted and the
+ * simulation's hit rates per level, the predicted runtime). */
+static void core_chart(struct html *h, const char *title, const char *unit, int nser, const char *names[],
+                       const double *v /* [config][series] */, const long *cores, int ncfg) {
+    FILE *out = h->out;
+    double max = 0;
+    for (int i = 0; i < ncfg * nser; i++)
+        if (v[i] > max) max = v[i];
+    if (max <= 0) max = 1;
+    double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / ncfg, bw = slot * 0.8 / nser;
+    fprintf(out, "<figure><svg class=\"chart cores\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"cores\">"
+                 "<title>",
+            CH_W, CH_T + ph + CH_B + 14.0 * ((nser + 2) / 3));
+    esc(out, title);
+    fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
+    esc(out, title);
+    fprintf(out, "</text>\n<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>"
+                 "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>\n",
+            CH_L, CH_T, CH_L, CH_T + ph, CH_L, CH_T + ph, CH_L + pw, CH_T + ph);
+    fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">%.4g</text><text x=\"%g\" y=\"%g\" class=\"yl\">0</text>"
+                 "<text x=\"4\" y=\"%g\" class=\"u\">%s</text>\n",
+            CH_L - 4, CH_T + 4, max, CH_L - 4, CH_T + ph + 4, CH_T - 10, unit);
+    for (int c = 0; c < ncfg; c++) {
+        fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">%ld cores</text>", CH_L + slot * c + slot / 2,
+                CH_T + ph + 14, cores[c]);
+        for (int s = 0; s < nser; s++) {
+            double x = v[c * nser + s], hh = x / max * ph;
+            fprintf(out, "<rect class=\"bar p%d\" x=\"%.2f\" y=\"%.4f\" width=\"%.2f\" height=\"%.4f\" data-value=\"%.17g\">"
+                         "<title>%ld cores, %s: %.6g</title></rect>",
+                    s % 6, CH_L + slot * c + slot * 0.1 + bw * s, CH_T + ph - hh, bw, hh, x, cores[c], names[s], x);
+            if (bw >= 40)
+                fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" class=\"bl\">%s</text>", CH_L + slot * c + slot * 0.1 + bw * s + bw / 2,
+                        CH_T + ph - hh - 2, names[s]);
+        }
+        fputc('\n', out);
+    }
+    for (int s = 0; s < nser; s++)   /* legend: pattern and name */
+        fprintf(out, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"10\" class=\"bar p%d\"/><text x=\"%g\" y=\"%g\">%s</text>",
+                CH_L + 200.0 * (s % 3), CH_T + ph + 26 + 14.0 * (s / 3), s % 6, CH_L + 200.0 * (s % 3) + 16,
+                CH_T + ph + 35 + 14.0 * (s / 3), names[s]);
+    fputs("\n</svg></figure>\n", out);
+}
+
+/* The model vs simulation chart and the runtime chart of a full report. */
+static void model_charts(struct html *h, const json_t *configs) {
+    int ncfg = (int)json_array_size(configs), nlev = (int)json_array_size(h->levels);
+    if (ncfg == 0 || nlev == 0 || nlev > 8) return;
+    double *v = calloc((size_t)ncfg * 2 * nlev, sizeof *v), *rt = calloc((size_t)ncfg, sizeof *rt);
+    long *cores = calloc((size_t)ncfg, sizeof *cores);
+    int sim = 0, model = 0;
+    char names[16][24];
+    const char *np[16];
+    for (int l = 0; l < nlev; l++) {
+        snprintf(names[2 * l], sizeof names[0], "L%d predicted", l + 1);
+        snprintf(names[2 * l + 1], sizeof names[0], "L%d simulated", l + 1);
+        np[2 * l] = names[2 * l];
+        np[2 * l + 1] = names[2 * l + 1];
+    }
+    if (v && rt && cores) {
+        for (int c = 0; c < ncfg; c++) {
+            const json_t *cfg = json_array_get(configs, c);
+            cores[c] = (long)json_integer_value(json_object_get(cfg, "cores"));
+            const json_t *hit = json_object_get(json_object_get(cfg, "model"), "hit_local");
+            const json_t *sl = json_object_get(json_object_get(cfg, "simulation"), "levels");
+            for (int l = 0; l < nlev; l++) {
+                if (hit) model = 1, v[(c * nlev + l) * 2] = 100 * num(json_array_get(hit, l));
+                const json_t *lv = json_array_get(sl, l);
+                double a = num(json_object_get(lv, "accesses"));
+                if (lv) sim = 1;
+                if (a > 0) v[(c * nlev + l) * 2 + 1] = 100 * num(json_object_get(lv, "hits")) / a;
+            }
+            rt[c] = 1e3 * num(json_object_get(json_object_get(json_object_get(cfg, "model"), "runtime"), "total_seconds"));
+        }
+        if (model || sim) {
+            fputs("<h2 id=\"accuracy\">Predicted vs simulated hit rates</h2>\n<p>Hit rate of each level (% of the "
+                  "accesses reaching the level hit in it): the model's prediction from the reuse distances and, "
+                  "with <code>--simulate</code>, the cache simulation's.</p>\n",
+                  h->out);
+            core_chart(h, "hit rate per level and core count", "hit rate (%)", 2 * nlev, np, v, cores, ncfg);
+        }
+        if (model) {
+            const char *rn[] = {"predicted runtime"};
+            fputs("<h2 id=\"runtime\">Predicted runtime</h2>\n", h->out);
+            core_chart(h, "predicted runtime vs core count", "runtime (ms)", 1, rn, rt, cores, ncfg);
+        }
+    }
+    free(v);
+    free(rt);
+    free(cores);
+}
+
+/* Table columns of a row: its scalars and its objects' scalars one level down
+ * ("invalidations.true"). */
+static int is_column(const json_t *v) { return !json_is_object(v) && !json_is_array(v); }
+
+static void table(struct html *h, const char *title, const json_t *rows) {
+    FILE *out = h->out;
+    const json_t *first = json_array_get(rows, 0);
+    if (!json_is_object(first)) return;
+    size_t n = json_array_size(rows);
+    fprintf(out, "<h3>");
+    esc(out, title);
+    fprintf(out, " <small>(%zu rows", n);
+    if (n > HTML_TOP_ROWS) fprintf(out, ", the first %d listed", HTML_TOP_ROWS);
+    fprintf(out, "; click a column to sort)</small></h3>\n<div class=\"tw\"><table class=\"sortable\" "
+                 "id=\"t%d\" data-rows=\"%zu\"><thead><tr>",
+            h->tables++, n);
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)first, k, v) {
+        if (is_column(v)) {
+            fputs("<th>", out);
+            esc(out, k);
+            fputs("</th>", out);
+        } else if (json_is_object(v)) {
+            const char *k2;
+            const json_t *v2;
+            json_object_foreach((json_t *)v, k2, v2) if (is_column(v2)) {
+                fputs("<th>", out);
+                esc(out, k);
+                fputc('.', out);
+                esc(out, k2);
+                fputs("</th>", out);
+            }
+        }
+    }
+    fputs("</tr></thead><tbody>\n", out);
+    for (size_t i = 0; i < n && i < HTML_TOP_ROWS; i++) {
+        const json_t *r = json_array_get(rows, i);
+        fputs("<tr>", out);
+        json_object_foreach((json_t *)first, k, v) {
+            const json_t *x = json_object_get(r, k);
+            if (is_column(v)) {
+                fputs(json_is_number(x) ? "<td class=\"n\">" : "<td>", out);
+                if (!strcmp(k, "file") && json_is_string(x)) {
+                    fputs("<a href=\"#src\">", out);
+                    scalar(out, x);
+                    fputs("</a>", out);
+                } else
+                    scalar(out, x);
+                fputs("</td>", out);
+            } else if (json_is_object(v)) {
+                const char *k2;
+                const json_t *v2;
+                json_object_foreach((json_t *)v, k2, v2) if (is_column(v2)) {
+                    const json_t *y = json_object_get(x, k2);
+                    fputs(json_is_number(y) ? "<td class=\"n\">" : "<td>", out);
+                    scalar(out, y);
+                    fputs("</td>", out);
+                }
+            }
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table></div>\n", out);
+}
+
+/* --diff: A and B side by side for the rows of a table of lines or objects
+ * (its rank column, or accesses). */
+static void diff_bars(struct html *h, const json_t *t) {
+    const char *name = json_string_value(json_object_get(t, "table"));
+    const char *col = json_string_value(json_object_get(t, "rank"));
+    if (!col) col = "accesses";
+    const json_t *rows = json_object_get(t, "rows");
+    size_t n = json_array_size(rows);
+    if (!n) return;
+    if (n > 20) n = 20;
+    double max = 0, *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+    if (!a || !b) goto done;
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+        const json_t *c;
+        json_array_foreach(json_object_get(json_array_get(rows, i), "values"), j, c) {
+            const char *cn = json_string_value(json_object_get(c, "column"));
+            if (cn && !strcmp(cn, col)) {
+                a[i] = num(json_object_get(c, "a"));
+                b[i] = num(json_object_get(c, "b"));
+            }
+        }
+        if (a[i] > max) max = a[i];
+        if (b[i] > max) max = b[i];
+    }
+    if (max <= 0) goto done;
+    FILE *out = h->out;
+    double rh = 18, lw = 300, pw = 300;
+    fprintf(out, "<figure><svg class=\"chart diff\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"diff\"><title>",
+            lw + pw + 20, 40 + rh * 2 * n + 20);
+    esc(out, name);
+    fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
+    esc(out, name);
+    fprintf(out, ": %s, A (plain) and B (hatched)</text>\n", col);
+    for (size_t i = 0; i < n; i++) {
+        double y = 30 + rh * 2 * i;
+        fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">", lw - 4, y + rh);
+        esc(out, json_string_value(json_object_get(json_array_get(rows, i), "key")));
+        fputs("</text>", out);
+        fprintf(out, "<rect class=\"bar s0\" x=\"%g\" y=\"%g\" width=\"%.3f\" height=\"%g\" data-value=\"%.17g\">"
+                     "<title>A: %.17g</title></rect>"
+                     "<rect class=\"bar s1\" x=\"%g\" y=\"%g\" width=\"%.3f\" height=\"%g\" data-value=\"%.17g\">"
+                     "<title>B: %.17g</title></rect>\n",
+                lw, y, a[i] / max * pw, rh - 2, a[i], a[i], lw, y + rh - 2, b[i] / max * pw, rh - 2, b[i], b[i]);
+    }
+    fputs("</svg></figure>\n", out);
+done:
+    free(a);
+    free(b);
+}
+
+/* Every histogram, heatmap and table under v, titled by its path. */
+/* path: the title's words; ptr: the JSON pointer of v (charts carry it, so
+ * that a test finds the data each one draws). */
+static void walk(struct html *h, const json_t *v, const char *path, const char *ptr, int depth) {
+    if (depth > 6) return;
+    char sub[512], sptr[512];
+    if (json_is_object(v)) {
+        const char *k;
+        const json_t *x;
+        json_object_foreach((json_t *)v, k, x) {
+            snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k);
+            snprintf(sptr, sizeof sptr, "%s/%s", ptr, k);
+            if (!strcmp(k, "histogram") && json_is_object(x)) {
+                const json_t *rows = json_array_size(json_object_get(x, "exact")) ? json_object_get(x, "exact")
+                                                                                 : json_object_get(x, "log2");
+                const char *nm[] = {"accesses"};
+                const json_t *rs[] = {rows};
+                char src[600];
+                snprintf(src, sizeof src, "%s/%s", sptr, json_array_size(json_object_get(x, "exact")) ? "exact" : "log2");
+                const char *ss[] = {src};
+                char t[600];
+                snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", path, num(json_object_get(x, "accesses")),
+                         num(json_object_get(x, "cold")));
+                histogram_chart(h, t, nm, rs, ss, 1, 1, DIST_UNIT);
+            } else if (!strcmp(k, "histograms") && json_is_object(x)) {   /* --compare: sampled_K with full_K */
+                const char *k2;
+                const json_t *s;
+                json_object_foreach((json_t *)x, k2, s) if (!strncmp(k2, "sampled_", 8)) {
+                    char fk[128], t[600];
+                    snprintf(fk, sizeof fk, "full_%s", k2 + 8);
+                    const char *nm[] = {"sampled", "full"};
+                    const json_t *rs[] = {s, json_object_get(x, fk)};
+                    char s0[600], s1[600];
+                    snprintf(s0, sizeof s0, "%s/%s", sptr, k2);
+                    snprintf(s1, sizeof s1, "%s/%s", sptr, fk);
+                    const char *ss[] = {s0, s1};
+                    char sk[128];
+                    snprintf(sk, sizeof sk, "s_%s", k2 + 8);
+                    const json_t *sv = json_object_get(h->root, sk);
+                    if (json_is_number(sv))
+                        snprintf(t, sizeof t, "%s %s: sampled vs full, S = %.4g", sub, k2 + 8, num(sv));
+                    else
+                        snprintf(t, sizeof t, "%s %s: sampled vs full", sub, k2 + 8);
+                    histogram_chart(h, t, nm, rs, ss, rs[1] ? 2 : 1, 0, DIST_UNIT);
+                }
+            } else if ((!strcmp(k, "communication") || !strcmp(k, "comm")) && json_is_object(x)) {
+                const char *k2;
+                const json_t *m;
+                json_object_foreach((json_t *)x, k2, m) if (json_is_array(m) && (!strcmp(k2, "true") || !strcmp(k2, "false"))) {
+                    char t[600];
+                    snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread", sub, k2);
+                    char src[600];
+                    snprintf(src, sizeof src, "%s/%s", sptr, k2);
+                    heatmap(h, t, m, src);
+                }
+            } else if (json_is_array(x) && json_array_size(x) && strlen(k) > 9 &&
+                       !strcmp(k + strlen(k) - 9, "histogram")) {   /* a sampled report's {lo, hi, count} rows */
+                const char *nm[] = {"accesses"}, *ss[] = {sptr};
+                const json_t *rs[] = {x};
+                char t[600];
+                snprintf(t, sizeof t, "%s", sub);
+                int dist = strstr(k, "time") == NULL;
+                histogram_chart(h, t, nm, rs, ss, 1, dist, dist ? DIST_UNIT : TIME_UNIT);
+            } else if (json_is_array(x) && json_is_object(json_array_get(x, 0))) {
+                const json_t *r0 = json_array_get(x, 0);
+                if (json_object_get(r0, "histogram") || json_object_get(r0, "prd") || json_object_get(r0, "simulation")) {
+                    size_t i;
+                    const json_t *e;
+                    json_array_foreach(x, i, e) {
+                        char p[512], q[600];
+                        snprintf(q, sizeof q, "%s/%zu", sptr, i);
+                        const char *kk = json_object_get(e, "cores") ? "cores"
+                                         : json_object_get(e, "stream") ? "stream"
+                                         : json_object_get(e, "group") ? "group" : NULL;
+                        if (kk) snprintf(p, sizeof p, "%s[%s=%lld]", sub, kk, (long long)json_integer_value(json_object_get(e, kk)));
+                        else snprintf(p, sizeof p, "%s[%zu]", sub, i);
+                        walk(h, e, p, q, depth + 1);
+                    }
+                } else if (!strcmp(k, "tables")) {   /* --diff */
+                    size_t i;
+                    const json_t *t;
+                    json_array_foreach(x, i, t) {
+                        /* by the table's path without indices: rows of sites, lines (groups), objects
+                         * and cache lines, not their nested tables (a cache line's offsets) */
+                        const char *tn = json_string_value(json_object_get(t, "name"));
+                        const char *last = tn ? strrchr(tn, '.') : NULL;
+                        last = last ? last + 1 : tn;
+                        if (last && (!strcmp(last, "groups") || !strcmp(last, "objects") || !strcmp(last, "cache_lines") ||
+                                     !strcmp(last, "sites")))
+                            diff_bars(h, t);
+                    }
+                } else if (strcmp(k, "levels") != 0)
+                    table(h, sub, x);
+            } else if (json_is_object(x) && strcmp(k, "trace") && strcmp(k, "machine"))
+                walk(h, x, sub, sptr, depth + 1);
+        }
+    }
+}
+
+static const char *CSS =
+    "body{font-family:sans-serif;margin:1em 2em;color:#111;max-width:1100px}"
+    ".card{border:1px solid #444;padding:.5em 1em;border-radius:4px;background:#f6f6f6}"
+    ".card dt{font-weight:bold;float:left;clear:left;width:9em}.card dd{margin-left:10em}"
+    ".warn{font-weight:bold}"
+    "svg text{font-size:11px}svg .t{font-size:13px;font-weight:bold}svg .u{font-style:italic}"
+    "svg .yl{text-anchor:end}svg .xl{text-anchor:middle}svg .bl{text-anchor:middle;font-size:9px}"
+    "svg .ax{stroke:#000}svg .mark{stroke:#000;stroke-dasharray:4 3}svg .ml{font-size:10px}"
+    "svg .s0{fill:#4a6fa5;stroke:#000;stroke-width:.5}svg .s1{fill:url(#hatch);stroke:#000;stroke-width:.5}"
+    "svg .p0{fill:#4a6fa5}svg .p1{fill:url(#hatch);stroke:#000;stroke-width:.5}svg .p2{fill:#9bbf6a}"
+    "svg .p3{fill:url(#dots);stroke:#000;stroke-width:.5}svg .p4{fill:#d08c3a}"
+    "svg .p5{fill:url(#cross);stroke:#000;stroke-width:.5}"
+    "svg .curve{fill:none;stroke:#000;stroke-width:1.5}svg .c1{stroke-dasharray:6 3}svg .c2{stroke-dasharray:2 2}svg .c3{stroke-dasharray:8 2 2 2}svg.heat rect{stroke:#888;stroke-width:.3}svg .cv{text-anchor:middle;font-size:9px}svg .cv.inv{fill:#fff}"
+    "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #bbb;padding:2px 5px}"
+    "th{cursor:pointer;background:#eee}td.n{text-align:right}.tw{overflow-x:auto;max-height:30em}"
+    "figure{margin:.5em 0}";
+
+/* Sortable tables: a click on a header sorts its column, again reverses. */
+static const char *JS =
+    "document.querySelectorAll('table.sortable th').forEach(function(th,i){th.addEventListener('click',function(){"
+    "var tb=th.closest('table').tBodies[0],rows=Array.prototype.slice.call(tb.rows),d=th.dataset.dir==='a'?-1:1;"
+    "th.dataset.dir=d>0?'a':'d';rows.sort(function(a,b){var x=a.cells[i].textContent,y=b.cells[i].textContent,"
+    "p=parseFloat(x),q=parseFloat(y);return d*(isNaN(p)||isNaN(q)?x.localeCompare(y):p-q);});"
+    "rows.forEach(function(r){tb.appendChild(r);});});});";
+
+static void item(FILE *out, const char *dt, const json_t *v) {
+    if (!v || json_is_null(v)) return;
+    fprintf(out, "<dt>%s</dt><dd>", dt);
+    scalar(out, v);
+    fputs("</dd>\n", out);
+}
+
+/* The scalars of a sampled or --compare report (its estimates, S, coverage,
+ * false positives), and of its objects one level down. */
+static void scalars(struct html *h, const json_t *j) {
+    FILE *out = h->out;
+    fputs("<h2 id=\"figures\">Figures</h2>\n<table class=\"sortable\" id=\"figs\"><thead><tr><th>figure</th><th>value</th>"
+          "</tr></thead><tbody>\n",
+          out);
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)j, k, v) {
+        if (is_column(v)) {
+            fputs("<tr><td>", out);
+            esc(out, k);
+            fputs(json_is_number(v) ? "</td><td class=\"n\">" : "</td><td>", out);
+            scalar(out, v);
+            fputs("</td></tr>\n", out);
+        } else if (json_is_object(v) && strcmp(k, "histograms") != 0) {
+            const char *k2;
+            const json_t *v2;
+            json_object_foreach((json_t *)v, k2, v2) if (is_column(v2)) {
+                fputs("<tr><td>", out);
+                esc(out, k);
+                fputc('.', out);
+                esc(out, k2);
+                fputs(json_is_number(v2) ? "</td><td class=\"n\">" : "</td><td>", out);
+                scalar(out, v2);
+                fputs("</td></tr>\n", out);
+            }
+        }
+    }
+    fputs("</tbody></table>\n", out);
+}
+
+/* The summary card: what was run on what, and its warnings in words. */
+static void summary(struct html *h, const json_t *j) {
+    FILE *out = h->out;
+    const json_t *t = json_object_get(j, "trace"), *d = json_object_get(j, "pes_diff_json");
+    if (!json_is_object(t)) t = NULL;   /* a sampled report names its trace by a string */
+    const char *what = d ? "--diff: two runs compared"
+                       : json_object_get(j, "full") ? "--compare: a sampled trace against the full trace of the same execution"
+                       : json_object_get(j, "configs") ? "full trace: reuse distances, model (and simulation if asked)"
+                                                       : "sampled trace: sampled analyses";
+    fputs("<section class=\"card\" id=\"summary\"><h2>Summary</h2><dl>\n", out);
+    fprintf(out, "<dt>report</dt><dd>%s</dd>\n", what);
+    if (d) {
+        item(out, "A", json_object_get(json_object_get(j, "a"), "path"));
+        item(out, "B", json_object_get(json_object_get(j, "b"), "path"));
+        item(out, "kind", json_object_get(json_object_get(j, "a"), "kind"));
+    } else if (t) {
+        item(out, "trace", json_object_get(t, "path"));
+        item(out, "program", json_object_get(t, "command"));
+        item(out, "kind", json_object_get(t, "kind"));
+        item(out, "threads", json_object_get(t, "threads"));
+        item(out, "accesses", json_object_get(t, "accesses"));
+    } else {
+        item(out, "sampled trace", json_object_get(j, "sampled"));
+        item(out, "trace", json_object_get(j, "trace"));
+        item(out, "full trace", json_object_get(j, "full"));
+        item(out, "mode", json_object_get(j, "mode"));
+        item(out, "threads", json_object_get(j, "threads"));
+        item(out, "accesses", json_object_get(j, "accesses"));
+        item(out, "samples", json_object_get(j, "samples"));
+    }
+    const json_t *m = json_object_get(j, "machine");
+    if (m) {
+        fputs("<dt>machine</dt><dd>", out);
+        scalar(out, json_object_get(m, "name"));
+        size_t i;
+        const json_t *l;
+        json_array_foreach(json_object_get(m, "levels"), i, l) fprintf(
+            out, "; L%lld %g KiB %lld-way%s", (long long)json_integer_value(json_object_get(l, "level")),
+            num(json_object_get(l, "size")) / 1024, (long long)json_integer_value(json_object_get(l, "ways")),
+            json_is_true(json_object_get(l, "shared")) ? " shared" : "");
+        fputs("</dd>\n", out);
+    }
+    const json_t *src = t ? t : j;
+    int warned = 0;
+    fputs("<dt>warnings</dt><dd>", out);
+    if (json_is_true(json_object_get(src, "truncated")) || json_is_true(json_object_get(src, "sampled_truncated")) ||
+        json_is_true(json_object_get(src, "full_truncated")))
+        warned = 1, fputs("<p class=\"warn\">&#9888; The trace is truncated: the program ended (or the collector "
+                          "stopped) before the trace was complete; the counts cover only what was recorded.</p>",
+                          out);
+    if (num(json_object_get(src, "skipped_blocks")) > 0)
+        warned = 1, fprintf(out, "<p class=\"warn\">&#9888; %.0f damaged blocks of the trace were skipped.</p>",
+                            num(json_object_get(src, "skipped_blocks")));
+    if (num(json_object_get(src, "clipped_ranges")) > 0)
+        warned = 1, fprintf(out, "<p class=\"warn\">&#9888; %.0f address ranges were clipped.</p>",
+                            num(json_object_get(src, "clipped_ranges")));
+    const json_t *lost = json_object_get(src, "lost");
+    if (json_is_number(lost) && num(lost) > 0)
+        warned = 1, fprintf(out, "<p class=\"warn\">&#9888; %.0f samples were lost (the collector's buffers were "
+                                 "full); the sampled estimates undercount.</p>",
+                            num(lost));
+    if (!warned) fputs("none: the trace is complete, no sample was lost", out);
+    fputs("</dd></dl></section>\n", out);
+}
+
+int pes_report_write_html(FILE *out, const json_t *j) {
+    struct html h = {.out = out, .root = j};
+    const json_t *m = json_object_get(j, "machine");
+    h.levels = json_object_get(m, "levels");
+    h.line = (long)json_integer_value(json_object_get(j, "line"));
+    char title[512];
+    const json_t *t = json_object_get(j, "trace");
+    snprintf(title, sizeof title, "pes report: %s",
+             json_is_string(t) ? json_string_value(t)
+             : t ? json_string_value(json_object_get(t, "path"))
+             : json_object_get(j, "sampled") ? json_string_value(json_object_get(j, "sampled"))
+             : json_object_get(j, "a") ? "diff" : "report");
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", out);
+    esc(out, title);
+    fprintf(out, "</title>\n<style>%s</style></head><body>\n<h1>", CSS);
+    esc(out, title);
+    fputs("</h1>\n", out);
+    /* the patterns that tell series apart without colour */
+    fputs("<svg width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\"><defs>"
+          "<pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+          "<rect width=\"6\" height=\"6\" fill=\"#fff\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c0392b\" stroke-width=\"3\"/></pattern>"
+          "<pattern id=\"dots\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\"><rect width=\"5\" height=\"5\" fill=\"#fff\"/>"
+          "<circle cx=\"2.5\" cy=\"2.5\" r=\"1.5\" fill=\"#333\"/></pattern>"
+          "<pattern id=\"cross\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\"><rect width=\"6\" height=\"6\" fill=\"#fff\"/>"
+          "<path d=\"M0 0L6 6M6 0L0 6\" stroke=\"#333\"/></pattern></defs></svg>\n",
+          out);
+    struct html *hp = &h;
+    summary(hp, j);
+    model_charts(hp, json_object_get(j, "configs"));
+    mrc_by_cores(hp, json_object_get(j, "configs"));
+    if (!json_object_get(j, "configs") && !json_object_get(j, "pes_diff_json")) scalars(hp, j);
+    fputs("<h2 id=\"details\">Reuse distances, sharing and tables</h2>\n<p>Reuse-distance histograms: PRD per "
+          "stream, CRD per shared cache; dashed lines mark each cache level's size in lines. Heatmaps: cache-line "
+          "transfers from thread to thread (darker: more; each cell's value is written in it or in its tooltip).</p>\n",
+          out);
+    walk(hp, j, "", "", 0);
+    fputs("<h2 id=\"src\">Source</h2>\n<p>Source files are named in the tables above (file, line); "
+          "<code>pes-replay --annotate FILE</code> prints them annotated in the text report.</p>\n",
+          out);
+    fputs("<script type=\"application/json\" id=\"pes-data\">", out);
+    /* JSON_ESCAPE_SLASH: no "</script>" can appear inside */
+    if (json_dumpf(j, out, PES_REPORT_JSON_FLAGS | JSON_ESCAPE_SLASH) < 0) return -1;
+    fprintf(out, "</script>\n<script>%s</script>\n</body></html>\n", JS);
+    return ferror(out) ? -1 : 0;
+}
+
+int pes_report_write_html_file(const char *path, const json_t *j, char *msg, size_t n) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(msg, n, "--html %s: cannot create: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = pes_report_write_html(f, j);
+    if (fclose(f) != 0) rc = -1;
+    if (rc < 0) snprintf(msg, n, "--html %s: write failed: %s", path, strerror(errno));
+    return rc;
+}

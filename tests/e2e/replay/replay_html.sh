@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# --html FILE (issue 13): for a full trace (recorded and mimicked cores, with
+# the simulation), a sampled trace, a --compare report and a --diff, the page
+#  (a) parses as HTML5 without a single parse error (python3-html5lib, strict)
+#      and names no URL: no http(s)://, no src/href but in-page anchors;
+#  (b) embeds as #pes-data exactly the JSON that --format json writes in the
+#      same run;
+#  (c) draws each histogram's bars from that JSON: the test bins the JSON's
+#      rows itself (log2 bins of distance: 0 | [2^(k-1), 2^k - 1]) and each
+#      bar's count is its bin's and its height count / largest * plot height,
+#      standing on the baseline; each heatmap cell holds its matrix entry;
+#  (d) renders in headless Chromium (scripts/report-screenshot.sh) into a PNG
+#      of the asked size that is not blank;
+# and (e) a trace of 10,000 sites and 64 threads gives a page under 5 MB
+# that parses, with its 64x64 communication matrices summed into 32x32 cells.
+. "$(dirname "$0")/common.sh"
+: "${STRESS_GEN:?STRESS_GEN must name the trace_stress_gen program}"
+data=$PES_SRC/tests/data
+run() {   # NAME ARGS...: pes-replay ARGS, its JSON report and its page
+  local name=$1; shift
+  (cd "$data" && "$PES_BIN/pes-replay" "$@" --format json -o "$work/$name.json" --html "$work/$name.html") 2>"$work/$name.err" ||
+    { cat "$work/$name.err" >&2; fail "pes-replay $*"; }
+}
+run full gemm40.full.zst --machine haswell --cores 1,2,4 --simulate
+run recorded false_sharing.full.zst --machine haswell --simulate
+run sampled fs.comm.zst
+run cut gemm40.reuse_cut.zst
+run reuse gemm40.reuse.zst
+cp "$data/gemm40.full.zst" "$work/a<b>&\"c'.zst"   # the page escapes it
+run odd "$work/a<b>&\"c'.zst" --machine haswell
+run compare gemm40.reuse.zst --compare gemm40.reuse_full.zst
+run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simulate
+"$STRESS_GEN" many-sites "$work/big.pes" 10000 64 || fail "trace_stress_gen many-sites"
+start=$(date +%s%N)
+run big "$work/big.pes" --machine haswell --simulate
+echo "10,000 sites x 64 threads: $(( ($(date +%s%N) - start) / 1000000 )) ms, page $(stat -c %s "$work/big.html") bytes"
+
+expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" "$data/gemm40.full.zst" --html "$work/no/such/x.html"
+expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" --diff "$work/full.json" "$work/recorded.json" --html "$work/no/such/x.html"
+"$PES_SRC/scripts/report-screenshot.sh" "$work/full.html" "$work/full.png" 1200 2400 || fail "screenshot"
+
+"${PYTHON:-python3}" - "$work" <<'PY' || fail "HTML report checks"
+import json, math, re, struct, sys, zlib
+import html5lib
+work = sys.argv[1]
+checked = {"histogram bars": 0, "heatmap cells": 0}
+
+def pointer(doc, ptr):
+    for part in ptr.split("/")[1:]:
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+def log2_bins(rows):
+    bins = {}
+    for r in rows:
+        if isinstance(r, dict):
+            d, c = r["lo"], r["count"]
+        elif len(r) == 2:
+            d, c = r
+        else:
+            d, c = r[0], r[2]
+        b = 0 if d < 1 else int(d).bit_length()
+        bins[b] = bins.get(b, 0) + c
+    return {b: c for b, c in bins.items() if c > 0}
+
+SVG = "{http://www.w3.org/2000/svg}"
+def check(name, limit=None):
+    path = f"{work}/{name}.html"
+    raw = open(path, "rb").read()
+    if limit:
+        assert len(raw) <= limit, f"{name}: {len(raw)} bytes > {limit}"
+    text = raw.decode("utf-8")
+    # (a) strict HTML5: html5lib raises at the first parse error
+    tree = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(text)
+    assert not re.search(r"https?://", text.replace("http://www.w3.org/2000/svg", "")), f"{name}: a URL"
+    for el in tree.iter():
+        for attr in ("src", "href", "xlink:href", "{http://www.w3.org/1999/xlink}href"):
+            v = el.get(attr)
+            assert v is None or v.startswith("#"), f"{name}: {el.tag} {attr}={v}"
+        assert not (el.tag == "link"), f"{name}: a <link>"
+    # (b) the embedded JSON is --format json's
+    scripts = [e for e in tree.iter("script") if e.get("id") == "pes-data"]
+    assert len(scripts) == 1 and scripts[0].get("type") == "application/json", f"{name}: no #pes-data"
+    embedded = json.loads(scripts[0].text)
+    report = json.load(open(f"{work}/{name}.json"))
+    assert embedded == report, f"{name}: embedded JSON differs from --format json"
+    # (c) bars and cells against the JSON
+    charts = 0
+    for svg in tree.iter(SVG + "svg"):
+        kind = svg.get("data-kind")
+        if kind == "histogram":
+            charts += 1
+            ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
+            for s in range(int(svg.get("data-series"))):
+                want = log2_bins(pointer(report, svg.get(f"data-source{s}")))
+                bars = [r for r in svg.iter(SVG + "rect") if r.get("data-series") == str(s)]
+                got = {int(r.get("data-bin")): float(r.get("data-count")) for r in bars}
+                assert got == {b: float(c) for b, c in want.items()}, f"{name}: {svg.get(f'data-source{s}')}: {got} != {want}"
+                top = max(want.values())
+                for r in bars:
+                    c = want[int(r.get("data-bin"))]
+                    h, y = float(r.get("height")), float(r.get("y"))
+                    assert abs(h - c / top * ph) < 1e-3, f"{name}: bar {r.get('data-bin')} height {h}, count {c} of {top}"
+                    assert abs(y + h - base) < 1e-3, f"{name}: bar off the baseline"
+                    checked["histogram bars"] += 1
+        elif kind == "mrc":   # fully associative LRU: cold + distances >= size, over all accesses
+            ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
+            for g in svg.iter(SVG + "g"):
+                hist = pointer(report, g.get("data-source"))
+                pts = list(g.iter(SVG + "circle"))
+                assert pts, f"{name}: empty curve"
+                for c in pts:
+                    size = float(c.get("data-lines"))
+                    want = (hist["cold"] + sum(n for d, n in hist["exact"] if d >= size)) / hist["accesses"]
+                    got = float(c.get("data-miss-ratio"))
+                    assert abs(got - want) < 1e-12, f"{name}: MRC at {size} lines: {got} != {want}"
+                    assert abs(float(c.get("cy")) - (base - want * ph)) < 0.01, f"{name}: MRC point off its value"
+                    checked["mrc points"] = checked.get("mrc points", 0) + 1
+        elif kind == "heatmap":
+            m = pointer(report, svg.get("data-source"))
+            n, k = len(m), int(svg.get("data-cells"))
+            assert int(svg.get("data-threads")) == n and k == min(n, 32)
+            want = [[0] * k for _ in range(k)]
+            for i in range(n):
+                for j in range(n):
+                    want[i * k // n][j * k // n] += m[i][j]
+            cells = [float(r.get("data-count")) for r in svg.iter(SVG + "rect") if r.get("data-count") is not None]
+            assert cells == [float(x) for row in want for x in row], f"{name}: heatmap {svg.get('data-source')}"
+            checked["heatmap cells"] += len(cells)
+    return tree, report, charts
+
+def summary(tree):
+    card = next(e for e in tree.iter("section") if e.get("id") == "summary")
+    dts = [e for e in card.iter() if e.tag in ("dt", "dd")]
+    return {dts[i].text: "".join(dts[i + 1].itertext()) for i in range(0, len(dts) - 1, 2) if dts[i].tag == "dt"}
+# the summary card: the trace's name as it is, warnings in words
+tree, report, _ = check("odd")
+card = summary(tree)
+assert card["trace"] == report["trace"]["path"] and card["trace"].endswith("a<b>&\"c'.zst"), card
+assert card["warnings"].startswith("none"), card["warnings"]
+tree, report, _ = check("cut")
+assert report["truncated"] is True and "The trace is truncated" in summary(tree)["warnings"], summary(tree)
+print("ok: summary card (escaped trace name, truncation warning)")
+for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
+    tree, report, charts = check(name)
+    if name == "reuse":   # the sampled histograms: stack distances, reuse times
+        want = sum(1 for k, v in [("stack_histogram", report["stack_histogram"])] +
+                   [(k2, v2) for d in report.values() if isinstance(d, dict) for k2, v2 in d.items()]
+                   if k.endswith("histogram") and isinstance(v, list) and v)
+        assert charts == want > 0, f"reuse: {charts} charts, {want} histograms"
+    print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
+# one miss-ratio curve per core count
+tree, report, charts = check("full")
+curves = [g.get("data-source") for s in tree.iter(SVG + "svg") if s.get("data-kind") == "mrc" for g in s.iter(SVG + "g")]
+assert curves == [f"/configs/{i}/crd/0/histogram" for i in range(len(report["configs"]))], curves
+# every PRD and CRD histogram of the full report is drawn
+tree, report, charts = check("full")
+want = sum(len(c["prd"]) + len(c["crd"]) for c in report["configs"])
+assert charts == want, f"full: {charts} histogram charts, {want} histograms"
+# --compare: sampled over full, both series
+tree, report, _ = check("compare")
+two = [s for s in tree.iter(SVG + "svg") if s.get("data-series") == "2"]
+assert len(two) == sum(1 for k in report["histograms"] if k.startswith("sampled_")), "compare: overlaid charts"
+for svg in two:   # S in the title of the histogram it measures
+    key = "s_" + svg.get("data-source0").rsplit("/sampled_", 1)[1]
+    if isinstance(report.get(key), (int, float)):
+        assert f"S = {report[key]:.4g}" in svg.find(SVG + "title").text, f"compare: {key} not in the chart's title"
+# the figures table: every scalar of the report with its value
+figs = {tr[0].text: tr[1].text or "" for tr in next(t for t in tree.iter("table") if t.get("id") == "figs").iter("tr") if tr[0].tag == "td"}
+def shown(v):
+    return "yes" if v is True else "no" if v is False else "\u2014" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+for k, v in report.items():
+    if not isinstance(v, (dict, list)):
+        assert figs.get(k) == shown(v), f"compare: figure {k}: {figs.get(k)!r} != {shown(v)!r}"
+    elif k != "histograms" and isinstance(v, dict):
+        for k2, v2 in v.items():
+            if not isinstance(v2, (dict, list)):
+                assert figs.get(f"{k}.{k2}") == shown(v2), f"compare: figure {k}.{k2}"
+# --diff: A and B bars
+tree, report, _ = check("diff")
+bars = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "diff"]
+want = []
+for t in report["tables"]:   # A and B of each row: the rank column's values (the first 20 rows)
+    if t["name"].rsplit(".", 1)[-1] not in ("groups", "objects", "cache_lines", "sites"):
+        continue
+    col = t["rank"] if isinstance(t["rank"], str) else "accesses"
+    vals = []
+    for r in t["rows"][:20]:
+        v = {c["column"]: c for c in r["values"]}.get(col, {"a": None, "b": None})
+        vals += [v["a"] or 0, v["b"] or 0]
+    if vals and max(vals) > 0:
+        want.append((t["table"], vals))
+assert len(bars) == len(want) > 0, f"diff: {len(bars)} A/B charts for {len(want)} tables"
+for svg, (table, vals) in zip(bars, want):
+    rects = [r for r in svg.iter(SVG + "rect") if r.get("data-value") is not None]
+    assert [float(r.get("data-value")) for r in rects] == [float(x) for x in vals], f"diff: {table}"
+    top = max(vals)
+    for r, x in zip(rects, vals):
+        assert abs(float(r.get("width")) - x / top * 300) < 1e-2, f"diff: bar width of {x} in {table}"
+print(f"ok: diff: {len(bars)} A/B charts")
+# (e) the large report
+tree, report, charts = check("big", 5 * 1024 * 1024)
+assert report["trace"]["threads"] == 64 and len(report["configs"][0]["sites"]) == 10000
+heat = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "heatmap"]
+assert heat and all(s.get("data-threads") == "64" and s.get("data-cells") == "32" for s in heat)
+rows = [t for t in tree.iter("table") if int(t.get("data-rows") or 0) > 50]
+assert rows and all(len(list(t.iter("tr"))) == 51 for t in rows), "big: tables not cut at 50 rows"
+print("ok:", checked)
+
+# (d) the screenshot: a PNG of the asked size, not blank
+png = open(f"{work}/full.png", "rb").read()
+assert png[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, hdr = 8, b"", None
+while pos < len(png):
+    n, typ = struct.unpack(">I4s", png[pos:pos + 8])
+    body = png[pos + 8:pos + 8 + n]
+    if typ == b"IHDR":
+        hdr = struct.unpack(">IIBBBBB", body)
+    elif typ == b"IDAT":
+        idat += body
+    pos += 12 + n
+w, h, depth, ctype = hdr[:4]
+assert (w, h) == (1200, 2400), f"screenshot {w}x{h}"
+assert depth == 8 and ctype in (2, 6), f"PNG colour type {ctype}"
+bpp = 3 if ctype == 2 else 4
+raw, stride, prev, pixels = zlib.decompress(idat), w * bpp, bytearray(w * bpp), []
+for y in range(h):   # undo the PNG row filters
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    prev = line
+    if y % 4 == 0:
+        pixels.extend(line[i] for i in range(0, stride, bpp * 4))   # red channel of a sample
+mean = sum(pixels) / len(pixels)
+var = sum((p - mean) ** 2 for p in pixels) / len(pixels)
+dark = sum(1 for p in pixels if p < 128) / len(pixels)
+assert var > 100 and dark > 0.005, f"screenshot blank: variance {var:.1f}, dark {dark:.4f}"
+print(f"ok: screenshot {w}x{h}, red-channel variance {var:.0f}, {100 * dark:.1f}% dark pixels")
+PY
+echo "PASS"
