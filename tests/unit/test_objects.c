@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "objects.h"
+#include "self_maps.h"
 
 /* Known globals: their addresses are the ground truth. */
 int table[8];
@@ -39,25 +40,9 @@ static struct pes_objects *load_self_as(const char *as_path, char *warn, size_t 
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     assert_true(k > 0);
     exe[k] = '\0';
-    FILE *f = fopen("/proc/self/maps", "r");
-    assert_non_null(f);
     struct pes_mapping m[64];
     static char paths[64][4096];
-    size_t n = 0;
-    char line[8192];
-    while (n < 64 && fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off;
-        char perms[8];
-        int pos = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &pos) < 4 || perms[2] != 'x') continue;
-        char *p = line + pos;
-        while (*p == ' ') p++;
-        p[strcspn(p, "\n")] = '\0';
-        snprintf(paths[n], sizeof paths[n], "%s", as_path && strcmp(p, exe) == 0 ? as_path : p);
-        m[n] = (struct pes_mapping){.start = s, .end = e, .file_offset = off, .path = paths[n]};
-        n++;
-    }
-    fclose(f);
+    size_t n = self_maps(m, paths, 64, exe, as_path);
     struct pes_objects *o = pes_objects_create();
     assert_non_null(o);
     pes_objects_load_mappings(o, m, n, warn, warn_size);

@@ -18,12 +18,13 @@
 
 #include "input.h"
 #include "objects.h"
+#include "self_maps.h"
 
 int table[8];   /* a global of this executable: its address is the ground truth */
 
 static char path[128];
 static struct pes_mapping maps[64];
-static char map_paths[64][1024];
+static char map_paths[64][4096];
 static size_t n_maps;
 static uint64_t ips7[2], ips9[2];
 static int line7;
@@ -40,23 +41,7 @@ __attribute__((noinline)) static void make_sites(void) {
 }
 
 static void read_maps(void) {
-    FILE *f = fopen("/proc/self/maps", "r");
-    assert_non_null(f);
-    char line[4096];
-    n_maps = 0;
-    while (n_maps < 64 && fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off;
-        char perms[8];
-        int pos = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &pos) < 4 || perms[2] != 'x') continue;
-        char *p = line + pos;
-        while (*p == ' ') p++;
-        p[strcspn(p, "\n")] = '\0';
-        snprintf(map_paths[n_maps], sizeof map_paths[n_maps], "%s", p);
-        maps[n_maps] = (struct pes_mapping){.start = s, .end = e, .file_offset = off, .path = map_paths[n_maps]};
-        n_maps++;
-    }
-    fclose(f);
+    n_maps = self_maps(maps, map_paths, 64, NULL, NULL);
 }
 
 static struct pes_record rec(uint32_t id, uint64_t addr, uint32_t extra) {

@@ -19,6 +19,7 @@
 #include "analysis.h"
 #include "objects.h"
 #include "report.h"
+#include "self_maps.h"
 
 /* Data objects of this test's own DWARF (built with -g): a struct whose two
  * fields two threads write, and an array whose two elements they write. */
@@ -357,25 +358,9 @@ static void test_sim_by_line_sums(void **state) {
 
 /* This process's executable mappings, as the runtime's MAPS block lists them. */
 static struct pes_objects *load_self(void) {
-    FILE *f = fopen("/proc/self/maps", "r");
-    assert_non_null(f);
     struct pes_mapping m[64];
     static char paths[64][4096];
-    size_t n = 0;
-    char line[8192];
-    while (n < 64 && fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off;
-        char perms[8];
-        int pos = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &pos) < 4 || perms[2] != 'x') continue;
-        char *p = line + pos;
-        while (*p == ' ') p++;
-        p[strcspn(p, "\n")] = '\0';
-        snprintf(paths[n], sizeof paths[n], "%s", p);
-        m[n] = (struct pes_mapping){.start = s, .end = e, .file_offset = off, .path = paths[n]};
-        n++;
-    }
-    fclose(f);
+    size_t n = self_maps(m, paths, 64, NULL, NULL);
     struct pes_objects *o = pes_objects_create();
     assert_non_null(o);
     char warn[512];
