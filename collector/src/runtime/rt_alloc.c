@@ -32,7 +32,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -92,33 +91,11 @@ struct site {
 
 /* The code of libc and of the dynamic loader: a call from there may hold
  * their locks, so a thread's stack (pthread_getattr_np) is not read then. */
-struct code_range {
-    uint64_t lo, hi;
-};
-static struct code_range libc_code[2];
-
-static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    (void)arg;
-    uint64_t libc_fn = (uint64_t)(uintptr_t)&__libc_malloc, ld_fn = (uint64_t)(uintptr_t)&_dl_find_object;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (libc_fn >= lo && libc_fn < hi)
-            libc_code[0] = (struct code_range){lo, hi};
-        if (ld_fn >= lo && ld_fn < hi)
-            libc_code[1] = (struct code_range){lo, hi};
-    }
-    return 0;
-}
+static struct pes_rt_code_range libc_code, ld_code;
 
 static int in_libc(uint64_t ip)
 {
-    return (ip >= libc_code[0].lo && ip < libc_code[0].hi) ||
-           (ip >= libc_code[1].lo && ip < libc_code[1].hi);
+    return pes_rt_code_range_has(&libc_code, ip) || pes_rt_code_range_has(&ld_code, ip);
 }
 
 static struct slot *slots;
@@ -130,7 +107,8 @@ int pes_rt_alloc_init(void)
 {
     if (slots)
         return 0;
-    dl_iterate_phdr(find_code, NULL);
+    libc_code = pes_rt_code_range_of((const void *)&__libc_malloc);
+    ld_code = pes_rt_code_range_of((const void *)&_dl_find_object);
     /* untouched pages cost nothing: a program with few sites uses a few pages */
     void *a = mmap(NULL, SITE_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

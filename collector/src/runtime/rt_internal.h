@@ -10,7 +10,7 @@
  *   rt_buffer.c       the slow path: buffer hand-off, time marks, limit
  *   rt_check.c        the check path's countdown: __pes_check_due, exact counts from it
  *   rt_writer.c       the writer pool: queue, encoder threads, in-order append
- *   rt_modules.c      __pes_register_module
+ *   rt_modules.c      __pes_register_module; code ranges of loaded objects
  *   rt_signals.c      fatal-signal flush
  *   rt_sites.c        id -> load/store weights and site kinds (soft sampler)
  *   rt_sample.c       the soft sampler: countdowns in the limit, exact counts, samples
@@ -152,6 +152,18 @@ PES_RT_HIDDEN int pes_rt_assign_range(uint32_t *next, uint32_t n_sites, uint32_t
  * (free() it), NULL on allocation failure. */
 PES_RT_HIDDEN struct pes_module *pes_rt_module_convert(const struct pes_rt_module *m,
                                                        uint32_t id_base);
+
+/* The executable PT_LOAD segment of the loaded object whose code holds `fn`
+ * (libc, the dynamic loader, the runtime itself). Reads the loader's list
+ * (dl_iterate_phdr): call at start-up, not in a handler. */
+struct pes_rt_code_range {
+    uint64_t lo, hi;
+};
+PES_RT_HIDDEN struct pes_rt_code_range pes_rt_code_range_of(const void *fn);
+static inline int pes_rt_code_range_has(const struct pes_rt_code_range *r, uint64_t ip)
+{
+    return ip >= r->lo && ip < r->hi;
+}
 
 /* Command-line quoting (shared with pes-collect): arguments joined by spaces,
  * each quoted for a POSIX shell if needed. malloc'd; NULL on allocation failure. */

@@ -1,6 +1,9 @@
 /* rt_modules.c — __pes_register_module: consecutive id ranges from 0 in
  * registration order; the converted tables go through the writer queue, so a
- * MODULE block always precedes the records that use its ids. */
+ * MODULE block always precedes the records that use its ids. Also where the
+ * code of a loaded object lies (pes_rt_code_range_of). */
+#define _GNU_SOURCE
+#include <link.h>
 #include <stdlib.h>
 
 #include "rt_internal.h"
@@ -57,4 +60,35 @@ static void register_entered(struct pes_rt_module *m)
         }
     }
     pthread_mutex_unlock(&modules_lock);
+}
+
+/* ------------------------------------------------------------ code ranges */
+
+struct code_search {
+    uint64_t fn;
+    struct pes_rt_code_range found;
+};
+
+static int find_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct code_search *c = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (c->fn >= lo && c->fn < hi) {
+            c->found = (struct pes_rt_code_range){lo, hi};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+struct pes_rt_code_range pes_rt_code_range_of(const void *fn)
+{
+    struct code_search c = {(uint64_t)(uintptr_t)fn, {0, 0}};
+    dl_iterate_phdr(find_code, &c);
+    return c.found;
 }

@@ -48,6 +48,14 @@ static uint64_t perf_data(const siginfo_t *si)
     return d;
 }
 
+/* The runtime's own code. A trap raised there is the runtime touching a
+ * watched address, never the program: a watch on memory the runtime reuses
+ * (a dead thread's stack that now holds a new thread's TLS, a freed block),
+ * or on a line that holds both. Such a trap returns at once, before the
+ * handler reads any state a watch could cover, so the handler's own accesses
+ * cannot trap it into itself again (it runs with SA_NODEFER). */
+static struct pes_rt_code_range own_code;
+
 static void take_over(void)
 {
     struct sigaction sa, cur;
@@ -64,6 +72,8 @@ static void take_over(void)
 
 int pes_rt_watch_install(void)
 {
+    if (!own_code.hi)
+        own_code = pes_rt_code_range_of((const void *)&on_trap);
     take_over();
     installed = 1;
     return 0;
@@ -192,6 +202,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
         chain(sig, si, ucv);
         return;
     }
+    const ucontext_t *uc = ucv;
+    uint64_t ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (pes_rt_code_range_has(&own_code, ip))
+        return;   /* the runtime's access (above): stays armed, nothing counted */
     int saved = errno;
     /* the trap may push events to the writer queue: an asynchronous cancel
      * must not end the thread while it holds that lock (inside the runtime
@@ -201,8 +215,6 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (t && reg < PES_RT_MAX_DEBUG_REGISTERS) {
         t->s.traps++;
-        ucontext_t *uc = ucv;
-        uint64_t ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
         int disarm = 1;
         if (t->s.in_runtime) {
             t->s.ignored_traps++;   /* the runtime touched it, not the program */

@@ -22,6 +22,7 @@ kill_limit_ms=1000   # omp_sigint: from SIGINT to the exit of pes-collect
 file=$prog.c flags= args= want=0 cut=0 sigint=0
 case $prog in
 sig_alarm|sig_altstack|cancel_deferred|cancel_async|threads64|tls|recursion|sigtrap_own|atexit|longjmp) ;;
+watch_runtime)  flags=-ldl ;;
 dlopen_loop)    flags=-ldl args=@LIB@ ;;
 fork_exit)      file=fork.c args=exit ;;
 fork_uexit)     file=fork.c args=_exit ;;
