@@ -25,7 +25,9 @@ int main(int argc, char **argv) {
     double *y = kernel_alloc(sizeof(double) * n);
     for (long i = 0; i < n * n; i++) a[i] = (double)(i % 19) / 19.0;
     for (long i = 0; i < n; i++) x[i] = 1.0 + (double)(i % 3);
+    kernel_region_begin();
     atax(n, a, x, tmp, y);
+    kernel_region_end();
     printf("atax n=%ld checksum=%.6e\n", n, kernel_checksum(y, n));
     free(a); free(x); free(tmp); free(y);
     return 0;

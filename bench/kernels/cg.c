@@ -145,12 +145,14 @@ int main(int argc, char **argv) {
      * is the constant vector; inverse iteration converges to it, so each solve
      * would start from an easier right-hand side than the last. */
     double worst = 0.0, sum = 0.0;
+    kernel_region_begin();
     for (int solve = 0; solve < SOLVES; solve++) {
         for (long i = 0; i < n; i++) b[i] = 0.5 + kernel_rand_unit(&s);
         double rel_res2 = cg(&a, b, x, r, p, q) / dot(n, b, b);
         if (rel_res2 > worst) worst = rel_res2;
         sum += kernel_checksum(x, n);
     }
+    kernel_region_end();
     /* the residual gets 3 digits: its last bits depend on the reductions' order */
     printf("cg n=%ld nnz=%ld iters=%dx%d rel_residual^2=%.3e checksum=%.6e\n", n, a.nnz, (int)SOLVES,
            (int)ITERS, worst, sum);

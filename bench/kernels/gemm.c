@@ -23,7 +23,9 @@ int main(int argc, char **argv) {
         b[i] = (double)(i % 17) / 17.0;
         c[i] = (double)(i % 11) / 11.0;
     }
+    kernel_region_begin();
     gemm(n, 1.5, 1.2, c, a, b);
+    kernel_region_end();
     printf("gemm n=%ld checksum=%.6e\n", n, kernel_checksum(c, n * n));
     free(a); free(b); free(c);
     return 0;

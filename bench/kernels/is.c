@@ -139,6 +139,7 @@ int main(int argc, char **argv) {
     for (int t = 0; t < TEST_KEYS; t++) test_index[t] = kernel_rand_below(&seed, n);
 
     unsigned long long checksum = 0;
+    kernel_region_begin();
     for (int it = 1; it <= ITERATIONS; it++) {
         /* as NAS IS does, change two keys per iteration so that no two rankings
          * are the same computation */
@@ -150,6 +151,7 @@ int main(int argc, char **argv) {
         rank_buckets(&s);
         for (int t = 0; t < TEST_KEYS; t++) checksum = checksum * 31 + (unsigned long long)s.rank[s.key[test_index[t]]];
     }
+    kernel_region_end();
     long bad = sort_and_check(&s, sorted);
     for (long i = 0; i < n; i++) checksum += (unsigned long long)sorted[i] * (unsigned long long)((i % 7) + 1);
     printf("is n=%ld max_key=%ld buckets=%ld iterations=%d %s checksum=%llu\n", n, s.max_key, s.buckets,

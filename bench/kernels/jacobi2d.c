@@ -22,7 +22,9 @@ int main(int argc, char **argv) {
     double *a = kernel_alloc(sizeof(double) * n * n);
     double *b = kernel_alloc(sizeof(double) * n * n);
     for (long i = 0; i < n * n; i++) a[i] = b[i] = (double)(i % 23) / 23.0;
+    kernel_region_begin();
     jacobi2d(n, steps, a, b);
+    kernel_region_end();
     printf("jacobi2d n=%ld steps=%ld checksum=%.6e\n", n, steps, kernel_checksum(a, n * n));
     free(a); free(b);
     return 0;

@@ -55,4 +55,33 @@ static inline double kernel_rand_unit(uint64_t *state) {
 static inline long kernel_rand_below(uint64_t *state, long n) {
     return (long)(kernel_rand(state) % (uint64_t)n);
 }
+
+/* The computation a kernel times (bench/model_vs_host.py): built with
+ * -DKERNEL_REGION, kernel_region_begin/end mark it as pes's region of
+ * interest (pes/roi.h: a trace then holds the computation only) and the end
+ * prints its wall time on stderr, so the measured and the predicted time
+ * cover the same accesses. Without the macro both are empty. */
+#ifdef KERNEL_REGION
+#include <time.h>
+
+#include "pes/roi.h"
+
+static struct timespec kernel_region_t0;
+
+static inline void kernel_region_begin(void) {
+    pes_roi_begin();
+    clock_gettime(CLOCK_MONOTONIC, &kernel_region_t0);
+}
+
+static inline void kernel_region_end(void) {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    pes_roi_end();
+    fprintf(stderr, "kernel region: %.9f s\n",
+            (double)(t1.tv_sec - kernel_region_t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - kernel_region_t0.tv_nsec));
+}
+#else
+static inline void kernel_region_begin(void) {}
+static inline void kernel_region_end(void) {}
+#endif
 #endif

@@ -153,7 +153,9 @@ int main(int argc, char **argv) {
         lv[0].f[at(n, i, j, k)] += q < CHARGES ? 1.0 : -1.0;
     }
     double r0 = resid_norm2(&lv[0]);
+    kernel_region_begin();
     for (int c = 0; c < CYCLES; c++) vcycle(lv, 0, nlev);
+    kernel_region_end();
     double rn = resid_norm2(&lv[0]);
     long points = (n + 1) * (n + 1) * (n + 1);
     /* the residual reduction gets 3 digits: its last bits depend on the

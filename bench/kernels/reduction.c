@@ -18,7 +18,9 @@ int main(int argc, char **argv) {
         y[i] = (double)(i % 37) / 37.0;
     }
     double s = 0.0;
+    kernel_region_begin();
     for (long p = 0; p < passes; p++) s += dot(n, x, y) + dot(n, x, x);
+    kernel_region_end();
     printf("reduction n=%ld passes=%ld result=%.6e\n", n, passes, s);
     free(x); free(y);
     return 0;

@@ -22,7 +22,9 @@ int main(int argc, char **argv) {
     double *a = kernel_alloc(sizeof(double) * n * n);
     double *b = kernel_alloc(sizeof(double) * n * n);
     for (long i = 0; i < n * n; i++) a[i] = (double)(i % 101);
+    kernel_region_begin();
     transpose_naive(n, b, a);
+    kernel_region_end();
     double s1 = kernel_checksum(b, n * n);
     transpose_blocked(n, a, b); /* transposing back restores a */
     printf("transpose n=%ld checksum=%.6e %.6e\n", n, s1, kernel_checksum(a, n * n));

@@ -25,7 +25,9 @@ int main(int argc, char **argv) {
     for (long i = 0; i < n; i++)
         for (long j = 0; j < n; j++) l[i * n + j] = j > i ? 0.0 : (i == j ? 2.0 + i % 3 : 0.01 * ((i + j) % 5));
     for (long i = 0; i < n * nrhs; i++) b[i] = 1.0 + (double)(i % 9);
+    kernel_region_begin();
     trisolv(n, nrhs, l, x, b);
+    kernel_region_end();
     printf("trisolv n=%ld nrhs=%ld checksum=%.6e\n", n, nrhs, kernel_checksum(x, n * nrhs));
     free(l); free(x); free(b);
     return 0;

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Predicted runtime (PPT-Multicore Eq. 4-8 in pes-replay) against the
+measured wall time of the same computation on this host.
+
+For each kernel and size: the plain-clang build (-O2 -fopenmp, the binary a
+user runs) is timed with OMP_NUM_THREADS = each core count, repeats
+interleaved across core counts, the median kept; the time is that of the
+kernel's computation only (kernel_region_begin/end in
+bench/kernels/kernel_common.h, built with -DKERNEL_REGION). One sequential
+full trace of the pes-clang build, recorded inside the same region (the
+markers are pes's region of interest), is replayed with
+`--cores 1,...,N --machine M`, and model.runtime.total_seconds of each core
+count is compared with the measured time.
+
+Reported per kernel x size x cores: measured, predicted, relative error
+(predicted - measured) / measured; then mean |error| and max |error| per core
+count and overall. With a PMU (perf_event hardware counters), per-level hit
+rates could be compared too; this VM has none, which the output says.
+
+usage: bench/model_vs_host.py [--build build] [--machine host]
+           [--sizes small,medium] [--cores 1,2] [--kernels ...] [--repeat 5]
+           [--out bench/out]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+ROOT = benchlib.ROOT
+KERNELS = ["gemm", "transpose", "jacobi2d", "trisolv", "reduction", "atax", "cg", "mg", "is"]
+
+
+def pmu_available():
+    """Whether perf_event_open can count hardware cycles here (the VM: no)."""
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            f.read()
+    except OSError:
+        return False
+    p = subprocess.run(["sh", "-c", "ls /sys/bus/event_source/devices/"], stdout=subprocess.PIPE, text=True)
+    return "cpu" in p.stdout.split()
+
+
+def build(kernel, work, pes_clang):
+    src = os.path.join(ROOT, "bench", "kernels", f"{kernel}.c")
+    inc = os.path.join(ROOT, "collector", "include")
+    plain, inst = os.path.join(work, f"{kernel}.plain"), os.path.join(work, f"{kernel}.pes")
+    flags = ["-O2", "-fopenmp", "-DKERNEL_REGION", "-I", inc, src]
+    subprocess.run(["clang-19"] + flags + ["-o", plain], check=True)
+    subprocess.run([pes_clang] + flags + ["-o", inst], check=True)
+    return plain, inst
+
+
+def region_seconds(cmd, env):
+    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"model_vs_host.py: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
+    times = [float(line.split()[2]) for line in p.stderr.splitlines() if line.startswith("kernel region: ")]
+    if not times:
+        sys.exit(f"model_vs_host.py: {' '.join(cmd)} printed no 'kernel region:' line (built without -DKERNEL_REGION?)")
+    return sum(times)
+
+
+def measure(exe, size, cores, repeat):
+    """{cores: median region seconds}, the core counts interleaved per repeat."""
+    got = {c: [] for c in cores}
+    for _ in range(repeat):
+        for c in cores:
+            got[c].append(region_seconds([exe, size], benchlib.omp_env(c)))
+    return {c: statistics.median(v) for c, v in got.items()}
+
+
+def predict(binp, inst, size, cores, machine, work, extra):
+    trace = os.path.join(work, f"{os.path.basename(inst)}.{size}.zst")
+    p = subprocess.run([os.path.join(binp, "pes-collect"), "-q", "--full", "--force", "-o", trace, "--", inst, size],
+                       env=benchlib.omp_env(1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"model_vs_host.py: tracing {inst} {size} failed ({p.returncode}): {p.stderr.strip()}")
+    out = subprocess.run([os.path.join(binp, "pes-replay"), trace, "--machine", machine, "--cores",
+                          ",".join(map(str, cores)), "--top", "0", "--no-objects", "--format", "json"] + extra,
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    rep = json.loads(out)
+    os.unlink(trace)
+    pred = {}
+    for cfg in rep["configs"]:
+        rt = cfg["model"]["runtime"]
+        pred[cfg["cores"]] = dict(seconds=rt["total_seconds"], mem=rt.get("mem_seconds"), cpu=rt.get("cpu_seconds"),
+                                  validation=rt.get("validation"))
+    return pred, rep.get("machine", {}).get("name")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--machine", default="host")
+    ap.add_argument("--sizes", default="small,medium")
+    ap.add_argument("--cores", default=",".join(str(c) for c in range(1, (os.cpu_count() or 1) + 1)))
+    ap.add_argument("--kernels", default=",".join(KERNELS))
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--replay-arg", action="append", default=[], help="extra pes-replay argument (repeatable)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
+    a = ap.parse_args()
+    binp = os.path.join(a.build, "bin")
+    work = os.path.join(a.out, "model_vs_host")
+    os.makedirs(work, exist_ok=True)
+    cores = benchlib.csv(a.cores, int)
+
+    rows = []
+    for k in benchlib.csv(a.kernels):
+        plain, inst = build(k, work, os.path.join(binp, "pes-clang"))
+        for size in benchlib.csv(a.sizes):
+            measured = measure(plain, size, cores, a.repeat)
+            pred, _ = predict(binp, inst, size, cores, a.machine, work, a.replay_arg)
+            for c in cores:
+                p = pred[c]
+                err = (p["seconds"] - measured[c]) / measured[c]
+                rows.append(dict(kernel=k, size=size, cores=c, measured_s=measured[c], predicted_s=p["seconds"],
+                                 mem_s=p["mem"], cpu_s=p["cpu"], error=err, validation=p["validation"]))
+                print(f"{k:9} {size:6} {c:2} cores: measured {measured[c] * 1e3:10.3f} ms  predicted "
+                      f"{p['seconds'] * 1e3:10.3f} ms  error {err * 100:+8.1f} %", file=sys.stderr)
+
+    lines = [f"Runtime prediction vs this host (`bench/model_vs_host.py --machine {a.machine} --sizes {a.sizes} "
+             f"--cores {a.cores} --repeat {a.repeat}`; median of {a.repeat} interleaved runs of the plain-clang "
+             f"build, computation only):", "",
+             "| kernel | size | cores | measured ms | predicted ms | error % |", "|---|---|--:|--:|--:|--:|"]
+    for r in rows:
+        lines.append(f"| {r['kernel']} | {r['size']} | {r['cores']} | {r['measured_s'] * 1e3:.3f} | "
+                     f"{r['predicted_s'] * 1e3:.3f} | {r['error'] * 100:+.1f} |")
+    lines += ["", "| cores | mean abs error % | max abs error % | runs |", "|--:|--:|--:|--:|"]
+    summary = {}
+    for c in cores + ["all"]:
+        rs = [r for r in rows if c == "all" or r["cores"] == c]
+        errs = [abs(r["error"]) for r in rs]
+        summary[str(c)] = dict(mean_abs=statistics.mean(errs), max_abs=max(errs), n=len(errs))
+        lines.append(f"| {c} | {statistics.mean(errs) * 100:.1f} | {max(errs) * 100:.1f} | {len(errs)} |")
+    if not pmu_available():
+        lines += ["", "Per-level hit rates against hardware counters: skipped (no PMU on this machine)."]
+    table = "\n".join(lines)
+    benchlib.write_outputs(a.out, "model_vs_host", table,
+                           dict(machine=a.machine, sizes=a.sizes, cores=cores, rows=rows, summary=summary))
+
+
+if __name__ == "__main__":
+    main()
