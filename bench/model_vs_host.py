@@ -56,22 +56,25 @@ def build(kernel, work, pes_clang):
     return plain, inst
 
 
-def region_seconds(cmd, env):
+def region_seconds(cmd, env, clock, threads):
     p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit(f"model_vs_host.py: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
-    times = [float(line.split()[2]) for line in p.stderr.splitlines() if line.startswith("kernel region: ")]
+    # "kernel region: W s wall, C s cpu"
+    regions = [line.split() for line in p.stderr.splitlines() if line.startswith("kernel region: ")]
+    times = [float(f[2]) if clock == "wall" else float(f[5]) / threads for f in regions]
     if not times:
         sys.exit(f"model_vs_host.py: {' '.join(cmd)} printed no 'kernel region:' line (built without -DKERNEL_REGION?)")
     return sum(times)
 
 
-def measure(exe, size, cores, repeat):
+def measure(exe, size, cores, repeat, clock):
     """{cores: median region seconds}, the core counts interleaved per repeat."""
     got = {c: [] for c in cores}
+    env = {c: dict(benchlib.omp_env(c), OMP_WAIT_POLICY="passive") for c in cores}
     for _ in range(repeat):
         for c in cores:
-            got[c].append(region_seconds([exe, size], benchlib.omp_env(c)))
+            got[c].append(region_seconds([exe, size], env[c], clock, c))
     return {c: statistics.median(v) for c, v in got.items()}
 
 
@@ -86,6 +89,8 @@ def predict(binp, inst, size, cores, machine, work, extra):
                          check=True, stdout=subprocess.PIPE, text=True).stdout
     rep = json.loads(out)
     os.unlink(trace)
+    with open(trace[:-4] + ".report.json", "w") as f:   # kept: the model's inputs, for a closer look
+        f.write(out)
     pred = {}
     for cfg in rep["configs"]:
         rt = cfg["model"]["runtime"]
@@ -102,6 +107,9 @@ def main():
     ap.add_argument("--cores", default=",".join(str(c) for c in range(1, (os.cpu_count() or 1) + 1)))
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall: elapsed time of the computation (the target); cpu: its CPU time / threads, "
+                         "steadier when other work shares the machine, blind to load imbalance")
     ap.add_argument("--replay-arg", action="append", default=[], help="extra pes-replay argument (repeatable)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
@@ -114,7 +122,7 @@ def main():
     for k in benchlib.csv(a.kernels):
         plain, inst = build(k, work, os.path.join(binp, "pes-clang"))
         for size in benchlib.csv(a.sizes):
-            measured = measure(plain, size, cores, a.repeat)
+            measured = measure(plain, size, cores, a.repeat, a.clock)
             pred, _ = predict(binp, inst, size, cores, a.machine, work, a.replay_arg)
             for c in cores:
                 p = pred[c]
@@ -125,8 +133,8 @@ def main():
                       f"{p['seconds'] * 1e3:10.3f} ms  error {err * 100:+8.1f} %", file=sys.stderr)
 
     lines = [f"Runtime prediction vs this host (`bench/model_vs_host.py --machine {a.machine} --sizes {a.sizes} "
-             f"--cores {a.cores} --repeat {a.repeat}`; median of {a.repeat} interleaved runs of the plain-clang "
-             f"build, computation only):", "",
+             f"--cores {a.cores} --repeat {a.repeat} --clock {a.clock}`; median of {a.repeat} interleaved runs of "
+             f"the plain-clang build, computation only, {a.clock} time):", "",
              "| kernel | size | cores | measured ms | predicted ms | error % |", "|---|---|--:|--:|--:|--:|"]
     for r in rows:
         lines.append(f"| {r['kernel']} | {r['size']} | {r['cores']} | {r['measured_s'] * 1e3:.3f} | "
@@ -142,7 +150,7 @@ def main():
         lines += ["", "Per-level hit rates against hardware counters: skipped (no PMU on this machine)."]
     table = "\n".join(lines)
     benchlib.write_outputs(a.out, "model_vs_host", table,
-                           dict(machine=a.machine, sizes=a.sizes, cores=cores, rows=rows, summary=summary))
+                           dict(machine=a.machine, sizes=a.sizes, cores=cores, clock=a.clock, rows=rows, summary=summary))
 
 
 if __name__ == "__main__":

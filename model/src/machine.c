@@ -73,6 +73,8 @@ void pes_model_generic_level(struct pes_cache_config *c, unsigned level)
 
 void pes_model_generic_costs(struct pes_machine *m)
 {
+    m->issue_width = PES_DEFAULT_ISSUE_WIDTH;
+    m->mlp = PES_DEFAULT_MLP;
     m->mem_latency = 200;
     m->mem_recip_throughput = 16;
     /* Agner Fog's tables, typical of Haswell..Zen 2 (scalar forms). */
@@ -128,6 +130,10 @@ int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
     }
     if (bad_cost(m->mem_latency) || bad_cost(m->mem_recip_throughput))
         return pes_model_fail(err, PES_ERR_ARG, "%s: memory latency/throughput must be >= 0", n);
+    if (!(m->issue_width == 0 || m->issue_width >= 1.0) || !isfinite(m->issue_width) ||
+        !(m->mlp == 0 || m->mlp >= 1.0) || !isfinite(m->mlp))
+        return pes_model_fail(err, PES_ERR_ARG, "%s: issue_width %g and mlp %g must be >= 1 (0: default)",
+                              n, m->issue_width, m->mlp);
     for (int o = 0; o < PES_OP_COUNT; o++)
         if (bad_cost(m->op_latency[o]) || bad_cost(m->op_recip_throughput[o]))
             return pes_model_fail(err, PES_ERR_ARG, "%s: op %s costs must be >= 0", n,
@@ -151,6 +157,7 @@ void pes_machine_print(const struct pes_machine *m, FILE *out)
 {
     fprintf(out, "name = %s\nghz = %.15g\nsockets = %u\ncores_per_socket = %u\n", m->name,
             m->ghz, m->sockets, m->cores_per_socket);
+    fprintf(out, "issue_width = %.15g\nmlp = %.15g\n", pes_machine_issue_width(m), pes_machine_mlp(m));
     for (unsigned i = 0; i < m->n_levels && i < PES_MAX_LEVELS; i++) {
         const struct pes_cache_config *c = &m->level[i];
         fprintf(out, "L%u.size = ", i + 1);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,7 +20,8 @@ static const char *const level_keys[F_LEVEL_KEYS] = {
 
 /* Which keys were seen, to reject duplicates and report missing ones. */
 struct seen {
-    unsigned top;                             /* bit 0 name, 1 ghz, 2 sockets, 3 cores */
+    unsigned top;                             /* bit 0 name, 1 ghz, 2 sockets, 3 cores,
+                                                 4 issue_width, 5 mlp */
     unsigned level[PES_MAX_LEVELS];           /* bit per level key */
     unsigned mem;                             /* bit 0 latency, 1 recip_throughput */
     unsigned op[PES_OP_COUNT];
@@ -135,6 +137,17 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         *(cores ? &m->cores_per_socket : &m->sockets) = (uint32_t)u;
         return 0;
     }
+    if (!strcmp(key, "issue_width") || !strcmp(key, "mlp")) {
+        int mlp = key[0] == 'm';
+        if (mark(&sn->top, mlp ? 5 : 4, src, line, key, err))
+            return -1;
+        double v;
+        if (pes_model_parse_double(val, &v) || !(v >= 1.0) || !isfinite(v))
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (>= 1)", src, line,
+                                  key, val);
+        *(mlp ? &m->mlp : &m->issue_width) = v;
+        return 0;
+    }
     if ((key[0] == 'L' || key[0] == 'l') && key[1] >= '1' && key[1] <= '0' + PES_MAX_LEVELS &&
         key[2] == '.')
         return level_key(m, sn, (unsigned)(key[1] - '1'), key + 3, val, src, line, key, err);
@@ -226,6 +239,8 @@ int pes_machine_parse(const char *text, const char *source, struct pes_machine *
     }
     if (check_complete(&tmp, &sn, src, err))
         return -1;
+    tmp.issue_width = pes_machine_issue_width(&tmp);   /* optional keys: explicit defaults */
+    tmp.mlp = pes_machine_mlp(&tmp);
     if (!tmp.name[0]) {                      /* default: the file's base name */
         const char *b = strrchr(src, '/');
         b = b ? b + 1 : src;

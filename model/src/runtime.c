@@ -1,4 +1,5 @@
-/* Hierarchy averages and runtime prediction (PPT-Multicore Eq. 4–8). */
+/* Hierarchy averages and runtime prediction: PPT-Multicore Eq. 4–8, and the
+ * overlap model (docs/model.md §3). */
 #include <math.h>
 
 #include "internal.h"
@@ -49,6 +50,49 @@ static double cpu_cycles(double n, double lat, double rthr, enum pes_cpu_bound b
     return lat + (n - 1) * rthr;         /* first result after lat, then pipelined */
 }
 
+const char *pes_runtime_model_name(enum pes_runtime_model model)
+{
+    switch (model) {
+    case PES_RUNTIME_PPT: return "ppt";
+    case PES_RUNTIME_OVERLAP: return "overlap";
+    }
+    return NULL;
+}
+
+/* Per-core cycles of the overlap model (docs/model.md §3, "overlap"). */
+static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime_input *in, double cores,
+                           double *mem, double *cpu)
+{
+    double loads = in->ops[PES_OP_LOAD] / cores, stores = in->ops[PES_OP_STORE] / cores;
+    /* issue: loads and stores go through their own ports */
+    double issue = fmax(loads * m->op_recip_throughput[PES_OP_LOAD],
+                        stores * m->op_recip_throughput[PES_OP_STORE]);
+    /* the accesses each level below L1 serves: one line each, delivered at
+     * that level's rate; the levels deliver concurrently (the slowest bounds)
+     * and a fill waits for its latency only when mlp others are not in flight */
+    double n = loads + stores, prev = 0, fill = 0, exposed = 0;
+    for (unsigned i = 0; i <= m->n_levels; i++) {
+        double g = i < m->n_levels ? fmax(in->hit[i], prev) : 1.0;
+        if (i > 0) {
+            double served = n * (g - prev);
+            double beta = i < m->n_levels ? m->level[i].recip_throughput : m->mem_recip_throughput;
+            double delta = i < m->n_levels ? m->level[i].latency : m->mem_latency;
+            fill = fmax(fill, served * beta);
+            exposed += served * delta;
+        }
+        prev = g;
+    }
+    *mem = fmax(issue, fill) + exposed / pes_machine_mlp(m);
+    /* compute: issue_width operations per cycle, each class at most 1/beta */
+    double all = 0, port = 0;
+    for (int c = 0; c < PES_OP_COUNT; c++) {
+        all += in->ops[c] / cores;
+        if (c != PES_OP_LOAD && c != PES_OP_STORE)
+            port = fmax(port, in->ops[c] / cores * m->op_recip_throughput[c]);
+    }
+    *cpu = fmax(all / pes_machine_issue_width(m), port);
+}
+
 int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_input *in,
                       struct pes_runtime *out, struct pes_error *err)
 {
@@ -64,24 +108,32 @@ int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_inpu
         return pes_model_fail(err, PES_ERR_ARG, "runtime: total memory %g bytes", in->total_mem);
     if (in->bound != PES_CPU_THROUGHPUT && in->bound != PES_CPU_LATENCY)
         return pes_model_fail(err, PES_ERR_ARG, "runtime: unknown bound %d", (int)in->bound);
+    if (!pes_runtime_model_name(in->model))
+        return pes_model_fail(err, PES_ERR_ARG, "runtime: unknown model %d", (int)in->model);
     struct pes_runtime r = {0};
     if (pes_model_averages(m, in->hit, &r.delta_avg, &r.beta_avg, err))
         return -1;
-    /* Eq. 5: each block of b bytes pays one latency and b-1 reciprocal throughputs;
-     * the memory traffic is split evenly over the cores like the operations. */
-    double mem = in->total_mem / cores;
-    r.mem_cycles = (r.delta_avg + (block - 1.0) * r.beta_avg) / block * mem;
-    for (int c = 0; c < PES_OP_COUNT; c++) {
-        double n = in->ops[c];
-        if (!(n >= 0.0) || !isfinite(n))
+    for (int c = 0; c < PES_OP_COUNT; c++)
+        if (!(in->ops[c] >= 0.0) || !isfinite(in->ops[c]))
             return pes_model_fail(err, PES_ERR_ARG, "runtime: op count %g for %s",
-                                  n, pes_machine_op_key(c));
-        if (c == PES_OP_LOAD || c == PES_OP_STORE)
-            continue;                    /* memory time is Eq. 5's */
-        r.cpu_cycles += cpu_cycles(n / cores, m->op_latency[c], m->op_recip_throughput[c],
-                                   in->bound);                               /* Eq. 8 */
+                                  in->ops[c], pes_machine_op_key(c));
+    if (in->model == PES_RUNTIME_OVERLAP) {
+        overlap_cycles(m, in, cores, &r.mem_cycles, &r.cpu_cycles);
+        r.total_cycles = fmax(r.mem_cycles, r.cpu_cycles);
+    } else {
+        /* Eq. 5: each block of b bytes pays one latency and b-1 reciprocal
+         * throughputs; the memory traffic is split evenly over the cores like
+         * the operations. */
+        double mem = in->total_mem / cores;
+        r.mem_cycles = (r.delta_avg + (block - 1.0) * r.beta_avg) / block * mem;
+        for (int c = 0; c < PES_OP_COUNT; c++) {
+            if (c == PES_OP_LOAD || c == PES_OP_STORE)
+                continue;                    /* memory time is Eq. 5's */
+            r.cpu_cycles += cpu_cycles(in->ops[c] / cores, m->op_latency[c],
+                                       m->op_recip_throughput[c], in->bound);            /* Eq. 8 */
+        }
+        r.total_cycles = r.mem_cycles + r.cpu_cycles;                                    /* Eq. 4 */
     }
-    r.total_cycles = r.mem_cycles + r.cpu_cycles;                            /* Eq. 4 */
     double hz = m->ghz * 1e9;
     r.mem_seconds = r.mem_cycles / hz;
     r.cpu_seconds = r.cpu_cycles / hz;

@@ -29,6 +29,7 @@ struct pes_knobs {
     uint32_t jobs;          /* --jobs: replay threads the analyses may use */
     int mimic;              /* --cores given: the recorded stream only feeds the summary */
     int simulate;           /* --simulate */
+    int runtime_model;      /* --runtime-model: enum pes_runtime_model */
     uint32_t top;           /* --top: sites listed */
     const char *sort;       /* --sort: metric the simulated sites are ranked by */
     const char *by;         /* --by: rows per line (NULL: the default), site, function or object (groups.h) */

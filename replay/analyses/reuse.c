@@ -29,6 +29,7 @@ struct reuse {
     enum replay_by by;            /* --by object: the profiles' per-site rows are keyed by object */
     uint32_t *zeros;              /* [PES_BATCH] the unknown object, for batches without objects */
     int annotate;                 /* --annotate: per-line counts for the text report */
+    enum pes_runtime_model runtime_model;
 };
 
 /* With --cores the recorded stream only feeds the summary; with
@@ -46,6 +47,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     r->si = si;
     r->by = replay_by_parse(k->by);
     r->annotate = k->annotate != NULL;
+    r->runtime_model = (enum pes_runtime_model)k->runtime_model;
     if (r->by == REPLAY_BY_OBJECT && !(r->zeros = calloc(PES_BATCH, sizeof *r->zeros))) {
         free(r);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -90,7 +92,7 @@ static int model(struct reuse *r, struct pes_error *err) {
     }
     int rc = pes_profiles_prd_total(r->prof, &prd) < 0 || sum_crd(r->prof, &crd) < 0
                  ? pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)")
-                 : replay_model_run(&r->model, r->si, &r->work, &prd, pes_profiles_groups(r->prof) ? &crd : NULL, err);
+                 : replay_model_run(&r->model, r->runtime_model, r->si, &r->work, &prd, pes_profiles_groups(r->prof) ? &crd : NULL, err);
     pes_rd_hist_free(&prd);
     pes_rd_hist_free(&crd);
     return rc;

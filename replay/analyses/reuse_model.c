@@ -13,8 +13,9 @@ void replay_work_count(struct pes_work *w, const struct pes_batch *b) {
         for (int k = 0; k < PES_OP_COUNT; k++) w->ops[k] += b->bb[i]->ops[k];
 }
 
-int replay_model_run(struct replay_model *out, const struct pes_stream_info *si, const struct pes_work *counted,
-                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd, struct pes_error *err) {
+int replay_model_run(struct replay_model *out, enum pes_runtime_model rm, const struct pes_stream_info *si,
+                     const struct pes_work *counted, const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
+                     struct pes_error *err) {
     const struct pes_machine *m = si->machine;
     struct pes_reuse_profile prd_profile, crd_profile;
     if (pes_rd_hist_to_profile(prd, &prd_profile) < 0 || (crd && pes_rd_hist_to_profile(crd, &crd_profile) < 0))
@@ -24,7 +25,8 @@ int replay_model_run(struct replay_model *out, const struct pes_stream_info *si,
     for (uint32_t l = 0; l < m->n_levels; l++) per_level[l] = m->level[l].shared && crd ? &crd_profile : &prd_profile;
     if (pes_model_hit_rates(m, per_level, out->hit, err) < 0) return -1;
     const struct pes_work *w = si->work ? si->work : counted;
-    struct pes_runtime_input ri = {.total_mem = (double)w->bytes, .cores = si->n_streams};
+    struct pes_runtime_input ri = {.total_mem = (double)w->bytes, .cores = si->n_streams, .model = rm};
+    out->runtime_model = rm;
     memcpy(ri.hit, out->hit, sizeof ri.hit);
     memcpy(ri.ops, w->ops, sizeof ri.ops);
     return pes_model_runtime(m, &ri, &out->runtime, err);
@@ -86,6 +88,7 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config, const 
     pes_r_f64(r, rt, "mem_seconds", t->mem_seconds, "%.6g");
     pes_r_f64(r, rt, "cpu_seconds", t->cpu_seconds, "%.6g");
     pes_r_f64(r, rt, "total_seconds", t->total_seconds, "%.6g");
+    pes_r_str(r, rt, "model", pes_runtime_model_name(m->runtime_model));
     /* No machine description carries a measurement its prediction was checked
      * against yet; a calibrated one would name it here (docs/model.md). */
     pes_r_str(r, rt, "validation", "none");

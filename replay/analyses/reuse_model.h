@@ -13,6 +13,7 @@
 
 struct replay_model {
     double hit[PES_MAX_LEVELS];   /* SDCM global (cumulative) hit rates */
+    enum pes_runtime_model runtime_model;   /* --runtime-model */
     struct pes_runtime runtime;
 };
 
@@ -21,10 +22,11 @@ struct replay_model {
 void replay_work_count(struct pes_work *w, const struct pes_batch *b);
 
 /* PPT-Multicore Eq. 1-3 per level (private levels from prd, shared levels
- * from crd; crd NULL: every level from prd) and Eq. 4-8 with the stream
- * info's work, or `counted` when it has none. 0, or -1 with err filled. */
-int replay_model_run(struct replay_model *out, const struct pes_stream_info *si, const struct pes_work *counted,
-                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd, struct pes_error *err);
+ * from crd; crd NULL: every level from prd) and the runtime `rm` with the
+ * stream info's work, or `counted` when it has none. 0, or -1 with err filled. */
+int replay_model_run(struct replay_model *out, enum pes_runtime_model rm, const struct pes_stream_info *si,
+                     const struct pes_work *counted, const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
+                     struct pes_error *err);
 
 /* {"histogram": {accesses, cold, mean, exact, log2}} under parent, with the
  * text report's cold share and fully associative hit shares per level. */

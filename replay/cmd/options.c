@@ -206,6 +206,8 @@ static int parse_input_format(const char *s, struct replay_options *o) {
 
 static const char *const interleave_names[] = {"round-robin", "rr", "uniform", NULL};
 static const int interleave_values[] = {PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_UNIFORM};
+static const char *const runtime_model_names[] = {"ppt", "overlap", NULL};
+static const int runtime_model_values[] = {PES_RUNTIME_PPT, PES_RUNTIME_OVERLAP};
 static const char *const format_names[] = {"text", "json", "csv", NULL};
 static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
 static const char *const sort_names[] = {"invalidations", "coherence", "false-sharing",
@@ -236,6 +238,15 @@ static const struct opt_row rows[] = {
      .kind = OPT_FN,
      .parse = parse_cores,
      .expected = "a comma-separated list of core counts 1..64",
+     .flags = FULL_ONLY},
+    {.name = "runtime-model",
+     .arg = "MODEL",
+     .help = "overlap (default) or ppt: how the predicted runtime is\ncomposed (docs/model.md §3)",
+     .kind = OPT_CHOICE,
+     .field = FIELD(knobs.runtime_model),
+     .names = runtime_model_names,
+     .values = runtime_model_values,
+     .expected = "overlap or ppt",
      .flags = FULL_ONLY},
     {.name = "interleave",
      .arg = "KIND",
@@ -512,6 +523,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->sockets = 1;
     o->seed = 1;
     o->knobs.top = 10;
+    o->knobs.runtime_model = PES_RUNTIME_OVERLAP;
     o->page_size = 4096;
     o->knobs.sort = "invalidations";
     o->knobs.by = "line";

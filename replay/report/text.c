@@ -154,8 +154,10 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
 static void print_predictions(FILE *out, const struct pes_rnode *root) {
     size_t n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
     const struct pes_rnode *configs = pes_r_get(root, "configs");
+    const char *rm = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "model");
+    int ppt = rm && !strcmp(rm, "ppt");
     fprintf(out, "\nPredicted hit rates (SDCM, PPT-Multicore Eq. 1-3; local: hits / accesses reaching the level)"
-                 " and runtime (Eq. 4-8)\n");
+                 " and runtime (%s)\n", ppt ? "Eq. 4-8" : "overlap model");
     fprintf(out, "  %6s", "cores");
     for (size_t l = 0; l < n_levels; l++) fprintf(out, "   L%zu hit", l + 1);
     fprintf(out, " %12s %12s %12s\n", "T_mem", "T_cpu", "T_pred");
@@ -180,8 +182,9 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
                 scale * pes_r_get_f(rt, "cpu_seconds"), scale * pes_r_get_f(rt, "total_seconds"));
     }
     fprintf(out, "  (%%: a share; s / ms / us: seconds / milliseconds / microseconds; Ln hit: local hit rate;\n"
-                 "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = T_mem + T_cpu,\n"
-                 "   the predicted runtime; docs/model.md)\n");
+                 "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = %s,\n"
+                 "   the predicted runtime; docs/model.md)\n",
+            ppt ? "T_mem + T_cpu" : "max(T_mem, T_cpu)");
     const char *v = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "validation");
     if (!strcmp(v, "none"))
         fprintf(out, "  T_pred is not validated: no measured run on machine '%s' was compared with it; read it as\n"

@@ -167,6 +167,12 @@ static void test_parse_errors(void **state)
                      0);
     assert_int_equal(m.n_levels, 1);
     assert_int_equal(m.level[0].size, 1024);
+    /* the overlap model's core: optional, defaults when absent */
+    assert_true(m.issue_width == PES_DEFAULT_ISSUE_WIDTH && m.mlp == PES_DEFAULT_MLP);
+    assert_int_equal(pes_machine_parse(with_ops("issue_width = 6\nmlp = 22\n"), "t.machine", &m, NULL), 0);
+    assert_true(m.issue_width == 6 && m.mlp == 22);
+    parse_fails(with_ops("mlp = 0.5\n"), "t.machine:35: mlp: bad value '0.5' (>= 1)");
+    parse_fails(with_ops("issue_width = 4\nissue_width = 4\n"), "t.machine:36: duplicate key 'issue_width'");
     parse_fails(with_ops("bogus = 1\n"), "t.machine:35: unknown key 'bogus'");
     parse_fails(with_ops("ghz = 2\n"), "t.machine:35: duplicate key 'ghz'");
     parse_fails(with_ops("L2.size = 4K\n"), "missing key 'L2.ways'");

@@ -137,6 +137,78 @@ static void test_runtime_eq4_eq5_eq8(void **state)
     assert_non_null(strstr(err.message, "int_add"));
 }
 
+/* The overlap model (docs/model.md §3), each term on a case that isolates it. */
+static void test_runtime_overlap(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();   /* issue_width, mlp 0: the defaults 4 and 10 */
+    struct pes_runtime_input in;
+    memset(&in, 0, sizeof in);
+    in.model = PES_RUNTIME_OVERLAP;
+    in.hit[0] = 0.9;
+    in.hit[1] = 0.95;
+    in.hit[2] = 0.99;
+    in.ops[PES_OP_LOAD] = 800;
+    in.ops[PES_OP_STORE] = 200;
+    in.ops[PES_OP_FP_ADD] = 1000;
+    in.ops[PES_OP_INT_ADD] = 600;
+    in.total_mem = 123456;   /* unused by this model */
+    struct pes_runtime r;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    /* 1000 accesses: L2 serves 50, L3 40, memory 10.
+     * issue max(800 * 1, 200 * 1) = 800; fills max(50*2, 40*4, 10*20) = 200;
+     * exposed (50*12 + 40*40 + 10*200) / 10 = 420 -> T_mem = 800 + 420 = 1220.
+     * T_cpu: 2600 ops / 4 = 650 against the fp_add port 1000*1 -> 1000.
+     * T = max(1220, 1000). */
+    assert_near(r.mem_cycles, 1220, 1e-9);
+    assert_near(r.cpu_cycles, 1000, 1e-9);
+    assert_near(r.total_cycles, 1220, 1e-9);
+    assert_near(r.total_seconds, 1220 / 2e9, 1e-18);
+
+    /* two cores split the work: every term halves */
+    in.cores = 2;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.total_cycles, 610, 1e-9);
+    in.cores = 1;
+
+    /* mlp: one miss in flight exposes every latency */
+    m.mlp = 1;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.mem_cycles, 800 + 4200, 1e-9);
+    m.mlp = 0;
+
+    /* a fill-bound stream: every access from memory, the fills (100 * 20)
+     * outlast the issue (100 * 1) */
+    struct pes_runtime_input mem = {.model = PES_RUNTIME_OVERLAP};
+    mem.ops[PES_OP_LOAD] = 100;
+    assert_int_equal(pes_model_runtime(&m, &mem, &r, NULL), 0);
+    assert_near(r.mem_cycles, 2000 + 100 * 200 / 10.0, 1e-9);
+
+    /* issue width: 4000 cheap ops are 1000 cycles at 4 per cycle, 2000 at 2 */
+    struct pes_runtime_input cpu = {.model = PES_RUNTIME_OVERLAP};
+    cpu.ops[PES_OP_OTHER] = 4000;
+    m.op_recip_throughput[PES_OP_OTHER] = 0.1;
+    assert_int_equal(pes_model_runtime(&m, &cpu, &r, NULL), 0);
+    assert_near(r.cpu_cycles, 1000, 1e-9);
+    m.issue_width = 2;
+    assert_int_equal(pes_model_runtime(&m, &cpu, &r, NULL), 0);
+    assert_near(r.cpu_cycles, 2000, 1e-9);
+    /* overlap: the larger of the two is the time, not their sum */
+    assert_near(r.total_cycles, 2000, 1e-9);
+
+    /* machine checks and an unknown model */
+    struct pes_error err = {0};
+    m.issue_width = 0.5;
+    assert_int_equal(pes_model_runtime(&m, &cpu, &r, &err), -1);
+    assert_non_null(strstr(err.message, "issue_width"));
+    m.issue_width = 0;
+    cpu.model = (enum pes_runtime_model)7;
+    assert_int_equal(pes_model_runtime(&m, &cpu, &r, &err), -1);
+    assert_non_null(strstr(err.message, "model"));
+    assert_string_equal(pes_runtime_model_name(PES_RUNTIME_PPT), "ppt");
+    assert_string_equal(pes_runtime_model_name(PES_RUNTIME_OVERLAP), "overlap");
+}
+
 static void test_hit_rates_per_level(void **state)
 {
     (void)state;
@@ -176,6 +248,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eq6_eq7),
         cmocka_unit_test(test_runtime_eq4_eq5_eq8),
+        cmocka_unit_test(test_runtime_overlap),
         cmocka_unit_test(test_hit_rates_per_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

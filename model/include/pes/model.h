@@ -46,7 +46,22 @@ struct pes_machine {
     /* Instruction costs for T_CPU (PPT-Multicore Eq. 8), cycles, per enum pes_op_class. */
     double op_latency[PES_OP_COUNT];
     double op_recip_throughput[PES_OP_COUNT];
+    /* The overlap runtime model's core (docs/model.md): operations the core
+     * issues per cycle, and L1 misses it keeps in flight at once. Optional in
+     * a machine file; 0 means the default (PES_DEFAULT_ISSUE_WIDTH / _MLP). */
+    double issue_width;
+    double mlp;
 };
+#define PES_DEFAULT_ISSUE_WIDTH 4.0
+#define PES_DEFAULT_MLP 10.0
+static inline double pes_machine_issue_width(const struct pes_machine *m)
+{
+    return m->issue_width > 0 ? m->issue_width : PES_DEFAULT_ISSUE_WIDTH;
+}
+static inline double pes_machine_mlp(const struct pes_machine *m)
+{
+    return m->mlp > 0 ? m->mlp : PES_DEFAULT_MLP;
+}
 
 /* ---------------------------------------------------------------- reuse profiles
  *
@@ -124,18 +139,33 @@ int pes_model_averages(const struct pes_machine *m, const double hit[],
 
 enum pes_cpu_bound { PES_CPU_THROUGHPUT = 0, PES_CPU_LATENCY = 1 };
 
+/* Which runtime model (docs/model.md §3):
+ *  PES_RUNTIME_PPT     PPT-Multicore Eq. 4-8 as the paper writes them: every
+ *                      8-byte word pays δ_avg + 7 β_avg, T = T_mem + T_CPU.
+ *  PES_RUNTIME_OVERLAP an out-of-order core: loads/stores issue at their
+ *                      reciprocal throughputs, each level below L1 delivers the
+ *                      lines it serves at its β (cycles per line), the latency of
+ *                      those fills is exposed 1/mlp of the time, the other ops
+ *                      issue issue_width per cycle (and each class at its own
+ *                      β), and memory and compute overlap: T = max(T_mem, T_CPU). */
+enum pes_runtime_model { PES_RUNTIME_PPT = 0, PES_RUNTIME_OVERLAP = 1 };
+/* "ppt" / "overlap"; NULL for an unknown value */
+const char *pes_runtime_model_name(enum pes_runtime_model model);
+
 struct pes_runtime_input {
     double hit[PES_MAX_LEVELS];   /* global hit rates per level (Eq. 3) */
     double total_mem;             /* Eq. 5 total_mem: bytes accessed by the kernel (all threads) */
     double block;                 /* Eq. 5 b in bytes; 0 = 8 (a word, as the paper) */
     double ops[PES_OP_COUNT];     /* operation counts of all threads (enum pes_op_class) */
     uint32_t cores;               /* work split evenly over this many cores; 0 = 1 */
-    enum pes_cpu_bound bound;     /* Eq. 8 variant */
+    enum pes_cpu_bound bound;     /* Eq. 8 variant (PES_RUNTIME_PPT) */
+    enum pes_runtime_model model;
 };
 
 struct pes_runtime {
     double delta_avg, beta_avg;   /* cycles, Eq. 6 and Eq. 7 */
-    double mem_cycles, cpu_cycles, total_cycles;   /* Eq. 5, Eq. 8, Eq. 4 (per core) */
+    double mem_cycles, cpu_cycles, total_cycles;   /* per core: Eq. 5, Eq. 8, Eq. 4 (ppt);
+                                                      T_mem, T_CPU, their max (overlap) */
     double mem_seconds, cpu_seconds, total_seconds;
 };
 
