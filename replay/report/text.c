@@ -339,7 +339,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
 
 static int known_config_key(const char *key) {
     static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "by", "groups", "annotate",
-                                          "model", "simulation", NULL};
+                                          "model", "miss_ratio_curve", "simulation", NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0) return 1;
     return 0;
