@@ -197,26 +197,23 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     fputs("</svg></figure>\n", out);
 }
 
-/* The miss-ratio curve of a fully associative LRU cache from a CRD
- * histogram: a cache of C lines misses the cold accesses and those whose
- * reuse distance is at least C, for C = 1, 2, 4, ... lines. */
-static void mrc_chart(struct html *h, const char *title, int nser, const json_t *hists[], const char *names[],
-                      const char *srcs[]) {
+/* Miss-ratio curves as the report holds them (configs[].miss_ratio_curve,
+ * computed by the analyses): one curve per series, the points' `key`
+ * ("fully_associative" or "sdcm") against the cache size, 1, 2, 4, ...
+ * lines on a log2 axis. */
+static void mrc_chart(struct html *h, const char *title, const char *key, int nser, const json_t *curves[],
+                      const char *names[], const char *srcs[]) {
     int n = 2;
     for (int s = 0; s < nser; s++) {
-        double maxd = 0;
-        size_t i;
-        const json_t *r;
-        json_array_foreach(json_object_get(hists[s], "exact"), i, r) if (num(json_array_get(r, 0)) > maxd) maxd =
-            num(json_array_get(r, 0));
-        if (bin_of(maxd) + 2 > n) n = bin_of(maxd) + 2;
+        int k = (int)json_array_size(json_object_get(curves[s], "points"));
+        if (k > n) n = k;
     }
     if (n > HTML_MAX_BINS) n = HTML_MAX_BINS;
     FILE *out = h->out;
     double pw = CH_W - CH_L - 60, ph = CH_H, dx = pw / (n - 1);
     fprintf(out, "<figure><svg class=\"chart mrc\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"mrc\" "
-                 "data-plot-height=\"%g\" data-baseline=\"%g\"><title>",
-            CH_W, CH_T + ph + CH_B, ph, CH_T + ph);
+                 "data-key=\"%s\" data-plot-height=\"%g\" data-baseline=\"%g\"><title>",
+            CH_W, CH_T + ph + CH_B, key, ph, CH_T + ph);
     esc(out, title);
     fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
     esc(out, title);
@@ -234,62 +231,69 @@ static void mrc_chart(struct html *h, const char *title, int nser, const json_t 
             bin_label(out, k + 1);
             fputs("</text>", out);
         }
-    double *mr = calloc((size_t)n, sizeof *mr);
-    if (!mr) {
-        fputs("</svg></figure>\n", out);
-        return;
-    }
-    for (int s = 0; s < nser; s++) {   /* one curve per series: dash pattern and end label tell them apart */
-        const json_t *rows = json_object_get(hists[s], "exact");
-        double acc = num(json_object_get(hists[s], "accesses")), cold = num(json_object_get(hists[s], "cold"));
-        if (acc <= 0) continue;
-        size_t i;
-        const json_t *r;
+    for (int s = 0; s < nser; s++) {   /* one curve per series: dash pattern and legend tell them apart */
+        const json_t *pts = json_object_get(curves[s], "points");
+        int np = (int)json_array_size(pts);
+        if (np > n) np = n;
         fprintf(out, "<g class=\"series\" data-source=\"%s\"><polyline class=\"curve c%d\" points=\"", srcs[s], s % 4);
-        for (int k = 0; k < n; k++) {   /* a cache of 2^k lines */
-            double c = ldexp(1, k), miss = cold;
-            json_array_foreach(rows, i, r) if (num(json_array_get(r, 0)) >= c) miss += num(json_array_get(r, 1));
-            mr[k] = miss / acc;
-            fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - mr[k] * ph);
-        }
+        for (int k = 0; k < np; k++)   /* point k is a cache of 2^k lines */
+            fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - num(json_object_get(json_array_get(pts, k), key)) * ph);
         fputs("\"/>\n", out);
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < np; k++) {
+            const json_t *p = json_array_get(pts, k);
+            double mr = num(json_object_get(p, key)), lines = num(json_object_get(p, "size_lines"));
             fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" data-lines=\"%.0f\" data-miss-ratio=\"%.17g\">"
                          "<title>%s, %.0f lines: %.3g%% misses</title></circle>",
-                    CH_L + dx * k, CH_T + ph - mr[k] * ph, ldexp(1, k), mr[k], names[s], ldexp(1, k), 100 * mr[k]);
+                    CH_L + dx * k, CH_T + ph - mr * ph, lines, mr, names[s], lines, 100 * mr);
+        }
         double ly = CH_T + 10 + 13.0 * s;   /* legend: the curve's dash pattern, then its name */
         fprintf(out, "<line class=\"curve c%d\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
                      "<text x=\"%.2f\" y=\"%.2f\">%s</text></g>\n",
                 s % 4, CH_L + pw - 90, ly - 4, CH_L + pw - 60, ly - 4, CH_L + pw - 56, ly, names[s]);
     }
     fputs("</svg></figure>\n", out);
-    free(mr);
 }
 
-/* The miss-ratio curve of each core count: the first shared cache's CRD. */
+/* The miss-ratio curves of each core count: fully associative, then SDCM
+ * at the associativity of the level the profile models. */
 static void mrc_by_cores(struct html *h, const json_t *configs) {
     int ncfg = (int)json_array_size(configs), m = 0;
     if (ncfg == 0) return;
-    const json_t **hs = calloc((size_t)ncfg, sizeof *hs);
+    const json_t **cs = calloc((size_t)ncfg, sizeof *cs), *first = NULL;
     const char **nm = calloc((size_t)ncfg, sizeof *nm), **src = calloc((size_t)ncfg, sizeof *src);
     char (*buf)[96] = calloc((size_t)ncfg, sizeof *buf), (*sbuf)[96] = calloc((size_t)ncfg, sizeof *sbuf);
-    if (hs && nm && src && buf && sbuf) {
+    if (cs && nm && src && buf && sbuf) {
         for (int c = 0; c < ncfg; c++) {
-            const json_t *cfg = json_array_get(configs, c), *hist = json_object_get(json_array_get(json_object_get(cfg, "crd"), 0), "histogram");
-            if (!json_array_size(json_object_get(hist, "exact"))) continue;
+            const json_t *cfg = json_array_get(configs, c), *curve = json_object_get(cfg, "miss_ratio_curve");
+            if (!json_array_size(json_object_get(curve, "points"))) continue;
+            if (!first) first = curve;
             snprintf(buf[m], sizeof buf[m], "%lld cores", (long long)json_integer_value(json_object_get(cfg, "cores")));
-            snprintf(sbuf[m], sizeof sbuf[m], "/configs/%d/crd/0/histogram", c);
-            hs[m] = hist, nm[m] = buf[m], src[m] = sbuf[m], m++;
+            snprintf(sbuf[m], sizeof sbuf[m], "/configs/%d/miss_ratio_curve", c);
+            cs[m] = curve, nm[m] = buf[m], src[m] = sbuf[m], m++;
         }
         if (m) {
-            fputs("<h2 id=\"mrc\">Miss-ratio curves</h2>\n<p>Miss ratio of a fully associative LRU cache of each size "
-                  "shared by the cores, from the CRD of the first shared cache: cold accesses and those with a reuse "
-                  "distance of at least the size, over all accesses.</p>\n",
-                  h->out);
-            mrc_chart(h, "miss ratio vs cache size, per core count (fully associative)", m, hs, nm, src);
+            const char *prof = json_string_value(json_object_get(first, "profile"));
+            int crd = prof && !strcmp(prof, "crd");
+            long long level = json_integer_value(json_object_get(first, "level")),
+                      ways = json_integer_value(json_object_get(first, "ways"));
+            fprintf(h->out, "<h2 id=\"mrc\">Miss-ratio curves</h2>\n<p>Miss ratio (cold misses included) of a cache "
+                            "of each size, from the reuse profile the model uses for L%lld (%s): fully associative LRU "
+                            "(the accesses whose reuse distance is at least the size), and the set-associative "
+                            "estimate of SDCM (PPT-Multicore Eq. 1&#8211;3) at L%lld's associativity, ",
+                    level, crd ? "the CRD of the shared caches" : "the PRD of the streams", level);
+            if (ways) fprintf(h->out, "%lld ways", ways);
+            else fputs("fully associative", h->out);
+            fputs(" (a cache of no more lines than ways is one set). The report's JSON holds the points "
+                  "(<code>configs[].miss_ratio_curve</code>).</p>\n", h->out);
+            mrc_chart(h, "miss ratio vs cache size, per core count: fully associative LRU", "fully_associative", m,
+                      cs, nm, src);
+            char t[160];
+            if (ways) snprintf(t, sizeof t, "miss ratio vs cache size, per core count: SDCM, %lld-way", ways);
+            else snprintf(t, sizeof t, "miss ratio vs cache size, per core count: SDCM, fully associative");
+            mrc_chart(h, t, "sdcm", m, cs, nm, src);
         }
     }
-    free(hs);
+    free(cs);
     free(nm);
     free(src);
     free(buf);

@@ -103,18 +103,17 @@ def check(name, limit=None):
                     assert abs(h - c / top * ph) < 1e-3, f"{name}: bar {r.get('data-bin')} height {h}, count {c} of {top}"
                     assert abs(y + h - base) < 1e-3, f"{name}: bar off the baseline"
                     checked["histogram bars"] += 1
-        elif kind == "mrc":   # fully associative LRU: cold + distances >= size, over all accesses
-            ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
+        elif kind == "mrc":   # the curve's points as the JSON holds them
+            ph, base, key = float(svg.get("data-plot-height")), float(svg.get("data-baseline")), svg.get("data-key")
             for g in svg.iter(SVG + "g"):
-                hist = pointer(report, g.get("data-source"))
+                curve = pointer(report, g.get("data-source"))
                 pts = list(g.iter(SVG + "circle"))
-                assert pts, f"{name}: empty curve"
-                for c in pts:
-                    size = float(c.get("data-lines"))
-                    want = (hist["cold"] + sum(n for d, n in hist["exact"] if d >= size)) / hist["accesses"]
+                assert len(pts) == len(curve["points"]) > 0, f"{name}: curve of {len(pts)} points"
+                for c, p in zip(pts, curve["points"]):
+                    assert float(c.get("data-lines")) == p["size_lines"]
                     got = float(c.get("data-miss-ratio"))
-                    assert abs(got - want) < 1e-12, f"{name}: MRC at {size} lines: {got} != {want}"
-                    assert abs(float(c.get("cy")) - (base - want * ph)) < 0.01, f"{name}: MRC point off its value"
+                    assert got == p[key], f"{name}: MRC at {p['size_lines']} lines: {got} != {p[key]}"
+                    assert abs(float(c.get("cy")) - (base - got * ph)) < 0.01, f"{name}: MRC point off its value"
                     checked["mrc points"] = checked.get("mrc points", 0) + 1
         elif kind == "heatmap":
             m = pointer(report, svg.get("data-source"))
@@ -149,10 +148,33 @@ for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
                    if k.endswith("histogram") and isinstance(v, list) and v)
         assert charts == want > 0, f"reuse: {charts} charts, {want} histograms"
     print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
-# one miss-ratio curve per core count
+# the miss-ratio curves: two charts (fully associative, SDCM), one curve per core count
 tree, report, charts = check("full")
-curves = [g.get("data-source") for s in tree.iter(SVG + "svg") if s.get("data-kind") == "mrc" for g in s.iter(SVG + "g")]
-assert curves == [f"/configs/{i}/crd/0/histogram" for i in range(len(report["configs"]))], curves
+mrc = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "mrc"]
+assert [s.get("data-key") for s in mrc] == ["fully_associative", "sdcm"], [s.get("data-key") for s in mrc]
+for s in mrc:
+    curves = [g.get("data-source") for g in s.iter(SVG + "g")]
+    assert curves == [f"/configs/{i}/miss_ratio_curve" for i in range(len(report["configs"]))], curves
+assert "20-way" in mrc[1].find(SVG + "title").text   # haswell's L3, the first shared level
+# the fully associative curve against the test's own sum over the CRD histograms (all
+# groups): a cache of C lines misses the cold accesses and the distances >= C (log2
+# rows [lo, hi, count] start at powers of two, so each lies wholly on one side)
+for cfg in report["configs"]:
+    curve = cfg["miss_ratio_curve"]
+    assert curve["profile"] == "crd" and curve["level"] == 3 and curve["ways"] == 20, curve
+    hists = [c["histogram"] for c in cfg["crd"]]
+    acc = sum(x["accesses"] for x in hists)
+    sizes = [p["size_lines"] for p in curve["points"]]
+    assert sizes == [1 << k for k in range(len(sizes))] and sizes[-1] >= 20 * 1024 * 1024 // 64, sizes
+    for p in curve["points"]:
+        c = p["size_lines"]
+        miss = sum(x["cold"] + sum(n for d, n in x["exact"] if d >= c) + sum(n for lo, hi, n in x["log2"] if lo >= c)
+                   for x in hists)
+        assert abs(p["fully_associative"] - miss / acc) < 1e-8, (c, p, miss / acc)
+        assert p["sdcm"] >= 0 and p["sdcm"] <= 1
+    assert curve["points"][-1]["fully_associative"] == curve["points"][-1]["sdcm"] or \
+        abs(curve["points"][-1]["sdcm"] - curve["points"][-1]["fully_associative"]) < 1e-6
+print(f"ok: miss-ratio curves of {len(report['configs'])} core counts, fully associative = own sum over the CRD")
 # every PRD and CRD histogram of the full report is drawn
 tree, report, charts = check("full")
 want = sum(len(c["prd"]) + len(c["crd"]) for c in report["configs"])
