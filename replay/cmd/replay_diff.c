@@ -130,7 +130,7 @@ int replay_diff(const struct replay_options *o, const struct pes_machine *m) {
         rc = 0;
     if (out != stdout) fclose(out);
     char msg[512];
-    if (rc == 0 && o->html && pes_report_write_html_file(o->html, d, msg, sizeof msg) < 0) {
+    if (rc == 0 && o->html && pes_report_write_html_file(o->html, d, NULL, msg, sizeof msg) < 0) {
         replay_message("%s", msg);
         rc = 1;
     }

@@ -43,9 +43,11 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
 
 /* --html FILE: one self-contained page (inline SVG charts, tables, the JSON
  * tree embedded as <script type="application/json" id="pes-data">) of any
- * report's JSON tree: full, sampled, --compare or --diff (html.c). */
-int pes_report_write_html(FILE *out, const json_t *j);
+ * report's JSON tree: full, sampled, --compare or --diff (html.c). r is the
+ * report j was made from, for what only the text reports see (the per-line
+ * rows of --annotate, for the annotated-source section); NULL for a --diff. */
+int pes_report_write_html(FILE *out, const json_t *j, const struct pes_report *r);
 /* The same into PATH; -1 with MSG naming the file if it fails. */
-int pes_report_write_html_file(const char *path, const json_t *j, char *msg, size_t n);
+int pes_report_write_html_file(const char *path, const json_t *j, const struct pes_report *r, char *msg, size_t n);
 
 #endif

@@ -11,8 +11,14 @@
 #      standing on the baseline; each heatmap cell holds its matrix entry;
 #  (d) renders in headless Chromium (scripts/report-screenshot.sh) into a PNG
 #      of the asked size that is not blank;
-# and (e) a trace of 10,000 sites and 64 threads gives a page under 5 MB
-# that parses, with its 64x64 communication matrices summed into 32x32 cells.
+# (e) a trace of 10,000 sites and 64 threads gives a page under 5 MB
+# that parses, with its 64x64 communication matrices summed into 32x32 cells;
+# and (f) the annotated-source section of a program whose per-line access
+# counts are known by hand (tests/e2e/replay/replay_reports.sh's loops.c:
+# 100 / 50 / 40) lists those lines with those counts and their text as it is
+# (a comment with <&> in it), every in-page link lands on an element of the
+# page, each table's file:line link on that line's row; --html leaves the
+# text report byte-identical; an unreadable source is said so, counts kept.
 . "$(dirname "$0")/common.sh"
 : "${STRESS_GEN:?STRESS_GEN must name the trace_stress_gen program}"
 data=$PES_SRC/tests/data
@@ -34,6 +40,31 @@ run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simul
 start=$(date +%s%N)
 run big "$work/big.pes" --machine haswell --simulate
 echo "10,000 sites x 64 threads: $(( ($(date +%s%N) - start) / 1000000 )) ms, page $(stat -c %s "$work/big.html") bytes"
+
+# (f) annotated source: at -O1 with volatile globals every a[i] / b[i] is one access
+cat >"$work/loops.c" <<'C'
+#include <stdio.h>
+static volatile int a[100], b[20];
+int main(void) {
+  for (int i = 0; i < 100; i++) a[i] = i; /* FILL */
+  long s = 0;
+  for (int i = 0; i < 50; i++) s += a[2 * i]; /* SUM */
+  for (int i = 0; i < 20; i++) b[i] = a[i]; /* COPY <&> "'' */
+  printf("%ld %d\n", s, b[19]);
+  return 0;
+}
+C
+"$PES_BIN/pes-clang" -O1 -g "$work/loops.c" -o "$work/loops" || fail "pes-clang loops.c"
+"$PES_BIN/pes-collect" -q --full -o "$work/loops.zst" -- "$work/loops" >/dev/null || fail "pes-collect loops"
+run loops "$work/loops.zst" --machine haswell --simulate
+"$PES_BIN/pes-replay" "$work/loops.zst" --machine haswell --simulate --html "$work/loops2.html" >"$work/with.txt" 2>&1 &&
+  "$PES_BIN/pes-replay" "$work/loops.zst" --machine haswell --simulate >"$work/without.txt" 2>&1 ||
+  fail "pes-replay loops.zst"
+cmp -s "$work/with.txt" "$work/without.txt" || fail "--html changes the text report"
+cp "$work/loops.c" "$work/loops.c.orig"
+mv "$work/loops.c" "$work/loops.moved.c"
+run gone "$work/loops.zst" --machine haswell --simulate
+mv "$work/loops.moved.c" "$work/loops.c"
 
 expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" "$data/gemm40.full.zst" --html "$work/no/such/x.html"
 expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" --diff "$work/full.json" "$work/recorded.json" --html "$work/no/such/x.html"
@@ -228,6 +259,49 @@ assert heat and all(s.get("data-threads") == "64" and s.get("data-cells") == "32
 rows = [t for t in tree.iter("table") if int(t.get("data-rows") or 0) > 50]
 assert rows and all(len(list(t.iter("tr"))) == 51 for t in rows), "big: tables not cut at 50 rows"
 print("ok:", checked)
+
+# (f) the annotated-source section against the hand counts
+src = open(f"{work}/loops.c.orig").read().split("\n")
+hand = {"FILL": 100, "SUM": 50, "COPY": 40}
+def src_rows(tree):
+    sec = [t for t in tree.iter("table") if t.get("class") == "src"]
+    assert len(sec) == 1, f"{len(sec)} annotated-source tables"
+    heads = [th.text for th in sec[0].iter("th")]
+    rows = {}
+    for tr in sec[0].iter("tr"):
+        if tr.get("id"):
+            tds = [td for td in tr if td.tag == "td"]
+            rows[int(tr.get("data-line"))] = (tr.get("id"), dict(zip(heads, tds)))
+    return heads, rows
+for name in ("loops", "gone"):
+    tree, report, _ = check(name)
+    heads, rows = src_rows(tree)
+    assert heads[:2] == ["line", "accesses"] and "L1 misses" in heads and "inval F" in heads and heads[-1] == "source", heads
+    for tag, n in hand.items():
+        line = next(i + 1 for i, l in enumerate(src) if f"/* {tag}" in l)
+        ident, cells = rows[line]
+        assert ident == f"src-0-L{line}", ident
+        assert int(cells["accesses"].text) == n, f"{name}: line {line} ({tag}): {cells['accesses'].text} accesses, by hand {n}"
+        text = "".join(cells["source"].itertext())
+        if name == "loops":
+            assert text == src[line - 1], f"line {line}: {text!r} != {src[line - 1]!r}"
+        else:
+            assert text == "", text
+    # every access and every L1 miss of the run is on a listed line (the program is small)
+    sim = report["configs"][0]["simulation"]["levels"][0]
+    num = lambda td: 0 if td.text == "." else int(td.text)
+    assert sum(num(c["accesses"]) for _, c in rows.values()) == report["trace"]["accesses"]
+    assert sum(num(c["L1 misses"]) for _, c in rows.values()) == sim["accesses"] - sim["hits"]
+    # every in-page link lands on an element; a table's file link on its line's row
+    ids = {el.get("id") for el in tree.iter() if el.get("id")}
+    links = [a for a in tree.iter("a") if a.get("href")]
+    assert links and all(a.get("href")[1:] in ids for a in links), [a.get("href") for a in links if a.get("href")[1:] not in ids]
+    groups = report["configs"][0]["groups"]
+    file_links = [a.get("href") for a in links if a.text == groups[0]["file"]]
+    assert file_links[:len(groups)] == [f"#src-0-L{g['line']}" for g in groups], file_links
+    body = "".join(tree.itertext())
+    assert ("The source file cannot be read here" in body) == (name == "gone"), name
+print("ok: annotated source: FILL 100, SUM 50, COPY 40 with their text; links land; unreadable source said so")
 
 # (d) the screenshot: a PNG of the asked size, not blank
 png = open(f"{work}/full.png", "rb").read()
