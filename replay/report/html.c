@@ -23,7 +23,7 @@
 #include "utf8.h"
 #include "writers.h"
 
-#define HTML_TOP_ROWS 50
+#define HTML_TOP_ROWS PES_HTML_TOP_ROWS
 #define HTML_MAX_CELLS 32
 #define HTML_MAX_CHARTS 64
 #define HTML_MAX_BINS 64
@@ -1019,6 +1019,15 @@ static void summary(struct html *h, const json_t *j) {
         item(out, "A", json_object_get(json_object_get(j, "a"), "path"));
         item(out, "B", json_object_get(json_object_get(j, "b"), "path"));
         item(out, "kind", json_object_get(json_object_get(j, "a"), "kind"));
+        double rows = 0, tables = num(json_object_get(j, "truncated_tables"));
+        size_t i;
+        const json_t *t;
+        json_array_foreach(json_object_get(j, "tables"), i, t) rows += num(json_object_get(t, "truncated_rows"));
+        if (rows > 0 || tables > 0)
+            fprintf(out, "<dt>embedded JSON</dt><dd>cut to the first %d rows of each table and %d tables of each "
+                         "name: %.0f rows and %.0f tables left out (<code>truncated_rows</code>, "
+                         "<code>truncated_tables</code>); <code>--format json</code> writes them all</dd>\n",
+                    PES_HTML_TOP_ROWS, PES_HTML_DIFF_TABLES, rows, tables);
     } else if (t) {
         item(out, "trace", json_object_get(t, "path"));
         item(out, "program", json_object_get(t, "command"));

@@ -41,6 +41,11 @@ int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v);
 /* --sites-csv: every simulated site of every configuration. */
 int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
 
+/* The page's bounds (docs/report.md): rows listed per table; for --diff,
+ * the embedded JSON's rows per table and tables per name (pes_diff_cut). */
+#define PES_HTML_TOP_ROWS 50
+#define PES_HTML_DIFF_TABLES 20
+
 /* --html FILE: one self-contained page (inline SVG charts, tables, the JSON
  * tree embedded as <script type="application/json" id="pes-data">) of any
  * report's JSON tree: full, sampled, --compare or --diff (html.c). r is the

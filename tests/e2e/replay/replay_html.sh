@@ -40,6 +40,10 @@ run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simul
 start=$(date +%s%N)
 run big "$work/big.pes" --machine haswell --simulate
 echo "10,000 sites x 64 threads: $(( ($(date +%s%N) - start) / 1000000 )) ms, page $(stat -c %s "$work/big.html") bytes"
+# a --diff of two such traces: its JSON lists every row of both (about 120 MB), its page a bounded cut
+"$STRESS_GEN" many-sites "$work/big2.pes" 9000 64 || fail "trace_stress_gen many-sites"
+run bigdiff --diff "$work/big.pes" "$work/big2.pes" --machine haswell --simulate
+echo "--diff of 10,000 and 9,000 sites x 64 threads: JSON $(stat -c %s "$work/bigdiff.json") bytes, page $(stat -c %s "$work/bigdiff.html") bytes"
 
 # (f) annotated source: at -O1 with volatile globals every a[i] / b[i] is one access
 cat >"$work/loops.c" <<'C'
@@ -70,10 +74,29 @@ expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" "$data/gemm40.fu
 expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" --diff "$work/full.json" "$work/recorded.json" --html "$work/no/such/x.html"
 "$PES_SRC/scripts/report-screenshot.sh" "$work/full.html" "$work/full.png" 1200 2400 || fail "screenshot"
 
-"${PYTHON:-python3}" - "$work" <<'PY' || fail "HTML report checks"
+"${PYTHON:-python3}" - "$work" "$PES_SRC/docs" <<'PY' || fail "HTML report checks"
 import json, math, re, struct, sys, zlib
-import html5lib
-work = sys.argv[1]
+import html5lib, jsonschema
+work, docs = sys.argv[1], sys.argv[2]
+diff_schema = json.load(open(f"{docs}/diff.schema.json"))
+
+def diff_cut(d, rows=50, per_name=20):
+    """docs/report.md: the first 50 rows of each table ("truncated_rows": the rest), the
+    first 20 tables of each name ("truncated_tables": the rest), nothing added if nothing is cut"""
+    out = {k: v for k, v in d.items() if k != "tables"}
+    kept, tables, dropped = {}, [], 0
+    for t in d["tables"]:
+        if kept.get(t["name"], 0) >= per_name:
+            dropped += 1
+            continue
+        kept[t["name"]] = kept.get(t["name"], 0) + 1
+        if len(t["rows"]) > rows:
+            t = dict(t, rows=t["rows"][:rows], truncated_rows=len(t["rows"]) - rows)
+        tables.append(t)
+    out["tables"] = tables
+    if dropped:
+        out["truncated_tables"] = dropped
+    return out
 checked = {"histogram bars": 0, "heatmap cells": 0}
 
 def pointer(doc, ptr):
@@ -114,6 +137,9 @@ def check(name, limit=None):
     assert len(scripts) == 1 and scripts[0].get("type") == "application/json", f"{name}: no #pes-data"
     embedded = json.loads(scripts[0].text)
     report = json.load(open(f"{work}/{name}.json"))
+    if "pes_diff_json" in report:   # a --diff page embeds the documented cut of --format json
+        full, report = report, diff_cut(report)
+        jsonschema.validate(embedded, diff_schema)
     assert embedded == report, f"{name}: embedded JSON differs from --format json"
     # (c) bars and cells against the JSON
     charts = 0
@@ -252,6 +278,12 @@ for svg, (table, vals) in zip(bars, want):
         assert abs(float(r.get("width")) - x / top * 300) < 1e-2, f"diff: bar width of {x} in {table}"
 print(f"ok: diff: {len(bars)} A/B charts")
 # (e) the large report
+tree, report, _ = check("diff", 5 * 1024 * 1024)   # (two small traces: 4 MB of JSON)
+assert report.get("truncated_tables", 0) > 0 and any(t.get("truncated_rows") for t in report["tables"]), "diff: nothing cut"
+tree, report, _ = check("bigdiff", 5 * 1024 * 1024)
+assert all(len(t["rows"]) <= 50 for t in report["tables"])
+print(f"ok: --diff pages under 5 MB, their JSON cut as documented ({report['truncated_tables']} tables and "
+      f"{sum(t.get('truncated_rows', 0) for t in report['tables'])} rows left out of the large one)")
 tree, report, charts = check("big", 5 * 1024 * 1024)
 assert report["trace"]["threads"] == 64 and len(report["configs"][0]["sites"]) == 10000
 heat = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "heatmap"]
