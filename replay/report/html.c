@@ -254,7 +254,7 @@ static void mrc_chart(struct html *h, const char *title, const char *key, int ns
     for (int t = 0; t <= 4; t++)
         fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">%d%%</text>", CH_L - 4, CH_T + ph - ph * t / 4 + 4, t * 25);
     for (int k = 0; k < n; k++)
-        if (n <= 24 || k % 2 == 0) {
+        if (n <= 16 || k % 2 == 0) {   /* labels of 4 characters need 2 points beyond 16 */
             fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">", CH_L + dx * k, CH_T + ph + 14);
             bin_label(out, k + 1);
             fputs("</text>", out);
@@ -660,7 +660,8 @@ static void src_section(struct html *h, const json_t *j) {
                  "and %d lines of context either side (<code>pes-replay --annotate FILE</code> lists a whole file). "
                  "&#8220;.&#8221;: none.</p>\n",
             (long long)json_integer_value(json_object_get(c0, "cores")),
-            json_is_true(json_object_get(c0, "mimicked")) ? "mimicked cores"
+            json_is_true(json_object_get(c0, "mimicked"))
+                ? (json_integer_value(json_object_get(c0, "cores")) == 1 ? "mimicked core" : "mimicked cores")
             : json_integer_value(json_object_get(c0, "cores")) == 1 ? "thread" : "threads",
             h->src_sim ? "; the misses at each level (Ln: accesses that missed Ln); the invalidations the line's stores "
                          "caused in other cores and the coherence misses of its accesses, true (T) and false (F) sharing"
