@@ -24,12 +24,69 @@ int replay_model_run(struct replay_model *out, enum pes_runtime_model rm, const 
     const struct pes_reuse_profile *per_level[PES_MAX_LEVELS];
     for (uint32_t l = 0; l < m->n_levels; l++) per_level[l] = m->level[l].shared && crd ? &crd_profile : &prd_profile;
     if (pes_model_hit_rates(m, per_level, out->hit, err) < 0) return -1;
+    /* the miss-ratio curve of the level the CRD models (the first shared
+     * one), else of the last level from the PRD; up to the largest cache */
+    uint32_t lv = m->n_levels - 1;
+    for (uint32_t l = 0; crd && l < m->n_levels; l++)
+        if (m->level[l].shared) {
+            lv = l;
+            break;
+        }
+    int from_crd = crd && m->level[lv].shared;
+    uint64_t largest = 0;
+    for (uint32_t l = 0; l < m->n_levels; l++)
+        if (m->level[l].size / si->line > largest) largest = m->level[l].size / si->line;
+    if (replay_mrc_compute(&out->mrc, from_crd ? crd : prd, m->level[lv].ways, largest, err) < 0) return -1;
+    out->mrc.level = lv + 1;
+    out->mrc.from_crd = from_crd;
     const struct pes_work *w = si->work ? si->work : counted;
     struct pes_runtime_input ri = {.total_mem = (double)w->bytes, .cores = si->n_streams, .model = rm};
     out->runtime_model = rm;
     memcpy(ri.hit, out->hit, sizeof ri.hit);
     memcpy(ri.ops, w->ops, sizeof ri.ops);
     return pes_model_runtime(m, &ri, &out->runtime, err);
+}
+
+int replay_mrc_compute(struct replay_mrc *out, const struct pes_rd_hist *h, uint32_t ways, uint64_t min_lines,
+                       struct pes_error *err) {
+    struct pes_reuse_profile p;
+    memset(out, 0, sizeof *out);
+    out->ways = ways;
+    if (h->total == 0) return 0;
+    if (pes_rd_hist_to_profile(h, &p) < 0)
+        return pes_error_set(err, PES_ERR_ARG, 0, "the reuse histogram's exact range is below the model's");
+    /* the largest finite distance + 1, as a bin bound */
+    uint64_t bound = 1;
+    for (size_t i = PES_PROFILE_BINS; i-- > 0;)
+        if (pes_profile_bin_count(&p, i)) {
+            uint64_t lo;
+            pes_profile_bin_range(i, &lo, &bound);
+            break;
+        }
+    if (min_lines > bound) bound = min_lines;
+    double total = (double)h->total;
+    for (size_t k = 0; k < REPLAY_MRC_MAX; k++) {
+        uint64_t c = UINT64_C(1) << k;
+        /* fully associative LRU: a hit iff the distance is below the size
+         * (exact: powers of two are bin edges of every histogram) */
+        double fa = 1.0 - pes_rd_hist_below(h, c) / total, hits = 0;
+        /* SDCM, Eq. 3 over the model's bins (distances uniform inside a
+         * log2 bin, as the model's hit rates have them) */
+        uint32_t w = ways >= c ? 0 : ways;
+        for (size_t i = 0; i < PES_PROFILE_BINS; i++) {
+            uint64_t n = pes_profile_bin_count(&p, i), lo, hi;
+            if (!n) continue;
+            pes_profile_bin_range(i, &lo, &hi);
+            hits += (double)n * pes_sdcm_bin_hit_prob(lo, hi, c, w);
+        }
+        out->lines[k] = c;
+        out->fully_associative[k] = fa;
+        double sdcm = 1.0 - hits / total;   /* rounding may leave it a hair outside [0, 1] */
+        out->sdcm[k] = sdcm < 0 ? 0 : sdcm > 1 ? 1 : sdcm;
+        out->n = k + 1;
+        if (c >= bound) break;
+    }
+    return 0;
 }
 
 void replay_publish_histogram(struct pes_report *r, struct pes_rnode *parent, const struct pes_rd_hist *h,
@@ -92,4 +149,17 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config, const 
     /* No machine description carries a measurement its prediction was checked
      * against yet; a calibrated one would name it here (docs/model.md). */
     pes_r_str(r, rt, "validation", "none");
+    const struct replay_mrc *c = &m->mrc;
+    if (!c->level || !c->n) return;
+    struct pes_rnode *mo2 = pes_r_object(r, config, "miss_ratio_curve");
+    pes_r_str(r, mo2, "profile", c->from_crd ? "crd" : "prd");
+    pes_r_u64(r, mo2, "level", c->level);
+    pes_r_u64(r, mo2, "ways", c->ways);
+    struct pes_rnode *pts = pes_r_array(r, mo2, "points");
+    for (size_t k = 0; k < c->n; k++) {
+        struct pes_rnode *o = pes_r_object(r, pts, NULL);
+        pes_r_u64(r, o, "size_lines", c->lines[k]);
+        pes_r_f64(r, o, "fully_associative", c->fully_associative[k], "%.9g");
+        pes_r_f64(r, o, "sdcm", c->sdcm[k], "%.9g");
+    }
 }

@@ -130,9 +130,14 @@ int replay_diff(const struct replay_options *o, const struct pes_machine *m) {
         rc = 0;
     if (out != stdout) fclose(out);
     char msg[512];
-    if (rc == 0 && o->html && pes_report_write_html_file(o->html, d, msg, sizeof msg) < 0) {
-        replay_message("%s", msg);
-        rc = 1;
+    if (rc == 0 && o->html) {   /* the page embeds a bounded copy (docs/report.md) */
+        json_t *page = pes_diff_cut(d, PES_HTML_TOP_ROWS, PES_HTML_DIFF_TABLES);
+        if (!page) snprintf(msg, sizeof msg, "--html %s: out of memory", o->html);
+        if (!page || pes_report_write_html_file(o->html, page, NULL, msg, sizeof msg) < 0) {
+            replay_message("%s", msg);
+            rc = 1;
+        }
+        json_decref(page);
     }
     if (rc == 0 && o->csv_dir && pes_report_write_csv_dir(d, o->csv_dir, msg, sizeof msg) < 0) {
         replay_message("%s", msg);

@@ -44,7 +44,7 @@ static int write_side_file(const char *flag, const char *path, int (*write)(FILE
 int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep, struct pes_error *err) {
     if (o->html) {
         json_t *h = pes_report_to_json(rep);
-        int hr = h ? pes_report_write_html_file(o->html, h, err->message, sizeof err->message) : -1;
+        int hr = h ? pes_report_write_html_file(o->html, h, rep, err->message, sizeof err->message) : -1;
         if (!h) snprintf(err->message, sizeof err->message, "--html %s: the report is incomplete", o->html);
         json_decref(h);
         if (hr < 0) return -1;
@@ -388,6 +388,9 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
                            l + 1, machine->level[l].line, line);
     struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h};
     if (h) run.knobs.split = h->split;
+    /* the page's annotated source needs the per-line rows of --annotate (text
+     * only: the text report prints them only when --annotate asks) */
+    if (o->html && !run.knobs.annotate) run.knobs.annotate = "all";
     int rc = -1;
     if ((run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
         run.rep = pes_report_create();

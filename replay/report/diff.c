@@ -391,6 +391,55 @@ json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
     return out;
 }
 
+json_t *pes_diff_cut(const json_t *diff, size_t max_rows, size_t max_tables) {
+    json_t *out = json_object(), *tables = json_array(), *seen = json_object();   /* seen: name -> tables kept */
+    size_t dropped = 0;
+    int failed = !out || !tables || !seen;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)diff, k, v) if (!failed && strcmp(k, "tables"))
+        failed |= json_object_set(out, k, v) < 0;
+    size_t i;
+    const json_t *t;
+    json_array_foreach(json_object_get(diff, "tables"), i, t) {
+        if (failed) break;
+        const char *name = json_string_value(json_object_get(t, "name"));
+        json_int_t kept = json_integer_value(json_object_get(seen, name ? name : ""));
+        if ((size_t)kept >= max_tables) {
+            dropped++;
+            continue;
+        }
+        failed |= json_object_set_new(seen, name ? name : "", json_integer(kept + 1)) < 0;
+        const json_t *rows = json_object_get(t, "rows");
+        size_t n = json_array_size(rows);
+        if (n <= max_rows) {
+            failed |= json_array_append(tables, (json_t *)t) < 0;   /* shared: the copy is read only */
+            continue;
+        }
+        json_t *c = json_object(), *cut = json_array();
+        failed |= !c || !cut;
+        json_object_foreach((json_t *)t, k, v) if (!failed && strcmp(k, "rows"))
+            failed |= json_object_set(c, k, v) < 0;
+        for (size_t r = 0; !failed && r < max_rows; r++) failed |= json_array_append(cut, json_array_get(rows, r)) < 0;
+        if (!failed) {
+            failed |= json_object_set(c, "rows", cut) < 0;
+            failed |= json_object_set_new(c, "truncated_rows", json_integer((json_int_t)(n - max_rows))) < 0;
+            failed |= json_array_append(tables, c) < 0;
+        }
+        json_decref(c);
+        json_decref(cut);
+    }
+    if (!failed) failed |= json_object_set(out, "tables", tables) < 0;
+    if (!failed && dropped) failed |= json_object_set_new(out, "truncated_tables", json_integer((json_int_t)dropped)) < 0;
+    json_decref(tables);
+    json_decref(seen);
+    if (failed) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* ------------------------------------------------------------ text */
 
 /* hex: the value is an address (a cache line's), which people read in hex */

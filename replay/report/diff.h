@@ -27,6 +27,15 @@ const char *pes_diff_report_kind(const json_t *j, const char *path, char *msg, s
  * a_info, b_info: what each side was ({"path", "input", "kind"}), copied. */
 json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info, const json_t *b_info);
 
+/* A bounded copy of a diff, for the HTML page's embedded JSON
+ * (docs/report.md): each table's rows cut to the first max_rows (the
+ * table's ranked order) with "truncated_rows": the rows left out, and at
+ * most max_tables tables of each name (the first in the diff's order) with
+ * "truncated_tables": the tables left out, at the top; both keys only where
+ * something was cut. It shares its values with diff (reference counted:
+ * change neither). NULL without memory. */
+json_t *pes_diff_cut(const json_t *diff, size_t max_rows, size_t max_tables);
+
 /* Text: tables with changes, their changed or unmatched rows ranked, at most
  * top rows each (0: all); unchanged tables counted at the end. 0 or -1. */
 int pes_diff_write_text(FILE *out, const json_t *diff, unsigned top);

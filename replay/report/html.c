@@ -19,12 +19,20 @@
 #include <jansson.h>
 
 #include "report.h"
+#include "report_util.h"
+#include "utf8.h"
 #include "writers.h"
 
-#define HTML_TOP_ROWS 50
+#define HTML_TOP_ROWS PES_HTML_TOP_ROWS
 #define HTML_MAX_CELLS 32
 #define HTML_MAX_CHARTS 64
 #define HTML_MAX_BINS 64
+/* the annotated-source section: the hottest files, in each the hottest
+ * lines with a few lines of context, source lines cut at so many bytes */
+#define HTML_SRC_FILES 5
+#define HTML_SRC_HOT 20
+#define HTML_SRC_CONTEXT 3
+#define HTML_SRC_BYTES 240
 /* chart geometry (SVG user units = CSS px) */
 #define CH_W 640.0
 #define CH_H 200.0
@@ -35,8 +43,28 @@
 #define DIST_UNIT "reuse distance (distinct cache lines, log2 bins)"
 #define TIME_UNIT "reuse time (accesses in between, log2 bins)"
 
+/* One source line's counts (the rows of --annotate, summed per line). */
+struct src_line {
+    uint64_t line, accesses, misses[4], inval[2], coh[2];
+    int hot;     /* one of the file's HTML_SRC_HOT lines with the most accesses */
+    int shown;   /* within HTML_SRC_CONTEXT lines of a hot line: listed, with an anchor */
+};
+
+/* A file of the annotated-source section. */
+struct src_file {
+    const char *path;
+    uint64_t accesses;
+    struct src_line *lines;   /* by line number */
+    size_t n;
+};
+
 struct html {
     FILE *out;
+    struct src_file src[HTML_SRC_FILES];
+    int nsrc;          /* files in the annotated-source section */
+    int src_sim;       /* its rows have misses, invalidations, coherence misses */
+    size_t src_levels; /* cache levels of the misses */
+    const char *src_why;   /* why there is no per-line count (NULL: there are) */
     int charts;   /* histograms drawn so far */
     int tables;   /* tables so far (ids) */
     long line;    /* cache line size of the report, bytes (0: unknown) */
@@ -197,26 +225,23 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     fputs("</svg></figure>\n", out);
 }
 
-/* The miss-ratio curve of a fully associative LRU cache from a CRD
- * histogram: a cache of C lines misses the cold accesses and those whose
- * reuse distance is at least C, for C = 1, 2, 4, ... lines. */
-static void mrc_chart(struct html *h, const char *title, int nser, const json_t *hists[], const char *names[],
-                      const char *srcs[]) {
+/* Miss-ratio curves as the report holds them (configs[].miss_ratio_curve,
+ * computed by the analyses): one curve per series, the points' `key`
+ * ("fully_associative" or "sdcm") against the cache size, 1, 2, 4, ...
+ * lines on a log2 axis. */
+static void mrc_chart(struct html *h, const char *title, const char *key, int nser, const json_t *curves[],
+                      const char *names[], const char *srcs[]) {
     int n = 2;
     for (int s = 0; s < nser; s++) {
-        double maxd = 0;
-        size_t i;
-        const json_t *r;
-        json_array_foreach(json_object_get(hists[s], "exact"), i, r) if (num(json_array_get(r, 0)) > maxd) maxd =
-            num(json_array_get(r, 0));
-        if (bin_of(maxd) + 2 > n) n = bin_of(maxd) + 2;
+        int k = (int)json_array_size(json_object_get(curves[s], "points"));
+        if (k > n) n = k;
     }
     if (n > HTML_MAX_BINS) n = HTML_MAX_BINS;
     FILE *out = h->out;
     double pw = CH_W - CH_L - 60, ph = CH_H, dx = pw / (n - 1);
     fprintf(out, "<figure><svg class=\"chart mrc\" role=\"img\" width=\"%g\" height=\"%g\" data-kind=\"mrc\" "
-                 "data-plot-height=\"%g\" data-baseline=\"%g\"><title>",
-            CH_W, CH_T + ph + CH_B, ph, CH_T + ph);
+                 "data-key=\"%s\" data-plot-height=\"%g\" data-baseline=\"%g\"><title>",
+            CH_W, CH_T + ph + CH_B, key, ph, CH_T + ph);
     esc(out, title);
     fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
     esc(out, title);
@@ -229,67 +254,74 @@ static void mrc_chart(struct html *h, const char *title, int nser, const json_t 
     for (int t = 0; t <= 4; t++)
         fprintf(out, "<text x=\"%g\" y=\"%g\" class=\"yl\">%d%%</text>", CH_L - 4, CH_T + ph - ph * t / 4 + 4, t * 25);
     for (int k = 0; k < n; k++)
-        if (n <= 24 || k % 2 == 0) {
+        if (n <= 16 || k % 2 == 0) {   /* labels of 4 characters need 2 points beyond 16 */
             fprintf(out, "<text x=\"%.2f\" y=\"%g\" class=\"xl\">", CH_L + dx * k, CH_T + ph + 14);
             bin_label(out, k + 1);
             fputs("</text>", out);
         }
-    double *mr = calloc((size_t)n, sizeof *mr);
-    if (!mr) {
-        fputs("</svg></figure>\n", out);
-        return;
-    }
-    for (int s = 0; s < nser; s++) {   /* one curve per series: dash pattern and end label tell them apart */
-        const json_t *rows = json_object_get(hists[s], "exact");
-        double acc = num(json_object_get(hists[s], "accesses")), cold = num(json_object_get(hists[s], "cold"));
-        if (acc <= 0) continue;
-        size_t i;
-        const json_t *r;
+    for (int s = 0; s < nser; s++) {   /* one curve per series: dash pattern and legend tell them apart */
+        const json_t *pts = json_object_get(curves[s], "points");
+        int np = (int)json_array_size(pts);
+        if (np > n) np = n;
         fprintf(out, "<g class=\"series\" data-source=\"%s\"><polyline class=\"curve c%d\" points=\"", srcs[s], s % 4);
-        for (int k = 0; k < n; k++) {   /* a cache of 2^k lines */
-            double c = ldexp(1, k), miss = cold;
-            json_array_foreach(rows, i, r) if (num(json_array_get(r, 0)) >= c) miss += num(json_array_get(r, 1));
-            mr[k] = miss / acc;
-            fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - mr[k] * ph);
-        }
+        for (int k = 0; k < np; k++)   /* point k is a cache of 2^k lines */
+            fprintf(out, "%.2f,%.2f ", CH_L + dx * k, CH_T + ph - num(json_object_get(json_array_get(pts, k), key)) * ph);
         fputs("\"/>\n", out);
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < np; k++) {
+            const json_t *p = json_array_get(pts, k);
+            double mr = num(json_object_get(p, key)), lines = num(json_object_get(p, "size_lines"));
             fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" data-lines=\"%.0f\" data-miss-ratio=\"%.17g\">"
                          "<title>%s, %.0f lines: %.3g%% misses</title></circle>",
-                    CH_L + dx * k, CH_T + ph - mr[k] * ph, ldexp(1, k), mr[k], names[s], ldexp(1, k), 100 * mr[k]);
+                    CH_L + dx * k, CH_T + ph - mr * ph, lines, mr, names[s], lines, 100 * mr);
+        }
         double ly = CH_T + 10 + 13.0 * s;   /* legend: the curve's dash pattern, then its name */
         fprintf(out, "<line class=\"curve c%d\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>"
                      "<text x=\"%.2f\" y=\"%.2f\">%s</text></g>\n",
                 s % 4, CH_L + pw - 90, ly - 4, CH_L + pw - 60, ly - 4, CH_L + pw - 56, ly, names[s]);
     }
     fputs("</svg></figure>\n", out);
-    free(mr);
 }
 
-/* The miss-ratio curve of each core count: the first shared cache's CRD. */
+/* The miss-ratio curves of each core count: fully associative, then SDCM
+ * at the associativity of the level the profile models. */
 static void mrc_by_cores(struct html *h, const json_t *configs) {
     int ncfg = (int)json_array_size(configs), m = 0;
     if (ncfg == 0) return;
-    const json_t **hs = calloc((size_t)ncfg, sizeof *hs);
+    const json_t **cs = calloc((size_t)ncfg, sizeof *cs), *first = NULL;
     const char **nm = calloc((size_t)ncfg, sizeof *nm), **src = calloc((size_t)ncfg, sizeof *src);
     char (*buf)[96] = calloc((size_t)ncfg, sizeof *buf), (*sbuf)[96] = calloc((size_t)ncfg, sizeof *sbuf);
-    if (hs && nm && src && buf && sbuf) {
+    if (cs && nm && src && buf && sbuf) {
         for (int c = 0; c < ncfg; c++) {
-            const json_t *cfg = json_array_get(configs, c), *hist = json_object_get(json_array_get(json_object_get(cfg, "crd"), 0), "histogram");
-            if (!json_array_size(json_object_get(hist, "exact"))) continue;
+            const json_t *cfg = json_array_get(configs, c), *curve = json_object_get(cfg, "miss_ratio_curve");
+            if (!json_array_size(json_object_get(curve, "points"))) continue;
+            if (!first) first = curve;
             snprintf(buf[m], sizeof buf[m], "%lld cores", (long long)json_integer_value(json_object_get(cfg, "cores")));
-            snprintf(sbuf[m], sizeof sbuf[m], "/configs/%d/crd/0/histogram", c);
-            hs[m] = hist, nm[m] = buf[m], src[m] = sbuf[m], m++;
+            snprintf(sbuf[m], sizeof sbuf[m], "/configs/%d/miss_ratio_curve", c);
+            cs[m] = curve, nm[m] = buf[m], src[m] = sbuf[m], m++;
         }
         if (m) {
-            fputs("<h2 id=\"mrc\">Miss-ratio curves</h2>\n<p>Miss ratio of a fully associative LRU cache of each size "
-                  "shared by the cores, from the CRD of the first shared cache: cold accesses and those with a reuse "
-                  "distance of at least the size, over all accesses.</p>\n",
-                  h->out);
-            mrc_chart(h, "miss ratio vs cache size, per core count (fully associative)", m, hs, nm, src);
+            const char *prof = json_string_value(json_object_get(first, "profile"));
+            int crd = prof && !strcmp(prof, "crd");
+            long long level = json_integer_value(json_object_get(first, "level")),
+                      ways = json_integer_value(json_object_get(first, "ways"));
+            fprintf(h->out, "<h2 id=\"mrc\">Miss-ratio curves</h2>\n<p>Miss ratio (cold misses included) of a cache "
+                            "of each size, from the reuse profile the model uses for L%lld (%s): fully associative LRU "
+                            "(the accesses whose reuse distance is at least the size), and the set-associative "
+                            "estimate of SDCM (PPT-Multicore Eq. 1&#8211;3) at L%lld's associativity, ",
+                    level, crd ? "the CRD of the shared caches" : "the PRD of the streams", level);
+            if (ways) fprintf(h->out, "%lld ways", ways);
+            else fputs("fully associative", h->out);
+            fputs(" (a cache of no more lines than ways is one set). The report's JSON holds the points "
+                  "(<code>configs[].miss_ratio_curve</code>).</p>\n", h->out);
+            mrc_chart(h, "miss ratio vs cache size, per core count: fully associative LRU", "fully_associative", m,
+                      cs, nm, src);
+            char t[160];
+            if (ways) snprintf(t, sizeof t, "miss ratio vs cache size, per core count: SDCM, %lld-way", ways);
+            else snprintf(t, sizeof t, "miss ratio vs cache size, per core count: SDCM, fully associative");
+            mrc_chart(h, t, "sdcm", m, cs, nm, src);
         }
     }
-    free(hs);
+    free(cs);
     free(nm);
     free(src);
     free(buf);
@@ -427,6 +459,267 @@ static void model_charts(struct html *h, const json_t *configs) {
     free(cores);
 }
 
+/* ------------------------------------------------------------ annotated source
+ * The --annotate rows (per source line: accesses, and with --simulate misses
+ * per level, invalidations and coherence misses, true / false) of the first
+ * configuration, which the command has the analyses publish for the page.
+ * The HTML_SRC_FILES files with the most accesses are listed, in each the
+ * HTML_SRC_HOT lines with the most accesses with HTML_SRC_CONTEXT lines of
+ * context either side: at most 5 x 20 x 7 rows, whatever the program.
+ * O(n log n) in the rows. */
+
+static int by_accesses_then_line(const void *a, const void *b) {
+    const struct src_line *x = *(const struct src_line *const *)a, *y = *(const struct src_line *const *)b;
+    if (x->accesses != y->accesses) return x->accesses < y->accesses ? 1 : -1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+static int by_file_line(const void *a, const void *b) {
+    const struct pes_rnode *x = *(const struct pes_rnode *const *)a, *y = *(const struct pes_rnode *const *)b;
+    int c = strcmp(pes_r_get_s(x, "file"), pes_r_get_s(y, "file"));
+    if (c) return c;
+    uint64_t p = pes_r_get_u(x, "line"), q = pes_r_get_u(y, "line");
+    return (p > q) - (p < q);
+}
+
+static void src_free(struct html *h) {
+    for (int f = 0; f < h->nsrc; f++) free(h->src[f].lines);
+}
+
+/* Picks the files and lines of the section from the report's rows. */
+static void src_collect(struct html *h, const struct pes_report *r) {
+    if (!r) {
+        h->src_why = "A --diff page compares two reports: run pes-replay on one trace for its annotated source";
+        return;
+    }
+    const struct pes_rnode *c = pes_r_at(pes_r_get(pes_report_tree(r), "configs"), 0);
+    if (!c) {
+        h->src_why = "A sampled report has no per-line counts of every access: replay a full trace for them";
+        return;
+    }
+    const struct pes_rnode *rows = pes_r_get(pes_r_get(c, "simulation"), "annotate");
+    h->src_sim = rows != NULL;
+    if (!rows) rows = pes_r_get(c, "annotate");
+    size_t n = pes_r_count(rows);
+    if (!rows || n == 0) {
+        h->src_why = !rows || !strcmp(pes_r_get_s(c, "by"), "object")
+                         ? "No per-line counts: not with --by object or --sample-rate"
+                         : "No access has a source line (the program was built without -g?)";
+        return;
+    }
+    h->src_levels = pes_r_count(pes_r_get(pes_r_at(rows, 0), "misses"));
+    if (h->src_levels > 4) h->src_levels = 4;
+    /* the rows by file, then line: each file a run, each line's rows together */
+    const struct pes_rnode **by = malloc(n * sizeof *by);
+    if (!by) return;
+    for (size_t i = 0; i < n; i++) by[i] = pes_r_at(rows, i);
+    qsort(by, n, sizeof *by, by_file_line);
+    size_t start[HTML_SRC_FILES], end[HTML_SRC_FILES];
+    for (size_t i = 0, j; i < n; i = j) {   /* the files with the most accesses, by name among equals */
+        const char *file = pes_r_get_s(by[i], "file");
+        uint64_t acc = 0;
+        for (j = i; j < n && !strcmp(pes_r_get_s(by[j], "file"), file); j++) acc += pes_r_get_u(by[j], "accesses");
+        int at = h->nsrc;
+        while (at > 0 && h->src[at - 1].accesses < acc) at--;
+        if (at >= HTML_SRC_FILES) continue;
+        if (h->nsrc < HTML_SRC_FILES) h->nsrc++;
+        memmove(&h->src[at + 1], &h->src[at], sizeof *h->src * (size_t)(h->nsrc - 1 - at));
+        memmove(&start[at + 1], &start[at], sizeof *start * (size_t)(h->nsrc - 1 - at));
+        memmove(&end[at + 1], &end[at], sizeof *end * (size_t)(h->nsrc - 1 - at));
+        h->src[at] = (struct src_file){.path = file, .accesses = acc};
+        start[at] = i, end[at] = j;
+    }
+    for (int f = 0; f < h->nsrc; f++) {
+        struct src_file *sf = &h->src[f];
+        if (!(sf->lines = calloc(end[f] - start[f], sizeof *sf->lines))) continue;
+        for (size_t i = start[f]; i < end[f]; i++) {   /* rows of one line (inlined into two functions) add up */
+            const struct pes_rnode *row = by[i];
+            uint64_t line = pes_r_get_u(row, "line");
+            if (!sf->n || sf->lines[sf->n - 1].line != line) sf->lines[sf->n++].line = line;
+            struct src_line *l = &sf->lines[sf->n - 1];
+            l->accesses += pes_r_get_u(row, "accesses");
+            for (size_t v = 0; v < h->src_levels; v++) l->misses[v] += pes_r_u(pes_r_at(pes_r_get(row, "misses"), v));
+            l->inval[0] += pes_r_get_u(pes_r_get(row, "invalidations"), "true");
+            l->inval[1] += pes_r_get_u(pes_r_get(row, "invalidations"), "false");
+            l->coh[0] += pes_r_get_u(pes_r_get(row, "coherence_misses"), "true");
+            l->coh[1] += pes_r_get_u(pes_r_get(row, "coherence_misses"), "false");
+        }
+        struct src_line **hot = malloc((sf->n ? sf->n : 1) * sizeof *hot);
+        if (!hot) continue;
+        for (size_t k = 0; k < sf->n; k++) hot[k] = &sf->lines[k];
+        qsort(hot, sf->n, sizeof *hot, by_accesses_then_line);
+        for (size_t k = 0; k < sf->n && k < HTML_SRC_HOT; k++) hot[k]->hot = 1;
+        free(hot);
+        /* counted lines within HTML_SRC_CONTEXT of a hot one are shown: a
+         * pass each way carries the distance to the nearest hot line */
+        uint64_t last = 0;
+        int seen = 0;
+        for (size_t k = 0; k < sf->n; k++) {
+            if (sf->lines[k].hot) last = sf->lines[k].line, seen = 1;
+            if (seen && sf->lines[k].line - last <= HTML_SRC_CONTEXT) sf->lines[k].shown = 1;
+        }
+        seen = 0;
+        for (size_t k = sf->n; k-- > 0;) {
+            if (sf->lines[k].hot) last = sf->lines[k].line, seen = 1;
+            if (seen && last - sf->lines[k].line <= HTML_SRC_CONTEXT) sf->lines[k].shown = 1;
+        }
+    }
+    free(by);
+}
+
+/* Where a table's file:line links to: the line's row in the section, else
+ * the file's heading, else the section. */
+static void src_href(const struct html *h, FILE *out, const char *file, uint64_t line) {
+    for (int f = 0; f < h->nsrc; f++) {
+        if (strcmp(h->src[f].path, file)) continue;
+        for (size_t k = 0; k < h->src[f].n; k++)
+            if (h->src[f].lines[k].line == line && h->src[f].lines[k].shown) {
+                fprintf(out, "#src-%d-L%llu", f, (unsigned long long)line);
+                return;
+            }
+        fprintf(out, "#src-%d", f);
+        return;
+    }
+    fputs("#src", out);
+}
+
+static void src_count(FILE *out, uint64_t v) {
+    if (v) fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)v);
+    else fputs("<td class=\"n\">.</td>", out);
+}
+
+/* One row: the line's number and counts (blank for context), then its text. */
+static void src_row(const struct html *h, int f, uint64_t lineno, const struct src_line *l, const char *text) {
+    FILE *out = h->out;
+    if (l) fprintf(out, "<tr id=\"src-%d-L%llu\" class=\"hot\" data-line=\"%llu\">", f, (unsigned long long)lineno,
+                   (unsigned long long)lineno);
+    else fprintf(out, "<tr data-line=\"%llu\">", (unsigned long long)lineno);
+    fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)lineno);
+    int cols = 1 + (h->src_sim ? (int)h->src_levels + 4 : 0);
+    if (!l) fprintf(out, "<td colspan=\"%d\"></td>", cols);
+    else {
+        src_count(out, l->accesses);
+        for (size_t v = 0; h->src_sim && v < h->src_levels; v++) src_count(out, l->misses[v]);
+        if (h->src_sim) {
+            src_count(out, l->inval[0]);
+            src_count(out, l->inval[1]);
+            src_count(out, l->coh[0]);
+            src_count(out, l->coh[1]);
+        }
+    }
+    fputs("<td class=\"code\">", out);
+    esc(out, text);
+    fputs("</td></tr>\n", out);
+}
+
+/* A source line as page text: valid UTF-8 (pes_report_utf8), no character
+ * HTML forbids in text (C0 but tab, DEL, C1, the noncharacters U+FDD0..FDEF,
+ * U+FFFE, U+FFFF: each becomes '?'), at most HTML_SRC_BYTES bytes ("..."
+ * then, cut between characters). Returns a malloc'd string or NULL. */
+static char *src_text(const char *raw) {
+    char *t = pes_report_utf8(raw), *o = malloc(HTML_SRC_BYTES + 4);
+    if (!t || !o) {
+        free(t);
+        free(o);
+        return NULL;
+    }
+    size_t n = 0;
+    const unsigned char *u = (const unsigned char *)t;
+    for (size_t i = 0; u[i];) {   /* t is valid UTF-8: a lead byte gives the length */
+        size_t len = u[i] < 0x80 ? 1 : u[i] < 0xE0 ? 2 : u[i] < 0xF0 ? 3 : 4;
+        int bad = (u[i] < 0x20 && u[i] != '\t') || u[i] == 0x7f || (u[i] == 0xC2 && u[i + 1] <= 0x9F) ||
+                  (u[i] == 0xEF && u[i + 1] == 0xB7 && u[i + 2] >= 0x90 && u[i + 2] <= 0xAF) ||
+                  (u[i] == 0xEF && u[i + 1] == 0xBF && u[i + 2] >= 0xBE);
+        if (n + (bad ? 1 : len) > HTML_SRC_BYTES) {
+            memcpy(o + n, "...", 3);
+            n += 3;
+            break;
+        }
+        if (bad) o[n++] = '?';
+        else memcpy(o + n, t + i, len), n += len;
+        i += len;
+    }
+    o[n] = '\0';
+    free(t);
+    return o;
+}
+
+/* The section: per file its heading and a table of the shown lines. */
+static void src_section(struct html *h, const json_t *j) {
+    FILE *out = h->out;
+    fputs("<h2 id=\"src\">Annotated source</h2>\n", out);
+    if (h->src_why || h->nsrc == 0) {
+        fputs("<p>", out);
+        esc(out, h->src_why ? h->src_why : "No source line to show");
+        fputs(".</p>\n", out);
+        return;
+    }
+    const json_t *c0 = json_array_get(json_object_get(j, "configs"), 0);
+    fprintf(out, "<p>Per source line, the counts of the first configuration (%lld %s) summed over the line's sites: "
+                 "line accesses%s. The %d files with the most accesses; in each, its %d lines with the most accesses "
+                 "and %d lines of context either side (<code>pes-replay --annotate FILE</code> lists a whole file). "
+                 "&#8220;.&#8221;: none.</p>\n",
+            (long long)json_integer_value(json_object_get(c0, "cores")),
+            json_is_true(json_object_get(c0, "mimicked"))
+                ? (json_integer_value(json_object_get(c0, "cores")) == 1 ? "mimicked core" : "mimicked cores")
+            : json_integer_value(json_object_get(c0, "cores")) == 1 ? "thread" : "threads",
+            h->src_sim ? "; the misses at each level (Ln: accesses that missed Ln); the invalidations the line's stores "
+                         "caused in other cores and the coherence misses of its accesses, true (T) and false (F) sharing"
+                       : "",
+            HTML_SRC_FILES, HTML_SRC_HOT, HTML_SRC_CONTEXT);
+    for (int f = 0; f < h->nsrc; f++) {
+        const struct src_file *sf = &h->src[f];
+        fprintf(out, "<h3 id=\"src-%d\">", f);
+        esc(out, sf->path);
+        fprintf(out, " <small>(%llu line accesses)</small></h3>\n", (unsigned long long)sf->accesses);
+        FILE *src = report_open_source(sf->path);
+        if (!src) {
+            fputs("<p class=\"warn\">The source file cannot be read here (", out);
+            esc(out, strerror(errno));
+            fputs("): the counts of its lines follow without their text.</p>\n", out);
+        }
+        fputs("<div class=\"tw\"><table class=\"src\"><thead><tr><th>line</th><th>accesses</th>", out);
+        for (size_t v = 0; h->src_sim && v < h->src_levels; v++) fprintf(out, "<th>L%zu misses</th>", v + 1);
+        if (h->src_sim) fputs("<th>inval T</th><th>inval F</th><th>coh T</th><th>coh F</th>", out);
+        fputs("<th>source</th></tr></thead><tbody>\n", out);
+        int cols = 3 + (h->src_sim ? (int)h->src_levels + 4 : 0);
+        uint64_t lineno = 0, last = 0, end = 0, prev = 0;
+        size_t kc = 0, kh = 0;   /* the next counted line, the next hot line */
+        int behind = 0;          /* prev is a hot line already passed */
+        for (size_t i = 0; i < sf->n; i++)
+            if (sf->lines[i].hot && sf->lines[i].line + HTML_SRC_CONTEXT > end) end = sf->lines[i].line + HTML_SRC_CONTEXT;
+        char *raw = NULL;
+        size_t cap = 0;
+        while (src && lineno < end && getline(&raw, &cap, src) >= 0) {
+            lineno++;
+            size_t len = strlen(raw);
+            if (len && raw[len - 1] == '\n') raw[--len] = '\0';
+            while (kc < sf->n && sf->lines[kc].line < lineno) kc++;
+            while (kh < sf->n && (sf->lines[kh].line < lineno || !sf->lines[kh].hot)) {
+                if (sf->lines[kh].hot) prev = sf->lines[kh].line, behind = 1;
+                kh++;
+            }
+            int near = (kh < sf->n && sf->lines[kh].line - lineno <= HTML_SRC_CONTEXT) ||
+                       (behind && lineno - prev <= HTML_SRC_CONTEXT);
+            if (!near) continue;
+            if (last + 1 != lineno)
+                fprintf(out, "<tr class=\"gap\"><td colspan=\"%d\">&#8942; line %llu</td></tr>\n", cols,
+                        (unsigned long long)lineno);
+            char *text = src_text(raw);
+            src_row(h, f, lineno, kc < sf->n && sf->lines[kc].line == lineno ? &sf->lines[kc] : NULL, text ? text : "");
+            free(text);
+            last = lineno;
+        }
+        free(raw);
+        if (src) fclose(src);
+        for (size_t i = 0; i < sf->n; i++)   /* shown lines the file does not have (or no file) */
+            if (sf->lines[i].shown && sf->lines[i].line > lineno)
+                src_row(h, f, sf->lines[i].line, &sf->lines[i],
+                        src ? "(past the end of the file: it changed since the run?)" : "");
+        fputs("</tbody></table></div>\n", out);
+    }
+}
+
 /* Table columns of a row: its scalars and its objects' scalars one level down
  * ("invalidations.true"). */
 static int is_column(const json_t *v) { return !json_is_object(v) && !json_is_array(v); }
@@ -471,7 +764,9 @@ static void table(struct html *h, const char *title, const json_t *rows) {
             if (is_column(v)) {
                 fputs(json_is_number(x) ? "<td class=\"n\">" : "<td>", out);
                 if (!strcmp(k, "file") && json_is_string(x)) {
-                    fputs("<a href=\"#src\">", out);
+                    fputs("<a href=\"", out);
+                    src_href(h, out, json_string_value(x), (uint64_t)json_integer_value(json_object_get(r, "line")));
+                    fputs("\">", out);
                     scalar(out, x);
                     fputs("</a>", out);
                 } else
@@ -658,7 +953,9 @@ static const char *CSS =
     "svg .curve{fill:none;stroke:#000;stroke-width:1.5}svg .c1{stroke-dasharray:6 3}svg .c2{stroke-dasharray:2 2}svg .c3{stroke-dasharray:8 2 2 2}svg.heat rect{stroke:#888;stroke-width:.3}svg .cv{text-anchor:middle;font-size:9px}svg .cv.inv{fill:#fff}"
     "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #bbb;padding:2px 5px}"
     "th{cursor:pointer;background:#eee}td.n{text-align:right}.tw{overflow-x:auto;max-height:30em}"
-    "figure{margin:.5em 0}";
+    "figure{margin:.5em 0}"
+    "table.src td.code{white-space:pre;font-family:monospace;text-align:left}table.src tr.hot td{background:#fff3c4}"
+    "table.src tr.gap td{color:#555;border:none}table.src tr:target td{outline:2px solid #000}";
 
 /* Sortable tables: a click on a header sorts its column, again reverses. */
 static const char *JS =
@@ -723,6 +1020,15 @@ static void summary(struct html *h, const json_t *j) {
         item(out, "A", json_object_get(json_object_get(j, "a"), "path"));
         item(out, "B", json_object_get(json_object_get(j, "b"), "path"));
         item(out, "kind", json_object_get(json_object_get(j, "a"), "kind"));
+        double rows = 0, tables = num(json_object_get(j, "truncated_tables"));
+        size_t i;
+        const json_t *t;
+        json_array_foreach(json_object_get(j, "tables"), i, t) rows += num(json_object_get(t, "truncated_rows"));
+        if (rows > 0 || tables > 0)
+            fprintf(out, "<dt>embedded JSON</dt><dd>cut to the first %d rows of each table and %d tables of each "
+                         "name: %.0f rows and %.0f tables left out (<code>truncated_rows</code>, "
+                         "<code>truncated_tables</code>); <code>--format json</code> writes them all</dd>\n",
+                    PES_HTML_TOP_ROWS, PES_HTML_DIFF_TABLES, rows, tables);
     } else if (t) {
         item(out, "trace", json_object_get(t, "path"));
         item(out, "program", json_object_get(t, "command"));
@@ -773,7 +1079,7 @@ static void summary(struct html *h, const json_t *j) {
     fputs("</dd></dl></section>\n", out);
 }
 
-int pes_report_write_html(FILE *out, const json_t *j) {
+int pes_report_write_html(FILE *out, const json_t *j, const struct pes_report *r) {
     struct html h = {.out = out, .root = j};
     const json_t *m = json_object_get(j, "machine");
     h.levels = json_object_get(m, "levels");
@@ -800,6 +1106,7 @@ int pes_report_write_html(FILE *out, const json_t *j) {
           "<path d=\"M0 0L6 6M6 0L0 6\" stroke=\"#333\"/></pattern></defs></svg>\n",
           out);
     struct html *hp = &h;
+    src_collect(hp, r);
     summary(hp, j);
     model_charts(hp, json_object_get(j, "configs"));
     mrc_by_cores(hp, json_object_get(j, "configs"));
@@ -809,9 +1116,8 @@ int pes_report_write_html(FILE *out, const json_t *j) {
           "transfers from thread to thread (darker: more; each cell's value is written in it or in its tooltip).</p>\n",
           out);
     walk(hp, j, "", "", 0);
-    fputs("<h2 id=\"src\">Source</h2>\n<p>Source files are named in the tables above (file, line); "
-          "<code>pes-replay --annotate FILE</code> prints them annotated in the text report.</p>\n",
-          out);
+    src_section(hp, j);
+    src_free(hp);
     fputs("<script type=\"application/json\" id=\"pes-data\">", out);
     /* JSON_ESCAPE_SLASH: no "</script>" can appear inside */
     if (json_dumpf(j, out, PES_REPORT_JSON_FLAGS | JSON_ESCAPE_SLASH) < 0) return -1;
@@ -819,13 +1125,13 @@ int pes_report_write_html(FILE *out, const json_t *j) {
     return ferror(out) ? -1 : 0;
 }
 
-int pes_report_write_html_file(const char *path, const json_t *j, char *msg, size_t n) {
+int pes_report_write_html_file(const char *path, const json_t *j, const struct pes_report *r, char *msg, size_t n) {
     FILE *f = fopen(path, "w");
     if (!f) {
         snprintf(msg, n, "--html %s: cannot create: %s", path, strerror(errno));
         return -1;
     }
-    int rc = pes_report_write_html(f, j);
+    int rc = pes_report_write_html(f, j, r);
     if (fclose(f) != 0) rc = -1;
     if (rc < 0) snprintf(msg, n, "--html %s: write failed: %s", path, strerror(errno));
     return rc;

@@ -4,10 +4,14 @@
  */
 #include "report_util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void report_count(char *buf, size_t len, uint64_t v) {
     char digits[32];
@@ -91,3 +95,18 @@ void replay_message(const char *fmt, ...) {
     fprintf(stderr, "%s: %s\n", message_name, report_safe(line));
 }
 
+/* A source file named by the trace's site table, for reading: only a regular
+ * file (a FIFO would block, /dev/zero never end); NULL with errno set else. */
+FILE *report_open_source(const char *file) {
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;   /* "Invalid argument": not a regular file */
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) close(fd);
+    return f;
+}

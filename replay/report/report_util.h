@@ -27,6 +27,10 @@ void report_thread_list(char *buf, size_t len, uint64_t mask);
  * could act on escaped, for the text reports: pes_escape_text_tmp (valid for
  * up to 4 per printf). */
 const char *report_safe(const char *s);
+/* A source file named by the trace's site table, for reading (--annotate,
+ * the HTML page's annotated source): only a regular file (a FIFO would block,
+ * /dev/zero never end); NULL with errno set else. */
+FILE *report_open_source(const char *file);
 /* One line on stderr: "pes-replay: " and the message, escaped as a whole
  * (file names and strings in messages come from traces and the command line). */
 void replay_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -38,6 +38,7 @@ static const struct decl {
     {"comm.false", "thread_a,thread_b", "transfers", "thread_a,thread_b,transfers", 1},
     {"configs", "cores,mimicked", NULL, NULL, 0},
     {"levels", "level", "hits", NULL, 0},
+    {"miss_ratio_curve.points", "size_lines", "sdcm", NULL, 0},
     {"prd", "stream", "histogram.accesses", NULL, 0},
     {"crd", "group", "histogram.accesses", NULL, 0},
     {"sites", KEY_DEFAULT, "accesses", NULL, 0},

@@ -342,7 +342,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
 
 static int known_config_key(const char *key) {
     static const char *const known[] = {"cores", "mimicked", "prd", "crd", "sites", "by", "groups", "annotate",
-                                          "model", "simulation", NULL};
+                                          "model", "miss_ratio_curve", "simulation", NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0) return 1;
     return 0;
@@ -480,22 +480,6 @@ static void annotate_margin(FILE *out, const struct pes_rnode *row, size_t n_lev
     margin_u(out, 9, pes_r_get_u(co, "false"));
 }
 
-/* A source file named by the trace's site table, for reading: only a regular
- * file (a FIFO would block, /dev/zero never end); NULL with errno set else. */
-static FILE *open_source(const char *file) {
-    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        errno = EINVAL;   /* "Invalid argument": not a regular file */
-        return NULL;
-    }
-    FILE *f = fdopen(fd, "r");
-    if (!f) close(fd);
-    return f;
-}
-
 static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n, size_t n_levels,
                           int sim) {
     qsort(rows, n, sizeof *rows, by_line_no);
@@ -507,7 +491,7 @@ static void annotate_file(FILE *out, const char *file, const struct pes_rnode **
     for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%9s ", "(misses)");
     if (sim) fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
     fputc('\n', out);
-    FILE *src = open_source(file);
+    FILE *src = report_open_source(file);
     if (!src) {
         fprintf(out, "  (source not readable: %s: %s; the counts per line follow)\n", report_safe(file),
                 strerror(errno));

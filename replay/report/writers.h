@@ -41,11 +41,18 @@ int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v);
 /* --sites-csv: every simulated site of every configuration. */
 int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
 
+/* The page's bounds (docs/report.md): rows listed per table; for --diff,
+ * the embedded JSON's rows per table and tables per name (pes_diff_cut). */
+#define PES_HTML_TOP_ROWS 50
+#define PES_HTML_DIFF_TABLES 20
+
 /* --html FILE: one self-contained page (inline SVG charts, tables, the JSON
  * tree embedded as <script type="application/json" id="pes-data">) of any
- * report's JSON tree: full, sampled, --compare or --diff (html.c). */
-int pes_report_write_html(FILE *out, const json_t *j);
+ * report's JSON tree: full, sampled, --compare or --diff (html.c). r is the
+ * report j was made from, for what only the text reports see (the per-line
+ * rows of --annotate, for the annotated-source section); NULL for a --diff. */
+int pes_report_write_html(FILE *out, const json_t *j, const struct pes_report *r);
 /* The same into PATH; -1 with MSG naming the file if it fails. */
-int pes_report_write_html_file(const char *path, const json_t *j, char *msg, size_t n);
+int pes_report_write_html_file(const char *path, const json_t *j, const struct pes_report *r, char *msg, size_t n);
 
 #endif

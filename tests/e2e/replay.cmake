@@ -34,9 +34,11 @@ endif()
 
 # --html (issue 13): the page parses, embeds the JSON, draws its data; headless
 # Chromium renders it (scripts/install-deps.sh installs chromium and html5lib).
+# In sanitizer builds without the parts that need an instrumented program or
+# take long there (PES_SANITIZE: the annotated source, the large --diff).
 add_test(NAME e2e.replay_html COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_html.sh)
 set_tests_properties(e2e.replay_html PROPERTIES LABELS e2e TIMEOUT 300
-  ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3;STRESS_GEN=$<TARGET_FILE:trace_stress_gen>")
+  ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3;STRESS_GEN=$<TARGET_FILE:trace_stress_gen>;PES_SANITIZE=${PES_SANITIZE}")
 
 # pes-replay-mpi against pes-replay on 1, 2 and 4 ranks (only where CMake found
 # MPI). In ASan/UBSan builds too, without leak checks: Open MPI does not free

@@ -22,3 +22,5 @@ target_compile_options(test_objects_stream PRIVATE -g)
 # A tool for the objects e2e test: per-object and per-part access counts of a trace.
 add_executable(objects_dump ${CMAKE_CURRENT_LIST_DIR}/objects_dump.c)
 target_link_libraries(objects_dump PRIVATE pes_stream pes_objects)
+# The report's miss-ratio curves (fully associative and SDCM) against hand values and cachesim.
+pes_add_unit_test(test_mrc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mrc.c LIBS pes_replay_core m)

@@ -227,6 +227,42 @@ static void test_csv_field(void **state)
     json_decref(t);
 }
 
+/* pes_diff_cut (the HTML page's embedded copy): rows cut to the first
+ * max_rows with truncated_rows, the tables of a name beyond max_tables left
+ * out and counted in truncated_tables; nothing added where nothing is cut;
+ * the diff itself unchanged. */
+static void test_cut(void **state)
+{
+    (void)state;
+    json_t *d = parse("{\"pes_diff_json\":1,\"a\":{\"path\":\"A\"},\"b\":{\"path\":\"B\"},\"tables\":["
+                      "{\"table\":\"totals\",\"name\":\"totals\",\"rows\":[{\"key\":\"\"}]},"
+                      "{\"table\":\"x[1]\",\"name\":\"x\",\"rows\":[{\"key\":\"r1\"},{\"key\":\"r2\"},{\"key\":\"r3\"}]},"
+                      "{\"table\":\"x[2]\",\"name\":\"x\",\"rows\":[{\"key\":\"s1\"},{\"key\":\"s2\"}]},"
+                      "{\"table\":\"y\",\"name\":\"y\",\"rows\":[]},"
+                      "{\"table\":\"x[3]\",\"name\":\"x\",\"rows\":[{\"key\":\"t1\"}]}]}");
+    char *before = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_t *c = pes_diff_cut(d, 2, 2);
+    assert_non_null(c);
+    char *got = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(got, "{\"pes_diff_json\":1,\"a\":{\"path\":\"A\"},\"b\":{\"path\":\"B\"},\"tables\":["
+                             "{\"table\":\"totals\",\"name\":\"totals\",\"rows\":[{\"key\":\"\"}]},"
+                             "{\"table\":\"x[1]\",\"name\":\"x\",\"rows\":[{\"key\":\"r1\"},{\"key\":\"r2\"}],"
+                             "\"truncated_rows\":1},"
+                             "{\"table\":\"x[2]\",\"name\":\"x\",\"rows\":[{\"key\":\"s1\"},{\"key\":\"s2\"}]},"
+                             "{\"table\":\"y\",\"name\":\"y\",\"rows\":[]}],\"truncated_tables\":1}");
+    free(got);
+    json_decref(c);
+    /* large enough bounds: an equal copy, no marker */
+    c = pes_diff_cut(d, 3, 3);
+    assert_true(json_equal(c, d));
+    json_decref(c);
+    char *after = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    json_decref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_diff_rows),
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_csv_field),
+        cmocka_unit_test(test_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,14 @@
 #      standing on the baseline; each heatmap cell holds its matrix entry;
 #  (d) renders in headless Chromium (scripts/report-screenshot.sh) into a PNG
 #      of the asked size that is not blank;
-# and (e) a trace of 10,000 sites and 64 threads gives a page under 5 MB
-# that parses, with its 64x64 communication matrices summed into 32x32 cells.
+# (e) a trace of 10,000 sites and 64 threads gives a page under 5 MB
+# that parses, with its 64x64 communication matrices summed into 32x32 cells;
+# and (f) the annotated-source section of a program whose per-line access
+# counts are known by hand (tests/e2e/replay/replay_reports.sh's loops.c:
+# 100 / 50 / 40) lists those lines with those counts and their text as it is
+# (a comment with <&> in it), every in-page link lands on an element of the
+# page, each table's file:line link on that line's row; --html leaves the
+# text report byte-identical; an unreadable source is said so, counts kept.
 . "$(dirname "$0")/common.sh"
 : "${STRESS_GEN:?STRESS_GEN must name the trace_stress_gen program}"
 data=$PES_SRC/tests/data
@@ -34,15 +40,66 @@ run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simul
 start=$(date +%s%N)
 run big "$work/big.pes" --machine haswell --simulate
 echo "10,000 sites x 64 threads: $(( ($(date +%s%N) - start) / 1000000 )) ms, page $(stat -c %s "$work/big.html") bytes"
+# a --diff of two such traces: its JSON lists every row of both (about 120 MB), its page a bounded cut
+if [ -z "${PES_SANITIZE:-}" ]; then   # (minutes under a sanitizer)
+  "$STRESS_GEN" many-sites "$work/big2.pes" 9000 64 || fail "trace_stress_gen many-sites"
+  run bigdiff --diff "$work/big.pes" "$work/big2.pes" --machine haswell --simulate
+  echo "--diff of 10,000 and 9,000 sites x 64 threads: JSON $(stat -c %s "$work/bigdiff.json") bytes, page $(stat -c %s "$work/bigdiff.html") bytes"
+fi
+# (f) annotated source: at -O1 with volatile globals every a[i] / b[i] is one access
+if [ -z "${PES_SANITIZE:-}" ]; then   # an instrumented program links the runtime, built with the sanitizer there
+cat >"$work/loops.c" <<'C'
+#include <stdio.h>
+static volatile int a[100], b[20];
+int main(void) {
+  for (int i = 0; i < 100; i++) a[i] = i; /* FILL */
+  long s = 0;
+  for (int i = 0; i < 50; i++) s += a[2 * i]; /* SUM */
+  for (int i = 0; i < 20; i++) b[i] = a[i]; /* COPY <&> "'' */
+  printf("%ld %d\n", s, b[19]);
+  return 0;
+}
+C
+"$PES_BIN/pes-clang" -O1 -g "$work/loops.c" -o "$work/loops" || fail "pes-clang loops.c"
+"$PES_BIN/pes-collect" -q --full -o "$work/loops.zst" -- "$work/loops" >/dev/null || fail "pes-collect loops"
+run loops "$work/loops.zst" --machine haswell --simulate
+"$PES_BIN/pes-replay" "$work/loops.zst" --machine haswell --simulate --html "$work/loops2.html" >"$work/with.txt" 2>&1 &&
+  "$PES_BIN/pes-replay" "$work/loops.zst" --machine haswell --simulate >"$work/without.txt" 2>&1 ||
+  fail "pes-replay loops.zst"
+cmp -s "$work/with.txt" "$work/without.txt" || fail "--html changes the text report"
+cp "$work/loops.c" "$work/loops.c.orig"
+mv "$work/loops.c" "$work/loops.moved.c"
+run gone "$work/loops.zst" --machine haswell --simulate
+mv "$work/loops.moved.c" "$work/loops.c"
+fi
 
 expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" "$data/gemm40.full.zst" --html "$work/no/such/x.html"
 expect_fail "--html $work/no/such/x.html" "$PES_BIN/pes-replay" --diff "$work/full.json" "$work/recorded.json" --html "$work/no/such/x.html"
 "$PES_SRC/scripts/report-screenshot.sh" "$work/full.html" "$work/full.png" 1200 2400 || fail "screenshot"
 
-"${PYTHON:-python3}" - "$work" <<'PY' || fail "HTML report checks"
-import json, math, re, struct, sys, zlib
-import html5lib
-work = sys.argv[1]
+"${PYTHON:-python3}" - "$work" "$PES_SRC/docs" <<'PY' || fail "HTML report checks"
+import json, math, os, re, struct, sys, zlib
+import html5lib, jsonschema
+work, docs = sys.argv[1], sys.argv[2]
+diff_schema = json.load(open(f"{docs}/diff.schema.json"))
+
+def diff_cut(d, rows=50, per_name=20):
+    """docs/report.md: the first 50 rows of each table ("truncated_rows": the rest), the
+    first 20 tables of each name ("truncated_tables": the rest), nothing added if nothing is cut"""
+    out = {k: v for k, v in d.items() if k != "tables"}
+    kept, tables, dropped = {}, [], 0
+    for t in d["tables"]:
+        if kept.get(t["name"], 0) >= per_name:
+            dropped += 1
+            continue
+        kept[t["name"]] = kept.get(t["name"], 0) + 1
+        if len(t["rows"]) > rows:
+            t = dict(t, rows=t["rows"][:rows], truncated_rows=len(t["rows"]) - rows)
+        tables.append(t)
+    out["tables"] = tables
+    if dropped:
+        out["truncated_tables"] = dropped
+    return out
 checked = {"histogram bars": 0, "heatmap cells": 0}
 
 def pointer(doc, ptr):
@@ -78,11 +135,17 @@ def check(name, limit=None):
             v = el.get(attr)
             assert v is None or v.startswith("#"), f"{name}: {el.tag} {attr}={v}"
         assert not (el.tag == "link"), f"{name}: a <link>"
+    ids = {el.get("id") for el in tree.iter() if el.get("id")}   # every in-page link lands on an element
+    dangling = [a.get("href") for a in tree.iter("a") if a.get("href") and a.get("href")[1:] not in ids]
+    assert not dangling, f"{name}: links to no element: {dangling[:5]}"
     # (b) the embedded JSON is --format json's
     scripts = [e for e in tree.iter("script") if e.get("id") == "pes-data"]
     assert len(scripts) == 1 and scripts[0].get("type") == "application/json", f"{name}: no #pes-data"
     embedded = json.loads(scripts[0].text)
     report = json.load(open(f"{work}/{name}.json"))
+    if "pes_diff_json" in report:   # a --diff page embeds the documented cut of --format json
+        full, report = report, diff_cut(report)
+        jsonschema.validate(embedded, diff_schema)
     assert embedded == report, f"{name}: embedded JSON differs from --format json"
     # (c) bars and cells against the JSON
     charts = 0
@@ -103,18 +166,17 @@ def check(name, limit=None):
                     assert abs(h - c / top * ph) < 1e-3, f"{name}: bar {r.get('data-bin')} height {h}, count {c} of {top}"
                     assert abs(y + h - base) < 1e-3, f"{name}: bar off the baseline"
                     checked["histogram bars"] += 1
-        elif kind == "mrc":   # fully associative LRU: cold + distances >= size, over all accesses
-            ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
+        elif kind == "mrc":   # the curve's points as the JSON holds them
+            ph, base, key = float(svg.get("data-plot-height")), float(svg.get("data-baseline")), svg.get("data-key")
             for g in svg.iter(SVG + "g"):
-                hist = pointer(report, g.get("data-source"))
+                curve = pointer(report, g.get("data-source"))
                 pts = list(g.iter(SVG + "circle"))
-                assert pts, f"{name}: empty curve"
-                for c in pts:
-                    size = float(c.get("data-lines"))
-                    want = (hist["cold"] + sum(n for d, n in hist["exact"] if d >= size)) / hist["accesses"]
+                assert len(pts) == len(curve["points"]) > 0, f"{name}: curve of {len(pts)} points"
+                for c, p in zip(pts, curve["points"]):
+                    assert float(c.get("data-lines")) == p["size_lines"]
                     got = float(c.get("data-miss-ratio"))
-                    assert abs(got - want) < 1e-12, f"{name}: MRC at {size} lines: {got} != {want}"
-                    assert abs(float(c.get("cy")) - (base - want * ph)) < 0.01, f"{name}: MRC point off its value"
+                    assert got == p[key], f"{name}: MRC at {p['size_lines']} lines: {got} != {p[key]}"
+                    assert abs(float(c.get("cy")) - (base - got * ph)) < 0.01, f"{name}: MRC point off its value"
                     checked["mrc points"] = checked.get("mrc points", 0) + 1
         elif kind == "heatmap":
             m = pointer(report, svg.get("data-source"))
@@ -149,10 +211,33 @@ for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
                    if k.endswith("histogram") and isinstance(v, list) and v)
         assert charts == want > 0, f"reuse: {charts} charts, {want} histograms"
     print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
-# one miss-ratio curve per core count
+# the miss-ratio curves: two charts (fully associative, SDCM), one curve per core count
 tree, report, charts = check("full")
-curves = [g.get("data-source") for s in tree.iter(SVG + "svg") if s.get("data-kind") == "mrc" for g in s.iter(SVG + "g")]
-assert curves == [f"/configs/{i}/crd/0/histogram" for i in range(len(report["configs"]))], curves
+mrc = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "mrc"]
+assert [s.get("data-key") for s in mrc] == ["fully_associative", "sdcm"], [s.get("data-key") for s in mrc]
+for s in mrc:
+    curves = [g.get("data-source") for g in s.iter(SVG + "g")]
+    assert curves == [f"/configs/{i}/miss_ratio_curve" for i in range(len(report["configs"]))], curves
+assert "20-way" in mrc[1].find(SVG + "title").text   # haswell's L3, the first shared level
+# the fully associative curve against the test's own sum over the CRD histograms (all
+# groups): a cache of C lines misses the cold accesses and the distances >= C (log2
+# rows [lo, hi, count] start at powers of two, so each lies wholly on one side)
+for cfg in report["configs"]:
+    curve = cfg["miss_ratio_curve"]
+    assert curve["profile"] == "crd" and curve["level"] == 3 and curve["ways"] == 20, curve
+    hists = [c["histogram"] for c in cfg["crd"]]
+    acc = sum(x["accesses"] for x in hists)
+    sizes = [p["size_lines"] for p in curve["points"]]
+    assert sizes == [1 << k for k in range(len(sizes))] and sizes[-1] >= 20 * 1024 * 1024 // 64, sizes
+    for p in curve["points"]:
+        c = p["size_lines"]
+        miss = sum(x["cold"] + sum(n for d, n in x["exact"] if d >= c) + sum(n for lo, hi, n in x["log2"] if lo >= c)
+                   for x in hists)
+        assert abs(p["fully_associative"] - miss / acc) < 1e-8, (c, p, miss / acc)
+        assert p["sdcm"] >= 0 and p["sdcm"] <= 1
+    assert curve["points"][-1]["fully_associative"] == curve["points"][-1]["sdcm"] or \
+        abs(curve["points"][-1]["sdcm"] - curve["points"][-1]["fully_associative"]) < 1e-6
+print(f"ok: miss-ratio curves of {len(report['configs'])} core counts, fully associative = own sum over the CRD")
 # every PRD and CRD histogram of the full report is drawn
 tree, report, charts = check("full")
 want = sum(len(c["prd"]) + len(c["crd"]) for c in report["configs"])
@@ -199,6 +284,14 @@ for svg, (table, vals) in zip(bars, want):
         assert abs(float(r.get("width")) - x / top * 300) < 1e-2, f"diff: bar width of {x} in {table}"
 print(f"ok: diff: {len(bars)} A/B charts")
 # (e) the large report
+tree, report, _ = check("diff", 5 * 1024 * 1024)   # (two small traces: 4 MB of JSON)
+assert report.get("truncated_tables", 0) > 0 and any(t.get("truncated_rows") for t in report["tables"]), "diff: nothing cut"
+if os.path.exists(f"{work}/bigdiff.html"):
+    tree, report, _ = check("bigdiff", 5 * 1024 * 1024)
+    assert all(len(t["rows"]) <= 50 for t in report["tables"])
+    print(f"ok: the large --diff page under 5 MB, its JSON cut as documented ({report['truncated_tables']} tables "
+          f"and {sum(t.get('truncated_rows', 0) for t in report['tables'])} rows left out)")
+print("ok: --diff pages under 5 MB")
 tree, report, charts = check("big", 5 * 1024 * 1024)
 assert report["trace"]["threads"] == 64 and len(report["configs"][0]["sites"]) == 10000
 heat = [s for s in tree.iter(SVG + "svg") if s.get("data-kind") == "heatmap"]
@@ -206,6 +299,54 @@ assert heat and all(s.get("data-threads") == "64" and s.get("data-cells") == "32
 rows = [t for t in tree.iter("table") if int(t.get("data-rows") or 0) > 50]
 assert rows and all(len(list(t.iter("tr"))) == 51 for t in rows), "big: tables not cut at 50 rows"
 print("ok:", checked)
+
+# (f) the annotated-source section against the hand counts
+def annotated_source():
+    src = open(f"{work}/loops.c.orig").read().split("\n")
+    hand = {"FILL": 100, "SUM": 50, "COPY": 40}
+    def src_rows(tree):
+        sec = [t for t in tree.iter("table") if t.get("class") == "src"]
+        assert len(sec) == 1, f"{len(sec)} annotated-source tables"
+        heads = [th.text for th in sec[0].iter("th")]
+        rows = {}
+        for tr in sec[0].iter("tr"):
+            if tr.get("id"):
+                tds = [td for td in tr if td.tag == "td"]
+                rows[int(tr.get("data-line"))] = (tr.get("id"), dict(zip(heads, tds)))
+        return heads, rows
+    for name in ("loops", "gone"):
+        tree, report, _ = check(name)
+        heads, rows = src_rows(tree)
+        assert heads[:2] == ["line", "accesses"] and "L1 misses" in heads and "inval F" in heads and heads[-1] == "source", heads
+        for tag, n in hand.items():
+            line = next(i + 1 for i, l in enumerate(src) if f"/* {tag}" in l)
+            ident, cells = rows[line]
+            assert ident == f"src-0-L{line}", ident
+            assert int(cells["accesses"].text) == n, f"{name}: line {line} ({tag}): {cells['accesses'].text} accesses, by hand {n}"
+            text = "".join(cells["source"].itertext())
+            if name == "loops":
+                assert text == src[line - 1], f"line {line}: {text!r} != {src[line - 1]!r}"
+            else:
+                assert text == "", text
+        # every access and every L1 miss of the run is on a listed line (the program is small)
+        sim = report["configs"][0]["simulation"]["levels"][0]
+        num = lambda td: 0 if td.text == "." else int(td.text)
+        assert sum(num(c["accesses"]) for _, c in rows.values()) == report["trace"]["accesses"]
+        assert sum(num(c["L1 misses"]) for _, c in rows.values()) == sim["accesses"] - sim["hits"]
+        # every in-page link lands on an element; a table's file link on its line's row
+        ids = {el.get("id") for el in tree.iter() if el.get("id")}
+        links = [a for a in tree.iter("a") if a.get("href")]
+        assert links and all(a.get("href")[1:] in ids for a in links), [a.get("href") for a in links if a.get("href")[1:] not in ids]
+        groups = report["configs"][0]["groups"]
+        file_links = [a.get("href") for a in links if a.text == groups[0]["file"]]
+        assert file_links[:len(groups)] == [f"#src-0-L{g['line']}" for g in groups], file_links
+        body = "".join(tree.itertext())
+        assert ("The source file cannot be read here" in body) == (name == "gone"), name
+    print("ok: annotated source: FILL 100, SUM 50, COPY 40 with their text; links land; unreadable source said so")
+if os.path.exists(f"{work}/loops.html"):
+    annotated_source()
+else:
+    print("skip: (f) annotated source: no instrumented program in a sanitizer build")
 
 # (d) the screenshot: a PNG of the asked size, not blank
 png = open(f"{work}/full.png", "rb").read()
