@@ -745,7 +745,8 @@ static void test_reuse_model_by_hand(void **state)
         assert_near(pes_r_get_f(rt, "cpu_seconds"), cpu / 2e9, 1e-15);
         assert_near(pes_r_get_f(rt, "total_seconds"), (mem + cpu) / 2e9, 1e-6 * mem / 2e9);
         assert_string_equal(pes_r_get_s(rt, "validation"), "none");   /* no machine is calibrated yet */
-        assert_int_equal(pes_r_count(rt), 9);
+        assert_string_equal(pes_r_get_s(rt, "model"), "ppt");   /* knobs zeroed: PES_RUNTIME_PPT */
+        assert_int_equal(pes_r_count(rt), 10);
         pes_report_destroy(r);
     }
 
