@@ -175,6 +175,32 @@ static void test_fit_contended_l3(void **state)
     near_rel(fit.mem_latency, 420, 0.05);
 }
 
+/* A transition that levels off for two points (a disturbed or slow step
+ * between L2 and L3) is a plateau of its own, but narrower than L3's: L3
+ * keeps its latency (seen on this VM before the widest-plateau rule). */
+static void test_fit_ramp_plateau(void **state)
+{
+    (void)state;
+    const double cap[] = {32 * KIB, 256 * KIB, 16 * MIB}, lat[] = {4, 12, 48, 400};
+    struct pes_calib_point pt[128];
+    size_t n = curve(pt, 128 * MIB, cap, lat, 3, 0.0);
+    size_t j = 0;
+    while (pt[j].size < 300 * KIB)
+        j++;
+    pt[j].cycles = 20;                         /* two points at ~20 between 12 and 48 */
+    pt[j + 1].cycles = 21;
+    pt[j + 2].cycles = 35;
+    const uint64_t sizes[] = {32 * 1024, 256 * 1024, 16u << 20};
+    struct pes_calib_fit fit;
+    struct pes_error err = {0};
+    assert_int_equal(pes_calib_fit_levels(pt, n, sizes, 3, 0.15, &fit, &err), 0);
+    assert_int_equal(fit.n_plateaus, 5);
+    near_rel(fit.latency[1], 12, 0.05);
+    near_rel(fit.latency[2], 48, 0.05);
+    assert_int_equal(fit.plateau[2], 3);
+    near_rel(fit.capacity[2], 16 * MIB, 0.3);
+}
+
 static void test_fit_errors(void **state)
 {
     (void)state;
@@ -356,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_outlier_merged),
         cmocka_unit_test(test_fit_wrong_l3),
         cmocka_unit_test(test_fit_contended_l3),
+        cmocka_unit_test(test_fit_ramp_plateau),
         cmocka_unit_test(test_fit_errors),
         cmocka_unit_test(test_topology_two_sockets),
         cmocka_unit_test(test_topology_vm),

@@ -180,6 +180,38 @@ static void pin_here(void)
     sched_setaffinity(0, sizeof set, &set);
 }
 
+/* Folds one round's figure into acc: the best value (the highest for the
+ * clock, the lowest for costs), the median of the best round, the repeats
+ * summed; the method says how many rounds. */
+static void merge(struct pes_calib_figure *acc, const struct pes_calib_figure *f, int higher_is_better)
+{
+    if (!f->measured) {
+        *acc = *f;
+        return;
+    }
+    unsigned rounds = (acc->rounds ? acc->rounds : acc->repeats ? 1 : 0) + 1;
+    unsigned repeats = acc->repeats + f->repeats;
+    double spread = acc->repeats && acc->spread > f->spread ? acc->spread : f->spread;
+    if (!acc->repeats || (higher_is_better ? f->value > acc->value : f->value < acc->value))
+        *acc = *f;
+    acc->repeats = repeats;
+    acc->rounds = rounds;
+    acc->spread = spread;
+    char *fastest = strstr(acc->method, "fastest of ");
+    if (fastest)
+        snprintf(fastest, sizeof acc->method - (size_t)(fastest - acc->method),
+                 "fastest of %u in %u round%s", repeats, rounds, rounds == 1 ? "" : "s");
+}
+
+/* A figure measured with ghz 1 (nanoseconds) in cycles. */
+static void to_cycles(struct pes_calib_figure *f, double ghz)
+{
+    if (!f->measured)
+        return;
+    f->value *= ghz;
+    f->median *= ghz;
+}
+
 static double physical_memory(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -255,29 +287,53 @@ int main(int argc, char **argv)
     if (pes_machine_from_sysfs(NULL, &def, NULL) < 0)
         pes_machine_load("haswell", &def, NULL);   /* any documented costs will do */
 
-    if (pes_calib_measure_ghz(&plan, &res.ghz, &err) < 0) {
-        message("clock: %s", err.message);
-        return 1;
-    }
-    double ghz = res.ghz.value;
-
+    /* Rounds: the clock, a share of the latency curve and the instruction
+     * chains are measured in turns, so that each figure's repeats are spread
+     * over the whole run and a busy spell of the machine spoils one round,
+     * not a figure. Times are kept in nanoseconds (ghz 1) until the clock is
+     * known, then turned into cycles. */
+    const unsigned rounds = o.quick ? 2 : 4;
     struct pes_calib_buffer buf;
     if (pes_calib_buffer_alloc(&buf, (size_t)plan.max_ws, &err) < 0) {
         message("%s", err.message);
         return 1;
     }
-    /* the latency curve */
     struct pes_calib_point curve[256];
+    double sizes_ws[256];
     size_t n = 0;
     double step = pow(2.0, 1.0 / plan.points_per_octave);
-    for (double ws = plan.min_ws; ws <= plan.max_ws * 1.0001 && n < 256; ws *= step) {
-        double w = floor(ws / 64) * 64;
+    for (double ws = plan.min_ws; ws <= plan.max_ws * 1.0001 && n < 256; ws *= step)
+        sizes_ws[n++] = floor(ws / 64) * 64;
+    for (unsigned r = 0; r < rounds; r++) {
         struct pes_calib_figure f;
-        if (pes_calib_measure_chase(&buf, w, ghz, &plan, &f, &err) < 0) {
-            message("latency curve: %s", err.message);
+        if (pes_calib_measure_ghz(&plan, &f, &err) < 0) {
+            message("clock: %s", err.message);
             return 1;
         }
-        curve[n++] = (struct pes_calib_point){w, f.value};
+        merge(&res.ghz, &f, 1);
+        for (size_t i = n * r / rounds; i < n * (r + 1) / rounds; i++) {
+            if (pes_calib_measure_chase(&buf, sizes_ws[i], 1.0, &plan, &f, &err) < 0) {
+                message("latency curve: %s", err.message);
+                return 1;
+            }
+            curve[i] = (struct pes_calib_point){sizes_ws[i], f.value};
+        }
+        for (int op = 0; op < PES_OP_COUNT; op++) {
+            struct pes_calib_figure l, t;
+            if (pes_calib_measure_op(op, 1.0, &plan, &def, &l, &t, &err) < 0) {
+                message("op %s: %s", pes_machine_op_key(op), err.message);
+                return 1;
+            }
+            merge(&res.op_latency[op], &l, 0);
+            merge(&res.op_recip[op], &t, 0);
+        }
+    }
+    double ghz = res.ghz.value;
+    for (size_t i = 0; i < n; i++)
+        curve[i].cycles *= ghz;
+    for (int op = 0; op < PES_OP_COUNT; op++) {
+        to_cycles(&res.op_latency[op], ghz);
+        to_cycles(&res.op_recip[op], ghz);
     }
     uint64_t sizes[PES_MAX_LEVELS];
     for (uint32_t i = 0; i < topo.n_levels; i++)
@@ -354,7 +410,8 @@ int main(int argc, char **argv)
                  mp->hi / MIB, mp->last - mp->first + 1);
         m->mem_latency = fit.mem_latency;
     }
-    /* streaming reads: per load in L1, per line below, from memory */
+    /* streaming reads: per load in L1, per line below, from memory; in rounds too */
+    double stream_ws[PES_MAX_LEVELS];
     for (uint32_t i = 0; i < m->n_levels; i++) {
         /* half the level, or of its measured capacity where that is smaller,
          * but beyond the level above */
@@ -364,26 +421,34 @@ int main(int argc, char **argv)
         ws /= 2;
         if (i > 0 && ws < 1.5 * (double)m->level[i - 1].size)
             ws = 1.5 * (double)m->level[i - 1].size;
-        if (pes_calib_measure_stream(&buf, ws, i == 0 ? 8 : 64, ghz, &plan, &res.recip[i], &err) < 0) {
-            message("L%u throughput: %s", i + 1, err.message);
+        stream_ws[i] = ws;
+    }
+    for (unsigned r = 0; r < rounds; r++) {
+        struct pes_calib_figure f;
+        for (uint32_t i = 0; i < m->n_levels; i++) {
+            if (pes_calib_measure_stream(&buf, stream_ws[i], i == 0 ? 8 : 64, 1.0, &plan, &f, &err) < 0) {
+                message("L%u throughput: %s", i + 1, err.message);
+                return 1;
+            }
+            merge(&res.recip[i], &f, 0);
+        }
+        if (pes_calib_measure_stream(&buf, plan.max_ws, 64, 1.0, &plan, &f, &err) < 0) {
+            message("memory throughput: %s", err.message);
             return 1;
         }
+        merge(&res.mem_recip, &f, 0);
+    }
+    for (uint32_t i = 0; i < m->n_levels; i++) {
+        to_cycles(&res.recip[i], ghz);
         m->level[i].recip_throughput = res.recip[i].value;
     }
-    if (pes_calib_measure_stream(&buf, plan.max_ws, 64, ghz, &plan, &res.mem_recip, &err) < 0) {
-        message("memory throughput: %s", err.message);
-        return 1;
-    }
+    to_cycles(&res.mem_recip, ghz);
     m->mem_recip_throughput = res.mem_recip.value;
     double huge = buf.huge_share;
     pes_calib_buffer_free(&buf);
 
-    /* instructions (Eq. 8) */
+    /* instructions (Eq. 8), measured above */
     for (int op = 0; op < PES_OP_COUNT; op++) {
-        if (pes_calib_measure_op(op, ghz, &plan, &def, &res.op_latency[op], &res.op_recip[op], &err) < 0) {
-            message("op %s: %s", pes_machine_op_key(op), err.message);
-            return 1;
-        }
         if (op == PES_OP_LOAD) {            /* a load that hits L1 */
             res.op_latency[op] = res.latency[0];
             res.op_recip[op] = res.recip[0];

@@ -160,10 +160,20 @@ int pes_calib_fit_levels(const struct pes_calib_point *pt, size_t n, const uint6
         for (int q = 0; q < np; q++)
             if (P[q].lo <= w)
                 geo = q;                       /* holds w, or is the last one before it */
-        /* L1 is where its size says; every other level is the step after the
-         * one above, wherever its size says it ends (a cache shared with
-         * other tenants ends early, and what follows is partly memory) */
-        k = i == 0 ? geo : prev + 1;
+        /* L1 is where its size says. Every other level is a step after the
+         * one above and at most where its size says (a cache shared with
+         * other tenants ends early, and what follows is partly memory):
+         * of those plateaus the widest, as a level spans its working sets
+         * and a transition that levels off for two points does not. */
+        if (i == 0) {
+            k = geo;
+        } else {
+            int last = geo < np - 2 ? geo : np - 2;
+            k = prev + 1;
+            for (int q = prev + 2; q <= last; q++)
+                if (P[q].last - P[q].first > P[k].last - P[k].first)
+                    k = q;
+        }
         if (k != geo)
             fit->mismatch[i] = 1;
         if (k > np - 2) {                      /* past every cache: smaller than said, or no step */

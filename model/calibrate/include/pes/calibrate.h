@@ -123,11 +123,12 @@ struct pes_calib_fit {
 /* Fits the n_levels cache levels of expected sizes size[0..] (bytes,
  * increasing) and memory to the curve. Memory is the last plateau. L1 takes
  * the plateau holding the working set size[0]/2 (the last one before it if
- * that point is in a transition); every further level the plateau after the
- * level above's (every level is a step), at most the one before memory: a
- * level whose capacity is smaller than said (a VM's cache shared with other
- * tenants, a wrong size) still gets its own hit latency, not that of a
- * partly-missing plateau after it. A capacity is the boundary after the
+ * that point is in a transition); every further level the widest plateau
+ * after the level above's and not beyond the one its size points at nor
+ * memory (every level is a step; a transition that levels off for two
+ * points is narrower than a level): a level whose capacity is smaller than
+ * said (a VM's cache shared with other tenants, a wrong size) still gets its
+ * own hit latency, not that of a partly-missing plateau after it. A capacity is the boundary after the
  * level's plateau; mismatch flags a level whose plateau is not the one its
  * size points at, or whose capacity is off its size by more than 2x. Fails
  * if the curve has fewer than two plateaus (no memory beyond a cache). */
@@ -156,6 +157,7 @@ struct pes_calib_figure {
     double median;
     double spread;               /* percent, pes_calib_spread */
     unsigned repeats;
+    unsigned rounds;             /* measured in this many separate turns (0: one) */
     int measured;                /* 0: a documented default was kept */
     char method[160];
 };
