@@ -58,7 +58,7 @@ static void usage(FILE *f)
             "  -o, --output FILE     write FILE instead of the host's cache file\n"
             "                        ($XDG_CACHE_HOME/pes/HOST-HASH.machine, see --print-path)\n"
             "      --force           measure again even if the file exists\n"
-            "      --quick           fewer sizes and repeats (about a second; less precise)\n"
+            "      --quick           fewer sizes, repeats and rounds (faster, less precise)\n"
             "      --sizes hwloc|measured\n"
             "                        cache sizes in the file: hwloc's (default; an implausible one\n"
             "                        is replaced by the measured capacity) or the capacities the\n"
