@@ -203,6 +203,16 @@ static void merge(struct pes_calib_figure *acc, const struct pes_calib_figure *f
                  "fastest of %u in %u round%s", repeats, rounds, rounds == 1 ? "" : "s");
 }
 
+/* (max - min) / median of a plateau's points, percent. */
+static double plateau_spread(const struct pes_calib_point *curve, const struct pes_calib_plateau *p)
+{
+    double v[256];
+    size_t k = 0;
+    for (size_t j = p->first; j <= p->last && k < 256; j++)
+        v[k++] = curve[j].cycles;
+    return pes_calib_spread(v, k);
+}
+
 /* A figure measured with ghz 1 (nanoseconds) in cycles. */
 static void to_cycles(struct pes_calib_figure *f, double ghz)
 {
@@ -284,8 +294,12 @@ int main(int argc, char **argv)
     struct pes_machine *m = &res.machine;
     /* defaults for what is not measured: the generic host of sysfs */
     struct pes_machine def;
-    if (pes_machine_from_sysfs(NULL, &def, NULL) < 0)
-        pes_machine_load("haswell", &def, NULL);   /* any documented costs will do */
+    if (pes_machine_from_sysfs(NULL, &def, NULL) < 0 &&
+        pes_machine_load("haswell", &def, NULL) < 0) {   /* any documented costs will do */
+        memset(&def, 0, sizeof def);
+        for (int op = 0; op < PES_OP_COUNT; op++)
+            def.op_latency[op] = def.op_recip_throughput[op] = 1;
+    }
 
     /* Rounds: the clock, a share of the latency curve and the instruction
      * chains are measured in turns, so that each figure's repeats are spread
@@ -380,34 +394,23 @@ int main(int argc, char **argv)
                          "L%u: no latency step of its own on the curve; hwloc's size kept, its latency "
                          "is the nearest plateau's", i + 1);
         }
-        char method[160];
-        snprintf(method, sizeof method,
-                 "plateau of the latency curve at %.4g..%.4g KiB (median of %zu points)",
-                 fit.plateaus[fit.plateau[i]].lo / 1024, fit.plateaus[fit.plateau[i]].hi / 1024,
-                 fit.plateaus[fit.plateau[i]].last - fit.plateaus[fit.plateau[i]].first + 1);
+        const struct pes_calib_plateau *pl = &fit.plateaus[fit.plateau[i]];
         res.latency[i] = (struct pes_calib_figure){.value = fit.latency[i], .median = fit.latency[i],
                                                    .measured = 1, .repeats = plan.repeats};
-        /* the spread of a plateau: across its points */
-        double v[256];
-        size_t k = 0;
-        for (size_t j = fit.plateaus[fit.plateau[i]].first; j <= fit.plateaus[fit.plateau[i]].last; j++)
-            v[k++] = curve[j].cycles;
-        res.latency[i].spread = pes_calib_spread(v, k);
-        snprintf(res.latency[i].method, sizeof res.latency[i].method, "%s", method);
+        res.latency[i].spread = plateau_spread(curve, pl);
+        snprintf(res.latency[i].method, sizeof res.latency[i].method,
+                 "plateau of the latency curve at %.4g..%.4g KiB (median of %zu points, spread %.0f %%)",
+                 pl->lo / 1024, pl->hi / 1024, pl->last - pl->first + 1, res.latency[i].spread);
         l->latency = fit.latency[i];
     }
     {
         const struct pes_calib_plateau *mp = &fit.plateaus[fit.n_plateaus - 1];
         res.mem_latency = (struct pes_calib_figure){.value = fit.mem_latency, .median = fit.mem_latency,
                                                     .measured = 1, .repeats = plan.repeats};
-        double v[256];
-        size_t k = 0;
-        for (size_t j = mp->first; j <= mp->last; j++)
-            v[k++] = curve[j].cycles;
-        res.mem_latency.spread = pes_calib_spread(v, k);
+        res.mem_latency.spread = plateau_spread(curve, mp);
         snprintf(res.mem_latency.method, sizeof res.mem_latency.method,
-                 "last plateau of the latency curve, %.4g..%.4g MiB (median of %zu points)", mp->lo / MIB,
-                 mp->hi / MIB, mp->last - mp->first + 1);
+                 "last plateau of the latency curve, %.4g..%.4g MiB (median of %zu points, spread %.0f %%)",
+                 mp->lo / MIB, mp->hi / MIB, mp->last - mp->first + 1, res.mem_latency.spread);
         m->mem_latency = fit.mem_latency;
     }
     /* streaming reads: per load in L1, per line below, from memory; in rounds too */

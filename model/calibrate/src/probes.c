@@ -66,8 +66,8 @@ void pes_calib_plan_default(struct pes_calib_plan *p, int quick, double llc_byte
 static void figure_from(struct pes_calib_figure *f, double *v, unsigned n, const char *method)
 {
     f->value = pes_calib_min(v, n);
-    f->spread = pes_calib_spread(v, n);
     f->median = pes_calib_median(v, n);
+    f->spread = f->value > 0 ? 100.0 * (f->median - f->value) / f->value : NAN;
     f->repeats = n;
     f->measured = 1;
     snprintf(f->method, sizeof f->method, "%s", method);
@@ -107,6 +107,7 @@ PROBE static void add_chain(uint64_t iters)
 #define NO_CLOCK_PROBE 1
 #endif
 
+#ifndef NO_CLOCK_PROBE
 /* Times kernel(iters) with iters grown until one call takes `target`
  * seconds; returns the iteration count. */
 static uint64_t size_iters(void (*kernel)(uint64_t), double target)
@@ -121,6 +122,7 @@ static uint64_t size_iters(void (*kernel)(uint64_t), double target)
         iters *= 4;
     }
 }
+#endif
 
 int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figure *f,
                           struct pes_error *err)

@@ -24,9 +24,9 @@ static void comment_lines(FILE *out, const char *text)
 
 static void figure(FILE *out, const char *key, const struct pes_calib_figure *f)
 {
-    if (f->measured)
-        fprintf(out, "#   %-28s %-10.4g %s; median %.4g, spread %.1f %%\n", key, f->value, f->method,
-                f->median, f->spread);
+    if (f->measured && f->median != f->value)
+        fprintf(out, "#   %-28s %-10.4g %s; median of the repeats %.4g\n", key, f->value, f->method,
+                f->median);
     else
         fprintf(out, "#   %-28s %-10.4g %s\n", key, f->value, f->method);
 }
@@ -39,8 +39,9 @@ int pes_calib_write(const struct pes_calib_result *r, FILE *out, struct pes_erro
     if (pes_machine_validate(m, err) < 0)
         return -1;
     comment_lines(out, r->header);
-    fprintf(out, "#\n# Figures (cycles unless said), how each was found, and the spread of its repeats\n"
-                 "# ((max - min) / median; the figure is the fastest repeat, interference only adds):\n");
+    fprintf(out, "#\n# Figures (cycles unless said) and how each was found: a repeated figure is the\n"
+                 "# fastest repeat (interference only adds time), the median of its repeats follows;\n"
+                 "# a latency is the median of the points of a plateau of the latency curve:\n");
     figure(out, "ghz", &r->ghz);
     char key[64];
     for (uint32_t i = 0; i < m->n_levels; i++) {

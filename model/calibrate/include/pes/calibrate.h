@@ -154,8 +154,9 @@ void pes_calib_plan_default(struct pes_calib_plan *p, int quick, double llc_byte
 /* One measured figure: the best of the repeats, their median and spread. */
 struct pes_calib_figure {
     double value;                /* the figure (best of repeats) */
-    double median;
-    double spread;               /* percent, pes_calib_spread */
+    double median;               /* of the repeats (of a plateau's points: value) */
+    double spread;               /* percent: how much the median repeat was slower than the
+                                    best (of a plateau: (max - min) / median of its points) */
     unsigned repeats;
     unsigned rounds;             /* measured in this many separate turns (0: one) */
     int measured;                /* 0: a documented default was kept */
