@@ -295,20 +295,33 @@ int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
 
 /* ---------------------------------------------------------------- streaming reads */
 
-/* One 8-byte load per `stride` words, 8 per iteration, over words words. */
-PROBE static void stream(const volatile uint64_t *w, size_t words, size_t stride)
-{
-    size_t step = 8 * stride;
-    for (size_t i = 0; i + step <= words; i += step) {
-        (void)w[i];
-        (void)w[i + stride];
-        (void)w[i + 2 * stride];
-        (void)w[i + 3 * stride];
-        (void)w[i + 4 * stride];
-        (void)w[i + 5 * stride];
-        (void)w[i + 6 * stride];
-        (void)w[i + 7 * stride];
+/* One 8-byte load per S words, 8 per iteration, over `words` words; S a
+ * constant, so that the loads take immediate offsets from one address and
+ * no chain of address additions paces them. */
+#define STREAM_KERNEL(name, S)                                                                    \
+    PROBE static void name(const volatile uint64_t *w, size_t words)                             \
+    {                                                                                             \
+        for (size_t i = 0; i + 8 * (S) <= words; i += 8 * (S)) {                                  \
+            const volatile uint64_t *p = w + i;                                                   \
+            (void)p[0];                                                                           \
+            (void)p[(S)];                                                                         \
+            (void)p[2 * (S)];                                                                     \
+            (void)p[3 * (S)];                                                                     \
+            (void)p[4 * (S)];                                                                     \
+            (void)p[5 * (S)];                                                                     \
+            (void)p[6 * (S)];                                                                     \
+            (void)p[7 * (S)];                                                                     \
+        }                                                                                         \
     }
+STREAM_KERNEL(stream_words, 1)
+STREAM_KERNEL(stream_lines, 8)
+
+static void stream(const volatile uint64_t *w, size_t words, size_t stride_words)
+{
+    if (stride_words == 1)
+        stream_words(w, words);
+    else
+        stream_lines(w, words);
 }
 
 /* Reads `bytes` bytes of the window [0, ws) from byte offset *off on,
@@ -329,7 +342,7 @@ int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned str
                              struct pes_error *err)
 {
     size_t chunk = 64u * stride;                            /* 8 loads of 8 strides */
-    if (stride < 8 || stride % 8 || ws > (double)b->bytes || ws < 8.0 * chunk)
+    if ((stride != 8 && stride != 64) || ws > (double)b->bytes || ws < 8.0 * chunk)
         return pes_error_set(err, PES_ERR_ARG, 0, "stream: working set %g bytes, stride %u", ws,
                              stride);
     size_t window = (size_t)ws / chunk * chunk, sw = stride / 8, off = 0;

@@ -186,7 +186,8 @@ int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
                             struct pes_error *err);
 /* Cycles per access of streaming reads over the first ws bytes of b: one
  * 8-byte load per `stride` bytes (8: per load, for L1; 64: per line, for the
- * levels below, as struct pes_cache_config's recip_throughput counts). */
+ * levels below, as struct pes_cache_config's recip_throughput counts; no
+ * other stride). */
 int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned stride, double ghz,
                              const struct pes_calib_plan *p, struct pes_calib_figure *f,
                              struct pes_error *err);
