@@ -25,6 +25,7 @@
 
 #define MIB (1024.0 * 1024.0)
 #define TOLERANCE 0.15      /* plateau: points within 15 % of its median */
+#define SMALL_WS (8.0 * MIB) /* latency curve points measured in every round */
 
 struct opts {
     const char *output, *topology;
@@ -203,6 +204,22 @@ static void merge(struct pes_calib_figure *acc, const struct pes_calib_figure *f
                  "fastest of %u in %u round%s", repeats, rounds, rounds == 1 ? "" : "s");
 }
 
+/* The streaming window of level i: L1, half of it; below, twice the level
+ * above (it streams through that one and is served by this one), or halfway
+ * between the two if this level (its measured capacity cap[i], if given and
+ * smaller) ends before. Not half the level: a VM's share of a shared cache
+ * moves from run to run, and the window would move with it. */
+static double stream_window(const uint64_t *size, const double *cap, uint32_t i)
+{
+    double hi = (double)size[i];
+    if (cap && cap[i] > 0 && cap[i] < hi)
+        hi = cap[i];
+    if (i == 0)
+        return hi / 2;
+    double lo = (double)size[i - 1];
+    return 2 * lo < (lo + hi) / 2 ? 2 * lo : (lo + hi) / 2;
+}
+
 /* (max - min) / median of a plateau's points, percent. */
 static double plateau_spread(const struct pes_calib_point *curve, const struct pes_calib_plateau *p)
 {
@@ -318,6 +335,12 @@ int main(int argc, char **argv)
     double step = pow(2.0, 1.0 / plan.points_per_octave);
     for (double ws = plan.min_ws; ws <= plan.max_ws * 1.0001 && n < 256; ws *= step)
         sizes_ws[n++] = floor(ws / 64) * 64;
+    uint64_t hw_sizes[PES_MAX_LEVELS];
+    double stream_ws[PES_MAX_LEVELS];
+    for (uint32_t i = 0; i < topo.n_levels; i++)
+        hw_sizes[i] = topo.level[i].size;
+    for (uint32_t i = 0; i < topo.n_levels; i++)
+        stream_ws[i] = stream_window(hw_sizes, NULL, i);
     for (unsigned r = 0; r < rounds; r++) {
         struct pes_calib_figure f;
         if (pes_calib_measure_ghz(&plan, &f, &err) < 0) {
@@ -325,12 +348,23 @@ int main(int argc, char **argv)
             return 1;
         }
         merge(&res.ghz, &f, 1);
-        for (size_t i = n * r / rounds; i < n * (r + 1) / rounds; i++) {
-            if (pes_calib_measure_chase(&buf, sizes_ws[i], 1.0, &plan, &f, &err) < 0) {
+        /* working sets up to SMALL_WS in every round (a share of the
+         * repeats each, the fastest kept: their chains are cheap to build,
+         * and the cache levels' plateaus are there); the larger ones, whose
+         * chains take milliseconds to build, a share of them per round */
+        for (size_t i = 0; i < n; i++) {
+            int small = sizes_ws[i] <= SMALL_WS;
+            if (!small && (i < n * r / rounds || i >= n * (r + 1) / rounds))
+                continue;
+            struct pes_calib_plan p = plan;
+            if (small)
+                p.repeats = (plan.repeats + rounds - 1) / rounds;
+            if (pes_calib_measure_chase(&buf, sizes_ws[i], 1.0, &p, &f, &err) < 0) {
                 message("latency curve: %s", err.message);
                 return 1;
             }
-            curve[i] = (struct pes_calib_point){sizes_ws[i], f.value};
+            if (!small || r == 0 || f.value < curve[i].cycles)
+                curve[i] = (struct pes_calib_point){sizes_ws[i], f.value};
         }
         for (int op = 0; op < PES_OP_COUNT; op++) {
             struct pes_calib_figure l, t;
@@ -340,6 +374,15 @@ int main(int argc, char **argv)
             }
             merge(&res.op_latency[op], &l, 0);
             merge(&res.op_recip[op], &t, 0);
+        }
+        /* streaming reads: per load in L1, per line below, from memory */
+        for (uint32_t i = 0; i <= topo.n_levels; i++) {
+            double ws = i < topo.n_levels ? stream_ws[i] : plan.max_ws;
+            if (pes_calib_measure_stream(&buf, ws, i == 0 ? 8 : 64, 1.0, &plan, &f, &err) < 0) {
+                message("%s throughput: %s", i < topo.n_levels ? "cache" : "memory", err.message);
+                return 1;
+            }
+            merge(i < topo.n_levels ? &res.recip[i] : &res.mem_recip, &f, 0);
         }
     }
     double ghz = res.ghz.value;
@@ -413,33 +456,24 @@ int main(int argc, char **argv)
                  mp->lo / MIB, mp->hi / MIB, mp->last - mp->first + 1, res.mem_latency.spread);
         m->mem_latency = fit.mem_latency;
     }
-    /* streaming reads: per load in L1, per line below, from memory; in rounds too */
-    double stream_ws[PES_MAX_LEVELS];
+    /* a stream window the fit shows to end beyond its level (a measured
+     * capacity smaller than hwloc's size): measured again, in its place */
     for (uint32_t i = 0; i < m->n_levels; i++) {
-        /* half the level, or of its measured capacity where that is smaller,
-         * but beyond the level above */
-        double ws = (double)m->level[i].size;
-        if (fit.capacity[i] > 0 && fit.capacity[i] < ws)
-            ws = fit.capacity[i];
-        ws /= 2;
-        if (i > 0 && ws < 1.5 * (double)m->level[i - 1].size)
-            ws = 1.5 * (double)m->level[i - 1].size;
-        stream_ws[i] = ws;
-    }
-    for (unsigned r = 0; r < rounds; r++) {
-        struct pes_calib_figure f;
-        for (uint32_t i = 0; i < m->n_levels; i++) {
-            if (pes_calib_measure_stream(&buf, stream_ws[i], i == 0 ? 8 : 64, 1.0, &plan, &f, &err) < 0) {
+        uint64_t sz[PES_MAX_LEVELS];
+        for (uint32_t j = 0; j < m->n_levels; j++)
+            sz[j] = m->level[j].size;
+        double ws = stream_window(sz, fit.capacity, i);
+        if (ws >= 0.9 * stream_ws[i])
+            continue;
+        memset(&res.recip[i], 0, sizeof res.recip[i]);
+        for (unsigned r = 0; r < rounds; r++) {
+            struct pes_calib_figure f;
+            if (pes_calib_measure_stream(&buf, ws, i == 0 ? 8 : 64, 1.0, &plan, &f, &err) < 0) {
                 message("L%u throughput: %s", i + 1, err.message);
                 return 1;
             }
             merge(&res.recip[i], &f, 0);
         }
-        if (pes_calib_measure_stream(&buf, plan.max_ws, 64, 1.0, &plan, &f, &err) < 0) {
-            message("memory throughput: %s", err.message);
-            return 1;
-        }
-        merge(&res.mem_recip, &f, 0);
     }
     for (uint32_t i = 0; i < m->n_levels; i++) {
         to_cycles(&res.recip[i], ghz);
