@@ -7,7 +7,7 @@
 # (with relative install directories, as GNUInstallDirs gives them).
 include(GNUInstallDirs)
 
-install(TARGETS pes-collect pes-replay pes-dump RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS pes-collect pes-replay pes-dump pes-calibrate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET pes-replay-mpi)
   install(TARGETS pes-replay-mpi RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
@@ -39,6 +39,7 @@ if(PES_HELP2MAN)
   foreach(spec "pes-collect|--help|--version|record the memory accesses of a program built with pes-clang"
                "pes-replay|--help|--version|reuse profiles, cache models and simulation of a pes trace"
                "pes-dump|--help|--version|print a pes trace as text or JSON"
+               "pes-calibrate|--help|--version|measure this host for the runtime model"
                "pes-clang|--pes-help|--pes-version|clang with the pes instrumentation pass")
     string(REPLACE "|" ";" spec "${spec}")
     list(GET spec 0 cmd)
@@ -71,7 +72,7 @@ endif()
 
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/completion/pes
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME pes-replay)
-foreach(cmd pes-collect pes-dump pes-replay-mpi)
+foreach(cmd pes-collect pes-dump pes-replay-mpi pes-calibrate)
   install(CODE "file(CREATE_LINK pes-replay
     \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/bash-completion/completions/${cmd}\" SYMBOLIC)")
 endforeach()

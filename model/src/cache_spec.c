@@ -130,6 +130,8 @@ int pes_machine_apply_cache_spec(struct pes_machine *m, const char *spec, struct
         if (!(defined & (1u << i)))
             return pes_model_fail(err, PES_ERR_ARG, "--cache: '%s': L%u added without L%u",
                                   spec, n, i + 1);
+    if (n > t.n_levels)                      /* an added level has generic costs */
+        t.validation = PES_MACHINE_UNVALIDATED;
     t.n_levels = n;
     if (pes_machine_validate(&t, err))
         return -1;

@@ -19,6 +19,16 @@ const char *pes_machine_op_key(int op)
     return op >= 0 && op < PES_OP_COUNT ? op_keys[op] : "?";
 }
 
+const char *pes_machine_validation_name(enum pes_machine_validation v)
+{
+    switch (v) {
+    case PES_MACHINE_PRESET: return "preset";
+    case PES_MACHINE_CALIBRATED: return "calibrated";
+    case PES_MACHINE_UNVALIDATED: return "unvalidated";
+    }
+    return "?";
+}
+
 int pes_model_parse_u64(const char *s, uint64_t *out)
 {
     return pes_parse_u64(s, 10, out);
@@ -104,6 +114,10 @@ int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
     const char *n = m->name[0] ? m->name : "machine";
     if (!(m->ghz > 0.0) || !isfinite(m->ghz))
         return pes_model_fail(err, PES_ERR_ARG, "%s: clock %g GHz must be > 0", n, m->ghz);
+    if (m->validation != PES_MACHINE_UNVALIDATED && m->validation != PES_MACHINE_PRESET &&
+        m->validation != PES_MACHINE_CALIBRATED)
+        return pes_model_fail(err, PES_ERR_ARG, "%s: unknown validation status %d", n,
+                              (int)m->validation);
     if (m->sockets < 1 || m->cores_per_socket < 1)
         return pes_model_fail(err, PES_ERR_ARG, "%s: needs >= 1 socket and core per socket", n);
     if (m->n_levels < 1 || m->n_levels > PES_MAX_LEVELS)
@@ -155,8 +169,9 @@ static void print_size(FILE *out, uint64_t v)
 
 void pes_machine_print(const struct pes_machine *m, FILE *out)
 {
-    fprintf(out, "name = %s\nghz = %.15g\nsockets = %u\ncores_per_socket = %u\n", m->name,
-            m->ghz, m->sockets, m->cores_per_socket);
+    fprintf(out, "name = %s\nvalidation = %s\nghz = %.15g\nsockets = %u\ncores_per_socket = %u\n",
+            m->name, pes_machine_validation_name(m->validation), m->ghz, m->sockets,
+            m->cores_per_socket);
     fprintf(out, "issue_width = %.15g\nmlp = %.15g\n", pes_machine_issue_width(m), pes_machine_mlp(m));
     for (unsigned i = 0; i < m->n_levels && i < PES_MAX_LEVELS; i++) {
         const struct pes_cache_config *c = &m->level[i];

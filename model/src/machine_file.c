@@ -21,7 +21,7 @@ static const char *const level_keys[F_LEVEL_KEYS] = {
 /* Which keys were seen, to reject duplicates and report missing ones. */
 struct seen {
     unsigned top;                             /* bit 0 name, 1 ghz, 2 sockets, 3 cores,
-                                                 4 issue_width, 5 mlp */
+                                                 4 validation, 5 issue_width, 6 mlp */
     unsigned level[PES_MAX_LEVELS];           /* bit per level key */
     unsigned mem;                             /* bit 0 latency, 1 recip_throughput */
     unsigned op[PES_OP_COUNT];
@@ -120,6 +120,21 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         strcpy(m->name, val);
         return 0;
     }
+    if (!strcmp(key, "validation")) {        /* optional: files older than it are unvalidated */
+        if (mark(&sn->top, 4, src, line, key, err))
+            return -1;
+        if (!strcmp(val, "unvalidated"))
+            m->validation = PES_MACHINE_UNVALIDATED;
+        else if (!strcmp(val, "preset"))
+            m->validation = PES_MACHINE_PRESET;
+        else if (!strcmp(val, "calibrated"))
+            m->validation = PES_MACHINE_CALIBRATED;
+        else
+            return pes_model_fail(err, PES_ERR_FORMAT,
+                                  "%s:%u: validation: '%s' is not unvalidated, preset or calibrated",
+                                  src, line, val);
+        return 0;
+    }
     if (!strcmp(key, "ghz")) {
         if (mark(&sn->top, 1, src, line, key, err))
             return -1;
@@ -139,7 +154,7 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
     }
     if (!strcmp(key, "issue_width") || !strcmp(key, "mlp")) {
         int mlp = key[0] == 'm';
-        if (mark(&sn->top, mlp ? 5 : 4, src, line, key, err))
+        if (mark(&sn->top, mlp ? 6 : 5, src, line, key, err))
             return -1;
         double v;
         if (pes_model_parse_double(val, &v) || !(v >= 1.0) || !isfinite(v))
@@ -317,15 +332,16 @@ int pes_machine_list_presets(char *buf, size_t len)
     size_t used = 0;
     if (len)
         buf[0] = 0;
-    for (int i = 0; i <= n; i++) {
-        const char *s = i < n ? ptr[i] : "host";
+    static const char *const builtin[] = {"host", "sysfs"};
+    for (int i = 0; i < n + 2; i++) {
+        const char *s = i < n ? ptr[i] : builtin[i - n];
         int w = snprintf(buf + used, used < len ? len - used : 0, "%s%s", i ? ", " : "", s);
         if (w > 0)
             used += (size_t)w;
         if (used >= len)
             used = len;
     }
-    return n + 1;
+    return n + 2;
 }
 
 static int read_file(const char *path, char **out, struct pes_error *err)
@@ -360,9 +376,26 @@ int pes_machine_load(const char *name, struct pes_machine *m, struct pes_error *
 {
     if (!name || !*name || !m)
         return pes_model_fail(err, PES_ERR_ARG, "machine: empty name");
-    if (!strcmp(name, "host"))
-        return pes_machine_from_sysfs(NULL, m, err);
     char path[4096];
+    if (!strcmp(name, "sysfs"))
+        return pes_machine_from_sysfs(NULL, m, err);
+    if (!strcmp(name, "host")) {
+        /* this host's calibration if pes-calibrate wrote one, else sysfs */
+        struct stat st;
+        if (pes_machine_host_calibration_path(path, sizeof path, NULL) < 0 || stat(path, &st) != 0)
+            return pes_machine_from_sysfs(NULL, m, err);
+        char *text;
+        if (read_file(path, &text, err))
+            return -1;
+        int rc = pes_machine_parse(text, path, m, err);
+        free(text);
+        if (rc && err) {                     /* say how to get out of it */
+            size_t used = strlen(err->message);
+            snprintf(err->message + used, sizeof err->message - used,
+                     " (the host's calibration: pes-calibrate --force measures it again)");
+        }
+        return rc;
+    }
     size_t len = strlen(name);
     int is_path = strchr(name, '/') || (len > 8 && !strcmp(name + len - 8, ".machine"));
     if (is_path) {

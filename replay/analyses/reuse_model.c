@@ -146,9 +146,10 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config, const 
     pes_r_f64(r, rt, "cpu_seconds", t->cpu_seconds, "%.6g");
     pes_r_f64(r, rt, "total_seconds", t->total_seconds, "%.6g");
     pes_r_str(r, rt, "model", pes_runtime_model_name(m->runtime_model));
-    /* No machine description carries a measurement its prediction was checked
-     * against yet; a calibrated one would name it here (docs/model.md). */
-    pes_r_str(r, rt, "validation", "none");
+    /* How far the machine description's costs can be trusted: calibrated on
+     * this host, a preset's published figures, or generic (docs/model.md,
+     * "Validation"). No prediction has been checked against a measured run. */
+    pes_r_str(r, rt, "validation", pes_machine_validation_name(si->machine->validation));
     const struct replay_mrc *c = &m->mrc;
     if (!c->level || !c->n) return;
     struct pes_rnode *mo2 = pes_r_object(r, config, "miss_ratio_curve");

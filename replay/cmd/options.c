@@ -219,7 +219,8 @@ static const char *const by_names[] = {"line", "site", "function", "object", NUL
 static const struct opt_row rows[] = {
     {.name = "machine",
      .arg = "NAME",
-     .help = "machine preset (haswell, broadwell, zen2), 'host', or a\n.machine file (default: host)",
+     .help = "machine preset (haswell, broadwell, zen2), 'host', 'sysfs',\nor a .machine file (default: host). 'host' is this host\n"
+             "as pes-calibrate measured it if it did, else 'sysfs': cache\nsizes from sysfs with generic, unvalidated latencies and clock",
      .kind = OPT_STRING,
      .field = FIELD(machine)},
     {.name = "cache",

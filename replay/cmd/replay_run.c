@@ -24,6 +24,10 @@ int replay_fail(const struct pes_error *err) {
 
 int replay_load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err) {
     if (pes_machine_load(o->machine, m, err) < 0) return -1;
+    char path[4096];
+    if (!strcmp(o->machine, "host") && m->validation == PES_MACHINE_CALIBRATED &&
+        pes_machine_host_calibration_path(path, sizeof path, NULL) == 0)
+        replay_message("machine host: this host's calibration %s (pes-calibrate)", path);
     if (o->cache_spec && pes_machine_apply_cache_spec(m, o->cache_spec, err) < 0) return -1;
     return pes_machine_validate(m, err);
 }

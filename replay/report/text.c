@@ -186,10 +186,19 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
                  "   the predicted runtime; docs/model.md)\n",
             ppt ? "T_mem + T_cpu" : "max(T_mem, T_cpu)");
     const char *v = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "validation");
-    if (!strcmp(v, "none"))
-        fprintf(out, "  T_pred is not validated: no measured run on machine '%s' was compared with it; read it as\n"
-                     "  a relative figure (docs/model.md, \"Validation\")\n",
-                report_safe(pes_r_get_s(pes_r_get(root, "machine"), "name")));
+    const char *name = report_safe(pes_r_get_s(pes_r_get(root, "machine"), "name"));
+    if (!strcmp(v, "calibrated"))
+        fprintf(out, "  T_pred uses machine '%s' as calibrated on its host (pes-calibrate: measured clock, latencies\n"
+                     "  and throughputs); no measured run was compared with it yet (docs/model.md, \"Validation\")\n",
+                name);
+    else if (!strcmp(v, "preset"))
+        fprintf(out, "  T_pred uses the preset '%s' (published figures of that CPU, not measured) and is not validated:\n"
+                     "  no measured run was compared with it; read it as a relative figure (docs/model.md, \"Validation\")\n",
+                name);
+    else
+        fprintf(out, "  T_pred uses machine '%s', unvalidated (generic latencies and clock; pes-calibrate measures this\n"
+                     "  host): read it as a relative figure (docs/model.md, \"Validation\")\n",
+                name);
 }
 
 static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key) {

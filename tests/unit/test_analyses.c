@@ -695,6 +695,7 @@ static void test_reuse_model_by_hand(void **state)
         {.size = B2 * 64, .ways = 1, .line = 64, .shared = 1, .latency = 12, .recip_throughput = 2}};
     struct pes_machine m = machine(2, lv);
     m.op_latency[PES_OP_FP_ADD] = 4;
+    m.validation = PES_MACHINE_CALIBRATED;   /* the report says how far the machine can be trusted */
     struct pes_stream_info si = {.path = "t", .n_streams = 3, .n_caches = 2, .stream_cache = caches,
                                  .machine = &m, .line = 64, .site = site_of};
     static struct oracle o;
@@ -744,7 +745,7 @@ static void test_reuse_model_by_hand(void **state)
         assert_near(pes_r_get_f(rt, "mem_seconds"), mem / 2e9, 1e-6 * mem / 2e9);
         assert_near(pes_r_get_f(rt, "cpu_seconds"), cpu / 2e9, 1e-15);
         assert_near(pes_r_get_f(rt, "total_seconds"), (mem + cpu) / 2e9, 1e-6 * mem / 2e9);
-        assert_string_equal(pes_r_get_s(rt, "validation"), "none");   /* no machine is calibrated yet */
+        assert_string_equal(pes_r_get_s(rt, "validation"), "calibrated");
         assert_string_equal(pes_r_get_s(rt, "model"), "ppt");   /* knobs zeroed: PES_RUNTIME_PPT */
         assert_int_equal(pes_r_count(rt), 10);
         pes_report_destroy(r);

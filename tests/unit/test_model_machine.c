@@ -48,7 +48,10 @@ static void test_presets(void **state)
     assert_int_equal(m.cores_per_socket, 22);
     assert_int_equal(m.level[2].size, 55 * MB);
 
+    assert_int_equal(m.validation, PES_MACHINE_PRESET);   /* every preset says what it is */
+
     load_ok("zen2", &m);
+    assert_int_equal(m.validation, PES_MACHINE_PRESET);
     assert_true(m.ghz == 2.0);
     assert_int_equal(m.cores_per_socket, 64);
     /* Table 5 gives chip totals: 2 MB L1 and 32 MB L2 over 64 cores */
@@ -77,6 +80,7 @@ static void test_unknown_machine(void **state)
     assert_non_null(strstr(err.message, "haswell"));
     assert_non_null(strstr(err.message, "zen2"));
     assert_non_null(strstr(err.message, "host"));
+    assert_non_null(strstr(err.message, "sysfs"));
     assert_int_equal(pes_machine_load("../etc/passwd", &m, &err), -1);   /* a path: no such file */
     assert_int_equal(pes_machine_load("a b", &m, &err), -1);
     assert_int_equal(pes_machine_load("", &m, &err), -1);
@@ -146,6 +150,110 @@ static char *with_ops(const char *extra)
     size_t n = strlen(buf);
     snprintf(buf + n, sizeof buf - n, "%s", extra);
     return buf;
+}
+
+static void parse_fails(const char *text, const char *expect);
+
+/* The validation key: optional (older files are unvalidated), one of three
+ * words, printed and parsed back. */
+static void test_validation_key(void **state)
+{
+    (void)state;
+    struct pes_machine m;
+    struct pes_error err = {0};
+    assert_int_equal(pes_machine_parse(with_ops(""), "t.machine", &m, &err), 0);
+    assert_int_equal(m.validation, PES_MACHINE_UNVALIDATED);
+    const char *word[] = {"unvalidated", "preset", "calibrated"};
+    for (int v = 0; v < 3; v++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "validation = %s   # comment\n", word[v]);
+        assert_int_equal(pes_machine_parse(with_ops(extra), "t.machine", &m, &err), 0);
+        assert_int_equal((int)m.validation, v);
+        assert_string_equal(pes_machine_validation_name(m.validation), word[v]);
+        char *text = print_to_string(&m);
+        char line[64];
+        snprintf(line, sizeof line, "\nvalidation = %s\n", word[v]);
+        assert_non_null(strstr(text, line));
+        struct pes_machine back;
+        assert_int_equal(pes_machine_parse(text, "printed", &back, &err), 0);
+        assert_memory_equal(&m, &back, sizeof m);
+        free(text);
+    }
+    parse_fails(with_ops("validation = measured\n"),
+                "t.machine:35: validation: 'measured' is not unvalidated, preset or calibrated");
+    parse_fails(with_ops("validation = preset\nvalidation = preset\n"),
+                "t.machine:36: duplicate key 'validation'");
+    /* a level added by --cache has generic costs: no longer calibrated */
+    assert_int_equal(pes_machine_parse(with_ops("validation = calibrated\n"), "t.machine", &m, &err), 0);
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L1=1K:2", &err), 0);
+    assert_int_equal(m.validation, PES_MACHINE_CALIBRATED);
+    assert_int_equal(pes_machine_apply_cache_spec(&m, "L2=8K:4", &err), 0);
+    assert_int_equal(m.validation, PES_MACHINE_UNVALIDATED);
+}
+
+/* "host" is this host's calibration when the cache holds one, else sysfs;
+ * the cache file's name follows $XDG_CACHE_HOME, else $HOME/.cache. */
+static void test_host_calibration(void **state)
+{
+    (void)state;
+    char path[4096], dir[128], host[256] = "";
+    struct pes_error err = {0};
+    snprintf(dir, sizeof dir, "%s/xdg", tmpdir);
+    setenv("XDG_CACHE_HOME", dir, 1);
+    assert_int_equal(pes_machine_host_calibration_path(path, sizeof path, &err), 0);
+    gethostname(host, sizeof host);
+    char want[512];
+    snprintf(want, sizeof want, "%s/pes/%s-", dir, host);
+    assert_memory_equal(path, want, strlen(want));
+    size_t n = strlen(path);
+    assert_true(n == strlen(want) + 8 + 8);            /* 8 hex digits, ".machine" */
+    assert_string_equal(path + n - 8, ".machine");
+    char again[4096];                                   /* stable */
+    assert_int_equal(pes_machine_host_calibration_path(again, sizeof again, &err), 0);
+    assert_string_equal(path, again);
+    assert_int_equal(pes_machine_host_calibration_path(again, 10, &err), -1);   /* too small */
+
+    /* no calibration yet: host is the sysfs description, when there is one */
+    struct pes_machine m, s;
+    int have_sysfs = pes_machine_load("sysfs", &s, &err) == 0;
+    if (have_sysfs) {
+        assert_int_equal(s.validation, PES_MACHINE_UNVALIDATED);
+        load_ok("host", &m);
+        assert_memory_equal(&m, &s, sizeof m);
+    }
+    /* a calibration in the cache: host reads it */
+    snprintf(want, sizeof want, "%s/pes", dir);
+    mkdir(dir, 0755);
+    mkdir(want, 0755);
+    write_file(path, with_ops("validation = calibrated\n"));
+    load_ok("host", &m);
+    assert_int_equal(m.validation, PES_MACHINE_CALIBRATED);
+    assert_string_equal(m.name, "t");
+    if (have_sysfs) {                                   /* sysfs still means sysfs */
+        load_ok("sysfs", &m);
+        assert_int_equal(m.validation, PES_MACHINE_UNVALIDATED);
+    }
+    /* a damaged calibration is an error naming the file and the way out */
+    write_file(path, "ghz = fast\n");
+    assert_int_equal(pes_machine_load("host", &m, &err), -1);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, ":1: ghz: bad value 'fast'"));
+    assert_non_null(strstr(err.message, "pes-calibrate --force"));
+    unlink(path);
+
+    /* XDG_CACHE_HOME must be absolute; HOME/.cache otherwise */
+    setenv("XDG_CACHE_HOME", "relative/dir", 1);
+    setenv("HOME", "/home/someone", 1);
+    assert_int_equal(pes_machine_host_calibration_path(path, sizeof path, &err), 0);
+    assert_memory_equal(path, "/home/someone/.cache/pes/", 25);
+    unsetenv("XDG_CACHE_HOME");
+    assert_int_equal(pes_machine_host_calibration_path(path, sizeof path, &err), 0);
+    assert_memory_equal(path, "/home/someone/.cache/pes/", 25);
+    unsetenv("HOME");
+    assert_int_equal(pes_machine_host_calibration_path(path, sizeof path, &err), -1);
+    assert_non_null(strstr(err.message, "neither XDG_CACHE_HOME nor HOME"));
+    if (have_sysfs)                                     /* and host falls back to sysfs */
+        load_ok("host", &m);
 }
 
 static void parse_fails(const char *text, const char *expect)
@@ -402,6 +510,8 @@ int main(void)
         cmocka_unit_test(test_unknown_machine),
         cmocka_unit_test(test_env_dir_and_roundtrip),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_validation_key),
+        cmocka_unit_test(test_host_calibration),
         cmocka_unit_test(test_cache_spec),
         cmocka_unit_test(test_sysfs),
     };

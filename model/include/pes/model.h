@@ -2,9 +2,11 @@
  * pes/model.h — machine descriptions and the analytical cache/runtime model.
  *
  *  - struct pes_machine: a CPU's cache hierarchy, latencies/throughputs and
- *    instruction costs; loaded from presets (model/machines/NAME.machine), read
- *    from the host's sysfs, or overridden by a cache spec "L1=32K:8,L2=256K:8".
- *    The cache simulator (replay) uses the same description.
+ *    instruction costs; loaded from presets (model/machines/NAME.machine), from
+ *    the host's calibration (pes-calibrate, model/calibrate/), read from the
+ *    host's sysfs, or overridden by a cache spec "L1=32K:8,L2=256K:8". It says
+ *    how far it can be trusted (enum pes_machine_validation). The cache
+ *    simulator (replay) uses the same description.
  *  - SDCM hit rates (PPT-Multicore Eq. 1–3, after Brehob & Enbody) from reuse
  *    profiles; the hierarchy latency/throughput and runtime model (Eq. 4–8).
  *
@@ -34,8 +36,17 @@ struct pes_cache_config {
     double recip_throughput;    /* cycles per line at this level (beta_i, Eq. 7) */
 };
 
+/* Where a machine description's costs come from, i.e. how far a runtime
+ * predicted with it can be trusted (docs/model.md, "Validation"). */
+enum pes_machine_validation {
+    PES_MACHINE_UNVALIDATED = 0,  /* generic costs (the sysfs host, a file that says nothing) */
+    PES_MACHINE_PRESET = 1,       /* published figures of a named CPU, not measured here */
+    PES_MACHINE_CALIBRATED = 2,   /* measured on the host it describes (pes-calibrate) */
+};
+
 struct pes_machine {
     char name[64];
+    enum pes_machine_validation validation;   /* .machine key "validation" */
     double ghz;                 /* core clock */
     uint32_t sockets;
     uint32_t cores_per_socket;
@@ -174,10 +185,21 @@ int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_inpu
 
 /* ---------------------------------------------------------------- machines */
 
-/* Loads a machine: "host" reads the running CPU from sysfs; a bare name
+/* Loads a machine: "host" is this host's calibration if pes-calibrate wrote
+ * one (pes_machine_host_calibration_path), else "sysfs"; "sysfs" reads the
+ * running CPU's caches from sysfs with generic costs (unvalidated); a bare name
  * ("broadwell") reads NAME.machine from $PES_MACHINES_DIR or else the source
  * tree's model/machines; anything with a '/' or ending in ".machine" is a path. */
 int pes_machine_load(const char *name_or_path, struct pes_machine *m, struct pes_error *err);
+/* The file pes-calibrate writes for this host and "host" reads:
+ * $XDG_CACHE_HOME/pes/HOSTNAME-HASH.machine ($HOME/.cache when XDG_CACHE_HOME
+ * is unset or empty), HASH = 8 hex digits of FNV-1a over the CPU's vendor,
+ * family, model, stepping and model name (/proc/cpuinfo) and the number of
+ * online CPUs, so that a resized VM or a new CPU under the same host name is
+ * calibrated again. Fails (PES_ERR_ARG) when neither variable is set. */
+int pes_machine_host_calibration_path(char *buf, size_t len, struct pes_error *err);
+/* "unvalidated", "preset" or "calibrated" (the .machine and JSON spelling). */
+const char *pes_machine_validation_name(enum pes_machine_validation v);
 /* Parses the text of a .machine file; source names it in error messages. */
 int pes_machine_parse(const char *text, const char *source, struct pes_machine *m,
                       struct pes_error *err);

@@ -18,12 +18,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$PES_BUILD" --prefix "$work/first" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 mv "$work/first" "$work/moved"
 p=$work/moved
-for f in bin/pes-clang bin/pes-clang++ bin/pes-collect bin/pes-replay bin/pes-dump "$lib/libpes-rt.so" \
+for f in bin/pes-clang bin/pes-clang++ bin/pes-collect bin/pes-replay bin/pes-dump bin/pes-calibrate "$lib/libpes-rt.so" \
          "$lib/pes/PesPass.so" "$lib/libpes_trace.a" include/pes/trace.h "$lib/pkgconfig/pes-trace.pc" \
          share/pes/machines/haswell.machine include/pes/roi.h \
          share/pes/demo/demo.sh share/pes/demo/gemm.c share/pes/demo/kernel_common.h \
          share/man/man1/pes-clang.1 share/man/man1/pes-collect.1 share/man/man1/pes-replay.1 \
-         share/man/man1/pes-dump.1 share/bash-completion/completions/pes-replay \
+         share/man/man1/pes-dump.1 share/man/man1/pes-calibrate.1 share/bash-completion/completions/pes-replay \
          share/bash-completion/completions/pes-collect share/doc/pes/README.md share/doc/pes/replay.md; do
   [ -e "$p/$f" ] || fail "not installed: $f"
 done
@@ -65,7 +65,7 @@ accesses=$(jq '.trace.accesses' "$work/report.json")
 echo "ok: the installed demo from the prefix, build and source trees hidden ($accesses accesses)"
 
 # man pages render, with a synopsis
-for m in pes-clang pes-collect pes-replay pes-dump; do
+for m in pes-clang pes-collect pes-replay pes-dump pes-calibrate; do
   MANWIDTH=80 man -l "$p/share/man/man1/$m.1" 2>"$work/man.err" >"$work/man.txt" || { cat "$work/man.err"; fail "man -l $m.1"; }
   grep -q "^SYNOPSIS" "$work/man.txt" || fail "$m(1) has no synopsis"
   grep -q "^EXAMPLES" "$work/man.txt" || fail "$m(1) has no examples"

@@ -1,0 +1,567 @@
+/*
+ * pes-calibrate — measures this host for the runtime model and writes a
+ * .machine file, cached per host, that `pes-replay --machine host` then uses.
+ * docs/model.md ("Calibration") says what is measured and why. Exit status:
+ *   0  calibrated (or the cached calibration exists and --force was not given)
+ *   1  a measurement or the file failed (one line: pes-calibrate: ...)
+ *   2  bad command line
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "pes/calibrate.h"
+
+#define MIB (1024.0 * 1024.0)
+#define TOLERANCE 0.15      /* plateau: points within 15 % of its median */
+#define SMALL_WS (8.0 * MIB) /* latency curve points measured in every round */
+
+struct opts {
+    const char *output, *topology;
+    int force, quick, quiet, topology_only, print_path;
+    int measured_sizes;     /* --sizes measured */
+};
+
+static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void message(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("pes-calibrate: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: pes-calibrate [options]\n"
+            "\n"
+            "Measures this host for pes's runtime model (PPT-Multicore Eq. 4-8) and writes a\n"
+            ".machine file: cache geometry and sharing from hwloc, load latency per level\n"
+            "(pointer chasing), streaming read throughput per level and from memory, the\n"
+            "core clock (a dependent add chain) and instruction latencies and throughputs\n"
+            "(dependent and independent chains). Each figure is printed with its method.\n"
+            "The file is cached per host; `pes-replay --machine host` uses it (and says so).\n"
+            "\n"
+            "  -o, --output FILE     write FILE instead of the host's cache file\n"
+            "                        ($XDG_CACHE_HOME/pes/HOST-HASH.machine, see --print-path)\n"
+            "      --force           measure again even if the file exists\n"
+            "      --quick           fewer sizes, repeats and rounds (faster, less precise)\n"
+            "      --sizes hwloc|measured\n"
+            "                        cache sizes in the file: hwloc's (default; an implausible one\n"
+            "                        is replaced by the measured capacity) or the capacities the\n"
+            "                        latency curve shows (a VM's share of a cache it shares with\n"
+            "                        other tenants), rounded to whole power-of-two sets\n"
+            "      --topology FILE   read the topology from an hwloc XML export (lstopo FILE.xml)\n"
+            "                        instead of this machine; only with --topology-only\n"
+            "      --topology-only   print what hwloc says of the caches, and the warnings, and stop\n"
+            "      --print-path      print the host's cache file path and stop\n"
+            "  -q, --quiet           print only errors and the file written\n"
+            "  -h, --help            this text\n"
+            "      --version         print the version\n"
+            "\n"
+            "Exit status: 0 when calibrated (or the file exists without --force), 1 when a\n"
+            "measurement or the file failed, 2 for a bad command line.\n");
+}
+
+enum { OPT_FORCE = 256, OPT_QUICK, OPT_SIZES, OPT_TOPOLOGY, OPT_TOPOLOGY_ONLY, OPT_PRINT_PATH, OPT_VERSION };
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},   {"force", no_argument, NULL, OPT_FORCE},
+        {"quick", no_argument, NULL, OPT_QUICK},      {"topology", required_argument, NULL, OPT_TOPOLOGY},
+        {"sizes", required_argument, NULL, OPT_SIZES},
+        {"topology-only", no_argument, NULL, OPT_TOPOLOGY_ONLY},
+        {"print-path", no_argument, NULL, OPT_PRINT_PATH},
+        {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},  {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:qh", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if (!*optarg) {
+                message("--output: expected a file name, got ''");
+                return -1;
+            }
+            o->output = optarg;
+            break;
+        case OPT_FORCE: o->force = 1; break;
+        case OPT_QUICK: o->quick = 1; break;
+        case OPT_SIZES:
+            if (!strcmp(optarg, "hwloc") || !strcmp(optarg, "measured"))
+                o->measured_sizes = optarg[0] == 'm';
+            else {
+                message("--sizes: expected hwloc or measured, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case OPT_TOPOLOGY: o->topology = optarg; break;
+        case OPT_TOPOLOGY_ONLY: o->topology_only = 1; break;
+        case OPT_PRINT_PATH: o->print_path = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': usage(stdout); exit(0);
+        case OPT_VERSION: printf("pes-calibrate %s\n", PES_VERSION); exit(0);
+        case ':': message("%s: expected a value (see --help)", argv[optind - 1]); return -1;
+        default:
+            if (optopt)
+                message("-%c: unknown option (see --help)", optopt);
+            else
+                message("%s: unknown option (see --help)", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        message("%s: unexpected argument (pes-calibrate takes options only; see --help)", argv[optind]);
+        return -1;
+    }
+    if (o->topology && !o->topology_only) {
+        message("--topology %s: only with --topology-only (the measurements are of this machine)",
+                o->topology);
+        return -1;
+    }
+    return 0;
+}
+
+static void human(char *buf, size_t len, double bytes)
+{
+    if (bytes >= MIB)
+        snprintf(buf, len, "%.4g MiB", bytes / MIB);
+    else
+        snprintf(buf, len, "%.4g KiB", bytes / 1024.0);
+}
+
+/* One row of the figure table. */
+static void row(const char *name, const struct pes_calib_figure *f, const char *unit)
+{
+    if (f->measured)
+        printf("  %-24s %9.3f %9.3f %-7s %s\n", name, f->value, f->median, unit, f->method);
+    else
+        printf("  %-24s %9.3f %9s %-7s %s\n", name, f->value, "-", unit, f->method);
+}
+
+/* The latency curve, six points a line. */
+static void print_curve(const struct pes_calib_point *pt, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char s[32];
+        human(s, sizeof s, pt[i].size);
+        printf("%s%10s %6.1f", i % 6 ? "  " : "  ", s, pt[i].cycles);
+        if (i % 6 == 5 || i + 1 == n)
+            putchar('\n');
+    }
+}
+
+/* Pins the calling thread to the CPU it runs on: a migration in the middle of
+ * a measurement would time two cores' caches. */
+static void pin_here(void)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Folds one round's figure into acc: the best value (the highest for the
+ * clock, the lowest for costs), the median of the best round, the repeats
+ * summed; the method says how many rounds. */
+static void merge(struct pes_calib_figure *acc, const struct pes_calib_figure *f, int higher_is_better)
+{
+    if (!f->measured) {
+        *acc = *f;
+        return;
+    }
+    unsigned rounds = (acc->rounds ? acc->rounds : acc->repeats ? 1 : 0) + 1;
+    unsigned repeats = acc->repeats + f->repeats;
+    double spread = acc->repeats && acc->spread > f->spread ? acc->spread : f->spread;
+    if (!acc->repeats || (higher_is_better ? f->value > acc->value : f->value < acc->value))
+        *acc = *f;
+    acc->repeats = repeats;
+    acc->rounds = rounds;
+    acc->spread = spread;
+    char *fastest = strstr(acc->method, "fastest of ");
+    if (fastest)
+        snprintf(fastest, sizeof acc->method - (size_t)(fastest - acc->method),
+                 "fastest of %u in %u round%s", repeats, rounds, rounds == 1 ? "" : "s");
+}
+
+/* The streaming window of level i: L1, half of it; below, twice the level
+ * above (it streams through that one and is served by this one), or halfway
+ * between the two if this level (its measured capacity cap[i], if given and
+ * smaller) ends before. Not half the level: a VM's share of a shared cache
+ * moves from run to run, and the window would move with it. */
+static double stream_window(const uint64_t *size, const double *cap, uint32_t i)
+{
+    double hi = (double)size[i];
+    if (cap && cap[i] > 0 && cap[i] < hi)
+        hi = cap[i];
+    if (i == 0)
+        return hi / 2;
+    double lo = (double)size[i - 1];
+    return 2 * lo < (lo + hi) / 2 ? 2 * lo : (lo + hi) / 2;
+}
+
+/* (max - min) / median of a plateau's points, percent. */
+static double plateau_spread(const struct pes_calib_point *curve, const struct pes_calib_plateau *p)
+{
+    double v[256];
+    size_t k = 0;
+    for (size_t j = p->first; j <= p->last && k < 256; j++)
+        v[k++] = curve[j].cycles;
+    return pes_calib_spread(v, k);
+}
+
+/* A figure measured with ghz 1 (nanoseconds) in cycles. */
+static void to_cycles(struct pes_calib_figure *f, double ghz)
+{
+    if (!f->measured)
+        return;
+    f->value *= ghz;
+    f->median *= ghz;
+}
+
+static double physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    if (parse_args(argc, argv, &o) < 0)
+        return 2;
+    struct pes_error err = {0};
+    char path[4096];
+    if (o.output)
+        snprintf(path, sizeof path, "%s", o.output);
+    else if (pes_machine_host_calibration_path(path, sizeof path, &err) < 0) {
+        message("%s (give --output FILE)", err.message);
+        return 1;
+    }
+    if (o.print_path) {
+        printf("%s\n", path);
+        return 0;
+    }
+
+    struct pes_calib_topology topo;
+    if (pes_calib_topology_load(o.topology, &topo, &err) < 0) {
+        message("%s", err.message);
+        return 1;
+    }
+    if (o.topology_only || !o.quiet) {
+        printf("pes-calibrate: %s%stopology from hwloc %s%s%s\n", topo.hostname,
+               topo.hostname[0] ? ": " : "", HWLOC_VERSION, o.topology ? ", " : "",
+               o.topology ? o.topology : "");
+        pes_calib_topology_print(&topo, stdout);
+    }
+    if (o.topology_only)
+        return 0;
+
+    struct stat st;
+    if (!o.force && stat(path, &st) == 0) {
+        printf("pes-calibrate: %s exists: this host is calibrated (--force measures again)\n", path);
+        return 0;
+    }
+
+    if (pes_calib_prepare_path(path, &err) < 0) {      /* before measuring for seconds */
+        message("%s", err.message);
+        return 1;
+    }
+    double t_start = (double)time(NULL);
+    struct timespec ts0;
+    clock_gettime(CLOCK_MONOTONIC, &ts0);
+    pin_here();
+
+    /* the last level's size for planning the curve: a flagged one is replaced
+     * by the most a real CPU could have, 32 MiB per core sharing it */
+    const struct pes_calib_cache *llc = &topo.level[topo.n_levels - 1];
+    double llc_bytes = (double)llc->size;
+    if (llc->implausible) {
+        double cap = 32.0 * MIB * (llc->cores ? llc->cores : 1);
+        llc_bytes = llc_bytes < cap ? llc_bytes : cap;
+    }
+    struct pes_calib_plan plan;
+    pes_calib_plan_default(&plan, o.quick, llc_bytes);
+    double mem = physical_memory();
+    if (mem > 0 && plan.max_ws > mem / 4)
+        plan.max_ws = mem / 4;
+
+    struct pes_calib_result res;
+    memset(&res, 0, sizeof res);
+    struct pes_machine *m = &res.machine;
+    /* defaults for what is not measured: the generic host of sysfs */
+    struct pes_machine def;
+    if (pes_machine_from_sysfs(NULL, &def, NULL) < 0 &&
+        pes_machine_load("haswell", &def, NULL) < 0) {   /* any documented costs will do */
+        memset(&def, 0, sizeof def);
+        for (int op = 0; op < PES_OP_COUNT; op++)
+            def.op_latency[op] = def.op_recip_throughput[op] = 1;
+    }
+
+    /* Rounds: the clock, a share of the latency curve and the instruction
+     * chains are measured in turns, so that each figure's repeats are spread
+     * over the whole run and a busy spell of the machine spoils one round,
+     * not a figure. Times are kept in nanoseconds (ghz 1) until the clock is
+     * known, then turned into cycles. */
+    const unsigned rounds = o.quick ? 2 : 4;
+    struct pes_calib_buffer buf;
+    if (pes_calib_buffer_alloc(&buf, (size_t)plan.max_ws, &err) < 0) {
+        message("%s", err.message);
+        return 1;
+    }
+    struct pes_calib_point curve[256];
+    double sizes_ws[256];
+    size_t n = 0;
+    double step = pow(2.0, 1.0 / plan.points_per_octave);
+    for (double ws = plan.min_ws; ws <= plan.max_ws * 1.0001 && n < 256; ws *= step)
+        sizes_ws[n++] = floor(ws / 64) * 64;
+    uint64_t hw_sizes[PES_MAX_LEVELS];
+    double stream_ws[PES_MAX_LEVELS];
+    for (uint32_t i = 0; i < topo.n_levels; i++)
+        hw_sizes[i] = topo.level[i].size;
+    for (uint32_t i = 0; i < topo.n_levels; i++)
+        stream_ws[i] = stream_window(hw_sizes, NULL, i);
+    for (unsigned r = 0; r < rounds; r++) {
+        struct pes_calib_figure f;
+        if (pes_calib_measure_ghz(&plan, &f, &err) < 0) {
+            message("clock: %s", err.message);
+            return 1;
+        }
+        merge(&res.ghz, &f, 1);
+        /* working sets up to SMALL_WS in every round (a share of the
+         * repeats each, the fastest kept: their chains are cheap to build,
+         * and the cache levels' plateaus are there); the larger ones, whose
+         * chains take milliseconds to build, a share of them per round */
+        for (size_t i = 0; i < n; i++) {
+            int small = sizes_ws[i] <= SMALL_WS;
+            if (!small && (i < n * r / rounds || i >= n * (r + 1) / rounds))
+                continue;
+            struct pes_calib_plan p = plan;
+            if (small)
+                p.repeats = (plan.repeats + rounds - 1) / rounds;
+            if (pes_calib_measure_chase(&buf, sizes_ws[i], 1.0, &p, &f, &err) < 0) {
+                message("latency curve: %s", err.message);
+                return 1;
+            }
+            if (!small || r == 0 || f.value < curve[i].cycles)
+                curve[i] = (struct pes_calib_point){sizes_ws[i], f.value};
+        }
+        for (int op = 0; op < PES_OP_COUNT; op++) {
+            struct pes_calib_figure l, t;
+            if (pes_calib_measure_op(op, 1.0, &plan, &def, &l, &t, &err) < 0) {
+                message("op %s: %s", pes_machine_op_key(op), err.message);
+                return 1;
+            }
+            merge(&res.op_latency[op], &l, 0);
+            merge(&res.op_recip[op], &t, 0);
+        }
+        /* streaming reads: per load in L1, per line below, from memory */
+        for (uint32_t i = 0; i <= topo.n_levels; i++) {
+            double ws = i < topo.n_levels ? stream_ws[i] : plan.max_ws;
+            if (pes_calib_measure_stream(&buf, ws, i == 0 ? 8 : 64, 1.0, &plan, &f, &err) < 0) {
+                message("%s throughput: %s", i < topo.n_levels ? "cache" : "memory", err.message);
+                return 1;
+            }
+            merge(i < topo.n_levels ? &res.recip[i] : &res.mem_recip, &f, 0);
+        }
+    }
+    double ghz = res.ghz.value;
+    for (size_t i = 0; i < n; i++)
+        curve[i].cycles *= ghz;
+    for (int op = 0; op < PES_OP_COUNT; op++) {
+        to_cycles(&res.op_latency[op], ghz);
+        to_cycles(&res.op_recip[op], ghz);
+    }
+    uint64_t sizes[PES_MAX_LEVELS];
+    for (uint32_t i = 0; i < topo.n_levels; i++)
+        sizes[i] = topo.level[i].size;
+    struct pes_calib_fit fit;
+    if (pes_calib_fit_levels(curve, n, sizes, topo.n_levels, TOLERANCE, &fit, &err) < 0) {
+        message("%s", err.message);
+        return 1;
+    }
+
+    /* the machine: hwloc's geometry, where flagged the measured capacity */
+    char notes[8][256];
+    unsigned n_notes = 0;
+    snprintf(m->name, sizeof m->name, "host");
+    m->validation = PES_MACHINE_CALIBRATED;
+    m->ghz = ghz;
+    m->sockets = topo.packages;
+    m->cores_per_socket = topo.cores_per_package ? topo.cores_per_package : 1;
+    m->n_levels = topo.n_levels;
+    for (uint32_t i = 0; i < topo.n_levels; i++) {
+        const struct pes_calib_cache *c = &topo.level[i];
+        struct pes_cache_config *l = &m->level[i];
+        l->size = c->size;
+        l->ways = c->ways;
+        l->line = c->line;
+        l->shared = c->cores > 1;
+        char a[32], b[32];
+        human(a, sizeof a, (double)c->size);
+        human(b, sizeof b, fit.capacity[i]);
+        if ((c->implausible || o.measured_sizes) && fit.capacity[i] > 0) {
+            l->size = pes_calib_round_size(fit.capacity[i], c->ways, c->line);
+            human(b, sizeof b, (double)l->size);
+            if (n_notes < 8 && l->size != c->size)
+                snprintf(notes[n_notes++], sizeof notes[0],
+                         "L%u: hwloc's %s replaced by the measured capacity %s (latency step at %.4g KiB%s)",
+                         i + 1, a, b, fit.capacity[i] / 1024, c->implausible ? "; hwloc's is implausible" : "");
+        } else if (fit.mismatch[i] && n_notes < 8) {
+            if (fit.capacity[i] > 0)
+                snprintf(notes[n_notes++], sizeof notes[0],
+                         "L%u: the latency steps at about %s, hwloc says %s (a cache shared with other "
+                         "tenants?); hwloc's size kept (--sizes measured uses the step)", i + 1, b, a);
+            else
+                snprintf(notes[n_notes++], sizeof notes[0],
+                         "L%u: no latency step of its own on the curve; hwloc's size kept, its latency "
+                         "is the nearest plateau's", i + 1);
+        }
+        const struct pes_calib_plateau *pl = &fit.plateaus[fit.plateau[i]];
+        res.latency[i] = (struct pes_calib_figure){.value = fit.latency[i], .median = fit.latency[i],
+                                                   .measured = 1, .repeats = plan.repeats};
+        res.latency[i].spread = plateau_spread(curve, pl);
+        snprintf(res.latency[i].method, sizeof res.latency[i].method,
+                 "plateau of the latency curve at %.4g..%.4g KiB (median of %zu points, spread %.0f %%)",
+                 pl->lo / 1024, pl->hi / 1024, pl->last - pl->first + 1, res.latency[i].spread);
+        l->latency = fit.latency[i];
+    }
+    {
+        const struct pes_calib_plateau *mp = &fit.plateaus[fit.n_plateaus - 1];
+        res.mem_latency = (struct pes_calib_figure){.value = fit.mem_latency, .median = fit.mem_latency,
+                                                    .measured = 1, .repeats = plan.repeats};
+        res.mem_latency.spread = plateau_spread(curve, mp);
+        snprintf(res.mem_latency.method, sizeof res.mem_latency.method,
+                 "last plateau of the latency curve, %.4g..%.4g MiB (median of %zu points, spread %.0f %%)",
+                 mp->lo / MIB, mp->hi / MIB, mp->last - mp->first + 1, res.mem_latency.spread);
+        m->mem_latency = fit.mem_latency;
+    }
+    /* a stream window the fit shows to end beyond its level (a measured
+     * capacity smaller than hwloc's size): measured again, in its place */
+    for (uint32_t i = 0; i < m->n_levels; i++) {
+        uint64_t sz[PES_MAX_LEVELS];
+        for (uint32_t j = 0; j < m->n_levels; j++)
+            sz[j] = m->level[j].size;
+        double ws = stream_window(sz, fit.capacity, i);
+        if (ws >= 0.9 * stream_ws[i])
+            continue;
+        memset(&res.recip[i], 0, sizeof res.recip[i]);
+        for (unsigned r = 0; r < rounds; r++) {
+            struct pes_calib_figure f;
+            if (pes_calib_measure_stream(&buf, ws, i == 0 ? 8 : 64, 1.0, &plan, &f, &err) < 0) {
+                message("L%u throughput: %s", i + 1, err.message);
+                return 1;
+            }
+            merge(&res.recip[i], &f, 0);
+        }
+    }
+    for (uint32_t i = 0; i < m->n_levels; i++) {
+        to_cycles(&res.recip[i], ghz);
+        m->level[i].recip_throughput = res.recip[i].value;
+    }
+    to_cycles(&res.mem_recip, ghz);
+    m->mem_recip_throughput = res.mem_recip.value;
+    double huge = buf.huge_share;
+    pes_calib_buffer_free(&buf);
+
+    /* instructions (Eq. 8), measured above */
+    for (int op = 0; op < PES_OP_COUNT; op++) {
+        if (op == PES_OP_LOAD) {            /* a load that hits L1 */
+            res.op_latency[op] = res.latency[0];
+            res.op_recip[op] = res.recip[0];
+            snprintf(res.op_latency[op].method, sizeof res.op_latency[op].method, "as L1.latency");
+            snprintf(res.op_recip[op].method, sizeof res.op_recip[op].method, "as L1.recip_throughput");
+        }
+        m->op_latency[op] = res.op_latency[op].value;
+        m->op_recip_throughput[op] = res.op_recip[op].value;
+    }
+    if (pes_machine_validate(m, &err) < 0) {
+        message("the calibrated machine is not valid: %s", err.message);
+        return 1;
+    }
+
+    struct timespec ts1;
+    clock_gettime(CLOCK_MONOTONIC, &ts1);
+    double took = (double)(ts1.tv_sec - ts0.tv_sec) + 1e-9 * (double)(ts1.tv_nsec - ts0.tv_nsec);
+    time_t t0 = (time_t)t_start;
+    struct tm tm;
+    gmtime_r(&t0, &tm);
+    char date[64];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int used = snprintf(res.header, sizeof res.header,
+                        "pes-calibrate %s%s on %s (%s, %u cores, %u PUs), %s, %.1f s\n"
+                        "Topology: hwloc %s. Latencies: pointer chasing over a random cyclic\n"
+                        "permutation of 64 B lines, huge pages %s; throughputs: streaming reads;\n"
+                        "clock: a dependent add chain. docs/model.md, \"Calibration\".",
+                        PES_VERSION, o.quick ? " --quick" : "", topo.hostname[0] ? topo.hostname : "?",
+                        topo.cpu_model[0] ? topo.cpu_model : "CPU model unknown", topo.cores, topo.pus,
+                        date, took, HWLOC_VERSION,
+                        huge < 0 ? "requested" : huge > 0.9 ? "in use" : huge > 0 ? "partly in use" : "not granted");
+    for (uint32_t i = 0; i < topo.n_warnings && used > 0 && (size_t)used < sizeof res.header; i++)
+        used += snprintf(res.header + used, sizeof res.header - (size_t)used, "\nhwloc: %s", topo.warning[i]);
+    for (unsigned i = 0; i < n_notes && used > 0 && (size_t)used < sizeof res.header; i++)
+        used += snprintf(res.header + used, sizeof res.header - (size_t)used, "\n%s", notes[i]);
+
+    if (pes_calib_write_file(&res, path, &err) < 0) {
+        message("%s", err.message);
+        return 1;
+    }
+    if (!o.quiet) {
+        printf("\nlatency curve (working set, cycles per load; pointer chase, fastest of %u):\n", plan.repeats);
+        print_curve(curve, n);
+        printf("  plateaus:");
+        for (int k = 0; k < fit.n_plateaus; k++) {
+            char lo[32], hi[32];
+            human(lo, sizeof lo, fit.plateaus[k].lo);
+            human(hi, sizeof hi, fit.plateaus[k].hi);
+            printf("%s %.1f (%s..%s)", k ? "," : "", fit.plateaus[k].cycles, lo, hi);
+        }
+        printf("\n  huge pages: %s\n", huge < 0 ? "requested (share unknown)" : huge > 0.9 ? "in use" :
+                                       huge > 0 ? "partly in use" : "not granted (TLB misses inflate large working sets)");
+        for (unsigned i = 0; i < n_notes; i++)
+            printf("  note: %s\n", notes[i]);
+        printf("\n  %-24s %9s %9s %-7s %s\n", "figure", "value", "median", "unit", "method");
+        row("clock", &res.ghz, "GHz");
+        char name[64];
+        for (uint32_t i = 0; i < m->n_levels; i++) {
+            snprintf(name, sizeof name, "L%u latency", i + 1);
+            row(name, &res.latency[i], "cycles");
+            snprintf(name, sizeof name, "L%u recip throughput", i + 1);
+            row(name, &res.recip[i], i ? "cyc/ln" : "cyc/ld");
+        }
+        row("memory latency", &res.mem_latency, "cycles");
+        row("memory recip throughput", &res.mem_recip, "cyc/ln");
+        printf("  %-24s %9.2f %9s %-7s 64 B x clock / memory recip throughput\n", "memory bandwidth",
+               64.0 * ghz / res.mem_recip.value, "", "GB/s");
+        for (int op = 0; op < PES_OP_COUNT; op++) {
+            snprintf(name, sizeof name, "%s latency", pes_machine_op_key(op));
+            row(name, &res.op_latency[op], "cycles");
+            snprintf(name, sizeof name, "%s recip thr", pes_machine_op_key(op));
+            row(name, &res.op_recip[op], "cycles");
+        }
+        printf("  (value: the fastest repeat (interference only adds time), or a plateau's median; median:\n"
+               "   of the repeats; cyc/ld: cycles per load, cyc/ln: cycles per 64 B line)\n\n");
+    }
+    printf("pes-calibrate: wrote %s (%.1f s)\n", path, took);
+    return 0;
+}

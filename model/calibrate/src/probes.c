@@ -1,0 +1,583 @@
+/*
+ * probes.c — the timed measurements of pes-calibrate (pes/calibrate.h).
+ *
+ * Every probe runs a kernel whose cost per step is the figure sought, times
+ * it with CLOCK_MONOTONIC, repeats it, and keeps the fastest repeat: on a
+ * shared machine interference (other processes, interrupts, the hypervisor)
+ * only ever adds time, so the minimum is the least disturbed estimate; the
+ * median and the spread of the repeats are reported beside it.
+ * Seconds become cycles with the clock measured by the dependent add chain,
+ * in the same run. The instruction chains are x86-64 assembly (a compiler
+ * would fold a C chain of adds); elsewhere only the clock is measured and the
+ * instruction costs keep documented defaults.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "pes/calibrate.h"
+
+/* Probe kernels are measured as written: no sanitizer checks inside them. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
+#define PROBE __attribute__((noinline, no_sanitize("address", "thread", "undefined")))
+#else
+#define PROBE __attribute__((noinline))
+#endif
+
+#define R2(s) s s
+#define R4(s) R2(R2(s))
+#define R8(s) R2(R4(s))
+#define R16(s) R2(R8(s))
+#define R32(s) R2(R16(s))
+#define R64(s) R2(R32(s))
+
+#define MAX_REPEATS 64
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void pes_calib_plan_default(struct pes_calib_plan *p, int quick, double llc_bytes)
+{
+    memset(p, 0, sizeof *p);
+    p->quick = quick;
+    /* many short repeats rather than a few long ones: a process sharing its
+     * CPU is descheduled every few milliseconds, and a repeat of a quarter
+     * of a millisecond often runs undisturbed */
+    p->repeats = quick ? 9 : 25;
+    p->points_per_octave = quick ? 2 : 3;
+    p->min_ws = 4096;
+    /* memory latency: a working set well beyond the last cache (4x, 2x when
+     * quick), at least 64 MiB, at most 512 MiB */
+    double ws = (quick ? 2.0 : 4.0) * llc_bytes;
+    double lo = 64.0 * 1024 * 1024, hi = 512.0 * 1024 * 1024;
+    p->max_ws = ws < lo ? lo : ws > hi ? hi : ws;
+}
+
+/* Fills f from the per-repeat costs v[0..n) (lower is better). */
+static void figure_from(struct pes_calib_figure *f, double *v, unsigned n, const char *method)
+{
+    f->value = pes_calib_min(v, n);
+    f->median = pes_calib_median(v, n);
+    f->spread = f->value > 0 ? 100.0 * (f->median - f->value) / f->value : NAN;
+    f->repeats = n;
+    f->measured = 1;
+    snprintf(f->method, sizeof f->method, "%s", method);
+}
+
+/* The target duration of one repeat. */
+static double repeat_seconds(const struct pes_calib_plan *p)
+{
+    return p->quick ? 0.0002 : 0.00025;
+}
+
+/* ---------------------------------------------------------------- the clock */
+
+#if defined(__x86_64__)
+#define HAVE_CHAINS 1
+/* 64 dependent adds per iteration; the loop's own dec/jnz run beside them. */
+PROBE static void add_chain(uint64_t iters)
+{
+    uint64_t x = 0, one = 1;
+    __asm__ volatile("1:\n\t" R64("add %[one], %[x]\n\t") "dec %[n]\n\tjnz 1b"
+                     : [x] "+r"(x), [n] "+r"(iters)
+                     : [one] "r"(one)
+                     : "cc");
+}
+#elif defined(__aarch64__)
+#define HAVE_CHAINS 0
+PROBE static void add_chain(uint64_t iters)
+{
+    uint64_t x = 0;
+    __asm__ volatile("1:\n\t" R64("add %[x], %[x], #1\n\t") "subs %[n], %[n], #1\n\tb.ne 1b"
+                     : [x] "+r"(x), [n] "+r"(iters)
+                     :
+                     : "cc");
+}
+#else
+#define HAVE_CHAINS 0
+#define NO_CLOCK_PROBE 1
+#endif
+
+#ifndef NO_CLOCK_PROBE
+/* Times kernel(iters) with iters grown until one call takes `target`
+ * seconds; returns the iteration count. */
+static uint64_t size_iters(void (*kernel)(uint64_t), double target)
+{
+    uint64_t iters = 64;
+    for (;;) {
+        double t0 = now();
+        kernel(iters);
+        double t = now() - t0;
+        if (t >= target / 4 || iters > (1ull << 40))
+            return t > 0 ? (uint64_t)((double)iters * target / t) + 1 : iters;
+        iters *= 4;
+    }
+}
+#endif
+
+int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                          struct pes_error *err)
+{
+#ifdef NO_CLOCK_PROBE
+    (void)p;
+    (void)f;
+    return pes_error_set(err, PES_ERR_ARG, 0, "no clock probe for this architecture (x86-64, aarch64)");
+#else
+    (void)err;
+    /* wake the core up to its working clock before measuring it */
+    double until = now() + (p->quick ? 0.02 : 0.1);
+    while (now() < until)
+        add_chain(10000);
+    uint64_t iters = size_iters(add_chain, repeat_seconds(p));
+    unsigned n = p->repeats * 2 < MAX_REPEATS ? p->repeats * 2 : MAX_REPEATS;
+    double v[MAX_REPEATS];
+    for (unsigned r = 0; r < n; r++) {
+        double t0 = now();
+        add_chain(iters);
+        v[r] = (now() - t0) / (64.0 * (double)iters) * 1e9;   /* ns per add, lower is better */
+    }
+    char method[160];
+    snprintf(method, sizeof method,
+             "dependent 64-bit add chain (1 cycle per add), %.3g M adds per repeat, fastest of %u",
+             64.0 * (double)iters / 1e6, n);
+    figure_from(f, v, n, method);
+    /* ns per add -> GHz; the spread is the same in either unit */
+    f->value = 1.0 / f->value;
+    f->median = 1.0 / f->median;
+    return 0;
+#endif
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+int pes_calib_buffer_alloc(struct pes_calib_buffer *b, size_t bytes, struct pes_error *err)
+{
+    memset(b, 0, sizeof *b);
+    size_t huge = 2u << 20;
+    size_t len = (bytes + huge - 1) / huge * huge + huge;   /* room to align to 2 MiB */
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "cannot map %zu MiB for the memory probes: %s",
+                             bytes >> 20, strerror(errno));
+    uintptr_t a = ((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1);
+    if (a > (uintptr_t)m)
+        munmap(m, a - (uintptr_t)m);
+    uintptr_t end = (uintptr_t)m + len, want = a + (bytes + huge - 1) / huge * huge;
+    if (end > want)
+        munmap((void *)want, end - want);
+    b->base = (void *)a;
+    b->bytes = want - a;
+#ifdef MADV_HUGEPAGE
+    /* TLB misses would add a page walk to every load of the larger working sets */
+    madvise(b->base, b->bytes, MADV_HUGEPAGE);
+#endif
+    memset(b->base, 1, b->bytes);               /* fault it in now, not while timing */
+    b->huge_share = -1;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f) {
+        char line[256];
+        unsigned long lo, hi;
+        int in = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+                in = lo <= (unsigned long)a && (unsigned long)a < hi;
+            unsigned long kb;
+            if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1) {
+                b->huge_share = (double)kb * 1024.0 / (double)b->bytes;
+                if (b->huge_share > 1)
+                    b->huge_share = 1;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
+void pes_calib_buffer_free(struct pes_calib_buffer *b)
+{
+    if (b->base)
+        munmap(b->base, b->bytes);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---------------------------------------------------------------- pointer chasing */
+
+#define LINE 64
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t x = *s;                            /* xorshift64* */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Links the first n lines of base into one cycle in random order. */
+static int build_cycle(void *base, size_t n, struct pes_error *err)
+{
+    uint32_t *perm = malloc(n * sizeof *perm);
+    if (!perm)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory for a %zu-line chase", n);
+    for (size_t i = 0; i < n; i++)
+        perm[i] = (uint32_t)i;
+    uint64_t s = 0x9e3779b97f4a7c15ull ^ n;     /* fixed seed: the same chase every run */
+    for (size_t i = n - 1; i > 0; i--) {        /* Fisher-Yates */
+        size_t j = (size_t)(rng_next(&s) % (i + 1));
+        uint32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    char *b = base;
+    for (size_t k = 0; k < n; k++)
+        *(void **)(b + (size_t)perm[k] * LINE) = b + (size_t)perm[(k + 1) % n] * LINE;
+    free(perm);
+    return 0;
+}
+
+static void *volatile chase_sink;
+
+PROBE static void *chase(void *p, uint64_t steps)
+{
+    for (uint64_t i = 0; i < steps; i += 16) {
+        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
+        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
+        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
+        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
+    }
+    return p;
+}
+
+int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
+                            const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                            struct pes_error *err)
+{
+    size_t n = (size_t)(ws / LINE);
+    if (n < 2 || (double)n * LINE > (double)b->bytes || n > UINT32_MAX)
+        return pes_error_set(err, PES_ERR_ARG, 0, "chase: working set %g bytes outside the %zu-byte buffer",
+                             ws, b->bytes);
+    if (build_cycle(b->base, n, err) < 0)
+        return -1;
+    void *q = b->base;
+    /* warm: one lap (at most 256 K loads) puts the lines where they live */
+    uint64_t warm = n < 262144 ? (n + 15) / 16 * 16 : 262144;
+    double t0 = now();
+    q = chase(q, warm);
+    double per = (now() - t0) / (double)warm;
+    double steps = per > 0 ? repeat_seconds(p) / per : 1e6;
+    uint64_t st = (uint64_t)(steps < 16384 ? 16384 : steps > 4e6 ? 4e6 : steps) / 16 * 16;
+    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    double v[MAX_REPEATS];
+    for (unsigned r = 0; r < rep; r++) {
+        t0 = now();
+        q = chase(q, st);
+        v[r] = (now() - t0) * ghz * 1e9 / (double)st;
+    }
+    chase_sink = q;
+    char method[160];
+    snprintf(method, sizeof method,
+             "pointer chase, random cyclic permutation of %zu lines (%g KiB), %llu loads, fastest of %u",
+             n, ws / 1024.0, (unsigned long long)st, rep);
+    figure_from(f, v, rep, method);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- streaming reads */
+
+/* One 8-byte load per S words, 8 per iteration, over `words` words; S a
+ * constant, so that the loads take immediate offsets from one address and
+ * no chain of address additions paces them. */
+#define STREAM_KERNEL(name, S)                                                                    \
+    PROBE static void name(const volatile uint64_t *w, size_t words)                             \
+    {                                                                                             \
+        for (size_t i = 0; i + 8 * (S) <= words; i += 8 * (S)) {                                  \
+            const volatile uint64_t *p = w + i;                                                   \
+            (void)p[0];                                                                           \
+            (void)p[(S)];                                                                         \
+            (void)p[2 * (S)];                                                                     \
+            (void)p[3 * (S)];                                                                     \
+            (void)p[4 * (S)];                                                                     \
+            (void)p[5 * (S)];                                                                     \
+            (void)p[6 * (S)];                                                                     \
+            (void)p[7 * (S)];                                                                     \
+        }                                                                                         \
+    }
+STREAM_KERNEL(stream_words, 1)
+STREAM_KERNEL(stream_lines, 8)
+
+static void stream(const volatile uint64_t *w, size_t words, size_t stride_words)
+{
+    if (stride_words == 1)
+        stream_words(w, words);
+    else
+        stream_lines(w, words);
+}
+
+/* Reads `bytes` bytes of the window [0, ws) from byte offset *off on,
+ * wrapping at ws; *off moves on. */
+static void stream_from(const volatile uint64_t *w, size_t ws, size_t *off, size_t bytes,
+                        size_t stride_words)
+{
+    while (bytes) {
+        size_t seg = ws - *off < bytes ? ws - *off : bytes;
+        stream(w + *off / 8, seg / 8, stride_words);
+        bytes -= seg;
+        *off = (*off + seg) % ws;
+    }
+}
+
+int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned stride, double ghz,
+                             const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                             struct pes_error *err)
+{
+    size_t chunk = 64u * stride;                            /* 8 loads of 8 strides */
+    if ((stride != 8 && stride != 64) || ws > (double)b->bytes || ws < 8.0 * chunk)
+        return pes_error_set(err, PES_ERR_ARG, 0, "stream: working set %g bytes, stride %u", ws,
+                             stride);
+    size_t window = (size_t)ws / chunk * chunk, sw = stride / 8, off = 0;
+    const volatile uint64_t *w = b->base;
+    /* warm (the window in its level) and size a repeat: ~target seconds of
+     * reads from where the last one stopped, so that a memory-sized window
+     * is read in turns and every read comes from memory */
+    double t0 = now();
+    stream_from(w, window, &off, window < (64u << 20) ? window : (64u << 20), sw);
+    double per_byte = (now() - t0) / (double)(window < (64u << 20) ? window : (64u << 20));
+    size_t bytes = per_byte > 0 ? (size_t)(repeat_seconds(p) / per_byte) / chunk * chunk : window;
+    if (bytes < chunk)
+        bytes = chunk;
+    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    double v[MAX_REPEATS];
+    for (unsigned r = 0; r < rep; r++) {
+        t0 = now();
+        stream_from(w, window, &off, bytes, sw);
+        v[r] = (now() - t0) * ghz * 1e9 / ((double)bytes / stride);
+    }
+    char method[160];
+    snprintf(method, sizeof method, "streaming reads, one 8-byte load per %u bytes of %g KiB, "
+             "%g KiB per repeat, fastest of %u", stride, (double)window / 1024.0,
+             (double)bytes / 1024.0, rep);
+    figure_from(f, v, rep, method);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- instruction chains */
+
+#if HAVE_CHAINS
+/* Each kernel runs `iters` iterations of OPS operations: the latency kernels
+ * one dependent chain, the throughput kernels 8 (integer) or 12 (floating
+ * point) independent ones, more than latency x ports needs. OPS per
+ * iteration but for the floating-point throughput kernels (24). */
+#define OPS 32.0
+
+PROBE static void add_thr(uint64_t n)
+{
+    uint64_t one = 1;
+    __asm__ volatile("1:\n\t" R4("add %[one],%%r8\n\tadd %[one],%%r9\n\tadd %[one],%%r10\n\t"
+                                 "add %[one],%%r11\n\tadd %[one],%%r12\n\tadd %[one],%%r13\n\t"
+                                 "add %[one],%%r14\n\tadd %[one],%%r15\n\t") "dec %[n]\n\tjnz 1b"
+                     : [n] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15");
+}
+
+PROBE static void add_lat32(uint64_t n)
+{
+    uint64_t x = 0, one = 1;
+    __asm__ volatile("1:\n\t" R32("add %[one], %[x]\n\t") "dec %[n]\n\tjnz 1b"
+                     : [x] "+r"(x), [n] "+r"(n) : [one] "r"(one) : "cc");
+}
+
+PROBE static void mul_lat(uint64_t n)
+{
+    uint64_t x = 3, one = 1;
+    __asm__ volatile("1:\n\t" R32("imul %[one], %[x]\n\t") "dec %[n]\n\tjnz 1b"
+                     : [x] "+r"(x), [n] "+r"(n) : [one] "r"(one) : "cc");
+}
+
+PROBE static void mul_thr(uint64_t n)
+{
+    uint64_t one = 1;
+    __asm__ volatile("1:\n\t" R4("imul %[one],%%r8\n\timul %[one],%%r9\n\timul %[one],%%r10\n\t"
+                                 "imul %[one],%%r11\n\timul %[one],%%r12\n\timul %[one],%%r13\n\t"
+                                 "imul %[one],%%r14\n\timul %[one],%%r15\n\t") "dec %[n]\n\tjnz 1b"
+                     : [n] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15");
+}
+
+/* 32-bit unsigned division, as for C's unsigned int: the quotient of
+ * 123456789 / 1 is the next dividend (27 significant bits; dividers whose
+ * latency depends on the quotient are timed on a mid-size one). */
+PROBE static void div_lat(uint64_t n)
+{
+    uint32_t x = 123456789u, d = 1;
+    __asm__ volatile("1:\n\t" R32("xor %%edx, %%edx\n\tdivl %[d]\n\t") "dec %[n]\n\tjnz 1b"
+                     : "+a"(x), [n] "+r"(n) : [d] "r"(d) : "cc", "rdx");
+}
+
+PROBE static void div_thr(uint64_t n)
+{
+    uint32_t d = 1;
+    __asm__ volatile("1:\n\t" R32("mov $123456789, %%eax\n\txor %%edx, %%edx\n\tdivl %[d]\n\t")
+                     "dec %[n]\n\tjnz 1b"
+                     : [n] "+r"(n) : [d] "r"(d) : "cc", "rax", "rdx");
+}
+
+#define FP_LAT(name, insn, start, operand)                                                        \
+    PROBE static void name(uint64_t n)                                                            \
+    {                                                                                             \
+        double x = start, c = operand;                                                            \
+        __asm__ volatile("1:\n\t" R32(insn " %[c], %[x]\n\t") "dec %[n]\n\tjnz 1b"                \
+                         : [x] "+x"(x), [n] "+r"(n) : [c] "x"(c) : "cc");                         \
+    }
+FP_LAT(fadd_lat, "addsd", 0.0, 1.0)
+FP_LAT(fmul_lat, "mulsd", 1.5, 1.0000001)
+FP_LAT(fdiv_lat, "divsd", 1.5, 1.0000001)
+
+/* 12 independent chains in xmm0..xmm11, started at `start`. */
+#define FP12(insn)                                                                                 \
+    insn " %[c],%%xmm0\n\t" insn " %[c],%%xmm1\n\t" insn " %[c],%%xmm2\n\t" insn " %[c],%%xmm3\n\t" \
+    insn " %[c],%%xmm4\n\t" insn " %[c],%%xmm5\n\t" insn " %[c],%%xmm6\n\t" insn " %[c],%%xmm7\n\t" \
+    insn " %[c],%%xmm8\n\t" insn " %[c],%%xmm9\n\t" insn " %[c],%%xmm10\n\t" insn " %[c],%%xmm11\n\t"
+/* 24 operations per iteration: 2 x 12 independent chains, started at the operand. */
+#define FP_THR(name, insn, operand)                                                               \
+    PROBE static void name(uint64_t n)                                                            \
+    {                                                                                             \
+        double c = operand;                                                                       \
+        __asm__ volatile(FP12("movsd") "1:\n\t" R2(FP12(insn)) "dec %[n]\n\tjnz 1b"               \
+                         : [n] "+r"(n) : [c] "x"(c)                                               \
+                         : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",  \
+                           "xmm8", "xmm9", "xmm10", "xmm11");                                     \
+    }
+FP_THR(fadd_thr, "addsd", 1.0)
+FP_THR(fmul_thr, "mulsd", 1.0000001)
+FP_THR(fdiv_thr, "divsd", 1.0000001)
+
+static uint64_t store_area[64];
+
+PROBE static void store_thr(uint64_t n)
+{
+    __asm__ volatile("1:\n\t" R4("mov %%rax,0(%[p])\n\tmov %%rax,8(%[p])\n\tmov %%rax,16(%[p])\n\t"
+                                 "mov %%rax,24(%[p])\n\tmov %%rax,32(%[p])\n\tmov %%rax,40(%[p])\n\t"
+                                 "mov %%rax,48(%[p])\n\tmov %%rax,56(%[p])\n\t") "dec %[n]\n\tjnz 1b"
+                     : [n] "+r"(n) : [p] "r"(store_area) : "cc", "memory");
+}
+
+/* 32 taken jumps per iteration, each to the next one, 32 bytes apart: as
+ * dense as branchy code gets (packed tighter, branch predictors that keep
+ * a few branches per 64-byte line fall behind). */
+PROBE static void branch_thr(uint64_t n)
+{
+    __asm__ volatile("2:\n\t" R32("jmp 1f\n\t.p2align 5\n\t1:\n\t") "dec %[n]\n\tjnz 2b"
+                     : [n] "+r"(n) : : "cc");
+}
+
+/* 32 call/ret pairs per iteration; the red zone below rsp is stepped over. */
+PROBE static void call_pair(uint64_t n)
+{
+    __asm__ volatile("jmp 4f\n\t3:\n\tret\n\t4:\n\tsub $128, %%rsp\n\t"
+                     "2:\n\t" R32("call 3b\n\t.p2align 4\n\t") "dec %[n]\n\tjnz 2b\n\tadd $128, %%rsp"
+                     : [n] "+r"(n) : : "cc", "memory");
+}
+/* Cycles per operation of kernel (ops operations per iteration). */
+static void time_ops(void (*kernel)(uint64_t), double ops, double ghz, const struct pes_calib_plan *p,
+                     const char *what, struct pes_calib_figure *f)
+{
+    uint64_t iters = size_iters(kernel, repeat_seconds(p) / 2);
+    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    double v[MAX_REPEATS];
+    for (unsigned r = 0; r < rep; r++) {
+        double t0 = now();
+        kernel(iters);
+        v[r] = (now() - t0) * ghz * 1e9 / (ops * (double)iters);
+    }
+    char method[160];
+    snprintf(method, sizeof method, "%s, %.3g M ops, fastest of %u", what, ops * (double)iters / 1e6,
+             rep);
+    figure_from(f, v, rep, method);
+}
+#endif /* HAVE_CHAINS */
+
+static void keep(struct pes_calib_figure *f, double v, const char *why)
+{
+    memset(f, 0, sizeof *f);
+    f->value = f->median = v;
+    f->measured = 0;
+    snprintf(f->method, sizeof f->method, "%s", why);
+}
+
+int pes_calib_measure_op(int op, double ghz, const struct pes_calib_plan *p,
+                         const struct pes_machine *def, struct pes_calib_figure *lat,
+                         struct pes_calib_figure *thr, struct pes_error *err)
+{
+    if (op < 0 || op >= PES_OP_COUNT || !def || !lat || !thr || !(ghz > 0))
+        return pes_error_set(err, PES_ERR_ARG, 0, "pes_calib_measure_op: bad arguments");
+    const char *kept = "kept: the documented default (docs/model.md, Calibration)";
+    keep(lat, def->op_latency[op], kept);
+    keep(thr, def->op_recip_throughput[op], kept);
+#if HAVE_CHAINS
+    switch (op) {
+    case PES_OP_INT_ADD:
+    case PES_OP_OTHER:
+        time_ops(add_lat32, OPS, ghz, p, "dependent add chain (the clock's own: 1 by definition)", lat);
+        time_ops(add_thr, OPS, ghz, p, "8 independent add chains", thr);
+        if (op == PES_OP_OTHER) {
+            snprintf(lat->method, sizeof lat->method, "as int_add: moves, logic, compares are 1-cycle ALU ops");
+            snprintf(thr->method, sizeof thr->method, "as int_add (8 independent add chains)");
+        }
+        break;
+    case PES_OP_INT_MUL:
+        time_ops(mul_lat, OPS, ghz, p, "dependent imul r64 chain", lat);
+        time_ops(mul_thr, OPS, ghz, p, "8 independent imul r64 chains", thr);
+        break;
+    case PES_OP_INT_DIV:
+        time_ops(div_lat, OPS, ghz, p, "dependent 32-bit div chain (123456789 / 1)", lat);
+        time_ops(div_thr, OPS, ghz, p, "independent 32-bit divs (123456789 / 1)", thr);
+        break;
+    case PES_OP_FP_ADD:
+        time_ops(fadd_lat, OPS, ghz, p, "dependent addsd chain", lat);
+        time_ops(fadd_thr, 24.0, ghz, p, "12 independent addsd chains", thr);
+        break;
+    case PES_OP_FP_MUL:
+        time_ops(fmul_lat, OPS, ghz, p, "dependent mulsd chain", lat);
+        time_ops(fmul_thr, 24.0, ghz, p, "12 independent mulsd chains", thr);
+        break;
+    case PES_OP_FP_DIV:
+        time_ops(fdiv_lat, OPS, ghz, p, "dependent divsd chain", lat);
+        time_ops(fdiv_thr, 24.0, ghz, p, "12 independent divsd chains", thr);
+        break;
+    case PES_OP_STORE:
+        time_ops(store_thr, OPS, ghz, p, "8-byte stores to one L1 line", thr);
+        keep(lat, def->op_latency[op], "kept: nothing waits on a store's result (Eq. 5 charges memory)");
+        break;
+    case PES_OP_BRANCH:
+        time_ops(branch_thr, OPS, ghz, p, "taken jumps, always predicted", thr);
+        keep(lat, def->op_latency[op], "kept: a predicted branch produces no value to wait for");
+        break;
+    case PES_OP_CALL:
+        time_ops(call_pair, OPS, ghz, p, "call + ret pairs", thr);
+        *lat = *thr;
+        snprintf(lat->method, sizeof lat->method, "as its throughput: call + ret pairs back to back");
+        break;
+    default:                                    /* PES_OP_LOAD: the caller's L1 figures */
+        break;
+    }
+#else
+    (void)p;
+    const char *none = "kept: no instruction probe for this architecture";
+    snprintf(lat->method, sizeof lat->method, "%s", none);
+    snprintf(thr->method, sizeof thr->method, "%s", none);
+#endif
+    return 0;
+}
