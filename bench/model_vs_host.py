@@ -78,25 +78,28 @@ def measure(exe, size, cores, repeat, clock):
     return {c: statistics.median(v) for c, v in got.items()}
 
 
-def predict(binp, inst, size, cores, machine, work, extra):
+def predict(binp, inst, size, cores, machine, models, work, extra):
+    """{model: {cores: prediction}} from one sequential trace of the region."""
     trace = os.path.join(work, f"{os.path.basename(inst)}.{size}.zst")
     p = subprocess.run([os.path.join(binp, "pes-collect"), "-q", "--full", "--force", "-o", trace, "--", inst, size],
                        env=benchlib.omp_env(1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit(f"model_vs_host.py: tracing {inst} {size} failed ({p.returncode}): {p.stderr.strip()}")
-    out = subprocess.run([os.path.join(binp, "pes-replay"), trace, "--machine", machine, "--cores",
-                          ",".join(map(str, cores)), "--top", "0", "--no-objects", "--format", "json"] + extra,
-                         check=True, stdout=subprocess.PIPE, text=True).stdout
-    rep = json.loads(out)
-    os.unlink(trace)
-    with open(trace[:-4] + ".report.json", "w") as f:   # kept: the model's inputs, for a closer look
-        f.write(out)
     pred = {}
-    for cfg in rep["configs"]:
-        rt = cfg["model"]["runtime"]
-        pred[cfg["cores"]] = dict(seconds=rt["total_seconds"], mem=rt.get("mem_seconds"), cpu=rt.get("cpu_seconds"),
-                                  validation=rt.get("validation"))
-    return pred, rep.get("machine", {}).get("name")
+    for model in models:
+        out = subprocess.run([os.path.join(binp, "pes-replay"), trace, "--machine", machine, "--cores",
+                              ",".join(map(str, cores)), "--top", "0", "--no-objects", "--runtime-model", model,
+                              "--format", "json"] + extra,
+                             check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        with open(f"{trace[:-4]}.{model}.report.json", "w") as f:   # kept: the model's inputs, for a closer look
+            f.write(out)
+        pred[model] = {}
+        for cfg in json.loads(out)["configs"]:
+            rt = cfg["model"]["runtime"]
+            pred[model][cfg["cores"]] = dict(seconds=rt["total_seconds"], mem=rt.get("mem_seconds"),
+                                             cpu=rt.get("cpu_seconds"), validation=rt.get("validation"))
+    os.unlink(trace)
+    return pred
 
 
 def main():
@@ -110,6 +113,8 @@ def main():
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall: elapsed time of the computation (the target); cpu: its CPU time / threads, "
                          "steadier when other work shares the machine, blind to load imbalance")
+    ap.add_argument("--runtime-models", default="overlap,ppt",
+                    help="pes-replay --runtime-model values to compare, the first is the headline")
     ap.add_argument("--replay-arg", action="append", default=[], help="extra pes-replay argument (repeatable)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
@@ -118,39 +123,52 @@ def main():
     os.makedirs(work, exist_ok=True)
     cores = benchlib.csv(a.cores, int)
 
+    models = benchlib.csv(a.runtime_models)
     rows = []
     for k in benchlib.csv(a.kernels):
         plain, inst = build(k, work, os.path.join(binp, "pes-clang"))
         for size in benchlib.csv(a.sizes):
             measured = measure(plain, size, cores, a.repeat, a.clock)
-            pred, _ = predict(binp, inst, size, cores, a.machine, work, a.replay_arg)
+            pred = predict(binp, inst, size, cores, a.machine, models, work, a.replay_arg)
             for c in cores:
-                p = pred[c]
-                err = (p["seconds"] - measured[c]) / measured[c]
-                rows.append(dict(kernel=k, size=size, cores=c, measured_s=measured[c], predicted_s=p["seconds"],
-                                 mem_s=p["mem"], cpu_s=p["cpu"], error=err, validation=p["validation"]))
-                print(f"{k:9} {size:6} {c:2} cores: measured {measured[c] * 1e3:10.3f} ms  predicted "
-                      f"{p['seconds'] * 1e3:10.3f} ms  error {err * 100:+8.1f} %", file=sys.stderr)
+                row = dict(kernel=k, size=size, cores=c, measured_s=measured[c],
+                           validation=pred[models[0]][c]["validation"])
+                for m in models:
+                    p = pred[m][c]
+                    row[m] = dict(predicted_s=p["seconds"], mem_s=p["mem"], cpu_s=p["cpu"],
+                                  error=(p["seconds"] - measured[c]) / measured[c])
+                rows.append(row)
+                print(f"{k:9} {size:6} {c:2} cores: measured {measured[c] * 1e3:10.3f} ms  " +
+                      "  ".join(f"{m} {row[m]['predicted_s'] * 1e3:10.3f} ms ({row[m]['error'] * 100:+.1f} %)"
+                                for m in models), file=sys.stderr)
 
+    validation = rows[0]["validation"] if rows else "?"
     lines = [f"Runtime prediction vs this host (`bench/model_vs_host.py --machine {a.machine} --sizes {a.sizes} "
-             f"--cores {a.cores} --repeat {a.repeat} --clock {a.clock}`; median of {a.repeat} interleaved runs of "
-             f"the plain-clang build, computation only, {a.clock} time):", "",
-             "| kernel | size | cores | measured ms | predicted ms | error % |", "|---|---|--:|--:|--:|--:|"]
+             f"--cores {a.cores} --repeat {a.repeat} --clock {a.clock}`; machine description: {validation}; "
+             f"median of {a.repeat} interleaved runs of the plain-clang build, computation only, {a.clock} time; "
+             f"error = (predicted - measured) / measured):", "",
+             "| kernel | size | cores | measured ms | " + " | ".join(f"{m} ms | {m} error %" for m in models) + " |",
+             "|---|---|--:|--:|" + "--:|--:|" * len(models)]
     for r in rows:
-        lines.append(f"| {r['kernel']} | {r['size']} | {r['cores']} | {r['measured_s'] * 1e3:.3f} | "
-                     f"{r['predicted_s'] * 1e3:.3f} | {r['error'] * 100:+.1f} |")
-    lines += ["", "| cores | mean abs error % | max abs error % | runs |", "|--:|--:|--:|--:|"]
+        lines.append(f"| {r['kernel']} | {r['size']} | {r['cores']} | {r['measured_s'] * 1e3:.3f} | " +
+                     " | ".join(f"{r[m]['predicted_s'] * 1e3:.3f} | {r[m]['error'] * 100:+.1f}" for m in models) + " |")
+    lines += ["", "| cores | " + " | ".join(f"{m} mean / max abs error %" for m in models) + " | runs |",
+              "|--:|" + "--:|" * len(models) + "--:|"]
     summary = {}
     for c in cores + ["all"]:
         rs = [r for r in rows if c == "all" or r["cores"] == c]
-        errs = [abs(r["error"]) for r in rs]
-        summary[str(c)] = dict(mean_abs=statistics.mean(errs), max_abs=max(errs), n=len(errs))
-        lines.append(f"| {c} | {statistics.mean(errs) * 100:.1f} | {max(errs) * 100:.1f} | {len(errs)} |")
+        cells = []
+        for m in models:
+            errs = [abs(r[m]["error"]) for r in rs]
+            summary.setdefault(m, {})[str(c)] = dict(mean_abs=statistics.mean(errs), max_abs=max(errs), n=len(errs))
+            cells.append(f"{statistics.mean(errs) * 100:.1f} / {max(errs) * 100:.1f}")
+        lines.append(f"| {c} | " + " | ".join(cells) + f" | {len(rs)} |")
     if not pmu_available():
         lines += ["", "Per-level hit rates against hardware counters: skipped (no PMU on this machine)."]
     table = "\n".join(lines)
     benchlib.write_outputs(a.out, "model_vs_host", table,
-                           dict(machine=a.machine, sizes=a.sizes, cores=cores, clock=a.clock, rows=rows, summary=summary))
+                           dict(machine=a.machine, validation=validation, sizes=a.sizes, cores=cores, clock=a.clock, models=models,
+                                rows=rows, summary=summary))
 
 
 if __name__ == "__main__":
