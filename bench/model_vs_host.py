@@ -27,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -102,6 +103,27 @@ def predict(binp, inst, size, cores, machine, models, work, extra):
     return pred
 
 
+def record(binp, a, model, band, validation):
+    """error.* keys in the host's calibration file (docs/model.md, "Validation")."""
+    if a.machine != "host" or validation != "calibrated":
+        sys.exit(f"model_vs_host.py: --record needs --machine host with a calibration (pes-calibrate), "
+                 f"not '{a.machine}' ({validation})")
+    path = subprocess.run([os.path.join(binp, "pes-calibrate"), "--print-path"], check=True,
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+    with open(path) as f:
+        kept = [line for line in f.read().splitlines()
+                if not line.startswith("error.") and not line.startswith("# error band:")]
+    kept += [f"# error band: bench/model_vs_host.py --sizes {a.sizes} --cores {a.cores} --repeat {a.repeat} "
+             f"--clock {a.clock}, {time.strftime('%Y-%m-%d %H:%M')}",
+             f"error.model = {model}", f"error.mean = {band['mean_abs']:.4g}", f"error.max = {band['max_abs']:.4g}",
+             f"error.runs = {band['n']}"]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(kept) + "\n")
+    os.replace(tmp, path)
+    print(f"model_vs_host.py: recorded the {model} model's error band in {path}", file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -115,6 +137,9 @@ def main():
                          "steadier when other work shares the machine, blind to load imbalance")
     ap.add_argument("--runtime-models", default="overlap,ppt",
                     help="pes-replay --runtime-model values to compare, the first is the headline")
+    ap.add_argument("--record", action="store_true",
+                    help="write the headline model's error band into this host's calibration (--machine host, "
+                         "calibrated), where pes-replay prints it beside every prediction")
     ap.add_argument("--replay-arg", action="append", default=[], help="extra pes-replay argument (repeatable)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
@@ -163,6 +188,8 @@ def main():
             summary.setdefault(m, {})[str(c)] = dict(mean_abs=statistics.mean(errs), max_abs=max(errs), n=len(errs))
             cells.append(f"{statistics.mean(errs) * 100:.1f} / {max(errs) * 100:.1f}")
         lines.append(f"| {c} | " + " | ".join(cells) + f" | {len(rs)} |")
+    if a.record:
+        record(binp, a, models[0], summary[models[0]]["all"], validation)
     if not pmu_available():
         lines += ["", "Per-level hit rates against hardware counters: skipped (no PMU on this machine)."]
     table = "\n".join(lines)

@@ -133,6 +133,7 @@ int pes_machine_apply_cache_spec(struct pes_machine *m, const char *spec, struct
     if (n > t.n_levels)                      /* an added level has generic costs */
         t.validation = PES_MACHINE_UNVALIDATED;
     t.n_levels = n;
+    memset(&t.error, 0, sizeof t.error);     /* measured with the caches the file describes, not these */
     if (pes_machine_validate(&t, err))
         return -1;
     *m = t;

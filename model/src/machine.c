@@ -173,6 +173,9 @@ void pes_machine_print(const struct pes_machine *m, FILE *out)
             m->name, pes_machine_validation_name(m->validation), m->ghz, m->sockets,
             m->cores_per_socket);
     fprintf(out, "issue_width = %.15g\nmlp = %.15g\n", pes_machine_issue_width(m), pes_machine_mlp(m));
+    if (m->error.runs)
+        fprintf(out, "error.model = %s\nerror.mean = %.15g\nerror.max = %.15g\nerror.runs = %u\n",
+                pes_runtime_model_name(m->error.model), m->error.mean, m->error.max, m->error.runs);
     for (unsigned i = 0; i < m->n_levels && i < PES_MAX_LEVELS; i++) {
         const struct pes_cache_config *c = &m->level[i];
         fprintf(out, "L%u.size = ", i + 1);

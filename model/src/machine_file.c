@@ -22,6 +22,7 @@ static const char *const level_keys[F_LEVEL_KEYS] = {
 struct seen {
     unsigned top;                             /* bit 0 name, 1 ghz, 2 sockets, 3 cores,
                                                  4 validation, 5 issue_width, 6 mlp */
+    unsigned error;                           /* bit 0 model, 1 mean, 2 max, 3 runs */
     unsigned level[PES_MAX_LEVELS];           /* bit per level key */
     unsigned mem;                             /* bit 0 latency, 1 recip_throughput */
     unsigned op[PES_OP_COUNT];
@@ -100,6 +101,44 @@ static int level_key(struct pes_machine *m, struct seen *sn, unsigned lv, const 
     }
 }
 
+/* error.model / error.mean / error.max / error.runs: the measured error band
+ * (all four or none, checked in check_complete). */
+static int error_key(struct pes_machine *m, struct seen *sn, const char *sub, const char *val,
+                     const char *src, unsigned line, const char *key, struct pes_error *err)
+{
+    static const char *const subs[] = {"model", "mean", "max", "runs"};
+    unsigned k = 0;
+    while (k < 4 && strcmp(sub, subs[k]))
+        k++;
+    if (k == 4)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: unknown key '%s'", src, line, key);
+    if (mark(&sn->error, k, src, line, key, err))
+        return -1;
+    struct pes_machine_error_band *b = &m->error;
+    if (k == 0) {
+        for (int rm = PES_RUNTIME_PPT; rm <= PES_RUNTIME_OVERLAP; rm++)
+            if (!strcmp(val, pes_runtime_model_name((enum pes_runtime_model)rm))) {
+                b->model = (enum pes_runtime_model)rm;
+                return 0;
+            }
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: '%s' is not overlap or ppt", src, line,
+                              key, val);
+    }
+    if (k == 3) {
+        uint64_t u;
+        if (pes_model_parse_u64(val, &u) || u == 0 || u > 1000000)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s'", src, line, key, val);
+        b->runs = (uint32_t)u;
+        return 0;
+    }
+    double v;
+    if (pes_model_parse_double(val, &v) || !(v >= 0) || !isfinite(v))
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (a relative error >= 0)", src,
+                              line, key, val);
+    *(k == 1 ? &b->mean : &b->max) = v;
+    return 0;
+}
+
 static int one_line(struct pes_machine *m, struct seen *sn, char *text, const char *src,
                     unsigned line, struct pes_error *err)
 {
@@ -163,6 +202,8 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         *(mlp ? &m->mlp : &m->issue_width) = v;
         return 0;
     }
+    if (!strncmp(key, "error.", 6))
+        return error_key(m, sn, key + 6, val, src, line, key, err);
     if ((key[0] == 'L' || key[0] == 'l') && key[1] >= '1' && key[1] <= '0' + PES_MAX_LEVELS &&
         key[2] == '.')
         return level_key(m, sn, (unsigned)(key[1] - '1'), key + 3, val, src, line, key, err);
@@ -213,6 +254,12 @@ static int check_complete(struct pes_machine *m, const struct seen *sn, const ch
                 return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'L%u.%s'", src, i + 1,
                                       level_keys[k]);
     m->n_levels = n;
+    if (sn->error && sn->error != 15)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s: error.model, error.mean, error.max and error.runs go "
+                              "together (bench/model_vs_host.py --record writes them)", src);
+    if (sn->error && m->error.mean > m->error.max)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s: error.mean %g > error.max %g", src, m->error.mean,
+                              m->error.max);
     if (sn->mem != 3)
         return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'mem.%s'", src,
                               sn->mem & 1 ? "recip_throughput" : "latency");

@@ -150,6 +150,14 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config, const 
      * this host, a preset's published figures, or generic (docs/model.md,
      * "Validation"). No prediction has been checked against a measured run. */
     pes_r_str(r, rt, "validation", pes_machine_validation_name(si->machine->validation));
+    const struct pes_machine_error_band *band = &si->machine->error;
+    if (band->runs) {   /* what bench/model_vs_host.py measured with this description */
+        struct pes_rnode *eb = pes_r_object(r, rt, "error_band");
+        pes_r_str(r, eb, "model", pes_runtime_model_name(band->model));
+        pes_r_f64(r, eb, "mean", band->mean, "%.4g");
+        pes_r_f64(r, eb, "max", band->max, "%.4g");
+        pes_r_u64(r, eb, "runs", band->runs);
+    }
     const struct replay_mrc *c = &m->mrc;
     if (!c->level || !c->n) return;
     struct pes_rnode *mo2 = pes_r_object(r, config, "miss_ratio_curve");

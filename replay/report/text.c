@@ -187,9 +187,22 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
             ppt ? "T_mem + T_cpu" : "max(T_mem, T_cpu)");
     const char *v = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "validation");
     const char *name = report_safe(pes_r_get_s(pes_r_get(root, "machine"), "name"));
-    if (!strcmp(v, "calibrated"))
+    const struct pes_rnode *band = pes_r_get(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"),
+                                             "error_band");
+    if (band && !strcmp(pes_r_get_s(band, "model"), rm ? rm : ""))
+        fprintf(out, "  T_pred error band on this host: mean %.0f %%, max %.0f %% (|predicted - measured| / measured over\n"
+                     "  %u measured runs of bench/model_vs_host.py with machine '%s'; docs/model.md, \"Validation\")\n",
+                100.0 * pes_r_get_f(band, "mean"), 100.0 * pes_r_get_f(band, "max"),
+                (unsigned)pes_r_get_u(band, "runs"), name);
+    else if (band)
+        fprintf(out, "  T_pred has no measured error band for the %s runtime model (machine '%s' has one for --runtime-model\n"
+                     "  %s: mean %.0f %%, max %.0f %%; docs/model.md, \"Validation\")\n",
+                report_safe(rm), name, report_safe(pes_r_get_s(band, "model")), 100.0 * pes_r_get_f(band, "mean"),
+                100.0 * pes_r_get_f(band, "max"));
+    else if (!strcmp(v, "calibrated"))
         fprintf(out, "  T_pred uses machine '%s' as calibrated on its host (pes-calibrate: measured clock, latencies\n"
-                     "  and throughputs); no measured run was compared with it yet (docs/model.md, \"Validation\")\n",
+                     "  and throughputs); no measured run was compared with it yet: bench/model_vs_host.py --record\n"
+                     "  measures its error band (docs/model.md, \"Validation\")\n",
                 name);
     else if (!strcmp(v, "preset"))
         fprintf(out, "  T_pred uses the preset '%s' (published figures of that CPU, not measured) and is not validated:\n"

@@ -280,6 +280,28 @@ static void test_parse_errors(void **state)
     assert_int_equal(pes_machine_parse(with_ops("issue_width = 6\nmlp = 22\n"), "t.machine", &m, NULL), 0);
     assert_true(m.issue_width == 6 && m.mlp == 22);
     parse_fails(with_ops("mlp = 0.5\n"), "t.machine:35: mlp: bad value '0.5' (>= 1)");
+    /* the measured error band: all four keys, printed and read back */
+    assert_int_equal(pes_machine_parse(with_ops("error.model = overlap\nerror.mean = 0.2\nerror.max = 0.5\n"
+                                                "error.runs = 36\n"), "t.machine", &m, NULL), 0);
+    assert_true(m.error.model == PES_RUNTIME_OVERLAP && m.error.mean == 0.2 && m.error.max == 0.5 &&
+                m.error.runs == 36);
+    {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        pes_machine_print(&m, f);
+        fclose(f);
+        struct pes_machine back;
+        assert_int_equal(pes_machine_parse(text, "printed", &back, NULL), 0);
+        assert_memory_equal(&back.error, &m.error, sizeof m.error);
+        free(text);
+    }
+    parse_fails(with_ops("error.model = fast\nerror.mean = 0.2\nerror.max = 0.5\nerror.runs = 3\n"),
+                "t.machine:35: error.model: 'fast' is not overlap or ppt");
+    parse_fails(with_ops("error.model = ppt\nerror.mean = 0.6\nerror.max = 0.5\nerror.runs = 3\n"),
+                "t.machine: error.mean 0.6 > error.max 0.5");
+    parse_fails(with_ops("error.runs = 0\n"), "t.machine:35: error.runs: bad count '0'");
+    parse_fails(with_ops("error.bogus = 1\n"), "t.machine:35: unknown key 'error.bogus'");
     parse_fails(with_ops("issue_width = 4\nissue_width = 4\n"), "t.machine:36: duplicate key 'issue_width'");
     parse_fails(with_ops("bogus = 1\n"), "t.machine:35: unknown key 'bogus'");
     parse_fails(with_ops("ghz = 2\n"), "t.machine:35: duplicate key 'ghz'");

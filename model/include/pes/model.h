@@ -44,6 +44,29 @@ enum pes_machine_validation {
     PES_MACHINE_CALIBRATED = 2,   /* measured on the host it describes (pes-calibrate) */
 };
 
+/* Which runtime model (docs/model.md §3):
+ *  PES_RUNTIME_PPT     PPT-Multicore Eq. 4-8 as the paper writes them: every
+ *                      8-byte word pays δ_avg + 7 β_avg, T = T_mem + T_CPU.
+ *  PES_RUNTIME_OVERLAP an out-of-order core: loads/stores issue at their
+ *                      reciprocal throughputs, each level below L1 delivers the
+ *                      lines it serves at its β (cycles per line), the latency of
+ *                      those fills is exposed 1/mlp of the time, the other ops
+ *                      issue issue_width per cycle (and each class at its own
+ *                      β), and memory and compute overlap: T = max(T_mem, T_CPU). */
+enum pes_runtime_model { PES_RUNTIME_PPT = 0, PES_RUNTIME_OVERLAP = 1 };
+/* "ppt" / "overlap"; NULL for an unknown value */
+const char *pes_runtime_model_name(enum pes_runtime_model model);
+
+/* What a measured comparison found of the runtime predicted with this
+ * description on its host (bench/model_vs_host.py --record; docs/model.md,
+ * "Validation"): |predicted - measured| / measured over `runs` measured runs,
+ * for one runtime model. runs == 0: never measured. */
+struct pes_machine_error_band {
+    enum pes_runtime_model model;
+    double mean, max;
+    uint32_t runs;
+};
+
 struct pes_machine {
     char name[64];
     enum pes_machine_validation validation;   /* .machine key "validation" */
@@ -62,6 +85,7 @@ struct pes_machine {
      * a machine file; 0 means the default (PES_DEFAULT_ISSUE_WIDTH / _MLP). */
     double issue_width;
     double mlp;
+    struct pes_machine_error_band error;   /* .machine keys error.model/mean/max/runs */
 };
 #define PES_DEFAULT_ISSUE_WIDTH 4.0
 #define PES_DEFAULT_MLP 10.0
@@ -150,18 +174,6 @@ int pes_model_averages(const struct pes_machine *m, const double hit[],
 
 enum pes_cpu_bound { PES_CPU_THROUGHPUT = 0, PES_CPU_LATENCY = 1 };
 
-/* Which runtime model (docs/model.md §3):
- *  PES_RUNTIME_PPT     PPT-Multicore Eq. 4-8 as the paper writes them: every
- *                      8-byte word pays δ_avg + 7 β_avg, T = T_mem + T_CPU.
- *  PES_RUNTIME_OVERLAP an out-of-order core: loads/stores issue at their
- *                      reciprocal throughputs, each level below L1 delivers the
- *                      lines it serves at its β (cycles per line), the latency of
- *                      those fills is exposed 1/mlp of the time, the other ops
- *                      issue issue_width per cycle (and each class at its own
- *                      β), and memory and compute overlap: T = max(T_mem, T_CPU). */
-enum pes_runtime_model { PES_RUNTIME_PPT = 0, PES_RUNTIME_OVERLAP = 1 };
-/* "ppt" / "overlap"; NULL for an unknown value */
-const char *pes_runtime_model_name(enum pes_runtime_model model);
 
 struct pes_runtime_input {
     double hit[PES_MAX_LEVELS];   /* global hit rates per level (Eq. 3) */

@@ -84,6 +84,30 @@ grep -qF "T_pred uses machine 'host' as calibrated on its host (pes-calibrate" "
   fail "text report lacks the unvalidated line"
 echo "ok: calibrated / unvalidated beside the prediction (text, JSON)"
 
+# 4b. the error band bench/model_vs_host.py --record adds: printed beside the
+# prediction of its runtime model, named as another model's for the other one
+cp "$path" "$work/calibrated.machine"
+printf '%s\n' "error.model = overlap" "error.mean = 0.25" "error.max = 0.6" "error.runs = 36" >>"$path"
+"$PES_BIN/pes-replay" "$trace" --machine host --cores 1,2 >"$work/band.txt" 2>/dev/null || fail "replay with a band"
+grep -qF "T_pred error band on this host: mean 25 %, max 60 % (|predicted - measured| / measured over" \
+  "$work/band.txt" || fail "no error band line: $(grep -A1 T_pred "$work/band.txt")"
+grep -qF "36 measured runs of bench/model_vs_host.py" "$work/band.txt" || fail "no run count"
+"$PES_BIN/pes-replay" "$trace" --machine host --format json 2>/dev/null |
+  jq -e '[.configs[].model.runtime.error_band] | all(. == {"model": "overlap", "mean": 0.25, "max": 0.6, "runs": 36})' \
+  >/dev/null || fail "JSON error_band"
+"$PES_BIN/pes-replay" "$trace" --machine host --runtime-model ppt 2>/dev/null |
+  grep -qF "T_pred has no measured error band for the ppt runtime model" || fail "ppt: the overlap band is not named as such"
+"$PES_BIN/pes-replay" "$trace" --machine host --cache L1=64K:8 --format json 2>/dev/null |
+  jq -e '[.configs[].model.runtime | has("error_band")] | any | not' >/dev/null || fail "--cache keeps a band"
+echo "error.runs = 36" >>"$path"
+expect_fail "$path:" "$PES_BIN/pes-replay" --machine host --show-machine
+grep -qF "duplicate key 'error.runs'" "$work/err" || fail "duplicate error.runs: $(cat "$work/err")"
+cp "$work/calibrated.machine" "$path"
+echo "error.mean = 0.2" >>"$path"
+expect_fail "error.model, error.mean, error.max and error.runs go together" "$PES_BIN/pes-replay" --machine host --show-machine
+cp "$work/calibrated.machine" "$path"
+echo "ok: the error band beside the prediction (text, JSON), another model's named, --cache drops it, bad keys"
+
 # 5. a damaged calibration is an error that names the file
 echo "ghz = fast" >"$path"
 expect_fail "$path:1: ghz: bad value 'fast'" "$PES_BIN/pes-replay" --machine host --show-machine
