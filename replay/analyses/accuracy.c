@@ -82,6 +82,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         destroy(j);
         return NULL;
     }
+    replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
     return j;
 }
 

@@ -107,6 +107,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         free(a);
         return NULL;
     }
+    replay_sampled_set_estimator(a->b, replay_reuse_estimator_parse(k->reuse_estimator));
     return a;
 }
 

@@ -212,6 +212,7 @@ static const char *const sort_names[] = {"invalidations", "coherence", "false-sh
                                          "true-sharing",  "misses",    "accesses", NULL};
 
 static const char *const by_names[] = {"line", "site", "function", "object", NULL};
+static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
 
 #define FIELD(f) offsetof(struct replay_options, f)
 static const struct opt_row rows[] = {
@@ -322,6 +323,15 @@ static const struct opt_row rows[] = {
      .field = FIELD(knobs.by),
      .names = by_names,
      .expected = "line, site, function or object"},
+    {.name = "reuse-estimator",
+     .arg = "NAME",
+     .help = "sampled traces: censored (Kaplan-Meier over decided and\nreplaced or unfinished watches), decided "
+             "(decided\noutcomes weighted by reservoir offers), or auto\n(default: censored when the trace "
+             "records censored\nwatches)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.reuse_estimator),
+     .names = estimator_names,
+     .expected = "auto, decided or censored"},
     {.name = "annotate",
      .arg = "FILE|all",
      .help = "print the source of FILE (or of every file) with each\nline's accesses, misses and "
