@@ -136,6 +136,12 @@ int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct
 int replay_truth_end(struct replay_truth *t, const struct pes_stream_info *si, struct pes_error *err);
 void replay_truth_free(struct replay_truth *t);
 
+/* How many stated 90 % intervals were checked against the full trace and
+ * how many contained its value. */
+struct replay_coverage {
+    uint32_t checked, covered;
+};
+
 struct replay_accuracy {
     int same_execution;              /* same pid, host and command, started within 1 s */
     double s_intra, s_shared, s_stack, s_intra_spatial;
@@ -147,6 +153,12 @@ struct replay_accuracy {
     uint32_t top_k;
     uint64_t samples, decided;       /* reuse + invalidation outcomes used */
     double effective_reuses;         /* Kish: (sum w)^2 / sum w^2 of the compared histogram */
+    /* Stated uncertainty against the truth (docs/accuracy.md): bins of the
+     * compared intra histogram and of the stack histogram (bins where either
+     * side has mass), the invalidation ratio, the false-sharing fraction and
+     * the thread pairs' shares of the communication volume */
+    struct replay_coverage cov_intra, cov_stack, cov_inval, cov_false, cov_pairs;
+    double inval_ratio_neff;         /* Kish size behind inval_ratio_sampled */
 };
 
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,
