@@ -50,7 +50,11 @@ METRICS = [
     ("top_coh_coverage", "top-10 coherence-miss sites coverage", "high"),
     ("top_coh_fp", "top-10 coherence-miss sites false positives", "low"),
     ("coverage90", "stated 90 % intervals containing the full-trace value", "cover"),
+    ("printed90", "printed intra-bin 90 % intervals containing the full-trace share", "cover"),
 ]
+# "cover" rows: pooled over runs (every checked value counts once), worst = the lowest run
+COVER = {"coverage90": ("coverage90_checked", "coverage90_covered"),
+         "printed90": ("printed_checked", "printed_covered")}
 SCALE = {"inval_ratio_error": 100, "comm_volume_error": 100, "split_error": 100}
 
 
@@ -102,6 +106,17 @@ def flatten(c):
     m["top_inval_fp"] = t1.get("false_positives") if t1.get("coverage") is not None else None
     m["top_coh_coverage"] = t2.get("coverage")
     m["top_coh_fp"] = t2.get("false_positives") if t2.get("coverage") is not None else None
+    # the printed intervals only: bins the sampled histogram has, against the
+    # full trace's share of the same bin (interval_coverage also counts bins
+    # only the truth has, mostly trivially covered)
+    h = c.get("histograms") or {}
+    full = {b["lo"]: b["count"] for b in h.get("full_intra") or []}
+    tf = sum(full.values())
+    shown = [b for b in h.get("sampled_intra") or [] if b.get("share_ci90")]
+    m["printed_checked"] = len(shown) if tf > 0 else None
+    m["printed_covered"] = sum(b["share_ci90"][0] - 1e-9 <= full.get(b["lo"], 0) / tf <= b["share_ci90"][1] + 1e-9
+                               for b in shown) if tf > 0 else None
+    m["printed90"] = m["printed_covered"] / m["printed_checked"] if m["printed_checked"] else None
     cov = (c.get("interval_coverage") or {}).get("all") or {}
     m["coverage90"] = cov.get("fraction")
     m["coverage90_checked"] = cov.get("checked")
@@ -126,10 +141,10 @@ def summarize(runs):
             continue
         sc = SCALE.get(key, 1)
         if kind == "cover":
-            # pooled over runs: every checked value counts once
-            runs_c = [r["metrics"] for r in runs if r.get("metrics") and r["metrics"].get("coverage90_checked")]
-            checked = sum(m["coverage90_checked"] for m in runs_c)
-            covered = sum(m["coverage90_covered"] for m in runs_c)
+            ck, cv = COVER[key]
+            runs_c = [r["metrics"] for r in runs if r.get("metrics") and r["metrics"].get(ck)]
+            checked = sum(m[ck] for m in runs_c)
+            covered = sum(m[cv] for m in runs_c)
             rows.append((key, label, covered / checked if checked else None, min(vals), len(vals)))
             continue
         if kind == "abs":
