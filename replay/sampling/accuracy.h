@@ -83,8 +83,9 @@ struct replay_sampled {
      * (weights: their scaled volumes) */
     double hist_neff[2][2], decided_neff[2], comm_neff;
     /* CENSORED: the weight of uses whose outcome lies beyond the largest
-     * time observed (reuses longer than any seen, and uses never reused),
-     * [scope][temporal, line]; their distances are >= beyond_from */
+     * time observed in their thread (reuses longer than any seen, and uses
+     * never reused), [scope][temporal, line]; their distances are >=
+     * beyond_from (0: no observation) */
     double beyond[2][2];
     uint64_t beyond_from[2][2];
     double temporal[2][PES_RT_BINS];   /* time-distance histograms (raw counts) */

@@ -52,6 +52,7 @@ struct dist_list {
 /* watch outcomes of one owner thread and one histogram (censored estimator) */
 struct obs_list {
     struct pes_surv_obs *o;
+    uint64_t *d;   /* the exact distances (o[].time is a double) */
     size_t n, cap;
 };
 
@@ -186,14 +187,20 @@ static int push_dist(struct dist_list *l, uint64_t d, double w) {
     return 0;
 }
 
-static int push_obs(struct obs_list *l, double time, int kind) {
+/* One watch's outcome at distance d (accesses strictly between; censored:
+ * the watch survived d + 1, pass d = survived - 1 as time, which may be -1). */
+static int push_obs(struct obs_list *l, uint64_t d, double time, int kind) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         struct pes_surv_obs *p = realloc(l->o, cap * sizeof *p);
         if (!p) return -1;
         l->o = p;
+        uint64_t *q = realloc(l->d, cap * sizeof *q);
+        if (!q) return -1;
+        l->d = q;
         l->cap = cap;
     }
+    l->d[l->n] = d;
     l->o[l->n++] = (struct pes_surv_obs){time, 1.0, kind};
     return 0;
 }
@@ -245,7 +252,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         c->hist_w2[h] += w * w;
         c->dec_w[scope] += w;
         c->dec_w2[scope] += w * w;
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], (double)d, PES_SURV_REUSE) < 0) return oom(err);
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_REUSE) < 0) return oom(err);
         if (e->flags & PES_EVF_SPATIAL) {
             t->spatial++;
             s->spatial_hist[scope][pes_rt_bin(d)] += w;
@@ -265,8 +272,8 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         t->invalidations++;
         site->invalidations++;
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance ? (double)(e->distance - 1) : 0,
-                     PES_SURV_INVALIDATION) < 0)
+        uint64_t d = e->distance ? e->distance - 1 : 0;
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_INVALIDATION) < 0)
             return oom(err);
         break;
     }
@@ -307,7 +314,8 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         /* survived `distance` accesses: the reuse's distance is > that, i.e.
          * more than distance - 1 accesses lie strictly between */
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], (double)e->distance - 1, PES_SURV_CENSORED) < 0)
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance, (double)e->distance - 1,
+                     PES_SURV_CENSORED) < 0)
             return oom(err);
         break;
     }
@@ -352,8 +360,11 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
     memset(c->dec_w, 0, sizeof c->dec_w);
     memset(c->dec_w2, 0, sizeof c->dec_w2);
     for (uint32_t i = 0; i < c->n_intra; i++) c->intra[i].n = 0;
-    double last[N_HIST] = {0};
-    int any[N_HIST] = {0};
+    /* where the open last bin begins: a thread's beyond-mass lies past its
+     * own longest observation, so the histogram's lies past the shortest of
+     * those among threads that have such mass (else past the longest) */
+    uint64_t open_from[N_HIST], longest[N_HIST] = {0};
+    for (int h = 0; h < N_HIST; h++) open_from[h] = UINT64_MAX;
     for (uint32_t t = 0; t < s->n_threads; t++)
         for (int h = 0; h < N_HIST; h++) {
             const struct obs_list *l = &c->obs[(size_t)t * N_HIST + h];
@@ -374,7 +385,7 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
                     s->inval_weight[scope] += m;
                     continue;
                 }
-                uint64_t d = (uint64_t)l->o[i].time;
+                uint64_t d = l->d[i];
                 s->reuse_weight[scope] += m;
                 s->reuse_weight_sq[scope] += m * m;
                 c->hist_w[h] += m;
@@ -386,12 +397,19 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
                 }
             }
             s->beyond[scope][line] += r.residual * r.total;
-            if (!any[h] || r.last_time > last[h]) last[h] = r.last_time;
-            any[h] = 1;
+            /* past the longest observation: a decided one at d ends at d + 1,
+             * a censored one that survived c at c */
+            uint64_t end = 0;
+            for (size_t i = 0; i < l->n; i++) {
+                uint64_t e = l->o[i].kind == PES_SURV_CENSORED ? l->d[i] : l->d[i] + (l->d[i] < UINT64_MAX);
+                if (e > end) end = e;
+            }
+            if (end > longest[h]) longest[h] = end;
+            if (r.residual * r.total > 0 && end < open_from[h]) open_from[h] = end;
             free(mass);
         }
     for (int h = 0; h < N_HIST; h++)
-        s->beyond_from[h / 2][h % 2] = any[h] && last[h] >= 0 ? (uint64_t)last[h] + 1 : 0;
+        s->beyond_from[h / 2][h % 2] = open_from[h] != UINT64_MAX ? open_from[h] : longest[h];
     return 0;
 }
 
@@ -502,7 +520,10 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
         free(c->intra[i].w);
     }
     free(c->intra);
-    for (size_t i = 0; i < c->n_obs; i++) free(c->obs[i].o);
+    for (size_t i = 0; i < c->n_obs; i++) {
+        free(c->obs[i].o);
+        free(c->obs[i].d);
+    }
     free(c->obs);
     free(c->site_row);
     free(c->rows);
