@@ -343,6 +343,31 @@ void replay_sampled_set_estimator(struct replay_sampled_builder *c, int estimato
     c->estimator = estimator < 0 ? REPLAY_EST_AUTO : estimator;
 }
 
+struct obs_pair {
+    struct pes_surv_obs o;
+    uint64_t d;
+};
+
+static int by_outcome(const void *pa, const void *pb) {
+    const struct obs_pair *a = pa, *b = pb;
+    if (a->o.time != b->o.time) return a->o.time < b->o.time ? -1 : 1;
+    if (a->o.kind != b->o.kind) return a->o.kind - b->o.kind;
+    return (a->d > b->d) - (a->d < b->d);
+}
+
+static int sort_obs(struct obs_list *l) {
+    struct obs_pair *p = malloc(l->n * sizeof *p);
+    if (!p) return -1;
+    for (size_t i = 0; i < l->n; i++) p[i] = (struct obs_pair){l->o[i], l->d[i]};
+    qsort(p, l->n, sizeof *p, by_outcome);
+    for (size_t i = 0; i < l->n; i++) {
+        l->o[i] = p[i].o;
+        l->d[i] = p[i].d;
+    }
+    free(p);
+    return 0;
+}
+
 /* The censored estimator: per owner thread and histogram, Kaplan–Meier masses
  * of the outcomes (survival.h) times the thread's number of watches, so a
  * bin holds the reuses the thread's watches would have shown without
@@ -367,8 +392,11 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
     for (int h = 0; h < N_HIST; h++) open_from[h] = UINT64_MAX;
     for (uint32_t t = 0; t < s->n_threads; t++)
         for (int h = 0; h < N_HIST; h++) {
-            const struct obs_list *l = &c->obs[(size_t)t * N_HIST + h];
+            struct obs_list *l = &c->obs[(size_t)t * N_HIST + h];
             if (!l->n) continue;
+            /* one order whatever order the blocks came in, so that the sums
+             * below (and the report) do not depend on it */
+            if (sort_obs(l) < 0) return oom(err);
             double *mass = malloc(l->n * sizeof *mass);
             struct pes_surv_result r;
             if (!mass || pes_surv_km(l->o, l->n, mass, &r) < 0) {
