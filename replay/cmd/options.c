@@ -454,7 +454,8 @@ static void print_usage(FILE *out) {
         else
             snprintf(label, sizeof label, "%s--%s%s%s", r->kind == OPT_VERSION ? "    " : "", r->name,
                      r->arg ? " " : "", r->arg ? r->arg : "");
-        fprintf(out, "  %-21s", label);
+        if (strlen(label) > 20) fprintf(out, "  %s\n%23s", label, "");   /* too long: help below */
+        else fprintf(out, "  %-21s", label);
         for (const char *h = r->help; *h;) {
             const char *nl = strchr(h, '\n');
             size_t n = nl ? (size_t)(nl - h) : strlen(h);
