@@ -49,7 +49,12 @@ METRICS = [
     ("top_inval_fp", "top-10 invalidation sites false positives", "low"),
     ("top_coh_coverage", "top-10 coherence-miss sites coverage", "high"),
     ("top_coh_fp", "top-10 coherence-miss sites false positives", "low"),
+    ("coverage90", "stated 90 % intervals containing the full-trace value", "cover"),
+    ("printed90", "printed intra-bin 90 % intervals containing the full-trace share", "cover"),
 ]
+# "cover" rows: pooled over runs (every checked value counts once), worst = the lowest run
+COVER = {"coverage90": ("coverage90_checked", "coverage90_covered"),
+         "printed90": ("printed_checked", "printed_covered")}
 SCALE = {"inval_ratio_error": 100, "comm_volume_error": 100, "split_error": 100}
 
 
@@ -81,7 +86,7 @@ def cases(args):
             per_round = 620000
             want = min(args.samples * period, args.max_accesses)
             divide = max(1, int(per_round * 2 / max(want, 1)))
-            return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", "2",
+            return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", str(args.outer),
                     "--case", str(case), "--threads", str(threads)]
         out.append((f"ribench-{pat}" + (f"-case{case}" if case > 1 else ""), "ribench", "reuse", argv))
     for b in COMM_BENCHES:
@@ -101,6 +106,21 @@ def flatten(c):
     m["top_inval_fp"] = t1.get("false_positives") if t1.get("coverage") is not None else None
     m["top_coh_coverage"] = t2.get("coverage")
     m["top_coh_fp"] = t2.get("false_positives") if t2.get("coverage") is not None else None
+    # the printed intervals only: bins the sampled histogram has, against the
+    # full trace's share of the same bin (interval_coverage also counts bins
+    # only the truth has, mostly trivially covered)
+    h = c.get("histograms") or {}
+    full = {b["lo"]: b["count"] for b in h.get("full_intra") or []}
+    tf = sum(full.values())
+    shown = [b for b in h.get("sampled_intra") or [] if b.get("share_ci90")]
+    m["printed_checked"] = len(shown) if tf > 0 else None
+    m["printed_covered"] = sum(b["share_ci90"][0] - 1e-9 <= full.get(b["lo"], 0) / tf <= b["share_ci90"][1] + 1e-9
+                               for b in shown) if tf > 0 else None
+    m["printed90"] = m["printed_covered"] / m["printed_checked"] if m["printed_checked"] else None
+    cov = (c.get("interval_coverage") or {}).get("all") or {}
+    m["coverage90"] = cov.get("fraction")
+    m["coverage90_checked"] = cov.get("checked")
+    m["coverage90_covered"] = cov.get("covered")
     # Marathe's metrics need invalidations in the sample: with fewer than 10
     # expected (decided uses x true ratio) the ranking is noise, not accuracy
     r = c.get("inval_ratio_true")
@@ -120,6 +140,13 @@ def summarize(runs):
             rows.append((key, label, None, None, 0))
             continue
         sc = SCALE.get(key, 1)
+        if kind == "cover":
+            ck, cv = COVER[key]
+            runs_c = [r["metrics"] for r in runs if r.get("metrics") and r["metrics"].get(ck)]
+            checked = sum(m[ck] for m in runs_c)
+            covered = sum(m[cv] for m in runs_c)
+            rows.append((key, label, covered / checked if checked else None, min(vals), len(vals)))
+            continue
         if kind == "abs":
             med = statistics.median(abs(v) for v in vals) * sc
             worst = max(abs(v) for v in vals) * sc
@@ -164,8 +191,15 @@ def main():
     ap.add_argument("--max-accesses", type=int, default=4_000_000, help="cap on accesses per thread")
     ap.add_argument("--only", default="", help="comma-separated case-name prefixes")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--outer", type=int, default=2, help="RIBench rounds (--outer): longer runs, more samples")
     ap.add_argument("--quick", action="store_true", help="CI-sized: periods 1000, threads 1,2")
     ap.add_argument("--resummarize", metavar="JSON", help="rewrite the tables from an earlier accuracy.json")
+    ap.add_argument("--estimators", default="",
+                    help="comma-separated pes-replay --reuse-estimator values: each run's traces are compared "
+                         "once per estimator (paired), one table each (default: pes-replay's default)")
+    ap.add_argument("--keep", metavar="DIR", help="keep every run's two traces in DIR")
+    ap.add_argument("--from-traces", metavar="DIR", help="compare the traces an earlier --keep run left in DIR "
+                    "instead of collecting (same cases, periods and threads)")
     args = ap.parse_args()
     if args.resummarize:
         old = json.load(open(args.resummarize))
@@ -182,6 +216,9 @@ def main():
     if args.quick:
         args.periods, args.threads, args.max_accesses = "1000", "1,2", 400_000
     periods = [int(p) for p in args.periods.split(",")]
+    estimators = args.estimators.split(",") if args.estimators else [""]
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
     threads = [int(t) for t in args.threads.split(",")]
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="pes-accuracy-")
@@ -193,18 +230,28 @@ def main():
                 continue
             for period in periods:
                 for nt in threads:
-                    s, f = os.path.join(work, "s.zst"), os.path.join(work, "f.zst")
+                    tdir = args.from_traces or args.keep or work
+                    stem = os.path.join(tdir, f"{name}-p{period}-t{nt}")
+                    s, f = stem + ".s.zst", stem + ".f.zst"
                     prog = [exe[bench]] + argv(period, nt)
                     rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:]}
                     try:
-                        r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
-                                 "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
-                                 "-o", s, "--full-output", f, "--"] + prog)
-                        rec["expected"] = json.loads(r.stdout)
-                        c = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
-                                            "--format", "json"]).stdout)
+                        if not args.from_traces:
+                            r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
+                                     "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
+                                     "-o", s, "--full-output", f, "--"] + prog)
+                            rec["expected"] = json.loads(r.stdout)
+                        by_est = {}
+                        for est in estimators:
+                            extra = ["--reuse-estimator", est] if est else []
+                            by_est[est] = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
+                                                          "--format", "json"] + extra).stdout)
+                        c = by_est[estimators[0]]
                         rec["compare"] = c
                         rec["metrics"] = flatten(c)
+                        if len(estimators) > 1:
+                            rec["by_estimator"] = {e: flatten(x) for e, x in by_est.items()}
+                            rec["compare_by_estimator"] = by_est
                         if (c.get("decided") or 0) < 30 and mode == "reuse":
                             rec["note"] = "few samples"
                     except subprocess.CalledProcessError as e:
@@ -214,10 +261,13 @@ def main():
                     print(f"{name} {mode} period={period} threads={nt}: "
                           f"{rec.get('metrics', rec.get('error'))}", file=sys.stderr)
                     for p in (s, f):
-                        if os.path.exists(p):
+                        if os.path.exists(p) and not (args.keep or args.from_traces):
                             os.unlink(p)
         rows = summarize(runs)
         md = markdown(runs, rows, args)
+        for est in (estimators if len(estimators) > 1 else []):
+            sub = [dict(r, metrics=r["by_estimator"][est]) for r in runs if r.get("by_estimator")]
+            md += f"\n### --reuse-estimator {est}\n\n" + markdown(sub, summarize(sub), args).split("\n\n")[0] + "\n"
         cmd = "python3 bench/accuracy.py " + " ".join(sys.argv[1:])
         with open(os.path.join(args.out, "accuracy.md"), "w") as fh:
             fh.write(f"Generated by `{cmd}`\n\n" + md)

@@ -82,6 +82,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         destroy(j);
         return NULL;
     }
+    replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
     return j;
 }
 
@@ -115,6 +116,30 @@ static void topk(struct pes_report *r, struct pes_rnode *o, const char *key, con
     pes_r_f64(r, n, "v2", t->v2, "%.6g");
     pes_r_u64(r, n, "ranked_full", t->n_full);
     pes_r_u64(r, n, "ranked_sampled", t->n_sampled);
+}
+
+static void coverage_row(struct pes_report *r, struct pes_rnode *o, const char *key, struct replay_coverage c) {
+    struct pes_rnode *n = pes_r_object(r, o, key);
+    pes_r_u64(r, n, "checked", c.checked);
+    pes_r_u64(r, n, "covered", c.covered);
+    pes_r_f64(r, n, "fraction", c.checked ? (double)c.covered / c.checked : NAN, "%.6g");
+}
+
+/* Which stated 90 % intervals hold the full trace's value (docs/accuracy.md). */
+static void publish_coverage(struct pes_report *r, struct pes_rnode *o, const struct replay_accuracy *a) {
+    struct pes_rnode *n = pes_r_object(r, o, "interval_coverage");
+    pes_r_f64(r, n, "level", 0.9, "%.6g");
+    coverage_row(r, n, "intra_bins", a->cov_intra);
+    coverage_row(r, n, "stack_bins", a->cov_stack);
+    coverage_row(r, n, "inval_ratio", a->cov_inval);
+    coverage_row(r, n, "false_fraction", a->cov_false);
+    coverage_row(r, n, "comm_pairs", a->cov_pairs);
+    struct replay_coverage all = {
+        a->cov_intra.checked + a->cov_stack.checked + a->cov_inval.checked + a->cov_false.checked +
+            a->cov_pairs.checked,
+        a->cov_intra.covered + a->cov_stack.covered + a->cov_inval.covered + a->cov_false.covered +
+            a->cov_pairs.covered};
+    coverage_row(r, n, "all", all);
 }
 
 struct joined {
@@ -216,14 +241,19 @@ static void publish(void *self, const struct pes_publish *to) {
         {"false_fraction_true", a->false_fraction_true}, {"split_error", a->split_error},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) pes_r_f64(r, o, f[i].k, f[i].v, "%.6g");
+    pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
+    replay_publish_ci(r, o, "inval_ratio_sampled_ci90", a->inval_ratio_sampled, a->inval_ratio_neff);
+    replay_publish_ci(r, o, "false_fraction_sampled_ci90", a->false_fraction_sampled, s->comm_neff);
+    publish_coverage(r, o, a);
     pes_r_u64(r, o, "top_k", a->top_k);
     topk(r, o, "top_invalidations", &a->top_invalidations);
     topk(r, o, "top_coherence", &a->top_coherence);
     /* sampled events name the use's site, not the writer's */
     pes_r_null(r, o, "top_invalidations_caused");
     struct pes_rnode *h = pes_r_object(r, o, "histograms");
-    replay_publish_rt_histogram(r, h, "sampled_intra", s->spatial ? s->spatial_hist[0] : s->temporal[0]);
-    replay_publish_rt_histogram(r, h, "sampled_stack", s->stack);
+    replay_publish_rt_histogram_ci(r, h, "sampled_intra", s->spatial ? s->spatial_hist[0] : s->temporal[0],
+                                   s->hist_neff[0][s->spatial ? 1 : 0]);
+    replay_publish_rt_histogram_ci(r, h, "sampled_stack", s->stack, s->hist_neff[0][0]);
     double exact[PES_RT_BINS];
     const struct pes_rt_stats *in = pes_rt_totals(t->rt, PES_RT_INTRA);
     for (size_t i = 0; i < PES_RT_BINS; i++) exact[i] = (double)(s->spatial ? in->line.bin[i] : in->temporal.bin[i]);

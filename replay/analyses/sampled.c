@@ -6,6 +6,7 @@
  * stream of events that is not paired with a full trace (--compare:
  * accuracy.c).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         free(a);
         return NULL;
     }
+    replay_sampled_set_estimator(a->b, replay_reuse_estimator_parse(k->reuse_estimator));
     return a;
 }
 
@@ -291,6 +293,33 @@ static struct pes_rnode *matrix(struct pes_report *r, struct pes_rnode *parent, 
     return a;
 }
 
+/* The stated uncertainty of the communication results: Kish's effective
+ * number of events (weights: their scaled volumes), the false-sharing
+ * fraction of the volume and each thread pair's share of the volume (cell
+ * (i, j) over the matrix total / 2: every transfer is in two cells), with
+ * 90 % Wilson intervals (docs/accuracy.md). */
+static void publish_comm_intervals(struct pes_report *r, struct pes_rnode *comm, const struct replay_sampled *s) {
+    uint32_t n = s->n_threads;
+    double vt = 0, vf = 0;
+    for (size_t i = 0; i < (size_t)n * n; i++) {
+        vt += s->comm_true[i];
+        vf += s->comm_false[i];
+    }
+    pes_r_f64(r, comm, "effective_events", s->comm_neff, "%.6g");
+    double ff = vt + vf > 0 ? vf / (vt + vf) : NAN;
+    pes_r_f64(r, comm, "false_fraction", ff, "%.6g");
+    replay_publish_ci(r, comm, "false_fraction_ci90", ff, s->comm_neff);
+    struct pes_rnode *a = pes_r_array(r, comm, "pair_share_ci90");
+    for (uint32_t i = 0; i < n; i++) {
+        struct pes_rnode *row = pes_r_array(r, a, NULL);
+        for (uint32_t j = 0; j < n; j++) {
+            size_t c = (size_t)i * n + j;
+            double share = vt + vf > 0 ? (s->comm_true[c] + s->comm_false[c]) / (vt + vf) : NAN;
+            replay_publish_ci(r, row, NULL, i == j ? NAN : share * 2, s->comm_neff);
+        }
+    }
+}
+
 static double matrix_total(const double *m, uint32_t n) {
     double t = 0;
     for (size_t i = 0; i < (size_t)n * n; i++) t += m[i];
@@ -314,6 +343,8 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, o, "throttled", s->throttled);
     pes_r_u64(r, o, "dropped", s->dropped);
     pes_r_u64(r, o, "expired", s->expired);
+    pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
+    pes_r_f64(r, o, "interval_level", 0.9, "%.6g");
     static const char *const scope[2] = {"intra", "shared"};
     double period = (double)(s->period_load ? s->period_load : s->period_store);
     for (int sc = 0; sc < 2; sc++) {
@@ -322,10 +353,24 @@ static void publish(void *self, const struct pes_publish *to) {
         pes_r_u64(r, n, "invalidations", s->invalidations[sc]);
         pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", (double)s->invalidations[sc] * period, "%.0f"),
                    PES_R_TEXT_ONLY);
-        replay_publish_rt_histogram(r, n, "time_histogram", s->temporal[sc]);
-        replay_publish_rt_histogram(r, n, "line_time_histogram", s->spatial_hist[sc]);
+        pes_r_u64(r, n, "censored", s->censored[sc]);
+        double dec = s->inval_weight[sc] + s->reuse_weight[sc];
+        double ratio = dec > 0 ? s->inval_weight[sc] / dec : NAN;
+        pes_r_f64(r, n, "invalidation_ratio", ratio, "%.6g");
+        replay_publish_ci(r, n, "invalidation_ratio_ci90", ratio, s->decided_neff[sc]);
+        pes_r_f64(r, n, "effective_reuses", s->hist_neff[sc][s->spatial ? 1 : 0], "%.6g");
+        replay_publish_rt_histogram_ci(r, n, "time_histogram", s->temporal[sc], s->hist_neff[sc][0]);
+        replay_publish_rt_histogram_ci(r, n, "line_time_histogram", s->spatial_hist[sc], s->hist_neff[sc][1]);
+        if (s->estimator == REPLAY_EST_CENSORED && s->beyond_from[sc][s->spatial ? 1 : 0]) {
+            struct pes_rnode *b = pes_r_object(r, n, "beyond");
+            pes_r_u64(r, b, "from", s->beyond_from[sc][s->spatial ? 1 : 0]);
+            pes_r_f64(r, b, "count", s->beyond[sc][s->spatial ? 1 : 0], "%.6g");
+        } else {
+            pes_r_null(r, n, "beyond");
+        }
     }
-    replay_publish_rt_histogram(r, o, "stack_histogram", s->stack);
+    /* the conversion's model error is not in this interval: sampling only */
+    replay_publish_rt_histogram_ci(r, o, "stack_histogram", s->stack, s->hist_neff[0][0]);
     struct pes_rnode *threads = pes_r_array(r, o, "per_thread");
     for (uint32_t t = 0; t < s->n_threads; t++) {
         const struct replay_sampled_thread *h = &s->thread[t];
@@ -347,6 +392,7 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_f64(r, comm, "trap_scale", s->trap_scale, "%.6g");
     matrix(r, comm, "true", s->comm_true, s->n_threads);
     matrix(r, comm, "false", s->comm_false, s->n_threads);
+    publish_comm_intervals(r, comm, s);
     pes_r_flag(pes_r_f64(r, comm, "volume_true", matrix_total(s->comm_true, s->n_threads), "%.0f"), PES_R_TEXT_ONLY);
     pes_r_flag(pes_r_f64(r, comm, "volume_false", matrix_total(s->comm_false, s->n_threads), "%.0f"), PES_R_TEXT_ONLY);
     struct pes_rnode *sites = pes_r_array(r, o, "sites");

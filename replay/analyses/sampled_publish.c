@@ -1,6 +1,8 @@
 /*
  * sampled_publish.c — report pieces of the sampled analyses (sampled_publish.h).
  */
+#include <math.h>
+
 #include "sampled_publish.h"
 
 void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, const struct replay_sampled *s) {
@@ -20,5 +22,35 @@ void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent,
         pes_r_u64(r, b, "lo", lo);
         pes_r_u64(r, b, "hi", hi);
         pes_r_f64(r, b, "count", h[i], "%.6g");
+    }
+}
+
+void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, double p, double n_eff) {
+    if (isnan(p)) {
+        pes_r_null(r, o, key);
+        return;
+    }
+    double lo, hi;
+    pes_surv_wilson(p, n_eff, PES_SURV_Z90, &lo, &hi);
+    struct pes_rnode *a = pes_r_array(r, o, key);
+    pes_r_f64(r, a, NULL, lo, "%.6g");
+    pes_r_f64(r, a, NULL, hi, "%.6g");
+}
+
+void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
+                                    double n_eff) {
+    double total = 0;
+    for (size_t i = 0; i < PES_RT_BINS; i++) total += h[i] > 0 ? h[i] : 0;
+    struct pes_rnode *a = pes_r_array(r, parent, key);
+    for (size_t i = 0; i < PES_RT_BINS; i++) {
+        if (h[i] <= 0) continue;
+        uint64_t lo, hi;
+        pes_rt_bin_range(i, &lo, &hi);
+        struct pes_rnode *b = pes_r_object(r, a, NULL);
+        pes_r_u64(r, b, "lo", lo);
+        pes_r_u64(r, b, "hi", hi);
+        pes_r_f64(r, b, "count", h[i], "%.6g");
+        pes_r_f64(r, b, "share", h[i] / total, "%.6g");
+        replay_publish_ci(r, b, "share_ci90", h[i] / total, n_eff);
     }
 }

@@ -13,4 +13,12 @@ void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, co
 /* A histogram of PES_RT_BINS bins as [{"lo","hi","count"}], empty bins left out. */
 void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h);
 
+/* The same with each bin's share of the total and its 90 % interval
+ * ("share", "share_ci90": [lo, hi]; Wilson with n_eff, docs/accuracy.md). */
+void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
+                                    double n_eff);
+/* key: [lo, hi], the 90 % Wilson interval of proportion p from n_eff
+ * observations; null when p is undefined (NaN). */
+void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, double p, double n_eff);
+
 #endif

@@ -214,6 +214,7 @@ static const char *const sort_names[] = {"invalidations", "coherence", "false-sh
                                          "true-sharing",  "misses",    "accesses", NULL};
 
 static const char *const by_names[] = {"line", "site", "function", "object", NULL};
+static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
 
 #define FIELD(f) offsetof(struct replay_options, f)
 static const struct opt_row rows[] = {
@@ -334,6 +335,15 @@ static const struct opt_row rows[] = {
      .field = FIELD(knobs.by),
      .names = by_names,
      .expected = "line, site, function or object"},
+    {.name = "reuse-estimator",
+     .arg = "NAME",
+     .help = "sampled traces: censored (Kaplan-Meier over decided and\nreplaced or unfinished watches), decided "
+             "(decided\noutcomes weighted by reservoir offers), or auto\n(default: censored when the trace "
+             "records censored\nwatches)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.reuse_estimator),
+     .names = estimator_names,
+     .expected = "auto, decided or censored"},
     {.name = "annotate",
      .arg = "FILE|all",
      .help = "print the source of FILE (or of every file) with each\nline's accesses, misses and "
@@ -456,7 +466,8 @@ static void print_usage(FILE *out) {
         else
             snprintf(label, sizeof label, "%s--%s%s%s", r->kind == OPT_VERSION ? "    " : "", r->name,
                      r->arg ? " " : "", r->arg ? r->arg : "");
-        fprintf(out, "  %-21s", label);
+        if (strlen(label) > 20) fprintf(out, "  %s\n%23s", label, "");   /* too long: help below */
+        else fprintf(out, "  %-21s", label);
         for (const char *h = r->help; *h;) {
             const char *nl = strchr(h, '\n');
             size_t n = nl ? (size_t)(nl - h) : strlen(h);

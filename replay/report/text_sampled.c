@@ -16,14 +16,23 @@ static void text_num(FILE *out, const char *fmt, double v) {
     else fprintf(out, fmt, v);
 }
 
+/* " [lo, hi]" in percent of a [lo, hi] interval node, or nothing (older
+ * reports, undefined values). */
+static void ci_text(FILE *out, const char *fmt, const struct pes_rnode *ci) {
+    if (pes_r_count(ci) != 2) return;
+    fprintf(out, fmt, 100 * pes_r_f(pes_r_at(ci, 0)), 100 * pes_r_f(pes_r_at(ci, 1)));
+}
+
 /* A histogram ([{"lo","hi","count"}]) with its total; bins under 0.05 % of
- * the total are left out (converted histograms have long, thin tails). */
+ * the total are left out (converted histograms have long, thin tails). The
+ * bins' 90 % intervals follow where the report has them. */
 static void hist_text(FILE *out, const char *title, const char *unit, const struct pes_rnode *h) {
     double total = 0;
     for (size_t i = 0; i < pes_r_count(h); i++) total += pes_r_get_f(pes_r_at(h, i), "count");
     if (total <= 0) return;
-    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s\n  %-24s %12s %8s\n", title, total, "distance", "count", "share",
-            unit, "(#)", "(%)");
+    int ci = pes_r_count(h) && pes_r_get(pes_r_at(h, 0), "share_ci90");
+    fprintf(out, "\n%s (%.0f)\n  %-24s %12s %8s%s\n  %-24s %12s %8s%s\n", title, total, "distance", "count", "share",
+            ci ? "     90 % interval" : "", unit, "(#)", "(%)", ci ? "               (%)" : "");
     for (size_t i = 0; i < pes_r_count(h); i++) {
         const struct pes_rnode *b = pes_r_at(h, i);
         double c = pes_r_get_f(b, "count");
@@ -32,13 +41,32 @@ static void hist_text(FILE *out, const char *title, const char *unit, const stru
         char range[48];
         if (hi == lo + 1) snprintf(range, sizeof range, "%llu", (unsigned long long)lo);
         else snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)lo, (unsigned long long)hi - 1);
-        fprintf(out, "  %-24s %12.1f %7.2f%%\n", range, c, 100 * c / total);
+        fprintf(out, "  %-24s %12.1f %7.2f%%", range, c, 100 * c / total);
+        ci_text(out, "  [%6.2f, %6.2f]", pes_r_get(b, "share_ci90"));
+        fputc('\n', out);
     }
     fprintf(out, "  (distance: a bin lo..hi of %s;\n"
                  "   count: the reuses in it, weighted as sampled; share: of the total in the title; bins\n"
                  "   under 0.05 %% of it are left out)\n",
             strcmp(unit, "(accesses)") == 0 ? "accesses strictly between use and reuse"
                                              : "distinct addresses between use and reuse");
+    if (ci)
+        fprintf(out, "  (90 %% interval: of the share, from the sampling alone (Wilson, Kish's effective sample\n"
+                     "   size)%s)\n",
+                strcmp(unit, "(accesses)") == 0 ? "" : "; the conversion's model error is not in it");
+}
+
+/* The mass the censored estimator could not place: reuses longer than any
+ * distance observed, and uses never reused. */
+static void beyond_text(FILE *out, const struct pes_rnode *scope, const struct pes_rnode *h) {
+    const struct pes_rnode *b = pes_r_get(scope, "beyond");
+    double total = pes_r_get_f(b, "count");
+    if (!pes_r_get(b, "from") || !(pes_r_get_f(b, "count") > 0)) return;
+    for (size_t i = 0; i < pes_r_count(h); i++) total += pes_r_get_f(pes_r_at(h, i), "count");
+    fprintf(out, "  beyond the last distance observed: >= %llu: %.1f (%.2f %% of the watched uses; reuses longer\n"
+                 "   than any watch survived and uses never reused, not spread over the bins above)\n",
+            (unsigned long long)pes_r_get_u(b, "from"), pes_r_get_f(b, "count"),
+            total > 0 ? 100 * pes_r_get_f(b, "count") / total : 0.0);
 }
 
 static int write_sampled(FILE *out, const struct pes_rnode *o) {
@@ -55,6 +83,13 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "samples %s, lost %s, throttled %llu, dropped %llu, expired watches %llu\n", a, b,
             (unsigned long long)pes_r_get_u(o, "throttled"), (unsigned long long)pes_r_get_u(o, "dropped"),
             (unsigned long long)pes_r_get_u(o, "expired"));
+    if (pes_r_get(o, "reuse_estimator"))
+        fprintf(out, "reuse estimator: %s; intervals: %.0f %%, Wilson with Kish's effective sample size "
+                     "(docs/accuracy.md)\n",
+                strcmp(pes_r_get_s(o, "reuse_estimator"), "censored") == 0
+                    ? "censored (Kaplan-Meier over decided and censored watches)"
+                    : "decided (decided outcomes weighted by reservoir offers)",
+                100 * pes_r_get_f(o, "interval_level"));
     static const char *const scope[2] = {"intra", "shared"}, *const name[2] = {"intra-thread", "shared cache"};
     for (int sc = 0; sc < 2; sc++) {
         const struct pes_rnode *s = pes_r_get(o, scope[sc]);
@@ -63,14 +98,26 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         fprintf(out, "%s: reuses %llu, invalidations %llu, invalidation ratio ", name[sc], (unsigned long long)r,
                 (unsigned long long)i);
         text_num(out, "%.2f %%", r + i ? 100.0 * (double)i / (double)(r + i) : NAN);
-        fprintf(out, " (estimated invalidations: %.0f)\n", pes_r_get_f(s, "estimated_invalidations"));
+        fprintf(out, " (estimated invalidations: %.0f)", pes_r_get_f(s, "estimated_invalidations"));
+        if (pes_r_get(s, "invalidation_ratio_ci90") && pes_r_count(pes_r_get(s, "invalidation_ratio_ci90")) == 2) {
+            fputs("; weighted ", out);
+            text_num(out, "%.2f %%", 100 * pes_r_get_f(s, "invalidation_ratio"));
+            ci_text(out, " [%.2f, %.2f]", pes_r_get(s, "invalidation_ratio_ci90"));
+        }
+        if (pes_r_get_u(s, "censored")) fprintf(out, "; censored %llu", (unsigned long long)pes_r_get_u(s, "censored"));
+        fputc('\n', out);
     }
     const struct pes_rnode *intra = pes_r_get(o, "intra"), *shared = pes_r_get(o, "shared");
+    int line = strcmp(pes_r_get_s(o, "granularity"), "line") == 0;
     hist_text(out, "Intra-thread reuses, time distance (accesses strictly between)", "(accesses)",
               pes_r_get(intra, "time_histogram"));
+    if (!line) beyond_text(out, intra, pes_r_get(intra, "time_histogram"));
     hist_text(out, "Intra-thread line reuses, time distance", "(accesses)", pes_r_get(intra, "line_time_histogram"));
+    if (line) beyond_text(out, intra, pes_r_get(intra, "line_time_histogram"));
     hist_text(out, "Shared-cache reuses, time distance", "(accesses)", pes_r_get(shared, "time_histogram"));
+    if (!line) beyond_text(out, shared, pes_r_get(shared, "time_histogram"));
     hist_text(out, "Shared-cache line reuses, time distance", "(accesses)", pes_r_get(shared, "line_time_histogram"));
+    if (line) beyond_text(out, shared, pes_r_get(shared, "line_time_histogram"));
     hist_text(out, "Intra-thread reuses, stack distance (Shen et al. conversion)", "(distinct addr.)",
               pes_r_get(o, "stack_histogram"));
     fprintf(out, "\n  %-6s %14s %14s %9s %9s %9s %12s\n", "thread", "loads", "stores", "samples", "reuses", "inval",
@@ -94,6 +141,12 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
                      "(true %.0f, false %.0f, false fraction %.1f %%)\n",
                 pes_r_get_f(comm, "trap_scale"), (unsigned long long)pes_r_get_u(comm, "events"), ct + cf, ct, cf,
                 ct + cf > 0 ? 100 * cf / (ct + cf) : 0.0);
+        if (pes_r_count(pes_r_get(comm, "false_fraction_ci90")) == 2) {
+            fputs("  false fraction 90 % interval", out);
+            ci_text(out, " [%.1f, %.1f] %%", pes_r_get(comm, "false_fraction_ci90"));
+            fprintf(out, " (Wilson, %.1f effective events: weighted by their volumes)\n",
+                    pes_r_get_f(comm, "effective_events"));
+        }
         const struct pes_rnode *mt = pes_r_get(comm, "true"), *mf = pes_r_get(comm, "false");
         fprintf(out, "  %-4s", "");
         for (size_t j = 0; j < pes_r_count(mt); j++) fprintf(out, " %10s%u", "T", (unsigned)j);
@@ -149,13 +202,41 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
 /* "LABEL sampled S, full F, error E": a share in percent, sampled and full,
  * and the error in percentage points (keys: the report's). */
 static void share_row(FILE *out, const struct pes_rnode *o, const char *label, const char *fmt, const char *err_fmt,
-                      const char *sampled, const char *full, const char *error) {
+                      const char *sampled, const char *full, const char *error, const char *ci) {
     fprintf(out, "\n  %-40s sampled ", label);
     text_num(out, fmt, 100 * pes_r_get_f(o, sampled));
     fputs(", full ", out);
     text_num(out, fmt, 100 * pes_r_get_f(o, full));
     fputs(", error ", out);
     text_num(out, err_fmt, 100 * pes_r_get_f(o, error));
+    if (pes_r_count(pes_r_get(o, ci)) == 2) {
+        fputs(", sampled 90 % interval", out);
+        ci_text(out, " [%.2f, %.2f] %%", pes_r_get(o, ci));
+    }
+}
+
+/* "N of M stated 90 % intervals hold the full trace's value": per kind and in all. */
+static void coverage_text(FILE *out, const struct pes_rnode *o) {
+    const struct pes_rnode *c = pes_r_get(o, "interval_coverage");
+    if (!c) return;
+    static const char *const key[] = {"intra_bins", "stack_bins", "inval_ratio", "false_fraction", "comm_pairs"};
+    static const char *const name[] = {"intra bins", "stack bins", "inval ratio", "false fraction", "comm pairs"};
+    const struct pes_rnode *all = pes_r_get(c, "all");
+    fprintf(out, "  %-40s %llu of %llu hold the full trace's value (", "stated 90 % intervals",
+            (unsigned long long)pes_r_get_u(all, "covered"), (unsigned long long)pes_r_get_u(all, "checked"));
+    text_num(out, "%.1f %%", 100 * pes_r_get_f(all, "fraction"));
+    fputs(")", out);
+    const char *sep = ":";
+    for (size_t i = 0; i < sizeof key / sizeof key[0]; i++) {
+        const struct pes_rnode *k = pes_r_get(c, key[i]);
+        if (!pes_r_get_u(k, "checked")) continue;
+        fprintf(out, "%s %s %llu/%llu", sep, name[i], (unsigned long long)pes_r_get_u(k, "covered"),
+                (unsigned long long)pes_r_get_u(k, "checked"));
+        sep = ",";
+    }
+    fprintf(out, "\n  (reuse estimator %s; the intervals: Wilson with Kish's effective sample size, sampling\n"
+                 "   error only; bins where either histogram has mass are checked)\n",
+            report_safe(pes_r_get_s(o, "reuse_estimator")));
 }
 
 static int write_compare(FILE *out, const struct pes_rnode *o) {
@@ -179,14 +260,14 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "\n  %-40s ", "S stack histogram (converted vs exact)");
     text_num(out, "%.4f", pes_r_get_f(o, "s_stack"));
     share_row(out, o, "invalidation ratio", "%.2f %%", "%+.2f pp", "inval_ratio_sampled", "inval_ratio_true",
-              "inval_ratio_error");
+              "inval_ratio_error", "inval_ratio_sampled_ci90");
     fprintf(out, "\n  %-40s sampled %.0f, full %.0f, error ", "communication volume (symmetric)",
             pes_r_get_f(o, "comm_volume_sampled"), pes_r_get_f(o, "comm_volume_true"));
     text_num(out, "%+.1f %%", 100 * pes_r_get_f(o, "comm_volume_error"));
     fprintf(out, "\n  %-40s ", "communication per-cell error");
     text_num(out, "%.4f", pes_r_get_f(o, "comm_cell_error"));
     share_row(out, o, "false-sharing fraction", "%.1f %%", "%+.1f pp", "false_fraction_sampled",
-              "false_fraction_true", "split_error");
+              "false_fraction_true", "split_error", "false_fraction_sampled_ci90");
     static const char *const key[2] = {"top_invalidations", "top_coherence"};
     static const char *const name[2] = {"invalidations (by use site)", "coherence misses"};
     for (int i = 0; i < 2; i++) {
@@ -204,6 +285,7 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "  (S: 1 - half the L1 distance of the histograms normalised to fractions, 1 = identical;\n"
                  "   pp: percentage points; coverage: the truth summed over the sample's top-k source lines over\n"
                  "   the truth summed over the full trace's top k (Marathe et al.); docs/accuracy.md)\n");
+    coverage_text(out, o);
     const struct pes_rnode *objs = pes_r_get(o, "objects");   /* --by object */
     if (pes_r_count(objs)) {
         fprintf(out, "\n  %-38s %9s %9s %9s %9s\n", "object", "samples", "accesses", "sampled", "full");

@@ -21,6 +21,7 @@
 #include "pes/trace.h"
 #include "rt_truth.h"
 #include "stream.h"
+#include "survival.h"
 #include "time_to_stack.h"
 
 struct pes_reuse;
@@ -48,6 +49,16 @@ struct replay_sampled_thread {
     double n_distinct;               /* N-hat of the thread (Kac), 0 without reuses */
 };
 
+/* How reuse outcomes become histograms (docs/accuracy.md, "Censored watches"):
+ * DECIDED: the decided outcomes, each weighted by its reservoir offers (aux,
+ * RDX); CENSORED: Kaplan–Meier over decided and censored (WATCH_EXPIRED)
+ * watches, one observation per watch. AUTO: CENSORED when the trace records
+ * censored watches (header censoring=watch_expired), else DECIDED. */
+enum replay_reuse_estimator { REPLAY_EST_AUTO = 0, REPLAY_EST_DECIDED = 1, REPLAY_EST_CENSORED = 2 };
+/* "auto", "decided", "censored" (NULL: auto); -1 for anything else. */
+int replay_reuse_estimator_parse(const char *name);
+const char *replay_reuse_estimator_name(int estimator);
+
 /* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
     char mode[32];                   /* header config "mode" */
@@ -63,6 +74,20 @@ struct replay_sampled {
     double reuse_weight[2], inval_weight[2];  /* weighted by reservoir offers (aux) */
     uint64_t weighted_events;                 /* REUSE/INVALIDATION events with aux > 1 */
     double reuse_weight_sq[2];                /* sum of squared weights (Kish effective size) */
+    int estimator;                   /* the one used: REPLAY_EST_DECIDED or REPLAY_EST_CENSORED */
+    int censoring;                   /* the trace records censored watches (header censoring=watch_expired) */
+    uint64_t censored[2];            /* WATCH_EXPIRED events per scope */
+    /* Stated uncertainty (docs/accuracy.md): Kish's effective sample size of
+     * the weights behind each histogram [scope][0 temporal, 1 line], of the
+     * decided outcomes (invalidation ratio) and of the communication events
+     * (weights: their scaled volumes) */
+    double hist_neff[2][2], decided_neff[2], comm_neff;
+    /* CENSORED: the weight of uses whose outcome lies beyond the largest
+     * time observed in their thread (reuses longer than any seen, and uses
+     * never reused), [scope][temporal, line]; their distances are >=
+     * beyond_from (0: no observation) */
+    double beyond[2][2];
+    uint64_t beyond_from[2][2];
     double temporal[2][PES_RT_BINS];   /* time-distance histograms (raw counts) */
     double spatial_hist[2][PES_RT_BINS];
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */
@@ -78,6 +103,8 @@ struct replay_sampled_builder;
 /* path: for messages; header: the sampled trace's (its config and identity). */
 struct replay_sampled_builder *replay_sampled_begin(const char *path, const struct pes_trace_info *header,
                                                     uint32_t n_threads, struct pes_error *err);
+/* Which estimator replay_sampled_end uses (default REPLAY_EST_AUTO). */
+void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
 /* Events of one EVENTS block at file offset `offset`: 0, or -1 (err names the offset). */
 int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_event *e, size_t n, uint64_t offset,
                           struct pes_error *err);
@@ -110,6 +137,12 @@ int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct
 int replay_truth_end(struct replay_truth *t, const struct pes_stream_info *si, struct pes_error *err);
 void replay_truth_free(struct replay_truth *t);
 
+/* How many stated 90 % intervals were checked against the full trace and
+ * how many contained its value. */
+struct replay_coverage {
+    uint32_t checked, covered;
+};
+
 struct replay_accuracy {
     int same_execution;              /* same pid, host and command, started within 1 s */
     double s_intra, s_shared, s_stack, s_intra_spatial;
@@ -121,6 +154,12 @@ struct replay_accuracy {
     uint32_t top_k;
     uint64_t samples, decided;       /* reuse + invalidation outcomes used */
     double effective_reuses;         /* Kish: (sum w)^2 / sum w^2 of the compared histogram */
+    /* Stated uncertainty against the truth (docs/accuracy.md): bins of the
+     * compared intra histogram and of the stack histogram (bins where either
+     * side has mass), the invalidation ratio, the false-sharing fraction and
+     * the thread pairs' shares of the communication volume */
+    struct replay_coverage cov_intra, cov_stack, cov_inval, cov_false, cov_pairs;
+    double inval_ratio_neff;         /* Kish size behind inval_ratio_sampled */
 };
 
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,

@@ -19,6 +19,28 @@ static double hist_s(const double *sampled, const uint64_t *truth) {
     return any > 0 ? pes_cmp_similarity(sampled, t, PES_RT_BINS) : NAN;
 }
 
+/* Does the stated 90 % interval of proportion p (n_eff observations) hold truth? */
+static void check(struct replay_coverage *c, double p, double n_eff, double truth) {
+    if (isnan(p) || isnan(truth)) return;
+    double lo, hi;
+    pes_surv_wilson(p, n_eff, PES_SURV_Z90, &lo, &hi);
+    c->checked++;
+    /* a relative 1e-9 slack: the truth may sit exactly on a bound */
+    c->covered += truth >= lo - 1e-9 && truth <= hi + 1e-9;
+}
+
+/* Every bin where either histogram has mass, as shares of their totals. */
+static void check_hist(struct replay_coverage *c, const double *sampled, const double *truth, double n_eff) {
+    double ts = 0, tt = 0;
+    for (size_t i = 0; i < PES_RT_BINS; i++) {
+        ts += sampled[i];
+        tt += truth[i];
+    }
+    if (ts <= 0 || tt <= 0) return;
+    for (size_t i = 0; i < PES_RT_BINS; i++)
+        if (sampled[i] > 0 || truth[i] > 0) check(c, sampled[i] / ts, n_eff, truth[i] / tt);
+}
+
 static double ratio(double part, double rest) { return part + rest > 0 ? part / (part + rest) : NAN; }
 
 /* Site table of the truth: value(site) for ids 0..max_site-1 and the pooled id. */
@@ -123,6 +145,16 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
     a->inval_ratio_true = s->spatial ? ratio((double)st->n.line_invalidations, (double)st->n.line_reuses)
                                      : ratio((double)st->n.invalidations, (double)st->n.reuses);
     a->inval_ratio_error = a->inval_ratio_sampled - a->inval_ratio_true;
+    a->inval_ratio_neff = s->decided_neff[scope];
+    if (strncmp(s->mode, "reuse", 5) == 0) check(&a->cov_inval, a->inval_ratio_sampled, a->inval_ratio_neff, a->inval_ratio_true);
+    {
+        double exact[PES_RT_BINS];
+        const uint64_t *bins = s->spatial ? st->line.bin : st->temporal.bin;
+        for (size_t i = 0; i < PES_RT_BINS; i++) exact[i] = (double)bins[i];
+        check_hist(&a->cov_intra, s->spatial ? s->spatial_hist[scope] : s->temporal[scope], exact,
+                   s->hist_neff[scope][s->spatial ? 1 : 0]);
+        if (scope == 0 && !s->spatial) check_hist(&a->cov_stack, s->stack, t->stack, s->hist_neff[0][0]);
+    }
 
     uint32_t n = t->n_threads;
     size_t cells = (size_t)n * n;
@@ -156,6 +188,15 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
         a->false_fraction_sampled = est_all > 0 ? est_false / est_all : NAN;
         a->false_fraction_true = true_all > 0 ? true_false / true_all : NAN;
         a->split_error = pes_cmp_fraction_error(est_false, est_all, true_false, true_all);
+        check(&a->cov_false, a->false_fraction_sampled, s->comm_neff, a->false_fraction_true);
+        /* thread pairs: (i, j) with i < j, as shares of the volume (each
+         * transfer is in two cells of these symmetric matrices) */
+        for (uint32_t i = 0; est_all > 0 && true_all > 0 && i < n; i++)
+            for (uint32_t j = i + 1; j < n; j++) {
+                size_t c = (size_t)i * n + j;
+                if (est[c] > 0 || truth[c] > 0)
+                    check(&a->cov_pairs, 2 * est[c] / est_all, s->comm_neff, 2 * truth[c] / true_all);
+            }
     } else {
         a->comm.volume_error = a->comm.cell_error = NAN;
         a->comm.total_true = true_all;

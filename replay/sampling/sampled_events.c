@@ -22,7 +22,18 @@
  *  COMM: thread = detecting thread, other_thread = publisher; aux 0 = found at
  *    a sample (volume += period), aux 1 = a watchpoint trap (volume += period
  *    x L / (D x M), Dissertation §5.3.2).
+ *  WATCH_EXPIRED: a watch that ended undecided (replaced by a later sample,
+ *    other_thread = the replacing thread, or its owner ended, UINT32_MAX):
+ *    thread = owner, distance = accesses it survived, so the reuse's
+ *    distance is > that (a right-censored observation); flags as REUSE.
+ *    INVALIDATION's distance, when non-zero, is the owner's accesses from
+ *    the use to the invalidation (reuse mode, newer collectors).
  *  TOTALS: the thread's final load and store counts.
+ *
+ * Two estimators (accuracy.h): DECIDED adds the decided outcomes, weighted
+ * by aux, as they come; CENSORED keeps every outcome (decided or censored)
+ * per owner thread and histogram and turns them into masses with
+ * Kaplan–Meier (survival.h) at the end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +49,24 @@ struct dist_list {
     size_t n, cap;
 };
 
+/* watch outcomes of one owner thread and one histogram (censored estimator) */
+struct obs_list {
+    struct pes_surv_obs *o;
+    uint64_t *d;   /* the exact distances (o[].time is a double) */
+    size_t n, cap;
+};
+
+/* histogram index of an outcome: scope * 2 + line granularity */
+#define N_HIST 4
+
 struct replay_sampled_builder {
     const char *path;                 /* for messages */
     struct replay_sampled *s;
+    int estimator;                    /* asked for (REPLAY_EST_AUTO: decide at the end) */
+    struct obs_list *obs;             /* [thread * N_HIST + hist] */
+    size_t n_obs;
+    /* running sums for Kish's effective sizes (decided estimator) */
+    double hist_w[N_HIST], hist_w2[N_HIST], dec_w[2], dec_w2[2], comm_w, comm_w2;
     struct dist_list *intra;          /* per thread: intra temporal time distances */
     uint32_t n_intra;
     /* per site: rows in first-event order, found through a 4-byte index by id,
@@ -103,6 +129,8 @@ static void read_config(struct replay_sampled *s, const char *config) {
     s->spatial = g && strcmp(g, "spatial") == 0;
     const char *roi = config_get(config, "roi", buf, sizeof buf);
     s->roi = roi && strcmp(roi, "markers") == 0;
+    const char *cens = config_get(config, "censoring", buf, sizeof buf);
+    s->censoring = cens && strcmp(cens, "watch_expired") == 0;
     /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
     double covered = (double)s->debug_registers * s->watch_bytes;
     s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;
@@ -159,6 +187,24 @@ static int push_dist(struct dist_list *l, uint64_t d, double w) {
     return 0;
 }
 
+/* One watch's outcome at distance d (accesses strictly between; censored:
+ * the watch survived d + 1, pass d = survived - 1 as time, which may be -1). */
+static int push_obs(struct obs_list *l, uint64_t d, double time, int kind) {
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        struct pes_surv_obs *p = realloc(l->o, cap * sizeof *p);
+        if (!p) return -1;
+        l->o = p;
+        uint64_t *q = realloc(l->d, cap * sizeof *q);
+        if (!q) return -1;
+        l->d = q;
+        l->cap = cap;
+    }
+    l->d[l->n] = d;
+    l->o[l->n++] = (struct pes_surv_obs){time, 1.0, kind};
+    return 0;
+}
+
 static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t, uint32_t n) {
     err->code = PES_ERR_FORMAT;
     err->offset = off;
@@ -201,6 +247,12 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         s->reuse_weight_sq[scope] += w * w;
         t->reuses++;
         site->reuses++;
+        int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
+        c->hist_w[h] += w;
+        c->hist_w2[h] += w * w;
+        c->dec_w[scope] += w;
+        c->dec_w2[scope] += w * w;
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_REUSE) < 0) return oom(err);
         if (e->flags & PES_EVF_SPATIAL) {
             t->spatial++;
             s->spatial_hist[scope][pes_rt_bin(d)] += w;
@@ -210,19 +262,29 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         }
         break;
     }
-    case PES_EV_INVALIDATION:
+    case PES_EV_INVALIDATION: {
+        double w = e->aux ? (double)e->aux : 1.0;
         s->weighted_events += e->aux > 1;
-        s->inval_weight[scope] += e->aux ? (double)e->aux : 1.0;
+        s->inval_weight[scope] += w;
+        c->dec_w[scope] += w;
+        c->dec_w2[scope] += w * w;
         s->invalidations[scope]++;
         t->invalidations++;
         site->invalidations++;
+        int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
+        uint64_t d = e->distance ? e->distance - 1 : 0;
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_INVALIDATION) < 0)
+            return oom(err);
         break;
+    }
     case PES_EV_COMM: {
         uint32_t o = e->other_thread;
         if (o >= s->n_threads) return bad_thread(err, path, off, o, s->n_threads);
         double period = (double)((e->flags & PES_EVF_WRITE) ? s->period_store : s->period_load);
         if (period <= 0) period = (double)(s->period_store ? s->period_store : s->period_load);
         double v = period * (e->aux == 1 ? s->trap_scale : 1.0);
+        c->comm_w += v;
+        c->comm_w2 += v * v;
         int is_false = (e->flags & PES_EVF_FALSE_SHARING) != 0;
         double *m = is_false ? s->comm_false : s->comm_true;
         if (o != e->thread) {   /* ComDetective's matrix is symmetric, zero diagonal */
@@ -246,13 +308,136 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         break;
     case PES_EV_THROTTLE: s->throttled += e->aux; break;
     case PES_EV_DROPPED: s->dropped += e->aux; break;
-    case PES_EV_WATCH_EXPIRED: s->expired++; break;
+    case PES_EV_WATCH_EXPIRED: {
+        s->expired++;
+        s->censored[scope]++;
+        /* survived `distance` accesses: the reuse's distance is > that, i.e.
+         * more than distance - 1 accesses lie strictly between */
+        int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance, (double)e->distance - 1,
+                     PES_SURV_CENSORED) < 0)
+            return oom(err);
+        break;
+    }
     case PES_EV_TOTALS:
         t->loads = e->loads;
         t->stores = e->stores;
         break;
     default: break;
     }
+    return 0;
+}
+
+int replay_reuse_estimator_parse(const char *name) {
+    if (!name || strcmp(name, "auto") == 0) return REPLAY_EST_AUTO;
+    if (strcmp(name, "decided") == 0) return REPLAY_EST_DECIDED;
+    if (strcmp(name, "censored") == 0) return REPLAY_EST_CENSORED;
+    return -1;
+}
+
+const char *replay_reuse_estimator_name(int estimator) {
+    return estimator == REPLAY_EST_CENSORED ? "censored" : "decided";
+}
+
+void replay_sampled_set_estimator(struct replay_sampled_builder *c, int estimator) {
+    c->estimator = estimator < 0 ? REPLAY_EST_AUTO : estimator;
+}
+
+struct obs_pair {
+    struct pes_surv_obs o;
+    uint64_t d;
+};
+
+static int by_outcome(const void *pa, const void *pb) {
+    const struct obs_pair *a = pa, *b = pb;
+    if (a->o.time != b->o.time) return a->o.time < b->o.time ? -1 : 1;
+    if (a->o.kind != b->o.kind) return a->o.kind - b->o.kind;
+    return (a->d > b->d) - (a->d < b->d);
+}
+
+static int sort_obs(struct obs_list *l) {
+    struct obs_pair *p = malloc(l->n * sizeof *p);
+    if (!p) return -1;
+    for (size_t i = 0; i < l->n; i++) p[i] = (struct obs_pair){l->o[i], l->d[i]};
+    qsort(p, l->n, sizeof *p, by_outcome);
+    for (size_t i = 0; i < l->n; i++) {
+        l->o[i] = p[i].o;
+        l->d[i] = p[i].d;
+    }
+    free(p);
+    return 0;
+}
+
+/* The censored estimator: per owner thread and histogram, Kaplan–Meier masses
+ * of the outcomes (survival.h) times the thread's number of watches, so a
+ * bin holds the reuses the thread's watches would have shown without
+ * censoring (docs/accuracy.md). Replaces the decided histograms, weights and
+ * the intra-thread distances the stack conversion reads. */
+static int censored_estimate(struct replay_sampled_builder *c, struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    memset(s->temporal, 0, sizeof s->temporal);
+    memset(s->spatial_hist, 0, sizeof s->spatial_hist);
+    memset(s->reuse_weight, 0, sizeof s->reuse_weight);
+    memset(s->reuse_weight_sq, 0, sizeof s->reuse_weight_sq);
+    memset(s->inval_weight, 0, sizeof s->inval_weight);
+    memset(c->hist_w, 0, sizeof c->hist_w);
+    memset(c->hist_w2, 0, sizeof c->hist_w2);
+    memset(c->dec_w, 0, sizeof c->dec_w);
+    memset(c->dec_w2, 0, sizeof c->dec_w2);
+    for (uint32_t i = 0; i < c->n_intra; i++) c->intra[i].n = 0;
+    /* where the open last bin begins: a thread's beyond-mass lies past its
+     * own longest observation, so the histogram's lies past the shortest of
+     * those among threads that have such mass (else past the longest) */
+    uint64_t open_from[N_HIST], longest[N_HIST] = {0};
+    for (int h = 0; h < N_HIST; h++) open_from[h] = UINT64_MAX;
+    for (uint32_t t = 0; t < s->n_threads; t++)
+        for (int h = 0; h < N_HIST; h++) {
+            struct obs_list *l = &c->obs[(size_t)t * N_HIST + h];
+            if (!l->n) continue;
+            /* one order whatever order the blocks came in, so that the sums
+             * below (and the report) do not depend on it */
+            if (sort_obs(l) < 0) return oom(err);
+            double *mass = malloc(l->n * sizeof *mass);
+            struct pes_surv_result r;
+            if (!mass || pes_surv_km(l->o, l->n, mass, &r) < 0) {
+                free(mass);
+                return oom(err);
+            }
+            int scope = h / 2, line = h % 2;
+            for (size_t i = 0; i < l->n; i++) {
+                double m = mass[i] * r.total;
+                if (l->o[i].kind == PES_SURV_CENSORED || m <= 0) continue;
+                c->dec_w[scope] += m;
+                c->dec_w2[scope] += m * m;
+                if (l->o[i].kind == PES_SURV_INVALIDATION) {
+                    s->inval_weight[scope] += m;
+                    continue;
+                }
+                uint64_t d = l->d[i];
+                s->reuse_weight[scope] += m;
+                s->reuse_weight_sq[scope] += m * m;
+                c->hist_w[h] += m;
+                c->hist_w2[h] += m * m;
+                (line ? s->spatial_hist : s->temporal)[scope][pes_rt_bin(d)] += m;
+                if (h == 0 && push_dist(&c->intra[t], d, m) < 0) {
+                    free(mass);
+                    return oom(err);
+                }
+            }
+            s->beyond[scope][line] += r.residual * r.total;
+            /* past the longest observation: a decided one at d ends at d + 1,
+             * a censored one that survived c at c */
+            uint64_t end = 0;
+            for (size_t i = 0; i < l->n; i++) {
+                uint64_t e = l->o[i].kind == PES_SURV_CENSORED ? l->d[i] : l->d[i] + (l->d[i] < UINT64_MAX);
+                if (e > end) end = e;
+            }
+            if (end > longest[h]) longest[h] = end;
+            if (r.residual * r.total > 0 && end < open_from[h]) open_from[h] = end;
+            free(mass);
+        }
+    for (int h = 0; h < N_HIST; h++)
+        s->beyond_from[h / 2][h % 2] = open_from[h] != UINT64_MAX ? open_from[h] : longest[h];
     return 0;
 }
 
@@ -302,7 +487,9 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     s->comm_false = calloc(n * n, sizeof *s->comm_false);
     c->intra = calloc(n, sizeof *c->intra);
     c->n_intra = c->intra ? n_threads : 0;
-    if (!s->thread || !s->comm_true || !s->comm_false || !c->intra) {
+    c->obs = calloc(n * N_HIST, sizeof *c->obs);
+    c->n_obs = c->obs ? n * N_HIST : 0;
+    if (!s->thread || !s->comm_true || !s->comm_false || !c->intra || !c->obs) {
         replay_sampled_abandon(c);
         oom(err);
         return NULL;
@@ -325,6 +512,12 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
                        const void *site_ctx, struct replay_sampled *out, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     int rc = -1;
+    s->estimator = c->estimator == REPLAY_EST_AUTO ? (s->censoring ? REPLAY_EST_CENSORED : REPLAY_EST_DECIDED)
+                                                    : c->estimator;
+    if (s->estimator == REPLAY_EST_CENSORED && censored_estimate(c, err) < 0) goto out;
+    for (int h = 0; h < N_HIST; h++) s->hist_neff[h / 2][h % 2] = pes_surv_kish_sums(c->hist_w[h], c->hist_w2[h]);
+    for (int sc = 0; sc < 2; sc++) s->decided_neff[sc] = pes_surv_kish_sums(c->dec_w[sc], c->dec_w2[sc]);
+    s->comm_neff = pes_surv_kish_sums(c->comm_w, c->comm_w2);
     if (convert(c, err) < 0) goto out;
     for (size_t i = 0; i < c->n_rows; i++) s->n_sites += has_events(&c->rows[i]);
     s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
@@ -355,6 +548,11 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
         free(c->intra[i].w);
     }
     free(c->intra);
+    for (size_t i = 0; i < c->n_obs; i++) {
+        free(c->obs[i].o);
+        free(c->obs[i].d);
+    }
+    free(c->obs);
     free(c->site_row);
     free(c->rows);
     replay_sampled_free(c->s);

@@ -113,6 +113,9 @@ static void build_config_string(char *buf, size_t size, int sampled)
     snprintf(buf, size,
              "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=%s\n"
              "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
+             /* reuse modes: every watch that ends undecided is a WATCH_EXPIRED
+              * event (rt_reuse.c), which the censoring-aware estimator needs */
+             "censoring=watch_expired\n"
              "seed=%llu\nzstd_level=%d\nabi_version=%u\n%s",
              pes_rt_mode_name(pes_rt.cfg.mode), pes_rt_pmu_backend_name(),
              (unsigned long long)pes_rt.cfg.period_load,

@@ -553,6 +553,9 @@ static inline uint64_t pes_rt_sigdata(uint32_t reg, uint32_t gen)
 /* Mode hooks (rt_reuse.c, rt_comm.c). `ev` is the SAMPLE event just recorded. */
 PES_RT_HIDDEN void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev);
 PES_RT_HIDDEN void pes_rt_reuse_sync(struct pes_rt_thread *t);
+/* Thread end: its armed intra-thread watches become WATCH_EXPIRED events
+ * (censored at final_count). Returns how many. */
+PES_RT_HIDDEN int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count);
 PES_RT_HIDDEN void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
                                      uint64_t ip, int *disarm);
 PES_RT_HIDDEN void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev);

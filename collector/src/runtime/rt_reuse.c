@@ -19,7 +19,16 @@
  * from its armed generation to inactive; a new sample first swaps the word to
  * a new, inactive generation, then writes the fields, then activates it, so a
  * trap that won the CAS read the fields of its own generation. The fields are
- * relaxed atomics: the handler reads them without a lock. */
+ * relaxed atomics: the handler reads them without a lock.
+ *
+ * Censoring: a watch that ends undecided — replaced by a later sample, or
+ * still armed when its (intra-thread) owner ends — is a WATCH_EXPIRED event
+ * whose distance is how long it survived, in the same counts as a reuse's
+ * distance: its reuse time is at least that (a right-censored observation,
+ * docs/accuracy.md "Censoring"). Exactly one of REUSE, INVALIDATION or
+ * WATCH_EXPIRED ends every armed watch: each leaves the state word by one
+ * atomic operation (the trap's CAS, the new sample's exchange, the thread
+ * end's CAS). */
 #include <string.h>
 
 #include "rt_internal.h"
@@ -80,6 +89,61 @@ static uint64_t socket_count(const struct pes_rt_thread *self, uint32_t socket)
         }
     }
     return sum;
+}
+
+/* The load+store count of the thread with index `owner` (self: exactly;
+ * another: as of its last slow path plus what its check path counted since,
+ * racy by design like socket_count); UINT64_MAX if it is not in the list. */
+static uint64_t thread_count(const struct pes_rt_thread *self, uint32_t owner)
+{
+    if (owner == self->index)
+        return pes_rt_sample_count_self(self);
+    for (struct pes_rt_thread *t = __atomic_load_n(&pes_rt.threads, __ATOMIC_ACQUIRE); t;
+         t = t->next) {
+        if (t->index != owner)
+            continue;
+        struct pes_rt_drop d = pes_rt_check_pending_other(t);
+        return __atomic_load_n(&t->s.loads, __ATOMIC_RELAXED) +
+               __atomic_load_n(&t->s.stores, __ATOMIC_RELAXED) + d.loads + d.stores;
+    }
+    return UINT64_MAX;
+}
+
+/* A WATCH_EXPIRED event for the undecided watch of slot s (fields read by
+ * the caller before the state word changed): thread = its owner,
+ * other_thread = the thread that replaced it (UINT32_MAX: its owner ended),
+ * distance = accesses it survived (owner's, or the socket's, count now minus
+ * at the sample; 0 if unknown), aux = the reservoir offers it was kept over. */
+static void expired_event(struct pes_rt_thread *t, const struct slot *old, uint64_t now, int by_other)
+{
+    struct pes_event ev;
+    pes_rt_event_init(&ev, PES_EV_WATCH_EXPIRED, t);
+    ev.thread = old->owner;
+    ev.other_thread = by_other ? t->index : UINT32_MAX;
+    ev.addr = old->addr;
+    ev.size = (uint16_t)old->size;
+    ev.site = (uint32_t)old->site;
+    ev.ip = old->sample_ip;
+    ev.flags = (old->write ? PES_EVF_WRITE : 0) | (pes_rt.cfg.spatial ? PES_EVF_SPATIAL : 0) |
+               (shared_mode() ? PES_EVF_SHARED_CACHE : 0);
+    ev.distance = now != UINT64_MAX && now > old->count ? now - old->count : 0;
+    ev.aux = old->offers;
+    ev.loads = t->s.loads;
+    ev.stores = t->s.stores;
+    pes_rt_events_add(t, &ev);
+}
+
+static void read_slot(const struct slot *s, struct slot *out)
+{
+    out->addr = LD(s->addr);
+    out->count = LD(s->count);
+    out->site = LD(s->site);
+    out->sample_ip = LD(s->sample_ip);
+    out->offers = LD(s->offers);
+    out->size = LD(s->size);
+    out->owner = LD(s->owner);
+    out->socket = LD(s->socket);
+    out->write = LD(s->write);
 }
 
 /* Which registers of thread t watch slot i, and how (-1: none). */
@@ -184,7 +248,15 @@ void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
     uint32_t gen = ++next_gen;
     if (!gen)
         gen = ++next_gen;
-    __atomic_exchange_n(&s->state, (uint64_t)gen << 1, __ATOMIC_ACQ_REL);
+    struct slot old;
+    read_slot(s, &old);   /* the fields change only under this lock */
+    if (__atomic_exchange_n(&s->state, (uint64_t)gen << 1, __ATOMIC_ACQ_REL) & 1) {
+        /* replaced before any trap decided it: a censored observation */
+        uint64_t now = shared_mode() ? socket_count(t, old.socket)
+                       : old.owner == t->index ? ev->loads + ev->stores
+                                               : thread_count(t, old.owner);
+        expired_event(t, &old, now, 1);
+    }
     uint32_t size = ev->size ? ev->size : 1;
     ST(s->addr, ev->addr);
     ST(s->len, pes_rt_watch_len(ev->addr, size));
@@ -260,16 +332,18 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     } else if (owner == t->index) {
         now = pes_rt_sample_now(t, &segment_end);
     } else {
+        /* the owner's count now (racy, as socket_count): how long the watch
+         * survived, which the censoring-aware estimator needs */
         ev.kind = PES_EV_INVALIDATION;
-        now = 0;
+        now = thread_count(t, owner);
     }
     if (!__atomic_compare_exchange_n(&s->state, &armed, (uint64_t)gen << 1, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
         return;   /* another thread's trap decided it first */
     if (segment_end)
         count = LD(s->phase);
-    if (ev.kind == PES_EV_REUSE)
-        ev.distance = now > count ? now - count : 0;
+    if (ev.kind == PES_EV_REUSE || (now != UINT64_MAX && !shared_mode()))
+        ev.distance = now != UINT64_MAX && now > count ? now - count : 0;
     ev.loads = t->s.loads;   /* as of the thread's last slow path */
     ev.stores = t->s.stores;
     pes_rt_events_add(t, &ev);
@@ -278,4 +352,31 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
             if (r != reg)
                 pes_rt_watch_disarm(t, r);
     *disarm = 1;
+}
+
+/* Thread end (its own, or stopped by another thread at process exit): its
+ * intra-thread watches can no longer be reused, so each still armed ends
+ * censored at the thread's final count. Shared-cache watches stay armed (the
+ * socket's other threads may still reuse them). Returns the events added. */
+int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count)
+{
+    if (pes_rt.cfg.mode != PES_RT_MODE_REUSE)
+        return 0;
+    int added = 0;
+    for (uint32_t i = 0; i < n_slots(); i++) {
+        struct slot *s = &slots[i];
+        uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (!(st & 1) || LD(s->owner) != t->index)
+            continue;
+        struct slot old;
+        read_slot(s, &old);
+        if (!__atomic_compare_exchange_n(&s->state, &st, st & ~1ull, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            continue;   /* a trap or a new sample ended it first */
+        if (old.owner != t->index)
+            continue;   /* cannot happen: the fields change only while inactive */
+        expired_event(t, &old, final_count, 0);
+        added++;
+    }
+    return added;
 }

@@ -235,6 +235,11 @@ void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
     ev.stores = s->stores + pending.stores;
     ev.aux = s->samples;
     ev.distance = s->traps;   /* TOTALS: watchpoint traps taken (ignored ones included) */
+    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) + PES_RT_MAX_DEBUG_REGISTERS + 2 > PES_RT_EVCAP &&
+        !from_signal)
+        pes_rt_events_flush(t, 0);
+    /* its watches end here: censored observations (rt_reuse.c) */
+    pes_rt_reuse_thread_end(t, ev.loads + ev.stores);
     if (s->lost) {
         struct pes_event lost;
         pes_rt_event_init(&lost, PES_EV_LOST, t);
