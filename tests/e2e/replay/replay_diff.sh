@@ -58,7 +58,11 @@ t = tables["configs[cores=2 mimicked=false].simulation.sites"]
 assert t["rank"] == "invalidations.true+invalidations.false"
 row = t["rows"][0]   # ranked first: the largest change of invalidations
 assert f"false_sharing.c:{line}:{hot[2]} " in row["key"] and row["key"].endswith(f"site={hot[3]}"), row["key"]
-assert row["status"] == "changed" and row["rank"] == own_a
+# (A's rank counts the site's true invalidations too: the merge orders threads
+# by time marks, not by the closing barrier, so about one run in a dozen has one,
+# from main's read of adjacent[1] after the region; B has none of either)
+assert sb[hot]["invalidations"]["true"] == 0
+assert row["status"] == "changed" and row["rank"] == own_a + sa[hot]["invalidations"]["true"], (row["rank"], sa[hot])
 v = {x["column"]: x for x in row["values"]}["invalidations.false"]
 assert (v["a"], v["b"], v["delta"], v["relative"]) == (own_a, 0, -own_a, -1), v
 # every row of A's and B's site tables is matched (same program, same sites)
