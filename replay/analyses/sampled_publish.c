@@ -12,18 +12,6 @@ void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, co
     if (s->roi) pes_r_str(r, o, "region", "region of interest (pes_roi_begin/end)");
 }
 
-void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h) {
-    struct pes_rnode *a = pes_r_array(r, parent, key);
-    for (size_t i = 0; i < PES_RT_BINS; i++) {
-        if (h[i] <= 0) continue;
-        uint64_t lo, hi;
-        pes_rt_bin_range(i, &lo, &hi);
-        struct pes_rnode *b = pes_r_object(r, a, NULL);
-        pes_r_u64(r, b, "lo", lo);
-        pes_r_u64(r, b, "hi", hi);
-        pes_r_f64(r, b, "count", h[i], "%.6g");
-    }
-}
 
 void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, double p, double n_eff) {
     if (isnan(p)) {
@@ -37,8 +25,10 @@ void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *ke
     pes_r_f64(r, a, NULL, hi, "%.6g");
 }
 
-void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
-                                    double n_eff) {
+/* The non-empty bins of h as {lo, hi, count}, with their share and its 90 %
+ * interval (effective sample size n_eff) when with_share. */
+static void publish_rt_bins(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
+                            int with_share, double n_eff) {
     double total = 0;
     for (size_t i = 0; i < PES_RT_BINS; i++) total += h[i] > 0 ? h[i] : 0;
     struct pes_rnode *a = pes_r_array(r, parent, key);
@@ -50,7 +40,17 @@ void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *pare
         pes_r_u64(r, b, "lo", lo);
         pes_r_u64(r, b, "hi", hi);
         pes_r_f64(r, b, "count", h[i], "%.6g");
+        if (!with_share) continue;
         pes_r_f64(r, b, "share", h[i] / total, "%.6g");
         replay_publish_ci(r, b, "share_ci90", h[i] / total, n_eff);
     }
+}
+
+void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h) {
+    publish_rt_bins(r, parent, key, h, 0, 0);
+}
+
+void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
+                                    double n_eff) {
+    publish_rt_bins(r, parent, key, h, 1, n_eff);
 }
