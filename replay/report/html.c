@@ -411,6 +411,27 @@ static void core_chart(struct html *h, const char *title, const char *unit, int 
     fputs("\n</svg></figure>\n", out);
 }
 
+/* How far the predicted runtime can be trusted, as the text report says it:
+ * the runtime model, the machine description's status and, when measured on
+ * its host, the error band (docs/model.md, "Validation"). */
+static void runtime_trust(struct html *h, const json_t *rt) {
+    const char *model = json_string_value(json_object_get(rt, "model"));
+    const char *status = json_string_value(json_object_get(rt, "validation"));
+    const json_t *band = json_object_get(rt, "error_band");
+    fputs("<p class=\"trust\">Runtime model <code>", h->out);
+    esc(h->out, model ? model : "?");
+    fputs("</code>; machine description ", h->out);
+    esc(h->out, status ? status : "?");
+    const char *band_model = json_string_value(json_object_get(band, "model"));
+    if (band && band_model && model && !strcmp(band_model, model))
+        fprintf(h->out, "; measured error on this host: mean %.0f %%, max %.0f %% over %lld runs "
+                        "(bench/model_vs_host.py)", 100 * num(json_object_get(band, "mean")),
+                100 * num(json_object_get(band, "max")), (long long)json_integer_value(json_object_get(band, "runs")));
+    else
+        fputs("; no measured error band for it: read the runtime as a relative figure", h->out);
+    fputs(".</p>\n", h->out);
+}
+
 /* The model vs simulation chart and the runtime chart of a full report. */
 static void model_charts(struct html *h, const json_t *configs) {
     int ncfg = (int)json_array_size(configs), nlev = (int)json_array_size(h->levels);
@@ -451,6 +472,7 @@ static void model_charts(struct html *h, const json_t *configs) {
         if (model) {
             const char *rn[] = {"predicted runtime"};
             fputs("<h2 id=\"runtime\">Predicted runtime</h2>\n", h->out);
+            runtime_trust(h, json_object_get(json_object_get(json_array_get(configs, 0), "model"), "runtime"));
             core_chart(h, "predicted runtime vs core count", "runtime (ms)", 1, rn, rt, cores, ncfg);
         }
     }

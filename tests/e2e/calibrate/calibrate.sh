@@ -95,6 +95,9 @@ grep -qF "36 measured runs of bench/model_vs_host.py" "$work/band.txt" || fail "
 "$PES_BIN/pes-replay" "$trace" --machine host --format json 2>/dev/null |
   jq -e '[.configs[].model.runtime.error_band] | all(. == {"model": "overlap", "mean": 0.25, "max": 0.6, "runs": 36})' \
   >/dev/null || fail "JSON error_band"
+"$PES_BIN/pes-replay" "$trace" --machine host --cores 1,2 --html "$work/band.html" >/dev/null 2>&1 || fail "--html"
+grep -qF '<p class="trust">Runtime model <code>overlap</code>; machine description calibrated; measured error on this host: mean 25 %, max 60 % over 36 runs' \
+  "$work/band.html" || fail "the HTML page does not state the error band"
 "$PES_BIN/pes-replay" "$trace" --machine host --runtime-model ppt 2>/dev/null |
   grep -qF "T_pred has no measured error band for the ppt runtime model" || fail "ppt: the overlap band is not named as such"
 "$PES_BIN/pes-replay" "$trace" --machine host --cache L1=64K:8 --format json 2>/dev/null |
