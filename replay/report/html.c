@@ -98,6 +98,17 @@ static void scalar(FILE *out, const json_t *v) {
 
 static double num(const json_t *v) { return json_is_number(v) ? json_number_value(v) : 0; }
 
+/* A stated interval: [lo, hi] under a key ending in "_ci90" (docs/accuracy.md). */
+static int is_interval(const char *key, const json_t *v) {
+    size_t n = strlen(key);
+    return n > 5 && !strcmp(key + n - 5, "_ci90") && json_is_array(v) && json_array_size(v) == 2 &&
+           json_is_number(json_array_get(v, 0)) && json_is_number(json_array_get(v, 1));
+}
+
+static void interval(FILE *out, const json_t *v) {
+    fprintf(out, "[%.6g, %.6g]", num(json_array_get(v, 0)), num(json_array_get(v, 1)));
+}
+
 /* A histogram's bins as log2 bins of distance: bin 0 is distance 0, bin k
  * (k >= 1) is [2^(k-1), 2^k - 1]. "exact" rows are [distance, count],
  * "log2" rows [lo, hi, count] (placed by lo), --compare's rows {lo, hi, count}. */
@@ -160,6 +171,26 @@ static void histogram_chart(struct html *h, const char *title, const char *names
             if (b > n && b < HTML_MAX_BINS) n = b;
         }
     }
+    /* a sampled histogram's rows state their share's 90 % interval: a bar made
+     * of exactly one such row carries it (its tooltip and data-ci90) */
+    double ci[2][HTML_MAX_BINS][2];
+    int in_bin[2][HTML_MAX_BINS] = {{0}}, has_ci[2][HTML_MAX_BINS] = {{0}};
+    for (int s = 0; s < nser; s++) {
+        size_t i;
+        const json_t *r;
+        json_array_foreach(rows[s], i, r) {
+            double d = json_is_object(r) ? num(json_object_get(r, "lo")) : num(json_array_get(r, 0));
+            int b = bin_of(d);
+            if (b >= HTML_MAX_BINS) b = HTML_MAX_BINS - 1;
+            in_bin[s][b]++;
+            const json_t *iv = json_is_object(r) ? json_object_get(r, "share_ci90") : NULL;
+            if (iv && is_interval("share_ci90", iv)) {
+                has_ci[s][b] = 1;
+                ci[s][b][0] = num(json_array_get(iv, 0));
+                ci[s][b][1] = num(json_array_get(iv, 1));
+            }
+        }
+    }
     double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / n, bw = slot * 0.8 / nser;
     fprintf(out, "<figure><svg class=\"chart hist\" role=\"img\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" "
                  "data-kind=\"histogram\" data-scale=\"linear\" data-plot-height=\"%g\" data-baseline=\"%g\" "
@@ -196,13 +227,19 @@ static void histogram_chart(struct html *h, const char *title, const char *names
             double c = bins[s][b];
             if (c <= 0) continue;
             double hh = max[s] > 0 ? c / max[s] * ph : 0;
+            int with_ci = in_bin[s][b] == 1 && has_ci[s][b];
             fprintf(out, "<rect class=\"bar s%d\" x=\"%.2f\" y=\"%.4f\" width=\"%.2f\" height=\"%.4f\" "
-                         "data-series=\"%d\" data-bin=\"%d\" data-count=\"%.17g\"><title>",
+                         "data-series=\"%d\" data-bin=\"%d\" data-count=\"%.17g\"",
                     s, CH_L + slot * b + slot * 0.1 + bw * s, CH_T + ph - hh, bw, hh, s, b, c);
+            if (with_ci) fprintf(out, " data-ci90=\"%.6g %.6g\"", ci[s][b][0], ci[s][b][1]);
+            fputs("><title>", out);
             esc(out, names[s]);
             fputs(" distance ", out);
             bin_label(out, b);
-            fprintf(out, "&#8230;: %.17g accesses</title></rect>\n", c);
+            fprintf(out, "&#8230;: %.17g accesses", c);
+            if (with_ci)
+                fprintf(out, " (share of the histogram: 90 %% interval [%.3g, %.3g])", ci[s][b][0], ci[s][b][1]);
+            fputs("</title></rect>\n", out);
         }
     }
     if (mark_caches && h->line > 0) {   /* each cache level's size in lines */
@@ -746,6 +783,7 @@ static void src_section(struct html *h, const json_t *j) {
  * ("invalidations.true"). */
 static int is_column(const json_t *v) { return !json_is_object(v) && !json_is_array(v); }
 
+
 static void table(struct html *h, const char *title, const json_t *rows) {
     FILE *out = h->out;
     const json_t *first = json_array_get(rows, 0);
@@ -1004,22 +1042,24 @@ static void scalars(struct html *h, const json_t *j) {
     const char *k;
     const json_t *v;
     json_object_foreach((json_t *)j, k, v) {
-        if (is_column(v)) {
+        if (is_column(v) || is_interval(k, v)) {
             fputs("<tr><td>", out);
             esc(out, k);
             fputs(json_is_number(v) ? "</td><td class=\"n\">" : "</td><td>", out);
-            scalar(out, v);
+            if (is_interval(k, v)) interval(out, v);
+            else scalar(out, v);
             fputs("</td></tr>\n", out);
         } else if (json_is_object(v) && strcmp(k, "histograms") != 0) {
             const char *k2;
             const json_t *v2;
-            json_object_foreach((json_t *)v, k2, v2) if (is_column(v2)) {
+            json_object_foreach((json_t *)v, k2, v2) if (is_column(v2) || is_interval(k2, v2)) {
                 fputs("<tr><td>", out);
                 esc(out, k);
                 fputc('.', out);
                 esc(out, k2);
                 fputs(json_is_number(v2) ? "</td><td class=\"n\">" : "</td><td>", out);
-                scalar(out, v2);
+                if (is_interval(k2, v2)) interval(out, v2);
+                else scalar(out, v2);
                 fputs("</td></tr>\n", out);
             }
         }

@@ -210,6 +210,22 @@ for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
                    [(k2, v2) for d in report.values() if isinstance(d, dict) for k2, v2 in d.items()]
                    if k.endswith("histogram") and isinstance(v, list) and v)
         assert charts == want > 0, f"reuse: {charts} charts, {want} histograms"
+        # stated uncertainty: a bar of one row carries that row's 90 % interval, and the
+        # figures table the ratios' intervals, as the JSON states them
+        rows = [r for d in [report] + [v for v in report.values() if isinstance(v, dict)]
+                for k, v in d.items() if k.endswith("histogram") and isinstance(v, list)
+                for r in v if isinstance(r, dict) and "share_ci90" in r]
+        bars = [b for b in tree.iter(SVG + "rect") if b.get("data-ci90")]
+        assert rows and bars, "reuse: no stated intervals"
+        for b in bars:
+            lo, hi = map(float, b.get("data-ci90").split())
+            match = [r for r in rows if r["count"] == float(b.get("data-count"))
+                     and abs(r["share_ci90"][0] - lo) <= 1e-6 * max(1, lo) and abs(r["share_ci90"][1] - hi) <= 1e-6 * max(1, hi)]
+            assert match and lo <= match[0]["share"] <= hi, (b.get("data-count"), lo, hi)
+            assert "90 % interval" in b.find(SVG + "title").text
+        figs = {tr[0].text: "".join(tr[1].itertext()) for tr in (list(t) for t in tree.iter("tr")) if len(tr) == 2}
+        ci = report["intra"]["invalidation_ratio_ci90"]
+        assert figs["intra.invalidation_ratio_ci90"] == f"[{ci[0]:.6g}, {ci[1]:.6g}]", figs.get("intra.invalidation_ratio_ci90")
     print(f"ok: {name}: parses, JSON embedded, {charts} histograms checked")
 # the miss-ratio curves: two charts (fully associative, SDCM), one curve per core count
 tree, report, charts = check("full")
