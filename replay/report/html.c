@@ -114,16 +114,28 @@ static void interval(FILE *out, const json_t *v) {
  * "log2" rows [lo, hi, count] (placed by lo), --compare's rows {lo, hi, count}. */
 static int bin_of(double d) { return d < 1 ? 0 : (int)floor(log2(d)) + 1; }
 
-static int bins_of(const json_t *rows, double *bins) {
-    memset(bins, 0, sizeof(double) * HTML_MAX_BINS);
+/* One series of a chart in those bins: the summed counts, how many rows each
+ * bin holds, and the 90 % interval a sampled row states for its share
+ * (share_ci90), which a bar of exactly one row carries. */
+struct hist_bins {
+    double count[HTML_MAX_BINS];
+    int rows[HTML_MAX_BINS];
+    int has_ci[HTML_MAX_BINS];
+    double ci[HTML_MAX_BINS][2];
+};
+
+static int bins_of(const json_t *rows, struct hist_bins *hb) {
+    memset(hb, 0, sizeof *hb);
     int n = 0;
     size_t i;
     const json_t *r;
     json_array_foreach(rows, i, r) {
         double d, c;
+        const json_t *iv = NULL;
         if (json_is_object(r)) {
             d = num(json_object_get(r, "lo"));
             c = num(json_object_get(r, "count"));
+            iv = json_object_get(r, "share_ci90");
         } else if (json_array_size(r) == 2) {
             d = num(json_array_get(r, 0));
             c = num(json_array_get(r, 1));
@@ -133,7 +145,13 @@ static int bins_of(const json_t *rows, double *bins) {
         }
         int b = bin_of(d);
         if (b >= HTML_MAX_BINS) b = HTML_MAX_BINS - 1;
-        bins[b] += c;
+        hb->count[b] += c;
+        hb->rows[b]++;
+        if (iv && is_interval("share_ci90", iv)) {
+            hb->has_ci[b] = 1;
+            hb->ci[b][0] = num(json_array_get(iv, 0));
+            hb->ci[b][1] = num(json_array_get(iv, 1));
+        }
         if (b + 1 > n) n = b + 1;
     }
     return n;
@@ -155,13 +173,14 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     if (h->charts >= HTML_MAX_CHARTS) return;
     h->charts++;
     FILE *out = h->out;
-    double bins[2][HTML_MAX_BINS], max[2] = {0, 0};
+    struct hist_bins bins[2];
+    double max[2] = {0, 0};
     int n = 1;
     for (int s = 0; s < nser; s++) {
-        int k = bins_of(rows[s], bins[s]);
+        int k = bins_of(rows[s], &bins[s]);
         if (k > n) n = k;
         for (int b = 0; b < k; b++)
-            if (bins[s][b] > max[s]) max[s] = bins[s][b];
+            if (bins[s].count[b] > max[s]) max[s] = bins[s].count[b];
     }
     if (mark_caches && h->line > 0) {   /* room for the largest cache's mark */
         size_t i;
@@ -169,26 +188,6 @@ static void histogram_chart(struct html *h, const char *title, const char *names
         json_array_foreach(h->levels, i, l) {
             int b = bin_of(num(json_object_get(l, "size")) / (double)h->line) + 1;
             if (b > n && b < HTML_MAX_BINS) n = b;
-        }
-    }
-    /* a sampled histogram's rows state their share's 90 % interval: a bar made
-     * of exactly one such row carries it (its tooltip and data-ci90) */
-    double ci[2][HTML_MAX_BINS][2];
-    int in_bin[2][HTML_MAX_BINS] = {{0}}, has_ci[2][HTML_MAX_BINS] = {{0}};
-    for (int s = 0; s < nser; s++) {
-        size_t i;
-        const json_t *r;
-        json_array_foreach(rows[s], i, r) {
-            double d = json_is_object(r) ? num(json_object_get(r, "lo")) : num(json_array_get(r, 0));
-            int b = bin_of(d);
-            if (b >= HTML_MAX_BINS) b = HTML_MAX_BINS - 1;
-            in_bin[s][b]++;
-            const json_t *iv = json_is_object(r) ? json_object_get(r, "share_ci90") : NULL;
-            if (iv && is_interval("share_ci90", iv)) {
-                has_ci[s][b] = 1;
-                ci[s][b][0] = num(json_array_get(iv, 0));
-                ci[s][b][1] = num(json_array_get(iv, 1));
-            }
         }
     }
     double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / n, bw = slot * 0.8 / nser;
@@ -224,21 +223,22 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     fputc('\n', out);
     for (int s = 0; s < nser; s++) {
         for (int b = 0; b < n; b++) {
-            double c = bins[s][b];
+            double c = bins[s].count[b];
             if (c <= 0) continue;
             double hh = max[s] > 0 ? c / max[s] * ph : 0;
-            int with_ci = in_bin[s][b] == 1 && has_ci[s][b];
+            int with_ci = bins[s].rows[b] == 1 && bins[s].has_ci[b];
             fprintf(out, "<rect class=\"bar s%d\" x=\"%.2f\" y=\"%.4f\" width=\"%.2f\" height=\"%.4f\" "
                          "data-series=\"%d\" data-bin=\"%d\" data-count=\"%.17g\"",
                     s, CH_L + slot * b + slot * 0.1 + bw * s, CH_T + ph - hh, bw, hh, s, b, c);
-            if (with_ci) fprintf(out, " data-ci90=\"%.6g %.6g\"", ci[s][b][0], ci[s][b][1]);
+            if (with_ci) fprintf(out, " data-ci90=\"%.6g %.6g\"", bins[s].ci[b][0], bins[s].ci[b][1]);
             fputs("><title>", out);
             esc(out, names[s]);
             fputs(" distance ", out);
             bin_label(out, b);
             fprintf(out, "&#8230;: %.17g accesses", c);
             if (with_ci)
-                fprintf(out, " (share of the histogram: 90 %% interval [%.3g, %.3g])", ci[s][b][0], ci[s][b][1]);
+                fprintf(out, " (share of the histogram: 90 %% interval [%.3g, %.3g])", bins[s].ci[b][0],
+                        bins[s].ci[b][1]);
             fputs("</title></rect>\n", out);
         }
     }
