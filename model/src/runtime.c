@@ -70,16 +70,15 @@ static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime
     /* the accesses each level below L1 serves: one line each, delivered at
      * that level's rate; the levels deliver concurrently (the slowest bounds)
      * and a fill waits for its latency only when mlp others are not in flight */
-    double n = loads + stores, prev = 0, fill = 0, exposed = 0;
-    for (unsigned i = 0; i <= m->n_levels; i++) {
-        double g = i < m->n_levels ? fmax(in->hit[i], prev) : 1.0;
-        if (i > 0) {
-            double served = n * (g - prev);
-            double beta = i < m->n_levels ? m->level[i].recip_throughput : m->mem_recip_throughput;
-            double delta = i < m->n_levels ? m->level[i].latency : m->mem_latency;
-            fill = fmax(fill, served * beta);
-            exposed += served * delta;
-        }
+    double n = loads + stores, prev = in->hit[0], fill = 0, exposed = 0;
+    for (unsigned i = 1; i <= m->n_levels; i++) {   /* level i (index), then memory */
+        int mem_level = i == m->n_levels;
+        double g = mem_level ? 1.0 : fmax(in->hit[i], prev);   /* global rates are monotone */
+        double served = n * (g - prev);
+        double beta = mem_level ? m->mem_recip_throughput : m->level[i].recip_throughput;
+        double delta = mem_level ? m->mem_latency : m->level[i].latency;
+        fill = fmax(fill, served * beta);
+        exposed += served * delta;
         prev = g;
     }
     *mem = fmax(issue, fill) + exposed / pes_machine_mlp(m);

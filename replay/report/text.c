@@ -154,7 +154,9 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
 static void print_predictions(FILE *out, const struct pes_rnode *root) {
     size_t n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
     const struct pes_rnode *configs = pes_r_get(root, "configs");
-    const char *rm = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "model");
+    /* model, status and error band: the machine's, the same in every configuration */
+    const struct pes_rnode *rt0 = pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime");
+    const char *rm = pes_r_get_s(rt0, "model");
     int ppt = rm && !strcmp(rm, "ppt");
     fprintf(out, "\nPredicted hit rates (SDCM, PPT-Multicore Eq. 1-3; local: hits / accesses reaching the level)"
                  " and runtime (%s)\n", ppt ? "Eq. 4-8" : "overlap model");
@@ -185,10 +187,9 @@ static void print_predictions(FILE *out, const struct pes_rnode *root) {
                  "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = %s,\n"
                  "   the predicted runtime; docs/model.md)\n",
             ppt ? "T_mem + T_cpu" : "max(T_mem, T_cpu)");
-    const char *v = pes_r_get_s(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"), "validation");
+    const char *v = pes_r_get_s(rt0, "validation");
     const char *name = report_safe(pes_r_get_s(pes_r_get(root, "machine"), "name"));
-    const struct pes_rnode *band = pes_r_get(pes_r_get(pes_r_get(pes_r_at(configs, 0), "model"), "runtime"),
-                                             "error_band");
+    const struct pes_rnode *band = pes_r_get(rt0, "error_band");
     if (band && !strcmp(pes_r_get_s(band, "model"), rm ? rm : ""))
         fprintf(out, "  T_pred error band on this host: mean %.0f %%, max %.0f %% (|predicted - measured| / measured over\n"
                      "  %u measured runs of bench/model_vs_host.py with machine '%s'; docs/model.md, \"Validation\")\n",
