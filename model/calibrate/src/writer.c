@@ -90,6 +90,12 @@ static int make_parent(const char *path, struct pes_error *err)
     return 0;
 }
 
+/* The file written first and renamed over path: a reader never sees half a file. */
+static void tmp_name(char *buf, size_t len, const char *path)
+{
+    snprintf(buf, len, "%s.tmp%ld", path, (long)getpid());
+}
+
 int pes_calib_prepare_path(const char *path, struct pes_error *err)
 {
     if (!path || !*path)
@@ -97,7 +103,7 @@ int pes_calib_prepare_path(const char *path, struct pes_error *err)
     if (make_parent(path, err) < 0)
         return -1;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    tmp_name(tmp, sizeof tmp, path);
     FILE *f = fopen(tmp, "w");
     if (!f)
         return pes_error_set(err, PES_ERR_IO, 0, "%s: %s", path, strerror(errno));
@@ -111,7 +117,7 @@ int pes_calib_write_file(const struct pes_calib_result *r, const char *path, str
     if (pes_calib_prepare_path(path, err) < 0)
         return -1;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    tmp_name(tmp, sizeof tmp, path);
     FILE *f = fopen(tmp, "w");
     if (!f)
         return pes_error_set(err, PES_ERR_IO, 0, "%s: %s", path, strerror(errno));
