@@ -32,6 +32,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MICRO = os.path.join(HERE, "micro")
+KERNELS_DIR = os.path.join(HERE, "kernels")
 
 RIBENCH_PATTERNS = ["increasing", "decreasing", "bell", "multimodal"]
 COMM_BENCHES = ["write_volume", "false_sharing", "read_write", "point_to_point"]
@@ -49,12 +50,19 @@ METRICS = [
     ("top_inval_fp", "top-10 invalidation sites false positives", "low"),
     ("top_coh_coverage", "top-10 coherence-miss sites coverage", "high"),
     ("top_coh_fp", "top-10 coherence-miss sites false positives", "low"),
-    ("coverage90", "stated 90 % intervals containing the full-trace value", "cover"),
-    ("printed90", "printed intra-bin 90 % intervals containing the full-trace share", "cover"),
+    ("samples_per_thread", "sampled accesses per thread", "info"),
+    ("coverage90", "stated 90 % intervals containing the full-trace value (pooled)", "cover"),
+    ("printed90", "— printed intra-bin intervals (bins the sample has)", "cover"),
 ]
+# interval_coverage's kinds (pes-replay --compare): one "cover" row each
+COVER_KINDS = [("intra_bins", "intra-thread bins"), ("stack_bins", "stack bins"),
+               ("inval_ratio", "invalidation ratio"), ("false_fraction", "false-sharing fraction"),
+               ("comm_pairs", "thread pairs' volume shares"), ("comm_volume", "communication volume")]
+METRICS += [(f"cov_{k}", f"— {label}", "cover") for k, label in COVER_KINDS]
 # "cover" rows: pooled over runs (every checked value counts once), worst = the lowest run
 COVER = {"coverage90": ("coverage90_checked", "coverage90_covered"),
          "printed90": ("printed_checked", "printed_covered")}
+COVER.update({f"cov_{k}": (f"cov_{k}_checked", f"cov_{k}_covered") for k, _ in COVER_KINDS})
 SCALE = {"inval_ratio_error": 100, "comm_volume_error": 100, "split_error": 100}
 
 
@@ -64,16 +72,45 @@ def run(cmd, **kw):
 
 def build(bin_dir, work):
     exe = {}
-    for name in ["ribench"] + COMM_BENCHES:
+    for name in ["ribench"] + COMM_BENCHES + KERNELS:
         out = os.path.join(work, name)
-        run([os.path.join(bin_dir, "pes-clang"), "-O2", "-fopenmp", "-o", out, os.path.join(MICRO, name + ".c")])
+        src = os.path.join(MICRO if name not in KERNELS else KERNELS_DIR, name + ".c")
+        run([os.path.join(bin_dir, "pes-clang"), "-O2", "-fopenmp", "-o", out, src])
         exe[name] = out
     return exe
 
 
+# Accesses per thread of one RIBench round at --divide 1 (--length short),
+# measured with pes-collect: 420 K (bell) to 670 K (increasing, case 2)
+RIBENCH_ROUND = 500_000
+KERNELS = ["cg", "mg", "is"]
+
+
+def per_thread_accesses(args, period, threads):
+    """Accesses wanted per thread: --samples sampled accesses at this period,
+    capped per thread (--max-accesses) and per run (--max-total)."""
+    want = min(args.samples * period, args.max_accesses)
+    return max(1, min(want, args.max_total // max(threads, 1)))
+
+
+def kernel_size(name, total):
+    """Problem size of a bench/kernels program for about `total` accesses (all
+    threads together), from pes-collect counts: cg ~4,000 n, mg ~187 n^3 (n a
+    power of two), is ~172 n."""
+    if name == "cg":
+        return str(max(500, total // 4000))
+    if name == "is":
+        return str(min(max(1024, total // 172), 2**31 - 1))
+    n = 4
+    while n < 2048 and 187 * (2 * n) ** 3 <= total * 1.5:
+        n *= 2
+    return str(n)
+
+
 def cases(args):
-    """(name, benchmark, mode, argv builder(period, threads))"""
+    """(name, benchmark, mode, argv builder(period, threads), environment builder(threads))"""
     out = []
+    no_env = lambda threads: {}
     # Table 6.5 (no invalidation) for every pattern; Tables 6.6/6.7 (cases 2
     # and 3: shared stores, invalidations) for bell-shaped and decreasing
     ribench = [(pat, 1) for pat in RIBENCH_PATTERNS]
@@ -81,19 +118,25 @@ def cases(args):
         ribench += [(pat, c) for pat in ("bell", "decreasing") for c in (2, 3)]
     for pat, case in ribench:
         def argv(period, threads, pat=pat, case=case):
-            # one round is sum(c_p * l_p) ~ 0.6-1.2 M accesses at divide 1 (Table 6.5);
-            # divide so that the run gives ~--samples samples per thread
-            per_round = 620000
-            want = min(args.samples * period, args.max_accesses)
-            divide = max(1, int(per_round * 2 / max(want, 1)))
-            return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", str(args.outer),
+            # rounds of RIBENCH_ROUND accesses per thread: more rounds for
+            # longer runs, --divide for shorter ones (at least --outer rounds)
+            want = per_thread_accesses(args, period, threads)
+            outer = max(args.outer, round(want / RIBENCH_ROUND))
+            divide = max(1, round(RIBENCH_ROUND * outer / want))
+            return ["--pattern", pat, "--length", "short", "--divide", str(divide), "--outer", str(outer),
                     "--case", str(case), "--threads", str(threads)]
-        out.append((f"ribench-{pat}" + (f"-case{case}" if case > 1 else ""), "ribench", "reuse", argv))
+        out.append((f"ribench-{pat}" + (f"-case{case}" if case > 1 else ""), "ribench", "reuse", argv, no_env))
     for b in COMM_BENCHES:
         def argv(period, threads):
-            iters = min(args.samples * period, args.max_accesses) // 2
+            iters = per_thread_accesses(args, period, threads) // 2
             return ["--threads", str(threads), "--iters", str(max(iters, 1000))]
-        out.append((b, b, "comm", argv))
+        out.append((b, b, "comm", argv, no_env))
+    # the NAS-like kernels of bench/kernels (CG's indirect loads and
+    # reductions, MG's stencils, IS's histogram and scatter), OpenMP threads
+    for k in ([] if args.quick else KERNELS):
+        def argv(period, threads, k=k):
+            return [kernel_size(k, per_thread_accesses(args, period, threads) * threads)]
+        out.append((k, k, "reuse", argv, lambda threads: {"OMP_NUM_THREADS": str(threads)}))
     return out
 
 
@@ -121,6 +164,11 @@ def flatten(c):
     m["coverage90"] = cov.get("fraction")
     m["coverage90_checked"] = cov.get("checked")
     m["coverage90_covered"] = cov.get("covered")
+    for k, _ in COVER_KINDS:
+        kc = (c.get("interval_coverage") or {}).get(k) or {}
+        m[f"cov_{k}"] = kc.get("fraction") if kc.get("checked") else None
+        m[f"cov_{k}_checked"], m[f"cov_{k}_covered"] = kc.get("checked"), kc.get("covered")
+    m["samples_per_thread"] = (c.get("samples") or 0) / c["threads"] if c.get("threads") else None
     # Marathe's metrics need invalidations in the sample: with fewer than 10
     # expected (decided uses x true ratio) the ranking is noise, not accuracy
     r = c.get("inval_ratio_true")
@@ -150,7 +198,7 @@ def summarize(runs):
         if kind == "abs":
             med = statistics.median(abs(v) for v in vals) * sc
             worst = max(abs(v) for v in vals) * sc
-        elif kind == "high":
+        elif kind in ("high", "info"):
             med, worst = statistics.median(vals) * sc, min(vals) * sc
         else:
             med, worst = statistics.median(vals) * sc, max(vals) * sc
@@ -170,6 +218,22 @@ def markdown(runs, rows, args):
             _, _, med, worst, n = by_period[p][i]
             cells.append(f"{fmt(med)} | {fmt(worst)} | {n}")
         out.append(f"| {label} | " + " | ".join(cells) + " |")
+    # the communication volume's target holds on time-sliced threads and on
+    # one thread per CPU: the two regimes apart
+    cpus = os.cpu_count() or 1
+    regimes = [("threads <= CPUs", lambda r: r["threads"] <= cpus), ("threads > CPUs (time-sliced)",
+                                                                        lambda r: r["threads"] > cpus)]
+    comm_keys = [m for m in METRICS if m[0] in ("comm_volume_error", "comm_cell_error", "split_error")]
+    out += ["", f"By thread regime ({cpus} CPUs):", "",
+            "| metric | regime | " + " | ".join(f"median @{p} | worst @{p} | runs" for p in periods) + " |",
+            "|---|---|" + "---|---|---|" * len(periods)]
+    for key, label, kind in comm_keys:
+        for rname, pick in regimes:
+            cells = []
+            for p in periods:
+                row = [x for x in summarize([r for r in runs if r["period"] == p and pick(r)]) if x[0] == key][0]
+                cells.append(f"{fmt(row[2])} | {fmt(row[3])} | {row[4]}")
+            out.append(f"| {label} | {rname} | " + " | ".join(cells) + " |")
     out += ["", "| case | mode | period | threads | samples | S intra | S stack | inval err pp | "
                 "volume err % | false frac err pp | note |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
@@ -189,6 +253,10 @@ def main():
     ap.add_argument("--threads", default="1,2,4,8,16")
     ap.add_argument("--samples", type=int, default=200, help="sampled accesses wanted per thread")
     ap.add_argument("--max-accesses", type=int, default=4_000_000, help="cap on accesses per thread")
+    ap.add_argument("--max-total", type=int, default=64_000_000,
+                    help="cap on accesses per run, all threads together (the full trace's replay time)")
+    ap.add_argument("--min-samples", type=int, default=20,
+                    help="skip runs whose caps leave fewer sampled accesses per thread than this")
     ap.add_argument("--only", default="", help="comma-separated case-name prefixes")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--outer", type=int, default=2, help="RIBench rounds (--outer): longer runs, more samples")
@@ -225,22 +293,27 @@ def main():
     try:
         exe = build(args.bin, work)
         runs = []
-        for name, bench, mode, argv in cases(args):
+        for name, bench, mode, argv, env in cases(args):
             if args.only and not any(name.startswith(p) for p in args.only.split(",")):
                 continue
             for period in periods:
                 for nt in threads:
+                    if per_thread_accesses(args, period, nt) < args.min_samples * period:
+                        # a run this short gives a handful of samples per
+                        # thread at this period: noise, not accuracy
+                        continue
                     tdir = args.from_traces or args.keep or work
                     stem = os.path.join(tdir, f"{name}-p{period}-t{nt}")
                     s, f = stem + ".s.zst", stem + ".f.zst"
                     prog = [exe[bench]] + argv(period, nt)
-                    rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:]}
+                    rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:],
+                           "env": env(nt)}
                     try:
                         if not args.from_traces:
                             r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
                                      "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
-                                     "-o", s, "--full-output", f, "--"] + prog)
-                            rec["expected"] = json.loads(r.stdout)
+                                     "-o", s, "--full-output", f, "--"] + prog, env=dict(os.environ, **env(nt)))
+                            rec["expected"] = json.loads(r.stdout) if bench not in KERNELS else None
                         by_est = {}
                         for est in estimators:
                             extra = ["--reuse-estimator", est] if est else []

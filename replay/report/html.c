@@ -122,6 +122,7 @@ struct hist_bins {
     int rows[HTML_MAX_BINS];
     int has_ci[HTML_MAX_BINS];
     double ci[HTML_MAX_BINS][2];
+    double share[HTML_MAX_BINS];   /* the row's share of its histogram, with ci */
 };
 
 static int bins_of(const json_t *rows, struct hist_bins *hb) {
@@ -151,6 +152,7 @@ static int bins_of(const json_t *rows, struct hist_bins *hb) {
             hb->has_ci[b] = 1;
             hb->ci[b][0] = num(json_array_get(iv, 0));
             hb->ci[b][1] = num(json_array_get(iv, 1));
+            hb->share[b] = num(json_object_get(r, "share"));
         }
         if (b + 1 > n) n = b + 1;
     }
@@ -163,6 +165,18 @@ static void bin_label(FILE *out, int b) {
     else if (b <= 20) fprintf(out, "%ldK", 1L << (b - 11));
     else if (b <= 30) fprintf(out, "%ldM", 1L << (b - 21));
     else fprintf(out, "2^%d", b - 1);
+}
+
+/* A bar's 90 % interval as a whisker: the bar's height is its share times
+ * `per_share` (share -> pixels), so the interval's ends sit at lo and hi
+ * times that above the baseline, clipped to the plot's top. */
+static void whisker(FILE *out, int s, int b, double x, double base, double top, double per_share,
+                    const double ci[2]) {
+    double ylo = base - ci[0] * per_share, yhi = base - ci[1] * per_share;
+    if (ylo < top) ylo = top;
+    if (yhi < top) yhi = top;
+    fprintf(out, "<path class=\"ci\" data-series=\"%d\" data-bin=\"%d\" d=\"M%.2f %.4fV%.4fM%.2f %.4fH%.2fM%.2f %.4fH%.2f\"/>\n",
+            s, b, x, ylo, yhi, x - 3, ylo, x + 3, x - 3, yhi, x + 3);
 }
 
 /* One reuse-distance chart: one or two series (two: --compare's sampled and
@@ -191,6 +205,7 @@ static void histogram_chart(struct html *h, const char *title, const char *names
         }
     }
     double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / n, bw = slot * 0.8 / nser;
+    int whiskers = 0;
     fprintf(out, "<figure><svg class=\"chart hist\" role=\"img\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" "
                  "data-kind=\"histogram\" data-scale=\"linear\" data-plot-height=\"%g\" data-baseline=\"%g\" "
                  "data-series=\"%d\"",
@@ -240,6 +255,11 @@ static void histogram_chart(struct html *h, const char *title, const char *names
                 fprintf(out, " (share of the histogram: 90 %% interval [%.3g, %.3g])", bins[s].ci[b][0],
                         bins[s].ci[b][1]);
             fputs("</title></rect>\n", out);
+            if (with_ci && bins[s].share[b] > 0) {
+                whisker(out, s, b, CH_L + slot * b + slot * 0.1 + bw * s + bw / 2, CH_T + ph, CH_T,
+                        hh / bins[s].share[b], bins[s].ci[b]);
+                whiskers++;
+            }
         }
     }
     if (mark_caches && h->line > 0) {   /* each cache level's size in lines */
@@ -259,7 +279,12 @@ static void histogram_chart(struct html *h, const char *title, const char *names
         fprintf(out, "<rect x=\"%g\" y=\"4\" width=\"12\" height=\"10\" class=\"bar s0\"/><text x=\"%g\" y=\"13\">%s</text>"
                      "<rect x=\"%g\" y=\"4\" width=\"12\" height=\"10\" class=\"bar s1\"/><text x=\"%g\" y=\"13\">%s</text>\n",
                 CH_W - 200, CH_W - 185, names[0], CH_W - 100, CH_W - 85, names[1]);
-    fputs("</svg></figure>\n", out);
+    fputs("</svg>", out);
+    if (whiskers)
+        fputs("<figcaption>Whiskers: the 90 % interval of a bin's share of the histogram (Wilson score "
+              "interval with Kish's effective sample size; docs/accuracy.md, \"Stated uncertainty\").</figcaption>",
+              out);
+    fputs("</figure>\n", out);
 }
 
 /* Miss-ratio curves as the report holds them (configs[].miss_ratio_curve,
@@ -1005,7 +1030,7 @@ static const char *CSS =
     ".warn{font-weight:bold}"
     "svg text{font-size:11px}svg .t{font-size:13px;font-weight:bold}svg .u{font-style:italic}"
     "svg .yl{text-anchor:end}svg .xl{text-anchor:middle}svg .bl{text-anchor:middle;font-size:9px}"
-    "svg .ax{stroke:#000}svg .mark{stroke:#000;stroke-dasharray:4 3}svg .ml{font-size:10px}"
+    "svg .ax{stroke:#000}svg .ci{stroke:#000;fill:none}svg .mark{stroke:#000;stroke-dasharray:4 3}svg .ml{font-size:10px}"
     "svg .s0{fill:#4a6fa5;stroke:#000;stroke-width:.5}svg .s1{fill:url(#hatch);stroke:#000;stroke-width:.5}"
     "svg .p0{fill:#4a6fa5}svg .p1{fill:url(#hatch);stroke:#000;stroke-width:.5}svg .p2{fill:#9bbf6a}"
     "svg .p3{fill:url(#dots);stroke:#000;stroke-width:.5}svg .p4{fill:#d08c3a}"

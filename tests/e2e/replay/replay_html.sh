@@ -223,6 +223,31 @@ for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
                      and abs(r["share_ci90"][0] - lo) <= 1e-6 * max(1, lo) and abs(r["share_ci90"][1] - hi) <= 1e-6 * max(1, hi)]
             assert match and lo <= match[0]["share"] <= hi, (b.get("data-count"), lo, hi)
             assert "90 % interval" in b.find(SVG + "title").text
+        # each such bar has its whisker: the interval's ends at lo/share and
+        # hi/share of the bar's height above the baseline (clipped at the top)
+        drawn = 0
+        for svg in tree.iter(SVG + "svg"):
+            whiskers = {(w.get("data-series"), w.get("data-bin")): w for w in svg.iter(SVG + "path")
+                        if w.get("class") == "ci"}
+            if svg.get("data-kind") != "histogram":
+                assert not whiskers, svg.get("data-kind")
+                continue
+            base, top = float(svg.get("data-baseline")), float(svg.get("data-baseline")) - float(svg.get("data-plot-height"))
+            for b in svg.iter(SVG + "rect"):
+                if not b.get("data-ci90"):
+                    continue
+                lo, hi = map(float, b.get("data-ci90").split())
+                share = [r["share"] for r in rows if r["count"] == float(b.get("data-count"))][0]
+                w = whiskers.pop((b.get("data-series"), b.get("data-bin")))
+                nums = [float(x) for x in re.findall(r"-?[0-9.]+", w.get("d"))]
+                x, ylo, yhi = nums[0], nums[1], nums[2]
+                h = float(b.get("height"))
+                assert abs(x - (float(b.get("x")) + float(b.get("width")) / 2)) < 0.02, (x, b.attrib)
+                for y, v in ((ylo, lo), (yhi, hi)):
+                    assert abs(y - max(top, base - h * v / share)) < 0.01, (y, v, share, h, base)
+                drawn += 1
+            assert not whiskers, f"whiskers without a bar: {list(whiskers)}"
+        assert drawn, "no interval whiskers"
         figs = {tr[0].text: "".join(tr[1].itertext()) for tr in (list(t) for t in tree.iter("tr")) if len(tr) == 2}
         ci = report["intra"]["invalidation_ratio_ci90"]
         assert figs["intra.invalidation_ratio_ci90"] == f"[{ci[0]:.6g}, {ci[1]:.6g}]", figs.get("intra.invalidation_ratio_ci90")
