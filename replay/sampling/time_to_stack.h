@@ -73,4 +73,35 @@ double pes_t2s_expected(const struct pes_t2s *c, uint64_t t);
  * weight = sum of the reuse weights) to out. */
 int pes_t2s_convert(const struct pes_t2s *c, struct pes_t2s_hist *out, struct pes_error *err);
 
+/*
+ * Phased conversion (docs/accuracy.md, "Phased conversion"): the same
+ * footprint, estimated per window of the stream's own accesses. The reuses
+ * are cut, by the position of their use, into windows of at least
+ * window_min reuses each (one window when there are fewer); a reuse's
+ * mean stack distance sums, over the windows its interval crosses, the
+ * footprint of that window over the part of the interval inside it (the
+ * window holding the use leaves the reuse itself out), and its spread is
+ * the smaller of the independent-indicator variance along the interval and
+ * Shen's binomial variance over N - 1 data; the histogram gets a binomial
+ * of that mean and variance (a point mass when the variance is 0). Cyclic
+ * scans convert exactly; with one window and Shen's variance the smaller,
+ * the result is pes_t2s_convert's.
+ */
+#define PES_T2S_WINDOW_MIN 32
+struct pes_t2s_phased_input {
+    const uint64_t *distance;  /* time distances of the reuses */
+    const double *weight;      /* per reuse; NULL = 1 each */
+    const uint64_t *position;  /* position of each reuse's USE in the stream's access count */
+    size_t n;
+    double never;              /* weight of uses never reused, shared by the windows by reuse weight */
+    double n_distinct;         /* N; > 0 */
+    size_t window_min;         /* reuses per window at least; 0: PES_T2S_WINDOW_MIN */
+};
+/* Windows the phased conversion uses for n reuses: n / window_min, >= 1. */
+size_t pes_t2s_phased_windows(size_t n, size_t window_min);
+/* Adds the phased conversion of the input's reuses (total weight = sum of
+ * the reuse weights) to out. 0, or -1 with err. */
+int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s_hist *out,
+                           struct pes_error *err);
+
 #endif /* PES_REPLAY_TIME_TO_STACK_H */

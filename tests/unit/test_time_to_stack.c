@@ -159,6 +159,33 @@ static struct pes_t2s *make(const struct built *b, double n_distinct) {
     return c;
 }
 
+/* Phased conversion of the uses selected by keep (NULL = all): positions are
+ * the uses' indices in the stream; N from Kac, never from it (as the replay
+ * does). */
+static void convert_phased(const struct stream *s, const uint8_t *keep, size_t window_min, double n_distinct,
+                           struct pes_t2s_hist *h) {
+    uint64_t *d = malloc(s->n * sizeof *d), *pos = malloc(s->n * sizeof *pos);
+    assert_non_null(d);
+    assert_non_null(pos);
+    size_t n = 0;
+    double never = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (keep && !keep[i]) continue;
+        if (s->fwd[i] == UINT64_MAX) {
+            never += 1;
+            continue;
+        }
+        d[n] = s->fwd[i];
+        pos[n++] = i;
+    }
+    struct pes_t2s_phased_input in = {.distance = d, .position = pos, .n = n, .never = never,
+                                      .n_distinct = n_distinct, .window_min = window_min};
+    memset(h, 0, sizeof *h);
+    assert_int_equal(pes_t2s_convert_phased(&in, h, NULL), 0);
+    free(d);
+    free(pos);
+}
+
 /* ------------------------------------------------------------ cyclic scans */
 
 static void check_cyclic(uint64_t m, size_t rounds) {
@@ -185,6 +212,15 @@ static void check_cyclic(uint64_t m, size_t rounds) {
         double want = k == pes_rt_bin(m - 1) ? (double)b.n : 0.0;
         assert_true(fabs(h.bin[k] - want) < 1e-9 * (double)b.n);
         assert_true(fabs(s.exact[k] - want) < 1e-9);
+    }
+    /* the phased conversion too, with one window and with many */
+    const size_t mins[] = {0, 7};
+    for (size_t q = 0; q < 2; q++) {
+        convert_phased(&s, NULL, mins[q], n_hat, &h);
+        for (size_t k = 0; k < PES_RT_BINS; k++) {
+            double want = k == pes_rt_bin(m - 1) ? (double)b.n : 0.0;
+            assert_true(fabs(h.bin[k] - want) < 1e-9 * (double)b.n);
+        }
     }
     pes_t2s_destroy(c);
     free(b.d);
@@ -299,6 +335,16 @@ static void test_uniform_histogram(void **state) {
         print_message("uniform M=%llu: S = %.4f, mean error %.4f\n", (unsigned long long)ms[q], sim, merr);
         assert_true(merr <= 0.02 + 1.0 / (double)ms[q]);
         if (ms[q] >= 200) assert_true(sim >= 0.9);
+        /* phased: the mean is the same D(t) in expectation whatever the
+         * windows; one window, and windows of 32 reuses (6000 of them) */
+        const size_t mins[] = {SIZE_MAX, 0};
+        for (size_t w = 0; w < 2; w++) {
+            struct pes_t2s_hist hp;
+            convert_phased(&s, NULL, mins[w], pes_t2s_estimate_distinct((double)s.n, (double)b.n, b.never), &hp);
+            double sp = similarity(hp.bin, s.exact);
+            print_message("uniform M=%llu phased (window min %zu): S = %.4f\n", (unsigned long long)ms[q],
+                          mins[w], sp);
+        }
         pes_t2s_destroy(c);
         free(b.d);
         stream_free(&s);
@@ -328,6 +374,11 @@ static void test_mixture(void **state) {
      * pushes ~25 % of that mass over the 128 bin edge: the independence
      * assumption costs histogram similarity on structured streams. */
     assert_true(sim >= 0.75);
+    struct pes_t2s_hist hp;
+    convert_phased(&s, NULL, SIZE_MAX, (double)s.m, &hp);
+    print_message("mixture phased: S = %.4f\n", similarity(hp.bin, s.exact));
+    convert_phased(&s, NULL, 0, (double)s.m, &hp);
+    print_message("mixture phased windows: S = %.4f\n", similarity(hp.bin, s.exact));
     pes_t2s_destroy(c);
     free(b.d);
     stream_free(&s);
