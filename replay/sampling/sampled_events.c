@@ -472,12 +472,8 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
     return 0;
 }
 
-static size_t stack_window_min(void) {   /* EXPERIMENT: remove */
-    const char *v = getenv("PES_STACK_WINDOW");
-    return v ? (size_t)strtoull(v, NULL, 10) : 0;
-}
-
-/* Per-thread Shen conversion with the thread's own N-hat (Kac). */
+/* Per-thread conversion (Shen's or the phased model) with the thread's own
+ * N-hat (Kac); the phased model places each reuse by its use's position. */
 static int convert(struct replay_sampled_builder *c, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     for (uint32_t i = 0; i < s->n_threads; i++) {
@@ -496,7 +492,7 @@ static int convert(struct replay_sampled_builder *c, struct pes_error *err) {
         if (c->stack_model == REPLAY_STACK_PHASED) {
             struct pes_t2s_phased_input pin = {
                 .distance = l->d, .weight = l->w, .position = l->pos, .n = l->n,
-                .never = in.never, .n_distinct = n_hat, .window_min = stack_window_min(),
+                .never = in.never, .n_distinct = n_hat, .window_min = 0,
             };
             if (pes_t2s_convert_phased(&pin, &h, err) < 0) return -1;
         } else {

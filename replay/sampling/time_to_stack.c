@@ -231,9 +231,66 @@ static int cmp_use(const void *a, const void *b) {
 }
 
 size_t pes_t2s_phased_windows(size_t n, size_t window_min) {
-    if (!window_min) window_min = PES_T2S_WINDOW_MIN;
-    size_t w = n / window_min;
+    size_t w = window_min ? n / window_min : 1;
     return w ? w : 1;
+}
+
+/* Leave-one-out ranked probability score of windows of `window_min`: each
+ * reuse's time-distance bin against the distribution of the OTHER reuses of
+ * its window (cumulative over bins, squared error), weighted sum over the
+ * reuses. NaN when out of memory. */
+static double loo_score(const struct use *u, size_t n, size_t window_min, const double *all, double all_w) {
+    size_t nw = pes_t2s_phased_windows(n, window_min);
+    double score = 0, *cnt = malloc(PES_RT_BINS * sizeof *cnt);
+    if (!cnt) return NAN;
+    for (size_t k = 0; k < nw; k++) {
+        size_t a = k * n / nw, b = (k + 1) * n / nw;
+        double tot = 0;
+        memset(cnt, 0, PES_RT_BINS * sizeof *cnt);
+        for (size_t i = a; i < b; i++) {
+            cnt[pes_rt_bin(u[i].x)] += u[i].w;
+            tot += u[i].w;
+        }
+        for (size_t i = a; i < b; i++) {
+            if (!(u[i].w > 0)) continue;
+            size_t bi = pes_rt_bin(u[i].x);
+            /* the window without this reuse; the whole stream's if nothing is left */
+            const double *c = cnt;
+            double rest = tot - u[i].w;
+            if (!(rest > 1e-12 * tot)) c = all, rest = all_w - u[i].w;
+            if (!(rest > 0)) continue;
+            double cum = 0, s = 0;
+            for (size_t q = 0; q < PES_RT_BINS; q++) {
+                cum += c[q] - (q == bi ? u[i].w : 0);
+                double f = cum / rest - (q >= bi ? 1.0 : 0.0);
+                s += f * f;
+            }
+            score += u[i].w * s;
+        }
+    }
+    free(cnt);
+    return score;
+}
+
+/* Window size from the data (docs/accuracy.md): the candidate (2, 4, 8, ...
+ * reuses per window, or one window) whose windows best predict each reuse's
+ * own time distance from the others' (loo_score); ties keep the larger
+ * windows, so a stationary stream keeps one. u sorted by position. */
+static size_t choose_window(const struct use *u, size_t n) {
+    double all[PES_RT_BINS] = {0}, all_w = 0;
+    for (size_t i = 0; i < n; i++) {
+        all[pes_rt_bin(u[i].x)] += u[i].w;
+        all_w += u[i].w;
+    }
+    size_t best = n ? n : 1;
+    double best_score = loo_score(u, n, best, all, all_w);
+    size_t cand[64], nc = 0;
+    for (size_t m = 2; m < n && nc < 64; m *= 2) cand[nc++] = m;
+    while (nc-- > 0) {   /* from the largest down */
+        double sc = loo_score(u, n, cand[nc], all, all_w);
+        if (sc < best_score * (1 - 1e-9)) best = cand[nc], best_score = sc;
+    }
+    return best;
 }
 
 /*
@@ -276,6 +333,18 @@ static void piece(const struct window *w, int leave_out, uint64_t t, double wi, 
     *var += (dh - dl) - (gh - gl);
 }
 
+size_t pes_t2s_phased_choose(const struct pes_t2s_phased_input *in) {
+    if (!in || !in->n || !in->distance || !in->position) return 1;
+    struct use *u = malloc(in->n * sizeof *u);
+    if (!u) return in->n;
+    for (size_t i = 0; i < in->n; i++)
+        u[i] = (struct use){in->position[i], in->distance[i], in->weight ? in->weight[i] : 1.0};
+    qsort(u, in->n, sizeof *u, cmp_use);
+    size_t m = choose_window(u, in->n);
+    free(u);
+    return m;
+}
+
 int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s_hist *out,
                            struct pes_error *err) {
     if (!in || !out || (in->n && (!in->distance || !in->position)) || !(in->n_distinct > 0) || !(in->never >= 0))
@@ -285,13 +354,12 @@ int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s
     uint64_t *xs = malloc(in->n * sizeof *xs);
     double *ws = malloc(in->n * sizeof *ws);
     size_t nw = pes_t2s_phased_windows(in->n, in->window_min);
-    struct window *win = calloc(nw, sizeof *win);
+    struct window *win = NULL;
     int rc = -1;
-    if (!u || !xs || !ws || !win) {
+    if (!u || !xs || !ws) {
         fail(err, PES_ERR_NOMEM, "out of memory");
         goto done;
     }
-    double wsum = 0;
     for (size_t i = 0; i < in->n; i++) {
         double w = in->weight ? in->weight[i] : 1.0;
         if (!(w >= 0)) {
@@ -299,23 +367,28 @@ int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s
             goto done;
         }
         u[i] = (struct use){in->position[i], in->distance[i], w};
-        wsum += w;
     }
     qsort(u, in->n, sizeof *u, cmp_use);
+    if (!in->window_min) nw = pes_t2s_phased_windows(in->n, choose_window(u, in->n));
+    if (!(win = calloc(nw, sizeof *win))) {
+        fail(err, PES_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     /* windows: nw runs of consecutive uses (by position) of equal count; a
      * window's positions reach from midway after the previous window's last
-     * use to midway before the next window's first; the never-reused weight
-     * is shared in proportion to the windows' reuse weight */
+     * use to midway before the next window's first. The never-reused
+     * weight goes to the last window: a use never reused is its datum's
+     * last access, and in a stream that returns to its data those gather
+     * at the end (spread evenly, they would add never/total of every
+     * position to every long interval) */
     for (size_t k = 0; k < nw; k++) {
         size_t a = k * in->n / nw, b = (k + 1) * in->n / nw;
-        double ww = 0;
         for (size_t i = a; i < b; i++) {
             xs[i - a] = u[i].x;
             ws[i - a] = u[i].w;
-            ww += u[i].w;
         }
         struct pes_t2s_input wi = {.distance = xs, .weight = ws, .n = b - a,
-                                   .never = wsum > 0 ? in->never * ww / wsum : in->never / (double)nw,
+                                   .never = k + 1 == nw ? in->never : 0,
                                    .n_distinct = in->n_distinct};
         if (!(win[k].c = pes_t2s_create(&wi, err))) goto done;
         win[k].from = k ? u[a - 1].pos + (u[a].pos - u[a - 1].pos) / 2 + 1 : 0;

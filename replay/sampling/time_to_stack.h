@@ -76,18 +76,16 @@ int pes_t2s_convert(const struct pes_t2s *c, struct pes_t2s_hist *out, struct pe
 /*
  * Phased conversion (docs/accuracy.md, "Phased conversion"): the same
  * footprint, estimated per window of the stream's own accesses. The reuses
- * are cut, by the position of their use, into windows of at least
- * window_min reuses each (one window when there are fewer); a reuse's
- * mean stack distance sums, over the windows its interval crosses, the
- * footprint of that window over the part of the interval inside it (the
- * window holding the use leaves the reuse itself out), and its spread is
- * the smaller of the independent-indicator variance along the interval and
- * Shen's binomial variance over N - 1 data; the histogram gets a binomial
- * of that mean and variance (a point mass when the variance is 0). Cyclic
- * scans convert exactly; with one window and Shen's variance the smaller,
- * the result is pes_t2s_convert's.
+ * are cut, by the position of their use, into windows of equal count
+ * (window_min reuses or a few more each, one window when there are fewer);
+ * a reuse's mean stack distance sums, over the windows its interval
+ * crosses, the footprint of that window over the part of the interval
+ * inside it (the window holding the use leaves the reuse itself out), and
+ * its spread is the smaller of the independent-indicator variance along
+ * the interval and Shen's binomial variance over the other data; the
+ * histogram gets a binomial of that mean and variance (a point mass when
+ * the variance is 0). Cyclic scans convert exactly.
  */
-#define PES_T2S_WINDOW_MIN 32
 struct pes_t2s_phased_input {
     const uint64_t *distance;  /* time distances of the reuses */
     const double *weight;      /* per reuse; NULL = 1 each */
@@ -95,10 +93,15 @@ struct pes_t2s_phased_input {
     size_t n;
     double never;              /* weight of uses never reused, shared by the windows by reuse weight */
     double n_distinct;         /* N; > 0 */
-    size_t window_min;         /* reuses per window at least; 0: PES_T2S_WINDOW_MIN */
+    size_t window_min;         /* reuses per window; 0: chosen from the data (pes_t2s_phased_choose) */
 };
-/* Windows the phased conversion uses for n reuses: n / window_min, >= 1. */
+/* Windows of window_min reuses among n: n / window_min, >= 1 (0: one). */
 size_t pes_t2s_phased_windows(size_t n, size_t window_min);
+/* The window size the data choose: among 2, 4, 8, ... reuses per window and
+ * one window (returns n), the one whose windows best predict each reuse's
+ * own time-distance bin from the window's other reuses (leave-one-out ranked
+ * probability score); ties keep the larger. */
+size_t pes_t2s_phased_choose(const struct pes_t2s_phased_input *in);
 /* Adds the phased conversion of the input's reuses (total weight = sum of
  * the reuse weights) to out. 0, or -1 with err. */
 int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s_hist *out,
