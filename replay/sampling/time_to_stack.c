@@ -283,6 +283,7 @@ static size_t choose_window(const struct use *u, size_t n) {
         all_w += u[i].w;
     }
     size_t best = n ? n : 1;
+    if (!n || u[0].pos == u[n - 1].pos) return best;   /* no positions: one window */
     double best_score = loo_score(u, n, best, all, all_w);
     size_t cand[64], nc = 0;
     for (size_t m = 2; m < n && nc < 64; m *= 2) cand[nc++] = m;
@@ -370,6 +371,7 @@ int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s
     }
     qsort(u, in->n, sizeof *u, cmp_use);
     if (!in->window_min) nw = pes_t2s_phased_windows(in->n, choose_window(u, in->n));
+    if (u[0].pos == u[in->n - 1].pos) nw = 1;   /* no positions (a trace without counts): one window */
     if (!(win = calloc(nw, sizeof *win))) {
         fail(err, PES_ERR_NOMEM, "out of memory");
         goto done;
