@@ -232,6 +232,7 @@ static int cmp_use(const void *a, const void *b) {
 
 size_t pes_t2s_phased_windows(size_t n, size_t window_min) {
     size_t w = window_min ? n / window_min : 1;
+    if (w > PES_T2S_MAX_WINDOWS) w = PES_T2S_MAX_WINDOWS;   /* a reuse walks the windows it spans */
     return w ? w : 1;
 }
 
@@ -286,7 +287,9 @@ static size_t choose_window(const struct use *u, size_t n) {
     if (!n || u[0].pos == u[n - 1].pos) return best;   /* no positions: one window */
     double best_score = loo_score(u, n, best, all, all_w);
     size_t cand[64], nc = 0;
-    for (size_t m = 2; m < n && nc < 64; m *= 2) cand[nc++] = m;
+    size_t m = 2;
+    while (n / m > PES_T2S_MAX_WINDOWS) m *= 2;
+    for (; m < n && nc < 64; m *= 2) cand[nc++] = m;
     while (nc-- > 0) {   /* from the largest down */
         double sc = loo_score(u, n, cand[nc], all, all_w);
         if (sc < best_score * (1 - 1e-9)) best = cand[nc], best_score = sc;

@@ -95,7 +95,10 @@ struct pes_t2s_phased_input {
     double n_distinct;         /* N; > 0 */
     size_t window_min;         /* reuses per window; 0: chosen from the data (pes_t2s_phased_choose) */
 };
-/* Windows of window_min reuses among n: n / window_min, >= 1 (0: one). */
+/* At most this many windows: converting a reuse walks the windows its
+ * interval spans (at period 10 K a thread of 2 M accesses has ~200 reuses). */
+#define PES_T2S_MAX_WINDOWS 256
+/* Windows of window_min reuses among n: n / window_min, 1..PES_T2S_MAX_WINDOWS (0: one). */
 size_t pes_t2s_phased_windows(size_t n, size_t window_min);
 /* The window size the data choose: among 2, 4, 8, ... reuses per window and
  * one window (returns n), the one whose windows best predict each reuse's
