@@ -83,6 +83,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
+    replay_sampled_set_stack_model(j->b, replay_stack_model_parse(k->stack_model));
     return j;
 }
 

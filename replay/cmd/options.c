@@ -215,6 +215,7 @@ static const char *const sort_names[] = {"invalidations", "coherence", "false-sh
 
 static const char *const by_names[] = {"line", "site", "function", "object", NULL};
 static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
+static const char *const stack_model_names[] = {"phased", "shen", NULL};
 
 #define FIELD(f) offsetof(struct replay_options, f)
 static const struct opt_row rows[] = {
@@ -344,6 +345,14 @@ static const struct opt_row rows[] = {
      .field = FIELD(knobs.reuse_estimator),
      .names = estimator_names,
      .expected = "auto, decided or censored"},
+    {.name = "stack-model",
+     .arg = "NAME",
+     .help = "sampled traces: how time distances become stack\ndistances: phased (default; Shen's footprint per window\n"
+             "of the thread's accesses) or shen (one model per\nthread, Shen et al. POPL'07)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.stack_model),
+     .names = stack_model_names,
+     .expected = "phased or shen"},
     {.name = "annotate",
      .arg = "FILE|all",
      .help = "print the source of FILE (or of every file) with each\nline's accesses, misses and "

@@ -59,6 +59,15 @@ enum replay_reuse_estimator { REPLAY_EST_AUTO = 0, REPLAY_EST_DECIDED = 1, REPLA
 int replay_reuse_estimator_parse(const char *name);
 const char *replay_reuse_estimator_name(int estimator);
 
+/* How the intra-thread time histogram becomes stack distances
+ * (docs/accuracy.md): SHEN, Shen et al.'s model over the thread's whole
+ * stream (pes_t2s_convert); PHASED, the same footprint per window of the
+ * thread's accesses with the interval's own spread (pes_t2s_convert_phased). */
+enum replay_stack_model { REPLAY_STACK_PHASED = 0, REPLAY_STACK_SHEN = 1 };
+/* "phased", "shen" (NULL: phased); -1 for anything else. */
+int replay_stack_model_parse(const char *name);
+const char *replay_stack_model_name(int model);
+
 /* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
     char mode[32];                   /* header config "mode" */
@@ -105,6 +114,8 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
                                                     uint32_t n_threads, struct pes_error *err);
 /* Which estimator replay_sampled_end uses (default REPLAY_EST_AUTO). */
 void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
+/* Which stack model replay_sampled_end uses (default REPLAY_STACK_PHASED). */
+void replay_sampled_set_stack_model(struct replay_sampled_builder *b, int model);
 /* Events of one EVENTS block at file offset `offset`: 0, or -1 (err names the offset). */
 int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_event *e, size_t n, uint64_t offset,
                           struct pes_error *err);

@@ -46,6 +46,7 @@
 struct dist_list {
     uint64_t *d;
     double *w;
+    uint64_t *pos;   /* position of the use in its thread's access count */
     size_t n, cap;
 };
 
@@ -53,6 +54,7 @@ struct dist_list {
 struct obs_list {
     struct pes_surv_obs *o;
     uint64_t *d;   /* the exact distances (o[].time is a double) */
+    uint64_t *pos; /* position of the use (reuses; 0 for other outcomes) */
     size_t n, cap;
 };
 
@@ -63,6 +65,7 @@ struct replay_sampled_builder {
     const char *path;                 /* for messages */
     struct replay_sampled *s;
     int estimator;                    /* asked for (REPLAY_EST_AUTO: decide at the end) */
+    int stack_model;                  /* REPLAY_STACK_* */
     struct obs_list *obs;             /* [thread * N_HIST + hist] */
     size_t n_obs;
     /* running sums for Kish's effective sizes (decided estimator) */
@@ -171,7 +174,7 @@ static struct replay_sampled_site *site_of(struct replay_sampled_builder *c, uin
     return d;
 }
 
-static int push_dist(struct dist_list *l, uint64_t d, double w) {
+static int push_dist(struct dist_list *l, uint64_t d, double w, uint64_t pos) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         uint64_t *p = realloc(l->d, cap * sizeof *p);
@@ -180,16 +183,20 @@ static int push_dist(struct dist_list *l, uint64_t d, double w) {
         double *q = realloc(l->w, cap * sizeof *q);
         if (!q) return -1;
         l->w = q;
+        uint64_t *r = realloc(l->pos, cap * sizeof *r);
+        if (!r) return -1;
+        l->pos = r;
         l->cap = cap;
     }
     l->d[l->n] = d;
+    l->pos[l->n] = pos;
     l->w[l->n++] = w;
     return 0;
 }
 
 /* One watch's outcome at distance d (accesses strictly between; censored:
  * the watch survived d + 1, pass d = survived - 1 as time, which may be -1). */
-static int push_obs(struct obs_list *l, uint64_t d, double time, int kind) {
+static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, uint64_t pos) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         struct pes_surv_obs *p = realloc(l->o, cap * sizeof *p);
@@ -198,8 +205,12 @@ static int push_obs(struct obs_list *l, uint64_t d, double time, int kind) {
         uint64_t *q = realloc(l->d, cap * sizeof *q);
         if (!q) return -1;
         l->d = q;
+        uint64_t *r = realloc(l->pos, cap * sizeof *r);
+        if (!r) return -1;
+        l->pos = r;
         l->cap = cap;
     }
+    l->pos[l->n] = pos;
     l->d[l->n] = d;
     l->o[l->n++] = (struct pes_surv_obs){time, 1.0, kind};
     return 0;
@@ -240,6 +251,11 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         break;
     case PES_EV_REUSE: {
         uint64_t d = e->distance ? e->distance - 1 : 0;
+        /* where the use lies in its thread's accesses (the phased stack
+         * model): the trapping thread's count, less the distance; an
+         * intra-thread reuse traps in its owner */
+        uint64_t now = e->loads + e->stores, dist = e->distance ? e->distance : 1;
+        uint64_t pos = now > dist ? now - dist : 0;
         double w = e->aux ? (double)e->aux : 1.0;
         s->weighted_events += e->aux > 1;
         s->reuses[scope]++;
@@ -252,13 +268,14 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         c->hist_w2[h] += w * w;
         c->dec_w[scope] += w;
         c->dec_w2[scope] += w * w;
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_REUSE) < 0) return oom(err);
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_REUSE, pos) < 0)
+            return oom(err);
         if (e->flags & PES_EVF_SPATIAL) {
             t->spatial++;
             s->spatial_hist[scope][pes_rt_bin(d)] += w;
         } else {
             s->temporal[scope][pes_rt_bin(d)] += w;
-            if (scope == 0 && push_dist(&c->intra[e->thread], d, w) < 0) return oom(err);
+            if (scope == 0 && push_dist(&c->intra[e->thread], d, w, pos) < 0) return oom(err);
         }
         break;
     }
@@ -273,7 +290,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         site->invalidations++;
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
         uint64_t d = e->distance ? e->distance - 1 : 0;
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_INVALIDATION) < 0)
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_INVALIDATION, 0) < 0)
             return oom(err);
         break;
     }
@@ -315,7 +332,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
          * more than distance - 1 accesses lie strictly between */
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
         if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance, (double)e->distance - 1,
-                     PES_SURV_CENSORED) < 0)
+                     PES_SURV_CENSORED, 0) < 0)
             return oom(err);
         break;
     }
@@ -339,30 +356,44 @@ const char *replay_reuse_estimator_name(int estimator) {
     return estimator == REPLAY_EST_CENSORED ? "censored" : "decided";
 }
 
+int replay_stack_model_parse(const char *name) {
+    if (!name || strcmp(name, "phased") == 0) return REPLAY_STACK_PHASED;
+    if (strcmp(name, "shen") == 0) return REPLAY_STACK_SHEN;
+    return -1;
+}
+
+const char *replay_stack_model_name(int model) { return model == REPLAY_STACK_SHEN ? "shen" : "phased"; }
+
+void replay_sampled_set_stack_model(struct replay_sampled_builder *c, int model) {
+    c->stack_model = model < 0 ? REPLAY_STACK_PHASED : model;
+}
+
 void replay_sampled_set_estimator(struct replay_sampled_builder *c, int estimator) {
     c->estimator = estimator < 0 ? REPLAY_EST_AUTO : estimator;
 }
 
 struct obs_pair {
     struct pes_surv_obs o;
-    uint64_t d;
+    uint64_t d, pos;
 };
 
 static int by_outcome(const void *pa, const void *pb) {
     const struct obs_pair *a = pa, *b = pb;
     if (a->o.time != b->o.time) return a->o.time < b->o.time ? -1 : 1;
     if (a->o.kind != b->o.kind) return a->o.kind - b->o.kind;
-    return (a->d > b->d) - (a->d < b->d);
+    if (a->d != b->d) return (a->d > b->d) - (a->d < b->d);
+    return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 static int sort_obs(struct obs_list *l) {
     struct obs_pair *p = malloc(l->n * sizeof *p);
     if (!p) return -1;
-    for (size_t i = 0; i < l->n; i++) p[i] = (struct obs_pair){l->o[i], l->d[i]};
+    for (size_t i = 0; i < l->n; i++) p[i] = (struct obs_pair){l->o[i], l->d[i], l->pos[i]};
     qsort(p, l->n, sizeof *p, by_outcome);
     for (size_t i = 0; i < l->n; i++) {
         l->o[i] = p[i].o;
         l->d[i] = p[i].d;
+        l->pos[i] = p[i].pos;
     }
     free(p);
     return 0;
@@ -419,7 +450,7 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
                 c->hist_w[h] += m;
                 c->hist_w2[h] += m * m;
                 (line ? s->spatial_hist : s->temporal)[scope][pes_rt_bin(d)] += m;
-                if (h == 0 && push_dist(&c->intra[t], d, m) < 0) {
+                if (h == 0 && push_dist(&c->intra[t], d, m, l->pos[i]) < 0) {
                     free(mass);
                     return oom(err);
                 }
@@ -441,7 +472,8 @@ static int censored_estimate(struct replay_sampled_builder *c, struct pes_error 
     return 0;
 }
 
-/* Per-thread Shen conversion with the thread's own N-hat (Kac). */
+/* Per-thread conversion (Shen's or the phased model) with the thread's own
+ * N-hat (Kac); the phased model places each reuse by its use's position. */
 static int convert(struct replay_sampled_builder *c, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     for (uint32_t i = 0; i < s->n_threads; i++) {
@@ -457,11 +489,19 @@ static int convert(struct replay_sampled_builder *c, struct pes_error *err) {
             .never = pes_t2s_never_weight(n_hat, accesses, wsum),
         };
         struct pes_t2s_hist h = {{0}};
-        struct pes_t2s *conv = pes_t2s_create(&in, err);
-        if (!conv) return -1;
-        int rc = pes_t2s_convert(conv, &h, err);
-        pes_t2s_destroy(conv);
-        if (rc < 0) return -1;
+        if (c->stack_model == REPLAY_STACK_PHASED) {
+            struct pes_t2s_phased_input pin = {
+                .distance = l->d, .weight = l->w, .position = l->pos, .n = l->n,
+                .never = in.never, .n_distinct = n_hat, .window_min = 0,
+            };
+            if (pes_t2s_convert_phased(&pin, &h, err) < 0) return -1;
+        } else {
+            struct pes_t2s *conv = pes_t2s_create(&in, err);
+            if (!conv) return -1;
+            int rc = pes_t2s_convert(conv, &h, err);
+            pes_t2s_destroy(conv);
+            if (rc < 0) return -1;
+        }
         for (size_t b = 0; b < PES_RT_BINS; b++) s->stack[b] += h.bin[b];
     }
     return 0;
@@ -546,11 +586,13 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
     for (uint32_t i = 0; i < c->n_intra; i++) {
         free(c->intra[i].d);
         free(c->intra[i].w);
+        free(c->intra[i].pos);
     }
     free(c->intra);
     for (size_t i = 0; i < c->n_obs; i++) {
         free(c->obs[i].o);
         free(c->obs[i].d);
+        free(c->obs[i].pos);
     }
     free(c->obs);
     free(c->site_row);

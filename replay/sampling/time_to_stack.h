@@ -73,4 +73,41 @@ double pes_t2s_expected(const struct pes_t2s *c, uint64_t t);
  * weight = sum of the reuse weights) to out. */
 int pes_t2s_convert(const struct pes_t2s *c, struct pes_t2s_hist *out, struct pes_error *err);
 
+/*
+ * Phased conversion (docs/accuracy.md, "Phased conversion"): the same
+ * footprint, estimated per window of the stream's own accesses. The reuses
+ * are cut, by the position of their use, into windows of equal count
+ * (window_min reuses or a few more each, one window when there are fewer);
+ * a reuse's mean stack distance sums, over the windows its interval
+ * crosses, the footprint of that window over the part of the interval
+ * inside it (the window holding the use leaves the reuse itself out), and
+ * its spread is the smaller of the independent-indicator variance along
+ * the interval and Shen's binomial variance over the other data; the
+ * histogram gets a binomial of that mean and variance (a point mass when
+ * the variance is 0). Cyclic scans convert exactly.
+ */
+struct pes_t2s_phased_input {
+    const uint64_t *distance;  /* time distances of the reuses */
+    const double *weight;      /* per reuse; NULL = 1 each */
+    const uint64_t *position;  /* position of each reuse's USE in the stream's access count */
+    size_t n;
+    double never;              /* weight of uses never reused, shared by the windows by reuse weight */
+    double n_distinct;         /* N; > 0 */
+    size_t window_min;         /* reuses per window; 0: chosen from the data (pes_t2s_phased_choose) */
+};
+/* At most this many windows: converting a reuse walks the windows its
+ * interval spans (at period 10 K a thread of 2 M accesses has ~200 reuses). */
+#define PES_T2S_MAX_WINDOWS 256
+/* Windows of window_min reuses among n: n / window_min, 1..PES_T2S_MAX_WINDOWS (0: one). */
+size_t pes_t2s_phased_windows(size_t n, size_t window_min);
+/* The window size the data choose: among 2, 4, 8, ... reuses per window and
+ * one window (returns n), the one whose windows best predict each reuse's
+ * own time-distance bin from the window's other reuses (leave-one-out ranked
+ * probability score); ties keep the larger. */
+size_t pes_t2s_phased_choose(const struct pes_t2s_phased_input *in);
+/* Adds the phased conversion of the input's reuses (total weight = sum of
+ * the reuse weights) to out. 0, or -1 with err. */
+int pes_t2s_convert_phased(const struct pes_t2s_phased_input *in, struct pes_t2s_hist *out,
+                           struct pes_error *err);
+
 #endif /* PES_REPLAY_TIME_TO_STACK_H */

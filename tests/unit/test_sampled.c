@@ -432,6 +432,7 @@ static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, u
                 if (a[j].thread == t) {
                     /* the collector's convention: position difference */
                     struct pes_event e = ev(PES_EV_REUSE, 0, t, t, a[i].site, between + 1, 0);
+                    e.loads = mine + between + 1;   /* the owner's count at the reuse, as the collector's */
                     evs[ne++] = e;
                     break;
                 }
