@@ -83,6 +83,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
+    replay_sampled_set_comm_estimator(j->b, replay_comm_estimator_parse(k->comm_estimator));
     return j;
 }
 
@@ -242,6 +243,7 @@ static void publish(void *self, const struct pes_publish *to) {
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) pes_r_f64(r, o, f[i].k, f[i].v, "%.6g");
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
+    pes_r_str(r, o, "comm_estimator", replay_comm_estimator_name(s->comm_estimator));
     replay_publish_ci(r, o, "inval_ratio_sampled_ci90", a->inval_ratio_sampled, a->inval_ratio_neff);
     replay_publish_ci(r, o, "false_fraction_sampled_ci90", a->false_fraction_sampled, s->comm_neff);
     publish_coverage(r, o, a);
