@@ -197,6 +197,8 @@ def main():
     ap.add_argument("--estimators", default="",
                     help="comma-separated pes-replay --reuse-estimator values: each run's traces are compared "
                          "once per estimator (paired), one table each (default: pes-replay's default)")
+    ap.add_argument("--comm-estimator", default="", help="pes-replay --comm-estimator for every comparison "
+                    "(interleave, comdetective; default: pes-replay's default)")
     ap.add_argument("--keep", metavar="DIR", help="keep every run's two traces in DIR")
     ap.add_argument("--from-traces", metavar="DIR", help="compare the traces an earlier --keep run left in DIR "
                     "instead of collecting (same cases, periods and threads)")
@@ -244,6 +246,8 @@ def main():
                         by_est = {}
                         for est in estimators:
                             extra = ["--reuse-estimator", est] if est else []
+                            if args.comm_estimator:
+                                extra += ["--comm-estimator", args.comm_estimator]
                             by_est[est] = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
                                                           "--format", "json"] + extra).stdout)
                         c = by_est[estimators[0]]
