@@ -121,6 +121,10 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
 void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
 /* Which communication-volume estimator it uses (default REPLAY_COMM_DEFAULT). */
 void replay_sampled_set_comm_estimator(struct replay_sampled_builder *b, int estimator);
+/* The accesses per time mark of the merge the interleave estimator emulates
+ * (default: the header's time_interval, else 1024); --compare passes the full
+ * trace's (its time_interval x its accesses / records). Ignored unless > 0. */
+void replay_sampled_set_comm_resolution(struct replay_sampled_builder *b, double accesses);
 /* Events of one EVENTS block at file offset `offset`: 0, or -1 (err names the offset). */
 int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_event *e, size_t n, uint64_t offset,
                           struct pes_error *err);

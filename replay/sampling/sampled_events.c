@@ -384,6 +384,10 @@ void replay_sampled_set_comm_estimator(struct replay_sampled_builder *c, int est
     c->comm_estimator = estimator < 0 ? REPLAY_COMM_DEFAULT : estimator;
 }
 
+void replay_sampled_set_comm_resolution(struct replay_sampled_builder *c, double accesses) {
+    if (accesses > 0) c->s->comm_resolution = accesses;
+}
+
 /* The interleave estimator replaces ComDetective's scaled matrices (comm mode only). */
 static int interleave_estimate(struct replay_sampled_builder *c, struct pes_error *err) {
     struct replay_sampled *s = c->s;
