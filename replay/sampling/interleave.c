@@ -19,6 +19,7 @@
 #include <string.h>
 
 #define CHUNKS 8
+#define SPEED_WINDOW 8   /* intervals on either side that set the local running speed */
 
 struct sweep_ev {
     double time;
@@ -84,35 +85,47 @@ static int stretch(struct evs *v, uint32_t thread, double t0, double t1, double 
 }
 
 /* Step 1: the thread's timeline p[0 .. n) (sorted by time) as stretches.
- * The running speed is the fastest interval's rate; an interval slower than
- * speed / gap_factor holds a gap. Gaps are taken as a Poisson process in the
- * thread's own access count: a share c of clean intervals among k, of mean
- * length m accesses, gives μ = −ln(c / k) / m gaps per access, and a gapped
- * interval of d accesses holds μd / (1 − e^(−μd)) gaps on average. */
+ * The running speed near an interval is the fastest rate among the
+ * SPEED_WINDOW intervals on either side (a local maximum: a thread slowed
+ * down for long, by contention or by sharing its CPU finely, keeps its own
+ * pace as the reference); an interval slower than speed / gap_factor holds a
+ * gap. Gaps are taken as a Poisson process in the thread's own access count:
+ * a share c of clean intervals among k, of mean length m accesses, gives
+ * μ = −ln(c / k) / m gaps per access, and a gapped interval of d accesses
+ * holds μd / (1 − e^(−μd)) gaps on average. */
 static int timeline(const struct pes_ilv_point *p, size_t n, double base, const struct pes_ilv_params *par,
                     struct evs *v, struct pes_ilv_stats *st) {
-    double speed = 0, sum_dc = 0;
+    double sum_dc = 0;
     size_t k = 0, clean = 0;
+    double *rate = malloc((n ? n : 1) * sizeof *rate), *speed = malloc((n ? n : 1) * sizeof *speed);
+    size_t *at = malloc((n ? n : 1) * sizeof *at);
+    if (!rate || !speed || !at) {
+        free(rate);
+        free(speed);
+        free(at);
+        return -1;
+    }
     for (size_t i = 1; i < n; i++)
         if (p[i].time > p[i - 1].time && p[i].count > p[i - 1].count) {
-            double r = (double)(p[i].count - p[i - 1].count) / (double)(p[i].time - p[i - 1].time);
-            speed = r > speed ? r : speed;
+            rate[k] = (double)(p[i].count - p[i - 1].count) / (double)(p[i].time - p[i - 1].time);
             sum_dc += (double)(p[i].count - p[i - 1].count);
-            k++;
+            at[k++] = i;
         }
-    if (!k) return 0;
-    for (size_t i = 1; i < n; i++)
-        if (p[i].time > p[i - 1].time && p[i].count > p[i - 1].count &&
-            (double)(p[i].time - p[i - 1].time) * speed <= par->gap_factor * (double)(p[i].count - p[i - 1].count))
-            clean++;
-    double mu = clean < k ? -log((double)clean / (double)k) / (sum_dc / (double)k) : 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t lo = i > SPEED_WINDOW ? i - SPEED_WINDOW : 0, hi = i + SPEED_WINDOW < k ? i + SPEED_WINDOW : k - 1;
+        speed[i] = 0;
+        for (size_t j = lo; j <= hi; j++) speed[i] = rate[j] > speed[i] ? rate[j] : speed[i];
+        clean += rate[i] * par->gap_factor >= speed[i];
+    }
+    double mu = k && clean < k ? -log((double)clean / (double)k) / (sum_dc / (double)k) : 0;
     uint32_t th = p[0].thread;
-    for (size_t i = 1; i < n; i++) {
-        if (!(p[i].time > p[i - 1].time && p[i].count > p[i - 1].count)) continue;
+    int rc = 0;
+    for (size_t q = 0; q < k && rc == 0; q++) {
+        size_t i = at[q];
         double t0 = (double)(p[i - 1].time) - base, t1 = (double)(p[i].time) - base;
-        double dc = (double)(p[i].count - p[i - 1].count), dt = t1 - t0;
-        if (dt * speed <= par->gap_factor * dc) {
-            if (stretch(v, th, t0, t1, dc) < 0) return -1;
+        double dc = (double)(p[i].count - p[i - 1].count);
+        if (rate[q] * par->gap_factor >= speed[q]) {
+            rc = stretch(v, th, t0, t1, dc);
             continue;
         }
         /* off the CPU inside: only the merge's stretched segments of
@@ -122,10 +135,12 @@ static int timeline(const struct pes_ilv_point *p, size_t n, double base, const 
          * unknown */
         st->gaps++;
         double g = mu * dc > 1e-9 ? mu * dc / -expm1(-mu * dc) : 1;
-        double a = g * par->resolution < dc ? g * par->resolution : dc;
-        if (stretch(v, th, t0, t1, a) < 0) return -1;
+        rc = stretch(v, th, t0, t1, g * par->resolution < dc ? g * par->resolution : dc);
     }
-    return 0;
+    free(rate);
+    free(speed);
+    free(at);
+    return rc;
 }
 
 int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_params *par, double *true_m,
