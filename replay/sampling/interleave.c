@@ -3,10 +3,10 @@
  * (interleave.h; derivation and assumptions in docs/accuracy.md).
  *
  * Three steps: (1) each thread's timeline — between two consecutive points
- * the thread did `count` difference accesses in `time` difference ticks, as
- * one stretch at a constant rate, or, when the interval is much longer than
- * its running time, as two running stretches at the thread's running speed
- * around a gap that holds `resolution` accesses; (2) each shared line's
+ * the thread did `count` difference accesses in `time` difference ticks: one
+ * stretch at that rate, or, when the interval is much slower than the
+ * thread's running speed nearby (a gap), a stretch holding only the merge's
+ * stretched segments (`resolution` accesses per gap); (2) each shared line's
  * share of each thread's accesses (its samples on the line over its
  * samples), store share and chunk histogram; (3) a sweep over time that
  * integrates, per line and thread pair, λ_a λ_b / Λ with λ_j = the thread's

@@ -14,12 +14,12 @@
  * λ_a λ_b / Λ (Λ = Σ λ), a transfer when one of the two is a store.
  *
  * Time resolution: a thread that was off the CPU between two samples shows
- * as an interval much longer than its accesses need at its running speed.
- * Its accesses are then placed as a time-merged trace places them: all but
- * `resolution` of them at the running speed next to the two samples (half
- * each side), the remaining `resolution` spread over the gap, as a trace
- * with a time mark every `resolution` accesses spreads the segment that
- * holds the gap (docs/trace-format.md §7).
+ * as an interval much slower than its running speed nearby. A time-merged
+ * trace with a mark every `resolution` accesses spreads the segment that
+ * holds such a gap over it, where it interleaves with whatever ran
+ * (docs/trace-format.md §7); so a gapped interval contributes `resolution`
+ * accesses per gap, spread over the interval, and its running part (which
+ * ran while the threads sharing its CPU did not, at an unknown moment) none.
  */
 #ifndef PES_REPLAY_INTERLEAVE_H
 #define PES_REPLAY_INTERLEAVE_H
@@ -39,7 +39,7 @@ struct pes_ilv_point {
 struct pes_ilv_params {
     uint32_t n_threads;
     double resolution;   /* accesses per time mark of the merge emulated (> 0) */
-    double gap_factor;   /* an interval longer than this × its running time holds a gap (> 1) */
+    double gap_factor;   /* an interval slower than the local running speed / this holds a gap (> 1) */
 };
 
 struct pes_ilv_stats {
