@@ -300,6 +300,8 @@ def main():
                          "once per estimator (paired), one table each (default: pes-replay's default)")
     ap.add_argument("--stack-model", default="", help="pes-replay --stack-model for every comparison "
                     "(phased or shen; default: pes-replay's default)")
+    ap.add_argument("--comm-estimator", default="", help="pes-replay --comm-estimator for every comparison "
+                    "(interleave, comdetective; default: pes-replay's default)")
     ap.add_argument("--keep", metavar="DIR", help="keep every run's two traces in DIR")
     ap.add_argument("--collect-only", action="store_true",
                     help="with --keep: collect the traces and stop (compare later with --from-traces)")
@@ -359,6 +361,8 @@ def main():
                         for est in estimators:
                             extra = ["--reuse-estimator", est] if est else []
                             extra += ["--stack-model", args.stack_model] if args.stack_model else []
+                            if args.comm_estimator:
+                                extra += ["--comm-estimator", args.comm_estimator]
                             by_est[est] = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
                                                           "--format", "json"] + extra).stdout)
                         c = by_est[estimators[0]]

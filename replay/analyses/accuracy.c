@@ -51,6 +51,7 @@ struct join {
      * so their rows are joined by name */
     int by_object;
     struct per_object samples, accesses;
+    uint64_t full_accesses, full_bbs;   /* records of the full trace between its time marks */
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
@@ -84,6 +85,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
     replay_sampled_set_stack_model(j->b, replay_stack_model_parse(k->stack_model));
+    replay_sampled_set_comm_estimator(j->b, replay_comm_estimator_parse(k->comm_estimator));
     return j;
 }
 
@@ -94,6 +96,8 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         if (b->events[i].kind == PES_EV_SAMPLE &&
             per_object_add(&j->samples, b->event_object ? b->event_object[i] : 0, err) < 0)
             return -1;
+    j->full_accesses += b->n;
+    j->full_bbs += b->n_bbs;
     if (!b->n) return 0;
     if (replay_truth_batch(&j->t, b, err) < 0) return -1;
     for (size_t i = 0; j->by_object && i < b->n; i++)
@@ -103,6 +107,15 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
 
 static int finish(void *self, struct pes_error *err) {
     struct join *j = self;
+    /* the interleave estimator emulates the full trace's merge: a time mark
+     * every time_interval records, of which this share are accesses (the
+     * rest are BB entries), so that many accesses per mark */
+    if (j->full_accesses) {
+        const struct pes_trace_info *fh = j->si->paired->header;
+        double marks = (double)replay_config_u64(fh ? fh->config : NULL, "time_interval", 1024);
+        replay_sampled_set_comm_resolution(
+            j->b, marks * (double)j->full_accesses / (double)(j->full_accesses + j->full_bbs));
+    }
     int rc = replay_sampled_end(j->b, j->si->site, j->si->site_ctx, &j->s, err);
     j->b = NULL;
     if (rc < 0 || replay_truth_end(&j->t, j->si->paired, err) < 0) return -1;
@@ -243,6 +256,7 @@ static void publish(void *self, const struct pes_publish *to) {
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) pes_r_f64(r, o, f[i].k, f[i].v, "%.6g");
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
+    pes_r_str(r, o, "comm_estimator", replay_comm_estimator_name(s->comm_estimator));
     replay_publish_ci(r, o, "inval_ratio_sampled_ci90", a->inval_ratio_sampled, a->inval_ratio_neff);
     replay_publish_ci(r, o, "false_fraction_sampled_ci90", a->false_fraction_sampled, s->comm_neff);
     publish_coverage(r, o, a);

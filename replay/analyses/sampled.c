@@ -110,6 +110,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     replay_sampled_set_estimator(a->b, replay_reuse_estimator_parse(k->reuse_estimator));
     replay_sampled_set_stack_model(a->b, replay_stack_model_parse(k->stack_model));
+    replay_sampled_set_comm_estimator(a->b, replay_comm_estimator_parse(k->comm_estimator));
     return a;
 }
 
@@ -390,7 +391,12 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, comm, "events", s->comm_events);
     pes_r_u64(r, comm, "true_events", s->comm_true_events);
     pes_r_u64(r, comm, "false_events", s->comm_false_events);
+    pes_r_str(r, comm, "estimator", replay_comm_estimator_name(s->comm_estimator));
     pes_r_f64(r, comm, "trap_scale", s->trap_scale, "%.6g");
+    pes_r_f64(r, comm, "resolution", s->comm_resolution, "%.6g");
+    pes_r_u64(r, comm, "shared_lines", s->ilv.shared_lines);
+    pes_r_u64(r, comm, "shared_samples", s->ilv.shared_samples);
+    pes_r_u64(r, comm, "gaps", s->ilv.gaps);
     matrix(r, comm, "true", s->comm_true, s->n_threads);
     matrix(r, comm, "false", s->comm_false, s->n_threads);
     publish_comm_intervals(r, comm, s);

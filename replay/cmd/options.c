@@ -216,6 +216,7 @@ static const char *const sort_names[] = {"invalidations", "coherence", "false-sh
 static const char *const by_names[] = {"line", "site", "function", "object", NULL};
 static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
 static const char *const stack_model_names[] = {"phased", "shen", NULL};
+static const char *const comm_estimator_names[] = {"interleave", "comdetective", NULL};
 
 #define FIELD(f) offsetof(struct replay_options, f)
 static const struct opt_row rows[] = {
@@ -353,6 +354,14 @@ static const struct opt_row rows[] = {
      .field = FIELD(knobs.stack_model),
      .names = stack_model_names,
      .expected = "phased or shen"},
+    {.name = "comm-estimator",
+     .arg = "NAME",
+     .help = "sampled comm traces: interleave (default: owner changes\nof the interleaving rebuilt from the samples' times)\n"
+             "or comdetective (every detection is `period` transfers,\nthe paper's scaling)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.comm_estimator),
+     .names = comm_estimator_names,
+     .expected = "interleave or comdetective"},
     {.name = "annotate",
      .arg = "FILE|all",
      .help = "print the source of FILE (or of every file) with each\nline's accesses, misses and "

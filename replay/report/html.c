@@ -974,7 +974,12 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                 const json_t *m;
                 json_object_foreach((json_t *)x, k2, m) if (json_is_array(m) && (!strcmp(k2, "true") || !strcmp(k2, "false"))) {
                     char t[600];
-                    snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread", sub, k2);
+                    /* a sampled report's matrices: which --comm-estimator scaled them */
+                    const char *est = json_string_value(json_object_get(x, "estimator"));
+                    if (est)
+                        snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread (estimator %s)", sub, k2, est);
+                    else
+                        snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread", sub, k2);
                     char src[600];
                     snprintf(src, sizeof src, "%s/%s", sptr, k2);
                     heatmap(h, t, m, src);

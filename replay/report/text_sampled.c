@@ -137,14 +137,25 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     const struct pes_rnode *comm = pes_r_get(o, "comm");
     if (pes_r_get_u(comm, "events")) {
         double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");
-        fprintf(out, "\nCommunication (ComDetective scaling: period, x %.2f for traps): %llu events, volume %.0f "
-                     "(true %.0f, false %.0f, false fraction %.1f %%)\n",
-                pes_r_get_f(comm, "trap_scale"), (unsigned long long)pes_r_get_u(comm, "events"), ct + cf, ct, cf,
-                ct + cf > 0 ? 100 * cf / (ct + cf) : 0.0);
+        const char *est = pes_r_get(comm, "estimator") ? pes_r_get_s(comm, "estimator") : "comdetective";
+        if (strcmp(est, "comdetective") == 0)
+            fprintf(out, "\nCommunication (estimator comdetective: period per detection, x %.2f for traps): %llu "
+                         "events, volume %.0f (true %.0f, false %.0f, false fraction %.1f %%)\n",
+                    pes_r_get_f(comm, "trap_scale"), (unsigned long long)pes_r_get_u(comm, "events"), ct + cf, ct,
+                    cf, ct + cf > 0 ? 100 * cf / (ct + cf) : 0.0);
+        else
+            fprintf(out, "\nCommunication (estimator %s): %llu events, volume %.0f (true %.0f, false %.0f, "
+                         "false fraction %.1f %%)\n  (owner changes of the interleaving rebuilt from the samples: "
+                         "%llu shared lines, %llu samples on them, %llu gaps, resolution %.0f accesses)\n",
+                    report_safe(est), (unsigned long long)pes_r_get_u(comm, "events"), ct + cf, ct, cf,
+                    ct + cf > 0 ? 100 * cf / (ct + cf) : 0.0, (unsigned long long)pes_r_get_u(comm, "shared_lines"),
+                    (unsigned long long)pes_r_get_u(comm, "shared_samples"),
+                    (unsigned long long)pes_r_get_u(comm, "gaps"), pes_r_get_f(comm, "resolution"));
         if (pes_r_count(pes_r_get(comm, "false_fraction_ci90")) == 2) {
             fputs("  false fraction 90 % interval", out);
             ci_text(out, " [%.1f, %.1f] %%", pes_r_get(comm, "false_fraction_ci90"));
-            fprintf(out, " (Wilson, %.1f effective events: weighted by their volumes)\n",
+            fprintf(out, strcmp(est, "comdetective") == 0 ? " (Wilson, %.1f effective events: weighted by their volumes)\n"
+                                                          : " (Wilson, n = %.0f samples on shared lines)\n",
                     pes_r_get_f(comm, "effective_events"));
         }
         const struct pes_rnode *mt = pes_r_get(comm, "true"), *mf = pes_r_get(comm, "false");
@@ -261,8 +272,10 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
     text_num(out, "%.4f", pes_r_get_f(o, "s_stack"));
     share_row(out, o, "invalidation ratio", "%.2f %%", "%+.2f pp", "inval_ratio_sampled", "inval_ratio_true",
               "inval_ratio_error", "inval_ratio_sampled_ci90");
-    fprintf(out, "\n  %-40s sampled %.0f, full %.0f, error ", "communication volume (symmetric)",
-            pes_r_get_f(o, "comm_volume_sampled"), pes_r_get_f(o, "comm_volume_true"));
+    fprintf(out, "\n  %-40s sampled %.0f (%s), full %.0f, error ", "communication volume (symmetric)",
+            pes_r_get_f(o, "comm_volume_sampled"),
+            pes_r_get(o, "comm_estimator") ? report_safe(pes_r_get_s(o, "comm_estimator")) : "comdetective",
+            pes_r_get_f(o, "comm_volume_true"));
     text_num(out, "%+.1f %%", 100 * pes_r_get_f(o, "comm_volume_error"));
     fprintf(out, "\n  %-40s ", "communication per-cell error");
     text_num(out, "%.4f", pes_r_get_f(o, "comm_cell_error"));

@@ -21,6 +21,7 @@
 #include "pes/trace.h"
 #include "rt_truth.h"
 #include "stream.h"
+#include "interleave.h"
 #include "survival.h"
 #include "time_to_stack.h"
 
@@ -67,6 +68,15 @@ enum replay_stack_model { REPLAY_STACK_PHASED = 0, REPLAY_STACK_SHEN = 1 };
 /* "phased", "shen" (NULL: phased); -1 for anything else. */
 int replay_stack_model_parse(const char *name);
 const char *replay_stack_model_name(int model);
+/* How the communication matrices are scaled (docs/accuracy.md): COMDETECTIVE,
+ * every detection is `period` transfers (a trap period × L / (D × M),
+ * Dissertation §5.3.2); INTERLEAVE, the owner changes of the accesses'
+ * interleaving rebuilt from the samples' times, counts and lines
+ * (interleave.h). The default is INTERLEAVE. */
+enum replay_comm_estimator { REPLAY_COMM_DEFAULT = 0, REPLAY_COMM_COMDETECTIVE = 1, REPLAY_COMM_INTERLEAVE = 2 };
+/* "comdetective", "interleave" (NULL: the default); -1 for anything else. */
+int replay_comm_estimator_parse(const char *name);
+const char *replay_comm_estimator_name(int estimator);
 
 /* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
@@ -102,6 +112,9 @@ struct replay_sampled {
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */
     uint64_t comm_events, comm_true_events, comm_false_events;
     double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
+    int comm_estimator;                /* the one used: REPLAY_COMM_COMDETECTIVE or _INTERLEAVE */
+    double comm_resolution;            /* INTERLEAVE: accesses per time mark (header time_interval, else 1024) */
+    struct pes_ilv_stats ilv;          /* INTERLEAVE: shared lines, their samples, gaps */
     struct replay_sampled_site *sites; /* by site id; the row of events without a site last */
     size_t n_sites;
     struct replay_execution exec;
@@ -116,6 +129,12 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
 void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
 /* Which stack model replay_sampled_end uses (default REPLAY_STACK_PHASED). */
 void replay_sampled_set_stack_model(struct replay_sampled_builder *b, int model);
+/* Which communication-volume estimator it uses (default REPLAY_COMM_DEFAULT). */
+void replay_sampled_set_comm_estimator(struct replay_sampled_builder *b, int estimator);
+/* The accesses per time mark of the merge the interleave estimator emulates
+ * (default: the header's time_interval, else 1024); --compare passes the full
+ * trace's (its time_interval x its accesses / records). Ignored unless > 0. */
+void replay_sampled_set_comm_resolution(struct replay_sampled_builder *b, double accesses);
 /* Events of one EVENTS block at file offset `offset`: 0, or -1 (err names the offset). */
 int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_event *e, size_t n, uint64_t offset,
                           struct pes_error *err);

@@ -66,6 +66,9 @@ struct replay_sampled_builder {
     struct replay_sampled *s;
     int estimator;                    /* asked for (REPLAY_EST_AUTO: decide at the end) */
     int stack_model;                  /* REPLAY_STACK_* */
+    int comm_estimator;               /* asked for (REPLAY_COMM_DEFAULT: interleave) */
+    struct pes_ilv_point *pts;        /* comm mode: every sample and TOTALS (interleave.h) */
+    size_t n_pts, cap_pts;
     struct obs_list *obs;             /* [thread * N_HIST + hist] */
     size_t n_obs;
     /* running sums for Kish's effective sizes (decided estimator) */
@@ -128,6 +131,9 @@ static void read_config(struct replay_sampled *s, const char *config) {
     s->debug_registers = (uint32_t)replay_config_u64(config, "debug_registers", 4);
     s->watch_bytes = (uint32_t)replay_config_u64(config, "watch_bytes", 8);
     s->sockets = (uint32_t)replay_config_u64(config, "sockets", 0);
+    /* the collector's default: a full trace of the same run marks time every 1024 accesses */
+    s->comm_resolution = (double)replay_config_u64(config, "time_interval", 1024);
+    if (!(s->comm_resolution > 0)) s->comm_resolution = 1024;
     const char *g = config_get(config, "granularity", buf, sizeof buf);
     s->spatial = g && strcmp(g, "spatial") == 0;
     const char *roi = config_get(config, "roi", buf, sizeof buf);
@@ -216,6 +222,24 @@ static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, uint6
     return 0;
 }
 
+/* Comm mode: a point of the thread's timeline for the interleave estimator. */
+static int push_point(struct replay_sampled_builder *c, const struct pes_event *e, int has_line) {
+    if (strcmp(c->s->mode, "comm") != 0) return 0;
+    if (c->n_pts == c->cap_pts) {
+        size_t cap = c->cap_pts ? c->cap_pts * 2 : 1024;
+        struct pes_ilv_point *p = realloc(c->pts, cap * sizeof *p);
+        if (!p) return -1;
+        c->pts = p;
+        c->cap_pts = cap;
+    }
+    uint64_t line = c->s->line ? c->s->line : 64;
+    c->pts[c->n_pts++] = (struct pes_ilv_point){
+        .time = e->time, .count = e->loads + e->stores, .line = e->addr & ~(line - 1), .thread = e->thread,
+        .has_line = (uint8_t)has_line, .write = (e->flags & PES_EVF_WRITE) != 0,
+        .chunk = (uint8_t)((e->addr & (line - 1)) * 8 / line)};
+    return 0;
+}
+
 static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t, uint32_t n) {
     err->code = PES_ERR_FORMAT;
     err->offset = off;
@@ -248,6 +272,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         s->samples++;
         t->samples++;
         site->samples++;
+        if (push_point(c, e, 1) < 0) return oom(err);
         break;
     case PES_EV_REUSE: {
         uint64_t d = e->distance ? e->distance - 1 : 0;
@@ -339,6 +364,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
     case PES_EV_TOTALS:
         t->loads = e->loads;
         t->stores = e->stores;
+        if (push_point(c, e, 0) < 0) return oom(err);
         break;
     default: break;
     }
@@ -370,6 +396,36 @@ void replay_sampled_set_stack_model(struct replay_sampled_builder *c, int model)
 
 void replay_sampled_set_estimator(struct replay_sampled_builder *c, int estimator) {
     c->estimator = estimator < 0 ? REPLAY_EST_AUTO : estimator;
+}
+
+int replay_comm_estimator_parse(const char *name) {
+    if (!name) return REPLAY_COMM_DEFAULT;
+    if (strcmp(name, "comdetective") == 0) return REPLAY_COMM_COMDETECTIVE;
+    if (strcmp(name, "interleave") == 0) return REPLAY_COMM_INTERLEAVE;
+    return -1;
+}
+
+const char *replay_comm_estimator_name(int estimator) {
+    return estimator == REPLAY_COMM_COMDETECTIVE ? "comdetective" : "interleave";
+}
+
+void replay_sampled_set_comm_estimator(struct replay_sampled_builder *c, int estimator) {
+    c->comm_estimator = estimator < 0 ? REPLAY_COMM_DEFAULT : estimator;
+}
+
+void replay_sampled_set_comm_resolution(struct replay_sampled_builder *c, double accesses) {
+    if (accesses > 0) c->s->comm_resolution = accesses;
+}
+
+/* The interleave estimator replaces ComDetective's scaled matrices (comm mode only). */
+static int interleave_estimate(struct replay_sampled_builder *c, struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    struct pes_ilv_params par = {.n_threads = s->n_threads, .resolution = s->comm_resolution, .gap_factor = 2.0};
+    if (pes_ilv_estimate(c->pts, c->n_pts, &par, s->comm_true, s->comm_false, &s->ilv) < 0) return oom(err);
+    /* the shares' intervals: the samples on shared lines are what the
+     * estimate's split between pairs and true / false rests on */
+    s->comm_neff = (double)s->ilv.shared_samples;
+    return 0;
 }
 
 struct obs_pair {
@@ -558,6 +614,10 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
     for (int h = 0; h < N_HIST; h++) s->hist_neff[h / 2][h % 2] = pes_surv_kish_sums(c->hist_w[h], c->hist_w2[h]);
     for (int sc = 0; sc < 2; sc++) s->decided_neff[sc] = pes_surv_kish_sums(c->dec_w[sc], c->dec_w2[sc]);
     s->comm_neff = pes_surv_kish_sums(c->comm_w, c->comm_w2);
+    s->comm_estimator = c->comm_estimator == REPLAY_COMM_DEFAULT ? REPLAY_COMM_INTERLEAVE : c->comm_estimator;
+    if (s->comm_estimator == REPLAY_COMM_INTERLEAVE && strcmp(s->mode, "comm") == 0 &&
+        interleave_estimate(c, err) < 0)
+        goto out;
     if (convert(c, err) < 0) goto out;
     for (size_t i = 0; i < c->n_rows; i++) s->n_sites += has_events(&c->rows[i]);
     s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);
@@ -597,6 +657,7 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
     free(c->obs);
     free(c->site_row);
     free(c->rows);
+    free(c->pts);
     replay_sampled_free(c->s);
     free(c->s);
     free(c);

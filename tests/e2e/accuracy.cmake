@@ -6,3 +6,10 @@ if(NOT PES_SANITIZE)
   set_tests_properties(e2e.accuracy PROPERTIES LABELS e2e TIMEOUT 300
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
 endif()
+# The comm-volume estimator against the MESI simulation of the same run's full
+# trace, ComDetective's four microbenchmarks (docs/accuracy.md).
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.accuracy_comm COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/accuracy/comm_volume_e2e.sh)
+  set_tests_properties(e2e.accuracy_comm PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
+endif()

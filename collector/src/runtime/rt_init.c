@@ -116,6 +116,9 @@ static void build_config_string(char *buf, size_t size, int sampled)
              /* reuse modes: every watch that ends undecided is a WATCH_EXPIRED
               * event (rt_reuse.c), which the censoring-aware estimator needs */
              "censoring=watch_expired\n"
+             /* the full trace's time resolution, which the interleave comm
+              * estimator emulates (replay/sampling/interleave.h) */
+             "time_interval=%u\n"
              "seed=%llu\nzstd_level=%d\nabi_version=%u\n%s",
              pes_rt_mode_name(pes_rt.cfg.mode), pes_rt_pmu_backend_name(),
              (unsigned long long)pes_rt.cfg.period_load,
@@ -125,7 +128,7 @@ static void build_config_string(char *buf, size_t size, int sampled)
              : !strcmp(pes_rt_pmu_backend_name(), "pebs") ? "0"
                                                           : "hardware",
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
-             pes_rt.cfg.debug_registers, (unsigned long long)pes_rt.cfg.seed,
+             pes_rt.cfg.debug_registers, pes_rt.cfg.time_interval, (unsigned long long)pes_rt.cfg.seed,
              pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION, gate);
 }
 
