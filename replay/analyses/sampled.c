@@ -384,6 +384,14 @@ static void publish(void *self, const struct pes_publish *to) {
         pes_r_u64(r, n, "comm", h->comm);
         pes_r_u64(r, n, "lost", h->lost);
         pes_r_f64(r, n, "n_distinct", h->n_distinct, "%.6g");
+        if (s->samples_target) {   /* --samples: the adaptive schedule of this thread */
+            struct pes_rnode *p = pes_r_object(r, n, "period");
+            pes_r_u64(r, p, "first_load", h->period_first_load);
+            pes_r_u64(r, p, "first_store", h->period_first_store);
+            pes_r_u64(r, p, "last_load", h->period_last_load);
+            pes_r_u64(r, p, "last_store", h->period_last_store);
+            pes_r_u64(r, p, "changes", h->period_changes);
+        }
     }
     struct pes_rnode *comm = pes_r_object(r, o, "comm");
     pes_r_u64(r, comm, "events", s->comm_events);

@@ -134,6 +134,21 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "  (loads, stores: the thread's access counts; samples: sampled accesses; reuses / inval: sampled\n"
                  "   uses whose next access was a reuse / an invalidation; N-hat: estimated distinct addresses\n"
                  "   the thread touched (Kac), which the stack-distance conversion uses)\n");
+    if (pes_r_get(o, "samples_target")) {
+        fprintf(out, "\nAdaptive period (--samples %llu; at most the period above): per thread\n",
+                (unsigned long long)pes_r_get_u(o, "samples_target"));
+        fprintf(out, "  %-6s %12s %12s %12s %12s %8s\n", "thread", "first load", "first store", "last load",
+                "last store", "changes");
+        for (size_t t = 0; t < pes_r_count(pt); t++) {
+            const struct pes_rnode *h = pes_r_at(pt, t), *p = pes_r_get(h, "period");
+            fprintf(out, "  T%-5u %12llu %12llu %12llu %12llu %8llu\n", (unsigned)pes_r_get_u(h, "thread"),
+                    (unsigned long long)pes_r_get_u(p, "first_load"),
+                    (unsigned long long)pes_r_get_u(p, "first_store"),
+                    (unsigned long long)pes_r_get_u(p, "last_load"),
+                    (unsigned long long)pes_r_get_u(p, "last_store"), (unsigned long long)pes_r_get_u(p, "changes"));
+        }
+        fprintf(out, "  (each observation is weighted by the period its sample was taken at)\n");
+    }
     const struct pes_rnode *comm = pes_r_get(o, "comm");
     if (pes_r_get_u(comm, "events")) {
         double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");

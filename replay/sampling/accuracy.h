@@ -47,6 +47,10 @@ struct replay_sampled_thread {
     uint64_t loads, stores;          /* TOTALS (or the largest counters seen) */
     uint64_t samples, reuses, spatial, invalidations, comm, lost;
     double n_distinct;               /* N-hat of the thread (Kac), 0 without reuses */
+    /* --samples (PERIOD events): the first and last periods in effect and the
+     * number of changes; without PERIOD events the header's periods, 0 changes */
+    uint64_t period_first_load, period_first_store, period_last_load, period_last_store;
+    uint32_t period_changes;
 };
 
 /* How reuse outcomes become histograms (docs/accuracy.md, "Censored watches"):
@@ -62,7 +66,8 @@ const char *replay_reuse_estimator_name(int estimator);
 /* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
     char mode[32];                   /* header config "mode" */
-    uint64_t period_load, period_store;
+    uint64_t period_load, period_store;   /* the header's (with --samples: the caps) */
+    uint64_t samples_target;              /* --samples N (header samples_target), 0 = fixed period */
     uint32_t line, debug_registers, watch_bytes, sockets;
     double trap_scale;               /* L / (D x M), >= 1 */
     int spatial;                     /* granularity=spatial: reuses are line reuses */
