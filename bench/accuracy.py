@@ -189,6 +189,8 @@ def main():
     ap.add_argument("--threads", default="1,2,4,8,16")
     ap.add_argument("--samples", type=int, default=200, help="sampled accesses wanted per thread")
     ap.add_argument("--max-accesses", type=int, default=4_000_000, help="cap on accesses per thread")
+    ap.add_argument("--collect-samples", type=int, default=0, metavar="N",
+                    help="pass --samples N to pes-collect (adaptive period capped at each --periods value)")
     ap.add_argument("--only", default="", help="comma-separated case-name prefixes")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--outer", type=int, default=2, help="RIBench rounds (--outer): longer runs, more samples")
@@ -239,7 +241,9 @@ def main():
                         if not args.from_traces:
                             r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
                                      "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
-                                     "-o", s, "--full-output", f, "--"] + prog)
+                                     "-o", s, "--full-output", f]
+                                    + (["--samples", str(args.collect_samples)] if args.collect_samples else [])
+                                    + ["--"] + prog)
                             rec["expected"] = json.loads(r.stdout)
                         by_est = {}
                         for est in estimators:
