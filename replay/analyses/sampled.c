@@ -351,7 +351,9 @@ static void publish(void *self, const struct pes_publish *to) {
         struct pes_rnode *n = pes_r_object(r, o, scope[sc]);
         pes_r_u64(r, n, "reuses", s->reuses[sc]);
         pes_r_u64(r, n, "invalidations", s->invalidations[sc]);
-        pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", (double)s->invalidations[sc] * period, "%.0f"),
+        /* --samples: each invalidation counts the period its sample was taken at */
+        double est = s->samples_target ? s->inval_periods[sc] : (double)s->invalidations[sc] * period;
+        pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", est, "%.0f"),
                    PES_R_TEXT_ONLY);
         pes_r_u64(r, n, "censored", s->censored[sc]);
         double dec = s->inval_weight[sc] + s->reuse_weight[sc];

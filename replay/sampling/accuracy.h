@@ -68,6 +68,7 @@ struct replay_sampled {
     char mode[32];                   /* header config "mode" */
     uint64_t period_load, period_store;   /* the header's (with --samples: the caps) */
     uint64_t samples_target;              /* --samples N (header samples_target), 0 = fixed period */
+    double inval_periods[2];              /* --samples: sum of the periods of the invalidations' samples */
     uint32_t line, debug_registers, watch_bytes, sockets;
     double trap_scale;               /* L / (D x M), >= 1 */
     int spatial;                     /* granularity=spatial: reuses are line reuses */

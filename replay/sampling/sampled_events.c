@@ -331,6 +331,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         c->dec_w[scope] += w;
         c->dec_w2[scope] += w * w;
         s->invalidations[scope]++;
+        if (s->samples_target) s->inval_periods[scope] += period_at(c, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         t->invalidations++;
         site->invalidations++;
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
