@@ -557,9 +557,16 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     c->n_intra = c->intra ? n_threads : 0;
     c->obs = calloc(n * N_HIST, sizeof *c->obs);
     c->n_obs = c->obs ? n * N_HIST : 0;
+    /* a thread without PERIOD events ran at the header's period, or with
+     * --samples at the schedule's first level (cap >> period_levels), having
+     * taken no sample */
+    uint64_t shift = s->samples_target ? replay_config_u64(header->config, "period_levels", 6) : 0;
+    uint64_t p0_load = shift >= 64 ? 0 : s->period_load >> shift, p0_store = shift >= 64 ? 0 : s->period_store >> shift;
+    if (s->period_load && !p0_load) p0_load = 1;
+    if (s->period_store && !p0_store) p0_store = 1;
     for (uint32_t t = 0; s->thread && t < n_threads; t++) {
-        s->thread[t].period_first_load = s->thread[t].period_last_load = s->period_load;
-        s->thread[t].period_first_store = s->thread[t].period_last_store = s->period_store;
+        s->thread[t].period_first_load = s->thread[t].period_last_load = p0_load;
+        s->thread[t].period_first_store = s->thread[t].period_last_store = p0_store;
     }
     if (s->samples_target) {
         if (!(c->epochs = calloc(n, sizeof *c->epochs))) {

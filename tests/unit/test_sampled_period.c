@@ -73,8 +73,12 @@ static void test_decided_weights(void **state) {
     };
     const struct pes_event periods[] = {period(0, 10, 250, 250), period(0, 1000, 1000, 1000)};
     struct replay_sampled s;
-    build(cfg, 1, REPLAY_EST_DECIDED, outcomes, N(outcomes), periods, N(periods), &s);
+    build(cfg, 2, REPLAY_EST_DECIDED, outcomes, N(outcomes), periods, N(periods), &s);
     assert_int_equal(s.samples_target, 2);
+    /* thread 1 took no sample: it ran at the first level, 1000 >> 6 */
+    assert_int_equal(s.thread[1].period_first_load, 15);
+    assert_int_equal(s.thread[1].period_last_store, 15);
+    assert_int_equal(s.thread[1].period_changes, 0);
     CLOSE(s.temporal[0][pes_rt_bin(1)], 0.25 + 0.5);
     CLOSE(s.temporal[0][pes_rt_bin(99)], 1.0);
     CLOSE(s.inval_weight[0], 0.25);
