@@ -69,21 +69,9 @@ struct obs_list {
 /* histogram index of an outcome: scope * 2 + line granularity */
 #define N_HIST 4
 
-/* one PERIOD event */
-struct epoch {
-    uint64_t time, load, store;
-};
-
-struct epoch_list {
-    struct epoch *e;
-    size_t n, cap;
-};
-
 struct replay_sampled_builder {
     const char *path;                 /* for messages */
     /* --samples traces: PERIOD events per thread, the other events until the end */
-    struct epoch_list *epochs;
-    uint32_t n_epochs;
     struct pes_event *held;
     uint64_t *held_off;
     size_t n_held, cap_held;
@@ -244,10 +232,9 @@ static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uin
 /* The period of `thread` at `time` for the sampled access's type (write:
  * store period): its last PERIOD event at or before `time` (the first one
  * before any), the header's period without PERIOD events. */
-static double period_at(const struct replay_sampled_builder *c, uint32_t thread, uint64_t time, int write) {
-    const struct replay_sampled *s = c->s;
+static double period_at(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write) {
     double cap_l = (double)s->period_load, cap_s = (double)s->period_store;
-    const struct epoch_list *l = c->epochs && thread < s->n_threads ? &c->epochs[thread] : NULL;
+    const struct replay_period_epochs *l = s->epochs && thread < s->n_threads ? &s->epochs[thread] : NULL;
     if (!l || !l->n) {
         double p = write ? cap_s : cap_l;
         return p > 0 ? p : (cap_s > 0 ? cap_s : cap_l);
@@ -258,19 +245,18 @@ static double period_at(const struct replay_sampled_builder *c, uint32_t thread,
         if (l->e[mid].time <= time) lo = mid + 1;
         else hi = mid;
     }
-    const struct epoch *ep = &l->e[lo ? lo - 1 : 0];
+    const struct replay_period_epoch *ep = &l->e[lo ? lo - 1 : 0];
     double p = (double)(write ? ep->store : ep->load);
     return p > 0 ? p : (double)(ep->store ? ep->store : ep->load);
 }
 
 /* An observation's Horvitz–Thompson factor: its sample's period over the
  * header's period of the same type (1 for traces without --samples). */
-static double period_factor(const struct replay_sampled_builder *c, uint32_t thread, uint64_t time, int write) {
-    const struct replay_sampled *s = c->s;
+double replay_sampled_period_factor(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write) {
     if (!s->samples_target) return 1.0;
     double cap = (double)(write ? s->period_store : s->period_load);
     if (cap <= 0) cap = (double)(s->period_store ? s->period_store : s->period_load);
-    double p = period_at(c, thread, time, write);
+    double p = period_at(s, thread, time, write);
     return cap > 0 && p > 0 ? p / cap : 1.0;
 }
 
@@ -300,7 +286,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         break;
     case PES_EV_REUSE: {
         uint64_t d = e->distance ? e->distance - 1 : 0;
-        double f = period_factor(c, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         double w = (e->aux ? (double)e->aux : 1.0) * f;
         s->weighted_events += e->aux > 1;
         s->reuses[scope]++;
@@ -324,14 +310,14 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         break;
     }
     case PES_EV_INVALIDATION: {
-        double f = period_factor(c, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         double w = (e->aux ? (double)e->aux : 1.0) * f;
         s->weighted_events += e->aux > 1;
         s->inval_weight[scope] += w;
         c->dec_w[scope] += w;
         c->dec_w2[scope] += w * w;
         s->invalidations[scope]++;
-        if (s->samples_target) s->inval_periods[scope] += period_at(c, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        if (s->samples_target) s->inval_periods[scope] += period_at(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         t->invalidations++;
         site->invalidations++;
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
@@ -348,7 +334,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         /* --samples: the period in effect, of the sampling thread (a detection
          * at a sample: this thread; at a trap: the publisher that armed it) */
         if (s->samples_target)
-            period = period_at(c, e->aux == 1 ? o : e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+            period = period_at(s, e->aux == 1 ? o : e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         double v = period * (e->aux == 1 ? s->trap_scale : 1.0);
         c->comm_w += v;
         c->comm_w2 += v * v;
@@ -381,7 +367,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         /* survived `distance` accesses: the reuse's distance is > that, i.e.
          * more than distance - 1 accesses lie strictly between */
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
-        double f = period_factor(c, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance, (double)e->distance - 1,
                      PES_SURV_CENSORED, f) < 0)
             return oom(err);
@@ -568,13 +554,10 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
         s->thread[t].period_first_load = s->thread[t].period_last_load = p0_load;
         s->thread[t].period_first_store = s->thread[t].period_last_store = p0_store;
     }
-    if (s->samples_target) {
-        if (!(c->epochs = calloc(n, sizeof *c->epochs))) {
-            replay_sampled_abandon(c);
-            oom(err);
-            return NULL;
-        }
-        c->n_epochs = n_threads;
+    if (s->samples_target && !(s->epochs = calloc(n, sizeof *s->epochs))) {
+        replay_sampled_abandon(c);
+        oom(err);
+        return NULL;
     }
     if (!s->thread || !s->comm_true || !s->comm_false || !c->intra || !c->obs) {
         replay_sampled_abandon(c);
@@ -588,15 +571,15 @@ static int on_period(struct replay_sampled_builder *c, const struct pes_event *e
                      struct pes_error *err) {
     struct replay_sampled *s = c->s;
     if (e->thread >= s->n_threads) return bad_thread(err, c->path, off, e->thread, s->n_threads);
-    struct epoch_list *l = &c->epochs[e->thread];
+    struct replay_period_epochs *l = &s->epochs[e->thread];
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
-        struct epoch *p = realloc(l->e, cap * sizeof *p);
+        struct replay_period_epoch *p = realloc(l->e, cap * sizeof *p);
         if (!p) return oom(err);
         l->e = p;
         l->cap = cap;
     }
-    l->e[l->n++] = (struct epoch){e->time, e->aux, e->distance};
+    l->e[l->n++] = (struct replay_period_epoch){e->time, e->aux, e->distance};
     return 0;
 }
 
@@ -604,10 +587,10 @@ int replay_sampled_events(struct replay_sampled_builder *c, const struct pes_eve
                           struct pes_error *err) {
     for (size_t i = 0; i < n; i++) {
         if (e[i].kind == PES_EV_PERIOD) {
-            if (c->epochs && on_period(c, &e[i], offset, err) < 0) return -1;
+            if (c->s->epochs && on_period(c, &e[i], offset, err) < 0) return -1;
             continue;
         }
-        if (!c->epochs) {
+        if (!c->s->epochs) {
             if (on_event(c, &e[i], offset, err) < 0) return -1;
             continue;
         }
@@ -629,7 +612,7 @@ int replay_sampled_events(struct replay_sampled_builder *c, const struct pes_eve
 }
 
 static int by_time(const void *pa, const void *pb) {
-    const struct epoch *a = pa, *b = pb;
+    const struct replay_period_epoch *a = pa, *b = pb;
     return (a->time > b->time) - (a->time < b->time);
 }
 
@@ -638,7 +621,7 @@ static int by_time(const void *pa, const void *pb) {
 static int replay_held(struct replay_sampled_builder *c, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     for (uint32_t t = 0; t < s->n_threads; t++) {
-        struct epoch_list *l = &c->epochs[t];
+        struct replay_period_epochs *l = &s->epochs[t];
         struct replay_sampled_thread *th = &s->thread[t];
         if (!l->n) continue;
         qsort(l->e, l->n, sizeof *l->e, by_time);
@@ -661,7 +644,7 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
                        const void *site_ctx, struct replay_sampled *out, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     int rc = -1;
-    if (c->epochs && replay_held(c, err) < 0) goto out;
+    if (s->epochs && replay_held(c, err) < 0) goto out;
     s->estimator = c->estimator == REPLAY_EST_AUTO ? (s->censoring ? REPLAY_EST_CENSORED : REPLAY_EST_DECIDED)
                                                     : c->estimator;
     if (s->estimator == REPLAY_EST_CENSORED && censored_estimate(c, err) < 0) goto out;
@@ -703,8 +686,6 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
         free(c->obs[i].d);
     }
     free(c->obs);
-    for (uint32_t t = 0; c->epochs && t < c->n_epochs; t++) free(c->epochs[t].e);
-    free(c->epochs);
     free(c->held);
     free(c->held_off);
     free(c->site_row);
@@ -715,6 +696,9 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
 }
 
 void replay_sampled_free(struct replay_sampled *s) {
+    for (uint32_t t = 0; s->epochs && t < s->n_threads; t++) free(s->epochs[t].e);
+    free(s->epochs);
+    s->epochs = NULL;
     free(s->thread);
     free(s->comm_true);
     free(s->comm_false);

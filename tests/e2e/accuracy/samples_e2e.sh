@@ -94,6 +94,21 @@ for length in (LONG, SHORT):
         assert length < N * (CAP >> LEVELS) and len(per) == 1, "the short thread changed its period"
 PYEOF
 
+# --by object weighs each reuse by its sample's period as the histograms do:
+# its rows add up to the decided estimator's intra-thread histogram, which is
+# well below the raw reuse count (the ramp's samples weigh 1/64 .. 1/2)
+"$PES_BIN/pes-replay" s.zst --by object --reuse-estimator decided --format json >obj.json
+"$PY" - obj.json <<'PYEOF' || fail "--by object weights"
+import json, sys
+j = json.load(open(sys.argv[1]))
+hist = sum(b["count"] for b in j["intra"]["time_histogram"])
+objs = sum(b["count"] for g in j["groups"] for b in g["reuse_time_histogram"])
+raw = j["intra"]["reuses"]
+print(f"--by object: weighted {objs:.3f}, histogram {hist:.3f}, raw reuses {raw}")
+assert abs(objs - hist) <= 1e-6 * max(1, hist), (objs, hist)
+assert objs < 0.5 * raw, (objs, raw)
+PYEOF
+
 # without --samples: the trace and its report are as before
 "$PES_BIN/pes-collect" --mode reuse --backend soft --period $CAP --seed 7 -q -o f.zst ./prog 100000 >/dev/null || true
 "$PES_BIN/pes-dump" --format json f.zst | grep -q '"kind":"period"' && fail "PERIOD events without --samples"
