@@ -94,6 +94,12 @@ for length in (LONG, SHORT):
         assert length < N * (CAP >> LEVELS) and len(per) == 1, "the short thread changed its period"
 PYEOF
 
+# both reports follow the published schema (samples_target, per_thread[].period)
+"$PY" - "$PES_SRC/docs/sampled.schema.json" rep.json <<'PYEOF' || fail "the report does not match docs/sampled.schema.json"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+PYEOF
+
 # --by object weighs each reuse by its sample's period as the histograms do:
 # its rows add up to the decided estimator's intra-thread histogram, which is
 # well below the raw reuse count (the ramp's samples weigh 1/64 .. 1/2)
@@ -108,6 +114,8 @@ print(f"--by object: weighted {objs:.3f}, histogram {hist:.3f}, raw reuses {raw}
 assert abs(objs - hist) <= 1e-6 * max(1, hist), (objs, hist)
 assert objs < 0.5 * raw, (objs, raw)
 PYEOF
+"$PY" -c "import json, sys, jsonschema; jsonschema.validate(json.load(open('obj.json')), json.load(open(sys.argv[1])))" \
+    "$PES_SRC/docs/sampled.schema.json" || fail "the --by object report does not match its schema"
 
 # without --samples: the trace and its report are as before
 "$PES_BIN/pes-collect" --mode reuse --backend soft --period $CAP --seed 7 -q -o f.zst ./prog 100000 >/dev/null || true
