@@ -78,6 +78,9 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
             strcmp(pes_r_get_s(o, "granularity"), "line") == 0 ? "line granularity" : "address granularity",
             (unsigned)threads);
     if (pes_r_get(o, "region")) fprintf(out, "region: %s\n", report_safe(pes_r_get_s(o, "region")));
+    if (pes_r_get(o, "samples_target"))
+        fprintf(out, "adaptive period (--samples %llu): the periods above are the caps; per thread below\n",
+                (unsigned long long)pes_r_get_u(o, "samples_target"));
     report_count(a, sizeof a, pes_r_get_u(o, "samples"));
     report_count(b, sizeof b, pes_r_get_u(o, "lost"));
     fprintf(out, "samples %s, lost %s, throttled %llu, dropped %llu, expired watches %llu\n", a, b,
@@ -262,6 +265,10 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
             pes_r_get_u(o, "same_execution")
                 ? "both traces come from one execution (same pid, host and command)"
                 : "the traces come from DIFFERENT executions (pid, host, command or start differ)");
+    if (pes_r_get(o, "samples_target"))
+        fprintf(out, "adaptive period (--samples %llu): the periods above are the caps; each observation "
+                     "weighted by its sample's period\n",
+                (unsigned long long)pes_r_get_u(o, "samples_target"));
     if (pes_r_get(o, "region")) fprintf(out, "region: %s\n", report_safe(pes_r_get_s(o, "region")));
     fprintf(out, "samples %llu, lost %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, "
             "%u threads\n\n",
