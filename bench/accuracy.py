@@ -290,6 +290,8 @@ def main():
                     help="cap on accesses per run, all threads together (the full trace's replay time)")
     ap.add_argument("--min-samples", type=int, default=20,
                     help="skip runs whose caps leave fewer sampled accesses per thread than this")
+    ap.add_argument("--collect-samples", type=int, default=0, metavar="N",
+                    help="pass --samples N to pes-collect (adaptive period capped at each --periods value)")
     ap.add_argument("--only", default="", help="comma-separated case-name prefixes")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--outer", type=int, default=2, help="RIBench rounds (--outer): longer runs, more samples")
@@ -352,7 +354,9 @@ def main():
                         if not args.from_traces:
                             r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
                                      "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
-                                     "-o", s, "--full-output", f, "--"] + prog, env=dict(os.environ, **env(nt)))
+                                     "-o", s, "--full-output", f]
+                                    + (["--samples", str(args.collect_samples)] if args.collect_samples else [])
+                                    + ["--"] + prog, env=dict(os.environ, **env(nt)))
                             rec["expected"] = json.loads(r.stdout) if bench not in KERNELS else None
                         if args.collect_only:
                             print(f"{name} {mode} period={period} threads={nt}: collected", file=sys.stderr)

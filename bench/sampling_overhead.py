@@ -12,11 +12,15 @@ are the best of --repeat runs; peak RSS is the largest, from wait4 in
 bench/rusage_run.c (which covers both pes-collect and the program it runs).
 Median and max rows summarise all rows and, separately, the team-written
 kernels and the NPB-like ones (cg, mg, is).
+--samples N adds a column per mode, "MODE+sN": the same mode with
+pes-collect --samples N (adaptive period capped at --period), in the same
+interleaved rounds, so both costs come from one table.
 false_sharing takes no size: it runs once per thread count, as "adjacent".
 
 usage: bench/sampling_overhead.py [--build build] [--threads 1,2] [--repeat 3]
                                   [--sizes medium] [--kernels gemm,cg,...]
-                                  [--modes samples,...] [--period 100000] [--out bench/out]
+                                  [--modes samples,...] [--period 100000] [--samples N]
+                                  [--out bench/out]
 Prints markdown tables (time vs plain, peak RSS vs plain, per-mode details)
 and writes OUT/sampling_overhead.{md,json}.
 """
@@ -71,9 +75,16 @@ def main():
     ap.add_argument("--period", type=int, default=100000)
     ap.add_argument("--kernels", default=",".join(KERNELS + NPB))
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--samples", type=int, default=0,
+                    help="also run each mode with pes-collect --samples N (columns MODE+sN)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
-    threads, sizes, kernels, modes = csv(a.threads, int), csv(a.sizes), csv(a.kernels), csv(a.modes)
+    threads, sizes, kernels, base_modes = csv(a.threads, int), csv(a.sizes), csv(a.kernels), csv(a.modes)
+    # collector variants: name -> (mode, extra pes-collect flags)
+    collect = {m: (m, []) for m in base_modes}
+    if a.samples:
+        collect.update({f"{m}+s{a.samples}": (m, ["--samples", str(a.samples)]) for m in base_modes})
+    modes = list(collect)
     variants = ["off"] + modes  # the ratio columns; plain is the denominator
     binp = os.path.join(a.build, "bin")
     pes_clang, pes_collect, pes_dump = (os.path.join(binp, x) for x in ("pes-clang", "pes-collect", "pes-dump"))
@@ -89,8 +100,9 @@ def main():
                 trace = {m: os.path.join(work, f"{k}.{size}.t{nt}.{m}.zst") for m in modes}
                 cmds = {"plain": [plain] + args, "off": [inst] + args}
                 for m in modes:
-                    cmds[m] = [pes_collect, "-q", "--mode", m, "--backend", "soft", "--period", str(a.period),
-                               "--force", "-o", trace[m], "--", inst] + args
+                    mode, extra = collect[m]
+                    cmds[m] = [pes_collect, "-q", "--mode", mode, "--backend", "soft", "--period", str(a.period),
+                               *extra, "--force", "-o", trace[m], "--", inst] + args
                 best = interleaved(runner, cmds, omp_env(nt), a.repeat)
                 r = dict(kernel=k, set=kernel_set(k), size=size, threads=nt, period=a.period)
                 for v, (t, rss) in best.items():
@@ -113,7 +125,7 @@ def main():
     keys += [f"{m}_{q}" for m in modes for q in ("time_vs_off", "rss_vs_off")]
     summary = summaries(rows, keys)
     cmdline = (f"`bench/sampling_overhead.py --threads {a.threads} --repeat {a.repeat} --sizes {a.sizes} "
-               f"--period {a.period}`")
+               f"--period {a.period}" + (f" --samples {a.samples}" if a.samples else "") + "`")
     lines = [f"Sampling cost, soft backend, period {a.period}, sizes {a.sizes}, OpenMP threads {a.threads}, "
              f"best of {a.repeat} interleaved runs ({cmdline})", "", "Wall time vs plain clang:", ""]
     lines += wide_table(rows, summary, variants, "time_vs_plain", "plain (s)", lambda r: f"{r['plain_s']:.3f}")
@@ -133,7 +145,7 @@ def main():
             lines.append(f"| **{label}** | | | **{m}** | **{s[f'{m}_time_vs_off']:.2f}x** | "
                          f"**{s[f'{m}_rss_vs_off']:.2f}x** | | | |")
     write_outputs(a.out, "sampling_overhead", "\n".join(lines),
-                  dict(rows=rows, summary=summary, period=a.period, sizes=sizes, threads=threads,
+                  dict(rows=rows, summary=summary, period=a.period, samples=a.samples, sizes=sizes, threads=threads,
                        repeat=a.repeat, interleaved=True))
 
 

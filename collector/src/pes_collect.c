@@ -46,6 +46,7 @@ struct options {
     const char *sockets;
     const char *debug_registers;
     const char *seed;
+    const char *samples;       /* --samples N: adaptive period */
     const char *full_output;
     int list_backends;
     const char *output;
@@ -76,6 +77,10 @@ static void usage(FILE *f)
             "                         reuse-shared (shared-cache reuse), comm (ComDetective)\n"
             "  --period N             accesses between samples (default %u), or load=N,store=M\n"
             "                         (0 = that kind is not sampled); randomised by +-1/8\n"
+            "  --samples N            adapt the period per thread so that each thread long\n"
+            "                         enough gets at least N decided outcomes (reuse modes)\n"
+            "                         or N samples (samples, comm): start at --period / 64,\n"
+            "                         double after every N, never above --period\n"
             "  --backend B            auto (default), soft, pebs or ibs\n"
             "  --granularity G        reuse: temporal (same bytes, default) or spatial (line)\n"
             "  --sockets N            reuse-shared: simulate N sockets (thread i on i %% N)\n"
@@ -167,11 +172,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
            OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
-           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_NO_HEAP, OPT_SKIP, OPT_MAX };
+           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_NO_HEAP, OPT_SKIP, OPT_MAX, OPT_SAMPLES };
     static const struct option longs[] = {
         {"full", no_argument, NULL, OPT_FULL},
         {"mode", required_argument, NULL, OPT_MODE},
         {"period", required_argument, NULL, OPT_PERIOD},
+        {"samples", required_argument, NULL, OPT_SAMPLES},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"granularity", required_argument, NULL, OPT_GRAN},
         {"sockets", required_argument, NULL, OPT_SOCKETS},
@@ -199,7 +205,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     /* '+': options end at the program name, its own flags are not ours */
     while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
         if (!o->sampling_flag && (c == OPT_PERIOD || c == OPT_BACKEND || c == OPT_GRAN ||
-                                  c == OPT_SOCKETS || c == OPT_DREGS || c == OPT_SEED))
+                                  c == OPT_SOCKETS || c == OPT_DREGS || c == OPT_SEED ||
+                                  c == OPT_SAMPLES))
             for (const struct option *l = longs; l->name; l++)
                 if (l->val == c)
                     o->sampling_flag = l->name;
@@ -233,6 +240,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                 check_number("--debug-registers", optarg, 1, PES_RT_MAX_DEBUG_REGISTERS);
             break;
         case OPT_SEED: o->seed = check_number("--seed", optarg, 1, UINT64_MAX); break;
+        case OPT_SAMPLES: o->samples = check_number("--samples", optarg, 1, UINT32_MAX); break;
         case OPT_FULL_OUT:
             if (!*optarg)
                 die(EXIT_USAGE, "--full-output: expected a file name, got ''");
@@ -810,6 +818,7 @@ int main(int argc, char **argv)
         set_or_unset(PES_ENV_SOCKETS, o.sockets);
         set_or_unset(PES_ENV_DEBUG_REGISTERS, o.debug_registers);
         set_or_unset(PES_ENV_SEED, o.seed);
+        set_or_unset(PES_ENV_SAMPLES, o.samples);
         setenv(PES_ENV_COMMAND, command, 1);
         unsetenv(PES_ENV_OVERWRITE);
         set_or_unset(PES_ENV_TIME_INTERVAL, o.time_interval);

@@ -29,6 +29,16 @@ struct sampled {
      * because the builder (sampling/accuracy.h) keys its rows by site */
     struct obj_row *obj;
     size_t n_obj;
+    /* --samples traces: the events and their objects, counted at the end
+     * with the period weights (every PERIOD event must be known first) */
+    int adaptive;
+    struct held_event *held;
+    size_t n_held, cap_held;
+};
+
+struct held_event {
+    struct pes_event e;
+    uint32_t object;
 };
 
 struct obj_row {
@@ -57,8 +67,10 @@ static struct obj_row *obj_row_of(struct sampled *a, uint32_t id, struct pes_err
     return &a->obj[id];
 }
 
-/* The event's counts in its object's row, as sampled_events.c counts them per site. */
-static int count_object(struct sampled *a, const struct pes_event *e, uint32_t id, struct pes_error *err) {
+/* The event's counts in its object's row, as sampled_events.c counts them per
+ * site; a reuse weighs aux times f, its sample's period factor (1 without
+ * --samples). */
+static int count_object(struct sampled *a, const struct pes_event *e, uint32_t id, double f, struct pes_error *err) {
     if (e->kind != PES_EV_SAMPLE && e->kind != PES_EV_REUSE && e->kind != PES_EV_INVALIDATION &&
         e->kind != PES_EV_COMM)
         return 0;
@@ -68,7 +80,7 @@ static int count_object(struct sampled *a, const struct pes_event *e, uint32_t i
     case PES_EV_SAMPLE: o->samples++; break;
     case PES_EV_REUSE: {
         uint64_t d = e->distance ? e->distance - 1 : 0;   /* accesses between (docs/accuracy.md) */
-        double w = e->aux ? (double)e->aux : 1.0;
+        double w = (e->aux ? (double)e->aux : 1.0) * f;
         o->reuses++;
         o->reuse_weight += w;
         o->reuse_time_sum += w * (double)d;
@@ -111,14 +123,31 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     replay_sampled_set_estimator(a->b, replay_reuse_estimator_parse(k->reuse_estimator));
     replay_sampled_set_stack_model(a->b, replay_stack_model_parse(k->stack_model));
     replay_sampled_set_comm_estimator(a->b, replay_comm_estimator_parse(k->comm_estimator));
+    a->adaptive = replay_config_u64(si->header ? si->header->config : NULL, "samples_target", 0) != 0;
     return a;
 }
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct sampled *a = self;
     if (replay_sampled_events(a->b, b->events, b->n_events, b->events_offset, err) < 0) return -1;
-    for (size_t i = 0; a->by == REPLAY_BY_OBJECT && i < b->n_events; i++)
-        if (count_object(a, &b->events[i], b->event_object ? b->event_object[i] : 0, err) < 0) return -1;
+    for (size_t i = 0; a->by == REPLAY_BY_OBJECT && i < b->n_events; i++) {
+        uint32_t id = b->event_object ? b->event_object[i] : 0;
+        if (!a->adaptive) {
+            if (count_object(a, &b->events[i], id, 1.0, err) < 0) return -1;
+            continue;
+        }
+        if (a->n_held == a->cap_held) {
+            size_t cap = a->cap_held ? a->cap_held * 2 : 1024;
+            struct held_event *p = realloc(a->held, cap * sizeof *p);
+            if (!p) {
+                pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+                return -1;
+            }
+            a->held = p;
+            a->cap_held = cap;
+        }
+        a->held[a->n_held++] = (struct held_event){b->events[i], id};
+    }
     /* the cache-line table: a communication event is a transfer of the
      * sampled access's line to the trapping thread; samples are its accesses */
     uint64_t line_mask = ~((uint64_t)(a->si->line ? a->si->line : 64) - 1);
@@ -144,6 +173,14 @@ static int finish(void *self, struct pes_error *err) {
     struct sampled *a = self;
     int rc = replay_sampled_end(a->b, a->si->site, a->si->site_ctx, &a->s, err);
     a->b = NULL;
+    for (size_t i = 0; rc == 0 && i < a->n_held; i++) {
+        const struct pes_event *e = &a->held[i].e;
+        double f = replay_sampled_period_factor(&a->s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        if (count_object(a, e, a->held[i].object, f, err) < 0) rc = -1;
+    }
+    free(a->held);
+    a->held = NULL;
+    a->n_held = a->cap_held = 0;
     return rc;
 }
 
@@ -353,7 +390,9 @@ static void publish(void *self, const struct pes_publish *to) {
         struct pes_rnode *n = pes_r_object(r, o, scope[sc]);
         pes_r_u64(r, n, "reuses", s->reuses[sc]);
         pes_r_u64(r, n, "invalidations", s->invalidations[sc]);
-        pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", (double)s->invalidations[sc] * period, "%.0f"),
+        /* --samples: each invalidation counts the period its sample was taken at */
+        double est = s->samples_target ? s->inval_periods[sc] : (double)s->invalidations[sc] * period;
+        pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", est, "%.0f"),
                    PES_R_TEXT_ONLY);
         pes_r_u64(r, n, "censored", s->censored[sc]);
         double dec = s->inval_weight[sc] + s->reuse_weight[sc];
@@ -386,6 +425,14 @@ static void publish(void *self, const struct pes_publish *to) {
         pes_r_u64(r, n, "comm", h->comm);
         pes_r_u64(r, n, "lost", h->lost);
         pes_r_f64(r, n, "n_distinct", h->n_distinct, "%.6g");
+        if (s->samples_target) {   /* --samples: the adaptive schedule of this thread */
+            struct pes_rnode *p = pes_r_object(r, n, "period");
+            pes_r_u64(r, p, "first_load", h->period_first_load);
+            pes_r_u64(r, p, "first_store", h->period_first_store);
+            pes_r_u64(r, p, "last_load", h->period_last_load);
+            pes_r_u64(r, p, "last_store", h->period_last_store);
+            pes_r_u64(r, p, "changes", h->period_changes);
+        }
     }
     struct pes_rnode *comm = pes_r_object(r, o, "comm");
     pes_r_u64(r, comm, "events", s->comm_events);
@@ -425,6 +472,7 @@ static void destroy(void *self) {
     replay_sampled_free(&a->s);
     replay_c2c_destroy(a->c2c);
     free(a->obj);
+    free(a->held);
     free(a);
 }
 

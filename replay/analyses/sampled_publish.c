@@ -9,6 +9,8 @@ void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, co
     pes_r_str(r, o, "mode", s->mode);
     pes_r_u64(r, o, "period_load", s->period_load);
     pes_r_u64(r, o, "period_store", s->period_store);
+    /* --samples: the periods above are the caps; per_thread[].period says what ran */
+    if (s->samples_target) pes_r_u64(r, o, "samples_target", s->samples_target);
     if (s->roi) pes_r_str(r, o, "region", "region of interest (pes_roi_begin/end)");
 }
 

@@ -469,6 +469,11 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
                "\"time\":%" PRIu64 ",\"loads\":%" PRIu64 ",\"stores\":%" PRIu64
                ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64 "}\n",
                e->addr, e->ip, e->size, fl, e->time, e->loads, e->stores, e->distance, e->aux);
+    } else if (e->kind == PES_EV_PERIOD) {
+        /* the adaptive period (§4): aux load, distance store, size level, addr counter */
+        printf("T%u period   level=%u load=%" PRIu64 " store=%" PRIu64 " count=%" PRIu64
+               " time=%" PRIu64 " loads=%" PRIu64 " stores=%" PRIu64 "\n",
+               e->thread, e->size, e->aux, e->distance, e->addr, e->time, e->loads, e->stores);
     } else if (e->kind == PES_EV_ALLOC || e->kind == PES_EV_FREE) {
         /* heap blocks: aux is the size, site an allocation site (§4) */
         printf("T%u %-8s addr=0x%" PRIx64, e->thread, pes_event_kind_name(e->kind), e->addr);

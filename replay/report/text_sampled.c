@@ -78,6 +78,9 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
             strcmp(pes_r_get_s(o, "granularity"), "line") == 0 ? "line granularity" : "address granularity",
             (unsigned)threads);
     if (pes_r_get(o, "region")) fprintf(out, "region: %s\n", report_safe(pes_r_get_s(o, "region")));
+    if (pes_r_get(o, "samples_target"))
+        fprintf(out, "adaptive period (--samples %llu): the periods above are the caps; per thread below\n",
+                (unsigned long long)pes_r_get_u(o, "samples_target"));
     report_count(a, sizeof a, pes_r_get_u(o, "samples"));
     report_count(b, sizeof b, pes_r_get_u(o, "lost"));
     fprintf(out, "samples %s, lost %s, throttled %llu, dropped %llu, expired watches %llu\n", a, b,
@@ -134,6 +137,21 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "  (loads, stores: the thread's access counts; samples: sampled accesses; reuses / inval: sampled\n"
                  "   uses whose next access was a reuse / an invalidation; N-hat: estimated distinct addresses\n"
                  "   the thread touched (Kac), which the stack-distance conversion uses)\n");
+    if (pes_r_get(o, "samples_target")) {
+        fprintf(out, "\nAdaptive period (--samples %llu; at most the period above): per thread\n",
+                (unsigned long long)pes_r_get_u(o, "samples_target"));
+        fprintf(out, "  %-6s %12s %12s %12s %12s %8s\n", "thread", "first load", "first store", "last load",
+                "last store", "changes");
+        for (size_t t = 0; t < pes_r_count(pt); t++) {
+            const struct pes_rnode *h = pes_r_at(pt, t), *p = pes_r_get(h, "period");
+            fprintf(out, "  T%-5u %12llu %12llu %12llu %12llu %8llu\n", (unsigned)pes_r_get_u(h, "thread"),
+                    (unsigned long long)pes_r_get_u(p, "first_load"),
+                    (unsigned long long)pes_r_get_u(p, "first_store"),
+                    (unsigned long long)pes_r_get_u(p, "last_load"),
+                    (unsigned long long)pes_r_get_u(p, "last_store"), (unsigned long long)pes_r_get_u(p, "changes"));
+        }
+        fprintf(out, "  (each observation is weighted by the period its sample was taken at)\n");
+    }
     const struct pes_rnode *comm = pes_r_get(o, "comm");
     if (pes_r_get_u(comm, "events")) {
         double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");
@@ -258,6 +276,10 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
             pes_r_get_u(o, "same_execution")
                 ? "both traces come from one execution (same pid, host and command)"
                 : "the traces come from DIFFERENT executions (pid, host, command or start differ)");
+    if (pes_r_get(o, "samples_target"))
+        fprintf(out, "adaptive period (--samples %llu): the periods above are the caps; each observation "
+                     "weighted by its sample's period\n",
+                (unsigned long long)pes_r_get_u(o, "samples_target"));
     if (pes_r_get(o, "region")) fprintf(out, "region: %s\n", report_safe(pes_r_get_s(o, "region")));
     fprintf(out, "samples %llu, lost %llu, decided uses (reuse or invalidation) %llu; full trace: %llu accesses, "
             "%u threads\n\n",

@@ -48,6 +48,10 @@ struct replay_sampled_thread {
     uint64_t loads, stores;          /* TOTALS (or the largest counters seen) */
     uint64_t samples, reuses, spatial, invalidations, comm, lost;
     double n_distinct;               /* N-hat of the thread (Kac), 0 without reuses */
+    /* --samples (PERIOD events): the first and last periods in effect and the
+     * number of changes; without PERIOD events the header's periods, 0 changes */
+    uint64_t period_first_load, period_first_store, period_last_load, period_last_store;
+    uint32_t period_changes;
 };
 
 /* How reuse outcomes become histograms (docs/accuracy.md, "Censored watches"):
@@ -77,11 +81,22 @@ enum replay_comm_estimator { REPLAY_COMM_DEFAULT = 0, REPLAY_COMM_COMDETECTIVE =
 /* "comdetective", "interleave" (NULL: the default); -1 for anything else. */
 int replay_comm_estimator_parse(const char *name);
 const char *replay_comm_estimator_name(int estimator);
+/* --samples: one PERIOD event, the periods of its thread from `time` on. */
+struct replay_period_epoch {
+    uint64_t time, load, store;
+};
+struct replay_period_epochs {
+    struct replay_period_epoch *e;   /* by time */
+    size_t n, cap;
+};
 
 /* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
     char mode[32];                   /* header config "mode" */
-    uint64_t period_load, period_store;
+    uint64_t period_load, period_store;   /* the header's (with --samples: the caps) */
+    uint64_t samples_target;              /* --samples N (header samples_target), 0 = fixed period */
+    double inval_periods[2];              /* --samples: sum of the periods of the invalidations' samples */
+    struct replay_period_epochs *epochs;  /* --samples: per thread (n_threads), else NULL */
     uint32_t line, debug_registers, watch_bytes, sockets;
     double trap_scale;               /* L / (D x M), >= 1 */
     int spatial;                     /* granularity=spatial: reuses are line reuses */
@@ -143,6 +158,10 @@ int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_eve
 int replay_sampled_end(struct replay_sampled_builder *b, const struct pes_site *(*site)(const void *, uint32_t),
                        const void *site_ctx, struct replay_sampled *s, struct pes_error *err);
 void replay_sampled_abandon(struct replay_sampled_builder *b);
+/* The Horvitz–Thompson factor of an observation of `thread` at `time` (its
+ * sample's period over the header's, docs/accuracy.md "Enough samples by
+ * design"): 1 for traces without --samples. Valid on a finished result. */
+double replay_sampled_period_factor(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write);
 void replay_sampled_free(struct replay_sampled *s);
 
 /* Ground truth of a full trace. */

@@ -29,6 +29,16 @@
  *    INVALIDATION's distance, when non-zero, is the owner's accesses from
  *    the use to the invalidation (reuse mode, newer collectors).
  *  TOTALS: the thread's final load and store counts.
+ *  PERIOD (--samples, header samples_target): the thread's periods from the
+ *    event's time on (aux load, distance store). Every observation is then
+ *    weighted by the period its sample was taken at, relative to the
+ *    header's period (the cap): a sample at period p stands for p accesses
+ *    (Horvitz–Thompson). The collector ends a thread's watches before it
+ *    changes the period, so an outcome of thread T at time t belongs to T's
+ *    last PERIOD event at or before t (docs/accuracy.md, "Enough samples by
+ *    design"). The events are kept until the end, where every PERIOD event
+ *    is known, and then weighted; traces without samples_target are
+ *    weighted 1 as they come, exactly as before.
  *
  * Two estimators (accuracy.h): DECIDED adds the decided outcomes, weighted
  * by aux, as they come; CENSORED keeps every outcome (decided or censored)
@@ -63,6 +73,10 @@ struct obs_list {
 
 struct replay_sampled_builder {
     const char *path;                 /* for messages */
+    /* --samples traces: PERIOD events per thread, the other events until the end */
+    struct pes_event *held;
+    uint64_t *held_off;
+    size_t n_held, cap_held;
     struct replay_sampled *s;
     int estimator;                    /* asked for (REPLAY_EST_AUTO: decide at the end) */
     int stack_model;                  /* REPLAY_STACK_* */
@@ -134,6 +148,7 @@ static void read_config(struct replay_sampled *s, const char *config) {
     /* the collector's default: a full trace of the same run marks time every 1024 accesses */
     s->comm_resolution = (double)replay_config_u64(config, "time_interval", 1024);
     if (!(s->comm_resolution > 0)) s->comm_resolution = 1024;
+    s->samples_target = replay_config_u64(config, "samples_target", 0);
     const char *g = config_get(config, "granularity", buf, sizeof buf);
     s->spatial = g && strcmp(g, "spatial") == 0;
     const char *roi = config_get(config, "roi", buf, sizeof buf);
@@ -202,7 +217,7 @@ static int push_dist(struct dist_list *l, uint64_t d, double w, uint64_t pos) {
 
 /* One watch's outcome at distance d (accesses strictly between; censored:
  * the watch survived d + 1, pass d = survived - 1 as time, which may be -1). */
-static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, uint64_t pos) {
+static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, double weight, uint64_t pos) {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         struct pes_surv_obs *p = realloc(l->o, cap * sizeof *p);
@@ -218,7 +233,7 @@ static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, uint6
     }
     l->pos[l->n] = pos;
     l->d[l->n] = d;
-    l->o[l->n++] = (struct pes_surv_obs){time, 1.0, kind};
+    l->o[l->n++] = (struct pes_surv_obs){time, weight, kind};
     return 0;
 }
 
@@ -247,6 +262,37 @@ static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uin
              "%s: offset %llu: event of thread %u, but the trace announces %u threads", path,
              (unsigned long long)off, t, n);
     return -1;
+}
+
+/* The period of `thread` at `time` for the sampled access's type (write:
+ * store period): its last PERIOD event at or before `time` (the first one
+ * before any), the header's period without PERIOD events. */
+static double period_at(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write) {
+    double cap_l = (double)s->period_load, cap_s = (double)s->period_store;
+    const struct replay_period_epochs *l = s->epochs && thread < s->n_threads ? &s->epochs[thread] : NULL;
+    if (!l || !l->n) {
+        double p = write ? cap_s : cap_l;
+        return p > 0 ? p : (cap_s > 0 ? cap_s : cap_l);
+    }
+    size_t lo = 0, hi = l->n;   /* first epoch with time > `time` */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (l->e[mid].time <= time) lo = mid + 1;
+        else hi = mid;
+    }
+    const struct replay_period_epoch *ep = &l->e[lo ? lo - 1 : 0];
+    double p = (double)(write ? ep->store : ep->load);
+    return p > 0 ? p : (double)(ep->store ? ep->store : ep->load);
+}
+
+/* An observation's Horvitz–Thompson factor: its sample's period over the
+ * header's period of the same type (1 for traces without --samples). */
+double replay_sampled_period_factor(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write) {
+    if (!s->samples_target) return 1.0;
+    double cap = (double)(write ? s->period_store : s->period_load);
+    if (cap <= 0) cap = (double)(s->period_store ? s->period_store : s->period_load);
+    double p = period_at(s, thread, time, write);
+    return cap > 0 && p > 0 ? p / cap : 1.0;
 }
 
 static int on_event(struct replay_sampled_builder *c, const struct pes_event *e, uint64_t off,
@@ -281,7 +327,8 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
          * intra-thread reuse traps in its owner */
         uint64_t now = e->loads + e->stores, dist = e->distance ? e->distance : 1;
         uint64_t pos = now > dist ? now - dist : 0;
-        double w = e->aux ? (double)e->aux : 1.0;
+        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double w = (e->aux ? (double)e->aux : 1.0) * f;
         s->weighted_events += e->aux > 1;
         s->reuses[scope]++;
         s->reuse_weight[scope] += w;
@@ -293,7 +340,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         c->hist_w2[h] += w * w;
         c->dec_w[scope] += w;
         c->dec_w2[scope] += w * w;
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_REUSE, pos) < 0)
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_REUSE, f, pos) < 0)
             return oom(err);
         if (e->flags & PES_EVF_SPATIAL) {
             t->spatial++;
@@ -305,17 +352,19 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         break;
     }
     case PES_EV_INVALIDATION: {
-        double w = e->aux ? (double)e->aux : 1.0;
+        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double w = (e->aux ? (double)e->aux : 1.0) * f;
         s->weighted_events += e->aux > 1;
         s->inval_weight[scope] += w;
         c->dec_w[scope] += w;
         c->dec_w2[scope] += w * w;
         s->invalidations[scope]++;
+        if (s->samples_target) s->inval_periods[scope] += period_at(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         t->invalidations++;
         site->invalidations++;
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
         uint64_t d = e->distance ? e->distance - 1 : 0;
-        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_INVALIDATION, 0) < 0)
+        if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], d, (double)d, PES_SURV_INVALIDATION, f, 0) < 0)
             return oom(err);
         break;
     }
@@ -324,6 +373,10 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         if (o >= s->n_threads) return bad_thread(err, path, off, o, s->n_threads);
         double period = (double)((e->flags & PES_EVF_WRITE) ? s->period_store : s->period_load);
         if (period <= 0) period = (double)(s->period_store ? s->period_store : s->period_load);
+        /* --samples: the period in effect, of the sampling thread (a detection
+         * at a sample: this thread; at a trap: the publisher that armed it) */
+        if (s->samples_target)
+            period = period_at(s, e->aux == 1 ? o : e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         double v = period * (e->aux == 1 ? s->trap_scale : 1.0);
         c->comm_w += v;
         c->comm_w2 += v * v;
@@ -356,8 +409,9 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         /* survived `distance` accesses: the reuse's distance is > that, i.e.
          * more than distance - 1 accesses lie strictly between */
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
+        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
         if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance, (double)e->distance - 1,
-                     PES_SURV_CENSORED, 0) < 0)
+                     PES_SURV_CENSORED, f, 0) < 0)
             return oom(err);
         break;
     }
@@ -585,6 +639,22 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     c->n_intra = c->intra ? n_threads : 0;
     c->obs = calloc(n * N_HIST, sizeof *c->obs);
     c->n_obs = c->obs ? n * N_HIST : 0;
+    /* a thread without PERIOD events ran at the header's period, or with
+     * --samples at the schedule's first level (cap >> period_levels), having
+     * taken no sample */
+    uint64_t shift = s->samples_target ? replay_config_u64(header->config, "period_levels", 6) : 0;
+    uint64_t p0_load = shift >= 64 ? 0 : s->period_load >> shift, p0_store = shift >= 64 ? 0 : s->period_store >> shift;
+    if (s->period_load && !p0_load) p0_load = 1;
+    if (s->period_store && !p0_store) p0_store = 1;
+    for (uint32_t t = 0; s->thread && t < n_threads; t++) {
+        s->thread[t].period_first_load = s->thread[t].period_last_load = p0_load;
+        s->thread[t].period_first_store = s->thread[t].period_last_store = p0_store;
+    }
+    if (s->samples_target && !(s->epochs = calloc(n, sizeof *s->epochs))) {
+        replay_sampled_abandon(c);
+        oom(err);
+        return NULL;
+    }
     if (!s->thread || !s->comm_true || !s->comm_false || !c->intra || !c->obs) {
         replay_sampled_abandon(c);
         oom(err);
@@ -593,10 +663,72 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     return c;
 }
 
+static int on_period(struct replay_sampled_builder *c, const struct pes_event *e, uint64_t off,
+                     struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    if (e->thread >= s->n_threads) return bad_thread(err, c->path, off, e->thread, s->n_threads);
+    struct replay_period_epochs *l = &s->epochs[e->thread];
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        struct replay_period_epoch *p = realloc(l->e, cap * sizeof *p);
+        if (!p) return oom(err);
+        l->e = p;
+        l->cap = cap;
+    }
+    l->e[l->n++] = (struct replay_period_epoch){e->time, e->aux, e->distance};
+    return 0;
+}
+
 int replay_sampled_events(struct replay_sampled_builder *c, const struct pes_event *e, size_t n, uint64_t offset,
                           struct pes_error *err) {
-    for (size_t i = 0; i < n; i++)
-        if (on_event(c, &e[i], offset, err) < 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].kind == PES_EV_PERIOD) {
+            if (c->s->epochs && on_period(c, &e[i], offset, err) < 0) return -1;
+            continue;
+        }
+        if (!c->s->epochs) {
+            if (on_event(c, &e[i], offset, err) < 0) return -1;
+            continue;
+        }
+        /* --samples: weighted at the end, once every PERIOD event is known */
+        if (c->n_held == c->cap_held) {
+            size_t cap = c->cap_held ? c->cap_held * 2 : 1024;
+            struct pes_event *p = realloc(c->held, cap * sizeof *p);
+            if (!p) return oom(err);
+            c->held = p;
+            uint64_t *q = realloc(c->held_off, cap * sizeof *q);
+            if (!q) return oom(err);
+            c->held_off = q;
+            c->cap_held = cap;
+        }
+        c->held[c->n_held] = e[i];
+        c->held_off[c->n_held++] = offset;
+    }
+    return 0;
+}
+
+static int by_time(const void *pa, const void *pb) {
+    const struct replay_period_epoch *a = pa, *b = pb;
+    return (a->time > b->time) - (a->time < b->time);
+}
+
+/* --samples: order each thread's epochs, note its periods, then weigh the
+ * held events in the order they came. */
+static int replay_held(struct replay_sampled_builder *c, struct pes_error *err) {
+    struct replay_sampled *s = c->s;
+    for (uint32_t t = 0; t < s->n_threads; t++) {
+        struct replay_period_epochs *l = &s->epochs[t];
+        struct replay_sampled_thread *th = &s->thread[t];
+        if (!l->n) continue;
+        qsort(l->e, l->n, sizeof *l->e, by_time);
+        th->period_first_load = l->e[0].load;
+        th->period_first_store = l->e[0].store;
+        th->period_last_load = l->e[l->n - 1].load;
+        th->period_last_store = l->e[l->n - 1].store;
+        th->period_changes = (uint32_t)(l->n - 1);
+    }
+    for (size_t i = 0; i < c->n_held; i++)
+        if (on_event(c, &c->held[i], c->held_off[i], err) < 0) return -1;
     return 0;
 }
 
@@ -608,6 +740,7 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
                        const void *site_ctx, struct replay_sampled *out, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     int rc = -1;
+    if (s->epochs && replay_held(c, err) < 0) goto out;
     s->estimator = c->estimator == REPLAY_EST_AUTO ? (s->censoring ? REPLAY_EST_CENSORED : REPLAY_EST_DECIDED)
                                                     : c->estimator;
     if (s->estimator == REPLAY_EST_CENSORED && censored_estimate(c, err) < 0) goto out;
@@ -655,6 +788,8 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
         free(c->obs[i].pos);
     }
     free(c->obs);
+    free(c->held);
+    free(c->held_off);
     free(c->site_row);
     free(c->rows);
     free(c->pts);
@@ -664,6 +799,9 @@ void replay_sampled_abandon(struct replay_sampled_builder *c) {
 }
 
 void replay_sampled_free(struct replay_sampled *s) {
+    for (uint32_t t = 0; s->epochs && t < s->n_threads; t++) free(s->epochs[t].e);
+    free(s->epochs);
+    s->epochs = NULL;
     free(s->thread);
     free(s->comm_true);
     free(s->comm_false);

@@ -13,3 +13,11 @@ if(NOT PES_SANITIZE)
   set_tests_properties(e2e.accuracy_comm PROPERTIES LABELS e2e TIMEOUT 300
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
 endif()
+
+# pes-collect --samples N: >= N decided outcomes per long-enough thread, the
+# periods the schedule implies (docs/accuracy.md, "Enough samples by design").
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.accuracy_samples COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/accuracy/samples_e2e.sh)
+  set_tests_properties(e2e.accuracy_samples PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
+endif()

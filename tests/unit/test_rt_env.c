@@ -188,6 +188,19 @@ static void sampling_values(void **state)
     assert_int_equal(parse(sockets, &c, msg), -1);
     const char *empty[] = {"PES_SAMPLE_OUTPUT", "", NULL};
     assert_int_equal(parse(empty, &c, msg), -1);
+    /* --samples: adaptive period; off unless set */
+    const char *target[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse", "PES_SAMPLES", "200", NULL};
+    assert_int_equal(parse(target, &c, msg), 0);
+    assert_int_equal(c.samples_target, 200);
+    const char *no_target[] = {"PES_SAMPLE_OUTPUT", "s", NULL};
+    assert_int_equal(parse(no_target, &c, msg), 0);
+    assert_int_equal(c.samples_target, 0);
+    const char *zero[] = {"PES_SAMPLE_OUTPUT", "s", "PES_SAMPLES", "0", NULL};
+    assert_int_equal(parse(zero, &c, msg), -1);
+    assert_string_equal(msg, "PES_SAMPLES=0: expected a positive integer");
+    const char *word[] = {"PES_SAMPLE_OUTPUT", "s", "PES_SAMPLES", "many", NULL};
+    assert_int_equal(parse(word, &c, msg), -1);
+    assert_string_equal(msg, "PES_SAMPLES=many: expected a positive integer");
 }
 
 static void parse_u64_bounds(void **state)

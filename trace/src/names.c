@@ -24,6 +24,7 @@ const char *pes_event_kind_name(uint8_t kind)
         [PES_EV_DROPPED] = "dropped",   [PES_EV_TOTALS] = "totals",
         [PES_EV_WATCH_EXPIRED] = "watch_expired",
         [PES_EV_ALLOC] = "alloc",       [PES_EV_FREE] = "free",
+        [PES_EV_PERIOD] = "period",
     };
     if (kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];

@@ -165,6 +165,7 @@ void __pes_register_module(struct pes_rt_module *m);
 #define PES_ENV_SOCKETS "PES_SOCKETS"           /* simulated sockets, 0 = real topology */
 #define PES_ENV_DEBUG_REGISTERS "PES_DEBUG_REGISTERS" /* watchpoints per thread, 1..4 */
 #define PES_ENV_SEED "PES_SEED"                 /* sampler random seed, 0 = from time */
+#define PES_ENV_SAMPLES "PES_SAMPLES"           /* adaptive period: N decided outcomes per thread */
 
 #ifdef __cplusplus
 }

@@ -127,6 +127,9 @@ static int parse_sampling(struct pes_rt_config *c, pes_rt_getenv_fn get, void *c
     c->debug_registers = (uint32_t)v;
     if (parse_range(PES_ENV_SEED, get(PES_ENV_SEED, ctx), 0, UINT64_MAX, &c->seed, msg, msg_size))
         return -1;
+    if (parse_range(PES_ENV_SAMPLES, get(PES_ENV_SAMPLES, ctx), 1, UINT32_MAX, &c->samples_target,
+                    msg, msg_size))
+        return -1;
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rt_adapt.h"
 #include "rt_internal.h"
 
 struct pes_rt_state pes_rt = {.threads_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -130,6 +131,12 @@ static void build_config_string(char *buf, size_t size, int sampled)
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
              pes_rt.cfg.debug_registers, pes_rt.cfg.time_interval, (unsigned long long)pes_rt.cfg.seed,
              pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION, gate);
+    /* --samples: periods adapt per thread (PERIOD events); period_* above are the caps */
+    if (pes_rt.cfg.samples_target) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "samples_target=%llu\nperiod_levels=%u\n",
+                 (unsigned long long)pes_rt.cfg.samples_target, PES_RT_ADAPT_LEVELS);
+    }
 }
 
 /* Which process wrote an existing trace: PES_TRACED_BY, set by the runtime

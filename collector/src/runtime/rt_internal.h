@@ -108,6 +108,7 @@ struct pes_rt_config {
     int heap;                  /* record heap allocations (default 1; PES_HEAP=0: not, rt_alloc.c) */
     uint64_t skip;             /* full trace: accesses not recorded at the start of each thread */
     uint64_t max_accesses;     /* full trace: accesses recorded per thread at most, 0 = all */
+    uint64_t samples_target;   /* --samples N: adaptive period (rt_adapt.h), 0 = fixed period */
 };
 
 /* Looks up one variable (getenv in the runtime, a table in tests). */
@@ -240,6 +241,11 @@ struct pes_rt_sampler {
     int switched;                  /* recording because a sample falls in the current segment */
     uint64_t sample_phase;         /* count of the last sample, at its segment's end if switched */
     uint64_t samples;
+    uint64_t period_load, period_store;   /* in effect (the cap unless --samples, rt_adapt.h) */
+    uint32_t adapt_level;          /* --samples: level of the schedule, 0..PES_RT_ADAPT_LEVELS */
+    uint64_t adapt_mark;           /* the counter when the thread entered its level */
+    int adapt_started;             /* its first PERIOD event is written */
+    uint64_t decided;              /* atomic: REUSE + INVALIDATION events owned by this thread */
     int wake;                      /* atomic: re-check the global watch slots at the next access */
     uint32_t socket;
     volatile int in_runtime;       /* traps while set come from the runtime itself: ignored */
@@ -556,6 +562,10 @@ PES_RT_HIDDEN void pes_rt_reuse_sync(struct pes_rt_thread *t);
 /* Thread end: its armed intra-thread watches become WATCH_EXPIRED events
  * (censored at final_count). Returns how many. */
 PES_RT_HIDDEN int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count);
+/* --samples, at a period change of thread t (its own slow path or overflow
+ * handler): its armed watches become WATCH_EXPIRED events (intra: censored at
+ * `count`, t's count now; shared cache: at its socket's count). Returns how many. */
+PES_RT_HIDDEN int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count);
 PES_RT_HIDDEN void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
                                      uint64_t ip, int *disarm);
 PES_RT_HIDDEN void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev);
@@ -578,6 +588,9 @@ PES_RT_HIDDEN void pes_rt_pmu_thread_stop(struct pes_rt_thread *t);
 /* The thread's loads + stores as counted by its PMU events (own thread,
  * also from a signal handler). */
 PES_RT_HIDDEN uint64_t pes_rt_pmu_count_self(const struct pes_rt_thread *t);
+/* --samples: gives the thread's events its current periods (PERF_EVENT_IOC_PERIOD;
+ * async-signal-safe). */
+PES_RT_HIDDEN void pes_rt_pmu_set_period(struct pes_rt_thread *t);
 /* rt_sample.c: record a SAMPLE event and run the mode's sample hook (owner
  * thread; the soft slow path under t->lock, or the PMU overflow handler). */
 PES_RT_HIDDEN void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev);

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -372,6 +373,18 @@ fail:
         for (int k = 0; k <= i; k++)
             close_ring(&s->pmu[k]);
         return;
+    }
+    if (pes_rt.cfg.samples_target)
+        pes_rt_pmu_set_period(t);   /* --samples: the schedule's first level (rt_adapt.h) */
+}
+
+void pes_rt_pmu_set_period(struct pes_rt_thread *t)
+{
+    for (int i = 0; i < 2; i++) {
+        struct pes_rt_pmu_ring *r = &t->s.pmu[i];
+        uint64_t p = r->stores ? t->s.period_store : t->s.period_load;
+        if (r->fd >= 0 && p)
+            ioctl(r->fd, PERF_EVENT_IOC_PERIOD, &p);
     }
 }
 

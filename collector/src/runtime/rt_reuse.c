@@ -109,6 +109,18 @@ static uint64_t thread_count(const struct pes_rt_thread *self, uint32_t owner)
     return UINT64_MAX;
 }
 
+/* The thread with index `owner` (t itself, or from the list, which only grows
+ * and is never freed: safe in a handler); NULL if it is not there. */
+static struct pes_rt_thread *thread_of(struct pes_rt_thread *t, uint32_t owner)
+{
+    if (owner == t->index)
+        return t;
+    for (struct pes_rt_thread *o = __atomic_load_n(&pes_rt.threads, __ATOMIC_ACQUIRE); o; o = o->next)
+        if (o->index == owner)
+            return o;
+    return NULL;
+}
+
 /* A WATCH_EXPIRED event for the undecided watch of slot s (fields read by
  * the caller before the state word changed): thread = its owner,
  * other_thread = the thread that replaced it (UINT32_MAX: its owner ended),
@@ -346,12 +358,43 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
         ev.distance = now != UINT64_MAX && now > count ? now - count : 0;
     ev.loads = t->s.loads;   /* as of the thread's last slow path */
     ev.stores = t->s.stores;
+    struct pes_rt_thread *o = thread_of(t, owner);
+    if (o)   /* the owner's decided outcomes: --samples counts them (rt_adapt.h) */
+        __atomic_fetch_add(&o->s.decided, 1, __ATOMIC_ACQ_REL);
     pes_rt_events_add(t, &ev);
     if (pes_rt.cfg.spatial)
         for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)
             if (r != reg)
                 pes_rt_watch_disarm(t, r);
     *disarm = 1;
+}
+
+int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count)
+{
+    int added = 0;
+    for (uint32_t i = 0; i < n_slots(); i++) {
+        struct slot *s = &slots[i];
+        uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+        if (!(st & 1) || LD(s->owner) != t->index)
+            continue;
+        struct slot old;
+        read_slot(s, &old);
+        if (!__atomic_compare_exchange_n(&s->state, &st, st & ~1ull, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            continue;   /* a trap or a new sample ended it first */
+        if (old.owner != t->index)
+            continue;
+        uint64_t now = shared_mode() ? socket_count(t, old.socket) : count;
+        expired_event(t, &old, now, 0);
+        added++;
+        if (!shared_mode()) {   /* its own registers: the stale watch would only trap for nothing */
+            uint32_t reg = pes_rt.cfg.spatial ? 0 : i;
+            uint32_t end = pes_rt.cfg.spatial ? pes_rt.cfg.debug_registers : reg + 1;
+            for (uint32_t r = reg; r < end; r++)
+                pes_rt_watch_disarm(t, r);
+        }
+    }
+    return added;
 }
 
 /* Thread end (its own, or stopped by another thread at process exit): its

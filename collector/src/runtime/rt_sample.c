@@ -9,6 +9,7 @@
  * (atomics, read by other threads for shared-cache time distances). */
 #include <string.h>
 
+#include "rt_adapt.h"
 #include "rt_internal.h"
 
 void pes_rt_sample_thread_init(struct pes_rt_thread *t)
@@ -16,10 +17,12 @@ void pes_rt_sample_thread_init(struct pes_rt_thread *t)
     struct pes_rt_sampler *s = &t->s;
     uint64_t seed = pes_rt.cfg.seed ^ ((uint64_t)t->index * 0x9e3779b97f4a7c15ull);
     s->rng = pes_rt_splitmix(&seed) | 1;   /* xorshift needs a non-zero state */
-    s->cd_load = pes_rt.cfg.period_load ? pes_rt_next_period(&s->rng, pes_rt.cfg.period_load)
-                                        : UINT64_MAX;
-    s->cd_store = pes_rt.cfg.period_store ? pes_rt_next_period(&s->rng, pes_rt.cfg.period_store)
-                                          : UINT64_MAX;
+    /* --samples: the schedule's first level (rt_adapt.h), else the period */
+    s->adapt_level = pes_rt.cfg.samples_target ? 0 : PES_RT_ADAPT_LEVELS;
+    s->period_load = pes_rt_adapt_period(pes_rt.cfg.period_load, s->adapt_level);
+    s->period_store = pes_rt_adapt_period(pes_rt.cfg.period_store, s->adapt_level);
+    s->cd_load = s->period_load ? pes_rt_next_period(&s->rng, s->period_load) : UINT64_MAX;
+    s->cd_store = s->period_store ? pes_rt_next_period(&s->rng, s->period_store) : UINT64_MAX;
     for (uint32_t i = 0; i < PES_RT_MAX_DEBUG_REGISTERS; i++)
         s->wp[i].fd = -1;
     s->wp_publisher = UINT32_MAX;
@@ -164,9 +167,9 @@ int pes_rt_sample_count(struct pes_rt_thread *t, uint32_t id)
     __atomic_store_n(&s->stores, s->stores + (b >> 1), __ATOMIC_RELAXED);
     int hit = 0;
     if (b & 1)
-        hit |= expire(&s->cd_load, pes_rt.cfg.period_load, &s->rng);
+        hit |= expire(&s->cd_load, s->period_load, &s->rng);
     if (b & 2)
-        hit |= expire(&s->cd_store, pes_rt.cfg.period_store, &s->rng);
+        hit |= expire(&s->cd_store, s->period_store, &s->rng);
     return hit;
 }
 
@@ -197,6 +200,59 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
         pes_rt_events_flush(t, 0);
 }
 
+/* A PERIOD event: the thread's periods from now on (docs/trace-format.md §4). */
+static void period_event(struct pes_rt_thread *t, const struct pes_event *sample, uint64_t count)
+{
+    struct pes_event ev;
+    pes_rt_event_init(&ev, PES_EV_PERIOD, t);
+    ev.aux = t->s.period_load;
+    ev.distance = t->s.period_store;
+    ev.size = (uint16_t)t->s.adapt_level;
+    ev.addr = count;
+    ev.loads = sample->loads;
+    ev.stores = sample->stores;
+    pes_rt_events_add(t, &ev);
+}
+
+/* --samples (rt_adapt.h): after each sample, the thread moves up a level
+ * once it has N more decided outcomes (reuse modes) or samples (the others)
+ * than when it entered its level. Its armed watches end first (censored), so
+ * that every outcome of a watch lies in the period epoch of its sample: the
+ * PERIOD event's time, taken after them, separates the epochs for the
+ * replay's weights (docs/accuracy.md, "Enough samples by design"). */
+static void adapt(struct pes_rt_thread *t, const struct pes_event *sample)
+{
+    struct pes_rt_sampler *s = &t->s;
+    uint64_t target = pes_rt.cfg.samples_target;
+    if (!target)
+        return;
+    int reuse = pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED;
+    uint64_t count = reuse ? __atomic_load_n(&s->decided, __ATOMIC_ACQUIRE) : s->samples;
+    if (!s->adapt_started) {
+        s->adapt_started = 1;
+        period_event(t, sample, 0);   /* level 0, in effect since the thread started */
+    }
+    uint32_t next = pes_rt_adapt_next(s->adapt_level, s->adapt_mark, count, target);
+    if (next == s->adapt_level)
+        return;
+    s->adapt_level = next;
+    s->adapt_mark = count;
+    s->period_load = pes_rt_adapt_period(pes_rt.cfg.period_load, next);
+    s->period_store = pes_rt_adapt_period(pes_rt.cfg.period_store, next);
+    if (reuse)
+        pes_rt_reuse_censor_owner(t, sample->loads + sample->stores);
+    if (pes_rt_pmu_backend()) {
+        pes_rt_pmu_set_period(t);
+    } else {
+        /* the countdowns drawn at the old period start over at the new one */
+        if (s->cd_load != UINT64_MAX)
+            s->cd_load = pes_rt_next_period(&s->rng, s->period_load);
+        if (s->cd_store != UINT64_MAX)
+            s->cd_store = pes_rt_next_period(&s->rng, s->period_store);
+    }
+    period_event(t, sample, count);
+}
+
 void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
 {
     struct pes_rt_sampler *s = &t->s;
@@ -217,6 +273,7 @@ void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
     default:
         break;
     }
+    adapt(t, ev);
 }
 
 void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)

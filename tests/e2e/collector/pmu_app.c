@@ -28,13 +28,18 @@
  *         set to 1100 and A is read: one reuse, distance 101 (1100 - 1000 + the access)
  * Prints "pmu_app: MODE done" and exits 0 (or $PMU_APP_EXIT) if every
  * in-process check held; each thread's tid and buffer go to stderr. With
- * PMU_APP_FAIL set, perf_event_open fails with ENOENT and no records are made. */
+ * PMU_APP_FAIL set, perf_event_open fails with ENOENT and no records are made.
+ * The runtime's PERF_EVENT_IOC_PERIOD calls (pes-collect --samples) are
+ * answered here and written to stderr: "pmu_app: ioctl period tid T ring
+ * load|store value V". */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +79,31 @@ static volatile uint64_t shared[16] __attribute__((aligned(64)));
             __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);                       \
         }                                                                             \
     } while (0)
+
+/* The runtime calls ioctl from its overflow handler: no lock, no stdio. */
+__attribute__((visibility("default"))) int ioctl(int fd, unsigned long req, ...)
+{
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    if (req == PERF_EVENT_IOC_PERIOD) {
+        const char *kind = "unknown";
+        int n = __atomic_load_n(&n_rings, __ATOMIC_ACQUIRE);
+        for (int k = 0; k < n; k++)
+            if (rings[k].fd == fd)
+                kind = rings[k].stores ? "store" : "load";
+        char line[128];
+        int len = snprintf(line, sizeof line, "pmu_app: ioctl period tid %ld ring %s value %llu\n",
+                           (long)syscall(SYS_gettid), kind,
+                           (unsigned long long)*(const uint64_t *)arg);
+        if (write(2, line, (size_t)len) < 0)
+            return -1;
+        return 0;
+    }
+    int (*real)(int, unsigned long, ...) = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+    return real(fd, req, arg);
+}
 
 __attribute__((visibility("default"))) long pes_rt_pmu_test_open(struct perf_event_attr *attr,
                                                                   pid_t pid, int cpu, int group,

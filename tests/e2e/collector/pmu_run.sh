@@ -19,7 +19,8 @@ echo 4242 >sys/bus/event_source/devices/ibs_op/type
 run() {
     want=$1 mode=$2 backend=$3 arg=$4 threads=${5:-1}
     # env after timeout: only the program gets the preloaded runtime
-    timeout 30 env PES_SAMPLE_OUTPUT=s.zst PES_MODE="$mode" PES_BACKEND="$backend" \
+    # RUN_ENV: more settings for the runtime (words, e.g. PES_SAMPLES=2)
+    timeout 30 env ${RUN_ENV:-} PES_SAMPLE_OUTPUT=s.zst PES_MODE="$mode" PES_BACKEND="$backend" \
         PES_PMU_SYSFS="$work/sys" LIBPFM_FORCE_PMU=skl LD_PRELOAD="$rt" PMU_APP_EXIT=$want \
         "$app" "$arg" "$threads" >out.txt 2>err.txt
     got=$?
@@ -73,6 +74,26 @@ pebs)
     grep -qx "config    period_jitter=0" dump.txt || fail "header: PEBS periods are not jittered"
     expect_pebs 0
     expect_pebs 1
+    ;;
+pebs-samples)
+    # --samples 2 through the PMU (samples mode: the schedule counts samples),
+    # cap 64000: each thread starts at 64000 >> 6 = 1000 on both events (set
+    # with PERF_EVENT_IOC_PERIOD when its events open), moves to 2000 after
+    # its 2nd sample (the load ring's second) and to 4000 after its 4th (the
+    # store ring's first); the PERIOD events say the same
+    RUN_ENV="PES_SAMPLES=2 PES_PERIOD_LOAD=64000 PES_PERIOD_STORE=64000" run 3 samples pebs pebs
+    grep -qx "config    samples_target=2" dump.txt || fail "header: no samples_target"
+    for t in 0 1; do
+        k=$(tix $t)
+        got=$(grep "^T$k period " dump.txt | sed 's/ time=[0-9]*//' | sed "s/^T$k //" | tr '\n' ';')
+        want="period   level=0 load=1000 store=1000 count=0 loads=1000 stores=500;"
+        want="${want}period   level=1 load=2000 store=2000 count=2 loads=1000 stores=500;"
+        want="${want}period   level=2 load=4000 store=4000 count=4 loads=1000 stores=500;"
+        [ "$got" = "$want" ] || fail "PERIOD events of app thread $t: $got"
+        got=$(sed -n "s/^pmu_app: ioctl period tid $(tid $t) ring \([a-z]*\) value \([0-9]*\)$/\1=\2/p" err.txt | tr '\n' ' ')
+        want="load=1000 store=1000 load=2000 store=2000 load=4000 store=4000 "
+        [ "$got" = "$want" ] || fail "PERF_EVENT_IOC_PERIOD of app thread $t: $got"
+    done
     ;;
 threads)
     # 16 threads at once on 2 cores, each with its own events and signal

@@ -4,12 +4,12 @@
 # runtime is only tested in plain builds.
 if(NOT PES_SANITIZE)
   add_executable(pmu_app ${CMAKE_CURRENT_LIST_DIR}/pmu_app.c)
-  target_link_libraries(pmu_app PRIVATE Threads::Threads)
+  target_link_libraries(pmu_app PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   set_target_properties(pmu_app PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e
                                            ENABLE_EXPORTS ON)
   add_library(pmu_fake_syscall SHARED ${CMAKE_CURRENT_LIST_DIR}/pmu_fake_syscall.c)
   target_link_libraries(pmu_fake_syscall PRIVATE ${CMAKE_DL_LIBS})
-  foreach(scenario pebs threads ibs pebs-nested pebs-reuse pebs-comm no-pmu collect collect-pebs instrumented)
+  foreach(scenario pebs pebs-samples threads ibs pebs-nested pebs-reuse pebs-comm no-pmu collect collect-pebs instrumented)
     add_test(NAME e2e.pmu.${scenario}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/pmu_run.sh ${scenario} ${PES_BIN_DIR}
                      ${CMAKE_CURRENT_BINARY_DIR}/e2e $<TARGET_FILE:pes-rt>

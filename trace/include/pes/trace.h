@@ -253,6 +253,9 @@ enum pes_event_kind {
     PES_EV_ALLOC = 10,        /* heap block (or thread stack) allocated: addr = first byte,
                                  aux = size, site = allocation-site id or PES_ALLOC_SITE_STACK */
     PES_EV_FREE = 11,         /* heap block freed: addr = first byte, site = UINT32_MAX */
+    PES_EV_PERIOD = 12,       /* --samples: the thread's sampling period from `time` on:
+                                 aux = load period, distance = store period, size = level,
+                                 addr = the schedule's counter (decided outcomes or samples) */
 };
 
 enum pes_event_flags {
