@@ -32,6 +32,7 @@ struct member {
     uint32_t thread;
     double share;    /* of the thread's sampled accesses */
     double stores;   /* share of stores among them */
+    double w;        /* the samples' weights summed */
     uint32_t n, chunk[CHUNKS];
 };
 
@@ -158,7 +159,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
     struct member *mem = NULL;
     struct line *lines = NULL;
     double *integral = NULL, *cur = NULL;
-    uint64_t *samples = NULL;
+    double *samples = NULL;   /* per thread: weighted samples with a line */
     qsort(p, n, sizeof *p, by_thread_time);
     uint64_t t_min = UINT64_MAX;
     for (size_t i = 0; i < n; i++) t_min = p[i].time < t_min ? p[i].time : t_min;
@@ -177,7 +178,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
     for (size_t i = 0; i < n; i++)
         if (p[i].has_line) {
             byl[nl++] = &p[i];
-            samples[p[i].thread]++;
+            samples[p[i].thread] += p[i].weight;
         }
     qsort(byl, nl, sizeof *byl, by_line_thread);
     mem = malloc((nl ? nl : 1) * sizeof *mem);
@@ -191,11 +192,12 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
             struct member m = {.thread = byl[j]->thread};
             for (; k < nl && byl[k]->line == byl[i]->line && byl[k]->thread == m.thread; k++) {
                 m.n++;
-                m.stores += byl[k]->write != 0;
+                m.w += byl[k]->weight;
+                m.stores += byl[k]->write ? byl[k]->weight : 0;
                 m.chunk[byl[k]->chunk % CHUNKS]++;
             }
-            m.stores /= m.n;
-            m.share = (double)m.n / (double)samples[m.thread];
+            m.stores /= m.w;
+            m.share = m.w / samples[m.thread];
             mem[n_mem++] = m;
             j = k;
         }

@@ -34,6 +34,8 @@ struct pes_ilv_point {
     uint64_t time, count, line;
     uint32_t thread;
     uint8_t has_line, write, chunk;
+    double weight;   /* the sample's inverse inclusion probability, relative
+                        (pes-collect --samples: its period / the cap); 1 at a fixed period */
 };
 
 struct pes_ilv_params {

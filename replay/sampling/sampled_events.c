@@ -251,7 +251,7 @@ static int push_point(struct replay_sampled_builder *c, const struct pes_event *
     c->pts[c->n_pts++] = (struct pes_ilv_point){
         .time = e->time, .count = e->loads + e->stores, .line = e->addr & ~(line - 1), .thread = e->thread,
         .has_line = (uint8_t)has_line, .write = (e->flags & PES_EVF_WRITE) != 0,
-        .chunk = (uint8_t)((e->addr & (line - 1)) * 8 / line)};
+        .chunk = (uint8_t)((e->addr & (line - 1)) * 8 / line), .weight = 1};
     return 0;
 }
 
@@ -475,6 +475,10 @@ void replay_sampled_set_comm_resolution(struct replay_sampled_builder *c, double
 static int interleave_estimate(struct replay_sampled_builder *c, struct pes_error *err) {
     struct replay_sampled *s = c->s;
     struct pes_ilv_params par = {.n_threads = s->n_threads, .resolution = s->comm_resolution, .gap_factor = 2.0};
+    if (s->samples_target)   /* --samples: a line's share of a thread counts each sample at its period */
+        for (size_t i = 0; i < c->n_pts; i++)
+            if (c->pts[i].has_line)
+                c->pts[i].weight = replay_sampled_period_factor(s, c->pts[i].thread, c->pts[i].time, c->pts[i].write);
     if (pes_ilv_estimate(c->pts, c->n_pts, &par, s->comm_true, s->comm_false, &s->ilv) < 0) return oom(err);
     /* the shares' intervals: the samples on shared lines are what the
      * estimate's split between pairs and true / false rests on */

@@ -26,7 +26,7 @@
 static struct pes_ilv_point pt(uint32_t thread, uint64_t time, uint64_t count, uint64_t line, int write,
                                int chunk) {
     return (struct pes_ilv_point){.time = time, .count = count, .line = line, .thread = thread, .has_line = 1,
-                                  .write = (uint8_t)write, .chunk = (uint8_t)chunk};
+                                  .write = (uint8_t)write, .chunk = (uint8_t)chunk, .weight = 1};
 }
 
 static void close_to(double got, double want) {
@@ -74,6 +74,23 @@ static void test_shares_and_stores(void **state) {
     for (size_t i = 0; i < 6; i++) p[i].write = 0;
     assert_int_equal(pes_ilv_estimate(p, 6, &par2, t, f, &st), 0);
     close_to(t[1] + f[1], 0);
+}
+
+/* The samples' weights (pes-collect --samples: period / cap): thread 0's two
+ * samples on its own line L2 weigh 3 each, so L1 holds 2 / (2 + 6) of its
+ * accesses: λ0 = 0.25, and the owner changes 2 · 0.25 · 1 / 1.25 · 1500; the
+ * timelines (times and counts) do not depend on the weights. */
+static void test_weighted_shares(void **state) {
+    (void)state;
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 500, 500, L2, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
+                                pt(0, 1500, 1500, L2, 1, 0), pt(1, 0, 0, L1, 0, 1), pt(1, 1500, 1500, L1, 0, 1)};
+    p[1].weight = p[3].weight = 3;
+    double t[4], f[4];
+    struct pes_ilv_stats st;
+    assert_int_equal(pes_ilv_estimate(p, 6, &par2, t, f, &st), 0);
+    double want = 2 * 0.25 * 1 / 1.25 * 1500;
+    close_to(f[1], want);
+    close_to(f[2], want);
 }
 
 /* Time-sliced: thread 0 runs over [0, 1000], thread 1 over [2000, 3000]: no
@@ -127,6 +144,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_shares_and_stores),
+        cmocka_unit_test(test_weighted_shares),
         cmocka_unit_test(test_disjoint),
         cmocka_unit_test(test_gap),
         cmocka_unit_test(test_totals_and_bad_thread),

@@ -52,6 +52,9 @@ static void build(const char *config, uint32_t threads, int estimator, const str
     struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, threads, &err);
     assert_non_null(b);
     replay_sampled_set_estimator(b, estimator);
+    /* the period weights of ComDetective's scaling are under test here (the
+     * interleave estimator's line shares: test_interleave) */
+    replay_sampled_set_comm_estimator(b, REPLAY_COMM_COMDETECTIVE);
     assert_int_equal(replay_sampled_events(b, b1, n1, 0, &err), 0);
     if (n2) assert_int_equal(replay_sampled_events(b, b2, n2, 100, &err), 0);
     assert_int_equal(replay_sampled_end(b, no_site, NULL, s, &err), 0);
