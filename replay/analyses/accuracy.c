@@ -256,6 +256,7 @@ static void publish(void *self, const struct pes_publish *to) {
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) pes_r_f64(r, o, f[i].k, f[i].v, "%.6g");
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
+    pes_r_str(r, o, "stack_model", replay_stack_model_name(s->stack_model));
     pes_r_str(r, o, "comm_estimator", replay_comm_estimator_name(s->comm_estimator));
     replay_publish_ci(r, o, "inval_ratio_sampled_ci90", a->inval_ratio_sampled, a->inval_ratio_neff);
     replay_publish_ci(r, o, "false_fraction_sampled_ci90", a->false_fraction_sampled, s->comm_neff);

@@ -383,6 +383,7 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, o, "dropped", s->dropped);
     pes_r_u64(r, o, "expired", s->expired);
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
+    pes_r_str(r, o, "stack_model", replay_stack_model_name(s->stack_model));
     pes_r_f64(r, o, "interval_level", 0.9, "%.6g");
     static const char *const scope[2] = {"intra", "shared"};
     double period = (double)(s->period_load ? s->period_load : s->period_store);

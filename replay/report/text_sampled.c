@@ -121,8 +121,10 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     if (!line) beyond_text(out, shared, pes_r_get(shared, "time_histogram"));
     hist_text(out, "Shared-cache line reuses, time distance", "(accesses)", pes_r_get(shared, "line_time_histogram"));
     if (line) beyond_text(out, shared, pes_r_get(shared, "line_time_histogram"));
-    hist_text(out, "Intra-thread reuses, stack distance (converted, --stack-model)", "(distinct addr.)",
-              pes_r_get(o, "stack_histogram"));
+    char stack_title[96];
+    snprintf(stack_title, sizeof stack_title, "Intra-thread reuses, stack distance (converted: --stack-model %s)",
+             report_safe(pes_r_get_s(o, "stack_model")));
+    hist_text(out, stack_title, "(distinct addr.)", pes_r_get(o, "stack_histogram"));
     fprintf(out, "\n  %-6s %14s %14s %9s %9s %9s %12s\n", "thread", "loads", "stores", "samples", "reuses", "inval",
             "N-hat");
     fprintf(out, "  %-6s %14s %14s %9s %9s %9s %12s\n", "", "(#)", "(#)", "(#)", "(#)", "(#)", "(addresses)");

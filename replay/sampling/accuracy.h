@@ -125,6 +125,7 @@ struct replay_sampled {
     double temporal[2][PES_RT_BINS];   /* time-distance histograms (raw counts) */
     double spatial_hist[2][PES_RT_BINS];
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */
+    int stack_model;                   /* the conversion used: REPLAY_STACK_* */
     uint64_t comm_events, comm_true_events, comm_false_events;
     double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
     int comm_estimator;                /* the one used: REPLAY_COMM_COMDETECTIVE or _INTERLEAVE */

@@ -751,6 +751,7 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
     for (int h = 0; h < N_HIST; h++) s->hist_neff[h / 2][h % 2] = pes_surv_kish_sums(c->hist_w[h], c->hist_w2[h]);
     for (int sc = 0; sc < 2; sc++) s->decided_neff[sc] = pes_surv_kish_sums(c->dec_w[sc], c->dec_w2[sc]);
     s->comm_neff = pes_surv_kish_sums(c->comm_w, c->comm_w2);
+    s->stack_model = c->stack_model;
     s->comm_estimator = c->comm_estimator == REPLAY_COMM_DEFAULT ? REPLAY_COMM_INTERLEAVE : c->comm_estimator;
     if (s->comm_estimator == REPLAY_COMM_INTERLEAVE && strcmp(s->mode, "comm") == 0 &&
         interleave_estimate(c, err) < 0)
