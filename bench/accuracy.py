@@ -41,7 +41,7 @@ COMM_BENCHES = ["write_volume", "false_sharing", "read_write", "point_to_point"]
 # "abs" = error (report max |x| as worst), "low" = smaller is better
 METRICS = [
     ("s_intra", "S intra-thread time histogram", "high"),
-    ("s_stack", "S stack histogram (Shen conversion)", "high"),
+    ("s_stack", "S stack histogram (converted)", "high"),
     ("inval_ratio_error", "invalidation ratio error (pp)", "abs"),
     ("comm_volume_error", "communication volume error (%)", "abs"),
     ("comm_cell_error", "communication per-cell error", "low"),
@@ -340,7 +340,9 @@ def main():
                 continue
             for period in periods:
                 for nt in threads:
-                    if per_thread_accesses(args, period, nt) < args.min_samples * period:
+                    # --collect-samples starts each thread at period / 64 (docs/accuracy.md)
+                    floor = period // 64 if args.collect_samples else period
+                    if per_thread_accesses(args, period, nt) < args.min_samples * floor:
                         # a run this short gives a handful of samples per
                         # thread at this period: noise, not accuracy
                         continue
