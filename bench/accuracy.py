@@ -405,6 +405,11 @@ def main():
                         rec["error"] = (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
                         rec["note"] = "error"
                     runs.append(rec)
+                    # every run as it ends: a sweep cut short keeps what it measured
+                    # (--resummarize reads the file)
+                    with open(os.path.join(args.out, "accuracy.json"), "w") as fh:
+                        json.dump({"command": "python3 bench/accuracy.py " + " ".join(sys.argv[1:]), "partial": True,
+                                   "runs": runs}, fh)
                     print(f"{name} {mode} period={period} threads={nt}: "
                           f"{rec.get('metrics', rec.get('error'))}", file=sys.stderr)
                     for p in (s, f):

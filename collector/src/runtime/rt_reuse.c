@@ -369,42 +369,11 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     *disarm = 1;
 }
 
-int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count)
+/* Ends every watch `t` owns as censored at `count` (its access count; a
+ * shared-cache watch: its socket's); `disarm`: also clear t's own registers,
+ * whose stale watch would only trap for nothing. Returns the events added. */
+static int censor_owned(struct pes_rt_thread *t, uint64_t count, int disarm)
 {
-    int added = 0;
-    for (uint32_t i = 0; i < n_slots(); i++) {
-        struct slot *s = &slots[i];
-        uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-        if (!(st & 1) || LD(s->owner) != t->index)
-            continue;
-        struct slot old;
-        read_slot(s, &old);
-        if (!__atomic_compare_exchange_n(&s->state, &st, st & ~1ull, 0, __ATOMIC_ACQ_REL,
-                                         __ATOMIC_ACQUIRE))
-            continue;   /* a trap or a new sample ended it first */
-        if (old.owner != t->index)
-            continue;
-        uint64_t now = shared_mode() ? socket_count(t, old.socket) : count;
-        expired_event(t, &old, now, 0);
-        added++;
-        if (!shared_mode()) {   /* its own registers: the stale watch would only trap for nothing */
-            uint32_t reg = pes_rt.cfg.spatial ? 0 : i;
-            uint32_t end = pes_rt.cfg.spatial ? pes_rt.cfg.debug_registers : reg + 1;
-            for (uint32_t r = reg; r < end; r++)
-                pes_rt_watch_disarm(t, r);
-        }
-    }
-    return added;
-}
-
-/* Thread end (its own, or stopped by another thread at process exit): its
- * intra-thread watches can no longer be reused, so each still armed ends
- * censored at the thread's final count. Shared-cache watches stay armed (the
- * socket's other threads may still reuse them). Returns the events added. */
-int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count)
-{
-    if (pes_rt.cfg.mode != PES_RT_MODE_REUSE)
-        return 0;
     int added = 0;
     for (uint32_t i = 0; i < n_slots(); i++) {
         struct slot *s = &slots[i];
@@ -418,8 +387,31 @@ int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count)
             continue;   /* a trap or a new sample ended it first */
         if (old.owner != t->index)
             continue;   /* cannot happen: the fields change only while inactive */
-        expired_event(t, &old, final_count, 0);
+        uint64_t now = shared_mode() ? socket_count(t, old.socket) : count;
+        expired_event(t, &old, now, 0);
         added++;
+        if (disarm && !shared_mode()) {
+            uint32_t reg = pes_rt.cfg.spatial ? 0 : i;
+            uint32_t end = pes_rt.cfg.spatial ? pes_rt.cfg.debug_registers : reg + 1;
+            for (uint32_t r = reg; r < end; r++)
+                pes_rt_watch_disarm(t, r);
+        }
     }
     return added;
+}
+
+int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count)
+{
+    return censor_owned(t, count, 1);
+}
+
+/* Thread end (its own, or stopped by another thread at process exit): its
+ * intra-thread watches can no longer be reused, so each still armed ends
+ * censored at the thread's final count. Shared-cache watches stay armed (the
+ * socket's other threads may still reuse them). Returns the events added. */
+int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count)
+{
+    if (pes_rt.cfg.mode != PES_RT_MODE_REUSE)
+        return 0;
+    return censor_owned(t, final_count, 0);
 }
