@@ -65,9 +65,18 @@ static void hand_over(struct pes_rt_thread *t, size_t n, int from_signal)
  * stopped. -1: stopped meanwhile, nothing may be written any more. */
 static int switch_buffer(struct pes_rt_thread *t)
 {
+    /* The sampler's scan mark must not outlive its buffer: a switch inside
+     * drain_reserve (a handler's records at a full buffer) used to leave it
+     * there, and the next scan classified [old buffer, new cursor) — unrelated
+     * memory, a SIGSEGV when unmapped, else wrong counts. Count the rest of
+     * the old buffer now and go on from the start of the new one. */
+    if (pes_rt.sampling)
+        pes_rt_sample_scan(t);
     hand_over(t, capacity(), 0);
     t->cur = (t->cur + 1) % PES_RT_NBUF;
     t->tls->cursor = t->bufs[t->cur].recs;
+    if (pes_rt.sampling)
+        t->s.scan = t->tls->cursor;
     pthread_mutex_unlock(&t->lock);
     pes_rt_writer_wait_free(&t->bufs[t->cur]);   /* writer gone: nobody reads it any more */
     pthread_mutex_lock(&t->lock);

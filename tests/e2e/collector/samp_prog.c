@@ -16,6 +16,8 @@
  *   exit-watched T    threads sample and exit while others still watch; main goes on
  *   fork K R          reuse, fork (child: reuse then exec /bin/echo), reuse again
  *   sigtrap K R       installs its own SIGTRAP handler, raises SIGTRAP around reuse
+ *   handler K R H     one store, then R rounds of: raise(SIGUSR1), whose handler stores
+ *                     H words, then K loads and K stores: R*K loads, R*(K+H)+1 stores
  * Prints fixed lines; exits 0. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -232,6 +234,42 @@ static void on_trap(int sig)
     (void)w;
 }
 
+/* SIGUSR1: its records wait in the runtime's reserve until main's next
+ * access, whose slow path moves them into the buffer; with H above the
+ * buffer's size that move always switches buffers. */
+static volatile long *handler_words;
+static long handler_n;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    for (long j = 0; j < handler_n; j++)
+        store(&handler_words[j], j);
+}
+
+static void handler(long k, long rounds, long h)
+{
+    volatile long *a = calloc((size_t)k, sizeof(long));
+    handler_words = calloc((size_t)h, sizeof(long));
+    if (!a || !handler_words)
+        exit(3);
+    handler_n = h;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    /* an access sets the thread up (under TSan malloc does not): a handler
+     * that runs before is not recorded */
+    store(&a[0], 0);
+    /* the signal first: an access of main follows every handler (a reserve
+     * still full at exit is emptied after the TOTALS event) */
+    for (long r = 0; r < rounds; r++) {
+        raise(SIGUSR1);
+        for (long i = 0; i < k; i++)
+            store(&a[i], load(&a[i]) + r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -303,6 +341,8 @@ int main(int argc, char **argv)
         raise(SIGTRAP);
         reuse(atol(argv[2]), atol(argv[3]));
         raise(SIGTRAP);
+    } else if (!strcmp(s, "handler") && argc == 5) {
+        handler(atol(argv[2]), atol(argv[3]), atol(argv[4]));
     } else {
         return 2;
     }

@@ -41,6 +41,20 @@ samples)
     [ -s f.zst ] || fail "no full trace"
     "$bin/pes-dump" --limit 5 f.zst >/dev/null || fail "full trace unreadable"
     ;;
+handler)
+    # A signal handler's records wait in the reserve; main's next slow path
+    # moves them into its buffer, and with 64-record buffers every such move
+    # switches buffers (the handler stores 100 words). The sampler's counts
+    # must stay exact: a switch there once left its scan mark in the old
+    # buffer, and the next scan read across both buffers (wrong counts, or a
+    # SIGSEGV when memory between them was unmapped).
+    for m in samples comm; do
+        run 0 "$collect" --mode $m --full --buffer-records 64 --period 97 -q -o s.zst \
+            --full-output f.zst --force "$prog" handler 50 200 100
+        done_line handler
+        ck 'sample>=100' totals=0:10000:30001
+    done
+    ;;
 pair-rr|pair-wr)
     f=$(echo "$scenario" | cut -c6)
     run 0 "$collect" --mode reuse --period 1 -q -o s.zst "$prog" pair "$f" r
