@@ -1204,8 +1204,8 @@ static void test_sampled_by_hand(void **state)
     const struct pes_rnode *o = pes_report_tree(r);
     static const char *const keys[] = {"trace", "kind", "mode", "period_load", "period_store", "granularity",
                                        "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
-                                       "dropped", "expired", "reuse_estimator", "interval_level", "intra", "shared",
-                                       "stack_histogram", "per_thread",
+                                       "dropped", "expired", "reuse_estimator", "stack_model", "interval_level",
+                                       "intra", "shared", "stack_histogram", "per_thread",
                                        "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked"};
     assert_keys(o, keys, sizeof keys / sizeof keys[0]);
     assert_string_equal(pes_r_get_s(o, "mode"), "reuse");
