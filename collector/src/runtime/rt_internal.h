@@ -590,7 +590,7 @@ PES_RT_HIDDEN void pes_rt_pmu_thread_stop(struct pes_rt_thread *t);
 PES_RT_HIDDEN uint64_t pes_rt_pmu_count_self(const struct pes_rt_thread *t);
 /* --samples: gives the thread's events its current periods (PERF_EVENT_IOC_PERIOD;
  * async-signal-safe). */
-PES_RT_HIDDEN void pes_rt_pmu_set_period(struct pes_rt_thread *t);
+PES_RT_HIDDEN int pes_rt_pmu_set_period(struct pes_rt_thread *t);
 /* rt_sample.c: record a SAMPLE event and run the mode's sample hook (owner
  * thread; the soft slow path under t->lock, or the PMU overflow handler). */
 PES_RT_HIDDEN void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev);

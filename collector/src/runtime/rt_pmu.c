@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "pmu.h"
+#include "rt_adapt.h"
 #include "rt_internal.h"
 
 #define RING_PAGES 8   /* data pages per event (a power of two) */
@@ -374,18 +375,34 @@ fail:
             close_ring(&s->pmu[k]);
         return;
     }
-    if (pes_rt.cfg.samples_target)
-        pes_rt_pmu_set_period(t);   /* --samples: the schedule's first level (rt_adapt.h) */
+    /* --samples: the schedule's first level (rt_adapt.h); a kernel that
+     * refuses it leaves the thread at the cap, and its PERIOD events say so */
+    if (pes_rt.cfg.samples_target && pes_rt_pmu_set_period(t) < 0) {
+        s->adapt_level = PES_RT_ADAPT_LEVELS;
+        s->period_load = pes_rt.cfg.period_load;
+        s->period_store = pes_rt.cfg.period_store;
+        pes_rt_pmu_set_period(t);
+    }
 }
 
-void pes_rt_pmu_set_period(struct pes_rt_thread *t)
+int pes_rt_pmu_set_period(struct pes_rt_thread *t)
 {
-    for (int i = 0; i < 2; i++) {
-        struct pes_rt_pmu_ring *r = &t->s.pmu[i];
-        uint64_t p = r->stores ? t->s.period_store : t->s.period_load;
-        if (r->fd >= 0 && p)
-            ioctl(r->fd, PERF_EVENT_IOC_PERIOD, &p);
+    struct pes_rt_sampler *s = &t->s;
+    if (pmu.backend == PES_PMU_IBS) {
+        /* IBS counts ops in units of 16: the kernel takes multiples of 16 only */
+        s->period_load = s->period_load ? (s->period_load < 16 ? 16 : s->period_load & ~15ull) : 0;
+        s->period_store = s->period_store ? (s->period_store < 16 ? 16 : s->period_store & ~15ull) : 0;
     }
+    int rc = 0;
+    for (int i = 0; i < 2; i++) {
+        struct pes_rt_pmu_ring *r = &s->pmu[i];
+        /* the IBS op ring samples loads and stores at one period: the load
+         * period, or the store period when loads are not sampled (as opened) */
+        uint64_t p = r->stores ? s->period_store : (s->period_load ? s->period_load : s->period_store);
+        if (r->fd >= 0 && p && ioctl(r->fd, PERF_EVENT_IOC_PERIOD, &p) != 0)
+            rc = -1;
+    }
+    return rc;
 }
 
 void pes_rt_pmu_thread_stop(struct pes_rt_thread *t)

@@ -235,15 +235,23 @@ static void adapt(struct pes_rt_thread *t, const struct pes_event *sample)
     uint32_t next = pes_rt_adapt_next(s->adapt_level, s->adapt_mark, count, target);
     if (next == s->adapt_level)
         return;
-    s->adapt_level = next;
-    s->adapt_mark = count;
+    uint64_t old_load = s->period_load, old_store = s->period_store;
     s->period_load = pes_rt_adapt_period(pes_rt.cfg.period_load, next);
     s->period_store = pes_rt_adapt_period(pes_rt.cfg.period_store, next);
+    if (pes_rt_pmu_backend() && pes_rt_pmu_set_period(t) < 0) {
+        /* the kernel kept the old period: so do the thread and its trace,
+         * and the thread stops adapting (no PERIOD event, no censoring) */
+        s->period_load = old_load;
+        s->period_store = old_store;
+        pes_rt_pmu_set_period(t);
+        s->adapt_level = PES_RT_ADAPT_LEVELS;
+        return;
+    }
+    s->adapt_level = next;
+    s->adapt_mark = count;
     if (reuse)
         pes_rt_reuse_censor_owner(t, sample->loads + sample->stores);
-    if (pes_rt_pmu_backend()) {
-        pes_rt_pmu_set_period(t);
-    } else {
+    if (!pes_rt_pmu_backend()) {
         /* the countdowns drawn at the old period start over at the new one */
         if (s->cd_load != UINT64_MAX)
             s->cd_load = pes_rt_next_period(&s->rng, s->period_load);

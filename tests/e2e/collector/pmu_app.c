@@ -31,7 +31,8 @@
  * PMU_APP_FAIL set, perf_event_open fails with ENOENT and no records are made.
  * The runtime's PERF_EVENT_IOC_PERIOD calls (pes-collect --samples) are
  * answered here and written to stderr: "pmu_app: ioctl period tid T ring
- * load|store value V". */
+ * load|store value V"; with PMU_APP_PERIOD_EINVAL set they fail with EINVAL,
+ * as a kernel refusing the period would. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -99,6 +100,10 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long req, ...)
                            (unsigned long long)*(const uint64_t *)arg);
         if (write(2, line, (size_t)len) < 0)
             return -1;
+        if (getenv("PMU_APP_PERIOD_EINVAL")) {
+            errno = EINVAL;
+            return -1;
+        }
         return 0;
     }
     int (*real)(int, unsigned long, ...) = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");

@@ -95,6 +95,21 @@ pebs-samples)
         [ "$got" = "$want" ] || fail "PERF_EVENT_IOC_PERIOD of app thread $t: $got"
     done
     ;;
+pebs-samples-refused)
+    # the same, with a kernel that refuses every PERF_EVENT_IOC_PERIOD: each
+    # thread stays at the cap (64000), says so in its one PERIOD event, and
+    # never asks again after its first refusal at the start
+    RUN_ENV="PMU_APP_PERIOD_EINVAL=1 PES_SAMPLES=2 PES_PERIOD_LOAD=64000 PES_PERIOD_STORE=64000" run 3 samples pebs pebs
+    for t in 0 1; do
+        k=$(tix $t)
+        got=$(grep "^T$k period " dump.txt | sed 's/ time=[0-9]*//' | sed "s/^T$k //" | tr '\n' ';')
+        want="period   level=6 load=64000 store=64000 count=0 loads=1000 stores=500;"
+        [ "$got" = "$want" ] || fail "PERIOD events of app thread $t: $got"
+        got=$(sed -n "s/^pmu_app: ioctl period tid $(tid $t) ring \([a-z]*\) value \([0-9]*\)$/\1=\2/p" err.txt | tr '\n' ' ')
+        want="load=1000 store=1000 load=64000 store=64000 "
+        [ "$got" = "$want" ] || fail "PERF_EVENT_IOC_PERIOD of app thread $t: $got"
+    done
+    ;;
 threads)
     # 16 threads at once on 2 cores, each with its own events and signal
     run 0 samples pebs pebs 16

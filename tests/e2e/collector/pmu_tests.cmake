@@ -9,7 +9,7 @@ if(NOT PES_SANITIZE)
                                            ENABLE_EXPORTS ON)
   add_library(pmu_fake_syscall SHARED ${CMAKE_CURRENT_LIST_DIR}/pmu_fake_syscall.c)
   target_link_libraries(pmu_fake_syscall PRIVATE ${CMAKE_DL_LIBS})
-  foreach(scenario pebs pebs-samples threads ibs pebs-nested pebs-reuse pebs-comm no-pmu collect collect-pebs instrumented)
+  foreach(scenario pebs pebs-samples pebs-samples-refused threads ibs pebs-nested pebs-reuse pebs-comm no-pmu collect collect-pebs instrumented)
     add_test(NAME e2e.pmu.${scenario}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/pmu_run.sh ${scenario} ${PES_BIN_DIR}
                      ${CMAKE_CURRENT_BINARY_DIR}/e2e $<TARGET_FILE:pes-rt>
