@@ -445,6 +445,7 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, comm, "shared_lines", s->ilv.shared_lines);
     pes_r_u64(r, comm, "shared_samples", s->ilv.shared_samples);
     pes_r_u64(r, comm, "gaps", s->ilv.gaps);
+    pes_r_u64(r, comm, "time_bins", s->ilv.bins);
     matrix(r, comm, "true", s->comm_true, s->n_threads);
     matrix(r, comm, "false", s->comm_false, s->n_threads);
     publish_comm_intervals(r, comm, s);

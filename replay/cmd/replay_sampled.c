@@ -138,6 +138,11 @@ struct pes_report *replay_sampled_report(const struct replay_options *o, const s
         replay_message("warning: %s: the collector lost %llu samples or events (LOST events: a full "
                        "buffer or the kernel's ring); the counts and histograms lack them",
                        o->trace, (unsigned long long)lost);
+    const struct pes_rnode *comm = pes_r_get(root, "comm");
+    if (comm && pes_r_get_u(comm, "time_bins"))
+        replay_message("warning: %s: too many samples on shared lines for the exact interleave sweep: each "
+                       "thread's rate was averaged over %llu time bins (docs/accuracy.md)",
+                       o->trace, (unsigned long long)pes_r_get_u(comm, "time_bins"));
     char clipped[sizeof err->message];
     if (fin && replay_input_clipped(fin, clipped, sizeof clipped)) replay_message("warning: %s", clipped);
     if (fin && !pes_r_get_u(root, "same_execution"))

@@ -144,6 +144,32 @@ static int timeline(const struct pes_ilv_point *p, size_t n, double base, const 
     return rc;
 }
 
+/* One rate change of the sweep (rounding of + then - clamped to 0). */
+static void apply(double *cur, const struct sweep_ev *e) {
+    cur[e->thread] += e->delta;
+    if (cur[e->thread] < 1e-15) cur[e->thread] = 0;
+}
+
+/* Adds w time of the rates `rate` (per thread) to every line pair's
+ * integral of λ_a λ_b / Λ, λ = the thread's rate × its share of the line. */
+static void integrate(const struct line *lines, size_t n_lines, const struct member *mem, const double *rate,
+                      double w, double *integral) {
+    for (size_t l = 0; l < n_lines; l++) {
+        const struct line *L = &lines[l];
+        double lam_sum = 0;
+        for (size_t a = 0; a < L->n; a++) lam_sum += rate[mem[L->first + a].thread] * mem[L->first + a].share;
+        if (!(lam_sum > 0)) continue;
+        size_t q = L->pair0;
+        for (size_t a = 0; a < L->n; a++) {
+            double la = rate[mem[L->first + a].thread] * mem[L->first + a].share;
+            for (size_t b = a + 1; b < L->n; b++, q++) {
+                double lb = rate[mem[L->first + b].thread] * mem[L->first + b].share;
+                integral[q] += la * lb / lam_sum * w;
+            }
+        }
+    }
+}
+
 int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_params *par, double *true_m,
                      double *false_m, struct pes_ilv_stats *st) {
     uint32_t nt = par->n_threads;
@@ -158,7 +184,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
     const struct pes_ilv_point **byl = NULL;
     struct member *mem = NULL;
     struct line *lines = NULL;
-    double *integral = NULL, *cur = NULL;
+    double *integral = NULL, *cur = NULL, *acc = NULL;
     double *samples = NULL;   /* per thread: weighted samples with a line */
     qsort(p, n, sizeof *p, by_thread_time);
     uint64_t t_min = UINT64_MAX;
@@ -217,27 +243,39 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
     if (!integral || !cur) goto out;
     /* step 3: sweep */
     qsort(v.e, v.n, sizeof *v.e, by_time);
-    for (size_t i = 0; i < v.n;) {
-        double t = v.e[i].time;
-        for (; i < v.n && v.e[i].time == t; i++) {
-            cur[v.e[i].thread] += v.e[i].delta;
-            if (cur[v.e[i].thread] < 1e-15) cur[v.e[i].thread] = 0;   /* rounding of + then - */
+    size_t steps = 0;
+    for (size_t i = 0; i < v.n; i++) steps += i == 0 || v.e[i].time != v.e[i - 1].time;
+    double work = (double)(n_pairs + n_mem) * (double)steps;
+    double budget = par->max_work > 0 ? par->max_work : PES_ILV_MAX_WORK;
+    if (work <= budget) {   /* exact: the rates are constant between event times */
+        for (size_t i = 0; i < v.n;) {
+            double t = v.e[i].time;
+            for (; i < v.n && v.e[i].time == t; i++) apply(cur, &v.e[i]);
+            if (i == v.n) break;
+            integrate(lines, n_lines, mem, cur, v.e[i].time - t, integral);
         }
-        if (i == v.n) break;
-        double w = v.e[i].time - t;
-        for (size_t l = 0; l < n_lines; l++) {
-            const struct line *L = &lines[l];
-            double lam_sum = 0;
-            for (size_t a = 0; a < L->n; a++) lam_sum += cur[mem[L->first + a].thread] * mem[L->first + a].share;
-            if (!(lam_sum > 0)) continue;
-            size_t q = L->pair0;
-            for (size_t a = 0; a < L->n; a++) {
-                double la = cur[mem[L->first + a].thread] * mem[L->first + a].share;
-                for (size_t b = a + 1; b < L->n; b++, q++) {
-                    double lb = cur[mem[L->first + b].thread] * mem[L->first + b].share;
-                    integral[q] += la * lb / lam_sum * w;
-                }
+    } else if (v.n) {
+        /* bounded: each thread's mean rate per time bin (its accesses are
+         * kept; their overlap within a bin is averaged) */
+        size_t bins = (size_t)(budget / (double)(n_pairs + n_mem));
+        if (bins < 1) bins = 1;
+        st->bins = bins;
+        double t0 = v.e[0].time, width = (v.e[v.n - 1].time - t0) / (double)bins;
+        acc = calloc(nt, sizeof *acc);
+        if (!acc) goto out;
+        size_t i = 0;
+        for (size_t b = 0; b < bins && width > 0; b++) {
+            double lo = t0 + width * (double)b, hi = b + 1 == bins ? v.e[v.n - 1].time : lo + width, at = lo;
+            for (; i < v.n && v.e[i].time <= hi; i++) {   /* the rates' changes inside the bin */
+                for (uint32_t k = 0; k < nt; k++) acc[k] += cur[k] * (v.e[i].time - at);
+                at = v.e[i].time;
+                apply(cur, &v.e[i]);
             }
+            for (uint32_t k = 0; k < nt; k++) {
+                acc[k] = (acc[k] + cur[k] * (hi - at)) / (hi - lo);
+            }
+            integrate(lines, n_lines, mem, acc, hi - lo, integral);
+            memset(acc, 0, nt * sizeof *acc);
         }
     }
     /* both orders of a pair: 2 λ_a λ_b / Λ; a transfer needs a store on one side */
@@ -266,6 +304,7 @@ out:
     free(lines);
     free(integral);
     free(cur);
+    free(acc);
     free(samples);
     return rc;
 }

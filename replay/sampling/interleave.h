@@ -42,9 +42,14 @@ struct pes_ilv_params {
     uint32_t n_threads;
     double resolution;   /* accesses per time mark of the merge emulated (> 0) */
     double gap_factor;   /* an interval slower than the local running speed / this holds a gap (> 1) */
+    double max_work;     /* bound on the sweep's steps x line pairs (0: PES_ILV_MAX_WORK); past it the
+                            sweep averages each thread's rate over that many equal time bins */
 };
 
+#define PES_ILV_MAX_WORK 2e8   /* a few seconds at most */
+
 struct pes_ilv_stats {
+    uint64_t bins;            /* 0: exact sweep; else the time bins of the bounded one */
     uint64_t shared_lines;    /* lines sampled by >= 2 threads */
     uint64_t shared_samples;  /* samples on those lines */
     uint64_t gaps;            /* sample intervals with an off-CPU gap */

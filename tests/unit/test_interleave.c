@@ -105,6 +105,30 @@ static void test_disjoint(void **state) {
     close_to(t[1] + f[1] + t[2] + f[2], 0);
 }
 
+/* The bounded sweep (a work bound below steps x line pairs): each thread's
+ * mean rate per equal time bin. Threads 0 and 1 take turns, [0, 1000] and
+ * [2000, 3000], 1000 accesses each. Three bins ([0, 1000], [1000, 2000],
+ * [2000, 3000]) keep them apart: no owner change, as the exact sweep says.
+ * One bin averages both to 1/3 per tick over [0, 3000]: λ = 1/3 each,
+ * 2 · (1/9) / (2/3) · 3000 = 1000 changes — the price of the bound. */
+static void test_bounded_sweep(void **state) {
+    (void)state;
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0), pt(1, 2000, 0, L1, 1, 0),
+                                pt(1, 3000, 1000, L1, 1, 0)};
+    double t[4], f[4];
+    struct pes_ilv_stats st;
+    struct pes_ilv_params par = par2;
+    par.max_work = 3 * (1 + 2);   /* 3 bins x (1 pair + 2 members) */
+    assert_int_equal(pes_ilv_estimate(p, 4, &par, t, f, &st), 0);
+    assert_int_equal(st.bins, 3);
+    close_to(t[1] + f[1] + t[2] + f[2], 0);
+    par.max_work = 1 * (1 + 2);
+    assert_int_equal(pes_ilv_estimate(p, 4, &par, t, f, &st), 0);
+    assert_int_equal(st.bins, 1);
+    close_to(t[1], 1000);
+    close_to(t[2], 1000);
+}
+
 /* A gap: thread 0 runs 100 accesses in [0, 100] (speed 1), then 100 in [100,
  * 1100] (rate 0.1 < 1 / 2: a gap). One clean interval of two, mean length
  * 100: μ = ln 2 / 100 gaps per access, and the gapped interval holds
@@ -147,6 +171,7 @@ int main(void) {
         cmocka_unit_test(test_weighted_shares),
         cmocka_unit_test(test_disjoint),
         cmocka_unit_test(test_gap),
+        cmocka_unit_test(test_bounded_sweep),
         cmocka_unit_test(test_totals_and_bad_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
