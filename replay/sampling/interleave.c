@@ -32,7 +32,7 @@ struct member {
     uint32_t thread;
     double share;    /* of the thread's sampled accesses */
     double stores;   /* share of stores among them */
-    double w;        /* the samples' weights summed */
+    double w, w2;    /* the samples' weights summed, and their squares */
     uint32_t n, chunk[CHUNKS];
 };
 
@@ -211,6 +211,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
     lines = malloc((nl ? nl : 1) * sizeof *lines);
     if (!mem || !lines) goto out;
     size_t n_mem = 0, n_lines = 0, n_pairs = 0;
+    double sw = 0, sw2 = 0;
     for (size_t i = 0; i < nl;) {
         size_t j = i, first = n_mem;
         while (j < nl && byl[j]->line == byl[i]->line) {
@@ -219,6 +220,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
             for (; k < nl && byl[k]->line == byl[i]->line && byl[k]->thread == m.thread; k++) {
                 m.n++;
                 m.w += byl[k]->weight;
+                m.w2 += byl[k]->weight * byl[k]->weight;
                 m.stores += byl[k]->write ? byl[k]->weight : 0;
                 m.chunk[byl[k]->chunk % CHUNKS]++;
             }
@@ -232,12 +234,17 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
             lines[n_lines++] = (struct line){first, k, n_pairs};
             n_pairs += k * (k - 1) / 2;
             st->shared_lines++;
-            for (size_t m = first; m < n_mem; m++) st->shared_samples += mem[m].n;
+            for (size_t m = first; m < n_mem; m++) {
+                st->shared_samples += mem[m].n;
+                sw += mem[m].w;
+                sw2 += mem[m].w2;
+            }
         } else {
             n_mem = first;   /* one thread only: no transfer to estimate */
         }
         i = j;
     }
+    st->shared_neff = sw2 > 0 ? sw * sw / sw2 : 0;   /* Kish: = shared_samples at equal weights */
     integral = calloc(n_pairs ? n_pairs : 1, sizeof *integral);
     cur = calloc(nt, sizeof *cur);
     if (!integral || !cur) goto out;

@@ -52,6 +52,7 @@ struct pes_ilv_stats {
     uint64_t bins;            /* 0: exact sweep; else the time bins of the bounded one */
     uint64_t shared_lines;    /* lines sampled by >= 2 threads */
     uint64_t shared_samples;  /* samples on those lines */
+    double shared_neff;       /* Kish's effective size of their weights (= shared_samples at weight 1) */
     uint64_t gaps;            /* sample intervals with an off-CPU gap */
 };
 

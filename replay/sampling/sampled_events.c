@@ -266,11 +266,16 @@ static int bad_thread(struct pes_error *err, const char *path, uint64_t off, uin
 
 /* The period of `thread` at `time` for the sampled access's type (write:
  * store period): its last PERIOD event at or before `time` (the first one
- * before any), the header's period without PERIOD events. */
+ * before any); without PERIOD events (lost with a full buffer) the
+ * schedule's first level, where every --samples thread starts. */
 static double period_at(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write) {
-    double cap_l = (double)s->period_load, cap_s = (double)s->period_store;
     const struct replay_period_epochs *l = s->epochs && thread < s->n_threads ? &s->epochs[thread] : NULL;
     if (!l || !l->n) {
+        double cap_l = (double)s->period_load, cap_s = (double)s->period_store;
+        if (thread < s->n_threads) {
+            cap_l = (double)s->thread[thread].period_first_load;
+            cap_s = (double)s->thread[thread].period_first_store;
+        }
         double p = write ? cap_s : cap_l;
         return p > 0 ? p : (cap_s > 0 ? cap_s : cap_l);
     }
@@ -482,7 +487,7 @@ static int interleave_estimate(struct replay_sampled_builder *c, struct pes_erro
     if (pes_ilv_estimate(c->pts, c->n_pts, &par, s->comm_true, s->comm_false, &s->ilv) < 0) return oom(err);
     /* the shares' intervals: the samples on shared lines are what the
      * estimate's split between pairs and true / false rests on */
-    s->comm_neff = (double)s->ilv.shared_samples;
+    s->comm_neff = s->ilv.shared_neff;
     return 0;
 }
 

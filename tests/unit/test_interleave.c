@@ -91,6 +91,10 @@ static void test_weighted_shares(void **state) {
     double want = 2 * 0.25 * 1 / 1.25 * 1500;
     close_to(f[1], want);
     close_to(f[2], want);
+    close_to(st.shared_neff, 4);   /* the 4 samples on L1 weigh 1 */
+    p[0].weight = 3;               /* Kish: (3 + 1 + 1 + 1)^2 / (9 + 1 + 1 + 1) */
+    assert_int_equal(pes_ilv_estimate(p, 6, &par2, t, f, &st), 0);
+    close_to(st.shared_neff, 3);
 }
 
 /* Time-sliced: thread 0 runs over [0, 1000], thread 1 over [2000, 3000]: no

@@ -104,6 +104,18 @@ static void test_decided_weights(void **state) {
     replay_sampled_free(&s);
 }
 
+/* A --samples thread whose PERIOD events were lost (a full buffer) ran at
+ * the schedule's first level: cap 64000 >> 6 = 1000, weight 1000 / 64000. */
+static void test_no_period_events(void **state) {
+    (void)state;
+    const char *cfg = "mode=reuse\nperiod=64000\nsamples_target=2\nperiod_levels=6\n";
+    const struct pes_event e[] = {ev(PES_EV_REUSE, 0, 200, 2, 1)};
+    struct replay_sampled s;
+    build(cfg, 1, REPLAY_EST_DECIDED, e, N(e), NULL, 0, &s);
+    CLOSE(s.temporal[0][pes_rt_bin(1)], 1000.0 / 64000);
+    replay_sampled_free(&s);
+}
+
 /* Kaplan–Meier with the period weights as case weights, by hand: a reuse at
  * d = 1 (weight 1/4), a watch censored after surviving 6 (time 5, weight
  * 1/4, epoch 1), a reuse at d = 99 (weight 1, epoch 2). At risk at 1: 1.5,
@@ -262,6 +274,7 @@ static void test_unbiased(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decided_weights),
+        cmocka_unit_test(test_no_period_events),
         cmocka_unit_test(test_censored_weights),
         cmocka_unit_test(test_comm_volume),
         cmocka_unit_test(test_unbiased),

@@ -336,7 +336,8 @@ static void test_uniform_histogram(void **state) {
         assert_true(merr <= 0.02 + 1.0 / (double)ms[q]);
         if (ms[q] >= 200) assert_true(sim >= 0.9);
         /* phased: the mean is the same D(t) in expectation whatever the
-         * windows; one window, and windows of 32 reuses (6000 of them) */
+         * windows; one window, and the windows chosen from the data (at
+         * most 256) */
         const size_t mins[] = {SIZE_MAX, 0};
         for (size_t w = 0; w < 2; w++) {
             struct pes_t2s_hist hp;
