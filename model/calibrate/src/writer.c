@@ -96,17 +96,30 @@ static void tmp_name(char *buf, size_t len, const char *path)
     snprintf(buf, len, "%s.tmp%ld", path, (long)getpid());
 }
 
-int pes_calib_prepare_path(const char *path, struct pes_error *err)
+/* Creates the parent directories of `path` and opens its temporary file
+ * `tmp` (len bytes) for writing: the one check that the file can be
+ * written, used before measuring and for the write itself. */
+static FILE *open_tmp(const char *path, char *tmp, size_t len, struct pes_error *err)
 {
-    if (!path || !*path)
-        return pes_error_set(err, PES_ERR_ARG, 0, "no output path");
+    if (!path || !*path) {
+        pes_error_set(err, PES_ERR_ARG, 0, "no output path");
+        return NULL;
+    }
     if (make_parent(path, err) < 0)
-        return -1;
-    char tmp[4200];
-    tmp_name(tmp, sizeof tmp, path);
+        return NULL;
+    tmp_name(tmp, len, path);
     FILE *f = fopen(tmp, "w");
     if (!f)
-        return pes_error_set(err, PES_ERR_IO, 0, "%s: %s", path, strerror(errno));
+        pes_error_set(err, PES_ERR_IO, 0, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+int pes_calib_prepare_path(const char *path, struct pes_error *err)
+{
+    char tmp[4200];
+    FILE *f = open_tmp(path, tmp, sizeof tmp, err);
+    if (!f)
+        return -1;
     fclose(f);
     unlink(tmp);
     return 0;
@@ -114,13 +127,10 @@ int pes_calib_prepare_path(const char *path, struct pes_error *err)
 
 int pes_calib_write_file(const struct pes_calib_result *r, const char *path, struct pes_error *err)
 {
-    if (pes_calib_prepare_path(path, err) < 0)
-        return -1;
     char tmp[4200];
-    tmp_name(tmp, sizeof tmp, path);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = open_tmp(path, tmp, sizeof tmp, err);
     if (!f)
-        return pes_error_set(err, PES_ERR_IO, 0, "%s: %s", path, strerror(errno));
+        return -1;
     int rc = pes_calib_write(r, f, err);
     if (fclose(f) != 0 && rc == 0)
         rc = pes_error_set(err, PES_ERR_IO, 0, "%s: %s", path, strerror(errno));
