@@ -29,8 +29,9 @@ struct sampled {
      * because the builder (sampling/accuracy.h) keys its rows by site */
     struct obj_row *obj;
     size_t n_obj;
-    /* --samples traces: the events and their objects, counted at the end
-     * with the period weights (every PERIOD event must be known first) */
+    /* --samples traces: the reuses and their objects, counted at the end
+     * with the period weights (every PERIOD event must be known first); the
+     * other kinds are counted as they come */
     int adaptive;
     struct held_event *held;
     size_t n_held, cap_held;
@@ -132,7 +133,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     if (replay_sampled_events(a->b, b->events, b->n_events, b->events_offset, err) < 0) return -1;
     for (size_t i = 0; a->by == REPLAY_BY_OBJECT && i < b->n_events; i++) {
         uint32_t id = b->event_object ? b->event_object[i] : 0;
-        if (!a->adaptive) {
+        if (!a->adaptive || b->events[i].kind != PES_EV_REUSE) {   /* only a reuse is weighted */
             if (count_object(a, &b->events[i], id, 1.0, err) < 0) return -1;
             continue;
         }
