@@ -176,7 +176,7 @@ static int finish(void *self, struct pes_error *err) {
     a->b = NULL;
     for (size_t i = 0; rc == 0 && i < a->n_held; i++) {
         const struct pes_event *e = &a->held[i].e;
-        double f = replay_sampled_period_factor(&a->s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_event_factor(&a->s, e);
         if (count_object(a, e, a->held[i].object, f, err) < 0) rc = -1;
     }
     free(a->held);

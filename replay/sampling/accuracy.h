@@ -163,6 +163,8 @@ void replay_sampled_abandon(struct replay_sampled_builder *b);
  * sample's period over the header's, docs/accuracy.md "Enough samples by
  * design"): 1 for traces without --samples. Valid on a finished result. */
 double replay_sampled_period_factor(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write);
+/* The same for an event's sample: its thread, time and access type. */
+double replay_sampled_event_factor(const struct replay_sampled *s, const struct pes_event *e);
 void replay_sampled_free(struct replay_sampled *s);
 
 /* Ground truth of a full trace. */

@@ -300,6 +300,10 @@ double replay_sampled_period_factor(const struct replay_sampled *s, uint32_t thr
     return cap > 0 && p > 0 ? p / cap : 1.0;
 }
 
+double replay_sampled_event_factor(const struct replay_sampled *s, const struct pes_event *e) {
+    return replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+}
+
 static int on_event(struct replay_sampled_builder *c, const struct pes_event *e, uint64_t off,
                     struct pes_error *err) {
     const char *path = c->path;
@@ -332,7 +336,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
          * intra-thread reuse traps in its owner */
         uint64_t now = e->loads + e->stores, dist = e->distance ? e->distance : 1;
         uint64_t pos = now > dist ? now - dist : 0;
-        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_event_factor(s, e);
         double w = (e->aux ? (double)e->aux : 1.0) * f;
         s->weighted_events += e->aux > 1;
         s->reuses[scope]++;
@@ -357,7 +361,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         break;
     }
     case PES_EV_INVALIDATION: {
-        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_event_factor(s, e);
         double w = (e->aux ? (double)e->aux : 1.0) * f;
         s->weighted_events += e->aux > 1;
         s->inval_weight[scope] += w;
@@ -414,7 +418,7 @@ static int on_event(struct replay_sampled_builder *c, const struct pes_event *e,
         /* survived `distance` accesses: the reuse's distance is > that, i.e.
          * more than distance - 1 accesses lie strictly between */
         int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
-        double f = replay_sampled_period_factor(s, e->thread, e->time, (e->flags & PES_EVF_WRITE) != 0);
+        double f = replay_sampled_event_factor(s, e);
         if (push_obs(&c->obs[(size_t)e->thread * N_HIST + h], e->distance, (double)e->distance - 1,
                      PES_SURV_CENSORED, f, 0) < 0)
             return oom(err);
