@@ -136,7 +136,7 @@ static void coverage_row(struct pes_report *r, struct pes_rnode *o, const char *
     struct pes_rnode *n = pes_r_object(r, o, key);
     pes_r_u64(r, n, "checked", c.checked);
     pes_r_u64(r, n, "covered", c.covered);
-    pes_r_f64(r, n, "fraction", c.checked ? (double)c.covered / c.checked : NAN, "%.6g");
+    if (c.checked) pes_r_f64(r, n, "fraction", (double)c.covered / c.checked, "%.6g");   /* none checked: no fraction */
 }
 
 /* Which stated 90 % intervals hold the full trace's value (docs/accuracy.md). */
@@ -148,11 +148,12 @@ static void publish_coverage(struct pes_report *r, struct pes_rnode *o, const st
     coverage_row(r, n, "inval_ratio", a->cov_inval);
     coverage_row(r, n, "false_fraction", a->cov_false);
     coverage_row(r, n, "comm_pairs", a->cov_pairs);
+    coverage_row(r, n, "comm_volume", a->cov_volume);
     struct replay_coverage all = {
         a->cov_intra.checked + a->cov_stack.checked + a->cov_inval.checked + a->cov_false.checked +
-            a->cov_pairs.checked,
+            a->cov_pairs.checked + a->cov_volume.checked,
         a->cov_intra.covered + a->cov_stack.covered + a->cov_inval.covered + a->cov_false.covered +
-            a->cov_pairs.covered};
+            a->cov_pairs.covered + a->cov_volume.covered};
     coverage_row(r, n, "all", all);
 }
 
@@ -260,6 +261,11 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_str(r, o, "comm_estimator", replay_comm_estimator_name(s->comm_estimator));
     replay_publish_ci(r, o, "inval_ratio_sampled_ci90", a->inval_ratio_sampled, a->inval_ratio_neff);
     replay_publish_ci(r, o, "false_fraction_sampled_ci90", a->false_fraction_sampled, s->comm_neff);
+    /* in the units of comm_volume_*: symmetric matrices count a transfer twice */
+    if (s->comm_volume_limit > 0) pes_r_f64(r, o, "comm_volume_limit", 2 * s->comm_volume_limit, "%.6g");
+    struct pes_rnode *why = pes_r_object(r, o, "not_estimated");
+    for (unsigned i = 0; i < a->n_not_estimated; i++) pes_r_str(r, why, a->not_estimated[i].key, a->not_estimated[i].why);
+    pes_r_str(r, why, "top_invalidations_caused", "sampled events name the use's site, not the writer's");
     publish_coverage(r, o, a);
     pes_r_u64(r, o, "top_k", a->top_k);
     topk(r, o, "top_invalidations", &a->top_invalidations);

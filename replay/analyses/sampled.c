@@ -450,6 +450,8 @@ static void publish(void *self, const struct pes_publish *to) {
     matrix(r, comm, "true", s->comm_true, s->n_threads);
     matrix(r, comm, "false", s->comm_false, s->n_threads);
     publish_comm_intervals(r, comm, s);
+    /* comm mode that found nothing: 0 with the volume that could go unseen */
+    if (s->comm_volume_limit > 0) pes_r_f64(r, comm, "volume_limit90", s->comm_volume_limit, "%.6g");
     pes_r_flag(pes_r_f64(r, comm, "volume_true", matrix_total(s->comm_true, s->n_threads), "%.0f"), PES_R_TEXT_ONLY);
     pes_r_flag(pes_r_f64(r, comm, "volume_false", matrix_total(s->comm_false, s->n_threads), "%.0f"), PES_R_TEXT_ONLY);
     struct pes_rnode *sites = pes_r_array(r, o, "sites");

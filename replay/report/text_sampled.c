@@ -155,9 +155,15 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         fprintf(out, "  (each observation is weighted by the period its sample was taken at)\n");
     }
     const struct pes_rnode *comm = pes_r_get(o, "comm");
-    if (pes_r_get_u(comm, "events")) {
-        double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");
-        const char *est = pes_r_get(comm, "estimator") ? pes_r_get_s(comm, "estimator") : "comdetective";
+    double ct = pes_r_get_f(comm, "volume_true"), cf = pes_r_get_f(comm, "volume_false");
+    const char *est = pes_r_get(comm, "estimator") ? pes_r_get_s(comm, "estimator") : "comdetective";
+    if (pes_r_get(comm, "volume_limit90"))
+        fprintf(out, "\nCommunication (estimator %s): none found in %llu samples: volume 0, but up to %.0f transfers "
+                     "could go unseen\n  (90 %%: a pattern touching fewer than 3 of the sampled accesses is missed; "
+                     "a shorter period or --samples N lowers the limit)\n",
+                report_safe(est), (unsigned long long)pes_r_get_u(o, "samples"), pes_r_get_f(comm, "volume_limit90"));
+    /* the interleave estimate needs no ComDetective event */
+    if (pes_r_get_u(comm, "events") || ct + cf > 0) {
         if (strcmp(est, "comdetective") == 0)
             fprintf(out, "\nCommunication (estimator comdetective: period per detection, x %.2f for traps): %llu "
                          "events, volume %.0f (true %.0f, false %.0f, false fraction %.1f %%)\n",
@@ -270,6 +276,14 @@ static void coverage_text(FILE *out, const struct pes_rnode *o) {
             report_safe(pes_r_get_s(o, "reuse_estimator")));
 }
 
+/* Why each n/a above is n/a (JSON not_estimated), one line each. */
+static void not_estimated_text(FILE *out, const struct pes_rnode *why) {
+    if (!pes_r_count(why)) return;
+    fputs("  not estimated (n/a above):\n", out);
+    for (size_t i = 0; i < pes_r_count(why); i++)
+        fprintf(out, "    %-36s %s\n", report_safe(pes_r_key(pes_r_at(why, i))), report_safe(pes_r_s(pes_r_at(why, i))));
+}
+
 static int write_compare(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "pes-replay --compare %s %s\n", report_safe(pes_r_get_s(o, "sampled")),
             report_safe(pes_r_get_s(o, "full")));
@@ -301,6 +315,8 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
             pes_r_get(o, "comm_estimator") ? report_safe(pes_r_get_s(o, "comm_estimator")) : "comdetective",
             pes_r_get_f(o, "comm_volume_true"));
     text_num(out, "%+.1f %%", 100 * pes_r_get_f(o, "comm_volume_error"));
+    if (pes_r_get(o, "comm_volume_limit"))
+        fprintf(out, "; none seen: up to %.0f could go unseen (90 %%)", pes_r_get_f(o, "comm_volume_limit"));
     fprintf(out, "\n  %-40s ", "communication per-cell error");
     text_num(out, "%.4f", pes_r_get_f(o, "comm_cell_error"));
     share_row(out, o, "false-sharing fraction", "%.1f %%", "%+.1f pp", "false_fraction_sampled",
@@ -323,6 +339,7 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
                  "   pp: percentage points; coverage: the truth summed over the sample's top-k source lines over\n"
                  "   the truth summed over the full trace's top k (Marathe et al.); docs/accuracy.md)\n");
     coverage_text(out, o);
+    not_estimated_text(out, pes_r_get(o, "not_estimated"));
     const struct pes_rnode *objs = pes_r_get(o, "objects");   /* --by object */
     if (pes_r_count(objs)) {
         fprintf(out, "\n  %-38s %9s %9s %9s %9s\n", "object", "samples", "accesses", "sampled", "full");

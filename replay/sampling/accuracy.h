@@ -131,6 +131,11 @@ struct replay_sampled {
     int comm_estimator;                /* the one used: REPLAY_COMM_COMDETECTIVE or _INTERLEAVE */
     double comm_resolution;            /* INTERLEAVE: accesses per time mark (header time_interval, else 1024) */
     struct pes_ilv_stats ilv;          /* INTERLEAVE: shared lines, their samples, gaps */
+    /* comm mode whose estimate is 0 (no shared line, or no detection, in the
+     * samples): the volume a pattern could have and still go unseen, 90 %
+     * (rule of three: fewer than 3 of the n sampled accesses, 3 · A / n
+     * transfers); 0 when there is an estimate or no sample */
+    double comm_volume_limit;
     struct replay_sampled_site *sites; /* by site id; the row of events without a site last */
     size_t n_sites;
     struct replay_execution exec;
@@ -212,6 +217,14 @@ struct replay_accuracy {
      * the thread pairs' shares of the communication volume */
     struct replay_coverage cov_intra, cov_stack, cov_inval, cov_false, cov_pairs;
     double inval_ratio_neff;         /* Kish size behind inval_ratio_sampled */
+    /* comm mode with a zero estimate: does the detection limit hold the truth */
+    struct replay_coverage cov_volume;
+    /* Why each metric that is NaN could not be stated (docs/accuracy.md,
+     * "Never silent"): the JSON key and a reason for people */
+    struct replay_not_estimated {
+        const char *key, *why;
+    } not_estimated[24];
+    unsigned n_not_estimated;
 };
 
 int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_truth *t, uint32_t top_k,

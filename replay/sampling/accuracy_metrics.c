@@ -96,6 +96,45 @@ out:
     return rc;
 }
 
+static void why(struct replay_accuracy *a, const char *key, double v, const char *reason) {
+    const unsigned cap = sizeof a->not_estimated / sizeof a->not_estimated[0];
+    if (isnan(v) && a->n_not_estimated < cap) a->not_estimated[a->n_not_estimated++] = (struct replay_not_estimated){key, reason};
+}
+
+/* The reason behind every NaN metric: what the mode records, what the
+ * samples held, what the full trace held (the first that applies). */
+static void explain(struct replay_accuracy *a, const struct replay_sampled *s) {
+    int reuse = strncmp(s->mode, "reuse", 5) == 0, comm = strcmp(s->mode, "comm") == 0;
+    int shared_mode = strcmp(s->mode, "reuse-shared") == 0;
+    const char *no_watch = "this mode arms no reuse watches (reuse or reuse-shared mode does)";
+    const char *no_decided = "no sampled use was decided (reuse or invalidation) in this run";
+    const char *hist = !reuse ? no_watch : !a->decided ? no_decided : "the full trace has no reuse of this kind";
+    why(a, "s_intra", a->s_intra, shared_mode ? "reuse-shared mode watches shared-cache reuses (s_shared)" : hist);
+    why(a, "s_shared", a->s_shared,
+        reuse && !shared_mode ? "reuse mode watches a thread's own reuses (s_intra); reuse-shared watches shared ones" : hist);
+    why(a, "s_stack", a->s_stack,
+        !reuse || shared_mode ? "the stack conversion needs reuse mode's intra-thread histogram"
+        : s->spatial          ? "the stack conversion needs address (temporal) granularity"
+                              : hist);
+    const char *inval_s = !reuse ? no_watch : no_decided;
+    const char *inval_t = "the full trace has no reuse or invalidation of the watched kind";
+    why(a, "inval_ratio_sampled", a->inval_ratio_sampled, inval_s);
+    why(a, "inval_ratio_true", a->inval_ratio_true, inval_t);
+    why(a, "inval_ratio_error", a->inval_ratio_error, isnan(a->inval_ratio_sampled) ? inval_s : inval_t);
+    const char *no_comm = "this mode records no communication (comm mode does)";
+    const char *no_transfer = "the full trace has no line transfer between threads";
+    const char *no_shared = "the samples found no line shared by two threads (the volume is 0, its limit comm_volume_limit)";
+    int compared = comm || s->comm_events;   /* the communication metrics were computed */
+    why(a, "comm_volume_error", a->comm.volume_error, compared ? no_transfer : no_comm);
+    why(a, "comm_cell_error", a->comm.cell_error, compared ? no_transfer : no_comm);
+    why(a, "false_fraction_sampled", a->false_fraction_sampled, compared ? no_shared : no_comm);
+    why(a, "false_fraction_true", a->false_fraction_true, compared ? no_transfer : no_comm);
+    why(a, "split_error", a->split_error, !compared ? no_comm : isnan(a->false_fraction_sampled) ? no_shared : no_transfer);
+    const char *top = !reuse ? "only the reuse modes watch for invalidations" : "the full trace has none to rank";
+    why(a, "top_invalidations.coverage", a->top_invalidations.coverage, top);
+    why(a, "top_coherence.coverage", a->top_coherence.coverage, top);
+}
+
 void replay_execution_of(struct replay_execution *x, const struct pes_trace_info *h) {
     x->pid = h->pid;
     x->start_ticks = h->start_ticks;
@@ -183,8 +222,14 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
                 est_all += est[c];
             }
         }
-    if (s->comm_events) {
+    /* comm mode states a volume even when it saw nothing (0, with its
+     * detection limit): the run counts as -100 % instead of dropping out */
+    if (s->comm_events || strcmp(s->mode, "comm") == 0) {
         pes_cmp_matrix(truth, est, cells, &a->comm);
+        if (!(est_all > 0) && s->comm_volume_limit > 0) {
+            a->cov_volume.checked++;
+            a->cov_volume.covered += a->comm.total_true <= 2 * s->comm_volume_limit;   /* symmetric: 2 per transfer */
+        }
         a->false_fraction_sampled = est_all > 0 ? est_false / est_all : NAN;
         a->false_fraction_true = true_all > 0 ? true_false / true_all : NAN;
         a->split_error = pes_cmp_fraction_error(est_false, est_all, true_false, true_all);
@@ -207,9 +252,10 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
     /* only the reuse modes watch for invalidations */
     if (strncmp(s->mode, "reuse", 5) != 0) {
         a->top_invalidations.coverage = a->top_coherence.coverage = NAN;
-        return 0;
+    } else {
+        if (topk(s, t, scope, rt_invalidations, top_k, &a->top_invalidations, err) < 0) return -1;
+        if (topk(s, t, scope, sim_coherence, top_k, &a->top_coherence, err) < 0) return -1;
     }
-    if (topk(s, t, scope, rt_invalidations, top_k, &a->top_invalidations, err) < 0) return -1;
-    if (topk(s, t, scope, sim_coherence, top_k, &a->top_coherence, err) < 0) return -1;
+    explain(a, s);
     return 0;
 }

@@ -82,8 +82,12 @@ void pes_cmp_matrix(const double *truth, const double *est, size_t cells, struct
         out->total_true += truth[i];
         out->total_est += est[i];
     }
-    out->volume_error = out->total_true > 0 ? (out->total_est - out->total_true) / out->total_true : NAN;
-    out->cell_error = out->total_true > 0 && out->total_est > 0 ? 1 - pes_cmp_similarity(truth, est, cells) : NAN;
+    /* nothing on both sides agrees exactly; an estimate of 0 against a
+     * positive truth is -100 % and every cell off (similarity 0) */
+    out->volume_error = out->total_true > 0 ? (out->total_est - out->total_true) / out->total_true
+                        : out->total_est > 0 ? NAN
+                                             : 0;
+    out->cell_error = out->total_true > 0 ? 1 - pes_cmp_similarity(truth, est, cells) : out->total_est > 0 ? NAN : 0;
 }
 
 double pes_cmp_fraction_error(double est_part, double est_total, double true_part, double true_total) {

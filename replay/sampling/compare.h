@@ -47,8 +47,9 @@ int pes_cmp_topk(const struct pes_cmp_site *full, size_t n_full, const struct pe
 
 struct pes_cmp_matrix {
     double total_true, total_est;
-    double volume_error;   /* (total_est - total_true) / total_true; NaN if total_true == 0 */
-    double cell_error;     /* 1/2 sum |normalised cells|, in [0, 1]; NaN if either is empty */
+    double volume_error;   /* (total_est - total_true) / total_true; 0 if both are 0, NaN if only the truth is */
+    double cell_error;     /* 1/2 sum |normalised cells|, in [0, 1]; 1 for an empty estimate, 0 if both are
+                            * empty, NaN if only the truth is */
 };
 
 void pes_cmp_matrix(const double *truth, const double *est, size_t cells, struct pes_cmp_matrix *out);

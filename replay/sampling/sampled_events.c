@@ -495,6 +495,18 @@ static int interleave_estimate(struct replay_sampled_builder *c, struct pes_erro
     return 0;
 }
 
+/* A comm-mode estimate of 0 is not "no communication": a pattern that
+ * touches fewer than 3 of the n sampled accesses goes unseen with 90 %
+ * probability or more (rule of three: (1 - 3/n)^n < e^-3 < 0.05), and each of
+ * its transfers needs an access, so up to 3 · A / n transfers can hide.
+ * Returns that limit when the estimate is 0, else 0. */
+static double detection_limit(const struct replay_sampled *s) {
+    double volume = 0, accesses = 0;
+    for (size_t i = 0; i < (size_t)s->n_threads * s->n_threads; i++) volume += s->comm_true[i] + s->comm_false[i];
+    for (uint32_t t = 0; t < s->n_threads; t++) accesses += (double)(s->thread[t].loads + s->thread[t].stores);
+    return volume > 0 || s->samples == 0 ? 0 : 3.0 * accesses / (double)s->samples;
+}
+
 struct obs_pair {
     struct pes_surv_obs o;
     uint64_t d, pos;
@@ -765,6 +777,7 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
     if (s->comm_estimator == REPLAY_COMM_INTERLEAVE && strcmp(s->mode, "comm") == 0 &&
         interleave_estimate(c, err) < 0)
         goto out;
+    if (strcmp(s->mode, "comm") == 0) s->comm_volume_limit = detection_limit(s);
     if (convert(c, err) < 0) goto out;
     for (size_t i = 0; i < c->n_rows; i++) s->n_sites += has_events(&c->rows[i]);
     s->sites = calloc(s->n_sites ? s->n_sites : 1, sizeof *s->sites);

@@ -82,6 +82,14 @@ static void test_matrix(void **state) {
     pes_cmp_matrix(zero, est, 4, &m);
     assert_true(isnan(m.volume_error));
     assert_true(isnan(m.cell_error));
+    /* an estimate of 0 is -100 % and every cell off, not undefined (issue 25:
+     * the halo stencil dropped out of every summary) */
+    pes_cmp_matrix(truth, zero, 4, &m);
+    CLOSE(m.volume_error, -1);
+    CLOSE(m.cell_error, 1);
+    pes_cmp_matrix(zero, zero, 4, &m);
+    CLOSE(m.volume_error, 0);
+    CLOSE(m.cell_error, 0);
     pes_cmp_matrix(truth, truth, 4, &m);
     CLOSE(m.volume_error, 0);
     CLOSE(m.cell_error, 0);

@@ -164,6 +164,37 @@ static void test_comm_volume(void **state) {
     replay_sampled_free(&s);
 }
 
+/* Comm mode whose samples found nothing shared (the halo stencil of issue 25:
+ * no event, the volume dropped out as null): the volume is 0 and the limit is
+ * 3 of the n sampled accesses, 3 · A / n = 3 · 60000 / 6 transfers. */
+static void test_comm_nothing_seen(void **state) {
+    (void)state;
+    const char *cfg = "mode=comm\nperiod=10000\nline_size=64\ndebug_registers=4\nwatch_bytes=8\n";
+    struct pes_event e[8];
+    for (uint32_t i = 0; i < 6; i++) {
+        e[i] = ev(PES_EV_SAMPLE, i % 2, 100 * (i + 1), 0, 0);
+        e[i].addr = 0x10000 + 4096u * i;   /* a line per sample: none seen by both threads */
+    }
+    for (uint32_t t = 0; t < 2; t++) {
+        e[6 + t] = ev(PES_EV_TOTALS, t, 1000, 0, 0);
+        e[6 + t].loads = 20000;
+        e[6 + t].stores = 10000;
+    }
+    for (int est = REPLAY_COMM_COMDETECTIVE; est <= REPLAY_COMM_INTERLEAVE; est++) {
+        struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = cfg};
+        struct pes_error err = {0};
+        struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, 2, &err);
+        assert_non_null(b);
+        replay_sampled_set_comm_estimator(b, est);
+        assert_int_equal(replay_sampled_events(b, e, N(e), 0, &err), 0);
+        struct replay_sampled s;
+        assert_int_equal(replay_sampled_end(b, no_site, NULL, &s, &err), 0);
+        CLOSE(s.comm_true[1] + s.comm_false[1], 0);
+        CLOSE(s.comm_volume_limit, 3.0 * 60000 / 6);
+        replay_sampled_free(&s);
+    }
+}
+
 /* ------------------------------------------------------------ unbiasedness */
 
 static uint64_t splitmix(uint64_t *s) {
@@ -277,6 +308,7 @@ int main(void) {
         cmocka_unit_test(test_no_period_events),
         cmocka_unit_test(test_censored_weights),
         cmocka_unit_test(test_comm_volume),
+        cmocka_unit_test(test_comm_nothing_seen),
         cmocka_unit_test(test_unbiased),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
