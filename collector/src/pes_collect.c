@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <libelf.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ struct options {
     const char *debug_registers;
     const char *seed;
     const char *samples;       /* --samples N: adaptive period */
+    const char *target_error;  /* --target-error E: sets samples */
     const char *full_output;
     int list_backends;
     const char *output;
@@ -81,6 +83,8 @@ static void usage(FILE *f)
             "                         enough gets at least N decided outcomes (reuse modes)\n"
             "                         or N samples (samples, comm): start at --period / 64,\n"
             "                         double after every N, never above --period\n"
+            "  --target-error E       --samples sized for every histogram share within +-E\n"
+            "                         (90 %%, 0 < E < 0.5): N = 1.645^2 / (4 E^2)\n"
             "  --backend B            auto (default), soft, pebs or ibs\n"
             "  --granularity G        reuse: temporal (same bytes, default) or spatial (line)\n"
             "  --sockets N            reuse-shared: simulate N sockets (thread i on i %% N)\n"
@@ -137,6 +141,27 @@ static const char *check_number(const char *flag, const char *v, uint64_t min, u
         (unsigned long long)min, (unsigned long long)max, v);
 }
 
+/* --target-error E -> --samples N. A share p of a histogram estimated from
+ * n outcomes has a 90 % half-width of about z sqrt(p (1 - p) / n), widest at
+ * p = 1/2: n = z^2 / (4 E^2) bounds every bin of every histogram. Weighted
+ * outcomes (--samples mixes periods) have a smaller effective n; the report's
+ * intervals say what was reached. */
+static const char *samples_for_error(const char *v)
+{
+    static char buf[32];
+    char *end;
+    errno = 0;
+    double e = strtod(v, &end);
+    if (errno || end == v || *end || !(e > 0 && e < 0.5))
+        die(EXIT_USAGE, "--target-error: expected a share error between 0 and 0.5 (e.g. 0.05), got '%s'", v);
+    const double z90 = 1.6448536269514722;
+    double n = ceil(z90 * z90 / (4 * e * e));
+    if (n > UINT32_MAX)
+        die(EXIT_USAGE, "--target-error: %s needs %.0f outcomes per thread (at most %u)", v, n, UINT32_MAX);
+    snprintf(buf, sizeof buf, "%.0f", n);
+    return buf;
+}
+
 /* --period N | load=N,store=M (either part may be left out: that kind keeps the default) */
 static void parse_period(const char *v, struct options *o)
 {
@@ -172,12 +197,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
            OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
-           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_NO_HEAP, OPT_SKIP, OPT_MAX, OPT_SAMPLES };
+           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_NO_HEAP, OPT_SKIP, OPT_MAX, OPT_SAMPLES,
+           OPT_TARGET_ERROR };
     static const struct option longs[] = {
         {"full", no_argument, NULL, OPT_FULL},
         {"mode", required_argument, NULL, OPT_MODE},
         {"period", required_argument, NULL, OPT_PERIOD},
         {"samples", required_argument, NULL, OPT_SAMPLES},
+        {"target-error", required_argument, NULL, OPT_TARGET_ERROR},
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"granularity", required_argument, NULL, OPT_GRAN},
         {"sockets", required_argument, NULL, OPT_SOCKETS},
@@ -206,7 +233,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
         if (!o->sampling_flag && (c == OPT_PERIOD || c == OPT_BACKEND || c == OPT_GRAN ||
                                   c == OPT_SOCKETS || c == OPT_DREGS || c == OPT_SEED ||
-                                  c == OPT_SAMPLES))
+                                  c == OPT_SAMPLES || c == OPT_TARGET_ERROR))
             for (const struct option *l = longs; l->name; l++)
                 if (l->val == c)
                     o->sampling_flag = l->name;
@@ -241,6 +268,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_SEED: o->seed = check_number("--seed", optarg, 1, UINT64_MAX); break;
         case OPT_SAMPLES: o->samples = check_number("--samples", optarg, 1, UINT32_MAX); break;
+        case OPT_TARGET_ERROR: o->target_error = optarg; break;
         case OPT_FULL_OUT:
             if (!*optarg)
                 die(EXIT_USAGE, "--full-output: expected a file name, got ''");
@@ -717,6 +745,14 @@ int main(int argc, char **argv)
         die(EXIT_USAGE, "--granularity: only with --mode reuse or reuse-shared, not %s", o.mode);
     if (o.sockets && strcmp(o.mode, "reuse-shared"))
         die(EXIT_USAGE, "--sockets: only with --mode reuse-shared, not %s", o.mode);
+    if (o.target_error) {
+        if (o.samples)
+            die(EXIT_USAGE, "--target-error: --samples is given too; both set the sample count, give one");
+        o.samples = samples_for_error(o.target_error);
+        if (!o.quiet)
+            fprintf(stderr, "pes-collect: --target-error %s: --samples %s per thread\n", o.target_error,
+                    o.samples);
+    }
     if (o.debug_registers && !strcmp(o.mode, "samples"))
         die(EXIT_USAGE, "--debug-registers: only with --mode reuse, reuse-shared or comm "
                         "(--mode samples sets no watchpoints)");

@@ -198,6 +198,17 @@ usage)
     grep -q "expected --full (every access) or --mode" err.txt || fail "message: $(cat err.txt)"
     [ "$(wc -l <err.txt)" = 1 ] || fail "more than one line"
     run 2 "$collect" --full
+    # --target-error E: N = 1.645^2 / (4 E^2) (E = 0.05: 270.55 -> 271), recorded as samples_target
+    run 0 "$collect" --mode samples --target-error 0.05 -o te.zst --force "$prog" single 10
+    grep -q "^pes-collect: --target-error 0.05: --samples 271 per thread$" err.txt || fail "message: $(cat err.txt)"
+    "$bin/pes-dump" te.zst | grep -q "samples_target=271" || fail "samples_target not 271"
+    for e in 0 0.5 -1 x 0.1x; do
+        run 2 "$collect" --mode samples --target-error "$e" "$prog" single 1
+        grep -q "^pes-collect: --target-error: expected a share error between 0 and 0.5 (e.g. 0.05), got '$e'$" err.txt ||
+            fail "message: $(cat err.txt)"
+    done
+    run 2 "$collect" --mode samples --target-error 0.1 --samples 5 "$prog" single 1
+    grep -q "both set the sample count, give one" err.txt || fail "message: $(cat err.txt)"
     run 0 "$collect" --help
     grep -q -- "--time-interval" out.txt || fail "help"
     run 0 "$collect" --version
