@@ -85,6 +85,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
     replay_sampled_set_stack_model(j->b, replay_stack_model_parse(k->stack_model));
+    replay_sampled_set_interval_bias(j->b, replay_interval_bias_parse(k->interval_bias));
     replay_sampled_set_comm_estimator(j->b, replay_comm_estimator_parse(k->comm_estimator));
     return j;
 }
@@ -132,29 +133,36 @@ static void topk(struct pes_report *r, struct pes_rnode *o, const char *key, con
     pes_r_u64(r, n, "ranked_sampled", t->n_sampled);
 }
 
-static void coverage_row(struct pes_report *r, struct pes_rnode *o, const char *key, struct replay_coverage c) {
+/* One family's (or all families') checks; outside: how far the misses lay (NULL: not listed). */
+static void coverage_row(struct pes_report *r, struct pes_rnode *o, const char *key, uint32_t checked, uint32_t covered,
+                         const float *outside, uint32_t n_outside) {
     struct pes_rnode *n = pes_r_object(r, o, key);
-    pes_r_u64(r, n, "checked", c.checked);
-    pes_r_u64(r, n, "covered", c.covered);
-    if (c.checked) pes_r_f64(r, n, "fraction", (double)c.covered / c.checked, "%.6g");   /* none checked: no fraction */
+    pes_r_u64(r, n, "checked", checked);
+    pes_r_u64(r, n, "covered", covered);
+    if (checked) pes_r_f64(r, n, "fraction", (double)covered / checked, "%.6g");   /* none checked: no fraction */
+    if (!n_outside) return;
+    /* bench/calibrate_intervals.py sizes each family's model-error term from these */
+    struct pes_rnode *out = pes_r_array(r, n, "outside_by");
+    for (uint32_t i = 0; i < n_outside; i++) pes_r_f64(r, out, NULL, outside[i], "%.4g");
 }
 
 /* Which stated 90 % intervals hold the full trace's value (docs/accuracy.md). */
 static void publish_coverage(struct pes_report *r, struct pes_rnode *o, const struct replay_accuracy *a) {
     struct pes_rnode *n = pes_r_object(r, o, "interval_coverage");
     pes_r_f64(r, n, "level", 0.9, "%.6g");
-    coverage_row(r, n, "intra_bins", a->cov_intra);
-    coverage_row(r, n, "stack_bins", a->cov_stack);
-    coverage_row(r, n, "inval_ratio", a->cov_inval);
-    coverage_row(r, n, "false_fraction", a->cov_false);
-    coverage_row(r, n, "comm_pairs", a->cov_pairs);
-    coverage_row(r, n, "comm_volume", a->cov_volume);
-    struct replay_coverage all = {
-        a->cov_intra.checked + a->cov_stack.checked + a->cov_inval.checked + a->cov_false.checked +
-            a->cov_pairs.checked + a->cov_volume.checked,
-        a->cov_intra.covered + a->cov_stack.covered + a->cov_inval.covered + a->cov_false.covered +
-            a->cov_pairs.covered + a->cov_volume.covered};
-    coverage_row(r, n, "all", all);
+    const struct {
+        const char *key;
+        const struct replay_coverage *c;
+    } fam[] = {{"intra_bins", &a->cov_intra},     {"stack_bins", &a->cov_stack}, {"inval_ratio", &a->cov_inval},
+               {"false_fraction", &a->cov_false}, {"comm_pairs", &a->cov_pairs}, {"comm_volume", &a->cov_volume}};
+    uint32_t checked = 0, covered = 0;
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        const struct replay_coverage *c = fam[i].c;
+        coverage_row(r, n, fam[i].key, c->checked, c->covered, c->outside_by, c->n_outside);
+        checked += c->checked;
+        covered += c->covered;
+    }
+    coverage_row(r, n, "all", checked, covered, NULL, 0);
 }
 
 struct joined {
@@ -259,8 +267,10 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
     pes_r_str(r, o, "stack_model", replay_stack_model_name(s->stack_model));
     pes_r_str(r, o, "comm_estimator", replay_comm_estimator_name(s->comm_estimator));
-    replay_publish_ci(r, o, "inval_ratio_sampled_ci90", a->inval_ratio_sampled, a->inval_ratio_neff);
-    replay_publish_ci(r, o, "false_fraction_sampled_ci90", a->false_fraction_sampled, s->comm_neff);
+    replay_publish_ci(r, o, "inval_ratio_sampled_ci90", s, REPLAY_CI_INVAL_RATIO, a->inval_ratio_sampled,
+                      a->inval_ratio_neff);
+    replay_publish_ci(r, o, "false_fraction_sampled_ci90", s, REPLAY_CI_FALSE_FRACTION, a->false_fraction_sampled,
+                      s->comm_neff);
     /* in the units of comm_volume_*: symmetric matrices count a transfer twice */
     if (s->comm_volume_limit > 0) pes_r_f64(r, o, "comm_volume_limit", 2 * s->comm_volume_limit, "%.6g");
     struct pes_rnode *why = pes_r_object(r, o, "not_estimated");
@@ -273,9 +283,9 @@ static void publish(void *self, const struct pes_publish *to) {
     /* sampled events name the use's site, not the writer's */
     pes_r_null(r, o, "top_invalidations_caused");
     struct pes_rnode *h = pes_r_object(r, o, "histograms");
-    replay_publish_rt_histogram_ci(r, h, "sampled_intra", s->spatial ? s->spatial_hist[0] : s->temporal[0],
-                                   s->hist_neff[0][s->spatial ? 1 : 0]);
-    replay_publish_rt_histogram_ci(r, h, "sampled_stack", s->stack, s->hist_neff[0][0]);
+    replay_publish_rt_histogram_ci(r, h, "sampled_intra", s->spatial ? s->spatial_hist[0] : s->temporal[0], s,
+                                   REPLAY_CI_REUSE_BINS, s->hist_neff[0][s->spatial ? 1 : 0]);
+    replay_publish_rt_histogram_ci(r, h, "sampled_stack", s->stack, s, REPLAY_CI_STACK_BINS, s->hist_neff[0][0]);
     double exact[PES_RT_BINS];
     const struct pes_rt_stats *in = pes_rt_totals(t->rt, PES_RT_INTRA);
     for (size_t i = 0; i < PES_RT_BINS; i++) exact[i] = (double)(s->spatial ? in->line.bin[i] : in->temporal.bin[i]);

@@ -35,6 +35,7 @@ struct pes_knobs {
     const char *by;         /* --by: rows per line (NULL: the default), site, function or object (groups.h) */
     const char *reuse_estimator; /* --reuse-estimator: auto (NULL), decided or censored (accuracy.h) */
     const char *stack_model;     /* --stack-model: phased (NULL) or shen (accuracy.h) */
+    const char *interval_bias;   /* --interval-bias: calibrated (NULL) or none (accuracy.h) */
     const char *comm_estimator;  /* --comm-estimator: interleave (NULL) or comdetective (accuracy.h) */
     const char *annotate;   /* --annotate FILE or "all": the text report adds annotated source (NULL: none) */
     int all_rows;           /* ranked tables list rows whose metric is 0 too (--diff: a row

@@ -123,6 +123,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     replay_sampled_set_estimator(a->b, replay_reuse_estimator_parse(k->reuse_estimator));
     replay_sampled_set_stack_model(a->b, replay_stack_model_parse(k->stack_model));
+    replay_sampled_set_interval_bias(a->b, replay_interval_bias_parse(k->interval_bias));
     replay_sampled_set_comm_estimator(a->b, replay_comm_estimator_parse(k->comm_estimator));
     a->adaptive = replay_config_u64(si->header ? si->header->config : NULL, "samples_target", 0) != 0;
     return a;
@@ -348,14 +349,14 @@ static void publish_comm_intervals(struct pes_report *r, struct pes_rnode *comm,
     pes_r_f64(r, comm, "effective_events", s->comm_neff, "%.6g");
     double ff = vt + vf > 0 ? vf / (vt + vf) : NAN;
     pes_r_f64(r, comm, "false_fraction", ff, "%.6g");
-    replay_publish_ci(r, comm, "false_fraction_ci90", ff, s->comm_neff);
+    replay_publish_ci(r, comm, "false_fraction_ci90", s, REPLAY_CI_FALSE_FRACTION, ff, s->comm_neff);
     struct pes_rnode *a = pes_r_array(r, comm, "pair_share_ci90");
     for (uint32_t i = 0; i < n; i++) {
         struct pes_rnode *row = pes_r_array(r, a, NULL);
         for (uint32_t j = 0; j < n; j++) {
             size_t c = (size_t)i * n + j;
             double share = vt + vf > 0 ? (s->comm_true[c] + s->comm_false[c]) / (vt + vf) : NAN;
-            replay_publish_ci(r, row, NULL, i == j ? NAN : share * 2, s->comm_neff);
+            replay_publish_ci(r, row, NULL, s, REPLAY_CI_COMM_PAIRS, i == j ? NAN : share * 2, s->comm_neff);
         }
     }
 }
@@ -400,10 +401,11 @@ static void publish(void *self, const struct pes_publish *to) {
         double dec = s->inval_weight[sc] + s->reuse_weight[sc];
         double ratio = dec > 0 ? s->inval_weight[sc] / dec : NAN;
         pes_r_f64(r, n, "invalidation_ratio", ratio, "%.6g");
-        replay_publish_ci(r, n, "invalidation_ratio_ci90", ratio, s->decided_neff[sc]);
+        replay_publish_ci(r, n, "invalidation_ratio_ci90", s, REPLAY_CI_INVAL_RATIO, ratio, s->decided_neff[sc]);
         pes_r_f64(r, n, "effective_reuses", s->hist_neff[sc][s->spatial ? 1 : 0], "%.6g");
-        replay_publish_rt_histogram_ci(r, n, "time_histogram", s->temporal[sc], s->hist_neff[sc][0]);
-        replay_publish_rt_histogram_ci(r, n, "line_time_histogram", s->spatial_hist[sc], s->hist_neff[sc][1]);
+        replay_publish_rt_histogram_ci(r, n, "time_histogram", s->temporal[sc], s, REPLAY_CI_REUSE_BINS, s->hist_neff[sc][0]);
+        replay_publish_rt_histogram_ci(r, n, "line_time_histogram", s->spatial_hist[sc], s, REPLAY_CI_REUSE_BINS,
+                                       s->hist_neff[sc][1]);
         if (s->estimator == REPLAY_EST_CENSORED && s->beyond_from[sc][s->spatial ? 1 : 0]) {
             struct pes_rnode *b = pes_r_object(r, n, "beyond");
             pes_r_u64(r, b, "from", s->beyond_from[sc][s->spatial ? 1 : 0]);
@@ -413,7 +415,7 @@ static void publish(void *self, const struct pes_publish *to) {
         }
     }
     /* the conversion's model error is not in this interval: sampling only */
-    replay_publish_rt_histogram_ci(r, o, "stack_histogram", s->stack, s->hist_neff[0][0]);
+    replay_publish_rt_histogram_ci(r, o, "stack_histogram", s->stack, s, REPLAY_CI_STACK_BINS, s->hist_neff[0][0]);
     struct pes_rnode *threads = pes_r_array(r, o, "per_thread");
     for (uint32_t t = 0; t < s->n_threads; t++) {
         const struct replay_sampled_thread *h = &s->thread[t];

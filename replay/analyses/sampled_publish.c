@@ -12,25 +12,28 @@ void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, co
     /* --samples: the periods above are the caps; per_thread[].period says what ran */
     if (s->samples_target) pes_r_u64(r, o, "samples_target", s->samples_target);
     if (s->roi) pes_r_str(r, o, "region", "region of interest (pes_roi_begin/end)");
+    /* what the stated intervals include: sampling error, and the model error calibrated on bench/corpus */
+    pes_r_str(r, o, "interval_bias", s->ci_calibrated ? "calibrated" : "none");
 }
 
 
-void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, double p, double n_eff) {
+void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, const struct replay_sampled *s,
+                       enum replay_ci_family f, double p, double n_eff) {
     if (isnan(p)) {
         pes_r_null(r, o, key);
         return;
     }
     double lo, hi;
-    pes_surv_wilson(p, n_eff, PES_SURV_Z90, &lo, &hi);
+    replay_interval90(s, f, p, n_eff, &lo, &hi);
     struct pes_rnode *a = pes_r_array(r, o, key);
     pes_r_f64(r, a, NULL, lo, "%.6g");
     pes_r_f64(r, a, NULL, hi, "%.6g");
 }
 
 /* The non-empty bins of h as {lo, hi, count}, with their share and its 90 %
- * interval (effective sample size n_eff) when with_share. */
+ * interval (effective sample size n_eff, family f) when s is given. */
 static void publish_rt_bins(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
-                            int with_share, double n_eff) {
+                            const struct replay_sampled *s, enum replay_ci_family f, double n_eff) {
     double total = 0;
     for (size_t i = 0; i < PES_RT_BINS; i++) total += h[i] > 0 ? h[i] : 0;
     struct pes_rnode *a = pes_r_array(r, parent, key);
@@ -42,17 +45,17 @@ static void publish_rt_bins(struct pes_report *r, struct pes_rnode *parent, cons
         pes_r_u64(r, b, "lo", lo);
         pes_r_u64(r, b, "hi", hi);
         pes_r_f64(r, b, "count", h[i], "%.6g");
-        if (!with_share) continue;
+        if (!s) continue;
         pes_r_f64(r, b, "share", h[i] / total, "%.6g");
-        replay_publish_ci(r, b, "share_ci90", h[i] / total, n_eff);
+        replay_publish_ci(r, b, "share_ci90", s, f, h[i] / total, n_eff);
     }
 }
 
 void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h) {
-    publish_rt_bins(r, parent, key, h, 0, 0);
+    publish_rt_bins(r, parent, key, h, NULL, REPLAY_CI_REUSE_BINS, 0);
 }
 
 void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
-                                    double n_eff) {
-    publish_rt_bins(r, parent, key, h, 1, n_eff);
+                                    const struct replay_sampled *s, enum replay_ci_family f, double n_eff) {
+    publish_rt_bins(r, parent, key, h, s, f, n_eff);
 }

@@ -14,11 +14,12 @@ void replay_publish_sampled_config(struct pes_report *r, struct pes_rnode *o, co
 void replay_publish_rt_histogram(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h);
 
 /* The same with each bin's share of the total and its 90 % interval
- * ("share", "share_ci90": [lo, hi]; Wilson with n_eff, docs/accuracy.md). */
+ * ("share", "share_ci90": [lo, hi]; replay_interval90 of family f with n_eff). */
 void replay_publish_rt_histogram_ci(struct pes_report *r, struct pes_rnode *parent, const char *key, const double *h,
-                                    double n_eff);
-/* key: [lo, hi], the 90 % Wilson interval of proportion p from n_eff
- * observations; null when p is undefined (NaN). */
-void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, double p, double n_eff);
+                                    const struct replay_sampled *s, enum replay_ci_family f, double n_eff);
+/* key: [lo, hi], the stated 90 % interval (replay_interval90, family f) of
+ * proportion p from n_eff observations; null when p is undefined (NaN). */
+void replay_publish_ci(struct pes_report *r, struct pes_rnode *o, const char *key, const struct replay_sampled *s,
+                       enum replay_ci_family f, double p, double n_eff);
 
 #endif

@@ -216,6 +216,7 @@ static const char *const sort_names[] = {"invalidations", "coherence", "false-sh
 static const char *const by_names[] = {"line", "site", "function", "object", NULL};
 static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
 static const char *const stack_model_names[] = {"phased", "shen", NULL};
+static const char *const interval_bias_names[] = {"calibrated", "none", NULL};
 static const char *const comm_estimator_names[] = {"interleave", "comdetective", NULL};
 
 #define FIELD(f) offsetof(struct replay_options, f)
@@ -354,6 +355,14 @@ static const struct opt_row rows[] = {
      .field = FIELD(knobs.stack_model),
      .names = stack_model_names,
      .expected = "phased or shen"},
+    {.name = "interval-bias",
+     .arg = "NAME",
+     .help = "sampled traces: calibrated (default: each 90 % interval\nadds its family's model error, measured on the\n"
+             "tuning half of bench/corpus) or none (Wilson's\nsampling error alone)",
+     .kind = OPT_NAME,
+     .field = FIELD(knobs.interval_bias),
+     .names = interval_bias_names,
+     .expected = "calibrated or none"},
     {.name = "comm-estimator",
      .arg = "NAME",
      .help = "sampled comm traces: interleave (default: owner changes\nof the interleaving rebuilt from the samples' times)\n"

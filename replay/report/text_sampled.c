@@ -16,6 +16,13 @@ static void text_num(FILE *out, const char *fmt, double v) {
     else fprintf(out, fmt, v);
 }
 
+/* What the stated intervals include (older reports: Wilson alone). */
+static const char *interval_kind(const struct pes_rnode *o) {
+    return strcmp(pes_r_get_s(o, "interval_bias"), "calibrated") == 0
+               ? "Wilson with Kish's effective sample size, widened by each family's calibrated model error"
+               : "Wilson with Kish's effective sample size, sampling error only";
+}
+
 /* " [lo, hi]" in percent of a [lo, hi] interval node, or nothing (older
  * reports, undefined values). */
 static void ci_text(FILE *out, const char *fmt, const struct pes_rnode *ci) {
@@ -87,12 +94,11 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
             (unsigned long long)pes_r_get_u(o, "throttled"), (unsigned long long)pes_r_get_u(o, "dropped"),
             (unsigned long long)pes_r_get_u(o, "expired"));
     if (pes_r_get(o, "reuse_estimator"))
-        fprintf(out, "reuse estimator: %s; intervals: %.0f %%, Wilson with Kish's effective sample size "
-                     "(docs/accuracy.md)\n",
+        fprintf(out, "reuse estimator: %s; intervals: %.0f %%, %s (docs/accuracy.md)\n",
                 strcmp(pes_r_get_s(o, "reuse_estimator"), "censored") == 0
                     ? "censored (Kaplan-Meier over decided and censored watches)"
                     : "decided (decided outcomes weighted by reservoir offers)",
-                100 * pes_r_get_f(o, "interval_level"));
+                100 * pes_r_get_f(o, "interval_level"), interval_kind(o));
     static const char *const scope[2] = {"intra", "shared"}, *const name[2] = {"intra-thread", "shared cache"};
     for (int sc = 0; sc < 2; sc++) {
         const struct pes_rnode *s = pes_r_get(o, scope[sc]);
@@ -271,9 +277,9 @@ static void coverage_text(FILE *out, const struct pes_rnode *o) {
                 (unsigned long long)pes_r_get_u(k, "checked"));
         sep = ",";
     }
-    fprintf(out, "\n  (reuse estimator %s; the intervals: Wilson with Kish's effective sample size, sampling\n"
-                 "   error only; bins where either histogram has mass are checked)\n",
-            report_safe(pes_r_get_s(o, "reuse_estimator")));
+    fprintf(out, "\n  (reuse estimator %s; the intervals: %s;\n"
+                 "   bins where either histogram has mass are checked)\n",
+            report_safe(pes_r_get_s(o, "reuse_estimator")), interval_kind(o));
 }
 
 /* Why each n/a above is n/a (JSON not_estimated), one line each. */

@@ -90,6 +90,23 @@ struct replay_period_epochs {
     size_t n, cap;
 };
 
+/* Every stated 90 % interval belongs to one family (docs/accuracy.md,
+ * "Intervals that tell the truth"): Wilson's interval with Kish's effective
+ * size covers the sampling error only, so each family adds the model error
+ * its estimator showed on the tuning half of bench/corpus (interval_bias.c). */
+enum replay_ci_family {
+    REPLAY_CI_REUSE_BINS,      /* bins of the reuse time histograms (intra or shared) */
+    REPLAY_CI_STACK_BINS,      /* bins of the converted stack histogram */
+    REPLAY_CI_INVAL_RATIO,     /* invalidation ratio */
+    REPLAY_CI_FALSE_FRACTION,  /* false-sharing fraction of the communication */
+    REPLAY_CI_COMM_PAIRS,      /* a thread pair's share of the communication */
+    REPLAY_CI_FAMILIES
+};
+/* "calibrated" (NULL: the default) or "none" (Wilson alone): 1, 0, -1 for anything else. */
+int replay_interval_bias_parse(const char *name);
+/* The model-error term of family f: 0 when !calibrated. */
+double replay_interval_bias(int calibrated, enum replay_ci_family f);
+
 /* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
     char mode[32];                   /* header config "mode" */
@@ -136,6 +153,9 @@ struct replay_sampled {
      * (rule of three: fewer than 3 of the n sampled accesses, 3 · A / n
      * transfers); 0 when there is an estimate or no sample */
     double comm_volume_limit;
+    /* each family's model-error term, added to both ends of its intervals */
+    double ci_bias[REPLAY_CI_FAMILIES];
+    int ci_calibrated;                 /* 1: ci_bias is the calibrated table, 0: all 0 (--interval-bias none) */
     struct replay_sampled_site *sites; /* by site id; the row of events without a site last */
     size_t n_sites;
     struct replay_execution exec;
@@ -148,6 +168,12 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
                                                     uint32_t n_threads, struct pes_error *err);
 /* Which estimator replay_sampled_end uses (default REPLAY_EST_AUTO). */
 void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
+/* Whether the intervals carry the calibrated model error (default 1). */
+void replay_sampled_set_interval_bias(struct replay_sampled_builder *b, int calibrated);
+/* The stated 90 % interval of a share p (n_eff effective observations) in
+ * family f: Wilson, widened by s->ci_bias[f], within [0, 1]. */
+void replay_interval90(const struct replay_sampled *s, enum replay_ci_family f, double p, double n_eff, double *lo,
+                       double *hi);
 /* Which stack model replay_sampled_end uses (default REPLAY_STACK_PHASED). */
 void replay_sampled_set_stack_model(struct replay_sampled_builder *b, int model);
 /* Which communication-volume estimator it uses (default REPLAY_COMM_DEFAULT). */
@@ -198,7 +224,12 @@ void replay_truth_free(struct replay_truth *t);
  * how many contained its value. */
 struct replay_coverage {
     uint32_t checked, covered;
+    /* how far the truth lay outside each interval that missed it (the
+     * largest REPLAY_OUTSIDE_MAX): what calibrates the model-error term */
+    uint32_t n_outside;
+    float outside_by[512];
 };
+#define REPLAY_OUTSIDE_MAX 512u
 
 struct replay_accuracy {
     int same_execution;              /* same pid, host and command, started within 1 s */

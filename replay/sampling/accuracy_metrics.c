@@ -19,18 +19,31 @@ static double hist_s(const double *sampled, const uint64_t *truth) {
     return any > 0 ? pes_cmp_similarity(sampled, t, PES_RT_BINS) : NAN;
 }
 
-/* Does the stated 90 % interval of proportion p (n_eff observations) hold truth? */
-static void check(struct replay_coverage *c, double p, double n_eff, double truth) {
+/* Does the stated 90 % interval of proportion p (n_eff observations, family
+ * f) hold truth? A miss keeps how far outside the truth lay. */
+static void check(struct replay_coverage *c, const struct replay_sampled *s, enum replay_ci_family f, double p,
+                  double n_eff, double truth) {
     if (isnan(p) || isnan(truth)) return;
     double lo, hi;
-    pes_surv_wilson(p, n_eff, PES_SURV_Z90, &lo, &hi);
+    replay_interval90(s, f, p, n_eff, &lo, &hi);
     c->checked++;
     /* a relative 1e-9 slack: the truth may sit exactly on a bound */
-    c->covered += truth >= lo - 1e-9 && truth <= hi + 1e-9;
+    double outside = truth < lo - 1e-9 ? lo - truth : truth > hi + 1e-9 ? truth - hi : 0;
+    if (outside == 0) {
+        c->covered++;
+    } else if (c->n_outside < REPLAY_OUTSIDE_MAX) {
+        c->outside_by[c->n_outside++] = (float)outside;
+    } else {   /* full: keep the largest (the calibration reads the far tail) */
+        uint32_t m = 0;
+        for (uint32_t i = 1; i < REPLAY_OUTSIDE_MAX; i++)
+            if (c->outside_by[i] < c->outside_by[m]) m = i;
+        if (outside > c->outside_by[m]) c->outside_by[m] = (float)outside;
+    }
 }
 
 /* Every bin where either histogram has mass, as shares of their totals. */
-static void check_hist(struct replay_coverage *c, const double *sampled, const double *truth, double n_eff) {
+static void check_hist(struct replay_coverage *c, const struct replay_sampled *s, enum replay_ci_family f,
+                       const double *sampled, const double *truth, double n_eff) {
     double ts = 0, tt = 0;
     for (size_t i = 0; i < PES_RT_BINS; i++) {
         ts += sampled[i];
@@ -38,7 +51,7 @@ static void check_hist(struct replay_coverage *c, const double *sampled, const d
     }
     if (ts <= 0 || tt <= 0) return;
     for (size_t i = 0; i < PES_RT_BINS; i++)
-        if (sampled[i] > 0 || truth[i] > 0) check(c, sampled[i] / ts, n_eff, truth[i] / tt);
+        if (sampled[i] > 0 || truth[i] > 0) check(c, s, f, sampled[i] / ts, n_eff, truth[i] / tt);
 }
 
 static double ratio(double part, double rest) { return part + rest > 0 ? part / (part + rest) : NAN; }
@@ -185,14 +198,16 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
                                      : ratio((double)st->n.invalidations, (double)st->n.reuses);
     a->inval_ratio_error = a->inval_ratio_sampled - a->inval_ratio_true;
     a->inval_ratio_neff = s->decided_neff[scope];
-    if (strncmp(s->mode, "reuse", 5) == 0) check(&a->cov_inval, a->inval_ratio_sampled, a->inval_ratio_neff, a->inval_ratio_true);
+    if (strncmp(s->mode, "reuse", 5) == 0)
+        check(&a->cov_inval, s, REPLAY_CI_INVAL_RATIO, a->inval_ratio_sampled, a->inval_ratio_neff, a->inval_ratio_true);
     {
         double exact[PES_RT_BINS];
         const uint64_t *bins = s->spatial ? st->line.bin : st->temporal.bin;
         for (size_t i = 0; i < PES_RT_BINS; i++) exact[i] = (double)bins[i];
-        check_hist(&a->cov_intra, s->spatial ? s->spatial_hist[scope] : s->temporal[scope], exact,
+        check_hist(&a->cov_intra, s, REPLAY_CI_REUSE_BINS, s->spatial ? s->spatial_hist[scope] : s->temporal[scope], exact,
                    s->hist_neff[scope][s->spatial ? 1 : 0]);
-        if (scope == 0 && !s->spatial) check_hist(&a->cov_stack, s->stack, t->stack, s->hist_neff[0][0]);
+        if (scope == 0 && !s->spatial)
+            check_hist(&a->cov_stack, s, REPLAY_CI_STACK_BINS, s->stack, t->stack, s->hist_neff[0][0]);
     }
 
     uint32_t n = t->n_threads;
@@ -233,14 +248,14 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
         a->false_fraction_sampled = est_all > 0 ? est_false / est_all : NAN;
         a->false_fraction_true = true_all > 0 ? true_false / true_all : NAN;
         a->split_error = pes_cmp_fraction_error(est_false, est_all, true_false, true_all);
-        check(&a->cov_false, a->false_fraction_sampled, s->comm_neff, a->false_fraction_true);
+        check(&a->cov_false, s, REPLAY_CI_FALSE_FRACTION, a->false_fraction_sampled, s->comm_neff, a->false_fraction_true);
         /* thread pairs: (i, j) with i < j, as shares of the volume (each
          * transfer is in two cells of these symmetric matrices) */
         for (uint32_t i = 0; est_all > 0 && true_all > 0 && i < n; i++)
             for (uint32_t j = i + 1; j < n; j++) {
                 size_t c = (size_t)i * n + j;
                 if (est[c] > 0 || truth[c] > 0)
-                    check(&a->cov_pairs, 2 * est[c] / est_all, s->comm_neff, 2 * truth[c] / true_all);
+                    check(&a->cov_pairs, s, REPLAY_CI_COMM_PAIRS, 2 * est[c] / est_all, s->comm_neff, 2 * truth[c] / true_all);
             }
     } else {
         a->comm.volume_error = a->comm.cell_error = NAN;

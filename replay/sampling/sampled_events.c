@@ -80,6 +80,7 @@ struct replay_sampled_builder {
     struct replay_sampled *s;
     int estimator;                    /* asked for (REPLAY_EST_AUTO: decide at the end) */
     int stack_model;                  /* REPLAY_STACK_* */
+    int interval_bias;                /* intervals widened by the calibrated model error */
     int comm_estimator;               /* asked for (REPLAY_COMM_DEFAULT: interleave) */
     struct pes_ilv_point *pts;        /* comm mode: every sample and TOTALS (interleave.h) */
     size_t n_pts, cap_pts;
@@ -453,6 +454,10 @@ int replay_stack_model_parse(const char *name) {
 
 const char *replay_stack_model_name(int model) { return model == REPLAY_STACK_SHEN ? "shen" : "phased"; }
 
+void replay_sampled_set_interval_bias(struct replay_sampled_builder *c, int calibrated) {
+    c->interval_bias = calibrated != 0;
+}
+
 void replay_sampled_set_stack_model(struct replay_sampled_builder *c, int model) {
     c->stack_model = model < 0 ? REPLAY_STACK_PHASED : model;
 }
@@ -653,6 +658,7 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     }
     c->path = path;
     c->s = s;
+    c->interval_bias = 1;
     read_config(s, header->config);
     replay_execution_of(&s->exec, header);
     s->n_threads = n_threads;
@@ -773,6 +779,8 @@ int replay_sampled_end(struct replay_sampled_builder *c, const struct pes_site *
     for (int sc = 0; sc < 2; sc++) s->decided_neff[sc] = pes_surv_kish_sums(c->dec_w[sc], c->dec_w2[sc]);
     s->comm_neff = pes_surv_kish_sums(c->comm_w, c->comm_w2);
     s->stack_model = c->stack_model;
+    s->ci_calibrated = c->interval_bias;
+    for (int f = 0; f < REPLAY_CI_FAMILIES; f++) s->ci_bias[f] = replay_interval_bias(c->interval_bias, f);
     s->comm_estimator = c->comm_estimator == REPLAY_COMM_DEFAULT ? REPLAY_COMM_INTERLEAVE : c->comm_estimator;
     if (s->comm_estimator == REPLAY_COMM_INTERLEAVE && strcmp(s->mode, "comm") == 0 &&
         interleave_estimate(c, err) < 0)

@@ -1202,7 +1202,7 @@ static void test_sampled_by_hand(void **state)
     e[5].stores = 5;
     struct pes_report *r = run_sampled(&si, e, sizeof e / sizeof e[0], NULL, 0);
     const struct pes_rnode *o = pes_report_tree(r);
-    static const char *const keys[] = {"trace", "kind", "mode", "period_load", "period_store", "granularity",
+    static const char *const keys[] = {"trace", "kind", "mode", "period_load", "period_store", "interval_bias", "granularity",
                                        "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
                                        "dropped", "expired", "reuse_estimator", "stack_model", "interval_level",
                                        "intra", "shared", "stack_histogram", "per_thread",

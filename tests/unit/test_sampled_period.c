@@ -195,6 +195,29 @@ static void test_comm_nothing_seen(void **state) {
     }
 }
 
+/* A family's model-error term widens both ends of Wilson's interval, within
+ * [0, 1]; other families keep Wilson's. By hand: Wilson(0.5, n = 100) at
+ * z = 1.6449 is 0.5 +- 0.081156. */
+static void test_interval_bias(void **state) {
+    (void)state;
+    struct replay_sampled s;
+    memset(&s, 0, sizeof s);
+    s.ci_bias[REPLAY_CI_STACK_BINS] = 0.05;
+    double lo, hi;
+    replay_interval90(&s, REPLAY_CI_REUSE_BINS, 0.5, 100, &lo, &hi);
+    assert_true(fabs(lo - 0.418844) < 1e-5 && fabs(hi - 0.581156) < 1e-5);
+    replay_interval90(&s, REPLAY_CI_STACK_BINS, 0.5, 100, &lo, &hi);
+    assert_true(fabs(lo - 0.368844) < 1e-5 && fabs(hi - 0.631156) < 1e-5);
+    replay_interval90(&s, REPLAY_CI_STACK_BINS, 0.01, 100, &lo, &hi);
+    CLOSE(lo, 0);
+    replay_interval90(&s, REPLAY_CI_STACK_BINS, 0.99, 100, &lo, &hi);
+    CLOSE(hi, 1);
+    assert_int_equal(replay_interval_bias_parse(NULL), 1);
+    assert_int_equal(replay_interval_bias_parse("none"), 0);
+    assert_int_equal(replay_interval_bias_parse("wide"), -1);
+    for (int f = 0; f < REPLAY_CI_FAMILIES; f++) CLOSE(replay_interval_bias(0, f), 0);
+}
+
 /* ------------------------------------------------------------ unbiasedness */
 
 static uint64_t splitmix(uint64_t *s) {
@@ -309,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_censored_weights),
         cmocka_unit_test(test_comm_volume),
         cmocka_unit_test(test_comm_nothing_seen),
+        cmocka_unit_test(test_interval_bias),
         cmocka_unit_test(test_unbiased),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
