@@ -17,6 +17,10 @@ if(NOT PES_SANITIZE)
   add_test(NAME e2e.replay_objects COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_objects.sh)
   set_tests_properties(e2e.replay_objects PROPERTIES LABELS e2e TIMEOUT 300
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+  # the same under --cores N (mimicked cores)
+  add_test(NAME e2e.replay_mimic_objects COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_mimic_objects.sh)
+  set_tests_properties(e2e.replay_mimic_objects PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
 endif()
 
 # Needs no instrumented program: also run in sanitizer builds (TSan: the PRD worker thread).
