@@ -157,7 +157,7 @@ static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent, c
     for (size_t j = 0; j < g.n; j++) {
         uint32_t first = keys[g.member[g.start[j]]];
         const struct pes_site *site = first == UINT32_MAX ? NULL : r->si->site(r->si->site_ctx, first);
-        if (!site || !site->line || !site->file || !*site->file) continue;
+        if (!site || !site->file || !*site->file) continue;   /* line 0: the file's unidentified lines */
         uint64_t acc = 0;
         for (uint32_t m = g.start[j]; m < g.start[j + 1]; m++) acc += p[g.member[m]].accesses;
         struct pes_rnode *o = pes_r_object(rep, arr, NULL);

@@ -315,7 +315,7 @@ static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rno
     for (size_t j = 0; st && j < g.n; j++) {
         const struct pes_site *site = keys[g.member[g.start[j]]] == UINT32_MAX
                                           ? NULL : s->si->site(s->si->site_ctx, keys[g.member[g.start[j]]]);
-        if (!site || !site->line || !site->file || !*site->file) continue;
+        if (!site || !site->file || !*site->file) continue;   /* line 0: the file's unidentified lines */
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
         pes_r_str(r, o, "file", site->file);
         pes_r_u64(r, o, "line", site->line);

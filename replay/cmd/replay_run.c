@@ -238,6 +238,7 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
             .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
             .machine = run->machine, .line = run->line, .range_cap = replay_input_range_cap(in),
             .page_size = o->page_size, .work = &work, .site = replay_site_of_input, .site_ctx = in,
+            .objects = replay_input_objects(in),   /* each core names them at its place in the run */
         };
         struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
         rc = p ? replay_mimic_run(in, counts, &mo, sink_of(run, p), err) : -1;

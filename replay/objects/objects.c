@@ -50,6 +50,22 @@ struct site_slot {            /* allocation site id -> heap object */
     uint32_t obj;
 };
 
+/* The live blocks and thread stacks as one stream of records sees them, and
+ * that stream's per-site cache and pending ALLOCs. Lane 0 serves a recorded
+ * run; mimicked cores each walk the sequential trace with a lane of their
+ * own (pes_objects_set_lanes). */
+struct lane {
+    struct node *nodes;
+    uint32_t n_nodes, cap_nodes, free_list, root;
+    uint32_t rng;
+    uint64_t epoch;           /* bumped whenever a live block goes: cached blocks older are stale */
+    uint64_t alloc_epoch;     /* bumped whenever a block comes: cached gaps older are stale */
+    struct site_cache *cache; /* per access site */
+    uint32_t n_cache;
+    struct pending *pend;     /* per thread */
+    uint32_t n_pend;
+};
+
 struct pes_objects {
     struct pes_object *obj;
     uint32_t n_obj, cap_obj;
@@ -58,24 +74,14 @@ struct pes_objects {
     size_t n_globals, cap_globals;
     int globals_sorted;
     struct objects_dwarf *dwarf;
-    /* live blocks */
-    struct node *nodes;
-    uint32_t n_nodes, cap_nodes, free_list, root;
-    uint32_t rng;
-    uint64_t epoch;           /* bumped whenever a live block goes: cached blocks older are stale */
-    uint64_t alloc_epoch;     /* bumped whenever a block comes: cached gaps older are stale */
+    struct lane *lanes;       /* [n_lanes], at least one */
+    uint32_t n_lanes;
     uint64_t zero;            /* the counter of cached globals */
     /* heap objects by allocation site, and by name (kept unique) */
     uint32_t *names;          /* open addressing: object ids, 0 empty */
     uint32_t n_names, cap_names;
     struct site_slot *sites;
     uint32_t n_sites, cap_sites;   /* cap a power of two */
-    /* per access site */
-    struct site_cache *cache;
-    uint32_t n_cache;
-    /* per thread */
-    struct pending *pend;
-    uint32_t n_pend;
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
     const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth);
@@ -126,26 +132,58 @@ int objects_add_global(struct pes_objects *o, const struct objects_global *g) {
 struct objects_dwarf *objects_dwarf_of(struct pes_objects *o) { return o->dwarf; }
 void objects_set_dwarf(struct pes_objects *o, struct objects_dwarf *d) { o->dwarf = d; }
 
+static void lanes_free(struct pes_objects *o) {
+    for (uint32_t i = 0; i < o->n_lanes; i++) {
+        free(o->lanes[i].nodes);
+        free(o->lanes[i].cache);
+        free(o->lanes[i].pend);
+    }
+    free(o->lanes);
+    o->lanes = NULL;
+    o->n_lanes = 0;
+}
+
+int pes_objects_set_lanes(struct pes_objects *o, uint32_t n) {
+    if (n == 0) n = 1;
+    struct lane *t = calloc(n, sizeof *t);
+    if (!t) return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        struct lane *L = &t[i];
+        L->cap_nodes = 64;
+        if (!(L->nodes = calloc(L->cap_nodes, sizeof *L->nodes))) {
+            for (uint32_t k = 0; k < i; k++) free(t[k].nodes);
+            free(t);
+            return -1;
+        }
+        L->n_nodes = 1;   /* node 0 is "none" */
+        L->rng = 0x9E3779B9u;
+        L->epoch = 1;
+    }
+    lanes_free(o);
+    o->lanes = t;
+    o->n_lanes = n;
+    for (uint32_t i = 1; i < o->n_obj; i++)   /* lane 0 counts the blocks again */
+        if (o->obj[i].kind == PES_OBJ_HEAP) o->obj[i].blocks = 0, o->obj[i].size = 0;
+    return 0;
+}
+
+uint32_t pes_objects_lanes(const struct pes_objects *o) { return o->n_lanes; }
+
 struct pes_objects *pes_objects_create(void) {
     struct pes_objects *o = calloc(1, sizeof *o);
     if (!o) return NULL;
     o->cap_obj = 64;
     o->obj = malloc(o->cap_obj * sizeof *o->obj);
     o->obj_global = malloc(o->cap_obj * sizeof *o->obj_global);
-    o->cap_nodes = 64;
-    o->nodes = calloc(o->cap_nodes, sizeof *o->nodes);
     o->cap_sites = 64;
     o->sites = calloc(o->cap_sites, sizeof *o->sites);
-    if (!o->obj || !o->obj_global || !o->nodes || !o->sites) {
+    if (!o->obj || !o->obj_global || !o->sites || pes_objects_set_lanes(o, 1) < 0) {
         pes_objects_destroy(o);
         return NULL;
     }
     o->obj[0] = unknown_object;
     o->obj_global[0] = UINT32_MAX;
     o->n_obj = 1;
-    o->n_nodes = 1;   /* node 0 is "none" */
-    o->rng = 0x9E3779B9u;
-    o->epoch = 1;
     o->globals_sorted = 1;
     return o;
 }
@@ -161,11 +199,9 @@ void pes_objects_destroy(struct pes_objects *o) {
     free(o->obj_global);
     free(o->globals);
     objects_dwarf_free(o->dwarf);
-    free(o->nodes);
+    lanes_free(o);
     free(o->sites);
     free(o->names);
-    free(o->cache);
-    free(o->pend);
     free(o);
 }
 
@@ -250,31 +286,31 @@ static const struct objects_global *find_global(const struct pes_objects *o, uin
 
 /* ------------------------------------------------------------ the treap */
 
-static uint32_t node_new(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj) {
-    uint32_t i = o->free_list;
+static uint32_t node_new(struct lane *L, uint64_t start, uint64_t end, uint32_t obj) {
+    uint32_t i = L->free_list;
     if (i) {
-        o->free_list = o->nodes[i].l;
+        L->free_list = L->nodes[i].l;
     } else {
-        if (o->n_nodes == o->cap_nodes) {
-            uint32_t cap = o->cap_nodes * 2;
-            struct node *t = realloc(o->nodes, (size_t)cap * sizeof *t);
+        if (L->n_nodes == L->cap_nodes) {
+            uint32_t cap = L->cap_nodes * 2;
+            struct node *t = realloc(L->nodes, (size_t)cap * sizeof *t);
             if (!t) return 0;
-            o->nodes = t;
-            o->cap_nodes = cap;
+            L->nodes = t;
+            L->cap_nodes = cap;
         }
-        i = o->n_nodes++;
+        i = L->n_nodes++;
     }
-    o->rng ^= o->rng << 13, o->rng ^= o->rng >> 17, o->rng ^= o->rng << 5;
-    o->nodes[i] = (struct node){.start = start, .end = end, .obj = obj, .prio = o->rng};
+    L->rng ^= L->rng << 13, L->rng ^= L->rng >> 17, L->rng ^= L->rng << 5;
+    L->nodes[i] = (struct node){.start = start, .end = end, .obj = obj, .prio = L->rng};
     return i;
 }
 
-static void node_release(struct pes_objects *o, uint32_t t) {   /* t and its subtree */
+static void node_release(struct lane *L, uint32_t t) {   /* t and its subtree */
     while (t) {
-        node_release(o, o->nodes[t].r);
-        uint32_t l = o->nodes[t].l;
-        o->nodes[t].l = o->free_list;
-        o->free_list = t;
+        node_release(L, L->nodes[t].r);
+        uint32_t l = L->nodes[t].l;
+        L->nodes[t].l = L->free_list;
+        L->free_list = t;
         t = l;
     }
 }
@@ -306,9 +342,9 @@ static uint32_t merge(struct node *nd, uint32_t a, uint32_t b) {
 }
 
 /* The live block with the greatest start <= addr (0: none). */
-static uint32_t pred(const struct pes_objects *o, uint64_t addr) {
-    uint32_t t = o->root, best = 0;
-    const struct node *nd = o->nodes;
+static uint32_t pred(const struct lane *L, uint64_t addr) {
+    uint32_t t = L->root, best = 0;
+    const struct node *nd = L->nodes;
     while (t) {
         if (nd[t].start <= addr) {
             best = t;
@@ -321,9 +357,9 @@ static uint32_t pred(const struct pes_objects *o, uint64_t addr) {
 }
 
 /* The live block with the least start > addr (0: none). */
-static uint32_t succ(const struct pes_objects *o, uint64_t addr) {
-    uint32_t t = o->root, best = 0;
-    const struct node *nd = o->nodes;
+static uint32_t succ(const struct lane *L, uint64_t addr) {
+    uint32_t t = L->root, best = 0;
+    const struct node *nd = L->nodes;
     while (t) {
         if (nd[t].start > addr) {
             best = t;
@@ -336,30 +372,30 @@ static uint32_t succ(const struct pes_objects *o, uint64_t addr) {
 }
 
 /* Removes the blocks overlapping [start, end); 1 if any. */
-static int remove_range(struct pes_objects *o, uint64_t start, uint64_t end) {
+static int remove_range(struct lane *L, uint64_t start, uint64_t end) {
     int removed = 0;
-    uint32_t p = pred(o, start);
-    if (p && o->nodes[p].end > start) start = o->nodes[p].start;   /* one that began before */
+    uint32_t p = pred(L, start);
+    if (p && L->nodes[p].end > start) start = L->nodes[p].start;   /* one that began before */
     uint32_t a, b, mid, c;
-    split(o->nodes, o->root, start, &a, &b);
-    split(o->nodes, b, end, &mid, &c);
+    split(L->nodes, L->root, start, &a, &b);
+    split(L->nodes, b, end, &mid, &c);
     if (mid) {
-        node_release(o, mid);
+        node_release(L, mid);
         removed = 1;
     }
-    o->root = merge(o->nodes, a, c);
+    L->root = merge(L->nodes, a, c);
     return removed;
 }
 
-static void insert_block(struct pes_objects *o, uint64_t start, uint64_t end, uint32_t obj, uint64_t born) {
-    if (remove_range(o, start, end)) o->epoch++;
-    o->alloc_epoch++;
-    uint32_t t = node_new(o, start, end, obj);
+static void insert_block(struct lane *L, uint64_t start, uint64_t end, uint32_t obj, uint64_t born) {
+    if (remove_range(L, start, end)) L->epoch++;
+    L->alloc_epoch++;
+    uint32_t t = node_new(L, start, end, obj);
     if (!t) return;   /* out of memory: the block reads as unknown */
-    o->nodes[t].born = born;
+    L->nodes[t].born = born;
     uint32_t a, b;
-    split(o->nodes, o->root, start, &a, &b);
-    o->root = merge(o->nodes, merge(o->nodes, a, t), b);
+    split(L->nodes, L->root, start, &a, &b);
+    L->root = merge(L->nodes, merge(L->nodes, a, t), b);
 }
 
 /* ------------------------------------------------------------ heap objects */
@@ -493,66 +529,86 @@ static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
     return obj;
 }
 
-void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
-    pes_objects_alloc_at(o, addr, size, alloc_site, 0);
-}
-
-void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site, uint64_t time) {
+/* A block in lane L; only lane 0 counts heap blocks (every lane sees the
+ * same allocation records). */
+static void lane_alloc(struct pes_objects *o, struct lane *L, uint64_t addr, uint64_t size, uint32_t alloc_site,
+                       uint64_t time) {
     uint64_t end = addr + (size ? size : 1);
     if (end < addr) end = UINT64_MAX;
     if (alloc_site == PES_ALLOC_SITE_STACK) {
-        insert_block(o, addr, end, STACK_MARK, time);
+        insert_block(L, addr, end, STACK_MARK, time);
         return;
     }
     uint32_t obj = heap_object(o, alloc_site);
     if (!obj) return;
-    o->obj[obj].blocks++;
-    if (size > o->obj[obj].size) o->obj[obj].size = size;
-    insert_block(o, addr, end, obj, time);
+    if (L == &o->lanes[0]) {
+        o->obj[obj].blocks++;
+        if (size > o->obj[obj].size) o->obj[obj].size = size;
+    }
+    insert_block(L, addr, end, obj, time);
 }
 
-void pes_objects_free(struct pes_objects *o, uint64_t addr) { pes_objects_free_at(o, addr, UINT64_MAX); }
-
-void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time) {
-    uint32_t p = pred(o, addr);
-    if (!p || o->nodes[p].start != addr || o->nodes[p].obj == STACK_MARK) return;
-    if (o->nodes[p].born > time) return;   /* a late FREE of the block that lived here before */
-    remove_range(o, addr, addr + 1);
-    o->epoch++;
+static void lane_free(struct lane *L, uint64_t addr, uint64_t time) {
+    uint32_t p = pred(L, addr);
+    if (!p || L->nodes[p].start != addr || L->nodes[p].obj == STACK_MARK) return;
+    if (L->nodes[p].born > time) return;   /* a late FREE of the block that lived here before */
+    remove_range(L, addr, addr + 1);
+    L->epoch++;
 }
 
-void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r) {
+void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
+    lane_alloc(o, &o->lanes[0], addr, size, alloc_site, 0);
+}
+
+void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site, uint64_t time) {
+    lane_alloc(o, &o->lanes[0], addr, size, alloc_site, time);
+}
+
+void pes_objects_free(struct pes_objects *o, uint64_t addr) { lane_free(&o->lanes[0], addr, UINT64_MAX); }
+
+void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time) { lane_free(&o->lanes[0], addr, time); }
+
+void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thread, const struct pes_record *r) {
+    if (lane >= o->n_lanes) return;
+    struct lane *L = &o->lanes[lane];
     if (r->id == PES_ID_FREE) {
-        pes_objects_free(o, r->addr);
+        lane_free(L, r->addr, UINT64_MAX);
         return;
     }
     if (r->id != PES_ID_ALLOC && r->id != PES_ID_ALLOC_SIZE) return;
-    if (thread >= o->n_pend) {
-        uint32_t n = o->n_pend ? o->n_pend : 16;
+    if (thread >= L->n_pend) {
+        uint32_t n = L->n_pend ? L->n_pend : 16;
         while (n <= thread) n *= 2;
-        struct pending *t = realloc(o->pend, (size_t)n * sizeof *t);
+        struct pending *t = realloc(L->pend, (size_t)n * sizeof *t);
         if (!t) return;
-        memset(t + o->n_pend, 0, (size_t)(n - o->n_pend) * sizeof *t);
-        o->pend = t;
-        o->n_pend = n;
+        memset(t + L->n_pend, 0, (size_t)(n - L->n_pend) * sizeof *t);
+        L->pend = t;
+        L->n_pend = n;
     }
-    struct pending *p = &o->pend[thread];
+    struct pending *p = &L->pend[thread];
     if (r->id == PES_ID_ALLOC) {
         *p = (struct pending){.addr = r->addr, .site = r->extra, .set = 1};
     } else if (p->set) {
         p->set = 0;
-        pes_objects_alloc(o, p->addr, r->addr, p->site);
+        lane_alloc(o, L, p->addr, r->addr, p->site, 0);
     }
 }
 
+void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r) {
+    pes_objects_record_lane(o, 0, thread, r);
+}
+
 void pes_objects_reset(struct pes_objects *o) {
-    node_release(o, o->root);
-    o->root = 0;
-    o->epoch++;
-    o->alloc_epoch++;
+    for (uint32_t i = 0; i < o->n_lanes; i++) {
+        struct lane *L = &o->lanes[i];
+        node_release(L, L->root);
+        L->root = 0;
+        L->epoch++;
+        L->alloc_epoch++;
+        if (L->pend) memset(L->pend, 0, L->n_pend * sizeof *L->pend);
+    }
     for (uint32_t i = 1; i < o->n_obj; i++)
         if (o->obj[i].kind == PES_OBJ_HEAP) o->obj[i].blocks = 0, o->obj[i].size = 0;
-    if (o->pend) memset(o->pend, 0, o->n_pend * sizeof *o->pend);
 }
 
 /* ------------------------------------------------------------ lookup */
@@ -567,33 +623,43 @@ static uint32_t stack_object(struct pes_objects *o, uint32_t site) {
     return objects_add(o, PES_OBJ_STACK, name, "", "", 0);
 }
 
-static struct site_cache *cache_of(struct pes_objects *o, uint32_t site) {
-    if (site < o->n_cache) return &o->cache[site];
+static struct site_cache *cache_of(struct lane *L, uint32_t site) {
+    if (site < L->n_cache) return &L->cache[site];
     if (site >= CACHE_SITES) return NULL;
-    uint32_t n = o->n_cache ? o->n_cache : 1024;
+    uint32_t n = L->n_cache ? L->n_cache : 1024;
     while (n <= site) n *= 2;
-    struct site_cache *t = realloc(o->cache, (size_t)n * sizeof *t);
+    struct site_cache *t = realloc(L->cache, (size_t)n * sizeof *t);
     if (!t) return NULL;
-    memset(t + o->n_cache, 0, (size_t)(n - o->n_cache) * sizeof *t);
-    o->cache = t;
-    o->n_cache = n;
-    return &o->cache[site];
+    memset(t + L->n_cache, 0, (size_t)(n - L->n_cache) * sizeof *t);
+    L->cache = t;
+    L->n_cache = n;
+    return &L->cache[site];
 }
 
 uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset) {
-    struct site_cache *c = access_site < o->n_cache ? &o->cache[access_site] : cache_of(o, access_site);
+    return pes_objects_lookup_lane(o, 0, addr, access_site, offset);
+}
+
+uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t addr, uint32_t access_site,
+                                 uint64_t *offset) {
+    if (lane >= o->n_lanes) {
+        *offset = 0;
+        return 0;
+    }
+    struct lane *L = &o->lanes[lane];
+    struct site_cache *c = access_site < L->n_cache ? &L->cache[access_site] : cache_of(L, access_site);
     if (c && addr - c->lo < c->len && *c->counter == c->stamp) {
         *offset = c->obj ? addr - c->lo : 0;
         return c->obj;
     }
     uint64_t lo = 0, len = 0;
-    const uint64_t *counter = &o->epoch;
+    const uint64_t *counter = &L->epoch;
     uint32_t obj = 0;
-    uint32_t p = pred(o, addr);
-    if (p && addr < o->nodes[p].end) {
-        lo = o->nodes[p].start;
-        len = o->nodes[p].end - lo;
-        obj = o->nodes[p].obj;
+    uint32_t p = pred(L, addr);
+    if (p && addr < L->nodes[p].end) {
+        lo = L->nodes[p].start;
+        len = L->nodes[p].end - lo;
+        obj = L->nodes[p].obj;
         if (obj == STACK_MARK) {
             if (c && !c->stack_obj) c->stack_obj = stack_object(o, access_site);
             obj = c ? c->stack_obj : stack_object(o, access_site);
@@ -608,12 +674,12 @@ uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t acces
             obj = g->obj;
             counter = &o->zero;
         } else {   /* unknown: the gap between blocks and globals, until a block comes */
-            uint32_t q = succ(o, addr);
-            if (p && o->nodes[p].end > gap_lo) gap_lo = o->nodes[p].end;
-            if (q && o->nodes[q].start < gap_hi) gap_hi = o->nodes[q].start;
+            uint32_t q = succ(L, addr);
+            if (p && L->nodes[p].end > gap_lo) gap_lo = L->nodes[p].end;
+            if (q && L->nodes[q].start < gap_hi) gap_hi = L->nodes[q].start;
             lo = gap_lo;
             len = gap_hi - gap_lo;
-            counter = &o->alloc_epoch;
+            counter = &L->alloc_epoch;
         }
     }
     if (c) {

@@ -89,4 +89,18 @@ void pes_objects_reset(struct pes_objects *o);
  * stack) in *offset (0 for unknown). */
 uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset);
 
+/* Lanes: independent sets of live blocks over one object table, for
+ * streams that walk the same allocation records apart (mimicked cores,
+ * each at its own place in the sequential trace). Lane 0 is the one the
+ * functions above use, and the only one that counts heap blocks. Setting
+ * the count forgets every lane's live blocks (object ids stay); 0 or -1
+ * (out of memory: the lanes are as they were). */
+int pes_objects_set_lanes(struct pes_objects *o, uint32_t n);
+uint32_t pes_objects_lanes(const struct pes_objects *o);
+/* pes_objects_record and pes_objects_lookup in one lane (a lane >= the
+ * count: ignored / unknown). */
+void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thread, const struct pes_record *r);
+uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t addr, uint32_t access_site,
+                                 uint64_t *offset);
+
 #endif

@@ -37,6 +37,7 @@
 #define CH_W 640.0
 #define CH_H 200.0
 #define CH_L 70.0  /* left margin: y axis labels */
+#define HTML_LONG_CELL 80   /* bytes: longer strings in table cells are cut (title: the whole) */
 #define CH_T 40.0  /* top margin: title, unit */
 #define CH_B 50.0  /* bottom margin: x labels and unit */
 
@@ -847,7 +848,13 @@ static void table(struct html *h, const char *title, const json_t *rows) {
         json_object_foreach((json_t *)first, k, v) {
             const json_t *x = json_object_get(r, k);
             if (is_column(v)) {
-                fputs(json_is_number(x) ? "<td class=\"n\">" : "<td>", out);
+                if (json_is_string(x) && strlen(json_string_value(x)) > HTML_LONG_CELL) {
+                    /* a long name (C++): cut to the column by CSS, whole in its title */
+                    fputs("<td class=\"long\" title=\"", out);
+                    esc(out, json_string_value(x));
+                    fputs("\">", out);
+                } else
+                    fputs(json_is_number(x) ? "<td class=\"n\">" : "<td>", out);
                 if (!strcmp(k, "file") && json_is_string(x)) {
                     fputs("<a href=\"", out);
                     src_href(h, out, json_string_value(x), (uint64_t)json_integer_value(json_object_get(r, "line")));
@@ -1045,7 +1052,8 @@ static const char *CSS =
     "th{cursor:pointer;background:#eee}td.n{text-align:right}.tw{overflow-x:auto;max-height:30em}"
     "figure{margin:.5em 0}"
     "table.src td.code{white-space:pre;font-family:monospace;text-align:left}table.src tr.hot td{background:#fff3c4}"
-    "table.src tr.gap td{color:#555;border:none}table.src tr:target td{outline:2px solid #000}";
+    "table.src tr.gap td{color:#555;border:none}table.src tr:target td{outline:2px solid #000}"
+    "td.long{max-width:48em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}";
 
 /* Sortable tables: a click on a header sorts its column, again reverses. */
 static const char *JS =

@@ -52,12 +52,48 @@ void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t
     base = base ? base + 1 : file;
     char kind[24];
     snprintf(kind, sizeof kind, "%s%s", pes_access_kind_name(s->kind), s->flags & PES_SITE_VECTOR ? "(vec)" : "");
+    const char *fn = s->function && *s->function ? s->function : NULL;
     if (base && s->line)
         snprintf(buf, len, "%s:%u:%u %s %s", base, s->line, s->column, kind, s->function ? s->function : "");
-    else if (s->function && *s->function)
-        snprintf(buf, len, "site %u %s %s", id, kind, s->function);
-    else
+    else if (base || fn)   /* no debug location, or line 0 (code the compiler merged or made up) */
+        snprintf(buf, len, "%s%s<unidentified line> %s%s%s (site %u)", base ? base : "", base ? ":" : "", kind,
+                 fn ? " " : "", fn ? fn : "", id);
+    else   /* nothing but the kind (another tool's trace) */
         snprintf(buf, len, "site %u %s", id, kind);
+}
+
+/* Bytes of the first k code points of s (at most its length). */
+static size_t cp_bytes(const char *s, size_t k) {
+    size_t i = 0;
+    for (; s[i] && k; k--) {
+        i++;
+        while ((s[i] & 0xC0) == 0x80) i++;
+    }
+    return i;
+}
+
+void report_fit(char *buf, size_t len, const char *s, int width) {
+    if (!len) return;
+    size_t n = 0, w = width > 0 ? (size_t)width : 0;
+    for (const char *p = s; *p; p++) n += (*p & 0xC0) != 0x80;
+    size_t o = 0;
+    if (n <= w || w < 8) {
+        size_t b = strlen(s);
+        if (b >= len) b = len - 1;
+        memcpy(buf, s, b);
+        o = b;
+        for (; n < w && o + 1 < len; n++) buf[o++] = ' ';
+    } else {
+        size_t tail = (w - 3) / 2, head = w - 3 - tail;
+        size_t hb = cp_bytes(s, head), skip = cp_bytes(s, n - tail), tb = strlen(s + skip);
+        if (hb + 3 + tb < len) {
+            memcpy(buf, s, hb);
+            memcpy(buf + hb, "...", 3);
+            memcpy(buf + hb + 3, s + skip, tb);
+            o = hb + 3 + tb;
+        }
+    }
+    buf[o] = '\0';
 }
 
 uint64_t report_thread_mask(const struct pes_rnode *threads) {

@@ -19,6 +19,13 @@ void report_bytes(char *buf, size_t len, uint64_t v);
 void report_seconds(char *buf, size_t len, double s);
 /* "file.c:12:5 load fn", or "site 17 load fn" without a debug location. */
 void report_site_label(char *buf, size_t len, const struct pes_site *s, uint32_t id);
+/* Text tables keep their columns whatever a name's length: s in exactly
+ * width columns (UTF-8 code points), padded with spaces, or, when longer,
+ * its start and end around "..." (the middle of a long C++ name is its
+ * template arguments and namespaces; JSON and HTML keep the whole name). */
+void report_fit(char *buf, size_t len, const char *s, int width);
+/* The widest label column a text table gives its names. */
+enum { REPORT_LABEL_MAX = 80 };
 /* Thread numbers (a report array) as a bitmask (bit t%64). */
 uint64_t report_thread_mask(const struct pes_rnode *threads);
 /* Threads of a bitmask (bit t%64) as "T0,T3". */

@@ -89,11 +89,18 @@ static void print_profiles(FILE *out, const struct pes_rnode *root, const struct
                  "   size would hit)\n");
 }
 
-static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t id) {
+/* A label in a column of width columns (report_fit). */
+static void print_label(FILE *out, const char *s, int width) {
+    char buf[4 * REPORT_LABEL_MAX + 8];
+    report_fit(buf, sizeof buf, report_safe(s), width);
+    fprintf(out, "  %s", buf);
+}
+
+static void print_site_label(FILE *out, const struct pes_report_view *v, int64_t id, int width) {
     const struct pes_site *s = id < 0 ? NULL : v->site(v->site_ctx, (uint32_t)id);
-    char where[160];
+    char where[512];
     report_site_label(where, sizeof where, s, id < 0 ? UINT32_MAX : (uint32_t)id);
-    fprintf(out, "  %-44s", report_safe(where));
+    print_label(out, where, width);
 }
 
 /* What the rows of a ranked table are (--by): its title's plural and its
@@ -106,20 +113,22 @@ static void by_words(const struct pes_rnode *parent, const char **plural, const 
     else if (strcmp(by, "object") == 0) *plural = "data objects", *column = "object";
 }
 
-/* The width of the label column of rows 0..n-1: 44, or the longest group key (at most 100). */
+/* The width of the label column of rows 0..n-1: 44, or the longest group
+ * key (at most REPORT_LABEL_MAX; longer ones are elided, report_fit). */
 static int label_width(const struct pes_rnode *rows, size_t n) {
     size_t w = 44;
     for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(report_safe(pes_r_get_s(pes_r_at(rows, i), "key")));
+        size_t len = 0;
+        for (const char *k = report_safe(pes_r_get_s(pes_r_at(rows, i), "key")); *k; k++) len += (*k & 0xC0) != 0x80;
         if (len > w) w = len;
     }
-    return w > 100 ? 100 : (int)w;
+    return w > REPORT_LABEL_MAX ? REPORT_LABEL_MAX : (int)w;
 }
 
 /* A row's label: its group key, or the site of a per-site row. */
 static void print_row_label(FILE *out, const struct pes_report_view *v, const struct pes_rnode *row, int width) {
-    if (pes_r_get(row, "key")) fprintf(out, "  %-*s", width, report_safe(pes_r_get_s(row, "key")));
-    else print_site_label(out, v, pes_r_i(pes_r_get(row, "site")));
+    if (pes_r_get(row, "key")) print_label(out, pes_r_get_s(row, "key"), width);
+    else print_site_label(out, v, pes_r_i(pes_r_get(row, "site")), width);
 }
 
 /* The rows (--by) that make most line accesses, with their mean reuse distances. */
@@ -254,12 +263,19 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
                      " true / %" PRIu64 " false; transfers %" PRIu64 " true / %" PRIu64 " false\n",
                 pes_r_get_u(in, "true"), pes_r_get_u(in, "false"), pes_r_get_u(co, "true"), pes_r_get_u(co, "false"),
                 pes_r_get_u(tr, "true"), pes_r_get_u(tr, "false"));
-        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s  %-9s %-20s %s\n", "offset", "size", "reads",
-                "writes", "inval T", "inval F", "coh T", "coh F", "xfer T", "xfer F", "threads", "object part",
+        /* the parts' column: 20, or the longest part up to 48 (longer ones elided) */
+        const struct pes_rnode *offs = pes_r_get(l, "offsets");
+        int pw = 20;
+        for (size_t k = 0; k < pes_r_count(offs); k++) {
+            int len = 0;
+            for (const char *c = report_safe(pes_r_get_s(pes_r_at(offs, k), "part")); *c; c++) len += (*c & 0xC0) != 0x80;
+            if (len > pw) pw = len > 48 ? 48 : len;
+        }
+        fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s  %-9s %-*s %s\n", "offset", "size", "reads",
+                "writes", "inval T", "inval F", "coh T", "coh F", "xfer T", "xfer F", "threads", pw, "object part",
                 "source lines");
         fprintf(out, "     %6s %4s %10s %10s %8s %8s %8s %8s %8s %8s\n", "(B)", "(B)", "(#)", "(#)", "(#)", "(#)", "(#)",
                 "(#)", "(#)", "(#)");
-        const struct pes_rnode *offs = pes_r_get(l, "offsets");
         for (size_t k = 0; k < pes_r_count(offs); k++) {
             const struct pes_rnode *f = pes_r_at(offs, k);
             const struct pes_rnode *fi = pes_r_get(f, "invalidations"), *fc = pes_r_get(f, "coherence_misses"),
@@ -268,11 +284,13 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
             report_thread_list(th, sizeof th, report_thread_mask(pes_r_get(f, "threads")));
             join_strings(src, sizeof src, pes_r_get(f, "sources"));
             const char *fp = pes_r_get_s(f, "part");
+            char part[4 * 48 + 8];
+            report_fit(part, sizeof part, report_safe(*fp ? fp : "-"), pw);
             fprintf(out, "     %6" PRIu64 " %4" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-                         " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %-9s %-20s %s\n",
+                         " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %-9s %s %s\n",
                     pes_r_get_u(f, "offset"), pes_r_get_u(f, "size"), pes_r_get_u(f, "reads"), pes_r_get_u(f, "writes"),
                     pes_r_get_u(fi, "true"), pes_r_get_u(fi, "false"), pes_r_get_u(fc, "true"),
-                    pes_r_get_u(fc, "false"), pes_r_get_u(ft, "true"), pes_r_get_u(ft, "false"), th, report_safe(*fp ? fp : "-"), report_safe(src));
+                    pes_r_get_u(fc, "false"), pes_r_get_u(ft, "true"), pes_r_get_u(ft, "false"), th, part, report_safe(src));
         }
     }
     fprintf(out, "  (B: bytes, #: a count; per line: its address, the data object holding it and the part at its\n"
@@ -503,6 +521,13 @@ static void annotate_margin(FILE *out, const struct pes_rnode *row, size_t n_lev
     margin_u(out, 9, pes_r_get_u(co, "false"));
 }
 
+/* The sum of rows[0..n-1]'s key (inside their object `in`, if not NULL). */
+static uint64_t sum_u(const struct pes_rnode **rows, size_t n, const char *in, const char *key) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++) s += pes_r_get_u(in ? pes_r_get(rows[i], in) : rows[i], key);
+    return s;
+}
+
 static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n, size_t n_levels,
                           int sim) {
     qsort(rows, n, sizeof *rows, by_line_no);
@@ -514,23 +539,42 @@ static void annotate_file(FILE *out, const char *file, const struct pes_rnode **
     for (size_t l = 0; sim && l < n_levels; l++) fprintf(out, "%9s ", "(misses)");
     if (sim) fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
     fputc('\n', out);
+    /* the file's sites without a line (line 0: code the compiler merged or
+     * made up), summed first, as cg_annotate's "<counts for unidentified lines>" */
+    size_t k = 0;
+    while (k < n && pes_r_get_u(rows[k], "line") == 0) k++;
+    if (k) {
+        margin_u(out, 12, sum_u(rows, k, NULL, "accesses"));
+        for (size_t l = 0; sim && l < n_levels; l++) {
+            uint64_t m = 0;
+            for (size_t i = 0; i < k; i++) m += pes_r_u(pes_r_at(pes_r_get(rows[i], "misses"), l));
+            margin_u(out, 9, m);
+        }
+        if (sim) {
+            margin_u(out, 9, sum_u(rows, k, "invalidations", "true"));
+            margin_u(out, 9, sum_u(rows, k, "invalidations", "false"));
+            margin_u(out, 9, sum_u(rows, k, "coherence_misses", "true"));
+            margin_u(out, 9, sum_u(rows, k, "coherence_misses", "false"));
+        }
+        fprintf(out, " <counts for unidentified lines of %s>\n", report_safe(base_name(file)));
+    }
     FILE *src = report_open_source(file);
     if (!src) {
         fprintf(out, "  (source not readable: %s: %s; the counts per line follow)\n", report_safe(file),
                 strerror(errno));
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = k; i < n; i++) {
             annotate_margin(out, rows[i], n_levels, sim);
             fprintf(out, " line %" PRIu64 "\n", pes_r_get_u(rows[i], "line"));
         }
         return;
     }
     char *text = NULL;
-    size_t cap = 0, k = 0;
+    size_t cap = 0;
     uint64_t lineno = 0, last_printed = 0;
     ssize_t len;
     while ((len = getline(&text, &cap, src)) >= 0) {
         lineno++;
-        while (k < n && pes_r_get_u(rows[k], "line") < lineno) k++;   /* rows of line 0: none */
+        while (k < n && pes_r_get_u(rows[k], "line") < lineno) k++;
         uint64_t next = k < n ? pes_r_get_u(rows[k], "line") : UINT64_MAX;
         uint64_t prev = k > 0 ? pes_r_get_u(rows[k - 1], "line") : 0;
         int near = (next != UINT64_MAX && next - lineno <= ANNOTATE_CONTEXT) ||

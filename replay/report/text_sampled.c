@@ -215,7 +215,9 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         fprintf(out, "  %-38s %9s %9s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(mean)", "(#)", "(#)", "(#)");
         for (size_t k = 0; k < pes_r_count(sites); k++) {
             const struct pes_rnode *p = pes_r_at(sites, k);
-            fprintf(out, "  %-38.38s %9llu %9llu %9.4g %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, key)),
+            char name[4 * 38 + 8];
+            report_fit(name, sizeof name, report_safe(pes_r_get_s(p, key)), 38);
+            fprintf(out, "  %s %9llu %9llu %9.4g %9llu %9llu %9llu\n", name,
                     (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "reuses"),
                     pes_r_get_f(p, "reuse_time_mean"), (unsigned long long)pes_r_get_u(p, "invalidations"),
                     (unsigned long long)pes_r_get_u(p, "comm_true"), (unsigned long long)pes_r_get_u(p, "comm_false"));
@@ -230,7 +232,9 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
         fprintf(out, "  %-48s %9s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(#)", "(#)", "(#)");
         for (size_t k = 0; k < pes_r_count(sites); k++) {
             const struct pes_rnode *p = pes_r_at(sites, k);
-            fprintf(out, "  %-48.48s %9llu %9llu %9llu %9llu %9llu\n", report_safe(pes_r_get_s(p, key)),
+            char name[4 * 48 + 8];
+            report_fit(name, sizeof name, report_safe(pes_r_get_s(p, key)), 48);
+            fprintf(out, "  %s %9llu %9llu %9llu %9llu %9llu\n", name,
                     (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "reuses"),
                     (unsigned long long)pes_r_get_u(p, "invalidations"), (unsigned long long)pes_r_get_u(p, "comm_true"),
                     (unsigned long long)pes_r_get_u(p, "comm_false"));
@@ -352,7 +356,9 @@ static int write_compare(FILE *out, const struct pes_rnode *o) {
         fprintf(out, "  %-38s %9s %9s %9s %9s\n", "", "(#)", "(#)", "(%)", "(%)");
         for (size_t k = 0; k < pes_r_count(objs); k++) {
             const struct pes_rnode *p = pes_r_at(objs, k);
-            fprintf(out, "  %-38.38s %9llu %9llu %9.2f %9.2f\n", report_safe(pes_r_get_s(p, "key")),
+            char name[4 * 38 + 8];
+            report_fit(name, sizeof name, report_safe(pes_r_get_s(p, "key")), 38);
+            fprintf(out, "  %s %9llu %9llu %9.2f %9.2f\n", name,
                     (unsigned long long)pes_r_get_u(p, "samples"), (unsigned long long)pes_r_get_u(p, "accesses"),
                     100 * pes_r_get_f(p, "sample_share"), 100 * pes_r_get_f(p, "access_share"));
         }

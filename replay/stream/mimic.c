@@ -394,7 +394,7 @@ static int cursor_enter_bb(const struct run *r, struct core_cursor *c, const str
 }
 
 /* Next access of this core: 1 with the outputs filled, 0 at the end, -1 error. */
-static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *addr,
+static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *addr, uint64_t *recorded,
                        uint32_t *size, uint32_t *site_id, struct pes_error *err)
 {
     for (;;) {
@@ -414,7 +414,9 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
         int k = classify(r->src, rec, index, &site, &bb, err);
         if (k < 0)
             return -1;
-        if (k == REC_BB) {
+        if (k == REC_SKIP && r->opt->control) {
+            r->opt->control(r->opt->emit_ctx, c->core, rec);
+        } else if (k == REC_BB) {
             c->active = cursor_enter_bb(r, c, bb);
         } else if (k == REC_REGION_BEGIN && r->opt->per_region) {
             if (c->depth++ == 0)
@@ -432,6 +434,7 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
                 sz = r->opt->max_range;
             *size = sz;
             *site_id = site->id;
+            *recorded = rec->addr;
             *addr = (site->flags & PES_SITE_SHARED) ? rec->addr
                                                     : rec->addr + (uint64_t)c->core * r->offset;
             return 1;
@@ -513,9 +516,9 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         else
             slot = turn < n_active ? turn : 0;
         struct core_cursor *c = &cs[active[slot]];
-        uint64_t addr;
+        uint64_t addr, recorded;
         uint32_t size, site;
-        int got = cursor_next(&r, c, &addr, &size, &site, err);
+        int got = cursor_next(&r, c, &addr, &recorded, &size, &site, err);
         if (got < 0)
             goto out;
         if (got == 0) {
@@ -527,7 +530,7 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         }
         turn = slot + 1;
         if (opt->emit)
-            opt->emit(opt->emit_ctx, c->core, addr, size, site);
+            opt->emit(opt->emit_ctx, c->core, addr, size, site, recorded);
         if (prof && pes_profiles_push(prof, c->core, addr, size, site, NULL, NULL, err) < 0)
             goto out;
     }

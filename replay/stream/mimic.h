@@ -93,9 +93,10 @@ enum pes_interleave {
     PES_INTERLEAVE_UNIFORM = 1,
 };
 
-/* Observer of the interleaved stream: one call per access record. */
+/* Observer of the interleaved stream: one call per access record; addr is
+ * the mimicked address, recorded the one in the sequential trace. */
 typedef void (*pes_mimic_emit_fn)(void *ctx, uint32_t core, uint64_t addr, uint32_t size,
-                                  uint32_t site);
+                                  uint32_t site, uint64_t recorded);
 
 struct pes_mimic_options {
     uint32_t n_cores;              /* >= 1 */
@@ -114,6 +115,11 @@ struct pes_mimic_options {
     uint32_t min_window;
     pes_mimic_emit_fn emit;        /* optional */
     void *emit_ctx;
+    /* optional, with emit_ctx: each control record other than region
+     * markers (allocation records, time marks) as core `core`'s cursor
+     * passes it in the sequential trace, before that core's next emit. A
+     * core's cursor reads the whole trace, so every core sees every one. */
+    void (*control)(void *ctx, uint32_t core, const struct pes_record *r);
 };
 
 /*

@@ -4,9 +4,11 @@
  * per core, every core's own order kept.
  */
 #include "input.h"
+#include "objects.h"
 
 struct mimic_feed {
     struct replay_input *in;
+    struct pes_objects *objects;   /* NULL: not resolved */
     struct pes_batch_buf buf;
     struct pes_error err;
     int failed;
@@ -14,9 +16,13 @@ struct mimic_feed {
 
 /* Alg. 2's observer: reads and writes from the site's kind (one mimicked
  * thread per core). A sink error stops feeding; the run reports it. */
-static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site) {
+static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded) {
     struct mimic_feed *f = ctx;
     if (f->failed) return;
+    if (f->objects) {   /* the recorded address at this core's place in the sequential run */
+        size_t at = f->buf.view.n;
+        f->buf.object[at] = pes_objects_lookup_lane(f->objects, core, recorded, site, &f->buf.object_offset[at]);
+    }
     const struct pes_site *s = replay_input_site(f->in, site);
     uint8_t rw = !s ? PES_BATCH_READ
                     : (uint8_t)((pes_kind_reads(s->kind) ? PES_BATCH_READ : 0) |
@@ -24,15 +30,34 @@ static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_
     if (pes_batch_buf_access(&f->buf, addr, size, size, core, site, rw, &f->err) < 0) f->failed = 1;
 }
 
+/* Allocation records as each core's cursor passes them: every core keeps
+ * its own live blocks (lane), so an access is named by the blocks live at
+ * its place in the sequential run, whatever the interleaving. The mimic
+ * source carries no thread numbers: pending ALLOCs are paired per core,
+ * which is exact for a one-thread (sequential) trace. */
+static void feed_control(void *ctx, uint32_t core, const struct pes_record *r) {
+    struct mimic_feed *f = ctx;
+    if (f->objects) pes_objects_record_lane(f->objects, core, 0, r);
+}
+
 int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
                      const struct pes_mimic_options *opt, const struct pes_batch_sink *sink, struct pes_error *err) {
     struct pes_mimic_source src;
     replay_input_mimic_source(in, &src);
-    struct mimic_feed f = {.in = in};
+    struct mimic_feed f = {.in = in, .objects = replay_input_objects(in)};
     if (pes_batch_buf_init(&f.buf, sink, err) < 0) return -1;
+    if (f.objects && pes_objects_set_lanes(f.objects, opt->n_cores) < 0) {
+        pes_batch_buf_free(&f.buf);
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    }
+    if (f.objects && pes_batch_buf_objects(&f.buf, err) < 0) {
+        pes_batch_buf_free(&f.buf);
+        return -1;
+    }
     struct pes_mimic_options o = *opt;
     o.emit = feed;
     o.emit_ctx = &f;
+    o.control = feed_control;
     int rc = pes_mimic_interleave(&src, counts, &o, err);
     if (rc == 0 && !f.failed && pes_batch_buf_flush(&f.buf, &f.err) < 0) f.failed = 1;
     if (rc == 0 && f.failed) {
@@ -40,5 +65,6 @@ int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *cou
         rc = -1;
     }
     pes_batch_buf_free(&f.buf);
+    if (f.objects) pes_objects_set_lanes(f.objects, 1);   /* a later pass is a recorded one again */
     return rc;
 }

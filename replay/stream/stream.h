@@ -39,7 +39,8 @@ struct pes_batch {
     /* The data object of each access (objects.h; 0 = unknown) and the byte
      * offset of the access inside its instance (the variable, the heap
      * block, the thread stack; 0 for unknown). NULL when objects are not
-     * resolved (another tool's trace, mimicked cores, --no-objects). */
+     * resolved (another tool's trace, --no-objects). Mimicked cores: the
+     * object at the access's place in the sequential run. */
     const uint32_t *object;
     const uint64_t *object_offset;
     /* BB entries among these accesses (recorded streams only; their exact

@@ -4,7 +4,7 @@
 if(NOT PES_SANITIZE)
   foreach(t replay_text_trace replay_bad_input replay_schema replay_false_sharing replay_damaged
           reader_campaign terminal_escapes golden_reports replay_approx replay_progress replay_diff
-          replay_csv replay_reports)
+          replay_csv replay_reports replay_labels)
     add_test(NAME e2e.${t} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/${t}.sh)
     set_tests_properties(e2e.${t} PROPERTIES LABELS e2e TIMEOUT 300
       ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
@@ -16,6 +16,10 @@ endif()
 if(NOT PES_SANITIZE)
   add_test(NAME e2e.replay_objects COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_objects.sh)
   set_tests_properties(e2e.replay_objects PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+  # the same under --cores N (mimicked cores)
+  add_test(NAME e2e.replay_mimic_objects COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_mimic_objects.sh)
+  set_tests_properties(e2e.replay_mimic_objects PROPERTIES LABELS e2e TIMEOUT 300
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
 endif()
 

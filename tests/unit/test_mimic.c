@@ -52,10 +52,11 @@ struct seen {
     uint32_t core[4096];
     uint64_t addr[4096];
     uint32_t size[4096];
+    uint64_t recorded[4096];
     size_t n;
 };
 
-static void record_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site)
+static void record_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded)
 {
     (void)site;
     struct seen *s = ctx;
@@ -63,6 +64,7 @@ static void record_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, 
         s->core[s->n] = core;
         s->addr[s->n] = addr;
         s->size[s->n] = size;
+        s->recorded[s->n] = recorded;
     }
     s->n++;
 }
@@ -162,6 +164,13 @@ static void test_two_cores_round_robin(void **state)
         0x5000, 0x5000 + OFF,
     };
     expect_stream(s, core, addr, 14);
+    /* the sequential run's addresses, as the trace holds them */
+    const uint64_t recorded[] = {
+        0x1000, 0x1000, 0x2000, 0x2000, 0x3000, 0x3010, 0x4000, 0x4010,
+        0x3008, 0x3018, 0x4008, 0x4018, 0x5000, 0x5000,
+    };
+    for (size_t i = 0; i < 14; i++)
+        assert_int_equal(s->recorded[i], recorded[i]);
     /* word granularity: shared 0x2000 is touched by core 0 then core 1 right
      * after: CRD 0 on core 1 while its PRD there is cold; all else is cold */
     assert_int_equal(pes_profiles_prd(p, 1)->cold, 7);
@@ -170,6 +179,69 @@ static void test_two_cores_round_robin(void **state)
     check_profiles(p, s, 2, 3);
     pes_profiles_destroy(p);
     free(s);
+}
+
+/* Control records reach opt->control once per core, each core at its own
+ * place: after the accesses before the record in the sequential trace that
+ * the core runs. The ALLOC below follows BB 10 (run once: copied to both
+ * cores) and the first for.body instance (core 0's of two), so core 0 has
+ * emitted 4 accesses when it passes the ALLOC and core 1 only BB 10's 2. */
+struct ctl_log {
+    uint32_t emitted[2];            /* accesses emitted so far per core */
+    uint32_t at_alloc[2];           /* emitted[core] when core passed the ALLOC */
+    uint32_t allocs[2], others[2];
+};
+
+static void ctl_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded)
+{
+    (void)addr, (void)size, (void)site, (void)recorded;
+    struct ctl_log *l = ctx;
+    l->emitted[core]++;
+}
+
+static void ctl_control(void *ctx, uint32_t core, const struct pes_record *r)
+{
+    struct ctl_log *l = ctx;
+    if (r->id == PES_ID_ALLOC) {
+        l->allocs[core]++;
+        l->at_alloc[core] = l->emitted[core];
+    } else {
+        l->others[core]++;
+    }
+}
+
+static void test_control_records(void **state)
+{
+    (void)state;
+    static const struct pes_record recs[] = {
+        { 12345, PES_ID_TIME, 0 },
+        BB(10), AC(0, 0x1000), AC(1, 0x2000),
+        BB(11), AC(2, 0x3000), AC(3, 0x4000),
+        { 0x9000, PES_ID_ALLOC, 7 },
+        BB(11), AC(2, 0x3008), AC(3, 0x4008),
+        BB(12), AC(4, 0x5000),
+    };
+    struct pes_mimic_array a = { recs, sizeof recs / sizeof *recs, sites, 6, bbs, 3 };
+    struct pes_mimic_source src;
+    pes_mimic_array_source(&a, &src);
+    struct pes_error err = { 0 };
+    struct pes_mimic_counts *c = pes_mimic_count(&src, &err);
+    assert_non_null(c);
+    struct ctl_log l;
+    memset(&l, 0, sizeof l);
+    struct pes_mimic_options o = { .n_cores = 2, .offset = OFF, .granule = 8, .emit = ctl_emit, .emit_ctx = &l,
+                                   .control = ctl_control };
+    assert_int_equal(pes_mimic_interleave(&src, c, &o, &err), 0);
+    /* BB 11 runs twice: instance 0 on core 0, instance 1 on core 1 */
+    assert_int_equal(l.allocs[0], 1);
+    assert_int_equal(l.allocs[1], 1);
+    assert_int_equal(l.others[0], 1);   /* the time mark */
+    assert_int_equal(l.others[1], 1);
+    assert_int_equal(l.at_alloc[0], 4);
+    assert_int_equal(l.at_alloc[1], 2);
+    assert_int_equal(l.emitted[0], 5);
+    assert_int_equal(l.emitted[1], 5);
+    pes_mimic_counts_free(c);
 }
 
 /* 3 cores: BB 11 (4 >= 3) instances -> cores floor(k*3/4) = 0,0,1,2.
@@ -617,6 +689,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_cores_round_robin),
+        cmocka_unit_test(test_control_records),
         cmocka_unit_test(test_three_cores_round_robin),
         cmocka_unit_test(test_chunk_and_copy),
         cmocka_unit_test(test_serial_and_many),

@@ -305,6 +305,52 @@ static void test_heap_sites_and_stacks(void **state) {
     pes_objects_destroy(o);
 }
 
+/* Lanes: one object table, live blocks apart. Lane 1 walks the same
+ * allocation records later than lane 0: an address freed and reused in
+ * lane 0 still belongs to its first block in lane 1; only lane 0 counts
+ * blocks. */
+static void test_lanes(void **state) {
+    (void)state;
+    struct pes_objects *o = pes_objects_create();
+    assert_non_null(o);
+    assert_int_equal(pes_objects_set_lanes(o, 2), 0);
+    assert_int_equal(pes_objects_lanes(o), 2);
+    struct pes_record a1 = {.addr = 0x1000, .id = PES_ID_ALLOC, .extra = 1};
+    struct pes_record s1 = {.addr = 64, .id = PES_ID_ALLOC_SIZE};
+    struct pes_record f1 = {.addr = 0x1000, .id = PES_ID_FREE};
+    struct pes_record a2 = {.addr = 0x1000, .id = PES_ID_ALLOC, .extra = 2};
+    struct pes_record s2 = {.addr = 32, .id = PES_ID_ALLOC_SIZE};
+    uint64_t off;
+    for (uint32_t lane = 0; lane < 2; lane++) pes_objects_record_lane(o, lane, 0, &a1);
+    for (uint32_t lane = 0; lane < 2; lane++) pes_objects_record_lane(o, lane, 0, &s1);
+    uint32_t first = pes_objects_lookup_lane(o, 1, 0x1010, 0, &off);
+    assert_true(first != 0);
+    assert_int_equal(off, 16);
+    pes_objects_record_lane(o, 0, 0, &f1);
+    pes_objects_record_lane(o, 0, 0, &a2);
+    pes_objects_record_lane(o, 0, 0, &s2);
+    uint32_t second = pes_objects_lookup_lane(o, 0, 0x1010, 0, &off);
+    assert_true(second != 0 && second != first);
+    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off), first);   /* the cache is per lane */
+    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1030, 0, &off), first);   /* 48 < 64 */
+    assert_int_equal(pes_objects_lookup_lane(o, 0, 0x1030, 0, &off), 0);       /* past 32 */
+    assert_int_equal(pes_objects_lookup(o, 0x1010, 0, &off), second);          /* lane 0 */
+    pes_objects_record_lane(o, 1, 0, &f1);
+    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off), 0);
+    pes_objects_record_lane(o, 1, 0, &a2);
+    pes_objects_record_lane(o, 1, 0, &s2);
+    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off), second);
+    assert_int_equal(pes_objects_get(o, first)->blocks, 1);
+    assert_int_equal(pes_objects_get(o, second)->blocks, 1);
+    assert_int_equal(pes_objects_lookup_lane(o, 2, 0x1010, 0, &off), 0);   /* no such lane */
+    pes_objects_record_lane(o, 2, 0, &f1);                                  /* ignored */
+    /* back to one lane: no live blocks, ids kept */
+    assert_int_equal(pes_objects_set_lanes(o, 1), 0);
+    assert_int_equal(pes_objects_lookup(o, 0x1010, 0, &off), 0);
+    assert_int_equal(pes_objects_count(o), 3);
+    pes_objects_destroy(o);
+}
+
 /* ------------------------------------------------------------ oracle */
 
 struct oblock { uint64_t start, end; uint32_t site; };
@@ -383,6 +429,7 @@ int main(void) {
         cmocka_unit_test(test_stripped_copies),
         cmocka_unit_test(test_heap_sites_and_stacks),
         cmocka_unit_test(test_live_blocks_vs_oracle),
+        cmocka_unit_test(test_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

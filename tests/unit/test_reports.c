@@ -19,6 +19,7 @@
 #include "analysis.h"
 #include "objects.h"
 #include "report.h"
+#include "report_util.h"
 #include "self_maps.h"
 
 /* Data objects of this test's own DWARF (built with -g): a struct whose two
@@ -372,6 +373,45 @@ static struct pes_objects *load_self(void) {
  * thread 0 writes tr_counters.hits and tr_slots[0], thread 1
  * tr_counters.misses and tr_slots[1], N rounds; each line is falsely shared
  * as line X of test_c2c_by_hand (2N-1 false invalidations). */
+/* Labels: what a site without a line says; names fitted to a column. */
+static void test_labels(void **state) {
+    (void)state;
+    char buf[256];
+    struct pes_site s = {.id = 7, .kind = PES_KIND_STORE, .file = "/src/a/l0.c", .line = 0, .function = "set"};
+    report_site_label(buf, sizeof buf, &s, 7);
+    assert_string_equal(buf, "l0.c:<unidentified line> store set (site 7)");
+    s.file = "";
+    report_site_label(buf, sizeof buf, &s, 7);
+    assert_string_equal(buf, "<unidentified line> store set (site 7)");
+    s.function = "";
+    s.file = "/src/a/l0.c";
+    report_site_label(buf, sizeof buf, &s, 7);
+    assert_string_equal(buf, "l0.c:<unidentified line> store (site 7)");
+    s.file = "";
+    report_site_label(buf, sizeof buf, &s, 7);   /* nothing known but the kind: another tool's trace */
+    assert_string_equal(buf, "site 7 store");
+    s = (struct pes_site){.id = 7, .kind = PES_KIND_LOAD, .file = "/src/a/l0.c", .line = 12, .column = 3,
+                          .function = "main"};
+    report_site_label(buf, sizeof buf, &s, 7);
+    assert_string_equal(buf, "l0.c:12:3 load main");
+    /* fitted: padded, or its start and end around "..." in exactly width code points */
+    report_fit(buf, sizeof buf, "abc", 10);
+    assert_string_equal(buf, "abc       ");
+    report_fit(buf, sizeof buf, "abcdefghij", 10);
+    assert_string_equal(buf, "abcdefghij");
+    report_fit(buf, sizeof buf, "abcdefghijklmnop", 10);
+    assert_string_equal(buf, "abcd...nop");   /* head 4, tail 3 */
+    /* UTF-8: counted and cut by code points, never inside one */
+    report_fit(buf, sizeof buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10);
+    assert_string_equal(buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\xc3\xa9\xc3\xa9\xc3\xa9");
+    report_fit(buf, sizeof buf, "\xc3\xa9t\xc3\xa9", 5);
+    assert_string_equal(buf, "\xc3\xa9t\xc3\xa9  ");
+    /* a buffer too small for the result: truncated, terminated */
+    char small[6];
+    report_fit(small, sizeof small, "abcdefghij", 10);
+    assert_int_equal(strlen(small), 5);
+}
+
 static void test_c2c_names_objects(void **state) {
     (void)state;
     objects = load_self();
@@ -430,6 +470,7 @@ int main(void) {
         cmocka_unit_test(test_by_line_sums),
         cmocka_unit_test(test_sim_by_line_sums),
         cmocka_unit_test(test_c2c_names_objects),
+        cmocka_unit_test(test_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
