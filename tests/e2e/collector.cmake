@@ -27,7 +27,7 @@ if(NOT PES_SANITIZE)
   list(APPEND PES_RT_RUNNING segv)
 endif()
 foreach(scenario single threads oversubscribed writers early abort signal-status exit3 fork output args
-                 default-name missing not-instrumented exists usage bad-env ${PES_RT_RUNNING})
+                 default-name missing not-instrumented script exists usage bad-env ${PES_RT_RUNNING})
   add_test(NAME e2e.collector.${scenario}
            COMMAND sh ${PES_RT_E2E_DIR}/run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
   set_tests_properties(e2e.collector.${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 120)

@@ -172,9 +172,26 @@ missing)
 not-instrumented)
     run 2 "$collect" --full true
     grep -q "^pes-collect: true was not built with pes-clang" err.txt || fail "message: $(cat err.txt)"
-    printf '#!/bin/sh\n' >script.sh; chmod +x script.sh
-    run 2 "$collect" --full ./script.sh
-    grep -q "not an ELF executable" err.txt || fail "message: $(cat err.txt)"
+    printf 'neither ELF nor script\n' >data.txt; chmod +x data.txt
+    run 2 "$collect" --full ./data.txt
+    grep -q "^pes-collect: ./data.txt is not an ELF executable or a script" err.txt || fail "message: $(cat err.txt)"
+    ;;
+script)
+    # a wrapper script that execs the program: accepted, the program's trace is the run's
+    printf '#!/bin/sh\nexec "%s" "$@"\n' "$prog" >wrapper.sh; chmod +x wrapper.sh
+    run 0 "$collect" --full -q -o t.zst ./wrapper.sh single 100
+    grep -q "^rt_prog: done" out.txt || fail "the program did not run: $(cat out.txt)"
+    ! grep -q "^pes-" err.txt || fail "messages: $(cat err.txt)"
+    "$check" t.zst --thread-end 0:100 || fail "trace check"
+    # one that starts no program built with pes-clang: its status, and the end says so (even -q)
+    printf '#!/bin/sh\necho plain\nexit 3\n' >plain.sh; chmod +x plain.sh
+    run 3 "$collect" --full -q -o p.zst ./plain.sh
+    [ "$(cat out.txt)" = plain ] || fail "script output: $(cat out.txt)"
+    grep -q "^pes-collect: no trace was written to p.zst: no program built with pes-clang ran under the script ./plain.sh$" \
+        err.txt || fail "message: $(cat err.txt)"
+    run 3 "$collect" --mode samples -q -o s.zst ./plain.sh
+    grep -q "^pes-collect: no trace was written to s.zst: no program built with pes-clang ran" \
+        err.txt || fail "sampled: message: $(cat err.txt)"
     ;;
 exists)
     echo keep >t.zst
