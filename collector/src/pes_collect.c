@@ -375,6 +375,20 @@ static int is_instrumented(const char *path)
     return found;
 }
 
+/* 1 if the file starts with "#!": a script, which the kernel runs through its
+ * interpreter, and which may exec a program built with pes-clang (a wrapper).
+ * Its environment carries the collector's settings to that program. */
+static int is_script(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char magic[2];
+    ssize_t n = read(fd, magic, sizeof magic);
+    close(fd);
+    return n == 2 && magic[0] == '#' && magic[1] == '!';
+}
+
 static void human_size(uint64_t bytes, char *buf, size_t size)
 {
     const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -446,12 +460,18 @@ static void summary_sampled(const char *path, struct pes_trace_reader *r, uint64
             note);
 }
 
-/* One line from the trace's block index and footer. */
-static void summary(const char *path)
+/* One line from the trace's block index and footer. `script`: the command was
+ * a script, which may not have run a program built with pes-clang. */
+static void summary(const char *path, const char *script)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, "pes-collect: no trace was written to %s (see the messages above)\n", path);
+        if (script)
+            fprintf(stderr, "pes-collect: no trace was written to %s: no program built with "
+                            "pes-clang ran under the script %s\n", path, script);
+        else
+            fprintf(stderr, "pes-collect: no trace was written to %s (see the messages above)\n",
+                    path);
         return;
     }
     struct pes_error err = {0};
@@ -765,9 +785,15 @@ int main(int argc, char **argv)
         die(err == ENOENT ? 127 : 126, "%s: %s", app[0],
             err == ENOENT ? "program not found" : strerror(err));
     int inst = is_instrumented(exe);
-    if (inst < 0)
-        die(EXIT_USAGE, "%s is not an ELF executable; pes-collect needs a program built with "
-                        "pes-clang", app[0]);
+    /* a script: the program it runs is what counts; taken as built with
+     * pes-clang (the runtime comes with that program, nothing is preloaded),
+     * and the end of the run says if no trace came of it */
+    int script = inst < 0 && is_script(exe);
+    if (inst < 0 && !script)
+        die(EXIT_USAGE, "%s is not an ELF executable or a script; pes-collect needs a program "
+                        "built with pes-clang", app[0]);
+    if (script)
+        inst = 1;
     const char *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
     char *preload = NULL;
     if (backend && strcmp(backend, "soft") && inst == 0) {
@@ -883,16 +909,19 @@ int main(int argc, char **argv)
             die(1, "waitpid: %s", strerror(errno));
     }
     /* name the trace as the user would type it (relative to our unchanged cwd) */
+    /* a script that ran no instrumented program: said even with -q (nothing
+     * was recorded, which -q does not hide) */
+    const char *via = script ? app[0] : NULL;
     if (o.full) {
         char *shown = o_full ? strdup(o_full) : default_output(app[0], pid, "full");
-        if (!o.quiet && shown)
-            summary(shown);
+        if (shown && (!o.quiet || (via && access(shown, F_OK) != 0)))
+            summary(shown, via);
         free(shown);
     }
     if (o.mode) {
         char *shown = o_sampled ? strdup(o_sampled) : default_output(app[0], pid, o.mode);
-        if (!o.quiet && shown)
-            summary(shown);
+        if (shown && (!o.quiet || (via && access(shown, F_OK) != 0)))
+            summary(shown, via);
         free(shown);
     }
     free(output);

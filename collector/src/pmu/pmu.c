@@ -41,11 +41,30 @@ static struct {
     int (*pmu_info)(pfm_pmu_t, pfm_pmu_info_t *);
 } pfm;
 
+/* RTLD_DEEPBIND: libpfm4 calls some of its own exported functions through its
+ * PLT (pfm_get_os_event_encoding, pfm_strerror); a program that contains
+ * libpfm4 itself (PAPI bundles it) would otherwise have those calls bound to
+ * its own, instrumented copies. The sanitizer runtimes refuse the flag. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define PES_PMU_NO_DEEPBIND
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PES_PMU_NO_DEEPBIND
+#endif
+#ifdef PES_PMU_NO_DEEPBIND
+#define PES_PMU_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL)
+#else
+#define PES_PMU_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND)
+#endif
+
 static int pfm_open(char *why, size_t why_size)
 {
     if (pfm.initialize)
         return 0;
-    void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen("libpfm.so.4", PES_PMU_DLOPEN_FLAGS);
     if (!h) {
         snprintf(why, why_size, "libpfm4 is not available: %s", dlerror());
         return -1;

@@ -78,8 +78,11 @@ static int switch_buffer(struct pes_rt_thread *t)
     if (pes_rt.sampling)
         t->s.scan = t->tls->cursor;
     pthread_mutex_unlock(&t->lock);
-    pes_rt_writer_wait_free(&t->bufs[t->cur]);   /* writer gone: nobody reads it any more */
+    /* writer gone: nobody reads it any more */
+    int interrupted = pes_rt_writer_wait_free(&t->bufs[t->cur]) == PES_RT_WAIT_INTERRUPTED;
     pthread_mutex_lock(&t->lock);
+    if (interrupted)   /* the buffer may still be read: record nothing more */
+        __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);
     return t->stopped ? -1 : 0;
 }
 
@@ -424,6 +427,10 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
          * for handlers that ran since, and the buffer is its own */
         if (drain_reserve(t) == 0)
             buffer_put(t, pes_rt_now(), PES_ID_THREAD_END, 0);
+        if (t->stopped) {   /* a termination signal cut its wait for a buffer */
+            pthread_mutex_unlock(&t->lock);
+            return 1;
+        }
         start = t->bufs[t->cur].recs;
     }
     __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);

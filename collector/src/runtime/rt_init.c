@@ -396,8 +396,8 @@ void pes_rt_shutdown(int from_signal)
             pes_rt_buffer_stop(t, 1, t == self);
     report_lost(list);
 finish:
-    if (from_signal)
-        pes_rt_writer_finish_signal();
+    if (from_signal)   /* the whole process ends within a second of a termination signal */
+        pes_rt_writer_finish_signal(from_signal == PES_RT_STOP_TERM ? 500 : 5000);
     else
         pes_rt_writer_finish();
 }

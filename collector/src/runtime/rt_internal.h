@@ -345,6 +345,9 @@ PES_RT_HIDDEN void pes_rt_leave_quick(void);
 PES_RT_HIDDEN int pes_rt_thread_setting_up(void);
 PES_RT_HIDDEN int pes_rt_in_runtime(void);
 PES_RT_HIDDEN void pes_rt_defer_signal(int sig);
+/* A termination signal waits for this thread to leave the runtime: the
+ * runtime's waits end early (then the signal takes its course). */
+PES_RT_HIDDEN int pes_rt_signal_pending(void);
 /* rt_sigwrap.c: an application signal handler is running on this thread (its
  * records are kept aside like those of a handler inside the runtime). */
 PES_RT_HIDDEN int pes_rt_in_app_handler(void);
@@ -602,13 +605,21 @@ PES_RT_HIDDEN int pes_rt_writer_start(void);
 PES_RT_HIDDEN void pes_rt_writer_push(struct pes_rt_item *it);
 /* Non-blocking variant for signal handlers: 0 if queued, -1 if the lock is busy. */
 PES_RT_HIDDEN int pes_rt_writer_try_push(struct pes_rt_item *it);
-/* Waits until buf is encoded and back (or the writer is gone). Returns 0 if free. */
+/* Waits until buf is encoded and back (or the writer is gone). Returns 0 if
+ * free, -1 if busy and the writer is gone, PES_RT_WAIT_INTERRUPTED if a
+ * termination signal is pending on this thread (pes_rt_signal_pending): the
+ * buffer may still be read, and the process is about to end. */
+#define PES_RT_WAIT_INTERRUPTED (-2)
 PES_RT_HIDDEN int pes_rt_writer_wait_free(struct pes_rt_buf *buf);
+/* From a signal handler: every wait of the runtime re-checks its condition and
+ * pes_rt_signal_pending (async-signal-safe). */
+PES_RT_HIDDEN void pes_rt_writer_interrupt(void);
 /* Queues STOP and joins the pool; the item before STOP is the last one written,
  * then the footer, and the file is closed. */
 PES_RT_HIDDEN void pes_rt_writer_finish(void);
-/* From a signal handler: queue STOP and poll (bounded) until the file is closed. */
-PES_RT_HIDDEN void pes_rt_writer_finish_signal(void);
+/* From a signal handler: queue STOP and poll until the file is closed, at most
+ * wait_ms milliseconds. */
+PES_RT_HIDDEN void pes_rt_writer_finish_signal(unsigned wait_ms);
 /* True in a writer-pool thread. */
 PES_RT_HIDDEN int pes_rt_writer_is_self(void);
 
@@ -658,7 +669,12 @@ PES_RT_HIDDEN int pes_rt_gate_enabled(void);
 PES_RT_HIDDEN int pes_rt_gate_idle(const struct pes_rt_thread *t);   /* under t->lock */
 PES_RT_HIDDEN void pes_rt_gate_settle(struct pes_rt_thread *t);      /* owner, under t->lock */
 
-/* rt_init.c: flush everything and close (process exit or fatal signal). */
+/* rt_init.c: flush everything and close: at process exit (0), at a fatal
+ * signal (PES_RT_STOP_FAULT: waits up to 5 s for the writers) or a
+ * termination request (PES_RT_STOP_TERM: the process ends within a second
+ * whatever the writers do, so the trace may lack its end). */
+#define PES_RT_STOP_FAULT 1
+#define PES_RT_STOP_TERM 2
 PES_RT_HIDDEN void pes_rt_shutdown(int from_signal);
 
 #endif /* PES_RT_INTERNAL_H */

@@ -34,7 +34,7 @@ static void finish_and_reraise(int sig, const siginfo_t *info)
 {
     struct sigaction *prev = &previous[slot(sig)];
     if (!pes_rt_writer_is_self())
-        pes_rt_shutdown(1);
+        pes_rt_shutdown(is_fault(sig) || sig == SIGABRT ? PES_RT_STOP_FAULT : PES_RT_STOP_TERM);
     pes_rt_real_sigaction(sig, prev, NULL);
     /* A hardware fault (si_code > 0) re-executes the faulting instruction
      * under the old disposition when we return; anything else (kill, raise,
@@ -59,11 +59,13 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
         return;
     }
     /* This thread is inside the runtime and may hold its locks: a signal
-     * sent to the process waits until the runtime is left (pes_rt_leave),
-     * which is never longer than one buffer hand-over. A fault there is the
+     * sent to the process waits until the runtime is left (pes_rt_leave).
+     * The runtime's waits (a buffer from the writers, the final flush) end
+     * at once, so that is soon whatever the writers do. A fault there is the
      * runtime's own: flush what trylock allows. */
     if (pes_rt_in_runtime() && !(is_fault(sig) && info->si_code > 0)) {
         pes_rt_defer_signal(sig);
+        pes_rt_writer_interrupt();
         return;
     }
     finish_and_reraise(sig, info);

@@ -115,6 +115,11 @@ void pes_rt_defer_signal(int sig)
     deferred_signal = sig;
 }
 
+int pes_rt_signal_pending(void)
+{
+    return deferred_signal != 0;
+}
+
 struct pes_rt_thread *pes_rt_thread_self(void)
 {
     return self;
@@ -220,7 +225,11 @@ static struct pes_rt_thread *thread_setup(void);
 
 struct pes_rt_thread *pes_rt_thread_setup(void)
 {
-    if (setup_failed || !pes_rt_active() || in_setup)
+    /* The runtime's own threads (the writer pool) never record, even where
+     * they run instrumented code: a program that defines a function the
+     * runtime calls. Their first slow path leaves them on the scratch buffer
+     * with the countdown out of the way. */
+    if (setup_failed || !pes_rt_active() || in_setup || pes_rt_in_pool_tls)
         return NULL;
     in_setup = 1;
     struct pes_rt_thread *t = thread_setup();

@@ -78,9 +78,37 @@ static uint32_t returned_waiters;   /* guarded by qlock */
 
 static void returned_broadcast_locked(void)
 {
-    __atomic_store_n(&returned_seq, returned_seq + 1, __ATOMIC_RELEASE);
+    /* an add: a signal handler may bump it too (pes_rt_writer_interrupt) */
+    __atomic_fetch_add(&returned_seq, 1, __ATOMIC_RELEASE);
     if (returned_waiters)
         syscall(SYS_futex, &returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* A signal handler on a thread waiting below: the futex wait, restarted after
+ * the handler, finds the word changed and returns, and the waiter sees the
+ * pending signal. Lock-free, so safe in a handler. */
+void pes_rt_writer_interrupt(void)
+{
+    __atomic_fetch_add(&returned_seq, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Under qlock: waits for the next change of returned_seq, or returns non-zero
+ * at once if a termination signal waits for this thread to leave the runtime
+ * (the word is read first, so a handler that runs after the check changes it
+ * before the futex sleeps). */
+static int wait_returned_locked(void)
+{
+    uint32_t seq = __atomic_load_n(&returned_seq, __ATOMIC_ACQUIRE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (pes_rt_signal_pending())
+        return -1;
+    returned_waiters++;
+    pthread_mutex_unlock(&qlock);
+    syscall(SYS_futex, &returned_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+    pthread_mutex_lock(&qlock);
+    returned_waiters--;
+    return 0;
 }
 static struct pes_rt_item *head, *tail;
 static uint64_t next_seq;          /* sequence number of the next item queued */
@@ -108,6 +136,23 @@ static size_t n_totals;
 static uint32_t n_announced;       /* threads whose THREAD block was written */
 static uint64_t queued_units;      /* guarded by qlock: records and events queued so far */
 static uint64_t encoded_units;     /* atomic: of them, encoded (progress line) */
+
+/* libzstd's archive refers (weakly) to tracing hooks that a program may
+ * define: the zstd tool does. Left undefined, the dynamic linker would bind
+ * the runtime's compression to the program's hooks; these hidden definitions
+ * settle the references inside libpes-rt. 0: this compression is not traced. */
+PES_RT_HIDDEN unsigned long long ZSTD_trace_compress_begin(const void *cctx);
+PES_RT_HIDDEN void ZSTD_trace_compress_end(unsigned long long ctx, const void *trace);
+unsigned long long ZSTD_trace_compress_begin(const void *cctx)
+{
+    (void)cctx;
+    return 0;
+}
+void ZSTD_trace_compress_end(unsigned long long ctx, const void *trace)
+{
+    (void)ctx;
+    (void)trace;
+}
 
 static uint64_t units_of(const struct pes_rt_item *it)
 {
@@ -154,17 +199,12 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
 int pes_rt_writer_wait_free(struct pes_rt_buf *buf)
 {
     pthread_mutex_lock(&qlock);
-    while (buf->busy && running) {
-        uint32_t seq = returned_seq;
-        returned_waiters++;
-        pthread_mutex_unlock(&qlock);
-        syscall(SYS_futex, &returned_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
-        pthread_mutex_lock(&qlock);
-        returned_waiters--;
-    }
+    int interrupted = 0;
+    while (buf->busy && running && !(interrupted = wait_returned_locked()))
+        ;
     int busy = buf->busy;
     pthread_mutex_unlock(&qlock);
-    return busy ? -1 : 0;
+    return !busy ? 0 : interrupted ? PES_RT_WAIT_INTERRUPTED : -1;
 }
 
 int pes_rt_writer_is_self(void)
@@ -625,7 +665,7 @@ static void finish_progress(uint64_t queued, uint64_t base)
     if (!p)
         return;
     for (;;) {
-        int done = __atomic_load_n(&closed, __ATOMIC_ACQUIRE);
+        int done = __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || pes_rt_signal_pending();
         pes_progress_update(p, __atomic_load_n(&encoded_units, __ATOMIC_RELAXED) - base);
         if (done)
             break;
@@ -643,17 +683,27 @@ void pes_rt_writer_finish(void)
     append_locked(&stop_item);
     pthread_mutex_unlock(&qlock);
     finish_progress(queued, base);
+    /* STOP ends `running`; a termination signal meanwhile ends the wait (the
+     * process is about to die, with the trace as far as it got) */
+    pthread_mutex_lock(&qlock);
+    int interrupted = 0;
+    while (running && !(interrupted = wait_returned_locked()))
+        ;
+    pthread_mutex_unlock(&qlock);
+    if (interrupted)
+        return;
     for (uint32_t i = 0; i < n_workers; i++)
         if (workers[i].started)
             pthread_join(workers[i].thread, NULL);
 }
 
-void pes_rt_writer_finish_signal(void)
+void pes_rt_writer_finish_signal(unsigned wait_ms)
 {
+    /* bounded by the clock: a dying process must not hang on a stuck writer */
+    uint64_t deadline = pes_rt_now() + (uint64_t)wait_ms * 1000000u;
     if (pes_rt_writer_try_push(&stop_item))
         return;
-    /* bounded: a dying process must not hang on a stuck writer (5 s) */
-    for (int i = 0; i < 5000 && !__atomic_load_n(&closed, __ATOMIC_ACQUIRE); i++) {
+    while (!__atomic_load_n(&closed, __ATOMIC_ACQUIRE) && pes_rt_now() < deadline) {
         struct timespec ts = {0, 1000000};
         syscall(SYS_nanosleep, &ts, NULL);
     }

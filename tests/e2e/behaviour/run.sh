@@ -38,6 +38,8 @@ abort)          want=134 cut=1 ;;
 omp_tasks)      flags=-fopenmp ;;
 omp_sigint)     flags=-fopenmp args=pid.txt want=130 sigint=1 ;;
 cxx_exceptions) file=cxx_exceptions.cpp ;;
+# zstd linked in, its ZSTD_compressBound the program's own (see zstd_bundled.c)
+zstd_bundled)   flags="-l:libzstd.a -Wl,--allow-multiple-definition" ;;
 *) echo "run.sh: unknown program '$prog'" >&2; exit 2 ;;
 esac
 

@@ -16,9 +16,14 @@
  *                      and are cancelled at once (the cancel lands anywhere,
  *                      also while they wait for a buffer in the runtime)
  *   echo ARGS...       prints each argument as [ARG] on stdout
+ *   endless            main records without end (prints "started" after the
+ *                      first 1000 records; a signal ends it)
+ *   own-term           main installs its own SIGTERM handler, prints "started",
+ *                      records until the handler ran, then exits 0
  * Every scenario prints fixed lines on stdout and stderr. */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +104,13 @@ static void *endless(void *p)
 }
 
 static long progress;
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
 
 static void *cancellable(void *p)
 {
@@ -221,6 +233,22 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(s, "cancel") == 0 && argc == 3) {
         run_cancel(number(argv[2]));
+    } else if (strcmp(s, "endless") == 0 || strcmp(s, "own-term") == 0) {
+        if (s[0] == 'o') {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_term;
+            sigaction(SIGTERM, &sa, NULL);
+        }
+        for (uint64_t c = 0; c < (1ull << 27) && !got_term; c++) {
+            emit(0, c * 1000, (c + 1) * 1000);
+            if (c == 0) {
+                printf("rt_prog: started\n");
+                fflush(stdout);
+            }
+        }
+        if (got_term)
+            printf("rt_prog: SIGTERM handled\n");
     } else if (strcmp(s, "echo") == 0) {
         for (int i = 2; i < argc; i++)
             printf("[%s]\n", argv[i]);

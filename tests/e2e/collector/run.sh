@@ -107,6 +107,51 @@ sigterm)
     [ $st = 143 ] || fail "status $st, expected 143 (SIGTERM)"
     "$check" t.zst --prefix 1:137438953472000 2:137438953472000 || fail "trace check"
     ;;
+sigterm-stalled)
+    # SIGTERM while the main thread waits in the runtime for a buffer that the
+    # writers cannot return (the trace goes into a FIFO nobody reads, so they
+    # block in write): the process still dies of it. Before, the signal waited
+    # for the thread to leave the runtime, which it never did (issue 31). A
+    # hang is caught by the test's TIMEOUT; no clock here.
+    mkfifo t.fifo
+    exec 3<>t.fifo   # open for the writers, never read
+    PES_FULL_OUTPUT=$work/t.fifo PES_OVERWRITE=1 PES_BUFFER_RECORDS=256 PES_WRITERS=1 PES_QUIET=1 \
+        "$prog" endless >out.txt 2>err.txt &
+    pid=$!
+    i=0
+    while ! grep -q started out.txt 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $pid; fail "program did not start"; }
+        sleep 0.01
+    done
+    # until the main thread sleeps in the runtime (a futex), if /proc shows it
+    i=0
+    while [ $i -lt 500 ] && ! grep -q futex "/proc/$pid/wchan" 2>/dev/null; do
+        i=$((i + 1)); sleep 0.01
+    done
+    grep -q futex "/proc/$pid/wchan" 2>/dev/null || echo "note: the main thread was not seen waiting" >&2
+    kill -TERM $pid
+    wait $pid
+    st=$?
+    exec 3>&-
+    [ $st = 143 ] || fail "status $st, expected 143 (SIGTERM)"
+    ;;
+own-term)
+    # the program's own SIGTERM handler keeps working under the collector
+    "$collect" --full -q --buffer-records 256 -o t.zst "$prog" own-term >out.txt 2>err.txt &
+    pid=$!
+    i=0
+    while ! grep -q started out.txt 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $pid; fail "program did not start"; }
+        sleep 0.01
+    done
+    kill -TERM $pid
+    wait $pid
+    st=$?
+    [ $st = 0 ] || fail "status $st, expected 0 (the handler ran, main returned)"
+    grep -q "^rt_prog: SIGTERM handled" out.txt || fail "handler: $(cat out.txt)"
+    "$bin/pes-dump" --stats t.zst >/dev/null 2>dump.txt || fail "pes-dump: $(head -n 2 dump.txt)"
+    [ ! -s dump.txt ] || fail "trace incomplete: $(head -n 2 dump.txt)"
+    ;;
 cancel)
     # asynchronous cancels that land in the runtime while a thread holds a lock
     # or waits for a buffer (small buffers, one writer): every run must end, with
@@ -172,9 +217,26 @@ missing)
 not-instrumented)
     run 2 "$collect" --full true
     grep -q "^pes-collect: true was not built with pes-clang" err.txt || fail "message: $(cat err.txt)"
-    printf '#!/bin/sh\n' >script.sh; chmod +x script.sh
-    run 2 "$collect" --full ./script.sh
-    grep -q "not an ELF executable" err.txt || fail "message: $(cat err.txt)"
+    printf 'neither ELF nor script\n' >data.txt; chmod +x data.txt
+    run 2 "$collect" --full ./data.txt
+    grep -q "^pes-collect: ./data.txt is not an ELF executable or a script" err.txt || fail "message: $(cat err.txt)"
+    ;;
+script)
+    # a wrapper script that execs the program: accepted, the program's trace is the run's
+    printf '#!/bin/sh\nexec "%s" "$@"\n' "$prog" >wrapper.sh; chmod +x wrapper.sh
+    run 0 "$collect" --full -q -o t.zst ./wrapper.sh single 100
+    grep -q "^rt_prog: done" out.txt || fail "the program did not run: $(cat out.txt)"
+    ! grep -q "^pes-" err.txt || fail "messages: $(cat err.txt)"
+    "$check" t.zst --thread-end 0:100 || fail "trace check"
+    # one that starts no program built with pes-clang: its status, and the end says so (even -q)
+    printf '#!/bin/sh\necho plain\nexit 3\n' >plain.sh; chmod +x plain.sh
+    run 3 "$collect" --full -q -o p.zst ./plain.sh
+    [ "$(cat out.txt)" = plain ] || fail "script output: $(cat out.txt)"
+    grep -q "^pes-collect: no trace was written to p.zst: no program built with pes-clang ran under the script ./plain.sh$" \
+        err.txt || fail "message: $(cat err.txt)"
+    run 3 "$collect" --mode samples -q -o s.zst ./plain.sh
+    grep -q "^pes-collect: no trace was written to s.zst: no program built with pes-clang ran" \
+        err.txt || fail "sampled: message: $(cat err.txt)"
     ;;
 exists)
     echo keep >t.zst
