@@ -40,7 +40,12 @@ int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct
     return 0;
 }
 
-int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t, struct pes_error *err) {
+uint32_t replay_truth_track(const char *sampled_config) {
+    return replay_config_spatial(sampled_config) ? PES_RT_TRACK_ADDRESS | PES_RT_TRACK_LINE : PES_RT_TRACK_ADDRESS;
+}
+
+int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct replay_truth *t,
+                       struct pes_error *err) {
     memset(t, 0, sizeof *t);
     const struct pes_trace_info *info = si->header;
     if (!info)
@@ -54,7 +59,8 @@ int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t,
     t->n_threads = n;
     if (!(t->stack_engine = calloc(n, sizeof *t->stack_engine)))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = si->stream_cache, .line = si->line};
+    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = si->stream_cache, .line = si->line,
+                                   .track = track};
     struct pes_sim_config sc = {.machine = si->machine, .n_cores = n, .core_socket = si->stream_cache, .n_threads = n};
     struct pes_reuse_options ro = {.granule = 1};
     if (!(t->rt = pes_rt_create(&rc_cfg, err)) || !(t->sim = pes_sim_create(&sc, err))) goto fail;
