@@ -173,6 +173,7 @@ struct replay_truth {
     struct pes_rt *rt;
     struct pes_sim *sim;
     struct pes_reuse **stack_engine; /* per thread: the exact stack distances */
+    struct truth_scratch *scratch;   /* ground_truth.c's per-chunk arrays */
     uint32_t max_site;               /* largest site id seen + 1 */
     uint64_t *site_key;              /* [max_site + 1] replay_site_line_key; last = pooled ids */
     double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
