@@ -50,8 +50,18 @@ def run_once(runner, cmd, env):
                        errors="replace")
     if p.returncode != 0:
         sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
-    seconds, rss = p.stdout.split()
+    seconds, rss = p.stdout.split()[:2]
     return float(seconds), int(rss)
+
+
+def run_cost(runner, cmd, env=None):
+    """(CPU seconds user+sys, peak RSS in KiB, wall seconds) of one run of cmd."""
+    p = subprocess.run([runner] + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors="replace")
+    if p.returncode != 0:
+        sys.exit(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
+    seconds, rss, cpu = p.stdout.split()
+    return float(cpu), int(rss), float(seconds)
 
 
 def interleaved(runner, variants, env, repeat):

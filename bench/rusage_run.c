@@ -1,10 +1,12 @@
-/* Runs a command with stdout to /dev/null and prints "SECONDS MAXRSS_KIB" of
+/* Runs a command with stdout to /dev/null and prints "SECONDS MAXRSS_KIB CPU" of
  * it; exits with the command's status (128 + signal if killed). The bench
  * scripts time through this rather than from Python: Linux keeps a process's
  * peak RSS across execve, so a child forked from Python starts with the
  * interpreter's ~15 MiB as its peak and every smaller program measured 15 MiB.
  * Forked from this small program, the floor is about 1 MiB. The peak covers
  * the command's own waited-for children too (pes-collect and its program).
+ * A third field is the command's CPU time, user + system, of it and its
+ * waited-for children (readers taking two fields ignore it).
  * usage: rusage_run command [args...] */
 #define _DEFAULT_SOURCE
 #include <fcntl.h>
@@ -44,6 +46,9 @@ int main(int argc, char **argv) {
         return 127;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("%.6f %ld\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), ru.ru_maxrss);
+    double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    printf("%.6f %ld %.6f\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+           ru.ru_maxrss, cpu);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -79,7 +79,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     j->top = k->top;
     j->by_object = replay_by_parse(k->by) == REPLAY_BY_OBJECT;
     if (!(j->b = replay_sampled_begin(si->path, si->header, si->n_streams, err)) ||
-        replay_truth_begin(si->paired, &j->t, err) < 0) {
+        replay_truth_begin(si->paired, replay_truth_track(si->header ? si->header->config : NULL), &j->t, err) < 0) {
         destroy(j);
         return NULL;
     }

@@ -204,6 +204,7 @@ struct replay_truth {
     struct pes_rt *rt;
     struct pes_sim *sim;
     struct pes_reuse **stack_engine; /* per thread: the exact stack distances */
+    struct truth_scratch *scratch;   /* ground_truth.c's per-chunk arrays */
     uint32_t max_site;               /* largest site id seen + 1 */
     uint64_t *site_key;              /* [max_site + 1] replay_site_line_key; last = pooled ids */
     double stack[PES_RT_BINS];       /* exact per-thread stack distances, start address */
@@ -212,8 +213,16 @@ struct replay_truth {
 };
 
 /* The full trace's stream (its threads and shared caches: si->stream_cache;
- * si->line: rt_truth's line granularity, the sampled trace's line size). */
-int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t, struct pes_error *err);
+ * si->line: rt_truth's line granularity, the sampled trace's line size).
+ * track: the rt_truth granularities to compute (PES_RT_TRACK_*, 0: both);
+ * replay_truth_track says which a sampled trace is held against. */
+int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct replay_truth *t,
+                       struct pes_error *err);
+/* What replay_accuracy_compute reads of rt_truth for a sampled trace with this
+ * header config: its reuses at the address (temporal) or, for
+ * granularity=spatial, the line's; the invalidations by site at the address
+ * either way. */
+uint32_t replay_truth_track(const char *sampled_config);
 /* Every access of b, in order (BB entries are not needed). */
 int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct pes_error *err);
 /* The per-line keys of the sites seen (si->site). 0 or -1. */
@@ -268,5 +277,7 @@ uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id);
 
 /* A number in the header's "key=value" config lines, or def. */
 uint64_t replay_config_u64(const char *config, const char *key, uint64_t def);
+/* The header's config says granularity=spatial: its reuses are line reuses. */
+int replay_config_spatial(const char *config);
 
 #endif /* PES_REPLAY_ACCURACY_H */

@@ -11,36 +11,77 @@
 #include "accuracy.h"
 #include "reuse_distance.h"
 
-static int on_access(struct replay_truth *t, const struct pes_batch *b, size_t i, struct pes_error *err) {
-    uint32_t thread = b->stream[i], site = b->site[i];
-    if (thread >= t->n_threads)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "record of thread %u, but the trace announces only %u threads",
-                             thread, t->n_threads);
-    t->accesses++;
-    if (site != UINT32_MAX && site + 1 > t->max_site) t->max_site = site + 1;
-    int writes = (b->rw[i] & PES_BATCH_WRITE) != 0;
-    if (pes_rt_access(t->rt, thread, b->addr[i], writes, site, err) < 0) return -1;
-    struct pes_sim_access sa = {
-        .addr = b->addr[i], .size = b->size[i], .core = thread, .thread = thread,
-        .site = site, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (uint8_t)writes,
-    };
-    if (pes_sim_access(t->sim, &sa, err) < 0) return -1;
-    uint64_t d;
-    if (pes_reuse_push(t->stack_engine[thread], b->addr[i], &d) < 0) {
-        *err = *pes_reuse_error(t->stack_engine[thread]);
-        return -1;
+enum { CHUNK = 1024 };
+
+/* One chunk's accesses in the form each truth takes them. */
+struct truth_scratch {
+    struct pes_rt_access rt[CHUNK];
+    struct pes_sim_access sim[CHUNK];
+    uint64_t addr[CHUNK], dist[CHUNK];
+    size_t per_thread[PES_RT_MAX_THREADS];
+};
+
+/* Accesses go to the three truths a chunk at a time through their batch
+ * calls, which prefetch their tables' slots ahead: the tables hold a slot per
+ * distinct address or line and are probed at random, so the misses, not the
+ * arithmetic, set the pace. The truths are independent of each other, and the
+ * stack distances are per thread, so each takes the chunk in its own order. */
+static int chunk(struct replay_truth *t, const struct pes_batch *b, size_t lo, size_t n, struct pes_error *err) {
+    struct truth_scratch *x = t->scratch;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = lo + k;
+        uint32_t thread = b->stream[i], site = b->site[i];
+        if (thread >= t->n_threads)
+            return pes_error_set(err, PES_ERR_FORMAT, 0,
+                                 "record of thread %u, but the trace announces only %u threads", thread,
+                                 t->n_threads);
+        if (site != UINT32_MAX && site + 1 > t->max_site) t->max_site = site + 1;
+        int writes = (b->rw[i] & PES_BATCH_WRITE) != 0;
+        x->rt[k] = (struct pes_rt_access){.addr = b->addr[i], .thread = thread, .site = site, .is_write = writes};
+        x->sim[k] = (struct pes_sim_access){
+            .addr = b->addr[i], .size = b->size[i], .core = thread, .thread = thread,
+            .site = site, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (uint8_t)writes,
+        };
+        x->per_thread[thread]++;
     }
-    if (d != PES_REUSE_COLD) t->stack[pes_rt_bin(d)] += 1;
+    t->accesses += n;
+    if (pes_rt_access_batch(t->rt, x->rt, n, err) < 0 || pes_sim_access_batch(t->sim, x->sim, n, err) < 0) return -1;
+    /* the chunk's addresses grouped by thread, each thread's in order */
+    size_t at = 0;
+    for (uint32_t th = 0; th < t->n_threads; th++) {
+        size_t c = x->per_thread[th];
+        x->per_thread[th] = at;
+        at += c;
+    }
+    for (size_t k = 0; k < n; k++) x->addr[x->per_thread[b->stream[lo + k]]++] = b->addr[lo + k];
+    at = 0;
+    for (uint32_t th = 0; th < t->n_threads; th++) {
+        size_t end = x->per_thread[th];
+        x->per_thread[th] = 0;
+        if (end == at) continue;
+        if (pes_reuse_push_batch(t->stack_engine[th], x->addr + at, end - at, x->dist) < 0) {
+            *err = *pes_reuse_error(t->stack_engine[th]);
+            return -1;
+        }
+        for (size_t k = 0; k < end - at; k++)
+            if (x->dist[k] != PES_REUSE_COLD) t->stack[pes_rt_bin(x->dist[k])] += 1;
+        at = end;
+    }
     return 0;
 }
 
 int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct pes_error *err) {
-    for (size_t i = 0; i < b->n; i++)
-        if (on_access(t, b, i, err) < 0) return -1;
+    for (size_t lo = 0; lo < b->n; lo += CHUNK)
+        if (chunk(t, b, lo, b->n - lo < CHUNK ? b->n - lo : CHUNK, err) < 0) return -1;
     return 0;
 }
 
-int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t, struct pes_error *err) {
+uint32_t replay_truth_track(const char *sampled_config) {
+    return replay_config_spatial(sampled_config) ? PES_RT_TRACK_ADDRESS | PES_RT_TRACK_LINE : PES_RT_TRACK_ADDRESS;
+}
+
+int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct replay_truth *t,
+                       struct pes_error *err) {
     memset(t, 0, sizeof *t);
     const struct pes_trace_info *info = si->header;
     if (!info)
@@ -52,9 +93,10 @@ int replay_truth_begin(const struct pes_stream_info *si, struct replay_truth *t,
                              PES_RT_MAX_THREADS);
     replay_execution_of(&t->exec, info);
     t->n_threads = n;
-    if (!(t->stack_engine = calloc(n, sizeof *t->stack_engine)))
+    if (!(t->stack_engine = calloc(n, sizeof *t->stack_engine)) || !(t->scratch = calloc(1, sizeof *t->scratch)))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = si->stream_cache, .line = si->line};
+    struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = si->stream_cache, .line = si->line,
+                                   .track = track};
     struct pes_sim_config sc = {.machine = si->machine, .n_cores = n, .core_socket = si->stream_cache, .n_threads = n};
     struct pes_reuse_options ro = {.granule = 1};
     if (!(t->rt = pes_rt_create(&rc_cfg, err)) || !(t->sim = pes_sim_create(&sc, err))) goto fail;
@@ -80,8 +122,10 @@ void replay_truth_free(struct replay_truth *t) {
     if (t->stack_engine)
         for (uint32_t i = 0; i < t->n_threads; i++) pes_reuse_destroy(t->stack_engine[i]);
     free(t->stack_engine);
+    free(t->scratch);
     free(t->site_key);
     t->stack_engine = NULL;
+    t->scratch = NULL;
     t->site_key = NULL;
     t->rt = NULL;
     t->sim = NULL;

@@ -48,6 +48,7 @@ struct table {
 
 struct pes_rt {
     uint32_t n_threads, n_sockets, line_shift;
+    int gran_lo, gran_hi;             /* tracked granularities: tab[.][gran_lo .. gran_hi] */
     uint32_t *socket;                 /* per thread */
     uint64_t *thread_time, *socket_time;
     struct table tab[2][2];           /* [scope][0 address, 1 line] */
@@ -133,7 +134,9 @@ static uint64_t table_get(struct table *t, uint64_t key)
                 return j;
             j = (j + 1) & (t->cap - 1);
         }
-        if ((t->used + 1) * 2 <= t->cap) {
+        /* up to 3/4 full: linear probing stays short there, and the tables
+         * (one slot per distinct address) are most of --compare's memory */
+        if ((t->used + 1) * 4 <= t->cap * 3) {
             memset(&t->loc[j], 0, sizeof t->loc[j]);
             t->loc[j].key = key;
             t->used++;
@@ -202,6 +205,8 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
     if (!r)
         goto nomem;
     r->n_threads = cfg->n_threads;
+    r->gran_lo = cfg->track == PES_RT_TRACK_LINE ? 1 : 0;
+    r->gran_hi = cfg->track == PES_RT_TRACK_ADDRESS ? 0 : 1;
     while ((1u << r->line_shift) < cfg->line)
         r->line_shift++;
     r->socket = calloc(r->n_threads, sizeof *r->socket);
@@ -224,7 +229,7 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
     if (!r->socket_time)
         goto nomem;
     for (int s = 0; s < 2; s++) {
-        for (int g = 0; g < 2; g++) {
+        for (int g = r->gran_lo; g <= r->gran_hi; g++) {
             r->tab[s][g].k = s == PES_RT_INTRA ? r->n_threads : r->n_sockets;
             if (table_grow(&r->tab[s][g], 12) != 0)
                 goto nomem;
@@ -361,8 +366,8 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write
         uint64_t now = s == PES_RT_INTRA ? tnow : snow;
         r->totals[s].accesses++;
         r->threads[s][thread].accesses++;
-        if (track(r, s, 0, thread, addr, off, is_write, site, now, ms[s]) != 0 ||
-            track(r, s, 1, thread, line, off, is_write, site, now, ms[s]) != 0)
+        if ((r->gran_lo == 0 && track(r, s, 0, thread, addr, off, is_write, site, now, ms[s]) != 0) ||
+            (r->gran_hi == 1 && track(r, s, 1, thread, line, off, is_write, site, now, ms[s]) != 0))
             goto nomem;
     }
     return 0;
@@ -380,8 +385,10 @@ int pes_rt_access_batch(struct pes_rt *r, const struct pes_rt_access *a, size_t 
             uint64_t addr = a[i + AHEAD].addr, line = addr >> r->line_shift;
             for (int sc = 0; sc < 2; sc++) {
                 const struct table *t0 = &r->tab[sc][0], *t1 = &r->tab[sc][1];
-                __builtin_prefetch(&t0->loc[hash_key(addr, t0->bits)]);
-                __builtin_prefetch(&t1->loc[hash_key(line, t1->bits)]);
+                if (r->gran_lo == 0)
+                    __builtin_prefetch(&t0->loc[hash_key(addr, t0->bits)]);
+                if (r->gran_hi == 1)
+                    __builtin_prefetch(&t1->loc[hash_key(line, t1->bits)]);
             }
         }
         if (pes_rt_access(r, a[i].thread, a[i].addr, a[i].is_write, a[i].site, err) != 0) {

@@ -62,10 +62,17 @@ struct pes_rt_stats {
     struct pes_rt_hist line;       /* all line-granularity reuses */
 };
 
+/* Which granularities are tracked (pes_rt_config.track): a caller that reads
+ * only one of them saves that table's memory and probes; the other's counts
+ * and histograms stay zero. */
+#define PES_RT_TRACK_ADDRESS 1u
+#define PES_RT_TRACK_LINE 2u
+
 struct pes_rt_config {
     uint32_t n_threads;              /* 1 .. 64 */
     const uint32_t *thread_socket;   /* n_threads entries; NULL: one socket */
     uint32_t line;                   /* bytes, power of two */
+    uint32_t track;                  /* PES_RT_TRACK_* bits; 0: both */
 };
 
 struct pes_rt;

@@ -135,6 +135,12 @@ uint64_t replay_config_u64(const char *config, const char *key, uint64_t def) {
     return end != v ? (uint64_t)x : def;
 }
 
+int replay_config_spatial(const char *config) {
+    char buf[32];
+    const char *g = config_get(config, "granularity", buf, sizeof buf);
+    return g && strcmp(g, "spatial") == 0;
+}
+
 static void read_config(struct replay_sampled *s, const char *config) {
     char buf[32];
     const char *mode = config_get(config, "mode", buf, sizeof buf);
@@ -150,8 +156,7 @@ static void read_config(struct replay_sampled *s, const char *config) {
     s->comm_resolution = (double)replay_config_u64(config, "time_interval", 1024);
     if (!(s->comm_resolution > 0)) s->comm_resolution = 1024;
     s->samples_target = replay_config_u64(config, "samples_target", 0);
-    const char *g = config_get(config, "granularity", buf, sizeof buf);
-    s->spatial = g && strcmp(g, "spatial") == 0;
+    s->spatial = replay_config_spatial(config);
     const char *roi = config_get(config, "roi", buf, sizeof buf);
     s->roi = roi && strcmp(roi, "markers") == 0;
     const char *cens = config_get(config, "censoring", buf, sizeof buf);

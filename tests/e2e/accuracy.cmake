@@ -21,3 +21,11 @@ if(NOT PES_SANITIZE)
   set_tests_properties(e2e.accuracy_samples PROPERTIES LABELS e2e TIMEOUT 300
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
 endif()
+
+# --compare's peak memory does not grow with the full trace's length (same
+# distinct addresses, 8x the accesses; issue 31).
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.accuracy_compare_memory COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/accuracy/compare_memory.sh)
+  set_tests_properties(e2e.accuracy_compare_memory PROPERTIES LABELS e2e TIMEOUT 300
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+endif()

@@ -95,7 +95,7 @@ static int load_truth(const char *path, const struct pes_machine *m, struct repl
         .path = path, .kind = PES_TRACE_FULL, .header = replay_input_info(in), .n_streams = n, .n_caches = 1,
         .stream_cache = cache, .machine = m, .line = 64, .site = in_site, .site_ctx = in,
     };
-    int rc = replay_truth_begin(&si, t, err);
+    int rc = replay_truth_begin(&si, 0, t, err);
     if (rc == 0) {
         struct pes_batch_sink sink = {.batch = on_accesses, .ctx = t};
         rc = replay_input_run(in, &sink, err);
