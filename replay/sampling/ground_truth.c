@@ -37,7 +37,8 @@ static int chunk(struct replay_truth *t, const struct pes_batch *b, size_t lo, s
                                  t->n_threads);
         if (site != UINT32_MAX && site + 1 > t->max_site) t->max_site = site + 1;
         int writes = (b->rw[i] & PES_BATCH_WRITE) != 0;
-        x->rt[k] = (struct pes_rt_access){.addr = b->addr[i], .thread = thread, .site = site, .is_write = writes};
+        x->rt[k] = (struct pes_rt_access){
+            .addr = b->addr[i], .size = b->size[i], .thread = thread, .site = site, .is_write = writes};
         x->sim[k] = (struct pes_sim_access){
             .addr = b->addr[i], .size = b->size[i], .core = thread, .thread = thread,
             .site = site, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (uint8_t)writes,

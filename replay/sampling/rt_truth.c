@@ -21,7 +21,8 @@ struct pend {
     uint64_t time;     /* owner's access counter (thread or socket) at the use */
     uint32_t site;
     uint16_t thread;
-    uint16_t offset;   /* start address within the line (line granularity) */
+    uint16_t offset;   /* line granularity: start address within the line; address
+                        * granularity: the bytes of the 8-byte word the use watches */
 };
 
 /* One location. Most locations have a single pending use (private data), kept
@@ -282,10 +283,15 @@ static struct pes_rt_counts *site_of(struct pes_rt *r, int scope, uint32_t site)
     return site >= MAX_SITES ? &r->other_site[scope] : &r->sites[scope][site];
 }
 
-/* One access against one table. owner: thread (intra) or socket (shared). */
+/* One access against one table. owner: thread (intra) or socket (shared).
+ * Address granularity: key is an 8-byte word, touch the bytes of it the
+ * access reads or writes, and a pending use ends only where its watched bytes
+ * (pend.offset) meet them; watch is the new use's bytes, 0 on the later words
+ * of a multi-word access (they end uses, the watch stays on the first word).
+ * Line granularity: touch and watch are ignored, every access meets the use. */
 static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_t key,
-                 uint16_t offset, int is_write, uint32_t site, uint64_t now,
-                 struct pes_rt_counts *my_site)
+                 uint16_t offset, uint8_t touch, uint8_t watch, int is_write, uint32_t site,
+                 uint64_t now, struct pes_rt_counts *my_site)
 {
     struct table *t = &r->tab[scope][gran];
     uint64_t j = table_get(t, key);
@@ -296,8 +302,10 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
     uint64_t obit = 1ull << owner;
     struct pes_rt_stats *tot = &r->totals[scope];
     struct pes_rt_stats *th = &r->threads[scope][thread];
+    int first = gran == 1 || watch != 0;   /* this access's use starts here */
 
-    if ((l->mask & obit) && (scope == PES_RT_INTRA || pend_of(t, l, owner)->thread != thread)) {
+    if ((l->mask & obit) && (scope == PES_RT_INTRA || pend_of(t, l, owner)->thread != thread) &&
+        (gran == 1 || (pend_of(t, l, owner)->offset & touch))) {
         /* Reuse: Table 6.2 same-core column / Table 6.3 same-socket column. */
         struct pend *u = pend_of(t, l, owner);
         uint64_t d = now - u->time - 1;
@@ -315,15 +323,19 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
                 tot->spatial.bin[b]++, uth->spatial.bin[b]++;
             }
         }
+        if (!first)
+            l->mask &= ~obit;   /* decided; the access's own use is on its first word */
     }
     if (is_write) {
         /* Invalidation: Table 6.2 different-core / Table 6.3 different-socket W. */
         uint64_t m = l->mask & ~obit;
-        l->mask &= obit;
         while (m) {
             uint32_t o = (uint32_t)__builtin_ctzll(m);
             m &= m - 1;
             struct pend *u = pend_of(t, l, o);
+            if (gran == 0 && !(u->offset & touch))
+                continue;   /* another word's bytes: the watch does not see this write */
+            l->mask &= ~(1ull << o);
             struct pes_rt_stats *uth = &r->threads[scope][u->thread];
             struct pes_rt_counts *us = site_of(r, scope, u->site);
             if (gran == 0) {
@@ -335,6 +347,8 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
             }
         }
     }
+    if (!first)
+        return 0;
     if (!l->ext) {
         if ((l->mask & ~obit) == 0) {
             l->owner0 = (uint16_t)owner;
@@ -343,13 +357,29 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
         }
     }
     *pend_of(t, l, owner) = (struct pend){.time = now, .site = site, .thread = (uint16_t)thread,
-                                          .offset = offset};
+                                          .offset = gran == 1 ? offset : watch};
     l->mask |= obit;
     return 0;
 }
 
-int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write, uint32_t site,
-                  struct pes_error *err)
+/* The bytes [lo, hi) of word w (w * 8 <= lo < hi <= w * 8 + 8) as a mask. */
+static inline uint8_t word_bytes(uint64_t lo, uint64_t hi)
+{
+    return (uint8_t)(((1u << (hi - lo)) - 1) << (lo & 7));
+}
+
+/* What the collector's watchpoint covers for an access (rt_watch.c): the
+ * largest aligned prefix of 1, 2, 4 or 8 bytes, inside one 8-byte word. */
+static inline uint32_t watch_len(uint64_t addr, uint32_t size)
+{
+    for (uint32_t len = 8; len > 1; len /= 2)
+        if (len <= size && addr % len == 0)
+            return len;
+    return 1;
+}
+
+int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t size, int is_write,
+                  uint32_t site, struct pes_error *err)
 {
     if (thread >= r->n_threads) {
         pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: thread %u out of range", thread);
@@ -358,16 +388,27 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write
     struct pes_rt_counts *ms[2];
     if (site_slot(r, site, ms) != 0)
         goto nomem;
+    if (size == 0)
+        size = 1;
     uint32_t sock = r->socket[thread];
     uint64_t line = addr >> r->line_shift;
     uint16_t off = (uint16_t)(addr & ((1ull << r->line_shift) - 1));
     uint64_t tnow = r->thread_time[thread]++, snow = r->socket_time[sock]++;
+    /* address granularity: the 8-byte words the access touches; the use
+     * watches what a debug register would (watch_len) on the first */
+    uint64_t end = addr + size, w0 = addr >> 3, wn = (end - 1) >> 3;
+    uint8_t watch = word_bytes(addr, addr + watch_len(addr, size));
     for (int s = 0; s < 2; s++) {
         uint64_t now = s == PES_RT_INTRA ? tnow : snow;
         r->totals[s].accesses++;
         r->threads[s][thread].accesses++;
-        if ((r->gran_lo == 0 && track(r, s, 0, thread, addr, off, is_write, site, now, ms[s]) != 0) ||
-            (r->gran_hi == 1 && track(r, s, 1, thread, line, off, is_write, site, now, ms[s]) != 0))
+        for (uint64_t w = w0; r->gran_lo == 0 && w <= wn; w++) {
+            uint64_t lo = w == w0 ? addr : w << 3, hi = w == wn ? end : (w + 1) << 3;
+            if (track(r, s, 0, thread, w, 0, word_bytes(lo, hi), w == w0 ? watch : 0, is_write, site, now,
+                      ms[s]) != 0)
+                goto nomem;
+        }
+        if (r->gran_hi == 1 && track(r, s, 1, thread, line, off, 0, 0, is_write, site, now, ms[s]) != 0)
             goto nomem;
     }
     return 0;
@@ -382,16 +423,16 @@ int pes_rt_access_batch(struct pes_rt *r, const struct pes_rt_access *a, size_t 
     enum { AHEAD = 8 };
     for (size_t i = 0; i < n; i++) {
         if (i + AHEAD < n) {
-            uint64_t addr = a[i + AHEAD].addr, line = addr >> r->line_shift;
+            uint64_t addr = a[i + AHEAD].addr, word = addr >> 3, line = addr >> r->line_shift;
             for (int sc = 0; sc < 2; sc++) {
                 const struct table *t0 = &r->tab[sc][0], *t1 = &r->tab[sc][1];
                 if (r->gran_lo == 0)
-                    __builtin_prefetch(&t0->loc[hash_key(addr, t0->bits)]);
+                    __builtin_prefetch(&t0->loc[hash_key(word, t0->bits)]);
                 if (r->gran_hi == 1)
                     __builtin_prefetch(&t1->loc[hash_key(line, t1->bits)]);
             }
         }
-        if (pes_rt_access(r, a[i].thread, a[i].addr, a[i].is_write, a[i].site, err) != 0) {
+        if (pes_rt_access(r, a[i].thread, a[i].addr, a[i].size, a[i].is_write, a[i].site, err) != 0) {
             if (err)
                 err->offset = i;
             return -1;

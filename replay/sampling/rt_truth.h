@@ -14,9 +14,14 @@
  *    same thread -> no reuse (already an intra-thread reuse; the new access
  *    becomes the socket's use). A write from another socket -> invalidation.
  *    Reads from another socket do not end the pair (Table 6.3, W->R remark).
- * Locations: the access's start address (temporal) and its cache line (line
- * granularity; a line reuse is spatial when the two start addresses differ).
- * Accesses are not split: the location is the first byte's address / line.
+ * Locations, as the collector's watchpoints see them: at address (temporal)
+ * granularity a use is the bytes a debug register watches for the access
+ * (its largest aligned prefix of 1, 2, 4 or 8 bytes), and the next access
+ * that touches any of those bytes decides it, whatever its start address or
+ * size (a 16-byte vector load decides the uses of both 8-byte words it
+ * covers; its own use is on its first); one pending use per owner and 8-byte
+ * word. At line granularity the location is the first byte's cache line (a
+ * line reuse is spatial when the two start addresses differ).
  * Reuses and invalidations suffered are attributed to the use's thread and
  * site; invalidations caused to the writing thread and site.
  * Limits: <= 64 threads, <= 64 sockets.
@@ -79,13 +84,14 @@ struct pes_rt;
 
 struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *err);
 void pes_rt_destroy(struct pes_rt *r);
-int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, int is_write, uint32_t site,
-                  struct pes_error *err);
+int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t size, int is_write,
+                  uint32_t site, struct pes_error *err);
 /* Same as pes_rt_access on a[0..n-1] in order, faster: the location tables
  * are probed at random, so their slots are prefetched a few accesses ahead.
  * On error err->offset is the index of the failing access. */
 struct pes_rt_access {
     uint64_t addr;
+    uint32_t size;     /* bytes (0 is taken as 1) */
     uint32_t thread;
     uint32_t site;
     int is_write;
