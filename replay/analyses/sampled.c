@@ -384,6 +384,15 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_u64(r, o, "throttled", s->throttled);
     pes_r_u64(r, o, "dropped", s->dropped);
     pes_r_u64(r, o, "expired", s->expired);
+    /* a trace of an older collector, most of whose events are allocations
+     * and frees: the hint says how to avoid them */
+    if (!s->heap_on_use && s->heap_events * 2 > s->events) {
+        struct pes_rnode *h = pes_r_object(r, o, "heap_events_dominate");
+        pes_r_u64(r, h, "heap_events", s->heap_events);
+        pes_r_u64(r, h, "events", s->events);
+        pes_r_str(r, h, "hint", "pes-collect --no-heap (no data objects for heap blocks), or a newer "
+                                "pes-collect, which writes heap events only for blocks that samples fall in");
+    }
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
     pes_r_str(r, o, "stack_model", replay_stack_model_name(s->stack_model));
     pes_r_f64(r, o, "interval_level", 0.9, "%.6g");

@@ -198,8 +198,8 @@ static void site_flags_str(uint8_t f, char *buf, size_t n)
 static void event_flags_str(uint8_t f, char *buf, size_t n)
 {
     static const char *const names[] = {"write", "trap_write", "spatial", "shared_cache",
-                                        "true_sharing", "false_sharing"};
-    flags_str(f, names, 6, buf, n);
+                                        "true_sharing", "false_sharing", "heap_block"};
+    flags_str(f, names, 7, buf, n);
 }
 
 /* ---------------------------------------------------------------- header/tables */
@@ -500,7 +500,9 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
         else
             printf(" site=%u", e->site);
         printf(" ip=0x%" PRIx64 " time=%" PRIu64, e->ip, e->time);
-        if (e->other_thread != UINT32_MAX)
+        if (e->kind == PES_EV_SAMPLE && (e->flags & PES_EVF_HEAP_BLOCK))
+            printf(" block=alloc-site %u +%" PRIu64 " of %" PRIu64, e->other_thread, e->distance, e->aux);
+        else if (e->other_thread != UINT32_MAX)
             printf(" other=T%u", e->other_thread);
         printf(" loads=%" PRIu64 " stores=%" PRIu64 " distance=%" PRIu64 " aux=%" PRIu64
                " flags=%s\n",

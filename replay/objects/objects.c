@@ -86,6 +86,15 @@ struct pes_objects {
     const void *site_ctx;
     const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth);
     const void *alloc_ctx;
+    /* names given to all allocation sites of the trace in id order
+     * (pes_objects_name_heap_sites), sorted by site */
+    struct prenamed *pre;
+    size_t n_pre;
+};
+
+struct prenamed {
+    uint32_t site;
+    char *name, *where, *stack;
 };
 
 static const struct pes_object unknown_object = {.id = 0, .kind = PES_OBJ_UNKNOWN, .name = "unknown",
@@ -202,6 +211,8 @@ void pes_objects_destroy(struct pes_objects *o) {
     lanes_free(o);
     free(o->sites);
     free(o->names);
+    for (size_t i = 0; i < o->n_pre; i++) free(o->pre[i].name), free(o->pre[i].where), free(o->pre[i].stack);
+    free(o->pre);
     free(o);
 }
 
@@ -451,10 +462,17 @@ static void frame_text(char *buf, size_t n, const struct objects_frame *f, uint6
  * (inlined calls expanded). Two sites whose names would be the same (one
  * helper called, or inlined, from two places) are told apart by their
  * callers: "heap@kernel.h:25 (kernel_alloc < main gemm.c:19)". */
-static uint32_t new_heap_object(struct pes_objects *o, uint32_t site) {
+/* Whether a heap object's name is taken: by the objects made so far, or
+ * (pes_objects_name_heap_sites) by the sites named before. */
+typedef int (*name_taken_fn)(const void *ctx, const char *name);
+
+static int object_named(const void *o, const char *name) { return heap_named(o, name) != 0; }
+
+static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken, const void *ctx, char *name,
+                      size_t name_size, char *where, size_t where_size, char *stack, size_t stack_size) {
     uint32_t depth = 0;
     const uint64_t *ips = o->alloc_site ? o->alloc_site(o->alloc_ctx, site, &depth) : NULL;
-    char name[1024], where[200] = "", stack[2048] = "";
+    where[0] = stack[0] = '\0';
     enum { MAX_FRAMES = 32 };
     struct objects_frame fr[MAX_FRAMES];
     uint64_t fr_ip[MAX_FRAMES];
@@ -469,38 +487,103 @@ static uint32_t new_heap_object(struct pes_objects *o, uint32_t site) {
     for (size_t i = 0; i < nf; i++) {
         char part[400];
         frame_text(part, sizeof part, &fr[i], fr_ip[i]);
-        int w = snprintf(stack + len, sizeof stack - len, "%s%s", i ? " < " : "", part);
-        if (w < 0 || (size_t)w >= sizeof stack - len) break;
+        int w = snprintf(stack + len, stack_size - len, "%s%s", i ? " < " : "", part);
+        if (w < 0 || (size_t)w >= stack_size - len) break;
         len += (size_t)w;
     }
     if (nf == 0) {
-        snprintf(name, sizeof name, "heap@site %" PRIu32, site);
+        snprintf(name, name_size, "heap@site %" PRIu32, site);
     } else {
         char first[400];
         frame_text(first, sizeof first, &fr[0], fr_ip[0]);
-        if (fr[0].file[0]) snprintf(where, sizeof where, "%s:%d", fr[0].file, fr[0].line);
+        if (fr[0].file[0]) snprintf(where, where_size, "%s:%d", fr[0].file, fr[0].line);
         for (size_t k = 0;; k++) {   /* callers added until the name is new */
-            size_t at = fr[0].file[0] ? (size_t)snprintf(name, sizeof name, "heap@%s (%s", where,
+            size_t at = fr[0].file[0] ? (size_t)snprintf(name, name_size, "heap@%s (%s", where,
                                                          fr[0].func[0] ? fr[0].func : "?")
-                                      : (size_t)snprintf(name, sizeof name, "heap@%s", first);
-            for (size_t j = 1; j <= k && j < nf && at < sizeof name; j++) {
+                                      : (size_t)snprintf(name, name_size, "heap@%s", first);
+            for (size_t j = 1; j <= k && j < nf && at < name_size; j++) {
                 char part[400];
                 frame_text(part, sizeof part, &fr[j], fr_ip[j]);
-                at += (size_t)snprintf(name + at, sizeof name - at, " < %s", part);
+                at += (size_t)snprintf(name + at, name_size - at, " < %s", part);
             }
-            if (fr[0].file[0] && at < sizeof name) snprintf(name + at, sizeof name - at, ")");
-            if (!heap_named(o, name)) break;
+            if (fr[0].file[0] && at < name_size) snprintf(name + at, name_size - at, ")");
+            if (!taken(ctx, name)) break;
             if (k + 1 >= nf) {   /* the same whole stack: the site's number */
                 size_t l = strlen(name);
-                snprintf(name + l, sizeof name - l, " #%" PRIu32, site);
+                snprintf(name + l, name_size - l, " #%" PRIu32, site);
                 break;
             }
         }
     }
-    uint32_t id = objects_add(o, PES_OBJ_HEAP, name, where, stack, 0);
+}
+
+static int by_site(const void *a, const void *b) {
+    uint32_t x = ((const struct prenamed *)a)->site, y = ((const struct prenamed *)b)->site;
+    return (x > y) - (x < y);
+}
+
+static uint32_t new_heap_object(struct pes_objects *o, uint32_t site) {
+    struct prenamed key = {.site = site};
+    const struct prenamed *p = o->n_pre ? bsearch(&key, o->pre, o->n_pre, sizeof key, by_site) : NULL;
+    uint32_t id;
+    if (p) {
+        id = objects_add(o, PES_OBJ_HEAP, p->name, p->where, p->stack, 0);
+    } else {
+        char name[1024], where[200], stack[2048];
+        heap_name(o, site, object_named, o, name, sizeof name, where, sizeof where, stack, sizeof stack);
+        id = objects_add(o, PES_OBJ_HEAP, name, where, stack, 0);
+    }
     if (id) add_name(o, id);
     return id;
 }
+
+/* The names given so far (pre[0 .. n)), as a set for heap_name. */
+struct pre_set {
+    const struct prenamed *pre;
+    uint32_t *slot;              /* index + 1; 0 empty */
+    uint32_t cap;
+};
+
+static int pre_named(const void *ctx, const char *name) {
+    const struct pre_set *t = ctx;
+    for (uint32_t i = hash_str(name) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+        if (strcmp(t->pre[t->slot[i] - 1].name, name) == 0) return 1;
+    return 0;
+}
+
+void pes_objects_name_heap_sites(struct pes_objects *o, const uint32_t *sites, size_t n) {
+    if (!n || o->n_pre || o->n_sites) return;   /* once, before any heap object */
+    struct prenamed *pre = calloc(n, sizeof *pre);
+    uint32_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    struct pre_set set = {.pre = pre, .slot = calloc(cap, sizeof(uint32_t)), .cap = cap};
+    if (!pre || !set.slot) {
+        free(pre), free(set.slot);
+        return;   /* names then follow the order objects are met */
+    }
+    for (size_t i = 0; i < n; i++) pre[i].site = sites[i];
+    qsort(pre, n, sizeof *pre, by_site);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && pre[m - 1].site == pre[i].site) continue;
+        char name[1024], where[200], stack[2048];
+        heap_name(o, pre[i].site, pre_named, &set, name, sizeof name, where, sizeof where, stack, sizeof stack);
+        pre[m].site = pre[i].site;
+        pre[m].name = strdup(name), pre[m].where = strdup(where), pre[m].stack = strdup(stack);
+        if (!pre[m].name || !pre[m].where || !pre[m].stack) {
+            free(pre[m].name), free(pre[m].where), free(pre[m].stack);
+            break;
+        }
+        uint32_t j = hash_str(name) & (cap - 1);
+        while (set.slot[j]) j = (j + 1) & (cap - 1);
+        set.slot[j] = (uint32_t)m + 1;
+        m++;
+    }
+    free(set.slot);
+    o->pre = pre;
+    o->n_pre = m;
+}
+
 
 static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
     uint32_t mask = o->cap_sites - 1, i = hash32(site) & mask;
@@ -526,6 +609,13 @@ static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
             o->cap_sites = cap;
         }
     }
+    return obj;
+}
+
+uint32_t pes_objects_heap_block(struct pes_objects *o, uint32_t alloc_site, uint64_t size) {
+    if (alloc_site == PES_ALLOC_SITE_STACK) return 0;
+    uint32_t obj = heap_object(o, alloc_site);
+    if (obj && size > o->obj[obj].size) o->obj[obj].size = size;
     return obj;
 }
 

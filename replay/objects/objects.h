@@ -65,6 +65,16 @@ void pes_objects_set_alloc_sites(struct pes_objects *o,
                                  const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth),
                                  const void *ctx);
 
+/* Heap objects are named in the order allocation sites are met, a later
+ * site whose name would repeat an earlier one's getting its callers added.
+ * Given all the trace's allocation sites first (once, before any heap
+ * object), they are named in site id order instead, whichever blocks the
+ * stream meets: a sampled trace names the objects as its full trace does. */
+void pes_objects_name_heap_sites(struct pes_objects *o, const uint32_t *sites, size_t n);
+/* The heap object of alloc_site for a sample that names its block itself
+ * (PES_EVF_HEAP_BLOCK; the block is not added to the live blocks). 0 if
+ * none (a thread's stack is no heap object). */
+uint32_t pes_objects_heap_block(struct pes_objects *o, uint32_t alloc_site, uint64_t size);
 /* A block [addr, addr + size) allocated at alloc_site, live from now on
  * (alloc_site PES_ALLOC_SITE_STACK: a thread's stack). A block that
  * overlaps live ones replaces them (their FREE was not recorded). */

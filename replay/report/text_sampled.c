@@ -93,6 +93,14 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
     fprintf(out, "samples %s, lost %s, throttled %llu, dropped %llu, expired watches %llu\n", a, b,
             (unsigned long long)pes_r_get_u(o, "throttled"), (unsigned long long)pes_r_get_u(o, "dropped"),
             (unsigned long long)pes_r_get_u(o, "expired"));
+    const struct pes_rnode *heap = pes_r_get(o, "heap_events_dominate");
+    if (heap) {
+        uint64_t h = pes_r_get_u(heap, "heap_events"), all = pes_r_get_u(heap, "events");
+        report_count(a, sizeof a, h);
+        report_count(b, sizeof b, all);
+        fprintf(out, "heap events: %s of the trace's %s events (%.0f %%) are allocations and frees\n  hint: %s\n",
+                a, b, all ? 100.0 * (double)h / (double)all : 0.0, report_safe(pes_r_get_s(heap, "hint")));
+    }
     if (pes_r_get(o, "reuse_estimator"))
         fprintf(out, "reuse estimator: %s; intervals: %.0f %%, %s (docs/accuracy.md)\n",
                 strcmp(pes_r_get_s(o, "reuse_estimator"), "censored") == 0

@@ -121,6 +121,8 @@ struct replay_sampled {
     uint32_t n_threads;
     struct replay_sampled_thread *thread;
     uint64_t samples, lost, throttled, dropped, expired;
+    uint64_t events, heap_events;    /* all events, and of them alloc/free events */
+    int heap_on_use;                 /* header config heap_events=...: heap events only as samples need them */
     uint64_t reuses[2], invalidations[2];   /* events */
     double reuse_weight[2], inval_weight[2];  /* weighted by reservoir offers (aux) */
     uint64_t weighted_events;                 /* REUSE/INVALIDATION events with aux > 1 */

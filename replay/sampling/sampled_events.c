@@ -155,6 +155,8 @@ static void read_config(struct replay_sampled *s, const char *config) {
     /* the collector's default: a full trace of the same run marks time every 1024 accesses */
     s->comm_resolution = (double)replay_config_u64(config, "time_interval", 1024);
     if (!(s->comm_resolution > 0)) s->comm_resolution = 1024;
+    /* collectors that write a heap block's events only when an event needs it say so */
+    s->heap_on_use = config_get(config, "heap_events", buf, sizeof buf) != NULL;
     s->samples_target = replay_config_u64(config, "samples_target", 0);
     s->spatial = replay_config_spatial(config);
     const char *roi = config_get(config, "roi", buf, sizeof buf);
@@ -717,7 +719,9 @@ static int on_period(struct replay_sampled_builder *c, const struct pes_event *e
 
 int replay_sampled_events(struct replay_sampled_builder *c, const struct pes_event *e, size_t n, uint64_t offset,
                           struct pes_error *err) {
+    c->s->events += n;
     for (size_t i = 0; i < n; i++) {
+        c->s->heap_events += e[i].kind == PES_EV_ALLOC || e[i].kind == PES_EV_FREE;
         if (e[i].kind == PES_EV_PERIOD) {
             if (c->s->epochs && on_period(c, &e[i], offset, err) < 0) return -1;
             continue;

@@ -298,12 +298,25 @@ static void build_objects(struct replay_input *in) {
     struct pes_block_ref *refs = NULL;
     size_t n_refs = 0, n = 0, cap = 0;
     struct pes_mapping *maps = NULL;
+    uint32_t *site_ids = NULL;
+    size_t n_ids = 0, cap_ids = 0;
     struct pes_error e;
     if (pes_trace_reader_index(in->reader, &refs, &n_refs, &e) == 0)
         for (size_t i = 0; i < n_refs; i++) {
             struct pes_block b;
-            if (refs[i].type != PES_BLOCK_MAPS || pes_trace_reader_block_at(in->reader, &refs[i], &b, &e) != 1)
-                continue;
+            if (refs[i].type != PES_BLOCK_MAPS && refs[i].type != PES_BLOCK_ALLOC_SITES) continue;
+            if (pes_trace_reader_block_at(in->reader, &refs[i], &b, &e) != 1) continue;
+            for (size_t k = 0; b.type == PES_BLOCK_ALLOC_SITES && k < b.n; k++) {
+                if (n_ids == cap_ids) {
+                    size_t c = cap_ids ? 2 * cap_ids : 64;
+                    uint32_t *t = realloc(site_ids, c * sizeof *t);
+                    if (!t) break;
+                    site_ids = t;
+                    cap_ids = c;
+                }
+                site_ids[n_ids++] = b.alloc_sites[k].id;
+            }
+            if (b.type != PES_BLOCK_MAPS) continue;
             for (size_t k = 0; k < b.n; k++) {
                 if (n == cap) {
                     size_t c = cap ? 2 * cap : 64;
@@ -326,6 +339,11 @@ static void build_objects(struct replay_input *in) {
         snprintf(in->objects_warning, sizeof in->objects_warning, "%s", warn);
     for (size_t k = 0; k < n; k++) free((char *)maps[k].path);
     free(maps);
+    /* heap objects named in site id order: the same names for a sampled
+     * trace, which meets only the blocks its samples fall in, as for the
+     * full trace of the same run */
+    pes_objects_name_heap_sites(o, site_ids, n_ids);
+    free(site_ids);
     in->objects = o;
 }
 
@@ -620,7 +638,11 @@ static int run_events(struct replay_input *in, const struct pes_batch_sink *sink
             ev_off[i] = 0;
             if (ev->kind == PES_EV_ALLOC) pes_objects_alloc_at(obj, ev->addr, ev->aux, ev->site, ev->time);
             else if (ev->kind == PES_EV_FREE) pes_objects_free_at(obj, ev->addr, ev->time);
-            else if (ev->addr) ev_obj[i] = pes_objects_lookup(obj, ev->addr, ev->site, &ev_off[i]);
+            else if (ev->kind == PES_EV_SAMPLE && (ev->flags & PES_EVF_HEAP_BLOCK)) {
+                /* the sample names its block (the reader checked it) */
+                ev_obj[i] = pes_objects_heap_block(obj, ev->other_thread, ev->aux);
+                ev_off[i] = ev->distance;
+            } else if (ev->addr) ev_obj[i] = pes_objects_lookup(obj, ev->addr, ev->site, &ev_off[i]);
         }
         if (obj) {
             batch.event_object = ev_obj;

@@ -94,6 +94,14 @@ if(TARGET PesPass AND NOT PES_SANITIZE)
   endforeach()
 endif()
 
+# A sampled trace of an allocation-heavy program: about one event per sample,
+# samples in the full trace's objects and shares (heap_events.sh, issue 31).
+if(TARGET PesPass AND NOT PES_SANITIZE)
+  add_test(NAME e2e.collector.alloc-heap-events
+           COMMAND sh ${PES_RT_E2E_DIR}/heap_events.sh ${PES_BIN_DIR} ${PES_RT_E2E_DIR})
+  set_tests_properties(e2e.collector.alloc-heap-events PROPERTIES LABELS "e2e;collector" TIMEOUT 180)
+endif()
+
 # The runtime imports only libc's and the unwinder's symbols (issue 31).
 add_test(NAME e2e.collector.imports
          COMMAND sh ${PES_RT_E2E_DIR}/rt_imports.sh $<TARGET_FILE:pes-rt>)

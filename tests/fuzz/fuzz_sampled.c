@@ -86,6 +86,11 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
                 ev[i].site %= N_SITES + 1;
                 if (ev[i].site == N_SITES)
                     ev[i].site = UINT32_MAX;
+                /* a sample that names its heap block: an allocation site, an offset in the block */
+                if (ev[i].kind == PES_EV_SAMPLE && (ev[i].flags & PES_EVF_HEAP_BLOCK)) {
+                    ev[i].other_thread %= N_SITES;
+                    ev[i].distance %= ev[i].aux ? ev[i].aux : 1;
+                }
             }
             block[k++] = ev[i];
         }

@@ -475,6 +475,27 @@ static int check_event_sites(struct pes_trace_reader *r, uint64_t off,
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t id = ev[i].site;
+        if (ev[i].kind == PES_EV_SAMPLE && (ev[i].flags & PES_EVF_HEAP_BLOCK)) {
+            /* a sample that names its heap block: site, size, offset in it */
+            uint32_t as = ev[i].other_thread;
+            const struct alloc_entry *a = r->cap_allocs ? r->allocs[alloc_slot(r, as)] : NULL;
+            if (!a || a->first_off >= off) {
+                snprintf(r->why_buf, sizeof r->why_buf,
+                         "event %zu (a sample in a heap block) names allocation site %u, a site "
+                         "of no earlier ALLOC_SITES block",
+                         i, as);
+                *why = r->why_buf;
+                return -1;
+            }
+            if (ev[i].distance >= (ev[i].aux ? ev[i].aux : 1)) {
+                snprintf(r->why_buf, sizeof r->why_buf,
+                         "event %zu (a sample in a heap block) has offset %llu in a block of %llu "
+                         "bytes",
+                         i, (unsigned long long)ev[i].distance, (unsigned long long)ev[i].aux);
+                *why = r->why_buf;
+                return -1;
+            }
+        }
         if (id == UINT32_MAX || ev[i].kind == PES_EV_FREE)
             continue;
         if (ev[i].kind == PES_EV_ALLOC) { /* an allocation site, or a thread's stack */

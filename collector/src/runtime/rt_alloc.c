@@ -98,12 +98,14 @@ static int in_libc(uint64_t ip)
     return pes_rt_code_range_has(&libc_code, ip) || pes_rt_code_range_has(&ld_code, ip);
 }
 
+static int live_init(void);
+
 static struct slot *slots;
 static struct site *sites;      /* sites[id - 1] */
 static uint32_t n_sites;        /* atomic: ids handed out */
 static uint32_t overflow_state; /* atomic: 0 none, 1 being made, 2 queued */
 
-int pes_rt_alloc_init(void)
+int pes_rt_alloc_init(int sampled)
 {
     if (slots)
         return 0;
@@ -122,6 +124,9 @@ int pes_rt_alloc_init(void)
         return -1;
     }
     sites = b;
+    /* without the live-block table every block's events are written at once */
+    if (sampled && live_init() != 0)
+        pes_rt_message("cannot map the live heap-block table; every allocation is an event");
     __atomic_store_n(&slots, (struct slot *)a, __ATOMIC_RELEASE);
     return 0;
 }
@@ -220,6 +225,234 @@ static uint32_t site_of(uint64_t ip0, uint32_t kind)
     return overflow_site(kind);
 }
 
+/* ------------------------------------------------------------ live blocks
+ *
+ * A sampled trace needs a heap block only if an event names an address in
+ * it. So, while a sampled trace is written, each recorded block goes into
+ * this table instead of the events (pes_rt_alloc_announce):
+ *  - a SAMPLE event in a live block names the block itself (flag HEAP_BLOCK:
+ *    other_thread = allocation site, aux = block size, distance = offset);
+ *  - before any other event at an address in it (reuse, invalidation,
+ *    communication, expired watch) the block's ALLOC event, with the time,
+ *    size and site of the allocation, goes into that thread's own events:
+ *    the replay reads EVENTS blocks in file order, and a thread's events keep
+ *    their order there. Each thread announces a block once; its FREE event is
+ *    written only if some thread announced it.
+ * docs/collector.md, "Heap blocks in a sampled trace".
+ *
+ * The table is lock-free: the sampling paths read it from signal handlers
+ * (traps, PMU overflows), possibly while their own thread is inside the
+ * allocator. Open addressing, linear probing; a block's key is its usable
+ * size's class k (floor log2) and its address >> k. Live blocks of one class
+ * never start in the same 2^k bytes, so the key is unique, and the block
+ * holding an address a starts in one of the windows a >> k, (a >> k) - 1,
+ * (a >> k) - 2. A slot's seq is odd while it is written (a seqlock for the
+ * readers); `emitted` holds the slot's generation (high 16 bits) and one bit
+ * per thread that announced the block (threads from THREAD_BITS - 1 on share
+ * the last bit and announce the block at each event). A block the table
+ * cannot take (its probes are full) gets its ALLOC and FREE events at once,
+ * as before. */
+
+#define LIVE_BITS 21u
+#define LIVE_SLOTS (1u << LIVE_BITS)
+#define LIVE_PROBES 64u
+#define KEY_EMPTY 0u
+#define KEY_TOMB 1u
+#define KEY_BUSY 2u
+#define THREAD_BITS 48u
+#define GEN_SHIFT THREAD_BITS
+
+struct live {
+    uint64_t seq;       /* atomic */
+    uint64_t key;       /* atomic: KEY_EMPTY, KEY_TOMB, KEY_BUSY (being filled) or a block's key */
+    uint64_t addr, size, time;   /* atomic (relaxed): the ALLOC event's fields */
+    uint64_t emitted;   /* atomic: generation << GEN_SHIFT | announcing threads */
+    uint32_t site;      /* atomic (relaxed) */
+    uint32_t pad[3];
+};
+
+static struct live *live;        /* set once when a sampled trace is written */
+static uint64_t live_classes;    /* atomic: classes that ever held a block */
+
+static int live_init(void)
+{
+    void *p = mmap(NULL, LIVE_SLOTS * sizeof(struct live), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    __atomic_store_n(&live, (struct live *)p, __ATOMIC_RELEASE);
+    return 0;
+}
+
+size_t malloc_usable_size(void *p);
+
+static inline uint32_t live_class(uint64_t usable)
+{
+    uint32_t k = 63u - (uint32_t)__builtin_clzll(usable | 1);
+    return k > 47 ? 47 : k;
+}
+
+static inline uint64_t live_key(uint32_t k, uint64_t window)
+{
+    return (uint64_t)(k + 1) << 57 | (window & ((1ull << 57) - 1));
+}
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Takes a slot for the block; -1 if its probes are all taken. */
+static int live_insert(uint64_t addr, uint64_t size, uint64_t usable, uint32_t site, uint64_t time)
+{
+    struct live *tab = __atomic_load_n(&live, __ATOMIC_ACQUIRE);
+    if (!tab)
+        return -1;
+    uint32_t k = live_class(usable);
+    uint64_t key = live_key(k, addr >> k), mask = LIVE_SLOTS - 1;
+    uint64_t h = pes_hash_fib(key, LIVE_BITS);
+    for (uint32_t probe = 0; probe < LIVE_PROBES; probe++) {
+        struct live *sl = &tab[(h + probe) & mask];
+        uint64_t cur = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
+        /* an empty or freed slot, or this key's (a block whose free went unseen) */
+        while (cur == KEY_EMPTY || cur == KEY_TOMB || cur == key) {
+            if (!__atomic_compare_exchange_n(&sl->key, &cur, KEY_BUSY, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
+                continue;   /* another thread changed it: look again */
+            __atomic_fetch_add(&sl->seq, 1, __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_RELEASE);
+            ST(sl->addr, addr);
+            ST(sl->size, size);
+            ST(sl->time, time);
+            ST(sl->site, site);
+            uint64_t gen = (LD(sl->emitted) >> GEN_SHIFT) + 1;
+            ST(sl->emitted, gen << GEN_SHIFT);
+            __atomic_fetch_add(&sl->seq, 1, __ATOMIC_RELEASE);
+            __atomic_fetch_or(&live_classes, 1ull << k, __ATOMIC_RELAXED);
+            __atomic_store_n(&sl->key, key, __ATOMIC_RELEASE);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The block at addr goes: 1 if a thread announced it, 0 if none did, -1 if
+ * the table does not hold it. */
+static int live_remove(uint64_t addr, uint64_t usable)
+{
+    struct live *tab = __atomic_load_n(&live, __ATOMIC_ACQUIRE);
+    if (!tab)
+        return -1;
+    uint32_t k = live_class(usable);
+    uint64_t key = live_key(k, addr >> k), mask = LIVE_SLOTS - 1;
+    uint64_t h = pes_hash_fib(key, LIVE_BITS);
+    for (uint32_t probe = 0; probe < LIVE_PROBES; probe++) {
+        struct live *sl = &tab[(h + probe) & mask];
+        uint64_t cur = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
+        if (cur == KEY_EMPTY)
+            return -1;
+        if (cur != key || LD(sl->addr) != addr)
+            continue;
+        __atomic_fetch_add(&sl->seq, 1, __ATOMIC_ACQ_REL);
+        /* a new generation: an announcement that has not claimed its bit yet fails */
+        uint64_t old = __atomic_load_n(&sl->emitted, __ATOMIC_RELAXED), gen;
+        do
+            gen = ((old >> GEN_SHIFT) + 1) << GEN_SHIFT;
+        while (!__atomic_compare_exchange_n(&sl->emitted, &old, gen, 1, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED));
+        __atomic_fetch_add(&sl->seq, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&sl->key, KEY_TOMB, __ATOMIC_RELEASE);
+        return (old & ((1ull << THREAD_BITS) - 1)) != 0;
+    }
+    return -1;
+}
+
+struct live_view {
+    struct live *sl;
+    uint64_t addr, size, time, gen;
+    uint32_t site;
+};
+
+/* The live block holding a, read consistently; 0 if none. Async-signal-safe. */
+static int live_find(uint64_t a, struct live_view *v)
+{
+    struct live *tab = __atomic_load_n(&live, __ATOMIC_ACQUIRE);
+    if (!tab)
+        return 0;
+    uint64_t classes = __atomic_load_n(&live_classes, __ATOMIC_RELAXED), mask = LIVE_SLOTS - 1;
+    while (classes) {
+        uint32_t k = (uint32_t)__builtin_ctzll(classes);
+        classes &= classes - 1;
+        for (uint64_t back = 0; back < 3 && back <= (a >> k); back++) {
+            uint64_t key = live_key(k, (a >> k) - back);
+            uint64_t h = pes_hash_fib(key, LIVE_BITS);
+            for (uint32_t probe = 0; probe < LIVE_PROBES; probe++) {
+                struct live *sl = &tab[(h + probe) & mask];
+                uint64_t s1 = __atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE);
+                uint64_t cur = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
+                if (cur == KEY_EMPTY)
+                    break;
+                if (cur != key || (s1 & 1))
+                    continue;
+                v->addr = LD(sl->addr);
+                v->size = LD(sl->size);
+                v->time = LD(sl->time);
+                v->site = LD(sl->site);
+                v->gen = LD(sl->emitted) >> GEN_SHIFT;
+                __atomic_thread_fence(__ATOMIC_ACQUIRE);
+                if (LD(sl->seq) != s1 || LD(sl->key) != key)
+                    continue;   /* changed meanwhile: freed, or another block */
+                if (a >= v->addr && a - v->addr < (v->size ? v->size : 1)) {
+                    v->sl = sl;
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int lazy_heap(void)
+{
+    return __atomic_load_n(&live, __ATOMIC_RELAXED) != NULL;
+}
+
+void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev)
+{
+    struct live_view v;
+    if (!ev->addr || !lazy_heap() || !live_find(ev->addr, &v))
+        return;
+    if (ev->kind == PES_EV_SAMPLE) {
+        /* a sample names its block itself: no event, and no FREE to follow */
+        ev->flags |= PES_EVF_HEAP_BLOCK;
+        ev->other_thread = v.site;
+        ev->aux = v.size;
+        ev->distance = ev->addr - v.addr;
+        return;
+    }
+    uint64_t bit = 1ull << (t->index < THREAD_BITS - 1 ? t->index : THREAD_BITS - 1);
+    int own = t->index < THREAD_BITS - 1;
+    uint64_t old = __atomic_load_n(&v.sl->emitted, __ATOMIC_ACQUIRE);
+    do {
+        if ((old >> GEN_SHIFT) != (v.gen & ((1ull << (64 - GEN_SHIFT)) - 1)))
+            return;   /* the block went since it was read */
+        if (own && (old & bit))
+            return;   /* already in this thread's events */
+    } while (!__atomic_compare_exchange_n(&v.sl->emitted, &old, old | bit, 1, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    struct pes_event a;
+    pes_rt_event_init(&a, PES_EV_ALLOC, t);
+    a.time = v.time;      /* when it was allocated, not now */
+    a.addr = v.addr;
+    a.aux = v.size;
+    a.site = v.site;
+    a.loads = ev->loads;
+    a.stores = ev->stores;
+    if (pes_rt_events_add(t, &a) < 0 && own && !(old & bit))
+        __atomic_fetch_and(&v.sl->emitted, ~bit, __ATOMIC_ACQ_REL);   /* lost: not announced */
+}
+
+#undef LD
+#undef ST
+
 /* ------------------------------------------------------------ recording */
 
 /* Whether this call may record, cheapest tests first. */
@@ -248,8 +481,17 @@ static void note_entered(struct pes_rt_thread *t, int is_free, uint64_t addr, ui
                                   {size, PES_ID_ALLOC_SIZE, 0}};
         pes_rt_buffer_put_control(t, r, is_free ? 1 : 2);
     }
-    if (pes_rt.sampling)
-        add_event(t, is_free ? PES_EV_FREE : PES_EV_ALLOC, addr, is_free ? 0 : size, site);
+    if (pes_rt.sampling) {
+        /* the table first: its blocks' events come when a sample needs them */
+        int in_table = -1;
+        if (lazy_heap()) {
+            uint64_t usable = malloc_usable_size((void *)(uintptr_t)addr);
+            in_table = is_free ? live_remove(addr, usable)
+                               : live_insert(addr, size, usable, site, pes_rt_now());
+        }
+        if (is_free ? in_table != 0 : in_table < 0)
+            add_event(t, is_free ? PES_EV_FREE : PES_EV_ALLOC, addr, is_free ? 0 : size, site);
+    }
 }
 
 static void note_saved(int is_free, const void *p, uint64_t size, uint32_t kind, uint64_t ip0);
@@ -479,9 +721,15 @@ NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
 
 #else /* PES_RT_NO_ALLOC_INTERPOSE: sanitizer builds own malloc */
 
-int pes_rt_alloc_init(void)
+int pes_rt_alloc_init(int sampled)
 {
+    (void)sampled;
     return 0;   /* nothing to set up: heap blocks are not recorded in these builds */
+}
+
+void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev)
+{
+    (void)t, (void)ev;   /* heap blocks are not recorded in these builds */
 }
 
 #endif

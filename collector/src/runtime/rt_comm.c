@@ -53,6 +53,7 @@ static void comm_event(struct pes_rt_thread *t, uint32_t publisher, uint64_t add
     ev.loads = t->s.loads;
     ev.stores = t->s.stores;
     ev.aux = aux;
+    pes_rt_alloc_announce(t, &ev);
     pes_rt_events_add(t, &ev);
 }
 

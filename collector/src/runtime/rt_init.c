@@ -131,6 +131,12 @@ static void build_config_string(char *buf, size_t size, int sampled)
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
              pes_rt.cfg.debug_registers, pes_rt.cfg.time_interval, (unsigned long long)pes_rt.cfg.seed,
              pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION, gate);
+    /* heap blocks as events need them (rt_alloc.c): replay's hint about
+     * heap-dominated traces is for the traces before this */
+    if (pes_rt.cfg.heap) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "heap_events=used\n");
+    }
     /* --samples: periods adapt per thread (PERIOD events); period_* above are the caps */
     if (pes_rt.cfg.samples_target) {
         size_t len = strlen(buf);
@@ -308,7 +314,7 @@ static void init_once_fn(void)
     }
     pthread_atfork(NULL, NULL, atfork_child);
     /* without the site table the interposer only forwards (--no-heap) */
-    if (pes_rt.cfg.heap && pes_rt_alloc_init() != 0 && !pes_rt.cfg.quiet)
+    if (pes_rt.cfg.heap && pes_rt_alloc_init(pes_rt.swriter != NULL) != 0 && !pes_rt.cfg.quiet)
         pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
     queue_maps();   /* sample and allocation-site IPs are symbolized through it */
     if (pes_rt.swriter) {

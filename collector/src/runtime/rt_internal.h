@@ -634,8 +634,14 @@ extern PES_RT_TLS_IE int pes_rt_in_pool_tls;                  /* pes_rt_writer_i
 extern PES_RT_TLS_IE int pes_rt_handler_depth_tls;            /* pes_rt_in_app_handler() may be 1 */
 
 /* rt_alloc.c: the malloc family and operator new interposed; thread stacks. */
-/* Maps the tables (before tracing starts; 0, or -1: allocations not recorded). */
-PES_RT_HIDDEN int pes_rt_alloc_init(void);
+/* Maps the tables (before tracing starts; 0, or -1: allocations not recorded);
+ * `sampled`: a sampled trace is written, its blocks go to the live table. */
+PES_RT_HIDDEN int pes_rt_alloc_init(int sampled);
+/* Before an event naming ev->addr is added to t's events (its own thread,
+ * also in a signal handler), for the live heap block holding that address
+ * (sampled traces): a SAMPLE gets the block's site, size and offset; another
+ * event gets the block's ALLOC event before it, if t's events lack it. */
+PES_RT_HIDDEN void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev);
 /* Owner thread, from its own code (not from inside libc), not under t->lock:
  * if the thread's stack is not recorded yet, ALLOC/ALLOC_SIZE of it (site
  * PES_ALLOC_SITE_STACK) in its records, or a PES_EV_ALLOC event. */

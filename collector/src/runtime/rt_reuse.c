@@ -142,6 +142,7 @@ static void expired_event(struct pes_rt_thread *t, const struct slot *old, uint6
     ev.aux = old->offers;
     ev.loads = t->s.loads;
     ev.stores = t->s.stores;
+    pes_rt_alloc_announce(t, &ev);
     pes_rt_events_add(t, &ev);
 }
 
@@ -361,6 +362,7 @@ void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     struct pes_rt_thread *o = thread_of(t, owner);
     if (o)   /* the owner's decided outcomes: --samples counts them (rt_adapt.h) */
         __atomic_fetch_add(&o->s.decided, 1, __ATOMIC_ACQ_REL);
+    pes_rt_alloc_announce(t, &ev);
     pes_rt_events_add(t, &ev);
     if (pes_rt.cfg.spatial)
         for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)

@@ -269,6 +269,7 @@ void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
     s->samples++;
     s->prev_sample_ns = s->cur_sample_ns;
     s->cur_sample_ns = ev->time;
+    pes_rt_alloc_announce(t, ev);
     pes_rt_events_add(t, ev);
     switch (pes_rt.cfg.mode) {
     case PES_RT_MODE_REUSE:

@@ -31,10 +31,19 @@ def main():
             names[k] = int(v, 16)
     sites, maps, events = {}, [], []   # events: (thread, 'alloc'|'free', addr, size, site)
     pending = {}                       # thread -> ALLOC waiting for its ALLOC_SIZE
+    lazy = False                       # a sampled trace with heap_events=used
+    sampled_blocks = []                # its samples' blocks: (thread, start, size, site)
     for line in open(dump):
         o = json.loads(line)
         t = o.get('type')
-        if t == 'alloc_site':
+        if t == 'header' and 'heap_events=used' in o.get('config', ''):
+            lazy = True
+        elif t == 'event' and o['kind'] == 'sample' and 'heap_block' in o['flags']:
+            a = int(o['addr'], 16)
+            if not o['distance'] < max(o['aux'], 1):
+                fail('sample at 0x%x: offset %d in a block of %d' % (a, o['distance'], o['aux']))
+            sampled_blocks.append((o['thread'], a - o['distance'], o['aux'], o['other_thread']))
+        elif t == 'alloc_site':
             sites[o['id']] = (o['kind'], [int(x, 16) for x in o['ips']])
         elif t == 'mapping':
             maps.append((int(o['start'], 16), int(o['end'], 16), o['path']))
@@ -99,9 +108,46 @@ def main():
                  (name, addr, len(hits), [h[0] for h in hits], thread))
         return events.index(hits[0])
 
+    def own_addr(addr):
+        return addr in names.values()
+
     def index_of(name):
         return [i for i, e in enumerate(events) if e[1] == 'alloc' and e[2] == names[name] and own(e[4])][0]
 
+    if lazy:
+        # heap events as samples need them: the blocks samples name (and any
+        # alloc event) must be the program's, with their sizes and calls
+        known = {'prog': {'a': (4096, 'malloc', 'fn_make_a'), 'a2': (4096, 'malloc', 'fn_make_a'),
+                          'b': (8192, 'malloc', 'fn_make_b'), 'c': (400, 'calloc', 'fn_main'),
+                          'r': (1 << 20, 'realloc', 'fn_main'), 'm': (3000, 'aligned', 'fn_main'),
+                          'k': (48, 'malloc', 'fn_main'), 'w': (512, 'malloc', 'fn_worker')},
+                 'new': {'n': (8000, 'new', 'fn_make_n'), 's': (40, 'new', 'fn_main')}}[expect]
+        by_start = {names[k]: (k,) + v for k, v in known.items()}
+        seen = set()
+        for thread, start, size, site in sampled_blocks + [(e[0], e[2], e[3], e[4]) for e in mine]:
+            if site not in sites:
+                fail('block 0x%x: site %d is in no ALLOC_SITES block' % (start, site))
+            if not own(site):
+                continue
+            if start not in by_start:
+                fail('a sample names block 0x%x of site %d, which the program did not allocate' % (start, site))
+            name, want_size, kind, fn = by_start[start]
+            skind, ips = sites[site]
+            if size != want_size or skind != kind or not 0 <= ips[0] - names[fn] < span.get(fn, 1024):
+                fail('%s: named as %s of %d bytes from 0x%x, expected %s of %d in %s' %
+                     (name, skind, size, ips[0], kind, want_size, fn))
+            seen.add(name)
+        if not seen:
+            fail('no sample in any of the program\'s blocks')
+        # a free event only for a block whose alloc event came before it
+        for i, e in enumerate(events):
+            if e[1] == 'free' and own_addr(e[2]) and not any(
+                    x[1] == 'alloc' and x[2] == e[2] for x in events[:i]):
+                fail('free of 0x%x without its alloc event' % e[2])
+        stacks = [e for e in events if e[1] == 'alloc' and e[4] is None]
+        print('alloc_check: ok: %s (heap events as used), blocks sampled: %s, %d stacks' %
+              (expect, sorted(seen), len(stacks)))
+        return
     if expect == 'prog':
         ta, sa, ipa = block('a', 4096, 'malloc', 'fn_make_a')
         ta2, sa2, _ = block('a2', 4096, 'malloc', 'fn_make_a')

@@ -265,6 +265,8 @@ enum pes_event_flags {
     PES_EVF_SHARED_CACHE = 1u << 3, /* shared-cache (socket) mode */
     PES_EVF_TRUE_SHARING = 1u << 4,
     PES_EVF_FALSE_SHARING = 1u << 5,
+    PES_EVF_HEAP_BLOCK = 1u << 6,   /* sample in a heap block: other_thread = its allocation site,
+                                       aux = its size, distance = the offset of addr in it */
 };
 
 struct pes_event {
