@@ -222,16 +222,54 @@ static int compact(struct pes_reuse *e)
     return 0;
 }
 
-static inline int push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
+/* The slot holding key, or the free slot where it would go. */
+static inline struct slot *find_slot(struct pes_reuse *e, uint64_t key)
 {
     uint64_t i = hash_index(e, key);
-    struct slot *s;
     for (;;) {
-        s = &e->slots[i];
+        struct slot *s = &e->slots[i];
         if (!s->used || s->key == key)
-            break;
+            return s;
         i = (i + 1) & e->hmask;
     }
+}
+
+/* Makes room for time e->t (compaction keeps slots in place) and counts the
+ * full words below it in the tree. */
+static inline int ready_axis(struct pes_reuse *e)
+{
+    if (e->t == e->cap && compact(e) < 0)
+        return -1;
+    uint64_t wt = e->t >> 6;
+    while (e->ncommitted < wt) {
+        uint64_t c = (uint64_t)__builtin_popcountll(e->bits[e->ncommitted]);
+        fen_add(e->fen, e->nwords, e->ncommitted, (int32_t)c);
+        e->committed_total += c;
+        e->ncommitted++;
+    }
+    return 0;
+}
+
+/* Marks after time p, before e->t: the distinct granules touched since. */
+static inline uint64_t marks_after(const struct pes_reuse *e, uint64_t p)
+{
+    uint64_t wt = e->t >> 6, wp = p >> 6, bp = p & 63;
+    if (wp == wt)
+        return (uint64_t)__builtin_popcountll((e->bits[wt] >> bp) >> 1);
+    uint64_t d = (uint64_t)__builtin_popcountll((e->bits[wp] >> bp) >> 1) +
+                 (uint64_t)__builtin_popcountll(e->bits[wt]);
+    if (wt - wp - 1 <= SCAN_WORDS) {
+        for (uint64_t w = wp + 1; w < wt; w++)
+            d += (uint64_t)__builtin_popcountll(e->bits[w]);
+    } else {
+        d += e->committed_total - fen_prefix(e->fen, wp);
+    }
+    return d;
+}
+
+static inline int push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
+{
+    struct slot *s = find_slot(e, key);
     if (s->used && (uint64_t)s->time + 1 == e->t) {
         /* already on top of the LRU stack: distance 0, nothing moves */
         *dist = 0;
@@ -247,21 +285,12 @@ static inline int push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
                 pes_error_set(&e->err, PES_ERR_NOMEM, 0, "%s", "out of memory growing the hash map");
                 return -1;
             }
-            i = hash_index(e, key);
-            while (e->slots[i].used)
-                i = (i + 1) & e->hmask;
-            s = &e->slots[i];
+            s = find_slot(e, key);
         }
     }
-    if (e->t == e->cap && compact(e) < 0)
-        return -1;   /* compaction keeps slots in place, so s stays valid */
+    if (ready_axis(e) < 0)
+        return -1;
     uint64_t t = e->t, wt = t >> 6;
-    while (e->ncommitted < wt) {
-        uint64_t c = (uint64_t)__builtin_popcountll(e->bits[e->ncommitted]);
-        fen_add(e->fen, e->nwords, e->ncommitted, (int32_t)c);
-        e->committed_total += c;
-        e->ncommitted++;
-    }
     if (!s->used) {
         s->used = 1;
         s->key = key;
@@ -269,28 +298,29 @@ static inline int push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
         *dist = PES_REUSE_COLD;
     } else {
         uint64_t p = s->time, wp = p >> 6, bp = p & 63;
-        uint64_t d;
-        if (wp == wt) {
-            d = (uint64_t)__builtin_popcountll((e->bits[wt] >> bp) >> 1);
-            e->bits[wp] &= ~(UINT64_C(1) << bp);
-        } else {
-            d = (uint64_t)__builtin_popcountll((e->bits[wp] >> bp) >> 1) +
-                (uint64_t)__builtin_popcountll(e->bits[wt]);
-            if (wt - wp - 1 <= SCAN_WORDS) {
-                for (uint64_t w = wp + 1; w < wt; w++)
-                    d += (uint64_t)__builtin_popcountll(e->bits[w]);
-            } else {
-                d += e->committed_total - fen_prefix(e->fen, wp);
-            }
-            e->bits[wp] &= ~(UINT64_C(1) << bp);
+        *dist = marks_after(e, p);
+        e->bits[wp] &= ~(UINT64_C(1) << bp);
+        if (wp != wt) {
             fen_add(e->fen, e->nwords, wp, -1);
             e->committed_total--;
         }
-        *dist = d;
     }
     s->time = (uint32_t)t;
     e->bits[wt] |= UINT64_C(1) << (t & 63);
     e->t = t + 1;
+    return 0;
+}
+
+int pes_reuse_peek_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
+{
+    struct slot *s = find_slot(e, key);
+    if (!s->used) {
+        *dist = PES_REUSE_COLD;
+        return 0;
+    }
+    if (ready_axis(e) < 0)
+        return -1;
+    *dist = marks_after(e, s->time);
     return 0;
 }
 

@@ -56,6 +56,12 @@ int pes_reuse_push(struct pes_reuse *e, uint64_t addr, uint64_t *dist);
 /* Same for an already granule-aligned key (addr >> granule shift). */
 int pes_reuse_push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist);
 
+/* The distance key would have if it were accessed now (distinct granules
+ * touched since its latest access; PES_REUSE_COLD if never), without
+ * accessing it: the stack distance of a reuse whose location is not the
+ * accessed granule (rt_truth's watched bytes). 0, or -1 as push. */
+int pes_reuse_peek_key(struct pes_reuse *e, uint64_t key, uint64_t *dist);
+
 /* n accesses in order (dist[i] for addr[i]); same results as n pushes, but
  * prefetches hash slots ahead, which pays off when the map outgrows the cache.
  * On error the first accesses up to the failing one have been applied. */

@@ -2,8 +2,9 @@
  * ground_truth.c — ground truth of a full trace for --compare: ReuseTracker's
  * reuse / invalidation definitions (rt_truth.h), the cache + MESI simulation
  * with one core per thread (mesi.h: coherence misses, invalidations caused,
- * communication matrices) and the exact per-thread stack distances of every
- * reuse at the access's start address (reuse_distance.h), in one pass.
+ * communication matrices) and the exact per-thread stack distance of every
+ * intra-thread reuse rt_truth finds, counted in distinct start addresses
+ * (reuse_distance.h), in one pass.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +18,41 @@ enum { CHUNK = 1024 };
 struct truth_scratch {
     struct pes_rt_access rt[CHUNK];
     struct pes_sim_access sim[CHUNK];
-    uint64_t addr[CHUNK], dist[CHUNK];
-    size_t per_thread[PES_RT_MAX_THREADS];
+    /* rt_truth's intra-thread reuses of the chunk, in access order: the
+     * deciding access's index and the use's start address; first[k] ..
+     * first[k + 1] are access k's */
+    uint32_t *log_at;
+    uint64_t *log_use;
+    size_t n_log, cap_log;
+    int log_failed;
+    uint32_t first[CHUNK + 1];
 };
 
-/* Accesses go to the three truths a chunk at a time through their batch
- * calls, which prefetch their tables' slots ahead: the tables hold a slot per
- * distinct address or line and are probed at random, so the misses, not the
- * arithmetic, set the pace. The truths are independent of each other, and the
- * stack distances are per thread, so each takes the chunk in its own order. */
+static void log_reuse(void *ctx, size_t index, uint64_t use_addr) {
+    struct truth_scratch *x = ctx;
+    if (x->n_log == x->cap_log) {
+        size_t cap = x->cap_log ? 2 * x->cap_log : 4096;
+        uint32_t *at = realloc(x->log_at, cap * sizeof *at);
+        if (at) x->log_at = at;
+        uint64_t *use = at ? realloc(x->log_use, cap * sizeof *use) : NULL;
+        if (!use) {
+            x->log_failed = 1;
+            return;
+        }
+        x->log_use = use;
+        x->cap_log = cap;
+    }
+    x->log_at[x->n_log] = (uint32_t)index;
+    x->log_use[x->n_log++] = use_addr;
+}
+
+/* Accesses go to the truths a chunk at a time through their batch calls,
+ * which prefetch their tables' slots ahead: the tables hold a slot per
+ * distinct word or line and are probed at random, so the misses, not the
+ * arithmetic, set the pace. The stack distances are those of rt_truth's own
+ * intra-thread reuses (the same pairs the sampled histogram estimates): for
+ * each reuse an access decided, the distinct start addresses its thread
+ * touched since the use (a peek at the use's address), then the access. */
 static int chunk(struct replay_truth *t, const struct pes_batch *b, size_t lo, size_t n, struct pes_error *err) {
     struct truth_scratch *x = t->scratch;
     for (size_t k = 0; k < n; k++) {
@@ -43,30 +70,28 @@ static int chunk(struct replay_truth *t, const struct pes_batch *b, size_t lo, s
             .addr = b->addr[i], .size = b->size[i], .core = thread, .thread = thread,
             .site = site, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (uint8_t)writes,
         };
-        x->per_thread[thread]++;
     }
     t->accesses += n;
+    x->n_log = 0;
     if (pes_rt_access_batch(t->rt, x->rt, n, err) < 0 || pes_sim_access_batch(t->sim, x->sim, n, err) < 0) return -1;
-    /* the chunk's addresses grouped by thread, each thread's in order */
-    size_t at = 0;
-    for (uint32_t th = 0; th < t->n_threads; th++) {
-        size_t c = x->per_thread[th];
-        x->per_thread[th] = at;
-        at += c;
+    if (x->log_failed) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    size_t j = 0;
+    for (size_t k = 0; k <= n; k++) {
+        x->first[k] = (uint32_t)j;
+        while (j < x->n_log && x->log_at[j] == k) j++;
     }
-    for (size_t k = 0; k < n; k++) x->addr[x->per_thread[b->stream[lo + k]]++] = b->addr[lo + k];
-    at = 0;
-    for (uint32_t th = 0; th < t->n_threads; th++) {
-        size_t end = x->per_thread[th];
-        x->per_thread[th] = 0;
-        if (end == at) continue;
-        if (pes_reuse_push_batch(t->stack_engine[th], x->addr + at, end - at, x->dist) < 0) {
-            *err = *pes_reuse_error(t->stack_engine[th]);
-            return -1;
+    for (size_t k = 0; k < n; k++) {
+        struct pes_reuse *e = t->stack_engine[b->stream[lo + k]];
+        uint64_t d;
+        for (uint32_t r = x->first[k]; r < x->first[k + 1]; r++) {
+            if (pes_reuse_peek_key(e, x->log_use[r], &d) < 0) goto engine;
+            if (d != PES_REUSE_COLD) t->stack[pes_rt_bin(d)] += 1;
         }
-        for (size_t k = 0; k < end - at; k++)
-            if (x->dist[k] != PES_REUSE_COLD) t->stack[pes_rt_bin(x->dist[k])] += 1;
-        at = end;
+        if (pes_reuse_push_key(e, b->addr[lo + k], &d) < 0) goto engine;
+        continue;
+    engine:
+        *err = *pes_reuse_error(e);
+        return -1;
     }
     return 0;
 }
@@ -97,7 +122,7 @@ int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct 
     if (!(t->stack_engine = calloc(n, sizeof *t->stack_engine)) || !(t->scratch = calloc(1, sizeof *t->scratch)))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     struct pes_rt_config rc_cfg = {.n_threads = n, .thread_socket = si->stream_cache, .line = si->line,
-                                   .track = track};
+                                   .track = track, .intra_reuse = log_reuse, .ctx = t->scratch};
     struct pes_sim_config sc = {.machine = si->machine, .n_cores = n, .core_socket = si->stream_cache, .n_threads = n};
     struct pes_reuse_options ro = {.granule = 1};
     if (!(t->rt = pes_rt_create(&rc_cfg, err)) || !(t->sim = pes_sim_create(&sc, err))) goto fail;
@@ -123,6 +148,7 @@ void replay_truth_free(struct replay_truth *t) {
     if (t->stack_engine)
         for (uint32_t i = 0; i < t->n_threads; i++) pes_reuse_destroy(t->stack_engine[i]);
     free(t->stack_engine);
+    if (t->scratch) free(t->scratch->log_at), free(t->scratch->log_use);
     free(t->scratch);
     free(t->site_key);
     t->stack_engine = NULL;

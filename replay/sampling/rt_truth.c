@@ -59,6 +59,9 @@ struct pes_rt {
     uint8_t *site_seen;
     uint32_t n_sites;
     struct pes_rt_counts other_site[2];
+    void (*intra_reuse)(void *ctx, size_t index, uint64_t use_addr);
+    void *ctx;
+    size_t index;                     /* of the access in its batch */
     int other_seen;
 };
 
@@ -206,6 +209,8 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
     if (!r)
         goto nomem;
     r->n_threads = cfg->n_threads;
+    r->intra_reuse = cfg->intra_reuse;
+    r->ctx = cfg->ctx;
     r->gran_lo = cfg->track == PES_RT_TRACK_LINE ? 1 : 0;
     r->gran_hi = cfg->track == PES_RT_TRACK_ADDRESS ? 0 : 1;
     while ((1u << r->line_shift) < cfg->line)
@@ -315,6 +320,9 @@ static int track(struct pes_rt *r, int scope, int gran, uint32_t thread, uint64_
         if (gran == 0) {
             tot->n.reuses++, uth->n.reuses++, us->reuses++;
             tot->temporal.bin[b]++, uth->temporal.bin[b]++;
+            /* the use's start: its watch begins at it (watch_len) */
+            if (scope == PES_RT_INTRA && r->intra_reuse)
+                r->intra_reuse(r->ctx, r->index, key << 3 | (uint64_t)__builtin_ctz(u->offset));
         } else {
             tot->n.line_reuses++, uth->n.line_reuses++, us->line_reuses++;
             tot->line.bin[b]++, uth->line.bin[b]++;
@@ -378,8 +386,8 @@ static inline uint32_t watch_len(uint64_t addr, uint32_t size)
     return 1;
 }
 
-int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t size, int is_write,
-                  uint32_t site, struct pes_error *err)
+static int access_at(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t size, int is_write,
+                     uint32_t site, struct pes_error *err)
 {
     if (thread >= r->n_threads) {
         pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: thread %u out of range", thread);
@@ -397,6 +405,10 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t siz
     /* address granularity: the 8-byte words the access touches; the use
      * watches what a debug register would (watch_len) on the first */
     uint64_t end = addr + size, w0 = addr >> 3, wn = (end - 1) >> 3;
+    if (wn - w0 >= PES_RT_MAX_WORDS) {   /* memcpy / memset records: their first words */
+        wn = w0 + PES_RT_MAX_WORDS - 1;
+        end = (wn + 1) << 3;
+    }
     uint8_t watch = word_bytes(addr, addr + watch_len(addr, size));
     for (int s = 0; s < 2; s++) {
         uint64_t now = s == PES_RT_INTRA ? tnow : snow;
@@ -417,6 +429,13 @@ nomem:
     return -1;
 }
 
+int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t size, int is_write,
+                  uint32_t site, struct pes_error *err)
+{
+    r->index = 0;
+    return access_at(r, thread, addr, size, is_write, site, err);
+}
+
 int pes_rt_access_batch(struct pes_rt *r, const struct pes_rt_access *a, size_t n,
                         struct pes_error *err)
 {
@@ -432,7 +451,8 @@ int pes_rt_access_batch(struct pes_rt *r, const struct pes_rt_access *a, size_t 
                     __builtin_prefetch(&t1->loc[hash_key(line, t1->bits)]);
             }
         }
-        if (pes_rt_access(r, a[i].thread, a[i].addr, a[i].size, a[i].is_write, a[i].site, err) != 0) {
+        r->index = i;
+        if (access_at(r, a[i].thread, a[i].addr, a[i].size, a[i].is_write, a[i].site, err) != 0) {
             if (err)
                 err->offset = i;
             return -1;

@@ -78,7 +78,17 @@ struct pes_rt_config {
     const uint32_t *thread_socket;   /* n_threads entries; NULL: one socket */
     uint32_t line;                   /* bytes, power of two */
     uint32_t track;                  /* PES_RT_TRACK_* bits; 0: both */
+    /* Optional: called for every intra-thread reuse at address granularity
+     * with the index of the deciding access in its batch (0 for
+     * pes_rt_access) and the start address of the use it decided, before
+     * the next access is taken: what an exact stack distance of the same
+     * reuse needs (ground_truth.c). */
+    void (*intra_reuse)(void *ctx, size_t index, uint64_t use_addr);
+    void *ctx;
 };
+/* An access longer than this many 8-byte words (a memcpy or memset record)
+ * decides the uses in its first PES_RT_MAX_WORDS words only. */
+#define PES_RT_MAX_WORDS 64u
 
 struct pes_rt;
 

@@ -19,6 +19,15 @@ struct lru {
     size_t n;
 };
 
+/* The distance key would have now, the stack left as it is. */
+static inline uint64_t lru_peek(const struct lru *s, uint64_t key)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->keys[i] == key)
+            return i;
+    return PES_REUSE_COLD;
+}
+
 static inline uint64_t lru_push(struct lru *s, uint64_t key)
 {
     size_t i;

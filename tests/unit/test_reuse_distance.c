@@ -172,6 +172,12 @@ static void check_random(uint64_t seed, size_t n, uint64_t space, uint32_t granu
             a = rng_next(&st) % space;
         a += base;
         uint64_t d;
+        /* a peek at another key (rt_truth's reuse of a watched use) leaves the stack alone */
+        uint64_t other = (rng_next(&st) % space + base) >> shift;
+        assert_int_equal(pes_reuse_peek_key(e, other, &d), 0);
+        if (d != lru_peek(&s, other))
+            fail_msg("seed %llu step %zu peek %llx: got %llu want %llu", (unsigned long long)seed, i,
+                     (unsigned long long)other, (unsigned long long)d, (unsigned long long)lru_peek(&s, other));
         assert_int_equal(pes_reuse_push(e, a, &d), 0);
         uint64_t want = lru_push(&s, a >> shift);
         if (d != want)
