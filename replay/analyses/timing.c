@@ -15,7 +15,8 @@
  * test before the loop makes one, however long the wait); their accesses
  * over the whole trace are the counts that depend on timing.
  *
- * Not seen: waits whose loop body makes other accesses (each iteration then
+ * Found only where this run waited: a poll whose flag was always set already
+ * is not named. Not seen: waits whose loop body makes other accesses (each iteration then
  * loads other addresses between the polls), waits on read-modify-writes
  * (compare-and-swap loops), waits shorter than SPIN_MIN_LOADS, and the other
  * accesses inside a wait's loop. Named wrongly: a loop of only loads of one
