@@ -101,5 +101,6 @@ extern const struct pes_analysis pes_analysis_sim;       /* sim.c */
 extern const struct pes_analysis pes_analysis_approx;    /* approx.c */
 extern const struct pes_analysis pes_analysis_sampled;   /* sampled.c */
 extern const struct pes_analysis pes_analysis_accuracy;  /* accuracy.c */
+extern const struct pes_analysis pes_analysis_timing;    /* timing.c */
 
 #endif

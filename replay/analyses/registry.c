@@ -11,6 +11,7 @@ const struct pes_analysis *const pes_analyses[] = {
     &pes_analysis_approx,
     &pes_analysis_sampled,
     &pes_analysis_accuracy,
+    &pes_analysis_timing,
     NULL,
 };
 

@@ -17,6 +17,36 @@
 #include "report_util.h"
 #include "writers.h"
 
+/* The sites whose counts depend on thread timing (timing.c), named up to 4. */
+static void print_timing(FILE *out, const struct pes_rnode *td) {
+    if (!td) return;
+    const struct pes_rnode *w = pes_r_get(td, "spin_waits");
+    uint64_t n = pes_r_get_u(td, "sites");
+    double share = 100.0 * pes_r_get_f(td, "share");
+    fprintf(out, "  timing    counts at %u site%s (%s%.2f%% of accesses) depend on thread timing: spin-waits at ",
+            (unsigned)n, n == 1 ? "" : "s", share < 0.01 ? "<" : "", share < 0.01 ? 0.01 : share);
+    /* sites of one line (an unrolled loop's) are one place */
+    char shown[4][REPORT_LABEL_MAX * 2];
+    size_t n_shown = 0, i = 0;
+    for (; i < pes_r_count(w) && n_shown < 4; i++) {
+        const struct pes_rnode *e = pes_r_at(w, i);
+        const char *file = pes_r_get_s(e, "file"), *base = strrchr(file, '/'), *fn = pes_r_get_s(e, "function");
+        base = base ? base + 1 : file;
+        char label[REPORT_LABEL_MAX * 2];
+        if (*base && pes_r_get_u(e, "line"))
+            snprintf(label, sizeof label, "%s:%u%s%s", base, (unsigned)pes_r_get_u(e, "line"), *fn ? " " : "", fn);
+        else
+            snprintf(label, sizeof label, "site %u%s%s", (unsigned)pes_r_get_u(e, "site"), *fn ? " " : "", fn);
+        size_t k = 0;
+        while (k < n_shown && strcmp(shown[k], label) != 0) k++;
+        if (k < n_shown) continue;
+        fprintf(out, "%s%s", n_shown ? ", " : "", report_safe(label));
+        snprintf(shown[n_shown++], sizeof shown[0], "%s", label);
+    }
+    if (i < pes_r_count(w)) fprintf(out, " and %zu more site%s", pes_r_count(w) - i, pes_r_count(w) - i == 1 ? "" : "s");
+    fputc('\n', out);
+}
+
 static void print_summary(FILE *out, const struct pes_rnode *root) {
     const struct pes_rnode *t = pes_r_get(root, "trace"), *m = pes_r_get(root, "machine");
     char a[32], r[32], w[32], b[32], bb[32];
@@ -34,6 +64,7 @@ static void print_summary(FILE *out, const struct pes_rnode *root) {
     const struct pes_rnode *warnings = pes_r_get(t, "warnings");
     for (size_t i = 0; i < pes_r_count(warnings); i++)
         fprintf(out, "  warning   %s\n", report_safe(pes_r_s(pes_r_at(warnings, i))));
+    print_timing(out, pes_r_get(t, "timing_dependent"));
     fprintf(out, "  machine   %s:", report_safe(pes_r_get_s(m, "name")));
     const struct pes_rnode *levels = pes_r_get(m, "levels");
     for (size_t l = 0; l < pes_r_count(levels); l++) {

@@ -32,11 +32,8 @@ foreach(scenario single threads oversubscribed writers early abort signal-status
                  default-name missing not-instrumented script exists usage bad-env ${PES_RT_RUNNING})
   add_test(NAME e2e.collector.${scenario}
            COMMAND sh ${PES_RT_E2E_DIR}/run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
-  set_tests_properties(e2e.collector.${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 120)
-  if(scenario STREQUAL "sigterm-stalled")
-    # the hang this scenario guards against (issue 31) ends it here
-    set_tests_properties(e2e.collector.${scenario} PROPERTIES TIMEOUT 60)
-  endif()
+  # a backstop only: the scripts stop a hang themselves and say HANG (scenario_common.sh)
+  set_tests_properties(e2e.collector.${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 900)
 endforeach()
 
 # An OpenMP program through the real pass: pes-clang does not add sanitizer
@@ -105,4 +102,4 @@ endif()
 # The runtime imports only libc's and the unwinder's symbols (issue 31).
 add_test(NAME e2e.collector.imports
          COMMAND sh ${PES_RT_E2E_DIR}/rt_imports.sh $<TARGET_FILE:pes-rt>)
-set_tests_properties(e2e.collector.imports PROPERTIES LABELS "e2e;collector" TIMEOUT 60)
+set_tests_properties(e2e.collector.imports PROPERTIES LABELS "e2e;collector" TIMEOUT 300)

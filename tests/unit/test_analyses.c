@@ -1574,6 +1574,147 @@ static void test_json_writer(void **state)
     pes_report_destroy(r);
 }
 
+/* ------------------------------------------------------------ timing */
+
+/* Accesses of the timing cases: T1 polls X, T0 stores. */
+enum { TX = 0x1000, TY = 0x2000, TZ = 0x3000 };
+#define LD(t, a, site) {(a), 4, 4, (t), (site), PES_BATCH_READ}
+#define ST(t, a, site) {(a), 4, 4, (t), (site), PES_BATCH_WRITE}
+
+/* The timing analysis over a[0..n): its "timing_dependent" (NULL: none). */
+static const struct pes_rnode *timing_of(struct pes_report **r, const struct acc *a, size_t n, size_t chunk)
+{
+    struct pes_stream_info si = {.path = "t", .n_streams = 2, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1};
+    assert_true(pes_analysis_timing.wanted(&si, &k));
+    *r = run(&pes_analysis_timing, &si, &k, a, n, chunk, 0, NULL);
+    return pes_r_get(section(*r, "trace"), "timing_dependent");
+}
+
+/* One wait named: its site, accesses, waits, longest wait; the share of n. */
+static void assert_wait(const struct pes_rnode *td, uint32_t site, uint64_t accesses, uint64_t waits,
+                        uint64_t longest, size_t n)
+{
+    assert_non_null(td);
+    assert_int_equal(pes_r_get_u(td, "sites"), 1);
+    assert_int_equal(pes_r_get_u(td, "accesses"), accesses);
+    assert_near(pes_r_get_f(td, "share"), (double)accesses / (double)n, 1e-12);
+    const struct pes_rnode *w = pes_r_at(pes_r_get(td, "spin_waits"), 0);
+    assert_int_equal(pes_r_get_u(w, "site"), site);
+    assert_string_equal(pes_r_get_s(w, "file"), sites[site].file);
+    assert_int_equal(pes_r_get_u(w, "line"), sites[site].line);
+    assert_int_equal(pes_r_get_u(w, "accesses"), accesses);
+    assert_int_equal(pes_r_get_u(w, "waits"), waits);
+    assert_int_equal(pes_r_get_u(w, "longest_wait"), longest);
+}
+
+/* Waits by hand: three loads of one address by one thread in a row, another
+ * thread's store to those bytes after the first and at most 4096 of the
+ * poller's accesses after the last. */
+static void test_timing_by_hand(void **state)
+{
+    (void)state;
+    struct pes_report *r;
+    /* a wait: 2 polls, the store, 3 polls (site 3), then one more at site 3 later */
+    static const struct acc wait[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3), LD(1, TX, 3),
+                                      LD(1, TX, 3), ST(1, TY, 4), LD(1, TX, 3), ST(0, TZ, 5)};
+    for (size_t chunk = 1; chunk <= 9; chunk += 8) {
+        assert_wait(timing_of(&r, wait, 9, chunk), 3, 6, 1, 5, 9);
+        pes_report_destroy(r);
+    }
+    /* the store before the first poll: the polls saw it already */
+    static const struct acc before[] = {ST(0, TX, 1), LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3)};
+    assert_null(timing_of(&r, before, 5, 5));
+    pes_report_destroy(r);
+    /* two polls around the store: no wait */
+    static const struct acc two[] = {LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3), ST(1, TY, 4)};
+    assert_null(timing_of(&r, two, 4, 4));
+    pes_report_destroy(r);
+    /* a store to the next word of the line (false sharing) ends no wait */
+    static const struct acc next[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX + 4, 1), LD(1, TX, 3), LD(1, TX, 3)};
+    assert_null(timing_of(&r, next, 5, 5));
+    pes_report_destroy(r);
+    /* the poller's own store is no release; a store that overlaps by one byte is */
+    static const struct acc own[] = {LD(1, TX, 3), LD(1, TX, 3), ST(1, TX, 4), LD(1, TX, 3), LD(1, TX, 3),
+                                     LD(1, TX, 3)};
+    assert_null(timing_of(&r, own, 6, 6));
+    pes_report_destroy(r);
+    static const struct acc overlap[] = {LD(1, TX, 3), LD(1, TX, 3), {TX - 3, 4, 4, 0, 1, PES_BATCH_WRITE},
+                                         LD(1, TX, 3)};
+    assert_wait(timing_of(&r, overlap, 4, 4), 3, 3, 1, 3, 4);
+    pes_report_destroy(r);
+    /* polls with other loads between them are not consecutive */
+    static const struct acc mixed[] = {LD(1, TX, 3), LD(1, TY, 4), LD(1, TX, 3), ST(0, TX, 1), LD(1, TY, 4),
+                                       LD(1, TX, 3), LD(1, TY, 4), LD(1, TX, 3)};
+    assert_null(timing_of(&r, mixed, 8, 8));
+    pes_report_destroy(r);
+    /* a rotated loop: the test before the loop (site 2) polls once, the loop's
+     * (site 3) four times: only site 3 is named; the wait has 5 loads */
+    static const struct acc rotated[] = {LD(1, TX, 2), LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3),
+                                         LD(1, TX, 3)};
+    assert_wait(timing_of(&r, rotated, 6, 6), 3, 4, 1, 5, 6);
+    pes_report_destroy(r);
+    /* the store placed after the last poll (the merge's interpolation): within
+     * 4096 of the poller's accesses a wait, after 4097 none */
+    enum { SLACK = 4096 };
+    struct acc *late = calloc(3 + SLACK + 2, sizeof *late);
+    assert_non_null(late);
+    for (int i = 0; i < 3; i++) late[i] = (struct acc)LD(1, TX, 3);
+    for (int i = 3; i < 3 + SLACK; i++) late[i] = (struct acc)ST(1, TY + 8 * (uint64_t)i, 4);
+    late[3 + SLACK] = (struct acc)ST(0, TX, 1);
+    assert_wait(timing_of(&r, late, 3 + SLACK + 1, 1000), 3, 3, 1, 3, 3 + SLACK + 1);
+    pes_report_destroy(r);
+    late[3 + SLACK] = (struct acc)ST(1, TZ, 4);
+    late[3 + SLACK + 1] = (struct acc)ST(0, TX, 1);
+    assert_null(timing_of(&r, late, 3 + SLACK + 2, 1000));
+    pes_report_destroy(r);
+    free(late);
+}
+
+/* In parts: a part's counts packed and merged into the part before it give
+ * the whole stream's report when no wait crosses the boundary; a part cut
+ * short is refused. */
+static void test_timing_parts(void **state)
+{
+    (void)state;
+    static const struct acc a[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3), ST(1, TY, 4),
+                                   LD(0, TZ, 5), LD(0, TZ, 5), ST(1, TZ, 4), LD(0, TZ, 5), LD(0, TZ, 5)};
+    struct pes_stream_info si = {.path = "t", .n_streams = 2, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1};
+    struct pes_error err = {0};
+    const struct pes_analysis *an = &pes_analysis_timing;
+    void *p0 = an->create(&si, &k, &err), *p1 = an->create(&si, &k, &err);
+    assert_non_null(p0);
+    assert_non_null(p1);
+    feed(an->batch, p0, a, 5, 5, 2, 0, NULL);
+    feed(an->batch, p1, a + 5, 5, 5, 2, 0, NULL);
+    assert_int_equal(an->sync(p0, &err), 0);
+    assert_int_equal(an->sync(p1, &err), 0);
+    size_t len = an->part_pack(p1, NULL, 0);
+    unsigned char *buf = malloc(len);
+    assert_non_null(buf);
+    assert_int_equal(an->part_pack(p1, buf, len), len);
+    assert_int_equal(an->part_merge(p0, buf, len - 1, &err), -1);
+    assert_non_null(strstr(err.message, "timing"));
+    assert_int_equal(an->part_merge(p0, buf, len, &err), 0);
+    free(buf);
+    assert_int_equal(an->finish(p0, &err), 0);
+    struct pes_publish p;
+    struct pes_report *r = new_report(&p);
+    an->publish(p0, &p);
+    an->destroy(p0);
+    an->destroy(p1);
+    const struct pes_rnode *td = pes_r_get(section(r, "trace"), "timing_dependent");
+    assert_non_null(td);
+    assert_int_equal(pes_r_get_u(td, "sites"), 2);
+    assert_int_equal(pes_r_get_u(td, "accesses"), 7);
+    /* most accesses first: site 5 (4), site 3 (3) */
+    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(td, "spin_waits"), 0), "site"), 5);
+    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(td, "spin_waits"), 1), "site"), 3);
+    assert_near(pes_r_get_f(td, "share"), 0.7, 1e-12);
+    pes_report_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1593,6 +1734,8 @@ int main(void)
         cmocka_unit_test(test_accuracy_by_hand),
         cmocka_unit_test(test_accuracy_by_object),
         cmocka_unit_test(test_json_writer),
+        cmocka_unit_test(test_timing_by_hand),
+        cmocka_unit_test(test_timing_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@ find_program(PES_ZSTD_CLI zstd)
 if(PES_ZSTD_CLI)
   add_test(NAME trace.zstd_cli_accepts
            COMMAND sh -c "$<TARGET_FILE:trace_sample_gen> sample-zstd.pes && ${PES_ZSTD_CLI} -q -t sample-zstd.pes && ${PES_ZSTD_CLI} -q -dc sample-zstd.pes | head -c 4 | grep -q PESB")
-  set_tests_properties(trace.zstd_cli_accepts PROPERTIES LABELS unit TIMEOUT 60)
+  set_tests_properties(trace.zstd_cli_accepts PROPERTIES LABELS unit TIMEOUT 300)
 endif()
 
 # pes-dump on the sample trace (only when replay/ builds pes-dump).
@@ -23,7 +23,7 @@ if(TARGET pes-dump)
   add_test(NAME trace.pes_dump
            COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/trace_dump_test.sh $<TARGET_FILE:pes-dump>
                    $<TARGET_FILE:trace_sample_gen> ${CMAKE_CURRENT_BINARY_DIR}/trace_dump_test)
-  set_tests_properties(trace.pes_dump PROPERTIES LABELS unit TIMEOUT 60)
+  set_tests_properties(trace.pes_dump PROPERTIES LABELS unit TIMEOUT 300)
 endif()
 pes_add_unit_test(test_trace_layout SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_layout.c LIBS pes_trace PkgConfig::ZSTD)
 # Block production apart from appending: encoder bytes = writer bytes = an

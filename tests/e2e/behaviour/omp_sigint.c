@@ -1,9 +1,10 @@
 /* omp_sigint PIDFILE — 2 OpenMP threads sweep memory until SIGINT (default
  * action) ends the process from outside; PIDFILE gets the pid once both
- * threads are working. Not interrupted within 20 s: prints so and exits 3. */
+ * threads are working. No end of its own (neither a clock nor a work count:
+ * either would race with the signal on a loaded machine); a test that never
+ * sends the signal meets run.sh's CPU-time bound or its hang guard. */
 #include <omp.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "bh.h"
 
@@ -14,7 +15,6 @@ int main(int argc, char **argv)
     bh_say("omp_sigint: started\n");
     static unsigned long a[2][4096];
     int working = 0;
-    time_t start = time(NULL);
 #pragma omp parallel num_threads(2)
     {
         unsigned long *mine = a[omp_get_thread_num() & 1];
@@ -28,9 +28,8 @@ int main(int argc, char **argv)
             if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0)
                 abort();
         }
-        while (time(NULL) - start < 20)
+        for (;;)
             bh_sweep(mine, 4096, 1);
     }
-    printf("omp_sigint: not interrupted, %d threads\n", working);
-    return 3;
+    return 3;   /* not reached */
 }

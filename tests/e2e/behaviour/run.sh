@@ -2,24 +2,28 @@
 # run.sh PROGRAM BIN_DIR SOURCE_DIR — the collector behaviour suite for one program
 # (docs/collector.md, "Behaviour suite"). PROGRAM is built with plain clang (the
 # reference) and with pes-clang; the reference runs, then the instrumented build with
-# the collector off and under every mode of pes-collect. Each run must end within
-# PES_BEHAVIOUR_TIMEOUT seconds (default 10; else "HANG: PROGRAM MODE") with the
+# the collector off and under every mode of pes-collect. Each run must end with the
 # reference's exit status (or terminating signal), stdout and stderr, and every trace
 # it leaves must be accepted by pes-dump: with its footer, or, where the program does
 # not end through exit() (crash, abort, _exit, exec), at least its header.
 # Every failure is printed; the exit status is 1 if there was any.
+# No verdict depends on wall time (a loaded CI machine stretches it): each run's CPU
+# time is bounded (`ulimit -t`, PES_BEHAVIOUR_CPU_S, default 60 s: a runaway loop);
+# PES_BEHAVIOUR_TIMEOUT (default 300 s) only stops a run that never ends, which
+# fails as "HANG: PROGRAM MODE".
 set -u
 prog=$1
 bin=$2
 src=$3
-limit=${PES_BEHAVIOUR_TIMEOUT:-10}
+limit=${PES_BEHAVIOUR_TIMEOUT:-300}   # a hang guard, not a time verdict
+cpu=${PES_BEHAVIOUR_CPU_S:-60}
 period=1000   # sampled modes: many samples, watchpoints and traps in a short run
-kill_limit_ms=1000   # omp_sigint: from SIGINT to the exit of pes-collect
 
 # What each program is: source, extra flags, arguments (@HELPER@ and @LIB@ become the
 # files of the same build), the reference's exit status, and cut=1 if the process does
-# not end through exit(), so its traces may lack the footer.
-file=$prog.c flags= args= want=0 cut=0 sigint=0
+# not end through exit(), so its traces may lack the footer; wrap=1 runs the program
+# through a shell script that execs it (an exec wrapper, as many codes ship).
+file=$prog.c flags= args= want=0 cut=0 sigint=0 wrap=0
 case $prog in
 sig_alarm|sig_altstack|cancel_deferred|cancel_async|threads64|tls|recursion|sigtrap_own|atexit|longjmp) ;;
 watch_runtime)  flags=-ldl ;;
@@ -38,6 +42,9 @@ abort)          want=134 cut=1 ;;
 omp_tasks)      flags=-fopenmp ;;
 omp_sigint)     flags=-fopenmp args=pid.txt want=130 sigint=1 ;;
 cxx_exceptions) file=cxx_exceptions.cpp ;;
+cxx_templates)  file=cxx_templates.cpp flags=-fno-exceptions ;;
+omp_spin)       flags=-fopenmp ;;
+exec_wrapper)   file=tls.c wrap=1 ;;
 # zstd linked in, its ZSTD_compressBound the program's own (see zstd_bundled.c)
 zstd_bundled)   flags="-l:libzstd.a -Wl,--allow-multiple-definition" ;;
 *) echo "run.sh: unknown program '$prog'" >&2; exit 2 ;;
@@ -48,6 +55,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 ulimit -c 0   # the crashing programs leave no core files
 ulimit -s 8192 2>/dev/null   # recursion.c is sized for the default 8 MiB stack
+ulimit -t "$cpu"   # per process: the program, pes-collect, the runtime's writers
 # The runtime reads PES_*; pes-collect sets what a run needs.
 for v in $(env | sed -n 's/^\(PES_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 export OMP_NUM_THREADS=2
@@ -79,6 +87,11 @@ for variant in ref inst; do
     build $variant "$file" "$prog" $flags
     case $args in *@HELPER@*) build $variant helper.c helper ;; esac
     case $args in *@LIB@*) build $variant dl_lib.c libbh_dl.so -shared -fPIC ;; esac
+    if [ $wrap = 1 ]; then
+        printf '#!/bin/sh\n# an exec wrapper: the program replaces the shell\nexec "$(dirname "$0")/%s" "$@"\n' \
+            "$prog" >"$variant/$prog.sh"
+        chmod +x "$variant/$prog.sh"
+    fi
 done
 
 # ---------------------------------------------------------------- runs
@@ -89,10 +102,8 @@ signame() {   # status as shown in messages: "134 (SIGABRT)"
         echo "$1"
     fi
 }
-now_ms() { local t=$EPOCHREALTIME; echo $((${t%.*} * 1000 + 10#${t#*.} / 1000)); }
-
 # run MODE: runs the program in ./MODE/ (stdout, stderr, traces there) and sets
-# st (exit status; 128 + signal) and hung (1 if the time limit ended it).
+# st (exit status; 128 + signal) and hung (1 if the hang guard ended it).
 run() {
     local dir=$work/$mode variant=inst
     local -a cmd=()
@@ -106,9 +117,7 @@ run() {
     esac
     local a=${args//@HELPER@/$work/$variant/helper}
     a=${a//@LIB@/$work/$variant/libbh_dl.so}
-    cmd+=("$work/$variant/$prog" $a)
-    local start end
-    start=$(now_ms)
+    if [ $wrap = 1 ]; then cmd+=("$work/$variant/$prog.sh" $a); else cmd+=("$work/$variant/$prog" $a); fi
     if [ $sigint = 0 ]; then
         # (bash's own "Segmentation fault" line about the child goes to /dev/null)
         { (cd "$dir" && exec timeout -k 2 "$limit" "${cmd[@]}" </dev/null >out 2>err); } 2>/dev/null
@@ -116,18 +125,21 @@ run() {
     else
         interrupt "$dir" "${cmd[@]}"
     fi
-    end=$(now_ms)
-    echo "$prog $mode: exit $(signame "$st") after $((end - start)) ms"
+    echo "$prog $mode: exit $(signame "$st")"
     hung=0
-    if { [ $st = 124 ] || [ $st = 137 ]; } && [ $((end - start)) -ge $((limit * 1000)) ]; then
-        hung=1
-    fi
+    # timeout's own statuses: 124 (TERM), 137 (KILL after -k); a program that
+    # dies by SIGKILL itself is no hang, but none here does
+    if [ $st = 124 ] || [ $st = 137 ]; then hung=1; fi
+    # SIGXCPU: the CPU-time bound ended it
+    if [ $st = 152 ]; then fail "ran past $cpu s of CPU time (ulimit -t): a runaway loop"; fi
 }
 
-# interrupt DIR CMD...: starts CMD in DIR, waits for the pid it writes to pid.txt, sends
-# that process SIGINT (as ^C does; pes-collect itself ignores it) and times the exit.
+# interrupt DIR CMD...: starts CMD in DIR, waits for the pid it writes to pid.txt and
+# sends that process SIGINT (as ^C does; pes-collect itself ignores it); the run must
+# then end by that signal (the caller checks status, output and traces), however long
+# a loaded machine takes.
 interrupt() {
-    local dir=$1 pid= job t0 t1 i
+    local dir=$1 pid= job i
     shift
     (cd "$dir" && exec timeout -k 2 "$limit" "$@" </dev/null >out 2>err) &
     job=$!
@@ -138,16 +150,18 @@ interrupt() {
         sleep 0.01
     done
     case $pid in
-    '' | *[!0-9]*) { wait $job; } 2>/dev/null; st=$?; fail "the program did not start its threads"; return ;;
+    '' | *[!0-9]*)
+        { wait $job; } 2>/dev/null
+        st=$?
+        case $st in
+        124 | 137) ;;   # the caller reports the HANG
+        *) fail "the program ended (exit $(signame "$st")) without starting its threads" ;;
+        esac
+        return ;;
     esac
-    t0=$(now_ms)
     kill -INT "$pid"
     { wait $job; } 2>/dev/null
     st=$?
-    t1=$(now_ms)
-    echo "$prog $mode: $((t1 - t0)) ms from SIGINT to exit"
-    [ $((t1 - t0)) -lt $kill_limit_ms ] || [ $st = 124 ] || [ $st = 137 ] ||
-        fail "$((t1 - t0)) ms from SIGINT to exit (at most $kill_limit_ms ms)"
 }
 
 # check_trace FILE: pes-dump reads all of it; a missing footer is only allowed for cut

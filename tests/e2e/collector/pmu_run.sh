@@ -20,7 +20,7 @@ run() {
     want=$1 mode=$2 backend=$3 arg=$4 threads=${5:-1}
     # env after timeout: only the program gets the preloaded runtime
     # RUN_ENV: more settings for the runtime (words, e.g. PES_SAMPLES=2)
-    timeout 30 env ${RUN_ENV:-} PES_SAMPLE_OUTPUT=s.zst PES_MODE="$mode" PES_BACKEND="$backend" \
+    guard env ${RUN_ENV:-} PES_SAMPLE_OUTPUT=s.zst PES_MODE="$mode" PES_BACKEND="$backend" \
         PES_PMU_SYSFS="$work/sys" LIBPFM_FORCE_PMU=skl LD_PRELOAD="$rt" PMU_APP_EXIT=$want \
         "$app" "$arg" "$threads" >out.txt 2>err.txt
     got=$?
@@ -179,7 +179,7 @@ no-pmu)
     [ "$(grep -c 'pes-rt:' err.txt)" = 1 ] || fail "expected one warning: $(cat err.txt)"
     ! grep -q " sample " dump.txt || fail "samples without a PMU"
     # an unknown backend name: the soft sampler, with a message
-    timeout 30 env PES_SAMPLE_OUTPUT=t.zst PES_MODE=samples PES_BACKEND=pmu LD_PRELOAD="$rt" \
+    guard env PES_SAMPLE_OUTPUT=t.zst PES_MODE=samples PES_BACKEND=pmu LD_PRELOAD="$rt" \
         PMU_APP_FAIL=1 "$app" pebs >out.txt 2>err.txt || fail "PES_BACKEND=pmu: exit status $?"
     grep -q "PES_BACKEND=pmu: expected soft, pebs or ibs" err.txt || fail "bad backend: $(cat err.txt)"
     ;;
@@ -201,7 +201,7 @@ collect-pebs)
         fail "--list-backends: $(cat err.txt)"
     grep -q "^pebs  available: MEM_INST_RETIRED:ALL_LOADS opens on this thread" out.txt ||
         fail "--list-backends: $(cat out.txt)"
-    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl PMU_APP_EXIT=3 timeout 30 "$bin/pes-collect" \
+    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl PMU_APP_EXIT=3 guard "$bin/pes-collect" \
         --mode samples -q -o s.zst "$app" pebs >out.txt 2>err.txt
     got=$?
     [ $got = 3 ] || { cat err.txt >&2; fail "exit status $got, expected the program's 3"; }
@@ -211,7 +211,7 @@ collect-pebs)
     expect_pebs 0
     expect_pebs 1
     # the same with --backend pebs
-    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl timeout 30 "$bin/pes-collect" --backend pebs \
+    LD_PRELOAD="$fake" LIBPFM_FORCE_PMU=skl guard "$bin/pes-collect" --backend pebs \
         --mode samples -q -o s.zst --force "$app" pebs >out.txt 2>err.txt || fail "--backend pebs: $(cat err.txt)"
     "$dump" s.zst >dump.txt || fail "pes-dump s.zst failed"
     expect_pebs 1
@@ -220,7 +220,7 @@ instrumented)
     # a pes-clang program (samp_prog) with the pebs backend: its soft countdowns
     # are off, so with a PMU that reports nothing there are no samples, the
     # totals are the PMU counts (0), and the program runs as usual
-    timeout 30 env PES_SAMPLE_OUTPUT=s.zst PES_MODE=reuse PES_BACKEND=pebs LIBPFM_FORCE_PMU=skl \
+    guard env PES_SAMPLE_OUTPUT=s.zst PES_MODE=reuse PES_BACKEND=pebs LIBPFM_FORCE_PMU=skl \
         LD_PRELOAD="$fake" PES_PERIOD_LOAD=97 "$tbin/samp_prog" reuse 50 2000 >out.txt 2>err.txt ||
         fail "samp_prog: exit status $?: $(cat err.txt)"
     [ "$(cat out.txt)" = "samp_prog: reuse done" ] || fail "stdout: $(cat out.txt)"

@@ -96,13 +96,9 @@ sigterm)
     # closes the trace, then both die of SIGTERM (status 143)
     "$collect" --full -q --buffer-records 256 -o t.zst "$prog" running-wait 2 >out.txt 2>err.txt &
     pid=$!
-    i=0
-    while ! grep -q started out.txt 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $pid; fail "program did not start"; }
-        sleep 0.01
-    done
+    wait_started $pid
     kill -TERM $pid
-    wait $pid
+    wait_guarded $pid
     st=$?
     [ $st = 143 ] || fail "status $st, expected 143 (SIGTERM)"
     "$check" t.zst --prefix 1:137438953472000 2:137438953472000 || fail "trace check"
@@ -112,17 +108,13 @@ sigterm-stalled)
     # writers cannot return (the trace goes into a FIFO nobody reads, so they
     # block in write): the process still dies of it. Before, the signal waited
     # for the thread to leave the runtime, which it never did (issue 31). A
-    # hang is caught by the test's TIMEOUT; no clock here.
+    # hang fails as HANG (wait_guarded); no time verdict.
     mkfifo t.fifo
     exec 3<>t.fifo   # open for the writers, never read
     PES_FULL_OUTPUT=$work/t.fifo PES_OVERWRITE=1 PES_BUFFER_RECORDS=256 PES_WRITERS=1 PES_QUIET=1 \
         "$prog" endless >out.txt 2>err.txt &
     pid=$!
-    i=0
-    while ! grep -q started out.txt 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $pid; fail "program did not start"; }
-        sleep 0.01
-    done
+    wait_started $pid
     # until the main thread sleeps in the runtime (a futex), if /proc shows it
     i=0
     while [ $i -lt 500 ] && ! grep -q futex "/proc/$pid/wchan" 2>/dev/null; do
@@ -130,7 +122,7 @@ sigterm-stalled)
     done
     grep -q futex "/proc/$pid/wchan" 2>/dev/null || echo "note: the main thread was not seen waiting" >&2
     kill -TERM $pid
-    wait $pid
+    wait_guarded $pid
     st=$?
     exec 3>&-
     [ $st = 143 ] || fail "status $st, expected 143 (SIGTERM)"
@@ -139,13 +131,9 @@ own-term)
     # the program's own SIGTERM handler keeps working under the collector
     "$collect" --full -q --buffer-records 256 -o t.zst "$prog" own-term >out.txt 2>err.txt &
     pid=$!
-    i=0
-    while ! grep -q started out.txt 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 3000 ] || { kill -KILL $pid; fail "program did not start"; }
-        sleep 0.01
-    done
+    wait_started $pid
     kill -TERM $pid
-    wait $pid
+    wait_guarded $pid
     st=$?
     [ $st = 0 ] || fail "status $st, expected 0 (the handler ran, main returned)"
     grep -q "^rt_prog: SIGTERM handled" out.txt || fail "handler: $(cat out.txt)"
@@ -159,12 +147,12 @@ cancel)
     # signal in cond_wait even with cancellation disabled: docs/collector.md)
     for try in 1 2 3; do
         rm -f t.zst
-        run 0 timeout -k 2 30 "$collect" --full -q --buffer-records 64 --writers 1 -o t.zst "$prog" cancel 300
+        run 0 guard "$collect" --full -q --buffer-records 64 --writers 1 -o t.zst "$prog" cancel 300
         grep -q "rt_prog: 600 of 600 threads cancelled" out.txt || fail "not every thread was cancelled"
         "$bin/pes-dump" --stats t.zst >/dev/null 2>dump.txt || fail "pes-dump: $(head -n 2 dump.txt)"
         [ ! -s dump.txt ] || fail "the trace is incomplete: $(head -n 2 dump.txt)"
         rm -f s.zst
-        run 0 timeout -k 2 30 "$collect" --mode reuse --period 100 -q -o s.zst "$prog" cancel 300
+        run 0 guard "$collect" --mode reuse --period 100 -q -o s.zst "$prog" cancel 300
         grep -q "rt_prog: 600 of 600 threads cancelled" out.txt || fail "not every thread was cancelled (reuse)"
     done
     ;;

@@ -49,7 +49,7 @@ import struct
 import subprocess
 import sys
 
-TIMEOUT = 20
+TIMEOUT = 300   # a hang guard, not a time verdict
 HEADER, MODULE, THREAD, ACCESS, EVENTS, MAPS, FOOTER, ALLOC_SITES = range(1, 9)
 NAMES = {HEADER: 'HEADER', MODULE: 'MODULE', THREAD: 'THREAD', ACCESS: 'ACCESS',
          EVENTS: 'EVENTS', MAPS: 'MAPS', FOOTER: 'FOOTER', ALLOC_SITES: 'ALLOC_SITES'}
@@ -307,7 +307,7 @@ def run(cmd):
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        return None, b'', b'timeout after %d s' % TIMEOUT
+        return None, b'', b'HANG: still running after %d s (stopped)' % TIMEOUT
     return p.returncode, p.stdout, p.stderr
 
 

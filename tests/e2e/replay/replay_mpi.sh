@@ -59,8 +59,10 @@ expect_mpi_fail() {   # NEEDLE RANKS ARGS...
   local needle=$1 np=$2
   shift 2
   local rc=0
-  timeout 120 mpirun --allow-run-as-root --oversubscribe -np "$np" "$@" >"$work/out" 2>"$work/err" || rc=$?
-  [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || { cat "$work/err" >&2; fail "expected a failure (rc $rc): $*"; }
+  # a hang guard (ranks left waiting), not a time verdict
+  timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" -ne 124 ] || fail "HANG: $np ranks still running after 300 s: $*"
+  [ "$rc" -ne 0 ] || { cat "$work/err" >&2; fail "expected a failure (rc $rc): $*"; }
   [ "$(grep -c '^pes-replay-mpi: ' "$work/err")" -eq 1 ] || { cat "$work/err" >&2; fail "not one line: $*"; }
   grep -qF -- "$needle" "$work/err" || { cat "$work/err" >&2; fail "stderr of '$*' lacks '$needle'"; }
   [ ! -s "$work/out" ] || fail "a report after a failure: $*"
