@@ -1,7 +1,8 @@
 /* omp_spin — OpenMP threads that wait by spinning, as NPB LU's pipelined
  * sweeps do: thread t may start step k of its block only after thread t-1
  * has finished step k (it polls t-1's flag, an atomic, with nothing but the
- * load in the loop), then publishes its own step. A second phase spins on a
+ * load in the loop), and may overwrite its block for step k only after t+1
+ * has read step k-1 of it; then it publishes its own step. A second phase spins on a
  * shared counter (a hand-made barrier). The polls' number depends on the
  * schedule; the results do not. */
 #include <omp.h>
@@ -30,6 +31,10 @@ int main(void)
             for (long k = 1; k <= STEPS; k++) {
                 if (t > 0)
                     while (atomic_load_explicit(&done[t - 1], memory_order_acquire) < k)
+                        ;
+                /* nor overwrite its block before thread t+1 has read step k-1 of it */
+                if (t + 1 < n)
+                    while (atomic_load_explicit(&done[t + 1], memory_order_acquire) < k - 1)
                         ;
                 const double *left = t > 0 ? grid[t - 1] : grid[t];
                 for (int i = 0; i < N; i++)
