@@ -34,6 +34,7 @@ struct member {
     double stores;   /* share of stores among them */
     double w, w2;    /* the samples' weights summed, and their squares */
     uint32_t n, chunk[CHUNKS];
+    uint32_t written;   /* chunks its sampled stores wrote (bit c: chunk c) */
 };
 
 struct line {
@@ -152,6 +153,23 @@ static void apply(double *cur, const struct sweep_ev *e) {
 
 /* Adds w time of the rates `rate` (per thread) to every line pair's
  * integral of λ_a λ_b / Λ, λ = the thread's rate × its share of the line. */
+/* Of the transfers between a and b, the share that is true sharing, as the
+ * simulation that checks it defines it (mesi.h): a coherence miss is true
+ * when the missing thread's access touches bytes the other wrote since.
+ * Transfers to b follow a's stores, so in proportion to a's store share;
+ * each is true when b's access falls on a chunk a writes. */
+static double true_share(const struct member *a, const struct member *b) {
+    double to_b = 0, to_a = 0;
+    for (int c = 0; c < CHUNKS; c++) {
+        if (a->written >> c & 1) to_b += b->chunk[c];
+        if (b->written >> c & 1) to_a += a->chunk[c];
+    }
+    to_b /= b->n;
+    to_a /= a->n;
+    double sa = a->stores, sb = b->stores;
+    return sa + sb > 0 ? (sa * to_b + sb * to_a) / (sa + sb) : 0;
+}
+
 static void integrate(const struct line *lines, size_t n_lines, const struct member *mem, const double *rate,
                       double w, double *integral) {
     for (size_t l = 0; l < n_lines; l++) {
@@ -223,6 +241,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
                 m.w2 += byl[k]->weight * byl[k]->weight;
                 m.stores += byl[k]->write ? byl[k]->weight : 0;
                 m.chunk[byl[k]->chunk % CHUNKS]++;
+                if (byl[k]->write) m.written |= 1u << (byl[k]->chunk % CHUNKS);
             }
             m.stores /= m.w;
             m.share = m.w / samples[m.thread];
@@ -293,9 +312,7 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
             for (size_t b = a + 1; b < L->n; b++, q++) {
                 const struct member *ma = &mem[L->first + a], *mb = &mem[L->first + b];
                 double x = 2 * integral[q] * (1 - (1 - ma->stores) * (1 - mb->stores));
-                double same = 0;
-                for (int c = 0; c < CHUNKS; c++) same += (double)ma->chunk[c] * mb->chunk[c];
-                same /= (double)ma->n * mb->n;
+                double same = true_share(ma, mb);
                 size_t ab = (size_t)ma->thread * nt + mb->thread, ba = (size_t)mb->thread * nt + ma->thread;
                 true_m[ab] += x * same;
                 true_m[ba] += x * same;
