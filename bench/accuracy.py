@@ -19,6 +19,21 @@ time-distance histogram and of the stack histogram converted with Shen et
 al.'s model, invalidation-ratio error, communication volume error and
 per-cell error, false-sharing fraction error, Marathe top-10 coverage and
 false positives.
+
+Programs nobody tuned the estimators for (issue 25): --corpus
+tuning|validation|both runs the bench/corpus programs of that half (the split
+is bench/corpus/split.py's, fixed), each in the reuse, reuse-shared and comm
+modes (comm and reuse-shared only with >= 2 threads: one thread has nothing
+to communicate and no other thread's reuse),
+with every --seeds value passed to the program (--seed S) and to the sampler.
+--suites adds the public suites of bench/corpus/suites.json that the
+environment points at (POLYBENCH_DIR, NPB_DIR, XSBENCH_DIR, LULESH_DIR). The
+summary then has one row per metric family and, per half, median / worst,
+the pooled coverage of the stated 90 % intervals, and the null results: a
+family's value or interval coverage that a compare result left null (or a run
+that failed) is counted there, never dropped.
+
+  python3 bench/accuracy.py --corpus both --periods 10000 --threads 1,2,4 --seeds 1
 """
 import argparse
 import json
@@ -141,6 +156,78 @@ def cases(args):
     return out
 
 
+CORPUS_DIR = os.path.join(HERE, "corpus")
+CORPUS_MODES = ["reuse", "reuse-shared", "comm"]
+sys.path.insert(0, CORPUS_DIR)
+import split as corpus_split  # noqa: E402  (bench/corpus/split.py: the one place the split rule lives)
+
+
+def corpus_cases(args):
+    """(name, program, mode, argv(period, threads), env(threads), half) for the
+    corpus programs of --corpus's half: --scale K asks for K thousand accesses
+    per thread."""
+    out = []
+    modes = args.corpus_modes.split(",")
+    for prog in corpus_split.programs(args.corpus):
+        for mode in modes:
+            def argv(period, threads):
+                return ["--scale", str(max(1, per_thread_accesses(args, period, threads) // 1000))]
+            out.append((prog, prog, mode, argv, lambda threads: {"OMP_NUM_THREADS": str(threads)},
+                        corpus_split.half(prog + ".c")))
+    return out
+
+
+SUITE_MAX_THREADS = {}
+SUITE_OK_EXIT = {}   # exit statuses a suite program ends with on a good run besides 0
+
+
+def suite_cases(args, work, bin_dir):
+    """The public suites' programs (bench/corpus/suites.json) whose source
+    directory the environment names: built here with pes-clang; every suite
+    or program skipped is said on stderr, with why."""
+    man = json.load(open(os.path.join(CORPUS_DIR, "suites.json")))
+    out, exe = [], {}
+    modes = args.corpus_modes.split(",")
+    SUITE_MAX_THREADS.clear()
+    for suite in man["suites"]:
+        src = os.environ.get(suite["env"], "")
+        if not src or not os.path.isdir(src):
+            print(f"suites: {suite['name']} skipped: {suite['env']} "
+                  + (f"is not a directory ({src})" if src else "is not set"), file=sys.stderr)
+            continue
+        for prog in suite["programs"]:
+            name = f"{suite['name']}-{prog['name']}"
+            if args.only and not any(name.startswith(x) for x in args.only.split(",")):
+                continue
+            bdir = os.path.join(work, "suites", name)
+            os.makedirs(bdir, exist_ok=True)
+            subst = {"cc": os.path.join(bin_dir, "pes-clang"), "cxx": os.path.join(bin_dir, "pes-clang++"),
+                     "src": src, "out": bdir,
+                     "exe": os.path.join(bdir, prog["name"])}
+            try:
+                for line in prog["build"]:
+                    subprocess.run(line.format(**subst), shell=True, check=True, cwd=bdir,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            except subprocess.CalledProcessError as e:
+                err = (e.stderr or e.stdout or "").strip().splitlines()[-1:] or ["failed"]
+                print(f"suites: {name} skipped: build failed: {err[0]}", file=sys.stderr)
+                continue
+            if not os.path.exists(subst["exe"]):
+                print(f"suites: {name} skipped: the build left no {subst['exe']}", file=sys.stderr)
+                continue
+            exe[name] = subst["exe"]
+            SUITE_OK_EXIT[name] = prog.get("ok_exit", [0])
+            if prog.get("max_threads"):
+                SUITE_MAX_THREADS[name] = prog["max_threads"]   # serial programs: more threads add nothing
+            for mode in modes:
+                def argv(period, threads, prog=prog):
+                    return [a.format(scale=max(1, per_thread_accesses(args, period, threads) // 1000),
+                                     threads=threads) for a in prog.get("args", [])]
+                out.append((name, name, mode, argv, lambda threads: {"OMP_NUM_THREADS": str(threads)},
+                            "suite"))
+    return out, exe
+
+
 def flatten(c):
     t1, t2 = c.get("top_invalidations") or {}, c.get("top_coherence") or {}
     m = {k: c.get(k) for k in ("s_intra", "s_stack", "inval_ratio_error", "comm_volume_error",
@@ -205,6 +292,95 @@ def summarize(runs):
             med, worst = statistics.median(vals) * sc, max(vals) * sc
         rows.append((key, label, med, worst, len(vals)))
     return rows
+
+
+# the corpus table's metric families: (label, mode that measures it, metric,
+# kind, interval_coverage kind or None where pes states no interval)
+FAMILIES = [
+    ("intra-thread reuse histogram, S", "reuse", "s_intra", "high", "intra_bins"),
+    ("stack histogram (converted), S", "reuse", "s_stack", "high", "stack_bins"),
+    ("shared-cache reuse histogram, S", "reuse-shared", "s_shared", "high", "intra_bins"),
+    ("invalidation ratio error, pp", "reuse", "inval_ratio_error", "abs", "inval_ratio"),
+    ("communication volume error, %", "comm", "comm_volume_error", "abs", None),
+    ("thread-pair matrix, per-cell error", "comm", "comm_cell_error", "low", "comm_pairs"),
+    ("false-sharing fraction error, pp", "comm", "split_error", "abs", "false_fraction"),
+]
+
+
+def family_stats(runs, fam):
+    """One family over some runs: median, worst, runs with a value, pooled
+    interval coverage (covered, checked), null values, null intervals. A run
+    that failed counts as a null value (and a null interval)."""
+    label, mode, key, kind, cov = fam
+    mine = [r for r in runs if r["mode"] == mode]
+    vals, null_v, null_i, covered, checked = [], 0, 0, 0, 0
+    for r in mine:
+        c = r.get("compare")
+        v = c.get(key) if c else None
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            null_v += 1
+        else:
+            vals.append(v * SCALE.get(key, 1))
+        if cov:
+            k = ((c or {}).get("interval_coverage") or {}).get(cov) if c else None
+            if not k or k.get("fraction") is None:
+                null_i += 1
+            else:
+                covered += k["covered"]
+                checked += k["checked"]
+    if not vals:
+        med = worst = None
+    elif kind == "abs":
+        med, worst = statistics.median(abs(v) for v in vals), max(abs(v) for v in vals)
+    elif kind == "high":
+        med, worst = statistics.median(vals), min(vals)
+    else:
+        med, worst = statistics.median(vals), max(vals)
+    return {"family": label, "mode": mode, "metric": key, "runs": len(mine), "values": len(vals), "median": med,
+            "worst": worst, "interval": cov, "covered": covered, "checked": checked,
+            "coverage": covered / checked if checked else None, "null_values": null_v, "null_intervals": null_i}
+
+
+def halves_of(runs):
+    return [h for h in ("tuning", "validation", "suite") if any(r.get("half") == h for r in runs)]
+
+
+def corpus_table(runs):
+    """Per metric family, per half: median / worst (runs with a value),
+    pooled 90 % interval coverage (values checked), null results."""
+    fmt = lambda v: "n/a" if v is None else (f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}")
+    hs = halves_of(runs)
+    out = ["| metric family | mode | " + " | ".join(f"{h}: median / worst (runs) | {h}: 90 % coverage (checked) "
+                                                 f"| {h}: null results" for h in hs) + " |",
+           "|---|---|" + "---|---|---|" * len(hs)]
+    for fam in FAMILIES:
+        cells = []
+        for h in hs:
+            s = family_stats([r for r in runs if r.get("half") == h], fam)
+            cells.append(f"{fmt(s['median'])} / {fmt(s['worst'])} ({s['values']})")
+            cells.append("no interval stated" if not s["interval"] else
+                         f"{fmt(s['coverage'])} ({s['checked']})")
+            cells.append(f"{s['null_values']} values" + (f", {s['null_intervals']} intervals" if s["interval"] else "")
+                         + f" (of {s['runs']} runs)")
+        out.append(f"| {fam[0]} | {fam[1]} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def corpus_markdown(runs):
+    """The corpus summary: all settings together, then one table per setting."""
+    md = "All settings together:\n\n" + corpus_table(runs)
+    for p in setting_order(runs):
+        md += f"\nSetting {p}:\n\n" + corpus_table([r for r in runs if setting(r) == p])
+    failed = [r for r in runs if r.get("error")]
+    if failed:
+        md += "\nFailed runs (counted as null results above):\n\n" + "\n".join(
+            f"- {r['case']} {r['mode']} {setting(r)} threads={r['threads']} seed={r.get('seed')}: {r['error'][0]}"
+            for r in failed) + "\n"
+    return md
+
+
+def corpus_summary(runs):
+    return {h: [family_stats([r for r in runs if r.get("half") == h], f) for f in FAMILIES] for h in halves_of(runs)}
 
 
 # issue 15's targets (and issue 6's, which still hold): (metric, what, test on
@@ -337,7 +513,17 @@ def main():
     ap.add_argument("--collect-samples", type=int, default=0, metavar="N",
                     help="pass --samples N to pes-collect (adaptive period capped at each --periods value)")
     ap.add_argument("--only", default="", help="comma-separated case-name prefixes")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1, help="pes-collect's sampler seed")
+    ap.add_argument("--corpus", choices=["tuning", "validation", "both"],
+                    help="run the bench/corpus programs of this half (bench/corpus/split.py) instead of the "
+                         "microbenchmarks and kernels")
+    ap.add_argument("--corpus-modes", default=",".join(CORPUS_MODES),
+                    help="modes each corpus or suite program runs in (default: %(default)s)")
+    ap.add_argument("--seeds", default="1", help="comma-separated program seeds for --corpus and --suites "
+                    "(--seed S to the program; the sampler gets --seed plus S)")
+    ap.add_argument("--suites", action="store_true", help="also run the public suites of bench/corpus/suites.json "
+                    "found through POLYBENCH_DIR, NPB_DIR, XSBENCH_DIR, LULESH_DIR (the others are skipped, "
+                    "saying so)")
     ap.add_argument("--outer", type=int, default=2, help="RIBench rounds (--outer): longer runs, more samples")
     ap.add_argument("--quick", action="store_true", help="CI-sized: periods 1000, threads 1,2")
     ap.add_argument("--resummarize", metavar="JSON[,JSON...]",
@@ -367,13 +553,21 @@ def main():
                     r["metrics"] = flatten(r["compare"])
                 runs.append(r)
         # a run measured twice (sweeps that overlap): the later file's counts
-        last = {(r["case"], r["mode"], setting(r), r["threads"]): r for r in runs if r.get("metrics")}
+        last = {(r["case"], r["mode"], setting(r), r["threads"], r.get("seed")): r for r in runs
+                if r.get("metrics") or r.get("half")}
         runs = list(last.values())
         old = {"command": "`, `".join(commands)}
         md = ("Against the targets:\n\n" + targets_table(runs) + "\nOne table (median / worst (runs)):\n\n"
               + wide_table(runs) + "\n" + markdown(runs, summarize(runs), args))
+        if halves_of(runs):
+            md = "Corpus, per metric family and half:\n\n" + corpus_markdown(runs) + "\n" + md
+        os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "accuracy.md"), "w") as fh:
             fh.write(f"Generated by `{old['command']}`\n\n" + md)
+        # the runs together (accuracy.json itself may be one of the inputs)
+        with open(os.path.join(args.out, "accuracy-merged.json"), "w") as fh:
+            json.dump({"command": old["command"], "corpus_summary": corpus_summary(runs) if halves_of(runs) else None,
+                       "runs": runs}, fh, indent=1)
         print(md)
         return
     if args.quick:
@@ -388,13 +582,35 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="pes-accuracy-")
     try:
-        exe = build(args.bin, work)
+        seeds = [None]
+        if args.corpus or args.suites:
+            seeds = [int(s) for s in args.seeds.split(",")]
+            todo, exe = [], {}
+            if args.corpus:
+                todo = corpus_cases(args)
+                for prog in corpus_split.programs(args.corpus):
+                    if args.only and not any(prog.startswith(x) for x in args.only.split(",")):
+                        continue
+                    exe[prog] = os.path.join(work, prog)
+                    run([os.path.join(args.bin, "pes-clang"), "-O2", "-fopenmp", "-o", exe[prog],
+                         os.path.join(CORPUS_DIR, prog + ".c")])
+            if args.suites:
+                more, sexe = suite_cases(args, work, args.bin)
+                todo += more
+                exe.update(sexe)
+        else:
+            exe = build(args.bin, work)
+            todo = [x + (None,) for x in cases(args)]
         runs = []
-        for name, bench, mode, argv, env in cases(args):
+        for name, bench, mode, argv, env, half in todo:
             if args.only and not any(name.startswith(p) for p in args.only.split(",")):
                 continue
             for period in periods:
-                for nt in threads:
+                for nt, seed in ((nt, seed) for nt in threads for seed in seeds):
+                    if half and mode in ("comm", "reuse-shared") and nt < 2:
+                        continue   # one thread: no communication, no other thread's reuse to estimate
+                    if nt > SUITE_MAX_THREADS.get(name, nt):
+                        continue
                     # --collect-samples starts each thread at period / 64 (docs/accuracy.md)
                     floor = period // 64 if args.collect_samples else period
                     if per_thread_accesses(args, period, nt) < args.min_samples * floor:
@@ -402,20 +618,31 @@ def main():
                         # thread at this period: noise, not accuracy
                         continue
                     tdir = args.from_traces or args.keep or work
-                    stem = os.path.join(tdir, f"{name}-p{period}-t{nt}")
+                    stem = os.path.join(tdir, f"{name}-p{period}-t{nt}" + (f"-{mode}-s{seed}" if half else ""))
                     s, f = stem + ".s.zst", stem + ".f.zst"
-                    prog = [exe[bench]] + argv(period, nt)
+                    prog = [exe[bench]] + argv(period, nt) + (["--seed", str(seed)] if half in ("tuning", "validation")
+                                                              else [])
                     rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:],
                            "samples_target": args.collect_samples,
                            "env": env(nt)}
+                    if half:
+                        rec["half"], rec["seed"] = half, seed
                     try:
                         if not args.from_traces:
-                            r = run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full", "--backend",
-                                     "soft", "--period", str(period), "--seed", str(args.seed), "-q", "--force",
+                            r = subprocess.run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full",
+                                     "--backend",
+                                     "soft", "--period", str(period), "--seed", str(args.seed + (seed or 0)),
+                                     "-q", "--force",
                                      "-o", s, "--full-output", f]
                                     + (["--samples", str(args.collect_samples)] if args.collect_samples else [])
-                                    + ["--"] + prog, env=dict(os.environ, **env(nt)))
-                            rec["expected"] = json.loads(r.stdout) if bench not in KERNELS else None
+                                    + ["--"] + prog, env=dict(os.environ, **env(nt)),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            if r.returncode not in SUITE_OK_EXIT.get(name, [0]):
+                                raise subprocess.CalledProcessError(r.returncode, r.args, r.stdout, r.stderr)
+                            if half:
+                                rec["output"] = r.stdout.strip().splitlines()[-1:]
+                            else:
+                                rec["expected"] = json.loads(r.stdout) if bench not in KERNELS else None
                         if args.collect_only:
                             print(f"{name} {mode} period={period} threads={nt}: collected", file=sys.stderr)
                             continue
@@ -436,7 +663,7 @@ def main():
                         if (c.get("decided") or 0) < 30 and mode == "reuse":
                             rec["note"] = "few samples"
                     except subprocess.CalledProcessError as e:
-                        rec["error"] = (e.stderr or "").strip().splitlines()[-1:] or ["failed"]
+                        rec["error"] = (e.stderr or "").strip().splitlines()[-1:] or [f"exit status {e.returncode}"]
                         rec["note"] = "error"
                     runs.append(rec)
                     # every run as it ends: a sweep cut short keeps what it measured
@@ -444,7 +671,7 @@ def main():
                     with open(os.path.join(args.out, "accuracy.json"), "w") as fh:
                         json.dump({"command": "python3 bench/accuracy.py " + " ".join(sys.argv[1:]), "partial": True,
                                    "runs": runs}, fh)
-                    print(f"{name} {mode} period={period} threads={nt}: "
+                    print(f"{name} {mode} period={period} threads={nt}" + (f" seed={seed}" if half else "") + ": "
                           f"{rec.get('metrics', rec.get('error'))}", file=sys.stderr)
                     for p in (s, f):
                         if os.path.exists(p) and not (args.keep or args.from_traces):
@@ -454,6 +681,8 @@ def main():
         rows = summarize(runs)
         md = ("Against the targets:\n\n" + targets_table(runs) + "\nOne table (median / worst (runs)):\n\n"
               + wide_table(runs) + "\n" + markdown(runs, rows, args))
+        if halves_of(runs):
+            md = "Corpus, per metric family and half:\n\n" + corpus_markdown(runs) + "\n" + md
         for est in (estimators if len(estimators) > 1 else []):
             sub = [dict(r, metrics=r["by_estimator"][est]) for r in runs if r.get("by_estimator")]
             md += f"\n### --reuse-estimator {est}\n\n" + markdown(sub, summarize(sub), args).split("\n\n")[0] + "\n"
@@ -462,7 +691,8 @@ def main():
             fh.write(f"Generated by `{cmd}`\n\n" + md)
         with open(os.path.join(args.out, "accuracy.json"), "w") as fh:
             json.dump({"command": cmd, "summary": [dict(zip(("metric", "label", "median", "worst", "runs"), r))
-                                                   for r in rows], "runs": runs}, fh, indent=1)
+                                                   for r in rows],
+                       "corpus_summary": corpus_summary(runs) if halves_of(runs) else None, "runs": runs}, fh, indent=1)
         print(md)
     finally:
         shutil.rmtree(work, ignore_errors=True)

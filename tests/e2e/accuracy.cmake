@@ -29,3 +29,12 @@ if(NOT PES_SANITIZE)
   set_tests_properties(e2e.accuracy_compare_memory PROPERTIES LABELS e2e TIMEOUT 300
     ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
 endif()
+
+# Programs nobody tuned the estimators for: bench/corpus's validation half,
+# 2 threads, one seed; pooled 90 % interval coverage >= 0.80 per metric family
+# and no null result (issue 25, bench/corpus/README.md).
+if(NOT PES_SANITIZE)
+  add_test(NAME e2e.accuracy_corpus COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/accuracy/corpus_e2e.sh)
+  set_tests_properties(e2e.accuracy_corpus PROPERTIES LABELS e2e TIMEOUT 1800
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")
+endif()
