@@ -8,7 +8,7 @@
  * thread's running speed nearby (a gap), a stretch holding only the merge's
  * stretched segments (`resolution` accesses per gap); (2) each shared line's
  * share of each thread's accesses (its samples on the line over its
- * samples), store share and chunk histogram; (3) a sweep over time that
+ * samples), store share and the bytes its stores wrote; (3) a sweep over time that
  * integrates, per line and thread pair, λ_a λ_b / Λ with λ_j = the thread's
  * rate × its share of the line.
  */
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNKS 8
 #define SPEED_WINDOW 8   /* intervals on either side that set the local running speed */
 
 struct sweep_ev {
@@ -33,8 +32,8 @@ struct member {
     double share;    /* of the thread's sampled accesses */
     double stores;   /* share of stores among them */
     double w, w2;    /* the samples' weights summed, and their squares */
-    uint32_t n, chunk[CHUNKS];
-    uint32_t written;   /* chunks its sampled stores wrote (bit c: chunk c) */
+    uint32_t n;
+    const struct pes_ilv_point *const *sample;   /* its samples on the line: sample[0 .. n) */
 };
 
 struct line {
@@ -48,7 +47,7 @@ static int by_thread_time(const void *pa, const void *pb) {
     if (a->time != b->time) return a->time < b->time ? -1 : 1;
     if (a->count != b->count) return a->count < b->count ? -1 : 1;
     if (a->line != b->line) return a->line < b->line ? -1 : 1;
-    return (int)a->chunk - (int)b->chunk;
+    return (a->bytes > b->bytes) - (a->bytes < b->bytes);
 }
 
 static int by_line_thread(const void *pa, const void *pb) {
@@ -56,7 +55,7 @@ static int by_line_thread(const void *pa, const void *pb) {
     const struct pes_ilv_point *b = *(const struct pes_ilv_point *const *)pb;
     if (a->line != b->line) return a->line < b->line ? -1 : 1;
     if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
-    return 0;
+    return (a->bytes > b->bytes) - (a->bytes < b->bytes);   /* equal byte sets together */
 }
 
 static int by_time(const void *pa, const void *pb) {
@@ -155,19 +154,34 @@ static void apply(double *cur, const struct sweep_ev *e) {
  * integral of λ_a λ_b / Λ, λ = the thread's rate × its share of the line. */
 /* Of the transfers between a and b, the share that is true sharing, as the
  * simulation that checks it defines it (mesi.h): a coherence miss is true
- * when the missing thread's access touches bytes the other wrote since.
- * Transfers to b follow a's stores, so in proportion to a's store share;
- * each is true when b's access falls on a chunk a writes. */
-static double true_share(const struct member *a, const struct member *b) {
-    double to_b = 0, to_a = 0;
-    for (int c = 0; c < CHUNKS; c++) {
-        if (a->written >> c & 1) to_b += b->chunk[c];
-        if (b->written >> c & 1) to_a += a->chunk[c];
+ * when the missing thread's access touches bytes the other wrote since it
+ * lost the line. Transfers to b follow runs of a's accesses: in a random
+ * interleaving a run holds 1 + λa/λb accesses, s_a of them stores, so about
+ * m = max(1, s_a (1 + w_a / w_b)) of a's stores precede each transfer (w:
+ * the members' sampled weights on the line, in proportion to their accesses).
+ * A transfer to b is true when b's access touches the bytes of one of those
+ * m stores: 1 - (1 - Q)^m, Q the share of a's stores touching those bytes.
+ * The directions weigh by the senders' store shares. */
+static double overlap_share(const struct member *to, const struct member *from) {
+    double m = from->stores * (1 + from->w / to->w), stores = 0, sum = 0;
+    if (m < 1) m = 1;
+    for (uint32_t j = 0; j < from->n; j++) stores += from->sample[j]->write ? from->sample[j]->weight : 0;
+    if (!(stores > 0)) return 0;
+    for (uint32_t i = 0; i < to->n;) {   /* samples with equal bytes are adjacent (by_line_thread) */
+        uint64_t bytes = to->sample[i]->bytes;
+        double w = 0, q = 0;
+        for (; i < to->n && to->sample[i]->bytes == bytes; i++) w += to->sample[i]->weight;
+        for (uint32_t j = 0; j < from->n; j++)
+            if (from->sample[j]->write && (from->sample[j]->bytes & bytes)) q += from->sample[j]->weight;
+        sum += w * (1 - pow(1 - q / stores, m));
     }
-    to_b /= b->n;
-    to_a /= a->n;
+    return sum / to->w;
+}
+
+static double true_share(const struct member *a, const struct member *b) {
     double sa = a->stores, sb = b->stores;
-    return sa + sb > 0 ? (sa * to_b + sb * to_a) / (sa + sb) : 0;
+    if (!(sa + sb > 0)) return 0;
+    return (sa * overlap_share(b, a) + sb * overlap_share(a, b)) / (sa + sb);
 }
 
 static void integrate(const struct line *lines, size_t n_lines, const struct member *mem, const double *rate,
@@ -234,14 +248,12 @@ int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_par
         size_t j = i, first = n_mem;
         while (j < nl && byl[j]->line == byl[i]->line) {
             size_t k = j;
-            struct member m = {.thread = byl[j]->thread};
+            struct member m = {.thread = byl[j]->thread, .sample = &byl[j]};
             for (; k < nl && byl[k]->line == byl[i]->line && byl[k]->thread == m.thread; k++) {
                 m.n++;
                 m.w += byl[k]->weight;
                 m.w2 += byl[k]->weight * byl[k]->weight;
                 m.stores += byl[k]->write ? byl[k]->weight : 0;
-                m.chunk[byl[k]->chunk % CHUNKS]++;
-                if (byl[k]->write) m.written |= 1u << (byl[k]->chunk % CHUNKS);
             }
             m.stores /= m.w;
             m.share = m.w / samples[m.thread];

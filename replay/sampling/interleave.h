@@ -28,12 +28,14 @@
 #include <stdint.h>
 
 /* One point of a thread's timeline: a sample (has_line: its access's line,
- * whether a store, and which 8-byte chunk of the line it touched) or an
- * end-of-thread count (TOTALS: has_line 0). count = loads + stores. */
+ * whether a store, and the bytes of the line it touched, bit i = byte i of a
+ * 64-byte line) or an end-of-thread count (TOTALS: has_line 0). count =
+ * loads + stores. */
 struct pes_ilv_point {
     uint64_t time, count, line;
     uint32_t thread;
-    uint8_t has_line, write, chunk;
+    uint64_t bytes;
+    uint8_t has_line, write;
     double weight;   /* the sample's inverse inclusion probability, relative
                         (pes-collect --samples: its period / the cap); 1 at a fixed period */
 };
@@ -60,7 +62,8 @@ struct pes_ilv_stats {
  * place). true_m / false_m: n_threads^2 cells, zeroed and filled like
  * ComDetective's matrix (symmetric, zero diagonal, every transfer in cells
  * (i, j) and (j, i)); the true part of a pair's transfers on a line is the
- * share of its sampled access pairs whose 8-byte chunks coincide. Returns 0,
+ * share whose receiving access touches bytes the other thread's sampled
+ * stores wrote, each direction weighted by the sender's store share. Returns 0,
  * or -1 when out of memory or a point names a thread >= n_threads. */
 int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_params *par, double *true_m,
                      double *false_m, struct pes_ilv_stats *st);

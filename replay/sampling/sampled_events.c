@@ -246,6 +246,16 @@ static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, doubl
 }
 
 /* Comm mode: a point of the thread's timeline for the interleave estimator. */
+/* The bytes [off, off + size) of a line as 64 bits (bit i: byte i of a
+ * 64-byte line; other line sizes scaled to 64 parts), the access clipped to
+ * its line. */
+static uint64_t line_bytes(uint64_t off, uint32_t size, uint64_t line) {
+    uint64_t end = off + (size ? size : 1);
+    if (end > line) end = line;
+    uint64_t lo = off * 64 / line, hi = (end * 64 + line - 1) / line;
+    return hi - lo >= 64 ? UINT64_MAX : ((UINT64_C(1) << (hi - lo)) - 1) << lo;
+}
+
 static int push_point(struct replay_sampled_builder *c, const struct pes_event *e, int has_line) {
     if (strcmp(c->s->mode, "comm") != 0) return 0;
     if (c->n_pts == c->cap_pts) {
@@ -259,7 +269,7 @@ static int push_point(struct replay_sampled_builder *c, const struct pes_event *
     c->pts[c->n_pts++] = (struct pes_ilv_point){
         .time = e->time, .count = e->loads + e->stores, .line = e->addr & ~(line - 1), .thread = e->thread,
         .has_line = (uint8_t)has_line, .write = (e->flags & PES_EVF_WRITE) != 0,
-        .chunk = (uint8_t)((e->addr & (line - 1)) * 8 / line), .weight = 1};
+        .bytes = line_bytes(e->addr & (line - 1), e->size, line), .weight = 1};
     return 0;
 }
 
