@@ -36,6 +36,7 @@ that failed) is counted there, never dropped.
   python3 bench/accuracy.py --corpus both --periods 10000 --threads 1,2,4 --seeds 1
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -307,24 +308,38 @@ FAMILIES = [
 ]
 
 
+# the key whose not_estimated reason also explains a run that states no interval of a family
+INTERVAL_REASON = {"intra_bins": None, "stack_bins": "s_stack", "inval_ratio": "inval_ratio_error",
+                   "false_fraction": "split_error", "comm_pairs": "false_fraction_sampled"}
+
+
 def family_stats(runs, fam):
     """One family over some runs: median, worst, runs with a value, pooled
-    interval coverage (covered, checked), null values, null intervals. A run
-    that failed counts as a null value (and a null interval)."""
+    interval coverage (covered, checked), null values, null intervals. A null
+    the report explains (its not_estimated names the key: the mode records no
+    such thing, the samples held none) is counted apart from a silent one. A
+    run that failed counts as a silent null value (and interval)."""
     label, mode, key, kind, cov = fam
     mine = [r for r in runs if r["mode"] == mode]
-    vals, null_v, null_i, covered, checked = [], 0, 0, 0, 0
+    vals, null_v, null_i, expl_v, expl_i, covered, checked = [], 0, 0, 0, 0, 0, 0
     for r in mine:
         c = r.get("compare")
+        why = (c or {}).get("not_estimated") or {}
         v = c.get(key) if c else None
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            null_v += 1
+            if key in why:
+                expl_v += 1
+            else:
+                null_v += 1
         else:
             vals.append(v * SCALE.get(key, 1))
         if cov:
             k = ((c or {}).get("interval_coverage") or {}).get(cov) if c else None
-            if not k or k.get("fraction") is None:
-                null_i += 1
+            if not k or not k.get("checked"):
+                if (INTERVAL_REASON.get(cov) or key) in why:
+                    expl_i += 1
+                else:
+                    null_i += 1
             else:
                 covered += k["covered"]
                 checked += k["checked"]
@@ -338,7 +353,8 @@ def family_stats(runs, fam):
         med, worst = statistics.median(vals), max(vals)
     return {"family": label, "mode": mode, "metric": key, "runs": len(mine), "values": len(vals), "median": med,
             "worst": worst, "interval": cov, "covered": covered, "checked": checked,
-            "coverage": covered / checked if checked else None, "null_values": null_v, "null_intervals": null_i}
+            "coverage": covered / checked if checked else None, "null_values": null_v, "null_intervals": null_i,
+            "explained_values": expl_v, "explained_intervals": expl_i}
 
 
 def halves_of(runs):
@@ -347,7 +363,8 @@ def halves_of(runs):
 
 def corpus_table(runs):
     """Per metric family, per half: median / worst (runs with a value),
-    pooled 90 % interval coverage (values checked), null results."""
+    pooled 90 % interval coverage (values checked), null results: silent
+    ones, and those the report explains (not_estimated)."""
     fmt = lambda v: "n/a" if v is None else (f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}")
     hs = halves_of(runs)
     out = ["| metric family | mode | " + " | ".join(f"{h}: median / worst (runs) | {h}: 90 % coverage (checked) "
@@ -361,7 +378,9 @@ def corpus_table(runs):
             cells.append("no interval stated" if not s["interval"] else
                          f"{fmt(s['coverage'])} ({s['checked']})")
             cells.append(f"{s['null_values']} values" + (f", {s['null_intervals']} intervals" if s["interval"] else "")
-                         + f" (of {s['runs']} runs)")
+                         + f" (of {s['runs']} runs)" + (f"; explained: {s['explained_values']} values, "
+                                                        f"{s['explained_intervals']} intervals"
+                                                        if s["explained_values"] or s["explained_intervals"] else ""))
         out.append(f"| {fam[0]} | {fam[1]} | " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
@@ -533,6 +552,12 @@ def main():
                          "once per estimator (paired), one table each (default: pes-replay's default)")
     ap.add_argument("--stack-model", default="", help="pes-replay --stack-model for every comparison "
                     "(phased or shen; default: pes-replay's default)")
+    ap.add_argument("--prebuilt", metavar="DIR", help="--corpus: the programs are DIR/NAME, built with pes-clang "
+                    "-O2 -fopenmp already (for a machine without a compiler)")
+    ap.add_argument("--jobs", type=int, default=1, help="runs at once (each run is one execution and its "
+                    "comparison; a run's threads share the CPUs with the others)")
+    ap.add_argument("--interval-bias", default="", help="pes-replay --interval-bias for every comparison "
+                    "(none: Wilson alone, what bench/calibrate_intervals.py calibrates from)")
     ap.add_argument("--comm-estimator", default="", help="pes-replay --comm-estimator for every comparison "
                     "(interleave, comdetective; default: pes-replay's default)")
     ap.add_argument("--keep", metavar="DIR", help="keep every run's two traces in DIR")
@@ -591,6 +616,11 @@ def main():
                 for prog in corpus_split.programs(args.corpus):
                     if args.only and not any(prog.startswith(x) for x in args.only.split(",")):
                         continue
+                    if args.prebuilt:   # built elsewhere (a machine without a compiler)
+                        exe[prog] = os.path.join(args.prebuilt, prog)
+                        if not os.access(exe[prog], os.X_OK):
+                            sys.exit(f"accuracy.py: --prebuilt {args.prebuilt}: no program {prog}")
+                        continue
                     exe[prog] = os.path.join(work, prog)
                     run([os.path.join(args.bin, "pes-clang"), "-O2", "-fopenmp", "-o", exe[prog],
                          os.path.join(CORPUS_DIR, prog + ".c")])
@@ -601,7 +631,7 @@ def main():
         else:
             exe = build(args.bin, work)
             todo = [x + (None,) for x in cases(args)]
-        runs = []
+        jobs = []
         for name, bench, mode, argv, env, half in todo:
             if args.only and not any(name.startswith(p) for p in args.only.split(",")):
                 continue
@@ -617,65 +647,79 @@ def main():
                         # a run this short gives a handful of samples per
                         # thread at this period: noise, not accuracy
                         continue
-                    tdir = args.from_traces or args.keep or work
-                    stem = os.path.join(tdir, f"{name}-p{period}-t{nt}" + (f"-{mode}-s{seed}" if half else ""))
-                    s, f = stem + ".s.zst", stem + ".f.zst"
-                    prog = [exe[bench]] + argv(period, nt) + (["--seed", str(seed)] if half in ("tuning", "validation")
-                                                              else [])
-                    rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:],
-                           "samples_target": args.collect_samples,
-                           "env": env(nt)}
+                    jobs.append((name, bench, mode, argv, env, half, period, nt, seed))
+
+        def one(job):
+            name, bench, mode, argv, env, half, period, nt, seed = job
+            tdir = args.from_traces or args.keep or work
+            stem = os.path.join(tdir, f"{name}-p{period}-t{nt}" + (f"-{mode}-s{seed}" if half else ""))
+            s, f = stem + ".s.zst", stem + ".f.zst"
+            prog = [exe[bench]] + argv(period, nt) + (["--seed", str(seed)] if half in ("tuning", "validation")
+                                                      else [])
+            rec = {"case": name, "mode": mode, "period": period, "threads": nt, "argv": prog[1:],
+                   "samples_target": args.collect_samples,
+                   "env": env(nt)}
+            if half:
+                rec["half"], rec["seed"] = half, seed
+            try:
+                if not args.from_traces:
+                    r = subprocess.run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full",
+                             "--backend",
+                             "soft", "--period", str(period), "--seed", str(args.seed + (seed or 0)),
+                             "-q", "--force",
+                             "-o", s, "--full-output", f]
+                            + (["--samples", str(args.collect_samples)] if args.collect_samples else [])
+                            + ["--"] + prog, env=dict(os.environ, **env(nt)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    if r.returncode not in SUITE_OK_EXIT.get(name, [0]):
+                        raise subprocess.CalledProcessError(r.returncode, r.args, r.stdout, r.stderr)
                     if half:
-                        rec["half"], rec["seed"] = half, seed
-                    try:
-                        if not args.from_traces:
-                            r = subprocess.run([os.path.join(args.bin, "pes-collect"), "--mode", mode, "--full",
-                                     "--backend",
-                                     "soft", "--period", str(period), "--seed", str(args.seed + (seed or 0)),
-                                     "-q", "--force",
-                                     "-o", s, "--full-output", f]
-                                    + (["--samples", str(args.collect_samples)] if args.collect_samples else [])
-                                    + ["--"] + prog, env=dict(os.environ, **env(nt)),
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                            if r.returncode not in SUITE_OK_EXIT.get(name, [0]):
-                                raise subprocess.CalledProcessError(r.returncode, r.args, r.stdout, r.stderr)
-                            if half:
-                                rec["output"] = r.stdout.strip().splitlines()[-1:]
-                            else:
-                                rec["expected"] = json.loads(r.stdout) if bench not in KERNELS else None
-                        if args.collect_only:
-                            print(f"{name} {mode} period={period} threads={nt}: collected", file=sys.stderr)
-                            continue
-                        by_est = {}
-                        for est in estimators:
-                            extra = ["--reuse-estimator", est] if est else []
-                            extra += ["--stack-model", args.stack_model] if args.stack_model else []
-                            if args.comm_estimator:
-                                extra += ["--comm-estimator", args.comm_estimator]
-                            by_est[est] = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
-                                                          "--format", "json"] + extra).stdout)
-                        c = by_est[estimators[0]]
-                        rec["compare"] = c
-                        rec["metrics"] = flatten(c)
-                        if len(estimators) > 1:
-                            rec["by_estimator"] = {e: flatten(x) for e, x in by_est.items()}
-                            rec["compare_by_estimator"] = by_est
-                        if (c.get("decided") or 0) < 30 and mode == "reuse":
-                            rec["note"] = "few samples"
-                    except subprocess.CalledProcessError as e:
-                        rec["error"] = (e.stderr or "").strip().splitlines()[-1:] or [f"exit status {e.returncode}"]
-                        rec["note"] = "error"
-                    runs.append(rec)
-                    # every run as it ends: a sweep cut short keeps what it measured
-                    # (--resummarize reads the file)
-                    with open(os.path.join(args.out, "accuracy.json"), "w") as fh:
-                        json.dump({"command": "python3 bench/accuracy.py " + " ".join(sys.argv[1:]), "partial": True,
-                                   "runs": runs}, fh)
-                    print(f"{name} {mode} period={period} threads={nt}" + (f" seed={seed}" if half else "") + ": "
-                          f"{rec.get('metrics', rec.get('error'))}", file=sys.stderr)
-                    for p in (s, f):
-                        if os.path.exists(p) and not (args.keep or args.from_traces):
-                            os.unlink(p)
+                        rec["output"] = r.stdout.strip().splitlines()[-1:]
+                    else:
+                        rec["expected"] = json.loads(r.stdout) if bench not in KERNELS else None
+                if args.collect_only:
+                    print(f"{name} {mode} period={period} threads={nt}: collected", file=sys.stderr)
+                    return None
+                by_est = {}
+                for est in estimators:
+                    extra = ["--reuse-estimator", est] if est else []
+                    extra += ["--stack-model", args.stack_model] if args.stack_model else []
+                    if args.comm_estimator:
+                        extra += ["--comm-estimator", args.comm_estimator]
+                    extra += ["--interval-bias", args.interval_bias] if args.interval_bias else []
+                    by_est[est] = json.loads(run([os.path.join(args.bin, "pes-replay"), "--compare", s, f,
+                                                  "--format", "json"] + extra).stdout)
+                c = by_est[estimators[0]]
+                rec["compare"] = c
+                rec["metrics"] = flatten(c)
+                if len(estimators) > 1:
+                    rec["by_estimator"] = {e: flatten(x) for e, x in by_est.items()}
+                    rec["compare_by_estimator"] = by_est
+                if (c.get("decided") or 0) < 30 and mode == "reuse":
+                    rec["note"] = "few samples"
+            except subprocess.CalledProcessError as e:
+                rec["error"] = (e.stderr or "").strip().splitlines()[-1:] or [f"exit status {e.returncode}"]
+                rec["note"] = "error"
+            finally:
+                for p in (s, f):
+                    if os.path.exists(p) and not (args.keep or args.from_traces):
+                        os.unlink(p)
+            return rec
+
+        runs = []
+        # --jobs N: N runs at once (each is its own process tree); results keep the jobs' order
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for job, rec in zip(jobs, pool.map(one, jobs)):
+                if rec is None:
+                    continue
+                runs.append(rec)
+                # every run as it ends: a sweep cut short keeps what it measured
+                # (--resummarize reads the file)
+                with open(os.path.join(args.out, "accuracy.json"), "w") as fh:
+                    json.dump({"command": "python3 bench/accuracy.py " + " ".join(sys.argv[1:]), "partial": True,
+                               "runs": runs}, fh)
+                print(f"{job[0]} {job[2]} period={job[6]} threads={job[7]}" + (f" seed={job[8]}" if job[5] else "")
+                      + f": {rec.get('metrics', rec.get('error'))}", file=sys.stderr)
         if args.collect_only:
             return
         rows = summarize(runs)
