@@ -38,6 +38,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", help="accuracy.json files of tuning-half runs")
     ap.add_argument("--json", help="write the terms and their counts here")
+    ap.add_argument("--validate", nargs="+", default=[], metavar="JSON",
+                    help="validation-half runs (--interval-bias none): how often the widened intervals hold there")
     args = ap.parse_args()
     checked = {f: 0 for f, _, _ in FAMILIES}
     misses = {f: [] for f, _, _ in FAMILIES}
@@ -70,6 +72,28 @@ def main():
         cov1 = (n - sum(m > b for m in misses[f])) / n if n else float("nan")
         out[f] = {"checked": n, "missed": len(misses[f]), "term": b}
         print(f"| {label} | {n} | {cov0:.3f} | {b:.4f} | {cov1:.3f} |")
+    if args.validate:
+        vchecked = {f: 0 for f, _, _ in FAMILIES}
+        vmiss = {f: [] for f, _, _ in FAMILIES}
+        vruns = 0
+        for path in args.validate:
+            for r in json.load(open(path))["runs"]:
+                if r.get("half") != "validation" or not r.get("compare"):
+                    continue
+                vruns += 1
+                for f, _, _ in FAMILIES:
+                    k = (r["compare"].get("interval_coverage") or {}).get(f) or {}
+                    vchecked[f] += k.get("checked", 0)
+                    vmiss[f] += k.get("outside_by", [])
+        print(f"\nValidation half ({vruns} runs), the same terms:\n")
+        print("| family | checks | Wilson alone covers | covers with the term |")
+        print("|---|---:|---:|---:|")
+        for f, _, label in FAMILIES:
+            n, b = vchecked[f], out[f]["term"]
+            c0 = (n - len(vmiss[f])) / n if n else float("nan")
+            c1 = (n - sum(m > b for m in vmiss[f])) / n if n else float("nan")
+            out[f]["validation"] = {"checked": n, "wilson": c0, "with_term": c1}
+            print(f"| {label} | {n} | {c0:.3f} | {c1:.3f} |")
     print("\nC (interval_bias.c):\n")
     for f, cname, _ in FAMILIES:
         print(f"    [{cname}] = {out[f]['term']:.4f},")
