@@ -292,7 +292,7 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
             r->free_block[c] = NO_BLOCK;
         r->mask_words = (r->n_threads + 31) / 32;
         r->smask_words = (r->n_sockets + 31) / 32;
-        r->ext_words = 1 + 2 * r->mask_words + r->smask_words + 3 * (r->n_threads - 1) + 2 * r->n_sockets;
+        r->ext_words = r->mask_words + r->smask_words + 3 * (r->n_threads - 1) + 2 * r->n_sockets;
         if (groups_grow(r, 12) != 0)
             goto nomem;
     }
@@ -520,18 +520,17 @@ static inline uint8_t w_watch(const struct wrec *a) { return (uint8_t)(a->hi >> 
 
 /* Extension record of a word several threads touched, ext_words 32-bit words
  * (T threads, S sockets, M = mask_words, N = smask_words):
- *  [0]                 owner (the word's first thread)
- *  [1 .. 1+M)          threads that made a use of the word
- *  [1+M .. 1+2M)       threads with a pending use (intra scope)
- *  [1+2M .. 1+2M+N)    sockets with a pending use (shared scope)
+ *  [0 .. M)            threads with a pending use (intra scope)
+ *  [M .. M+N)          sockets with a pending use (shared scope)
  *  then per thread t other than the owner (slot t, or t - 1 above the owner):
  *                      its latest use (2 words, as wrec.use without flags)
  *                      and the bytes it watches
  *  then per socket:    its pending use's socket time | thread << 40 (that
  *                      thread's latest use: a later one would have replaced it)
- * The owner's latest use and watched bytes stay in the word's record. */
+ * The owner (the word's first thread, named in its record) keeps its latest
+ * use and watched bytes in the record. */
 struct ext_view {
-    uint32_t *seen, *pend, *spend, *slot, *sock;
+    uint32_t *pend, *spend, *slot, *sock;
     uint32_t owner;
 };
 
@@ -539,9 +538,8 @@ static inline struct ext_view ext_view(const struct pes_rt *r, const struct wrec
 {
     uint32_t *x = &r->ext[(uint64_t)(uint32_t)a->hi * r->ext_words];
     struct ext_view v;
-    v.owner = x[0];
-    v.seen = x + 1;
-    v.pend = v.seen + r->mask_words;
+    v.owner = w_owner(a);
+    v.pend = x;
     v.spend = v.pend + r->mask_words;
     v.slot = v.spend + r->smask_words;
     v.sock = v.slot + 3 * (r->n_threads - 1);
@@ -591,12 +589,9 @@ static int make_ext_rec(struct pes_rt *r, struct wrec *a)
     uint32_t *x = &r->ext[r->ext_used * r->ext_words];
     memset(x, 0, r->ext_words * sizeof *x);
     uint32_t o = w_owner(a), s = r->socket[o];
-    x[0] = o;
     uint64_t hi = a->hi;
     a->hi = (hi & ~(TIME_LIMIT - 1)) | EXT | r->ext_used;
     struct ext_view v = ext_view(r, a);
-    if (a->use & (IV | SV))   /* it made a use (else nothing to keep) */
-        bit_set(v.seen, o);
     if (a->use & IV)
         bit_set(v.pend, o);
     if (a->use & SV) {
@@ -697,7 +692,6 @@ static void ext_access(struct pes_rt *r, struct wrec *a, uint64_t word, uint32_t
     if (!first)
         return;
     x_set(&v, a, th, use, watch);
-    bit_set(v.seen, th);
     bit_set(v.pend, th);
     uint64_t su = snow | (uint64_t)th << 40;
     v.sock[2 * s] = (uint32_t)su;
