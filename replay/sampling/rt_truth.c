@@ -188,8 +188,7 @@ static uint64_t table_get(struct table *t, uint64_t key)
                 return j;
             j = (j + 1) & (t->cap - 1);
         }
-        /* up to 3/4 full: linear probing stays short there, and the tables
-         * (one slot per distinct address) are most of --compare's memory */
+        /* up to 3/4 full: linear probing stays short there */
         if ((t->used + 1) * 4 <= t->cap * 3) {
             memset(&t->loc[j], 0, sizeof t->loc[j]);
             t->loc[j].key = key;
