@@ -309,6 +309,41 @@ static void random_vs_oracle(void **st)
     }
 }
 
+/* Mostly private words (each thread keeps to its own lines, now and then
+ * another's), so a word holds one thread's uses for a long while before a
+ * second thread touches it: the compact one-thread state and its move to
+ * the per-thread one, against the oracle. */
+static void private_then_shared_vs_oracle(void **st)
+{
+    (void)st;
+    static const uint32_t sizes[] = {1, 2, 4, 8, 8, 16, 24};
+    srand(11);
+    for (int round = 0; round < 60; round++) {
+        enum { N = 400 };
+        struct ev e[N];
+        for (size_t i = 0; i < N; i++) {
+            e[i].t = (uint32_t)(rand() % 4);
+            uint32_t home = rand() % 20 == 0 ? (uint32_t)(rand() % 4) : e[i].t;
+            e[i].a = 0x10000 + (uint64_t)home * 256 + (uint64_t)(rand() % 24) * 8 + (uint64_t)(rand() % 8);
+            e[i].s = sizes[rand() % 7];
+            e[i].w = rand() % 3 == 0;
+        }
+        struct pes_rt *r = mk(4, two_sockets);
+        struct pes_error err = {0};
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(pes_rt_access(r, e[i].t, e[i].a, e[i].s, e[i].w, 0, &err), 0);
+        for (int shared = 0; shared < 2; shared++) {
+            const struct pes_rt_stats *s = pes_rt_totals(r, shared ? PES_RT_SHARED : PES_RT_INTRA);
+            uint64_t re, inv, hist[PES_RT_BINS] = {0};
+            oracle(e, N, two_sockets, shared, 0, &re, &inv, hist);
+            assert_int_equal(s->n.reuses, re);
+            assert_int_equal(s->n.invalidations, inv);
+            assert_memory_equal(s->temporal.bin, hist, sizeof hist);
+        }
+        pes_rt_destroy(r);
+    }
+}
+
 /* A 16-byte vector load reuses what a scalar load at its second word
  * watched, though their start addresses differ; a 1-byte use is not decided
  * by an access to the next byte (what a debug register would see). */
@@ -391,6 +426,7 @@ int main(void)
         cmocka_unit_test(histogram_bins),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(random_vs_oracle),
+        cmocka_unit_test(private_then_shared_vs_oracle),
         cmocka_unit_test(overlap_not_start_address),
         cmocka_unit_test(batch_equals_single),
     };
