@@ -3,7 +3,7 @@
  * address stream (PPT-Multicore §2.3: the number of distinct granules touched
  * between two consecutive accesses to the same granule; infinity = cold).
  *
- * Method (design.md §6): an open-addressing hash map (16-byte slots, no
+ * Method: an open-addressing hash map (16-byte slots, no
  * per-key allocation) granule -> time of its latest access, and a
  * bit per time slot marking the latest access of each distinct granule. The
  * distance of an access is the number of marks after the previous access time.

@@ -150,8 +150,6 @@ static void apply(double *cur, const struct sweep_ev *e) {
     if (cur[e->thread] < 1e-15) cur[e->thread] = 0;
 }
 
-/* Adds w time of the rates `rate` (per thread) to every line pair's
- * integral of λ_a λ_b / Λ, λ = the thread's rate × its share of the line. */
 /* Of the transfers between a and b, the share that is true sharing, as the
  * simulation that checks it defines it (mesi.h): a coherence miss is true
  * when the missing thread's access touches bytes the other wrote since it
@@ -184,6 +182,8 @@ static double true_share(const struct member *a, const struct member *b) {
     return (sa * overlap_share(b, a) + sb * overlap_share(a, b)) / (sa + sb);
 }
 
+/* Adds w time of the rates `rate` (per thread) to every line pair's
+ * integral of λ_a λ_b / Λ, λ = the thread's rate × its share of the line. */
 static void integrate(const struct line *lines, size_t n_lines, const struct member *mem, const double *rate,
                       double w, double *integral) {
     for (size_t l = 0; l < n_lines; l++) {

@@ -245,7 +245,6 @@ static int push_obs(struct obs_list *l, uint64_t d, double time, int kind, doubl
     return 0;
 }
 
-/* Comm mode: a point of the thread's timeline for the interleave estimator. */
 /* The bytes [off, off + size) of a line as 64 bits (bit i: byte i of a
  * 64-byte line; other line sizes scaled to 64 parts), the access clipped to
  * its line. */
@@ -256,6 +255,7 @@ static uint64_t line_bytes(uint64_t off, uint32_t size, uint64_t line) {
     return hi - lo >= 64 ? UINT64_MAX : ((UINT64_C(1) << (hi - lo)) - 1) << lo;
 }
 
+/* Comm mode: a point of the thread's timeline for the interleave estimator. */
 static int push_point(struct replay_sampled_builder *c, const struct pes_event *e, int has_line) {
     if (strcmp(c->s->mode, "comm") != 0) return 0;
     if (c->n_pts == c->cap_pts) {

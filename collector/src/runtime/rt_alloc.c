@@ -446,7 +446,8 @@ void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev)
     a.site = v.site;
     a.loads = ev->loads;
     a.stores = ev->stores;
-    if (pes_rt_events_add(t, &a) < 0 && own && !(old & bit))
+    /* the CAS above set this thread's own bit (it was clear, else we returned) */
+    if (pes_rt_events_add(t, &a) < 0 && own)
         __atomic_fetch_and(&v.sl->emitted, ~bit, __ATOMIC_ACQ_REL);   /* lost: not announced */
 }
 

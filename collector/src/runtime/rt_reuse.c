@@ -9,8 +9,8 @@
  * trap on the same socket is a reuse whose distance sums the counts of that
  * socket's threads, a trap on another socket an invalidation.
  *
- * Soft mode never arms another thread's registers (an IPI, ≈10 µs each,
- * design.md §4): it publishes the slot and lowers the other threads' limits so
+ * Soft mode never arms another thread's registers (that needs an IPI, ≈10 µs
+ * each): it publishes the slot and lowers the other threads' limits so
  * each arms its own registers at its next instrumented access. Between the
  * sample and that access an invalidation can go unseen — the relaxed
  * definition of reuse (dissertation §6.3).
