@@ -97,4 +97,27 @@ static inline void corpus_done(const char *name, const struct corpus *c, uint64_
            (unsigned long long)c->seed, (unsigned long long)sum);
 }
 
+/* A cyclic scan of each thread's own buffer: `elems` words `stride` words
+ * apart, each read and written once per round, always in the same order, for
+ * about c->scale thousand accesses; returns the threads' checksums xor-ed
+ * (cyclic_scan_l1, _l2, _llc differ in the buffer's size only). */
+static inline uint64_t corpus_cyclic_scan(const struct corpus *c, long elems, long stride) {
+    long rounds = c->scale * 1000 / (2 * elems);
+    if (rounds < 1) rounds = 1;
+    uint64_t total = 0;
+#pragma omp parallel reduction(^ : total)
+    {
+        long *buf = corpus_alloc(elems * stride * sizeof *buf);
+        uint64_t s = c->seed * 23 + (uint64_t)omp_get_thread_num();
+        for (long i = 0; i < elems; i++) buf[i * stride] = (long)(corpus_rand(&s) % 1000);
+        for (long r = 0; r < rounds; r++)
+            for (long i = 0; i < elems; i++) buf[i * stride] = buf[i * stride] * 3 % 1000003 + r;
+        uint64_t h = (uint64_t)omp_get_thread_num();
+        for (long i = 0; i < elems; i++) h = corpus_mix(h, (uint64_t)buf[i * stride]);
+        total ^= h;
+        free(buf);
+    }
+    return total;
+}
+
 #endif

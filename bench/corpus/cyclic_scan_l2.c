@@ -9,22 +9,7 @@
 
 int main(int argc, char **argv) {
     struct corpus c = corpus_args(argc, argv, 500);
-    const long elems = 24576, stride = 8;   /* touched words, words between them */
-    long rounds = c.scale * 1000 / (2 * elems);
-    if (rounds < 1) rounds = 1;
-    uint64_t total = 0;
-#pragma omp parallel reduction(^ : total)
-    {
-        long *buf = corpus_alloc(elems * stride * sizeof *buf);
-        uint64_t s = c.seed * 23 + (uint64_t)omp_get_thread_num();
-        for (long i = 0; i < elems; i++) buf[i * stride] = (long)(corpus_rand(&s) % 1000);
-        for (long r = 0; r < rounds; r++)
-            for (long i = 0; i < elems; i++) buf[i * stride] = buf[i * stride] * 3 % 1000003 + r;
-        uint64_t h = (uint64_t)omp_get_thread_num();
-        for (long i = 0; i < elems; i++) h = corpus_mix(h, (uint64_t)buf[i * stride]);
-        total ^= h;
-        free(buf);
-    }
-    corpus_done("cyclic_scan_l2", &c, total);
+    /* touched words, words between them */
+    corpus_done("cyclic_scan_l2", &c, corpus_cyclic_scan(&c, 24576, 8));
     return 0;
 }
