@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
+#include "modes/reservoir.h"
 
 #define MAXN 8
 
