@@ -66,8 +66,8 @@ struct pes_rt_backend {
 extern const struct pes_rt_backend *const pes_rt_backends[];
 
 /* The backend called `name` in list, NULL if none. */
-static inline const struct pes_rt_backend *pes_rt_backend_find(const struct pes_rt_backend *const *list,
-                                                               const char *name)
+static inline const struct pes_rt_backend *
+pes_rt_backend_find(const struct pes_rt_backend *const *list, const char *name)
 {
     for (; name && *list; list++)
         if (!strcmp((*list)->name, name))
@@ -77,8 +77,8 @@ static inline const struct pes_rt_backend *pes_rt_backend_find(const struct pes_
 
 /* "soft, pebs or ibs": the names of the backends that are not stubs, after
  * `first` ("auto, " or ""). Truncated to size. */
-static inline void pes_rt_backend_choices(const struct pes_rt_backend *const *list, const char *first,
-                                          char *buf, size_t size)
+static inline void pes_rt_backend_choices(const struct pes_rt_backend *const *list,
+                                          const char *first, char *buf, size_t size)
 {
     size_t n = 0, len = strlen(first) < size ? strlen(first) : 0;
     const struct pes_rt_backend *const *b;

@@ -249,8 +249,9 @@ struct pes_rt_state {
     struct pes_rt_thread *threads;
     uint32_t n_threads;
     int stopping;                      /* atomic: process exit or fatal signal in progress */
-    const struct pes_rt_mode *mode;    /* sampling: the PES_MODE one (set once at init) */
-    const struct pes_rt_backend *backend;   /* sampling: what takes the samples (set once at init) */
+    /* sampling: the PES_MODE one, and what takes the samples (set once at init) */
+    const struct pes_rt_mode *mode;
+    const struct pes_rt_backend *backend;
 };
 
 PES_RT_HIDDEN extern struct pes_rt_state pes_rt;
@@ -313,7 +314,7 @@ PES_RT_HIDDEN void pes_rt_reserve_free(struct pes_rt_thread *t);
  * stores field; PES_RT_CD_OFF never runs out in practice. */
 #define PES_RT_CD_OFF ((int64_t)1 << 61)
 #define PES_RT_CD_MAX_ROOM ((uint64_t)1 << 23)   /* keeps the stores field exact */
-#define PES_RT_CD_WAKE_ROOM 16384u               /* modes that wake threads: bounds a lost wake-up */
+#define PES_RT_CD_WAKE_ROOM 16384u               /* waking modes: bounds a lost wake-up */
 #define PES_RT_RECORD_SHARE 64u                  /* records' share of the room (rt_buffer.c) */
 #define PES_RT_RECORD_SHARE_FROM 1024u           /* ... while the room is at least this */
 /* Decoded drop of a countdown: loads and stores the check path counted. */

@@ -306,13 +306,15 @@ static const struct pes_rt_backend *choose_backend(const struct pes_rt_backend *
     }
     int failed = b->stub ? (b->probe(why, sizeof why), 1) : b->start && b->start(why, sizeof why);
     if (failed) {
-        pes_rt_message("%s=%s: %s; using the %s sampler", PES_ENV_BACKEND, name, why, fallback->name);
+        pes_rt_message("%s=%s: %s; using the %s sampler", PES_ENV_BACKEND, name, why,
+                       fallback->name);
         return fallback;
     }
     return b;
 }
 
-static void start(const struct pes_rt_mode *const *modes, const struct pes_rt_backend *const *backends)
+static void start(const struct pes_rt_mode *const *modes,
+                  const struct pes_rt_backend *const *backends)
 {
     char msg[256];
     if (pes_rt_config_parse(&pes_rt.cfg, env_get, NULL, msg, sizeof msg)) {
@@ -334,7 +336,8 @@ static void start(const struct pes_rt_mode *const *modes, const struct pes_rt_ba
         if (pes_rt.mode && pes_rt.backend)
             pes_rt.swriter = open_trace(pes_rt.cfg.sample_output, 1);
         else
-            pes_rt_message("%s: mode %s or its backend missing from this runtime; sampling disabled",
+            pes_rt_message("%s: mode %s or its backend missing from this runtime; sampling "
+                           "disabled",
                            pes_rt.cfg.sample_output, pes_rt_mode_name(pes_rt.cfg.mode));
     }
     if (!pes_rt.writer && !pes_rt.swriter)
@@ -369,7 +372,8 @@ static void start(const struct pes_rt_mode *const *modes, const struct pes_rt_ba
     }
 }
 
-void pes_rt_start(const struct pes_rt_mode *const *modes, const struct pes_rt_backend *const *backends)
+void pes_rt_start(const struct pes_rt_mode *const *modes,
+                  const struct pes_rt_backend *const *backends)
 {
     start(modes, backends);
 }

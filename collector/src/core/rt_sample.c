@@ -227,7 +227,8 @@ static void adapt(struct pes_rt_thread *t, const struct pes_event *sample)
         return;
     const struct pes_rt_mode *mode = pes_rt.mode;
     const struct pes_rt_backend *b = pes_rt.backend;
-    uint64_t count = mode->counts_decided ? __atomic_load_n(&s->decided, __ATOMIC_ACQUIRE) : s->samples;
+    uint64_t count =
+        mode->counts_decided ? __atomic_load_n(&s->decided, __ATOMIC_ACQUIRE) : s->samples;
     if (!s->adapt_started) {
         s->adapt_started = 1;
         period_event(t, sample, 0);   /* level 0, in effect since the thread started */

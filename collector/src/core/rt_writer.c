@@ -420,12 +420,14 @@ static void close_trace(void)
     static const struct pes_thread_totals no_threads;
     struct pes_error err = {0};
     if (pes_rt.writer &&
-        pes_trace_writer_close(pes_rt.writer, pool.totals ? pool.totals : &no_threads, pool.n_announced, pes_rt_now(), &err) &&
+        pes_trace_writer_close(pes_rt.writer, pool.totals ? pool.totals : &no_threads,
+                               pool.n_announced, pes_rt_now(), &err) &&
         !__atomic_load_n(&pool.failed, __ATOMIC_RELAXED))
         report_to(&pool.failed, &err);
     pes_rt.writer = NULL;
     if (pes_rt.swriter &&
-        pes_trace_writer_close(pes_rt.swriter, pool.stotals ? pool.stotals : &no_threads, pool.n_announced, pes_rt_now(), &err) &&
+        pes_trace_writer_close(pes_rt.swriter, pool.stotals ? pool.stotals : &no_threads,
+                               pool.n_announced, pes_rt_now(), &err) &&
         !__atomic_load_n(&pool.sfailed, __ATOMIC_RELAXED))
         report_to(&pool.sfailed, &err);
     pes_rt.swriter = NULL;
@@ -574,7 +576,8 @@ static void *worker_main(void *arg)
     for (;;) {
         /* the window bound: an item is taken only if the blocks encoded out
          * of turn stay fewer than window_size */
-        while (!pool.stop_taken && !(pool.head && pool.head->seq < pool.next_append + pool.window_size))
+        while (!pool.stop_taken &&
+               !(pool.head && pool.head->seq < pool.next_append + pool.window_size))
             pthread_cond_wait(&pool.q_work, &pool.qlock);
         if (pool.stop_taken)
             break;
@@ -688,7 +691,8 @@ void pes_rt_writer_finish(void)
 {
     pthread_mutex_lock(&pool.qlock);
     /* queued, less encoded: the items still in the queue and in the encoders */
-    uint64_t queued = pool.queued_units, base = __atomic_load_n(&pool.encoded_units, __ATOMIC_RELAXED);
+    uint64_t queued = pool.queued_units;
+    uint64_t base = __atomic_load_n(&pool.encoded_units, __ATOMIC_RELAXED);
     append_locked(&pool.stop_item);
     pthread_mutex_unlock(&pool.qlock);
     finish_progress(queued, base);

@@ -116,7 +116,8 @@ static void usage(FILE *f)
             "      --version          print the version\n"
             "\n"
             "Exits with PROGRAM's exit status (re-raises its terminating signal).\n",
-            PES_RT_DEFAULT_PERIOD, backends, PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
+            PES_RT_DEFAULT_PERIOD, backends, PES_RT_DEFAULT_TIME_INTERVAL,
+            PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
             PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL,
             PES_RT_MAX_WRITERS, PES_RT_AUTO_WRITERS_MAX);
 }
@@ -708,7 +709,8 @@ static const struct pes_rt_backend *choose_backend(const struct options *o, cons
     }
     if (b) {
         if (b->probe(why, sizeof why) != 0)
-            die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", name, why);
+            die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", name,
+                why);
         return b;
     }
     for (size_t k = 0; (b = auto_order(k)) != NULL; k++) {
