@@ -1,6 +1,7 @@
 /*
  * text_sampled.c — the text reports of a sampled trace and of --compare,
- * from the report tree that analyses/sampled.c and analyses/accuracy.c fill
+ * from the report tree that the sampled analyses (analyses/sampled_*.c) and
+ * analyses/accuracy.c fill
  * (keys: docs/accuracy.md). Writers never compute: shares and sums for
  * display only.
  */
