@@ -6,7 +6,7 @@
  * for the accuracy join (accuracy.c) and the tests.
  *
  * A sampled analysis that only publishes exports nothing and has no line
- * here.
+ * here (sampled_bytes.c).
  */
 #ifndef PES_REPLAY_SAMPLED_RESULTS_H
 #define PES_REPLAY_SAMPLED_RESULTS_H

@@ -6,6 +6,8 @@ pes_add_unit_test(test_compare SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_compare.c 
 pes_add_unit_test(test_sampled SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sampled.c LIBS pes_replay_core)
 # test_survival and test_sampled_period run the sampled analyses as pes-replay does (sampled_run.h)
 pes_add_unit_test(test_survival SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_survival.c LIBS pes_replay_core)
+# The example sampled analysis of docs/replay.md (analyses/sampled_bytes.c)
+pes_add_unit_test(test_sampled_bytes SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sampled_bytes.c LIBS pes_replay_core)
 pes_add_unit_test(test_interleave SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_interleave.c LIBS pes_sampling)
 # The period weights of pes-collect --samples traces; the schedule (rt_adapt.h)
 # drives the synthetic sampler.

@@ -19,16 +19,23 @@ static inline const struct pes_site *sampled_run_no_site(const void *ctx, uint32
 }
 
 /* The stream si (its weights set) through the pipeline: the batches that
- * deliver hands to the sink, then finish, and the results gathered into s.
+ * deliver hands to the sink, then finish; the results gathered into s and
+ * published into rep's root, as pes-replay's report (either NULL: not).
  * 0, or -1 with err filled. */
 static inline int sampled_run_stream(struct pes_stream_info *si, const struct pes_knobs *k,
-                              int (*deliver)(void *ctx, const struct pes_batch_sink *sink, struct pes_error *err),
-                              void *ctx, struct replay_sampled *s, struct pes_error *err) {
+                                     int (*deliver)(void *ctx, const struct pes_batch_sink *sink,
+                                                    struct pes_error *err),
+                                     void *ctx, struct replay_sampled *s, struct pes_report *rep,
+                                     struct pes_error *err) {
     struct pes_pipeline *p = pes_pipeline_create(si, k, err);
     if (!p) return -1;
     int rc = deliver(ctx, pes_pipeline_sink(p), err);
     if (rc == 0) rc = pes_pipeline_finish(p, err);
-    if (rc == 0) {
+    if (rc == 0 && rep) {
+        struct pes_publish to = {.r = rep, .trace = pes_report_root(rep)};
+        pes_pipeline_publish(p, &to);
+    }
+    if (rc == 0 && s) {
         struct replay_ci ci;
         replay_ci_init(&ci, replay_interval_bias_parse(k->interval_bias));
         rc = replay_sampled_gather(pes_pipeline_siblings(p), si, &ci, s, err);
@@ -54,10 +61,10 @@ static inline int sampled_run_deliver(void *ctx, const struct pes_batch_sink *si
 
 /* The sampled analyses of a trace with this header config and threads,
  * whose EVENTS blocks are e[i] (n[i] events each, at file offset 100 i),
- * with knobs k. */
+ * with knobs k (s, rep: as sampled_run_stream). */
 static inline int sampled_run(const char *config, uint32_t threads, const struct pes_knobs *k,
-                       const struct pes_event *const *e, const size_t *n, size_t blocks, struct replay_sampled *s,
-                       struct pes_error *err) {
+                              const struct pes_event *const *e, const size_t *n, size_t blocks,
+                              struct replay_sampled *s, struct pes_report *rep, struct pes_error *err) {
     struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
     struct pes_weights *w = pes_weights_create("t.zst", &h, threads, err);
     if (!w) return -1;
@@ -70,7 +77,7 @@ static inline int sampled_run(const char *config, uint32_t threads, const struct
     struct pes_stream_info si = {.path = "t.zst", .kind = PES_TRACE_SAMPLED, .header = &h, .n_streams = threads,
                                  .site = sampled_run_no_site, .weights = w};
     struct sampled_run_blocks b = {e, n, blocks};
-    int rc = sampled_run_stream(&si, k, sampled_run_deliver, &b, s, err);
+    int rc = sampled_run_stream(&si, k, sampled_run_deliver, &b, s, rep, err);
     pes_weights_free(w);
     return rc;
 }

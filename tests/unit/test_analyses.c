@@ -1206,7 +1206,8 @@ static void test_sampled_by_hand(void **state)
                                        "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
                                        "dropped", "expired", "reuse_estimator", "stack_model", "interval_level",
                                        "intra", "shared", "stack_histogram", "per_thread",
-                                       "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked"};
+                                       "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked",
+                                       "bytes_by_thread"};
     assert_keys(o, keys, sizeof keys / sizeof keys[0]);
     assert_string_equal(pes_r_get_s(o, "mode"), "reuse");
     assert_int_equal(pes_r_get_u(o, "period_store"), 200);

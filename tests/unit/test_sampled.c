@@ -71,7 +71,7 @@ static int load_sampled(const char *path, struct replay_sampled *s, struct pes_e
     struct pes_weights *w = pes_weights_build(path, si.header, si.n_streams, err);
     struct pes_knobs k = {0};
     si.weights = w;
-    int rc = w ? sampled_run_stream(&si, &k, run_input, in, s, err) : -1;
+    int rc = w ? sampled_run_stream(&si, &k, run_input, in, s, NULL, err) : -1;
     pes_weights_free(w);
     replay_input_close(in);
     return rc;

@@ -48,7 +48,7 @@ static void build(const char *config, uint32_t threads, int estimator, const str
     struct pes_knobs k = {.reuse_estimator = sampled_run_estimator(estimator), .comm_estimator = "comdetective"};
     const struct pes_event *blocks[] = {b1, b2};
     size_t n[] = {n1, n2};
-    assert_int_equal(sampled_run(config, threads, &k, blocks, n, n2 ? 2 : 1, s, &err), 0);
+    assert_int_equal(sampled_run(config, threads, &k, blocks, n, n2 ? 2 : 1, s, NULL, &err), 0);
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -177,7 +177,7 @@ static void test_comm_nothing_seen(void **state) {
         const struct pes_event *blocks[] = {e};
         size_t n[] = {N(e)};
         struct replay_sampled s;
-        assert_int_equal(sampled_run(cfg, 2, &k, blocks, n, 1, &s, &err), 0);
+        assert_int_equal(sampled_run(cfg, 2, &k, blocks, n, 1, &s, NULL, &err), 0);
         CLOSE(s.comm_true[1] + s.comm_false[1], 0);
         CLOSE(s.comm_volume_limit, 3.0 * 60000 / 6);
         replay_sampled_free(&s);

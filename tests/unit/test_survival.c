@@ -312,7 +312,7 @@ static void run(const char *config, int estimator, struct replay_sampled *s) {
     };
     const struct pes_event *blocks[] = {e};
     size_t n[] = {sizeof e / sizeof e[0]};
-    assert_int_equal(sampled_run(config, 2, &k, blocks, n, 1, s, &err), 0);
+    assert_int_equal(sampled_run(config, 2, &k, blocks, n, 1, s, NULL, &err), 0);
 }
 
 static void test_builder(void **state) {
