@@ -65,7 +65,8 @@ int pes_weights_add(struct pes_weights *w, const struct pes_event *e, size_t n, 
     if (!w->samples_target) return 0;   /* a fixed period: PERIOD events change nothing */
     for (size_t i = 0; i < n; i++) {
         if (e[i].kind != PES_EV_PERIOD) continue;
-        if (e[i].thread >= w->n_threads) return replay_sampled_bad_thread(err, w->path, offset, e[i].thread, w->n_threads);
+        if (e[i].thread >= w->n_threads)
+            return replay_sampled_bad_thread(err, w->path, offset, e[i].thread, w->n_threads);
         struct epochs *l = &w->epochs[e[i].thread];
         if (l->n == l->cap) {
             size_t cap = l->cap ? l->cap * 2 : 16;

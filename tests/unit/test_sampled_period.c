@@ -95,6 +95,26 @@ static void test_decided_weights(void **state) {
     replay_sampled_free(&s);
 }
 
+/* A PERIOD event of a thread the trace does not announce: refused with the
+ * file and the block's offset, before any analysis sees an event; a trace
+ * without samples_target ignores PERIOD events, as before. */
+static void test_bad_period_thread(void **state) {
+    (void)state;
+    const struct pes_event ok[] = {ev(PES_EV_REUSE, 0, 200, 2, 1)}, bad[] = {period(5, 10, 250, 250)};
+    const struct pes_event *blocks[] = {ok, bad};
+    size_t n[] = {1, 1};
+    struct pes_knobs k = {0};
+    struct pes_error err = {0};
+    struct replay_sampled s;
+    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\nsamples_target=2\n", 2, &k, blocks, n, 2, &s, NULL, &err),
+                     -1);
+    assert_int_equal(err.code, PES_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "t.zst: offset 100: event of thread 5"));
+    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\n", 2, &k, blocks, n, 2, &s, NULL, &err), 0);
+    CLOSE(s.temporal[0][pes_rt_bin(1)], 1);
+    replay_sampled_free(&s);
+}
+
 /* A --samples thread whose PERIOD events were lost (a full buffer) ran at
  * the schedule's first level: cap 64000 >> 6 = 1000, weight 1000 / 64000. */
 static void test_no_period_events(void **state) {
@@ -318,6 +338,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decided_weights),
         cmocka_unit_test(test_no_period_events),
+        cmocka_unit_test(test_bad_period_thread),
         cmocka_unit_test(test_censored_weights),
         cmocka_unit_test(test_comm_volume),
         cmocka_unit_test(test_comm_nothing_seen),
