@@ -1,9 +1,11 @@
 /*
- * accuracy.c — the accuracy join (pes-replay --compare SAMPLED FULL): the
- * sampled analyses of the sampled trace's events, the ground truth of the
- * full trace's accesses (ReuseTracker's definitions, MESI, exact stack
+ * accuracy.c — the accuracy join (pes-replay --compare SAMPLED FULL): what
+ * the sampled analyses before it found in the sampled trace's events
+ * (sampled_counts.c, sampled_reuse.c, sampled_comm.c, sampled_sites.c,
+ * gathered through their exports, sampled_results.h), the ground truth of
+ * the full trace's accesses (ReuseTracker's definitions, MESI, exact stack
  * distances) and the metrics that hold one against the other
- * (sampling/accuracy.h; definitions in docs/accuracy.md). Runs on a stream
+ * (sampling/sampled.h; definitions in docs/accuracy.md). Runs on a stream
  * of events paired with the full trace of the same execution, whose
  * accesses follow the events.
  */
@@ -11,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
 #include "analysis.h"
 #include "groups.h"
 #include "sampled_publish.h"
+#include "sampled_results.h"
 
 /* --by object: counts per object id of one trace (ids are dense, objects.h) */
 struct per_object {
@@ -41,8 +43,10 @@ static int per_object_add(struct per_object *p, uint32_t id, struct pes_error *e
 
 struct join {
     const struct pes_stream_info *si;
-    struct replay_sampled_builder *b;
-    struct replay_sampled s;
+    const struct pes_siblings *siblings;   /* the sampled analyses (sampled_results.h) */
+    struct replay_sampled_config cfg;
+    struct replay_ci ci;
+    struct replay_sampled s;               /* their results, gathered at finish */
     struct replay_truth t;
     struct replay_accuracy a;
     uint32_t top;
@@ -51,7 +55,6 @@ struct join {
      * so their rows are joined by name */
     int by_object;
     struct per_object samples, accesses;
-    uint64_t full_accesses, full_bbs;   /* records of the full trace between its time marks */
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
@@ -61,7 +64,6 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
 
 static void destroy(void *self) {
     struct join *j = self;
-    replay_sampled_abandon(j->b);
     replay_sampled_free(&j->s);
     replay_truth_free(&j->t);
     free(j->samples.n);
@@ -78,27 +80,31 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     j->si = si;
     j->top = k->top;
     j->by_object = replay_by_parse(k->by) == REPLAY_BY_OBJECT;
-    if (!(j->b = replay_sampled_begin(si->path, si->header, si->n_streams, err)) ||
-        replay_truth_begin(si->paired, replay_truth_track(si->header ? si->header->config : NULL), &j->t, err) < 0) {
+    replay_sampled_config_read(&j->cfg, si->header);
+    replay_ci_init(&j->ci, replay_interval_bias_parse(k->interval_bias));
+    if (replay_truth_begin(si->paired, replay_truth_track(si->header ? si->header->config : NULL), &j->t, err) < 0) {
         destroy(j);
         return NULL;
     }
-    replay_sampled_set_estimator(j->b, replay_reuse_estimator_parse(k->reuse_estimator));
-    replay_sampled_set_stack_model(j->b, replay_stack_model_parse(k->stack_model));
-    replay_sampled_set_interval_bias(j->b, replay_interval_bias_parse(k->interval_bias));
-    replay_sampled_set_comm_estimator(j->b, replay_comm_estimator_parse(k->comm_estimator));
     return j;
+}
+
+static int find_siblings(void *self, const struct pes_siblings *s, struct pes_error *err) {
+    struct join *j = self;
+    j->siblings = s;
+    /* what replay_sampled_gather reads: they run wherever this does */
+    if (!pes_sibling(s, &pes_analysis_sampled_counts) || !pes_sibling(s, &pes_analysis_sampled_reuse) ||
+        !pes_sibling(s, &pes_analysis_sampled_comm) || !pes_sibling(s, &pes_analysis_sampled_sites))
+        return pes_error_set(err, PES_ERR_ARG, 0, "accuracy needs the sampled analyses");
+    return 0;
 }
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct join *j = self;
-    if (b->n_events && replay_sampled_events(j->b, b->events, b->n_events, b->events_offset, err) < 0) return -1;
     for (size_t i = 0; j->by_object && i < b->n_events; i++)
         if (b->events[i].kind == PES_EV_SAMPLE &&
             per_object_add(&j->samples, b->event_object ? b->event_object[i] : 0, err) < 0)
             return -1;
-    j->full_accesses += b->n;
-    j->full_bbs += b->n_bbs;
     if (!b->n) return 0;
     if (replay_truth_batch(&j->t, b, err) < 0) return -1;
     for (size_t i = 0; j->by_object && i < b->n; i++)
@@ -108,18 +114,9 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
 
 static int finish(void *self, struct pes_error *err) {
     struct join *j = self;
-    /* the interleave estimator emulates the full trace's merge: a time mark
-     * every time_interval records, of which this share are accesses (the
-     * rest are BB entries), so that many accesses per mark */
-    if (j->full_accesses) {
-        const struct pes_trace_info *fh = j->si->paired->header;
-        double marks = (double)replay_config_u64(fh ? fh->config : NULL, "time_interval", 1024);
-        replay_sampled_set_comm_resolution(
-            j->b, marks * (double)j->full_accesses / (double)(j->full_accesses + j->full_bbs));
-    }
-    int rc = replay_sampled_end(j->b, j->si->site, j->si->site_ctx, &j->s, err);
-    j->b = NULL;
-    if (rc < 0 || replay_truth_end(&j->t, j->si->paired, err) < 0) return -1;
+    /* the sampled analyses have finished (they come first in the registry) */
+    if (replay_sampled_gather(j->siblings, j->si, &j->ci, &j->s, err) < 0) return -1;
+    if (replay_truth_end(&j->t, j->si->paired, err) < 0) return -1;
     return replay_accuracy_compute(&j->s, &j->t, j->top, &j->a, err);
 }
 
@@ -240,7 +237,7 @@ static void publish(void *self, const struct pes_publish *to) {
     struct pes_rnode *o = to->trace;
     pes_r_str(r, o, "sampled", j->si->path);
     pes_r_str(r, o, "full", full->path);
-    replay_publish_sampled_config(r, o, s);
+    replay_publish_sampled_config(r, o, &j->cfg, &j->ci);
     pes_r_bool(r, o, "same_execution", a->same_execution);
     pes_r_u64(r, o, "samples", a->samples);
     pes_r_u64(r, o, "decided", a->decided);
@@ -267,10 +264,10 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_str(r, o, "reuse_estimator", replay_reuse_estimator_name(s->estimator));
     pes_r_str(r, o, "stack_model", replay_stack_model_name(s->stack_model));
     pes_r_str(r, o, "comm_estimator", replay_comm_estimator_name(s->comm_estimator));
-    replay_publish_ci(r, o, "inval_ratio_sampled_ci90", s, REPLAY_CI_INVAL_RATIO, a->inval_ratio_sampled,
+    replay_publish_ci(r, o, "inval_ratio_sampled_ci90", &j->ci, REPLAY_CI_INVAL_RATIO, a->inval_ratio_sampled,
                       a->inval_ratio_neff);
-    replay_publish_ci(r, o, "false_fraction_sampled_ci90", s, REPLAY_CI_FALSE_FRACTION, a->false_fraction_sampled,
-                      s->comm_neff);
+    replay_publish_ci(r, o, "false_fraction_sampled_ci90", &j->ci, REPLAY_CI_FALSE_FRACTION,
+                      a->false_fraction_sampled, s->comm_neff);
     /* in the units of comm_volume_*: symmetric matrices count a transfer twice */
     if (s->comm_volume_limit > 0) pes_r_f64(r, o, "comm_volume_limit", 2 * s->comm_volume_limit, "%.6g");
     struct pes_rnode *why = pes_r_object(r, o, "not_estimated");
@@ -283,9 +280,10 @@ static void publish(void *self, const struct pes_publish *to) {
     /* sampled events name the use's site, not the writer's */
     pes_r_null(r, o, "top_invalidations_caused");
     struct pes_rnode *h = pes_r_object(r, o, "histograms");
-    replay_publish_rt_histogram_ci(r, h, "sampled_intra", s->spatial ? s->spatial_hist[0] : s->temporal[0], s,
+    replay_publish_rt_histogram_ci(r, h, "sampled_intra", s->spatial ? s->spatial_hist[0] : s->temporal[0], &j->ci,
                                    REPLAY_CI_REUSE_BINS, s->hist_neff[0][s->spatial ? 1 : 0]);
-    replay_publish_rt_histogram_ci(r, h, "sampled_stack", s->stack, s, REPLAY_CI_STACK_BINS, s->hist_neff[0][0]);
+    replay_publish_rt_histogram_ci(r, h, "sampled_stack", s->stack, &j->ci, REPLAY_CI_STACK_BINS,
+                                   s->hist_neff[0][0]);
     double exact[PES_RT_BINS];
     const struct pes_rt_stats *in = pes_rt_totals(t->rt, PES_RT_INTRA);
     for (size_t i = 0; i < PES_RT_BINS; i++) exact[i] = (double)(s->spatial ? in->line.bin[i] : in->temporal.bin[i]);
@@ -299,6 +297,7 @@ const struct pes_analysis pes_analysis_accuracy = {
     .help = "a sampled trace against the full trace of the same execution (--compare)",
     .wanted = wanted,
     .create = create,
+    .link = find_siblings,
     .batch = batch,
     .finish = finish,
     .publish = publish,

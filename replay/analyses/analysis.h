@@ -4,15 +4,20 @@
  *
  * An analysis sees the description of the stream it runs on (stream.h), the
  * options it reads (struct pes_knobs) and the stream's batches, in order. It
- * never opens files, never prints and never sees another analysis. A new one
- * is a file in this folder defining a `const struct pes_analysis`, plus its
- * line in registry.c (docs/replay.md, "Writing an analysis").
+ * never opens files and never prints. A new one is a file in this folder
+ * defining a `const struct pes_analysis`, plus its line in registry.c
+ * (docs/replay.md, "Writing an analysis"; a sampled trace's: "Writing a
+ * sampled analysis").
  *
  * Life of an analysis on one stream (one configuration: the recorded threads,
  * or N mimicked cores):
- *   wanted → create → batch … batch → finish → publish → destroy
+ *   wanted → create → [link] → batch … batch → finish → publish → destroy
  * The pipeline (pipeline.h) runs every wanted analysis of the registry over
- * the same batches.
+ * the same batches, each step in registry order. An analysis that builds on
+ * another's results (a join: accuracy.c) finds it in link, among the
+ * analyses before it in the registry, and reads it through the accessors
+ * that analysis exports (sampled_results.h) from its finish on: the other's
+ * finish has run by then.
  */
 #ifndef PES_REPLAY_ANALYSIS_H
 #define PES_REPLAY_ANALYSIS_H
@@ -33,10 +38,10 @@ struct pes_knobs {
     uint32_t top;           /* --top: sites listed */
     const char *sort;       /* --sort: metric the simulated sites are ranked by */
     const char *by;         /* --by: rows per line (NULL: the default), site, function or object (groups.h) */
-    const char *reuse_estimator; /* --reuse-estimator: auto (NULL), decided or censored (accuracy.h) */
-    const char *stack_model;     /* --stack-model: phased (NULL) or shen (accuracy.h) */
-    const char *interval_bias;   /* --interval-bias: calibrated (NULL) or none (accuracy.h) */
-    const char *comm_estimator;  /* --comm-estimator: interleave (NULL) or comdetective (accuracy.h) */
+    const char *reuse_estimator; /* --reuse-estimator: auto (NULL), decided or censored (sampled.h) */
+    const char *stack_model;     /* --stack-model: phased (NULL) or shen (sampled.h) */
+    const char *interval_bias;   /* --interval-bias: calibrated (NULL) or none (sampled.h) */
+    const char *comm_estimator;  /* --comm-estimator: interleave (NULL) or comdetective (sampled.h) */
     const char *annotate;   /* --annotate FILE or "all": the text report adds annotated source (NULL: none) */
     int all_rows;           /* ranked tables list rows whose metric is 0 too (--diff: a row
                                missing from one run must mean 0 there, not "not ranked") */
@@ -47,6 +52,12 @@ struct pes_knobs {
      * (profiles.h); NULL: this process does all */
     const struct pes_profiles_split *split;
 };
+
+/* The analyses created on one stream, for link: the state of analysis a
+ * (what its create returned), or NULL when a does not run on this stream. */
+struct pes_siblings;
+struct pes_analysis;
+void *pes_sibling(const struct pes_siblings *s, const struct pes_analysis *a);
 
 /* Where results go (report.h): the run's "trace" section, and the section of
  * the configuration this stream is (NULL: the recorded threads when --cores
@@ -66,7 +77,11 @@ struct pes_analysis {
     int (*wanted)(const struct pes_stream_info *si, const struct pes_knobs *k);
     /* Its state, or NULL with err filled (bad option for this stream, no memory). */
     void *(*create)(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err);
-    /* The next batch; 0, or -1 with err filled. */
+    /* After every analysis of the stream is created: note the analyses whose
+     * results this one reads (pes_sibling). 0, or -1 with err filled (one it
+     * needs does not run). NULL: it reads none. */
+    int (*link)(void *self, const struct pes_siblings *s, struct pes_error *err);
+    /* The next batch; 0, or -1 with err filled. NULL: it reads no batch (a join). */
     int (*batch)(void *self, const struct pes_batch *b, struct pes_error *err);
     /* End of the stream: derive what needs the whole stream. 0 or -1. */
     int (*finish)(void *self, struct pes_error *err);
@@ -99,7 +114,14 @@ extern const struct pes_analysis pes_analysis_summary;   /* summary.c */
 extern const struct pes_analysis pes_analysis_reuse;     /* reuse.c */
 extern const struct pes_analysis pes_analysis_sim;       /* sim.c */
 extern const struct pes_analysis pes_analysis_approx;    /* approx.c */
-extern const struct pes_analysis pes_analysis_sampled;   /* sampled.c */
+/* a sampled trace's events (sampled_results.h: what they export) */
+extern const struct pes_analysis pes_analysis_sampled_counts;    /* sampled_counts.c */
+extern const struct pes_analysis pes_analysis_sampled_reuse;     /* sampled_reuse.c */
+extern const struct pes_analysis pes_analysis_sampled_threads;   /* sampled_threads.c */
+extern const struct pes_analysis pes_analysis_sampled_comm;      /* sampled_comm.c */
+extern const struct pes_analysis pes_analysis_sampled_sites;     /* sampled_sites.c */
+extern const struct pes_analysis pes_analysis_sampled_objects;   /* sampled_objects.c */
+extern const struct pes_analysis pes_analysis_sampled_c2c;       /* sampled_c2c.c */
 extern const struct pes_analysis pes_analysis_accuracy;  /* accuracy.c */
 extern const struct pes_analysis pes_analysis_timing;    /* timing.c */
 

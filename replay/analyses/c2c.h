@@ -5,7 +5,7 @@
  * sharing counts, so that the fix (padding, moving a field) can be read off.
  *
  * Fed with coherence events (the simulator's, sim.c, or a sampled trace's
- * communication events, sampled.c) and with accesses. A line is tracked
+ * communication events, sampled_c2c.c) and with accesses. A line is tracked
  * from its first event on (its accesses before the one causing it are not counted), at
  * most REPLAY_C2C_MAX_LINES lines and REPLAY_C2C_MAX_OFFSETS offset rows
  * per line (later ones are counted as "untracked"): state stays bounded.

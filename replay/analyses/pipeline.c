@@ -6,21 +6,35 @@
 
 #include "pipeline.h"
 
-enum { MAX_ANALYSES = 16 };
+enum { MAX_ANALYSES = 32 };
+
+/* What link sees of the pipeline: the analyses created on the stream. */
+struct pes_siblings {
+    const struct pes_pipeline *p;
+};
 
 struct pes_pipeline {
     struct pes_batch_sink sink;
     size_t n;
     const struct pes_analysis *analysis[MAX_ANALYSES];
     void *self[MAX_ANALYSES];
+    struct pes_siblings siblings;
 };
 
 static int tee(void *ctx, const struct pes_batch *b, struct pes_error *err) {
     struct pes_pipeline *p = ctx;
     for (size_t i = 0; i < p->n; i++)
-        if (p->analysis[i]->batch(p->self[i], b, err) < 0) return -1;
+        if (p->analysis[i]->batch && p->analysis[i]->batch(p->self[i], b, err) < 0) return -1;
     return 0;
 }
+
+void *pes_sibling(const struct pes_siblings *s, const struct pes_analysis *a) {
+    for (size_t i = 0; i < s->p->n; i++)
+        if (s->p->analysis[i] == a) return s->p->self[i];
+    return NULL;
+}
+
+const struct pes_siblings *pes_pipeline_siblings(const struct pes_pipeline *p) { return &p->siblings; }
 
 struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const struct pes_knobs *k,
                                          struct pes_error *err) {
@@ -30,8 +44,14 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
         return NULL;
     }
     p->sink = (struct pes_batch_sink){.batch = tee, .ctx = p};
-    for (const struct pes_analysis *const *a = pes_analyses; *a && p->n < MAX_ANALYSES; a++) {
+    p->siblings.p = p;
+    for (const struct pes_analysis *const *a = pes_analyses; *a; a++) {
         if ((*a)->wanted && !(*a)->wanted(si, k)) continue;
+        if (p->n == MAX_ANALYSES) {
+            pes_error_set(err, PES_ERR_ARG, 0, "more than %d analyses on one stream", MAX_ANALYSES);
+            pes_pipeline_destroy(p);
+            return NULL;
+        }
         void *self = (*a)->create(si, k, err);
         if (!self) {
             pes_pipeline_destroy(p);
@@ -40,6 +60,11 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
         p->analysis[p->n] = *a;
         p->self[p->n++] = self;
     }
+    for (size_t i = 0; i < p->n; i++)
+        if (p->analysis[i]->link && p->analysis[i]->link(p->self[i], &p->siblings, err) < 0) {
+            pes_pipeline_destroy(p);
+            return NULL;
+        }
     return p;
 }
 

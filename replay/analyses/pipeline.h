@@ -12,6 +12,8 @@ struct pes_pipeline;
 /* Creates every analysis wanted on this stream; NULL with err filled. */
 struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const struct pes_knobs *k,
                                          struct pes_error *err);
+/* The analyses it runs, as link sees them (pes_sibling: a join's siblings). */
+const struct pes_siblings *pes_pipeline_siblings(const struct pes_pipeline *p);
 /* Where the stream's source delivers its batches. */
 const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p);
 /* End of the stream: finish every analysis; 0, or -1 with err filled. */

@@ -30,7 +30,7 @@ enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
 struct replay_options {
     const char *trace;            /* with --compare: the sampled trace */
     const char *full;             /* --compare: the full trace */
-    int compare;                  /* --compare SAMPLED FULL (accuracy.h) */
+    int compare;                  /* --compare SAMPLED FULL (accuracy.c) */
     int diff;                     /* --diff A B: trace = A, full = B (traces or JSON reports; diff.h) */
     const char *html;             /* --html FILE: a self-contained HTML report besides (html.c) */
     const char *csv_dir;          /* --csv-dir DIR: every table of the report, one CSV file each (tables.h) */

@@ -1,19 +1,21 @@
 /*
  * replay_sampled.c — `pes-replay SAMPLED` and `pes-replay --compare SAMPLED
  * FULL`: the sampled trace's events (then, for --compare, the full trace's
- * accesses) through the registry's analyses into one report (sampled.c or
- * accuracy.c publish it; docs/accuracy.md).
+ * accesses) through the registry's analyses into one report (the sampled
+ * analyses, sampled_*.c, or the accuracy join, accuracy.c, publish it;
+ * docs/accuracy.md).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
 #include "pipeline.h"
 #include "pes/progress.h"
 #include "replay_run.h"
 #include "report_util.h"
+#include "sampled.h"
+#include "weights.h"
 #include "writers.h"
 
 /* The stream of an input: its header, threads, damage. */
@@ -69,10 +71,17 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
     uint32_t *cache = NULL;
     int rc = -1;
     si.objects = replay_input_objects_setup(sin, o);
+    /* what each event stands for, known before the first batch (weights.h) */
+    struct pes_weights *weights = pes_weights_build(o->trace, si.header, si.n_streams, err);
+    if (!weights) return -1;
+    si.weights = weights;
     if (fin) {
         full = stream_of(fin, o->full, PES_TRACE_FULL);
         full.objects = replay_input_objects_setup(fin, o);
-        if (pair_full(&full, fin, o, m, si.header->config, &cache, err) < 0) return -1;
+        if (pair_full(&full, fin, o, m, si.header->config, &cache, err) < 0) {
+            pes_weights_free(weights);
+            return -1;
+        }
         si.paired = &full;
     }
     struct pes_pipeline *p = pes_pipeline_create(&si, &o->knobs, err);
@@ -93,6 +102,7 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
     }
     pes_progress_end(c.progress);
     pes_pipeline_destroy(p);
+    pes_weights_free(weights);
     free(cache);
     return rc;
 }

@@ -146,3 +146,57 @@ FILE *report_open_source(const char *file) {
     if (!f) close(fd);
     return f;
 }
+
+/* ------------------------------------------------------------ sections no writer knows */
+
+void report_print_value(FILE *out, const struct pes_rnode *n) {
+    char buf[64];
+    switch (pes_r_kind(n)) {
+    case PES_R_U64:
+        report_count(buf, sizeof buf, pes_r_u(n));
+        fputs(buf, out);
+        break;
+    case PES_R_I64: fprintf(out, "%" PRId64, pes_r_i(n)); break;
+    case PES_R_F64: fprintf(out, "%.6g", pes_r_f(n)); break;
+    case PES_R_BOOL: fputs(pes_r_u(n) ? "yes" : "no", out); break;
+    case PES_R_STR: fputs(report_safe(pes_r_s(n)), out); break;
+    case PES_R_NULL: fputs("n/a", out); break;
+    case PES_R_ARRAY:
+        for (size_t i = 0; i < pes_r_count(n); i++) {
+            if (i) fputs(", ", out);
+            report_print_value(out, pes_r_at(n, i));
+        }
+        break;
+    case PES_R_OBJECT:
+        for (size_t i = 0; i < pes_r_count(n); i++) {
+            fprintf(out, "%s%s ", i ? ", " : "", pes_r_key(pes_r_at(n, i)));
+            report_print_value(out, pes_r_at(n, i));
+        }
+        break;
+    }
+}
+
+void report_print_table(FILE *out, const struct pes_rnode *rows) {
+    const struct pes_rnode *first = pes_r_at(rows, 0);
+    fputs("   ", out);
+    for (size_t c = 0; c < pes_r_count(first); c++) fprintf(out, " %14s", pes_r_key(pes_r_at(first, c)));
+    fputc('\n', out);
+    for (size_t r = 0; r < pes_r_count(rows); r++) {
+        const struct pes_rnode *row = pes_r_at(rows, r);
+        fputs("   ", out);
+        for (size_t c = 0; c < pes_r_count(first); c++) {
+            fputc(' ', out);
+            /* right-aligned in 14 columns: print to a buffer first */
+            char *cell = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&cell, &len);
+            if (m) {
+                report_print_value(m, pes_r_get(row, pes_r_key(pes_r_at(first, c))));
+                fclose(m);
+            }
+            fprintf(out, "%14s", cell ? cell : "");
+            free(cell);
+        }
+        fputc('\n', out);
+    }
+}

@@ -34,6 +34,12 @@ void report_thread_list(char *buf, size_t len, uint64_t mask);
  * could act on escaped, for the text reports: pes_escape_text_tmp (valid for
  * up to 4 per printf). */
 const char *report_safe(const char *s);
+/* What a text report prints for a part of the tree it has no layout for (a
+ * new analysis's): a value as a count, number, string, list or
+ * "name value" pairs; an array of objects as a table, one column per key of
+ * its first row. */
+void report_print_value(FILE *out, const struct pes_rnode *n);
+void report_print_table(FILE *out, const struct pes_rnode *rows);
 /* A source file named by the trace's site table, for reading (--annotate,
  * the HTML page's annotated source): only a regular file (a FIFO would block,
  * /dev/zero never end); NULL with errno set else. */

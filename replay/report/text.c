@@ -420,58 +420,6 @@ static int known_config_key(const char *key) {
     return 0;
 }
 
-static void print_value(FILE *out, const struct pes_rnode *n) {
-    char buf[64];
-    switch (pes_r_kind(n)) {
-    case PES_R_U64:
-        report_count(buf, sizeof buf, pes_r_u(n));
-        fputs(buf, out);
-        break;
-    case PES_R_I64: fprintf(out, "%" PRId64, pes_r_i(n)); break;
-    case PES_R_F64: fprintf(out, "%.6g", pes_r_f(n)); break;
-    case PES_R_BOOL: fputs(pes_r_u(n) ? "yes" : "no", out); break;
-    case PES_R_STR: fputs(report_safe(pes_r_s(n)), out); break;
-    case PES_R_NULL: fputs("n/a", out); break;
-    case PES_R_ARRAY:
-        for (size_t i = 0; i < pes_r_count(n); i++) {
-            if (i) fputs(", ", out);
-            print_value(out, pes_r_at(n, i));
-        }
-        break;
-    case PES_R_OBJECT:
-        for (size_t i = 0; i < pes_r_count(n); i++) {
-            fprintf(out, "%s%s ", i ? ", " : "", pes_r_key(pes_r_at(n, i)));
-            print_value(out, pes_r_at(n, i));
-        }
-        break;
-    }
-}
-
-static void print_table(FILE *out, const struct pes_rnode *rows) {
-    const struct pes_rnode *first = pes_r_at(rows, 0);
-    fputs("   ", out);
-    for (size_t c = 0; c < pes_r_count(first); c++) fprintf(out, " %14s", pes_r_key(pes_r_at(first, c)));
-    fputc('\n', out);
-    for (size_t r = 0; r < pes_r_count(rows); r++) {
-        const struct pes_rnode *row = pes_r_at(rows, r);
-        fputs("   ", out);
-        for (size_t c = 0; c < pes_r_count(first); c++) {
-            fputc(' ', out);
-            /* right-aligned in 14 columns: print to a buffer first */
-            char *cell = NULL;
-            size_t len = 0;
-            FILE *m = open_memstream(&cell, &len);
-            if (m) {
-                print_value(m, pes_r_get(row, pes_r_key(pes_r_at(first, c))));
-                fclose(m);
-            }
-            fprintf(out, "%14s", cell ? cell : "");
-            free(cell);
-        }
-        fputc('\n', out);
-    }
-}
-
 static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_rnode *section) {
     char title[64];
     snprintf(title, sizeof title, "%s", pes_r_key(section));
@@ -483,7 +431,7 @@ static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_r
             streams_word(c));
     if (pes_r_kind(section) != PES_R_OBJECT) {
         fputs("  ", out);
-        print_value(out, section);
+        report_print_value(out, section);
         fputc('\n', out);
         return;
     }
@@ -491,11 +439,11 @@ static void print_other(FILE *out, const struct pes_rnode *c, const struct pes_r
         const struct pes_rnode *n = pes_r_at(section, i);
         if (pes_r_kind(n) == PES_R_ARRAY && pes_r_kind(pes_r_at(n, 0)) == PES_R_OBJECT) {
             fprintf(out, "  %s\n", pes_r_key(n));
-            print_table(out, n);
+            report_print_table(out, n);
             continue;
         }
         fprintf(out, "  %-24s ", pes_r_key(n));
-        print_value(out, n);
+        report_print_value(out, n);
         fputc('\n', out);
     }
 }

@@ -1,6 +1,7 @@
 /*
  * text_sampled.c — the text reports of a sampled trace and of --compare,
- * from the report tree that analyses/sampled.c and analyses/accuracy.c fill
+ * from the report tree that the sampled analyses (analyses/sampled_*.c) and
+ * analyses/accuracy.c fill
  * (keys: docs/accuracy.md). Writers never compute: shares and sums for
  * display only.
  */
@@ -74,6 +75,50 @@ static void beyond_text(FILE *out, const struct pes_rnode *scope, const struct p
                  "   than any watch survived and uses never reused, not spread over the bins above)\n",
             (unsigned long long)pes_r_get_u(b, "from"), pes_r_get_f(b, "count"),
             total > 0 ? 100 * pes_r_get_f(b, "count") / total : 0.0);
+}
+
+/* The keys of a sampled report that write_sampled lays out (or leaves out
+ * on purpose); any other is a new analysis's (docs/replay.md, "Writing a
+ * sampled analysis"), printed by print_others. */
+static int known_sampled_key(const char *key) {
+    static const char *const known[] = {
+        "pes_replay_json", "trace", "kind", "mode", "period_load", "period_store", "samples_target", "region",
+        "interval_bias", "granularity", "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
+        "dropped", "expired", "heap_events_dominate", "reuse_estimator", "stack_model", "interval_level", "intra",
+        "shared", "stack_histogram", "per_thread", "comm", "sites", "by", "groups", "cache_lines",
+        "cache_lines_untracked", NULL};
+    for (int i = 0; known[i]; i++)
+        if (strcmp(key, known[i]) == 0) return 1;
+    return 0;
+}
+
+/* Every section of the report this writer has no layout for, as it is: a
+ * title from its key, then a table (an array of objects), "name value"
+ * lines (an object) or the value. */
+static void print_others(FILE *out, const struct pes_rnode *o) {
+    for (size_t k = 0; k < pes_r_count(o); k++) {
+        const struct pes_rnode *n = pes_r_at(o, k);
+        if (known_sampled_key(pes_r_key(n))) continue;
+        char title[64];
+        snprintf(title, sizeof title, "%s", pes_r_key(n));
+        for (char *t = title; *t; t++)
+            if (*t == '_') *t = ' ';
+        if (*title && *title >= 'a' && *title <= 'z') *title = (char)(*title - 'a' + 'A');
+        fprintf(out, "\n%s\n", title);
+        if (pes_r_kind(n) == PES_R_ARRAY && pes_r_kind(pes_r_at(n, 0)) == PES_R_OBJECT) {
+            report_print_table(out, n);
+        } else if (pes_r_kind(n) == PES_R_OBJECT) {
+            for (size_t i = 0; i < pes_r_count(n); i++) {
+                fprintf(out, "  %-24s ", pes_r_key(pes_r_at(n, i)));
+                report_print_value(out, pes_r_at(n, i));
+                fputc('\n', out);
+            }
+        } else {
+            fputs("  ", out);
+            report_print_value(out, n);
+            fputc('\n', out);
+        }
+    }
 }
 
 static int write_sampled(FILE *out, const struct pes_rnode *o) {
@@ -251,6 +296,7 @@ static int write_sampled(FILE *out, const struct pes_rnode *o) {
                      "   found with true / false sharing; rows: --by line|site|function)\n", column);
     }
     report_print_cache_lines(out, o, "communication events");
+    print_others(out, o);
     return ferror(out) ? -1 : 0;
 }
 

@@ -22,7 +22,7 @@ struct pes_report_view {
     const char *annotate;   /* --annotate FILE or "all" (NULL: none) */
 };
 
-/* A sampled trace's report, or --compare's (analyses/sampled.c and
+/* A sampled trace's report, or --compare's (analyses/sampled_*.c and
  * accuracy.c: their layout has no configurations, docs/accuracy.md). */
 int pes_report_is_sampled(const struct pes_report *r);
 int pes_report_is_compare(const struct pes_report *r);

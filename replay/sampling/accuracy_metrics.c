@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
+#include "sampled.h"
 
 static double hist_s(const double *sampled, const uint64_t *truth) {
     double t[PES_RT_BINS], any = 0;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
+#include "sampled.h"
 #include "reuse_distance.h"
 
 enum { CHUNK = 1024 };

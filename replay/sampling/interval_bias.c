@@ -1,6 +1,6 @@
 /*
  * interval_bias.c — the model-error term of each interval family
- * (accuracy.h, docs/accuracy.md "Intervals that tell the truth").
+ * (sampled.h, docs/accuracy.md "Intervals that tell the truth").
  *
  * Wilson's interval with Kish's effective size states the sampling error of
  * a share. The estimators add errors of their own that more samples do not
@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "accuracy.h"
+#include "sampled.h"
 
 /* bench/calibrate_intervals.py on the tuning half of bench/corpus (25
  * programs, 1050 runs: seeds 1-3, 1/2/4 threads, period 10000 and period
@@ -43,10 +43,24 @@ double replay_interval_bias(int on, enum replay_ci_family f) {
     return on && f < REPLAY_CI_FAMILIES ? calibrated[f] : 0;
 }
 
-void replay_interval90(const struct replay_sampled *s, enum replay_ci_family f, double p, double n_eff, double *lo,
-                       double *hi) {
+void replay_ci_init(struct replay_ci *ci, int calibrated) {
+    ci->calibrated = calibrated != 0;
+    for (int f = 0; f < REPLAY_CI_FAMILIES; f++) ci->bias[f] = replay_interval_bias(ci->calibrated, f);
+}
+
+/* Wilson's interval, widened by the family's term b, within [0, 1]. */
+static void widened(double b, double p, double n_eff, double *lo, double *hi) {
     pes_surv_wilson(p, n_eff, PES_SURV_Z90, lo, hi);
-    double b = f < REPLAY_CI_FAMILIES ? s->ci_bias[f] : 0;
     *lo = *lo - b > 0 ? *lo - b : 0;
     *hi = *hi + b < 1 ? *hi + b : 1;
+}
+
+void replay_ci90(const struct replay_ci *ci, enum replay_ci_family f, double p, double n_eff, double *lo,
+                 double *hi) {
+    widened(f < REPLAY_CI_FAMILIES ? ci->bias[f] : 0, p, n_eff, lo, hi);
+}
+
+void replay_interval90(const struct replay_sampled *s, enum replay_ci_family f, double p, double n_eff, double *lo,
+                       double *hi) {
+    widened(f < REPLAY_CI_FAMILIES ? s->ci_bias[f] : 0, p, n_eff, lo, hi);
 }

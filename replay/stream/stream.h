@@ -19,6 +19,7 @@
 #include "pes/trace.h"
 
 struct pes_objects;   /* objects.h (replay/objects): what the object columns name */
+struct pes_weights;   /* weights.h (replay/sampling): what a sampled trace's events stand for */
 
 /* Accesses per batch: large enough for the engines' prefetching loops, small
  * enough to stay in L2 across the analyses that read it. */
@@ -98,6 +99,10 @@ struct pes_stream_info {
     const void *site_ctx;
     /* the data objects the batches' object columns name (NULL: not resolved) */
     const struct pes_objects *objects;
+    /* a sampled trace: the period each event's sample was taken at, from
+     * its PERIOD events and header (weights.h: pes_weight_of); NULL: every
+     * sample stands for itself */
+    const struct pes_weights *weights;
 };
 
 /* The shared cache of recorded thread t of n on `caches` shared caches:

@@ -1206,7 +1206,8 @@ static void test_sampled_by_hand(void **state)
                                        "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
                                        "dropped", "expired", "reuse_estimator", "stack_model", "interval_level",
                                        "intra", "shared", "stack_histogram", "per_thread",
-                                       "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked"};
+                                       "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked",
+                                       "bytes_by_thread"};
     assert_keys(o, keys, sizeof keys / sizeof keys[0]);
     assert_string_equal(pes_r_get_s(o, "mode"), "reuse");
     assert_int_equal(pes_r_get_u(o, "period_store"), 200);
@@ -1242,6 +1243,41 @@ static void test_sampled_by_hand(void **state)
     assert_int_equal(pes_pipeline_sink(p)->batch(pes_pipeline_sink(p)->ctx, &b, &err), -1);
     assert_non_null(strstr(err.message, "offset 4096"));
     assert_non_null(strstr(err.message, "thread 7"));
+    pes_pipeline_destroy(p);
+}
+
+/* link's view of a pipeline: the analyses wanted on the stream, by their
+ * entries, and nothing else (a sampled stream unpaired: no accuracy join;
+ * without --by object no sampled_objects; a full trace: no sampled one). */
+static void test_pipeline_siblings(void **state)
+{
+    (void)state;
+    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
+                                 .n_streams = 2, .site = site_of};
+    struct pes_knobs k = {.top = 10};
+    struct pes_error err = {0};
+    for (int by_object = 0; by_object < 2; by_object++) {
+        k.by = by_object ? "object" : NULL;
+        struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
+        assert_non_null(p);
+        const struct pes_siblings *s = pes_pipeline_siblings(p);
+        assert_non_null(pes_sibling(s, &pes_analysis_sampled_counts));
+        assert_non_null(pes_sibling(s, &pes_analysis_sampled_reuse));
+        assert_true(pes_sibling(s, &pes_analysis_sampled_counts) != pes_sibling(s, &pes_analysis_sampled_reuse));
+        assert_true((pes_sibling(s, &pes_analysis_sampled_objects) != NULL) == by_object);
+        assert_null(pes_sibling(s, &pes_analysis_accuracy));
+        assert_null(pes_sibling(s, &pes_analysis_summary));
+        pes_pipeline_destroy(p);
+    }
+    const uint32_t caches[2] = {0, 0};
+    struct pes_machine m = machine(1, sim_l1);
+    struct pes_stream_info full = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
+                                   .machine = &m, .line = 64, .site = site_of};
+    k = (struct pes_knobs){.jobs = 1, .top = 10};
+    struct pes_pipeline *p = pes_pipeline_create(&full, &k, &err);
+    assert_non_null(p);
+    assert_non_null(pes_sibling(pes_pipeline_siblings(p), &pes_analysis_summary));
+    assert_null(pes_sibling(pes_pipeline_siblings(p), &pes_analysis_sampled_counts));
     pes_pipeline_destroy(p);
 }
 
@@ -1730,6 +1766,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_registry),
         cmocka_unit_test(test_pipeline_error_stops),
         cmocka_unit_test(test_sampled_by_hand),
+        cmocka_unit_test(test_pipeline_siblings),
         cmocka_unit_test(test_sampled_by_object),
         cmocka_unit_test(test_accuracy_by_hand),
         cmocka_unit_test(test_accuracy_by_object),

@@ -1,6 +1,6 @@
 /*
- * test_sampled — sampled-trace analyses (sampling/sampled_events.c, and the
- * report analyses/sampled.c publishes) on hand-built event streams with
+ * test_sampled — sampled-trace analyses (analyses/sampled_*.c, and the
+ * report they publish) on hand-built event streams with
  * hand-computed results, and the --compare pipeline (ground_truth.c,
  * accuracy_metrics.c, analyses/accuracy.c) on a full trace plus a sampled trace
  * drawn from it by an ideal sampler written here: every use is sampled with
@@ -20,8 +20,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "accuracy.h"
 #include "replay_run.h"
+#include "sampled_run.h"
 #include "writers.h"
 
 static char sampled_path[256], full_path[256];
@@ -57,8 +57,8 @@ static struct pes_trace_writer *open_trace(const char *path, uint32_t kind, cons
 
 static const struct pes_site *in_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
 
-static int on_events(void *b, const struct pes_batch *batch, struct pes_error *err) {
-    return replay_sampled_events(b, batch->events, batch->n_events, batch->events_offset, err);
+static int run_input(void *in, const struct pes_batch_sink *sink, struct pes_error *err) {
+    return replay_input_run(in, sink, err);
 }
 
 /* The sampled analyses of a file, read by the source pes-replay uses. */
@@ -66,16 +66,13 @@ static int load_sampled(const char *path, struct replay_sampled *s, struct pes_e
     memset(s, 0, sizeof *s);
     struct replay_input *in = replay_input_open_sampled(path, err);
     if (!in) return -1;
-    struct replay_sampled_builder *b = replay_sampled_begin(path, replay_input_info(in), replay_input_threads(in), err);
-    int rc = -1;
-    if (b) {
-        struct pes_batch_sink sink = {.batch = on_events, .ctx = b};
-        if (replay_input_run(in, &sink, err) == 0) {
-            rc = replay_sampled_end(b, in_site, in, s, err);
-            b = NULL;
-        }
-        replay_sampled_abandon(b);
-    }
+    struct pes_stream_info si = {.path = path, .kind = PES_TRACE_SAMPLED, .header = replay_input_info(in),
+                                 .n_streams = replay_input_threads(in), .site = in_site, .site_ctx = in};
+    struct pes_weights *w = pes_weights_build(path, si.header, si.n_streams, err);
+    struct pes_knobs k = {0};
+    si.weights = w;
+    int rc = w ? sampled_run_stream(&si, &k, run_input, in, s, NULL, err) : -1;
+    pes_weights_free(w);
     replay_input_close(in);
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * test_sampled_period — the replay's period weights for traces of
- * pes-collect --samples (replay/sampling/sampled_events.c; docs/accuracy.md
+ * pes-collect --samples (replay/sampling/weights.c, through the sampled
+ * analyses replay/analyses/sampled_*.c; docs/accuracy.md
  * "Enough samples by design"): every observation is weighted by the period
  * its sample was taken at (PERIOD events), relative to the header's period.
  *
@@ -22,16 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
 #include "rt_adapt.h"
+#include "sampled_run.h"
 
 #define CLOSE(a, b) assert_true(fabs((a) - (b)) < 1e-9)
-
-static const struct pes_site *no_site(const void *ctx, uint32_t id) {
-    (void)ctx;
-    (void)id;
-    return NULL;
-}
 
 static struct pes_event ev(uint8_t kind, uint32_t thread, uint64_t time, uint64_t distance, uint64_t aux) {
     return (struct pes_event){.kind = kind, .size = 8, .thread = thread, .other_thread = thread, .site = 0,
@@ -47,17 +42,13 @@ static struct pes_event period(uint32_t thread, uint64_t time, uint64_t load, ui
 /* Feeds the events in two blocks (b1 first), as a reader hands them over. */
 static void build(const char *config, uint32_t threads, int estimator, const struct pes_event *b1, size_t n1,
                   const struct pes_event *b2, size_t n2, struct replay_sampled *s) {
-    struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
     struct pes_error err = {0};
-    struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, threads, &err);
-    assert_non_null(b);
-    replay_sampled_set_estimator(b, estimator);
     /* the period weights of ComDetective's scaling are under test here (the
      * interleave estimator's line shares: test_interleave) */
-    replay_sampled_set_comm_estimator(b, REPLAY_COMM_COMDETECTIVE);
-    assert_int_equal(replay_sampled_events(b, b1, n1, 0, &err), 0);
-    if (n2) assert_int_equal(replay_sampled_events(b, b2, n2, 100, &err), 0);
-    assert_int_equal(replay_sampled_end(b, no_site, NULL, s, &err), 0);
+    struct pes_knobs k = {.reuse_estimator = sampled_run_estimator(estimator), .comm_estimator = "comdetective"};
+    const struct pes_event *blocks[] = {b1, b2};
+    size_t n[] = {n1, n2};
+    assert_int_equal(sampled_run(config, threads, &k, blocks, n, n2 ? 2 : 1, s, NULL, &err), 0);
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -101,6 +92,26 @@ static void test_decided_weights(void **state) {
     CLOSE(s.temporal[0][pes_rt_bin(99)], 1);
     assert_int_equal(s.thread[0].period_changes, 0);
     assert_int_equal(s.thread[0].period_first_load, 1000);
+    replay_sampled_free(&s);
+}
+
+/* A PERIOD event of a thread the trace does not announce: refused with the
+ * file and the block's offset, before any analysis sees an event; a trace
+ * without samples_target ignores PERIOD events, as before. */
+static void test_bad_period_thread(void **state) {
+    (void)state;
+    const struct pes_event ok[] = {ev(PES_EV_REUSE, 0, 200, 2, 1)}, bad[] = {period(5, 10, 250, 250)};
+    const struct pes_event *blocks[] = {ok, bad};
+    size_t n[] = {1, 1};
+    struct pes_knobs k = {0};
+    struct pes_error err = {0};
+    struct replay_sampled s;
+    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\nsamples_target=2\n", 2, &k, blocks, n, 2, &s, NULL, &err),
+                     -1);
+    assert_int_equal(err.code, PES_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "t.zst: offset 100: event of thread 5"));
+    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\n", 2, &k, blocks, n, 2, &s, NULL, &err), 0);
+    CLOSE(s.temporal[0][pes_rt_bin(1)], 1);
     replay_sampled_free(&s);
 }
 
@@ -181,14 +192,12 @@ static void test_comm_nothing_seen(void **state) {
         e[6 + t].stores = 10000;
     }
     for (int est = REPLAY_COMM_COMDETECTIVE; est <= REPLAY_COMM_INTERLEAVE; est++) {
-        struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = cfg};
         struct pes_error err = {0};
-        struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, 2, &err);
-        assert_non_null(b);
-        replay_sampled_set_comm_estimator(b, est);
-        assert_int_equal(replay_sampled_events(b, e, N(e), 0, &err), 0);
+        struct pes_knobs k = {.comm_estimator = replay_comm_estimator_name(est)};
+        const struct pes_event *blocks[] = {e};
+        size_t n[] = {N(e)};
         struct replay_sampled s;
-        assert_int_equal(replay_sampled_end(b, no_site, NULL, &s, &err), 0);
+        assert_int_equal(sampled_run(cfg, 2, &k, blocks, n, 1, &s, NULL, &err), 0);
         CLOSE(s.comm_true[1] + s.comm_false[1], 0);
         CLOSE(s.comm_volume_limit, 3.0 * 60000 / 6);
         replay_sampled_free(&s);
@@ -329,6 +338,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decided_weights),
         cmocka_unit_test(test_no_period_events),
+        cmocka_unit_test(test_bad_period_thread),
         cmocka_unit_test(test_censored_weights),
         cmocka_unit_test(test_comm_volume),
         cmocka_unit_test(test_comm_nothing_seen),

@@ -1,6 +1,6 @@
 /*
  * test_survival — the censoring-aware reuse estimator and the stated
- * intervals (replay/sampling/survival.c, sampled_events.c; docs/accuracy.md
+ * intervals (replay/sampling/survival.c, analyses/sampled_reuse.c; docs/accuracy.md
  * "Censored watches", "Stated uncertainty").
  *
  * Oracles: Kaplan–Meier computed by hand on tiny cases; synthetic samples
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accuracy.h"
+#include "sampled_run.h"
 #include "survival.h"
 
 #define CLOSE(a, b) assert_true(fabs((a) - (b)) < 1e-12)
@@ -291,13 +291,7 @@ static void test_km_interval_coverage(void **state) {
     assert_true(c >= 0.85 && c <= 0.95);
 }
 
-/* ------------------------------------------------------------ the builder */
-
-static const struct pes_site *no_site(const void *ctx, uint32_t id) {
-    (void)ctx;
-    (void)id;
-    return NULL;
-}
+/* ------------------------------------------------------------ the sampled analyses */
 
 static struct pes_event event(uint8_t kind, uint32_t thread, uint64_t distance, uint64_t aux) {
     return (struct pes_event){.kind = kind, .size = 8, .thread = thread, .other_thread = thread, .site = 0,
@@ -305,11 +299,8 @@ static struct pes_event event(uint8_t kind, uint32_t thread, uint64_t distance, 
 }
 
 static void run(const char *config, int estimator, struct replay_sampled *s) {
-    struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
     struct pes_error err = {0};
-    struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, 2, &err);
-    assert_non_null(b);
-    replay_sampled_set_estimator(b, estimator);
+    struct pes_knobs k = {.reuse_estimator = sampled_run_estimator(estimator)};
     /* thread 0, collector distances (1 + accesses between): reuses at 2, 4,
      * 6 (aux 3), a censored watch that survived 3 accesses (so > 2 between),
      * an invalidation after 5, a censored one that survived 10 */
@@ -319,8 +310,9 @@ static void run(const char *config, int estimator, struct replay_sampled *s) {
         event(PES_EV_REUSE, 0, 6, 3),         event(PES_EV_WATCH_EXPIRED, 0, 10, 1),
         event(PES_EV_REUSE, 1, 2, 1),
     };
-    assert_int_equal(replay_sampled_events(b, e, sizeof e / sizeof e[0], 0, &err), 0);
-    assert_int_equal(replay_sampled_end(b, no_site, NULL, s, &err), 0);
+    const struct pes_event *blocks[] = {e};
+    size_t n[] = {sizeof e / sizeof e[0]};
+    assert_int_equal(sampled_run(config, 2, &k, blocks, n, 1, s, NULL, &err), 0);
 }
 
 static void test_builder(void **state) {

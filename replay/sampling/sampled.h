@@ -1,18 +1,23 @@
 /*
- * accuracy.h — what a sampled trace says, what the full trace of the same
+ * sampled.h — what a sampled trace says, what the full trace of the same
  * execution says, and how far apart they are (pes-replay SAMPLED and
- * pes-replay --compare SAMPLED FULL; the analyses that drive these are
- * analyses/sampled.c and analyses/accuracy.c).
+ * pes-replay --compare SAMPLED FULL).
  *
- *   sampled_events.c   events of a sampled trace -> struct replay_sampled
+ * The sampled analyses (replay/analyses/sampled_*.c, one file each) read
+ * the trace's events and each keeps its own results; struct replay_sampled
+ * is all of them gathered in one record (analyses/sampled_results.h) for
+ * the accuracy join (analyses/accuracy.c) and the tests. Here:
+ *   sampled.c          the header's settings, the option names, the record
+ *   weights.h          the period weights of --samples traces (PERIOD events)
  *   ground_truth.c     accesses of the full trace -> rt_truth + MESI + exact
  *                      stack distances (struct replay_truth)
  *   accuracy_metrics.c both -> struct replay_accuracy (metrics of compare.h)
- * None of them reads a file: they take events and batches (stream.h).
+ * None of them reads a file but weights.c's pes_weights_build: they take
+ * events and batches (stream.h).
  * Definitions and the event conventions they rely on: docs/accuracy.md.
  */
-#ifndef PES_REPLAY_ACCURACY_H
-#define PES_REPLAY_ACCURACY_H
+#ifndef PES_REPLAY_SAMPLED_H
+#define PES_REPLAY_SAMPLED_H
 
 #include <stdint.h>
 
@@ -46,10 +51,11 @@ struct replay_sampled_site {
 
 struct replay_sampled_thread {
     uint64_t loads, stores;          /* TOTALS (or the largest counters seen) */
-    uint64_t samples, reuses, spatial, invalidations, comm, lost;
-    double n_distinct;               /* N-hat of the thread (Kac), 0 without reuses */
+    uint64_t samples, reuses, spatial, invalidations, comm, lost;   /* sampled_counts.c */
+    double n_distinct;               /* N-hat of the thread (Kac), 0 without reuses (sampled_reuse.c) */
     /* --samples (PERIOD events): the first and last periods in effect and the
-     * number of changes; without PERIOD events the header's periods, 0 changes */
+     * number of changes; without PERIOD events the header's periods, 0 changes
+     * (the stream's weights, weights.h) */
     uint64_t period_first_load, period_first_store, period_last_load, period_last_store;
     uint32_t period_changes;
 };
@@ -81,14 +87,6 @@ enum replay_comm_estimator { REPLAY_COMM_DEFAULT = 0, REPLAY_COMM_COMDETECTIVE =
 /* "comdetective", "interleave" (NULL: the default); -1 for anything else. */
 int replay_comm_estimator_parse(const char *name);
 const char *replay_comm_estimator_name(int estimator);
-/* --samples: one PERIOD event, the periods of its thread from `time` on. */
-struct replay_period_epoch {
-    uint64_t time, load, store;
-};
-struct replay_period_epochs {
-    struct replay_period_epoch *e;   /* by time */
-    size_t n, cap;
-};
 
 /* Every stated 90 % interval belongs to one family (docs/accuracy.md,
  * "Intervals that tell the truth"): Wilson's interval with Kish's effective
@@ -106,35 +104,74 @@ enum replay_ci_family {
 int replay_interval_bias_parse(const char *name);
 /* The model-error term of family f: 0 when !calibrated. */
 double replay_interval_bias(int calibrated, enum replay_ci_family f);
+/* The intervals an analysis states (--interval-bias): every family's term. */
+struct replay_ci {
+    int calibrated;                    /* 1: the calibrated table, 0: all 0 (--interval-bias none) */
+    double bias[REPLAY_CI_FAMILIES];
+};
+/* calibrated: replay_interval_bias_parse's answer (-1 counts as the default). */
+void replay_ci_init(struct replay_ci *ci, int calibrated);
+/* The stated 90 % interval of a share p (n_eff effective observations) in
+ * family f: Wilson, widened by ci->bias[f], within [0, 1]. */
+void replay_ci90(const struct replay_ci *ci, enum replay_ci_family f, double p, double n_eff, double *lo, double *hi);
 
-/* Scope: 0 intra-thread, 1 shared cache (PES_EVF_SHARED_CACHE). */
+/* The sampled trace's settings: its header's "key=value" config lines, read
+ * once by replay_sampled_config_read (the lookups are all there). */
+struct replay_sampled_config {
+    char mode[32];                   /* "mode" */
+    uint64_t period_load, period_store;   /* with --samples: the caps */
+    uint64_t samples_target;              /* --samples N, 0 = fixed period */
+    uint32_t line, debug_registers, watch_bytes, sockets;
+    double trap_scale;               /* L / (D x M), >= 1 */
+    double time_interval;            /* accesses per time mark of a full trace of the run (1024) */
+    int spatial;                     /* granularity=spatial: reuses are line reuses */
+    int roi;                         /* roi=markers: samples only inside the region of interest */
+    int censoring;                   /* censoring=watch_expired: censored watches are recorded */
+    int heap_on_use;                 /* heap_events=...: heap events only as samples need them */
+    struct replay_execution exec;    /* the header's identity */
+};
+void replay_sampled_config_read(struct replay_sampled_config *c, const struct pes_trace_info *header);
+/* Every sampled event of a thread the trace does not announce is refused
+ * (a corrupt trace): the error names the file and the block's offset. */
+int replay_sampled_bad_thread(struct pes_error *err, const char *path, uint64_t offset, uint32_t thread,
+                              uint32_t n_threads);
+
+/* Everything the sampled analyses found, gathered (replay_sampled_gather,
+ * analyses/sampled_results.h): the settings, then each analysis's results
+ * (the comment names the file). Scope: 0 intra-thread, 1 shared cache
+ * (PES_EVF_SHARED_CACHE). */
 struct replay_sampled {
+    /* the settings (struct replay_sampled_config) and --interval-bias */
     char mode[32];                   /* header config "mode" */
     uint64_t period_load, period_store;   /* the header's (with --samples: the caps) */
     uint64_t samples_target;              /* --samples N (header samples_target), 0 = fixed period */
-    double inval_periods[2];              /* --samples: sum of the periods of the invalidations' samples */
-    struct replay_period_epochs *epochs;  /* --samples: per thread (n_threads), else NULL */
     uint32_t line, debug_registers, watch_bytes, sockets;
     double trap_scale;               /* L / (D x M), >= 1 */
     int spatial;                     /* granularity=spatial: reuses are line reuses */
     int roi;                         /* roi=markers: samples only inside the region of interest */
+    int censoring;                   /* the trace records censored watches (header censoring=watch_expired) */
+    int heap_on_use;                 /* header config heap_events=...: heap events only as samples need them */
+    struct replay_execution exec;
+    /* each family's model-error term, added to both ends of its intervals */
+    double ci_bias[REPLAY_CI_FAMILIES];
+    int ci_calibrated;                 /* 1: ci_bias is the calibrated table, 0: all 0 (--interval-bias none) */
     uint32_t n_threads;
-    struct replay_sampled_thread *thread;
+    struct replay_sampled_thread *thread;   /* columns filled as struct replay_sampled_thread says */
+    /* sampled_counts.c */
     uint64_t samples, lost, throttled, dropped, expired;
     uint64_t events, heap_events;    /* all events, and of them alloc/free events */
-    int heap_on_use;                 /* header config heap_events=...: heap events only as samples need them */
+    /* sampled_reuse.c */
     uint64_t reuses[2], invalidations[2];   /* events */
+    double inval_periods[2];                  /* --samples: sum of the periods of the invalidations' samples */
     double reuse_weight[2], inval_weight[2];  /* weighted by reservoir offers (aux) */
     uint64_t weighted_events;                 /* REUSE/INVALIDATION events with aux > 1 */
     double reuse_weight_sq[2];                /* sum of squared weights (Kish effective size) */
     int estimator;                   /* the one used: REPLAY_EST_DECIDED or REPLAY_EST_CENSORED */
-    int censoring;                   /* the trace records censored watches (header censoring=watch_expired) */
     uint64_t censored[2];            /* WATCH_EXPIRED events per scope */
     /* Stated uncertainty (docs/accuracy.md): Kish's effective sample size of
-     * the weights behind each histogram [scope][0 temporal, 1 line], of the
-     * decided outcomes (invalidation ratio) and of the communication events
-     * (weights: their scaled volumes) */
-    double hist_neff[2][2], decided_neff[2], comm_neff;
+     * the weights behind each histogram [scope][0 temporal, 1 line] and of
+     * the decided outcomes (invalidation ratio) */
+    double hist_neff[2][2], decided_neff[2];
     /* CENSORED: the weight of uses whose outcome lies beyond the largest
      * time observed in their thread (reuses longer than any seen, and uses
      * never reused), [scope][temporal, line]; their distances are >=
@@ -145,8 +182,10 @@ struct replay_sampled {
     double spatial_hist[2][PES_RT_BINS];
     double stack[PES_RT_BINS];         /* intra, converted to stack distances */
     int stack_model;                   /* the conversion used: REPLAY_STACK_* */
+    /* sampled_comm.c */
     uint64_t comm_events, comm_true_events, comm_false_events;
     double *comm_true, *comm_false;    /* n_threads^2, scaled, symmetric, zero diagonal */
+    double comm_neff;                  /* Kish's effective size of the events (weights: their scaled volumes) */
     int comm_estimator;                /* the one used: REPLAY_COMM_COMDETECTIVE or _INTERLEAVE */
     double comm_resolution;            /* INTERLEAVE: accesses per time mark (header time_interval, else 1024) */
     struct pes_ilv_stats ilv;          /* INTERLEAVE: shared lines, their samples, gaps */
@@ -155,49 +194,16 @@ struct replay_sampled {
      * (rule of three: fewer than 3 of the n sampled accesses, 3 · A / n
      * transfers); 0 when there is an estimate or no sample */
     double comm_volume_limit;
-    /* each family's model-error term, added to both ends of its intervals */
-    double ci_bias[REPLAY_CI_FAMILIES];
-    int ci_calibrated;                 /* 1: ci_bias is the calibrated table, 0: all 0 (--interval-bias none) */
+    /* sampled_sites.c */
     struct replay_sampled_site *sites; /* by site id; the row of events without a site last */
     size_t n_sites;
-    struct replay_execution exec;
 };
 
-/* The sampled analyses of one trace, event by event. */
-struct replay_sampled_builder;
-/* path: for messages; header: the sampled trace's (its config and identity). */
-struct replay_sampled_builder *replay_sampled_begin(const char *path, const struct pes_trace_info *header,
-                                                    uint32_t n_threads, struct pes_error *err);
-/* Which estimator replay_sampled_end uses (default REPLAY_EST_AUTO). */
-void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
-/* Whether the intervals carry the calibrated model error (default 1). */
-void replay_sampled_set_interval_bias(struct replay_sampled_builder *b, int calibrated);
 /* The stated 90 % interval of a share p (n_eff effective observations) in
  * family f: Wilson, widened by s->ci_bias[f], within [0, 1]. */
 void replay_interval90(const struct replay_sampled *s, enum replay_ci_family f, double p, double n_eff, double *lo,
                        double *hi);
-/* Which stack model replay_sampled_end uses (default REPLAY_STACK_PHASED). */
-void replay_sampled_set_stack_model(struct replay_sampled_builder *b, int model);
-/* Which communication-volume estimator it uses (default REPLAY_COMM_DEFAULT). */
-void replay_sampled_set_comm_estimator(struct replay_sampled_builder *b, int estimator);
-/* The accesses per time mark of the merge the interleave estimator emulates
- * (default: the header's time_interval, else 1024); --compare passes the full
- * trace's (its time_interval x its accesses / records). Ignored unless > 0. */
-void replay_sampled_set_comm_resolution(struct replay_sampled_builder *b, double accesses);
-/* Events of one EVENTS block at file offset `offset`: 0, or -1 (err names the offset). */
-int replay_sampled_events(struct replay_sampled_builder *b, const struct pes_event *e, size_t n, uint64_t offset,
-                          struct pes_error *err);
-/* The results (s owns them: replay_sampled_free); site describes site ids
- * for the per-line keys. The builder is freed either way. 0 or -1. */
-int replay_sampled_end(struct replay_sampled_builder *b, const struct pes_site *(*site)(const void *, uint32_t),
-                       const void *site_ctx, struct replay_sampled *s, struct pes_error *err);
-void replay_sampled_abandon(struct replay_sampled_builder *b);
-/* The Horvitz–Thompson factor of an observation of `thread` at `time` (its
- * sample's period over the header's, docs/accuracy.md "Enough samples by
- * design"): 1 for traces without --samples. Valid on a finished result. */
-double replay_sampled_period_factor(const struct replay_sampled *s, uint32_t thread, uint64_t time, int write);
-/* The same for an event's sample: its thread, time and access type. */
-double replay_sampled_event_factor(const struct replay_sampled *s, const struct pes_event *e);
+/* Frees the record's arrays (a gathered record owns them). */
 void replay_sampled_free(struct replay_sampled *s);
 
 /* Ground truth of a full trace. */
@@ -282,4 +288,4 @@ uint64_t replay_config_u64(const char *config, const char *key, uint64_t def);
 /* The header's config says granularity=spatial: its reuses are line reuses. */
 int replay_config_spatial(const char *config);
 
-#endif /* PES_REPLAY_ACCURACY_H */
+#endif /* PES_REPLAY_SAMPLED_H */
