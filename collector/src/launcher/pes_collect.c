@@ -28,7 +28,7 @@
 
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
-#include "runtime/rt_internal.h"
+#include "core/rt_internal.h"
 #include "pmu.h"
 
 #ifndef PES_VERSION
