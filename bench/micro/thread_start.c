@@ -6,12 +6,12 @@
  * time). Each reads CLOCK_MONOTONIC on entry (libc, not instrumented), makes
  * one instrumented store (the first access of the thread: under pes-collect
  * the runtime sets the thread up there), reads the clock again, then makes
- * --accesses more loads and stores over a private 4 KiB array. Prints, one
- * per line, "first_access_ns N" for every thread, then "checksum C"
- * (identical under every build: the program must not change under the
- * collector).
+ * --accesses more loads and stores over a private 4 KiB array. Prints (to
+ * stdout, or to --out FILE), one per line, "first_access_ns N" for every
+ * thread, then "checksum C" (identical under every build: the program must
+ * not change under the collector).
  *
- * usage: thread_start [--threads N] [--concurrent K] [--accesses N]
+ * usage: thread_start [--threads N] [--concurrent K] [--accesses N] [--out FILE]
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -68,6 +68,7 @@ static long arg_long(const char *flag, const char *v, long min, long max)
 int main(int argc, char **argv)
 {
     long n = 64, concurrent = 1, accesses = 20000;
+    const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads"))
             n = arg_long(argv[i], argv[i + 1], 1, 4096), i++;
@@ -75,8 +76,10 @@ int main(int argc, char **argv)
             concurrent = arg_long(argv[i], argv[i + 1], 1, 4096), i++;
         else if (!strcmp(argv[i], "--accesses"))
             accesses = arg_long(argv[i], argv[i + 1], 0, 1L << 40), i++;
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out_path = argv[++i];
         else {
-            fprintf(stderr, "usage: thread_start [--threads N] [--concurrent K] [--accesses N]\n");
+            fprintf(stderr, "usage: thread_start [--threads N] [--concurrent K] [--accesses N] [--out FILE]\n");
             return 2;
         }
     }
@@ -99,12 +102,21 @@ int main(int argc, char **argv)
         for (long k = i; k < end; k++)
             pthread_join(th[k], NULL);
     }
+    FILE *out = out_path ? fopen(out_path, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "thread_start: %s: cannot open for writing\n", out_path);
+        return 1;
+    }
     uint64_t c = 0;
     for (long k = 0; k < n; k++) {
-        printf("first_access_ns %llu\n", (unsigned long long)jobs[k].ns);
+        fprintf(out, "first_access_ns %llu\n", (unsigned long long)jobs[k].ns);
         c = c * 31 + jobs[k].sum;
     }
-    printf("checksum %llu\n", (unsigned long long)c);
+    fprintf(out, "checksum %llu\n", (unsigned long long)c);
+    if (out != stdout && fclose(out) != 0) {
+        fprintf(stderr, "thread_start: %s: write failed\n", out_path);
+        return 1;
+    }
     free(jobs);
     free(th);
     return 0;
