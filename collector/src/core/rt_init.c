@@ -137,6 +137,16 @@ static void build_config_string(char *buf, size_t size, int sampled)
         size_t len = strlen(buf);
         snprintf(buf + len, size - len, "heap_events=used\n");
     }
+    /* how watchpoints are re-armed: PERF_EVENT_IOC_MODIFY_ATTRIBUTES, or a
+     * reopen at every arm where the kernel refuses that (rt_watch.c) */
+    if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES) {
+        size_t len = strlen(buf);
+        int e = pes_rt_watch_refused_errno();
+        snprintf(buf + len, size - len, "watch_rearm=%s\n", pes_rt_watch_rearm_name());
+        len = strlen(buf);
+        if (e)
+            snprintf(buf + len, size - len, "watch_rearm_refused=%s\n", strerror(e));
+    }
     /* --samples: periods adapt per thread (PERIOD events); period_* above are the caps */
     if (pes_rt.cfg.samples_target) {
         size_t len = strlen(buf);
@@ -298,6 +308,8 @@ static void init_once_fn(void)
         pes_rt.writer = open_trace(pes_rt.cfg.full_output, 0);
     if (pes_rt.cfg.sample_output) {
         pes_rt_pmu_init();   /* before the header, which names the backend */
+        if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
+            pes_rt_watch_probe();   /* and the watchpoints' re-arm path */
         pes_rt.swriter = open_trace(pes_rt.cfg.sample_output, 1);
     }
     if (!pes_rt.writer && !pes_rt.swriter)

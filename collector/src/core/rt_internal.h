@@ -109,6 +109,7 @@ struct pes_rt_config {
     uint64_t skip;             /* full trace: accesses not recorded at the start of each thread */
     uint64_t max_accesses;     /* full trace: accesses recorded per thread at most, 0 = all */
     uint64_t samples_target;   /* --samples N: adaptive period (rt_adapt.h), 0 = fixed period */
+    int watch_reopen;          /* PES_WATCH_REARM=reopen: every arm reopens (rt_watch.c) */
 };
 
 /* Looks up one variable (getenv in the runtime, a table in tests). */
@@ -264,6 +265,7 @@ struct pes_rt_sampler {
     uint64_t wp_m2;
     uint32_t wp_d2;
     void *altstack;
+    int altstack_checked;          /* pes_rt_watch_thread_init ran (at the first arm, or PMU start) */
     struct pes_rt_pmu_ring pmu[2];  /* pebs: load, store; ibs: ops */
 };
 
@@ -544,7 +546,13 @@ PES_RT_HIDDEN void pes_rt_event_init(struct pes_event *e, uint8_t kind, const st
 
 /* rt_watch.c: debug-register watchpoints of the calling thread. */
 PES_RT_HIDDEN int pes_rt_watch_install(void);          /* SIGTRAP handler; 0 ok */
-PES_RT_HIDDEN void pes_rt_watch_thread_init(struct pes_rt_thread *t);  /* sigaltstack */
+/* The thread's sigaltstack, once (its first arm, or PMU start-up). */
+PES_RT_HIDDEN void pes_rt_watch_thread_init(struct pes_rt_thread *t);
+/* At start-up, before the header: how registers are re-targeted in this
+ * process (PERF_EVENT_IOC_MODIFY_ATTRIBUTES, or reopen where refused). */
+PES_RT_HIDDEN void pes_rt_watch_probe(void);
+PES_RT_HIDDEN const char *pes_rt_watch_rearm_name(void);   /* "modify" or "reopen" */
+PES_RT_HIDDEN int pes_rt_watch_refused_errno(void);        /* why reopen, 0 if forced or not */
 /* Arms (or re-targets) register i of the calling thread; len 1/2/4/8, addr aligned. */
 PES_RT_HIDDEN int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr,
                                    uint32_t len, int rw, uint32_t gen);

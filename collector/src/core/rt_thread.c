@@ -314,8 +314,7 @@ static struct pes_rt_thread *thread_setup(void)
     __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
-        if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
-            pes_rt_watch_thread_init(t);
+        /* the sigaltstack comes with the thread's first watchpoint (rt_watch.c) */
         /* arm the slots published before this thread existed */
         __atomic_store_n(&t->s.wake, 1, __ATOMIC_RELAXED);
         pes_rt_pmu_thread_start(t);

@@ -671,8 +671,11 @@ static int list_backends(void)
     printf("ibs   %s: %s\n", ibs == 0 ? "available" : "unavailable", why);
     printf("soft  available: programs built with pes-clang count their loads and stores and "
            "sample them without a PMU\n");
-    printf("watchpoints (reuse, reuse-shared, comm): %s\n",
-           pes_pmu_probe_watchpoints(why, sizeof why) == 0 ? why : why);
+    int wp = pes_pmu_probe_watchpoints(why, sizeof why);
+    printf("watchpoints (reuse, reuse-shared, comm): %s\n", why);
+    int refused = 0;
+    if (wp == 0 && pes_pmu_probe_watch_rearm(&refused, why, sizeof why) >= 0)
+        printf("watchpoints: %s\n", why);
     return 0;
 }
 

@@ -1,13 +1,14 @@
 /* rt_watch.c — debug-register watchpoints of the calling thread:
- * perf_event_open(PERF_TYPE_BREAKPOINT) opened lazily (x86 has 4 per thread;
- * the 5th gives ENOSPC), re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
- * delivering a synchronous SIGTRAP (attr.sigtrap, which needs remove_on_exec)
- * whose si_perf_data is our sig_data: magic | register | generation. x86 data
- * breakpoints trap after the access. The handler runs on a per-thread
- * sigaltstack (frames on the normal stack could hit a watched stack address),
- * never reads watched memory, takes no lock and does not allocate. A SIGTRAP
- * that is not ours goes to the handler the application had (or installs later:
- * every arm re-checks the disposition). */
+ * perf_event_open(PERF_TYPE_BREAKPOINT) opened at a register's first arm (x86
+ * has 4 per thread; the 5th gives ENOSPC), re-targeted with
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES, delivering a synchronous SIGTRAP
+ * (attr.sigtrap, which needs remove_on_exec) whose si_perf_data is our
+ * sig_data: magic | register | generation. x86 data breakpoints trap after the
+ * access. The handler runs on a per-thread sigaltstack (frames on the normal
+ * stack could hit a watched stack address), set up before the thread's first
+ * breakpoint opens; it never reads watched memory, takes no lock and does not
+ * allocate. A SIGTRAP that is not ours goes to the handler the application had
+ * (or installs later: every arm re-checks the disposition). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -21,6 +22,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "pmu.h"
 #include "rt_internal.h"
 
 #ifndef TRAP_PERF
@@ -31,6 +33,41 @@
 static struct sigaction previous;   /* the application's SIGTRAP disposition */
 static int installed;
 static void on_trap(int sig, siginfo_t *si, void *uc);
+
+/* How a register is re-targeted (issue 29). Opening a breakpoint costs about
+ * 10 µs (the kernel's slot accounting, a file descriptor), changing one with
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES 2 to 3 µs, and the kernel lets a breakpoint
+ * change its address, type, length and sig_data, all an arm changes: so each
+ * thread opens a register once. Where the kernel refuses the change (before
+ * Linux 5.17 sig_data cannot change: EINVAL), every arm closes and reopens.
+ * Decided for the process at start-up (pes_rt_watch_probe; PES_WATCH_REARM=reopen
+ * forces it), or at the first refusal. */
+static int reopen_per_arm;          /* atomic */
+static int refused_errno;           /* atomic: the refusal's errno, 0 if forced or none */
+
+void pes_rt_watch_probe(void)
+{
+    if (pes_rt.cfg.watch_reopen) {
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    char why[160];
+    int err = 0;
+    if (pes_pmu_probe_watch_rearm(&err, why, sizeof why) == PES_PMU_REARM_REOPEN) {
+        __atomic_store_n(&refused_errno, err, __ATOMIC_RELAXED);
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
+    }
+}
+
+const char *pes_rt_watch_rearm_name(void)
+{
+    return __atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED) ? "reopen" : "modify";
+}
+
+int pes_rt_watch_refused_errno(void)
+{
+    return __atomic_load_n(&refused_errno, __ATOMIC_RELAXED);
+}
 
 uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size)
 {
@@ -81,6 +118,9 @@ int pes_rt_watch_install(void)
 
 void pes_rt_watch_thread_init(struct pes_rt_thread *t)
 {
+    if (t->s.altstack_checked)
+        return;
+    t->s.altstack_checked = 1;
     stack_t cur;
     if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
         return;   /* the application's own alternate stack serves */
@@ -120,22 +160,31 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
     struct perf_event_attr a;
     fill_attr(&a, addr, len, rw, pes_rt_sigdata(i, gen), 0);
     take_over();
-    /* the type (W vs RW) cannot be modified on all kernels: reopen then */
-    if (w->fd >= 0 && w->rw != rw) {
-        pes_rt_close(w->fd);
-        w->fd = -1;
-    }
-    if (w->fd < 0) {
-        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
+    int refused = 0;   /* errno of a MODIFY_ATTRIBUTES that the reopen below may show refused */
+    if (w->fd >= 0 && !__atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED)) {
+        if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0)
+            goto armed;
+        refused = errno;
+        if (!pes_pmu_rearm_refused(refused)) {
             w->armed = 0;
             return -1;
         }
-        w->fd = fd;
-    } else if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0) {
-        w->armed = 0;
-        return -1;
     }
+    if (w->fd >= 0) {
+        pes_rt_close(w->fd);   /* a slot of its own for the reopen (ENOSPC otherwise) */
+        w->fd = -1;
+    } else {
+        pes_rt_watch_thread_init(t);   /* before the thread's first trap can come */
+    }
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        w->armed = 0;
+        return -1;   /* the attributes, not the change, were refused: nothing learnt */
+    }
+    w->fd = fd;
+    if (refused && !__atomic_exchange_n(&reopen_per_arm, 1, __ATOMIC_RELAXED))
+        __atomic_store_n(&refused_errno, refused, __ATOMIC_RELAXED);
+armed:
     w->armed = 1;
     w->addr = addr;
     w->len = len;
@@ -150,6 +199,11 @@ void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i)
     struct pes_rt_wp *w = &t->s.wp[i];
     if (w->fd < 0 || !w->armed)
         return;
+    if (__atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED)) {
+        ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);   /* the next arm reopens it anyway */
+        w->armed = 0;
+        return;
+    }
     struct perf_event_attr a;
     fill_attr(&a, w->addr, w->len, w->rw, pes_rt_sigdata(i, w->gen), 1);
     if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0)
