@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend.h"
 #include "pes/trace.h"
 
 /* Either <linux/perf_event.h>'s or libpfm4's <perfmon/perf_event.h> definition
@@ -42,20 +43,7 @@ int pes_pmu_encode_ibs(const char *sysfs_root, uint64_t period, struct perf_even
  * -1 with why ("perf_event_open(MEM_INST_RETIRED:ALL_LOADS): No such file or
  * directory: no hardware PMU exposed (a VM?)"). */
 int pes_pmu_probe(int backend, char *why, size_t why_size);
-/* Opens one breakpoint event: 0 with "available (N per thread)" or -1 and why. */
-int pes_pmu_probe_watchpoints(char *why, size_t why_size);
-/* How this kernel lets a watchpoint be re-targeted: opens a disabled sigtrap
- * breakpoint and changes its address, type and sig_data with
- * PERF_EVENT_IOC_MODIFY_ATTRIBUTES, as every arm of the runtime does
- * (rt_watch.c). PES_PMU_REARM_MODIFY if the kernel takes it;
- * PES_PMU_REARM_REOPEN if it refuses (EINVAL, ENOTTY, EOPNOTSUPP: before
- * Linux 5.17 sig_data cannot change), *refused_errno set; -1 if no breakpoint
- * opens. why says which, for --list-backends. */
-enum { PES_PMU_REARM_MODIFY = 0, PES_PMU_REARM_REOPEN = 1 };
-int pes_pmu_probe_watch_rearm(int *refused_errno, char *why, size_t why_size);
-/* errno values of PERF_EVENT_IOC_MODIFY_ATTRIBUTES that mean the kernel does
- * not support the change at all (rather than this address or this moment). */
-int pes_pmu_rearm_refused(int err);
+/* pes_pmu_probe_watchpoints: backend.h. */
 
 /* Counters of a ring-buffer pass. */
 struct pes_pmu_counts {

@@ -23,14 +23,14 @@
  * overwrite that bit in a narrow window, so in those modes the room is capped
  * (PES_RT_CD_WAKE_ROOM) and a lost wake-up costs at most that many accesses.
  */
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* Pending counts beyond this are a torn read by another thread: ignored. */
 #define PLAUSIBLE (1ull << 50)
 
 static int counting(const struct pes_rt_thread *t)
 {
-    return pes_rt.sampling && !pes_rt_pmu_backend() &&
+    return pes_rt.sampling && !pes_rt_hardware_samples() &&
            !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE);
 }
 
@@ -90,9 +90,10 @@ void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent)
     s->cd_at_fold = now;
 }
 
+/* Other threads' samples wake this one (mode.h): a lost wake-up must cost little. */
 static int wakes(void)
 {
-    return pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED;
+    return pes_rt.mode->wakes_threads;
 }
 
 void pes_rt_check_arm(struct pes_rt_thread *t, uint64_t room, int64_t spent)
@@ -146,7 +147,7 @@ static int due_sampling(struct pes_rt_thread *t, int64_t weight, int fresh)
         pthread_mutex_unlock(&t->lock);
     }
     struct pes_rt_drop seg = pes_rt_check_decode((uint64_t)weight);
-    int due = !pes_rt_pmu_backend() &&
+    int due = !pes_rt_hardware_samples() &&
               ((s->cd_load != UINT64_MAX && seg.loads >= s->cd_load) ||
                (s->cd_store != UINT64_MAX && seg.stores >= s->cd_store));
     if (due) {

@@ -26,10 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend.h"
+#include "config.h"
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
-#include "core/rt_internal.h"
-#include "pmu.h"
 
 #ifndef PES_VERSION
 #define PES_VERSION "unknown"
@@ -67,6 +67,8 @@ struct options {
 
 static void usage(FILE *f)
 {
+    char backends[128];
+    pes_rt_backend_choices(pes_rt_backends, "auto (default), ", backends, sizeof backends);
     fprintf(f,
             "Usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
             "   or: pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
@@ -85,7 +87,7 @@ static void usage(FILE *f)
             "                         double after every N, never above --period\n"
             "  --target-error E       --samples sized for every histogram share within +-E\n"
             "                         (90 %%, 0 < E < 0.5): N = 1.645^2 / (4 E^2)\n"
-            "  --backend B            auto (default), soft, pebs or ibs\n"
+            "  --backend B            %s\n"
             "  --granularity G        reuse: temporal (same bytes, default) or spatial (line)\n"
             "  --sockets N            reuse-shared: simulate N sockets (thread i on i %% N)\n"
             "  --debug-registers N    watchpoints per thread, 1..4 (default 4)\n"
@@ -114,7 +116,7 @@ static void usage(FILE *f)
             "      --version          print the version\n"
             "\n"
             "Exits with PROGRAM's exit status (re-raises its terminating signal).\n",
-            PES_RT_DEFAULT_PERIOD, PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
+            PES_RT_DEFAULT_PERIOD, backends, PES_RT_DEFAULT_TIME_INTERVAL, PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
             PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL,
             PES_RT_MAX_WRITERS, PES_RT_AUTO_WRITERS_MAX);
 }
@@ -251,9 +253,11 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_PERIOD: parse_period(optarg, o); break;
         case OPT_BACKEND:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "soft") && strcmp(optarg, "pebs") &&
-                strcmp(optarg, "ibs"))
-                die(EXIT_USAGE, "--backend: expected auto, soft, pebs or ibs, got '%s'", optarg);
+            if (strcmp(optarg, "auto") && !pes_rt_backend_find(pes_rt_backends, optarg)) {
+                char choices[128];
+                pes_rt_backend_choices(pes_rt_backends, "auto, ", choices, sizeof choices);
+                die(EXIT_USAGE, "--backend: expected %s, got '%s'", choices, optarg);
+            }
             o->backend = optarg;
             break;
         case OPT_GRAN:
@@ -661,16 +665,27 @@ static void check_dir(const char *path, const char *shown)
     free(dir);
 }
 
+/* The backends in the order auto tries them: those that sample in hardware
+ * first (they also work on programs not built with pes-clang), then those
+ * that need the program's own counts. The k-th, NULL past the end. */
+static const struct pes_rt_backend *auto_order(size_t k)
+{
+    for (int program_counts = 0; program_counts < 2; program_counts++)
+        for (const struct pes_rt_backend *const *b = pes_rt_backends; *b; b++)
+            if ((*b)->program_counts == program_counts && k-- == 0)
+                return *b;
+    return NULL;
+}
+
 /* --list-backends: what works on this machine, and why not. */
 static int list_backends(void)
 {
     char why[512];
-    int pebs = pes_pmu_probe(PES_PMU_PEBS, why, sizeof why);
-    printf("pebs  %s: %s\n", pebs == 0 ? "available" : "unavailable", why);
-    int ibs = pes_pmu_probe(PES_PMU_IBS, why, sizeof why);
-    printf("ibs   %s: %s\n", ibs == 0 ? "available" : "unavailable", why);
-    printf("soft  available: programs built with pes-clang count their loads and stores and "
-           "sample them without a PMU\n");
+    const struct pes_rt_backend *b;
+    for (size_t k = 0; (b = auto_order(k)) != NULL; k++) {
+        int ok = b->probe(why, sizeof why) == 0;
+        printf("%-5s %s: %s\n", b->name, ok ? "available" : "unavailable", why);
+    }
     int wp = pes_pmu_probe_watchpoints(why, sizeof why);
     printf("watchpoints (reuse, reuse-shared, comm): %s\n", why);
     int refused = 0;
@@ -679,35 +694,42 @@ static int list_backends(void)
     return 0;
 }
 
-/* --backend: auto picks a PMU backend when one works, else soft if the program is
- * instrumented, else says what the options are. Returns "soft", "pebs" or "ibs". */
-static const char *choose_backend(const struct options *o, const char *prog, int instrumented)
+/* --backend: auto picks a hardware backend when one works, else the
+ * program-counted one (soft) if the program is built with pes-clang, else
+ * says what the options are. */
+static const struct pes_rt_backend *choose_backend(const struct options *o, const char *prog,
+                                                   int instrumented)
 {
-    const char *b = o->backend ? o->backend : "auto";
-    char why[512];
-    if (!strcmp(b, "soft")) {
+    const char *name = o->backend ? o->backend : "auto";
+    char why[512], first_why[512] = "";
+    const struct pes_rt_backend *b = pes_rt_backend_find(pes_rt_backends, name);
+    if (b && b->program_counts) {
         if (!instrumented)
-            die(EXIT_USAGE, "--backend soft: %s was not built with pes-clang, so it has no "
-                            "load/store counters to sample; rebuild it with pes-clang", prog);
-        return "soft";
+            die(EXIT_USAGE, "--backend %s: %s was not built with pes-clang, so it has no "
+                            "load/store counters to sample; rebuild it with pes-clang", name, prog);
+        return b;
     }
-    if (!strcmp(b, "auto")) {
-        char why_ibs[512];
-        if (pes_pmu_probe(PES_PMU_PEBS, why, sizeof why) == 0)
-            return "pebs";
-        if (pes_pmu_probe(PES_PMU_IBS, why_ibs, sizeof why_ibs) == 0)
-            return "ibs";
-        if (instrumented)
-            return "soft";
-        /* name the PEBS reason: without any PMU it is the generic one (cycles) */
-        die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
-                        "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
-                        "a machine with PEBS or IBS", prog, why);
+    if (b) {
+        if (b->probe(why, sizeof why) != 0)
+            die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", name, why);
+        return b;
     }
-    int which = !strcmp(b, "ibs") ? PES_PMU_IBS : PES_PMU_PEBS;
-    if (pes_pmu_probe(which, why, sizeof why) != 0)
-        die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", b, why);
-    return b;
+    for (size_t k = 0; (b = auto_order(k)) != NULL; k++) {
+        if (b->program_counts) {
+            if (instrumented)
+                return b;
+            continue;
+        }
+        if (b->probe(why, sizeof why) == 0)
+            return b;
+        if (!first_why[0])
+            snprintf(first_why, sizeof first_why, "%s", why);
+    }
+    /* name the first hardware backend's reason: without any PMU it is the
+     * generic one (cycles) */
+    die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
+                    "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
+                    "a machine with PEBS or IBS", prog, first_why);
 }
 
 /* The runtime next to this pes-collect (build tree and install: bin/ and lib/),
@@ -797,9 +819,9 @@ int main(int argc, char **argv)
                         "built with pes-clang", app[0]);
     if (script)
         inst = 1;
-    const char *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
+    const struct pes_rt_backend *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
     char *preload = NULL;
-    if (backend && strcmp(backend, "soft") && inst == 0) {
+    if (backend && !backend->program_counts && inst == 0) {
         char *rt = runtime_path();
         if (!rt)
             die(1, "cannot find libpes-rt.so next to pes-collect (../lib) to preload into %s",
@@ -874,7 +896,7 @@ int main(int argc, char **argv)
             unsetenv(PES_ENV_SAMPLE_OUTPUT);
             unsetenv(PES_ENV_MODE);
         }
-        set_or_unset(PES_ENV_BACKEND, backend);
+        set_or_unset(PES_ENV_BACKEND, backend ? backend->name : NULL);
         if (preload)
             setenv("LD_PRELOAD", preload, 1);
         set_or_unset(PES_ENV_PERIOD_LOAD, o.period_load);

@@ -1,14 +1,15 @@
-/* rt_watch.c — debug-register watchpoints of the calling thread:
+/* watch.c — debug-register watchpoints of the calling thread:
  * perf_event_open(PERF_TYPE_BREAKPOINT) opened at a register's first arm (x86
  * has 4 per thread; the 5th gives ENOSPC), re-targeted with
  * PERF_EVENT_IOC_MODIFY_ATTRIBUTES, delivering a synchronous SIGTRAP
  * (attr.sigtrap, which needs remove_on_exec) whose si_perf_data is our
  * sig_data: magic | register | generation. x86 data breakpoints trap after the
- * access. The handler runs on a per-thread sigaltstack (frames on the normal
- * stack could hit a watched stack address), set up before the thread's first
- * breakpoint opens; it never reads watched memory, takes no lock and does not
- * allocate. A SIGTRAP that is not ours goes to the handler the application had
- * (or installs later: every arm re-checks the disposition). */
+ * access. The handler runs on the thread's alternate signal stack
+ * (pes_rt_altstack_setup, before the thread's first breakpoint opens: frames
+ * on the normal stack could hit a watched stack address), never reads watched
+ * memory, takes no lock and does not allocate. A SIGTRAP that is not ours goes
+ * to the handler the application had (or installs later: every arm re-checks
+ * the disposition). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -17,57 +18,30 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "pmu.h"
-#include "rt_internal.h"
+#include "backend.h"
+#include "modes/watch.h"
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6
 #endif
-#define ALTSTACK_SIZE (64 * 1024)
 
 static struct sigaction previous;   /* the application's SIGTRAP disposition */
 static int installed;
 static void on_trap(int sig, siginfo_t *si, void *uc);
 
 /* How a register is re-targeted (issue 29). Opening a breakpoint costs about
- * 10 µs (the kernel's slot accounting, a file descriptor), changing one with
- * PERF_EVENT_IOC_MODIFY_ATTRIBUTES 2 to 3 µs, and the kernel lets a breakpoint
- * change its address, type, length and sig_data, all an arm changes: so each
- * thread opens a register once. Where the kernel refuses the change (before
- * Linux 5.17 sig_data cannot change: EINVAL), every arm closes and reopens.
- * Decided for the process at start-up (pes_rt_watch_probe; PES_WATCH_REARM=reopen
- * forces it), or at the first refusal. */
+ * 10 µs (the kernel's slot accounting, a file descriptor, and its close),
+ * changing one with PERF_EVENT_IOC_MODIFY_ATTRIBUTES 2 to 3 µs, and the kernel
+ * lets a breakpoint change its address, type, length and sig_data, all an arm
+ * changes: so each thread opens a register once. Where the kernel refuses the
+ * change (pes_pmu_rearm_refused: before Linux 5.17 sig_data cannot change),
+ * every arm closes and reopens; set for the whole process at the first refusal
+ * (pes-collect --list-backends probes the same), or by PES_WATCH_REARM=reopen. */
 static int reopen_per_arm;          /* atomic */
-static int refused_errno;           /* atomic: the refusal's errno, 0 if forced or none */
-
-void pes_rt_watch_probe(void)
-{
-    if (pes_rt.cfg.watch_reopen) {
-        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    char why[160];
-    int err = 0;
-    if (pes_pmu_probe_watch_rearm(&err, why, sizeof why) == PES_PMU_REARM_REOPEN) {
-        __atomic_store_n(&refused_errno, err, __ATOMIC_RELAXED);
-        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
-    }
-}
-
-const char *pes_rt_watch_rearm_name(void)
-{
-    return __atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED) ? "reopen" : "modify";
-}
-
-int pes_rt_watch_refused_errno(void)
-{
-    return __atomic_load_n(&refused_errno, __ATOMIC_RELAXED);
-}
 
 uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size)
 {
@@ -107,32 +81,14 @@ static void take_over(void)
         previous = cur;
 }
 
-int pes_rt_watch_install(void)
+void pes_rt_watch_install(void)
 {
     if (!own_code.hi)
         own_code = pes_rt_code_range_of((const void *)&on_trap);
     take_over();
     installed = 1;
-    return 0;
-}
-
-void pes_rt_watch_thread_init(struct pes_rt_thread *t)
-{
-    if (t->s.altstack_checked)
-        return;
-    t->s.altstack_checked = 1;
-    stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
-        return;   /* the application's own alternate stack serves */
-    void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return;
-    stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL) != 0) {
-        munmap(p, ALTSTACK_SIZE);
-        return;
-    }
-    t->s.altstack = p;
+    if (pes_rt.cfg.watch_reopen)
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
 }
 
 static void fill_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len, int rw, uint64_t data,
@@ -174,7 +130,7 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
         pes_rt_close(w->fd);   /* a slot of its own for the reopen (ENOSPC otherwise) */
         w->fd = -1;
     } else {
-        pes_rt_watch_thread_init(t);   /* before the thread's first trap can come */
+        pes_rt_altstack_setup(t);   /* before the thread's first trap can come */
     }
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
@@ -182,8 +138,8 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
         return -1;   /* the attributes, not the change, were refused: nothing learnt */
     }
     w->fd = fd;
-    if (refused && !__atomic_exchange_n(&reopen_per_arm, 1, __ATOMIC_RELAXED))
-        __atomic_store_n(&refused_errno, refused, __ATOMIC_RELAXED);
+    if (refused)
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);   /* the kernel's answer */
 armed:
     w->armed = 1;
     w->addr = addr;
@@ -220,13 +176,6 @@ void pes_rt_watch_thread_exit(struct pes_rt_thread *t)
             w->fd = -1;
             w->armed = 0;
         }
-    }
-    if (t->s.altstack) {
-        stack_t ss = {.ss_flags = SS_DISABLE};
-        stack_t cur;
-        if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->s.altstack && sigaltstack(&ss, NULL) == 0)
-            munmap(t->s.altstack, ALTSTACK_SIZE);
-        t->s.altstack = NULL;
     }
 }
 
@@ -274,10 +223,8 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
             t->s.ignored_traps++;   /* the runtime touched it, not the program */
             disarm = 0;
         } else if (!__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
-            if (pes_rt.cfg.mode == PES_RT_MODE_COMM)
-                pes_rt_comm_trap(t, reg, gen, ip, &disarm);
-            else
-                pes_rt_reuse_trap(t, reg, gen, ip, &disarm);
+            if (pes_rt.mode->trap)
+                pes_rt.mode->trap(t, reg, gen, ip, &disarm);
         }
         if (disarm)
             pes_rt_watch_disarm(t, reg);
