@@ -122,6 +122,7 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
             goto armed;
         refused = errno;
         if (!pes_pmu_rearm_refused(refused)) {
+            ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);   /* not left on its old target */
             w->armed = 0;
             return -1;
         }
