@@ -13,29 +13,33 @@ and pes-collect) between --threads and --threads-small threads, which covers
 set-up, the thread's samples and its exit.
 
 Part 2, the cost model (--model): the medium bench kernels of
-bench/sampling_overhead.py at 1 and 2 OpenMP threads (plain, off, each mode;
-best of --repeat interleaved runs, CPU time and wall time), the per-process
-cost (thread_start with 1 thread and no work) and part 1's per-thread cost
-give, per kernel and mode:
-  p0      wall time of a trivial plain run (process start)
-  W       plain work = plain wall at 1 thread - p0
+bench/sampling_overhead.py at 1 and 2 OpenMP threads (plain, off, each mode at
+--model-period and at --cost-period; best of --repeat interleaved runs;
+OpenMP threads sleep rather than spin while they wait, KMP_BLOCKTIME=0), a
+trivial run (thread_start, 1 thread, no work) and part 1's per-thread cost
+give, per kernel and mode, in CPU seconds:
+  p0      a trivial plain run (process start)
+  W       plain work = plain CPU at 1 thread - p0
   r_off   instrumented work / plain work (at 1 thread)
-  c_proc  wall time pes-collect adds to a trivial run
-  c_thr   CPU time per thread (part 1)
-  S       samples (TOTALS events; independent of the thread count)
-  c_s     CPU time per sample at 1 thread (mode CPU - off CPU - c_proc) / S
-  c_x     CPU time per sample per other thread, from the 2-thread runs
-          (reuse modes: each sample wakes every other thread to re-arm)
-and the wall time at N threads, the work and the costs spread evenly:
+  c_proc  what pes-collect adds to a trivial run (exec, runtime start, writer
+          pool, trace end)
+  c_thr   per thread (part 1, vs off: set-up, its samples there, exit)
+  S       samples at --model-period (TOTALS events; the same at any thread count)
+  c_s     per sample at 1 thread (at --cost-period, where samples dominate)
+  c_x     per sample per other thread, from the 2-thread runs (reuse modes:
+          each sample wakes every other thread to re-arm its registers)
+and the wall time at N threads, work and costs spread evenly over N cores:
   plain(N) = p0 + W / N
   mode(N)  = p0 + c_proc + r_off W / N + c_thr + S (c_s + (N - 1) c_x) / N
-The model's 2-thread prediction uses c_x from those same runs, so only the
-samples mode (c_x ~ 0) checks the model against a measurement there.
+The table also gives the N-thread figure without c_proc, the part that per-
+thread and per-sample work decide. The 2-thread column of the model uses c_x
+fitted on the same runs: only its 1-thread column is an independent check.
 
 usage: bench/thread_setup.py [--build build] [--threads 64] [--threads-small 8]
                              [--accesses 20000] [--period 10000] [--repeat 5]
                              [--modes samples,...] [--model] [--model-threads 16]
-                             [--model-period 100000] [--kernels gemm,...] [--out bench/out]
+                             [--model-period 100000] [--cost-period 10000]
+                             [--kernels gemm,...] [--out bench/out]
 Prints markdown tables and writes OUT/thread_setup.{md,json}.
 """
 import argparse
@@ -140,14 +144,22 @@ def best_runs(runner, cmds, env, repeat):
     return best
 
 
+def model_env(threads):
+    """OpenMP threads sleep at once when they wait (no spinning): CPU times
+    then count work and the collector's costs, not waiting."""
+    env = omp_env(threads)
+    env.update(KMP_BLOCKTIME="0", OMP_WAIT_POLICY="passive")
+    return env
+
+
 def part_model(a, runner, ts_plain, ts_inst, pes_collect, pes_dump, pes_clang, work, modes, per_thread):
     variants = ["plain", "off"] + modes
     # per-process cost: one thread, no work
     hello = best_runs(runner, variant_cmds(variants, ts_plain, ts_inst, pes_collect, a.model_period, work,
                                            ["--threads", "1", "--accesses", "0",
                                             "--out", os.path.join(work, "hello.out")]),
-                      omp_env(1), a.repeat)
-    p0 = hello["plain"][0]
+                      model_env(1), max(15, 5 * a.repeat))   # short runs: c_proc weighs most at N threads
+    p0 = hello["plain"][1]
     rows = []
     for k in csv(a.kernels):
         plain, inst = build_kernel(k, work, pes_clang)
@@ -155,21 +167,29 @@ def part_model(a, runner, ts_plain, ts_inst, pes_collect, pes_dump, pes_clang, w
         meas = {}
         samples = {}
         for nt in (1, 2):
+            # the modes at the model's period (measured ratios, sample counts) and
+            # at --cost-period, whose samples make their cost stand out of the noise
             cmds = variant_cmds(variants, plain, inst, pes_collect, a.model_period, work, args)
-            meas[nt] = best_runs(runner, cmds, omp_env(nt), a.repeat)
+            cost = variant_cmds(modes, plain, inst, pes_collect, a.cost_period, work, args)
+            cmds.update({f"{m}@cost": c for m, c in cost.items()})
+            for m in modes:   # distinct traces: the counts of both periods are read after
+                cmds[m][cmds[m].index("-o") + 1] = os.path.join(work, f"{m}.model.zst")
+            meas[nt] = best_runs(runner, cmds, model_env(nt), a.repeat)
             for m in modes:
-                samples[(m, nt)] = event_counts(pes_dump, os.path.join(work, f"{m}.zst"))[0]
-        W = max(meas[1]["plain"][0] - p0, 1e-6)
-        r_off = (meas[1]["off"][0] - hello["off"][0]) / W
+                samples[(m, nt)] = event_counts(pes_dump, os.path.join(work, f"{m}.model.zst"))[0]
+                samples[(m + "@cost", nt)] = event_counts(pes_dump, os.path.join(work, f"{m}.zst"))[0]
+        # CPU seconds throughout: [1] of best_runs
+        W = max(meas[1]["plain"][1] - p0, 1e-6)
+        r_off = (meas[1]["off"][1] - hello["off"][1]) / W
         for m in modes:
             S = max(samples[(m, 1)], 1)
-            c_proc = hello[m][0] - p0
-            c_proc_cpu = hello[m][1] - hello["off"][1]
-            c_s = max((meas[1][m][1] - meas[1]["off"][1] - c_proc_cpu) / S, 0.0)
+            c_proc = hello[m][1] - p0
+            c_run = hello[m][1] - hello["off"][1]   # what the collector adds to a trivial run
+            mc = m + "@cost"
+            c_s = max((meas[1][mc][1] - meas[1]["off"][1] - c_run) / max(samples[(mc, 1)], 1), 0.0)
             c_thr = max(per_thread[m], 0.0) * 1e-6
-            S2 = max(samples[(m, 2)], 1)
-            extra2 = meas[2][m][1] - meas[2]["off"][1] - c_proc_cpu - 2 * c_thr
-            c_x = max(extra2 / S2 - c_s, 0.0)
+            extra2 = meas[2][mc][1] - meas[2]["off"][1] - c_run - 2 * c_thr
+            c_x = max(extra2 / max(samples[(mc, 2)], 1) - c_s, 0.0)
 
             def predict(n):
                 plain_n = p0 + W / n
@@ -180,35 +200,40 @@ def part_model(a, runner, ts_plain, ts_inst, pes_collect, pes_dump, pes_clang, w
                              samples=S, c_s_s=c_s, c_x_s=c_x,
                              measured1=meas[1][m][0] / meas[1]["plain"][0],
                              measured2=meas[2][m][0] / meas[2]["plain"][0],
-                             predicted2=predict(2), predicted=predict(a.model_threads)))
-            print(f"  {k} {m}: 1t {rows[-1]['measured1']:.2f}x, 2t {rows[-1]['measured2']:.2f}x "
-                  f"(model {rows[-1]['predicted2']:.2f}x), {a.model_threads}t model {rows[-1]['predicted']:.2f}x",
-                  file=sys.stderr)
+                             predicted1=predict(1), predicted2=predict(2), predicted=predict(a.model_threads),
+                             predicted_no_proc=(predict(a.model_threads) * (p0 + W / a.model_threads) - c_proc)
+                             / (p0 + W / a.model_threads)))
+            print(f"  {k} {m}: 1t {rows[-1]['measured1']:.2f}x (model {rows[-1]['predicted1']:.2f}x), "
+                  f"2t {rows[-1]['measured2']:.2f}x (model {rows[-1]['predicted2']:.2f}x), "
+                  f"{a.model_threads}t model {rows[-1]['predicted']:.2f}x", file=sys.stderr)
     return rows, hello
 
 
 def model_table(a, rows, modes):
     n = a.model_threads
     cmd = (f"`bench/thread_setup.py --model --model-threads {n} --model-period {a.model_period} "
-           f"--repeat {a.repeat} --kernels {a.kernels}`")
+           f"--cost-period {a.cost_period} --repeat {a.repeat} --kernels {a.kernels}`")
     lines = [f"Cost model, soft backend, period {a.model_period}, medium kernels: wall time vs plain clang, "
-             f"measured at 1 and 2 threads on this machine, predicted at {n} ({cmd})", "",
+             f"measured at 1 and 2 threads on this machine (best of {a.repeat}), modelled from CPU times "
+             f"(per-sample costs at period {a.cost_period}), predicted at {n} ({cmd})", "",
              "| kernel | mode | samples | c_s (µs/sample) | c_x (µs/sample/thread) | c_thr (µs) | c_proc (ms) | "
-             f"1t measured | 2t measured | 2t model | {n}t model |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             f"1t measured | 1t model | 2t measured | 2t model | {n}t model | {n}t model without c_proc |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['kernel']} | {r['mode']} | {r['samples']} | {r['c_s_s'] * 1e6:.2f} | "
                      f"{r['c_x_s'] * 1e6:.2f} | {r['c_thr_s'] * 1e6:.0f} | {r['c_proc_s'] * 1e3:.1f} | "
-                     f"{r['measured1']:.2f}x | {r['measured2']:.2f}x | {r['predicted2']:.2f}x | "
-                     f"{r['predicted']:.2f}x |")
+                     f"{r['measured1']:.2f}x | {r['predicted1']:.2f}x | {r['measured2']:.2f}x | "
+                     f"{r['predicted2']:.2f}x | {r['predicted']:.2f}x | {r['predicted_no_proc']:.2f}x |")
     lines += ["", f"Median over the kernels, against the issue's targets at {n} threads:", "",
-              f"| mode | 1t measured | 2t measured | 2t model | {n}t model | target |", "|---|---:|---:|---:|---:|---:|"]
+              f"| mode | 1t measured | 1t model | 2t measured | 2t model | {n}t model | {n}t model without c_proc "
+              "| target |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    qs = ("measured1", "predicted1", "measured2", "predicted2", "predicted", "predicted_no_proc")
     for m in modes:
         rs = [r for r in rows if r["mode"] == m]
-        med = {q: statistics.median(r[q] for r in rs) for q in ("measured1", "measured2", "predicted2", "predicted")}
+        med = {q: statistics.median(r[q] for r in rs) for q in qs}
         target = ISSUE_TARGETS.get(m)
-        lines.append(f"| {m} | {med['measured1']:.2f}x | {med['measured2']:.2f}x | {med['predicted2']:.2f}x | "
-                     f"{med['predicted']:.2f}x | " + (f"≤ {target:.2f}x" if target else "") + " |")
+        lines.append(f"| {m} | " + " | ".join(f"{med[q]:.2f}x" for q in qs) + " | " +
+                     (f"≤ {target:.2f}x" if target else "") + " |")
     return lines
 
 
@@ -224,6 +249,8 @@ def main():
     ap.add_argument("--model", action="store_true", help="also run part 2, the cost model")
     ap.add_argument("--model-threads", type=int, default=16)
     ap.add_argument("--model-period", type=int, default=100000)
+    ap.add_argument("--cost-period", type=int, default=10000,
+                    help="part 2: the period at which the per-sample costs are measured")
     ap.add_argument("--kernels", default=",".join(KERNELS + NPB))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
