@@ -106,5 +106,16 @@ static inline void pes_rt_backend_choices(const struct pes_rt_backend *const *li
 /* Debug-register watchpoints (the modes that use them), for pes-collect
  * --list-backends: "available (N per thread)" or why not (backends/pmu.c). */
 int pes_pmu_probe_watchpoints(char *why, size_t why_size);
+/* How this kernel lets a watchpoint be re-targeted, for --list-backends: opens
+ * a disabled sigtrap breakpoint and changes its address, type and sig_data
+ * with PERF_EVENT_IOC_MODIFY_ATTRIBUTES, as every arm of modes/watch.c does.
+ * PES_PMU_REARM_MODIFY if the kernel takes it, PES_PMU_REARM_REOPEN if it
+ * refuses (*refused_errno set), -1 if no breakpoint opens; why says which. */
+enum { PES_PMU_REARM_MODIFY = 0, PES_PMU_REARM_REOPEN = 1 };
+int pes_pmu_probe_watch_rearm(int *refused_errno, char *why, size_t why_size);
+/* errno values of PERF_EVENT_IOC_MODIFY_ATTRIBUTES that say the kernel does
+ * not support the change at all (EINVAL, ENOTTY, EOPNOTSUPP: before Linux
+ * 5.17 sig_data cannot change), rather than not this one. */
+int pes_pmu_rearm_refused(int err);
 
 #endif /* PES_COLLECT_BACKEND_H */

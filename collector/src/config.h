@@ -73,6 +73,7 @@ struct pes_rt_config {
     uint64_t skip;             /* full trace: accesses not recorded at the start of each thread */
     uint64_t max_accesses;     /* full trace: accesses recorded per thread at most, 0 = all */
     uint64_t samples_target;   /* --samples N: adaptive period (rt_adapt.h), 0 = fixed period */
+    int watch_reopen;          /* PES_WATCH_REARM=reopen: every arm reopens (modes/watch.c) */
 };
 
 /* Looks up one variable (getenv in the runtime, a table in tests). */

@@ -21,7 +21,8 @@ struct pes_rt_thread;
 struct pes_rt_mode {
     const char *name;                 /* PES_MODE, --mode, the header's mode= */
     /* Debug-register watchpoints: the SIGTRAP handler is installed at start
-     * (start), each sampling thread gets its alternate signal stack. */
+     * (start), each thread gets its alternate signal stack before its first
+     * watchpoint opens (modes/watch.c). */
     unsigned uses_watchpoints : 1;
     /* A sample publishes watches that the other threads arm themselves at
      * their next access: their countdowns are capped so a lost wake-up costs

@@ -131,6 +131,12 @@ static int parse_sampling(struct pes_rt_config *c, pes_rt_getenv_fn get, void *c
     if (parse_range(PES_ENV_SAMPLES, get(PES_ENV_SAMPLES, ctx), 1, UINT32_MAX, &c->samples_target,
                     msg, msg_size))
         return -1;
+    const char *r = get(PES_ENV_WATCH_REARM, ctx);
+    if (r && strcmp(r, "modify") != 0 && strcmp(r, "reopen") != 0) {
+        snprintf(msg, msg_size, "%s=%s: expected modify or reopen", PES_ENV_WATCH_REARM, r);
+        return -1;
+    }
+    c->watch_reopen = r && strcmp(r, "reopen") == 0;
     return 0;
 }
 

@@ -201,6 +201,18 @@ static void sampling_values(void **state)
     const char *word[] = {"PES_SAMPLE_OUTPUT", "s", "PES_SAMPLES", "many", NULL};
     assert_int_equal(parse(word, &c, msg), -1);
     assert_string_equal(msg, "PES_SAMPLES=many: expected a positive integer");
+    /* how watchpoints are re-armed: modify unless reopen is asked for */
+    assert_int_equal(parse(no_target, &c, msg), 0);
+    assert_int_equal(c.watch_reopen, 0);
+    const char *reopen[] = {"PES_SAMPLE_OUTPUT", "s", "PES_WATCH_REARM", "reopen", NULL};
+    assert_int_equal(parse(reopen, &c, msg), 0);
+    assert_int_equal(c.watch_reopen, 1);
+    const char *modify[] = {"PES_SAMPLE_OUTPUT", "s", "PES_WATCH_REARM", "modify", NULL};
+    assert_int_equal(parse(modify, &c, msg), 0);
+    assert_int_equal(c.watch_reopen, 0);
+    const char *rearm[] = {"PES_SAMPLE_OUTPUT", "s", "PES_WATCH_REARM", "Reopen", NULL};
+    assert_int_equal(parse(rearm, &c, msg), -1);
+    assert_string_equal(msg, "PES_WATCH_REARM=Reopen: expected modify or reopen");
 }
 
 static void parse_u64_bounds(void **state)

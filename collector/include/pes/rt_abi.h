@@ -166,6 +166,9 @@ void __pes_register_module(struct pes_rt_module *m);
 #define PES_ENV_DEBUG_REGISTERS "PES_DEBUG_REGISTERS" /* watchpoints per thread, 1..4 */
 #define PES_ENV_SEED "PES_SEED"                 /* sampler random seed, 0 = from time */
 #define PES_ENV_SAMPLES "PES_SAMPLES"           /* adaptive period: N decided outcomes per thread */
+/* modify (default): watchpoints re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES
+ * where the kernel allows it; reopen: closed and reopened at every arm (tests) */
+#define PES_ENV_WATCH_REARM "PES_WATCH_REARM"
 
 #ifdef __cplusplus
 }

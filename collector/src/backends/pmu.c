@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -251,6 +252,55 @@ int pes_pmu_probe_watchpoints(char *why, size_t why_size)
     }
     snprintf(why, why_size, "available (%d debug registers per thread)", n);
     return 0;
+}
+
+int pes_pmu_rearm_refused(int err)
+{
+    return err == EINVAL || err == ENOTTY || err == EOPNOTSUPP;
+}
+
+/* The runtime's attributes (rt_watch.c, fill_attr), on a variable of the probe
+ * that nothing touches while the event exists; disabled throughout. */
+static void rearm_attr(struct perf_event_attr *a, const volatile uint64_t *addr, int rw, uint64_t data)
+{
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = PERF_TYPE_BREAKPOINT;
+    a->bp_type = rw ? 3 : 2;   /* HW_BREAKPOINT_RW, HW_BREAKPOINT_W */
+    a->bp_addr = (uint64_t)(uintptr_t)addr;
+    a->bp_len = 8;
+    a->sample_period = 1;
+    a->sigtrap = 1;
+    a->remove_on_exec = 1;
+    a->sig_data = data;
+    a->exclude_kernel = 1;
+    a->exclude_hv = 1;
+    a->disabled = 1;
+}
+
+int pes_pmu_probe_watch_rearm(int *refused_errno, char *why, size_t why_size)
+{
+    static volatile uint64_t probe[2];
+    struct perf_event_attr a;
+    rearm_attr(&a, &probe[0], 0, 1);
+    /* the system call itself, as the runtime's arms (pes_pmu_set_open fakes PMU events) */
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        explain_errno(errno, "breakpoint", why, why_size);
+        return -1;
+    }
+    rearm_attr(&a, &probe[1], 1, 2);
+    int rc = ioctl((int)fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a);
+    int e = errno;
+    close((int)fd);
+    if (rc == 0 || !pes_pmu_rearm_refused(e)) {
+        /* another error concerns this probe, not the kernel's support */
+        snprintf(why, why_size, "re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES");
+        return PES_PMU_REARM_MODIFY;
+    }
+    *refused_errno = e;
+    snprintf(why, why_size, "reopened per arm (kernel refused MODIFY_ATTRIBUTES: %s)", strerror(e));
+    return PES_PMU_REARM_REOPEN;
 }
 
 /* ------------------------------------------------------------ parsing */

@@ -236,6 +236,7 @@ struct pes_rt_thread {
     struct pes_rt_gate gate;
     int stack_pending;                 /* owner: its stack is not recorded yet (rt_alloc.c) */
     struct pes_rt_thread *next;        /* all threads, newest first */
+    struct pes_rt_thread *retired_next; /* ended, event buffers to reuse (rt_events.c) */
 };
 
 struct pes_rt_state {
@@ -465,7 +466,13 @@ PES_RT_HIDDEN void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal
 PES_RT_HIDDEN void pes_rt_sample_wake(struct pes_rt_thread *t);
 
 /* rt_events.c */
+/* The thread's event buffers and scratch records: an ended thread's, once the
+ * writer has given its events back, else new ones (not zeroed: events are
+ * written before they are read, and untouched pages cost nothing). 0 or -1. */
 PES_RT_HIDDEN int pes_rt_events_alloc(struct pes_rt_thread *t);
+/* Thread exit, after its last flush and its last trap: its buffers go to
+ * the next thread set up (pes_rt_events_alloc). */
+PES_RT_HIDDEN void pes_rt_events_retire(struct pes_rt_thread *t);
 /* Appends one event (owner thread, slow path or trap handler). 0, or -1 if full (lost). */
 PES_RT_HIDDEN int pes_rt_events_add(struct pes_rt_thread *t, const struct pes_event *e);
 /* Hands the current events to the writer (not from a signal handler unless from_signal). */
@@ -491,6 +498,12 @@ PES_RT_HIDDEN void pes_rt_sample_backend_stop(struct pes_rt_thread *t);
  * affinity mask). 0, or -1 if none could be started. */
 PES_RT_HIDDEN int pes_rt_writer_start(void);
 PES_RT_HIDDEN void pes_rt_writer_push(struct pes_rt_item *it);
+/* The same without waking an encoder: the next push (or STOP) wakes one, which
+ * takes the queue in order. For items that can wait (a THREAD block): a
+ * thread's set-up does not pay for a wake-up and a context switch. */
+PES_RT_HIDDEN void pes_rt_writer_push_quiet(struct pes_rt_item *it);
+/* buf is back from the writer (not queued, or encoded); does not wait. */
+PES_RT_HIDDEN int pes_rt_writer_is_free(const struct pes_rt_buf *buf);
 /* Non-blocking variant for signal handlers: 0 if queued, -1 if the lock is busy. */
 PES_RT_HIDDEN int pes_rt_writer_try_push(struct pes_rt_item *it);
 /* Waits until buf is encoded and back (or the writer is gone). Returns 0 if

@@ -273,6 +273,13 @@ struct live {
 
 static struct live *live;        /* set once when a sampled trace is written */
 static uint64_t live_classes;    /* atomic: classes that ever held a block */
+/* Per class, the address range its blocks ever covered (atomic; only widens):
+ * a lookup skips the classes whose range misses the address. Without it every
+ * lookup probes each class in use at three keys, slots scattered over the
+ * 128 MiB table: a page fault or a cache miss each, the bulk of a sample's
+ * cost (issue 29). */
+#define LIVE_CLASSES 48u
+static uint64_t live_lo[LIVE_CLASSES], live_hi[LIVE_CLASSES];
 
 static int live_init(void)
 {
@@ -280,6 +287,8 @@ static int live_init(void)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return -1;
+    for (uint32_t k = 0; k < LIVE_CLASSES; k++)
+        __atomic_store_n(&live_lo[k], UINT64_MAX, __ATOMIC_RELAXED);   /* empty: lo >= hi */
     __atomic_store_n(&live, (struct live *)p, __ATOMIC_RELEASE);
     return 0;
 }
@@ -289,7 +298,21 @@ size_t malloc_usable_size(void *p);
 static inline uint32_t live_class(uint64_t usable)
 {
     uint32_t k = 63u - (uint32_t)__builtin_clzll(usable | 1);
-    return k > 47 ? 47 : k;
+    return k > LIVE_CLASSES - 1 ? LIVE_CLASSES - 1 : k;
+}
+
+/* Class k now holds a block over [addr, end): its range covers it (before the
+ * block is published, so a lookup that finds the block also passed the range). */
+static void live_widen(uint32_t k, uint64_t addr, uint64_t end)
+{
+    uint64_t cur = __atomic_load_n(&live_lo[k], __ATOMIC_RELAXED);
+    while (addr < cur && !__atomic_compare_exchange_n(&live_lo[k], &cur, addr, 1, __ATOMIC_RELAXED,
+                                                      __ATOMIC_RELAXED))
+        ;
+    cur = __atomic_load_n(&live_hi[k], __ATOMIC_RELAXED);
+    while (end > cur && !__atomic_compare_exchange_n(&live_hi[k], &cur, end, 1, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED))
+        ;
 }
 
 static inline uint64_t live_key(uint32_t k, uint64_t window)
@@ -326,6 +349,7 @@ static int live_insert(uint64_t addr, uint64_t size, uint64_t usable, uint32_t s
             uint64_t gen = (LD(sl->emitted) >> GEN_SHIFT) + 1;
             ST(sl->emitted, gen << GEN_SHIFT);
             __atomic_fetch_add(&sl->seq, 1, __ATOMIC_RELEASE);
+            live_widen(k, addr, addr + (size ? size : 1));
             __atomic_fetch_or(&live_classes, 1ull << k, __ATOMIC_RELAXED);
             __atomic_store_n(&sl->key, key, __ATOMIC_RELEASE);
             return 0;
@@ -381,6 +405,9 @@ static int live_find(uint64_t a, struct live_view *v)
     while (classes) {
         uint32_t k = (uint32_t)__builtin_ctzll(classes);
         classes &= classes - 1;
+        if (a < __atomic_load_n(&live_lo[k], __ATOMIC_RELAXED) ||
+            a >= __atomic_load_n(&live_hi[k], __ATOMIC_RELAXED))
+            continue;   /* no block of this class ever covered a */
         for (uint64_t back = 0; back < 3 && back <= (a >> k); back++) {
             uint64_t key = live_key(k, (a >> k) - back);
             uint64_t h = pes_hash_fib(key, LIVE_BITS);

@@ -9,14 +9,66 @@
 
 #include "core/core.h"
 
+/* Ended threads whose buffers wait for the next thread (newest first). A
+ * thread's set-up used to allocate and zero 72 KiB of events here, most of
+ * its cost (issue 29); a program that starts many short threads now reuses
+ * the buffers of those that ended, whose pages are already there. */
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pes_rt_thread *retired;
+
+/* The buffers of an ended thread whose events the writer has given back, or
+ * NULL. The few that the writer still holds stay for a later set-up. */
+static struct pes_rt_thread *take_retired(void)
+{
+    pthread_mutex_lock(&retired_lock);
+    struct pes_rt_thread **p = &retired, *o = NULL;
+    for (int tries = 0; *p && tries < 4; tries++, p = &(*p)->retired_next) {
+        if (pes_rt_writer_is_free(&(*p)->s.ev[0]) && pes_rt_writer_is_free(&(*p)->s.ev[1])) {
+            o = *p;
+            *p = o->retired_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&retired_lock);
+    return o;
+}
+
 int pes_rt_events_alloc(struct pes_rt_thread *t)
 {
+    struct pes_rt_thread *o = take_retired();
+    if (o) {
+        for (int i = 0; i < PES_RT_NBUF; i++) {
+            t->s.evs[i] = o->s.evs[i];
+            o->s.evs[i] = NULL;
+        }
+        t->s.scratch = o->s.scratch;
+        o->s.scratch = NULL;
+        return 0;
+    }
+    /* lines of their own: a spatial watch on a line shared with program data
+     * would trap inside the runtime (core.h, pes_rt_calloc_lines) */
+    size_t bytes = ((size_t)PES_RT_EVCAP * sizeof(struct pes_event) + 63) & ~(size_t)63;
     for (int i = 0; i < PES_RT_NBUF; i++) {
-        t->s.evs[i] = pes_rt_calloc_lines(PES_RT_EVCAP, sizeof(struct pes_event));
+        t->s.evs[i] = aligned_alloc(64, bytes);
         if (!t->s.evs[i])
             return -1;
     }
+    if (!pes_rt.full) {
+        t->s.scratch = aligned_alloc(64, PES_RT_SAMPLE_SCRATCH * sizeof(struct pes_record));
+        if (!t->s.scratch)
+            return -1;
+    }
     return 0;
+}
+
+void pes_rt_events_retire(struct pes_rt_thread *t)
+{
+    if (!t->s.evs[0] || !t->s.evs[1] || (!pes_rt.full && !t->s.scratch))
+        return;
+    pthread_mutex_lock(&retired_lock);
+    t->retired_next = retired;
+    retired = t;
+    pthread_mutex_unlock(&retired_lock);
 }
 
 void pes_rt_event_init(struct pes_event *e, uint8_t kind, const struct pes_rt_thread *t)

@@ -111,6 +111,48 @@ void pes_rt_signals_restore(void)
 
 #define ALTSTACK_SIZE (64 * 1024)
 
+/* Stacks of ended threads, for the next ones: an munmap in a running
+ * multithreaded process shoots down the TLBs of every CPU that runs one of its
+ * threads, and a program that starts many short threads paid one per thread
+ * (issue 29). Each free stack's first word links to the next. */
+#define ALTSTACK_SPARE_MAX 64
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *spare;
+static unsigned n_spare;
+
+static void *altstack_get(void)
+{
+    void *p = NULL;
+    /* tried only: a set-up may run in a signal handler (a PMU overflow's
+     * first arm), which must not wait for the thread it interrupted */
+    if (pthread_mutex_trylock(&spare_lock) == 0) {
+        p = spare;
+        if (p) {
+            memcpy(&spare, p, sizeof spare);
+            n_spare--;
+        }
+        pthread_mutex_unlock(&spare_lock);
+    }
+    if (p)
+        return p;
+    p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void altstack_put(void *p)
+{
+    pthread_mutex_lock(&spare_lock);
+    if (n_spare < ALTSTACK_SPARE_MAX) {
+        memcpy(p, &spare, sizeof spare);
+        spare = p;
+        n_spare++;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&spare_lock);
+    if (p)
+        munmap(p, ALTSTACK_SIZE);
+}
+
 void pes_rt_altstack_setup(struct pes_rt_thread *t)
 {
     stack_t cur;
@@ -118,12 +160,12 @@ void pes_rt_altstack_setup(struct pes_rt_thread *t)
         return;
     if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
         return;   /* the application's own alternate stack serves */
-    void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    void *p = altstack_get();
+    if (!p)
         return;
     stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
     if (sigaltstack(&ss, NULL) != 0) {
-        munmap(p, ALTSTACK_SIZE);
+        altstack_put(p);
         return;
     }
     t->s.altstack = p;
@@ -135,7 +177,8 @@ void pes_rt_altstack_release(struct pes_rt_thread *t)
         return;
     stack_t ss = {.ss_flags = SS_DISABLE};
     stack_t cur;
+    /* not on it (thread exit, no handler runs): once disabled, no signal uses it */
     if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->s.altstack && sigaltstack(&ss, NULL) == 0)
-        munmap(t->s.altstack, ALTSTACK_SIZE);
+        altstack_put(t->s.altstack);
     t->s.altstack = NULL;
 }

@@ -148,9 +148,14 @@ void pes_rt_thread_forget_self(void)
     pes_rt_thread_use_scratch();
 }
 
+/* CPU -> its socket + 1 (0: not read yet), for the first CPUs: a thread's
+ * set-up reads sysfs only for a CPU no thread started on before. */
+#define SOCKET_CACHE_CPUS 1024
+static int socket_cache[SOCKET_CACHE_CPUS];   /* atomic */
+
 /* Raw system calls: open and read are cancellation points, and this runs
  * inside the runtime (see rt_writer.c, returned_seq). */
-static int cpu_socket(int cpu)
+static int cpu_socket_read(int cpu)
 {
     char path[128];
     if (cpu < 0)
@@ -167,7 +172,19 @@ static int cpu_socket(int cpu)
     buf[n] = 0;
     char *end;
     long id = strtol(buf, &end, 10);
-    return end == buf || id < 0 || id > INT_MAX ? -1 : (int)id;
+    return end == buf || id < 0 || id > INT_MAX - 1 ? -1 : (int)id;
+}
+
+static int cpu_socket(int cpu)
+{
+    if (cpu < 0 || cpu >= SOCKET_CACHE_CPUS)
+        return cpu_socket_read(cpu);
+    int known = __atomic_load_n(&socket_cache[cpu], __ATOMIC_RELAXED);
+    if (known)
+        return known - 1;
+    int socket = cpu_socket_read(cpu);
+    __atomic_store_n(&socket_cache[cpu], socket + 1, __ATOMIC_RELAXED);   /* -1 (unknown) stays 0 */
+    return socket;
 }
 
 /* Thread exit: a last THREAD_END record, hand the partial buffer over, then
@@ -197,6 +214,9 @@ static void thread_exit_entered(struct pes_rt_thread *t)
         if (pes_rt.mode->thread_exit)
             pes_rt.mode->thread_exit(t);   /* no trap after this point */
         pes_rt_altstack_release(t);
+        /* stopped here: its last events are queued and nothing adds more */
+        if (stopped_here)
+            pes_rt_events_retire(t);
     }
     /* others may no longer write its TLS (pes_rt_sample_wake) */
     pthread_mutex_lock(&pes_rt.threads_lock);
@@ -244,10 +264,9 @@ static struct pes_rt_thread *thread_setup(void)
 {
     struct pes_rt_thread *t = pes_rt_calloc_lines(1, sizeof *t);
     struct pes_rt_item *it = calloc(1, sizeof *it);
-    if (t && pes_rt.sampling && !pes_rt.full)
-        t->s.scratch = aligned_alloc(64, PES_RT_SAMPLE_SCRATCH * sizeof(struct pes_record));
+    /* sampling: events and scratch records (an ended thread's where it can) */
     if (!t || !it || (pes_rt.full && pes_rt_buffer_alloc(t)) ||
-        (pes_rt.sampling && (pes_rt_events_alloc(t) || (!pes_rt.full && !t->s.scratch)))) {
+        (pes_rt.sampling && pes_rt_events_alloc(t))) {
         if (t) {
             for (int i = 0; i < PES_RT_NBUF; i++) {
                 free(t->bufs[i].recs);
@@ -300,7 +319,7 @@ static struct pes_rt_thread *thread_setup(void)
     it->info.index = t->index;
     t->next = pes_rt.threads;
     __atomic_store_n(&pes_rt.threads, t, __ATOMIC_RELEASE);   /* read by trap handlers */
-    pes_rt_writer_push(it);
+    pes_rt_writer_push_quiet(it);   /* encoded with the thread's first events, in queue order */
     pthread_mutex_unlock(&pes_rt.threads_lock);
 
     self = t;
@@ -317,8 +336,8 @@ static struct pes_rt_thread *thread_setup(void)
     __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
-        if (pes_rt.mode->uses_watchpoints)
-            pes_rt_altstack_setup(t);   /* the trap handler's frames stay off watched stacks */
+        /* the alternate signal stack comes with the thread's first
+         * watchpoint (modes/watch.c): a thread that never arms one needs none */
         /* arm the slots published before this thread existed */
         __atomic_store_n(&t->s.wake, 1, __ATOMIC_RELAXED);
         if (pes_rt.backend->open)

@@ -168,7 +168,7 @@ static uint64_t units_of(const struct pes_rt_item *it)
     return it->type == PES_RT_ITEM_RECORDS || it->type == PES_RT_ITEM_EVENTS ? it->n : 0;
 }
 
-static void append_locked(struct pes_rt_item *it)
+static void append_quiet_locked(struct pes_rt_item *it)
 {
     it->next = NULL;
     it->seq = pool.next_seq++;
@@ -180,6 +180,11 @@ static void append_locked(struct pes_rt_item *it)
     else
         pool.head = it;
     pool.tail = it;
+}
+
+static void append_locked(struct pes_rt_item *it)
+{
+    append_quiet_locked(it);
     pthread_cond_signal(&pool.q_work);
 }
 
@@ -188,6 +193,21 @@ void pes_rt_writer_push(struct pes_rt_item *it)
     pthread_mutex_lock(&pool.qlock);
     append_locked(it);
     pthread_mutex_unlock(&pool.qlock);
+}
+
+void pes_rt_writer_push_quiet(struct pes_rt_item *it)
+{
+    pthread_mutex_lock(&pool.qlock);
+    append_quiet_locked(it);
+    pthread_mutex_unlock(&pool.qlock);
+}
+
+int pes_rt_writer_is_free(const struct pes_rt_buf *buf)
+{
+    pthread_mutex_lock(&pool.qlock);
+    int free_now = !buf->busy;
+    pthread_mutex_unlock(&pool.qlock);
+    return free_now;
 }
 
 int pes_rt_writer_try_push(struct pes_rt_item *it)

@@ -687,8 +687,11 @@ static int list_backends(void)
         int ok = b->probe(why, sizeof why) == 0;
         printf("%-5s %s: %s\n", b->name, ok ? "available" : "unavailable", why);
     }
-    pes_pmu_probe_watchpoints(why, sizeof why);
+    int wp = pes_pmu_probe_watchpoints(why, sizeof why);
     printf("watchpoints (reuse, reuse-shared, comm): %s\n", why);
+    int refused = 0;
+    if (wp == 0 && pes_pmu_probe_watch_rearm(&refused, why, sizeof why) >= 0)
+        printf("watchpoints: %s\n", why);
     return 0;
 }
 

@@ -58,58 +58,83 @@ static void comm_event(struct pes_rt_thread *t, uint32_t publisher, uint64_t add
     pes_rt_events_add(t, &ev);
 }
 
-static void disarm_all(struct pes_rt_thread *t)
-{
-    for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)
-        pes_rt_watch_disarm(t, r);
-}
+/* TryArmWatchpoint, in two steps so that the board's lock is not held across
+ * system calls: choose() decides under the lock, arm() re-targets the
+ * registers after it (4 MODIFY_ATTRIBUTES ioctls of 2-3 µs each, which every
+ * other sampling thread used to wait for). Only the owner thread uses its
+ * registers and the fields arm() sets, and its traps are ignored while it is
+ * in the runtime (in_runtime), so the order of the two steps changes nothing
+ * a trap can see. */
+struct plan {
+    int act;                  /* 0: keep the recent watchpoints */
+    int found;                /* an unexpired entry of another thread (copied below) */
+    uint64_t line, m;
+    uint32_t len, thread;
+};
 
-/* TryArmWatchpoint: keep recent watchpoints, else watch the line of an
- * unexpired entry from another thread. Called with the board locked. */
-static void try_arm(struct pes_rt_thread *t)
+/* Keep recent watchpoints, else pick an unexpired entry from another thread.
+ * Called with the board locked. */
+static struct plan choose(struct pes_rt_thread *t)
 {
     struct pes_rt_sampler *s = &t->s;
+    struct plan p = {0};
     if (s->wp[0].armed && s->wp_armed_ns >= s->prev_sample_ns)
-        return;
-    disarm_all(t);
+        return p;
+    p.act = 1;
     uint32_t start = (uint32_t)pes_rt_rand_below(&s->rng, BOARD);
-    const struct entry *e = NULL;
-    for (uint32_t k = 0; k < BOARD && !e; k++) {
+    for (uint32_t k = 0; k < BOARD; k++) {
         const struct entry *c = &board[(start + k) % BOARD];
-        if (c->valid && c->thread != t->index && c->ts >= s->prev_sample_ns)
-            e = c;
+        if (c->valid && c->thread != t->index && c->ts >= s->prev_sample_ns) {
+            p.found = 1;
+            p.line = c->line;
+            p.m = c->m;
+            p.len = c->len;
+            p.thread = c->thread;
+            break;
+        }
     }
-    if (!e)
-        return;
-    uint32_t gen = s->wp[0].gen + 1;
-    s->wp_publisher = e->thread;
-    s->wp_m2 = e->m;
-    s->wp_d2 = e->len;
-    s->wp_armed_ns = pes_rt_now();
-    /* register 0: the published bytes (their largest aligned prefix) */
-    uint32_t len = pes_rt_watch_len(e->m, e->len ? e->len : 1);
+    return p;
+}
+
+/* Watch the chosen line: register 0 on the published bytes, the others on
+ * random chunks; registers not re-targeted are disarmed (a re-targeted one
+ * needs no disarm first: MODIFY_ATTRIBUTES moves it). Board unlocked. */
+static void arm(struct pes_rt_thread *t, const struct plan *p)
+{
+    struct pes_rt_sampler *s = &t->s;
     uint32_t r = 0;
-    if (pes_rt_watch_arm(t, r, e->m, len, 1, gen) == 0)
-        r++;
-    /* the others: random chunks of the line that do not overlap the published range */
-    uint32_t order[LINE / CHUNK];
-    for (uint32_t k = 0; k < LINE / CHUNK; k++)
-        order[k] = k;
-    for (uint32_t k = LINE / CHUNK - 1; k > 0; k--) {
-        uint32_t j = (uint32_t)pes_rt_rand_below(&s->rng, k + 1);
-        uint32_t tmp = order[k];
-        order[k] = order[j];
-        order[j] = tmp;
-    }
-    for (uint32_t k = 0; k < LINE / CHUNK && r < pes_rt.cfg.debug_registers; k++) {
-        uint64_t c = e->line + order[k] * CHUNK;
-        if (overlap(c, CHUNK, e->m, e->len ? e->len : 1))
-            continue;
-        if (pes_rt_watch_arm(t, r, c, CHUNK, 1, gen) == 0)
+    if (p->found) {
+        uint32_t gen = s->wp[0].gen + 1;
+        s->wp_publisher = p->thread;
+        s->wp_m2 = p->m;
+        s->wp_d2 = p->len;
+        s->wp_armed_ns = pes_rt_now();
+        /* register 0: the published bytes (their largest aligned prefix) */
+        uint32_t len = pes_rt_watch_len(p->m, p->len ? p->len : 1);
+        if (pes_rt_watch_arm(t, r, p->m, len, 1, gen) == 0)
             r++;
+        /* the others: random chunks of the line that do not overlap the published range */
+        uint32_t order[LINE / CHUNK];
+        for (uint32_t k = 0; k < LINE / CHUNK; k++)
+            order[k] = k;
+        for (uint32_t k = LINE / CHUNK - 1; k > 0; k--) {
+            uint32_t j = (uint32_t)pes_rt_rand_below(&s->rng, k + 1);
+            uint32_t tmp = order[k];
+            order[k] = order[j];
+            order[j] = tmp;
+        }
+        for (uint32_t k = 0; k < LINE / CHUNK && r < pes_rt.cfg.debug_registers; k++) {
+            uint64_t c = p->line + order[k] * CHUNK;
+            if (overlap(c, CHUNK, p->m, p->len ? p->len : 1))
+                continue;
+            if (pes_rt_watch_arm(t, r, c, CHUNK, 1, gen) == 0)
+                r++;
+        }
+        for (uint32_t k = 0; k < r; k++)
+            s->wp[k].gen = gen;
     }
-    for (uint32_t k = 0; k < r; k++)
-        s->wp[k].gen = gen;
+    for (uint32_t k = r; k < pes_rt.cfg.debug_registers; k++)
+        pes_rt_watch_disarm(t, k);
 }
 
 static void comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
@@ -119,16 +144,17 @@ static void comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
     uint32_t size = ev->size ? ev->size : 1;
     int write = (ev->flags & PES_EVF_WRITE) != 0;
     struct entry *e = &board[(l1 / LINE) % BOARD];
+    struct plan p = {0};
     pthread_mutex_lock(&lock);
     int found = e->valid && e->line == l1;
     if (!found) {
-        try_arm(t);
+        p = choose(t);
     } else if (e->thread != t->index && e->ts > s->t_prev) {
         comm_event(t, e->thread, ev->addr, size, overlap(ev->addr, size, e->m, e->len), write,
                    ev->ip, ev->site, 0);
         s->t_prev = e->ts;
     } else {
-        try_arm(t);
+        p = choose(t);
     }
     /* publish a store unless the line holds an unexpired entry */
     if (write && !(found && e->ts >= s->prev_sample_ns)) {
@@ -140,9 +166,11 @@ static void comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
         e->ts = ev->time;
     }
     pthread_mutex_unlock(&lock);
+    if (p.act)
+        arm(t, &p);
 }
 
-/* Signal handler: uses only what try_arm stored in this thread. */
+/* Signal handler: uses only what arm() stored in this thread. */
 static void comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
                       int *disarm)
 {

@@ -1,14 +1,15 @@
 /* watch.c — debug-register watchpoints of the calling thread:
- * perf_event_open(PERF_TYPE_BREAKPOINT) opened lazily (x86 has 4 per thread;
- * the 5th gives ENOSPC), re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
- * delivering a synchronous SIGTRAP (attr.sigtrap, which needs remove_on_exec)
- * whose si_perf_data is our sig_data: magic | register | generation. x86 data
- * breakpoints trap after the access. The handler runs on the thread's
- * alternate signal stack (pes_rt_altstack_setup: frames on the normal stack
- * could hit a watched stack address),
- * never reads watched memory, takes no lock and does not allocate. A SIGTRAP
- * that is not ours goes to the handler the application had (or installs later:
- * every arm re-checks the disposition). */
+ * perf_event_open(PERF_TYPE_BREAKPOINT) opened at a register's first arm (x86
+ * has 4 per thread; the 5th gives ENOSPC), re-targeted with
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES, delivering a synchronous SIGTRAP
+ * (attr.sigtrap, which needs remove_on_exec) whose si_perf_data is our
+ * sig_data: magic | register | generation. x86 data breakpoints trap after the
+ * access. The handler runs on the thread's alternate signal stack
+ * (pes_rt_altstack_setup, before the thread's first breakpoint opens: frames
+ * on the normal stack could hit a watched stack address), never reads watched
+ * memory, takes no lock and does not allocate. A SIGTRAP that is not ours goes
+ * to the handler the application had (or installs later: every arm re-checks
+ * the disposition). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -21,6 +22,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "modes/watch.h"
 
 #ifndef TRAP_PERF
@@ -30,6 +32,16 @@
 static struct sigaction previous;   /* the application's SIGTRAP disposition */
 static int installed;
 static void on_trap(int sig, siginfo_t *si, void *uc);
+
+/* How a register is re-targeted (issue 29). Opening a breakpoint costs about
+ * 10 µs (the kernel's slot accounting, a file descriptor, and its close),
+ * changing one with PERF_EVENT_IOC_MODIFY_ATTRIBUTES 2 to 3 µs, and the kernel
+ * lets a breakpoint change its address, type, length and sig_data, all an arm
+ * changes: so each thread opens a register once. Where the kernel refuses the
+ * change (pes_pmu_rearm_refused: before Linux 5.17 sig_data cannot change),
+ * every arm closes and reopens; set for the whole process at the first refusal
+ * (pes-collect --list-backends probes the same), or by PES_WATCH_REARM=reopen. */
+static int reopen_per_arm;          /* atomic */
 
 uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size)
 {
@@ -75,6 +87,8 @@ void pes_rt_watch_install(void)
         own_code = pes_rt_code_range_of((const void *)&on_trap);
     take_over();
     installed = 1;
+    if (pes_rt.cfg.watch_reopen)
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
 }
 
 static void fill_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len, int rw, uint64_t data,
@@ -102,22 +116,32 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
     struct perf_event_attr a;
     fill_attr(&a, addr, len, rw, pes_rt_sigdata(i, gen), 0);
     take_over();
-    /* the type (W vs RW) cannot be modified on all kernels: reopen then */
-    if (w->fd >= 0 && w->rw != rw) {
-        pes_rt_close(w->fd);
-        w->fd = -1;
-    }
-    if (w->fd < 0) {
-        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
+    int refused = 0;   /* errno of a MODIFY_ATTRIBUTES that the reopen below may show refused */
+    if (w->fd >= 0 && !__atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED)) {
+        if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0)
+            goto armed;
+        refused = errno;
+        if (!pes_pmu_rearm_refused(refused)) {
+            ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);   /* not left on its old target */
             w->armed = 0;
             return -1;
         }
-        w->fd = fd;
-    } else if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0) {
-        w->armed = 0;
-        return -1;
     }
+    if (w->fd >= 0) {
+        pes_rt_close(w->fd);   /* a slot of its own for the reopen (ENOSPC otherwise) */
+        w->fd = -1;
+    } else {
+        pes_rt_altstack_setup(t);   /* before the thread's first trap can come */
+    }
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        w->armed = 0;
+        return -1;   /* the attributes, not the change, were refused: nothing learnt */
+    }
+    w->fd = fd;
+    if (refused)
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);   /* the kernel's answer */
+armed:
     w->armed = 1;
     w->addr = addr;
     w->len = len;
@@ -132,6 +156,11 @@ void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i)
     struct pes_rt_wp *w = &t->s.wp[i];
     if (w->fd < 0 || !w->armed)
         return;
+    if (__atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED)) {
+        ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);   /* the next arm reopens it anyway */
+        w->armed = 0;
+        return;
+    }
     struct perf_event_attr a;
     fill_attr(&a, w->addr, w->len, w->rw, pes_rt_sigdata(i, w->gen), 1);
     if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) != 0)

@@ -13,6 +13,10 @@
  *                     two threads store alternately, R rounds: adjacent words of
  *                     one line, the same word, or different lines
  *   threads T K R     T threads each run `reuse K R` on private arrays
+ *   pingpong K R      two threads take R turns each, strictly alternating: a
+ *                     turn loads K private words and stores K shared ones (the
+ *                     other thread's stores): the same accesses, samples and
+ *                     traps in every run with one seed
  *   exit-watched T    threads sample and exit while others still watch; main goes on
  *   fork K R          reuse, fork (child: reuse then exec /bin/echo), reuse again
  *   sigtrap K R       installs its own SIGTRAP handler, raises SIGTRAP around reuse
@@ -204,6 +208,46 @@ static void comm(void)
         pthread_join(t[k], NULL);
 }
 
+/* pingpong: while one thread takes its turn, the other spins on an
+ * uninstrumented flag, so it enters the runtime (and re-arms) only at its
+ * own next access: every run makes the same decisions */
+static long pp_k, pp_rounds;
+static int pp_turn;
+static volatile long *pp_shared, *pp_mine[2];
+
+static void *pingpong_t(void *arg)
+{
+    long k = (long)arg;
+    volatile long *mine = pp_mine[k];   /* allocated by main: the first turn sets the thread up */
+    for (long r = 0; r < pp_rounds; r++) {
+        for (long spin = 0; __atomic_load_n(&pp_turn, __ATOMIC_ACQUIRE) != k; spin++) {
+            if (spin > 2000000000L)
+                exit(4);
+            sched_yield();
+        }
+        for (long i = 0; i < pp_k; i++) {
+            load(&mine[i]);
+            store(&pp_shared[i], r);
+        }
+        __atomic_store_n(&pp_turn, (int)(1 - k), __ATOMIC_RELEASE);
+    }
+    return NULL;   /* the arrays are never freed (see reuse) */
+}
+
+static void pingpong(void)
+{
+    pthread_t t[2];
+    pp_shared = calloc((size_t)pp_k, sizeof(long));
+    pp_mine[0] = calloc((size_t)pp_k, sizeof(long));
+    pp_mine[1] = calloc((size_t)pp_k, sizeof(long));
+    if (!pp_shared || !pp_mine[0] || !pp_mine[1])
+        exit(3);
+    for (long k = 0; k < 2; k++)
+        pthread_create(&t[k], NULL, pingpong_t, (void *)k);
+    for (int k = 0; k < 2; k++)
+        pthread_join(t[k], NULL);
+}
+
 static long tk, tr;
 static void *reuse_t(void *arg)
 {
@@ -299,6 +343,10 @@ int main(int argc, char **argv)
         comm_kind = argv[2][0];
         comm_rounds = atol(argv[3]);
         comm();
+    } else if (!strcmp(s, "pingpong") && argc == 4) {
+        pp_k = atol(argv[2]);
+        pp_rounds = atol(argv[3]);
+        pingpong();
     } else if (!strcmp(s, "threads") && argc == 5) {
         int n = atoi(argv[2]);
         tk = atol(argv[3]);

@@ -124,6 +124,44 @@ sigtrap)
         ck 'reuse>=10' distance=80
     done
     ;;
+rearm)
+    # Watchpoints re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES (the default
+    # where the kernel takes it) and reopened at every arm (PES_WATCH_REARM=reopen,
+    # the path of kernels that refuse the change) must trap alike: the same
+    # reuse, invalidation and expired-watch events, in programs whose runs all
+    # take the same decisions: one thread, and two strictly alternating threads
+    # whose registers go from RW (own sample) to W (the other's) and back.
+    events() {
+        "$bin/pes-dump" s.zst | grep -E '^T[0-9]+ (reuse|inval|watch_expired) ' |
+            sed -E 's/ (addr|ip|time)=[^ ]*//g' | sort >"$1"
+    }
+    default=$(PES_WATCH_REARM= "$collect" --list-backends | sed -n 's/^watchpoints: //p')
+    # MODE:PROGRAM ARGS:EVENT KINDS EXPECTED
+    for case in "reuse:reuse 50 2000:reuse" "reuse:pingpong 50 40:reuse inval" \
+                "reuse-shared --sockets 2:pingpong 50 40:inval"; do
+        mode=${case%%:*}
+        rest=${case#*:}
+        args=${rest%%:*}
+        kinds=${rest#*:}
+        for path in modify reopen; do
+            # shellcheck disable=SC2086
+            PES_WATCH_REARM=$path run 0 "$collect" --mode $mode --period 37 --seed 11 -q -o s.zst --force \
+                "$prog" $args
+            events ev.$path.txt
+        done
+        for k in $kinds; do
+            grep -q "^T[0-9]* $k " ev.reopen.txt || fail "$case: no $k event"
+        done
+        cmp -s ev.modify.txt ev.reopen.txt ||
+            fail "$case: events differ between the re-arm paths: $(diff ev.modify.txt ev.reopen.txt | head -5)"
+    done
+    # pes-collect says which path this kernel gets
+    case "$default" in
+    "re-armed with PERF_EVENT_IOC_MODIFY_ATTRIBUTES") ;;
+    "reopened per arm (kernel refused MODIFY_ATTRIBUTES: "*) ;;
+    *) fail "--list-backends: '$default'" ;;
+    esac
+    ;;
 spatial)
     run 0 "$collect" --mode reuse --granularity spatial --period 499 -q -o s.zst "$prog" reuse 50 1000
     ck 'reuse>=10' flags=spatial config=granularity=spatial
