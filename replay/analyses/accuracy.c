@@ -78,8 +78,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     j->si = si;
     j->top = k->top;
     j->by_object = replay_by_parse(k->by) == REPLAY_BY_OBJECT;
-    if (!(j->b = replay_sampled_begin(si->path, si->header, si->n_streams, err)) ||
-        replay_truth_begin(si->paired, replay_truth_track(si->header ? si->header->config : NULL), &j->t, err) < 0) {
+    if (!(j->b = replay_sampled_begin(si->path, si->header, si->settings, si->n_streams, err)) ||
+        replay_truth_begin(si->paired, replay_truth_track(si->settings), &j->t, err) < 0) {
         destroy(j);
         return NULL;
     }
@@ -112,8 +112,7 @@ static int finish(void *self, struct pes_error *err) {
      * every time_interval records, of which this share are accesses (the
      * rest are BB entries), so that many accesses per mark */
     if (j->full_accesses) {
-        const struct pes_trace_info *fh = j->si->paired->header;
-        double marks = (double)replay_config_u64(fh ? fh->config : NULL, "time_interval", 1024);
+        double marks = (double)j->si->paired->settings->time_interval;
         replay_sampled_set_comm_resolution(
             j->b, marks * (double)j->full_accesses / (double)(j->full_accesses + j->full_bbs));
     }

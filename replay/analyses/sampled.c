@@ -116,7 +116,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         free(a);
         return NULL;
     }
-    if (!(a->b = replay_sampled_begin(si->path, si->header, si->n_streams, err))) {
+    if (!(a->b = replay_sampled_begin(si->path, si->header, si->settings, si->n_streams, err))) {
         replay_c2c_destroy(a->c2c);
         free(a);
         return NULL;
@@ -125,7 +125,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     replay_sampled_set_stack_model(a->b, replay_stack_model_parse(k->stack_model));
     replay_sampled_set_interval_bias(a->b, replay_interval_bias_parse(k->interval_bias));
     replay_sampled_set_comm_estimator(a->b, replay_comm_estimator_parse(k->comm_estimator));
-    a->adaptive = replay_config_u64(si->header ? si->header->config : NULL, "samples_target", 0) != 0;
+    a->adaptive = si->settings->samples_target != 0;
     return a;
 }
 

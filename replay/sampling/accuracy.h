@@ -165,9 +165,11 @@ struct replay_sampled {
 
 /* The sampled analyses of one trace, event by event. */
 struct replay_sampled_builder;
-/* path: for messages; header: the sampled trace's (its config and identity). */
+/* path: for messages; header: the sampled trace's (its identity), settings:
+ * its collector settings (pes_settings_from_header of its config). */
 struct replay_sampled_builder *replay_sampled_begin(const char *path, const struct pes_trace_info *header,
-                                                    uint32_t n_threads, struct pes_error *err);
+                                                    const struct pes_collect_settings *settings, uint32_t n_threads,
+                                                    struct pes_error *err);
 /* Which estimator replay_sampled_end uses (default REPLAY_EST_AUTO). */
 void replay_sampled_set_estimator(struct replay_sampled_builder *b, int estimator);
 /* Whether the intervals carry the calibrated model error (default 1). */
@@ -220,11 +222,11 @@ struct replay_truth {
  * replay_truth_track says which a sampled trace is held against. */
 int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct replay_truth *t,
                        struct pes_error *err);
-/* What replay_accuracy_compute reads of rt_truth for a sampled trace with this
- * header config: its reuses at the address (temporal) or, for
+/* What replay_accuracy_compute reads of rt_truth for a sampled trace with
+ * these settings: its reuses at the address (temporal) or, for
  * granularity=spatial, the line's; the invalidations by site at the address
  * either way. */
-uint32_t replay_truth_track(const char *sampled_config);
+uint32_t replay_truth_track(const struct pes_collect_settings *sampled);
 /* Every access of b, in order (BB entries are not needed). */
 int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct pes_error *err);
 /* The per-line keys of the sites seen (si->site). 0 or -1. */
@@ -276,10 +278,5 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
  * all sites of one line (an unrolled loop has several sites per line); sites
  * without a debug location keep their own key. */
 uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id);
-
-/* A number in the header's "key=value" config lines, or def. */
-uint64_t replay_config_u64(const char *config, const char *key, uint64_t def);
-/* The header's config says granularity=spatial: its reuses are line reuses. */
-int replay_config_spatial(const char *config);
 
 #endif /* PES_REPLAY_ACCURACY_H */

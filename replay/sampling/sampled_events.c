@@ -109,60 +109,24 @@ static int oom(struct pes_error *err) {
     return -1;
 }
 
-/* Value of `key` in the header's "key=value" lines, or NULL. */
-static const char *config_get(const char *config, const char *key, char *buf, size_t size) {
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p;) {
-        const char *end = strchr(p, '\n');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t vl = len - kl - 1 < size - 1 ? len - kl - 1 : size - 1;
-            memcpy(buf, p + kl + 1, vl);
-            buf[vl] = 0;
-            return buf;
-        }
-        p = end ? end + 1 : p + len;
-    }
-    return NULL;
-}
-
-uint64_t replay_config_u64(const char *config, const char *key, uint64_t def) {
-    char buf[64];
-    const char *v = config_get(config, key, buf, sizeof buf);
-    if (!v) return def;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    return end != v ? (uint64_t)x : def;
-}
-
-int replay_config_spatial(const char *config) {
-    char buf[32];
-    const char *g = config_get(config, "granularity", buf, sizeof buf);
-    return g && strcmp(g, "spatial") == 0;
-}
-
-static void read_config(struct replay_sampled *s, const char *config) {
-    char buf[32];
-    const char *mode = config_get(config, "mode", buf, sizeof buf);
-    snprintf(s->mode, sizeof s->mode, "%s", mode ? mode : "unknown");
-    uint64_t period = replay_config_u64(config, "period", 0);
-    s->period_load = replay_config_u64(config, "period_load", period);
-    s->period_store = replay_config_u64(config, "period_store", period);
-    s->line = (uint32_t)replay_config_u64(config, "line_size", 64);
-    s->debug_registers = (uint32_t)replay_config_u64(config, "debug_registers", 4);
-    s->watch_bytes = (uint32_t)replay_config_u64(config, "watch_bytes", 8);
-    s->sockets = (uint32_t)replay_config_u64(config, "sockets", 0);
-    /* the collector's default: a full trace of the same run marks time every 1024 accesses */
-    s->comm_resolution = (double)replay_config_u64(config, "time_interval", 1024);
-    if (!(s->comm_resolution > 0)) s->comm_resolution = 1024;
+/* The header's settings (what older collectors did for keys they did not
+ * write: pes/settings.h's `absent` column). */
+static void read_config(struct replay_sampled *s, const struct pes_collect_settings *set) {
+    pes_setting_format(pes_settings_find("mode"), set, s->mode, sizeof s->mode);
+    s->period_load = set->period_load;
+    s->period_store = set->period_store;
+    s->line = set->line_size;
+    s->debug_registers = set->debug_registers;
+    s->watch_bytes = set->watch_bytes;
+    s->sockets = set->sockets;
+    /* a full trace of the same run marks time every time_interval accesses */
+    s->comm_resolution = (double)set->time_interval;
     /* collectors that write a heap block's events only when an event needs it say so */
-    s->heap_on_use = config_get(config, "heap_events", buf, sizeof buf) != NULL;
-    s->samples_target = replay_config_u64(config, "samples_target", 0);
-    s->spatial = replay_config_spatial(config);
-    const char *roi = config_get(config, "roi", buf, sizeof buf);
-    s->roi = roi && strcmp(roi, "markers") == 0;
-    const char *cens = config_get(config, "censoring", buf, sizeof buf);
-    s->censoring = cens && strcmp(cens, "watch_expired") == 0;
+    s->heap_on_use = set->heap_events == PES_HEAP_EVENTS_USED;
+    s->samples_target = set->samples_target;
+    s->spatial = set->spatial;
+    s->roi = set->roi_state == PES_ROI_MARKERS;
+    s->censoring = set->censoring == PES_CENSORING_WATCH_EXPIRED;
     /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
     double covered = (double)s->debug_registers * s->watch_bytes;
     s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;
@@ -665,7 +629,8 @@ static int convert(struct replay_sampled_builder *c, struct pes_error *err) {
 }
 
 struct replay_sampled_builder *replay_sampled_begin(const char *path, const struct pes_trace_info *header,
-                                                    uint32_t n_threads, struct pes_error *err) {
+                                                    const struct pes_collect_settings *settings, uint32_t n_threads,
+                                                    struct pes_error *err) {
     struct replay_sampled_builder *c = calloc(1, sizeof *c);
     struct replay_sampled *s = c ? calloc(1, sizeof *s) : NULL;
     if (!s) {
@@ -676,7 +641,7 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     c->path = path;
     c->s = s;
     c->interval_bias = 1;
-    read_config(s, header->config);
+    read_config(s, settings);
     replay_execution_of(&s->exec, header);
     s->n_threads = n_threads;
     size_t n = n_threads ? n_threads : 1;
@@ -690,7 +655,7 @@ struct replay_sampled_builder *replay_sampled_begin(const char *path, const stru
     /* a thread without PERIOD events ran at the header's period, or with
      * --samples at the schedule's first level (cap >> period_levels), having
      * taken no sample */
-    uint64_t shift = s->samples_target ? replay_config_u64(header->config, "period_levels", 6) : 0;
+    uint64_t shift = s->samples_target ? settings->period_levels : 0;
     uint64_t p0_load = shift >= 64 ? 0 : s->period_load >> shift, p0_store = shift >= 64 ? 0 : s->period_store >> shift;
     if (s->period_load && !p0_load) p0_load = 1;
     if (s->period_store && !p0_store) p0_store = 1;

@@ -66,7 +66,8 @@ static int load_sampled(const char *path, struct replay_sampled *s, struct pes_e
     memset(s, 0, sizeof *s);
     struct replay_input *in = replay_input_open_sampled(path, err);
     if (!in) return -1;
-    struct replay_sampled_builder *b = replay_sampled_begin(path, replay_input_info(in), replay_input_threads(in), err);
+    struct replay_sampled_builder *b = replay_sampled_begin(path, replay_input_info(in), replay_input_settings(in),
+                                                            replay_input_threads(in), err);
     int rc = -1;
     if (b) {
         struct pes_batch_sink sink = {.batch = on_events, .ctx = b};

@@ -49,7 +49,9 @@ static void build(const char *config, uint32_t threads, int estimator, const str
                   const struct pes_event *b2, size_t n2, struct replay_sampled *s) {
     struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
     struct pes_error err = {0};
-    struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, threads, &err);
+    struct pes_collect_settings set;
+    assert_int_equal(pes_settings_from_header(&set, config, &err), 0);
+    struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, &set, threads, &err);
     assert_non_null(b);
     replay_sampled_set_estimator(b, estimator);
     /* the period weights of ComDetective's scaling are under test here (the
@@ -183,7 +185,9 @@ static void test_comm_nothing_seen(void **state) {
     for (int est = REPLAY_COMM_COMDETECTIVE; est <= REPLAY_COMM_INTERLEAVE; est++) {
         struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = cfg};
         struct pes_error err = {0};
-        struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, 2, &err);
+        struct pes_collect_settings set;
+        assert_int_equal(pes_settings_from_header(&set, cfg, &err), 0);
+        struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, &set, 2, &err);
         assert_non_null(b);
         replay_sampled_set_comm_estimator(b, est);
         assert_int_equal(replay_sampled_events(b, e, N(e), 0, &err), 0);

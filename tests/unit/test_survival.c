@@ -307,7 +307,9 @@ static struct pes_event event(uint8_t kind, uint32_t thread, uint64_t distance, 
 static void run(const char *config, int estimator, struct replay_sampled *s) {
     struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
     struct pes_error err = {0};
-    struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, 2, &err);
+    struct pes_collect_settings set;
+    assert_int_equal(pes_settings_from_header(&set, config, &err), 0);
+    struct replay_sampled_builder *b = replay_sampled_begin("t.zst", &h, &set, 2, &err);
     assert_non_null(b);
     replay_sampled_set_estimator(b, estimator);
     /* thread 0, collector distances (1 + accesses between): reuses at 2, 4,
