@@ -9,5 +9,5 @@ pes_add_unit_test(test_interleave SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_interle
 # The period weights of pes-collect --samples traces; the schedule (rt_adapt.h)
 # drives the synthetic sampler.
 pes_add_unit_test(test_sampled_period SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sampled_period.c LIBS pes_sampling m)
-target_include_directories(test_sampled_period PRIVATE ${PROJECT_SOURCE_DIR}/collector/src/sampling)
+target_include_directories(test_sampled_period PRIVATE ${PROJECT_SOURCE_DIR}/collector/src/core)
 set_tests_properties(unit.test_sampled_period PROPERTIES LABELS "unit;accuracy")

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "rt_adapt.h"
-#include "rt_internal.h"
+#include "core/rt_adapt.h"
+#include "core/core.h"
 
 static void test_periods(void **state)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */
 static const char *table_get(const char *name, void *ctx)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 static char root[256];
 

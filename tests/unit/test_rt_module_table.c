@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 static void ranges_are_consecutive_from_zero(void **state)
 {

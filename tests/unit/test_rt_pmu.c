@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "pmu.h"
+#include "backends/pmu.h"
 
 /* libpfm4 reads LIBPFM_FORCE_PMU once per process, as a real run would: each
  * model is encoded in a child, which reports the first mismatch by exit code. */

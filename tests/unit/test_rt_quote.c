@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 static void check(int argc, char *const argv[], const char *want)
 {

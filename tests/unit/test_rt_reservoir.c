@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 #define MAXN 8
 

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pmu.h"
+#include "backends/pmu.h"
 
 static long sys_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
                      unsigned long flags)

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 

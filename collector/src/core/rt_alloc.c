@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <unwind.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 static void add_event(struct pes_rt_thread *t, uint8_t kind, uint64_t addr, uint64_t size,
                       uint32_t site)

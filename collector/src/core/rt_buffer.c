@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 __attribute__((visibility("default"), tls_model("initial-exec")))
 __thread struct pes_rt_tls __pes_tls;

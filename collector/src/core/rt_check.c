@@ -23,7 +23,7 @@
  * overwrite that bit in a narrow window, so in those modes the room is capped
  * (PES_RT_CD_WAKE_ROOM) and a lost wake-up costs at most that many accesses.
  */
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* Pending counts beyond this are a torn read by another thread: ignored. */
 #define PLAUSIBLE (1ull << 50)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* Reads the first line of dir/name into buf (newline stripped). */
 static int read_line(const char *dir, const char *name, char *buf, size_t size)

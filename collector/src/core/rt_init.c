@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt_adapt.h"
-#include "rt_internal.h"
+#include "core/rt_adapt.h"
+#include "core/core.h"
 
 struct pes_rt_state pes_rt = {.threads_lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 int pes_rt_assign_range(uint32_t *next, uint32_t n_sites, uint32_t n_bbs, uint32_t *base)
 {

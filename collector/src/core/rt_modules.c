@@ -6,7 +6,7 @@
 #include <link.h>
 #include <stdlib.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_id;

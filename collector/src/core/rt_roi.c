@@ -8,7 +8,7 @@
  * traces: no sample is taken outside the region. */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* Defined (weak) by pes/roi.h in programs compiled by pes-clang that include
  * it: the program has markers, so recording waits for the first begin. */

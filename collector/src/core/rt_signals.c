@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
                             SIGHUP, SIGINT, SIGQUIT, SIGTERM};

@@ -25,7 +25,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 

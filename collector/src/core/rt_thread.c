@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* initial-exec like __pes_tls (the runtime is never dlopen'ed): no
  * __tls_get_addr call on every slow path */

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "pes/progress.h"
-#include "rt_internal.h"
+#include "core/core.h"
 
 /* What an encoder made of one item, kept until the item's turn to be appended. */
 struct result {

@@ -28,8 +28,8 @@
 
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
-#include "core/rt_internal.h"
-#include "pmu.h"
+#include "core/core.h"
+#include "backends/pmu.h"
 
 #ifndef PES_VERSION
 #define PES_VERSION "unknown"

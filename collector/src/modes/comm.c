@@ -17,7 +17,7 @@
  * handler uses what its own thread stored when it armed. */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 #define LINE 64u
 #define CHUNK 8u

@@ -31,7 +31,7 @@
  * end's CAS). */
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 #define LINE 64u
 

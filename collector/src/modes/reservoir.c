@@ -5,7 +5,7 @@
  * accepts. With one slot this is Vitter's reservoir of size one: after n offers
  * without a trap, each of the n sampled addresses is the one kept with
  * probability 1/n, however old it is. */
-#include "rt_internal.h"
+#include "core/core.h"
 
 static int allow_replacement(struct pes_rt_reservoir_slot *s, uint64_t *rng)
 {

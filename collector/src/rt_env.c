@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 int pes_rt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {

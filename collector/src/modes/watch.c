@@ -21,7 +21,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6

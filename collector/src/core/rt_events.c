@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 int pes_rt_events_alloc(struct pes_rt_thread *t)
 {

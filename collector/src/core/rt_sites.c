@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "rt_internal.h"
+#include "core/core.h"
 
 #define CHUNK_BITS 16u
 #define CHUNK (1u << CHUNK_BITS)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rt_internal.h"
+#include "core/core.h"
 
 static int needs_quotes(const char *s)
 {

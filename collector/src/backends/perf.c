@@ -33,9 +33,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "pmu.h"
-#include "rt_adapt.h"
-#include "rt_internal.h"
+#include "backends/pmu.h"
+#include "core/rt_adapt.h"
+#include "core/core.h"
 
 #define RING_PAGES 8   /* data pages per event (a power of two) */
 #define DRAIN_BATCH 16

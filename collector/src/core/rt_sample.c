@@ -9,8 +9,8 @@
  * (atomics, read by other threads for shared-cache time distances). */
 #include <string.h>
 
-#include "rt_adapt.h"
-#include "rt_internal.h"
+#include "core/rt_adapt.h"
+#include "core/core.h"
 
 void pes_rt_sample_thread_init(struct pes_rt_thread *t)
 {
