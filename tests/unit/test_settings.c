@@ -421,14 +421,16 @@ static void help_placeholders(void **state)
 {
     (void)state;
     char buf[256];
-    pes_setting_help(pes_settings_find("debug_registers"), buf, sizeof buf);
+    pes_setting_help(pes_settings_find("debug_registers"), NULL, buf, sizeof buf);
     assert_string_equal(buf, "watchpoints per thread, 1..4 (default 4)");
-    pes_setting_help(pes_settings_find("buffer_records"), buf, sizeof buf);
+    pes_setting_help(pes_settings_find("buffer_records"), NULL, buf, sizeof buf);
     assert_string_equal(buf, "records per thread buffer (default 65536, 16..67108864)");
-    pes_setting_help(pes_settings_find("buffer_records"), buf, 30);
+    pes_setting_help(pes_settings_find("buffer_records"), NULL, buf, 30);
     assert_string_equal(buf, "records per thread buffer (de");
-    pes_setting_help(pes_settings_find("mode"), buf, sizeof buf);
+    pes_setting_help(pes_settings_find("mode"), NULL, buf, sizeof buf);
     assert_null(strchr(buf, '{'));
+    pes_setting_help(pes_settings_find("period_load"), "every {default} ({max}, {min}), {x}", buf, sizeof buf);
+    assert_string_equal(buf, "every 100000 (4294967295, 0), {x}");
 }
 
 int main(void)

@@ -88,9 +88,11 @@ void pes_cli_usage(const struct pes_cli *c, FILE *out)
             fprintf(out, "  %s\n%*s", label, c->help_column, "");
         else
             fprintf(out, "  %-*s", width, label);
-        if (s)
-            pes_setting_help(s, help, sizeof help);
-        print_help_lines(out, s ? help : o->help, c->help_column);
+        /* a setting's help, or the row's own with a setting's numbers in it */
+        const struct pes_setting *numbers = pes_settings_find(o->setting);
+        if (numbers)
+            pes_setting_help(numbers, s ? NULL : o->help, help, sizeof help);
+        print_help_lines(out, numbers ? help : o->help, c->help_column);
     }
     if (c->usage_tail)
         fputs(c->usage_tail, out);

@@ -317,12 +317,14 @@ int pes_setting_format(const struct pes_setting *row, const struct pes_collect_s
     return len < 0 || (size_t)len >= n ? -1 : len;
 }
 
-void pes_setting_help(const struct pes_setting *row, char *buf, size_t n)
+void pes_setting_help(const struct pes_setting *row, const char *text, char *buf, size_t n)
 {
     static const char *const names[] = {"{default}", "{min}", "{max}"};
     size_t used = 0;
     buf[0] = '\0';
-    for (const char *h = row->help ? row->help : ""; *h && used + 1 < n;) {
+    if (!text)
+        text = row->help ? row->help : "";
+    for (const char *h = text; *h && used + 1 < n;) {
         int k = -1;
         for (int i = 0; i < 3 && k < 0; i++)
             if (strncmp(h, names[i], strlen(names[i])) == 0)

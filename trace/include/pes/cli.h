@@ -39,7 +39,8 @@ struct pes_cli_opt {
     const int *values;
     int (*parse)(const char *value, void *opts);
     const char *expected;           /* what a bad value should have been */
-    const char *setting;            /* SETTING: the row's name ("time_interval") */
+    const char *setting;            /* SETTING: the row's name ("time_interval"); other
+                                       kinds: whose {default}, {min}, {max} the help shows */
     unsigned flags;                 /* the command's own */
 };
 

@@ -41,7 +41,7 @@ enum pes_collect_heap_events { PES_HEAP_EVENTS_ALL, PES_HEAP_EVENTS_USED };
 /* Watchpoints per thread at most (x86 debug registers). */
 #define PES_SETTINGS_MAX_DEBUG_REGISTERS 4u
 /* --writers unset: one encoder thread per CPU of the affinity mask, at most this. */
-#define PES_SETTINGS_AUTO_WRITERS_MAX 8u
+#define PES_SETTINGS_AUTO_WRITERS_MAX 8
 
 /* Every setting's value; the field names are the rows' names. Strings point
  * into the environment (or wherever the caller's text lives). */
@@ -149,8 +149,8 @@ int pes_setting_format(const struct pes_setting *row, const struct pes_collect_s
 /* What a value of row must be: "a positive integer", "an integer from 16 to
  * 67108864", "0 or 1", "temporal or spatial", "a file path". */
 void pes_setting_expected(const struct pes_setting *row, char *buf, size_t n);
-/* The row's help with its placeholders replaced. */
-void pes_setting_help(const struct pes_setting *row, char *buf, size_t n);
+/* text (NULL: the row's help) with "{default}", "{min}", "{max}" replaced by the row's. */
+void pes_setting_help(const struct pes_setting *row, const char *text, char *buf, size_t n);
 
 /* Looks up one variable (getenv in the runtime, a table in tests). */
 typedef const char *(*pes_getenv_fn)(const char *name, void *ctx);
