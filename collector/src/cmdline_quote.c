@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "config.h"
 
 static int needs_quotes(const char *s)
 {

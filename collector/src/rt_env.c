@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "config.h"
+#include "pes/rt_abi.h"
 
 int pes_rt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {

@@ -741,7 +741,7 @@ static inline uint8_t word_bytes(uint64_t lo, uint64_t hi)
     return (uint8_t)(((1u << (hi - lo)) - 1) << (lo & 7));
 }
 
-/* What the collector's watchpoint covers for an access (rt_watch.c): the
+/* What the collector's watchpoint covers for an access (modes/watch.c): the
  * largest aligned prefix of 1, 2, 4 or 8 bytes, inside one 8-byte word. */
 static inline uint32_t watch_len(uint64_t addr, uint32_t size)
 {

@@ -5,13 +5,13 @@
  * invalidation counts, ComDetective communication matrices with its volume
  * scaling, and per-site counts.
  *
- * Event conventions (collector/src/runtime/rt_reuse.c, rt_comm.c):
+ * Event conventions (collector/src/modes/reuse.c, comm.c):
  *  REUSE / INVALIDATION: thread = the sampling thread (owner of the use),
  *    other_thread = the thread whose access trapped, site = the use's site,
  *    distance = time distance (accesses strictly between); SHARED_CACHE flag in
  *    reuse-shared mode; SPATIAL when the collector watched whole lines.
  *    The collector's distance is the difference of the two accesses' positions
- *    in the thread's (or socket's) access count (rt_reuse.c: now - count), one
+ *    in the thread's (or socket's) access count (reuse.c: now - count), one
  *    more than the accesses strictly between, which is rt_truth's and this
  *    file's convention: distances are decremented on input.
  *    aux > 0 = the number of samples offered to the decided watch's reservoir

@@ -11,7 +11,14 @@ folder "."):
   call     folder A -> folder B when an object compiled from A has an
            undefined symbol that an object compiled from B defines (nm), so
            naming a function or a variable of B counts; a call through a
-           function pointer does not.
+           function pointer does not. Only the project's own names count
+           (pes_*, __pes_*): the runtime's other definitions interpose the C
+           library (malloc, pthread_create, sigaction), and a call to them is
+           a call to libc that the dynamic linker happens to route.
+
+An include that does not resolve that way but names a header that exists
+elsewhere under the source root is an error: it would compile only through an
+include directory that hides the folder it comes from.
 
 Each graph must be acyclic. On a cycle the checker prints it, with for every
 edge of the cycle a few of the files and symbols that make it, and exits 1.
@@ -39,6 +46,10 @@ def folder_of(rel):
 
 def include_graph(src, include_dirs):
     edges = defaultdict(list)   # (from, to) -> ["file -> header", ...]
+    errors = []
+    names = set()
+    for root, _, files in os.walk(src):
+        names.update(f for f in files if f.endswith('.h'))
     for root, _, files in os.walk(src):
         for name in sorted(files):
             if not name.endswith(('.c', '.h')):
@@ -49,12 +60,15 @@ def include_graph(src, include_dirs):
                 text = f.read()
             for inc in INCLUDE.findall(text):
                 target = None
-                for d in [os.path.dirname(path)] + include_dirs:
+                for d in [os.path.dirname(path), src] + include_dirs:
                     cand = os.path.normpath(os.path.join(d, inc))
                     if os.path.isfile(cand):
                         target = cand
                         break
                 if target is None:
+                    if os.path.basename(inc) in names:
+                        errors.append('%s includes "%s", which is not a path from its folder or '
+                                      'from %s' % (rel, inc, src))
                     continue
                 trel = os.path.relpath(target, src)
                 if trel.startswith('..'):
@@ -62,7 +76,7 @@ def include_graph(src, include_dirs):
                 a, b = folder_of(rel), folder_of(trel)
                 if a != b:
                     edges[(a, b)].append('%s includes %s' % (rel, trel))
-    return edges
+    return edges, errors
 
 
 def object_folder(obj, src_name):
@@ -101,6 +115,8 @@ def call_graph(objects, src_name, nm):
     edges = defaultdict(list)
     for folder, rel, undefined in uses:
         for s in sorted(undefined):
+            if not s.startswith(('pes_', '__pes_')):
+                continue
             for dfolder, drel in sorted(owner.get(s, ())):
                 if dfolder != folder:
                     edges[(folder, dfolder)].append('%s uses %s (%s)' % (rel, s, drel))
@@ -169,7 +185,8 @@ def report(kind, edges):
     print('%s graph: %s' % (kind, ', '.join('%s -> %s' % e for e in sorted(edges)) or 'no edges'))
     for comp in comps:
         path = one_cycle(graph, comp)
-        print('%s cycle between folders: %s' % (kind.upper(), ' -> '.join(path)))
+        print('%s cycle between folders: %s (all of %s depend on each other)'
+              % (kind.upper(), ' -> '.join(path), ', '.join(comp)))
         for a, b in zip(path, path[1:]):
             why = edges[(a, b)]
             print('  %s -> %s (%d): %s%s' % (a, b, len(why), '; '.join(why[:4]),
@@ -189,7 +206,10 @@ def main():
         sys.exit('check_layering: %s: not a directory' % args.src)
     if not args.objects:
         sys.exit('check_layering: no object files given')
-    ok = report('include', include_graph(src, [os.path.abspath(d) for d in args.include_dir]))
+    edges, errors = include_graph(src, [os.path.abspath(d) for d in args.include_dir])
+    for e in errors:
+        print('INCLUDE error: %s' % e)
+    ok = report('include', edges) and not errors
     ok &= report('call', call_graph(args.objects, os.path.basename(src), args.nm))
     print('layering: %s' % ('ok' if ok else 'FAILED'))
     return 0 if ok else 1

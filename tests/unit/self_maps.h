@@ -1,6 +1,6 @@
 /*
  * self_maps.h — this test process's executable mappings, as the runtime's
- * MAPS block lists them (collector/src/runtime/rt_init.c), for the tests of
+ * MAPS block lists them (collector/src/core/rt_init.c), for the tests of
  * replay/objects. Header-only; include after <cmocka.h> and pes/trace.h.
  */
 #ifndef PES_TEST_SELF_MAPS_H

@@ -1,4 +1,4 @@
-/* The check path's countdown arithmetic (rt_internal.h, rt_check.c; contract
+/* The check path's countdown arithmetic (core/core.h, core/rt_check.c; contract
  * in pes/rt_abi.h): against plain running sums of loads and stores, the
  * countdown goes negative exactly when loads + stores exceed the armed room,
  * and the drop since arming decodes to the exact loads and stores, also after

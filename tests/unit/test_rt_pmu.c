@@ -1,4 +1,4 @@
-/* PEBS/IBS building blocks (collector/src/pmu) without a PMU: libpfm4 with a
+/* PEBS/IBS building blocks (collector/src/backends/pmu.c) without a PMU: libpfm4 with a
  * forced CPU model (encodings checked against the Intel SDM event tables:
  * MEM_INST_RETIRED / MEM_UOPS_RETIRED ALL_LOADS = event D0H umask 81H,
  * ALL_STORES = D0H 82H), hand-built ring buffers and IBS raw samples, and

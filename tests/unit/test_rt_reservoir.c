@@ -1,4 +1,4 @@
-/* Reservoir replacement of watch slots (rt_reservoir.c, ReuseTracker Alg. 2)
+/* Reservoir replacement of watch slots (modes/reservoir.c, ReuseTracker Alg. 2)
  * and the randomised sampling period. Fixed seeds; tolerances from the
  * binomial variance (6 sigma), so the tests are deterministic and still fail
  * for a wrong acceptance probability. */
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
+#include "modes/reservoir.h"
 
 #define MAXN 8
 

@@ -230,7 +230,7 @@ static void bad_arguments(void **st)
 struct ev { uint32_t t; uint64_t a; uint32_t s; int w; };
 
 /* The bytes a debug register watches for an access: its largest aligned
- * prefix of 8, 4, 2 or 1 bytes (the collector's rt_watch.c). */
+ * prefix of 8, 4, 2 or 1 bytes (the collector's modes/watch.c). */
 static uint64_t watched(const struct ev *e)
 {
     for (uint64_t len = 8; len > 1; len /= 2)

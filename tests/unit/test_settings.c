@@ -143,7 +143,7 @@ static void round_trip_every_row(void **state)
     int tried = 0;
     for (size_t i = 0; i < N_ROWS; i++) {
         const struct pes_setting *r = &pes_settings[i];
-        if (is_string(r))
+        if (is_string(r) || r->type == PES_SETTING_NAME)
             continue;
         uint64_t v = other_value(r);
         char text[64], line[128];
@@ -192,7 +192,7 @@ static void format_parse_round_trip(void **state)
     (void)state;
     for (size_t i = 0; i < N_ROWS; i++) {
         const struct pes_setting *r = &pes_settings[i];
-        if (!r->env || is_string(r))
+        if (!r->env || is_string(r) || r->type == PES_SETTING_NAME)
             continue;
         struct pes_collect_settings s, back;
         pes_settings_defaults(&s);
@@ -204,6 +204,41 @@ static void format_parse_round_trip(void **state)
         assert_true(value_of(r, &back) == value_of(r, &s));
         assert_int_equal(pes_setting_format(r, &s, text, 1), -1);   /* does not fit */
     }
+}
+
+/* The NAME rows (backend, period_jitter): any word, the collector's own
+ * tables check it; empty is the default. */
+static void names_round_trip(void **state)
+{
+    (void)state;
+    struct pes_collect_settings s, back;
+    struct pes_error err;
+    const char *env[] = {"PES_SAMPLE_OUTPUT", "s", "PES_BACKEND", "pebs", NULL};
+    assert_int_equal(pes_settings_from_env(&s, table_get, (void *)env, &err), 0);
+    assert_string_equal(s.backend, "pebs");
+    snprintf(s.period_jitter, sizeof s.period_jitter, "hardware");
+    char config[1024];
+    assert_true(pes_settings_to_header(&s, config, sizeof config) > 0);
+    assert_non_null(strstr(config, "\nbackend=pebs\n"));
+    assert_non_null(strstr(config, "\nperiod_jitter=hardware\n"));
+    assert_int_equal(pes_settings_from_header(&back, config, &err), 0);
+    assert_string_equal(back.backend, "pebs");
+    assert_string_equal(back.period_jitter, "hardware");
+    /* absent or empty: the default */
+    assert_int_equal(pes_settings_from_header(&back, "mode=reuse\nbackend=\n", &err), 0);
+    assert_string_equal(back.backend, "soft");
+    assert_string_equal(back.period_jitter, "1/8");
+    const char *empty[] = {"PES_SAMPLE_OUTPUT", "s", "PES_BACKEND", "", NULL};
+    assert_int_equal(pes_settings_from_env(&s, table_get, (void *)empty, &err), 0);
+    assert_string_equal(s.backend, "soft");
+    /* not a word, or longer than the room */
+    const char *spaced[] = {"PES_SAMPLE_OUTPUT", "s", "PES_BACKEND", "a b", NULL};
+    assert_int_equal(pes_settings_from_env(&s, table_get, (void *)spaced, &err), -1);
+    assert_non_null(strstr(err.message, "PES_BACKEND=a b: expected a name"));
+    assert_int_equal(pes_settings_from_header(&back, "backend=abcdefghijklmnop\n", &err), -1);
+    assert_non_null(strstr(err.message, "header config: backend=abcdefghijklmnop: expected a name"));
+    assert_non_null(strstr(err.message, "at most 15"));
+    assert_int_equal(pes_settings_from_header(&back, "backend=abcdefghijklmno\n", &err), 0);
 }
 
 /* ------------------------------------------------------------ errors */
@@ -243,7 +278,7 @@ static void errors_name_the_setting_and_bound(void **state)
     /* every numeric row: one past each bound, and not a number, in every form it has */
     for (size_t i = 0; i < N_ROWS; i++) {
         const struct pes_setting *r = &pes_settings[i];
-        if (is_string(r) || r->type == PES_SETTING_BOOL)
+        if (is_string(r) || r->type == PES_SETTING_BOOL || r->type == PES_SETTING_NAME)
             continue;
         const char *name[3] = {r->flag, r->env, r->key};
         for (int from = 0; from < 3; from++) {
@@ -346,8 +381,8 @@ static void header_text_as_before(void **state)
                              "seed=5\nzstd_level=1\nabi_version=3\nroi=none\nheap_events=used\n"
                              "samples_target=50\nperiod_levels=6\n");
     s.mode = PES_MODE_COMM;
-    s.backend = PES_BACKEND_IBS;
-    s.period_jitter = PES_JITTER_HARDWARE;
+    snprintf(s.backend, sizeof s.backend, "ibs");
+    snprintf(s.period_jitter, sizeof s.period_jitter, "hardware");
     s.samples_target = 0;
     s.heap = 0;
     s.heap_events = PES_HEAP_EVENTS_ALL;
@@ -439,6 +474,7 @@ int main(void)
         cmocka_unit_test(rows_are_well_formed),
         cmocka_unit_test(round_trip_every_row),
         cmocka_unit_test(format_parse_round_trip),
+        cmocka_unit_test(names_round_trip),
         cmocka_unit_test(errors_name_the_setting_and_bound),
         cmocka_unit_test(env_rules),
         cmocka_unit_test(header_text_as_before),

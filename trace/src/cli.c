@@ -92,7 +92,9 @@ void pes_cli_usage(const struct pes_cli *c, FILE *out)
         const struct pes_setting *numbers = pes_settings_find(o->setting);
         if (numbers)
             pes_setting_help(numbers, s ? NULL : o->help, help, sizeof help);
-        print_help_lines(out, numbers ? help : o->help, c->help_column);
+        if (o->help_fn)
+            o->help_fn(help, sizeof help);
+        print_help_lines(out, numbers || o->help_fn ? help : o->help, c->help_column);
     }
     if (c->usage_tail)
         fputs(c->usage_tail, out);

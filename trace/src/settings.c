@@ -14,8 +14,6 @@
 #define SAMPLING PES_SETTING_SAMPLING
 
 static const char *const modes[] = {"full", "samples", "reuse", "reuse-shared", "comm", NULL};
-static const char *const backends[] = {"soft", "pebs", "ibs", NULL};
-static const char *const jitters[] = {"1/8", "0", "hardware", NULL};
 static const char *const granularities[] = {"temporal", "spatial", NULL};
 static const char *const censorings[] = {"none", "watch_expired", NULL};
 static const char *const roi_states[] = {"none", "markers", "ignored", NULL};
@@ -38,9 +36,11 @@ const struct pes_setting pes_settings[] = {
      .absent = PES_MODE_FULL, .flags = SAMPLING | BOTH,
      .help = "record a sampled trace: samples, reuse (ReuseTracker),\n"
              "reuse-shared (shared-cache reuse), comm (ComDetective)"},
-    /* pes-collect --backend (with auto) chooses it; the header names the one that ran */
-    {FIELD(backend), .env = "PES_BACKEND", .key = "backend", .type = PES_SETTING_CHOICE, .choices = backends,
-     .max = PES_BACKEND_IBS, .def = PES_BACKEND_SOFT, .absent = PES_BACKEND_SOFT, .flags = SAMPLING | SAMPLED},
+    /* pes-collect --backend (with auto) chooses it among the collector's
+     * backends (collector/src/backend.h), which check the name; the header
+     * names the one that ran */
+    {FIELD(backend), .env = "PES_BACKEND", .key = "backend", .type = PES_SETTING_NAME, .def_name = "soft",
+     .flags = SAMPLING | SAMPLED},
     {FIELD(pmu_sysfs), .env = "PES_PMU_SYSFS", .type = PES_SETTING_STRING, .flags = SAMPLING},
     /* pes-collect --period N|load=N,store=M sets both; traces of the first
      * format had one key, period */
@@ -48,8 +48,7 @@ const struct pes_setting pes_settings[] = {
      .max = UINT32_MAX, .def = 100000, .legacy_key = "period", .flags = SAMPLING | SAMPLED},
     {FIELD(period_store), .env = "PES_PERIOD_STORE", .key = "period_store", .type = PES_SETTING_U64,
      .max = UINT32_MAX, .def = 100000, .legacy_key = "period", .flags = SAMPLING | SAMPLED},
-    {FIELD(period_jitter), .key = "period_jitter", .type = PES_SETTING_CHOICE, .choices = jitters,
-     .max = PES_JITTER_HARDWARE, .flags = SAMPLED},
+    {FIELD(period_jitter), .key = "period_jitter", .type = PES_SETTING_NAME, .def_name = "1/8", .flags = SAMPLED},
     {FIELD(spatial), .flag = "granularity", .arg = "G", .env = "PES_GRANULARITY", .key = "granularity",
      .type = PES_SETTING_CHOICE, .choices = granularities, .max = 1, .flags = SAMPLING | SAMPLED,
      .help = "reuse: temporal (same bytes, default) or spatial (line)"},
@@ -148,7 +147,26 @@ static const void *cfield_of(const struct pes_setting *row, const struct pes_col
 
 static int is_string(const struct pes_setting *row)
 {
-    return row->type == PES_SETTING_PATH || row->type == PES_SETTING_STRING;
+    return row->type == PES_SETTING_PATH || row->type == PES_SETTING_STRING || row->type == PES_SETTING_NAME;
+}
+
+/* A NAME: 1..PES_SETTING_NAME_MAX-1 of letters, digits, '-', '_', '/', '.' */
+static int is_name(const char *t)
+{
+    size_t n = strlen(t);
+    if (n == 0 || n >= PES_SETTING_NAME_MAX)
+        return 0;
+    for (; *t; t++)
+        if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') || *t == '-' ||
+              *t == '_' || *t == '/' || *t == '.'))
+            return 0;
+    return 1;
+}
+
+static void store_name(const struct pes_setting *row, struct pes_collect_settings *s, const char *name)
+{
+    char *f = (char *)s + row->field;
+    snprintf(f, PES_SETTING_NAME_MAX, "%s", name ? name : "");
 }
 
 static uint64_t n_choices(const struct pes_setting *row)
@@ -169,7 +187,8 @@ static void store(const struct pes_setting *row, struct pes_collect_settings *s,
     case PES_SETTING_BOOL:
     case PES_SETTING_CHOICE: *(int *)f = (int)v; break;
     case PES_SETTING_PATH:
-    case PES_SETTING_STRING: break;
+    case PES_SETTING_STRING:
+    case PES_SETTING_NAME: break;
     }
 }
 
@@ -183,7 +202,8 @@ static uint64_t load(const struct pes_setting *row, const struct pes_collect_set
     case PES_SETTING_BOOL:
     case PES_SETTING_CHOICE: return (uint64_t)(int64_t) * (const int *)f;
     case PES_SETTING_PATH:
-    case PES_SETTING_STRING: break;
+    case PES_SETTING_STRING:
+    case PES_SETTING_NAME: break;
     }
     return 0;
 }
@@ -191,8 +211,11 @@ static uint64_t load(const struct pes_setting *row, const struct pes_collect_set
 void pes_settings_defaults(struct pes_collect_settings *s)
 {
     memset(s, 0, sizeof *s);
-    for (size_t i = 0; i < pes_settings_count; i++)
+    for (size_t i = 0; i < pes_settings_count; i++) {
         store(&pes_settings[i], s, pes_settings[i].def);
+        if (pes_settings[i].type == PES_SETTING_NAME)
+            store_name(&pes_settings[i], s, pes_settings[i].def_name);
+    }
 }
 
 /* Strict decimal: digits only, no sign or blanks, no overflow. */
@@ -234,6 +257,9 @@ static void expected(const struct pes_setting *row, enum pes_setting_source from
         break;
     case PES_SETTING_PATH: snprintf(buf, n, "a file path"); break;
     case PES_SETTING_STRING: snprintf(buf, n, "a string"); break;
+    case PES_SETTING_NAME:
+        snprintf(buf, n, "a name (letters, digits, '-', '_', '/', '.'; at most %d)", PES_SETTING_NAME_MAX - 1);
+        break;
     default:
         if (row->min == 1 && row->max == UINT32_MAX)
             snprintf(buf, n, "a positive integer");
@@ -278,6 +304,11 @@ int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source fro
     case PES_SETTING_STRING:
         *(const char **)field_of(row, s) = *text ? text : NULL;
         return 0;
+    case PES_SETTING_NAME:
+        if (*text && !is_name(text))
+            return bad_value(row, from, text, err);
+        store_name(row, s, *text ? text : row->def_name);
+        return 0;
     case PES_SETTING_BOOL:
         if (strcmp(text, "0") != 0 && strcmp(text, "1") != 0)
             return bad_value(row, from, text, err);
@@ -304,7 +335,9 @@ int pes_setting_format(const struct pes_setting *row, const struct pes_collect_s
 {
     int len;
     uint64_t v = load(row, s);
-    if (is_string(row)) {
+    if (row->type == PES_SETTING_NAME) {
+        len = snprintf(buf, n, "%s", (const char *)cfield_of(row, s));
+    } else if (is_string(row)) {
         const char *str = *(const char *const *)cfield_of(row, s);
         len = snprintf(buf, n, "%s", str ? str : "");
     } else if (row->type == PES_SETTING_CHOICE) {
@@ -432,6 +465,8 @@ int pes_settings_from_header(struct pes_collect_settings *s, const char *config,
         if (!row->key)
             continue;
         store(row, s, row->absent);
+        if (row->type == PES_SETTING_NAME)
+            store_name(row, s, row->def_name);
         const char *v = config_value(config, row->key, buf, sizeof buf);
         const char *key = row->key;
         if (!v && row->legacy_key && (v = config_value(config, row->legacy_key, buf, sizeof buf)))

@@ -1,5 +1,6 @@
-/* rt_pmu.c — the pebs and ibs backends. Each thread opens its own events
- * (PEBS: a load and a store event; IBS: one op event) with a ring buffer, and
+/* perf.c — what the pebs and ibs backends share (perf.h). Each thread opens
+ * its own events (PEBS: a load and a store event; IBS: one op event; which
+ * ones is the backend's encode function) with a ring buffer, and
  * has the overflow signal sent to itself (F_SETOWN_EX/F_OWNER_TID, O_ASYNC,
  * F_SETSIG; wakeup_events = 1 so every sample signals). The handler runs on
  * the thread's sigaltstack, drains the rings with pes_pmu_parse_ring (no
@@ -33,9 +34,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "backends/perf.h"
 #include "backends/pmu.h"
 #include "core/rt_adapt.h"
-#include "core/core.h"
 
 #define RING_PAGES 8   /* data pages per event (a power of two) */
 #define DRAIN_BATCH 16
@@ -46,7 +47,7 @@ extern long pes_rt_pmu_test_open(struct perf_event_attr *attr, pid_t pid, int cp
                                  unsigned long flags) __attribute__((weak));
 
 static struct {
-    int backend;                      /* 0 = soft */
+    int started;                      /* the overflow handler is installed */
     int n;                            /* events per thread */
     struct perf_event_attr attr[2];
     int stores[2];
@@ -54,16 +55,6 @@ static struct {
     uintptr_t text_lo, text_hi;       /* the runtime's own code: its accesses are not the program's */
     int warned;
 } pmu;
-
-int pes_rt_pmu_backend(void)
-{
-    return pmu.backend;
-}
-
-const char *pes_rt_pmu_backend_name(void)
-{
-    return pmu.backend == PES_PMU_PEBS ? "pebs" : pmu.backend == PES_PMU_IBS ? "ibs" : "soft";
-}
 
 static void on_overflow(int sig, siginfo_t *si, void *uc);
 
@@ -96,42 +87,20 @@ static void finish_attr(struct perf_event_attr *a, uint64_t period)
     a->inherit = 0;
 }
 
-int pes_rt_pmu_init(void)
+int pes_rt_perf_start(pes_rt_perf_encode_fn encode, char *why, size_t why_size)
 {
-    const char *b = getenv(PES_ENV_BACKEND);
-    if (!b || !*b || !strcmp(b, "soft"))
-        return 0;
-    char why[512] = "", event[64];
-    int backend = !strcmp(b, "pebs") ? PES_PMU_PEBS : !strcmp(b, "ibs") ? PES_PMU_IBS : 0;
-    if (!backend) {
-        pes_rt_message("%s=%s: expected soft, pebs or ibs; using the soft sampler", PES_ENV_BACKEND, b);
-        return 0;
-    }
+    struct pes_rt_perf_events ev;
     if (pes_rt_pmu_test_open)
         pes_pmu_set_open(pes_rt_pmu_test_open);
-    memset(pmu.attr, 0, sizeof pmu.attr);
-    pmu.n = 0;
-    if (backend == PES_PMU_PEBS) {
-        const uint64_t period[2] = {pes_rt.cfg.period_load, pes_rt.cfg.period_store};
-        for (int st = 0; st < 2; st++) {
-            if (!period[st])
-                continue;
-            if (pes_pmu_encode_pebs(st, period[st], &pmu.attr[pmu.n], event, sizeof event, why,
-                                    sizeof why))
-                goto fail;
-            finish_attr(&pmu.attr[pmu.n], period[st]);
-            pmu.stores[pmu.n++] = st;
-        }
-    } else {
-        const char *root = getenv(PES_ENV_PMU_SYSFS);
-        uint64_t period = pes_rt.cfg.period_load ? pes_rt.cfg.period_load : pes_rt.cfg.period_store;
-        if (pes_pmu_encode_ibs(root && *root ? root : "/sys", period, &pmu.attr[0], why, sizeof why))
-            goto fail;
-        finish_attr(&pmu.attr[0], period);
-        pmu.stores[0] = 0;
-        pmu.n = period ? 1 : 0;
-    }
-    dl_iterate_phdr(find_text, (void *)(uintptr_t)&pes_rt_pmu_init);
+    memset(&ev, 0, sizeof ev);
+    if (encode(&ev, why, why_size))
+        return -1;
+    memcpy(pmu.attr, ev.attr, sizeof pmu.attr);
+    memcpy(pmu.stores, ev.stores, sizeof pmu.stores);
+    pmu.n = ev.n;
+    for (int i = 0; i < pmu.n; i++)
+        finish_attr(&pmu.attr[i], ev.period[i]);
+    dl_iterate_phdr(find_text, (void *)(uintptr_t)&pes_rt_perf_start);
     pmu.sig = SIGRTMIN + 5;
     pes_rt_sigwrap_reserve(pmu.sig);
     struct sigaction sa;
@@ -140,13 +109,10 @@ int pes_rt_pmu_init(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     if (pes_rt_real_sigaction(pmu.sig, &sa, NULL) != 0) {
-        snprintf(why, sizeof why, "sigaction: %s", strerror(errno));
-        goto fail;
+        snprintf(why, why_size, "sigaction: %s", strerror(errno));
+        return -1;
     }
-    pmu.backend = backend;
-    return backend;
-fail:
-    pes_rt_message("%s=%s: %s; using the soft sampler", PES_ENV_BACKEND, b, why);
+    pmu.started = 1;
     return 0;
 }
 
@@ -183,7 +149,7 @@ static uint64_t ring_count(const struct pes_rt_pmu_ring *r)
     return v;
 }
 
-uint64_t pes_rt_pmu_count_self(const struct pes_rt_thread *t)
+uint64_t pes_rt_perf_count(const struct pes_rt_thread *t)
 {
     uint64_t sum = 0;
     for (int i = 0; i < 2; i++)
@@ -333,16 +299,15 @@ static void close_ring(struct pes_rt_pmu_ring *r)
         munmap(base, r->len);
 }
 
-void pes_rt_pmu_thread_start(struct pes_rt_thread *t)
+void pes_rt_perf_open(struct pes_rt_thread *t)
 {
     struct pes_rt_sampler *s = &t->s;
     for (int i = 0; i < 2; i++)
         s->pmu[i].fd = -1;
-    if (!pmu.backend || !pmu.n)
+    if (!pmu.started || !pmu.n)
         return;
     s->cd_load = s->cd_store = UINT64_MAX;   /* the PMU samples, not the countdowns */
-    if (!s->altstack)
-        pes_rt_watch_thread_init(t);   /* the handler's frames stay off the program's stack */
+    pes_rt_altstack_setup(t);   /* the handler's frames stay off the program's stack */
     long page = sysconf(_SC_PAGESIZE);
     size_t len = (size_t)page * (1 + RING_PAGES);
     for (int i = 0; i < pmu.n; i++) {
@@ -369,7 +334,7 @@ void pes_rt_pmu_thread_start(struct pes_rt_thread *t)
         continue;
 fail:
         if (!__atomic_exchange_n(&pmu.warned, 1, __ATOMIC_RELAXED) && !pes_rt.cfg.quiet)
-            pes_rt_message("%s backend: %s: %s; thread %u is not sampled", pes_rt_pmu_backend_name(),
+            pes_rt_message("%s backend: %s: %s; thread %u is not sampled", pes_rt.backend->name,
                            what, strerror(errno), t->index);
         for (int k = 0; k <= i; k++)
             close_ring(&s->pmu[k]);
@@ -377,22 +342,17 @@ fail:
     }
     /* --samples: the schedule's first level (rt_adapt.h); a kernel that
      * refuses it leaves the thread at the cap, and its PERIOD events say so */
-    if (pes_rt.cfg.samples_target && pes_rt_pmu_set_period(t) < 0) {
+    if (pes_rt.cfg.samples_target && pes_rt.backend->set_period(t) < 0) {
         s->adapt_level = PES_RT_ADAPT_LEVELS;
         s->period_load = pes_rt.cfg.period_load;
         s->period_store = pes_rt.cfg.period_store;
-        pes_rt_pmu_set_period(t);
+        pes_rt.backend->set_period(t);
     }
 }
 
-int pes_rt_pmu_set_period(struct pes_rt_thread *t)
+int pes_rt_perf_set_period(struct pes_rt_thread *t)
 {
     struct pes_rt_sampler *s = &t->s;
-    if (pmu.backend == PES_PMU_IBS) {
-        /* IBS counts ops in units of 16: the kernel takes multiples of 16 only */
-        s->period_load = s->period_load ? (s->period_load < 16 ? 16 : s->period_load & ~15ull) : 0;
-        s->period_store = s->period_store ? (s->period_store < 16 ? 16 : s->period_store & ~15ull) : 0;
-    }
     int rc = 0;
     for (int i = 0; i < 2; i++) {
         struct pes_rt_pmu_ring *r = &s->pmu[i];
@@ -405,11 +365,14 @@ int pes_rt_pmu_set_period(struct pes_rt_thread *t)
     return rc;
 }
 
-void pes_rt_pmu_thread_stop(struct pes_rt_thread *t)
+/* From drain to close the overflow handler leaves the rings alone
+ * (in_runtime); close restores what the thread had before drain. */
+static __thread __attribute__((tls_model("initial-exec"))) int was_in_runtime;
+
+void pes_rt_perf_drain(struct pes_rt_thread *t)
 {
-    if (!pmu.backend)
-        return;
     int was = t->s.in_runtime;
+    was_in_runtime = was;
     t->s.in_runtime = 1;   /* an overflow now leaves the ring to us */
     if (!was && !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         drain(t);
@@ -420,7 +383,12 @@ void pes_rt_pmu_thread_stop(struct pes_rt_thread *t)
         __atomic_store_n(&t->s.loads, counted[0], __ATOMIC_RELAXED);
         __atomic_store_n(&t->s.stores, counted[1], __ATOMIC_RELAXED);
     }
+}
+
+void pes_rt_perf_close(struct pes_rt_thread *t)
+{
+    t->s.in_runtime = 1;
     for (int i = 0; i < 2; i++)
         close_ring(&t->s.pmu[i]);
-    t->s.in_runtime = was;
+    t->s.in_runtime = was_in_runtime;
 }

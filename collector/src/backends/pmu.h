@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend.h"
 #include "pes/trace.h"
 
 /* Either <linux/perf_event.h>'s or libpfm4's <perfmon/perf_event.h> definition
@@ -42,8 +43,7 @@ int pes_pmu_encode_ibs(const char *sysfs_root, uint64_t period, struct perf_even
  * -1 with why ("perf_event_open(MEM_INST_RETIRED:ALL_LOADS): No such file or
  * directory: no hardware PMU exposed (a VM?)"). */
 int pes_pmu_probe(int backend, char *why, size_t why_size);
-/* Opens one breakpoint event: 0 with "available (N per thread)" or -1 and why. */
-int pes_pmu_probe_watchpoints(char *why, size_t why_size);
+/* pes_pmu_probe_watchpoints: backend.h. */
 
 /* Counters of a ring-buffer pass. */
 struct pes_pmu_counts {

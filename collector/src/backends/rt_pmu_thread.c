@@ -39,7 +39,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
             return EAGAIN;
         __atomic_store_n(&real, f, __ATOMIC_RELEASE);
     }
-    if (!pes_rt_pmu_backend() || !__atomic_load_n(&pes_rt.sampling, __ATOMIC_ACQUIRE))
+    if (!pes_rt_hardware_samples() || !__atomic_load_n(&pes_rt.sampling, __ATOMIC_ACQUIRE))
         return f(th, attr, fn, arg);
     struct start *st = __libc_malloc(sizeof *st);
     if (!st)

@@ -1,32 +1,30 @@
 /*
- * rt_internal.h — shared state and helpers of libpes-rt (not installed).
+ * core.h — libpes-rt's core (not installed): the runtime state, its threads
+ * and what every path through the runtime uses. Core reaches the mode and the
+ * backend only through pes_rt.mode and pes_rt.backend (mode.h, backend.h).
  *
- * The runtime is split one concept per file:
- *   rt_env.c          strict parsing of the PES_* environment
- *   rt_host.c         host description for the header (sysfs, /proc)
- *   rt_module_table.c id ranges and table conversion for registered modules
- *   rt_init.c         start-up, header, process exit, fork
- *   rt_thread.c       per-thread state: lazy set-up, thread exit
+ * One concept per file:
+ *   rt_init.c         start-up (pes_rt_start), header, process exit, fork
+ *   rt_thread.c       per-thread state: lazy set-up, thread exit, entry guard
  *   rt_buffer.c       the slow path: buffer hand-off, time marks, limit
  *   rt_check.c        the check path's countdown: __pes_check_due, exact counts from it
- *   rt_writer.c       the writer pool: queue, encoder threads, in-order append
- *   rt_modules.c      __pes_register_module; code ranges of loaded objects
- *   rt_signals.c      fatal-signal flush
- *   rt_sites.c        id -> load/store weights and site kinds (soft sampler)
- *   rt_sample.c       the soft sampler: countdowns in the limit, exact counts, samples
+ *   rt_sample.c       the soft sampler: countdowns in the limit, exact counts,
+ *                     taking a sample, --samples periods, totals
+ *   rt_adapt.h        the --samples period schedule (pure)
  *   rt_events.c       per-thread event buffers of the sampled trace
- *   rt_watch.c        debug-register watchpoints and the SIGTRAP handler
- *   rt_reservoir.c    ReuseTracker's reservoir replacement of watch slots
- *   rt_reuse.c        ReuseTracker intra-thread and shared-cache modes
- *   rt_comm.c         ComDetective's BulletinBoard mode
- *   rt_pmu.c          the pebs/ibs backends: per-thread events, ring buffers, overflow signal
- *   rt_pmu_thread.c   pthread_create wrapper: PMU set-up in threads of uninstrumented programs
+ *   rt_sites.c        id -> load/store weights and site kinds
+ *   rt_writer.c       the writer pool: queue, encoder threads, in-order append
+ *   rt_modules.c      module registration; code ranges of loaded objects
+ *   rt_module_table.c id ranges and table conversion for registered modules
+ *   rt_host.c         host description for the header (sysfs, /proc)
+ *   rt_signals.c      fatal-signal flush; the runtime's alternate signal stacks
+ *   rt_sigwrap.c      sigaction/signal interposer: the application's handlers
  *   rt_roi.c          region of interest (pes/roi.h), --skip, --max-accesses: what is kept
  *   rt_alloc.c        malloc family / operator new interposer: allocation sites, records, stacks
  * Everything here has hidden visibility; only the rt_abi.h symbols are exported.
  */
-#ifndef PES_RT_INTERNAL_H
-#define PES_RT_INTERNAL_H
+#ifndef PES_RT_CORE_H
+#define PES_RT_CORE_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -37,6 +35,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "backend.h"
+#include "config.h"
+#include "mode.h"
 #include "pes/rt_abi.h"
 #include "pes/trace.h"
 
@@ -57,75 +58,12 @@ static inline void *pes_rt_calloc_lines(size_t n, size_t size)
     return p;
 }
 
-#define PES_RT_HIDDEN __attribute__((visibility("hidden")))
-
 /* Instrumented code calls __pes_record_slow and __pes_check_due with
  * preserve_most on x86-64 (rt_abi.h): their definitions must save registers
  * accordingly, which only clang's attribute does. */
 #if defined(__x86_64__) && !(defined(__has_attribute) && __has_attribute(preserve_most))
 #error "libpes-rt must be built with clang on x86-64 (preserve_most slow paths, pes/rt_abi.h)"
 #endif
-
-/* ------------------------------------------------------------ configuration */
-
-#define PES_RT_DEFAULT_TIME_INTERVAL 1024u
-#define PES_RT_DEFAULT_BUFFER_RECORDS 65536u
-#define PES_RT_MIN_BUFFER_RECORDS 16u
-#define PES_RT_MAX_BUFFER_RECORDS (1u << 26)
-#define PES_RT_DEFAULT_ZSTD_LEVEL 1
-#define PES_RT_MAX_ZSTD_LEVEL 22
-#define PES_RT_MAX_WRITERS 64      /* PES_WRITERS upper bound */
-#define PES_RT_AUTO_WRITERS_MAX 8  /* default: CPUs of the affinity mask, at most this */
-
-enum pes_rt_mode {
-    PES_RT_MODE_SAMPLES = 1,   /* uses only: PES_EV_SAMPLE */
-    PES_RT_MODE_REUSE,         /* ReuseTracker intra-thread (Alg. 2, 3) */
-    PES_RT_MODE_REUSE_SHARED,  /* ReuseTracker shared cache (§6.4.2) */
-    PES_RT_MODE_COMM,          /* ComDetective (Alg. 1) */
-};
-#define PES_RT_DEFAULT_PERIOD 100000u
-#define PES_RT_MAX_DEBUG_REGISTERS 4u
-#define PES_RT_MAX_SOCKETS 64u
-
-struct pes_rt_config {
-    const char *full_output;   /* NULL = no full trace */
-    const char *sample_output; /* NULL = no sampling */
-    int mode;                  /* enum pes_rt_mode */
-    uint64_t period_load;      /* 0 = loads are not sampled */
-    uint64_t period_store;     /* 0 = stores are not sampled */
-    int spatial;               /* reuse granularity: 0 temporal, 1 spatial (cache line) */
-    uint32_t sockets;          /* simulated sockets (thread index % sockets), 0 = real topology */
-    uint32_t debug_registers;  /* 1..4 */
-    uint64_t seed;             /* 0 = from time and pid */
-    int overwrite;
-    uint32_t time_interval;
-    uint32_t buffer_records;
-    int zstd_level;
-    uint32_t writers;          /* encoder threads; 0 = from the affinity mask */
-    int quiet;
-    const char *command;       /* NULL = use /proc/self/cmdline */
-    int roi;                   /* obey pes/roi.h markers (default 1; PES_ROI=0 ignores them) */
-    int heap;                  /* record heap allocations (default 1; PES_HEAP=0: not, rt_alloc.c) */
-    uint64_t skip;             /* full trace: accesses not recorded at the start of each thread */
-    uint64_t max_accesses;     /* full trace: accesses recorded per thread at most, 0 = all */
-    uint64_t samples_target;   /* --samples N: adaptive period (rt_adapt.h), 0 = fixed period */
-};
-
-/* Looks up one variable (getenv in the runtime, a table in tests). */
-typedef const char *(*pes_rt_getenv_fn)(const char *name, void *ctx);
-
-/* Fills *c from the environment. Returns 0, or -1 with a one-line message
- * ("PES_TIME_INTERVAL=abc: expected a positive integer") in msg. */
-PES_RT_HIDDEN int pes_rt_config_parse(struct pes_rt_config *c, pes_rt_getenv_fn get, void *ctx,
-                                      char *msg, size_t msg_size);
-/* Default writer-pool size for `cpus` CPUs in the affinity mask (<= 0: unknown):
- * one encoder thread per CPU, at least 1, at most PES_RT_AUTO_WRITERS_MAX. */
-PES_RT_HIDDEN uint32_t pes_rt_writers_for_cpus(int cpus);
-/* Parses "reuse" etc.; 0 if unknown. */
-PES_RT_HIDDEN int pes_rt_mode_parse(const char *s);
-PES_RT_HIDDEN const char *pes_rt_mode_name(int mode);
-/* Strict decimal parse: digits only, no sign or blanks, within [min, max]. */
-PES_RT_HIDDEN int pes_rt_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* ------------------------------------------------------------ host */
 
@@ -165,10 +103,8 @@ static inline int pes_rt_code_range_has(const struct pes_rt_code_range *r, uint6
 {
     return ip >= r->lo && ip < r->hi;
 }
-
-/* Command-line quoting (shared with pes-collect): arguments joined by spaces,
- * each quoted for a POSIX shell if needed. malloc'd; NULL on allocation failure. */
-char *pes_cmdline_quote(int argc, char *const argv[]);
+/* __pes_register_module once the runtime has started (start/rt_start.c). */
+PES_RT_HIDDEN void pes_rt_modules_register(struct pes_rt_module *m);
 
 /* ------------------------------------------------------------ runtime state */
 
@@ -207,7 +143,7 @@ struct pes_rt_buf {
 #define PES_RT_EVCAP 512          /* events per event buffer */
 #define PES_RT_EV_FLUSH (PES_RT_EVCAP / 2)  /* the slow path flushes above this: room for traps */
 
-/* A watchpoint as one thread has it armed (rt_watch.c). */
+/* A watchpoint as one thread has it armed (modes/watch.c). */
 struct pes_rt_wp {
     int fd;                /* -1 = not opened yet */
     int armed;
@@ -217,7 +153,7 @@ struct pes_rt_wp {
     uint32_t gen;          /* slot generation it was armed for */
 };
 
-/* One perf event of a thread sampled through the PMU (rt_pmu.c). `base` is
+/* One perf event of a thread sampled through the PMU (backends/perf.c). `base` is
  * set last and cleared first: the overflow handler reads nothing else unless
  * it is non-NULL. */
 struct pes_rt_pmu_ring {
@@ -313,11 +249,16 @@ struct pes_rt_state {
     struct pes_rt_thread *threads;
     uint32_t n_threads;
     int stopping;                      /* atomic: process exit or fatal signal in progress */
+    const struct pes_rt_mode *mode;    /* sampling: the PES_MODE one (set once at init) */
+    const struct pes_rt_backend *backend;   /* sampling: what takes the samples (set once at init) */
 };
 
 PES_RT_HIDDEN extern struct pes_rt_state pes_rt;
 
-PES_RT_HIDDEN void pes_rt_init(void);                      /* idempotent */
+/* Start-up (start/rt_start.c, once): the configuration, the mode and backend
+ * of the given tables, the trace files, the writer pool. */
+PES_RT_HIDDEN void pes_rt_start(const struct pes_rt_mode *const *modes,
+                                const struct pes_rt_backend *const *backends);
 PES_RT_HIDDEN uint64_t pes_rt_now(void);                   /* CLOCK_MONOTONIC ns */
 PES_RT_HIDDEN void pes_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -495,18 +436,6 @@ static inline uint32_t pes_rt_site_weight(uint32_t id)
     return (pes_kind_reads(kind) ? 1u : 0u) + (pes_kind_writes(kind) ? 1u << 16 : 0u);
 }
 
-/* rt_reservoir.c: ReuseTracker Alg. 2 slot choice (pure; unit-tested). */
-struct pes_rt_reservoir_slot {
-    int active;
-    uint64_t samples;                  /* AllowReplacement's counter; 1 when inactive */
-};
-/* Picks the slot for a new sample, inactive slots first, each slot accepting
- * with probability 1/samples (then samples++). Returns the slot or -1 (dropped). */
-PES_RT_HIDDEN int pes_rt_reservoir_pick(struct pes_rt_reservoir_slot *slots, uint32_t n,
-                                        uint64_t *rng);
-/* A trap decided the slot (Alg. 3 lines 10-11). */
-PES_RT_HIDDEN void pes_rt_reservoir_release(struct pes_rt_reservoir_slot *slot);
-
 /* rt_sample.c */
 PES_RT_HIDDEN void pes_rt_sample_thread_init(struct pes_rt_thread *t);
 /* Slow path, before the record is stored: classify the records since the last call. */
@@ -542,61 +471,19 @@ PES_RT_HIDDEN int pes_rt_events_add(struct pes_rt_thread *t, const struct pes_ev
 PES_RT_HIDDEN void pes_rt_events_flush(struct pes_rt_thread *t, int from_signal);
 PES_RT_HIDDEN void pes_rt_event_init(struct pes_event *e, uint8_t kind, const struct pes_rt_thread *t);
 
-/* rt_watch.c: debug-register watchpoints of the calling thread. */
-PES_RT_HIDDEN int pes_rt_watch_install(void);          /* SIGTRAP handler; 0 ok */
-PES_RT_HIDDEN void pes_rt_watch_thread_init(struct pes_rt_thread *t);  /* sigaltstack */
-/* Arms (or re-targets) register i of the calling thread; len 1/2/4/8, addr aligned. */
-PES_RT_HIDDEN int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr,
-                                   uint32_t len, int rw, uint32_t gen);
-PES_RT_HIDDEN void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i);
-PES_RT_HIDDEN void pes_rt_watch_thread_exit(struct pes_rt_thread *t);
-/* Largest aligned watch length (8, 4, 2, 1) starting at addr and not beyond size. */
-PES_RT_HIDDEN uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size);
-/* sig_data encoding: magic | register | generation. */
-#define PES_RT_SIGDATA_MAGIC 0x9e5ull
-static inline uint64_t pes_rt_sigdata(uint32_t reg, uint32_t gen)
+/* The backend samples in hardware (pebs, ibs): core's countdowns and check
+ * path only count while the program counts (soft; backend.h). */
+static inline int pes_rt_hardware_samples(void)
 {
-    return PES_RT_SIGDATA_MAGIC << 48 | (uint64_t)(reg & 0xff) << 32 | gen;
+    const struct pes_rt_backend *b = __atomic_load_n(&pes_rt.backend, __ATOMIC_ACQUIRE);
+    return b && !b->program_counts;
 }
-
-/* Mode hooks (rt_reuse.c, rt_comm.c). `ev` is the SAMPLE event just recorded. */
-PES_RT_HIDDEN void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev);
-PES_RT_HIDDEN void pes_rt_reuse_sync(struct pes_rt_thread *t);
-/* Thread end: its armed intra-thread watches become WATCH_EXPIRED events
- * (censored at final_count). Returns how many. */
-PES_RT_HIDDEN int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count);
-/* --samples, at a period change of thread t (its own slow path or overflow
- * handler): its armed watches become WATCH_EXPIRED events (intra: censored at
- * `count`, t's count now; shared cache: at its socket's count). Returns how many. */
-PES_RT_HIDDEN int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count);
-PES_RT_HIDDEN void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
-                                     uint64_t ip, int *disarm);
-PES_RT_HIDDEN void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev);
-PES_RT_HIDDEN void pes_rt_comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen,
-                                    uint64_t ip, int *disarm);
-PES_RT_HIDDEN uint32_t pes_rt_socket_of(const struct pes_rt_thread *t);
-
-/* rt_pmu.c: the pebs/ibs backends (PES_BACKEND; unset or "soft" = soft sampler). */
-#define PES_ENV_BACKEND "PES_BACKEND"
-#define PES_ENV_PMU_SYSFS "PES_PMU_SYSFS"   /* tests: root of a fake sysfs for ibs_op */
-/* At init, before sampling starts: parses PES_BACKEND, encodes the events and
- * installs the overflow handler. 0 = soft, else PES_PMU_PEBS/IBS (pmu.h). */
-PES_RT_HIDDEN int pes_rt_pmu_init(void);
-PES_RT_HIDDEN int pes_rt_pmu_backend(void);   /* 0 = soft */
-PES_RT_HIDDEN const char *pes_rt_pmu_backend_name(void);
-/* Owner thread, end of set-up: open, map and arm the thread's events. */
-PES_RT_HIDDEN void pes_rt_pmu_thread_start(struct pes_rt_thread *t);
-/* Owner thread, before it stops: drain the rings, then close them. */
-PES_RT_HIDDEN void pes_rt_pmu_thread_stop(struct pes_rt_thread *t);
-/* The thread's loads + stores as counted by its PMU events (own thread,
- * also from a signal handler). */
-PES_RT_HIDDEN uint64_t pes_rt_pmu_count_self(const struct pes_rt_thread *t);
-/* --samples: gives the thread's events its current periods (PERF_EVENT_IOC_PERIOD;
- * async-signal-safe). */
-PES_RT_HIDDEN int pes_rt_pmu_set_period(struct pes_rt_thread *t);
 /* rt_sample.c: record a SAMPLE event and run the mode's sample hook (owner
  * thread; the soft slow path under t->lock, or the PMU overflow handler). */
 PES_RT_HIDDEN void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev);
+/* Owner thread, before it stops: the backend's pending samples become events,
+ * then its events are closed (no overflow signal after this). */
+PES_RT_HIDDEN void pes_rt_sample_backend_stop(struct pes_rt_thread *t);
 
 /* rt_writer.c */
 /* Starts the encoder threads (PES_WRITERS, else pes_rt_writers_for_cpus of the
@@ -660,6 +547,12 @@ PES_RT_HIDDEN void pes_rt_signals_install(void);
 PES_RT_HIDDEN void pes_rt_signals_restore(void);
 /* A termination signal that arrived while this thread was in the runtime. */
 PES_RT_HIDDEN void pes_rt_signals_deliver_deferred(int sig);
+/* The calling thread's alternate signal stack for the runtime's handlers
+ * (watchpoint traps, PMU overflows), whose frames must stay off the
+ * program's stack: the application's own if it has one, else one of the
+ * runtime's (owner thread; idempotent). Released at thread exit. */
+PES_RT_HIDDEN void pes_rt_altstack_setup(struct pes_rt_thread *t);
+PES_RT_HIDDEN void pes_rt_altstack_release(struct pes_rt_thread *t);
 
 /* rt_roi.c */
 PES_RT_HIDDEN void pes_rt_roi_init(void);              /* after the configuration is read */
@@ -683,4 +576,4 @@ PES_RT_HIDDEN void pes_rt_gate_settle(struct pes_rt_thread *t);      /* owner, u
 #define PES_RT_STOP_TERM 2
 PES_RT_HIDDEN void pes_rt_shutdown(int from_signal);
 
-#endif /* PES_RT_INTERNAL_H */
+#endif /* PES_RT_CORE_H */

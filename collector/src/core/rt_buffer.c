@@ -183,7 +183,7 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
     if (pes_rt.sampling) {
         uint64_t used = (uint64_t)(cur - start);
         uint64_t sample_room = pes_rt_sample_room_after(t, ahead);
-        if (!pes_rt.full && !pes_rt_pmu_backend()) {
+        if (!pes_rt.full && !pes_rt_hardware_samples()) {
             /* Records are rare outside a recording stretch: they get a small
              * share while the sample is far (a slow path per 64 records of a
              * clone-less function), none near it (then each record takes the
@@ -202,9 +202,8 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
     /* a thread set up by its allocations records its stack at its next
      * access (pes_rt_alloc_stack_due): until then every access comes here */
     __atomic_store_n(&t->tls->limit, t->stack_pending ? NULL : start + room, __ATOMIC_RELAXED);
-    if (pes_rt.sampling && pes_rt.cfg.mode != PES_RT_MODE_SAMPLES &&
-        pes_rt.cfg.mode != PES_RT_MODE_COMM) {
-        /* Dekker with pes_rt_sample_wake (reuse modes only): either it sees our
+    if (pes_rt.sampling && pes_rt.mode->wakes_threads) {
+        /* Dekker with pes_rt_sample_wake (modes that wake threads): either it sees our
          * limit and lowers it afterwards, or we see its flag here */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (__atomic_load_n(&t->s.wake, __ATOMIC_RELAXED))

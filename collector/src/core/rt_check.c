@@ -30,7 +30,7 @@
 
 static int counting(const struct pes_rt_thread *t)
 {
-    return pes_rt.sampling && !pes_rt_pmu_backend() &&
+    return pes_rt.sampling && !pes_rt_hardware_samples() &&
            !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE);
 }
 
@@ -90,9 +90,10 @@ void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent)
     s->cd_at_fold = now;
 }
 
+/* Other threads' samples wake this one (mode.h): a lost wake-up must cost little. */
 static int wakes(void)
 {
-    return pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED;
+    return pes_rt.mode->wakes_threads;
 }
 
 void pes_rt_check_arm(struct pes_rt_thread *t, uint64_t room, int64_t spent)
@@ -146,7 +147,7 @@ static int due_sampling(struct pes_rt_thread *t, int64_t weight, int fresh)
         pthread_mutex_unlock(&t->lock);
     }
     struct pes_rt_drop seg = pes_rt_check_decode((uint64_t)weight);
-    int due = !pes_rt_pmu_backend() &&
+    int due = !pes_rt_hardware_samples() &&
               ((s->cd_load != UINT64_MAX && seg.loads >= s->cd_load) ||
                (s->cd_store != UINT64_MAX && seg.stores >= s->cd_store));
     if (due) {

@@ -1,5 +1,6 @@
-/* rt_init.c — start-up (environment, header, writer thread, signal handlers),
- * process exit (flush every thread, footer) and fork (the child traces nothing). */
+/* rt_init.c — start-up (environment, mode and backend, header, writer thread,
+ * signal handlers), process exit (flush every thread, footer) and fork (the
+ * child traces nothing). */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +13,6 @@
 #include "core/core.h"
 
 struct pes_rt_state pes_rt = {.threads_lock = PTHREAD_MUTEX_INITIALIZER};
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 uint64_t pes_rt_now(void)
 {
@@ -115,19 +115,14 @@ static void build_config_string(char *buf, size_t size, int sampled)
              "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=%s\n"
              "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
              /* reuse modes: every watch that ends undecided is a WATCH_EXPIRED
-              * event (rt_reuse.c), which the censoring-aware estimator needs */
+              * event (modes/reuse.c), which the censoring-aware estimator needs */
              "censoring=watch_expired\n"
              /* the full trace's time resolution, which the interleave comm
               * estimator emulates (replay/sampling/interleave.h) */
              "time_interval=%u\n"
              "seed=%llu\nzstd_level=%d\nabi_version=%u\n%s",
-             pes_rt_mode_name(pes_rt.cfg.mode), pes_rt_pmu_backend_name(),
-             (unsigned long long)pes_rt.cfg.period_load,
-             (unsigned long long)pes_rt.cfg.period_store,
-             /* soft: ±N/8 drawn per period; PEBS: none; IBS: its hardware's low bits */
-             !pes_rt_pmu_backend()                          ? "1/8"
-             : !strcmp(pes_rt_pmu_backend_name(), "pebs") ? "0"
-                                                          : "hardware",
+             pes_rt.mode->name, pes_rt.backend->name, (unsigned long long)pes_rt.cfg.period_load,
+             (unsigned long long)pes_rt.cfg.period_store, pes_rt.backend->jitter,
              pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
              pes_rt.cfg.debug_registers, pes_rt.cfg.time_interval, (unsigned long long)pes_rt.cfg.seed,
              pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION, gate);
@@ -281,7 +276,43 @@ static void atfork_child(void)
     pes_rt_signals_restore();
 }
 
-static void init_once_fn(void)
+/* PES_MODE's mode (the configuration has checked the name). */
+static const struct pes_rt_mode *find_mode(const struct pes_rt_mode *const *modes, const char *name)
+{
+    for (; *modes; modes++)
+        if (!strcmp((*modes)->name, name))
+            return *modes;
+    return NULL;
+}
+
+/* PES_BACKEND's backend, started; the program-counted one (soft) when
+ * PES_BACKEND is unset or empty, or names one that cannot work here. */
+static const struct pes_rt_backend *choose_backend(const struct pes_rt_backend *const *list)
+{
+    const struct pes_rt_backend *fallback = NULL, *b;
+    for (const struct pes_rt_backend *const *k = list; *k && !fallback; k++)
+        if ((*k)->program_counts)
+            fallback = *k;
+    const char *name = getenv(PES_ENV_BACKEND);
+    if (!name || !*name)
+        return fallback;
+    char why[512] = "";
+    b = pes_rt_backend_find(list, name);
+    if (!b) {
+        pes_rt_backend_choices(list, "", why, sizeof why);
+        pes_rt_message("%s=%s: expected %s; using the %s sampler", PES_ENV_BACKEND, name, why,
+                       fallback->name);
+        return fallback;
+    }
+    int failed = b->stub ? (b->probe(why, sizeof why), 1) : b->start && b->start(why, sizeof why);
+    if (failed) {
+        pes_rt_message("%s=%s: %s; using the %s sampler", PES_ENV_BACKEND, name, why, fallback->name);
+        return fallback;
+    }
+    return b;
+}
+
+static void start(const struct pes_rt_mode *const *modes, const struct pes_rt_backend *const *backends)
 {
     char msg[256];
     if (pes_rt_config_parse(&pes_rt.cfg, env_get, NULL, msg, sizeof msg)) {
@@ -297,8 +328,14 @@ static void init_once_fn(void)
     if (pes_rt.cfg.full_output)
         pes_rt.writer = open_trace(pes_rt.cfg.full_output, 0);
     if (pes_rt.cfg.sample_output) {
-        pes_rt_pmu_init();   /* before the header, which names the backend */
-        pes_rt.swriter = open_trace(pes_rt.cfg.sample_output, 1);
+        pes_rt.mode = find_mode(modes, pes_rt_mode_name(pes_rt.cfg.mode));
+        /* before the header, which names the backend */
+        __atomic_store_n(&pes_rt.backend, choose_backend(backends), __ATOMIC_RELEASE);
+        if (pes_rt.mode && pes_rt.backend)
+            pes_rt.swriter = open_trace(pes_rt.cfg.sample_output, 1);
+        else
+            pes_rt_message("%s: mode %s or its backend missing from this runtime; sampling disabled",
+                           pes_rt.cfg.sample_output, pes_rt_mode_name(pes_rt.cfg.mode));
     }
     if (!pes_rt.writer && !pes_rt.swriter)
         return;
@@ -318,28 +355,23 @@ static void init_once_fn(void)
         pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
     queue_maps();   /* sample and allocation-site IPs are symbolized through it */
     if (pes_rt.swriter) {
-        if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
-            pes_rt_watch_install();
+        if (pes_rt.mode->start)
+            pes_rt.mode->start();
         __atomic_store_n(&pes_rt.sampling, 1, __ATOMIC_RELEASE);
     }
     if (pes_rt.writer)
         __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
     pes_rt_signals_install();
-    if (pes_rt.swriter && pes_rt_pmu_backend()) {
+    if (pes_rt.sampling && pes_rt_hardware_samples()) {
         struct pes_rt_thread *t = pes_rt_thread_setup();   /* the PMU samples this thread from now on */
         if (t)
             pes_rt_alloc_stack_due(t);
     }
 }
 
-void pes_rt_init(void)
+void pes_rt_start(const struct pes_rt_mode *const *modes, const struct pes_rt_backend *const *backends)
 {
-    pthread_once(&init_once, init_once_fn);
-}
-
-__attribute__((constructor(PES_RT_CTOR_PRIORITY - 1))) static void rt_constructor(void)
-{
-    pes_rt_init();
+    start(modes, backends);
 }
 
 /* In a signal handler: a thread holds its lock only for a few instructions
@@ -384,7 +416,7 @@ void pes_rt_shutdown(int from_signal)
         return;
     struct pes_rt_thread *self = pes_rt_thread_self();
     if (self && !from_signal)
-        pes_rt_pmu_thread_stop(self);   /* last samples of this thread's ring */
+        pes_rt_sample_backend_stop(self);   /* last samples of this thread's ring */
     if (__atomic_exchange_n(&pes_rt.stopping, 1, __ATOMIC_ACQ_REL))
         return;   /* another thread (exit or signal) does it */
     if (from_signal) {

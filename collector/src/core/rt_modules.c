@@ -1,4 +1,5 @@
-/* rt_modules.c — __pes_register_module: consecutive id ranges from 0 in
+/* rt_modules.c — module registration (__pes_register_module, once the
+ * runtime has started: start/rt_start.c): consecutive id ranges from 0 in
  * registration order; the converted tables go through the writer queue, so a
  * MODULE block always precedes the records that use its ids. Also where the
  * code of a loaded object lies (pes_rt_code_range_of). */
@@ -13,9 +14,8 @@ static uint32_t next_id;
 
 static void register_entered(struct pes_rt_module *m);
 
-__attribute__((visibility("default"))) void __pes_register_module(struct pes_rt_module *m)
+void pes_rt_modules_register(struct pes_rt_module *m)
 {
-    pes_rt_init();   /* a module constructor may run before the runtime's own */
     if (!m || !m->id_base)
         return;
     /* its allocations are the runtime's, not the program's (rt_alloc.c) */

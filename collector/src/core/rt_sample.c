@@ -75,7 +75,7 @@ void pes_rt_sample_scan(struct pes_rt_thread *t)
     struct pes_record *cur = t->tls->cursor;
     if (!s->scan || cur < s->scan)
         return;
-    if (pes_rt_pmu_backend()) {
+    if (pes_rt_hardware_samples()) {
         s->scan = cur;   /* the PMU counts this thread's accesses */
         return;
     }
@@ -93,8 +93,8 @@ void pes_rt_sample_scan(struct pes_rt_thread *t)
 
 uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t)
 {
-    if (pes_rt_pmu_backend())
-        return pes_rt_pmu_count_self(t);   /* time distances in PMU-counted accesses */
+    if (pes_rt_hardware_samples())
+        return pes_rt.backend->count(t);   /* time distances in PMU-counted accesses */
     const struct pes_rt_sampler *s = &t->s;
     uint64_t l = 0, st = 0;
     struct pes_record *cur = t->tls->cursor;
@@ -161,7 +161,7 @@ int pes_rt_sample_count(struct pes_rt_thread *t, uint32_t id)
         struct pes_rt_site_info info = pes_rt_sites_get(id);
         b = (uint8_t)((pes_kind_reads(info.kind) ? 1 : 0) | (pes_kind_writes(info.kind) ? 2 : 0));
     }
-    if (!b || pes_rt_pmu_backend())
+    if (!b || pes_rt_hardware_samples())
         return 0;
     __atomic_store_n(&s->loads, s->loads + (b & 1u), __ATOMIC_RELAXED);
     __atomic_store_n(&s->stores, s->stores + (b >> 1), __ATOMIC_RELAXED);
@@ -177,9 +177,8 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
                         uint64_t ip, int hit)
 {
     struct pes_rt_sampler *s = &t->s;
-    if (__atomic_exchange_n(&s->wake, 0, __ATOMIC_SEQ_CST) &&
-        (pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED))
-        pes_rt_reuse_sync(t);
+    if (__atomic_exchange_n(&s->wake, 0, __ATOMIC_SEQ_CST) && pes_rt.mode->sync)
+        pes_rt.mode->sync(t);
     if (!hit)
         return;
     struct pes_rt_site_info info = pes_rt_sites_get(id);
@@ -193,7 +192,7 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     ev.ip = ip;
     ev.loads = s->loads;
     ev.stores = s->stores;
-    /* where a check-clone trap will measure the reuse from (rt_reuse.c) */
+    /* where a check-clone trap will measure the reuse from (modes/reuse.c) */
     s->sample_phase = s->switched ? s->seg_end : ev.loads + ev.stores;
     pes_rt_sample_record(t, &ev);
     if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
@@ -226,8 +225,9 @@ static void adapt(struct pes_rt_thread *t, const struct pes_event *sample)
     uint64_t target = pes_rt.cfg.samples_target;
     if (!target)
         return;
-    int reuse = pes_rt.cfg.mode == PES_RT_MODE_REUSE || pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED;
-    uint64_t count = reuse ? __atomic_load_n(&s->decided, __ATOMIC_ACQUIRE) : s->samples;
+    const struct pes_rt_mode *mode = pes_rt.mode;
+    const struct pes_rt_backend *b = pes_rt.backend;
+    uint64_t count = mode->counts_decided ? __atomic_load_n(&s->decided, __ATOMIC_ACQUIRE) : s->samples;
     if (!s->adapt_started) {
         s->adapt_started = 1;
         period_event(t, sample, 0);   /* level 0, in effect since the thread started */
@@ -238,20 +238,20 @@ static void adapt(struct pes_rt_thread *t, const struct pes_event *sample)
     uint64_t old_load = s->period_load, old_store = s->period_store;
     s->period_load = pes_rt_adapt_period(pes_rt.cfg.period_load, next);
     s->period_store = pes_rt_adapt_period(pes_rt.cfg.period_store, next);
-    if (pes_rt_pmu_backend() && pes_rt_pmu_set_period(t) < 0) {
+    if (b->set_period && b->set_period(t) < 0) {
         /* the kernel kept the old period: so do the thread and its trace,
          * and the thread stops adapting (no PERIOD event, no censoring) */
         s->period_load = old_load;
         s->period_store = old_store;
-        pes_rt_pmu_set_period(t);
+        b->set_period(t);
         s->adapt_level = PES_RT_ADAPT_LEVELS;
         return;
     }
     s->adapt_level = next;
     s->adapt_mark = count;
-    if (reuse)
-        pes_rt_reuse_censor_owner(t, sample->loads + sample->stores);
-    if (!pes_rt_pmu_backend()) {
+    if (mode->censor)
+        mode->censor(t, sample->loads + sample->stores);
+    if (b->program_counts) {
         /* the countdowns drawn at the old period start over at the new one */
         if (s->cd_load != UINT64_MAX)
             s->cd_load = pes_rt_next_period(&s->rng, s->period_load);
@@ -271,17 +271,8 @@ void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
     s->cur_sample_ns = ev->time;
     pes_rt_alloc_announce(t, ev);
     pes_rt_events_add(t, ev);
-    switch (pes_rt.cfg.mode) {
-    case PES_RT_MODE_REUSE:
-    case PES_RT_MODE_REUSE_SHARED:
-        pes_rt_reuse_sample(t, ev);
-        break;
-    case PES_RT_MODE_COMM:
-        pes_rt_comm_sample(t, ev);
-        break;
-    default:
-        break;
-    }
+    if (pes_rt.mode->sample)
+        pes_rt.mode->sample(t, ev);
     adapt(t, ev);
 }
 
@@ -304,8 +295,9 @@ void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
     if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) + PES_RT_MAX_DEBUG_REGISTERS + 2 > PES_RT_EVCAP &&
         !from_signal)
         pes_rt_events_flush(t, 0);
-    /* its watches end here: censored observations (rt_reuse.c) */
-    pes_rt_reuse_thread_end(t, ev.loads + ev.stores);
+    /* its watches end here: censored observations (modes/reuse.c) */
+    if (pes_rt.mode->thread_end)
+        pes_rt.mode->thread_end(t, ev.loads + ev.stores);
     if (s->lost) {
         struct pes_event lost;
         pes_rt_event_init(&lost, PES_EV_LOST, t);
@@ -318,4 +310,15 @@ void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
         pes_rt_events_flush(t, 0);
     pes_rt_events_add(t, &ev);
     pes_rt_events_flush(t, from_signal);
+}
+
+void pes_rt_sample_backend_stop(struct pes_rt_thread *t)
+{
+    const struct pes_rt_backend *b = __atomic_load_n(&pes_rt.backend, __ATOMIC_ACQUIRE);
+    if (!b)
+        return;
+    if (b->drain)
+        b->drain(t);
+    if (b->close)
+        b->close(t);
 }

@@ -1,9 +1,11 @@
 /* rt_signals.c — fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, and
  * SIGHUP/SIGINT/SIGQUIT/SIGTERM while they have their default action): flush
  * what can be flushed, close the trace, then let the signal do what it would
- * have done without us, so the exit status is unchanged. */
+ * have done without us, so the exit status is unchanged. Also the alternate
+ * signal stacks the runtime's own handlers run on. */
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/core.h"
 
@@ -105,4 +107,35 @@ void pes_rt_signals_restore(void)
             pes_rt_real_sigaction(fatal[i], &previous[i], NULL);
     }
     installed = 0;
+}
+
+#define ALTSTACK_SIZE (64 * 1024)
+
+void pes_rt_altstack_setup(struct pes_rt_thread *t)
+{
+    stack_t cur;
+    if (t->s.altstack)
+        return;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+        return;   /* the application's own alternate stack serves */
+    void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE);
+        return;
+    }
+    t->s.altstack = p;
+}
+
+void pes_rt_altstack_release(struct pes_rt_thread *t)
+{
+    if (!t->s.altstack)
+        return;
+    stack_t ss = {.ss_flags = SS_DISABLE};
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->s.altstack && sigaltstack(&ss, NULL) == 0)
+        munmap(t->s.altstack, ALTSTACK_SIZE);
+    t->s.altstack = NULL;
 }

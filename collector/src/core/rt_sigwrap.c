@@ -15,7 +15,7 @@
  * instrumented executable, like the pthread_create wrapper): a handler
  * function is installed as the wrapper, and the application sees its own
  * handler when it asks. Not wrapped: SIGTRAP (the watchpoints' handler already
- * chains to the application's, rt_watch.c), the PMU backends' overflow signal,
+ * chains to the application's, modes/watch.c), the PMU backends' overflow signal,
  * and handlers installed by a raw syscall. A handler that leaves by longjmp
  * never returns to the wrapper; the mark is dropped when the thread records
  * outside the handler's stack again (handler_left). */

@@ -190,11 +190,14 @@ static void thread_exit(void *p)
 static void thread_exit_entered(struct pes_rt_thread *t)
 {
     if (pes_rt.sampling)
-        pes_rt_pmu_thread_stop(t);   /* drained and closed: no overflow signal after this */
+        pes_rt_sample_backend_stop(t);   /* drained and closed: no overflow signal after this */
     int stopped_here = pes_rt_buffer_stop(t, 1, 1) == 0;
     pes_rt_thread_use_scratch();   /* later destructors may still run instrumented code */
-    if (pes_rt.sampling)
-        pes_rt_watch_thread_exit(t);   /* no trap after this point */
+    if (pes_rt.sampling) {
+        if (pes_rt.mode->thread_exit)
+            pes_rt.mode->thread_exit(t);   /* no trap after this point */
+        pes_rt_altstack_release(t);
+    }
     /* others may no longer write its TLS (pes_rt_sample_wake) */
     pthread_mutex_lock(&pes_rt.threads_lock);
     __atomic_store_n(&t->live, 0, __ATOMIC_SEQ_CST);
@@ -309,16 +312,17 @@ static struct pes_rt_thread *thread_setup(void)
      * anyway finds the countdown due); sampling arms the check path's
      * countdown at its first slow path; the PMU backends count alone */
     __atomic_store_n(&__pes_tls.recording, (uint32_t)pes_rt.full, __ATOMIC_RELAXED);
-    int64_t cd = pes_rt.sampling && !pes_rt.full && pes_rt_pmu_backend() ? PES_RT_CD_OFF : 0;
+    int64_t cd = pes_rt.sampling && !pes_rt.full && pes_rt_hardware_samples() ? PES_RT_CD_OFF : 0;
     __atomic_store_n(&t->s.cd_init, cd, __ATOMIC_RELAXED);   /* read by other threads */
     __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;
-        if (pes_rt.cfg.mode != PES_RT_MODE_SAMPLES)
-            pes_rt_watch_thread_init(t);
+        if (pes_rt.mode->uses_watchpoints)
+            pes_rt_altstack_setup(t);   /* the trap handler's frames stay off watched stacks */
         /* arm the slots published before this thread existed */
         __atomic_store_n(&t->s.wake, 1, __ATOMIC_RELAXED);
-        pes_rt_pmu_thread_start(t);
+        if (pes_rt.backend->open)
+            pes_rt.backend->open(t);
     }
     /* its stack is recorded at the thread's next entry into the runtime from
      * its own code (pes_rt_alloc_stack_due): a set-up inside malloc may run

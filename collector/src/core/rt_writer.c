@@ -66,22 +66,55 @@ struct worker {
     int started;
 };
 
-static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_work = PTHREAD_COND_INITIALIZER;      /* item queued, window moved, turn */
-/* A buffer is back: application threads wait for it inside the runtime, so
- * not on a condition variable. pthread_cond_wait is a cancellation point, and
- * glibc 2.36 acts there on an asynchronous cancel sent just before the thread
- * disabled cancellation, ending it with qlock held. A futex wait is not a
- * cancellation point: returned_seq changes (under qlock) at every return. */
-static uint32_t returned_seq;
-static uint32_t returned_waiters;   /* guarded by qlock */
+/* The pool's state, one per process. */
+static struct writer_state {
+    pthread_mutex_t qlock;
+    pthread_cond_t q_work;         /* item queued, window moved, turn */
+    /* A buffer is back: application threads wait for it inside the runtime,
+     * so not on a condition variable. pthread_cond_wait is a cancellation
+     * point, and glibc 2.36 acts there on an asynchronous cancel sent just
+     * before the thread disabled cancellation, ending it with qlock held. A
+     * futex wait is not a cancellation point: returned_seq changes (under
+     * qlock) at every return. */
+    uint32_t returned_seq;
+    uint32_t returned_waiters;     /* guarded by qlock */
+
+    struct pes_rt_item *head, *tail;   /* the queue */
+    uint64_t next_seq;             /* sequence number of the next item queued */
+    int running;                   /* guarded by qlock: buffers may still come back */
+    int closed;                    /* atomic: footer written, file closed */
+    int stop_taken;                /* STOP was taken: nothing after it is ever taken */
+    struct pes_rt_item stop_item;
+
+    struct worker *workers;
+    uint32_t n_workers;
+    struct slot *window;           /* results waiting for their turn, at seq % window_size */
+    uint32_t window_size;
+    uint64_t next_append;          /* sequence number of the next item to append */
+    int appending;                 /* an encoder is appending (outside the lock) */
+
+    /* Appender-only: only the encoder that holds `appending` touches these. */
+    int failed;                    /* atomic (encoders read it): the full trace */
+    int sfailed;                   /* atomic: the sampled trace */
+    struct pes_thread_totals *stotals;   /* sampled trace footer */
+    size_t n_stotals;
+    struct pes_thread_totals *totals;
+    size_t n_totals;
+    uint32_t n_announced;          /* threads whose THREAD block was written */
+    uint64_t queued_units;         /* guarded by qlock: records and events queued so far */
+    uint64_t encoded_units;        /* atomic: of them, encoded (progress line) */
+} pool = {
+    .qlock = PTHREAD_MUTEX_INITIALIZER,
+    .q_work = PTHREAD_COND_INITIALIZER,
+    .stop_item = {.type = PES_RT_ITEM_STOP},
+};
 
 static void returned_broadcast_locked(void)
 {
     /* an add: a signal handler may bump it too (pes_rt_writer_interrupt) */
-    __atomic_fetch_add(&returned_seq, 1, __ATOMIC_RELEASE);
-    if (returned_waiters)
-        syscall(SYS_futex, &returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    __atomic_fetch_add(&pool.returned_seq, 1, __ATOMIC_RELEASE);
+    if (pool.returned_waiters)
+        syscall(SYS_futex, &pool.returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* A signal handler on a thread waiting below: the futex wait, restarted after
@@ -89,8 +122,8 @@ static void returned_broadcast_locked(void)
  * pending signal. Lock-free, so safe in a handler. */
 void pes_rt_writer_interrupt(void)
 {
-    __atomic_fetch_add(&returned_seq, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    __atomic_fetch_add(&pool.returned_seq, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &pool.returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* Under qlock: waits for the next change of returned_seq, or returns non-zero
@@ -99,43 +132,19 @@ void pes_rt_writer_interrupt(void)
  * before the futex sleeps). */
 static int wait_returned_locked(void)
 {
-    uint32_t seq = __atomic_load_n(&returned_seq, __ATOMIC_ACQUIRE);
+    uint32_t seq = __atomic_load_n(&pool.returned_seq, __ATOMIC_ACQUIRE);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (pes_rt_signal_pending())
         return -1;
-    returned_waiters++;
-    pthread_mutex_unlock(&qlock);
-    syscall(SYS_futex, &returned_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
-    pthread_mutex_lock(&qlock);
-    returned_waiters--;
+    pool.returned_waiters++;
+    pthread_mutex_unlock(&pool.qlock);
+    syscall(SYS_futex, &pool.returned_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+    pthread_mutex_lock(&pool.qlock);
+    pool.returned_waiters--;
     return 0;
 }
-static struct pes_rt_item *head, *tail;
-static uint64_t next_seq;          /* sequence number of the next item queued */
-static int running;                /* guarded by qlock: buffers may still come back */
-static int closed;                 /* atomic: footer written, file closed */
-static int stop_taken;             /* STOP was taken: nothing after it is ever taken */
-static struct pes_rt_item stop_item = {.type = PES_RT_ITEM_STOP};
-
-static struct worker *workers;
-static uint32_t n_workers;
-static struct slot *window;        /* results waiting for their turn, at seq % window_size */
-static uint32_t window_size;
-static uint64_t next_append;       /* sequence number of the next item to append */
-static int appending;              /* an encoder is appending (outside the lock) */
 __thread __attribute__((tls_model("initial-exec"))) int pes_rt_in_pool_tls;   /* read inline by rt_alloc.c */
 #define in_pool pes_rt_in_pool_tls
-
-/* Appender-only state: only the encoder that holds `appending` touches it. */
-static int failed;                 /* atomic (encoders read it): the full trace */
-static int sfailed;                /* atomic: the sampled trace */
-static struct pes_thread_totals *stotals;   /* sampled trace footer */
-static size_t n_stotals;
-static struct pes_thread_totals *totals;
-static size_t n_totals;
-static uint32_t n_announced;       /* threads whose THREAD block was written */
-static uint64_t queued_units;      /* guarded by qlock: records and events queued so far */
-static uint64_t encoded_units;     /* atomic: of them, encoded (progress line) */
 
 /* libzstd's archive refers (weakly) to tracing hooks that a program may
  * define: the zstd tool does. Left undefined, the dynamic linker would bind
@@ -162,32 +171,32 @@ static uint64_t units_of(const struct pes_rt_item *it)
 static void append_locked(struct pes_rt_item *it)
 {
     it->next = NULL;
-    it->seq = next_seq++;
-    queued_units += units_of(it);
+    it->seq = pool.next_seq++;
+    pool.queued_units += units_of(it);
     if (it->buf)
         it->buf->busy = 1;
-    if (tail)
-        tail->next = it;
+    if (pool.tail)
+        pool.tail->next = it;
     else
-        head = it;
-    tail = it;
-    pthread_cond_signal(&q_work);
+        pool.head = it;
+    pool.tail = it;
+    pthread_cond_signal(&pool.q_work);
 }
 
 void pes_rt_writer_push(struct pes_rt_item *it)
 {
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
     append_locked(it);
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_unlock(&pool.qlock);
 }
 
 int pes_rt_writer_try_push(struct pes_rt_item *it)
 {
     /* bounded wait: the lock is only held for a few instructions by live threads */
     for (int i = 0; i < 200; i++) {
-        if (pthread_mutex_trylock(&qlock) == 0) {
+        if (pthread_mutex_trylock(&pool.qlock) == 0) {
             append_locked(it);
-            pthread_mutex_unlock(&qlock);
+            pthread_mutex_unlock(&pool.qlock);
             return 0;
         }
         struct timespec ts = {0, 1000000};
@@ -198,12 +207,12 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
 
 int pes_rt_writer_wait_free(struct pes_rt_buf *buf)
 {
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
     int interrupted = 0;
-    while (buf->busy && running && !(interrupted = wait_returned_locked()))
+    while (buf->busy && pool.running && !(interrupted = wait_returned_locked()))
         ;
     int busy = buf->busy;
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_unlock(&pool.qlock);
     return !busy ? 0 : interrupted ? PES_RT_WAIT_INTERRUPTED : -1;
 }
 
@@ -286,7 +295,7 @@ static void count_events(struct result *r, const struct pes_event *e, size_t n)
 /* Appender side, in queue order. */
 static void add_records(const struct result *r)
 {
-    struct pes_thread_totals *tt = grow(&totals, &n_totals, r->thread);
+    struct pes_thread_totals *tt = grow(&pool.totals, &pool.n_totals, r->thread);
     if (!tt)
         return;
     tt->records += r->n;
@@ -298,7 +307,7 @@ static void add_records(const struct result *r)
 
 static void add_events(const struct result *r)
 {
-    struct pes_thread_totals *tt = grow(&stotals, &n_stotals, r->thread);
+    struct pes_thread_totals *tt = grow(&pool.stotals, &pool.n_stotals, r->thread);
     if (!tt)
         return;
     tt->records += r->n;
@@ -322,8 +331,8 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
     memset(r, 0, sizeof *r);
     r->seq = it->seq;
     r->type = it->type;
-    int full = pes_rt.writer && !__atomic_load_n(&failed, __ATOMIC_RELAXED);
-    int sampled = pes_rt.swriter && !__atomic_load_n(&sfailed, __ATOMIC_RELAXED);
+    int full = pes_rt.writer && !__atomic_load_n(&pool.failed, __ATOMIC_RELAXED);
+    int sampled = pes_rt.swriter && !__atomic_load_n(&pool.sfailed, __ATOMIC_RELAXED);
     switch (it->type) {
     case PES_RT_ITEM_RECORDS:
         r->thread = it->thread;
@@ -394,12 +403,12 @@ static void release_item(struct pes_rt_item *it)
         return;
     }
     /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner reuses both */
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
     if (it->buf) {
         it->buf->busy = 0;
         returned_broadcast_locked();
     }
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_unlock(&pool.qlock);
 }
 
 /* ------------------------------------------------------------ appending */
@@ -411,14 +420,14 @@ static void close_trace(void)
     static const struct pes_thread_totals no_threads;
     struct pes_error err = {0};
     if (pes_rt.writer &&
-        pes_trace_writer_close(pes_rt.writer, totals ? totals : &no_threads, n_announced, pes_rt_now(), &err) &&
-        !__atomic_load_n(&failed, __ATOMIC_RELAXED))
-        report_to(&failed, &err);
+        pes_trace_writer_close(pes_rt.writer, pool.totals ? pool.totals : &no_threads, pool.n_announced, pes_rt_now(), &err) &&
+        !__atomic_load_n(&pool.failed, __ATOMIC_RELAXED))
+        report_to(&pool.failed, &err);
     pes_rt.writer = NULL;
     if (pes_rt.swriter &&
-        pes_trace_writer_close(pes_rt.swriter, stotals ? stotals : &no_threads, n_announced, pes_rt_now(), &err) &&
-        !__atomic_load_n(&sfailed, __ATOMIC_RELAXED))
-        report_to(&sfailed, &err);
+        pes_trace_writer_close(pes_rt.swriter, pool.stotals ? pool.stotals : &no_threads, pool.n_announced, pes_rt_now(), &err) &&
+        !__atomic_load_n(&pool.sfailed, __ATOMIC_RELAXED))
+        report_to(&pool.sfailed, &err);
     pes_rt.swriter = NULL;
 }
 
@@ -446,46 +455,46 @@ static void append_to(struct pes_trace_writer *w, int *flag, const char *path,
 static void append_result(const struct result *r)
 {
     struct pes_trace_writer *fw =
-        __atomic_load_n(&failed, __ATOMIC_RELAXED) ? NULL : pes_rt.writer;
+        __atomic_load_n(&pool.failed, __ATOMIC_RELAXED) ? NULL : pes_rt.writer;
     struct pes_trace_writer *sw =
-        __atomic_load_n(&sfailed, __ATOMIC_RELAXED) ? NULL : pes_rt.swriter;
+        __atomic_load_n(&pool.sfailed, __ATOMIC_RELAXED) ? NULL : pes_rt.swriter;
     switch (r->type) {
     case PES_RT_ITEM_RECORDS:
         if (fw && r->to_full) {
             add_records(r);
-            append_to(fw, &failed, pes_rt.cfg.full_output, r);
+            append_to(fw, &pool.failed, pes_rt.cfg.full_output, r);
         }
         break;
     case PES_RT_ITEM_EVENTS:
         if (sw && r->to_sampled) {
             add_events(r);
-            append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
+            append_to(sw, &pool.sfailed, pes_rt.cfg.sample_output, r);
         }
         break;
     case PES_RT_ITEM_MAPS:
         if (fw && r->to_full)
-            append_to(fw, &failed, pes_rt.cfg.full_output, r);
+            append_to(fw, &pool.failed, pes_rt.cfg.full_output, r);
         if (sw && r->to_sampled)
-            append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
+            append_to(sw, &pool.sfailed, pes_rt.cfg.sample_output, r);
         break;
     case PES_RT_ITEM_THREAD:
     case PES_RT_ITEM_MODULE:
     case PES_RT_ITEM_ALLOC_SITES:
-        if (r->type == PES_RT_ITEM_THREAD && grow(&totals, &n_totals, r->thread) &&
-            grow(&stotals, &n_stotals, r->thread) && r->thread >= n_announced)
-            n_announced = r->thread + 1;
+        if (r->type == PES_RT_ITEM_THREAD && grow(&pool.totals, &pool.n_totals, r->thread) &&
+            grow(&pool.stotals, &pool.n_stotals, r->thread) && r->thread >= pool.n_announced)
+            pool.n_announced = r->thread + 1;
         if (fw && r->to_full)
-            append_to(fw, &failed, pes_rt.cfg.full_output, r);
+            append_to(fw, &pool.failed, pes_rt.cfg.full_output, r);
         if (sw && r->to_sampled)
-            append_to(sw, &sfailed, pes_rt.cfg.sample_output, r);
+            append_to(sw, &pool.sfailed, pes_rt.cfg.sample_output, r);
         break;
     case PES_RT_ITEM_STOP:
         close_trace();
-        pthread_mutex_lock(&qlock);
-        running = 0;   /* anything queued after STOP is never written */
+        pthread_mutex_lock(&pool.qlock);
+        pool.running = 0;   /* anything queued after STOP is never written */
         returned_broadcast_locked();
-        pthread_mutex_unlock(&qlock);
-        __atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&pool.qlock);
+        __atomic_store_n(&pool.closed, 1, __ATOMIC_RELEASE);
         break;
     default:
         break;
@@ -511,25 +520,25 @@ static int keep_copy(struct result *r)
 static void deliver(struct result *r)
 {
     struct result cur;
-    pthread_mutex_lock(&qlock);
-    if (appending || r->seq != next_append) {
-        pthread_mutex_unlock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
+    if (pool.appending || r->seq != pool.next_append) {
+        pthread_mutex_unlock(&pool.qlock);
         int copied = keep_copy(r) == 0;
-        pthread_mutex_lock(&qlock);
+        pthread_mutex_lock(&pool.qlock);
         if (!copied) {
             /* no memory for a copy: wait for our turn with the bytes still in
              * our encoder. Every earlier item is taken already (items are
              * taken in order) and is appended without waiting for us. */
-            while (appending || r->seq != next_append)
-                pthread_cond_wait(&q_work, &qlock);
+            while (pool.appending || r->seq != pool.next_append)
+                pthread_cond_wait(&pool.q_work, &pool.qlock);
             cur = *r;
         } else {
-            struct slot *s = &window[r->seq % window_size];
+            struct slot *s = &pool.window[r->seq % pool.window_size];
             s->r = *r;
             s->ready = 1;
-            s = &window[next_append % window_size];
-            if (appending || !s->ready || s->r.seq != next_append) {
-                pthread_mutex_unlock(&qlock);
+            s = &pool.window[pool.next_append % pool.window_size];
+            if (pool.appending || !s->ready || s->r.seq != pool.next_append) {
+                pthread_mutex_unlock(&pool.qlock);
                 return;
             }
             cur = s->r;   /* meanwhile everything before ours was appended */
@@ -538,55 +547,55 @@ static void deliver(struct result *r)
     } else {
         cur = *r;
     }
-    appending = 1;
+    pool.appending = 1;
     for (;;) {
-        pthread_mutex_unlock(&qlock);
+        pthread_mutex_unlock(&pool.qlock);
         append_result(&cur);
         free(cur.owned);
-        pthread_mutex_lock(&qlock);
-        next_append++;
-        pthread_cond_broadcast(&q_work);   /* the window moved */
-        struct slot *s = &window[next_append % window_size];
-        if (!s->ready || s->r.seq != next_append)
+        pthread_mutex_lock(&pool.qlock);
+        pool.next_append++;
+        pthread_cond_broadcast(&pool.q_work);   /* the window moved */
+        struct slot *s = &pool.window[pool.next_append % pool.window_size];
+        if (!s->ready || s->r.seq != pool.next_append)
             break;
         cur = s->r;
         s->ready = 0;
     }
-    appending = 0;
-    pthread_cond_broadcast(&q_work);   /* an encoder may be waiting for its turn */
-    pthread_mutex_unlock(&qlock);
+    pool.appending = 0;
+    pthread_cond_broadcast(&pool.q_work);   /* an encoder may be waiting for its turn */
+    pthread_mutex_unlock(&pool.qlock);
 }
 
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     in_pool = 1;
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
     for (;;) {
         /* the window bound: an item is taken only if the blocks encoded out
          * of turn stay fewer than window_size */
-        while (!stop_taken && !(head && head->seq < next_append + window_size))
-            pthread_cond_wait(&q_work, &qlock);
-        if (stop_taken)
+        while (!pool.stop_taken && !(pool.head && pool.head->seq < pool.next_append + pool.window_size))
+            pthread_cond_wait(&pool.q_work, &pool.qlock);
+        if (pool.stop_taken)
             break;
-        struct pes_rt_item *it = head;
-        head = it->next;
-        if (!head)
-            tail = NULL;
+        struct pes_rt_item *it = pool.head;
+        pool.head = it->next;
+        if (!pool.head)
+            pool.tail = NULL;
         if (it->type == PES_RT_ITEM_STOP) {
-            stop_taken = 1;
-            pthread_cond_broadcast(&q_work);   /* the other encoders end */
+            pool.stop_taken = 1;
+            pthread_cond_broadcast(&pool.q_work);   /* the other encoders end */
         }
-        pthread_mutex_unlock(&qlock);
+        pthread_mutex_unlock(&pool.qlock);
         struct result r;
         uint64_t units = units_of(it);
         encode_item(w->enc, it, &r);
         release_item(it);
         deliver(&r);
-        __atomic_fetch_add(&encoded_units, units, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&qlock);
+        __atomic_fetch_add(&pool.encoded_units, units, __ATOMIC_RELAXED);
+        pthread_mutex_lock(&pool.qlock);
     }
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_unlock(&pool.qlock);
     return NULL;
 }
 
@@ -605,46 +614,46 @@ static uint32_t pool_size(void)
 
 static void free_pool(void)
 {
-    for (uint32_t i = 0; workers && i < n_workers; i++)
-        pes_trace_encoder_free(workers[i].enc);
-    free(workers);
-    free(window);
-    workers = NULL;
-    window = NULL;
-    n_workers = 0;
+    for (uint32_t i = 0; pool.workers && i < pool.n_workers; i++)
+        pes_trace_encoder_free(pool.workers[i].enc);
+    free(pool.workers);
+    free(pool.window);
+    pool.workers = NULL;
+    pool.window = NULL;
+    pool.n_workers = 0;
 }
 
 int pes_rt_writer_start(void)
 {
     uint32_t n = pool_size();
-    workers = calloc(n, sizeof *workers);
+    pool.workers = calloc(n, sizeof *pool.workers);
     /* two blocks per encoder may wait for an earlier one: enough that a slow
      * block (a large module, an incompressible buffer) rarely stalls the rest */
-    window_size = 2 * n;
-    window = calloc(window_size, sizeof *window);
-    if (!workers || !window) {
+    pool.window_size = 2 * n;
+    pool.window = calloc(pool.window_size, sizeof *pool.window);
+    if (!pool.workers || !pool.window) {
         free_pool();
         return -1;
     }
-    n_workers = n;
+    pool.n_workers = n;
     struct pes_writer_options opt = {.zstd_level = pes_rt.cfg.zstd_level};
     for (uint32_t i = 0; i < n; i++)
-        if (!(workers[i].enc = pes_trace_encoder_new(&opt, NULL)))
+        if (!(pool.workers[i].enc = pes_trace_encoder_new(&opt, NULL)))
             break;
     sigset_t all, old;
     sigfillset(&all);
     /* the encoders never take the application's asynchronous signals */
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    running = 1;
+    pool.running = 1;
     uint32_t started = 0;
-    for (uint32_t i = 0; i < n && workers[i].enc; i++)
-        if (pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]) == 0) {
-            workers[i].started = 1;
+    for (uint32_t i = 0; i < n && pool.workers[i].enc; i++)
+        if (pthread_create(&pool.workers[i].thread, NULL, worker_main, &pool.workers[i]) == 0) {
+            pool.workers[i].started = 1;
             started++;
         }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!started) {
-        running = 0;
+        pool.running = 0;
         free_pool();
         return -1;
     }
@@ -665,8 +674,8 @@ static void finish_progress(uint64_t queued, uint64_t base)
     if (!p)
         return;
     for (;;) {
-        int done = __atomic_load_n(&closed, __ATOMIC_ACQUIRE) || pes_rt_signal_pending();
-        pes_progress_update(p, __atomic_load_n(&encoded_units, __ATOMIC_RELAXED) - base);
+        int done = __atomic_load_n(&pool.closed, __ATOMIC_ACQUIRE) || pes_rt_signal_pending();
+        pes_progress_update(p, __atomic_load_n(&pool.encoded_units, __ATOMIC_RELAXED) - base);
         if (done)
             break;
         struct timespec ts = {0, 50000000};
@@ -677,33 +686,33 @@ static void finish_progress(uint64_t queued, uint64_t base)
 
 void pes_rt_writer_finish(void)
 {
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
     /* queued, less encoded: the items still in the queue and in the encoders */
-    uint64_t queued = queued_units, base = __atomic_load_n(&encoded_units, __ATOMIC_RELAXED);
-    append_locked(&stop_item);
-    pthread_mutex_unlock(&qlock);
+    uint64_t queued = pool.queued_units, base = __atomic_load_n(&pool.encoded_units, __ATOMIC_RELAXED);
+    append_locked(&pool.stop_item);
+    pthread_mutex_unlock(&pool.qlock);
     finish_progress(queued, base);
     /* STOP ends `running`; a termination signal meanwhile ends the wait (the
      * process is about to die, with the trace as far as it got) */
-    pthread_mutex_lock(&qlock);
+    pthread_mutex_lock(&pool.qlock);
     int interrupted = 0;
-    while (running && !(interrupted = wait_returned_locked()))
+    while (pool.running && !(interrupted = wait_returned_locked()))
         ;
-    pthread_mutex_unlock(&qlock);
+    pthread_mutex_unlock(&pool.qlock);
     if (interrupted)
         return;
-    for (uint32_t i = 0; i < n_workers; i++)
-        if (workers[i].started)
-            pthread_join(workers[i].thread, NULL);
+    for (uint32_t i = 0; i < pool.n_workers; i++)
+        if (pool.workers[i].started)
+            pthread_join(pool.workers[i].thread, NULL);
 }
 
 void pes_rt_writer_finish_signal(unsigned wait_ms)
 {
     /* bounded by the clock: a dying process must not hang on a stuck writer */
     uint64_t deadline = pes_rt_now() + (uint64_t)wait_ms * 1000000u;
-    if (pes_rt_writer_try_push(&stop_item))
+    if (pes_rt_writer_try_push(&pool.stop_item))
         return;
-    while (!__atomic_load_n(&closed, __ATOMIC_ACQUIRE) && pes_rt_now() < deadline) {
+    while (!__atomic_load_n(&pool.closed, __ATOMIC_ACQUIRE) && pes_rt_now() < deadline) {
         struct timespec ts = {0, 1000000};
         syscall(SYS_nanosleep, &ts, NULL);
     }

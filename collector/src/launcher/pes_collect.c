@@ -26,12 +26,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend.h"
+#include "config.h"
 #include "pes/cli.h"
 #include "pes/rt_abi.h"
 #include "pes/settings.h"
 #include "pes/trace.h"
-#include "core/core.h"
-#include "backends/pmu.h"
 
 #ifndef PES_VERSION
 #define PES_VERSION "unknown"
@@ -47,7 +47,7 @@ struct options {
     int gave[64];              /* per pes_settings row: a flag set it (exported) */
     int full;
     const char *mode;          /* --mode as given; NULL = no sampling */
-    int backend;               /* --backend: index of backend_names */
+    const char *backend;       /* --backend: a backend's name; NULL = auto */
     const char *target_error;  /* --target-error E: sets samples_target */
     const char *full_output;
     int list_backends;
@@ -57,7 +57,6 @@ struct options {
     const char *sampling_flag;
 };
 
-static const char *const backend_names[] = {"auto", "soft", "pebs", "ibs", NULL};
 
 __attribute__((noreturn, format(printf, 2, 3))) static void die(int status, const char *fmt, ...)
 {
@@ -142,6 +141,25 @@ static int parse_period(const char *v, void *opts)
     return 0;
 }
 
+/* --backend auto, or a backend of the table that is not a stub */
+static int parse_backend(const char *v, void *opts)
+{
+    if (strcmp(v, "auto") == 0)
+        return 0;
+    if (!pes_rt_backend_find(pes_rt_backends, v)) {
+        char choices[128];
+        pes_rt_backend_choices(pes_rt_backends, "auto, ", choices, sizeof choices);
+        die(EXIT_USAGE, "--backend: expected %s, got '%s'", choices, v);
+    }
+    ((struct options *)opts)->backend = v;
+    return 0;
+}
+
+static void backend_help(char *buf, size_t size)
+{
+    pes_rt_backend_choices(pes_rt_backends, "auto (default), ", buf, size);
+}
+
 /* --mode: one run records one sampled trace; the last --mode would silently win */
 static int check_mode(const char *v, void *opts)
 {
@@ -172,8 +190,8 @@ static const struct pes_cli_opt opts[] = {
      .flags = SAMPLING_ONLY,
      .help = "--samples sized for every histogram share within +-E\n"
              "(90 %, 0 < E < 0.5): N = 1.645^2 / (4 E^2)"},
-    {.name = "backend", .arg = "B", .kind = PES_CLI_CHOICE, .field = FIELD(backend), .names = backend_names,
-     .expected = "auto, soft, pebs or ibs", .flags = SAMPLING_ONLY, .help = "auto (default), soft, pebs or ibs"},
+    {.name = "backend", .arg = "B", .kind = PES_CLI_FN, .parse = parse_backend, .flags = SAMPLING_ONLY,
+     .help_fn = backend_help},
     SETTING("spatial"),
     SETTING("sockets"),
     SETTING("debug_registers"),
@@ -619,50 +637,68 @@ static void check_dir(const char *path, const char *shown)
     free(dir);
 }
 
+/* The backends in the order auto tries them: those that sample in hardware
+ * first (they also work on programs not built with pes-clang), then those
+ * that need the program's own counts. The k-th, NULL past the end. */
+static const struct pes_rt_backend *auto_order(size_t k)
+{
+    for (int program_counts = 0; program_counts < 2; program_counts++)
+        for (const struct pes_rt_backend *const *b = pes_rt_backends; *b; b++)
+            if ((*b)->program_counts == program_counts && k-- == 0)
+                return *b;
+    return NULL;
+}
+
 /* --list-backends: what works on this machine, and why not. */
 static int list_backends(void)
 {
     char why[512];
-    int pebs = pes_pmu_probe(PES_PMU_PEBS, why, sizeof why);
-    printf("pebs  %s: %s\n", pebs == 0 ? "available" : "unavailable", why);
-    int ibs = pes_pmu_probe(PES_PMU_IBS, why, sizeof why);
-    printf("ibs   %s: %s\n", ibs == 0 ? "available" : "unavailable", why);
-    printf("soft  available: programs built with pes-clang count their loads and stores and "
-           "sample them without a PMU\n");
-    printf("watchpoints (reuse, reuse-shared, comm): %s\n",
-           pes_pmu_probe_watchpoints(why, sizeof why) == 0 ? why : why);
+    const struct pes_rt_backend *b;
+    for (size_t k = 0; (b = auto_order(k)) != NULL; k++) {
+        int ok = b->probe(why, sizeof why) == 0;
+        printf("%-5s %s: %s\n", b->name, ok ? "available" : "unavailable", why);
+    }
+    pes_pmu_probe_watchpoints(why, sizeof why);
+    printf("watchpoints (reuse, reuse-shared, comm): %s\n", why);
     return 0;
 }
 
-/* --backend: auto picks a PMU backend when one works, else soft if the program is
- * instrumented, else says what the options are. Returns "soft", "pebs" or "ibs". */
-static const char *choose_backend(const struct options *o, const char *prog, int instrumented)
+/* --backend: auto picks a hardware backend when one works, else the
+ * program-counted one (soft) if the program is built with pes-clang, else
+ * says what the options are. */
+static const struct pes_rt_backend *choose_backend(const struct options *o, const char *prog,
+                                                   int instrumented)
 {
-    const char *b = backend_names[o->backend];
-    char why[512];
-    if (!strcmp(b, "soft")) {
+    const char *name = o->backend ? o->backend : "auto";
+    char why[512], first_why[512] = "";
+    const struct pes_rt_backend *b = pes_rt_backend_find(pes_rt_backends, name);
+    if (b && b->program_counts) {
         if (!instrumented)
-            die(EXIT_USAGE, "--backend soft: %s was not built with pes-clang, so it has no "
-                            "load/store counters to sample; rebuild it with pes-clang", prog);
-        return "soft";
+            die(EXIT_USAGE, "--backend %s: %s was not built with pes-clang, so it has no "
+                            "load/store counters to sample; rebuild it with pes-clang", name, prog);
+        return b;
     }
-    if (!strcmp(b, "auto")) {
-        char why_ibs[512];
-        if (pes_pmu_probe(PES_PMU_PEBS, why, sizeof why) == 0)
-            return "pebs";
-        if (pes_pmu_probe(PES_PMU_IBS, why_ibs, sizeof why_ibs) == 0)
-            return "ibs";
-        if (instrumented)
-            return "soft";
-        /* name the PEBS reason: without any PMU it is the generic one (cycles) */
-        die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
-                        "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
-                        "a machine with PEBS or IBS", prog, why);
+    if (b) {
+        if (b->probe(why, sizeof why) != 0)
+            die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", name, why);
+        return b;
     }
-    int which = !strcmp(b, "ibs") ? PES_PMU_IBS : PES_PMU_PEBS;
-    if (pes_pmu_probe(which, why, sizeof why) != 0)
-        die(EXIT_USAGE, "--backend %s: unavailable: %s (pes-collect --list-backends)", b, why);
-    return b;
+    for (size_t k = 0; (b = auto_order(k)) != NULL; k++) {
+        if (b->program_counts) {
+            if (instrumented)
+                return b;
+            continue;
+        }
+        if (b->probe(why, sizeof why) == 0)
+            return b;
+        if (!first_why[0])
+            snprintf(first_why, sizeof first_why, "%s", why);
+    }
+    /* name the first hardware backend's reason: without any PMU it is the
+     * generic one (cycles) */
+    die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
+                    "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
+                    "a machine with PEBS or IBS", prog, first_why);
 }
 
 /* The runtime next to this pes-collect (build tree and install: bin/ and lib/),
@@ -745,9 +781,9 @@ int main(int argc, char **argv)
                         "built with pes-clang", app[0]);
     if (script)
         inst = 1;
-    const char *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
+    const struct pes_rt_backend *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
     char *preload = NULL;
-    if (backend && strcmp(backend, "soft") && inst == 0) {
+    if (backend && !backend->program_counts && inst == 0) {
         char *rt = runtime_path();
         if (!rt)
             die(1, "cannot find libpes-rt.so next to pes-collect (../lib) to preload into %s",
@@ -817,7 +853,7 @@ int main(int argc, char **argv)
                 _exit(127);
             o.set.sample_output = out;
             give(&o, "sample_output");
-            pes_setting_parse(pes_settings_find("backend"), PES_SETTING_FROM_ENV, backend, &o.set, NULL);
+            pes_setting_parse(pes_settings_find("backend"), PES_SETTING_FROM_ENV, backend->name, &o.set, NULL);
             give(&o, "backend");
         }
         o.set.command = command;

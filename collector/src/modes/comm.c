@@ -1,4 +1,4 @@
-/* rt_comm.c — ComDetective (dissertation §5.3, Alg. 1) in the soft sampler.
+/* comm.c — the comm mode: ComDetective (dissertation §5.3, Alg. 1).
  *
  * A BulletinBoard of recent store samples keyed by cache line (127 entries,
  * the paper's default): a sample whose line holds another thread's entry
@@ -17,7 +17,8 @@
  * handler uses what its own thread stored when it armed. */
 #include <string.h>
 
-#include "core/core.h"
+#include "modes/modes.h"
+#include "modes/watch.h"
 
 #define LINE 64u
 #define CHUNK 8u
@@ -111,7 +112,7 @@ static void try_arm(struct pes_rt_thread *t)
         s->wp[k].gen = gen;
 }
 
-void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
+static void comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
 {
     struct pes_rt_sampler *s = &t->s;
     uint64_t l1 = ev->addr & ~(uint64_t)(LINE - 1);
@@ -142,7 +143,7 @@ void pes_rt_comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
 }
 
 /* Signal handler: uses only what try_arm stored in this thread. */
-void pes_rt_comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
+static void comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
                       int *disarm)
 {
     struct pes_rt_sampler *s = &t->s;
@@ -158,3 +159,12 @@ void pes_rt_comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint6
         if (r != reg)
             pes_rt_watch_disarm(t, r);
 }
+
+const struct pes_rt_mode pes_rt_mode_comm = {
+    .name = "comm",
+    .uses_watchpoints = 1,
+    .start = pes_rt_watch_install,
+    .thread_exit = pes_rt_watch_thread_exit,
+    .sample = comm_sample,
+    .trap = comm_trap,
+};

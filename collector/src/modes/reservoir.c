@@ -1,10 +1,11 @@
-/* rt_reservoir.c — which global watch slot a new sample takes (ReuseTracker
+/* reservoir.c — which global watch slot a new sample takes (ReuseTracker
  * Alg. 2, AllowReplacement): inactive slots first, then active ones; a slot
  * accepts with probability 1/samples and counts the offer. An inactive slot has
  * samples = 1 (reset by the trap that decided it, Alg. 3 line 11), so it always
  * accepts. With one slot this is Vitter's reservoir of size one: after n offers
  * without a trap, each of the n sampled addresses is the one kept with
  * probability 1/n, however old it is. */
+#include "modes/reservoir.h"
 #include "core/core.h"
 
 static int allow_replacement(struct pes_rt_reservoir_slot *s, uint64_t *rng)

@@ -1,7 +1,7 @@
-/* rt_reuse.c — ReuseTracker in the soft sampler.
+/* reuse.c — ReuseTracker: the reuse (intra-thread) and reuse-shared modes.
  *
  * Intra-thread (Alg. 2 and 3): a sample takes a global slot chosen by
- * reservoir sampling (rt_reservoir.c); the sampling thread watches the address
+ * reservoir sampling (reservoir.c); the sampling thread watches the address
  * RW, every other thread W. The first trap decides: in the sampling thread it
  * is a reuse with time distance = its load+store count difference; in another
  * thread (a write) it is an invalidation. Shared cache (§6.4.2): threads of the
@@ -31,7 +31,9 @@
  * end's CAS). */
 #include <string.h>
 
-#include "core/core.h"
+#include "modes/modes.h"
+#include "modes/reservoir.h"
+#include "modes/watch.h"
 
 #define LINE 64u
 
@@ -56,17 +58,12 @@ static uint32_t next_gen;
 
 static int shared_mode(void)
 {
-    return pes_rt.cfg.mode == PES_RT_MODE_REUSE_SHARED;
+    return pes_rt.mode == &pes_rt_mode_reuse_shared;
 }
 
 static uint32_t n_slots(void)
 {
     return pes_rt.cfg.spatial ? 1 : pes_rt.cfg.debug_registers;
-}
-
-uint32_t pes_rt_socket_of(const struct pes_rt_thread *t)
-{
-    return t->s.socket;
 }
 
 /* Sum of the load+store counts of the threads of `socket`; `self` exactly.
@@ -190,7 +187,7 @@ static void arm_slot(struct pes_rt_thread *t, uint32_t i, uint32_t gen)
         pes_rt_watch_arm(t, i, LD(s->addr), LD(s->len), type, gen);
 }
 
-void pes_rt_reuse_sync(struct pes_rt_thread *t)
+static void reuse_sync(struct pes_rt_thread *t)
 {
     for (uint32_t i = 0; i < n_slots(); i++) {
         uint64_t st = __atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE);
@@ -241,7 +238,7 @@ static void choose_chunks(struct slot *s, uint64_t addr, uint32_t size, uint64_t
     ST(s->n_chunks, n);
 }
 
-void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
+static void reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
 {
     uint32_t n = n_slots();
     pthread_mutex_lock(&lock);
@@ -297,8 +294,8 @@ void pes_rt_reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
     pthread_mutex_unlock(&pes_rt.threads_lock);
 }
 
-/* Signal handler (rt_watch.c): no locks, no allocation, no watched memory. */
-void pes_rt_reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
+/* Signal handler (watch.c): no locks, no allocation, no watched memory. */
+static void reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
                        int *disarm)
 {
     uint32_t i = pes_rt.cfg.spatial ? 0 : reg;
@@ -402,7 +399,10 @@ static int censor_owned(struct pes_rt_thread *t, uint64_t count, int disarm)
     return added;
 }
 
-int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count)
+/* --samples, at a period change of thread t (its own slow path or overflow
+ * handler): its armed watches become WATCH_EXPIRED events (intra: censored at
+ * `count`, t's count now; shared cache: at its socket's count). */
+static int reuse_censor(struct pes_rt_thread *t, uint64_t count)
 {
     return censor_owned(t, count, 1);
 }
@@ -410,10 +410,36 @@ int pes_rt_reuse_censor_owner(struct pes_rt_thread *t, uint64_t count)
 /* Thread end (its own, or stopped by another thread at process exit): its
  * intra-thread watches can no longer be reused, so each still armed ends
  * censored at the thread's final count. Shared-cache watches stay armed (the
- * socket's other threads may still reuse them). Returns the events added. */
-int pes_rt_reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count)
+ * socket's other threads may still reuse them): reuse-shared has no such hook.
+ * Returns the events added. */
+static int reuse_thread_end(struct pes_rt_thread *t, uint64_t final_count)
 {
-    if (pes_rt.cfg.mode != PES_RT_MODE_REUSE)
-        return 0;
     return censor_owned(t, final_count, 0);
 }
+
+const struct pes_rt_mode pes_rt_mode_reuse = {
+    .name = "reuse",
+    .uses_watchpoints = 1,
+    .wakes_threads = 1,
+    .counts_decided = 1,
+    .start = pes_rt_watch_install,
+    .thread_exit = pes_rt_watch_thread_exit,
+    .sample = reuse_sample,
+    .sync = reuse_sync,
+    .trap = reuse_trap,
+    .censor = reuse_censor,
+    .thread_end = reuse_thread_end,
+};
+
+const struct pes_rt_mode pes_rt_mode_reuse_shared = {
+    .name = "reuse-shared",
+    .uses_watchpoints = 1,
+    .wakes_threads = 1,
+    .counts_decided = 1,
+    .start = pes_rt_watch_install,
+    .thread_exit = pes_rt_watch_thread_exit,
+    .sample = reuse_sample,
+    .sync = reuse_sync,
+    .trap = reuse_trap,
+    .censor = reuse_censor,
+};

@@ -1,10 +1,11 @@
-/* rt_watch.c — debug-register watchpoints of the calling thread:
+/* watch.c — debug-register watchpoints of the calling thread:
  * perf_event_open(PERF_TYPE_BREAKPOINT) opened lazily (x86 has 4 per thread;
  * the 5th gives ENOSPC), re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES,
  * delivering a synchronous SIGTRAP (attr.sigtrap, which needs remove_on_exec)
  * whose si_perf_data is our sig_data: magic | register | generation. x86 data
- * breakpoints trap after the access. The handler runs on a per-thread
- * sigaltstack (frames on the normal stack could hit a watched stack address),
+ * breakpoints trap after the access. The handler runs on the thread's
+ * alternate signal stack (pes_rt_altstack_setup: frames on the normal stack
+ * could hit a watched stack address),
  * never reads watched memory, takes no lock and does not allocate. A SIGTRAP
  * that is not ours goes to the handler the application had (or installs later:
  * every arm re-checks the disposition). */
@@ -16,17 +17,15 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "modes/watch.h"
 
 #ifndef TRAP_PERF
 #define TRAP_PERF 6
 #endif
-#define ALTSTACK_SIZE (64 * 1024)
 
 static struct sigaction previous;   /* the application's SIGTRAP disposition */
 static int installed;
@@ -70,29 +69,12 @@ static void take_over(void)
         previous = cur;
 }
 
-int pes_rt_watch_install(void)
+void pes_rt_watch_install(void)
 {
     if (!own_code.hi)
         own_code = pes_rt_code_range_of((const void *)&on_trap);
     take_over();
     installed = 1;
-    return 0;
-}
-
-void pes_rt_watch_thread_init(struct pes_rt_thread *t)
-{
-    stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
-        return;   /* the application's own alternate stack serves */
-    void *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return;
-    stack_t ss = {.ss_sp = p, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL) != 0) {
-        munmap(p, ALTSTACK_SIZE);
-        return;
-    }
-    t->s.altstack = p;
 }
 
 static void fill_attr(struct perf_event_attr *a, uint64_t addr, uint32_t len, int rw, uint64_t data,
@@ -167,13 +149,6 @@ void pes_rt_watch_thread_exit(struct pes_rt_thread *t)
             w->armed = 0;
         }
     }
-    if (t->s.altstack) {
-        stack_t ss = {.ss_flags = SS_DISABLE};
-        stack_t cur;
-        if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == t->s.altstack && sigaltstack(&ss, NULL) == 0)
-            munmap(t->s.altstack, ALTSTACK_SIZE);
-        t->s.altstack = NULL;
-    }
 }
 
 static void chain(int sig, siginfo_t *si, void *uc)
@@ -220,10 +195,8 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
             t->s.ignored_traps++;   /* the runtime touched it, not the program */
             disarm = 0;
         } else if (!__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
-            if (pes_rt.cfg.mode == PES_RT_MODE_COMM)
-                pes_rt_comm_trap(t, reg, gen, ip, &disarm);
-            else
-                pes_rt_reuse_trap(t, reg, gen, ip, &disarm);
+            if (pes_rt.mode->trap)
+                pes_rt.mode->trap(t, reg, gen, ip, &disarm);
         }
         if (disarm)
             pes_rt_watch_disarm(t, reg);

@@ -32,6 +32,7 @@ struct pes_cli_opt {
     char short_name;
     const char *arg;                /* value name in --help; NULL: a switch */
     const char *help;               /* lines after the first are indented under it */
+    void (*help_fn)(char *buf, size_t size);   /* instead of help: made when printed */
     enum pes_cli_kind kind;
     size_t field;                   /* offsetof(the command's options struct, ...) */
     uint64_t min, max;

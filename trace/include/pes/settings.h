@@ -28,9 +28,6 @@ enum pes_collect_mode {
     PES_MODE_REUSE_SHARED,    /* ReuseTracker shared cache (§6.4.2) */
     PES_MODE_COMM,            /* ComDetective (Alg. 1) */
 };
-enum pes_collect_backend { PES_BACKEND_SOFT, PES_BACKEND_PEBS, PES_BACKEND_IBS };
-/* how periods vary: soft ±N/8 drawn per period, PEBS none, IBS its hardware's low bits */
-enum pes_collect_jitter { PES_JITTER_EIGHTH, PES_JITTER_NONE, PES_JITTER_HARDWARE };
 /* region of interest: the program has no markers, they were obeyed, or ignored (--no-roi) */
 enum pes_collect_roi { PES_ROI_NONE, PES_ROI_MARKERS, PES_ROI_IGNORED };
 /* reuse modes: does every watch that ends undecided leave a WATCH_EXPIRED event */
@@ -40,6 +37,8 @@ enum pes_collect_heap_events { PES_HEAP_EVENTS_ALL, PES_HEAP_EVENTS_USED };
 
 /* Watchpoints per thread at most (x86 debug registers). */
 #define PES_SETTINGS_MAX_DEBUG_REGISTERS 4u
+/* A NAME setting's room, its terminating NUL included. */
+#define PES_SETTING_NAME_MAX 16
 /* --writers unset: one encoder thread per CPU of the affinity mask, at most this. */
 #define PES_SETTINGS_AUTO_WRITERS_MAX 8
 
@@ -54,11 +53,13 @@ struct pes_collect_settings {
     int quiet;                   /* no runtime warnings */
     /* what is recorded */
     int mode;                    /* enum pes_collect_mode; FULL without PES_SAMPLE_OUTPUT */
-    int backend;                 /* enum pes_collect_backend */
+    char backend[PES_SETTING_NAME_MAX];   /* a backend of the collector's table (soft, pebs, ...) */
     const char *pmu_sysfs;       /* tests: root of a fake sysfs (NULL = /sys) */
     uint64_t period_load;        /* 0 = loads are not sampled */
     uint64_t period_store;       /* 0 = stores are not sampled */
-    int period_jitter;           /* enum pes_collect_jitter (header only) */
+    /* how periods vary, as the backend says (header only): soft ±N/8 drawn
+     * per period "1/8", PEBS none "0", IBS its hardware's low bits "hardware" */
+    char period_jitter[PES_SETTING_NAME_MAX];
     int spatial;                 /* granularity: 0 temporal, 1 spatial (cache line) */
     uint32_t sockets;            /* simulated sockets (thread index % sockets), 0 = real topology */
     uint32_t debug_registers;    /* 1..4 */
@@ -89,6 +90,8 @@ enum pes_setting_type {
     PES_SETTING_CHOICE,   /* int: index of choices[]; flags and variables take min..max */
     PES_SETTING_PATH,     /* const char *: a file path, not empty */
     PES_SETTING_STRING,   /* const char *: empty = unset (NULL) */
+    PES_SETTING_NAME,     /* char[PES_SETTING_NAME_MAX]: a word the collector's own tables
+                             check (a backend); empty = the default */
 };
 
 /* pes_setting.flags */
@@ -112,6 +115,7 @@ struct pes_setting {
     enum pes_setting_type type;
     uint64_t min, max;           /* numbers; CHOICE: the indices flags and variables take */
     uint64_t def;                /* the collector's default (strings: NULL) */
+    const char *def_name;        /* NAME: the default, and the value of an absent key */
     uint64_t absent;             /* a header without the key: what its collector did */
     const char *legacy_key;      /* read when the key is absent (an older name) */
     const char *const *choices;  /* CHOICE: NULL-terminated names */
@@ -147,7 +151,7 @@ int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source fro
 int pes_setting_format(const struct pes_setting *row, const struct pes_collect_settings *s, char *buf,
                        size_t n);
 /* What a value of row must be: "a positive integer", "an integer from 16 to
- * 67108864", "0 or 1", "temporal or spatial", "a file path". */
+ * 67108864", "0 or 1", "temporal or spatial", "a file path", "a name". */
 void pes_setting_expected(const struct pes_setting *row, char *buf, size_t n);
 /* text (NULL: the row's help) with "{default}", "{min}", "{max}" replaced by the row's. */
 void pes_setting_help(const struct pes_setting *row, const char *text, char *buf, size_t n);

@@ -1,0 +1,10 @@
+# collector/src's folders may not depend on each other in a cycle, neither
+# through #include nor through the symbols their objects use (nm):
+# check_layering.py prints both graphs and any cycle.
+add_test(NAME layering.collector
+         COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/check_layering.py
+                 --src ${PROJECT_SOURCE_DIR}/collector/src --nm ${CMAKE_NM}
+                 $<TARGET_OBJECTS:pes-rt> $<TARGET_OBJECTS:pes_rt_util> $<TARGET_OBJECTS:pes_pmu>
+                 $<TARGET_OBJECTS:pes-collect> $<TARGET_OBJECTS:pes_backend_probes>
+         COMMAND_EXPAND_LISTS)
+set_tests_properties(layering.collector PROPERTIES LABELS "unit;collector")
