@@ -23,9 +23,9 @@ install(PROGRAMS ${CMAKE_SOURCE_DIR}/scripts/pes-demo.sh DESTINATION ${CMAKE_INS
 install(FILES ${CMAKE_SOURCE_DIR}/bench/kernels/gemm.c ${CMAKE_SOURCE_DIR}/bench/kernels/kernel_common.h
         DESTINATION ${CMAKE_INSTALL_DATADIR}/pes/demo)
 
-# Reading and writing traces from other programs: libpes_trace.a + pes/trace.h and
+# Reading and writing traces from other programs: libpes_trace.a + pes/trace.h, and
+# pes/settings.h for the header config's settings, typed (pes_settings_from_header).
 install(TARGETS pes_trace ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-# pes/settings.h: the header config's settings, typed (pes_settings_from_header).
 install(FILES ${CMAKE_SOURCE_DIR}/trace/include/pes/trace.h ${CMAKE_SOURCE_DIR}/trace/include/pes/settings.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pes)
 # Regions of interest in programs built by pes-clang (found there through its -idirafter).

@@ -184,7 +184,7 @@ int pes_cli_parse(const struct pes_cli *c, int argc, char **argv, void *opts, un
     shorts[ns] = '\0';
     longopts[c->n_opts] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
-    optind = 1;
+    optind = 0;   /* glibc: a full restart, whatever an earlier parse left */
     int ch;
     while ((ch = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
         size_t i = c->n_opts;
