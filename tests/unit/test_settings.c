@@ -199,10 +199,14 @@ static void format_parse_round_trip(void **state)
         pes_settings_defaults(&back);
         set_value(r, &s, other_value(r));
         char text[64];
-        assert_true(pes_setting_format(r, &s, text, sizeof text) > 0);
+        int len = pes_setting_format(r, &s, text, sizeof text);
+        assert_true(len > 0 && len == (int)strlen(text));
         assert_int_equal(pes_setting_parse(r, PES_SETTING_FROM_ENV, text, &back, NULL), 0);
         assert_true(value_of(r, &back) == value_of(r, &s));
-        assert_int_equal(pes_setting_format(r, &s, text, 1), -1);   /* does not fit */
+        /* does not fit: the length it needs, and what fit */
+        assert_int_equal(pes_setting_format(r, &s, NULL, 0), len);
+        assert_int_equal(pes_setting_format(r, &s, text, 1), len);
+        assert_string_equal(text, "");
     }
 }
 

@@ -35,13 +35,6 @@ static const char *arg_of(const struct pes_cli_opt *o)
     return s ? s->arg : o->arg;
 }
 
-const char *pes_cli_flag(const struct pes_cli *c, size_t i)
-{
-    static char buf[64];
-    snprintf(buf, sizeof buf, "--%s", name_of(&c->opts[i]));
-    return buf;
-}
-
 static void say(const struct pes_cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const struct pes_cli *c, const char *fmt, ...)
 {

@@ -333,7 +333,7 @@ int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source fro
 
 int pes_setting_format(const struct pes_setting *row, const struct pes_collect_settings *s, char *buf, size_t n)
 {
-    int len;
+    int len = -1;
     uint64_t v = load(row, s);
     if (row->type == PES_SETTING_NAME) {
         len = snprintf(buf, n, "%s", (const char *)cfield_of(row, s));
@@ -341,13 +341,14 @@ int pes_setting_format(const struct pes_setting *row, const struct pes_collect_s
         const char *str = *(const char *const *)cfield_of(row, s);
         len = snprintf(buf, n, "%s", str ? str : "");
     } else if (row->type == PES_SETTING_CHOICE) {
-        len = v < n_choices(row) ? snprintf(buf, n, "%s", row->choices[v]) : -1;
+        if (v < n_choices(row))
+            len = snprintf(buf, n, "%s", row->choices[v]);
     } else if (row->type == PES_SETTING_INT) {
         len = snprintf(buf, n, "%d", (int)(int64_t)v);
     } else {
         len = snprintf(buf, n, "%llu", (unsigned long long)v);
     }
-    return len < 0 || (size_t)len >= n ? -1 : len;
+    return len;
 }
 
 void pes_setting_help(const struct pes_setting *row, const char *text, char *buf, size_t n)
@@ -426,7 +427,8 @@ int pes_settings_to_header(const struct pes_collect_settings *s, char *buf, size
         const struct pes_setting *row = &pes_settings[i];
         if (!written(row, s))
             continue;
-        if (pes_setting_format(row, s, value, sizeof value) < 0)
+        int len = pes_setting_format(row, s, value, sizeof value);
+        if (len < 0 || (size_t)len >= sizeof value)
             return -1;
         int w = snprintf(buf + used, n - used, "%s=%s\n", row->key, value);
         if (w < 0 || (size_t)w >= n - used) {

@@ -273,13 +273,18 @@ static void export_settings(const struct options *o)
 {
     for (size_t i = 0; i < pes_settings_count; i++) {
         const struct pes_setting *row = &pes_settings[i];
-        char value[4096];
         if (!row->env || strcmp(row->name, "pmu_sysfs") == 0)   /* a test hook passes through */
             continue;
-        if (!o->gave[i])
+        if (!o->gave[i]) {
             unsetenv(row->env);
-        else if (pes_setting_format(row, &o->set, value, sizeof value) < 0 || setenv(row->env, value, 1) < 0)
+            continue;
+        }
+        int len = pes_setting_format(row, &o->set, NULL, 0);   /* PES_COMMAND has no bound */
+        char *value = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        if (!value || pes_setting_format(row, &o->set, value, (size_t)len + 1) != len ||
+            setenv(row->env, value, 1) < 0)
             die(1, "%s: cannot set it", row->env);
+        free(value);
     }
 }
 

@@ -67,7 +67,4 @@ int pes_cli_parse(const struct pes_cli *c, int argc, char **argv, void *opts, un
 /* --help: usage_head, one line per row (label, then help in one column), usage_tail. */
 void pes_cli_usage(const struct pes_cli *c, FILE *out);
 
-/* The flag of row i as the user types it ("--limit"). */
-const char *pes_cli_flag(const struct pes_cli *c, size_t i);
-
 #endif /* PES_CLI_H */

@@ -146,8 +146,9 @@ enum pes_setting_source {
 int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source from, const char *text,
                       struct pes_collect_settings *s, struct pes_error *err);
 /* The row's value in *s as the variable and the header write it ("1024",
- * "reuse", "0"). Returns its length, or -1 if it does not fit in n bytes
- * (strings: NULL is ""). */
+ * "reuse", "0"; a NULL string is ""). Returns its length as snprintf does
+ * (n bytes or more: buf holds what fit; buf may be NULL when n is 0), or -1
+ * for a choice out of its row's range. */
 int pes_setting_format(const struct pes_setting *row, const struct pes_collect_settings *s, char *buf,
                        size_t n);
 /* What a value of row must be: "a positive integer", "an integer from 16 to
