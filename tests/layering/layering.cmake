@@ -8,3 +8,9 @@ add_test(NAME layering.collector
                  $<TARGET_OBJECTS:pes-collect> $<TARGET_OBJECTS:pes_backend_probes>
          COMMAND_EXPAND_LISTS)
 set_tests_properties(layering.collector PROPERTIES LABELS "unit;collector")
+
+# The checker itself, on a made-up tree with and without a cycle.
+add_test(NAME layering.selftest
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/selftest.sh ${CMAKE_CURRENT_LIST_DIR}/check_layering.py
+                 ${CMAKE_C_COMPILER} ${CMAKE_NM} ${CMAKE_CURRENT_BINARY_DIR}/layering-selftest)
+set_tests_properties(layering.selftest PROPERTIES LABELS "unit;collector")

@@ -194,13 +194,13 @@ struct pes_rt_sampler {
     uint64_t lost;                 /* events dropped: buffer full in a handler */
     uint64_t nested_loads, nested_stores;   /* atomic: a signal handler's, not yet counted */
     uint64_t traps, ignored_traps;
-    /* comm mode */
+    /* the comm mode's (modes/comm.c) */
     uint64_t prev_sample_ns, cur_sample_ns, t_prev, wp_armed_ns;
     uint32_t wp_publisher;
     uint64_t wp_m2;
     uint32_t wp_d2;
-    void *altstack;
-    struct pes_rt_pmu_ring pmu[2];  /* pebs: load, store; ibs: ops */
+    void *altstack;                /* the runtime's alternate signal stack (rt_signals.c) */
+    struct pes_rt_pmu_ring pmu[2];  /* backends/perf.c's: pebs: load, store; ibs: ops */
 };
 
 /* A thread's full-trace gate (rt_roi.c), under its lock. */
@@ -313,7 +313,7 @@ PES_RT_HIDDEN void pes_rt_reserve_free(struct pes_rt_thread *t);
  * stores field; PES_RT_CD_OFF never runs out in practice. */
 #define PES_RT_CD_OFF ((int64_t)1 << 61)
 #define PES_RT_CD_MAX_ROOM ((uint64_t)1 << 23)   /* keeps the stores field exact */
-#define PES_RT_CD_WAKE_ROOM 16384u               /* reuse modes: bounds a lost wake-up */
+#define PES_RT_CD_WAKE_ROOM 16384u               /* modes that wake threads: bounds a lost wake-up */
 #define PES_RT_RECORD_SHARE 64u                  /* records' share of the room (rt_buffer.c) */
 #define PES_RT_RECORD_SHARE_FROM 1024u           /* ... while the room is at least this */
 /* Decoded drop of a countdown: loads and stores the check path counted. */
