@@ -165,8 +165,7 @@ static int is_name(const char *t)
 
 static void store_name(const struct pes_setting *row, struct pes_collect_settings *s, const char *name)
 {
-    char *f = (char *)s + row->field;
-    snprintf(f, PES_SETTING_NAME_MAX, "%s", name ? name : "");
+    snprintf(field_of(row, s), PES_SETTING_NAME_MAX, "%s", name ? name : "");
 }
 
 static uint64_t n_choices(const struct pes_setting *row)
@@ -216,24 +215,6 @@ void pes_settings_defaults(struct pes_collect_settings *s)
         if (pes_settings[i].type == PES_SETTING_NAME)
             store_name(&pes_settings[i], s, pes_settings[i].def_name);
     }
-}
-
-/* Strict decimal: digits only, no sign or blanks, no overflow. */
-static int parse_decimal(const char *t, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!*t)
-        return -1;
-    for (; *t; t++) {
-        if (*t < '0' || *t > '9')
-            return -1;
-        unsigned d = (unsigned)(*t - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return 0;
 }
 
 /* "a", "a or b", "a, b or c" of the choices first..last. */
@@ -324,7 +305,8 @@ int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source fro
             }
         return bad_value(row, from, text, err);
     default:
-        if (parse_decimal(text, &v) < 0 || v < row->min || v > row->max)
+        /* decimal digits only: no sign, blank or 0x; not above 2^64 - 1 */
+        if (pes_parse_u64(text, 10, &v) < 0 || v < row->min || v > row->max)
             return bad_value(row, from, text, err);
         store(row, s, v);
         return 0;
