@@ -53,10 +53,9 @@ struct options {
     int list_backends;
     const char *output;
     int force;
-    /* the first sampling-only flag given ("period"), refused without --mode */
+    /* a sampling-only flag given ("period"; the first in --help order), refused without --mode */
     const char *sampling_flag;
 };
-
 
 __attribute__((noreturn, format(printf, 2, 3))) static void die(int status, const char *fmt, ...)
 {
@@ -266,9 +265,9 @@ static int parse_options(int argc, char **argv, struct options *o)
     return first;
 }
 
-/* In the child: the settings the flags gave become PES_* variables, and
- * every other one that the launcher does not set itself is removed (a value
- * left over in the caller's environment would otherwise apply). */
+/* In the child: the settings the flags (and the launcher: outputs, backend,
+ * command) gave become PES_* variables; every other one is removed, since a
+ * value left over in the caller's environment would otherwise apply. */
 static void export_settings(const struct options *o)
 {
     for (size_t i = 0; i < pes_settings_count; i++) {
