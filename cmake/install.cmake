@@ -23,9 +23,11 @@ install(PROGRAMS ${CMAKE_SOURCE_DIR}/scripts/pes-demo.sh DESTINATION ${CMAKE_INS
 install(FILES ${CMAKE_SOURCE_DIR}/bench/kernels/gemm.c ${CMAKE_SOURCE_DIR}/bench/kernels/kernel_common.h
         DESTINATION ${CMAKE_INSTALL_DATADIR}/pes/demo)
 
-# Reading and writing traces from other programs: libpes_trace.a + pes/trace.h.
+# Reading and writing traces from other programs: libpes_trace.a + pes/trace.h, and
+# pes/settings.h for the header config's settings, typed (pes_settings_from_header).
 install(TARGETS pes_trace ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/trace/include/pes/trace.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pes)
+install(FILES ${CMAKE_SOURCE_DIR}/trace/include/pes/trace.h ${CMAKE_SOURCE_DIR}/trace/include/pes/settings.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pes)
 # Regions of interest in programs built by pes-clang (found there through its -idirafter).
 install(FILES ${CMAKE_SOURCE_DIR}/collector/include/pes/roi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pes)
 file(RELATIVE_PATH PES_PC_TO_PREFIX ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})

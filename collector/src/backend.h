@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define PES_ENV_BACKEND "PES_BACKEND"   /* unset or empty: the program-counted backend (soft) */
 
 struct pes_rt_thread;
 

@@ -80,9 +80,9 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     j->si = si;
     j->top = k->top;
     j->by_object = replay_by_parse(k->by) == REPLAY_BY_OBJECT;
-    replay_sampled_config_read(&j->cfg, si->header);
+    replay_sampled_config_read(&j->cfg, si->header, si->settings);
     replay_ci_init(&j->ci, replay_interval_bias_parse(k->interval_bias));
-    if (replay_truth_begin(si->paired, replay_truth_track(si->header ? si->header->config : NULL), &j->t, err) < 0) {
+    if (replay_truth_begin(si->paired, replay_truth_track(si->settings), &j->t, err) < 0) {
         destroy(j);
         return NULL;
     }

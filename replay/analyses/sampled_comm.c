@@ -68,7 +68,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     a->si = si;
     a->n_threads = si->n_streams;
-    replay_sampled_config_read(&a->cfg, si->header);
+    replay_sampled_config_read(&a->cfg, si->header, si->settings);
     replay_ci_init(&a->ci, replay_interval_bias_parse(k->interval_bias));
     a->comm_mode = strcmp(a->cfg.mode, "comm") == 0;
     int est = replay_comm_estimator_parse(k->comm_estimator);
@@ -185,8 +185,7 @@ static int finish(void *self, struct pes_error *err) {
      * time mark every time_interval records, of which this share are
      * accesses (the rest are BB entries), so that many accesses per mark */
     if (a->si->paired && a->full_accesses) {
-        const struct pes_trace_info *fh = a->si->paired->header;
-        double marks = (double)replay_config_u64(fh ? fh->config : NULL, "time_interval", 1024);
+        double marks = (double)a->si->paired->settings->time_interval;
         double accesses = marks * (double)a->full_accesses / (double)(a->full_accesses + a->full_bbs);
         if (accesses > 0) a->resolution = accesses;
     }

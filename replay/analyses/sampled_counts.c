@@ -39,7 +39,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     c->si = si;
     c->n_threads = si->n_streams;
-    replay_sampled_config_read(&c->cfg, si->header);
+    replay_sampled_config_read(&c->cfg, si->header, si->settings);
     replay_ci_init(&c->ci, replay_interval_bias_parse(k->interval_bias));
     return c;
 }

@@ -18,7 +18,7 @@ int replay_sampled_gather(const struct pes_siblings *sib, const struct pes_strea
     if (!counts || !reuse || !comm || !sites)
         return pes_error_set(err, PES_ERR_ARG, 0, "the sampled analyses did not all run on %s", si->path);
     struct replay_sampled_config c;
-    replay_sampled_config_read(&c, si->header);
+    replay_sampled_config_read(&c, si->header, si->settings);
     memcpy(s->mode, c.mode, sizeof s->mode);
     s->period_load = c.period_load;
     s->period_store = c.period_store;

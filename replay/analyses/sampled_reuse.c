@@ -160,7 +160,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     a->si = si;
     a->n_threads = si->n_streams;
-    replay_sampled_config_read(&a->cfg, si->header);
+    replay_sampled_config_read(&a->cfg, si->header, si->settings);
     replay_ci_init(&a->ci, replay_interval_bias_parse(k->interval_bias));
     int est = replay_reuse_estimator_parse(k->reuse_estimator), model = replay_stack_model_parse(k->stack_model);
     a->asked = est < 0 ? REPLAY_EST_AUTO : est;

@@ -8,7 +8,7 @@
  *   2  bad command line
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "pes/cli.h"
 #include "pes/progress.h"
 #include "pes/trace.h"
 #include "utf8.h"
@@ -28,7 +29,7 @@ struct opts {
     int header_only, tables, stats;
     int64_t thread;   /* -1 = all */
     uint64_t limit;   /* 0 = no limit */
-    enum fmt fmt;
+    int fmt;          /* enum fmt */
 };
 
 struct dump {
@@ -56,85 +57,72 @@ static void message(const char *fmt, ...)
     fprintf(stderr, "pes-dump: %s\n", safe(line));
 }
 
-static void usage(FILE *f)
+/* --thread N: a thread index (the rest of the code takes -1 as all) */
+static int parse_thread(const char *v, void *opts)
 {
-    fprintf(f,
-            "Usage: pes-dump [options] TRACE\n"
-            "\n"
-            "Prints a pes trace as text: the header, the module tables, the threads,\n"
-            "then every record or event of every block in file order.\n"
-            "\n"
-            "  --header-only        print the header and stop\n"
-            "  --tables             print header, modules and threads, no records\n"
-            "  --thread N           only records/events of thread index N\n"
-            "  --limit N            stop after N records/events\n"
-            "  --stats              per block type: blocks, records, compressed bytes\n"
-            "  --format text|json   json: one object per line (docs/trace-format.md)\n"
-            "  -h, --help           this text\n"
-            "      --version        print the version\n"
-            "\n"
-            "Exit status: 0 when the whole trace was printed (a truncated one too, with a\n"
-            "warning), 1 when it is unreadable or corrupt, 2 for a bad command line.\n");
+    uint64_t n;
+    if (pes_parse_u64(v, 10, &n) < 0 || n > UINT32_MAX)
+        return -1;
+    ((struct opts *)opts)->thread = (int64_t)n;
+    return 0;
 }
 
-enum { OPT_HEADER = 256, OPT_TABLES, OPT_STATS, OPT_THREAD, OPT_LIMIT, OPT_FORMAT, OPT_VERSION };
+static const char *const fmt_names[] = {"text", "json", NULL};
+static const int fmt_values[] = {FMT_TEXT, FMT_JSON};
 
-/* getopt_long, as pes-collect and pes-replay parse: --opt value or
- * --opt=value, options and the trace in any order, -- ends the options. */
+#define FIELD(f) offsetof(struct opts, f)
+static const struct pes_cli_opt opt_rows[] = {
+    {.name = "header-only", .kind = PES_CLI_SWITCH, .field = FIELD(header_only),
+     .help = "print the header and stop"},
+    {.name = "tables", .kind = PES_CLI_SWITCH, .field = FIELD(tables),
+     .help = "print header, modules and threads, no records"},
+    {.name = "thread", .arg = "N", .kind = PES_CLI_FN, .parse = parse_thread,
+     .expected = "a non-negative integer", .help = "only records/events of thread index N"},
+    {.name = "limit", .arg = "N", .kind = PES_CLI_U64, .field = FIELD(limit), .max = UINT64_MAX,
+     .expected = "a non-negative integer", .help = "stop after N records/events"},
+    {.name = "stats", .kind = PES_CLI_SWITCH, .field = FIELD(stats),
+     .help = "per block type: blocks, records, compressed bytes"},
+    {.name = "format", .arg = "text|json", .kind = PES_CLI_CHOICE, .field = FIELD(fmt), .names = fmt_names,
+     .values = fmt_values, .expected = "text or json", .help = "json: one object per line (docs/trace-format.md)"},
+    {.name = "help", .short_name = 'h', .kind = PES_CLI_HELP, .help = "this text"},
+    {.name = "version", .kind = PES_CLI_VERSION, .help = "print the version"},
+};
+#undef FIELD
+
+static void usage_message(const char *line)
+{
+    message("%s", line);
+}
+
+static const struct pes_cli cli = {
+    .prog = "pes-dump",
+    .version = PES_VERSION,
+    .usage_head = "Usage: pes-dump [options] TRACE\n"
+                  "\n"
+                  "Prints a pes trace as text: the header, the module tables, the threads,\n"
+                  "then every record or event of every block in file order.\n"
+                  "\n",
+    .usage_tail = "\n"
+                  "Exit status: 0 when the whole trace was printed (a truncated one too, with a\n"
+                  "warning), 1 when it is unreadable or corrupt, 2 for a bad command line.\n",
+    .opts = opt_rows,
+    .n_opts = sizeof opt_rows / sizeof opt_rows[0],
+    .help_column = 23,
+    .message = usage_message,
+};
+
+/* As pes-collect and pes-replay parse: --opt value or --opt=value, options
+ * and the trace in any order, -- ends the options. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    static const struct option longs[] = {
-        {"header-only", no_argument, NULL, OPT_HEADER}, {"tables", no_argument, NULL, OPT_TABLES},
-        {"stats", no_argument, NULL, OPT_STATS},        {"thread", required_argument, NULL, OPT_THREAD},
-        {"limit", required_argument, NULL, OPT_LIMIT},   {"format", required_argument, NULL, OPT_FORMAT},
-        {"help", no_argument, NULL, 'h'},               {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
     o->thread = -1;
-    opterr = 0;
-    int c;
-    uint64_t v;
-    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
-        switch (c) {
-        case OPT_HEADER: o->header_only = 1; break;
-        case OPT_TABLES: o->tables = 1; break;
-        case OPT_STATS: o->stats = 1; break;
-        case 'h': usage(stdout); exit(0);
-        case OPT_VERSION: printf("pes-dump %s\n", PES_VERSION); exit(0);
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                o->fmt = FMT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                o->fmt = FMT_JSON;
-            else {
-                message("--format: expected text or json, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_THREAD:
-        case OPT_LIMIT: {
-            const char *flag = c == OPT_THREAD ? "--thread" : "--limit";
-            if (pes_parse_u64(optarg, 0, &v) || (c == OPT_THREAD && v > UINT32_MAX)) {
-                message("%s: expected a non-negative integer, got '%s'", flag, optarg);
-                return -1;
-            }
-            if (c == OPT_THREAD)
-                o->thread = (int64_t)v;
-            else
-                o->limit = v;
-            break;
-        }
-        case ':': message("%s: expected a value (see --help)", argv[optind - 1]); return -1;
-        default:
-            if (optopt)
-                message("-%c: unknown option (see --help)", optopt);
-            else
-                message("%s: unknown option (see --help)", argv[optind - 1]);
-            return -1;
-        }
-    }
-    for (int i = optind; i < argc; i++) {
+    int first = pes_cli_parse(&cli, argc, argv, o, NULL);
+    if (first == 0)
+        exit(0);
+    if (first < 0)
+        return -1;
+    for (int i = first; i < argc; i++) {
         if (o->path) {
             message("more than one trace given ('%s', '%s')", o->path, argv[i]);
             return -1;
@@ -143,7 +131,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
     }
     if (!o->path) {
         message("no trace given");
-        usage(stderr);
+        pes_cli_usage(&cli, stderr);
         return -1;
     }
     return 0;

@@ -254,25 +254,17 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
 }
 
 /* The report's run-level sections, before any analysis adds to them. */
-/* What the collector kept (its config lines roi=, skip=, max_accesses=,
- * rt_init.c): "region of interest (pes_roi_begin/end), first 100 accesses per
+/* What the collector kept (the header's roi, skip, max_accesses settings):
+ * "region of interest (pes_roi_begin/end), first 100 accesses per
  * thread skipped, at most 50 per thread", or "" for the whole run. */
-static void region_label(const char *config, char *buf, size_t n) {
-    size_t used = 0;
-    buf[0] = 0;
-    for (const char *l = config ? config : ""; *l;) {
-        const char *end = strchr(l, '\n');
-        size_t len = end ? (size_t)(end - l) : strlen(l);
-        char line[96];
-        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
-        const char *what = NULL;
-        char num[64];
-        if (!strcmp(line, "roi=markers")) what = "region of interest (pes_roi_begin/end)";
-        else if (!strncmp(line, "skip=", 5)) snprintf(num, sizeof num, "first %s accesses per thread skipped", line + 5), what = num;
-        else if (!strncmp(line, "max_accesses=", 13)) snprintf(num, sizeof num, "at most %s accesses per thread", line + 13), what = num;
-        if (what && used < n) used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", what);
-        l += len + (end != NULL);
-    }
+static void region_label(const struct pes_collect_settings *s, char *buf, size_t n) {
+    int used = snprintf(buf, n, "%s", s->roi_state == PES_ROI_MARKERS ? "region of interest (pes_roi_begin/end)" : "");
+    if (s->skip && used >= 0 && (size_t)used < n)
+        used += snprintf(buf + used, n - (size_t)used, "%sfirst %llu accesses per thread skipped", used ? ", " : "",
+                         (unsigned long long)s->skip);
+    if (s->max_accesses && used >= 0 && (size_t)used < n)
+        snprintf(buf + used, n - (size_t)used, "%sat most %llu accesses per thread", used ? ", " : "",
+                 (unsigned long long)s->max_accesses);
 }
 
 static void report_head(struct run *run) {
@@ -290,7 +282,7 @@ static void report_head(struct run *run) {
     pes_r_u64(r, t, "skipped_blocks", replay_input_skipped(run->in, NULL));
     pes_r_flag(pes_r_str(r, t, "label", text ? replay_input_text_kind(run->in) : "full trace"), PES_R_TEXT_ONLY);
     char region[256];
-    region_label(info ? info->config : NULL, region, sizeof region);
+    region_label(replay_input_settings(run->in), region, sizeof region);
     if (region[0]) pes_r_str(r, t, "region", region);
     struct pes_rnode *m = pes_r_object(r, root, "machine");
     pes_r_str(r, m, "name", run->machine->name);

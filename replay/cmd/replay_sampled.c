@@ -21,7 +21,8 @@
 /* The stream of an input: its header, threads, damage. */
 static struct pes_stream_info stream_of(struct replay_input *in, const char *path, uint32_t kind) {
     return (struct pes_stream_info){
-        .path = path, .kind = kind, .header = replay_input_info(in), .n_streams = replay_input_threads(in),
+        .path = path, .kind = kind, .header = replay_input_info(in), .settings = replay_input_settings(in),
+        .n_streams = replay_input_threads(in),
         .truncated = replay_input_truncation(in) != NULL, .skipped_blocks = replay_input_skipped(in, NULL),
         .site = replay_site_of_input, .site_ctx = in,
     };
@@ -31,14 +32,14 @@ static struct pes_stream_info stream_of(struct replay_input *in, const char *pat
  * (--sockets if given, else what the collector simulated; threads in compact
  * blocks), the sampled trace's line size, the machine. */
 static int pair_full(struct pes_stream_info *full, struct replay_input *fin, const struct replay_options *o,
-                     const struct pes_machine *m, const char *sampled_config, uint32_t **cache,
+                     const struct pes_machine *m, const struct pes_collect_settings *sampled, uint32_t **cache,
                      struct pes_error *err) {
     uint32_t n = full->n_streams;
-    uint32_t sockets = o->sockets > 1 ? o->sockets : (uint32_t)replay_config_u64(sampled_config, "sockets", 0);
+    uint32_t sockets = o->sockets > 1 ? o->sockets : sampled->sockets;
     if (sockets == 0) sockets = 1;
     if (sockets > n) sockets = n;
-    uint32_t line = (uint32_t)replay_config_u64(sampled_config, "line_size", 64);
-    if (line == 0 || (line & (line - 1))) line = 64;
+    uint32_t line = sampled->line_size;
+    if (line == 0 || (line & (line - 1))) line = (uint32_t)pes_settings_find("line_size")->def;
     if (!(*cache = calloc(n ? n : 1, sizeof **cache))) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     for (uint32_t i = 0; i < n; i++) (*cache)[i] = pes_stream_compact_cache(i, n, sockets);
     full->n_caches = sockets;
@@ -72,13 +73,13 @@ static int analyse(const struct replay_options *o, const struct pes_machine *m, 
     int rc = -1;
     si.objects = replay_input_objects_setup(sin, o);
     /* what each event stands for, known before the first batch (weights.h) */
-    struct pes_weights *weights = pes_weights_build(o->trace, si.header, si.n_streams, err);
+    struct pes_weights *weights = pes_weights_build(o->trace, si.settings, si.n_streams, err);
     if (!weights) return -1;
     si.weights = weights;
     if (fin) {
         full = stream_of(fin, o->full, PES_TRACE_FULL);
         full.objects = replay_input_objects_setup(fin, o);
-        if (pair_full(&full, fin, o, m, si.header->config, &cache, err) < 0) {
+        if (pair_full(&full, fin, o, m, si.settings, &cache, err) < 0) {
             pes_weights_free(weights);
             return -1;
         }

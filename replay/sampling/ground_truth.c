@@ -102,8 +102,8 @@ int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct
     return 0;
 }
 
-uint32_t replay_truth_track(const char *sampled_config) {
-    return replay_config_spatial(sampled_config) ? PES_RT_TRACK_ADDRESS | PES_RT_TRACK_LINE : PES_RT_TRACK_ADDRESS;
+uint32_t replay_truth_track(const struct pes_collect_settings *sampled) {
+    return sampled->spatial ? PES_RT_TRACK_ADDRESS | PES_RT_TRACK_LINE : PES_RT_TRACK_ADDRESS;
 }
 
 int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct replay_truth *t,

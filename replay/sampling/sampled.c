@@ -1,6 +1,6 @@
 /*
- * sampled.c — the sampled trace's settings (its header's config lines, read
- * in one place), the names of the sampled analyses' options, and the
+ * sampled.c — what the sampled analyses use of the trace's settings (read
+ * once per trace, pes/settings.h), the names of the sampled analyses' options, and the
  * gathered record of their results (sampled.h). The analyses themselves are
  * replay/analyses/sampled_*.c.
  */
@@ -10,62 +10,27 @@
 
 #include "sampled.h"
 
-/* Value of `key` in the header's "key=value" lines, or NULL. */
-static const char *config_get(const char *config, const char *key, char *buf, size_t size) {
-    size_t kl = strlen(key);
-    for (const char *p = config; p && *p;) {
-        const char *end = strchr(p, '\n');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t vl = len - kl - 1 < size - 1 ? len - kl - 1 : size - 1;
-            memcpy(buf, p + kl + 1, vl);
-            buf[vl] = 0;
-            return buf;
-        }
-        p = end ? end + 1 : p + len;
-    }
-    return NULL;
-}
-
-uint64_t replay_config_u64(const char *config, const char *key, uint64_t def) {
-    char buf[64];
-    const char *v = config_get(config, key, buf, sizeof buf);
-    if (!v) return def;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    return end != v ? (uint64_t)x : def;
-}
-
-int replay_config_spatial(const char *config) {
-    char buf[32];
-    const char *g = config_get(config, "granularity", buf, sizeof buf);
-    return g && strcmp(g, "spatial") == 0;
-}
-
-void replay_sampled_config_read(struct replay_sampled_config *s, const struct pes_trace_info *header) {
-    const char *config = header ? header->config : NULL;
-    char buf[32];
+/* The trace's settings as the analyses use them (what an older collector
+ * did for a key it did not write: pes/settings.h's `absent` column). */
+void replay_sampled_config_read(struct replay_sampled_config *s, const struct pes_trace_info *header,
+                                const struct pes_collect_settings *set) {
     memset(s, 0, sizeof *s);
-    const char *mode = config_get(config, "mode", buf, sizeof buf);
-    snprintf(s->mode, sizeof s->mode, "%s", mode ? mode : "unknown");
-    uint64_t period = replay_config_u64(config, "period", 0);
-    s->period_load = replay_config_u64(config, "period_load", period);
-    s->period_store = replay_config_u64(config, "period_store", period);
-    s->line = (uint32_t)replay_config_u64(config, "line_size", 64);
-    s->debug_registers = (uint32_t)replay_config_u64(config, "debug_registers", 4);
-    s->watch_bytes = (uint32_t)replay_config_u64(config, "watch_bytes", 8);
-    s->sockets = (uint32_t)replay_config_u64(config, "sockets", 0);
-    /* the collector's default: a full trace of the same run marks time every 1024 accesses */
-    s->time_interval = (double)replay_config_u64(config, "time_interval", 1024);
-    if (!(s->time_interval > 0)) s->time_interval = 1024;
+    if (pes_setting_format(pes_settings_find("mode"), set, s->mode, sizeof s->mode) < 0)
+        snprintf(s->mode, sizeof s->mode, "unknown");
+    s->period_load = set->period_load;
+    s->period_store = set->period_store;
+    s->line = set->line_size;
+    s->debug_registers = set->debug_registers;
+    s->watch_bytes = set->watch_bytes;
+    s->sockets = set->sockets;
+    /* a full trace of the same run marks time every time_interval accesses */
+    s->time_interval = (double)set->time_interval;
     /* collectors that write a heap block's events only when an event needs it say so */
-    s->heap_on_use = config_get(config, "heap_events", buf, sizeof buf) != NULL;
-    s->samples_target = replay_config_u64(config, "samples_target", 0);
-    s->spatial = replay_config_spatial(config);
-    const char *roi = config_get(config, "roi", buf, sizeof buf);
-    s->roi = roi && strcmp(roi, "markers") == 0;
-    const char *cens = config_get(config, "censoring", buf, sizeof buf);
-    s->censoring = cens && strcmp(cens, "watch_expired") == 0;
+    s->heap_on_use = set->heap_events == PES_HEAP_EVENTS_USED;
+    s->samples_target = set->samples_target;
+    s->spatial = set->spatial;
+    s->roi = set->roi_state == PES_ROI_MARKERS;
+    s->censoring = set->censoring == PES_CENSORING_WATCH_EXPIRED;
     /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
     double covered = (double)s->debug_registers * s->watch_bytes;
     s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;

@@ -115,8 +115,9 @@ void replay_ci_init(struct replay_ci *ci, int calibrated);
  * family f: Wilson, widened by ci->bias[f], within [0, 1]. */
 void replay_ci90(const struct replay_ci *ci, enum replay_ci_family f, double p, double n_eff, double *lo, double *hi);
 
-/* The sampled trace's settings: its header's "key=value" config lines, read
- * once by replay_sampled_config_read (the lookups are all there). */
+/* What the sampled analyses use of the sampled trace's settings (read once
+ * per trace from its header: si->settings, pes_settings_from_header) and of
+ * its header's identity; replay_sampled_config_read derives them. */
 struct replay_sampled_config {
     char mode[32];                   /* "mode" */
     uint64_t period_load, period_store;   /* with --samples: the caps */
@@ -127,10 +128,13 @@ struct replay_sampled_config {
     int spatial;                     /* granularity=spatial: reuses are line reuses */
     int roi;                         /* roi=markers: samples only inside the region of interest */
     int censoring;                   /* censoring=watch_expired: censored watches are recorded */
-    int heap_on_use;                 /* heap_events=...: heap events only as samples need them */
+    int heap_on_use;                 /* heap_events=used: heap events only as samples need them */
     struct replay_execution exec;    /* the header's identity */
 };
-void replay_sampled_config_read(struct replay_sampled_config *c, const struct pes_trace_info *header);
+/* settings: the trace's (what a key absent from its header means is the
+ * table's `absent` column); header: its identity (NULL: none). */
+void replay_sampled_config_read(struct replay_sampled_config *c, const struct pes_trace_info *header,
+                                const struct pes_collect_settings *settings);
 /* Every sampled event of a thread the trace does not announce is refused
  * (a corrupt trace): the error names the file and the block's offset. */
 int replay_sampled_bad_thread(struct pes_error *err, const char *path, uint64_t offset, uint32_t thread,
@@ -226,11 +230,11 @@ struct replay_truth {
  * replay_truth_track says which a sampled trace is held against. */
 int replay_truth_begin(const struct pes_stream_info *si, uint32_t track, struct replay_truth *t,
                        struct pes_error *err);
-/* What replay_accuracy_compute reads of rt_truth for a sampled trace with this
- * header config: its reuses at the address (temporal) or, for
+/* What replay_accuracy_compute reads of rt_truth for a sampled trace with
+ * these settings: its reuses at the address (temporal) or, for
  * granularity=spatial, the line's; the invalidations by site at the address
  * either way. */
-uint32_t replay_truth_track(const char *sampled_config);
+uint32_t replay_truth_track(const struct pes_collect_settings *sampled);
 /* Every access of b, in order (BB entries are not needed). */
 int replay_truth_batch(struct replay_truth *t, const struct pes_batch *b, struct pes_error *err);
 /* The per-line keys of the sites seen (si->site). 0 or -1. */
@@ -282,10 +286,5 @@ int replay_accuracy_compute(const struct replay_sampled *s, const struct replay_
  * all sites of one line (an unrolled loop has several sites per line); sites
  * without a debug location keep their own key. */
 uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id);
-
-/* A number in the header's "key=value" config lines, or def. */
-uint64_t replay_config_u64(const char *config, const char *key, uint64_t def);
-/* The header's config says granularity=spatial: its reuses are line reuses. */
-int replay_config_spatial(const char *config);
 
 #endif /* PES_REPLAY_SAMPLED_H */

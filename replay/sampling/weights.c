@@ -28,25 +28,23 @@ struct pes_weights {
     struct epochs *epochs;                /* [n_threads] */
 };
 
-/* The header's settings the weights depend on (its "key=value" lines). */
-static void read_settings(struct pes_weights *w, const struct pes_trace_info *header) {
-    const char *config = header ? header->config : NULL;
-    uint64_t period = replay_config_u64(config, "period", 0);
-    w->period_load = replay_config_u64(config, "period_load", period);
-    w->period_store = replay_config_u64(config, "period_store", period);
-    w->samples_target = replay_config_u64(config, "samples_target", 0);
+/* The trace's settings the weights depend on (si->settings). */
+static void read_settings(struct pes_weights *w, const struct pes_collect_settings *set) {
+    w->period_load = set->period_load;
+    w->period_store = set->period_store;
+    w->samples_target = set->samples_target;
     /* a thread without PERIOD events ran at the header's period, or with
      * --samples at the schedule's first level (cap >> period_levels), having
      * taken no sample */
-    uint64_t shift = w->samples_target ? replay_config_u64(config, "period_levels", 6) : 0;
+    uint64_t shift = w->samples_target ? set->period_levels : 0;
     w->first_load = shift >= 64 ? 0 : w->period_load >> shift;
     w->first_store = shift >= 64 ? 0 : w->period_store >> shift;
     if (w->period_load && !w->first_load) w->first_load = 1;
     if (w->period_store && !w->first_store) w->first_store = 1;
 }
 
-struct pes_weights *pes_weights_create(const char *path, const struct pes_trace_info *header, uint32_t n_threads,
-                                       struct pes_error *err) {
+struct pes_weights *pes_weights_create(const char *path, const struct pes_collect_settings *settings,
+                                      uint32_t n_threads, struct pes_error *err) {
     struct pes_weights *w = calloc(1, sizeof *w);
     if (w) w->epochs = calloc(n_threads ? n_threads : 1, sizeof *w->epochs);
     if (!w || !w->epochs) {
@@ -56,7 +54,7 @@ struct pes_weights *pes_weights_create(const char *path, const struct pes_trace_
     }
     w->path = path;
     w->n_threads = n_threads;
-    read_settings(w, header);
+    read_settings(w, settings);
     return w;
 }
 
@@ -90,9 +88,9 @@ void pes_weights_seal(struct pes_weights *w) {
         if (w->epochs[t].n) qsort(w->epochs[t].e, w->epochs[t].n, sizeof *w->epochs[t].e, by_time);
 }
 
-struct pes_weights *pes_weights_build(const char *path, const struct pes_trace_info *header, uint32_t n_threads,
-                                      struct pes_error *err) {
-    struct pes_weights *w = pes_weights_create(path, header, n_threads, err);
+struct pes_weights *pes_weights_build(const char *path, const struct pes_collect_settings *settings,
+                                      uint32_t n_threads, struct pes_error *err) {
+    struct pes_weights *w = pes_weights_create(path, settings, n_threads, err);
     if (!w || !w->samples_target) return w;
     /* every PERIOD event before the first batch: the blocks of different
      * threads interleave arbitrarily, so an outcome's PERIOD event may come

@@ -38,16 +38,16 @@ struct pes_period_schedule {
 };
 
 /* The weights of the trace at path (for messages; read only with --samples)
- * whose header and thread count are given: with samples_target, every
+ * whose settings (si->settings) and thread count are given: with samples_target, every
  * PERIOD event of its EVENTS blocks. NULL with err filled (out of memory, a
  * PERIOD event of a thread the trace does not announce, a damaged block). */
-struct pes_weights *pes_weights_build(const char *path, const struct pes_trace_info *header, uint32_t n_threads,
-                                      struct pes_error *err);
+struct pes_weights *pes_weights_build(const char *path, const struct pes_collect_settings *settings,
+                                      uint32_t n_threads, struct pes_error *err);
 /* The same in steps, for events held in memory: create, add every block's
  * events (PERIOD events are kept, the others ignored; offset: the block's,
  * for messages), then seal before the first lookup. */
-struct pes_weights *pes_weights_create(const char *path, const struct pes_trace_info *header, uint32_t n_threads,
-                                       struct pes_error *err);
+struct pes_weights *pes_weights_create(const char *path, const struct pes_collect_settings *settings,
+                                      uint32_t n_threads, struct pes_error *err);
 int pes_weights_add(struct pes_weights *w, const struct pes_event *e, size_t n, uint64_t offset,
                     struct pes_error *err);
 void pes_weights_seal(struct pes_weights *w);

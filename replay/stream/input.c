@@ -37,6 +37,7 @@ struct replay_input {
     int text;
     int sampled;                       /* a sampled pes trace: runs deliver its events */
     struct pes_trace_reader *reader;   /* tables and info (pes traces) */
+    struct pes_collect_settings settings;   /* the header's, checked at open */
     enum pes_text_format text_format;  /* another tool's trace: its format, as detected */
     int has_bbs;
     char truncation[320];
@@ -176,6 +177,13 @@ static struct replay_input *open_pes(struct replay_input *in, uint32_t kind, str
         snprintf(in->truncation, sizeof in->truncation, "%s", msg ? msg : "trace is truncated");
     if ((in->skipped_blocks = pes_trace_reader_skipped(in->reader, &msg)))
         snprintf(in->skipped, sizeof in->skipped, "%s", msg);
+    /* a setting the header holds with a bad value: named here, not guessed later */
+    struct pes_error bad;
+    if (pes_settings_from_header(&in->settings, pes_trace_reader_info(in->reader)->config, &bad) < 0) {
+        fail(err, PES_ERR_FORMAT, in->path, bad.message);
+        replay_input_close(in);
+        return NULL;
+    }
     if (pes_trace_reader_info(in->reader)->kind != kind) {
         fail(err, PES_ERR_FORMAT, in->path,
              kind == PES_TRACE_FULL ? "is a sampled trace; expected a full trace (pes-collect --full)"
@@ -204,6 +212,7 @@ struct replay_input *replay_input_open_as(const char *path, int input_format, st
     struct replay_input *in = input_new(path, err);
     if (!in) return NULL;
     if (zst) return open_pes(in, PES_TRACE_FULL, err);
+    pes_settings_from_header(&in->settings, NULL, NULL);   /* no header: every key absent */
     if (open_text(in, input_format == REPLAY_INPUT_AUTO ? PES_TEXT_FORMAT_AUTO : input_format, err) < 0) {
         replay_input_close(in);
         return NULL;
@@ -264,6 +273,8 @@ int replay_input_is_text(const struct replay_input *in) { return in->text; }
 const struct pes_trace_info *replay_input_info(const struct replay_input *in) {
     return in->reader ? pes_trace_reader_info(in->reader) : NULL;
 }
+
+const struct pes_collect_settings *replay_input_settings(const struct replay_input *in) { return &in->settings; }
 
 const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t id) {
     if (in->text) return id < 2 ? &text_sites[id] : NULL;

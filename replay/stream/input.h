@@ -51,6 +51,9 @@ int replay_input_pes_kind(const char *path);
 void replay_input_close(struct replay_input *in);
 int replay_input_is_text(const struct replay_input *in);
 const struct pes_trace_info *replay_input_info(const struct replay_input *in); /* NULL for text */
+/* The header's collector settings, read and checked when the trace was opened
+ * (another tool's trace: the values of absent keys). */
+const struct pes_collect_settings *replay_input_settings(const struct replay_input *in);
 const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t id);
 const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id);
 int replay_input_has_bbs(const struct replay_input *in);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "pes/model.h"
+#include "pes/settings.h"
 #include "pes/trace.h"
 
 struct pes_objects;   /* objects.h (replay/objects): what the object columns name */
@@ -80,6 +81,9 @@ struct pes_stream_info {
     uint32_t kind;                    /* PES_TRACE_FULL or PES_TRACE_SAMPLED (batches of events);
                                          0: another tool's address trace */
     const struct pes_trace_info *header;  /* a pes trace's header (NULL: another tool's trace) */
+    /* the collector's settings in that header, read once (pes_settings_from_header;
+     * another tool's trace: what an absent key means) */
+    const struct pes_collect_settings *settings;
     int truncated;                    /* the trace is cut; its complete blocks are delivered */
     uint64_t skipped_blocks;          /* blocks of a type the reader does not know */
     /* --compare: the full trace of the same execution. Its accesses follow

@@ -6,15 +6,18 @@
  * analyses, the Shen et al. conversion) and both report writers.
  *
  * Input: byte 0 = threads - 1 (mod 4); six u16 = period_load, period_store,
- * line_size, debug_registers, watch_bytes, sockets; one byte of flags (bit 0:
- * granularity=spatial, bits 1-2: the mode); then raw struct pes_event values.
+ * line_size, debug_registers, watch_bytes, sockets (out of their bounds in
+ * pes/settings.h: folded into them, unless flag bit 3 is set); one byte of flags (bit 0:
+ * granularity=spatial, bits 1-2: the mode, bit 3: those four as they are); then
+ * raw struct pes_event values.
  * An event goes into the EVENTS block of thread `thread mod threads`; unless
  * bit 15 of its size is set (kept raw), its thread is that thread, its
  * other_thread and site are folded into the thread table / the module's
  * sites or "none" (a COMM event's other_thread, the publisher, into the
  * thread table only: docs/accuracy.md). Oracle: when the analysis succeeds, its counts are the
  * numbers of events of each kind counted here; when it fails (raw events
- * only), it says so in one message naming the file.
+ * only, or a header setting out of its bounds: then the message names the
+ * key), it says so in one message naming the file.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pes/settings.h"
 #include "replay_run.h"
 #include "report_util.h"
 #include "writers.h"
@@ -35,10 +39,18 @@ static void remove_trace(void) { unlink(path); }
 
 /* Writes the trace; returns 0, or -1 if the writer refuses (then skipped). */
 static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, uint32_t n_threads,
-                       int *raw)
+                       int *raw, int *bad_config)
 {
     uint16_t v[6];
     memcpy(v, data + 1, sizeof v);
+    if (!(data[13] & 8)) {   /* into the bounds of line_size, debug_registers, watch_bytes, sockets */
+        static const char *const row[4] = {"line_size", "debug_registers", "watch_bytes", "sockets"};
+        for (int i = 0; i < 4; i++) {
+            const struct pes_setting *s = pes_settings_find(row[i]);
+            if (v[2 + i] < s->min || v[2 + i] > s->max)
+                v[2 + i] = (uint16_t)(s->min + v[2 + i] % (s->max - s->min + 1));
+        }
+    }
     static const char *const modes[] = {"samples", "reuse", "reuse-shared", "comm"};
     char config[256];
     snprintf(config, sizeof config,
@@ -48,6 +60,8 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
              data[13] & 1 ? "spatial" : "temporal");
     struct pes_trace_info info = {.kind = PES_TRACE_SAMPLED, .command = "./fuzz", .hostname = "h",
                                   .cpu_model = "c", .config = config};
+    struct pes_collect_settings settings;
+    *bad_config = pes_settings_from_header(&settings, config, NULL) < 0;
     struct pes_error err;
     struct pes_trace_writer *w = pes_trace_writer_open(path, 1, &info, NULL, &err);
     if (!w)
@@ -122,8 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n_ev = MAX_EVENTS;
     memcpy(ev, data + 14, n_ev * sizeof *ev);
     uint32_t n_threads = 1 + data[0] % 4;
-    int raw = 0;
-    if (write_trace(data, ev, n_ev, n_threads, &raw))
+    int raw = 0, bad_config = 0;
+    if (write_trace(data, ev, n_ev, n_threads, &raw, &bad_config))
         return 0; /* what the writer refuses cannot be in a trace */
 
     /* what the analysis must count (ev holds the events as written) */
@@ -142,7 +156,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct replay_options o = {.trace = path, .knobs.top = 10};
     struct pes_report *r = replay_sampled_report(&o, &machine, &err);
     if (!r) {
-        if (!raw || !err.message[0]) {
+        if (bad_config != (strstr(err.message, "header config: ") != NULL)) {
+            fprintf(stderr, "fuzz_sampled: header settings %s, but: %s\n", bad_config ? "bad" : "good", err.message);
+            abort();
+        }
+        if (!(raw || bad_config) || !err.message[0]) {
             fprintf(stderr, "fuzz_sampled: a valid trace refused: %s\n", err.message);
             abort();
         }

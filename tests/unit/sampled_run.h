@@ -66,7 +66,10 @@ static inline int sampled_run(const char *config, uint32_t threads, const struct
                               const struct pes_event *const *e, const size_t *n, size_t blocks,
                               struct replay_sampled *s, struct pes_report *rep, struct pes_error *err) {
     struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
-    struct pes_weights *w = pes_weights_create("t.zst", &h, threads, err);
+    /* the settings as replay_input reads them: a bad value is the open's error */
+    struct pes_collect_settings set;
+    if (pes_settings_from_header(&set, config, err) < 0) return -1;
+    struct pes_weights *w = pes_weights_create("t.zst", &set, threads, err);
     if (!w) return -1;
     for (size_t i = 0; i < blocks; i++)
         if (pes_weights_add(w, e[i], n[i], 100 * i, err) < 0) {
@@ -74,8 +77,8 @@ static inline int sampled_run(const char *config, uint32_t threads, const struct
             return -1;
         }
     pes_weights_seal(w);
-    struct pes_stream_info si = {.path = "t.zst", .kind = PES_TRACE_SAMPLED, .header = &h, .n_streams = threads,
-                                 .site = sampled_run_no_site, .weights = w};
+    struct pes_stream_info si = {.path = "t.zst", .kind = PES_TRACE_SAMPLED, .header = &h, .settings = &set,
+                                 .n_streams = threads, .site = sampled_run_no_site, .weights = w};
     struct sampled_run_blocks b = {e, n, blocks};
     int rc = sampled_run_stream(&si, k, sampled_run_deliver, &b, s, rep, err);
     pes_weights_free(w);

@@ -1170,6 +1170,13 @@ static const struct pes_trace_info sampled_header = {
     .ticks_per_second = 1000000000, .config = "mode=reuse\nperiod_load=100\nperiod_store=200\nline_size=64\n",
 };
 
+/* A header's settings, as replay_input reads them when it opens a trace. */
+static const struct pes_collect_settings *settings_of(const struct pes_trace_info *h, struct pes_collect_settings *s)
+{
+    assert_int_equal(pes_settings_from_header(s, h->config, NULL), 0);
+    return s;
+}
+
 /* One histogram bin of a published [{"lo","hi","count"}] array. */
 static double bin_count(const struct pes_rnode *h, uint64_t distance)
 {
@@ -1189,7 +1196,7 @@ static void test_sampled_by_hand(void **state)
 {
     (void)state;
     struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .n_streams = 2, .site = site_of};
+                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .site = site_of};
     struct pes_event e[] = {
         event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
         event(PES_EV_REUSE, 0, 0, 0, 0, 5, 0),               /* 4 between */
@@ -1252,8 +1259,9 @@ static void test_sampled_by_hand(void **state)
 static void test_pipeline_siblings(void **state)
 {
     (void)state;
+    struct pes_collect_settings set;
     struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .n_streams = 2, .site = site_of};
+                                 .settings = settings_of(&sampled_header, &set), .n_streams = 2, .site = site_of};
     struct pes_knobs k = {.top = 10};
     struct pes_error err = {0};
     for (int by_object = 0; by_object < 2; by_object++) {
@@ -1310,7 +1318,7 @@ static void test_sampled_by_object(void **state)
     assert_int_not_equal(id2, 0);
     assert_int_not_equal(id1, id2);
     struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .n_streams = 2, .site = site_of, .objects = objs};
+                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .site = site_of, .objects = objs};
     struct pes_event e[] = {
         event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
         event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
@@ -1428,10 +1436,10 @@ static void test_accuracy_by_object(void **state)
     full_header.kind = PES_TRACE_FULL;
     full_header.config = "";
     struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
-                                   .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
+                                   .settings = settings_of(&full_header, &(struct pes_collect_settings){0}), .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
                                    .line = 64, .site = site_of, .objects = fo};
     struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .n_streams = 2, .machine = &m, .site = site_of, .paired = &full, .objects = so};
+                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .machine = &m, .site = site_of, .paired = &full, .objects = so};
     char xname[128], yname[128];
     replay_object_name(&si, sx, xname, sizeof xname);
     replay_object_name(&si, sy, yname, sizeof yname);
@@ -1508,10 +1516,10 @@ static void test_accuracy_by_hand(void **state)
     full_header.kind = PES_TRACE_FULL;
     full_header.config = "";
     struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
-                                   .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
+                                   .settings = settings_of(&full_header, &(struct pes_collect_settings){0}), .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
                                    .line = 64, .site = site_of};
     struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .n_streams = 2, .machine = &m, .site = site_of, .paired = &full};
+                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .machine = &m, .site = site_of, .paired = &full};
     struct pes_event e[] = {event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0), event(PES_EV_REUSE, 0, 0, 0, 0, 3, 0)};
     const struct acc a[] = {
         {0x1000, 8, 8, 0, 0, PES_BATCH_READ}, {0x2000, 8, 8, 0, 0, PES_BATCH_READ},

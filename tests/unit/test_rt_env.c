@@ -1,4 +1,5 @@
-/* Strict PES_* environment parsing (rt_env.c). */
+/* Strict PES_* environment parsing: the runtime's call (rt_env.c) of
+ * pes_settings_from_env, with its messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +19,7 @@ static const char *table_get(const char *name, void *ctx)
     return NULL;
 }
 
-static int parse(const char *const *env, struct pes_rt_config *c, char *msg)
+static int parse(const char *const *env, struct pes_collect_settings *c, char *msg)
 {
     return pes_rt_config_parse(c, table_get, (void *)env, msg, 256);
 }
@@ -27,7 +28,7 @@ static void defaults_when_unset(void **state)
 {
     (void)state;
     const char *env[] = {NULL};
-    struct pes_rt_config c;
+    struct pes_collect_settings c;
     char msg[256];
     assert_int_equal(parse(env, &c, msg), 0);
     assert_null(c.full_output);   /* off */
@@ -49,7 +50,7 @@ static void valid_values(void **state)
     const char *env[] = {"PES_FULL_OUTPUT", "/tmp/x.zst", "PES_TIME_INTERVAL", "1",
                          "PES_BUFFER_RECORDS", "16", "PES_ZSTD_LEVEL", "22", "PES_QUIET", "1",
                          "PES_WRITERS", "1", "PES_OVERWRITE", "0", "PES_COMMAND", "./a 'b c'", NULL};
-    struct pes_rt_config c;
+    struct pes_collect_settings c;
     char msg[256];
     assert_int_equal(parse(env, &c, msg), 0);
     assert_string_equal(c.full_output, "/tmp/x.zst");
@@ -72,7 +73,7 @@ static void valid_values(void **state)
 static void expect_error(const char *name, const char *value, const char *message)
 {
     const char *env[] = {name, value, NULL};
-    struct pes_rt_config c;
+    struct pes_collect_settings c;
     char msg[256];
     assert_int_equal(parse(env, &c, msg), -1);
     if (message)
@@ -85,7 +86,7 @@ static void expect_error(const char *name, const char *value, const char *messag
 static void gate_values(void **state)
 {
     (void)state;
-    struct pes_rt_config c;
+    struct pes_collect_settings c;
     char msg[256];
     const char *env[] = {"PES_ROI", "0", "PES_SKIP", "0", "PES_MAX_ACCESSES", "1", NULL};
     assert_int_equal(parse(env, &c, msg), 0);
@@ -144,7 +145,7 @@ static void writers_default(void **state)
 static void sampling_values(void **state)
 {
     (void)state;
-    struct pes_rt_config c;
+    struct pes_collect_settings c;
     char msg[256];
     /* sampling settings are ignored without PES_SAMPLE_OUTPUT */
     const char *off[] = {"PES_MODE", "bogus", NULL};
@@ -170,8 +171,14 @@ static void sampling_values(void **state)
     assert_int_equal(c.sockets, 2);
     assert_int_equal(c.debug_registers, 1);
     assert_true(c.seed == UINT64_MAX);
-    for (int m = PES_RT_MODE_SAMPLES; m <= PES_RT_MODE_COMM; m++)
-        assert_int_equal(pes_rt_mode_parse(pes_rt_mode_name(m)), m);
+    /* every mode by its name, and the runtime's ids are the table's */
+    for (int m = PES_RT_MODE_SAMPLES; m <= PES_RT_MODE_COMM; m++) {
+        const char *by_name[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", pes_rt_mode_name(m), NULL};
+        assert_int_equal(parse(by_name, &c, msg), 0);
+        assert_int_equal(c.mode, m);
+    }
+    assert_string_equal(pes_rt_mode_name(PES_RT_MODE_REUSE_SHARED), "reuse-shared");
+    assert_string_equal(pes_rt_mode_name(0), "?");
 
     const char *bad_mode[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse2", NULL};
     assert_int_equal(parse(bad_mode, &c, msg), -1);
@@ -203,13 +210,13 @@ static void sampling_values(void **state)
     assert_string_equal(msg, "PES_SAMPLES=many: expected a positive integer");
     /* how watchpoints are re-armed: modify unless reopen is asked for */
     assert_int_equal(parse(no_target, &c, msg), 0);
-    assert_int_equal(c.watch_reopen, 0);
+    assert_int_equal(c.watch_rearm, PES_WATCH_REARM_MODIFY);
     const char *reopen[] = {"PES_SAMPLE_OUTPUT", "s", "PES_WATCH_REARM", "reopen", NULL};
     assert_int_equal(parse(reopen, &c, msg), 0);
-    assert_int_equal(c.watch_reopen, 1);
+    assert_int_equal(c.watch_rearm, PES_WATCH_REARM_REOPEN);
     const char *modify[] = {"PES_SAMPLE_OUTPUT", "s", "PES_WATCH_REARM", "modify", NULL};
     assert_int_equal(parse(modify, &c, msg), 0);
-    assert_int_equal(c.watch_reopen, 0);
+    assert_int_equal(c.watch_rearm, PES_WATCH_REARM_MODIFY);
     const char *rearm[] = {"PES_SAMPLE_OUTPUT", "s", "PES_WATCH_REARM", "Reopen", NULL};
     assert_int_equal(parse(rearm, &c, msg), -1);
     assert_string_equal(msg, "PES_WATCH_REARM=Reopen: expected modify or reopen");

@@ -67,8 +67,9 @@ static int load_sampled(const char *path, struct replay_sampled *s, struct pes_e
     struct replay_input *in = replay_input_open_sampled(path, err);
     if (!in) return -1;
     struct pes_stream_info si = {.path = path, .kind = PES_TRACE_SAMPLED, .header = replay_input_info(in),
-                                 .n_streams = replay_input_threads(in), .site = in_site, .site_ctx = in};
-    struct pes_weights *w = pes_weights_build(path, si.header, si.n_streams, err);
+                                 .settings = replay_input_settings(in), .n_streams = replay_input_threads(in),
+                                 .site = in_site, .site_ctx = in};
+    struct pes_weights *w = pes_weights_build(path, si.settings, si.n_streams, err);
     struct pes_knobs k = {0};
     si.weights = w;
     int rc = w ? sampled_run_stream(&si, &k, run_input, in, s, NULL, err) : -1;

@@ -4,6 +4,9 @@ pes_add_unit_test(test_trace_truncation SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_t
 pes_add_unit_test(test_trace_corrupt SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_corrupt.c LIBS pes_trace)
 pes_add_unit_test(test_trace_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_text.c LIBS pes_trace)
 pes_add_unit_test(test_trace_escape SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_escape.c LIBS pes_trace)
+# The collector's settings table (pes/settings.h) and the option tables (pes/cli.h).
+pes_add_unit_test(test_settings SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_settings.c LIBS pes_trace)
+pes_add_unit_test(test_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli.c LIBS pes_trace)
 
 # A small fixed trace for command-line tests; `zstd -t` and `zstdcat` must accept it.
 add_executable(trace_sample_gen ${CMAKE_CURRENT_LIST_DIR}/trace_sample_gen.c)

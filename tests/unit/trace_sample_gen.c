@@ -45,7 +45,9 @@ int main(int argc, char **argv)
     info.ticks_per_second = 1000000000ull;
     info.start_ticks = 1000;
     info.pid = 4242;
-    info.config = escapes ? "backend=full\nmode=\x1b[2J" : "backend=full";
+    /* settings replay reads, and a key it does not know that holds the escapes */
+    info.config = sampled ? (escapes ? "mode=samples\nbackend=soft\nnote=\x1b[2J" : "mode=samples\nbackend=soft")
+                          : (escapes ? "mode=full\nnote=\x1b[2J" : "mode=full");
     struct pes_error err;
     struct pes_trace_writer *w = pes_trace_writer_open(argv[1], 1, &info, NULL, &err);
     if (!w)

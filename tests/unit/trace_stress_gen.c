@@ -70,7 +70,7 @@ static struct pes_trace_writer *open_trace(const char *path, struct pes_error *e
     info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
     info.ticks_per_second = 1000000000ull;
     info.start_ticks = 1000;
-    info.config = trace_kind == PES_TRACE_FULL ? "backend=full" : "backend=soft\nmode=samples";
+    info.config = trace_kind == PES_TRACE_FULL ? "mode=full" : "backend=soft\nmode=samples";
     struct pes_trace_writer *w = pes_trace_writer_open(path, 1, &info, NULL, err);
     if (!w)
         return NULL;
@@ -217,7 +217,7 @@ static int many_sites(const char *path, uint32_t ns, uint32_t nt, struct pes_err
     info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
     info.ticks_per_second = 1000000000ull;
     info.start_ticks = 1000;
-    info.config = "backend=full";
+    info.config = "mode=full";
     struct pes_site *sites = calloc(ns, sizeof *sites);
     struct pes_record *buf = calloc(2 * (size_t)ns + 4, sizeof *buf);
     struct pes_thread_totals *tot = calloc(nt, sizeof *tot);

@@ -142,33 +142,8 @@ PES_RT_SLOW_CC int __pes_check_due(int64_t weight);
 void __pes_register_module(struct pes_rt_module *m);
 #define PES_RT_CTOR_PRIORITY 101
 
-/* Environment read by the runtime at start-up (set by pes-collect). */
-#define PES_ENV_FULL_OUTPUT "PES_FULL_OUTPUT"   /* path of the full trace; unset = no full trace */
-#define PES_ENV_OVERWRITE "PES_OVERWRITE"       /* "1": replace an existing output file */
-#define PES_ENV_TIME_INTERVAL "PES_TIME_INTERVAL" /* records between time marks (default 1024) */
-#define PES_ENV_BUFFER_RECORDS "PES_BUFFER_RECORDS" /* records per thread buffer (default 65536) */
-#define PES_ENV_ZSTD_LEVEL "PES_ZSTD_LEVEL"     /* default 1 */
-#define PES_ENV_WRITERS "PES_WRITERS"           /* encoder threads, 1..64 (default: CPUs, <= 8) */
-#define PES_ENV_COMMAND "PES_COMMAND"           /* command line to store in the header */
-#define PES_ENV_QUIET "PES_QUIET"               /* "1": no runtime messages on stderr */
-/* What a full trace keeps (docs/collector.md, "Regions of interest"). */
-#define PES_ENV_ROI "PES_ROI"                   /* "0": ignore pes/roi.h markers (default 1) */
-#define PES_ENV_HEAP "PES_HEAP"                 /* "0": do not record heap allocations (default 1) */
-#define PES_ENV_SKIP "PES_SKIP"                 /* accesses not recorded first, per thread */
-#define PES_ENV_MAX_ACCESSES "PES_MAX_ACCESSES" /* accesses recorded per thread at most */
-/* Sampling (docs/collector.md): the sampled trace is written only if PES_SAMPLE_OUTPUT is set. */
-#define PES_ENV_SAMPLE_OUTPUT "PES_SAMPLE_OUTPUT" /* path of the sampled trace */
-#define PES_ENV_MODE "PES_MODE"                 /* samples | reuse | reuse-shared | comm */
-#define PES_ENV_PERIOD_LOAD "PES_PERIOD_LOAD"   /* loads between samples (0 = none), default 100000 */
-#define PES_ENV_PERIOD_STORE "PES_PERIOD_STORE" /* stores between samples (0 = none) */
-#define PES_ENV_GRANULARITY "PES_GRANULARITY"   /* temporal | spatial */
-#define PES_ENV_SOCKETS "PES_SOCKETS"           /* simulated sockets, 0 = real topology */
-#define PES_ENV_DEBUG_REGISTERS "PES_DEBUG_REGISTERS" /* watchpoints per thread, 1..4 */
-#define PES_ENV_SEED "PES_SEED"                 /* sampler random seed, 0 = from time */
-#define PES_ENV_SAMPLES "PES_SAMPLES"           /* adaptive period: N decided outcomes per thread */
-/* modify (default): watchpoints re-targeted with PERF_EVENT_IOC_MODIFY_ATTRIBUTES
- * where the kernel allows it; reopen: closed and reopened at every arm (tests) */
-#define PES_ENV_WATCH_REARM "PES_WATCH_REARM"
+/* The PES_* environment the runtime reads at start-up (set by pes-collect):
+ * one row each in trace/src/settings.c (pes/settings.h). */
 
 #ifdef __cplusplus
 }

@@ -18,9 +18,9 @@ static int probe(char *why, size_t why_size)
 
 static int encode(struct pes_rt_perf_events *ev, char *why, size_t why_size)
 {
-    const char *root = getenv(PES_ENV_PMU_SYSFS);
+    const char *root = pes_rt.cfg.pmu_sysfs;   /* tests: a fake sysfs */
     uint64_t period = pes_rt.cfg.period_load ? pes_rt.cfg.period_load : pes_rt.cfg.period_store;
-    if (pes_pmu_encode_ibs(root && *root ? root : "/sys", period, &ev->attr[0], why, why_size))
+    if (pes_pmu_encode_ibs(root ? root : "/sys", period, &ev->attr[0], why, why_size))
         return -1;
     ev->period[0] = period;
     ev->stores[0] = 0;

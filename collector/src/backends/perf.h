@@ -9,7 +9,6 @@
 
 #include "core/core.h"
 
-#define PES_ENV_PMU_SYSFS "PES_PMU_SYSFS"   /* tests: root of a fake sysfs for ibs_op */
 
 /* The events each thread opens: at most one for loads and one for stores
  * (PEBS), or one for both (IBS ops, stores = 0: the raw sample tells). */

@@ -244,7 +244,7 @@ struct pes_rt_state {
     int sampling;                      /* sampled trace active (set once at init) */
     struct pes_trace_writer *swriter;  /* the sampled trace */
     int child;                         /* this process is a fork child: tracing off */
-    struct pes_rt_config cfg;
+    struct pes_collect_settings cfg;   /* pes/settings.h */
     struct pes_trace_writer *writer;
     pthread_mutex_t threads_lock;
     struct pes_rt_thread *threads;

@@ -86,58 +86,28 @@ static char *self_cmdline(void)
     return out;
 }
 
-/* What was kept (rt_roi.c): roi=none|markers|ignored, then skip= and
- * max_accesses= (full traces, per thread) when given. */
-static void build_gate_string(char *buf, size_t size, int sampled)
-{
-    int n = snprintf(buf, size, "roi=%s\n%s", pes_rt_roi_mode(), pes_rt.cfg.heap ? "" : "heap=0\n");
-    if (!sampled && pes_rt.cfg.skip && n >= 0 && (size_t)n < size)
-        n += snprintf(buf + n, size - (size_t)n, "skip=%llu\n", (unsigned long long)pes_rt.cfg.skip);
-    if (!sampled && pes_rt.cfg.max_accesses && n >= 0 && (size_t)n < size)
-        snprintf(buf + n, size - (size_t)n, "max_accesses=%llu\n",
-                 (unsigned long long)pes_rt.cfg.max_accesses);
-}
-
+/* The header's config: the settings as the environment gave them, and what
+ * this run did that they do not say (pes/settings.h writes each key that a
+ * trace of this kind has, in the table's order). watch_bytes and line_size
+ * keep the table's values: the watchpoints watch 8 bytes a register, of
+ * 64-byte lines. */
 static void build_config_string(char *buf, size_t size, int sampled)
 {
-    char gate[96];
-    build_gate_string(gate, sizeof gate, sampled);
-    if (!sampled) {
-        snprintf(buf, size,
-                 "mode=full\ntime_interval=%u\nbuffer_records=%u\nzstd_level=%d\nabi_version=%u\n%s",
-                 pes_rt.cfg.time_interval, pes_rt.cfg.buffer_records, pes_rt.cfg.zstd_level,
-                 PES_RT_ABI_VERSION, gate);
-        return;
+    struct pes_collect_settings h = pes_rt.cfg;
+    h.mode = sampled ? pes_rt.cfg.mode : PES_MODE_FULL;
+    if (sampled) {
+        snprintf(h.backend, sizeof h.backend, "%s", pes_rt.backend->name);   /* the one that ran */
+        snprintf(h.period_jitter, sizeof h.period_jitter, "%s", pes_rt.backend->jitter);
     }
-    /* what replay needs to scale counts: periods, and for ComDetective's trap
-     * volume period × L / (D × M) the registers D, bytes per register M, line L */
-    snprintf(buf, size,
-             "mode=%s\nbackend=%s\nperiod_load=%llu\nperiod_store=%llu\nperiod_jitter=%s\n"
-             "granularity=%s\nsockets=%u\ndebug_registers=%u\nwatch_bytes=8\nline_size=64\n"
-             /* reuse modes: every watch that ends undecided is a WATCH_EXPIRED
-              * event (modes/reuse.c), which the censoring-aware estimator needs */
-             "censoring=watch_expired\n"
-             /* the full trace's time resolution, which the interleave comm
-              * estimator emulates (replay/sampling/interleave.h) */
-             "time_interval=%u\n"
-             "seed=%llu\nzstd_level=%d\nabi_version=%u\n%s",
-             pes_rt.mode->name, pes_rt.backend->name, (unsigned long long)pes_rt.cfg.period_load,
-             (unsigned long long)pes_rt.cfg.period_store, pes_rt.backend->jitter,
-             pes_rt.cfg.spatial ? "spatial" : "temporal", pes_rt.cfg.sockets,
-             pes_rt.cfg.debug_registers, pes_rt.cfg.time_interval, (unsigned long long)pes_rt.cfg.seed,
-             pes_rt.cfg.zstd_level, PES_RT_ABI_VERSION, gate);
-    /* heap blocks as events need them (rt_alloc.c): replay's hint about
-     * heap-dominated traces is for the traces before this */
-    if (pes_rt.cfg.heap) {
-        size_t len = strlen(buf);
-        snprintf(buf + len, size - len, "heap_events=used\n");
-    }
-    /* --samples: periods adapt per thread (PERIOD events); period_* above are the caps */
-    if (pes_rt.cfg.samples_target) {
-        size_t len = strlen(buf);
-        snprintf(buf + len, size - len, "samples_target=%llu\nperiod_levels=%u\n",
-                 (unsigned long long)pes_rt.cfg.samples_target, PES_RT_ADAPT_LEVELS);
-    }
+    h.censoring = PES_CENSORING_WATCH_EXPIRED;   /* modes/reuse.c: every undecided watch is an event */
+    h.abi_version = PES_RT_ABI_VERSION;
+    pes_setting_parse(pes_settings_find("roi_state"), PES_SETTING_FROM_HEADER, pes_rt_roi_mode(), &h, NULL);
+    /* heap blocks as events need them (rt_alloc.c) */
+    h.heap_events = h.heap ? PES_HEAP_EVENTS_USED : PES_HEAP_EVENTS_ALL;
+    h.period_levels = PES_RT_ADAPT_LEVELS;
+    if (pes_settings_to_header(&h, buf, size) < 0 && !pes_rt.cfg.quiet)
+        pes_rt_message("the trace header's settings do not fit in %zu bytes; the header holds the first ones",
+                       size);
 }
 
 /* Which process wrote an existing trace: PES_TRACED_BY, set by the runtime
@@ -285,7 +255,7 @@ static const struct pes_rt_mode *find_mode(const struct pes_rt_mode *const *mode
     return NULL;
 }
 
-/* PES_BACKEND's backend, started; the program-counted one (soft) when
+/* PES_BACKEND's backend (pes_rt.cfg.backend), started; the program-counted one (soft) when
  * PES_BACKEND is unset or empty, or names one that cannot work here. */
 static const struct pes_rt_backend *choose_backend(const struct pes_rt_backend *const *list)
 {
@@ -293,21 +263,18 @@ static const struct pes_rt_backend *choose_backend(const struct pes_rt_backend *
     for (const struct pes_rt_backend *const *k = list; *k && !fallback; k++)
         if ((*k)->program_counts)
             fallback = *k;
-    const char *name = getenv(PES_ENV_BACKEND);
-    if (!name || !*name)
-        return fallback;
+    const char *name = pes_rt.cfg.backend, *env = pes_settings_find("backend")->env;
     char why[512] = "";
     b = pes_rt_backend_find(list, name);
     if (!b) {
         pes_rt_backend_choices(list, "", why, sizeof why);
-        pes_rt_message("%s=%s: expected %s; using the %s sampler", PES_ENV_BACKEND, name, why,
+        pes_rt_message("%s=%s: expected %s; using the %s sampler", env, name, why,
                        fallback->name);
         return fallback;
     }
     int failed = b->stub ? (b->probe(why, sizeof why), 1) : b->start && b->start(why, sizeof why);
     if (failed) {
-        pes_rt_message("%s=%s: %s; using the %s sampler", PES_ENV_BACKEND, name, why,
-                       fallback->name);
+        pes_rt_message("%s=%s: %s; using the %s sampler", env, name, why, fallback->name);
         return fallback;
     }
     return b;

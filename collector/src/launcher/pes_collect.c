@@ -28,7 +28,9 @@
 
 #include "backend.h"
 #include "config.h"
+#include "pes/cli.h"
 #include "pes/rt_abi.h"
+#include "pes/settings.h"
 #include "pes/trace.h"
 
 #ifndef PES_VERSION
@@ -37,90 +39,23 @@
 
 #define EXIT_USAGE 2
 
+/* What the flags ask for. The collector settings (pes/settings.h) go into
+ * `set` and, through their PES_* variables, to the runtime; the rest is the
+ * launcher's own. */
 struct options {
+    struct pes_collect_settings set;
+    int gave[64];              /* per pes_settings row: a flag set it (exported) */
     int full;
-    const char *mode;          /* NULL = no sampling */
-    const char *period_load, *period_store;
-    char period_buf[2][24];    /* load=N,store=M values */
-    const char *backend;
-    const char *granularity;
-    const char *sockets;
-    const char *debug_registers;
-    const char *seed;
-    const char *samples;       /* --samples N: adaptive period */
-    const char *target_error;  /* --target-error E: sets samples */
+    const char *mode;          /* --mode as given; NULL = no sampling */
+    const char *backend;       /* --backend: a backend's name; NULL = auto */
+    const char *target_error;  /* --target-error E: sets samples_target */
     const char *full_output;
     int list_backends;
     const char *output;
     int force;
-    const char *time_interval;
-    const char *buffer_records;
-    const char *zstd_level;
-    const char *writers;
-    int quiet;
-    int no_roi;
-    int no_heap;
-    const char *skip, *max_accesses;
-    /* the first sampling-only flag given ("--period"), refused without --mode */
+    /* a sampling-only flag given ("period"; the first in --help order), refused without --mode */
     const char *sampling_flag;
 };
-
-static void usage(FILE *f)
-{
-    char backends[128];
-    pes_rt_backend_choices(pes_rt_backends, "auto (default), ", backends, sizeof backends);
-    fprintf(f,
-            "Usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
-            "   or: pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
-            "   or: pes-collect --list-backends\n"
-            "\n"
-            "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
-            "\n"
-            "  --full                 record a full trace (every access, basic blocks)\n"
-            "  --mode MODE            record a sampled trace: samples, reuse (ReuseTracker),\n"
-            "                         reuse-shared (shared-cache reuse), comm (ComDetective)\n"
-            "  --period N             accesses between samples (default %u), or load=N,store=M\n"
-            "                         (0 = that kind is not sampled); randomised by +-1/8\n"
-            "  --samples N            adapt the period per thread so that each thread long\n"
-            "                         enough gets at least N decided outcomes (reuse modes)\n"
-            "                         or N samples (samples, comm): start at --period / 64,\n"
-            "                         double after every N, never above --period\n"
-            "  --target-error E       --samples sized for every histogram share within +-E\n"
-            "                         (90 %%, 0 < E < 0.5): N = 1.645^2 / (4 E^2)\n"
-            "  --backend B            %s\n"
-            "  --granularity G        reuse: temporal (same bytes, default) or spatial (line)\n"
-            "  --sockets N            reuse-shared: simulate N sockets (thread i on i %% N)\n"
-            "  --debug-registers N    watchpoints per thread, 1..4 (default 4)\n"
-            "  --seed N               sampler seed (default: from the clock)\n"
-            "  --full-output FILE     full trace when combined with --mode\n"
-            "                         (default: PROGRAM.PID.full.zst here)\n"
-            "  --list-backends        say which sampling backends work here, and why not\n"
-            "  -o, --output FILE      trace file (default: PROGRAM.PID.full.zst, or\n"
-            "                         PROGRAM.PID.MODE.zst with --mode)\n"
-            "      --force            replace FILE if it exists (a regular file that is not\n"
-            "                         PROGRAM; see docs/collector.md, Output files)\n"
-            "      --time-interval N  records between time marks (default %u)\n"
-            "      --buffer-records N records per thread buffer (default %u, %u..%u)\n"
-            "      --zstd-level N     compression level (default %d, 1..%d)\n"
-            "      --writers N        threads compressing the trace, 1..%u (default: one per\n"
-            "                         CPU the program may run on, at most %u)\n"
-            "      --no-roi           record the whole run in spite of pes_roi_begin/end markers\n"
-            "      --no-heap          do not record heap allocations (their accesses: object\n"
-            "                         unknown; saves ~0.25 us per malloc/free in sampled traces)\n"
-            "      --skip N           full trace: do not record each thread's first N accesses\n"
-            "                         (inside the region of interest, if the program has one)\n"
-            "      --max-accesses N   full trace: record at most N accesses per thread (after\n"
-            "                         --skip); the program runs on unchanged\n"
-            "  -q, --quiet            no summary, no runtime warnings\n"
-            "  -h, --help             this help\n"
-            "      --version          print the version\n"
-            "\n"
-            "Exits with PROGRAM's exit status (re-raises its terminating signal).\n",
-            PES_RT_DEFAULT_PERIOD, backends, PES_RT_DEFAULT_TIME_INTERVAL,
-            PES_RT_DEFAULT_BUFFER_RECORDS, PES_RT_MIN_BUFFER_RECORDS,
-            PES_RT_MAX_BUFFER_RECORDS, PES_RT_DEFAULT_ZSTD_LEVEL, PES_RT_MAX_ZSTD_LEVEL,
-            PES_RT_MAX_WRITERS, PES_RT_AUTO_WRITERS_MAX);
-}
 
 __attribute__((noreturn, format(printf, 2, 3))) static void die(int status, const char *fmt, ...)
 {
@@ -133,15 +68,19 @@ __attribute__((noreturn, format(printf, 2, 3))) static void die(int status, cons
     exit(status);
 }
 
-static const char *check_number(const char *flag, const char *v, uint64_t min, uint64_t max)
+static void usage_message(const char *line)
 {
-    uint64_t out;
-    if (pes_rt_parse_u64(v, min, max, &out) == 0)
-        return v;
-    if (min == 1 && max == UINT32_MAX)
-        die(EXIT_USAGE, "%s: expected a positive integer, got '%s'", flag, v);
-    die(EXIT_USAGE, "%s: expected an integer from %llu to %llu, got '%s'", flag,
-        (unsigned long long)min, (unsigned long long)max, v);
+    fprintf(stderr, "pes-collect: %s\n", line);
+}
+
+static void give(struct options *o, const char *setting)
+{
+    o->gave[pes_settings_find(setting) - pes_settings] = 1;
+}
+
+static int gave(const struct options *o, const char *setting)
+{
+    return o->gave[pes_settings_find(setting) - pes_settings];
 }
 
 /* --target-error E -> --samples N. A share p of a histogram estimated from
@@ -149,9 +88,8 @@ static const char *check_number(const char *flag, const char *v, uint64_t min, u
  * p = 1/2: n = z^2 / (4 E^2) bounds every bin of every histogram. Weighted
  * outcomes (--samples mixes periods) have a smaller effective n; the report's
  * intervals say what was reached. */
-static const char *samples_for_error(const char *v)
+static uint64_t samples_for_error(const char *v)
 {
-    static char buf[32];
     char *end;
     errno = 0;
     double e = strtod(v, &end);
@@ -161,153 +99,192 @@ static const char *samples_for_error(const char *v)
     double n = ceil(z90 * z90 / (4 * e * e));
     if (n > UINT32_MAX)
         die(EXIT_USAGE, "--target-error: %s needs %.0f outcomes per thread (at most %u)", v, n, UINT32_MAX);
-    snprintf(buf, sizeof buf, "%.0f", n);
-    return buf;
+    return (uint64_t)n;
 }
 
-/* --period N | load=N,store=M (either part may be left out: that kind keeps the default) */
-static void parse_period(const char *v, struct options *o)
+/* --period N | load=N,store=M (either part may be left out: that kind keeps
+ * the default); the values go through the period_load / period_store rows. */
+static int parse_period(const char *v, void *opts)
 {
+    struct options *o = opts;
+    const struct pes_setting *load = pes_settings_find("period_load"), *store = pes_settings_find("period_store");
     uint64_t n;
-    if (pes_rt_parse_u64(v, 1, UINT32_MAX, &n) == 0) {
-        o->period_load = o->period_store = v;
-        return;
+    if (pes_parse_u64(v, 10, &n) == 0 && n >= 1 && n <= load->max) {
+        o->set.period_load = o->set.period_store = n;
+        give(o, "period_load");
+        give(o, "period_store");
+        return 0;
     }
     char *copy = strdup(v);
     if (!copy)
         die(1, "out of memory");
-    for (char *save = NULL, *part = strtok_r(copy, ",", &save); part;
+    int bad = 0;
+    for (char *save = NULL, *part = strtok_r(copy, ",", &save); part && !bad;
          part = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(part, '=');
-        int k = -1;
+        const struct pes_setting *row = NULL;
         if (eq && (size_t)(eq - part) == 4 && strncmp(part, "load", 4) == 0)
-            k = 0;
+            row = load;
         else if (eq && (size_t)(eq - part) == 5 && strncmp(part, "store", 5) == 0)
-            k = 1;
-        if (k < 0 || pes_rt_parse_u64(eq + 1, 0, UINT32_MAX, &n) != 0)
-            die(EXIT_USAGE, "--period: expected N or load=N,store=M (N from 1 to %u, 0 = not "
-                            "sampled), got '%s'", UINT32_MAX, v);
-        snprintf(o->period_buf[k], sizeof o->period_buf[k], "%llu", (unsigned long long)n);
-        *(k ? &o->period_store : &o->period_load) = o->period_buf[k];
+            row = store;
+        bad = !row || pes_setting_parse(row, PES_SETTING_FROM_ENV, eq + 1, &o->set, NULL) < 0;
+        if (!bad)
+            give(o, row->name);
     }
     free(copy);
-    if (o->period_load && o->period_store && !strcmp(o->period_load, "0") &&
-        !strcmp(o->period_store, "0"))
+    if (bad)
+        die(EXIT_USAGE, "--period: expected N or load=N,store=M (N from 1 to %llu, 0 = not sampled), got '%s'",
+            (unsigned long long)load->max, v);
+    if (gave(o, "period_load") && gave(o, "period_store") && !o->set.period_load && !o->set.period_store)
         die(EXIT_USAGE, "--period: '%s' samples nothing", v);
+    return 0;
 }
 
+/* --backend auto, or a backend of the table that is not a stub */
+static int parse_backend(const char *v, void *opts)
+{
+    if (strcmp(v, "auto") == 0)
+        return 0;
+    if (!pes_rt_backend_find(pes_rt_backends, v)) {
+        char choices[128];
+        pes_rt_backend_choices(pes_rt_backends, "auto, ", choices, sizeof choices);
+        die(EXIT_USAGE, "--backend: expected %s, got '%s'", choices, v);
+    }
+    ((struct options *)opts)->backend = v;
+    return 0;
+}
+
+static void backend_help(char *buf, size_t size)
+{
+    pes_rt_backend_choices(pes_rt_backends, "auto (default), ", buf, size);
+}
+
+/* --mode: one run records one sampled trace; the last --mode would silently win */
+static int check_mode(const char *v, void *opts)
+{
+    struct options *o = opts;
+    if (o->mode && strcmp(o->mode, v))
+        die(EXIT_USAGE, "--mode: given twice ('%s' and '%s'); a run records one mode", o->mode, v);
+    o->mode = v;
+    return 0;
+}
+
+/* Flags that only make sense with --mode (besides the sampling settings). */
+enum { SAMPLING_ONLY = 1 };
+
+#define FIELD(f) offsetof(struct options, f)
+#define SETTING(name) {.kind = PES_CLI_SETTING, .setting = name, .field = FIELD(set)}
+/* In --help order. A setting's flag, value, bounds and help are its row in
+ * trace/src/settings.c. */
+static const struct pes_cli_opt opts[] = {
+    {.name = "full", .help = "record a full trace (every access, basic blocks)", .kind = PES_CLI_SWITCH,
+     .field = FIELD(full)},
+    {.kind = PES_CLI_SETTING, .setting = "mode", .field = FIELD(set), .parse = check_mode},
+    {.name = "period", .arg = "N", .kind = PES_CLI_FN, .parse = parse_period, .flags = SAMPLING_ONLY,
+     .setting = "period_load",
+     .help = "accesses between samples (default {default}), or load=N,store=M\n"
+             "(0 = that kind is not sampled); randomised by +-1/8"},
+    SETTING("samples_target"),
+    {.name = "target-error", .arg = "E", .kind = PES_CLI_STRING, .field = FIELD(target_error),
+     .flags = SAMPLING_ONLY,
+     .help = "--samples sized for every histogram share within +-E\n"
+             "(90 %, 0 < E < 0.5): N = 1.645^2 / (4 E^2)"},
+    {.name = "backend", .arg = "B", .kind = PES_CLI_FN, .parse = parse_backend, .flags = SAMPLING_ONLY,
+     .help_fn = backend_help},
+    SETTING("spatial"),
+    SETTING("sockets"),
+    SETTING("debug_registers"),
+    SETTING("seed"),
+    {.name = "full-output", .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(full_output),
+     .help = "full trace when combined with --mode\n(default: PROGRAM.PID.full.zst here)"},
+    {.name = "list-backends", .kind = PES_CLI_SWITCH, .field = FIELD(list_backends),
+     .help = "say which sampling backends work here, and why not"},
+    {.name = "output", .short_name = 'o', .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(output),
+     .help = "trace file (default: PROGRAM.PID.full.zst, or\nPROGRAM.PID.MODE.zst with --mode)"},
+    {.name = "force", .kind = PES_CLI_SWITCH, .field = FIELD(force),
+     .help = "replace FILE if it exists (a regular file that is not\n"
+             "PROGRAM; see docs/collector.md, Output files)"},
+    SETTING("time_interval"),
+    SETTING("buffer_records"),
+    SETTING("zstd_level"),
+    SETTING("writers"),
+    SETTING("roi"),
+    SETTING("heap"),
+    SETTING("skip"),
+    SETTING("max_accesses"),
+    SETTING("quiet"),
+    {.name = "help", .short_name = 'h', .kind = PES_CLI_HELP, .help = "this help"},
+    {.name = "version", .kind = PES_CLI_VERSION, .help = "print the version"},
+};
+#undef SETTING
+#undef FIELD
+enum { N_OPTS = sizeof opts / sizeof opts[0] };
+
+static const struct pes_cli cli = {
+    .prog = "pes-collect",
+    .version = PES_VERSION,
+    .usage_head = "Usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
+                  "   or: pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
+                  "   or: pes-collect --list-backends\n"
+                  "\n"
+                  "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
+                  "\n",
+    .usage_tail = "\nExits with PROGRAM's exit status (re-raises its terminating signal).\n",
+    .opts = opts,
+    .n_opts = N_OPTS,
+    .help_column = 25,
+    .stop_at_operand = 1,
+    .message = usage_message,
+};
+
+/* The flags into *o; returns the index of PROGRAM (exits after --help,
+ * --version or a usage error). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_FULL = 256, OPT_FORCE, OPT_TIME, OPT_BUFFER, OPT_ZSTD, OPT_VERSION, OPT_MODE,
-           OPT_PERIOD, OPT_BACKEND, OPT_GRAN, OPT_SOCKETS, OPT_DREGS, OPT_SEED, OPT_FULL_OUT,
-           OPT_LIST, OPT_WRITERS, OPT_NO_ROI, OPT_NO_HEAP, OPT_SKIP, OPT_MAX, OPT_SAMPLES,
-           OPT_TARGET_ERROR };
-    static const struct option longs[] = {
-        {"full", no_argument, NULL, OPT_FULL},
-        {"mode", required_argument, NULL, OPT_MODE},
-        {"period", required_argument, NULL, OPT_PERIOD},
-        {"samples", required_argument, NULL, OPT_SAMPLES},
-        {"target-error", required_argument, NULL, OPT_TARGET_ERROR},
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"granularity", required_argument, NULL, OPT_GRAN},
-        {"sockets", required_argument, NULL, OPT_SOCKETS},
-        {"debug-registers", required_argument, NULL, OPT_DREGS},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"full-output", required_argument, NULL, OPT_FULL_OUT},
-        {"list-backends", no_argument, NULL, OPT_LIST},
-        {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"time-interval", required_argument, NULL, OPT_TIME},
-        {"buffer-records", required_argument, NULL, OPT_BUFFER},
-        {"zstd-level", required_argument, NULL, OPT_ZSTD},
-        {"writers", required_argument, NULL, OPT_WRITERS},
-        {"no-roi", no_argument, NULL, OPT_NO_ROI},
-        {"no-heap", no_argument, NULL, OPT_NO_HEAP},
-        {"skip", required_argument, NULL, OPT_SKIP},
-        {"max-accesses", required_argument, NULL, OPT_MAX},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0},
-    };
-    opterr = 0;
-    int c;
-    /* '+': options end at the program name, its own flags are not ours */
-    while ((c = getopt_long(argc, argv, "+:o:qh", longs, NULL)) != -1) {
-        if (!o->sampling_flag && (c == OPT_PERIOD || c == OPT_BACKEND || c == OPT_GRAN ||
-                                  c == OPT_SOCKETS || c == OPT_DREGS || c == OPT_SEED ||
-                                  c == OPT_SAMPLES || c == OPT_TARGET_ERROR))
-            for (const struct option *l = longs; l->name; l++)
-                if (l->val == c)
-                    o->sampling_flag = l->name;
-        switch (c) {
-        case OPT_FULL: o->full = 1; break;
-        case OPT_MODE:
-            if (!pes_rt_mode_parse(optarg))
-                die(EXIT_USAGE, "--mode: expected samples, reuse, reuse-shared or comm, got '%s'",
-                    optarg);
-            /* one run records one sampled trace: the last --mode would silently win */
-            if (o->mode && strcmp(o->mode, optarg))
-                die(EXIT_USAGE, "--mode: given twice ('%s' and '%s'); a run records one mode",
-                    o->mode, optarg);
-            o->mode = optarg;
-            break;
-        case OPT_PERIOD: parse_period(optarg, o); break;
-        case OPT_BACKEND:
-            if (strcmp(optarg, "auto") && !pes_rt_backend_find(pes_rt_backends, optarg)) {
-                char choices[128];
-                pes_rt_backend_choices(pes_rt_backends, "auto, ", choices, sizeof choices);
-                die(EXIT_USAGE, "--backend: expected %s, got '%s'", choices, optarg);
-            }
-            o->backend = optarg;
-            break;
-        case OPT_GRAN:
-            if (strcmp(optarg, "temporal") && strcmp(optarg, "spatial"))
-                die(EXIT_USAGE, "--granularity: expected temporal or spatial, got '%s'", optarg);
-            o->granularity = optarg;
-            break;
-        case OPT_SOCKETS: o->sockets = check_number("--sockets", optarg, 1, PES_RT_MAX_SOCKETS); break;
-        case OPT_DREGS:
-            o->debug_registers =
-                check_number("--debug-registers", optarg, 1, PES_RT_MAX_DEBUG_REGISTERS);
-            break;
-        case OPT_SEED: o->seed = check_number("--seed", optarg, 1, UINT64_MAX); break;
-        case OPT_SAMPLES: o->samples = check_number("--samples", optarg, 1, UINT32_MAX); break;
-        case OPT_TARGET_ERROR: o->target_error = optarg; break;
-        case OPT_FULL_OUT:
-            if (!*optarg)
-                die(EXIT_USAGE, "--full-output: expected a file name, got ''");
-            o->full_output = optarg;
-            break;
-        case OPT_LIST: o->list_backends = 1; break;
-        case 'o':
-            if (!*optarg)
-                die(EXIT_USAGE, "--output: expected a file name, got ''");
-            o->output = optarg;
-            break;
-        case OPT_FORCE: o->force = 1; break;
-        case OPT_TIME: o->time_interval = check_number("--time-interval", optarg, 1, UINT32_MAX); break;
-        case OPT_BUFFER:
-            o->buffer_records = check_number("--buffer-records", optarg, PES_RT_MIN_BUFFER_RECORDS,
-                                             PES_RT_MAX_BUFFER_RECORDS);
-            break;
-        case OPT_ZSTD: o->zstd_level = check_number("--zstd-level", optarg, 1, PES_RT_MAX_ZSTD_LEVEL); break;
-        case OPT_WRITERS: o->writers = check_number("--writers", optarg, 1, PES_RT_MAX_WRITERS); break;
-        case OPT_NO_ROI: o->no_roi = 1; break;
-        case OPT_NO_HEAP: o->no_heap = 1; break;
-        case OPT_SKIP: o->skip = check_number("--skip", optarg, 0, UINT64_MAX); break;
-        case OPT_MAX: o->max_accesses = check_number("--max-accesses", optarg, 1, UINT64_MAX); break;
-        case 'q': o->quiet = 1; break;
-        case 'h': usage(stdout); exit(0);
-        case OPT_VERSION: printf("pes-collect %s\n", PES_VERSION); exit(0);
-        case ':': die(EXIT_USAGE, "%s: expected a value", argv[optind - 1]);
-        default:
-            if (optopt)
-                die(EXIT_USAGE, "-%c: unknown option (see --help)", optopt);
-            die(EXIT_USAGE, "%s: unknown option (see --help)", argv[optind - 1]);
-        }
+    unsigned seen[N_OPTS] = {0};
+    pes_settings_defaults(&o->set);
+    if (pes_settings_count > sizeof o->gave / sizeof o->gave[0])
+        die(1, "more settings than the launcher can track");
+    int first = pes_cli_parse(&cli, argc, argv, o, seen);
+    if (first == 0)
+        exit(0);
+    if (first < 0)
+        exit(EXIT_USAGE);
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const struct pes_setting *s = opts[i].kind == PES_CLI_SETTING ? pes_settings_find(opts[i].setting) : NULL;
+        if (!seen[i])
+            continue;
+        if (s)
+            give(o, s->name);
+        if (!o->sampling_flag && ((opts[i].flags & SAMPLING_ONLY) ||
+                                  (s && (s->flags & PES_SETTING_SAMPLING) && strcmp(s->name, "mode") != 0)))
+            o->sampling_flag = s ? s->flag : opts[i].name;
     }
-    return optind;
+    if (!o->mode)
+        o->set.mode = PES_MODE_FULL;
+    return first;
+}
+
+/* In the child: the settings the flags (and the launcher: outputs, backend,
+ * command) gave become PES_* variables; every other one is removed, since a
+ * value left over in the caller's environment would otherwise apply. */
+static void export_settings(const struct options *o)
+{
+    for (size_t i = 0; i < pes_settings_count; i++) {
+        const struct pes_setting *row = &pes_settings[i];
+        if (!row->env || (row->flags & PES_SETTING_TEST_HOOK))   /* a test hook passes through */
+            continue;
+        if (!o->gave[i]) {
+            unsetenv(row->env);
+            continue;
+        }
+        int len = pes_setting_format(row, &o->set, NULL, 0);   /* PES_COMMAND has no bound */
+        char *value = len >= 0 ? malloc((size_t)len + 1) : NULL;
+        if (!value || pes_setting_format(row, &o->set, value, (size_t)len + 1) != len ||
+            setenv(row->env, value, 1) < 0)
+            die(1, "%s: cannot set it", row->env);
+        free(value);
+    }
 }
 
 /* Resolves PROGRAM like execvp: a name with '/' is used as is, else PATH. */
@@ -406,26 +383,24 @@ static void human_size(uint64_t bytes, char *buf, size_t size)
     snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
-/* What the runtime left out (its config lines roi=markers, skip=, max_accesses=):
- * "; region of interest only, first N accesses per thread skipped, at most M
- * per thread", or "". */
+/* What the runtime left out (the header's roi, skip and max_accesses
+ * settings): "; region of interest only, first N accesses per thread
+ * skipped, at most M per thread", or "". */
 static void kept_note(const char *config, char *buf, size_t size)
 {
-    size_t used = 0;
+    struct pes_collect_settings s;
     buf[0] = 0;
-    for (const char *l = config ? config : ""; *l;) {
-        size_t len = strcspn(l, "\n");
-        char item[80] = "";
-        if (len == 11 && !strncmp(l, "roi=markers", 11))
-            snprintf(item, sizeof item, "region of interest only");
-        else if (!strncmp(l, "skip=", 5))
-            snprintf(item, sizeof item, "first %.*s accesses per thread skipped", (int)(len - 5), l + 5);
-        else if (!strncmp(l, "max_accesses=", 13))
-            snprintf(item, sizeof item, "at most %.*s accesses per thread", (int)(len - 13), l + 13);
-        if (item[0] && used < size)
-            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "; ", item);
-        l += len + (l[len] == '\n');
-    }
+    if (pes_settings_from_header(&s, config, NULL) < 0)
+        return;
+    int used = 0;
+    if (s.roi_state == PES_ROI_MARKERS)
+        used = snprintf(buf, size, "; region of interest only");
+    if (s.skip && used >= 0 && (size_t)used < size)
+        used += snprintf(buf + used, size - (size_t)used, "%sfirst %llu accesses per thread skipped",
+                         used ? ", " : "; ", (unsigned long long)s.skip);
+    if (s.max_accesses && used >= 0 && (size_t)used < size)
+        snprintf(buf + used, size - (size_t)used, "%sat most %llu accesses per thread", used ? ", " : "; ",
+                 (unsigned long long)s.max_accesses);
 }
 
 /* Sampled trace: events by kind, from its EVENTS blocks and footer. */
@@ -759,14 +734,6 @@ static char *runtime_path(void)
     return p;
 }
 
-static void set_or_unset(const char *name, const char *value)
-{
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
 int main(int argc, char **argv)
 {
     struct options o = {0};
@@ -785,22 +752,23 @@ int main(int argc, char **argv)
         die(EXIT_USAGE, "--%s: only with --mode (sampling); --full alone records every access",
             o.sampling_flag);
     /* a sampled trace has no records to drop: its accesses are counted, not kept */
-    if ((o.skip || o.max_accesses) && !o.full)
+    if ((gave(&o, "skip") || gave(&o, "max_accesses")) && !o.full)
         die(EXIT_USAGE, "--%s: only with --full (a sampled trace keeps no access records)",
-            o.skip ? "skip" : "max-accesses");
-    if (o.granularity && strcmp(o.mode, "reuse") && strcmp(o.mode, "reuse-shared"))
+            pes_settings_find(gave(&o, "skip") ? "skip" : "max_accesses")->flag);
+    if (gave(&o, "spatial") && o.set.mode != PES_MODE_REUSE && o.set.mode != PES_MODE_REUSE_SHARED)
         die(EXIT_USAGE, "--granularity: only with --mode reuse or reuse-shared, not %s", o.mode);
-    if (o.sockets && strcmp(o.mode, "reuse-shared"))
+    if (gave(&o, "sockets") && o.set.mode != PES_MODE_REUSE_SHARED)
         die(EXIT_USAGE, "--sockets: only with --mode reuse-shared, not %s", o.mode);
     if (o.target_error) {
-        if (o.samples)
+        if (gave(&o, "samples_target"))
             die(EXIT_USAGE, "--target-error: --samples is given too; both set the sample count, give one");
-        o.samples = samples_for_error(o.target_error);
-        if (!o.quiet)
-            fprintf(stderr, "pes-collect: --target-error %s: --samples %s per thread\n", o.target_error,
-                    o.samples);
+        o.set.samples_target = samples_for_error(o.target_error);
+        give(&o, "samples_target");
+        if (!o.set.quiet)
+            fprintf(stderr, "pes-collect: --target-error %s: --samples %llu per thread\n", o.target_error,
+                    (unsigned long long)o.set.samples_target);
     }
-    if (o.debug_registers && !strcmp(o.mode, "samples"))
+    if (gave(&o, "debug_registers") && o.set.mode == PES_MODE_SAMPLES)
         die(EXIT_USAGE, "--debug-registers: only with --mode reuse, reuse-shared or comm "
                         "(--mode samples sets no watchpoints)");
 
@@ -880,9 +848,8 @@ int main(int argc, char **argv)
             }
             if (!out)
                 _exit(127);
-            setenv(PES_ENV_FULL_OUTPUT, out, 1);
-        } else {
-            unsetenv(PES_ENV_FULL_OUTPUT);
+            o.set.full_output = out;
+            give(&o, "full_output");
         }
         if (o.mode) {
             char *out = soutput;
@@ -892,33 +859,17 @@ int main(int argc, char **argv)
             }
             if (!out)
                 _exit(127);
-            setenv(PES_ENV_SAMPLE_OUTPUT, out, 1);
-            setenv(PES_ENV_MODE, o.mode, 1);
-        } else {
-            unsetenv(PES_ENV_SAMPLE_OUTPUT);
-            unsetenv(PES_ENV_MODE);
+            o.set.sample_output = out;
+            give(&o, "sample_output");
+            pes_setting_parse(pes_settings_find("backend"), PES_SETTING_FROM_ENV, backend->name, &o.set, NULL);
+            give(&o, "backend");
         }
-        set_or_unset(PES_ENV_BACKEND, backend ? backend->name : NULL);
+        o.set.command = command;
+        give(&o, "command");
+        /* PES_OVERWRITE is never set: --force removed the file (see check_output) */
+        export_settings(&o);
         if (preload)
             setenv("LD_PRELOAD", preload, 1);
-        set_or_unset(PES_ENV_PERIOD_LOAD, o.period_load);
-        set_or_unset(PES_ENV_PERIOD_STORE, o.period_store);
-        set_or_unset(PES_ENV_GRANULARITY, o.granularity);
-        set_or_unset(PES_ENV_SOCKETS, o.sockets);
-        set_or_unset(PES_ENV_DEBUG_REGISTERS, o.debug_registers);
-        set_or_unset(PES_ENV_SEED, o.seed);
-        set_or_unset(PES_ENV_SAMPLES, o.samples);
-        setenv(PES_ENV_COMMAND, command, 1);
-        unsetenv(PES_ENV_OVERWRITE);
-        set_or_unset(PES_ENV_TIME_INTERVAL, o.time_interval);
-        set_or_unset(PES_ENV_BUFFER_RECORDS, o.buffer_records);
-        set_or_unset(PES_ENV_ZSTD_LEVEL, o.zstd_level);
-        set_or_unset(PES_ENV_WRITERS, o.writers);
-        set_or_unset(PES_ENV_QUIET, o.quiet ? "1" : NULL);
-        set_or_unset(PES_ENV_ROI, o.no_roi ? "0" : NULL);
-        set_or_unset(PES_ENV_HEAP, o.no_heap ? "0" : NULL);
-        set_or_unset(PES_ENV_SKIP, o.skip);
-        set_or_unset(PES_ENV_MAX_ACCESSES, o.max_accesses);
         execv(exe, app);
         fprintf(stderr, "pes-collect: %s: %s\n", app[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
@@ -941,13 +892,13 @@ int main(int argc, char **argv)
     const char *via = script ? app[0] : NULL;
     if (o.full) {
         char *shown = o_full ? strdup(o_full) : default_output(app[0], pid, "full");
-        if (shown && (!o.quiet || (via && access(shown, F_OK) != 0)))
+        if (shown && (!o.set.quiet || (via && access(shown, F_OK) != 0)))
             summary(shown, via);
         free(shown);
     }
     if (o.mode) {
         char *shown = o_sampled ? strdup(o_sampled) : default_output(app[0], pid, o.mode);
-        if (shown && (!o.quiet || (via && access(shown, F_OK) != 0)))
+        if (shown && (!o.set.quiet || (via && access(shown, F_OK) != 0)))
             summary(shown, via);
         free(shown);
     }

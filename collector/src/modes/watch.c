@@ -87,7 +87,7 @@ void pes_rt_watch_install(void)
         own_code = pes_rt_code_range_of((const void *)&on_trap);
     take_over();
     installed = 1;
-    if (pes_rt.cfg.watch_reopen)
+    if (pes_rt.cfg.watch_rearm == PES_WATCH_REARM_REOPEN)
         __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);
 }
 

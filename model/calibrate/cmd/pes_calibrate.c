@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <math.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -22,6 +22,7 @@
 #include <hwloc.h>
 
 #include "pes/calibrate.h"
+#include "pes/cli.h"
 
 #define MIB (1024.0 * 1024.0)
 #define TOLERANCE 0.15      /* plateau: points within 15 % of its median */
@@ -44,91 +45,72 @@ static void message(const char *fmt, ...)
     va_end(ap);
 }
 
-static void usage(FILE *f)
+static const char *const sizes_names[] = {"hwloc", "measured", NULL};
+
+#define FIELD(f) offsetof(struct opts, f)
+static const struct pes_cli_opt opt_rows[] = {
+    {.name = "output", .short_name = 'o', .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(output),
+     .help = "write FILE instead of the host's cache file\n($XDG_CACHE_HOME/pes/HOST-HASH.machine, see --print-path)"},
+    {.name = "force", .kind = PES_CLI_SWITCH, .field = FIELD(force), .help = "measure again even if the file exists"},
+    {.name = "quick", .kind = PES_CLI_SWITCH, .field = FIELD(quick),
+     .help = "fewer sizes, repeats and rounds (faster, less precise)"},
+    {.name = "sizes", .arg = "hwloc|measured", .kind = PES_CLI_CHOICE, .field = FIELD(measured_sizes),
+     .names = sizes_names, .expected = "hwloc or measured",
+     .help = "cache sizes in the file: hwloc's (default; an implausible one\n"
+             "is replaced by the measured capacity) or the capacities the\n"
+             "latency curve shows (a VM's share of a cache it shares with\n"
+             "other tenants), rounded to whole power-of-two sets"},
+    {.name = "topology", .arg = "FILE", .kind = PES_CLI_STRING, .field = FIELD(topology),
+     .help = "read the topology from an hwloc XML export (lstopo FILE.xml)\n"
+             "instead of this machine; only with --topology-only"},
+    {.name = "topology-only", .kind = PES_CLI_SWITCH, .field = FIELD(topology_only),
+     .help = "print what hwloc says of the caches, and the warnings, and stop"},
+    {.name = "print-path", .kind = PES_CLI_SWITCH, .field = FIELD(print_path),
+     .help = "print the host's cache file path and stop"},
+    {.name = "quiet", .short_name = 'q', .kind = PES_CLI_SWITCH, .field = FIELD(quiet),
+     .help = "print only errors and the file written"},
+    {.name = "help", .short_name = 'h', .kind = PES_CLI_HELP, .help = "this text"},
+    {.name = "version", .kind = PES_CLI_VERSION, .help = "print the version"},
+};
+#undef FIELD
+
+static void usage_message(const char *line)
 {
-    fprintf(f,
-            "Usage: pes-calibrate [options]\n"
-            "\n"
-            "Measures this host for pes's runtime model (PPT-Multicore Eq. 4-8) and writes a\n"
-            ".machine file: cache geometry and sharing from hwloc, load latency per level\n"
-            "(pointer chasing), streaming read throughput per level and from memory, the\n"
-            "core clock (a dependent add chain) and instruction latencies and throughputs\n"
-            "(dependent and independent chains). Each figure is printed with its method.\n"
-            "The file is cached per host; `pes-replay --machine host` uses it (and says so).\n"
-            "\n"
-            "  -o, --output FILE     write FILE instead of the host's cache file\n"
-            "                        ($XDG_CACHE_HOME/pes/HOST-HASH.machine, see --print-path)\n"
-            "      --force           measure again even if the file exists\n"
-            "      --quick           fewer sizes, repeats and rounds (faster, less precise)\n"
-            "      --sizes hwloc|measured\n"
-            "                        cache sizes in the file: hwloc's (default; an implausible one\n"
-            "                        is replaced by the measured capacity) or the capacities the\n"
-            "                        latency curve shows (a VM's share of a cache it shares with\n"
-            "                        other tenants), rounded to whole power-of-two sets\n"
-            "      --topology FILE   read the topology from an hwloc XML export (lstopo FILE.xml)\n"
-            "                        instead of this machine; only with --topology-only\n"
-            "      --topology-only   print what hwloc says of the caches, and the warnings, and stop\n"
-            "      --print-path      print the host's cache file path and stop\n"
-            "  -q, --quiet           print only errors and the file written\n"
-            "  -h, --help            this text\n"
-            "      --version         print the version\n"
-            "\n"
-            "Exit status: 0 when calibrated (or the file exists without --force), 1 when a\n"
-            "measurement or the file failed, 2 for a bad command line.\n");
+    message("%s", line);
 }
 
-enum { OPT_FORCE = 256, OPT_QUICK, OPT_SIZES, OPT_TOPOLOGY, OPT_TOPOLOGY_ONLY, OPT_PRINT_PATH, OPT_VERSION };
+static const struct pes_cli cli = {
+    .prog = "pes-calibrate",
+    .version = PES_VERSION,
+    .usage_head =
+        "Usage: pes-calibrate [options]\n"
+        "\n"
+        "Measures this host for pes's runtime model (PPT-Multicore Eq. 4-8) and writes a\n"
+        ".machine file: cache geometry and sharing from hwloc, load latency per level\n"
+        "(pointer chasing), streaming read throughput per level and from memory, the\n"
+        "core clock (a dependent add chain) and instruction latencies and throughputs\n"
+        "(dependent and independent chains). Each figure is printed with its method.\n"
+        "The file is cached per host; `pes-replay --machine host` uses it (and says so).\n"
+        "\n",
+    .usage_tail = "\n"
+                  "Exit status: 0 when calibrated (or the file exists without --force), 1 when a\n"
+                  "measurement or the file failed, 2 for a bad command line.\n",
+    .opts = opt_rows,
+    .n_opts = sizeof opt_rows / sizeof opt_rows[0],
+    .help_column = 24,
+    .message = usage_message,
+};
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-    static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},   {"force", no_argument, NULL, OPT_FORCE},
-        {"quick", no_argument, NULL, OPT_QUICK},      {"topology", required_argument, NULL, OPT_TOPOLOGY},
-        {"sizes", required_argument, NULL, OPT_SIZES},
-        {"topology-only", no_argument, NULL, OPT_TOPOLOGY_ONLY},
-        {"print-path", no_argument, NULL, OPT_PRINT_PATH},
-        {"quiet", no_argument, NULL, 'q'},            {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, OPT_VERSION},  {NULL, 0, NULL, 0},
-    };
     memset(o, 0, sizeof *o);
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:qh", longs, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            if (!*optarg) {
-                message("--output: expected a file name, got ''");
-                return -1;
-            }
-            o->output = optarg;
-            break;
-        case OPT_FORCE: o->force = 1; break;
-        case OPT_QUICK: o->quick = 1; break;
-        case OPT_SIZES:
-            if (!strcmp(optarg, "hwloc") || !strcmp(optarg, "measured"))
-                o->measured_sizes = optarg[0] == 'm';
-            else {
-                message("--sizes: expected hwloc or measured, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_TOPOLOGY: o->topology = optarg; break;
-        case OPT_TOPOLOGY_ONLY: o->topology_only = 1; break;
-        case OPT_PRINT_PATH: o->print_path = 1; break;
-        case 'q': o->quiet = 1; break;
-        case 'h': usage(stdout); exit(0);
-        case OPT_VERSION: printf("pes-calibrate %s\n", PES_VERSION); exit(0);
-        case ':': message("%s: expected a value (see --help)", argv[optind - 1]); return -1;
-        default:
-            if (optopt)
-                message("-%c: unknown option (see --help)", optopt);
-            else
-                message("%s: unknown option (see --help)", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        message("%s: unexpected argument (pes-calibrate takes options only; see --help)", argv[optind]);
+    int first = pes_cli_parse(&cli, argc, argv, o, NULL);
+    if (first == 0)
+        exit(0);
+    if (first < 0)
+        return -1;
+    if (first < argc) {
+        message("%s: unexpected argument (pes-calibrate takes options only; see --help)", argv[first]);
         return -1;
     }
     if (o->topology && !o->topology_only) {
