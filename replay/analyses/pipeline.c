@@ -1,9 +1,11 @@
 /*
  * pipeline.c — the registry's analyses over one stream (pipeline.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_account.h"
 #include "pipeline.h"
 
 enum { MAX_ANALYSES = 16 };
@@ -13,13 +15,19 @@ struct pes_pipeline {
     size_t n;
     const struct pes_analysis *analysis[MAX_ANALYSES];
     void *self[MAX_ANALYSES];
+    int stage[MAX_ANALYSES];      /* --stats: each analysis's stage (cpu_account.h) */
 };
 
 static int tee(void *ctx, const struct pes_batch *b, struct pes_error *err) {
     struct pes_pipeline *p = ctx;
-    for (size_t i = 0; i < p->n; i++)
-        if (p->analysis[i]->batch(p->self[i], b, err) < 0) return -1;
-    return 0;
+    int was = -1, rc = 0;
+    for (size_t i = 0; i < p->n && rc == 0; i++) {
+        int left = pes_cpu_switch(p->stage[i]);
+        if (i == 0) was = left;
+        rc = p->analysis[i]->batch(p->self[i], b, err);
+    }
+    pes_cpu_switch(was);
+    return rc;
 }
 
 struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const struct pes_knobs *k,
@@ -37,6 +45,9 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
             pes_pipeline_destroy(p);
             return NULL;
         }
+        char stage[48];
+        snprintf(stage, sizeof stage, "analysis %s", (*a)->name);
+        p->stage[p->n] = pes_cpu_stage(stage, 0);
         p->analysis[p->n] = *a;
         p->self[p->n++] = self;
     }
@@ -46,9 +57,11 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
 const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p) { return &p->sink; }
 
 int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err) {
-    for (size_t i = 0; i < p->n; i++)
-        if (p->analysis[i]->finish && p->analysis[i]->finish(p->self[i], err) < 0) return -1;
-    return 0;
+    int was = pes_cpu_switch(pes_cpu_stage("finish", 0)), rc = 0;
+    for (size_t i = 0; i < p->n && rc == 0; i++)
+        if (p->analysis[i]->finish && p->analysis[i]->finish(p->self[i], err) < 0) rc = -1;
+    pes_cpu_switch(was);
+    return rc;
 }
 
 int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err) {
@@ -91,8 +104,10 @@ int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len,
 }
 
 void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to) {
+    int was = pes_cpu_switch(pes_cpu_stage("publish", 0));
     for (size_t i = 0; i < p->n; i++)
         if (p->analysis[i]->publish) p->analysis[i]->publish(p->self[i], to);
+    pes_cpu_switch(was);
 }
 
 void pes_pipeline_destroy(struct pes_pipeline *p) {

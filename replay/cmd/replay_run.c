@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_account.h"
 #include "pipeline.h"
 #include "pes/progress.h"
 #include "profiles.h"
@@ -391,6 +392,8 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
         if (machine->level[l].line != line && !o->line)
             replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
                            l + 1, machine->level[l].line, line);
+    if (o->stats && !pes_cpu_enabled()) pes_cpu_enable();
+    pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
     struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h};
     if (h) run.knobs.split = h->split;
     /* the page's annotated source needs the per-line rows of --annotate (text
@@ -402,6 +405,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
         rc = analyse(&run, &err);
         pes_progress_end(run.progress);
     }
+    pes_cpu_switch(pes_cpu_stage("report", 0));
     if (h && h->agree) rc = h->agree(h->ctx, rc, &err);
     if (rc == 0 && h && h->report) {
         *h->report = run.rep;   /* the caller's now */
@@ -411,5 +415,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     if (rc) replay_fail(&err);
     pes_report_destroy(run.rep);
     replay_input_close(run.in);
+    pes_cpu_thread_end();
+    if (o->stats) pes_cpu_report(stderr, h ? "pes-replay-mpi" : "pes-replay");
     return rc ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cpu_account.h"
 #include "merge.h"
 #include "input.h"
 #include "objects.h"
@@ -48,6 +49,7 @@ struct replay_input {
     uint32_t n_infos, cap_infos;
     uint32_t range_cap;          /* bytes; 0 = no clipping */
     unsigned text_threads;       /* parsing threads of another tool's trace */
+    int st_merge, st_parse, st_batch;   /* --stats: the merge's, a text trace's and the batching's stages */
     struct pes_text_filter filter;   /* and its filter (keep NULL: none) */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
@@ -194,6 +196,9 @@ static struct replay_input *input_new(const char *path, struct pes_error *err) {
         fail(err, PES_ERR_NOMEM, path, "out of memory");
         return NULL;
     }
+    in->st_merge = pes_cpu_stage("merge", 0);
+    in->st_parse = pes_cpu_stage("parse", 0);
+    in->st_batch = pes_cpu_stage("batch", 0);
     return in;
 }
 
@@ -505,11 +510,15 @@ fail:
 static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *threads, size_t max,
                         int keep_control, struct pes_error *err) {
     if (c->text) {
+        int was = pes_cpu_switch(c->in->st_parse);
         long n = pes_text_reader_read(c->text, out, max, err);
+        pes_cpu_switch(was);
         if (n > 0 && threads) memset(threads, 0, (size_t)n * sizeof *threads);
         return n;
     }
+    int was = pes_cpu_switch(c->in->st_merge);
     long n = pes_merge_read(c->merge, out, threads, max, keep_control, err);
+    pes_cpu_switch(was);
     if (n > 0) c->records += (uint64_t)n;
     return n;
 }
@@ -729,6 +738,7 @@ static void chunk_read(struct cursor *c, struct chunk *ch) {
 
 static void *ahead_main(void *arg) {
     struct ahead *a = arg;
+    pes_cpu_thread_begin("merge", 0, 1, a->c->in->st_merge);
     for (;;) {
         pthread_mutex_lock(&a->mu);
         while (a->tail - a->head == AHEAD_CHUNKS && !a->stop) pthread_cond_wait(&a->freed, &a->mu);
@@ -744,6 +754,7 @@ static void *ahead_main(void *arg) {
         pthread_mutex_unlock(&a->mu);
         if (ch->n <= 0) break;
     }
+    pes_cpu_thread_end();
     return NULL;
 }
 
@@ -839,7 +850,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
                         .threads = malloc(READ_CHUNK * sizeof *own.threads)};
     struct ahead *ahead = NULL;
-    int rc = -1;
+    int rc = -1, st_was = -1;
     if (!c) goto out;
     /* the allocation records come in merged order with the accesses */
     c->keep_control = obj != NULL && c->merge != NULL;
@@ -853,6 +864,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
         goto out;
     in->clipped = 0;
     in->clipped_longest = 0;
+    st_was = pes_cpu_switch(in->st_batch);   /* the sink's analyses name their own stages */
     struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
@@ -923,6 +935,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     } while (n > 0);
     if (n == 0 && pes_batch_buf_flush(&buf, err) == 0) rc = 0;
 out:
+    pes_cpu_switch(st_was);
     ahead_free(ahead);   /* stops the merge thread before its cursor goes */
     free(own.recs);
     free(own.threads);

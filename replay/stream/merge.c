@@ -3,6 +3,7 @@
  * See merge.h for the ordering rules and the memory bound.
  */
 #include "merge.h"
+#include "cpu_account.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@ struct pes_merge {
     uint64_t lo, hi;
     int bounded;
     struct pes_block_ref footer;  /* type 0: none */
+    int st_decode;                /* --stats: the decoding's stage (cpu_account.h) */
 };
 
 /* Grows *p to at least `need` elements: small first (a short-lived thread
@@ -82,11 +84,20 @@ static uint64_t ticks_after(uint64_t ticks, double offset) {
     return d > UINT64_MAX - ticks ? UINT64_MAX : ticks + d;
 }
 
+/* A block decompressed and decoded, its CPU charged to the decoding (--stats). */
+static int decode_block(struct pes_merge *m, const struct pes_block_ref *ref, struct pes_block *b,
+                        struct pes_error *err) {
+    int was = pes_cpu_switch(m->st_decode);
+    int rc = pes_trace_reader_block_at(m->reader, ref, b, err);
+    pes_cpu_switch(was);
+    return rc;
+}
+
 /* Loads the stream's next non-empty block; 1 = loaded, 0 = no more, -1 = error. */
 static int load_block(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
     while (s->next_block < s->n_blocks) {
         struct pes_block b;
-        if (pes_trace_reader_block_at(m->reader, &s->blocks[s->next_block++], &b, err) < 0) return -1;
+        if (decode_block(m, &s->blocks[s->next_block++], &b, err) < 0) return -1;
         if (b.n == 0) continue;
         if (grow((void **)&s->blk, &s->blk_cap, b.n, sizeof *s->blk, &m->held) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
@@ -146,7 +157,7 @@ static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_
     }
     for (size_t j = s->next_block; j < s->n_blocks; j++) {
         struct pes_block b;
-        if (pes_trace_reader_block_at(m->reader, &s->blocks[j], &b, err) < 0) return -1;
+        if (decode_block(m, &s->blocks[j], &b, err) < 0) return -1;
         for (size_t i = 0; i < b.n; i++) {
             have++;
             if (is_time_mark(&b.records[i])) {
@@ -356,7 +367,7 @@ static uint64_t mark_time(const struct pes_record *r, uint64_t start) { return r
 /* Block j of the stream decoded; its first and last marks (index, or -1). */
 static int probe_block(struct pes_merge *m, struct thread_stream *s, size_t j, struct pes_block *b, long *first,
                        long *last, struct pes_error *err) {
-    if (pes_trace_reader_block_at(m->reader, &s->blocks[j], b, err) < 0) return -1;
+    if (decode_block(m, &s->blocks[j], b, err) < 0) return -1;
     *first = *last = -1;
     for (size_t i = 0; i < b->n; i++)
         if (is_time_mark(&b->records[i])) {
@@ -531,6 +542,7 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     size_t *fill = NULL;
     if (!m) goto nomem;
     m->reader = r;
+    m->st_decode = pes_cpu_stage("decode", 0);
     size_t n_all = 0;
     if (pes_trace_reader_load_tables(r, err) < 0 || pes_trace_reader_index(r, &all, &n_all, err) < 0)
         goto fail;

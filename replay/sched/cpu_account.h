@@ -1,0 +1,63 @@
+/*
+ * cpu_account.h — CPU seconds per stage and per thread of one replay
+ * (pes-replay --stats), and the serial part they imply (Amdahl's law).
+ *
+ * Every thread of the replay says once what it is (a role: the reading
+ * thread, the merge thread, a worker) and then, as it goes, which stage it
+ * is in (decoding, merging, batching, an analysis, a reuse engine, a
+ * simulation partition ...). Each switch reads the thread's CPU clock and
+ * charges the time since the last switch to the stage left. Off (the
+ * default) every call is a load and a branch.
+ *
+ * The serial part is the CPU that no number of workers divides: the
+ * threads that run once per replay whatever --jobs is (role `serial`), plus
+ * stages that are sequential wherever they run (a PARDA lane's resolution,
+ * stage `serial`). Amdahl's bound on N workers is then
+ * T / (S + (T - S) / N) for total CPU T and serial CPU S — an upper bound
+ * of the speed-up, which needs the CPUs only of the run that measures it.
+ */
+#ifndef PES_REPLAY_CPU_ACCOUNT_H
+#define PES_REPLAY_CPU_ACCOUNT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Turns the accounting on (before any thread registers) and starts the
+ * process clock the report compares with. */
+void pes_cpu_enable(void);
+int pes_cpu_enabled(void);
+
+/* The id of the stage called `name` (registered on first use; the same id
+ * for the same name). serial: the stage is sequential on any thread. -1
+ * when off or when the table is full (then switching to it is a no-op). */
+int pes_cpu_stage(const char *name, int serial);
+
+/* This thread takes part as `role` (e.g. "main", "merge", "worker"),
+ * instance `index`; serial: a thread that runs once per replay. Its time
+ * goes to stage `stage` until the first switch. Returns 0, or -1 when off
+ * or the table is full (the thread is then not accounted). */
+int pes_cpu_thread_begin(const char *role, uint32_t index, int serial, int stage);
+/* The thread ends: its last stage is charged. */
+void pes_cpu_thread_end(void);
+
+/* The calling thread enters `stage`; returns the stage it left (to switch
+ * back to), or -1 when this thread is not accounted. */
+int pes_cpu_switch(int stage);
+
+/* The totals as the report and benchmarks read them. */
+struct pes_cpu_totals {
+    double total_s;        /* CPU of the accounted threads */
+    double serial_s;       /* of which serial (see above) */
+    double process_s;      /* the process's CPU since pes_cpu_enable (getrusage) */
+    double wall_s;         /* wall-clock seconds since pes_cpu_enable */
+};
+void pes_cpu_totals(struct pes_cpu_totals *t);
+/* Amdahl's bound for n workers from t (1 when nothing was measured). */
+double pes_cpu_amdahl(const struct pes_cpu_totals *t, double n);
+
+/* The table: one line per thread and stage with its CPU seconds, then the
+ * totals, the serial part and Amdahl's bound at 2, 4, 8 and 16 workers.
+ * Threads still running are charged up to now only if they are the caller. */
+void pes_cpu_report(FILE *f, const char *program);
+
+#endif
