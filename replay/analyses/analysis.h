@@ -23,6 +23,7 @@
 #include "stream.h"
 
 struct pes_profiles_split;
+struct pes_sched;
 
 /* What analyses may read of the command line. */
 struct pes_knobs {
@@ -46,6 +47,9 @@ struct pes_knobs {
     /* pes-replay-mpi: the reuse profiles' work split over processes
      * (profiles.h); NULL: this process does all */
     const struct pes_profiles_split *split;
+    /* the replay's workers (scheduler.h: --jobs); NULL: every analysis runs on
+     * the thread that hands it the batches */
+    struct pes_sched *sched;
 };
 
 /* Where results go (report.h): the run's "trace" section, and the section of

@@ -13,6 +13,7 @@
 #include "pes/progress.h"
 #include "profiles.h"
 #include "replay_run.h"
+#include "scheduler.h"
 #include "report_util.h"
 #include "shards.h"
 #include "tables.h"
@@ -400,7 +401,9 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
      * only: the text report prints them only when --annotate asks) */
     if (o->html && !run.knobs.annotate) run.knobs.annotate = "all";
     int rc = -1;
-    if ((run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
+    /* the workers every parallel stage shares (scheduler.h); --jobs 1: none */
+    if ((run.knobs.sched = pes_sched_create(o->knobs.jobs >= 2 ? o->knobs.jobs : 0, &err)) &&
+        (run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
         run.rep = pes_report_create();
         rc = analyse(&run, &err);
         pes_progress_end(run.progress);
@@ -415,6 +418,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     if (rc) replay_fail(&err);
     pes_report_destroy(run.rep);
     replay_input_close(run.in);
+    pes_sched_destroy(run.knobs.sched);
     pes_cpu_thread_end();
     if (o->stats) pes_cpu_report(stderr, h ? "pes-replay-mpi" : "pes-replay");
     return rc ? 1 : 0;

@@ -812,8 +812,10 @@ static void *worker_main(void *arg)
 {
     struct pes_parda *pp = arg;
     /* --stats: a resolution is sequential in its lane, the rest divides */
-    int st_direct = pes_cpu_stage("reuse engines", 0), st_chunk = pes_cpu_stage("reuse chunks", 0),
-        st_resolve = pes_cpu_stage("reuse resolution", 1), st_idle = pes_cpu_stage("reuse worker waits", 0);
+    int st_direct = pes_cpu_stage("reuse engines", PES_CPU_BY_THREAD),
+        st_chunk = pes_cpu_stage("reuse chunks", PES_CPU_BY_THREAD),
+        st_resolve = pes_cpu_stage("reuse resolution", PES_CPU_SERIAL),
+        st_idle = pes_cpu_stage("reuse worker waits", PES_CPU_BY_THREAD);
     pthread_mutex_lock(&pp->mu);
     pes_cpu_thread_begin("reuse worker", pp->n_started++, 0, st_idle);
     for (;;) {

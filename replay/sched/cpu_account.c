@@ -29,7 +29,7 @@ static struct {
     atomic_int on;
     pthread_mutex_t mu;
     char stage_name[MAX_STAGES][NAME];
-    int stage_serial[MAX_STAGES];
+    int stage_kind[MAX_STAGES];     /* enum pes_cpu_kind */
     atomic_int n_stages;
     struct slot *slot[MAX_THREADS];
     int n_slots;
@@ -59,7 +59,7 @@ void pes_cpu_enable(void) {
 
 int pes_cpu_enabled(void) { return atomic_load_explicit(&acc.on, memory_order_relaxed); }
 
-int pes_cpu_stage(const char *name, int serial) {
+int pes_cpu_stage(const char *name, int kind) {
     if (!pes_cpu_enabled()) return -1;
     pthread_mutex_lock(&acc.mu);
     int n = atomic_load(&acc.n_stages), id = -1;
@@ -67,7 +67,7 @@ int pes_cpu_stage(const char *name, int serial) {
         if (!strcmp(acc.stage_name[i], name)) id = i;
     if (id < 0 && n < MAX_STAGES) {
         snprintf(acc.stage_name[n], NAME, "%s", name);
-        acc.stage_serial[n] = serial;
+        acc.stage_kind[n] = kind;
         atomic_store(&acc.n_stages, n + 1);
         id = n;
     }
@@ -126,6 +126,11 @@ void pes_cpu_thread_end(void) {
     pthread_mutex_unlock(&acc.mu);
 }
 
+/* Under acc.mu: whether stage k's CPU on s is serial. */
+static int is_serial(const struct slot *s, int k) {
+    return acc.stage_kind[k] == PES_CPU_SERIAL || (acc.stage_kind[k] == PES_CPU_BY_THREAD && s->serial);
+}
+
 void pes_cpu_totals(struct pes_cpu_totals *t) {
     memset(t, 0, sizeof *t);
     if (!pes_cpu_enabled()) return;
@@ -135,7 +140,7 @@ void pes_cpu_totals(struct pes_cpu_totals *t) {
         for (int k = 0; k < MAX_STAGES; k++) {
             double x = acc.slot[i]->ns[k] / 1e9;
             t->total_s += x;
-            if (acc.slot[i]->serial || acc.stage_serial[k]) t->serial_s += x;
+            if (is_serial(acc.slot[i], k)) t->serial_s += x;
         }
     pthread_mutex_unlock(&acc.mu);
     struct timespec w;
@@ -164,7 +169,7 @@ void pes_cpu_report(FILE *f, const char *program) {
         for (int k = 0; k < n_stages; k++)
             if (s->ns[k])
                 fprintf(f, "  %-22s %-24s %10.3f  %s\n", who, acc.stage_name[k], s->ns[k] / 1e9,
-                        s->serial || acc.stage_serial[k] ? "serial" : "parallel");
+                        is_serial(s, k) ? "serial" : "parallel");
     }
     /* per stage over all threads */
     fprintf(f, "  %-22s %-24s %10s\n", "all threads", "stage", "CPU s");

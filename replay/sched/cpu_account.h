@@ -10,9 +10,9 @@
  * default) every call is a load and a branch.
  *
  * The serial part is the CPU that no number of workers divides: the
- * threads that run once per replay whatever --jobs is (role `serial`), plus
- * stages that are sequential wherever they run (a PARDA lane's resolution,
- * stage `serial`). Amdahl's bound on N workers is then
+ * threads that run once per replay whatever --jobs is (role `serial`),
+ * except their stages that divide (PES_CPU_PARALLEL), plus stages that are
+ * sequential wherever they run (PES_CPU_SERIAL). Amdahl's bound on N workers is then
  * T / (S + (T - S) / N) for total CPU T and serial CPU S — an upper bound
  * of the speed-up, which needs the CPUs only of the run that measures it.
  */
@@ -27,10 +27,16 @@
 void pes_cpu_enable(void);
 int pes_cpu_enabled(void);
 
-/* The id of the stage called `name` (registered on first use; the same id
- * for the same name). serial: the stage is sequential on any thread. -1
- * when off or when the table is full (then switching to it is a no-op). */
-int pes_cpu_stage(const char *name, int serial);
+/* What a stage's CPU counts as: the part of the thread it runs on (its
+ * role), or serial / parallel wherever it runs (a PARDA lane's resolution
+ * is sequential even on a worker; a simulation partition's batch divides
+ * even when the reading thread runs it while it waits). */
+enum pes_cpu_kind { PES_CPU_BY_THREAD = 0, PES_CPU_SERIAL = 1, PES_CPU_PARALLEL = 2 };
+
+/* The id of the stage called `name` (registered on first use with `kind`,
+ * enum pes_cpu_kind; the same id for the same name). -1 when off or when
+ * the table is full (then switching to it is a no-op). */
+int pes_cpu_stage(const char *name, int kind);
 
 /* This thread takes part as `role` (e.g. "main", "merge", "worker"),
  * instance `index`; serial: a thread that runs once per replay. Its time

@@ -75,6 +75,8 @@ struct pes_sim {
     void (*on_event)(void *ctx, const struct pes_sim_event *ev);
     void *event_ctx;
     const struct pes_sim_access *cur;
+    /* cfg->partition_bits: the lines simulated are those with (line & part_mask) == part */
+    uint64_t part_mask, part;
 };
 
 static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind, int is_true)
@@ -280,9 +282,17 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
                 m->n_levels, m->level[0].line);
         return NULL;
     }
+    if (cfg->partition_bits > pes_sim_partition_bits(m, cfg->page_size) ||
+        (cfg->partition_bits < 32 && cfg->partition >> cfg->partition_bits)) {
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: partition %u of %u bits; this machine splits into at most %u bits",
+                      cfg->partition, cfg->partition_bits, pes_sim_partition_bits(m, cfg->page_size));
+        return NULL;
+    }
     struct pes_sim *s = calloc(1, sizeof *s);
     if (!s)
         goto nomem;
+    s->part_mask = (UINT64_C(1) << cfg->partition_bits) - 1;
+    s->part = cfg->partition;
     s->n_cores = n_cores;
     s->n_threads = cfg->n_threads;
     s->on_event = cfg->on_event;
@@ -306,7 +316,8 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     s->n_sockets = n_sockets;
     struct pes_hier_config hc = {.n_cores = n_cores, .n_sockets = n_sockets,
                                  .core_socket = s->core_socket, .n_levels = m->n_levels,
-                                 .non_inclusive = cfg->non_inclusive, .page_size = cfg->page_size};
+                                 .non_inclusive = cfg->non_inclusive, .page_size = cfg->page_size,
+                                 .index_shift = cfg->partition_bits};
     memcpy(hc.level, m->level, sizeof hc.level);
     s->hier = pes_hier_create(&hc, on_evict, s, err);
     if (!s->hier) {
@@ -599,9 +610,7 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
                 s->n_threads);
         return -1;
     }
-    struct pes_sim_stats *st = site_stats(s, a->site);
-    if (!st)
-        goto nomem;
+    struct pes_sim_stats *st = NULL;   /* its site's row, once it has a line here */
     s->cur = a;
     uint64_t size = a->size ? a->size : 1;
     uint64_t first = a->addr, last = a->addr + size - 1;
@@ -612,6 +621,13 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     if (!rd && !wr)
         rd = 1;
     for (uint64_t line = first >> s->line_shift; line <= last >> s->line_shift; line++) {
+        if ((line & s->part_mask) != s->part) {   /* another partition's line */
+            if (line == UINT64_MAX >> s->line_shift)
+                break;
+            continue;
+        }
+        if (!st && !(st = site_stats(s, a->site)))
+            goto nomem;
         uint64_t base = line << s->line_shift;
         uint64_t lo = first > base ? first - base : 0;
         uint64_t hi = last - base >= lsz ? lsz : last - base + 1;
@@ -653,6 +669,77 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
             return -1;
         }
     }
+    return 0;
+}
+
+uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size)
+{
+    uint32_t bits = PES_SIM_MAX_PARTITION_BITS, line = m->level[0].line;
+    unsigned page_bits = 0;   /* log2 of lines per page, as pes_cache_set_page_index counts them */
+    while (page_size && ((uint64_t)line << (page_bits + 1)) <= page_size)
+        page_bits++;
+    for (uint32_t k = 0; k < m->n_levels && k < PES_MAX_LEVELS; k++) {
+        const struct pes_cache_config *c = &m->level[k];
+        uint64_t ways = c->ways ? c->ways : (c->line ? c->size / c->line : 0);
+        uint64_t sets = c->line && ways ? c->size / c->line / ways : 0;
+        uint32_t tz = sets ? (uint32_t)__builtin_ctzll(sets) : 0;
+        if (tz < bits)
+            bits = tz;
+        /* a physically indexed level: only the page offset is the same in both address spaces */
+        if (page_size && sets > (UINT64_C(1) << page_bits) && page_bits < bits)
+            bits = page_bits;
+    }
+    return bits;
+}
+
+static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
+{
+    d->accesses += x->accesses;
+    d->reads += x->reads;
+    d->writes += x->writes;
+    for (int l = 0; l < PES_MAX_LEVELS; l++) {
+        d->hits[l] += x->hits[l];
+        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
+            d->misses[l][c] += x->misses[l][c];
+    }
+    d->inval_true += x->inval_true;
+    d->inval_false += x->inval_false;
+    d->coh_true += x->coh_true;
+    d->coh_false += x->coh_false;
+    d->comm_true += x->comm_true;
+    d->comm_false += x->comm_false;
+    d->upgrades += x->upgrades;
+    d->downgrades += x->downgrades;
+    d->victim_threads |= x->victim_threads;
+    d->source_threads |= x->source_threads;
+}
+
+int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_error *err)
+{
+    if (dst->n_cores != src->n_cores || dst->n_threads != src->n_threads || dst->n_levels != src->n_levels)
+        return pes_error_set(err, PES_ERR_ARG, 0, "sim: absorbing a simulation of other cores or levels");
+    stats_add(&dst->totals, &src->totals);
+    stats_add(&dst->other_site, &src->other_site);
+    for (uint32_t t = 0; t < dst->n_threads; t++)
+        stats_add(&dst->threads[t], &src->threads[t]);
+    /* rows in id order: dst's own row order stays first-access order within
+     * it, which no report reads */
+    for (uint32_t id = 0; id < src->n_sites; id++) {
+        if (!src->site_row[id] || !src->sites[src->site_row[id] - 1].accesses)
+            continue;
+        struct pes_sim_stats *d = site_stats(dst, id);
+        if (!d)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
+        stats_add(d, &src->sites[src->site_row[id] - 1]);
+    }
+    dst->writebacks += src->writebacks;
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < (size_t)dst->n_threads * dst->n_threads; i++)
+            dst->comm_thread[k][i] += src->comm_thread[k][i];
+        for (size_t i = 0; i < (size_t)dst->n_cores * dst->n_cores; i++)
+            dst->comm_core[k][i] += src->comm_core[k][i];
+    }
+    dst->used += src->used;
     return 0;
 }
 
