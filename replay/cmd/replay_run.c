@@ -4,6 +4,7 @@
  * and pes-replay-mpi share (replay_run.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,7 @@ struct run {
     struct pes_batch_sink tick;         /* hooks->progress and the progress line, then the pipeline */
     struct pes_progress *progress;   /* on a terminal only (pes/progress.h) */
     const struct pes_batch_sink *to;
+    pthread_mutex_t progress_mu;        /* configurations side by side draw one line */
     struct pes_profiles_split split;    /* hooks->split, in parts */
     int later_part;                     /* this process read a part after the first: its counts went to part 0 */
 };
@@ -211,8 +213,43 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     return rc;
 }
 
+/* One --cores configuration: its stream, its analyses and their outcome. */
+struct config_run {
+    struct run *run;
+    const struct pes_mimic_counts *counts;
+    struct pes_mimic_options mo;
+    struct pes_stream_info si;
+    struct pes_knobs knobs;
+    uint32_t first_lane;          /* its cores' lanes of the objects (replay_mimic_run) */
+    struct pes_pipeline *p;
+    struct pes_batch_sink tick;   /* the progress line, then the pipeline */
+    int rc;
+    struct pes_error err;
+};
+
+static int config_tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+    struct config_run *c = ctx;
+    pthread_mutex_lock(&c->run->progress_mu);
+    pes_progress_add(c->run->progress, b->n + b->n_bbs);
+    pthread_mutex_unlock(&c->run->progress_mu);
+    return pes_pipeline_sink(c->p)->batch(pes_pipeline_sink(c->p)->ctx, b, err);
+}
+
+/* A configuration's pass and the end of its analyses (a task: every
+ * configuration's on a worker of its own, side by side). */
+static void run_config(void *arg) {
+    struct config_run *c = arg;
+    const struct pes_batch_sink *sink = c->run->progress ? &c->tick : pes_pipeline_sink(c->p);
+    c->rc = replay_mimic_run(c->run->in, c->counts, &c->mo, c->first_lane, sink, &c->err);
+    if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
+}
+
 /* PPT-Multicore mimicking for every --cores count, with the recorded run's
- * work (bytes, op counts) for the runtime model. */
+ * work (bytes, op counts) for the runtime model. The configurations run
+ * side by side on the replay's workers (each reads the trace itself, its
+ * cores walking their own lanes of the data objects), and are published in
+ * --cores order; pes-replay-mpi runs them one after the other (its engines'
+ * messages go out in order). */
 static int run_mimicked(struct run *run, struct pes_error *err) {
     struct replay_input *in = run->in;
     const struct replay_options *o = run->o;
@@ -230,27 +267,74 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
     /* PPT-Multicore models one processor: every mimicked core shares its
      * last-level cache, as the single CRD group assumes. */
     static const uint32_t one_cache[PES_SIM_MAX_CORES];
-    int rc = 0;
-    for (uint32_t i = 0; i < o->n_cores && rc == 0; i++) {
-        struct pes_mimic_options mo = {
+    int side_by_side = !run->hooks && pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
+    struct config_run *cfg = calloc(o->n_cores, sizeof *cfg);
+    struct pes_strand **strands = calloc(o->n_cores, sizeof *strands);
+    int rc = cfg && strands ? 0 : pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    /* lane 0 is the recorded pass's; configuration i's cores follow the earlier ones' */
+    uint32_t lanes = 1;
+    for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
+        struct config_run *c = &cfg[i];
+        c->run = run;
+        c->counts = counts;
+        c->mo = (struct pes_mimic_options){
             .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
             .per_region = o->per_region, .max_range = replay_input_range_cap(in),
         };
-        struct pes_stream_info si = {
+        c->si = (struct pes_stream_info){
             .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
             .machine = run->machine, .line = run->line, .range_cap = replay_input_range_cap(in),
             .page_size = o->page_size, .work = &work, .site = replay_site_of_input, .site_ctx = in,
             .objects = replay_input_objects(in),   /* each core names them at its place in the run */
         };
-        struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
-        rc = p ? replay_mimic_run(in, counts, &mo, sink_of(run, p), err) : -1;
-        if (rc == 0) rc = pes_pipeline_finish(p, err);
-        if (rc == 0) {
-            struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
-            pes_pipeline_publish(p, &to);
+        c->knobs = run->knobs;
+        if (side_by_side) {   /* the reuse engines' threads shared out among the configurations */
+            c->knobs.jobs = run->knobs.jobs / o->n_cores ? run->knobs.jobs / o->n_cores : 1;
+            c->first_lane = lanes;
+            lanes += o->cores[i];
         }
-        pes_pipeline_destroy(p);
+        c->tick = (struct pes_batch_sink){.batch = config_tick, .ctx = c};
     }
+    if (rc == 0 && side_by_side && replay_input_object_lanes(in, lanes) < 0)
+        rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    int st_config = pes_cpu_stage("mimicked configurations", PES_CPU_PARALLEL);
+    for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
+        struct config_run *c = &cfg[i];
+        if (!(c->p = pes_pipeline_create(&c->si, &c->knobs, err))) rc = -1;
+        else if (!side_by_side) {   /* here and now (pes-replay-mpi's messages go out in order) */
+            const struct pes_batch_sink *sink = sink_of(run, c->p);
+            c->rc = replay_mimic_run(in, counts, &c->mo, 0, sink, &c->err);
+            if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
+            if (c->rc < 0) {
+                *err = c->err;
+                rc = -1;
+            } else {   /* one configuration's state at a time */
+                struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
+                pes_pipeline_publish(c->p, &to);
+            }
+            pes_pipeline_destroy(c->p);
+            c->p = NULL;
+        } else if (!(strands[i] = pes_strand_create(run->knobs.sched, st_config)) ||
+                   pes_sched_submit(strands[i], run_config, c, err) < 0) {
+            if (!strands[i]) pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            rc = -1;
+        }
+    }
+    for (uint32_t i = 0; strands && i < o->n_cores; i++) pes_strand_destroy(strands[i]);   /* waits for it */
+    for (uint32_t i = 0; side_by_side && rc == 0 && i < o->n_cores; i++)
+        if (cfg[i].rc < 0) {   /* the first configuration's failure, as one after the other would */
+            *err = cfg[i].err;
+            rc = -1;
+        }
+    if (side_by_side && replay_input_object_lanes(in, 1) < 0 && rc == 0)
+        rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t i = 0; side_by_side && rc == 0 && i < o->n_cores; i++) {
+        struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
+        pes_pipeline_publish(cfg[i].p, &to);
+    }
+    for (uint32_t i = 0; cfg && i < o->n_cores; i++) pes_pipeline_destroy(cfg[i].p);
+    free(cfg);
+    free(strands);
     pes_mimic_counts_free(counts);
     return rc;
 }
@@ -395,7 +479,8 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
                            l + 1, machine->level[l].line, line);
     if (o->stats && !pes_cpu_enabled()) pes_cpu_enable();
     pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
-    struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h};
+    struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h,
+                      .progress_mu = PTHREAD_MUTEX_INITIALIZER};
     if (h) run.knobs.split = h->split;
     /* the page's annotated source needs the per-line rows of --annotate (text
      * only: the text report prints them only when --annotate asks) */

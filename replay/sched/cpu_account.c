@@ -21,8 +21,9 @@ struct slot {
     uint32_t index;
     int serial;
     int stage;               /* current stage */
+    int in_task;             /* running a scheduled task (pes_cpu_task_begin) */
     uint64_t since;          /* thread CPU ns at the last switch */
-    uint64_t ns[MAX_STAGES];
+    uint64_t ns[2][MAX_STAGES];   /* [in_task][stage] */
 };
 
 static struct {
@@ -35,7 +36,9 @@ static struct {
     int n_slots;
     struct timespec wall0;
     double process0;
-} acc = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    double chain_s;          /* the longest strand */
+    int chain_stage;
+} acc = {.mu = PTHREAD_MUTEX_INITIALIZER, .chain_stage = -1};
 
 static _Thread_local struct slot *mine;
 
@@ -102,10 +105,32 @@ int pes_cpu_switch(int stage) {
     int was = s->stage;
     if (stage < 0 || stage == was) return was;
     uint64_t now = thread_ns();
-    s->ns[was] += now - s->since;
+    s->ns[s->in_task][was] += now - s->since;
     s->since = now;
     s->stage = stage;
     return was;
+}
+
+int pes_cpu_task_begin(void) {
+    struct slot *s = mine;
+    if (!s) return 0;
+    int outer = s->in_task;
+    if (!outer) {
+        uint64_t now = thread_ns();
+        s->ns[0][s->stage] += now - s->since;
+        s->since = now;
+        s->in_task = 1;
+    }
+    return outer;
+}
+
+void pes_cpu_task_end(int outer) {
+    struct slot *s = mine;
+    if (!s || outer || !s->in_task) return;
+    uint64_t now = thread_ns();
+    s->ns[1][s->stage] += now - s->since;
+    s->since = now;
+    s->in_task = 0;
 }
 
 /* Charges the caller's current stretch, so that its slot is up to date. */
@@ -113,7 +138,7 @@ static void charge_caller(void) {
     struct slot *s = mine;
     if (!s) return;
     uint64_t now = thread_ns();
-    s->ns[s->stage] += now - s->since;
+    s->ns[s->in_task][s->stage] += now - s->since;
     s->since = now;
 }
 
@@ -126,10 +151,22 @@ void pes_cpu_thread_end(void) {
     pthread_mutex_unlock(&acc.mu);
 }
 
-/* Under acc.mu: whether stage k's CPU on s is serial. */
-static int is_serial(const struct slot *s, int k) {
-    return acc.stage_kind[k] == PES_CPU_SERIAL || (acc.stage_kind[k] == PES_CPU_BY_THREAD && s->serial);
+/* Under acc.mu: whether stage k's CPU on s (in a task or not) is serial. */
+static int is_serial(const struct slot *s, int in_task, int k) {
+    return acc.stage_kind[k] == PES_CPU_SERIAL || (acc.stage_kind[k] == PES_CPU_BY_THREAD && s->serial && !in_task);
 }
+
+void pes_cpu_chain(int stage, double seconds) {
+    if (!pes_cpu_enabled()) return;
+    pthread_mutex_lock(&acc.mu);
+    if (seconds > acc.chain_s) {
+        acc.chain_s = seconds;
+        acc.chain_stage = stage;
+    }
+    pthread_mutex_unlock(&acc.mu);
+}
+
+double pes_cpu_thread_seconds(void) { return thread_ns() / 1e9; }
 
 void pes_cpu_totals(struct pes_cpu_totals *t) {
     memset(t, 0, sizeof *t);
@@ -137,11 +174,13 @@ void pes_cpu_totals(struct pes_cpu_totals *t) {
     charge_caller();
     pthread_mutex_lock(&acc.mu);
     for (int i = 0; i < acc.n_slots; i++)
-        for (int k = 0; k < MAX_STAGES; k++) {
-            double x = acc.slot[i]->ns[k] / 1e9;
-            t->total_s += x;
-            if (is_serial(acc.slot[i], k)) t->serial_s += x;
-        }
+        for (int in_task = 0; in_task < 2; in_task++)
+            for (int k = 0; k < MAX_STAGES; k++) {
+                double x = acc.slot[i]->ns[in_task][k] / 1e9;
+                t->total_s += x;
+                if (is_serial(acc.slot[i], in_task, k)) t->serial_s += x;
+            }
+    t->chain_s = acc.chain_s;
     pthread_mutex_unlock(&acc.mu);
     struct timespec w;
     clock_gettime(CLOCK_MONOTONIC, &w);
@@ -151,7 +190,8 @@ void pes_cpu_totals(struct pes_cpu_totals *t) {
 
 double pes_cpu_amdahl(const struct pes_cpu_totals *t, double n) {
     if (t->total_s <= 0 || n < 1) return 1;
-    return t->total_s / (t->serial_s + (t->total_s - t->serial_s) / n);
+    double time = t->serial_s + (t->total_s - t->serial_s) / n;
+    return t->total_s / (time > t->chain_s ? time : t->chain_s);
 }
 
 void pes_cpu_report(FILE *f, const char *program) {
@@ -166,25 +206,32 @@ void pes_cpu_report(FILE *f, const char *program) {
         const struct slot *s = acc.slot[i];
         char who[NAME + 16];
         snprintf(who, sizeof who, "%s %u", s->role, s->index);
-        for (int k = 0; k < n_stages; k++)
-            if (s->ns[k])
-                fprintf(f, "  %-22s %-24s %10.3f  %s\n", who, acc.stage_name[k], s->ns[k] / 1e9,
-                        is_serial(s, k) ? "serial" : "parallel");
+        for (int in_task = 0; in_task < 2; in_task++)
+            for (int k = 0; k < n_stages; k++)
+                if (s->ns[in_task][k])
+                    fprintf(f, "  %-22s %-24s %10.3f  %s%s\n", who, acc.stage_name[k], s->ns[in_task][k] / 1e9,
+                            is_serial(s, in_task, k) ? "serial" : "parallel", in_task && s->serial ? " (task)" : "");
     }
     /* per stage over all threads */
-    fprintf(f, "  %-22s %-24s %10s\n", "all threads", "stage", "CPU s");
+    fprintf(f, "  %-22s %-24s %10s %10s\n", "all threads", "stage", "CPU s", "serial s");
     for (int k = 0; k < n_stages; k++) {
-        double x = 0;
-        for (int i = 0; i < acc.n_slots; i++) x += acc.slot[i]->ns[k] / 1e9;
-        if (x > 0) fprintf(f, "  %-22s %-24s %10.3f\n", "", acc.stage_name[k], x);
+        double x = 0, serial = 0;
+        for (int i = 0; i < acc.n_slots; i++)
+            for (int in_task = 0; in_task < 2; in_task++) {
+                x += acc.slot[i]->ns[in_task][k] / 1e9;
+                if (is_serial(acc.slot[i], in_task, k)) serial += acc.slot[i]->ns[in_task][k] / 1e9;
+            }
+        if (x > 0) fprintf(f, "  %-22s %-24s %10.3f %10.3f\n", "", acc.stage_name[k], x, serial);
     }
     int threads = acc.n_slots;
+    char chain[NAME] = "-";
+    if (acc.chain_stage >= 0) snprintf(chain, sizeof chain, "%s", acc.stage_name[acc.chain_stage]);
     pthread_mutex_unlock(&acc.mu);
     double share = t.total_s > 0 ? t.serial_s / t.total_s : 1;
-    fprintf(f, "  threads %d, wall %.3f s, process CPU %.3f s, accounted %.3f s\n", threads, t.wall_s, t.process_s,
-            t.total_s);
+    fprintf(f, "  threads %d, wall %.3f s, process CPU %.3f s, accounted %.3f s; longest strand %.3f s (%s)\n",
+            threads, t.wall_s, t.process_s, t.total_s, t.chain_s, chain);
     fprintf(f, "  serial %.3f s of %.3f s CPU (%.1f %%); Amdahl bound: %.2fx at 2, %.2fx at 4, %.2fx at 8, "
                "%.2fx at 16 workers (%.1fx at most)\n",
             t.serial_s, t.total_s, 100 * share, pes_cpu_amdahl(&t, 2), pes_cpu_amdahl(&t, 4), pes_cpu_amdahl(&t, 8),
-            pes_cpu_amdahl(&t, 16), share > 0 ? 1 / share : 0.0);
+            pes_cpu_amdahl(&t, 16), pes_cpu_amdahl(&t, 1e12));
 }

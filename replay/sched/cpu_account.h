@@ -49,16 +49,32 @@ void pes_cpu_thread_end(void);
 /* The calling thread enters `stage`; returns the stage it left (to switch
  * back to), or -1 when this thread is not accounted. */
 int pes_cpu_switch(int stage);
+/* The calling thread runs a scheduled task (scheduler.h) until
+ * pes_cpu_task_end: work that divides, whatever the thread's role, so its
+ * stages count as parallel unless PES_CPU_SERIAL. Returns what to pass to
+ * pes_cpu_task_end (tasks nest). */
+int pes_cpu_task_begin(void);
+void pes_cpu_task_end(int outer);
+
+/* A strand's tasks (scheduler.h) took `seconds` of CPU one after the other,
+ * not counting tasks they ran while waiting: no number of workers runs
+ * them in less. The longest is kept. */
+void pes_cpu_chain(int stage, double seconds);
+/* The CPU clock of the calling thread, in seconds. */
+double pes_cpu_thread_seconds(void);
 
 /* The totals as the report and benchmarks read them. */
 struct pes_cpu_totals {
     double total_s;        /* CPU of the accounted threads */
     double serial_s;       /* of which serial (see above) */
+    double chain_s;        /* the longest strand (pes_cpu_chain) */
     double process_s;      /* the process's CPU since pes_cpu_enable (getrusage) */
     double wall_s;         /* wall-clock seconds since pes_cpu_enable */
 };
 void pes_cpu_totals(struct pes_cpu_totals *t);
-/* Amdahl's bound for n workers from t (1 when nothing was measured). */
+/* The bound on the speed-up with n workers from t: T / max(S + (T - S) / n,
+ * longest strand), Amdahl's law with the strand that cannot be divided
+ * (1 when nothing was measured). */
 double pes_cpu_amdahl(const struct pes_cpu_totals *t, double n);
 
 /* The table: one line per thread and stage with its CPU seconds, then the

@@ -29,7 +29,12 @@ struct pes_strand {
     int ready;                /* on the ready list */
     uint64_t submitted, finished;
     int stage;
+    double cpu_s;             /* --stats: its tasks' CPU, without tasks they ran while waiting */
 };
+
+/* --stats: the task a thread runs, to take the tasks it runs while waiting
+ * out of its strand's CPU. */
+static _Thread_local double nested_s;
 
 struct pes_sched {
     pthread_mutex_t mu;
@@ -66,10 +71,18 @@ static int run_one(struct pes_sched *s) {
     if (!st->head) st->tail = NULL;
     st->busy = 1;
     pthread_mutex_unlock(&s->mu);
+    int outer = pes_cpu_task_begin();
     int was = pes_cpu_switch(st->stage);
+    int timed = pes_cpu_enabled();
+    double t0 = timed ? pes_cpu_thread_seconds() : 0, enclosing = nested_s;
+    nested_s = 0;   /* what this task runs while it waits */
     t->fn(t->arg);
+    double took = timed ? pes_cpu_thread_seconds() - t0 : 0, own = took - nested_s;
+    nested_s = enclosing + took;
     pes_cpu_switch(was);
+    pes_cpu_task_end(outer);
     pthread_mutex_lock(&s->mu);
+    st->cpu_s += own;
     st->busy = 0;
     st->finished++;
     t->next = s->free_tasks;
@@ -146,6 +159,7 @@ struct pes_strand *pes_strand_create(struct pes_sched *s, int stage) {
 void pes_strand_destroy(struct pes_strand *st) {
     if (!st) return;
     pes_strand_wait(st);
+    pes_cpu_chain(st->stage, st->cpu_s);
     free(st);
 }
 
