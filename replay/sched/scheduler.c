@@ -42,11 +42,17 @@ struct pes_sched {
     struct pes_strand *ready_head, *ready_tail;
     struct task *free_tasks;
     pthread_t *threads;
+    uint32_t workers;         /* asked for */
     uint32_t n_threads, n_started;
     uint32_t waiters;
     int stop;
     int st_idle;
+    int start_failed;         /* a worker could not start: the others (or the waiters) run the tasks */
 };
+
+/* Workers' stacks: tasks run the replay's analyses, no deep recursion; the
+ * default 8 MiB per thread would count against a ulimit -v for nothing. */
+#define WORKER_STACK (2u << 20)
 
 /* Under mu: the strand joins the ready list if it has work and none runs. */
 static void make_ready(struct pes_sched *s, struct pes_strand *st) {
@@ -114,16 +120,25 @@ struct pes_sched *pes_sched_create(uint32_t workers, struct pes_error *err) {
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->work_cv, NULL);
     pthread_cond_init(&s->done_cv, NULL);
+    s->workers = workers;
     s->st_idle = pes_cpu_stage("worker waits", 0);
-    for (uint32_t i = 0; i < workers; i++) {
-        if (pthread_create(&s->threads[i], NULL, worker_main, s) != 0) {
-            pes_sched_destroy(s);
-            pes_error_set(err, PES_ERR_NOMEM, 0, "cannot start replay worker %u of %u", i + 1, workers);
-            return NULL;
-        }
-        s->n_threads++;
-    }
     return s;
+}
+
+/* Under mu: the workers start with the first task (a replay whose stages
+ * submit none has no threads). One that cannot start leaves its share to
+ * the others, or to the threads that wait: slower, never wrong. */
+static void start_workers(struct pes_sched *s) {
+    pthread_attr_t attr;
+    int have_attr = pthread_attr_init(&attr) == 0;
+    if (have_attr) pthread_attr_setstacksize(&attr, WORKER_STACK);
+    while (s->n_threads < s->workers && !s->start_failed) {
+        if (pthread_create(&s->threads[s->n_threads], have_attr ? &attr : NULL, worker_main, s) != 0)
+            s->start_failed = 1;
+        else
+            s->n_threads++;
+    }
+    if (have_attr) pthread_attr_destroy(&attr);
 }
 
 void pes_sched_destroy(struct pes_sched *s) {
@@ -146,7 +161,7 @@ void pes_sched_destroy(struct pes_sched *s) {
     free(s);
 }
 
-uint32_t pes_sched_workers(const struct pes_sched *s) { return s ? s->n_threads : 0; }
+uint32_t pes_sched_workers(const struct pes_sched *s) { return s ? s->workers : 0; }
 
 struct pes_strand *pes_strand_create(struct pes_sched *s, int stage) {
     struct pes_strand *st = calloc(1, sizeof *st);
@@ -185,6 +200,7 @@ int pes_sched_submit_many(struct pes_strand *const *st, void (*fn)(void *arg), v
         t->next = got;
         got = t;
     }
+    if (s->n_threads < s->workers && !s->start_failed) start_workers(s);
     uint32_t ready = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct task *t = got;

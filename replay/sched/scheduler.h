@@ -24,12 +24,14 @@
 struct pes_sched;
 struct pes_strand;
 
-/* A pool of `workers` threads (0: tasks run on the threads that wait).
- * NULL with err filled (no memory, a thread that cannot start). */
+/* A pool of `workers` threads (0: tasks run on the threads that wait),
+ * started with the first task. NULL with err filled (no memory). A worker
+ * that cannot start leaves its tasks to the others and to the waiters. */
 struct pes_sched *pes_sched_create(uint32_t workers, struct pes_error *err);
 /* Runs what is still queued, stops the workers and frees the pool (its
  * strands first, pes_strand_destroy). NULL: nothing. */
 void pes_sched_destroy(struct pes_sched *s);
+/* The workers asked for (stages size their work by it; 0 for NULL). */
 uint32_t pes_sched_workers(const struct pes_sched *s);
 
 /* A strand whose tasks are charged to the CPU stage `stage` (cpu_account.h;
