@@ -189,10 +189,15 @@ static int held_init(struct held *h) {
 }
 
 /* Whether the analyses of this stream take their batches on strands: with
- * workers, for a stream of accesses, and not for pes-replay-mpi (its
- * engines' messages go out from the process's one thread). */
+ * workers, for a stream of accesses, not for pes-replay-mpi (its engines'
+ * messages go out from the process's one thread), and not for traces of
+ * very many threads (their analyses' time goes to starting and ending each
+ * thread's state, and a second malloc arena would hold its own share of
+ * it: e2e.replay_memory's 100,000 threads under ulimit -v). */
+enum { STRANDS_MAX_STREAMS = 256 };
 static int on_strands(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return pes_sched_workers(k->sched) >= 2 && !k->split && si->kind != PES_TRACE_SAMPLED && !si->paired;
+    return pes_sched_workers(k->sched) >= 2 && !k->split && si->kind != PES_TRACE_SAMPLED && !si->paired &&
+           si->n_streams <= STRANDS_MAX_STREAMS;
 }
 
 struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const struct pes_knobs *k,

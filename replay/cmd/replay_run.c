@@ -443,6 +443,7 @@ static int analyse(struct run *run, struct pes_error *err) {
     replay_input_warnings(in);
     replay_input_set_range_cap(in, replay_range_cap(run->line, run->machine->level[0].line));
     replay_input_set_threads(in, o->knobs.jobs);
+    replay_input_set_workers(in, run->knobs.sched);
     if (!run->rep) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     run->knobs.mimic = o->n_cores > 0;
     /* pes-replay only: MPI ranks would draw over each other; the total

@@ -26,7 +26,8 @@ struct pes_strand {
     struct task *head, *tail;
     struct pes_strand *next_ready;
     int busy;                 /* a thread runs one of its tasks */
-    int ready;                /* on the ready list */
+    int ready;                /* on a ready list */
+    int urgent;               /* on the urgent one */
     uint64_t submitted, finished;
     int stage;
     double cpu_s;             /* --stats: its tasks' CPU, without tasks they ran while waiting */
@@ -39,7 +40,8 @@ static _Thread_local double nested_s;
 struct pes_sched {
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
-    struct pes_strand *ready_head, *ready_tail;
+    struct pes_strand *ready_head, *ready_tail;     /* urgent strands first, then the others */
+    struct pes_strand *urgent_tail;                 /* the last urgent one on the list, or NULL */
     struct task *free_tasks;
     pthread_t *threads;
     uint32_t workers;         /* asked for */
@@ -54,23 +56,33 @@ struct pes_sched {
  * default 8 MiB per thread would count against a ulimit -v for nothing. */
 #define WORKER_STACK (2u << 20)
 
-/* Under mu: the strand joins the ready list if it has work and none runs. */
+/* Under mu: the strand joins the ready list if it has work and none runs:
+ * at the tail, or an urgent one after the urgent ones. */
 static void make_ready(struct pes_sched *s, struct pes_strand *st) {
     if (st->ready || st->busy || !st->head) return;
     st->ready = 1;
+    if (st->urgent) {
+        struct pes_strand **at = s->urgent_tail ? &s->urgent_tail->next_ready : &s->ready_head;
+        st->next_ready = *at;
+        *at = st;
+        if (s->ready_tail == s->urgent_tail) s->ready_tail = st;
+        s->urgent_tail = st;
+        return;
+    }
     st->next_ready = NULL;
     if (s->ready_tail) s->ready_tail->next_ready = st;
     else s->ready_head = st;
     s->ready_tail = st;
 }
 
-/* Under mu (released while the task runs): one ready task on this thread.
- * 1 if one ran, 0 if none was ready. */
-static int run_one(struct pes_sched *s) {
+/* Under mu (released while the task runs): one ready task on this thread
+ * (only_urgent: only an urgent one). 1 if one ran, 0 if none was ready. */
+static int run_one(struct pes_sched *s, int only_urgent) {
     struct pes_strand *st = s->ready_head;
-    if (!st) return 0;
+    if (!st || (only_urgent && !st->urgent)) return 0;
     s->ready_head = st->next_ready;
     if (!s->ready_head) s->ready_tail = NULL;
+    if (s->urgent_tail == st) s->urgent_tail = NULL;
     st->ready = 0;
     struct task *t = st->head;
     st->head = t->next;
@@ -104,7 +116,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&s->mu);
     pes_cpu_thread_begin("worker", s->n_started++, 0, s->st_idle);
     while (!s->stop || s->ready_head)
-        if (!run_one(s)) pthread_cond_wait(&s->work_cv, &s->mu);
+        if (!run_one(s, 0)) pthread_cond_wait(&s->work_cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
     pes_cpu_thread_end();
     return NULL;
@@ -144,7 +156,7 @@ static void start_workers(struct pes_sched *s) {
 void pes_sched_destroy(struct pes_sched *s) {
     if (!s) return;
     pthread_mutex_lock(&s->mu);
-    while (run_one(s)) {
+    while (run_one(s, 0)) {
     }
     s->stop = 1;
     pthread_cond_broadcast(&s->work_cv);
@@ -225,16 +237,25 @@ int pes_sched_submit(struct pes_strand *st, void (*fn)(void *arg), void *arg, st
     return pes_sched_submit_many(&st, fn, &arg, 1, err);
 }
 
-void pes_sched_wait(struct pes_sched *s, int (*done)(void *ctx), void *ctx) {
+static void wait_helping(struct pes_sched *s, int (*done)(void *ctx), void *ctx, int only_urgent) {
     pthread_mutex_lock(&s->mu);
     while (!done(ctx))
-        if (!run_one(s)) {
+        if (!run_one(s, only_urgent)) {
             s->waiters++;
             pthread_cond_wait(&s->done_cv, &s->mu);
             s->waiters--;
         }
     pthread_mutex_unlock(&s->mu);
 }
+
+void pes_sched_wait(struct pes_sched *s, int (*done)(void *ctx), void *ctx) { wait_helping(s, done, ctx, 0); }
+
+/* With no workers nothing else would run the awaited tasks: help with all. */
+void pes_sched_wait_urgent(struct pes_sched *s, int (*done)(void *ctx), void *ctx) {
+    wait_helping(s, done, ctx, s->workers != 0);
+}
+
+void pes_strand_set_urgent(struct pes_strand *st) { st->urgent = 1; }
 
 static int strand_idle(void *ctx) {
     const struct pes_strand *st = ctx;

@@ -39,6 +39,9 @@ uint32_t pes_sched_workers(const struct pes_sched *s);
 struct pes_strand *pes_strand_create(struct pes_sched *s, int stage);
 /* Waits for its tasks, then frees it. NULL: nothing. */
 void pes_strand_destroy(struct pes_strand *st);
+/* The strand's tasks go before the others (they feed a serial stage, e.g.
+ * blocks decoded ahead of the merge). Before its first task. */
+void pes_strand_set_urgent(struct pes_strand *st);
 
 /* Queues fn(arg) on the strand; returns at once. 0, or -1 without memory. */
 int pes_sched_submit(struct pes_strand *st, void (*fn)(void *arg), void *arg, struct pes_error *err);
@@ -53,5 +56,9 @@ int pes_sched_submit_many(struct pes_strand *const *st, void (*fn)(void *arg), v
 void pes_sched_wait(struct pes_sched *s, int (*done)(void *ctx), void *ctx);
 /* Waits until every task submitted to the strand so far has run. */
 void pes_strand_wait(struct pes_strand *st);
+/* Like pes_sched_wait, but runs only urgent tasks meanwhile: for a serial
+ * stage that waits for its own urgent work and must not be kept from its
+ * next step by a long task of another stage. */
+void pes_sched_wait_urgent(struct pes_sched *s, int (*done)(void *ctx), void *ctx);
 
 #endif

@@ -50,6 +50,7 @@ struct replay_input {
     uint32_t range_cap;          /* bytes; 0 = no clipping */
     unsigned text_threads;       /* parsing threads of another tool's trace */
     int st_merge, st_parse, st_batch;   /* --stats: the merge's, a text trace's and the batching's stages */
+    struct pes_sched *sched;     /* replay_input_set_workers: blocks decoded ahead */
     struct pes_text_filter filter;   /* and its filter (keep NULL: none) */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
@@ -386,6 +387,8 @@ uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line) {
 }
 
 void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes) { in->range_cap = bytes; }
+void replay_input_set_workers(struct replay_input *in, struct pes_sched *sched) { in->sched = sched; }
+
 void replay_input_set_threads(struct replay_input *in, unsigned n) {
     in->text_threads = n > PES_TEXT_MAX_THREADS ? PES_TEXT_MAX_THREADS : n;
 }
@@ -446,6 +449,14 @@ uint64_t replay_input_skipped(const struct replay_input *in, const char **messag
 
 /* ------------------------------------------------------------ sequential cursors */
 
+/* The merge thread and the blocks decoded ahead only for traces of at most
+ * this many threads: with many short-lived ones the reading thread's time
+ * goes to starting and ending their lanes, not to decoding (100 000
+ * threads: 20 s of CPU with the merge thread, 16 s without), and the
+ * thread's stack and malloc arena would count against a ulimit -v that
+ * such a trace already nears (e2e.replay_memory). */
+#define AHEAD_MAX_THREADS 256u
+
 /* One pass over the records in global order: a fresh reader + merge (pes
  * traces) or a text reader. Control records are skipped. */
 struct cursor {
@@ -489,6 +500,10 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (!c->reader) goto fail;
     c->merge = pes_merge_open(c->reader, err);
     if (!c->merge) goto fail;
+    /* blocks decoded ahead on the workers (a few per thread: not for traces of very many) */
+    if (in->sched && in->parts <= 1 && pes_merge_thread_count(c->merge) <= AHEAD_MAX_THREADS &&
+        pes_merge_set_workers(c->merge, in->sched, in->path, err) < 0)
+        goto fail;
     if (in->parts > 1) {   /* part k: the records timed from cut k - 1 to cut k */
         uint64_t *cuts = malloc(in->parts * sizeof *cuts);
         int rc = !cuts ? fail(err, PES_ERR_NOMEM, in->path, "out of memory")
@@ -701,12 +716,6 @@ static int text_to_batch(struct pes_batch_buf *b, const struct pes_record *r, si
  * Each chunk is exactly what cursor_read would have returned on the reading
  * thread, with the threads that ended in it, so nothing downstream changes. */
 enum { READ_CHUNK = 4096, AHEAD_CHUNKS = 16 };
-/* Only for traces of at most this many threads: with many short-lived ones
- * the reading thread's time goes to starting and ending their lanes, not to
- * decoding (100 000 threads: 20 s of CPU with the merge thread, 16 s
- * without), and the thread's stack and malloc arena would count against a
- * ulimit -v that such a trace already nears (e2e.replay_memory). */
-#define AHEAD_MAX_THREADS 256u
 
 struct chunk {
     struct pes_record *recs;

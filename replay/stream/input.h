@@ -79,6 +79,10 @@ uint32_t replay_input_range_cap(const struct replay_input *in);
  * pes trace of up to 256 threads is merged on a thread of its own, ahead of
  * the batching (0 or 1: all on the reading thread). */
 void replay_input_set_threads(struct replay_input *in, unsigned n);
+/* The replay's workers (scheduler.h): a pes trace's blocks are decoded
+ * ahead on them (pes_merge_set_workers), in every pass. NULL: none. */
+struct pes_sched;
+void replay_input_set_workers(struct replay_input *in, struct pes_sched *sched);
 /* A text trace's records pass f where they are parsed (pes_text_reader_set_filter)
  * in replay_input_run's scans; the ones it drops reach the sink as counts
  * only (pes_batch.dropped_reads/_writes). 1 if set, 0 if the input is not
