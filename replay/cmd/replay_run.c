@@ -280,6 +280,8 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
         c->mo = (struct pes_mimic_options){
             .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
             .per_region = o->per_region, .max_range = replay_input_range_cap(in),
+            /* each core's private stream made ahead on the workers */
+            .sched = pes_sched_workers(run->knobs.sched) >= 2 ? run->knobs.sched : NULL,
         };
         c->si = (struct pes_stream_info){
             .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,

@@ -15,15 +15,24 @@ struct mimic_feed {
     int failed;
 };
 
+/* The data object of an access: the recorded address at its core's place
+ * in the sequential run (asked in each core's order, mimic.h). */
+static void locate(void *ctx, uint32_t core, uint64_t recorded, uint32_t site, uint32_t *object, uint64_t *offset) {
+    struct mimic_feed *f = ctx;
+    *object = pes_objects_lookup_lane(f->objects, f->first_lane + core, recorded, site, offset);
+}
+
 /* Alg. 2's observer: reads and writes from the site's kind (one mimicked
  * thread per core). A sink error stops feeding; the run reports it. */
-static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded) {
+static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded,
+                 uint32_t object, uint64_t offset) {
     struct mimic_feed *f = ctx;
+    (void)recorded;
     if (f->failed) return;
-    if (f->objects) {   /* the recorded address at this core's place in the sequential run */
+    if (f->objects) {
         size_t at = f->buf.view.n;
-        f->buf.object[at] =
-            pes_objects_lookup_lane(f->objects, f->first_lane + core, recorded, site, &f->buf.object_offset[at]);
+        f->buf.object[at] = object;
+        f->buf.object_offset[at] = offset;
     }
     const struct pes_site *s = replay_input_site(f->in, site);
     uint8_t rw = !s ? PES_BATCH_READ
@@ -61,12 +70,15 @@ int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *cou
         pes_batch_buf_free(&f.buf);
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     }
+    if (f.objects) pes_objects_freeze(f.objects);   /* the cores' lanes may be walked on workers (opt->sched) */
     if (f.objects && pes_batch_buf_objects(&f.buf, err) < 0) {
         pes_batch_buf_free(&f.buf);
         return -1;
     }
     struct pes_mimic_options o = *opt;
-    o.emit = feed;
+    o.emit = NULL;
+    o.emit_located = feed;
+    o.locate = f.objects ? locate : NULL;
     o.emit_ctx = &f;
     o.control = feed_control;
     int rc = pes_mimic_interleave(&src, counts, &o, err);
