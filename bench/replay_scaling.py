@@ -4,11 +4,13 @@
 For each case (a full trace of bench/kernels/gemm.c and the pes-replay
 options of the case) it reports
   - from `pes-replay --stats --jobs M` (M = --model, default 16): the CPU
-    seconds of the whole replay, the serial part (the CPU that no number of
-    workers divides: the reading and merge threads, a PARDA lane's
-    resolution; docs/replay.md, "Replay threads") and Amdahl's bound on the
-    speed-up at M workers, T / (S + (T - S) / M). CPU times need no more
-    CPUs than this machine has, so the bound is valid on 2 vCPUs;
+    seconds of the whole replay, the serial part S (the CPU that no number of
+    workers divides: the reading and merge threads outside tasks, a PARDA
+    lane's resolution; docs/replay.md, "Replay threads"), the longest strand
+    and the bound on the speed-up at M workers,
+    T / max(S + (T - S) / M, longest strand): Amdahl's law with the chain no
+    worker count shortens. CPU times need no more CPUs than this machine
+    has, so the bound is valid on 2 vCPUs;
   - M accesses per CPU second (accesses / total CPU of the replay);
   - measured wall times and speed-ups for --jobs 1, 2, 4, ... up to the
     CPUs this process may use (best of --repeat interleaved runs);
@@ -31,6 +33,7 @@ import benchlib  # noqa: E402
 
 ROOT = benchlib.ROOT
 STATS = re.compile(r"serial ([0-9.]+) s of ([0-9.]+) s CPU")
+CHAIN = re.compile(r"longest strand ([0-9.]+) s")
 
 
 def cpus():
@@ -41,19 +44,21 @@ def cpus():
 
 
 def stats_run(cmd):
-    """(total CPU s, serial CPU s, the --stats table) of one run with --stats."""
+    """(total CPU s, serial CPU s, longest strand s, the --stats table) of one run with --stats."""
     p = subprocess.run(cmd + ["--stats"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                        errors="replace")
     if p.returncode != 0:
         sys.exit(f"replay_scaling.py: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
-    m = STATS.search(p.stderr)
-    if not m:
+    m, c = STATS.search(p.stderr), CHAIN.search(p.stderr)
+    if not m or not c:
         sys.exit(f"replay_scaling.py: no serial line in the --stats output of {' '.join(cmd)}")
-    return float(m.group(2)), float(m.group(1)), p.stderr
+    return float(m.group(2)), float(m.group(1)), float(c.group(1)), p.stderr
 
 
-def amdahl(total, serial, n):
-    return total / (serial + (total - serial) / n) if total > 0 else 1.0
+def amdahl(total, serial, chain, n):
+    """pes-replay --stats's bound: Amdahl's law, and no faster than the longest strand."""
+    time = max(serial + (total - serial) / n, chain)
+    return total / time if total > 0 else 1.0
 
 
 def main():
@@ -104,12 +109,12 @@ def main():
             subprocess.run(base + ["--jobs", str(j), "-o", out], check=True)
             if not filecmp.cmp(os.path.join(work, "j1.json"), out, shallow=False):
                 sys.exit(f"replay_scaling.py: {label}: --jobs {j} differs from --jobs 1")
-        total, serial, table = stats_run(base + ["--jobs", str(a.model), "-o", "/dev/null"])
-        total1, _, _ = stats_run(base + ["--jobs", "1", "-o", "/dev/null"])
+        total, serial, chain, table = stats_run(base + ["--jobs", str(a.model), "-o", "/dev/null"])
+        total1, _, _, _ = stats_run(base + ["--jobs", "1", "-o", "/dev/null"])
         variants = {j: base + ["--jobs", str(j), "-o", "/dev/null"] for j in jobs}
         best = benchlib.interleaved(runner, variants, os.environ.copy(), a.repeat)
-        row = dict(case=label, key=key, accesses=accesses, model=a.model, cpu_s=total, serial_s=serial,
-                   serial_share=serial / total if total else 1.0, amdahl=amdahl(total, serial, a.model),
+        row = dict(case=label, key=key, accesses=accesses, model=a.model, cpu_s=total, serial_s=serial, chain_s=chain,
+                   serial_share=serial / total if total else 1.0, amdahl=amdahl(total, serial, chain, a.model),
                    cpu1_s=total1, maccess_per_cpu_s=accesses / total / 1e6 if total else 0,
                    maccess_per_cpu_s_jobs1=accesses / total1 / 1e6 if total1 else 0,
                    wall={str(j): best[j][0] for j in jobs}, rss_kib={str(j): best[j][1] for j in jobs},
@@ -120,17 +125,20 @@ def main():
     head = (f"pes-replay scaling on full traces of gemm n={a.n} ({n_cpus} CPUs here; `bench/replay_scaling.py "
             f"--n {a.n} --threads {a.threads} --model {a.model}`)")
     lines = [head, "",
-             f"| case | accesses | CPU s (--jobs {a.model}) | serial | Amdahl bound at {a.model} | "
+             f"| case | accesses | CPU s (--jobs {a.model}) | serial | longest strand (s) | bound at {a.model} | "
              f"M acc. / CPU s (--jobs 1, {a.model}) | " + " | ".join(f"wall --jobs {j} (s)" for j in jobs) +
              " | " + " | ".join(f"speed-up {j}" for j in jobs if j > 1) + " |",
-             "|---|---:|---:|---:|---:|---:|" + "---:|" * (2 * len(jobs) - 1)]
+             "|---|---:|---:|---:|---:|---:|---:|" + "---:|" * (2 * len(jobs) - 1)]
     for r in rows:
         lines.append(f"| {r['case']} | {r['accesses']:,} | {r['cpu_s']:.2f} | {100 * r['serial_share']:.1f} % | "
+                     f"{r['chain_s']:.2f} | "
                      f"{r['amdahl']:.2f}x | {r['maccess_per_cpu_s_jobs1']:.1f}, {r['maccess_per_cpu_s']:.1f} | " +
                      " | ".join(f"{r['wall'][str(j)]:.2f}" for j in jobs) + " | " +
                      " | ".join(f"{r['speedup'][str(j)]:.2f}x" for j in jobs if j > 1) + " |")
-    lines += ["", "Every --jobs gave the same JSON report, byte for byte. The serial part and the bound come from "
-              f"`pes-replay --stats --jobs {a.model}` (CPU seconds per thread and stage)."]
+    lines += ["", "Every --jobs gave the same JSON report, byte for byte. The serial part, the longest strand and "
+              f"the bound come from `pes-replay --stats --jobs {a.model}` (CPU seconds per thread and stage; bound = "
+              "T / max(S + (T - S) / n, longest strand)); M accesses / CPU s = accesses / the replay's CPU seconds "
+              "(--jobs 1, then --jobs n)."]
     benchlib.write_outputs(a.out, "replay_scaling", "\n".join(lines), dict(rows=rows, cpus=n_cpus, n=a.n))
 
 

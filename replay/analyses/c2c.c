@@ -274,6 +274,61 @@ int replay_c2c_absorb(struct replay_c2c *dst, struct replay_c2c *src) {
     return 0;
 }
 
+/* Packed: lines (u32), untracked (u64), then each line's row and its
+ * offset rows (their pointers meaningless there). */
+size_t replay_c2c_pack(const struct replay_c2c *c, void *buf, size_t cap) {
+    size_t n = 4 + 8;
+    for (uint32_t i = 0; i < c->n_lines; i++) n += sizeof(struct line_row) + c->lines[i].n_off * sizeof(struct off_row);
+    if (!buf || cap < n) return n;
+    unsigned char *at = buf;
+    memcpy(at, &c->n_lines, 4), at += 4;
+    memcpy(at, &c->untracked, 8), at += 8;
+    for (uint32_t i = 0; i < c->n_lines; i++) {
+        memcpy(at, &c->lines[i], sizeof(struct line_row)), at += sizeof(struct line_row);
+        size_t o = c->lines[i].n_off * sizeof(struct off_row);
+        if (o) memcpy(at, c->lines[i].off, o), at += o;
+    }
+    return n;
+}
+
+int replay_c2c_absorb_packed(struct replay_c2c *dst, const void *buf, size_t len, struct pes_error *err) {
+    const unsigned char *at = buf, *end = at + len;
+    uint32_t n;
+    uint64_t untracked;
+    if (len < 12) return pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table cut short (%zu bytes)", len);
+    memcpy(&n, at, 4), at += 4;
+    memcpy(&untracked, at, 8), at += 8;
+    struct replay_c2c src = {.line_shift = dst->line_shift, .untracked = untracked};
+    if (n > REPLAY_C2C_MAX_LINES || !(src.lines = calloc(n ? n : 1, sizeof *src.lines)))
+        return pes_error_set(err, n > REPLAY_C2C_MAX_LINES ? PES_ERR_FORMAT : PES_ERR_NOMEM, 0,
+                             "cache-line table of %u lines", n);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct line_row *l = &src.lines[i];
+        if ((size_t)(end - at) < sizeof *l) {
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table cut short (%zu bytes)", len);
+            break;
+        }
+        memcpy(l, at, sizeof *l), at += sizeof *l;
+        l->off = NULL;
+        size_t o = (size_t)l->n_off * sizeof *l->off;
+        src.n_lines = i + 1;
+        if (l->n_off > REPLAY_C2C_MAX_OFFSETS || (size_t)(end - at) < o)
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table cut short (%zu bytes)", len);
+        else if (o && !(l->off = malloc(o)))
+            rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        else if (o)
+            memcpy(l->off, at, o), at += o;
+        if (!l->off) l->n_off = 0;
+        l->cap_off = l->n_off;
+    }
+    if (rc == 0 && at != end) rc = pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table: %zu bytes too many", (size_t)(end - at));
+    if (rc == 0 && replay_c2c_absorb(dst, &src) < 0) rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t i = 0; src.lines && i < src.n_lines; i++) free(src.lines[i].off);
+    free(src.lines);
+    return rc;
+}
+
 /* ------------------------------------------------------------ report */
 
 static uint64_t contention(const struct line_row *l) {

@@ -67,6 +67,11 @@ void replay_c2c_access_at(struct replay_c2c *c, const struct replay_c2c_access *
  * stream would have met last (by first event, then address) untracked, as
  * one table fed the whole stream would hold them. 0, or -1 without memory. */
 int replay_c2c_absorb(struct replay_c2c *dst, struct replay_c2c *src);
+/* The table as bytes (host byte order: pes-replay-mpi), their size (buf
+ * NULL or cap too small: only the size); and replay_c2c_absorb of a table
+ * so packed: 0, or -1 (cut short: PES_ERR_FORMAT; no memory). */
+size_t replay_c2c_pack(const struct replay_c2c *c, void *buf, size_t cap);
+int replay_c2c_absorb_packed(struct replay_c2c *dst, const void *buf, size_t len, struct pes_error *err);
 /* The top lines by invalidations + coherence misses + transfers as the
  * array "cache_lines" of parent, and "cache_lines_untracked" (events on
  * lines beyond the cap). */

@@ -259,6 +259,60 @@ int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err) {
     return 0;
 }
 
+/* A part's or a share's bytes: per analysis, in pipeline order, its size
+ * (u64) and its bytes (none without the function). */
+typedef size_t (*pack_fn)(void *self, void *buf, size_t cap);
+typedef int (*merge_fn)(void *self, const void *buf, size_t len, struct pes_error *err);
+
+static void *pack_all(struct pes_pipeline *p, int share, size_t *len, struct pes_error *err) {
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        pack_fn f = share ? p->analysis[i]->share_pack : p->analysis[i]->part_pack;
+        n += 8 + (f ? f(p->self[i], NULL, 0) : 0);
+    }
+    unsigned char *buf = malloc(n ? n : 1), *at = buf;
+    if (!buf) {
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        pack_fn f = share ? p->analysis[i]->share_pack : p->analysis[i]->part_pack;
+        uint64_t k = f ? f(p->self[i], NULL, 0) : 0;
+        memcpy(at, &k, 8);
+        if (f) f(p->self[i], at + 8, (size_t)k);
+        at += 8 + k;
+    }
+    *len = n;
+    return buf;
+}
+
+static int merge_all(struct pes_pipeline *p, int share, const void *buf, size_t len, struct pes_error *err) {
+    const unsigned char *at = buf, *end = at + len;
+    for (size_t i = 0; i < p->n; i++) {
+        uint64_t k = 0;
+        if (end - at >= 8) memcpy(&k, at, 8);
+        if (end - at < 8 || k > (uint64_t)(end - at - 8))
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "a %s's counts are cut short (%zu bytes)",
+                                 share ? "share" : "part", len);
+        merge_fn f = share ? p->analysis[i]->share_merge : p->analysis[i]->part_merge;
+        if (k && !f) return pes_error_set(err, PES_ERR_FORMAT, 0, "counts for an analysis that takes none");
+        if (f && f(p->self[i], at + 8, (size_t)k, err) < 0) return -1;
+        at += 8 + k;
+    }
+    if (at != end)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "a %s's counts: %zu bytes too many", share ? "share" : "part",
+                             (size_t)(end - at));
+    return 0;
+}
+
+void *pes_pipeline_share_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err) {
+    return pack_all(p, 1, len, err);
+}
+
+int pes_pipeline_share_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err) {
+    return merge_all(p, 1, buf, len, err);
+}
+
 /* A part: per analysis, in pipeline order, its size (u64) and its bytes. */
 void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err) {
     size_t n = 0;

@@ -61,7 +61,8 @@ struct sim;
 
 struct part {
     struct sim *s;
-    uint32_t id;
+    uint32_t id;                  /* its address partition */
+    uint32_t local;               /* its index among this process's partitions (buckets) */
     struct pes_sim *sim;
     struct replay_c2c *c2c;       /* its lines' share of the cache-line table */
     struct pes_sim_access *acc;   /* [PES_BATCH] one partition: the batch's accesses */
@@ -88,7 +89,10 @@ struct sim {
     const struct pes_knobs *k;
     uint32_t n_threads;
     enum replay_by by;            /* --by object: the simulator's per-site stats are per object */
+    /* this process's partitions (of 2^part_bits; pes-replay-mpi shares them
+     * out: knobs.share), local[partition] their index or -1 */
     uint32_t n_parts, part_bits, line_shift;
+    int16_t local[MAX_PARTS];
     struct part *parts;
     struct slot slots[SLOTS];
     struct slot *fill;            /* the slot being filled, or NULL */
@@ -151,10 +155,10 @@ static void run_part(void *arg) {
     struct task *t = arg;
     struct part *p = t->p;
     const struct slot *sl = t->slot;
-    const struct bucket *bk = &sl->bucket[p->id];
+    const struct bucket *bk = &sl->bucket[p->local];
     struct cols c = {.site = sl->site, .object = sl->object, .object_offset = sl->object_offset};
     for (uint32_t j = 0; j < sl->batches && !atomic_load_explicit(&p->failed, memory_order_relaxed); j++) {
-        uint32_t from = sl->first[j][p->id], to = j + 1 < sl->batches ? sl->first[j + 1][p->id] : (uint32_t)bk->n;
+        uint32_t from = sl->first[j][p->local], to = j + 1 < sl->batches ? sl->first[j + 1][p->local] : (uint32_t)bk->n;
         if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq) < 0)
             atomic_store_explicit(&p->failed, 1, memory_order_release);
     }
@@ -188,11 +192,13 @@ static void destroy(void *self) {
     free(s);
 }
 
-/* How many partitions: about one per worker (a power of two), as many as the machine's geometry allows. */
+/* How many partitions: about one per worker (a power of two), as many as
+ * the machine's geometry allows; shared out among pes-replay-mpi's
+ * processes, 8 each (the same count on every process, whatever its CPUs). */
 static uint32_t partition_bits(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    uint32_t workers = pes_sched_workers(k->sched), bits = 0;
-    if (workers < 2) return 0;
-    while ((1u << bits) < workers && (2u << bits) <= MAX_PARTS) bits++;
+    uint32_t want = k->shares > 1 ? 8 * k->shares : pes_sched_workers(k->sched), bits = 0;
+    if (want < 2) return 0;
+    while ((1u << bits) < want && (2u << bits) <= MAX_PARTS) bits++;
     uint32_t most = pes_sim_partition_bits(si->machine, si->page_size);
     return bits < most ? bits : most;
 }
@@ -239,22 +245,26 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     s->si = si;
     s->k = k;
     s->part_bits = partition_bits(si, k);
-    s->n_parts = 1u << s->part_bits;
+    uint32_t shares = k->shares > 1 ? k->shares : 1, share = shares > 1 ? k->share : 0;
+    for (uint32_t i = 0; i < (1u << s->part_bits); i++)
+        s->local[i] = (int16_t)(i % shares == share ? (int)s->n_parts++ : -1);
     while ((1u << s->line_shift) < si->machine->level[0].line) s->line_shift++;
-    if (!(s->parts = calloc(s->n_parts, sizeof *s->parts))) goto nomem;
+    if (!(s->parts = calloc(s->n_parts ? s->n_parts : 1, sizeof *s->parts))) goto nomem;
     int st_part = pes_cpu_stage("sim partitions", PES_CPU_PARALLEL);
-    for (uint32_t i = 0; i < s->n_parts; i++) {
+    for (uint32_t i = 0, id = 0; i < s->n_parts; i++, id++) {
+        while (s->local[id] < 0) id++;
         struct part *p = &s->parts[i];
         p->s = s;
-        p->id = i;
+        p->id = id;
+        p->local = i;
         if ((s->n_parts == 1 && !(p->acc = malloc(PES_BATCH * sizeof *p->acc))) ||
             !(p->c2c = replay_c2c_create(si->machine->level[0].line)))
             goto nomem;
-        replay_c2c_set_partition(p->c2c, s->part_bits, i);
+        replay_c2c_set_partition(p->c2c, s->part_bits, id);
         struct pes_sim_config sc = {
             .machine = si->machine, .n_cores = si->n_streams, .core_socket = si->stream_cache,
             .n_threads = si->n_streams, .page_size = si->page_size, .on_event = on_event, .event_ctx = p,
-            .partition_bits = s->part_bits, .partition = i,
+            .partition_bits = s->part_bits, .partition = id,
         };
         if (!(p->sim = pes_sim_create(&sc, err))) {
             destroy(s);
@@ -264,7 +274,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     for (int i = 0; s->n_parts > 1 && i < SLOTS; i++)
         if (!slot_init(&s->slots[i], si->objects != NULL, s->n_parts)) goto nomem;
-    s->sim = s->parts[0].sim;
+    s->sim = s->parts[0].sim;   /* NULL with no partition here: nothing to publish from this process */
     s->c2c = s->parts[0].c2c;
     return s;
 nomem:
@@ -307,7 +317,8 @@ static int dispatch(struct sim *s, struct pes_error *err) {
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct sim *s = self;
-    if (s->n_parts == 1) {
+    if (s->n_parts == 0) return 0;   /* the other processes simulate every partition */
+    if (s->n_parts == 1) {   /* on this thread (its simulator takes its own lines) */
         struct part *p = &s->parts[0];
         for (size_t i = 0; i < b->n; i++) p->acc[i] = sim_access(s, b, i);
         struct cols c = {.site = b->site, .object = b->object, .object_offset = b->object_offset};
@@ -338,13 +349,15 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         if (b->object_offset) memcpy(sl->object_offset + at, b->object_offset, n * sizeof *b->object_offset);
         else memset(sl->object_offset + at, 0, n * sizeof *sl->object_offset);
     }
-    /* each access into its partition's bucket (every bucket: lines of several) */
-    uint64_t mask = s->n_parts - 1;
+    /* each access into its partition's bucket (every bucket: lines of several;
+     * none: another process's partition) */
+    uint64_t mask = (UINT64_C(1) << s->part_bits) - 1;
     for (size_t i = 0; i < n; i++) {
         uint64_t size = b->size[i] ? b->size[i] : 1, first = b->addr[i] >> s->line_shift;
         uint64_t last = (b->addr[i] + size - 1) >> s->line_shift;
-        uint32_t p = (uint32_t)(first & mask), to = first == last ? p + 1 : s->n_parts;
-        if (first != last) p = 0;
+        int32_t mine = s->local[first & mask];
+        uint32_t p = first == last ? (uint32_t)mine : 0, to = first == last ? p + 1 : s->n_parts;
+        if (first == last && mine < 0) continue;
         for (; p < to; p++) {
             struct bucket *bk = &sl->bucket[p];
             if (bk->n == bk->cap && bucket_reserve(bk, 1) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -360,7 +373,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
 /* The partitions' results added into partition 0's, which the report reads. */
 static int finish(void *self, struct pes_error *err) {
     struct sim *s = self;
-    if (s->n_parts == 1) return 0;
+    if (s->n_parts <= 1) return 0;
     if (dispatch(s, err) < 0) return -1;
     for (uint32_t p = 0; p < s->n_parts; p++) pes_strand_wait(s->parts[p].strand);
     if (failed(s, err) < 0) return -1;
@@ -647,8 +660,39 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
     free(by_accesses);
 }
 
+/* pes-replay-mpi: this process's partitions' counts and cache-line table,
+ * and on process 0 those of the others added (mesi.h: exact). */
+static size_t share_pack(void *self, void *buf, size_t cap) {
+    struct sim *s = self;
+    if (!s->sim) return 0;
+    size_t a = pes_sim_pack(s->sim, NULL, 0), b = replay_c2c_pack(s->c2c, NULL, 0), n = 16 + a + b;
+    if (!buf || cap < n) return n;
+    unsigned char *at = buf;
+    uint64_t x = a;
+    memcpy(at, &x, 8);
+    pes_sim_pack(s->sim, at + 8, a);
+    x = b;
+    memcpy(at + 8 + a, &x, 8);
+    replay_c2c_pack(s->c2c, at + 16 + a, b);
+    return n;
+}
+
+static int share_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+    struct sim *s = self;
+    if (len == 0) return 0;
+    const unsigned char *at = buf;
+    uint64_t a = 0, b = 0;
+    if (len >= 8) memcpy(&a, at, 8);
+    if (len >= 16 && a <= len - 16) memcpy(&b, at + 8 + a, 8);
+    if (!s->sim || len < 16 || a > len - 16 || b != len - 16 - a)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "--simulate: a share of %zu bytes does not match", len);
+    if (pes_sim_absorb_packed(s->sim, at + 8, (size_t)a, err) < 0) return -1;
+    return replay_c2c_absorb_packed(s->c2c, at + 16 + a, (size_t)b, err);
+}
+
 static void publish(void *self, const struct pes_publish *to) {
     struct sim *s = self;
+    if (!s->sim) return;   /* a process without partitions: process 0 publishes (shares) */
     struct pes_report *r = to->r;
     const struct pes_sim_stats *t = pes_sim_totals(s->sim);
     struct pes_rnode *o = pes_r_object(r, to->config, "simulation");
@@ -696,5 +740,7 @@ const struct pes_analysis pes_analysis_sim = {
     .batch = batch,
     .finish = finish,
     .publish = publish,
+    .share_pack = share_pack,
+    .share_merge = share_merge,
     .destroy = destroy,
 };

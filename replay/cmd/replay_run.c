@@ -160,6 +160,27 @@ static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_er
     return 0;
 }
 
+/* After a pipeline's finish, with shares (--simulate on pes-replay-mpi):
+ * this process's share to process 0, or there the others' added in order. */
+static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_error *err) {
+    const struct replay_hooks *h = run->hooks;
+    if (!h || h->shares < 2 || !run->knobs.simulate) return 0;
+    if (h->share != 0) {
+        size_t n = 0;
+        void *buf = pes_pipeline_share_pack(p, &n, err);
+        return buf ? h->part_send(h->ctx, buf, n, err) : -1;
+    }
+    for (uint32_t from = 1; from < h->shares; from++) {
+        void *buf = NULL;
+        size_t n = 0;
+        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0) return -1;
+        int rc = pes_pipeline_share_merge(p, buf, n, err);
+        free(buf);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
 /* The recorded threads: the summary always, and the other analyses unless
  * --cores mimics cores instead. */
 static int run_recorded(struct run *run, struct pes_error *err) {
@@ -202,6 +223,7 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     if (rc == 0 && parts) rc = exchange_parts(run, p, err);
     run->later_part = parts && run->hooks->part != 0;
     if (rc == 0) rc = pes_pipeline_finish(p, err);
+    if (rc == 0 && !o->n_cores) rc = exchange_shares(run, p, err);
     if (rc == 0) {
         pes_r_u64(run->rep, run->trace, "clipped_ranges", replay_input_clipped(in, NULL, 0));
         struct pes_publish to = {.r = run->rep, .trace = run->trace,
@@ -307,6 +329,7 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
             const struct pes_batch_sink *sink = sink_of(run, c->p);
             c->rc = replay_mimic_run(in, counts, &c->mo, 0, sink, &c->err);
             if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
+            if (c->rc == 0) c->rc = exchange_shares(run, c->p, &c->err);
             if (c->rc < 0) {
                 *err = c->err;
                 rc = -1;
@@ -484,7 +507,11 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
     struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h,
                       .progress_mu = PTHREAD_MUTEX_INITIALIZER};
-    if (h) run.knobs.split = h->split;
+    if (h) {
+        run.knobs.split = h->split;
+        run.knobs.share = h->share;
+        run.knobs.shares = h->shares;
+    }
     /* the page's annotated source needs the per-line rows of --annotate (text
      * only: the text report prints them only when --annotate asks) */
     if (o->html && !run.knobs.annotate) run.knobs.annotate = "all";

@@ -743,6 +743,91 @@ int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_er
     return 0;
 }
 
+/* Packed: {n_cores, n_threads, n_levels, rows} (u32), writebacks (u64),
+ * totals, other_site, threads[n_threads], rows x {site id (u32), stats},
+ * then the four communication matrices. */
+struct packed_head {
+    uint32_t n_cores, n_threads, n_levels, rows;
+    uint64_t writebacks;
+};
+
+size_t pes_sim_pack(const struct pes_sim *s, void *buf, size_t cap)
+{
+    uint32_t rows = 0;
+    for (uint32_t id = 0; id < s->n_sites; id++)
+        rows += s->site_row[id] && s->sites[s->site_row[id] - 1].accesses;
+    size_t st = sizeof(struct pes_sim_stats);
+    size_t comm = 2 * ((size_t)s->n_threads * s->n_threads + (size_t)s->n_cores * s->n_cores) * sizeof(uint64_t);
+    size_t n = sizeof(struct packed_head) + (2 + (size_t)s->n_threads) * st + rows * (4 + st) + comm;
+    if (!buf || cap < n)
+        return n;
+    unsigned char *at = buf;
+    struct packed_head h = {s->n_cores, s->n_threads, s->n_levels, rows, s->writebacks};
+    memcpy(at, &h, sizeof h), at += sizeof h;
+    memcpy(at, &s->totals, st), at += st;
+    memcpy(at, &s->other_site, st), at += st;
+    memcpy(at, s->threads, s->n_threads * st), at += s->n_threads * st;
+    for (uint32_t id = 0; id < s->n_sites; id++) {
+        if (!s->site_row[id] || !s->sites[s->site_row[id] - 1].accesses)
+            continue;
+        memcpy(at, &id, 4), at += 4;
+        memcpy(at, &s->sites[s->site_row[id] - 1], st), at += st;
+    }
+    for (int k = 0; k < 2; k++) {
+        size_t t = (size_t)s->n_threads * s->n_threads * sizeof(uint64_t), c = (size_t)s->n_cores * s->n_cores * sizeof(uint64_t);
+        memcpy(at, s->comm_thread[k], t), at += t;
+        memcpy(at, s->comm_core[k], c), at += c;
+    }
+    return n;
+}
+
+int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, struct pes_error *err)
+{
+    struct packed_head h;
+    const unsigned char *at = buf, *end = at + len;
+    size_t st = sizeof(struct pes_sim_stats);
+    if (len < sizeof h)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts cut short (%zu bytes)", len);
+    memcpy(&h, at, sizeof h), at += sizeof h;
+    if (h.n_cores != dst->n_cores || h.n_threads != dst->n_threads || h.n_levels != dst->n_levels)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts of other cores or levels");
+    size_t comm = 2 * ((size_t)h.n_threads * h.n_threads + (size_t)h.n_cores * h.n_cores) * sizeof(uint64_t);
+    if ((size_t)(end - at) != (2 + (size_t)h.n_threads) * st + (size_t)h.rows * (4 + st) + comm)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts of %zu bytes do not match their shape", len);
+    struct pes_sim_stats x;
+    memcpy(&x, at, st), at += st;
+    stats_add(&dst->totals, &x);
+    memcpy(&x, at, st), at += st;
+    stats_add(&dst->other_site, &x);
+    for (uint32_t t = 0; t < h.n_threads; t++, at += st) {
+        memcpy(&x, at, st);
+        stats_add(&dst->threads[t], &x);
+    }
+    for (uint32_t r = 0; r < h.rows; r++) {
+        uint32_t id;
+        memcpy(&id, at, 4), at += 4;
+        memcpy(&x, at, st), at += st;
+        struct pes_sim_stats *d = site_stats(dst, id);
+        if (!d)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
+        stats_add(d, &x);
+    }
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < (size_t)h.n_threads * h.n_threads; i++, at += 8) {
+            uint64_t v;
+            memcpy(&v, at, 8);
+            dst->comm_thread[k][i] += v;
+        }
+        for (size_t i = 0; i < (size_t)h.n_cores * h.n_cores; i++, at += 8) {
+            uint64_t v;
+            memcpy(&v, at, 8);
+            dst->comm_core[k][i] += v;
+        }
+    }
+    dst->writebacks += h.writebacks;
+    return 0;
+}
+
 uint32_t pes_sim_levels(const struct pes_sim *s) { return s->n_levels; }
 uint32_t pes_sim_cores(const struct pes_sim *s) { return s->n_cores; }
 uint32_t pes_sim_threads(const struct pes_sim *s) { return s->n_threads; }

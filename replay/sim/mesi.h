@@ -147,6 +147,12 @@ static inline uint32_t pes_sim_partition_of(uint64_t lineno, uint32_t bits) {
  * per site, communication matrices, writebacks. 0, or -1 (PES_ERR_NOMEM, or
  * PES_ERR_ARG when they do not match). */
 int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_error *err);
+/* The counts pes_sim_absorb adds, as bytes (host byte order, for processes
+ * of one machine type: pes-replay-mpi): their size (buf NULL or cap too
+ * small: only the size), and added to dst from such bytes; 0, or -1 with
+ * err filled (cut short, another machine's shape, no memory). */
+size_t pes_sim_pack(const struct pes_sim *s, void *buf, size_t cap);
+int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, struct pes_error *err);
 
 uint32_t pes_sim_levels(const struct pes_sim *s);
 uint32_t pes_sim_cores(const struct pes_sim *s);
