@@ -28,6 +28,7 @@
 #include "stream.h"
 
 struct pes_profiles_split;
+struct pes_sched;
 
 /* What analyses may read of the command line. */
 struct pes_knobs {
@@ -51,6 +52,13 @@ struct pes_knobs {
     /* pes-replay-mpi: the reuse profiles' work split over processes
      * (profiles.h); NULL: this process does all */
     const struct pes_profiles_split *split;
+    /* the replay's workers (scheduler.h: --jobs); NULL: every analysis runs on
+     * the thread that hands it the batches */
+    struct pes_sched *sched;
+    /* pes-replay-mpi, every process reading the whole stream: this
+     * process's share (share of shares) of the work that splits exactly
+     * (the simulation's address partitions); shares 0 or 1: all of it */
+    uint32_t share, shares;
 };
 
 /* The analyses created on one stream, for link: the state of analysis a
@@ -102,6 +110,13 @@ struct pes_analysis {
     int (*sync)(void *self, struct pes_error *err);
     size_t (*part_pack)(void *self, void *buf, size_t cap);
     int (*part_merge)(void *self, const void *buf, size_t len, struct pes_error *err);
+    /* Shares (knobs.shares > 1; NULL: the analysis does all of its work on
+     * every process, or only process 0 publishes it): after finish, this
+     * process's share of the results as bytes (share_pack, as part_pack),
+     * and on process 0, after its finish, each other process's in process
+     * order (share_merge); 0 or -1. */
+    size_t (*share_pack)(void *self, void *buf, size_t cap);
+    int (*share_merge)(void *self, const void *buf, size_t len, struct pes_error *err);
 };
 
 /* Whether every analysis wanted on this stream can run in parts. */

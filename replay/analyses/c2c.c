@@ -44,6 +44,7 @@ struct replay_c2c {
     uint64_t now;             /* accesses passed to replay_c2c_access so far */
     uint64_t last_addr;       /* the line of the previous lookup (accesses come in runs on one line) */
     uint32_t last_k;          /* its index + 1, 0: not tracked */
+    uint64_t part_mask, part; /* replay_c2c_set_partition: the line numbers taken */
 };
 
 struct replay_c2c *replay_c2c_create(uint32_t line) {
@@ -177,6 +178,18 @@ void replay_c2c_event(struct replay_c2c *c, uint64_t line_addr, const struct rep
 
 uint64_t replay_c2c_now(const struct replay_c2c *c) { return c->now; }
 
+int replay_c2c_tracking(const struct replay_c2c *c) { return c->n_lines != 0; }
+
+void replay_c2c_set_partition(struct replay_c2c *c, uint32_t bits, uint32_t part) {
+    c->part_mask = (UINT64_C(1) << bits) - 1;
+    c->part = part;
+}
+
+void replay_c2c_access_at(struct replay_c2c *c, const struct replay_c2c_access *a, uint64_t seq) {
+    c->now = seq;
+    replay_c2c_access(c, a);
+}
+
 void replay_c2c_access(struct replay_c2c *c, const struct replay_c2c_access *a) {
     uint64_t seq = c->now++;
     if (c->n_lines == 0) return;
@@ -185,6 +198,10 @@ void replay_c2c_access(struct replay_c2c *c, const struct replay_c2c_access *a) 
     uint64_t from = a->addr & ~(lsz - 1), to = (a->addr + size - 1) & ~(lsz - 1);
     if (to < from) to = from;   /* wraps: the first line only */
     for (uint64_t line = from;; line += lsz) {
+        if (((line >> c->line_shift) & c->part_mask) != c->part) {   /* another partition's */
+            if (line >= to) break;
+            continue;
+        }
         struct line_row *l = line_of(c, line, 0, 0);
         if (l && seq >= l->from) {
             uint64_t first;
@@ -199,6 +216,117 @@ void replay_c2c_access(struct replay_c2c *c, const struct replay_c2c_access *a) 
         }
         if (line >= to) break;
     }
+}
+
+static uint64_t contention(const struct line_row *l);
+
+/* The order the whole stream creates lines in: by first event, then by
+ * address (an access's events come line by line, in address order). */
+static int by_creation(const void *a, const void *b) {
+    const struct line_row *x = *(const struct line_row *const *)a, *y = *(const struct line_row *const *)b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+int replay_c2c_absorb(struct replay_c2c *dst, struct replay_c2c *src) {
+    uint32_t n = dst->n_lines + src->n_lines;
+    size_t cap = 64;   /* line_of doubles the rows at powers of two from 64 on */
+    while (cap < n) cap *= 2;
+    struct line_row **all = malloc((n ? n : 1) * sizeof *all);
+    struct line_row *lines = calloc(cap, sizeof *lines);
+    uint32_t bits = dst->slot_bits;
+    uint32_t *slot = calloc((size_t)1 << bits, sizeof *slot);
+    if (!all || !lines || !slot) {
+        free(all), free(lines), free(slot);
+        return -1;
+    }
+    for (uint32_t i = 0; i < dst->n_lines; i++) all[i] = &dst->lines[i];
+    for (uint32_t i = 0; i < src->n_lines; i++) all[dst->n_lines + i] = &src->lines[i];
+    qsort(all, n, sizeof *all, by_creation);
+    uint32_t kept = 0;
+    uint64_t untracked = dst->untracked + src->untracked;
+    for (uint32_t i = 0; i < n; i++) {
+        struct line_row *l = all[i];
+        if (kept == REPLAY_C2C_MAX_LINES) {   /* the whole stream had no room left for it: its events untracked */
+            untracked += contention(l);
+            free(l->off);
+            continue;
+        }
+        lines[kept] = *l;
+        uint32_t mask = (1u << bits) - 1, h = hash(l->addr, bits);
+        while (slot[h]) h = (h + 1) & mask;
+        slot[h] = ++kept;
+    }
+    free(all);
+    free(dst->lines);
+    free(dst->slot);
+    free(src->lines);
+    src->lines = NULL;
+    src->n_lines = 0;
+    dst->lines = lines;
+    dst->n_lines = kept;
+    dst->slot = slot;
+    dst->slot_bits = bits;
+    dst->untracked = untracked;
+    dst->last_addr = 0;
+    dst->last_k = 0;
+    dst->part_mask = dst->part = 0;
+    return 0;
+}
+
+/* Packed: lines (u32), untracked (u64), then each line's row and its
+ * offset rows (their pointers meaningless there). */
+size_t replay_c2c_pack(const struct replay_c2c *c, void *buf, size_t cap) {
+    size_t n = 4 + 8;
+    for (uint32_t i = 0; i < c->n_lines; i++) n += sizeof(struct line_row) + c->lines[i].n_off * sizeof(struct off_row);
+    if (!buf || cap < n) return n;
+    unsigned char *at = buf;
+    memcpy(at, &c->n_lines, 4), at += 4;
+    memcpy(at, &c->untracked, 8), at += 8;
+    for (uint32_t i = 0; i < c->n_lines; i++) {
+        memcpy(at, &c->lines[i], sizeof(struct line_row)), at += sizeof(struct line_row);
+        size_t o = c->lines[i].n_off * sizeof(struct off_row);
+        if (o) memcpy(at, c->lines[i].off, o), at += o;
+    }
+    return n;
+}
+
+int replay_c2c_absorb_packed(struct replay_c2c *dst, const void *buf, size_t len, struct pes_error *err) {
+    const unsigned char *at = buf, *end = at + len;
+    uint32_t n;
+    uint64_t untracked;
+    if (len < 12) return pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table cut short (%zu bytes)", len);
+    memcpy(&n, at, 4), at += 4;
+    memcpy(&untracked, at, 8), at += 8;
+    struct replay_c2c src = {.line_shift = dst->line_shift, .untracked = untracked};
+    if (n > REPLAY_C2C_MAX_LINES || !(src.lines = calloc(n ? n : 1, sizeof *src.lines)))
+        return pes_error_set(err, n > REPLAY_C2C_MAX_LINES ? PES_ERR_FORMAT : PES_ERR_NOMEM, 0,
+                             "cache-line table of %u lines", n);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct line_row *l = &src.lines[i];
+        if ((size_t)(end - at) < sizeof *l) {
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table cut short (%zu bytes)", len);
+            break;
+        }
+        memcpy(l, at, sizeof *l), at += sizeof *l;
+        l->off = NULL;
+        size_t o = (size_t)l->n_off * sizeof *l->off;
+        src.n_lines = i + 1;
+        if (l->n_off > REPLAY_C2C_MAX_OFFSETS || (size_t)(end - at) < o)
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table cut short (%zu bytes)", len);
+        else if (o && !(l->off = malloc(o)))
+            rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        else if (o)
+            memcpy(l->off, at, o), at += o;
+        if (!l->off) l->n_off = 0;
+        l->cap_off = l->n_off;
+    }
+    if (rc == 0 && at != end) rc = pes_error_set(err, PES_ERR_FORMAT, 0, "cache-line table: %zu bytes too many", (size_t)(end - at));
+    if (rc == 0 && replay_c2c_absorb(dst, &src) < 0) rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t i = 0; src.lines && i < src.n_lines; i++) free(src.lines[i].off);
+    free(src.lines);
+    return rc;
 }
 
 /* ------------------------------------------------------------ report */

@@ -52,6 +52,26 @@ void replay_c2c_event(struct replay_c2c *c, uint64_t line_addr, const struct rep
 void replay_c2c_access(struct replay_c2c *c, const struct replay_c2c_access *a);
 /* Accesses passed so far (the seq of the next one). */
 uint64_t replay_c2c_now(const struct replay_c2c *c);
+
+/* Whether any line is tracked yet (replay_c2c_access counts nothing before). */
+int replay_c2c_tracking(const struct replay_c2c *c);
+/* One address partition of the simulation (mesi.h): this table takes only
+ * the lines whose low `bits` bits of the line number are `part`. Before the
+ * first event. */
+void replay_c2c_set_partition(struct replay_c2c *c, uint32_t bits, uint32_t part);
+/* replay_c2c_access for the seq-th access of the stream, when the table
+ * sees only some of them (a partition's). */
+void replay_c2c_access_at(struct replay_c2c *c, const struct replay_c2c_access *a, uint64_t seq);
+/* Adds the table of another partition of the same stream: the lines of
+ * both, and of the lines beyond REPLAY_C2C_MAX_LINES those the whole
+ * stream would have met last (by first event, then address) untracked, as
+ * one table fed the whole stream would hold them. 0, or -1 without memory. */
+int replay_c2c_absorb(struct replay_c2c *dst, struct replay_c2c *src);
+/* The table as bytes (host byte order: pes-replay-mpi), their size (buf
+ * NULL or cap too small: only the size); and replay_c2c_absorb of a table
+ * so packed: 0, or -1 (cut short: PES_ERR_FORMAT; no memory). */
+size_t replay_c2c_pack(const struct replay_c2c *c, void *buf, size_t cap);
+int replay_c2c_absorb_packed(struct replay_c2c *dst, const void *buf, size_t len, struct pes_error *err);
 /* The top lines by invalidations + coherence misses + transfers as the
  * array "cache_lines" of parent, and "cache_lines_untracked" (events on
  * lines beyond the cap). */

@@ -26,6 +26,11 @@ int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err);
 int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err);
 void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err);
 int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err);
+/* Shares (analysis.h: share_pack, share_merge; knobs.shares > 1): after
+ * pes_pipeline_finish, this process's share as one malloc'd buffer (NULL,
+ * err filled, without memory), or on process 0 another's merged. */
+void *pes_pipeline_share_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err);
+int pes_pipeline_share_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err);
 /* Every analysis describes its results (after finish). */
 void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to);
 void pes_pipeline_destroy(struct pes_pipeline *p);

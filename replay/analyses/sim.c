@@ -4,46 +4,228 @@
  * caches as the stream description says (sim/mesi.h): hit rates per level,
  * miss classes, true/false sharing per site, communication matrices.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "c2c.h"
+#include "cpu_account.h"
 #include "groups.h"
 #include "mesi.h"
+#include "scheduler.h"
+
+/*
+ * With replay workers (--jobs >= 2) the simulation is split into address
+ * partitions (mesi.h: exact, whatever their number), each simulated by a
+ * strand of the replay's workers. The reading thread sorts each batch's
+ * accesses into the partitions' buckets of a slot (an access over lines of
+ * several partitions goes into each bucket; each partition simulates its
+ * lines); a full slot goes to every partition at once. Each partition keeps
+ * its own simulator and cache-line table; at the end they are added into
+ * partition 0's, which the report reads.
+ */
+/* A slot gathers several batches, so that each partition's task is long
+ * enough to pay for its hand-over. */
+enum { SLOTS = 4, SLOT_CAP = 8 * PES_BATCH, SLOT_BATCHES = 16, MAX_PARTS = 128 };
+
+/* What the cache-line table needs besides the simulator's access: columns
+ * of a batch, indexed as it is. */
+struct cols {
+    const uint32_t *site, *object;   /* object NULL: unknown */
+    const uint64_t *object_offset;
+};
+
+struct bucket {                 /* one partition's accesses of a slot, in stream order */
+    struct pes_sim_access *acc;
+    uint32_t *index;            /* in the slot */
+    size_t n, cap;
+};
+
+struct slot {
+    uint64_t seq;               /* the stream index of its first access */
+    size_t n;
+    /* the batches it holds: batch j's accesses of partition p are
+     * bucket[p].acc[first[j][p] .. first[j + 1][p]); each batch is
+     * simulated, then counted in the cache-line table, as without
+     * partitions (the table's rows name their first sites in that order) */
+    uint32_t batches;
+    uint32_t first[SLOT_BATCHES + 1][MAX_PARTS];
+    uint32_t *site, *object;    /* the columns (object only when objects are resolved) */
+    uint64_t *object_offset;
+    struct bucket bucket[MAX_PARTS];
+    atomic_uint pending;        /* partitions still to simulate it */
+};
+
+struct sim;
+
+struct part {
+    struct sim *s;
+    uint32_t id;                  /* its address partition */
+    uint32_t local;               /* its index among this process's partitions (buckets) */
+    struct pes_sim *sim;
+    struct replay_c2c *c2c;       /* its lines' share of the cache-line table */
+    struct pes_sim_access *acc;   /* [PES_BATCH] one partition: the batch's accesses */
+    /* what is being simulated, for its events: acc[k] is access index[k]
+     * (NULL: k) of columns cols, whose first access is the stream's base-th */
+    const struct pes_sim_access *cur_acc;
+    const uint32_t *index;
+    struct cols cols;
+    uint64_t base;
+    struct pes_strand *strand;
+    atomic_int failed;            /* err holds why (written before) */
+    struct pes_error err;
+};
+
+struct task {
+    struct part *p;
+    struct slot *slot;
+};
 
 struct sim {
-    struct pes_sim *sim;
+    struct pes_sim *sim;          /* the results: partition 0's, the others added at the end */
+    struct replay_c2c *c2c;
     const struct pes_stream_info *si;
     const struct pes_knobs *k;
     uint32_t n_threads;
-    struct pes_sim_access *acc;   /* [PES_BATCH] */
     enum replay_by by;            /* --by object: the simulator's per-site stats are per object */
-    struct replay_c2c *c2c;       /* the cache-line table */
-    const struct pes_batch *cur;  /* the batch being simulated, for its events */
+    /* this process's partitions (of 2^part_bits; pes-replay-mpi shares them
+     * out: knobs.share), local[partition] their index or -1 */
+    uint32_t n_parts, part_bits, line_shift;
+    int16_t local[MAX_PARTS];
+    struct part *parts;
+    struct slot slots[SLOTS];
+    struct slot *fill;            /* the slot being filled, or NULL */
+    struct task tasks[SLOTS][MAX_PARTS];
+    uint64_t slots_used, seq;     /* slots handed over so far, accesses */
 };
 
-/* The c2c view of access i of the current batch. */
-static struct replay_c2c_access c2c_access(const struct pes_batch *b, size_t i) {
+/* The c2c view of a simulated access, the i-th of its columns. */
+static struct replay_c2c_access c2c_access(const struct pes_sim_access *a, const struct cols *c, size_t i) {
     return (struct replay_c2c_access){
-        .addr = b->addr[i], .size = b->size[i], .thread = b->stream[i], .site = b->site[i],
-        .object = b->object ? b->object[i] : 0, .object_offset = b->object_offset ? b->object_offset[i] : 0,
-        .is_read = (b->rw[i] & PES_BATCH_READ) != 0, .is_write = (b->rw[i] & PES_BATCH_WRITE) != 0,
+        .addr = a->addr, .size = a->size, .thread = a->thread, .site = c->site[i],
+        .object = c->object ? c->object[i] : 0, .object_offset = c->object_offset ? c->object_offset[i] : 0,
+        .is_read = a->is_read != 0, .is_write = a->is_write != 0,
     };
 }
 
 static void on_event(void *ctx, const struct pes_sim_event *ev) {
-    struct sim *s = ctx;
-    struct replay_c2c_access a = c2c_access(s->cur, (size_t)(ev->access - s->acc));
-    /* the batch's accesses reach the table after the batch: their seq is now + index */
+    struct part *p = ctx;
+    size_t k = (size_t)(ev->access - p->cur_acc), i = p->index ? p->index[k] : k;
+    struct replay_c2c_access a = c2c_access(ev->access, &p->cols, i);
+    /* the batch's accesses reach the table after the batch: their seq is base + index */
     static const enum replay_c2c_event kind[] = {REPLAY_C2C_INVALIDATION, REPLAY_C2C_COHERENCE_MISS,
                                                  REPLAY_C2C_TRANSFER};
-    size_t i = (size_t)(ev->access - s->acc);
-    replay_c2c_event(s->c2c, ev->line, &a, kind[ev->kind], ev->is_true, replay_c2c_now(s->c2c) + i);
+    replay_c2c_event(p->c2c, ev->line, &a, kind[ev->kind], ev->is_true, p->base + i);
+}
+
+/* The simulator's view of access i of b. */
+static struct pes_sim_access sim_access(const struct sim *s, const struct pes_batch *b, size_t i) {
+    return (struct pes_sim_access){
+        .addr = b->addr[i], .size = b->size[i], .core = b->stream[i], .thread = b->stream[i],
+        .site = s->by != REPLAY_BY_OBJECT ? b->site[i] : b->object ? b->object[i] : 0,
+        .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
+    };
+}
+
+/* n accesses on partition p: acc[k] is access index[k] (NULL: k) of the
+ * columns c, whose first is the stream's base-th. Simulated, then counted
+ * in the partition's cache-line table. 0 or -1 (p->err). */
+static int simulate(struct part *p, const struct pes_sim_access *acc, const uint32_t *index, size_t n,
+                    const struct cols *c, uint64_t base) {
+    p->cur_acc = acc;
+    p->index = index;
+    p->cols = *c;
+    p->base = base;
+    if (n && pes_sim_access_batch(p->sim, acc, n, &p->err) < 0) {
+        p->err.offset = 0;
+        return -1;
+    }
+    /* the accesses of contended lines, per offset (c2c.h): none before the first event */
+    for (size_t k = 0; k < n; k++)
+        if (replay_c2c_tracking(p->c2c)) {
+            size_t i = index ? index[k] : k;
+            struct replay_c2c_access a = c2c_access(&acc[k], c, i);
+            replay_c2c_access_at(p->c2c, &a, base + i);
+        }
+    return 0;
+}
+
+static void run_part(void *arg) {
+    struct task *t = arg;
+    struct part *p = t->p;
+    const struct slot *sl = t->slot;
+    const struct bucket *bk = &sl->bucket[p->local];
+    struct cols c = {.site = sl->site, .object = sl->object, .object_offset = sl->object_offset};
+    for (uint32_t j = 0; j < sl->batches && !atomic_load_explicit(&p->failed, memory_order_relaxed); j++) {
+        uint32_t from = sl->first[j][p->local], to = j + 1 < sl->batches ? sl->first[j + 1][p->local] : (uint32_t)bk->n;
+        if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq) < 0)
+            atomic_store_explicit(&p->failed, 1, memory_order_release);
+    }
+    atomic_fetch_sub_explicit(&t->slot->pending, 1, memory_order_release);
+}
+
+static int slot_free(void *ctx) {
+    struct slot *sl = ctx;
+    return atomic_load_explicit(&sl->pending, memory_order_acquire) == 0;
 }
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
     return k->simulate && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
+}
+
+static void slot_free_arrays(struct slot *sl) {
+    free(sl->site), free(sl->object), free(sl->object_offset);
+    for (int p = 0; p < MAX_PARTS; p++) free(sl->bucket[p].acc), free(sl->bucket[p].index);
+}
+
+static void destroy(void *self) {
+    struct sim *s = self;
+    for (uint32_t p = 0; s->parts && p < s->n_parts; p++) pes_strand_destroy(s->parts[p].strand);
+    for (uint32_t p = 0; s->parts && p < s->n_parts; p++) {
+        pes_sim_destroy(s->parts[p].sim);
+        replay_c2c_destroy(s->parts[p].c2c);
+        free(s->parts[p].acc);
+    }
+    for (int i = 0; i < SLOTS; i++) slot_free_arrays(&s->slots[i]);
+    free(s->parts);
+    free(s);
+}
+
+/* How many partitions: about one per worker (a power of two), as many as
+ * the machine's geometry allows; shared out among pes-replay-mpi's
+ * processes, 8 each (the same count on every process, whatever its CPUs). */
+static uint32_t partition_bits(const struct pes_stream_info *si, const struct pes_knobs *k) {
+    uint32_t want = k->shares > 1 ? 8 * k->shares : pes_sched_workers(k->sched), bits = 0;
+    if (want < 2) return 0;
+    while ((1u << bits) < want && (2u << bits) <= MAX_PARTS) bits++;
+    uint32_t most = pes_sim_partition_bits(si->machine, si->page_size);
+    return bits < most ? bits : most;
+}
+
+/* Room for n more accesses in bucket b. 0 or -1. */
+static int bucket_reserve(struct bucket *b, size_t n) {
+    if (b->n + n <= b->cap) return 0;
+    size_t cap = b->cap ? 2 * b->cap : 256;
+    while (cap < b->n + n) cap *= 2;
+    struct pes_sim_access *a = realloc(b->acc, cap * sizeof *a);
+    if (a) b->acc = a;
+    uint32_t *x = a ? realloc(b->index, cap * sizeof *x) : NULL;
+    if (!x) return -1;
+    b->index = x;
+    b->cap = cap;
+    return 0;
+}
+
+static int slot_init(struct slot *sl, int objects, uint32_t parts) {
+    sl->site = malloc(SLOT_CAP * sizeof *sl->site);
+    if (objects) {
+        sl->object = malloc(SLOT_CAP * sizeof *sl->object);
+        sl->object_offset = malloc(SLOT_CAP * sizeof *sl->object_offset);
+    }
+    for (uint32_t p = 0; p < parts; p++)   /* a fair share and some; a busier partition grows its bucket */
+        if (bucket_reserve(&sl->bucket[p], 2 * SLOT_CAP / parts) < 0) return 0;
+    return sl->site && (!objects || (sl->object && sl->object_offset));
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
@@ -54,46 +236,153 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     struct sim *s = calloc(1, sizeof *s);
-    if (!s || !(s->acc = malloc(PES_BATCH * sizeof *s->acc)) ||
-        !(s->c2c = replay_c2c_create(si->machine->level[0].line))) {
-        if (s) free(s->acc);
-        free(s);
+    if (!s) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-        return NULL;
-    }
-    struct pes_sim_config sc = {
-        .machine = si->machine, .n_cores = si->n_streams, .core_socket = si->stream_cache,
-        .n_threads = si->n_streams, .page_size = si->page_size, .on_event = on_event, .event_ctx = s,
-    };
-    if (!(s->sim = pes_sim_create(&sc, err))) {
-        replay_c2c_destroy(s->c2c);
-        free(s->acc);
-        free(s);
         return NULL;
     }
     s->n_threads = si->n_streams;
     s->by = replay_by_parse(k->by);
     s->si = si;
     s->k = k;
+    s->part_bits = partition_bits(si, k);
+    uint32_t shares = k->shares > 1 ? k->shares : 1, share = shares > 1 ? k->share : 0;
+    for (uint32_t i = 0; i < (1u << s->part_bits); i++)
+        s->local[i] = (int16_t)(i % shares == share ? (int)s->n_parts++ : -1);
+    while ((1u << s->line_shift) < si->machine->level[0].line) s->line_shift++;
+    if (!(s->parts = calloc(s->n_parts ? s->n_parts : 1, sizeof *s->parts))) goto nomem;
+    int st_part = pes_cpu_stage("sim partitions", PES_CPU_PARALLEL);
+    for (uint32_t i = 0, id = 0; i < s->n_parts; i++, id++) {
+        while (s->local[id] < 0) id++;
+        struct part *p = &s->parts[i];
+        p->s = s;
+        p->id = id;
+        p->local = i;
+        if ((s->n_parts == 1 && !(p->acc = malloc(PES_BATCH * sizeof *p->acc))) ||
+            !(p->c2c = replay_c2c_create(si->machine->level[0].line)))
+            goto nomem;
+        replay_c2c_set_partition(p->c2c, s->part_bits, id);
+        struct pes_sim_config sc = {
+            .machine = si->machine, .n_cores = si->n_streams, .core_socket = si->stream_cache,
+            .n_threads = si->n_streams, .page_size = si->page_size, .on_event = on_event, .event_ctx = p,
+            .partition_bits = s->part_bits, .partition = id,
+        };
+        if (!(p->sim = pes_sim_create(&sc, err))) {
+            destroy(s);
+            return NULL;
+        }
+        if (s->n_parts > 1 && !(p->strand = pes_strand_create(k->sched, st_part))) goto nomem;
+    }
+    for (int i = 0; s->n_parts > 1 && i < SLOTS; i++)
+        if (!slot_init(&s->slots[i], si->objects != NULL, s->n_parts)) goto nomem;
+    s->sim = s->parts[0].sim;   /* NULL with no partition here: nothing to publish from this process */
+    s->c2c = s->parts[0].c2c;
     return s;
+nomem:
+    destroy(s);
+    pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    return NULL;
+}
+
+/* The first failure of a partition, if any. */
+static int failed(struct sim *s, struct pes_error *err) {
+    for (uint32_t p = 0; p < s->n_parts; p++)
+        if (atomic_load_explicit(&s->parts[p].failed, memory_order_acquire)) {
+            *err = s->parts[p].err;
+            return -1;
+        }
+    return 0;
+}
+
+/* The slot being filled goes to every partition. 0 or -1. */
+static int dispatch(struct sim *s, struct pes_error *err) {
+    struct slot *sl = s->fill;
+    s->fill = NULL;
+    if (!sl || !sl->n) return 0;
+    atomic_store_explicit(&sl->pending, s->n_parts, memory_order_relaxed);
+    struct task *t = s->tasks[sl - s->slots];
+    struct pes_strand *strands[MAX_PARTS];
+    void *args[MAX_PARTS];
+    for (uint32_t p = 0; p < s->n_parts; p++) {
+        t[p] = (struct task){.p = &s->parts[p], .slot = sl};
+        strands[p] = s->parts[p].strand;
+        args[p] = &t[p];
+    }
+    s->slots_used++;
+    if (pes_sched_submit_many(strands, run_part, args, s->n_parts, err) < 0) {
+        atomic_store(&sl->pending, 0);
+        return -1;
+    }
+    return 0;
 }
 
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     struct sim *s = self;
-    for (size_t i = 0; i < b->n; i++)
-        s->acc[i] = (struct pes_sim_access){
-            .addr = b->addr[i], .size = b->size[i], .core = b->stream[i], .thread = b->stream[i],
-            .site = s->by != REPLAY_BY_OBJECT ? b->site[i] : b->object ? b->object[i] : 0, .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
-        };
-    s->cur = b;
-    if (b->n && pes_sim_access_batch(s->sim, s->acc, b->n, err) < 0) {
-        err->offset = 0;
-        return -1;
+    if (s->n_parts == 0) return 0;   /* the other processes simulate every partition */
+    if (s->n_parts == 1) {   /* on this thread (its simulator takes its own lines) */
+        struct part *p = &s->parts[0];
+        for (size_t i = 0; i < b->n; i++) p->acc[i] = sim_access(s, b, i);
+        struct cols c = {.site = b->site, .object = b->object, .object_offset = b->object_offset};
+        int rc = simulate(p, p->acc, NULL, b->n, &c, s->seq);
+        s->seq += b->n;
+        if (rc < 0) *err = p->err;
+        return rc;
     }
-    /* the accesses of contended lines, per offset (c2c.h) */
-    for (size_t i = 0; i < b->n; i++) {
-        struct replay_c2c_access a = c2c_access(b, i);
-        replay_c2c_access(s->c2c, &a);
+    if (!b->n) return 0;
+    if (!s->fill) {
+        struct slot *sl = &s->slots[s->slots_used % SLOTS];
+        pes_sched_wait(s->k->sched, slot_free, sl);
+        if (failed(s, err) < 0) return -1;
+        sl->n = 0;
+        sl->batches = 0;
+        sl->seq = s->seq;
+        for (uint32_t p = 0; p < s->n_parts; p++) sl->bucket[p].n = 0;
+        s->fill = sl;
+    }
+    struct slot *sl = s->fill;
+    size_t n = b->n, at = sl->n;
+    for (uint32_t p = 0; p < s->n_parts; p++) sl->first[sl->batches][p] = (uint32_t)sl->bucket[p].n;
+    sl->batches++;
+    memcpy(sl->site + at, b->site, n * sizeof *b->site);
+    if (sl->object) {
+        if (b->object) memcpy(sl->object + at, b->object, n * sizeof *b->object);
+        else memset(sl->object + at, 0, n * sizeof *sl->object);
+        if (b->object_offset) memcpy(sl->object_offset + at, b->object_offset, n * sizeof *b->object_offset);
+        else memset(sl->object_offset + at, 0, n * sizeof *sl->object_offset);
+    }
+    /* each access into its partition's bucket (every bucket: lines of several;
+     * none: another process's partition) */
+    uint64_t mask = (UINT64_C(1) << s->part_bits) - 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size = b->size[i] ? b->size[i] : 1, first = b->addr[i] >> s->line_shift;
+        uint64_t last = (b->addr[i] + size - 1) >> s->line_shift;
+        int32_t mine = s->local[first & mask];
+        uint32_t p = first == last ? (uint32_t)mine : 0, to = first == last ? p + 1 : s->n_parts;
+        if (first == last && mine < 0) continue;
+        for (; p < to; p++) {
+            struct bucket *bk = &sl->bucket[p];
+            if (bk->n == bk->cap && bucket_reserve(bk, 1) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            bk->acc[bk->n] = sim_access(s, b, i);
+            bk->index[bk->n++] = (uint32_t)(at + i);
+        }
+    }
+    sl->n = at + n;
+    s->seq += n;
+    return sl->n + PES_BATCH > SLOT_CAP || sl->batches == SLOT_BATCHES ? dispatch(s, err) : 0;
+}
+
+/* The partitions' results added into partition 0's, which the report reads. */
+static int finish(void *self, struct pes_error *err) {
+    struct sim *s = self;
+    if (s->n_parts <= 1) return 0;
+    if (dispatch(s, err) < 0) return -1;
+    for (uint32_t p = 0; p < s->n_parts; p++) pes_strand_wait(s->parts[p].strand);
+    if (failed(s, err) < 0) return -1;
+    for (uint32_t p = 1; p < s->n_parts; p++) {
+        if (pes_sim_absorb(s->sim, s->parts[p].sim, err) < 0) return -1;
+        if (replay_c2c_absorb(s->c2c, s->parts[p].c2c) < 0)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        pes_sim_destroy(s->parts[p].sim);   /* its caches and directory are no longer needed */
+        s->parts[p].sim = NULL;
     }
     return 0;
 }
@@ -371,8 +660,39 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
     free(by_accesses);
 }
 
+/* pes-replay-mpi: this process's partitions' counts and cache-line table,
+ * and on process 0 those of the others added (mesi.h: exact). */
+static size_t share_pack(void *self, void *buf, size_t cap) {
+    struct sim *s = self;
+    if (!s->sim) return 0;
+    size_t a = pes_sim_pack(s->sim, NULL, 0), b = replay_c2c_pack(s->c2c, NULL, 0), n = 16 + a + b;
+    if (!buf || cap < n) return n;
+    unsigned char *at = buf;
+    uint64_t x = a;
+    memcpy(at, &x, 8);
+    pes_sim_pack(s->sim, at + 8, a);
+    x = b;
+    memcpy(at + 8 + a, &x, 8);
+    replay_c2c_pack(s->c2c, at + 16 + a, b);
+    return n;
+}
+
+static int share_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+    struct sim *s = self;
+    if (len == 0) return 0;
+    const unsigned char *at = buf;
+    uint64_t a = 0, b = 0;
+    if (len >= 8) memcpy(&a, at, 8);
+    if (len >= 16 && a <= len - 16) memcpy(&b, at + 8 + a, 8);
+    if (!s->sim || len < 16 || a > len - 16 || b != len - 16 - a)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "--simulate: a share of %zu bytes does not match", len);
+    if (pes_sim_absorb_packed(s->sim, at + 8, (size_t)a, err) < 0) return -1;
+    return replay_c2c_absorb_packed(s->c2c, at + 16 + a, (size_t)b, err);
+}
+
 static void publish(void *self, const struct pes_publish *to) {
     struct sim *s = self;
+    if (!s->sim) return;   /* a process without partitions: process 0 publishes (shares) */
     struct pes_report *r = to->r;
     const struct pes_sim_stats *t = pes_sim_totals(s->sim);
     struct pes_rnode *o = pes_r_object(r, to->config, "simulation");
@@ -411,13 +731,6 @@ static void publish(void *self, const struct pes_publish *to) {
     free(ranked);
 }
 
-static void destroy(void *self) {
-    struct sim *s = self;
-    if (s->sim) pes_sim_destroy(s->sim);
-    replay_c2c_destroy(s->c2c);
-    free(s->acc);
-    free(s);
-}
 
 const struct pes_analysis pes_analysis_sim = {
     .name = "sim",
@@ -425,6 +738,9 @@ const struct pes_analysis pes_analysis_sim = {
     .wanted = wanted,
     .create = create,
     .batch = batch,
+    .finish = finish,
     .publish = publish,
+    .share_pack = share_pack,
+    .share_merge = share_merge,
     .destroy = destroy,
 };

@@ -383,6 +383,8 @@ int main(int argc, char **argv) {
      * exact (replay_run.h); --simulate needs the whole stream on rank 0 */
     struct replay_hooks h = {.split = &split, .no_report = rank != 0, .ctx = &l, .part = (uint32_t)rank,
                              .parts = o.knobs.simulate ? 1 : (uint32_t)ranks,
+                             /* --simulate: the address partitions shared out */
+                             .share = (uint32_t)rank, .shares = (uint32_t)ranks,
                              .part_send = send_part, .part_recv = recv_part};
     if (rank == 0) {
         l.done = calloc((size_t)ranks, 1);
@@ -393,7 +395,6 @@ int main(int argc, char **argv) {
         MPI_Irecv(&l.stop, 1, MPI_INT32_T, 0, TAG_STOP, MPI_COMM_WORLD, &l.stop_req);
         h.agree = agree_other;
         h.progress = progress;
-        o.knobs.simulate = 0;   /* rank 0 simulates the whole stream */
     }
     if (ranks == 1) h.agree = NULL;
     l.t0 = MPI_Wtime();

@@ -54,6 +54,7 @@ struct replay_options {
     struct pes_knobs knobs;       /* what the analyses read: --simulate, --top, --sort, --jobs */
     uint64_t mpi_window;          /* --mpi-window: accesses per rank's window (pes-replay-mpi); 0 = default */
     int no_objects;               /* --no-objects: the batches' object columns stay NULL */
+    int stats;                    /* --stats: CPU per stage and thread on stderr (cpu_account.h) */
     const char *full_only;        /* first flag given that needs a full trace alone ("simulate"):
                                      refused for a sampled trace and --compare */
 };

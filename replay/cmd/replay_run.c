@@ -4,14 +4,17 @@
  * and pes-replay-mpi share (replay_run.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_account.h"
 #include "pipeline.h"
 #include "pes/progress.h"
 #include "profiles.h"
 #include "replay_run.h"
+#include "scheduler.h"
 #include "report_util.h"
 #include "shards.h"
 #include "tables.h"
@@ -90,6 +93,7 @@ struct run {
     struct pes_batch_sink tick;         /* hooks->progress and the progress line, then the pipeline */
     struct pes_progress *progress;   /* on a terminal only (pes/progress.h) */
     const struct pes_batch_sink *to;
+    pthread_mutex_t progress_mu;        /* configurations side by side draw one line */
     struct pes_profiles_split split;    /* hooks->split, in parts */
     int later_part;                     /* this process read a part after the first: its counts went to part 0 */
 };
@@ -156,6 +160,27 @@ static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_er
     return 0;
 }
 
+/* After a pipeline's finish, with shares (--simulate on pes-replay-mpi):
+ * this process's share to process 0, or there the others' added in order. */
+static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_error *err) {
+    const struct replay_hooks *h = run->hooks;
+    if (!h || h->shares < 2 || !run->knobs.simulate) return 0;
+    if (h->share != 0) {
+        size_t n = 0;
+        void *buf = pes_pipeline_share_pack(p, &n, err);
+        return buf ? h->part_send(h->ctx, buf, n, err) : -1;
+    }
+    for (uint32_t from = 1; from < h->shares; from++) {
+        void *buf = NULL;
+        size_t n = 0;
+        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0) return -1;
+        int rc = pes_pipeline_share_merge(p, buf, n, err);
+        free(buf);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
 /* The recorded threads: the summary always, and the other analyses unless
  * --cores mimics cores instead. */
 static int run_recorded(struct run *run, struct pes_error *err) {
@@ -198,6 +223,7 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     if (rc == 0 && parts) rc = exchange_parts(run, p, err);
     run->later_part = parts && run->hooks->part != 0;
     if (rc == 0) rc = pes_pipeline_finish(p, err);
+    if (rc == 0 && !o->n_cores) rc = exchange_shares(run, p, err);
     if (rc == 0) {
         pes_r_u64(run->rep, run->trace, "clipped_ranges", replay_input_clipped(in, NULL, 0));
         struct pes_publish to = {.r = run->rep, .trace = run->trace,
@@ -209,8 +235,43 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     return rc;
 }
 
+/* One --cores configuration: its stream, its analyses and their outcome. */
+struct config_run {
+    struct run *run;
+    const struct pes_mimic_counts *counts;
+    struct pes_mimic_options mo;
+    struct pes_stream_info si;
+    struct pes_knobs knobs;
+    uint32_t first_lane;          /* its cores' lanes of the objects (replay_mimic_run) */
+    struct pes_pipeline *p;
+    struct pes_batch_sink tick;   /* the progress line, then the pipeline */
+    int rc;
+    struct pes_error err;
+};
+
+static int config_tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+    struct config_run *c = ctx;
+    pthread_mutex_lock(&c->run->progress_mu);
+    pes_progress_add(c->run->progress, b->n + b->n_bbs);
+    pthread_mutex_unlock(&c->run->progress_mu);
+    return pes_pipeline_sink(c->p)->batch(pes_pipeline_sink(c->p)->ctx, b, err);
+}
+
+/* A configuration's pass and the end of its analyses (a task: every
+ * configuration's on a worker of its own, side by side). */
+static void run_config(void *arg) {
+    struct config_run *c = arg;
+    const struct pes_batch_sink *sink = c->run->progress ? &c->tick : pes_pipeline_sink(c->p);
+    c->rc = replay_mimic_run(c->run->in, c->counts, &c->mo, c->first_lane, sink, &c->err);
+    if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
+}
+
 /* PPT-Multicore mimicking for every --cores count, with the recorded run's
- * work (bytes, op counts) for the runtime model. */
+ * work (bytes, op counts) for the runtime model. The configurations run
+ * side by side on the replay's workers (each reads the trace itself, its
+ * cores walking their own lanes of the data objects), and are published in
+ * --cores order; pes-replay-mpi runs them one after the other (its engines'
+ * messages go out in order). */
 static int run_mimicked(struct run *run, struct pes_error *err) {
     struct replay_input *in = run->in;
     const struct replay_options *o = run->o;
@@ -228,27 +289,77 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
     /* PPT-Multicore models one processor: every mimicked core shares its
      * last-level cache, as the single CRD group assumes. */
     static const uint32_t one_cache[PES_SIM_MAX_CORES];
-    int rc = 0;
-    for (uint32_t i = 0; i < o->n_cores && rc == 0; i++) {
-        struct pes_mimic_options mo = {
+    int side_by_side = !run->hooks && pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
+    struct config_run *cfg = calloc(o->n_cores, sizeof *cfg);
+    struct pes_strand **strands = calloc(o->n_cores, sizeof *strands);
+    int rc = cfg && strands ? 0 : pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    /* lane 0 is the recorded pass's; configuration i's cores follow the earlier ones' */
+    uint32_t lanes = 1;
+    for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
+        struct config_run *c = &cfg[i];
+        c->run = run;
+        c->counts = counts;
+        c->mo = (struct pes_mimic_options){
             .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
             .per_region = o->per_region, .max_range = replay_input_range_cap(in),
+            /* each core's private stream made ahead on the workers */
+            .sched = pes_sched_workers(run->knobs.sched) >= 2 ? run->knobs.sched : NULL,
         };
-        struct pes_stream_info si = {
+        c->si = (struct pes_stream_info){
             .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
             .machine = run->machine, .line = run->line, .range_cap = replay_input_range_cap(in),
             .page_size = o->page_size, .work = &work, .site = replay_site_of_input, .site_ctx = in,
             .objects = replay_input_objects(in),   /* each core names them at its place in the run */
         };
-        struct pes_pipeline *p = pes_pipeline_create(&si, &run->knobs, err);
-        rc = p ? replay_mimic_run(in, counts, &mo, sink_of(run, p), err) : -1;
-        if (rc == 0) rc = pes_pipeline_finish(p, err);
-        if (rc == 0) {
-            struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
-            pes_pipeline_publish(p, &to);
+        c->knobs = run->knobs;
+        if (side_by_side) {   /* the reuse engines' threads shared out among the configurations */
+            c->knobs.jobs = run->knobs.jobs / o->n_cores ? run->knobs.jobs / o->n_cores : 1;
+            c->first_lane = lanes;
+            lanes += o->cores[i];
         }
-        pes_pipeline_destroy(p);
+        c->tick = (struct pes_batch_sink){.batch = config_tick, .ctx = c};
     }
+    if (rc == 0 && side_by_side && replay_input_object_lanes(in, lanes) < 0)
+        rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    int st_config = pes_cpu_stage("mimicked configurations", PES_CPU_PARALLEL);
+    for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
+        struct config_run *c = &cfg[i];
+        if (!(c->p = pes_pipeline_create(&c->si, &c->knobs, err))) rc = -1;
+        else if (!side_by_side) {   /* here and now (pes-replay-mpi's messages go out in order) */
+            const struct pes_batch_sink *sink = sink_of(run, c->p);
+            c->rc = replay_mimic_run(in, counts, &c->mo, 0, sink, &c->err);
+            if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
+            if (c->rc == 0) c->rc = exchange_shares(run, c->p, &c->err);
+            if (c->rc < 0) {
+                *err = c->err;
+                rc = -1;
+            } else {   /* one configuration's state at a time */
+                struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
+                pes_pipeline_publish(c->p, &to);
+            }
+            pes_pipeline_destroy(c->p);
+            c->p = NULL;
+        } else if (!(strands[i] = pes_strand_create(run->knobs.sched, st_config)) ||
+                   pes_sched_submit(strands[i], run_config, c, err) < 0) {
+            if (!strands[i]) pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            rc = -1;
+        }
+    }
+    for (uint32_t i = 0; strands && i < o->n_cores; i++) pes_strand_destroy(strands[i]);   /* waits for it */
+    for (uint32_t i = 0; side_by_side && rc == 0 && i < o->n_cores; i++)
+        if (cfg[i].rc < 0) {   /* the first configuration's failure, as one after the other would */
+            *err = cfg[i].err;
+            rc = -1;
+        }
+    if (side_by_side && replay_input_object_lanes(in, 1) < 0 && rc == 0)
+        rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t i = 0; side_by_side && rc == 0 && i < o->n_cores; i++) {
+        struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
+        pes_pipeline_publish(cfg[i].p, &to);
+    }
+    for (uint32_t i = 0; cfg && i < o->n_cores; i++) pes_pipeline_destroy(cfg[i].p);
+    free(cfg);
+    free(strands);
     pes_mimic_counts_free(counts);
     return rc;
 }
@@ -349,6 +460,7 @@ static int analyse(struct run *run, struct pes_error *err) {
     replay_input_warnings(in);
     replay_input_set_range_cap(in, replay_range_cap(run->line, run->machine->level[0].line));
     replay_input_set_threads(in, o->knobs.jobs);
+    replay_input_set_workers(in, run->knobs.sched);
     if (!run->rep) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     run->knobs.mimic = o->n_cores > 0;
     /* pes-replay only: MPI ranks would draw over each other; the total
@@ -383,17 +495,27 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
         if (machine->level[l].line != line && !o->line)
             replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
                            l + 1, machine->level[l].line, line);
-    struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h};
-    if (h) run.knobs.split = h->split;
+    if (o->stats && !pes_cpu_enabled()) pes_cpu_enable();
+    pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
+    struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h,
+                      .progress_mu = PTHREAD_MUTEX_INITIALIZER};
+    if (h) {
+        run.knobs.split = h->split;
+        run.knobs.share = h->share;
+        run.knobs.shares = h->shares;
+    }
     /* the page's annotated source needs the per-line rows of --annotate (text
      * only: the text report prints them only when --annotate asks) */
     if (o->html && !run.knobs.annotate) run.knobs.annotate = "all";
     int rc = -1;
-    if ((run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
+    /* the workers every parallel stage shares (scheduler.h); --jobs 1: none */
+    if ((run.knobs.sched = pes_sched_create(o->knobs.jobs >= 2 ? o->knobs.jobs : 0, &err)) &&
+        (run.in = replay_input_open_as(o->trace, o->input_format, &err))) {
         run.rep = pes_report_create();
         rc = analyse(&run, &err);
         pes_progress_end(run.progress);
     }
+    pes_cpu_switch(pes_cpu_stage("report", 0));
     if (h && h->agree) rc = h->agree(h->ctx, rc, &err);
     if (rc == 0 && h && h->report) {
         *h->report = run.rep;   /* the caller's now */
@@ -403,5 +525,8 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     if (rc) replay_fail(&err);
     pes_report_destroy(run.rep);
     replay_input_close(run.in);
+    pes_sched_destroy(run.knobs.sched);
+    pes_cpu_thread_end();
+    if (o->stats) pes_cpu_report(stderr, h ? "pes-replay-mpi" : "pes-replay");
     return rc ? 1 : 0;
 }

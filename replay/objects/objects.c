@@ -726,6 +726,10 @@ static struct site_cache *cache_of(struct lane *L, uint32_t site) {
     return &L->cache[site];
 }
 
+void pes_objects_freeze(struct pes_objects *o) {
+    if (!o->globals_sorted) sort_globals(o);
+}
+
 uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset) {
     return pes_objects_lookup_lane(o, 0, addr, access_site, offset);
 }

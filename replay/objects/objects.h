@@ -106,6 +106,11 @@ uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t acces
  * the count forgets every lane's live blocks (object ids stay); 0 or -1
  * (out of memory: the lanes are as they were). */
 int pes_objects_set_lanes(struct pes_objects *o, uint32_t n);
+/* Does now what lookups would do lazily on shared state (sorting the
+ * globals), so that lanes may then be walked from several threads at once,
+ * each lane by one thread, provided lane 0 met every allocation site and
+ * stack before (a pass over the same records: then no lane adds objects). */
+void pes_objects_freeze(struct pes_objects *o);
 uint32_t pes_objects_lanes(const struct pes_objects *o);
 /* pes_objects_record and pes_objects_lookup in one lane (a lane >= the
  * count: ignored / unknown). */

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_account.h"
+
 #define BLOCK 2048   /* keys per engine call (distances on the stack) */
 
 /* ------------------------------------------------------------ counts */
@@ -519,6 +521,7 @@ struct pes_parda {
     struct lane *lanes;
     pthread_t *threads;
     uint32_t n_threads;
+    uint32_t n_started;         /* workers numbered as they start (--stats) */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
     int stop, failed, finished;
@@ -808,19 +811,28 @@ static struct pes_reuse *head_done(struct pes_parda *pp, struct task *t, int rc,
 static void *worker_main(void *arg)
 {
     struct pes_parda *pp = arg;
+    /* --stats: a resolution is sequential in its lane, the rest divides */
+    int st_direct = pes_cpu_stage("reuse engines", PES_CPU_BY_THREAD),
+        st_chunk = pes_cpu_stage("reuse chunks", PES_CPU_BY_THREAD),
+        st_resolve = pes_cpu_stage("reuse resolution", PES_CPU_SERIAL),
+        st_idle = pes_cpu_stage("reuse worker waits", PES_CPU_BY_THREAD);
     pthread_mutex_lock(&pp->mu);
+    pes_cpu_thread_begin("reuse worker", pp->n_started++, 0, st_idle);
     for (;;) {
         struct task t;
         if (!pick(pp, &t)) {
             if (pp->stop)
                 break;
+            pes_cpu_switch(st_idle);
             pthread_cond_wait(&pp->work_cv, &pp->mu);
             continue;
         }
         if (t.kind == T_CHUNK) {
+            pes_cpu_switch(st_chunk);
             grow_chunk(pp, &t);
         } else {
             pthread_mutex_unlock(&pp->mu);
+            pes_cpu_switch(t.kind == T_RESOLVE ? st_resolve : st_direct);
             struct pes_error e = { 0 };
             int rc = run_head(pp, &t, &e);
             pthread_mutex_lock(&pp->mu);
@@ -835,6 +847,7 @@ static void *worker_main(void *arg)
         pthread_cond_broadcast(&pp->work_cv);
     }
     pthread_mutex_unlock(&pp->mu);
+    pes_cpu_thread_end();
     return NULL;
 }
 

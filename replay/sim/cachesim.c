@@ -19,7 +19,9 @@ struct pes_cache {
     uint64_t set_mask;   /* sets - 1 when sets is a power of two */
     uint32_t ways;
     int pow2;
-    unsigned page_lines_log2; /* 0: index by line number; else lines per page (log2) */
+    int phys;                 /* physically indexed: random page frames (pes_cache_set_page_index) */
+    unsigned page_lines_log2; /* with phys: lines per page (log2), after index_shift */
+    unsigned index_shift;     /* one address partition's cache: sets indexed by lineno >> index_shift */
 };
 
 struct pes_cache *pes_cache_create(uint64_t size, uint32_t ways, uint32_t line,
@@ -77,15 +79,26 @@ static inline uint64_t page_frame(uint64_t page)
     return page ^ (page >> 33);
 }
 
+static inline uint64_t set_index(const struct pes_cache *c, uint64_t lineno)
+{
+    uint64_t x = lineno >> c->index_shift;
+    if (c->phys) {   /* physically indexed: keep the offset in the page, randomise the frame */
+        uint64_t in_page = x & ((1ULL << c->page_lines_log2) - 1);
+        /* a partition's cache drops the bits the whole cache's 64-bit
+         * frame number shifted out, so that sets modulo a count that is no
+         * power of two stay the whole cache's */
+        uint64_t frame = page_frame(x >> c->page_lines_log2) << c->page_lines_log2 & (UINT64_MAX >> c->index_shift);
+        x = frame | in_page;
+    }
+    return c->pow2 ? (x & c->set_mask) : (x % c->sets);
+}
+
 static inline uint64_t *set_of(const struct pes_cache *c, uint64_t lineno)
 {
-    if (c->page_lines_log2) {   /* physically indexed: keep the offset in the page, randomise the frame */
-        uint64_t in_page = lineno & ((1ULL << c->page_lines_log2) - 1);
-        lineno = page_frame(lineno >> c->page_lines_log2) << c->page_lines_log2 | in_page;
-    }
-    uint64_t s = c->pow2 ? (lineno & c->set_mask) : (lineno % c->sets);
-    return c->tags + s * c->ways;
+    return c->tags + set_index(c, lineno) * c->ways;
 }
+
+uint64_t pes_cache_set_index(const struct pes_cache *c, uint64_t lineno) { return set_index(c, lineno); }
 
 int pes_cache_lookup(struct pes_cache *c, uint64_t lineno)
 {
@@ -144,12 +157,17 @@ void pes_cache_set_page_index(struct pes_cache *c, uint64_t page_size, uint32_t 
 {
     /* Only sets beyond one page's worth of lines depend on the frame: a
      * cache whose sets x line fit in a page (an L1 of 32 KiB, 8 ways) is
-     * indexed by the page offset alone, as virtually indexed L1s are. */
+     * indexed by the page offset alone, as virtually indexed L1s are. A
+     * partition's cache decides as the whole cache would (its sets and page
+     * bits are both index_shift bits fewer). */
     unsigned bits = 0;
     while (((uint64_t)line << (bits + 1)) <= page_size)
         bits++;
-    c->page_lines_log2 = c->sets > (1ULL << bits) ? bits : 0;
+    c->phys = (c->sets << c->index_shift) > (1ULL << bits) && bits >= c->index_shift;
+    c->page_lines_log2 = c->phys ? bits - c->index_shift : 0;
 }
+
+void pes_cache_set_index_shift(struct pes_cache *c, unsigned shift) { c->index_shift = shift; }
 uint32_t pes_cache_ways(const struct pes_cache *c) { return c->ways; }
 
 /* ---------------------------------------------------------------- hierarchy */
@@ -246,7 +264,11 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
             goto nomem;
         for (uint32_t u = 0; u < h->units[k]; u++) {
             const struct pes_cache_config *lc = &cfg->level[k];
-            h->cache[k][u] = pes_cache_create(lc->size, lc->ways, lc->line, err);
+            /* one partition's share of the sets (pes_sim_partition_bits made
+             * sure they divide), the same ways */
+            h->cache[k][u] = pes_cache_create(lc->size >> cfg->index_shift, lc->ways, lc->line, err);
+            if (h->cache[k][u])
+                pes_cache_set_index_shift(h->cache[k][u], cfg->index_shift);
             if (h->cache[k][u] && cfg->page_size)
                 pes_cache_set_page_index(h->cache[k][u], cfg->page_size, lc->line);
             if (!h->cache[k][u]) {

@@ -35,8 +35,16 @@ int pes_cache_insert(struct pes_cache *c, uint64_t lineno, uint64_t *victim);
 int pes_cache_remove(struct pes_cache *c, uint64_t lineno);
 uint64_t pes_cache_sets(const struct pes_cache *c);
 /* Index sets as a physically indexed cache would: lines keep their offset in
- * a page of page_size bytes, pages get fixed pseudo-random frames. */
+ * a page of page_size bytes, pages get fixed pseudo-random frames. After
+ * pes_cache_set_index_shift. */
 void pes_cache_set_page_index(struct pes_cache *c, uint64_t page_size, uint32_t line);
+/* The cache of one address partition (mesi.h, pes_sim_partition_bits):
+ * created with size >> shift (the sets of the partition's lines), it
+ * indexes them by lineno >> shift, so that a line's set in the whole cache
+ * is (set here) << shift | (lineno's low shift bits). */
+void pes_cache_set_index_shift(struct pes_cache *c, unsigned shift);
+/* The set lineno maps to (tests). */
+uint64_t pes_cache_set_index(const struct pes_cache *c, uint64_t lineno);
 uint32_t pes_cache_ways(const struct pes_cache *c);
 
 /* ---------------------------------------------------------------- hierarchy */
@@ -55,6 +63,7 @@ struct pes_hier_config {
     int non_inclusive;               /* 0: shared levels include the private ones */
     uint64_t page_size;              /* 0: sets indexed by virtual line number; else physically
                                         indexed with random page frames of this size */
+    uint32_t index_shift;            /* one address partition's hierarchy (pes_cache_set_index_shift) */
 };
 
 struct pes_hier;

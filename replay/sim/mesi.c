@@ -75,6 +75,8 @@ struct pes_sim {
     void (*on_event)(void *ctx, const struct pes_sim_event *ev);
     void *event_ctx;
     const struct pes_sim_access *cur;
+    /* cfg->partition_bits: the lines simulated are those with (line & part_mask) == part */
+    uint64_t part_mask, part;
 };
 
 static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind, int is_true)
@@ -280,9 +282,17 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
                 m->n_levels, m->level[0].line);
         return NULL;
     }
+    if (cfg->partition_bits > pes_sim_partition_bits(m, cfg->page_size) ||
+        (cfg->partition_bits < 32 && cfg->partition >> cfg->partition_bits)) {
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: partition %u of %u bits; this machine splits into at most %u bits",
+                      cfg->partition, cfg->partition_bits, pes_sim_partition_bits(m, cfg->page_size));
+        return NULL;
+    }
     struct pes_sim *s = calloc(1, sizeof *s);
     if (!s)
         goto nomem;
+    s->part_mask = (UINT64_C(1) << cfg->partition_bits) - 1;
+    s->part = cfg->partition;
     s->n_cores = n_cores;
     s->n_threads = cfg->n_threads;
     s->on_event = cfg->on_event;
@@ -306,7 +316,8 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     s->n_sockets = n_sockets;
     struct pes_hier_config hc = {.n_cores = n_cores, .n_sockets = n_sockets,
                                  .core_socket = s->core_socket, .n_levels = m->n_levels,
-                                 .non_inclusive = cfg->non_inclusive, .page_size = cfg->page_size};
+                                 .non_inclusive = cfg->non_inclusive, .page_size = cfg->page_size,
+                                 .index_shift = cfg->partition_bits};
     memcpy(hc.level, m->level, sizeof hc.level);
     s->hier = pes_hier_create(&hc, on_evict, s, err);
     if (!s->hier) {
@@ -599,9 +610,7 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
                 s->n_threads);
         return -1;
     }
-    struct pes_sim_stats *st = site_stats(s, a->site);
-    if (!st)
-        goto nomem;
+    struct pes_sim_stats *st = NULL;   /* its site's row, once it has a line here */
     s->cur = a;
     uint64_t size = a->size ? a->size : 1;
     uint64_t first = a->addr, last = a->addr + size - 1;
@@ -612,6 +621,13 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     if (!rd && !wr)
         rd = 1;
     for (uint64_t line = first >> s->line_shift; line <= last >> s->line_shift; line++) {
+        if ((line & s->part_mask) != s->part) {   /* another partition's line */
+            if (line == UINT64_MAX >> s->line_shift)
+                break;
+            continue;
+        }
+        if (!st && !(st = site_stats(s, a->site)))
+            goto nomem;
         uint64_t base = line << s->line_shift;
         uint64_t lo = first > base ? first - base : 0;
         uint64_t hi = last - base >= lsz ? lsz : last - base + 1;
@@ -653,6 +669,162 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
             return -1;
         }
     }
+    return 0;
+}
+
+uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size)
+{
+    uint32_t bits = PES_SIM_MAX_PARTITION_BITS, line = m->level[0].line;
+    unsigned page_bits = 0;   /* log2 of lines per page, as pes_cache_set_page_index counts them */
+    while (page_size && ((uint64_t)line << (page_bits + 1)) <= page_size)
+        page_bits++;
+    for (uint32_t k = 0; k < m->n_levels && k < PES_MAX_LEVELS; k++) {
+        const struct pes_cache_config *c = &m->level[k];
+        uint64_t ways = c->ways ? c->ways : (c->line ? c->size / c->line : 0);
+        uint64_t sets = c->line && ways ? c->size / c->line / ways : 0;
+        uint32_t tz = sets ? (uint32_t)__builtin_ctzll(sets) : 0;
+        if (tz < bits)
+            bits = tz;
+        /* a physically indexed level: only the page offset is the same in both address spaces */
+        if (page_size && sets > (UINT64_C(1) << page_bits) && page_bits < bits)
+            bits = page_bits;
+    }
+    return bits;
+}
+
+static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
+{
+    d->accesses += x->accesses;
+    d->reads += x->reads;
+    d->writes += x->writes;
+    for (int l = 0; l < PES_MAX_LEVELS; l++) {
+        d->hits[l] += x->hits[l];
+        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
+            d->misses[l][c] += x->misses[l][c];
+    }
+    d->inval_true += x->inval_true;
+    d->inval_false += x->inval_false;
+    d->coh_true += x->coh_true;
+    d->coh_false += x->coh_false;
+    d->comm_true += x->comm_true;
+    d->comm_false += x->comm_false;
+    d->upgrades += x->upgrades;
+    d->downgrades += x->downgrades;
+    d->victim_threads |= x->victim_threads;
+    d->source_threads |= x->source_threads;
+}
+
+int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_error *err)
+{
+    if (dst->n_cores != src->n_cores || dst->n_threads != src->n_threads || dst->n_levels != src->n_levels)
+        return pes_error_set(err, PES_ERR_ARG, 0, "sim: absorbing a simulation of other cores or levels");
+    stats_add(&dst->totals, &src->totals);
+    stats_add(&dst->other_site, &src->other_site);
+    for (uint32_t t = 0; t < dst->n_threads; t++)
+        stats_add(&dst->threads[t], &src->threads[t]);
+    /* rows in id order: dst's own row order stays first-access order within
+     * it, which no report reads */
+    for (uint32_t id = 0; id < src->n_sites; id++) {
+        if (!src->site_row[id] || !src->sites[src->site_row[id] - 1].accesses)
+            continue;
+        struct pes_sim_stats *d = site_stats(dst, id);
+        if (!d)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
+        stats_add(d, &src->sites[src->site_row[id] - 1]);
+    }
+    dst->writebacks += src->writebacks;
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < (size_t)dst->n_threads * dst->n_threads; i++)
+            dst->comm_thread[k][i] += src->comm_thread[k][i];
+        for (size_t i = 0; i < (size_t)dst->n_cores * dst->n_cores; i++)
+            dst->comm_core[k][i] += src->comm_core[k][i];
+    }
+    dst->used += src->used;
+    return 0;
+}
+
+/* Packed: {n_cores, n_threads, n_levels, rows} (u32), writebacks (u64),
+ * totals, other_site, threads[n_threads], rows x {site id (u32), stats},
+ * then the four communication matrices. */
+struct packed_head {
+    uint32_t n_cores, n_threads, n_levels, rows;
+    uint64_t writebacks;
+};
+
+size_t pes_sim_pack(const struct pes_sim *s, void *buf, size_t cap)
+{
+    uint32_t rows = 0;
+    for (uint32_t id = 0; id < s->n_sites; id++)
+        rows += s->site_row[id] && s->sites[s->site_row[id] - 1].accesses;
+    size_t st = sizeof(struct pes_sim_stats);
+    size_t comm = 2 * ((size_t)s->n_threads * s->n_threads + (size_t)s->n_cores * s->n_cores) * sizeof(uint64_t);
+    size_t n = sizeof(struct packed_head) + (2 + (size_t)s->n_threads) * st + rows * (4 + st) + comm;
+    if (!buf || cap < n)
+        return n;
+    unsigned char *at = buf;
+    struct packed_head h = {s->n_cores, s->n_threads, s->n_levels, rows, s->writebacks};
+    memcpy(at, &h, sizeof h), at += sizeof h;
+    memcpy(at, &s->totals, st), at += st;
+    memcpy(at, &s->other_site, st), at += st;
+    memcpy(at, s->threads, s->n_threads * st), at += s->n_threads * st;
+    for (uint32_t id = 0; id < s->n_sites; id++) {
+        if (!s->site_row[id] || !s->sites[s->site_row[id] - 1].accesses)
+            continue;
+        memcpy(at, &id, 4), at += 4;
+        memcpy(at, &s->sites[s->site_row[id] - 1], st), at += st;
+    }
+    for (int k = 0; k < 2; k++) {
+        size_t t = (size_t)s->n_threads * s->n_threads * sizeof(uint64_t), c = (size_t)s->n_cores * s->n_cores * sizeof(uint64_t);
+        memcpy(at, s->comm_thread[k], t), at += t;
+        memcpy(at, s->comm_core[k], c), at += c;
+    }
+    return n;
+}
+
+int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, struct pes_error *err)
+{
+    struct packed_head h;
+    const unsigned char *at = buf, *end = at + len;
+    size_t st = sizeof(struct pes_sim_stats);
+    if (len < sizeof h)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts cut short (%zu bytes)", len);
+    memcpy(&h, at, sizeof h), at += sizeof h;
+    if (h.n_cores != dst->n_cores || h.n_threads != dst->n_threads || h.n_levels != dst->n_levels)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts of other cores or levels");
+    size_t comm = 2 * ((size_t)h.n_threads * h.n_threads + (size_t)h.n_cores * h.n_cores) * sizeof(uint64_t);
+    if ((size_t)(end - at) != (2 + (size_t)h.n_threads) * st + (size_t)h.rows * (4 + st) + comm)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts of %zu bytes do not match their shape", len);
+    struct pes_sim_stats x;
+    memcpy(&x, at, st), at += st;
+    stats_add(&dst->totals, &x);
+    memcpy(&x, at, st), at += st;
+    stats_add(&dst->other_site, &x);
+    for (uint32_t t = 0; t < h.n_threads; t++, at += st) {
+        memcpy(&x, at, st);
+        stats_add(&dst->threads[t], &x);
+    }
+    for (uint32_t r = 0; r < h.rows; r++) {
+        uint32_t id;
+        memcpy(&id, at, 4), at += 4;
+        memcpy(&x, at, st), at += st;
+        struct pes_sim_stats *d = site_stats(dst, id);
+        if (!d)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
+        stats_add(d, &x);
+    }
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < (size_t)h.n_threads * h.n_threads; i++, at += 8) {
+            uint64_t v;
+            memcpy(&v, at, 8);
+            dst->comm_thread[k][i] += v;
+        }
+        for (size_t i = 0; i < (size_t)h.n_cores * h.n_cores; i++, at += 8) {
+            uint64_t v;
+            memcpy(&v, at, 8);
+            dst->comm_core[k][i] += v;
+        }
+    }
+    dst->writebacks += h.writebacks;
     return 0;
 }
 

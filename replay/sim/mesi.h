@@ -92,6 +92,10 @@ struct pes_sim_config {
     /* NULL, or called for every coherence event as it happens (counted in the stats all the same) */
     void (*on_event)(void *ctx, const struct pes_sim_event *ev);
     void *event_ctx;
+    /* One address partition (below): only lines whose low partition_bits
+     * bits of the line number are `partition` are simulated; accesses pass
+     * their other lines over. 0: every line. At most pes_sim_partition_bits. */
+    uint32_t partition_bits, partition;
 };
 
 struct pes_sim_access {
@@ -115,6 +119,40 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
  * directory ahead). On error err->offset is the index of the failing access. */
 int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
                          struct pes_error *err);
+
+/*
+ * Address partitions. The simulation splits exactly by the low b bits of
+ * the line number when every level's set index keeps those bits (sets a
+ * multiple of 2^b) and, for a physically indexed level (page_size, a cache
+ * larger than a page's lines per way), they lie inside the page offset
+ * (virtual = physical there, so random page frames never move a line to
+ * another partition): lines of different partitions never meet in a set,
+ * an eviction, an inclusion victim or a directory entry. Simulating each
+ * partition apart (the same accesses in the same order, each partition
+ * taking its lines) and adding the results with pes_sim_absorb gives every
+ * count of the whole simulation, provided each core runs one thread
+ * throughout (its last thread is per partition: pes-replay maps thread t to
+ * core t). A partition's caches hold 1/2^b of the sets.
+ */
+#define PES_SIM_MAX_PARTITION_BITS 8u
+/* The largest b for this machine and page size (0: no split), at most
+ * PES_SIM_MAX_PARTITION_BITS. */
+uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size);
+/* The partition of a line number under b bits. */
+static inline uint32_t pes_sim_partition_of(uint64_t lineno, uint32_t bits) {
+    return (uint32_t)(lineno & ((UINT64_C(1) << bits) - 1));
+}
+/* Adds the counts of src, a simulation of another partition of the same
+ * accesses (same machine, cores and threads), to dst: totals, per thread,
+ * per site, communication matrices, writebacks. 0, or -1 (PES_ERR_NOMEM, or
+ * PES_ERR_ARG when they do not match). */
+int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_error *err);
+/* The counts pes_sim_absorb adds, as bytes (host byte order, for processes
+ * of one machine type: pes-replay-mpi): their size (buf NULL or cap too
+ * small: only the size), and added to dst from such bytes; 0, or -1 with
+ * err filled (cut short, another machine's shape, no memory). */
+size_t pes_sim_pack(const struct pes_sim *s, void *buf, size_t cap);
+int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, struct pes_error *err);
 
 uint32_t pes_sim_levels(const struct pes_sim *s);
 uint32_t pes_sim_cores(const struct pes_sim *s);

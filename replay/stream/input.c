@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cpu_account.h"
 #include "merge.h"
 #include "input.h"
 #include "objects.h"
@@ -49,6 +50,8 @@ struct replay_input {
     uint32_t n_infos, cap_infos;
     uint32_t range_cap;          /* bytes; 0 = no clipping */
     unsigned text_threads;       /* parsing threads of another tool's trace */
+    int st_merge, st_parse, st_batch;   /* --stats: the merge's, a text trace's and the batching's stages */
+    struct pes_sched *sched;     /* replay_input_set_workers: blocks decoded ahead */
     struct pes_text_filter filter;   /* and its filter (keep NULL: none) */
     uint64_t clipped;            /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
@@ -202,6 +205,9 @@ static struct replay_input *input_new(const char *path, struct pes_error *err) {
         fail(err, PES_ERR_NOMEM, path, "out of memory");
         return NULL;
     }
+    in->st_merge = pes_cpu_stage("merge", 0);
+    in->st_parse = pes_cpu_stage("parse", 0);
+    in->st_batch = pes_cpu_stage("batch", 0);
     return in;
 }
 
@@ -392,6 +398,8 @@ uint32_t replay_range_cap(uint32_t granule, uint32_t sim_line) {
 }
 
 void replay_input_set_range_cap(struct replay_input *in, uint32_t bytes) { in->range_cap = bytes; }
+void replay_input_set_workers(struct replay_input *in, struct pes_sched *sched) { in->sched = sched; }
+
 void replay_input_set_threads(struct replay_input *in, unsigned n) {
     in->text_threads = n > PES_TEXT_MAX_THREADS ? PES_TEXT_MAX_THREADS : n;
 }
@@ -452,6 +460,14 @@ uint64_t replay_input_skipped(const struct replay_input *in, const char **messag
 
 /* ------------------------------------------------------------ sequential cursors */
 
+/* The merge thread and the blocks decoded ahead only for traces of at most
+ * this many threads: with many short-lived ones the reading thread's time
+ * goes to starting and ending their lanes, not to decoding (100 000
+ * threads: 20 s of CPU with the merge thread, 16 s without), and the
+ * thread's stack and malloc arena would count against a ulimit -v that
+ * such a trace already nears (e2e.replay_memory). */
+#define AHEAD_MAX_THREADS 256u
+
 /* One pass over the records in global order: a fresh reader + merge (pes
  * traces) or a text reader. Control records are skipped. */
 struct cursor {
@@ -495,6 +511,10 @@ static void *cursor_open(void *ctx, struct pes_error *err) {
     if (!c->reader) goto fail;
     c->merge = pes_merge_open(c->reader, err);
     if (!c->merge) goto fail;
+    /* blocks decoded ahead on the workers (a few per thread: not for traces of very many) */
+    if (in->sched && in->parts <= 1 && pes_merge_thread_count(c->merge) <= AHEAD_MAX_THREADS &&
+        pes_merge_set_workers(c->merge, in->sched, in->path, err) < 0)
+        goto fail;
     if (in->parts > 1) {   /* part k: the records timed from cut k - 1 to cut k */
         uint64_t *cuts = malloc(in->parts * sizeof *cuts);
         int rc = !cuts ? fail(err, PES_ERR_NOMEM, in->path, "out of memory")
@@ -516,11 +536,15 @@ fail:
 static long cursor_read(struct cursor *c, struct pes_record *out, uint32_t *threads, size_t max,
                         int keep_control, struct pes_error *err) {
     if (c->text) {
+        int was = pes_cpu_switch(c->in->st_parse);
         long n = pes_text_reader_read(c->text, out, max, err);
+        pes_cpu_switch(was);
         if (n > 0 && threads) memset(threads, 0, (size_t)n * sizeof *threads);
         return n;
     }
+    int was = pes_cpu_switch(c->in->st_merge);
     long n = pes_merge_read(c->merge, out, threads, max, keep_control, err);
+    pes_cpu_switch(was);
     if (n > 0) c->records += (uint64_t)n;
     return n;
 }
@@ -703,12 +727,6 @@ static int text_to_batch(struct pes_batch_buf *b, const struct pes_record *r, si
  * Each chunk is exactly what cursor_read would have returned on the reading
  * thread, with the threads that ended in it, so nothing downstream changes. */
 enum { READ_CHUNK = 4096, AHEAD_CHUNKS = 16 };
-/* Only for traces of at most this many threads: with many short-lived ones
- * the reading thread's time goes to starting and ending their lanes, not to
- * decoding (100 000 threads: 20 s of CPU with the merge thread, 16 s
- * without), and the thread's stack and malloc arena would count against a
- * ulimit -v that such a trace already nears (e2e.replay_memory). */
-#define AHEAD_MAX_THREADS 256u
 
 struct chunk {
     struct pes_record *recs;
@@ -740,6 +758,7 @@ static void chunk_read(struct cursor *c, struct chunk *ch) {
 
 static void *ahead_main(void *arg) {
     struct ahead *a = arg;
+    pes_cpu_thread_begin("merge", 0, 1, a->c->in->st_merge);
     for (;;) {
         pthread_mutex_lock(&a->mu);
         while (a->tail - a->head == AHEAD_CHUNKS && !a->stop) pthread_cond_wait(&a->freed, &a->mu);
@@ -755,6 +774,7 @@ static void *ahead_main(void *arg) {
         pthread_mutex_unlock(&a->mu);
         if (ch->n <= 0) break;
     }
+    pes_cpu_thread_end();
     return NULL;
 }
 
@@ -850,7 +870,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
                         .threads = malloc(READ_CHUNK * sizeof *own.threads)};
     struct ahead *ahead = NULL;
-    int rc = -1;
+    int rc = -1, st_was = -1;
     if (!c) goto out;
     /* the allocation records come in merged order with the accesses */
     c->keep_control = obj != NULL && c->merge != NULL;
@@ -864,6 +884,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
         goto out;
     in->clipped = 0;
     in->clipped_longest = 0;
+    st_was = pes_cpu_switch(in->st_batch);   /* the sink's analyses name their own stages */
     struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
@@ -934,6 +955,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
     } while (n > 0);
     if (n == 0 && pes_batch_buf_flush(&buf, err) == 0) rc = 0;
 out:
+    pes_cpu_switch(st_was);
     ahead_free(ahead);   /* stops the merge thread before its cursor goes */
     free(own.recs);
     free(own.threads);

@@ -82,6 +82,10 @@ uint32_t replay_input_range_cap(const struct replay_input *in);
  * pes trace of up to 256 threads is merged on a thread of its own, ahead of
  * the batching (0 or 1: all on the reading thread). */
 void replay_input_set_threads(struct replay_input *in, unsigned n);
+/* The replay's workers (scheduler.h): a pes trace's blocks are decoded
+ * ahead on them (pes_merge_set_workers), in every pass. NULL: none. */
+struct pes_sched;
+void replay_input_set_workers(struct replay_input *in, struct pes_sched *sched);
 /* A text trace's records pass f where they are parsed (pes_text_reader_set_filter)
  * in replay_input_run's scans; the ones it drops reach the sink as counts
  * only (pes_batch.dropped_reads/_writes). 1 if set, 0 if the input is not
@@ -121,9 +125,19 @@ void replay_input_clip_merge(struct replay_input *in, const unsigned char part[R
  * delivered. 0, or -1 with err filled (the input's or the sink's error). */
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err);
 /* Mimicked cores (opt->n_cores, its emit ignored) as batches to sink: the
- * interleaved stream of PPT-Multicore Alg. 2 (stream/source_mimic.c). */
+ * interleaved stream of PPT-Multicore Alg. 2 (stream/source_mimic.c).
+ * Each core walks the allocation records in a lane of the input's objects
+ * (objects.h): first_lane 0, lanes 0 .. n_cores - 1 set up for this pass
+ * alone; else lanes first_lane .. first_lane + n_cores - 1, which the
+ * caller set up (replay_input_object_lanes) so that passes of several
+ * configurations run at once, each on its own thread. */
 int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
-                     const struct pes_mimic_options *opt, const struct pes_batch_sink *sink, struct pes_error *err);
+                     const struct pes_mimic_options *opt, uint32_t first_lane, const struct pes_batch_sink *sink,
+                     struct pes_error *err);
+/* n lanes of the input's objects (1: back to the recorded pass's one),
+ * ready for passes on several threads (pes_objects_freeze). 0, or -1
+ * without memory; 0 when objects are not resolved. */
+int replay_input_object_lanes(struct replay_input *in, uint32_t n);
 /* The merged stream as a re-readable sequential source for PPT mimicking. */
 void replay_input_mimic_source(struct replay_input *in, struct pes_mimic_source *src);
 

@@ -3,7 +3,10 @@
  * See merge.h for the ordering rules and the memory bound.
  */
 #include "merge.h"
+#include "cpu_account.h"
+#include "scheduler.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,34 @@ struct thread_stream {
     uint64_t long_start, long_end;
     int long_marked;
     int skipping;             /* pes_merge_set_range: records before lo are still dropped */
+    struct fetch *fetch;      /* [PREFETCH] blocks decoded ahead (pes_merge_set_workers), or NULL */
+};
+
+/* Blocks decoded ahead on the replay's workers, PREFETCH per stream:
+ * block j of a stream in fetch[j % PREFETCH], taken in order. */
+enum { PREFETCH = 2 };
+
+struct decoder;
+
+struct fetch {
+    struct decoder *dec;
+    const struct pes_block_ref *ref;
+    int busy;                   /* submitted and not taken yet (merge thread only) */
+    atomic_int done;            /* decoded: rc, recs / err are set */
+    int rc;
+    struct pes_error err;
+    struct pes_record *recs;
+    size_t n, cap;
+};
+
+/* A reader of its own on a strand of its own: the streams bound to it get
+ * their blocks decoded one after the other, each stream's in file order, so
+ * that the reader's checks across a thread's blocks (its time marks never
+ * go back) are those the merge's own reader makes. */
+struct decoder {
+    const char *path;
+    struct pes_trace_reader *r;   /* opened by its first task */
+    struct pes_strand *strand;
 };
 
 struct heap_entry {
@@ -54,6 +85,11 @@ struct pes_merge {
     uint64_t lo, hi;
     int bounded;
     struct pes_block_ref footer;  /* type 0: none */
+    int st_decode;                /* --stats: the decoding's stage (cpu_account.h) */
+    struct pes_sched *sched;      /* pes_merge_set_workers: decoding ahead; NULL: here */
+    char *path;
+    struct decoder *dec;          /* stream i's blocks: dec[i % n_dec] */
+    uint32_t n_dec;
 };
 
 /* Grows *p to at least `need` elements: small first (a short-lived thread
@@ -82,11 +118,126 @@ static uint64_t ticks_after(uint64_t ticks, double offset) {
     return d > UINT64_MAX - ticks ? UINT64_MAX : ticks + d;
 }
 
+/* A block decompressed and decoded, its CPU charged to the decoding (--stats). */
+static int decode_block(struct pes_merge *m, const struct pes_block_ref *ref, struct pes_block *b,
+                        struct pes_error *err) {
+    int was = pes_cpu_switch(m->st_decode);
+    int rc = pes_trace_reader_block_at(m->reader, ref, b, err);
+    pes_cpu_switch(was);
+    return rc;
+}
+
+/* ------------------------------------------------------------ decoding ahead */
+
+/* A worker's task: the block decoded by the stream's decoder and its
+ * records copied out (the reader's buffer is its own). */
+static void fetch_run(void *arg) {
+    struct fetch *f = arg;
+    struct decoder *d = f->dec;
+    if (!d->r) d->r = pes_trace_reader_open(d->path, &f->err);
+    struct pes_block b;
+    f->rc = d->r && pes_trace_reader_block_at(d->r, f->ref, &b, &f->err) >= 0 ? 1 : -1;
+    if (f->rc > 0 && b.n > f->cap) {
+        struct pes_record *q = realloc(f->recs, b.n * sizeof *q);
+        if (!q) f->rc = pes_error_set(&f->err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+        else f->recs = q, f->cap = b.n;
+    }
+    if (f->rc > 0) {
+        if (b.n) memcpy(f->recs, b.records, b.n * sizeof *f->recs);
+        f->n = b.n;
+    }
+    atomic_store_explicit(&f->done, 1, memory_order_release);
+}
+
+static int fetch_done(void *ctx) {
+    struct fetch *f = ctx;
+    return atomic_load_explicit(&f->done, memory_order_acquire);
+}
+
+/* Block j of the stream to a worker, if there is one and its place is free. */
+static int fetch_ahead(struct pes_merge *m, struct thread_stream *s, size_t j, struct pes_error *err) {
+    struct fetch *f = &s->fetch[j % PREFETCH];
+    if (j >= s->n_blocks || f->busy) return 0;
+    f->dec = &m->dec[(size_t)(s - m->streams) % m->n_dec];
+    f->ref = &s->blocks[j];
+    f->busy = 1;
+    atomic_store_explicit(&f->done, 0, memory_order_relaxed);
+    if (pes_sched_submit(f->dec->strand, fetch_run, f, err) < 0) {
+        f->busy = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* Block j (the stream's next) from the workers into s->blk; the blocks
+ * after it go ahead. 0, or -1 with err filled (the block's own error, met
+ * where the merge reaches it). */
+static int fetch_take(struct pes_merge *m, struct thread_stream *s, size_t j, size_t *n, struct pes_error *err) {
+    for (size_t k = 0; k < PREFETCH; k++)
+        if (fetch_ahead(m, s, j + k, err) < 0) return -1;
+    struct fetch *f = &s->fetch[j % PREFETCH];
+    int was = pes_cpu_switch(m->st_decode);   /* what the merge waits for, or decodes itself */
+    pes_sched_wait_urgent(m->sched, fetch_done, f);
+    pes_cpu_switch(was);
+    f->busy = 0;
+    if (f->rc < 0) {
+        *err = f->err;
+        return -1;
+    }
+    struct pes_record *t = s->blk;   /* the buffers change places: no copy here */
+    size_t cap = s->blk_cap;
+    m->held -= cap * sizeof *t;
+    s->blk = f->recs, s->blk_cap = f->cap;
+    f->recs = t, f->cap = cap;
+    m->held += s->blk_cap * sizeof *s->blk;
+    *n = f->n;
+    return fetch_ahead(m, s, j + PREFETCH, err);
+}
+
+/* Waits for the stream's blocks in flight and frees their buffers. */
+static void fetch_drop(struct pes_merge *m, struct thread_stream *s) {
+    if (!s->fetch) return;
+    for (size_t k = 0; k < PREFETCH; k++) {
+        struct fetch *f = &s->fetch[k];
+        if (f->busy) pes_sched_wait_urgent(m->sched, fetch_done, f);
+        free(f->recs);
+    }
+    free(s->fetch);
+    s->fetch = NULL;
+}
+
+int pes_merge_set_workers(struct pes_merge *m, struct pes_sched *sched, const char *path, struct pes_error *err) {
+    uint32_t workers = pes_sched_workers(sched);
+    if (workers < 2 || m->n_streams == 0) return 0;
+    m->n_dec = workers < m->n_streams ? workers : m->n_streams;
+    if (!(m->path = strdup(path)) || !(m->dec = calloc(m->n_dec, sizeof *m->dec)))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+    m->sched = sched;
+    for (uint32_t i = 0; i < m->n_dec; i++) {
+        m->dec[i].path = m->path;
+        if (!(m->dec[i].strand = pes_strand_create(sched, m->st_decode)))
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+        pes_strand_set_urgent(m->dec[i].strand);
+    }
+    for (uint32_t i = 0; i < m->n_streams; i++)
+        if (!(m->streams[i].fetch = calloc(PREFETCH, sizeof *m->streams[i].fetch)))
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
+    return 0;
+}
+
 /* Loads the stream's next non-empty block; 1 = loaded, 0 = no more, -1 = error. */
 static int load_block(struct pes_merge *m, struct thread_stream *s, struct pes_error *err) {
+    while (m->sched && s->next_block < s->n_blocks) {
+        size_t n;
+        if (fetch_take(m, s, s->next_block++, &n, err) < 0) return -1;
+        if (n == 0) continue;
+        s->blk_n = n;
+        s->blk_pos = 0;
+        return 1;
+    }
     while (s->next_block < s->n_blocks) {
         struct pes_block b;
-        if (pes_trace_reader_block_at(m->reader, &s->blocks[s->next_block++], &b, err) < 0) return -1;
+        if (decode_block(m, &s->blocks[s->next_block++], &b, err) < 0) return -1;
         if (b.n == 0) continue;
         if (grow((void **)&s->blk, &s->blk_cap, b.n, sizeof *s->blk, &m->held) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
@@ -146,7 +297,7 @@ static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_
     }
     for (size_t j = s->next_block; j < s->n_blocks; j++) {
         struct pes_block b;
-        if (pes_trace_reader_block_at(m->reader, &s->blocks[j], &b, err) < 0) return -1;
+        if (decode_block(m, &s->blocks[j], &b, err) < 0) return -1;
         for (size_t i = 0; i < b.n; i++) {
             have++;
             if (is_time_mark(&b.records[i])) {
@@ -293,6 +444,7 @@ static void heap_sift_down_top(struct pes_merge *m) {
 
 /* A finished stream gives its buffers back and is reported by pes_merge_ended. */
 static void end_stream(struct pes_merge *m, struct thread_stream *s) {
+    fetch_drop(m, s);
     m->held -= s->blk_cap * sizeof *s->blk + s->seg_cap * sizeof *s->seg_buf + s->time_cap * sizeof *s->seg_time;
     free(s->blk);
     free(s->seg_buf);
@@ -356,7 +508,7 @@ static uint64_t mark_time(const struct pes_record *r, uint64_t start) { return r
 /* Block j of the stream decoded; its first and last marks (index, or -1). */
 static int probe_block(struct pes_merge *m, struct thread_stream *s, size_t j, struct pes_block *b, long *first,
                        long *last, struct pes_error *err) {
-    if (pes_trace_reader_block_at(m->reader, &s->blocks[j], b, err) < 0) return -1;
+    if (decode_block(m, &s->blocks[j], b, err) < 0) return -1;
     *first = *last = -1;
     for (size_t i = 0; i < b->n; i++)
         if (is_time_mark(&b->records[i])) {
@@ -531,6 +683,7 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
     size_t *fill = NULL;
     if (!m) goto nomem;
     m->reader = r;
+    m->st_decode = pes_cpu_stage("decode", 0);
     size_t n_all = 0;
     if (pes_trace_reader_load_tables(r, err) < 0 || pes_trace_reader_index(r, &all, &n_all, err) < 0)
         goto fail;
@@ -671,6 +824,13 @@ uint64_t pes_merge_memory(const struct pes_merge *m) { return m->held; }
 
 void pes_merge_close(struct pes_merge *m) {
     if (!m) return;
+    for (uint32_t i = 0; i < m->n_streams; i++) fetch_drop(m, &m->streams[i]);
+    for (uint32_t i = 0; m->dec && i < m->n_dec; i++) {
+        pes_strand_destroy(m->dec[i].strand);
+        if (m->dec[i].r) pes_trace_reader_close(m->dec[i].r);
+    }
+    free(m->dec);
+    free(m->path);
     for (uint32_t i = 0; i < m->n_streams; i++) {
         free(m->streams[i].blk);
         free(m->streams[i].seg_buf);

@@ -67,6 +67,16 @@ int pes_merge_set_range(struct pes_merge *m, uint64_t lo, uint64_t hi, int bound
  * assuming each thread runs evenly from its start to its end (FOOTER, else
  * its last mark). The same on every call for the same file. 0 or -1. */
 int pes_merge_part_times(struct pes_merge *m, uint32_t n, uint64_t *cuts, struct pes_error *err);
+/* Decodes each stream's next blocks ahead on the replay's workers
+ * (scheduler.h; urgent tasks), 2 blocks per stream (not counted by
+ * pes_merge_memory), by up to one reader per worker opened on path, each
+ * stream's blocks by one of them in file order (the checks across a
+ * thread's blocks are the same); nothing with fewer than 2 workers. The
+ * order and every record are the same; a damaged block's error comes where
+ * the merge reaches the block. Not with pes_merge_set_range (a stream
+ * entered in its middle). Before the first read; 0 or -1. */
+struct pes_sched;
+int pes_merge_set_workers(struct pes_merge *m, struct pes_sched *sched, const char *path, struct pes_error *err);
 /* Bytes held in the streams' block and segment buffers now. */
 uint64_t pes_merge_memory(const struct pes_merge *m);
 /* Number of threads that have ACCESS blocks. */

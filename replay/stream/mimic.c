@@ -2,10 +2,14 @@
 #include "mimic.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cpu_account.h"
+#include "scheduler.h"
 
 #define CURSOR_BUF 4096
 #define DEFAULT_OFFSET (UINT64_C(1) << 48)
@@ -479,6 +483,96 @@ static int choose_offset(struct run *r, struct pes_error *err)
     return 0;
 }
 
+/* ------------------------------------------------------------ cores made ahead */
+
+/* With opt->sched, a task per chunk of a core's private stream: RING chunks
+ * per core, refilled as the interleaving empties them, each core's on an
+ * urgent strand of its own (its cursor's state is the strand's). */
+enum { AHEAD_CHUNK = 4096, AHEAD_RING = 3 };
+
+struct ahead_access {
+    uint64_t addr, recorded, offset;
+    uint32_t size, site, object;
+};
+
+struct ahead_chunk {
+    const struct run *r;
+    struct core_cursor *c;
+    struct ahead_access *e;       /* [AHEAD_CHUNK] */
+    size_t n;
+    int rc;                       /* 1: more follow; 0: the core's end; -1: err (after the n) */
+    struct pes_error err;
+    atomic_int ready;
+};
+
+struct core_ahead {
+    struct ahead_chunk ring[AHEAD_RING];
+    uint64_t take;                /* chunks taken so far: ring[take % AHEAD_RING] is next */
+    size_t pos;                   /* in it */
+    struct pes_strand *strand;
+};
+
+/* The next access of cursor c with its object, 1 / 0 (end) / -1. */
+static int located_next(const struct run *r, struct core_cursor *c, struct ahead_access *a, struct pes_error *err)
+{
+    int got = cursor_next(r, c, &a->addr, &a->recorded, &a->size, &a->site, err);
+    a->object = 0;
+    a->offset = 0;
+    if (got > 0 && r->opt->locate)
+        r->opt->locate(r->opt->emit_ctx, c->core, a->recorded, a->site, &a->object, &a->offset);
+    return got;
+}
+
+static void fill_chunk(void *arg)
+{
+    struct ahead_chunk *k = arg;
+    k->n = 0;
+    k->rc = 1;
+    while (k->n < AHEAD_CHUNK) {
+        int got = located_next(k->r, k->c, &k->e[k->n], &k->err);
+        if (got <= 0) {
+            k->rc = got;
+            break;
+        }
+        k->n++;
+    }
+    atomic_store_explicit(&k->ready, 1, memory_order_release);
+}
+
+static int chunk_ready(void *ctx)
+{
+    return atomic_load_explicit(&((struct ahead_chunk *)ctx)->ready, memory_order_acquire);
+}
+
+static int chunk_submit(struct core_ahead *a, struct ahead_chunk *k, struct pes_error *err)
+{
+    atomic_store_explicit(&k->ready, 0, memory_order_relaxed);
+    return pes_sched_submit(a->strand, fill_chunk, k, err);
+}
+
+/* The core's next access from its chunks: 1 / 0 (end) / -1. */
+static int ahead_next(const struct run *r, struct core_ahead *a, struct ahead_access *out, struct pes_error *err)
+{
+    for (;;) {
+        struct ahead_chunk *k = &a->ring[a->take % AHEAD_RING];
+        if (!chunk_ready(k))
+            pes_sched_wait_urgent(r->opt->sched, chunk_ready, k);
+        if (a->pos < k->n) {
+            *out = k->e[a->pos++];
+            return 1;
+        }
+        if (k->rc <= 0) {
+            if (k->rc < 0)
+                *err = k->err;
+            return k->rc;
+        }
+        a->pos = 0;   /* emptied: it makes the chunk after the ones in flight */
+        a->take++;
+        if (chunk_submit(a, k, err) < 0)
+            return -1;
+    }
+}
+
 /* Alg. 2 over the cores' private streams (Alg. 1): every access goes to
  * opt->emit and, when prof is not NULL, to core c's PRD and the CRD. */
 static int interleave(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,
@@ -492,7 +586,8 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
     int rc = -1;
     struct core_cursor *cs = calloc(r.n, sizeof *cs);
     uint32_t *active = malloc(r.n * sizeof *active);
-    if (!cs || !active)
+    struct core_ahead *ah = opt->sched ? calloc(r.n, sizeof *ah) : NULL;
+    if (!cs || !active || (opt->sched && !ah))
         goto nomem;
     for (uint32_t i = 0; i < r.n; i++) {
         cs[i].core = i;
@@ -506,6 +601,19 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
             goto out;
         active[i] = i;
     }
+    for (uint32_t i = 0; ah && i < r.n; i++) {
+        if (!(ah[i].strand = pes_strand_create(opt->sched, pes_cpu_stage("mimicked cores", PES_CPU_PARALLEL))))
+            goto nomem;
+        pes_strand_set_urgent(ah[i].strand);
+        for (int j = 0; j < AHEAD_RING; j++) {
+            ah[i].ring[j] = (struct ahead_chunk){.r = &r, .c = &cs[i]};
+            if (!(ah[i].ring[j].e = malloc(AHEAD_CHUNK * sizeof *ah[i].ring[j].e)))
+                goto nomem;
+        }
+        for (int j = 0; j < AHEAD_RING; j++)
+            if (chunk_submit(&ah[i], &ah[i].ring[j], err) < 0)
+                goto out;
+    }
     uint32_t n_active = r.n, turn = 0;
     uint64_t rng = opt->seed;
     while (n_active > 0) {
@@ -516,9 +624,8 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         else
             slot = turn < n_active ? turn : 0;
         struct core_cursor *c = &cs[active[slot]];
-        uint64_t addr, recorded;
-        uint32_t size, site;
-        int got = cursor_next(&r, c, &addr, &recorded, &size, &site, err);
+        struct ahead_access a;
+        int got = ah ? ahead_next(&r, &ah[active[slot]], &a, err) : located_next(&r, c, &a, err);
         if (got < 0)
             goto out;
         if (got == 0) {
@@ -529,9 +636,11 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
             continue;
         }
         turn = slot + 1;
-        if (opt->emit)
-            opt->emit(opt->emit_ctx, c->core, addr, size, site, recorded);
-        if (prof && pes_profiles_push(prof, c->core, addr, size, site, NULL, NULL, err) < 0)
+        if (opt->emit_located)
+            opt->emit_located(opt->emit_ctx, c->core, a.addr, a.size, a.site, a.recorded, a.object, a.offset);
+        else if (opt->emit)
+            opt->emit(opt->emit_ctx, c->core, a.addr, a.size, a.site, a.recorded);
+        if (prof && pes_profiles_push(prof, c->core, a.addr, a.size, a.site, NULL, NULL, err) < 0)
             goto out;
     }
     rc = 0;
@@ -539,6 +648,12 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
 nomem:
     pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
 out:
+    for (uint32_t i = 0; ah && i < r.n; i++) {   /* the tasks still running use the cursors */
+        pes_strand_destroy(ah[i].strand);
+        for (int j = 0; j < AHEAD_RING; j++)
+            free(ah[i].ring[j].e);
+    }
+    free(ah);
     for (uint32_t i = 0; cs && i < r.n; i++) {
         if (cs[i].cur)
             src->close(cs[i].cur);

@@ -117,9 +117,23 @@ struct pes_mimic_options {
     void *emit_ctx;
     /* optional, with emit_ctx: each control record other than region
      * markers (allocation records, time marks) as core `core`'s cursor
-     * passes it in the sequential trace, before that core's next emit. A
-     * core's cursor reads the whole trace, so every core sees every one. */
+     * passes it in the sequential trace, before that core's next emit (or
+     * locate). A core's cursor reads the whole trace, so every core sees
+     * every one. */
     void (*control)(void *ctx, uint32_t core, const struct pes_record *r);
+    /* optional, with emit_ctx: the data object of each access, asked in its
+     * core's own order (after the control records before it); the answer
+     * goes to emit_located, which then replaces emit. */
+    void (*locate)(void *ctx, uint32_t core, uint64_t recorded, uint32_t site, uint32_t *object,
+                   uint64_t *offset);
+    void (*emit_located)(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site,
+                         uint64_t recorded, uint32_t object, uint64_t offset);
+    /* Each core's private stream made ahead on these workers (scheduler.h),
+     * a few thousand accesses at a time, while the interleaving takes them:
+     * control and locate then run on the workers, each core's in its order.
+     * The same interleaved stream. NULL: each access when the interleaving
+     * asks for it. */
+    struct pes_sched *sched;
 };
 
 /*

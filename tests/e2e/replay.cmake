@@ -25,7 +25,7 @@ endif()
 
 # Needs no instrumented program: also run in sanitizer builds (TSan: the PRD worker thread).
 add_test(NAME e2e.replay_jobs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_jobs.sh)
-set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 300
+set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 1200
   ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
 
 # Memory bounds on crafted traces (docs/replay.md, "Memory"), under `ulimit -v`:

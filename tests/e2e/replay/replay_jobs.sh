@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Replay threads change nothing: --jobs 1..8 give byte-identical JSON on a text
+# Replay threads change nothing: --jobs 1..16 give byte-identical JSON on a text
 # trace long enough for many batches, PARDA chunks and parallel text blocks,
-# and on recorded traces with shared caches, mimicked cores and the
-# simulation (also run under TSan).
+# and on recorded traces of 1, 2 and 16 threads with shared caches, mimicked
+# cores and the simulation split into address partitions (physically and
+# virtually indexed caches, one and two sockets; also run under TSan).
 . "$(dirname "$0")/common.sh"
 data=$(cd "$(dirname "$0")/../../data" && pwd)
 awk 'BEGIN { x = 12345; for (i = 0; i < 300000; i++) { x = (x * 1103515245 + 12345) % 2147483648;
@@ -10,7 +11,7 @@ awk 'BEGIN { x = 12345; for (i = 0; i < 300000; i++) { x = (x * 1103515245 + 123
 check() {   # NAME TRACE ARGS...: every --jobs the same as --jobs 1
   local name=$1 trace=$2
   shift 2
-  for j in 1 2 3 4 8; do
+  for j in 1 2 3 4 8 16; do
     "$PES_BIN/pes-replay" "$trace" --machine haswell --format json --jobs "$j" "$@" >"$work/$name.j$j.json" ||
       fail "$name --jobs $j failed"
     [ "$j" = 1 ] || cmp -s "$work/$name.j1.json" "$work/$name.j$j.json" || fail "$name: --jobs $j differs from --jobs 1"
@@ -20,4 +21,18 @@ check text "$work/t.txt" --line 8
 jq -e '.configs[0].prd[0].histogram.accesses == 300000' "$work/text.j1.json" >/dev/null || fail "access count"
 check sockets "$data/false_sharing.full.zst" --sockets 2 --simulate
 check cores "$data/gemm40.full.zst" --cores 2,3 --simulate
-echo "--jobs 1, 2, 3, 4 and 8 identical"
+check sim2 "$data/false_sharing.full.zst" --simulate --top 50
+check sim2virt "$data/gemm40.full.zst" --simulate --page-map virtual --top 50 --by site
+# traces of 1 and 16 OpenMP threads (committed: sanitizer builds cannot run
+# pes-clang's programs), made with a pes-clang -O2 -fopenmp build of
+# bench/kernels/gemm.c and false_sharing.c:
+#   OMP_NUM_THREADS=1 pes-collect --full -o gemm28.t1.full.zst -- gemm 28
+#   OMP_NUM_THREADS=16 pes-collect --full -o gemm40.t16.full.zst -- gemm 40
+#   OMP_NUM_THREADS=16 pes-collect --full -o false_sharing.t16.full.zst -- false_sharing adjacent 1000 8
+check sim1 "$data/gemm28.t1.full.zst" --simulate --top 50
+check cores1 "$data/gemm28.t1.full.zst" --cores 1,2,4,8,16 --simulate --top 20
+check sim16 "$data/gemm40.t16.full.zst" --simulate --sockets 2 --top 50
+check fs16 "$data/false_sharing.t16.full.zst" --simulate --top 50
+check fs16virt "$data/false_sharing.t16.full.zst" --simulate --page-map virtual --sockets 2 --by object
+jq -e '.configs[0].simulation.invalidations.false > 10000' "$work/fs16.j1.json" >/dev/null || fail "fs16: no false sharing"
+echo "--jobs 1, 2, 3, 4, 8 and 16 identical"

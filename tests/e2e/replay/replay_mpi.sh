@@ -3,7 +3,7 @@
 # text traces (read in parts, one per rank) cut into many small windows, and
 # the committed full traces with
 # two shared caches (JSON, one text and one CSV report; --simulate and --cores
-# too). Then the failure paths: a rank that fails (injected), rank 0 failing,
+# too, on traces of 1, 2 and 16 threads). Then the failure paths: a rank that fails (injected), rank 0 failing,
 # and what pes-replay-mpi refuses; each ends every rank, non-zero, with one
 # line from rank 0.
 . "$(dirname "$0")/common.sh"
@@ -53,6 +53,15 @@ check false_sharing 50000 "$data/false_sharing.full.zst" --format json --sockets
 check false_sharing_text 50000 "$data/false_sharing.full.zst" --sockets 2
 check gemm_csv 3000 "$data/gemm40.full.zst" --format csv --line 8
 check gemm_sim_cores 5000 "$data/gemm40.full.zst" --format json --simulate --cores 2,3
+# --simulate: every rank simulates its share of the address partitions
+# (physically indexed by default, virtually with --page-map virtual), rank 0
+# adds the others' counts and cache-line tables; traces of 1, 2 and 16 threads
+check sim1 5000 "$data/gemm28.t1.full.zst" --format json --simulate --top 50
+check sim2 50000 "$data/false_sharing.full.zst" --format json --simulate --sockets 2 --top 50 --jobs 2
+check sim16 20000 "$data/gemm40.t16.full.zst" --format json --simulate --sockets 2 --top 50
+check sim16virt 20000 "$data/false_sharing.t16.full.zst" --format json --simulate --page-map virtual --by object
+check sim16_text 20000 "$data/false_sharing.t16.full.zst" --simulate --sockets 2
+check cores1 5000 "$data/gemm28.t1.full.zst" --format json --simulate --cores 1,2,4,8,16
 
 # Failures: one line from rank 0, non-zero everywhere, nobody left waiting.
 expect_mpi_fail() {   # NEEDLE RANKS ARGS...
