@@ -24,3 +24,6 @@ add_executable(objects_dump ${CMAKE_CURRENT_LIST_DIR}/objects_dump.c)
 target_link_libraries(objects_dump PRIVATE pes_stream pes_objects)
 # The report's miss-ratio curves (fully associative and SDCM) against hand values and cachesim.
 pes_add_unit_test(test_mrc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mrc.c LIBS pes_replay_core m)
+# The replay's scheduler (replay/sched): strand order on 0..8 workers, urgent strands, nested waits, the --stats bound (TSan: `concurrent`).
+pes_add_unit_test(test_scheduler SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_scheduler.c LIBS pes_sched)
+set_tests_properties(unit.test_scheduler PROPERTIES LABELS "unit;concurrent")
