@@ -11,6 +11,7 @@ PACKAGES=(
   libzstd-dev zstd libpfm4-dev libgsl-dev libdw-dev libelf-dev libcmocka-dev
   libjansson-dev   # pes-replay writes and reads JSON reports with it (report.c, diff.c)
   libhwloc-dev hwloc   # pes-calibrate: cache geometry and sharing (model/calibrate/); lstopo exports test topologies
+  "clang-format-${LLVM_VERSION}"   # scripts/format.sh and its CI check (style.clang_format)
   python3 python3-jsonschema jq
   python3-html5lib chromium   # --html: the e2e test parses the page and renders it headless (replay_html.sh)
   help2man man-db bash-completion   # man pages from --help; the install test reads them and the completion

@@ -6,10 +6,12 @@
  */
 #include "trace_internal.h"
 
+/* clang-format off: one column per field, in the stored order */
 #define COLS(X)                                                               \
     X(kind, 1) X(flags, 1) X(size, 2) X(thread, 4) X(other_thread, 4)         \
     X(site, 4) X(addr, 8) X(ip, 8) X(time, 8) X(loads, 8) X(stores, 8)        \
     X(distance, 8) X(aux, 8)
+/* clang-format on */
 
 int pes_events_encode(const struct pes_event *ev, size_t n, struct pes_buf *out)
 {
