@@ -9,16 +9,17 @@
 
 #include <cstdint>
 
-namespace pes {
+namespace pes
+{
 
 struct AccessSite {
-  uint8_t kind = 0;                // enum pes_access_kind
-  uint8_t flags = 0;               // enum pes_site_flags
-  uint32_t size = 0;               // bytes per record, 0 = length in extra
-  llvm::Value *addr = nullptr;     // pointer; vector of pointers for gather/scatter
-  llvm::Value *length = nullptr;   // mem intrinsics: byte count -> record.extra
-  llvm::Value *laneMask = nullptr; // gather/scatter: <N x i1>
-  unsigned lanes = 0;              // gather/scatter: fixed vector width
+    uint8_t kind = 0;                // enum pes_access_kind
+    uint8_t flags = 0;               // enum pes_site_flags
+    uint32_t size = 0;               // bytes per record, 0 = length in extra
+    llvm::Value *addr = nullptr;     // pointer; vector of pointers for gather/scatter
+    llvm::Value *length = nullptr;   // mem intrinsics: byte count -> record.extra
+    llvm::Value *laneMask = nullptr; // gather/scatter: <N x i1>
+    unsigned lanes = 0;              // gather/scatter: fixed vector width
 };
 
 // Appends the sites of I (none, one, or two for memcpy/memmove) in program order.

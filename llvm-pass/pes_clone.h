@@ -16,7 +16,8 @@
 
 #include <vector>
 
-namespace pes {
+namespace pes
+{
 
 // Can F get a check clone? No for blocks whose address is taken (computed
 // goto would jump between the copies), callbr, token values (funclets,
@@ -26,43 +27,44 @@ bool canClone(const llvm::Function &F);
 
 // What the check clone needs to know about one site.
 struct SiteRef {
-  llvm::Instruction *I;
-  unsigned Index; // which site of I (classifyAccess order)
+    llvm::Instruction *I;
+    unsigned Index; // which site of I (classifyAccess order)
 };
 
-class CheckCloner {
-public:
-  CheckCloner(llvm::Function &F, RecordEmitter &E) : F(F), E(E) {}
+class CheckCloner
+{
+  public:
+    CheckCloner(llvm::Function &F, RecordEmitter &E) : F(F), E(E) {}
 
-  // Step 1, before anything else changes F: cuts F's blocks into segments.
-  // `Sites` lists every instrumented site in program order. `Body` is the
-  // first block after the entry block's static allocas (PesPass splits it off).
-  void segment(llvm::BasicBlock *Body, const std::vector<SiteRef> &Sites);
-  // Step 2: copies the body into the check clone, dispatches at entry on
-  // __pes_tls.recording (`Dispatch` ends in an unconditional branch to Body),
-  // adds the countdown checks and the switches back at recording-clone loop
-  // headers. Cross-block values go through allocas (promoted again by finish()).
-  void clone(llvm::BasicBlock *Dispatch, llvm::GlobalVariable *IdBase);
-  // Step 3, after the recording clone got its records: back to SSA (not in
-  // optnone functions).
-  void finish();
+    // Step 1, before anything else changes F: cuts F's blocks into segments.
+    // `Sites` lists every instrumented site in program order. `Body` is the
+    // first block after the entry block's static allocas (PesPass splits it off).
+    void segment(llvm::BasicBlock *Body, const std::vector<SiteRef> &Sites);
+    // Step 2: copies the body into the check clone, dispatches at entry on
+    // __pes_tls.recording (`Dispatch` ends in an unconditional branch to Body),
+    // adds the countdown checks and the switches back at recording-clone loop
+    // headers. Cross-block values go through allocas (promoted again by finish()).
+    void clone(llvm::BasicBlock *Dispatch, llvm::GlobalVariable *IdBase);
+    // Step 3, after the recording clone got its records: back to SSA (not in
+    // optnone functions).
+    void finish();
 
-private:
-  struct Segment {
-    llvm::BasicBlock *Block = nullptr;       // recording clone
-    uint64_t Weight = 0;                     // static part
-    llvm::Instruction *Dynamic = nullptr;    // gather/scatter with a run-time mask
-    unsigned DynamicIndex = 0;
-  };
-  llvm::Function &F;
-  RecordEmitter &E;
-  llvm::BasicBlock *Body = nullptr;
-  std::vector<Segment> Segments;
-  std::vector<llvm::AllocaInst *> Demoted;
+  private:
+    struct Segment {
+        llvm::BasicBlock *Block = nullptr;    // recording clone
+        uint64_t Weight = 0;                  // static part
+        llvm::Instruction *Dynamic = nullptr; // gather/scatter with a run-time mask
+        unsigned DynamicIndex = 0;
+    };
+    llvm::Function &F;
+    RecordEmitter &E;
+    llvm::BasicBlock *Body = nullptr;
+    std::vector<Segment> Segments;
+    std::vector<llvm::AllocaInst *> Demoted;
 
-  void demote(llvm::BasicBlock *Dispatch);
-  void addCheck(const Segment &S, llvm::BasicBlock *Clone, llvm::Instruction *DynClone);
-  void addSwitchBack(llvm::BasicBlock *Header, llvm::BasicBlock *Clone);
+    void demote(llvm::BasicBlock *Dispatch);
+    void addCheck(const Segment &S, llvm::BasicBlock *Clone, llvm::Instruction *DynClone);
+    void addSwitchBack(llvm::BasicBlock *Header, llvm::BasicBlock *Clone);
 };
 
 } // namespace pes

@@ -13,53 +13,55 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
-namespace pes {
+namespace pes
+{
 
-class RecordEmitter {
-public:
-  explicit RecordEmitter(llvm::Module &M);
+class RecordEmitter
+{
+  public:
+    explicit RecordEmitter(llvm::Module &M);
 
-  // Per function: loads *id_base and the TLS address once, before IP (which
-  // must be in the entry block, so both dominate every later record).
-  void beginFunction(llvm::Instruction *IP, llvm::GlobalVariable *IdBase);
-  // idBase + Local, as an i32 (emitted before Before).
-  llvm::Value *globalId(llvm::Instruction *Before, uint32_t Local);
+    // Per function: loads *id_base and the TLS address once, before IP (which
+    // must be in the entry block, so both dominate every later record).
+    void beginFunction(llvm::Instruction *IP, llvm::GlobalVariable *IdBase);
+    // idBase + Local, as an i32 (emitted before Before).
+    llvm::Value *globalId(llvm::Instruction *Before, uint32_t Local);
 
-  // One record before Before. Addr: i64 or pointer; Id: i32; Extra: i32 or null (0).
-  void emit(llvm::Instruction *Before, llvm::Value *Addr, llvm::Value *Id, llvm::Value *Extra,
-            const llvm::DebugLoc &Loc);
-  // The record(s) of one access site: gather/scatter emit one per active lane.
-  void emitSite(llvm::Instruction *Before, const AccessSite &S, uint32_t Local,
-                const llvm::DebugLoc &Loc);
+    // One record before Before. Addr: i64 or pointer; Id: i32; Extra: i32 or null (0).
+    void emit(llvm::Instruction *Before, llvm::Value *Addr, llvm::Value *Id, llvm::Value *Extra,
+              const llvm::DebugLoc &Loc);
+    // The record(s) of one access site: gather/scatter emit one per active lane.
+    void emitSite(llvm::Instruction *Before, const AccessSite &S, uint32_t Local,
+                  const llvm::DebugLoc &Loc);
 
-  // Check clone: subtract Weight (i64) from the countdown before Before; if it
-  // drops below 0 call __pes_check_due and go to Recording if it says so.
-  void emitCountdown(llvm::Instruction *Before, llvm::Value *Weight, llvm::BasicBlock *Recording);
-  // __pes_tls.recording != 0, as an i1 (emitted before Before).
-  llvm::Value *recording(llvm::Instruction *Before);
+    // Check clone: subtract Weight (i64) from the countdown before Before; if it
+    // drops below 0 call __pes_check_due and go to Recording if it says so.
+    void emitCountdown(llvm::Instruction *Before, llvm::Value *Weight, llvm::BasicBlock *Recording);
+    // __pes_tls.recording != 0, as an i1 (emitted before Before).
+    llvm::Value *recording(llvm::Instruction *Before);
 
-private:
-  llvm::Module &M;
-  llvm::LLVMContext &C;
-  llvm::Type *I32, *I64;
-  llvm::PointerType *Ptr;
-  llvm::GlobalVariable *Tls;
-  llvm::FunctionCallee Slow, CheckDue;
-  llvm::CallingConv::ID SlowCC = llvm::CallingConv::C; // of Slow and CheckDue
-  llvm::MDNode *Weights;
-  // Per function: the id base and the address of __pes_tls (its fields are
-  // addressed at each use, so that no other value lives through the function).
-  llvm::Value *IdBaseVal = nullptr, *TlsAddr = nullptr;
-  // Per optnone function: stack slots shared by all carry() calls, by type.
-  bool Carry = false;
-  llvm::DenseMap<llvm::Type *, llvm::SmallVector<llvm::AllocaInst *, 2>> CarrySlots;
+  private:
+    llvm::Module &M;
+    llvm::LLVMContext &C;
+    llvm::Type *I32, *I64;
+    llvm::PointerType *Ptr;
+    llvm::GlobalVariable *Tls;
+    llvm::FunctionCallee Slow, CheckDue;
+    llvm::CallingConv::ID SlowCC = llvm::CallingConv::C; // of Slow and CheckDue
+    llvm::MDNode *Weights;
+    // Per function: the id base and the address of __pes_tls (its fields are
+    // addressed at each use, so that no other value lives through the function).
+    llvm::Value *IdBaseVal = nullptr, *TlsAddr = nullptr;
+    // Per optnone function: stack slots shared by all carry() calls, by type.
+    bool Carry = false;
+    llvm::DenseMap<llvm::Type *, llvm::SmallVector<llvm::AllocaInst *, 2>> CarrySlots;
 
-  llvm::Value *tlsField(llvm::IRBuilder<> &B, size_t Offset);
-  llvm::Value *addrToInt(llvm::IRBuilder<> &B, llvm::Value *Addr);
-  llvm::Value *clampLength(llvm::IRBuilder<> &B, llvm::Value *Len);
-  bool local(const llvm::Value *V, const llvm::BasicBlock *From) const;
-  bool recomputable(const llvm::Instruction *I, const llvm::BasicBlock *From) const;
-  void carry(llvm::BasicBlock *From, llvm::BasicBlock *Cont);
+    llvm::Value *tlsField(llvm::IRBuilder<> &B, size_t Offset);
+    llvm::Value *addrToInt(llvm::IRBuilder<> &B, llvm::Value *Addr);
+    llvm::Value *clampLength(llvm::IRBuilder<> &B, llvm::Value *Len);
+    bool local(const llvm::Value *V, const llvm::BasicBlock *From) const;
+    bool recomputable(const llvm::Instruction *I, const llvm::BasicBlock *From) const;
+    void carry(llvm::BasicBlock *From, llvm::BasicBlock *Cont);
 };
 
 } // namespace pes

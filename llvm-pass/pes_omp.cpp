@@ -6,73 +6,78 @@
 
 using namespace llvm;
 
-namespace pes {
+namespace pes
+{
 
-SmallPtrSet<const Function *, 8> findOmpRegionEntries(Module &M) {
-  SmallPtrSet<const Function *, 8> Entries;
-  // libomp entry points taking (ident, nargs, microtask, ...captured).
-  for (const char *Name : {"__kmpc_fork_call", "__kmpc_fork_teams", "__kmpc_fork_call_if"}) {
-    Function *Fork = M.getFunction(Name);
-    if (!Fork)
-      continue;
-    for (User *U : Fork->users()) {
-      auto *CB = dyn_cast<CallBase>(U);
-      if (!CB || CB->getCalledOperand() != Fork || CB->arg_size() < 3)
-        continue;
-      if (auto *Micro = dyn_cast<Function>(CB->getArgOperand(2)->stripPointerCasts()))
-        Entries.insert(Micro);
+SmallPtrSet<const Function *, 8> findOmpRegionEntries(Module &M)
+{
+    SmallPtrSet<const Function *, 8> Entries;
+    // libomp entry points taking (ident, nargs, microtask, ...captured).
+    for (const char *Name : {"__kmpc_fork_call", "__kmpc_fork_teams", "__kmpc_fork_call_if"}) {
+        Function *Fork = M.getFunction(Name);
+        if (!Fork)
+            continue;
+        for (User *U : Fork->users()) {
+            auto *CB = dyn_cast<CallBase>(U);
+            if (!CB || CB->getCalledOperand() != Fork || CB->arg_size() < 3)
+                continue;
+            if (auto *Micro = dyn_cast<Function>(CB->getArgOperand(2)->stripPointerCasts()))
+                Entries.insert(Micro);
+        }
     }
-  }
-  return Entries;
+    return Entries;
 }
 
-bool isOmpParallelFunction(const Function &F, const SmallPtrSetImpl<const Function *> &Entries) {
-  return Entries.count(&F) || F.getName().contains(".omp_outlined");
+bool isOmpParallelFunction(const Function &F, const SmallPtrSetImpl<const Function *> &Entries)
+{
+    return Entries.count(&F) || F.getName().contains(".omp_outlined");
 }
 
-SharedPointers::SharedPointers(Function &F, const SmallPtrSetImpl<const Function *> &Entries) {
-  if (!isOmpParallelFunction(F, Entries))
-    return;
-  // Reduction combiners take lists of private/shared pairs, not captures.
-  if (F.getName().contains(".omp.reduction."))
-    return;
-  SmallVector<const Value *, 32> Work;
-  for (Argument &A : F.args())
-    if (A.getArgNo() >= 2 && A.getType()->isPointerTy()) // 0,1: global/bound thread id
-      if (Derived.insert(&A).second)
-        Work.push_back(&A);
-  SmallPtrSet<const AllocaInst *, 8> Slots;
-  while (!Work.empty()) {
-    const Value *V = Work.pop_back_val();
-    for (const User *U : V->users()) {
-      const Value *New = nullptr;
-      if (auto *GEP = dyn_cast<GetElementPtrInst>(U)) {
-        if (GEP->getPointerOperand() == V)
-          New = GEP;
-      } else if (isa<BitCastInst>(U) || isa<AddrSpaceCastInst>(U) || isa<PHINode>(U)) {
-        New = U;
-      } else if (auto *Sel = dyn_cast<SelectInst>(U)) {
-        if (Sel->getCondition() != V)
-          New = Sel;
-      } else if (auto *LI = dyn_cast<LoadInst>(U)) {
-        // A pointer read out of a shared variable points at shared data
-        // (e.g. a shared `double *p`; p[i] is shared too).
-        if (LI->getType()->isPtrOrPtrVectorTy())
-          New = LI;
-      } else if (auto *SI = dyn_cast<StoreInst>(U)) {
-        // -O0 spills each argument to an alloca and reloads it before use.
-        auto *Slot = dyn_cast<AllocaInst>(SI->getPointerOperand());
-        if (SI->getValueOperand() == V && Slot && Slots.insert(Slot).second)
-          for (const User *SU : Slot->users())
-            if (auto *Reload = dyn_cast<LoadInst>(SU))
-              if (Reload->getPointerOperand() == Slot && Reload->getType()->isPtrOrPtrVectorTy() &&
-                  Derived.insert(Reload).second)
-                Work.push_back(Reload);
-      }
-      if (New && Derived.insert(New).second)
-        Work.push_back(New);
+SharedPointers::SharedPointers(Function &F, const SmallPtrSetImpl<const Function *> &Entries)
+{
+    if (!isOmpParallelFunction(F, Entries))
+        return;
+    // Reduction combiners take lists of private/shared pairs, not captures.
+    if (F.getName().contains(".omp.reduction."))
+        return;
+    SmallVector<const Value *, 32> Work;
+    for (Argument &A : F.args())
+        if (A.getArgNo() >= 2 && A.getType()->isPointerTy()) // 0,1: global/bound thread id
+            if (Derived.insert(&A).second)
+                Work.push_back(&A);
+    SmallPtrSet<const AllocaInst *, 8> Slots;
+    while (!Work.empty()) {
+        const Value *V = Work.pop_back_val();
+        for (const User *U : V->users()) {
+            const Value *New = nullptr;
+            if (auto *GEP = dyn_cast<GetElementPtrInst>(U)) {
+                if (GEP->getPointerOperand() == V)
+                    New = GEP;
+            } else if (isa<BitCastInst>(U) || isa<AddrSpaceCastInst>(U) || isa<PHINode>(U)) {
+                New = U;
+            } else if (auto *Sel = dyn_cast<SelectInst>(U)) {
+                if (Sel->getCondition() != V)
+                    New = Sel;
+            } else if (auto *LI = dyn_cast<LoadInst>(U)) {
+                // A pointer read out of a shared variable points at shared data
+                // (e.g. a shared `double *p`; p[i] is shared too).
+                if (LI->getType()->isPtrOrPtrVectorTy())
+                    New = LI;
+            } else if (auto *SI = dyn_cast<StoreInst>(U)) {
+                // -O0 spills each argument to an alloca and reloads it before use.
+                auto *Slot = dyn_cast<AllocaInst>(SI->getPointerOperand());
+                if (SI->getValueOperand() == V && Slot && Slots.insert(Slot).second)
+                    for (const User *SU : Slot->users())
+                        if (auto *Reload = dyn_cast<LoadInst>(SU))
+                            if (Reload->getPointerOperand() == Slot &&
+                                Reload->getType()->isPtrOrPtrVectorTy() &&
+                                Derived.insert(Reload).second)
+                                Work.push_back(Reload);
+            }
+            if (New && Derived.insert(New).second)
+                Work.push_back(New);
+        }
     }
-  }
 }
 
 } // namespace pes

@@ -8,7 +8,8 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Module.h"
 
-namespace pes {
+namespace pes
+{
 
 // Functions passed as the microtask to __kmpc_fork_call / __kmpc_fork_teams:
 // they get REGION_BEGIN at entry and REGION_END before each return.
@@ -24,14 +25,17 @@ bool isOmpParallelFunction(const llvm::Function &F,
 // arguments after the two thread-id pointers, through GEPs, casts, phis,
 // selects, pointer loads through such values, and allocas used as spill
 // slots for them (-O0). Empty unless F is a parallel function.
-class SharedPointers {
-public:
-  SharedPointers(llvm::Function &F,
-                 const llvm::SmallPtrSetImpl<const llvm::Function *> &Entries);
-  bool isShared(const llvm::Value *Ptr) const { return Derived.count(Ptr) != 0; }
+class SharedPointers
+{
+  public:
+    SharedPointers(llvm::Function &F, const llvm::SmallPtrSetImpl<const llvm::Function *> &Entries);
+    bool isShared(const llvm::Value *Ptr) const
+    {
+        return Derived.count(Ptr) != 0;
+    }
 
-private:
-  llvm::SmallPtrSet<const llvm::Value *, 32> Derived;
+  private:
+    llvm::SmallPtrSet<const llvm::Value *, 32> Derived;
 };
 
 } // namespace pes

@@ -7,7 +7,8 @@
 
 #include <cstdint>
 
-namespace pes {
+namespace pes
+{
 
 // Fills Ops[PES_OP_COUNT]; arithmetic on vectors counts once per lane.
 void countOps(const llvm::BasicBlock &BB, uint32_t *Ops);

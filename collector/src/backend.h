@@ -16,12 +16,11 @@
 #include <stdint.h>
 #include <string.h>
 
-
 struct pes_rt_thread;
 
 struct pes_rt_backend {
-    const char *name;          /* PES_BACKEND, --backend, the header's backend= */
-    const char *jitter;        /* the header's period_jitter: how the period varies per sample */
+    const char *name;   /* PES_BACKEND, --backend, the header's backend= */
+    const char *jitter; /* the header's period_jitter: how the period varies per sample */
     /* The program counts its loads and stores (built with pes-clang) and
      * core's countdowns pick the samples (rt_sample.c, rt_check.c); else the
      * hardware counts and samples, and programs not built with pes-clang work

@@ -22,7 +22,7 @@ char *pes_cmdline_quote(int argc, char *const argv[])
 {
     size_t len = 1;
     for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) * 4 + 3;   /* worst case: every char is ' → '\'' */
+        len += strlen(argv[i]) * 4 + 3; /* worst case: every char is ' → '\'' */
     char *out = malloc(len), *p = out;
     if (!out)
         return NULL;

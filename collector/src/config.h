@@ -36,22 +36,23 @@
 /* The settings themselves (flags, PES_* variables, header keys, bounds,
  * defaults) are rows of trace/src/settings.c; the runtime keeps them in one
  * struct pes_collect_settings (pes_rt.cfg). */
-#define PES_RT_AUTO_WRITERS_MAX PES_SETTINGS_AUTO_WRITERS_MAX   /* default: CPUs of the affinity mask, at most this */
+#define PES_RT_AUTO_WRITERS_MAX                                                                    \
+    PES_SETTINGS_AUTO_WRITERS_MAX /* default: CPUs of the affinity mask, at most this */
 #define PES_RT_MAX_DEBUG_REGISTERS PES_SETTINGS_MAX_DEBUG_REGISTERS
 
 /* PES_MODE values (pes/settings.h's enum); the runtime looks the mode up by name (mode.h). */
 enum pes_rt_mode_id {
-    PES_RT_MODE_SAMPLES = PES_MODE_SAMPLES,             /* uses only: PES_EV_SAMPLE */
-    PES_RT_MODE_REUSE = PES_MODE_REUSE,                 /* ReuseTracker intra-thread (Alg. 2, 3) */
-    PES_RT_MODE_REUSE_SHARED = PES_MODE_REUSE_SHARED,   /* ReuseTracker shared cache (§6.4.2) */
-    PES_RT_MODE_COMM = PES_MODE_COMM,                   /* ComDetective (Alg. 1) */
+    PES_RT_MODE_SAMPLES = PES_MODE_SAMPLES,           /* uses only: PES_EV_SAMPLE */
+    PES_RT_MODE_REUSE = PES_MODE_REUSE,               /* ReuseTracker intra-thread (Alg. 2, 3) */
+    PES_RT_MODE_REUSE_SHARED = PES_MODE_REUSE_SHARED, /* ReuseTracker shared cache (§6.4.2) */
+    PES_RT_MODE_COMM = PES_MODE_COMM,                 /* ComDetective (Alg. 1) */
 };
 
 /* Fills *c from the environment (pes_settings_from_env). Returns 0, or -1
  * with a one-line message ("PES_TIME_INTERVAL=abc: expected a positive
  * integer") in msg. */
-PES_RT_HIDDEN int pes_rt_config_parse(struct pes_collect_settings *c, pes_getenv_fn get, void *ctx, char *msg,
-                                      size_t msg_size);
+PES_RT_HIDDEN int pes_rt_config_parse(struct pes_collect_settings *c, pes_getenv_fn get, void *ctx,
+                                      char *msg, size_t msg_size);
 /* Default writer-pool size for `cpus` CPUs in the affinity mask (<= 0: unknown):
  * one encoder thread per CPU, at least 1, at most PES_RT_AUTO_WRITERS_MAX. */
 PES_RT_HIDDEN uint32_t pes_rt_writers_for_cpus(int cpus);

@@ -19,7 +19,7 @@ struct pes_event;
 struct pes_rt_thread;
 
 struct pes_rt_mode {
-    const char *name;                 /* PES_MODE, --mode, the header's mode= */
+    const char *name; /* PES_MODE, --mode, the header's mode= */
     /* Debug-register watchpoints: the SIGTRAP handler is installed at start
      * (start), each thread gets its alternate signal stack before its first
      * watchpoint opens (modes/watch.c). */

@@ -44,7 +44,8 @@ const char *pes_rt_mode_name(int mode)
     return row->choices[mode];
 }
 
-int pes_rt_config_parse(struct pes_collect_settings *c, pes_getenv_fn get, void *ctx, char *msg, size_t msg_size)
+int pes_rt_config_parse(struct pes_collect_settings *c, pes_getenv_fn get, void *ctx, char *msg,
+                        size_t msg_size)
 {
     struct pes_error err;
     if (msg_size)

@@ -13,8 +13,7 @@ static int fail(struct pes_error *err, const char *item, const char *fmt, const 
 }
 
 /* Applies one "Ln=SIZE:WAYS[:LINE][:shared|private]" item to t. */
-static int apply_item(struct pes_machine *t, unsigned *defined, char *item,
-                      struct pes_error *err)
+static int apply_item(struct pes_machine *t, unsigned *defined, char *item, struct pes_error *err)
 {
     char orig[SPEC_MAX];
     snprintf(orig, sizeof orig, "%s", item);
@@ -46,7 +45,7 @@ static int apply_item(struct pes_machine *t, unsigned *defined, char *item,
         return fail(err, orig, "missing ways (want SIZE:WAYS)%s", "");
 
     struct pes_cache_config c = t->level[lv];
-    if (lv >= t->n_levels) {                 /* a new level: generic costs */
+    if (lv >= t->n_levels) { /* a new level: generic costs */
         memset(&c, 0, sizeof c);
         c.line = 64;
         c.shared = lv >= 2;
@@ -108,7 +107,7 @@ int pes_machine_apply_cache_spec(struct pes_machine *m, const char *spec, struct
                               SPEC_MAX - 1);
     char buf[SPEC_MAX];
     strcpy(buf, spec);
-    struct pes_machine t = *m;                /* all or nothing */
+    struct pes_machine t = *m; /* all or nothing */
     unsigned defined = 0;
     for (char *p = buf;;) {
         char *comma = strchr(p, ',');
@@ -128,12 +127,13 @@ int pes_machine_apply_cache_spec(struct pes_machine *m, const char *spec, struct
             n = i + 1;
     for (unsigned i = m->n_levels; i < n; i++)
         if (!(defined & (1u << i)))
-            return pes_model_fail(err, PES_ERR_ARG, "--cache: '%s': L%u added without L%u",
-                                  spec, n, i + 1);
-    if (n > t.n_levels)                      /* an added level has generic costs */
+            return pes_model_fail(err, PES_ERR_ARG, "--cache: '%s': L%u added without L%u", spec, n,
+                                  i + 1);
+    if (n > t.n_levels) /* an added level has generic costs */
         t.validation = PES_MACHINE_UNVALIDATED;
     t.n_levels = n;
-    memset(&t.error, 0, sizeof t.error);     /* measured with the caches the file describes, not these */
+    memset(&t.error, 0,
+           sizeof t.error); /* measured with the caches the file describes, not these */
     if (pes_machine_validate(&t, err))
         return -1;
     *m = t;

@@ -22,9 +22,12 @@ const char *pes_machine_op_key(int op)
 const char *pes_machine_validation_name(enum pes_machine_validation v)
 {
     switch (v) {
-    case PES_MACHINE_PRESET: return "preset";
-    case PES_MACHINE_CALIBRATED: return "calibrated";
-    case PES_MACHINE_UNVALIDATED: return "unvalidated";
+    case PES_MACHINE_PRESET:
+        return "preset";
+    case PES_MACHINE_CALIBRATED:
+        return "calibrated";
+    case PES_MACHINE_UNVALIDATED:
+        return "unvalidated";
     }
     return "?";
 }
@@ -58,10 +61,20 @@ int pes_model_parse_size(const char *s, uint64_t *out)
         return -1;
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    default: break;
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (toupper((unsigned char)*end) == 'B')
         end++;
@@ -89,16 +102,14 @@ void pes_model_generic_costs(struct pes_machine *m)
     m->mem_recip_throughput = 16;
     /* Agner Fog's tables, typical of Haswell..Zen 2 (scalar forms). */
     static const double lat[PES_OP_COUNT] = {
-        [PES_OP_INT_ADD] = 1, [PES_OP_INT_MUL] = 3, [PES_OP_INT_DIV] = 26,
-        [PES_OP_FP_ADD] = 3,  [PES_OP_FP_MUL] = 4,  [PES_OP_FP_DIV] = 14,
-        [PES_OP_LOAD] = 1,    [PES_OP_STORE] = 1,   [PES_OP_BRANCH] = 1,
-        [PES_OP_CALL] = 2,    [PES_OP_OTHER] = 1,
+        [PES_OP_INT_ADD] = 1, [PES_OP_INT_MUL] = 3, [PES_OP_INT_DIV] = 26, [PES_OP_FP_ADD] = 3,
+        [PES_OP_FP_MUL] = 4,  [PES_OP_FP_DIV] = 14, [PES_OP_LOAD] = 1,     [PES_OP_STORE] = 1,
+        [PES_OP_BRANCH] = 1,  [PES_OP_CALL] = 2,    [PES_OP_OTHER] = 1,
     };
     static const double rthr[PES_OP_COUNT] = {
-        [PES_OP_INT_ADD] = 0.25, [PES_OP_INT_MUL] = 1,  [PES_OP_INT_DIV] = 10,
-        [PES_OP_FP_ADD] = 0.5,   [PES_OP_FP_MUL] = 0.5, [PES_OP_FP_DIV] = 5,
-        [PES_OP_LOAD] = 0.5,     [PES_OP_STORE] = 1,    [PES_OP_BRANCH] = 0.5,
-        [PES_OP_CALL] = 2,       [PES_OP_OTHER] = 0.25,
+        [PES_OP_INT_ADD] = 0.25, [PES_OP_INT_MUL] = 1, [PES_OP_INT_DIV] = 10, [PES_OP_FP_ADD] = 0.5,
+        [PES_OP_FP_MUL] = 0.5,   [PES_OP_FP_DIV] = 5,  [PES_OP_LOAD] = 0.5,   [PES_OP_STORE] = 1,
+        [PES_OP_BRANCH] = 0.5,   [PES_OP_CALL] = 2,    [PES_OP_OTHER] = 0.25,
     };
     memcpy(m->op_latency, lat, sizeof lat);
     memcpy(m->op_recip_throughput, rthr, sizeof rthr);
@@ -126,32 +137,32 @@ int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
     for (unsigned i = 0; i < m->n_levels; i++) {
         const struct pes_cache_config *c = &m->level[i];
         if (c->line == 0 || (c->line & (c->line - 1)))
-            return pes_model_fail(err, PES_ERR_ARG, "%s: L%u line %u is not a power of two",
-                                  n, i + 1, c->line);
+            return pes_model_fail(err, PES_ERR_ARG, "%s: L%u line %u is not a power of two", n,
+                                  i + 1, c->line);
         if (c->size == 0 || c->size % c->line)
             return pes_model_fail(err, PES_ERR_ARG,
-                                  "%s: L%u size %llu is not a non-zero multiple of line %u",
-                                  n, i + 1, (unsigned long long)c->size, c->line);
+                                  "%s: L%u size %llu is not a non-zero multiple of line %u", n,
+                                  i + 1, (unsigned long long)c->size, c->line);
         uint64_t blocks = c->size / c->line;
         if (c->ways > blocks || (c->ways && blocks % c->ways))
-            return pes_model_fail(err, PES_ERR_ARG, "%s: L%u %u ways do not divide %llu blocks",
-                                  n, i + 1, c->ways, (unsigned long long)blocks);
+            return pes_model_fail(err, PES_ERR_ARG, "%s: L%u %u ways do not divide %llu blocks", n,
+                                  i + 1, c->ways, (unsigned long long)blocks);
         if (c->shared > 1)
             return pes_model_fail(err, PES_ERR_ARG, "%s: L%u shared must be 0 or 1", n, i + 1);
         if (bad_cost(c->latency) || bad_cost(c->recip_throughput))
-            return pes_model_fail(err, PES_ERR_ARG, "%s: L%u latency/throughput must be >= 0",
-                                  n, i + 1);
+            return pes_model_fail(err, PES_ERR_ARG, "%s: L%u latency/throughput must be >= 0", n,
+                                  i + 1);
     }
     if (bad_cost(m->mem_latency) || bad_cost(m->mem_recip_throughput))
         return pes_model_fail(err, PES_ERR_ARG, "%s: memory latency/throughput must be >= 0", n);
     if (!(m->issue_width == 0 || m->issue_width >= 1.0) || !isfinite(m->issue_width) ||
         !(m->mlp == 0 || m->mlp >= 1.0) || !isfinite(m->mlp))
-        return pes_model_fail(err, PES_ERR_ARG, "%s: issue_width %g and mlp %g must be >= 1 (0: default)",
-                              n, m->issue_width, m->mlp);
+        return pes_model_fail(err, PES_ERR_ARG,
+                              "%s: issue_width %g and mlp %g must be >= 1 (0: default)", n,
+                              m->issue_width, m->mlp);
     for (int o = 0; o < PES_OP_COUNT; o++)
         if (bad_cost(m->op_latency[o]) || bad_cost(m->op_recip_throughput[o]))
-            return pes_model_fail(err, PES_ERR_ARG, "%s: op %s costs must be >= 0", n,
-                                  op_keys[o]);
+            return pes_model_fail(err, PES_ERR_ARG, "%s: op %s costs must be >= 0", n, op_keys[o]);
     return 0;
 }
 
@@ -172,7 +183,8 @@ void pes_machine_print(const struct pes_machine *m, FILE *out)
     fprintf(out, "name = %s\nvalidation = %s\nghz = %.15g\nsockets = %u\ncores_per_socket = %u\n",
             m->name, pes_machine_validation_name(m->validation), m->ghz, m->sockets,
             m->cores_per_socket);
-    fprintf(out, "issue_width = %.15g\nmlp = %.15g\n", pes_machine_issue_width(m), pes_machine_mlp(m));
+    fprintf(out, "issue_width = %.15g\nmlp = %.15g\n", pes_machine_issue_width(m),
+            pes_machine_mlp(m));
     if (m->error.runs)
         fprintf(out, "error.model = %s\nerror.mean = %.15g\nerror.max = %.15g\nerror.runs = %u\n",
                 pes_runtime_model_name(m->error.model), m->error.mean, m->error.max, m->error.runs);

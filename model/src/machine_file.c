@@ -15,16 +15,16 @@
 #define MAX_FILE (64 * 1024)
 
 enum { F_SIZE, F_WAYS, F_LINE, F_SHARED, F_LAT, F_RTHR, F_LEVEL_KEYS };
-static const char *const level_keys[F_LEVEL_KEYS] = {
-    "size", "ways", "line", "shared", "latency", "recip_throughput"};
+static const char *const level_keys[F_LEVEL_KEYS] = {"size",   "ways",    "line",
+                                                     "shared", "latency", "recip_throughput"};
 
 /* Which keys were seen, to reject duplicates and report missing ones. */
 struct seen {
-    unsigned top;                             /* bit 0 name, 1 ghz, 2 sockets, 3 cores,
+    unsigned top;                   /* bit 0 name, 1 ghz, 2 sockets, 3 cores,
                                                  4 validation, 5 issue_width, 6 mlp */
-    unsigned error;                           /* bit 0 model, 1 mean, 2 max, 3 runs */
-    unsigned level[PES_MAX_LEVELS];           /* bit per level key */
-    unsigned mem;                             /* bit 0 latency, 1 recip_throughput */
+    unsigned error;                 /* bit 0 model, 1 mean, 2 max, 3 runs */
+    unsigned level[PES_MAX_LEVELS]; /* bit per level key */
+    unsigned mem;                   /* bit 0 latency, 1 recip_throughput */
     unsigned op[PES_OP_COUNT];
 };
 
@@ -75,14 +75,14 @@ static int level_key(struct pes_machine *m, struct seen *sn, unsigned lv, const 
     switch (k) {
     case F_SIZE:
         if (pes_model_parse_size(val, &c->size) || c->size == 0)
-            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad size '%s'", src, line,
-                                  key, val);
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad size '%s'", src, line, key,
+                                  val);
         return 0;
     case F_WAYS:
     case F_LINE:
         if (pes_model_parse_u64(val, &u) || u > UINT32_MAX)
-            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad number '%s'", src, line,
-                                  key, val);
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad number '%s'", src, line, key,
+                                  val);
         *(k == F_WAYS ? &c->ways : &c->line) = (uint32_t)u;
         return 0;
     case F_SHARED:
@@ -121,20 +121,22 @@ static int error_key(struct pes_machine *m, struct seen *sn, const char *sub, co
                 b->model = (enum pes_runtime_model)rm;
                 return 0;
             }
-        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: '%s' is not overlap or ppt", src, line,
-                              key, val);
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: '%s' is not overlap or ppt", src,
+                              line, key, val);
     }
     if (k == 3) {
         uint64_t u;
         if (pes_model_parse_u64(val, &u) || u == 0 || u > 1000000)
-            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s'", src, line, key, val);
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s'", src, line, key,
+                                  val);
         b->runs = (uint32_t)u;
         return 0;
     }
     double v;
     if (pes_model_parse_double(val, &v) || !(v >= 0) || !isfinite(v))
-        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (a relative error >= 0)", src,
-                              line, key, val);
+        return pes_model_fail(err, PES_ERR_FORMAT,
+                              "%s:%u: %s: bad value '%s' (a relative error >= 0)", src, line, key,
+                              val);
     *(k == 1 ? &b->mean : &b->max) = v;
     return 0;
 }
@@ -144,8 +146,8 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
 {
     char *eq = strchr(text, '=');
     if (!eq)
-        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: expected 'key = value', got '%s'",
-                              src, line, text);
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: expected 'key = value', got '%s'", src,
+                              line, text);
     *eq = 0;
     char *key = trim(text), *val = trim(eq + 1);
     if (!*val)
@@ -159,7 +161,7 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         strcpy(m->name, val);
         return 0;
     }
-    if (!strcmp(key, "validation")) {        /* optional: files older than it are unvalidated */
+    if (!strcmp(key, "validation")) { /* optional: files older than it are unvalidated */
         if (mark(&sn->top, 4, src, line, key, err))
             return -1;
         if (!strcmp(val, "unvalidated"))
@@ -169,16 +171,17 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         else if (!strcmp(val, "calibrated"))
             m->validation = PES_MACHINE_CALIBRATED;
         else
-            return pes_model_fail(err, PES_ERR_FORMAT,
-                                  "%s:%u: validation: '%s' is not unvalidated, preset or calibrated",
-                                  src, line, val);
+            return pes_model_fail(
+                err, PES_ERR_FORMAT,
+                "%s:%u: validation: '%s' is not unvalidated, preset or calibrated", src, line, val);
         return 0;
     }
     if (!strcmp(key, "ghz")) {
         if (mark(&sn->top, 1, src, line, key, err))
             return -1;
         if (pes_model_parse_double(val, &m->ghz) || !(m->ghz > 0))
-            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: ghz: bad value '%s'", src, line, val);
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: ghz: bad value '%s'", src, line,
+                                  val);
         return 0;
     }
     if (!strcmp(key, "sockets") || !strcmp(key, "cores_per_socket")) {
@@ -186,8 +189,8 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         if (mark(&sn->top, cores ? 3 : 2, src, line, key, err))
             return -1;
         if (pes_model_parse_u64(val, &u) || u == 0 || u > 65536)
-            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s'", src, line,
-                                  key, val);
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s'", src, line, key,
+                                  val);
         *(cores ? &m->cores_per_socket : &m->sockets) = (uint32_t)u;
         return 0;
     }
@@ -197,8 +200,8 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
             return -1;
         double v;
         if (pes_model_parse_double(val, &v) || !(v >= 1.0) || !isfinite(v))
-            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (>= 1)", src, line,
-                                  key, val);
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (>= 1)", src,
+                                  line, key, val);
         *(mlp ? &m->mlp : &m->issue_width) = v;
         return 0;
     }
@@ -213,8 +216,7 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
             return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: unknown key '%s'", src, line, key);
         if (mark(&sn->mem, (unsigned)thr, src, line, key, err))
             return -1;
-        return set_cost(thr ? &m->mem_recip_throughput : &m->mem_latency, val, src, line, key,
-                        err);
+        return set_cost(thr ? &m->mem_recip_throughput : &m->mem_latency, val, src, line, key, err);
     }
     if (!strncmp(key, "op.", 3)) {
         const char *dot = strrchr(key, '.');
@@ -255,11 +257,13 @@ static int check_complete(struct pes_machine *m, const struct seen *sn, const ch
                                       level_keys[k]);
     m->n_levels = n;
     if (sn->error && sn->error != 15)
-        return pes_model_fail(err, PES_ERR_FORMAT, "%s: error.model, error.mean, error.max and error.runs go "
-                              "together (bench/model_vs_host.py --record writes them)", src);
+        return pes_model_fail(err, PES_ERR_FORMAT,
+                              "%s: error.model, error.mean, error.max and error.runs go "
+                              "together (bench/model_vs_host.py --record writes them)",
+                              src);
     if (sn->error && m->error.mean > m->error.max)
-        return pes_model_fail(err, PES_ERR_FORMAT, "%s: error.mean %g > error.max %g", src, m->error.mean,
-                              m->error.max);
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s: error.mean %g > error.max %g", src,
+                              m->error.mean, m->error.max);
     if (sn->mem != 3)
         return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'mem.%s'", src,
                               sn->mem & 1 ? "recip_throughput" : "latency");
@@ -301,9 +305,9 @@ int pes_machine_parse(const char *text, const char *source, struct pes_machine *
     }
     if (check_complete(&tmp, &sn, src, err))
         return -1;
-    tmp.issue_width = pes_machine_issue_width(&tmp);   /* optional keys: explicit defaults */
+    tmp.issue_width = pes_machine_issue_width(&tmp); /* optional keys: explicit defaults */
     tmp.mlp = pes_machine_mlp(&tmp);
-    if (!tmp.name[0]) {                      /* default: the file's base name */
+    if (!tmp.name[0]) { /* default: the file's base name */
         const char *b = strrchr(src, '/');
         b = b ? b + 1 : src;
         size_t n = strcspn(b, ".");
@@ -342,8 +346,8 @@ static const char *machines_dir(void)
         char *slash = strrchr(exe, '/');
         struct stat st;
         if (slash &&
-            snprintf(installed, sizeof installed, "%.*s/%s", (int)(slash - exe), exe, PES_MACHINES_FROM_BIN) <
-                (int)sizeof installed &&
+            snprintf(installed, sizeof installed, "%.*s/%s", (int)(slash - exe), exe,
+                     PES_MACHINES_FROM_BIN) < (int)sizeof installed &&
             stat(installed, &st) == 0 && S_ISDIR(st.st_mode))
             return installed;
         installed[0] = 0;
@@ -436,7 +440,7 @@ int pes_machine_load(const char *name, struct pes_machine *m, struct pes_error *
             return -1;
         int rc = pes_machine_parse(text, path, m, err);
         free(text);
-        if (rc && err) {                     /* say how to get out of it */
+        if (rc && err) { /* say how to get out of it */
             size_t used = strlen(err->message);
             snprintf(err->message + used, sizeof err->message - used,
                      " (the host's calibration: pes-calibrate --force measures it again)");

@@ -6,7 +6,7 @@
 #include "internal.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
+#define FNV_PRIME  0x100000001b3ull
 
 static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
 {
@@ -22,15 +22,15 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
  * hash what they have of it, possibly nothing) and the online CPU count. */
 static uint64_t cpu_hash(void)
 {
-    static const char *const keys[] = {"vendor_id", "cpu family", "model", "model name", "stepping",
-                                       "CPU implementer", "CPU part", "CPU variant"};
+    static const char *const keys[] = {"vendor_id", "cpu family",      "model",    "model name",
+                                       "stepping",  "CPU implementer", "CPU part", "CPU variant"};
     uint64_t h = FNV_OFFSET;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
         char line[512];
         while (fgets(line, sizeof line, f)) {
             if (line[0] == '\n')
-                break;                        /* the first processor only */
+                break; /* the first processor only */
             const char *colon = strchr(line, ':');
             if (!colon)
                 continue;
@@ -54,7 +54,7 @@ int pes_machine_host_calibration_path(char *buf, size_t len, struct pes_error *e
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     const char *base, *sub;
-    if (xdg && xdg[0] == '/')                /* XDG: relative values are ignored */
+    if (xdg && xdg[0] == '/') /* XDG: relative values are ignored */
         base = xdg, sub = "pes";
     else if (home && *home)
         base = home, sub = ".cache/pes";
@@ -65,7 +65,7 @@ int pes_machine_host_calibration_path(char *buf, size_t len, struct pes_error *e
     if (gethostname(host, sizeof host) != 0 || !host[0])
         strcpy(host, "localhost");
     host[sizeof host - 1] = 0;
-    for (char *p = host; *p; p++)            /* a file name, whatever the host calls itself */
+    for (char *p = host; *p; p++) /* a file name, whatever the host calls itself */
         if (*p == '/' || *p == ' ')
             *p = '_';
     uint64_t h = cpu_hash();

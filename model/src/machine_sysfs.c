@@ -8,7 +8,7 @@
 #include "internal.h"
 
 #define DEFAULT_ROOT "/sys/devices/system/cpu"
-#define GENERIC_GHZ 2.0
+#define GENERIC_GHZ  2.0
 
 /* Reads a small sysfs file into buf, newline stripped. */
 static int read_attr(const char *path, char *buf, size_t len)
@@ -124,8 +124,8 @@ int pes_machine_from_sysfs(const char *root, struct pes_machine *m, struct pes_e
     DIR *d = opendir(path);
     if (!d)
         return pes_model_fail(err, PES_ERR_IO,
-                              "host: %s: %s (no cache description; use a preset or --cache)",
-                              path, strerror(errno));
+                              "host: %s: %s (no cache description; use a preset or --cache)", path,
+                              strerror(errno));
     unsigned seen = 0;
     struct dirent *e;
     int rc = 0;
@@ -153,9 +153,11 @@ int pes_machine_from_sysfs(const char *root, struct pes_machine *m, struct pes_e
             break;
         }
         if (level < 1 || level > PES_MAX_LEVELS || ways > UINT32_MAX || line > UINT32_MAX) {
-            rc = pes_model_fail(err, PES_ERR_FORMAT, "host: %s: level %llu / ways %llu / line "
-                                "%llu out of range", dir, (unsigned long long)level,
-                                (unsigned long long)ways, (unsigned long long)line);
+            rc = pes_model_fail(err, PES_ERR_FORMAT,
+                                "host: %s: level %llu / ways %llu / line "
+                                "%llu out of range",
+                                dir, (unsigned long long)level, (unsigned long long)ways,
+                                (unsigned long long)line);
             break;
         }
         if (seen & (1u << level)) {
@@ -185,8 +187,10 @@ int pes_machine_from_sysfs(const char *root, struct pes_machine *m, struct pes_e
     for (unsigned l = 1; l <= PES_MAX_LEVELS && (seen & (1u << l)); l++)
         t.n_levels = l;
     if (!t.n_levels || seen != ((2u << t.n_levels) - 2u))
-        return pes_model_fail(err, PES_ERR_FORMAT, "host: %s/cpu0/cache: data cache levels are "
-                              "not 1..N", root);
+        return pes_model_fail(err, PES_ERR_FORMAT,
+                              "host: %s/cpu0/cache: data cache levels are "
+                              "not 1..N",
+                              root);
 
     uint32_t cpus, sockets;
     count_topology(root, &cpus, &sockets);

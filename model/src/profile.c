@@ -12,9 +12,9 @@ size_t pes_profile_bin_index(uint64_t d)
 {
     if (d < PES_PROFILE_EXACT)
         return (size_t)d;
-    unsigned k = 63u - (unsigned)__builtin_clzll(d);   /* floor(log2 d), >= 10 */
+    unsigned k = 63u - (unsigned)__builtin_clzll(d); /* floor(log2 d), >= 10 */
     if (k > PES_PROFILE_LOG2_LAST)
-        k = PES_PROFILE_LOG2_LAST;                      /* clamp: >= 2^48 lines */
+        k = PES_PROFILE_LOG2_LAST; /* clamp: >= 2^48 lines */
     return PES_PROFILE_EXACT + (k - PES_PROFILE_LOG2_FIRST);
 }
 

@@ -6,11 +6,11 @@
 
 static int bad_rate(double h)
 {
-    return !(h >= 0.0 && h <= 1.0);      /* also rejects NaN */
+    return !(h >= 0.0 && h <= 1.0); /* also rejects NaN */
 }
 
-int pes_model_averages(const struct pes_machine *m, const double hit[],
-                       double *delta_avg, double *beta_avg, struct pes_error *err)
+int pes_model_averages(const struct pes_machine *m, const double hit[], double *delta_avg,
+                       double *beta_avg, struct pes_error *err)
 {
     if (!m || !hit || !delta_avg || !beta_avg)
         return pes_model_fail(err, PES_ERR_ARG, "pes_model_averages: NULL argument");
@@ -20,9 +20,9 @@ int pes_model_averages(const struct pes_machine *m, const double hit[],
     double prev = 0.0;
     for (unsigned i = 0; i < m->n_levels; i++) {
         if (bad_rate(hit[i]))
-            return pes_model_fail(err, PES_ERR_ARG, "hit rate of L%u is %g, not in [0,1]",
-                                  i + 1, hit[i]);
-        double g = hit[i] > prev ? hit[i] : prev;   /* global rates are monotone */
+            return pes_model_fail(err, PES_ERR_ARG, "hit rate of L%u is %g, not in [0,1]", i + 1,
+                                  hit[i]);
+        double g = hit[i] > prev ? hit[i] : prev; /* global rates are monotone */
         /* Eq. 6 nests P_Li(h) inside (1 - P_L(i-1)(h)): a rate among the accesses
          * that missed above, i.e. local = (g_i - g_{i-1}) / (1 - g_{i-1}). */
         local[i] = prev < 1.0 ? (g - prev) / (1.0 - prev) : 0.0;
@@ -30,8 +30,8 @@ int pes_model_averages(const struct pes_machine *m, const double hit[],
     }
     double d = m->mem_latency, b = m->mem_recip_throughput;
     for (unsigned i = m->n_levels; i-- > 0;) {
-        d = local[i] * m->level[i].latency + (1.0 - local[i]) * d;            /* Eq. 6 */
-        b = local[i] * m->level[i].recip_throughput + (1.0 - local[i]) * b;   /* Eq. 7 */
+        d = local[i] * m->level[i].latency + (1.0 - local[i]) * d;          /* Eq. 6 */
+        b = local[i] * m->level[i].recip_throughput + (1.0 - local[i]) * b; /* Eq. 7 */
     }
     *delta_avg = d;
     *beta_avg = b;
@@ -44,24 +44,26 @@ static double cpu_cycles(double n, double lat, double rthr, enum pes_cpu_bound b
     if (n <= 0)
         return 0;
     if (bound == PES_CPU_LATENCY)
-        return n * lat;                  /* a dependent chain: every op waits */
-    if (n < 1)                           /* a fraction of one op per core */
+        return n * lat; /* a dependent chain: every op waits */
+    if (n < 1)          /* a fraction of one op per core */
         return n * lat;
-    return lat + (n - 1) * rthr;         /* first result after lat, then pipelined */
+    return lat + (n - 1) * rthr; /* first result after lat, then pipelined */
 }
 
 const char *pes_runtime_model_name(enum pes_runtime_model model)
 {
     switch (model) {
-    case PES_RUNTIME_PPT: return "ppt";
-    case PES_RUNTIME_OVERLAP: return "overlap";
+    case PES_RUNTIME_PPT:
+        return "ppt";
+    case PES_RUNTIME_OVERLAP:
+        return "overlap";
     }
     return NULL;
 }
 
 /* Per-core cycles of the overlap model (docs/model.md §3, "overlap"). */
-static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime_input *in, double cores,
-                           double *mem, double *cpu)
+static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime_input *in,
+                           double cores, double *mem, double *cpu)
 {
     double loads = in->ops[PES_OP_LOAD] / cores, stores = in->ops[PES_OP_STORE] / cores;
     /* issue: loads and stores go through their own ports */
@@ -71,9 +73,9 @@ static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime
      * that level's rate; the levels deliver concurrently (the slowest bounds)
      * and a fill waits for its latency only when mlp others are not in flight */
     double n = loads + stores, prev = in->hit[0], fill = 0, exposed = 0;
-    for (unsigned i = 1; i <= m->n_levels; i++) {   /* level i (index), then memory */
+    for (unsigned i = 1; i <= m->n_levels; i++) { /* level i (index), then memory */
         int mem_level = i == m->n_levels;
-        double g = mem_level ? 1.0 : fmax(in->hit[i], prev);   /* global rates are monotone */
+        double g = mem_level ? 1.0 : fmax(in->hit[i], prev); /* global rates are monotone */
         double served = n * (g - prev);
         double beta = mem_level ? m->mem_recip_throughput : m->level[i].recip_throughput;
         double delta = mem_level ? m->mem_latency : m->level[i].latency;
@@ -114,8 +116,8 @@ int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_inpu
         return -1;
     for (int c = 0; c < PES_OP_COUNT; c++)
         if (!(in->ops[c] >= 0.0) || !isfinite(in->ops[c]))
-            return pes_model_fail(err, PES_ERR_ARG, "runtime: op count %g for %s",
-                                  in->ops[c], pes_machine_op_key(c));
+            return pes_model_fail(err, PES_ERR_ARG, "runtime: op count %g for %s", in->ops[c],
+                                  pes_machine_op_key(c));
     if (in->model == PES_RUNTIME_OVERLAP) {
         overlap_cycles(m, in, cores, &r.mem_cycles, &r.cpu_cycles);
         r.total_cycles = fmax(r.mem_cycles, r.cpu_cycles);
@@ -127,11 +129,11 @@ int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_inpu
         r.mem_cycles = (r.delta_avg + (block - 1.0) * r.beta_avg) / block * mem;
         for (int c = 0; c < PES_OP_COUNT; c++) {
             if (c == PES_OP_LOAD || c == PES_OP_STORE)
-                continue;                    /* memory time is Eq. 5's */
+                continue; /* memory time is Eq. 5's */
             r.cpu_cycles += cpu_cycles(in->ops[c] / cores, m->op_latency[c],
-                                       m->op_recip_throughput[c], in->bound);            /* Eq. 8 */
+                                       m->op_recip_throughput[c], in->bound); /* Eq. 8 */
         }
-        r.total_cycles = r.mem_cycles + r.cpu_cycles;                                    /* Eq. 4 */
+        r.total_cycles = r.mem_cycles + r.cpu_cycles; /* Eq. 4 */
     }
     double hz = m->ghz * 1e9;
     r.mem_seconds = r.mem_cycles / hz;

@@ -32,23 +32,27 @@ struct pes_sched;
 
 /* What analyses may read of the command line. */
 struct pes_knobs {
-    uint32_t jobs;          /* --jobs: replay threads the analyses may use */
-    int mimic;              /* --cores given: the recorded stream only feeds the summary */
-    int simulate;           /* --simulate */
-    int runtime_model;      /* --runtime-model: enum pes_runtime_model */
-    uint32_t top;           /* --top: sites listed */
-    const char *sort;       /* --sort: metric the simulated sites are ranked by */
-    const char *by;         /* --by: rows per line (NULL: the default), site, function or object (groups.h) */
-    const char *reuse_estimator; /* --reuse-estimator: auto (NULL), decided or censored (sampled.h) */
-    const char *stack_model;     /* --stack-model: phased (NULL) or shen (sampled.h) */
-    const char *interval_bias;   /* --interval-bias: calibrated (NULL) or none (sampled.h) */
-    const char *comm_estimator;  /* --comm-estimator: interleave (NULL) or comdetective (sampled.h) */
-    const char *annotate;   /* --annotate FILE or "all": the text report adds annotated source (NULL: none) */
-    int all_rows;           /* ranked tables list rows whose metric is 0 too (--diff: a row
+    uint32_t jobs;     /* --jobs: replay threads the analyses may use */
+    int mimic;         /* --cores given: the recorded stream only feeds the summary */
+    int simulate;      /* --simulate */
+    int runtime_model; /* --runtime-model: enum pes_runtime_model */
+    uint32_t top;      /* --top: sites listed */
+    const char *sort;  /* --sort: metric the simulated sites are ranked by */
+    const char
+        *by; /* --by: rows per line (NULL: the default), site, function or object (groups.h) */
+    const char
+        *reuse_estimator;      /* --reuse-estimator: auto (NULL), decided or censored (sampled.h) */
+    const char *stack_model;   /* --stack-model: phased (NULL) or shen (sampled.h) */
+    const char *interval_bias; /* --interval-bias: calibrated (NULL) or none (sampled.h) */
+    const char
+        *comm_estimator; /* --comm-estimator: interleave (NULL) or comdetective (sampled.h) */
+    const char *
+        annotate; /* --annotate FILE or "all": the text report adds annotated source (NULL: none) */
+    int all_rows; /* ranked tables list rows whose metric is 0 too (--diff: a row
                                missing from one run must mean 0 there, not "not ranked") */
-    double sample_rate;     /* --sample-rate: SHARDS sampling of lines (0: exact profiles) */
-    uint64_t sample_seed;   /* --sample-seed: which lines are sampled */
-    int sample_check;       /* --sample-check: exact profiles too, for the error */
+    double sample_rate;   /* --sample-rate: SHARDS sampling of lines (0: exact profiles) */
+    uint64_t sample_seed; /* --sample-seed: which lines are sampled */
+    int sample_check;     /* --sample-check: exact profiles too, for the error */
     /* pes-replay-mpi: the reuse profiles' work split over processes
      * (profiles.h); NULL: this process does all */
     const struct pes_profiles_split *split;
@@ -79,12 +83,13 @@ struct pes_publish {
 };
 
 struct pes_analysis {
-    const char *name;       /* one word, as in --help and the docs */
-    const char *help;       /* one line */
+    const char *name; /* one word, as in --help and the docs */
+    const char *help; /* one line */
     /* Whether it runs on this stream (NULL: always). */
     int (*wanted)(const struct pes_stream_info *si, const struct pes_knobs *k);
     /* Its state, or NULL with err filled (bad option for this stream, no memory). */
-    void *(*create)(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err);
+    void *(*create)(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err);
     /* After every analysis of the stream is created: note the analyses whose
      * results this one reads (pes_sibling). 0, or -1 with err filled (one it
      * needs does not run). NULL: it reads none. */
@@ -125,19 +130,19 @@ int pes_analyses_can_part(const struct pes_stream_info *si, const struct pes_kno
 /* The registry, NULL-terminated, in the order analyses see each batch. */
 extern const struct pes_analysis *const pes_analyses[];
 
-extern const struct pes_analysis pes_analysis_summary;   /* summary.c */
-extern const struct pes_analysis pes_analysis_reuse;     /* reuse.c */
-extern const struct pes_analysis pes_analysis_sim;       /* sim.c */
-extern const struct pes_analysis pes_analysis_approx;    /* approx.c */
+extern const struct pes_analysis pes_analysis_summary; /* summary.c */
+extern const struct pes_analysis pes_analysis_reuse;   /* reuse.c */
+extern const struct pes_analysis pes_analysis_sim;     /* sim.c */
+extern const struct pes_analysis pes_analysis_approx;  /* approx.c */
 /* a sampled trace's events (sampled_results.h: what they export) */
-extern const struct pes_analysis pes_analysis_sampled_counts;    /* sampled_counts.c */
-extern const struct pes_analysis pes_analysis_sampled_reuse;     /* sampled_reuse.c */
-extern const struct pes_analysis pes_analysis_sampled_threads;   /* sampled_threads.c */
-extern const struct pes_analysis pes_analysis_sampled_comm;      /* sampled_comm.c */
-extern const struct pes_analysis pes_analysis_sampled_sites;     /* sampled_sites.c */
-extern const struct pes_analysis pes_analysis_sampled_objects;   /* sampled_objects.c */
-extern const struct pes_analysis pes_analysis_sampled_c2c;       /* sampled_c2c.c */
-extern const struct pes_analysis pes_analysis_accuracy;  /* accuracy.c */
-extern const struct pes_analysis pes_analysis_timing;    /* timing.c */
+extern const struct pes_analysis pes_analysis_sampled_counts;  /* sampled_counts.c */
+extern const struct pes_analysis pes_analysis_sampled_reuse;   /* sampled_reuse.c */
+extern const struct pes_analysis pes_analysis_sampled_threads; /* sampled_threads.c */
+extern const struct pes_analysis pes_analysis_sampled_comm;    /* sampled_comm.c */
+extern const struct pes_analysis pes_analysis_sampled_sites;   /* sampled_sites.c */
+extern const struct pes_analysis pes_analysis_sampled_objects; /* sampled_objects.c */
+extern const struct pes_analysis pes_analysis_sampled_c2c;     /* sampled_c2c.c */
+extern const struct pes_analysis pes_analysis_accuracy;        /* accuracy.c */
+extern const struct pes_analysis pes_analysis_timing;          /* timing.c */
 
 #endif

@@ -28,34 +28,36 @@
 /* One profile: a stream's PRD or a shared cache's CRD. */
 struct lane {
     struct pes_shards *est;
-    struct pes_reuse *exact;      /* --sample-check */
+    struct pes_reuse *exact; /* --sample-check */
     struct pes_rd_hist exact_hist, hist;
-    uint64_t *keys;               /* [cap] this batch's line keys */
+    uint64_t *keys; /* [cap] this batch's line keys */
     size_t n, cap;
-    int done;                     /* its stream ended: hist is final, the tables are gone */
-    int checked;                  /* --sample-check */
-    uint64_t mae_from;            /* smallest cache the error covers, lines */
-    double mae;                   /* --sample-check: MRC error against the exact histogram */
+    int done;          /* its stream ended: hist is final, the tables are gone */
+    int checked;       /* --sample-check */
+    uint64_t mae_from; /* smallest cache the error covers, lines */
+    double mae;        /* --sample-check: MRC error against the exact histogram */
     struct pes_shards_stats stats;
 };
 
 struct approx {
     const struct pes_stream_info *si;
     const struct pes_knobs *k;
-    uint32_t n_lanes;             /* streams, then shared caches */
+    uint32_t n_lanes; /* streams, then shared caches */
     struct lane *lane;
-    uint32_t *crd_lane;           /* [n_streams] lane of the stream's shared cache; a
+    uint32_t *crd_lane; /* [n_streams] lane of the stream's shared cache; a
                                      cache of one stream is that stream's lane */
-    unsigned shift;               /* log2 of the line size */
+    unsigned shift;     /* log2 of the line size */
     struct pes_work work;
     struct replay_model model;
 };
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     return k->sample_rate > 0 && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct approx *a = self;
     for (uint32_t i = 0; a->lane && i < a->n_lanes; i++) {
         pes_shards_destroy(a->lane[i].est);
@@ -69,7 +71,9 @@ static void destroy(void *self) {
     free(a);
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     struct approx *a = calloc(1, sizeof *a);
     uint32_t *members = calloc(si->n_caches ? si->n_caches : 1, sizeof *members);
     if (!a || !members || !(a->crd_lane = calloc(si->n_streams, sizeof *a->crd_lane))) {
@@ -80,8 +84,10 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     a->si = si;
     a->k = k;
-    while ((1u << a->shift) < si->line) a->shift++;
-    for (uint32_t s = 0; s < si->n_streams; s++) members[si->stream_cache[s]]++;
+    while ((1u << a->shift) < si->line)
+        a->shift++;
+    for (uint32_t s = 0; s < si->n_streams; s++)
+        members[si->stream_cache[s]]++;
     a->n_lanes = si->n_streams;
     for (uint32_t s = 0; s < si->n_streams; s++) {
         uint32_t c = si->stream_cache[s];
@@ -90,7 +96,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     for (uint32_t c = 0; c < si->n_caches; c++)
         if (members[c] > 1) {
             for (uint32_t s = 0; s < si->n_streams; s++)
-                if (si->stream_cache[s] == c) a->crd_lane[s] = a->n_lanes;
+                if (si->stream_cache[s] == c)
+                    a->crd_lane[s] = a->n_lanes;
             a->n_lanes++;
         }
     free(members);
@@ -110,24 +117,31 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 
 /* A lane's estimator (and exact engine) from its first access on: a trace may
  * have 10^5 threads, most of them short. */
-static int lane_open(const struct approx *a, struct lane *l, struct pes_error *err) {
-    struct pes_shards_options so = {.granule = a->si->line, .rate = a->k->sample_rate, .seed = a->k->sample_seed};
+static int lane_open(const struct approx *a, struct lane *l, struct pes_error *err)
+{
+    struct pes_shards_options so = {
+        .granule = a->si->line, .rate = a->k->sample_rate, .seed = a->k->sample_seed};
     struct pes_reuse_options ro = {.granule = a->si->line};
-    if (!(l->est = pes_shards_create(&so, err))) return -1;
-    if (l->checked && (!(l->exact = pes_reuse_create(&ro, err)) || pes_rd_hist_init(&l->exact_hist, 0, err) < 0))
+    if (!(l->est = pes_shards_create(&so, err)))
+        return -1;
+    if (l->checked &&
+        (!(l->exact = pes_reuse_create(&ro, err)) || pes_rd_hist_init(&l->exact_hist, 0, err) < 0))
         return -1;
     return 0;
 }
 
 /* The lane's final histogram (and its error against the exact one); its
  * estimator, exact engine and buffer go. */
-static int lane_close(struct lane *l, struct pes_error *err) {
-    if (!l->est) {   /* no access at all */
+static int lane_close(struct lane *l, struct pes_error *err)
+{
+    if (!l->est) { /* no access at all */
         l->done = 1;
         return pes_rd_hist_init(&l->hist, 0, err);
     }
-    if (pes_shards_finish(l->est, &l->hist, err) < 0) return -1;
-    if (l->exact) l->mae = pes_shards_mrc_mae(&l->exact_hist, &l->hist, l->mae_from, 0);
+    if (pes_shards_finish(l->est, &l->hist, err) < 0)
+        return -1;
+    if (l->exact)
+        l->mae = pes_shards_mrc_mae(&l->exact_hist, &l->hist, l->mae_from, 0);
     pes_shards_stats(l->est, &l->stats);
     pes_shards_destroy(l->est);
     pes_reuse_destroy(l->exact);
@@ -141,12 +155,16 @@ static int lane_close(struct lane *l, struct pes_error *err) {
 }
 
 /* Room for `more` keys in the lane's batch buffer. */
-static int reserve(struct lane *l, size_t more) {
-    if (l->n + more <= l->cap) return 0;
+static int reserve(struct lane *l, size_t more)
+{
+    if (l->n + more <= l->cap)
+        return 0;
     size_t cap = l->cap ? l->cap : PES_BATCH;
-    while (cap < l->n + more) cap *= 2;
+    while (cap < l->n + more)
+        cap *= 2;
     uint64_t *k = realloc(l->keys, cap * sizeof *k);
-    if (!k) return -1;
+    if (!k)
+        return -1;
     l->keys = k;
     l->cap = cap;
     return 0;
@@ -155,12 +173,15 @@ static int reserve(struct lane *l, size_t more) {
 /* The batch's lines, gathered per lane in order (an access of several lines
  * counts once per line, in ascending order, as the exact profiles do), then
  * pushed lane by lane. */
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct approx *a = self;
-    if (!a->si->work) replay_work_count(&a->work, b);
+    if (!a->si->work)
+        replay_work_count(&a->work, b);
     for (size_t i = 0; i < b->n; i++) {
         uint32_t s = b->stream[i];
-        if (s >= a->si->n_streams || b->size[i] == 0) continue;
+        if (s >= a->si->n_streams || b->size[i] == 0)
+            continue;
         struct lane *p = &a->lane[s], *c = &a->lane[a->crd_lane[s]];
         uint64_t first = b->addr[i] >> a->shift, last = (b->addr[i] + b->size[i] - 1) >> a->shift;
         /* buffers only for the lanes a batch touches: a trace may have 10^5 threads */
@@ -169,7 +190,8 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         for (uint64_t key = first; key <= last; key++) {
             p->keys[p->n++] = key;
-            if (c != p) c->keys[c->n++] = key;
+            if (c != p)
+                c->keys[c->n++] = key;
         }
     }
     /* stream 0's accesses the input's filter dropped (replay_input_set_filter):
@@ -177,10 +199,14 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     uint64_t dropped = b->dropped_reads + b->dropped_writes;
     for (int pass = 0; dropped && pass < 2; pass++) {
         struct lane *l = &a->lane[pass ? a->crd_lane[0] : 0];
-        if (pass && l == &a->lane[0]) break;
-        if (l->done) return pes_error_set(err, PES_ERR_FORMAT, 0, "accesses of a stream after its end");
-        if (!l->est && lane_open(a, l, err) < 0) return -1;
-        if (l->exact) return pes_error_set(err, PES_ERR_ARG, 0, "--sample-check needs every access");
+        if (pass && l == &a->lane[0])
+            break;
+        if (l->done)
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "accesses of a stream after its end");
+        if (!l->est && lane_open(a, l, err) < 0)
+            return -1;
+        if (l->exact)
+            return pes_error_set(err, PES_ERR_ARG, 0, "--sample-check needs every access");
         if (pes_shards_skip(l->est, dropped) < 0) {
             *err = *pes_shards_error(l->est);
             return -1;
@@ -189,9 +215,12 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     uint64_t dist[4096];
     for (uint32_t i = 0; i < a->n_lanes; i++) {
         struct lane *l = &a->lane[i];
-        if (l->n == 0) continue;
-        if (l->done) return pes_error_set(err, PES_ERR_FORMAT, 0, "accesses of a stream after its end");
-        if (!l->est && lane_open(a, l, err) < 0) return -1;
+        if (l->n == 0)
+            continue;
+        if (l->done)
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "accesses of a stream after its end");
+        if (!l->est && lane_open(a, l, err) < 0)
+            return -1;
         if (pes_shards_push_keys(l->est, l->keys, l->n) < 0) {
             *err = *pes_shards_error(l->est);
             return -1;
@@ -211,32 +240,42 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
     /* an ended thread's own estimator is final: keep its histogram, free its tables */
     for (size_t i = 0; i < b->n_ended; i++) {
         uint32_t s = b->ended[i];
-        if (s >= a->si->n_streams || a->crd_lane[s] == s || a->lane[s].done) continue;
-        if (lane_close(&a->lane[s], err) < 0) return -1;
+        if (s >= a->si->n_streams || a->crd_lane[s] == s || a->lane[s].done)
+            continue;
+        if (lane_close(&a->lane[s], err) < 0)
+            return -1;
     }
     return 0;
 }
 
-static int finish(void *self, struct pes_error *err) {
+static int finish(void *self, struct pes_error *err)
+{
     struct approx *a = self;
     for (uint32_t i = 0; i < a->n_lanes; i++)
-        if (!a->lane[i].done && lane_close(&a->lane[i], err) < 0) return -1;
+        if (!a->lane[i].done && lane_close(&a->lane[i], err) < 0)
+            return -1;
     struct pes_rd_hist prd, crd;
-    if (pes_rd_hist_init(&prd, 0, err) < 0) return -1;
+    if (pes_rd_hist_init(&prd, 0, err) < 0)
+        return -1;
     if (pes_rd_hist_init(&crd, 0, err) < 0) {
         pes_rd_hist_free(&prd);
         return -1;
     }
     int rc = 0;
-    for (uint32_t s = 0; s < a->si->n_streams && rc == 0; s++) rc = pes_rd_hist_merge(&prd, &a->lane[s].hist);
+    for (uint32_t s = 0; s < a->si->n_streams && rc == 0; s++)
+        rc = pes_rd_hist_merge(&prd, &a->lane[s].hist);
     for (uint32_t c = 0; c < a->si->n_caches && rc == 0; c++)
-        for (uint32_t s = 0; s < a->si->n_streams; s++)   /* each cache once: its first stream */
+        for (uint32_t s = 0; s < a->si->n_streams; s++) /* each cache once: its first stream */
             if (a->si->stream_cache[s] == c) {
                 rc = pes_rd_hist_merge(&crd, &a->lane[a->crd_lane[s]].hist);
                 break;
             }
-    if (rc < 0) rc = pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)");
-    else rc = replay_model_run(&a->model, (enum pes_runtime_model)a->k->runtime_model, a->si, &a->work, &prd, a->si->n_caches ? &crd : NULL, err);
+    if (rc < 0)
+        rc =
+            pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)");
+    else
+        rc = replay_model_run(&a->model, (enum pes_runtime_model)a->k->runtime_model, a->si,
+                              &a->work, &prd, a->si->n_caches ? &crd : NULL, err);
     pes_rd_hist_free(&prd);
     pes_rd_hist_free(&crd);
     return rc;
@@ -244,17 +283,20 @@ static int finish(void *self, struct pes_error *err) {
 
 /* The sampling behind one profile, and its error when checked. */
 static void publish_sampling(struct pes_report *r, struct pes_rnode *rows, const char *profile,
-                             const struct lane *l) {
+                             const struct lane *l)
+{
     struct pes_rnode *o = pes_r_object(r, rows, NULL);
     pes_r_str(r, o, "profile", profile);
     pes_r_u64(r, o, "accesses", l->stats.accesses);
     pes_r_u64(r, o, "sampled", l->stats.sampled);
     pes_r_f64(r, o, "effective_rate", l->stats.effective_rate, "%.6g");
     pes_r_u64(r, o, "sampled_lines", l->stats.lines);
-    if (l->checked) pes_r_f64(r, o, "mrc_mae", l->mae, "%.6g");
+    if (l->checked)
+        pes_r_f64(r, o, "mrc_mae", l->mae, "%.6g");
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct approx *a = self;
     struct pes_report *r = to->r;
     char name[48];
@@ -273,7 +315,7 @@ static void publish(void *self, const struct pes_publish *to) {
                 replay_publish_histogram(r, o, &a->lane[a->crd_lane[s]].hist, a->si);
                 break;
             }
-    pes_r_array(r, to->config, "sites");   /* per-site rows need every access */
+    pes_r_array(r, to->config, "sites"); /* per-site rows need every access */
     pes_r_str(r, to->config, "by", replay_by_name(replay_by_parse(a->k->by)));
     pes_r_array(r, to->config, "groups");
     replay_publish_model(r, to->config, &a->model, a->si);
@@ -281,7 +323,8 @@ static void publish(void *self, const struct pes_publish *to) {
     pes_r_str(r, ap, "method", "SHARDS fixed-rate spatial sampling");
     pes_r_f64(r, ap, "rate", a->k->sample_rate, "%.6g");
     pes_r_u64(r, ap, "seed", a->k->sample_seed);
-    if (a->k->sample_check) pes_r_u64(r, ap, "mae_from_lines", a->lane[0].mae_from);
+    if (a->k->sample_check)
+        pes_r_u64(r, ap, "mae_from_lines", a->lane[0].mae_from);
     struct pes_rnode *rows = pes_r_array(r, ap, "profiles");
     for (uint32_t s = 0; s < a->si->n_streams; s++) {
         snprintf(name, sizeof name, "%s%u PRD", a->si->mimicked ? "core " : "T", s);
@@ -290,7 +333,8 @@ static void publish(void *self, const struct pes_publish *to) {
     for (uint32_t i = a->si->n_streams; i < a->n_lanes; i++) {
         uint32_t c = 0;
         for (uint32_t s = 0; s < a->si->n_streams; s++)
-            if (a->crd_lane[s] == i) c = a->si->stream_cache[s];
+            if (a->crd_lane[s] == i)
+                c = a->si->stream_cache[s];
         snprintf(name, sizeof name, "shared%u CRD", c);
         publish_sampling(r, rows, name, &a->lane[i]);
     }
@@ -298,7 +342,8 @@ static void publish(void *self, const struct pes_publish *to) {
 
 const struct pes_analysis pes_analysis_approx = {
     .name = "approx",
-    .help = "SHARDS-sampled PRD and CRD and their model (--sample-rate), with the MRC error (--sample-check)",
+    .help = "SHARDS-sampled PRD and CRD and their model (--sample-rate), with the MRC error "
+            "(--sample-check)",
     .wanted = wanted,
     .create = create,
     .batch = batch,

@@ -19,18 +19,22 @@
 #include "report.h"
 #include "stream.h"
 
-#define REPLAY_C2C_MAX_LINES (1u << 16)
+#define REPLAY_C2C_MAX_LINES   (1u << 16)
 #define REPLAY_C2C_MAX_OFFSETS 16u
 
-enum replay_c2c_event { REPLAY_C2C_INVALIDATION = 0, REPLAY_C2C_COHERENCE_MISS = 1, REPLAY_C2C_TRANSFER = 2 };
+enum replay_c2c_event {
+    REPLAY_C2C_INVALIDATION = 0,
+    REPLAY_C2C_COHERENCE_MISS = 1,
+    REPLAY_C2C_TRANSFER = 2
+};
 
 struct replay_c2c_access {
     uint64_t addr;
-    uint32_t size;            /* bytes, 0 counts as 1 */
+    uint32_t size; /* bytes, 0 counts as 1 */
     uint32_t thread;
-    uint32_t site;            /* UINT32_MAX: unknown */
-    uint32_t object;          /* 0: unknown */
-    uint64_t object_offset;   /* of addr inside the object */
+    uint32_t site;          /* UINT32_MAX: unknown */
+    uint32_t object;        /* 0: unknown */
+    uint64_t object_offset; /* of addr inside the object */
     uint8_t is_read, is_write;
 };
 
@@ -71,7 +75,8 @@ int replay_c2c_absorb(struct replay_c2c *dst, struct replay_c2c *src);
  * NULL or cap too small: only the size); and replay_c2c_absorb of a table
  * so packed: 0, or -1 (cut short: PES_ERR_FORMAT; no memory). */
 size_t replay_c2c_pack(const struct replay_c2c *c, void *buf, size_t cap);
-int replay_c2c_absorb_packed(struct replay_c2c *dst, const void *buf, size_t len, struct pes_error *err);
+int replay_c2c_absorb_packed(struct replay_c2c *dst, const void *buf, size_t len,
+                             struct pes_error *err);
 /* The top lines by invalidations + coherence misses + transfers as the
  * array "cache_lines" of parent, and "cache_lines_untracked" (events on
  * lines beyond the cap). */

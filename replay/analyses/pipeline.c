@@ -36,8 +36,8 @@ struct held {
     const struct pes_bb **bb;
     uint32_t *bb_stream, *ended;
     size_t cap_bbs, cap_ended;
-    uint64_t index;             /* the batch's number in the stream */
-    atomic_uint pending;        /* analyses still to take it */
+    uint64_t index;      /* the batch's number in the stream */
+    atomic_uint pending; /* analyses still to take it */
 };
 
 struct step {
@@ -52,33 +52,37 @@ struct pes_pipeline {
     const struct pes_analysis *analysis[MAX_ANALYSES];
     void *self[MAX_ANALYSES];
     struct pes_siblings siblings;
-    int stage[MAX_ANALYSES];      /* --stats: each analysis's stage (cpu_account.h) */
+    int stage[MAX_ANALYSES]; /* --stats: each analysis's stage (cpu_account.h) */
     /* the analyses on strands */
-    struct pes_sched *sched;      /* NULL: one after the other on the source's thread */
-    int st_hand;                  /* --stats: copying and handing the batches over */
+    struct pes_sched *sched; /* NULL: one after the other on the source's thread */
+    int st_hand;             /* --stats: copying and handing the batches over */
     struct pes_strand *strand[MAX_ANALYSES];
     struct held held[HELD];
     struct step steps[HELD][MAX_ANALYSES];
     uint64_t batches;
-    atomic_int failed;            /* some analysis failed: the others stop */
-    int has_error[MAX_ANALYSES];  /* under the strands: error[i] from batch error_at[i] */
+    atomic_int failed;           /* some analysis failed: the others stop */
+    int has_error[MAX_ANALYSES]; /* under the strands: error[i] from batch error_at[i] */
     struct pes_error error[MAX_ANALYSES];
     uint64_t error_at[MAX_ANALYSES];
 };
 
-static int tee(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+static int tee(void *ctx, const struct pes_batch *b, struct pes_error *err)
+{
     struct pes_pipeline *p = ctx;
     int was = -1, rc = 0;
     for (size_t i = 0; i < p->n && rc == 0; i++) {
         int left = pes_cpu_switch(p->stage[i]);
-        if (i == 0) was = left;
-        if (p->analysis[i]->batch) rc = p->analysis[i]->batch(p->self[i], b, err);
+        if (i == 0)
+            was = left;
+        if (p->analysis[i]->batch)
+            rc = p->analysis[i]->batch(p->self[i], b, err);
     }
     pes_cpu_switch(was);
     return rc;
 }
 
-static void run_step(void *arg) {
+static void run_step(void *arg)
+{
     struct step *st = arg;
     struct pes_pipeline *p = st->p;
     size_t i = st->analysis;
@@ -91,41 +95,52 @@ static void run_step(void *arg) {
     atomic_fetch_sub_explicit(&st->h->pending, 1, memory_order_release);
 }
 
-static int held_free(void *ctx) {
+static int held_free(void *ctx)
+{
     struct held *h = ctx;
     return atomic_load_explicit(&h->pending, memory_order_acquire) == 0;
 }
 
 /* Once every strand is idle: the first failure in stream order, if any. */
-static int first_error(struct pes_pipeline *p, struct pes_error *err) {
+static int first_error(struct pes_pipeline *p, struct pes_error *err)
+{
     int at = -1;
     for (size_t i = 0; i < p->n; i++)
-        if (p->has_error[i] && (at < 0 || p->error_at[i] < p->error_at[at])) at = (int)i;
-    if (at < 0) return 0;
+        if (p->has_error[i] && (at < 0 || p->error_at[i] < p->error_at[at]))
+            at = (int)i;
+    if (at < 0)
+        return 0;
     *err = p->error[at];
     return -1;
 }
 
-static int wait_all(struct pes_pipeline *p, struct pes_error *err) {
-    for (size_t i = 0; i < p->n; i++) pes_strand_wait(p->strand[i]);
+static int wait_all(struct pes_pipeline *p, struct pes_error *err)
+{
+    for (size_t i = 0; i < p->n; i++)
+        pes_strand_wait(p->strand[i]);
     return first_error(p, err);
 }
 
 /* dst[0 .. n) = src, growing dst (cap entries) as needed. 0 or -1. */
-static int copy_grow(void *dst, size_t *cap, const void *src, size_t n, size_t size) {
+static int copy_grow(void *dst, size_t *cap, const void *src, size_t n, size_t size)
+{
     if (n > *cap) {
         size_t c = *cap ? *cap : 256;
-        while (c < n) c *= 2;
+        while (c < n)
+            c *= 2;
         void *q = realloc(*(void **)dst, c * size);
-        if (!q) return -1;
+        if (!q)
+            return -1;
         *(void **)dst = q;
         *cap = c;
     }
-    if (n) memcpy(*(void **)dst, src, n * size);
+    if (n)
+        memcpy(*(void **)dst, src, n * size);
     return 0;
 }
 
-static int held_copy(struct held *h, const struct pes_batch *b) {
+static int held_copy(struct held *h, const struct pes_batch *b)
+{
     size_t n = b->n;
     if (n) {
         memcpy(h->addr, b->addr, n * sizeof *b->addr);
@@ -134,8 +149,10 @@ static int held_copy(struct held *h, const struct pes_batch *b) {
         memcpy(h->stream, b->stream, n * sizeof *b->stream);
         memcpy(h->site, b->site, n * sizeof *b->site);
         memcpy(h->rw, b->rw, n);
-        if (b->object) memcpy(h->object, b->object, n * sizeof *b->object);
-        if (b->object_offset) memcpy(h->object_offset, b->object_offset, n * sizeof *b->object_offset);
+        if (b->object)
+            memcpy(h->object, b->object, n * sizeof *b->object);
+        if (b->object_offset)
+            memcpy(h->object_offset, b->object_offset, n * sizeof *b->object_offset);
     }
     size_t cap_bb = h->cap_bbs;
     if (copy_grow(&h->bb, &h->cap_bbs, b->bb, b->n_bbs, sizeof *b->bb) < 0 ||
@@ -143,24 +160,39 @@ static int held_copy(struct held *h, const struct pes_batch *b) {
         copy_grow(&h->ended, &h->cap_ended, b->ended, b->n_ended, sizeof *b->ended) < 0)
         return -1;
     h->view = (struct pes_batch){
-        .n = n, .addr = h->addr, .size = h->size, .length = h->length, .stream = h->stream, .site = h->site,
-        .rw = h->rw, .object = b->object ? h->object : NULL, .object_offset = b->object_offset ? h->object_offset : NULL,
-        .n_bbs = b->n_bbs, .bb = h->bb, .bb_stream = h->bb_stream, .n_ended = b->n_ended, .ended = h->ended,
-        .dropped_reads = b->dropped_reads, .dropped_writes = b->dropped_writes,
+        .n = n,
+        .addr = h->addr,
+        .size = h->size,
+        .length = h->length,
+        .stream = h->stream,
+        .site = h->site,
+        .rw = h->rw,
+        .object = b->object ? h->object : NULL,
+        .object_offset = b->object_offset ? h->object_offset : NULL,
+        .n_bbs = b->n_bbs,
+        .bb = h->bb,
+        .bb_stream = h->bb_stream,
+        .n_ended = b->n_ended,
+        .ended = h->ended,
+        .dropped_reads = b->dropped_reads,
+        .dropped_writes = b->dropped_writes,
     };
     return 0;
 }
 
 /* The batch goes to every analysis's strand. */
-static int tee_async(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+static int tee_async(void *ctx, const struct pes_batch *b, struct pes_error *err)
+{
     struct pes_pipeline *p = ctx;
     struct held *h = &p->held[p->batches % HELD];
     int was = pes_cpu_switch(p->st_hand);
     pes_sched_wait(p->sched, held_free, h);
     int rc = atomic_load_explicit(&p->failed, memory_order_acquire) ? wait_all(p, err)
-             : held_copy(h, b) < 0 ? pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory") : 0;
+             : held_copy(h, b) < 0 ? pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory")
+                                   : 0;
     pes_cpu_switch(was);
-    if (rc < 0) return -1;
+    if (rc < 0)
+        return -1;
     h->index = p->batches;
     atomic_store_explicit(&h->pending, (unsigned)p->n, memory_order_relaxed);
     struct step *st = p->steps[p->batches % HELD];
@@ -177,12 +209,15 @@ static int tee_async(void *ctx, const struct pes_batch *b, struct pes_error *err
     return 0;
 }
 
-static void held_free_arrays(struct held *h) {
-    free(h->addr), free(h->object_offset), free(h->size), free(h->length), free(h->stream), free(h->site);
+static void held_free_arrays(struct held *h)
+{
+    free(h->addr), free(h->object_offset), free(h->size), free(h->length), free(h->stream),
+        free(h->site);
     free(h->object), free(h->rw), free(h->bb), free(h->bb_stream), free(h->ended);
 }
 
-static int held_init(struct held *h) {
+static int held_init(struct held *h)
+{
     h->addr = malloc(PES_BATCH * sizeof *h->addr);
     h->object_offset = malloc(PES_BATCH * sizeof *h->object_offset);
     h->size = malloc(PES_BATCH * sizeof *h->size);
@@ -191,7 +226,8 @@ static int held_init(struct held *h) {
     h->site = malloc(PES_BATCH * sizeof *h->site);
     h->object = malloc(PES_BATCH * sizeof *h->object);
     h->rw = malloc(PES_BATCH);
-    return h->addr && h->object_offset && h->size && h->length && h->stream && h->site && h->object && h->rw;
+    return h->addr && h->object_offset && h->size && h->length && h->stream && h->site &&
+           h->object && h->rw;
 }
 
 /* Whether the analyses of this stream take their batches on strands: with
@@ -201,21 +237,28 @@ static int held_init(struct held *h) {
  * thread's state, and a second malloc arena would hold its own share of
  * it: e2e.replay_memory's 100,000 threads under ulimit -v). */
 enum { STRANDS_MAX_STREAMS = 256 };
-static int on_strands(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return pes_sched_workers(k->sched) >= 2 && !k->split && si->kind != PES_TRACE_SAMPLED && !si->paired &&
-           si->n_streams <= STRANDS_MAX_STREAMS;
+static int on_strands(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
+    return pes_sched_workers(k->sched) >= 2 && !k->split && si->kind != PES_TRACE_SAMPLED &&
+           !si->paired && si->n_streams <= STRANDS_MAX_STREAMS;
 }
 
-void *pes_sibling(const struct pes_siblings *s, const struct pes_analysis *a) {
+void *pes_sibling(const struct pes_siblings *s, const struct pes_analysis *a)
+{
     for (size_t i = 0; i < s->p->n; i++)
-        if (s->p->analysis[i] == a) return s->p->self[i];
+        if (s->p->analysis[i] == a)
+            return s->p->self[i];
     return NULL;
 }
 
-const struct pes_siblings *pes_pipeline_siblings(const struct pes_pipeline *p) { return &p->siblings; }
+const struct pes_siblings *pes_pipeline_siblings(const struct pes_pipeline *p)
+{
+    return &p->siblings;
+}
 
-struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const struct pes_knobs *k,
-                                         struct pes_error *err) {
+struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si,
+                                         const struct pes_knobs *k, struct pes_error *err)
+{
     struct pes_pipeline *p = calloc(1, sizeof *p);
     if (!p) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -224,7 +267,8 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
     p->sink = (struct pes_batch_sink){.batch = tee, .ctx = p};
     p->siblings.p = p;
     for (const struct pes_analysis *const *a = pes_analyses; *a; a++) {
-        if ((*a)->wanted && !(*a)->wanted(si, k)) continue;
+        if ((*a)->wanted && !(*a)->wanted(si, k))
+            continue;
         if (p->n == MAX_ANALYSES) {
             pes_error_set(err, PES_ERR_ARG, 0, "more than %d analyses on one stream", MAX_ANALYSES);
             pes_pipeline_destroy(p);
@@ -266,21 +310,30 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const
     return p;
 }
 
-const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p) { return &p->sink; }
+const struct pes_batch_sink *pes_pipeline_sink(struct pes_pipeline *p)
+{
+    return &p->sink;
+}
 
-int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err) {
-    if (p->sched && wait_all(p, err) < 0) return -1;
+int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err)
+{
+    if (p->sched && wait_all(p, err) < 0)
+        return -1;
     int was = pes_cpu_switch(pes_cpu_stage("finish", 0)), rc = 0;
     for (size_t i = 0; i < p->n && rc == 0; i++)
-        if (p->analysis[i]->finish && p->analysis[i]->finish(p->self[i], err) < 0) rc = -1;
+        if (p->analysis[i]->finish && p->analysis[i]->finish(p->self[i], err) < 0)
+            rc = -1;
     pes_cpu_switch(was);
     return rc;
 }
 
-int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err) {
-    if (p->sched && wait_all(p, err) < 0) return -1;
+int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err)
+{
+    if (p->sched && wait_all(p, err) < 0)
+        return -1;
     for (size_t i = 0; i < p->n; i++)
-        if (p->analysis[i]->sync && p->analysis[i]->sync(p->self[i], err) < 0) return -1;
+        if (p->analysis[i]->sync && p->analysis[i]->sync(p->self[i], err) < 0)
+            return -1;
     return 0;
 }
 
@@ -289,7 +342,8 @@ int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err) {
 typedef size_t (*pack_fn)(void *self, void *buf, size_t cap);
 typedef int (*merge_fn)(void *self, const void *buf, size_t len, struct pes_error *err);
 
-static void *pack_all(struct pes_pipeline *p, int share, size_t *len, struct pes_error *err) {
+static void *pack_all(struct pes_pipeline *p, int share, size_t *len, struct pes_error *err)
+{
     size_t n = 0;
     for (size_t i = 0; i < p->n; i++) {
         pack_fn f = share ? p->analysis[i]->share_pack : p->analysis[i]->part_pack;
@@ -304,44 +358,55 @@ static void *pack_all(struct pes_pipeline *p, int share, size_t *len, struct pes
         pack_fn f = share ? p->analysis[i]->share_pack : p->analysis[i]->part_pack;
         uint64_t k = f ? f(p->self[i], NULL, 0) : 0;
         memcpy(at, &k, 8);
-        if (f) f(p->self[i], at + 8, (size_t)k);
+        if (f)
+            f(p->self[i], at + 8, (size_t)k);
         at += 8 + k;
     }
     *len = n;
     return buf;
 }
 
-static int merge_all(struct pes_pipeline *p, int share, const void *buf, size_t len, struct pes_error *err) {
+static int merge_all(struct pes_pipeline *p, int share, const void *buf, size_t len,
+                     struct pes_error *err)
+{
     const unsigned char *at = buf, *end = at + len;
     for (size_t i = 0; i < p->n; i++) {
         uint64_t k = 0;
-        if (end - at >= 8) memcpy(&k, at, 8);
+        if (end - at >= 8)
+            memcpy(&k, at, 8);
         if (end - at < 8 || k > (uint64_t)(end - at - 8))
             return pes_error_set(err, PES_ERR_FORMAT, 0, "a %s's counts are cut short (%zu bytes)",
                                  share ? "share" : "part", len);
         merge_fn f = share ? p->analysis[i]->share_merge : p->analysis[i]->part_merge;
-        if (k && !f) return pes_error_set(err, PES_ERR_FORMAT, 0, "counts for an analysis that takes none");
-        if (f && f(p->self[i], at + 8, (size_t)k, err) < 0) return -1;
+        if (k && !f)
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "counts for an analysis that takes none");
+        if (f && f(p->self[i], at + 8, (size_t)k, err) < 0)
+            return -1;
         at += 8 + k;
     }
     if (at != end)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "a %s's counts: %zu bytes too many", share ? "share" : "part",
-                             (size_t)(end - at));
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "a %s's counts: %zu bytes too many",
+                             share ? "share" : "part", (size_t)(end - at));
     return 0;
 }
 
-void *pes_pipeline_share_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err) {
+void *pes_pipeline_share_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err)
+{
     return pack_all(p, 1, len, err);
 }
 
-int pes_pipeline_share_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err) {
+int pes_pipeline_share_merge(struct pes_pipeline *p, const void *buf, size_t len,
+                             struct pes_error *err)
+{
     return merge_all(p, 1, buf, len, err);
 }
 
 /* A part: per analysis, in pipeline order, its size (u64) and its bytes. */
-void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err) {
+void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err)
+{
     size_t n = 0;
-    for (size_t i = 0; i < p->n; i++) n += 8 + p->analysis[i]->part_pack(p->self[i], NULL, 0);
+    for (size_t i = 0; i < p->n; i++)
+        n += 8 + p->analysis[i]->part_pack(p->self[i], NULL, 0);
     unsigned char *buf = malloc(n ? n : 1), *at = buf;
     if (!buf) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -357,31 +422,45 @@ void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_err
     return buf;
 }
 
-int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err) {
+int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len,
+                            struct pes_error *err)
+{
     const unsigned char *at = buf, *end = at + len;
     for (size_t i = 0; i < p->n; i++) {
         uint64_t k = 0;
-        if (end - at >= 8) memcpy(&k, at, 8);
+        if (end - at >= 8)
+            memcpy(&k, at, 8);
         if (end - at < 8 || k > (uint64_t)(end - at - 8))
-            return pes_error_set(err, PES_ERR_FORMAT, 0, "a part's counts are cut short (%zu bytes)", len);
-        if (p->analysis[i]->part_merge(p->self[i], at + 8, (size_t)k, err) < 0) return -1;
+            return pes_error_set(err, PES_ERR_FORMAT, 0,
+                                 "a part's counts are cut short (%zu bytes)", len);
+        if (p->analysis[i]->part_merge(p->self[i], at + 8, (size_t)k, err) < 0)
+            return -1;
         at += 8 + k;
     }
-    if (at != end) return pes_error_set(err, PES_ERR_FORMAT, 0, "a part's counts: %zu bytes too many", (size_t)(end - at));
+    if (at != end)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "a part's counts: %zu bytes too many",
+                             (size_t)(end - at));
     return 0;
 }
 
-void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to) {
+void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to)
+{
     int was = pes_cpu_switch(pes_cpu_stage("publish", 0));
     for (size_t i = 0; i < p->n; i++)
-        if (p->analysis[i]->publish) p->analysis[i]->publish(p->self[i], to);
+        if (p->analysis[i]->publish)
+            p->analysis[i]->publish(p->self[i], to);
     pes_cpu_switch(was);
 }
 
-void pes_pipeline_destroy(struct pes_pipeline *p) {
-    if (!p) return;
-    for (size_t i = 0; i < p->n; i++) pes_strand_destroy(p->strand[i]);   /* waits for its tasks */
-    for (size_t i = 0; i < p->n; i++) p->analysis[i]->destroy(p->self[i]);
-    for (int i = 0; i < HELD; i++) held_free_arrays(&p->held[i]);
+void pes_pipeline_destroy(struct pes_pipeline *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n; i++)
+        pes_strand_destroy(p->strand[i]); /* waits for its tasks */
+    for (size_t i = 0; i < p->n; i++)
+        p->analysis[i]->destroy(p->self[i]);
+    for (int i = 0; i < HELD; i++)
+        held_free_arrays(&p->held[i]);
     free(p);
 }

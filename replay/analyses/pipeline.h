@@ -10,8 +10,8 @@
 struct pes_pipeline;
 
 /* Creates every analysis wanted on this stream; NULL with err filled. */
-struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si, const struct pes_knobs *k,
-                                         struct pes_error *err);
+struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si,
+                                         const struct pes_knobs *k, struct pes_error *err);
 /* The analyses it runs, as link sees them (pes_sibling: a join's siblings). */
 const struct pes_siblings *pes_pipeline_siblings(const struct pes_pipeline *p);
 /* Where the stream's source delivers its batches. */
@@ -25,12 +25,14 @@ int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err);
  * part's buffer merged in stream order before pes_pipeline_finish. */
 int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err);
 void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err);
-int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err);
+int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len,
+                            struct pes_error *err);
 /* Shares (analysis.h: share_pack, share_merge; knobs.shares > 1): after
  * pes_pipeline_finish, this process's share as one malloc'd buffer (NULL,
  * err filled, without memory), or on process 0 another's merged. */
 void *pes_pipeline_share_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err);
-int pes_pipeline_share_merge(struct pes_pipeline *p, const void *buf, size_t len, struct pes_error *err);
+int pes_pipeline_share_merge(struct pes_pipeline *p, const void *buf, size_t len,
+                             struct pes_error *err);
 /* Every analysis describes its results (after finish). */
 void pes_pipeline_publish(struct pes_pipeline *p, const struct pes_publish *to);
 void pes_pipeline_destroy(struct pes_pipeline *p);

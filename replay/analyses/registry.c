@@ -6,21 +6,21 @@
  */
 #include "analysis.h"
 
-#define PES_REGISTRY(ENTRY)                                                          \
-    ENTRY(summary)                                                                   \
-    ENTRY(reuse)                                                                     \
-    ENTRY(sim)                                                                       \
-    ENTRY(approx)                                                                    \
-    /* a sampled trace: each publishes its part of the report in this order */      \
-    ENTRY(sampled_counts)                                                            \
-    ENTRY(sampled_reuse)                                                             \
-    ENTRY(sampled_threads)                                                           \
-    ENTRY(sampled_comm)                                                              \
-    ENTRY(sampled_sites)                                                             \
-    ENTRY(sampled_objects)                                                           \
-    ENTRY(sampled_c2c)                                                               \
-    ENTRY(sampled_bytes)                                                             \
-    ENTRY(accuracy)                                                                  \
+#define PES_REGISTRY(ENTRY)                                                                        \
+    ENTRY(summary)                                                                                 \
+    ENTRY(reuse)                                                                                   \
+    ENTRY(sim)                                                                                     \
+    ENTRY(approx)                                                                                  \
+    /* a sampled trace: each publishes its part of the report in this order */                     \
+    ENTRY(sampled_counts)                                                                          \
+    ENTRY(sampled_reuse)                                                                           \
+    ENTRY(sampled_threads)                                                                         \
+    ENTRY(sampled_comm)                                                                            \
+    ENTRY(sampled_sites)                                                                           \
+    ENTRY(sampled_objects)                                                                         \
+    ENTRY(sampled_c2c)                                                                             \
+    ENTRY(sampled_bytes)                                                                           \
+    ENTRY(accuracy)                                                                                \
     ENTRY(timing)
 
 #define DECLARE(name) extern const struct pes_analysis pes_analysis_##name;
@@ -30,8 +30,10 @@ PES_REGISTRY(DECLARE)
 
 const struct pes_analysis *const pes_analyses[] = {PES_REGISTRY(ADDRESS) NULL};
 
-int pes_analyses_can_part(const struct pes_stream_info *si, const struct pes_knobs *k) {
+int pes_analyses_can_part(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     for (const struct pes_analysis *const *a = pes_analyses; *a; a++)
-        if ((!(*a)->wanted || (*a)->wanted(si, k)) && (!(*a)->part_pack || !(*a)->part_merge)) return 0;
+        if ((!(*a)->wanted || (*a)->wanted(si, k)) && (!(*a)->part_pack || !(*a)->part_merge))
+            return 0;
     return 1;
 }

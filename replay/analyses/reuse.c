@@ -22,23 +22,26 @@
 #include "reuse_model.h"
 
 struct reuse {
-    struct pes_profiles *prof;    /* PRD per stream, CRD per shared cache (group) */
+    struct pes_profiles *prof; /* PRD per stream, CRD per shared cache (group) */
     const struct pes_stream_info *si;
-    struct pes_work work;         /* counted here unless the stream info brings it */
+    struct pes_work work; /* counted here unless the stream info brings it */
     struct replay_model model;
-    enum replay_by by;            /* --by object: the profiles' per-site rows are keyed by object */
-    uint32_t *zeros;              /* [PES_BATCH] the unknown object, for batches without objects */
-    int annotate;                 /* --annotate: per-line counts for the text report */
+    enum replay_by by; /* --by object: the profiles' per-site rows are keyed by object */
+    uint32_t *zeros;   /* [PES_BATCH] the unknown object, for batches without objects */
+    int annotate;      /* --annotate: per-line counts for the text report */
     enum pes_runtime_model runtime_model;
 };
 
 /* With --cores the recorded stream only feeds the summary; with
  * --sample-rate the approximate profiles (approx.c) take this one's place. */
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     return (si->mimicked || !k->mimic) && k->sample_rate == 0 && si->kind != PES_TRACE_SAMPLED;
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     struct reuse *r = calloc(1, sizeof *r);
     if (!r) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -54,8 +57,13 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         return NULL;
     }
     struct pes_profiles_options po = {
-        .granule = si->line, .n_streams = si->n_streams, .n_groups = si->n_caches, .group_of = si->stream_cache,
-        .per_site = 1, .threads = k->jobs, .split = k->split,
+        .granule = si->line,
+        .n_streams = si->n_streams,
+        .n_groups = si->n_caches,
+        .group_of = si->stream_cache,
+        .per_site = 1,
+        .threads = k->jobs,
+        .split = k->split,
     };
     if (!(r->prof = pes_profiles_create(&po, err))) {
         free(r->zeros);
@@ -65,64 +73,84 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     return r;
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct reuse *r = self;
-    if (!r->si->work) replay_work_count(&r->work, b);
+    if (!r->si->work)
+        replay_work_count(&r->work, b);
     const uint32_t *key = r->by != REPLAY_BY_OBJECT ? b->site : b->object ? b->object : r->zeros;
-    if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0) return -1;
+    if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0)
+        return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
     for (size_t i = 0; i < b->n_ended; i++)
-        if (pes_profiles_end_stream(r->prof, b->ended[i], err) < 0) return -1;
+        if (pes_profiles_end_stream(r->prof, b->ended[i], err) < 0)
+            return -1;
     return 0;
 }
 
-static int sum_crd(const struct pes_profiles *p, struct pes_rd_hist *out) {
+static int sum_crd(const struct pes_profiles *p, struct pes_rd_hist *out)
+{
     for (uint32_t g = 0; g < pes_profiles_groups(p); g++)
-        if (pes_rd_hist_merge(out, pes_profiles_crd(p, g)) < 0) return -1;
+        if (pes_rd_hist_merge(out, pes_profiles_crd(p, g)) < 0)
+            return -1;
     return 0;
 }
 
 /* SDCM hit rates (Eq. 1-3) and runtime (Eq. 4-8) from the summed histograms. */
-static int model(struct reuse *r, struct pes_error *err) {
+static int model(struct reuse *r, struct pes_error *err)
+{
     struct pes_rd_hist prd, crd;
-    if (pes_rd_hist_init(&prd, 0, err) < 0) return -1;
+    if (pes_rd_hist_init(&prd, 0, err) < 0)
+        return -1;
     if (pes_rd_hist_init(&crd, 0, err) < 0) {
         pes_rd_hist_free(&prd);
         return -1;
     }
     int rc = pes_profiles_prd_total(r->prof, &prd) < 0 || sum_crd(r->prof, &crd) < 0
-                 ? pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)")
-                 : replay_model_run(&r->model, r->runtime_model, r->si, &r->work, &prd, pes_profiles_groups(r->prof) ? &crd : NULL, err);
+                 ? pes_error_set(err, PES_ERR_NOMEM, 0,
+                                 "cannot sum the reuse histograms (out of memory)")
+                 : replay_model_run(&r->model, r->runtime_model, r->si, &r->work, &prd,
+                                    pes_profiles_groups(r->prof) ? &crd : NULL, err);
     pes_rd_hist_free(&prd);
     pes_rd_hist_free(&crd);
     return rc;
 }
 
-static int finish(void *self, struct pes_error *err) {
+static int finish(void *self, struct pes_error *err)
+{
     struct reuse *r = self;
     /* the workers' last errors; then the histograms are the result and the engines can go */
-    if (pes_profiles_sync(r->prof, err) < 0) return -1;
+    if (pes_profiles_sync(r->prof, err) < 0)
+        return -1;
     pes_profiles_finish(r->prof);
     return model(r, err);
 }
 
 /* Parts: the profiles travel as window summaries (profiles.h, parts), so a
  * part brings only the work counted for the runtime model. */
-static int sync(void *self, struct pes_error *err) { return pes_profiles_sync(((struct reuse *)self)->prof, err); }
+static int sync(void *self, struct pes_error *err)
+{
+    return pes_profiles_sync(((struct reuse *)self)->prof, err);
+}
 
-static size_t part_pack(void *self, void *buf, size_t cap) {
+static size_t part_pack(void *self, void *buf, size_t cap)
+{
     struct reuse *r = self;
-    if (buf && cap >= sizeof r->work) memcpy(buf, &r->work, sizeof r->work);
+    if (buf && cap >= sizeof r->work)
+        memcpy(buf, &r->work, sizeof r->work);
     return sizeof r->work;
 }
 
-static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err)
+{
     struct reuse *r = self;
     struct pes_work w;
-    if (len != sizeof w) return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
+    if (len != sizeof w)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
     memcpy(&w, buf, sizeof w);
     r->work.bytes += w.bytes;
-    for (int k = 0; k < PES_OP_COUNT; k++) r->work.ops[k] += w.ops[k];
+    for (int k = 0; k < PES_OP_COUNT; k++)
+        r->work.ops[k] += w.ops[k];
     return 0;
 }
 
@@ -134,32 +162,40 @@ struct site_row {
     double prd_mean, crd_mean;
 };
 
-static int by_accesses_desc(const void *a, const void *b) {
+static int by_accesses_desc(const void *a, const void *b)
+{
     const struct site_row *x = a, *y = b;
-    if (x->accesses != y->accesses) return x->accesses < y->accesses ? 1 : -1;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
 /* Mean finite distance of `accesses` of which `cold` were cold. */
-static double mean(double sum, uint64_t accesses, uint64_t cold) {
+static double mean(double sum, uint64_t accesses, uint64_t cold)
+{
     return accesses > cold ? sum / (double)(accesses - cold) : 0.0;
 }
 
 /* --annotate: the line accesses of each source line (text only). */
-static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
-                             const uint32_t *keys, size_t np, const struct pes_site_reuse *p) {
+static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent,
+                             const struct reuse *r, const uint32_t *keys, size_t np,
+                             const struct pes_site_reuse *p)
+{
     struct pes_rnode *arr = pes_r_flag(pes_r_array(rep, parent, "annotate"), PES_R_TEXT_ONLY);
     struct replay_groups g;
     if (!keys || replay_groups_make(&g, r->si, REPLAY_BY_LINE, keys, np) < 0) {
-        pes_r_array(rep, NULL, NULL);   /* marks the report failed */
+        pes_r_array(rep, NULL, NULL); /* marks the report failed */
         return;
     }
     for (size_t j = 0; j < g.n; j++) {
         uint32_t first = keys[g.member[g.start[j]]];
-        const struct pes_site *site = first == UINT32_MAX ? NULL : r->si->site(r->si->site_ctx, first);
-        if (!site || !site->file || !*site->file) continue;   /* line 0: the file's unidentified lines */
+        const struct pes_site *site =
+            first == UINT32_MAX ? NULL : r->si->site(r->si->site_ctx, first);
+        if (!site || !site->file || !*site->file)
+            continue; /* line 0: the file's unidentified lines */
         uint64_t acc = 0;
-        for (uint32_t m = g.start[j]; m < g.start[j + 1]; m++) acc += p[g.member[m]].accesses;
+        for (uint32_t m = g.start[j]; m < g.start[j + 1]; m++)
+            acc += p[g.member[m]].accesses;
         struct pes_rnode *o = pes_r_object(rep, arr, NULL);
         pes_r_str(rep, o, "file", site->file);
         pes_r_u64(rep, o, "line", site->line);
@@ -171,25 +207,28 @@ static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent, c
 /* One row per group (--by), most line accesses first: counts and distance
  * sums of its sites added, means recomputed from the sums. */
 static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
-                           const struct pes_site_reuse *p, size_t np) {
+                           const struct pes_site_reuse *p, size_t np)
+{
     pes_r_str(rep, parent, "by", replay_by_name(r->by));
     struct pes_rnode *arr = pes_r_array(rep, parent, "groups");
     struct replay_groups g;
     uint32_t *keys = malloc((np ? np : 1) * sizeof *keys);
-    for (size_t i = 0; keys && i < np; i++) keys[i] = p[i].site;
+    for (size_t i = 0; keys && i < np; i++)
+        keys[i] = p[i].site;
     struct site_row *rows = NULL;
     double *sums = NULL;
-    if (r->annotate && r->by != REPLAY_BY_OBJECT) publish_annotate(rep, parent, r, keys, np, p);
+    if (r->annotate && r->by != REPLAY_BY_OBJECT)
+        publish_annotate(rep, parent, r, keys, np, p);
     if (!keys || replay_groups_make(&g, r->si, r->by, keys, np) < 0) {
         free(keys);
-        pes_r_array(rep, NULL, NULL);   /* marks the report failed */
+        pes_r_array(rep, NULL, NULL); /* marks the report failed */
         return;
     }
     rows = calloc(g.n ? g.n : 1, sizeof *rows);
     sums = calloc(2 * (g.n ? g.n : 1), sizeof *sums);
     for (size_t i = 0; rows && sums && i < np; i++) {
         struct site_row *w = &rows[g.of[i]];
-        w->site = g.of[i];   /* the group, for the ranking's ties */
+        w->site = g.of[i]; /* the group, for the ranking's ties */
         w->accesses += p[i].accesses;
         w->prd_cold += p[i].prd_cold;
         w->crd_cold += p[i].crd_cold;
@@ -200,8 +239,10 @@ static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, con
         rows[j].prd_mean = mean(sums[2 * j], rows[j].accesses, rows[j].prd_cold);
         rows[j].crd_mean = mean(sums[2 * j + 1], rows[j].accesses, rows[j].crd_cold);
     }
-    if (!rows || !sums) pes_r_array(rep, NULL, NULL);
-    else qsort(rows, g.n, sizeof *rows, by_accesses_desc);
+    if (!rows || !sums)
+        pes_r_array(rep, NULL, NULL);
+    else
+        qsort(rows, g.n, sizeof *rows, by_accesses_desc);
     for (size_t j = 0; rows && sums && j < g.n; j++) {
         struct pes_rnode *o = pes_r_object(rep, arr, NULL);
         replay_group_publish(rep, o, r->si, r->by, &g, rows[j].site, keys);
@@ -220,20 +261,25 @@ static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, con
 /* One row per site, most line accesses first; means are over finite
  * distances, in lines. With --by object the profiles' rows are objects and
  * only the groups list them. */
-static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r) {
+static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r)
+{
     size_t np = 0;
     const struct pes_site_reuse *p = pes_profiles_sites(r->prof, &np);
     struct site_row *rows = calloc(np ? np : 1, sizeof *rows);
     struct pes_rnode *arr = pes_r_array(rep, parent, "sites");
     publish_groups(rep, parent, r, p, np);
-    if (r->by == REPLAY_BY_OBJECT) np = 0;
+    if (r->by == REPLAY_BY_OBJECT)
+        np = 0;
     if (!rows) {
-        pes_r_array(rep, NULL, NULL);   /* marks the report failed */
+        pes_r_array(rep, NULL, NULL); /* marks the report failed */
         return;
     }
     for (size_t i = 0; i < np; i++)
         rows[i] = (struct site_row){
-            .site = p[i].site, .accesses = p[i].accesses, .prd_cold = p[i].prd_cold, .crd_cold = p[i].crd_cold,
+            .site = p[i].site,
+            .accesses = p[i].accesses,
+            .prd_cold = p[i].prd_cold,
+            .crd_cold = p[i].crd_cold,
             .prd_mean = mean(p[i].prd_sum, p[i].accesses, p[i].prd_cold),
             .crd_mean = mean(p[i].crd_sum, p[i].accesses, p[i].crd_cold),
         };
@@ -250,7 +296,8 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
     free(rows);
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct reuse *r = self;
     struct pes_report *rep = to->r;
     struct pes_rnode *prd = pes_r_array(rep, to->config, "prd");
@@ -269,7 +316,8 @@ static void publish(void *self, const struct pes_publish *to) {
     replay_publish_model(rep, to->config, &r->model, r->si);
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct reuse *r = self;
     pes_profiles_destroy(r->prof);
     free(r->zeros);

@@ -20,19 +20,19 @@
  * (PPT-Multicore Eq. 1 and 3; a cache of no more lines than ways is one set,
  * i.e. fully associative). */
 struct replay_mrc {
-    uint32_t level;               /* 1-based level whose profile and ways are used; 0: no curve */
-    uint32_t ways;                /* that level's associativity (0: fully associative) */
-    int from_crd;                 /* 1: the summed CRD (a shared level), 0: the summed PRD */
+    uint32_t level; /* 1-based level whose profile and ways are used; 0: no curve */
+    uint32_t ways;  /* that level's associativity (0: fully associative) */
+    int from_crd;   /* 1: the summed CRD (a shared level), 0: the summed PRD */
     size_t n;
     uint64_t lines[REPLAY_MRC_MAX];
     double fully_associative[REPLAY_MRC_MAX], sdcm[REPLAY_MRC_MAX];
 };
 
 struct replay_model {
-    double hit[PES_MAX_LEVELS];   /* SDCM global (cumulative) hit rates */
-    enum pes_runtime_model runtime_model;   /* --runtime-model */
+    double hit[PES_MAX_LEVELS];           /* SDCM global (cumulative) hit rates */
+    enum pes_runtime_model runtime_model; /* --runtime-model */
     struct pes_runtime runtime;
-    struct replay_mrc mrc;        /* of the first shared level (else the last level) */
+    struct replay_mrc mrc; /* of the first shared level (else the last level) */
 };
 
 /* Adds the batch's bytes and BB op counts to w (the work of a stream whose
@@ -42,8 +42,9 @@ void replay_work_count(struct pes_work *w, const struct pes_batch *b);
 /* PPT-Multicore Eq. 1-3 per level (private levels from prd, shared levels
  * from crd; crd NULL: every level from prd) and the runtime `rm` with the
  * stream info's work, or `counted` when it has none. 0, or -1 with err filled. */
-int replay_model_run(struct replay_model *out, enum pes_runtime_model rm, const struct pes_stream_info *si,
-                     const struct pes_work *counted, const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
+int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
+                     const struct pes_stream_info *si, const struct pes_work *counted,
+                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
                      struct pes_error *err);
 
 /* The curve of h (ways as struct replay_mrc says) from 1 line up to the
@@ -51,16 +52,16 @@ int replay_model_run(struct replay_model *out, enum pes_runtime_model rm, const 
  * distance of h (at least one point; 2^48 lines at most). out->level and
  * out->from_crd are left to the caller. 0, or -1 with err filled (h's exact
  * range below the model's). An empty h gives no points. */
-int replay_mrc_compute(struct replay_mrc *out, const struct pes_rd_hist *h, uint32_t ways, uint64_t min_lines,
-                       struct pes_error *err);
+int replay_mrc_compute(struct replay_mrc *out, const struct pes_rd_hist *h, uint32_t ways,
+                       uint64_t min_lines, struct pes_error *err);
 
 /* {"histogram": {accesses, cold, mean, exact, log2}} under parent, with the
  * text report's cold share and fully associative hit shares per level. */
-void replay_publish_histogram(struct pes_report *r, struct pes_rnode *parent, const struct pes_rd_hist *h,
-                              const struct pes_stream_info *si);
+void replay_publish_histogram(struct pes_report *r, struct pes_rnode *parent,
+                              const struct pes_rd_hist *h, const struct pes_stream_info *si);
 /* The configuration's "model": global and local hit rates, runtime; then
  * its "miss_ratio_curve" (docs/replay.schema.json). */
-void replay_publish_model(struct pes_report *r, struct pes_rnode *config, const struct replay_model *m,
-                          const struct pes_stream_info *si);
+void replay_publish_model(struct pes_report *r, struct pes_rnode *config,
+                          const struct replay_model *m, const struct pes_stream_info *si);
 
 #endif

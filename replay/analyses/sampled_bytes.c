@@ -19,20 +19,23 @@
 
 struct thread_bytes {
     uint64_t samples;
-    double loaded, stored;   /* estimated bytes */
+    double loaded, stored; /* estimated bytes */
 };
 
 struct bytes {
     const struct pes_stream_info *si;
-    struct thread_bytes *thread;   /* [si->n_streams] */
+    struct thread_bytes *thread; /* [si->n_streams] */
 };
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     (void)k;
-    return si->kind == PES_TRACE_SAMPLED && !si->paired;   /* --compare: accuracy.c reports */
+    return si->kind == PES_TRACE_SAMPLED && !si->paired; /* --compare: accuracy.c reports */
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     (void)k;
     struct bytes *a = calloc(1, sizeof *a);
     if (a && !(a->thread = calloc(si->n_streams ? si->n_streams : 1, sizeof *a->thread))) {
@@ -47,22 +50,27 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     return a;
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
-    (void)err;   /* a thread the trace does not announce: sampled_counts.c refuses it first */
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
+    (void)err; /* a thread the trace does not announce: sampled_counts.c refuses it first */
     struct bytes *a = self;
     for (size_t i = 0; i < b->n_events; i++) {
         const struct pes_event *e = &b->events[i];
-        if (e->kind != PES_EV_SAMPLE || e->thread >= a->si->n_streams) continue;
+        if (e->kind != PES_EV_SAMPLE || e->thread >= a->si->n_streams)
+            continue;
         struct thread_bytes *t = &a->thread[e->thread];
         double bytes = pes_period_of(a->si, e) * e->size;
         t->samples++;
-        if (e->flags & PES_EVF_WRITE) t->stored += bytes;
-        else t->loaded += bytes;
+        if (e->flags & PES_EVF_WRITE)
+            t->stored += bytes;
+        else
+            t->loaded += bytes;
     }
     return 0;
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct bytes *a = self;
     struct pes_rnode *rows = pes_r_array(to->r, to->trace, "bytes_by_thread");
     for (uint32_t t = 0; t < a->si->n_streams; t++) {
@@ -75,7 +83,8 @@ static void publish(void *self, const struct pes_publish *to) {
     }
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct bytes *a = self;
     free(a->thread);
     free(a);

@@ -21,17 +21,21 @@ struct counts {
     uint32_t n_threads;
     struct replay_sampled_thread *thread;
     uint64_t samples, lost, throttled, dropped, expired;
-    uint64_t events, heap_events;   /* all events, and of them alloc/free events */
+    uint64_t events, heap_events; /* all events, and of them alloc/free events */
 };
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     (void)k;
     return si->kind == PES_TRACE_SAMPLED;
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     struct counts *c = calloc(1, sizeof *c);
-    if (c) c->thread = calloc(si->n_streams ? si->n_streams : 1, sizeof *c->thread);
+    if (c)
+        c->thread = calloc(si->n_streams ? si->n_streams : 1, sizeof *c->thread);
     if (!c || !c->thread) {
         free(c);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -44,10 +48,13 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     return c;
 }
 
-static int count(struct counts *c, const struct pes_event *e, uint64_t off, struct pes_error *err) {
+static int count(struct counts *c, const struct pes_event *e, uint64_t off, struct pes_error *err)
+{
     c->heap_events += e->kind == PES_EV_ALLOC || e->kind == PES_EV_FREE;
-    if (e->kind == PES_EV_PERIOD) return 0;   /* the stream's weights (weights.h) */
-    if (e->thread >= c->n_threads) return replay_sampled_bad_thread(err, c->si->path, off, e->thread, c->n_threads);
+    if (e->kind == PES_EV_PERIOD)
+        return 0; /* the stream's weights (weights.h) */
+    if (e->thread >= c->n_threads)
+        return replay_sampled_bad_thread(err, c->si->path, off, e->thread, c->n_threads);
     struct replay_sampled_thread *t = &c->thread[e->thread];
     /* a thread's counters so far, from its own samples (trap events carry the
      * TRAPPING thread's counters); TOTALS, if present, replaces them */
@@ -64,7 +71,9 @@ static int count(struct counts *c, const struct pes_event *e, uint64_t off, stru
         t->reuses++;
         t->spatial += (e->flags & PES_EVF_SPATIAL) != 0;
         break;
-    case PES_EV_INVALIDATION: t->invalidations++; break;
+    case PES_EV_INVALIDATION:
+        t->invalidations++;
+        break;
     case PES_EV_COMM:
         if (e->other_thread >= c->n_threads)
             return replay_sampled_bad_thread(err, c->si->path, off, e->other_thread, c->n_threads);
@@ -74,33 +83,47 @@ static int count(struct counts *c, const struct pes_event *e, uint64_t off, stru
         c->lost += e->aux;
         t->lost += e->aux;
         break;
-    case PES_EV_THROTTLE: c->throttled += e->aux; break;
-    case PES_EV_DROPPED: c->dropped += e->aux; break;
-    case PES_EV_WATCH_EXPIRED: c->expired++; break;
+    case PES_EV_THROTTLE:
+        c->throttled += e->aux;
+        break;
+    case PES_EV_DROPPED:
+        c->dropped += e->aux;
+        break;
+    case PES_EV_WATCH_EXPIRED:
+        c->expired++;
+        break;
     case PES_EV_TOTALS:
         t->loads = e->loads;
         t->stores = e->stores;
         break;
-    default: break;
+    default:
+        break;
     }
     return 0;
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct counts *c = self;
     c->events += b->n_events;
     for (size_t i = 0; i < b->n_events; i++)
-        if (count(c, &b->events[i], b->events_offset, err) < 0) return -1;
+        if (count(c, &b->events[i], b->events_offset, err) < 0)
+            return -1;
     return 0;
 }
 
-const struct replay_sampled_thread *replay_sampled_counts_threads(const void *self) {
+const struct replay_sampled_thread *replay_sampled_counts_threads(const void *self)
+{
     return ((const struct counts *)self)->thread;
 }
 
-uint64_t replay_sampled_counts_samples(const void *self) { return ((const struct counts *)self)->samples; }
+uint64_t replay_sampled_counts_samples(const void *self)
+{
+    return ((const struct counts *)self)->samples;
+}
 
-void replay_sampled_counts_export(const void *self, struct replay_sampled *s) {
+void replay_sampled_counts_export(const void *self, struct replay_sampled *s)
+{
     const struct counts *c = self;
     s->samples = c->samples;
     s->lost = c->lost;
@@ -123,9 +146,11 @@ void replay_sampled_counts_export(const void *self, struct replay_sampled *s) {
     }
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct counts *c = self;
-    if (c->si->paired) return;   /* --compare: the report is accuracy.c's */
+    if (c->si->paired)
+        return; /* --compare: the report is accuracy.c's */
     struct pes_report *r = to->r;
     struct pes_rnode *o = to->trace;
     pes_r_str(r, o, "trace", c->si->path);
@@ -146,12 +171,14 @@ static void publish(void *self, const struct pes_publish *to) {
         struct pes_rnode *h = pes_r_object(r, o, "heap_events_dominate");
         pes_r_u64(r, h, "heap_events", c->heap_events);
         pes_r_u64(r, h, "events", c->events);
-        pes_r_str(r, h, "hint", "pes-collect --no-heap (no data objects for heap blocks), or a newer "
-                                "pes-collect, which writes heap events only for blocks that samples fall in");
+        pes_r_str(r, h, "hint",
+                  "pes-collect --no-heap (no data objects for heap blocks), or a newer "
+                  "pes-collect, which writes heap events only for blocks that samples fall in");
     }
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct counts *c = self;
     free(c->thread);
     free(c);

@@ -15,25 +15,28 @@
 
 struct obj_row {
     uint64_t samples, reuses, invalidations, comm_true, comm_false;
-    double reuse_weight, reuse_time_sum;   /* weighted as the trace's histograms (aux, period) */
-    double reuse_time[PES_RT_BINS];        /* time distances of all its reuses, weighted */
+    double reuse_weight, reuse_time_sum; /* weighted as the trace's histograms (aux, period) */
+    double reuse_time[PES_RT_BINS];      /* time distances of all its reuses, weighted */
 };
 
 struct objects {
     const struct pes_stream_info *si;
     uint32_t top;
-    struct obj_row *obj;   /* by object id */
+    struct obj_row *obj; /* by object id */
     size_t n_obj;
 };
 
 /* Object ids are dense (objects.h: 0 .. count-1); the table grows to the largest seen. */
 #define MAX_OBJECT_ROWS (1u << 24)
 
-static struct obj_row *obj_row_of(struct objects *a, uint32_t id, struct pes_error *err) {
-    if (id >= MAX_OBJECT_ROWS) id = 0;   /* not an id objects.h hands out: unknown */
+static struct obj_row *obj_row_of(struct objects *a, uint32_t id, struct pes_error *err)
+{
+    if (id >= MAX_OBJECT_ROWS)
+        id = 0; /* not an id objects.h hands out: unknown */
     if (id >= a->n_obj) {
         size_t n = a->n_obj ? a->n_obj : 64;
-        while (n <= id) n *= 2;
+        while (n <= id)
+            n *= 2;
         struct obj_row *p = realloc(a->obj, n * sizeof *p);
         if (!p) {
             pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -46,11 +49,15 @@ static struct obj_row *obj_row_of(struct objects *a, uint32_t id, struct pes_err
     return &a->obj[id];
 }
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
-    return si->kind == PES_TRACE_SAMPLED && !si->paired && replay_by_parse(k->by) == REPLAY_BY_OBJECT;
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
+    return si->kind == PES_TRACE_SAMPLED && !si->paired &&
+           replay_by_parse(k->by) == REPLAY_BY_OBJECT;
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     struct objects *a = calloc(1, sizeof *a);
     if (!a) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -63,16 +70,21 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
 
 /* The event's counts in its object's row, as sampled_sites.c counts them
  * per site; a reuse weighs aux times its sample's period weight. */
-static int count_object(struct objects *a, const struct pes_event *e, uint32_t id, struct pes_error *err) {
+static int count_object(struct objects *a, const struct pes_event *e, uint32_t id,
+                        struct pes_error *err)
+{
     if (e->kind != PES_EV_SAMPLE && e->kind != PES_EV_REUSE && e->kind != PES_EV_INVALIDATION &&
         e->kind != PES_EV_COMM)
         return 0;
     struct obj_row *o = obj_row_of(a, id, err);
-    if (!o) return -1;
+    if (!o)
+        return -1;
     switch (e->kind) {
-    case PES_EV_SAMPLE: o->samples++; break;
+    case PES_EV_SAMPLE:
+        o->samples++;
+        break;
     case PES_EV_REUSE: {
-        uint64_t d = e->distance ? e->distance - 1 : 0;   /* accesses between (docs/accuracy.md) */
+        uint64_t d = e->distance ? e->distance - 1 : 0; /* accesses between (docs/accuracy.md) */
         double w = (e->aux ? (double)e->aux : 1.0) * pes_weight_of(a->si, e);
         o->reuses++;
         o->reuse_weight += w;
@@ -80,35 +92,44 @@ static int count_object(struct objects *a, const struct pes_event *e, uint32_t i
         o->reuse_time[pes_rt_bin(d)] += w;
         break;
     }
-    case PES_EV_INVALIDATION: o->invalidations++; break;
+    case PES_EV_INVALIDATION:
+        o->invalidations++;
+        break;
     default:
-        if (e->flags & PES_EVF_FALSE_SHARING) o->comm_false++;
-        else o->comm_true++;
+        if (e->flags & PES_EVF_FALSE_SHARING)
+            o->comm_false++;
+        else
+            o->comm_true++;
         break;
     }
     return 0;
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct objects *a = self;
     for (size_t i = 0; i < b->n_events; i++)
-        if (count_object(a, &b->events[i], b->event_object ? b->event_object[i] : 0, err) < 0) return -1;
+        if (count_object(a, &b->events[i], b->event_object ? b->event_object[i] : 0, err) < 0)
+            return -1;
     return 0;
 }
 
-static int has_events(const struct obj_row *x) {
+static int has_events(const struct obj_row *x)
+{
     return x->samples || x->reuses || x->invalidations || x->comm_true || x->comm_false;
 }
 
 /* One row per object with events, ranked as the sites are, with the mean
  * and histogram of its reuses' time distances. */
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct objects *a = self;
     struct pes_report *r = to->r;
     pes_r_str(r, to->trace, "by", replay_by_name(REPLAY_BY_OBJECT));
     struct pes_rnode *arr = pes_r_array(r, to->trace, "groups");
     size_t n_keys = 0;
-    for (size_t i = 0; i < a->n_obj; i++) n_keys += has_events(&a->obj[i]);
+    for (size_t i = 0; i < a->n_obj; i++)
+        n_keys += has_events(&a->obj[i]);
     uint32_t *keys = malloc((n_keys ? n_keys : 1) * sizeof *keys);
     struct replay_sampled_site *rows = calloc(n_keys ? n_keys : 1, sizeof *rows);
     size_t *idx = malloc((n_keys ? n_keys : 1) * sizeof *idx);
@@ -117,15 +138,19 @@ static void publish(void *self, const struct pes_publish *to) {
         free(keys);
         free(rows);
         free(idx);
-        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        pes_r_array(r, NULL, NULL); /* marks the report failed */
         return;
     }
     n_keys = 0;
     for (size_t i = 0; i < a->n_obj; i++) {
         const struct obj_row *x = &a->obj[i];
-        if (!has_events(x)) continue;
-        rows[n_keys] = (struct replay_sampled_site){.site = (uint32_t)i, .samples = x->samples, .reuses = x->reuses,
-                                                    .invalidations = x->invalidations, .comm_true = x->comm_true,
+        if (!has_events(x))
+            continue;
+        rows[n_keys] = (struct replay_sampled_site){.site = (uint32_t)i,
+                                                    .samples = x->samples,
+                                                    .reuses = x->reuses,
+                                                    .invalidations = x->invalidations,
+                                                    .comm_true = x->comm_true,
                                                     .comm_false = x->comm_false};
         keys[n_keys++] = (uint32_t)i;
     }
@@ -145,7 +170,8 @@ static void publish(void *self, const struct pes_publish *to) {
         replay_group_publish(r, row, a->si, REPLAY_BY_OBJECT, &g, g.of[idx[k]], keys);
         pes_r_u64(r, row, "samples", p->samples);
         pes_r_u64(r, row, "reuses", p->reuses);
-        pes_r_f64(r, row, "reuse_time_mean", x->reuse_weight > 0 ? x->reuse_time_sum / x->reuse_weight : 0, "%.6g");
+        pes_r_f64(r, row, "reuse_time_mean",
+                  x->reuse_weight > 0 ? x->reuse_time_sum / x->reuse_weight : 0, "%.6g");
         replay_publish_rt_histogram(r, row, "reuse_time_histogram", x->reuse_time);
         pes_r_u64(r, row, "invalidations", p->invalidations);
         pes_r_u64(r, row, "comm_true", p->comm_true);
@@ -157,7 +183,8 @@ static void publish(void *self, const struct pes_publish *to) {
     replay_groups_free(&g);
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct objects *a = self;
     free(a->obj);
     free(a);

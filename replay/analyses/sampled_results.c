@@ -9,14 +9,17 @@
 #include "weights.h"
 
 int replay_sampled_gather(const struct pes_siblings *sib, const struct pes_stream_info *si,
-                          const struct replay_ci *ci, struct replay_sampled *s, struct pes_error *err) {
+                          const struct replay_ci *ci, struct replay_sampled *s,
+                          struct pes_error *err)
+{
     memset(s, 0, sizeof *s);
     const void *counts = pes_sibling(sib, &pes_analysis_sampled_counts);
     const void *reuse = pes_sibling(sib, &pes_analysis_sampled_reuse);
     const void *comm = pes_sibling(sib, &pes_analysis_sampled_comm);
     const void *sites = pes_sibling(sib, &pes_analysis_sampled_sites);
     if (!counts || !reuse || !comm || !sites)
-        return pes_error_set(err, PES_ERR_ARG, 0, "the sampled analyses did not all run on %s", si->path);
+        return pes_error_set(err, PES_ERR_ARG, 0, "the sampled analyses did not all run on %s",
+                             si->path);
     struct replay_sampled_config c;
     replay_sampled_config_read(&c, si->header, si->settings);
     memcpy(s->mode, c.mode, sizeof s->mode);
@@ -49,7 +52,8 @@ int replay_sampled_gather(const struct pes_siblings *sib, const struct pes_strea
     }
     replay_sampled_counts_export(counts, s);
     replay_sampled_reuse_export(reuse, s);
-    if (replay_sampled_comm_export(comm, s, err) < 0 || replay_sampled_sites_export(sites, s, err) < 0) {
+    if (replay_sampled_comm_export(comm, s, err) < 0 ||
+        replay_sampled_sites_export(sites, s, err) < 0) {
         replay_sampled_free(s);
         return -1;
     }

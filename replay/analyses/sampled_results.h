@@ -38,6 +38,7 @@ int replay_sampled_sites_export(const void *sites, struct replay_sampled *s, str
  * (replay_sampled_free) when this returns 0; -1 with err filled (out of
  * memory, or one of them did not run). */
 int replay_sampled_gather(const struct pes_siblings *sib, const struct pes_stream_info *si,
-                          const struct replay_ci *ci, struct replay_sampled *s, struct pes_error *err);
+                          const struct replay_ci *ci, struct replay_sampled *s,
+                          struct pes_error *err);
 
 #endif

@@ -47,7 +47,7 @@
 struct dist_list {
     uint64_t *d;
     double *w;
-    uint64_t *pos;   /* position of the use in its thread's access count */
+    uint64_t *pos; /* position of the use in its thread's access count */
     size_t n, cap;
 };
 
@@ -64,14 +64,14 @@ struct outcomes {
 
 struct reuse {
     const struct pes_stream_info *si;
-    const void *counts;               /* sampled_counts.c: the threads' accesses */
+    const void *counts; /* sampled_counts.c: the threads' accesses */
     struct replay_sampled_config cfg;
     struct replay_ci ci;
     uint32_t n_threads;
-    int asked;                        /* --reuse-estimator (REPLAY_EST_AUTO: decide at the end) */
-    int stack_model;                  /* REPLAY_STACK_* */
-    struct outcomes *obs;             /* [thread * N_HIST + hist] */
-    struct dist_list *intra;          /* per thread: intra temporal time distances */
+    int asked;               /* --reuse-estimator (REPLAY_EST_AUTO: decide at the end) */
+    int stack_model;         /* REPLAY_STACK_* */
+    struct outcomes *obs;    /* [thread * N_HIST + hist] */
+    struct dist_list *intra; /* per thread: intra temporal time distances */
     /* running sums for Kish's effective sizes (decided estimator) */
     double hist_w[N_HIST], hist_w2[N_HIST], dec_w[2], dec_w2[2];
     /* the results (struct replay_sampled's fields of the same names) */
@@ -82,22 +82,29 @@ struct reuse {
     double beyond[2][2];
     uint64_t beyond_from[2][2];
     double temporal[2][PES_RT_BINS], spatial_hist[2][PES_RT_BINS], stack[PES_RT_BINS];
-    double *n_distinct;               /* per thread */
+    double *n_distinct; /* per thread */
 };
 
-static int oom(struct pes_error *err) { return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory"); }
+static int oom(struct pes_error *err)
+{
+    return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+}
 
-static int push_dist(struct dist_list *l, uint64_t d, double w, uint64_t pos) {
+static int push_dist(struct dist_list *l, uint64_t d, double w, uint64_t pos)
+{
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         uint64_t *p = realloc(l->d, cap * sizeof *p);
-        if (!p) return -1;
+        if (!p)
+            return -1;
         l->d = p;
         double *q = realloc(l->w, cap * sizeof *q);
-        if (!q) return -1;
+        if (!q)
+            return -1;
         l->w = q;
         uint64_t *r = realloc(l->pos, cap * sizeof *r);
-        if (!r) return -1;
+        if (!r)
+            return -1;
         l->pos = r;
         l->cap = cap;
     }
@@ -109,17 +116,22 @@ static int push_dist(struct dist_list *l, uint64_t d, double w, uint64_t pos) {
 
 /* One watch's outcome at distance d (accesses strictly between; censored:
  * the watch survived d + 1, pass d = survived - 1 as time, which may be -1). */
-static int push_obs(struct outcomes *l, uint64_t d, double time, int kind, double weight, uint64_t pos) {
+static int push_obs(struct outcomes *l, uint64_t d, double time, int kind, double weight,
+                    uint64_t pos)
+{
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         struct pes_surv_obs *p = realloc(l->o, cap * sizeof *p);
-        if (!p) return -1;
+        if (!p)
+            return -1;
         l->o = p;
         uint64_t *q = realloc(l->d, cap * sizeof *q);
-        if (!q) return -1;
+        if (!q)
+            return -1;
         l->d = q;
         uint64_t *r = realloc(l->pos, cap * sizeof *r);
-        if (!r) return -1;
+        if (!r)
+            return -1;
         l->pos = r;
         l->cap = cap;
     }
@@ -129,12 +141,14 @@ static int push_obs(struct outcomes *l, uint64_t d, double time, int kind, doubl
     return 0;
 }
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     (void)k;
     return si->kind == PES_TRACE_SAMPLED;
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct reuse *a = self;
     for (uint32_t i = 0; a->intra && i < a->n_threads; i++) {
         free(a->intra[i].d);
@@ -152,7 +166,9 @@ static void destroy(void *self) {
     free(a);
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     struct reuse *a = calloc(1, sizeof *a);
     if (!a) {
         oom(err);
@@ -162,7 +178,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     a->n_threads = si->n_streams;
     replay_sampled_config_read(&a->cfg, si->header, si->settings);
     replay_ci_init(&a->ci, replay_interval_bias_parse(k->interval_bias));
-    int est = replay_reuse_estimator_parse(k->reuse_estimator), model = replay_stack_model_parse(k->stack_model);
+    int est = replay_reuse_estimator_parse(k->reuse_estimator),
+        model = replay_stack_model_parse(k->stack_model);
     a->asked = est < 0 ? REPLAY_EST_AUTO : est;
     a->stack_model = model < 0 ? REPLAY_STACK_PHASED : model;
     size_t n = a->n_threads ? a->n_threads : 1;
@@ -177,16 +194,21 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     return a;
 }
 
-static int find_siblings(void *self, const struct pes_siblings *s, struct pes_error *err) {
+static int find_siblings(void *self, const struct pes_siblings *s, struct pes_error *err)
+{
     struct reuse *a = self;
     if (!(a->counts = pes_sibling(s, &pes_analysis_sampled_counts)))
         return pes_error_set(err, PES_ERR_ARG, 0, "sampled_reuse needs sampled_counts");
     return 0;
 }
 
-static int on_event(struct reuse *a, const struct pes_event *e, uint64_t off, struct pes_error *err) {
-    if (e->kind != PES_EV_REUSE && e->kind != PES_EV_INVALIDATION && e->kind != PES_EV_WATCH_EXPIRED) return 0;
-    if (e->thread >= a->n_threads) return replay_sampled_bad_thread(err, a->si->path, off, e->thread, a->n_threads);
+static int on_event(struct reuse *a, const struct pes_event *e, uint64_t off, struct pes_error *err)
+{
+    if (e->kind != PES_EV_REUSE && e->kind != PES_EV_INVALIDATION &&
+        e->kind != PES_EV_WATCH_EXPIRED)
+        return 0;
+    if (e->thread >= a->n_threads)
+        return replay_sampled_bad_thread(err, a->si->path, off, e->thread, a->n_threads);
     int scope = (e->flags & PES_EVF_SHARED_CACHE) ? 1 : 0;
     int h = scope * 2 + ((e->flags & PES_EVF_SPATIAL) != 0);
     struct outcomes *obs = &a->obs[(size_t)e->thread * N_HIST + h];
@@ -208,12 +230,14 @@ static int on_event(struct reuse *a, const struct pes_event *e, uint64_t off, st
         a->hist_w2[h] += w * w;
         a->dec_w[scope] += w;
         a->dec_w2[scope] += w * w;
-        if (push_obs(obs, d, (double)d, PES_SURV_REUSE, f, pos) < 0) return oom(err);
+        if (push_obs(obs, d, (double)d, PES_SURV_REUSE, f, pos) < 0)
+            return oom(err);
         if (e->flags & PES_EVF_SPATIAL) {
             a->spatial_hist[scope][pes_rt_bin(d)] += w;
         } else {
             a->temporal[scope][pes_rt_bin(d)] += w;
-            if (scope == 0 && push_dist(&a->intra[e->thread], d, w, pos) < 0) return oom(err);
+            if (scope == 0 && push_dist(&a->intra[e->thread], d, w, pos) < 0)
+                return oom(err);
         }
         break;
     }
@@ -225,25 +249,30 @@ static int on_event(struct reuse *a, const struct pes_event *e, uint64_t off, st
         a->dec_w2[scope] += w * w;
         a->invalidations[scope]++;
         /* --samples: each invalidation counts the period its sample was taken at */
-        if (pes_weights_adaptive(a->si->weights)) a->inval_periods[scope] += pes_period_of(a->si, e);
+        if (pes_weights_adaptive(a->si->weights))
+            a->inval_periods[scope] += pes_period_of(a->si, e);
         uint64_t d = e->distance ? e->distance - 1 : 0;
-        if (push_obs(obs, d, (double)d, PES_SURV_INVALIDATION, f, 0) < 0) return oom(err);
+        if (push_obs(obs, d, (double)d, PES_SURV_INVALIDATION, f, 0) < 0)
+            return oom(err);
         break;
     }
-    default:   /* WATCH_EXPIRED */
+    default: /* WATCH_EXPIRED */
         a->censored[scope]++;
         /* survived `distance` accesses: the reuse's distance is > that, i.e.
          * more than distance - 1 accesses lie strictly between */
-        if (push_obs(obs, e->distance, (double)e->distance - 1, PES_SURV_CENSORED, f, 0) < 0) return oom(err);
+        if (push_obs(obs, e->distance, (double)e->distance - 1, PES_SURV_CENSORED, f, 0) < 0)
+            return oom(err);
         break;
     }
     return 0;
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct reuse *a = self;
     for (size_t i = 0; i < b->n_events; i++)
-        if (on_event(a, &b->events[i], b->events_offset, err) < 0) return -1;
+        if (on_event(a, &b->events[i], b->events_offset, err) < 0)
+            return -1;
     return 0;
 }
 
@@ -252,18 +281,25 @@ struct obs_pair {
     uint64_t d, pos;
 };
 
-static int by_outcome(const void *pa, const void *pb) {
+static int by_outcome(const void *pa, const void *pb)
+{
     const struct obs_pair *a = pa, *b = pb;
-    if (a->o.time != b->o.time) return a->o.time < b->o.time ? -1 : 1;
-    if (a->o.kind != b->o.kind) return a->o.kind - b->o.kind;
-    if (a->d != b->d) return (a->d > b->d) - (a->d < b->d);
+    if (a->o.time != b->o.time)
+        return a->o.time < b->o.time ? -1 : 1;
+    if (a->o.kind != b->o.kind)
+        return a->o.kind - b->o.kind;
+    if (a->d != b->d)
+        return (a->d > b->d) - (a->d < b->d);
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-static int sort_obs(struct outcomes *l) {
+static int sort_obs(struct outcomes *l)
+{
     struct obs_pair *p = malloc(l->n * sizeof *p);
-    if (!p) return -1;
-    for (size_t i = 0; i < l->n; i++) p[i] = (struct obs_pair){l->o[i], l->d[i], l->pos[i]};
+    if (!p)
+        return -1;
+    for (size_t i = 0; i < l->n; i++)
+        p[i] = (struct obs_pair){l->o[i], l->d[i], l->pos[i]};
     qsort(p, l->n, sizeof *p, by_outcome);
     for (size_t i = 0; i < l->n; i++) {
         l->o[i] = p[i].o;
@@ -279,7 +315,8 @@ static int sort_obs(struct outcomes *l) {
  * bin holds the reuses the thread's watches would have shown without
  * censoring (docs/accuracy.md). Replaces the decided histograms, weights and
  * the intra-thread distances the stack conversion reads. */
-static int censored_estimate(struct reuse *a, struct pes_error *err) {
+static int censored_estimate(struct reuse *a, struct pes_error *err)
+{
     memset(a->temporal, 0, sizeof a->temporal);
     memset(a->spatial_hist, 0, sizeof a->spatial_hist);
     memset(a->reuse_weight, 0, sizeof a->reuse_weight);
@@ -289,19 +326,23 @@ static int censored_estimate(struct reuse *a, struct pes_error *err) {
     memset(a->hist_w2, 0, sizeof a->hist_w2);
     memset(a->dec_w, 0, sizeof a->dec_w);
     memset(a->dec_w2, 0, sizeof a->dec_w2);
-    for (uint32_t i = 0; i < a->n_threads; i++) a->intra[i].n = 0;
+    for (uint32_t i = 0; i < a->n_threads; i++)
+        a->intra[i].n = 0;
     /* where the open last bin begins: a thread's beyond-mass lies past its
      * own longest observation, so the histogram's lies past the shortest of
      * those among threads that have such mass (else past the longest) */
     uint64_t open_from[N_HIST], longest[N_HIST] = {0};
-    for (int h = 0; h < N_HIST; h++) open_from[h] = UINT64_MAX;
+    for (int h = 0; h < N_HIST; h++)
+        open_from[h] = UINT64_MAX;
     for (uint32_t t = 0; t < a->n_threads; t++)
         for (int h = 0; h < N_HIST; h++) {
             struct outcomes *l = &a->obs[(size_t)t * N_HIST + h];
-            if (!l->n) continue;
+            if (!l->n)
+                continue;
             /* one order whatever order the blocks came in, so that the sums
              * below (and the report) do not depend on it */
-            if (sort_obs(l) < 0) return oom(err);
+            if (sort_obs(l) < 0)
+                return oom(err);
             double *mass = malloc(l->n * sizeof *mass);
             struct pes_surv_result r;
             if (!mass || pes_surv_km(l->o, l->n, mass, &r) < 0) {
@@ -311,7 +352,8 @@ static int censored_estimate(struct reuse *a, struct pes_error *err) {
             int scope = h / 2, line = h % 2;
             for (size_t i = 0; i < l->n; i++) {
                 double m = mass[i] * r.total;
-                if (l->o[i].kind == PES_SURV_CENSORED || m <= 0) continue;
+                if (l->o[i].kind == PES_SURV_CENSORED || m <= 0)
+                    continue;
                 a->dec_w[scope] += m;
                 a->dec_w2[scope] += m * m;
                 if (l->o[i].kind == PES_SURV_INVALIDATION) {
@@ -334,11 +376,15 @@ static int censored_estimate(struct reuse *a, struct pes_error *err) {
              * a censored one that survived c at c */
             uint64_t end = 0;
             for (size_t i = 0; i < l->n; i++) {
-                uint64_t e = l->o[i].kind == PES_SURV_CENSORED ? l->d[i] : l->d[i] + (l->d[i] < UINT64_MAX);
-                if (e > end) end = e;
+                uint64_t e =
+                    l->o[i].kind == PES_SURV_CENSORED ? l->d[i] : l->d[i] + (l->d[i] < UINT64_MAX);
+                if (e > end)
+                    end = e;
             }
-            if (end > longest[h]) longest[h] = end;
-            if (r.residual * r.total > 0 && end < open_from[h]) open_from[h] = end;
+            if (end > longest[h])
+                longest[h] = end;
+            if (r.residual * r.total > 0 && end < open_from[h])
+                open_from[h] = end;
             free(mass);
         }
     for (int h = 0; h < N_HIST; h++)
@@ -348,54 +394,76 @@ static int censored_estimate(struct reuse *a, struct pes_error *err) {
 
 /* Per-thread conversion (Shen's or the phased model) with the thread's own
  * N-hat (Kac); the phased model places each reuse by its use's position. */
-static int convert(struct reuse *a, struct pes_error *err) {
+static int convert(struct reuse *a, struct pes_error *err)
+{
     const struct replay_sampled_thread *threads = replay_sampled_counts_threads(a->counts);
     for (uint32_t i = 0; i < a->n_threads; i++) {
         struct dist_list *l = &a->intra[i];
-        if (!l->n) continue;
+        if (!l->n)
+            continue;
         double n_hat = pes_t2s_estimate_distinct_kac(l->d, l->w, l->n), wsum = 0;
-        for (size_t k = 0; k < l->n; k++) wsum += l->w[k];
+        for (size_t k = 0; k < l->n; k++)
+            wsum += l->w[k];
         a->n_distinct[i] = n_hat;
         double accesses = (double)(threads[i].loads + threads[i].stores);
         struct pes_t2s_input in = {
-            .distance = l->d, .weight = l->w, .n = l->n, .n_distinct = n_hat,
+            .distance = l->d,
+            .weight = l->w,
+            .n = l->n,
+            .n_distinct = n_hat,
             .never = pes_t2s_never_weight(n_hat, accesses, wsum),
         };
         struct pes_t2s_hist h = {{0}};
         if (a->stack_model == REPLAY_STACK_PHASED) {
             struct pes_t2s_phased_input pin = {
-                .distance = l->d, .weight = l->w, .position = l->pos, .n = l->n,
-                .never = in.never, .n_distinct = n_hat, .window_min = 0,
+                .distance = l->d,
+                .weight = l->w,
+                .position = l->pos,
+                .n = l->n,
+                .never = in.never,
+                .n_distinct = n_hat,
+                .window_min = 0,
             };
-            if (pes_t2s_convert_phased(&pin, &h, err) < 0) return -1;
+            if (pes_t2s_convert_phased(&pin, &h, err) < 0)
+                return -1;
         } else {
             struct pes_t2s *conv = pes_t2s_create(&in, err);
-            if (!conv) return -1;
+            if (!conv)
+                return -1;
             int rc = pes_t2s_convert(conv, &h, err);
             pes_t2s_destroy(conv);
-            if (rc < 0) return -1;
+            if (rc < 0)
+                return -1;
         }
-        for (size_t b = 0; b < PES_RT_BINS; b++) a->stack[b] += h.bin[b];
+        for (size_t b = 0; b < PES_RT_BINS; b++)
+            a->stack[b] += h.bin[b];
     }
     return 0;
 }
 
-static int finish(void *self, struct pes_error *err) {
+static int finish(void *self, struct pes_error *err)
+{
     struct reuse *a = self;
-    a->estimator = a->asked == REPLAY_EST_AUTO ? (a->cfg.censoring ? REPLAY_EST_CENSORED : REPLAY_EST_DECIDED)
-                                               : a->asked;
-    if (a->estimator == REPLAY_EST_CENSORED && censored_estimate(a, err) < 0) return -1;
-    for (int h = 0; h < N_HIST; h++) a->hist_neff[h / 2][h % 2] = pes_surv_kish_sums(a->hist_w[h], a->hist_w2[h]);
-    for (int sc = 0; sc < 2; sc++) a->decided_neff[sc] = pes_surv_kish_sums(a->dec_w[sc], a->dec_w2[sc]);
+    a->estimator = a->asked == REPLAY_EST_AUTO
+                       ? (a->cfg.censoring ? REPLAY_EST_CENSORED : REPLAY_EST_DECIDED)
+                       : a->asked;
+    if (a->estimator == REPLAY_EST_CENSORED && censored_estimate(a, err) < 0)
+        return -1;
+    for (int h = 0; h < N_HIST; h++)
+        a->hist_neff[h / 2][h % 2] = pes_surv_kish_sums(a->hist_w[h], a->hist_w2[h]);
+    for (int sc = 0; sc < 2; sc++)
+        a->decided_neff[sc] = pes_surv_kish_sums(a->dec_w[sc], a->dec_w2[sc]);
     return convert(a, err);
 }
 
-double replay_sampled_reuse_n_distinct(const void *self, uint32_t thread) {
+double replay_sampled_reuse_n_distinct(const void *self, uint32_t thread)
+{
     const struct reuse *a = self;
     return thread < a->n_threads ? a->n_distinct[thread] : 0;
 }
 
-void replay_sampled_reuse_export(const void *self, struct replay_sampled *s) {
+void replay_sampled_reuse_export(const void *self, struct replay_sampled *s)
+{
     const struct reuse *a = self;
     memcpy(s->reuses, a->reuses, sizeof s->reuses);
     memcpy(s->invalidations, a->invalidations, sizeof s->invalidations);
@@ -414,12 +482,15 @@ void replay_sampled_reuse_export(const void *self, struct replay_sampled *s) {
     memcpy(s->spatial_hist, a->spatial_hist, sizeof s->spatial_hist);
     memcpy(s->stack, a->stack, sizeof s->stack);
     s->stack_model = a->stack_model;
-    for (uint32_t t = 0; t < a->n_threads && t < s->n_threads; t++) s->thread[t].n_distinct = a->n_distinct[t];
+    for (uint32_t t = 0; t < a->n_threads && t < s->n_threads; t++)
+        s->thread[t].n_distinct = a->n_distinct[t];
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct reuse *a = self;
-    if (a->si->paired) return;   /* --compare: the report is accuracy.c's */
+    if (a->si->paired)
+        return; /* --compare: the report is accuracy.c's */
     struct pes_report *r = to->r;
     struct pes_rnode *o = to->trace;
     int line = a->cfg.spatial ? 1 : 0;
@@ -433,16 +504,18 @@ static void publish(void *self, const struct pes_publish *to) {
         pes_r_u64(r, n, "reuses", a->reuses[sc]);
         pes_r_u64(r, n, "invalidations", a->invalidations[sc]);
         /* --samples: each invalidation counts the period its sample was taken at */
-        double est = a->cfg.samples_target ? a->inval_periods[sc] : (double)a->invalidations[sc] * period;
+        double est =
+            a->cfg.samples_target ? a->inval_periods[sc] : (double)a->invalidations[sc] * period;
         pes_r_flag(pes_r_f64(r, n, "estimated_invalidations", est, "%.0f"), PES_R_TEXT_ONLY);
         pes_r_u64(r, n, "censored", a->censored[sc]);
         double dec = a->inval_weight[sc] + a->reuse_weight[sc];
         double ratio = dec > 0 ? a->inval_weight[sc] / dec : NAN;
         pes_r_f64(r, n, "invalidation_ratio", ratio, "%.6g");
-        replay_publish_ci(r, n, "invalidation_ratio_ci90", &a->ci, REPLAY_CI_INVAL_RATIO, ratio, a->decided_neff[sc]);
+        replay_publish_ci(r, n, "invalidation_ratio_ci90", &a->ci, REPLAY_CI_INVAL_RATIO, ratio,
+                          a->decided_neff[sc]);
         pes_r_f64(r, n, "effective_reuses", a->hist_neff[sc][line], "%.6g");
-        replay_publish_rt_histogram_ci(r, n, "time_histogram", a->temporal[sc], &a->ci, REPLAY_CI_REUSE_BINS,
-                                       a->hist_neff[sc][0]);
+        replay_publish_rt_histogram_ci(r, n, "time_histogram", a->temporal[sc], &a->ci,
+                                       REPLAY_CI_REUSE_BINS, a->hist_neff[sc][0]);
         replay_publish_rt_histogram_ci(r, n, "line_time_histogram", a->spatial_hist[sc], &a->ci,
                                        REPLAY_CI_REUSE_BINS, a->hist_neff[sc][1]);
         if (a->estimator == REPLAY_EST_CENSORED && a->beyond_from[sc][line]) {

@@ -15,29 +15,37 @@ struct threads {
     const void *counts, *reuse;
 };
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     (void)k;
     return si->kind == PES_TRACE_SAMPLED && !si->paired;
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     (void)k;
     struct threads *a = calloc(1, sizeof *a);
-    if (!a) pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-    else a->si = si;
+    if (!a)
+        pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    else
+        a->si = si;
     return a;
 }
 
-static int find_siblings(void *self, const struct pes_siblings *s, struct pes_error *err) {
+static int find_siblings(void *self, const struct pes_siblings *s, struct pes_error *err)
+{
     struct threads *a = self;
     a->counts = pes_sibling(s, &pes_analysis_sampled_counts);
     a->reuse = pes_sibling(s, &pes_analysis_sampled_reuse);
     if (!a->counts || !a->reuse)
-        return pes_error_set(err, PES_ERR_ARG, 0, "sampled_threads needs sampled_counts and sampled_reuse");
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "sampled_threads needs sampled_counts and sampled_reuse");
     return 0;
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct threads *a = self;
     struct pes_report *r = to->r;
     const struct replay_sampled_thread *th = replay_sampled_counts_threads(a->counts);
@@ -54,7 +62,8 @@ static void publish(void *self, const struct pes_publish *to) {
         pes_r_u64(r, n, "comm", h->comm);
         pes_r_u64(r, n, "lost", h->lost);
         pes_r_f64(r, n, "n_distinct", replay_sampled_reuse_n_distinct(a->reuse, t), "%.6g");
-        if (pes_weights_adaptive(a->si->weights)) {   /* --samples: the adaptive schedule of this thread */
+        if (pes_weights_adaptive(
+                a->si->weights)) { /* --samples: the adaptive schedule of this thread */
             struct pes_period_schedule p;
             pes_weights_schedule(a->si->weights, t, &p);
             struct pes_rnode *o = pes_r_object(r, n, "period");

@@ -32,18 +32,18 @@ enum { SLOTS = 4, SLOT_CAP = 8 * PES_BATCH, SLOT_BATCHES = 16, MAX_PARTS = 128 }
 /* What the cache-line table needs besides the simulator's access: columns
  * of a batch, indexed as it is. */
 struct cols {
-    const uint32_t *site, *object;   /* object NULL: unknown */
+    const uint32_t *site, *object; /* object NULL: unknown */
     const uint64_t *object_offset;
 };
 
-struct bucket {                 /* one partition's accesses of a slot, in stream order */
+struct bucket { /* one partition's accesses of a slot, in stream order */
     struct pes_sim_access *acc;
-    uint32_t *index;            /* in the slot */
+    uint32_t *index; /* in the slot */
     size_t n, cap;
 };
 
 struct slot {
-    uint64_t seq;               /* the stream index of its first access */
+    uint64_t seq; /* the stream index of its first access */
     size_t n;
     /* the batches it holds: batch j's accesses of partition p are
      * bucket[p].acc[first[j][p] .. first[j + 1][p]); each batch is
@@ -51,21 +51,21 @@ struct slot {
      * partitions (the table's rows name their first sites in that order) */
     uint32_t batches;
     uint32_t first[SLOT_BATCHES + 1][MAX_PARTS];
-    uint32_t *site, *object;    /* the columns (object only when objects are resolved) */
+    uint32_t *site, *object; /* the columns (object only when objects are resolved) */
     uint64_t *object_offset;
     struct bucket bucket[MAX_PARTS];
-    atomic_uint pending;        /* partitions still to simulate it */
+    atomic_uint pending; /* partitions still to simulate it */
 };
 
 struct sim;
 
 struct part {
     struct sim *s;
-    uint32_t id;                  /* its address partition */
-    uint32_t local;               /* its index among this process's partitions (buckets) */
+    uint32_t id;    /* its address partition */
+    uint32_t local; /* its index among this process's partitions (buckets) */
     struct pes_sim *sim;
-    struct replay_c2c *c2c;       /* its lines' share of the cache-line table */
-    struct pes_sim_access *acc;   /* [PES_BATCH] one partition: the batch's accesses */
+    struct replay_c2c *c2c;     /* its lines' share of the cache-line table */
+    struct pes_sim_access *acc; /* [PES_BATCH] one partition: the batch's accesses */
     /* what is being simulated, for its events: acc[k] is access index[k]
      * (NULL: k) of columns cols, whose first access is the stream's base-th */
     const struct pes_sim_access *cur_acc;
@@ -73,7 +73,7 @@ struct part {
     struct cols cols;
     uint64_t base;
     struct pes_strand *strand;
-    atomic_int failed;            /* err holds why (written before) */
+    atomic_int failed; /* err holds why (written before) */
     struct pes_error err;
 };
 
@@ -83,33 +83,41 @@ struct task {
 };
 
 struct sim {
-    struct pes_sim *sim;          /* the results: partition 0's, the others added at the end */
+    struct pes_sim *sim; /* the results: partition 0's, the others added at the end */
     struct replay_c2c *c2c;
     const struct pes_stream_info *si;
     const struct pes_knobs *k;
     uint32_t n_threads;
-    enum replay_by by;            /* --by object: the simulator's per-site stats are per object */
+    enum replay_by by; /* --by object: the simulator's per-site stats are per object */
     /* this process's partitions (of 2^part_bits; pes-replay-mpi shares them
      * out: knobs.share), local[partition] their index or -1 */
     uint32_t n_parts, part_bits, line_shift;
     int16_t local[MAX_PARTS];
     struct part *parts;
     struct slot slots[SLOTS];
-    struct slot *fill;            /* the slot being filled, or NULL */
+    struct slot *fill; /* the slot being filled, or NULL */
     struct task tasks[SLOTS][MAX_PARTS];
-    uint64_t slots_used, seq;     /* slots handed over so far, accesses */
+    uint64_t slots_used, seq; /* slots handed over so far, accesses */
 };
 
 /* The c2c view of a simulated access, the i-th of its columns. */
-static struct replay_c2c_access c2c_access(const struct pes_sim_access *a, const struct cols *c, size_t i) {
+static struct replay_c2c_access c2c_access(const struct pes_sim_access *a, const struct cols *c,
+                                           size_t i)
+{
     return (struct replay_c2c_access){
-        .addr = a->addr, .size = a->size, .thread = a->thread, .site = c->site[i],
-        .object = c->object ? c->object[i] : 0, .object_offset = c->object_offset ? c->object_offset[i] : 0,
-        .is_read = a->is_read != 0, .is_write = a->is_write != 0,
+        .addr = a->addr,
+        .size = a->size,
+        .thread = a->thread,
+        .site = c->site[i],
+        .object = c->object ? c->object[i] : 0,
+        .object_offset = c->object_offset ? c->object_offset[i] : 0,
+        .is_read = a->is_read != 0,
+        .is_write = a->is_write != 0,
     };
 }
 
-static void on_event(void *ctx, const struct pes_sim_event *ev) {
+static void on_event(void *ctx, const struct pes_sim_event *ev)
+{
     struct part *p = ctx;
     size_t k = (size_t)(ev->access - p->cur_acc), i = p->index ? p->index[k] : k;
     struct replay_c2c_access a = c2c_access(ev->access, &p->cols, i);
@@ -120,19 +128,27 @@ static void on_event(void *ctx, const struct pes_sim_event *ev) {
 }
 
 /* The simulator's view of access i of b. */
-static struct pes_sim_access sim_access(const struct sim *s, const struct pes_batch *b, size_t i) {
+static struct pes_sim_access sim_access(const struct sim *s, const struct pes_batch *b, size_t i)
+{
     return (struct pes_sim_access){
-        .addr = b->addr[i], .size = b->size[i], .core = b->stream[i], .thread = b->stream[i],
-        .site = s->by != REPLAY_BY_OBJECT ? b->site[i] : b->object ? b->object[i] : 0,
-        .is_read = b->rw[i] & PES_BATCH_READ, .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
+        .addr = b->addr[i],
+        .size = b->size[i],
+        .core = b->stream[i],
+        .thread = b->stream[i],
+        .site = s->by != REPLAY_BY_OBJECT ? b->site[i]
+                : b->object               ? b->object[i]
+                                          : 0,
+        .is_read = b->rw[i] & PES_BATCH_READ,
+        .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
     };
 }
 
 /* n accesses on partition p: acc[k] is access index[k] (NULL: k) of the
  * columns c, whose first is the stream's base-th. Simulated, then counted
  * in the partition's cache-line table. 0 or -1 (p->err). */
-static int simulate(struct part *p, const struct pes_sim_access *acc, const uint32_t *index, size_t n,
-                    const struct cols *c, uint64_t base) {
+static int simulate(struct part *p, const struct pes_sim_access *acc, const uint32_t *index,
+                    size_t n, const struct cols *c, uint64_t base)
+{
     p->cur_acc = acc;
     p->index = index;
     p->cols = *c;
@@ -151,43 +167,53 @@ static int simulate(struct part *p, const struct pes_sim_access *acc, const uint
     return 0;
 }
 
-static void run_part(void *arg) {
+static void run_part(void *arg)
+{
     struct task *t = arg;
     struct part *p = t->p;
     const struct slot *sl = t->slot;
     const struct bucket *bk = &sl->bucket[p->local];
     struct cols c = {.site = sl->site, .object = sl->object, .object_offset = sl->object_offset};
-    for (uint32_t j = 0; j < sl->batches && !atomic_load_explicit(&p->failed, memory_order_relaxed); j++) {
-        uint32_t from = sl->first[j][p->local], to = j + 1 < sl->batches ? sl->first[j + 1][p->local] : (uint32_t)bk->n;
+    for (uint32_t j = 0; j < sl->batches && !atomic_load_explicit(&p->failed, memory_order_relaxed);
+         j++) {
+        uint32_t from = sl->first[j][p->local],
+                 to = j + 1 < sl->batches ? sl->first[j + 1][p->local] : (uint32_t)bk->n;
         if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq) < 0)
             atomic_store_explicit(&p->failed, 1, memory_order_release);
     }
     atomic_fetch_sub_explicit(&t->slot->pending, 1, memory_order_release);
 }
 
-static int slot_free(void *ctx) {
+static int slot_free(void *ctx)
+{
     struct slot *sl = ctx;
     return atomic_load_explicit(&sl->pending, memory_order_acquire) == 0;
 }
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     return k->simulate && (si->mimicked || !k->mimic) && si->kind != PES_TRACE_SAMPLED;
 }
 
-static void slot_free_arrays(struct slot *sl) {
+static void slot_free_arrays(struct slot *sl)
+{
     free(sl->site), free(sl->object), free(sl->object_offset);
-    for (int p = 0; p < MAX_PARTS; p++) free(sl->bucket[p].acc), free(sl->bucket[p].index);
+    for (int p = 0; p < MAX_PARTS; p++)
+        free(sl->bucket[p].acc), free(sl->bucket[p].index);
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct sim *s = self;
-    for (uint32_t p = 0; s->parts && p < s->n_parts; p++) pes_strand_destroy(s->parts[p].strand);
+    for (uint32_t p = 0; s->parts && p < s->n_parts; p++)
+        pes_strand_destroy(s->parts[p].strand);
     for (uint32_t p = 0; s->parts && p < s->n_parts; p++) {
         pes_sim_destroy(s->parts[p].sim);
         replay_c2c_destroy(s->parts[p].c2c);
         free(s->parts[p].acc);
     }
-    for (int i = 0; i < SLOTS; i++) slot_free_arrays(&s->slots[i]);
+    for (int i = 0; i < SLOTS; i++)
+        slot_free_arrays(&s->slots[i]);
     free(s->parts);
     free(s);
 }
@@ -195,44 +221,59 @@ static void destroy(void *self) {
 /* How many partitions: about one per worker (a power of two), as many as
  * the machine's geometry allows; shared out among pes-replay-mpi's
  * processes, 8 each (the same count on every process, whatever its CPUs). */
-static uint32_t partition_bits(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static uint32_t partition_bits(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     uint32_t want = k->shares > 1 ? 8 * k->shares : pes_sched_workers(k->sched), bits = 0;
-    if (want < 2) return 0;
-    while ((1u << bits) < want && (2u << bits) <= MAX_PARTS) bits++;
+    if (want < 2)
+        return 0;
+    while ((1u << bits) < want && (2u << bits) <= MAX_PARTS)
+        bits++;
     uint32_t most = pes_sim_partition_bits(si->machine, si->page_size);
     return bits < most ? bits : most;
 }
 
 /* Room for n more accesses in bucket b. 0 or -1. */
-static int bucket_reserve(struct bucket *b, size_t n) {
-    if (b->n + n <= b->cap) return 0;
+static int bucket_reserve(struct bucket *b, size_t n)
+{
+    if (b->n + n <= b->cap)
+        return 0;
     size_t cap = b->cap ? 2 * b->cap : 256;
-    while (cap < b->n + n) cap *= 2;
+    while (cap < b->n + n)
+        cap *= 2;
     struct pes_sim_access *a = realloc(b->acc, cap * sizeof *a);
-    if (a) b->acc = a;
+    if (a)
+        b->acc = a;
     uint32_t *x = a ? realloc(b->index, cap * sizeof *x) : NULL;
-    if (!x) return -1;
+    if (!x)
+        return -1;
     b->index = x;
     b->cap = cap;
     return 0;
 }
 
-static int slot_init(struct slot *sl, int objects, uint32_t parts) {
+static int slot_init(struct slot *sl, int objects, uint32_t parts)
+{
     sl->site = malloc(SLOT_CAP * sizeof *sl->site);
     if (objects) {
         sl->object = malloc(SLOT_CAP * sizeof *sl->object);
         sl->object_offset = malloc(SLOT_CAP * sizeof *sl->object_offset);
     }
-    for (uint32_t p = 0; p < parts; p++)   /* a fair share and some; a busier partition grows its bucket */
-        if (bucket_reserve(&sl->bucket[p], 2 * SLOT_CAP / parts) < 0) return 0;
+    for (uint32_t p = 0; p < parts;
+         p++) /* a fair share and some; a busier partition grows its bucket */
+        if (bucket_reserve(&sl->bucket[p], 2 * SLOT_CAP / parts) < 0)
+            return 0;
     return sl->site && (!objects || (sl->object && sl->object_offset));
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     if (si->n_streams > PES_SIM_MAX_CORES) {
-        pes_error_set(err, PES_ERR_ARG, 0,
-                      "--simulate: the trace has %u threads; the simulator maps one core per thread "
-                      "and supports at most %u", si->n_streams, PES_SIM_MAX_CORES);
+        pes_error_set(
+            err, PES_ERR_ARG, 0,
+            "--simulate: the trace has %u threads; the simulator maps one core per thread "
+            "and supports at most %u",
+            si->n_streams, PES_SIM_MAX_CORES);
         return NULL;
     }
     struct sim *s = calloc(1, sizeof *s);
@@ -248,11 +289,14 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     uint32_t shares = k->shares > 1 ? k->shares : 1, share = shares > 1 ? k->share : 0;
     for (uint32_t i = 0; i < (1u << s->part_bits); i++)
         s->local[i] = (int16_t)(i % shares == share ? (int)s->n_parts++ : -1);
-    while ((1u << s->line_shift) < si->machine->level[0].line) s->line_shift++;
-    if (!(s->parts = calloc(s->n_parts ? s->n_parts : 1, sizeof *s->parts))) goto nomem;
+    while ((1u << s->line_shift) < si->machine->level[0].line)
+        s->line_shift++;
+    if (!(s->parts = calloc(s->n_parts ? s->n_parts : 1, sizeof *s->parts)))
+        goto nomem;
     int st_part = pes_cpu_stage("sim partitions", PES_CPU_PARALLEL);
     for (uint32_t i = 0, id = 0; i < s->n_parts; i++, id++) {
-        while (s->local[id] < 0) id++;
+        while (s->local[id] < 0)
+            id++;
         struct part *p = &s->parts[i];
         p->s = s;
         p->id = id;
@@ -262,19 +306,28 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
             goto nomem;
         replay_c2c_set_partition(p->c2c, s->part_bits, id);
         struct pes_sim_config sc = {
-            .machine = si->machine, .n_cores = si->n_streams, .core_socket = si->stream_cache,
-            .n_threads = si->n_streams, .page_size = si->page_size, .on_event = on_event, .event_ctx = p,
-            .partition_bits = s->part_bits, .partition = id,
+            .machine = si->machine,
+            .n_cores = si->n_streams,
+            .core_socket = si->stream_cache,
+            .n_threads = si->n_streams,
+            .page_size = si->page_size,
+            .on_event = on_event,
+            .event_ctx = p,
+            .partition_bits = s->part_bits,
+            .partition = id,
         };
         if (!(p->sim = pes_sim_create(&sc, err))) {
             destroy(s);
             return NULL;
         }
-        if (s->n_parts > 1 && !(p->strand = pes_strand_create(k->sched, st_part))) goto nomem;
+        if (s->n_parts > 1 && !(p->strand = pes_strand_create(k->sched, st_part)))
+            goto nomem;
     }
     for (int i = 0; s->n_parts > 1 && i < SLOTS; i++)
-        if (!slot_init(&s->slots[i], si->objects != NULL, s->n_parts)) goto nomem;
-    s->sim = s->parts[0].sim;   /* NULL with no partition here: nothing to publish from this process */
+        if (!slot_init(&s->slots[i], si->objects != NULL, s->n_parts))
+            goto nomem;
+    s->sim =
+        s->parts[0].sim; /* NULL with no partition here: nothing to publish from this process */
     s->c2c = s->parts[0].c2c;
     return s;
 nomem:
@@ -284,7 +337,8 @@ nomem:
 }
 
 /* The first failure of a partition, if any. */
-static int failed(struct sim *s, struct pes_error *err) {
+static int failed(struct sim *s, struct pes_error *err)
+{
     for (uint32_t p = 0; p < s->n_parts; p++)
         if (atomic_load_explicit(&s->parts[p].failed, memory_order_acquire)) {
             *err = s->parts[p].err;
@@ -294,10 +348,12 @@ static int failed(struct sim *s, struct pes_error *err) {
 }
 
 /* The slot being filled goes to every partition. 0 or -1. */
-static int dispatch(struct sim *s, struct pes_error *err) {
+static int dispatch(struct sim *s, struct pes_error *err)
+{
     struct slot *sl = s->fill;
     s->fill = NULL;
-    if (!sl || !sl->n) return 0;
+    if (!sl || !sl->n)
+        return 0;
     atomic_store_explicit(&sl->pending, s->n_parts, memory_order_relaxed);
     struct task *t = s->tasks[sl - s->slots];
     struct pes_strand *strands[MAX_PARTS];
@@ -315,39 +371,51 @@ static int dispatch(struct sim *s, struct pes_error *err) {
     return 0;
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct sim *s = self;
-    if (s->n_parts == 0) return 0;   /* the other processes simulate every partition */
-    if (s->n_parts == 1) {   /* on this thread (its simulator takes its own lines) */
+    if (s->n_parts == 0)
+        return 0;          /* the other processes simulate every partition */
+    if (s->n_parts == 1) { /* on this thread (its simulator takes its own lines) */
         struct part *p = &s->parts[0];
-        for (size_t i = 0; i < b->n; i++) p->acc[i] = sim_access(s, b, i);
+        for (size_t i = 0; i < b->n; i++)
+            p->acc[i] = sim_access(s, b, i);
         struct cols c = {.site = b->site, .object = b->object, .object_offset = b->object_offset};
         int rc = simulate(p, p->acc, NULL, b->n, &c, s->seq);
         s->seq += b->n;
-        if (rc < 0) *err = p->err;
+        if (rc < 0)
+            *err = p->err;
         return rc;
     }
-    if (!b->n) return 0;
+    if (!b->n)
+        return 0;
     if (!s->fill) {
         struct slot *sl = &s->slots[s->slots_used % SLOTS];
         pes_sched_wait(s->k->sched, slot_free, sl);
-        if (failed(s, err) < 0) return -1;
+        if (failed(s, err) < 0)
+            return -1;
         sl->n = 0;
         sl->batches = 0;
         sl->seq = s->seq;
-        for (uint32_t p = 0; p < s->n_parts; p++) sl->bucket[p].n = 0;
+        for (uint32_t p = 0; p < s->n_parts; p++)
+            sl->bucket[p].n = 0;
         s->fill = sl;
     }
     struct slot *sl = s->fill;
     size_t n = b->n, at = sl->n;
-    for (uint32_t p = 0; p < s->n_parts; p++) sl->first[sl->batches][p] = (uint32_t)sl->bucket[p].n;
+    for (uint32_t p = 0; p < s->n_parts; p++)
+        sl->first[sl->batches][p] = (uint32_t)sl->bucket[p].n;
     sl->batches++;
     memcpy(sl->site + at, b->site, n * sizeof *b->site);
     if (sl->object) {
-        if (b->object) memcpy(sl->object + at, b->object, n * sizeof *b->object);
-        else memset(sl->object + at, 0, n * sizeof *sl->object);
-        if (b->object_offset) memcpy(sl->object_offset + at, b->object_offset, n * sizeof *b->object_offset);
-        else memset(sl->object_offset + at, 0, n * sizeof *sl->object_offset);
+        if (b->object)
+            memcpy(sl->object + at, b->object, n * sizeof *b->object);
+        else
+            memset(sl->object + at, 0, n * sizeof *sl->object);
+        if (b->object_offset)
+            memcpy(sl->object_offset + at, b->object_offset, n * sizeof *b->object_offset);
+        else
+            memset(sl->object_offset + at, 0, n * sizeof *sl->object_offset);
     }
     /* each access into its partition's bucket (every bucket: lines of several;
      * none: another process's partition) */
@@ -357,10 +425,12 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         uint64_t last = (b->addr[i] + size - 1) >> s->line_shift;
         int32_t mine = s->local[first & mask];
         uint32_t p = first == last ? (uint32_t)mine : 0, to = first == last ? p + 1 : s->n_parts;
-        if (first == last && mine < 0) continue;
+        if (first == last && mine < 0)
+            continue;
         for (; p < to; p++) {
             struct bucket *bk = &sl->bucket[p];
-            if (bk->n == bk->cap && bucket_reserve(bk, 1) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            if (bk->n == bk->cap && bucket_reserve(bk, 1) < 0)
+                return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
             bk->acc[bk->n] = sim_access(s, b, i);
             bk->index[bk->n++] = (uint32_t)(at + i);
         }
@@ -371,17 +441,23 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
 }
 
 /* The partitions' results added into partition 0's, which the report reads. */
-static int finish(void *self, struct pes_error *err) {
+static int finish(void *self, struct pes_error *err)
+{
     struct sim *s = self;
-    if (s->n_parts <= 1) return 0;
-    if (dispatch(s, err) < 0) return -1;
-    for (uint32_t p = 0; p < s->n_parts; p++) pes_strand_wait(s->parts[p].strand);
-    if (failed(s, err) < 0) return -1;
+    if (s->n_parts <= 1)
+        return 0;
+    if (dispatch(s, err) < 0)
+        return -1;
+    for (uint32_t p = 0; p < s->n_parts; p++)
+        pes_strand_wait(s->parts[p].strand);
+    if (failed(s, err) < 0)
+        return -1;
     for (uint32_t p = 1; p < s->n_parts; p++) {
-        if (pes_sim_absorb(s->sim, s->parts[p].sim, err) < 0) return -1;
+        if (pes_sim_absorb(s->sim, s->parts[p].sim, err) < 0)
+            return -1;
         if (replay_c2c_absorb(s->c2c, s->parts[p].c2c) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-        pes_sim_destroy(s->parts[p].sim);   /* its caches and directory are no longer needed */
+        pes_sim_destroy(s->parts[p].sim); /* its caches and directory are no longer needed */
         s->parts[p].sim = NULL;
     }
     return 0;
@@ -391,26 +467,38 @@ static int finish(void *self, struct pes_error *err) {
 
 /* "true", "false", "mixed" or "-" from a site's sharing counts: one kind
  * dominates when it has at least 4 times the other's events. */
-static const char *sharing_kind(const struct pes_sim_stats *s) {
+static const char *sharing_kind(const struct pes_sim_stats *s)
+{
     uint64_t t = s->inval_true + s->coh_true, f = s->inval_false + s->coh_false;
-    if (t == 0 && f == 0) return "-";
-    if (f == 0) return "true";
-    if (t == 0) return "false";
+    if (t == 0 && f == 0)
+        return "-";
+    if (f == 0)
+        return "true";
+    if (t == 0)
+        return "false";
     return f >= 4 * t ? "false" : t >= 4 * f ? "true" : "mixed";
 }
 
-static uint64_t l1_misses(const struct pes_sim_stats *s) {
-    return s->misses[0][PES_SIM_COMPULSORY] + s->misses[0][PES_SIM_CAPACITY] + s->misses[0][PES_SIM_COHERENCE];
+static uint64_t l1_misses(const struct pes_sim_stats *s)
+{
+    return s->misses[0][PES_SIM_COMPULSORY] + s->misses[0][PES_SIM_CAPACITY] +
+           s->misses[0][PES_SIM_COHERENCE];
 }
 
 /* Value of a --sort metric for a site. */
-static uint64_t metric(const struct pes_sim_stats *s, const char *name) {
-    if (strcmp(name, "coherence") == 0) return s->coh_true + s->coh_false;
-    if (strcmp(name, "false-sharing") == 0) return s->inval_false + s->coh_false;
-    if (strcmp(name, "true-sharing") == 0) return s->inval_true + s->coh_true;
-    if (strcmp(name, "misses") == 0) return l1_misses(s);
-    if (strcmp(name, "accesses") == 0) return s->accesses;
-    return s->inval_true + s->inval_false;   /* "invalidations" */
+static uint64_t metric(const struct pes_sim_stats *s, const char *name)
+{
+    if (strcmp(name, "coherence") == 0)
+        return s->coh_true + s->coh_false;
+    if (strcmp(name, "false-sharing") == 0)
+        return s->inval_false + s->coh_false;
+    if (strcmp(name, "true-sharing") == 0)
+        return s->inval_true + s->coh_true;
+    if (strcmp(name, "misses") == 0)
+        return l1_misses(s);
+    if (strcmp(name, "accesses") == 0)
+        return s->accesses;
+    return s->inval_true + s->inval_false; /* "invalidations" */
 }
 
 struct ranked {
@@ -418,30 +506,38 @@ struct ranked {
     uint32_t site;
 };
 
-static int by_value_desc(const void *a, const void *b) {
+static int by_value_desc(const void *a, const void *b)
+{
     const struct ranked *x = a, *y = b;
-    if (x->value != y->value) return x->value < y->value ? 1 : -1;
+    if (x->value != y->value)
+        return x->value < y->value ? 1 : -1;
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
 /* Ids of the (up to) top sites with a non-zero metric, best first, ties by
  * id (UINT32_MAX, the pooled unknown sites, last); malloc'd, NULL without memory. */
-static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t top, int all_rows, uint32_t *n) {
+static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t top, int all_rows,
+                           uint32_t *n)
+{
     uint32_t sites = pes_sim_sites(sim);
     struct ranked *all = malloc(((size_t)sites + 1) * sizeof *all);
     *n = 0;
-    if (!all) return NULL;
+    if (!all)
+        return NULL;
     uint32_t k = 0;
     for (uint32_t i = 0; i <= sites; i++) {
         uint32_t id = i == sites ? UINT32_MAX : i;
         const struct pes_sim_stats *st = pes_sim_site(sim, id);
         uint64_t v = st ? metric(st, name) : 0;
-        if (v || (st && all_rows)) all[k++] = (struct ranked){v, id};
+        if (v || (st && all_rows))
+            all[k++] = (struct ranked){v, id};
     }
     qsort(all, k, sizeof *all, by_value_desc);
-    if (k > top) k = top;
+    if (k > top)
+        k = top;
     uint32_t *ids = malloc(((size_t)k + 1) * sizeof *ids);
-    for (uint32_t i = 0; ids && i < k; i++) ids[i] = all[i].site;
+    for (uint32_t i = 0; ids && i < k; i++)
+        ids[i] = all[i].site;
     free(all);
     *n = ids ? k : 0;
     return ids;
@@ -449,36 +545,43 @@ static uint32_t *top_sites(const struct pes_sim *sim, const char *name, uint32_t
 
 /* ------------------------------------------------------------ report */
 
-static void pair(struct pes_report *r, struct pes_rnode *parent, const char *key, uint64_t t, uint64_t f) {
+static void pair(struct pes_report *r, struct pes_rnode *parent, const char *key, uint64_t t,
+                 uint64_t f)
+{
     struct pes_rnode *o = pes_r_object(r, parent, key);
     pes_r_u64(r, o, "true", t);
     pes_r_u64(r, o, "false", f);
 }
 
-static void threads(struct pes_report *r, struct pes_rnode *parent, const struct pes_sim_stats *st) {
+static void threads(struct pes_report *r, struct pes_rnode *parent, const struct pes_sim_stats *st)
+{
     struct pes_rnode *a = pes_r_array(r, parent, "threads");
     uint64_t mask = st->victim_threads | st->source_threads;
     for (int b = 0; b < 64; b++)
-        if (mask >> b & 1) pes_r_u64(r, a, NULL, (uint64_t)b);
+        if (mask >> b & 1)
+            pes_r_u64(r, a, NULL, (uint64_t)b);
 }
 
-static void matrix(struct pes_report *r, struct pes_rnode *parent, const char *key, const struct pes_sim *sim,
-                   enum pes_sim_comm_kind kind, uint32_t n) {
+static void matrix(struct pes_report *r, struct pes_rnode *parent, const char *key,
+                   const struct pes_sim *sim, enum pes_sim_comm_kind kind, uint32_t n)
+{
     struct pes_rnode *rows = pes_r_array(r, parent, key);
     uint64_t *m = calloc((size_t)n * n ? (size_t)n * n : 1, sizeof *m);
     if (!m) {
-        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        pes_r_array(r, NULL, NULL); /* marks the report failed */
         return;
     }
     pes_sim_comm_symmetric(sim, kind, 0, m);
     for (uint32_t i = 0; i < n; i++) {
         struct pes_rnode *row = pes_r_array(r, rows, NULL);
-        for (uint32_t j = 0; j < n; j++) pes_r_u64(r, row, NULL, m[(size_t)i * n + j]);
+        for (uint32_t j = 0; j < n; j++)
+            pes_r_u64(r, row, NULL, m[(size_t)i * n + j]);
     }
     free(m);
 }
 
-static void site_where(struct sim *s, struct pes_report *r, struct pes_rnode *o, uint32_t id) {
+static void site_where(struct sim *s, struct pes_report *r, struct pes_rnode *o, uint32_t id)
+{
     const struct pes_site *site = id == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, id);
     pes_r_i64(r, o, "site", id == UINT32_MAX ? -1 : (int64_t)id);
     pes_r_str(r, o, "file", site && site->file ? site->file : "");
@@ -489,8 +592,9 @@ static void site_where(struct sim *s, struct pes_report *r, struct pes_rnode *o,
 
 /* The top sites by --sort (the first n of the ranking): what the text and
  * JSON reports list. */
-static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *parent, const uint32_t *order,
-                        uint32_t n) {
+static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *parent,
+                        const uint32_t *order, uint32_t n)
+{
     struct pes_rnode *arr = pes_r_array(r, parent, "sites");
     for (uint32_t i = 0; i < n; i++) {
         const struct pes_sim_stats *st = pes_sim_site(s->sim, order[i]);
@@ -499,7 +603,8 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
         pes_r_u64(r, o, "accesses", st->accesses);
         pes_r_u64(r, o, "l1_misses", l1_misses(st));
         struct pes_rnode *h = pes_r_array(r, o, "hits");
-        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, st->hits[l]);
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+            pes_r_u64(r, h, NULL, st->hits[l]);
         struct pes_rnode *c = pes_r_object(r, o, "l1_miss_classes");
         pes_r_u64(r, c, "compulsory", st->misses[0][PES_SIM_COMPULSORY]);
         pes_r_u64(r, c, "capacity", st->misses[0][PES_SIM_CAPACITY]);
@@ -511,13 +616,15 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
     }
 }
 
-static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x) {
+static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
+{
     d->accesses += x->accesses;
     d->reads += x->reads;
     d->writes += x->writes;
     for (int l = 0; l < PES_MAX_LEVELS; l++) {
         d->hits[l] += x->hits[l];
-        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++) d->misses[l][c] += x->misses[l][c];
+        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
+            d->misses[l][c] += x->misses[l][c];
     }
     d->inval_true += x->inval_true;
     d->inval_false += x->inval_false;
@@ -533,17 +640,19 @@ static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x) {
 
 /* The simulator's sites (the pooled unknown ones as UINT32_MAX) grouped
  * --by by: *keys (malloc'd) and g, or -1 without memory (report marked failed). */
-static int site_groups(struct sim *s, struct pes_report *r, int by, struct replay_groups *g, uint32_t **keys_out,
-                       uint32_t *n_out) {
+static int site_groups(struct sim *s, struct pes_report *r, int by, struct replay_groups *g,
+                       uint32_t **keys_out, uint32_t *n_out)
+{
     uint32_t sites = pes_sim_sites(s->sim), n = 0;
     uint32_t *keys = malloc(((size_t)sites + 1) * sizeof *keys);
     for (uint32_t i = 0; keys && i <= sites; i++) {
         uint32_t id = i == sites ? UINT32_MAX : i;
-        if (pes_sim_site(s->sim, id)) keys[n++] = id;
+        if (pes_sim_site(s->sim, id))
+            keys[n++] = id;
     }
     if (!keys || replay_groups_make(g, s->si, by, keys, n) < 0) {
         free(keys);
-        pes_r_array(r, NULL, NULL);   /* marks the report failed */
+        pes_r_array(r, NULL, NULL); /* marks the report failed */
         return -1;
     }
     *keys_out = keys;
@@ -552,22 +661,28 @@ static int site_groups(struct sim *s, struct pes_report *r, int by, struct repla
 }
 
 /* The top groups (--by) by --sort: each group's stats are its sites' added. */
-static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent)
+{
     pes_r_str(r, parent, "by", replay_by_name(s->by));
     struct pes_rnode *arr = pes_r_array(r, parent, "groups");
     uint32_t *keys, n;
     struct replay_groups g;
-    if (site_groups(s, r, s->by, &g, &keys, &n) < 0) return;
+    if (site_groups(s, r, s->by, &g, &keys, &n) < 0)
+        return;
     struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
     struct ranked *rank = calloc(g.n ? g.n : 1, sizeof *rank);
     uint32_t k = 0;
-    for (uint32_t i = 0; st && rank && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+    for (uint32_t i = 0; st && rank && i < n; i++)
+        stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
     for (uint32_t j = 0; st && rank && j < g.n; j++) {
         uint64_t v = metric(&st[j], s->k->sort);
-        if (v || s->k->all_rows) rank[k++] = (struct ranked){v, j};
+        if (v || s->k->all_rows)
+            rank[k++] = (struct ranked){v, j};
     }
-    if (!st || !rank) pes_r_array(r, NULL, NULL);
-    else qsort(rank, k, sizeof *rank, by_value_desc);
+    if (!st || !rank)
+        pes_r_array(r, NULL, NULL);
+    else
+        qsort(rank, k, sizeof *rank, by_value_desc);
     for (uint32_t i = 0; st && rank && i < k && i < s->k->top; i++) {
         const struct pes_sim_stats *x = &st[rank[i].site];
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
@@ -577,7 +692,8 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
         pes_r_u64(r, o, "writes", x->writes);
         pes_r_u64(r, o, "l1_misses", l1_misses(x));
         struct pes_rnode *h = pes_r_array(r, o, "hits");
-        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, x->hits[l]);
+        for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+            pes_r_u64(r, h, NULL, x->hits[l]);
         pair(r, o, "invalidations", x->inval_true, x->inval_false);
         pair(r, o, "coherence_misses", x->coh_true, x->coh_false);
         pes_r_str(r, o, "sharing", sharing_kind(x));
@@ -592,19 +708,27 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
 /* --annotate: per source line (text only) the accesses, misses per level
  * (from the hits: misses at level l+1 are those at l minus the hits there),
  * invalidations and coherence misses, summed over the line's sites. */
-static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rnode *parent) {
+static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rnode *parent)
+{
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "annotate"), PES_R_TEXT_ONLY);
-    if (s->by == REPLAY_BY_OBJECT) return;   /* the simulator's rows are objects, not sites */
+    if (s->by == REPLAY_BY_OBJECT)
+        return; /* the simulator's rows are objects, not sites */
     uint32_t *keys, n;
     struct replay_groups g;
-    if (site_groups(s, r, REPLAY_BY_LINE, &g, &keys, &n) < 0) return;
+    if (site_groups(s, r, REPLAY_BY_LINE, &g, &keys, &n) < 0)
+        return;
     struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
-    if (!st) pes_r_array(r, NULL, NULL);
-    for (uint32_t i = 0; st && i < n; i++) stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+    if (!st)
+        pes_r_array(r, NULL, NULL);
+    for (uint32_t i = 0; st && i < n; i++)
+        stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
     for (size_t j = 0; st && j < g.n; j++) {
-        const struct pes_site *site = keys[g.member[g.start[j]]] == UINT32_MAX
-                                          ? NULL : s->si->site(s->si->site_ctx, keys[g.member[g.start[j]]]);
-        if (!site || !site->file || !*site->file) continue;   /* line 0: the file's unidentified lines */
+        const struct pes_site *site =
+            keys[g.member[g.start[j]]] == UINT32_MAX
+                ? NULL
+                : s->si->site(s->si->site_ctx, keys[g.member[g.start[j]]]);
+        if (!site || !site->file || !*site->file)
+            continue; /* line 0: the file's unidentified lines */
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
         pes_r_str(r, o, "file", site->file);
         pes_r_u64(r, o, "line", site->line);
@@ -626,18 +750,22 @@ static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rno
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
  * the k sites with a non-zero --sort metric first (ranked), then the rest by
  * accesses. */
-static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent, const uint32_t *ranked,
-                        uint32_t k) {
+static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent,
+                        const uint32_t *ranked, uint32_t k)
+{
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "all_sites"), PES_R_TEXT_ONLY);
     uint32_t n = 0;
     uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, 0, &n);
-    if (!by_accesses) pes_r_array(r, NULL, NULL);   /* marks the report failed */
+    if (!by_accesses)
+        pes_r_array(r, NULL, NULL); /* marks the report failed */
     for (uint32_t pass = 0; by_accesses && ranked && pass < 2; pass++) {
         const uint32_t *ids = pass == 0 ? ranked : by_accesses;
         for (uint32_t j = 0; j < (pass == 0 ? k : n); j++) {
             const struct pes_sim_stats *st = pes_sim_site(s->sim, ids[j]);
-            if (pass == 1 && (s->k->all_rows || metric(st, s->k->sort) != 0)) continue;   /* listed in pass 0 */
-            const struct pes_site *site = ids[j] == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, ids[j]);
+            if (pass == 1 && (s->k->all_rows || metric(st, s->k->sort) != 0))
+                continue; /* listed in pass 0 */
+            const struct pes_site *site =
+                ids[j] == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, ids[j]);
             struct pes_rnode *o = pes_r_object(r, arr, NULL);
             site_where(s, r, o, ids[j]);
             pes_r_str(r, o, "kind", site ? pes_access_kind_name(site->kind) : "");
@@ -645,7 +773,8 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
             pes_r_u64(r, o, "reads", st->reads);
             pes_r_u64(r, o, "writes", st->writes);
             struct pes_rnode *h = pes_r_array(r, o, "hits");
-            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++) pes_r_u64(r, h, NULL, st->hits[l]);
+            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+                pes_r_u64(r, h, NULL, st->hits[l]);
             pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
             pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
             pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
@@ -662,11 +791,14 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
 
 /* pes-replay-mpi: this process's partitions' counts and cache-line table,
  * and on process 0 those of the others added (mesi.h: exact). */
-static size_t share_pack(void *self, void *buf, size_t cap) {
+static size_t share_pack(void *self, void *buf, size_t cap)
+{
     struct sim *s = self;
-    if (!s->sim) return 0;
+    if (!s->sim)
+        return 0;
     size_t a = pes_sim_pack(s->sim, NULL, 0), b = replay_c2c_pack(s->c2c, NULL, 0), n = 16 + a + b;
-    if (!buf || cap < n) return n;
+    if (!buf || cap < n)
+        return n;
     unsigned char *at = buf;
     uint64_t x = a;
     memcpy(at, &x, 8);
@@ -677,22 +809,30 @@ static size_t share_pack(void *self, void *buf, size_t cap) {
     return n;
 }
 
-static int share_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+static int share_merge(void *self, const void *buf, size_t len, struct pes_error *err)
+{
     struct sim *s = self;
-    if (len == 0) return 0;
+    if (len == 0)
+        return 0;
     const unsigned char *at = buf;
     uint64_t a = 0, b = 0;
-    if (len >= 8) memcpy(&a, at, 8);
-    if (len >= 16 && a <= len - 16) memcpy(&b, at + 8 + a, 8);
+    if (len >= 8)
+        memcpy(&a, at, 8);
+    if (len >= 16 && a <= len - 16)
+        memcpy(&b, at + 8 + a, 8);
     if (!s->sim || len < 16 || a > len - 16 || b != len - 16 - a)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "--simulate: a share of %zu bytes does not match", len);
-    if (pes_sim_absorb_packed(s->sim, at + 8, (size_t)a, err) < 0) return -1;
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "--simulate: a share of %zu bytes does not match", len);
+    if (pes_sim_absorb_packed(s->sim, at + 8, (size_t)a, err) < 0)
+        return -1;
     return replay_c2c_absorb_packed(s->c2c, at + 16 + a, (size_t)b, err);
 }
 
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct sim *s = self;
-    if (!s->sim) return;   /* a process without partitions: process 0 publishes (shares) */
+    if (!s->sim)
+        return; /* a process without partitions: process 0 publishes (shares) */
     struct pes_report *r = to->r;
     const struct pes_sim_stats *t = pes_sim_totals(s->sim);
     struct pes_rnode *o = pes_r_object(r, to->config, "simulation");
@@ -713,9 +853,10 @@ static void publish(void *self, const struct pes_publish *to) {
     pair(r, o, "transfers", t->comm_true, t->comm_false);
     pes_r_u64(r, o, "writebacks", pes_sim_writebacks(s->sim));
     pes_r_str(r, o, "sort", s->k->sort);
-    uint32_t k = 0;   /* the ranking by --sort, once for the top list and the full table */
+    uint32_t k = 0; /* the ranking by --sort, once for the top list and the full table */
     uint32_t *ranked = top_sites(s->sim, s->k->sort, UINT32_MAX, s->k->all_rows, &k);
-    if (!ranked) pes_r_array(r, NULL, NULL);   /* marks the report failed */
+    if (!ranked)
+        pes_r_array(r, NULL, NULL); /* marks the report failed */
     /* by object the simulator's rows are objects: only the groups list them */
     uint32_t top = s->by == REPLAY_BY_OBJECT ? 0 : k < s->k->top ? k : s->k->top;
     publish_top(s, r, o, ranked, top);
@@ -726,15 +867,17 @@ static void publish(void *self, const struct pes_publish *to) {
     matrix(r, comm, "true", s->sim, PES_SIM_COMM_TRUE, s->n_threads);
     matrix(r, comm, "false", s->sim, PES_SIM_COMM_FALSE, s->n_threads);
     replay_c2c_publish(s->c2c, r, o, s->si, s->k->top);
-    if (s->k->annotate) publish_annotate(s, r, o);
-    if (ranked && s->by != REPLAY_BY_OBJECT) publish_all(s, r, o, ranked, k);
+    if (s->k->annotate)
+        publish_annotate(s, r, o);
+    if (ranked && s->by != REPLAY_BY_OBJECT)
+        publish_all(s, r, o, ranked, k);
     free(ranked);
 }
 
-
 const struct pes_analysis pes_analysis_sim = {
     .name = "sim",
-    .help = "cache + MESI simulation: hit rates, miss classes, true/false sharing per site (--simulate)",
+    .help = "cache + MESI simulation: hit rates, miss classes, true/false sharing per site "
+            "(--simulate)",
     .wanted = wanted,
     .create = create,
     .batch = batch,

@@ -34,10 +34,10 @@
 
 enum {
     SPIN_MIN_LOADS = 3,
-    SPIN_SLACK = 4096,       /* the waiter's own accesses: a few time-mark segments */
-    SPIN_RUN_SITES = 4,      /* sites remembered per wait (an unrolled loop has several) */
-    SPIN_MAX_BYTES = 64,     /* wider loads are no polls (memcpy sources) */
-    FLAT_SITES = 1u << 20,   /* site ids counted in an array; larger ones in a hash */
+    SPIN_SLACK = 4096,     /* the waiter's own accesses: a few time-mark segments */
+    SPIN_RUN_SITES = 4,    /* sites remembered per wait (an unrolled loop has several) */
+    SPIN_MAX_BYTES = 64,   /* wider loads are no polls (memcpy sources) */
+    FLAT_SITES = 1u << 20, /* site ids counted in an array; larger ones in a hash */
 };
 
 /* A thread's loads of one address: the open run, or a closed one still
@@ -46,25 +46,25 @@ struct run {
     uint64_t addr;
     uint32_t size;
     uint64_t loads;
-    uint8_t written;         /* another thread stored to the bytes since the last load */
-    uint8_t released;        /* ... before a later load of the run */
+    uint8_t written;  /* another thread stored to the bytes since the last load */
+    uint8_t released; /* ... before a later load of the run */
     uint8_t n_sites;
     uint32_t sites[SPIN_RUN_SITES];
-    uint8_t again[SPIN_RUN_SITES];   /* the site loaded more than once in the run */
-    uint64_t deadline;       /* closed: the thread's access count that ends the slack */
+    uint8_t again[SPIN_RUN_SITES]; /* the site loaded more than once in the run */
+    uint64_t deadline;             /* closed: the thread's access count that ends the slack */
 };
 
 struct thread {
-    struct run open;         /* loads == 0: the last access was no poll */
-    struct run closed;       /* loads == 0: none waiting */
+    struct run open;   /* loads == 0: the last access was no poll */
+    struct run closed; /* loads == 0: none waiting */
     uint64_t accesses;
 };
 
 struct spin_site {
     uint32_t site;
-    uint64_t waits;          /* waits seen */
-    uint64_t longest;        /* loads of the longest */
-    uint64_t accesses;       /* publish: the site's accesses */
+    uint64_t waits;    /* waits seen */
+    uint64_t longest;  /* loads of the longest */
+    uint64_t accesses; /* publish: the site's accesses */
 };
 
 struct timing {
@@ -78,7 +78,7 @@ struct timing {
     /* accesses per site: ids below FLAT_SITES in flat[], others in an open hash */
     uint64_t *flat;
     uint32_t n_flat;
-    uint64_t *hkey, *hcount;  /* key: id + 1, 0 = empty */
+    uint64_t *hkey, *hcount; /* key: id + 1, 0 = empty */
     uint64_t hcap, hn;
     uint64_t accesses;
     struct spin_site *spin;
@@ -86,16 +86,20 @@ struct timing {
     int nomem;
 };
 
-static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k) {
+static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
     (void)k;
     return !si->mimicked && si->kind != PES_TRACE_SAMPLED && si->n_streams > 1;
 }
 
-static void *create(const struct pes_stream_info *si, const struct pes_knobs *k, struct pes_error *err) {
+static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
+                    struct pes_error *err)
+{
     (void)k;
     struct timing *t = calloc(1, sizeof *t);
     uint64_t slots = 4096;
-    while (slots < (uint64_t)si->n_streams * 64) slots *= 2;
+    while (slots < (uint64_t)si->n_streams * 64)
+        slots *= 2;
     if (t) {
         t->si = si;
         t->n_streams = si->n_streams;
@@ -104,7 +108,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         t->watch_mask = slots - 1;
     }
     if (!t || !t->thr || !t->watch) {
-        if (t) free(t->thr), free(t->watch);
+        if (t)
+            free(t->thr), free(t->watch);
         free(t);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         return NULL;
@@ -112,21 +117,26 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     return t;
 }
 
-static inline uint64_t slot_of(const struct timing *t, uint64_t line) {
+static inline uint64_t slot_of(const struct timing *t, uint64_t line)
+{
     return (line * 0x9E3779B97F4A7C15ull >> 32) & t->watch_mask;
 }
 
-static void watch(struct timing *t, const struct run *r, int add) {
-    for (uint64_t l = r->addr >> 6; l <= (r->addr + r->size - 1) >> 6; l++) t->watch[slot_of(t, l)] += add ? 1 : -1;
+static void watch(struct timing *t, const struct run *r, int add)
+{
+    for (uint64_t l = r->addr >> 6; l <= (r->addr + r->size - 1) >> 6; l++)
+        t->watch[slot_of(t, l)] += add ? 1 : -1;
 }
 
 static int site_add(struct timing *t, uint32_t site, uint64_t n);
 
 /* The entry of a site named by a wait (created, with no waits yet); NULL
  * without memory. */
-static struct spin_site *spin_site(struct timing *t, uint32_t site) {
+static struct spin_site *spin_site(struct timing *t, uint32_t site)
+{
     for (size_t j = 0; j < t->n_spin; j++)
-        if (t->spin[j].site == site) return &t->spin[j];
+        if (t->spin[j].site == site)
+            return &t->spin[j];
     if (t->n_spin == t->cap_spin) {
         size_t cap = t->cap_spin ? 2 * t->cap_spin : 8;
         struct spin_site *p = realloc(t->spin, cap * sizeof *p);
@@ -142,29 +152,38 @@ static struct spin_site *spin_site(struct timing *t, uint32_t site) {
     return s;
 }
 
-static void note_wait(struct timing *t, const struct run *r) {
+static void note_wait(struct timing *t, const struct run *r)
+{
     for (unsigned i = 0; i < r->n_sites; i++) {
-        if (!r->again[i]) continue;
+        if (!r->again[i])
+            continue;
         struct spin_site *s = spin_site(t, r->sites[i]);
-        if (!s) return;
+        if (!s)
+            return;
         s->waits++;
-        if (r->loads > s->longest) s->longest = r->loads;
+        if (r->loads > s->longest)
+            s->longest = r->loads;
     }
 }
 
 /* Ends a closed run's slack: it was a wait or it was not. */
-static void settle(struct timing *t, struct run *c) {
-    if (!c->loads) return;
+static void settle(struct timing *t, struct run *c)
+{
+    if (!c->loads)
+        return;
     watch(t, c, 0);
-    if (c->released) note_wait(t, c);
+    if (c->released)
+        note_wait(t, c);
     c->loads = 0;
 }
 
 /* The thread's open run ends: long enough and released, a wait at once;
  * long enough, it waits out its slack; else nothing. */
-static void close_run(struct timing *t, struct thread *th) {
+static void close_run(struct timing *t, struct thread *th)
+{
     struct run *o = &th->open;
-    if (!o->loads) return;
+    if (!o->loads)
+        return;
     if (o->loads < SPIN_MIN_LOADS) {
         watch(t, o, 0);
     } else if (o->released) {
@@ -173,46 +192,60 @@ static void close_run(struct timing *t, struct thread *th) {
     } else {
         settle(t, &th->closed);
         th->closed = *o;
-        th->closed.deadline = th->accesses - 1 + SPIN_SLACK;   /* counted from the last load */
+        th->closed.deadline = th->accesses - 1 + SPIN_SLACK; /* counted from the last load */
     }
     o->loads = 0;
 }
 
-static inline int overlaps(const struct run *r, uint64_t a, uint32_t n) {
+static inline int overlaps(const struct run *r, uint64_t a, uint32_t n)
+{
     return r->loads && a < r->addr + r->size && r->addr < a + n;
 }
 
 /* A store by thread u to [a, a+n): the other threads' runs on those bytes
  * are written. */
-static void stored(struct timing *t, uint32_t u, uint64_t a, uint32_t n) {
-    if (!n) return;
+static void stored(struct timing *t, uint32_t u, uint64_t a, uint32_t n)
+{
+    if (!n)
+        return;
     uint64_t first = a >> 6, last = (a + n - 1) >> 6;
     int hit = last - first > t->watch_mask;
-    for (uint64_t l = first; !hit && l <= last; l++) hit = t->watch[slot_of(t, l)] != 0;
-    if (!hit) return;
+    for (uint64_t l = first; !hit && l <= last; l++)
+        hit = t->watch[slot_of(t, l)] != 0;
+    if (!hit)
+        return;
     for (uint32_t v = 0; v < t->n_streams; v++) {
-        if (v == u) continue;
+        if (v == u)
+            continue;
         struct thread *th = &t->thr[v];
-        if (overlaps(&th->open, a, n)) th->open.written = 1;
-        if (overlaps(&th->closed, a, n)) th->closed.released = 1;
+        if (overlaps(&th->open, a, n))
+            th->open.written = 1;
+        if (overlaps(&th->closed, a, n))
+            th->closed.released = 1;
     }
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
     struct timing *t = self;
     for (size_t i = 0; i < b->n; i++) {
         uint32_t u = b->stream[i];
         if (u >= t->n_streams)
-            return pes_error_set(err, PES_ERR_ARG, 0, "timing: stream %u out of range (%u streams)", u, t->n_streams);
+            return pes_error_set(err, PES_ERR_ARG, 0, "timing: stream %u out of range (%u streams)",
+                                 u, t->n_streams);
         struct thread *th = &t->thr[u];
         uint32_t site = b->site[i];
-        if (site < t->n_flat) t->flat[site]++;
-        else if (site_add(t, site, 1) < 0) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        if (site < t->n_flat)
+            t->flat[site]++;
+        else if (site_add(t, site, 1) < 0)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         th->accesses++;
-        if (th->closed.loads && th->accesses > th->closed.deadline) settle(t, &th->closed);
+        if (th->closed.loads && th->accesses > th->closed.deadline)
+            settle(t, &th->closed);
         uint64_t a = b->addr[i];
         uint32_t n = b->size[i];
-        if (b->rw[i] & PES_BATCH_WRITE) stored(t, u, a, n);
+        if (b->rw[i] & PES_BATCH_WRITE)
+            stored(t, u, a, n);
         struct run *o = &th->open;
         if (b->rw[i] != PES_BATCH_READ || n == 0 || n > SPIN_MAX_BYTES) {
             close_run(t, th);
@@ -220,7 +253,8 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
         }
         if (o->loads && o->addr == a && o->size == n) {
             o->loads++;
-            if (o->written) o->released = 1;
+            if (o->written)
+                o->released = 1;
             o->written = 0;
         } else {
             close_run(t, th);
@@ -228,18 +262,23 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err) {
             watch(t, o, 1);
         }
         unsigned k = 0;
-        while (k < o->n_sites && o->sites[k] != site) k++;
-        if (k < o->n_sites) o->again[k] = 1;
-        else if (k < SPIN_RUN_SITES) o->sites[o->n_sites++] = site;
+        while (k < o->n_sites && o->sites[k] != site)
+            k++;
+        if (k < o->n_sites)
+            o->again[k] = 1;
+        else if (k < SPIN_RUN_SITES)
+            o->sites[o->n_sites++] = site;
     }
     t->accesses += b->n + b->dropped_reads + b->dropped_writes;
-    if (t->nomem) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    if (t->nomem)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     return 0;
 }
 
 /* ------------------------------------------------------------ accesses per site */
 
-static int hash_grow(struct timing *t) {
+static int hash_grow(struct timing *t)
+{
     uint64_t cap = t->hcap ? 2 * t->hcap : 64;
     uint64_t *key = calloc(cap, sizeof *key), *count = calloc(cap, sizeof *count);
     if (!key || !count) {
@@ -248,9 +287,11 @@ static int hash_grow(struct timing *t) {
         return -1;
     }
     for (uint64_t i = 0; i < t->hcap; i++) {
-        if (!t->hkey[i]) continue;
+        if (!t->hkey[i])
+            continue;
         uint64_t j = (t->hkey[i] * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-        while (key[j]) j = (j + 1) & (cap - 1);
+        while (key[j])
+            j = (j + 1) & (cap - 1);
         key[j] = t->hkey[i];
         count[j] = t->hcount[i];
     }
@@ -262,14 +303,19 @@ static int hash_grow(struct timing *t) {
     return 0;
 }
 
-static uint64_t *hash_slot(struct timing *t, uint32_t site, int add) {
+static uint64_t *hash_slot(struct timing *t, uint32_t site, int add)
+{
     uint64_t key = (uint64_t)site + 1;
-    if (add && (t->hn + 1) * 2 > t->hcap && hash_grow(t) < 0) return NULL;
-    if (!t->hcap) return NULL;
+    if (add && (t->hn + 1) * 2 > t->hcap && hash_grow(t) < 0)
+        return NULL;
+    if (!t->hcap)
+        return NULL;
     uint64_t j = (key * 0x9E3779B97F4A7C15ull >> 20) & (t->hcap - 1);
-    while (t->hkey[j] && t->hkey[j] != key) j = (j + 1) & (t->hcap - 1);
+    while (t->hkey[j] && t->hkey[j] != key)
+        j = (j + 1) & (t->hcap - 1);
     if (!t->hkey[j]) {
-        if (!add) return NULL;
+        if (!add)
+            return NULL;
         t->hkey[j] = key;
         t->hn++;
     }
@@ -277,13 +323,16 @@ static uint64_t *hash_slot(struct timing *t, uint32_t site, int add) {
 }
 
 /* n more accesses at site; ids below FLAT_SITES grow the array. */
-static int site_add(struct timing *t, uint32_t site, uint64_t n) {
+static int site_add(struct timing *t, uint32_t site, uint64_t n)
+{
     if (site < FLAT_SITES) {
         if (site >= t->n_flat) {
             uint32_t cap = t->n_flat ? t->n_flat : 1024;
-            while (cap <= site) cap *= 2;
+            while (cap <= site)
+                cap *= 2;
             uint64_t *p = realloc(t->flat, (size_t)cap * sizeof *p);
-            if (!p) return -1;
+            if (!p)
+                return -1;
             memset(p + t->n_flat, 0, (size_t)(cap - t->n_flat) * sizeof *p);
             t->flat = p;
             t->n_flat = cap;
@@ -292,13 +341,16 @@ static int site_add(struct timing *t, uint32_t site, uint64_t n) {
         return 0;
     }
     uint64_t *c = hash_slot(t, site, 1);
-    if (!c) return -1;
+    if (!c)
+        return -1;
     *c += n;
     return 0;
 }
 
-static uint64_t site_count(struct timing *t, uint32_t site) {
-    if (site < t->n_flat) return t->flat[site];
+static uint64_t site_count(struct timing *t, uint32_t site)
+{
+    if (site < t->n_flat)
+        return t->flat[site];
     uint64_t *c = site < FLAT_SITES ? NULL : hash_slot(t, site, 0);
     return c ? *c : 0;
 }
@@ -306,20 +358,26 @@ static uint64_t site_count(struct timing *t, uint32_t site) {
 /* ------------------------------------------------------------ end, parts, report */
 
 /* The stream (or this part of it) ends: open runs close, slacks end. */
-static int finish(void *self, struct pes_error *err) {
+static int finish(void *self, struct pes_error *err)
+{
     struct timing *t = self;
     for (uint32_t v = 0; v < t->n_streams; v++) {
         close_run(t, &t->thr[v]);
         settle(t, &t->thr[v].closed);
     }
-    if (t->nomem) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    if (t->nomem)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     return 0;
 }
 
 /* A part's words: the pipeline packs analyses back to back, so a part's
  * bytes need not be aligned. */
-static inline void put(void *buf, size_t i, uint64_t x) { memcpy((char *)buf + 8 * i, &x, 8); }
-static inline uint64_t get(const void *buf, size_t i) {
+static inline void put(void *buf, size_t i, uint64_t x)
+{
+    memcpy((char *)buf + 8 * i, &x, 8);
+}
+static inline uint64_t get(const void *buf, size_t i)
+{
     uint64_t x;
     memcpy(&x, (const char *)buf + 8 * i, 8);
     return x;
@@ -327,12 +385,15 @@ static inline uint64_t get(const void *buf, size_t i) {
 
 /* A part: accesses (u64), n_spin (u64) and n_spin × (site u64, waits,
  * longest), n_counts (u64) and n_counts × (site u64, count). */
-static size_t part_pack(void *self, void *buf, size_t cap) {
+static size_t part_pack(void *self, void *buf, size_t cap)
+{
     struct timing *t = self;
     size_t n_counts = t->hn;
-    for (uint32_t s = 0; s < t->n_flat; s++) n_counts += t->flat[s] != 0;
+    for (uint32_t s = 0; s < t->n_flat; s++)
+        n_counts += t->flat[s] != 0;
     size_t len = 8 * (3 + 3 * t->n_spin + 2 * n_counts), w = 0;
-    if (!buf || cap < len) return len;
+    if (!buf || cap < len)
+        return len;
     put(buf, w++, t->accesses);
     put(buf, w++, t->n_spin);
     for (size_t i = 0; i < t->n_spin; i++) {
@@ -342,13 +403,16 @@ static size_t part_pack(void *self, void *buf, size_t cap) {
     }
     put(buf, w++, n_counts);
     for (uint32_t s = 0; s < t->n_flat; s++)
-        if (t->flat[s]) put(buf, w++, s), put(buf, w++, t->flat[s]);
+        if (t->flat[s])
+            put(buf, w++, s), put(buf, w++, t->flat[s]);
     for (uint64_t i = 0; i < t->hcap; i++)
-        if (t->hkey[i]) put(buf, w++, t->hkey[i] - 1), put(buf, w++, t->hcount[i]);
+        if (t->hkey[i])
+            put(buf, w++, t->hkey[i] - 1), put(buf, w++, t->hcount[i]);
     return len;
 }
 
-static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err) {
+static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err)
+{
     struct timing *t = self;
     size_t n = len / 8, at = 2;
     /* the layout first, then the counts: a part that does not parse changes nothing */
@@ -359,15 +423,21 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
         n_counts = (size_t)get(buf, at);
         ok = n_counts <= (n - at - 1) / 2 && n == at + 1 + 2 * n_counts;
     }
-    for (size_t i = 0; ok && i < n_spin; i++) ok = get(buf, 2 + 3 * i) <= UINT32_MAX;
-    for (size_t i = 0; ok && i < n_counts; i++) ok = get(buf, at + 1 + 2 * i) <= UINT32_MAX;
-    if (!ok) return pes_error_set(err, PES_ERR_FORMAT, 0, "timing: a part's counts of %zu bytes do not parse", len);
+    for (size_t i = 0; ok && i < n_spin; i++)
+        ok = get(buf, 2 + 3 * i) <= UINT32_MAX;
+    for (size_t i = 0; ok && i < n_counts; i++)
+        ok = get(buf, at + 1 + 2 * i) <= UINT32_MAX;
+    if (!ok)
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "timing: a part's counts of %zu bytes do not parse", len);
     t->accesses += get(buf, 0);
     for (size_t i = 0; i < n_spin; i++) {
         struct spin_site *s = spin_site(t, (uint32_t)get(buf, 2 + 3 * i));
-        if (!s) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        if (!s)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         s->waits += get(buf, 3 + 3 * i);
-        if (get(buf, 4 + 3 * i) > s->longest) s->longest = get(buf, 4 + 3 * i);
+        if (get(buf, 4 + 3 * i) > s->longest)
+            s->longest = get(buf, 4 + 3 * i);
     }
     for (size_t i = 0; i < n_counts; i++)
         if (site_add(t, (uint32_t)get(buf, at + 1 + 2 * i), get(buf, at + 2 + 2 * i)) < 0)
@@ -375,19 +445,24 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
     return 0;
 }
 
-static int by_accesses(const void *a, const void *b) {
+static int by_accesses(const void *a, const void *b)
+{
     const struct spin_site *x = a, *y = b;
-    if (x->accesses != y->accesses) return x->accesses < y->accesses ? 1 : -1;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
     return (x->site > y->site) - (x->site < y->site);
 }
 
 /* Only where waits were found: "timing_dependent" in the trace section,
  * its sites most accesses first (docs/replay.schema.json). */
-static void publish(void *self, const struct pes_publish *to) {
+static void publish(void *self, const struct pes_publish *to)
+{
     struct timing *t = self;
-    if (!t->n_spin) return;
+    if (!t->n_spin)
+        return;
     uint64_t total = 0;
-    for (size_t i = 0; i < t->n_spin; i++) total += t->spin[i].accesses = site_count(t, t->spin[i].site);
+    for (size_t i = 0; i < t->n_spin; i++)
+        total += t->spin[i].accesses = site_count(t, t->spin[i].site);
     qsort(t->spin, t->n_spin, sizeof *t->spin, by_accesses);
     struct pes_report *r = to->r;
     struct pes_rnode *o = pes_r_object(r, to->trace, "timing_dependent");
@@ -409,7 +484,8 @@ static void publish(void *self, const struct pes_publish *to) {
     }
 }
 
-static void destroy(void *self) {
+static void destroy(void *self)
+{
     struct timing *t = self;
     free(t->thr);
     free(t->watch);
@@ -422,7 +498,8 @@ static void destroy(void *self) {
 
 const struct pes_analysis pes_analysis_timing = {
     .name = "timing",
-    .help = "sites whose access counts depend on thread timing (spin-waits on another thread's store)",
+    .help =
+        "sites whose access counts depend on thread timing (spin-waits on another thread's store)",
     .wanted = wanted,
     .create = create,
     .batch = batch,

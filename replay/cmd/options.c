@@ -1,7 +1,7 @@
 /*
  * options.c — pes-replay command line (perf-like long options; errors name the flag).
  */
-#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <stddef.h>
 #include <getopt.h>
@@ -26,7 +26,8 @@ static const char usage_head[] =
     "optionally a cache + MESI coherence simulation.\n"
     "\n";
 
-static int bad(const char *flag, const char *what, const char *value) {
+static int bad(const char *flag, const char *what, const char *value)
+{
     replay_message("%s: expected %s, got '%s'", flag, what, value);
     return -1;
 }
@@ -43,12 +44,14 @@ struct out_file {
     const char *flag, *name;
     int exists;
     struct stat st;
-    char *canon;   /* realpath of the parent + "/" + name: new files spelled differently */
+    char *canon; /* realpath of the parent + "/" + name: new files spelled differently */
 };
 
-static char *canonical_name(const char *name) {
+static char *canonical_name(const char *name)
+{
     char *copy = strdup(name), *out = NULL;
-    if (!copy) return NULL;
+    if (!copy)
+        return NULL;
     char *slash = strrchr(copy, '/');
     const char *dir = ".", *base = copy;
     if (slash) {
@@ -57,23 +60,27 @@ static char *canonical_name(const char *name) {
         base = slash + 1;
     }
     char *rdir = realpath(dir, NULL);
-    if (rdir && (out = malloc(strlen(rdir) + strlen(base) + 2))) sprintf(out, "%s/%s", rdir, base);
+    if (rdir && (out = malloc(strlen(rdir) + strlen(base) + 2)))
+        sprintf(out, "%s/%s", rdir, base);
     free(rdir);
     free(copy);
     return out;
 }
 
-static int is_stream(const struct out_file *f) {
+static int is_stream(const struct out_file *f)
+{
     return f->exists && (S_ISCHR(f->st.st_mode) || S_ISFIFO(f->st.st_mode));
 }
 
-static int check_outputs(const struct replay_options *o) {
+static int check_outputs(const struct replay_options *o)
+{
     struct out_file out[3] = {{.flag = "-o", .name = o->output},
                               {.flag = "--comm-csv", .name = o->comm_csv},
                               {.flag = "--sites-csv", .name = o->sites_csv}};
     /* a --machine that is a file (pes_machine_load's rule) is read too */
     size_t ml = strlen(o->machine);
-    int machine_file = strchr(o->machine, '/') || (ml > 8 && strcmp(o->machine + ml - 8, ".machine") == 0);
+    int machine_file =
+        strchr(o->machine, '/') || (ml > 8 && strcmp(o->machine + ml - 8, ".machine") == 0);
     const char *inputs[3] = {o->trace, o->full, machine_file ? o->machine : NULL};
     const char *input_kind[3] = {"trace", "trace", "machine file"};
     int rc = 0;
@@ -84,7 +91,8 @@ static int check_outputs(const struct replay_options *o) {
         }
     for (int i = 0; i < 3 && !rc; i++) {
         struct out_file *f = &out[i];
-        if (!f->name || !f->exists) continue;
+        if (!f->name || !f->exists)
+            continue;
         if (S_ISDIR(f->st.st_mode) || S_ISSOCK(f->st.st_mode)) {
             replay_message("%s %s: is a %s, not a file to write", f->flag, f->name,
                            S_ISDIR(f->st.st_mode) ? "directory" : "socket");
@@ -92,7 +100,8 @@ static int check_outputs(const struct replay_options *o) {
         }
         for (int k = 0; k < 3 && !rc; k++) {
             struct stat in;
-            if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == f->st.st_dev && in.st_ino == f->st.st_ino) {
+            if (inputs[k] && stat(inputs[k], &in) == 0 && in.st_dev == f->st.st_dev &&
+                in.st_ino == f->st.st_ino) {
                 replay_message("%s %s: is the input %s %s; refusing to overwrite it", f->flag,
                                f->name, input_kind[k], inputs[k]);
                 rc = -1;
@@ -102,15 +111,18 @@ static int check_outputs(const struct replay_options *o) {
     for (int i = 0; i < 3 && !rc; i++)
         for (int k = i + 1; k < 3 && !rc; k++) {
             const struct out_file *a = &out[i], *b = &out[k];
-            if (!a->name || !b->name || is_stream(a)) continue;
-            if ((a->exists && b->exists && a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino) ||
+            if (!a->name || !b->name || is_stream(a))
+                continue;
+            if ((a->exists && b->exists && a->st.st_dev == b->st.st_dev &&
+                 a->st.st_ino == b->st.st_ino) ||
                 (a->canon && b->canon && strcmp(a->canon, b->canon) == 0)) {
                 replay_message("%s %s and %s %s: the same file; the second would replace the first",
                                a->flag, a->name, b->flag, b->name);
                 rc = -1;
             }
         }
-    for (int i = 0; i < 3; i++) free(out[i].canon);
+    for (int i = 0; i < 3; i++)
+        free(out[i].canon);
     return rc;
 }
 
@@ -121,13 +133,13 @@ static int check_outputs(const struct replay_options *o) {
  * errors say "FLAG: expected WHAT, got 'VALUE'". */
 
 enum opt_kind {
-    OPT_SWITCH,       /* int field = 1 */
-    OPT_STRING,       /* const char * field = the value */
-    OPT_U32,          /* uint32_t field, decimal in [min, max] */
-    OPT_U64,          /* uint64_t field, decimal in [min, max] */
-    OPT_CHOICE,       /* int field = values[i] for the value names[i] */
-    OPT_NAME,         /* const char * field = the value, one of names[] */
-    OPT_FN,           /* parse(value, options): 0 or -1 */
+    OPT_SWITCH, /* int field = 1 */
+    OPT_STRING, /* const char * field = the value */
+    OPT_U32,    /* uint32_t field, decimal in [min, max] */
+    OPT_U64,    /* uint64_t field, decimal in [min, max] */
+    OPT_CHOICE, /* int field = values[i] for the value names[i] */
+    OPT_NAME,   /* const char * field = the value, one of names[] */
+    OPT_FN,     /* parse(value, options): 0 or -1 */
     OPT_HELP,
     OPT_VERSION,
 };
@@ -139,79 +151,94 @@ enum { FULL_ONLY = 1, MIMIC_ONLY = 2, SAMPLE_ONLY = 4 };
 struct opt_row {
     const char *name;
     char short_name;
-    const char *arg;                /* value name in --help; NULL: a switch */
+    const char *arg; /* value name in --help; NULL: a switch */
     const char *help;
     enum opt_kind kind;
-    size_t field;                   /* offsetof(struct replay_options, ...) */
+    size_t field; /* offsetof(struct replay_options, ...) */
     uint64_t min, max;
-    const char *const *names;       /* OPT_CHOICE, OPT_NAME: NULL-terminated */
+    const char *const *names; /* OPT_CHOICE, OPT_NAME: NULL-terminated */
     const int *values;
     int (*parse)(const char *value, struct replay_options *o);
-    const char *expected;           /* what a bad value should have been */
+    const char *expected; /* what a bad value should have been */
     unsigned flags;
 };
 
-
-static int parse_cores(const char *s, struct replay_options *o) {
+static int parse_cores(const char *s, struct replay_options *o)
+{
     char buf[256];
     if (strstr(s, ",,") || s[0] == ',' || (*s && s[strlen(s) - 1] == ',')) {
         bad("--cores", "a comma-separated list of core counts 1..64, without empty elements", s);
         return -2;
     }
-    if (strlen(s) >= sizeof buf) return -1;
+    if (strlen(s) >= sizeof buf)
+        return -1;
     strcpy(buf, s);
     o->n_cores = 0;
     /* split by hand: strtok would skip the empty element of "1,,2" (a typo, not a list of two) */
     for (char *tok = buf, *next; tok; tok = next) {
         next = strchr(tok, ',');
-        if (next) *next++ = '\0';
+        if (next)
+            *next++ = '\0';
         uint64_t v;
-        if (pes_parse_u64(tok, 10, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES) return -1;
-        if (o->n_cores == REPLAY_MAX_CONFIGS) return -1;
+        if (pes_parse_u64(tok, 10, &v) < 0 || v == 0 || v > PES_SIM_MAX_CORES)
+            return -1;
+        if (o->n_cores == REPLAY_MAX_CONFIGS)
+            return -1;
         o->cores[o->n_cores++] = (uint32_t)v;
     }
     return o->n_cores ? 0 : -1;
 }
 
-static int parse_line(const char *s, struct replay_options *o) {
+static int parse_line(const char *s, struct replay_options *o)
+{
     uint64_t v;
-    if (pes_parse_u64(s, 10, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096) return -1;
+    if (pes_parse_u64(s, 10, &v) < 0 || v == 0 || (v & (v - 1)) || v > 4096)
+        return -1;
     o->line = (uint32_t)v;
     return 0;
 }
 
-static int parse_rate(const char *s, struct replay_options *o) {
+static int parse_rate(const char *s, struct replay_options *o)
+{
     char *end;
     errno = 0;
     double r = strtod(s, &end);
-    if (errno || end == s || *end || !(r > 0 && r <= 1)) return -1;
+    if (errno || end == s || *end || !(r > 0 && r <= 1))
+        return -1;
     o->knobs.sample_rate = r;
     return 0;
 }
 
-static int parse_page_map(const char *s, struct replay_options *o) {
-    if (strcmp(s, "random") == 0) o->page_size = 4096;
-    else if (strcmp(s, "virtual") == 0) o->page_size = 0;
-    else return -1;
+static int parse_page_map(const char *s, struct replay_options *o)
+{
+    if (strcmp(s, "random") == 0)
+        o->page_size = 4096;
+    else if (strcmp(s, "virtual") == 0)
+        o->page_size = 0;
+    else
+        return -1;
     return 0;
 }
 
-static int parse_input_format(const char *s, struct replay_options *o) {
+static int parse_input_format(const char *s, struct replay_options *o)
+{
     /* "auto" is PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_AUTO too */
     int f = strcmp(s, "pes") == 0 ? REPLAY_INPUT_PES : pes_text_format_parse(s);
-    if (f < 0) return -1;
+    if (f < 0)
+        return -1;
     o->input_format = f;
     return 0;
 }
 
 static const char *const interleave_names[] = {"round-robin", "rr", "uniform", NULL};
-static const int interleave_values[] = {PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_UNIFORM};
+static const int interleave_values[] = {PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEAVE_ROUND_ROBIN,
+                                        PES_INTERLEAVE_UNIFORM};
 static const char *const runtime_model_names[] = {"ppt", "overlap", NULL};
 static const int runtime_model_values[] = {PES_RUNTIME_PPT, PES_RUNTIME_OVERLAP};
 static const char *const format_names[] = {"text", "json", "csv", NULL};
 static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
-static const char *const sort_names[] = {"invalidations", "coherence", "false-sharing",
-                                         "true-sharing",  "misses",    "accesses", NULL};
+static const char *const sort_names[] = {
+    "invalidations", "coherence", "false-sharing", "true-sharing", "misses", "accesses", NULL};
 
 static const char *const by_names[] = {"line", "site", "function", "object", NULL};
 static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
@@ -223,8 +250,10 @@ static const char *const comm_estimator_names[] = {"interleave", "comdetective",
 static const struct opt_row rows[] = {
     {.name = "machine",
      .arg = "NAME",
-     .help = "machine preset (haswell, broadwell, zen2), 'host', 'sysfs',\nor a .machine file (default: host). 'host' is this host\n"
-             "as pes-calibrate measured it if it did, else 'sysfs': cache\nsizes from sysfs with generic, unvalidated latencies and clock",
+     .help = "machine preset (haswell, broadwell, zen2), 'host', 'sysfs',\nor a .machine file "
+             "(default: host). 'host' is this host\n"
+             "as pes-calibrate measured it if it did, else 'sysfs': cache\nsizes from sysfs with "
+             "generic, unvalidated latencies and clock",
      .kind = OPT_STRING,
      .field = FIELD(machine)},
     {.name = "cache",
@@ -238,7 +267,8 @@ static const struct opt_row rows[] = {
      .field = FIELD(show_machine)},
     {.name = "cores",
      .arg = "LIST",
-     .help = "mimic N cores from a sequential run (PPT-Multicore), for\neach N in a comma-separated list, "
+     .help = "mimic N cores from a sequential run (PPT-Multicore), for\neach N in a "
+             "comma-separated list, "
              "e.g. 1,2,4,8,16",
      .kind = OPT_FN,
      .parse = parse_cores,
@@ -316,7 +346,8 @@ static const struct opt_row rows[] = {
      .flags = FULL_ONLY},
     {.name = "top",
      .arg = "N",
-     .help = "rows of the ranked tables and cache lines of the\ncache-line table to list (default 10)",
+     .help =
+         "rows of the ranked tables and cache lines of the\ncache-line table to list (default 10)",
      .kind = OPT_U32,
      .field = FIELD(knobs.top),
      .min = 0,
@@ -332,7 +363,8 @@ static const struct opt_row rows[] = {
      .flags = FULL_ONLY},
     {.name = "by",
      .arg = "KEY",
-     .help = "rows of the ranked tables: line (default, a source line's\nsites merged), site, function, or "
+     .help = "rows of the ranked tables: line (default, a source line's\nsites merged), site, "
+             "function, or "
              "object (data objects)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.by),
@@ -340,8 +372,10 @@ static const struct opt_row rows[] = {
      .expected = "line, site, function or object"},
     {.name = "reuse-estimator",
      .arg = "NAME",
-     .help = "sampled traces: censored (Kaplan-Meier over decided and\nreplaced or unfinished watches), decided "
-             "(decided\noutcomes weighted by reservoir offers), or auto\n(default: censored when the trace "
+     .help = "sampled traces: censored (Kaplan-Meier over decided and\nreplaced or unfinished "
+             "watches), decided "
+             "(decided\noutcomes weighted by reservoir offers), or auto\n(default: censored when "
+             "the trace "
              "records censored\nwatches)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.reuse_estimator),
@@ -349,7 +383,8 @@ static const struct opt_row rows[] = {
      .expected = "auto, decided or censored"},
     {.name = "stack-model",
      .arg = "NAME",
-     .help = "sampled traces: how time distances become stack\ndistances: phased (default; Shen's footprint per window\n"
+     .help = "sampled traces: how time distances become stack\ndistances: phased (default; Shen's "
+             "footprint per window\n"
              "of the thread's accesses) or shen (one model per\nthread, Shen et al. POPL'07)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.stack_model),
@@ -357,7 +392,8 @@ static const struct opt_row rows[] = {
      .expected = "phased or shen"},
     {.name = "interval-bias",
      .arg = "NAME",
-     .help = "sampled traces: calibrated (default: each 90 % interval\nadds its family's model error, measured on the\n"
+     .help = "sampled traces: calibrated (default: each 90 % interval\nadds its family's model "
+             "error, measured on the\n"
              "tuning half of bench/corpus) or none (Wilson's\nsampling error alone)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.interval_bias),
@@ -365,7 +401,8 @@ static const struct opt_row rows[] = {
      .expected = "calibrated or none"},
     {.name = "comm-estimator",
      .arg = "NAME",
-     .help = "sampled comm traces: interleave (default: owner changes\nof the interleaving rebuilt from the samples' times)\n"
+     .help = "sampled comm traces: interleave (default: owner changes\nof the interleaving rebuilt "
+             "from the samples' times)\n"
              "or comdetective (every detection is `period` transfers,\nthe paper's scaling)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.comm_estimator),
@@ -380,7 +417,8 @@ static const struct opt_row rows[] = {
      .flags = FULL_ONLY},
     {.name = "sample-rate",
      .arg = "R",
-     .help = "approximate reuse profiles from a share R of the lines\n(SHARDS, e.g. 0.01): for traces too long for exact ones",
+     .help = "approximate reuse profiles from a share R of the lines\n(SHARDS, e.g. 0.01): for "
+             "traces too long for exact ones",
      .kind = OPT_FN,
      .parse = parse_rate,
      .expected = "a rate in (0, 1], e.g. 0.01",
@@ -395,7 +433,8 @@ static const struct opt_row rows[] = {
      .expected = "an unsigned integer",
      .flags = FULL_ONLY | SAMPLE_ONLY},
     {.name = "sample-check",
-     .help = "with --sample-rate: exact profiles too, and the error of\nthe estimated miss-ratio curves",
+     .help = "with --sample-rate: exact profiles too, and the error of\nthe estimated miss-ratio "
+             "curves",
      .kind = OPT_SWITCH,
      .field = FIELD(knobs.sample_check),
      .flags = FULL_ONLY | SAMPLE_ONLY},
@@ -413,32 +452,36 @@ static const struct opt_row rows[] = {
      .flags = FULL_ONLY},
     {.name = "input-format",
      .arg = "FMT",
-     .help =
-         "auto (default: a pes trace, else detected), pes, addr\n(one hex address per line, "
-         "as PARDA and libCacheSim),\nlackey (valgrind --tool=lackey --trace-mem=yes), or\nbinary64 (little-endian "
-         "64-bit addresses)",
+     .help = "auto (default: a pes trace, else detected), pes, addr\n(one hex address per line, "
+             "as PARDA and libCacheSim),\nlackey (valgrind --tool=lackey --trace-mem=yes), "
+             "or\nbinary64 (little-endian "
+             "64-bit addresses)",
      .kind = OPT_FN,
      .parse = parse_input_format,
      .expected = "auto, pes, addr, lackey or binary64"},
     {.name = "no-objects",
-     .help = "do not attribute accesses to data objects (globals,\nheap allocation sites, stacks): no DWARF reading and\nno allocation tracking",
+     .help = "do not attribute accesses to data objects (globals,\nheap allocation sites, stacks): "
+             "no DWARF reading and\nno allocation tracking",
      .kind = OPT_SWITCH,
      .field = FIELD(no_objects)},
     {.name = "jobs",
      .arg = "N",
-     .help = "replay threads (default: the CPUs this process may run\non); the same results for every N",
+     .help = "replay threads (default: the CPUs this process may run\non); the same results for "
+             "every N",
      .kind = OPT_U32,
      .field = FIELD(knobs.jobs),
      .min = 1,
      .max = REPLAY_MAX_JOBS,
      .expected = "an integer 1..256"},
     {.name = "stats",
-     .help = "print CPU seconds per stage and thread on stderr, the\nserial part and Amdahl's bound (docs/replay.md)",
+     .help = "print CPU seconds per stage and thread on stderr, the\nserial part and Amdahl's "
+             "bound (docs/replay.md)",
      .kind = OPT_SWITCH,
      .field = FIELD(stats)},
     {.name = "mpi-window",
      .arg = "N",
-     .help = "pes-replay-mpi: accesses per window; windows go to the\nranks in turn (default 8388608)",
+     .help =
+         "pes-replay-mpi: accesses per window; windows go to the\nranks in turn (default 8388608)",
      .kind = OPT_U64,
      .field = FIELD(mpi_window),
      .min = 1,
@@ -451,18 +494,21 @@ static const struct opt_row rows[] = {
      .kind = OPT_SWITCH,
      .field = FIELD(compare)},
     {.name = "diff",
-     .help = "compare two runs: A and B are traces (replayed with the\nsame options) or pes-replay JSON reports; "
+     .help = "compare two runs: A and B are traces (replayed with the\nsame options) or pes-replay "
+             "JSON reports; "
              "every table's\nrows matched by key, as A, B, delta and relative change",
      .kind = OPT_SWITCH,
      .field = FIELD(diff)},
     {.name = "csv-dir",
      .arg = "DIR",
-     .help = "also write every table of the report as DIR/TABLE.csv\n(units in the header row; docs/replay.md)",
+     .help = "also write every table of the report as DIR/TABLE.csv\n(units in the header row; "
+             "docs/replay.md)",
      .kind = OPT_STRING,
      .field = FIELD(csv_dir)},
     {.name = "html",
      .arg = "FILE",
-     .help = "also write the report as one self-contained HTML page\n(charts, tables, the JSON; docs/report.md)",
+     .help = "also write the report as one self-contained HTML page\n(charts, tables, the JSON; "
+             "docs/report.md)",
      .kind = OPT_STRING,
      .field = FIELD(html)},
     {.name = "format",
@@ -486,50 +532,64 @@ static const struct opt_row rows[] = {
 enum { N_ROWS = sizeof rows / sizeof rows[0] };
 
 /* --help: the rows in order, values aligned in one column. */
-static void print_usage(FILE *out) {
+static void print_usage(FILE *out)
+{
     fputs(usage_head, out);
     for (size_t i = 0; i < N_ROWS; i++) {
         const struct opt_row *r = &rows[i];
         char label[64];
         if (r->short_name)
-            snprintf(label, sizeof label, "-%c, --%s%s%s", r->short_name, r->name, r->arg ? " " : "",
-                     r->arg ? r->arg : "");
-        else
-            snprintf(label, sizeof label, "%s--%s%s%s", r->kind == OPT_VERSION ? "    " : "", r->name,
+            snprintf(label, sizeof label, "-%c, --%s%s%s", r->short_name, r->name,
                      r->arg ? " " : "", r->arg ? r->arg : "");
-        if (strlen(label) > 20) fprintf(out, "  %s\n%23s", label, "");   /* too long: help below */
-        else fprintf(out, "  %-21s", label);
+        else
+            snprintf(label, sizeof label, "%s--%s%s%s", r->kind == OPT_VERSION ? "    " : "",
+                     r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+        if (strlen(label) > 20)
+            fprintf(out, "  %s\n%23s", label, ""); /* too long: help below */
+        else
+            fprintf(out, "  %-21s", label);
         for (const char *h = r->help; *h;) {
             const char *nl = strchr(h, '\n');
             size_t n = nl ? (size_t)(nl - h) : strlen(h);
             fprintf(out, "%.*s\n", (int)n, h);
             h += n + (nl != NULL);
-            if (nl) fprintf(out, "%23s", "");
+            if (nl)
+                fprintf(out, "%23s", "");
         }
     }
 }
 
 /* Stores value into the row's field; -1 after saying what was expected. */
-static int apply(const struct opt_row *r, const char *value, struct replay_options *o) {
+static int apply(const struct opt_row *r, const char *value, struct replay_options *o)
+{
     char flag[64];
     snprintf(flag, sizeof flag, "--%s", r->name);
     void *f = (char *)o + r->field;
     uint64_t v;
     switch (r->kind) {
-    case OPT_SWITCH: *(int *)f = 1; return 0;
-    case OPT_STRING: *(const char **)f = value; return 0;
+    case OPT_SWITCH:
+        *(int *)f = 1;
+        return 0;
+    case OPT_STRING:
+        *(const char **)f = value;
+        return 0;
     case OPT_U32:
     case OPT_U64:
-        if (pes_parse_u64(value, 10, &v) < 0 || v < r->min || v > r->max) return bad(flag, r->expected, value);
-        if (r->kind == OPT_U32) *(uint32_t *)f = (uint32_t)v;
-        else *(uint64_t *)f = v;
+        if (pes_parse_u64(value, 10, &v) < 0 || v < r->min || v > r->max)
+            return bad(flag, r->expected, value);
+        if (r->kind == OPT_U32)
+            *(uint32_t *)f = (uint32_t)v;
+        else
+            *(uint64_t *)f = v;
         return 0;
     case OPT_CHOICE:
     case OPT_NAME:
         for (size_t i = 0; r->names[i]; i++)
             if (strcmp(value, r->names[i]) == 0) {
-                if (r->kind == OPT_CHOICE) *(int *)f = r->values[i];
-                else *(const char **)f = r->names[i];
+                if (r->kind == OPT_CHOICE)
+                    *(int *)f = r->values[i];
+                else
+                    *(const char **)f = r->names[i];
                 return 0;
             }
         return bad(flag, r->expected, value);
@@ -537,26 +597,32 @@ static int apply(const struct opt_row *r, const char *value, struct replay_optio
         int rc = r->parse(value, o);
         return rc == -1 ? bad(flag, r->expected, value) : rc < 0 ? -1 : 0;
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
 /* The CPUs this process may run on (taskset, cgroup cpusets), at most REPLAY_MAX_JOBS. */
-static uint32_t default_jobs(void) {
+static uint32_t default_jobs(void)
+{
     cpu_set_t set;
-    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                        : (int)sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > REPLAY_MAX_JOBS ? REPLAY_MAX_JOBS : (uint32_t)n;
 }
 
-int replay_parse_options(int argc, char **argv, struct replay_options *o) {
+int replay_parse_options(int argc, char **argv, struct replay_options *o)
+{
     struct option longopts[N_ROWS + 1];
-    char shorts[2 * N_ROWS + 2] = ":";   /* ':' first: a missing value is reported as such */
+    char shorts[2 * N_ROWS + 2] = ":"; /* ':' first: a missing value is reported as such */
     size_t ns = 1;
     for (size_t i = 0; i < N_ROWS; i++) {
-        longopts[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument, 0, 256 + (int)i};
+        longopts[i] = (struct option){rows[i].name, rows[i].arg ? required_argument : no_argument,
+                                      0, 256 + (int)i};
         if (rows[i].short_name) {
             shorts[ns++] = rows[i].short_name;
-            if (rows[i].arg) shorts[ns++] = ':';
+            if (rows[i].arg)
+                shorts[ns++] = ':';
         }
     }
     shorts[ns] = '\0';
@@ -575,21 +641,28 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
     o->knobs.jobs = default_jobs();
     opterr = 0;
     int c;
-    const char *mimic_only = NULL;   /* first --cores setting given: needs --cores */
-    const char *sample_only = NULL;  /* first --sample-rate setting given: needs it */
+    const char *mimic_only = NULL;  /* first --cores setting given: needs --cores */
+    const char *sample_only = NULL; /* first --sample-rate setting given: needs it */
     while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
         const struct opt_row *r = NULL;
-        if (c >= 256 && c < 256 + N_ROWS) r = &rows[c - 256];
+        if (c >= 256 && c < 256 + N_ROWS)
+            r = &rows[c - 256];
         for (size_t i = 0; !r && c > 0 && c < 256 && c != ':' && c != '?' && i < N_ROWS; i++)
-            if (rows[i].short_name == c) r = &rows[i];
+            if (rows[i].short_name == c)
+                r = &rows[i];
         if (!r) {
-            if (c == ':') replay_message("%s: expected a value (see pes-replay --help)", argv[optind - 1]);
-            else replay_message("unknown option '%s' (see pes-replay --help)", argv[optind - 1]);
+            if (c == ':')
+                replay_message("%s: expected a value (see pes-replay --help)", argv[optind - 1]);
+            else
+                replay_message("unknown option '%s' (see pes-replay --help)", argv[optind - 1]);
             return -1;
         }
-        if (!o->full_only && (r->flags & FULL_ONLY)) o->full_only = r->name;
-        if (!mimic_only && (r->flags & MIMIC_ONLY)) mimic_only = r->name;
-        if (!sample_only && (r->flags & SAMPLE_ONLY)) sample_only = r->name;
+        if (!o->full_only && (r->flags & FULL_ONLY))
+            o->full_only = r->name;
+        if (!mimic_only && (r->flags & MIMIC_ONLY))
+            mimic_only = r->name;
+        if (!sample_only && (r->flags & SAMPLE_ONLY))
+            sample_only = r->name;
         if (r->kind == OPT_HELP) {
             print_usage(stdout);
             return 1;
@@ -598,9 +671,11 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
             printf("pes-replay %s\n", PES_VERSION);
             return 1;
         }
-        if (apply(r, optarg, o) < 0) return -1;
+        if (apply(r, optarg, o) < 0)
+            return -1;
     }
-    if (o->show_machine) return 0;
+    if (o->show_machine)
+        return 0;
     if (optind >= argc) {
         replay_message("no trace given (usage: pes-replay TRACE [options])");
         return -1;
@@ -620,8 +695,9 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
             return -1;
         }
         if (o->comm_csv || o->sites_csv) {
-            replay_message("%s: not with --diff (a file per report); --csv-dir DIR writes the diff's table",
-                           o->comm_csv ? "--comm-csv" : "--sites-csv");
+            replay_message(
+                "%s: not with --diff (a file per report); --csv-dir DIR writes the diff's table",
+                o->comm_csv ? "--comm-csv" : "--sites-csv");
             return -1;
         }
         if (optind + 2 != argc) {
@@ -641,8 +717,9 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o) {
         o->full = argv[optind + 1];
         /* --compare reads the full trace for its reuse truth only */
         if (o->full_only) {
-            replay_message("--%s: not with --compare; run pes-replay %s --%s on the full trace alone",
-                           o->full_only, o->full, o->full_only);
+            replay_message(
+                "--%s: not with --compare; run pes-replay %s --%s on the full trace alone",
+                o->full_only, o->full, o->full_only);
             return -1;
         }
         return check_outputs(o);

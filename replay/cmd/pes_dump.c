@@ -27,15 +27,15 @@ enum fmt { FMT_TEXT, FMT_JSON };
 struct opts {
     const char *path;
     int header_only, tables, stats;
-    int64_t thread;   /* -1 = all */
-    uint64_t limit;   /* 0 = no limit */
-    int fmt;          /* enum fmt */
+    int64_t thread; /* -1 = all */
+    uint64_t limit; /* 0 = no limit */
+    int fmt;        /* enum fmt */
 };
 
 struct dump {
     struct opts o;
     struct pes_trace_reader *r;
-    uint64_t printed;  /* records/events printed (for --limit) */
+    uint64_t printed; /* records/events printed (for --limit) */
 };
 
 /* ---------------------------------------------------------------- terminal safety */
@@ -72,18 +72,39 @@ static const int fmt_values[] = {FMT_TEXT, FMT_JSON};
 
 #define FIELD(f) offsetof(struct opts, f)
 static const struct pes_cli_opt opt_rows[] = {
-    {.name = "header-only", .kind = PES_CLI_SWITCH, .field = FIELD(header_only),
+    {.name = "header-only",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(header_only),
      .help = "print the header and stop"},
-    {.name = "tables", .kind = PES_CLI_SWITCH, .field = FIELD(tables),
+    {.name = "tables",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(tables),
      .help = "print header, modules and threads, no records"},
-    {.name = "thread", .arg = "N", .kind = PES_CLI_FN, .parse = parse_thread,
-     .expected = "a non-negative integer", .help = "only records/events of thread index N"},
-    {.name = "limit", .arg = "N", .kind = PES_CLI_U64, .field = FIELD(limit), .max = UINT64_MAX,
-     .expected = "a non-negative integer", .help = "stop after N records/events"},
-    {.name = "stats", .kind = PES_CLI_SWITCH, .field = FIELD(stats),
+    {.name = "thread",
+     .arg = "N",
+     .kind = PES_CLI_FN,
+     .parse = parse_thread,
+     .expected = "a non-negative integer",
+     .help = "only records/events of thread index N"},
+    {.name = "limit",
+     .arg = "N",
+     .kind = PES_CLI_U64,
+     .field = FIELD(limit),
+     .max = UINT64_MAX,
+     .expected = "a non-negative integer",
+     .help = "stop after N records/events"},
+    {.name = "stats",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(stats),
      .help = "per block type: blocks, records, compressed bytes"},
-    {.name = "format", .arg = "text|json", .kind = PES_CLI_CHOICE, .field = FIELD(fmt), .names = fmt_names,
-     .values = fmt_values, .expected = "text or json", .help = "json: one object per line (docs/trace-format.md)"},
+    {.name = "format",
+     .arg = "text|json",
+     .kind = PES_CLI_CHOICE,
+     .field = FIELD(fmt),
+     .names = fmt_names,
+     .values = fmt_values,
+     .expected = "text or json",
+     .help = "json: one object per line (docs/trace-format.md)"},
     {.name = "help", .short_name = 'h', .kind = PES_CLI_HELP, .help = "this text"},
     {.name = "version", .kind = PES_CLI_VERSION, .help = "print the version"},
 };
@@ -185,8 +206,9 @@ static void site_flags_str(uint8_t f, char *buf, size_t n)
 
 static void event_flags_str(uint8_t f, char *buf, size_t n)
 {
-    static const char *const names[] = {"write", "trap_write", "spatial", "shared_cache",
-                                        "true_sharing", "false_sharing", "heap_block"};
+    static const char *const names[] = {"write",        "trap_write",   "spatial",
+                                        "shared_cache", "true_sharing", "false_sharing",
+                                        "heap_block"};
     flags_str(f, names, 7, buf, n);
 }
 
@@ -207,8 +229,10 @@ static void print_header(const struct dump *d, const struct pes_trace_info *in)
             printf("%s{\"level\":%u,\"type\":\"%c\",\"size\":%" PRIu64
                    ",\"ways\":%u,\"line_size\":%u,\"shared_by\":%u}",
                    i ? "," : "", in->caches[i].level,
-                   in->caches[i].type >= 0x20 && in->caches[i].type < 0x7f && in->caches[i].type != '"' &&
-                           in->caches[i].type != '\\' ? in->caches[i].type : '?',
+                   in->caches[i].type >= 0x20 && in->caches[i].type < 0x7f &&
+                           in->caches[i].type != '"' && in->caches[i].type != '\\'
+                       ? in->caches[i].type
+                       : '?',
                    in->caches[i].size, in->caches[i].ways, in->caches[i].line_size,
                    in->caches[i].shared_by);
         printf("],\"ticks_per_second\":%" PRIu64 ",\"start_ticks\":%" PRIu64 ",\"pid\":%" PRIu64
@@ -254,8 +278,8 @@ static void print_module(const struct dump *d, const struct pes_module *m)
         json_str(m->name);
         printf(",\"id_base\":%u,\"n_sites\":%u,\"n_bbs\":%u}\n", m->id_base, m->n_sites, m->n_bbs);
     } else {
-        printf("module %s ids %u..%" PRIu64 " (%u sites, %u basic blocks)\n", safe(m->name), m->id_base,
-               last ? last - 1 : 0, m->n_sites, m->n_bbs);
+        printf("module %s ids %u..%" PRIu64 " (%u sites, %u basic blocks)\n", safe(m->name),
+               m->id_base, last ? last - 1 : 0, m->n_sites, m->n_bbs);
     }
     char fl[64];
     for (uint32_t i = 0; i < m->n_sites; i++) {
@@ -271,8 +295,9 @@ static void print_module(const struct dump *d, const struct pes_module *m)
             printf("}\n");
         } else {
             printf("  site %-6u %s:%u:%u  %s  %s  size %u  bb %u  flags %s\n", s->id,
-                   *s->file ? safe(s->file) : "?", s->line, s->column, *s->function ? safe(s->function) : "?",
-                   pes_access_kind_name(s->kind), s->size, s->bb, fl);
+                   *s->file ? safe(s->file) : "?", s->line, s->column,
+                   *s->function ? safe(s->function) : "?", pes_access_kind_name(s->kind), s->size,
+                   s->bb, fl);
         }
     }
     for (uint32_t i = 0; i < m->n_bbs; i++) {
@@ -288,8 +313,8 @@ static void print_module(const struct dump *d, const struct pes_module *m)
                 printf("%s\"%s\":%u", k ? "," : "", pes_op_class_name(k), b->ops[k]);
             printf("}}\n");
         } else {
-            printf("  bb   %-6u %s:%s  sites %u%s  ops", b->id, safe(b->function), safe(b->label), b->n_sites,
-                   b->flags & PES_BB_PARALLEL ? "  parallel" : "");
+            printf("  bb   %-6u %s:%s  sites %u%s  ops", b->id, safe(b->function), safe(b->label),
+                   b->n_sites, b->flags & PES_BB_PARALLEL ? "  parallel" : "");
             int any = 0;
             for (int k = 0; k < PES_OP_COUNT; k++)
                 if (b->ops[k]) {
@@ -304,7 +329,8 @@ static void print_module(const struct dump *d, const struct pes_module *m)
 static void print_thread(const struct dump *d, const struct pes_thread *t)
 {
     if (d->o.fmt == FMT_JSON) {
-        printf("{\"type\":\"thread\",\"index\":%u,\"tid\":%" PRIu64 ",\"parent\":", t->index, t->tid);
+        printf("{\"type\":\"thread\",\"index\":%u,\"tid\":%" PRIu64 ",\"parent\":", t->index,
+               t->tid);
         if (t->parent == UINT32_MAX)
             printf("null");
         else
@@ -346,7 +372,8 @@ static void print_alloc_record(const struct dump *d, uint32_t thread, const stru
 {
     int json = d->o.fmt == FMT_JSON, stack = rec->extra == PES_ALLOC_SITE_STACK;
     if (rec->id == PES_ID_ALLOC) {
-        const struct pes_alloc_site *s = stack ? NULL : pes_trace_reader_alloc_site(d->r, rec->extra);
+        const struct pes_alloc_site *s =
+            stack ? NULL : pes_trace_reader_alloc_site(d->r, rec->extra);
         if (json) {
             printf("{\"type\":\"alloc\",\"thread\":%u,\"addr\":\"0x%" PRIx64 "\",\"site\":", thread,
                    rec->addr);
@@ -379,7 +406,10 @@ static void print_alloc_record(const struct dump *d, uint32_t thread, const stru
     }
 }
 
-static int limit_reached(const struct dump *d) { return d->o.limit && d->printed >= d->o.limit; }
+static int limit_reached(const struct dump *d)
+{
+    return d->o.limit && d->printed >= d->o.limit;
+}
 
 static void print_record(struct dump *d, uint32_t thread, const struct pes_record *rec)
 {
@@ -407,10 +437,11 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
     } else if (rec->id == PES_ID_ALLOC || rec->id == PES_ID_ALLOC_SIZE || rec->id == PES_ID_FREE) {
         print_alloc_record(d, thread, rec);
     } else if (rec->id >= PES_ID_CONTROL_FIRST) {
-        const char *name = rec->id == PES_ID_TIME ? "time"
+        const char *name = rec->id == PES_ID_TIME           ? "time"
                            : rec->id == PES_ID_REGION_BEGIN ? "region_begin"
-                           : rec->id == PES_ID_REGION_END ? "region_end"
-                           : rec->id == PES_ID_THREAD_END ? "thread_end" : NULL;
+                           : rec->id == PES_ID_REGION_END   ? "region_end"
+                           : rec->id == PES_ID_THREAD_END   ? "thread_end"
+                                                            : NULL;
         if (json) {
             printf("{\"type\":\"%s\",\"thread\":%u,\"id\":%u,\"value\":%" PRIu64 "}\n",
                    name ? name : "control", thread, rec->id, rec->addr);
@@ -425,7 +456,8 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
     } else {
         if (json)
             printf("{\"type\":\"record\",\"thread\":%u,\"id\":%u,\"addr\":\"0x%" PRIx64
-                   "\",\"extra\":%u}\n", thread, rec->id, rec->addr, rec->extra);
+                   "\",\"extra\":%u}\n",
+                   thread, rec->id, rec->addr, rec->extra);
         else
             printf("T%u record id=%u addr=0x%" PRIx64 " extra=%u (id in no module)\n", thread,
                    rec->id, rec->addr, rec->extra);
@@ -489,7 +521,8 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
             printf(" site=%u", e->site);
         printf(" ip=0x%" PRIx64 " time=%" PRIu64, e->ip, e->time);
         if (e->kind == PES_EV_SAMPLE && (e->flags & PES_EVF_HEAP_BLOCK))
-            printf(" block=alloc-site %u +%" PRIu64 " of %" PRIu64, e->other_thread, e->distance, e->aux);
+            printf(" block=alloc-site %u +%" PRIu64 " of %" PRIu64, e->other_thread, e->distance,
+                   e->aux);
         else if (e->other_thread != UINT32_MAX)
             printf(" other=T%u", e->other_thread);
         printf(" loads=%" PRIu64 " stores=%" PRIu64 " distance=%" PRIu64 " aux=%" PRIu64
@@ -563,7 +596,7 @@ static void print_block(struct dump *d, const struct pes_block *b)
 struct type_stats {
     uint64_t blocks, count, bytes;
 };
-#define UNKNOWN_TYPE (PES_BLOCK_ALLOC_SITES + 1)   /* --stats row of block types not known here */
+#define UNKNOWN_TYPE (PES_BLOCK_ALLOC_SITES + 1) /* --stats row of block types not known here */
 
 static int print_stats(struct dump *d, struct pes_error *err)
 {
@@ -576,7 +609,7 @@ static int print_stats(struct dump *d, struct pes_error *err)
     /* heap blocks: allocations, their bytes, frees, thread stacks (records or events) */
     uint64_t allocs = 0, alloc_bytes = 0, frees = 0, stacks = 0;
     size_t n_threads = pes_trace_reader_thread_count(d->r);
-    uint8_t *pending = calloc(n_threads ? n_threads : 1, 1);   /* per thread: ALLOC awaits its size */
+    uint8_t *pending = calloc(n_threads ? n_threads : 1, 1); /* per thread: ALLOC awaits its size */
     if (!pending) {
         free(refs);
         return pes_error_set(err, PES_ERR_NOMEM, 0, "%s: out of memory", d->o.path);
@@ -663,8 +696,9 @@ static int print_stats(struct dump *d, struct pes_error *err)
     for (uint32_t t = 1; t <= UNKNOWN_TYPE; t++)
         if (ts[t].blocks)
             printf("%-11s %8" PRIu64 " %12" PRIu64 " %14" PRIu64 " %12.4f\n",
-                   t == UNKNOWN_TYPE ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks, ts[t].count,
-                   ts[t].bytes, ts[t].count ? (double)ts[t].bytes / (double)ts[t].count : 0.0);
+                   t == UNKNOWN_TYPE ? "UNKNOWN" : pes_block_type_name(t), ts[t].blocks,
+                   ts[t].count, ts[t].bytes,
+                   ts[t].count ? (double)ts[t].bytes / (double)ts[t].count : 0.0);
     printf("%-11s %8s %12s %14" PRIu64 "\n", "total", "", "", total);
     printf("records  access %" PRIu64 "  bb %" PRIu64 "  control %" PRIu64 "  other %" PRIu64 "\n",
            accesses, bbs, controls, other);

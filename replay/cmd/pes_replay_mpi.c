@@ -36,19 +36,19 @@
 #include "report_util.h"
 
 enum { TAG_WINDOW = 1, TAG_DATA, TAG_DONE, TAG_STOP, TAG_PART };
-#define PIECE (1 << 30)   /* bytes per MPI message (counts are ints) */
-#define IN_FLIGHT 2       /* windows a rank may have sent but rank 0 not yet received */
+#define PIECE     (1 << 30) /* bytes per MPI message (counts are ints) */
+#define IN_FLIGHT 2         /* windows a rank may have sent but rank 0 not yet received */
 
 struct done_msg {
-    int32_t status;       /* 0, or -1 */
-    int32_t code;         /* the error's enum pes_error_code */
-    char message[sizeof ((struct pes_error *)0)->message];
+    int32_t status; /* 0, or -1 */
+    int32_t code;   /* the error's enum pes_error_code */
+    char message[sizeof((struct pes_error *)0)->message];
 };
 
 /* A window on its way to rank 0. */
 struct outgoing {
     void *buf;
-    uint64_t head[2];     /* window, bytes */
+    uint64_t head[2]; /* window, bytes */
     MPI_Request *req;
     int n_req;
 };
@@ -60,21 +60,23 @@ struct link {
     int n_out, first_out;
     MPI_Request stop_req;
     int32_t stop;
-    int stop_done;        /* TAG_STOP came */
+    int stop_done; /* TAG_STOP came */
     /* rank 0 */
-    uint8_t *done;        /* [ranks] TAG_DONE received */
-    uint8_t *told;        /* [ranks] TAG_STOP sent */
-    int fail;             /* tests: PES_MPI_TEST_FAIL names this rank */
+    uint8_t *done; /* [ranks] TAG_DONE received */
+    uint8_t *told; /* [ranks] TAG_STOP sent */
+    int fail;      /* tests: PES_MPI_TEST_FAIL names this rank */
     /* PES_MPI_STATS: one line per rank on stderr at the end */
     uint64_t windows, bytes;
-    double wait_s;        /* blocked on messages (rank 0: receiving; others: sends in flight) */
-    double t0, work_s;    /* start; seconds until the rank's own work was done */
+    double wait_s;     /* blocked on messages (rank 0: receiving; others: sends in flight) */
+    double t0, work_s; /* start; seconds until the rank's own work was done */
 };
 
 /* Tests of the failure paths (e2e.replay_mpi): PES_MPI_TEST_FAIL=K makes
  * rank K fail where it first meets a window of another rank or its own. */
-static int injected(struct link *l, struct pes_error *err) {
-    if (!l->fail) return 0;
+static int injected(struct link *l, struct pes_error *err)
+{
+    if (!l->fail)
+        return 0;
     return pes_error_set(err, PES_ERR_ARG, 0, "failure injected by PES_MPI_TEST_FAIL");
 }
 
@@ -82,20 +84,28 @@ static int injected(struct link *l, struct pes_error *err) {
  * which on ranks that outnumber the CPUs takes the CPU from the rank being
  * waited for (rank 0 resolving the others' windows, or a rank still reading
  * its part). A short sleep between tests costs at most that much latency. */
-static void nap(void) { nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL); }
+static void nap(void)
+{
+    nanosleep(&(struct timespec){.tv_nsec = 200000}, NULL);
+}
 
-static int idle_wait(int n, MPI_Request *req) {
+static int idle_wait(int n, MPI_Request *req)
+{
     int flag = 0, rc;
-    while ((rc = MPI_Testall(n, req, &flag, MPI_STATUSES_IGNORE)) == MPI_SUCCESS && !flag) nap();
+    while ((rc = MPI_Testall(n, req, &flag, MPI_STATUSES_IGNORE)) == MPI_SUCCESS && !flag)
+        nap();
     return rc;
 }
 
-static void idle_probe(int from, MPI_Status *st) {
+static void idle_probe(int from, MPI_Status *st)
+{
     int flag = 0;
-    while (MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st) == MPI_SUCCESS && !flag) nap();
+    while (MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st) == MPI_SUCCESS && !flag)
+        nap();
 }
 
-static int mpi_error(struct pes_error *err, const char *what, int code) {
+static int mpi_error(struct pes_error *err, const char *what, int code)
+{
     char s[MPI_MAX_ERROR_STRING];
     int n = 0;
     MPI_Error_string(code, s, &n);
@@ -104,7 +114,8 @@ static int mpi_error(struct pes_error *err, const char *what, int code) {
 
 /* ------------------------------------------------------------ ranks > 0 */
 
-static int wait_out(struct link *l, struct pes_error *err) {
+static int wait_out(struct link *l, struct pes_error *err)
+{
     struct outgoing *o = &l->out[l->first_out];
     double t0 = MPI_Wtime();
     int rc = idle_wait(o->n_req, o->req);
@@ -118,15 +129,20 @@ static int wait_out(struct link *l, struct pes_error *err) {
 }
 
 /* Has rank 0 given up? (Its TAG_STOP came before the end.) */
-static int stopped(struct link *l, struct pes_error *err) {
-    if (!l->stop_done) MPI_Test(&l->stop_req, &l->stop_done, MPI_STATUS_IGNORE);
-    if (l->stop_done) return pes_error_set(err, PES_ERR_ARG, 0, "stopped: rank 0 failed");
+static int stopped(struct link *l, struct pes_error *err)
+{
+    if (!l->stop_done)
+        MPI_Test(&l->stop_req, &l->stop_done, MPI_STATUS_IGNORE);
+    if (l->stop_done)
+        return pes_error_set(err, PES_ERR_ARG, 0, "stopped: rank 0 failed");
     return 0;
 }
 
-static int send_window(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err) {
+static int send_window(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err)
+{
     struct link *l = ctx;
-    if (injected(l, err) < 0 || stopped(l, err) < 0 || (l->n_out == IN_FLIGHT && wait_out(l, err) < 0)) {
+    if (injected(l, err) < 0 || stopped(l, err) < 0 ||
+        (l->n_out == IN_FLIGHT && wait_out(l, err) < 0)) {
         free(buf);
         return -1;
     }
@@ -143,16 +159,19 @@ static int send_window(void *ctx, uint64_t w, void *buf, size_t len, struct pes_
     l->n_out++;
     l->windows++;
     l->bytes += len;
-    int rc = MPI_Isend(o->head, 2, MPI_UINT64_T, 0, TAG_WINDOW, MPI_COMM_WORLD, &o->req[o->n_req++]);
+    int rc =
+        MPI_Isend(o->head, 2, MPI_UINT64_T, 0, TAG_WINDOW, MPI_COMM_WORLD, &o->req[o->n_req++]);
     for (uint64_t i = 0; rc == MPI_SUCCESS && i < pieces; i++) {
         size_t at = (size_t)i * PIECE, n = len - at < PIECE ? len - at : PIECE;
-        rc = MPI_Isend((char *)buf + at, (int)n, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &o->req[o->n_req++]);
+        rc = MPI_Isend((char *)buf + at, (int)n, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD,
+                       &o->req[o->n_req++]);
     }
     return rc == MPI_SUCCESS ? 0 : mpi_error(err, "sending a window", rc);
 }
 
 /* Every batch: lets sends in flight move on, and stops when rank 0 failed. */
-static int progress(void *ctx, struct pes_error *err) {
+static int progress(void *ctx, struct pes_error *err)
+{
     struct link *l = ctx;
     if (l->n_out) {
         struct outgoing *o = &l->out[l->first_out];
@@ -163,19 +182,23 @@ static int progress(void *ctx, struct pes_error *err) {
 }
 
 /* The outcome goes to rank 0 (its verdict comes back at the end). */
-static int agree_other(void *ctx, int rc, struct pes_error *err) {
+static int agree_other(void *ctx, int rc, struct pes_error *err)
+{
     struct link *l = ctx;
     l->work_s = MPI_Wtime() - l->t0;
     struct done_msg d = {.status = rc < 0 ? -1 : 0, .code = err->code};
-    if (rc < 0) snprintf(d.message, sizeof d.message, "%s", err->message);
+    if (rc < 0)
+        snprintf(d.message, sizeof d.message, "%s", err->message);
     MPI_Send(&d, (int)sizeof d, MPI_BYTE, 0, TAG_DONE, MPI_COMM_WORLD);
-    while (l->n_out) wait_out(l, err);
+    while (l->n_out)
+        wait_out(l, err);
     return rc < 0 ? -1 : 0;
 }
 
 /* After the part's last window: its counts, which also tell rank 0 that no
  * window follows. Sent whole before anything else happens on this rank. */
-static int send_part(void *ctx, void *buf, size_t len, struct pes_error *err) {
+static int send_part(void *ctx, void *buf, size_t len, struct pes_error *err)
+{
     struct link *l = ctx;
     if (stopped(l, err) < 0) {
         free(buf);
@@ -193,25 +216,30 @@ static int send_part(void *ctx, void *buf, size_t len, struct pes_error *err) {
 
 /* ------------------------------------------------------------ rank 0 */
 
-static int recv_done(struct link *l, int from, struct pes_error *err) {
+static int recv_done(struct link *l, int from, struct pes_error *err)
+{
     struct done_msg d;
     MPI_Recv(&d, (int)sizeof d, MPI_BYTE, from, TAG_DONE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     l->done[from] = 1;
-    if (d.status == 0) return 0;
+    if (d.status == 0)
+        return 0;
     d.message[sizeof d.message - 1] = '\0';
     /* reading in parts, a damaged input may be met by another rank first:
      * its line is pes-replay's, which names no rank */
-    if (d.code == PES_ERR_FORMAT || d.code == PES_ERR_IO || d.code == PES_ERR_VERSION || d.code == PES_ERR_TRUNCATED)
+    if (d.code == PES_ERR_FORMAT || d.code == PES_ERR_IO || d.code == PES_ERR_VERSION ||
+        d.code == PES_ERR_TRUNCATED)
         return pes_error_set(err, d.code, 0, "%s", d.message);
     return pes_error_set(err, PES_ERR_ARG, 0, "rank %d: %s", from, d.message);
 }
 
 /* The next message of rank `from` with this tag (TAG_WINDOW or TAG_PART:
  * a head {window, bytes}, then its TAG_DATA pieces) into a malloc'd buffer. */
-static int recv_body(int from, int tag, uint64_t head[2], void **buf, struct pes_error *err) {
+static int recv_body(int from, int tag, uint64_t head[2], void **buf, struct pes_error *err)
+{
     MPI_Recv(head, 2, MPI_UINT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     unsigned char *b = malloc(head[1] ? (size_t)head[1] : 1);
-    if (!b) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (a window of rank %d)", from);
+    if (!b)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (a window of rank %d)", from);
     for (uint64_t at = 0; at < head[1]; at += PIECE) {
         size_t n = head[1] - at < PIECE ? (size_t)(head[1] - at) : PIECE;
         MPI_Recv(b + at, (int)n, MPI_BYTE, from, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -220,10 +248,13 @@ static int recv_body(int from, int tag, uint64_t head[2], void **buf, struct pes
     return 0;
 }
 
-static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err) {
+static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len,
+                       struct pes_error *err)
+{
     struct link *l = ctx;
     MPI_Status st;
-    if (injected(l, err) < 0) return -1;
+    if (injected(l, err) < 0)
+        return -1;
     if (l->done[from])
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; window %llu is missing", from,
                              (unsigned long long)w);
@@ -231,58 +262,72 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
     idle_probe((int)from, &st);
     l->wait_s += MPI_Wtime() - t0;
     if (st.MPI_TAG == TAG_DONE) {
-        if (recv_done(l, (int)from, err) < 0) return -1;
-        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u ended before window %llu", from, (unsigned long long)w);
+        if (recv_done(l, (int)from, err) < 0)
+            return -1;
+        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u ended before window %llu", from,
+                             (unsigned long long)w);
     }
-    if (st.MPI_TAG == TAG_PART) return 1;   /* from's part had w windows (left for recv_part) */
+    if (st.MPI_TAG == TAG_PART)
+        return 1; /* from's part had w windows (left for recv_part) */
     uint64_t head[2];
-    if (recv_body((int)from, TAG_WINDOW, head, buf, err) < 0) return -1;
+    if (recv_body((int)from, TAG_WINDOW, head, buf, err) < 0)
+        return -1;
     *len = (size_t)head[1];
     l->windows++;
     l->bytes += head[1];
     if (head[0] != w) {
         free(*buf);
         *buf = NULL;
-        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u sent window %llu where window %llu was due", from,
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "rank %u sent window %llu where window %llu was due", from,
                              (unsigned long long)head[0], (unsigned long long)w);
     }
     return 0;
 }
 
 /* Rank `from`'s part counts (after all its windows). */
-static int recv_part(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err) {
+static int recv_part(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err)
+{
     struct link *l = ctx;
     MPI_Status st;
-    if (l->done[from]) return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; its part is missing", from);
+    if (l->done[from])
+        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u has ended; its part is missing", from);
     double t0 = MPI_Wtime();
     idle_probe((int)from, &st);
     l->wait_s += MPI_Wtime() - t0;
     if (st.MPI_TAG == TAG_DONE) {
-        if (recv_done(l, (int)from, err) < 0) return -1;
+        if (recv_done(l, (int)from, err) < 0)
+            return -1;
         return pes_error_set(err, PES_ERR_ARG, 0, "rank %u ended before its part's counts", from);
     }
     if (st.MPI_TAG != TAG_PART)
-        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u sent a window after its part's counts", from);
+        return pes_error_set(err, PES_ERR_ARG, 0, "rank %u sent a window after its part's counts",
+                             from);
     uint64_t head[2];
-    if (recv_body((int)from, TAG_PART, head, buf, err) < 0) return -1;
+    if (recv_body((int)from, TAG_PART, head, buf, err) < 0)
+        return -1;
     *len = (size_t)head[1];
     return 0;
 }
 
-static void tell_stop(struct link *l, int to) {
+static void tell_stop(struct link *l, int to)
+{
     int32_t stop = 1;
-    if (l->told[to]) return;
+    if (l->told[to])
+        return;
     MPI_Send(&stop, 1, MPI_INT32_T, to, TAG_STOP, MPI_COMM_WORLD);
     l->told[to] = 1;
 }
 
 /* Every other rank's outcome; after a failure, what they still send is read
  * and dropped, so that none of them waits for ever. */
-static int agree_root(void *ctx, int rc, struct pes_error *err) {
+static int agree_root(void *ctx, int rc, struct pes_error *err)
+{
     struct link *l = ctx;
     l->work_s = MPI_Wtime() - l->t0;
     if (rc < 0)
-        for (int k = 1; k < l->ranks; k++) tell_stop(l, k);
+        for (int k = 1; k < l->ranks; k++)
+            tell_stop(l, k);
     for (int k = 1; k < l->ranks; k++)
         while (!l->done[k]) {
             MPI_Status st;
@@ -299,7 +344,7 @@ static int agree_root(void *ctx, int rc, struct pes_error *err) {
             void *buf = NULL;
             int part = st.MPI_TAG == TAG_PART;
             if (recv_body(k, part ? TAG_PART : TAG_WINDOW, head, &buf, &e) < 0)
-                MPI_Abort(MPI_COMM_WORLD, 1);   /* cannot drain it */
+                MPI_Abort(MPI_COMM_WORLD, 1); /* cannot drain it */
             free(buf);
             if (part) {
                 if (rc == 0) {
@@ -309,12 +354,14 @@ static int agree_root(void *ctx, int rc, struct pes_error *err) {
                 continue;
             }
             if (rc == 0) {
-                pes_error_set(err, PES_ERR_ARG, 0, "rank %d sent window %llu after the end of the stream", k,
+                pes_error_set(err, PES_ERR_ARG, 0,
+                              "rank %d sent window %llu after the end of the stream", k,
                               (unsigned long long)head[0]);
                 rc = -1;
             }
         }
-    for (int k = 1; k < l->ranks; k++) tell_stop(l, k);
+    for (int k = 1; k < l->ranks; k++)
+        tell_stop(l, k);
     return rc;
 }
 
@@ -322,9 +369,11 @@ static int agree_root(void *ctx, int rc, struct pes_error *err) {
 
 /* What rank 0 decides before the replay: -1 to go on, else the exit status
  * of every rank. */
-static int prepare(struct replay_options *o, struct pes_machine *m) {
+static int prepare(struct replay_options *o, struct pes_machine *m)
+{
     struct pes_error err = {0};
-    if (replay_load_machine(o, m, &err) < 0) return replay_fail(&err);
+    if (replay_load_machine(o, m, &err) < 0)
+        return replay_fail(&err);
     if (o->show_machine) {
         pes_machine_print(m, stdout);
         return 0;
@@ -334,27 +383,32 @@ static int prepare(struct replay_options *o, struct pes_machine *m) {
         return 2;
     }
     if (o->diff) {
-        replay_message("--diff: not distributed; write each report with pes-replay-mpi --format json, "
-                       "then pes-replay --diff A.json B.json");
+        replay_message(
+            "--diff: not distributed; write each report with pes-replay-mpi --format json, "
+            "then pes-replay --diff A.json B.json");
         return 2;
     }
-    if (replay_input_check_file(o->trace, &err) < 0) return replay_fail(&err);
+    if (replay_input_check_file(o->trace, &err) < 0)
+        return replay_fail(&err);
     if (replay_input_pes_kind(o->trace) == PES_TRACE_SAMPLED) {
         replay_message("%s: a sampled trace; pes-replay-mpi replays full traces and address traces "
-                       "(run pes-replay %s)", o->trace, o->trace);
+                       "(run pes-replay %s)",
+                       o->trace, o->trace);
         return 2;
     }
     return -1;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int rank = 0, ranks = 1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     /* rank 0 speaks for all: the others print nothing */
     replay_message_setup("pes-replay-mpi", rank != 0);
-    if (rank != 0 && !freopen("/dev/null", "w", stdout)) fclose(stdout);
+    if (rank != 0 && !freopen("/dev/null", "w", stdout))
+        fclose(stdout);
 
     struct replay_options o;
     int rc = replay_parse_options(argc, argv, &o);
@@ -375,35 +429,49 @@ int main(int argc, char **argv) {
     const char *fail = getenv("PES_MPI_TEST_FAIL");
     struct link l = {.rank = rank, .ranks = ranks, .fail = fail && *fail && atoi(fail) == rank};
     struct pes_profiles_split split = {
-        .rank = (uint32_t)rank, .ranks = (uint32_t)ranks,
+        .rank = (uint32_t)rank,
+        .ranks = (uint32_t)ranks,
         .window = o.mpi_window ? o.mpi_window : REPLAY_MPI_WINDOW,
-        .send = send_window, .recv = recv_window, .ctx = &l,
+        .send = send_window,
+        .recv = recv_window,
+        .ctx = &l,
     };
     /* each rank reads its own part of the trace where that keeps the report
      * exact (replay_run.h); --simulate needs the whole stream on rank 0 */
-    struct replay_hooks h = {.split = &split, .no_report = rank != 0, .ctx = &l, .part = (uint32_t)rank,
+    struct replay_hooks h = {.split = &split,
+                             .no_report = rank != 0,
+                             .ctx = &l,
+                             .part = (uint32_t)rank,
                              .parts = o.knobs.simulate ? 1 : (uint32_t)ranks,
                              /* --simulate: the address partitions shared out */
-                             .share = (uint32_t)rank, .shares = (uint32_t)ranks,
-                             .part_send = send_part, .part_recv = recv_part};
+                             .share = (uint32_t)rank,
+                             .shares = (uint32_t)ranks,
+                             .part_send = send_part,
+                             .part_recv = recv_part};
     if (rank == 0) {
         l.done = calloc((size_t)ranks, 1);
         l.told = calloc((size_t)ranks, 1);
-        if (!l.done || !l.told) MPI_Abort(MPI_COMM_WORLD, 1);
+        if (!l.done || !l.told)
+            MPI_Abort(MPI_COMM_WORLD, 1);
         h.agree = agree_root;
     } else {
         MPI_Irecv(&l.stop, 1, MPI_INT32_T, 0, TAG_STOP, MPI_COMM_WORLD, &l.stop_req);
         h.agree = agree_other;
         h.progress = progress;
     }
-    if (ranks == 1) h.agree = NULL;
+    if (ranks == 1)
+        h.agree = NULL;
     l.t0 = MPI_Wtime();
     int32_t verdict = replay_full(&o, &machine, &h);
     if (getenv("PES_MPI_STATS"))
-        fprintf(stderr, "pes-replay-mpi: rank %d: replay %.3f s, %llu windows %s, %.1f MB, %.3f s waiting for "
-                "messages\n", rank, l.work_s, (unsigned long long)l.windows, rank ? "sent" : "received",
-                (double)l.bytes / 1e6, l.wait_s);
-    if (rank != 0 && !l.stop_done) idle_wait(1, &l.stop_req);
+        fprintf(
+            stderr,
+            "pes-replay-mpi: rank %d: replay %.3f s, %llu windows %s, %.1f MB, %.3f s waiting for "
+            "messages\n",
+            rank, l.work_s, (unsigned long long)l.windows, rank ? "sent" : "received",
+            (double)l.bytes / 1e6, l.wait_s);
+    if (rank != 0 && !l.stop_done)
+        idle_wait(1, &l.stop_req);
     MPI_Bcast(&verdict, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
     rc = verdict;
     free(l.done);

@@ -19,9 +19,11 @@
 #include "writers.h"
 
 /* Whether path holds JSON: its first byte after white space is '{'. */
-static int is_json_file(const char *path) {
+static int is_json_file(const char *path)
+{
     FILE *f = fopen(path, "rb");
-    if (!f) return 0;   /* opening it as a trace says what is wrong */
+    if (!f)
+        return 0; /* opening it as a trace says what is wrong */
     int c;
     while ((c = fgetc(f)) != EOF && isspace(c)) {
     }
@@ -30,7 +32,9 @@ static int is_json_file(const char *path) {
 }
 
 /* One side: its report and what it was. NULL after printing why not. */
-static json_t *load(const struct replay_options *o, const struct pes_machine *m, const char *path, json_t **info) {
+static json_t *load(const struct replay_options *o, const struct pes_machine *m, const char *path,
+                    json_t **info)
+{
     struct pes_error err = {0};
     json_t *j = NULL;
     const char *input = "json";
@@ -38,7 +42,8 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
         json_error_t je;
         /* JSON_REJECT_DUPLICATES: a report has none, so duplicates mean another file */
         if (!(j = json_load_file(path, JSON_REJECT_DUPLICATES, &je))) {
-            replay_message("%s: not a valid JSON report: line %d, column %d: %s", path, je.line, je.column, je.text);
+            replay_message("%s: not a valid JSON report: line %d, column %d: %s", path, je.line,
+                           je.column, je.text);
             return NULL;
         }
     } else {
@@ -68,7 +73,8 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
             }
         } else {
             struct replay_hooks h = {.report = &rep};
-            if (replay_full(&one, m, &h) != 0 || !rep) return NULL;   /* replay_full printed why */
+            if (replay_full(&one, m, &h) != 0 || !rep)
+                return NULL; /* replay_full printed why */
         }
         j = pes_report_to_json(rep);
         pes_report_destroy(rep);
@@ -86,7 +92,8 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
     }
     /* a path need not be UTF-8; JSON strings must */
     char *upath = pes_report_utf8(path);
-    *info = upath ? json_pack("{s:s, s:s, s:s}", "path", upath, "input", input, "kind", kind) : NULL;
+    *info =
+        upath ? json_pack("{s:s, s:s, s:s}", "path", upath, "input", input, "kind", kind) : NULL;
     free(upath);
     if (!*info) {
         json_decref(j);
@@ -95,21 +102,27 @@ static json_t *load(const struct replay_options *o, const struct pes_machine *m,
     return j;
 }
 
-static const char *kind_words(const char *kind) {
-    return strcmp(kind, "full") == 0 ? "a full-trace report" : strcmp(kind, "sampled") == 0 ? "a sampled report"
-                                                                                              : "a --compare report";
+static const char *kind_words(const char *kind)
+{
+    return strcmp(kind, "full") == 0      ? "a full-trace report"
+           : strcmp(kind, "sampled") == 0 ? "a sampled report"
+                                          : "a --compare report";
 }
 
-int replay_diff(const struct replay_options *o, const struct pes_machine *m) {
+int replay_diff(const struct replay_options *o, const struct pes_machine *m)
+{
     json_t *ia = NULL, *ib = NULL, *b = NULL, *d = NULL;
     int rc = 1;
     json_t *a = load(o, m, o->trace, &ia);
-    if (a) b = load(o, m, o->full, &ib);
-    if (!a || !b) goto done;
-    const char *ka = json_string_value(json_object_get(ia, "kind")), *kb = json_string_value(json_object_get(ib, "kind"));
+    if (a)
+        b = load(o, m, o->full, &ib);
+    if (!a || !b)
+        goto done;
+    const char *ka = json_string_value(json_object_get(ia, "kind")),
+               *kb = json_string_value(json_object_get(ib, "kind"));
     if (strcmp(ka, kb) != 0) {
-        replay_message("--diff: %s is %s and %s %s; --diff compares two reports of one kind", o->trace,
-                       kind_words(ka), o->full, kind_words(kb));
+        replay_message("--diff: %s is %s and %s %s; --diff compares two reports of one kind",
+                       o->trace, kind_words(ka), o->full, kind_words(kb));
         goto done;
     }
     if (!(d = pes_diff_reports(a, b, ia, ib))) {
@@ -128,11 +141,13 @@ int replay_diff(const struct replay_options *o, const struct pes_machine *m) {
         replay_message("%s: write failed: %s", o->output ? o->output : "stdout", strerror(errno));
     else
         rc = 0;
-    if (out != stdout) fclose(out);
+    if (out != stdout)
+        fclose(out);
     char msg[512];
-    if (rc == 0 && o->html) {   /* the page embeds a bounded copy (docs/report.md) */
+    if (rc == 0 && o->html) { /* the page embeds a bounded copy (docs/report.md) */
         json_t *page = pes_diff_cut(d, PES_HTML_TOP_ROWS, PES_HTML_DIFF_TABLES);
-        if (!page) snprintf(msg, sizeof msg, "--html %s: out of memory", o->html);
+        if (!page)
+            snprintf(msg, sizeof msg, "--html %s: out of memory", o->html);
         if (!page || pes_report_write_html_file(o->html, page, NULL, msg, sizeof msg) < 0) {
             replay_message("%s", msg);
             rc = 1;

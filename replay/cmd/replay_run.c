@@ -20,43 +20,59 @@
 #include "tables.h"
 #include "writers.h"
 
-int replay_fail(const struct pes_error *err) {
+int replay_fail(const struct pes_error *err)
+{
     replay_message("%s", err->message);
     return 1;
 }
 
-int replay_load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err) {
-    if (pes_machine_load(o->machine, m, err) < 0) return -1;
+int replay_load_machine(const struct replay_options *o, struct pes_machine *m,
+                        struct pes_error *err)
+{
+    if (pes_machine_load(o->machine, m, err) < 0)
+        return -1;
     char path[4096];
     if (!strcmp(o->machine, "host") && m->validation == PES_MACHINE_CALIBRATED &&
         pes_machine_host_calibration_path(path, sizeof path, NULL) == 0)
         replay_message("machine host: this host's calibration %s (pes-calibrate)", path);
-    if (o->cache_spec && pes_machine_apply_cache_spec(m, o->cache_spec, err) < 0) return -1;
+    if (o->cache_spec && pes_machine_apply_cache_spec(m, o->cache_spec, err) < 0)
+        return -1;
     return pes_machine_validate(m, err);
 }
 
 /* A report file of a side table (--comm-csv, --sites-csv). */
-static int write_side_file(const char *flag, const char *path, int (*write)(FILE *, const struct pes_report_view *),
-                           const struct pes_report_view *v, struct pes_error *err) {
+static int write_side_file(const char *flag, const char *path,
+                           int (*write)(FILE *, const struct pes_report_view *),
+                           const struct pes_report_view *v, struct pes_error *err)
+{
     FILE *f = fopen(path, "w");
     int rc = -1;
     if (f) {
         rc = write(f, v);
-        if (fclose(f) != 0) rc = -1;
+        if (fclose(f) != 0)
+            rc = -1;
     }
-    if (rc < 0) snprintf(err->message, sizeof err->message, "%s %s: %s", flag, path, strerror(errno));
+    if (rc < 0)
+        snprintf(err->message, sizeof err->message, "%s %s: %s", flag, path, strerror(errno));
     return rc;
 }
 
-int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep, struct pes_error *err) {
+int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep,
+                         struct pes_error *err)
+{
     if (o->html) {
         json_t *h = pes_report_to_json(rep);
-        int hr = h ? pes_report_write_html_file(o->html, h, rep, err->message, sizeof err->message) : -1;
-        if (!h) snprintf(err->message, sizeof err->message, "--html %s: the report is incomplete", o->html);
+        int hr =
+            h ? pes_report_write_html_file(o->html, h, rep, err->message, sizeof err->message) : -1;
+        if (!h)
+            snprintf(err->message, sizeof err->message, "--html %s: the report is incomplete",
+                     o->html);
         json_decref(h);
-        if (hr < 0) return -1;
+        if (hr < 0)
+            return -1;
     }
-    if (!o->csv_dir) return 0;
+    if (!o->csv_dir)
+        return 0;
     json_t *j = pes_report_to_json(rep);
     int rc = j ? pes_report_write_csv_dir(j, o->csv_dir, err->message, sizeof err->message)
                : pes_error_set(err, PES_ERR_NOMEM, 0, "--csv-dir: out of memory");
@@ -64,19 +80,28 @@ int replay_write_csv_dir(const struct replay_options *o, const struct pes_report
     return rc < 0 ? -1 : 0;
 }
 
-const struct pes_site *replay_site_of_input(const void *in, uint32_t id) { return replay_input_site(in, id); }
-
-void replay_input_warnings(const struct replay_input *in) {
-    const char *msg;
-    if ((msg = replay_input_truncation(in))) replay_message("warning: %s", msg);
-    if (replay_input_skipped(in, &msg)) replay_message("warning: %s", msg);
+const struct pes_site *replay_site_of_input(const void *in, uint32_t id)
+{
+    return replay_input_site(in, id);
 }
 
-struct pes_objects *replay_input_objects_setup(struct replay_input *in, const struct replay_options *o) {
+void replay_input_warnings(const struct replay_input *in)
+{
+    const char *msg;
+    if ((msg = replay_input_truncation(in)))
+        replay_message("warning: %s", msg);
+    if (replay_input_skipped(in, &msg))
+        replay_message("warning: %s", msg);
+}
+
+struct pes_objects *replay_input_objects_setup(struct replay_input *in,
+                                               const struct replay_options *o)
+{
     replay_input_set_objects(in, !o->no_objects);
     struct pes_objects *objects = replay_input_objects(in);
     const char *msg = replay_input_objects_warning(in);
-    if (msg) replay_message("warning: %s", msg);
+    if (msg)
+        replay_message("warning: %s", msg);
     return objects;
 }
 
@@ -90,31 +115,36 @@ struct run {
     struct pes_report *rep;
     struct pes_rnode *trace, *configs;
     const struct replay_hooks *hooks;
-    struct pes_batch_sink tick;         /* hooks->progress and the progress line, then the pipeline */
-    struct pes_progress *progress;   /* on a terminal only (pes/progress.h) */
+    struct pes_batch_sink tick;    /* hooks->progress and the progress line, then the pipeline */
+    struct pes_progress *progress; /* on a terminal only (pes/progress.h) */
     const struct pes_batch_sink *to;
-    pthread_mutex_t progress_mu;        /* configurations side by side draw one line */
-    struct pes_profiles_split split;    /* hooks->split, in parts */
-    int later_part;                     /* this process read a part after the first: its counts went to part 0 */
+    pthread_mutex_t progress_mu;     /* configurations side by side draw one line */
+    struct pes_profiles_split split; /* hooks->split, in parts */
+    int later_part; /* this process read a part after the first: its counts went to part 0 */
 };
 
-static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
+{
     struct run *run = ctx;
-    if (run->hooks && run->hooks->progress && run->hooks->progress(run->hooks->ctx, err) < 0) return -1;
+    if (run->hooks && run->hooks->progress && run->hooks->progress(run->hooks->ctx, err) < 0)
+        return -1;
     pes_progress_add(run->progress, b->n + b->n_bbs + b->dropped_reads + b->dropped_writes);
     return run->to->batch(run->to->ctx, b, err);
 }
 
 /* Where a source delivers for pipeline p. */
-static const struct pes_batch_sink *sink_of(struct run *run, struct pes_pipeline *p) {
-    if (!run->progress && (!run->hooks || !run->hooks->progress)) return pes_pipeline_sink(p);
+static const struct pes_batch_sink *sink_of(struct run *run, struct pes_pipeline *p)
+{
+    if (!run->progress && (!run->hooks || !run->hooks->progress))
+        return pes_pipeline_sink(p);
     run->to = pes_pipeline_sink(p);
     run->tick = (struct pes_batch_sink){.batch = tick, .ctx = run};
     return &run->tick;
 }
 
 /* A configuration's section: {"cores":N,"mimicked":B, ... its analyses ...}. */
-static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimicked) {
+static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimicked)
+{
     struct pes_rnode *c = pes_r_object(run->rep, run->configs, NULL);
     pes_r_u64(run->rep, c, "cores", cores);
     pes_r_bool(run->rep, c, "mimicked", mimicked);
@@ -123,7 +153,8 @@ static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimick
 
 /* Whether this process reads only its part of the recorded stream: the
  * same answer on every process (the same options and the same file). */
-static int in_parts(struct run *run, const struct pes_stream_info *si) {
+static int in_parts(struct run *run, const struct pes_stream_info *si)
+{
     const struct replay_hooks *h = run->hooks;
     return h && h->parts > 1 && h->split && !run->o->n_cores &&
            pes_analyses_can_part(si, &run->knobs);
@@ -131,14 +162,17 @@ static int in_parts(struct run *run, const struct pes_stream_info *si) {
 
 /* After this process's part: its counts to part 0, or, on part 0, the
  * others' merged in order. */
-static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err) {
+static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+{
     const struct replay_hooks *h = run->hooks;
-    if (pes_pipeline_sync(p, err) < 0) return -1;
+    if (pes_pipeline_sync(p, err) < 0)
+        return -1;
     if (h->part != 0) {
         size_t n = 0;
         unsigned char *counts = pes_pipeline_part_pack(p, &n, err);
         unsigned char *buf = counts ? malloc(REPLAY_CLIP_BYTES + n) : NULL;
-        if (counts && !buf) pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        if (counts && !buf)
+            pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         if (buf) {
             replay_input_clip_pack(run->in, buf);
             memcpy(buf + REPLAY_CLIP_BYTES, counts, n);
@@ -149,22 +183,28 @@ static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_er
     for (uint32_t from = 1; from < h->parts; from++) {
         void *buf = NULL;
         size_t n = 0;
-        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0) return -1;
-        int rc = n < REPLAY_CLIP_BYTES ? pes_error_set(err, PES_ERR_FORMAT, 0, "part %u: no counts", from)
-                                       : pes_pipeline_part_merge(p, (unsigned char *)buf + REPLAY_CLIP_BYTES,
-                                                                 n - REPLAY_CLIP_BYTES, err);
-        if (rc == 0) replay_input_clip_merge(run->in, buf);
+        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0)
+            return -1;
+        int rc = n < REPLAY_CLIP_BYTES
+                     ? pes_error_set(err, PES_ERR_FORMAT, 0, "part %u: no counts", from)
+                     : pes_pipeline_part_merge(p, (unsigned char *)buf + REPLAY_CLIP_BYTES,
+                                               n - REPLAY_CLIP_BYTES, err);
+        if (rc == 0)
+            replay_input_clip_merge(run->in, buf);
         free(buf);
-        if (rc < 0) return -1;
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }
 
 /* After a pipeline's finish, with shares (--simulate on pes-replay-mpi):
  * this process's share to process 0, or there the others' added in order. */
-static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_error *err) {
+static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+{
     const struct replay_hooks *h = run->hooks;
-    if (!h || h->shares < 2 || !run->knobs.simulate) return 0;
+    if (!h || h->shares < 2 || !run->knobs.simulate)
+        return 0;
     if (h->share != 0) {
         size_t n = 0;
         void *buf = pes_pipeline_share_pack(p, &n, err);
@@ -173,27 +213,39 @@ static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_e
     for (uint32_t from = 1; from < h->shares; from++) {
         void *buf = NULL;
         size_t n = 0;
-        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0) return -1;
+        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0)
+            return -1;
         int rc = pes_pipeline_share_merge(p, buf, n, err);
         free(buf);
-        if (rc < 0) return -1;
+        if (rc < 0)
+            return -1;
     }
     return 0;
 }
 
 /* The recorded threads: the summary always, and the other analyses unless
  * --cores mimics cores instead. */
-static int run_recorded(struct run *run, struct pes_error *err) {
+static int run_recorded(struct run *run, struct pes_error *err)
+{
     struct replay_input *in = run->in;
     const struct replay_options *o = run->o;
     uint32_t n = replay_input_threads(in), sockets = o->sockets < n ? o->sockets : n;
     uint32_t *cache = calloc(n, sizeof *cache);
-    if (!cache) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-    for (uint32_t t = 0; t < n; t++) cache[t] = pes_stream_compact_cache(t, n, sockets);
+    if (!cache)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (uint32_t t = 0; t < n; t++)
+        cache[t] = pes_stream_compact_cache(t, n, sockets);
     struct pes_stream_info si = {
-        .path = o->trace, .n_streams = n, .n_caches = sockets, .stream_cache = cache, .machine = run->machine,
-        .line = run->line, .range_cap = replay_input_range_cap(in), .page_size = o->page_size,
-        .site = replay_site_of_input, .site_ctx = in,
+        .path = o->trace,
+        .n_streams = n,
+        .n_caches = sockets,
+        .stream_cache = cache,
+        .machine = run->machine,
+        .line = run->line,
+        .range_cap = replay_input_range_cap(in),
+        .page_size = o->page_size,
+        .site = replay_site_of_input,
+        .site_ctx = in,
     };
     int parts = in_parts(run, &si);
     struct pes_knobs knobs = run->knobs;
@@ -205,28 +257,38 @@ static int run_recorded(struct run *run, struct pes_error *err) {
     struct pes_pipeline *p = NULL;
     int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
     /* objects: not in parts (replay_input_set_part) */
-    if (rc == 0 && !parts) si.objects = replay_input_objects_setup(in, o);
-    if (rc == 0 && !(p = pes_pipeline_create(&si, &knobs, err))) rc = -1;
+    if (rc == 0 && !parts)
+        si.objects = replay_input_objects_setup(in, o);
+    if (rc == 0 && !(p = pes_pipeline_create(&si, &knobs, err)))
+        rc = -1;
     /* --sample-rate alone on another tool's trace: the estimators see only
      * their lines and the summary only counts, so the parsing threads drop
      * the other lines at once (the same choice, shards.h) instead of handing
      * 99 % of the records over to be rejected here */
     const struct pes_knobs *k = &knobs;
     struct pes_shards_filter sf;
-    struct pes_shards_options so = {.granule = run->line, .rate = k->sample_rate, .seed = k->sample_seed};
-    struct pes_error probe = {0};   /* a filter that cannot be set up is only not used */
-    int filtered = rc == 0 && k->sample_rate > 0 && !k->sample_check && !k->simulate && !k->mimic && !k->split &&
-                   pes_shards_filter_init(&sf, &so, &probe) == 0 &&
-                   replay_input_set_filter(in, &(struct pes_text_filter){pes_shards_filter_records, &sf});
-    if (rc == 0) rc = replay_input_run(in, sink_of(run, p), err);
-    if (filtered) replay_input_set_filter(in, NULL);
-    if (rc == 0 && parts) rc = exchange_parts(run, p, err);
+    struct pes_shards_options so = {
+        .granule = run->line, .rate = k->sample_rate, .seed = k->sample_seed};
+    struct pes_error probe = {0}; /* a filter that cannot be set up is only not used */
+    int filtered =
+        rc == 0 && k->sample_rate > 0 && !k->sample_check && !k->simulate && !k->mimic &&
+        !k->split && pes_shards_filter_init(&sf, &so, &probe) == 0 &&
+        replay_input_set_filter(in, &(struct pes_text_filter){pes_shards_filter_records, &sf});
+    if (rc == 0)
+        rc = replay_input_run(in, sink_of(run, p), err);
+    if (filtered)
+        replay_input_set_filter(in, NULL);
+    if (rc == 0 && parts)
+        rc = exchange_parts(run, p, err);
     run->later_part = parts && run->hooks->part != 0;
-    if (rc == 0) rc = pes_pipeline_finish(p, err);
-    if (rc == 0 && !o->n_cores) rc = exchange_shares(run, p, err);
+    if (rc == 0)
+        rc = pes_pipeline_finish(p, err);
+    if (rc == 0 && !o->n_cores)
+        rc = exchange_shares(run, p, err);
     if (rc == 0) {
         pes_r_u64(run->rep, run->trace, "clipped_ranges", replay_input_clipped(in, NULL, 0));
-        struct pes_publish to = {.r = run->rep, .trace = run->trace,
+        struct pes_publish to = {.r = run->rep,
+                                 .trace = run->trace,
                                  .config = o->n_cores ? NULL : config_node(run, n, 0)};
         pes_pipeline_publish(p, &to);
     }
@@ -242,14 +304,15 @@ struct config_run {
     struct pes_mimic_options mo;
     struct pes_stream_info si;
     struct pes_knobs knobs;
-    uint32_t first_lane;          /* its cores' lanes of the objects (replay_mimic_run) */
+    uint32_t first_lane; /* its cores' lanes of the objects (replay_mimic_run) */
     struct pes_pipeline *p;
-    struct pes_batch_sink tick;   /* the progress line, then the pipeline */
+    struct pes_batch_sink tick; /* the progress line, then the pipeline */
     int rc;
     struct pes_error err;
 };
 
-static int config_tick(void *ctx, const struct pes_batch *b, struct pes_error *err) {
+static int config_tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
+{
     struct config_run *c = ctx;
     pthread_mutex_lock(&c->run->progress_mu);
     pes_progress_add(c->run->progress, b->n + b->n_bbs);
@@ -259,11 +322,13 @@ static int config_tick(void *ctx, const struct pes_batch *b, struct pes_error *e
 
 /* A configuration's pass and the end of its analyses (a task: every
  * configuration's on a worker of its own, side by side). */
-static void run_config(void *arg) {
+static void run_config(void *arg)
+{
     struct config_run *c = arg;
     const struct pes_batch_sink *sink = c->run->progress ? &c->tick : pes_pipeline_sink(c->p);
     c->rc = replay_mimic_run(c->run->in, c->counts, &c->mo, c->first_lane, sink, &c->err);
-    if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
+    if (c->rc == 0)
+        c->rc = pes_pipeline_finish(c->p, &c->err);
 }
 
 /* PPT-Multicore mimicking for every --cores count, with the recorded run's
@@ -272,20 +337,24 @@ static void run_config(void *arg) {
  * cores walking their own lanes of the data objects), and are published in
  * --cores order; pes-replay-mpi runs them one after the other (its engines'
  * messages go out in order). */
-static int run_mimicked(struct run *run, struct pes_error *err) {
+static int run_mimicked(struct run *run, struct pes_error *err)
+{
     struct replay_input *in = run->in;
     const struct replay_options *o = run->o;
     if (!replay_input_has_bbs(in))
         return pes_error_set(err, PES_ERR_ARG, 0,
-                             "%s: --cores needs a basic-block table (a full trace of a pes-clang build); this %s has none",
+                             "%s: --cores needs a basic-block table (a full trace of a pes-clang "
+                             "build); this %s has none",
                              o->trace, replay_input_is_text(in) ? "text trace" : "trace");
     struct pes_work work = {.bytes = pes_r_get_u(run->trace, "bytes")};
     const struct pes_rnode *ops = pes_r_get(run->trace, "ops");
-    for (int k = 0; k < PES_OP_COUNT; k++) work.ops[k] = pes_r_get_f(ops, pes_machine_op_key(k));
+    for (int k = 0; k < PES_OP_COUNT; k++)
+        work.ops[k] = pes_r_get_f(ops, pes_machine_op_key(k));
     struct pes_mimic_source src;
     replay_input_mimic_source(in, &src);
     struct pes_mimic_counts *counts = pes_mimic_count(&src, err);
-    if (!counts) return -1;
+    if (!counts)
+        return -1;
     /* PPT-Multicore models one processor: every mimicked core shares its
      * last-level cache, as the single CRD group assumes. */
     static const uint32_t one_cache[PES_SIM_MAX_CORES];
@@ -300,19 +369,32 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
         c->run = run;
         c->counts = counts;
         c->mo = (struct pes_mimic_options){
-            .n_cores = o->cores[i], .strategy = o->interleave, .seed = o->seed, .chunk = o->chunk,
-            .per_region = o->per_region, .max_range = replay_input_range_cap(in),
+            .n_cores = o->cores[i],
+            .strategy = o->interleave,
+            .seed = o->seed,
+            .chunk = o->chunk,
+            .per_region = o->per_region,
+            .max_range = replay_input_range_cap(in),
             /* each core's private stream made ahead on the workers */
             .sched = pes_sched_workers(run->knobs.sched) >= 2 ? run->knobs.sched : NULL,
         };
         c->si = (struct pes_stream_info){
-            .path = o->trace, .n_streams = o->cores[i], .mimicked = 1, .n_caches = 1, .stream_cache = one_cache,
-            .machine = run->machine, .line = run->line, .range_cap = replay_input_range_cap(in),
-            .page_size = o->page_size, .work = &work, .site = replay_site_of_input, .site_ctx = in,
-            .objects = replay_input_objects(in),   /* each core names them at its place in the run */
+            .path = o->trace,
+            .n_streams = o->cores[i],
+            .mimicked = 1,
+            .n_caches = 1,
+            .stream_cache = one_cache,
+            .machine = run->machine,
+            .line = run->line,
+            .range_cap = replay_input_range_cap(in),
+            .page_size = o->page_size,
+            .work = &work,
+            .site = replay_site_of_input,
+            .site_ctx = in,
+            .objects = replay_input_objects(in), /* each core names them at its place in the run */
         };
         c->knobs = run->knobs;
-        if (side_by_side) {   /* the reuse engines' threads shared out among the configurations */
+        if (side_by_side) { /* the reuse engines' threads shared out among the configurations */
             c->knobs.jobs = run->knobs.jobs / o->n_cores ? run->knobs.jobs / o->n_cores : 1;
             c->first_lane = lanes;
             lanes += o->cores[i];
@@ -324,40 +406,48 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
     int st_config = pes_cpu_stage("mimicked configurations", PES_CPU_PARALLEL);
     for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
         struct config_run *c = &cfg[i];
-        if (!(c->p = pes_pipeline_create(&c->si, &c->knobs, err))) rc = -1;
-        else if (!side_by_side) {   /* here and now (pes-replay-mpi's messages go out in order) */
+        if (!(c->p = pes_pipeline_create(&c->si, &c->knobs, err)))
+            rc = -1;
+        else if (!side_by_side) { /* here and now (pes-replay-mpi's messages go out in order) */
             const struct pes_batch_sink *sink = sink_of(run, c->p);
             c->rc = replay_mimic_run(in, counts, &c->mo, 0, sink, &c->err);
-            if (c->rc == 0) c->rc = pes_pipeline_finish(c->p, &c->err);
-            if (c->rc == 0) c->rc = exchange_shares(run, c->p, &c->err);
+            if (c->rc == 0)
+                c->rc = pes_pipeline_finish(c->p, &c->err);
+            if (c->rc == 0)
+                c->rc = exchange_shares(run, c->p, &c->err);
             if (c->rc < 0) {
                 *err = c->err;
                 rc = -1;
-            } else {   /* one configuration's state at a time */
-                struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
+            } else { /* one configuration's state at a time */
+                struct pes_publish to = {
+                    .r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
                 pes_pipeline_publish(c->p, &to);
             }
             pes_pipeline_destroy(c->p);
             c->p = NULL;
         } else if (!(strands[i] = pes_strand_create(run->knobs.sched, st_config)) ||
                    pes_sched_submit(strands[i], run_config, c, err) < 0) {
-            if (!strands[i]) pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            if (!strands[i])
+                pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
             rc = -1;
         }
     }
-    for (uint32_t i = 0; strands && i < o->n_cores; i++) pes_strand_destroy(strands[i]);   /* waits for it */
+    for (uint32_t i = 0; strands && i < o->n_cores; i++)
+        pes_strand_destroy(strands[i]); /* waits for it */
     for (uint32_t i = 0; side_by_side && rc == 0 && i < o->n_cores; i++)
-        if (cfg[i].rc < 0) {   /* the first configuration's failure, as one after the other would */
+        if (cfg[i].rc < 0) { /* the first configuration's failure, as one after the other would */
             *err = cfg[i].err;
             rc = -1;
         }
     if (side_by_side && replay_input_object_lanes(in, 1) < 0 && rc == 0)
         rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     for (uint32_t i = 0; side_by_side && rc == 0 && i < o->n_cores; i++) {
-        struct pes_publish to = {.r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
+        struct pes_publish to = {
+            .r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
         pes_pipeline_publish(cfg[i].p, &to);
     }
-    for (uint32_t i = 0; cfg && i < o->n_cores; i++) pes_pipeline_destroy(cfg[i].p);
+    for (uint32_t i = 0; cfg && i < o->n_cores; i++)
+        pes_pipeline_destroy(cfg[i].p);
     free(cfg);
     free(strands);
     pes_mimic_counts_free(counts);
@@ -368,17 +458,21 @@ static int run_mimicked(struct run *run, struct pes_error *err) {
 /* What the collector kept (the header's roi, skip, max_accesses settings):
  * "region of interest (pes_roi_begin/end), first 100 accesses per
  * thread skipped, at most 50 per thread", or "" for the whole run. */
-static void region_label(const struct pes_collect_settings *s, char *buf, size_t n) {
-    int used = snprintf(buf, n, "%s", s->roi_state == PES_ROI_MARKERS ? "region of interest (pes_roi_begin/end)" : "");
+static void region_label(const struct pes_collect_settings *s, char *buf, size_t n)
+{
+    int used =
+        snprintf(buf, n, "%s",
+                 s->roi_state == PES_ROI_MARKERS ? "region of interest (pes_roi_begin/end)" : "");
     if (s->skip && used >= 0 && (size_t)used < n)
-        used += snprintf(buf + used, n - (size_t)used, "%sfirst %llu accesses per thread skipped", used ? ", " : "",
-                         (unsigned long long)s->skip);
+        used += snprintf(buf + used, n - (size_t)used, "%sfirst %llu accesses per thread skipped",
+                         used ? ", " : "", (unsigned long long)s->skip);
     if (s->max_accesses && used >= 0 && (size_t)used < n)
-        snprintf(buf + used, n - (size_t)used, "%sat most %llu accesses per thread", used ? ", " : "",
-                 (unsigned long long)s->max_accesses);
+        snprintf(buf + used, n - (size_t)used, "%sat most %llu accesses per thread",
+                 used ? ", " : "", (unsigned long long)s->max_accesses);
 }
 
-static void report_head(struct run *run) {
+static void report_head(struct run *run)
+{
     struct pes_report *r = run->rep;
     struct pes_rnode *root = pes_report_root(r);
     const struct pes_trace_info *info = replay_input_info(run->in);
@@ -388,13 +482,16 @@ static void report_head(struct run *run) {
     pes_r_str(r, t, "path", run->o->trace);
     pes_r_str(r, t, "kind", text ? "text" : "full");
     pes_r_str(r, t, "command", info && info->command ? info->command : "");
-    if (info && info->command) pes_r_flag(pes_r_bool(r, t, "command_line", 1), PES_R_TEXT_ONLY);
+    if (info && info->command)
+        pes_r_flag(pes_r_bool(r, t, "command_line", 1), PES_R_TEXT_ONLY);
     pes_r_bool(r, t, "truncated", replay_input_truncation(run->in) != NULL);
     pes_r_u64(r, t, "skipped_blocks", replay_input_skipped(run->in, NULL));
-    pes_r_flag(pes_r_str(r, t, "label", text ? replay_input_text_kind(run->in) : "full trace"), PES_R_TEXT_ONLY);
+    pes_r_flag(pes_r_str(r, t, "label", text ? replay_input_text_kind(run->in) : "full trace"),
+               PES_R_TEXT_ONLY);
     char region[256];
     region_label(replay_input_settings(run->in), region, sizeof region);
-    if (region[0]) pes_r_str(r, t, "region", region);
+    if (region[0])
+        pes_r_str(r, t, "region", region);
     struct pes_rnode *m = pes_r_object(r, root, "machine");
     pes_r_str(r, m, "name", run->machine->name);
     pes_r_f64(r, m, "ghz", run->machine->ghz, "%.6g");
@@ -413,91 +510,118 @@ static void report_head(struct run *run) {
 }
 
 /* The input's warnings, for the text report (stderr has them too). */
-static void report_warnings(struct run *run) {
-    struct pes_rnode *w = pes_r_flag(pes_r_array(run->rep, run->trace, "warnings"), PES_R_TEXT_ONLY);
+static void report_warnings(struct run *run)
+{
+    struct pes_rnode *w =
+        pes_r_flag(pes_r_array(run->rep, run->trace, "warnings"), PES_R_TEXT_ONLY);
     const char *msg;
-    if ((msg = replay_input_truncation(run->in))) pes_r_str(run->rep, w, NULL, msg);
-    if (replay_input_skipped(run->in, &msg)) pes_r_str(run->rep, w, NULL, msg);
+    if ((msg = replay_input_truncation(run->in)))
+        pes_r_str(run->rep, w, NULL, msg);
+    if (replay_input_skipped(run->in, &msg))
+        pes_r_str(run->rep, w, NULL, msg);
     char clipped[512];
-    if (replay_input_clipped(run->in, clipped, sizeof clipped)) pes_r_str(run->rep, w, NULL, clipped);
+    if (replay_input_clipped(run->in, clipped, sizeof clipped))
+        pes_r_str(run->rep, w, NULL, clipped);
 }
 
 /* The report, in the format asked for, and the side files. */
-static int write_report(struct run *run, struct pes_error *err) {
+static int write_report(struct run *run, struct pes_error *err)
+{
     const struct replay_options *o = run->o;
     FILE *out = stdout;
     if (o->output && !(out = fopen(o->output, "w"))) {
         snprintf(err->message, sizeof err->message, "-o %s: %s", o->output, strerror(errno));
         return -1;
     }
-    struct pes_report_view view = {.r = run->rep, .site = replay_site_of_input, .site_ctx = run->in, .top = o->knobs.top,
+    struct pes_report_view view = {.r = run->rep,
+                                   .site = replay_site_of_input,
+                                   .site_ctx = run->in,
+                                   .top = o->knobs.top,
                                    .annotate = o->knobs.annotate};
     int wr = o->format == REPLAY_JSON  ? pes_report_write_json(out, run->rep)
              : o->format == REPLAY_CSV ? pes_report_write_csv(out, &view)
                                        : pes_report_write_text(out, &view);
     int rc = -1;
     if (wr < 0 || fflush(out) != 0)
-        snprintf(err->message, sizeof err->message, "%s: write failed: %s", o->output ? o->output : "stdout",
-                 strerror(errno));
-    else if (o->comm_csv && write_side_file("--comm-csv", o->comm_csv, pes_report_write_comm_csv, &view, err) < 0)
+        snprintf(err->message, sizeof err->message, "%s: write failed: %s",
+                 o->output ? o->output : "stdout", strerror(errno));
+    else if (o->comm_csv &&
+             write_side_file("--comm-csv", o->comm_csv, pes_report_write_comm_csv, &view, err) < 0)
         ;
-    else if (o->sites_csv &&
-             write_side_file("--sites-csv", o->sites_csv, pes_report_write_sites_csv, &view, err) < 0)
+    else if (o->sites_csv && write_side_file("--sites-csv", o->sites_csv,
+                                             pes_report_write_sites_csv, &view, err) < 0)
         ;
     else if (replay_write_csv_dir(o, run->rep, err) < 0)
         ;
     else
         rc = 0;
-    if (out != stdout) fclose(out);
+    if (out != stdout)
+        fclose(out);
     return rc;
 }
 
 /* The analyses of the registry over the recorded threads or each --cores
  * configuration, into run->rep. 0, or -1 with err filled. */
-static int analyse(struct run *run, struct pes_error *err) {
+static int analyse(struct run *run, struct pes_error *err)
+{
     const struct replay_options *o = run->o;
     struct replay_input *in = run->in;
     replay_input_warnings(in);
     replay_input_set_range_cap(in, replay_range_cap(run->line, run->machine->level[0].line));
     replay_input_set_threads(in, o->knobs.jobs);
     replay_input_set_workers(in, run->knobs.sched);
-    if (!run->rep) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    if (!run->rep)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     run->knobs.mimic = o->n_cores > 0;
     /* pes-replay only: MPI ranks would draw over each other; the total
      * (an index scan) only when the line is drawn */
     if (!run->hooks && (run->progress = pes_progress_start(o->trace, 0, "records")))
         pes_progress_more(run->progress, replay_input_records_estimate(in) * (1 + o->n_cores));
     report_head(run);
-    if (run_recorded(run, err) < 0) return -1;
+    if (run_recorded(run, err) < 0)
+        return -1;
     pes_progress_clear(run->progress);
     char clipped[sizeof err->message];
-    if (replay_input_clipped(in, clipped, sizeof clipped)) replay_message("warning: %s", clipped);
+    if (replay_input_clipped(in, clipped, sizeof clipped))
+        replay_message("warning: %s", clipped);
     if (!run->later_part && pes_r_get_u(run->trace, "accesses") == 0) {
-        snprintf(err->message, sizeof err->message, "%s: the trace holds no memory accesses", o->trace);
+        snprintf(err->message, sizeof err->message, "%s: the trace holds no memory accesses",
+                 o->trace);
         return -1;
     }
     uint64_t threads = pes_r_get_u(run->trace, "threads");
     if (o->n_cores && threads > 1)
-        replay_message("warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
-                       "has %u threads, whose records are taken in time order as one sequential stream "
-                       "(record with OMP_NUM_THREADS=1 for the paper's method)",
-                       (unsigned)threads);
-    if (o->n_cores && run_mimicked(run, err) < 0) return -1;
+        replay_message(
+            "warning: --cores mimics cores from a sequential run (PPT-Multicore); this trace "
+            "has %u threads, whose records are taken in time order as one sequential stream "
+            "(record with OMP_NUM_THREADS=1 for the paper's method)",
+            (unsigned)threads);
+    if (o->n_cores && run_mimicked(run, err) < 0)
+        return -1;
     report_warnings(run);
-    if (pes_report_failed(run->rep)) return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory while building the report");
+    if (pes_report_failed(run->rep))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory while building the report");
     return 0;
 }
 
-int replay_full(const struct replay_options *o, const struct pes_machine *machine, const struct replay_hooks *h) {
+int replay_full(const struct replay_options *o, const struct pes_machine *machine,
+                const struct replay_hooks *h)
+{
     struct pes_error err = {0};
     uint32_t line = o->line ? o->line : machine->level[0].line;
     for (uint32_t l = 1; l < machine->n_levels; l++)
         if (machine->level[l].line != line && !o->line)
-            replay_message("warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines",
-                           l + 1, machine->level[l].line, line);
-    if (o->stats && !pes_cpu_enabled()) pes_cpu_enable();
+            replay_message(
+                "warning: L%u has %u-byte lines; all levels are modelled with %u-byte lines", l + 1,
+                machine->level[l].line, line);
+    if (o->stats && !pes_cpu_enabled())
+        pes_cpu_enable();
     pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
-    struct run run = {.o = o, .machine = machine, .line = line, .knobs = o->knobs, .hooks = h,
+    struct run run = {.o = o,
+                      .machine = machine,
+                      .line = line,
+                      .knobs = o->knobs,
+                      .hooks = h,
                       .progress_mu = PTHREAD_MUTEX_INITIALIZER};
     if (h) {
         run.knobs.split = h->split;
@@ -506,7 +630,8 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     }
     /* the page's annotated source needs the per-line rows of --annotate (text
      * only: the text report prints them only when --annotate asks) */
-    if (o->html && !run.knobs.annotate) run.knobs.annotate = "all";
+    if (o->html && !run.knobs.annotate)
+        run.knobs.annotate = "all";
     int rc = -1;
     /* the workers every parallel stage shares (scheduler.h); --jobs 1: none */
     if ((run.knobs.sched = pes_sched_create(o->knobs.jobs >= 2 ? o->knobs.jobs : 0, &err)) &&
@@ -516,17 +641,20 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
         pes_progress_end(run.progress);
     }
     pes_cpu_switch(pes_cpu_stage("report", 0));
-    if (h && h->agree) rc = h->agree(h->ctx, rc, &err);
+    if (h && h->agree)
+        rc = h->agree(h->ctx, rc, &err);
     if (rc == 0 && h && h->report) {
-        *h->report = run.rep;   /* the caller's now */
+        *h->report = run.rep; /* the caller's now */
         run.rep = NULL;
     } else if (rc == 0 && !(h && h->no_report))
         rc = write_report(&run, &err);
-    if (rc) replay_fail(&err);
+    if (rc)
+        replay_fail(&err);
     pes_report_destroy(run.rep);
     replay_input_close(run.in);
     pes_sched_destroy(run.knobs.sched);
     pes_cpu_thread_end();
-    if (o->stats) pes_cpu_report(stderr, h ? "pes-replay-mpi" : "pes-replay");
+    if (o->stats)
+        pes_cpu_report(stderr, h ? "pes-replay-mpi" : "pes-replay");
     return rc ? 1 : 0;
 }

@@ -10,9 +10,9 @@
 
 /* How pes-replay-mpi takes part; pes-replay passes NULL. */
 struct replay_hooks {
-    const struct pes_profiles_split *split;   /* the reuse profiles' split (knobs.split) */
-    int no_report;                             /* write nothing (MPI ranks other than 0) */
-    struct pes_report **report;                /* non-NULL: the report is handed over here, not written (--diff) */
+    const struct pes_profiles_split *split; /* the reuse profiles' split (knobs.split) */
+    int no_report;                          /* write nothing (MPI ranks other than 0) */
+    struct pes_report **report; /* non-NULL: the report is handed over here, not written (--diff) */
     /* Called once on every path, after the analyses, with their outcome (0,
      * or -1 with err filled): the outcome every process agrees on, the same
      * kind of value (MPI: a rank's failure fails them all). */
@@ -46,22 +46,26 @@ const struct pes_site *replay_site_of_input(const void *in, uint32_t id);
 void replay_input_warnings(const struct replay_input *in);
 /* Data objects as the options say (--no-objects), built now, with their
  * warning (a binary missing or stripped) on stderr; NULL: not resolved. */
-struct pes_objects *replay_input_objects_setup(struct replay_input *in, const struct replay_options *o);
+struct pes_objects *replay_input_objects_setup(struct replay_input *in,
+                                               const struct replay_options *o);
 /* "pes-replay: MESSAGE" on stderr (replay_message); returns 1, the exit status. */
 int replay_fail(const struct pes_error *err);
 /* --machine, then --cache, validated. 0, or -1 with err filled. */
-int replay_load_machine(const struct replay_options *o, struct pes_machine *m, struct pes_error *err);
+int replay_load_machine(const struct replay_options *o, struct pes_machine *m,
+                        struct pes_error *err);
 /* Replays o->trace and writes the report; 0, or 1 after printing the error. */
-int replay_full(const struct replay_options *o, const struct pes_machine *machine, const struct replay_hooks *h);
+int replay_full(const struct replay_options *o, const struct pes_machine *machine,
+                const struct replay_hooks *h);
 /* pes-replay SAMPLED, or --compare SAMPLED FULL (replay_sampled.c): the
  * report, with the inputs' warnings printed; NULL with err filled. */
-struct pes_report *replay_sampled_report(const struct replay_options *o, const struct pes_machine *m,
-                                         struct pes_error *err);
+struct pes_report *replay_sampled_report(const struct replay_options *o,
+                                         const struct pes_machine *m, struct pes_error *err);
 /* The same, written as o asks; the exit status (the error printed). */
 int replay_sampled(const struct replay_options *o, const struct pes_machine *m);
 /* --csv-dir: every table of rep as a CSV file in o->csv_dir (nothing without
  * it). 0, or -1 with err filled. */
-int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep, struct pes_error *err);
+int replay_write_csv_dir(const struct replay_options *o, const struct pes_report *rep,
+                         struct pes_error *err);
 /* pes-replay --diff A B (replay_diff.c): the exit status (errors printed). */
 int replay_diff(const struct replay_options *o, const struct pes_machine *m);
 

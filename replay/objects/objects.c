@@ -18,10 +18,10 @@
 
 struct node {
     uint64_t start, end;
-    uint64_t born;            /* time of its ALLOC event (sampled traces), else 0 */
+    uint64_t born; /* time of its ALLOC event (sampled traces), else 0 */
     uint32_t obj;
     uint32_t prio;
-    uint32_t l, r;            /* 0: none (node 0 is never used) */
+    uint32_t l, r; /* 0: none (node 0 is never used) */
 };
 
 /* The last object a site touched: most accesses of a site hit the same
@@ -32,21 +32,21 @@ struct node {
  * zero), a live block's (bumped when a block goes), a gap's (bumped when a
  * block comes). */
 struct site_cache {
-    uint64_t lo, len;         /* the range; len 0: empty */
+    uint64_t lo, len; /* the range; len 0: empty */
     uint64_t stamp;
     const uint64_t *counter;
     uint32_t obj;
-    uint32_t stack_obj;       /* the site's function's stack object (0: not yet named) */
+    uint32_t stack_obj; /* the site's function's stack object (0: not yet named) */
 };
 
-struct pending {              /* an ALLOC waiting for its ALLOC_SIZE */
+struct pending { /* an ALLOC waiting for its ALLOC_SIZE */
     uint64_t addr;
     uint32_t site;
     int set;
 };
 
-struct site_slot {            /* allocation site id -> heap object */
-    uint32_t key1;            /* id + 1; 0 empty */
+struct site_slot { /* allocation site id -> heap object */
+    uint32_t key1; /* id + 1; 0 empty */
     uint32_t obj;
 };
 
@@ -62,26 +62,26 @@ struct lane {
     uint64_t alloc_epoch;     /* bumped whenever a block comes: cached gaps older are stale */
     struct site_cache *cache; /* per access site */
     uint32_t n_cache;
-    struct pending *pend;     /* per thread */
+    struct pending *pend; /* per thread */
     uint32_t n_pend;
 };
 
 struct pes_objects {
     struct pes_object *obj;
     uint32_t n_obj, cap_obj;
-    uint32_t *obj_global;     /* [n_obj] index into globals, UINT32_MAX if none */
+    uint32_t *obj_global; /* [n_obj] index into globals, UINT32_MAX if none */
     struct objects_global *globals;
     size_t n_globals, cap_globals;
     int globals_sorted;
     struct objects_dwarf *dwarf;
-    struct lane *lanes;       /* [n_lanes], at least one */
+    struct lane *lanes; /* [n_lanes], at least one */
     uint32_t n_lanes;
-    uint64_t zero;            /* the counter of cached globals */
+    uint64_t zero; /* the counter of cached globals */
     /* heap objects by allocation site, and by name (kept unique) */
-    uint32_t *names;          /* open addressing: object ids, 0 empty */
+    uint32_t *names; /* open addressing: object ids, 0 empty */
     uint32_t n_names, cap_names;
     struct site_slot *sites;
-    uint32_t n_sites, cap_sites;   /* cap a power of two */
+    uint32_t n_sites, cap_sites; /* cap a power of two */
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
     const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth);
@@ -97,20 +97,23 @@ struct prenamed {
     char *name, *where, *stack;
 };
 
-static const struct pes_object unknown_object = {.id = 0, .kind = PES_OBJ_UNKNOWN, .name = "unknown",
-                                                 .where = "", .stack = ""};
+static const struct pes_object unknown_object = {
+    .id = 0, .kind = PES_OBJ_UNKNOWN, .name = "unknown", .where = "", .stack = ""};
 
 /* ------------------------------------------------------------ the table */
 
-uint32_t objects_add(struct pes_objects *o, enum pes_object_kind kind, const char *name, const char *where,
-                     const char *stack, uint64_t size) {
+uint32_t objects_add(struct pes_objects *o, enum pes_object_kind kind, const char *name,
+                     const char *where, const char *stack, uint64_t size)
+{
     if (o->n_obj == o->cap_obj) {
         uint32_t cap = o->cap_obj * 2;
         struct pes_object *t = realloc(o->obj, (size_t)cap * sizeof *t);
-        if (!t) return 0;
+        if (!t)
+            return 0;
         o->obj = t;
         uint32_t *g = realloc(o->obj_global, (size_t)cap * sizeof *g);
-        if (!g) return 0;
+        if (!g)
+            return 0;
         o->obj_global = g;
         o->cap_obj = cap;
     }
@@ -120,16 +123,19 @@ uint32_t objects_add(struct pes_objects *o, enum pes_object_kind kind, const cha
         return 0;
     }
     uint32_t id = o->n_obj++;
-    o->obj[id] = (struct pes_object){.id = id, .kind = kind, .name = n, .where = w, .stack = s, .size = size};
+    o->obj[id] = (struct pes_object){
+        .id = id, .kind = kind, .name = n, .where = w, .stack = s, .size = size};
     o->obj_global[id] = UINT32_MAX;
     return id;
 }
 
-int objects_add_global(struct pes_objects *o, const struct objects_global *g) {
+int objects_add_global(struct pes_objects *o, const struct objects_global *g)
+{
     if (o->n_globals == o->cap_globals) {
         size_t cap = o->cap_globals ? o->cap_globals * 2 : 256;
         struct objects_global *t = realloc(o->globals, cap * sizeof *t);
-        if (!t) return -1;
+        if (!t)
+            return -1;
         o->globals = t;
         o->cap_globals = cap;
     }
@@ -138,10 +144,17 @@ int objects_add_global(struct pes_objects *o, const struct objects_global *g) {
     return 0;
 }
 
-struct objects_dwarf *objects_dwarf_of(struct pes_objects *o) { return o->dwarf; }
-void objects_set_dwarf(struct pes_objects *o, struct objects_dwarf *d) { o->dwarf = d; }
+struct objects_dwarf *objects_dwarf_of(struct pes_objects *o)
+{
+    return o->dwarf;
+}
+void objects_set_dwarf(struct pes_objects *o, struct objects_dwarf *d)
+{
+    o->dwarf = d;
+}
 
-static void lanes_free(struct pes_objects *o) {
+static void lanes_free(struct pes_objects *o)
+{
     for (uint32_t i = 0; i < o->n_lanes; i++) {
         free(o->lanes[i].nodes);
         free(o->lanes[i].cache);
@@ -152,35 +165,45 @@ static void lanes_free(struct pes_objects *o) {
     o->n_lanes = 0;
 }
 
-int pes_objects_set_lanes(struct pes_objects *o, uint32_t n) {
-    if (n == 0) n = 1;
+int pes_objects_set_lanes(struct pes_objects *o, uint32_t n)
+{
+    if (n == 0)
+        n = 1;
     struct lane *t = calloc(n, sizeof *t);
-    if (!t) return -1;
+    if (!t)
+        return -1;
     for (uint32_t i = 0; i < n; i++) {
         struct lane *L = &t[i];
         L->cap_nodes = 64;
         if (!(L->nodes = calloc(L->cap_nodes, sizeof *L->nodes))) {
-            for (uint32_t k = 0; k < i; k++) free(t[k].nodes);
+            for (uint32_t k = 0; k < i; k++)
+                free(t[k].nodes);
             free(t);
             return -1;
         }
-        L->n_nodes = 1;   /* node 0 is "none" */
+        L->n_nodes = 1; /* node 0 is "none" */
         L->rng = 0x9E3779B9u;
         L->epoch = 1;
     }
     lanes_free(o);
     o->lanes = t;
     o->n_lanes = n;
-    for (uint32_t i = 1; i < o->n_obj; i++)   /* lane 0 counts the blocks again */
-        if (o->obj[i].kind == PES_OBJ_HEAP) o->obj[i].blocks = 0, o->obj[i].size = 0;
+    for (uint32_t i = 1; i < o->n_obj; i++) /* lane 0 counts the blocks again */
+        if (o->obj[i].kind == PES_OBJ_HEAP)
+            o->obj[i].blocks = 0, o->obj[i].size = 0;
     return 0;
 }
 
-uint32_t pes_objects_lanes(const struct pes_objects *o) { return o->n_lanes; }
+uint32_t pes_objects_lanes(const struct pes_objects *o)
+{
+    return o->n_lanes;
+}
 
-struct pes_objects *pes_objects_create(void) {
+struct pes_objects *pes_objects_create(void)
+{
     struct pes_objects *o = calloc(1, sizeof *o);
-    if (!o) return NULL;
+    if (!o)
+        return NULL;
     o->cap_obj = 64;
     o->obj = malloc(o->cap_obj * sizeof *o->obj);
     o->obj_global = malloc(o->cap_obj * sizeof *o->obj_global);
@@ -197,8 +220,10 @@ struct pes_objects *pes_objects_create(void) {
     return o;
 }
 
-void pes_objects_destroy(struct pes_objects *o) {
-    if (!o) return;
+void pes_objects_destroy(struct pes_objects *o)
+{
+    if (!o)
+        return;
     for (uint32_t i = 1; i < o->n_obj; i++) {
         free((char *)o->obj[i].name);
         free((char *)o->obj[i].where);
@@ -211,65 +236,87 @@ void pes_objects_destroy(struct pes_objects *o) {
     lanes_free(o);
     free(o->sites);
     free(o->names);
-    for (size_t i = 0; i < o->n_pre; i++) free(o->pre[i].name), free(o->pre[i].where), free(o->pre[i].stack);
+    for (size_t i = 0; i < o->n_pre; i++)
+        free(o->pre[i].name), free(o->pre[i].where), free(o->pre[i].stack);
     free(o->pre);
     free(o);
 }
 
-uint32_t pes_objects_count(const struct pes_objects *o) { return o ? o->n_obj : 1; }
+uint32_t pes_objects_count(const struct pes_objects *o)
+{
+    return o ? o->n_obj : 1;
+}
 
-const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t id) {
-    if (!o || id >= o->n_obj) return id == 0 ? &unknown_object : NULL;
+const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t id)
+{
+    if (!o || id >= o->n_obj)
+        return id == 0 ? &unknown_object : NULL;
     return &o->obj[id];
 }
 
-void pes_objects_set_sites(struct pes_objects *o, const struct pes_site *(*site)(const void *ctx, uint32_t id),
-                           const void *ctx) {
+void pes_objects_set_sites(struct pes_objects *o,
+                           const struct pes_site *(*site)(const void *ctx, uint32_t id),
+                           const void *ctx)
+{
     o->site = site;
     o->site_ctx = ctx;
 }
 
 void pes_objects_set_alloc_sites(struct pes_objects *o,
-                                 const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth),
-                                 const void *ctx) {
+                                 const uint64_t *(*alloc_site)(const void *ctx, uint32_t id,
+                                                               uint32_t *depth),
+                                 const void *ctx)
+{
     o->alloc_site = alloc_site;
     o->alloc_ctx = ctx;
 }
 
 /* ------------------------------------------------------------ globals */
 
-static int global_cmp(const void *a, const void *b) {
+static int global_cmp(const void *a, const void *b)
+{
     const struct objects_global *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
     /* at one address: the one with a type (DWARF) first, then the larger */
-    if ((x->type_die != 0) != (y->type_die != 0)) return x->type_die ? -1 : 1;
+    if ((x->type_die != 0) != (y->type_die != 0))
+        return x->type_die ? -1 : 1;
     return x->size > y->size ? -1 : x->size < y->size;
 }
 
 /* Sorted by start, without overlaps (the first of overlapping ones stays:
  * aliases and a symbol behind its DWARF variable), and obj_global set. */
-static void sort_globals(struct pes_objects *o) {
-    if (o->globals_sorted) return;
+static void sort_globals(struct pes_objects *o)
+{
+    if (o->globals_sorted)
+        return;
     qsort(o->globals, o->n_globals, sizeof *o->globals, global_cmp);
     size_t k = 0;
     for (size_t i = 0; i < o->n_globals; i++) {
         struct objects_global *g = &o->globals[i];
-        if (k > 0 && g->start < o->globals[k - 1].start + o->globals[k - 1].size) continue;
-        if (k > 0 && g->start == o->globals[k - 1].start) {   /* a DWARF variable of unknown size: the symbol's */
-            if (!o->globals[k - 1].size) o->globals[k - 1].size = g->size;
+        if (k > 0 && g->start < o->globals[k - 1].start + o->globals[k - 1].size)
+            continue;
+        if (k > 0 &&
+            g->start ==
+                o->globals[k - 1].start) { /* a DWARF variable of unknown size: the symbol's */
+            if (!o->globals[k - 1].size)
+                o->globals[k - 1].size = g->size;
             continue;
         }
         o->globals[k++] = *g;
     }
     o->n_globals = k;
     for (size_t i = 0; i < k; i++)
-        if (o->globals[i].obj < o->n_obj) o->obj_global[o->globals[i].obj] = (uint32_t)i;
+        if (o->globals[i].obj < o->n_obj)
+            o->obj_global[o->globals[i].obj] = (uint32_t)i;
     o->globals_sorted = 1;
 }
 
-size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping *m, size_t n, char *warn,
-                                 size_t warn_size) {
-    if (warn && warn_size) warn[0] = '\0';
+size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping *m, size_t n,
+                                 char *warn, size_t warn_size)
+{
+    if (warn && warn_size)
+        warn[0] = '\0';
     size_t k = objects_dwarf_load(o, m, n, warn, warn_size);
     sort_globals(o);
     return k;
@@ -277,27 +324,33 @@ size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping
 
 /* The global holding addr, or NULL and the gap [*gap_lo, *gap_hi) between
  * globals that addr is in. */
-static const struct objects_global *find_global(const struct pes_objects *o, uint64_t addr, uint64_t *gap_lo,
-                                                uint64_t *gap_hi) {
+static const struct objects_global *find_global(const struct pes_objects *o, uint64_t addr,
+                                                uint64_t *gap_lo, uint64_t *gap_hi)
+{
     size_t lo = 0, hi = o->n_globals;
-    while (lo < hi) {   /* the first global starting after addr */
+    while (lo < hi) { /* the first global starting after addr */
         size_t mid = lo + (hi - lo) / 2;
-        if (o->globals[mid].start <= addr) lo = mid + 1;
-        else hi = mid;
+        if (o->globals[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     *gap_lo = 0;
     *gap_hi = lo < o->n_globals ? o->globals[lo].start : UINT64_MAX;
-    if (lo == 0) return NULL;
+    if (lo == 0)
+        return NULL;
     const struct objects_global *g = &o->globals[lo - 1];
     uint64_t size = g->size ? g->size : 1;
-    if (addr - g->start < size) return g;
+    if (addr - g->start < size)
+        return g;
     *gap_lo = g->start + size;
     return NULL;
 }
 
 /* ------------------------------------------------------------ the treap */
 
-static uint32_t node_new(struct lane *L, uint64_t start, uint64_t end, uint32_t obj) {
+static uint32_t node_new(struct lane *L, uint64_t start, uint64_t end, uint32_t obj)
+{
     uint32_t i = L->free_list;
     if (i) {
         L->free_list = L->nodes[i].l;
@@ -305,7 +358,8 @@ static uint32_t node_new(struct lane *L, uint64_t start, uint64_t end, uint32_t 
         if (L->n_nodes == L->cap_nodes) {
             uint32_t cap = L->cap_nodes * 2;
             struct node *t = realloc(L->nodes, (size_t)cap * sizeof *t);
-            if (!t) return 0;
+            if (!t)
+                return 0;
             L->nodes = t;
             L->cap_nodes = cap;
         }
@@ -316,7 +370,8 @@ static uint32_t node_new(struct lane *L, uint64_t start, uint64_t end, uint32_t 
     return i;
 }
 
-static void node_release(struct lane *L, uint32_t t) {   /* t and its subtree */
+static void node_release(struct lane *L, uint32_t t)
+{ /* t and its subtree */
     while (t) {
         node_release(L, L->nodes[t].r);
         uint32_t l = L->nodes[t].l;
@@ -327,7 +382,8 @@ static void node_release(struct lane *L, uint32_t t) {   /* t and its subtree */
 }
 
 /* Splits t into keys < key (*a) and >= key (*b). */
-static void split(struct node *nd, uint32_t t, uint64_t key, uint32_t *a, uint32_t *b) {
+static void split(struct node *nd, uint32_t t, uint64_t key, uint32_t *a, uint32_t *b)
+{
     if (!t) {
         *a = *b = 0;
         return;
@@ -342,8 +398,10 @@ static void split(struct node *nd, uint32_t t, uint64_t key, uint32_t *a, uint32
 }
 
 /* Every key of a before every key of b. */
-static uint32_t merge(struct node *nd, uint32_t a, uint32_t b) {
-    if (!a || !b) return a ? a : b;
+static uint32_t merge(struct node *nd, uint32_t a, uint32_t b)
+{
+    if (!a || !b)
+        return a ? a : b;
     if (nd[a].prio > nd[b].prio) {
         nd[a].r = merge(nd, nd[a].r, b);
         return a;
@@ -353,7 +411,8 @@ static uint32_t merge(struct node *nd, uint32_t a, uint32_t b) {
 }
 
 /* The live block with the greatest start <= addr (0: none). */
-static uint32_t pred(const struct lane *L, uint64_t addr) {
+static uint32_t pred(const struct lane *L, uint64_t addr)
+{
     uint32_t t = L->root, best = 0;
     const struct node *nd = L->nodes;
     while (t) {
@@ -368,7 +427,8 @@ static uint32_t pred(const struct lane *L, uint64_t addr) {
 }
 
 /* The live block with the least start > addr (0: none). */
-static uint32_t succ(const struct lane *L, uint64_t addr) {
+static uint32_t succ(const struct lane *L, uint64_t addr)
+{
     uint32_t t = L->root, best = 0;
     const struct node *nd = L->nodes;
     while (t) {
@@ -383,10 +443,12 @@ static uint32_t succ(const struct lane *L, uint64_t addr) {
 }
 
 /* Removes the blocks overlapping [start, end); 1 if any. */
-static int remove_range(struct lane *L, uint64_t start, uint64_t end) {
+static int remove_range(struct lane *L, uint64_t start, uint64_t end)
+{
     int removed = 0;
     uint32_t p = pred(L, start);
-    if (p && L->nodes[p].end > start) start = L->nodes[p].start;   /* one that began before */
+    if (p && L->nodes[p].end > start)
+        start = L->nodes[p].start; /* one that began before */
     uint32_t a, b, mid, c;
     split(L->nodes, L->root, start, &a, &b);
     split(L->nodes, b, end, &mid, &c);
@@ -398,11 +460,14 @@ static int remove_range(struct lane *L, uint64_t start, uint64_t end) {
     return removed;
 }
 
-static void insert_block(struct lane *L, uint64_t start, uint64_t end, uint32_t obj, uint64_t born) {
-    if (remove_range(L, start, end)) L->epoch++;
+static void insert_block(struct lane *L, uint64_t start, uint64_t end, uint32_t obj, uint64_t born)
+{
+    if (remove_range(L, start, end))
+        L->epoch++;
     L->alloc_epoch++;
     uint32_t t = node_new(L, start, end, obj);
-    if (!t) return;   /* out of memory: the block reads as unknown */
+    if (!t)
+        return; /* out of memory: the block reads as unknown */
     L->nodes[t].born = born;
     uint32_t a, b;
     split(L->nodes, L->root, start, &a, &b);
@@ -411,34 +476,45 @@ static void insert_block(struct lane *L, uint64_t start, uint64_t end, uint32_t 
 
 /* ------------------------------------------------------------ heap objects */
 
-static uint32_t hash32(uint32_t x) {
+static uint32_t hash32(uint32_t x)
+{
     x ^= x >> 16, x *= 0x7feb352dU, x ^= x >> 15, x *= 0x846ca68bU, x ^= x >> 16;
     return x;
 }
 
-static uint32_t hash_str(const char *s) {
+static uint32_t hash_str(const char *s)
+{
     uint32_t h = 2166136261u;
-    while (*s) h = (h ^ (uint8_t)*s++) * 16777619u;
+    while (*s)
+        h = (h ^ (uint8_t)*s++) * 16777619u;
     return h;
 }
 
 /* The heap object named name, or 0. */
-static uint32_t heap_named(const struct pes_objects *o, const char *name) {
-    if (!o->cap_names) return 0;
-    for (uint32_t i = hash_str(name) & (o->cap_names - 1); o->names[i]; i = (i + 1) & (o->cap_names - 1))
-        if (strcmp(o->obj[o->names[i]].name, name) == 0) return o->names[i];
+static uint32_t heap_named(const struct pes_objects *o, const char *name)
+{
+    if (!o->cap_names)
+        return 0;
+    for (uint32_t i = hash_str(name) & (o->cap_names - 1); o->names[i];
+         i = (i + 1) & (o->cap_names - 1))
+        if (strcmp(o->obj[o->names[i]].name, name) == 0)
+            return o->names[i];
     return 0;
 }
 
-static void add_name(struct pes_objects *o, uint32_t id) {
+static void add_name(struct pes_objects *o, uint32_t id)
+{
     if ((o->n_names + 1) * 2 > o->cap_names) {
         uint32_t cap = o->cap_names ? o->cap_names * 2 : 256;
         uint32_t *t = calloc(cap, sizeof *t);
-        if (!t) return;   /* names may then repeat: only less clear */
+        if (!t)
+            return; /* names may then repeat: only less clear */
         for (uint32_t k = 0; k < o->cap_names; k++) {
-            if (!o->names[k]) continue;
+            if (!o->names[k])
+                continue;
             uint32_t j = hash_str(o->obj[o->names[k]].name) & (cap - 1);
-            while (t[j]) j = (j + 1) & (cap - 1);
+            while (t[j])
+                j = (j + 1) & (cap - 1);
             t[j] = o->names[k];
         }
         free(o->names);
@@ -446,15 +522,20 @@ static void add_name(struct pes_objects *o, uint32_t id) {
         o->cap_names = cap;
     }
     uint32_t j = hash_str(o->obj[id].name) & (o->cap_names - 1);
-    while (o->names[j]) j = (j + 1) & (o->cap_names - 1);
+    while (o->names[j])
+        j = (j + 1) & (o->cap_names - 1);
     o->names[j] = id;
     o->n_names++;
 }
 
-static void frame_text(char *buf, size_t n, const struct objects_frame *f, uint64_t ip) {
-    if (f->file[0]) snprintf(buf, n, "%s %s:%d", f->func[0] ? f->func : "?", f->file, f->line);
-    else if (f->func[0]) snprintf(buf, n, "%s", f->func);
-    else snprintf(buf, n, "0x%" PRIx64, ip);
+static void frame_text(char *buf, size_t n, const struct objects_frame *f, uint64_t ip)
+{
+    if (f->file[0])
+        snprintf(buf, n, "%s %s:%d", f->func[0] ? f->func : "?", f->file, f->line);
+    else if (f->func[0])
+        snprintf(buf, n, "%s", f->func);
+    else
+        snprintf(buf, n, "0x%" PRIx64, ip);
 }
 
 /* "heap@alloc.c:14 (make_rows)" from the innermost source frame of the
@@ -466,10 +547,15 @@ static void frame_text(char *buf, size_t n, const struct objects_frame *f, uint6
  * (pes_objects_name_heap_sites) by the sites named before. */
 typedef int (*name_taken_fn)(const void *ctx, const char *name);
 
-static int object_named(const void *o, const char *name) { return heap_named(o, name) != 0; }
+static int object_named(const void *o, const char *name)
+{
+    return heap_named(o, name) != 0;
+}
 
-static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken, const void *ctx, char *name,
-                      size_t name_size, char *where, size_t where_size, char *stack, size_t stack_size) {
+static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken, const void *ctx,
+                      char *name, size_t name_size, char *where, size_t where_size, char *stack,
+                      size_t stack_size)
+{
     uint32_t depth = 0;
     const uint64_t *ips = o->alloc_site ? o->alloc_site(o->alloc_ctx, site, &depth) : NULL;
     where[0] = stack[0] = '\0';
@@ -479,8 +565,10 @@ static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken,
     size_t nf = 0;
     for (uint32_t i = 0; ips && i < depth && i < PES_ALLOC_MAX_DEPTH && nf < MAX_FRAMES; i++) {
         size_t k = objects_dwarf_frames(o->dwarf, ips[i], fr + nf, MAX_FRAMES - nf);
-        if (k == 0) memset(&fr[nf], 0, sizeof fr[nf]), k = 1;
-        for (size_t j = 0; j < k; j++) fr_ip[nf + j] = ips[i];
+        if (k == 0)
+            memset(&fr[nf], 0, sizeof fr[nf]), k = 1;
+        for (size_t j = 0; j < k; j++)
+            fr_ip[nf + j] = ips[i];
         nf += k;
     }
     size_t len = 0;
@@ -488,7 +576,8 @@ static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken,
         char part[400];
         frame_text(part, sizeof part, &fr[i], fr_ip[i]);
         int w = snprintf(stack + len, stack_size - len, "%s%s", i ? " < " : "", part);
-        if (w < 0 || (size_t)w >= stack_size - len) break;
+        if (w < 0 || (size_t)w >= stack_size - len)
+            break;
         len += (size_t)w;
     }
     if (nf == 0) {
@@ -496,8 +585,9 @@ static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken,
     } else {
         char first[400];
         frame_text(first, sizeof first, &fr[0], fr_ip[0]);
-        if (fr[0].file[0]) snprintf(where, where_size, "%s:%d", fr[0].file, fr[0].line);
-        for (size_t k = 0;; k++) {   /* callers added until the name is new */
+        if (fr[0].file[0])
+            snprintf(where, where_size, "%s:%d", fr[0].file, fr[0].line);
+        for (size_t k = 0;; k++) { /* callers added until the name is new */
             size_t at = fr[0].file[0] ? (size_t)snprintf(name, name_size, "heap@%s (%s", where,
                                                          fr[0].func[0] ? fr[0].func : "?")
                                       : (size_t)snprintf(name, name_size, "heap@%s", first);
@@ -506,9 +596,11 @@ static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken,
                 frame_text(part, sizeof part, &fr[j], fr_ip[j]);
                 at += (size_t)snprintf(name + at, name_size - at, " < %s", part);
             }
-            if (fr[0].file[0] && at < name_size) snprintf(name + at, name_size - at, ")");
-            if (!taken(ctx, name)) break;
-            if (k + 1 >= nf) {   /* the same whole stack: the site's number */
+            if (fr[0].file[0] && at < name_size)
+                snprintf(name + at, name_size - at, ")");
+            if (!taken(ctx, name))
+                break;
+            if (k + 1 >= nf) { /* the same whole stack: the site's number */
                 size_t l = strlen(name);
                 snprintf(name + l, name_size - l, " #%" PRIu32, site);
                 break;
@@ -517,57 +609,70 @@ static void heap_name(struct pes_objects *o, uint32_t site, name_taken_fn taken,
     }
 }
 
-static int by_site(const void *a, const void *b) {
+static int by_site(const void *a, const void *b)
+{
     uint32_t x = ((const struct prenamed *)a)->site, y = ((const struct prenamed *)b)->site;
     return (x > y) - (x < y);
 }
 
-static uint32_t new_heap_object(struct pes_objects *o, uint32_t site) {
+static uint32_t new_heap_object(struct pes_objects *o, uint32_t site)
+{
     struct prenamed key = {.site = site};
-    const struct prenamed *p = o->n_pre ? bsearch(&key, o->pre, o->n_pre, sizeof key, by_site) : NULL;
+    const struct prenamed *p =
+        o->n_pre ? bsearch(&key, o->pre, o->n_pre, sizeof key, by_site) : NULL;
     uint32_t id;
     if (p) {
         id = objects_add(o, PES_OBJ_HEAP, p->name, p->where, p->stack, 0);
     } else {
         char name[1024], where[200], stack[2048];
-        heap_name(o, site, object_named, o, name, sizeof name, where, sizeof where, stack, sizeof stack);
+        heap_name(o, site, object_named, o, name, sizeof name, where, sizeof where, stack,
+                  sizeof stack);
         id = objects_add(o, PES_OBJ_HEAP, name, where, stack, 0);
     }
-    if (id) add_name(o, id);
+    if (id)
+        add_name(o, id);
     return id;
 }
 
 /* The names given so far (pre[0 .. n)), as a set for heap_name. */
 struct pre_set {
     const struct prenamed *pre;
-    uint32_t *slot;              /* index + 1; 0 empty */
+    uint32_t *slot; /* index + 1; 0 empty */
     uint32_t cap;
 };
 
-static int pre_named(const void *ctx, const char *name) {
+static int pre_named(const void *ctx, const char *name)
+{
     const struct pre_set *t = ctx;
     for (uint32_t i = hash_str(name) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
-        if (strcmp(t->pre[t->slot[i] - 1].name, name) == 0) return 1;
+        if (strcmp(t->pre[t->slot[i] - 1].name, name) == 0)
+            return 1;
     return 0;
 }
 
-void pes_objects_name_heap_sites(struct pes_objects *o, const uint32_t *sites, size_t n) {
-    if (!n || o->n_pre || o->n_sites) return;   /* once, before any heap object */
+void pes_objects_name_heap_sites(struct pes_objects *o, const uint32_t *sites, size_t n)
+{
+    if (!n || o->n_pre || o->n_sites)
+        return; /* once, before any heap object */
     struct prenamed *pre = calloc(n, sizeof *pre);
     uint32_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
+    while (cap < 2 * n)
+        cap *= 2;
     struct pre_set set = {.pre = pre, .slot = calloc(cap, sizeof(uint32_t)), .cap = cap};
     if (!pre || !set.slot) {
         free(pre), free(set.slot);
-        return;   /* names then follow the order objects are met */
+        return; /* names then follow the order objects are met */
     }
-    for (size_t i = 0; i < n; i++) pre[i].site = sites[i];
+    for (size_t i = 0; i < n; i++)
+        pre[i].site = sites[i];
     qsort(pre, n, sizeof *pre, by_site);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (m && pre[m - 1].site == pre[i].site) continue;
+        if (m && pre[m - 1].site == pre[i].site)
+            continue;
         char name[1024], where[200], stack[2048];
-        heap_name(o, pre[i].site, pre_named, &set, name, sizeof name, where, sizeof where, stack, sizeof stack);
+        heap_name(o, pre[i].site, pre_named, &set, name, sizeof name, where, sizeof where, stack,
+                  sizeof stack);
         pre[m].site = pre[i].site;
         pre[m].name = strdup(name), pre[m].where = strdup(where), pre[m].stack = strdup(stack);
         if (!pre[m].name || !pre[m].where || !pre[m].stack) {
@@ -575,7 +680,8 @@ void pes_objects_name_heap_sites(struct pes_objects *o, const uint32_t *sites, s
             break;
         }
         uint32_t j = hash_str(name) & (cap - 1);
-        while (set.slot[j]) j = (j + 1) & (cap - 1);
+        while (set.slot[j])
+            j = (j + 1) & (cap - 1);
         set.slot[j] = (uint32_t)m + 1;
         m++;
     }
@@ -584,24 +690,28 @@ void pes_objects_name_heap_sites(struct pes_objects *o, const uint32_t *sites, s
     o->n_pre = m;
 }
 
-
-static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
+static uint32_t heap_object(struct pes_objects *o, uint32_t site)
+{
     uint32_t mask = o->cap_sites - 1, i = hash32(site) & mask;
     while (o->sites[i].key1) {
-        if (o->sites[i].key1 == site + 1) return o->sites[i].obj;
+        if (o->sites[i].key1 == site + 1)
+            return o->sites[i].obj;
         i = (i + 1) & mask;
     }
     uint32_t obj = new_heap_object(o, site);
-    if (!obj) return 0;
+    if (!obj)
+        return 0;
     o->sites[i] = (struct site_slot){.key1 = site + 1, .obj = obj};
-    if (++o->n_sites * 2 > o->cap_sites) {   /* grow: rehash at twice the size */
+    if (++o->n_sites * 2 > o->cap_sites) { /* grow: rehash at twice the size */
         uint32_t cap = o->cap_sites * 2;
         struct site_slot *t = calloc(cap, sizeof *t);
         if (t) {
             for (uint32_t k = 0; k < o->cap_sites; k++) {
-                if (!o->sites[k].key1) continue;
+                if (!o->sites[k].key1)
+                    continue;
                 uint32_t j = hash32(o->sites[k].key1 - 1) & (cap - 1);
-                while (t[j].key1) j = (j + 1) & (cap - 1);
+                while (t[j].key1)
+                    j = (j + 1) & (cap - 1);
                 t[j] = o->sites[k];
             }
             free(o->sites);
@@ -612,65 +722,90 @@ static uint32_t heap_object(struct pes_objects *o, uint32_t site) {
     return obj;
 }
 
-uint32_t pes_objects_heap_block(struct pes_objects *o, uint32_t alloc_site, uint64_t size) {
-    if (alloc_site == PES_ALLOC_SITE_STACK) return 0;
+uint32_t pes_objects_heap_block(struct pes_objects *o, uint32_t alloc_site, uint64_t size)
+{
+    if (alloc_site == PES_ALLOC_SITE_STACK)
+        return 0;
     uint32_t obj = heap_object(o, alloc_site);
-    if (obj && size > o->obj[obj].size) o->obj[obj].size = size;
+    if (obj && size > o->obj[obj].size)
+        o->obj[obj].size = size;
     return obj;
 }
 
 /* A block in lane L; only lane 0 counts heap blocks (every lane sees the
  * same allocation records). */
-static void lane_alloc(struct pes_objects *o, struct lane *L, uint64_t addr, uint64_t size, uint32_t alloc_site,
-                       uint64_t time) {
+static void lane_alloc(struct pes_objects *o, struct lane *L, uint64_t addr, uint64_t size,
+                       uint32_t alloc_site, uint64_t time)
+{
     uint64_t end = addr + (size ? size : 1);
-    if (end < addr) end = UINT64_MAX;
+    if (end < addr)
+        end = UINT64_MAX;
     if (alloc_site == PES_ALLOC_SITE_STACK) {
         insert_block(L, addr, end, STACK_MARK, time);
         return;
     }
     uint32_t obj = heap_object(o, alloc_site);
-    if (!obj) return;
+    if (!obj)
+        return;
     if (L == &o->lanes[0]) {
         o->obj[obj].blocks++;
-        if (size > o->obj[obj].size) o->obj[obj].size = size;
+        if (size > o->obj[obj].size)
+            o->obj[obj].size = size;
     }
     insert_block(L, addr, end, obj, time);
 }
 
-static void lane_free(struct lane *L, uint64_t addr, uint64_t time) {
+static void lane_free(struct lane *L, uint64_t addr, uint64_t time)
+{
     uint32_t p = pred(L, addr);
-    if (!p || L->nodes[p].start != addr || L->nodes[p].obj == STACK_MARK) return;
-    if (L->nodes[p].born > time) return;   /* a late FREE of the block that lived here before */
+    if (!p || L->nodes[p].start != addr || L->nodes[p].obj == STACK_MARK)
+        return;
+    if (L->nodes[p].born > time)
+        return; /* a late FREE of the block that lived here before */
     remove_range(L, addr, addr + 1);
     L->epoch++;
 }
 
-void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site) {
+void pes_objects_alloc(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site)
+{
     lane_alloc(o, &o->lanes[0], addr, size, alloc_site, 0);
 }
 
-void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site, uint64_t time) {
+void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site,
+                          uint64_t time)
+{
     lane_alloc(o, &o->lanes[0], addr, size, alloc_site, time);
 }
 
-void pes_objects_free(struct pes_objects *o, uint64_t addr) { lane_free(&o->lanes[0], addr, UINT64_MAX); }
+void pes_objects_free(struct pes_objects *o, uint64_t addr)
+{
+    lane_free(&o->lanes[0], addr, UINT64_MAX);
+}
 
-void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time) { lane_free(&o->lanes[0], addr, time); }
+void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time)
+{
+    lane_free(&o->lanes[0], addr, time);
+}
 
-void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thread, const struct pes_record *r) {
-    if (lane >= o->n_lanes) return;
+void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thread,
+                             const struct pes_record *r)
+{
+    if (lane >= o->n_lanes)
+        return;
     struct lane *L = &o->lanes[lane];
     if (r->id == PES_ID_FREE) {
         lane_free(L, r->addr, UINT64_MAX);
         return;
     }
-    if (r->id != PES_ID_ALLOC && r->id != PES_ID_ALLOC_SIZE) return;
+    if (r->id != PES_ID_ALLOC && r->id != PES_ID_ALLOC_SIZE)
+        return;
     if (thread >= L->n_pend) {
         uint32_t n = L->n_pend ? L->n_pend : 16;
-        while (n <= thread) n *= 2;
+        while (n <= thread)
+            n *= 2;
         struct pending *t = realloc(L->pend, (size_t)n * sizeof *t);
-        if (!t) return;
+        if (!t)
+            return;
         memset(t + L->n_pend, 0, (size_t)(n - L->n_pend) * sizeof *t);
         L->pend = t;
         L->n_pend = n;
@@ -684,64 +819,81 @@ void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thre
     }
 }
 
-void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r) {
+void pes_objects_record(struct pes_objects *o, uint32_t thread, const struct pes_record *r)
+{
     pes_objects_record_lane(o, 0, thread, r);
 }
 
-void pes_objects_reset(struct pes_objects *o) {
+void pes_objects_reset(struct pes_objects *o)
+{
     for (uint32_t i = 0; i < o->n_lanes; i++) {
         struct lane *L = &o->lanes[i];
         node_release(L, L->root);
         L->root = 0;
         L->epoch++;
         L->alloc_epoch++;
-        if (L->pend) memset(L->pend, 0, L->n_pend * sizeof *L->pend);
+        if (L->pend)
+            memset(L->pend, 0, L->n_pend * sizeof *L->pend);
     }
     for (uint32_t i = 1; i < o->n_obj; i++)
-        if (o->obj[i].kind == PES_OBJ_HEAP) o->obj[i].blocks = 0, o->obj[i].size = 0;
+        if (o->obj[i].kind == PES_OBJ_HEAP)
+            o->obj[i].blocks = 0, o->obj[i].size = 0;
 }
 
 /* ------------------------------------------------------------ lookup */
 
 /* "stack:<function>" of the access site (one object per function). */
-static uint32_t stack_object(struct pes_objects *o, uint32_t site) {
+static uint32_t stack_object(struct pes_objects *o, uint32_t site)
+{
     const struct pes_site *s = o->site ? o->site(o->site_ctx, site) : NULL;
     char name[320];
     snprintf(name, sizeof name, "stack:%s", s && s->function && s->function[0] ? s->function : "?");
-    for (uint32_t i = 1; i < o->n_obj; i++)   /* once per site (cached): a scan is enough */
-        if (o->obj[i].kind == PES_OBJ_STACK && strcmp(o->obj[i].name, name) == 0) return i;
+    for (uint32_t i = 1; i < o->n_obj; i++) /* once per site (cached): a scan is enough */
+        if (o->obj[i].kind == PES_OBJ_STACK && strcmp(o->obj[i].name, name) == 0)
+            return i;
     return objects_add(o, PES_OBJ_STACK, name, "", "", 0);
 }
 
-static struct site_cache *cache_of(struct lane *L, uint32_t site) {
-    if (site < L->n_cache) return &L->cache[site];
-    if (site >= CACHE_SITES) return NULL;
+static struct site_cache *cache_of(struct lane *L, uint32_t site)
+{
+    if (site < L->n_cache)
+        return &L->cache[site];
+    if (site >= CACHE_SITES)
+        return NULL;
     uint32_t n = L->n_cache ? L->n_cache : 1024;
-    while (n <= site) n *= 2;
+    while (n <= site)
+        n *= 2;
     struct site_cache *t = realloc(L->cache, (size_t)n * sizeof *t);
-    if (!t) return NULL;
+    if (!t)
+        return NULL;
     memset(t + L->n_cache, 0, (size_t)(n - L->n_cache) * sizeof *t);
     L->cache = t;
     L->n_cache = n;
     return &L->cache[site];
 }
 
-void pes_objects_freeze(struct pes_objects *o) {
-    if (!o->globals_sorted) sort_globals(o);
+void pes_objects_freeze(struct pes_objects *o)
+{
+    if (!o->globals_sorted)
+        sort_globals(o);
 }
 
-uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset) {
+uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site,
+                            uint64_t *offset)
+{
     return pes_objects_lookup_lane(o, 0, addr, access_site, offset);
 }
 
-uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t addr, uint32_t access_site,
-                                 uint64_t *offset) {
+uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t addr,
+                                 uint32_t access_site, uint64_t *offset)
+{
     if (lane >= o->n_lanes) {
         *offset = 0;
         return 0;
     }
     struct lane *L = &o->lanes[lane];
-    struct site_cache *c = access_site < L->n_cache ? &L->cache[access_site] : cache_of(L, access_site);
+    struct site_cache *c =
+        access_site < L->n_cache ? &L->cache[access_site] : cache_of(L, access_site);
     if (c && addr - c->lo < c->len && *c->counter == c->stamp) {
         *offset = c->obj ? addr - c->lo : 0;
         return c->obj;
@@ -755,11 +907,13 @@ uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t 
         len = L->nodes[p].end - lo;
         obj = L->nodes[p].obj;
         if (obj == STACK_MARK) {
-            if (c && !c->stack_obj) c->stack_obj = stack_object(o, access_site);
+            if (c && !c->stack_obj)
+                c->stack_obj = stack_object(o, access_site);
             obj = c ? c->stack_obj : stack_object(o, access_site);
         }
     } else {
-        if (!o->globals_sorted) sort_globals(o);
+        if (!o->globals_sorted)
+            sort_globals(o);
         uint64_t gap_lo, gap_hi;
         const struct objects_global *g = find_global(o, addr, &gap_lo, &gap_hi);
         if (g) {
@@ -767,10 +921,12 @@ uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t 
             len = g->size ? g->size : 1;
             obj = g->obj;
             counter = &o->zero;
-        } else {   /* unknown: the gap between blocks and globals, until a block comes */
+        } else { /* unknown: the gap between blocks and globals, until a block comes */
             uint32_t q = succ(L, addr);
-            if (p && L->nodes[p].end > gap_lo) gap_lo = L->nodes[p].end;
-            if (q && L->nodes[q].start < gap_hi) gap_hi = L->nodes[q].start;
+            if (p && L->nodes[p].end > gap_lo)
+                gap_lo = L->nodes[p].end;
+            if (q && L->nodes[q].start < gap_hi)
+                gap_hi = L->nodes[q].start;
             lo = gap_lo;
             len = gap_hi - gap_lo;
             counter = &L->alloc_epoch;
@@ -789,10 +945,14 @@ uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t 
 
 /* ------------------------------------------------------------ describe */
 
-size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf, size_t n) {
-    if (!buf || n == 0) return 0;
+size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf,
+                            size_t n)
+{
+    if (!buf || n == 0)
+        return 0;
     const struct pes_object *ob = pes_objects_get(o, id);
-    if (!ob) ob = &unknown_object;
+    if (!ob)
+        ob = &unknown_object;
     int w = snprintf(buf, n, "%s", ob->name);
     size_t len = w < 0 ? 0 : (size_t)w >= n ? n - 1 : (size_t)w;
     uint32_t gi = o && id < o->n_obj ? o->obj_global[id] : UINT32_MAX;

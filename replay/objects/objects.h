@@ -19,27 +19,32 @@
 
 #include "pes/trace.h"
 
-struct pes_objects;                              /* the data objects of one traced run */
-enum pes_object_kind { PES_OBJ_UNKNOWN = 0, PES_OBJ_GLOBAL = 1 /* global or static variable */,
-                       PES_OBJ_HEAP = 2 /* the blocks allocated at one allocation site */,
-                       PES_OBJ_STACK = 3 /* the stack frames of one function */ };
+struct pes_objects; /* the data objects of one traced run */
+enum pes_object_kind {
+    PES_OBJ_UNKNOWN = 0,
+    PES_OBJ_GLOBAL = 1 /* global or static variable */,
+    PES_OBJ_HEAP = 2 /* the blocks allocated at one allocation site */,
+    PES_OBJ_STACK = 3 /* the stack frames of one function */
+};
 struct pes_object {
-    uint32_t id;               /* 0 = the unknown object */
+    uint32_t id; /* 0 = the unknown object */
     enum pes_object_kind kind;
-    const char *name;          /* "adjacent", "counters", "heap@alloc.c:14 (make_rows)", "stack:main", "unknown" */
-    const char *where;         /* declaration or allocation site "alloc.c:14", or "" */
-    const char *stack;         /* allocation call stack "make_rows alloc.c:14 < main alloc.c:40", or "" */
-    uint64_t size;             /* bytes (global: the symbol; heap: the largest block seen), 0 unknown */
-    uint64_t blocks;           /* heap: blocks allocated at the site; else 0 */
+    const char
+        *name; /* "adjacent", "counters", "heap@alloc.c:14 (make_rows)", "stack:main", "unknown" */
+    const char *where; /* declaration or allocation site "alloc.c:14", or "" */
+    const char *stack; /* allocation call stack "make_rows alloc.c:14 < main alloc.c:40", or "" */
+    uint64_t size;     /* bytes (global: the symbol; heap: the largest block seen), 0 unknown */
+    uint64_t blocks;   /* heap: blocks allocated at the site; else 0 */
 };
 /* Ids are 0 .. count-1 and stable; heap and stack objects are added as the
  * stream meets them, so a pes_object pointer holds only until the next
  * pes_objects_alloc / _record / _lookup (reports read them after the run). */
-uint32_t pes_objects_count(const struct pes_objects *o);               /* ids are 0 .. count-1 */
+uint32_t pes_objects_count(const struct pes_objects *o); /* ids are 0 .. count-1 */
 const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t id);
 /* The part of object id at byte offset: "table[3]", "counters.hot", "rows[2].sum" from DWARF
  * (member / array element), else "+40". Writes a NUL-terminated string; returns its length. */
-size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf, size_t n);
+size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf,
+                            size_t n);
 
 /* ------------------------------------------------------------ building */
 
@@ -52,17 +57,19 @@ void pes_objects_destroy(struct pes_objects *o);
  * Files that cannot be read or have no symbols are passed over with a
  * one-line warning naming them in warn (the first such; "" if none), never
  * an error. Returns the number of modules read. Call before any lookup. */
-size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping *m, size_t n, char *warn,
-                                 size_t warn_size);
+size_t pes_objects_load_mappings(struct pes_objects *o, const struct pes_mapping *m, size_t n,
+                                 char *warn, size_t warn_size);
 
 /* How access sites and allocation sites are named: site(ctx, id) gives an
  * access site's description (its function names stack objects);
  * alloc_site(ctx, id, &depth) the site's call stack (ips[0] the return
  * address of the call into the allocator) or NULL. Either may be NULL. */
-void pes_objects_set_sites(struct pes_objects *o, const struct pes_site *(*site)(const void *ctx, uint32_t id),
+void pes_objects_set_sites(struct pes_objects *o,
+                           const struct pes_site *(*site)(const void *ctx, uint32_t id),
                            const void *ctx);
 void pes_objects_set_alloc_sites(struct pes_objects *o,
-                                 const uint64_t *(*alloc_site)(const void *ctx, uint32_t id, uint32_t *depth),
+                                 const uint64_t *(*alloc_site)(const void *ctx, uint32_t id,
+                                                               uint32_t *depth),
                                  const void *ctx);
 
 /* Heap objects are named in the order allocation sites are met, a later
@@ -84,7 +91,8 @@ void pes_objects_free(struct pes_objects *o, uint64_t addr);
 /* The same with the events' times (a sampled trace: one thread's events may
  * reach the file after another's later ones): a FREE older than the live
  * block's ALLOC belongs to an earlier block at that address and is ignored. */
-void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site, uint64_t time);
+void pes_objects_alloc_at(struct pes_objects *o, uint64_t addr, uint64_t size, uint32_t alloc_site,
+                          uint64_t time);
 void pes_objects_free_at(struct pes_objects *o, uint64_t addr, uint64_t time);
 /* A full trace's control records in one thread's record order: PES_ID_ALLOC
  * (held per thread until its PES_ID_ALLOC_SIZE), PES_ID_ALLOC_SIZE,
@@ -97,7 +105,8 @@ void pes_objects_reset(struct pes_objects *o);
 /* The object an access of access_site at addr touches (0: unknown), and
  * the offset inside its instance (the variable, the heap block, the thread
  * stack) in *offset (0 for unknown). */
-uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site, uint64_t *offset);
+uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site,
+                            uint64_t *offset);
 
 /* Lanes: independent sets of live blocks over one object table, for
  * streams that walk the same allocation records apart (mimicked cores,
@@ -114,8 +123,9 @@ void pes_objects_freeze(struct pes_objects *o);
 uint32_t pes_objects_lanes(const struct pes_objects *o);
 /* pes_objects_record and pes_objects_lookup in one lane (a lane >= the
  * count: ignored / unknown). */
-void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thread, const struct pes_record *r);
-uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t addr, uint32_t access_site,
-                                 uint64_t *offset);
+void pes_objects_record_lane(struct pes_objects *o, uint32_t lane, uint32_t thread,
+                             const struct pes_record *r);
+uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t addr,
+                                 uint32_t access_site, uint64_t *offset);
 
 #endif

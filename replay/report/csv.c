@@ -10,30 +10,36 @@
 #include "tables.h"
 #include "writers.h"
 
-static const struct pes_rnode *tree(const struct pes_report_view *v) {
+static const struct pes_rnode *tree(const struct pes_report_view *v)
+{
     return pes_report_tree(v->r);
 }
 
-int pes_report_write_csv(FILE *out, const struct pes_report_view *v) {
-    if (pes_report_failed(v->r)) return -1;
+int pes_report_write_csv(FILE *out, const struct pes_report_view *v)
+{
+    if (pes_report_failed(v->r))
+        return -1;
     const struct pes_rnode *root = tree(v), *configs = pes_r_get(root, "configs");
     const struct pes_rnode *levels = pes_r_get(pes_r_get(root, "machine"), "levels");
     fputs("cores,mimicked,level,size,ways,line,shared,model_hit_local,model_hit_global,"
-          "sim_accesses,sim_hits,sim_compulsory,sim_capacity,sim_coherence,t_pred_seconds\n", out);
+          "sim_accesses,sim_hits,sim_compulsory,sim_capacity,sim_coherence,t_pred_seconds\n",
+          out);
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
         const struct pes_rnode *sim = pes_r_get(pes_r_get(c, "simulation"), "levels");
         for (size_t l = 0; l < pes_r_count(levels); l++) {
             const struct pes_rnode *lv = pes_r_at(levels, l);
-            fprintf(out, "%u,%d,%zu,%" PRIu64 ",%u,%u,%d,%.6f,%.6f,", (unsigned)pes_r_get_u(c, "cores"),
-                    (int)pes_r_get_u(c, "mimicked"), l + 1, pes_r_get_u(lv, "size"), (unsigned)pes_r_get_u(lv, "ways"),
+            fprintf(out, "%u,%d,%zu,%" PRIu64 ",%u,%u,%d,%.6f,%.6f,",
+                    (unsigned)pes_r_get_u(c, "cores"), (int)pes_r_get_u(c, "mimicked"), l + 1,
+                    pes_r_get_u(lv, "size"), (unsigned)pes_r_get_u(lv, "ways"),
                     (unsigned)pes_r_get_u(lv, "line"), (int)pes_r_get_u(lv, "shared"),
                     pes_r_f(pes_r_at(pes_r_get(model, "hit_local"), l)),
                     pes_r_f(pes_r_at(pes_r_get(model, "hit_global"), l)));
             const struct pes_rnode *s = pes_r_at(sim, l);
             if (s)
-                fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", pes_r_get_u(s, "accesses"),
-                        pes_r_get_u(s, "hits"), pes_r_get_u(s, "compulsory"), pes_r_get_u(s, "capacity"),
+                fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
+                        pes_r_get_u(s, "accesses"), pes_r_get_u(s, "hits"),
+                        pes_r_get_u(s, "compulsory"), pes_r_get_u(s, "capacity"),
                         pes_r_get_u(s, "coherence"));
             else
                 fputs(",,,,,", out);
@@ -46,8 +52,10 @@ int pes_report_write_csv(FILE *out, const struct pes_report_view *v) {
 /* Rows: thread i, columns: thread j; cells: line transfers between them in
  * either direction (ComDetective's symmetric matrix), then the true and false
  * sharing parts, in long format for plotting. The last configuration's. */
-int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v) {
-    if (pes_report_failed(v->r)) return -1;
+int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v)
+{
+    if (pes_report_failed(v->r))
+        return -1;
     const struct pes_rnode *configs = pes_r_get(tree(v), "configs");
     const struct pes_rnode *last = pes_r_at(configs, pes_r_count(configs) - 1);
     const struct pes_rnode *comm = pes_r_get(pes_r_get(last, "simulation"), "communication");
@@ -65,35 +73,43 @@ int pes_report_write_comm_csv(FILE *out, const struct pes_report_view *v) {
 
 /* Every site that accessed memory, in every simulated configuration, ranked
  * by the --sort metric: the perf-c2c-like table for spreadsheets. */
-int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v) {
-    if (pes_report_failed(v->r)) return -1;
+int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v)
+{
+    if (pes_report_failed(v->r))
+        return -1;
     const struct pes_rnode *root = tree(v), *configs = pes_r_get(root, "configs");
     size_t n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
     fputs("cores,mimicked,site,file,line,column,function,kind,accesses,reads,writes", out);
-    for (size_t l = 0; l < n_levels; l++) fprintf(out, ",l%zu_hits", l + 1);
+    for (size_t l = 0; l < n_levels; l++)
+        fprintf(out, ",l%zu_hits", l + 1);
     fputs(",l1_compulsory,l1_capacity,l1_coherence,inval_true,inval_false,coh_true,coh_false,"
-          "sharing,threads\n", out);
-    static const char *const counts[] = {"l1_compulsory", "l1_capacity", "l1_coherence", "inval_true",
-                                         "inval_false",   "coh_true",    "coh_false"};
+          "sharing,threads\n",
+          out);
+    static const char *const counts[] = {"l1_compulsory", "l1_capacity", "l1_coherence",
+                                         "inval_true",    "inval_false", "coh_true",
+                                         "coh_false"};
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i);
         const struct pes_rnode *rows = pes_r_get(pes_r_get(c, "simulation"), "all_sites");
         for (size_t j = 0; j < pes_r_count(rows); j++) {
             const struct pes_rnode *s = pes_r_at(rows, j);
-            fprintf(out, "%u,%d,%" PRId64 ",", (unsigned)pes_r_get_u(c, "cores"), (int)pes_r_get_u(c, "mimicked"),
-                    pes_r_i(pes_r_get(s, "site")));
+            fprintf(out, "%u,%d,%" PRId64 ",", (unsigned)pes_r_get_u(c, "cores"),
+                    (int)pes_r_get_u(c, "mimicked"), pes_r_i(pes_r_get(s, "site")));
             pes_csv_field(out, pes_r_get_s(s, "file"));
-            fprintf(out, ",%u,%u,", (unsigned)pes_r_get_u(s, "line"), (unsigned)pes_r_get_u(s, "column"));
+            fprintf(out, ",%u,%u,", (unsigned)pes_r_get_u(s, "line"),
+                    (unsigned)pes_r_get_u(s, "column"));
             pes_csv_field(out, pes_r_get_s(s, "function"));
-            fprintf(out, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64, pes_r_get_s(s, "kind"), pes_r_get_u(s, "accesses"),
-                    pes_r_get_u(s, "reads"), pes_r_get_u(s, "writes"));
+            fprintf(out, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64, pes_r_get_s(s, "kind"),
+                    pes_r_get_u(s, "accesses"), pes_r_get_u(s, "reads"), pes_r_get_u(s, "writes"));
             const struct pes_rnode *hits = pes_r_get(s, "hits");
-            for (size_t l = 0; l < n_levels; l++) fprintf(out, ",%" PRIu64, pes_r_u(pes_r_at(hits, l)));
+            for (size_t l = 0; l < n_levels; l++)
+                fprintf(out, ",%" PRIu64, pes_r_u(pes_r_at(hits, l)));
             for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
                 fprintf(out, ",%" PRIu64, pes_r_get_u(s, counts[k]));
             fprintf(out, ",%s,", pes_r_get_s(s, "sharing"));
             char threads[256];
-            report_thread_list(threads, sizeof threads, report_thread_mask(pes_r_get(s, "threads")));
+            report_thread_list(threads, sizeof threads,
+                               report_thread_mask(pes_r_get(s, "threads")));
             pes_csv_field(out, threads);
             fputc('\n', out);
         }

@@ -25,7 +25,8 @@ const char *pes_diff_report_kind(const json_t *j, const char *path, char *msg, s
 
 /* The diff of report a against b (a new value, NULL without memory).
  * a_info, b_info: what each side was ({"path", "input", "kind"}), copied. */
-json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info, const json_t *b_info);
+json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
+                         const json_t *b_info);
 
 /* A bounded copy of a diff, for the HTML page's embedded JSON
  * (docs/report.md): each table's rows cut to the first max_rows (the

@@ -22,7 +22,16 @@
 
 #include <jansson.h>
 
-enum pes_rnode_kind { PES_R_OBJECT, PES_R_ARRAY, PES_R_U64, PES_R_I64, PES_R_F64, PES_R_BOOL, PES_R_STR, PES_R_NULL };
+enum pes_rnode_kind {
+    PES_R_OBJECT,
+    PES_R_ARRAY,
+    PES_R_U64,
+    PES_R_I64,
+    PES_R_F64,
+    PES_R_BOOL,
+    PES_R_STR,
+    PES_R_NULL
+};
 enum { PES_R_TEXT_ONLY = 1 };
 
 struct pes_rnode;
@@ -41,13 +50,17 @@ const struct pes_rnode *pes_report_tree(const struct pes_report *r);
 /* Children of an object (key) or an array (key NULL). Each returns the new node. */
 struct pes_rnode *pes_r_object(struct pes_report *r, struct pes_rnode *parent, const char *key);
 struct pes_rnode *pes_r_array(struct pes_report *r, struct pes_rnode *parent, const char *key);
-struct pes_rnode *pes_r_u64(struct pes_report *r, struct pes_rnode *parent, const char *key, uint64_t v);
-struct pes_rnode *pes_r_i64(struct pes_report *r, struct pes_rnode *parent, const char *key, int64_t v);
+struct pes_rnode *pes_r_u64(struct pes_report *r, struct pes_rnode *parent, const char *key,
+                            uint64_t v);
+struct pes_rnode *pes_r_i64(struct pes_report *r, struct pes_rnode *parent, const char *key,
+                            int64_t v);
 /* fmt: the JSON rendering, e.g. "%.6g"; NaN and infinities print as null. */
-struct pes_rnode *pes_r_f64(struct pes_report *r, struct pes_rnode *parent, const char *key, double v,
-                            const char *fmt);
-struct pes_rnode *pes_r_bool(struct pes_report *r, struct pes_rnode *parent, const char *key, int v);
-struct pes_rnode *pes_r_str(struct pes_report *r, struct pes_rnode *parent, const char *key, const char *s);
+struct pes_rnode *pes_r_f64(struct pes_report *r, struct pes_rnode *parent, const char *key,
+                            double v, const char *fmt);
+struct pes_rnode *pes_r_bool(struct pes_report *r, struct pes_rnode *parent, const char *key,
+                             int v);
+struct pes_rnode *pes_r_str(struct pes_report *r, struct pes_rnode *parent, const char *key,
+                            const char *s);
 struct pes_rnode *pes_r_null(struct pes_report *r, struct pes_rnode *parent, const char *key);
 /* Marks n (PES_R_TEXT_ONLY); returns n. */
 struct pes_rnode *pes_r_flag(struct pes_rnode *n, unsigned flags);
@@ -57,7 +70,7 @@ struct pes_rnode *pes_r_flag(struct pes_rnode *n, unsigned flags);
 enum pes_rnode_kind pes_r_kind(const struct pes_rnode *n);
 unsigned pes_r_flags(const struct pes_rnode *n);
 const char *pes_r_key(const struct pes_rnode *n);
-size_t pes_r_count(const struct pes_rnode *n);                        /* children */
+size_t pes_r_count(const struct pes_rnode *n); /* children */
 const struct pes_rnode *pes_r_at(const struct pes_rnode *n, size_t i);
 /* The child named key of an object (NULL if none or n is NULL). */
 const struct pes_rnode *pes_r_get(const struct pes_rnode *n, const char *key);

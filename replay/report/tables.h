@@ -29,7 +29,8 @@ typedef void (*pes_table_nested_fn)(void *ctx, const char *name, const json_t *t
 /* Calls column for each scalar column of row in order (names relative to
  * the row) and nested for each table inside it (names relative too); either
  * may be NULL. */
-void pes_table_columns(const json_t *row, pes_table_column_fn column, pes_table_nested_fn nested, void *ctx);
+void pes_table_columns(const json_t *row, pes_table_column_fn column, pes_table_nested_fn nested,
+                       void *ctx);
 
 /* The key columns of a row of table `name` (what identifies it across
  * reports): the declared columns that the row has, e.g. {"file","line",

@@ -19,7 +19,7 @@ struct pes_report_view {
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
     uint32_t top;
-    const char *annotate;   /* --annotate FILE or "all" (NULL: none) */
+    const char *annotate; /* --annotate FILE or "all" (NULL: none) */
 };
 
 /* A sampled trace's report, or --compare's (analyses/sampled_*.c and
@@ -43,7 +43,7 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
 
 /* The page's bounds (docs/report.md): rows listed per table; for --diff,
  * the embedded JSON's rows per table and tables per name (pes_diff_cut). */
-#define PES_HTML_TOP_ROWS 50
+#define PES_HTML_TOP_ROWS    50
 #define PES_HTML_DIFF_TABLES 20
 
 /* --html FILE: one self-contained page (inline SVG charts, tables, the JSON
@@ -53,6 +53,7 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v);
  * rows of --annotate, for the annotated-source section); NULL for a --diff. */
 int pes_report_write_html(FILE *out, const json_t *j, const struct pes_report *r);
 /* The same into PATH; -1 with MSG naming the file if it fails. */
-int pes_report_write_html_file(const char *path, const json_t *j, const struct pes_report *r, char *msg, size_t n);
+int pes_report_write_html_file(const char *path, const json_t *j, const struct pes_report *r,
+                               char *msg, size_t n);
 
 #endif

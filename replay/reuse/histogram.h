@@ -19,18 +19,18 @@
 #include "pes/model.h"
 #include "pes/trace.h"
 
-#define PES_RD_HIST_LOG2_BINS 64
+#define PES_RD_HIST_LOG2_BINS     64
 #define PES_RD_HIST_DEFAULT_EXACT 1024u
 
 struct pes_rd_hist {
-    uint64_t exact_limit;      /* power of two; distances below are exact */
-    uint64_t *exact;           /* exact_n counters, grown on demand up to exact_limit: */
-    uint64_t exact_n;          /* the count of distance d < exact_limit is exact[d] if
+    uint64_t exact_limit; /* power of two; distances below are exact */
+    uint64_t *exact;      /* exact_n counters, grown on demand up to exact_limit: */
+    uint64_t exact_n;     /* the count of distance d < exact_limit is exact[d] if
                                   d < exact_n, else 0 (pes_rd_hist_exact) */
     uint64_t log2[PES_RD_HIST_LOG2_BINS];
-    uint64_t cold;             /* first accesses (distance infinity) */
-    uint64_t total;            /* all accesses, cold included */
-    double sum;                /* sum of finite distances (for the mean) */
+    uint64_t cold;  /* first accesses (distance infinity) */
+    uint64_t total; /* all accesses, cold included */
+    double sum;     /* sum of finite distances (for the mean) */
 };
 
 /* exact_limit 0 = default. Allocates nothing: the exact counters grow with

@@ -31,7 +31,7 @@
 
 #include "cpu_account.h"
 
-#define BLOCK 2048   /* keys per engine call (distances on the stack) */
+#define BLOCK 2048 /* keys per engine call (distances on the stack) */
 
 /* ------------------------------------------------------------ counts */
 
@@ -169,8 +169,8 @@ void pes_parda_summary_free(struct pes_parda_summary *s)
 /* A local pass fed piece by piece (parda.h; the pool extends a chunk while
  * its keys arrive, profiles.c fills an MPI window). */
 int pes_parda_summarizer_begin(struct pes_parda_summarizer *z, struct pes_parda_summary *s,
-                               const struct pes_reuse_options *ro, uint64_t expected, uint64_t exact_limit,
-                               struct pes_error *err)
+                               const struct pes_reuse_options *ro, uint64_t expected,
+                               uint64_t exact_limit, struct pes_error *err)
 {
     memset(s, 0, sizeof *s);
     z->s = s;
@@ -178,8 +178,8 @@ int pes_parda_summarizer_begin(struct pes_parda_summarizer *z, struct pes_parda_
     z->e = NULL;
     if (pes_parda_counts_init(&s->local, exact_limit, err) < 0)
         return -1;
-    struct pes_reuse_options o = ro ? *ro : (struct pes_reuse_options){ 0 };
-    o.granule = 1;   /* keys as they are */
+    struct pes_reuse_options o = ro ? *ro : (struct pes_reuse_options){0};
+    o.granule = 1; /* keys as they are */
     o.expected_keys = expected;
     if (!(z->e = pes_reuse_create(&o, err))) {
         pes_parda_summary_free(s);
@@ -195,8 +195,8 @@ void pes_parda_summarizer_abort(struct pes_parda_summarizer *z)
     pes_parda_summary_free(z->s);
 }
 
-int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *key, const uint32_t *tag, size_t n,
-                              struct pes_error *err)
+int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *key,
+                              const uint32_t *tag, size_t n, struct pes_error *err)
 {
     struct pes_parda_summary *s = z->s;
     struct pes_parda_counts *c = &s->local;
@@ -214,7 +214,7 @@ int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *ke
             if (tg && tg[j] != PES_PARDA_NO_TAG) {
                 if (tg[j] >= c->n_tags && tags_reserve(c, tg[j] + 1) < 0)
                     return nomem(err, "tag counts");
-                c->tag[tg[j]].accesses++;   /* pending ones too: their distance comes later */
+                c->tag[tg[j]].accesses++; /* pending ones too: their distance comes later */
                 if (d != PES_REUSE_COLD)
                     c->tag[tg[j]].sum += d;
             }
@@ -266,8 +266,9 @@ int pes_parda_summarizer_end(struct pes_parda_summarizer *z, struct pes_error *e
     return 0;
 }
 
-int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag, size_t n,
-                        const struct pes_reuse_options *ro, uint64_t exact_limit, struct pes_error *err)
+int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag,
+                        size_t n, const struct pes_reuse_options *ro, uint64_t exact_limit,
+                        struct pes_error *err)
 {
     struct pes_parda_summarizer z;
     uint64_t expected = ro && ro->expected_keys < n ? ro->expected_keys : n;
@@ -284,7 +285,9 @@ int pes_parda_resolve(struct pes_reuse *g, const struct pes_parda_summary *s, in
                       struct pes_parda_counts *out, struct pes_error *err)
 {
     if (pes_parda_counts_merge(out, &s->local) < 0)
-        return pes_error_set(err, PES_ERR_ARG, 0, "parda: cannot merge a chunk's counts (exact limits differ or out of memory)");
+        return pes_error_set(
+            err, PES_ERR_ARG, 0,
+            "parda: cannot merge a chunk's counts (exact limits differ or out of memory)");
     uint64_t dist[BLOCK];
     for (uint64_t i = 0; i < s->n_distinct; i += BLOCK) {
         size_t m = s->n_distinct - i < BLOCK ? (size_t)(s->n_distinct - i) : BLOCK;
@@ -305,7 +308,7 @@ int pes_parda_resolve(struct pes_reuse *g, const struct pes_parda_summary *s, in
 
 /* ------------------------------------------------------ pack / unpack */
 
-#define PACK_MAGIC UINT64_C(0x3141445241505345)   /* "ESPARDA1" read little-endian */
+#define PACK_MAGIC   UINT64_C(0x3141445241505345) /* "ESPARDA1" read little-endian */
 #define PACK_VERSION 1u
 
 /* Layout (host order, no padding): magic u64, version u32, flags u32 (bit 0:
@@ -341,8 +344,14 @@ static void put(struct cursor *c, const void *p, size_t n)
     memcpy(c->w, p, n);
     c->w += n;
 }
-static void put64(struct cursor *c, uint64_t v) { put(c, &v, 8); }
-static void put32(struct cursor *c, uint32_t v) { put(c, &v, 4); }
+static void put64(struct cursor *c, uint64_t v)
+{
+    put(c, &v, 8);
+}
+static void put32(struct cursor *c, uint32_t v)
+{
+    put(c, &v, 4);
+}
 
 size_t pes_parda_summary_pack(const struct pes_parda_summary *s, void *buf, size_t cap)
 {
@@ -350,7 +359,7 @@ size_t pes_parda_summary_pack(const struct pes_parda_summary *s, void *buf, size
     if (cap < size)
         return 0;
     const struct pes_rd_hist *h = &s->local.hist;
-    struct cursor c = { .w = buf };
+    struct cursor c = {.w = buf};
     put64(&c, PACK_MAGIC);
     put32(&c, PACK_VERSION);
     put32(&c, s->pending_tag ? 1u : 0u);
@@ -395,10 +404,11 @@ static int get(struct cursor *c, void *p, size_t n)
     return 0;
 }
 
-int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_t len, struct pes_error *err)
+int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_t len,
+                             struct pes_error *err)
 {
     memset(s, 0, sizeof *s);
-    struct cursor c = { .r = buf, .left = len };
+    struct cursor c = {.r = buf, .left = len};
     uint64_t magic, exact_limit, exact_n, n;
     uint32_t version, flags, rows;
     if (get(&c, &magic, 8) || get(&c, &version, 4) || get(&c, &flags, 4))
@@ -413,7 +423,8 @@ int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_
     struct pes_rd_hist *h = &s->local.hist;
     if (h->exact_limit != exact_limit || exact_n > exact_limit) {
         pes_parda_summary_free(s);
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "parda: bad histogram layout in a chunk summary");
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "parda: bad histogram layout in a chunk summary");
     }
     /* every count below is bounded by the bytes left, so no size overflows */
     if (exact_n > c.left / 8 || n > c.left / 8 || rows > c.left / 28)
@@ -426,7 +437,8 @@ int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_
     for (uint32_t r = 0; r < rows; r++) {
         uint32_t t;
         struct pes_parda_tag_count tc;
-        if (get(&c, &t, 4) || get(&c, &tc.accesses, 8) || get(&c, &tc.cold, 8) || get(&c, &tc.sum, 8))
+        if (get(&c, &t, 4) || get(&c, &tc.accesses, 8) || get(&c, &tc.cold, 8) ||
+            get(&c, &tc.sum, 8))
             goto trunc;
         if (t == PES_PARDA_NO_TAG) {
             pes_parda_summary_free(s);
@@ -444,15 +456,16 @@ int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_
         goto oom;
     if (!s->pending_key || !s->recency)
         goto oom;
-    if (get(&c, s->pending_key, bytes) || ((flags & 1u) && get(&c, s->pending_tag, (size_t)n * 4)) ||
-        get(&c, s->recency, bytes))
+    if (get(&c, s->pending_key, bytes) ||
+        ((flags & 1u) && get(&c, s->pending_tag, (size_t)n * 4)) || get(&c, s->recency, bytes))
         goto trunc;
     if (c.left)
         goto trunc;
     return 0;
 trunc:
     pes_parda_summary_free(s);
-    return pes_error_set(err, PES_ERR_FORMAT, len - c.left, "parda: chunk summary truncated or too long");
+    return pes_error_set(err, PES_ERR_FORMAT, len - c.left,
+                         "parda: chunk summary truncated or too long");
 oom:
     pes_parda_summary_free(s);
     return nomem(err, "unpacking a summary");
@@ -478,7 +491,7 @@ oom:
  * accesses is never split: other lanes keep the threads busy.
  */
 
-#define SLICE 65536u   /* accesses per queued slice (default) */
+#define SLICE 65536u /* accesses per queued slice (default) */
 
 enum { I_SLICE, I_CHUNK };
 
@@ -486,15 +499,15 @@ struct item {
     struct item *next;
     int kind;
     /* slice */
-    int direct;                 /* being pushed into G */
-    uint64_t index;             /* slice number in its lane */
+    int direct;     /* being pushed into G */
+    uint64_t index; /* slice number in its lane */
     uint64_t *key;
     uint32_t *tag;
     size_t n, cap;
     /* chunk */
-    int stop;                   /* G's owner has reached it: stop extending */
-    int done;                   /* summarised (or failed) */
-    uint64_t len;               /* accesses taken so far (under mu; sum.length
+    int stop;     /* G's owner has reached it: stop extending */
+    int done;     /* summarised (or failed) */
+    uint64_t len; /* accesses taken so far (under mu; sum.length
                                    belongs to the worker growing it) */
     struct pes_parda_summary sum;
     struct pes_parda_summarizer z;
@@ -502,12 +515,12 @@ struct item {
 
 struct lane {
     /* shared, under pp->mu */
-    struct item *head, *tail;   /* in stream order; head is next for G */
-    struct item *last_chunk;    /* newest chunk in the queue, or NULL */
-    int busy;                   /* G and res are owned by a worker (or push_sync) */
+    struct item *head, *tail; /* in stream order; head is next for G */
+    struct item *last_chunk;  /* newest chunk in the queue, or NULL */
+    int busy;                 /* G and res are owned by a worker (or push_sync) */
     int ended;
-    int dominant;               /* the producer's view of the lane's share */
-    uint64_t distinct;          /* G's distinct keys, for chunk sizing */
+    int dominant;      /* the producer's view of the lane's share */
+    uint64_t distinct; /* G's distinct keys, for chunk sizing */
     struct pes_reuse *g;
     struct pes_parda_counts res;
     /* producer only */
@@ -521,17 +534,17 @@ struct pes_parda {
     struct lane *lanes;
     pthread_t *threads;
     uint32_t n_threads;
-    uint32_t n_started;         /* workers numbered as they start (--stats) */
+    uint32_t n_started; /* workers numbered as they start (--stats) */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
     int stop, failed, finished;
     struct pes_error err;
-    uint64_t in_flight;         /* accesses in queued slices */
-    uint64_t max_target;        /* longest chunk aimed at by a dominant lane */
+    uint64_t in_flight;  /* accesses in queued slices */
+    uint64_t max_target; /* longest chunk aimed at by a dominant lane */
     struct item *free_items;
     uint32_t n_free;
     struct pes_parda_stats stats;
-    uint64_t pushed;            /* producer only */
+    uint64_t pushed; /* producer only */
 };
 
 static void item_free(struct item *it)
@@ -578,10 +591,10 @@ enum { T_DIRECT, T_RESOLVE, T_CHUNK };
 struct task {
     int kind;
     struct lane *lane;
-    struct item *it;            /* head slice, head chunk, or a new chunk */
-    struct item *first;         /* T_CHUNK: the claimed slice */
+    struct item *it;    /* head slice, head chunk, or a new chunk */
+    struct item *first; /* T_CHUNK: the claimed slice */
     int last;
-    int skip;                   /* after a failure: bookkeeping only */
+    int skip; /* after a failure: bookkeeping only */
 };
 
 /* Under mu: is there head work a waiting chunk should give way to? */
@@ -589,8 +602,7 @@ static int head_work(const struct pes_parda *pp)
 {
     for (uint32_t i = 0; i < pp->n_lanes; i++) {
         const struct lane *l = &pp->lanes[i];
-        if (!l->busy && l->head &&
-            (l->head->kind == I_SLICE ? !l->head->direct : l->head->done))
+        if (!l->busy && l->head && (l->head->kind == I_SLICE ? !l->head->direct : l->head->done))
             return 1;
     }
     return 0;
@@ -598,7 +610,8 @@ static int head_work(const struct pes_parda *pp)
 
 /* Under mu: turns slice `at` (prev: its predecessor or NULL) of lane l into a
  * new chunk, which takes its place in the queue. */
-static int claim(struct pes_parda *pp, struct lane *l, struct item *prev, struct item *at, struct task *t)
+static int claim(struct pes_parda *pp, struct lane *l, struct item *prev, struct item *at,
+                 struct task *t)
 {
     struct item *c = calloc(1, sizeof *c);
     if (!c)
@@ -616,7 +629,7 @@ static int claim(struct pes_parda *pp, struct lane *l, struct item *prev, struct
     pp->in_flight -= at->n;
     c->len = at->n;
     pp->stats.chunks_split++;
-    *t = (struct task){ .kind = T_CHUNK, .lane = l, .it = c, .first = at, .skip = pp->failed };
+    *t = (struct task){.kind = T_CHUNK, .lane = l, .it = c, .first = at, .skip = pp->failed};
     pthread_cond_broadcast(&pp->done_cv);
     return 1;
 }
@@ -634,17 +647,20 @@ static int pick(struct pes_parda *pp, struct task *t)
             h->direct = 1;
             l->busy = 1;
             pp->stats.chunks_direct++;
-            *t = (struct task){ .kind = T_DIRECT, .lane = l, .it = h, .skip = pp->failed };
+            *t = (struct task){.kind = T_DIRECT, .lane = l, .it = h, .skip = pp->failed};
             return 1;
         }
         if (h->kind == I_CHUNK && h->done) {
             l->busy = 1;
-            *t = (struct task){ .kind = T_RESOLVE, .lane = l, .it = h, .skip = pp->failed,
-                                .last = l->ended && !h->next };
+            *t = (struct task){.kind = T_RESOLVE,
+                               .lane = l,
+                               .it = h,
+                               .skip = pp->failed,
+                               .last = l->ended && !h->next};
             return 1;
         }
         if (h->kind == I_CHUNK && !h->stop) {
-            h->stop = 1;   /* G's owner caught up: the chunk ends here */
+            h->stop = 1; /* G's owner caught up: the chunk ends here */
             pthread_cond_broadcast(&pp->work_cv);
         }
     }
@@ -691,7 +707,7 @@ static int pick(struct pes_parda *pp, struct task *t)
             return claim(pp, l, prev, it, t);
         }
         if (gap >= target) {
-            while (from->next) {   /* the newest slice: G's owner has the rest */
+            while (from->next) { /* the newest slice: G's owner has the rest */
                 prev = from;
                 from = from->next;
             }
@@ -716,11 +732,12 @@ static void grow_chunk(struct pes_parda *pp, struct task *t)
 {
     struct lane *l = t->lane;
     struct item *c = t->it, *sl = t->first;
-    struct pes_error e = { 0 };
+    struct pes_error e = {0};
     int ok = !t->skip;
     uint64_t expected = l->distinct;
     pthread_mutex_unlock(&pp->mu);
-    if (ok && pes_parda_summarizer_begin(&c->z, &c->sum, &pp->o.engine, expected, pp->o.exact_limit, &e) < 0)
+    if (ok && pes_parda_summarizer_begin(&c->z, &c->sum, &pp->o.engine, expected, pp->o.exact_limit,
+                                         &e) < 0)
         ok = 0;
     for (;;) {
         if (ok && pes_parda_summarizer_feed(&c->z, sl->key, sl->tag, sl->n, &e) < 0)
@@ -773,7 +790,7 @@ static int run_head(struct pes_parda *pp, struct task *t, struct pes_error *err)
     if (t->skip || ensure_g(pp, l, err) < 0)
         return t->skip ? 0 : -1;
     if (t->kind == T_RESOLVE) {
-        if (!t->it->sum.recency)   /* its local pass failed; already reported */
+        if (!t->it->sum.recency) /* its local pass failed; already reported */
             return 0;
         return pes_parda_resolve(l->g, &t->it->sum, t->last, &l->res, err);
     }
@@ -781,7 +798,8 @@ static int run_head(struct pes_parda *pp, struct task *t, struct pes_error *err)
 }
 
 /* Under mu, after run_head. Returns an engine to destroy outside the lock. */
-static struct pes_reuse *head_done(struct pes_parda *pp, struct task *t, int rc, const struct pes_error *e)
+static struct pes_reuse *head_done(struct pes_parda *pp, struct task *t, int rc,
+                                   const struct pes_error *e)
 {
     struct lane *l = t->lane;
     struct item *it = t->it;
@@ -833,7 +851,7 @@ static void *worker_main(void *arg)
         } else {
             pthread_mutex_unlock(&pp->mu);
             pes_cpu_switch(t.kind == T_RESOLVE ? st_resolve : st_direct);
-            struct pes_error e = { 0 };
+            struct pes_error e = {0};
             int rc = run_head(pp, &t, &e);
             pthread_mutex_lock(&pp->mu);
             struct pes_reuse *drop = head_done(pp, &t, rc, &e);
@@ -883,7 +901,8 @@ struct pes_parda *pes_parda_create(const struct pes_parda_options *o, struct pes
     if (!pp->o.chunk_factor)
         pp->o.chunk_factor = 16;
     if (!pp->o.slice)
-        pp->o.slice = pp->o.chunk_fixed && pp->o.chunk_fixed < SLICE ? (uint32_t)pp->o.chunk_fixed : SLICE;
+        pp->o.slice =
+            pp->o.chunk_fixed && pp->o.chunk_fixed < SLICE ? (uint32_t)pp->o.chunk_fixed : SLICE;
     pp->o.engine.granule = 1;
     pp->n_lanes = o->n_lanes;
     pthread_mutex_init(&pp->mu, NULL);
@@ -922,7 +941,7 @@ void pes_parda_destroy(struct pes_parda *pp)
         return;
     if (pp->n_threads) {
         pthread_mutex_lock(&pp->mu);
-        pp->failed = 1;   /* queued work is dropped, not done */
+        pp->failed = 1; /* queued work is dropped, not done */
         pthread_mutex_unlock(&pp->mu);
         stop_workers(pp);
     }
@@ -997,14 +1016,15 @@ static int submit(struct pes_parda *pp, struct lane *l, struct pes_error *err)
 static int check_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *err)
 {
     if (lane >= pp->n_lanes)
-        return pes_error_set(err, PES_ERR_ARG, 0, "parda: lane %u out of range (%u lanes)", lane, pp->n_lanes);
+        return pes_error_set(err, PES_ERR_ARG, 0, "parda: lane %u out of range (%u lanes)", lane,
+                             pp->n_lanes);
     if (pp->lanes[lane].ended || pp->finished)
         return pes_error_set(err, PES_ERR_ARG, 0, "parda: lane %u has ended", lane);
     return 0;
 }
 
-int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag, size_t n,
-                   struct pes_error *err)
+int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag,
+                   size_t n, struct pes_error *err)
 {
     if (check_lane(pp, lane, err) < 0)
         return -1;
@@ -1062,8 +1082,8 @@ int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, con
     return failed ? fail_copy(pp, err) : 0;
 }
 
-int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag,
-                        size_t n, uint64_t *dist, struct pes_error *err)
+int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key,
+                        const uint32_t *tag, size_t n, uint64_t *dist, struct pes_error *err)
 {
     if (check_lane(pp, lane, err) < 0)
         return -1;
@@ -1074,7 +1094,7 @@ int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key
     while (l->head || l->busy)
         pthread_cond_wait(&pp->done_cv, &pp->mu);
     int failed = pp->failed;
-    l->busy = !failed;   /* nothing queued and only this thread submits */
+    l->busy = !failed; /* nothing queued and only this thread submits */
     pthread_mutex_unlock(&pp->mu);
     if (failed)
         return fail_copy(pp, err);
@@ -1096,7 +1116,8 @@ int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key
 int pes_parda_end_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *err)
 {
     if (lane >= pp->n_lanes)
-        return pes_error_set(err, PES_ERR_ARG, 0, "parda: lane %u out of range (%u lanes)", lane, pp->n_lanes);
+        return pes_error_set(err, PES_ERR_ARG, 0, "parda: lane %u out of range (%u lanes)", lane,
+                             pp->n_lanes);
     struct lane *l = &pp->lanes[lane];
     if (l->ended)
         return 0;
@@ -1110,7 +1131,7 @@ int pes_parda_end_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *er
         drop = l->g;
         l->g = NULL;
     }
-    pthread_cond_broadcast(&pp->work_cv);   /* a growing chunk gets no more */
+    pthread_cond_broadcast(&pp->work_cv); /* a growing chunk gets no more */
     pthread_mutex_unlock(&pp->mu);
     pes_reuse_destroy(drop);
     return rc;

@@ -46,15 +46,15 @@
 #define PES_PARDA_NO_TAG UINT32_MAX
 
 struct pes_parda_tag_count {
-    uint64_t accesses;          /* accesses with this tag */
-    uint64_t cold;              /* of which first accesses */
-    uint64_t sum;               /* sum of their finite distances */
+    uint64_t accesses; /* accesses with this tag */
+    uint64_t cold;     /* of which first accesses */
+    uint64_t sum;      /* sum of their finite distances */
 };
 
 /* A histogram plus per-tag counts. */
 struct pes_parda_counts {
     struct pes_rd_hist hist;
-    struct pes_parda_tag_count *tag;   /* [n_tags], indexed by tag */
+    struct pes_parda_tag_count *tag; /* [n_tags], indexed by tag */
     uint32_t n_tags, cap_tags;
 };
 
@@ -65,21 +65,22 @@ int pes_parda_counts_merge(struct pes_parda_counts *dst, const struct pes_parda_
 
 /* What resolution needs to know about one chunk. */
 struct pes_parda_summary {
-    uint64_t index;             /* chunk number in its stream (for the caller) */
-    uint64_t length;            /* accesses in the chunk */
-    struct pes_parda_counts local;  /* in-chunk reuses (final); every access's
+    uint64_t index;                /* chunk number in its stream (for the caller) */
+    uint64_t length;               /* accesses in the chunk */
+    struct pes_parda_counts local; /* in-chunk reuses (final); every access's
                                        tag counted in tag[].accesses */
-    uint64_t n_distinct;        /* distinct keys = pending accesses */
-    uint64_t *pending_key;      /* [n_distinct] first accesses, in chunk order */
-    uint32_t *pending_tag;      /* [n_distinct] their tags, or NULL (untagged) */
-    uint64_t *recency;          /* [n_distinct] the keys by last access, oldest first */
+    uint64_t n_distinct;           /* distinct keys = pending accesses */
+    uint64_t *pending_key;         /* [n_distinct] first accesses, in chunk order */
+    uint32_t *pending_tag;         /* [n_distinct] their tags, or NULL (untagged) */
+    uint64_t *recency;             /* [n_distinct] the keys by last access, oldest first */
 };
 
 /* Local pass over n keys (tags may be NULL): s is overwritten (free it with
  * pes_parda_summary_free). ro configures the scratch engine (its granule is
  * irrelevant: keys are pushed as they are). 0, or -1 with err filled. */
-int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag, size_t n,
-                        const struct pes_reuse_options *ro, uint64_t exact_limit, struct pes_error *err);
+int pes_parda_summarize(struct pes_parda_summary *s, const uint64_t *key, const uint32_t *tag,
+                        size_t n, const struct pes_reuse_options *ro, uint64_t exact_limit,
+                        struct pes_error *err);
 void pes_parda_summary_free(struct pes_parda_summary *s);
 
 /* The same local pass fed in pieces, as the keys arrive: begin, feed ...,
@@ -90,13 +91,13 @@ void pes_parda_summary_free(struct pes_parda_summary *s);
 struct pes_parda_summarizer {
     struct pes_parda_summary *s;
     struct pes_reuse *e;
-    size_t cap;                 /* of the pending arrays */
+    size_t cap; /* of the pending arrays */
 };
 int pes_parda_summarizer_begin(struct pes_parda_summarizer *z, struct pes_parda_summary *s,
-                               const struct pes_reuse_options *ro, uint64_t expected_keys, uint64_t exact_limit,
-                               struct pes_error *err);
-int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *key, const uint32_t *tag, size_t n,
-                              struct pes_error *err);
+                               const struct pes_reuse_options *ro, uint64_t expected_keys,
+                               uint64_t exact_limit, struct pes_error *err);
+int pes_parda_summarizer_feed(struct pes_parda_summarizer *z, const uint64_t *key,
+                              const uint32_t *tag, size_t n, struct pes_error *err);
 int pes_parda_summarizer_end(struct pes_parda_summarizer *z, struct pes_error *err);
 /* Drops the engine and frees s. */
 void pes_parda_summarizer_abort(struct pes_parda_summarizer *z);
@@ -121,25 +122,26 @@ int pes_parda_push_direct(struct pes_reuse *g, const uint64_t *key, const uint32
  * 0, or -1 with err filled for a truncated or malformed buffer. */
 size_t pes_parda_summary_packed_size(const struct pes_parda_summary *s);
 size_t pes_parda_summary_pack(const struct pes_parda_summary *s, void *buf, size_t cap);
-int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_t len, struct pes_error *err);
+int pes_parda_summary_unpack(struct pes_parda_summary *s, const void *buf, size_t len,
+                             struct pes_error *err);
 
 /* ------------------------------------------------------------------ pool */
 
 struct pes_parda_options {
-    uint32_t threads;           /* worker threads, >= 1 (the producer is extra) */
-    uint32_t n_lanes;           /* independent streams, >= 1 */
-    struct pes_reuse_options engine;   /* for every engine (granule unused) */
-    uint64_t exact_limit;       /* histograms; 0 = default */
-    int tagged;                 /* pushes carry tags */
+    uint32_t threads;                /* worker threads, >= 1 (the producer is extra) */
+    uint32_t n_lanes;                /* independent streams, >= 1 */
+    struct pes_reuse_options engine; /* for every engine (granule unused) */
+    uint64_t exact_limit;            /* histograms; 0 = default */
+    int tagged;                      /* pushes carry tags */
     /* A chunk is split off where G's owner has at least
      * clamp(chunk_factor x distinct keys, chunk_min, chunk_max) accesses to
      * do before reaching it (see parda.c, "Scheduling"). */
-    uint64_t chunk_min;         /* 0 = 4 Mi accesses */
-    uint64_t chunk_max;         /* 0 = 16 Mi */
-    uint32_t chunk_factor;      /* 0 = 16 */
-    uint32_t slice;             /* accesses per queued slice; 0 = 64 Ki (or
+    uint64_t chunk_min;    /* 0 = 4 Mi accesses */
+    uint64_t chunk_max;    /* 0 = 16 Mi */
+    uint32_t chunk_factor; /* 0 = 16 */
+    uint32_t slice;        /* accesses per queued slice; 0 = 64 Ki (or
                                    chunk_fixed if smaller) */
-    uint64_t chunk_fixed;       /* tests: only a lane's first slice goes
+    uint64_t chunk_fixed;  /* tests: only a lane's first slice goes
                                    straight into G; every later slice starts a
                                    chunk of up to this many accesses, summarised
                                    before its resolution; 0 = adaptive */
@@ -155,12 +157,12 @@ void pes_parda_destroy(struct pes_parda *pp);
  * soon as the keys are queued; waits only while too much is in flight.
  * 0, or -1 with err filled (bad or ended lane, or an earlier failure of a
  * worker: out of memory). */
-int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag, size_t n,
-                   struct pes_error *err);
+int pes_parda_push(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag,
+                   size_t n, struct pes_error *err);
 /* The same, but waits for the lane's queued work and pushes on the caller's
  * thread, so each key's distance comes back in dist[i]. */
-int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key, const uint32_t *tag,
-                        size_t n, uint64_t *dist, struct pes_error *err);
+int pes_parda_push_sync(struct pes_parda *pp, uint32_t lane, const uint64_t *key,
+                        const uint32_t *tag, size_t n, uint64_t *dist, struct pes_error *err);
 /* The lane gets no more keys: its engine is freed once its work is done. */
 int pes_parda_end_lane(struct pes_parda *pp, uint32_t lane, struct pes_error *err);
 /* Waits until everything pushed so far is counted; 0 or -1 (a failure). */
@@ -171,9 +173,9 @@ int pes_parda_finish(struct pes_parda *pp, struct pes_error *err);
 const struct pes_parda_counts *pes_parda_result(const struct pes_parda *pp, uint32_t lane);
 
 struct pes_parda_stats {
-    uint64_t chunks_direct;     /* slices pushed straight into their lane's engine */
-    uint64_t chunks_split;      /* chunks split off: summarised, then resolved */
-    uint64_t resolve_pushes;    /* pushes spent on resolution */
+    uint64_t chunks_direct;  /* slices pushed straight into their lane's engine */
+    uint64_t chunks_split;   /* chunks split off: summarised, then resolved */
+    uint64_t resolve_pushes; /* pushes spent on resolution */
 };
 void pes_parda_get_stats(const struct pes_parda *pp, struct pes_parda_stats *st);
 

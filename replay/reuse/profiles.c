@@ -12,32 +12,32 @@ struct pes_profiles {
     uint32_t n_streams, n_groups;
     unsigned shift;
     uint32_t *group_of;
-    struct pes_reuse_options ro;    /* engines are made on a stream's first access */
+    struct pes_reuse_options ro; /* engines are made on a stream's first access */
     struct pes_reuse **prd_eng, **crd_eng;
     struct pes_rd_hist *prd, *crd;
-    uint8_t *ended;                 /* [n_streams] pes_profiles_end_stream was called */
+    uint8_t *ended; /* [n_streams] pes_profiles_end_stream was called */
     int per_site;
     /* site id -> row index, open addressing; rows in first-seen order */
-    uint32_t *site_keys;        /* id + 1, 0 = empty (ids < 2^32 - 1) */
+    uint32_t *site_keys; /* id + 1, 0 = empty (ids < 2^32 - 1) */
     uint32_t *site_idx;
     uint64_t site_mask;
     struct pes_site_reuse *rows;
     size_t n_rows, cap_rows;
-    uint32_t *flat;                 /* site id -> row + 1 (0 = none) for ids < n_flat */
+    uint32_t *flat; /* site id -> row + 1 (0 = none) for ids < n_flat */
     uint32_t n_flat;
-    struct scratch *scratch;        /* pes_profiles_push_batch */
-    int one_group;                  /* every stream in group 0 of exactly one */
+    struct scratch *scratch; /* pes_profiles_push_batch */
+    int one_group;           /* every stream in group 0 of exactly one */
     /* A group with a single stream has that stream's PRD as its CRD (the same
      * granules in the same order), so it gets no engine of its own. */
-    uint32_t *alias;                /* [n_groups] its only stream, or UINT32_MAX */
-    uint32_t *alias_group;          /* [n_streams] group it stands for, or NO_GROUP */
-    uint32_t n_crd_lanes;           /* groups with an engine of their own */
+    uint32_t *alias;       /* [n_groups] its only stream, or UINT32_MAX */
+    uint32_t *alias_group; /* [n_streams] group it stands for, or NO_GROUP */
+    uint32_t n_crd_lanes;  /* groups with an engine of their own */
     /* threads > 1: lanes are streams 0..n_streams-1, then groups */
     struct pes_parda *pool;
-    int failed;                     /* a worker failed; err kept for pes_profiles_sync */
+    int failed; /* a worker failed; err kept for pes_profiles_sync */
     struct pes_error pool_err;
-    uint64_t exact_limit;           /* of every histogram (normalised) */
-    struct split *split;            /* pes_profiles_split with ranks > 1, else NULL */
+    uint64_t exact_limit; /* of every histogram (normalised) */
+    struct split *split;  /* pes_profiles_split with ranks > 1, else NULL */
 };
 
 /*
@@ -54,22 +54,25 @@ struct pes_profiles {
  */
 struct split {
     struct pes_profiles_split o;
-    uint64_t pos;                   /* accesses pushed so far (all windows) */
-    int over;                       /* pes_profiles_sync ended the stream */
+    uint64_t pos; /* accesses pushed so far (all windows) */
+    int over;     /* pes_profiles_sync ended the stream */
     /* rank 0 */
-    uint64_t next_absorb;           /* first window not yet in the engines */
-    struct pending_end { uint32_t stream; uint64_t window; } *ends;   /* engines to free once absorbed */
+    uint64_t next_absorb; /* first window not yet in the engines */
+    struct pending_end {
+        uint32_t stream;
+        uint64_t window;
+    } *ends; /* engines to free once absorbed */
     size_t n_ends, cap_ends;
     /* rank > 0: the current window's local passes */
-    struct pes_parda_summarizer *z;     /* [lanes] */
-    struct pes_parda_summary *sum;      /* [lanes] */
-    uint64_t *expect;                   /* [lanes] distinct keys last time: sizing */
-    uint32_t *open;                     /* lanes begun in this window, in order */
+    struct pes_parda_summarizer *z; /* [lanes] */
+    struct pes_parda_summary *sum;  /* [lanes] */
+    uint64_t *expect;               /* [lanes] distinct keys last time: sizing */
+    uint32_t *open;                 /* lanes begun in this window, in order */
     uint32_t n_open;
-    uint8_t *is_open;                   /* [lanes] */
-    uint32_t *tag_of_row;               /* [cap_rows] window tag + 1, 0 = none yet */
+    uint8_t *is_open;     /* [lanes] */
+    uint32_t *tag_of_row; /* [cap_rows] window tag + 1, 0 = none yet */
     size_t cap_tag_of_row;
-    uint32_t *row_of_tag;               /* window tag -> row */
+    uint32_t *row_of_tag; /* window tag -> row */
     uint32_t n_tags, cap_tags;
 };
 
@@ -89,17 +92,18 @@ struct scratch {
     uint64_t sorted_key[SCRATCH_GRANULES], dist[SCRATCH_GRANULES];
     uint32_t sorted_row[SCRATCH_GRANULES];
     size_t n;
-    uint32_t *count;                /* [streams + groups] granules per lane, then run ends */
-    uint32_t *touched;              /* lanes with granules, in first-touch order */
+    uint32_t *count;   /* [streams + groups] granules per lane, then run ends */
+    uint32_t *touched; /* lanes with granules, in first-touch order */
     uint32_t n_touched;
 };
 
-static int split_create(struct pes_profiles *p, const struct pes_profiles_split *o, struct pes_error *err);
+static int split_create(struct pes_profiles *p, const struct pes_profiles_split *o,
+                        struct pes_error *err);
 static void split_destroy(struct pes_profiles *p);
-static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
-                      const uint32_t *site, size_t n, struct pes_error *err);
-static int split_feed(struct pes_profiles *p, uint32_t lane, const uint64_t *key, const uint32_t *tags, size_t n,
-                      struct pes_error *err);
+static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
+                      const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err);
+static int split_feed(struct pes_profiles *p, uint32_t lane, const uint64_t *key,
+                      const uint32_t *tags, size_t n, struct pes_error *err);
 static uint32_t split_tag(struct pes_profiles *p, uint32_t row);
 static int split_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err);
 static int split_sync(struct pes_profiles *p, struct pes_error *err);
@@ -125,15 +129,16 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     p->ended = calloc(p->n_streams, 1);
     p->alias = malloc((p->n_groups + 1) * sizeof *p->alias);
     p->alias_group = malloc(p->n_streams * sizeof *p->alias_group);
-    if (!p->group_of || !p->prd_eng || !p->prd || !p->crd_eng || !p->crd || !p->ended || !p->alias ||
-        !p->alias_group)
+    if (!p->group_of || !p->prd_eng || !p->prd || !p->crd_eng || !p->crd || !p->ended ||
+        !p->alias || !p->alias_group)
         goto nomem;
     for (uint32_t s = 0; s < p->n_streams; s++) {
         uint32_t g = opt->group_of ? opt->group_of[s] : 0;
         if (p->n_groups == 0)
             g = PES_PROFILES_NO_GROUP;
         if (g != PES_PROFILES_NO_GROUP && g >= p->n_groups) {
-            pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u mapped to unknown group %u", s, g);
+            pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u mapped to unknown group %u", s,
+                          g);
             pes_profiles_destroy(p);
             return NULL;
         }
@@ -164,13 +169,15 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     if (p->one_group && p->alias[0] != UINT32_MAX)
         p->one_group = 0;
     p->ro = (struct pes_reuse_options){
-        .granule = opt->granule, .expected_keys = opt->expected_keys, .min_window = opt->min_window,
+        .granule = opt->granule,
+        .expected_keys = opt->expected_keys,
+        .min_window = opt->min_window,
     };
     uint32_t threads = opt->threads;
     if (opt->split && opt->split->ranks > 1) {
         if (split_create(p, opt->split, err) < 0)
             goto fail;
-        threads = 1;   /* window summaries and absorption run on the caller's thread */
+        threads = 1; /* window summaries and absorption run on the caller's thread */
     }
     /* stream engines come with their first access; this one checks the options */
     struct pes_reuse *probe = pes_reuse_create(&p->ro, err);
@@ -184,14 +191,19 @@ struct pes_profiles *pes_profiles_create(const struct pes_profiles_options *opt,
     for (uint32_t g = 0; g < p->n_groups; g++) {
         if (pes_rd_hist_init(&p->crd[g], opt->exact_limit, err) < 0)
             goto fail;
-        if (p->alias[g] == UINT32_MAX && threads <= 1 && !(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
+        if (p->alias[g] == UINT32_MAX && threads <= 1 &&
+            !(p->crd_eng[g] = pes_reuse_create(&p->ro, err)))
             goto fail;
     }
     p->exact_limit = p->prd[0].exact_limit;
     if (threads > 1) {
         struct pes_parda_options po = {
-            .threads = threads, .n_lanes = p->n_streams + p->n_groups, .engine = p->ro,
-            .exact_limit = opt->exact_limit, .tagged = p->per_site, .chunk_fixed = opt->chunk,
+            .threads = threads,
+            .n_lanes = p->n_streams + p->n_groups,
+            .engine = p->ro,
+            .exact_limit = opt->exact_limit,
+            .tagged = p->per_site,
+            .chunk_fixed = opt->chunk,
         };
         if (!(p->pool = pes_parda_create(&po, err)))
             goto fail;
@@ -288,7 +300,8 @@ static int site_grow(struct pes_profiles *p)
 static uint32_t site_row_slow(struct pes_profiles *p, uint32_t site);
 
 /* Row index of a site, created on first sight; UINT32_MAX = out of memory. */
-static inline __attribute__((always_inline)) uint32_t site_row_index(struct pes_profiles *p, uint32_t site)
+static inline __attribute__((always_inline)) uint32_t site_row_index(struct pes_profiles *p,
+                                                                     uint32_t site)
 {
     if (site < p->n_flat && p->flat[site])
         return p->flat[site] - 1;
@@ -299,7 +312,7 @@ static uint32_t site_row_slow(struct pes_profiles *p, uint32_t site)
 {
     uint32_t id = site;
     if (site == UINT32_MAX)
-        site = UINT32_MAX - 1;   /* "unknown site" shares the top id's row */
+        site = UINT32_MAX - 1; /* "unknown site" shares the top id's row */
     uint64_t i = site_hash(site, p->site_mask);
     uint32_t row = UINT32_MAX;
     while (p->site_keys[i]) {
@@ -338,7 +351,7 @@ found:
                 nf *= 2;
             uint32_t *f = realloc(p->flat, (size_t)nf * sizeof *f);
             if (!f)
-                return row;   /* the flat array is only a shortcut */
+                return row; /* the flat array is only a shortcut */
             memset(f + p->n_flat, 0, (size_t)(nf - p->n_flat) * sizeof *f);
             p->flat = f;
             p->n_flat = nf;
@@ -355,7 +368,8 @@ static struct pes_site_reuse *site_row(struct pes_profiles *p, uint32_t site)
 }
 
 /* The stream's engine, made on its first access; NULL with err filled. */
-static struct pes_reuse *stream_engine(struct pes_profiles *p, uint32_t stream, struct pes_error *err)
+static struct pes_reuse *stream_engine(struct pes_profiles *p, uint32_t stream,
+                                       struct pes_error *err)
 {
     if (!p->prd_eng[stream])
         p->prd_eng[stream] = pes_reuse_create(&p->ro, err);
@@ -365,8 +379,8 @@ static struct pes_reuse *stream_engine(struct pes_profiles *p, uint32_t stream, 
 static int check_stream(const struct pes_profiles *p, uint32_t stream, struct pes_error *err)
 {
     if (stream >= p->n_streams)
-        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream,
-                             p->n_streams);
+        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)",
+                             stream, p->n_streams);
     if (p->ended[stream])
         return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u has ended", stream);
     return 0;
@@ -388,8 +402,8 @@ static int pool_failed(struct pes_profiles *p, struct pes_error *err)
 /* pes_profiles_push with distances wanted and threads: each granule waits for
  * its lanes' queued work and is pushed on this thread (slow; batches are the
  * threaded path). The per-site counts are kept by the lanes (tags). */
-static int push_sync(struct pes_profiles *p, uint32_t stream, uint64_t first, uint64_t last, uint32_t site,
-                     uint64_t *prd, uint64_t *crd, struct pes_error *err)
+static int push_sync(struct pes_profiles *p, uint32_t stream, uint64_t first, uint64_t last,
+                     uint32_t site, uint64_t *prd, uint64_t *crd, struct pes_error *err)
 {
     uint32_t row = PES_PARDA_NO_TAG;
     if (p->per_site && (row = site_row_index(p, site)) == UINT32_MAX)
@@ -436,7 +450,7 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
     uint64_t first = addr >> p->shift;
     uint64_t last_addr = addr + (size - 1);
     if (last_addr < addr)
-        last_addr = UINT64_MAX;   /* range wraps: clamp at the top of the space */
+        last_addr = UINT64_MAX; /* range wraps: clamp at the top of the space */
     uint64_t last = last_addr >> p->shift;
     uint32_t g = p->group_of[stream];
     if (p->pool) {
@@ -497,8 +511,8 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
 int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_error *err)
 {
     if (stream >= p->n_streams)
-        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)", stream,
-                             p->n_streams);
+        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: stream %u out of range (%u streams)",
+                             stream, p->n_streams);
     if (p->split)
         return split_end_stream(p, stream, err);
     pes_reuse_destroy(p->prd_eng[stream]);
@@ -513,7 +527,8 @@ int pes_profiles_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
 
 /* A lane's per-tag counts into a site row: a PRD lane's as PRD figures, a CRD
  * lane's (or a PRD lane that is also its group's CRD) as CRD figures. */
-static void add_tag_counts(struct pes_site_reuse *row, const struct pes_parda_tag_count *tc, int prd, int both)
+static void add_tag_counts(struct pes_site_reuse *row, const struct pes_parda_tag_count *tc,
+                           int prd, int both)
 {
     if (prd) {
         row->accesses += tc->accesses;
@@ -576,7 +591,7 @@ int pes_profiles_sync(struct pes_profiles *p, struct pes_error *err)
 void pes_profiles_finish(struct pes_profiles *p)
 {
     if (p->pool) {
-        struct pes_error e = { 0 };
+        struct pes_error e = {0};
         if (pes_parda_finish(p->pool, &e) < 0 || collect(p, &e) < 0)
             pool_failed(p, &e);
         pes_parda_destroy(p->pool);
@@ -613,7 +628,7 @@ static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key
             return pool_failed(p, err);
         return 0;
     }
-    int both = prd && p->alias_group[lane] != PES_PROFILES_NO_GROUP;   /* also the group's CRD */
+    int both = prd && p->alias_group[lane] != PES_PROFILES_NO_GROUP; /* also the group's CRD */
     struct pes_reuse *eng = prd ? stream_engine(p, lane, err) : p->crd_eng[lane - p->n_streams];
     struct pes_rd_hist *h = prd ? &p->prd[lane] : &p->crd[lane - p->n_streams];
     if (!eng)
@@ -668,7 +683,8 @@ static int lane_drain(struct pes_profiles *p, uint32_t lane, const uint64_t *key
 
 /* The lane (engine) of gathered granule j: its stream's PRD, or with
  * by_group its stream's shared-cache group (UINT32_MAX: none). */
-static inline uint32_t lane_of(const struct pes_profiles *p, const struct scratch *sc, size_t j, int by_group)
+static inline uint32_t lane_of(const struct pes_profiles *p, const struct scratch *sc, size_t j,
+                               int by_group)
 {
     uint32_t s = sc->stream[j];
     if (!by_group)
@@ -715,8 +731,8 @@ static int drain_lanes(struct pes_profiles *p, int by_group, struct pes_error *e
     for (uint32_t i = 0; i < sc->n_touched; i++) {
         uint32_t l = sc->touched[i], end = sc->count[l];
         sc->count[l] = 0;
-        if (rc == 0 && lane_drain(p, l, sc->sorted_key + from, sc->dist + from, sc->sorted_row + from,
-                                  end - from, err) < 0)
+        if (rc == 0 && lane_drain(p, l, sc->sorted_key + from, sc->dist + from,
+                                  sc->sorted_row + from, end - from, err) < 0)
             rc = -1;
         from = end;
     }
@@ -749,15 +765,16 @@ static inline void scratch_put(struct scratch *sc, uint32_t s, uint64_t key, uin
 
 /* Gathers n accesses into the scratch and drains it into the engines (or,
  * on a split's rank > 0, the window's local passes). */
-static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
-                  const uint32_t *site, size_t n, struct pes_error *err);
+static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
+                  const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err);
 
 int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
-                            const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
+                            const uint32_t *size, const uint32_t *site, size_t n,
+                            struct pes_error *err)
 {
     const uint32_t n_streams = p->n_streams;
     const uint8_t *ended = p->ended;
-    uint8_t bad = 0;   /* one branch per batch: the error path finds the access */
+    uint8_t bad = 0; /* one branch per batch: the error path finds the access */
     for (size_t i = 0; i < n; i++)
         bad |= (uint8_t)(stream[i] >= n_streams || ended[stream[i] < n_streams ? stream[i] : 0]);
     for (size_t i = 0; bad && i < n; i++)
@@ -779,15 +796,16 @@ int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, cons
             return hist_nomem(err);
         }
     }
-    return p->split ? split_push(p, stream, addr, size, site, n, err) : gather(p, stream, addr, size, site, n, err);
+    return p->split ? split_push(p, stream, addr, size, site, n, err)
+                    : gather(p, stream, addr, size, site, n, err);
 }
 
 /* gather for one stream whose shared cache is itself or absent (a text
  * trace, a one-thread run): the granules go to one lane in access order, so
  * the per-granule lane bookkeeping and stream column are not needed; the
  * drain sees the one lane it would have counted. */
-static int gather_one(struct pes_profiles *p, const uint64_t *addr, const uint32_t *size, const uint32_t *site,
-                      size_t n, struct pes_error *err)
+static int gather_one(struct pes_profiles *p, const uint64_t *addr, const uint32_t *size,
+                      const uint32_t *site, size_t n, struct pes_error *err)
 {
     struct scratch *sc = p->scratch;
     const unsigned shift = p->shift;
@@ -797,7 +815,7 @@ static int gather_one(struct pes_profiles *p, const uint64_t *addr, const uint32
     size_t m = sc->n;
     /* in locals: the stores to key[] and rows[] could alias p's fields */
     const int per_site = p->per_site;
-    uint32_t last_site = UINT32_MAX, last_row = 0;   /* loops repeat their sites */
+    uint32_t last_site = UINT32_MAX, last_row = 0; /* loops repeat their sites */
     for (size_t i = 0; i < n; i++) {
         uint32_t sz = size[i];
         if (sz == 0)
@@ -815,7 +833,7 @@ static int gather_one(struct pes_profiles *p, const uint64_t *addr, const uint32
         }
         uint64_t a = addr[i];
         uint64_t first = a >> shift, last = first;
-        if ((a & gmask) + sz - 1 > gmask) {   /* more than one granule */
+        if ((a & gmask) + sz - 1 > gmask) { /* more than one granule */
             uint64_t last_addr = a + (sz - 1);
             last = (last_addr < a ? UINT64_MAX : last_addr) >> shift;
         }
@@ -842,8 +860,8 @@ static int gather_one(struct pes_profiles *p, const uint64_t *addr, const uint32
     return scratch_drain(p, err);
 }
 
-static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
-                  const uint32_t *site, size_t n, struct pes_error *err)
+static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
+                  const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
 {
     if (p->n_streams == 1 && !p->split && (p->one_group || !p->n_crd_lanes))
         return gather_one(p, addr, size, site, n, err);
@@ -861,11 +879,12 @@ static int gather(struct pes_profiles *p, const uint32_t *stream, const uint64_t
         uint32_t row = 0;
         if (p->per_site && (row = site_row_index(p, site[i])) == UINT32_MAX)
             goto nomem;
-        if (p->per_site && p->split && p->split->o.rank != 0 && (row = split_tag(p, row)) == UINT32_MAX)
+        if (p->per_site && p->split && p->split->o.rank != 0 &&
+            (row = split_tag(p, row)) == UINT32_MAX)
             goto nomem;
         uint64_t a = addr[i];
         uint64_t first = a >> shift, last = first;
-        if ((a & gmask) + sz - 1 > gmask) {   /* more than one granule */
+        if ((a & gmask) + sz - 1 > gmask) { /* more than one granule */
             uint64_t last_addr = a + (sz - 1);
             if (last_addr < a)
                 last_addr = UINT64_MAX;
@@ -888,8 +907,14 @@ nomem:
     return hist_nomem(err);
 }
 
-uint32_t pes_profiles_streams(const struct pes_profiles *p) { return p->n_streams; }
-uint32_t pes_profiles_groups(const struct pes_profiles *p) { return p->n_groups; }
+uint32_t pes_profiles_streams(const struct pes_profiles *p)
+{
+    return p->n_streams;
+}
+uint32_t pes_profiles_groups(const struct pes_profiles *p)
+{
+    return p->n_groups;
+}
 
 const struct pes_rd_hist *pes_profiles_prd(const struct pes_profiles *p, uint32_t stream)
 {
@@ -919,19 +944,22 @@ const struct pes_site_reuse *pes_profiles_sites(const struct pes_profiles *p, si
 
 /* ------------------------------------------------------------ split */
 
-#define WINDOW_MAGIC UINT64_C(0x314e4957534f5250)   /* "PROSWIN1" read little-endian */
+#define WINDOW_MAGIC UINT64_C(0x314e4957534f5250) /* "PROSWIN1" read little-endian */
 
 static int split_nomem(struct pes_error *err)
 {
     return pes_error_set(err, PES_ERR_NOMEM, 0, "profiles: out of memory (window summaries)");
 }
 
-static int split_create(struct pes_profiles *p, const struct pes_profiles_split *o, struct pes_error *err)
+static int split_create(struct pes_profiles *p, const struct pes_profiles_split *o,
+                        struct pes_error *err)
 {
-    if (o->rank >= o->ranks || o->window == 0 || (o->rank == 0 && !o->recv) || (o->rank != 0 && !o->send))
-        return pes_error_set(err, PES_ERR_ARG, 0,
-                             "profiles: bad split (rank %u of %u, window %llu, or a missing send/recv)", o->rank,
-                             o->ranks, (unsigned long long)o->window);
+    if (o->rank >= o->ranks || o->window == 0 || (o->rank == 0 && !o->recv) ||
+        (o->rank != 0 && !o->send))
+        return pes_error_set(
+            err, PES_ERR_ARG, 0,
+            "profiles: bad split (rank %u of %u, window %llu, or a missing send/recv)", o->rank,
+            o->ranks, (unsigned long long)o->window);
     struct split *sp = calloc(1, sizeof *sp);
     if (!sp)
         return split_nomem(err);
@@ -1017,13 +1045,13 @@ static uint32_t split_tag(struct pes_profiles *p, uint32_t row)
 }
 
 /* rank > 0: a lane's granules of the current window into its local pass. */
-static int split_feed(struct pes_profiles *p, uint32_t lane, const uint64_t *key, const uint32_t *tags, size_t n,
-                      struct pes_error *err)
+static int split_feed(struct pes_profiles *p, uint32_t lane, const uint64_t *key,
+                      const uint32_t *tags, size_t n, struct pes_error *err)
 {
     struct split *sp = p->split;
     if (!sp->is_open[lane]) {
-        if (pes_parda_summarizer_begin(&sp->z[lane], &sp->sum[lane], &p->ro, sp->expect[lane], p->exact_limit,
-                                       err) < 0)
+        if (pes_parda_summarizer_begin(&sp->z[lane], &sp->sum[lane], &p->ro, sp->expect[lane],
+                                       p->exact_limit, err) < 0)
             return -1;
         sp->is_open[lane] = 1;
         sp->open[sp->n_open++] = lane;
@@ -1053,8 +1081,8 @@ static int split_send_window(struct pes_profiles *p, uint64_t w, struct pes_erro
         goto out;
     }
     unsigned char *at = buf;
-    uint32_t head[4] = { p->n_streams + p->n_groups, sp->n_tags, sp->n_open, 0 };
-    memcpy(at, &(uint64_t){ WINDOW_MAGIC }, 8);
+    uint32_t head[4] = {p->n_streams + p->n_groups, sp->n_tags, sp->n_open, 0};
+    memcpy(at, &(uint64_t){WINDOW_MAGIC}, 8);
     memcpy(at + 8, &w, 8);
     memcpy(at + 16, head, sizeof head);
     at += 32;
@@ -1063,7 +1091,7 @@ static int split_send_window(struct pes_profiles *p, uint64_t w, struct pes_erro
     for (uint32_t i = 0; i < sp->n_open; i++) {
         uint32_t l = sp->open[i];
         uint64_t bytes = pes_parda_summary_packed_size(&sp->sum[l]);
-        uint32_t lane[2] = { l, 0 };
+        uint32_t lane[2] = {l, 0};
         memcpy(at, lane, 8);
         memcpy(at + 8, &bytes, 8);
         at += 16;
@@ -1088,7 +1116,8 @@ static int split_count(struct pes_profiles *p, uint32_t lane, const struct pes_p
     if (!p->per_site)
         return 0;
     if (c->n_tags > n_tags)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window summary with an unknown tag");
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "profiles: window summary with an unknown tag");
     for (uint32_t t = 0; t < c->n_tags; t++) {
         add_tag_counts(&p->rows[row[t]], &c->tag[t], prd, both);
     }
@@ -1098,8 +1127,8 @@ static int split_count(struct pes_profiles *p, uint32_t lane, const struct pes_p
 /* rank 0: resolves window w's message against the engines (every earlier
  * window is in them); `last`: no window follows, so the engines need not be
  * brought up to date (one push per distinct granule instead of two). */
-static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char *buf, size_t len, int last,
-                        struct pes_error *err)
+static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char *buf, size_t len,
+                        int last, struct pes_error *err)
 {
     const uint32_t lanes = p->n_streams + p->n_groups;
     uint64_t magic, win;
@@ -1110,9 +1139,10 @@ static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char 
     memcpy(&win, buf + 8, 8);
     memcpy(head, buf + 16, sizeof head);
     if (magic != WINDOW_MAGIC || win != w || head[0] != lanes || (!p->per_site && head[1]))
-        return pes_error_set(err, PES_ERR_FORMAT, 0,
-                             "profiles: window %llu: a message of another window or another stream layout",
-                             (unsigned long long)w);
+        return pes_error_set(
+            err, PES_ERR_FORMAT, 0,
+            "profiles: window %llu: a message of another window or another stream layout",
+            (unsigned long long)w);
     uint32_t n_tags = head[1], n_present = head[2];
     const unsigned char *at = buf + 32, *end = buf + len;
     if ((size_t)(end - at) / 4 < n_tags)
@@ -1133,7 +1163,8 @@ static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char 
         uint32_t lane[2];
         uint64_t bytes;
         if (end - at < 16) {
-            pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: message truncated", (unsigned long long)w);
+            pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: message truncated",
+                          (unsigned long long)w);
             goto out;
         }
         memcpy(lane, at, 8);
@@ -1154,7 +1185,8 @@ static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char 
         for (uint64_t k = 0; ok && s.pending_tag && k < s.n_distinct; k++)
             ok = s.pending_tag[k] < n_tags;
         struct pes_parda_counts c;
-        struct pes_reuse *g = l < p->n_streams ? stream_engine(p, l, err) : p->crd_eng[l - p->n_streams];
+        struct pes_reuse *g =
+            l < p->n_streams ? stream_engine(p, l, err) : p->crd_eng[l - p->n_streams];
         int step = -1;
         if (!ok)
             pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: bad tags in lane %u",
@@ -1169,7 +1201,8 @@ static int split_absorb(struct pes_profiles *p, uint64_t w, const unsigned char 
             goto out;
     }
     if (at != end) {
-        pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: trailing bytes", (unsigned long long)w);
+        pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: trailing bytes",
+                      (unsigned long long)w);
         goto out;
     }
     rc = 0;
@@ -1177,26 +1210,29 @@ out:
     free(row);
     return rc;
 bad:
-    return pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: message truncated", (unsigned long long)w);
+    return pes_error_set(err, PES_ERR_FORMAT, 0, "profiles: window %llu: message truncated",
+                         (unsigned long long)w);
 }
 
 /* rank 0: every window below `upto` into the engines, then the engines of
  * streams that ended within them go. `end`: upto is the number of windows. */
-static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, struct pes_error *err)
+static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end,
+                                struct pes_error *err)
 {
     struct split *sp = p->split;
     for (; sp->next_absorb < upto; sp->next_absorb++) {
         uint64_t w = sp->next_absorb;
         uint32_t from = (uint32_t)(w % sp->o.ranks);
         if (from == 0)
-            continue;   /* its own windows went straight in */
+            continue; /* its own windows went straight in */
         void *buf = NULL;
         size_t len = 0;
         int got = sp->o.recv(sp->o.ctx, w, from, &buf, &len, err);
         if (got < 0)
             return -1;
         if (got > 0)
-            return pes_error_set(err, PES_ERR_ARG, 0, "profiles: window %llu of process %u never came",
+            return pes_error_set(err, PES_ERR_ARG, 0,
+                                 "profiles: window %llu of process %u never came",
                                  (unsigned long long)w, from);
         int rc = split_absorb(p, w, buf, len, end && w + 1 == upto, err);
         free(buf);
@@ -1215,13 +1251,14 @@ static int split_absorb_through(struct pes_profiles *p, uint64_t upto, int end, 
     return 0;
 }
 
-static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr, const uint32_t *size,
-                      const uint32_t *site, size_t n, struct pes_error *err)
+static int split_push(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
+                      const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err)
 {
     struct split *sp = p->split;
     const uint64_t W = sp->o.window;
     if (sp->over)
-        return pes_error_set(err, PES_ERR_ARG, 0, "profiles: accesses pushed after the end of a split stream");
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "profiles: accesses pushed after the end of a split stream");
     for (size_t i = 0; i < n;) {
         uint64_t w = sp->pos / W, end = (w + 1) * W;
         size_t m = end - sp->pos < n - i ? (size_t)(end - sp->pos) : n - i;
@@ -1283,7 +1320,7 @@ static int split_end_stream(struct pes_profiles *p, uint32_t stream, struct pes_
         sp->ends = e;
         sp->cap_ends = nc;
     }
-    sp->ends[sp->n_ends++] = (struct pending_end){ stream, w };
+    sp->ends[sp->n_ends++] = (struct pending_end){stream, w};
     return 0;
 }
 
@@ -1302,7 +1339,7 @@ static int split_absorb_parts(struct pes_profiles *p, struct pes_error *err)
             rc = sp->o.recv(sp->o.ctx, w, from, &next, &next_len, err);
             if (rc < 0)
                 break;
-            if (rc == 1) {   /* from's part is over */
+            if (rc == 1) { /* from's part is over */
                 rc = 0;
                 break;
             }

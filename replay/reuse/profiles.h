@@ -66,9 +66,9 @@
  * order (by process, then first use).
  */
 struct pes_profiles_split {
-    uint32_t rank, ranks;       /* this process, of ranks (>= 1) */
-    uint64_t window;            /* accesses per window, >= 1 */
-    int parts;                  /* each process pushes its own part only */
+    uint32_t rank, ranks; /* this process, of ranks (>= 1) */
+    uint64_t window;      /* accesses per window, >= 1 */
+    int parts;            /* each process pushes its own part only */
     /* rank > 0: window w's message, in a malloc'd buffer that is the
      * callee's from now on (to free when sent, even on failure); 0, or -1
      * with err filled (the push or sync then fails with it). */
@@ -76,37 +76,38 @@ struct pes_profiles_split {
     /* rank 0: window w's message from process `from`, in a malloc'd buffer
      * the profiles frees; 0, or -1 with err filled (with parts: 1, no such
      * window). */
-    int (*recv)(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err);
+    int (*recv)(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len,
+                struct pes_error *err);
     void *ctx;
 };
 
 struct pes_profiles_options {
-    uint32_t granule;           /* bytes, power of two; 0 = 64 */
-    uint32_t n_streams;         /* >= 1 */
-    uint32_t n_groups;          /* shared caches; 0 = no CRD */
-    const uint32_t *group_of;   /* [n_streams] stream -> group or PES_PROFILES_NO_GROUP;
+    uint32_t granule;         /* bytes, power of two; 0 = 64 */
+    uint32_t n_streams;       /* >= 1 */
+    uint32_t n_groups;        /* shared caches; 0 = no CRD */
+    const uint32_t *group_of; /* [n_streams] stream -> group or PES_PROFILES_NO_GROUP;
                                    NULL = every stream in group 0 */
-    uint64_t exact_limit;       /* histogram exact range; 0 = default */
-    int per_site;               /* keep the per-site breakdown */
-    uint64_t expected_keys;     /* engine sizing hint per stream; 0 = small */
-    uint32_t min_window;        /* engine compaction knob (tests); 0 = default */
+    uint64_t exact_limit;     /* histogram exact range; 0 = default */
+    int per_site;             /* keep the per-site breakdown */
+    uint64_t expected_keys;   /* engine sizing hint per stream; 0 = small */
+    uint32_t min_window;      /* engine compaction knob (tests); 0 = default */
     /* Engines on worker threads (parda.h): 0 or 1 = everything on the
      * caller's thread, as before. With more, the PRD and CRD engines ("lanes")
      * run on `threads` workers and a dominant lane is split into chunks
      * (PARDA); the caller stays the only producer. Results are identical for
      * any count, and complete after pes_profiles_sync or pes_profiles_finish. */
     uint32_t threads;
-    uint64_t chunk;             /* tests, threads > 1: every lane cut into chunks
+    uint64_t chunk;                         /* tests, threads > 1: every lane cut into chunks
                                    of this many granules, all but a lane's first
                                    summarised apart; 0 = adaptive */
-    const struct pes_profiles_split *split;   /* NULL: one process does all */
+    const struct pes_profiles_split *split; /* NULL: one process does all */
 };
 
 struct pes_site_reuse {
     uint32_t site;
-    uint64_t accesses;          /* granule accesses */
+    uint64_t accesses; /* granule accesses */
     uint64_t prd_cold, crd_cold;
-    double prd_sum, crd_sum;    /* sums of finite distances */
+    double prd_sum, crd_sum; /* sums of finite distances */
 };
 
 struct pes_profiles;
@@ -127,7 +128,8 @@ int pes_profiles_push(struct pes_profiles *p, uint32_t stream, uint64_t addr, ui
  * which overlaps the cache misses of a large map. Returns 0, or -1 with err
  * filled; a bad stream index is reported before anything is applied. */
 int pes_profiles_push_batch(struct pes_profiles *p, const uint32_t *stream, const uint64_t *addr,
-                            const uint32_t *size, const uint32_t *site, size_t n, struct pes_error *err);
+                            const uint32_t *size, const uint32_t *site, size_t n,
+                            struct pes_error *err);
 
 /* The stream will get no more accesses (its thread ended): its engine is
  * freed; its histogram and per-site counts stay. Pushing to it later is an

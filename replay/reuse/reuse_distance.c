@@ -8,7 +8,7 @@
 
 /* Times are uint32; keep the axis (and so the live granules) well below 2^32. */
 #define MAX_WINDOW (UINT64_C(1) << 31)
-#define MAX_LIVE (UINT64_C(1) << 30)
+#define MAX_LIVE   (UINT64_C(1) << 30)
 /* Reuse intervals spanning at most this many whole words are summed with
  * popcounts instead of a tree query (short distances dominate real traces). */
 #define SCAN_WORDS 8
@@ -29,10 +29,10 @@ struct pes_reuse {
     /* time axis: one bit per slot; Fenwick tree (1-based) over 64-bit words */
     uint64_t *bits;
     uint32_t *fen;
-    uint64_t nwords;        /* cap / 64 */
-    uint64_t cap;           /* time slots */
-    uint64_t t;             /* next time to assign */
-    uint64_t ncommitted;    /* words below this index are counted in fen */
+    uint64_t nwords;     /* cap / 64 */
+    uint64_t cap;        /* time slots */
+    uint64_t t;          /* next time to assign */
+    uint64_t ncommitted; /* words below this index are counted in fen */
     uint64_t committed_total;
     uint64_t min_window;
     uint64_t compactions;
@@ -61,7 +61,7 @@ static void *table_alloc(size_t bytes)
     if (posix_memalign(&p, huge, bytes) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: failure only costs speed */
+    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure only costs speed */
 #endif
     memset(p, 0, bytes);
     return p;
@@ -282,7 +282,8 @@ static inline int push_key(struct pes_reuse *e, uint64_t key, uint64_t *dist)
         }
         if ((e->hcount + 1) * 4 > (e->hmask + 1) * 3) {
             if (hash_alloc(e, e->hbits + 1) < 0) {
-                pes_error_set(&e->err, PES_ERR_NOMEM, 0, "%s", "out of memory growing the hash map");
+                pes_error_set(&e->err, PES_ERR_NOMEM, 0, "%s",
+                              "out of memory growing the hash map");
                 return -1;
             }
             s = find_slot(e, key);
@@ -361,10 +362,22 @@ int pes_reuse_push_keys(struct pes_reuse *e, const uint64_t *key, size_t n, uint
     return 0;
 }
 
-unsigned pes_reuse_granule_shift(const struct pes_reuse *e) { return e->shift; }
-uint64_t pes_reuse_distinct(const struct pes_reuse *e) { return e->hcount; }
-uint64_t pes_reuse_compactions(const struct pes_reuse *e) { return e->compactions; }
-const struct pes_error *pes_reuse_error(const struct pes_reuse *e) { return &e->err; }
+unsigned pes_reuse_granule_shift(const struct pes_reuse *e)
+{
+    return e->shift;
+}
+uint64_t pes_reuse_distinct(const struct pes_reuse *e)
+{
+    return e->hcount;
+}
+uint64_t pes_reuse_compactions(const struct pes_reuse *e)
+{
+    return e->compactions;
+}
+const struct pes_error *pes_reuse_error(const struct pes_reuse *e)
+{
+    return &e->err;
+}
 
 uint64_t pes_reuse_memory(const struct pes_reuse *e)
 {
@@ -390,7 +403,8 @@ int pes_reuse_keys_by_recency(const struct pes_reuse *e, uint64_t *keys)
         if (!s->used)
             continue;
         uint64_t w = s->time >> 6, b = s->time & 63;
-        keys[base[w] + (uint32_t)__builtin_popcountll(e->bits[w] & ((UINT64_C(1) << b) - 1))] = s->key;
+        keys[base[w] + (uint32_t)__builtin_popcountll(e->bits[w] & ((UINT64_C(1) << b) - 1))] =
+            s->key;
     }
     free(base);
     return 0;

@@ -33,13 +33,13 @@
 #include <stdint.h>
 #include "pes/trace.h"
 
-#define PES_REUSE_COLD UINT64_MAX     /* distance of a first access */
+#define PES_REUSE_COLD            UINT64_MAX /* distance of a first access */
 #define PES_REUSE_DEFAULT_GRANULE 64u
 
 struct pes_reuse_options {
-    uint32_t granule;        /* bytes, power of two; 0 = 64 */
-    uint64_t expected_keys;  /* sizing hint for the hash map; 0 = small start */
-    uint32_t min_window;     /* time-axis length in slots (rounded up to a
+    uint32_t granule;       /* bytes, power of two; 0 = 64 */
+    uint64_t expected_keys; /* sizing hint for the hash map; 0 = small start */
+    uint32_t min_window;    /* time-axis length in slots (rounded up to a
                                 multiple of 64, at least 64) that compactions
                                 grow it to before they size it by the live
                                 granules alone; 0 = 65536. Small values force
@@ -70,7 +70,7 @@ int pes_reuse_push_batch(struct pes_reuse *e, const uint64_t *addr, size_t n, ui
 int pes_reuse_push_keys(struct pes_reuse *e, const uint64_t *key, size_t n, uint64_t *dist);
 
 unsigned pes_reuse_granule_shift(const struct pes_reuse *e);
-uint64_t pes_reuse_distinct(const struct pes_reuse *e);    /* distinct granules seen */
+uint64_t pes_reuse_distinct(const struct pes_reuse *e); /* distinct granules seen */
 uint64_t pes_reuse_compactions(const struct pes_reuse *e);
 /* Bytes held by the engine's tables (hash map, bitmap, tree). */
 uint64_t pes_reuse_memory(const struct pes_reuse *e);

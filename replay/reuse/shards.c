@@ -7,14 +7,14 @@
 
 #include "reuse_distance.h"
 
-#define BUF 1024            /* sampled accesses collected before the engine runs */
+#define BUF       1024 /* sampled accesses collected before the engine runs */
 #define MAX_S_MAX (UINT64_C(1) << 28)
 
 /* ------------------------------------------------------------------ hash */
 
 static inline uint64_t seed_offset(uint64_t seed)
 {
-    return pes_mix64(seed ^ UINT64_C(0x5348415244530000));   /* "SHARDS" */
+    return pes_mix64(seed ^ UINT64_C(0x5348415244530000)); /* "SHARDS" */
 }
 
 /* Neighbouring line numbers are spread by the odd multiplier first (as a
@@ -89,9 +89,9 @@ struct lslot {
 
 struct lru {
     struct lslot *map;
-    uint64_t mask;           /* map slots - 1 */
-    uint32_t *fen;           /* 1-based Fenwick tree over W slots */
-    uint64_t *owner;         /* owner[t]: line whose latest access is at t */
+    uint64_t mask;   /* map slots - 1 */
+    uint32_t *fen;   /* 1-based Fenwick tree over W slots */
+    uint64_t *owner; /* owner[t]: line whose latest access is at t */
     uint8_t *marked;
     uint64_t W, now, n;
 };
@@ -152,7 +152,7 @@ static int lru_init(struct lru *l, uint64_t s_max)
     while (m < 2 * (s_max + 2))
         m *= 2;
     l->mask = m - 1;
-    l->W = m;   /* >= 2 (s_max + 2) too */
+    l->W = m; /* >= 2 (s_max + 2) too */
     l->map = calloc(m, sizeof *l->map);
     l->fen = calloc(l->W + 1, sizeof *l->fen);
     l->owner = malloc(l->W * sizeof *l->owner);
@@ -274,14 +274,14 @@ static struct hent heap_pop(struct hent *a, uint64_t *n)
 
 struct pes_shards {
     unsigned shift;
-    uint64_t off;            /* seed offset */
-    uint64_t T;              /* sample iff line_hash < T */
-    double inv_rate;         /* P / T: weight and distance scale */
+    uint64_t off;    /* seed offset */
+    uint64_t T;      /* sample iff line_hash < T */
+    double inv_rate; /* P / T: weight and distance scale */
     uint64_t s_max;
     int adjust;
     uint64_t accesses, sampled, evictions;
-    struct pes_reuse *engine;   /* fixed rate */
-    struct lru lru;             /* fixed size */
+    struct pes_reuse *engine; /* fixed rate */
+    struct lru lru;           /* fixed size */
     struct hent *heap;
     uint64_t heap_n;
     struct whist w;
@@ -300,7 +300,7 @@ static void set_rate(struct pes_shards *s, uint64_t T)
 
 struct pes_shards *pes_shards_create(const struct pes_shards_options *opt, struct pes_error *err)
 {
-    struct pes_shards_options o = { 0 };
+    struct pes_shards_options o = {0};
     if (opt)
         o = *opt;
     if (!o.granule)
@@ -340,7 +340,8 @@ struct pes_shards *pes_shards_create(const struct pes_shards_options *opt, struc
             goto nomem;
     } else {
         double lines = o.rate * (double)o.expected_lines * 1.1 + 64;
-        struct pes_reuse_options ro = { .granule = 1, .expected_keys = o.expected_lines ? (uint64_t)lines : 0 };
+        struct pes_reuse_options ro = {.granule = 1,
+                                       .expected_keys = o.expected_lines ? (uint64_t)lines : 0};
         s->engine = pes_reuse_create(&ro, err);
         if (!s->engine) {
             pes_shards_destroy(s);
@@ -409,7 +410,7 @@ static int flush(struct pes_shards *s)
             return nomem(s);
         if (d != PES_REUSE_COLD)
             continue;
-        heap_push(s->heap, &s->heap_n, (struct hent){ h, key });
+        heap_push(s->heap, &s->heap_n, (struct hent){h, key});
         if (s->lru.n <= s->s_max)
             continue;
         /* SHARDS fixed size: drop the line with the largest hash and make
@@ -435,7 +436,7 @@ static inline int filter(struct pes_shards *s, const uint64_t *in, size_t n, uns
     s->accesses += n;
     size_t i = 0;
     while (i < n) {
-        const uint64_t T = s->T;   /* flush may lower it (fixed size) */
+        const uint64_t T = s->T; /* flush may lower it (fixed size) */
         uint64_t nb = s->nbuf;
         for (; i < n && nb < BUF; i++) {
             uint64_t k = in[i] >> sh, h = line_hash(k, off);
@@ -481,12 +482,14 @@ static uint64_t rate_threshold(double rate)
     return t < 1 ? 1 : (uint64_t)t;
 }
 
-int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_options *o, struct pes_error *err)
+int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_options *o,
+                           struct pes_error *err)
 {
     uint32_t g = o->granule ? o->granule : PES_REUSE_DEFAULT_GRANULE;
     if ((g & (g - 1)) || !(o->rate > 0 && o->rate <= 1) || o->s_max)
-        return pes_error_set(err, PES_ERR_ARG, 0, "%s",
-                             "shards: a record filter needs a fixed rate in (0, 1] and a power-of-two granule");
+        return pes_error_set(
+            err, PES_ERR_ARG, 0, "%s",
+            "shards: a record filter needs a fixed rate in (0, 1] and a power-of-two granule");
     f->shift = (unsigned)__builtin_ctz(g);
     f->off = seed_offset(o->seed);
     f->T = rate_threshold(o->rate);
@@ -495,7 +498,8 @@ int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_
 
 /* Branch-free compaction, as in filter(): every record is written to the
  * next free slot, which only advances when the record is kept. */
-size_t pes_shards_filter_records(const void *ctx, struct pes_record *rec, size_t n, uint64_t dropped[2])
+size_t pes_shards_filter_records(const void *ctx, struct pes_record *rec, size_t n,
+                                 uint64_t dropped[2])
 {
     const struct pes_shards_filter *f = ctx;
     const uint64_t off = f->off, T = f->T;
@@ -534,8 +538,8 @@ void pes_shards_stats(const struct pes_shards *s, struct pes_shards_stats *st)
         st->memory += pes_reuse_memory(s->engine);
     else
         st->memory += (s->lru.mask + 1) * sizeof(struct lslot) +
-                       s->lru.W * (sizeof(uint32_t) + sizeof(uint64_t) + 1) +
-                       (s->s_max + 1) * sizeof(struct hent);
+                      s->lru.W * (sizeof(uint32_t) + sizeof(uint64_t) + 1) +
+                      (s->s_max + 1) * sizeof(struct hent);
 }
 
 const struct pes_error *pes_shards_error(const struct pes_shards *s)
@@ -572,7 +576,7 @@ int pes_shards_finish(const struct pes_shards *s, struct pes_rd_hist *out, struc
         bin[k] = w->log2[b];
         dist[k] = UINT64_C(1) << b;
     }
-    bin[k] = w->cold;   /* k: index of the last bin */
+    bin[k] = w->cold; /* k: index of the last bin */
     dist[k] = PES_REUSE_COLD;
     double sum = w->sum;
     int exact_total = 0;

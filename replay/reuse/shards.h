@@ -97,7 +97,7 @@
 #include "histogram.h"
 #include "pes/trace.h"
 
-#define PES_SHARDS_MODULUS (UINT64_C(1) << 56)   /* P: h(line) is in [0, P) */
+#define PES_SHARDS_MODULUS (UINT64_C(1) << 56) /* P: h(line) is in [0, P) */
 
 struct pes_shards_options {
     uint32_t granule;        /* bytes, power of two; 0 = 64 */
@@ -115,14 +115,14 @@ struct pes_shards_options {
 };
 
 struct pes_shards_stats {
-    uint64_t accesses;       /* N: accesses pushed */
-    uint64_t sampled;        /* Ns: accesses kept */
-    uint64_t lines;          /* sampled lines tracked now (distinct) */
-    uint64_t evictions;      /* fixed size: lines dropped as T was lowered */
-    uint64_t threshold;      /* T now (sample iff h(line) < T) */
-    double rate;             /* R now = T / P */
-    double effective_rate;   /* Ns / N (0 before any access) */
-    uint64_t memory;         /* bytes held by the tables */
+    uint64_t accesses;     /* N: accesses pushed */
+    uint64_t sampled;      /* Ns: accesses kept */
+    uint64_t lines;        /* sampled lines tracked now (distinct) */
+    uint64_t evictions;    /* fixed size: lines dropped as T was lowered */
+    uint64_t threshold;    /* T now (sample iff h(line) < T) */
+    double rate;           /* R now = T / P */
+    double effective_rate; /* Ns / N (0 before any access) */
+    uint64_t memory;       /* bytes held by the tables */
 };
 
 struct pes_shards;
@@ -153,8 +153,10 @@ struct pes_shards_filter {
     unsigned shift;
     uint64_t off, T;
 };
-int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_options *o, struct pes_error *err);
-size_t pes_shards_filter_records(const void *ctx, struct pes_record *rec, size_t n, uint64_t dropped[2]);
+int pes_shards_filter_init(struct pes_shards_filter *f, const struct pes_shards_options *o,
+                           struct pes_error *err);
+size_t pes_shards_filter_records(const void *ctx, struct pes_record *rec, size_t n,
+                                 uint64_t dropped[2]);
 
 /* 1 iff an access to this line key would be sampled now (fixed rate: ever). */
 int pes_shards_sampled(const struct pes_shards *s, uint64_t key);

@@ -28,15 +28,15 @@
 double pes_cmp_similarity(const double *a, const double *b, size_t n);
 
 struct pes_cmp_site {
-    uint64_t key;      /* reference: site id */
-    double value;      /* metric (any scale; only the ranking matters) */
+    uint64_t key; /* reference: site id */
+    double value; /* metric (any scale; only the ranking matters) */
 };
 
 struct pes_cmp_topk {
-    double coverage;           /* V2 / V1; NaN if V1 == 0 */
+    double coverage; /* V2 / V1; NaN if V1 == 0 */
     double v1, v2;
     uint32_t false_positives;
-    uint32_t n_full, n_sampled;   /* references in each top k (value > 0) */
+    uint32_t n_full, n_sampled; /* references in each top k (value > 0) */
 };
 
 /* Top-k coverage fraction and false positives. Entries may be in any order;
@@ -47,14 +47,18 @@ int pes_cmp_topk(const struct pes_cmp_site *full, size_t n_full, const struct pe
 
 struct pes_cmp_matrix {
     double total_true, total_est;
-    double volume_error;   /* (total_est - total_true) / total_true; 0 if both are 0, NaN if only the truth is */
-    double cell_error;     /* 1/2 sum |normalised cells|, in [0, 1]; 1 for an empty estimate, 0 if both are
+    double
+        volume_error; /* (total_est - total_true) / total_true; 0 if both are 0, NaN if only the truth is */
+    double
+        cell_error; /* 1/2 sum |normalised cells|, in [0, 1]; 1 for an empty estimate, 0 if both are
                             * empty, NaN if only the truth is */
 };
 
-void pes_cmp_matrix(const double *truth, const double *est, size_t cells, struct pes_cmp_matrix *out);
+void pes_cmp_matrix(const double *truth, const double *est, size_t cells,
+                    struct pes_cmp_matrix *out);
 
 /* est_part/est_total - true_part/true_total; NaN if a total is 0. */
-double pes_cmp_fraction_error(double est_part, double est_total, double true_part, double true_total);
+double pes_cmp_fraction_error(double est_part, double est_total, double true_part,
+                              double true_total);
 
 #endif /* PES_REPLAY_COMPARE_H */

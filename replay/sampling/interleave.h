@@ -36,26 +36,27 @@ struct pes_ilv_point {
     uint32_t thread;
     uint64_t bytes;
     uint8_t has_line, write;
-    double weight;   /* the sample's inverse inclusion probability, relative
+    double weight; /* the sample's inverse inclusion probability, relative
                         (pes-collect --samples: its period / the cap); 1 at a fixed period */
 };
 
 struct pes_ilv_params {
     uint32_t n_threads;
-    double resolution;   /* accesses per time mark of the merge emulated (> 0) */
-    double gap_factor;   /* an interval slower than the local running speed / this holds a gap (> 1) */
-    double max_work;     /* bound on the sweep's steps x line pairs (0: PES_ILV_MAX_WORK); past it the
+    double resolution; /* accesses per time mark of the merge emulated (> 0) */
+    double
+        gap_factor;  /* an interval slower than the local running speed / this holds a gap (> 1) */
+    double max_work; /* bound on the sweep's steps x line pairs (0: PES_ILV_MAX_WORK); past it the
                             sweep averages each thread's rate over that many equal time bins */
 };
 
-#define PES_ILV_MAX_WORK 2e8   /* a few seconds at most */
+#define PES_ILV_MAX_WORK 2e8 /* a few seconds at most */
 
 struct pes_ilv_stats {
-    uint64_t bins;            /* 0: exact sweep; else the time bins of the bounded one */
-    uint64_t shared_lines;    /* lines sampled by >= 2 threads */
-    uint64_t shared_samples;  /* samples on those lines */
-    double shared_neff;       /* Kish's effective size of their weights (= shared_samples at weight 1) */
-    uint64_t gaps;            /* sample intervals with an off-CPU gap */
+    uint64_t bins;           /* 0: exact sweep; else the time bins of the bounded one */
+    uint64_t shared_lines;   /* lines sampled by >= 2 threads */
+    uint64_t shared_samples; /* samples on those lines */
+    double shared_neff; /* Kish's effective size of their weights (= shared_samples at weight 1) */
+    uint64_t gaps;      /* sample intervals with an off-CPU gap */
 };
 
 /* Estimates the line transfers between threads from the points (sorted in
@@ -65,7 +66,7 @@ struct pes_ilv_stats {
  * share whose receiving access touches bytes the other thread's sampled
  * stores wrote, each direction weighted by the sender's store share. Returns 0,
  * or -1 when out of memory or a point names a thread >= n_threads. */
-int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_params *par, double *true_m,
-                     double *false_m, struct pes_ilv_stats *st);
+int pes_ilv_estimate(struct pes_ilv_point *p, size_t n, const struct pes_ilv_params *par,
+                     double *true_m, double *false_m, struct pes_ilv_stats *st);
 
 #endif

@@ -26,41 +26,48 @@
  * fraction's term is most of the range: its estimate is not bounded by the
  * samples (docs/accuracy.md says why), and the interval says so. */
 static const double calibrated[REPLAY_CI_FAMILIES] = {
-    [REPLAY_CI_REUSE_BINS] = 0.0113,
-    [REPLAY_CI_STACK_BINS] = 0.0116,
-    [REPLAY_CI_INVAL_RATIO] = 0,
-    [REPLAY_CI_FALSE_FRACTION] = 0.8277,
+    [REPLAY_CI_REUSE_BINS] = 0.0113, [REPLAY_CI_STACK_BINS] = 0.0116,
+    [REPLAY_CI_INVAL_RATIO] = 0,     [REPLAY_CI_FALSE_FRACTION] = 0.8277,
     [REPLAY_CI_COMM_PAIRS] = 0.1688,
 };
 
-int replay_interval_bias_parse(const char *name) {
-    if (!name || strcmp(name, "calibrated") == 0) return 1;
-    if (strcmp(name, "none") == 0) return 0;
+int replay_interval_bias_parse(const char *name)
+{
+    if (!name || strcmp(name, "calibrated") == 0)
+        return 1;
+    if (strcmp(name, "none") == 0)
+        return 0;
     return -1;
 }
 
-double replay_interval_bias(int on, enum replay_ci_family f) {
+double replay_interval_bias(int on, enum replay_ci_family f)
+{
     return on && f < REPLAY_CI_FAMILIES ? calibrated[f] : 0;
 }
 
-void replay_ci_init(struct replay_ci *ci, int calibrated) {
+void replay_ci_init(struct replay_ci *ci, int calibrated)
+{
     ci->calibrated = calibrated != 0;
-    for (int f = 0; f < REPLAY_CI_FAMILIES; f++) ci->bias[f] = replay_interval_bias(ci->calibrated, f);
+    for (int f = 0; f < REPLAY_CI_FAMILIES; f++)
+        ci->bias[f] = replay_interval_bias(ci->calibrated, f);
 }
 
 /* Wilson's interval, widened by the family's term b, within [0, 1]. */
-static void widened(double b, double p, double n_eff, double *lo, double *hi) {
+static void widened(double b, double p, double n_eff, double *lo, double *hi)
+{
     pes_surv_wilson(p, n_eff, PES_SURV_Z90, lo, hi);
     *lo = *lo - b > 0 ? *lo - b : 0;
     *hi = *hi + b < 1 ? *hi + b : 1;
 }
 
-void replay_ci90(const struct replay_ci *ci, enum replay_ci_family f, double p, double n_eff, double *lo,
-                 double *hi) {
+void replay_ci90(const struct replay_ci *ci, enum replay_ci_family f, double p, double n_eff,
+                 double *lo, double *hi)
+{
     widened(f < REPLAY_CI_FAMILIES ? ci->bias[f] : 0, p, n_eff, lo, hi);
 }
 
-void replay_interval90(const struct replay_sampled *s, enum replay_ci_family f, double p, double n_eff, double *lo,
-                       double *hi) {
+void replay_interval90(const struct replay_sampled *s, enum replay_ci_family f, double p,
+                       double n_eff, double *lo, double *hi)
+{
     widened(f < REPLAY_CI_FAMILIES ? s->ci_bias[f] : 0, p, n_eff, lo, hi);
 }

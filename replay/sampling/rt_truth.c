@@ -25,14 +25,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define NO_KEY UINT64_MAX
+#define NO_KEY    UINT64_MAX
 #define MAX_SITES (1u << 22)
 
 struct pend {
-    uint64_t time;     /* owner's access counter (thread or socket) at the use */
+    uint64_t time; /* owner's access counter (thread or socket) at the use */
     uint32_t site;
     uint16_t thread;
-    uint16_t offset;   /* start address within the line */
+    uint16_t offset; /* start address within the line */
 };
 
 /* One location. Most locations have a single pending use (private data), kept
@@ -41,9 +41,9 @@ struct pend {
  * Invariant: ext == 0 implies mask has at most the bit of owner0. */
 struct loc {
     uint64_t key;
-    uint64_t mask;     /* owners with a pending use */
-    struct pend p0;    /* owner0's pending use while ext == 0 */
-    uint32_t ext;      /* 1 + record index in pool, 0 = none */
+    uint64_t mask;  /* owners with a pending use */
+    struct pend p0; /* owner0's pending use while ext == 0 */
+    uint32_t ext;   /* 1 + record index in pool, 0 = none */
     uint16_t owner0;
     uint16_t pad;
 };
@@ -67,16 +67,16 @@ struct wrec {
     uint64_t use, hi;
 };
 
-#define TIME_BITS 39
+#define TIME_BITS  39
 #define TIME_LIMIT (UINT64_C(1) << TIME_BITS)
-#define SITE_BITS 23
-#define SITE_MASK ((UINT64_C(1) << SITE_BITS) - 1)
-#define USE_MASK ((UINT64_C(1) << 62) - 1)
-#define IV (UINT64_C(1) << 62)
-#define SV (UINT64_C(1) << 63)
-#define EXT (UINT64_C(1) << TIME_BITS)
-#define NO_BLOCK UINT32_MAX
-#define N_CLASSES 4   /* blocks of 1, 2, 4, 8 records */
+#define SITE_BITS  23
+#define SITE_MASK  ((UINT64_C(1) << SITE_BITS) - 1)
+#define USE_MASK   ((UINT64_C(1) << 62) - 1)
+#define IV         (UINT64_C(1) << 62)
+#define SV         (UINT64_C(1) << 63)
+#define EXT        (UINT64_C(1) << TIME_BITS)
+#define NO_BLOCK   UINT32_MAX
+#define N_CLASSES  4 /* blocks of 1, 2, 4, 8 records */
 
 /* A 64-byte group: its touched words (bits of present, in word order) are
  * rec[first .. first + popcount(present)), a block of the power of two >= n. */
@@ -89,8 +89,8 @@ struct gslot {
 
 struct pes_rt {
     uint32_t n_threads, n_sockets, line_shift;
-    int gran_lo, gran_hi;             /* tracked granularities: 0 address, 1 line */
-    uint32_t *socket;                 /* per thread */
+    int gran_lo, gran_hi; /* tracked granularities: 0 address, 1 line */
+    uint32_t *socket;     /* per thread */
     uint64_t *thread_time, *socket_time;
     /* address granularity */
     struct gslot *groups;
@@ -98,11 +98,11 @@ struct pes_rt {
     unsigned groups_bits;
     struct wrec *rec;
     uint64_t rec_used, rec_cap;
-    uint32_t free_block[N_CLASSES];   /* per block size: first free block, NO_BLOCK */
-    uint32_t *ext;                    /* extension records of ext_words words */
+    uint32_t free_block[N_CLASSES]; /* per block size: first free block, NO_BLOCK */
+    uint32_t *ext;                  /* extension records of ext_words words */
     uint64_t ext_used, ext_cap;
     uint32_t ext_words, mask_words, smask_words;
-    struct table tab[2];              /* line granularity, per scope */
+    struct table tab[2]; /* line granularity, per scope */
     struct pes_rt_stats totals[2];
     struct pes_rt_stats *threads[2];
     struct pes_rt_counts *sites[2];
@@ -111,7 +111,7 @@ struct pes_rt {
     struct pes_rt_counts other_site[2];
     void (*intra_reuse)(void *ctx, size_t index, uint64_t use_addr);
     void *ctx;
-    size_t index;                     /* of the access in its batch */
+    size_t index; /* of the access in its batch */
     int other_seen;
 };
 
@@ -150,7 +150,7 @@ static void *big_alloc(size_t bytes)
     if (posix_memalign(&p, huge, (bytes + huge - 1) & ~(huge - 1)) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);  /* a hint */
+    madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* a hint */
 #endif
     return p;
 }
@@ -249,12 +249,12 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
 {
     if (!cfg || cfg->n_threads == 0 || cfg->n_threads > PES_RT_MAX_THREADS) {
         pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: %u threads, expected 1 .. 64",
-                cfg ? cfg->n_threads : 0);
+                      cfg ? cfg->n_threads : 0);
         return NULL;
     }
     if (cfg->line == 0 || (cfg->line & (cfg->line - 1)) || cfg->line > 65536) {
         pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: line size %u is not a power of two <= 64K",
-                cfg->line);
+                      cfg->line);
         return NULL;
     }
     struct pes_rt *r = calloc(1, sizeof *r);
@@ -276,7 +276,7 @@ struct pes_rt *pes_rt_create(const struct pes_rt_config *cfg, struct pes_error *
         if (cfg->thread_socket[t] >= 64) {
             pes_rt_destroy(r);
             pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: socket %u out of range (max 63)",
-                    cfg->thread_socket[t]);
+                          cfg->thread_socket[t]);
             return NULL;
         }
         r->socket[t] = cfg->thread_socket[t];
@@ -399,8 +399,8 @@ static int track(struct pes_rt *r, int scope, uint32_t thread, uint64_t key, uin
             return -1;
         }
     }
-    *pend_of(t, l, owner) = (struct pend){.time = now, .site = site, .thread = (uint16_t)thread,
-                                          .offset = offset};
+    *pend_of(t, l, owner) =
+        (struct pend){.time = now, .site = site, .thread = (uint16_t)thread, .offset = offset};
     l->mask |= obit;
     return 0;
 }
@@ -450,7 +450,7 @@ static struct gslot *group_get(struct pes_rt *r, uint64_t key)
     }
 }
 
-static unsigned block_class(uint32_t n)   /* log2 of the block size holding n >= 1 records */
+static unsigned block_class(uint32_t n) /* log2 of the block size holding n >= 1 records */
 {
     return n <= 1 ? 0 : 32u - (unsigned)__builtin_clz(n - 1);
 }
@@ -505,7 +505,8 @@ static struct wrec *word_rec(struct pes_rt *r, struct gslot *g, uint32_t w, uint
         }
         g->first = b;
     } else {
-        memmove(&r->rec[g->first + below + 1], &r->rec[g->first + below], (n - below) * sizeof *r->rec);
+        memmove(&r->rec[g->first + below + 1], &r->rec[g->first + below],
+                (n - below) * sizeof *r->rec);
     }
     g->present |= (uint8_t)(1u << w);
     struct wrec *a = &r->rec[g->first + below];
@@ -514,8 +515,14 @@ static struct wrec *word_rec(struct pes_rt *r, struct gslot *g, uint32_t w, uint
     return a;
 }
 
-static inline uint32_t w_owner(const struct wrec *a) { return (uint32_t)(a->hi >> 40) & 0xffu; }
-static inline uint8_t w_watch(const struct wrec *a) { return (uint8_t)(a->hi >> 48); }
+static inline uint32_t w_owner(const struct wrec *a)
+{
+    return (uint32_t)(a->hi >> 40) & 0xffu;
+}
+static inline uint8_t w_watch(const struct wrec *a)
+{
+    return (uint8_t)(a->hi >> 48);
+}
 
 /* Extension record of a word several threads touched, ext_words 32-bit words
  * (T threads, S sockets, M = mask_words, N = smask_words):
@@ -545,9 +552,18 @@ static inline struct ext_view ext_view(const struct pes_rt *r, const struct wrec
     return v;
 }
 
-static inline int bit_get(const uint32_t *m, uint32_t i) { return (m[i >> 5] >> (i & 31)) & 1u; }
-static inline void bit_set(uint32_t *m, uint32_t i) { m[i >> 5] |= 1u << (i & 31); }
-static inline void bit_clear(uint32_t *m, uint32_t i) { m[i >> 5] &= ~(1u << (i & 31)); }
+static inline int bit_get(const uint32_t *m, uint32_t i)
+{
+    return (m[i >> 5] >> (i & 31)) & 1u;
+}
+static inline void bit_set(uint32_t *m, uint32_t i)
+{
+    m[i >> 5] |= 1u << (i & 31);
+}
+static inline void bit_clear(uint32_t *m, uint32_t i)
+{
+    m[i >> 5] &= ~(1u << (i & 31));
+}
 
 /* Thread t's latest use and watched bytes (t != owner: its slot). */
 static inline uint64_t x_use(const struct ext_view *v, const struct wrec *a, uint32_t t)
@@ -561,7 +577,8 @@ static inline uint8_t x_watch(const struct ext_view *v, const struct wrec *a, ui
 {
     return t == v->owner ? w_watch(a) : (uint8_t)v->slot[3 * (t < v->owner ? t : t - 1) + 2];
 }
-static inline void x_set(const struct ext_view *v, struct wrec *a, uint32_t t, uint64_t use, uint8_t watch)
+static inline void x_set(const struct ext_view *v, struct wrec *a, uint32_t t, uint64_t use,
+                         uint8_t watch)
 {
     if (t == v->owner) {
         a->use = use;
@@ -658,7 +675,8 @@ static void ext_access(struct pes_rt *r, struct wrec *a, uint64_t word, uint32_t
         uint32_t sth = (uint32_t)(su >> 40);
         if (sth != th && (x_watch(&v, a, sth) & touch)) {
             addr_reuse(r, PES_RT_SHARED, sth,
-                       (su & (TIME_LIMIT - 1)) << SITE_BITS | (x_use(&v, a, sth) & SITE_MASK), snow);
+                       (su & (TIME_LIMIT - 1)) << SITE_BITS | (x_use(&v, a, sth) & SITE_MASK),
+                       snow);
             if (!first)
                 bit_clear(v.spend, s);
         }
@@ -668,7 +686,7 @@ static void ext_access(struct pes_rt *r, struct wrec *a, uint64_t word, uint32_t
             for (uint32_t m = v.pend[w]; m; m &= m - 1) {
                 uint32_t o = 32 * w + (uint32_t)__builtin_ctz(m);
                 if (o == th || !(x_watch(&v, a, o) & touch))
-                    continue;   /* another word's bytes: the watch does not see this write */
+                    continue; /* another word's bytes: the watch does not see this write */
                 bit_clear(v.pend, o);
                 addr_inval(r, PES_RT_INTRA, o, x_use(&v, a, o), th, ms[0]);
             }
@@ -684,7 +702,8 @@ static void ext_access(struct pes_rt *r, struct wrec *a, uint64_t word, uint32_t
                     continue;
                 bit_clear(v.spend, o);
                 addr_inval(r, PES_RT_SHARED, oth,
-                           (ou & (TIME_LIMIT - 1)) << SITE_BITS | (x_use(&v, a, oth) & SITE_MASK), th, ms[1]);
+                           (ou & (TIME_LIMIT - 1)) << SITE_BITS | (x_use(&v, a, oth) & SITE_MASK),
+                           th, ms[1]);
             }
         }
     }
@@ -770,19 +789,19 @@ static int access_at(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t 
     for (int s = 0; s < 2; s++) {
         r->totals[s].accesses++;
         r->threads[s][thread].accesses++;
-        if (r->gran_hi == 1 && track(r, s, thread, line, off, is_write, site, s == PES_RT_INTRA ? tnow : snow,
-                                     ms[s]) != 0)
+        if (r->gran_hi == 1 && track(r, s, thread, line, off, is_write, site,
+                                     s == PES_RT_INTRA ? tnow : snow, ms[s]) != 0)
             goto nomem;
     }
     if (r->gran_lo == 0) {
-        if (snow >= TIME_LIMIT) {   /* a socket's count bounds its threads' */
+        if (snow >= TIME_LIMIT) { /* a socket's count bounds its threads' */
             pes_error_set(err, PES_ERR_ARG, 0, "rt_truth: more than 2^39 accesses on one socket");
             return -1;
         }
         /* the 8-byte words the access touches; the use watches what a debug
          * register would (watch_len) on the first */
         uint64_t end = addr + size, w0 = addr >> 3, wn = (end - 1) >> 3;
-        if (wn - w0 >= PES_RT_MAX_WORDS) {   /* memcpy / memset records: their first words */
+        if (wn - w0 >= PES_RT_MAX_WORDS) { /* memcpy / memset records: their first words */
             wn = w0 + PES_RT_MAX_WORDS - 1;
             end = (wn + 1) << 3;
         }
@@ -790,7 +809,8 @@ static int access_at(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t 
         uint64_t use = tnow << SITE_BITS | site_code(site);
         for (uint64_t w = w0; w <= wn; w++) {
             uint64_t lo = w == w0 ? addr : w << 3, hi = w == wn ? end : (w + 1) << 3;
-            if (word_access(r, thread, w, word_bytes(lo, hi), w == w0 ? watch : 0, is_write, use, snow, ms) != 0)
+            if (word_access(r, thread, w, word_bytes(lo, hi), w == w0 ? watch : 0, is_write, use,
+                            snow, ms) != 0)
                 goto nomem;
         }
     }

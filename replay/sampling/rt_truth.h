@@ -35,9 +35,9 @@
 
 /* Histogram of time distances: d < PES_RT_EXACT exactly, then one bin per
  * power of two: bin PES_RT_EXACT + k - log2(PES_RT_EXACT) holds [2^k, 2^(k+1)). */
-#define PES_RT_EXACT 16u
-#define PES_RT_EXACT_LOG2 4u
-#define PES_RT_BINS (PES_RT_EXACT + 64u - PES_RT_EXACT_LOG2)
+#define PES_RT_EXACT       16u
+#define PES_RT_EXACT_LOG2  4u
+#define PES_RT_BINS        (PES_RT_EXACT + 64u - PES_RT_EXACT_LOG2)
 #define PES_RT_MAX_THREADS 64u
 
 struct pes_rt_hist {
@@ -45,16 +45,16 @@ struct pes_rt_hist {
 };
 
 size_t pes_rt_bin(uint64_t distance);
-void pes_rt_bin_range(size_t bin, uint64_t *lo, uint64_t *hi);  /* [lo, hi) */
+void pes_rt_bin_range(size_t bin, uint64_t *lo, uint64_t *hi); /* [lo, hi) */
 
 enum pes_rt_scope { PES_RT_INTRA = 0, PES_RT_SHARED = 1 };
 
 struct pes_rt_counts {
-    uint64_t reuses;          /* temporal: same start address */
-    uint64_t invalidations;   /* uses ended by a remote write (address granularity) */
-    uint64_t inval_caused;    /* uses this write ended (address granularity) */
-    uint64_t line_reuses;     /* line granularity, temporal + spatial */
-    uint64_t spatial_reuses;  /* line reuses whose addresses differ */
+    uint64_t reuses;         /* temporal: same start address */
+    uint64_t invalidations;  /* uses ended by a remote write (address granularity) */
+    uint64_t inval_caused;   /* uses this write ended (address granularity) */
+    uint64_t line_reuses;    /* line granularity, temporal + spatial */
+    uint64_t spatial_reuses; /* line reuses whose addresses differ */
     uint64_t line_invalidations;
     uint64_t line_inval_caused;
 };
@@ -62,22 +62,22 @@ struct pes_rt_counts {
 struct pes_rt_stats {
     uint64_t accesses;
     struct pes_rt_counts n;
-    struct pes_rt_hist temporal;   /* address-granularity reuses */
-    struct pes_rt_hist spatial;    /* line reuses with different addresses */
-    struct pes_rt_hist line;       /* all line-granularity reuses */
+    struct pes_rt_hist temporal; /* address-granularity reuses */
+    struct pes_rt_hist spatial;  /* line reuses with different addresses */
+    struct pes_rt_hist line;     /* all line-granularity reuses */
 };
 
 /* Which granularities are tracked (pes_rt_config.track): a caller that reads
  * only one of them saves that table's memory and probes; the other's counts
  * and histograms stay zero. */
 #define PES_RT_TRACK_ADDRESS 1u
-#define PES_RT_TRACK_LINE 2u
+#define PES_RT_TRACK_LINE    2u
 
 struct pes_rt_config {
-    uint32_t n_threads;              /* 1 .. 64 */
-    const uint32_t *thread_socket;   /* n_threads entries; NULL: one socket */
-    uint32_t line;                   /* bytes, power of two */
-    uint32_t track;                  /* PES_RT_TRACK_* bits; 0: both */
+    uint32_t n_threads;            /* 1 .. 64 */
+    const uint32_t *thread_socket; /* n_threads entries; NULL: one socket */
+    uint32_t line;                 /* bytes, power of two */
+    uint32_t track;                /* PES_RT_TRACK_* bits; 0: both */
     /* Optional: called for every intra-thread reuse at address granularity
      * with the index of the deciding access in its batch (0 for
      * pes_rt_access) and the start address of the use it decided, before
@@ -101,7 +101,7 @@ int pes_rt_access(struct pes_rt *r, uint32_t thread, uint64_t addr, uint32_t siz
  * On error err->offset is the index of the failing access. */
 struct pes_rt_access {
     uint64_t addr;
-    uint32_t size;     /* bytes (0 is taken as 1) */
+    uint32_t size; /* bytes (0 is taken as 1) */
     uint32_t thread;
     uint32_t site;
     int is_write;

@@ -12,8 +12,10 @@
 
 /* The trace's settings as the analyses use them (what an older collector
  * did for a key it did not write: pes/settings.h's `absent` column). */
-void replay_sampled_config_read(struct replay_sampled_config *s, const struct pes_trace_info *header,
-                                const struct pes_collect_settings *set) {
+void replay_sampled_config_read(struct replay_sampled_config *s,
+                                const struct pes_trace_info *header,
+                                const struct pes_collect_settings *set)
+{
     memset(s, 0, sizeof *s);
     if (pes_setting_format(pes_settings_find("mode"), set, s->mode, sizeof s->mode) < 0)
         snprintf(s->mode, sizeof s->mode, "unknown");
@@ -34,10 +36,13 @@ void replay_sampled_config_read(struct replay_sampled_config *s, const struct pe
     /* a trap watches D x M of L bytes: scale by L / (D x M) when that is < L */
     double covered = (double)s->debug_registers * s->watch_bytes;
     s->trap_scale = covered > 0 && covered < s->line ? (double)s->line / covered : 1.0;
-    if (header) replay_execution_of(&s->exec, header);
+    if (header)
+        replay_execution_of(&s->exec, header);
 }
 
-int replay_sampled_bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t, uint32_t n) {
+int replay_sampled_bad_thread(struct pes_error *err, const char *path, uint64_t off, uint32_t t,
+                              uint32_t n)
+{
     err->code = PES_ERR_FORMAT;
     err->offset = off;
     snprintf(err->message, sizeof err->message,
@@ -46,37 +51,54 @@ int replay_sampled_bad_thread(struct pes_error *err, const char *path, uint64_t 
     return -1;
 }
 
-int replay_reuse_estimator_parse(const char *name) {
-    if (!name || strcmp(name, "auto") == 0) return REPLAY_EST_AUTO;
-    if (strcmp(name, "decided") == 0) return REPLAY_EST_DECIDED;
-    if (strcmp(name, "censored") == 0) return REPLAY_EST_CENSORED;
+int replay_reuse_estimator_parse(const char *name)
+{
+    if (!name || strcmp(name, "auto") == 0)
+        return REPLAY_EST_AUTO;
+    if (strcmp(name, "decided") == 0)
+        return REPLAY_EST_DECIDED;
+    if (strcmp(name, "censored") == 0)
+        return REPLAY_EST_CENSORED;
     return -1;
 }
 
-const char *replay_reuse_estimator_name(int estimator) {
+const char *replay_reuse_estimator_name(int estimator)
+{
     return estimator == REPLAY_EST_CENSORED ? "censored" : "decided";
 }
 
-int replay_stack_model_parse(const char *name) {
-    if (!name || strcmp(name, "phased") == 0) return REPLAY_STACK_PHASED;
-    if (strcmp(name, "shen") == 0) return REPLAY_STACK_SHEN;
+int replay_stack_model_parse(const char *name)
+{
+    if (!name || strcmp(name, "phased") == 0)
+        return REPLAY_STACK_PHASED;
+    if (strcmp(name, "shen") == 0)
+        return REPLAY_STACK_SHEN;
     return -1;
 }
 
-const char *replay_stack_model_name(int model) { return model == REPLAY_STACK_SHEN ? "shen" : "phased"; }
+const char *replay_stack_model_name(int model)
+{
+    return model == REPLAY_STACK_SHEN ? "shen" : "phased";
+}
 
-int replay_comm_estimator_parse(const char *name) {
-    if (!name) return REPLAY_COMM_DEFAULT;
-    if (strcmp(name, "comdetective") == 0) return REPLAY_COMM_COMDETECTIVE;
-    if (strcmp(name, "interleave") == 0) return REPLAY_COMM_INTERLEAVE;
+int replay_comm_estimator_parse(const char *name)
+{
+    if (!name)
+        return REPLAY_COMM_DEFAULT;
+    if (strcmp(name, "comdetective") == 0)
+        return REPLAY_COMM_COMDETECTIVE;
+    if (strcmp(name, "interleave") == 0)
+        return REPLAY_COMM_INTERLEAVE;
     return -1;
 }
 
-const char *replay_comm_estimator_name(int estimator) {
+const char *replay_comm_estimator_name(int estimator)
+{
     return estimator == REPLAY_COMM_COMDETECTIVE ? "comdetective" : "interleave";
 }
 
-void replay_sampled_free(struct replay_sampled *s) {
+void replay_sampled_free(struct replay_sampled *s)
+{
     free(s->thread);
     free(s->comm_true);
     free(s->comm_false);
@@ -87,10 +109,13 @@ void replay_sampled_free(struct replay_sampled *s) {
     s->n_sites = 0;
 }
 
-uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id) {
-    if (!site || !site->line || !site->file || !*site->file) return 1ull << 63 | id;
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a over file, then line */
-    for (const char *p = site->file; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+uint64_t replay_site_line_key(const struct pes_site *site, uint32_t id)
+{
+    if (!site || !site->line || !site->file || !*site->file)
+        return 1ull << 63 | id;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over file, then line */
+    for (const char *p = site->file; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
     h = (h ^ site->line) * 1099511628211ull;
     return h & ~(1ull << 63);
 }

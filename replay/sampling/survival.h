@@ -22,21 +22,21 @@
 #include <stddef.h>
 
 enum pes_surv_kind {
-    PES_SURV_CENSORED = 0,      /* survived `time`: the outcome lies beyond it */
-    PES_SURV_REUSE = 1,         /* decided at `time` */
-    PES_SURV_INVALIDATION = 2,  /* decided at `time` (a competing outcome) */
+    PES_SURV_CENSORED = 0,     /* survived `time`: the outcome lies beyond it */
+    PES_SURV_REUSE = 1,        /* decided at `time` */
+    PES_SURV_INVALIDATION = 2, /* decided at `time` (a competing outcome) */
 };
 
 struct pes_surv_obs {
-    double time;     /* decided: the outcome's time; censored: the outcome is > time */
-    double weight;   /* case weight (1 = one sampled use), > 0 */
-    int kind;        /* enum pes_surv_kind */
+    double time;   /* decided: the outcome's time; censored: the outcome is > time */
+    double weight; /* case weight (1 = one sampled use), > 0 */
+    int kind;      /* enum pes_surv_kind */
 };
 
 struct pes_surv_result {
-    double residual;    /* mass of outcomes beyond last_time (never decided in view) */
-    double last_time;   /* the largest time observed (decided or censored) */
-    double total;       /* sum of the weights */
+    double residual;  /* mass of outcomes beyond last_time (never decided in view) */
+    double last_time; /* the largest time observed (decided or censored) */
+    double total;     /* sum of the weights */
 };
 
 /* mass[i] (n entries): observation i's share of the population's

@@ -31,11 +31,11 @@
 
 /* Weighted reuses of one access stream (a thread, or a shared cache). */
 struct pes_t2s_input {
-    const uint64_t *distance;  /* time distances of the reuses (any order) */
-    const double *weight;      /* per reuse; NULL = 1 each */
+    const uint64_t *distance; /* time distances of the reuses (any order) */
+    const double *weight;     /* per reuse; NULL = 1 each */
     size_t n;
-    double never;              /* weight of uses that are never reused */
-    double n_distinct;         /* N, distinct data of the stream; > 0 */
+    double never;      /* weight of uses that are never reused */
+    double n_distinct; /* N, distinct data of the stream; > 0 */
 };
 
 /* Histogram of stack distances (same bins as pes_rt_bin), as weights. */
@@ -87,13 +87,13 @@ int pes_t2s_convert(const struct pes_t2s *c, struct pes_t2s_hist *out, struct pe
  * the variance is 0). Cyclic scans convert exactly.
  */
 struct pes_t2s_phased_input {
-    const uint64_t *distance;  /* time distances of the reuses */
-    const double *weight;      /* per reuse; NULL = 1 each */
-    const uint64_t *position;  /* position of each reuse's USE in the stream's access count */
+    const uint64_t *distance; /* time distances of the reuses */
+    const double *weight;     /* per reuse; NULL = 1 each */
+    const uint64_t *position; /* position of each reuse's USE in the stream's access count */
     size_t n;
-    double never;              /* weight of uses never reused, shared by the windows by reuse weight */
-    double n_distinct;         /* N; > 0 */
-    size_t window_min;         /* reuses per window; 0: chosen from the data (pes_t2s_phased_choose) */
+    double never;      /* weight of uses never reused, shared by the windows by reuse weight */
+    double n_distinct; /* N; > 0 */
+    size_t window_min; /* reuses per window; 0: chosen from the data (pes_t2s_phased_choose) */
 };
 /* At most this many windows: converting a reuse walks the windows its
  * interval spans (at period 10 K a thread of 2 M accesses has ~200 reuses). */

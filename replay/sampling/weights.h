@@ -46,8 +46,9 @@ struct pes_weights *pes_weights_build(const char *path, const struct pes_collect
 /* The same in steps, for events held in memory: create, add every block's
  * events (PERIOD events are kept, the others ignored; offset: the block's,
  * for messages), then seal before the first lookup. */
-struct pes_weights *pes_weights_create(const char *path, const struct pes_collect_settings *settings,
-                                      uint32_t n_threads, struct pes_error *err);
+struct pes_weights *pes_weights_create(const char *path,
+                                       const struct pes_collect_settings *settings,
+                                       uint32_t n_threads, struct pes_error *err);
 int pes_weights_add(struct pes_weights *w, const struct pes_event *e, size_t n, uint64_t offset,
                     struct pes_error *err);
 void pes_weights_seal(struct pes_weights *w);
@@ -57,11 +58,14 @@ void pes_weights_free(struct pes_weights *w);
 int pes_weights_adaptive(const struct pes_weights *w);
 /* The period thread was sampled at, at time, for the access type (write:
  * the store period). */
-double pes_weights_period_at(const struct pes_weights *w, uint32_t thread, uint64_t time, int write);
+double pes_weights_period_at(const struct pes_weights *w, uint32_t thread, uint64_t time,
+                             int write);
 /* That period over the header's of the same type: an observation's weight
  * relative to a fixed-period trace's (1 without --samples). */
-double pes_weights_factor_at(const struct pes_weights *w, uint32_t thread, uint64_t time, int write);
-void pes_weights_schedule(const struct pes_weights *w, uint32_t thread, struct pes_period_schedule *out);
+double pes_weights_factor_at(const struct pes_weights *w, uint32_t thread, uint64_t time,
+                             int write);
+void pes_weights_schedule(const struct pes_weights *w, uint32_t thread,
+                          struct pes_period_schedule *out);
 
 /* The event's sample's relative weight (pes_weights_factor_at of its
  * thread, time and access type): the factor a histogram or a mean weighs

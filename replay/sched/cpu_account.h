@@ -65,11 +65,11 @@ double pes_cpu_thread_seconds(void);
 
 /* The totals as the report and benchmarks read them. */
 struct pes_cpu_totals {
-    double total_s;        /* CPU of the accounted threads */
-    double serial_s;       /* of which serial (see above) */
-    double chain_s;        /* the longest strand (pes_cpu_chain) */
-    double process_s;      /* the process's CPU since pes_cpu_enable (getrusage) */
-    double wall_s;         /* wall-clock seconds since pes_cpu_enable */
+    double total_s;   /* CPU of the accounted threads */
+    double serial_s;  /* of which serial (see above) */
+    double chain_s;   /* the longest strand (pes_cpu_chain) */
+    double process_s; /* the process's CPU since pes_cpu_enable (getrusage) */
+    double wall_s;    /* wall-clock seconds since pes_cpu_enable */
 };
 void pes_cpu_totals(struct pes_cpu_totals *t);
 /* The bound on the speed-up with n workers from t: T / max(S + (T - S) / n,

@@ -44,11 +44,12 @@ void pes_strand_destroy(struct pes_strand *st);
 void pes_strand_set_urgent(struct pes_strand *st);
 
 /* Queues fn(arg) on the strand; returns at once. 0, or -1 without memory. */
-int pes_sched_submit(struct pes_strand *st, void (*fn)(void *arg), void *arg, struct pes_error *err);
+int pes_sched_submit(struct pes_strand *st, void (*fn)(void *arg), void *arg,
+                     struct pes_error *err);
 /* fn(args[i]) on st[i] for i < n, queued at once (one wake-up of the
  * workers for all): 0, or -1 without memory (then none is queued). */
-int pes_sched_submit_many(struct pes_strand *const *st, void (*fn)(void *arg), void *const *args, uint32_t n,
-                          struct pes_error *err);
+int pes_sched_submit_many(struct pes_strand *const *st, void (*fn)(void *arg), void *const *args,
+                          uint32_t n, struct pes_error *err);
 
 /* Runs ready tasks on the calling thread until done(ctx) is nonzero
  * (checked before each task and after every task ends, anywhere), sleeping

@@ -14,14 +14,14 @@
 #define EMPTY UINT64_MAX
 
 struct pes_cache {
-    uint64_t *tags;      /* sets * ways line numbers */
+    uint64_t *tags; /* sets * ways line numbers */
     uint64_t sets;
-    uint64_t set_mask;   /* sets - 1 when sets is a power of two */
+    uint64_t set_mask; /* sets - 1 when sets is a power of two */
     uint32_t ways;
     int pow2;
-    int phys;                 /* physically indexed: random page frames (pes_cache_set_page_index) */
+    int phys; /* physically indexed: random page frames (pes_cache_set_page_index) */
     unsigned page_lines_log2; /* with phys: lines per page (log2), after index_shift */
-    unsigned index_shift;     /* one address partition's cache: sets indexed by lineno >> index_shift */
+    unsigned index_shift; /* one address partition's cache: sets indexed by lineno >> index_shift */
 };
 
 struct pes_cache *pes_cache_create(uint64_t size, uint32_t ways, uint32_t line,
@@ -29,8 +29,8 @@ struct pes_cache *pes_cache_create(uint64_t size, uint32_t ways, uint32_t line,
 {
     char msg[160];
     if (line == 0 || (line & (line - 1)) != 0 || size < line) {
-        snprintf(msg, sizeof msg, "cache: line size %u must be a power of two <= size %llu",
-                 line, (unsigned long long)size);
+        snprintf(msg, sizeof msg, "cache: line size %u must be a power of two <= size %llu", line,
+                 (unsigned long long)size);
         pes_error_set(err, PES_ERR_ARG, 0, "%s", msg);
         return NULL;
     }
@@ -82,12 +82,13 @@ static inline uint64_t page_frame(uint64_t page)
 static inline uint64_t set_index(const struct pes_cache *c, uint64_t lineno)
 {
     uint64_t x = lineno >> c->index_shift;
-    if (c->phys) {   /* physically indexed: keep the offset in the page, randomise the frame */
+    if (c->phys) { /* physically indexed: keep the offset in the page, randomise the frame */
         uint64_t in_page = x & ((1ULL << c->page_lines_log2) - 1);
         /* a partition's cache drops the bits the whole cache's 64-bit
          * frame number shifted out, so that sets modulo a count that is no
          * power of two stay the whole cache's */
-        uint64_t frame = page_frame(x >> c->page_lines_log2) << c->page_lines_log2 & (UINT64_MAX >> c->index_shift);
+        uint64_t frame = page_frame(x >> c->page_lines_log2) << c->page_lines_log2 &
+                         (UINT64_MAX >> c->index_shift);
         x = frame | in_page;
     }
     return c->pow2 ? (x & c->set_mask) : (x % c->sets);
@@ -98,7 +99,10 @@ static inline uint64_t *set_of(const struct pes_cache *c, uint64_t lineno)
     return c->tags + set_index(c, lineno) * c->ways;
 }
 
-uint64_t pes_cache_set_index(const struct pes_cache *c, uint64_t lineno) { return set_index(c, lineno); }
+uint64_t pes_cache_set_index(const struct pes_cache *c, uint64_t lineno)
+{
+    return set_index(c, lineno);
+}
 
 int pes_cache_lookup(struct pes_cache *c, uint64_t lineno)
 {
@@ -151,7 +155,10 @@ int pes_cache_remove(struct pes_cache *c, uint64_t lineno)
     return 0;
 }
 
-uint64_t pes_cache_sets(const struct pes_cache *c) { return c->sets; }
+uint64_t pes_cache_sets(const struct pes_cache *c)
+{
+    return c->sets;
+}
 
 void pes_cache_set_page_index(struct pes_cache *c, uint64_t page_size, uint32_t line)
 {
@@ -167,8 +174,14 @@ void pes_cache_set_page_index(struct pes_cache *c, uint64_t page_size, uint32_t 
     c->page_lines_log2 = c->phys ? bits - c->index_shift : 0;
 }
 
-void pes_cache_set_index_shift(struct pes_cache *c, unsigned shift) { c->index_shift = shift; }
-uint32_t pes_cache_ways(const struct pes_cache *c) { return c->ways; }
+void pes_cache_set_index_shift(struct pes_cache *c, unsigned shift)
+{
+    c->index_shift = shift;
+}
+uint32_t pes_cache_ways(const struct pes_cache *c)
+{
+    return c->ways;
+}
 
 /* ---------------------------------------------------------------- hierarchy */
 
@@ -210,7 +223,8 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
     char msg[200];
     if (!cfg || cfg->n_cores == 0 || cfg->n_sockets == 0 || !cfg->core_socket ||
         cfg->n_levels == 0 || cfg->n_levels > PES_MAX_LEVELS) {
-        pes_error_set(err, PES_ERR_ARG, 0, "%s", "cachesim: need >= 1 core, >= 1 socket, 1..4 cache levels");
+        pes_error_set(err, PES_ERR_ARG, 0, "%s",
+                      "cachesim: need >= 1 core, >= 1 socket, 1..4 cache levels");
         return NULL;
     }
     uint32_t np = 0;
@@ -224,7 +238,8 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
         }
     }
     if (np == 0) {
-        pes_error_set(err, PES_ERR_ARG, 0, "%s", "cachesim: coherence needs at least one private cache level");
+        pes_error_set(err, PES_ERR_ARG, 0, "%s",
+                      "cachesim: coherence needs at least one private cache level");
         return NULL;
     }
     for (uint32_t k = 1; k < cfg->n_levels; k++) {
@@ -266,7 +281,8 @@ struct pes_hier *pes_hier_create(const struct pes_hier_config *cfg, pes_hier_evi
             const struct pes_cache_config *lc = &cfg->level[k];
             /* one partition's share of the sets (pes_sim_partition_bits made
              * sure they divide), the same ways */
-            h->cache[k][u] = pes_cache_create(lc->size >> cfg->index_shift, lc->ways, lc->line, err);
+            h->cache[k][u] =
+                pes_cache_create(lc->size >> cfg->index_shift, lc->ways, lc->line, err);
             if (h->cache[k][u])
                 pes_cache_set_index_shift(h->cache[k][u], cfg->index_shift);
             if (h->cache[k][u] && cfg->page_size)
@@ -284,8 +300,14 @@ nomem:
     return NULL;
 }
 
-uint32_t pes_hier_private_levels(const struct pes_hier *h) { return h->n_private; }
-uint32_t pes_hier_levels(const struct pes_hier *h) { return h->n_levels; }
+uint32_t pes_hier_private_levels(const struct pes_hier *h)
+{
+    return h->n_private;
+}
+uint32_t pes_hier_levels(const struct pes_hier *h)
+{
+    return h->n_levels;
+}
 
 int pes_hier_holds(const struct pes_hier *h, uint32_t core, uint64_t lineno)
 {

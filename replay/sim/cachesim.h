@@ -57,13 +57,13 @@ typedef void (*pes_hier_evict_fn)(void *ctx, uint32_t core, uint64_t lineno);
 struct pes_hier_config {
     uint32_t n_cores;
     uint32_t n_sockets;
-    const uint32_t *core_socket;     /* n_cores entries, each < n_sockets */
-    uint32_t n_levels;               /* private levels first, then shared ones */
+    const uint32_t *core_socket; /* n_cores entries, each < n_sockets */
+    uint32_t n_levels;           /* private levels first, then shared ones */
     struct pes_cache_config level[PES_MAX_LEVELS];
-    int non_inclusive;               /* 0: shared levels include the private ones */
-    uint64_t page_size;              /* 0: sets indexed by virtual line number; else physically
+    int non_inclusive;    /* 0: shared levels include the private ones */
+    uint64_t page_size;   /* 0: sets indexed by virtual line number; else physically
                                         indexed with random page frames of this size */
-    uint32_t index_shift;            /* one address partition's hierarchy (pes_cache_set_index_shift) */
+    uint32_t index_shift; /* one address partition's hierarchy (pes_cache_set_index_shift) */
 };
 
 struct pes_hier;

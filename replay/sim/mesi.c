@@ -37,9 +37,9 @@ struct dir_entry {
     uint16_t sock_present; /* sockets whose shared levels may hold it (superset) */
     uint16_t sock_touched;
     uint16_t sock_lost;
-    uint8_t owner;         /* the only core that ever held it, while ext == 0 */
-    uint8_t excl;          /* sole holder in E or M */
-    uint8_t dirty;         /* sole holder in M */
+    uint8_t owner; /* the only core that ever held it, while ext == 0 */
+    uint8_t excl;  /* sole holder in E or M */
+    uint8_t dirty; /* sole holder in M */
     uint8_t pad[7];
 };
 
@@ -50,9 +50,9 @@ struct pes_sim {
     uint32_t *core_thread; /* thread that last ran on each core */
     uint32_t line_shift, gran_shift;
     /* directory */
-    unsigned char *dir;      /* cap slots of `stride` bytes */
+    unsigned char *dir; /* cap slots of `stride` bytes */
     size_t stride;
-    uint64_t *pool;          /* shared records: n_cores masks, then n_cores inv_core bytes */
+    uint64_t *pool; /* shared records: n_cores masks, then n_cores inv_core bytes */
     size_t rec_words, pool_used, pool_cap;
     uint64_t cap, used;
     unsigned cap_bits;
@@ -66,8 +66,8 @@ struct pes_sim {
      * ids cost no full rows */
     struct pes_sim_stats *sites;
     uint32_t n_rows, cap_rows;
-    uint32_t *site_row;      /* [n_sites] row + 1, 0 = no access yet */
-    uint32_t n_sites;        /* index entries allocated */
+    uint32_t *site_row; /* [n_sites] row + 1, 0 = no access yet */
+    uint32_t n_sites;   /* index entries allocated */
     uint64_t writebacks;
     uint64_t *comm_thread[2]; /* [0] true, [1] false; n_threads^2, row supplier */
     uint64_t *comm_core[2];
@@ -79,10 +79,12 @@ struct pes_sim {
     uint64_t part_mask, part;
 };
 
-static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind, int is_true)
+static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind,
+                        int is_true)
 {
     if (s->on_event) {
-        struct pes_sim_event ev = {s->cur, line << s->line_shift, other, (uint8_t)kind, (uint8_t)is_true};
+        struct pes_sim_event ev = {s->cur, line << s->line_shift, other, (uint8_t)kind,
+                                   (uint8_t)is_true};
         s->on_event(s->event_ctx, &ev);
     }
 }
@@ -139,7 +141,7 @@ static void *big_alloc(size_t bytes)
     if (posix_memalign(&p, huge, (bytes + huge - 1) & ~(huge - 1)) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE);  /* a hint; failure is harmless */
+    madvise(p, (bytes + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* a hint; failure is harmless */
 #endif
     return p;
 }
@@ -223,7 +225,7 @@ static void on_evict(void *ctx, uint32_t core, uint64_t line)
         s->writebacks++;
         e->dirty = 0;
     }
-    e->excl = 0;  /* a remaining copy stays S (MESI does not upgrade silently) */
+    e->excl = 0; /* a remaining copy stays S (MESI does not upgrade silently) */
 }
 
 static uint64_t holders(void *ctx, uint64_t line)
@@ -264,12 +266,12 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     uint32_t n_cores = cfg->n_cores ? cfg->n_cores : m->sockets * m->cores_per_socket;
     if (n_cores == 0 || n_cores > PES_SIM_MAX_CORES) {
         pes_error_set(err, PES_ERR_ARG, 0, "sim: %u cores, expected 1 .. %u", n_cores,
-                PES_SIM_MAX_CORES);
+                      PES_SIM_MAX_CORES);
         return NULL;
     }
     if (cfg->n_threads == 0 || cfg->n_threads > PES_SIM_MAX_THREADS) {
         pes_error_set(err, PES_ERR_ARG, 0, "sim: %u threads, expected 1 .. %u", cfg->n_threads,
-                PES_SIM_MAX_THREADS);
+                      PES_SIM_MAX_THREADS);
         return NULL;
     }
     if (!cfg->core_socket && m->cores_per_socket == 0) {
@@ -278,14 +280,17 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
     }
     if (m->n_levels == 0 || m->n_levels > PES_MAX_LEVELS || m->level[0].line < 8 ||
         m->level[0].line > 4096 || (m->level[0].line & (m->level[0].line - 1))) {
-        pes_error_set(err, PES_ERR_ARG, 0, "sim: %u levels / line %u bytes (need 1..4, power of 2, 8..4096)",
-                m->n_levels, m->level[0].line);
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "sim: %u levels / line %u bytes (need 1..4, power of 2, 8..4096)",
+                      m->n_levels, m->level[0].line);
         return NULL;
     }
     if (cfg->partition_bits > pes_sim_partition_bits(m, cfg->page_size) ||
         (cfg->partition_bits < 32 && cfg->partition >> cfg->partition_bits)) {
-        pes_error_set(err, PES_ERR_ARG, 0, "sim: partition %u of %u bits; this machine splits into at most %u bits",
-                      cfg->partition, cfg->partition_bits, pes_sim_partition_bits(m, cfg->page_size));
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "sim: partition %u of %u bits; this machine splits into at most %u bits",
+                      cfg->partition, cfg->partition_bits,
+                      pes_sim_partition_bits(m, cfg->page_size));
         return NULL;
     }
     struct pes_sim *s = calloc(1, sizeof *s);
@@ -314,9 +319,12 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
             n_sockets = so + 1;
     }
     s->n_sockets = n_sockets;
-    struct pes_hier_config hc = {.n_cores = n_cores, .n_sockets = n_sockets,
-                                 .core_socket = s->core_socket, .n_levels = m->n_levels,
-                                 .non_inclusive = cfg->non_inclusive, .page_size = cfg->page_size,
+    struct pes_hier_config hc = {.n_cores = n_cores,
+                                 .n_sockets = n_sockets,
+                                 .core_socket = s->core_socket,
+                                 .n_levels = m->n_levels,
+                                 .non_inclusive = cfg->non_inclusive,
+                                 .page_size = cfg->page_size,
                                  .index_shift = cfg->partition_bits};
     memcpy(hc.level, m->level, sizeof hc.level);
     s->hier = pes_hier_create(&hc, on_evict, s, err);
@@ -388,11 +396,11 @@ static struct pes_sim_stats *site_stats(struct pes_sim *s, uint32_t site)
 }
 
 /* Apply one update to the three attribution targets. */
-#define ADD3(field, n)          \
-    do {                        \
-        tot->field += (n);      \
-        th->field += (n);       \
-        st->field += (n);       \
+#define ADD3(field, n)                                                                             \
+    do {                                                                                           \
+        tot->field += (n);                                                                         \
+        th->field += (n);                                                                          \
+        st->field += (n);                                                                          \
     } while (0)
 
 static uint64_t byte_mask(const struct pes_sim *s, uint64_t lo, uint64_t hi)
@@ -414,7 +422,7 @@ static void invalidate_others(struct pes_sim *s, struct dir_entry *e, uint64_t *
         uint32_t o = (uint32_t)__builtin_ctzll(others);
         others &= others - 1;
         uint64_t obit = 1ull << o;
-        int is_true = (mask[o] & bytes) != 0;   /* Marathe §8 */
+        int is_true = (mask[o] & bytes) != 0; /* Marathe §8 */
         uint32_t ot = s->core_thread[o];
         if (is_true)
             ADD3(inval_true, 1);
@@ -439,7 +447,7 @@ static void invalidate_others(struct pes_sim *s, struct dir_entry *e, uint64_t *
         pes_hier_drop_private(s->hier, o, e->line);
         e->present &= ~obit;
         e->lost |= obit;
-        mask[o] = bytes;      /* from now on: bytes written by others since the loss */
+        mask[o] = bytes; /* from now on: bytes written by others since the loss */
         inv_cores(s, mask)[o] = (uint8_t)c;
     }
 }
@@ -462,8 +470,7 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
      * with nobody waiting on its bytes, changes no coherence state. */
     if (s->last_line[c] == line && s->last_slot[c] < s->cap) {
         struct dir_entry *e = ENT(s, s->last_slot[c]);
-        if (e->line == line && (e->present & cbit) &&
-            (!wr || (e->dirty && !(e->lost & ~cbit)))) {
+        if (e->line == line && (e->present & cbit) && (!wr || (e->dirty && !(e->lost & ~cbit)))) {
             ADD3(hits[0], 1);
             *mask_of(s, e, c) |= bytes;
             return 0;
@@ -571,7 +578,7 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
                 ADD3(upgrades, 1);
                 invalidate_others(s, e, mask, c, t, bytes, others, 0, tot, th, st);
             } else if (!e->excl) {
-                ADD3(upgrades, 1);   /* S with no other sharer: bus upgrade, nobody to invalidate */
+                ADD3(upgrades, 1); /* S with no other sharer: bus upgrade, nobody to invalidate */
             }
             e->present = cbit;
             e->excl = 1;
@@ -602,26 +609,27 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
 int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes_error *err)
 {
     if (a->core >= s->n_cores) {
-        pes_error_set(err, PES_ERR_ARG, 0, "sim: core %u out of range (%u cores)", a->core, s->n_cores);
+        pes_error_set(err, PES_ERR_ARG, 0, "sim: core %u out of range (%u cores)", a->core,
+                      s->n_cores);
         return -1;
     }
     if (a->thread >= s->n_threads) {
         pes_error_set(err, PES_ERR_ARG, 0, "sim: thread %u out of range (%u threads)", a->thread,
-                s->n_threads);
+                      s->n_threads);
         return -1;
     }
-    struct pes_sim_stats *st = NULL;   /* its site's row, once it has a line here */
+    struct pes_sim_stats *st = NULL; /* its site's row, once it has a line here */
     s->cur = a;
     uint64_t size = a->size ? a->size : 1;
     uint64_t first = a->addr, last = a->addr + size - 1;
     if (last < first)
-        last = UINT64_MAX;   /* wraps past the end of the address space: clamp */
+        last = UINT64_MAX; /* wraps past the end of the address space: clamp */
     uint64_t lsz = 1ull << s->line_shift;
     int rd = a->is_read != 0, wr = a->is_write != 0;
     if (!rd && !wr)
         rd = 1;
     for (uint64_t line = first >> s->line_shift; line <= last >> s->line_shift; line++) {
-        if ((line & s->part_mask) != s->part) {   /* another partition's line */
+        if ((line & s->part_mask) != s->part) { /* another partition's line */
             if (line == UINT64_MAX >> s->line_shift)
                 break;
             continue;
@@ -675,7 +683,7 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
 uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size)
 {
     uint32_t bits = PES_SIM_MAX_PARTITION_BITS, line = m->level[0].line;
-    unsigned page_bits = 0;   /* log2 of lines per page, as pes_cache_set_page_index counts them */
+    unsigned page_bits = 0; /* log2 of lines per page, as pes_cache_set_page_index counts them */
     while (page_size && ((uint64_t)line << (page_bits + 1)) <= page_size)
         page_bits++;
     for (uint32_t k = 0; k < m->n_levels && k < PES_MAX_LEVELS; k++) {
@@ -716,8 +724,10 @@ static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
 
 int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_error *err)
 {
-    if (dst->n_cores != src->n_cores || dst->n_threads != src->n_threads || dst->n_levels != src->n_levels)
-        return pes_error_set(err, PES_ERR_ARG, 0, "sim: absorbing a simulation of other cores or levels");
+    if (dst->n_cores != src->n_cores || dst->n_threads != src->n_threads ||
+        dst->n_levels != src->n_levels)
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "sim: absorbing a simulation of other cores or levels");
     stats_add(&dst->totals, &src->totals);
     stats_add(&dst->other_site, &src->other_site);
     for (uint32_t t = 0; t < dst->n_threads; t++)
@@ -757,8 +767,10 @@ size_t pes_sim_pack(const struct pes_sim *s, void *buf, size_t cap)
     for (uint32_t id = 0; id < s->n_sites; id++)
         rows += s->site_row[id] && s->sites[s->site_row[id] - 1].accesses;
     size_t st = sizeof(struct pes_sim_stats);
-    size_t comm = 2 * ((size_t)s->n_threads * s->n_threads + (size_t)s->n_cores * s->n_cores) * sizeof(uint64_t);
-    size_t n = sizeof(struct packed_head) + (2 + (size_t)s->n_threads) * st + rows * (4 + st) + comm;
+    size_t comm = 2 * ((size_t)s->n_threads * s->n_threads + (size_t)s->n_cores * s->n_cores) *
+                  sizeof(uint64_t);
+    size_t n =
+        sizeof(struct packed_head) + (2 + (size_t)s->n_threads) * st + rows * (4 + st) + comm;
     if (!buf || cap < n)
         return n;
     unsigned char *at = buf;
@@ -774,7 +786,8 @@ size_t pes_sim_pack(const struct pes_sim *s, void *buf, size_t cap)
         memcpy(at, &s->sites[s->site_row[id] - 1], st), at += st;
     }
     for (int k = 0; k < 2; k++) {
-        size_t t = (size_t)s->n_threads * s->n_threads * sizeof(uint64_t), c = (size_t)s->n_cores * s->n_cores * sizeof(uint64_t);
+        size_t t = (size_t)s->n_threads * s->n_threads * sizeof(uint64_t),
+               c = (size_t)s->n_cores * s->n_cores * sizeof(uint64_t);
         memcpy(at, s->comm_thread[k], t), at += t;
         memcpy(at, s->comm_core[k], c), at += c;
     }
@@ -787,13 +800,16 @@ int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, stru
     const unsigned char *at = buf, *end = at + len;
     size_t st = sizeof(struct pes_sim_stats);
     if (len < sizeof h)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts cut short (%zu bytes)", len);
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts cut short (%zu bytes)",
+                             len);
     memcpy(&h, at, sizeof h), at += sizeof h;
     if (h.n_cores != dst->n_cores || h.n_threads != dst->n_threads || h.n_levels != dst->n_levels)
         return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts of other cores or levels");
-    size_t comm = 2 * ((size_t)h.n_threads * h.n_threads + (size_t)h.n_cores * h.n_cores) * sizeof(uint64_t);
+    size_t comm =
+        2 * ((size_t)h.n_threads * h.n_threads + (size_t)h.n_cores * h.n_cores) * sizeof(uint64_t);
     if ((size_t)(end - at) != (2 + (size_t)h.n_threads) * st + (size_t)h.rows * (4 + st) + comm)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "sim: packed counts of %zu bytes do not match their shape", len);
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "sim: packed counts of %zu bytes do not match their shape", len);
     struct pes_sim_stats x;
     memcpy(&x, at, st), at += st;
     stats_add(&dst->totals, &x);
@@ -828,18 +844,36 @@ int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, stru
     return 0;
 }
 
-uint32_t pes_sim_levels(const struct pes_sim *s) { return s->n_levels; }
-uint32_t pes_sim_cores(const struct pes_sim *s) { return s->n_cores; }
-uint32_t pes_sim_threads(const struct pes_sim *s) { return s->n_threads; }
-uint64_t pes_sim_writebacks(const struct pes_sim *s) { return s->writebacks; }
-const struct pes_sim_stats *pes_sim_totals(const struct pes_sim *s) { return &s->totals; }
+uint32_t pes_sim_levels(const struct pes_sim *s)
+{
+    return s->n_levels;
+}
+uint32_t pes_sim_cores(const struct pes_sim *s)
+{
+    return s->n_cores;
+}
+uint32_t pes_sim_threads(const struct pes_sim *s)
+{
+    return s->n_threads;
+}
+uint64_t pes_sim_writebacks(const struct pes_sim *s)
+{
+    return s->writebacks;
+}
+const struct pes_sim_stats *pes_sim_totals(const struct pes_sim *s)
+{
+    return &s->totals;
+}
 
 const struct pes_sim_stats *pes_sim_thread(const struct pes_sim *s, uint32_t thread)
 {
     return thread < s->n_threads ? &s->threads[thread] : NULL;
 }
 
-uint32_t pes_sim_sites(const struct pes_sim *s) { return s->n_sites; }
+uint32_t pes_sim_sites(const struct pes_sim *s)
+{
+    return s->n_sites;
+}
 
 const struct pes_sim_stats *pes_sim_site(const struct pes_sim *s, uint32_t site)
 {
@@ -871,8 +905,8 @@ void pes_sim_comm_ordered(const struct pes_sim *s, enum pes_sim_comm_kind kind, 
     size_t n = by_core ? s->n_cores : s->n_threads;
     uint64_t *const *m = by_core ? s->comm_core : s->comm_thread;
     for (size_t i = 0; i < n * n; i++)
-        out[i] = (kind != PES_SIM_COMM_FALSE ? m[0][i] : 0) +
-                 (kind != PES_SIM_COMM_TRUE ? m[1][i] : 0);
+        out[i] =
+            (kind != PES_SIM_COMM_FALSE ? m[0][i] : 0) + (kind != PES_SIM_COMM_TRUE ? m[1][i] : 0);
 }
 
 void pes_sim_comm_symmetric(const struct pes_sim *s, enum pes_sim_comm_kind kind, int by_core,

@@ -39,7 +39,7 @@
 #include "pes/model.h"
 #include "pes/trace.h"
 
-#define PES_SIM_MAX_CORES 64u
+#define PES_SIM_MAX_CORES   64u
 #define PES_SIM_MAX_SOCKETS 16u
 #define PES_SIM_MAX_THREADS 4096u
 /* Site ids at or above this (and UINT32_MAX) are pooled in one "other" entry. */
@@ -47,22 +47,22 @@
 
 enum pes_sim_miss_class {
     PES_SIM_COMPULSORY = 0,
-    PES_SIM_CAPACITY = 1,     /* capacity or conflict */
+    PES_SIM_CAPACITY = 1, /* capacity or conflict */
     PES_SIM_COHERENCE = 2,
     PES_SIM_MISS_CLASSES = 3,
 };
 
 struct pes_sim_stats {
-    uint64_t accesses, reads, writes;               /* line pieces */
+    uint64_t accesses, reads, writes; /* line pieces */
     uint64_t hits[PES_MAX_LEVELS];
     uint64_t misses[PES_MAX_LEVELS][PES_SIM_MISS_CLASSES];
-    uint64_t inval_true, inval_false;               /* invalidations caused by these writes */
-    uint64_t coh_true, coh_false;                   /* coherence misses suffered */
-    uint64_t comm_true, comm_false;                 /* transfers received (as requester) */
-    uint64_t upgrades;                              /* write hit in S */
-    uint64_t downgrades;                            /* read miss on a line Modified elsewhere */
-    uint64_t victim_threads;   /* bit t%64: threads whose copies these writes invalidated */
-    uint64_t source_threads;   /* bit t%64: threads that caused these coherence misses */
+    uint64_t inval_true, inval_false; /* invalidations caused by these writes */
+    uint64_t coh_true, coh_false;     /* coherence misses suffered */
+    uint64_t comm_true, comm_false;   /* transfers received (as requester) */
+    uint64_t upgrades;                /* write hit in S */
+    uint64_t downgrades;              /* read miss on a line Modified elsewhere */
+    uint64_t victim_threads;          /* bit t%64: threads whose copies these writes invalidated */
+    uint64_t source_threads;          /* bit t%64: threads that caused these coherence misses */
 };
 
 /* A coherence event, for callers that break them down further than per site
@@ -71,24 +71,25 @@ struct pes_sim_stats {
 enum pes_sim_event_kind {
     PES_SIM_EV_INVALIDATION = 0,   /* the access's write removed the line from `other` */
     PES_SIM_EV_COHERENCE_MISS = 1, /* the access missed a line `other` invalidated */
-    PES_SIM_EV_TRANSFER = 2,       /* the line moved from `other` to the access's core (a store involved) */
+    PES_SIM_EV_TRANSFER =
+        2, /* the line moved from `other` to the access's core (a store involved) */
 };
 struct pes_sim_access;
 struct pes_sim_event {
-    const struct pes_sim_access *access;  /* as passed to pes_sim_access(_batch) */
-    uint64_t line;                        /* the line's first byte */
-    uint32_t other;                       /* the other core */
-    uint8_t kind;                         /* enum pes_sim_event_kind */
-    uint8_t is_true;                      /* true sharing (the definitions above) */
+    const struct pes_sim_access *access; /* as passed to pes_sim_access(_batch) */
+    uint64_t line;                       /* the line's first byte */
+    uint32_t other;                      /* the other core */
+    uint8_t kind;                        /* enum pes_sim_event_kind */
+    uint8_t is_true;                     /* true sharing (the definitions above) */
 };
 
 struct pes_sim_config {
-    const struct pes_machine *machine;  /* levels; sockets x cores_per_socket if n_cores is 0 */
-    uint32_t n_cores;                   /* 0: machine->sockets * machine->cores_per_socket */
-    const uint32_t *core_socket;        /* NULL: core / machine->cores_per_socket */
-    uint32_t n_threads;                 /* threads 0 .. n_threads-1 (<= PES_SIM_MAX_THREADS) */
-    int non_inclusive;                  /* shared levels do not back-invalidate */
-    uint64_t page_size;                 /* 0: virtual indexing; else random page frames (cachesim.h) */
+    const struct pes_machine *machine; /* levels; sockets x cores_per_socket if n_cores is 0 */
+    uint32_t n_cores;                  /* 0: machine->sockets * machine->cores_per_socket */
+    const uint32_t *core_socket;       /* NULL: core / machine->cores_per_socket */
+    uint32_t n_threads;                /* threads 0 .. n_threads-1 (<= PES_SIM_MAX_THREADS) */
+    int non_inclusive;                 /* shared levels do not back-invalidate */
+    uint64_t page_size; /* 0: virtual indexing; else random page frames (cachesim.h) */
     /* NULL, or called for every coherence event as it happens (counted in the stats all the same) */
     void (*on_event)(void *ctx, const struct pes_sim_event *ev);
     void *event_ctx;
@@ -100,12 +101,12 @@ struct pes_sim_config {
 
 struct pes_sim_access {
     uint64_t addr;
-    uint32_t size;       /* bytes; 0 counts as 1 */
+    uint32_t size; /* bytes; 0 counts as 1 */
     uint32_t core;
     uint32_t thread;
-    uint32_t site;       /* UINT32_MAX if unknown */
+    uint32_t site; /* UINT32_MAX if unknown */
     uint8_t is_read;
-    uint8_t is_write;    /* both set for read-modify-write; neither set counts as a read */
+    uint8_t is_write; /* both set for read-modify-write; neither set counts as a read */
 };
 
 struct pes_sim;
@@ -139,7 +140,8 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
  * PES_SIM_MAX_PARTITION_BITS. */
 uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size);
 /* The partition of a line number under b bits. */
-static inline uint32_t pes_sim_partition_of(uint64_t lineno, uint32_t bits) {
+static inline uint32_t pes_sim_partition_of(uint64_t lineno, uint32_t bits)
+{
     return (uint32_t)(lineno & ((UINT64_C(1) << bits) - 1));
 }
 /* Adds the counts of src, a simulation of another partition of the same
@@ -157,7 +159,7 @@ int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, stru
 uint32_t pes_sim_levels(const struct pes_sim *s);
 uint32_t pes_sim_cores(const struct pes_sim *s);
 uint32_t pes_sim_threads(const struct pes_sim *s);
-uint64_t pes_sim_writebacks(const struct pes_sim *s);   /* dirty lines leaving a core */
+uint64_t pes_sim_writebacks(const struct pes_sim *s); /* dirty lines leaving a core */
 const struct pes_sim_stats *pes_sim_totals(const struct pes_sim *s);
 const struct pes_sim_stats *pes_sim_thread(const struct pes_sim *s, uint32_t thread);
 /* Per site; NULL if the site never accessed memory. Sites are 0 .. pes_sim_sites()-1,

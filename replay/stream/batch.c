@@ -6,11 +6,14 @@
 
 #include "stream.h"
 
-static int nomem(struct pes_error *err) {
+static int nomem(struct pes_error *err)
+{
     return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
 }
 
-int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sink, struct pes_error *err) {
+int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sink,
+                       struct pes_error *err)
+{
     memset(b, 0, sizeof *b);
     b->sink = sink;
     b->addr = malloc(PES_BATCH * sizeof *b->addr);
@@ -23,21 +26,30 @@ int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sin
         pes_batch_buf_free(b);
         return nomem(err);
     }
-    b->view = (struct pes_batch){.addr = b->addr, .size = b->size, .length = b->length, .stream = b->stream,
-                                 .site = b->site, .rw = b->rw};
+    b->view = (struct pes_batch){.addr = b->addr,
+                                 .size = b->size,
+                                 .length = b->length,
+                                 .stream = b->stream,
+                                 .site = b->site,
+                                 .rw = b->rw};
     return 0;
 }
 
-int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err) {
-    if (!b->object) b->object = malloc(PES_BATCH * sizeof *b->object);
-    if (!b->object_offset) b->object_offset = malloc(PES_BATCH * sizeof *b->object_offset);
-    if (!b->object || !b->object_offset) return nomem(err);
+int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err)
+{
+    if (!b->object)
+        b->object = malloc(PES_BATCH * sizeof *b->object);
+    if (!b->object_offset)
+        b->object_offset = malloc(PES_BATCH * sizeof *b->object_offset);
+    if (!b->object || !b->object_offset)
+        return nomem(err);
     b->view.object = b->object;
     b->view.object_offset = b->object_offset;
     return 0;
 }
 
-void pes_batch_buf_free(struct pes_batch_buf *b) {
+void pes_batch_buf_free(struct pes_batch_buf *b)
+{
     free(b->object);
     free(b->object_offset);
     free(b->addr);
@@ -52,9 +64,12 @@ void pes_batch_buf_free(struct pes_batch_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
-int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err) {
+int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err)
+{
     struct pes_batch *v = &b->view;
-    if (v->n == 0 && v->n_bbs == 0 && v->n_ended == 0 && v->dropped_reads == 0 && v->dropped_writes == 0) return 0;
+    if (v->n == 0 && v->n_bbs == 0 && v->n_ended == 0 && v->dropped_reads == 0 &&
+        v->dropped_writes == 0)
+        return 0;
     v->bb = b->bb;
     v->bb_stream = b->bb_stream;
     v->ended = b->ended;
@@ -65,25 +80,31 @@ int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err) {
 }
 
 /* Grows a pointer array and its parallel u32 array (cap entries) to twice the size. */
-static int grow(void *ptrs, size_t ptr_size, uint32_t **u32, size_t *cap) {
+static int grow(void *ptrs, size_t ptr_size, uint32_t **u32, size_t *cap)
+{
     size_t n = *cap ? *cap * 2 : 256;
     void *p = realloc(*(void **)ptrs, n * ptr_size);
-    if (!p) return -1;
+    if (!p)
+        return -1;
     *(void **)ptrs = p;
     if (u32) {
         uint32_t *q = realloc(*u32, n * sizeof *q);
-        if (!q) return -1;
+        if (!q)
+            return -1;
         *u32 = q;
     }
     *cap = n;
     return 0;
 }
 
-int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream, struct pes_error *err) {
+int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream,
+                     struct pes_error *err)
+{
     if (b->view.n_bbs == b->cap_bbs) {
         /* a long run of BB entries without accesses goes out on its own */
         if (b->cap_bbs >= 8 * PES_BATCH) {
-            if (pes_batch_buf_flush(b, err) < 0) return -1;
+            if (pes_batch_buf_flush(b, err) < 0)
+                return -1;
         } else if (grow(&b->bb, sizeof *b->bb, &b->bb_stream, &b->cap_bbs) < 0) {
             return nomem(err);
         }
@@ -94,8 +115,10 @@ int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t 
     return 0;
 }
 
-int pes_batch_buf_ended(struct pes_batch_buf *b, uint32_t stream, struct pes_error *err) {
-    if (b->view.n_ended == b->cap_ended && grow(&b->ended, sizeof *b->ended, NULL, &b->cap_ended) < 0)
+int pes_batch_buf_ended(struct pes_batch_buf *b, uint32_t stream, struct pes_error *err)
+{
+    if (b->view.n_ended == b->cap_ended &&
+        grow(&b->ended, sizeof *b->ended, NULL, &b->cap_ended) < 0)
         return nomem(err);
     b->ended[b->view.n_ended++] = stream;
     return 0;

@@ -18,18 +18,19 @@ struct replay_input;
  * (AUTO) or always (PES), else another tool's trace in the given
  * pes_text_format (AUTO: detected, docs/trace-format.md §9). */
 enum { REPLAY_INPUT_AUTO = PES_TEXT_FORMAT_AUTO, REPLAY_INPUT_PES = 100 };
-struct replay_input *replay_input_open_as(const char *path, int input_format, struct pes_error *err);
+struct replay_input *replay_input_open_as(const char *path, int input_format,
+                                          struct pes_error *err);
 
 struct replay_summary {
-    uint32_t kind;                /* enum pes_trace_kind, 0 for a text trace */
-    int text;                     /* plain-text address trace */
+    uint32_t kind; /* enum pes_trace_kind, 0 for a text trace */
+    int text;      /* plain-text address trace */
     int truncated;
-    uint64_t skipped_blocks;      /* blocks of a type the reader does not know */
-    uint64_t clipped_ranges;      /* variable-size accesses clipped (REPLAY_RANGE_GRANULES) */
-    uint32_t threads;             /* threads with records */
+    uint64_t skipped_blocks; /* blocks of a type the reader does not know */
+    uint64_t clipped_ranges; /* variable-size accesses clipped (REPLAY_RANGE_GRANULES) */
+    uint32_t threads;        /* threads with records */
     uint64_t records, accesses, bb_execs;
     uint64_t reads, writes, bytes;
-    double ops[PES_OP_COUNT];     /* static op counts × BB executions */
+    double ops[PES_OP_COUNT]; /* static op counts × BB executions */
     const char *command;
 };
 
@@ -57,7 +58,7 @@ const struct pes_collect_settings *replay_input_settings(const struct replay_inp
 const struct pes_site *replay_input_site(const struct replay_input *in, uint32_t id);
 const struct pes_bb *replay_input_bb(const struct replay_input *in, uint32_t id);
 int replay_input_has_bbs(const struct replay_input *in);
-uint32_t replay_input_threads(const struct replay_input *in);   /* thread table size (text: 1) */
+uint32_t replay_input_threads(const struct replay_input *in); /* thread table size (text: 1) */
 const char *replay_input_truncation(const struct replay_input *in); /* NULL if complete */
 /* Another tool's trace: what it is, for the text report ("valgrind lackey trace"). */
 const char *replay_input_text_kind(const struct replay_input *in);
@@ -123,7 +124,8 @@ void replay_input_clip_merge(struct replay_input *in, const unsigned char part[R
  * text trace: its lines) as batches to sink: accesses with their sites'
  * read/write kinds, BB entries, and each thread once its records are all
  * delivered. 0, or -1 with err filled (the input's or the sink's error). */
-int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink, struct pes_error *err);
+int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
+                     struct pes_error *err);
 /* Mimicked cores (opt->n_cores, its emit ignored) as batches to sink: the
  * interleaved stream of PPT-Multicore Alg. 2 (stream/source_mimic.c).
  * Each core walks the allocation records in a lane of the input's objects
@@ -132,8 +134,8 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
  * caller set up (replay_input_object_lanes) so that passes of several
  * configurations run at once, each on its own thread. */
 int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
-                     const struct pes_mimic_options *opt, uint32_t first_lane, const struct pes_batch_sink *sink,
-                     struct pes_error *err);
+                     const struct pes_mimic_options *opt, uint32_t first_lane,
+                     const struct pes_batch_sink *sink, struct pes_error *err);
 /* n lanes of the input's objects (1: back to the recorded pass's one),
  * ready for passes on several threads (pes_objects_freeze). 0, or -1
  * without memory; 0 when objects are not resolved. */

@@ -31,9 +31,9 @@
 #define PES_MERGE_SEGMENT_CAP 65536u
 
 struct pes_merged_record {
-    uint64_t time;            /* interpolated ticks */
-    uint32_t thread;          /* thread index */
-    struct pes_record rec;    /* as recorded (control records included) */
+    uint64_t time;         /* interpolated ticks */
+    uint32_t thread;       /* thread index */
+    struct pes_record rec; /* as recorded (control records included) */
 };
 
 struct pes_merge;
@@ -62,7 +62,8 @@ size_t pes_merge_ended(const struct pes_merge *m, const uint32_t **threads);
  * threads whose records start at or after hi are not read. Before the first
  * read; 0 or -1. Threads are reported ended (pes_merge_ended) only where
  * their last record is delivered, or in a part after it. */
-int pes_merge_set_range(struct pes_merge *m, uint64_t lo, uint64_t hi, int bounded, struct pes_error *err);
+int pes_merge_set_range(struct pes_merge *m, uint64_t lo, uint64_t hi, int bounded,
+                        struct pes_error *err);
 /* n - 1 cut times for n parts of about as many records each (cuts[n-1]),
  * assuming each thread runs evenly from its start to its end (FOOTER, else
  * its last mark). The same on every call for the same file. 0 or -1. */
@@ -76,7 +77,8 @@ int pes_merge_part_times(struct pes_merge *m, uint32_t n, uint64_t *cuts, struct
  * the merge reaches the block. Not with pes_merge_set_range (a stream
  * entered in its middle). Before the first read; 0 or -1. */
 struct pes_sched;
-int pes_merge_set_workers(struct pes_merge *m, struct pes_sched *sched, const char *path, struct pes_error *err);
+int pes_merge_set_workers(struct pes_merge *m, struct pes_sched *sched, const char *path,
+                          struct pes_error *err);
 /* Bytes held in the streams' block and segment buffers now. */
 uint64_t pes_merge_memory(const struct pes_merge *m);
 /* Number of threads that have ACCESS blocks. */

@@ -11,7 +11,7 @@
 #include "cpu_account.h"
 #include "scheduler.h"
 
-#define CURSOR_BUF 4096
+#define CURSOR_BUF     4096
 #define DEFAULT_OFFSET (UINT64_C(1) << 48)
 
 /* ------------------------------------------------------------ array source */
@@ -45,7 +45,10 @@ static long array_read(void *cursor, struct pes_record *out, size_t max, struct 
     return (long)n;
 }
 
-static void array_close(void *cursor) { free(cursor); }
+static void array_close(void *cursor)
+{
+    free(cursor);
+}
 
 /* Binary search by id in an array sorted by id; both struct pes_site and
  * struct pes_bb start with their uint32_t id. */
@@ -92,9 +95,8 @@ void pes_mimic_array_source(const struct pes_mimic_array *a, struct pes_mimic_so
 
 enum rec_kind { REC_SKIP, REC_ACCESS, REC_BB, REC_REGION_BEGIN, REC_REGION_END };
 
-static int classify(const struct pes_mimic_source *src, const struct pes_record *r,
-                    uint64_t index, const struct pes_site **site, const struct pes_bb **bb,
-                    struct pes_error *err)
+static int classify(const struct pes_mimic_source *src, const struct pes_record *r, uint64_t index,
+                    const struct pes_site **site, const struct pes_bb **bb, struct pes_error *err)
 {
     if (r->id == PES_ID_REGION_BEGIN)
         return REC_REGION_BEGIN;
@@ -106,8 +108,9 @@ static int classify(const struct pes_mimic_source *src, const struct pes_record 
         return REC_ACCESS;
     if ((*bb = src->bb(src->ctx, r->id)))
         return REC_BB;
-    pes_error_set(err, PES_ERR_FORMAT, index, "mimic: record %llu: id %u is neither a site nor a basic block",
-         (unsigned long long)index, r->id);
+    pes_error_set(err, PES_ERR_FORMAT, index,
+                  "mimic: record %llu: id %u is neither a site nor a basic block",
+                  (unsigned long long)index, r->id);
     return -1;
 }
 
@@ -119,20 +122,20 @@ static uint32_t access_size(const struct pes_site *s, const struct pes_record *r
 /* ------------------------------------------------------------ counts */
 
 struct pes_mimic_counts {
-    uint32_t *keys;     /* bb id + 1; 0 = empty */
+    uint32_t *keys; /* bb id + 1; 0 = empty */
     uint32_t *idx;
     uint64_t mask;
-    uint64_t *count;    /* by dense index */
+    uint64_t *count; /* by dense index */
     uint32_t n_bbs, cap;
     uint64_t accesses;
-    uint64_t max_private;   /* highest byte of a private access */
+    uint64_t max_private; /* highest byte of a private access */
     int has_private;
     /* per outermost region instance r: (dense BB, count) pairs
      * reg_bb/reg_count[reg_start[r] .. reg_start[r+1]) */
     uint32_t *reg_bb;
     uint64_t *reg_count;
     size_t n_reg_entries, cap_reg_entries;
-    size_t *reg_start;      /* n_regions + 1 */
+    size_t *reg_start; /* n_regions + 1 */
     size_t n_regions, cap_regions;
     /* count-pass scratch: counts inside the open region, BBs touched there */
     uint64_t *tmp;
@@ -260,8 +263,7 @@ void pes_mimic_counts_free(struct pes_mimic_counts *c)
     free(c);
 }
 
-struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
-                                         struct pes_error *err)
+struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src, struct pes_error *err)
 {
     struct pes_mimic_counts *c = calloc(1, sizeof *c);
     struct pes_record *buf = malloc(CURSOR_BUF * sizeof *buf);
@@ -316,7 +318,7 @@ struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
             }
         }
     }
-    if (depth > 0 && region_flush(c) < 0)   /* trace cut inside a region */
+    if (depth > 0 && region_flush(c) < 0) /* trace cut inside a region */
         goto nomem;
     src->close(cur);
     free(buf);
@@ -337,8 +339,14 @@ uint64_t pes_mimic_bb_count(const struct pes_mimic_counts *c, uint32_t bb_id)
     return d < 0 ? 0 : c->count[d];
 }
 
-uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c) { return c->accesses; }
-size_t pes_mimic_regions(const struct pes_mimic_counts *c) { return c->n_regions; }
+uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c)
+{
+    return c->accesses;
+}
+size_t pes_mimic_regions(const struct pes_mimic_counts *c)
+{
+    return c->n_regions;
+}
 
 /* ------------------------------------------------------------ per-core cursors */
 
@@ -347,13 +355,13 @@ struct core_cursor {
     void *cur;
     struct pes_record *buf;
     size_t pos, n;
-    uint64_t index;         /* records consumed */
-    uint64_t *inst;         /* instances seen per dense BB */
-    uint64_t *rcount;       /* per_region: counts of the current region per BB */
-    size_t region;          /* per_region: regions entered so far */
+    uint64_t index;   /* records consumed */
+    uint64_t *inst;   /* instances seen per dense BB */
+    uint64_t *rcount; /* per_region: counts of the current region per BB */
+    size_t region;    /* per_region: regions entered so far */
     uint32_t depth;
     uint32_t core;
-    int active;             /* the current BB instance runs on this core */
+    int active; /* the current BB instance runs on this core */
     int done;
 };
 
@@ -384,22 +392,22 @@ static void cursor_region(const struct run *r, struct core_cursor *c, int begin)
 static int cursor_enter_bb(const struct run *r, struct core_cursor *c, const struct pes_bb *bb)
 {
     if (r->opt->per_region && c->depth == 0)
-        return c->core == 0;   /* serial code between regions: the master */
+        return c->core == 0; /* serial code between regions: the master */
     int64_t d = bb_find(r->counts, bb->id);
     uint64_t count = d < 0 ? 0 : r->opt->per_region ? c->rcount[d] : r->counts->count[d];
     uint64_t k = d < 0 ? 0 : c->inst[d]++;
     if (r->opt->serial_on_master && !(bb->flags & PES_BB_PARALLEL))
         return c->core == 0;
     if (count < r->n || k >= count)
-        return 1;   /* copied to every core (PPT-Multicore Alg. 1 line 7) */
+        return 1; /* copied to every core (PPT-Multicore Alg. 1 line 7) */
     uint64_t owner = r->opt->chunk ? (k / r->opt->chunk) % r->n
                                    : (uint64_t)((unsigned __int128)k * r->n / count);
     return owner == c->core;
 }
 
 /* Next access of this core: 1 with the outputs filled, 0 at the end, -1 error. */
-static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *addr, uint64_t *recorded,
-                       uint32_t *size, uint32_t *site_id, struct pes_error *err)
+static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *addr,
+                       uint64_t *recorded, uint32_t *size, uint32_t *site_id, struct pes_error *err)
 {
     for (;;) {
         if (c->pos == c->n) {
@@ -446,7 +454,6 @@ static int cursor_next(const struct run *r, struct core_cursor *c, uint64_t *add
     }
 }
 
-
 static int choose_offset(struct run *r, struct pes_error *err)
 {
     const struct pes_mimic_counts *c = r->counts;
@@ -456,27 +463,31 @@ static int choose_offset(struct run *r, struct pes_error *err)
         off = DEFAULT_OFFSET;
         if (c->has_private && c->max_private >= off) {
             if (c->max_private >= (UINT64_C(1) << 63)) {
-                pes_error_set(err, PES_ERR_ARG, 0, "mimic: private address 0x%llx leaves no room for core offsets",
-                     (unsigned long long)c->max_private);
+                pes_error_set(err, PES_ERR_ARG, 0,
+                              "mimic: private address 0x%llx leaves no room for core offsets",
+                              (unsigned long long)c->max_private);
                 return -1;
             }
             while (off <= c->max_private)
                 off <<= 1;
         }
     } else if (off % granule) {
-        pes_error_set(err, PES_ERR_ARG, 0, "mimic: offset 0x%llx is not a multiple of the %u-byte granule",
-             (unsigned long long)off, granule);
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "mimic: offset 0x%llx is not a multiple of the %u-byte granule",
+                      (unsigned long long)off, granule);
         return -1;
     } else if (c->has_private && c->max_private >= off) {
         pes_error_set(err, PES_ERR_ARG, 0,
-             "mimic: private address 0x%llx is not below the core offset 0x%llx",
-             (unsigned long long)c->max_private, (unsigned long long)off);
+                      "mimic: private address 0x%llx is not below the core offset 0x%llx",
+                      (unsigned long long)c->max_private, (unsigned long long)off);
         return -1;
     }
-    unsigned __int128 top = (unsigned __int128)(r->n - 1) * off + (c->has_private ? c->max_private : 0);
+    unsigned __int128 top =
+        (unsigned __int128)(r->n - 1) * off + (c->has_private ? c->max_private : 0);
     if (c->has_private && top > UINT64_MAX) {
-        pes_error_set(err, PES_ERR_ARG, 0, "mimic: %u cores x offset 0x%llx overflow 64-bit addresses",
-             r->n, (unsigned long long)off);
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "mimic: %u cores x offset 0x%llx overflow 64-bit addresses", r->n,
+                      (unsigned long long)off);
         return -1;
     }
     r->offset = off;
@@ -498,22 +509,23 @@ struct ahead_access {
 struct ahead_chunk {
     const struct run *r;
     struct core_cursor *c;
-    struct ahead_access *e;       /* [AHEAD_CHUNK] */
+    struct ahead_access *e; /* [AHEAD_CHUNK] */
     size_t n;
-    int rc;                       /* 1: more follow; 0: the core's end; -1: err (after the n) */
+    int rc; /* 1: more follow; 0: the core's end; -1: err (after the n) */
     struct pes_error err;
     atomic_int ready;
 };
 
 struct core_ahead {
     struct ahead_chunk ring[AHEAD_RING];
-    uint64_t take;                /* chunks taken so far: ring[take % AHEAD_RING] is next */
-    size_t pos;                   /* in it */
+    uint64_t take; /* chunks taken so far: ring[take % AHEAD_RING] is next */
+    size_t pos;    /* in it */
     struct pes_strand *strand;
 };
 
 /* The next access of cursor c with its object, 1 / 0 (end) / -1. */
-static int located_next(const struct run *r, struct core_cursor *c, struct ahead_access *a, struct pes_error *err)
+static int located_next(const struct run *r, struct core_cursor *c, struct ahead_access *a,
+                        struct pes_error *err)
 {
     int got = cursor_next(r, c, &a->addr, &a->recorded, &a->size, &a->site, err);
     a->object = 0;
@@ -551,7 +563,8 @@ static int chunk_submit(struct core_ahead *a, struct ahead_chunk *k, struct pes_
 }
 
 /* The core's next access from its chunks: 1 / 0 (end) / -1. */
-static int ahead_next(const struct run *r, struct core_ahead *a, struct ahead_access *out, struct pes_error *err)
+static int ahead_next(const struct run *r, struct core_ahead *a, struct ahead_access *out,
+                      struct pes_error *err)
 {
     for (;;) {
         struct ahead_chunk *k = &a->ring[a->take % AHEAD_RING];
@@ -566,7 +579,7 @@ static int ahead_next(const struct run *r, struct core_ahead *a, struct ahead_ac
                 *err = k->err;
             return k->rc;
         }
-        a->pos = 0;   /* emptied: it makes the chunk after the ones in flight */
+        a->pos = 0; /* emptied: it makes the chunk after the ones in flight */
         a->take++;
         if (chunk_submit(a, k, err) < 0)
             return -1;
@@ -576,11 +589,12 @@ static int ahead_next(const struct run *r, struct core_ahead *a, struct ahead_ac
 /* Alg. 2 over the cores' private streams (Alg. 1): every access goes to
  * opt->emit and, when prof is not NULL, to core c's PRD and the CRD. */
 static int interleave(const struct pes_mimic_source *src, const struct pes_mimic_counts *counts,
-                      const struct pes_mimic_options *opt, struct pes_profiles *prof, struct pes_error *err)
+                      const struct pes_mimic_options *opt, struct pes_profiles *prof,
+                      struct pes_error *err)
 {
     if (!opt || opt->n_cores == 0)
         return pes_error_set(err, PES_ERR_ARG, 0, "mimic: need at least one core");
-    struct run r = { .src = src, .counts = counts, .opt = opt, .n = opt->n_cores };
+    struct run r = {.src = src, .counts = counts, .opt = opt, .n = opt->n_cores};
     if (choose_offset(&r, err) < 0)
         return -1;
     int rc = -1;
@@ -591,7 +605,7 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         goto nomem;
     for (uint32_t i = 0; i < r.n; i++) {
         cs[i].core = i;
-        cs[i].active = i == 0;   /* before any BB entry: the master only */
+        cs[i].active = i == 0; /* before any BB entry: the master only */
         cs[i].buf = malloc(CURSOR_BUF * sizeof *cs[i].buf);
         cs[i].inst = calloc(counts->n_bbs ? counts->n_bbs : 1, sizeof *cs[i].inst);
         cs[i].rcount = calloc(counts->n_bbs ? counts->n_bbs : 1, sizeof *cs[i].rcount);
@@ -602,7 +616,8 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         active[i] = i;
     }
     for (uint32_t i = 0; ah && i < r.n; i++) {
-        if (!(ah[i].strand = pes_strand_create(opt->sched, pes_cpu_stage("mimicked cores", PES_CPU_PARALLEL))))
+        if (!(ah[i].strand =
+                  pes_strand_create(opt->sched, pes_cpu_stage("mimicked cores", PES_CPU_PARALLEL))))
             goto nomem;
         pes_strand_set_urgent(ah[i].strand);
         for (int j = 0; j < AHEAD_RING; j++) {
@@ -637,7 +652,8 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
         }
         turn = slot + 1;
         if (opt->emit_located)
-            opt->emit_located(opt->emit_ctx, c->core, a.addr, a.size, a.site, a.recorded, a.object, a.offset);
+            opt->emit_located(opt->emit_ctx, c->core, a.addr, a.size, a.site, a.recorded, a.object,
+                              a.offset);
         else if (opt->emit)
             opt->emit(opt->emit_ctx, c->core, a.addr, a.size, a.site, a.recorded);
         if (prof && pes_profiles_push(prof, c->core, a.addr, a.size, a.site, NULL, NULL, err) < 0)
@@ -648,7 +664,7 @@ static int interleave(const struct pes_mimic_source *src, const struct pes_mimic
 nomem:
     pes_error_set(err, PES_ERR_NOMEM, 0, "mimic: out of memory");
 out:
-    for (uint32_t i = 0; ah && i < r.n; i++) {   /* the tasks still running use the cursors */
+    for (uint32_t i = 0; ah && i < r.n; i++) { /* the tasks still running use the cursors */
         pes_strand_destroy(ah[i].strand);
         for (int j = 0; j < AHEAD_RING; j++)
             free(ah[i].ring[j].e);
@@ -681,17 +697,21 @@ struct pes_profiles *pes_mimic_run(const struct pes_mimic_source *src,
         return NULL;
     }
     struct pes_profiles_options po = {
-        .granule = opt->granule, .n_streams = opt->n_cores, .n_groups = 1, .exact_limit = opt->exact_limit,
-        .per_site = opt->per_site, .min_window = opt->min_window,
+        .granule = opt->granule,
+        .n_streams = opt->n_cores,
+        .n_groups = 1,
+        .exact_limit = opt->exact_limit,
+        .per_site = opt->per_site,
+        .min_window = opt->min_window,
     };
     struct pes_profiles *prof = pes_profiles_create(&po, err);
     if (!prof)
-        return NULL;   /* err names the bad option */
+        return NULL; /* err names the bad option */
     if (interleave(src, counts, opt, prof, err) < 0) {
         pes_profiles_destroy(prof);
         return NULL;
     }
-    pes_profiles_finish(prof);   /* the next core count's engines take the room */
+    pes_profiles_finish(prof); /* the next core count's engines take the room */
     return prof;
 }
 

@@ -79,11 +79,10 @@ void pes_mimic_array_source(const struct pes_mimic_array *a, struct pes_mimic_so
 
 /* First pass: BB execution counts and the highest private address. */
 struct pes_mimic_counts;
-struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src,
-                                         struct pes_error *err);
+struct pes_mimic_counts *pes_mimic_count(const struct pes_mimic_source *src, struct pes_error *err);
 void pes_mimic_counts_free(struct pes_mimic_counts *c);
 uint64_t pes_mimic_bb_count(const struct pes_mimic_counts *c, uint32_t bb_id);
-uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c);   /* access records */
+uint64_t pes_mimic_accesses(const struct pes_mimic_counts *c); /* access records */
 /* Outermost parallel-region instances; the per-region counts cost 12 bytes per
  * (region instance, BB executed in it) pair. */
 size_t pes_mimic_regions(const struct pes_mimic_counts *c);
@@ -99,21 +98,21 @@ typedef void (*pes_mimic_emit_fn)(void *ctx, uint32_t core, uint64_t addr, uint3
                                   uint32_t site, uint64_t recorded);
 
 struct pes_mimic_options {
-    uint32_t n_cores;              /* >= 1 */
+    uint32_t n_cores; /* >= 1 */
     enum pes_interleave strategy;
-    uint64_t seed;                 /* uniform strategy */
-    uint64_t chunk;                /* 0 = contiguous static blocks; s = schedule(static, s) */
-    uint64_t offset;               /* 0 = automatic (see above) */
+    uint64_t seed;   /* uniform strategy */
+    uint64_t chunk;  /* 0 = contiguous static blocks; s = schedule(static, s) */
+    uint64_t offset; /* 0 = automatic (see above) */
     int serial_on_master;
-    int per_region;                /* count and split BB instances per region instance */
-    uint32_t max_range;            /* bytes: longer variable-size accesses are replayed as
+    int per_region;     /* count and split BB instances per region instance */
+    uint32_t max_range; /* bytes: longer variable-size accesses are replayed as
                                       their first max_range bytes (0 = no limit) */
     /* profiles: granule, histogram range, per-site rows, engine knob */
     uint32_t granule;
     uint64_t exact_limit;
     int per_site;
     uint32_t min_window;
-    pes_mimic_emit_fn emit;        /* optional */
+    pes_mimic_emit_fn emit; /* optional */
     void *emit_ctx;
     /* optional, with emit_ctx: each control record other than region
      * markers (allocation records, time marks) as core `core`'s cursor

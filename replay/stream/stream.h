@@ -19,8 +19,8 @@
 #include "pes/settings.h"
 #include "pes/trace.h"
 
-struct pes_objects;   /* objects.h (replay/objects): what the object columns name */
-struct pes_weights;   /* weights.h (replay/sampling): what a sampled trace's events stand for */
+struct pes_objects; /* objects.h (replay/objects): what the object columns name */
+struct pes_weights; /* weights.h (replay/sampling): what a sampled trace's events stand for */
 
 /* Accesses per batch: large enough for the engines' prefetching loops, small
  * enough to stay in L2 across the analyses that read it. */
@@ -33,11 +33,11 @@ enum { PES_BATCH_READ = 1, PES_BATCH_WRITE = 2 };
 struct pes_batch {
     size_t n;
     const uint64_t *addr;
-    const uint32_t *size;      /* bytes replayed (variable-size accesses clipped, input.h) */
-    const uint32_t *length;    /* bytes recorded */
-    const uint32_t *stream;    /* recorded thread or mimicked core */
-    const uint32_t *site;      /* site id */
-    const uint8_t *rw;         /* PES_BATCH_READ | PES_BATCH_WRITE */
+    const uint32_t *size;   /* bytes replayed (variable-size accesses clipped, input.h) */
+    const uint32_t *length; /* bytes recorded */
+    const uint32_t *stream; /* recorded thread or mimicked core */
+    const uint32_t *site;   /* site id */
+    const uint8_t *rw;      /* PES_BATCH_READ | PES_BATCH_WRITE */
     /* The data object of each access (objects.h; 0 = unknown) and the byte
      * offset of the access inside its instance (the variable, the heap
      * block, the thread stack; 0 for unknown). NULL when objects are not
@@ -71,33 +71,33 @@ struct pes_batch {
 
 /* The work of the recorded run, for the runtime model (PPT-Multicore Eq. 4-8). */
 struct pes_work {
-    uint64_t bytes;                   /* bytes accessed */
-    double ops[PES_OP_COUNT];         /* static BB op counts x executions */
+    uint64_t bytes;           /* bytes accessed */
+    double ops[PES_OP_COUNT]; /* static BB op counts x executions */
 };
 
 /* The stream a source produces, fixed before its first batch. */
 struct pes_stream_info {
-    const char *path;                 /* the trace */
-    uint32_t kind;                    /* PES_TRACE_FULL or PES_TRACE_SAMPLED (batches of events);
+    const char *path;                    /* the trace */
+    uint32_t kind;                       /* PES_TRACE_FULL or PES_TRACE_SAMPLED (batches of events);
                                          0: another tool's address trace */
-    const struct pes_trace_info *header;  /* a pes trace's header (NULL: another tool's trace) */
+    const struct pes_trace_info *header; /* a pes trace's header (NULL: another tool's trace) */
     /* the collector's settings in that header, read once (pes_settings_from_header;
      * another tool's trace: what an absent key means) */
     const struct pes_collect_settings *settings;
-    int truncated;                    /* the trace is cut; its complete blocks are delivered */
-    uint64_t skipped_blocks;          /* blocks of a type the reader does not know */
+    int truncated;           /* the trace is cut; its complete blocks are delivered */
+    uint64_t skipped_blocks; /* blocks of a type the reader does not know */
     /* --compare: the full trace of the same execution. Its accesses follow
      * this sampled stream's events in the same batches' order (NULL: none). */
     const struct pes_stream_info *paired;
-    uint32_t n_streams;               /* threads, or mimicked cores */
+    uint32_t n_streams; /* threads, or mimicked cores */
     int mimicked;
-    uint32_t n_caches;                /* shared last-level caches (CRD groups) */
-    const uint32_t *stream_cache;     /* [n_streams] stream -> shared cache */
+    uint32_t n_caches;            /* shared last-level caches (CRD groups) */
+    const uint32_t *stream_cache; /* [n_streams] stream -> shared cache */
     const struct pes_machine *machine;
-    uint32_t line;                    /* reuse granularity, bytes */
-    uint32_t range_cap;               /* bytes replayed of a variable-size access at most (0: all) */
-    uint64_t page_size;               /* --page-map frames (0: virtual indexing) */
-    const struct pes_work *work;      /* mimicked cores: the recorded run's; NULL: count this stream's */
+    uint32_t line;               /* reuse granularity, bytes */
+    uint32_t range_cap;          /* bytes replayed of a variable-size access at most (0: all) */
+    uint64_t page_size;          /* --page-map frames (0: virtual indexing) */
+    const struct pes_work *work; /* mimicked cores: the recorded run's; NULL: count this stream's */
     /* site id -> its description (NULL for an unknown id) */
     const struct pes_site *(*site)(const void *ctx, uint32_t id);
     const void *site_ctx;
@@ -112,7 +112,8 @@ struct pes_stream_info {
 /* The shared cache of recorded thread t of n on `caches` shared caches:
  * contiguous blocks, like a compact OpenMP placement (OMP_PLACES=cores,
  * OMP_PROC_BIND=close). */
-static inline uint32_t pes_stream_compact_cache(uint32_t t, uint32_t n, uint32_t caches) {
+static inline uint32_t pes_stream_compact_cache(uint32_t t, uint32_t n, uint32_t caches)
+{
     return (uint32_t)((uint64_t)t * caches / n);
 }
 
@@ -129,7 +130,7 @@ struct pes_batch_buf {
     uint64_t *addr;
     uint32_t *size, *length, *stream, *site;
     uint8_t *rw;
-    uint32_t *object;          /* NULL until pes_batch_buf_objects */
+    uint32_t *object; /* NULL until pes_batch_buf_objects */
     uint64_t *object_offset;
     const struct pes_bb **bb;
     uint32_t *bb_stream;
@@ -139,7 +140,8 @@ struct pes_batch_buf {
     const struct pes_batch_sink *sink;
 };
 
-int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sink, struct pes_error *err);
+int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sink,
+                       struct pes_error *err);
 /* Adds the object columns (filled by the source at index view.n before
  * each pes_batch_buf_access). 0 or -1 (err filled). */
 int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err);
@@ -148,8 +150,10 @@ void pes_batch_buf_free(struct pes_batch_buf *b);
  * streams) and empties it; 0 or -1 (err filled by the sink). */
 int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err);
 
-static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, uint32_t size, uint32_t length,
-                                       uint32_t stream, uint32_t site, uint8_t rw, struct pes_error *err) {
+static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, uint32_t size,
+                                       uint32_t length, uint32_t stream, uint32_t site, uint8_t rw,
+                                       struct pes_error *err)
+{
     /* the count is stored last: a u64 store to addr[] may alias it (size_t),
      * so the compiler would reload it after every array store otherwise */
     size_t i = b->view.n;
@@ -162,9 +166,11 @@ static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, u
     b->view.n = ++i;
     return i == PES_BATCH ? pes_batch_buf_flush(b, err) : 0;
 }
-int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream, struct pes_error *err);
+int pes_batch_buf_bb(struct pes_batch_buf *b, const struct pes_bb *bb, uint32_t stream,
+                     struct pes_error *err);
 int pes_batch_buf_ended(struct pes_batch_buf *b, uint32_t stream, struct pes_error *err);
-static inline void pes_batch_buf_dropped(struct pes_batch_buf *b, uint64_t reads, uint64_t writes) {
+static inline void pes_batch_buf_dropped(struct pes_batch_buf *b, uint64_t reads, uint64_t writes)
+{
     b->view.dropped_reads += reads;
     b->view.dropped_writes += writes;
 }

@@ -30,12 +30,15 @@
 #include "report_util.h"
 #include "writers.h"
 
-#define N_SITES 4u
+#define N_SITES    4u
 #define MAX_EVENTS 4096
 
 static char path[64];
 
-static void remove_trace(void) { unlink(path); }
+static void remove_trace(void)
+{
+    unlink(path);
+}
 
 /* Writes the trace; returns 0, or -1 if the writer refuses (then skipped). */
 static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, uint32_t n_threads,
@@ -43,8 +46,9 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
 {
     uint16_t v[6];
     memcpy(v, data + 1, sizeof v);
-    if (!(data[13] & 8)) {   /* into the bounds of line_size, debug_registers, watch_bytes, sockets */
-        static const char *const row[4] = {"line_size", "debug_registers", "watch_bytes", "sockets"};
+    if (!(data[13] & 8)) { /* into the bounds of line_size, debug_registers, watch_bytes, sockets */
+        static const char *const row[4] = {"line_size", "debug_registers", "watch_bytes",
+                                           "sockets"};
         for (int i = 0; i < 4; i++) {
             const struct pes_setting *s = pes_settings_find(row[i]);
             if (v[2 + i] < s->min || v[2 + i] > s->max)
@@ -58,8 +62,11 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
              "debug_registers=%u\nwatch_bytes=%u\nsockets=%u\ngranularity=%s\n",
              modes[(data[13] >> 1) & 3], v[0], v[1], v[2], v[3], v[4], v[5],
              data[13] & 1 ? "spatial" : "temporal");
-    struct pes_trace_info info = {.kind = PES_TRACE_SAMPLED, .command = "./fuzz", .hostname = "h",
-                                  .cpu_model = "c", .config = config};
+    struct pes_trace_info info = {.kind = PES_TRACE_SAMPLED,
+                                  .command = "./fuzz",
+                                  .hostname = "h",
+                                  .cpu_model = "c",
+                                  .config = config};
     struct pes_collect_settings settings;
     *bad_config = pes_settings_from_header(&settings, config, NULL) < 0;
     struct pes_error err;
@@ -121,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!path[0]) {
         const char *dir = getenv("TMPDIR");
-        snprintf(path, sizeof path, "%s/pes-fuzz-XXXXXX", dir && *dir && strlen(dir) < 40 ? dir : "/tmp");
+        snprintf(path, sizeof path, "%s/pes-fuzz-XXXXXX",
+                 dir && *dir && strlen(dir) < 40 ? dir : "/tmp");
         int fd = mkstemp(path);
         if (fd < 0)
             abort();
@@ -151,13 +159,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     static struct pes_machine machine;
     struct pes_error err = {0};
-    if (!machine.n_levels && pes_machine_load("haswell", &machine, &err) < 0) abort();
-    replay_message_setup("fuzz_sampled", 1);   /* the inputs' warnings are expected here */
+    if (!machine.n_levels && pes_machine_load("haswell", &machine, &err) < 0)
+        abort();
+    replay_message_setup("fuzz_sampled", 1); /* the inputs' warnings are expected here */
     struct replay_options o = {.trace = path, .knobs.top = 10};
     struct pes_report *r = replay_sampled_report(&o, &machine, &err);
     if (!r) {
         if (bad_config != (strstr(err.message, "header config: ") != NULL)) {
-            fprintf(stderr, "fuzz_sampled: header settings %s, but: %s\n", bad_config ? "bad" : "good", err.message);
+            fprintf(stderr, "fuzz_sampled: header settings %s, but: %s\n",
+                    bad_config ? "bad" : "good", err.message);
             abort();
         }
         if (!(raw || bad_config) || !err.message[0]) {
@@ -171,12 +181,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (pes_r_get_u(root, "samples") != samples ||
         pes_r_get_u(intra, "reuses") + pes_r_get_u(shared, "reuses") != reuses ||
         pes_r_get_u(intra, "invalidations") + pes_r_get_u(shared, "invalidations") != invals ||
-        pes_r_get_u(pes_r_get(root, "comm"), "events") != comm || pes_r_get_u(root, "lost") != lost ||
-        pes_r_get_u(root, "threads") != n_threads)
+        pes_r_get_u(pes_r_get(root, "comm"), "events") != comm ||
+        pes_r_get_u(root, "lost") != lost || pes_r_get_u(root, "threads") != n_threads)
         abort();
     FILE *null = fopen("/dev/null", "w");
     if (null) {
-        if (pes_report_write_sampled_text(null, r) < 0 || pes_report_write_json(null, r) < 0) abort();
+        if (pes_report_write_sampled_text(null, r) < 0 || pes_report_write_json(null, r) < 0)
+            abort();
         fclose(null);
     }
     pes_report_destroy(r);

@@ -16,7 +16,10 @@
 
 #include "pes/trace.h"
 
-static int is_sep(uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ','; }
+static int is_sep(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',';
+}
 
 static int hex_token(const uint8_t *s, size_t n, uint64_t *v)
 {
@@ -72,9 +75,10 @@ static long ref_parse(const uint8_t *data, size_t size, struct pes_record *out, 
             continue;
         struct pes_record r = {0, PES_TEXT_READ_SITE, 0};
         int ok = nt == 1 ? hex_token(tok[0], tlen[0], &r.addr)
-                 : nt == 2 ? (hex_token(tok[0], tlen[0], &r.addr) && rw_token(tok[1], tlen[1], &r.id)) ||
-                                 (rw_token(tok[0], tlen[0], &r.id) && hex_token(tok[1], tlen[1], &r.addr))
-                           : 0;
+                 : nt == 2
+                     ? (hex_token(tok[0], tlen[0], &r.addr) && rw_token(tok[1], tlen[1], &r.id)) ||
+                           (rw_token(tok[0], tlen[0], &r.id) && hex_token(tok[1], tlen[1], &r.addr))
+                     : 0;
         if (!ok)
             return -(long)(line + 1);
         out[n++] = r;
@@ -153,7 +157,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (k < 0) {
         char where[64];
         snprintf(where, sizeof where, "fuzz.txt:%ld: ", -ref);
-        if (ref >= 0 || err.code != PES_ERR_FORMAT || strncmp(err.message, where, strlen(where)) != 0)
+        if (ref >= 0 || err.code != PES_ERR_FORMAT ||
+            strncmp(err.message, where, strlen(where)) != 0)
             abort();
         check_escape(err.message);
     } else if (ref < 0 || (size_t)ref != n) {

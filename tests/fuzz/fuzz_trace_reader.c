@@ -93,7 +93,8 @@ static int add_block(struct pes_buf *out, uint32_t type, uint32_t thread, uint32
     }
     ZSTD_CCtx *cc = ZSTD_createCCtx();
     ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-    size_t cs = ZSTD_compress2(cc, out->data + out->len + PES_INDEX_BYTES, bound, blk.data, blk.len);
+    size_t cs =
+        ZSTD_compress2(cc, out->data + out->len + PES_INDEX_BYTES, bound, blk.data, blk.len);
     ZSTD_freeCCtx(cc);
     pes_buf_free(&blk);
     if (ZSTD_isError(cs))

@@ -12,7 +12,8 @@
 #include "sampled_results.h"
 #include "weights.h"
 
-static inline const struct pes_site *sampled_run_no_site(const void *ctx, uint32_t id) {
+static inline const struct pes_site *sampled_run_no_site(const void *ctx, uint32_t id)
+{
     (void)ctx;
     (void)id;
     return NULL;
@@ -26,11 +27,14 @@ static inline int sampled_run_stream(struct pes_stream_info *si, const struct pe
                                      int (*deliver)(void *ctx, const struct pes_batch_sink *sink,
                                                     struct pes_error *err),
                                      void *ctx, struct replay_sampled *s, struct pes_report *rep,
-                                     struct pes_error *err) {
+                                     struct pes_error *err)
+{
     struct pes_pipeline *p = pes_pipeline_create(si, k, err);
-    if (!p) return -1;
+    if (!p)
+        return -1;
     int rc = deliver(ctx, pes_pipeline_sink(p), err);
-    if (rc == 0) rc = pes_pipeline_finish(p, err);
+    if (rc == 0)
+        rc = pes_pipeline_finish(p, err);
     if (rc == 0 && rep) {
         struct pes_publish to = {.r = rep, .trace = pes_report_root(rep)};
         pes_pipeline_publish(p, &to);
@@ -50,11 +54,14 @@ struct sampled_run_blocks {
     size_t blocks;
 };
 
-static inline int sampled_run_deliver(void *ctx, const struct pes_batch_sink *sink, struct pes_error *err) {
+static inline int sampled_run_deliver(void *ctx, const struct pes_batch_sink *sink,
+                                      struct pes_error *err)
+{
     const struct sampled_run_blocks *b = ctx;
     for (size_t i = 0; i < b->blocks; i++) {
         struct pes_batch batch = {.n_events = b->n[i], .events = b->e[i], .events_offset = 100 * i};
-        if (sink->batch(sink->ctx, &batch, err) < 0) return -1;
+        if (sink->batch(sink->ctx, &batch, err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -64,21 +71,30 @@ static inline int sampled_run_deliver(void *ctx, const struct pes_batch_sink *si
  * with knobs k (s, rep: as sampled_run_stream). */
 static inline int sampled_run(const char *config, uint32_t threads, const struct pes_knobs *k,
                               const struct pes_event *const *e, const size_t *n, size_t blocks,
-                              struct replay_sampled *s, struct pes_report *rep, struct pes_error *err) {
+                              struct replay_sampled *s, struct pes_report *rep,
+                              struct pes_error *err)
+{
     struct pes_trace_info h = {.kind = PES_TRACE_SAMPLED, .config = config};
     /* the settings as replay_input reads them: a bad value is the open's error */
     struct pes_collect_settings set;
-    if (pes_settings_from_header(&set, config, err) < 0) return -1;
+    if (pes_settings_from_header(&set, config, err) < 0)
+        return -1;
     struct pes_weights *w = pes_weights_create("t.zst", &set, threads, err);
-    if (!w) return -1;
+    if (!w)
+        return -1;
     for (size_t i = 0; i < blocks; i++)
         if (pes_weights_add(w, e[i], n[i], 100 * i, err) < 0) {
             pes_weights_free(w);
             return -1;
         }
     pes_weights_seal(w);
-    struct pes_stream_info si = {.path = "t.zst", .kind = PES_TRACE_SAMPLED, .header = &h, .settings = &set,
-                                 .n_streams = threads, .site = sampled_run_no_site, .weights = w};
+    struct pes_stream_info si = {.path = "t.zst",
+                                 .kind = PES_TRACE_SAMPLED,
+                                 .header = &h,
+                                 .settings = &set,
+                                 .n_streams = threads,
+                                 .site = sampled_run_no_site,
+                                 .weights = w};
     struct sampled_run_blocks b = {e, n, blocks};
     int rc = sampled_run_stream(&si, k, sampled_run_deliver, &b, s, rep, err);
     pes_weights_free(w);
@@ -86,7 +102,8 @@ static inline int sampled_run(const char *config, uint32_t threads, const struct
 }
 
 /* --reuse-estimator's name of REPLAY_EST_* (auto: NULL). */
-static inline const char *sampled_run_estimator(int estimator) {
+static inline const char *sampled_run_estimator(int estimator)
+{
     return estimator == REPLAY_EST_AUTO ? NULL : replay_reuse_estimator_name(estimator);
 }
 

@@ -13,7 +13,8 @@
  * caller); a mapping of the file `exe` is given the path `as_path` instead
  * when both are not NULL (a copy of the executable: same segments). */
 static size_t self_maps(struct pes_mapping *m, char (*paths)[4096], size_t max, const char *exe,
-                        const char *as_path) {
+                        const char *as_path)
+{
     FILE *f = fopen("/proc/self/maps", "r");
     assert_non_null(f);
     size_t n = 0;
@@ -22,11 +23,15 @@ static size_t self_maps(struct pes_mapping *m, char (*paths)[4096], size_t max, 
         unsigned long long s, e, off;
         char perms[8];
         int pos = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &pos) < 4 || perms[2] != 'x') continue;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &pos) < 4 ||
+            perms[2] != 'x')
+            continue;
         char *p = line + pos;
-        while (*p == ' ') p++;
+        while (*p == ' ')
+            p++;
         p[strcspn(p, "\n")] = '\0';
-        snprintf(paths[n], sizeof paths[n], "%s", exe && as_path && strcmp(p, exe) == 0 ? as_path : p);
+        snprintf(paths[n], sizeof paths[n], "%s",
+                 exe && as_path && strcmp(p, exe) == 0 ? as_path : p);
         m[n] = (struct pes_mapping){.start = s, .end = e, .file_offset = off, .path = paths[n]};
         n++;
     }

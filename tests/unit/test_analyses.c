@@ -94,8 +94,8 @@ typedef int (*batch_fn)(void *ctx, const struct pes_batch *b, struct pes_error *
 
 /* Feeds the accesses in batches of `chunk`; with end_streams each stream is
  * listed as ended in the batch holding its last access (as sources do). */
-static void feed(batch_fn fn, void *ctx, const struct acc *a, size_t n, size_t chunk, uint32_t n_streams,
-                 int end_streams, const struct bbs *bbs)
+static void feed(batch_fn fn, void *ctx, const struct acc *a, size_t n, size_t chunk,
+                 uint32_t n_streams, int end_streams, const struct bbs *bbs)
 {
     uint64_t *addr = malloc(chunk * sizeof *addr);
     uint32_t *size = malloc(chunk * sizeof *size), *length = malloc(chunk * sizeof *length);
@@ -116,8 +116,13 @@ static void feed(batch_fn fn, void *ctx, const struct acc *a, size_t n, size_t c
             site[j] = a[at + j].site;
             rw[j] = a[at + j].rw;
         }
-        struct pes_batch b = {.n = k, .addr = addr, .size = size, .length = length, .stream = stream,
-                              .site = site, .rw = rw};
+        struct pes_batch b = {.n = k,
+                              .addr = addr,
+                              .size = size,
+                              .length = length,
+                              .stream = stream,
+                              .site = site,
+                              .rw = rw};
         if (first && bbs) {
             b.n_bbs = bbs->n;
             b.bb = bbs->bb;
@@ -165,8 +170,8 @@ static const struct pes_rnode *section(const struct pes_report *r, const char *n
 
 /* create → batch … → finish → publish → destroy of one analysis. */
 static struct pes_report *run(const struct pes_analysis *a, const struct pes_stream_info *si,
-                              const struct pes_knobs *k, const struct acc *acc, size_t n, size_t chunk,
-                              int end_streams, const struct bbs *bbs)
+                              const struct pes_knobs *k, const struct acc *acc, size_t n,
+                              size_t chunk, int end_streams, const struct bbs *bbs)
 {
     struct pes_error err = {0};
     void *self = a->create(si, k, &err);
@@ -210,11 +215,17 @@ static uint64_t splitmix(uint64_t *x)
 static void test_summary_counts(void **state)
 {
     (void)state;
-    static const struct pes_bb bb_a = {.id = 100, .ops = {[PES_OP_INT_ADD] = 3, [PES_OP_FP_MUL] = 2, [PES_OP_LOAD] = 4}};
-    static const struct pes_bb bb_b = {.id = 101, .ops = {[PES_OP_INT_ADD] = 1, [PES_OP_FP_DIV] = 5, [PES_OP_STORE] = 2}};
+    static const struct pes_bb bb_a = {
+        .id = 100, .ops = {[PES_OP_INT_ADD] = 3, [PES_OP_FP_MUL] = 2, [PES_OP_LOAD] = 4}};
+    static const struct pes_bb bb_b = {
+        .id = 101, .ops = {[PES_OP_INT_ADD] = 1, [PES_OP_FP_DIV] = 5, [PES_OP_STORE] = 2}};
     const uint32_t caches[5] = {0, 0, 0, 0, 0};
-    struct pes_stream_info si = {.path = "t", .n_streams = 5, .n_caches = 1, .stream_cache = caches,
-                                 .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 5,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .line = 64,
+                                 .site = site_of};
     struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
     struct pes_error err = {0};
     void *s = pes_analysis_summary.create(&si, &k, &err);
@@ -226,12 +237,20 @@ static void test_summary_counts(void **state)
         const uint64_t addr[] = {0x1000, 0x2000, 0x1008, 0x2004, 0x3000};
         const uint32_t size[] = {8, 4, 8, 2, 64}, length[] = {8, 4, 16, 2, 100};
         const uint32_t stream[] = {0, 1, 0, 1, 0}, site[] = {0, 1, 2, 3, 4};
-        const uint8_t rw[] = {PES_BATCH_READ, PES_BATCH_WRITE, PES_BATCH_READ | PES_BATCH_WRITE, PES_BATCH_READ,
-                              PES_BATCH_WRITE};
+        const uint8_t rw[] = {PES_BATCH_READ, PES_BATCH_WRITE, PES_BATCH_READ | PES_BATCH_WRITE,
+                              PES_BATCH_READ, PES_BATCH_WRITE};
         const struct pes_bb *bb[] = {&bb_a};
         const uint32_t bb_stream[] = {0};
-        struct pes_batch b = {.n = 5, .addr = addr, .size = size, .length = length, .stream = stream,
-                              .site = site, .rw = rw, .n_bbs = 1, .bb = bb, .bb_stream = bb_stream};
+        struct pes_batch b = {.n = 5,
+                              .addr = addr,
+                              .size = size,
+                              .length = length,
+                              .stream = stream,
+                              .site = site,
+                              .rw = rw,
+                              .n_bbs = 1,
+                              .bb = bb,
+                              .bb_stream = bb_stream};
         assert_int_equal(pes_analysis_summary.batch(s, &b, &err), 0);
     }
     /* batch 2: BB entries only; stream 3 appears only through them */
@@ -254,9 +273,18 @@ static void test_summary_counts(void **state)
         const uint8_t rw[] = {PES_BATCH_READ};
         const struct pes_bb *bb[] = {&bb_a};
         const uint32_t bb_stream[] = {2}, ended[] = {2, 3};
-        struct pes_batch b = {.n = 1, .addr = addr, .size = size, .length = length, .stream = stream,
-                              .site = site, .rw = rw, .n_bbs = 1, .bb = bb, .bb_stream = bb_stream,
-                              .n_ended = 2, .ended = ended};
+        struct pes_batch b = {.n = 1,
+                              .addr = addr,
+                              .size = size,
+                              .length = length,
+                              .stream = stream,
+                              .site = site,
+                              .rw = rw,
+                              .n_bbs = 1,
+                              .bb = bb,
+                              .bb_stream = bb_stream,
+                              .n_ended = 2,
+                              .ended = ended};
         assert_int_equal(pes_analysis_summary.batch(s, &b, &err), 0);
     }
     if (pes_analysis_summary.finish)
@@ -268,12 +296,12 @@ static void test_summary_counts(void **state)
     assert_false(pes_report_failed(r));
 
     const struct pes_rnode *t = section(r, "trace");
-    assert_int_equal(pes_r_get_u(t, "threads"), 4);        /* 0, 1, 2 (accesses), 3 (BBs only) */
+    assert_int_equal(pes_r_get_u(t, "threads"), 4); /* 0, 1, 2 (accesses), 3 (BBs only) */
     assert_int_equal(pes_r_get_u(t, "accesses"), 6);
     assert_int_equal(pes_r_get_u(t, "bb_executions"), 5);
-    assert_int_equal(pes_r_get_u(t, "records"), 11);       /* accesses + BB entries */
-    assert_int_equal(pes_r_get_u(t, "reads"), 4);          /* R, RW, R, R */
-    assert_int_equal(pes_r_get_u(t, "writes"), 3);         /* W, RW, W */
+    assert_int_equal(pes_r_get_u(t, "records"), 11); /* accesses + BB entries */
+    assert_int_equal(pes_r_get_u(t, "reads"), 4);    /* R, RW, R, R */
+    assert_int_equal(pes_r_get_u(t, "writes"), 3);   /* W, RW, W */
     assert_int_equal(pes_r_get_u(t, "bytes"), 8 + 4 + 16 + 2 + 100 + 1);
     /* bb_a executed 3 times, bb_b twice */
     double want[PES_OP_COUNT] = {0};
@@ -286,7 +314,7 @@ static void test_summary_counts(void **state)
     assert_int_equal(pes_r_count(ops), PES_OP_COUNT);
     for (int o = 0; o < PES_OP_COUNT; o++)
         assert_near(pes_r_get_f(ops, pes_machine_op_key(o)), want[o], 0);
-    assert_int_equal(pes_r_count(section(r, "config")), 0);  /* the summary writes only "trace" */
+    assert_int_equal(pes_r_count(section(r, "config")), 0); /* the summary writes only "trace" */
     pes_report_destroy(r);
 }
 
@@ -331,7 +359,7 @@ static void ohist_add(struct ohist *h, uint64_t d)
         h->cold++;
         return;
     }
-    assert_true(d < MAX_D);   /* the workloads stay in the exact range */
+    assert_true(d < MAX_D); /* the workloads stay in the exact range */
     h->exact[d]++;
     h->sum += d;
 }
@@ -348,7 +376,8 @@ struct oracle {
 /* Every access of size > 0 touches granules addr/line .. (addr+size-1)/line
  * in ascending order, each once, in its stream's PRD and in its shared
  * cache's CRD. */
-static void oracle_run(struct oracle *o, const struct acc *a, size_t n, const struct pes_stream_info *si)
+static void oracle_run(struct oracle *o, const struct acc *a, size_t n,
+                       const struct pes_stream_info *si)
 {
     memset(o, 0, sizeof *o);
     struct lru prd[MAX_GROUPS] = {{0}}, crd[MAX_GROUPS] = {{0}};
@@ -359,7 +388,8 @@ static void oracle_run(struct oracle *o, const struct acc *a, size_t n, const st
         uint32_t s = a[i].stream, g = si->stream_cache[s];
         assert_true(a[i].site < MAX_SITE);
         struct osite *row = &o->site[a[i].site];
-        for (uint64_t key = a[i].addr / si->line; key <= (a[i].addr + a[i].size - 1) / si->line; key++) {
+        for (uint64_t key = a[i].addr / si->line; key <= (a[i].addr + a[i].size - 1) / si->line;
+             key++) {
             uint64_t dp = lru_access(&prd[s], key), dc = lru_access(&crd[g], key);
             ohist_add(&o->prd[s], dp);
             ohist_add(&o->crd[g], dc);
@@ -380,7 +410,10 @@ static void oracle_run(struct oracle *o, const struct acc *a, size_t n, const st
     }
 }
 
-static double mean_of(uint64_t sum, uint64_t n) { return n ? (double)sum / (double)n : 0.0; }
+static double mean_of(uint64_t sum, uint64_t n)
+{
+    return n ? (double)sum / (double)n : 0.0;
+}
 
 static void check_hist(const struct pes_rnode *h, const struct ohist *o)
 {
@@ -397,7 +430,7 @@ static void check_hist(const struct pes_rnode *h, const struct ohist *o)
         assert_u_array(pes_r_at(ex, k++), bin, 2);
     }
     assert_int_equal(pes_r_count(ex), k);
-    assert_int_equal(pes_r_count(pes_r_get(h, "log2")), 0);   /* every distance < 1024 */
+    assert_int_equal(pes_r_count(pes_r_get(h, "log2")), 0); /* every distance < 1024 */
 }
 
 struct orow {
@@ -430,12 +463,15 @@ static void check_sites(const struct pes_rnode *arr, const struct oracle *o)
         assert_int_equal(pes_r_get_u(r, "accesses"), w->accesses);
         assert_int_equal(pes_r_get_u(r, "prd_cold"), w->prd_cold);
         assert_int_equal(pes_r_get_u(r, "crd_cold"), w->crd_cold);
-        assert_near(pes_r_get_f(r, "prd_mean"), mean_of(w->prd_sum, w->accesses - w->prd_cold), 1e-12);
-        assert_near(pes_r_get_f(r, "crd_mean"), mean_of(w->crd_sum, w->accesses - w->crd_cold), 1e-12);
+        assert_near(pes_r_get_f(r, "prd_mean"), mean_of(w->prd_sum, w->accesses - w->prd_cold),
+                    1e-12);
+        assert_near(pes_r_get_f(r, "crd_mean"), mean_of(w->crd_sum, w->accesses - w->crd_cold),
+                    1e-12);
     }
 }
 
-static void check_reuse(const struct pes_report *r, const struct oracle *o, const struct pes_stream_info *si)
+static void check_reuse(const struct pes_report *r, const struct oracle *o,
+                        const struct pes_stream_info *si)
 {
     const struct pes_rnode *c = section(r, "config");
     const struct pes_rnode *prd = pes_r_get(c, "prd"), *crd = pes_r_get(c, "crd");
@@ -471,8 +507,12 @@ static size_t workload(struct acc *a, size_t n, uint64_t seed)
         uint64_t span = shared ? 1024 : 512;
         uint32_t size = sizes[splitmix(&x) % (sizeof sizes / sizeof sizes[0])];
         a[i] = (struct acc){
-            .addr = base + splitmix(&x) % span, .size = size, .length = size, .stream = s,
-            .site = (uint32_t)(splitmix(&x) % 6), .rw = (uint8_t)(1 + splitmix(&x) % 3),
+            .addr = base + splitmix(&x) % span,
+            .size = size,
+            .length = size,
+            .stream = s,
+            .site = (uint32_t)(splitmix(&x) % 6),
+            .rw = (uint8_t)(1 + splitmix(&x) % 3),
         };
     }
     return n;
@@ -484,26 +524,37 @@ static void test_reuse_against_lru_oracle(void **state)
     enum { N = 320 };
     static struct acc a[N];
     workload(a, N, 42);
-    const uint32_t caches[4] = {0, 0, 1, 1};   /* stream 3 never accesses memory */
+    const uint32_t caches[4] = {0, 0, 1, 1}; /* stream 3 never accesses memory */
     static struct oracle o;
     const size_t chunks[] = {N, 1, 7, 64};
     for (int li = 0; li < 2; li++) {
         uint32_t line = li ? 8 : 64;
-        const struct pes_cache_config lv[2] = {{.size = 32 * line, .ways = 4, .line = line, .latency = 4,
-                                                .recip_throughput = 1},
-                                               {.size = 256 * line, .ways = 8, .line = line, .shared = 1,
-                                                .latency = 20, .recip_throughput = 4}};
+        const struct pes_cache_config lv[2] = {
+            {.size = 32 * line, .ways = 4, .line = line, .latency = 4, .recip_throughput = 1},
+            {.size = 256 * line,
+             .ways = 8,
+             .line = line,
+             .shared = 1,
+             .latency = 20,
+             .recip_throughput = 4}};
         struct pes_machine m = machine(2, lv);
-        struct pes_stream_info si = {.path = "t", .n_streams = 4, .n_caches = 2, .stream_cache = caches,
-                                     .machine = &m, .line = line, .site = site_of};
+        struct pes_stream_info si = {.path = "t",
+                                     .n_streams = 4,
+                                     .n_caches = 2,
+                                     .stream_cache = caches,
+                                     .machine = &m,
+                                     .line = line,
+                                     .site = site_of};
         oracle_run(&o, a, N, &si);
         for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++)
             for (uint32_t jobs = 1; jobs <= 2; jobs++)
                 for (int sim = 0; sim < (jobs == 2 ? 2 : 1); sim++)
                     for (int end = 0; end < 2; end++) {
                         /* jobs 2: PRDs on the worker; with simulate the CRDs too */
-                        struct pes_knobs k = {.jobs = jobs, .simulate = sim, .top = 10, .sort = "invalidations"};
-                        struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, N, chunks[ci], end, NULL);
+                        struct pes_knobs k = {
+                            .jobs = jobs, .simulate = sim, .top = 10, .sort = "invalidations"};
+                        struct pes_report *r =
+                            run(&pes_analysis_reuse, &si, &k, a, N, chunks[ci], end, NULL);
                         check_reuse(r, &o, &si);
                         pes_report_destroy(r);
                     }
@@ -520,20 +571,33 @@ static void test_approx_rate_one(void **state)
     enum { N = 320 };
     static struct acc a[N];
     workload(a, N, 7);
-    const uint32_t caches[3] = {0, 0, 1};   /* cache 1 has one stream: its CRD is that stream's PRD */
+    const uint32_t caches[3] = {0, 0, 1}; /* cache 1 has one stream: its CRD is that stream's PRD */
     static struct oracle o;
-    const struct pes_cache_config lv[2] = {{.size = 32 * 64, .ways = 4, .line = 64, .latency = 4,
-                                            .recip_throughput = 1},
-                                           {.size = 256 * 64, .ways = 8, .line = 64, .shared = 1, .latency = 20,
-                                            .recip_throughput = 4}};
+    const struct pes_cache_config lv[2] = {
+        {.size = 32 * 64, .ways = 4, .line = 64, .latency = 4, .recip_throughput = 1},
+        {.size = 256 * 64,
+         .ways = 8,
+         .line = 64,
+         .shared = 1,
+         .latency = 20,
+         .recip_throughput = 4}};
     struct pes_machine m = machine(2, lv);
-    struct pes_stream_info si = {.path = "t", .n_streams = 3, .n_caches = 2, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 3,
+                                 .n_caches = 2,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
     oracle_run(&o, a, N, &si);
     struct pes_knobs exact = {.jobs = 1, .top = 10, .sort = "invalidations"};
     struct pes_report *re = run(&pes_analysis_reuse, &si, &exact, a, N, 64, 0, NULL);
     for (int check = 0; check < 2; check++) {
-        struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations", .sample_rate = 1.0, .sample_seed = 3,
+        struct pes_knobs k = {.jobs = 1,
+                              .top = 10,
+                              .sort = "invalidations",
+                              .sample_rate = 1.0,
+                              .sample_seed = 3,
                               .sample_check = check};
         assert_false(pes_analysis_reuse.wanted(&si, &k));
         assert_true(pes_analysis_approx.wanted(&si, &k));
@@ -546,17 +610,21 @@ static void test_approx_rate_one(void **state)
         assert_int_equal(pes_r_count(pes_r_get(c, "sites")), 0);
         const struct pes_rnode *hg = pes_r_get(pes_r_get(c, "model"), "hit_global"),
                                *hge = pes_r_get(pes_r_get(ce, "model"), "hit_global");
-        for (size_t l = 0; l < 2; l++) near_(pes_r_f(pes_r_at(hg, l)), pes_r_f(pes_r_at(hge, l)), 1e-12, __FILE__, __LINE__);
-        const struct pes_rnode *ap = pes_r_get(c, "approximation"), *rows = pes_r_get(ap, "profiles");
+        for (size_t l = 0; l < 2; l++)
+            near_(pes_r_f(pes_r_at(hg, l)), pes_r_f(pes_r_at(hge, l)), 1e-12, __FILE__, __LINE__);
+        const struct pes_rnode *ap = pes_r_get(c, "approximation"),
+                               *rows = pes_r_get(ap, "profiles");
         assert_true(pes_r_get_f(ap, "rate") == 1.0);
         assert_int_equal(pes_r_get_u(ap, "seed"), 3);
-        assert_int_equal(pes_r_count(rows), 4);   /* 3 PRDs and the CRD of cache 0 */
+        assert_int_equal(pes_r_count(rows), 4); /* 3 PRDs and the CRD of cache 0 */
         assert_string_equal(pes_r_get_s(pes_r_at(rows, 3), "profile"), "shared0 CRD");
         for (size_t i = 0; i < pes_r_count(rows); i++) {
             const struct pes_rnode *row = pes_r_at(rows, i);
             assert_int_equal(pes_r_get_u(row, "sampled"), pes_r_get_u(row, "accesses"));
-            if (check) assert_true(pes_r_get_f(row, "mrc_mae") == 0.0);
-            else assert_null(pes_r_get(row, "mrc_mae"));
+            if (check)
+                assert_true(pes_r_get_f(row, "mrc_mae") == 0.0);
+            else
+                assert_null(pes_r_get(row, "mrc_mae"));
         }
         pes_report_destroy(r);
     }
@@ -582,19 +650,27 @@ static void test_reuse_site_rows_by_hand(void **state)
      * order: site 2 (3 accesses), then the tie 3, 4 by id */
     const uint64_t A = 0x0, B = 0x40, C = 0x80;
     const struct acc a[] = {
-        {A, 8, 8, 0, 4, 1}, {B, 8, 8, 1, 2, 1}, {C, 8, 8, 0, 3, 1}, {A + 8, 8, 8, 1, 2, 2},
-        {A + 16, 8, 8, 0, 3, 1}, {B + 56, 8, 8, 1, 2, 1}, {B, 1, 1, 0, 4, 1},
+        {A, 8, 8, 0, 4, 1},     {B, 8, 8, 1, 2, 1},      {C, 8, 8, 0, 3, 1},
+        {A + 8, 8, 8, 1, 2, 2}, {A + 16, 8, 8, 0, 3, 1}, {B + 56, 8, 8, 1, 2, 1},
+        {B, 1, 1, 0, 4, 1},
     };
     const uint32_t caches[2] = {0, 0};
-    const struct pes_cache_config lv[1] = {{.size = 4096, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    const struct pes_cache_config lv[1] = {
+        {.size = 4096, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
     struct pes_machine m = machine(1, lv);
-    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 2,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
     struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
     struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, 7, 7, 0, NULL);
     const struct pes_rnode *rows = pes_r_get(section(r, "config"), "sites");
     assert_int_equal(pes_r_count(rows), 3);
-    const uint64_t want[3][4] = {{2, 3, 2, 1}, {3, 2, 1, 1}, {4, 2, 2, 1}};   /* site, accesses, prd/crd cold */
+    const uint64_t want[3][4] = {
+        {2, 3, 2, 1}, {3, 2, 1, 1}, {4, 2, 2, 1}}; /* site, accesses, prd/crd cold */
     const double mean[3][2] = {{1, 2}, {1, 0}, {0, 0}};
     for (int i = 0; i < 3; i++) {
         const struct pes_rnode *o = pes_r_at(rows, (size_t)i);
@@ -636,20 +712,32 @@ static void test_reuse_long_distances(void **state)
     enum { L = 1500 };
     static struct acc a[2 * L];
     for (size_t i = 0; i < 2 * L; i++)
-        a[i] = (struct acc){.addr = 64 * (uint64_t)(i % L), .size = 8, .length = 8, .site = 1, .rw = 1};
+        a[i] = (struct acc){
+            .addr = 64 * (uint64_t)(i % L), .size = 8, .length = 8, .site = 1, .rw = 1};
     const uint32_t caches[1] = {0};
     const struct pes_cache_config lv[2] = {
         {.size = 1536 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1},
-        {.size = 2048 * 64, .ways = 0, .line = 64, .shared = 1, .latency = 12, .recip_throughput = 2}};
+        {.size = 2048 * 64,
+         .ways = 0,
+         .line = 64,
+         .shared = 1,
+         .latency = 12,
+         .recip_throughput = 2}};
     struct pes_machine m = machine(2, lv);
-    struct pes_stream_info si = {.path = "t", .n_streams = 1, .n_caches = 1, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 1,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
     for (uint32_t jobs = 1; jobs <= 2; jobs++) {
         struct pes_knobs k = {.jobs = jobs, .top = 10, .sort = "invalidations"};
         struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, 2 * L, 1000, 1, NULL);
         const struct pes_rnode *c = section(r, "config");
         for (int which = 0; which < 2; which++) {
-            const struct pes_rnode *h = pes_r_get(pes_r_at(pes_r_get(c, which ? "crd" : "prd"), 0), "histogram");
+            const struct pes_rnode *h =
+                pes_r_get(pes_r_at(pes_r_get(c, which ? "crd" : "prd"), 0), "histogram");
             assert_int_equal(pes_r_get_u(h, "accesses"), 2 * L);
             assert_int_equal(pes_r_get_u(h, "cold"), L);
             assert_near(pes_r_get_f(h, "mean"), L - 1, 0);
@@ -692,12 +780,22 @@ static void test_reuse_model_by_hand(void **state)
     const uint32_t caches[3] = {0, 0, 1};
     const struct pes_cache_config lv[2] = {
         {.size = B1 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1},
-        {.size = B2 * 64, .ways = 1, .line = 64, .shared = 1, .latency = 12, .recip_throughput = 2}};
+        {.size = B2 * 64,
+         .ways = 1,
+         .line = 64,
+         .shared = 1,
+         .latency = 12,
+         .recip_throughput = 2}};
     struct pes_machine m = machine(2, lv);
     m.op_latency[PES_OP_FP_ADD] = 4;
-    m.validation = PES_MACHINE_CALIBRATED;   /* the report says how far the machine can be trusted */
-    struct pes_stream_info si = {.path = "t", .n_streams = 3, .n_caches = 2, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
+    m.validation = PES_MACHINE_CALIBRATED; /* the report says how far the machine can be trusted */
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 3,
+                                 .n_caches = 2,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
     static struct oracle o;
     oracle_run(&o, a, N, &si);
     double total = 0, h1 = 0, h2 = 0, bytes = 0;
@@ -714,7 +812,7 @@ static void test_reuse_model_by_hand(void **state)
     h1 /= total;
     h2 /= total;
     double g1 = h1, g2 = h2 > h1 ? h2 : h1;
-    assert_true(g1 > 0 && g1 < g2 && g2 < 1);   /* a case that exercises every term */
+    assert_true(g1 > 0 && g1 < g2 && g2 < 1); /* a case that exercises every term */
 
     static const struct pes_bb bb = {.id = 9, .ops = {[PES_OP_FP_ADD] = 15, [PES_OP_LOAD] = 1000}};
     const struct pes_bb *bbv[2] = {&bb, &bb};
@@ -733,10 +831,10 @@ static void test_reuse_model_by_hand(void **state)
         assert_near(pes_r_f(pes_r_at(hl, 1)), (g2 - g1) / (1 - g1), 1e-9);
 
         const struct pes_rnode *rt = pes_r_get(mo, "runtime");
-        double delta = g1 * 4 + (g2 - g1) * 12 + (1 - g2) * 100;   /* Eq. 6 in global form */
-        double beta = g1 * 1 + (g2 - g1) * 2 + (1 - g2) * 10;      /* Eq. 7 */
-        double mem = (delta + 7 * beta) / 8 * bytes / 3;            /* Eq. 5, b = 8, 3 cores */
-        double cpu = 4 + (30.0 / 3 - 1) * 1;                        /* Eq. 8: 10 FP adds per core; loads are Eq. 5's */
+        double delta = g1 * 4 + (g2 - g1) * 12 + (1 - g2) * 100; /* Eq. 6 in global form */
+        double beta = g1 * 1 + (g2 - g1) * 2 + (1 - g2) * 10;    /* Eq. 7 */
+        double mem = (delta + 7 * beta) / 8 * bytes / 3;         /* Eq. 5, b = 8, 3 cores */
+        double cpu = 4 + (30.0 / 3 - 1) * 1; /* Eq. 8: 10 FP adds per core; loads are Eq. 5's */
         assert_near(pes_r_get_f(rt, "delta_avg"), delta, 1e-9);
         assert_near(pes_r_get_f(rt, "beta_avg"), beta, 1e-9);
         assert_near(pes_r_get_f(rt, "mem_cycles"), mem, 1e-6 * mem);
@@ -746,7 +844,7 @@ static void test_reuse_model_by_hand(void **state)
         assert_near(pes_r_get_f(rt, "cpu_seconds"), cpu / 2e9, 1e-15);
         assert_near(pes_r_get_f(rt, "total_seconds"), (mem + cpu) / 2e9, 1e-6 * mem / 2e9);
         assert_string_equal(pes_r_get_s(rt, "validation"), "calibrated");
-        assert_string_equal(pes_r_get_s(rt, "model"), "ppt");   /* knobs zeroed: PES_RUNTIME_PPT */
+        assert_string_equal(pes_r_get_s(rt, "model"), "ppt"); /* knobs zeroed: PES_RUNTIME_PPT */
         assert_int_equal(pes_r_count(rt), 10);
         pes_report_destroy(r);
     }
@@ -755,8 +853,8 @@ static void test_reuse_model_by_hand(void **state)
      * that are not cold, whatever the placement (fully associative L1 of
      * 1024 lines; 16-way L2 of 2048 lines: D < 16 always hits, so use the
      * L1 only for the exact statement). */
-    const struct pes_cache_config big[1] = {{.size = 1024 * 64, .ways = 0, .line = 64, .latency = 4,
-                                            .recip_throughput = 1}};
+    const struct pes_cache_config big[1] = {
+        {.size = 1024 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
     struct pes_machine mb = machine(1, big);
     si.machine = &mb;
     uint64_t cold = o.prd[0].cold + o.prd[1].cold + o.prd[2].cold;
@@ -800,12 +898,13 @@ static size_t false_sharing(struct acc *a)
     return n;
 }
 
-static const struct pes_cache_config sim_l1[1] = {{.size = 4096, .ways = 4, .line = 64, .latency = 4,
-                                                   .recip_throughput = 1}};
+static const struct pes_cache_config sim_l1[1] = {
+    {.size = 4096, .ways = 4, .line = 64, .latency = 4, .recip_throughput = 1}};
 
-static void check_sim_site(const struct pes_rnode *o, uint32_t id, uint64_t accesses, uint64_t misses,
-                           uint64_t compulsory, uint64_t coherence, uint64_t inval_false, uint64_t coh_false,
-                           const char *sharing, const uint64_t *threads, size_t n_threads)
+static void check_sim_site(const struct pes_rnode *o, uint32_t id, uint64_t accesses,
+                           uint64_t misses, uint64_t compulsory, uint64_t coherence,
+                           uint64_t inval_false, uint64_t coh_false, const char *sharing,
+                           const uint64_t *threads, size_t n_threads)
 {
     assert_int_equal(pes_r_get_u(o, "site"), id);
     assert_string_equal(pes_r_get_s(o, "file"), sites[id].file);
@@ -836,8 +935,13 @@ static struct pes_report *run_sim(const char *sort, uint32_t top, size_t chunk)
     static struct pes_machine m;
     m = machine(1, sim_l1);
     static struct pes_stream_info si;
-    si = (struct pes_stream_info){.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                  .machine = &m, .line = 64, .site = site_of};
+    si = (struct pes_stream_info){.path = "t",
+                                  .n_streams = 2,
+                                  .n_caches = 1,
+                                  .stream_cache = caches,
+                                  .machine = &m,
+                                  .line = 64,
+                                  .site = site_of};
     struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = top, .sort = sort};
     return run(&pes_analysis_sim, &si, &k, a, n, chunk, 1, NULL);
 }
@@ -891,7 +995,9 @@ static void test_sim_false_sharing(void **state)
         assert_int_equal(pes_r_get_u(comm, "threads"), 2);
         const uint64_t zero[2] = {0, 0}, row0[2] = {0, 2 * N - 1}, row1[2] = {2 * N - 1, 0};
         for (int kind = 0; kind < 3; kind++) {
-            const struct pes_rnode *mx = pes_r_get(comm, kind == 0 ? "all" : kind == 1 ? "true" : "false");
+            const struct pes_rnode *mx = pes_r_get(comm, kind == 0   ? "all"
+                                                         : kind == 1 ? "true"
+                                                                     : "false");
             assert_int_equal(pes_r_count(mx), 2);
             assert_u_array(pes_r_at(mx, 0), kind == 1 ? zero : row0, 2);
             assert_u_array(pes_r_at(mx, 1), kind == 1 ? zero : row1, 2);
@@ -915,9 +1021,10 @@ static void test_sim_ranking(void **state)
     (void)state;
     const uint64_t N = SIM_N;
     struct pes_report *r = run_sim("accesses", 10, 4);
-    const uint64_t by_acc[] = {3, 1, 2};   /* 3N, then the tie N = N by id */
+    const uint64_t by_acc[] = {3, 1, 2}; /* 3N, then the tie N = N by id */
     assert_site_order(r, by_acc, 3);
-    const struct pes_rnode *s3 = pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "sites"), 0);
+    const struct pes_rnode *s3 =
+        pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "sites"), 0);
     const uint64_t none[1] = {0};
     check_sim_site(s3, 3, 3 * N, 1, 1, 0, 0, 0, "-", none, 0);
     pes_report_destroy(r);
@@ -957,14 +1064,20 @@ static void test_sim_too_many_streams(void **state)
     static uint32_t caches[PES_SIM_MAX_CORES + 1];
     struct pes_machine m = machine(1, sim_l1);
     m.sockets = 1;
-    struct pes_stream_info si = {.path = "t", .n_streams = PES_SIM_MAX_CORES + 1, .n_caches = 1,
-                                 .stream_cache = caches, .machine = &m, .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = PES_SIM_MAX_CORES + 1,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
     struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
     struct pes_error err = {0};
     assert_null(pes_analysis_sim.create(&si, &k, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
-    assert_string_equal(err.message, "--simulate: the trace has 65 threads; the simulator maps one core per "
-                                     "thread and supports at most 64");
+    assert_string_equal(err.message,
+                        "--simulate: the trace has 65 threads; the simulator maps one core per "
+                        "thread and supports at most 64");
     /* the pipeline refuses the stream with the same message */
     memset(&err, 0, sizeof err);
     assert_null(pes_pipeline_create(&si, &k, &err));
@@ -1011,11 +1124,17 @@ static void test_pipeline_registry(void **state)
     size_t n = false_sharing(a);
     const uint32_t caches[2] = {0, 0};
     struct pes_machine m = machine(1, sim_l1);
-    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
-    static const char *const summary_keys[] = {"threads", "records", "accesses", "reads", "writes",
-                                               "bytes", "bb_executions", "ops"};
-    static const char *const all_keys[] = {"prd", "crd", "sites", "by", "groups", "model", "miss_ratio_curve", "simulation"};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 2,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
+    static const char *const summary_keys[] = {"threads", "records", "accesses",      "reads",
+                                               "writes",  "bytes",   "bb_executions", "ops"};
+    static const char *const all_keys[] = {
+        "prd", "crd", "sites", "by", "groups", "model", "miss_ratio_curve", "simulation"};
 
     /* --cores given: the recorded stream only feeds the summary */
     struct pes_knobs k = {.jobs = 1, .mimic = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
@@ -1033,9 +1152,10 @@ static void test_pipeline_registry(void **state)
     r = run_pipeline(&si, &k, a, n);
     assert_int_equal(pes_r_count(section(r, "trace")), 0);
     assert_keys(section(r, "config"), all_keys, 8);
-    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "levels"), 0),
-                                 "accesses"),
-                     5 * SIM_N);
+    assert_int_equal(
+        pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "levels"), 0),
+                    "accesses"),
+        5 * SIM_N);
     const struct pes_rnode *rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
     double d = pes_r_get_f(rt, "delta_avg"), b = pes_r_get_f(rt, "beta_avg");
     assert_near(pes_r_get_f(rt, "mem_cycles"), (d + 7 * b) / 8 * 1e6 / 2, 1e-6);
@@ -1051,10 +1171,12 @@ static void test_pipeline_registry(void **state)
         const struct pes_rnode *c = section(r, "config");
         assert_keys(c, all_keys, 8);
         /* every access is one line: 5N of them in the CRD and the simulation */
-        assert_int_equal(pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"),
-                         5 * SIM_N);
-        assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), 0), "accesses"),
-                         5 * SIM_N);
+        assert_int_equal(
+            pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"),
+            5 * SIM_N);
+        assert_int_equal(
+            pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), 0), "accesses"),
+            5 * SIM_N);
         pes_report_destroy(r);
     }
     k.jobs = 1;
@@ -1072,8 +1194,13 @@ static void test_pipeline_error_stops(void **state)
     (void)state;
     const uint32_t caches[2] = {0, 0};
     struct pes_machine m = machine(1, sim_l1);
-    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 2,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of};
     struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
     struct pes_error err = {0};
     struct pes_pipeline *p = pes_pipeline_create(&si, &k, &err);
@@ -1082,7 +1209,12 @@ static void test_pipeline_error_stops(void **state)
     const uint64_t addr[] = {0x1000, 0x2000, 0x3000};
     const uint32_t size[] = {8, 8, 8}, stream[] = {0, 1, 0}, site[] = {0, 1, 2};
     const uint8_t rw[] = {1, 2, 1};
-    struct pes_batch ok = {.n = 3, .addr = addr, .size = size, .length = size, .stream = stream, .site = site,
+    struct pes_batch ok = {.n = 3,
+                           .addr = addr,
+                           .size = size,
+                           .length = size,
+                           .stream = stream,
+                           .site = site,
                            .rw = rw};
     assert_int_equal(sink->batch(sink->ctx, &ok, &err), 0);
     const uint32_t bad_stream[] = {1, 0, 5};
@@ -1100,8 +1232,10 @@ static void test_pipeline_error_stops(void **state)
     pes_pipeline_destroy(p);
     assert_int_equal(pes_r_get_u(section(r, "trace"), "accesses"), 6);
     const struct pes_rnode *c = section(r, "config");
-    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), 0), "accesses"), 3);
-    assert_int_equal(pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"), 3);
+    assert_int_equal(
+        pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), 0), "accesses"), 3);
+    assert_int_equal(
+        pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"), 3);
     pes_report_destroy(r);
 }
 
@@ -1120,11 +1254,18 @@ static char *json_of(const struct pes_report *r, int *rc)
 
 /* ------------------------------------------------------------ sampled, accuracy */
 
-static struct pes_event event(uint8_t kind, uint8_t flags, uint32_t thread, uint32_t other, uint32_t site,
-                              uint64_t distance, uint64_t aux)
+static struct pes_event event(uint8_t kind, uint8_t flags, uint32_t thread, uint32_t other,
+                              uint32_t site, uint64_t distance, uint64_t aux)
 {
-    return (struct pes_event){.kind = kind, .flags = flags, .size = 8, .thread = thread, .other_thread = other,
-                              .site = site, .addr = 0x1000, .distance = distance, .aux = aux};
+    return (struct pes_event){.kind = kind,
+                              .flags = flags,
+                              .size = 8,
+                              .thread = thread,
+                              .other_thread = other,
+                              .site = site,
+                              .addr = 0x1000,
+                              .distance = distance,
+                              .aux = aux};
 }
 
 /* The events as one batch (as a sampled source hands over an EVENTS block). */
@@ -1140,8 +1281,8 @@ static void feed_events(const struct pes_batch_sink *sink, const struct pes_even
 
 /* The report of the registry on a sampled stream: its events, then (paired
  * streams) the full trace's accesses; publishes into the root, as pes-replay does. */
-static struct pes_report *run_sampled(const struct pes_stream_info *si, const struct pes_event *e, size_t n_e,
-                                      const struct acc *a, size_t n_a)
+static struct pes_report *run_sampled(const struct pes_stream_info *si, const struct pes_event *e,
+                                      size_t n_e, const struct acc *a, size_t n_a)
 {
     struct pes_error err = {0};
     struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
@@ -1166,12 +1307,18 @@ static struct pes_report *run_sampled(const struct pes_stream_info *si, const st
 }
 
 static const struct pes_trace_info sampled_header = {
-    .kind = PES_TRACE_SAMPLED, .command = "prog", .hostname = "h", .pid = 42, .start_ticks = 1000,
-    .ticks_per_second = 1000000000, .config = "mode=reuse\nperiod_load=100\nperiod_store=200\nline_size=64\n",
+    .kind = PES_TRACE_SAMPLED,
+    .command = "prog",
+    .hostname = "h",
+    .pid = 42,
+    .start_ticks = 1000,
+    .ticks_per_second = 1000000000,
+    .config = "mode=reuse\nperiod_load=100\nperiod_store=200\nline_size=64\n",
 };
 
 /* A header's settings, as replay_input reads them when it opens a trace. */
-static const struct pes_collect_settings *settings_of(const struct pes_trace_info *h, struct pes_collect_settings *s)
+static const struct pes_collect_settings *settings_of(const struct pes_trace_info *h,
+                                                      struct pes_collect_settings *s)
 {
     assert_int_equal(pes_settings_from_header(s, h->config, NULL), 0);
     return s;
@@ -1183,7 +1330,8 @@ static double bin_count(const struct pes_rnode *h, uint64_t distance)
     uint64_t lo, hi;
     pes_rt_bin_range(pes_rt_bin(distance), &lo, &hi);
     for (size_t i = 0; i < pes_r_count(h); i++)
-        if (pes_r_get_u(pes_r_at(h, i), "lo") == lo) return pes_r_get_f(pes_r_at(h, i), "count");
+        if (pes_r_get_u(pes_r_at(h, i), "lo") == lo)
+            return pes_r_get_f(pes_r_at(h, i), "count");
     return 0;
 }
 
@@ -1195,25 +1343,54 @@ static double bin_count(const struct pes_rnode *h, uint64_t distance)
 static void test_sampled_by_hand(void **state)
 {
     (void)state;
-    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .site = site_of};
+    struct pes_stream_info si = {
+        .path = "s.zst",
+        .kind = PES_TRACE_SAMPLED,
+        .header = &sampled_header,
+        .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}),
+        .n_streams = 2,
+        .site = site_of};
     struct pes_event e[] = {
         event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
-        event(PES_EV_REUSE, 0, 0, 0, 0, 5, 0),               /* 4 between */
-        event(PES_EV_REUSE, 0, 1, 1, 1, 1, 3),               /* 0 between, weight 3 */
+        event(PES_EV_REUSE, 0, 0, 0, 0, 5, 0), /* 4 between */
+        event(PES_EV_REUSE, 0, 1, 1, 1, 1, 3), /* 0 between, weight 3 */
         event(PES_EV_INVALIDATION, 0, 0, 1, 0, 0, 0),
-        event(PES_EV_COMM, PES_EVF_TRUE_SHARING | PES_EVF_WRITE, 1, 0, 3, 0, 0),   /* + store period 200 */
+        event(PES_EV_COMM, PES_EVF_TRUE_SHARING | PES_EVF_WRITE, 1, 0, 3, 0,
+              0), /* + store period 200 */
         event(PES_EV_TOTALS, 0, 0, UINT32_MAX, UINT32_MAX, 0, 0),
     };
     e[5].loads = 10;
     e[5].stores = 5;
     struct pes_report *r = run_sampled(&si, e, sizeof e / sizeof e[0], NULL, 0);
     const struct pes_rnode *o = pes_report_tree(r);
-    static const char *const keys[] = {"trace", "kind", "mode", "period_load", "period_store", "interval_bias", "granularity",
-                                       "threads", "truncated", "skipped_blocks", "samples", "lost", "throttled",
-                                       "dropped", "expired", "reuse_estimator", "stack_model", "interval_level",
-                                       "intra", "shared", "stack_histogram", "per_thread",
-                                       "comm", "sites", "by", "groups", "cache_lines", "cache_lines_untracked",
+    static const char *const keys[] = {"trace",
+                                       "kind",
+                                       "mode",
+                                       "period_load",
+                                       "period_store",
+                                       "interval_bias",
+                                       "granularity",
+                                       "threads",
+                                       "truncated",
+                                       "skipped_blocks",
+                                       "samples",
+                                       "lost",
+                                       "throttled",
+                                       "dropped",
+                                       "expired",
+                                       "reuse_estimator",
+                                       "stack_model",
+                                       "interval_level",
+                                       "intra",
+                                       "shared",
+                                       "stack_histogram",
+                                       "per_thread",
+                                       "comm",
+                                       "sites",
+                                       "by",
+                                       "groups",
+                                       "cache_lines",
+                                       "cache_lines_untracked",
                                        "bytes_by_thread"};
     assert_keys(o, keys, sizeof keys / sizeof keys[0]);
     assert_string_equal(pes_r_get_s(o, "mode"), "reuse");
@@ -1260,8 +1437,12 @@ static void test_pipeline_siblings(void **state)
 {
     (void)state;
     struct pes_collect_settings set;
-    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .settings = settings_of(&sampled_header, &set), .n_streams = 2, .site = site_of};
+    struct pes_stream_info si = {.path = "s.zst",
+                                 .kind = PES_TRACE_SAMPLED,
+                                 .header = &sampled_header,
+                                 .settings = settings_of(&sampled_header, &set),
+                                 .n_streams = 2,
+                                 .site = site_of};
     struct pes_knobs k = {.top = 10};
     struct pes_error err = {0};
     for (int by_object = 0; by_object < 2; by_object++) {
@@ -1271,7 +1452,8 @@ static void test_pipeline_siblings(void **state)
         const struct pes_siblings *s = pes_pipeline_siblings(p);
         assert_non_null(pes_sibling(s, &pes_analysis_sampled_counts));
         assert_non_null(pes_sibling(s, &pes_analysis_sampled_reuse));
-        assert_true(pes_sibling(s, &pes_analysis_sampled_counts) != pes_sibling(s, &pes_analysis_sampled_reuse));
+        assert_true(pes_sibling(s, &pes_analysis_sampled_counts) !=
+                    pes_sibling(s, &pes_analysis_sampled_reuse));
         assert_true((pes_sibling(s, &pes_analysis_sampled_objects) != NULL) == by_object);
         assert_null(pes_sibling(s, &pes_analysis_accuracy));
         assert_null(pes_sibling(s, &pes_analysis_summary));
@@ -1279,8 +1461,13 @@ static void test_pipeline_siblings(void **state)
     }
     const uint32_t caches[2] = {0, 0};
     struct pes_machine m = machine(1, sim_l1);
-    struct pes_stream_info full = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                   .machine = &m, .line = 64, .site = site_of};
+    struct pes_stream_info full = {.path = "t",
+                                   .n_streams = 2,
+                                   .n_caches = 1,
+                                   .stream_cache = caches,
+                                   .machine = &m,
+                                   .line = 64,
+                                   .site = site_of};
     k = (struct pes_knobs){.jobs = 1, .top = 10};
     struct pes_pipeline *p = pes_pipeline_create(&full, &k, &err);
     assert_non_null(p);
@@ -1293,7 +1480,8 @@ static void test_pipeline_siblings(void **state)
 static const struct pes_rnode *object_row(const struct pes_rnode *groups, uint32_t id)
 {
     for (size_t i = 0; i < pes_r_count(groups); i++)
-        if (pes_r_get_u(pes_r_at(groups, i), "object") == id) return pes_r_at(groups, i);
+        if (pes_r_get_u(pes_r_at(groups, i), "object") == id)
+            return pes_r_at(groups, i);
     return NULL;
 }
 
@@ -1313,12 +1501,19 @@ static void test_sampled_by_object(void **state)
     pes_objects_alloc(objs, 0x10000, 64, 5);
     pes_objects_alloc(objs, 0x20000, 64, 6);
     uint64_t off;
-    uint32_t id1 = pes_objects_lookup(objs, 0x10008, 0, &off), id2 = pes_objects_lookup(objs, 0x20010, 0, &off);
+    uint32_t id1 = pes_objects_lookup(objs, 0x10008, 0, &off),
+             id2 = pes_objects_lookup(objs, 0x20010, 0, &off);
     assert_int_not_equal(id1, 0);
     assert_int_not_equal(id2, 0);
     assert_int_not_equal(id1, id2);
-    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .site = site_of, .objects = objs};
+    struct pes_stream_info si = {
+        .path = "s.zst",
+        .kind = PES_TRACE_SAMPLED,
+        .header = &sampled_header,
+        .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}),
+        .n_streams = 2,
+        .site = site_of,
+        .objects = objs};
     struct pes_event e[] = {
         event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
         event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
@@ -1346,8 +1541,11 @@ static void test_sampled_by_object(void **state)
             print_error("%s\n", err.message);
             fail();
         }
-        struct pes_batch b = {.n_events = n, .events = e, .events_offset = 4096,
-                              .event_object = with_column ? obj : NULL, .event_object_offset = with_column ? obj_off : NULL};
+        struct pes_batch b = {.n_events = n,
+                              .events = e,
+                              .events_offset = 4096,
+                              .event_object = with_column ? obj : NULL,
+                              .event_object_offset = with_column ? obj_off : NULL};
         const struct pes_batch_sink *sink = pes_pipeline_sink(p);
         assert_int_equal(sink->batch(sink->ctx, &b, &err), 0);
         assert_int_equal(pes_pipeline_finish(p, &err), 0);
@@ -1378,7 +1576,8 @@ static void test_sampled_by_object(void **state)
         assert_int_equal(pes_r_get_u(pes_r_at(g, 0), "object"), id2);
         assert_int_equal(pes_r_get_u(pes_r_at(g, 1), "object"), id1);
         assert_int_equal(pes_r_get_u(pes_r_at(g, 2), "object"), 0);
-        const struct pes_rnode *r1 = object_row(g, id1), *r2 = object_row(g, id2), *r0 = object_row(g, 0);
+        const struct pes_rnode *r1 = object_row(g, id1), *r2 = object_row(g, id2),
+                               *r0 = object_row(g, 0);
         assert_int_equal(pes_r_get_u(r1, "samples"), 3);
         assert_int_equal(pes_r_get_u(r1, "reuses"), 1);
         assert_near(pes_r_get_f(r1, "reuse_time_mean"), 5, 0);
@@ -1409,7 +1608,6 @@ static void test_sampled_by_object(void **state)
     pes_objects_destroy(objs);
 }
 
-
 /* --compare --by object: the sampled trace's samples and the full trace's
  * accesses per object, joined by name (the two traces resolve their objects
  * apart: here the same two heap blocks get their ids in opposite orders).
@@ -1423,29 +1621,48 @@ static void test_accuracy_by_object(void **state)
     uint64_t off;
     pes_objects_alloc(so, 0x10000, 64, 5);
     pes_objects_alloc(so, 0x20000, 64, 6);
-    uint32_t sx = pes_objects_lookup(so, 0x10000, 0, &off), sy = pes_objects_lookup(so, 0x20000, 0, &off);
+    uint32_t sx = pes_objects_lookup(so, 0x10000, 0, &off),
+             sy = pes_objects_lookup(so, 0x20000, 0, &off);
     pes_objects_alloc(fo, 0x20000, 64, 6);
     uint32_t fy = pes_objects_lookup(fo, 0x20008, 0, &off);
     pes_objects_alloc(fo, 0x10000, 64, 5);
     uint32_t fx = pes_objects_lookup(fo, 0x10008, 0, &off);
     assert_true(sx && sy && fx && fy);
-    assert_int_not_equal(sx, fx);   /* the join must go by name */
+    assert_int_not_equal(sx, fx); /* the join must go by name */
     const uint32_t caches[2] = {0, 0};
     struct pes_machine m = machine(1, sim_l1);
     struct pes_trace_info full_header = sampled_header;
     full_header.kind = PES_TRACE_FULL;
     full_header.config = "";
-    struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
-                                   .settings = settings_of(&full_header, &(struct pes_collect_settings){0}), .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
-                                   .line = 64, .site = site_of, .objects = fo};
-    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .machine = &m, .site = site_of, .paired = &full, .objects = so};
+    struct pes_stream_info full = {.path = "f.zst",
+                                   .kind = PES_TRACE_FULL,
+                                   .header = &full_header,
+                                   .settings =
+                                       settings_of(&full_header, &(struct pes_collect_settings){0}),
+                                   .n_streams = 2,
+                                   .n_caches = 1,
+                                   .stream_cache = caches,
+                                   .machine = &m,
+                                   .line = 64,
+                                   .site = site_of,
+                                   .objects = fo};
+    struct pes_stream_info si = {
+        .path = "s.zst",
+        .kind = PES_TRACE_SAMPLED,
+        .header = &sampled_header,
+        .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}),
+        .n_streams = 2,
+        .machine = &m,
+        .site = site_of,
+        .paired = &full,
+        .objects = so};
     char xname[128], yname[128];
     replay_object_name(&si, sx, xname, sizeof xname);
     replay_object_name(&si, sy, yname, sizeof yname);
     assert_string_not_equal(xname, yname);
     struct pes_event e[5];
-    for (int i = 0; i < 5; i++) e[i] = event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0);
+    for (int i = 0; i < 5; i++)
+        e[i] = event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0);
     uint32_t eobj[5] = {sx, sy, sx, 0, sx};
     uint64_t eoff[5] = {0};
     uint64_t addr[8];
@@ -1468,11 +1685,23 @@ static void test_accuracy_by_object(void **state)
         fail();
     }
     const struct pes_batch_sink *sink = pes_pipeline_sink(p);
-    struct pes_batch be = {.n_events = 5, .events = e, .events_offset = 4096, .event_object = eobj,
+    struct pes_batch be = {.n_events = 5,
+                           .events = e,
+                           .events_offset = 4096,
+                           .event_object = eobj,
                            .event_object_offset = eoff};
     assert_int_equal(sink->batch(sink->ctx, &be, &err), 0);
-    struct pes_batch ba = {.n = 8, .addr = addr, .size = size, .length = length, .stream = stream, .site = site,
-                           .rw = rw, .object = aobj, .object_offset = aoff, .n_ended = 2, .ended = ended};
+    struct pes_batch ba = {.n = 8,
+                           .addr = addr,
+                           .size = size,
+                           .length = length,
+                           .stream = stream,
+                           .site = site,
+                           .rw = rw,
+                           .object = aobj,
+                           .object_offset = aoff,
+                           .n_ended = 2,
+                           .ended = ended};
     assert_int_equal(sink->batch(sink->ctx, &ba, &err), 0);
     assert_int_equal(pes_pipeline_finish(p, &err), 0);
     struct pes_report *r = pes_report_create();
@@ -1515,12 +1744,28 @@ static void test_accuracy_by_hand(void **state)
     struct pes_trace_info full_header = sampled_header;
     full_header.kind = PES_TRACE_FULL;
     full_header.config = "";
-    struct pes_stream_info full = {.path = "f.zst", .kind = PES_TRACE_FULL, .header = &full_header,
-                                   .settings = settings_of(&full_header, &(struct pes_collect_settings){0}), .n_streams = 2, .n_caches = 1, .stream_cache = caches, .machine = &m,
-                                   .line = 64, .site = site_of};
-    struct pes_stream_info si = {.path = "s.zst", .kind = PES_TRACE_SAMPLED, .header = &sampled_header,
-                                 .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}), .n_streams = 2, .machine = &m, .site = site_of, .paired = &full};
-    struct pes_event e[] = {event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0), event(PES_EV_REUSE, 0, 0, 0, 0, 3, 0)};
+    struct pes_stream_info full = {.path = "f.zst",
+                                   .kind = PES_TRACE_FULL,
+                                   .header = &full_header,
+                                   .settings =
+                                       settings_of(&full_header, &(struct pes_collect_settings){0}),
+                                   .n_streams = 2,
+                                   .n_caches = 1,
+                                   .stream_cache = caches,
+                                   .machine = &m,
+                                   .line = 64,
+                                   .site = site_of};
+    struct pes_stream_info si = {
+        .path = "s.zst",
+        .kind = PES_TRACE_SAMPLED,
+        .header = &sampled_header,
+        .settings = settings_of(&sampled_header, &(struct pes_collect_settings){0}),
+        .n_streams = 2,
+        .machine = &m,
+        .site = site_of,
+        .paired = &full};
+    struct pes_event e[] = {event(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 0, 0, 0),
+                            event(PES_EV_REUSE, 0, 0, 0, 0, 3, 0)};
     const struct acc a[] = {
         {0x1000, 8, 8, 0, 0, PES_BATCH_READ}, {0x2000, 8, 8, 0, 0, PES_BATCH_READ},
         {0x3000, 8, 8, 0, 0, PES_BATCH_READ}, {0x9000, 8, 8, 1, 1, PES_BATCH_WRITE},
@@ -1551,7 +1796,9 @@ static void test_json_writer(void **state)
     (void)state;
     struct pes_report *r = pes_report_create();
     struct pes_rnode *root = pes_report_root(r);
-    pes_r_str(r, root, "s", "q\"b\\s/\nn\tt\x01" "c\x1f\r\xc3\xa9");
+    pes_r_str(r, root, "s",
+              "q\"b\\s/\nn\tt\x01"
+              "c\x1f\r\xc3\xa9");
     pes_r_str(r, root, "k\"ey", "");
     pes_r_str(r, root, "null", NULL);
     pes_r_u64(r, root, "u", UINT64_MAX);
@@ -1571,7 +1818,7 @@ static void test_json_writer(void **state)
     pes_r_bool(r, root, "no", 0);
     pes_r_flag(pes_r_u64(r, root, "hidden", 1), PES_R_TEXT_ONLY);
     struct pes_rnode *arr = pes_r_array(r, root, "a");
-    pes_r_flag(pes_r_str(r, arr, NULL, "hidden"), PES_R_TEXT_ONLY);   /* first element left out */
+    pes_r_flag(pes_r_str(r, arr, NULL, "hidden"), PES_R_TEXT_ONLY); /* first element left out */
     pes_r_u64(r, arr, NULL, 1);
     pes_r_flag(pes_r_u64(r, arr, NULL, 2), PES_R_TEXT_ONLY);
     pes_r_str(r, arr, NULL, "x");
@@ -1581,10 +1828,15 @@ static void test_json_writer(void **state)
     struct pes_rnode *gone = pes_r_flag(pes_r_object(r, o, "gone"), PES_R_TEXT_ONLY);
     pes_r_u64(r, gone, "inside", 3);
     pes_r_i64(r, o, "zero", 0);
-    pes_r_flag(pes_r_array(r, root, "last"), PES_R_TEXT_ONLY);        /* last member left out */
+    pes_r_flag(pes_r_array(r, root, "last"), PES_R_TEXT_ONLY); /* last member left out */
     /* invalid UTF-8, each bad byte one U+FFFD: a stray byte, an overlong '/',
      * a surrogate, a cut sequence; a 4-byte emoji is kept */
-    pes_r_str(r, root, "k\xff", "a\xff" "b\xc0\xaf" "c\xed\xa0\x80" "d\xf0\x9f\x98\x80" "e\xe2\x82");
+    pes_r_str(r, root, "k\xff",
+              "a\xff"
+              "b\xc0\xaf"
+              "c\xed\xa0\x80"
+              "d\xf0\x9f\x98\x80"
+              "e\xe2\x82");
     int rc;
     char *got = json_of(r, &rc);
     assert_int_equal(rc, 0);
@@ -1595,8 +1847,11 @@ static void test_json_writer(void **state)
                         "\"g\":0.123457,\"g2\":1234570,\"g3\":1e-7,\"f\":0.5,\"f2\":0.666667,"
                         "\"z\":667,\"z2\":1000000000000000,\"dflt\":0.25,\"nan\":null,\"inf\":null,"
                         "\"yes\":true,\"no\":false,\"a\":[1,\"x\",{},[]],\"o\":{\"zero\":0},"
-                        "\"k\xef\xbf\xbd\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-                        "d\xf0\x9f\x98\x80" "e\xef\xbf\xbd\xef\xbf\xbd\"}\n");
+                        "\"k\xef\xbf\xbd\":\"a\xef\xbf\xbd"
+                        "b\xef\xbf\xbd\xef\xbf\xbd"
+                        "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                        "d\xf0\x9f\x98\x80"
+                        "e\xef\xbf\xbd\xef\xbf\xbd\"}\n");
     free(got);
     /* the tree is still readable after writing; values convert */
     assert_int_equal(pes_r_get_u(root, "hidden"), 1);
@@ -1626,7 +1881,8 @@ enum { TX = 0x1000, TY = 0x2000, TZ = 0x3000 };
 #define ST(t, a, site) {(a), 4, 4, (t), (site), PES_BATCH_WRITE}
 
 /* The timing analysis over a[0..n): its "timing_dependent" (NULL: none). */
-static const struct pes_rnode *timing_of(struct pes_report **r, const struct acc *a, size_t n, size_t chunk)
+static const struct pes_rnode *timing_of(struct pes_report **r, const struct acc *a, size_t n,
+                                         size_t chunk)
 {
     struct pes_stream_info si = {.path = "t", .n_streams = 2, .line = 64, .site = site_of};
     struct pes_knobs k = {.jobs = 1};
@@ -1636,8 +1892,8 @@ static const struct pes_rnode *timing_of(struct pes_report **r, const struct acc
 }
 
 /* One wait named: its site, accesses, waits, longest wait; the share of n. */
-static void assert_wait(const struct pes_rnode *td, uint32_t site, uint64_t accesses, uint64_t waits,
-                        uint64_t longest, size_t n)
+static void assert_wait(const struct pes_rnode *td, uint32_t site, uint64_t accesses,
+                        uint64_t waits, uint64_t longest, size_t n)
 {
     assert_non_null(td);
     assert_int_equal(pes_r_get_u(td, "sites"), 1);
@@ -1660,14 +1916,16 @@ static void test_timing_by_hand(void **state)
     (void)state;
     struct pes_report *r;
     /* a wait: 2 polls, the store, 3 polls (site 3), then one more at site 3 later */
-    static const struct acc wait[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3), LD(1, TX, 3),
-                                      LD(1, TX, 3), ST(1, TY, 4), LD(1, TX, 3), ST(0, TZ, 5)};
+    static const struct acc wait[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1),
+                                      LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3),
+                                      ST(1, TY, 4), LD(1, TX, 3), ST(0, TZ, 5)};
     for (size_t chunk = 1; chunk <= 9; chunk += 8) {
         assert_wait(timing_of(&r, wait, 9, chunk), 3, 6, 1, 5, 9);
         pes_report_destroy(r);
     }
     /* the store before the first poll: the polls saw it already */
-    static const struct acc before[] = {ST(0, TX, 1), LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3)};
+    static const struct acc before[] = {ST(0, TX, 1), LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3),
+                                        LD(1, TX, 3)};
     assert_null(timing_of(&r, before, 5, 5));
     pes_report_destroy(r);
     /* two polls around the store: no wait */
@@ -1675,27 +1933,28 @@ static void test_timing_by_hand(void **state)
     assert_null(timing_of(&r, two, 4, 4));
     pes_report_destroy(r);
     /* a store to the next word of the line (false sharing) ends no wait */
-    static const struct acc next[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX + 4, 1), LD(1, TX, 3), LD(1, TX, 3)};
+    static const struct acc next[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX + 4, 1), LD(1, TX, 3),
+                                      LD(1, TX, 3)};
     assert_null(timing_of(&r, next, 5, 5));
     pes_report_destroy(r);
     /* the poller's own store is no release; a store that overlaps by one byte is */
-    static const struct acc own[] = {LD(1, TX, 3), LD(1, TX, 3), ST(1, TX, 4), LD(1, TX, 3), LD(1, TX, 3),
-                                     LD(1, TX, 3)};
+    static const struct acc own[] = {LD(1, TX, 3), LD(1, TX, 3), ST(1, TX, 4),
+                                     LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3)};
     assert_null(timing_of(&r, own, 6, 6));
     pes_report_destroy(r);
-    static const struct acc overlap[] = {LD(1, TX, 3), LD(1, TX, 3), {TX - 3, 4, 4, 0, 1, PES_BATCH_WRITE},
-                                         LD(1, TX, 3)};
+    static const struct acc overlap[] = {
+        LD(1, TX, 3), LD(1, TX, 3), {TX - 3, 4, 4, 0, 1, PES_BATCH_WRITE}, LD(1, TX, 3)};
     assert_wait(timing_of(&r, overlap, 4, 4), 3, 3, 1, 3, 4);
     pes_report_destroy(r);
     /* polls with other loads between them are not consecutive */
-    static const struct acc mixed[] = {LD(1, TX, 3), LD(1, TY, 4), LD(1, TX, 3), ST(0, TX, 1), LD(1, TY, 4),
-                                       LD(1, TX, 3), LD(1, TY, 4), LD(1, TX, 3)};
+    static const struct acc mixed[] = {LD(1, TX, 3), LD(1, TY, 4), LD(1, TX, 3), ST(0, TX, 1),
+                                       LD(1, TY, 4), LD(1, TX, 3), LD(1, TY, 4), LD(1, TX, 3)};
     assert_null(timing_of(&r, mixed, 8, 8));
     pes_report_destroy(r);
     /* a rotated loop: the test before the loop (site 2) polls once, the loop's
      * (site 3) four times: only site 3 is named; the wait has 5 loads */
-    static const struct acc rotated[] = {LD(1, TX, 2), LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3),
-                                         LD(1, TX, 3)};
+    static const struct acc rotated[] = {LD(1, TX, 2), LD(1, TX, 3), LD(1, TX, 3),
+                                         ST(0, TX, 1), LD(1, TX, 3), LD(1, TX, 3)};
     assert_wait(timing_of(&r, rotated, 6, 6), 3, 4, 1, 5, 6);
     pes_report_destroy(r);
     /* the store placed after the last poll (the merge's interpolation): within
@@ -1703,8 +1962,10 @@ static void test_timing_by_hand(void **state)
     enum { SLACK = 4096 };
     struct acc *late = calloc(3 + SLACK + 2, sizeof *late);
     assert_non_null(late);
-    for (int i = 0; i < 3; i++) late[i] = (struct acc)LD(1, TX, 3);
-    for (int i = 3; i < 3 + SLACK; i++) late[i] = (struct acc)ST(1, TY + 8 * (uint64_t)i, 4);
+    for (int i = 0; i < 3; i++)
+        late[i] = (struct acc)LD(1, TX, 3);
+    for (int i = 3; i < 3 + SLACK; i++)
+        late[i] = (struct acc)ST(1, TY + 8 * (uint64_t)i, 4);
     late[3 + SLACK] = (struct acc)ST(0, TX, 1);
     assert_wait(timing_of(&r, late, 3 + SLACK + 1, 1000), 3, 3, 1, 3, 3 + SLACK + 1);
     pes_report_destroy(r);
@@ -1721,8 +1982,9 @@ static void test_timing_by_hand(void **state)
 static void test_timing_parts(void **state)
 {
     (void)state;
-    static const struct acc a[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3), ST(1, TY, 4),
-                                   LD(0, TZ, 5), LD(0, TZ, 5), ST(1, TZ, 4), LD(0, TZ, 5), LD(0, TZ, 5)};
+    static const struct acc a[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3),
+                                   ST(1, TY, 4), LD(0, TZ, 5), LD(0, TZ, 5), ST(1, TZ, 4),
+                                   LD(0, TZ, 5), LD(0, TZ, 5)};
     struct pes_stream_info si = {.path = "t", .n_streams = 2, .line = 64, .site = site_of};
     struct pes_knobs k = {.jobs = 1};
     struct pes_error err = {0};

@@ -13,7 +13,8 @@
 
 static struct pes_cache_config lvl(uint64_t size, uint32_t ways, int shared)
 {
-    struct pes_cache_config c = {.size = size, .ways = ways, .line = 64, .shared = (uint32_t)shared};
+    struct pes_cache_config c = {
+        .size = size, .ways = ways, .line = 64, .shared = (uint32_t)shared};
     return c;
 }
 
@@ -45,19 +46,19 @@ static void cache_lru_by_hand(void **st)
 {
     (void)st;
     struct pes_error err = {0};
-    struct pes_cache *c = pes_cache_create(2 * 64, 2, 64, &err);  /* one set, 2 ways */
+    struct pes_cache *c = pes_cache_create(2 * 64, 2, 64, &err); /* one set, 2 ways */
     assert_non_null(c);
     uint64_t v = 0;
     assert_int_equal(pes_cache_lookup(c, 1), 0);
     assert_int_equal(pes_cache_insert(c, 1, &v), 0);
     assert_int_equal(pes_cache_insert(c, 2, &v), 0);
-    assert_int_equal(pes_cache_lookup(c, 1), 1);   /* 1 becomes MRU */
+    assert_int_equal(pes_cache_lookup(c, 1), 1); /* 1 becomes MRU */
     assert_int_equal(pes_cache_insert(c, 3, &v), 1);
-    assert_int_equal(v, 2);                        /* LRU victim is 2, not 1 */
+    assert_int_equal(v, 2); /* LRU victim is 2, not 1 */
     assert_int_equal(pes_cache_contains(c, 1), 1);
     assert_int_equal(pes_cache_remove(c, 1), 1);
     assert_int_equal(pes_cache_remove(c, 1), 0);
-    assert_int_equal(pes_cache_insert(c, 4, &v), 0);  /* the freed way is reused */
+    assert_int_equal(pes_cache_insert(c, 4, &v), 0); /* the freed way is reused */
     pes_cache_destroy(c);
 }
 
@@ -69,11 +70,11 @@ static void cache_bad_geometry(void **st)
     assert_int_equal(err.code, PES_ERR_ARG);
     assert_null(pes_cache_create(4096, 4, 48, &err));
     assert_null(pes_cache_create(32, 1, 64, &err));
-    struct pes_cache *c = pes_cache_create(48 * 1024, 12, 64, &err);  /* 64 sets */
+    struct pes_cache *c = pes_cache_create(48 * 1024, 12, 64, &err); /* 64 sets */
     assert_non_null(c);
     assert_int_equal(pes_cache_sets(c), 64);
     pes_cache_destroy(c);
-    c = pes_cache_create(3 * 64 * 4, 4, 64, &err);  /* 3 sets: modulo indexing */
+    c = pes_cache_create(3 * 64 * 4, 4, 64, &err); /* 3 sets: modulo indexing */
     assert_non_null(c);
     assert_int_equal(pes_cache_sets(c), 3);
     pes_cache_destroy(c);
@@ -121,7 +122,7 @@ static void conflict_and_capacity_by_hand(void **st)
     assert_int_equal(t->hits[1], 2);
     assert_int_equal(t->misses[1][PES_SIM_COMPULSORY], 4);
     assert_int_equal(t->misses[1][PES_SIM_CAPACITY], 0);
-    touch(s, 2);   /* evicted from L2 by 4: capacity miss at both levels */
+    touch(s, 2); /* evicted from L2 by 4: capacity miss at both levels */
     assert_int_equal(t->misses[1][PES_SIM_CAPACITY], 1);
     assert_int_equal(t->misses[0][PES_SIM_CAPACITY], 3);
     assert_int_equal(t->misses[0][PES_SIM_COHERENCE], 0);
@@ -138,7 +139,7 @@ static void inclusion_back_invalidation(void **st)
         struct pes_sim *s = one_core(2, lv, ni);
         touch(s, 10);
         touch(s, 11);
-        touch(s, 12);   /* shared level evicts 10 */
+        touch(s, 12); /* shared level evicts 10 */
         touch(s, 10);
         const struct pes_sim_stats *t = pes_sim_totals(s);
         if (!ni) {
@@ -167,8 +168,10 @@ static void single_level_matches_oracle(void **st)
     (void)st;
     enum { N = 3000 };
     static uint64_t lines[N];
-    const struct { uint64_t size; uint32_t ways; } geo[] = {
-        {64 * 64, 4}, {16 * 64, 1}, {32 * 64, 0}, {48 * 64, 16}, {3 * 4 * 64, 4}};
+    const struct {
+        uint64_t size;
+        uint32_t ways;
+    } geo[] = {{64 * 64, 4}, {16 * 64, 1}, {32 * 64, 0}, {48 * 64, 16}, {3 * 4 * 64, 4}};
     for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++) {
         random_lines(lines, N, 11 + (unsigned)g, 200);
         struct pes_cache_config lv = lvl(geo[g].size, geo[g].ways, 0);
@@ -258,7 +261,7 @@ static void line_crossing_split(void **st)
     assert_int_equal(pes_sim_access(s, &a, &err), 0);
     assert_int_equal(pes_sim_totals(s)->hits[0], 1);
     assert_int_equal(pes_sim_site(s, 3)->accesses, 3);
-    a.addr = UINT64_MAX - 3;   /* end of the address space: clamped, no wrap */
+    a.addr = UINT64_MAX - 3; /* end of the address space: clamped, no wrap */
     a.size = 100;
     assert_int_equal(pes_sim_access(s, &a, &err), 0);
     assert_int_equal(pes_sim_totals(s)->accesses, 4);
@@ -332,15 +335,15 @@ static void hier_rejects_bad_config(void **st)
     uint32_t sock[2] = {0, 3};
     struct pes_hier_config hc = {.n_cores = 2, .n_sockets = 2, .core_socket = sock, .n_levels = 1};
     hc.level[0] = lvl(4096, 4, 0);
-    assert_null(pes_hier_create(&hc, NULL, NULL, &err));     /* socket 3 of 2 */
+    assert_null(pes_hier_create(&hc, NULL, NULL, &err)); /* socket 3 of 2 */
     sock[1] = 1;
     hc.level[0].shared = 1;
-    assert_null(pes_hier_create(&hc, NULL, NULL, &err));     /* no private level */
+    assert_null(pes_hier_create(&hc, NULL, NULL, &err)); /* no private level */
     hc.level[0].shared = 0;
     hc.n_levels = 2;
     hc.level[1] = lvl(8192, 4, 1);
     hc.level[1].line = 128;
-    assert_null(pes_hier_create(&hc, NULL, NULL, &err));     /* mixed line sizes */
+    assert_null(pes_hier_create(&hc, NULL, NULL, &err)); /* mixed line sizes */
     assert_int_equal(err.code, PES_ERR_ARG);
 }
 
@@ -352,7 +355,7 @@ static void page_index_small_cache_unchanged(void **state)
 {
     (void)state;
     struct pes_error err;
-    struct pes_cache *v = pes_cache_create(32 * 1024, 8, 64, &err);   /* 64 sets x 64 B = 4 KiB */
+    struct pes_cache *v = pes_cache_create(32 * 1024, 8, 64, &err); /* 64 sets x 64 B = 4 KiB */
     struct pes_cache *p = pes_cache_create(32 * 1024, 8, 64, &err);
     assert_non_null(v);
     assert_non_null(p);
@@ -361,10 +364,14 @@ static void page_index_small_cache_unchanged(void **state)
     for (int i = 0; i < 200000; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         uint64_t line = x % 4096;
-        if (pes_cache_lookup(v, line)) hits_v++;
-        else pes_cache_insert(v, line, &victim);
-        if (pes_cache_lookup(p, line)) hits_p++;
-        else pes_cache_insert(p, line, &victim);
+        if (pes_cache_lookup(v, line))
+            hits_v++;
+        else
+            pes_cache_insert(v, line, &victim);
+        if (pes_cache_lookup(p, line))
+            hits_p++;
+        else
+            pes_cache_insert(p, line, &victim);
     }
     assert_int_equal(hits_v, hits_p);
     pes_cache_destroy(v);
@@ -383,15 +390,20 @@ static void page_index_breaks_power_of_two_conflicts(void **state)
     pes_cache_set_page_index(p, 4096, 64);
     uint64_t hits_v = 0, hits_p = 0, victim;
     for (int round = 0; round < 4; round++)
-        for (uint64_t k = 0; k < 64; k++) {   /* 64 lines, 128 KiB apart: 64 KiB of data */
+        for (uint64_t k = 0; k < 64; k++) { /* 64 lines, 128 KiB apart: 64 KiB of data */
             uint64_t line = k * 2048;
-            if (pes_cache_lookup(v, line)) hits_v++;
-            else pes_cache_insert(v, line, &victim);
-            if (pes_cache_lookup(p, line)) hits_p++;
-            else pes_cache_insert(p, line, &victim);
+            if (pes_cache_lookup(v, line))
+                hits_v++;
+            else
+                pes_cache_insert(v, line, &victim);
+            if (pes_cache_lookup(p, line))
+                hits_p++;
+            else
+                pes_cache_insert(p, line, &victim);
         }
-    assert_int_equal(hits_v, 0);              /* 64 lines in one 8-way set: LRU thrashes */
-    assert_true(hits_p >= 3 * 64 * 9 / 10);   /* random frames spread them: nearly all rounds 2-4 hit */
+    assert_int_equal(hits_v, 0); /* 64 lines in one 8-way set: LRU thrashes */
+    assert_true(hits_p >=
+                3 * 64 * 9 / 10); /* random frames spread them: nearly all rounds 2-4 hit */
     pes_cache_destroy(v);
     pes_cache_destroy(p);
 }

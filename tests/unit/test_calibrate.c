@@ -30,7 +30,7 @@ static double simulated(double ws, const double *cap, const double *lat, int lev
 {
     double above = 0, cycles = 0;
     for (int i = 0; i < levels; i++) {
-        double served = 1.0 / (1.0 + pow(ws / cap[i], 6.0));   /* by this level or one above */
+        double served = 1.0 / (1.0 + pow(ws / cap[i], 6.0)); /* by this level or one above */
         if (served < above)
             served = above;
         cycles += (served - above) * lat[i];
@@ -48,7 +48,7 @@ static size_t curve(struct pes_calib_point *pt, double max, const double *cap, c
     uint64_t s = 12345;
     for (double ws = 4 * KIB; ws <= max * 1.0001; ws *= pow(2.0, 1.0 / 3)) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        double u = (double)(s >> 11) / 9007199254740992.0;     /* [0,1) */
+        double u = (double)(s >> 11) / 9007199254740992.0; /* [0,1) */
         pt[n].size = ws;
         pt[n].cycles = simulated(ws, cap, lat, levels) * (1.0 + noise * (2 * u - 1));
         n++;
@@ -82,8 +82,9 @@ static void test_round_size(void **state)
     assert_int_equal(pes_calib_round_size(32 * MIB, 16, 64), 32 * 1024 * 1024);
     assert_int_equal(pes_calib_round_size(36 * MIB, 16, 64), 32 * 1024 * 1024);
     assert_int_equal(pes_calib_round_size(50 * MIB, 16, 64), 64 * 1024 * 1024);
-    assert_int_equal(pes_calib_round_size(1.3 * MIB, 20, 64), 1280 * 1024);   /* 1024 sets of 20 ways */
-    assert_int_equal(pes_calib_round_size(10, 8, 64), 8 * 64);                  /* at least one set */
+    assert_int_equal(pes_calib_round_size(1.3 * MIB, 20, 64),
+                     1280 * 1024);                             /* 1024 sets of 20 ways */
+    assert_int_equal(pes_calib_round_size(10, 8, 64), 8 * 64); /* at least one set */
 }
 
 /* Three levels and memory, smooth steps, +-3 % noise: the latencies come back
@@ -122,13 +123,13 @@ static void test_outlier_merged(void **state)
     size_t mid = 0;
     while (pt[mid].size < 200 * KIB)
         mid++;
-    pt[mid].cycles *= 3;                       /* a descheduled repeat */
+    pt[mid].cycles *= 3; /* a descheduled repeat */
     struct pes_calib_plateau P[16];
     struct pes_error err = {0};
     int np = pes_calib_plateaus(pt, n, 0.15, P, 16, &err);
     assert_int_equal(np, 4);
     assert_true(P[1].first < mid && P[1].last > mid);
-    near_rel(P[1].cycles, 16, 0.02);           /* the median ignores the outlier */
+    near_rel(P[1].cycles, 16, 0.02); /* the median ignores the outlier */
 }
 
 /* The VM of the issue: hwloc says 260 MiB of L3 for two cores, the curve
@@ -187,7 +188,7 @@ static void test_fit_ramp_plateau(void **state)
     size_t j = 0;
     while (pt[j].size < 300 * KIB)
         j++;
-    pt[j].cycles = 20;                         /* two points at ~20 between 12 and 48 */
+    pt[j].cycles = 20; /* two points at ~20 between 12 and 48 */
     pt[j + 1].cycles = 21;
     pt[j + 2].cycles = 35;
     const uint64_t sizes[] = {32 * 1024, 256 * 1024, 16u << 20};
@@ -291,7 +292,8 @@ static void test_topology_vm(void **state)
     assert_int_equal(t.level[1].implausible, 0);
     assert_int_equal(t.level[2].implausible, 1);
     assert_int_equal(t.n_warnings, 1);
-    assert_non_null(strstr(t.warning[0], "L3: 260 MiB shared by 2 cores is 130 MiB per core: implausible"));
+    assert_non_null(
+        strstr(t.warning[0], "L3: 260 MiB shared by 2 cores is 130 MiB per core: implausible"));
 }
 
 static void test_topology_errors(void **state)
@@ -302,7 +304,7 @@ static void test_topology_errors(void **state)
     assert_int_equal(pes_calib_topology_load("/nonexistent/topo.xml", &t, &err), -1);
     assert_non_null(strstr(err.message, "/nonexistent/topo.xml"));
     char path[4096];
-    fixture("../../../README.md", path, sizeof path);   /* not XML */
+    fixture("../../../README.md", path, sizeof path); /* not XML */
     assert_int_equal(pes_calib_topology_load(path, &t, &err), -1);
     assert_non_null(strstr(err.message, "README.md"));
     /* this machine: whatever it is, levels 1..n with sizes */
@@ -330,8 +332,12 @@ static void test_write_roundtrip(void **state)
     m->ghz = 3.2441234567;
     m->level[2].latency = 50.66666;
     m->mem_recip_throughput = 12.9394;
-    r.ghz = (struct pes_calib_figure){.value = m->ghz, .median = 3.2, .spread = 1.5, .repeats = 50,
-                                      .measured = 1, .method = "dependent add chain"};
+    r.ghz = (struct pes_calib_figure){.value = m->ghz,
+                                      .median = 3.2,
+                                      .spread = 1.5,
+                                      .repeats = 50,
+                                      .measured = 1,
+                                      .method = "dependent add chain"};
     snprintf(r.op_latency[PES_OP_STORE].method, sizeof r.op_latency[0].method, "kept: a default");
     snprintf(r.header, sizeof r.header, "pes-calibrate test on box\nsecond line");
     char *buf = NULL;
@@ -363,7 +369,7 @@ static void test_write_roundtrip(void **state)
     m->level[0].line = 48;
     assert_int_equal(pes_calib_write_file(&r, path, &err), -1);
     assert_non_null(strstr(err.message, "not a power of two"));
-    assert_int_equal(pes_machine_load(path, &back, &err), 0);   /* the old file is intact */
+    assert_int_equal(pes_machine_load(path, &back, &err), 0); /* the old file is intact */
     snprintf(path, sizeof path, "%s/a/b/host.machine", dir);
     remove(path);
     snprintf(path, sizeof path, "%s/a/b", dir);
@@ -376,18 +382,12 @@ static void test_write_roundtrip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_statistics),
-        cmocka_unit_test(test_round_size),
-        cmocka_unit_test(test_fit_three_levels),
-        cmocka_unit_test(test_outlier_merged),
-        cmocka_unit_test(test_fit_wrong_l3),
-        cmocka_unit_test(test_fit_contended_l3),
-        cmocka_unit_test(test_fit_ramp_plateau),
-        cmocka_unit_test(test_fit_errors),
-        cmocka_unit_test(test_topology_two_sockets),
-        cmocka_unit_test(test_topology_vm),
-        cmocka_unit_test(test_topology_errors),
-        cmocka_unit_test(test_write_roundtrip),
+        cmocka_unit_test(test_statistics),           cmocka_unit_test(test_round_size),
+        cmocka_unit_test(test_fit_three_levels),     cmocka_unit_test(test_outlier_merged),
+        cmocka_unit_test(test_fit_wrong_l3),         cmocka_unit_test(test_fit_contended_l3),
+        cmocka_unit_test(test_fit_ramp_plateau),     cmocka_unit_test(test_fit_errors),
+        cmocka_unit_test(test_topology_two_sockets), cmocka_unit_test(test_topology_vm),
+        cmocka_unit_test(test_topology_errors),      cmocka_unit_test(test_write_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,7 @@ static void message(const char *line)
 static int parse_even(const char *v, void *opts)
 {
     if (strcmp(v, "odd") == 0)
-        return -1;          /* the table's `expected` is said */
+        return -1; /* the table's `expected` is said */
     if (strcmp(v, "loud") == 0) {
         message("said by the parser");
         return -2;
@@ -51,18 +51,50 @@ static const int color_values[] = {10, 20};
 
 #define FIELD(f) offsetof(struct opts, f)
 static const struct pes_cli_opt rows[] = {
-    {.name = "flag", .short_name = 'f', .kind = PES_CLI_SWITCH, .field = FIELD(flag), .help = "a switch"},
-    {.name = "name", .arg = "S", .kind = PES_CLI_STRING, .field = FIELD(name), .help = "any string"},
-    {.name = "file", .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(file), .help = "a file\nover two lines"},
-    {.name = "count", .arg = "N", .kind = PES_CLI_U64, .field = FIELD(count), .min = 2, .max = 9,
-     .expected = "an integer 2..9", .help = "bounded"},
-    {.name = "color", .arg = "C", .kind = PES_CLI_CHOICE, .field = FIELD(color), .names = colors,
-     .values = color_values, .expected = "red or green", .help_fn = dynamic_help},
-    {.name = "even", .arg = "V", .kind = PES_CLI_FN, .parse = parse_even, .expected = "not odd",
-     .setting = "debug_registers", .help = "numbers of a setting: {min}..{max}"},
+    {.name = "flag",
+     .short_name = 'f',
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(flag),
+     .help = "a switch"},
+    {.name = "name",
+     .arg = "S",
+     .kind = PES_CLI_STRING,
+     .field = FIELD(name),
+     .help = "any string"},
+    {.name = "file",
+     .arg = "FILE",
+     .kind = PES_CLI_PATH,
+     .field = FIELD(file),
+     .help = "a file\nover two lines"},
+    {.name = "count",
+     .arg = "N",
+     .kind = PES_CLI_U64,
+     .field = FIELD(count),
+     .min = 2,
+     .max = 9,
+     .expected = "an integer 2..9",
+     .help = "bounded"},
+    {.name = "color",
+     .arg = "C",
+     .kind = PES_CLI_CHOICE,
+     .field = FIELD(color),
+     .names = colors,
+     .values = color_values,
+     .expected = "red or green",
+     .help_fn = dynamic_help},
+    {.name = "even",
+     .arg = "V",
+     .kind = PES_CLI_FN,
+     .parse = parse_even,
+     .expected = "not odd",
+     .setting = "debug_registers",
+     .help = "numbers of a setting: {min}..{max}"},
     {.kind = PES_CLI_SETTING, .setting = "zstd_level", .field = FIELD(set)},
     {.kind = PES_CLI_SETTING, .setting = "heap", .field = FIELD(set)},
-    {.name = "a-rather-long-option", .arg = "VALUE", .kind = PES_CLI_STRING, .field = FIELD(name),
+    {.name = "a-rather-long-option",
+     .arg = "VALUE",
+     .kind = PES_CLI_STRING,
+     .field = FIELD(name),
      .help = "its help starts below"},
     {.name = "help", .short_name = 'h', .kind = PES_CLI_HELP, .help = "this text"},
 };
@@ -97,8 +129,8 @@ static int run(struct opts *o, unsigned *seen, const struct pes_cli *c, int argc
     return pes_cli_parse(c, argc, argv, o, seen);
 }
 
-#define RUN(o, seen, ...)                                                                                  \
-    run(o, seen, &cli, (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)),              \
+#define RUN(o, seen, ...)                                                                          \
+    run(o, seen, &cli, (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)),        \
         (const char *[]){__VA_ARGS__})
 
 static void every_kind_parses(void **state)
@@ -106,10 +138,11 @@ static void every_kind_parses(void **state)
     (void)state;
     struct opts o;
     unsigned seen[N] = {0};
-    int first = RUN(&o, seen, "prog", "-f", "--name=x y", "--file", "f.txt", "--count", "9", "--color", "green",
-                    "--even", "2", "--zstd-level", "22", "--no-heap", "ARG", "--flag");
+    int first =
+        RUN(&o, seen, "prog", "-f", "--name=x y", "--file", "f.txt", "--count", "9", "--color",
+            "green", "--even", "2", "--zstd-level", "22", "--no-heap", "ARG", "--flag");
     assert_int_equal(n_said, 0);
-    assert_int_equal(first, 15);   /* getopt moved the operand last */
+    assert_int_equal(first, 15); /* getopt moved the operand last */
     assert_int_equal(o.flag, 1);
     assert_string_equal(o.name, "x y");
     assert_string_equal(o.file, "f.txt");
@@ -117,8 +150,8 @@ static void every_kind_parses(void **state)
     assert_int_equal(o.color, 20);
     assert_int_equal(o.parsed, 1);
     assert_int_equal(o.set.zstd_level, 22);
-    assert_int_equal(o.set.heap, 0);   /* a bool setting's switch: away from its default */
-    assert_int_equal(seen[0], 2);      /* -f and --flag */
+    assert_int_equal(o.set.heap, 0); /* a bool setting's switch: away from its default */
+    assert_int_equal(seen[0], 2);    /* -f and --flag */
     assert_int_equal(seen[1], 1);
     assert_int_equal(seen[9], 0);
 }
@@ -130,8 +163,8 @@ static void expect_refused(const char *message_text, int argc, const char **args
     assert_int_equal(n_said, 1);
     assert_string_equal(said, message_text);
 }
-#define REFUSED(text, ...)                                                                                 \
-    expect_refused(text, (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)),             \
+#define REFUSED(text, ...)                                                                         \
+    expect_refused(text, (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)),      \
                    (const char *[]){__VA_ARGS__})
 
 static void bad_values_are_named(void **state)
@@ -179,23 +212,24 @@ static void help_from_the_rows(void **state)
     assert_non_null(f);
     pes_cli_usage(&cli, f);
     fclose(f);
-    assert_string_equal(buf, "Usage: prog [options] ARG\n"
-                             "\n"
-                             "  -f, --flag            a switch\n"
-                             "      --name S          any string\n"
-                             "      --file FILE       a file\n"
-                             "                        over two lines\n"
-                             "      --count N         bounded\n"
-                             "      --color C         made at print time\n"
-                             "      --even V          numbers of a setting: 1..4\n"
-                             "      --zstd-level N    compression level (default 1, 1..22)\n"
-                             "      --no-heap         do not record heap allocations (their accesses: object\n"
-                             "                        unknown; saves ~0.25 us per malloc/free in sampled traces)\n"
-                             "      --a-rather-long-option VALUE\n"
-                             "                        its help starts below\n"
-                             "  -h, --help            this text\n"
-                             "\n"
-                             "The end.\n");
+    assert_string_equal(
+        buf, "Usage: prog [options] ARG\n"
+             "\n"
+             "  -f, --flag            a switch\n"
+             "      --name S          any string\n"
+             "      --file FILE       a file\n"
+             "                        over two lines\n"
+             "      --count N         bounded\n"
+             "      --color C         made at print time\n"
+             "      --even V          numbers of a setting: 1..4\n"
+             "      --zstd-level N    compression level (default 1, 1..22)\n"
+             "      --no-heap         do not record heap allocations (their accesses: object\n"
+             "                        unknown; saves ~0.25 us per malloc/free in sampled traces)\n"
+             "      --a-rather-long-option VALUE\n"
+             "                        its help starts below\n"
+             "  -h, --help            this text\n"
+             "\n"
+             "The end.\n");
     /* --help stops the parse without an error (and prints this to stdout) */
     struct opts o;
     assert_int_equal(run(&o, NULL, &cli, 3, (const char *[]){"prog", "-h", "--bogus"}), 0);

@@ -14,12 +14,13 @@
 
 #define CLOSE(a, b) assert_true(fabs((a) - (b)) < 1e-12)
 
-static void test_similarity(void **state) {
+static void test_similarity(void **state)
+{
     (void)state;
     const double a[] = {1, 2, 3}, b[] = {2, 4, 6};
-    CLOSE(pes_cmp_similarity(a, b, 3), 1.0);           /* identical once normalised */
+    CLOSE(pes_cmp_similarity(a, b, 3), 1.0); /* identical once normalised */
     const double x[] = {1, 0}, y[] = {0, 1};
-    CLOSE(pes_cmp_similarity(x, y, 2), 0.0);           /* disjoint */
+    CLOSE(pes_cmp_similarity(x, y, 2), 0.0); /* disjoint */
     /* RDX slides' worked example: 1 - (0.1 + 0.2 + 0.1 + 0) / 2 = 0.8 */
     const double h[] = {0.2, 0.4, 0.3, 0.1}, g[] = {0.1, 0.6, 0.2, 0.1};
     CLOSE(pes_cmp_similarity(h, g, 4), 0.8);
@@ -31,7 +32,8 @@ static void test_similarity(void **state) {
     CLOSE(pes_cmp_similarity(z, c, 2), 0.0);
 }
 
-static void test_topk(void **state) {
+static void test_topk(void **state)
+{
     (void)state;
     const struct pes_cmp_site full[] = {{1, 100}, {2, 50}, {3, 30}, {4, 0}, {5, 20}};
     const struct pes_cmp_site smp[] = {{5, 5}, {1, 10}, {4, 8}, {2, 1}, {9, 0}};
@@ -41,7 +43,7 @@ static void test_topk(void **state) {
     CLOSE(r.v1, 180);
     CLOSE(r.v2, 120);
     CLOSE(r.coverage, 120.0 / 180.0);
-    assert_int_equal(r.false_positives, 1);            /* site 4: zero in the truth */
+    assert_int_equal(r.false_positives, 1); /* site 4: zero in the truth */
     assert_int_equal(r.n_full, 3);
     assert_int_equal(r.n_sampled, 3);
     /* k larger than both tables: full ranks 4 sites (180+20), sampled 4 of
@@ -65,10 +67,11 @@ static void test_topk(void **state) {
     /* empty truth: coverage undefined */
     assert_int_equal(pes_cmp_topk(NULL, 0, smp, 5, 10, &r, NULL), 0);
     assert_true(isnan(r.coverage));
-    assert_int_equal(r.false_positives, 4);   /* sites 5, 1, 4, 2 */
+    assert_int_equal(r.false_positives, 4); /* sites 5, 1, 4, 2 */
 }
 
-static void test_matrix(void **state) {
+static void test_matrix(void **state)
+{
     (void)state;
     const double truth[] = {0, 6, 2, 0}, est[] = {0, 3, 3, 0};
     struct pes_cmp_matrix m;
@@ -95,14 +98,16 @@ static void test_matrix(void **state) {
     CLOSE(m.cell_error, 0);
 }
 
-static void test_fraction(void **state) {
+static void test_fraction(void **state)
+{
     (void)state;
     CLOSE(pes_cmp_fraction_error(3, 10, 1, 4), 0.05);
     assert_true(isnan(pes_cmp_fraction_error(1, 0, 1, 4)));
     assert_true(isnan(pes_cmp_fraction_error(1, 2, 1, 0)));
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_similarity),
         cmocka_unit_test(test_topk),

@@ -29,7 +29,8 @@ static json_t *parse(const char *text)
 static void test_keys(void **state)
 {
     (void)state;
-    json_t *site = parse("{\"site\":7,\"file\":\"a.c\",\"line\":3,\"column\":4,\"function\":\"f\",\"accesses\":5}");
+    json_t *site = parse(
+        "{\"site\":7,\"file\":\"a.c\",\"line\":3,\"column\":4,\"function\":\"f\",\"accesses\":5}");
     const char *cols[8];
     size_t n = pes_table_key_columns("configs.simulation.sites", site, cols, 8);
     assert_int_equal(n, 5); /* in the declared order, whatever the row's */
@@ -43,7 +44,8 @@ static void test_keys(void **state)
     free(label);
     /* a cache line: the object part it starts with when known (addresses
      * move between runs), else its address */
-    json_t *line = parse("{\"address\":4096,\"object\":\"counters\",\"part\":\"counters.hot\",\"hitm\":3}");
+    json_t *line =
+        parse("{\"address\":4096,\"object\":\"counters\",\"part\":\"counters.hot\",\"hitm\":3}");
     label = pes_table_key_label("cache_lines", line);
     assert_string_equal(label, "part=counters.hot");
     free(label);
@@ -56,7 +58,8 @@ static void test_keys(void **state)
     label = pes_table_key_label("configs", config);
     assert_string_equal(label, "cores=2 mimicked=false");
     free(label);
-    assert_string_equal(pes_table_rank("configs.simulation.sites"), "invalidations.true+invalidations.false");
+    assert_string_equal(pes_table_rank("configs.simulation.sites"),
+                        "invalidations.true+invalidations.false");
     assert_string_equal(pes_table_rank("configs.sites"), "accesses");
     assert_null(pes_table_rank("configs"));
     assert_string_equal(pes_table_unit("configs.sites", "accesses"), "count");
@@ -72,8 +75,9 @@ static const json_t *table_named(const json_t *d, const char *name)
 {
     size_t i;
     json_t *t;
-    json_array_foreach(json_object_get(d, "tables"), i, t) if (strcmp(json_string_value(json_object_get(t, "table")),
-                                                                      name) == 0) return t;
+    json_array_foreach(json_object_get(d, "tables"), i,
+                       t) if (strcmp(json_string_value(json_object_get(t, "table")), name) ==
+                              0) return t;
     fail_msg("no table %s", name);
     return NULL;
 }
@@ -82,8 +86,9 @@ static const json_t *value_of(const json_t *row, const char *column)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(row, "values"), i, v) if (strcmp(json_string_value(json_object_get(v, "column")),
-                                                                        column) == 0) return v;
+    json_array_foreach(json_object_get(row, "values"), i,
+                       v) if (strcmp(json_string_value(json_object_get(v, "column")), column) ==
+                              0) return v;
     fail_msg("no column %s", column);
     return NULL;
 }
@@ -91,16 +96,18 @@ static const json_t *value_of(const json_t *row, const char *column)
 static void test_diff_rows(void **state)
 {
     (void)state;
-    json_t *a = parse("{\"pes_replay_json\":1,\"rate\":0.5,\"zero\":0,\"grows\":0,"
-                      "\"configs\":[{\"cores\":2,\"mimicked\":false,\"sites\":["
-                      "{\"site\":1,\"accesses\":10},{\"site\":2,\"accesses\":5},{\"site\":3,\"accesses\":1},"
-                      "{\"site\":5,\"accesses\":7},{\"site\":5,\"accesses\":8}],"
-                      "\"prd\":[{\"stream\":0,\"histogram\":{\"exact\":[[0,5],[3,1]]}}]}]}");
-    json_t *b = parse("{\"pes_replay_json\":1,\"rate\":0.25,\"zero\":0,\"grows\":3,"
-                      "\"configs\":[{\"cores\":2,\"mimicked\":false,\"sites\":["
-                      "{\"site\":2,\"accesses\":50},{\"site\":1,\"accesses\":10},{\"site\":4,\"accesses\":2},"
-                      "{\"site\":5,\"accesses\":7},{\"site\":5,\"accesses\":9}],"
-                      "\"prd\":[{\"stream\":0,\"histogram\":{\"exact\":[[0,5],[2,1]]}}]}]}");
+    json_t *a = parse(
+        "{\"pes_replay_json\":1,\"rate\":0.5,\"zero\":0,\"grows\":0,"
+        "\"configs\":[{\"cores\":2,\"mimicked\":false,\"sites\":["
+        "{\"site\":1,\"accesses\":10},{\"site\":2,\"accesses\":5},{\"site\":3,\"accesses\":1},"
+        "{\"site\":5,\"accesses\":7},{\"site\":5,\"accesses\":8}],"
+        "\"prd\":[{\"stream\":0,\"histogram\":{\"exact\":[[0,5],[3,1]]}}]}]}");
+    json_t *b = parse(
+        "{\"pes_replay_json\":1,\"rate\":0.25,\"zero\":0,\"grows\":3,"
+        "\"configs\":[{\"cores\":2,\"mimicked\":false,\"sites\":["
+        "{\"site\":2,\"accesses\":50},{\"site\":1,\"accesses\":10},{\"site\":4,\"accesses\":2},"
+        "{\"site\":5,\"accesses\":7},{\"site\":5,\"accesses\":9}],"
+        "\"prd\":[{\"stream\":0,\"histogram\":{\"exact\":[[0,5],[2,1]]}}]}]}");
     json_t *ia = json_pack("{s:s,s:s,s:s}", "path", "a.json", "input", "json", "kind", "full");
     json_t *d = pes_diff_reports(a, b, ia, ia);
     assert_non_null(d);
@@ -125,7 +132,8 @@ static void test_diff_rows(void **state)
     assert_string_equal(json_string_value(json_object_get(t, "name")), "configs.sites");
     const json_t *rows = json_object_get(t, "rows");
     assert_int_equal(json_array_size(rows), 6);
-    static const char *const keys[] = {"site=2", "site=4", "site=3", "site=5 #2", "site=1", "site=5"};
+    static const char *const keys[] = {"site=2",    "site=4", "site=3",
+                                       "site=5 #2", "site=1", "site=5"};
     static const char *const status[] = {"changed", "only_b", "only_a", "changed", "same", "same"};
     static const int ranks[] = {45, 2, 1, 1, 0, 0};
     for (size_t i = 0; i < 6; i++) {
@@ -159,7 +167,8 @@ static void test_diff_rows(void **state)
     json_t *same = pes_diff_reports(a, a, ia, ia);
     size_t i;
     json_t *tb;
-    json_array_foreach(json_object_get(same, "tables"), i, tb) {
+    json_array_foreach(json_object_get(same, "tables"), i, tb)
+    {
         assert_int_equal(json_integer_value(json_object_get(tb, "changed")), 0);
         assert_int_equal(json_integer_value(json_object_get(tb, "only_a")), 0);
         assert_int_equal(json_integer_value(json_object_get(tb, "only_b")), 0);
@@ -186,7 +195,8 @@ static void test_kinds(void **state)
     json_decref(j);
     j = parse("{\"pes_replay_json\":2,\"trace\":{},\"configs\":[]}");
     assert_null(pes_diff_report_kind(j, "v2.json", msg, sizeof msg));
-    assert_string_equal(msg, "v2.json: a pes-replay report of format version 2; this pes-replay reads version 1");
+    assert_string_equal(
+        msg, "v2.json: a pes-replay report of format version 2; this pes-replay reads version 1");
     json_decref(j);
     j = parse("[1,2]");
     assert_null(pes_diff_report_kind(j, "x.json", msg, sizeof msg));
@@ -234,22 +244,25 @@ static void test_csv_field(void **state)
 static void test_cut(void **state)
 {
     (void)state;
-    json_t *d = parse("{\"pes_diff_json\":1,\"a\":{\"path\":\"A\"},\"b\":{\"path\":\"B\"},\"tables\":["
-                      "{\"table\":\"totals\",\"name\":\"totals\",\"rows\":[{\"key\":\"\"}]},"
-                      "{\"table\":\"x[1]\",\"name\":\"x\",\"rows\":[{\"key\":\"r1\"},{\"key\":\"r2\"},{\"key\":\"r3\"}]},"
-                      "{\"table\":\"x[2]\",\"name\":\"x\",\"rows\":[{\"key\":\"s1\"},{\"key\":\"s2\"}]},"
-                      "{\"table\":\"y\",\"name\":\"y\",\"rows\":[]},"
-                      "{\"table\":\"x[3]\",\"name\":\"x\",\"rows\":[{\"key\":\"t1\"}]}]}");
+    json_t *d =
+        parse("{\"pes_diff_json\":1,\"a\":{\"path\":\"A\"},\"b\":{\"path\":\"B\"},\"tables\":["
+              "{\"table\":\"totals\",\"name\":\"totals\",\"rows\":[{\"key\":\"\"}]},"
+              "{\"table\":\"x[1]\",\"name\":\"x\",\"rows\":[{\"key\":\"r1\"},{\"key\":\"r2\"},{"
+              "\"key\":\"r3\"}]},"
+              "{\"table\":\"x[2]\",\"name\":\"x\",\"rows\":[{\"key\":\"s1\"},{\"key\":\"s2\"}]},"
+              "{\"table\":\"y\",\"name\":\"y\",\"rows\":[]},"
+              "{\"table\":\"x[3]\",\"name\":\"x\",\"rows\":[{\"key\":\"t1\"}]}]}");
     char *before = json_dumps(d, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_t *c = pes_diff_cut(d, 2, 2);
     assert_non_null(c);
     char *got = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    assert_string_equal(got, "{\"pes_diff_json\":1,\"a\":{\"path\":\"A\"},\"b\":{\"path\":\"B\"},\"tables\":["
-                             "{\"table\":\"totals\",\"name\":\"totals\",\"rows\":[{\"key\":\"\"}]},"
-                             "{\"table\":\"x[1]\",\"name\":\"x\",\"rows\":[{\"key\":\"r1\"},{\"key\":\"r2\"}],"
-                             "\"truncated_rows\":1},"
-                             "{\"table\":\"x[2]\",\"name\":\"x\",\"rows\":[{\"key\":\"s1\"},{\"key\":\"s2\"}]},"
-                             "{\"table\":\"y\",\"name\":\"y\",\"rows\":[]}],\"truncated_tables\":1}");
+    assert_string_equal(
+        got, "{\"pes_diff_json\":1,\"a\":{\"path\":\"A\"},\"b\":{\"path\":\"B\"},\"tables\":["
+             "{\"table\":\"totals\",\"name\":\"totals\",\"rows\":[{\"key\":\"\"}]},"
+             "{\"table\":\"x[1]\",\"name\":\"x\",\"rows\":[{\"key\":\"r1\"},{\"key\":\"r2\"}],"
+             "\"truncated_rows\":1},"
+             "{\"table\":\"x[2]\",\"name\":\"x\",\"rows\":[{\"key\":\"s1\"},{\"key\":\"s2\"}]},"
+             "{\"table\":\"y\",\"name\":\"y\",\"rows\":[]}],\"truncated_tables\":1}");
     free(got);
     json_decref(c);
     /* large enough bounds: an equal copy, no marker */
@@ -266,10 +279,8 @@ static void test_cut(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_diff_rows),
-        cmocka_unit_test(test_kinds),
-        cmocka_unit_test(test_csv_field),
+        cmocka_unit_test(test_keys),  cmocka_unit_test(test_diff_rows),
+        cmocka_unit_test(test_kinds), cmocka_unit_test(test_csv_field),
         cmocka_unit_test(test_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

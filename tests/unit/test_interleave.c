@@ -24,14 +24,23 @@
 #define L2 0x2000u
 
 /* A sample of 8 bytes at chunk (8-byte word) `chunk` of the line. */
-static struct pes_ilv_point pt(uint32_t thread, uint64_t time, uint64_t count, uint64_t line, int write,
-                               int chunk) {
-    return (struct pes_ilv_point){.time = time, .count = count, .line = line, .thread = thread, .has_line = 1,
-                                  .write = (uint8_t)write, .bytes = UINT64_C(0xff) << (8 * chunk), .weight = 1};
+static struct pes_ilv_point pt(uint32_t thread, uint64_t time, uint64_t count, uint64_t line,
+                               int write, int chunk)
+{
+    return (struct pes_ilv_point){.time = time,
+                                  .count = count,
+                                  .line = line,
+                                  .thread = thread,
+                                  .has_line = 1,
+                                  .write = (uint8_t)write,
+                                  .bytes = UINT64_C(0xff) << (8 * chunk),
+                                  .weight = 1};
 }
 
-static void close_to(double got, double want) {
-    if (fabs(got - want) > 1e-9 * (fabs(want) + 1)) fail_msg("got %.12g, want %.12g", got, want);
+static void close_to(double got, double want)
+{
+    if (fabs(got - want) > 1e-9 * (fabs(want) + 1))
+        fail_msg("got %.12g, want %.12g", got, want);
 }
 
 static const struct pes_ilv_params par2 = {.n_threads = 2, .resolution = 10, .gap_factor = 2};
@@ -39,10 +48,11 @@ static const struct pes_ilv_params par2 = {.n_threads = 2, .resolution = 10, .ga
 /* Both threads run over [0, 1000]: thread 0 at 1 access per tick, thread 1 at
  * 0.5, every sampled access a store to L1: 2 · 1 · 0.5 / 1.5 · 1000 owner
  * changes, all true sharing (same chunk), in cells (0, 1) and (1, 0). */
-static void test_concurrent(void **state) {
+static void test_concurrent(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(1, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0), pt(0, 0, 0, L1, 1, 0),
-                                pt(1, 1000, 500, L1, 1, 0)};
+    struct pes_ilv_point p[] = {pt(1, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
+                                pt(0, 0, 0, L1, 1, 0), pt(1, 1000, 500, L1, 1, 0)};
     double t[4], f[4];
     struct pes_ilv_stats st;
     assert_int_equal(pes_ilv_estimate(p, 4, &par2, t, f, &st), 0);
@@ -60,10 +70,12 @@ static void test_concurrent(void **state) {
  * and 1 over [0, 1000]: λ0 = 0.5, λ1 = 1, a store on thread 0's side only —
  * every owner change counts, all false sharing (different chunks). Loads on
  * both sides would count nothing. */
-static void test_shares_and_stores(void **state) {
+static void test_shares_and_stores(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 500, 500, L2, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
-                                pt(0, 1500, 1500, L2, 1, 0), pt(1, 0, 0, L1, 0, 1), pt(1, 1500, 1500, L1, 0, 1)};
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0),       pt(0, 500, 500, L2, 1, 0),
+                                pt(0, 1000, 1000, L1, 1, 0), pt(0, 1500, 1500, L2, 1, 0),
+                                pt(1, 0, 0, L1, 0, 1),       pt(1, 1500, 1500, L1, 0, 1)};
     double t[4], f[4];
     struct pes_ilv_stats st;
     assert_int_equal(pes_ilv_estimate(p, 6, &par2, t, f, &st), 0);
@@ -71,8 +83,9 @@ static void test_shares_and_stores(void **state) {
     close_to(f[1], want);
     close_to(f[2], want);
     close_to(t[1], 0);
-    assert_int_equal(st.shared_lines, 1);   /* L2 is thread 0's alone */
-    for (size_t i = 0; i < 6; i++) p[i].write = 0;
+    assert_int_equal(st.shared_lines, 1); /* L2 is thread 0's alone */
+    for (size_t i = 0; i < 6; i++)
+        p[i].write = 0;
     assert_int_equal(pes_ilv_estimate(p, 6, &par2, t, f, &st), 0);
     close_to(t[1] + f[1], 0);
 }
@@ -87,7 +100,8 @@ static void test_shares_and_stores(void **state) {
  * follows max(1, 1/4 · (1 + 4/2)) = 1 store of thread 0. Rates 1 and 1
  * over 1500: 2 · 1 · 1 / 2 · 1500 owner changes, of which the store
  * condition keeps 1 − (1 − 1/4)(1 − 0) = 1/4: 375. */
-static void test_true_means_written_bytes(void **state) {
+static void test_true_means_written_bytes(void **state)
+{
     (void)state;
     struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0),       pt(0, 500, 500, L1, 0, 1),
                                 pt(0, 1000, 1000, L1, 0, 2), pt(0, 1500, 1500, L1, 0, 3),
@@ -114,7 +128,8 @@ static void test_true_means_written_bytes(void **state) {
  * word is among them with probability 1 − (7/8)^2 = 15/64: mostly false,
  * though every word is written by both over the run (the corpus's
  * true_sharing_array: truth 0.75 false, the union of written bytes said 0). */
-static void test_true_since_the_loss(void **state) {
+static void test_true_since_the_loss(void **state)
+{
     (void)state;
     struct pes_ilv_point p[16];
     for (int k = 0; k < 8; k++) {
@@ -131,10 +146,12 @@ static void test_true_since_the_loss(void **state) {
  * samples on its own line L2 weigh 3 each, so L1 holds 2 / (2 + 6) of its
  * accesses: λ0 = 0.25, and the owner changes 2 · 0.25 · 1 / 1.25 · 1500; the
  * timelines (times and counts) do not depend on the weights. */
-static void test_weighted_shares(void **state) {
+static void test_weighted_shares(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 500, 500, L2, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
-                                pt(0, 1500, 1500, L2, 1, 0), pt(1, 0, 0, L1, 0, 1), pt(1, 1500, 1500, L1, 0, 1)};
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0),       pt(0, 500, 500, L2, 1, 0),
+                                pt(0, 1000, 1000, L1, 1, 0), pt(0, 1500, 1500, L2, 1, 0),
+                                pt(1, 0, 0, L1, 0, 1),       pt(1, 1500, 1500, L1, 0, 1)};
     p[1].weight = p[3].weight = 3;
     double t[4], f[4];
     struct pes_ilv_stats st;
@@ -142,18 +159,19 @@ static void test_weighted_shares(void **state) {
     double want = 2 * 0.25 * 1 / 1.25 * 1500;
     close_to(f[1], want);
     close_to(f[2], want);
-    close_to(st.shared_neff, 4);   /* the 4 samples on L1 weigh 1 */
-    p[0].weight = 3;               /* Kish: (3 + 1 + 1 + 1)^2 / (9 + 1 + 1 + 1) */
+    close_to(st.shared_neff, 4); /* the 4 samples on L1 weigh 1 */
+    p[0].weight = 3;             /* Kish: (3 + 1 + 1 + 1)^2 / (9 + 1 + 1 + 1) */
     assert_int_equal(pes_ilv_estimate(p, 6, &par2, t, f, &st), 0);
     close_to(st.shared_neff, 3);
 }
 
 /* Time-sliced: thread 0 runs over [0, 1000], thread 1 over [2000, 3000]: no
  * owner change at all, whatever the rates. */
-static void test_disjoint(void **state) {
+static void test_disjoint(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0), pt(1, 2000, 0, L1, 1, 0),
-                                pt(1, 3000, 1000, L1, 1, 0)};
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
+                                pt(1, 2000, 0, L1, 1, 0), pt(1, 3000, 1000, L1, 1, 0)};
     double t[4], f[4];
     struct pes_ilv_stats st;
     assert_int_equal(pes_ilv_estimate(p, 4, &par2, t, f, &st), 0);
@@ -166,14 +184,15 @@ static void test_disjoint(void **state) {
  * [2000, 3000]) keep them apart: no owner change, as the exact sweep says.
  * One bin averages both to 1/3 per tick over [0, 3000]: λ = 1/3 each,
  * 2 · (1/9) / (2/3) · 3000 = 1000 changes — the price of the bound. */
-static void test_bounded_sweep(void **state) {
+static void test_bounded_sweep(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0), pt(1, 2000, 0, L1, 1, 0),
-                                pt(1, 3000, 1000, L1, 1, 0)};
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
+                                pt(1, 2000, 0, L1, 1, 0), pt(1, 3000, 1000, L1, 1, 0)};
     double t[4], f[4];
     struct pes_ilv_stats st;
     struct pes_ilv_params par = par2;
-    par.max_work = 3 * (1 + 2);   /* 3 bins x (1 pair + 2 members) */
+    par.max_work = 3 * (1 + 2); /* 3 bins x (1 pair + 2 members) */
     assert_int_equal(pes_ilv_estimate(p, 4, &par, t, f, &st), 0);
     assert_int_equal(st.bins, 3);
     close_to(t[1] + f[1] + t[2] + f[2], 0);
@@ -191,10 +210,12 @@ static void test_bounded_sweep(void **state) {
  * resolution = 10 accesses over [100, 1100]. Thread 1 runs at 1 per tick over
  * [100, 1100]. Owner changes: 2 λ0 λ1 / (λ0 + λ1) · 1000 with λ0 = 20 ln 2 /
  * 1000, λ1 = 1 (the interval before, [0, 100], has thread 0 alone). */
-static void test_gap(void **state) {
+static void test_gap(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 100, 100, L1, 1, 0), pt(0, 1100, 200, L1, 1, 0),
-                                pt(1, 100, 0, L1, 1, 0), pt(1, 1100, 1000, L1, 1, 0)};
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 100, 100, L1, 1, 0),
+                                pt(0, 1100, 200, L1, 1, 0), pt(1, 100, 0, L1, 1, 0),
+                                pt(1, 1100, 1000, L1, 1, 0)};
     double t[4], f[4];
     struct pes_ilv_stats st;
     assert_int_equal(pes_ilv_estimate(p, 5, &par2, t, f, &st), 0);
@@ -205,21 +226,24 @@ static void test_gap(void **state) {
 
 /* An end-of-thread point (TOTALS: no line) extends the timeline but is no
  * sample; a point naming a thread beyond n_threads is an error. */
-static void test_totals_and_bad_thread(void **state) {
+static void test_totals_and_bad_thread(void **state)
+{
     (void)state;
-    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0), pt(1, 0, 0, L1, 1, 0),
-                                pt(1, 500, 500, L1, 1, 0), pt(1, 1000, 1000, 0, 0, 0)};
+    struct pes_ilv_point p[] = {pt(0, 0, 0, L1, 1, 0), pt(0, 1000, 1000, L1, 1, 0),
+                                pt(1, 0, 0, L1, 1, 0), pt(1, 500, 500, L1, 1, 0),
+                                pt(1, 1000, 1000, 0, 0, 0)};
     p[4].has_line = 0;
     double t[4], f[4];
     struct pes_ilv_stats st;
     assert_int_equal(pes_ilv_estimate(p, 5, &par2, t, f, &st), 0);
-    close_to(t[1], 2 * 1 * 1 / 2.0 * 1000);   /* thread 1 at rate 1 over [0, 1000] */
+    close_to(t[1], 2 * 1 * 1 / 2.0 * 1000); /* thread 1 at rate 1 over [0, 1000] */
     assert_int_equal(st.shared_samples, 4);
     p[0].thread = 2;
     assert_int_equal(pes_ilv_estimate(p, 5, &par2, t, f, &st), -1);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_shares_and_stores),

@@ -14,27 +14,41 @@
 
 static char path[64];
 
-static struct pes_record access_rec(uint32_t id, uint64_t addr) {
+static struct pes_record access_rec(uint32_t id, uint64_t addr)
+{
     return (struct pes_record){.addr = addr, .id = id, .extra = 0};
 }
-static struct pes_record time_rec(uint64_t t) {
+static struct pes_record time_rec(uint64_t t)
+{
     return (struct pes_record){.addr = t, .id = PES_ID_TIME, .extra = 0};
 }
 
 /* One module with 1 site (id 0) and 1 BB (id 1); threads as given. */
-static void write_trace(const uint64_t *starts, uint32_t n_threads, void (*body)(struct pes_trace_writer *)) {
+static void write_trace(const uint64_t *starts, uint32_t n_threads,
+                        void (*body)(struct pes_trace_writer *))
+{
     struct pes_error err;
-    struct pes_trace_info info = {.kind = PES_TRACE_FULL, .command = "test", .hostname = "h", .cpu_model = "c",
-                                  .config = "", .ticks_per_second = 1000000000};
+    struct pes_trace_info info = {.kind = PES_TRACE_FULL,
+                                  .command = "test",
+                                  .hostname = "h",
+                                  .cpu_model = "c",
+                                  .config = "",
+                                  .ticks_per_second = 1000000000};
     snprintf(path, sizeof path, "/tmp/pes-test-merge-%d.zst", (int)getpid());
     struct pes_trace_writer *w = pes_trace_writer_open(path, 1, &info, NULL, &err);
     assert_non_null(w);
-    struct pes_site site = {.id = 0, .bb = 1, .kind = PES_KIND_LOAD, .size = 8, .file = "f.c", .function = "f"};
+    struct pes_site site = {
+        .id = 0, .bb = 1, .kind = PES_KIND_LOAD, .size = 8, .file = "f.c", .function = "f"};
     struct pes_bb bb = {.id = 1, .n_sites = 1, .function = "f", .label = "entry"};
-    struct pes_module m = {.id_base = 0, .n_sites = 1, .n_bbs = 1, .name = "f.c", .sites = &site, .bbs = &bb};
+    struct pes_module m = {
+        .id_base = 0, .n_sites = 1, .n_bbs = 1, .name = "f.c", .sites = &site, .bbs = &bb};
     assert_int_equal(pes_trace_writer_module(w, &m, &err), 0);
     for (uint32_t t = 0; t < n_threads; t++) {
-        struct pes_thread th = {.index = t, .parent = UINT32_MAX, .tid = 100 + t, .cpu = -1, .socket = -1,
+        struct pes_thread th = {.index = t,
+                                .parent = UINT32_MAX,
+                                .tid = 100 + t,
+                                .cpu = -1,
+                                .socket = -1,
                                 .start_ticks = starts[t]};
         assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
     }
@@ -45,18 +59,20 @@ static void write_trace(const uint64_t *starts, uint32_t n_threads, void (*body)
 /* Thread 0 starts at 0: a0..a3 then a mark at 400 → times 80,160,240,320,400.
  * Thread 1 starts at 40: b0..b3 then a mark at 440 → times 120,200,280,360,440.
  * Thread 0's segment is split across two blocks. */
-static void two_threads(struct pes_trace_writer *w) {
+static void two_threads(struct pes_trace_writer *w)
+{
     struct pes_error err;
     struct pes_record t0a[] = {access_rec(0, 0xA0), access_rec(0, 0xA1)};
     struct pes_record t0b[] = {access_rec(0, 0xA2), access_rec(0, 0xA3), time_rec(400)};
-    struct pes_record t1[] = {access_rec(0, 0xB0), access_rec(0, 0xB1), access_rec(0, 0xB2), access_rec(0, 0xB3),
-                              time_rec(440)};
+    struct pes_record t1[] = {access_rec(0, 0xB0), access_rec(0, 0xB1), access_rec(0, 0xB2),
+                              access_rec(0, 0xB3), time_rec(440)};
     assert_int_equal(pes_trace_writer_records(w, 1, t1, 5, &err), 0);
     assert_int_equal(pes_trace_writer_records(w, 0, t0a, 2, &err), 0);
     assert_int_equal(pes_trace_writer_records(w, 0, t0b, 3, &err), 0);
 }
 
-static void test_interleaves_by_interpolated_time(void **state) {
+static void test_interleaves_by_interpolated_time(void **state)
+{
     (void)state;
     const uint64_t starts[2] = {0, 40};
     write_trace(starts, 2, two_threads);
@@ -86,9 +102,13 @@ static void test_interleaves_by_interpolated_time(void **state) {
  * merged times never decrease; every record comes out exactly once. */
 enum { RT = 4, PER_THREAD = 5000 };
 static uint32_t lcg_state = 12345;
-static uint32_t lcg(void) { return lcg_state = lcg_state * 1103515245u + 12345u; }
+static uint32_t lcg(void)
+{
+    return lcg_state = lcg_state * 1103515245u + 12345u;
+}
 
-static void random_threads(struct pes_trace_writer *w) {
+static void random_threads(struct pes_trace_writer *w)
+{
     struct pes_error err;
     static struct pes_record recs[PER_THREAD];
     for (uint32_t t = 0; t < RT; t++) {
@@ -99,17 +119,20 @@ static void random_threads(struct pes_trace_writer *w) {
                 now += lcg() % 1000;
                 recs[n++] = time_rec(now);
             } else {
-                recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);   /* encodes thread and sequence */
+                recs[n++] =
+                    access_rec(0, ((uint64_t)t << 32) | k); /* encodes thread and sequence */
             }
             if (lcg() % 700 == 0 || k == PER_THREAD - 1) {
-                assert_int_equal(pes_trace_writer_records(w, t, recs + block_start, n - block_start, &err), 0);
+                assert_int_equal(
+                    pes_trace_writer_records(w, t, recs + block_start, n - block_start, &err), 0);
                 block_start = n;
             }
         }
     }
 }
 
-static void test_random_streams_keep_order(void **state) {
+static void test_random_streams_keep_order(void **state)
+{
     (void)state;
     const uint64_t starts[RT] = {0, 1000, 2000, 3000};
     write_trace(starts, RT, random_threads);
@@ -125,7 +148,8 @@ static void test_random_streams_keep_order(void **state) {
     while ((rc = pes_merge_next(m, &mr, &err)) == 1) {
         assert_true(mr.time >= last_time);
         last_time = mr.time;
-        if (mr.rec.id != 0) continue;
+        if (mr.rec.id != 0)
+            continue;
         uint32_t t = (uint32_t)(mr.rec.addr >> 32);
         int64_t seq = (int64_t)(mr.rec.addr & 0xFFFFFFFFu);
         assert_int_equal(t, mr.thread);
@@ -139,8 +163,10 @@ static void test_random_streams_keep_order(void **state) {
     uint64_t want = 0;
     for (uint32_t t = 0; t < RT; t++)
         for (uint32_t k = 0; k < PER_THREAD; k++) {
-            if (lcg() % 50 == 0) (void)lcg();
-            else want++;
+            if (lcg() % 50 == 0)
+                (void)lcg();
+            else
+                want++;
             (void)lcg();
         }
     assert_int_equal(accesses, want);
@@ -151,7 +177,8 @@ static void test_random_streams_keep_order(void **state) {
 
 /* pes_merge_read in chunks of 3 gives the hand-derived order of the first
  * test; without control records the two marks are left out. */
-static void test_read_in_chunks(void **state) {
+static void test_read_in_chunks(void **state)
+{
     (void)state;
     const uint64_t starts[2] = {0, 40};
     write_trace(starts, 2, two_threads);
@@ -184,13 +211,15 @@ static void test_read_in_chunks(void **state) {
 
 /* On random streams, reads of odd sizes give exactly the pes_merge_next
  * sequence (runs of one thread are emitted without heap work). */
-static void test_read_equals_next(void **state) {
+static void test_read_equals_next(void **state)
+{
     (void)state;
     const uint64_t starts[RT] = {0, 1000, 2000, 3000};
     lcg_state = 999;
     write_trace(starts, RT, random_threads);
     struct pes_error err;
-    struct pes_trace_reader *r1 = pes_trace_reader_open(path, &err), *r2 = pes_trace_reader_open(path, &err);
+    struct pes_trace_reader *r1 = pes_trace_reader_open(path, &err),
+                            *r2 = pes_trace_reader_open(path, &err);
     assert_non_null(r1);
     assert_non_null(r2);
     struct pes_merge *m1 = pes_merge_open(r1, &err), *m2 = pes_merge_open(r2, &err);
@@ -231,36 +260,43 @@ static void test_read_equals_next(void **state) {
 struct ref_rec {
     uint64_t time;
     uint32_t thread;
-    size_t seq;                 /* position in its thread: keeps the sort stable */
+    size_t seq; /* position in its thread: keeps the sort stable */
     struct pes_record rec;
 };
 
-static int ref_cmp(const void *a, const void *b) {
+static int ref_cmp(const void *a, const void *b)
+{
     const struct ref_rec *x = a, *y = b;
-    if (x->time != y->time) return x->time < y->time ? -1 : 1;
-    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static size_t ref_thread(struct ref_rec *out, const struct pes_record *r, size_t n, uint64_t start,
-                         uint32_t thread) {
+                         uint32_t thread)
+{
     uint64_t last = start;
     double rate = 0;
-    size_t seg = 0;   /* first record of the current segment */
+    size_t seg = 0; /* first record of the current segment */
     for (size_t i = 0; i <= n; i++) {
         int mark = i < n && (r[i].id == PES_ID_TIME || r[i].id == PES_ID_THREAD_END);
-        if (!mark && i < n) continue;
+        if (!mark && i < n)
+            continue;
         size_t len = i - seg + (mark ? 1 : 0);
         for (size_t k = 1; k <= len; k++) {
             uint64_t t;
             if (mark)
-                t = k == len ? r[i].addr : last + (uint64_t)((double)(r[i].addr - last) * (double)k / (double)len);
+                t = k == len
+                        ? r[i].addr
+                        : last + (uint64_t)((double)(r[i].addr - last) * (double)k / (double)len);
             else
                 t = last + (uint64_t)(rate * (double)k);
             out[seg + k - 1] = (struct ref_rec){t, thread, seg + k - 1, r[seg + k - 1]};
         }
         if (mark) {
-            rate = (double)(r[i].addr - last) / (double)len;   /* the traces below start after 0 */
+            rate = (double)(r[i].addr - last) / (double)len; /* the traces below start after 0 */
             last = r[i].addr;
         }
         seg = i + 1;
@@ -276,20 +312,24 @@ enum { LS_T2 = 1000000 + 65537 + 65536 + 200000 + 3, LS_T0 = 500000, LS_T1 = 100
 static struct pes_record ls_t2[LS_T2], ls_t0[LS_T0], ls_t1[LS_T1];
 static const uint64_t ls_starts[3] = {5000, 900000, 1000};
 
-static void long_segments(struct pes_trace_writer *w) {
+static void long_segments(struct pes_trace_writer *w)
+{
     struct pes_error err;
     size_t n = 0;
     uint64_t now = 1000;
     const size_t lens[3] = {1000000, 65537, 65536};
     for (int s = 0; s < 3; s++) {
-        for (size_t k = 0; k + 1 < lens[s]; k++, n++) ls_t2[n] = access_rec(0, 0x200000000 + n);
+        for (size_t k = 0; k + 1 < lens[s]; k++, n++)
+            ls_t2[n] = access_rec(0, 0x200000000 + n);
         now += lens[s] * 3;
         ls_t2[n++] = time_rec(now);
     }
-    for (; n < LS_T2; n++) ls_t2[n] = access_rec(0, 0x200000000 + n);
+    for (; n < LS_T2; n++)
+        ls_t2[n] = access_rec(0, 0x200000000 + n);
     for (size_t i = 0; i < LS_T0; i++)
         ls_t0[i] = i % 1000 == 999 ? time_rec(ls_starts[0] + (i + 1) * 4) : access_rec(0, i);
-    for (size_t i = 0; i < LS_T1; i++) ls_t1[i] = access_rec(0, 0x100000000 + i);
+    for (size_t i = 0; i < LS_T1; i++)
+        ls_t1[i] = access_rec(0, 0x100000000 + i);
     /* file order: thread 2's first block, then the others interleaved */
     const struct {
         uint32_t thread;
@@ -301,15 +341,18 @@ static void long_segments(struct pes_trace_writer *w) {
         more = 0;
         for (int i = 0; i < 3; i++) {
             size_t k = th[i].n - at[i] < 30000 ? th[i].n - at[i] : 30000;
-            if (!k) continue;
-            assert_int_equal(pes_trace_writer_records(w, th[i].thread, th[i].r + at[i], k, &err), 0);
+            if (!k)
+                continue;
+            assert_int_equal(pes_trace_writer_records(w, th[i].thread, th[i].r + at[i], k, &err),
+                             0);
             at[i] += k;
             more = 1;
         }
     }
 }
 
-static void test_long_segments_match_reference(void **state) {
+static void test_long_segments_match_reference(void **state)
+{
     (void)state;
     write_trace(ls_starts, 3, long_segments);
     size_t total = (size_t)LS_T2 + LS_T0 + LS_T1;
@@ -328,12 +371,13 @@ static void test_long_segments_match_reference(void **state) {
     uint64_t peak = 0;
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(pes_merge_next(m, &mr, &err), 1);
-        if (mr.time != ref[i].time || mr.thread != ref[i].thread || mr.rec.addr != ref[i].rec.addr ||
-            mr.rec.id != ref[i].rec.id)
+        if (mr.time != ref[i].time || mr.thread != ref[i].thread ||
+            mr.rec.addr != ref[i].rec.addr || mr.rec.id != ref[i].rec.id)
             fail_msg("record %zu: got T%u %#llx at %llu, reference T%u %#llx at %llu", i, mr.thread,
                      (unsigned long long)mr.rec.addr, (unsigned long long)mr.time, ref[i].thread,
                      (unsigned long long)ref[i].rec.addr, (unsigned long long)ref[i].time);
-        if (pes_merge_memory(m) > peak) peak = pes_merge_memory(m);
+        if (pes_merge_memory(m) > peak)
+            peak = pes_merge_memory(m);
     }
     assert_int_equal(pes_merge_next(m, &mr, &err), 0);
     /* at most, per thread: a block (30,000 records in a 32,768-record buffer,
@@ -342,7 +386,7 @@ static void test_long_segments_match_reference(void **state) {
      * would take 25 MB */
     uint64_t bound = 3 * (32768 * 16 + 65536 * 24);
     assert_true(peak <= bound);
-    assert_int_equal(pes_merge_memory(m), 0);   /* every stream ended */
+    assert_int_equal(pes_merge_memory(m), 0); /* every stream ended */
     pes_merge_close(m);
     pes_trace_reader_close(r);
     free(ref);
@@ -355,11 +399,14 @@ static void test_long_segments_match_reference(void **state) {
 enum { SEQ_THREADS = 300 };
 static uint64_t seq_starts[SEQ_THREADS];
 
-static void sequential_threads(struct pes_trace_writer *w) {
+static void sequential_threads(struct pes_trace_writer *w)
+{
     struct pes_error err;
     for (uint32_t t = 0; t < SEQ_THREADS; t++) {
         uint64_t s = seq_starts[t];
-        struct pes_record recs[] = {time_rec(s), access_rec(0, t * 16 + 1), access_rec(0, t * 16 + 2),
+        struct pes_record recs[] = {time_rec(s),
+                                    access_rec(0, t * 16 + 1),
+                                    access_rec(0, t * 16 + 2),
                                     access_rec(0, t * 16 + 3),
                                     {.addr = s + 50, .id = PES_ID_THREAD_END, .extra = 0}};
         assert_int_equal(pes_trace_writer_records(w, t, recs, 5, &err), 0);
@@ -369,9 +416,11 @@ static void sequential_threads(struct pes_trace_writer *w) {
 /* Each thread is reported ended exactly once, in the read that returns its
  * last record and not before; a thread holds buffers only while it runs, so
  * threads that ran one after the other are never in memory together. */
-static void test_threads_end_and_free(void **state) {
+static void test_threads_end_and_free(void **state)
+{
     (void)state;
-    for (uint32_t t = 0; t < SEQ_THREADS; t++) seq_starts[t] = 1000 + 100 * (uint64_t)t;
+    for (uint32_t t = 0; t < SEQ_THREADS; t++)
+        seq_starts[t] = 1000 + 100 * (uint64_t)t;
     write_trace(seq_starts, SEQ_THREADS, sequential_threads);
     struct pes_error err;
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
@@ -397,10 +446,12 @@ static void test_threads_end_and_free(void **state) {
             assert_int_equal(got[e[i]], 5);
             ended[e[i]] = 1;
         }
-        if (pes_merge_memory(m) > peak) peak = pes_merge_memory(m);
+        if (pes_merge_memory(m) > peak)
+            peak = pes_merge_memory(m);
     }
     assert_int_equal(n, 0);
-    for (uint32_t t = 0; t < SEQ_THREADS; t++) assert_true(ended[t]);
+    for (uint32_t t = 0; t < SEQ_THREADS; t++)
+        assert_true(ended[t]);
     /* two threads' smallest buffers (16 records of 16 + 24 bytes each); all
      * 300 at once would be 192 KB */
     assert_true(peak <= 2 * 16 * (16 + 24));
@@ -412,13 +463,16 @@ static void test_threads_end_and_free(void **state) {
 /* ---------------------------------------------------------------- parts */
 
 /* The whole merged stream of the trace at `path` (control records too). */
-static size_t read_all(struct pes_record **out, uint32_t **threads, uint64_t lo, uint64_t hi, int bounded) {
+static size_t read_all(struct pes_record **out, uint32_t **threads, uint64_t lo, uint64_t hi,
+                       int bounded)
+{
     struct pes_error err;
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
     assert_non_null(r);
     struct pes_merge *m = pes_merge_open(r, &err);
     assert_non_null(m);
-    if (lo || bounded) assert_int_equal(pes_merge_set_range(m, lo, hi, bounded, &err), 0);
+    if (lo || bounded)
+        assert_int_equal(pes_merge_set_range(m, lo, hi, bounded, &err), 0);
     size_t n = 0, cap = 1 << 16;
     *out = malloc(cap * sizeof **out);
     *threads = malloc(cap * sizeof **threads);
@@ -430,7 +484,8 @@ static size_t read_all(struct pes_record **out, uint32_t **threads, uint64_t lo,
             *threads = realloc(*threads, cap * sizeof **threads);
         }
         k = pes_merge_read(m, *out + n, *threads + n, 1 + n % 997, 1, &err);
-        if (k <= 0) break;
+        if (k <= 0)
+            break;
         n += (size_t)k;
     }
     assert_int_equal(k, 0);
@@ -441,7 +496,8 @@ static size_t read_all(struct pes_record **out, uint32_t **threads, uint64_t lo,
 
 /* Parts [0, c1), [c1, c2), ..., [cn-1, end) read one after the other are
  * the whole stream, record for record. */
-static void check_parts(const uint64_t *cuts, uint32_t n) {
+static void check_parts(const uint64_t *cuts, uint32_t n)
+{
     struct pes_record *whole, *part;
     uint32_t *wt, *pt;
     size_t total = read_all(&whole, &wt, 0, 0, 0), at = 0;
@@ -449,8 +505,10 @@ static void check_parts(const uint64_t *cuts, uint32_t n) {
         size_t got = read_all(&part, &pt, k ? cuts[k - 1] : 0, k + 1 < n ? cuts[k] : 0, k + 1 < n);
         assert_true(at + got <= total);
         for (size_t i = 0; i < got; i++)
-            if (part[i].addr != whole[at + i].addr || part[i].id != whole[at + i].id || pt[i] != wt[at + i])
-                fail_msg("part %u of %u, record %zu: differs from record %zu of the whole stream", k, n, i, at + i);
+            if (part[i].addr != whole[at + i].addr || part[i].id != whole[at + i].id ||
+                pt[i] != wt[at + i])
+                fail_msg("part %u of %u, record %zu: differs from record %zu of the whole stream",
+                         k, n, i, at + i);
         at += got;
         free(part);
         free(pt);
@@ -460,7 +518,8 @@ static void check_parts(const uint64_t *cuts, uint32_t n) {
     free(wt);
 }
 
-static void check_part_times(uint32_t n) {
+static void check_part_times(uint32_t n)
+{
     struct pes_error err;
     struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
     assert_non_null(r);
@@ -468,7 +527,8 @@ static void check_part_times(uint32_t n) {
     assert_non_null(m);
     uint64_t cuts[8];
     assert_int_equal(pes_merge_part_times(m, n, cuts, &err), 0);
-    for (uint32_t k = 1; k + 1 < n; k++) assert_true(cuts[k - 1] <= cuts[k]);
+    for (uint32_t k = 1; k + 1 < n; k++)
+        assert_true(cuts[k - 1] <= cuts[k]);
     pes_merge_close(m);
     pes_trace_reader_close(r);
     check_parts(cuts, n);
@@ -478,24 +538,29 @@ static void check_part_times(uint32_t n) {
  * different times) and the long segments (segments across many blocks,
  * records after a thread's last mark, a thread without marks): the parts of
  * pes_merge_part_times and of cut times on and around marks and starts. */
-static void test_parts_equal_whole(void **state) {
+static void test_parts_equal_whole(void **state)
+{
     (void)state;
     const uint64_t starts[RT] = {0, 1000, 2000, 3000};
     lcg_state = 4242;
     write_trace(starts, RT, random_threads);
-    for (uint32_t n = 2; n <= 5; n++) check_part_times(n);
+    for (uint32_t n = 2; n <= 5; n++)
+        check_part_times(n);
     for (uint64_t c = 0; c < 40000; c += 997) {
         const uint64_t cuts[3] = {c, c + 1, c + 2500};
         check_parts(cuts, 4);
     }
     unlink(path);
     write_trace(ls_starts, 3, long_segments);
-    for (uint32_t n = 2; n <= 4; n++) check_part_times(n);
-    const uint64_t cuts[][3] = {{1000, 5000, 900000},
-                                {1000 + 3000000, 1000 + 3000000 + 3 * 65537, 1000 + 3 * (1000000 + 65537 + 65536)},
-                                {1500000, 1500001, 3200000},
-                                {5000 + 4000, 5000 + 4001, 5000 + 2000000}};
-    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) check_parts(cuts[i], 4);
+    for (uint32_t n = 2; n <= 4; n++)
+        check_part_times(n);
+    const uint64_t cuts[][3] = {
+        {1000, 5000, 900000},
+        {1000 + 3000000, 1000 + 3000000 + 3 * 65537, 1000 + 3 * (1000000 + 65537 + 65536)},
+        {1500000, 1500001, 3200000},
+        {5000 + 4000, 5000 + 4001, 5000 + 2000000}};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        check_parts(cuts[i], 4);
     unlink(path);
 }
 
@@ -505,29 +570,35 @@ static void test_parts_equal_whole(void **state) {
  * them. A part cut at 40 raises every waiting thread's key to 40; the parts
  * must still be the whole stream record for record. */
 static const uint64_t tie_starts[4] = {30, 20, 10, 0};
-static void tied_threads(struct pes_trace_writer *w) {
+static void tied_threads(struct pes_trace_writer *w)
+{
     struct pes_error err;
     for (uint32_t t = 0; t < 4; t++) {
         struct pes_record recs[12];
         size_t n = 0;
         recs[n++] = time_rec(40);
-        for (uint32_t k = 0; k < 4; k++) recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);
+        for (uint32_t k = 0; k < 4; k++)
+            recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);
         recs[n++] = time_rec(60);
-        for (uint32_t k = 4; k < 8; k++) recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);
+        for (uint32_t k = 4; k < 8; k++)
+            recs[n++] = access_rec(0, ((uint64_t)t << 32) | k);
         recs[n++] = time_rec(80);
         assert_int_equal(pes_trace_writer_records(w, t, recs, n, &err), 0);
     }
 }
 
-static void test_parts_keep_ties(void **state) {
+static void test_parts_keep_ties(void **state)
+{
     (void)state;
     write_trace(tie_starts, 4, tied_threads);
     const uint64_t cuts[][3] = {{40, 60, 70}, {35, 40, 60}, {10, 40, 41}};
-    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) check_parts(cuts[i], 4);
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        check_parts(cuts[i], 4);
     unlink(path);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interleaves_by_interpolated_time),
         cmocka_unit_test(test_random_streams_keep_order),

@@ -35,8 +35,13 @@ static struct pes_sim *mk(uint32_t sockets, uint32_t cores_per_socket, uint32_t 
 /* Thread t runs on core t. */
 static void acc(struct pes_sim *s, uint32_t t, uint64_t addr, uint32_t size, int w, uint32_t site)
 {
-    struct pes_sim_access a = {.addr = addr, .size = size, .core = t, .thread = t, .site = site,
-                               .is_read = (uint8_t)!w, .is_write = (uint8_t)w};
+    struct pes_sim_access a = {.addr = addr,
+                               .size = size,
+                               .core = t,
+                               .thread = t,
+                               .site = site,
+                               .is_read = (uint8_t)!w,
+                               .is_write = (uint8_t)w};
     struct pes_error err = {0};
     assert_int_equal(pes_sim_access(s, &a, &err), 0);
 }
@@ -52,12 +57,18 @@ static void hand_sequence_two_cores(void **st)
 {
     (void)st;
     struct pes_sim *s = mk(1, 2, 2);
-    acc(s, 0, 0, 8, R, 0);  states(s, 0, "EI");  /* L1,L2,L3 compulsory */
-    acc(s, 1, 0, 8, R, 1);  states(s, 0, "SS");  /* L1,L2 compulsory, L3 hit; E holder: no store, no comm */
-    acc(s, 0, 0, 8, W, 2);  states(s, 0, "MI");  /* upgrade, invalidates core 1: bytes 0-7 overlap -> true */
-    acc(s, 1, 0, 8, R, 3);  states(s, 0, "SS");  /* coherence miss, true (0-7 written since); downgrade, comm 0->1 true */
-    acc(s, 1, 8, 8, W, 4);  states(s, 0, "IM");  /* upgrade; core 0 accessed only 0-7 -> false */
-    acc(s, 0, 16, 8, R, 5); states(s, 0, "SS");  /* coherence miss, false (only 8-15 written); comm 1->0 false */
+    acc(s, 0, 0, 8, R, 0);
+    states(s, 0, "EI"); /* L1,L2,L3 compulsory */
+    acc(s, 1, 0, 8, R, 1);
+    states(s, 0, "SS"); /* L1,L2 compulsory, L3 hit; E holder: no store, no comm */
+    acc(s, 0, 0, 8, W, 2);
+    states(s, 0, "MI"); /* upgrade, invalidates core 1: bytes 0-7 overlap -> true */
+    acc(s, 1, 0, 8, R, 3);
+    states(s, 0, "SS"); /* coherence miss, true (0-7 written since); downgrade, comm 0->1 true */
+    acc(s, 1, 8, 8, W, 4);
+    states(s, 0, "IM"); /* upgrade; core 0 accessed only 0-7 -> false */
+    acc(s, 0, 16, 8, R, 5);
+    states(s, 0, "SS"); /* coherence miss, false (only 8-15 written); comm 1->0 false */
     const struct pes_sim_stats *t = pes_sim_totals(s);
     assert_int_equal(t->accesses, 6);
     assert_int_equal(t->hits[0], 2);
@@ -110,9 +121,12 @@ static void write_miss_on_modified(void **st)
 {
     (void)st;
     struct pes_sim *s = mk(1, 2, 2);
-    acc(s, 0, 64, 8, W, 0);   states(s, 64, "MI");  /* E then M silently: no upgrade */
-    acc(s, 1, 64, 8, W, 1);   states(s, 64, "IM");  /* invalidates 0 (true), comm 0->1 true */
-    acc(s, 0, 96, 8, W, 2);   states(s, 64, "MI");  /* coherence miss false, invalidates 1 (false) */
+    acc(s, 0, 64, 8, W, 0);
+    states(s, 64, "MI"); /* E then M silently: no upgrade */
+    acc(s, 1, 64, 8, W, 1);
+    states(s, 64, "IM"); /* invalidates 0 (true), comm 0->1 true */
+    acc(s, 0, 96, 8, W, 2);
+    states(s, 64, "MI"); /* coherence miss false, invalidates 1 (false) */
     const struct pes_sim_stats *t = pes_sim_totals(s);
     assert_int_equal(t->upgrades, 0);
     assert_int_equal(t->inval_true, 1);
@@ -151,8 +165,16 @@ static void sharing_pattern(uint64_t addr0, uint64_t addr1, int want_true)
     pes_sim_destroy(s);
 }
 
-static void false_sharing_adjacent_words(void **st) { (void)st; sharing_pattern(0, 8, 0); }
-static void true_sharing_same_word(void **st) { (void)st; sharing_pattern(0, 0, 1); }
+static void false_sharing_adjacent_words(void **st)
+{
+    (void)st;
+    sharing_pattern(0, 8, 0);
+}
+static void true_sharing_same_word(void **st)
+{
+    (void)st;
+    sharing_pattern(0, 0, 1);
+}
 
 /* Readers only: everyone S, nothing invalidated, nothing communicated. */
 static void read_sharing_is_silent(void **st)
@@ -247,9 +269,9 @@ static void bad_access_rejected(void **st)
 
 /* ---- independent reference: textbook MESI on unbounded private caches ---- */
 
-enum { RC = 4, RL = 4 };   /* cores, lines */
+enum { RC = 4, RL = 4 }; /* cores, lines */
 struct ref {
-    char st[RL][RC];            /* 'M','E','S','I' */
+    char st[RL][RC]; /* 'M','E','S','I' */
     int held_ever[RL][RC], lost[RL][RC];
     unsigned char acc[RL][RC][64];    /* bytes accessed since acquiring */
     unsigned char wsince[RL][RC][64]; /* bytes written by others since losing */
@@ -406,7 +428,7 @@ static void invariants_under_evictions(void **st)
                     excl += x == 'M' || x == 'E';
                     valid += x != 'I';
                 }
-                assert_true(excl == 0 || valid == 1);   /* single writer */
+                assert_true(excl == 0 || valid == 1); /* single writer */
             }
         }
         /* Conservation: each level sees exactly the misses of the level above;
@@ -443,9 +465,13 @@ static void batch_equals_single(void **st)
     for (size_t i = 0; i < N; i++) {
         int w = rand() % 3 == 0;
         uint32_t c = (uint32_t)(rand() % 4);
-        a[i] = (struct pes_sim_access){.addr = (uint64_t)(rand() % 4000) * 8, .size = 8,
-                                       .core = c, .thread = c, .site = (uint32_t)(rand() % 9),
-                                       .is_read = (uint8_t)!w, .is_write = (uint8_t)w};
+        a[i] = (struct pes_sim_access){.addr = (uint64_t)(rand() % 4000) * 8,
+                                       .size = 8,
+                                       .core = c,
+                                       .thread = c,
+                                       .site = (uint32_t)(rand() % 9),
+                                       .is_read = (uint8_t)!w,
+                                       .is_write = (uint8_t)w};
     }
     struct pes_sim *x = mk(2, 2, 4), *y = mk(2, 2, 4);
     struct pes_error err = {0};
@@ -454,7 +480,8 @@ static void batch_equals_single(void **st)
         assert_int_equal(pes_sim_access(y, &a[i], &err), 0);
     assert_memory_equal(pes_sim_totals(x), pes_sim_totals(y), sizeof(struct pes_sim_stats));
     for (uint32_t site = 0; site < 9; site++)
-        assert_memory_equal(pes_sim_site(x, site), pes_sim_site(y, site), sizeof(struct pes_sim_stats));
+        assert_memory_equal(pes_sim_site(x, site), pes_sim_site(y, site),
+                            sizeof(struct pes_sim_stats));
     assert_true(pes_sim_totals(x)->misses[1][PES_SIM_CAPACITY] > 0);
     a[11].core = 7;
     assert_int_equal(pes_sim_access_batch(x, a, N, &err), -1);

@@ -23,29 +23,40 @@
  * BB 11 "for.body" (runs 4 times): site 2 private, site 3 shared.
  * BB 12 "exit" (once): site 4 private.  Site 5: variable size (extra). */
 static const struct pes_site sites[] = {
-    { .id = 0, .bb = 10, .kind = PES_KIND_LOAD, .size = 8 },
-    { .id = 1, .bb = 10, .kind = PES_KIND_LOAD, .flags = PES_SITE_SHARED, .size = 8 },
-    { .id = 2, .bb = 11, .kind = PES_KIND_STORE, .size = 8 },
-    { .id = 3, .bb = 11, .kind = PES_KIND_LOAD, .flags = PES_SITE_SHARED, .size = 8 },
-    { .id = 4, .bb = 12, .kind = PES_KIND_STORE, .size = 4 },
-    { .id = 5, .bb = 12, .kind = PES_KIND_COPY_DST, .size = 0 },
+    {.id = 0, .bb = 10, .kind = PES_KIND_LOAD, .size = 8},
+    {.id = 1, .bb = 10, .kind = PES_KIND_LOAD, .flags = PES_SITE_SHARED, .size = 8},
+    {.id = 2, .bb = 11, .kind = PES_KIND_STORE, .size = 8},
+    {.id = 3, .bb = 11, .kind = PES_KIND_LOAD, .flags = PES_SITE_SHARED, .size = 8},
+    {.id = 4, .bb = 12, .kind = PES_KIND_STORE, .size = 4},
+    {.id = 5, .bb = 12, .kind = PES_KIND_COPY_DST, .size = 0},
 };
 static struct pes_bb bbs[] = {
-    { .id = 10, .flags = PES_BB_PARALLEL, .label = "entry" },
-    { .id = 11, .flags = PES_BB_PARALLEL, .label = "for.body" },
-    { .id = 12, .flags = PES_BB_PARALLEL, .label = "exit" },
+    {.id = 10, .flags = PES_BB_PARALLEL, .label = "entry"},
+    {.id = 11, .flags = PES_BB_PARALLEL, .label = "for.body"},
+    {.id = 12, .flags = PES_BB_PARALLEL, .label = "exit"},
 };
 
-#define BB(i) { 0, (i), 0 }
-#define AC(s, a) { (a), (s), 0 }
+#define BB(i)    {0, (i), 0}
+#define AC(s, a) {(a), (s), 0}
 static const struct pes_record prog[] = {
-    { 12345, PES_ID_TIME, 0 },                 /* control records are ignored */
-    BB(10), AC(0, 0x1000), AC(1, 0x2000),
-    BB(11), AC(2, 0x3000), AC(3, 0x4000),
-    BB(11), AC(2, 0x3008), AC(3, 0x4008),
-    BB(11), AC(2, 0x3010), AC(3, 0x4010),
-    BB(11), AC(2, 0x3018), AC(3, 0x4018),
-    BB(12), AC(4, 0x5000),
+    {12345, PES_ID_TIME, 0}, /* control records are ignored */
+    BB(10),
+    AC(0, 0x1000),
+    AC(1, 0x2000),
+    BB(11),
+    AC(2, 0x3000),
+    AC(3, 0x4000),
+    BB(11),
+    AC(2, 0x3008),
+    AC(3, 0x4008),
+    BB(11),
+    AC(2, 0x3010),
+    AC(3, 0x4010),
+    BB(11),
+    AC(2, 0x3018),
+    AC(3, 0x4018),
+    BB(12),
+    AC(4, 0x5000),
 };
 
 struct seen {
@@ -56,7 +67,8 @@ struct seen {
     size_t n;
 };
 
-static void record_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded)
+static void record_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site,
+                        uint64_t recorded)
 {
     (void)site;
     struct seen *s = ctx;
@@ -72,10 +84,10 @@ static void record_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, 
 static struct pes_profiles *run(const struct pes_record *recs, size_t n, uint32_t cores,
                                 struct pes_mimic_options *o, struct seen *seen)
 {
-    struct pes_mimic_array a = { recs, n, sites, 6, bbs, 3 };
+    struct pes_mimic_array a = {recs, n, sites, 6, bbs, 3};
     struct pes_mimic_source src;
     pes_mimic_array_source(&a, &src);
-    struct pes_error err = { 0 };
+    struct pes_error err = {0};
     struct pes_mimic_counts *c = pes_mimic_count(&src, &err);
     if (!c)
         fail_msg("count: %s", err.message);
@@ -90,13 +102,15 @@ static struct pes_profiles *run(const struct pes_record *recs, size_t n, uint32_
     return p;
 }
 
-static void expect_stream(const struct seen *s, const uint32_t *core, const uint64_t *addr, size_t n)
+static void expect_stream(const struct seen *s, const uint32_t *core, const uint64_t *addr,
+                          size_t n)
 {
     assert_int_equal(s->n, n);
     for (size_t i = 0; i < n; i++) {
         if (s->core[i] != core[i] || s->addr[i] != addr[i])
-            fail_msg("position %zu: got core %u addr 0x%llx, want core %u addr 0x%llx", i, s->core[i],
-                     (unsigned long long)s->addr[i], core[i], (unsigned long long)addr[i]);
+            fail_msg("position %zu: got core %u addr 0x%llx, want core %u addr 0x%llx", i,
+                     s->core[i], (unsigned long long)s->addr[i], core[i],
+                     (unsigned long long)addr[i]);
     }
 }
 
@@ -154,20 +168,18 @@ static void test_two_cores_round_robin(void **state)
 {
     (void)state;
     struct seen *s = malloc(sizeof *s);
-    struct pes_mimic_options o = { .offset = OFF, .granule = 8 };
+    struct pes_mimic_options o = {.offset = OFF, .granule = 8};
     struct pes_profiles *p = run(prog, sizeof prog / sizeof *prog, 2, &o, s);
-    const uint32_t core[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1 };
+    const uint32_t core[] = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
     const uint64_t addr[] = {
-        0x1000, 0x1000 + OFF, 0x2000, 0x2000,
-        0x3000, 0x3010 + OFF, 0x4000, 0x4010,
-        0x3008, 0x3018 + OFF, 0x4008, 0x4018,
-        0x5000, 0x5000 + OFF,
+        0x1000, 0x1000 + OFF, 0x2000,       0x2000, 0x3000, 0x3010 + OFF, 0x4000,
+        0x4010, 0x3008,       0x3018 + OFF, 0x4008, 0x4018, 0x5000,       0x5000 + OFF,
     };
     expect_stream(s, core, addr, 14);
     /* the sequential run's addresses, as the trace holds them */
     const uint64_t recorded[] = {
-        0x1000, 0x1000, 0x2000, 0x2000, 0x3000, 0x3010, 0x4000, 0x4010,
-        0x3008, 0x3018, 0x4008, 0x4018, 0x5000, 0x5000,
+        0x1000, 0x1000, 0x2000, 0x2000, 0x3000, 0x3010, 0x4000,
+        0x4010, 0x3008, 0x3018, 0x4008, 0x4018, 0x5000, 0x5000,
     };
     for (size_t i = 0; i < 14; i++)
         assert_int_equal(s->recorded[i], recorded[i]);
@@ -187,12 +199,13 @@ static void test_two_cores_round_robin(void **state)
  * cores) and the first for.body instance (core 0's of two), so core 0 has
  * emitted 4 accesses when it passes the ALLOC and core 1 only BB 10's 2. */
 struct ctl_log {
-    uint32_t emitted[2];            /* accesses emitted so far per core */
-    uint32_t at_alloc[2];           /* emitted[core] when core passed the ALLOC */
+    uint32_t emitted[2];  /* accesses emitted so far per core */
+    uint32_t at_alloc[2]; /* emitted[core] when core passed the ALLOC */
     uint32_t allocs[2], others[2];
 };
 
-static void ctl_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site, uint64_t recorded)
+static void ctl_emit(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_t site,
+                     uint64_t recorded)
 {
     (void)addr, (void)size, (void)site, (void)recorded;
     struct ctl_log *l = ctx;
@@ -214,28 +227,39 @@ static void test_control_records(void **state)
 {
     (void)state;
     static const struct pes_record recs[] = {
-        { 12345, PES_ID_TIME, 0 },
-        BB(10), AC(0, 0x1000), AC(1, 0x2000),
-        BB(11), AC(2, 0x3000), AC(3, 0x4000),
-        { 0x9000, PES_ID_ALLOC, 7 },
-        BB(11), AC(2, 0x3008), AC(3, 0x4008),
-        BB(12), AC(4, 0x5000),
+        {12345, PES_ID_TIME, 0},
+        BB(10),
+        AC(0, 0x1000),
+        AC(1, 0x2000),
+        BB(11),
+        AC(2, 0x3000),
+        AC(3, 0x4000),
+        {0x9000, PES_ID_ALLOC, 7},
+        BB(11),
+        AC(2, 0x3008),
+        AC(3, 0x4008),
+        BB(12),
+        AC(4, 0x5000),
     };
-    struct pes_mimic_array a = { recs, sizeof recs / sizeof *recs, sites, 6, bbs, 3 };
+    struct pes_mimic_array a = {recs, sizeof recs / sizeof *recs, sites, 6, bbs, 3};
     struct pes_mimic_source src;
     pes_mimic_array_source(&a, &src);
-    struct pes_error err = { 0 };
+    struct pes_error err = {0};
     struct pes_mimic_counts *c = pes_mimic_count(&src, &err);
     assert_non_null(c);
     struct ctl_log l;
     memset(&l, 0, sizeof l);
-    struct pes_mimic_options o = { .n_cores = 2, .offset = OFF, .granule = 8, .emit = ctl_emit, .emit_ctx = &l,
-                                   .control = ctl_control };
+    struct pes_mimic_options o = {.n_cores = 2,
+                                  .offset = OFF,
+                                  .granule = 8,
+                                  .emit = ctl_emit,
+                                  .emit_ctx = &l,
+                                  .control = ctl_control};
     assert_int_equal(pes_mimic_interleave(&src, c, &o, &err), 0);
     /* BB 11 runs twice: instance 0 on core 0, instance 1 on core 1 */
     assert_int_equal(l.allocs[0], 1);
     assert_int_equal(l.allocs[1], 1);
-    assert_int_equal(l.others[0], 1);   /* the time mark */
+    assert_int_equal(l.others[0], 1); /* the time mark */
     assert_int_equal(l.others[1], 1);
     assert_int_equal(l.at_alloc[0], 4);
     assert_int_equal(l.at_alloc[1], 2);
@@ -250,17 +274,14 @@ static void test_three_cores_round_robin(void **state)
 {
     (void)state;
     struct seen *s = malloc(sizeof *s);
-    struct pes_mimic_options o = { .offset = OFF, .granule = 64 };
+    struct pes_mimic_options o = {.offset = OFF, .granule = 64};
     struct pes_profiles *p = run(prog, sizeof prog / sizeof *prog, 3, &o, s);
     const uint64_t O2 = 2 * OFF;
-    const uint32_t core[] = { 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 0 };
+    const uint32_t core[] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 0};
     const uint64_t addr[] = {
-        0x1000, 0x1000 + OFF, 0x1000 + O2,
-        0x2000, 0x2000, 0x2000,
-        0x3000, 0x3010 + OFF, 0x3018 + O2,
-        0x4000, 0x4010, 0x4018,
-        0x3008, 0x5000 + OFF, 0x5000 + O2,
-        0x4008, 0x5000,
+        0x1000, 0x1000 + OFF, 0x1000 + O2, 0x2000, 0x2000, 0x2000,
+        0x3000, 0x3010 + OFF, 0x3018 + O2, 0x4000, 0x4010, 0x4018,
+        0x3008, 0x5000 + OFF, 0x5000 + O2, 0x4008, 0x5000,
     };
     expect_stream(s, core, addr, 17);
     check_profiles(p, s, 3, 6);
@@ -277,19 +298,17 @@ static void test_chunk_and_copy(void **state)
 {
     (void)state;
     struct seen *s = malloc(sizeof *s);
-    struct pes_mimic_options o = { .offset = OFF, .chunk = 1 };
+    struct pes_mimic_options o = {.offset = OFF, .chunk = 1};
     struct pes_profiles *p = run(prog, sizeof prog / sizeof *prog, 2, &o, s);
-    const uint32_t core[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1 };
+    const uint32_t core[] = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
     const uint64_t addr[] = {
-        0x1000, 0x1000 + OFF, 0x2000, 0x2000,
-        0x3000, 0x3008 + OFF, 0x4000, 0x4008,
-        0x3010, 0x3018 + OFF, 0x4010, 0x4018,
-        0x5000, 0x5000 + OFF,
+        0x1000, 0x1000 + OFF, 0x2000,       0x2000, 0x3000, 0x3008 + OFF, 0x4000,
+        0x4008, 0x3010,       0x3018 + OFF, 0x4010, 0x4018, 0x5000,       0x5000 + OFF,
     };
     expect_stream(s, core, addr, 14);
     pes_profiles_destroy(p);
 
-    struct pes_mimic_options o5 = { .offset = OFF };
+    struct pes_mimic_options o5 = {.offset = OFF};
     p = run(prog, sizeof prog / sizeof *prog, 5, &o5, s);
     assert_int_equal(s->n, 5 * 11);
     for (uint32_t c = 0; c < 5; c++) {
@@ -314,19 +333,16 @@ static void test_serial_and_many(void **state)
 {
     (void)state;
     const struct pes_record recs[] = {
-        AC(0, 0x800),
-        BB(10), AC(0, 0x1000), AC(1, 0x2000),
-        BB(11), AC(2, 0x3000),
-        BB(11), AC(2, 0x3040),
-        BB(12), { 0x6000, 5, 128 },
+        AC(0, 0x800),  BB(10), AC(0, 0x1000), AC(1, 0x2000), BB(11),
+        AC(2, 0x3000), BB(11), AC(2, 0x3040), BB(12),        {0x6000, 5, 128},
     };
     bbs[0].flags = 0;
     struct seen *s = malloc(sizeof *s);
-    struct pes_mimic_options o = { .offset = OFF, .serial_on_master = 1 };
+    struct pes_mimic_options o = {.offset = OFF, .serial_on_master = 1};
     struct pes_profiles *p = run(recs, sizeof recs / sizeof *recs, 2, &o, s);
     bbs[0].flags = PES_BB_PARALLEL;
-    const uint32_t core[] = { 0, 1, 0, 1, 0, 0, 0 };
-    const uint64_t addr[] = { 0x800, 0x3040 + OFF, 0x1000, 0x6000 + OFF, 0x2000, 0x3000, 0x6000 };
+    const uint32_t core[] = {0, 1, 0, 1, 0, 0, 0};
+    const uint64_t addr[] = {0x800, 0x3040 + OFF, 0x1000, 0x6000 + OFF, 0x2000, 0x3000, 0x6000};
     expect_stream(s, core, addr, 7);
     assert_int_equal(s->size[3], 128);
     /* 128 bytes at line granularity = two accesses, both cold */
@@ -334,7 +350,7 @@ static void test_serial_and_many(void **state)
     assert_int_equal(pes_profiles_prd(p, 1)->cold, 3);
     pes_profiles_destroy(p);
 
-    struct pes_mimic_array a = { prog, sizeof prog / sizeof *prog, sites, 6, bbs, 3 };
+    struct pes_mimic_array a = {prog, sizeof prog / sizeof *prog, sites, 6, bbs, 3};
     struct pes_mimic_source src;
     pes_mimic_array_source(&a, &src);
     struct pes_mimic_counts *c = pes_mimic_count(&src, NULL);
@@ -343,9 +359,9 @@ static void test_serial_and_many(void **state)
     assert_int_equal(pes_mimic_bb_count(c, 10), 1);
     assert_int_equal(pes_mimic_bb_count(c, 99), 0);
     assert_int_equal(pes_mimic_accesses(c), 11);
-    const uint32_t ncores[3] = { 1, 2, 4 };
+    const uint32_t ncores[3] = {1, 2, 4};
     struct pes_profiles *out[3];
-    struct pes_mimic_options om = { .offset = OFF, .granule = 8 };
+    struct pes_mimic_options om = {.offset = OFF, .granule = 8};
     assert_int_equal(pes_mimic_run_many(&src, c, &om, ncores, 3, out, NULL), 0);
     /* references: 1 core = 11; 2 cores: BB 10, 12 copied (3 refs x 2) + BB 11's
      * 8 refs split = 14; 4 cores: 4 >= 4 so BB 11 is still split: 3*4 + 8 = 20 */
@@ -368,44 +384,54 @@ static void test_per_region(void **state)
 {
     (void)state;
     const struct pes_record recs[] = {
-        BB(12), AC(4, 0x5000),
-        { 10, PES_ID_REGION_BEGIN, 0 },
-        BB(10), AC(0, 0x1000), AC(1, 0x2000),
-        BB(11), AC(2, 0x3000),
-        BB(11), AC(2, 0x3008),
-        { 10, PES_ID_REGION_END, 0 },
-        { 10, PES_ID_REGION_BEGIN, 0 },
-        BB(10), AC(0, 0x1000), AC(1, 0x2000),
-        BB(11), AC(2, 0x3000),
-        { 11, PES_ID_REGION_BEGIN, 0 },
-        BB(11), AC(2, 0x3008),
-        { 11, PES_ID_REGION_END, 0 },
-        { 10, PES_ID_REGION_END, 0 },
-        BB(12), AC(4, 0x5008),
+        BB(12),
+        AC(4, 0x5000),
+        {10, PES_ID_REGION_BEGIN, 0},
+        BB(10),
+        AC(0, 0x1000),
+        AC(1, 0x2000),
+        BB(11),
+        AC(2, 0x3000),
+        BB(11),
+        AC(2, 0x3008),
+        {10, PES_ID_REGION_END, 0},
+        {10, PES_ID_REGION_BEGIN, 0},
+        BB(10),
+        AC(0, 0x1000),
+        AC(1, 0x2000),
+        BB(11),
+        AC(2, 0x3000),
+        {11, PES_ID_REGION_BEGIN, 0},
+        BB(11),
+        AC(2, 0x3008),
+        {11, PES_ID_REGION_END, 0},
+        {10, PES_ID_REGION_END, 0},
+        BB(12),
+        AC(4, 0x5008),
     };
     const size_t n = sizeof recs / sizeof *recs;
     struct seen *s = malloc(sizeof *s);
-    struct pes_mimic_options o = { .offset = OFF, .per_region = 1 };
+    struct pes_mimic_options o = {.offset = OFF, .per_region = 1};
     struct pes_profiles *p = run(recs, n, 2, &o, s);
-    const uint32_t core[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0 };
+    const uint32_t core[] = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0};
     const uint64_t addr[] = {
-        0x5000, 0x1000 + OFF, 0x1000, 0x2000, 0x2000, 0x3008 + OFF, 0x3000,
-        0x1000 + OFF, 0x1000, 0x2000, 0x2000, 0x3008 + OFF, 0x3000, 0x5008,
+        0x5000,       0x1000 + OFF, 0x1000, 0x2000, 0x2000,       0x3008 + OFF, 0x3000,
+        0x1000 + OFF, 0x1000,       0x2000, 0x2000, 0x3008 + OFF, 0x3000,       0x5008,
     };
     expect_stream(s, core, addr, 14);
     pes_profiles_destroy(p);
 
-    struct pes_mimic_options w = { .offset = OFF };
+    struct pes_mimic_options w = {.offset = OFF};
     p = run(recs, n, 2, &w, s);
-    const uint32_t core_w[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0, 1 };
+    const uint32_t core_w[] = {0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
     const uint64_t addr_w[] = {
-        0x5000, 0x1000 + OFF, 0x1000, 0x2000, 0x2000,
-        0x3000 + OFF, 0x3000, 0x3008 + OFF, 0x3008, 0x5008 + OFF,
+        0x5000,       0x1000 + OFF, 0x1000,       0x2000, 0x2000,
+        0x3000 + OFF, 0x3000,       0x3008 + OFF, 0x3008, 0x5008 + OFF,
     };
     expect_stream(s, core_w, addr_w, 10);
     pes_profiles_destroy(p);
 
-    struct pes_mimic_array a = { recs, n, sites, 6, bbs, 3 };
+    struct pes_mimic_array a = {recs, n, sites, 6, bbs, 3};
     struct pes_mimic_source src;
     pes_mimic_array_source(&a, &src);
     struct pes_mimic_counts *c = pes_mimic_count(&src, NULL);
@@ -413,7 +439,7 @@ static void test_per_region(void **state)
     assert_int_equal(pes_mimic_regions(c), 2);
     pes_mimic_counts_free(c);
     /* cut inside the second region: it still counts as one */
-    struct pes_mimic_array cut = { recs, n - 4, sites, 6, bbs, 3 };
+    struct pes_mimic_array cut = {recs, n - 4, sites, 6, bbs, 3};
     pes_mimic_array_source(&cut, &src);
     c = pes_mimic_count(&src, NULL);
     assert_non_null(c);
@@ -450,8 +476,8 @@ static void test_random_vs_materialised(void **state)
         for (uint32_t cores = 1; cores <= 4; cores++) {
             for (uint64_t chunk = 0; chunk <= 3; chunk += 3) {
                 /* reference Alg. 1 */
-                uint64_t count[3] = { 0 }, inst[3] = { 0 };
-                size_t len[4] = { 0 };
+                uint64_t count[3] = {0}, inst[3] = {0};
+                size_t len[4] = {0};
                 for (size_t i = 0; i < n; i++)
                     if (recs[i].id >= 10)
                         count[recs[i].id - 10]++;
@@ -463,7 +489,8 @@ static void test_random_vs_materialised(void **state)
                         cur = (int)recs[i].id - 10;
                         uint64_t k = inst[cur]++;
                         copy = count[cur] < cores;
-                        owner = chunk ? (uint32_t)((k / chunk) % cores) : (uint32_t)(k * cores / count[cur]);
+                        owner = chunk ? (uint32_t)((k / chunk) % cores)
+                                      : (uint32_t)(k * cores / count[cur]);
                         continue;
                     }
                     int shared = sites[recs[i].id].flags & PES_SITE_SHARED;
@@ -477,7 +504,7 @@ static void test_random_vs_materialised(void **state)
                 /* reference Alg. 2, round robin */
                 uint32_t want_core[4096];
                 uint64_t want_addr[4096];
-                size_t m = 0, pos[4] = { 0 };
+                size_t m = 0, pos[4] = {0};
                 for (int more = 1; more;) {
                     more = 0;
                     for (uint32_t c = 0; c < cores; c++) {
@@ -488,7 +515,7 @@ static void test_random_vs_materialised(void **state)
                         }
                     }
                 }
-                struct pes_mimic_options o = { .offset = OFF, .chunk = chunk, .granule = 16 };
+                struct pes_mimic_options o = {.offset = OFF, .chunk = chunk, .granule = 16};
                 struct pes_profiles *p = run(recs, n, cores, &o, s);
                 expect_stream(s, want_core, want_addr, m);
                 check_profiles(p, s, cores, 4);
@@ -515,10 +542,11 @@ static void test_uniform_random(void **state)
     struct seen *s = malloc(sizeof *s);
     uint32_t first_cores[64];
     for (uint64_t seed = 1; seed <= 5; seed++) {
-        struct pes_mimic_options o = { .offset = OFF, .strategy = PES_INTERLEAVE_UNIFORM, .seed = seed };
+        struct pes_mimic_options o = {
+            .offset = OFF, .strategy = PES_INTERLEAVE_UNIFORM, .seed = seed};
         struct pes_profiles *p = run(recs, n, N, &o, s);
         assert_int_equal(s->n, N * PER);
-        uint64_t share[N] = { 0 }, last[N] = { 0 }, total[N] = { 0 };
+        uint64_t share[N] = {0}, last[N] = {0}, total[N] = {0};
         for (size_t i = 0; i < s->n && i < 4096; i++) {
             uint32_t c = s->core[i];
             if (i < K)
@@ -541,7 +569,7 @@ static void test_uniform_random(void **state)
             int differs = 0;
             for (size_t i = 0; i < 64; i++)
                 differs |= first_cores[i] != s->core[i];
-            assert_true(differs);   /* the seed matters */
+            assert_true(differs); /* the seed matters */
         }
         pes_profiles_destroy(p);
     }
@@ -552,9 +580,9 @@ static void test_uniform_random(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    struct pes_error err = { 0 };
-    const struct pes_record bad[] = { BB(10), AC(0, 0x10), { 0, 77, 0 } };
-    struct pes_mimic_array a = { bad, 3, sites, 6, bbs, 3 };
+    struct pes_error err = {0};
+    const struct pes_record bad[] = {BB(10), AC(0, 0x10), {0, 77, 0}};
+    struct pes_mimic_array a = {bad, 3, sites, 6, bbs, 3};
     struct pes_mimic_source src;
     pes_mimic_array_source(&a, &src);
     assert_null(pes_mimic_count(&src, &err));
@@ -563,25 +591,25 @@ static void test_errors(void **state)
     assert_non_null(strstr(err.message, "id 77"));
 
     /* a private address at or above the offset would collide */
-    const struct pes_record high[] = { BB(10), AC(0, OFF + 8) };
-    struct pes_mimic_array b = { high, 2, sites, 6, bbs, 3 };
+    const struct pes_record high[] = {BB(10), AC(0, OFF + 8)};
+    struct pes_mimic_array b = {high, 2, sites, 6, bbs, 3};
     pes_mimic_array_source(&b, &src);
     struct pes_mimic_counts *c = pes_mimic_count(&src, &err);
     assert_non_null(c);
-    struct pes_mimic_options o = { .n_cores = 2, .offset = OFF };
+    struct pes_mimic_options o = {.n_cores = 2, .offset = OFF};
     assert_null(pes_mimic_run(&src, c, &o, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
-    struct pes_mimic_options o2 = { .n_cores = 2, .offset = 100 };   /* not a line multiple */
+    struct pes_mimic_options o2 = {.n_cores = 2, .offset = 100}; /* not a line multiple */
     assert_null(pes_mimic_run(&src, c, &o2, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
-    struct pes_mimic_options o0 = { .n_cores = 0 };
+    struct pes_mimic_options o0 = {.n_cores = 0};
     assert_null(pes_mimic_run(&src, c, &o0, &err));
-    struct pes_mimic_options og = { .n_cores = 2, .granule = 24 };
+    struct pes_mimic_options og = {.n_cores = 2, .granule = 24};
     assert_null(pes_mimic_run(&src, c, &og, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
     assert_non_null(strstr(err.message, "power of two"));
     /* automatic offset: 2^48 clears this address */
-    struct pes_mimic_options oa = { .n_cores = 2 };
+    struct pes_mimic_options oa = {.n_cores = 2};
     struct pes_profiles *p = pes_mimic_run(&src, c, &oa, &err);
     assert_non_null(p);
     assert_int_equal(pes_profiles_crd(p, 0)->cold, 2);
@@ -589,13 +617,13 @@ static void test_errors(void **state)
     pes_mimic_counts_free(c);
 
     /* a private address above 2^48: the automatic offset grows past it */
-    const struct pes_record top[] = { BB(10), AC(0, (UINT64_C(1) << 50) + 64) };
-    struct pes_mimic_array t = { top, 2, sites, 6, bbs, 3 };
+    const struct pes_record top[] = {BB(10), AC(0, (UINT64_C(1) << 50) + 64)};
+    struct pes_mimic_array t = {top, 2, sites, 6, bbs, 3};
     pes_mimic_array_source(&t, &src);
     c = pes_mimic_count(&src, &err);
     struct seen *s = malloc(sizeof *s);
     memset(s, 0, sizeof *s);
-    struct pes_mimic_options ot = { .n_cores = 2, .emit = record_emit, .emit_ctx = s };
+    struct pes_mimic_options ot = {.n_cores = 2, .emit = record_emit, .emit_ctx = s};
     p = pes_mimic_run(&src, c, &ot, &err);
     assert_non_null(p);
     assert_int_equal(s->n, 2);
@@ -666,18 +694,18 @@ static const struct pes_bb *flaky_bb(void *ctx, uint32_t id)
 static void test_source_errors(void **state)
 {
     (void)state;
-    struct flaky f = { .a = { prog, sizeof prog / sizeof *prog, sites, 6, bbs, 3 } };
+    struct flaky f = {.a = {prog, sizeof prog / sizeof *prog, sites, 6, bbs, 3}};
     pes_mimic_array_source(&f.a, &f.inner);
-    struct pes_mimic_source src = { &f, flaky_open, flaky_read, flaky_close, flaky_site, flaky_bb };
-    struct pes_error err = { 0 };
+    struct pes_mimic_source src = {&f, flaky_open, flaky_read, flaky_close, flaky_site, flaky_bb};
+    struct pes_error err = {0};
     f.fail_from = 1;
     assert_null(pes_mimic_count(&src, &err));
     assert_int_equal(err.code, PES_ERR_IO);
     f.opens = 0;
-    f.fail_from = 3;   /* the count pass and core 0 read fine, core 1 fails */
+    f.fail_from = 3; /* the count pass and core 0 read fine, core 1 fails */
     struct pes_mimic_counts *c = pes_mimic_count(&src, &err);
     assert_non_null(c);
-    struct pes_mimic_options o = { .n_cores = 3, .offset = OFF };
+    struct pes_mimic_options o = {.n_cores = 3, .offset = OFF};
     memset(&err, 0, sizeof err);
     assert_null(pes_mimic_run(&src, c, &o, &err));
     assert_int_equal(err.code, PES_ERR_IO);

@@ -48,7 +48,7 @@ static void test_presets(void **state)
     assert_int_equal(m.cores_per_socket, 22);
     assert_int_equal(m.level[2].size, 55 * MB);
 
-    assert_int_equal(m.validation, PES_MACHINE_PRESET);   /* every preset says what it is */
+    assert_int_equal(m.validation, PES_MACHINE_PRESET); /* every preset says what it is */
 
     load_ok("zen2", &m);
     assert_int_equal(m.validation, PES_MACHINE_PRESET);
@@ -81,7 +81,7 @@ static void test_unknown_machine(void **state)
     assert_non_null(strstr(err.message, "zen2"));
     assert_non_null(strstr(err.message, "host"));
     assert_non_null(strstr(err.message, "sysfs"));
-    assert_int_equal(pes_machine_load("../etc/passwd", &m, &err), -1);   /* a path: no such file */
+    assert_int_equal(pes_machine_load("../etc/passwd", &m, &err), -1); /* a path: no such file */
     assert_int_equal(pes_machine_load("a b", &m, &err), -1);
     assert_int_equal(pes_machine_load("", &m, &err), -1);
 }
@@ -127,16 +127,15 @@ static void test_env_dir_and_roundtrip(void **state)
     load_ok("custom", &m);
     assert_int_equal(m.level[2].size, 20 * MB);
     assert_int_equal(pes_machine_load("haswell", &m, &err), -1);
-    assert_non_null(strstr(err.message, "custom"));   /* listed as available */
+    assert_non_null(strstr(err.message, "custom")); /* listed as available */
     unsetenv("PES_MACHINES_DIR");
-    load_ok(path, &m);                                 /* explicit path */
+    load_ok(path, &m); /* explicit path */
 }
 
-static const char *base_text =
-    "name = t\nghz = 1\nsockets = 1\ncores_per_socket = 2\n"
-    "L1.size = 1K\nL1.ways = 2\nL1.line = 64\nL1.shared = private\n"
-    "L1.latency = 1\nL1.recip_throughput = 1\n"
-    "mem.latency = 9\nmem.recip_throughput = 2\n";
+static const char *base_text = "name = t\nghz = 1\nsockets = 1\ncores_per_socket = 2\n"
+                               "L1.size = 1K\nL1.ways = 2\nL1.line = 64\nL1.shared = private\n"
+                               "L1.latency = 1\nL1.recip_throughput = 1\n"
+                               "mem.latency = 9\nmem.recip_throughput = 2\n";
 
 static char *with_ops(const char *extra)
 {
@@ -184,7 +183,8 @@ static void test_validation_key(void **state)
     parse_fails(with_ops("validation = preset\nvalidation = preset\n"),
                 "t.machine:36: duplicate key 'validation'");
     /* a level added by --cache has generic costs: no longer calibrated */
-    assert_int_equal(pes_machine_parse(with_ops("validation = calibrated\n"), "t.machine", &m, &err), 0);
+    assert_int_equal(
+        pes_machine_parse(with_ops("validation = calibrated\n"), "t.machine", &m, &err), 0);
     assert_int_equal(pes_machine_apply_cache_spec(&m, "L1=1K:2", &err), 0);
     assert_int_equal(m.validation, PES_MACHINE_CALIBRATED);
     assert_int_equal(pes_machine_apply_cache_spec(&m, "L2=8K:4", &err), 0);
@@ -206,12 +206,12 @@ static void test_host_calibration(void **state)
     snprintf(want, sizeof want, "%s/pes/%s-", dir, host);
     assert_memory_equal(path, want, strlen(want));
     size_t n = strlen(path);
-    assert_true(n == strlen(want) + 8 + 8);            /* 8 hex digits, ".machine" */
+    assert_true(n == strlen(want) + 8 + 8); /* 8 hex digits, ".machine" */
     assert_string_equal(path + n - 8, ".machine");
-    char again[4096];                                   /* stable */
+    char again[4096]; /* stable */
     assert_int_equal(pes_machine_host_calibration_path(again, sizeof again, &err), 0);
     assert_string_equal(path, again);
-    assert_int_equal(pes_machine_host_calibration_path(again, 10, &err), -1);   /* too small */
+    assert_int_equal(pes_machine_host_calibration_path(again, 10, &err), -1); /* too small */
 
     /* no calibration yet: host is the sysfs description, when there is one */
     struct pes_machine m, s;
@@ -229,7 +229,7 @@ static void test_host_calibration(void **state)
     load_ok("host", &m);
     assert_int_equal(m.validation, PES_MACHINE_CALIBRATED);
     assert_string_equal(m.name, "t");
-    if (have_sysfs) {                                   /* sysfs still means sysfs */
+    if (have_sysfs) { /* sysfs still means sysfs */
         load_ok("sysfs", &m);
         assert_int_equal(m.validation, PES_MACHINE_UNVALIDATED);
     }
@@ -252,7 +252,7 @@ static void test_host_calibration(void **state)
     unsetenv("HOME");
     assert_int_equal(pes_machine_host_calibration_path(path, sizeof path, &err), -1);
     assert_non_null(strstr(err.message, "neither XDG_CACHE_HOME nor HOME"));
-    if (have_sysfs)                                     /* and host falls back to sysfs */
+    if (have_sysfs) /* and host falls back to sysfs */
         load_ok("host", &m);
 }
 
@@ -277,12 +277,16 @@ static void test_parse_errors(void **state)
     assert_int_equal(m.level[0].size, 1024);
     /* the overlap model's core: optional, defaults when absent */
     assert_true(m.issue_width == PES_DEFAULT_ISSUE_WIDTH && m.mlp == PES_DEFAULT_MLP);
-    assert_int_equal(pes_machine_parse(with_ops("issue_width = 6\nmlp = 22\n"), "t.machine", &m, NULL), 0);
+    assert_int_equal(
+        pes_machine_parse(with_ops("issue_width = 6\nmlp = 22\n"), "t.machine", &m, NULL), 0);
     assert_true(m.issue_width == 6 && m.mlp == 22);
     parse_fails(with_ops("mlp = 0.5\n"), "t.machine:35: mlp: bad value '0.5' (>= 1)");
     /* the measured error band: all four keys, printed and read back */
-    assert_int_equal(pes_machine_parse(with_ops("error.model = overlap\nerror.mean = 0.2\nerror.max = 0.5\n"
-                                                "error.runs = 36\n"), "t.machine", &m, NULL), 0);
+    assert_int_equal(
+        pes_machine_parse(with_ops("error.model = overlap\nerror.mean = 0.2\nerror.max = 0.5\n"
+                                   "error.runs = 36\n"),
+                          "t.machine", &m, NULL),
+        0);
     assert_true(m.error.model == PES_RUNTIME_OVERLAP && m.error.mean == 0.2 && m.error.max == 0.5 &&
                 m.error.runs == 36);
     {
@@ -302,7 +306,8 @@ static void test_parse_errors(void **state)
                 "t.machine: error.mean 0.6 > error.max 0.5");
     parse_fails(with_ops("error.runs = 0\n"), "t.machine:35: error.runs: bad count '0'");
     parse_fails(with_ops("error.bogus = 1\n"), "t.machine:35: unknown key 'error.bogus'");
-    parse_fails(with_ops("issue_width = 4\nissue_width = 4\n"), "t.machine:36: duplicate key 'issue_width'");
+    parse_fails(with_ops("issue_width = 4\nissue_width = 4\n"),
+                "t.machine:36: duplicate key 'issue_width'");
     parse_fails(with_ops("bogus = 1\n"), "t.machine:35: unknown key 'bogus'");
     parse_fails(with_ops("ghz = 2\n"), "t.machine:35: duplicate key 'ghz'");
     parse_fails(with_ops("L2.size = 4K\n"), "missing key 'L2.ways'");
@@ -338,7 +343,7 @@ static void spec_fails(const char *spec, const char *expect)
                     err.message);
     assert_int_equal(rc, -1);
     assert_string_equal(err.message, expect);
-    assert_memory_equal(&m, &before, sizeof m);   /* all or nothing */
+    assert_memory_equal(&m, &before, sizeof m); /* all or nothing */
 }
 
 static void test_cache_spec(void **state)
@@ -350,10 +355,10 @@ static void test_cache_spec(void **state)
     assert_int_equal(pes_machine_apply_cache_spec(&m, "L1=64K:4,L2=1M:16:128", &err), 0);
     assert_int_equal(m.level[0].size, 64 * KB);
     assert_int_equal(m.level[0].ways, 4);
-    assert_int_equal(m.level[0].line, 64);          /* kept */
+    assert_int_equal(m.level[0].line, 64); /* kept */
     assert_int_equal(m.level[1].size, 1 * MB);
     assert_int_equal(m.level[1].line, 128);
-    assert_true(m.level[1].latency == 12);          /* costs kept */
+    assert_true(m.level[1].latency == 12); /* costs kept */
     assert_int_equal(m.n_levels, 3);
     assert_int_equal(pes_machine_apply_cache_spec(&m, "L4=128M:16:64:shared", &err), 0);
     assert_int_equal(m.n_levels, 4);
@@ -376,8 +381,9 @@ static void test_cache_spec(void **state)
     spec_fails("L1=32K:1024", "--cache: 'L1=32K:1024': 1024 ways do not divide 512 blocks");
     spec_fails("L1=32K:8:48", "--cache: 'L1=32K:8:48': line 48 is not a power of two");
     spec_fails("L1=32K:8:0", "--cache: 'L1=32K:8:0': bad line '0'");
-    spec_fails("L1=32K:8:64:bogus",
-               "--cache: 'L1=32K:8:64:bogus': unknown field 'bogus' (want LINE, shared or private)");
+    spec_fails(
+        "L1=32K:8:64:bogus",
+        "--cache: 'L1=32K:8:64:bogus': unknown field 'bogus' (want LINE, shared or private)");
     spec_fails("L1=32K:8:shared:private", "--cache: 'L1=32K:8:shared:private': sharing given "
                                           "twice ('private')");
     spec_fails("L1=100:1", "--cache: 'L1=100:1': size is not a multiple of the line (64)");
@@ -453,7 +459,7 @@ static void fake_tree(const char *root)
         snprintf(rel, sizeof rel, "cpu%d/topology/physical_package_id", c);
         put(root, rel, "0\n");
     }
-    mk("%s/cpufreq", root);                 /* not a cpuN directory: ignored */
+    mk("%s/cpufreq", root); /* not a cpuN directory: ignored */
     put(root, "cpu0/topology/thread_siblings_list", "0-1\n");
     mk("%s/cpu0/cpufreq", root);
     put(root, "cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
@@ -480,7 +486,7 @@ static void test_sysfs(void **state)
     assert_int_equal(m.level[0].size, 48 * KB);
     assert_int_equal(m.level[0].ways, 12);
     assert_int_equal(m.level[0].line, 64);
-    assert_int_equal(m.level[0].shared, 0);       /* shared only by SMT siblings */
+    assert_int_equal(m.level[0].shared, 0); /* shared only by SMT siblings */
     assert_int_equal(m.level[1].size, 1280 * KB);
     assert_int_equal(m.level[1].shared, 0);
     assert_int_equal(m.level[2].size, 12 * MB);
@@ -495,7 +501,7 @@ static void test_sysfs(void **state)
     assert_int_equal(pes_machine_from_sysfs(root, &m, &err), -1);
     assert_non_null(strstr(err.message, "index2/size: bad value 'lots'"));
     put(root, "cpu0/cache/index2/size", "1280K\n");
-    put(root, "cpu0/cache/index2/level", "3\n");  /* now two L3s, no L2 */
+    put(root, "cpu0/cache/index2/level", "3\n"); /* now two L3s, no L2 */
     assert_int_equal(pes_machine_from_sysfs(root, &m, &err), -1);
     assert_non_null(strstr(err.message, "level 3"));
     put(root, "cpu0/cache/index2/level", "2\n");

@@ -70,17 +70,17 @@ static void test_add_total_mean(void **state)
     assert_int_equal(pes_profile_total(&p), 0);
     assert_true(pes_profile_mean(&p) == 0.0);
     /* PPT-Multicore Table 2: w x w y x z z w -> inf inf 1 inf 2 inf 0 3 */
-    const uint64_t rd[] = {PES_DISTANCE_COLD, PES_DISTANCE_COLD, 1, PES_DISTANCE_COLD, 2,
-                           PES_DISTANCE_COLD, 0, 3};
+    const uint64_t rd[] = {
+        PES_DISTANCE_COLD, PES_DISTANCE_COLD, 1, PES_DISTANCE_COLD, 2, PES_DISTANCE_COLD, 0, 3};
     for (size_t i = 0; i < 8; i++)
         pes_profile_add(&p, rd[i], 1);
     assert_int_equal(p.cold, 4);
     assert_int_equal(p.exact[0], 1);
     assert_int_equal(p.exact[3], 1);
     assert_int_equal(pes_profile_total(&p), 8);
-    assert_near(pes_profile_mean(&p), 1.5, 1e-12);   /* (0+1+2+3)/4 */
+    assert_near(pes_profile_mean(&p), 1.5, 1e-12); /* (0+1+2+3)/4 */
 
-    pes_profile_add(&p, 1500, 4);                  /* bin [1024,2048), midpoint 1535.5 */
+    pes_profile_add(&p, 1500, 4); /* bin [1024,2048), midpoint 1535.5 */
     assert_int_equal(p.log2[0], 4);
     assert_int_equal(pes_profile_bin_count(&p, 1024), 4);
     assert_int_equal(pes_profile_total(&p), 12);
@@ -105,7 +105,7 @@ static void test_merge(void **state)
     assert_int_equal(pes_profile_bin_count(&a, pes_profile_bin_index(1ull << 40)), 9);
     assert_int_equal(a.cold, 8);
     assert_int_equal(pes_profile_total(&a), 5 + 1 + 9 + 8);
-    assert_int_equal(pes_profile_total(&b), 13);   /* src untouched */
+    assert_int_equal(pes_profile_total(&b), 13); /* src untouched */
 }
 
 int main(void)

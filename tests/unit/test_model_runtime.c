@@ -69,7 +69,7 @@ static void test_eq6_eq7(void **state)
     assert_near(b, 20, 1e-12);
 
     /* a non-monotone input is read as monotone (L2 no better than L1) */
-    double dip[PES_MAX_LEVELS] = {0.9, 0.8, 1.0};   /* = 0.9*4 + 0*12 + 0.1*40 */
+    double dip[PES_MAX_LEVELS] = {0.9, 0.8, 1.0}; /* = 0.9*4 + 0*12 + 0.1*40 */
     assert_int_equal(pes_model_averages(&m, dip, &d, &b, NULL), 0);
     assert_near(d, 7.6, 1e-12);
 
@@ -95,7 +95,7 @@ static void test_runtime_eq4_eq5_eq8(void **state)
     in.cores = 2;
     in.ops[PES_OP_FP_ADD] = 200;
     in.ops[PES_OP_FP_DIV] = 20;
-    in.ops[PES_OP_LOAD] = 1000;      /* charged by Eq. 5, not Eq. 8 */
+    in.ops[PES_OP_LOAD] = 1000; /* charged by Eq. 5, not Eq. 8 */
     in.bound = PES_CPU_THROUGHPUT;
     struct pes_runtime r;
     assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
@@ -141,7 +141,7 @@ static void test_runtime_eq4_eq5_eq8(void **state)
 static void test_runtime_overlap(void **state)
 {
     (void)state;
-    struct pes_machine m = toy();   /* issue_width, mlp 0: the defaults 4 and 10 */
+    struct pes_machine m = toy(); /* issue_width, mlp 0: the defaults 4 and 10 */
     struct pes_runtime_input in;
     memset(&in, 0, sizeof in);
     in.model = PES_RUNTIME_OVERLAP;
@@ -152,7 +152,7 @@ static void test_runtime_overlap(void **state)
     in.ops[PES_OP_STORE] = 200;
     in.ops[PES_OP_FP_ADD] = 1000;
     in.ops[PES_OP_INT_ADD] = 600;
-    in.total_mem = 123456;   /* unused by this model */
+    in.total_mem = 123456; /* unused by this model */
     struct pes_runtime r;
     assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
     /* 1000 accesses: L2 serves 50, L3 40, memory 10.
@@ -221,18 +221,18 @@ static void test_hit_rates_per_level(void **state)
     static struct pes_reuse_profile prd, crd;
     pes_profile_init(&prd);
     pes_profile_init(&crd);
-    pes_profile_add(&prd, 2, 5);       /* hits L1 */
-    pes_profile_add(&prd, 10, 3);      /* hits L2 */
-    pes_profile_add(&prd, 100, 2);     /* misses L1, L2 */
+    pes_profile_add(&prd, 2, 5);   /* hits L1 */
+    pes_profile_add(&prd, 10, 3);  /* hits L2 */
+    pes_profile_add(&prd, 100, 2); /* misses L1, L2 */
     pes_profile_add(&crd, 3, 4);
-    pes_profile_add(&crd, 40, 4);      /* hits L3 */
+    pes_profile_add(&crd, 40, 4); /* hits L3 */
     pes_profile_add(&crd, PES_DISTANCE_COLD, 2);
     const struct pes_reuse_profile *prof[PES_MAX_LEVELS] = {&prd, &prd, &crd};
     double hit[PES_MAX_LEVELS];
     assert_int_equal(pes_model_hit_rates(&m, prof, hit, NULL), 0);
     assert_near(hit[0], 0.5, 1e-15);
     assert_near(hit[1], 0.8, 1e-15);
-    assert_near(hit[2], 0.8, 1e-15);   /* CRD gives 0.8 */
+    assert_near(hit[2], 0.8, 1e-15); /* CRD gives 0.8 */
     /* a CRD that looks worse than L2 is lifted to L2's rate (monotone) */
     pes_profile_add(&crd, PES_DISTANCE_COLD, 10);
     assert_int_equal(pes_model_hit_rates(&m, prof, hit, NULL), 0);

@@ -47,8 +47,8 @@ static uint64_t splitmix(uint64_t *x)
 /* Set-associative LRU cache: set s holds up to A lines, most recent first. */
 struct sim {
     uint64_t sets, ways;
-    uint64_t *line;     /* sets * ways */
-    uint64_t *fill;     /* lines held per set */
+    uint64_t *line; /* sets * ways */
+    uint64_t *fill; /* lines held per set */
 };
 
 static void sim_init(struct sim *c, uint64_t sets, uint64_t ways)
@@ -76,7 +76,7 @@ static int sim_access(struct sim *c, uint64_t line, uint64_t set)
     if (!hit) {
         if (n < c->ways)
             c->fill[set] = ++n;
-        i = n - 1;                      /* evict the LRU slot (or use the new one) */
+        i = n - 1; /* evict the LRU slot (or use the new one) */
     }
     memmove(w + 1, w, i * sizeof *w);
     w[0] = line;
@@ -129,7 +129,7 @@ static void test_small_distance_hits(void **state)
     for (uint32_t A = 1; A <= 32; A *= 2)
         for (uint64_t D = 0; D < A; D++) {
             assert_true(pes_sdcm_hit_prob(D, 1024, A) == 1.0);
-            assert_near(eq1_sum(D, 1024, A), 1.0, 1e-12);   /* consistent with Eq. 1 */
+            assert_near(eq1_sum(D, 1024, A), 1.0, 1e-12); /* consistent with Eq. 1 */
         }
     /* at D = A the only miss is all D lines in the same set: (A/B)^A */
     assert_near(1.0 - pes_sdcm_hit_prob(4, 64, 4), pow(4.0 / 64, 4), 1e-15);
@@ -172,8 +172,8 @@ static void test_fully_associative(void **state)
 static void test_edges(void **state)
 {
     (void)state;
-    assert_true(isnan(pes_sdcm_hit_prob(5, 0, 1)));          /* no blocks */
-    assert_true(isnan(pes_sdcm_hit_prob(5, 4, 8)));          /* more ways than blocks */
+    assert_true(isnan(pes_sdcm_hit_prob(5, 0, 1))); /* no blocks */
+    assert_true(isnan(pes_sdcm_hit_prob(5, 4, 8))); /* more ways than blocks */
     /* huge distances (past GSL's unsigned int n) are valid and ~0 */
     double h = pes_sdcm_hit_prob(1ull << 40, 901120, 20);
     assert_true(h >= 0.0 && h < 1e-12);
@@ -184,7 +184,7 @@ static void test_edges(void **state)
     double below = pes_sdcm_hit_prob(D, B, 16), above = pes_sdcm_hit_prob(D + 1, B, 16);
     assert_true(below >= above);
     assert_near(below, above, 1e-6);
-    assert_true(below > 0.3 && below < 0.8);   /* Poisson(16) <= 15 ~ 0.47 */
+    assert_true(below > 0.3 && below < 0.8); /* Poisson(16) <= 15 ~ 0.47 */
     /* any valid (A, B, D), huge ones included, gives a probability (no GSL abort) */
     uint64_t x = 7;
     for (int i = 0; i < 20000; i++) {
@@ -313,7 +313,10 @@ static void test_random_accesses(void **state)
      * RANDOM_TOL = 0.015 is ~4.7 standard errors of the noisiest case. */
     const size_t n = 30000;
     uint64_t *t = malloc(n * sizeof *t);
-    const struct { uint64_t M, B; uint32_t A; } cases[] = {
+    const struct {
+        uint64_t M, B;
+        uint32_t A;
+    } cases[] = {
         {600, 512, 8}, {1024, 512, 8}, {400, 256, 1}, {300, 256, 4}, {700, 512, 0}, {512, 1024, 16},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -330,10 +333,10 @@ static void test_random_accesses(void **state)
         double mean = s / PLACEMENTS;
         double sd = sqrt(fmax(0.0, (s2 - s * s / PLACEMENTS) / (PLACEMENTS - 1)));
         print_message("# M=%llu B=%llu A=%u: simulated %.4f (sd %.4f, se %.4f) model %.4f\n",
-                      (unsigned long long)cases[k].M, (unsigned long long)cases[k].B,
-                      cases[k].A, mean, sd, sd / sqrt(PLACEMENTS), model);
+                      (unsigned long long)cases[k].M, (unsigned long long)cases[k].B, cases[k].A,
+                      mean, sd, sd / sqrt(PLACEMENTS), model);
         if (cases[k].A == 0)
-            assert_near(model, mean, 1e-12);   /* fully associative: exact for any placement */
+            assert_near(model, mean, 1e-12); /* fully associative: exact for any placement */
         else
             assert_near(model, mean, RANDOM_TOL);
     }
@@ -343,14 +346,10 @@ static void test_random_accesses(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_eq1_against_sum),
-        cmocka_unit_test(test_small_distance_hits),
-        cmocka_unit_test(test_direct_mapped),
-        cmocka_unit_test(test_fully_associative),
-        cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_eq3_table2),
-        cmocka_unit_test(test_cyclic_scan),
-        cmocka_unit_test(test_random_accesses),
+        cmocka_unit_test(test_eq1_against_sum), cmocka_unit_test(test_small_distance_hits),
+        cmocka_unit_test(test_direct_mapped),   cmocka_unit_test(test_fully_associative),
+        cmocka_unit_test(test_edges),           cmocka_unit_test(test_eq3_table2),
+        cmocka_unit_test(test_cyclic_scan),     cmocka_unit_test(test_random_accesses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,8 @@
 #include "reuse_model.h"
 #include "reuse_oracle.h"
 
-static void near_(double a, double b, double tol, const char *file, int line) {
+static void near_(double a, double b, double tol, const char *file, int line)
+{
     if (!(fabs(a - b) <= tol)) {
         print_error("%.17g != %.17g (tolerance %g)\n", a, b, tol);
         _fail(file, line);
@@ -32,17 +33,21 @@ static void near_(double a, double b, double tol, const char *file, int line) {
 #define assert_near(a, b, tol) near_((a), (b), (tol), __FILE__, __LINE__)
 
 /* Eq. 1 written out: sum_{a<A} C(D,a) (A/B)^a ((B-A)/B)^(D-a), in long double logs. */
-static double eq1_sum(uint64_t D, uint64_t B, uint64_t A) {
-    if (A >= B) return D < B ? 1.0 : 0.0;   /* one set: fully associative */
+static double eq1_sum(uint64_t D, uint64_t B, uint64_t A)
+{
+    if (A >= B)
+        return D < B ? 1.0 : 0.0; /* one set: fully associative */
     long double p = (long double)A / (long double)B, s = 0;
     for (uint64_t a = 0; a < A && a <= D; a++) {
-        long double lc = lgammal((long double)D + 1) - lgammal((long double)a + 1) - lgammal((long double)(D - a) + 1);
+        long double lc = lgammal((long double)D + 1) - lgammal((long double)a + 1) -
+                         lgammal((long double)(D - a) + 1);
         s += expl(lc + (long double)a * logl(p) + (long double)(D - a) * log1pl(-p));
     }
     return (double)s;
 }
 
-static uint64_t splitmix(uint64_t *x) {
+static uint64_t splitmix(uint64_t *x)
+{
     uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -50,20 +55,24 @@ static uint64_t splitmix(uint64_t *x) {
 }
 
 /* The histogram of a stream of line numbers, by the brute-force LRU stack. */
-static void hist_of(struct pes_rd_hist *h, const uint64_t *lines, size_t n, size_t distinct) {
+static void hist_of(struct pes_rd_hist *h, const uint64_t *lines, size_t n, size_t distinct)
+{
     struct pes_error err = {0};
     assert_int_equal(pes_rd_hist_init(h, 0, &err), 0);
     struct lru s = {.keys = calloc(distinct, sizeof(uint64_t)), .n = 0};
     assert_non_null(s.keys);
-    for (size_t i = 0; i < n; i++) assert_int_equal(pes_rd_hist_add(h, lru_push(&s, lines[i])), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(pes_rd_hist_add(h, lru_push(&s, lines[i])), 0);
     free(s.keys);
 }
 
-static void cyclic_scan(void **state) {
+static void cyclic_scan(void **state)
+{
     (void)state;
     enum { K = 100, R = 50 };
     static uint64_t lines[K * R];
-    for (size_t i = 0; i < K * R; i++) lines[i] = i % K;
+    for (size_t i = 0; i < K * R; i++)
+        lines[i] = i % K;
     struct pes_rd_hist h;
     hist_of(&h, lines, K * R, K);
     assert_int_equal(h.cold, K);
@@ -72,24 +81,27 @@ static void cyclic_scan(void **state) {
     for (uint32_t ways = 0; ways <= 4; ways++) {
         struct replay_mrc m;
         assert_int_equal(replay_mrc_compute(&m, &h, ways, 1, &err), 0);
-        assert_int_equal(m.n, 8);   /* 1 .. 128 lines: the first power of two above distance 99 */
+        assert_int_equal(m.n, 8); /* 1 .. 128 lines: the first power of two above distance 99 */
         assert_int_equal(m.ways, ways);
         for (size_t k = 0; k < m.n; k++) {
             uint64_t c = (uint64_t)1 << k;
             assert_int_equal(m.lines[k], c);
             /* fully associative: every reuse misses below K lines, only the cold accesses from K on */
             assert_near(m.fully_associative[k], c < K ? 1.0 : 1.0 / R, 1e-15);
-            double hit;   /* P(hit | D = K - 1) by hand or by the explicit sum */
-            if (ways == 0 || ways >= c) hit = c > K - 1 ? 1.0 : 0.0;
-            else if (ways == 1) hit = pow((double)(c - 1) / (double)c, K - 1);
-            else hit = eq1_sum(K - 1, c, ways);
+            double hit; /* P(hit | D = K - 1) by hand or by the explicit sum */
+            if (ways == 0 || ways >= c)
+                hit = c > K - 1 ? 1.0 : 0.0;
+            else if (ways == 1)
+                hit = pow((double)(c - 1) / (double)c, K - 1);
+            else
+                hit = eq1_sum(K - 1, c, ways);
             assert_near(m.sdcm[k], 1.0 - (double)(R - 1) / R * hit, 1e-12);
         }
     }
     /* min_lines stretches the curve to the largest cache */
     struct replay_mrc m;
     assert_int_equal(replay_mrc_compute(&m, &h, 8, 5000, &err), 0);
-    assert_int_equal(m.n, 14);   /* 8192 lines */
+    assert_int_equal(m.n, 14); /* 8192 lines */
     assert_near(m.sdcm[13], 1.0 - (double)(R - 1) / R * eq1_sum(K - 1, 8192, 8), 1e-12);
     assert_near(m.fully_associative[13], 1.0 / R, 1e-15);
     pes_rd_hist_free(&h);
@@ -97,7 +109,8 @@ static void cyclic_scan(void **state) {
 
 /* Distances in the log2 bin [4096, 8192): SDCM takes the mean of Eq. 1 over
  * the bin (distances uniform inside it, as the model's hit rates do). */
-static void log2_bin(void **state) {
+static void log2_bin(void **state)
+{
     (void)state;
     struct pes_rd_hist h;
     struct pes_error err = {0};
@@ -113,7 +126,8 @@ static void log2_bin(void **state) {
         double fa = (10 + (c <= 3 ? 60 : 0) + (c <= 5000 ? 30 : 0)) / 100.0;
         assert_near(m.fully_associative[k], fa, 1e-15);
         double mean = 0;
-        for (uint64_t d = 4096; d < 8192; d++) mean += eq1_sum(d, c, 8);
+        for (uint64_t d = 4096; d < 8192; d++)
+            mean += eq1_sum(d, c, 8);
         mean /= 4096;
         assert_near(m.sdcm[k], 1.0 - (60 * eq1_sum(3, c, 8) + 30 * mean) / 100.0, 1e-9);
     }
@@ -121,13 +135,15 @@ static void log2_bin(void **state) {
 }
 
 /* A random stream over random line numbers, against cachesim. */
-static void random_stream_vs_cachesim(void **state) {
+static void random_stream_vs_cachesim(void **state)
+{
     (void)state;
     enum { DISTINCT = 1024, N = 100000 };
     uint64_t *pool = malloc(DISTINCT * sizeof *pool), *lines = malloc(N * sizeof *lines), x = 42;
     assert_non_null(pool);
     assert_non_null(lines);
-    for (size_t i = 0; i < DISTINCT; i++) pool[i] = splitmix(&x) >> 20;
+    for (size_t i = 0; i < DISTINCT; i++)
+        pool[i] = splitmix(&x) >> 20;
     /* skewed: half the accesses to an eighth of the lines, so the curve has a shape */
     for (size_t i = 0; i < N; i++) {
         uint64_t r = splitmix(&x);
@@ -139,13 +155,14 @@ static void random_stream_vs_cachesim(void **state) {
     struct replay_mrc fa, sa;
     assert_int_equal(replay_mrc_compute(&fa, &h, 0, 1, &err), 0);
     assert_int_equal(replay_mrc_compute(&sa, &h, 8, 1, &err), 0);
-    assert_int_equal(fa.n, 11);   /* up to 1024 lines */
+    assert_int_equal(fa.n, 11); /* up to 1024 lines */
     double worst = 0;
     for (size_t k = 0; k < fa.n; k++) {
         uint64_t c = fa.lines[k];
         for (int assoc = 0; assoc < 2; assoc++) {
             uint32_t ways = assoc ? (c < 8 ? (uint32_t)c : 8) : 0;
-            if (!assoc && c > 512) continue;   /* a fully associative cachesim scans its ways */
+            if (!assoc && c > 512)
+                continue; /* a fully associative cachesim scans its ways */
             struct pes_cache *cache = pes_cache_create(c * 64, ways, 64, &err);
             assert_non_null(cache);
             uint64_t misses = 0, victim;
@@ -157,22 +174,25 @@ static void random_stream_vs_cachesim(void **state) {
             pes_cache_destroy(cache);
             double sim = (double)misses / N;
             if (!assoc) {
-                assert_near(fa.fully_associative[k], sim, 1e-15);   /* both exact */
-                assert_near(fa.sdcm[k], sim, 1e-12);                /* ways 0: SDCM is fully associative */
+                assert_near(fa.fully_associative[k], sim, 1e-15); /* both exact */
+                assert_near(fa.sdcm[k], sim, 1e-12); /* ways 0: SDCM is fully associative */
             } else {
                 assert_near(sa.sdcm[k], sim, 0.02);
-                if (fabs(sa.sdcm[k] - sim) > worst) worst = fabs(sa.sdcm[k] - sim);
+                if (fabs(sa.sdcm[k] - sim) > worst)
+                    worst = fabs(sa.sdcm[k] - sim);
             }
         }
     }
-    print_message("SDCM 8-way vs cachesim: largest |difference| %.4f over %zu sizes\n", worst, sa.n);
+    print_message("SDCM 8-way vs cachesim: largest |difference| %.4f over %zu sizes\n", worst,
+                  sa.n);
     pes_rd_hist_free(&h);
     free(pool);
     free(lines);
 }
 
 /* An empty histogram has no curve; a histogram below the model's exact range is refused. */
-static void edges(void **state) {
+static void edges(void **state)
+{
     (void)state;
     struct pes_rd_hist h;
     struct pes_error err = {0};
@@ -188,7 +208,8 @@ static void edges(void **state) {
     pes_rd_hist_free(&h);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cyclic_scan),
         cmocka_unit_test(log2_bin),

@@ -22,12 +22,22 @@
 
 /* Known globals: their addresses are the ground truth. */
 int table[8];
-struct pair { long hot; long cold; } counters;
-struct row { int id; double sum; } rows[4];
+struct pair {
+    long hot;
+    long cold;
+} counters;
+struct row {
+    int id;
+    double sum;
+} rows[4];
 int grid[3][5];
-struct padded { char c; int i; } padded_var;
+struct padded {
+    char c;
+    int i;
+} padded_var;
 
-__attribute__((noinline)) long *bump_counter(void) {
+__attribute__((noinline)) long *bump_counter(void)
+{
     static long count;
     count++;
     return &count;
@@ -35,7 +45,8 @@ __attribute__((noinline)) long *bump_counter(void) {
 
 /* This executable's mappings, its own path replaced by as_path (a copy of
  * it: same segments) if not NULL; the first warning in warn. */
-static struct pes_objects *load_self_as(const char *as_path, char *warn, size_t warn_size) {
+static struct pes_objects *load_self_as(const char *as_path, char *warn, size_t warn_size)
+{
     char exe[4096];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     assert_true(k > 0);
@@ -49,20 +60,23 @@ static struct pes_objects *load_self_as(const char *as_path, char *warn, size_t 
     return o;
 }
 
-static struct pes_objects *load_self(void) {
+static struct pes_objects *load_self(void)
+{
     char warn[512];
     return load_self_as(NULL, warn, sizeof warn);
 }
 
 /* The object and offset of addr, and its description. */
-static const char *what(struct pes_objects *o, const void *addr, uint32_t site, uint64_t *off) {
+static const char *what(struct pes_objects *o, const void *addr, uint32_t site, uint64_t *off)
+{
     static char buf[256];
     uint32_t id = pes_objects_lookup(o, (uint64_t)(uintptr_t)addr, site, off);
     pes_objects_describe(o, id, *off, buf, sizeof buf);
     return buf;
 }
 
-static void test_globals_of_self(void **state) {
+static void test_globals_of_self(void **state)
+{
     (void)state;
     /* the variant built is what its name says (the ELF header of this executable) */
     FILE *f = fopen("/proc/self/exe", "rb");
@@ -95,7 +109,7 @@ static void test_globals_of_self(void **state) {
     assert_string_equal(what(o, &rows[0].id, 4, &off), "rows[0].id");
     assert_string_equal(what(o, &grid[2][4], 5, &off), "grid[2][4]");
     assert_string_equal(what(o, &grid[1][0], 5, &off), "grid[1][0]");
-    assert_string_equal(what(o, (char *)&padded_var + 1, 6, &off), "padded_var+1");   /* padding */
+    assert_string_equal(what(o, (char *)&padded_var + 1, 6, &off), "padded_var+1"); /* padding */
     assert_string_equal(what(o, &padded_var.i, 6, &off), "padded_var.i");
     assert_string_equal(what(o, bump_counter(), 7, &off), "bump_counter::count");
     /* past every global: unknown, offset 0 */
@@ -121,16 +135,17 @@ static void test_globals_of_self(void **state) {
 
 /* Copies of this executable without DWARF (ELF symbols: the variable, no
  * element) and without any symbols (a warning naming it; unknown). */
-static void test_stripped_copies(void **state) {
+static void test_stripped_copies(void **state)
+{
     (void)state;
     char copy[128], cmd[8400], warn[512], exe[4096];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);   /* not objcopy's /proc/self */
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1); /* not objcopy's /proc/self */
     assert_true(k > 0);
     exe[k] = '\0';
     snprintf(copy, sizeof copy, "/tmp/pes-test-objects-stripped-%d", (int)getpid());
     snprintf(cmd, sizeof cmd, "objcopy --strip-debug '%s' %s", exe, copy);
     if (system(cmd) != 0) {
-        skip();   /* no objcopy (binutils) */
+        skip(); /* no objcopy (binutils) */
         return;
     }
     struct pes_objects *o = load_self_as(copy, warn, sizeof warn);
@@ -163,9 +178,11 @@ static void test_stripped_copies(void **state) {
 }
 
 /* A missing executable: a warning naming it, and everything unknown. */
-static void test_missing_executable(void **state) {
+static void test_missing_executable(void **state)
+{
     (void)state;
-    struct pes_mapping m = {.start = 0x400000, .end = 0x401000, .file_offset = 0, .path = "/nonexistent/prog"};
+    struct pes_mapping m = {
+        .start = 0x400000, .end = 0x401000, .file_offset = 0, .path = "/nonexistent/prog"};
     struct pes_objects *o = pes_objects_create();
     char warn[512];
     assert_int_equal(pes_objects_load_mappings(o, &m, 1, warn, sizeof warn), 0);
@@ -189,48 +206,59 @@ static void test_missing_executable(void **state) {
 /* ------------------------------------------------------------ heap sites */
 
 static uint64_t site_ips[4][2];
-static const uint64_t *alloc_site_of(const void *ctx, uint32_t id, uint32_t *depth) {
+static const uint64_t *alloc_site_of(const void *ctx, uint32_t id, uint32_t *depth)
+{
     (void)ctx;
-    if (id >= 4) return NULL;
+    if (id >= 4)
+        return NULL;
     *depth = 2;
     return site_ips[id];
 }
 
-__attribute__((noinline)) static uint64_t return_address(void) {
+__attribute__((noinline)) static uint64_t return_address(void)
+{
     uint64_t a = (uint64_t)(uintptr_t)__builtin_return_address(0);
     __asm__ volatile("" ::: "memory");
     return a;
 }
 
-__attribute__((noinline)) static int make_sites(void) {
-    site_ips[0][0] = return_address(); int line0 = __LINE__;
+__attribute__((noinline)) static int make_sites(void)
+{
+    site_ips[0][0] = return_address();
+    int line0 = __LINE__;
     site_ips[1][0] = return_address();
     site_ips[2][0] = return_address();
     return line0;
 }
 
-static const struct pes_site *site_of(const void *ctx, uint32_t id) {
+static const struct pes_site *site_of(const void *ctx, uint32_t id)
+{
     (void)ctx;
     static struct pes_site s[2] = {{.id = 0, .function = "main", .file = "x.c"},
                                    {.id = 1, .function = "worker", .file = "x.c"}};
     return &s[id % 2];
 }
 
-static void test_heap_sites_and_stacks(void **state) {
+static void test_heap_sites_and_stacks(void **state)
+{
     (void)state;
     struct pes_objects *o = load_self();
     int line0 = make_sites();
-    uint64_t caller = return_address(); int line_caller = __LINE__;
-    for (int i = 0; i < 3; i++) site_ips[i][1] = caller;
+    uint64_t caller = return_address();
+    int line_caller = __LINE__;
+    for (int i = 0; i < 3; i++)
+        site_ips[i][1] = caller;
     /* site 3: site 0's allocation, called from elsewhere */
     site_ips[3][0] = site_ips[0][0];
-    site_ips[3][1] = return_address(); int line_caller3 = __LINE__;
+    site_ips[3][1] = return_address();
+    int line_caller3 = __LINE__;
     pes_objects_set_alloc_sites(o, alloc_site_of, NULL);
     pes_objects_set_sites(o, site_of, NULL);
     pes_objects_alloc(o, 0x10000, 64, 0);
     pes_objects_alloc(o, 0x20000, 128, 1);
     uint64_t off;
-    uint32_t a = pes_objects_lookup(o, 0x10008, 0, &off), b = pes_objects_lookup(o, 0x20010, 0, &off);
+    uint32_t a = pes_objects_lookup(o, 0x10008, 0, &off),
+             b = pes_objects_lookup(o, 0x20010, 0, &off);
     assert_int_equal(off, 16);
     assert_true(a != 0 && b != 0 && a != b);
     char want[256];
@@ -238,15 +266,17 @@ static void test_heap_sites_and_stacks(void **state) {
     assert_string_equal(pes_objects_get(o, a)->name, want);
     snprintf(want, sizeof want, "heap@test_objects.c:%d (make_sites)", line0 + 1);
     assert_string_equal(pes_objects_get(o, b)->name, want);
-    snprintf(want, sizeof want, "make_sites test_objects.c:%d < test_heap_sites_and_stacks test_objects.c:%d",
-             line0, line_caller);
+    snprintf(want, sizeof want,
+             "make_sites test_objects.c:%d < test_heap_sites_and_stacks test_objects.c:%d", line0,
+             line_caller);
     assert_string_equal(pes_objects_get(o, a)->stack, want);
     assert_int_equal(pes_objects_get(o, a)->kind, PES_OBJ_HEAP);
     /* the same allocation line from another caller: its own object, told apart by the caller */
     pes_objects_alloc(o, 0x40000, 8, 3);
     uint32_t d = pes_objects_lookup(o, 0x40000, 0, &off);
     assert_true(d != 0 && d != a && d != b);
-    snprintf(want, sizeof want, "heap@test_objects.c:%d (make_sites < test_heap_sites_and_stacks test_objects.c:%d)",
+    snprintf(want, sizeof want,
+             "heap@test_objects.c:%d (make_sites < test_heap_sites_and_stacks test_objects.c:%d)",
              line0, line_caller3);
     assert_string_equal(pes_objects_get(o, d)->name, want);
     pes_objects_free(o, 0x40000);
@@ -256,7 +286,7 @@ static void test_heap_sites_and_stacks(void **state) {
     pes_objects_alloc(o, 0x10000, 32, 2);
     uint32_t c = pes_objects_lookup(o, 0x10008, 0, &off);
     assert_true(c != a && c != 0);
-    assert_int_equal(pes_objects_lookup(o, 0x10020, 0, &off), 0);   /* past the smaller block */
+    assert_int_equal(pes_objects_lookup(o, 0x10020, 0, &off), 0); /* past the smaller block */
     /* sampled traces: a FREE older than the live block's ALLOC is the block
      * that lived there before (another thread's events reached the file late) */
     pes_objects_alloc_at(o, 0x50000, 16, 1, 100);
@@ -279,11 +309,12 @@ static void test_heap_sites_and_stacks(void **state) {
     assert_string_equal(buf, want);
     /* a thread stack: the accessing site's function names the object */
     pes_objects_alloc(o, 0x7f0000, 0x10000, PES_ALLOC_SITE_STACK);
-    uint32_t s0 = pes_objects_lookup(o, 0x7f0100, 0, &off), s1 = pes_objects_lookup(o, 0x7f0200, 1, &off);
+    uint32_t s0 = pes_objects_lookup(o, 0x7f0100, 0, &off),
+             s1 = pes_objects_lookup(o, 0x7f0200, 1, &off);
     assert_string_equal(pes_objects_get(o, s0)->name, "stack:main");
     assert_string_equal(pes_objects_get(o, s1)->name, "stack:worker");
     assert_int_equal(off, 0x200);
-    assert_int_equal(pes_objects_lookup(o, 0x7f0300, 2, &off), s0);   /* site 2: main too */
+    assert_int_equal(pes_objects_lookup(o, 0x7f0300, 2, &off), s0); /* site 2: main too */
     /* FREE of a stack is ignored; the control records, per thread */
     pes_objects_free(o, 0x7f0000);
     assert_int_equal(pes_objects_lookup(o, 0x7f0100, 0, &off), s0);
@@ -292,15 +323,15 @@ static void test_heap_sites_and_stacks(void **state) {
     struct pes_record z1 = {.addr = 16, .id = PES_ID_ALLOC_SIZE};
     struct pes_record z2 = {.addr = 8, .id = PES_ID_ALLOC_SIZE};
     pes_objects_record(o, 0, &r1);
-    pes_objects_record(o, 3, &r2);   /* another thread's ALLOC between ALLOC and its size */
-    assert_int_equal(pes_objects_lookup(o, 0x50000, 5, &off), 0);   /* not live before its size */
+    pes_objects_record(o, 3, &r2); /* another thread's ALLOC between ALLOC and its size */
+    assert_int_equal(pes_objects_lookup(o, 0x50000, 5, &off), 0); /* not live before its size */
     pes_objects_record(o, 0, &z1);
     pes_objects_record(o, 3, &z2);
     assert_int_equal(pes_objects_lookup(o, 0x5000f, 5, &off), b);
     assert_int_equal(pes_objects_lookup(o, 0x50010, 5, &off), 0);
     assert_int_equal(pes_objects_lookup(o, 0x60007, 6, &off), c);
     struct pes_record fr = {.addr = 0x60000, .id = PES_ID_FREE};
-    pes_objects_record(o, 0, &fr);   /* freed by another thread */
+    pes_objects_record(o, 0, &fr); /* freed by another thread */
     assert_int_equal(pes_objects_lookup(o, 0x60007, 6, &off), 0);
     pes_objects_destroy(o);
 }
@@ -309,7 +340,8 @@ static void test_heap_sites_and_stacks(void **state) {
  * allocation records later than lane 0: an address freed and reused in
  * lane 0 still belongs to its first block in lane 1; only lane 0 counts
  * blocks. */
-static void test_lanes(void **state) {
+static void test_lanes(void **state)
+{
     (void)state;
     struct pes_objects *o = pes_objects_create();
     assert_non_null(o);
@@ -321,8 +353,10 @@ static void test_lanes(void **state) {
     struct pes_record a2 = {.addr = 0x1000, .id = PES_ID_ALLOC, .extra = 2};
     struct pes_record s2 = {.addr = 32, .id = PES_ID_ALLOC_SIZE};
     uint64_t off;
-    for (uint32_t lane = 0; lane < 2; lane++) pes_objects_record_lane(o, lane, 0, &a1);
-    for (uint32_t lane = 0; lane < 2; lane++) pes_objects_record_lane(o, lane, 0, &s1);
+    for (uint32_t lane = 0; lane < 2; lane++)
+        pes_objects_record_lane(o, lane, 0, &a1);
+    for (uint32_t lane = 0; lane < 2; lane++)
+        pes_objects_record_lane(o, lane, 0, &s1);
     uint32_t first = pes_objects_lookup_lane(o, 1, 0x1010, 0, &off);
     assert_true(first != 0);
     assert_int_equal(off, 16);
@@ -331,10 +365,11 @@ static void test_lanes(void **state) {
     pes_objects_record_lane(o, 0, 0, &s2);
     uint32_t second = pes_objects_lookup_lane(o, 0, 0x1010, 0, &off);
     assert_true(second != 0 && second != first);
-    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off), first);   /* the cache is per lane */
-    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1030, 0, &off), first);   /* 48 < 64 */
-    assert_int_equal(pes_objects_lookup_lane(o, 0, 0x1030, 0, &off), 0);       /* past 32 */
-    assert_int_equal(pes_objects_lookup(o, 0x1010, 0, &off), second);          /* lane 0 */
+    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off),
+                     first); /* the cache is per lane */
+    assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1030, 0, &off), first); /* 48 < 64 */
+    assert_int_equal(pes_objects_lookup_lane(o, 0, 0x1030, 0, &off), 0);     /* past 32 */
+    assert_int_equal(pes_objects_lookup(o, 0x1010, 0, &off), second);        /* lane 0 */
     pes_objects_record_lane(o, 1, 0, &f1);
     assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off), 0);
     pes_objects_record_lane(o, 1, 0, &a2);
@@ -342,8 +377,8 @@ static void test_lanes(void **state) {
     assert_int_equal(pes_objects_lookup_lane(o, 1, 0x1010, 0, &off), second);
     assert_int_equal(pes_objects_get(o, first)->blocks, 1);
     assert_int_equal(pes_objects_get(o, second)->blocks, 1);
-    assert_int_equal(pes_objects_lookup_lane(o, 2, 0x1010, 0, &off), 0);   /* no such lane */
-    pes_objects_record_lane(o, 2, 0, &f1);                                  /* ignored */
+    assert_int_equal(pes_objects_lookup_lane(o, 2, 0x1010, 0, &off), 0); /* no such lane */
+    pes_objects_record_lane(o, 2, 0, &f1);                               /* ignored */
     /* back to one lane: no live blocks, ids kept */
     assert_int_equal(pes_objects_set_lanes(o, 1), 0);
     assert_int_equal(pes_objects_lookup(o, 0x1010, 0, &off), 0);
@@ -353,15 +388,20 @@ static void test_lanes(void **state) {
 
 /* ------------------------------------------------------------ oracle */
 
-struct oblock { uint64_t start, end; uint32_t site; };
+struct oblock {
+    uint64_t start, end;
+    uint32_t site;
+};
 
 static uint64_t rnd_state = 88172645463325252ull;
-static uint64_t rnd(void) {
+static uint64_t rnd(void)
+{
     rnd_state ^= rnd_state << 13, rnd_state ^= rnd_state >> 7, rnd_state ^= rnd_state << 17;
     return rnd_state;
 }
 
-static void test_live_blocks_vs_oracle(void **state) {
+static void test_live_blocks_vs_oracle(void **state)
+{
     (void)state;
     struct pes_objects *o = pes_objects_create();
     pes_objects_set_sites(o, site_of, NULL);
@@ -371,17 +411,19 @@ static void test_live_blocks_vs_oracle(void **state) {
     uint32_t site_obj[8] = {0};
     for (int step = 0; step < 200000; step++) {
         uint64_t r = rnd() % 100;
-        if (r < 10 && n < MAXB) {   /* alloc, possibly over live blocks (a FREE missed) */
+        if (r < 10 && n < MAXB) { /* alloc, possibly over live blocks (a FREE missed) */
             uint64_t start = rnd() % ADDRS, size = 1 + rnd() % 300;
             uint32_t site = (uint32_t)(rnd() % 8);
-            if (rnd() % 50 == 0) site = PES_ALLOC_SITE_STACK;
+            if (rnd() % 50 == 0)
+                site = PES_ALLOC_SITE_STACK;
             size_t k = 0;
             for (size_t i = 0; i < n; i++)
-                if (!(live[i].start < start + size && start < live[i].end)) live[k++] = live[i];
+                if (!(live[i].start < start + size && start < live[i].end))
+                    live[k++] = live[i];
             n = k;
             live[n++] = (struct oblock){start, start + size, site};
             pes_objects_alloc(o, start, size, site);
-        } else if (r < 18) {   /* free: a live block's start, or some address */
+        } else if (r < 18) { /* free: a live block's start, or some address */
             uint64_t a = n && rnd() % 4 ? live[rnd() % n].start : rnd() % ADDRS;
             for (size_t i = 0; i < n; i++)
                 if (live[i].start == a && live[i].site != PES_ALLOC_SITE_STACK) {
@@ -389,7 +431,7 @@ static void test_live_blocks_vs_oracle(void **state) {
                     break;
                 }
             pes_objects_free(o, a);
-        } else {   /* lookup, from few sites (the cache is exercised) */
+        } else { /* lookup, from few sites (the cache is exercised) */
             uint64_t a = n && rnd() % 2 ? live[rnd() % n].start + rnd() % 64 : rnd() % ADDRS;
             uint32_t site = (uint32_t)(rnd() % 4), want_site = 0;
             uint64_t want_off = 0, off;
@@ -397,7 +439,7 @@ static void test_live_blocks_vs_oracle(void **state) {
             for (size_t i = 0; i < n; i++)
                 if (live[i].start <= a && a < live[i].end)
                     want_site = live[i].site, want_off = a - live[i].start, found++;
-            assert_true(found <= 1);   /* the oracle's blocks never overlap */
+            assert_true(found <= 1); /* the oracle's blocks never overlap */
             uint32_t id = pes_objects_lookup(o, a, site, &off);
             if (!found) {
                 assert_int_equal(id, 0);
@@ -413,8 +455,9 @@ static void test_live_blocks_vs_oracle(void **state) {
                 char want[64];
                 snprintf(want, sizeof want, "heap@site %u", want_site);
                 assert_string_equal(ob->name, want);
-                if (!site_obj[want_site]) site_obj[want_site] = id;
-                assert_int_equal(id, site_obj[want_site]);   /* one object per site */
+                if (!site_obj[want_site])
+                    site_obj[want_site] = id;
+                assert_int_equal(id, site_obj[want_site]); /* one object per site */
             }
         }
     }
@@ -422,14 +465,12 @@ static void test_live_blocks_vs_oracle(void **state) {
     pes_objects_destroy(o);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_globals_of_self),
-        cmocka_unit_test(test_missing_executable),
-        cmocka_unit_test(test_stripped_copies),
-        cmocka_unit_test(test_heap_sites_and_stacks),
-        cmocka_unit_test(test_live_blocks_vs_oracle),
-        cmocka_unit_test(test_lanes),
+        cmocka_unit_test(test_globals_of_self),       cmocka_unit_test(test_missing_executable),
+        cmocka_unit_test(test_stripped_copies),       cmocka_unit_test(test_heap_sites_and_stacks),
+        cmocka_unit_test(test_live_blocks_vs_oracle), cmocka_unit_test(test_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,11 +20,10 @@
 
 /* ---------------------------------------------------------- oracle */
 
-
 /* The whole stream through the brute-force stack, into c. */
 static void oracle(const uint64_t *key, const uint32_t *tag, size_t n, struct pes_parda_counts *c)
 {
-    struct lru s = { calloc(n + 1, sizeof(uint64_t)), 0 };
+    struct lru s = {calloc(n + 1, sizeof(uint64_t)), 0};
     assert_int_equal(pes_parda_counts_init(c, 64, NULL), 0);
     for (size_t i = 0; i < n; i++) {
         uint64_t d = lru_push(&s, key[i]);
@@ -45,13 +44,12 @@ static void oracle(const uint64_t *key, const uint32_t *tag, size_t n, struct pe
     free(s.keys);
 }
 
-
 static void counts_equal(const struct pes_parda_counts *a, const struct pes_parda_counts *b)
 {
     assert_hist_equal(&a->hist, &b->hist);
     uint32_t n = a->n_tags > b->n_tags ? a->n_tags : b->n_tags;
     for (uint32_t t = 0; t < n; t++) {
-        struct pes_parda_tag_count z = { 0 };
+        struct pes_parda_tag_count z = {0};
         const struct pes_parda_tag_count *x = t < a->n_tags ? &a->tag[t] : &z;
         const struct pes_parda_tag_count *y = t < b->n_tags ? &b->tag[t] : &z;
         assert_int_equal(x->accesses, y->accesses);
@@ -79,38 +77,39 @@ static void make_stream(int shape, size_t n, uint64_t seed, uint64_t *key, uint3
     for (size_t i = 0; i < n; i++) {
         uint64_t k;
         switch (shape) {
-        case S_RANDOM:      /* small space: reuses within and across chunks */
+        case S_RANDOM: /* small space: reuses within and across chunks */
             k = rng_next(&r) % 97;
             break;
-        case S_CYCLIC:      /* a sweep longer than most chunks */
+        case S_CYCLIC: /* a sweep longer than most chunks */
             k = i % 151;
             break;
-        case S_EDGES:       /* keys 1000.. only in the first and last tenth */
+        case S_EDGES: /* keys 1000.. only in the first and last tenth */
             k = (i < n / 10 || i >= n - n / 10) ? 1000 + rng_next(&r) % 40 : rng_next(&r) % 60;
             break;
-        default:            /* a few keys reused in every chunk, many touched once */
+        default: /* a few keys reused in every chunk, many touched once */
             k = rng_next(&r) % 4 == 0 ? rng_next(&r) % 5 : 100000 + i;
             break;
         }
-        key[i] = k * 977 + 3;   /* not dense, not zero */
+        key[i] = k * 977 + 3; /* not dense, not zero */
         if (tag)
             tag[i] = (uint32_t)(k % 7);
     }
 }
 
 /* Summaries of chunks of length len (the last shorter), resolved in order. */
-static void chunked(const uint64_t *key, const uint32_t *tag, size_t n, size_t len, uint32_t min_window,
-                    struct pes_parda_counts *out)
+static void chunked(const uint64_t *key, const uint32_t *tag, size_t n, size_t len,
+                    uint32_t min_window, struct pes_parda_counts *out)
 {
-    struct pes_reuse_options ro = { .min_window = min_window };
-    struct pes_reuse_options go = { .granule = 1, .min_window = min_window };
+    struct pes_reuse_options ro = {.min_window = min_window};
+    struct pes_reuse_options go = {.granule = 1, .min_window = min_window};
     struct pes_reuse *g = pes_reuse_create(&go, NULL);
     assert_non_null(g);
     assert_int_equal(pes_parda_counts_init(out, 64, NULL), 0);
     for (size_t at = 0; at < n; at += len) {
         size_t m = n - at < len ? n - at : len;
         struct pes_parda_summary s;
-        assert_int_equal(pes_parda_summarize(&s, key + at, tag ? tag + at : NULL, m, &ro, 64, NULL), 0);
+        assert_int_equal(pes_parda_summarize(&s, key + at, tag ? tag + at : NULL, m, &ro, 64, NULL),
+                         0);
         assert_int_equal(s.length, m);
         assert_int_equal(pes_parda_resolve(g, &s, at + m >= n, out, NULL), 0);
         pes_parda_summary_free(&s);
@@ -121,7 +120,7 @@ static void chunked(const uint64_t *key, const uint32_t *tag, size_t n, size_t l
 static void test_chunked_vs_oracle(void **state)
 {
     (void)state;
-    static const size_t lens[] = { 1, 2, 3, 7, 16, 61, 200, 1000, 5000 };
+    static const size_t lens[] = {1, 2, 3, 7, 16, 61, 200, 1000, 5000};
     const size_t n = 4000;
     uint64_t *key = malloc(n * sizeof *key);
     uint32_t *tag = malloc(n * sizeof *tag);
@@ -151,8 +150,8 @@ static void test_summary_parts(void **state)
 {
     (void)state;
     /* a b a c b a: pending a b c (first-access order), by last access c b a */
-    const uint64_t key[6] = { 10, 20, 10, 30, 20, 10 };
-    const uint32_t tag[6] = { 0, 1, 0, 2, 1, 0 };
+    const uint64_t key[6] = {10, 20, 10, 30, 20, 10};
+    const uint32_t tag[6] = {0, 1, 0, 2, 1, 0};
     struct pes_parda_summary s;
     assert_int_equal(pes_parda_summarize(&s, key, tag, 6, NULL, 0, NULL), 0);
     assert_int_equal(s.n_distinct, 3);
@@ -177,9 +176,9 @@ static void test_keys_by_recency(void **state)
 {
     (void)state;
     /* a small window forces compactions between the pushes */
-    struct pes_reuse_options o = { .granule = 1, .min_window = 64 };
+    struct pes_reuse_options o = {.granule = 1, .min_window = 64};
     struct pes_reuse *e = pes_reuse_create(&o, NULL);
-    struct lru s = { calloc(300, sizeof(uint64_t)), 0 };
+    struct lru s = {calloc(300, sizeof(uint64_t)), 0};
     uint64_t r = 99;
     for (int i = 0; i < 5000; i++) {
         uint64_t k = rng_next(&r) % 300, d;
@@ -190,7 +189,7 @@ static void test_keys_by_recency(void **state)
     assert_int_equal(pes_reuse_distinct(e), s.n);
     assert_int_equal(pes_reuse_keys_by_recency(e, keys), 0);
     for (size_t i = 0; i < s.n; i++)
-        assert_int_equal(keys[i], s.keys[s.n - 1 - i]);   /* oldest first */
+        assert_int_equal(keys[i], s.keys[s.n - 1 - i]); /* oldest first */
     free(keys);
     free(s.keys);
     pes_reuse_destroy(e);
@@ -208,7 +207,7 @@ static void test_pack_roundtrip(void **state)
     struct pes_parda_counts direct, via;
     chunked(key, tag, n, len, 0, &direct);
     /* the same chunks, each summary packed and unpacked before resolution */
-    struct pes_reuse_options go = { .granule = 1 };
+    struct pes_reuse_options go = {.granule = 1};
     struct pes_reuse *g = pes_reuse_create(&go, NULL);
     assert_int_equal(pes_parda_counts_init(&via, 64, NULL), 0);
     for (size_t at = 0; at < n; at += len) {
@@ -217,7 +216,7 @@ static void test_pack_roundtrip(void **state)
         s.index = at / len;
         size_t size = pes_parda_summary_packed_size(&s);
         unsigned char *buf = malloc(size + 1);
-        assert_int_equal(pes_parda_summary_pack(&s, buf, size - 1), 0);   /* too small */
+        assert_int_equal(pes_parda_summary_pack(&s, buf, size - 1), 0); /* too small */
         assert_int_equal(pes_parda_summary_pack(&s, buf, size), size);
         assert_int_equal(pes_parda_summary_unpack(&u, buf, size, NULL), 0);
         assert_int_equal(u.index, s.index);
@@ -276,19 +275,26 @@ static void test_pool_vs_oracle(void **state)
     /* forced chunk lengths, then the adaptive scheduling with tiny slices
      * (claims far ahead, chunks grown until G's owner catches up, the split
      * of an ended lane) */
-    static const uint64_t fixed[] = { 0, 1, 5, 64, 333, 0, 0 };
-    static const uint32_t slices[] = { 0, 0, 0, 0, 0, 40, 7 };
+    static const uint64_t fixed[] = {0, 1, 5, 64, 333, 0, 0};
+    static const uint32_t slices[] = {0, 0, 0, 0, 0, 40, 7};
     for (uint32_t threads = 1; threads <= 4; threads++) {
         for (size_t f = 0; f < sizeof fixed / sizeof *fixed; f++) {
             struct pes_parda_options o = {
-                .threads = threads, .n_lanes = LANES, .exact_limit = 64, .tagged = 1,
-                .chunk_fixed = fixed[f], .chunk_min = 100, .chunk_max = 400, .chunk_factor = 2,
-                .slice = slices[f], .engine = { .min_window = f & 1 ? 64 : 0 },
+                .threads = threads,
+                .n_lanes = LANES,
+                .exact_limit = 64,
+                .tagged = 1,
+                .chunk_fixed = fixed[f],
+                .chunk_min = 100,
+                .chunk_max = 400,
+                .chunk_factor = 2,
+                .slice = slices[f],
+                .engine = {.min_window = f & 1 ? 64 : 0},
             };
             struct pes_parda *pp = pes_parda_create(&o, NULL);
             assert_non_null(pp);
             /* interleaved pieces of uneven length; lane 2 ends early */
-            size_t at[LANES] = { 0 };
+            size_t at[LANES] = {0};
             uint64_t r = 5;
             for (int busy = 1; busy;) {
                 busy = 0;
@@ -297,7 +303,9 @@ static void test_pool_vs_oracle(void **state)
                     if (at[l] + m > N)
                         m = N - at[l];
                     if (m)
-                        assert_int_equal(pes_parda_push(pp, (uint32_t)l, key[l] + at[l], tag[l] + at[l], m, NULL), 0);
+                        assert_int_equal(pes_parda_push(pp, (uint32_t)l, key[l] + at[l],
+                                                        tag[l] + at[l], m, NULL),
+                                         0);
                     at[l] += m;
                     busy |= at[l] < N;
                     if (l == 2 && at[l] == N)
@@ -307,17 +315,18 @@ static void test_pool_vs_oracle(void **state)
                     assert_int_equal(pes_parda_sync(pp, NULL), 0);
             }
             struct pes_error err;
-            assert_int_equal(pes_parda_push(pp, 2, key[2], tag[2], 1, &err), -1);   /* ended */
+            assert_int_equal(pes_parda_push(pp, 2, key[2], tag[2], 1, &err), -1); /* ended */
             assert_int_equal(pes_parda_finish(pp, NULL), 0);
             for (int l = 0; l < LANES; l++)
                 counts_equal(pes_parda_result(pp, (uint32_t)l), &want[l]);
             struct pes_parda_stats st;
             pes_parda_get_stats(pp, &st);
             if (fixed[f])
-                assert_true(st.chunks_split > 3);   /* all but the first chunk of a lane */
+                assert_true(st.chunks_split > 3); /* all but the first chunk of a lane */
             if (slices[f] && threads > 1)
-                print_message("threads %u slice %u: %llu direct slices, %llu chunks\n", threads, slices[f],
-                              (unsigned long long)st.chunks_direct, (unsigned long long)st.chunks_split);
+                print_message("threads %u slice %u: %llu direct slices, %llu chunks\n", threads,
+                              slices[f], (unsigned long long)st.chunks_direct,
+                              (unsigned long long)st.chunks_split);
             pes_parda_destroy(pp);
         }
     }
@@ -335,8 +344,8 @@ static void test_pool_push_sync(void **state)
     const size_t n = 3000;
     uint64_t *key = malloc(n * sizeof *key);
     make_stream(S_RANDOM, n, 31, key, NULL);
-    struct lru s = { calloc(n, sizeof(uint64_t)), 0 };
-    struct pes_parda_options o = { .threads = 2, .n_lanes = 1, .chunk_fixed = 50, .exact_limit = 64 };
+    struct lru s = {calloc(n, sizeof(uint64_t)), 0};
+    struct pes_parda_options o = {.threads = 2, .n_lanes = 1, .chunk_fixed = 50, .exact_limit = 64};
     struct pes_parda *pp = pes_parda_create(&o, NULL);
     for (size_t i = 0; i < n; i++) {
         uint64_t want = lru_push(&s, key[i]);
@@ -360,7 +369,7 @@ static void test_pool_push_sync(void **state)
 
 /* ---------------------------------------------------------- profiles */
 
-#define PS 6   /* streams */
+#define PS 6 /* streams */
 
 /* A multi-stream trace: stream-private and shared arrays, ranges over
  * several lines, per-site ids, one stream ending early. */
@@ -372,21 +381,29 @@ struct trace {
 
 static struct trace make_trace(size_t n, uint64_t seed)
 {
-    struct trace t = { n, malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 8) };
+    struct trace t = {n, malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 8)};
     uint64_t r = seed;
     for (size_t i = 0; i < n; i++) {
         uint32_t s = (uint32_t)(rng_next(&r) % PS);
         if (s == 5 && i > n / 2)
-            s = 4;   /* stream 5 ends halfway */
+            s = 4; /* stream 5 ends halfway */
         if (s == 0 && rng_next(&r) % 2)
-            s = 1;   /* uneven shares */
+            s = 1; /* uneven shares */
         uint64_t x = rng_next(&r);
         uint64_t a;
         switch (x % 4) {
-        case 0: a = 0x100000 + (x >> 8) % 4096 * 8; break;                   /* shared */
-        case 1: a = 0x900000 + (uint64_t)s * 0x10000 + (x >> 8) % 2000 * 8; break; /* private */
-        case 2: a = 0x500000 + i % 700 * 64; break;                            /* sweep */
-        default: a = 0x700000 + (x >> 8) % 64 * 64 + 60; break;                /* hot, straddling */
+        case 0:
+            a = 0x100000 + (x >> 8) % 4096 * 8;
+            break; /* shared */
+        case 1:
+            a = 0x900000 + (uint64_t)s * 0x10000 + (x >> 8) % 2000 * 8;
+            break; /* private */
+        case 2:
+            a = 0x500000 + i % 700 * 64;
+            break; /* sweep */
+        default:
+            a = 0x700000 + (x >> 8) % 64 * 64 + 60;
+            break; /* hot, straddling */
         }
         t.stream[i] = s;
         t.addr[i] = a;
@@ -404,13 +421,20 @@ static void trace_free(struct trace *t)
     free(t->addr);
 }
 
-static struct pes_profiles *run_split(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
-                                      uint32_t threads, uint64_t chunk, int single,
-                                      const struct pes_profiles_split *split)
+static struct pes_profiles *run_split(const struct trace *t, const uint32_t *group_of,
+                                      uint32_t n_groups, uint32_t threads, uint64_t chunk,
+                                      int single, const struct pes_profiles_split *split)
 {
-    struct pes_profiles_options o = { .granule = 64, .n_streams = PS, .n_groups = n_groups, .group_of = group_of,
-                                      .exact_limit = 64, .per_site = 1, .threads = threads, .chunk = chunk,
-                                      .min_window = 128, .split = split };
+    struct pes_profiles_options o = {.granule = 64,
+                                     .n_streams = PS,
+                                     .n_groups = n_groups,
+                                     .group_of = group_of,
+                                     .exact_limit = 64,
+                                     .per_site = 1,
+                                     .threads = threads,
+                                     .chunk = chunk,
+                                     .min_window = 128,
+                                     .split = split};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
     size_t batch = 777, ended = 0;
@@ -418,11 +442,13 @@ static struct pes_profiles *run_split(const struct trace *t, const uint32_t *gro
         size_t m = t->n - at < batch ? t->n - at : batch;
         if (single) {
             for (size_t i = at; i < at + m; i++)
-                assert_int_equal(pes_profiles_push(p, t->stream[i], t->addr[i], t->size[i], t->site[i],
-                                                   NULL, NULL, NULL), 0);
+                assert_int_equal(pes_profiles_push(p, t->stream[i], t->addr[i], t->size[i],
+                                                   t->site[i], NULL, NULL, NULL),
+                                 0);
         } else {
-            assert_int_equal(pes_profiles_push_batch(p, t->stream + at, t->addr + at, t->size + at, t->site + at,
-                                                     m, NULL), 0);
+            assert_int_equal(pes_profiles_push_batch(p, t->stream + at, t->addr + at, t->size + at,
+                                                     t->site + at, m, NULL),
+                             0);
         }
         if (!ended && at + m > t->n / 2 + 1000) {
             assert_int_equal(pes_profiles_end_stream(p, 5, NULL), 0);
@@ -435,8 +461,9 @@ static struct pes_profiles *run_split(const struct trace *t, const uint32_t *gro
     return p;
 }
 
-static struct pes_profiles *run_profiles(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
-                                         uint32_t threads, uint64_t chunk, int single)
+static struct pes_profiles *run_profiles(const struct trace *t, const uint32_t *group_of,
+                                         uint32_t n_groups, uint32_t threads, uint64_t chunk,
+                                         int single)
 {
     return run_split(t, group_of, n_groups, threads, chunk, single, NULL);
 }
@@ -447,7 +474,8 @@ static int row_cmp(const void *a, const void *b)
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
-static void profiles_equal(const struct pes_profiles *a, const struct pes_profiles *b, uint32_t n_groups)
+static void profiles_equal(const struct pes_profiles *a, const struct pes_profiles *b,
+                           uint32_t n_groups)
 {
     for (uint32_t s = 0; s < PS; s++)
         assert_hist_equal(pes_profiles_prd(a, s), pes_profiles_prd(b, s));
@@ -473,16 +501,17 @@ static void test_profiles_threads(void **state)
     (void)state;
     struct trace t = make_trace(60000, 0x1234567);
     /* groups: {0,1}, {2} alone (aliased), {3,4,5}; then everything in one */
-    const uint32_t groups_a[PS] = { 0, 0, 1, 2, 2, 2 };
-    const uint32_t groups_b[PS] = { 0, 0, 0, 0, 0, 0 };
-    const uint32_t *gsets[2] = { groups_a, groups_b };
-    const uint32_t ngs[2] = { 3, 1 };
+    const uint32_t groups_a[PS] = {0, 0, 1, 2, 2, 2};
+    const uint32_t groups_b[PS] = {0, 0, 0, 0, 0, 0};
+    const uint32_t *gsets[2] = {groups_a, groups_b};
+    const uint32_t ngs[2] = {3, 1};
     for (int gs = 0; gs < 2; gs++) {
         struct pes_profiles *ref = run_profiles(&t, gsets[gs], ngs[gs], 1, 0, 0);
         for (uint32_t threads = 1; threads <= 8; threads++) {
-            static const uint64_t chunks[] = { 0, 1000, 97 };
+            static const uint64_t chunks[] = {0, 1000, 97};
             for (size_t c = 0; c < 3; c++) {
-                struct pes_profiles *p = run_profiles(&t, gsets[gs], ngs[gs], threads, chunks[c], 0);
+                struct pes_profiles *p =
+                    run_profiles(&t, gsets[gs], ngs[gs], threads, chunks[c], 0);
                 profiles_equal(p, ref, ngs[gs]);
                 pes_profiles_destroy(p);
             }
@@ -507,8 +536,12 @@ static void test_profiles_one_stream(void **state)
     struct pes_parda_counts want;
     oracle(key, NULL, n, &want);
     for (uint32_t threads = 1; threads <= 4; threads++) {
-        struct pes_profiles_options o = { .granule = 1, .n_streams = 1, .n_groups = 1, .exact_limit = 64,
-                                          .threads = threads, .chunk = threads == 4 ? 0 : 1500 };
+        struct pes_profiles_options o = {.granule = 1,
+                                         .n_streams = 1,
+                                         .n_groups = 1,
+                                         .exact_limit = 64,
+                                         .threads = threads,
+                                         .chunk = threads == 4 ? 0 : 1500};
         struct pes_profiles *p = pes_profiles_create(&o, NULL);
         uint32_t *st = calloc(n, 4), *sz = malloc(n * 4), *site = calloc(n, 4);
         for (size_t i = 0; i < n; i++)
@@ -530,9 +563,14 @@ static void test_profiles_one_stream(void **state)
 static void test_profiles_push_distances(void **state)
 {
     (void)state;
-    const uint32_t groups[2] = { 0, 0 };
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 2, .n_groups = 1, .group_of = groups,
-                                      .threads = 2, .chunk = 10, .per_site = 1 };
+    const uint32_t groups[2] = {0, 0};
+    struct pes_profiles_options o = {.granule = 64,
+                                     .n_streams = 2,
+                                     .n_groups = 1,
+                                     .group_of = groups,
+                                     .threads = 2,
+                                     .chunk = 10,
+                                     .per_site = 1};
     struct pes_profiles_options o1 = o;
     o1.threads = 1;
     struct pes_profiles *p = pes_profiles_create(&o, NULL), *q = pes_profiles_create(&o1, NULL);
@@ -574,7 +612,7 @@ struct mailbox {
     void **buf;
     size_t *len;
     size_t sent, received;
-    uint64_t corrupt;           /* window whose message is damaged (UINT64_MAX: none) */
+    uint64_t corrupt; /* window whose message is damaged (UINT64_MAX: none) */
 };
 
 static int mb_send(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err)
@@ -583,21 +621,23 @@ static int mb_send(void *ctx, uint64_t w, void *buf, size_t len, struct pes_erro
     struct mailbox *m = ctx;
     assert_true(w < m->slots);
     assert_int_not_equal(w % m->ranks, 0);
-    assert_null(m->buf[w]);   /* each window once */
+    assert_null(m->buf[w]); /* each window once */
     m->buf[w] = buf;
     m->len[w] = len;
     m->sent++;
     return 0;
 }
 
-static int mb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err)
+static int mb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len,
+                   struct pes_error *err)
 {
     struct mailbox *m = ctx;
     assert_int_equal(from, w % m->ranks);
     if (w >= m->slots || !m->buf[w])
-        return pes_error_set(err, PES_ERR_ARG, 0, "window %llu was never sent", (unsigned long long)w);
+        return pes_error_set(err, PES_ERR_ARG, 0, "window %llu was never sent",
+                             (unsigned long long)w);
     if (w == m->corrupt)
-        ((unsigned char *)m->buf[w])[0] ^= 0xff;   /* the magic: not a window message */
+        ((unsigned char *)m->buf[w])[0] ^= 0xff; /* the magic: not a window message */
     *buf = m->buf[w];
     *len = m->len[w];
     m->buf[w] = NULL;
@@ -607,8 +647,11 @@ static int mb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len
 
 static void mailbox_init(struct mailbox *m, uint32_t ranks, size_t slots)
 {
-    *m = (struct mailbox){ .ranks = ranks, .slots = slots, .buf = calloc(slots, sizeof(void *)),
-                           .len = calloc(slots, sizeof(size_t)), .corrupt = UINT64_MAX };
+    *m = (struct mailbox){.ranks = ranks,
+                          .slots = slots,
+                          .buf = calloc(slots, sizeof(void *)),
+                          .len = calloc(slots, sizeof(size_t)),
+                          .corrupt = UINT64_MAX};
 }
 
 static void mailbox_free(struct mailbox *m)
@@ -621,13 +664,18 @@ static void mailbox_free(struct mailbox *m)
 
 /* Ranks 1 .. R-1 push the whole trace and send their windows, then rank 0
  * pushes it and absorbs them; rank 0's profiles are returned. */
-static struct pes_profiles *run_ranks(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
-                                      uint32_t ranks, uint64_t window, struct mailbox *mb)
+static struct pes_profiles *run_ranks(const struct trace *t, const uint32_t *group_of,
+                                      uint32_t n_groups, uint32_t ranks, uint64_t window,
+                                      struct mailbox *mb)
 {
     mailbox_init(mb, ranks, t->n + 1);
     for (uint32_t r = ranks; r-- > 0;) {
-        struct pes_profiles_split sp = { .rank = r, .ranks = ranks, .window = window, .send = mb_send,
-                                         .recv = mb_recv, .ctx = mb };
+        struct pes_profiles_split sp = {.rank = r,
+                                        .ranks = ranks,
+                                        .window = window,
+                                        .send = mb_send,
+                                        .recv = mb_recv,
+                                        .ctx = mb};
         /* threads are ignored with a split: ask for some anyway */
         struct pes_profiles *p = run_split(t, group_of, n_groups, 3, 0, r % 2, &sp);
         if (r == 0)
@@ -661,11 +709,11 @@ static void test_profiles_split(void **state)
 {
     (void)state;
     struct trace t = make_trace(60000, 0xfeed5);
-    const uint32_t groups_a[PS] = { 0, 0, 1, 2, 2, 2 };
-    const uint32_t groups_b[PS] = { 0, 0, 0, 0, 0, 0 };
-    const uint32_t *gsets[2] = { groups_a, groups_b };
-    const uint32_t ngs[2] = { 3, 1 };
-    static const uint64_t windows[] = { 1, 37, 1000, 25000, 100000 };
+    const uint32_t groups_a[PS] = {0, 0, 1, 2, 2, 2};
+    const uint32_t groups_b[PS] = {0, 0, 0, 0, 0, 0};
+    const uint32_t *gsets[2] = {groups_a, groups_b};
+    const uint32_t ngs[2] = {3, 1};
+    static const uint64_t windows[] = {1, 37, 1000, 25000, 100000};
     for (int gs = 0; gs < 2; gs++) {
         struct pes_profiles *ref = run_profiles(&t, gsets[gs], ngs[gs], 1, 0, 0);
         /* the reference itself against brute force, lane by lane */
@@ -706,21 +754,22 @@ struct partbox {
     void *buf[4][64];
     size_t len[4][64];
     uint64_t sent[4];
-    uint32_t sender;            /* the process pushing now */
+    uint32_t sender; /* the process pushing now */
 };
 
 static int pb_send(void *ctx, uint64_t w, void *buf, size_t len, struct pes_error *err)
 {
     (void)err;
     struct partbox *m = ctx;
-    assert_true(w < 64 && w == m->sent[m->sender]);   /* in order, each once */
+    assert_true(w < 64 && w == m->sent[m->sender]); /* in order, each once */
     m->buf[m->sender][w] = buf;
     m->len[m->sender][w] = len;
     m->sent[m->sender]++;
     return 0;
 }
 
-static int pb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len, struct pes_error *err)
+static int pb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len,
+                   struct pes_error *err)
 {
     (void)err;
     struct partbox *m = ctx;
@@ -735,8 +784,9 @@ static int pb_recv(void *ctx, uint64_t w, uint32_t from, void **buf, size_t *len
 
 /* Every process's part, rank 0's last: rank 0's profiles. Stream 5 ends in
  * the part that holds its last access. */
-static struct pes_profiles *run_parts(const struct trace *t, const uint32_t *group_of, uint32_t n_groups,
-                                      uint32_t ranks, uint64_t window, const size_t *cut, struct partbox *mb)
+static struct pes_profiles *run_parts(const struct trace *t, const uint32_t *group_of,
+                                      uint32_t n_groups, uint32_t ranks, uint64_t window,
+                                      const size_t *cut, struct partbox *mb)
 {
     size_t last5 = 0;
     for (size_t i = 0; i < t->n; i++)
@@ -745,18 +795,29 @@ static struct pes_profiles *run_parts(const struct trace *t, const uint32_t *gro
     memset(mb, 0, sizeof *mb);
     mb->ranks = ranks;
     for (uint32_t r = ranks; r-- > 0;) {
-        struct pes_profiles_split sp = { .rank = r, .ranks = ranks, .window = window, .parts = 1,
-                                         .send = pb_send, .recv = pb_recv, .ctx = mb };
-        struct pes_profiles_options o = { .granule = 64, .n_streams = PS, .n_groups = n_groups,
-                                          .group_of = group_of, .exact_limit = 64, .per_site = 1,
-                                          .min_window = 128, .split = &sp };
+        struct pes_profiles_split sp = {.rank = r,
+                                        .ranks = ranks,
+                                        .window = window,
+                                        .parts = 1,
+                                        .send = pb_send,
+                                        .recv = pb_recv,
+                                        .ctx = mb};
+        struct pes_profiles_options o = {.granule = 64,
+                                         .n_streams = PS,
+                                         .n_groups = n_groups,
+                                         .group_of = group_of,
+                                         .exact_limit = 64,
+                                         .per_site = 1,
+                                         .min_window = 128,
+                                         .split = &sp};
         struct pes_profiles *p = pes_profiles_create(&o, NULL);
         assert_non_null(p);
         mb->sender = r;
         for (size_t at = cut[r]; at < cut[r + 1]; at += 555) {
             size_t m = cut[r + 1] - at < 555 ? cut[r + 1] - at : 555;
-            assert_int_equal(pes_profiles_push_batch(p, t->stream + at, t->addr + at, t->size + at, t->site + at,
-                                                     m, NULL), 0);
+            assert_int_equal(pes_profiles_push_batch(p, t->stream + at, t->addr + at, t->size + at,
+                                                     t->site + at, m, NULL),
+                             0);
             if (last5 >= at && last5 < at + m)
                 assert_int_equal(pes_profiles_end_stream(p, 5, NULL), 0);
         }
@@ -775,11 +836,11 @@ static void test_profiles_parts(void **state)
 {
     (void)state;
     struct trace t = make_trace(60000, 0xbeef);
-    const uint32_t groups_a[PS] = { 0, 0, 1, 2, 2, 2 };
-    const uint32_t groups_b[PS] = { 0, 0, 0, 0, 0, 0 };
-    const uint32_t *gsets[2] = { groups_a, groups_b };
-    const uint32_t ngs[2] = { 3, 1 };
-    static const uint64_t windows[] = { 1000, 7919, 100000 };
+    const uint32_t groups_a[PS] = {0, 0, 1, 2, 2, 2};
+    const uint32_t groups_b[PS] = {0, 0, 0, 0, 0, 0};
+    const uint32_t *gsets[2] = {groups_a, groups_b};
+    const uint32_t ngs[2] = {3, 1};
+    static const uint64_t windows[] = {1000, 7919, 100000};
     for (int gs = 0; gs < 2; gs++) {
         struct pes_profiles *ref = run_profiles(&t, gsets[gs], ngs[gs], 1, 0, 0);
         size_t nr;
@@ -790,12 +851,13 @@ static void test_profiles_parts(void **state)
         for (uint32_t ranks = 1; ranks <= 4; ranks++)
             for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++) {
                 /* uneven parts, one of them empty with 4 processes */
-                size_t cut[5] = { 0 };
+                size_t cut[5] = {0};
                 for (uint32_t r = 1; r < ranks; r++)
                     cut[r] = ranks == 4 && r == 2 ? cut[1] : t.n * r / ranks + 77 * r;
                 cut[ranks] = t.n;
                 struct partbox mb;
-                struct pes_profiles *p = run_parts(&t, gsets[gs], ngs[gs], ranks, windows[wi], cut, &mb);
+                struct pes_profiles *p =
+                    run_parts(&t, gsets[gs], ngs[gs], ranks, windows[wi], cut, &mb);
                 for (uint32_t s = 0; s < PS; s++)
                     assert_hist_equal(pes_profiles_prd(p, s), pes_profiles_prd(ref, s));
                 for (uint32_t g = 0; g < ngs[gs]; g++)
@@ -810,7 +872,7 @@ static void test_profiles_parts(void **state)
                 free(got);
                 for (uint32_t r = 1; r < ranks; r++)
                     for (uint64_t w = 0; w < mb.sent[r]; w++)
-                        assert_null(mb.buf[r][w]);   /* every window absorbed */
+                        assert_null(mb.buf[r][w]); /* every window absorbed */
                 pes_profiles_destroy(p);
             }
         free(want);
@@ -825,10 +887,12 @@ static void test_profiles_split_errors(void **state)
     (void)state;
     struct mailbox mb;
     mailbox_init(&mb, 2, 16);
-    struct pes_profiles_split sp1 = { .rank = 1, .ranks = 2, .window = 4, .send = mb_send, .ctx = &mb };
-    struct pes_profiles_split sp0 = { .rank = 0, .ranks = 2, .window = 4, .recv = mb_recv, .ctx = &mb };
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 1, .per_site = 1, .split = &sp1 };
-    struct pes_error e = { 0 };
+    struct pes_profiles_split sp1 = {
+        .rank = 1, .ranks = 2, .window = 4, .send = mb_send, .ctx = &mb};
+    struct pes_profiles_split sp0 = {
+        .rank = 0, .ranks = 2, .window = 4, .recv = mb_recv, .ctx = &mb};
+    struct pes_profiles_options o = {.granule = 64, .n_streams = 1, .per_site = 1, .split = &sp1};
+    struct pes_error e = {0};
     struct pes_profiles_split bad = sp1;
     bad.send = NULL;
     o.split = &bad;
@@ -840,14 +904,16 @@ static void test_profiles_split_errors(void **state)
     uint64_t d;
     assert_int_equal(pes_profiles_push(p0, 0, 64, 8, 1, &d, NULL, &e), -1);
     for (uint64_t i = 0; i < 12; i++)
-        assert_int_equal(pes_profiles_push(p1, 0, i % 3 * 64, 8, (uint32_t)i % 2, NULL, NULL, NULL), 0);
+        assert_int_equal(pes_profiles_push(p1, 0, i % 3 * 64, 8, (uint32_t)i % 2, NULL, NULL, NULL),
+                         0);
     assert_int_equal(pes_profiles_sync(p1, NULL), 0);
-    assert_int_equal(pes_profiles_push(p1, 0, 0, 8, 0, NULL, NULL, &e), -1);   /* after the end */
+    assert_int_equal(pes_profiles_push(p1, 0, 0, 8, 0, NULL, NULL, &e), -1); /* after the end */
     assert_int_equal(mb.sent, 1);
     mb.corrupt = 1;
     /* window 1 is absorbed when rank 0 starts its window 2 */
     for (uint64_t i = 0; i < 8; i++)
-        assert_int_equal(pes_profiles_push(p0, 0, i % 3 * 64, 8, (uint32_t)i % 2, NULL, NULL, NULL), 0);
+        assert_int_equal(pes_profiles_push(p0, 0, i % 3 * 64, 8, (uint32_t)i % 2, NULL, NULL, NULL),
+                         0);
     assert_int_equal(pes_profiles_push(p0, 0, 0, 8, 0, NULL, NULL, &e), -1);
     assert_non_null(strstr(e.message, "window 1"));
     pes_profiles_destroy(p0);
@@ -866,18 +932,12 @@ static void test_profiles_split_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_summary_parts),
-        cmocka_unit_test(test_keys_by_recency),
-        cmocka_unit_test(test_chunked_vs_oracle),
-        cmocka_unit_test(test_pack_roundtrip),
-        cmocka_unit_test(test_pool_vs_oracle),
-        cmocka_unit_test(test_pool_push_sync),
-        cmocka_unit_test(test_profiles_threads),
-        cmocka_unit_test(test_profiles_one_stream),
-        cmocka_unit_test(test_profiles_push_distances),
-        cmocka_unit_test(test_profiles_split),
-        cmocka_unit_test(test_profiles_split_errors),
-        cmocka_unit_test(test_profiles_parts),
+        cmocka_unit_test(test_summary_parts),           cmocka_unit_test(test_keys_by_recency),
+        cmocka_unit_test(test_chunked_vs_oracle),       cmocka_unit_test(test_pack_roundtrip),
+        cmocka_unit_test(test_pool_vs_oracle),          cmocka_unit_test(test_pool_push_sync),
+        cmocka_unit_test(test_profiles_threads),        cmocka_unit_test(test_profiles_one_stream),
+        cmocka_unit_test(test_profiles_push_distances), cmocka_unit_test(test_profiles_split),
+        cmocka_unit_test(test_profiles_split_errors),   cmocka_unit_test(test_profiles_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,8 @@ static const struct pes_site sites[] = {
 };
 enum { N_SITES = sizeof sites / sizeof sites[0] };
 
-static const struct pes_site *site_of(const void *ctx, uint32_t id) {
+static const struct pes_site *site_of(const void *ctx, uint32_t id)
+{
     (void)ctx;
     return id < N_SITES ? &sites[id] : NULL;
 }
@@ -54,7 +55,8 @@ struct acc {
     uint8_t rw;
 };
 
-static struct pes_machine machine(void) {
+static struct pes_machine machine(void)
+{
     struct pes_machine m;
     memset(&m, 0, sizeof m);
     strcpy(m.name, "tiny");
@@ -62,7 +64,8 @@ static struct pes_machine machine(void) {
     m.sockets = 1;
     m.cores_per_socket = 2;
     m.n_levels = 1;
-    m.level[0] = (struct pes_cache_config){.size = 4096, .ways = 4, .line = 64, .latency = 4, .recip_throughput = 1};
+    m.level[0] = (struct pes_cache_config){
+        .size = 4096, .ways = 4, .line = 64, .latency = 4, .recip_throughput = 1};
     m.mem_latency = 100;
     m.mem_recip_throughput = 10;
     for (int o = 0; o < PES_OP_COUNT; o++) {
@@ -73,15 +76,22 @@ static struct pes_machine machine(void) {
 }
 
 /* create → batches of `chunk` → finish → publish of one analysis. */
-static struct pes_objects *objects;   /* NULL: batches without object columns */
+static struct pes_objects *objects; /* NULL: batches without object columns */
 
-static struct pes_report *run(const struct pes_analysis *an, const struct pes_knobs *k, const struct acc *a,
-                              size_t n, size_t chunk) {
+static struct pes_report *run(const struct pes_analysis *an, const struct pes_knobs *k,
+                              const struct acc *a, size_t n, size_t chunk)
+{
     static const uint32_t caches[2] = {0, 0};
     static struct pes_machine m;
     m = machine();
-    struct pes_stream_info si = {.path = "t", .n_streams = 2, .n_caches = 1, .stream_cache = caches,
-                                 .machine = &m, .line = 64, .site = site_of, .objects = objects};
+    struct pes_stream_info si = {.path = "t",
+                                 .n_streams = 2,
+                                 .n_caches = 1,
+                                 .stream_cache = caches,
+                                 .machine = &m,
+                                 .line = 64,
+                                 .site = site_of,
+                                 .objects = objects};
     struct pes_error err = {0};
     void *self = an->create(&si, k, &err);
     assert_non_null(self);
@@ -99,29 +109,40 @@ static struct pes_report *run(const struct pes_analysis *an, const struct pes_kn
             stream[j] = a[at + j].stream;
             site[j] = a[at + j].site;
             rw[j] = a[at + j].rw;
-            if (objects) object[j] = pes_objects_lookup(objects, addr[j], site[j], &object_offset[j]);
+            if (objects)
+                object[j] = pes_objects_lookup(objects, addr[j], site[j], &object_offset[j]);
         }
-        struct pes_batch b = {.n = c, .addr = addr, .size = size, .length = size, .stream = stream,
-                              .site = site, .rw = rw, .object = objects ? object : NULL,
+        struct pes_batch b = {.n = c,
+                              .addr = addr,
+                              .size = size,
+                              .length = size,
+                              .stream = stream,
+                              .site = site,
+                              .rw = rw,
+                              .object = objects ? object : NULL,
                               .object_offset = objects ? object_offset : NULL};
         assert_int_equal(an->batch(self, &b, &err), 0);
     }
-    if (an->finish) assert_int_equal(an->finish(self, &err), 0);
+    if (an->finish)
+        assert_int_equal(an->finish(self, &err), 0);
     struct pes_report *r = pes_report_create();
     struct pes_rnode *root = pes_report_root(r);
     struct pes_rnode *configs = pes_r_array(r, root, "configs");
-    struct pes_publish p = {.r = r, .trace = pes_r_object(r, root, "trace"), .config = pes_r_object(r, configs, NULL)};
+    struct pes_publish p = {
+        .r = r, .trace = pes_r_object(r, root, "trace"), .config = pes_r_object(r, configs, NULL)};
     an->publish(self, &p);
     an->destroy(self);
     assert_false(pes_report_failed(r));
     return r;
 }
 
-static const struct pes_rnode *config(const struct pes_report *r) {
+static const struct pes_rnode *config(const struct pes_report *r)
+{
     return pes_r_at(pes_r_get(pes_report_tree(r), "configs"), 0);
 }
 
-static uint64_t pair_of(const struct pes_rnode *o, const char *key, const char *which) {
+static uint64_t pair_of(const struct pes_rnode *o, const char *key, const char *which)
+{
     return pes_r_get_u(pes_r_get(o, key), which);
 }
 
@@ -154,7 +175,8 @@ static uint64_t pair_of(const struct pes_rnode *o, const char *key, const char *
  *  Ranking: X has 6N-4 events, Z 3N-2: X first. */
 enum { N = 6 };
 
-static size_t c2c_pattern(struct acc *a) {
+static size_t c2c_pattern(struct acc *a)
+{
     size_t n = 0;
     for (int r = 0; r < N; r++) {
         a[n++] = (struct acc){0x1000, 8, 0, 1, PES_BATCH_WRITE};
@@ -166,8 +188,10 @@ static size_t c2c_pattern(struct acc *a) {
 }
 
 static void check_offset(const struct pes_rnode *f, uint64_t offset, uint64_t size, uint64_t reads,
-                         uint64_t writes, uint64_t inval_t, uint64_t inval_f, uint64_t coh_t, uint64_t coh_f,
-                         uint64_t tr_t, uint64_t tr_f, uint64_t threads_mask, const char *src0, const char *src1) {
+                         uint64_t writes, uint64_t inval_t, uint64_t inval_f, uint64_t coh_t,
+                         uint64_t coh_f, uint64_t tr_t, uint64_t tr_f, uint64_t threads_mask,
+                         const char *src0, const char *src1)
+{
     assert_int_equal(pes_r_get_u(f, "offset"), offset);
     assert_int_equal(pes_r_get_u(f, "size"), size);
     assert_int_equal(pes_r_get_u(f, "reads"), reads);
@@ -180,7 +204,8 @@ static void check_offset(const struct pes_rnode *f, uint64_t offset, uint64_t si
     assert_int_equal(pair_of(f, "transfers", "false"), tr_f);
     const struct pes_rnode *th = pes_r_get(f, "threads");
     uint64_t mask = 0;
-    for (size_t i = 0; i < pes_r_count(th); i++) mask |= 1ull << pes_r_u(pes_r_at(th, i));
+    for (size_t i = 0; i < pes_r_count(th); i++)
+        mask |= 1ull << pes_r_u(pes_r_at(th, i));
     assert_int_equal(mask, threads_mask);
     const struct pes_rnode *src = pes_r_get(f, "sources");
     assert_int_equal(pes_r_count(src), src1 ? 2 : 1);
@@ -188,19 +213,22 @@ static void check_offset(const struct pes_rnode *f, uint64_t offset, uint64_t si
     int a0 = strcmp(pes_r_s(pes_r_at(src, 0)), src0) == 0;
     int a1 = src1 && strcmp(pes_r_s(pes_r_at(src, 0)), src1) == 0;
     assert_true(a0 || a1);
-    if (src1) assert_true(strcmp(pes_r_s(pes_r_at(src, 1)), a0 ? src1 : src0) == 0);
+    if (src1)
+        assert_true(strcmp(pes_r_s(pes_r_at(src, 1)), a0 ? src1 : src0) == 0);
     assert_string_equal(pes_r_get_s(f, "object"), "unknown");
 }
 
-static void test_c2c_by_hand(void **state) {
+static void test_c2c_by_hand(void **state)
+{
     (void)state;
     struct acc a[4 * N];
     size_t n = c2c_pattern(a);
-    static const size_t chunks[] = {1, 3, 64};   /* the counts must not depend on the batching */
+    static const size_t chunks[] = {1, 3, 64}; /* the counts must not depend on the batching */
     for (size_t ci = 0; ci < 3; ci++) {
         struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
         struct pes_report *r = run(&pes_analysis_sim, &k, a, n, chunks[ci]);
-        const struct pes_rnode *lines = pes_r_get(pes_r_get(config(r), "simulation"), "cache_lines");
+        const struct pes_rnode *lines =
+            pes_r_get(pes_r_get(config(r), "simulation"), "cache_lines");
         assert_int_equal(pes_r_count(lines), 2);
         const struct pes_rnode *x = pes_r_at(lines, 0), *z = pes_r_at(lines, 1);
         assert_int_equal(pes_r_get_u(x, "address"), 0x1000);
@@ -212,7 +240,8 @@ static void test_c2c_by_hand(void **state) {
         assert_string_equal(pes_r_get_s(x, "object"), "unknown");
         const struct pes_rnode *xo = pes_r_get(x, "offsets");
         assert_int_equal(pes_r_count(xo), 2);
-        check_offset(pes_r_at(xo, 0), 0, 8, 0, N - 1, 0, N - 1, 0, N - 1, 0, N - 1, 1, "a.c:21", NULL);
+        check_offset(pes_r_at(xo, 0), 0, 8, 0, N - 1, 0, N - 1, 0, N - 1, 0, N - 1, 1, "a.c:21",
+                     NULL);
         check_offset(pes_r_at(xo, 1), 8, 8, 0, N, 0, N, 0, N - 1, 0, N, 2, "c.c:9", NULL);
 
         assert_int_equal(pes_r_get_u(z, "address"), 0x3000);
@@ -222,7 +251,8 @@ static void test_c2c_by_hand(void **state) {
         assert_int_equal(pair_of(z, "transfers", "true"), N);
         const struct pes_rnode *zo = pes_r_get(z, "offsets");
         assert_int_equal(pes_r_count(zo), 1);
-        check_offset(pes_r_at(zo, 0), 0, 4, N, N - 1, N - 1, 0, N - 1, 0, N, 0, 3, "b.c:7", "c.c:10");
+        check_offset(pes_r_at(zo, 0), 0, 4, N, N - 1, N - 1, 0, N - 1, 0, N, 0, 3, "b.c:7",
+                     "c.c:10");
         pes_report_destroy(r);
     }
     /* --top 1: only the most contended line */
@@ -240,7 +270,8 @@ static void test_c2c_by_hand(void **state) {
  * distance equal to the pooled one: sum(mean_s * finite_s) / sum(finite_s).
  * The other lines hold one site each. The access pattern: the c2c pattern
  * plus site 2 reading X+0 and site 0 touching a third line. */
-static void test_by_line_sums(void **state) {
+static void test_by_line_sums(void **state)
+{
     (void)state;
     struct acc a[6 * N];
     size_t n = c2c_pattern(a);
@@ -250,10 +281,11 @@ static void test_by_line_sums(void **state) {
     }
     struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations", .by = "line"};
     struct pes_report *r = run(&pes_analysis_reuse, &k, a, n, 7);
-    const struct pes_rnode *c = config(r), *site_rows = pes_r_get(c, "sites"), *groups = pes_r_get(c, "groups");
+    const struct pes_rnode *c = config(r), *site_rows = pes_r_get(c, "sites"),
+                           *groups = pes_r_get(c, "groups");
     assert_string_equal(pes_r_get_s(c, "by"), "line");
     assert_int_equal(pes_r_count(site_rows), 6);
-    assert_int_equal(pes_r_count(groups), 5);   /* a.c:21 merges two sites */
+    assert_int_equal(pes_r_count(groups), 5); /* a.c:21 merges two sites */
     uint64_t total = 0;
     for (size_t g = 0; g < pes_r_count(groups); g++) {
         const struct pes_rnode *row = pes_r_at(groups, g), *ids = pes_r_get(row, "sites");
@@ -262,12 +294,14 @@ static void test_by_line_sums(void **state) {
         for (size_t i = 0; i < pes_r_count(ids); i++) {
             const struct pes_rnode *s = NULL;
             for (size_t j = 0; j < pes_r_count(site_rows); j++)
-                if (pes_r_get_u(pes_r_at(site_rows, j), "site") == pes_r_u(pes_r_at(ids, i))) s = pes_r_at(site_rows, j);
+                if (pes_r_get_u(pes_r_at(site_rows, j), "site") == pes_r_u(pes_r_at(ids, i)))
+                    s = pes_r_at(site_rows, j);
             assert_non_null(s);
             const struct pes_site *site = &sites[pes_r_get_u(s, "site")];
             assert_string_equal(site->file, pes_r_get_s(row, "file"));
             assert_int_equal(site->line, pes_r_get_u(row, "line"));
-            uint64_t sa = pes_r_get_u(s, "accesses"), sc = pes_r_get_u(s, "prd_cold"), sk = pes_r_get_u(s, "crd_cold");
+            uint64_t sa = pes_r_get_u(s, "accesses"), sc = pes_r_get_u(s, "prd_cold"),
+                     sk = pes_r_get_u(s, "crd_cold");
             acc += sa;
             cold += sc;
             crd_cold += sk;
@@ -283,9 +317,12 @@ static void test_by_line_sums(void **state) {
         assert_int_equal(pes_r_get_u(row, "accesses"), acc);
         assert_int_equal(pes_r_get_u(row, "prd_cold"), cold);
         assert_int_equal(pes_r_get_u(row, "crd_cold"), crd_cold);
-        assert_true(fabs(pes_r_get_f(row, "prd_mean") - (acc > cold ? prd / (double)(acc - cold) : 0)) < 1e-4);
-        assert_true(fabs(pes_r_get_f(row, "crd_mean") - (acc > crd_cold ? crd / (double)(acc - crd_cold) : 0)) < 1e-4);
-        if (g) assert_true(pes_r_get_u(pes_r_at(groups, g - 1), "accesses") >= acc);   /* ranked */
+        assert_true(fabs(pes_r_get_f(row, "prd_mean") -
+                         (acc > cold ? prd / (double)(acc - cold) : 0)) < 1e-4);
+        assert_true(fabs(pes_r_get_f(row, "crd_mean") -
+                         (acc > crd_cold ? crd / (double)(acc - crd_cold) : 0)) < 1e-4);
+        if (g)
+            assert_true(pes_r_get_u(pes_r_at(groups, g - 1), "accesses") >= acc); /* ranked */
         total += acc;
     }
     assert_int_equal(total, n);
@@ -312,11 +349,13 @@ static void test_by_line_sums(void **state) {
 
 /* The simulation's merged rows: a.c:21 holds sites 1 and 2; its counts are
  * the sums of the two sites' rows of --by site. */
-static void test_sim_by_line_sums(void **state) {
+static void test_sim_by_line_sums(void **state)
+{
     (void)state;
     struct acc a[5 * N];
     size_t n = c2c_pattern(a);
-    for (int r = 0; r < N; r++) a[n++] = (struct acc){0x1008, 8, 0, 2, PES_BATCH_READ};
+    for (int r = 0; r < N; r++)
+        a[n++] = (struct acc){0x1008, 8, 0, 2, PES_BATCH_READ};
     struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "accesses", .by = "site"};
     struct pes_report *rs = run(&pes_analysis_sim, &k, a, n, 5);
     k.by = "line";
@@ -328,12 +367,14 @@ static void test_sim_by_line_sums(void **state) {
     static const char *const keys[] = {"accesses", "reads", "writes", "l1_misses"};
     const struct pes_rnode *merged = NULL;
     for (size_t g = 0; g < pes_r_count(gl); g++)
-        if (strcmp(pes_r_get_s(pes_r_at(gl, g), "file"), "a.c") == 0) merged = pes_r_at(gl, g);
+        if (strcmp(pes_r_get_s(pes_r_at(gl, g), "file"), "a.c") == 0)
+            merged = pes_r_at(gl, g);
     assert_non_null(merged);
     for (int kk = 0; kk < 4; kk++) {
         uint64_t sum = 0;
         for (size_t g = 0; g < pes_r_count(gs); g++)
-            if (strcmp(pes_r_get_s(pes_r_at(gs, g), "file"), "a.c") == 0) sum += pes_r_get_u(pes_r_at(gs, g), keys[kk]);
+            if (strcmp(pes_r_get_s(pes_r_at(gs, g), "file"), "a.c") == 0)
+                sum += pes_r_get_u(pes_r_at(gs, g), keys[kk]);
         assert_int_equal(pes_r_get_u(merged, keys[kk]), sum);
     }
     uint64_t inval = 0, coh = 0;
@@ -358,7 +399,8 @@ static void test_sim_by_line_sums(void **state) {
 /* ------------------------------------------------------------ objects */
 
 /* This process's executable mappings, as the runtime's MAPS block lists them. */
-static struct pes_objects *load_self(void) {
+static struct pes_objects *load_self(void)
+{
     struct pes_mapping m[64];
     static char paths[64][4096];
     size_t n = self_maps(m, paths, 64, NULL, NULL);
@@ -374,10 +416,12 @@ static struct pes_objects *load_self(void) {
  * tr_counters.misses and tr_slots[1], N rounds; each line is falsely shared
  * as line X of test_c2c_by_hand (2N-1 false invalidations). */
 /* Labels: what a site without a line says; names fitted to a column. */
-static void test_labels(void **state) {
+static void test_labels(void **state)
+{
     (void)state;
     char buf[256];
-    struct pes_site s = {.id = 7, .kind = PES_KIND_STORE, .file = "/src/a/l0.c", .line = 0, .function = "set"};
+    struct pes_site s = {
+        .id = 7, .kind = PES_KIND_STORE, .file = "/src/a/l0.c", .line = 0, .function = "set"};
     report_site_label(buf, sizeof buf, &s, 7);
     assert_string_equal(buf, "l0.c:<unidentified line> store set (site 7)");
     s.file = "";
@@ -388,9 +432,14 @@ static void test_labels(void **state) {
     report_site_label(buf, sizeof buf, &s, 7);
     assert_string_equal(buf, "l0.c:<unidentified line> store (site 7)");
     s.file = "";
-    report_site_label(buf, sizeof buf, &s, 7);   /* nothing known but the kind: another tool's trace */
+    report_site_label(buf, sizeof buf, &s,
+                      7); /* nothing known but the kind: another tool's trace */
     assert_string_equal(buf, "site 7 store");
-    s = (struct pes_site){.id = 7, .kind = PES_KIND_LOAD, .file = "/src/a/l0.c", .line = 12, .column = 3,
+    s = (struct pes_site){.id = 7,
+                          .kind = PES_KIND_LOAD,
+                          .file = "/src/a/l0.c",
+                          .line = 12,
+                          .column = 3,
                           .function = "main"};
     report_site_label(buf, sizeof buf, &s, 7);
     assert_string_equal(buf, "l0.c:12:3 load main");
@@ -400,9 +449,12 @@ static void test_labels(void **state) {
     report_fit(buf, sizeof buf, "abcdefghij", 10);
     assert_string_equal(buf, "abcdefghij");
     report_fit(buf, sizeof buf, "abcdefghijklmnop", 10);
-    assert_string_equal(buf, "abcd...nop");   /* head 4, tail 3 */
+    assert_string_equal(buf, "abcd...nop"); /* head 4, tail 3 */
     /* UTF-8: counted and cut by code points, never inside one */
-    report_fit(buf, sizeof buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 10);
+    report_fit(
+        buf, sizeof buf,
+        "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+        10);
     assert_string_equal(buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...\xc3\xa9\xc3\xa9\xc3\xa9");
     report_fit(buf, sizeof buf, "\xc3\xa9t\xc3\xa9", 5);
     assert_string_equal(buf, "\xc3\xa9t\xc3\xa9  ");
@@ -412,7 +464,8 @@ static void test_labels(void **state) {
     assert_int_equal(strlen(small), 5);
 }
 
-static void test_c2c_names_objects(void **state) {
+static void test_c2c_names_objects(void **state)
+{
     (void)state;
     objects = load_self();
     struct acc a[4 * N];
@@ -423,7 +476,8 @@ static void test_c2c_names_objects(void **state) {
         a[n++] = (struct acc){(uint64_t)(uintptr_t)&tr_slots[0], 8, 0, 1, PES_BATCH_WRITE};
         a[n++] = (struct acc){(uint64_t)(uintptr_t)&tr_slots[1], 8, 1, 4, PES_BATCH_WRITE};
     }
-    struct pes_knobs k = {.jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations", .by = "line"};
+    struct pes_knobs k = {
+        .jobs = 1, .simulate = 1, .top = 10, .sort = "invalidations", .by = "line"};
     struct pes_report *r = run(&pes_analysis_sim, &k, a, n, 5);
     const struct pes_rnode *lines = pes_r_get(pes_r_get(config(r), "simulation"), "cache_lines");
     assert_int_equal(pes_r_count(lines), 2);
@@ -464,12 +518,11 @@ static void test_c2c_names_objects(void **state) {
     objects = NULL;
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_c2c_by_hand),
-        cmocka_unit_test(test_by_line_sums),
-        cmocka_unit_test(test_sim_by_line_sums),
-        cmocka_unit_test(test_c2c_names_objects),
+        cmocka_unit_test(test_c2c_by_hand),      cmocka_unit_test(test_by_line_sums),
+        cmocka_unit_test(test_sim_by_line_sums), cmocka_unit_test(test_c2c_names_objects),
         cmocka_unit_test(test_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

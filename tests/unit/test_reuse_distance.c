@@ -18,7 +18,6 @@
 
 /* ---------------------------------------------------------- brute force */
 
-
 static uint64_t rng_next(uint64_t *s)
 {
     *s ^= *s << 13;
@@ -33,15 +32,15 @@ static uint64_t rng_next(uint64_t *s)
 static void test_table1(void **state)
 {
     (void)state;
-    struct pes_reuse_options o = { .granule = 64 };
+    struct pes_reuse_options o = {.granule = 64};
     struct pes_reuse *e = pes_reuse_create(&o, NULL);
     assert_non_null(e);
     const uint64_t w = 0, x = 64, y = 128, z = 192;
-    const uint64_t trace[8] = { w, x, w, y, x, z, z, w };
-    const uint64_t want[8] = { COLD, COLD, 1, COLD, 2, COLD, 0, 3 };
+    const uint64_t trace[8] = {w, x, w, y, x, z, z, w};
+    const uint64_t want[8] = {COLD, COLD, 1, COLD, 2, COLD, 0, 3};
     for (int i = 0; i < 8; i++) {
         uint64_t d;
-        assert_int_equal(pes_reuse_push(e, trace[i] + 5, &d), 0);   /* +5: same line */
+        assert_int_equal(pes_reuse_push(e, trace[i] + 5, &d), 0); /* +5: same line */
         assert_true(d == want[i]);
     }
     assert_int_equal(pes_reuse_distinct(e), 4);
@@ -52,11 +51,11 @@ static void test_table1(void **state)
 static void test_table2_profile(void **state)
 {
     (void)state;
-    struct pes_profiles_options o = { .granule = 8, .n_streams = 1 };
+    struct pes_profiles_options o = {.granule = 8, .n_streams = 1};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
-    const uint64_t trace[8] = { 'w' * 8, 'x' * 8, 'w' * 8, 'y' * 8,
-                                'x' * 8, 'z' * 8, 'z' * 8, 'w' * 8 };
+    const uint64_t trace[8] = {'w' * 8, 'x' * 8, 'w' * 8, 'y' * 8,
+                               'x' * 8, 'z' * 8, 'z' * 8, 'w' * 8};
     for (int i = 0; i < 8; i++)
         assert_int_equal(pes_profiles_push(p, 0, trace[i], 8, 0, NULL, NULL, NULL), 0);
     const struct pes_rd_hist *h = pes_profiles_prd(p, 0);
@@ -65,11 +64,11 @@ static void test_table2_profile(void **state)
     for (int d = 0; d < 4; d++)
         assert_int_equal(pes_rd_hist_exact(h, d), 1);
     assert_int_equal(pes_rd_hist_exact(h, 4), 0);
-    assert_true(pes_rd_hist_mean(h) == 1.5);           /* (0+1+2+3)/4 */
+    assert_true(pes_rd_hist_mean(h) == 1.5); /* (0+1+2+3)/4 */
     /* fully associative cache of 4 lines: all 4 reuses hit (paper §2.3) */
     assert_true(pes_rd_hist_below(h, 4) == 4.0);
     assert_true(pes_rd_hist_below(h, 2) == 2.0);
-    assert_null(pes_profiles_crd(p, 0));                 /* no groups asked */
+    assert_null(pes_profiles_crd(p, 0)); /* no groups asked */
     pes_profiles_destroy(p);
 }
 
@@ -86,16 +85,17 @@ static void test_table2_profile(void **state)
 static void test_table3_concurrent(void **state)
 {
     (void)state;
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 2, .n_groups = 1 };
+    struct pes_profiles_options o = {.granule = 64, .n_streams = 2, .n_groups = 1};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
-    const char addr[10] = { 'u', 'w', 'v', 'u', 'y', 'x', 'v', 'x', 'u', 'v' };
-    const uint32_t core[10] = { 0, 1, 0, 0, 0, 1, 1, 0, 0, 0 };
-    const uint64_t crd[10] = { COLD, COLD, COLD, 2, COLD, COLD, 3, 1, 3, 2 };
-    const uint64_t prd[10] = { COLD, COLD, COLD, 1, COLD, COLD, COLD, COLD, 2, 3 };
+    const char addr[10] = {'u', 'w', 'v', 'u', 'y', 'x', 'v', 'x', 'u', 'v'};
+    const uint32_t core[10] = {0, 1, 0, 0, 0, 1, 1, 0, 0, 0};
+    const uint64_t crd[10] = {COLD, COLD, COLD, 2, COLD, COLD, 3, 1, 3, 2};
+    const uint64_t prd[10] = {COLD, COLD, COLD, 1, COLD, COLD, COLD, COLD, 2, 3};
     for (int i = 0; i < 10; i++) {
         uint64_t dp, dc;
-        assert_int_equal(pes_profiles_push(p, core[i], (uint64_t)addr[i] * 64, 4, 0, &dp, &dc, NULL), 0);
+        assert_int_equal(
+            pes_profiles_push(p, core[i], (uint64_t)addr[i] * 64, 4, 0, &dp, &dc, NULL), 0);
         assert_true(dp == prd[i]);
         assert_true(dc == crd[i]);
     }
@@ -124,20 +124,21 @@ static void test_table3_concurrent(void **state)
 static void test_two_groups(void **state)
 {
     (void)state;
-    const uint32_t group_of[5] = { 0, 0, 1, 1, PES_PROFILES_NO_GROUP };
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 5, .n_groups = 2, .group_of = group_of };
+    const uint32_t group_of[5] = {0, 0, 1, 1, PES_PROFILES_NO_GROUP};
+    struct pes_profiles_options o = {
+        .granule = 64, .n_streams = 5, .n_groups = 2, .group_of = group_of};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
     const uint64_t A = 0, B = 64, C = 128;
     /* (stream, addr) -> expected (PRD, CRD) */
-    const struct { uint32_t st; uint64_t a, prd, crd; } steps[] = {
-        { 0, A, COLD, COLD },
-        { 2, A, COLD, COLD },   /* cache 1 has not seen A */
-        { 1, B, COLD, COLD },
-        { 3, C, COLD, COLD },
-        { 4, B, COLD, COLD },   /* no shared cache */
-        { 0, A, 0, 1 },         /* cache 0: A B A; C and stream 4 elsewhere */
-        { 3, A, COLD, 1 },      /* cache 1: A C A */
+    const struct {
+        uint32_t st;
+        uint64_t a, prd, crd;
+    } steps[] = {
+        {0, A, COLD, COLD}, {2, A, COLD, COLD},                     /* cache 1 has not seen A */
+        {1, B, COLD, COLD}, {3, C, COLD, COLD}, {4, B, COLD, COLD}, /* no shared cache */
+        {0, A, 0, 1},    /* cache 0: A B A; C and stream 4 elsewhere */
+        {3, A, COLD, 1}, /* cache 1: A C A */
     };
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
         uint64_t dp, dc;
@@ -157,16 +158,16 @@ static void test_two_groups(void **state)
 static void check_random(uint64_t seed, size_t n, uint64_t space, uint32_t granule,
                          uint32_t min_window, int strided)
 {
-    struct pes_reuse_options o = { .granule = granule, .min_window = min_window };
+    struct pes_reuse_options o = {.granule = granule, .min_window = min_window};
     struct pes_reuse *e = pes_reuse_create(&o, NULL);
     assert_non_null(e);
-    struct lru s = { calloc(n, sizeof(uint64_t)), 0 };
+    struct lru s = {calloc(n, sizeof(uint64_t)), 0};
     assert_non_null(s.keys);
     unsigned shift = (unsigned)__builtin_ctz(granule);
     uint64_t st = seed * 2654435761u + 1, base = 0x7f0000000000u;
     for (size_t i = 0; i < n; i++) {
         uint64_t a;
-        if (strided)   /* sweeps with a random restart: long and short reuses */
+        if (strided) /* sweeps with a random restart: long and short reuses */
             a = (i % 7 == 0) ? rng_next(&st) % space : (i * 8) % space;
         else
             a = rng_next(&st) % space;
@@ -176,13 +177,14 @@ static void check_random(uint64_t seed, size_t n, uint64_t space, uint32_t granu
         uint64_t other = (rng_next(&st) % space + base) >> shift;
         assert_int_equal(pes_reuse_peek_key(e, other, &d), 0);
         if (d != lru_peek(&s, other))
-            fail_msg("seed %llu step %zu peek %llx: got %llu want %llu", (unsigned long long)seed, i,
-                     (unsigned long long)other, (unsigned long long)d, (unsigned long long)lru_peek(&s, other));
+            fail_msg("seed %llu step %zu peek %llx: got %llu want %llu", (unsigned long long)seed,
+                     i, (unsigned long long)other, (unsigned long long)d,
+                     (unsigned long long)lru_peek(&s, other));
         assert_int_equal(pes_reuse_push(e, a, &d), 0);
         uint64_t want = lru_push(&s, a >> shift);
         if (d != want)
-            fail_msg("seed %llu step %zu addr %llx: got %llu want %llu", (unsigned long long)seed, i,
-                     (unsigned long long)a, (unsigned long long)d, (unsigned long long)want);
+            fail_msg("seed %llu step %zu addr %llx: got %llu want %llu", (unsigned long long)seed,
+                     i, (unsigned long long)a, (unsigned long long)d, (unsigned long long)want);
     }
     assert_int_equal(pes_reuse_distinct(e), s.n);
     if (min_window && min_window < n / 4)
@@ -196,7 +198,7 @@ static void test_random_small_space(void **state)
     (void)state;
     for (uint64_t seed = 1; seed <= 4; seed++) {
         check_random(seed, 20000, 16, 1, 0, 0);
-        check_random(seed, 20000, 200, 1, 64, 0);       /* tiny window: constant compaction */
+        check_random(seed, 20000, 200, 1, 64, 0); /* tiny window: constant compaction */
         check_random(seed, 20000, 2000, 8, 128, 0);
         check_random(seed, 20000, 64 * 300, 64, 0, 0);
     }
@@ -206,8 +208,8 @@ static void test_random_large_space(void **state)
 {
     (void)state;
     for (uint64_t seed = 11; seed <= 13; seed++) {
-        check_random(seed, 6000, UINT64_C(1) << 20, 1, 0, 0);     /* mostly cold */
-        check_random(seed, 6000, 3000 * 8, 8, 640, 0);            /* distances span many words */
+        check_random(seed, 6000, UINT64_C(1) << 20, 1, 0, 0); /* mostly cold */
+        check_random(seed, 6000, 3000 * 8, 8, 640, 0);        /* distances span many words */
         check_random(seed, 6000, 4000 * 64, 64, 1024, 1);
         check_random(seed, 6000, 2500, 1, 64, 1);
     }
@@ -217,7 +219,7 @@ static void test_random_large_space(void **state)
 static void test_repeats_and_long_run(void **state)
 {
     (void)state;
-    struct pes_reuse_options o = { .granule = 1, .min_window = 64 };
+    struct pes_reuse_options o = {.granule = 1, .min_window = 64};
     struct pes_reuse *e = pes_reuse_create(&o, NULL);
     assert_non_null(e);
     uint64_t d;
@@ -230,10 +232,10 @@ static void test_repeats_and_long_run(void **state)
                 else if (round == 0)
                     assert_true(d == COLD);
                 else
-                    assert_true(d == 49);   /* cyclic sweep over 50 keys */
+                    assert_true(d == 49); /* cyclic sweep over 50 keys */
             }
     assert_true(pes_reuse_compactions(e) > 100);
-    assert_true(pes_reuse_memory(e) < 64 * 1024);   /* O(distinct), not O(trace) */
+    assert_true(pes_reuse_memory(e) < 64 * 1024); /* O(distinct), not O(trace) */
     pes_reuse_destroy(e);
 }
 
@@ -245,7 +247,7 @@ static void test_sweeps_batch(void **state)
 {
     (void)state;
     enum { K = 400000 };
-    struct pes_reuse_options o = { .granule = 8 };
+    struct pes_reuse_options o = {.granule = 8};
     struct pes_reuse *e = pes_reuse_create(&o, NULL);
     struct pes_reuse *one = pes_reuse_create(&o, NULL);
     assert_non_null(e);
@@ -269,8 +271,9 @@ static void test_sweeps_batch(void **state)
         addr[k] = 0x5000000 + 8 * (K - 1 - k);
     assert_int_equal(pes_reuse_push_batch(e, addr, K, dist), 0);
     for (uint64_t i = 0; i < K; i++)
-        if (dist[i] != i)   /* key K-1-i: K-1-(K-1-i) = i */
-            fail_msg("down sweep %llu: got %llu", (unsigned long long)i, (unsigned long long)dist[i]);
+        if (dist[i] != i) /* key K-1-i: K-1-(K-1-i) = i */
+            fail_msg("down sweep %llu: got %llu", (unsigned long long)i,
+                     (unsigned long long)dist[i]);
     assert_int_equal(pes_reuse_distinct(e), K);
     free(addr);
     free(dist);
@@ -281,29 +284,30 @@ static void test_sweeps_batch(void **state)
 static void test_bad_options(void **state)
 {
     (void)state;
-    struct pes_error err = { 0 };
-    struct pes_reuse_options o = { .granule = 48 };
+    struct pes_error err = {0};
+    struct pes_reuse_options o = {.granule = 48};
     assert_null(pes_reuse_create(&o, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
     assert_non_null(strstr(err.message, "power of two"));
 
-    struct pes_profiles_options po = { .n_streams = 0 };
+    struct pes_profiles_options po = {.n_streams = 0};
     assert_null(pes_profiles_create(&po, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
-    uint32_t groups[2] = { 0, 5 };
-    struct pes_profiles_options po2 = { .n_streams = 2, .n_groups = 1, .group_of = groups };
+    uint32_t groups[2] = {0, 5};
+    struct pes_profiles_options po2 = {.n_streams = 2, .n_groups = 1, .group_of = groups};
     assert_null(pes_profiles_create(&po2, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
 
     /* fails midway (second histogram): the partial object is torn down */
-    struct pes_profiles_options po4 = { .n_streams = 3, .n_groups = 1, .exact_limit = UINT64_C(1) << 30 };
+    struct pes_profiles_options po4 = {
+        .n_streams = 3, .n_groups = 1, .exact_limit = UINT64_C(1) << 30};
     assert_null(pes_profiles_create(&po4, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
-    struct pes_profiles_options po5 = { .n_streams = 2, .granule = 3 };
+    struct pes_profiles_options po5 = {.n_streams = 2, .granule = 3};
     assert_null(pes_profiles_create(&po5, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
 
-    struct pes_profiles_options po3 = { .n_streams = 1 };
+    struct pes_profiles_options po3 = {.n_streams = 1};
     struct pes_profiles *p = pes_profiles_create(&po3, NULL);
     assert_non_null(p);
     assert_int_equal(pes_profiles_push(p, 3, 0, 8, 0, NULL, NULL, &err), -1);
@@ -316,7 +320,7 @@ static void test_bad_options(void **state)
 static void test_ranges(void **state)
 {
     (void)state;
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 1 };
+    struct pes_profiles_options o = {.granule = 64, .n_streams = 1};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
     uint64_t d;
@@ -348,13 +352,13 @@ static void test_histogram_bins(void **state)
     (void)state;
     struct pes_rd_hist h;
     assert_int_equal(pes_rd_hist_init(&h, 100, NULL), 0);
-    assert_int_equal(h.exact_limit, 128);   /* rounded up to a power of two */
+    assert_int_equal(h.exact_limit, 128); /* rounded up to a power of two */
     pes_rd_hist_add(&h, 0);
     pes_rd_hist_add(&h, 127);
-    pes_rd_hist_add(&h, 128);                /* bin 7: [128, 256) */
+    pes_rd_hist_add(&h, 128); /* bin 7: [128, 256) */
     pes_rd_hist_add(&h, 255);
-    pes_rd_hist_add(&h, 256);                /* bin 8 */
-    pes_rd_hist_add(&h, UINT64_MAX - 1);     /* bin 63 */
+    pes_rd_hist_add(&h, 256);            /* bin 8 */
+    pes_rd_hist_add(&h, UINT64_MAX - 1); /* bin 63 */
     pes_rd_hist_add(&h, COLD);
     assert_int_equal(pes_rd_hist_exact(&h, 0), 1);
     assert_int_equal(pes_rd_hist_exact(&h, 127), 1);
@@ -365,7 +369,7 @@ static void test_histogram_bins(void **state)
     assert_int_equal(h.total, 7);
     assert_true(pes_rd_hist_below(&h, 128) == 2.0);
     assert_true(pes_rd_hist_below(&h, 256) == 4.0);
-    assert_true(pes_rd_hist_below(&h, 192) == 3.0);  /* half of bin 7, uniform split */
+    assert_true(pes_rd_hist_below(&h, 192) == 3.0); /* half of bin 7, uniform split */
     struct pes_rd_hist g;
     assert_int_equal(pes_rd_hist_init(&g, 128, NULL), 0);
     assert_int_equal(pes_rd_hist_merge(&g, &h), 0);
@@ -390,11 +394,11 @@ static void test_to_model_profile(void **state)
     assert_int_equal(pes_rd_hist_init(&h, 4096, NULL), 0);
     pes_rd_hist_add(&h, 3);
     pes_rd_hist_add(&h, 1023);
-    pes_rd_hist_add(&h, 1024);                  /* exact here, model bin 2^10 */
+    pes_rd_hist_add(&h, 1024); /* exact here, model bin 2^10 */
     pes_rd_hist_add(&h, 2047);
-    pes_rd_hist_add(&h, 3000);                  /* model bin 2^11 */
-    pes_rd_hist_add(&h, 5000);                  /* our log2 bin 12 */
-    pes_rd_hist_add(&h, UINT64_C(1) << 50);     /* clamped into 2^47 */
+    pes_rd_hist_add(&h, 3000);              /* model bin 2^11 */
+    pes_rd_hist_add(&h, 5000);              /* our log2 bin 12 */
+    pes_rd_hist_add(&h, UINT64_C(1) << 50); /* clamped into 2^47 */
     pes_rd_hist_add(&h, COLD);
     assert_int_equal(pes_rd_hist_to_profile(&h, m), 0);
     assert_int_equal(m->exact[3], 1);
@@ -412,7 +416,7 @@ static void test_to_model_profile(void **state)
     assert_int_equal(sum, h.total);
     pes_rd_hist_free(&h);
     assert_int_equal(pes_rd_hist_init(&h, 512, NULL), 0);
-    assert_int_equal(pes_rd_hist_to_profile(&h, m), -1);  /* cannot invent exact bins */
+    assert_int_equal(pes_rd_hist_to_profile(&h, m), -1); /* cannot invent exact bins */
     pes_rd_hist_free(&h);
     free(m);
 }
@@ -420,7 +424,7 @@ static void test_to_model_profile(void **state)
 static void test_per_site(void **state)
 {
     (void)state;
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 2, .n_groups = 1, .per_site = 1 };
+    struct pes_profiles_options o = {.granule = 64, .n_streams = 2, .n_groups = 1, .per_site = 1};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
     /* site 7 on core 0: a b a (PRD inf inf 1); site 9 on core 1: a (PRD inf),
@@ -460,12 +464,16 @@ enum { BT_N = 6000, BT_SITES = 5 };
 static void test_batch_vs_brute(void **state)
 {
     (void)state;
-    const uint32_t group_of[3] = { 0, 0, 1 };
-    struct pes_profiles_options o = { .granule = 64, .n_streams = 3, .n_groups = 2, .group_of = group_of,
-                                      .per_site = 1, .min_window = 64 };
+    const uint32_t group_of[3] = {0, 0, 1};
+    struct pes_profiles_options o = {.granule = 64,
+                                     .n_streams = 3,
+                                     .n_groups = 2,
+                                     .group_of = group_of,
+                                     .per_site = 1,
+                                     .min_window = 64};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
-    const uint32_t site_ids[BT_SITES] = { 0, 3, 1u << 23, 17, UINT32_MAX };
+    const uint32_t site_ids[BT_SITES] = {0, 3, 1u << 23, 17, UINT32_MAX};
     static uint32_t st[BT_N], sz[BT_N], si[BT_N];
     static uint64_t ad[BT_N];
     uint64_t seed = 77;
@@ -486,13 +494,13 @@ static void test_batch_vs_brute(void **state)
     /* brute force */
     struct lru prd[3], crd[2];
     for (int k = 0; k < 3; k++)
-        prd[k] = (struct lru){ calloc(400, sizeof(uint64_t)), 0 };
+        prd[k] = (struct lru){calloc(400, sizeof(uint64_t)), 0};
     for (int k = 0; k < 2; k++)
-        crd[k] = (struct lru){ calloc(400, sizeof(uint64_t)), 0 };
-    uint64_t pcold[3] = { 0 }, ptot[3] = { 0 }, ccold[2] = { 0 }, ctot[2] = { 0 };
-    double psum[3] = { 0 }, csum[2] = { 0 };
-    uint64_t s_acc[BT_SITES] = { 0 }, s_pc[BT_SITES] = { 0 }, s_cc[BT_SITES] = { 0 };
-    double s_ps[BT_SITES] = { 0 }, s_cs[BT_SITES] = { 0 };
+        crd[k] = (struct lru){calloc(400, sizeof(uint64_t)), 0};
+    uint64_t pcold[3] = {0}, ptot[3] = {0}, ccold[2] = {0}, ctot[2] = {0};
+    double psum[3] = {0}, csum[2] = {0};
+    uint64_t s_acc[BT_SITES] = {0}, s_pc[BT_SITES] = {0}, s_cc[BT_SITES] = {0};
+    double s_ps[BT_SITES] = {0}, s_cs[BT_SITES] = {0};
     for (size_t i = 0; i < BT_N; i++) {
         if (sz[i] == 0)
             continue;
@@ -553,7 +561,7 @@ static void test_batch_vs_brute(void **state)
     }
     /* a bad stream index is rejected before anything is applied */
     struct pes_error err;
-    uint32_t bad[2] = { 0, 3 };
+    uint32_t bad[2] = {0, 3};
     assert_int_equal(pes_profiles_push_batch(p, bad, ad, sz, si, 2, &err), -1);
     assert_int_equal(pes_profiles_prd(p, 0)->total, ptot[0]);
     pes_profiles_destroy(p);
@@ -592,9 +600,9 @@ static void bd_check(const struct pes_rd_hist *h, const struct bd_hist *want)
 static void test_batch_drains_and_ends(void **state)
 {
     (void)state;
-    const uint32_t group_of[BD_STREAMS] = { 0, PES_PROFILES_NO_GROUP, 1, 0 };
-    struct pes_profiles_options o = { .granule = 64, .n_streams = BD_STREAMS, .n_groups = 2,
-                                      .group_of = group_of };
+    const uint32_t group_of[BD_STREAMS] = {0, PES_PROFILES_NO_GROUP, 1, 0};
+    struct pes_profiles_options o = {
+        .granule = 64, .n_streams = BD_STREAMS, .n_groups = 2, .group_of = group_of};
     struct pes_profiles *p = pes_profiles_create(&o, NULL);
     assert_non_null(p);
     static uint32_t st[BD_N], sz[BD_N], si[BD_N];
@@ -611,20 +619,20 @@ static void test_batch_drains_and_ends(void **state)
     memset(crd, 0, sizeof crd);
     struct lru bp[BD_STREAMS], bc[2];
     for (int k = 0; k < BD_STREAMS; k++)
-        bp[k] = (struct lru){ calloc(4000, sizeof(uint64_t)), 0 };
+        bp[k] = (struct lru){calloc(4000, sizeof(uint64_t)), 0};
     for (int k = 0; k < 2; k++)
-        bc[k] = (struct lru){ calloc(4000, sizeof(uint64_t)), 0 };
+        bc[k] = (struct lru){calloc(4000, sizeof(uint64_t)), 0};
     for (size_t i = 0; i < BD_N; i++)
         for (uint64_t line = ad[i] / 64; line <= (ad[i] + sz[i] - 1) / 64; line++) {
             bd_add(&prd[st[i]], lru_push(&bp[st[i]], line));
             if (group_of[st[i]] != PES_PROFILES_NO_GROUP)
                 bd_add(&crd[group_of[st[i]]], lru_push(&bc[group_of[st[i]]], line));
         }
-    size_t most = 0;   /* granules in the largest batch */
+    size_t most = 0; /* granules in the largest batch */
     for (size_t i = 0; i < BD_N; i++) {
         size_t k = i == 0 ? 1200 : 1 + rng_next(&seed) % 400, granules = 0;
         if (i < BD_N / 2 && i + k > BD_N / 2)
-            k = BD_N / 2 - i;   /* the first half ends a batch */
+            k = BD_N / 2 - i; /* the first half ends a batch */
         if (k > BD_N - i)
             k = BD_N - i;
         for (size_t j = i; j < i + k; j++)
@@ -636,7 +644,7 @@ static void test_batch_drains_and_ends(void **state)
         if (i + 1 == BD_N / 2)
             assert_int_equal(pes_profiles_end_stream(p, 3, NULL), 0);
     }
-    assert_true(most > 65536);   /* the scratch was drained inside a batch */
+    assert_true(most > 65536); /* the scratch was drained inside a batch */
     struct pes_error err;
     uint32_t three = 3, sz8 = 8, site0 = 0;
     uint64_t a0 = 0;

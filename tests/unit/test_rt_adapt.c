@@ -24,24 +24,25 @@ static void test_periods(void **state)
     const uint64_t want[] = {1562, 3125, 6250, 12500, 25000, 50000, 100000};
     for (uint32_t k = 0; k <= PES_RT_ADAPT_LEVELS; k++)
         assert_int_equal(pes_rt_adapt_period(100000, k), want[k]);
-    assert_int_equal(pes_rt_adapt_period(100000, 7), 100000);   /* beyond the last level: the cap */
-    assert_int_equal(pes_rt_adapt_period(0, 0), 0);             /* that type is not sampled */
-    assert_int_equal(pes_rt_adapt_period(10, 0), 1);            /* never 0 */
-    assert_int_equal(pes_rt_adapt_period(10, 3), 1);            /* 10 >> 3 */
+    assert_int_equal(pes_rt_adapt_period(100000, 7), 100000); /* beyond the last level: the cap */
+    assert_int_equal(pes_rt_adapt_period(0, 0), 0);           /* that type is not sampled */
+    assert_int_equal(pes_rt_adapt_period(10, 0), 1);          /* never 0 */
+    assert_int_equal(pes_rt_adapt_period(10, 3), 1);          /* 10 >> 3 */
     assert_int_equal(pes_rt_adapt_period(10, 4), 2);
 }
 
 static void test_next(void **state)
 {
     (void)state;
-    assert_int_equal(pes_rt_adapt_next(0, 0, 1000, 0), 0);    /* no target: fixed */
+    assert_int_equal(pes_rt_adapt_next(0, 0, 1000, 0), 0); /* no target: fixed */
     assert_int_equal(pes_rt_adapt_next(0, 0, 199, 200), 0);
     assert_int_equal(pes_rt_adapt_next(0, 0, 200, 200), 1);
     assert_int_equal(pes_rt_adapt_next(0, 0, 10000, 200), 1); /* one level per call */
     assert_int_equal(pes_rt_adapt_next(3, 600, 799, 200), 3);
     assert_int_equal(pes_rt_adapt_next(3, 600, 800, 200), 4);
     assert_int_equal(pes_rt_adapt_next(PES_RT_ADAPT_LEVELS, 0, 1u << 30, 1), PES_RT_ADAPT_LEVELS);
-    assert_int_equal(pes_rt_adapt_next(2, 500, 400, 10), 2);  /* a counter behind its mark: no move */
+    assert_int_equal(pes_rt_adapt_next(2, 500, 400, 10),
+                     2); /* a counter behind its mark: no move */
 }
 
 struct run {
@@ -115,7 +116,7 @@ static void test_guarantee(void **state)
         struct run h = simulate(4 * n * (p0 + p0 / 8) + 10 * p0, cap, n, 2, 3, seed);
         assert_true(h.decided >= n);
         for (uint32_t k = 0; k < h.level; k++)
-            assert_true(h.samples_at[k] >= n);   /* fewer decided than samples */
+            assert_true(h.samples_at[k] >= n); /* fewer decided than samples */
     }
 }
 

@@ -56,7 +56,7 @@ static void run_random(uint64_t seed, uint64_t max_room, int kick)
             if (!kicked)
                 assert_int_equal(due_seen, loads + stores > room);
             else
-                assert_true(due_seen);   /* a kick makes the next segment due */
+                assert_true(due_seen); /* a kick makes the next segment due */
             check_exact(armed, cd, loads, stores);
         }
     }

@@ -31,25 +31,39 @@ static void defaults_when_unset(void **state)
     struct pes_collect_settings c;
     char msg[256];
     assert_int_equal(parse(env, &c, msg), 0);
-    assert_null(c.full_output);   /* off */
+    assert_null(c.full_output); /* off */
     assert_int_equal(c.time_interval, 1024);
     assert_int_equal(c.buffer_records, 65536);
     assert_int_equal(c.zstd_level, 1);
-    assert_int_equal(c.writers, 0);   /* from the affinity mask */
+    assert_int_equal(c.writers, 0); /* from the affinity mask */
     assert_int_equal(c.quiet, 0);
     assert_int_equal(c.overwrite, 0);
     assert_null(c.command);
-    assert_int_equal(c.roi, 1);   /* markers obeyed */
+    assert_int_equal(c.roi, 1); /* markers obeyed */
     assert_int_equal(c.skip, 0);
-    assert_int_equal(c.max_accesses, 0);   /* all */
+    assert_int_equal(c.max_accesses, 0); /* all */
 }
 
 static void valid_values(void **state)
 {
     (void)state;
-    const char *env[] = {"PES_FULL_OUTPUT", "/tmp/x.zst", "PES_TIME_INTERVAL", "1",
-                         "PES_BUFFER_RECORDS", "16", "PES_ZSTD_LEVEL", "22", "PES_QUIET", "1",
-                         "PES_WRITERS", "1", "PES_OVERWRITE", "0", "PES_COMMAND", "./a 'b c'", NULL};
+    const char *env[] = {"PES_FULL_OUTPUT",
+                         "/tmp/x.zst",
+                         "PES_TIME_INTERVAL",
+                         "1",
+                         "PES_BUFFER_RECORDS",
+                         "16",
+                         "PES_ZSTD_LEVEL",
+                         "22",
+                         "PES_QUIET",
+                         "1",
+                         "PES_WRITERS",
+                         "1",
+                         "PES_OVERWRITE",
+                         "0",
+                         "PES_COMMAND",
+                         "./a 'b c'",
+                         NULL};
     struct pes_collect_settings c;
     char msg[256];
     assert_int_equal(parse(env, &c, msg), 0);
@@ -62,8 +76,13 @@ static void valid_values(void **state)
     assert_int_equal(c.overwrite, 0);
     assert_string_equal(c.command, "./a 'b c'");
 
-    const char *big[] = {"PES_TIME_INTERVAL", "4294967295", "PES_BUFFER_RECORDS", "67108864",
-                         "PES_WRITERS", "64", NULL};
+    const char *big[] = {"PES_TIME_INTERVAL",
+                         "4294967295",
+                         "PES_BUFFER_RECORDS",
+                         "67108864",
+                         "PES_WRITERS",
+                         "64",
+                         NULL};
     assert_int_equal(parse(big, &c, msg), 0);
     assert_int_equal(c.time_interval, 4294967295u);
     assert_int_equal(c.buffer_records, 67108864u);
@@ -101,7 +120,7 @@ static void gate_values(void **state)
     expect_error("PES_MAX_ACCESSES", "0",
                  "PES_MAX_ACCESSES=0: expected an integer from 1 to 18446744073709551615");
     expect_error("PES_SKIP", "-1", NULL);
-    expect_error("PES_SKIP", "18446744073709551616", NULL);   /* 2^64 */
+    expect_error("PES_SKIP", "18446744073709551616", NULL); /* 2^64 */
 }
 
 static void invalid_values(void **state)
@@ -115,7 +134,7 @@ static void invalid_values(void **state)
     expect_error("PES_TIME_INTERVAL", "5 ", NULL);
     expect_error("PES_TIME_INTERVAL", "", NULL);
     expect_error("PES_TIME_INTERVAL", "0x10", NULL);
-    expect_error("PES_TIME_INTERVAL", "4294967296", NULL);             /* 2^32 */
+    expect_error("PES_TIME_INTERVAL", "4294967296", NULL);              /* 2^32 */
     expect_error("PES_TIME_INTERVAL", "99999999999999999999999", NULL); /* > 2^64 */
     expect_error("PES_BUFFER_RECORDS", "15",
                  "PES_BUFFER_RECORDS=15: expected an integer from 16 to 67108864");
@@ -134,7 +153,7 @@ static void invalid_values(void **state)
 static void writers_default(void **state)
 {
     (void)state;
-    assert_int_equal(pes_rt_writers_for_cpus(-1), 1);   /* sched_getaffinity failed */
+    assert_int_equal(pes_rt_writers_for_cpus(-1), 1); /* sched_getaffinity failed */
     assert_int_equal(pes_rt_writers_for_cpus(0), 1);
     assert_int_equal(pes_rt_writers_for_cpus(1), 1);
     assert_int_equal(pes_rt_writers_for_cpus(2), 2);
@@ -160,9 +179,23 @@ static void sampling_values(void **state)
     assert_int_equal(c.debug_registers, 4);
     assert_int_equal(c.sockets, 0);
     assert_int_equal(c.spatial, 0);
-    const char *all[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse-shared", "PES_PERIOD_LOAD",
-                         "0", "PES_PERIOD_STORE", "7", "PES_GRANULARITY", "spatial", "PES_SOCKETS",
-                         "2", "PES_DEBUG_REGISTERS", "1", "PES_SEED", "18446744073709551615", NULL};
+    const char *all[] = {"PES_SAMPLE_OUTPUT",
+                         "s",
+                         "PES_MODE",
+                         "reuse-shared",
+                         "PES_PERIOD_LOAD",
+                         "0",
+                         "PES_PERIOD_STORE",
+                         "7",
+                         "PES_GRANULARITY",
+                         "spatial",
+                         "PES_SOCKETS",
+                         "2",
+                         "PES_DEBUG_REGISTERS",
+                         "1",
+                         "PES_SEED",
+                         "18446744073709551615",
+                         NULL};
     assert_int_equal(parse(all, &c, msg), 0);
     assert_int_equal(c.mode, PES_RT_MODE_REUSE_SHARED);
     assert_int_equal(c.period_load, 0);
@@ -183,8 +216,8 @@ static void sampling_values(void **state)
     const char *bad_mode[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse2", NULL};
     assert_int_equal(parse(bad_mode, &c, msg), -1);
     assert_string_equal(msg, "PES_MODE=reuse2: expected samples, reuse, reuse-shared or comm");
-    const char *nothing[] = {"PES_SAMPLE_OUTPUT", "s", "PES_PERIOD_LOAD", "0", "PES_PERIOD_STORE",
-                             "0", NULL};
+    const char *nothing[] = {
+        "PES_SAMPLE_OUTPUT", "s", "PES_PERIOD_LOAD", "0", "PES_PERIOD_STORE", "0", NULL};
     assert_int_equal(parse(nothing, &c, msg), -1);
     const char *regs[] = {"PES_SAMPLE_OUTPUT", "s", "PES_DEBUG_REGISTERS", "5", NULL};
     assert_int_equal(parse(regs, &c, msg), -1);
@@ -196,7 +229,8 @@ static void sampling_values(void **state)
     const char *empty[] = {"PES_SAMPLE_OUTPUT", "", NULL};
     assert_int_equal(parse(empty, &c, msg), -1);
     /* --samples: adaptive period; off unless set */
-    const char *target[] = {"PES_SAMPLE_OUTPUT", "s", "PES_MODE", "reuse", "PES_SAMPLES", "200", NULL};
+    const char *target[] = {"PES_SAMPLE_OUTPUT", "s",   "PES_MODE", "reuse",
+                            "PES_SAMPLES",       "200", NULL};
     assert_int_equal(parse(target, &c, msg), 0);
     assert_int_equal(c.samples_target, 200);
     const char *no_target[] = {"PES_SAMPLE_OUTPUT", "s", NULL};
@@ -238,12 +272,9 @@ static void parse_u64_bounds(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults_when_unset),
-        cmocka_unit_test(valid_values),
-        cmocka_unit_test(invalid_values),
-        cmocka_unit_test(gate_values),
-        cmocka_unit_test(parse_u64_bounds),
-        cmocka_unit_test(writers_default),
+        cmocka_unit_test(defaults_when_unset), cmocka_unit_test(valid_values),
+        cmocka_unit_test(invalid_values),      cmocka_unit_test(gate_values),
+        cmocka_unit_test(parse_u64_bounds),    cmocka_unit_test(writers_default),
         cmocka_unit_test(sampling_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,12 +27,12 @@ static void put(const char *rel, const char *content)
     fclose(f);
 }
 
-static void cache(int idx, const char *level, const char *type, const char *size,
-                  const char *ways, const char *line, const char *shared)
+static void cache(int idx, const char *level, const char *type, const char *size, const char *ways,
+                  const char *line, const char *shared)
 {
     char rel[128];
-    const char *names[] = {"level", "type", "size", "ways_of_associativity",
-                           "coherency_line_size", "shared_cpu_list"};
+    const char *names[] = {
+        "level", "type", "size", "ways_of_associativity", "coherency_line_size", "shared_cpu_list"};
     const char *vals[] = {level, type, size, ways, line, shared};
     for (int i = 0; i < 6; i++) {
         if (!vals[i])
@@ -52,15 +52,15 @@ static int setup(void **state)
     cache(0, "1\n", "Data\n", "48K\n", "12\n", "64\n", "0,8\n");
     cache(2, "2\n", "Unified\n", "2M\n", "20\n", "64\n", "0\n");
     cache(1, "1\n", "Instruction\n", "32K\n", "8\n", "64\n", "0,8\n");
-    cache(4, "2\n", "Trace\n", "1K\n", "1\n", "64\n", "0\n");      /* unknown type: skipped */
-    cache(5, "x\n", "Data\n", "1K\n", "1\n", "64\n", "0\n");       /* bad level: skipped */
-    cache(6, NULL, "Data\n", "1K\n", "1\n", "64\n", "0\n");        /* no level: skipped */
+    cache(4, "2\n", "Trace\n", "1K\n", "1\n", "64\n", "0\n"); /* unknown type: skipped */
+    cache(5, "x\n", "Data\n", "1K\n", "1\n", "64\n", "0\n");  /* bad level: skipped */
+    cache(6, NULL, "Data\n", "1K\n", "1\n", "64\n", "0\n");   /* no level: skipped */
     put("cpu/cpu0/topology/physical_package_id", "0\n");
     put("cpu/cpu1/topology/physical_package_id", "0\n");
     put("cpu/cpu2/topology/physical_package_id", "1\n");
     put("cpu/cpu3/topology/physical_package_id", "1\n");
     put("cpu/cpu10/topology/physical_package_id", "3\n");
-    put("cpu/cpufreq/dummy", "");   /* not a cpuN directory */
+    put("cpu/cpufreq/dummy", ""); /* not a cpuN directory */
     put("cpuinfo", "processor\t: 0\nvendor_id\t: X\nmodel name\t: Fake CPU @ 1.00GHz\n"
                    "processor\t: 1\nmodel name\t: Other\n");
     put("cpuinfo-none", "processor\t: 0\n");
@@ -116,7 +116,7 @@ static void sockets_and_model(void **state)
     (void)state;
     char path[300];
     snprintf(path, sizeof path, "%s/cpu", root);
-    assert_int_equal(pes_rt_host_sockets(path), 3);   /* packages 0, 1, 3 */
+    assert_int_equal(pes_rt_host_sockets(path), 3); /* packages 0, 1, 3 */
     assert_int_equal(pes_rt_host_sockets("/nonexistent/pes"), 1);
     snprintf(path, sizeof path, "%s/cpuinfo", root);
     char *model = pes_rt_host_cpu_model(path);

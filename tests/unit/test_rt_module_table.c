@@ -28,10 +28,10 @@ static void ranges_never_reach_control_ids(void **state)
 {
     (void)state;
     uint32_t next = PES_ID_CONTROL_FIRST - 4, base = 123;
-    assert_int_equal(pes_rt_assign_range(&next, 3, 2, &base), -1);   /* would end at FIRST+1 */
+    assert_int_equal(pes_rt_assign_range(&next, 3, 2, &base), -1); /* would end at FIRST+1 */
     assert_int_equal(next, PES_ID_CONTROL_FIRST - 4);
     assert_int_equal(base, 123);
-    assert_int_equal(pes_rt_assign_range(&next, 2, 2, &base), 0);    /* ends exactly at FIRST */
+    assert_int_equal(pes_rt_assign_range(&next, 2, 2, &base), 0); /* ends exactly at FIRST */
     assert_int_equal(base, PES_ID_CONTROL_FIRST - 4);
     assert_int_equal(next, PES_ID_CONTROL_FIRST);
     assert_int_equal(pes_rt_assign_range(&next, 1, 0, &base), -1);
@@ -47,16 +47,16 @@ static void conversion_resolves_strings_and_globalises_ids(void **state)
     (void)state;
     const struct pes_rt_site sites[3] = {
         {7, 2, PES_KIND_LOAD, PES_SITE_SHARED, 8, 1, 0, 4},
-        {9, 0, PES_KIND_COPY_DST, 0, 0, 0, 999, 11},   /* bad file offset, unterminated name */
-        {0, 0, PES_KIND_STORE, 0, 4, 7, 4, 14},        /* bb out of range, offset == size */
+        {9, 0, PES_KIND_COPY_DST, 0, 0, 0, 999, 11}, /* bad file offset, unterminated name */
+        {0, 0, PES_KIND_STORE, 0, 4, 7, 4, 14},      /* bb out of range, offset == size */
     };
     const struct pes_rt_bb bbs[2] = {
         {4, 6, 1, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
         {4, 12345, 2, PES_BB_PARALLEL, {0}},
     };
     uint32_t id_base_slot = 0;
-    struct pes_rt_module m = {PES_RT_ABI_VERSION, 3, 2, sizeof strtab, sites, bbs,
-                              strtab, "unit.c", &id_base_slot};
+    struct pes_rt_module m = {PES_RT_ABI_VERSION, 3, 2, sizeof strtab, sites, bbs, strtab, "unit.c",
+                              &id_base_slot};
     struct pes_module *out = pes_rt_module_convert(&m, 100);
     assert_non_null(out);
     assert_int_equal(out->id_base, 100);
@@ -77,10 +77,10 @@ static void conversion_resolves_strings_and_globalises_ids(void **state)
     assert_int_equal(out->sites[1].id, 101);
     assert_int_equal(out->sites[1].bb, 103);
     assert_string_equal(out->sites[1].file, "");
-    assert_string_equal(out->sites[1].function, "");   /* "end" has no terminator */
+    assert_string_equal(out->sites[1].function, ""); /* "end" has no terminator */
 
     assert_int_equal(out->sites[2].bb, UINT32_MAX);
-    assert_string_equal(out->sites[2].function, "");   /* offset == strtab_size */
+    assert_string_equal(out->sites[2].function, ""); /* offset == strtab_size */
 
     assert_int_equal(out->bbs[0].id, 103);
     assert_int_equal(out->bbs[1].id, 104);
@@ -107,10 +107,11 @@ static void conversion_copies_the_strings(void **state)
     const struct pes_rt_site sites[1] = {{7, 2, PES_KIND_LOAD, 0, 8, 1, 0, 4}};
     const struct pes_rt_bb bbs[1] = {{4, 6, 1, 0, {0}}};
     uint32_t slot = 0;
-    struct pes_rt_module m = {PES_RT_ABI_VERSION, 1, 1, sizeof strtab, sites, bbs, tab, name, &slot};
+    struct pes_rt_module m = {
+        PES_RT_ABI_VERSION, 1, 1, sizeof strtab, sites, bbs, tab, name, &slot};
     struct pes_module *out = pes_rt_module_convert(&m, 0);
     assert_non_null(out);
-    memset(tab, 'X', sizeof strtab);   /* as if unmapped and the pages reused */
+    memset(tab, 'X', sizeof strtab); /* as if unmapped and the pages reused */
     memset(name, 'X', strlen(name));
     free(tab);
     free(name);

@@ -22,10 +22,10 @@
 
 /* libpfm4 reads LIBPFM_FORCE_PMU once per process, as a real run would: each
  * model is encoded in a child, which reports the first mismatch by exit code. */
-#define CHECK(c)              \
-    do {                      \
-        if (!(c))             \
-            _exit(__LINE__ % 250 + 1); \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c))                                                                                  \
+            _exit(__LINE__ % 250 + 1);                                                             \
     } while (0)
 
 static void encode_for(const char *pmu, int store, const char *want_event, uint64_t want_config)
@@ -174,7 +174,7 @@ static void ring_pebs(void **state)
     uint64_t tv[3] = {1, 2, 3};
     put(&thr, sizeof thr);
     put(tv, 24);
-    pebs_sample(0x401010, 2000, 0xffffffff81000000ull, 1);   /* kernel address: dropped */
+    pebs_sample(0x401010, 2000, 0xffffffff81000000ull, 1); /* kernel address: dropped */
     pebs_sample(0x401020, 3000, 0x601040, 9);
     struct perf_event_header other = {PERF_RECORD_MMAP2 + 50, 0, 16};
     put(&other, sizeof other);
@@ -223,8 +223,8 @@ static void ring_pebs(void **state)
     assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, 8, &c), 0);
     assert_int_equal(c.other, 1);
     /* unknown sample_type bits are refused rather than misparsed */
-    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, PERF_SAMPLE_CALLCHAIN, 0, 0, ev,
-                                        8, &c), 0);
+    assert_int_equal(
+        pes_pmu_parse_ring(ring, RING, head, &tail, PERF_SAMPLE_CALLCHAIN, 0, 0, ev, 8, &c), 0);
 }
 
 /* A record larger than the parser's 2 KiB buffer (it runs in a signal handler
@@ -249,7 +249,6 @@ static void ring_oversized_record(void **state)
     assert_int_equal(c.samples, 1);
     assert_int_equal(tail, head);
 }
-
 
 /* IBS op raw payload: caps u32, then CTL, RIP, DATA, DATA2, DATA3, DC_LINADDR, DC_PHYSADDR. */
 static void ibs_sample(uint64_t rip, uint64_t data, uint64_t data3, uint64_t lin)
@@ -277,10 +276,10 @@ static void ring_ibs(void **state)
     (void)state;
     head = 0;
     uint64_t tail = 0;
-    ibs_sample(0x400100, 0, (1u << 0) | (1u << 17), 0x7f00000000a0ull);     /* load, valid */
-    ibs_sample(0x400200, 0, (1u << 1) | (1u << 17), 0x7f00000000b0ull);     /* store, valid */
-    ibs_sample(0x400300, 0, 0, 0);                                          /* not a memory op */
-    ibs_sample(0x400400, 0, (1u << 0), 0x7f00000000c0ull);                  /* address invalid */
+    ibs_sample(0x400100, 0, (1u << 0) | (1u << 17), 0x7f00000000a0ull); /* load, valid */
+    ibs_sample(0x400200, 0, (1u << 1) | (1u << 17), 0x7f00000000b0ull); /* store, valid */
+    ibs_sample(0x400300, 0, 0, 0);                                      /* not a memory op */
+    ibs_sample(0x400400, 0, (1u << 0), 0x7f00000000c0ull);              /* address invalid */
     ibs_sample(0x400500, 1ull << 38, (1u << 0) | (1u << 17), 0x7f00000000d0ull); /* RIP invalid */
     struct pes_event ev[8];
     struct pes_pmu_counts c;
@@ -295,7 +294,7 @@ static void ring_ibs(void **state)
     assert_int_equal(ev[1].addr, 0x7f00000000b0ull);
     assert_true(ev[1].flags & PES_EVF_WRITE);
     assert_int_equal(ev[2].addr, 0x7f00000000d0ull);
-    assert_int_equal(ev[2].ip, 0x400500);   /* the sample IP stands in for an invalid IBS RIP */
+    assert_int_equal(ev[2].ip, 0x400500); /* the sample IP stands in for an invalid IBS RIP */
     uint8_t shortraw[10] = {0};
     struct pes_event e;
     assert_int_equal(pes_pmu_parse_ibs(shortraw, sizeof shortraw, &e), -1);

@@ -42,8 +42,9 @@ static void known_cases(void **state)
 static void shell_round_trip(void **state)
 {
     (void)state;
-    char *args[] = {"prog", "a b", "it's", "\"dq\"", "", "$HOME", "`x`", "back\\slash",
-                    "tab\there", "new\nline", "'", "''", "*?[", "~user", "--", "#c", "é"};
+    char *args[] = {"prog", "a b",         "it's",      "\"dq\"",    "",  "$HOME",
+                    "`x`",  "back\\slash", "tab\there", "new\nline", "'", "''",
+                    "*?[",  "~user",       "--",        "#c",        "é"};
     int n = (int)(sizeof args / sizeof args[0]);
     char *q = pes_cmdline_quote(n, args);
     assert_non_null(q);

@@ -76,7 +76,7 @@ static void enumerate(struct st s, uint32_t d, int i, int n, double p)
             exact[j][s.held[j]] += p;
         return;
     }
-    double rest = p;   /* probability that no slot has accepted yet */
+    double rest = p; /* probability that no slot has accepted yet */
     struct st cur = s;
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t j = 0; j < d; j++) {
@@ -91,7 +91,7 @@ static void enumerate(struct st s, uint32_t d, int i, int n, double p)
             rest *= 1 - acc;
         }
     if (rest > 0)
-        enumerate(cur, d, i + 1, n, rest);   /* dropped */
+        enumerate(cur, d, i + 1, n, rest); /* dropped */
 }
 
 static void two_slots_match_enumeration(void **state)
@@ -136,7 +136,7 @@ static void inactive_first_and_release(void **state)
         assert_int_equal(pes_rt_reservoir_pick(slots, 4, &rng), i);
     for (int round = 0; round < 1000; round++) {
         int k = round % 4;
-        pes_rt_reservoir_release(&slots[k]);   /* a trap decided slot k */
+        pes_rt_reservoir_release(&slots[k]); /* a trap decided slot k */
         assert_int_equal(pes_rt_reservoir_pick(slots, 4, &rng), k);
     }
 }
@@ -155,7 +155,7 @@ static void period_jitter(void **state)
     }
     for (uint64_t k = 0; k <= hi - lo; k++)
         within((double)counts[k], 1.0 / (double)(hi - lo + 1), trials);
-    assert_int_equal(pes_rt_next_period(&rng, 1), 1);   /* exact for tiny periods */
+    assert_int_equal(pes_rt_next_period(&rng, 1), 1); /* exact for tiny periods */
     assert_int_equal(pes_rt_next_period(&rng, 7), 7);
 }
 

@@ -54,16 +54,32 @@ static void pair(enum pes_rt_scope scope, uint32_t t1, int w1, uint32_t t2, int 
     assert_int_equal(c1->invalidations, want_inval);
     assert_int_equal(pes_rt_site(r, scope, 2)->inval_caused, want_inval);
     if (want_reuse)
-        assert_int_equal(s->temporal.bin[0], 1);  /* adjacent: distance 0 */
+        assert_int_equal(s->temporal.bin[0], 1); /* adjacent: distance 0 */
     pes_rt_destroy(r);
 }
 
 /* Table 6.2 (intra-thread). "different cores" uses another thread on the same
  * socket and one on the other socket: the table says "any socket". */
-static void t62_RR_same_core(void **st) { (void)st; pair(PES_RT_INTRA, 0, R, 0, R, 1, 0); }
-static void t62_RW_same_core(void **st) { (void)st; pair(PES_RT_INTRA, 0, R, 0, W, 1, 0); }
-static void t62_WW_same_core(void **st) { (void)st; pair(PES_RT_INTRA, 0, W, 0, W, 1, 0); }
-static void t62_WR_same_core(void **st) { (void)st; pair(PES_RT_INTRA, 0, W, 0, R, 1, 0); }
+static void t62_RR_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_INTRA, 0, R, 0, R, 1, 0);
+}
+static void t62_RW_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_INTRA, 0, R, 0, W, 1, 0);
+}
+static void t62_WW_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_INTRA, 0, W, 0, W, 1, 0);
+}
+static void t62_WR_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_INTRA, 0, W, 0, R, 1, 0);
+}
 static void t62_RR_different_cores(void **st)
 {
     (void)st;
@@ -90,18 +106,66 @@ static void t62_WR_different_cores(void **st)
 }
 
 /* Table 6.3 (shared cache): threads 0,1 share socket 0; thread 2 is remote. */
-static void t63_RR_same_core(void **st) { (void)st; pair(PES_RT_SHARED, 0, R, 0, R, 0, 0); }
-static void t63_RW_same_core(void **st) { (void)st; pair(PES_RT_SHARED, 0, R, 0, W, 0, 0); }
-static void t63_WW_same_core(void **st) { (void)st; pair(PES_RT_SHARED, 0, W, 0, W, 0, 0); }
-static void t63_WR_same_core(void **st) { (void)st; pair(PES_RT_SHARED, 0, W, 0, R, 0, 0); }
-static void t63_RR_same_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, R, 1, R, 1, 0); }
-static void t63_RW_same_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, R, 1, W, 1, 0); }
-static void t63_WW_same_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, W, 1, W, 1, 0); }
-static void t63_WR_same_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, W, 1, R, 1, 0); }
-static void t63_RR_different_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, R, 2, R, 0, 0); }
-static void t63_RW_different_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, R, 2, W, 0, 1); }
-static void t63_WW_different_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, W, 2, W, 0, 1); }
-static void t63_WR_different_socket(void **st) { (void)st; pair(PES_RT_SHARED, 0, W, 2, R, 0, 0); }
+static void t63_RR_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, R, 0, R, 0, 0);
+}
+static void t63_RW_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, R, 0, W, 0, 0);
+}
+static void t63_WW_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, W, 0, W, 0, 0);
+}
+static void t63_WR_same_core(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, W, 0, R, 0, 0);
+}
+static void t63_RR_same_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, R, 1, R, 1, 0);
+}
+static void t63_RW_same_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, R, 1, W, 1, 0);
+}
+static void t63_WW_same_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, W, 1, W, 1, 0);
+}
+static void t63_WR_same_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, W, 1, R, 1, 0);
+}
+static void t63_RR_different_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, R, 2, R, 0, 0);
+}
+static void t63_RW_different_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, R, 2, W, 0, 1);
+}
+static void t63_WW_different_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, W, 2, W, 0, 1);
+}
+static void t63_WR_different_socket(void **st)
+{
+    (void)st;
+    pair(PES_RT_SHARED, 0, W, 2, R, 0, 0);
+}
 
 /* §6.2.1: a1 b1 c1 b2 d1 d2 a2 -> time reuse distance of a is 5, of b 1, of d 0. */
 static void time_distance_example(void **st)
@@ -128,9 +192,9 @@ static void intervening_remote_read_and_write(void **st)
     struct pes_rt *r = mk(2, NULL);
     acc(r, 0, 8, R, 0);
     acc(r, 1, 8, R, 0);
-    acc(r, 0, 8, R, 0);     /* reuse, distance 0 (thread 0 did nothing in between) */
-    acc(r, 1, 8, W, 1);     /* invalidates thread 0's use; thread 1's own use reused */
-    acc(r, 0, 8, R, 0);     /* not a reuse */
+    acc(r, 0, 8, R, 0); /* reuse, distance 0 (thread 0 did nothing in between) */
+    acc(r, 1, 8, W, 1); /* invalidates thread 0's use; thread 1's own use reused */
+    acc(r, 0, 8, R, 0); /* not a reuse */
     const struct pes_rt_stats *s = pes_rt_totals(r, PES_RT_INTRA);
     assert_int_equal(s->n.reuses, 2);
     assert_int_equal(s->n.invalidations, 1);
@@ -149,9 +213,9 @@ static void spatial_vs_temporal(void **st)
     (void)st;
     struct pes_rt *r = mk(1, NULL);
     acc(r, 0, 0, R, 0);
-    acc(r, 0, 8, R, 0);      /* spatial line reuse, distance 0 */
+    acc(r, 0, 8, R, 0); /* spatial line reuse, distance 0 */
     acc(r, 0, 4096, R, 0);
-    acc(r, 0, 8, R, 0);      /* temporal reuse of 8 (distance 1) and line reuse (same addr) */
+    acc(r, 0, 8, R, 0); /* temporal reuse of 8 (distance 1) and line reuse (same addr) */
     const struct pes_rt_stats *s = pes_rt_totals(r, PES_RT_INTRA);
     assert_int_equal(s->n.reuses, 1);
     assert_int_equal(s->temporal.bin[1], 1);
@@ -168,10 +232,10 @@ static void shared_distance_counts_socket_accesses(void **st)
     (void)st;
     struct pes_rt *r = mk(4, two_sockets);
     acc(r, 0, 0, R, 0);
-    acc(r, 1, 640, R, 0);    /* same socket, other line */
-    acc(r, 2, 1280, R, 0);   /* other socket: not counted */
+    acc(r, 1, 640, R, 0);  /* same socket, other line */
+    acc(r, 2, 1280, R, 0); /* other socket: not counted */
     acc(r, 0, 1920, R, 0);
-    acc(r, 1, 0, R, 0);      /* shared reuse of thread 0's use: 2 socket accesses between */
+    acc(r, 1, 0, R, 0); /* shared reuse of thread 0's use: 2 socket accesses between */
     const struct pes_rt_stats *s = pes_rt_totals(r, PES_RT_SHARED);
     assert_int_equal(s->n.reuses, 1);
     assert_int_equal(s->temporal.bin[2], 1);
@@ -227,7 +291,12 @@ static void bad_arguments(void **st)
 
 /* ---- brute-force oracle: for every access scan forward for its outcome ---- */
 
-struct ev { uint32_t t; uint64_t a; uint32_t s; int w; };
+struct ev {
+    uint32_t t;
+    uint64_t a;
+    uint32_t s;
+    int w;
+};
 
 /* The bytes a debug register watches for an access: its largest aligned
  * prefix of 8, 4, 2 or 1 bytes (the collector's modes/watch.c). */
@@ -256,14 +325,14 @@ static void oracle(const struct ev *e, size_t n, const uint32_t *sock, int share
             int same_owner = (shared ? sock[e[j].t] : e[j].t) == owner;
             if (same_owner && meets && !(shared && e[j].t == e[i].t)) {
                 (*reuses)++;
-                uint64_t d = 0;                 /* owner's accesses strictly between */
+                uint64_t d = 0; /* owner's accesses strictly between */
                 for (size_t k = i + 1; k < j; k++)
                     d += shared ? sock[e[k].t] == sock[e[i].t] : e[k].t == e[i].t;
                 hist[pes_rt_bin(d)]++;
                 break;
             }
             if (same_owner && same_word)
-                break;                          /* replaced: same core (shared), or other bytes */
+                break; /* replaced: same core (shared), or other bytes */
             if (!same_owner && meets && e[j].w) {
                 (*invals)++;
                 break;
@@ -280,7 +349,7 @@ static void random_vs_oracle(void **st)
     for (int round = 0; round < 60; round++) {
         size_t n = 300;
         struct ev e[300];
-        int bytes = round % 2;   /* odd rounds: any start byte and size; even: aligned words */
+        int bytes = round % 2; /* odd rounds: any start byte and size; even: aligned words */
         for (size_t i = 0; i < n; i++) {
             e[i].t = (uint32_t)(rand() % 4);
             e[i].a = (uint64_t)(rand() % 6) * 64 + (uint64_t)(rand() % 3) * 8;
@@ -324,7 +393,8 @@ static void private_then_shared_vs_oracle(void **st)
         for (size_t i = 0; i < N; i++) {
             e[i].t = (uint32_t)(rand() % 4);
             uint32_t home = rand() % 20 == 0 ? (uint32_t)(rand() % 4) : e[i].t;
-            e[i].a = 0x10000 + (uint64_t)home * 256 + (uint64_t)(rand() % 24) * 8 + (uint64_t)(rand() % 8);
+            e[i].a = 0x10000 + (uint64_t)home * 256 + (uint64_t)(rand() % 24) * 8 +
+                     (uint64_t)(rand() % 8);
             e[i].s = sizes[rand() % 7];
             e[i].w = rand() % 3 == 0;
         }
@@ -352,12 +422,15 @@ static void overlap_not_start_address(void **st)
     (void)st;
     struct pes_rt *r = mk(1, NULL);
     struct pes_error err = {0};
-    assert_int_equal(pes_rt_access(r, 0, 0x1008, 8, 0, 0, &err), 0);   /* use of [0x1008, 0x1010) */
+    assert_int_equal(pes_rt_access(r, 0, 0x1008, 8, 0, 0, &err), 0); /* use of [0x1008, 0x1010) */
     assert_int_equal(pes_rt_access(r, 0, 0x2000, 8, 0, 0, &err), 0);
-    assert_int_equal(pes_rt_access(r, 0, 0x1000, 16, 0, 0, &err), 0);  /* touches it: reuse, distance 1 */
-    assert_int_equal(pes_rt_access(r, 0, 0x3000, 1, 1, 0, &err), 0);   /* use of byte 0x3000 */
-    assert_int_equal(pes_rt_access(r, 0, 0x3001, 1, 0, 0, &err), 0);   /* same word, other byte: replaces */
-    assert_int_equal(pes_rt_access(r, 0, 0x3001, 1, 0, 0, &err), 0);   /* reuse of 0x3001, distance 0 */
+    assert_int_equal(pes_rt_access(r, 0, 0x1000, 16, 0, 0, &err),
+                     0); /* touches it: reuse, distance 1 */
+    assert_int_equal(pes_rt_access(r, 0, 0x3000, 1, 1, 0, &err), 0); /* use of byte 0x3000 */
+    assert_int_equal(pes_rt_access(r, 0, 0x3001, 1, 0, 0, &err),
+                     0); /* same word, other byte: replaces */
+    assert_int_equal(pes_rt_access(r, 0, 0x3001, 1, 0, 0, &err),
+                     0); /* reuse of 0x3001, distance 0 */
     const struct pes_rt_stats *s = pes_rt_totals(r, PES_RT_INTRA);
     assert_int_equal(s->n.reuses, 2);
     assert_int_equal(s->temporal.bin[pes_rt_bin(1)], 1);
@@ -373,16 +446,19 @@ static void batch_equals_single(void **st)
     static struct pes_rt_access a[N];
     srand(21);
     for (size_t i = 0; i < N; i++)
-        a[i] = (struct pes_rt_access){.addr = (uint64_t)(rand() % 500) * 8, .size = 8,
+        a[i] = (struct pes_rt_access){.addr = (uint64_t)(rand() % 500) * 8,
+                                      .size = 8,
                                       .thread = (uint32_t)(rand() % 4),
-                                      .site = (uint32_t)(rand() % 9), .is_write = rand() % 3 == 0};
+                                      .site = (uint32_t)(rand() % 9),
+                                      .is_write = rand() % 3 == 0};
     struct pes_rt *x = mk(4, two_sockets), *y = mk(4, two_sockets);
     struct pes_error err = {0};
     assert_int_equal(pes_rt_access_batch(x, a, N, &err), 0);
     for (size_t i = 0; i < N; i++)
         acc(y, a[i].thread, a[i].addr, a[i].is_write, a[i].site);
     for (int sc = 0; sc < 2; sc++) {
-        assert_memory_equal(pes_rt_totals(x, sc), pes_rt_totals(y, sc), sizeof(struct pes_rt_stats));
+        assert_memory_equal(pes_rt_totals(x, sc), pes_rt_totals(y, sc),
+                            sizeof(struct pes_rt_stats));
         for (uint32_t site = 0; site < 9; site++)
             assert_memory_equal(pes_rt_site(x, sc, site), pes_rt_site(y, sc, site),
                                 sizeof(struct pes_rt_counts));

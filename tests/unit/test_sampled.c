@@ -26,49 +26,86 @@
 
 static char sampled_path[256], full_path[256];
 
-static void paths(void) {
+static void paths(void)
+{
     snprintf(sampled_path, sizeof sampled_path, "/tmp/pes-test-sampled-%d.s.zst", (int)getpid());
     snprintf(full_path, sizeof full_path, "/tmp/pes-test-sampled-%d.f.zst", (int)getpid());
 }
 
 static const struct pes_site sites[3] = {
-    {.id = 0, .bb = 3, .kind = PES_KIND_LOAD, .size = 8, .file = "t.c", .line = 10, .function = "f"},
-    {.id = 1, .bb = 3, .kind = PES_KIND_STORE, .size = 8, .file = "t.c", .line = 11, .function = "f"},
-    {.id = 2, .bb = 3, .kind = PES_KIND_STORE, .size = 8, .file = "t.c", .line = 12, .function = "f"},
+    {.id = 0,
+     .bb = 3,
+     .kind = PES_KIND_LOAD,
+     .size = 8,
+     .file = "t.c",
+     .line = 10,
+     .function = "f"},
+    {.id = 1,
+     .bb = 3,
+     .kind = PES_KIND_STORE,
+     .size = 8,
+     .file = "t.c",
+     .line = 11,
+     .function = "f"},
+    {.id = 2,
+     .bb = 3,
+     .kind = PES_KIND_STORE,
+     .size = 8,
+     .file = "t.c",
+     .line = 12,
+     .function = "f"},
 };
 
-static struct pes_trace_writer *open_trace(const char *path, uint32_t kind, const char *config, uint64_t pid,
-                                           uint32_t n_threads) {
+static struct pes_trace_writer *open_trace(const char *path, uint32_t kind, const char *config,
+                                           uint64_t pid, uint32_t n_threads)
+{
     struct pes_error err = {0};
-    struct pes_trace_info info = {.kind = kind, .command = "test", .hostname = "h", .cpu_model = "c",
-                                  .config = config, .ticks_per_second = 1000000000, .pid = pid,
+    struct pes_trace_info info = {.kind = kind,
+                                  .command = "test",
+                                  .hostname = "h",
+                                  .cpu_model = "c",
+                                  .config = config,
+                                  .ticks_per_second = 1000000000,
+                                  .pid = pid,
                                   .start_ticks = 777};
     struct pes_trace_writer *w = pes_trace_writer_open(path, 1, &info, NULL, &err);
     assert_non_null(w);
     struct pes_bb bb = {.id = 3, .n_sites = 3, .function = "f", .label = "entry"};
-    struct pes_module m = {.id_base = 0, .n_sites = 3, .n_bbs = 1, .name = "t.c", .sites = sites, .bbs = &bb};
+    struct pes_module m = {
+        .id_base = 0, .n_sites = 3, .n_bbs = 1, .name = "t.c", .sites = sites, .bbs = &bb};
     assert_int_equal(pes_trace_writer_module(w, &m, &err), 0);
     for (uint32_t t = 0; t < n_threads; t++) {
-        struct pes_thread th = {.index = t, .parent = UINT32_MAX, .tid = 100 + t, .cpu = -1, .socket = -1};
+        struct pes_thread th = {
+            .index = t, .parent = UINT32_MAX, .tid = 100 + t, .cpu = -1, .socket = -1};
         assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
     }
     return w;
 }
 
-static const struct pes_site *in_site(const void *in, uint32_t id) { return replay_input_site(in, id); }
+static const struct pes_site *in_site(const void *in, uint32_t id)
+{
+    return replay_input_site(in, id);
+}
 
-static int run_input(void *in, const struct pes_batch_sink *sink, struct pes_error *err) {
+static int run_input(void *in, const struct pes_batch_sink *sink, struct pes_error *err)
+{
     return replay_input_run(in, sink, err);
 }
 
 /* The sampled analyses of a file, read by the source pes-replay uses. */
-static int load_sampled(const char *path, struct replay_sampled *s, struct pes_error *err) {
+static int load_sampled(const char *path, struct replay_sampled *s, struct pes_error *err)
+{
     memset(s, 0, sizeof *s);
     struct replay_input *in = replay_input_open_sampled(path, err);
-    if (!in) return -1;
-    struct pes_stream_info si = {.path = path, .kind = PES_TRACE_SAMPLED, .header = replay_input_info(in),
-                                 .settings = replay_input_settings(in), .n_streams = replay_input_threads(in),
-                                 .site = in_site, .site_ctx = in};
+    if (!in)
+        return -1;
+    struct pes_stream_info si = {.path = path,
+                                 .kind = PES_TRACE_SAMPLED,
+                                 .header = replay_input_info(in),
+                                 .settings = replay_input_settings(in),
+                                 .n_streams = replay_input_threads(in),
+                                 .site = in_site,
+                                 .site_ctx = in};
     struct pes_weights *w = pes_weights_build(path, si.settings, si.n_streams, err);
     struct pes_knobs k = {0};
     si.weights = w;
@@ -78,46 +115,63 @@ static int load_sampled(const char *path, struct replay_sampled *s, struct pes_e
     return rc;
 }
 
-static int on_accesses(void *t, const struct pes_batch *b, struct pes_error *err) {
+static int on_accesses(void *t, const struct pes_batch *b, struct pes_error *err)
+{
     return replay_truth_batch(t, b, err);
 }
 
 /* The ground truth of a full trace file: one shared cache, 64-byte lines. */
-static int load_truth(const char *path, const struct pes_machine *m, struct replay_truth *t, struct pes_error *err) {
+static int load_truth(const char *path, const struct pes_machine *m, struct replay_truth *t,
+                      struct pes_error *err)
+{
     struct replay_input *in = replay_input_open(path, err);
-    if (!in) return -1;
+    if (!in)
+        return -1;
     uint32_t n = replay_input_threads(in);
     uint32_t *cache = calloc(n, sizeof *cache);
     assert_non_null(cache);
     struct pes_stream_info si = {
-        .path = path, .kind = PES_TRACE_FULL, .header = replay_input_info(in), .n_streams = n, .n_caches = 1,
-        .stream_cache = cache, .machine = m, .line = 64, .site = in_site, .site_ctx = in,
+        .path = path,
+        .kind = PES_TRACE_FULL,
+        .header = replay_input_info(in),
+        .n_streams = n,
+        .n_caches = 1,
+        .stream_cache = cache,
+        .machine = m,
+        .line = 64,
+        .site = in_site,
+        .site_ctx = in,
     };
     int rc = replay_truth_begin(&si, 0, t, err);
     if (rc == 0) {
         struct pes_batch_sink sink = {.batch = on_accesses, .ctx = t};
         rc = replay_input_run(in, &sink, err);
-        if (rc == 0) rc = replay_truth_end(t, &si, err);
+        if (rc == 0)
+            rc = replay_truth_end(t, &si, err);
     }
     replay_input_close(in);
     free(cache);
     return rc;
 }
 
-static void load_machine(struct pes_machine *m) {
+static void load_machine(struct pes_machine *m)
+{
     struct pes_error err = {0};
     assert_int_equal(pes_machine_load("haswell", m, &err), 0);
 }
 
 /* pes-replay's report of a sampled trace (or of --compare when full is
  * given); its text and JSON writers must not fail on it. */
-static struct pes_report *report_of(const char *sampled, const char *full) {
+static struct pes_report *report_of(const char *sampled, const char *full)
+{
     static struct pes_machine m;
     load_machine(&m);
-    struct replay_options o = {.trace = sampled, .full = full, .compare = full != NULL, .knobs.top = 10};
+    struct replay_options o = {
+        .trace = sampled, .full = full, .compare = full != NULL, .knobs.top = 10};
     struct pes_error err = {0};
     struct pes_report *r = replay_sampled_report(&o, &m, &err);
-    if (!r) print_message("%s\n", err.message);
+    if (!r)
+        print_message("%s\n", err.message);
     assert_non_null(r);
     FILE *null = fopen("/dev/null", "w");
     assert_non_null(null);
@@ -128,20 +182,30 @@ static struct pes_report *report_of(const char *sampled, const char *full) {
 }
 
 /* The label of site id in a sampled report's site list (NULL: not listed). */
-static const char *site_label(const struct pes_report *r, int64_t id) {
+static const char *site_label(const struct pes_report *r, int64_t id)
+{
     const struct pes_rnode *sites = pes_r_get(pes_report_tree(r), "sites");
     for (size_t i = 0; i < pes_r_count(sites); i++) {
         const struct pes_rnode *row = pes_r_at(sites, i), *site = pes_r_get(row, "site");
-        if (id < 0 ? pes_r_kind(site) == PES_R_NULL : pes_r_kind(site) == PES_R_U64 && pes_r_u(site) == (uint64_t)id)
+        if (id < 0 ? pes_r_kind(site) == PES_R_NULL
+                   : pes_r_kind(site) == PES_R_U64 && pes_r_u(site) == (uint64_t)id)
             return pes_r_get_s(row, "label");
     }
     return NULL;
 }
 
-static struct pes_event ev(uint8_t kind, uint8_t flags, uint32_t thread, uint32_t other, uint32_t site,
-                           uint64_t distance, uint64_t aux) {
-    return (struct pes_event){.kind = kind, .flags = flags, .size = 8, .thread = thread, .other_thread = other,
-                              .site = site, .addr = 0x1000, .distance = distance, .aux = aux};
+static struct pes_event ev(uint8_t kind, uint8_t flags, uint32_t thread, uint32_t other,
+                           uint32_t site, uint64_t distance, uint64_t aux)
+{
+    return (struct pes_event){.kind = kind,
+                              .flags = flags,
+                              .size = 8,
+                              .thread = thread,
+                              .other_thread = other,
+                              .site = site,
+                              .addr = 0x1000,
+                              .distance = distance,
+                              .aux = aux};
 }
 
 /* ------------------------------------------------------------ hand-built */
@@ -150,7 +214,8 @@ static const char *config =
     "mode=reuse\nbackend=soft\nperiod_load=100\nperiod_store=300\ngranularity=temporal\nsockets=0\n"
     "debug_registers=4\nwatch_bytes=8\nline_size=64\n";
 
-static void test_hand_built(void **state) {
+static void test_hand_built(void **state)
+{
     (void)state;
     paths();
     struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 2);
@@ -202,7 +267,8 @@ static void test_hand_built(void **state) {
     /* Kac: mean of (3+1, 20+1, 20+1) */
     assert_true(fabs(s.thread[0].n_distinct - 46.0 / 3.0) < 1e-9);
     double stack = 0;
-    for (size_t i = 0; i < PES_RT_BINS; i++) stack += s.stack[i];
+    for (size_t i = 0; i < PES_RT_BINS; i++)
+        stack += s.stack[i];
     assert_true(fabs(stack - 3) < 1e-9);
     assert_true(s.reuse_weight[0] == 3 && s.inval_weight[0] == 1);
     /* symmetric matrices, every transfer in both cells */
@@ -236,12 +302,13 @@ static void test_hand_built(void **state) {
     unlink(sampled_path);
 }
 
-static void test_bad_events(void **state) {
+static void test_bad_events(void **state)
+{
     (void)state;
     paths();
     struct pes_error err = {0};
     struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 1);
-    struct pes_event e[] = {ev(PES_EV_REUSE, 0, 5, 0, 0, 3, 0)};   /* thread 5 of 1 */
+    struct pes_event e[] = {ev(PES_EV_REUSE, 0, 5, 0, 0, 3, 0)}; /* thread 5 of 1 */
     assert_int_equal(pes_trace_writer_events(w, 0, e, 1, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     struct replay_sampled s;
@@ -263,13 +330,15 @@ static void test_bad_events(void **state) {
 /* Events without a site (PEBS/IBS samples in uninstrumented code) are
  * pooled in one "(other sites)" row, and do not cost a site table as large
  * as the biggest dense id (2^22 rows, ~750 MB, before). */
-static void test_events_without_site(void **state) {
+static void test_events_without_site(void **state)
+{
     (void)state;
     paths();
     struct pes_error err = {0};
     struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 1);
     struct pes_event e[] = {ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, UINT32_MAX, 0, 0),
-                            ev(PES_EV_REUSE, 0, 0, 0, UINT32_MAX, 9, 0), ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 1, 0, 0)};
+                            ev(PES_EV_REUSE, 0, 0, 0, UINT32_MAX, 9, 0),
+                            ev(PES_EV_SAMPLE, 0, 0, UINT32_MAX, 1, 0, 0)};
     assert_int_equal(pes_trace_writer_events(w, 0, e, 3, &err), 0);
     struct pes_thread_totals tot = {.thread = 0, .records = 3};
     assert_int_equal(pes_trace_writer_close(w, &tot, 1, 0, &err), 0);
@@ -278,7 +347,7 @@ static void test_events_without_site(void **state) {
     struct replay_sampled s;
     assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
     getrusage(RUSAGE_SELF, &after);
-    assert_true(after.ru_maxrss - before.ru_maxrss < 64 * 1024);   /* KiB */
+    assert_true(after.ru_maxrss - before.ru_maxrss < 64 * 1024); /* KiB */
     assert_int_equal(s.n_sites, 2);
     assert_int_equal(s.sites[0].site, 1);
     assert_int_equal(s.sites[0].samples, 1);
@@ -294,7 +363,8 @@ static void test_events_without_site(void **state) {
 }
 
 /* aux = reservoir offers a decided watch stood for: its outcome's weight */
-static void test_reservoir_weights(void **state) {
+static void test_reservoir_weights(void **state)
+{
     (void)state;
     paths();
     struct pes_error err = {0};
@@ -314,7 +384,7 @@ static void test_reservoir_weights(void **state) {
     assert_int_equal(s.reuses[0], 2);
     assert_true(s.reuse_weight[0] == 4 && s.inval_weight[0] == 2);
     assert_int_equal(s.weighted_events, 2);
-    assert_true(s.reuse_weight_sq[0] == 10);   /* 3^2 + 1^2 */
+    assert_true(s.reuse_weight_sq[0] == 10); /* 3^2 + 1^2 */
     /* Kac with weights: (3 x 5 + 1 x 50) / 4 */
     assert_true(fabs(s.thread[0].n_distinct - 65.0 / 4.0) < 1e-9);
     replay_sampled_free(&s);
@@ -323,18 +393,21 @@ static void test_reservoir_weights(void **state) {
 
 /* An absurd distance (corrupt or hostile trace) converts without overflow
  * (UBSan) and keeps its weight. */
-static void test_huge_distance(void **state) {
+static void test_huge_distance(void **state)
+{
     (void)state;
     paths();
     struct pes_error err = {0};
     struct pes_trace_writer *w = open_trace(sampled_path, PES_TRACE_SAMPLED, config, 1, 1);
-    struct pes_event e[] = {ev(PES_EV_REUSE, 0, 0, 0, 0, UINT64_MAX, 0), ev(PES_EV_REUSE, 0, 0, 0, 0, 4, 0)};
+    struct pes_event e[] = {ev(PES_EV_REUSE, 0, 0, 0, 0, UINT64_MAX, 0),
+                            ev(PES_EV_REUSE, 0, 0, 0, 0, 4, 0)};
     assert_int_equal(pes_trace_writer_events(w, 0, e, 2, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
     struct replay_sampled s;
     assert_int_equal(load_sampled(sampled_path, &s, &err), 0);
     double stack = 0;
-    for (size_t i = 0; i < PES_RT_BINS; i++) stack += s.stack[i];
+    for (size_t i = 0; i < PES_RT_BINS; i++)
+        stack += s.stack[i];
     assert_true(fabs(stack - 2) < 1e-9);
     assert_true(s.temporal[0][pes_rt_bin(UINT64_MAX - 1)] == 1);
     replay_sampled_free(&s);
@@ -342,10 +415,13 @@ static void test_huge_distance(void **state) {
 }
 
 /* Marathe's references are source lines: sites of one line share a key */
-static void test_line_keys(void **state) {
+static void test_line_keys(void **state)
+{
     (void)state;
-    struct pes_site a = {.id = 4, .file = "x/t.c", .line = 7}, b = {.id = 9, .file = "x/t.c", .line = 7};
-    struct pes_site c = {.id = 5, .file = "x/t.c", .line = 8}, d = {.id = 6, .file = "x/u.c", .line = 7};
+    struct pes_site a = {.id = 4, .file = "x/t.c", .line = 7},
+                    b = {.id = 9, .file = "x/t.c", .line = 7};
+    struct pes_site c = {.id = 5, .file = "x/t.c", .line = 8},
+                    d = {.id = 6, .file = "x/u.c", .line = 7};
     struct pes_site nodebug = {.id = 3, .file = "", .line = 0};
     assert_true(replay_site_line_key(&a, 4) == replay_site_line_key(&b, 9));
     assert_true(replay_site_line_key(&a, 4) != replay_site_line_key(&c, 5));
@@ -356,7 +432,8 @@ static void test_line_keys(void **state) {
 
 /* ------------------------------------------------------------ ideal sampler */
 
-static uint64_t rng(uint64_t *s) {
+static uint64_t rng(uint64_t *s)
+{
     *s ^= *s >> 12;
     *s ^= *s << 25;
     *s ^= *s >> 27;
@@ -376,7 +453,8 @@ struct acc {
  * time mark around every access (exact global order), and a sampled trace of
  * the same "execution" (same pid and start time) from the ideal sampler.
  */
-static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, uint64_t sampled_pid) {
+static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, uint64_t sampled_pid)
+{
     struct acc *a = malloc(n * sizeof *a);
     assert_non_null(a);
     uint64_t r = seed;
@@ -402,7 +480,8 @@ static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, u
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
 
     char cfg[256];
-    snprintf(cfg, sizeof cfg, "mode=reuse\nperiod_load=%u\nperiod_store=%u\ngranularity=temporal\n", period, period);
+    snprintf(cfg, sizeof cfg, "mode=reuse\nperiod_load=%u\nperiod_store=%u\ngranularity=temporal\n",
+             period, period);
     w = open_trace(sampled_path, PES_TRACE_SAMPLED, cfg, sampled_pid, 2);
     struct pes_event *evs = malloc(2 * n * sizeof *evs);
     uint64_t count[2] = {0, 0};
@@ -411,31 +490,37 @@ static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, u
         size_t ne = 0;
         uint64_t mine = 0;
         for (size_t i = 0; i < n; i++) {
-            if (a[i].thread != t) continue;
+            if (a[i].thread != t)
+                continue;
             mine++;
-            if (rng(&r) % period) continue;
+            if (rng(&r) % period)
+                continue;
             samples++;
-            struct pes_event s = ev(PES_EV_SAMPLE, a[i].write ? PES_EVF_WRITE : 0, t, UINT32_MAX, a[i].site, 0, 0);
+            struct pes_event s =
+                ev(PES_EV_SAMPLE, a[i].write ? PES_EVF_WRITE : 0, t, UINT32_MAX, a[i].site, 0, 0);
             s.addr = a[i].addr;
-            s.loads = mine;   /* counters only need to be monotone here */
+            s.loads = mine; /* counters only need to be monotone here */
             evs[ne++] = s;
             /* Table 6.2: the next same-thread access to the address is a
              * reuse, unless another thread writes it first */
             uint64_t between = 0;
             for (size_t j = i + 1; j < n; j++) {
                 if (a[j].addr != a[i].addr) {
-                    if (a[j].thread == t) between++;
+                    if (a[j].thread == t)
+                        between++;
                     continue;
                 }
                 if (a[j].thread == t) {
                     /* the collector's convention: position difference */
                     struct pes_event e = ev(PES_EV_REUSE, 0, t, t, a[i].site, between + 1, 0);
-                    e.loads = mine + between + 1;   /* the owner's count at the reuse, as the collector's */
+                    e.loads =
+                        mine + between + 1; /* the owner's count at the reuse, as the collector's */
                     evs[ne++] = e;
                     break;
                 }
                 if (a[j].write) {
-                    struct pes_event e = ev(PES_EV_INVALIDATION, 0, t, a[j].thread, a[i].site, 0, 0);
+                    struct pes_event e =
+                        ev(PES_EV_INVALIDATION, 0, t, a[j].thread, a[i].site, 0, 0);
                     evs[ne++] = e;
                     break;
                 }
@@ -459,7 +544,8 @@ static size_t build_pair(size_t n, uint64_t m, uint32_t period, uint64_t seed, u
  * truth for k occupied bins (Cauchy-Schwarz on per-bin standard errors); we
  * allow 3x. The invalidation ratio is a binomial proportion: 4 sigma.
  */
-static void test_compare_ideal_sampler(void **state) {
+static void test_compare_ideal_sampler(void **state)
+{
     (void)state;
     paths();
     size_t samples = build_pair(60000, 500, 20, 11, 4242);
@@ -478,11 +564,12 @@ static void test_compare_ideal_sampler(void **state) {
 
     const struct pes_rt_stats *intra = pes_rt_totals(t.rt, PES_RT_INTRA);
     size_t k = 0;
-    for (size_t i = 0; i < PES_RT_BINS; i++) k += intra->temporal.bin[i] > 0;
+    for (size_t i = 0; i < PES_RT_BINS; i++)
+        k += intra->temporal.bin[i] > 0;
     double n = (double)(s.reuses[0]);
     double tol = 3 * 0.5 * sqrt((double)k / n);
-    print_message("n=%.0f k=%zu S intra=%.4f (>= %.4f) S stack=%.4f inval ratio %.4f vs %.4f\n", n, k, a.s_intra,
-                  1 - tol, a.s_stack, a.inval_ratio_sampled, a.inval_ratio_true);
+    print_message("n=%.0f k=%zu S intra=%.4f (>= %.4f) S stack=%.4f inval ratio %.4f vs %.4f\n", n,
+                  k, a.s_intra, 1 - tol, a.s_stack, a.inval_ratio_sampled, a.inval_ratio_true);
     assert_true(a.s_intra >= 1 - tol);
     /* uniform random private accesses: the conversion's own accuracy (S >= 0.9
      * on uniform streams, test_time_to_stack) less the sampling allowance */
@@ -501,7 +588,8 @@ static void test_compare_ideal_sampler(void **state) {
     const struct pes_rnode *root = pes_report_tree(rep);
     assert_int_equal(pes_r_get_u(root, "accesses"), 60000);
     assert_true(pes_r_get_f(root, "s_intra") == a.s_intra);
-    assert_true(pes_r_get_f(pes_r_get(root, "top_invalidations"), "coverage") == a.top_invalidations.coverage);
+    assert_true(pes_r_get_f(pes_r_get(root, "top_invalidations"), "coverage") ==
+                a.top_invalidations.coverage);
     assert_int_equal(pes_r_kind(pes_r_get(root, "top_invalidations_caused")), PES_R_NULL);
     pes_report_destroy(rep);
     replay_truth_free(&t);
@@ -518,7 +606,8 @@ static void test_compare_ideal_sampler(void **state) {
     unlink(full_path);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),
         cmocka_unit_test(test_bad_events),

@@ -20,32 +20,48 @@
 #include "sampled_run.h"
 #include "writers.h"
 
-static struct pes_event sample(uint32_t thread, uint64_t time, uint16_t size, int write) {
-    return (struct pes_event){.kind = PES_EV_SAMPLE, .flags = write ? PES_EVF_WRITE : 0, .size = size,
-                              .thread = thread, .other_thread = UINT32_MAX, .site = 0, .addr = 0x1000,
+static struct pes_event sample(uint32_t thread, uint64_t time, uint16_t size, int write)
+{
+    return (struct pes_event){.kind = PES_EV_SAMPLE,
+                              .flags = write ? PES_EVF_WRITE : 0,
+                              .size = size,
+                              .thread = thread,
+                              .other_thread = UINT32_MAX,
+                              .site = 0,
+                              .addr = 0x1000,
                               .time = time};
 }
 
-static struct pes_event period(uint32_t thread, uint64_t time, uint64_t load, uint64_t store) {
-    return (struct pes_event){.kind = PES_EV_PERIOD, .thread = thread, .other_thread = UINT32_MAX,
-                              .site = UINT32_MAX, .time = time, .aux = load, .distance = store};
+static struct pes_event period(uint32_t thread, uint64_t time, uint64_t load, uint64_t store)
+{
+    return (struct pes_event){.kind = PES_EV_PERIOD,
+                              .thread = thread,
+                              .other_thread = UINT32_MAX,
+                              .site = UINT32_MAX,
+                              .time = time,
+                              .aux = load,
+                              .distance = store};
 }
 
 /* The report of the events (blocks in this order), and its rows. */
-static struct pes_report *report(const char *config, uint32_t threads, const struct pes_event *const *e,
-                                 const size_t *n, size_t blocks) {
+static struct pes_report *report(const char *config, uint32_t threads,
+                                 const struct pes_event *const *e, const size_t *n, size_t blocks)
+{
     struct pes_report *r = pes_report_create();
     assert_non_null(r);
     struct pes_knobs k = {.top = 10};
     struct pes_error err = {0};
     int rc = sampled_run(config, threads, &k, e, n, blocks, NULL, r, &err);
-    if (rc) print_message("%s\n", err.message);
+    if (rc)
+        print_message("%s\n", err.message);
     assert_int_equal(rc, 0);
     assert_false(pes_report_failed(r));
     return r;
 }
 
-static void check_row(const struct pes_rnode *rows, uint32_t t, uint64_t samples, double loaded, double stored) {
+static void check_row(const struct pes_rnode *rows, uint32_t t, uint64_t samples, double loaded,
+                      double stored)
+{
     const struct pes_rnode *row = pes_r_at(rows, t);
     assert_non_null(row);
     assert_int_equal(pes_r_get_u(row, "thread"), t);
@@ -59,15 +75,18 @@ static void check_row(const struct pes_rnode *rows, uint32_t t, uint64_t samples
  * 4-byte store, 2 x 100 x 8 = 1600 and 300 x 4 = 1200; thread 1: a 32-byte
  * (vector) load, 100 x 32 = 3200; thread 2 took no sample. Other events
  * (a reuse, totals) are no samples. */
-static void test_fixed_period(void **state) {
+static void test_fixed_period(void **state)
+{
     (void)state;
     const struct pes_event b0[] = {sample(0, 1, 8, 0), sample(0, 2, 8, 0), sample(0, 3, 4, 1)};
-    const struct pes_event b1[] = {sample(1, 1, 32, 0),
-                                   {.kind = PES_EV_REUSE, .size = 8, .thread = 1, .other_thread = 1, .distance = 5},
-                                   {.kind = PES_EV_TOTALS, .thread = 1, .site = UINT32_MAX, .loads = 9}};
+    const struct pes_event b1[] = {
+        sample(1, 1, 32, 0),
+        {.kind = PES_EV_REUSE, .size = 8, .thread = 1, .other_thread = 1, .distance = 5},
+        {.kind = PES_EV_TOTALS, .thread = 1, .site = UINT32_MAX, .loads = 9}};
     const struct pes_event *blocks[] = {b0, b1};
     size_t n[] = {3, 3};
-    struct pes_report *r = report("mode=reuse\nperiod_load=100\nperiod_store=300\n", 3, blocks, n, 2);
+    struct pes_report *r =
+        report("mode=reuse\nperiod_load=100\nperiod_store=300\n", 3, blocks, n, 2);
     const struct pes_rnode *root = pes_report_tree(r), *rows = pes_r_get(root, "bytes_by_thread");
     assert_int_equal(pes_r_count(rows), 3);
     check_row(rows, 0, 3, 1600, 1200);
@@ -95,7 +114,8 @@ static void test_fixed_period(void **state) {
  * 500: 250 x 8 = 2000; its 16-byte store at 2000: 1000 x 16 = 16000.
  * Thread 1 has no PERIOD event: the schedule's first level, 1000 >> 6 = 15,
  * 15 x 8 = 120. */
-static void test_adaptive_period(void **state) {
+static void test_adaptive_period(void **state)
+{
     (void)state;
     const struct pes_event b0[] = {sample(0, 5, 8, 0), sample(0, 500, 8, 0), sample(0, 2000, 16, 1),
                                    sample(1, 100, 8, 0)};
@@ -109,7 +129,8 @@ static void test_adaptive_period(void **state) {
     pes_report_destroy(r);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_period),
         cmocka_unit_test(test_adaptive_period),

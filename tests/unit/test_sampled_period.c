@@ -28,24 +28,36 @@
 
 #define CLOSE(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
-static struct pes_event ev(uint8_t kind, uint32_t thread, uint64_t time, uint64_t distance, uint64_t aux) {
-    return (struct pes_event){.kind = kind, .size = 8, .thread = thread, .other_thread = thread, .site = 0,
-                              .addr = 0x1000, .time = time, .distance = distance, .aux = aux};
+static struct pes_event ev(uint8_t kind, uint32_t thread, uint64_t time, uint64_t distance,
+                           uint64_t aux)
+{
+    return (struct pes_event){.kind = kind,
+                              .size = 8,
+                              .thread = thread,
+                              .other_thread = thread,
+                              .site = 0,
+                              .addr = 0x1000,
+                              .time = time,
+                              .distance = distance,
+                              .aux = aux};
 }
 
-static struct pes_event period(uint32_t thread, uint64_t time, uint64_t load, uint64_t store) {
+static struct pes_event period(uint32_t thread, uint64_t time, uint64_t load, uint64_t store)
+{
     struct pes_event e = ev(PES_EV_PERIOD, thread, time, store, load);
     e.site = UINT32_MAX;
     return e;
 }
 
 /* Feeds the events in two blocks (b1 first), as a reader hands them over. */
-static void build(const char *config, uint32_t threads, int estimator, const struct pes_event *b1, size_t n1,
-                  const struct pes_event *b2, size_t n2, struct replay_sampled *s) {
+static void build(const char *config, uint32_t threads, int estimator, const struct pes_event *b1,
+                  size_t n1, const struct pes_event *b2, size_t n2, struct replay_sampled *s)
+{
     struct pes_error err = {0};
     /* the period weights of ComDetective's scaling are under test here (the
      * interleave estimator's line shares: test_interleave) */
-    struct pes_knobs k = {.reuse_estimator = sampled_run_estimator(estimator), .comm_estimator = "comdetective"};
+    struct pes_knobs k = {.reuse_estimator = sampled_run_estimator(estimator),
+                          .comm_estimator = "comdetective"};
     const struct pes_event *blocks[] = {b1, b2};
     size_t n[] = {n1, n2};
     assert_int_equal(sampled_run(config, threads, &k, blocks, n, n2 ? 2 : 1, s, NULL, &err), 0);
@@ -56,14 +68,15 @@ static void build(const char *config, uint32_t threads, int estimator, const str
 /* Cap 1000; thread 0 at 250 from time 10, at 1000 from time 1000. The
  * outcome events come in a block BEFORE the PERIOD events (blocks of
  * different threads interleave arbitrarily), so the weights must wait. */
-static void test_decided_weights(void **state) {
+static void test_decided_weights(void **state)
+{
     (void)state;
     const char *cfg = "mode=reuse\nperiod=1000\nsamples_target=2\n";
     const struct pes_event outcomes[] = {
-        ev(PES_EV_REUSE, 0, 200, 2, 1),          /* d 1, weight 1 x 250/1000 */
-        ev(PES_EV_REUSE, 0, 300, 2, 2),          /* d 1, weight 2 x 1/4 (reservoir offers) */
-        ev(PES_EV_INVALIDATION, 0, 500, 0, 1),   /* weight 1/4 */
-        ev(PES_EV_REUSE, 0, 2000, 100, 1),       /* d 99, weight 1 */
+        ev(PES_EV_REUSE, 0, 200, 2, 1),        /* d 1, weight 1 x 250/1000 */
+        ev(PES_EV_REUSE, 0, 300, 2, 2),        /* d 1, weight 2 x 1/4 (reservoir offers) */
+        ev(PES_EV_INVALIDATION, 0, 500, 0, 1), /* weight 1/4 */
+        ev(PES_EV_REUSE, 0, 2000, 100, 1),     /* d 99, weight 1 */
     };
     const struct pes_event periods[] = {period(0, 10, 250, 250), period(0, 1000, 1000, 1000)};
     struct replay_sampled s;
@@ -80,14 +93,15 @@ static void test_decided_weights(void **state) {
     /* Kish: reuses 0.25, 0.5, 1 -> 1.75^2 / 1.3125; with the invalidation 2^2 / 1.375 */
     CLOSE(s.hist_neff[0][0], 1.75 * 1.75 / 1.3125);
     CLOSE(s.decided_neff[0], 4.0 / 1.375);
-    assert_int_equal(s.reuses[0], 3);   /* raw counts stay raw */
+    assert_int_equal(s.reuses[0], 3); /* raw counts stay raw */
     assert_int_equal(s.thread[0].period_first_load, 250);
     assert_int_equal(s.thread[0].period_last_load, 1000);
     assert_int_equal(s.thread[0].period_changes, 1);
     replay_sampled_free(&s);
 
     /* the same events without samples_target: an old trace, weights = aux */
-    build("mode=reuse\nperiod=1000\n", 1, REPLAY_EST_DECIDED, outcomes, N(outcomes), periods, N(periods), &s);
+    build("mode=reuse\nperiod=1000\n", 1, REPLAY_EST_DECIDED, outcomes, N(outcomes), periods,
+          N(periods), &s);
     CLOSE(s.temporal[0][pes_rt_bin(1)], 3);
     CLOSE(s.temporal[0][pes_rt_bin(99)], 1);
     assert_int_equal(s.thread[0].period_changes, 0);
@@ -98,26 +112,31 @@ static void test_decided_weights(void **state) {
 /* A PERIOD event of a thread the trace does not announce: refused with the
  * file and the block's offset, before any analysis sees an event; a trace
  * without samples_target ignores PERIOD events, as before. */
-static void test_bad_period_thread(void **state) {
+static void test_bad_period_thread(void **state)
+{
     (void)state;
-    const struct pes_event ok[] = {ev(PES_EV_REUSE, 0, 200, 2, 1)}, bad[] = {period(5, 10, 250, 250)};
+    const struct pes_event ok[] = {ev(PES_EV_REUSE, 0, 200, 2, 1)},
+                           bad[] = {period(5, 10, 250, 250)};
     const struct pes_event *blocks[] = {ok, bad};
     size_t n[] = {1, 1};
     struct pes_knobs k = {0};
     struct pes_error err = {0};
     struct replay_sampled s;
-    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\nsamples_target=2\n", 2, &k, blocks, n, 2, &s, NULL, &err),
+    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\nsamples_target=2\n", 2, &k, blocks, n, 2,
+                                 &s, NULL, &err),
                      -1);
     assert_int_equal(err.code, PES_ERR_FORMAT);
     assert_non_null(strstr(err.message, "t.zst: offset 100: event of thread 5"));
-    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\n", 2, &k, blocks, n, 2, &s, NULL, &err), 0);
+    assert_int_equal(sampled_run("mode=reuse\nperiod=1000\n", 2, &k, blocks, n, 2, &s, NULL, &err),
+                     0);
     CLOSE(s.temporal[0][pes_rt_bin(1)], 1);
     replay_sampled_free(&s);
 }
 
 /* A --samples thread whose PERIOD events were lost (a full buffer) ran at
  * the schedule's first level: cap 64000 >> 6 = 1000, weight 1000 / 64000. */
-static void test_no_period_events(void **state) {
+static void test_no_period_events(void **state)
+{
     (void)state;
     const char *cfg = "mode=reuse\nperiod=64000\nsamples_target=2\nperiod_levels=6\n";
     const struct pes_event e[] = {ev(PES_EV_REUSE, 0, 200, 2, 1)};
@@ -132,7 +151,8 @@ static void test_no_period_events(void **state) {
  * 1/4, epoch 1), a reuse at d = 99 (weight 1, epoch 2). At risk at 1: 1.5,
  * so S(1) = 5/6 and mass 1/6; the censored one leaves; at 99 the remaining
  * weight 1 is all decided: mass 5/6. Times the total 1.5: 0.25 and 1.25. */
-static void test_censored_weights(void **state) {
+static void test_censored_weights(void **state)
+{
     (void)state;
     const char *cfg = "mode=reuse\nperiod=1000\ncensoring=watch_expired\nsamples_target=2\n";
     const struct pes_event e[] = {
@@ -156,17 +176,19 @@ static void test_censored_weights(void **state) {
  * thread 1 at 500. A detection at thread 0's sample: 250; a trap in thread
  * 1 on thread 0's watch: thread 0's period, 250 x 2 = 500; a detection at
  * thread 1's sample after its change to 1000: 1000. */
-static void test_comm_volume(void **state) {
+static void test_comm_volume(void **state)
+{
     (void)state;
-    const char *cfg = "mode=comm\nperiod=1000\nsamples_target=5\nline_size=64\ndebug_registers=4\nwatch_bytes=8\n";
+    const char *cfg = "mode=comm\nperiod=1000\nsamples_target=5\nline_size=64\ndebug_registers="
+                      "4\nwatch_bytes=8\n";
     struct pes_event a = ev(PES_EV_COMM, 0, 100, 0, 0), b = ev(PES_EV_COMM, 1, 150, 0, 1),
                      c = ev(PES_EV_COMM, 1, 900, 0, 0);
     a.other_thread = 1;
     b.other_thread = 0;
     c.other_thread = 0;
     a.flags = b.flags = c.flags = PES_EVF_TRUE_SHARING;
-    const struct pes_event e[] = {a, b, c, period(0, 5, 250, 250), period(1, 5, 500, 500),
-                                  period(1, 800, 1000, 1000)};
+    const struct pes_event e[] = {
+        a, b, c, period(0, 5, 250, 250), period(1, 5, 500, 500), period(1, 800, 1000, 1000)};
     struct replay_sampled s;
     build(cfg, 2, REPLAY_EST_DECIDED, e, N(e), NULL, 0, &s);
     CLOSE(s.comm_true[0 * 2 + 1], 250 + 500 + 1000);
@@ -178,13 +200,14 @@ static void test_comm_volume(void **state) {
 /* Comm mode whose samples found nothing shared (the halo stencil of issue 25:
  * no event, the volume dropped out as null): the volume is 0 and the limit is
  * 3 of the n sampled accesses, 3 · A / n = 3 · 60000 / 6 transfers. */
-static void test_comm_nothing_seen(void **state) {
+static void test_comm_nothing_seen(void **state)
+{
     (void)state;
     const char *cfg = "mode=comm\nperiod=10000\nline_size=64\ndebug_registers=4\nwatch_bytes=8\n";
     struct pes_event e[8];
     for (uint32_t i = 0; i < 6; i++) {
         e[i] = ev(PES_EV_SAMPLE, i % 2, 100 * (i + 1), 0, 0);
-        e[i].addr = 0x10000 + 4096u * i;   /* a line per sample: none seen by both threads */
+        e[i].addr = 0x10000 + 4096u * i; /* a line per sample: none seen by both threads */
     }
     for (uint32_t t = 0; t < 2; t++) {
         e[6 + t] = ev(PES_EV_TOTALS, t, 1000, 0, 0);
@@ -207,7 +230,8 @@ static void test_comm_nothing_seen(void **state) {
 /* A family's model-error term widens both ends of Wilson's interval, within
  * [0, 1]; other families keep Wilson's. By hand: Wilson(0.5, n = 100) at
  * z = 1.6449 is 0.5 +- 0.081156. */
-static void test_interval_bias(void **state) {
+static void test_interval_bias(void **state)
+{
     (void)state;
     struct replay_sampled s;
     memset(&s, 0, sizeof s);
@@ -224,12 +248,14 @@ static void test_interval_bias(void **state) {
     assert_int_equal(replay_interval_bias_parse(NULL), 1);
     assert_int_equal(replay_interval_bias_parse("none"), 0);
     assert_int_equal(replay_interval_bias_parse("wide"), -1);
-    for (int f = 0; f < REPLAY_CI_FAMILIES; f++) CLOSE(replay_interval_bias(0, f), 0);
+    for (int f = 0; f < REPLAY_CI_FAMILIES; f++)
+        CLOSE(replay_interval_bias(0, f), 0);
 }
 
 /* ------------------------------------------------------------ unbiasedness */
 
-static uint64_t splitmix(uint64_t *s) {
+static uint64_t splitmix(uint64_t *s)
+{
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -241,7 +267,8 @@ struct stream {
     size_t n, cap;
 };
 
-static void add(struct stream *s, struct pes_event e) {
+static void add(struct stream *s, struct pes_event e)
+{
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 4096;
         s->e = realloc(s->e, s->cap * sizeof *s->e);
@@ -258,10 +285,11 @@ static void add(struct stream *s, struct pes_event e) {
  * censored, then the PERIOD event). Every sample gets a watch (no reservoir
  * here: the periods are what is under test). Times are 2 x the position, a
  * PERIOD event at 2c + 1. */
-#define LEN 1000000u
+#define LEN   1000000u
 #define SHORT 4u
-#define LONG 1000u
-static void sample_two_phases(uint64_t seed, uint64_t cap, uint64_t target, struct stream *out) {
+#define LONG  1000u
+static void sample_two_phases(uint64_t seed, uint64_t cap, uint64_t target, struct stream *out)
+{
     uint64_t rng = seed * 0x9e3779b97f4a7c15ull;
     uint32_t level = 0;
     uint64_t mark = 0, decided = 0;
@@ -283,15 +311,18 @@ static void sample_two_phases(uint64_t seed, uint64_t cap, uint64_t target, stru
                 i++;
             }
         }
-        if (--cd) continue;
+        if (--cd)
+            continue;
         cd = p - p / 8 + splitmix(&rng) % (2 * (p / 8) + 1);
         add(out, ev(PES_EV_SAMPLE, 0, 2 * a, 0, 0));
         assert_true(np < 8192);
         pa[np] = a;
-        pd[np++] = (a < LEN / 2 ? SHORT : LONG) + 1;   /* collector distance: one more than between */
+        pd[np++] = (a < LEN / 2 ? SHORT : LONG) + 1; /* collector distance: one more than between */
         uint32_t next = pes_rt_adapt_next(level, mark, decided, target);
-        if (next == level) continue;
-        for (size_t i = 0; i < np; i++) add(out, ev(PES_EV_WATCH_EXPIRED, 0, 2 * a, a - pa[i], 1));
+        if (next == level)
+            continue;
+        for (size_t i = 0; i < np; i++)
+            add(out, ev(PES_EV_WATCH_EXPIRED, 0, 2 * a, a - pa[i], 1));
         np = 0;
         level = next;
         mark = decided;
@@ -303,13 +334,16 @@ static void sample_two_phases(uint64_t seed, uint64_t cap, uint64_t target, stru
     free(pd);
 }
 
-static void test_unbiased(void **state) {
+static void test_unbiased(void **state)
+{
     (void)state;
     const uint64_t cap = 1024, target = 200;
     char weighted[128], plain[128];
-    snprintf(weighted, sizeof weighted, "mode=reuse\nperiod=%llu\ncensoring=watch_expired\nsamples_target=%llu\n",
+    snprintf(weighted, sizeof weighted,
+             "mode=reuse\nperiod=%llu\ncensoring=watch_expired\nsamples_target=%llu\n",
              (unsigned long long)cap, (unsigned long long)target);
-    snprintf(plain, sizeof plain, "mode=reuse\nperiod=%llu\ncensoring=watch_expired\n", (unsigned long long)cap);
+    snprintf(plain, sizeof plain, "mode=reuse\nperiod=%llu\ncensoring=watch_expired\n",
+             (unsigned long long)cap);
     for (uint64_t seed = 1; seed <= 5; seed++) {
         struct stream st = {0};
         sample_two_phases(seed, cap, target, &st);
@@ -322,11 +356,12 @@ static void test_unbiased(void **state) {
             double pu = u.temporal[0][bs] / (u.temporal[0][bs] + u.temporal[0][bl]);
             /* a share's standard error from n (Kish's effective size for the weighted one) */
             double sw = sqrt(0.25 / w.hist_neff[0][0]), su = sqrt(0.25 / u.hist_neff[0][0]);
-            printf("seed %llu %s: weighted share %.4f (n_eff %.0f, 4 se %.4f), unweighted %.4f (n %.0f)\n",
+            printf("seed %llu %s: weighted share %.4f (n_eff %.0f, 4 se %.4f), unweighted %.4f (n "
+                   "%.0f)\n",
                    (unsigned long long)seed, est == REPLAY_EST_DECIDED ? "decided" : "censored", pw,
                    w.hist_neff[0][0], 4 * sw, pu, u.hist_neff[0][0]);
             assert_true(fabs(pw - 0.5) <= 4 * sw);
-            assert_true(fabs(pu - 0.5) > 10 * su);   /* the early phase is over-sampled */
+            assert_true(fabs(pu - 0.5) > 10 * su); /* the early phase is over-sampled */
             replay_sampled_free(&w);
             replay_sampled_free(&u);
         }
@@ -334,16 +369,13 @@ static void test_unbiased(void **state) {
     }
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decided_weights),
-        cmocka_unit_test(test_no_period_events),
-        cmocka_unit_test(test_bad_period_thread),
-        cmocka_unit_test(test_censored_weights),
-        cmocka_unit_test(test_comm_volume),
-        cmocka_unit_test(test_comm_nothing_seen),
-        cmocka_unit_test(test_interval_bias),
-        cmocka_unit_test(test_unbiased),
+        cmocka_unit_test(test_decided_weights),   cmocka_unit_test(test_no_period_events),
+        cmocka_unit_test(test_bad_period_thread), cmocka_unit_test(test_censored_weights),
+        cmocka_unit_test(test_comm_volume),       cmocka_unit_test(test_comm_nothing_seen),
+        cmocka_unit_test(test_interval_bias),     cmocka_unit_test(test_unbiased),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,9 +21,9 @@
 enum { STRANDS = 8, TASKS = 400 };
 
 struct strand_log {
-    atomic_int running;            /* tasks of this strand running now */
-    atomic_int overlap;            /* times two ran at once */
-    uint32_t next;                 /* the next sequence number expected (strand tasks only) */
+    atomic_int running; /* tasks of this strand running now */
+    atomic_int overlap; /* times two ran at once */
+    uint32_t next;      /* the next sequence number expected (strand tasks only) */
     uint32_t bad_order;
 };
 
@@ -32,18 +32,23 @@ struct item {
     uint32_t seq;
 };
 
-static void ordered_task(void *arg) {
+static void ordered_task(void *arg)
+{
     struct item *it = arg;
     struct strand_log *l = it->log;
-    if (atomic_fetch_add(&l->running, 1) != 0) atomic_fetch_add(&l->overlap, 1);
-    if (it->seq != l->next) l->bad_order++;
+    if (atomic_fetch_add(&l->running, 1) != 0)
+        atomic_fetch_add(&l->overlap, 1);
+    if (it->seq != l->next)
+        l->bad_order++;
     l->next = it->seq + 1;
-    volatile uint64_t x = 0;   /* a little work, so that tasks overlap across strands */
-    for (int i = 0; i < 2000; i++) x += (uint64_t)i * it->seq;
+    volatile uint64_t x = 0; /* a little work, so that tasks overlap across strands */
+    for (int i = 0; i < 2000; i++)
+        x += (uint64_t)i * it->seq;
     atomic_fetch_sub(&l->running, 1);
 }
 
-static void strands_keep_order(void **st) {
+static void strands_keep_order(void **st)
+{
     (void)st;
     static const uint32_t workers[] = {0, 1, 2, 8};
     for (size_t w = 0; w < sizeof workers / sizeof *workers; w++) {
@@ -55,14 +60,16 @@ static void strands_keep_order(void **st) {
         struct item *items = calloc(STRANDS * TASKS, sizeof *items);
         assert_non_null(items);
         memset(log, 0, sizeof log);
-        for (int i = 0; i < STRANDS; i++) assert_non_null(strand[i] = pes_strand_create(s, -1));
+        for (int i = 0; i < STRANDS; i++)
+            assert_non_null(strand[i] = pes_strand_create(s, -1));
         for (uint32_t k = 0; k < TASKS; k++)
             for (int i = 0; i < STRANDS; i++) {
                 struct item *it = &items[i * TASKS + k];
                 *it = (struct item){.log = &log[i], .seq = k};
                 assert_int_equal(pes_sched_submit(strand[i], ordered_task, it, &err), 0);
             }
-        for (int i = 0; i < STRANDS; i++) pes_strand_destroy(strand[i]);   /* waits */
+        for (int i = 0; i < STRANDS; i++)
+            pes_strand_destroy(strand[i]); /* waits */
         for (int i = 0; i < STRANDS; i++) {
             assert_int_equal(log[i].next, TASKS);
             assert_int_equal(log[i].bad_order, 0);
@@ -86,20 +93,26 @@ struct mark {
     char c;
 };
 
-static void mark_task(void *arg) {
+static void mark_task(void *arg)
+{
     struct mark *m = arg;
     m->t->who[m->t->n] = pthread_self();
     m->t->what[m->t->n++] = m->c;
 }
 
-static int trail_full(void *ctx) { return ((struct trail *)ctx)->n == 5; }
+static int trail_full(void *ctx)
+{
+    return ((struct trail *)ctx)->n == 5;
+}
 
-static void no_workers_run_on_the_waiter_urgent_first(void **st) {
+static void no_workers_run_on_the_waiter_urgent_first(void **st)
+{
     (void)st;
     struct pes_error err = {0};
     struct pes_sched *s = pes_sched_create(0, &err);
     assert_non_null(s);
-    struct pes_strand *a = pes_strand_create(s, -1), *b = pes_strand_create(s, -1), *u = pes_strand_create(s, -1);
+    struct pes_strand *a = pes_strand_create(s, -1), *b = pes_strand_create(s, -1),
+                      *u = pes_strand_create(s, -1);
     assert_true(a && b && u);
     pes_strand_set_urgent(u);
     struct trail t = {.n = 0};
@@ -109,12 +122,13 @@ static void no_workers_run_on_the_waiter_urgent_first(void **st) {
     assert_int_equal(pes_sched_submit(a, mark_task, &m[2], &err), 0);
     assert_int_equal(pes_sched_submit(u, mark_task, &m[3], &err), 0);
     assert_int_equal(pes_sched_submit(u, mark_task, &m[4], &err), 0);
-    assert_int_equal(t.n, 0);   /* nothing runs until someone waits */
+    assert_int_equal(t.n, 0); /* nothing runs until someone waits */
     pes_sched_wait(s, trail_full, &t);
     /* the urgent strand first (its second task after its first), then the
      * strands in turn: a, b, then a's second */
     assert_memory_equal(t.what, "UVabA", 5);
-    for (int i = 0; i < 5; i++) assert_true(pthread_equal(t.who[i], pthread_self()));
+    for (int i = 0; i < 5; i++)
+        assert_true(pthread_equal(t.who[i], pthread_self()));
     pes_strand_destroy(a);
     pes_strand_destroy(b);
     pes_strand_destroy(u);
@@ -130,11 +144,15 @@ struct nest {
     atomic_int *total;
 };
 
-static void leaf(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+static void leaf(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
 
 /* A task that submits 50 tasks to a strand of its own and waits for them,
  * as a configuration waits for its simulation's partitions. */
-static void outer(void *arg) {
+static void outer(void *arg)
+{
     struct nest *n = arg;
     struct pes_error err = {0};
     for (int i = 0; i < 50; i++) {
@@ -144,7 +162,8 @@ static void outer(void *arg) {
     pes_strand_wait(n->inner);
 }
 
-static void nested_waits_finish(void **st) {
+static void nested_waits_finish(void **st)
+{
     (void)st;
     for (uint32_t w = 0; w <= 3; w++) {
         struct pes_error err = {0};
@@ -159,16 +178,19 @@ static void nested_waits_finish(void **st) {
             assert_non_null(outers[i] = pes_strand_create(s, -1));
             assert_int_equal(pes_sched_submit(outers[i], outer, &n[i], &err), 0);
         }
-        for (int i = 0; i < 6; i++) pes_strand_destroy(outers[i]);
+        for (int i = 0; i < 6; i++)
+            pes_strand_destroy(outers[i]);
         assert_int_equal(atomic_load(&total), 6 * 50);
-        for (int i = 0; i < 6; i++) pes_strand_destroy(n[i].inner);
+        for (int i = 0; i < 6; i++)
+            pes_strand_destroy(n[i].inner);
         pes_sched_destroy(s);
     }
 }
 
 /* ------------------------------------------------------------ the bound */
 
-static void speedup_bound(void **st) {
+static void speedup_bound(void **st)
+{
     (void)st;
     /* T = 100 s, S = 5 s: Amdahl 100 / (5 + 95 / 16) = 9.1429 at 16, 20 at most */
     struct pes_cpu_totals t = {.total_s = 100, .serial_s = 5};
@@ -183,7 +205,8 @@ static void speedup_bound(void **st) {
     assert_float_equal(pes_cpu_amdahl(&none, 16), 1, 0);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strands_keep_order),
         cmocka_unit_test(no_workers_run_on_the_waiter_urgent_first),

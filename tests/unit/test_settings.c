@@ -41,9 +41,12 @@ static uint64_t value_of(const struct pes_setting *r, const struct pes_collect_s
 {
     const char *f = (const char *)s + r->field;
     switch (r->type) {
-    case PES_SETTING_U32: return *(const uint32_t *)(const void *)f;
-    case PES_SETTING_U64: return *(const uint64_t *)(const void *)f;
-    default: return (uint64_t)*(const int *)(const void *)f;
+    case PES_SETTING_U32:
+        return *(const uint32_t *)(const void *)f;
+    case PES_SETTING_U64:
+        return *(const uint64_t *)(const void *)f;
+    default:
+        return (uint64_t)*(const int *)(const void *)f;
     }
 }
 
@@ -51,9 +54,14 @@ static void set_value(const struct pes_setting *r, struct pes_collect_settings *
 {
     char *f = (char *)s + r->field;
     switch (r->type) {
-    case PES_SETTING_U32: *(uint32_t *)(void *)f = (uint32_t)v; break;
-    case PES_SETTING_U64: *(uint64_t *)(void *)f = v; break;
-    default: *(int *)(void *)f = (int)v;
+    case PES_SETTING_U32:
+        *(uint32_t *)(void *)f = (uint32_t)v;
+        break;
+    case PES_SETTING_U64:
+        *(uint64_t *)(void *)f = v;
+        break;
+    default:
+        *(int *)(void *)f = (int)v;
     }
 }
 
@@ -101,7 +109,8 @@ static void rows_are_well_formed(void **state)
         if (r->env)
             assert_memory_equal(r->env, "PES_", 4);
         /* the header: a key, in which traces, never a string */
-        assert_int_equal(r->key != NULL, (r->flags & (PES_SETTING_IN_FULL | PES_SETTING_IN_SAMPLED)) != 0);
+        assert_int_equal(r->key != NULL,
+                         (r->flags & (PES_SETTING_IN_FULL | PES_SETTING_IN_SAMPLED)) != 0);
         if (r->key)
             assert_false(is_string(r));
         assert_true(r->flag || r->env || r->key);
@@ -183,7 +192,8 @@ static void round_trip_every_row(void **state)
         for (size_t k = 0; k < N_ROWS; k++) {
             const struct pes_setting *o = &pes_settings[k];
             snprintf(line, sizeof line, "\n%s=", o->key ? o->key : "-");
-            if (o->key && (strstr(config, line) || strncmp(config, line + 1, strlen(line + 1)) == 0))
+            if (o->key &&
+                (strstr(config, line) || strncmp(config, line + 1, strlen(line + 1)) == 0))
                 assert_true(value_of(o, &back) == value_of(o, &s));
         }
         tried++;
@@ -246,15 +256,16 @@ static void names_round_trip(void **state)
     assert_int_equal(pes_settings_from_env(&s, table_get, (void *)spaced, &err), -1);
     assert_non_null(strstr(err.message, "PES_BACKEND=a b: expected a name"));
     assert_int_equal(pes_settings_from_header(&back, "backend=abcdefghijklmnop\n", &err), -1);
-    assert_non_null(strstr(err.message, "header config: backend=abcdefghijklmnop: expected a name"));
+    assert_non_null(
+        strstr(err.message, "header config: backend=abcdefghijklmnop: expected a name"));
     assert_non_null(strstr(err.message, "at most 15"));
     assert_int_equal(pes_settings_from_header(&back, "backend=abcdefghijklmno\n", &err), 0);
 }
 
 /* ------------------------------------------------------------ errors */
 
-static void expect_error(const struct pes_setting *r, enum pes_setting_source from, const char *text,
-                         const char *message)
+static void expect_error(const struct pes_setting *r, enum pes_setting_source from,
+                         const char *text, const char *message)
 {
     struct pes_collect_settings s;
     struct pes_error err = {0};
@@ -267,8 +278,10 @@ static void errors_name_the_setting_and_bound(void **state)
 {
     (void)state;
     const struct pes_setting *regs = pes_settings_find("debug_registers");
-    expect_error(regs, PES_SETTING_FROM_ENV, "5", "PES_DEBUG_REGISTERS=5: expected an integer from 1 to 4");
-    expect_error(regs, PES_SETTING_FROM_FLAG, "0", "--debug-registers: expected an integer from 1 to 4, got '0'");
+    expect_error(regs, PES_SETTING_FROM_ENV, "5",
+                 "PES_DEBUG_REGISTERS=5: expected an integer from 1 to 4");
+    expect_error(regs, PES_SETTING_FROM_FLAG, "0",
+                 "--debug-registers: expected an integer from 1 to 4, got '0'");
     expect_error(regs, PES_SETTING_FROM_HEADER, "x",
                  "header config: debug_registers=x: expected an integer from 1 to 4");
     expect_error(pes_settings_find("time_interval"), PES_SETTING_FROM_ENV, "4294967296",
@@ -277,13 +290,16 @@ static void errors_name_the_setting_and_bound(void **state)
                  "--mode: expected samples, reuse, reuse-shared or comm, got 'full'");
     expect_error(pes_settings_find("spatial"), PES_SETTING_FROM_ENV, "line",
                  "PES_GRANULARITY=line: expected temporal or spatial");
-    expect_error(pes_settings_find("heap"), PES_SETTING_FROM_HEADER, "2", "header config: heap=2: expected 0 or 1");
+    expect_error(pes_settings_find("heap"), PES_SETTING_FROM_HEADER, "2",
+                 "header config: heap=2: expected 0 or 1");
     expect_error(pes_settings_find("sample_output"), PES_SETTING_FROM_ENV, "",
                  "PES_SAMPLE_OUTPUT=: expected a file path");
     /* a form the row does not have */
     struct pes_collect_settings s;
     pes_settings_defaults(&s);
-    assert_int_equal(pes_setting_parse(pes_settings_find("writers"), PES_SETTING_FROM_HEADER, "2", &s, NULL), -1);
+    assert_int_equal(
+        pes_setting_parse(pes_settings_find("writers"), PES_SETTING_FROM_HEADER, "2", &s, NULL),
+        -1);
 
     /* every numeric row: one past each bound, and not a number, in every form it has */
     for (size_t i = 0; i < N_ROWS; i++) {
@@ -307,7 +323,8 @@ static void errors_name_the_setting_and_bound(void **state)
             for (int b = 0; b < 3; b++) {
                 struct pes_error err = {0};
                 pes_settings_defaults(&s);
-                assert_int_equal(pes_setting_parse(r, (enum pes_setting_source)from, bad[b], &s, &err), -1);
+                assert_int_equal(
+                    pes_setting_parse(r, (enum pes_setting_source)from, bad[b], &s, &err), -1);
                 assert_non_null(strstr(err.message, name[from]));
                 assert_non_null(strstr(err.message, "expected"));
                 if (r->type != PES_SETTING_CHOICE && !(r->min == 1 && r->max == UINT32_MAX)) {
@@ -336,9 +353,11 @@ static void env_rules(void **state)
     assert_int_equal(pes_settings_from_env(&s, table_get, (void *)on, &err), 0);
     assert_int_equal(s.mode, PES_MODE_SAMPLES);
     assert_int_equal(s.period_load, 100000);
-    const char *nothing[] = {"PES_SAMPLE_OUTPUT", "s", "PES_PERIOD_LOAD", "0", "PES_PERIOD_STORE", "0", NULL};
+    const char *nothing[] = {
+        "PES_SAMPLE_OUTPUT", "s", "PES_PERIOD_LOAD", "0", "PES_PERIOD_STORE", "0", NULL};
     assert_int_equal(pes_settings_from_env(&s, table_get, (void *)nothing, &err), -1);
-    assert_string_equal(err.message, "PES_PERIOD_LOAD=0 and PES_PERIOD_STORE=0: nothing would be sampled");
+    assert_string_equal(err.message,
+                        "PES_PERIOD_LOAD=0 and PES_PERIOD_STORE=0: nothing would be sampled");
     /* strings: a path must not be empty, a command may (then it is unset) */
     const char *cmd[] = {"PES_COMMAND", "", "PES_FULL_OUTPUT", "/t.zst", NULL};
     assert_int_equal(pes_settings_from_env(&s, table_get, (void *)cmd, &err), 0);
@@ -405,8 +424,9 @@ static void header_text_as_before(void **state)
     s.heap = 0;
     s.roi_state = PES_ROI_MARKERS;
     pes_settings_to_header(&s, buf, sizeof buf);
-    assert_string_equal(buf, "mode=full\ntime_interval=77\nbuffer_records=100\nzstd_level=3\nabi_version=3\n"
-                             "roi=markers\nheap=0\nskip=5\nmax_accesses=100\n");
+    assert_string_equal(
+        buf, "mode=full\ntime_interval=77\nbuffer_records=100\nzstd_level=3\nabi_version=3\n"
+             "roi=markers\nheap=0\nskip=5\nmax_accesses=100\n");
 
     pes_settings_defaults(&s);
     s.mode = PES_MODE_REUSE_SHARED;
@@ -419,13 +439,14 @@ static void header_text_as_before(void **state)
     s.debug_registers = 2;
     s.seed = 5;
     s.samples_target = 50;
-    s.skip = 9;   /* full traces only */
+    s.skip = 9; /* full traces only */
     pes_settings_to_header(&s, buf, sizeof buf);
-    assert_string_equal(buf, "mode=reuse-shared\nbackend=soft\nperiod_load=100000\nperiod_store=0\n"
-                             "period_jitter=1/8\ngranularity=spatial\nsockets=2\ndebug_registers=2\n"
-                             "watch_bytes=8\nline_size=64\ncensoring=watch_expired\ntime_interval=1024\n"
-                             "seed=5\nzstd_level=1\nabi_version=3\nroi=none\nheap_events=used\n"
-                             "samples_target=50\nperiod_levels=6\n");
+    assert_string_equal(buf,
+                        "mode=reuse-shared\nbackend=soft\nperiod_load=100000\nperiod_store=0\n"
+                        "period_jitter=1/8\ngranularity=spatial\nsockets=2\ndebug_registers=2\n"
+                        "watch_bytes=8\nline_size=64\ncensoring=watch_expired\ntime_interval=1024\n"
+                        "seed=5\nzstd_level=1\nabi_version=3\nroi=none\nheap_events=used\n"
+                        "samples_target=50\nperiod_levels=6\n");
     s.mode = PES_MODE_COMM;
     snprintf(s.backend, sizeof s.backend, "ibs");
     snprintf(s.period_jitter, sizeof s.period_jitter, "hardware");
@@ -434,10 +455,11 @@ static void header_text_as_before(void **state)
     s.heap_events = PES_HEAP_EVENTS_ALL;
     s.roi_state = PES_ROI_IGNORED;
     pes_settings_to_header(&s, buf, sizeof buf);
-    assert_string_equal(buf, "mode=comm\nbackend=ibs\nperiod_load=100000\nperiod_store=0\n"
-                             "period_jitter=hardware\ngranularity=spatial\nsockets=2\ndebug_registers=2\n"
-                             "watch_bytes=8\nline_size=64\ncensoring=watch_expired\ntime_interval=1024\n"
-                             "seed=5\nzstd_level=1\nabi_version=3\nroi=ignored\nheap=0\n");
+    assert_string_equal(
+        buf, "mode=comm\nbackend=ibs\nperiod_load=100000\nperiod_store=0\n"
+             "period_jitter=hardware\ngranularity=spatial\nsockets=2\ndebug_registers=2\n"
+             "watch_bytes=8\nline_size=64\ncensoring=watch_expired\ntime_interval=1024\n"
+             "seed=5\nzstd_level=1\nabi_version=3\nroi=ignored\nheap=0\n");
     /* too small: -1, and what fit ends at a whole line */
     assert_int_equal(pes_settings_to_header(&s, buf, 20), -1);
     assert_string_equal(buf, "mode=comm\n");
@@ -450,21 +472,26 @@ static void older_headers(void **state)
     (void)state;
     struct pes_collect_settings s;
     struct pes_error err;
-    assert_int_equal(pes_settings_from_header(&s, "mode=full\ntime_interval=1024\nbuffer_records=65536\n"
-                                                  "zstd_level=1\nabi_version=3\n", &err), 0);
+    assert_int_equal(
+        pes_settings_from_header(&s,
+                                 "mode=full\ntime_interval=1024\nbuffer_records=65536\n"
+                                 "zstd_level=1\nabi_version=3\n",
+                                 &err),
+        0);
     assert_int_equal(s.mode, PES_MODE_FULL);
     assert_int_equal(s.roi_state, PES_ROI_NONE);
     assert_int_equal(s.heap, 1);
     assert_int_equal(s.skip, 0);
     assert_int_equal(s.max_accesses, 0);
     assert_int_equal(s.abi_version, 3);
-    const char *comm = "mode=comm\nbackend=soft\nperiod_load=400\nperiod_store=400\nperiod_jitter=1/8\n"
-                       "granularity=temporal\nsockets=0\ndebug_registers=4\nwatch_bytes=8\nline_size=64\n"
-                       "seed=12\nzstd_level=1\nabi_version=3\n";
+    const char *comm =
+        "mode=comm\nbackend=soft\nperiod_load=400\nperiod_store=400\nperiod_jitter=1/8\n"
+        "granularity=temporal\nsockets=0\ndebug_registers=4\nwatch_bytes=8\nline_size=64\n"
+        "seed=12\nzstd_level=1\nabi_version=3\n";
     assert_int_equal(pes_settings_from_header(&s, comm, &err), 0);
     assert_int_equal(s.mode, PES_MODE_COMM);
     assert_int_equal(s.period_load, 400);
-    assert_int_equal(s.time_interval, 1024);   /* not in sampled headers then: the default */
+    assert_int_equal(s.time_interval, 1024); /* not in sampled headers then: the default */
     assert_int_equal(s.censoring, PES_CENSORING_NONE);
     assert_int_equal(s.heap_events, PES_HEAP_EVENTS_ALL);
     assert_int_equal(s.samples_target, 0);
@@ -484,18 +511,23 @@ static void older_headers(void **state)
     assert_int_equal(pes_settings_from_header(&s, "period=500\nperiod_load=7", &err), 0);
     assert_true(s.period_load == 7 && s.period_store == 500);
     assert_int_equal(pes_settings_from_header(&s, "period=x\n", &err), -1);
-    assert_string_equal(err.message, "header config: period=x: expected an integer from 0 to 4294967295");
+    assert_string_equal(err.message,
+                        "header config: period=x: expected an integer from 0 to 4294967295");
     /* unknown keys and lines without '=' are ignored; the first of a repeated key counts */
-    assert_int_equal(pes_settings_from_header(&s, "note=\x1b[2J\njunk\nsockets=3\nsockets=x\n", &err), 0);
+    assert_int_equal(
+        pes_settings_from_header(&s, "note=\x1b[2J\njunk\nsockets=3\nsockets=x\n", &err), 0);
     assert_int_equal(s.sockets, 3);
     /* rows without a key keep their defaults */
     assert_int_equal(s.writers, 0);
     assert_null(s.full_output);
     /* a known key with a bad value names it */
     assert_int_equal(pes_settings_from_header(&s, "mode=reuse\ngranularity=line\n", &err), -1);
-    assert_string_equal(err.message, "header config: granularity=line: expected temporal or spatial");
+    assert_string_equal(err.message,
+                        "header config: granularity=line: expected temporal or spatial");
     assert_int_equal(pes_settings_from_header(&s, "mode=bogus\n", &err), -1);
-    assert_string_equal(err.message, "header config: mode=bogus: expected full, samples, reuse, reuse-shared or comm");
+    assert_string_equal(
+        err.message,
+        "header config: mode=bogus: expected full, samples, reuse, reuse-shared or comm");
 }
 
 static void help_placeholders(void **state)
@@ -510,7 +542,8 @@ static void help_placeholders(void **state)
     assert_string_equal(buf, "records per thread buffer (de");
     pes_setting_help(pes_settings_find("mode"), NULL, buf, sizeof buf);
     assert_null(strchr(buf, '{'));
-    pes_setting_help(pes_settings_find("period_load"), "every {default} ({max}, {min}), {x}", buf, sizeof buf);
+    pes_setting_help(pes_settings_find("period_load"), "every {default} ({max}, {min}), {x}", buf,
+                     sizeof buf);
     assert_string_equal(buf, "every 100000 (4294967295, 0), {x}");
 }
 

@@ -55,7 +55,7 @@ static uint64_t *make_stream(enum stream kind, uint64_t n, uint64_t lines)
             double u = (double)(rng_next(&s) >> 11) * 0x1p-53;
             l = (uint64_t)((double)lines * u * u * u * u);
         }
-        a[i] = BASE + l * 64 + (i & 63);   /* any byte of the line */
+        a[i] = BASE + l * 64 + (i & 63); /* any byte of the line */
     }
     return a;
 }
@@ -63,7 +63,7 @@ static uint64_t *make_stream(enum stream kind, uint64_t n, uint64_t lines)
 /* The exact histogram with the plain engine. */
 static void exact_hist(const uint64_t *a, uint64_t n, uint64_t exact_limit, struct pes_rd_hist *h)
 {
-    struct pes_reuse_options o = { .granule = 64 };
+    struct pes_reuse_options o = {.granule = 64};
     struct pes_reuse *e = pes_reuse_create(&o, NULL);
     assert_non_null(e);
     assert_int_equal(pes_rd_hist_init(h, exact_limit, NULL), 0);
@@ -90,7 +90,6 @@ static double shards_mae(const uint64_t *a, uint64_t n, const struct pes_rd_hist
     return m;
 }
 
-
 /* ------------------------------------------------------------- rate 1 */
 
 /* R = 1 keeps everything with weight 1 and distance scale 1: the output is
@@ -105,8 +104,8 @@ static void test_rate1_equals_exact(void **state)
     struct pes_rd_hist ex;
     exact_hist(a, n, 64, &ex);
     for (int mode = 0; mode < 3; mode++) {
-        struct pes_shards_options o = { .rate = 1.0, .seed = 7, .exact_limit = 64,
-                                        .no_adjust = mode == 1 };
+        struct pes_shards_options o = {
+            .rate = 1.0, .seed = 7, .exact_limit = 64, .no_adjust = mode == 1};
         struct pes_shards *s = pes_shards_create(&o, NULL);
         assert_non_null(s);
         if (mode == 2) {
@@ -141,7 +140,7 @@ static void test_fixed_size_unreached_equals_exact(void **state)
     uint64_t *a = make_stream(UNIFORM, n, 3000);
     struct pes_rd_hist ex;
     exact_hist(a, n, 64, &ex);
-    struct pes_shards_options o = { .rate = 1.0, .seed = 3, .exact_limit = 64, .s_max = 3000 };
+    struct pes_shards_options o = {.rate = 1.0, .seed = 3, .exact_limit = 64, .s_max = 3000};
     struct pes_shards *s = pes_shards_create(&o, NULL);
     assert_non_null(s);
     assert_int_equal(pes_shards_push_batch(s, a, n), 0);
@@ -171,12 +170,12 @@ static void test_spatial(void **state)
     const uint64_t lines = 10000, n = 200000;
     uint64_t *a = make_stream(UNIFORM, n, lines);
     signed char *in[2];
-    uint64_t kept_lines[2] = { 0, 0 };
+    uint64_t kept_lines[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
         in[k] = malloc(lines);
         assert_non_null(in[k]);
-        memset(in[k], -1, lines);   /* -1: not seen yet */
-        struct pes_shards_options o = { .rate = 0.1, .seed = (uint64_t)k + 1 };
+        memset(in[k], -1, lines); /* -1: not seen yet */
+        struct pes_shards_options o = {.rate = 0.1, .seed = (uint64_t)k + 1};
         struct pes_shards *s = pes_shards_create(&o, NULL);
         assert_non_null(s);
         uint64_t before = 0;
@@ -203,7 +202,7 @@ static void test_spatial(void **state)
     uint64_t differ = 0;
     for (uint64_t l = 0; l < lines; l++)
         differ += in[0][l] != in[1][l];
-    assert_true(differ > 1000);   /* independent sets: ~1800 expected */
+    assert_true(differ > 1000); /* independent sets: ~1800 expected */
     free(in[0]);
     free(in[1]);
     free(a);
@@ -222,11 +221,11 @@ static void test_mae_uniform(void **state)
     uint64_t *a = make_stream(UNIFORM, n, 200000);
     struct pes_rd_hist ex;
     exact_hist(a, n, 0, &ex);
-    assert_int_equal(pes_shards_mrc_grid(&ex, 0, 0), 19);   /* 1 .. 2^18 >= 200000 */
-    const double rates[2] = { 0.01, 0.1 };
+    assert_int_equal(pes_shards_mrc_grid(&ex, 0, 0), 19); /* 1 .. 2^18 >= 200000 */
+    const double rates[2] = {0.01, 0.1};
     for (int r = 0; r < 2; r++)
         for (uint64_t seed = 1; seed <= 10; seed++) {
-            struct pes_shards_options o = { .rate = rates[r], .seed = seed, .no_adjust = 1 };
+            struct pes_shards_options o = {.rate = rates[r], .seed = seed, .no_adjust = 1};
             double m = shards_mae(a, n, &ex, &o);
             assert_true(m <= 0.01);
         }
@@ -247,10 +246,10 @@ static void test_mae_cyclic(void **state)
     uint64_t *a = make_stream(CYCLIC, n, 100000);
     struct pes_rd_hist ex;
     exact_hist(a, n, 0, &ex);
-    const double rates[2] = { 0.01, 0.1 };
+    const double rates[2] = {0.01, 0.1};
     for (int r = 0; r < 2; r++)
         for (uint64_t seed = 1; seed <= 10; seed++) {
-            struct pes_shards_options o = { .rate = rates[r], .seed = seed, .no_adjust = 1 };
+            struct pes_shards_options o = {.rate = rates[r], .seed = seed, .no_adjust = 1};
             struct pes_shards *s = pes_shards_create(&o, NULL);
             assert_non_null(s);
             assert_int_equal(pes_shards_push_batch(s, a, n), 0);
@@ -291,7 +290,7 @@ static void test_adjustment(void **state)
         struct pes_rd_hist h[2];
         struct pes_shards_stats st;
         for (int adj = 0; adj < 2; adj++) {
-            struct pes_shards_options o = { .rate = 0.01, .seed = seed, .no_adjust = !adj };
+            struct pes_shards_options o = {.rate = 0.01, .seed = seed, .no_adjust = !adj};
             struct pes_shards *s = pes_shards_create(&o, NULL);
             assert_non_null(s);
             assert_int_equal(pes_shards_push_batch(s, a, n), 0);
@@ -300,7 +299,7 @@ static void test_adjustment(void **state)
             pes_shards_destroy(s);
         }
         assert_int_equal(h[1].total, n);
-        double diff = (double)n - (double)st.sampled / 0.01;   /* N - Ns/R */
+        double diff = (double)n - (double)st.sampled / 0.01; /* N - Ns/R */
         /* plain total is round(Ns / R) */
         assert_true(fabs((double)h[0].total - (double)st.sampled / 0.01) <= 1.0);
         if (diff >= 0) {
@@ -318,14 +317,15 @@ static void test_adjustment(void **state)
                 assert_true(pes_rd_hist_exact(&h[1], d) <= pes_rd_hist_exact(&h[0], d) + 1);
         }
         assert_int_equal(h[1].cold, h[0].cold);
-        double m_adj = pes_shards_mrc_mae(&ex, &h[1], 0, 0), m_plain = pes_shards_mrc_mae(&ex, &h[0], 0, 0);
+        double m_adj = pes_shards_mrc_mae(&ex, &h[1], 0, 0),
+               m_plain = pes_shards_mrc_mae(&ex, &h[0], 0, 0);
         assert_true(m_adj <= 0.06);
         sum_adj += m_adj;
         sum_plain += m_plain;
         pes_rd_hist_free(&h[0]);
         pes_rd_hist_free(&h[1]);
     }
-    assert_true(seen_low && seen_high);   /* both branches ran */
+    assert_true(seen_low && seen_high); /* both branches ran */
     assert_true(sum_adj < 0.8 * sum_plain);
     pes_rd_hist_free(&ex);
     free(a);
@@ -343,8 +343,8 @@ struct model {
     double w_below[40], w_total;
 };
 
-static void model_run(struct model *m, const uint64_t *a, uint64_t n, uint64_t seed,
-                      uint64_t s_max, double rate)
+static void model_run(struct model *m, const uint64_t *a, uint64_t n, uint64_t seed, uint64_t s_max,
+                      double rate)
 {
     memset(m, 0, sizeof *m);
     m->list = malloc((s_max + 2) * sizeof *m->list);
@@ -400,13 +400,13 @@ static void test_fixed_size_model(void **state)
     (void)state;
     const uint64_t n = 200000;
     uint64_t *a = make_stream(SKEWED, n, 20000);
-    const uint64_t smax[2] = { 50, 300 };
-    const double rate[2] = { 1.0, 0.5 };
+    const uint64_t smax[2] = {50, 300};
+    const double rate[2] = {1.0, 0.5};
     for (int c = 0; c < 2; c++) {
         struct model m;
         model_run(&m, a, n, 11, smax[c], rate[c]);
-        struct pes_shards_options o = { .rate = rate[c], .seed = 11, .s_max = smax[c],
-                                        .no_adjust = 1 };
+        struct pes_shards_options o = {
+            .rate = rate[c], .seed = 11, .s_max = smax[c], .no_adjust = 1};
         struct pes_shards *s = pes_shards_create(&o, NULL);
         assert_non_null(s);
         for (uint64_t i = 0; i < n; i += 1000) {
@@ -448,8 +448,8 @@ static void test_fixed_size_accuracy(void **state)
         struct pes_rd_hist ex;
         exact_hist(a, n, 0, &ex);
         for (uint64_t seed = 1; seed <= 3; seed++) {
-            struct pes_shards_options o = { .rate = 1.0, .seed = seed, .s_max = 2000,
-                                            .no_adjust = 1 };
+            struct pes_shards_options o = {
+                .rate = 1.0, .seed = seed, .s_max = 2000, .no_adjust = 1};
             struct pes_shards *s = pes_shards_create(&o, NULL);
             assert_non_null(s);
             assert_int_equal(pes_shards_push_batch(s, a, n), 0);
@@ -478,21 +478,21 @@ static void test_mrc_helpers(void **state)
     struct pes_rd_hist a, b;
     assert_int_equal(pes_rd_hist_init(&a, 4, NULL), 0);
     assert_int_equal(pes_rd_hist_init(&b, 4, NULL), 0);
-    const uint64_t d[8] = { 0, 1, 3, 3, 9, COLD, COLD, COLD };
+    const uint64_t d[8] = {0, 1, 3, 3, 9, COLD, COLD, COLD};
     for (int i = 0; i < 8; i++)
         assert_int_equal(pes_rd_hist_add(&a, d[i]), 0);
     assert_true(pes_shards_miss_ratio(&a, 1) == 7.0 / 8);
     assert_true(pes_shards_miss_ratio(&a, 2) == 6.0 / 8);
     assert_true(pes_shards_miss_ratio(&a, 4) == 4.0 / 8);
     assert_true(pes_shards_miss_ratio(&a, 16) == 3.0 / 8);
-    assert_true(pes_shards_miss_ratio(&b, 16) == 0.0);   /* empty */
+    assert_true(pes_shards_miss_ratio(&b, 16) == 0.0); /* empty */
     assert_int_equal(pes_shards_mrc_grid(&a, 0, 0), 3);
     assert_int_equal(pes_shards_mrc_grid(&a, 1, 16), 5);
     assert_int_equal(pes_shards_mrc_grid(&a, 0, 17), 6);
-    assert_int_equal(pes_shards_mrc_grid(&a, 2, 0), 2);    /* 2, 4 */
-    assert_int_equal(pes_shards_mrc_grid(&a, 3, 0), 1);    /* 4 */
-    assert_int_equal(pes_shards_mrc_grid(&a, 64, 0), 1);   /* 64: min wins */
-    assert_int_equal(pes_shards_mrc_grid(&b, 0, 0), 1);    /* at least c = 1 */
+    assert_int_equal(pes_shards_mrc_grid(&a, 2, 0), 2);  /* 2, 4 */
+    assert_int_equal(pes_shards_mrc_grid(&a, 3, 0), 1);  /* 4 */
+    assert_int_equal(pes_shards_mrc_grid(&a, 64, 0), 1); /* 64: min wins */
+    assert_int_equal(pes_shards_mrc_grid(&b, 0, 0), 1);  /* at least c = 1 */
     /* b: everything cold (miss ratio 1): errors 1/8, 2/8, 4/8 -> mean 7/24 */
     assert_int_equal(pes_rd_hist_add_n(&b, COLD, 8), 0);
     assert_true(fabs(pes_shards_mrc_mae(&a, &b, 0, 0) - 7.0 / 24) < 1e-12);
@@ -506,7 +506,7 @@ static void test_bad_options(void **state)
 {
     (void)state;
     struct pes_error err;
-    struct pes_shards_options o = { .rate = 0 };
+    struct pes_shards_options o = {.rate = 0};
     assert_null(pes_shards_create(&o, &err));
     assert_int_equal(err.code, PES_ERR_ARG);
     o.rate = 1.5;
@@ -521,12 +521,12 @@ static void test_bad_options(void **state)
     struct pes_shards *s = pes_shards_create(&o, &err);
     assert_non_null(s);
     struct pes_rd_hist h;
-    assert_int_equal(pes_shards_finish(s, &h, NULL), 0);   /* empty */
+    assert_int_equal(pes_shards_finish(s, &h, NULL), 0); /* empty */
     assert_int_equal(h.total, 0);
     pes_rd_hist_free(&h);
     /* granule 8: addresses 0 and 7 are one line, 8 another: 0 7 8 0 ->
      * cold, 0, cold, 1 */
-    const uint64_t addr[4] = { 0, 7, 8, 0 };
+    const uint64_t addr[4] = {0, 7, 8, 0};
     assert_int_equal(pes_shards_push_batch(s, addr, 4), 0);
     assert_int_equal(pes_shards_finish(s, &h, NULL), 0);
     assert_int_equal(h.cold, 2);
@@ -538,7 +538,7 @@ static void test_bad_options(void **state)
     o.rate = 0.5;
     s = pes_shards_create(&o, &err);
     assert_non_null(s);
-    assert_int_equal(pes_shards_finish(s, &h, NULL), 0);   /* empty */
+    assert_int_equal(pes_shards_finish(s, &h, NULL), 0); /* empty */
     assert_int_equal(h.total, 0);
     pes_rd_hist_free(&h);
     pes_shards_destroy(s);
@@ -562,13 +562,13 @@ static void test_text_filter(void **state)
     uint64_t x = 7;
     for (size_t i = 0; i < N; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
-        addr[i] = (x >> 20) % (1u << 22);   /* 64 K lines of 64 bytes */
+        addr[i] = (x >> 20) % (1u << 22); /* 64 K lines of 64 bytes */
         wr[i] = (x >> 7) & 1;
         fprintf(f, "%llx%s\n", (unsigned long long)addr[i], wr[i] ? " W" : "");
     }
     fclose(f);
     struct pes_error err;
-    struct pes_shards_options o = { .granule = 64, .rate = 0.05, .seed = 3 };
+    struct pes_shards_options o = {.granule = 64, .rate = 0.05, .seed = 3};
     struct pes_shards *ref = pes_shards_create(&o, &err);
     assert_non_null(ref);
     assert_int_equal(pes_shards_push_batch(ref, addr, N), 0);
@@ -576,7 +576,7 @@ static void test_text_filter(void **state)
     assert_int_equal(pes_shards_finish(ref, &want, &err), 0);
     struct pes_shards_filter sf;
     assert_int_equal(pes_shards_filter_init(&sf, &o, &err), 0);
-    struct pes_text_filter tf = { pes_shards_filter_records, &sf };
+    struct pes_text_filter tf = {pes_shards_filter_records, &sf};
     struct pes_record *rec = malloc(N * sizeof *rec);
     for (unsigned threads = 1; threads <= 3; threads += 2) {
         struct pes_text_reader *t = pes_text_reader_open(path, &err);
@@ -589,7 +589,7 @@ static void test_text_filter(void **state)
         while ((got = pes_text_reader_read(t, rec + n, 1000, &err)) > 0)
             n += (size_t)got;
         assert_int_equal(got, 0);
-        uint64_t dropped[2] = { 0, 0 }, want_dropped[2] = { 0, 0 };
+        uint64_t dropped[2] = {0, 0}, want_dropped[2] = {0, 0};
         pes_text_reader_dropped(t, dropped);
         size_t j = 0;
         for (size_t i = 0; i < N; i++) {

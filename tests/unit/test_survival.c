@@ -26,21 +26,29 @@
 
 /* ------------------------------------------------------------ random numbers */
 
-static uint64_t splitmix(uint64_t *s) {
+static uint64_t splitmix(uint64_t *s)
+{
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
-static double uniform01(uint64_t *s) { return ((double)(splitmix(s) >> 11) + 0.5) / 9007199254740992.0; }
+static double uniform01(uint64_t *s)
+{
+    return ((double)(splitmix(s) >> 11) + 0.5) / 9007199254740992.0;
+}
 
 /* Geometric on {0, 1, 2, ...}: P(X = k) = (1 - q)^k q. */
-static uint64_t geometric(uint64_t *s, double q) { return (uint64_t)floor(log(uniform01(s)) / log(1 - q)); }
+static uint64_t geometric(uint64_t *s, double q)
+{
+    return (uint64_t)floor(log(uniform01(s)) / log(1 - q));
+}
 
 /* ------------------------------------------------------------ hand-computed KM */
 
-static void test_km_hand(void **state) {
+static void test_km_hand(void **state)
+{
     (void)state;
     /* times 1 R, 2 C, 3 R, 3 I, 4 C, 5 R (n = 6):
      *  t=1: at risk 6, one outcome: mass 1/6, S = 5/6
@@ -49,7 +57,7 @@ static void test_km_hand(void **state) {
      *  t=4: censored, at risk 2 -> 1
      *  t=5: at risk 1: mass 5/12, S = 0 */
     const struct pes_surv_obs o[] = {
-        {3, 1, PES_SURV_REUSE}, {1, 1, PES_SURV_REUSE},         {2, 1, PES_SURV_CENSORED},
+        {3, 1, PES_SURV_REUSE}, {1, 1, PES_SURV_REUSE},        {2, 1, PES_SURV_CENSORED},
         {5, 1, PES_SURV_REUSE}, {3, 1, PES_SURV_INVALIDATION}, {4, 1, PES_SURV_CENSORED},
     };
     double m[6];
@@ -74,39 +82,45 @@ static void test_km_hand(void **state) {
 
     /* a tie: censored at 1 is still at risk at 1 (decided first):
      * t=1: at risk 3, mass 1/3, S = 2/3; both leave; t=2: at risk 1, mass 2/3 */
-    const struct pes_surv_obs q[] = {{1, 1, PES_SURV_CENSORED}, {1, 1, PES_SURV_REUSE}, {2, 1, PES_SURV_REUSE}};
+    const struct pes_surv_obs q[] = {
+        {1, 1, PES_SURV_CENSORED}, {1, 1, PES_SURV_REUSE}, {2, 1, PES_SURV_REUSE}};
     assert_int_equal(pes_surv_km(q, 3, m, &r), 0);
     CLOSE(m[1], 1.0 / 3);
     CLOSE(m[2], 2.0 / 3);
     CLOSE(r.residual, 0);
 
     /* censored before any outcome (time -1: survived nothing) changes nothing */
-    const struct pes_surv_obs u[] = {{-1, 1, PES_SURV_CENSORED}, {4, 1, PES_SURV_REUSE}, {7, 1, PES_SURV_REUSE}};
+    const struct pes_surv_obs u[] = {
+        {-1, 1, PES_SURV_CENSORED}, {4, 1, PES_SURV_REUSE}, {7, 1, PES_SURV_REUSE}};
     assert_int_equal(pes_surv_km(u, 3, m, &r), 0);
     CLOSE(m[1], 0.5);
     CLOSE(m[2], 0.5);
 
     /* case weights: an observation of weight 2 counts as two */
-    const struct pes_surv_obs w[] = {{1, 2, PES_SURV_REUSE}, {2, 1, PES_SURV_CENSORED}, {3, 1, PES_SURV_REUSE}};
+    const struct pes_surv_obs w[] = {
+        {1, 2, PES_SURV_REUSE}, {2, 1, PES_SURV_CENSORED}, {3, 1, PES_SURV_REUSE}};
     assert_int_equal(pes_surv_km(w, 3, m, &r), 0);
-    CLOSE(m[0], 0.5);    /* 2 of 4 at risk */
-    CLOSE(m[2], 0.5);    /* S = 1/2, at risk 1 */
+    CLOSE(m[0], 0.5); /* 2 of 4 at risk */
+    CLOSE(m[2], 0.5); /* S = 1/2, at risk 1 */
     CLOSE(r.total, 4);
     assert_int_equal(pes_surv_km(w, 0, m, &r), 0);
     CLOSE(r.residual, 1);
 }
 
 /* Without censoring the masses are the empirical distribution. */
-static void test_km_uncensored(void **state) {
+static void test_km_uncensored(void **state)
+{
     (void)state;
     uint64_t seed = 7;
     struct pes_surv_obs o[500];
     double m[500];
     for (size_t i = 0; i < 500; i++)
-        o[i] = (struct pes_surv_obs){(double)geometric(&seed, 0.1), 1, i % 7 ? PES_SURV_REUSE : PES_SURV_INVALIDATION};
+        o[i] = (struct pes_surv_obs){(double)geometric(&seed, 0.1), 1,
+                                     i % 7 ? PES_SURV_REUSE : PES_SURV_INVALIDATION};
     struct pes_surv_result r;
     assert_int_equal(pes_surv_km(o, 500, m, &r), 0);
-    for (size_t i = 0; i < 500; i++) CLOSE(m[i], 1.0 / 500);
+    for (size_t i = 0; i < 500; i++)
+        CLOSE(m[i], 1.0 / 500);
     CLOSE(r.residual, 0);
 }
 
@@ -119,15 +133,20 @@ enum censoring { EXPONENTIAL, UNIFORM };
  * min(X, C) (decided if X < C, i.e. the reuse came before the watch ended).
  * Fills the binned (pes_rt_bin) KM masses and the decided-only histogram,
  * both as fractions, and the KM's residual. */
-static void draw(uint64_t seed, size_t n, double q, enum censoring cens, double mean, double *km, double *decided,
-                 double *residual, double *beyond_from, struct pes_surv_obs *o, double *m) {
+static void draw(uint64_t seed, size_t n, double q, enum censoring cens, double mean, double *km,
+                 double *decided, double *residual, double *beyond_from, struct pes_surv_obs *o,
+                 double *m)
+{
     for (size_t i = 0; i < n; i++) {
         uint64_t x = geometric(&seed, q);
-        double c = cens == EXPONENTIAL ? -mean * log(uniform01(&seed)) : floor(uniform01(&seed) * 2 * mean);
+        double c = cens == EXPONENTIAL ? -mean * log(uniform01(&seed))
+                                       : floor(uniform01(&seed) * 2 * mean);
         /* the watch survived floor(c) accesses without the reuse: X > floor(c) - 1 */
         double cut = floor(c);
-        if ((double)x < cut) o[i] = (struct pes_surv_obs){(double)x, 1, PES_SURV_REUSE};
-        else o[i] = (struct pes_surv_obs){cut - 1, 1, PES_SURV_CENSORED};
+        if ((double)x < cut)
+            o[i] = (struct pes_surv_obs){(double)x, 1, PES_SURV_REUSE};
+        else
+            o[i] = (struct pes_surv_obs){cut - 1, 1, PES_SURV_CENSORED};
     }
     struct pes_surv_result r;
     assert_int_equal(pes_surv_km(o, n, m, &r), 0);
@@ -135,27 +154,33 @@ static void draw(uint64_t seed, size_t n, double q, enum censoring cens, double 
     memset(decided, 0, PES_RT_BINS * sizeof *decided);
     double nd = 0;
     for (size_t i = 0; i < n; i++) {
-        if (o[i].kind == PES_SURV_CENSORED) continue;
+        if (o[i].kind == PES_SURV_CENSORED)
+            continue;
         km[pes_rt_bin((uint64_t)o[i].time)] += m[i];
         decided[pes_rt_bin((uint64_t)o[i].time)] += 1;
         nd++;
     }
-    for (size_t b = 0; b < PES_RT_BINS; b++) decided[b] /= nd;
+    for (size_t b = 0; b < PES_RT_BINS; b++)
+        decided[b] /= nd;
     *residual = r.residual;
     *beyond_from = r.last_time + 1;
 }
 
 /* P(lo <= X < hi) for geometric(q). */
-static double geo_range(double q, uint64_t lo, uint64_t hi) { return pow(1 - q, (double)lo) - pow(1 - q, (double)hi); }
+static double geo_range(double q, uint64_t lo, uint64_t hi)
+{
+    return pow(1 - q, (double)lo) - pow(1 - q, (double)hi);
+}
 
 /* Half the L1 distance of a binned estimate (plus its mass beyond `from`)
  * from the exact geometric histogram: 1 - S. */
-static double distance(const double *est, double residual, double from, double q) {
+static double distance(const double *est, double residual, double from, double q)
+{
     double d = 0, tail_true = pow(1 - q, from), tail_est = residual;
     for (size_t b = 0; b < PES_RT_BINS; b++) {
         uint64_t lo, hi;
         pes_rt_bin_range(b, &lo, &hi);
-        if ((double)lo >= from) {   /* past the last observed time: all of it is "beyond" */
+        if ((double)lo >= from) { /* past the last observed time: all of it is "beyond" */
             tail_est += est[b];
             continue;
         }
@@ -165,9 +190,10 @@ static double distance(const double *est, double residual, double from, double q
     return (d + fabs(tail_est - tail_true)) / 2;
 }
 
-static void test_km_converges(void **state) {
+static void test_km_converges(void **state)
+{
     (void)state;
-    const double q = 1.0 / 64;   /* mean reuse time 63 accesses */
+    const double q = 1.0 / 64; /* mean reuse time 63 accesses */
     static struct pes_surv_obs o[200000];
     static double m[200000];
     double km[PES_RT_BINS], dec[PES_RT_BINS], res, from;
@@ -178,12 +204,13 @@ static void test_km_converges(void **state) {
              * hinge on one draw */
             double err = 0, bias = 0;
             for (uint64_t seed = 1; seed <= 5; seed++) {
-                draw(seed * 1000003 + n, n, q, (enum censoring)cens, 100, km, dec, &res, &from, o, m);
+                draw(seed * 1000003 + n, n, q, (enum censoring)cens, 100, km, dec, &res, &from, o,
+                     m);
                 err += distance(km, res, from, q) / 5;
                 bias += distance(dec, 0, 1e18, q) / 5;
             }
-            printf("censoring %s n %zu: KM 1-S %.4f, decided-only 1-S %.4f\n", cens == EXPONENTIAL ? "exp" : "uniform",
-                   n, err, bias);
+            printf("censoring %s n %zu: KM 1-S %.4f, decided-only 1-S %.4f\n",
+                   cens == EXPONENTIAL ? "exp" : "uniform", n, err, bias);
             /* sampling error of a histogram from n draws: E[1-S] <= sqrt(k/n)/2
              * (k ~ 10 occupied bins), inflated by censoring (about half the
              * watches are censored here): allow 3x that */
@@ -203,7 +230,8 @@ static void test_km_converges(void **state) {
 /* 1000 seeds of n draws: how often the 90 % Wilson interval of the share of
  * an outcome of probability p holds p. Weighted: each draw has weight 1 or
  * `heavy`, independent of the outcome, and the interval uses Kish's n_eff. */
-static double coverage(double p, size_t n, double heavy) {
+static double coverage(double p, size_t n, double heavy)
+{
     size_t hit = 0;
     for (uint64_t seed = 1; seed <= 1000; seed++) {
         uint64_t s = seed * 7919;
@@ -212,7 +240,8 @@ static double coverage(double p, size_t n, double heavy) {
             double w = heavy > 1 && uniform01(&s) < 0.5 ? heavy : 1;
             all += w;
             w2 += w * w;
-            if (uniform01(&s) < p) in += w;
+            if (uniform01(&s) < p)
+                in += w;
         }
         double lo, hi;
         pes_surv_wilson(in / all, pes_surv_kish_sums(all, w2), PES_SURV_Z90, &lo, &hi);
@@ -221,7 +250,8 @@ static double coverage(double p, size_t n, double heavy) {
     return (double)hit / 1000;
 }
 
-static void test_wilson(void **state) {
+static void test_wilson(void **state)
+{
     (void)state;
     double lo, hi;
     /* Wilson's interval, z = 1.644854 (z^2 = 2.705543), p = 0.3, n = 100:
@@ -230,24 +260,26 @@ static void test_wilson(void **state) {
     pes_surv_wilson(0.3, 100, PES_SURV_Z90, &lo, &hi);
     assert_true(fabs(lo - 0.230705) < 1e-5);
     assert_true(fabs(hi - 0.379832) < 1e-5);
-    pes_surv_wilson(0, 50, PES_SURV_Z90, &lo, &hi);   /* p = 0: [0, z^2 / (n + z^2)] */
+    pes_surv_wilson(0, 50, PES_SURV_Z90, &lo, &hi); /* p = 0: [0, z^2 / (n + z^2)] */
     CLOSE(lo, 0);
     assert_true(fabs(hi - 2.70554 / 52.70554) < 1e-5);
-    pes_surv_wilson(0.5, 0, PES_SURV_Z90, &lo, &hi);   /* no observations: anything */
+    pes_surv_wilson(0.5, 0, PES_SURV_Z90, &lo, &hi); /* no observations: anything */
     CLOSE(lo, 0);
     CLOSE(hi, 1);
-    CLOSE(pes_surv_kish_sums(4, 4), 4);   /* four weights 1 */
+    CLOSE(pes_surv_kish_sums(4, 4), 4); /* four weights 1 */
     const double w[] = {1, 1, 4};
     CLOSE(pes_surv_kish(w, 3), 36.0 / 18);
 }
 
-static void test_wilson_coverage(void **state) {
+static void test_wilson_coverage(void **state)
+{
     (void)state;
     const double ps[] = {0.05, 0.2, 0.5};
     for (size_t i = 0; i < 3; i++)
         for (int weighted = 0; weighted < 2; weighted++) {
             double c = coverage(ps[i], 200, weighted ? 5 : 1);
-            printf("p %.2f n 200 %s: coverage %.3f\n", ps[i], weighted ? "weights 1|5" : "unweighted", c);
+            printf("p %.2f n 200 %s: coverage %.3f\n", ps[i],
+                   weighted ? "weights 1|5" : "unweighted", c);
             assert_true(c >= 0.85 && c <= 0.95);
         }
 }
@@ -256,7 +288,8 @@ static void test_wilson_coverage(void **state) {
  * reuses, Kish's n_eff of them, Wilson for each bin's share of the binned
  * histogram (normalised over the decided mass, as the report does); the
  * truth is the geometric histogram restricted the same way. */
-static void test_km_interval_coverage(void **state) {
+static void test_km_interval_coverage(void **state)
+{
     (void)state;
     const double q = 1.0 / 64;
     const size_t n = 300;
@@ -276,10 +309,12 @@ static void test_km_interval_coverage(void **state) {
         for (size_t b = 0; b < PES_RT_BINS; b++) {
             uint64_t lo, hi;
             pes_rt_bin_range(b, &lo, &hi);
-            if ((double)lo >= from) break;
+            if ((double)lo >= from)
+                break;
             double hi_c = (double)hi < from ? (double)hi : from;
             double truth = geo_range(q, lo, (uint64_t)hi_c) / truth_total;
-            if (truth < 0.02) continue;   /* the bins that matter */
+            if (truth < 0.02)
+                continue; /* the bins that matter */
             double l, h;
             pes_surv_wilson(km[b] / w, n_eff, PES_SURV_Z90, &l, &h);
             checked++;
@@ -293,21 +328,29 @@ static void test_km_interval_coverage(void **state) {
 
 /* ------------------------------------------------------------ the sampled analyses */
 
-static struct pes_event event(uint8_t kind, uint32_t thread, uint64_t distance, uint64_t aux) {
-    return (struct pes_event){.kind = kind, .size = 8, .thread = thread, .other_thread = thread, .site = 0,
-                              .addr = 0x1000, .distance = distance, .aux = aux};
+static struct pes_event event(uint8_t kind, uint32_t thread, uint64_t distance, uint64_t aux)
+{
+    return (struct pes_event){.kind = kind,
+                              .size = 8,
+                              .thread = thread,
+                              .other_thread = thread,
+                              .site = 0,
+                              .addr = 0x1000,
+                              .distance = distance,
+                              .aux = aux};
 }
 
-static void run(const char *config, int estimator, struct replay_sampled *s) {
+static void run(const char *config, int estimator, struct replay_sampled *s)
+{
     struct pes_error err = {0};
     struct pes_knobs k = {.reuse_estimator = sampled_run_estimator(estimator)};
     /* thread 0, collector distances (1 + accesses between): reuses at 2, 4,
      * 6 (aux 3), a censored watch that survived 3 accesses (so > 2 between),
      * an invalidation after 5, a censored one that survived 10 */
     const struct pes_event e[] = {
-        event(PES_EV_REUSE, 0, 2, 1),         event(PES_EV_WATCH_EXPIRED, 0, 3, 2),
-        event(PES_EV_REUSE, 0, 4, 1),         event(PES_EV_INVALIDATION, 0, 5, 1),
-        event(PES_EV_REUSE, 0, 6, 3),         event(PES_EV_WATCH_EXPIRED, 0, 10, 1),
+        event(PES_EV_REUSE, 0, 2, 1), event(PES_EV_WATCH_EXPIRED, 0, 3, 2),
+        event(PES_EV_REUSE, 0, 4, 1), event(PES_EV_INVALIDATION, 0, 5, 1),
+        event(PES_EV_REUSE, 0, 6, 3), event(PES_EV_WATCH_EXPIRED, 0, 10, 1),
         event(PES_EV_REUSE, 1, 2, 1),
     };
     const struct pes_event *blocks[] = {e};
@@ -315,20 +358,22 @@ static void run(const char *config, int estimator, struct replay_sampled *s) {
     assert_int_equal(sampled_run(config, 2, &k, blocks, n, 1, s, NULL, &err), 0);
 }
 
-static void test_builder(void **state) {
+static void test_builder(void **state)
+{
     (void)state;
-    const char *with = "mode=reuse\nperiod=100\ncensoring=watch_expired\n", *without = "mode=reuse\nperiod=100\n";
+    const char *with = "mode=reuse\nperiod=100\ncensoring=watch_expired\n",
+               *without = "mode=reuse\nperiod=100\n";
     struct replay_sampled s;
     /* auto, old trace: decided, weighted by aux */
     run(without, REPLAY_EST_AUTO, &s);
     assert_int_equal(s.estimator, REPLAY_EST_DECIDED);
     assert_int_equal(s.censored[0], 2);
     assert_int_equal(s.expired, 2);
-    CLOSE(s.temporal[0][1], 2);   /* thread 0 and 1, distance 1 */
+    CLOSE(s.temporal[0][1], 2); /* thread 0 and 1, distance 1 */
     CLOSE(s.temporal[0][3], 1);
     CLOSE(s.temporal[0][5], 3);
     CLOSE(s.inval_weight[0], 1);
-    CLOSE(s.hist_neff[0][0], 36.0 / 12);   /* weights 1, 1, 3, 1 */
+    CLOSE(s.hist_neff[0][0], 36.0 / 12); /* weights 1, 1, 3, 1 */
     CLOSE(s.decided_neff[0], 49.0 / 13);
     replay_sampled_free(&s);
 
@@ -367,7 +412,8 @@ static void test_builder(void **state) {
     assert_int_equal(replay_reuse_estimator_parse("km"), -1);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_km_hand),         cmocka_unit_test(test_km_uncensored),
         cmocka_unit_test(test_km_converges),    cmocka_unit_test(test_wilson),

@@ -13,7 +13,12 @@
 
 #include "trace_test_util.h"
 
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
 
 static const uint64_t ips_a[3] = {0x401234, 0x401100, 0x7f0000001000ull};
 static const uint64_t ips_b[1] = {0x401300};
@@ -36,25 +41,45 @@ static uint8_t *make_trace(size_t *size, int kind)
     struct pes_thread_totals tot = {0};
     if (kind == PES_TRACE_FULL) {
         struct pes_record r[] = {
-            {0x7ffc0000, PES_ID_ALLOC, PES_ALLOC_SITE_STACK}, {8 << 20, PES_ID_ALLOC_SIZE, 0},
-            {0x10000, PES_ID_ALLOC, 7}, {4096, PES_ID_ALLOC_SIZE, 0}, {0x10008, 0, 0},
-            {0x10000, PES_ID_FREE, 0},  {0x20000, PES_ID_ALLOC, 9},   {24, PES_ID_ALLOC_SIZE, 0},
+            {0x7ffc0000, PES_ID_ALLOC, PES_ALLOC_SITE_STACK},
+            {8 << 20, PES_ID_ALLOC_SIZE, 0},
+            {0x10000, PES_ID_ALLOC, 7},
+            {4096, PES_ID_ALLOC_SIZE, 0},
+            {0x10008, 0, 0},
+            {0x10000, PES_ID_FREE, 0},
+            {0x20000, PES_ID_ALLOC, 9},
+            {24, PES_ID_ALLOC_SIZE, 0},
         };
         assert_int_equal(pes_trace_writer_records(w, 0, r, 8, &err), 0);
         tot.records = 8;
     } else {
         struct pes_event ev[3] = {
-            {.kind = PES_EV_ALLOC, .thread = 0, .other_thread = UINT32_MAX,
-             .site = PES_ALLOC_SITE_STACK, .addr = 0x7ffc0000, .aux = 8 << 20, .time = 5},
-            {.kind = PES_EV_ALLOC, .thread = 0, .other_thread = UINT32_MAX, .site = 9,
-             .addr = 0x20000, .aux = 24, .time = 6},
-            {.kind = PES_EV_FREE, .thread = 0, .other_thread = UINT32_MAX, .site = UINT32_MAX,
-             .addr = 0x20000, .time = 7},
+            {.kind = PES_EV_ALLOC,
+             .thread = 0,
+             .other_thread = UINT32_MAX,
+             .site = PES_ALLOC_SITE_STACK,
+             .addr = 0x7ffc0000,
+             .aux = 8 << 20,
+             .time = 5},
+            {.kind = PES_EV_ALLOC,
+             .thread = 0,
+             .other_thread = UINT32_MAX,
+             .site = 9,
+             .addr = 0x20000,
+             .aux = 24,
+             .time = 6},
+            {.kind = PES_EV_FREE,
+             .thread = 0,
+             .other_thread = UINT32_MAX,
+             .site = UINT32_MAX,
+             .addr = 0x20000,
+             .time = 7},
         };
         assert_int_equal(pes_trace_writer_events(w, 0, ev, 3, &err), 0);
         tot.records = 3;
     }
-    struct pes_alloc_site s2[2] = {{7, PES_ALLOC_MALLOC, 3, ips_a}, {1000, PES_ALLOC_ALIGNED, 8, ips_c}};
+    struct pes_alloc_site s2[2] = {{7, PES_ALLOC_MALLOC, 3, ips_a},
+                                   {1000, PES_ALLOC_ALIGNED, 8, ips_c}};
     assert_int_equal(pes_trace_writer_alloc_sites(w, s2, 2, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, &tot, 1, 99, &err), 0);
     uint8_t *d = tt_read_file(path, size);
@@ -342,8 +367,8 @@ static void test_event_unknown_site(void **state)
     struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
     assert_non_null(w);
     assert_int_equal(tt_write_tables(w, 1, 1, &err), 0);
-    struct pes_event ev = {.kind = PES_EV_ALLOC, .other_thread = UINT32_MAX, .site = 3,
-                           .addr = 0x1000, .aux = 16};
+    struct pes_event ev = {
+        .kind = PES_EV_ALLOC, .other_thread = UINT32_MAX, .site = 3, .addr = 0x1000, .aux = 16};
     assert_int_equal(pes_trace_writer_events(w, 0, &ev, 1, &err), 0);
     struct pes_alloc_site s = {3, PES_ALLOC_MALLOC, 1, ips_b};
     assert_int_equal(pes_trace_writer_alloc_sites(w, &s, 1, &err), 0); /* too late */
@@ -385,9 +410,12 @@ static void test_encoder_arguments(void **state)
     assert_non_null(e);
     size_t out;
     struct pes_alloc_site bad[] = {
-        {1, PES_ALLOC_MALLOC, 0, ips_c}, {1, PES_ALLOC_MALLOC, 9, ips_c},
-        {1, 0, 1, ips_c},                {1, 6, 1, ips_c},
-        {PES_ALLOC_SITE_STACK, 1, 1, ips_c}, {1, PES_ALLOC_MALLOC, 1, NULL},
+        {1, PES_ALLOC_MALLOC, 0, ips_c},
+        {1, PES_ALLOC_MALLOC, 9, ips_c},
+        {1, 0, 1, ips_c},
+        {1, 6, 1, ips_c},
+        {PES_ALLOC_SITE_STACK, 1, 1, ips_c},
+        {1, PES_ALLOC_MALLOC, 1, NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(pes_trace_encoder_alloc_sites(e, &bad[i], 1, &err), -1);

@@ -41,7 +41,8 @@ static void make_trace(struct trace *t)
     assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
     t->starts[t->nblocks++] = pes_trace_writer_bytes(w);
     for (int i = 0; i < 200; i++)
-        t->recs[i] = (struct pes_record){(uint64_t)i * 4 + (i % 50 == 0 ? 999 : 0), (uint32_t)(i & 1), 0};
+        t->recs[i] =
+            (struct pes_record){(uint64_t)i * 4 + (i % 50 == 0 ? 999 : 0), (uint32_t)(i & 1), 0};
     assert_int_equal(pes_trace_writer_records(w, 0, t->recs, 100, &err), 0);
     t->starts[t->nblocks++] = pes_trace_writer_bytes(w);
     assert_int_equal(pes_trace_writer_records(w, 0, t->recs + 100, 100, &err), 0);
@@ -85,7 +86,8 @@ static void test_flip_every_byte(void **state)
         for (size_t k = 0; k < sizeof patterns; k++) {
             t.data[pos] ^= patterns[k];
             struct pes_error err;
-            struct pes_trace_reader *r = pes_trace_reader_open_memory(t.data, t.size, "bad.pes", &err);
+            struct pes_trace_reader *r =
+                pes_trace_reader_open_memory(t.data, t.size, "bad.pes", &err);
             if (!r) {
                 if (err.code == PES_ERR_TRUNCATED)
                     truncated++;
@@ -115,8 +117,8 @@ static void test_flip_every_byte(void **state)
             pes_trace_reader_close(r);
             t.data[pos] ^= patterns[k];
         }
-    print_message("flips: %zu detected, %zu read as truncated, %zu harmless\n", detected,
-                  truncated, harmless);
+    print_message("flips: %zu detected, %zu read as truncated, %zu harmless\n", detected, truncated,
+                  harmless);
     assert_true(detected > 0);
     free(t.data);
 }
@@ -215,7 +217,6 @@ static void test_hand_built_header_and_version(void **state)
     assert_non_null(strstr(err.message, "offset 0"));
 }
 
-
 /* The verdict of the sequential reader and of the block index followed by
  * every block decoded from it in file order (what pes-replay and pes-dump
  * --stats do) on one file: -1 with the message, or 0 with the truncation
@@ -273,7 +274,8 @@ static void test_structure_same_verdict(void **state)
         int order[10];
         const char *expect; /* error message part, or NULL: truncated, no error */
     } cases[] = {
-        {{0, 1, 2, 3, 3, 4, 5, -1}, "thread 0 has 300 records in ACCESS blocks, the footer says 200"},
+        {{0, 1, 2, 3, 3, 4, 5, -1},
+         "thread 0 has 300 records in ACCESS blocks, the footer says 200"},
         {{0, 1, 2, 4, 5, -1}, "thread 0 has 100 records in ACCESS blocks, the footer says 200"},
         {{0, 1, 2, 3, 4, 5, 3, -1}, "block after the FOOTER block"},
         {{0, 1, 2, 3, 4, 5, 5, -1}, "block after the FOOTER block"},
@@ -287,8 +289,10 @@ static void test_structure_same_verdict(void **state)
          * another order before the records are fine */
         {{0, 1, 3, 4, 5, -1}, "ACCESS block of thread 0 comes before any THREAD block"},
         {{0, 1, 3, 2, 4, 5, -1}, "ACCESS block of thread 0 comes before any THREAD block"},
-        {{0, 2, 3, 4, 5, -1}, "ACCESS block: record 0 has id 0, which no earlier MODULE block defines"},
-        {{0, 2, 3, 1, 4, 5, -1}, "ACCESS block: record 0 has id 0, which no earlier MODULE block defines"},
+        {{0, 2, 3, 4, 5, -1},
+         "ACCESS block: record 0 has id 0, which no earlier MODULE block defines"},
+        {{0, 2, 3, 1, 4, 5, -1},
+         "ACCESS block: record 0 has id 0, which no earlier MODULE block defines"},
         {{0, 2, 1, 3, 4, 5, -1}, ""},
         {{0, 1, 2, 1, 2, 3, 4, 5, -1}, ""},
     };

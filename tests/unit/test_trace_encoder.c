@@ -61,9 +61,16 @@ struct ref_entry {
     int fresh;
 };
 
-static uint64_t zigzag(uint64_t v) { return (v << 1) ^ (uint64_t)((int64_t)v >> 63); }
+static uint64_t zigzag(uint64_t v)
+{
+    return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+}
 
-static void put32(uint8_t **p, uint32_t v) { memcpy(*p, &v, 4); *p += 4; }
+static void put32(uint8_t **p, uint32_t v)
+{
+    memcpy(*p, &v, 4);
+    *p += 4;
+}
 
 static size_t ref_planes(uint8_t *p, const uint64_t *v, size_t n, int width, uint32_t *mask,
                          int first)
@@ -272,12 +279,15 @@ static void test_records_match_writer_and_oracle(void **state)
     assert_non_null(shared);
     struct blob out[N_BLOCKS];
     for (int i = 0; i < N_BLOCKS; i++) {
-        assert_int_equal(pes_trace_writer_records(w, set.thread[i], set.recs[i], set.n[i], &err), 0);
+        assert_int_equal(pes_trace_writer_records(w, set.thread[i], set.recs[i], set.n[i], &err),
+                         0);
         /* the shared encoder has seen the blocks before this one */
-        assert_int_equal(pes_trace_encoder_records(shared, set.thread[i], set.recs[i], set.n[i], &err), 0);
+        assert_int_equal(
+            pes_trace_encoder_records(shared, set.thread[i], set.recs[i], set.n[i], &err), 0);
         out[i] = copy_output(shared);
         struct pes_trace_encoder *fresh = pes_trace_encoder_new(NULL, &err);
-        assert_int_equal(pes_trace_encoder_records(fresh, set.thread[i], set.recs[i], set.n[i], &err), 0);
+        assert_int_equal(
+            pes_trace_encoder_records(fresh, set.thread[i], set.recs[i], set.n[i], &err), 0);
         size_t fsize;
         const void *f = pes_trace_encoder_output(fresh, &fsize);
         assert_int_equal(fsize, out[i].size);
@@ -317,7 +327,8 @@ static void test_no_state_across_blocks(void **state)
     for (size_t i = 0; i < 200000; i++)
         big[i].id = (uint32_t)i * 7919u; /* 200000 distinct ids */
     struct pes_record *small = gen_block(&s, 3000, 0);
-    struct pes_trace_encoder *a = pes_trace_encoder_new(NULL, &err), *b = pes_trace_encoder_new(NULL, &err);
+    struct pes_trace_encoder *a = pes_trace_encoder_new(NULL, &err),
+                             *b = pes_trace_encoder_new(NULL, &err);
     assert_int_equal(pes_trace_encoder_records(a, 0, big, 200000, &err), 0);
     assert_int_equal(pes_trace_encoder_records(a, 1, small, 3000, &err), 0);
     assert_int_equal(pes_trace_encoder_records(b, 1, small, 3000, &err), 0);
@@ -343,7 +354,8 @@ static void test_other_blocks_match_writer(void **state)
     /* ids after open_writer's module (0..4999) */
     struct pes_site sites[2] = {{5010, 5012, PES_KIND_LOAD, 0, 3, 8, 5, "a.c", "f"},
                                 {5011, 5012, PES_KIND_STORE, 0, 4, 8, 6, "a.c", "f"}};
-    struct pes_bb bbs[3] = {{5012, 2, {1, 2}, 0, "f", "entry"}, {5013, 0, {0}, 1, "f", "body"},
+    struct pes_bb bbs[3] = {{5012, 2, {1, 2}, 0, "f", "entry"},
+                            {5013, 0, {0}, 1, "f", "body"},
                             {5014, 0, {0}, 0, "g", "x"}};
     struct pes_module mod = {5010, 2, 3, "a.c", sites, bbs};
     struct pes_thread th = {3, 0, 4711, 1, 0, 555};
@@ -357,7 +369,8 @@ static void test_other_blocks_match_writer(void **state)
         ev[i].time = 1000 + (uint64_t)i * 10;
         ev[i].loads = (uint64_t)i * 100;
     }
-    struct pes_mapping maps[2] = {{0x400000, 0x401000, 0, "/bin/x"}, {0x7f0000, 0x7f8000, 0x1000, "/lib/y.so"}};
+    struct pes_mapping maps[2] = {{0x400000, 0x401000, 0, "/bin/x"},
+                                  {0x7f0000, 0x7f8000, 0x1000, "/lib/y.so"}};
 
     char *path = tt_temp_path("enc-other");
     size_t header;
@@ -466,7 +479,8 @@ static uint8_t *writer_file(const struct block_set *set, size_t *size)
     struct pes_trace_writer *w = open_writer(path, NULL);
     struct pes_error err;
     for (int i = 0; i < N_BLOCKS; i++)
-        assert_int_equal(pes_trace_writer_records(w, set->thread[i], set->recs[i], set->n[i], &err), 0);
+        assert_int_equal(pes_trace_writer_records(w, set->thread[i], set->recs[i], set->n[i], &err),
+                         0);
     close_writer(w, set);
     uint8_t *d = read_all(path, size);
     unlink(path);
@@ -518,7 +532,8 @@ static void test_out_of_order_then_in_order(void **state)
     for (int i = 0; i < N_BLOCKS; i++) {
         int b = order[i];
         struct pes_trace_encoder *e = enc[i % 3];
-        assert_int_equal(pes_trace_encoder_records(e, set.thread[b], set.recs[b], set.n[b], &err), 0);
+        assert_int_equal(pes_trace_encoder_records(e, set.thread[b], set.recs[b], set.n[b], &err),
+                         0);
         blobs[b] = copy_output(e);
     }
     assemble_and_compare(&set, blobs);
@@ -535,7 +550,7 @@ static void test_out_of_order_then_in_order(void **state)
 struct pool {
     const struct block_set *set;
     struct blob *blobs;
-    int next; /* atomic */
+    int next;     /* atomic */
     int failures; /* atomic */
 };
 

@@ -40,10 +40,15 @@ static void test_utf8(void **state)
 {
     (void)state;
     /* valid UTF-8 passes: é, €, U+1F600 */
-    expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+    expect("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+           "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
     /* C1 controls as raw bytes (CSI 0x9b) and as UTF-8 (U+009B), U+00A0 passes */
-    expect("\x9b" "2J", "\\x9b2J");
-    expect("\xc2\x9b" "2J \xc2\xa0", "\\xc2\\x9b2J \xc2\xa0");
+    expect("\x9b"
+           "2J",
+           "\\x9b2J");
+    expect("\xc2\x9b"
+           "2J \xc2\xa0",
+           "\\xc2\\x9b2J \xc2\xa0");
     /* not UTF-8: a lone continuation byte, an overlong form, a surrogate, a cut sequence */
     expect("\x80", "\\x80");
     expect("\xc0\xaf", "\\xc0\\xaf");
@@ -59,7 +64,10 @@ static void test_truncation(void **state)
     char buf[6];
     memset(buf, 'z', sizeof buf);
     /* like snprintf: the whole length returned, a NUL-terminated prefix written */
-    assert_int_equal(pes_escape_text(buf, sizeof buf, "ab\x1b" "cd"), 8);
+    assert_int_equal(pes_escape_text(buf, sizeof buf,
+                                     "ab\x1b"
+                                     "cd"),
+                     8);
     assert_string_equal(buf, "ab\\x1");
     assert_int_equal(pes_escape_text(buf, 1, "abc"), 3);
     assert_string_equal(buf, "");
@@ -81,7 +89,7 @@ static void test_parse_u64(void **state)
     for (int i = 0; bad[i]; i++)
         assert_int_equal(pes_parse_u64(bad[i], 10, &v), -1);
     assert_int_equal(pes_parse_u64(NULL, 10, &v), -1);
-    assert_true(v == 7);   /* untouched on failure */
+    assert_true(v == 7); /* untouched on failure */
 }
 
 /* pes_json_string: quotes and backslashes, \n and \t by name, other controls as \u00XX. */
@@ -102,10 +110,8 @@ static void test_json_string(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_controls),
-        cmocka_unit_test(test_utf8),
-        cmocka_unit_test(test_truncation),
-        cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test(test_controls),    cmocka_unit_test(test_utf8),
+        cmocka_unit_test(test_truncation),  cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_json_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,8 +12,18 @@
 
 #include "trace_test_util.h"
 
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 /* Finds the k-th block of `type`, checks its frames, returns its payload (malloc'd). */
 static uint8_t *block_payload(const uint8_t *f, size_t size, uint32_t type, int k, size_t *plen,
@@ -59,20 +69,25 @@ static void test_worked_example(void **state)
 {
     (void)state;
     struct pes_record r0[] = {
-        {1100, PES_ID_TIME, 0},  {0, 4, 0},           {0, 3, 0},
-        {0x1000, 0, 0},          {0x2000, 1, 0},      {0x3000, 2, 0},
-        {0, 3, 0},               {0x1008, 0, 0},      {0x2400, 1, 0},
-        {0x3000, 2, 0},          {7, PES_ID_REGION_BEGIN, 0}, {0, PES_ID_REGION_END, 0},
+        {1100, PES_ID_TIME, 0},
+        {0, 4, 0},
+        {0, 3, 0},
+        {0x1000, 0, 0},
+        {0x2000, 1, 0},
+        {0x3000, 2, 0},
+        {0, 3, 0},
+        {0x1008, 0, 0},
+        {0x2400, 1, 0},
+        {0x3000, 2, 0},
+        {7, PES_ID_REGION_BEGIN, 0},
+        {0, PES_ID_REGION_END, 0},
     };
     static const uint8_t want[68] = {
-        0x3f, 0, 0, 0, 8, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0,
-        0x77, 0x0c, 0xb9, 0x05, 0x00, 0x00,
-        0x00, 0x04, 0x03, 0x01, 0x02, 0x03, 0x02, 0x02,
-        0xff, 0, 0, 0, 0, 0, 0xff, 0xff,
-        0xff, 0, 0, 0, 0, 0, 0xff, 0xff,
-        0xff, 0, 0, 0, 0, 0, 0xff, 0xff,
-        0x98, 0, 0, 0, 0x10, 0, 0x0e,
-        0x08, 0x20, 0x40, 0x60, 0, 0x08, 0,
+        0x3f, 0,    0,    0,    8,    0,    0,    0,    7,    0,    0,    0,    0,    0,
+        0,    0,    0x77, 0x0c, 0xb9, 0x05, 0x00, 0x00, 0x00, 0x04, 0x03, 0x01, 0x02, 0x03,
+        0x02, 0x02, 0xff, 0,    0,    0,    0,    0,    0xff, 0xff, 0xff, 0,    0,    0,
+        0,    0,    0xff, 0xff, 0xff, 0,    0,    0,    0,    0,    0xff, 0xff, 0x98, 0,
+        0,    0,    0x10, 0,    0x0e, 0x08, 0x20, 0x40, 0x60, 0,    0x08, 0,
     };
     struct pes_trace_info info;
     tt_default_info(&info);
@@ -127,7 +142,7 @@ static void test_worked_example(void **state)
     assert_int_equal(rd64(p + time_col + 8), (uint64_t)900 - 1000); /* difference, mod 2^64 */
     assert_int_equal(rd64(p + time_col + 16), 50);                  /* loads */
     assert_int_equal(rd64(p + time_col + 24), 5);
-    assert_int_equal(rd64(p + 136), 4);                             /* aux of event 1 */
+    assert_int_equal(rd64(p + 136), 4); /* aux of event 1 */
     free(p);
 
     free(f);

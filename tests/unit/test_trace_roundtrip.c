@@ -13,7 +13,7 @@
 /* ------------------------------------------------------------ test data */
 
 #define N_MODULES 40
-#define MAX_STR 64
+#define MAX_STR   64
 
 struct gen_module {
     struct pes_module m;
@@ -95,16 +95,24 @@ static uint32_t module_id(uint64_t *s, const struct gen_module *mods, int sites_
 static struct pes_record *gen_records(uint64_t *s, size_t n, const struct gen_module *mods)
 {
     struct pes_record *r = calloc(n + 1, sizeof *r);
-    static const uint64_t edge_addr[] = {0, 1, UINT64_MAX, UINT64_MAX - 1, 1ull << 63,
-                                         0x7fffffffffffffffull, 0x8000000000000001ull};
+    static const uint64_t edge_addr[] = {
+        0, 1, UINT64_MAX, UINT64_MAX - 1, 1ull << 63, 0x7fffffffffffffffull, 0x8000000000000001ull};
     /* the lowest and highest module ids (the last module ends right below
      * the control ids), control ids, unknown control ids */
     const struct pes_module *first = &mods[0].m, *last = &mods[N_MODULES - 1].m;
     uint32_t lowest = first->n_sites + first->n_bbs ? first->id_base : module_id(s, mods, 0);
-    uint32_t highest = last->n_sites + last->n_bbs ? PES_ID_CONTROL_FIRST - 1 : module_id(s, mods, 0);
+    uint32_t highest =
+        last->n_sites + last->n_bbs ? PES_ID_CONTROL_FIRST - 1 : module_id(s, mods, 0);
     uint32_t middle = module_id(s, mods, 0);
-    const uint32_t edge_id[] = {lowest, highest, PES_ID_TIME, PES_ID_REGION_BEGIN, PES_ID_REGION_END,
-                                PES_ID_THREAD_END, UINT32_MAX, 0xFFFFFF80u, middle};
+    const uint32_t edge_id[] = {lowest,
+                                highest,
+                                PES_ID_TIME,
+                                PES_ID_REGION_BEGIN,
+                                PES_ID_REGION_END,
+                                PES_ID_THREAD_END,
+                                UINT32_MAX,
+                                0xFFFFFF80u,
+                                middle};
     uint32_t bb = module_id(s, mods, 0), site_a = module_id(s, mods, 0);
     uint32_t site_b = module_id(s, mods, 0), strided = module_id(s, mods, 0);
     uint64_t a = 0x7ffd00001000ull, b = 0x10000000ull;
@@ -119,9 +127,18 @@ static struct pes_record *gen_records(uint64_t *s, size_t n, const struct gen_mo
             r[i].addr = t;
         } else if (mode < 8) { /* loop body: bb, load a (stride 8), load b (stride 8192) */
             switch (i % 3) {
-            case 0: r[i].id = bb; r[i].addr = 0; break;
-            case 1: r[i].id = site_a; r[i].addr = a += 8; break;
-            default: r[i].id = site_b; r[i].addr = b += 8192; break;
+            case 0:
+                r[i].id = bb;
+                r[i].addr = 0;
+                break;
+            case 1:
+                r[i].id = site_a;
+                r[i].addr = a += 8;
+                break;
+            default:
+                r[i].id = site_b;
+                r[i].addr = b += 8192;
+                break;
             }
         } else if (mode < 11) {
             r[i].id = module_id(s, mods, 0);
@@ -133,7 +150,7 @@ static struct pes_record *gen_records(uint64_t *s, size_t n, const struct gen_mo
             r[i].extra = tt_rand(s) & 1 ? UINT32_MAX : 0;
             if (r[i].id == PES_ID_TIME || r[i].id == PES_ID_THREAD_END)
                 r[i].addr = t; /* edge addresses go to the other ids */
-        } else { /* huge and negative strides on one id */
+        } else {               /* huge and negative strides on one id */
             r[i].id = strided;
             r[i].addr = (tt_rand(s) & 1) ? r[i ? i - 1 : 0].addr - (tt_rand(s) % 100000)
                                          : (uint64_t)(i * 0x100000000ull);
@@ -256,7 +273,7 @@ static int setup(void **state)
     for (int i = 0; i < N_MODULES; i++) {
         uint32_t ns = (uint32_t)(tt_rand(&s) % 30), nb = (uint32_t)(tt_rand(&s) % 10);
         if (i == 3)
-            ns = nb = 0; /* empty module */
+            ns = nb = 0;        /* empty module */
         if (i == N_MODULES - 1) /* last module ends right below the control ids */
             base = PES_ID_CONTROL_FIRST - ns - nb;
         gen_module(&f->mods[i], &s, base, ns, nb);
@@ -265,8 +282,9 @@ static int setup(void **state)
         base += ns + nb + (uint32_t)(tt_rand(&s) % 1000); /* gaps between modules */
     }
     for (int i = 0; i < 4; i++) {
-        f->threads[i] = (struct pes_thread){(uint32_t)i, i ? 0 : UINT32_MAX, 1000 + (uint64_t)i,
-                                            i - 1, i == 2 ? -1 : 0, 5000 + (uint64_t)i * 7};
+        f->threads[i] =
+            (struct pes_thread){(uint32_t)i, i ? 0 : UINT32_MAX, 1000 + (uint64_t)i,
+                                i - 1,       i == 2 ? -1 : 0,    5000 + (uint64_t)i * 7};
         assert_int_equal(pes_trace_writer_thread(w, &f->threads[i], &err), 0);
         expect(f, PES_BLOCK_THREAD, (uint32_t)i, 1, &f->threads[i]);
     }
@@ -274,7 +292,8 @@ static int setup(void **state)
     for (int i = 0; i < 6; i++) {
         f->nrecs[i] = sizes[i];
         f->recs[i] = gen_records(&s, sizes[i], f->mods);
-        assert_int_equal(pes_trace_writer_records(w, (uint32_t)(i % 4), f->recs[i], sizes[i], &err), 0);
+        assert_int_equal(pes_trace_writer_records(w, (uint32_t)(i % 4), f->recs[i], sizes[i], &err),
+                         0);
         expect(f, PES_BLOCK_ACCESS, (uint32_t)(i % 4), sizes[i], f->recs[i]);
     }
     f->nev = 1000;
@@ -290,8 +309,8 @@ static int setup(void **state)
     expect(f, PES_BLOCK_MAPS, 0, 3, f->maps);
     /* records = what the file holds per thread (readers check it, §6) */
     for (int i = 0; i < 4; i++)
-        f->totals[i] = (struct pes_thread_totals){(uint32_t)i, 0, 20, 30, 40,
-                                                  (uint64_t)i, UINT64_MAX - (uint64_t)i};
+        f->totals[i] = (struct pes_thread_totals){
+            (uint32_t)i, 0, 20, 30, 40, (uint64_t)i, UINT64_MAX - (uint64_t)i};
     for (int i = 0; i < 6; i++)
         f->totals[i % 4].records += sizes[i];
     assert_int_equal(pes_trace_writer_close(w, f->totals, 4, 987654321, &err), 0);
@@ -389,7 +408,8 @@ static void check_header(const struct pes_trace_info *got)
     assert_int_equal(got->n_cpus, want.n_cpus);
     assert_int_equal(got->n_sockets, want.n_sockets);
     assert_int_equal(got->n_cache_levels, want.n_cache_levels);
-    for (uint32_t i = 0; i < want.n_cache_levels; i++) {   /* field by field: the struct has padding */
+    for (uint32_t i = 0; i < want.n_cache_levels;
+         i++) { /* field by field: the struct has padding */
         assert_int_equal(got->caches[i].level, want.caches[i].level);
         assert_int_equal(got->caches[i].type, want.caches[i].type);
         assert_int_equal(got->caches[i].ways, want.caches[i].ways);

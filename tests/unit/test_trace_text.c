@@ -27,7 +27,7 @@ static void test_formats(void **state)
                             "w 0xffffffffffffffff\n"
                             "r 0\n"
                             "DEADbeef w\r\n"
-                            "0x10");  /* no final newline */
+                            "0x10"); /* no final newline */
     struct pes_error err;
     struct pes_text_reader *t = pes_text_reader_open(path, &err);
     assert_non_null(t);
@@ -39,7 +39,7 @@ static void test_formats(void **state)
     assert_int_equal(n2, 4);
     assert_int_equal(pes_text_reader_read(t, r + 7, 9, &err), 0);
     const uint64_t addr[7] = {0x1000, 0x2000, 0x3a, UINT64_MAX, 0, 0xdeadbeef, 0x10};
-    const uint32_t id[7] = {PES_TEXT_READ_SITE, PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
+    const uint32_t id[7] = {PES_TEXT_READ_SITE,  PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
                             PES_TEXT_WRITE_SITE, PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
                             PES_TEXT_READ_SITE};
     for (int i = 0; i < 7; i++) {
@@ -75,12 +75,12 @@ static void expect_bad(const char *content, const char *line_tag)
 static void test_malformed(void **state)
 {
     (void)state;
-    expect_bad("0x10\nzz\n", ":2:");                       /* not hex */
-    expect_bad("0x10\n0x20\n\n0x30 X\n", ":4:");           /* bad R/W */
-    expect_bad("0x10000000000000000\n", ":1:");            /* 17 digits: overflow */
-    expect_bad("# c\n0x\n", ":2:");                        /* no digits */
-    expect_bad("1 2 3\n", ":1:");                          /* three fields */
-    expect_bad("R W\n", ":1:");                            /* no address */
+    expect_bad("0x10\nzz\n", ":2:");             /* not hex */
+    expect_bad("0x10\n0x20\n\n0x30 X\n", ":4:"); /* bad R/W */
+    expect_bad("0x10000000000000000\n", ":1:");  /* 17 digits: overflow */
+    expect_bad("# c\n0x\n", ":2:");              /* no digits */
+    expect_bad("1 2 3\n", ":1:");                /* three fields */
+    expect_bad("R W\n", ":1:");                  /* no address */
     expect_bad("-5\n", ":1:");
 }
 
@@ -94,10 +94,10 @@ static void test_line_length(void **state)
     static char content[3 * MAX + 64];
     char *p = content;
     p += sprintf(p, "0x10\n0x20 W");
-    memset(p, ' ', MAX - strlen("0x20 W"));   /* line 2: exactly MAX bytes */
+    memset(p, ' ', MAX - strlen("0x20 W")); /* line 2: exactly MAX bytes */
     p += MAX - strlen("0x20 W");
     p += sprintf(p, "\n0x30");
-    memset(p, ' ', MAX + 1 - strlen("0x30"));   /* line 3: MAX + 1 bytes */
+    memset(p, ' ', MAX + 1 - strlen("0x30")); /* line 3: MAX + 1 bytes */
     p += MAX + 1 - strlen("0x30");
     sprintf(p, "\n0x40\n");
     char *path = write_text(content);
@@ -118,7 +118,7 @@ static void test_line_length(void **state)
     unlink(path);
     free(path);
 
-    memset(content, '7', 3 * MAX);   /* no newline at all */
+    memset(content, '7', 3 * MAX); /* no newline at all */
     content[3 * MAX] = '\0';
     path = write_text(content);
     t = pes_text_reader_open(path, &err);
@@ -146,7 +146,7 @@ static void test_chunk_boundaries(void **state)
     assert_non_null(content);
     uint64_t x = 88172645463325252ull;
     for (size_t i = 0; i < N; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;   /* xorshift64 */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
         want[i] = x >> (x % 64);
         unsigned pad = (unsigned)(x % 97) == 0 ? PES_TEXT_MAX_LINE - 40 : (unsigned)(x % 9);
         len += (size_t)sprintf(content + len, "%*s%s%llx%s", (int)pad, "", x % 3 ? "0x" : "",
@@ -202,12 +202,12 @@ static void test_lackey(void **state)
     assert_non_null(t);
     assert_int_equal(pes_text_reader_format(t), PES_TEXT_FORMAT_LACKEY);
     struct pes_record r[8];
-    assert_int_equal(pes_text_reader_read(t, r, 3, &err), 3);   /* ends after M's load */
+    assert_int_equal(pes_text_reader_read(t, r, 3, &err), 3); /* ends after M's load */
     assert_int_equal(pes_text_reader_read(t, r + 3, 5, &err), 2);
     assert_int_equal(pes_text_reader_read(t, r + 5, 3, &err), 0);
     const uint64_t addr[5] = {0x7ff000d68, 0x421d5f0, 0x421d5f8, 0x421d5f8, 0x10};
-    const uint32_t id[5] = {PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE, PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE,
-                            PES_TEXT_READ_SITE};
+    const uint32_t id[5] = {PES_TEXT_READ_SITE, PES_TEXT_WRITE_SITE, PES_TEXT_READ_SITE,
+                            PES_TEXT_WRITE_SITE, PES_TEXT_READ_SITE};
     for (int i = 0; i < 5; i++) {
         assert_int_equal(r[i].addr, addr[i]);
         assert_int_equal(r[i].id, id[i]);
@@ -245,8 +245,8 @@ static void test_binary64(void **state)
     fclose(f);
     for (int forced = 0; forced < 2; forced++) {
         struct pes_error err;
-        struct pes_text_reader *t =
-            pes_text_reader_open_as(path, forced ? PES_TEXT_FORMAT_BINARY64 : PES_TEXT_FORMAT_AUTO, &err);
+        struct pes_text_reader *t = pes_text_reader_open_as(
+            path, forced ? PES_TEXT_FORMAT_BINARY64 : PES_TEXT_FORMAT_AUTO, &err);
         assert_non_null(t);
         assert_int_equal(pes_text_reader_format(t), PES_TEXT_FORMAT_BINARY64);
         struct pes_record r[4];
@@ -259,7 +259,8 @@ static void test_binary64(void **state)
             assert_int_equal(r[i].id, PES_TEXT_READ_SITE);
         }
         assert_non_null(pes_text_reader_truncation(t));
-        assert_non_null(strstr(pes_text_reader_truncation(t), "the last 3 bytes (after 3 complete addresses)"));
+        assert_non_null(
+            strstr(pes_text_reader_truncation(t), "the last 3 bytes (after 3 complete addresses)"));
         pes_text_reader_close(t);
     }
     unlink(path);
@@ -290,14 +291,10 @@ static void test_missing_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_line_length),
-        cmocka_unit_test(test_chunk_boundaries),
-        cmocka_unit_test(test_lackey),
-        cmocka_unit_test(test_binary64),
-        cmocka_unit_test(test_format_names),
-        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_formats),      cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_line_length),  cmocka_unit_test(test_chunk_boundaries),
+        cmocka_unit_test(test_lackey),       cmocka_unit_test(test_binary64),
+        cmocka_unit_test(test_format_names), cmocka_unit_test(test_missing_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,9 +17,9 @@
 struct ref {
     struct pes_record *rec;
     size_t n, cap;
-    uint64_t bad_line;   /* 0: none */
-    int too_long;        /* the bad line is longer than PES_TEXT_MAX_LINE */
-    size_t cut;          /* binary64: bytes after the last whole address */
+    uint64_t bad_line; /* 0: none */
+    int too_long;      /* the bad line is longer than PES_TEXT_MAX_LINE */
+    size_t cut;        /* binary64: bytes after the last whole address */
 };
 
 static void ref_add(struct ref *r, uint64_t addr, uint32_t id)
@@ -32,7 +32,10 @@ static void ref_add(struct ref *r, uint64_t addr, uint32_t id)
     r->rec[r->n++] = (struct pes_record){addr, id, 0};
 }
 
-static int ref_sep(char c) { return c == ' ' || c == '\t' || c == '\r' || c == ','; }
+static int ref_sep(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == ',';
+}
 
 /* "ADDR": 1..16 hex digits after an optional 0x or 0X */
 static int ref_hex(const char *s, size_t n, uint64_t *v)
@@ -43,9 +46,10 @@ static int ref_hex(const char *s, size_t n, uint64_t *v)
         return 0;
     *v = 0;
     for (size_t i = 0; i < n; i++) {
-        int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0'
-              : s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
-              : s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : -1;
+        int d = s[i] >= '0' && s[i] <= '9'   ? s[i] - '0'
+                : s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
+                : s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10
+                                             : -1;
         if (d < 0)
             return 0;
         *v = *v * 16 + (uint64_t)d;
@@ -142,7 +146,7 @@ static void ref_parse(struct ref *r, const char *d, size_t size, enum pes_text_f
             return;
         }
         int bad = f == PES_TEXT_FORMAT_LACKEY ? ref_lackey_line(r, d + pos, e - pos)
-                                               : ref_addr_line(r, d + pos, e - pos);
+                                              : ref_addr_line(r, d + pos, e - pos);
         if (bad) {
             r->bad_line = line;
             return;
@@ -167,8 +171,8 @@ static char *write_file(const void *data, size_t size)
  * the records, the end (0, or -1 naming the reference's bad line, with the
  * records of the failing call dropped and nothing after it) and the
  * truncation message against the reference. */
-static void check_read(const char *path, enum pes_text_format f, unsigned threads, const struct ref *want,
-                       uint64_t seed)
+static void check_read(const char *path, enum pes_text_format f, unsigned threads,
+                       const struct ref *want, uint64_t seed)
 {
     struct pes_error err;
     struct pes_text_reader *t = pes_text_reader_open_as(path, f, &err);
@@ -179,7 +183,7 @@ static void check_read(const char *path, enum pes_text_format f, unsigned thread
     size_t got = 0, max = 1;
     long k;
     for (;;) {
-        max = 1 + tt_rand(&seed) % (tt_rand(&seed) % 4 ? 5000 : 3);   /* now and then 1..3 */
+        max = 1 + tt_rand(&seed) % (tt_rand(&seed) % 4 ? 5000 : 3); /* now and then 1..3 */
         k = pes_text_reader_read(t, buf, max, &err);
         if (k <= 0)
             break;
@@ -187,8 +191,9 @@ static void check_read(const char *path, enum pes_text_format f, unsigned thread
         for (long i = 0; i < k; i++) {
             const struct pes_record *w = &want->rec[got + (size_t)i];
             if (buf[i].addr != w->addr || buf[i].id != w->id || buf[i].extra != 0)
-                fail_msg("%u threads, record %zu: got %llx/%u, want %llx/%u", threads, got + (size_t)i,
-                         (unsigned long long)buf[i].addr, buf[i].id, (unsigned long long)w->addr, w->id);
+                fail_msg("%u threads, record %zu: got %llx/%u, want %llx/%u", threads,
+                         got + (size_t)i, (unsigned long long)buf[i].addr, buf[i].id,
+                         (unsigned long long)w->addr, w->id);
         }
         got += (size_t)k;
     }
@@ -213,7 +218,8 @@ static void check_read(const char *path, enum pes_text_format f, unsigned thread
     const char *cut = pes_text_reader_truncation(t);
     if (want->cut) {
         char msg[600];
-        snprintf(msg, sizeof msg, "%s: ends inside an address: the last %zu byte%s (after %zu complete addresses)",
+        snprintf(msg, sizeof msg,
+                 "%s: ends inside an address: the last %zu byte%s (after %zu complete addresses)",
                  path, want->cut, want->cut == 1 ? "" : "s", want->n);
         assert_non_null(cut);
         assert_non_null(strstr(cut, msg));
@@ -227,8 +233,8 @@ static void check_read(const char *path, enum pes_text_format f, unsigned thread
  * pes-replay-mpi's ranks read it): the parts cover the file, and read one
  * after the other they give the whole file's records, up to the bad line,
  * named with its line number in the whole file. */
-static void check_parts(const char *path, size_t size, enum pes_text_format f, unsigned threads, unsigned n,
-                        const struct ref *want)
+static void check_parts(const char *path, size_t size, enum pes_text_format f, unsigned threads,
+                        unsigned n, const struct ref *want)
 {
     static struct pes_record buf[5000];
     struct pes_error err;
@@ -250,7 +256,8 @@ static void check_parts(const char *path, size_t size, enum pes_text_format f, u
         while ((r = pes_text_reader_read(t, buf, 1 + got % 5000, &err)) > 0) {
             assert_true(got + (size_t)r <= want->n);
             for (long i = 0; i < r; i++)
-                if (buf[i].addr != want->rec[got + (size_t)i].addr || buf[i].id != want->rec[got + (size_t)i].id)
+                if (buf[i].addr != want->rec[got + (size_t)i].addr ||
+                    buf[i].id != want->rec[got + (size_t)i].id)
                     fail_msg("part %u of %u: record %zu differs", k, n, got + (size_t)i);
             got += (size_t)r;
         }
@@ -270,11 +277,12 @@ static void check_parts(const char *path, size_t size, enum pes_text_format f, u
         assert_int_equal(got, want->n);
 }
 
-static void check_all_threads(const char *data, size_t size, enum pes_text_format f, uint64_t bad_line)
+static void check_all_threads(const char *data, size_t size, enum pes_text_format f,
+                              uint64_t bad_line)
 {
     struct ref want;
     ref_parse(&want, data, size, f);
-    assert_int_equal(want.bad_line, bad_line);   /* the generator and the reference agree */
+    assert_int_equal(want.bad_line, bad_line); /* the generator and the reference agree */
     char *path = write_file(data, size);
     for (unsigned threads = 1; threads <= 8; threads++)
         check_read(path, f, threads, &want, threads * 1000003u);
@@ -315,11 +323,16 @@ static unsigned long long gen_addr(struct gen *g)
 {
     uint64_t x = tt_rand(&g->seed);
     switch (x % 5) {
-    case 0: return x >> 60;                          /* one digit */
-    case 1: return 0x10000000 + (x >> 40) % 0x100000; /* eight */
-    case 2: return 0x7ffd00000000ull | (x >> 32);     /* twelve */
-    case 3: return x;                                 /* up to sixteen */
-    default: return x >> (x % 64);
+    case 0:
+        return x >> 60; /* one digit */
+    case 1:
+        return 0x10000000 + (x >> 40) % 0x100000; /* eight */
+    case 2:
+        return 0x7ffd00000000ull | (x >> 32); /* twelve */
+    case 3:
+        return x; /* up to sixteen */
+    default:
+        return x >> (x % 64);
     }
 }
 
@@ -331,25 +344,49 @@ static void gen_addr_line(struct gen *g)
     const char *eol = r % 7 == 0 ? "\r\n" : "\n";
     const char *rw = (r >> 8) % 2 ? "W" : "r";
     switch ((r >> 16) % 16) {
-    case 0: put(g, "0x%llx%s", a, eol); break;
-    case 1: put(g, "0X%llX %s%s", a, rw, eol); break;
-    case 2: put(g, "%s %llx%s", rw, a, eol); break;
-    case 3: put(g, "%s\t0x%llx%s", rw, a, eol); break;
-    case 4: put(g, "%llx,%s%s", a, rw, eol); break;
-    case 5: put(g, "%016llx%s", a, eol); break;                 /* 16 digits */
-    case 6: put(g, "0x%016llx w%s", a, eol); break;
-    case 7: put(g, "  %llx  %s  # a comment%s", a, rw, eol); break;   /* strict path */
-    case 8: put(g, "# only a comment%s", eol); break;
-    case 9: put(g, "%s", eol); break;
-    case 10: put(g, "%llx%*s%s", a, (int)((r >> 24) % 120), "", eol); break;   /* lines of 64+ bytes */
+    case 0:
+        put(g, "0x%llx%s", a, eol);
+        break;
+    case 1:
+        put(g, "0X%llX %s%s", a, rw, eol);
+        break;
+    case 2:
+        put(g, "%s %llx%s", rw, a, eol);
+        break;
+    case 3:
+        put(g, "%s\t0x%llx%s", rw, a, eol);
+        break;
+    case 4:
+        put(g, "%llx,%s%s", a, rw, eol);
+        break;
+    case 5:
+        put(g, "%016llx%s", a, eol);
+        break; /* 16 digits */
+    case 6:
+        put(g, "0x%016llx w%s", a, eol);
+        break;
+    case 7:
+        put(g, "  %llx  %s  # a comment%s", a, rw, eol);
+        break; /* strict path */
+    case 8:
+        put(g, "# only a comment%s", eol);
+        break;
+    case 9:
+        put(g, "%s", eol);
+        break;
+    case 10:
+        put(g, "%llx%*s%s", a, (int)((r >> 24) % 120), "", eol);
+        break; /* lines of 64+ bytes */
     case 11:
-        if ((r >> 24) % 64 == 0) {   /* now and then as long as a line may be */
+        if ((r >> 24) % 64 == 0) { /* now and then as long as a line may be */
             int pad = (int)(PES_TEXT_MAX_LINE - 20 - strlen(eol) + 1);
             put(g, "%-18llx%*s%s", a, pad, "W", eol);
             break;
         }
         /* fall through */
-    default: put(g, (r >> 30) % 3 ? "%llx%s" : "%llx W%s", a, eol); break;
+    default:
+        put(g, (r >> 30) % 3 ? "%llx%s" : "%llx W%s", a, eol);
+        break;
     }
 }
 
@@ -360,15 +397,33 @@ static void gen_lackey_line(struct gen *g)
     const char *eol = r % 9 == 0 ? "\r\n" : "\n";
     unsigned size = 1u << ((r >> 8) % 5);
     switch ((r >> 16) % 12) {
-    case 0: put(g, "I  %08llx,%u%s", a, size, eol); break;
-    case 1: put(g, " M %08llx,%u%s", a, size, eol); break;
-    case 2: put(g, " S %llx,%u%s", a, size, eol); break;
-    case 3: put(g, "==%u== a valgrind line%s", (unsigned)(r >> 40) % 99999, eol); break;
-    case 4: put(g, "%s", eol); break;
-    case 5: put(g, " L %08llx,%u \r\n", a, size); break;         /* strict path: trailing blank */
-    case 6: put(g, " M %llx,123456789012%s", a, eol); break;     /* a size of 12 digits */
-    case 7: put(g, "I  %08llx,%u%*s%s", a, size, (int)((r >> 24) % 200), "", eol); break;
-    default: put(g, " L %08llx,%u%s", a, size, eol); break;
+    case 0:
+        put(g, "I  %08llx,%u%s", a, size, eol);
+        break;
+    case 1:
+        put(g, " M %08llx,%u%s", a, size, eol);
+        break;
+    case 2:
+        put(g, " S %llx,%u%s", a, size, eol);
+        break;
+    case 3:
+        put(g, "==%u== a valgrind line%s", (unsigned)(r >> 40) % 99999, eol);
+        break;
+    case 4:
+        put(g, "%s", eol);
+        break;
+    case 5:
+        put(g, " L %08llx,%u \r\n", a, size);
+        break; /* strict path: trailing blank */
+    case 6:
+        put(g, " M %llx,123456789012%s", a, eol);
+        break; /* a size of 12 digits */
+    case 7:
+        put(g, "I  %08llx,%u%*s%s", a, size, (int)((r >> 24) % 200), "", eol);
+        break;
+    default:
+        put(g, " L %08llx,%u%s", a, size, eol);
+        break;
     }
 }
 
@@ -412,7 +467,7 @@ static void test_generated_bad_line(void **state)
             if (b < 3)
                 put(&g, "%s", bad[f - 1][b]);
             else
-                put(&g, "%*s\n", (int)PES_TEXT_MAX_LINE + 1, "1");   /* one byte too long */
+                put(&g, "%*s\n", (int)PES_TEXT_MAX_LINE + 1, "1"); /* one byte too long */
             generate(&g, (enum pes_text_format)f, g.len + (3u << 20) / 2);
             check_all_threads(g.d, g.len, (enum pes_text_format)f, bad_line);
             free(g.d);
@@ -420,7 +475,7 @@ static void test_generated_bad_line(void **state)
     struct gen g = {.seed = 5};
     generate(&g, PES_TEXT_FORMAT_ADDR, 3u << 20);
     uint64_t bad_line = g.lines + 1;
-    put(&g, "%*s", (int)PES_TEXT_MAX_LINE + 1, "1");   /* the last line, no newline */
+    put(&g, "%*s", (int)PES_TEXT_MAX_LINE + 1, "1"); /* the last line, no newline */
     check_all_threads(g.d, g.len, PES_TEXT_FORMAT_ADDR, bad_line);
     free(g.d);
 }
@@ -440,10 +495,11 @@ static void test_hand_written(void **state)
                        "  3000   # strict path\n"
                        "0X4008,r\n"
                        "r\t10\n"
-                       "0x4000 W";   /* no final newline */
+                       "0x4000 W"; /* no final newline */
     const struct pes_record want[] = {
-        {0x1000, PES_TEXT_READ_SITE, 0},  {0x2000, PES_TEXT_READ_SITE, 0}, {0x1000, PES_TEXT_WRITE_SITE, 0},
-        {UINT64_MAX, PES_TEXT_WRITE_SITE, 0}, {0x3000, PES_TEXT_READ_SITE, 0}, {0x4008, PES_TEXT_READ_SITE, 0},
+        {0x1000, PES_TEXT_READ_SITE, 0},  {0x2000, PES_TEXT_READ_SITE, 0},
+        {0x1000, PES_TEXT_WRITE_SITE, 0}, {UINT64_MAX, PES_TEXT_WRITE_SITE, 0},
+        {0x3000, PES_TEXT_READ_SITE, 0},  {0x4008, PES_TEXT_READ_SITE, 0},
         {0x10, PES_TEXT_READ_SITE, 0},    {0x4000, PES_TEXT_WRITE_SITE, 0},
     };
     struct ref r;
@@ -481,11 +537,11 @@ static void test_mutated_lines(void **state)
             f == PES_TEXT_FORMAT_LACKEY ? gen_lackey_line(&line) : gen_addr_line(&line);
             if (line.len > 200)
                 continue;
-            size_t len = line.len - 1;   /* without its newline */
+            size_t len = line.len - 1; /* without its newline */
             for (uint64_t k = tt_rand(&line.seed) % 3 + 1; k > 0; k--) {
                 uint64_t r = tt_rand(&line.seed);
                 size_t at = len ? (size_t)(r >> 8) % len : 0;
-                char c = alphabet[(r >> 40) % (sizeof alphabet - 2)];   /* not '\n' */
+                char c = alphabet[(r >> 40) % (sizeof alphabet - 2)]; /* not '\n' */
                 if (r % 3 == 0 && len) {
                     line.d[at] = c;
                 } else if (r % 3 == 1) {
@@ -546,7 +602,7 @@ static void test_binary64_blocks(void **state)
         uint64_t s = 3 + cut;
         for (size_t i = 0; i < size; i++)
             d[i] = (char)(tt_rand(&s) >> 56);
-        d[3] = 0;   /* detected as binary64 either way */
+        d[3] = 0; /* detected as binary64 either way */
         check_all_threads(d, size, PES_TEXT_FORMAT_BINARY64, 0);
         free(d);
     }
@@ -565,7 +621,7 @@ static void test_set_threads(void **state)
     assert_int_equal(pes_text_reader_set_threads(t, PES_TEXT_MAX_THREADS + 1, &err), -1);
     struct pes_record r[4];
     assert_int_equal(pes_text_reader_read(t, r, 1, &err), 1);
-    assert_int_equal(pes_text_reader_set_threads(t, 2, &err), -1);   /* after a read */
+    assert_int_equal(pes_text_reader_set_threads(t, 2, &err), -1); /* after a read */
     assert_int_equal(err.code, PES_ERR_ARG);
     assert_int_equal(pes_text_reader_threads(t), 1);
     assert_int_equal(pes_text_reader_read(t, r, 4, &err), 1);
@@ -610,12 +666,9 @@ static void test_close_early(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_written),
-        cmocka_unit_test(test_generated_valid),
-        cmocka_unit_test(test_generated_bad_line),
-        cmocka_unit_test(test_mutated_lines),
-        cmocka_unit_test(test_binary64_blocks),
-        cmocka_unit_test(test_set_threads),
+        cmocka_unit_test(test_hand_written),       cmocka_unit_test(test_generated_valid),
+        cmocka_unit_test(test_generated_bad_line), cmocka_unit_test(test_mutated_lines),
+        cmocka_unit_test(test_binary64_blocks),    cmocka_unit_test(test_set_threads),
         cmocka_unit_test(test_close_early),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,7 +52,8 @@ static void make_trace(struct trace *t, int with_footer)
     t->ends[t->nblocks++] = pes_trace_writer_bytes(w);
     struct pes_thread_totals tot = {0, 300, 200, 100, 0, 0, 99};
     uint64_t before_close = pes_trace_writer_bytes(w);
-    assert_int_equal(pes_trace_writer_close(w, with_footer ? &tot : NULL, with_footer, 99, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, with_footer ? &tot : NULL, with_footer, 99, &err),
+                     0);
     t->data = tt_read_file(path, &t->size);
     assert_non_null(t->data);
     if (with_footer)

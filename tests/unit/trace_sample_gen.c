@@ -32,7 +32,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: trace_sample_gen OUT [--no-footer] [--escapes] [--sampled]\n");
         return 2;
     }
-#define E(s) (escapes ? s "\x1b]0;pwned\x07\x1b[2J\x9b" "2J\xc2\x9b" "2J" : s)
+#define E(s)                                                                                       \
+    (escapes ? s "\x1b]0;pwned\x07\x1b[2J\x9b"                                                     \
+                 "2J\xc2\x9b"                                                                      \
+                 "2J"                                                                              \
+             : s)
     struct pes_trace_info info = {0};
     info.kind = sampled ? PES_TRACE_SAMPLED : PES_TRACE_FULL;
     info.command = E("./gemm 128");
@@ -46,7 +50,8 @@ int main(int argc, char **argv)
     info.start_ticks = 1000;
     info.pid = 4242;
     /* settings replay reads, and a key it does not know that holds the escapes */
-    info.config = sampled ? (escapes ? "mode=samples\nbackend=soft\nnote=\x1b[2J" : "mode=samples\nbackend=soft")
+    info.config = sampled ? (escapes ? "mode=samples\nbackend=soft\nnote=\x1b[2J"
+                                     : "mode=samples\nbackend=soft")
                           : (escapes ? "mode=full\nnote=\x1b[2J" : "mode=full");
     struct pes_error err;
     struct pes_trace_writer *w = pes_trace_writer_open(argv[1], 1, &info, NULL, &err);
@@ -66,14 +71,22 @@ int main(int argc, char **argv)
     struct pes_thread t0 = {0, UINT32_MAX, 100, 0, 0, 1000};
     struct pes_thread t1 = {1, 0, 101, 1, 0, 1500};
     struct pes_record r0[] = {
-        {1100, PES_ID_TIME, 0},  {0, 4, 0},           {0, 3, 0},
-        {0x1000, 0, 0},          {0x2000, 1, 0},      {0x3000, 2, 0},
-        {0, 3, 0},               {0x1008, 0, 0},      {0x2400, 1, 0},
-        {0x3000, 2, 0},          {7, PES_ID_REGION_BEGIN, 0}, {0, PES_ID_REGION_END, 0},
+        {1100, PES_ID_TIME, 0},
+        {0, 4, 0},
+        {0, 3, 0},
+        {0x1000, 0, 0},
+        {0x2000, 1, 0},
+        {0x3000, 2, 0},
+        {0, 3, 0},
+        {0x1008, 0, 0},
+        {0x2400, 1, 0},
+        {0x3000, 2, 0},
+        {7, PES_ID_REGION_BEGIN, 0},
+        {0, PES_ID_REGION_END, 0},
     };
     struct pes_record r1[] = {{1600, PES_ID_TIME, 0}, {0, 3, 0}, {0x5000, 0, 0}};
-    struct pes_event ev = {PES_EV_REUSE, PES_EVF_WRITE, 8, 1, 0, 2, 0x3000, 0x401234,
-                           2000, 10, 5, 42, 0};
+    struct pes_event ev = {PES_EV_REUSE, PES_EVF_WRITE, 8,  1, 0,  2, 0x3000,
+                           0x401234,     2000,          10, 5, 42, 0};
     struct pes_mapping map = {0x400000, 0x402000, 0, E("/usr/bin/gemm")};
     /* footer records: ACCESS records (full), EVENTS events (sampled) */
     struct pes_thread_totals tot[2] = {{0, sampled ? 0 : 12, 4, 2, 0, 0, 3000},

@@ -33,15 +33,16 @@
 
 #include "pes/trace.h"
 
-enum { SITE_LOAD, SITE_COPY, BB_LOOP, N_IDS };   /* offsets from the module's id base */
+enum { SITE_LOAD, SITE_COPY, BB_LOOP, N_IDS }; /* offsets from the module's id base */
 static uint32_t id_base;
 #define TICKS_PER_ACCESS 10u
-#define BATCH (1u << 20)
+#define BATCH            (1u << 20)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: trace_stress_gen no-marks OUT N | threads OUT N K | concurrent OUT N K | "
-                    "huge-range OUT | high-ids OUT | many-sites OUT S T | sampled-high-ids OUT\n");
+    fprintf(stderr,
+            "usage: trace_stress_gen no-marks OUT N | threads OUT N K | concurrent OUT N K | "
+            "huge-range OUT | high-ids OUT | many-sites OUT S T | sampled-high-ids OUT\n");
     return 2;
 }
 
@@ -76,9 +77,11 @@ static struct pes_trace_writer *open_trace(const char *path, struct pes_error *e
         return NULL;
     struct pes_site sites[2] = {
         {id_base + SITE_LOAD, id_base + BB_LOOP, PES_KIND_LOAD, 0, 5, 8, 10, "stress.c", "kernel"},
-        {id_base + SITE_COPY, id_base + BB_LOOP, PES_KIND_COPY_DST, 0, 5, 0, 11, "stress.c", "kernel"},
+        {id_base + SITE_COPY, id_base + BB_LOOP, PES_KIND_COPY_DST, 0, 5, 0, 11, "stress.c",
+         "kernel"},
     };
-    struct pes_bb bbs[1] = {{id_base + BB_LOOP, 2, {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}, 0, "kernel", "loop"}};
+    struct pes_bb bbs[1] = {
+        {id_base + BB_LOOP, 2, {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}, 0, "kernel", "loop"}};
     struct pes_module m = {id_base, 2, 1, "stress.c", sites, bbs};
     if (pes_trace_writer_module(w, &m, err) < 0) {
         pes_trace_writer_close(w, NULL, 0, 0, err);
@@ -102,7 +105,7 @@ static int no_marks(struct pes_trace_writer *w, uint64_t n, struct pes_error *er
     struct pes_record *buf = malloc(BATCH * sizeof *buf);
     if (!buf || pes_trace_writer_thread(w, &t, err) < 0)
         goto fail;
-    uint64_t total = 2 * n + 2, written = 0;   /* mark, n × (BB, load), THREAD_END */
+    uint64_t total = 2 * n + 2, written = 0; /* mark, n × (BB, load), THREAD_END */
     while (written < total) {
         size_t k = 0;
         for (; k < BATCH && written + k < total; k++) {
@@ -144,10 +147,11 @@ static int threads(struct pes_trace_writer *w, uint64_t n, uint64_t k, int concu
         for (size_t i = 1; i + 1 < per; i++) {
             buf[i] = loop_record(i - 1);
             if (buf[i].id == id_base + SITE_LOAD)
-                buf[i].addr += (uint64_t)t << 20;   /* each thread its own lines */
+                buf[i].addr += (uint64_t)t << 20; /* each thread its own lines */
         }
         buf[per - 1] = (struct pes_record){start + span, PES_ID_THREAD_END, 0};
-        if (pes_trace_writer_thread(w, &info, err) < 0 || pes_trace_writer_records(w, t, buf, per, err) < 0)
+        if (pes_trace_writer_thread(w, &info, err) < 0 ||
+            pes_trace_writer_records(w, t, buf, per, err) < 0)
             goto fail;
         tot[t] = (struct pes_thread_totals){t, per, k, 0, 0, 0, start + span};
         end = start + span;
@@ -169,9 +173,21 @@ static int samples(struct pes_trace_writer *w, struct pes_error *err)
     struct pes_thread t = {0, UINT32_MAX, 100, 0, 0, 1000};
     struct pes_event ev[100];
     for (uint32_t i = 0; i < 100; i++)
-        ev[i] = (struct pes_event){PES_EV_SAMPLE, 0, 8, 0, UINT32_MAX, id_base + SITE_LOAD,
-                                   0x100000 + 64 * (uint64_t)i, 0x401000, 1000 + i, i, 0, 0, 0};
-    if (pes_trace_writer_thread(w, &t, err) < 0 || pes_trace_writer_events(w, 0, ev, 100, err) < 0) {
+        ev[i] = (struct pes_event){PES_EV_SAMPLE,
+                                   0,
+                                   8,
+                                   0,
+                                   UINT32_MAX,
+                                   id_base + SITE_LOAD,
+                                   0x100000 + 64 * (uint64_t)i,
+                                   0x401000,
+                                   1000 + i,
+                                   i,
+                                   0,
+                                   0,
+                                   0};
+    if (pes_trace_writer_thread(w, &t, err) < 0 ||
+        pes_trace_writer_events(w, 0, ev, 100, err) < 0) {
         pes_trace_writer_close(w, NULL, 0, 0, err);
         return -1;
     }
@@ -184,12 +200,9 @@ static int huge_range(struct pes_trace_writer *w, struct pes_error *err)
 {
     struct pes_thread t = {0, UINT32_MAX, 100, 0, 0, 1000};
     struct pes_record r[] = {
-        {1000, PES_ID_TIME, 0},
-        {0, BB_LOOP, 0},
-        {0x10000000, SITE_LOAD, 0},
-        {0x10000000, SITE_COPY, UINT32_MAX},
-        {0x10000040, SITE_LOAD, 0},
-        {0x10000000, SITE_LOAD, 0},
+        {1000, PES_ID_TIME, 0},       {0, BB_LOOP, 0},
+        {0x10000000, SITE_LOAD, 0},   {0x10000000, SITE_COPY, UINT32_MAX},
+        {0x10000040, SITE_LOAD, 0},   {0x10000000, SITE_LOAD, 0},
         {2000, PES_ID_THREAD_END, 0},
     };
     size_t n = sizeof r / sizeof r[0];
@@ -225,11 +238,14 @@ static int many_sites(const char *path, uint32_t ns, uint32_t nt, struct pes_err
     if (!sites || !buf || !tot)
         goto fail;
     for (uint32_t s = 0; s < ns; s++)
-        sites[s] = (struct pes_site){s, ns, (uint8_t)(s % 2 ? PES_KIND_STORE : PES_KIND_LOAD), 0, 3, 8, 10 + s,
-                                     "gen.c", "kernel"};
-    struct pes_bb bb = {ns, ns, {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0}, PES_BB_PARALLEL, "kernel", "loop"};
+        sites[s] = (struct pes_site){
+            s,       ns,      (uint8_t)(s % 2 ? PES_KIND_STORE : PES_KIND_LOAD), 0, 3, 8, 10 + s,
+            "gen.c", "kernel"};
+    struct pes_bb bb = {ns,       ns,    {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0}, PES_BB_PARALLEL,
+                        "kernel", "loop"};
     struct pes_module m = {0, ns, 1, "gen.c", sites, &bb};
-    if (!(w = pes_trace_writer_open(path, 1, &info, NULL, err)) || pes_trace_writer_module(w, &m, err) < 0)
+    if (!(w = pes_trace_writer_open(path, 1, &info, NULL, err)) ||
+        pes_trace_writer_module(w, &m, err) < 0)
         goto fail;
     uint64_t span = 2 * (uint64_t)ns * TICKS_PER_ACCESS;
     for (uint32_t t = 0; t < nt; t++) {
@@ -239,10 +255,12 @@ static int many_sites(const char *path, uint32_t ns, uint32_t nt, struct pes_err
         for (int round = 0; round < 2; round++) {
             buf[k++] = (struct pes_record){0, ns, 0};
             for (uint32_t s = 0; s < ns; s++)
-                buf[k++] = (struct pes_record){0x100000 + (uint64_t)(s % 4096) * 64 + (t % 8) * 8, s, 0};
+                buf[k++] =
+                    (struct pes_record){0x100000 + (uint64_t)(s % 4096) * 64 + (t % 8) * 8, s, 0};
         }
         buf[k++] = (struct pes_record){1000 + span, PES_ID_THREAD_END, 0};
-        if (pes_trace_writer_thread(w, &th, err) < 0 || pes_trace_writer_records(w, t, buf, k, err) < 0)
+        if (pes_trace_writer_thread(w, &th, err) < 0 ||
+            pes_trace_writer_records(w, t, buf, k, err) < 0)
             goto fail;
         tot[t] = (struct pes_thread_totals){t, k, 2 * (uint64_t)ns, 0, 0, 0, 1000 + span};
     }
@@ -274,7 +292,8 @@ int main(int argc, char **argv)
         struct pes_trace_writer *w = open_trace(out, &err);
         rc = w ? no_marks(w, n, &err) : -1;
     } else if (strcmp(mode, "threads") == 0 || strcmp(mode, "concurrent") == 0) {
-        if (argc != 5 || parse(argv[3], UINT64_C(1) << 20, &n) < 0 || parse(argv[4], 1u << 19, &k) < 0)
+        if (argc != 5 || parse(argv[3], UINT64_C(1) << 20, &n) < 0 ||
+            parse(argv[4], 1u << 19, &k) < 0)
             return usage();
         struct pes_trace_writer *w = open_trace(out, &err);
         rc = w ? threads(w, n, k, strcmp(mode, "concurrent") == 0, &err) : -1;

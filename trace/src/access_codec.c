@@ -23,11 +23,11 @@
 /* One predictor entry; `gen` lets a block reset the table in O(1). */
 struct slot {
     uint32_t key;
-    uint32_t succ;    /* id that last followed `key` */
+    uint32_t succ; /* id that last followed `key` */
     uint32_t gen;
-    uint32_t fresh;   /* no address seen yet for `key` */
-    uint64_t last;    /* last address of `key` */
-    uint64_t stride;  /* last stride of `key` */
+    uint32_t fresh;  /* no address seen yet for `key` */
+    uint64_t last;   /* last address of `key` */
+    uint64_t stride; /* last stride of `key` */
 };
 
 struct pes_access_codec {
@@ -37,7 +37,7 @@ struct pes_access_codec {
     uint32_t *idr;
     uint64_t *ar;
     uint32_t *ex;
-    uint8_t *bm;      /* three non-zero bitmaps */
+    uint8_t *bm; /* three non-zero bitmaps */
     size_t scratch_cap;
 };
 
@@ -71,7 +71,10 @@ void pes_access_codec_free(struct pes_access_codec *c)
     free(c);
 }
 
-void pes_access_codec_set_planes(struct pes_access_codec *c, int planes) { c->planes = planes; }
+void pes_access_codec_set_planes(struct pes_access_codec *c, int planes)
+{
+    c->planes = planes;
+}
 
 static void codec_reset(struct pes_access_codec *c)
 {
@@ -134,9 +137,8 @@ static inline void table_store(const struct table *t, struct pes_access_codec *c
 
 /* Finds or inserts id. NULL only when growing the table fails. Growth is
  * checked before probing, so the table stays at most half full. */
-static inline __attribute__((always_inline)) struct slot *table_slot(struct table *t,
-                                                                      struct pes_access_codec *c,
-                                                                      uint32_t id)
+static inline __attribute__((always_inline)) struct slot *
+table_slot(struct table *t, struct pes_access_codec *c, uint32_t id)
 {
     if (__builtin_expect((t->used + 1) * 2 > t->mask + 1, 0)) {
         table_store(t, c);
@@ -182,12 +184,21 @@ static int scratch_reserve(struct pes_access_codec *c, size_t n)
     return 0;
 }
 
-static inline uint64_t zigzag(uint64_t v) { return (v << 1) ^ (uint64_t)((int64_t)v >> 63); }
-static inline uint64_t unzigzag(uint64_t v) { return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1); }
+static inline uint64_t zigzag(uint64_t v)
+{
+    return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
+}
+static inline uint64_t unzigzag(uint64_t v)
+{
+    return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+}
 
 #define HDR_BYTES 16u /* u32 plane mask, u32 non-zero counts of id, addr, extra */
 
-size_t pes_access_payload_max(size_t n) { return HDR_BYTES + 3 * ((n + 7) / 8) + n * 16; }
+size_t pes_access_payload_max(size_t n)
+{
+    return HDR_BYTES + 3 * ((n + 7) / 8) + n * 16;
+}
 
 /* Writes the byte planes of v[0..k) selected by mask bits [first, first+w). */
 static uint8_t *put_planes32(uint8_t *p, const uint32_t *v, size_t k, uint32_t mask, int first)
@@ -361,7 +372,8 @@ int pes_access_decode(struct pes_access_codec *c, const uint8_t *payload, size_t
         *why = "ACCESS non-zero counts disagree with the bitmaps";
         return -1;
     }
-    size_t pid = (size_t)__builtin_popcount(mask & 0xf), pa = (size_t)__builtin_popcount(mask & 0xff0),
+    size_t pid = (size_t)__builtin_popcount(mask & 0xf),
+           pa = (size_t)__builtin_popcount(mask & 0xff0),
            pe = (size_t)__builtin_popcount(mask & 0xf000);
     /* kid, ka, ke <= n <= 2^21 and plane counts <= 8: no overflow in size_t */
     if (size != HDR_BYTES + 3 * nb + kid * pid + ka * pa + ke * pe) {

@@ -37,10 +37,22 @@ int pes_buf_put(struct pes_buf *b, const void *p, size_t n)
     return 0;
 }
 
-int pes_buf_u8(struct pes_buf *b, uint8_t v) { return pes_buf_put(b, &v, 1); }
-int pes_buf_u16(struct pes_buf *b, uint16_t v) { return pes_buf_put(b, &v, 2); }
-int pes_buf_u32(struct pes_buf *b, uint32_t v) { return pes_buf_put(b, &v, 4); }
-int pes_buf_u64(struct pes_buf *b, uint64_t v) { return pes_buf_put(b, &v, 8); }
+int pes_buf_u8(struct pes_buf *b, uint8_t v)
+{
+    return pes_buf_put(b, &v, 1);
+}
+int pes_buf_u16(struct pes_buf *b, uint16_t v)
+{
+    return pes_buf_put(b, &v, 2);
+}
+int pes_buf_u32(struct pes_buf *b, uint32_t v)
+{
+    return pes_buf_put(b, &v, 4);
+}
+int pes_buf_u64(struct pes_buf *b, uint64_t v)
+{
+    return pes_buf_put(b, &v, 8);
+}
 
 int pes_buf_str(struct pes_buf *b, const char *s)
 {

@@ -35,7 +35,8 @@ static const char *arg_of(const struct pes_cli_opt *o)
     return s ? s->arg : o->arg;
 }
 
-static void say(const struct pes_cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct pes_cli *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void say(const struct pes_cli *c, const char *fmt, ...)
 {
     char line[512];
@@ -72,12 +73,13 @@ void pes_cli_usage(const struct pes_cli *c, FILE *out)
         const char *arg = arg_of(o);
         char label[96], help[512];
         if (short_of(o))
-            snprintf(label, sizeof label, "-%c, --%s%s%s", short_of(o), name_of(o), arg ? " " : "", arg ? arg : "");
-        else   /* long-only names line up with those after "-x, " */
-            snprintf(label, sizeof label, "%s--%s%s%s", any_short ? "    " : "", name_of(o), arg ? " " : "",
+            snprintf(label, sizeof label, "-%c, --%s%s%s", short_of(o), name_of(o), arg ? " " : "",
                      arg ? arg : "");
+        else /* long-only names line up with those after "-x, " */
+            snprintf(label, sizeof label, "%s--%s%s%s", any_short ? "    " : "", name_of(o),
+                     arg ? " " : "", arg ? arg : "");
         int width = c->help_column - 2;
-        if ((int)strlen(label) >= width)   /* too long: the help starts below */
+        if ((int)strlen(label) >= width) /* too long: the help starts below */
             fprintf(out, "  %s\n%*s", label, c->help_column, "");
         else
             fprintf(out, "  %-*s", width, label);
@@ -96,20 +98,25 @@ void pes_cli_usage(const struct pes_cli *c, FILE *out)
 /* ------------------------------------------------------------ parsing */
 
 /* Stores value into the row's field; -1 after saying what was expected. */
-static int apply(const struct pes_cli *c, const struct pes_cli_opt *o, const char *value, void *opts)
+static int apply(const struct pes_cli *c, const struct pes_cli_opt *o, const char *value,
+                 void *opts)
 {
     void *f = (char *)opts + o->field;
     const char *flag = name_of(o);
     uint64_t v;
     switch (o->kind) {
-    case PES_CLI_SWITCH: *(int *)f = 1; return 0;
+    case PES_CLI_SWITCH:
+        *(int *)f = 1;
+        return 0;
     case PES_CLI_PATH:
         if (!*value) {
             say(c, "--%s: expected a file name, got ''", flag);
             return -1;
         }
         /* fall through */
-    case PES_CLI_STRING: *(const char **)f = value; return 0;
+    case PES_CLI_STRING:
+        *(const char **)f = value;
+        return 0;
     case PES_CLI_U64:
         if (pes_parse_u64(value, 10, &v) < 0 || v < o->min || v > o->max)
             break;
@@ -133,7 +140,7 @@ static int apply(const struct pes_cli *c, const struct pes_cli_opt *o, const cha
         struct pes_error err;
         if (o->parse && o->parse(value, opts) < 0)
             return -1;
-        if (s->type == PES_SETTING_BOOL && !s->arg) {   /* a switch: away from the default */
+        if (s->type == PES_SETTING_BOOL && !s->arg) { /* a switch: away from the default */
             *(int *)((char *)f + s->field) = !s->def;
             return 0;
         }
@@ -143,7 +150,8 @@ static int apply(const struct pes_cli *c, const struct pes_cli_opt *o, const cha
         }
         return 0;
     }
-    default: return 0;
+    default:
+        return 0;
     }
     say(c, "--%s: expected %s, got '%s'", flag, o->expected, value);
     return -1;
@@ -159,15 +167,16 @@ int pes_cli_parse(const struct pes_cli *c, int argc, char **argv, void *opts, un
         return -1;
     }
     if (c->stop_at_operand)
-        shorts[ns++] = '+';   /* options end at the program name: its own flags are not ours */
-    shorts[ns++] = ':';       /* a missing value is reported as such */
+        shorts[ns++] = '+'; /* options end at the program name: its own flags are not ours */
+    shorts[ns++] = ':';     /* a missing value is reported as such */
     for (size_t i = 0; i < c->n_opts; i++) {
         const struct pes_cli_opt *o = &c->opts[i];
         if (o->kind == PES_CLI_SETTING && !setting_of(o)) {
             say(c, "no setting '%s' (pes/settings.h)", o->setting);
             return -1;
         }
-        longopts[i] = (struct option){name_of(o), arg_of(o) ? required_argument : no_argument, NULL, 256 + (int)i};
+        longopts[i] = (struct option){name_of(o), arg_of(o) ? required_argument : no_argument, NULL,
+                                      256 + (int)i};
         if (short_of(o)) {
             shorts[ns++] = short_of(o);
             if (arg_of(o))
@@ -177,13 +186,14 @@ int pes_cli_parse(const struct pes_cli *c, int argc, char **argv, void *opts, un
     shorts[ns] = '\0';
     longopts[c->n_opts] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
-    optind = 0;   /* glibc: a full restart, whatever an earlier parse left */
+    optind = 0; /* glibc: a full restart, whatever an earlier parse left */
     int ch;
     while ((ch = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
         size_t i = c->n_opts;
         if (ch >= 256 && ch < 256 + (int)c->n_opts)
             i = (size_t)(ch - 256);
-        for (size_t k = 0; i == c->n_opts && ch > 0 && ch < 256 && ch != ':' && ch != '?' && k < c->n_opts; k++)
+        for (size_t k = 0;
+             i == c->n_opts && ch > 0 && ch < 256 && ch != ':' && ch != '?' && k < c->n_opts; k++)
             if (short_of(&c->opts[k]) == ch)
                 i = k;
         if (i == c->n_opts) {

@@ -20,8 +20,8 @@
 struct pes_trace_encoder {
     ZSTD_CCtx *cctx;
     struct pes_access_codec *codec;
-    struct pes_buf block;   /* header + payload being built */
-    struct pes_buf out;     /* [index frame][data frame]... of the last call */
+    struct pes_buf block; /* header + payload being built */
+    struct pes_buf out;   /* [index frame][data frame]... of the last call */
 };
 
 #define ENCODER_NAME "pes_trace_encoder"
@@ -96,8 +96,8 @@ static int enc_emit(struct pes_trace_encoder *e, uint32_t type, uint32_t thread,
     if (pes_buf_reserve(&e->out, PES_INDEX_BYTES + bound))
         return nomem(name, offset, err);
     uint8_t *index = e->out.data + e->out.len;
-    size_t csize = ZSTD_compress2(e->cctx, index + PES_INDEX_BYTES, bound, e->block.data,
-                                  e->block.len);
+    size_t csize =
+        ZSTD_compress2(e->cctx, index + PES_INDEX_BYTES, bound, e->block.data, e->block.len);
     if (ZSTD_isError(csize))
         return pes_error_set(err, PES_ERR_IO, offset, "%s: zstd: %s", name,
                              ZSTD_getErrorName(csize));
@@ -149,10 +149,9 @@ int pes_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m, 
                              m->name ? m->name : "", (unsigned long long)end);
     for (uint32_t i = 0; i < m->n_sites; i++)
         if (m->sites[i].id < m->id_base || m->sites[i].id - m->id_base >= m->n_sites)
-            return pes_error_set(err, PES_ERR_ARG, offset,
-                                 "%s: module %s: site %u has id %u outside [%u, %u)", name,
-                                 m->name ? m->name : "", i, m->sites[i].id, m->id_base,
-                                 m->id_base + m->n_sites);
+            return pes_error_set(
+                err, PES_ERR_ARG, offset, "%s: module %s: site %u has id %u outside [%u, %u)", name,
+                m->name ? m->name : "", i, m->sites[i].id, m->id_base, m->id_base + m->n_sites);
     for (uint32_t i = 0; i < m->n_bbs; i++) {
         uint32_t base = m->id_base + m->n_sites;
         if (m->bbs[i].id < base || m->bbs[i].id - base >= m->n_bbs)
@@ -165,9 +164,9 @@ int pes_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m, 
     if (pes_ser_module(&e->block, m))
         return enc_done(e, nomem(name, offset, err));
     uint64_t count = (uint64_t)m->n_sites + m->n_bbs;
-    return enc_done(e, enc_emit(e, PES_BLOCK_MODULE, 0,
-                                count > UINT32_MAX ? UINT32_MAX : (uint32_t)count, name, offset,
-                                err));
+    return enc_done(e,
+                    enc_emit(e, PES_BLOCK_MODULE, 0,
+                             count > UINT32_MAX ? UINT32_MAX : (uint32_t)count, name, offset, err));
 }
 
 int pes_encoder_thread(struct pes_trace_encoder *e, const struct pes_thread *t, const char *name,

@@ -49,7 +49,12 @@ size_t pes_escape_text(char *dst, size_t size, const char *src)
     static const char hex[] = "0123456789abcdef";
     size_t len = 0;
     const unsigned char *s = (const unsigned char *)(src ? src : "");
-#define PUT(ch) do { if (len + 1 < size) dst[len] = (char)(ch); len++; } while (0)
+#define PUT(ch)                                                                                    \
+    do {                                                                                           \
+        if (len + 1 < size)                                                                        \
+            dst[len] = (char)(ch);                                                                 \
+        len++;                                                                                     \
+    } while (0)
     while (*s) {
         size_t n = utf8_length(s);
         /* C0 controls, DEL, C1 controls (U+0080..U+009F, which terminals also

@@ -6,35 +6,47 @@
  */
 #include "trace_internal.h"
 
-/* clang-format off: one column per field, in the stored order */
+/* one column per field, in the stored order */
+// clang-format off
 #define COLS(X)                                                               \
     X(kind, 1) X(flags, 1) X(size, 2) X(thread, 4) X(other_thread, 4)         \
     X(site, 4) X(addr, 8) X(ip, 8) X(time, 8) X(loads, 8) X(stores, 8)        \
     X(distance, 8) X(aux, 8)
-/* clang-format on */
+// clang-format on
 
 int pes_events_encode(const struct pes_event *ev, size_t n, struct pes_buf *out)
 {
     if (pes_buf_reserve(out, n * PES_EVENT_BYTES))
         return -1;
     uint8_t *p = out->data + out->len;
-#define ENC(field, w)                                                         \
-    {                                                                         \
-        uint64_t prev = 0;                                                    \
-        for (size_t i = 0; i < n; i++) {                                      \
-            uint64_t v = (uint64_t)ev[i].field;                               \
-            uint64_t d = v;                                                   \
-            if (delta_##field)                                                \
-                d = v - prev;                                                 \
-            prev = v;                                                         \
-            memcpy(p, &d, w); /* little-endian host: low w bytes */           \
-            p += w;                                                           \
-        }                                                                     \
+#define ENC(field, w)                                                                              \
+    {                                                                                              \
+        uint64_t prev = 0;                                                                         \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            uint64_t v = (uint64_t)ev[i].field;                                                    \
+            uint64_t d = v;                                                                        \
+            if (delta_##field)                                                                     \
+                d = v - prev;                                                                      \
+            prev = v;                                                                              \
+            memcpy(p, &d, w); /* little-endian host: low w bytes */                                \
+            p += w;                                                                                \
+        }                                                                                          \
     }
-    enum { delta_kind = 0, delta_flags = 0, delta_size = 0, delta_thread = 0,
-           delta_other_thread = 0, delta_site = 0, delta_addr = 0, delta_ip = 0,
-           delta_time = 1, delta_loads = 1, delta_stores = 1, delta_distance = 0,
-           delta_aux = 0 };
+    enum {
+        delta_kind = 0,
+        delta_flags = 0,
+        delta_size = 0,
+        delta_thread = 0,
+        delta_other_thread = 0,
+        delta_site = 0,
+        delta_addr = 0,
+        delta_ip = 0,
+        delta_time = 1,
+        delta_loads = 1,
+        delta_stores = 1,
+        delta_distance = 0,
+        delta_aux = 0
+    };
     COLS(ENC)
 #undef ENC
     out->len += n * PES_EVENT_BYTES;
@@ -49,22 +61,33 @@ int pes_events_decode(const uint8_t *payload, size_t size, size_t n, struct pes_
         return -1;
     }
     const uint8_t *p = payload;
-    enum { delta_kind = 0, delta_flags = 0, delta_size = 0, delta_thread = 0,
-           delta_other_thread = 0, delta_site = 0, delta_addr = 0, delta_ip = 0,
-           delta_time = 1, delta_loads = 1, delta_stores = 1, delta_distance = 0,
-           delta_aux = 0 };
-#define DEC(field, w)                                                         \
-    {                                                                         \
-        uint64_t prev = 0;                                                    \
-        for (size_t i = 0; i < n; i++) {                                      \
-            uint64_t d = 0;                                                   \
-            memcpy(&d, p, w);                                                 \
-            p += w;                                                           \
-            if (delta_##field)                                                \
-                d += prev;                                                    \
-            prev = d;                                                         \
-            out[i].field = (__typeof__(out[i].field))d;                       \
-        }                                                                     \
+    enum {
+        delta_kind = 0,
+        delta_flags = 0,
+        delta_size = 0,
+        delta_thread = 0,
+        delta_other_thread = 0,
+        delta_site = 0,
+        delta_addr = 0,
+        delta_ip = 0,
+        delta_time = 1,
+        delta_loads = 1,
+        delta_stores = 1,
+        delta_distance = 0,
+        delta_aux = 0
+    };
+#define DEC(field, w)                                                                              \
+    {                                                                                              \
+        uint64_t prev = 0;                                                                         \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            uint64_t d = 0;                                                                        \
+            memcpy(&d, p, w);                                                                      \
+            p += w;                                                                                \
+            if (delta_##field)                                                                     \
+                d += prev;                                                                         \
+            prev = d;                                                                              \
+            out[i].field = (__typeof__(out[i].field))d;                                            \
+        }                                                                                          \
     }
     COLS(DEC)
 #undef DEC

@@ -18,12 +18,17 @@ const char *pes_access_kind_name(uint8_t kind)
 const char *pes_event_kind_name(uint8_t kind)
 {
     static const char *const names[] = {
-        [PES_EV_SAMPLE] = "sample",     [PES_EV_REUSE] = "reuse",
-        [PES_EV_INVALIDATION] = "inval", [PES_EV_COMM] = "comm",
-        [PES_EV_LOST] = "lost",         [PES_EV_THROTTLE] = "throttle",
-        [PES_EV_DROPPED] = "dropped",   [PES_EV_TOTALS] = "totals",
+        [PES_EV_SAMPLE] = "sample",
+        [PES_EV_REUSE] = "reuse",
+        [PES_EV_INVALIDATION] = "inval",
+        [PES_EV_COMM] = "comm",
+        [PES_EV_LOST] = "lost",
+        [PES_EV_THROTTLE] = "throttle",
+        [PES_EV_DROPPED] = "dropped",
+        [PES_EV_TOTALS] = "totals",
         [PES_EV_WATCH_EXPIRED] = "watch_expired",
-        [PES_EV_ALLOC] = "alloc",       [PES_EV_FREE] = "free",
+        [PES_EV_ALLOC] = "alloc",
+        [PES_EV_FREE] = "free",
         [PES_EV_PERIOD] = "period",
     };
     if (kind < sizeof names / sizeof names[0] && names[kind])
@@ -59,12 +64,10 @@ const char *pes_alloc_kind_name(uint32_t kind)
 const char *pes_op_class_name(int op)
 {
     static const char *const names[PES_OP_COUNT] = {
-        [PES_OP_INT_ADD] = "int_add", [PES_OP_INT_MUL] = "int_mul",
-        [PES_OP_INT_DIV] = "int_div", [PES_OP_FP_ADD] = "fp_add",
-        [PES_OP_FP_MUL] = "fp_mul",   [PES_OP_FP_DIV] = "fp_div",
-        [PES_OP_LOAD] = "load",       [PES_OP_STORE] = "store",
-        [PES_OP_BRANCH] = "branch",   [PES_OP_CALL] = "call",
-        [PES_OP_OTHER] = "other",
+        [PES_OP_INT_ADD] = "int_add", [PES_OP_INT_MUL] = "int_mul", [PES_OP_INT_DIV] = "int_div",
+        [PES_OP_FP_ADD] = "fp_add",   [PES_OP_FP_MUL] = "fp_mul",   [PES_OP_FP_DIV] = "fp_div",
+        [PES_OP_LOAD] = "load",       [PES_OP_STORE] = "store",     [PES_OP_BRANCH] = "branch",
+        [PES_OP_CALL] = "call",       [PES_OP_OTHER] = "other",
     };
     if (op >= 0 && op < PES_OP_COUNT)
         return names[op];

@@ -16,21 +16,25 @@ struct pes_progress {
     uint64_t total, done;
     double start, last_draw, delay;
     unsigned calls;
-    int drawn, width;   /* the last line's width, to clear it */
+    int drawn, width; /* the last line's width, to clear it */
 };
 
-static double now(void) {
+static double now(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-struct pes_progress *pes_progress_start(const char *name, uint64_t total, const char *what) {
+struct pes_progress *pes_progress_start(const char *name, uint64_t total, const char *what)
+{
     const char *env = getenv("PES_PROGRESS");
     int always = env && strcmp(env, "always") == 0;
-    if ((env && strcmp(env, "0") == 0) || (!always && !isatty(STDERR_FILENO))) return NULL;
+    if ((env && strcmp(env, "0") == 0) || (!always && !isatty(STDERR_FILENO)))
+        return NULL;
     struct pes_progress *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
+    if (!p)
+        return NULL;
     /* the file's own name: the line has room for little else */
     const char *base = strrchr(name, '/');
     snprintf(p->name, sizeof p->name, "%s", pes_escape_text_tmp(base ? base + 1 : name));
@@ -41,15 +45,18 @@ struct pes_progress *pes_progress_start(const char *name, uint64_t total, const 
     return p;
 }
 
-static void draw(struct pes_progress *p, double t) {
+static void draw(struct pes_progress *p, double t)
+{
     double elapsed = t - p->start, rate = elapsed > 0 ? (double)p->done / elapsed : 0;
     char line[160];
     int n = snprintf(line, sizeof line, "\r%s: ", p->name);
     if (p->total) {
         double share = (double)p->done / (double)p->total;
-        if (share > 1) share = 1;
+        if (share > 1)
+            share = 1;
         char bar[21];
-        for (int i = 0; i < 20; i++) bar[i] = i < (int)(share * 20) ? '#' : '.';
+        for (int i = 0; i < 20; i++)
+            bar[i] = i < (int)(share * 20) ? '#' : '.';
         bar[20] = 0;
         n += snprintf(line + n, sizeof line - (size_t)n, "[%s] %3.0f%% ", bar, 100 * share);
     }
@@ -67,33 +74,45 @@ static void draw(struct pes_progress *p, double t) {
     p->last_draw = t;
 }
 
-void pes_progress_add(struct pes_progress *p, uint64_t n) {
-    if (!p) return;
+void pes_progress_add(struct pes_progress *p, uint64_t n)
+{
+    if (!p)
+        return;
     p->done += n;
-    if (++p->calls % 64 && p->delay > 0) return;
+    if (++p->calls % 64 && p->delay > 0)
+        return;
     double t = now();
-    if (t - p->start >= p->delay && (t - p->last_draw >= 0.2 || !p->drawn)) draw(p, t);
+    if (t - p->start >= p->delay && (t - p->last_draw >= 0.2 || !p->drawn))
+        draw(p, t);
 }
 
-void pes_progress_update(struct pes_progress *p, uint64_t done) {
-    if (!p) return;
+void pes_progress_update(struct pes_progress *p, uint64_t done)
+{
+    if (!p)
+        return;
     p->done = done;
     double t = now();
-    if (t - p->start >= p->delay && (t - p->last_draw >= 0.2 || !p->drawn)) draw(p, t);
+    if (t - p->start >= p->delay && (t - p->last_draw >= 0.2 || !p->drawn))
+        draw(p, t);
 }
 
-void pes_progress_more(struct pes_progress *p, uint64_t total) {
-    if (p) p->total += total;
+void pes_progress_more(struct pes_progress *p, uint64_t total)
+{
+    if (p)
+        p->total += total;
 }
 
-void pes_progress_clear(struct pes_progress *p) {
-    if (!p || !p->drawn) return;
+void pes_progress_clear(struct pes_progress *p)
+{
+    if (!p || !p->drawn)
+        return;
     fprintf(stderr, "\r%*s\r", p->width, "");
     fflush(stderr);
     p->drawn = 0;
 }
 
-void pes_progress_end(struct pes_progress *p) {
+void pes_progress_end(struct pes_progress *p)
+{
     pes_progress_clear(p);
     free(p);
 }

@@ -19,7 +19,7 @@
 /* An allocation site merged from the ALLOC_SITES blocks; ips in r->tables. */
 struct alloc_entry {
     struct pes_alloc_site s;
-    uint64_t first_off;                  /* offset of the first block that had it */
+    uint64_t first_off; /* offset of the first block that had it */
 };
 
 /* Block types this reader decodes; others are a newer writer's extension (§5). */
@@ -40,8 +40,8 @@ struct module_entry {
  * every random-access reader), so every command reaches the same verdict. */
 struct order_check {
     int saw_header, saw_footer;
-    uint64_t *items;     /* per thread: ACCESS records (full) or EVENTS events (sampled) */
-    uint8_t *announced;  /* per thread: its THREAD block came */
+    uint64_t *items;    /* per thread: ACCESS records (full) or EVENTS events (sampled) */
+    uint8_t *announced; /* per thread: its THREAD block came */
     size_t n_items;
 };
 
@@ -57,19 +57,19 @@ struct time_state {
 
 struct pes_trace_reader {
     char *name;
-    int fd;              /* -1 for memory */
+    int fd; /* -1 for memory */
     uint8_t *mem;
     uint64_t size;
-    uint64_t pos;        /* next block (sequential reading) */
+    uint64_t pos; /* next block (sequential reading) */
     int done, failed, truncated;
-    int tables_loaded, loading_tables;   /* _load_tables done / running */
-    uint64_t skipped;        /* blocks of unknown type (known at the end of _next / after _index) */
-    uint64_t seq_skipped;    /* those _next passed so far */
-    struct order_check seq;  /* state of the sequential path */
+    int tables_loaded, loading_tables; /* _load_tables done / running */
+    uint64_t skipped;       /* blocks of unknown type (known at the end of _next / after _index) */
+    uint64_t seq_skipped;   /* those _next passed so far */
+    struct order_check seq; /* state of the sequential path */
     struct time_state *times;
     size_t n_times;
     char why_buf[160];
-    struct pes_error fail;  /* repeated on every call after a failure */
+    struct pes_error fail; /* repeated on every call after a failure */
     char trunc_msg[256];
     char skip_msg[256];
     ZSTD_DCtx *dctx;
@@ -77,17 +77,17 @@ struct pes_trace_reader {
     struct pes_buf frame, content;
     struct pes_arena tables, scratch;
     struct pes_trace_info info;
-    struct module_entry *mods;  /* sorted by id_base, non-overlapping */
+    struct module_entry *mods; /* sorted by id_base, non-overlapping */
     size_t n_mods, cap_mods;
     struct pes_thread *threads;
     uint8_t *thread_known;
     size_t n_threads, cap_threads;
-    void *out;           /* records / events / mappings / totals of the current block */
+    void *out; /* records / events / mappings / totals of the current block */
     size_t out_cap;
     struct pes_thread thread_tmp;
     struct pes_module module_tmp;
-    struct alloc_entry **allocs;  /* open-addressing table by id (NULL = empty), entries in tables */
-    size_t n_allocs, cap_allocs;  /* cap: a power of two, or 0 */
+    struct alloc_entry **allocs; /* open-addressing table by id (NULL = empty), entries in tables */
+    size_t n_allocs, cap_allocs; /* cap: a power of two, or 0 */
 };
 
 /* ---------------------------------------------------------------- input */
@@ -118,7 +118,7 @@ static int fmt_err(struct pes_trace_reader *r, struct pes_error *err, int code, 
                    const char *what)
 {
     return pes_error_set(err, code, off, "%s: offset %llu: %s", r->name, (unsigned long long)off,
-                       what);
+                         what);
 }
 
 static void set_truncated(struct pes_trace_reader *r, uint64_t block_off)
@@ -174,7 +174,8 @@ static size_t alloc_slot(const struct pes_trace_reader *r, uint32_t id)
     return i;
 }
 
-const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r, uint32_t id)
+const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r,
+                                                         uint32_t id)
 {
     if (!r || !r->cap_allocs)
         return NULL;
@@ -185,8 +186,8 @@ const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_
 /* Adds the sites of an ALLOC_SITES block (decoded into scratch) to the table.
  * A site seen before must be the same (blocks re-read by the index scan, a
  * writer repeating a site): a different kind or stack for one id is damage. */
-static int merge_alloc_sites(struct pes_trace_reader *r, uint64_t off, const struct pes_alloc_site *s,
-                             size_t n, const char **why)
+static int merge_alloc_sites(struct pes_trace_reader *r, uint64_t off,
+                             const struct pes_alloc_site *s, size_t n, const char **why)
 {
     for (size_t i = 0; i < n; i++) {
         if ((r->n_allocs + 1) * 2 > r->cap_allocs) {
@@ -256,7 +257,8 @@ static int merge_module(struct pes_trace_reader *r, uint64_t off, const uint8_t 
         return 0;
     }
     if ((pos > 0 && (uint64_t)r->mods[pos - 1].m.id_base + r->mods[pos - 1].m.n_sites +
-                            r->mods[pos - 1].m.n_bbs > m->id_base) ||
+                            r->mods[pos - 1].m.n_bbs >
+                        m->id_base) ||
         (pos < r->n_mods && end > r->mods[pos].m.id_base)) {
         *why = "MODULE id range overlaps an earlier module";
         return -1;
@@ -372,7 +374,8 @@ static int locate_block(struct pes_trace_reader *r, uint64_t off, struct pes_ind
     if (pes_index_decode(ib, ie))
         goto not_index;
     if (ie->frame_size < 6 || ie->frame_size > pes_frame_max())
-        return fmt_err(r, err, PES_ERR_FORMAT, off, "index frame gives an implausible data-frame size");
+        return fmt_err(r, err, PES_ERR_FORMAT, off,
+                       "index frame gives an implausible data-frame size");
     uint64_t fstart = off + PES_INDEX_BYTES;
     if (avail - PES_INDEX_BYTES < ie->frame_size) {
         /* Cut inside the data frame, unless what is there is already a complete
@@ -400,12 +403,14 @@ static int locate_block(struct pes_trace_reader *r, uint64_t off, struct pes_ind
     const uint8_t *fd = r->frame.data;
     unsigned long long content = ZSTD_getFrameContentSize(fd, ie->frame_size);
     if (pes_load_u32(fd) != ZSTD_MAGICNUMBER || content == ZSTD_CONTENTSIZE_ERROR)
-        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "expected a zstd frame after the index frame");
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart,
+                       "expected a zstd frame after the index frame");
     if (content == ZSTD_CONTENTSIZE_UNKNOWN || !(fd[4] & 0x04))
         return fmt_err(r, err, PES_ERR_FORMAT, fstart,
                        "zstd frame lacks its content size or checksum");
     if (content < PES_BLOCK_HEADER_BYTES || content > PES_BLOCK_HEADER_BYTES + PES_MAX_PAYLOAD)
-        return fmt_err(r, err, PES_ERR_FORMAT, fstart, "implausible block size in zstd frame header");
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart,
+                       "implausible block size in zstd frame header");
     size_t real = ZSTD_findFrameCompressedSize(r->frame.data, ie->frame_size);
     if (ZSTD_isError(real) || real != ie->frame_size)
         return fmt_err(r, err, PES_ERR_FORMAT, off,
@@ -415,7 +420,7 @@ static int locate_block(struct pes_trace_reader *r, uint64_t off, struct pes_ind
 not_index:
     if (off == 0)
         return pes_error_set(err, PES_ERR_FORMAT, 0,
-                           "%s: not a pes trace (no pes index frame at offset 0)", r->name);
+                             "%s: not a pes trace (no pes index frame at offset 0)", r->name);
     return fmt_err(r, err, PES_ERR_FORMAT, off,
                    "expected a pes index frame (zstd skippable frame 0x184D2A50, 16 bytes)");
 }
@@ -448,8 +453,8 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
  * comes before the record's block (§1): otherwise the module's block was
  * deleted or moved, and no command could say what the record is. The last
  * module found is kept: records of one block rarely leave it. */
-static int check_record_ids(struct pes_trace_reader *r, uint64_t off,
-                            const struct pes_record *recs, size_t n, const char **why)
+static int check_record_ids(struct pes_trace_reader *r, uint64_t off, const struct pes_record *recs,
+                            size_t n, const char **why)
 {
     uint64_t lo = 1, hi = 0; /* [lo, hi): ids of the last module found */
     for (size_t i = 0; i < n; i++) {
@@ -470,8 +475,8 @@ static int check_record_ids(struct pes_trace_reader *r, uint64_t off,
 }
 
 /* The same for the sites events name (UINT32_MAX: no site, uninstrumented code). */
-static int check_event_sites(struct pes_trace_reader *r, uint64_t off,
-                             const struct pes_event *ev, size_t n, const char **why)
+static int check_event_sites(struct pes_trace_reader *r, uint64_t off, const struct pes_event *ev,
+                             size_t n, const char **why)
 {
     for (size_t i = 0; i < n; i++) {
         uint32_t id = ev[i].site;
@@ -499,8 +504,7 @@ static int check_event_sites(struct pes_trace_reader *r, uint64_t off,
         if (id == UINT32_MAX || ev[i].kind == PES_EV_FREE)
             continue;
         if (ev[i].kind == PES_EV_ALLOC) { /* an allocation site, or a thread's stack */
-            const struct alloc_entry *a =
-                r->cap_allocs ? r->allocs[alloc_slot(r, id)] : NULL;
+            const struct alloc_entry *a = r->cap_allocs ? r->allocs[alloc_slot(r, id)] : NULL;
             if (id != PES_ALLOC_SITE_STACK && (!a || a->first_off >= off)) {
                 snprintf(r->why_buf, sizeof r->why_buf,
                          "event %zu names allocation site %u, a site of no earlier ALLOC_SITES "
@@ -813,7 +817,8 @@ static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint6
     /* Without its THREAD block a thread's records have no start time and a
      * reader no thread table entry: a deleted or misplaced block (§1). */
     if (!oc->announced[thread]) {
-        snprintf(msg, sizeof msg, "%s block of thread %u comes before any THREAD block of that thread",
+        snprintf(msg, sizeof msg,
+                 "%s block of thread %u comes before any THREAD block of that thread",
                  pes_block_type_name(type), thread);
         return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
     }
@@ -828,7 +833,8 @@ static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint6
 static int order_footer(struct pes_trace_reader *r, const struct order_check *oc, uint64_t off,
                         const struct pes_thread_totals *t, size_t n, struct pes_error *err)
 {
-    const char *what = counted_type(r) == PES_BLOCK_EVENTS ? "events in EVENTS" : "records in ACCESS";
+    const char *what =
+        counted_type(r) == PES_BLOCK_EVENTS ? "events in EVENTS" : "records in ACCESS";
     char msg[200];
     uint8_t *listed = oc->n_items ? calloc(oc->n_items, 1) : NULL;
     if (oc->n_items && !listed)
@@ -841,16 +847,16 @@ static int order_footer(struct pes_trace_reader *r, const struct order_check *oc
             snprintf(msg, sizeof msg,
                      "FOOTER block: thread %u has %llu %s blocks, the footer says %llu "
                      "(a block is missing or repeated)",
-                     t[i].thread, (unsigned long long)have, what,
-                     (unsigned long long)t[i].records);
+                     t[i].thread, (unsigned long long)have, what, (unsigned long long)t[i].records);
             free(listed);
             return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
         }
     }
     for (size_t th = 0; th < oc->n_items; th++)
         if (oc->items[th] && !listed[th]) {
-            snprintf(msg, sizeof msg, "FOOTER block: thread %zu has %llu %s blocks but no footer entry",
-                     th, (unsigned long long)oc->items[th], what);
+            snprintf(msg, sizeof msg,
+                     "FOOTER block: thread %zu has %llu %s blocks but no footer entry", th,
+                     (unsigned long long)oc->items[th], what);
             free(listed);
             return fmt_err(r, err, PES_ERR_FORMAT, off, msg);
         }
@@ -942,13 +948,13 @@ static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct 
         goto fail;
     if (rc == 0) {
         pes_error_set(err, PES_ERR_TRUNCATED, r->size,
-                    "%s: truncated at offset %llu, inside the HEADER block", r->name,
-                    (unsigned long long)r->size);
+                      "%s: truncated at offset %llu, inside the HEADER block", r->name,
+                      (unsigned long long)r->size);
         goto fail;
     }
     if (b.type != PES_BLOCK_HEADER) {
         pes_error_set(err, PES_ERR_FORMAT, 0, "%s: offset 0: first block is %s, expected HEADER",
-                    r->name, pes_block_type_name(b.type));
+                      r->name, pes_block_type_name(b.type));
         goto fail;
     }
     /* Decode again into the long-lived arena (the block decode used scratch). */
@@ -972,7 +978,7 @@ struct pes_trace_reader *pes_trace_reader_open(const char *path, struct pes_erro
     pes_err_clear(err);
     if (!path || strcmp(path, "-") == 0) {
         pes_error_set(err, PES_ERR_ARG, 0, "%s: the trace reader needs a seekable file, not stdin",
-                    path ? path : "(null)");
+                      path ? path : "(null)");
         return NULL;
     }
     /* O_NONBLOCK: a fifo without a writer must not hang the open; it is
@@ -1028,8 +1034,7 @@ const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader
 
 /* ---------------------------------------------------------------- iteration */
 
-int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
-                          struct pes_error *err)
+int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out, struct pes_error *err)
 {
     pes_err_clear(err);
     if (!r || !out)

@@ -44,8 +44,8 @@ static int finish(const struct pes_cur *c, int nomem, const char *what, const ch
 int pes_ser_info(struct pes_buf *b, const struct pes_trace_info *info)
 {
     int e = 0;
-    uint32_t nl = info->n_cache_levels > PES_MAX_CACHE_LEVELS ? PES_MAX_CACHE_LEVELS
-                                                              : info->n_cache_levels;
+    uint32_t nl =
+        info->n_cache_levels > PES_MAX_CACHE_LEVELS ? PES_MAX_CACHE_LEVELS : info->n_cache_levels;
     e |= pes_buf_u32(b, info->kind);
     e |= pes_buf_str(b, info->command);
     e |= pes_buf_str(b, info->hostname);
@@ -300,8 +300,9 @@ int pes_de_alloc_sites(const uint8_t *p, size_t size, size_t n, struct pes_alloc
                               ? "has an unknown allocation kind"
                               : NULL;
         if (bad) {
-            snprintf(why_buf, why_size, "site %zu (payload offset %zu, id %u, kind %u, depth %u) %s",
-                     i, at, out[i].id, out[i].kind, out[i].depth, bad);
+            snprintf(why_buf, why_size,
+                     "site %zu (payload offset %zu, id %u, kind %u, depth %u) %s", i, at, out[i].id,
+                     out[i].kind, out[i].depth, bad);
             *why = why_buf;
             return -1;
         }

@@ -6,11 +6,11 @@
 
 #include "pes/settings.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR_(x)  #x
+#define STR(x)   STR_(x)
 #define FIELD(f) .name = #f, .field = offsetof(struct pes_collect_settings, f)
-#define BOTH (PES_SETTING_IN_FULL | PES_SETTING_IN_SAMPLED)
-#define SAMPLED PES_SETTING_IN_SAMPLED
+#define BOTH     (PES_SETTING_IN_FULL | PES_SETTING_IN_SAMPLED)
+#define SAMPLED  PES_SETTING_IN_SAMPLED
 #define SAMPLING PES_SETTING_SAMPLING
 
 static const char *const modes[] = {"full", "samples", "reuse", "reuse-shared", "comm", NULL};
@@ -28,20 +28,20 @@ const struct pes_setting pes_settings[] = {
     {FIELD(sample_output), .env = "PES_SAMPLE_OUTPUT", .type = PES_SETTING_PATH},
     {FIELD(overwrite), .env = "PES_OVERWRITE", .type = PES_SETTING_BOOL, .max = 1},
     {FIELD(command), .env = "PES_COMMAND", .type = PES_SETTING_STRING},
-    {FIELD(quiet), .flag = "quiet", .short_flag = 'q', .env = "PES_QUIET", .type = PES_SETTING_BOOL, .max = 1,
-     .help = "no summary, no runtime warnings"},
+    {FIELD(quiet), .flag = "quiet", .short_flag = 'q', .env = "PES_QUIET", .type = PES_SETTING_BOOL,
+     .max = 1, .help = "no summary, no runtime warnings"},
     /* ---- the header, in order */
     /* a header without mode: the first collectors always wrote it (mode=full) */
-    {FIELD(mode), .flag = "mode", .arg = "MODE", .env = "PES_MODE", .key = "mode", .type = PES_SETTING_CHOICE,
-     .choices = modes, .min = PES_MODE_SAMPLES, .max = PES_MODE_COMM, .def = PES_MODE_SAMPLES,
-     .absent = PES_MODE_FULL, .flags = SAMPLING | BOTH,
+    {FIELD(mode), .flag = "mode", .arg = "MODE", .env = "PES_MODE", .key = "mode",
+     .type = PES_SETTING_CHOICE, .choices = modes, .min = PES_MODE_SAMPLES, .max = PES_MODE_COMM,
+     .def = PES_MODE_SAMPLES, .absent = PES_MODE_FULL, .flags = SAMPLING | BOTH,
      .help = "record a sampled trace: samples, reuse (ReuseTracker),\n"
              "reuse-shared (shared-cache reuse), comm (ComDetective)"},
     /* pes-collect --backend (with auto) chooses it among the collector's
      * backends (collector/src/backend.h), which check the name; the header
      * names the one that ran */
-    {FIELD(backend), .env = "PES_BACKEND", .key = "backend", .type = PES_SETTING_NAME, .def_name = "soft",
-     .flags = SAMPLING | SAMPLED},
+    {FIELD(backend), .env = "PES_BACKEND", .key = "backend", .type = PES_SETTING_NAME,
+     .def_name = "soft", .flags = SAMPLING | SAMPLED},
     {FIELD(pmu_sysfs), .env = "PES_PMU_SYSFS", .type = PES_SETTING_STRING,
      .flags = SAMPLING | PES_SETTING_TEST_HOOK},
     /* pes-collect --period N|load=N,store=M sets both; traces of the first
@@ -50,66 +50,73 @@ const struct pes_setting pes_settings[] = {
      .max = UINT32_MAX, .def = 100000, .legacy_key = "period", .flags = SAMPLING | SAMPLED},
     {FIELD(period_store), .env = "PES_PERIOD_STORE", .key = "period_store", .type = PES_SETTING_U64,
      .max = UINT32_MAX, .def = 100000, .legacy_key = "period", .flags = SAMPLING | SAMPLED},
-    {FIELD(period_jitter), .key = "period_jitter", .type = PES_SETTING_NAME, .def_name = "1/8", .flags = SAMPLED},
-    {FIELD(spatial), .flag = "granularity", .arg = "G", .env = "PES_GRANULARITY", .key = "granularity",
-     .type = PES_SETTING_CHOICE, .choices = granularities, .max = 1, .flags = SAMPLING | SAMPLED,
+    {FIELD(period_jitter), .key = "period_jitter", .type = PES_SETTING_NAME, .def_name = "1/8",
+     .flags = SAMPLED},
+    {FIELD(spatial), .flag = "granularity", .arg = "G", .env = "PES_GRANULARITY",
+     .key = "granularity", .type = PES_SETTING_CHOICE, .choices = granularities, .max = 1,
+     .flags = SAMPLING | SAMPLED,
      .help = "reuse: temporal (same bytes, default) or spatial (line)"},
     {FIELD(sockets), .flag = "sockets", .arg = "N", .env = "PES_SOCKETS", .key = "sockets",
      .type = PES_SETTING_U32, .max = 64, .flags = SAMPLING | SAMPLED,
      .help = "reuse-shared: simulate N sockets (thread i on i % N;\n0 = the real topology)"},
     {FIELD(debug_registers), .flag = "debug-registers", .arg = "N", .env = "PES_DEBUG_REGISTERS",
-     .key = "debug_registers", .type = PES_SETTING_U32, .min = 1, .max = PES_SETTINGS_MAX_DEBUG_REGISTERS,
-     .def = PES_SETTINGS_MAX_DEBUG_REGISTERS, .absent = PES_SETTINGS_MAX_DEBUG_REGISTERS,
-     .flags = SAMPLING | SAMPLED, .help = "watchpoints per thread, {min}..{max} (default {default})"},
+     .key = "debug_registers", .type = PES_SETTING_U32, .min = 1,
+     .max = PES_SETTINGS_MAX_DEBUG_REGISTERS, .def = PES_SETTINGS_MAX_DEBUG_REGISTERS,
+     .absent = PES_SETTINGS_MAX_DEBUG_REGISTERS, .flags = SAMPLING | SAMPLED,
+     .help = "watchpoints per thread, {min}..{max} (default {default})"},
     /* PES_WATCH_REARM=reopen: the reopen path on any kernel (tests; modes/watch.c) */
-    {FIELD(watch_rearm), .env = "PES_WATCH_REARM", .type = PES_SETTING_CHOICE, .choices = watch_rearms,
-     .max = PES_WATCH_REARM_REOPEN, .flags = SAMPLING | PES_SETTING_TEST_HOOK},
+    {FIELD(watch_rearm), .env = "PES_WATCH_REARM", .type = PES_SETTING_CHOICE,
+     .choices = watch_rearms, .max = PES_WATCH_REARM_REOPEN,
+     .flags = SAMPLING | PES_SETTING_TEST_HOOK},
     /* ComDetective's trap volume period x L / (D x M): registers D (above),
      * bytes per register M, line L */
-    {FIELD(watch_bytes), .key = "watch_bytes", .type = PES_SETTING_U32, .min = 1, .max = 64, .def = 8,
-     .absent = 8, .flags = SAMPLED},
-    {FIELD(line_size), .key = "line_size", .type = PES_SETTING_U32, .min = 1, .max = 4096, .def = 64,
-     .absent = 64, .flags = SAMPLED},
+    {FIELD(watch_bytes), .key = "watch_bytes", .type = PES_SETTING_U32, .min = 1, .max = 64,
+     .def = 8, .absent = 8, .flags = SAMPLED},
+    {FIELD(line_size), .key = "line_size", .type = PES_SETTING_U32, .min = 1, .max = 4096,
+     .def = 64, .absent = 64, .flags = SAMPLED},
     /* reuse modes: every watch that ends undecided is a WATCH_EXPIRED event,
      * which the censoring-aware estimator needs; older traces: none */
     {FIELD(censoring), .key = "censoring", .type = PES_SETTING_CHOICE, .choices = censorings,
      .max = PES_CENSORING_WATCH_EXPIRED, .flags = SAMPLED},
     /* sampled traces too: the full trace's time resolution, which the
      * interleave comm estimator emulates (older sampled traces: the default) */
-    {FIELD(time_interval), .flag = "time-interval", .arg = "N", .env = "PES_TIME_INTERVAL", .key = "time_interval",
-     .type = PES_SETTING_U32, .min = 1, .max = UINT32_MAX, .def = 1024, .absent = 1024, .flags = BOTH,
-     .help = "records between time marks (default {default})"},
+    {FIELD(time_interval), .flag = "time-interval", .arg = "N", .env = "PES_TIME_INTERVAL",
+     .key = "time_interval", .type = PES_SETTING_U32, .min = 1, .max = UINT32_MAX, .def = 1024,
+     .absent = 1024, .flags = BOTH, .help = "records between time marks (default {default})"},
     {FIELD(buffer_records), .flag = "buffer-records", .arg = "N", .env = "PES_BUFFER_RECORDS",
      .key = "buffer_records", .type = PES_SETTING_U32, .min = 16, .max = 1u << 26, .def = 65536,
      .absent = 65536, .flags = PES_SETTING_IN_FULL,
      .help = "records per thread buffer (default {default}, {min}..{max})"},
-    {FIELD(seed), .flag = "seed", .arg = "N", .env = "PES_SEED", .key = "seed", .type = PES_SETTING_U64,
-     .max = UINT64_MAX, .flags = SAMPLING | SAMPLED,
+    {FIELD(seed), .flag = "seed", .arg = "N", .env = "PES_SEED", .key = "seed",
+     .type = PES_SETTING_U64, .max = UINT64_MAX, .flags = SAMPLING | SAMPLED,
      .help = "sampler seed (default: from the clock)"},
-    {FIELD(zstd_level), .flag = "zstd-level", .arg = "N", .env = "PES_ZSTD_LEVEL", .key = "zstd_level",
-     .type = PES_SETTING_INT, .min = 1, .max = 22, .def = 1, .absent = 1, .flags = BOTH,
-     .help = "compression level (default {default}, {min}..{max})"},
-    {FIELD(writers), .flag = "writers", .arg = "N", .env = "PES_WRITERS", .type = PES_SETTING_U32, .min = 1,
-     .max = 64,
+    {FIELD(zstd_level), .flag = "zstd-level", .arg = "N", .env = "PES_ZSTD_LEVEL",
+     .key = "zstd_level", .type = PES_SETTING_INT, .min = 1, .max = 22, .def = 1, .absent = 1,
+     .flags = BOTH, .help = "compression level (default {default}, {min}..{max})"},
+    {FIELD(writers), .flag = "writers", .arg = "N", .env = "PES_WRITERS", .type = PES_SETTING_U32,
+     .min = 1, .max = 64,
      .help = "threads compressing the trace, {min}..{max} (default: one per\n"
              "CPU the program may run on, at most " STR(PES_SETTINGS_AUTO_WRITERS_MAX) ")"},
-    {FIELD(abi_version), .key = "abi_version", .type = PES_SETTING_U32, .max = UINT32_MAX, .flags = BOTH},
+    {FIELD(abi_version), .key = "abi_version", .type = PES_SETTING_U32, .max = UINT32_MAX,
+     .flags = BOTH},
     {FIELD(roi), .flag = "no-roi", .env = "PES_ROI", .type = PES_SETTING_BOOL, .max = 1, .def = 1,
      .help = "record the whole run in spite of pes_roi_begin/end markers"},
     /* traces before regions of interest: no markers */
-    {FIELD(roi_state), .key = "roi", .type = PES_SETTING_CHOICE, .choices = roi_states, .max = PES_ROI_IGNORED,
-     .flags = BOTH},
+    {FIELD(roi_state), .key = "roi", .type = PES_SETTING_CHOICE, .choices = roi_states,
+     .max = PES_ROI_IGNORED, .flags = BOTH},
     /* heap=0 only when off; traces before it: heap recorded */
-    {FIELD(heap), .flag = "no-heap", .env = "PES_HEAP", .key = "heap", .type = PES_SETTING_BOOL, .max = 1,
-     .def = 1, .absent = 1, .flags = BOTH | PES_SETTING_UNLESS_DEFAULT,
+    {FIELD(heap), .flag = "no-heap", .env = "PES_HEAP", .key = "heap", .type = PES_SETTING_BOOL,
+     .max = 1, .def = 1, .absent = 1, .flags = BOTH | PES_SETTING_UNLESS_DEFAULT,
      .help = "do not record heap allocations (their accesses: object\n"
              "unknown; saves ~0.25 us per malloc/free in sampled traces)"},
-    {FIELD(skip), .flag = "skip", .arg = "N", .env = "PES_SKIP", .key = "skip", .type = PES_SETTING_U64,
-     .max = UINT64_MAX, .flags = PES_SETTING_IN_FULL | PES_SETTING_UNLESS_DEFAULT,
+    {FIELD(skip), .flag = "skip", .arg = "N", .env = "PES_SKIP", .key = "skip",
+     .type = PES_SETTING_U64, .max = UINT64_MAX,
+     .flags = PES_SETTING_IN_FULL | PES_SETTING_UNLESS_DEFAULT,
      .help = "full trace: do not record each thread's first N accesses\n"
              "(inside the region of interest, if the program has one)"},
-    {FIELD(max_accesses), .flag = "max-accesses", .arg = "N", .env = "PES_MAX_ACCESSES", .key = "max_accesses",
-     .type = PES_SETTING_U64, .min = 1, .max = UINT64_MAX, .flags = PES_SETTING_IN_FULL | PES_SETTING_UNLESS_DEFAULT,
+    {FIELD(max_accesses), .flag = "max-accesses", .arg = "N", .env = "PES_MAX_ACCESSES",
+     .key = "max_accesses", .type = PES_SETTING_U64, .min = 1, .max = UINT64_MAX,
+     .flags = PES_SETTING_IN_FULL | PES_SETTING_UNLESS_DEFAULT,
      .help = "full trace: record at most N accesses per thread (after\n"
              "--skip); the program runs on unchanged"},
     /* heap_events=used: a sampled trace holds the heap blocks its events
@@ -117,16 +124,17 @@ const struct pes_setting pes_settings[] = {
     {FIELD(heap_events), .key = "heap_events", .type = PES_SETTING_CHOICE, .choices = heap_events,
      .max = PES_HEAP_EVENTS_USED, .flags = SAMPLED | PES_SETTING_UNLESS_DEFAULT},
     /* --samples: periods adapt per thread (PERIOD events); period_* are the caps */
-    {FIELD(samples_target), .flag = "samples", .arg = "N", .env = "PES_SAMPLES", .key = "samples_target",
-     .type = PES_SETTING_U64, .min = 1, .max = UINT32_MAX, .flags = SAMPLING | SAMPLED | PES_SETTING_UNLESS_DEFAULT,
+    {FIELD(samples_target), .flag = "samples", .arg = "N", .env = "PES_SAMPLES",
+     .key = "samples_target", .type = PES_SETTING_U64, .min = 1, .max = UINT32_MAX,
+     .flags = SAMPLING | SAMPLED | PES_SETTING_UNLESS_DEFAULT,
      .help = "adapt the period per thread so that each thread long\n"
              "enough gets at least N decided outcomes (reuse modes)\n"
              "or N samples (samples, comm): start at --period / 64,\n"
              "double after every N, never above --period"},
     /* the adaptive schedule's levels: written with samples_target, and 6
      * is the only schedule there has been */
-    {FIELD(period_levels), .key = "period_levels", .type = PES_SETTING_U32, .max = 63, .def = 6, .absent = 6,
-     .flags = SAMPLED | PES_SETTING_ADAPTIVE},
+    {FIELD(period_levels), .key = "period_levels", .type = PES_SETTING_U32, .max = 63, .def = 6,
+     .absent = 6, .flags = SAMPLED | PES_SETTING_ADAPTIVE},
 };
 const size_t pes_settings_count = sizeof pes_settings / sizeof pes_settings[0];
 
@@ -152,7 +160,8 @@ static const void *cfield_of(const struct pes_setting *row, const struct pes_col
 
 static int is_string(const struct pes_setting *row)
 {
-    return row->type == PES_SETTING_PATH || row->type == PES_SETTING_STRING || row->type == PES_SETTING_NAME;
+    return row->type == PES_SETTING_PATH || row->type == PES_SETTING_STRING ||
+           row->type == PES_SETTING_NAME;
 }
 
 /* A NAME: 1..PES_SETTING_NAME_MAX-1 of letters, digits, '-', '_', '/', '.' */
@@ -162,13 +171,14 @@ static int is_name(const char *t)
     if (n == 0 || n >= PES_SETTING_NAME_MAX)
         return 0;
     for (; *t; t++)
-        if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') || *t == '-' ||
-              *t == '_' || *t == '/' || *t == '.'))
+        if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') ||
+              *t == '-' || *t == '_' || *t == '/' || *t == '.'))
             return 0;
     return 1;
 }
 
-static void store_name(const struct pes_setting *row, struct pes_collect_settings *s, const char *name)
+static void store_name(const struct pes_setting *row, struct pes_collect_settings *s,
+                       const char *name)
 {
     snprintf(field_of(row, s), PES_SETTING_NAME_MAX, "%s", name ? name : "");
 }
@@ -185,14 +195,21 @@ static void store(const struct pes_setting *row, struct pes_collect_settings *s,
 {
     void *f = field_of(row, s);
     switch (row->type) {
-    case PES_SETTING_U32: *(uint32_t *)f = (uint32_t)v; break;
-    case PES_SETTING_U64: *(uint64_t *)f = v; break;
+    case PES_SETTING_U32:
+        *(uint32_t *)f = (uint32_t)v;
+        break;
+    case PES_SETTING_U64:
+        *(uint64_t *)f = v;
+        break;
     case PES_SETTING_INT:
     case PES_SETTING_BOOL:
-    case PES_SETTING_CHOICE: *(int *)f = (int)v; break;
+    case PES_SETTING_CHOICE:
+        *(int *)f = (int)v;
+        break;
     case PES_SETTING_PATH:
     case PES_SETTING_STRING:
-    case PES_SETTING_NAME: break;
+    case PES_SETTING_NAME:
+        break;
     }
 }
 
@@ -200,14 +217,18 @@ static uint64_t load(const struct pes_setting *row, const struct pes_collect_set
 {
     const void *f = cfield_of(row, s);
     switch (row->type) {
-    case PES_SETTING_U32: return *(const uint32_t *)f;
-    case PES_SETTING_U64: return *(const uint64_t *)f;
+    case PES_SETTING_U32:
+        return *(const uint32_t *)f;
+    case PES_SETTING_U64:
+        return *(const uint64_t *)f;
     case PES_SETTING_INT:
     case PES_SETTING_BOOL:
-    case PES_SETTING_CHOICE: return (uint64_t)(int64_t) * (const int *)f;
+    case PES_SETTING_CHOICE:
+        return (uint64_t)(int64_t)*(const int *)f;
     case PES_SETTING_PATH:
     case PES_SETTING_STRING:
-    case PES_SETTING_NAME: break;
+    case PES_SETTING_NAME:
+        break;
     }
     return 0;
 }
@@ -223,28 +244,40 @@ void pes_settings_defaults(struct pes_collect_settings *s)
 }
 
 /* "a", "a or b", "a, b or c" of the choices first..last. */
-static void choice_list(const struct pes_setting *row, uint64_t first, uint64_t last, char *buf, size_t n)
+static void choice_list(const struct pes_setting *row, uint64_t first, uint64_t last, char *buf,
+                        size_t n)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (uint64_t i = first; i <= last && row->choices[i] && used < n; i++)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s", i == first ? "" : i == last ? " or " : ", ",
+        used += (size_t)snprintf(buf + used, n - used, "%s%s",
+                                 i == first  ? ""
+                                 : i == last ? " or "
+                                             : ", ",
                                  row->choices[i]);
 }
 
 /* What a value from `from` must be (a header may name every choice). */
-static void expected(const struct pes_setting *row, enum pes_setting_source from, char *buf, size_t n)
+static void expected(const struct pes_setting *row, enum pes_setting_source from, char *buf,
+                     size_t n)
 {
     switch (row->type) {
-    case PES_SETTING_BOOL: snprintf(buf, n, "0 or 1"); break;
+    case PES_SETTING_BOOL:
+        snprintf(buf, n, "0 or 1");
+        break;
     case PES_SETTING_CHOICE:
         choice_list(row, from == PES_SETTING_FROM_HEADER ? 0 : row->min,
                     from == PES_SETTING_FROM_HEADER ? n_choices(row) - 1 : row->max, buf, n);
         break;
-    case PES_SETTING_PATH: snprintf(buf, n, "a file path"); break;
-    case PES_SETTING_STRING: snprintf(buf, n, "a string"); break;
+    case PES_SETTING_PATH:
+        snprintf(buf, n, "a file path");
+        break;
+    case PES_SETTING_STRING:
+        snprintf(buf, n, "a string");
+        break;
     case PES_SETTING_NAME:
-        snprintf(buf, n, "a name (letters, digits, '-', '_', '/', '.'; at most %d)", PES_SETTING_NAME_MAX - 1);
+        snprintf(buf, n, "a name (letters, digits, '-', '_', '/', '.'; at most %d)",
+                 PES_SETTING_NAME_MAX - 1);
         break;
     default:
         if (row->min == 1 && row->max == UINT32_MAX)
@@ -266,10 +299,12 @@ static int bad_value(const struct pes_setting *row, enum pes_setting_source from
     char what[160];
     expected(row, from, what, sizeof what);
     if (from == PES_SETTING_FROM_FLAG)
-        return pes_error_set(err, PES_ERR_ARG, 0, "--%s: expected %s, got '%s'", row->flag, what, text);
+        return pes_error_set(err, PES_ERR_ARG, 0, "--%s: expected %s, got '%s'", row->flag, what,
+                             text);
     if (from == PES_SETTING_FROM_ENV)
         return pes_error_set(err, PES_ERR_ARG, 0, "%s=%s: expected %s", row->env, text, what);
-    return pes_error_set(err, PES_ERR_FORMAT, 0, "header config: %s=%s: expected %s", row->key, text, what);
+    return pes_error_set(err, PES_ERR_FORMAT, 0, "header config: %s=%s: expected %s", row->key,
+                         text, what);
 }
 
 int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source from, const char *text,
@@ -279,7 +314,8 @@ int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source fro
                        : from == PES_SETTING_FROM_ENV ? row->env
                                                       : row->key;
     if (!name || !text)
-        return pes_error_set(err, PES_ERR_ARG, 0, "setting %s: no such form, or no value", row->name);
+        return pes_error_set(err, PES_ERR_ARG, 0, "setting %s: no such form, or no value",
+                             row->name);
     uint64_t v;
     switch (row->type) {
     case PES_SETTING_PATH:
@@ -318,7 +354,8 @@ int pes_setting_parse(const struct pes_setting *row, enum pes_setting_source fro
     }
 }
 
-int pes_setting_format(const struct pes_setting *row, const struct pes_collect_settings *s, char *buf, size_t n)
+int pes_setting_format(const struct pes_setting *row, const struct pes_collect_settings *s,
+                       char *buf, size_t n)
 {
     int len = -1;
     uint64_t v = load(row, s);
@@ -364,7 +401,8 @@ void pes_setting_help(const struct pes_setting *row, const char *text, char *buf
 
 /* ------------------------------------------------------------ environment */
 
-int pes_settings_from_env(struct pes_collect_settings *s, pes_getenv_fn get, void *ctx, struct pes_error *err)
+int pes_settings_from_env(struct pes_collect_settings *s, pes_getenv_fn get, void *ctx,
+                          struct pes_error *err)
 {
     pes_settings_defaults(s);
     /* the other rows first: PES_SAMPLE_OUTPUT says whether the sampling ones count */
@@ -386,7 +424,8 @@ int pes_settings_from_env(struct pes_collect_settings *s, pes_getenv_fn get, voi
     }
     if (!s->period_load && !s->period_store)
         return pes_error_set(err, PES_ERR_ARG, 0, "%s=0 and %s=0: nothing would be sampled",
-                             pes_settings_find("period_load")->env, pes_settings_find("period_store")->env);
+                             pes_settings_find("period_load")->env,
+                             pes_settings_find("period_store")->env);
     return 0;
 }
 
@@ -445,7 +484,8 @@ static const char *config_value(const char *config, const char *key, char *buf, 
     return NULL;
 }
 
-int pes_settings_from_header(struct pes_collect_settings *s, const char *config, struct pes_error *err)
+int pes_settings_from_header(struct pes_collect_settings *s, const char *config,
+                             struct pes_error *err)
 {
     pes_settings_defaults(s);
     char buf[128];
@@ -464,8 +504,10 @@ int pes_settings_from_header(struct pes_collect_settings *s, const char *config,
             continue;
         if (pes_setting_parse(row, PES_SETTING_FROM_HEADER, v, s, NULL) < 0) {
             char what[160];
-            expected(row, PES_SETTING_FROM_HEADER, what, sizeof what);   /* named as the trace has it */
-            return pes_error_set(err, PES_ERR_FORMAT, 0, "header config: %s=%s: expected %s", key, v, what);
+            expected(row, PES_SETTING_FROM_HEADER, what,
+                     sizeof what); /* named as the trace has it */
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "header config: %s=%s: expected %s", key,
+                                 v, what);
         }
     }
     return 0;

@@ -26,12 +26,15 @@
 
 /* ------------------------------------------------------------ the strict path */
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ','; }
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',';
+}
 
 /* hex digit values + 1, so that the zero default means "not a digit" */
 static const unsigned char hex_value[256] = {
-    ['0'] = 0 + 1, ['1'] = 1 + 1, ['2'] = 2 + 1, ['3'] = 3 + 1, ['4'] = 4 + 1, ['5'] = 5 + 1,
-    ['6'] = 6 + 1, ['7'] = 7 + 1, ['8'] = 8 + 1, ['9'] = 9 + 1, ['a'] = 10 + 1, ['b'] = 11 + 1,
+    ['0'] = 0 + 1,  ['1'] = 1 + 1,  ['2'] = 2 + 1,  ['3'] = 3 + 1,  ['4'] = 4 + 1,  ['5'] = 5 + 1,
+    ['6'] = 6 + 1,  ['7'] = 7 + 1,  ['8'] = 8 + 1,  ['9'] = 9 + 1,  ['a'] = 10 + 1, ['b'] = 11 + 1,
     ['c'] = 12 + 1, ['d'] = 13 + 1, ['e'] = 14 + 1, ['f'] = 15 + 1, ['A'] = 10 + 1, ['B'] = 11 + 1,
     ['C'] = 12 + 1, ['D'] = 13 + 1, ['E'] = 14 + 1, ['F'] = 15 + 1,
 };
@@ -140,7 +143,7 @@ static int lackey_line(const char *line, size_t len, struct pes_record out[2])
     if (n == 0 || (n >= 2 && line[0] == '=' && line[1] == '='))
         return 0;
     if (n >= 3 && line[0] == 'I' && line[1] == ' ')
-        return 0;   /* an instruction fetch */
+        return 0; /* an instruction fetch */
     const char *comma = n > 3 ? memchr(line + 3, ',', n - 3) : NULL;
     uint64_t addr;
     int ok = text_lackey_shape(line, n) && line[0] == ' ' && comma &&
@@ -155,27 +158,33 @@ static int lackey_line(const char *line, size_t len, struct pes_record out[2])
     return line[1] == 'M' ? 2 : 1;
 }
 
-int text_parse_message(struct pes_error *err, int error, enum pes_text_format format, const char *path,
-                       uint64_t lineno, const char *line, size_t len, int read_errno)
+int text_parse_message(struct pes_error *err, int error, enum pes_text_format format,
+                       const char *path, uint64_t lineno, const char *line, size_t len,
+                       int read_errno)
 {
     unsigned long long l = (unsigned long long)lineno;
     if (error == TEXT_NO_MEMORY)
         return pes_error_set(err, PES_ERR_NOMEM, lineno, "%s: out of memory", path);
-    if (error == TEXT_READ_FAILED && format == PES_TEXT_FORMAT_BINARY64)   /* lineno: addresses read */
-        return pes_error_set(err, PES_ERR_IO, lineno, "%s: read failed after %llu addresses: %s", path, l,
-                             strerror(read_errno));
+    if (error == TEXT_READ_FAILED &&
+        format == PES_TEXT_FORMAT_BINARY64) /* lineno: addresses read */
+        return pes_error_set(err, PES_ERR_IO, lineno, "%s: read failed after %llu addresses: %s",
+                             path, l, strerror(read_errno));
     if (error == TEXT_READ_FAILED)
         return pes_error_set(err, PES_ERR_IO, lineno - 1, "%s:%llu: read failed: %s", path, l,
                              strerror(read_errno));
     if (error == TEXT_LONG_LINE)
-        return pes_error_set(err, PES_ERR_FORMAT, lineno - 1, "%s:%llu: line longer than %u bytes "
-                             "(a text trace has one access per line)", path, l, PES_TEXT_MAX_LINE);
+        return pes_error_set(err, PES_ERR_FORMAT, lineno - 1,
+                             "%s:%llu: line longer than %u bytes "
+                             "(a text trace has one access per line)",
+                             path, l, PES_TEXT_MAX_LINE);
     if (format == PES_TEXT_FORMAT_LACKEY) {
         size_t n = lackey_trim(line, len);
         int show = (int)(n > 40 ? 40 : n);
-        return pes_error_set(err, PES_ERR_FORMAT, lineno,
-                             "%s:%llu: expected a valgrind lackey line (\" L|S|M ADDR,SIZE\", \"I  ADDR,SIZE\" "
-                             "or \"==PID== ...\"), got \"%.*s%s\"", path, l, show, line, n > 40 ? " ..." : "");
+        return pes_error_set(
+            err, PES_ERR_FORMAT, lineno,
+            "%s:%llu: expected a valgrind lackey line (\" L|S|M ADDR,SIZE\", \"I  ADDR,SIZE\" "
+            "or \"==PID== ...\"), got \"%.*s%s\"",
+            path, l, show, line, n > 40 ? " ..." : "");
     }
     const char *tok[3] = {line};
     size_t tlen[3] = {0};
@@ -208,10 +217,10 @@ static inline uint64_t load8(const char *p)
 static inline uint64_t nonhex_bytes(uint64_t x)
 {
     uint64_t y = x & ~HIGH;
-    uint64_t digit = (y + 0x50 * ONES) & ~(y + 0x46 * ONES);   /* >= '0' and <= '9' */
-    uint64_t l = y | 0x20 * ONES;                               /* 'A'..'F' as 'a'..'f' */
-    uint64_t letter = (l + 0x1f * ONES) & ~(l + 0x19 * ONES);   /* >= 'a' and <= 'f' */
-    return (~(digit | letter) | x) & HIGH;                       /* bytes >= 0x80 are not digits */
+    uint64_t digit = (y + 0x50 * ONES) & ~(y + 0x46 * ONES);  /* >= '0' and <= '9' */
+    uint64_t l = y | 0x20 * ONES;                             /* 'A'..'F' as 'a'..'f' */
+    uint64_t letter = (l + 0x1f * ONES) & ~(l + 0x19 * ONES); /* >= 'a' and <= 'f' */
+    return (~(digit | letter) | x) & HIGH;                    /* bytes >= 0x80 are not digits */
 }
 
 /* The value of eight hex digits (or NUL bytes, read as 0), the first byte the
@@ -219,7 +228,7 @@ static inline uint64_t nonhex_bytes(uint64_t x)
  * merged pairwise, 4 + 4 bits, 8 + 8, 16 + 16. */
 static inline uint64_t hex8(uint64_t x)
 {
-    uint64_t d = (x & 0x0f * ONES) + ((x & 0x40 * ONES) >> 6) * 9;   /* 'a' & 0xf = 1, + 9 = 10 */
+    uint64_t d = (x & 0x0f * ONES) + ((x & 0x40 * ONES) >> 6) * 9; /* 'a' & 0xf = 1, + 9 = 10 */
     d = (d << 4 | d >> 8) & 0x00ff00ff00ff00ffull;
     d = (d << 8 | d >> 16) & 0x0000ffff0000ffffull;
     return (d << 16 | d >> 32) & 0xffffffffull;
@@ -233,7 +242,10 @@ static inline uint64_t nondigit_bytes(uint64_t x)
 }
 
 /* the high bit of each of the first k bytes (1 <= k <= 8) */
-static inline uint64_t first_bytes(size_t k) { return HIGH >> (64 - 8 * k); }
+static inline uint64_t first_bytes(size_t k)
+{
+    return HIGH >> (64 - 8 * k);
+}
 
 /* The value of the k hex digits at q (1 <= k <= 16), or -1 if one of them is
  * not a hex digit. Reads the 8 bytes from q, and for k > 8 the 8 that end the
@@ -242,7 +254,7 @@ static inline int hex_digits(const char *q, size_t k, uint64_t *v)
 {
     uint64_t x0 = load8(q);
     if (k <= 8) {
-        *v = hex8(x0 << (64 - 8 * k));   /* the k digits to the top, zeros below */
+        *v = hex8(x0 << (64 - 8 * k)); /* the k digits to the top, zeros below */
         return nonhex_bytes(x0) & first_bytes(k) ? -1 : 0;
     }
     uint64_t x1 = load8(q + k - 8);
@@ -287,7 +299,7 @@ static inline uint64_t newlines64(const char *p)
     uint64_t m = 0;
     for (int i = 0; i < 8; i++) {
         uint64_t z = load8(p + 8 * i) ^ ('\n' * ONES);
-        uint64_t zero = ~(((z & ~HIGH) + ~HIGH) | z) & HIGH;   /* exactly the zero bytes */
+        uint64_t zero = ~(((z & ~HIGH) + ~HIGH) | z) & HIGH; /* exactly the zero bytes */
         m |= ((zero >> 7) * 0x0102040810204080ull >> 56) << (8 * i);
     }
     return m;
@@ -296,8 +308,10 @@ static inline uint64_t newlines64(const char *p)
 
 /* 1 + the site of an R|W field character, 0 for anything else */
 static const unsigned char rw_site[256] = {
-    ['R'] = 1 + PES_TEXT_READ_SITE, ['r'] = 1 + PES_TEXT_READ_SITE,
-    ['W'] = 1 + PES_TEXT_WRITE_SITE, ['w'] = 1 + PES_TEXT_WRITE_SITE,
+    ['R'] = 1 + PES_TEXT_READ_SITE,
+    ['r'] = 1 + PES_TEXT_READ_SITE,
+    ['W'] = 1 + PES_TEXT_WRITE_SITE,
+    ['w'] = 1 + PES_TEXT_WRITE_SITE,
 };
 static const unsigned char field_sep[256] = {[' '] = 1, ['\t'] = 1, [','] = 1};
 
@@ -333,10 +347,10 @@ static inline int addr_fast(const char *l, size_t len, struct pes_record *r)
 
 /* The strict path for the line at s->p: 1 and the line consumed (its records
  * in out, *k of them), or 0 with s->error set. */
-static int slow_line(struct text_parse *s, const char *p, enum pes_text_format format, struct pes_record out[2],
-                     int *k)
+static int slow_line(struct text_parse *s, const char *p, enum pes_text_format format,
+                     struct pes_record out[2], int *k)
 {
-    const char *nl = memchr(p, '\n', (size_t)(s->end - p));   /* the range ends with one */
+    const char *nl = memchr(p, '\n', (size_t)(s->end - p)); /* the range ends with one */
     size_t len = (size_t)(nl - p);
     if (len > PES_TEXT_MAX_LINE) {
         s->error = TEXT_LONG_LINE;
@@ -360,7 +374,7 @@ size_t text_parse_addr(struct text_parse *s, struct pes_record *out, size_t max)
     while (n < max && p < end) {
         const char *base = p;
         uint64_t m = newlines64(base);
-        if (!m) {   /* a line of 64 bytes or more: no fast path */
+        if (!m) { /* a line of 64 bytes or more: no fast path */
             struct pes_record r[2];
             int got;
             if (!slow_line(s, p, PES_TEXT_FORMAT_ADDR, r, &got))
@@ -407,14 +421,15 @@ static inline int lackey_fast(const char *l, size_t raw_len, uint64_t *v, char *
     *op = l[1];
     if (l[0] == ' ' && l[2] == ' ' && (*op == 'L' || *op == 'S' || *op == 'M')) {
         size_t k = hex_run(l + 3, v);
-        size_t size_len = len - 4 - k;   /* after the comma; huge if the comma is beyond the line */
-        if (!k || l[3 + k] != ',' || size_len - 1 >= 8 || nondigit_bytes(load8(l + 4 + k)) & first_bytes(size_len))
+        size_t size_len = len - 4 - k; /* after the comma; huge if the comma is beyond the line */
+        if (!k || l[3 + k] != ',' || size_len - 1 >= 8 ||
+            nondigit_bytes(load8(l + 4 + k)) & first_bytes(size_len))
             return -1;
         return *op == 'M' ? 2 : 1;
     }
     if (l[0] == 'I' && l[1] == ' ' && l[2] == ' ' && hex_value[(unsigned char)l[3]] &&
         raw_len <= PES_TEXT_MAX_LINE)
-        return 0;   /* an instruction fetch, skipped */
+        return 0; /* an instruction fetch, skipped */
     return len == 0 ? 0 : -1;
 }
 
@@ -436,14 +451,15 @@ size_t text_parse_lackey(struct text_parse *s, struct pes_record *out, size_t ma
                 struct pes_record r[2];
                 if (!slow_line(s, p, PES_TEXT_FORMAT_LACKEY, r, &got))
                     goto out;
-                nl = s->p - 1;   /* beyond the window if no newline was in it */
+                nl = s->p - 1; /* beyond the window if no newline was in it */
                 v = r[0].addr;
                 op = r[0].id == PES_TEXT_WRITE_SITE ? 'S' : got == 2 ? 'M' : 'L';
             }
             p = nl + 1;
             lines++;
             if (got >= 1)
-                out[n++] = (struct pes_record){v, op == 'S' ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE, 0};
+                out[n++] =
+                    (struct pes_record){v, op == 'S' ? PES_TEXT_WRITE_SITE : PES_TEXT_READ_SITE, 0};
             if (got == 2) {
                 struct pes_record w = {v, PES_TEXT_WRITE_SITE, 0};
                 if (n == max) {

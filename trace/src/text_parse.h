@@ -23,19 +23,19 @@
 
 enum text_parse_error {
     TEXT_OK = 0,
-    TEXT_BAD_LINE,     /* malformed for the format */
-    TEXT_LONG_LINE,    /* longer than PES_TEXT_MAX_LINE bytes */
-    TEXT_READ_FAILED,  /* read(2) failed (the reader's, never a parser's) */
-    TEXT_NO_MEMORY,    /* a block's records did not fit (the reader's) */
+    TEXT_BAD_LINE,    /* malformed for the format */
+    TEXT_LONG_LINE,   /* longer than PES_TEXT_MAX_LINE bytes */
+    TEXT_READ_FAILED, /* read(2) failed (the reader's, never a parser's) */
+    TEXT_NO_MEMORY,   /* a block's records did not fit (the reader's) */
 };
 
 struct text_parse {
-    const char *p;          /* the next line; on error, the bad line */
-    const char *end;        /* after the last complete line */
-    uint64_t lines;         /* lines consumed: incremented per line, the bad one not counted */
-    int error;              /* enum text_parse_error */
-    size_t bad_len;         /* the bad line's length without its newline */
-    int has_pending;        /* lackey: an "M" line's store did not fit in out */
+    const char *p;   /* the next line; on error, the bad line */
+    const char *end; /* after the last complete line */
+    uint64_t lines;  /* lines consumed: incremented per line, the bad one not counted */
+    int error;       /* enum text_parse_error */
+    size_t bad_len;  /* the bad line's length without its newline */
+    int has_pending; /* lackey: an "M" line's store did not fit in out */
     struct pes_record pending;
 };
 
@@ -53,7 +53,8 @@ int text_lackey_shape(const char *l, size_t n);
 /* The one-line message of an error at line `lineno` of `path` (line: the bad
  * line, for TEXT_BAD_LINE), in err with code and offset as the reader has
  * always set them. Returns -1. */
-int text_parse_message(struct pes_error *err, int error, enum pes_text_format format, const char *path,
-                       uint64_t lineno, const char *line, size_t len, int read_errno);
+int text_parse_message(struct pes_error *err, int error, enum pes_text_format format,
+                       const char *path, uint64_t lineno, const char *line, size_t len,
+                       int read_errno);
 
 #endif

@@ -32,28 +32,28 @@
  * one byte for a newline after a last line that has none, and the bytes the
  * parsers may read past the end of their data. */
 #define TEXT_CHUNK (1u << 20)
-#define TEXT_DATA (TEXT_CHUNK + PES_TEXT_MAX_LINE)
-#define TEXT_BUF (TEXT_DATA + 1 + TEXT_PARSE_SLACK)
+#define TEXT_DATA  (TEXT_CHUNK + PES_TEXT_MAX_LINE)
+#define TEXT_BUF   (TEXT_DATA + 1 + TEXT_PARSE_SLACK)
 
 struct text_pool;
 
 struct pes_text_reader {
-    int fd;              /* -1: reading from memory */
+    int fd; /* -1: reading from memory */
     char *path;
-    char *buf;           /* a file: TEXT_BUF bytes; memory: the copy; with a pool: the carry */
-    size_t len, pos;     /* bytes in buf, the next one to parse */
-    size_t lines_end;    /* text: after the last complete line in buf */
-    int eof;             /* nothing more to read into buf */
+    char *buf;        /* a file: TEXT_BUF bytes; memory: the copy; with a pool: the carry */
+    size_t len, pos;  /* bytes in buf, the next one to parse */
+    size_t lines_end; /* text: after the last complete line in buf */
+    int eof;          /* nothing more to read into buf */
     enum pes_text_format format;
-    uint64_t lineno;     /* lines consumed (binary64: addresses read) */
-    int has_pending;     /* lackey: the store of an "M" line that did not fit */
+    uint64_t lineno; /* lines consumed (binary64: addresses read) */
+    int has_pending; /* lackey: the store of an "M" line that did not fit */
     struct pes_record pending;
-    int started;         /* a read was made */
-    int failed;          /* the read failed: every later one fails the same way */
+    int started; /* a read was made */
+    int failed;  /* the read failed: every later one fails the same way */
     struct pes_error error;
-    struct text_pool *pool;   /* NULL: parsed on the calling thread */
-    struct pes_text_filter filter;   /* keep == NULL: every record */
-    uint64_t dropped[2];      /* by the filter, in the records handed out so far */
+    struct text_pool *pool;        /* NULL: parsed on the calling thread */
+    struct pes_text_filter filter; /* keep == NULL: every record */
+    uint64_t dropped[2];           /* by the filter, in the records handed out so far */
     char truncation[320];
     /* pes_text_reader_set_range: bytes still to read of the range, and the
      * range's start, whose line number is counted only for an error */
@@ -129,7 +129,8 @@ struct pes_text_reader *pes_text_reader_open_memory(const void *data, size_t siz
         pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_open_memory: no data");
         return NULL;
     }
-    struct pes_text_reader *t = reader_new(name ? name : "(memory)", size + 1 + TEXT_PARSE_SLACK, err);
+    struct pes_text_reader *t =
+        reader_new(name ? name : "(memory)", size + 1 + TEXT_PARSE_SLACK, err);
     if (!t)
         return NULL;
     if (size)
@@ -177,7 +178,10 @@ const char *pes_text_reader_truncation(const struct pes_text_reader *t)
     return t->truncation[0] ? t->truncation : NULL;
 }
 
-static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ','; }
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',';
+}
 
 /* AUTO, from the first chunk: a NUL byte makes it binary64 (text never has
  * one); else the first line that is not blank, a comment or valgrind's own
@@ -243,8 +247,8 @@ static int refill(struct pes_text_reader *t)
 /* Records the reader's error (sticky) and copies it to err; returns -1. */
 static uint64_t lines_before_range(struct pes_text_reader *t);
 
-static long fail(struct pes_text_reader *t, int error, uint64_t lineno, const char *line, size_t len,
-                 int read_errno, struct pes_error *err)
+static long fail(struct pes_text_reader *t, int error, uint64_t lineno, const char *line,
+                 size_t len, int read_errno, struct pes_error *err)
 {
     lineno += lines_before_range(t);
     text_parse_message(&t->error, error, t->format, t->path, lineno, line, len, read_errno);
@@ -267,19 +271,20 @@ static int next_lines(struct pes_text_reader *t, struct pes_error *err)
     size_t end = t->len;
     while (end > t->pos && t->buf[end - 1] != '\n')
         end--;
-    if (end == t->pos) {   /* no newline: the last line, or one too long */
+    if (end == t->pos) { /* no newline: the last line, or one too long */
         if (t->len - t->pos > PES_TEXT_MAX_LINE)
             return (int)fail(t, TEXT_LONG_LINE, t->lineno + 1, NULL, 0, 0, err);
-        if (t->len == t->pos)   /* refill stops short of TEXT_DATA only at the end */
+        if (t->len == t->pos) /* refill stops short of TEXT_DATA only at the end */
             return 0;
-        t->buf[t->len++] = '\n';   /* means the same as no newline */
+        t->buf[t->len++] = '\n'; /* means the same as no newline */
         end = t->len;
     }
     t->lines_end = end;
     return 1;
 }
 
-static long read_lines(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
+static long read_lines(struct pes_text_reader *t, struct pes_record *out, size_t max,
+                       struct pes_error *err)
 {
     size_t n = 0;
     if (t->has_pending && n < max) {
@@ -315,8 +320,9 @@ static void set_truncation(struct pes_text_reader *t, size_t rest)
     if (rest && !t->truncation[0])
         snprintf(t->truncation, sizeof t->truncation,
                  "%s: ends inside an address: the last %zu byte%s (after %llu complete "
-                 "addresses) are not read", t->path, rest, rest == 1 ? "" : "s",
-                 (unsigned long long)(t->lineno + t->range_begin / 8));   /* as in the whole file */
+                 "addresses) are not read",
+                 t->path, rest, rest == 1 ? "" : "s",
+                 (unsigned long long)(t->lineno + t->range_begin / 8)); /* as in the whole file */
 }
 
 /* n little-endian addresses at b, as loads */
@@ -329,7 +335,8 @@ static void binary_records(const char *b, size_t n, struct pes_record *out)
     }
 }
 
-static long read_binary(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
+static long read_binary(struct pes_text_reader *t, struct pes_record *out, size_t max,
+                        struct pes_error *err)
 {
     size_t n = 0;
     while (n < max) {
@@ -373,17 +380,17 @@ static long read_binary(struct pes_text_reader *t, struct pes_record *out, size_
 enum { BLOCK_EMPTY, BLOCK_BUSY, BLOCK_READY };
 
 struct text_block {
-    char *buf;                 /* TEXT_BUF bytes */
-    size_t len;                /* its complete lines */
+    char *buf;  /* TEXT_BUF bytes */
+    size_t len; /* its complete lines */
     struct pes_record *rec;
     size_t nrec, rec_cap;
-    uint64_t dropped[2];       /* records the filter dropped from it */
-    uint64_t lines;            /* lines in the block; with an error, before it */
+    uint64_t dropped[2]; /* records the filter dropped from it */
+    uint64_t lines;      /* lines in the block; with an error, before it */
     int status;
-    int error;                 /* enum text_parse_error: comes after the block's records */
+    int error; /* enum text_parse_error: comes after the block's records */
     int read_errno;
-    size_t bad_off, bad_len;   /* TEXT_BAD_LINE: the line in buf */
-    int last;                  /* nothing is read after this block */
+    size_t bad_off, bad_len; /* TEXT_BAD_LINE: the line in buf */
+    int last;                /* nothing is read after this block */
 };
 
 struct text_pool {
@@ -393,21 +400,21 @@ struct text_pool {
     struct text_block *blocks;
     pthread_mutex_t input_lock, lock;
     pthread_cond_t slot_free, block_ready;
-    uint64_t next_fill;        /* the next block to read */
-    uint64_t consumed;         /* blocks released by the consumer */
-    uint64_t n_filled;         /* with input_done: the number of blocks */
+    uint64_t next_fill; /* the next block to read */
+    uint64_t consumed;  /* blocks released by the consumer */
+    uint64_t n_filled;  /* with input_done: the number of blocks */
     int input_done, stop;
     /* the consumer's */
     struct text_block *cur;
     size_t cur_pos;
-    uint64_t lines_before;     /* lines in the released blocks */
+    uint64_t lines_before; /* lines in the released blocks */
 };
 
 /* Reads block b (the next one of the file); under input_lock. */
 static void fill_block(struct pes_text_reader *t, struct text_block *b)
 {
     b->error = TEXT_OK;
-    b->dropped[0] = b->dropped[1] = 0;   /* a block that fails to read is not parsed */
+    b->dropped[0] = b->dropped[1] = 0; /* a block that fails to read is not parsed */
     b->len = b->nrec = 0;
     b->lines = 0;
     b->last = 0;
@@ -418,7 +425,7 @@ static void fill_block(struct pes_text_reader *t, struct text_block *b)
         ssize_t n = read_in(t, b->buf + have, TEXT_DATA - have);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {   /* the unfinished line and what came after it are not parsed */
+        if (n < 0) { /* the unfinished line and what came after it are not parsed */
             b->error = TEXT_READ_FAILED;
             b->read_errno = errno;
             b->last = 1;
@@ -438,7 +445,7 @@ static void fill_block(struct pes_text_reader *t, struct text_block *b)
         b->last = 1;
     } else if (t->eof) {
         b->last = 1;
-        if (tail) {   /* the last line, without its newline */
+        if (tail) { /* the last line, without its newline */
             b->buf[have] = '\n';
             b->len = have + 1;
         }
@@ -464,7 +471,8 @@ static int grow_records(struct text_block *b)
  * soon as it is parsed, while it is still in the L1 cache. */
 #define FILTER_RUN 1024
 
-static void parse_block(enum pes_text_format format, const struct pes_text_filter *f, struct text_block *b)
+static void parse_block(enum pes_text_format format, const struct pes_text_filter *f,
+                        struct text_block *b)
 {
     struct text_parse s = {.p = b->buf, .end = b->buf + b->len};
     size_t n = 0;
@@ -492,7 +500,7 @@ static void parse_block(enum pes_text_format format, const struct pes_text_filte
     }
     b->nrec = n;
     b->lines = s.lines;
-    if (s.error) {   /* comes before an error found when the block was read */
+    if (s.error) { /* comes before an error found when the block was read */
         b->error = s.error;
         b->bad_off = (size_t)(s.p - b->buf);
         b->bad_len = s.bad_len;
@@ -505,7 +513,8 @@ static void *pool_worker(void *arg)
     for (;;) {
         pthread_mutex_lock(&pool->input_lock);
         pthread_mutex_lock(&pool->lock);
-        while (!pool->stop && !pool->input_done && pool->next_fill >= pool->consumed + pool->n_blocks)
+        while (!pool->stop && !pool->input_done &&
+               pool->next_fill >= pool->consumed + pool->n_blocks)
             pthread_cond_wait(&pool->slot_free, &pool->lock);
         if (pool->stop || pool->input_done) {
             pthread_mutex_unlock(&pool->lock);
@@ -588,7 +597,8 @@ static struct text_pool *pool_new(struct pes_text_reader *t, unsigned n_threads)
     return pool;
 }
 
-static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t max, struct pes_error *err)
+static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t max,
+                      struct pes_error *err)
 {
     struct text_pool *pool = t->pool;
     size_t n = 0;
@@ -615,15 +625,16 @@ static long read_pool(struct pes_text_reader *t, struct pes_record *out, size_t 
             t->dropped[1] += b->dropped[1];
         }
         size_t k = b->nrec - pool->cur_pos < max - n ? b->nrec - pool->cur_pos : max - n;
-        if (k)   /* a block without records may have no array */
+        if (k) /* a block without records may have no array */
             memcpy(out + n, b->rec + pool->cur_pos, k * sizeof *out);
         n += k;
         pool->cur_pos += k;
-        if (n == max)   /* what follows the block's records waits for the next call */
+        if (n == max) /* what follows the block's records waits for the next call */
             break;
         t->lineno = pool->lines_before + b->lines;
         if (b->error)
-            return fail(t, b->error, t->lineno + 1, b->buf + b->bad_off, b->bad_len, b->read_errno, err);
+            return fail(t, b->error, t->lineno + 1, b->buf + b->bad_off, b->bad_len, b->read_errno,
+                        err);
         pool->lines_before = t->lineno;
         pthread_mutex_lock(&pool->lock);
         b->status = BLOCK_EMPTY;
@@ -639,17 +650,19 @@ int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pe
 {
     pes_err_clear(err);
     if (!t || n < 1 || n > PES_TEXT_MAX_THREADS)
-        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_set_threads: %u threads (1 to %u)", n,
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "pes_text_reader_set_threads: %u threads (1 to %u)", n,
                              PES_TEXT_MAX_THREADS);
     if (t->started || t->pool)
-        return pes_error_set(err, PES_ERR_ARG, 0, "%s: pes_text_reader_set_threads after the first read",
-                             t->path);
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "%s: pes_text_reader_set_threads after the first read", t->path);
     /* memory, standard input and binary64 (turning bytes into records is a
      * copy, which the consumer would do again): on the calling thread */
     if (n == 1 || t->fd <= STDIN_FILENO || t->format == PES_TEXT_FORMAT_BINARY64)
         return 0;
     if (!(t->pool = pool_new(t, n)))
-        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s: cannot start %u reader threads", t->path, n);
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s: cannot start %u reader threads", t->path,
+                             n);
     return 0;
 }
 
@@ -673,12 +686,13 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
     if (t->pool)
         return read_pool(t, out, max, err);
     if (!t->filter.keep)
-        return t->format == PES_TEXT_FORMAT_BINARY64 ? read_binary(t, out, max, err) : read_lines(t, out, max, err);
+        return t->format == PES_TEXT_FORMAT_BINARY64 ? read_binary(t, out, max, err)
+                                                     : read_lines(t, out, max, err);
     /* on this thread: read, filter, until max are kept or the input ends */
     size_t n = 0;
     while (n < max) {
         long got = t->format == PES_TEXT_FORMAT_BINARY64 ? read_binary(t, out + n, max - n, err)
-                                                          : read_lines(t, out + n, max - n, err);
+                                                         : read_lines(t, out + n, max - n, err);
         if (got < 0)
             return -1;
         if (got == 0)
@@ -688,14 +702,17 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
     return (long)n;
 }
 
-int pes_text_reader_set_filter(struct pes_text_reader *t, const struct pes_text_filter *f, struct pes_error *err)
+int pes_text_reader_set_filter(struct pes_text_reader *t, const struct pes_text_filter *f,
+                               struct pes_error *err)
 {
     pes_err_clear(err);
     if (!t)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_set_filter: no reader");
-    if (t->started || t->pool)   /* the workers parse as soon as they start */
-        return pes_error_set(err, PES_ERR_ARG, 0, "%s: pes_text_reader_set_filter after the first read or "
-                             "pes_text_reader_set_threads", t->path);
+    if (t->started || t->pool) /* the workers parse as soon as they start */
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "%s: pes_text_reader_set_filter after the first read or "
+                             "pes_text_reader_set_threads",
+                             t->path);
     t->filter = f ? *f : (struct pes_text_filter){0};
     return 0;
 }
@@ -734,16 +751,19 @@ static uint64_t lines_before_range(struct pes_text_reader *t)
 {
     if (!t->range_begin)
         return 0;
-    uint64_t lines = t->format == PES_TEXT_FORMAT_BINARY64 ? t->range_begin / 8 : count_lines(t->fd, t->range_begin);
-    t->range_begin = 0;   /* the error is sticky: never counted twice */
+    uint64_t lines = t->format == PES_TEXT_FORMAT_BINARY64 ? t->range_begin / 8
+                                                           : count_lines(t->fd, t->range_begin);
+    t->range_begin = 0; /* the error is sticky: never counted twice */
     return lines;
 }
 
-int pes_text_reader_set_range(struct pes_text_reader *t, uint64_t begin, uint64_t end, struct pes_error *err)
+int pes_text_reader_set_range(struct pes_text_reader *t, uint64_t begin, uint64_t end,
+                              struct pes_error *err)
 {
     pes_err_clear(err);
     if (!t || t->fd <= STDIN_FILENO || t->started || t->pool || end < begin)
-        return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_reader_set_range: a file reader before its first "
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "pes_text_reader_set_range: a file reader before its first "
                              "read, and begin <= end");
     if (lseek(t->fd, (off_t)begin, SEEK_SET) < 0)
         return pes_error_set(err, PES_ERR_IO, 0, "%s: cannot seek to byte %llu: %s", t->path,
@@ -771,7 +791,7 @@ static int line_start(int fd, uint64_t at, uint64_t size, uint64_t *out)
         if (n < 0 && errno == EINTR)
             continue;
         if (n == 0)
-            errno = 0;   /* the file is shorter than its size said */
+            errno = 0; /* the file is shorter than its size said */
         if (n <= 0)
             return -1;
         const char *nl = memchr(buf, '\n', (size_t)n);
@@ -785,11 +805,12 @@ static int line_start(int fd, uint64_t at, uint64_t size, uint64_t *out)
     return 0;
 }
 
-int pes_text_part(const char *path, enum pes_text_format format, unsigned k, unsigned n, uint64_t *begin,
-                  uint64_t *end, struct pes_error *err)
+int pes_text_part(const char *path, enum pes_text_format format, unsigned k, unsigned n,
+                  uint64_t *begin, uint64_t *end, struct pes_error *err)
 {
     pes_err_clear(err);
-    if (!path || n == 0 || k >= n || format == PES_TEXT_FORMAT_AUTO || (unsigned)format > PES_TEXT_FORMAT_BINARY64)
+    if (!path || n == 0 || k >= n || format == PES_TEXT_FORMAT_AUTO ||
+        (unsigned)format > PES_TEXT_FORMAT_BINARY64)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_text_part: bad arguments");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -813,9 +834,12 @@ int pes_text_part(const char *path, enum pes_text_format format, unsigned k, uns
     }
     close(fd);
     if (rc < 0)
-        return errno ? pes_error_set(err, PES_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno))
-                     : pes_error_set(err, PES_ERR_IO, 0, "%s: ends before byte %llu, its size a moment ago: "
-                                     "the file changed while it was read", path, (unsigned long long)size);
+        return errno
+                   ? pes_error_set(err, PES_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno))
+                   : pes_error_set(err, PES_ERR_IO, 0,
+                                   "%s: ends before byte %llu, its size a moment ago: "
+                                   "the file changed while it was read",
+                                   path, (unsigned long long)size);
     *begin = cut[0];
     *end = cut[1];
     return 0;

@@ -18,13 +18,14 @@
 
 /* ---- layout */
 #define PES_SKIPPABLE_MAGIC 0x184D2A50u /* zstd skippable frame, variant 0 */
-#define PES_INDEX_PAYLOAD 16u           /* u32 type, thread, count, frame_size */
-#define PES_INDEX_BYTES (8u + PES_INDEX_PAYLOAD)
-#define PES_BLOCK_HEADER_BYTES 24u      /* "PESB" u16 type u16 version u32 thread u32 count u64 payload */
-#define PES_MAX_PAYLOAD (256ull << 20)  /* sanity cap on one block's payload */
-#define PES_MAX_READ_RECORDS (1u << 21) /* reader cap on records/events in one block */
-#define PES_MAX_BLOCK_RECORDS (1u << 20)  /* writer splits larger ACCESS/EVENTS batches */
-#define PES_EVENT_BYTES 72u             /* one event, column-transposed */
+#define PES_INDEX_PAYLOAD   16u         /* u32 type, thread, count, frame_size */
+#define PES_INDEX_BYTES     (8u + PES_INDEX_PAYLOAD)
+#define PES_BLOCK_HEADER_BYTES                                                                     \
+    24u /* "PESB" u16 type u16 version u32 thread u32 count u64 payload */
+#define PES_MAX_PAYLOAD       (256ull << 20) /* sanity cap on one block's payload */
+#define PES_MAX_READ_RECORDS  (1u << 21)     /* reader cap on records/events in one block */
+#define PES_MAX_BLOCK_RECORDS (1u << 20)     /* writer splits larger ACCESS/EVENTS batches */
+#define PES_EVENT_BYTES       72u            /* one event, column-transposed */
 
 /* ---- errors (error.c) */
 void pes_err_clear(struct pes_error *err);
@@ -46,7 +47,7 @@ int pes_buf_str(struct pes_buf *b, const char *s); /* u32 length + bytes, NULL =
 /* ---- bounds-checked input cursor (bytes.c) */
 struct pes_cur {
     const uint8_t *p, *end;
-    int bad;              /* set on the first overrun; later reads return 0 */
+    int bad; /* set on the first overrun; later reads return 0 */
 };
 uint8_t pes_cur_u8(struct pes_cur *c);
 uint16_t pes_cur_u16(struct pes_cur *c);
@@ -54,12 +55,31 @@ uint32_t pes_cur_u32(struct pes_cur *c);
 uint64_t pes_cur_u64(struct pes_cur *c);
 /* A string: returns pointer into the input and its length (not NUL-terminated). */
 const uint8_t *pes_cur_str(struct pes_cur *c, uint32_t *len);
-static inline size_t pes_cur_left(const struct pes_cur *c) { return (size_t)(c->end - c->p); }
+static inline size_t pes_cur_left(const struct pes_cur *c)
+{
+    return (size_t)(c->end - c->p);
+}
 
-static inline void pes_store_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void pes_store_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static inline uint32_t pes_load_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t pes_load_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void pes_store_u32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+static inline void pes_store_u64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
+static inline uint32_t pes_load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static inline uint64_t pes_load_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 /* ---- string arena for decoded strings (bytes.c): NUL-terminated copies */
 struct pes_arena {

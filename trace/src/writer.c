@@ -18,11 +18,11 @@
 #include "trace_internal.h"
 
 struct pes_trace_writer {
-    int fd;                 /* -1 once closed */
+    int fd; /* -1 once closed */
     char *path;
-    struct pes_trace_encoder *enc;  /* blocks given as items, HEADER and FOOTER */
+    struct pes_trace_encoder *enc; /* blocks given as items, HEADER and FOOTER */
     uint64_t bytes;
-    int failed;             /* an earlier write failed: refuse further blocks */
+    int failed; /* an earlier write failed: refuse further blocks */
 };
 
 static int refuse_if_failed(const struct pes_trace_writer *w, struct pes_error *err)
@@ -130,8 +130,8 @@ int pes_trace_writer_append(struct pes_trace_writer *w, const void *bytes, size_
         if (size - off < PES_INDEX_BYTES || pes_index_decode(p + off, &e) ||
             e.frame_size > size - off - PES_INDEX_BYTES)
             return pes_error_set(err, PES_ERR_ARG, w->bytes,
-                                 "%s: append: bytes at %zu are not a whole encoded block",
-                                 w->path, off);
+                                 "%s: append: bytes at %zu are not a whole encoded block", w->path,
+                                 off);
         if (e.type == PES_BLOCK_HEADER || e.type == PES_BLOCK_FOOTER)
             return pes_error_set(err, PES_ERR_ARG, w->bytes,
                                  "%s: append: a %s block is written by open/close only", w->path,
@@ -175,28 +175,27 @@ int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
         w, pes_encoder_records(w->enc, thread, recs, n, w->path, w->bytes, err), err);
 }
 
-int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
-                            const struct pes_event *ev, size_t n, struct pes_error *err)
+int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread, const struct pes_event *ev,
+                            size_t n, struct pes_error *err)
 {
     pes_err_clear(err);
     if (!w || (n && !ev))
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_events: bad arguments");
     if (refuse_if_failed(w, err))
         return -1;
-    return writer_put_encoded(
-        w, pes_encoder_events(w->enc, thread, ev, n, w->path, w->bytes, err), err);
+    return writer_put_encoded(w, pes_encoder_events(w->enc, thread, ev, n, w->path, w->bytes, err),
+                              err);
 }
 
-int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m,
-                              size_t n, struct pes_error *err)
+int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m, size_t n,
+                              struct pes_error *err)
 {
     pes_err_clear(err);
     if (!w || (n && !m) || n > PES_MAX_READ_RECORDS)
         return pes_error_set(err, PES_ERR_ARG, 0, "pes_trace_writer_mappings: bad arguments");
     if (refuse_if_failed(w, err))
         return -1;
-    return writer_put_encoded(w, pes_encoder_mappings(w->enc, m, n, w->path, w->bytes, err),
-                              err);
+    return writer_put_encoded(w, pes_encoder_mappings(w->enc, m, n, w->path, w->bytes, err), err);
 }
 
 int pes_trace_writer_alloc_sites(struct pes_trace_writer *w, const struct pes_alloc_site *s,
@@ -234,7 +233,7 @@ int pes_trace_writer_close(struct pes_trace_writer *w, const struct pes_thread_t
     w->fd = -1;
     if (close(fd) != 0 && rc == 0)
         rc = pes_error_set(err, PES_ERR_IO, w->bytes, "%s: close failed: %s", w->path,
-                         strerror(errno));
+                           strerror(errno));
     writer_free(w);
     return rc;
 }

@@ -32,7 +32,7 @@ extern void __pes_roi_end(void) __attribute__((weak));
 /* Tells the runtime, before the first access is recorded, that this program
  * uses markers (it looks this symbol up at start-up). Weak: one definition
  * however many translation units include the header. */
-extern char __pes_roi_used;   /* declared first: -Wmissing-variable-declarations */
+extern char __pes_roi_used; /* declared first: -Wmissing-variable-declarations */
 __attribute__((weak, used, visibility("default"))) char __pes_roi_used = 1;
 
 static inline __attribute__((always_inline)) void pes_roi_begin(void)

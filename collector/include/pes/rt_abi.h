@@ -64,10 +64,10 @@ extern "C" {
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {
-    struct pes_record *cursor;   /* next free record */
-    struct pes_record *limit;    /* slow path when cursor >= limit */
-    int64_t countdown;           /* check path: __pes_check_due when it drops below 0 */
-    uint32_t recording;          /* non-zero: functions start in their recording clone */
+    struct pes_record *cursor; /* next free record */
+    struct pes_record *limit;  /* slow path when cursor >= limit */
+    int64_t countdown;         /* check path: __pes_check_due when it drops below 0 */
+    uint32_t recording;        /* non-zero: functions start in their recording clone */
     uint32_t reserved;
 };
 
@@ -78,34 +78,34 @@ struct pes_rt_tls {
 struct pes_rt_site {
     uint32_t line;
     uint16_t column;
-    uint8_t kind;          /* enum pes_access_kind */
-    uint8_t flags;         /* enum pes_site_flags */
-    uint32_t size;         /* bytes, 0 = variable (length in record.extra) */
-    uint32_t bb;           /* module-local basic-block index (0..n_bbs-1) */
-    uint32_t file;         /* offset into strtab */
-    uint32_t function;     /* offset into strtab */
+    uint8_t kind;      /* enum pes_access_kind */
+    uint8_t flags;     /* enum pes_site_flags */
+    uint32_t size;     /* bytes, 0 = variable (length in record.extra) */
+    uint32_t bb;       /* module-local basic-block index (0..n_bbs-1) */
+    uint32_t file;     /* offset into strtab */
+    uint32_t function; /* offset into strtab */
 };
 
 /* A basic block as the pass emits it. */
 struct pes_rt_bb {
-    uint32_t function;     /* offset into strtab */
-    uint32_t label;        /* offset into strtab */
+    uint32_t function; /* offset into strtab */
+    uint32_t label;    /* offset into strtab */
     uint32_t n_sites;
-    uint32_t flags;        /* PES_BB_PARALLEL */
+    uint32_t flags; /* PES_BB_PARALLEL */
     uint32_t ops[PES_OP_COUNT];
 };
 
 /* One instrumented translation unit; registered by a module constructor. */
 struct pes_rt_module {
-    uint32_t abi_version;  /* PES_RT_ABI_VERSION */
+    uint32_t abi_version; /* PES_RT_ABI_VERSION */
     uint32_t n_sites;
     uint32_t n_bbs;
     uint32_t strtab_size;
     const struct pes_rt_site *sites;
     const struct pes_rt_bb *bbs;
-    const char *strtab;    /* NUL-separated strings */
-    const char *name;      /* translation unit source file */
-    uint32_t *id_base;     /* written by __pes_register_module before any record */
+    const char *strtab; /* NUL-separated strings */
+    const char *name;   /* translation unit source file */
+    uint32_t *id_base;  /* written by __pes_register_module before any record */
 };
 
 extern __thread struct pes_rt_tls __pes_tls __attribute__((tls_model("initial-exec")));

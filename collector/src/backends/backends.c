@@ -16,10 +16,10 @@
 
 #define PES_RT_BACKEND_NAMES(X) X(soft) X(pebs) X(ibs) X(spe)
 
-#define PES_RT_BACKEND_DECLARE(n) \
+#define PES_RT_BACKEND_DECLARE(n)                                                                  \
     PES_RT_HIDDEN extern const struct pes_rt_backend pes_rt_backend_##n;
 PES_RT_BACKEND_NAMES(PES_RT_BACKEND_DECLARE)
 
 #define PES_RT_BACKEND_ENTRY(n) &pes_rt_backend_##n,
-const struct pes_rt_backend *const pes_rt_backends[] = {
-    PES_RT_BACKEND_NAMES(PES_RT_BACKEND_ENTRY) NULL};
+const struct pes_rt_backend *const pes_rt_backends[] = {PES_RT_BACKEND_NAMES(PES_RT_BACKEND_ENTRY)
+                                                            NULL};

@@ -18,7 +18,7 @@ static int probe(char *why, size_t why_size)
 
 static int encode(struct pes_rt_perf_events *ev, char *why, size_t why_size)
 {
-    const char *root = pes_rt.cfg.pmu_sysfs;   /* tests: a fake sysfs */
+    const char *root = pes_rt.cfg.pmu_sysfs; /* tests: a fake sysfs */
     uint64_t period = pes_rt.cfg.period_load ? pes_rt.cfg.period_load : pes_rt.cfg.period_store;
     if (pes_pmu_encode_ibs(root ? root : "/sys", period, &ev->attr[0], why, why_size))
         return -1;
@@ -53,5 +53,4 @@ PES_RT_HIDDEN const struct pes_rt_backend pes_rt_backend_ibs = {
     .probe = probe,
     PES_RT_BACKEND_HOOKS(.start = start, .open = pes_rt_perf_open, .set_period = set_period,
                          .count = pes_rt_perf_count, .drain = pes_rt_perf_drain,
-                         .close = pes_rt_perf_close)
-};
+                         .close = pes_rt_perf_close)};

@@ -41,5 +41,4 @@ PES_RT_HIDDEN const struct pes_rt_backend pes_rt_backend_pebs = {
     .probe = probe,
     PES_RT_BACKEND_HOOKS(.start = start, .open = pes_rt_perf_open,
                          .set_period = pes_rt_perf_set_period, .count = pes_rt_perf_count,
-                         .drain = pes_rt_perf_drain, .close = pes_rt_perf_close)
-};
+                         .drain = pes_rt_perf_drain, .close = pes_rt_perf_close)};

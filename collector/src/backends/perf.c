@@ -38,7 +38,7 @@
 #include "backends/pmu.h"
 #include "core/rt_adapt.h"
 
-#define RING_PAGES 8   /* data pages per event (a power of two) */
+#define RING_PAGES  8 /* data pages per event (a power of two) */
 #define DRAIN_BATCH 16
 
 /* Tests replace perf_event_open by defining this symbol in the program (see
@@ -47,12 +47,12 @@ extern long pes_rt_pmu_test_open(struct perf_event_attr *attr, pid_t pid, int cp
                                  unsigned long flags) __attribute__((weak));
 
 static struct {
-    int started;                      /* the overflow handler is installed */
-    int n;                            /* events per thread */
+    int started; /* the overflow handler is installed */
+    int n;       /* events per thread */
     struct perf_event_attr attr[2];
     int stores[2];
     int sig;
-    uintptr_t text_lo, text_hi;       /* the runtime's own code: its accesses are not the program's */
+    uintptr_t text_lo, text_hi; /* the runtime's own code: its accesses are not the program's */
     int warned;
 } pmu;
 
@@ -80,9 +80,9 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
 static void finish_attr(struct perf_event_attr *a, uint64_t period)
 {
     a->sample_period = period;
-    a->disabled = 0;            /* counting from open: samples before F_SETOWN wait in the ring */
-    a->wakeup_events = 1;       /* a signal per sample: drained on the thread that took it */
-    a->use_clockid = 1;         /* sample times comparable with the runtime's clock */
+    a->disabled = 0;      /* counting from open: samples before F_SETOWN wait in the ring */
+    a->wakeup_events = 1; /* a signal per sample: drained on the thread that took it */
+    a->use_clockid = 1;   /* sample times comparable with the runtime's clock */
     a->clockid = CLOCK_MONOTONIC;
     a->inherit = 0;
 }
@@ -210,7 +210,7 @@ static void drain(struct pes_rt_thread *t)
         uint64_t off = pg->data_offset ? pg->data_offset : (uint64_t)page;
         uint64_t size = pg->data_size ? pg->data_size : r->len - (uint64_t)page;
         if (off + size > r->len)
-            continue;   /* not a layout we mapped */
+            continue; /* not a layout we mapped */
         const uint8_t *data = (const uint8_t *)pg + off;
         struct pes_pmu_counts c = {0};
         uint64_t counted[2] = {0, 0};
@@ -232,10 +232,11 @@ static void drain(struct pes_rt_thread *t)
             for (size_t k = 0; k < n; k++) {
                 struct pes_event *ev = &evs[k];
                 if (in_runtime_text(ev->ip)) {
-                    c.dropped++;   /* the runtime's own access (this handler) */
+                    c.dropped++; /* the runtime's own access (this handler) */
                     continue;
                 }
-                ev->size = 8;   /* the PMU does not say; 8 bytes, narrowed by alignment when watched */
+                ev->size =
+                    8; /* the PMU does not say; 8 bytes, narrowed by alignment when watched */
                 ev->loads = counted[0];
                 ev->stores = counted[1];
                 pes_rt_sample_record(t, ev);
@@ -261,7 +262,7 @@ static void on_overflow(int sig, siginfo_t *si, void *ucv)
         return;
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (!t || t->s.in_runtime || __atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
-        return;   /* the samples wait in the ring for the next signal */
+        return; /* the samples wait in the ring for the next signal */
     ucontext_t *uc = ucv;
     if (uc && in_runtime_text((uint64_t)uc->uc_mcontext.gregs[REG_RIP]))
         return;
@@ -279,7 +280,7 @@ static void on_overflow(int sig, siginfo_t *si, void *ucv)
     /* draining may push to the writer queue: an asynchronous cancel must not
      * end the thread while it holds that lock */
     int entered = pes_rt_enter() == 0;
-    t->s.in_runtime = 1;   /* traps and nested overflows while draining are ours */
+    t->s.in_runtime = 1; /* traps and nested overflows while draining are ours */
     drain(t);
     t->s.in_runtime = 0;
     if (entered)
@@ -293,7 +294,7 @@ static void close_ring(struct pes_rt_pmu_ring *r)
 {
     void *base = __atomic_exchange_n(&r->base, NULL, __ATOMIC_ACQ_REL);
     if (r->fd >= 0)
-        pes_rt_close(r->fd);   /* no signal after this */
+        pes_rt_close(r->fd); /* no signal after this */
     r->fd = -1;
     if (base)
         munmap(base, r->len);
@@ -306,8 +307,8 @@ void pes_rt_perf_open(struct pes_rt_thread *t)
         s->pmu[i].fd = -1;
     if (!pmu.started || !pmu.n)
         return;
-    s->cd_load = s->cd_store = UINT64_MAX;   /* the PMU samples, not the countdowns */
-    pes_rt_altstack_setup(t);   /* the handler's frames stay off the program's stack */
+    s->cd_load = s->cd_store = UINT64_MAX; /* the PMU samples, not the countdowns */
+    pes_rt_altstack_setup(t);              /* the handler's frames stay off the program's stack */
     long page = sysconf(_SC_PAGESIZE);
     size_t len = (size_t)page * (1 + RING_PAGES);
     for (int i = 0; i < pmu.n; i++) {
@@ -328,11 +329,11 @@ void pes_rt_perf_open(struct pes_rt_thread *t)
         struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = t->tid};
         what = "fcntl";
         int fl = fcntl(r->fd, F_GETFL);
-        if (fl < 0 || fcntl(r->fd, F_SETOWN_EX, &owner) != 0 || fcntl(r->fd, F_SETSIG, pmu.sig) != 0 ||
-            fcntl(r->fd, F_SETFL, fl | O_ASYNC) != 0)
+        if (fl < 0 || fcntl(r->fd, F_SETOWN_EX, &owner) != 0 ||
+            fcntl(r->fd, F_SETSIG, pmu.sig) != 0 || fcntl(r->fd, F_SETFL, fl | O_ASYNC) != 0)
             goto fail;
         continue;
-fail:
+    fail:
         if (!__atomic_exchange_n(&pmu.warned, 1, __ATOMIC_RELAXED) && !pes_rt.cfg.quiet)
             pes_rt_message("%s backend: %s: %s; thread %u is not sampled", pes_rt.backend->name,
                            what, strerror(errno), t->index);
@@ -358,7 +359,8 @@ int pes_rt_perf_set_period(struct pes_rt_thread *t)
         struct pes_rt_pmu_ring *r = &s->pmu[i];
         /* the IBS op ring samples loads and stores at one period: the load
          * period, or the store period when loads are not sampled (as opened) */
-        uint64_t p = r->stores ? s->period_store : (s->period_load ? s->period_load : s->period_store);
+        uint64_t p =
+            r->stores ? s->period_store : (s->period_load ? s->period_load : s->period_store);
         if (r->fd >= 0 && p && ioctl(r->fd, PERF_EVENT_IOC_PERIOD, &p) != 0)
             rc = -1;
     }
@@ -373,10 +375,10 @@ void pes_rt_perf_drain(struct pes_rt_thread *t)
 {
     int was = t->s.in_runtime;
     was_in_runtime = was;
-    t->s.in_runtime = 1;   /* an overflow now leaves the ring to us */
+    t->s.in_runtime = 1; /* an overflow now leaves the ring to us */
     if (!was && !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         drain(t);
-        uint64_t counted[2] = {0, 0};   /* the final counts, for TOTALS */
+        uint64_t counted[2] = {0, 0}; /* the final counts, for TOTALS */
         for (int k = 0; k < 2; k++)
             if (__atomic_load_n(&t->s.pmu[k].base, __ATOMIC_ACQUIRE))
                 counted[pmu.stores[k]] += ring_count(&t->s.pmu[k]);

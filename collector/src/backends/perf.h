@@ -9,7 +9,6 @@
 
 #include "core/core.h"
 
-
 /* The events each thread opens: at most one for loads and one for stores
  * (PEBS), or one for both (IBS ops, stores = 0: the raw sample tells). */
 struct pes_rt_perf_events {

@@ -47,7 +47,7 @@ static struct {
  * libpfm4 itself (PAPI bundles it) would otherwise have those calls bound to
  * its own, instrumented copies. The sanitizer runtimes refuse the flag. */
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
     __has_feature(memory_sanitizer)
 #define PES_PMU_NO_DEEPBIND
 #endif
@@ -84,7 +84,8 @@ static int pfm_open(char *why, size_t why_size)
 }
 
 /* Event names by generation: Skylake and later call them MEM_INST_RETIRED. */
-static const char *const load_events[] = {"MEM_INST_RETIRED:ALL_LOADS", "MEM_UOPS_RETIRED:ALL_LOADS"};
+static const char *const load_events[] = {"MEM_INST_RETIRED:ALL_LOADS",
+                                          "MEM_UOPS_RETIRED:ALL_LOADS"};
 static const char *const store_events[] = {"MEM_INST_RETIRED:ALL_STORES",
                                            "MEM_UOPS_RETIRED:ALL_STORES"};
 
@@ -113,7 +114,7 @@ int pes_pmu_encode_pebs(int store, uint64_t period, struct perf_event_attr *attr
             continue;
         a.size = sizeof a;
         a.sample_period = period;
-        a.precise_ip = 2;   /* PEBS: the sampled instruction itself, not a skid */
+        a.precise_ip = 2; /* PEBS: the sampled instruction itself, not a skid */
         a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
                         PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
         a.exclude_kernel = 1;
@@ -170,7 +171,7 @@ int pes_pmu_encode_ibs(const char *sysfs_root, uint64_t period, struct perf_even
     memset(attr, 0, sizeof *attr);
     attr->size = sizeof *attr;
     attr->type = type;
-    attr->config = 1ull << 19;   /* IbsOpCntCtl: count dispatched ops, not cycles */
+    attr->config = 1ull << 19; /* IbsOpCntCtl: count dispatched ops, not cycles */
     attr->sample_period = period;
     attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
     attr->disabled = 1;
@@ -229,7 +230,7 @@ int pes_pmu_probe_watchpoints(char *why, size_t why_size)
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
     a.type = PERF_TYPE_BREAKPOINT;
-    a.bp_type = 2;   /* HW_BREAKPOINT_W (linux/hw_breakpoint.h clashes with libpfm4 headers) */
+    a.bp_type = 2; /* HW_BREAKPOINT_W (linux/hw_breakpoint.h clashes with libpfm4 headers) */
     a.bp_addr = (uint64_t)(uintptr_t)&probe;
     a.bp_len = 8;
     a.sample_period = 1;
@@ -261,12 +262,13 @@ int pes_pmu_rearm_refused(int err)
 
 /* The runtime's attributes (rt_watch.c, fill_attr), on a variable of the probe
  * that nothing touches while the event exists; disabled throughout. */
-static void rearm_attr(struct perf_event_attr *a, const volatile uint64_t *addr, int rw, uint64_t data)
+static void rearm_attr(struct perf_event_attr *a, const volatile uint64_t *addr, int rw,
+                       uint64_t data)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
     a->type = PERF_TYPE_BREAKPOINT;
-    a->bp_type = rw ? 3 : 2;   /* HW_BREAKPOINT_RW, HW_BREAKPOINT_W */
+    a->bp_type = rw ? 3 : 2; /* HW_BREAKPOINT_RW, HW_BREAKPOINT_W */
     a->bp_addr = (uint64_t)(uintptr_t)addr;
     a->bp_len = 8;
     a->sample_period = 1;
@@ -308,10 +310,10 @@ int pes_pmu_probe_watch_rearm(int *refused_errno, char *why, size_t why_size)
 #define KERNEL_START 0xffff800000000000ull
 
 /* IBS_OP_DATA3 bits (AMD PPR): load op, store op, linear address valid */
-#define IBS_LD_OP (1ull << 0)
-#define IBS_ST_OP (1ull << 1)
-#define IBS_LIN_VALID (1ull << 17)
-#define IBS_RIP_INVALID (1ull << 38)   /* IBS_OP_DATA */
+#define IBS_LD_OP       (1ull << 0)
+#define IBS_ST_OP       (1ull << 1)
+#define IBS_LIN_VALID   (1ull << 17)
+#define IBS_RIP_INVALID (1ull << 38) /* IBS_OP_DATA */
 
 int pes_pmu_parse_ibs(const uint8_t *raw, size_t size, struct pes_event *ev)
 {
@@ -345,8 +347,8 @@ static const uint64_t understood = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPL
                                    PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
 
 size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uint64_t *tail,
-                          uint64_t sample_type, int stores, uint32_t thread,
-                          struct pes_event *out, size_t max, struct pes_pmu_counts *c)
+                          uint64_t sample_type, int stores, uint32_t thread, struct pes_event *out,
+                          size_t max, struct pes_pmu_counts *c)
 {
     size_t n = 0;
     /* small: this runs in the runtime's overflow handler on a 64 KiB sigaltstack;
@@ -360,12 +362,12 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
             break;
         ring_copy(data, size, *tail, &h, sizeof h);
         if (h.size < sizeof h || h.size > head - *tail) {
-            *tail = head;   /* corrupt: skip what is there rather than loop */
+            *tail = head; /* corrupt: skip what is there rather than loop */
             c->other++;
             break;
         }
         if (h.size > sizeof rec) {
-            *tail += h.size;   /* not a record we asked for */
+            *tail += h.size; /* not a record we asked for */
             c->other++;
             continue;
         }
@@ -373,13 +375,13 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
         *tail += h.size;
         const uint8_t *p = rec + sizeof h, *end = rec + h.size;
         uint64_t v[2];
-#define TAKE(dst, len)                   \
-        do {                             \
-            if (p + (len) > end)         \
-                goto bad;                \
-            memcpy((dst), p, (len));     \
-            p += (len);                  \
-        } while (0)
+#define TAKE(dst, len)                                                                             \
+    do {                                                                                           \
+        if (p + (len) > end)                                                                       \
+            goto bad;                                                                              \
+        memcpy((dst), p, (len));                                                                   \
+        p += (len);                                                                                \
+    } while (0)
         switch (h.type) {
         case PERF_RECORD_LOST:
             TAKE(v, 16);
@@ -433,7 +435,7 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
                 ev.ip = ibs.ip;
         }
         if (sample_type & PERF_SAMPLE_WEIGHT)
-            TAKE(&ev.aux, 8);   /* PEBS load latency (cycles) */
+            TAKE(&ev.aux, 8); /* PEBS load latency (cycles) */
         if (sample_type & PERF_SAMPLE_DATA_SRC)
             TAKE(&u, 8);
         if (!(sample_type & PERF_SAMPLE_RAW) && (ev.addr == 0 || ev.addr >= KERNEL_START)) {
@@ -443,7 +445,7 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
         c->samples++;
         out[n++] = ev;
         continue;
-bad:
+    bad:
         c->other++;
 #undef TAKE
     }

@@ -22,7 +22,7 @@ enum pes_pmu_backend { PES_PMU_PEBS = 1, PES_PMU_IBS = 2 };
 /* perf_event_open as a replaceable function (tests inject failures). */
 typedef long (*pes_pmu_open_fn)(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
                                 unsigned long flags);
-void pes_pmu_set_open(pes_pmu_open_fn fn);   /* NULL restores the system call */
+void pes_pmu_set_open(pes_pmu_open_fn fn); /* NULL restores the system call */
 long pes_pmu_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long flags);
 
 /* PEBS load (store = 0) or store event of the CPU libpfm4 detects (or is forced
@@ -59,8 +59,8 @@ struct pes_pmu_counts {
  * address (others are counted as dropped). Up to max events go to out; returns
  * their number and advances *tail past consumed records. */
 size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uint64_t *tail,
-                          uint64_t sample_type, int stores, uint32_t thread,
-                          struct pes_event *out, size_t max, struct pes_pmu_counts *counts);
+                          uint64_t sample_type, int stores, uint32_t thread, struct pes_event *out,
+                          size_t max, struct pes_pmu_counts *counts);
 
 /* One IBS op raw payload (u32 size-prefixed by the kernel; here without it):
  * caps u32, then IBS_OP_CTL, IBS_OP_RIP, IBS_OP_DATA, IBS_OP_DATA2,

@@ -21,10 +21,10 @@ struct start {
 static void *trampoline(void *p)
 {
     struct start st = *(struct start *)p;
-    __libc_free(p);   /* the runtime's: not a heap block of the program (rt_alloc.c) */
+    __libc_free(p); /* the runtime's: not a heap block of the program (rt_alloc.c) */
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (!t && (t = pes_rt_thread_setup()) != NULL)
-        pes_rt_alloc_stack_due(t);   /* before the thread's own code: outside libc */
+        pes_rt_alloc_stack_due(t); /* before the thread's own code: outside libc */
     return st.fn(st.arg);
 }
 
@@ -43,7 +43,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
         return f(th, attr, fn, arg);
     struct start *st = __libc_malloc(sizeof *st);
     if (!st)
-        return f(th, attr, fn, arg);   /* unsampled rather than failed */
+        return f(th, attr, fn, arg); /* unsampled rather than failed */
     st->fn = fn;
     st->arg = arg;
     int rc = f(th, attr, trampoline, st);

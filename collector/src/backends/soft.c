@@ -10,8 +10,9 @@
 
 static int probe(char *why, size_t why_size)
 {
-    snprintf(why, why_size, "programs built with pes-clang count their loads and stores and "
-                            "sample them without a PMU");
+    snprintf(why, why_size,
+             "programs built with pes-clang count their loads and stores and "
+             "sample them without a PMU");
     return 0;
 }
 

@@ -108,91 +108,98 @@ PES_RT_HIDDEN void pes_rt_modules_register(struct pes_rt_module *m);
 
 /* ------------------------------------------------------------ runtime state */
 
-#define PES_RT_NBUF 2          /* buffers per thread: one filling, one being written */
-#define PES_RT_SCRATCH 128     /* records of the per-thread scratch buffer (tracing off) */
-#define PES_RT_SAMPLE_SCRATCH 512  /* sampling without a full trace: 8 KiB, stays in L1 */
+#define PES_RT_NBUF           2   /* buffers per thread: one filling, one being written */
+#define PES_RT_SCRATCH        128 /* records of the per-thread scratch buffer (tracing off) */
+#define PES_RT_SAMPLE_SCRATCH 512 /* sampling without a full trace: 8 KiB, stays in L1 */
 
-enum pes_rt_item_type { PES_RT_ITEM_RECORDS, PES_RT_ITEM_THREAD, PES_RT_ITEM_MODULE, PES_RT_ITEM_STOP,
-                        PES_RT_ITEM_EVENTS, PES_RT_ITEM_MAPS, PES_RT_ITEM_ALLOC_SITES };
+enum pes_rt_item_type {
+    PES_RT_ITEM_RECORDS,
+    PES_RT_ITEM_THREAD,
+    PES_RT_ITEM_MODULE,
+    PES_RT_ITEM_STOP,
+    PES_RT_ITEM_EVENTS,
+    PES_RT_ITEM_MAPS,
+    PES_RT_ITEM_ALLOC_SITES
+};
 
 /* A unit of work for the writer pool (order in the file = order queued). */
 struct pes_rt_item {
     int type;
-    int heap;                          /* free() after encoding */
+    int heap; /* free() after encoding */
     struct pes_rt_item *next;
-    uint64_t seq;                      /* queue position, set when queued */
-    uint32_t thread;                   /* RECORDS */
-    const struct pes_record *records;  /* RECORDS */
+    uint64_t seq;                     /* queue position, set when queued */
+    uint32_t thread;                  /* RECORDS */
+    const struct pes_record *records; /* RECORDS */
     size_t n;
-    struct pes_rt_buf *buf;            /* RECORDS/EVENTS: returned (busy = 0) once encoded */
-    struct pes_thread info;            /* THREAD */
-    struct pes_module *module;         /* MODULE (heap, freed after encoding) */
-    const struct pes_event *events;    /* EVENTS (in buf) */
-    struct pes_mapping *maps;          /* MAPS (heap, freed after encoding, with its strings) */
-    const struct pes_alloc_site *alloc_sites;   /* ALLOC_SITES (n; static, never freed) */
+    struct pes_rt_buf *buf;         /* RECORDS/EVENTS: returned (busy = 0) once encoded */
+    struct pes_thread info;         /* THREAD */
+    struct pes_module *module;      /* MODULE (heap, freed after encoding) */
+    const struct pes_event *events; /* EVENTS (in buf) */
+    struct pes_mapping *maps;       /* MAPS (heap, freed after encoding, with its strings) */
+    const struct pes_alloc_site *alloc_sites; /* ALLOC_SITES (n; static, never freed) */
 };
 
 struct pes_rt_buf {
     struct pes_record *recs;
-    int busy;                          /* queued, not encoded yet; guarded by the queue lock */
+    int busy; /* queued, not encoded yet; guarded by the queue lock */
     struct pes_rt_item item;
 };
 
 /* ------------------------------------------------------------ sampling */
 
-#define PES_RT_EVCAP 512          /* events per event buffer */
-#define PES_RT_EV_FLUSH (PES_RT_EVCAP / 2)  /* the slow path flushes above this: room for traps */
+#define PES_RT_EVCAP    512                /* events per event buffer */
+#define PES_RT_EV_FLUSH (PES_RT_EVCAP / 2) /* the slow path flushes above this: room for traps */
 
 /* A watchpoint as one thread has it armed (modes/watch.c). */
 struct pes_rt_wp {
-    int fd;                /* -1 = not opened yet */
+    int fd; /* -1 = not opened yet */
     int armed;
     uint64_t addr;
     uint32_t len;
-    int rw;                /* 1 = RW, 0 = W */
-    uint32_t gen;          /* slot generation it was armed for */
+    int rw;       /* 1 = RW, 0 = W */
+    uint32_t gen; /* slot generation it was armed for */
 };
 
 /* One perf event of a thread sampled through the PMU (backends/perf.c). `base` is
  * set last and cleared first: the overflow handler reads nothing else unless
  * it is non-NULL. */
 struct pes_rt_pmu_ring {
-    int fd;                /* -1 = none */
-    int stores;            /* PEBS store event (IBS: from the raw sample) */
-    void *base;            /* user page + data area (atomic) */
+    int fd;     /* -1 = none */
+    int stores; /* PEBS store event (IBS: from the raw sample) */
+    void *base; /* user page + data area (atomic) */
     size_t len;
 };
 
 /* Per-thread sampler state (rt_sample.c). Only the owner writes it, except the
  * atomics `loads`, `stores` (read by others) and `wake` (set by others). */
 struct pes_rt_sampler {
-    struct pes_record *scan;       /* first record of the current buffer not yet classified */
-    struct pes_record *scratch;    /* the thread's scratch buffer (no TLS lookup in the slow path) */
-    uint64_t cd_load, cd_store;    /* accesses of that type until the next sample (>= 1) */
+    struct pes_record *scan;    /* first record of the current buffer not yet classified */
+    struct pes_record *scratch; /* the thread's scratch buffer (no TLS lookup in the slow path) */
+    uint64_t cd_load, cd_store; /* accesses of that type until the next sample (>= 1) */
     uint64_t rng;
-    uint64_t loads, stores;        /* exact counts up to `scan` and the last countdown sync (atomic) */
-    int64_t cd_init;               /* check-path countdown as last set (atomic; rt_check.c) */
-    int64_t cd_at_fold;            /* the countdown when last folded or armed (owner only) */
-    uint64_t seg_end;              /* count at the end of the segment that entered recording */
-    int switched;                  /* recording because a sample falls in the current segment */
-    uint64_t sample_phase;         /* count of the last sample, at its segment's end if switched */
+    uint64_t loads, stores; /* exact counts up to `scan` and the last countdown sync (atomic) */
+    int64_t cd_init;        /* check-path countdown as last set (atomic; rt_check.c) */
+    int64_t cd_at_fold;     /* the countdown when last folded or armed (owner only) */
+    uint64_t seg_end;       /* count at the end of the segment that entered recording */
+    int switched;           /* recording because a sample falls in the current segment */
+    uint64_t sample_phase;  /* count of the last sample, at its segment's end if switched */
     uint64_t samples;
-    uint64_t period_load, period_store;   /* in effect (the cap unless --samples, rt_adapt.h) */
-    uint32_t adapt_level;          /* --samples: level of the schedule, 0..PES_RT_ADAPT_LEVELS */
-    uint64_t adapt_mark;           /* the counter when the thread entered its level */
-    int adapt_started;             /* its first PERIOD event is written */
-    uint64_t decided;              /* atomic: REUSE + INVALIDATION events owned by this thread */
-    int wake;                      /* atomic: re-check the global watch slots at the next access */
+    uint64_t period_load, period_store; /* in effect (the cap unless --samples, rt_adapt.h) */
+    uint32_t adapt_level; /* --samples: level of the schedule, 0..PES_RT_ADAPT_LEVELS */
+    uint64_t adapt_mark;  /* the counter when the thread entered its level */
+    int adapt_started;    /* its first PERIOD event is written */
+    uint64_t decided;     /* atomic: REUSE + INVALIDATION events owned by this thread */
+    int wake;             /* atomic: re-check the global watch slots at the next access */
     uint32_t socket;
-    volatile int in_runtime;       /* traps while set come from the runtime itself: ignored */
-    uint32_t seen_gen;             /* global watch generation last synchronised */
+    volatile int in_runtime; /* traps while set come from the runtime itself: ignored */
+    uint32_t seen_gen;       /* global watch generation last synchronised */
     struct pes_rt_wp wp[PES_RT_MAX_DEBUG_REGISTERS];
-    struct pes_rt_buf ev[PES_RT_NBUF];   /* event buffers (recs unused; events in evs) */
+    struct pes_rt_buf ev[PES_RT_NBUF]; /* event buffers (recs unused; events in evs) */
     struct pes_event *evs[PES_RT_NBUF];
     int ev_cur;
-    size_t ev_n;                   /* events in the current buffer (handler and owner) */
-    uint64_t lost;                 /* events dropped: buffer full in a handler */
-    uint64_t nested_loads, nested_stores;   /* atomic: a signal handler's, not yet counted */
+    size_t ev_n;                          /* events in the current buffer (handler and owner) */
+    uint64_t lost;                        /* events dropped: buffer full in a handler */
+    uint64_t nested_loads, nested_stores; /* atomic: a signal handler's, not yet counted */
     uint64_t traps, ignored_traps;
     /* the comm mode's (modes/comm.c) */
     uint64_t prev_sample_ns, cur_sample_ns, t_prev, wp_armed_ns;
@@ -200,56 +207,56 @@ struct pes_rt_sampler {
     uint64_t wp_m2;
     uint32_t wp_d2;
     void *altstack;                /* the runtime's alternate signal stack (rt_signals.c) */
-    struct pes_rt_pmu_ring pmu[2];  /* backends/perf.c's: pebs: load, store; ibs: ops */
+    struct pes_rt_pmu_ring pmu[2]; /* backends/perf.c's: pebs: load, store; ibs: ops */
 };
 
 /* A thread's full-trace gate (rt_roi.c), under its lock. */
 struct pes_rt_gate {
-    struct pes_record *done;           /* records of the current buffer below it have passed */
-    struct pes_record *toggle;         /* another thread switched the region here (NULL: not) */
-    int toggle_open;                   /* ... to this state */
-    int open;                          /* the region as it applies from `done` on */
-    uint64_t accesses;                 /* accesses inside the region so far (--skip) */
-    uint64_t kept;                     /* of them, kept (--max-accesses) */
+    struct pes_record *done;   /* records of the current buffer below it have passed */
+    struct pes_record *toggle; /* another thread switched the region here (NULL: not) */
+    int toggle_open;           /* ... to this state */
+    int open;                  /* the region as it applies from `done` on */
+    uint64_t accesses;         /* accesses inside the region so far (--skip) */
+    uint64_t kept;             /* of them, kept (--max-accesses) */
 };
 
 struct pes_rt_thread {
     uint32_t index;
     pid_t tid;
-    pthread_mutex_t lock;              /* slow path vs exit/signal snapshots */
-    struct pes_rt_tls *tls;            /* the thread's __pes_tls */
+    pthread_mutex_t lock;   /* slow path vs exit/signal snapshots */
+    struct pes_rt_tls *tls; /* the thread's __pes_tls */
     struct pes_rt_buf bufs[PES_RT_NBUF];
-    int cur;                           /* buffer being filled */
-    uint64_t flushed;                  /* records handed to the writer */
-    uint64_t next_mark;                /* record count at which the next time mark is due */
-    int stopped;                       /* atomic: records are dropped from now on */
-    int live;                          /* under threads_lock: its TLS still exists */
-    int tls_readers;                   /* atomic: other threads reading its TLS without the lock */
+    int cur;            /* buffer being filled */
+    uint64_t flushed;   /* records handed to the writer */
+    uint64_t next_mark; /* record count at which the next time mark is due */
+    int stopped;        /* atomic: records are dropped from now on */
+    int live;           /* under threads_lock: its TLS still exists */
+    int tls_readers;    /* atomic: other threads reading its TLS without the lock */
     /* Records of signal handlers that ran while this thread was in the
      * runtime (full traces): written by the handler, moved to the buffer by
      * the interrupted slow path when it is done (rt_buffer.c). */
     struct pes_record *reserve;
-    uint32_t n_reserve;                /* atomic (handler vs owner) */
-    uint64_t lost_nested;              /* atomic: handler accesses neither recorded nor reserved */
-    uint64_t lost_reported;            /* of those, already written as PES_ID_LOST records */
+    uint32_t n_reserve;     /* atomic (handler vs owner) */
+    uint64_t lost_nested;   /* atomic: handler accesses neither recorded nor reserved */
+    uint64_t lost_reported; /* of those, already written as PES_ID_LOST records */
     struct pes_rt_sampler s;
     struct pes_rt_gate gate;
-    int stack_pending;                 /* owner: its stack is not recorded yet (rt_alloc.c) */
-    struct pes_rt_thread *next;        /* all threads, newest first */
+    int stack_pending;                  /* owner: its stack is not recorded yet (rt_alloc.c) */
+    struct pes_rt_thread *next;         /* all threads, newest first */
     struct pes_rt_thread *retired_next; /* ended, event buffers to reuse (rt_events.c) */
 };
 
 struct pes_rt_state {
-    int full;                          /* full tracing active (set once at init) */
-    int sampling;                      /* sampled trace active (set once at init) */
-    struct pes_trace_writer *swriter;  /* the sampled trace */
-    int child;                         /* this process is a fork child: tracing off */
-    struct pes_collect_settings cfg;   /* pes/settings.h */
+    int full;                         /* full tracing active (set once at init) */
+    int sampling;                     /* sampled trace active (set once at init) */
+    struct pes_trace_writer *swriter; /* the sampled trace */
+    int child;                        /* this process is a fork child: tracing off */
+    struct pes_collect_settings cfg;  /* pes/settings.h */
     struct pes_trace_writer *writer;
     pthread_mutex_t threads_lock;
     struct pes_rt_thread *threads;
     uint32_t n_threads;
-    int stopping;                      /* atomic: process exit or fatal signal in progress */
+    int stopping; /* atomic: process exit or fatal signal in progress */
     /* sampling: the PES_MODE one, and what takes the samples (set once at init) */
     const struct pes_rt_mode *mode;
     const struct pes_rt_backend *backend;
@@ -261,7 +268,7 @@ PES_RT_HIDDEN extern struct pes_rt_state pes_rt;
  * of the given tables, the trace files, the writer pool. */
 PES_RT_HIDDEN void pes_rt_start(const struct pes_rt_mode *const *modes,
                                 const struct pes_rt_backend *const *backends);
-PES_RT_HIDDEN uint64_t pes_rt_now(void);                   /* CLOCK_MONOTONIC ns */
+PES_RT_HIDDEN uint64_t pes_rt_now(void); /* CLOCK_MONOTONIC ns */
 PES_RT_HIDDEN void pes_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* rt_thread.c */
@@ -278,7 +285,7 @@ PES_RT_HIDDEN struct pes_record *pes_rt_thread_scratch(void);
  * is disabled (no cancellation point is reached with a lock held) and the
  * runtime's own termination-signal handler only notes its signal, which
  * pes_rt_leave then handles. */
-PES_RT_HIDDEN int pes_rt_enter(void);   /* 0 entered, -1 already in the runtime */
+PES_RT_HIDDEN int pes_rt_enter(void); /* 0 entered, -1 already in the runtime */
 PES_RT_HIDDEN void pes_rt_leave(void);
 /* The same without changing the cancel state, for paths without cancellation
  * points (the allocator interposer). */
@@ -297,8 +304,14 @@ PES_RT_HIDDEN int pes_rt_in_app_handler(void);
 /* close(2) and read(2) without glibc's cancellation points, for calls that
  * may run with a lock held: glibc 2.36 acts in a cancellation point on an
  * asynchronous cancel sent just before pes_rt_enter disabled cancellation. */
-static inline void pes_rt_close(int fd) { syscall(SYS_close, fd); }
-static inline long pes_rt_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
+static inline void pes_rt_close(int fd)
+{
+    syscall(SYS_close, fd);
+}
+static inline long pes_rt_read(int fd, void *buf, size_t n)
+{
+    return syscall(SYS_read, fd, buf, n);
+}
 #include <signal.h>
 PES_RT_HIDDEN int pes_rt_real_sigaction(int sig, const struct sigaction *act,
                                         struct sigaction *old);
@@ -313,17 +326,17 @@ PES_RT_HIDDEN void pes_rt_reserve_free(struct pes_rt_thread *t);
 
 /* rt_check.c: the check path (rt_abi.h). Countdown values: (room << 24) | the
  * stores field; PES_RT_CD_OFF never runs out in practice. */
-#define PES_RT_CD_OFF ((int64_t)1 << 61)
-#define PES_RT_CD_MAX_ROOM ((uint64_t)1 << 23)   /* keeps the stores field exact */
-#define PES_RT_CD_WAKE_ROOM 16384u               /* waking modes: bounds a lost wake-up */
-#define PES_RT_RECORD_SHARE 64u                  /* records' share of the room (rt_buffer.c) */
-#define PES_RT_RECORD_SHARE_FROM 1024u           /* ... while the room is at least this */
+#define PES_RT_CD_OFF            ((int64_t)1 << 61)
+#define PES_RT_CD_MAX_ROOM       ((uint64_t)1 << 23) /* keeps the stores field exact */
+#define PES_RT_CD_WAKE_ROOM      16384u              /* waking modes: bounds a lost wake-up */
+#define PES_RT_RECORD_SHARE      64u                 /* records' share of the room (rt_buffer.c) */
+#define PES_RT_RECORD_SHARE_FROM 1024u               /* ... while the room is at least this */
 /* Decoded drop of a countdown: loads and stores the check path counted. */
 struct pes_rt_drop {
     uint64_t loads, stores;
 };
 #define PES_RT_CD_STORES_MASK ((1ull << PES_RT_WEIGHT_SHIFT) - 1)
-#define PES_RT_CD_KICK (1ull << 63)
+#define PES_RT_CD_KICK        (1ull << 63)
 /* The countdown armed for `room` loads + stores: non-negative until more ran
  * (while fewer than 2^24 stores ran). */
 static inline int64_t pes_rt_check_pack(uint64_t room)
@@ -413,9 +426,9 @@ static inline uint64_t pes_rt_next_period(uint64_t *rng, uint64_t period)
 
 /* rt_sites.c: kind and size of every site id, readable without locks. */
 struct pes_rt_site_info {
-    uint8_t kind;                      /* 0 = not a site */
+    uint8_t kind; /* 0 = not a site */
     uint8_t flags;
-    uint16_t size;                     /* 0 = variable (extra) */
+    uint16_t size; /* 0 = variable (extra) */
 };
 PES_RT_HIDDEN void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base);
 /* id -> 1 (reads) + 1 << 16 (writes), for ids below PES_RT_WEIGHT_IDS; entry
@@ -425,7 +438,7 @@ PES_RT_HIDDEN void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base
 PES_RT_HIDDEN extern const uint32_t *pes_rt_site_weights;
 static inline uint32_t pes_rt_weight_index(uint32_t id)
 {
-    return id < PES_RT_WEIGHT_IDS ? id : PES_RT_WEIGHT_IDS;   /* a cmov, not a branch */
+    return id < PES_RT_WEIGHT_IDS ? id : PES_RT_WEIGHT_IDS; /* a cmov, not a branch */
 }
 PES_RT_HIDDEN struct pes_rt_site_info pes_rt_sites_get(uint32_t id);
 /* Loads + (stores << 16) of one record of id (0 for control records). */
@@ -477,7 +490,8 @@ PES_RT_HIDDEN void pes_rt_events_retire(struct pes_rt_thread *t);
 PES_RT_HIDDEN int pes_rt_events_add(struct pes_rt_thread *t, const struct pes_event *e);
 /* Hands the current events to the writer (not from a signal handler unless from_signal). */
 PES_RT_HIDDEN void pes_rt_events_flush(struct pes_rt_thread *t, int from_signal);
-PES_RT_HIDDEN void pes_rt_event_init(struct pes_event *e, uint8_t kind, const struct pes_rt_thread *t);
+PES_RT_HIDDEN void pes_rt_event_init(struct pes_event *e, uint8_t kind,
+                                     const struct pes_rt_thread *t);
 
 /* The backend samples in hardware (pebs, ibs): core's countdowns and check
  * path only count while the program counts (soft; backend.h). */
@@ -524,15 +538,14 @@ PES_RT_HIDDEN void pes_rt_writer_finish_signal(unsigned wait_ms);
 /* True in a writer-pool thread. */
 PES_RT_HIDDEN int pes_rt_writer_is_self(void);
 
-
 /* Per-thread flags the allocator interposer reads on every call, without a
  * function call (rt_thread.c, rt_writer.c, rt_sigwrap.c own them). */
 #define PES_RT_TLS_IE __thread __attribute__((tls_model("initial-exec"), visibility("hidden")))
-extern PES_RT_TLS_IE struct pes_rt_thread *pes_rt_self_tls;   /* pes_rt_thread_self() */
-extern PES_RT_TLS_IE int pes_rt_entered_tls;                  /* pes_rt_in_runtime() */
-extern PES_RT_TLS_IE int pes_rt_in_setup_tls;                 /* pes_rt_thread_setting_up() */
-extern PES_RT_TLS_IE int pes_rt_in_pool_tls;                  /* pes_rt_writer_is_self() */
-extern PES_RT_TLS_IE int pes_rt_handler_depth_tls;            /* pes_rt_in_app_handler() may be 1 */
+extern PES_RT_TLS_IE struct pes_rt_thread *pes_rt_self_tls; /* pes_rt_thread_self() */
+extern PES_RT_TLS_IE int pes_rt_entered_tls;                /* pes_rt_in_runtime() */
+extern PES_RT_TLS_IE int pes_rt_in_setup_tls;               /* pes_rt_thread_setting_up() */
+extern PES_RT_TLS_IE int pes_rt_in_pool_tls;                /* pes_rt_writer_is_self() */
+extern PES_RT_TLS_IE int pes_rt_handler_depth_tls;          /* pes_rt_in_app_handler() may be 1 */
 
 /* rt_alloc.c: the malloc family and operator new interposed; thread stacks. */
 /* Maps the tables (before tracing starts; 0, or -1: allocations not recorded);
@@ -569,9 +582,9 @@ PES_RT_HIDDEN void pes_rt_altstack_setup(struct pes_rt_thread *t);
 PES_RT_HIDDEN void pes_rt_altstack_release(struct pes_rt_thread *t);
 
 /* rt_roi.c */
-PES_RT_HIDDEN void pes_rt_roi_init(void);              /* after the configuration is read */
-PES_RT_HIDDEN const char *pes_rt_roi_mode(void);       /* none | markers | ignored */
-PES_RT_HIDDEN int pes_rt_roi_open(void);               /* recording allowed now (no markers: 1) */
+PES_RT_HIDDEN void pes_rt_roi_init(void);        /* after the configuration is read */
+PES_RT_HIDDEN const char *pes_rt_roi_mode(void); /* none | markers | ignored */
+PES_RT_HIDDEN int pes_rt_roi_open(void);         /* recording allowed now (no markers: 1) */
 PES_RT_HIDDEN void pes_rt_gate_thread_init(struct pes_rt_thread *t);
 /* Under t->lock: the records written since the last pass through the gate,
  * compacted in place (no-op without region, skip or max). */
@@ -579,15 +592,15 @@ PES_RT_HIDDEN void pes_rt_gate_run(struct pes_rt_thread *t);
 /* Full trace without sampling, with a region, skip or max: threads whose
  * records would all be dropped may run their check clones (idle). */
 PES_RT_HIDDEN int pes_rt_gate_enabled(void);
-PES_RT_HIDDEN int pes_rt_gate_idle(const struct pes_rt_thread *t);   /* under t->lock */
-PES_RT_HIDDEN void pes_rt_gate_settle(struct pes_rt_thread *t);      /* owner, under t->lock */
+PES_RT_HIDDEN int pes_rt_gate_idle(const struct pes_rt_thread *t); /* under t->lock */
+PES_RT_HIDDEN void pes_rt_gate_settle(struct pes_rt_thread *t);    /* owner, under t->lock */
 
 /* rt_init.c: flush everything and close: at process exit (0), at a fatal
  * signal (PES_RT_STOP_FAULT: waits up to 5 s for the writers) or a
  * termination request (PES_RT_STOP_TERM: the process ends within a second
  * whatever the writers do, so the trace may lack its end). */
 #define PES_RT_STOP_FAULT 1
-#define PES_RT_STOP_TERM 2
+#define PES_RT_STOP_TERM  2
 PES_RT_HIDDEN void pes_rt_shutdown(int from_signal);
 
 #endif /* PES_RT_CORE_H */

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define PES_RT_ADAPT_LEVELS 6u   /* the first period is the cap / 64 */
+#define PES_RT_ADAPT_LEVELS 6u /* the first period is the cap / 64 */
 
 /* The period of one access type at `level` (0..PES_RT_ADAPT_LEVELS) for the
  * cap `cap` (0 = that type is not sampled: 0). Never 0 otherwise. */

@@ -49,9 +49,9 @@ static void add_event(struct pes_rt_thread *t, uint8_t kind, uint64_t addr, uint
     ev.addr = addr;
     ev.aux = size;
     ev.site = site;
-    t->s.in_runtime = 1;   /* its traps are ignored while the event buffer changes */
+    t->s.in_runtime = 1; /* its traps are ignored while the event buffer changes */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    pthread_mutex_lock(&t->lock);   /* a thread stopping this one flushes its events */
+    pthread_mutex_lock(&t->lock); /* a thread stopping this one flushes its events */
     if (!t->stopped) {
         struct pes_rt_drop pending = pes_rt_check_pending(t);
         ev.loads = t->s.loads + pending.loads;
@@ -73,20 +73,20 @@ void *__libc_memalign(size_t align, size_t size);
 void *__libc_valloc(size_t size);
 void *__libc_pvalloc(size_t size);
 
-#define SITE_BITS 17u
-#define SITE_SLOTS (1u << SITE_BITS)   /* at most half full */
-#define MAX_SITES (SITE_SLOTS / 2)     /* ids 1 .. MAX_SITES; the last one is "other sites" */
+#define SITE_BITS   17u
+#define SITE_SLOTS  (1u << SITE_BITS) /* at most half full */
+#define MAX_SITES   (SITE_SLOTS / 2)  /* ids 1 .. MAX_SITES; the last one is "other sites" */
 #define OVERFLOW_ID MAX_SITES
 
 struct slot {
-    uint64_t ip;    /* atomic: 0 = free; set once by the thread that creates the site */
-    uint32_t id;    /* atomic: 0 until the site's ALLOC_SITES item is queued */
+    uint64_t ip; /* atomic: 0 = free; set once by the thread that creates the site */
+    uint32_t id; /* atomic: 0 until the site's ALLOC_SITES item is queued */
 };
 
 struct site {
     struct pes_alloc_site s;
     uint64_t ips[PES_ALLOC_MAX_DEPTH];
-    struct pes_rt_item item;    /* one ALLOC_SITES block of this site */
+    struct pes_rt_item item; /* one ALLOC_SITES block of this site */
 };
 
 /* The code of libc and of the dynamic loader: a call from there may hold
@@ -164,7 +164,7 @@ static void make_site(uint32_t id, uint64_t ip0, uint32_t kind, int walk)
     struct backtrace b = {ip0, s->ips, 0, 0};
     if (walk)
         _Unwind_Backtrace(backtrace_frame, &b);
-    if (b.n == 0) {   /* no unwind information up to the caller: the call alone */
+    if (b.n == 0) { /* no unwind information up to the caller: the call alone */
         s->ips[0] = ip0;
         b.n = 1;
     }
@@ -173,7 +173,7 @@ static void make_site(uint32_t id, uint64_t ip0, uint32_t kind, int walk)
     s->item.heap = 0;
     s->item.alloc_sites = &s->s;
     s->item.n = 1;
-    pes_rt_writer_push(&s->item);   /* before any record naming it: its queue position */
+    pes_rt_writer_push(&s->item); /* before any record naming it: its queue position */
 }
 
 /* The site of ip0 once it is past its first allocation: "other sites". */
@@ -218,7 +218,7 @@ static uint32_t site_of(uint64_t ip0, uint32_t kind)
         if (cur == ip0) {
             uint32_t id;
             while (!(id = __atomic_load_n(&sl->id, __ATOMIC_ACQUIRE)))
-                sched_yield();   /* its creator is queueing the block */
+                sched_yield(); /* its creator is queueing the block */
             return id;
         }
     }
@@ -253,26 +253,26 @@ static uint32_t site_of(uint64_t ip0, uint32_t kind)
  * cannot take (its probes are full) gets its ALLOC and FREE events at once,
  * as before. */
 
-#define LIVE_BITS 21u
-#define LIVE_SLOTS (1u << LIVE_BITS)
+#define LIVE_BITS   21u
+#define LIVE_SLOTS  (1u << LIVE_BITS)
 #define LIVE_PROBES 64u
-#define KEY_EMPTY 0u
-#define KEY_TOMB 1u
-#define KEY_BUSY 2u
+#define KEY_EMPTY   0u
+#define KEY_TOMB    1u
+#define KEY_BUSY    2u
 #define THREAD_BITS 48u
-#define GEN_SHIFT THREAD_BITS
+#define GEN_SHIFT   THREAD_BITS
 
 struct live {
-    uint64_t seq;       /* atomic */
-    uint64_t key;       /* atomic: KEY_EMPTY, KEY_TOMB, KEY_BUSY (being filled) or a block's key */
-    uint64_t addr, size, time;   /* atomic (relaxed): the ALLOC event's fields */
-    uint64_t emitted;   /* atomic: generation << GEN_SHIFT | announcing threads */
-    uint32_t site;      /* atomic (relaxed) */
+    uint64_t seq; /* atomic */
+    uint64_t key; /* atomic: KEY_EMPTY, KEY_TOMB, KEY_BUSY (being filled) or a block's key */
+    uint64_t addr, size, time; /* atomic (relaxed): the ALLOC event's fields */
+    uint64_t emitted;          /* atomic: generation << GEN_SHIFT | announcing threads */
+    uint32_t site;             /* atomic (relaxed) */
     uint32_t pad[3];
 };
 
-static struct live *live;        /* set once when a sampled trace is written */
-static uint64_t live_classes;    /* atomic: classes that ever held a block */
+static struct live *live;     /* set once when a sampled trace is written */
+static uint64_t live_classes; /* atomic: classes that ever held a block */
 /* Per class, the address range its blocks ever covered (atomic; only widens):
  * a lookup skips the classes whose range misses the address. Without it every
  * lookup probes each class in use at three keys, slots scattered over the
@@ -288,7 +288,7 @@ static int live_init(void)
     if (p == MAP_FAILED)
         return -1;
     for (uint32_t k = 0; k < LIVE_CLASSES; k++)
-        __atomic_store_n(&live_lo[k], UINT64_MAX, __ATOMIC_RELAXED);   /* empty: lo >= hi */
+        __atomic_store_n(&live_lo[k], UINT64_MAX, __ATOMIC_RELAXED); /* empty: lo >= hi */
     __atomic_store_n(&live, (struct live *)p, __ATOMIC_RELEASE);
     return 0;
 }
@@ -320,7 +320,7 @@ static inline uint64_t live_key(uint32_t k, uint64_t window)
     return (uint64_t)(k + 1) << 57 | (window & ((1ull << 57) - 1));
 }
 
-#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define LD(x)    __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 /* Takes a slot for the block; -1 if its probes are all taken. */
@@ -339,7 +339,7 @@ static int live_insert(uint64_t addr, uint64_t size, uint64_t usable, uint32_t s
         while (cur == KEY_EMPTY || cur == KEY_TOMB || cur == key) {
             if (!__atomic_compare_exchange_n(&sl->key, &cur, KEY_BUSY, 0, __ATOMIC_ACQ_REL,
                                              __ATOMIC_ACQUIRE))
-                continue;   /* another thread changed it: look again */
+                continue; /* another thread changed it: look again */
             __atomic_fetch_add(&sl->seq, 1, __ATOMIC_RELAXED);
             __atomic_thread_fence(__ATOMIC_RELEASE);
             ST(sl->addr, addr);
@@ -407,7 +407,7 @@ static int live_find(uint64_t a, struct live_view *v)
         classes &= classes - 1;
         if (a < __atomic_load_n(&live_lo[k], __ATOMIC_RELAXED) ||
             a >= __atomic_load_n(&live_hi[k], __ATOMIC_RELAXED))
-            continue;   /* no block of this class ever covered a */
+            continue; /* no block of this class ever covered a */
         for (uint64_t back = 0; back < 3 && back <= (a >> k); back++) {
             uint64_t key = live_key(k, (a >> k) - back);
             uint64_t h = pes_hash_fib(key, LIVE_BITS);
@@ -426,7 +426,7 @@ static int live_find(uint64_t a, struct live_view *v)
                 v->gen = LD(sl->emitted) >> GEN_SHIFT;
                 __atomic_thread_fence(__ATOMIC_ACQUIRE);
                 if (LD(sl->seq) != s1 || LD(sl->key) != key)
-                    continue;   /* changed meanwhile: freed, or another block */
+                    continue; /* changed meanwhile: freed, or another block */
                 if (a >= v->addr && a - v->addr < (v->size ? v->size : 1)) {
                     v->sl = sl;
                     return 1;
@@ -460,14 +460,14 @@ void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev)
     uint64_t old = __atomic_load_n(&v.sl->emitted, __ATOMIC_ACQUIRE);
     do {
         if ((old >> GEN_SHIFT) != (v.gen & ((1ull << (64 - GEN_SHIFT)) - 1)))
-            return;   /* the block went since it was read */
+            return; /* the block went since it was read */
         if (own && (old & bit))
-            return;   /* already in this thread's events */
+            return; /* already in this thread's events */
     } while (!__atomic_compare_exchange_n(&v.sl->emitted, &old, old | bit, 1, __ATOMIC_ACQ_REL,
                                           __ATOMIC_ACQUIRE));
     struct pes_event a;
     pes_rt_event_init(&a, PES_EV_ALLOC, t);
-    a.time = v.time;      /* when it was allocated, not now */
+    a.time = v.time; /* when it was allocated, not now */
     a.addr = v.addr;
     a.aux = v.size;
     a.site = v.site;
@@ -475,7 +475,7 @@ void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev)
     a.stores = ev->stores;
     /* the CAS above set this thread's own bit (it was clear, else we returned) */
     if (pes_rt_events_add(t, &a) < 0 && own)
-        __atomic_fetch_and(&v.sl->emitted, ~bit, __ATOMIC_ACQ_REL);   /* lost: not announced */
+        __atomic_fetch_and(&v.sl->emitted, ~bit, __ATOMIC_ACQ_REL); /* lost: not announced */
 }
 
 #undef LD
@@ -572,7 +572,7 @@ EXPORT void *malloc(size_t size)
 EXPORT void free(void *p)
 {
     if (p)
-        note(1, p, 0, 0, 0);   /* before the block can be handed out again */
+        note(1, p, 0, 0, 0); /* before the block can be handed out again */
     __libc_free(p);
 }
 
@@ -628,7 +628,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
         return EINVAL;
     int saved = errno;
     void *p = aligned_at(align, size, CALLER);
-    errno = saved;   /* posix_memalign leaves errno alone */
+    errno = saved; /* posix_memalign leaves errno alone */
     if (!p)
         return ENOMEM;
     *out = p;
@@ -689,54 +689,54 @@ typedef void *(*new_aligned_fn)(size_t, size_t);
 typedef void *(*new_aligned_nothrow_fn)(size_t, size_t, const void *);
 
 /* operator new(size_t) and new[](size_t) */
-#define NEW_PLAIN(sym)                                                        \
-    EXPORT void *sym(size_t size)                                             \
-    {                                                                         \
-        void *p = __libc_malloc(size ? size : 1);                             \
-        if (!p) {                                                             \
-            new_fn f = (new_fn)next_new(#sym);                                \
-            return f ? f(size) : NULL;                                        \
-        }                                                                     \
-        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
-        return p;                                                             \
+#define NEW_PLAIN(sym)                                                                             \
+    EXPORT void *sym(size_t size)                                                                  \
+    {                                                                                              \
+        void *p = __libc_malloc(size ? size : 1);                                                  \
+        if (!p) {                                                                                  \
+            new_fn f = (new_fn)next_new(#sym);                                                     \
+            return f ? f(size) : NULL;                                                             \
+        }                                                                                          \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                                                   \
+        return p;                                                                                  \
     }
 /* operator new(size_t, const std::nothrow_t &) and new[] */
-#define NEW_NOTHROW(sym)                                                      \
-    EXPORT void *sym(size_t size, const void *nt)                             \
-    {                                                                         \
-        void *p = __libc_malloc(size ? size : 1);                             \
-        if (!p) {                                                             \
-            new_nothrow_fn f = (new_nothrow_fn)next_new(#sym);                \
-            return f ? f(size, nt) : NULL;                                    \
-        }                                                                     \
-        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
-        return p;                                                             \
+#define NEW_NOTHROW(sym)                                                                           \
+    EXPORT void *sym(size_t size, const void *nt)                                                  \
+    {                                                                                              \
+        void *p = __libc_malloc(size ? size : 1);                                                  \
+        if (!p) {                                                                                  \
+            new_nothrow_fn f = (new_nothrow_fn)next_new(#sym);                                     \
+            return f ? f(size, nt) : NULL;                                                         \
+        }                                                                                          \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                                                   \
+        return p;                                                                                  \
     }
 /* operator new(size_t, std::align_val_t) and new[] */
-#define NEW_ALIGNED(sym)                                                      \
-    EXPORT void *sym(size_t size, size_t align)                               \
-    {                                                                         \
-        void *p = __libc_memalign(align, size ? size : 1);                    \
-        if (!p) {                                                             \
-            new_aligned_fn f = (new_aligned_fn)next_new(#sym);                \
-            return f ? f(size, align) : NULL;                                 \
-        }                                                                     \
-        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
-        return p;                                                             \
+#define NEW_ALIGNED(sym)                                                                           \
+    EXPORT void *sym(size_t size, size_t align)                                                    \
+    {                                                                                              \
+        void *p = __libc_memalign(align, size ? size : 1);                                         \
+        if (!p) {                                                                                  \
+            new_aligned_fn f = (new_aligned_fn)next_new(#sym);                                     \
+            return f ? f(size, align) : NULL;                                                      \
+        }                                                                                          \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                                                   \
+        return p;                                                                                  \
     }
-#define NEW_ALIGNED_NOTHROW(sym)                                              \
-    EXPORT void *sym(size_t size, size_t align, const void *nt)               \
-    {                                                                         \
-        void *p = __libc_memalign(align, size ? size : 1);                    \
-        if (!p) {                                                             \
-            new_aligned_nothrow_fn f = (new_aligned_nothrow_fn)next_new(#sym); \
-            return f ? f(size, align, nt) : NULL;                             \
-        }                                                                     \
-        note(0, p, size, PES_ALLOC_NEW, CALLER);                              \
-        return p;                                                             \
+#define NEW_ALIGNED_NOTHROW(sym)                                                                   \
+    EXPORT void *sym(size_t size, size_t align, const void *nt)                                    \
+    {                                                                                              \
+        void *p = __libc_memalign(align, size ? size : 1);                                         \
+        if (!p) {                                                                                  \
+            new_aligned_nothrow_fn f = (new_aligned_nothrow_fn)next_new(#sym);                     \
+            return f ? f(size, align, nt) : NULL;                                                  \
+        }                                                                                          \
+        note(0, p, size, PES_ALLOC_NEW, CALLER);                                                   \
+        return p;                                                                                  \
     }
 
-#if UINTPTR_MAX == UINT64_MAX   /* size_t is unsigned long: 'm' in the mangled names */
+#if UINTPTR_MAX == UINT64_MAX /* size_t is unsigned long: 'm' in the mangled names */
 NEW_PLAIN(_Znwm)
 NEW_PLAIN(_Znam)
 NEW_NOTHROW(_ZnwmRKSt9nothrow_t)
@@ -752,12 +752,12 @@ NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
 int pes_rt_alloc_init(int sampled)
 {
     (void)sampled;
-    return 0;   /* nothing to set up: heap blocks are not recorded in these builds */
+    return 0; /* nothing to set up: heap blocks are not recorded in these builds */
 }
 
 void pes_rt_alloc_announce(struct pes_rt_thread *t, struct pes_event *ev)
 {
-    (void)t, (void)ev;   /* heap blocks are not recorded in these builds */
+    (void)t, (void)ev; /* heap blocks are not recorded in these builds */
 }
 
 #endif

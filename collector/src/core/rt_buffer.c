@@ -6,8 +6,8 @@
 
 #include "core/core.h"
 
-__attribute__((visibility("default"), tls_model("initial-exec")))
-__thread struct pes_rt_tls __pes_tls;
+__attribute__((visibility("default"),
+               tls_model("initial-exec"))) __thread struct pes_rt_tls __pes_tls;
 
 static size_t capacity(void)
 {
@@ -81,7 +81,7 @@ static int switch_buffer(struct pes_rt_thread *t)
     /* writer gone: nobody reads it any more */
     int interrupted = pes_rt_writer_wait_free(&t->bufs[t->cur]) == PES_RT_WAIT_INTERRUPTED;
     pthread_mutex_lock(&t->lock);
-    if (interrupted)   /* the buffer may still be read: record nothing more */
+    if (interrupted) /* the buffer may still be read: record nothing more */
         __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);
     return t->stopped ? -1 : 0;
 }
@@ -91,7 +91,7 @@ static int buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint3
 {
     struct pes_record *c = t->tls->cursor;
     if (c >= t->bufs[t->cur].recs + capacity()) {
-        pes_rt_gate_run(t);   /* what is left may fit */
+        pes_rt_gate_run(t); /* what is left may fit */
         c = t->tls->cursor;
     }
     if (c >= t->bufs[t->cur].recs + capacity()) {
@@ -173,7 +173,7 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
     if (pes_rt.full) {
         start = t->bufs[t->cur].recs;
         room = capacity();
-        uint64_t to_mark = t->next_mark - t->flushed;   /* > records in this buffer */
+        uint64_t to_mark = t->next_mark - t->flushed; /* > records in this buffer */
         if (to_mark < room)
             room = to_mark;
     } else {
@@ -190,7 +190,8 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
              * slow path), so the countdown runs out about twice per sample */
             uint64_t check_room = 0;
             if (!__atomic_load_n(&t->tls->recording, __ATOMIC_RELAXED)) {
-                uint64_t records = sample_room >= PES_RT_RECORD_SHARE_FROM ? PES_RT_RECORD_SHARE : 0;
+                uint64_t records =
+                    sample_room >= PES_RT_RECORD_SHARE_FROM ? PES_RT_RECORD_SHARE : 0;
                 check_room = sample_room - records;
                 sample_room = records;
             }
@@ -236,7 +237,7 @@ static void leave_runtime(struct pes_rt_thread *t)
 static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
                                uint64_t ip)
 {
-    pes_rt_check_fold(t, 0);   /* a check-clone callee may have run since */
+    pes_rt_check_fold(t, 0); /* a check-clone callee may have run since */
     pes_rt_sample_scan(t);
     t->tls->cursor = t->s.scratch;
     t->s.scan = t->s.scratch;
@@ -270,10 +271,10 @@ static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     pthread_mutex_lock(&t->lock);
     if (t->stopped)
         goto stopped;
-    if (drain_reserve(t))   /* before the scan: the sampler counts them too */
+    if (drain_reserve(t)) /* before the scan: the sampler counts them too */
         goto stopped;
     if (pes_rt.sampling)
-        pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
+        pes_rt_sample_scan(t); /* before a buffer switch moves the records away */
     uint64_t n = records_so_far(t);
     if (n >= t->next_mark) {
         if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
@@ -302,7 +303,8 @@ stopped:
     leave_runtime(t);
 }
 
-__attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra)
+__attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr,
+                                                                             uint64_t id_and_extra)
 {
     uint32_t id = (uint32_t)id_and_extra, extra = (uint32_t)(id_and_extra >> 32);
     struct pes_rt_thread *t = pes_rt_thread_self();
@@ -318,7 +320,7 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uin
     } else if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         pes_rt_thread_use_scratch();
     } else {
-        pes_rt_alloc_stack_due(t);   /* the stack comes before the access */
+        pes_rt_alloc_stack_due(t); /* the stack comes before the access */
         record_slow(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
     }
     pes_rt_leave();
@@ -346,11 +348,11 @@ void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record 
         !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
         for (unsigned i = 0; i < k; i++)
             c[i] = r[i];
-        __atomic_store_n(&tls->cursor, c + k, __ATOMIC_RELEASE);   /* records before the cursor */
+        __atomic_store_n(&tls->cursor, c + k, __ATOMIC_RELEASE); /* records before the cursor */
         __atomic_store_n(&tls->limit, lim, __ATOMIC_RELAXED);
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
-            pes_rt_thread_use_scratch();   /* stopped meanwhile: the limit must not stay open */
+            pes_rt_thread_use_scratch(); /* stopped meanwhile: the limit must not stay open */
         leave_runtime(t);
         return;
     }
@@ -358,7 +360,7 @@ void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record 
     if (t->stopped || drain_reserve(t))
         goto stopped;
     if (pes_rt.sampling)
-        pes_rt_sample_scan(t);   /* before a buffer switch moves the records away */
+        pes_rt_sample_scan(t); /* before a buffer switch moves the records away */
     /* a time mark never separates an ALLOC from its ALLOC_SIZE: one due at
      * the second record of the group comes before the first */
     uint64_t n = records_so_far(t);
@@ -371,7 +373,7 @@ void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record 
         if (buffer_put(t, r[i].addr, r[i].id, r[i].extra))
             goto stopped;
     if (pes_rt.sampling)
-        t->s.scan = t->tls->cursor;   /* control records: nothing to count */
+        t->s.scan = t->tls->cursor; /* control records: nothing to count */
     if (drain_reserve(t))
         goto stopped;
     pes_rt_buffer_set_limit(t);
@@ -426,7 +428,7 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
          * for handlers that ran since, and the buffer is its own */
         if (drain_reserve(t) == 0)
             buffer_put(t, pes_rt_now(), PES_ID_THREAD_END, 0);
-        if (t->stopped) {   /* a termination signal cut its wait for a buffer */
+        if (t->stopped) { /* a termination signal cut its wait for a buffer */
             pthread_mutex_unlock(&t->lock);
             return 1;
         }

@@ -137,19 +137,19 @@ static int due_sampling(struct pes_rt_thread *t, int64_t weight, int fresh)
     struct pes_rt_sampler *s = &t->s;
     /* a thread set up just now armed its countdown after this segment's subtraction */
     pes_rt_check_fold(t, fresh ? 0 : weight);
-    pes_rt_sample_scan(t);   /* records of clone-less functions and recording tails */
+    pes_rt_sample_scan(t); /* records of clone-less functions and recording tails */
     t->tls->cursor = s->scratch;
     s->scan = s->scratch;
     if (__atomic_load_n(&s->wake, __ATOMIC_RELAXED)) {
         pthread_mutex_lock(&t->lock);
         if (!t->stopped)
-            pes_rt_sample_take(t, 0, PES_ID_TIME, 0, 0, 0);   /* re-arm only */
+            pes_rt_sample_take(t, 0, PES_ID_TIME, 0, 0, 0); /* re-arm only */
         pthread_mutex_unlock(&t->lock);
     }
     struct pes_rt_drop seg = pes_rt_check_decode((uint64_t)weight);
-    int due = !pes_rt_hardware_samples() &&
-              ((s->cd_load != UINT64_MAX && seg.loads >= s->cd_load) ||
-               (s->cd_store != UINT64_MAX && seg.stores >= s->cd_store));
+    int due =
+        !pes_rt_hardware_samples() && ((s->cd_load != UINT64_MAX && seg.loads >= s->cd_load) ||
+                                       (s->cd_store != UINT64_MAX && seg.stores >= s->cd_store));
     if (due) {
         s->switched = 1;
         s->seg_end = s->loads + s->stores + seg.loads + seg.stores;
@@ -196,7 +196,7 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC int __pes_check_due(int64_
         } else {
             __atomic_store_n(&t->tls->recording, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&t->tls->countdown, 0, __ATOMIC_RELAXED);
-            rec = 1;   /* the setup left cursor and limit on the first buffer */
+            rec = 1; /* the setup left cursor and limit on the first buffer */
         }
     } else {
         /* a handler's records take the slow path while the cursor moves */

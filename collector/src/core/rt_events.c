@@ -110,11 +110,11 @@ void pes_rt_events_flush(struct pes_rt_thread *t, int from_signal)
         if (pes_rt_writer_try_push(&b->item))
             return;
         __atomic_store_n(&t->s.ev_n, 0, __ATOMIC_RELEASE);
-        return;   /* no buffer switch: the process is ending */
+        return; /* no buffer switch: the process is ending */
     }
     pes_rt_writer_push(&b->item);
     t->s.ev_cur = (t->s.ev_cur + 1) % PES_RT_NBUF;
     if (pes_rt_writer_wait_free(&t->s.ev[t->s.ev_cur]) == PES_RT_WAIT_INTERRUPTED)
-        __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);   /* the buffer may still be read */
+        __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE); /* the buffer may still be read */
     __atomic_store_n(&t->s.ev_n, 0, __ATOMIC_RELEASE);
 }

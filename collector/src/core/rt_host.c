@@ -35,10 +35,17 @@ int pes_rt_parse_size(const char *s, uint64_t *out)
         return -1;
     memcpy(num, s, n + 1);
     switch (num[n - 1]) {
-    case 'K': mult = 1024; break;
-    case 'M': mult = 1024 * 1024; break;
-    case 'G': mult = 1024ull * 1024 * 1024; break;
-    default: break;
+    case 'K':
+        mult = 1024;
+        break;
+    case 'M':
+        mult = 1024 * 1024;
+        break;
+    case 'G':
+        mult = 1024ull * 1024 * 1024;
+        break;
+    default:
+        break;
     }
     if (mult != 1)
         num[n - 1] = '\0';
@@ -132,13 +139,13 @@ uint32_t pes_rt_host_caches(const char *sysfs_cpu, struct pes_cache_level *out, 
         out[n++] = c;
     }
     closedir(d);
-    qsort(out, n, sizeof *out, index_cmp);   /* readdir order is arbitrary */
+    qsort(out, n, sizeof *out, index_cmp); /* readdir order is arbitrary */
     return n;
 }
 
 uint32_t pes_rt_host_sockets(const char *sysfs_cpu)
 {
-    uint64_t seen[64] = {0};   /* bitmap of package ids < 4096 */
+    uint64_t seen[64] = {0}; /* bitmap of package ids < 4096 */
     uint32_t n = 0;
     DIR *d = opendir(sysfs_cpu);
     if (!d)

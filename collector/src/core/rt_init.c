@@ -96,18 +96,21 @@ static void build_config_string(char *buf, size_t size, int sampled)
     struct pes_collect_settings h = pes_rt.cfg;
     h.mode = sampled ? pes_rt.cfg.mode : PES_MODE_FULL;
     if (sampled) {
-        snprintf(h.backend, sizeof h.backend, "%s", pes_rt.backend->name);   /* the one that ran */
+        snprintf(h.backend, sizeof h.backend, "%s", pes_rt.backend->name); /* the one that ran */
         snprintf(h.period_jitter, sizeof h.period_jitter, "%s", pes_rt.backend->jitter);
     }
-    h.censoring = PES_CENSORING_WATCH_EXPIRED;   /* modes/reuse.c: every undecided watch is an event */
+    h.censoring =
+        PES_CENSORING_WATCH_EXPIRED; /* modes/reuse.c: every undecided watch is an event */
     h.abi_version = PES_RT_ABI_VERSION;
-    pes_setting_parse(pes_settings_find("roi_state"), PES_SETTING_FROM_HEADER, pes_rt_roi_mode(), &h, NULL);
+    pes_setting_parse(pes_settings_find("roi_state"), PES_SETTING_FROM_HEADER, pes_rt_roi_mode(),
+                      &h, NULL);
     /* heap blocks as events need them (rt_alloc.c) */
     h.heap_events = h.heap ? PES_HEAP_EVENTS_USED : PES_HEAP_EVENTS_ALL;
     h.period_levels = PES_RT_ADAPT_LEVELS;
     if (pes_settings_to_header(&h, buf, size) < 0 && !pes_rt.cfg.quiet)
-        pes_rt_message("the trace header's settings do not fit in %zu bytes; the header holds the first ones",
-                       size);
+        pes_rt_message(
+            "the trace header's settings do not fit in %zu bytes; the header holds the first ones",
+            size);
 }
 
 /* Which process wrote an existing trace: PES_TRACED_BY, set by the runtime
@@ -158,7 +161,7 @@ static struct pes_trace_writer *open_trace(const char *path, int sampled)
     info.n_cpus = ncpu > 0 ? (uint32_t)ncpu : 0;
     info.n_sockets = pes_rt_host_sockets("/sys/devices/system/cpu");
     if (sampled && pes_rt.cfg.sockets)
-        info.n_sockets = pes_rt.cfg.sockets;   /* simulated topology (THREAD blocks agree) */
+        info.n_sockets = pes_rt.cfg.sockets; /* simulated topology (THREAD blocks agree) */
     info.n_cache_levels =
         pes_rt_host_caches("/sys/devices/system/cpu", info.caches, PES_MAX_CACHE_LEVELS);
     info.ticks_per_second = 1000000000ull;
@@ -168,7 +171,8 @@ static struct pes_trace_writer *open_trace(const char *path, int sampled)
 
     struct pes_writer_options opt = {.zstd_level = pes_rt.cfg.zstd_level};
     struct pes_error err = {0};
-    struct pes_trace_writer *w = pes_trace_writer_open(path, pes_rt.cfg.overwrite, &info, &opt, &err);
+    struct pes_trace_writer *w =
+        pes_trace_writer_open(path, pes_rt.cfg.overwrite, &info, &opt, &err);
     free(command);
     free(model);
     if (!w) {
@@ -177,7 +181,7 @@ static struct pes_trace_writer *open_trace(const char *path, int sampled)
     } else {
         char pid[24];
         snprintf(pid, sizeof pid, "%ld", (long)getpid());
-        setenv(TRACED_BY_ENV, pid, 1);   /* start-up: no other thread reads the environment yet */
+        setenv(TRACED_BY_ENV, pid, 1); /* start-up: no other thread reads the environment yet */
     }
     return w;
 }
@@ -268,8 +272,7 @@ static const struct pes_rt_backend *choose_backend(const struct pes_rt_backend *
     b = pes_rt_backend_find(list, name);
     if (!b) {
         pes_rt_backend_choices(list, "", why, sizeof why);
-        pes_rt_message("%s=%s: expected %s; using the %s sampler", env, name, why,
-                       fallback->name);
+        pes_rt_message("%s=%s: expected %s; using the %s sampler", env, name, why, fallback->name);
         return fallback;
     }
     int failed = b->stub ? (b->probe(why, sizeof why), 1) : b->start && b->start(why, sizeof why);
@@ -289,7 +292,7 @@ static void start(const struct pes_rt_mode *const *modes,
         return;
     }
     if (!pes_rt.cfg.full_output && !pes_rt.cfg.sample_output)
-        return;   /* off: scratch buffers only, no file, no thread */
+        return; /* off: scratch buffers only, no file, no thread */
     pes_rt_roi_init();
     if (pes_rt.cfg.sample_output && !pes_rt.cfg.seed)
         pes_rt.cfg.seed = pes_rt_now() ^ ((uint64_t)getpid() << 32);
@@ -323,7 +326,7 @@ static void start(const struct pes_rt_mode *const *modes,
     /* without the site table the interposer only forwards (--no-heap) */
     if (pes_rt.cfg.heap && pes_rt_alloc_init(pes_rt.swriter != NULL) != 0 && !pes_rt.cfg.quiet)
         pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
-    queue_maps();   /* sample and allocation-site IPs are symbolized through it */
+    queue_maps(); /* sample and allocation-site IPs are symbolized through it */
     if (pes_rt.swriter) {
         if (pes_rt.mode->start)
             pes_rt.mode->start();
@@ -333,7 +336,8 @@ static void start(const struct pes_rt_mode *const *modes,
         __atomic_store_n(&pes_rt.full, 1, __ATOMIC_RELEASE);
     pes_rt_signals_install();
     if (pes_rt.sampling && pes_rt_hardware_samples()) {
-        struct pes_rt_thread *t = pes_rt_thread_setup();   /* the PMU samples this thread from now on */
+        struct pes_rt_thread *t =
+            pes_rt_thread_setup(); /* the PMU samples this thread from now on */
         if (t)
             pes_rt_alloc_stack_due(t);
     }
@@ -373,7 +377,8 @@ static void report_lost(struct pes_rt_thread *list)
     if (lost && !pes_rt.cfg.quiet)
         pes_rt_message("%llu accesses made by signal handlers while their thread was inside the "
                        "runtime were not %s",
-                       (unsigned long long)lost, pes_rt.full ? "recorded (LOST records)" : "counted");
+                       (unsigned long long)lost,
+                       pes_rt.full ? "recorded (LOST records)" : "counted");
 }
 
 /*
@@ -387,12 +392,12 @@ void pes_rt_shutdown(int from_signal)
         return;
     struct pes_rt_thread *self = pes_rt_thread_self();
     if (self && !from_signal)
-        pes_rt_sample_backend_stop(self);   /* last samples of this thread's ring */
+        pes_rt_sample_backend_stop(self); /* last samples of this thread's ring */
     if (__atomic_exchange_n(&pes_rt.stopping, 1, __ATOMIC_ACQ_REL))
-        return;   /* another thread (exit or signal) does it */
+        return; /* another thread (exit or signal) does it */
     if (from_signal) {
         if (pthread_mutex_trylock(&pes_rt.threads_lock) != 0)
-            goto finish;   /* a thread is being created right now: flush what is queued */
+            goto finish; /* a thread is being created right now: flush what is queued */
     } else {
         pthread_mutex_lock(&pes_rt.threads_lock);
     }
@@ -405,7 +410,7 @@ void pes_rt_shutdown(int from_signal)
             pes_rt_buffer_stop(t, 1, t == self);
     report_lost(list);
 finish:
-    if (from_signal)   /* the whole process ends within a second of a termination signal */
+    if (from_signal) /* the whole process ends within a second of a termination signal */
         pes_rt_writer_finish_signal(from_signal == PES_RT_STOP_TERM ? 500 : 5000);
     else
         pes_rt_writer_finish();

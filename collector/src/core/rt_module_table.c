@@ -43,7 +43,7 @@ struct pes_module *pes_rt_module_convert(const struct pes_rt_module *m, uint32_t
     char *strings = (char *)(bbs + m->n_bbs);
     memcpy(strings, m->strtab ? m->strtab : "", strtab_size);
     memcpy(strings + strtab_size, name, name_len);
-    struct pes_rt_module copy = *m;   /* strtab_at reads the copy */
+    struct pes_rt_module copy = *m; /* strtab_at reads the copy */
     copy.strtab = strings;
     m = &copy;
 

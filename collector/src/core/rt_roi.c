@@ -14,9 +14,9 @@
  * it: the program has markers, so recording waits for the first begin. */
 extern char __pes_roi_used __attribute__((weak));
 
-static int roi_active;     /* markers present and obeyed (set once at init) */
-static int roi_depth;      /* atomic: begin/end nesting */
-static int gating;         /* full trace: any of region, skip, max (set once at init) */
+static int roi_active; /* markers present and obeyed (set once at init) */
+static int roi_depth;  /* atomic: begin/end nesting */
+static int gating;     /* full trace: any of region, skip, max (set once at init) */
 
 void pes_rt_roi_init(void)
 {
@@ -66,13 +66,13 @@ static struct pes_record *pass(struct pes_rt_gate *g, const struct pes_record *f
         }
         if (!open)
             continue;
-        if (pes_rt_site_weight(id)) {   /* an access (every site kind reads or writes) */
+        if (pes_rt_site_weight(id)) { /* an access (every site kind reads or writes) */
             if (++g->accesses <= skip || g->kept >= max)
                 continue;
             g->kept++;
             *out++ = *r;
         } else if (g->accesses >= skip && g->kept < max) {
-            *out++ = *r;   /* a basic block, while the next access would be kept */
+            *out++ = *r; /* a basic block, while the next access would be kept */
         }
     }
     return out;
@@ -88,7 +88,7 @@ void pes_rt_gate_run(struct pes_rt_thread *t)
     struct pes_record *start = t->bufs[t->cur].recs;
     struct pes_record *cur = __atomic_load_n(&t->tls->cursor, __ATOMIC_ACQUIRE);
     if (g->done < start || g->done > cur)
-        g->done = start;   /* a buffer switch since the last pass */
+        g->done = start; /* a buffer switch since the last pass */
     struct pes_record *out = g->done;
     if (g->toggle && g->toggle >= g->done && g->toggle <= cur) {
         out = pass(g, g->done, g->toggle, out, g->open);
@@ -104,7 +104,7 @@ void pes_rt_gate_run(struct pes_rt_thread *t)
     if (out != cur) {
         __atomic_store_n(&t->tls->cursor, out, __ATOMIC_RELEASE);
         if (pes_rt.sampling && t->s.scan > out)
-            t->s.scan = out;   /* the sampler classified them already */
+            t->s.scan = out; /* the sampler classified them already */
     }
 }
 
@@ -167,7 +167,7 @@ static void toggle_all(int open)
             } else {
                 if (!t->gate.toggle)
                     t->gate.toggle = __atomic_load_n(&t->tls->cursor, __ATOMIC_ACQUIRE);
-                t->gate.toggle_open = open;   /* the first switch point, the last state */
+                t->gate.toggle_open = open; /* the first switch point, the last state */
                 /* an idle thread's next segment enters the runtime, which
                  * switches it to recording (its TLS lives: not stopped, and
                  * its exit stops it under the lock held here) */
@@ -184,7 +184,7 @@ static void roi_change(int delta)
     if (!roi_active || !pes_rt_active())
         return;
     if (pes_rt_enter())
-        return;   /* called from a signal handler inside the runtime: ignored */
+        return; /* called from a signal handler inside the runtime: ignored */
     if (!pes_rt_thread_self())
         pes_rt_thread_setup();
     int before = __atomic_load_n(&roi_depth, __ATOMIC_ACQUIRE);

@@ -16,7 +16,7 @@ void pes_rt_sample_thread_init(struct pes_rt_thread *t)
 {
     struct pes_rt_sampler *s = &t->s;
     uint64_t seed = pes_rt.cfg.seed ^ ((uint64_t)t->index * 0x9e3779b97f4a7c15ull);
-    s->rng = pes_rt_splitmix(&seed) | 1;   /* xorshift needs a non-zero state */
+    s->rng = pes_rt_splitmix(&seed) | 1; /* xorshift needs a non-zero state */
     /* --samples: the schedule's first level (rt_adapt.h), else the period */
     s->adapt_level = pes_rt.cfg.samples_target ? 0 : PES_RT_ADAPT_LEVELS;
     s->period_load = pes_rt_adapt_period(pes_rt.cfg.period_load, s->adapt_level);
@@ -76,7 +76,7 @@ void pes_rt_sample_scan(struct pes_rt_thread *t)
     if (!s->scan || cur < s->scan)
         return;
     if (pes_rt_hardware_samples()) {
-        s->scan = cur;   /* the PMU counts this thread's accesses */
+        s->scan = cur; /* the PMU counts this thread's accesses */
         return;
     }
     uint64_t l, st;
@@ -94,7 +94,7 @@ void pes_rt_sample_scan(struct pes_rt_thread *t)
 uint64_t pes_rt_sample_count_self(const struct pes_rt_thread *t)
 {
     if (pes_rt_hardware_samples())
-        return pes_rt.backend->count(t);   /* time distances in PMU-counted accesses */
+        return pes_rt.backend->count(t); /* time distances in PMU-counted accesses */
     const struct pes_rt_sampler *s = &t->s;
     uint64_t l = 0, st = 0;
     struct pes_record *cur = t->tls->cursor;
@@ -231,7 +231,7 @@ static void adapt(struct pes_rt_thread *t, const struct pes_event *sample)
         mode->counts_decided ? __atomic_load_n(&s->decided, __ATOMIC_ACQUIRE) : s->samples;
     if (!s->adapt_started) {
         s->adapt_started = 1;
-        period_event(t, sample, 0);   /* level 0, in effect since the thread started */
+        period_event(t, sample, 0); /* level 0, in effect since the thread started */
     }
     uint32_t next = pes_rt_adapt_next(s->adapt_level, s->adapt_mark, count, target);
     if (next == s->adapt_level)
@@ -266,7 +266,7 @@ void pes_rt_sample_record(struct pes_rt_thread *t, struct pes_event *ev)
 {
     struct pes_rt_sampler *s = &t->s;
     if (!pes_rt_roi_open())
-        return;   /* outside the region of interest */
+        return; /* outside the region of interest */
     s->samples++;
     s->prev_sample_ns = s->cur_sample_ns;
     s->cur_sample_ns = ev->time;
@@ -292,8 +292,9 @@ void pes_rt_sample_finish(struct pes_rt_thread *t, int from_signal)
     ev.loads = s->loads + pending.loads;
     ev.stores = s->stores + pending.stores;
     ev.aux = s->samples;
-    ev.distance = s->traps;   /* TOTALS: watchpoint traps taken (ignored ones included) */
-    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) + PES_RT_MAX_DEBUG_REGISTERS + 2 > PES_RT_EVCAP &&
+    ev.distance = s->traps; /* TOTALS: watchpoint traps taken (ignored ones included) */
+    if (__atomic_load_n(&s->ev_n, __ATOMIC_RELAXED) + PES_RT_MAX_DEBUG_REGISTERS + 2 >
+            PES_RT_EVCAP &&
         !from_signal)
         pes_rt_events_flush(t, 0);
     /* its watches end here: censored observations (modes/reuse.c) */

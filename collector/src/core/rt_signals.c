@@ -9,10 +9,10 @@
 
 #include "core/core.h"
 
-static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
-                            SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-#define N_FATAL (sizeof fatal / sizeof fatal[0])
-#define FIRST_TERMINATION 5   /* from here: only taken over while SIG_DFL (^C of a long run) */
+static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE, SIGABRT,
+                            SIGHUP,  SIGINT, SIGQUIT, SIGTERM};
+#define N_FATAL           (sizeof fatal / sizeof fatal[0])
+#define FIRST_TERMINATION 5 /* from here: only taken over while SIG_DFL (^C of a long run) */
 static struct sigaction previous[N_FATAL];
 static int ours[N_FATAL];
 static int installed;
@@ -90,7 +90,7 @@ void pes_rt_signals_install(void)
         if (pes_rt_real_sigaction(fatal[i], NULL, &previous[i]) != 0)
             continue;
         if (i >= FIRST_TERMINATION && previous[i].sa_handler != SIG_DFL)
-            continue;   /* ignored (nohup) or handled: not ours to change */
+            continue; /* ignored (nohup) or handled: not ours to change */
         ours[i] = pes_rt_real_sigaction(fatal[i], &sa, NULL) == 0;
     }
     installed = 1;
@@ -103,7 +103,8 @@ void pes_rt_signals_restore(void)
         return;
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction cur;
-        if (ours[i] && pes_rt_real_sigaction(fatal[i], NULL, &cur) == 0 && cur.sa_sigaction == on_fatal)
+        if (ours[i] && pes_rt_real_sigaction(fatal[i], NULL, &cur) == 0 &&
+            cur.sa_sigaction == on_fatal)
             pes_rt_real_sigaction(fatal[i], &previous[i], NULL);
     }
     installed = 0;
@@ -159,7 +160,7 @@ void pes_rt_altstack_setup(struct pes_rt_thread *t)
     if (t->s.altstack)
         return;
     if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
-        return;   /* the application's own alternate stack serves */
+        return; /* the application's own alternate stack serves */
     void *p = altstack_get();
     if (!p)
         return;

@@ -31,14 +31,15 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
 /* What the application installed, per signal: the handler it sees. */
 static struct sigaction app[NSIG];
-static int wrapped[NSIG];          /* atomic: app[sig] holds a handler run by the wrapper */
+static int wrapped[NSIG]; /* atomic: app[sig] holds a handler run by the wrapper */
 
 #define PES_RT_TLS __thread __attribute__((tls_model("initial-exec")))
-static int reserved_sig;           /* atomic: the PMU backends' overflow signal, 0 if none */
+static int reserved_sig; /* atomic: the PMU backends' overflow signal, 0 if none */
 
-PES_RT_TLS int pes_rt_handler_depth_tls;   /* application handlers running; read inline by rt_alloc.c */
+PES_RT_TLS int
+    pes_rt_handler_depth_tls; /* application handlers running; read inline by rt_alloc.c */
 #define depth pes_rt_handler_depth_tls
-static PES_RT_TLS uintptr_t stack_lo, stack_hi;   /* the outermost handler's stack */
+static PES_RT_TLS uintptr_t stack_lo, stack_hi; /* the outermost handler's stack */
 
 int pes_rt_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -76,7 +77,7 @@ int pes_rt_in_app_handler(void)
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     if (here >= stack_lo && here < stack_hi)
         return 1;
-    depth = 0;   /* the handler was left by longjmp */
+    depth = 0; /* the handler was left by longjmp */
     return 0;
 }
 
@@ -145,7 +146,7 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
     }
     if (rc == 0 && old && was_wrapped && (old->sa_flags & SA_SIGINFO) &&
         old->sa_sigaction == wrapper)
-        *old = prev_app;   /* the application sees its own handler */
+        *old = prev_app; /* the application sees its own handler */
     return rc;
 }
 

@@ -8,8 +8,8 @@
 #include "core/core.h"
 
 #define CHUNK_BITS 16u
-#define CHUNK (1u << CHUNK_BITS)
-#define N_CHUNKS (1u << (32 - CHUNK_BITS))
+#define CHUNK      (1u << CHUNK_BITS)
+#define N_CHUNKS   (1u << (32 - CHUNK_BITS))
 
 static struct pes_rt_site_info *chunks[N_CHUNKS];
 
@@ -52,7 +52,7 @@ void pes_rt_sites_add(const struct pes_rt_module *m, uint32_t base)
         if (!*c) {
             struct pes_rt_site_info *fresh = pes_rt_calloc_lines(CHUNK, sizeof *fresh);
             if (!fresh)
-                return;   /* these sites count as neither loads nor stores */
+                return; /* these sites count as neither loads nor stores */
             __atomic_store_n(c, fresh, __ATOMIC_RELEASE);
         }
         const struct pes_rt_site *s = &m->sites[i];

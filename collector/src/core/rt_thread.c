@@ -16,12 +16,12 @@
 /* initial-exec like __pes_tls (the runtime is never dlopen'ed): no
  * __tls_get_addr call on every slow path */
 #define PES_RT_TLS __thread __attribute__((tls_model("initial-exec")))
-PES_RT_TLS struct pes_rt_thread *pes_rt_self_tls;   /* read inline by rt_alloc.c */
+PES_RT_TLS struct pes_rt_thread *pes_rt_self_tls; /* read inline by rt_alloc.c */
 #define self pes_rt_self_tls
 static PES_RT_TLS int setup_failed;
 static PES_RT_TLS struct pes_record scratch[PES_RT_SCRATCH];
 static pthread_key_t exit_key;
-PES_RT_TLS int pes_rt_entered_tls;   /* in the runtime (pes_rt_enter); read inline by rt_alloc.c */
+PES_RT_TLS int pes_rt_entered_tls; /* in the runtime (pes_rt_enter); read inline by rt_alloc.c */
 #define entered pes_rt_entered_tls
 static PES_RT_TLS int saved_cancel_state, saved_cancel_type;
 static PES_RT_TLS volatile int deferred_signal;
@@ -97,7 +97,8 @@ void pes_rt_leave_quick(void)
     leave(0);
 }
 
-PES_RT_TLS int pes_rt_in_setup_tls;   /* pes_rt_thread_setup runs: its allocations are the runtime's */
+PES_RT_TLS int
+    pes_rt_in_setup_tls; /* pes_rt_thread_setup runs: its allocations are the runtime's */
 #define in_setup pes_rt_in_setup_tls
 
 int pes_rt_thread_setting_up(void)
@@ -151,7 +152,7 @@ void pes_rt_thread_forget_self(void)
 /* CPU -> its socket + 1 (0: not read yet), for the first CPUs: a thread's
  * set-up reads sysfs only for a CPU no thread started on before. */
 #define SOCKET_CACHE_CPUS 1024
-static int socket_cache[SOCKET_CACHE_CPUS];   /* atomic */
+static int socket_cache[SOCKET_CACHE_CPUS]; /* atomic */
 
 /* Raw system calls: open and read are cancellation points, and this runs
  * inside the runtime (see rt_writer.c, returned_seq). */
@@ -183,7 +184,7 @@ static int cpu_socket(int cpu)
     if (known)
         return known - 1;
     int socket = cpu_socket_read(cpu);
-    __atomic_store_n(&socket_cache[cpu], socket + 1, __ATOMIC_RELAXED);   /* -1 (unknown) stays 0 */
+    __atomic_store_n(&socket_cache[cpu], socket + 1, __ATOMIC_RELAXED); /* -1 (unknown) stays 0 */
     return socket;
 }
 
@@ -197,7 +198,7 @@ static void thread_exit(void *p)
     if (__atomic_load_n(&pes_rt.child, __ATOMIC_RELAXED))
         return;
     if (pes_rt_enter())
-        return;   /* pthread_exit in a handler that interrupted the runtime: its records are lost */
+        return; /* pthread_exit in a handler that interrupted the runtime: its records are lost */
     thread_exit_entered(t);
     /* the thread is ending (perhaps cancelled and unwound already): enabling
      * cancellation again here would act on the same request a second time */
@@ -207,12 +208,12 @@ static void thread_exit(void *p)
 static void thread_exit_entered(struct pes_rt_thread *t)
 {
     if (pes_rt.sampling)
-        pes_rt_sample_backend_stop(t);   /* drained and closed: no overflow signal after this */
+        pes_rt_sample_backend_stop(t); /* drained and closed: no overflow signal after this */
     int stopped_here = pes_rt_buffer_stop(t, 1, 1) == 0;
-    pes_rt_thread_use_scratch();   /* later destructors may still run instrumented code */
+    pes_rt_thread_use_scratch(); /* later destructors may still run instrumented code */
     if (pes_rt.sampling) {
         if (pes_rt.mode->thread_exit)
-            pes_rt.mode->thread_exit(t);   /* no trap after this point */
+            pes_rt.mode->thread_exit(t); /* no trap after this point */
         pes_rt_altstack_release(t);
         /* stopped here: its last events are queued and nothing adds more */
         if (stopped_here)
@@ -226,7 +227,7 @@ static void thread_exit_entered(struct pes_rt_thread *t)
     while (__atomic_load_n(&t->tls_readers, __ATOMIC_SEQ_CST))
         sched_yield();
     if (!stopped_here || !pes_rt.full)
-        return;   /* stopped by process exit: its buffers are the writer's to read */
+        return; /* stopped by process exit: its buffers are the writer's to read */
     int all_free = 1;
     for (int i = 0; i < PES_RT_NBUF; i++)
         all_free &= pes_rt_writer_wait_free(&t->bufs[i]) == 0;
@@ -287,7 +288,7 @@ static struct pes_rt_thread *thread_setup(void)
 
     it->type = PES_RT_ITEM_THREAD;
     it->heap = 1;
-    it->info.parent = UINT32_MAX;   /* creator unknown: pthread_create is not wrapped */
+    it->info.parent = UINT32_MAX; /* creator unknown: pthread_create is not wrapped */
     it->info.tid = (uint64_t)t->tid;
     it->info.cpu = cpu;
     it->info.socket = cpu_socket(cpu);
@@ -318,8 +319,8 @@ static struct pes_rt_thread *thread_setup(void)
     }
     it->info.index = t->index;
     t->next = pes_rt.threads;
-    __atomic_store_n(&pes_rt.threads, t, __ATOMIC_RELEASE);   /* read by trap handlers */
-    pes_rt_writer_push_quiet(it);   /* encoded with the thread's first events, in queue order */
+    __atomic_store_n(&pes_rt.threads, t, __ATOMIC_RELEASE); /* read by trap handlers */
+    pes_rt_writer_push_quiet(it); /* encoded with the thread's first events, in queue order */
     pthread_mutex_unlock(&pes_rt.threads_lock);
 
     self = t;
@@ -332,7 +333,7 @@ static struct pes_rt_thread *thread_setup(void)
      * countdown at its first slow path; the PMU backends count alone */
     __atomic_store_n(&__pes_tls.recording, (uint32_t)pes_rt.full, __ATOMIC_RELAXED);
     int64_t cd = pes_rt.sampling && !pes_rt.full && pes_rt_hardware_samples() ? PES_RT_CD_OFF : 0;
-    __atomic_store_n(&t->s.cd_init, cd, __ATOMIC_RELAXED);   /* read by other threads */
+    __atomic_store_n(&t->s.cd_init, cd, __ATOMIC_RELAXED); /* read by other threads */
     __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);
     if (pes_rt.sampling) {
         t->s.scan = __pes_tls.cursor;

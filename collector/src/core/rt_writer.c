@@ -39,19 +39,19 @@
 /* What an encoder made of one item, kept until the item's turn to be appended. */
 struct result {
     uint64_t seq;
-    int type;                     /* enum pes_rt_item_type */
-    uint32_t thread;              /* RECORDS, EVENTS: thread index; THREAD: its index */
-    int to_full, to_sampled;      /* the item was encoded for that file */
-    int rc;                       /* encoding failed: err says why */
+    int type;                /* enum pes_rt_item_type */
+    uint32_t thread;         /* RECORDS, EVENTS: thread index; THREAD: its index */
+    int to_full, to_sampled; /* the item was encoded for that file */
+    int rc;                  /* encoding failed: err says why */
     struct pes_error err;
-    const uint8_t *bytes;         /* encoded block(s): in the encoder, or `owned` */
+    const uint8_t *bytes; /* encoded block(s): in the encoder, or `owned` */
     size_t size;
-    uint8_t *owned;               /* malloc'd copy while waiting in the window */
+    uint8_t *owned; /* malloc'd copy while waiting in the window */
     /* RECORDS: footer contributions */
     uint64_t n, loads, stores, end_ticks;
-    int has_end;                  /* a TIME or THREAD_END record set end_ticks */
+    int has_end; /* a TIME or THREAD_END record set end_ticks */
     /* EVENTS: footer contributions */
-    int has_totals;               /* a TOTALS event: loads, stores, samples */
+    int has_totals; /* a TOTALS event: loads, stores, samples */
     uint64_t samples, lost, max_time;
 };
 
@@ -69,7 +69,7 @@ struct worker {
 /* The pool's state, one per process. */
 static struct writer_state {
     pthread_mutex_t qlock;
-    pthread_cond_t q_work;         /* item queued, window moved, turn */
+    pthread_cond_t q_work; /* item queued, window moved, turn */
     /* A buffer is back: application threads wait for it inside the runtime,
      * so not on a condition variable. pthread_cond_wait is a cancellation
      * point, and glibc 2.36 acts there on an asynchronous cancel sent just
@@ -77,32 +77,32 @@ static struct writer_state {
      * futex wait is not a cancellation point: returned_seq changes (under
      * qlock) at every return. */
     uint32_t returned_seq;
-    uint32_t returned_waiters;     /* guarded by qlock */
+    uint32_t returned_waiters; /* guarded by qlock */
 
-    struct pes_rt_item *head, *tail;   /* the queue */
-    uint64_t next_seq;             /* sequence number of the next item queued */
-    int running;                   /* guarded by qlock: buffers may still come back */
-    int closed;                    /* atomic: footer written, file closed */
-    int stop_taken;                /* STOP was taken: nothing after it is ever taken */
+    struct pes_rt_item *head, *tail; /* the queue */
+    uint64_t next_seq;               /* sequence number of the next item queued */
+    int running;                     /* guarded by qlock: buffers may still come back */
+    int closed;                      /* atomic: footer written, file closed */
+    int stop_taken;                  /* STOP was taken: nothing after it is ever taken */
     struct pes_rt_item stop_item;
 
     struct worker *workers;
     uint32_t n_workers;
-    struct slot *window;           /* results waiting for their turn, at seq % window_size */
+    struct slot *window; /* results waiting for their turn, at seq % window_size */
     uint32_t window_size;
-    uint64_t next_append;          /* sequence number of the next item to append */
-    int appending;                 /* an encoder is appending (outside the lock) */
+    uint64_t next_append; /* sequence number of the next item to append */
+    int appending;        /* an encoder is appending (outside the lock) */
 
     /* Appender-only: only the encoder that holds `appending` touches these. */
-    int failed;                    /* atomic (encoders read it): the full trace */
-    int sfailed;                   /* atomic: the sampled trace */
-    struct pes_thread_totals *stotals;   /* sampled trace footer */
+    int failed;                        /* atomic (encoders read it): the full trace */
+    int sfailed;                       /* atomic: the sampled trace */
+    struct pes_thread_totals *stotals; /* sampled trace footer */
     size_t n_stotals;
     struct pes_thread_totals *totals;
     size_t n_totals;
-    uint32_t n_announced;          /* threads whose THREAD block was written */
-    uint64_t queued_units;         /* guarded by qlock: records and events queued so far */
-    uint64_t encoded_units;        /* atomic: of them, encoded (progress line) */
+    uint32_t n_announced;   /* threads whose THREAD block was written */
+    uint64_t queued_units;  /* guarded by qlock: records and events queued so far */
+    uint64_t encoded_units; /* atomic: of them, encoded (progress line) */
 } pool = {
     .qlock = PTHREAD_MUTEX_INITIALIZER,
     .q_work = PTHREAD_COND_INITIALIZER,
@@ -143,7 +143,8 @@ static int wait_returned_locked(void)
     pool.returned_waiters--;
     return 0;
 }
-__thread __attribute__((tls_model("initial-exec"))) int pes_rt_in_pool_tls;   /* read inline by rt_alloc.c */
+__thread __attribute__((
+    tls_model("initial-exec"))) int pes_rt_in_pool_tls; /* read inline by rt_alloc.c */
 #define in_pool pes_rt_in_pool_tls
 
 /* libzstd's archive refers (weakly) to tracing hooks that a program may
@@ -220,7 +221,7 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
             return 0;
         }
         struct timespec ts = {0, 1000000};
-        syscall(SYS_nanosleep, &ts, NULL);   /* not a cancellation point */
+        syscall(SYS_nanosleep, &ts, NULL); /* not a cancellation point */
     }
     return -1;
 }
@@ -370,7 +371,7 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
         count_events(r, it->events, it->n);
         r->rc = pes_trace_encoder_events(enc, it->thread, it->events, it->n, &r->err);
         break;
-    case PES_RT_ITEM_MAPS:   /* both files: allocation sites are IPs too */
+    case PES_RT_ITEM_MAPS: /* both files: allocation sites are IPs too */
         r->to_full = full;
         r->to_sampled = sampled;
         if (!full && !sampled)
@@ -513,7 +514,7 @@ static void append_result(const struct result *r)
     case PES_RT_ITEM_STOP:
         close_trace();
         pthread_mutex_lock(&pool.qlock);
-        pool.running = 0;   /* anything queued after STOP is never written */
+        pool.running = 0; /* anything queued after STOP is never written */
         returned_broadcast_locked();
         pthread_mutex_unlock(&pool.qlock);
         __atomic_store_n(&pool.closed, 1, __ATOMIC_RELEASE);
@@ -563,7 +564,7 @@ static void deliver(struct result *r)
                 pthread_mutex_unlock(&pool.qlock);
                 return;
             }
-            cur = s->r;   /* meanwhile everything before ours was appended */
+            cur = s->r; /* meanwhile everything before ours was appended */
             s->ready = 0;
         }
     } else {
@@ -576,7 +577,7 @@ static void deliver(struct result *r)
         free(cur.owned);
         pthread_mutex_lock(&pool.qlock);
         pool.next_append++;
-        pthread_cond_broadcast(&pool.q_work);   /* the window moved */
+        pthread_cond_broadcast(&pool.q_work); /* the window moved */
         struct slot *s = &pool.window[pool.next_append % pool.window_size];
         if (!s->ready || s->r.seq != pool.next_append)
             break;
@@ -584,7 +585,7 @@ static void deliver(struct result *r)
         s->ready = 0;
     }
     pool.appending = 0;
-    pthread_cond_broadcast(&pool.q_work);   /* an encoder may be waiting for its turn */
+    pthread_cond_broadcast(&pool.q_work); /* an encoder may be waiting for its turn */
     pthread_mutex_unlock(&pool.qlock);
 }
 
@@ -607,7 +608,7 @@ static void *worker_main(void *arg)
             pool.tail = NULL;
         if (it->type == PES_RT_ITEM_STOP) {
             pool.stop_taken = 1;
-            pthread_cond_broadcast(&pool.q_work);   /* the other encoders end */
+            pthread_cond_broadcast(&pool.q_work); /* the other encoders end */
         }
         pthread_mutex_unlock(&pool.qlock);
         struct result r;
@@ -702,7 +703,7 @@ static void finish_progress(uint64_t queued, uint64_t base)
         if (done)
             break;
         struct timespec ts = {0, 50000000};
-        syscall(SYS_nanosleep, &ts, NULL);   /* not a cancellation point (see returned_seq) */
+        syscall(SYS_nanosleep, &ts, NULL); /* not a cancellation point (see returned_seq) */
     }
     pes_progress_end(p);
 }

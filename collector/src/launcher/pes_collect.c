@@ -44,11 +44,11 @@
  * launcher's own. */
 struct options {
     struct pes_collect_settings set;
-    int gave[64];              /* per pes_settings row: a flag set it (exported) */
+    int gave[64]; /* per pes_settings row: a flag set it (exported) */
     int full;
-    const char *mode;          /* --mode as given; NULL = no sampling */
-    const char *backend;       /* --backend: a backend's name; NULL = auto */
-    const char *target_error;  /* --target-error E: sets samples_target */
+    const char *mode;         /* --mode as given; NULL = no sampling */
+    const char *backend;      /* --backend: a backend's name; NULL = auto */
+    const char *target_error; /* --target-error E: sets samples_target */
     const char *full_output;
     int list_backends;
     const char *output;
@@ -94,11 +94,13 @@ static uint64_t samples_for_error(const char *v)
     errno = 0;
     double e = strtod(v, &end);
     if (errno || end == v || *end || !(e > 0 && e < 0.5))
-        die(EXIT_USAGE, "--target-error: expected a share error between 0 and 0.5 (e.g. 0.05), got '%s'", v);
+        die(EXIT_USAGE,
+            "--target-error: expected a share error between 0 and 0.5 (e.g. 0.05), got '%s'", v);
     const double z90 = 1.6448536269514722;
     double n = ceil(z90 * z90 / (4 * e * e));
     if (n > UINT32_MAX)
-        die(EXIT_USAGE, "--target-error: %s needs %.0f outcomes per thread (at most %u)", v, n, UINT32_MAX);
+        die(EXIT_USAGE, "--target-error: %s needs %.0f outcomes per thread (at most %u)", v, n,
+            UINT32_MAX);
     return (uint64_t)n;
 }
 
@@ -107,7 +109,8 @@ static uint64_t samples_for_error(const char *v)
 static int parse_period(const char *v, void *opts)
 {
     struct options *o = opts;
-    const struct pes_setting *load = pes_settings_find("period_load"), *store = pes_settings_find("period_store");
+    const struct pes_setting *load = pes_settings_find("period_load"),
+                             *store = pes_settings_find("period_store");
     uint64_t n;
     if (pes_parse_u64(v, 10, &n) == 0 && n >= 1 && n <= load->max) {
         o->set.period_load = o->set.period_store = n;
@@ -133,9 +136,11 @@ static int parse_period(const char *v, void *opts)
     }
     free(copy);
     if (bad)
-        die(EXIT_USAGE, "--period: expected N or load=N,store=M (N from 1 to %llu, 0 = not sampled), got '%s'",
+        die(EXIT_USAGE,
+            "--period: expected N or load=N,store=M (N from 1 to %llu, 0 = not sampled), got '%s'",
             (unsigned long long)load->max, v);
-    if (gave(o, "period_load") && gave(o, "period_store") && !o->set.period_load && !o->set.period_store)
+    if (gave(o, "period_load") && gave(o, "period_store") && !o->set.period_load &&
+        !o->set.period_store)
         die(EXIT_USAGE, "--period: '%s' samples nothing", v);
     return 0;
 }
@@ -172,36 +177,60 @@ static int check_mode(const char *v, void *opts)
 /* Flags that only make sense with --mode (besides the sampling settings). */
 enum { SAMPLING_ONLY = 1 };
 
-#define FIELD(f) offsetof(struct options, f)
+#define FIELD(f)      offsetof(struct options, f)
 #define SETTING(name) {.kind = PES_CLI_SETTING, .setting = name, .field = FIELD(set)}
 /* In --help order. A setting's flag, value, bounds and help are its row in
  * trace/src/settings.c. */
 static const struct pes_cli_opt opts[] = {
-    {.name = "full", .help = "record a full trace (every access, basic blocks)", .kind = PES_CLI_SWITCH,
+    {.name = "full",
+     .help = "record a full trace (every access, basic blocks)",
+     .kind = PES_CLI_SWITCH,
      .field = FIELD(full)},
     {.kind = PES_CLI_SETTING, .setting = "mode", .field = FIELD(set), .parse = check_mode},
-    {.name = "period", .arg = "N", .kind = PES_CLI_FN, .parse = parse_period, .flags = SAMPLING_ONLY,
+    {.name = "period",
+     .arg = "N",
+     .kind = PES_CLI_FN,
+     .parse = parse_period,
+     .flags = SAMPLING_ONLY,
      .setting = "period_load",
      .help = "accesses between samples (default {default}), or load=N,store=M\n"
              "(0 = that kind is not sampled); randomised by +-1/8"},
     SETTING("samples_target"),
-    {.name = "target-error", .arg = "E", .kind = PES_CLI_STRING, .field = FIELD(target_error),
+    {.name = "target-error",
+     .arg = "E",
+     .kind = PES_CLI_STRING,
+     .field = FIELD(target_error),
      .flags = SAMPLING_ONLY,
      .help = "--samples sized for every histogram share within +-E\n"
              "(90 %, 0 < E < 0.5): N = 1.645^2 / (4 E^2)"},
-    {.name = "backend", .arg = "B", .kind = PES_CLI_FN, .parse = parse_backend, .flags = SAMPLING_ONLY,
+    {.name = "backend",
+     .arg = "B",
+     .kind = PES_CLI_FN,
+     .parse = parse_backend,
+     .flags = SAMPLING_ONLY,
      .help_fn = backend_help},
     SETTING("spatial"),
     SETTING("sockets"),
     SETTING("debug_registers"),
     SETTING("seed"),
-    {.name = "full-output", .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(full_output),
+    {.name = "full-output",
+     .arg = "FILE",
+     .kind = PES_CLI_PATH,
+     .field = FIELD(full_output),
      .help = "full trace when combined with --mode\n(default: PROGRAM.PID.full.zst here)"},
-    {.name = "list-backends", .kind = PES_CLI_SWITCH, .field = FIELD(list_backends),
+    {.name = "list-backends",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(list_backends),
      .help = "say which sampling backends work here, and why not"},
-    {.name = "output", .short_name = 'o', .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(output),
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FILE",
+     .kind = PES_CLI_PATH,
+     .field = FIELD(output),
      .help = "trace file (default: PROGRAM.PID.full.zst, or\nPROGRAM.PID.MODE.zst with --mode)"},
-    {.name = "force", .kind = PES_CLI_SWITCH, .field = FIELD(force),
+    {.name = "force",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(force),
      .help = "replace FILE if it exists (a regular file that is not\n"
              "PROGRAM; see docs/collector.md, Output files)"},
     SETTING("time_interval"),
@@ -223,12 +252,13 @@ enum { N_OPTS = sizeof opts / sizeof opts[0] };
 static const struct pes_cli cli = {
     .prog = "pes-collect",
     .version = PES_VERSION,
-    .usage_head = "Usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
-                  "   or: pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
-                  "   or: pes-collect --list-backends\n"
-                  "\n"
-                  "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
-                  "\n",
+    .usage_head =
+        "Usage: pes-collect --full [options] [--] PROGRAM [ARGS...]\n"
+        "   or: pes-collect --mode MODE [--full] [options] [--] PROGRAM [ARGS...]\n"
+        "   or: pes-collect --list-backends\n"
+        "\n"
+        "Runs PROGRAM (built with pes-clang) and records a trace of its memory accesses.\n"
+        "\n",
     .usage_tail = "\nExits with PROGRAM's exit status (re-raises its terminating signal).\n",
     .opts = opts,
     .n_opts = N_OPTS,
@@ -251,13 +281,15 @@ static int parse_options(int argc, char **argv, struct options *o)
     if (first < 0)
         exit(EXIT_USAGE);
     for (size_t i = 0; i < N_OPTS; i++) {
-        const struct pes_setting *s = opts[i].kind == PES_CLI_SETTING ? pes_settings_find(opts[i].setting) : NULL;
+        const struct pes_setting *s =
+            opts[i].kind == PES_CLI_SETTING ? pes_settings_find(opts[i].setting) : NULL;
         if (!seen[i])
             continue;
         if (s)
             give(o, s->name);
-        if (!o->sampling_flag && ((opts[i].flags & SAMPLING_ONLY) ||
-                                  (s && (s->flags & PES_SETTING_SAMPLING) && strcmp(s->name, "mode") != 0)))
+        if (!o->sampling_flag &&
+            ((opts[i].flags & SAMPLING_ONLY) ||
+             (s && (s->flags & PES_SETTING_SAMPLING) && strcmp(s->name, "mode") != 0)))
             o->sampling_flag = s ? s->flag : opts[i].name;
     }
     if (!o->mode)
@@ -272,13 +304,13 @@ static void export_settings(const struct options *o)
 {
     for (size_t i = 0; i < pes_settings_count; i++) {
         const struct pes_setting *row = &pes_settings[i];
-        if (!row->env || (row->flags & PES_SETTING_TEST_HOOK))   /* a test hook passes through */
+        if (!row->env || (row->flags & PES_SETTING_TEST_HOOK)) /* a test hook passes through */
             continue;
         if (!o->gave[i]) {
             unsetenv(row->env);
             continue;
         }
-        int len = pes_setting_format(row, &o->set, NULL, 0);   /* PES_COMMAND has no bound */
+        int len = pes_setting_format(row, &o->set, NULL, 0); /* PES_COMMAND has no bound */
         char *value = len >= 0 ? malloc((size_t)len + 1) : NULL;
         if (!value || pes_setting_format(row, &o->set, value, (size_t)len + 1) != len ||
             setenv(row->env, value, 1) < 0)
@@ -298,7 +330,7 @@ static char *resolve(const char *prog, int *err)
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
     *err = ENOENT;
-    for (const char *p = path;; ) {
+    for (const char *p = path;;) {
         const char *end = strchrnul(p, ':');
         size_t n = (size_t)(end - p);
         char *cand;
@@ -396,11 +428,12 @@ static void kept_note(const char *config, char *buf, size_t size)
     if (s.roi_state == PES_ROI_MARKERS)
         used = snprintf(buf, size, "; region of interest only");
     if (s.skip && used >= 0 && (size_t)used < size)
-        used += snprintf(buf + used, size - (size_t)used, "%sfirst %llu accesses per thread skipped",
-                         used ? ", " : "; ", (unsigned long long)s.skip);
+        used +=
+            snprintf(buf + used, size - (size_t)used, "%sfirst %llu accesses per thread skipped",
+                     used ? ", " : "; ", (unsigned long long)s.skip);
     if (s.max_accesses && used >= 0 && (size_t)used < size)
-        snprintf(buf + used, size - (size_t)used, "%sat most %llu accesses per thread", used ? ", " : "; ",
-                 (unsigned long long)s.max_accesses);
+        snprintf(buf + used, size - (size_t)used, "%sat most %llu accesses per thread",
+                 used ? ", " : "; ", (unsigned long long)s.max_accesses);
 }
 
 /* Sampled trace: events by kind, from its EVENTS blocks and footer. */
@@ -435,8 +468,9 @@ static void summary_sampled(const char *path, struct pes_trace_reader *r, uint64
             (unsigned long long)kinds[PES_EV_SAMPLE], (unsigned long long)kinds[PES_EV_REUSE],
             (unsigned long long)kinds[PES_EV_INVALIDATION], (unsigned long long)kinds[PES_EV_COMM],
             lost ? " (some events lost: buffers full in trap handlers)" : "",
-            rc < 0 ? " (unreadable block)"
-                   : have_footer ? "" : " (no footer: the run ended abnormally)",
+            rc < 0        ? " (unreadable block)"
+            : have_footer ? ""
+                          : " (no footer: the run ended abnormally)",
             note);
 }
 
@@ -447,8 +481,10 @@ static void summary(const char *path, const char *script)
     struct stat st;
     if (stat(path, &st) != 0) {
         if (script)
-            fprintf(stderr, "pes-collect: no trace was written to %s: no program built with "
-                            "pes-clang ran under the script %s\n", path, script);
+            fprintf(stderr,
+                    "pes-collect: no trace was written to %s: no program built with "
+                    "pes-clang ran under the script %s\n",
+                    path, script);
         else
             fprintf(stderr, "pes-collect: no trace was written to %s (see the messages above)\n",
                     path);
@@ -532,19 +568,22 @@ static char *absolute(const char *path)
 /* An output file as found before the run: nothing is removed until every
  * output has been checked, so a refused command line changes nothing. */
 struct output {
-    const char *flag;   /* as the help names it: --output, --full-output */
-    const char *name;   /* as given, NULL for the default name */
-    int present;        /* lstat: the name exists (--force removes it) */
-    int exists;         /* stat: what it names exists (symlinks followed) */
+    const char *flag; /* as the help names it: --output, --full-output */
+    const char *name; /* as given, NULL for the default name */
+    int present;      /* lstat: the name exists (--force removes it) */
+    int exists;       /* stat: what it names exists (symlinks followed) */
     struct stat st;
-    char *canon;        /* realpath of the parent + "/" + last component */
+    char *canon; /* realpath of the parent + "/" + last component */
 };
 
 static const char *file_kind(mode_t m)
 {
-    return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
-         : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a fifo"
-         : S_ISSOCK(m) ? "a socket" : "not a regular file";
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISFIFO(m) ? "a fifo"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
 }
 
 /* The parent directory resolved, so that "./t.zst" and "t.zst" (or a path
@@ -566,7 +605,7 @@ static char *canonical_name(const char *name)
         out = NULL;
     free(rdir);
     free(copy);
-    return out;   /* NULL if the directory is missing: check_dir reports it */
+    return out; /* NULL if the directory is missing: check_dir reports it */
 }
 
 static void inspect_output(struct output *out, const char *flag, const char *name)
@@ -606,8 +645,8 @@ static void check_output(const struct output *out, const char *exe, int force)
     struct stat pst;
     if (out->exists && stat(exe, &pst) == 0 && pst.st_dev == out->st.st_dev &&
         pst.st_ino == out->st.st_ino)
-        die(EXIT_USAGE, "%s %s: is the program being run (%s); refusing to replace it",
-            out->flag, out->name, exe);
+        die(EXIT_USAGE, "%s %s: is the program being run (%s); refusing to replace it", out->flag,
+            out->name, exe);
     if (!force)
         die(EXIT_USAGE, "%s: file exists (use --force to replace it)", out->name);
 }
@@ -681,8 +720,10 @@ static const struct pes_rt_backend *choose_backend(const struct options *o, cons
     const struct pes_rt_backend *b = pes_rt_backend_find(pes_rt_backends, name);
     if (b && b->program_counts) {
         if (!instrumented)
-            die(EXIT_USAGE, "--backend %s: %s was not built with pes-clang, so it has no "
-                            "load/store counters to sample; rebuild it with pes-clang", name, prog);
+            die(EXIT_USAGE,
+                "--backend %s: %s was not built with pes-clang, so it has no "
+                "load/store counters to sample; rebuild it with pes-clang",
+                name, prog);
         return b;
     }
     if (b) {
@@ -704,9 +745,11 @@ static const struct pes_rt_backend *choose_backend(const struct options *o, cons
     }
     /* name the first hardware backend's reason: without any PMU it is the
      * generic one (cycles) */
-    die(EXIT_USAGE, "%s was not built with pes-clang and this machine has no usable PMU "
-                    "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
-                    "a machine with PEBS or IBS", prog, first_why);
+    die(EXIT_USAGE,
+        "%s was not built with pes-clang and this machine has no usable PMU "
+        "(%s): rebuild it with pes-clang to use the soft sampler, or run on "
+        "a machine with PEBS or IBS",
+        prog, first_why);
 }
 
 /* The runtime next to this pes-collect (build tree and install: bin/ and lib/),
@@ -761,12 +804,13 @@ int main(int argc, char **argv)
         die(EXIT_USAGE, "--sockets: only with --mode reuse-shared, not %s", o.mode);
     if (o.target_error) {
         if (gave(&o, "samples_target"))
-            die(EXIT_USAGE, "--target-error: --samples is given too; both set the sample count, give one");
+            die(EXIT_USAGE,
+                "--target-error: --samples is given too; both set the sample count, give one");
         o.set.samples_target = samples_for_error(o.target_error);
         give(&o, "samples_target");
         if (!o.set.quiet)
-            fprintf(stderr, "pes-collect: --target-error %s: --samples %llu per thread\n", o.target_error,
-                    (unsigned long long)o.set.samples_target);
+            fprintf(stderr, "pes-collect: --target-error %s: --samples %llu per thread\n",
+                    o.target_error, (unsigned long long)o.set.samples_target);
     }
     if (gave(&o, "debug_registers") && o.set.mode == PES_MODE_SAMPLES)
         die(EXIT_USAGE, "--debug-registers: only with --mode reuse, reuse-shared or comm "
@@ -785,8 +829,10 @@ int main(int argc, char **argv)
      * and the end of the run says if no trace came of it */
     int script = inst < 0 && is_script(exe);
     if (inst < 0 && !script)
-        die(EXIT_USAGE, "%s is not an ELF executable or a script; pes-collect needs a program "
-                        "built with pes-clang", app[0]);
+        die(EXIT_USAGE,
+            "%s is not an ELF executable or a script; pes-collect needs a program "
+            "built with pes-clang",
+            app[0]);
     if (script)
         inst = 1;
     const struct pes_rt_backend *backend = o.mode ? choose_backend(&o, app[0], inst) : NULL;
@@ -805,9 +851,11 @@ int main(int argc, char **argv)
         free(rt);
     }
     if (inst == 0 && (o.full || !preload))
-        die(EXIT_USAGE, "%s was not built with pes-clang: it has no pes instrumentation to record a "
-                        "full trace; rebuild it with pes-clang, or use a sampling backend (not "
-                        "available on this machine)", app[0]);
+        die(EXIT_USAGE,
+            "%s was not built with pes-clang: it has no pes instrumentation to record a "
+            "full trace; rebuild it with pes-clang, or use a sampling backend (not "
+            "available on this machine)",
+            app[0]);
 
     /* -o names the sampled trace when there is one, else the full trace */
     const char *o_full = o.mode ? o.full_output : o.output;
@@ -819,8 +867,10 @@ int main(int argc, char **argv)
     check_output(&samp_out, exe, o.force);
     /* the second trace would replace the first one (or fail to be created) */
     if (same_output(&samp_out, &full_out))
-        die(EXIT_USAGE, "--output %s and --full-output %s: the same file; the two traces need "
-                        "two files", samp_out.name, full_out.name);
+        die(EXIT_USAGE,
+            "--output %s and --full-output %s: the same file; the two traces need "
+            "two files",
+            samp_out.name, full_out.name);
     char *output = prepare_output(&full_out);
     char *soutput = prepare_output(&samp_out);
     free(full_out.canon);
@@ -843,7 +893,8 @@ int main(int argc, char **argv)
         if (o.full) {
             char *out = output;
             if (!out) {
-                char *rel = default_output(app[0], getpid(), "full");   /* the app's pid: it is execed */
+                char *rel =
+                    default_output(app[0], getpid(), "full"); /* the app's pid: it is execed */
                 out = rel ? absolute(rel) : NULL;
             }
             if (!out)
@@ -861,7 +912,8 @@ int main(int argc, char **argv)
                 _exit(127);
             o.set.sample_output = out;
             give(&o, "sample_output");
-            pes_setting_parse(pes_settings_find("backend"), PES_SETTING_FROM_ENV, backend->name, &o.set, NULL);
+            pes_setting_parse(pes_settings_find("backend"), PES_SETTING_FROM_ENV, backend->name,
+                              &o.set, NULL);
             give(&o, "backend");
         }
         o.set.command = command;

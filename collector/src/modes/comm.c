@@ -20,7 +20,7 @@
 #include "modes/modes.h"
 #include "modes/watch.h"
 
-#define LINE 64u
+#define LINE  64u
 #define CHUNK 8u
 #define BOARD 127u
 
@@ -49,8 +49,8 @@ static void comm_event(struct pes_rt_thread *t, uint32_t publisher, uint64_t add
     ev.size = (uint16_t)size;
     ev.ip = ip;
     ev.site = site;
-    ev.flags = (true_sharing ? PES_EVF_TRUE_SHARING : PES_EVF_FALSE_SHARING) |
-               (write ? PES_EVF_WRITE : 0);
+    ev.flags =
+        (true_sharing ? PES_EVF_TRUE_SHARING : PES_EVF_FALSE_SHARING) | (write ? PES_EVF_WRITE : 0);
     ev.loads = t->s.loads;
     ev.stores = t->s.stores;
     ev.aux = aux;
@@ -66,8 +66,8 @@ static void comm_event(struct pes_rt_thread *t, uint32_t publisher, uint64_t add
  * in the runtime (in_runtime), so the order of the two steps changes nothing
  * a trap can see. */
 struct plan {
-    int act;                  /* 0: keep the recent watchpoints */
-    int found;                /* an unexpired entry of another thread (copied below) */
+    int act;   /* 0: keep the recent watchpoints */
+    int found; /* an unexpired entry of another thread (copied below) */
     uint64_t line, m;
     uint32_t len, thread;
 };
@@ -171,8 +171,7 @@ static void comm_sample(struct pes_rt_thread *t, const struct pes_event *ev)
 }
 
 /* Signal handler: uses only what arm() stored in this thread. */
-static void comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip,
-                      int *disarm)
+static void comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint64_t ip, int *disarm)
 {
     struct pes_rt_sampler *s = &t->s;
     *disarm = 1;
@@ -180,8 +179,8 @@ static void comm_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint6
         return;
     uint64_t chunk = s->wp[reg].addr;
     uint32_t len = s->wp[reg].len;
-    comm_event(t, s->wp_publisher, chunk, len, overlap(chunk, len, s->wp_m2, s->wp_d2 ? s->wp_d2 : 1),
-               0, ip, UINT32_MAX, 1);
+    comm_event(t, s->wp_publisher, chunk, len,
+               overlap(chunk, len, s->wp_m2, s->wp_d2 ? s->wp_d2 : 1), 0, ip, UINT32_MAX, 1);
     /* the line is now local to this thread: stop watching it (ComDetective) */
     for (uint32_t r = 0; r < pes_rt.cfg.debug_registers; r++)
         if (r != reg)

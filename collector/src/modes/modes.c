@@ -3,5 +3,4 @@
 #include "modes/modes.h"
 
 #define PES_RT_MODE_ENTRY(n) &pes_rt_mode_##n,
-const struct pes_rt_mode *const pes_rt_modes[] = {
-    PES_RT_MODE_NAMES(PES_RT_MODE_ENTRY) NULL};
+const struct pes_rt_mode *const pes_rt_modes[] = {PES_RT_MODE_NAMES(PES_RT_MODE_ENTRY) NULL};

@@ -11,7 +11,7 @@
 
 #include "core/core.h"
 
-#define PES_RT_MODE_NAMES(X) X(samples) X(reuse) X(reuse_shared) X(comm)
+#define PES_RT_MODE_NAMES(X)   X(samples) X(reuse) X(reuse_shared) X(comm)
 #define PES_RT_MODE_DECLARE(n) PES_RT_HIDDEN extern const struct pes_rt_mode pes_rt_mode_##n;
 PES_RT_MODE_NAMES(PES_RT_MODE_DECLARE)
 

@@ -9,7 +9,7 @@
 
 struct pes_rt_reservoir_slot {
     int active;
-    uint64_t samples;                  /* AllowReplacement's counter; 1 when inactive */
+    uint64_t samples; /* AllowReplacement's counter; 1 when inactive */
 };
 /* Picks the slot for a new sample, inactive slots first, each slot accepting
  * with probability 1/samples (then samples++). Returns the slot or -1 (dropped). */

@@ -40,10 +40,10 @@
 struct slot {
     uint64_t state;
     uint64_t addr, count, site, sample_ip;
-    uint64_t phase;        /* count at the end of the sample's segment (check-clone traps) */
-    uint64_t offers;       /* samples offered to this slot's reservoir since it was armed */
+    uint64_t phase;  /* count at the end of the sample's segment (check-clone traps) */
+    uint64_t offers; /* samples offered to this slot's reservoir since it was armed */
     uint32_t len, size, owner, socket, write;
-    uint64_t chunks[PES_RT_MAX_DEBUG_REGISTERS];   /* spatial: one chunk per register */
+    uint64_t chunks[PES_RT_MAX_DEBUG_REGISTERS]; /* spatial: one chunk per register */
     uint32_t chunk_len[PES_RT_MAX_DEBUG_REGISTERS];
     uint32_t n_chunks;
 };
@@ -53,7 +53,7 @@ static struct slot slots[PES_RT_MAX_DEBUG_REGISTERS];
 static struct pes_rt_reservoir_slot reservoir[PES_RT_MAX_DEBUG_REGISTERS];
 static uint32_t next_gen;
 
-#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define LD(x)    __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 static int shared_mode(void)
@@ -112,7 +112,8 @@ static struct pes_rt_thread *thread_of(struct pes_rt_thread *t, uint32_t owner)
 {
     if (owner == t->index)
         return t;
-    for (struct pes_rt_thread *o = __atomic_load_n(&pes_rt.threads, __ATOMIC_ACQUIRE); o; o = o->next)
+    for (struct pes_rt_thread *o = __atomic_load_n(&pes_rt.threads, __ATOMIC_ACQUIRE); o;
+         o = o->next)
         if (o->index == owner)
             return o;
     return NULL;
@@ -123,7 +124,8 @@ static struct pes_rt_thread *thread_of(struct pes_rt_thread *t, uint32_t owner)
  * other_thread = the thread that replaced it (UINT32_MAX: its owner ended),
  * distance = accesses it survived (owner's, or the socket's, count now minus
  * at the sample; 0 if unknown), aux = the reservoir offers it was kept over. */
-static void expired_event(struct pes_rt_thread *t, const struct slot *old, uint64_t now, int by_other)
+static void expired_event(struct pes_rt_thread *t, const struct slot *old, uint64_t now,
+                          int by_other)
 {
     struct pes_event ev;
     pes_rt_event_init(&ev, PES_EV_WATCH_EXPIRED, t);
@@ -163,7 +165,7 @@ static int watch_type(const struct pes_rt_thread *t, const struct slot *s)
     if (!shared_mode())
         return owner == t->index ? 1 : 0;
     if (owner == t->index)
-        return -1;   /* same core: intra-thread profiling's business (Table 6.3) */
+        return -1; /* same core: intra-thread profiling's business (Table 6.3) */
     return LD(s->socket) == t->s.socket ? 1 : 0;
 }
 
@@ -195,7 +197,8 @@ static void reuse_sync(struct pes_rt_thread *t)
         uint32_t reg = pes_rt.cfg.spatial ? 0 : i;
         if (!(st & 1)) {
             if (t->s.wp[reg].armed)
-                for (uint32_t r = reg; r < (pes_rt.cfg.spatial ? pes_rt.cfg.debug_registers : reg + 1); r++)
+                for (uint32_t r = reg;
+                     r < (pes_rt.cfg.spatial ? pes_rt.cfg.debug_registers : reg + 1); r++)
                     pes_rt_watch_disarm(t, r);
             continue;
         }
@@ -242,7 +245,7 @@ static void reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
 {
     uint32_t n = n_slots();
     pthread_mutex_lock(&lock);
-    for (uint32_t i = 0; i < n; i++)   /* slots decided by traps since the last sample */
+    for (uint32_t i = 0; i < n; i++) /* slots decided by traps since the last sample */
         if (reservoir[i].active && !(__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) & 1))
             pes_rt_reservoir_release(&reservoir[i]);
     int i = pes_rt_reservoir_pick(reservoir, n, &t->s.rng);
@@ -252,17 +255,17 @@ static void reuse_sample(struct pes_rt_thread *t, const struct pes_event *ev)
             ST(slots[k].offers, reservoir[k].samples - 1);
     if (i < 0) {
         pthread_mutex_unlock(&lock);
-        return;   /* the old addresses stay watched (reservoir sampling) */
+        return; /* the old addresses stay watched (reservoir sampling) */
     }
     struct slot *s = &slots[i];
     uint32_t gen = ++next_gen;
     if (!gen)
         gen = ++next_gen;
     struct slot old;
-    read_slot(s, &old);   /* the fields change only under this lock */
+    read_slot(s, &old); /* the fields change only under this lock */
     if (__atomic_exchange_n(&s->state, (uint64_t)gen << 1, __ATOMIC_ACQ_REL) & 1) {
         /* replaced before any trap decided it: a censored observation */
-        uint64_t now = shared_mode() ? socket_count(t, old.socket)
+        uint64_t now = shared_mode()           ? socket_count(t, old.socket)
                        : old.owner == t->index ? ev->loads + ev->stores
                                                : thread_count(t, old.owner);
         expired_event(t, &old, now, 1);
@@ -304,7 +307,7 @@ static void reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     struct slot *s = &slots[i];
     uint64_t armed = (uint64_t)gen << 1 | 1;
     if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != armed)
-        return;   /* decided or replaced: a stale watchpoint */
+        return; /* decided or replaced: a stale watchpoint */
     uint32_t owner = LD(s->owner), socket = LD(s->socket);
     uint64_t count = LD(s->count);
     struct pes_event ev;
@@ -349,15 +352,15 @@ static void reuse_trap(struct pes_rt_thread *t, uint32_t reg, uint32_t gen, uint
     }
     if (!__atomic_compare_exchange_n(&s->state, &armed, (uint64_t)gen << 1, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE))
-        return;   /* another thread's trap decided it first */
+        return; /* another thread's trap decided it first */
     if (segment_end)
         count = LD(s->phase);
     if (ev.kind == PES_EV_REUSE || (now != UINT64_MAX && !shared_mode()))
         ev.distance = now != UINT64_MAX && now > count ? now - count : 0;
-    ev.loads = t->s.loads;   /* as of the thread's last slow path */
+    ev.loads = t->s.loads; /* as of the thread's last slow path */
     ev.stores = t->s.stores;
     struct pes_rt_thread *o = thread_of(t, owner);
-    if (o)   /* the owner's decided outcomes: --samples counts them (rt_adapt.h) */
+    if (o) /* the owner's decided outcomes: --samples counts them (rt_adapt.h) */
         __atomic_fetch_add(&o->s.decided, 1, __ATOMIC_ACQ_REL);
     pes_rt_alloc_announce(t, &ev);
     pes_rt_events_add(t, &ev);
@@ -383,9 +386,9 @@ static int censor_owned(struct pes_rt_thread *t, uint64_t count, int disarm)
         read_slot(s, &old);
         if (!__atomic_compare_exchange_n(&s->state, &st, st & ~1ull, 0, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE))
-            continue;   /* a trap or a new sample ended it first */
+            continue; /* a trap or a new sample ended it first */
         if (old.owner != t->index)
-            continue;   /* cannot happen: the fields change only while inactive */
+            continue; /* cannot happen: the fields change only while inactive */
         uint64_t now = shared_mode() ? socket_count(t, old.socket) : count;
         expired_event(t, &old, now, 0);
         added++;

@@ -29,7 +29,7 @@
 #define TRAP_PERF 6
 #endif
 
-static struct sigaction previous;   /* the application's SIGTRAP disposition */
+static struct sigaction previous; /* the application's SIGTRAP disposition */
 static int installed;
 static void on_trap(int sig, siginfo_t *si, void *uc);
 
@@ -41,7 +41,7 @@ static void on_trap(int sig, siginfo_t *si, void *uc);
  * change (pes_pmu_rearm_refused: before Linux 5.17 sig_data cannot change),
  * every arm closes and reopens; set for the whole process at the first refusal
  * (pes-collect --list-backends probes the same), or by PES_WATCH_REARM=reopen. */
-static int reopen_per_arm;          /* atomic */
+static int reopen_per_arm; /* atomic */
 
 uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size)
 {
@@ -116,31 +116,31 @@ int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_
     struct perf_event_attr a;
     fill_attr(&a, addr, len, rw, pes_rt_sigdata(i, gen), 0);
     take_over();
-    int refused = 0;   /* errno of a MODIFY_ATTRIBUTES that the reopen below may show refused */
+    int refused = 0; /* errno of a MODIFY_ATTRIBUTES that the reopen below may show refused */
     if (w->fd >= 0 && !__atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED)) {
         if (ioctl(w->fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a) == 0)
             goto armed;
         refused = errno;
         if (!pes_pmu_rearm_refused(refused)) {
-            ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);   /* not left on its old target */
+            ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0); /* not left on its old target */
             w->armed = 0;
             return -1;
         }
     }
     if (w->fd >= 0) {
-        pes_rt_close(w->fd);   /* a slot of its own for the reopen (ENOSPC otherwise) */
+        pes_rt_close(w->fd); /* a slot of its own for the reopen (ENOSPC otherwise) */
         w->fd = -1;
     } else {
-        pes_rt_altstack_setup(t);   /* before the thread's first trap can come */
+        pes_rt_altstack_setup(t); /* before the thread's first trap can come */
     }
     int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
         w->armed = 0;
-        return -1;   /* the attributes, not the change, were refused: nothing learnt */
+        return -1; /* the attributes, not the change, were refused: nothing learnt */
     }
     w->fd = fd;
     if (refused)
-        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED);   /* the kernel's answer */
+        __atomic_store_n(&reopen_per_arm, 1, __ATOMIC_RELAXED); /* the kernel's answer */
 armed:
     w->armed = 1;
     w->addr = addr;
@@ -157,7 +157,7 @@ void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i)
     if (w->fd < 0 || !w->armed)
         return;
     if (__atomic_load_n(&reopen_per_arm, __ATOMIC_RELAXED)) {
-        ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0);   /* the next arm reopens it anyway */
+        ioctl(w->fd, PERF_EVENT_IOC_DISABLE, 0); /* the next arm reopens it anyway */
         w->armed = 0;
         return;
     }
@@ -209,7 +209,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
     const ucontext_t *uc = ucv;
     uint64_t ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     if (pes_rt_code_range_has(&own_code, ip))
-        return;   /* the runtime's access (above): stays armed, nothing counted */
+        return; /* the runtime's access (above): stays armed, nothing counted */
     int saved = errno;
     /* the trap may push events to the writer queue: an asynchronous cancel
      * must not end the thread while it holds that lock (inside the runtime
@@ -221,7 +221,7 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
         t->s.traps++;
         int disarm = 1;
         if (t->s.in_runtime) {
-            t->s.ignored_traps++;   /* the runtime touched it, not the program */
+            t->s.ignored_traps++; /* the runtime touched it, not the program */
             disarm = 0;
         } else if (!__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
             if (pes_rt.mode->trap)

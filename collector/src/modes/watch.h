@@ -11,8 +11,8 @@ PES_RT_HIDDEN void pes_rt_watch_install(void);
 /* Mode thread_exit hook: closes the thread's watchpoints; no trap after this. */
 PES_RT_HIDDEN void pes_rt_watch_thread_exit(struct pes_rt_thread *t);
 /* Arms (or re-targets) register i of the calling thread; len 1/2/4/8, addr aligned. */
-PES_RT_HIDDEN int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr,
-                                   uint32_t len, int rw, uint32_t gen);
+PES_RT_HIDDEN int pes_rt_watch_arm(struct pes_rt_thread *t, uint32_t i, uint64_t addr, uint32_t len,
+                                   int rw, uint32_t gen);
 PES_RT_HIDDEN void pes_rt_watch_disarm(struct pes_rt_thread *t, uint32_t i);
 /* Largest aligned watch length (8, 4, 2, 1) starting at addr and not beyond size. */
 PES_RT_HIDDEN uint32_t pes_rt_watch_len(uint64_t addr, uint32_t size);

@@ -24,14 +24,14 @@
 #include "pes/calibrate.h"
 #include "pes/cli.h"
 
-#define MIB (1024.0 * 1024.0)
-#define TOLERANCE 0.15      /* plateau: points within 15 % of its median */
-#define SMALL_WS (8.0 * MIB) /* latency curve points measured in every round */
+#define MIB       (1024.0 * 1024.0)
+#define TOLERANCE 0.15        /* plateau: points within 15 % of its median */
+#define SMALL_WS  (8.0 * MIB) /* latency curve points measured in every round */
 
 struct opts {
     const char *output, *topology;
     int force, quick, quiet, topology_only, print_path;
-    int measured_sizes;     /* --sizes measured */
+    int measured_sizes; /* --sizes measured */
 };
 
 static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -49,25 +49,49 @@ static const char *const sizes_names[] = {"hwloc", "measured", NULL};
 
 #define FIELD(f) offsetof(struct opts, f)
 static const struct pes_cli_opt opt_rows[] = {
-    {.name = "output", .short_name = 'o', .arg = "FILE", .kind = PES_CLI_PATH, .field = FIELD(output),
-     .help = "write FILE instead of the host's cache file\n($XDG_CACHE_HOME/pes/HOST-HASH.machine, see --print-path)"},
-    {.name = "force", .kind = PES_CLI_SWITCH, .field = FIELD(force), .help = "measure again even if the file exists"},
-    {.name = "quick", .kind = PES_CLI_SWITCH, .field = FIELD(quick),
+    {.name = "output",
+     .short_name = 'o',
+     .arg = "FILE",
+     .kind = PES_CLI_PATH,
+     .field = FIELD(output),
+     .help = "write FILE instead of the host's cache file\n($XDG_CACHE_HOME/pes/HOST-HASH.machine, "
+             "see --print-path)"},
+    {.name = "force",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(force),
+     .help = "measure again even if the file exists"},
+    {.name = "quick",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(quick),
      .help = "fewer sizes, repeats and rounds (faster, less precise)"},
-    {.name = "sizes", .arg = "hwloc|measured", .kind = PES_CLI_CHOICE, .field = FIELD(measured_sizes),
-     .names = sizes_names, .expected = "hwloc or measured",
+    {.name = "sizes",
+     .arg = "hwloc|measured",
+     .kind = PES_CLI_CHOICE,
+     .field = FIELD(measured_sizes),
+     .names = sizes_names,
+     .expected = "hwloc or measured",
      .help = "cache sizes in the file: hwloc's (default; an implausible one\n"
              "is replaced by the measured capacity) or the capacities the\n"
              "latency curve shows (a VM's share of a cache it shares with\n"
              "other tenants), rounded to whole power-of-two sets"},
-    {.name = "topology", .arg = "FILE", .kind = PES_CLI_STRING, .field = FIELD(topology),
+    {.name = "topology",
+     .arg = "FILE",
+     .kind = PES_CLI_STRING,
+     .field = FIELD(topology),
      .help = "read the topology from an hwloc XML export (lstopo FILE.xml)\n"
              "instead of this machine; only with --topology-only"},
-    {.name = "topology-only", .kind = PES_CLI_SWITCH, .field = FIELD(topology_only),
+    {.name = "topology-only",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(topology_only),
      .help = "print what hwloc says of the caches, and the warnings, and stop"},
-    {.name = "print-path", .kind = PES_CLI_SWITCH, .field = FIELD(print_path),
+    {.name = "print-path",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(print_path),
      .help = "print the host's cache file path and stop"},
-    {.name = "quiet", .short_name = 'q', .kind = PES_CLI_SWITCH, .field = FIELD(quiet),
+    {.name = "quiet",
+     .short_name = 'q',
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(quiet),
      .help = "print only errors and the file written"},
     {.name = "help", .short_name = 'h', .kind = PES_CLI_HELP, .help = "this text"},
     {.name = "version", .kind = PES_CLI_VERSION, .help = "print the version"},
@@ -110,7 +134,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (first < 0)
         return -1;
     if (first < argc) {
-        message("%s: unexpected argument (pes-calibrate takes options only; see --help)", argv[first]);
+        message("%s: unexpected argument (pes-calibrate takes options only; see --help)",
+                argv[first]);
         return -1;
     }
     if (o->topology && !o->topology_only) {
@@ -166,7 +191,8 @@ static void pin_here(void)
 /* Folds one round's figure into acc: the best value (the highest for the
  * clock, the lowest for costs), the median of the best round, the repeats
  * summed; the method says how many rounds. */
-static void merge(struct pes_calib_figure *acc, const struct pes_calib_figure *f, int higher_is_better)
+static void merge(struct pes_calib_figure *acc, const struct pes_calib_figure *f,
+                  int higher_is_better)
 {
     if (!f->measured) {
         *acc = *f;
@@ -261,11 +287,12 @@ int main(int argc, char **argv)
 
     struct stat st;
     if (!o.force && stat(path, &st) == 0) {
-        printf("pes-calibrate: %s exists: this host is calibrated (--force measures again)\n", path);
+        printf("pes-calibrate: %s exists: this host is calibrated (--force measures again)\n",
+               path);
         return 0;
     }
 
-    if (pes_calib_prepare_path(path, &err) < 0) {      /* before measuring for seconds */
+    if (pes_calib_prepare_path(path, &err) < 0) { /* before measuring for seconds */
         message("%s", err.message);
         return 1;
     }
@@ -294,7 +321,7 @@ int main(int argc, char **argv)
     /* defaults for what is not measured: the generic host of sysfs */
     struct pes_machine def;
     if (pes_machine_from_sysfs(NULL, &def, NULL) < 0 &&
-        pes_machine_load("haswell", &def, NULL) < 0) {   /* any documented costs will do */
+        pes_machine_load("haswell", &def, NULL) < 0) { /* any documented costs will do */
         memset(&def, 0, sizeof def);
         for (int op = 0; op < PES_OP_COUNT; op++)
             def.op_latency[op] = def.op_recip_throughput[op] = 1;
@@ -407,34 +434,46 @@ int main(int argc, char **argv)
             human(b, sizeof b, (double)l->size);
             if (n_notes < 8 && l->size != c->size)
                 snprintf(notes[n_notes++], sizeof notes[0],
-                         "L%u: hwloc's %s replaced by the measured capacity %s (latency step at %.4g KiB%s)",
-                         i + 1, a, b, fit.capacity[i] / 1024, c->implausible ? "; hwloc's is implausible" : "");
+                         "L%u: hwloc's %s replaced by the measured capacity %s (latency step at "
+                         "%.4g KiB%s)",
+                         i + 1, a, b, fit.capacity[i] / 1024,
+                         c->implausible ? "; hwloc's is implausible" : "");
         } else if (fit.mismatch[i] && n_notes < 8) {
             if (fit.capacity[i] > 0)
-                snprintf(notes[n_notes++], sizeof notes[0],
-                         "L%u: the latency steps at about %s, hwloc says %s (a cache shared with other "
-                         "tenants?); hwloc's size kept (--sizes measured uses the step)", i + 1, b, a);
+                snprintf(
+                    notes[n_notes++], sizeof notes[0],
+                    "L%u: the latency steps at about %s, hwloc says %s (a cache shared with other "
+                    "tenants?); hwloc's size kept (--sizes measured uses the step)",
+                    i + 1, b, a);
             else
-                snprintf(notes[n_notes++], sizeof notes[0],
-                         "L%u: no latency step of its own on the curve; hwloc's size kept, its latency "
-                         "is the nearest plateau's", i + 1);
+                snprintf(
+                    notes[n_notes++], sizeof notes[0],
+                    "L%u: no latency step of its own on the curve; hwloc's size kept, its latency "
+                    "is the nearest plateau's",
+                    i + 1);
         }
         const struct pes_calib_plateau *pl = &fit.plateaus[fit.plateau[i]];
-        res.latency[i] = (struct pes_calib_figure){.value = fit.latency[i], .median = fit.latency[i],
-                                                   .measured = 1, .repeats = plan.repeats};
+        res.latency[i] = (struct pes_calib_figure){.value = fit.latency[i],
+                                                   .median = fit.latency[i],
+                                                   .measured = 1,
+                                                   .repeats = plan.repeats};
         res.latency[i].spread = plateau_spread(curve, pl);
-        snprintf(res.latency[i].method, sizeof res.latency[i].method,
-                 "plateau of the latency curve at %.4g..%.4g KiB (median of %zu points, spread %.0f %%)",
-                 pl->lo / 1024, pl->hi / 1024, pl->last - pl->first + 1, res.latency[i].spread);
+        snprintf(
+            res.latency[i].method, sizeof res.latency[i].method,
+            "plateau of the latency curve at %.4g..%.4g KiB (median of %zu points, spread %.0f %%)",
+            pl->lo / 1024, pl->hi / 1024, pl->last - pl->first + 1, res.latency[i].spread);
         l->latency = fit.latency[i];
     }
     {
         const struct pes_calib_plateau *mp = &fit.plateaus[fit.n_plateaus - 1];
-        res.mem_latency = (struct pes_calib_figure){.value = fit.mem_latency, .median = fit.mem_latency,
-                                                    .measured = 1, .repeats = plan.repeats};
+        res.mem_latency = (struct pes_calib_figure){.value = fit.mem_latency,
+                                                    .median = fit.mem_latency,
+                                                    .measured = 1,
+                                                    .repeats = plan.repeats};
         res.mem_latency.spread = plateau_spread(curve, mp);
         snprintf(res.mem_latency.method, sizeof res.mem_latency.method,
-                 "last plateau of the latency curve, %.4g..%.4g MiB (median of %zu points, spread %.0f %%)",
+                 "last plateau of the latency curve, %.4g..%.4g MiB (median of %zu points, spread "
+                 "%.0f %%)",
                  mp->lo / MIB, mp->hi / MIB, mp->last - mp->first + 1, res.mem_latency.spread);
         m->mem_latency = fit.mem_latency;
     }
@@ -468,11 +507,12 @@ int main(int argc, char **argv)
 
     /* instructions (Eq. 8), measured above */
     for (int op = 0; op < PES_OP_COUNT; op++) {
-        if (op == PES_OP_LOAD) {            /* a load that hits L1 */
+        if (op == PES_OP_LOAD) { /* a load that hits L1 */
             res.op_latency[op] = res.latency[0];
             res.op_recip[op] = res.recip[0];
             snprintf(res.op_latency[op].method, sizeof res.op_latency[op].method, "as L1.latency");
-            snprintf(res.op_recip[op].method, sizeof res.op_recip[op].method, "as L1.recip_throughput");
+            snprintf(res.op_recip[op].method, sizeof res.op_recip[op].method,
+                     "as L1.recip_throughput");
         }
         m->op_latency[op] = res.op_latency[op].value;
         m->op_recip_throughput[op] = res.op_recip[op].value;
@@ -490,17 +530,22 @@ int main(int argc, char **argv)
     gmtime_r(&t0, &tm);
     char date[64];
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    int used = snprintf(res.header, sizeof res.header,
-                        "pes-calibrate %s%s on %s (%s, %u cores, %u PUs), %s, %.1f s\n"
-                        "Topology: hwloc %s. Latencies: pointer chasing over a random cyclic\n"
-                        "permutation of 64 B lines, huge pages %s; throughputs: streaming reads;\n"
-                        "clock: a dependent add chain. docs/model.md, \"Calibration\".",
-                        PES_VERSION, o.quick ? " --quick" : "", topo.hostname[0] ? topo.hostname : "?",
-                        topo.cpu_model[0] ? topo.cpu_model : "CPU model unknown", topo.cores, topo.pus,
-                        date, took, HWLOC_VERSION,
-                        huge < 0 ? "requested" : huge > 0.9 ? "in use" : huge > 0 ? "partly in use" : "not granted");
+    int used =
+        snprintf(res.header, sizeof res.header,
+                 "pes-calibrate %s%s on %s (%s, %u cores, %u PUs), %s, %.1f s\n"
+                 "Topology: hwloc %s. Latencies: pointer chasing over a random cyclic\n"
+                 "permutation of 64 B lines, huge pages %s; throughputs: streaming reads;\n"
+                 "clock: a dependent add chain. docs/model.md, \"Calibration\".",
+                 PES_VERSION, o.quick ? " --quick" : "", topo.hostname[0] ? topo.hostname : "?",
+                 topo.cpu_model[0] ? topo.cpu_model : "CPU model unknown", topo.cores, topo.pus,
+                 date, took, HWLOC_VERSION,
+                 huge < 0     ? "requested"
+                 : huge > 0.9 ? "in use"
+                 : huge > 0   ? "partly in use"
+                              : "not granted");
     for (uint32_t i = 0; i < topo.n_warnings && used > 0 && (size_t)used < sizeof res.header; i++)
-        used += snprintf(res.header + used, sizeof res.header - (size_t)used, "\nhwloc: %s", topo.warning[i]);
+        used += snprintf(res.header + used, sizeof res.header - (size_t)used, "\nhwloc: %s",
+                         topo.warning[i]);
     for (unsigned i = 0; i < n_notes && used > 0 && (size_t)used < sizeof res.header; i++)
         used += snprintf(res.header + used, sizeof res.header - (size_t)used, "\n%s", notes[i]);
 
@@ -509,7 +554,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!o.quiet) {
-        printf("\nlatency curve (working set, cycles per load; pointer chase, fastest of %u):\n", plan.repeats);
+        printf("\nlatency curve (working set, cycles per load; pointer chase, fastest of %u):\n",
+               plan.repeats);
         print_curve(curve, n);
         printf("  plateaus:");
         for (int k = 0; k < fit.n_plateaus; k++) {
@@ -518,8 +564,11 @@ int main(int argc, char **argv)
             human(hi, sizeof hi, fit.plateaus[k].hi);
             printf("%s %.1f (%s..%s)", k ? "," : "", fit.plateaus[k].cycles, lo, hi);
         }
-        printf("\n  huge pages: %s\n", huge < 0 ? "requested (share unknown)" : huge > 0.9 ? "in use" :
-                                       huge > 0 ? "partly in use" : "not granted (TLB misses inflate large working sets)");
+        printf("\n  huge pages: %s\n", huge < 0     ? "requested (share unknown)"
+                                       : huge > 0.9 ? "in use"
+                                       : huge > 0
+                                           ? "partly in use"
+                                           : "not granted (TLB misses inflate large working sets)");
         for (unsigned i = 0; i < n_notes; i++)
             printf("  note: %s\n", notes[i]);
         printf("\n  %-24s %9s %9s %-7s %s\n", "figure", "value", "median", "unit", "method");
@@ -533,15 +582,16 @@ int main(int argc, char **argv)
         }
         row("memory latency", &res.mem_latency, "cycles");
         row("memory recip throughput", &res.mem_recip, "cyc/ln");
-        printf("  %-24s %9.2f %9s %-7s 64 B x clock / memory recip throughput\n", "memory bandwidth",
-               64.0 * ghz / res.mem_recip.value, "", "GB/s");
+        printf("  %-24s %9.2f %9s %-7s 64 B x clock / memory recip throughput\n",
+               "memory bandwidth", 64.0 * ghz / res.mem_recip.value, "", "GB/s");
         for (int op = 0; op < PES_OP_COUNT; op++) {
             snprintf(name, sizeof name, "%s latency", pes_machine_op_key(op));
             row(name, &res.op_latency[op], "cycles");
             snprintf(name, sizeof name, "%s recip thr", pes_machine_op_key(op));
             row(name, &res.op_recip[op], "cycles");
         }
-        printf("  (value: the fastest repeat (interference only adds time), or a plateau's median; median:\n"
+        printf("  (value: the fastest repeat (interference only adds time), or a plateau's median; "
+               "median:\n"
                "   of the repeats; cyc/ld: cycles per load, cyc/ln: cycles per 64 B line)\n\n");
     }
     printf("pes-calibrate: wrote %s (%.1f s)\n", path, took);

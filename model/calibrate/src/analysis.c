@@ -73,8 +73,8 @@ int pes_calib_plateaus(const struct pes_calib_point *pt, size_t n, double tolera
     for (size_t i = 0; i < n; i++) {
         if (!(pt[i].cycles > 0) || !isfinite(pt[i].cycles) || !(pt[i].size > 0))
             return pes_error_set(err, PES_ERR_ARG, 0,
-                                 "latency curve: point %zu (%g bytes, %g cycles) is not positive", i,
-                                 pt[i].size, pt[i].cycles);
+                                 "latency curve: point %zu (%g bytes, %g cycles) is not positive",
+                                 i, pt[i].size, pt[i].cycles);
         if (i && !(pt[i].size > pt[i - 1].size))
             return pes_error_set(err, PES_ERR_ARG, 0,
                                  "latency curve: working sets not increasing at point %zu", i);
@@ -91,7 +91,7 @@ int pes_calib_plateaus(const struct pes_calib_point *pt, size_t n, double tolera
             out[np++] = (struct pes_calib_plateau){.first = i, .last = j - 1};
             i = j;
         } else {
-            i++;                               /* a point of a transition */
+            i++; /* a point of a transition */
         }
     }
     /* merge neighbours of one level: an outlier split a plateau, or latency
@@ -159,7 +159,7 @@ int pes_calib_fit_levels(const struct pes_calib_point *pt, size_t n, const uint6
         int k = 0, geo = 0;
         for (int q = 0; q < np; q++)
             if (P[q].lo <= w)
-                geo = q;                       /* holds w, or is the last one before it */
+                geo = q; /* holds w, or is the last one before it */
         /* L1 is where its size says. Every other level is a step after the
          * one above and at most where its size says (a cache shared with
          * other tenants ends early, and what follows is partly memory):
@@ -176,7 +176,7 @@ int pes_calib_fit_levels(const struct pes_calib_point *pt, size_t n, const uint6
         }
         if (k != geo)
             fit->mismatch[i] = 1;
-        if (k > np - 2) {                      /* past every cache: smaller than said, or no step */
+        if (k > np - 2) { /* past every cache: smaller than said, or no step */
             k = np - 2 > prev ? np - 2 : prev;
             fit->mismatch[i] = 1;
         }

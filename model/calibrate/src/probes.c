@@ -29,9 +29,9 @@
 #define PROBE __attribute__((noinline))
 #endif
 
-#define R2(s) s s
-#define R4(s) R2(R2(s))
-#define R8(s) R2(R4(s))
+#define R2(s)  s s
+#define R4(s)  R2(R2(s))
+#define R8(s)  R2(R4(s))
 #define R16(s) R2(R8(s))
 #define R32(s) R2(R16(s))
 #define R64(s) R2(R32(s))
@@ -103,7 +103,7 @@ PROBE static void add_chain(uint64_t iters)
                      : "cc");
 }
 #else
-#define HAVE_CHAINS 0
+#define HAVE_CHAINS    0
 #define NO_CLOCK_PROBE 1
 #endif
 
@@ -130,7 +130,8 @@ int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figur
 #ifdef NO_CLOCK_PROBE
     (void)p;
     (void)f;
-    return pes_error_set(err, PES_ERR_ARG, 0, "no clock probe for this architecture (x86-64, aarch64)");
+    return pes_error_set(err, PES_ERR_ARG, 0,
+                         "no clock probe for this architecture (x86-64, aarch64)");
 #else
     (void)err;
     /* wake the core up to its working clock before measuring it */
@@ -143,7 +144,7 @@ int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figur
     for (unsigned r = 0; r < n; r++) {
         double t0 = now();
         add_chain(iters);
-        v[r] = (now() - t0) / (64.0 * (double)iters) * 1e9;   /* ns per add, lower is better */
+        v[r] = (now() - t0) / (64.0 * (double)iters) * 1e9; /* ns per add, lower is better */
     }
     char method[160];
     snprintf(method, sizeof method,
@@ -163,7 +164,7 @@ int pes_calib_buffer_alloc(struct pes_calib_buffer *b, size_t bytes, struct pes_
 {
     memset(b, 0, sizeof *b);
     size_t huge = 2u << 20;
-    size_t len = (bytes + huge - 1) / huge * huge + huge;   /* room to align to 2 MiB */
+    size_t len = (bytes + huge - 1) / huge * huge + huge; /* room to align to 2 MiB */
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return pes_error_set(err, PES_ERR_NOMEM, 0, "cannot map %zu MiB for the memory probes: %s",
@@ -180,7 +181,7 @@ int pes_calib_buffer_alloc(struct pes_calib_buffer *b, size_t bytes, struct pes_
     /* TLB misses would add a page walk to every load of the larger working sets */
     madvise(b->base, b->bytes, MADV_HUGEPAGE);
 #endif
-    memset(b->base, 1, b->bytes);               /* fault it in now, not while timing */
+    memset(b->base, 1, b->bytes); /* fault it in now, not while timing */
     b->huge_share = -1;
     FILE *f = fopen("/proc/self/smaps", "r");
     if (f) {
@@ -216,7 +217,7 @@ void pes_calib_buffer_free(struct pes_calib_buffer *b)
 
 static uint64_t rng_next(uint64_t *s)
 {
-    uint64_t x = *s;                            /* xorshift64* */
+    uint64_t x = *s; /* xorshift64* */
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
@@ -232,8 +233,8 @@ static int build_cycle(void *base, size_t n, struct pes_error *err)
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory for a %zu-line chase", n);
     for (size_t i = 0; i < n; i++)
         perm[i] = (uint32_t)i;
-    uint64_t s = 0x9e3779b97f4a7c15ull ^ n;     /* fixed seed: the same chase every run */
-    for (size_t i = n - 1; i > 0; i--) {        /* Fisher-Yates */
+    uint64_t s = 0x9e3779b97f4a7c15ull ^ n; /* fixed seed: the same chase every run */
+    for (size_t i = n - 1; i > 0; i--) {    /* Fisher-Yates */
         size_t j = (size_t)(rng_next(&s) % (i + 1));
         uint32_t t = perm[i];
         perm[i] = perm[j];
@@ -251,10 +252,22 @@ static void *volatile chase_sink;
 PROBE static void *chase(void *p, uint64_t steps)
 {
     for (uint64_t i = 0; i < steps; i += 16) {
-        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
-        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
-        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
-        p = *(void **)p; p = *(void **)p; p = *(void **)p; p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
+        p = *(void **)p;
     }
     return p;
 }
@@ -265,8 +278,9 @@ int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
 {
     size_t n = (size_t)(ws / LINE);
     if (n < 2 || (double)n * LINE > (double)b->bytes || n > UINT32_MAX)
-        return pes_error_set(err, PES_ERR_ARG, 0, "chase: working set %g bytes outside the %zu-byte buffer",
-                             ws, b->bytes);
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "chase: working set %g bytes outside the %zu-byte buffer", ws,
+                             b->bytes);
     if (build_cycle(b->base, n, err) < 0)
         return -1;
     void *q = b->base;
@@ -286,9 +300,10 @@ int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
     }
     chase_sink = q;
     char method[160];
-    snprintf(method, sizeof method,
-             "pointer chase, random cyclic permutation of %zu lines (%g KiB), %llu loads, fastest of %u",
-             n, ws / 1024.0, (unsigned long long)st, rep);
+    snprintf(
+        method, sizeof method,
+        "pointer chase, random cyclic permutation of %zu lines (%g KiB), %llu loads, fastest of %u",
+        n, ws / 1024.0, (unsigned long long)st, rep);
     figure_from(f, v, rep, method);
     return 0;
 }
@@ -298,20 +313,20 @@ int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
 /* One 8-byte load per S words, 8 per iteration, over `words` words; S a
  * constant, so that the loads take immediate offsets from one address and
  * no chain of address additions paces them. */
-#define STREAM_KERNEL(name, S)                                                                    \
-    PROBE static void name(const volatile uint64_t *w, size_t words)                             \
-    {                                                                                             \
-        for (size_t i = 0; i + 8 * (S) <= words; i += 8 * (S)) {                                  \
-            const volatile uint64_t *p = w + i;                                                   \
-            (void)p[0];                                                                           \
-            (void)p[(S)];                                                                         \
-            (void)p[2 * (S)];                                                                     \
-            (void)p[3 * (S)];                                                                     \
-            (void)p[4 * (S)];                                                                     \
-            (void)p[5 * (S)];                                                                     \
-            (void)p[6 * (S)];                                                                     \
-            (void)p[7 * (S)];                                                                     \
-        }                                                                                         \
+#define STREAM_KERNEL(name, S)                                                                     \
+    PROBE static void name(const volatile uint64_t *w, size_t words)                               \
+    {                                                                                              \
+        for (size_t i = 0; i + 8 * (S) <= words; i += 8 * (S)) {                                   \
+            const volatile uint64_t *p = w + i;                                                    \
+            (void)p[0];                                                                            \
+            (void)p[(S)];                                                                          \
+            (void)p[2 * (S)];                                                                      \
+            (void)p[3 * (S)];                                                                      \
+            (void)p[4 * (S)];                                                                      \
+            (void)p[5 * (S)];                                                                      \
+            (void)p[6 * (S)];                                                                      \
+            (void)p[7 * (S)];                                                                      \
+        }                                                                                          \
     }
 STREAM_KERNEL(stream_words, 1)
 STREAM_KERNEL(stream_lines, 8)
@@ -341,7 +356,7 @@ int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned str
                              const struct pes_calib_plan *p, struct pes_calib_figure *f,
                              struct pes_error *err)
 {
-    size_t chunk = 64u * stride;                            /* 8 loads of 8 strides */
+    size_t chunk = 64u * stride; /* 8 loads of 8 strides */
     if ((stride != 8 && stride != 64) || ws > (double)b->bytes || ws < 8.0 * chunk)
         return pes_error_set(err, PES_ERR_ARG, 0, "stream: working set %g bytes, stride %u", ws,
                              stride);
@@ -364,9 +379,10 @@ int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned str
         v[r] = (now() - t0) * ghz * 1e9 / ((double)bytes / stride);
     }
     char method[160];
-    snprintf(method, sizeof method, "streaming reads, one 8-byte load per %u bytes of %g KiB, "
-             "%g KiB per repeat, fastest of %u", stride, (double)window / 1024.0,
-             (double)bytes / 1024.0, rep);
+    snprintf(method, sizeof method,
+             "streaming reads, one 8-byte load per %u bytes of %g KiB, "
+             "%g KiB per repeat, fastest of %u",
+             stride, (double)window / 1024.0, (double)bytes / 1024.0, rep);
     figure_from(f, v, rep, method);
     return 0;
 }
@@ -395,14 +411,18 @@ PROBE static void add_lat32(uint64_t n)
 {
     uint64_t x = 0, one = 1;
     __asm__ volatile("1:\n\t" R32("add %[one], %[x]\n\t") "dec %[n]\n\tjnz 1b"
-                     : [x] "+r"(x), [n] "+r"(n) : [one] "r"(one) : "cc");
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc");
 }
 
 PROBE static void mul_lat(uint64_t n)
 {
     uint64_t x = 3, one = 1;
     __asm__ volatile("1:\n\t" R32("imul %[one], %[x]\n\t") "dec %[n]\n\tjnz 1b"
-                     : [x] "+r"(x), [n] "+r"(n) : [one] "r"(one) : "cc");
+                     : [x] "+r"(x), [n] "+r"(n)
+                     : [one] "r"(one)
+                     : "cc");
 }
 
 PROBE static void mul_thr(uint64_t n)
@@ -423,23 +443,30 @@ PROBE static void div_lat(uint64_t n)
 {
     uint32_t x = 123456789u, d = 1;
     __asm__ volatile("1:\n\t" R32("xor %%edx, %%edx\n\tdivl %[d]\n\t") "dec %[n]\n\tjnz 1b"
-                     : "+a"(x), [n] "+r"(n) : [d] "r"(d) : "cc", "rdx");
+                     : "+a"(x), [n] "+r"(n)
+                     : [d] "r"(d)
+                     : "cc", "rdx");
 }
 
 PROBE static void div_thr(uint64_t n)
 {
     uint32_t d = 1;
-    __asm__ volatile("1:\n\t" R32("mov $123456789, %%eax\n\txor %%edx, %%edx\n\tdivl %[d]\n\t")
-                     "dec %[n]\n\tjnz 1b"
-                     : [n] "+r"(n) : [d] "r"(d) : "cc", "rax", "rdx");
+    __asm__ volatile(
+        "1:\n\t" R32(
+            "mov $123456789, %%eax\n\txor %%edx, %%edx\n\tdivl %[d]\n\t") "dec %[n]\n\tjnz 1b"
+        : [n] "+r"(n)
+        : [d] "r"(d)
+        : "cc", "rax", "rdx");
 }
 
-#define FP_LAT(name, insn, start, operand)                                                        \
-    PROBE static void name(uint64_t n)                                                            \
-    {                                                                                             \
-        double x = start, c = operand;                                                            \
-        __asm__ volatile("1:\n\t" R32(insn " %[c], %[x]\n\t") "dec %[n]\n\tjnz 1b"                \
-                         : [x] "+x"(x), [n] "+r"(n) : [c] "x"(c) : "cc");                         \
+#define FP_LAT(name, insn, start, operand)                                                         \
+    PROBE static void name(uint64_t n)                                                             \
+    {                                                                                              \
+        double x = start, c = operand;                                                             \
+        __asm__ volatile("1:\n\t" R32(insn " %[c], %[x]\n\t") "dec %[n]\n\tjnz 1b"                 \
+                         : [x] "+x"(x), [n] "+r"(n)                                                \
+                         : [c] "x"(c)                                                              \
+                         : "cc");                                                                  \
     }
 FP_LAT(fadd_lat, "addsd", 0.0, 1.0)
 FP_LAT(fmul_lat, "mulsd", 1.5, 1.0000001)
@@ -447,18 +474,20 @@ FP_LAT(fdiv_lat, "divsd", 1.5, 1.0000001)
 
 /* 12 independent chains in xmm0..xmm11, started at `start`. */
 #define FP12(insn)                                                                                 \
-    insn " %[c],%%xmm0\n\t" insn " %[c],%%xmm1\n\t" insn " %[c],%%xmm2\n\t" insn " %[c],%%xmm3\n\t" \
-    insn " %[c],%%xmm4\n\t" insn " %[c],%%xmm5\n\t" insn " %[c],%%xmm6\n\t" insn " %[c],%%xmm7\n\t" \
-    insn " %[c],%%xmm8\n\t" insn " %[c],%%xmm9\n\t" insn " %[c],%%xmm10\n\t" insn " %[c],%%xmm11\n\t"
+    insn " %[c],%%xmm0\n\t" insn " %[c],%%xmm1\n\t" insn " %[c],%%xmm2\n\t" insn                   \
+         " %[c],%%xmm3\n\t" insn " %[c],%%xmm4\n\t" insn " %[c],%%xmm5\n\t" insn                   \
+         " %[c],%%xmm6\n\t" insn " %[c],%%xmm7\n\t" insn " %[c],%%xmm8\n\t" insn                   \
+         " %[c],%%xmm9\n\t" insn " %[c],%%xmm10\n\t" insn " %[c],%%xmm11\n\t"
 /* 24 operations per iteration: 2 x 12 independent chains, started at the operand. */
-#define FP_THR(name, insn, operand)                                                               \
-    PROBE static void name(uint64_t n)                                                            \
-    {                                                                                             \
-        double c = operand;                                                                       \
-        __asm__ volatile(FP12("movsd") "1:\n\t" R2(FP12(insn)) "dec %[n]\n\tjnz 1b"               \
-                         : [n] "+r"(n) : [c] "x"(c)                                               \
-                         : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",  \
-                           "xmm8", "xmm9", "xmm10", "xmm11");                                     \
+#define FP_THR(name, insn, operand)                                                                \
+    PROBE static void name(uint64_t n)                                                             \
+    {                                                                                              \
+        double c = operand;                                                                        \
+        __asm__ volatile(FP12("movsd") "1:\n\t" R2(FP12(insn)) "dec %[n]\n\tjnz 1b"                \
+                         : [n] "+r"(n)                                                             \
+                         : [c] "x"(c)                                                              \
+                         : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",   \
+                           "xmm8", "xmm9", "xmm10", "xmm11");                                      \
     }
 FP_THR(fadd_thr, "addsd", 1.0)
 FP_THR(fmul_thr, "mulsd", 1.0000001)
@@ -468,10 +497,13 @@ static uint64_t store_area[64];
 
 PROBE static void store_thr(uint64_t n)
 {
-    __asm__ volatile("1:\n\t" R4("mov %%rax,0(%[p])\n\tmov %%rax,8(%[p])\n\tmov %%rax,16(%[p])\n\t"
-                                 "mov %%rax,24(%[p])\n\tmov %%rax,32(%[p])\n\tmov %%rax,40(%[p])\n\t"
-                                 "mov %%rax,48(%[p])\n\tmov %%rax,56(%[p])\n\t") "dec %[n]\n\tjnz 1b"
-                     : [n] "+r"(n) : [p] "r"(store_area) : "cc", "memory");
+    __asm__ volatile(
+        "1:\n\t" R4("mov %%rax,0(%[p])\n\tmov %%rax,8(%[p])\n\tmov %%rax,16(%[p])\n\t"
+                    "mov %%rax,24(%[p])\n\tmov %%rax,32(%[p])\n\tmov %%rax,40(%[p])\n\t"
+                    "mov %%rax,48(%[p])\n\tmov %%rax,56(%[p])\n\t") "dec %[n]\n\tjnz 1b"
+        : [n] "+r"(n)
+        : [p] "r"(store_area)
+        : "cc", "memory");
 }
 
 /* 32 taken jumps per iteration, each to the next one, 32 bytes apart: as
@@ -480,19 +512,24 @@ PROBE static void store_thr(uint64_t n)
 PROBE static void branch_thr(uint64_t n)
 {
     __asm__ volatile("2:\n\t" R32("jmp 1f\n\t.p2align 5\n\t1:\n\t") "dec %[n]\n\tjnz 2b"
-                     : [n] "+r"(n) : : "cc");
+                     : [n] "+r"(n)
+                     :
+                     : "cc");
 }
 
 /* 32 call/ret pairs per iteration; the red zone below rsp is stepped over. */
 PROBE static void call_pair(uint64_t n)
 {
-    __asm__ volatile("jmp 4f\n\t3:\n\tret\n\t4:\n\tsub $128, %%rsp\n\t"
-                     "2:\n\t" R32("call 3b\n\t.p2align 4\n\t") "dec %[n]\n\tjnz 2b\n\tadd $128, %%rsp"
-                     : [n] "+r"(n) : : "cc", "memory");
+    __asm__ volatile(
+        "jmp 4f\n\t3:\n\tret\n\t4:\n\tsub $128, %%rsp\n\t"
+        "2:\n\t" R32("call 3b\n\t.p2align 4\n\t") "dec %[n]\n\tjnz 2b\n\tadd $128, %%rsp"
+        : [n] "+r"(n)
+        :
+        : "cc", "memory");
 }
 /* Cycles per operation of kernel (ops operations per iteration). */
-static void time_ops(void (*kernel)(uint64_t), double ops, double ghz, const struct pes_calib_plan *p,
-                     const char *what, struct pes_calib_figure *f)
+static void time_ops(void (*kernel)(uint64_t), double ops, double ghz,
+                     const struct pes_calib_plan *p, const char *what, struct pes_calib_figure *f)
 {
     uint64_t iters = size_iters(kernel, repeat_seconds(p) / 2);
     unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
@@ -503,8 +540,8 @@ static void time_ops(void (*kernel)(uint64_t), double ops, double ghz, const str
         v[r] = (now() - t0) * ghz * 1e9 / (ops * (double)iters);
     }
     char method[160];
-    snprintf(method, sizeof method, "%s, %.3g M ops, fastest of %u", what, ops * (double)iters / 1e6,
-             rep);
+    snprintf(method, sizeof method, "%s, %.3g M ops, fastest of %u", what,
+             ops * (double)iters / 1e6, rep);
     figure_from(f, v, rep, method);
 }
 #endif /* HAVE_CHAINS */
@@ -530,10 +567,12 @@ int pes_calib_measure_op(int op, double ghz, const struct pes_calib_plan *p,
     switch (op) {
     case PES_OP_INT_ADD:
     case PES_OP_OTHER:
-        time_ops(add_lat32, OPS, ghz, p, "dependent add chain (the clock's own: 1 by definition)", lat);
+        time_ops(add_lat32, OPS, ghz, p, "dependent add chain (the clock's own: 1 by definition)",
+                 lat);
         time_ops(add_thr, OPS, ghz, p, "8 independent add chains", thr);
         if (op == PES_OP_OTHER) {
-            snprintf(lat->method, sizeof lat->method, "as int_add: moves, logic, compares are 1-cycle ALU ops");
+            snprintf(lat->method, sizeof lat->method,
+                     "as int_add: moves, logic, compares are 1-cycle ALU ops");
             snprintf(thr->method, sizeof thr->method, "as int_add (8 independent add chains)");
         }
         break;
@@ -559,7 +598,8 @@ int pes_calib_measure_op(int op, double ghz, const struct pes_calib_plan *p,
         break;
     case PES_OP_STORE:
         time_ops(store_thr, OPS, ghz, p, "8-byte stores to one L1 line", thr);
-        keep(lat, def->op_latency[op], "kept: nothing waits on a store's result (Eq. 5 charges memory)");
+        keep(lat, def->op_latency[op],
+             "kept: nothing waits on a store's result (Eq. 5 charges memory)");
         break;
     case PES_OP_BRANCH:
         time_ops(branch_thr, OPS, ghz, p, "taken jumps, always predicted", thr);
@@ -568,9 +608,10 @@ int pes_calib_measure_op(int op, double ghz, const struct pes_calib_plan *p,
     case PES_OP_CALL:
         time_ops(call_pair, OPS, ghz, p, "call + ret pairs", thr);
         *lat = *thr;
-        snprintf(lat->method, sizeof lat->method, "as its throughput: call + ret pairs back to back");
+        snprintf(lat->method, sizeof lat->method,
+                 "as its throughput: call + ret pairs back to back");
         break;
-    default:                                    /* PES_OP_LOAD: the caller's L1 figures */
+    default: /* PES_OP_LOAD: the caller's L1 figures */
         break;
     }
 #else

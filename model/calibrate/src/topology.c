@@ -16,10 +16,11 @@
 
 #include "pes/calibrate.h"
 
-#define MIB (1024.0 * 1024.0)
-#define MAX_PER_CORE (32.0 * MIB)   /* no CPU has more of one cache per core (X3D: 12 MiB) */
+#define MIB          (1024.0 * 1024.0)
+#define MAX_PER_CORE (32.0 * MIB) /* no CPU has more of one cache per core (X3D: 12 MiB) */
 
-static void warn(struct pes_calib_topology *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct pes_calib_topology *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void warn(struct pes_calib_topology *t, const char *fmt, ...)
 {
     if (t->n_warnings >= PES_CALIB_MAX_WARNINGS)
@@ -70,8 +71,9 @@ static void check(struct pes_calib_topology *t)
         if (c->level > 1 && per_core > MAX_PER_CORE) {
             c->implausible = 1;
             human(b, sizeof b, per_core);
-            warn(t, "L%u: %s shared by %u core%s is %s per core: implausible (no CPU has more than "
-                    "32 MiB of a cache per core; a VM reporting its host's cache?)",
+            warn(t,
+                 "L%u: %s shared by %u core%s is %s per core: implausible (no CPU has more than "
+                 "32 MiB of a cache per core; a VM reporting its host's cache?)",
                  c->level, a, c->cores, c->cores == 1 ? "" : "s", b);
         }
         if (i > 0 && c->size <= t->level[i - 1].size) {
@@ -80,8 +82,8 @@ static void check(struct pes_calib_topology *t)
             warn(t, "L%u: %s is not larger than L%u's %s", c->level, a, c->level - 1, b);
         }
         if (c->ways && (c->size % ((uint64_t)c->ways * c->line))) {
-            warn(t, "L%u: %s is not a whole number of %u-way sets of %u bytes", c->level, a, c->ways,
-                 c->line);
+            warn(t, "L%u: %s is not a whole number of %u-way sets of %u bytes", c->level, a,
+                 c->ways, c->line);
             c->implausible = 1;
         }
     }
@@ -124,7 +126,7 @@ int pes_calib_topology_load(const char *xml_path, struct pes_calib_topology *t,
 
     t->pus = count_inside(topo, root->cpuset, HWLOC_OBJ_PU);
     t->cores = count_inside(topo, root->cpuset, HWLOC_OBJ_CORE);
-    if (!t->cores)                          /* no core objects: every PU is a core */
+    if (!t->cores) /* no core objects: every PU is a core */
         t->cores = t->pus;
     t->packages = count_inside(topo, root->cpuset, HWLOC_OBJ_PACKAGE);
     if (!t->packages)
@@ -163,9 +165,10 @@ int pes_calib_topology_load(const char *xml_path, struct pes_calib_topology *t,
     }
     for (unsigned i = 0; i < nf; i++) {
         if (found[i].level != i + 1 || i >= PES_MAX_LEVELS) {
-            pes_error_set(err, PES_ERR_FORMAT, 0,
-                          "%s: the data caches above PU 0 are not levels 1..n (found L%u as cache %u)",
-                          what, found[i].level, i + 1);
+            pes_error_set(
+                err, PES_ERR_FORMAT, 0,
+                "%s: the data caches above PU 0 are not levels 1..n (found L%u as cache %u)", what,
+                found[i].level, i + 1);
             goto out;
         }
         if (!found[i].size || !found[i].line) {
@@ -201,8 +204,8 @@ void pes_calib_topology_print(const struct pes_calib_topology *t, FILE *out)
             snprintf(ways, sizeof ways, "%u", c->ways);
         else
             snprintf(ways, sizeof ways, "full");
-        fprintf(out, "  L%-4u %10s %5s %4u B  %u core%s (%u PU%s)%s\n", c->level, size, ways, c->line,
-                c->cores, c->cores == 1 ? "" : "s", c->pus, c->pus == 1 ? "" : "s",
+        fprintf(out, "  L%-4u %10s %5s %4u B  %u core%s (%u PU%s)%s\n", c->level, size, ways,
+                c->line, c->cores, c->cores == 1 ? "" : "s", c->pus, c->pus == 1 ? "" : "s",
                 c->implausible ? "  implausible" : "");
     }
     for (uint32_t i = 0; i < t->n_warnings; i++)

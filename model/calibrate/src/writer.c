@@ -39,9 +39,10 @@ int pes_calib_write(const struct pes_calib_result *r, FILE *out, struct pes_erro
     if (pes_machine_validate(m, err) < 0)
         return -1;
     comment_lines(out, r->header);
-    fprintf(out, "#\n# Figures (cycles unless said) and how each was found: a repeated figure is the\n"
-                 "# fastest repeat (interference only adds time), the median of its repeats follows;\n"
-                 "# a latency is the median of the points of a plateau of the latency curve:\n");
+    fprintf(out,
+            "#\n# Figures (cycles unless said) and how each was found: a repeated figure is the\n"
+            "# fastest repeat (interference only adds time), the median of its repeats follows;\n"
+            "# a latency is the median of the points of a plateau of the latency curve:\n");
     figure(out, "ghz", &r->ghz);
     char key[64];
     for (uint32_t i = 0; i < m->n_levels; i++) {
@@ -75,7 +76,7 @@ static int make_parent(const char *path, struct pes_error *err)
     if (!slash || slash == dir)
         return 0;
     *slash = 0;
-    for (char *p = dir + 1; ; p++) {
+    for (char *p = dir + 1;; p++) {
         if (*p == '/' || !*p) {
             char c = *p;
             *p = 0;

@@ -28,20 +28,20 @@ extern "C" {
 
 /* One cache level of the modelled machine. */
 struct pes_cache_config {
-    uint64_t size;              /* bytes */
-    uint32_t ways;              /* associativity; 1 = direct-mapped; 0 = fully associative */
-    uint32_t line;              /* bytes */
-    uint32_t shared;            /* 0: private per core; 1: shared by the cores of a socket */
-    double latency;             /* cycles for a hit at this level (delta_i, Eq. 6) */
-    double recip_throughput;    /* cycles per line at this level (beta_i, Eq. 7) */
+    uint64_t size;           /* bytes */
+    uint32_t ways;           /* associativity; 1 = direct-mapped; 0 = fully associative */
+    uint32_t line;           /* bytes */
+    uint32_t shared;         /* 0: private per core; 1: shared by the cores of a socket */
+    double latency;          /* cycles for a hit at this level (delta_i, Eq. 6) */
+    double recip_throughput; /* cycles per line at this level (beta_i, Eq. 7) */
 };
 
 /* Where a machine description's costs come from, i.e. how far a runtime
  * predicted with it can be trusted (docs/model.md, "Validation"). */
 enum pes_machine_validation {
-    PES_MACHINE_UNVALIDATED = 0,  /* generic costs (the sysfs host, a file that says nothing) */
-    PES_MACHINE_PRESET = 1,       /* published figures of a named CPU, not measured here */
-    PES_MACHINE_CALIBRATED = 2,   /* measured on the host it describes (pes-calibrate) */
+    PES_MACHINE_UNVALIDATED = 0, /* generic costs (the sysfs host, a file that says nothing) */
+    PES_MACHINE_PRESET = 1,      /* published figures of a named CPU, not measured here */
+    PES_MACHINE_CALIBRATED = 2,  /* measured on the host it describes (pes-calibrate) */
 };
 
 /* Which runtime model (docs/model.md §3):
@@ -69,14 +69,14 @@ struct pes_machine_error_band {
 
 struct pes_machine {
     char name[64];
-    enum pes_machine_validation validation;   /* .machine key "validation" */
-    double ghz;                 /* core clock */
+    enum pes_machine_validation validation; /* .machine key "validation" */
+    double ghz;                             /* core clock */
     uint32_t sockets;
     uint32_t cores_per_socket;
-    uint32_t n_levels;          /* data/unified levels, L1 first */
+    uint32_t n_levels; /* data/unified levels, L1 first */
     struct pes_cache_config level[PES_MAX_LEVELS];
-    double mem_latency;         /* cycles */
-    double mem_recip_throughput;/* cycles per line from DRAM */
+    double mem_latency;          /* cycles */
+    double mem_recip_throughput; /* cycles per line from DRAM */
     /* Instruction costs for T_CPU (PPT-Multicore Eq. 8), cycles, per enum pes_op_class. */
     double op_latency[PES_OP_COUNT];
     double op_recip_throughput[PES_OP_COUNT];
@@ -85,10 +85,10 @@ struct pes_machine {
      * a machine file; 0 means the default (PES_DEFAULT_ISSUE_WIDTH / _MLP). */
     double issue_width;
     double mlp;
-    struct pes_machine_error_band error;   /* .machine keys error.model/mean/max/runs */
+    struct pes_machine_error_band error; /* .machine keys error.model/mean/max/runs */
 };
 #define PES_DEFAULT_ISSUE_WIDTH 4.0
-#define PES_DEFAULT_MLP 10.0
+#define PES_DEFAULT_MLP         10.0
 static inline double pes_machine_issue_width(const struct pes_machine *m)
 {
     return m->issue_width > 0 ? m->issue_width : PES_DEFAULT_ISSUE_WIDTH;
@@ -112,13 +112,13 @@ static inline double pes_machine_mlp(const struct pes_machine *m)
  * The replay engine may fill the arrays directly; the functions below are
  * conveniences.
  */
-#define PES_PROFILE_EXACT 1024u
+#define PES_PROFILE_EXACT      1024u
 #define PES_PROFILE_LOG2_FIRST 10u
-#define PES_PROFILE_LOG2_LAST 47u
-#define PES_PROFILE_LOG2_BINS (PES_PROFILE_LOG2_LAST - PES_PROFILE_LOG2_FIRST + 1u)
+#define PES_PROFILE_LOG2_LAST  47u
+#define PES_PROFILE_LOG2_BINS  (PES_PROFILE_LOG2_LAST - PES_PROFILE_LOG2_FIRST + 1u)
 /* Total number of finite bins: exact ones first, then log2 bins. */
-#define PES_PROFILE_BINS (PES_PROFILE_EXACT + PES_PROFILE_LOG2_BINS)
-#define PES_DISTANCE_COLD UINT64_MAX   /* pes_profile_add(p, PES_DISTANCE_COLD, n) counts cold */
+#define PES_PROFILE_BINS  (PES_PROFILE_EXACT + PES_PROFILE_LOG2_BINS)
+#define PES_DISTANCE_COLD UINT64_MAX /* pes_profile_add(p, PES_DISTANCE_COLD, n) counts cold */
 
 struct pes_reuse_profile {
     uint64_t exact[PES_PROFILE_EXACT];
@@ -162,32 +162,31 @@ int pes_sdcm_hit_rate(const struct pes_reuse_profile *p, const struct pes_cache_
  * above), as Eq. 3 gives it; made monotone (hit[i] >= hit[i-1]) as inclusive
  * LRU levels are. */
 int pes_model_hit_rates(const struct pes_machine *m,
-                        const struct pes_reuse_profile *const profile[],
-                        double hit[PES_MAX_LEVELS], struct pes_error *err);
+                        const struct pes_reuse_profile *const profile[], double hit[PES_MAX_LEVELS],
+                        struct pes_error *err);
 
 /* ---------------------------------------------------------------- runtime (Eq. 4–8) */
 
 /* Eq. 6 / Eq. 7 from global hit rates (see docs/model.md: the paper's P_Li(h)
  * inside the brackets are local rates; we derive them from the global ones). */
-int pes_model_averages(const struct pes_machine *m, const double hit[],
-                       double *delta_avg, double *beta_avg, struct pes_error *err);
+int pes_model_averages(const struct pes_machine *m, const double hit[], double *delta_avg,
+                       double *beta_avg, struct pes_error *err);
 
 enum pes_cpu_bound { PES_CPU_THROUGHPUT = 0, PES_CPU_LATENCY = 1 };
 
-
 struct pes_runtime_input {
-    double hit[PES_MAX_LEVELS];   /* global hit rates per level (Eq. 3) */
-    double total_mem;             /* Eq. 5 total_mem: bytes accessed by the kernel (all threads) */
-    double block;                 /* Eq. 5 b in bytes; 0 = 8 (a word, as the paper) */
-    double ops[PES_OP_COUNT];     /* operation counts of all threads (enum pes_op_class) */
-    uint32_t cores;               /* work split evenly over this many cores; 0 = 1 */
-    enum pes_cpu_bound bound;     /* Eq. 8 variant (PES_RUNTIME_PPT) */
+    double hit[PES_MAX_LEVELS]; /* global hit rates per level (Eq. 3) */
+    double total_mem;           /* Eq. 5 total_mem: bytes accessed by the kernel (all threads) */
+    double block;               /* Eq. 5 b in bytes; 0 = 8 (a word, as the paper) */
+    double ops[PES_OP_COUNT];   /* operation counts of all threads (enum pes_op_class) */
+    uint32_t cores;             /* work split evenly over this many cores; 0 = 1 */
+    enum pes_cpu_bound bound;   /* Eq. 8 variant (PES_RUNTIME_PPT) */
     enum pes_runtime_model model;
 };
 
 struct pes_runtime {
-    double delta_avg, beta_avg;   /* cycles, Eq. 6 and Eq. 7 */
-    double mem_cycles, cpu_cycles, total_cycles;   /* per core: Eq. 5, Eq. 8, Eq. 4 (ppt);
+    double delta_avg, beta_avg;                  /* cycles, Eq. 6 and Eq. 7 */
+    double mem_cycles, cpu_cycles, total_cycles; /* per core: Eq. 5, Eq. 8, Eq. 4 (ppt);
                                                       T_mem, T_CPU, their max (overlap) */
     double mem_seconds, cpu_seconds, total_seconds;
 };

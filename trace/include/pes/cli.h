@@ -16,44 +16,44 @@
 #include <stdio.h>
 
 enum pes_cli_kind {
-    PES_CLI_SWITCH,     /* int field = 1 */
-    PES_CLI_STRING,     /* const char * field = the value */
-    PES_CLI_PATH,       /* the same, not empty: "a file name" */
-    PES_CLI_U64,        /* uint64_t field, decimal in [min, max] */
-    PES_CLI_CHOICE,     /* int field = values[i] (values NULL: i) for the value names[i] */
-    PES_CLI_FN,         /* parse(value, opts): 0; -1: bad, say `expected`; -2: bad, said already */
-    PES_CLI_SETTING,    /* the pes/settings.h row `setting`, into the struct pes_collect_settings at field */
-    PES_CLI_HELP,       /* print --help, stop */
-    PES_CLI_VERSION,    /* print "PROG VERSION", stop */
+    PES_CLI_SWITCH, /* int field = 1 */
+    PES_CLI_STRING, /* const char * field = the value */
+    PES_CLI_PATH,   /* the same, not empty: "a file name" */
+    PES_CLI_U64,    /* uint64_t field, decimal in [min, max] */
+    PES_CLI_CHOICE, /* int field = values[i] (values NULL: i) for the value names[i] */
+    PES_CLI_FN,     /* parse(value, opts): 0; -1: bad, say `expected`; -2: bad, said already */
+    PES_CLI_SETTING, /* the pes/settings.h row `setting`, into the struct pes_collect_settings at field */
+    PES_CLI_HELP,    /* print --help, stop */
+    PES_CLI_VERSION, /* print "PROG VERSION", stop */
 };
 
 struct pes_cli_opt {
-    const char *name;               /* --name (SETTING: the setting's flag) */
+    const char *name; /* --name (SETTING: the setting's flag) */
     char short_name;
-    const char *arg;                /* value name in --help; NULL: a switch */
-    const char *help;               /* lines after the first are indented under it */
-    void (*help_fn)(char *buf, size_t size);   /* instead of help: made when printed */
+    const char *arg;                         /* value name in --help; NULL: a switch */
+    const char *help;                        /* lines after the first are indented under it */
+    void (*help_fn)(char *buf, size_t size); /* instead of help: made when printed */
     enum pes_cli_kind kind;
-    size_t field;                   /* offsetof(the command's options struct, ...) */
+    size_t field; /* offsetof(the command's options struct, ...) */
     uint64_t min, max;
-    const char *const *names;       /* CHOICE: NULL-terminated */
+    const char *const *names; /* CHOICE: NULL-terminated */
     const int *values;
     int (*parse)(const char *value, void *opts);
-    const char *expected;           /* what a bad value should have been */
-    const char *setting;            /* SETTING: the row's name ("time_interval"); other
+    const char *expected; /* what a bad value should have been */
+    const char *setting;  /* SETTING: the row's name ("time_interval"); other
                                        kinds: whose {default}, {min}, {max} the help shows */
-    unsigned flags;                 /* the command's own */
+    unsigned flags;       /* the command's own */
 };
 
 struct pes_cli {
-    const char *prog;               /* "pes-dump" */
+    const char *prog; /* "pes-dump" */
     const char *version;
-    const char *usage_head;         /* before the options in --help */
-    const char *usage_tail;         /* after them */
+    const char *usage_head; /* before the options in --help */
+    const char *usage_tail; /* after them */
     const struct pes_cli_opt *opts;
     size_t n_opts;
-    int help_column;                /* where help text starts; a longer label puts it below */
-    int stop_at_operand;            /* options end at the first operand (a program's own flags) */
+    int help_column;     /* where help text starts; a longer label puts it below */
+    int stop_at_operand; /* options end at the first operand (a program's own flags) */
     /* one error line, without the "PROG: " the callee adds */
     void (*message)(const char *line);
 };

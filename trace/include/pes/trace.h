@@ -38,15 +38,15 @@
 extern "C" {
 #endif
 
-#define PES_TRACE_MAGIC "PESB"      /* first 4 bytes of every block */
-#define PES_TRACE_VERSION 1u        /* bumped on any incompatible change */
+#define PES_TRACE_MAGIC   "PESB" /* first 4 bytes of every block */
+#define PES_TRACE_VERSION 1u     /* bumped on any incompatible change */
 
 /* ---------------------------------------------------------------- errors */
 
 struct pes_error {
-    int code;             /* 0 = ok, else one of enum pes_error_code */
-    uint64_t offset;      /* byte offset in the file where it went wrong */
-    char message[256];    /* one line, names the file and what was expected */
+    int code;          /* 0 = ok, else one of enum pes_error_code */
+    uint64_t offset;   /* byte offset in the file where it went wrong */
+    char message[256]; /* one line, names the file and what was expected */
 };
 
 /* Fills *err (when err is not NULL) and returns -1, so that a library
@@ -57,31 +57,31 @@ int pes_error_set(struct pes_error *err, int code, uint64_t offset, const char *
 
 enum pes_error_code {
     PES_OK = 0,
-    PES_ERR_IO = 1,          /* open/read/write failed (errno in message) */
-    PES_ERR_FORMAT = 2,      /* not a pes trace, or corrupt content */
-    PES_ERR_VERSION = 3,     /* newer/unknown format version */
-    PES_ERR_TRUNCATED = 4,   /* file ends inside a frame (reader: a warning) */
+    PES_ERR_IO = 1,        /* open/read/write failed (errno in message) */
+    PES_ERR_FORMAT = 2,    /* not a pes trace, or corrupt content */
+    PES_ERR_VERSION = 3,   /* newer/unknown format version */
+    PES_ERR_TRUNCATED = 4, /* file ends inside a frame (reader: a warning) */
     PES_ERR_NOMEM = 5,
-    PES_ERR_ARG = 6,         /* bad argument from the caller */
+    PES_ERR_ARG = 6, /* bad argument from the caller */
 };
 
 /* ---------------------------------------------------------------- ids */
 
 #define PES_ID_CONTROL_FIRST 0xFFFFFF00u
 enum pes_control_id {
-    PES_ID_TIME = 0xFFFFFF00u,          /* addr = timestamp (ticks) */
-    PES_ID_REGION_BEGIN = 0xFFFFFF01u,  /* OpenMP parallel region entered; addr = region id */
-    PES_ID_REGION_END = 0xFFFFFF02u,    /* extra = 0 */
-    PES_ID_THREAD_END = 0xFFFFFF03u,    /* addr = timestamp */
-    PES_ID_LOST = 0xFFFFFF04u,          /* addr = accesses of this thread not recorded since
+    PES_ID_TIME = 0xFFFFFF00u,         /* addr = timestamp (ticks) */
+    PES_ID_REGION_BEGIN = 0xFFFFFF01u, /* OpenMP parallel region entered; addr = region id */
+    PES_ID_REGION_END = 0xFFFFFF02u,   /* extra = 0 */
+    PES_ID_THREAD_END = 0xFFFFFF03u,   /* addr = timestamp */
+    PES_ID_LOST = 0xFFFFFF04u,         /* addr = accesses of this thread not recorded since
                                            its previous LOST record (signal handlers) */
-    PES_ID_ALLOC = 0xFFFFFF05u,         /* a block was allocated: addr = its first byte,
+    PES_ID_ALLOC = 0xFFFFFF05u,        /* a block was allocated: addr = its first byte,
                                            extra = allocation-site id (ALLOC_SITES block), or
                                            PES_ALLOC_SITE_STACK for a thread's stack */
-    PES_ID_ALLOC_SIZE = 0xFFFFFF06u,    /* follows its ALLOC in the thread's record order (maybe
+    PES_ID_ALLOC_SIZE = 0xFFFFFF06u,   /* follows its ALLOC in the thread's record order (maybe
                                            in the thread's next ACCESS block): addr = size in
                                            bytes, extra = 0 */
-    PES_ID_FREE = 0xFFFFFF07u,          /* addr = first byte of the freed block; realloc is
+    PES_ID_FREE = 0xFFFFFF07u,         /* addr = first byte of the freed block; realloc is
                                            FREE(old) then ALLOC/ALLOC_SIZE(new) */
 };
 
@@ -90,23 +90,23 @@ enum pes_control_id {
 /* The site id of a thread's stack (ALLOC record extra, PES_EV_ALLOC site):
  * addr = lowest address of the stack, size from pthread_getattr_np. */
 #define PES_ALLOC_SITE_STACK 0xFFFFFFFFu
-#define PES_ALLOC_MAX_DEPTH 8u   /* ips per allocation site */
+#define PES_ALLOC_MAX_DEPTH  8u /* ips per allocation site */
 
 enum pes_alloc_kind {
     PES_ALLOC_MALLOC = 1,
     PES_ALLOC_CALLOC = 2,
     PES_ALLOC_REALLOC = 3,
-    PES_ALLOC_ALIGNED = 4,   /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
-    PES_ALLOC_NEW = 5,       /* C++ operator new / new[] */
+    PES_ALLOC_ALIGNED = 4, /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    PES_ALLOC_NEW = 5,     /* C++ operator new / new[] */
 };
 
 /* A heap allocation site (ALLOC_SITES block): ips[0] is the return address of
  * the program's call into the allocator (frames of operator new and of the
  * runtime skipped), ips[1..depth-1] its callers. Symbolized through MAPS. */
 struct pes_alloc_site {
-    uint32_t id;          /* any value but PES_ALLOC_SITE_STACK */
-    uint32_t kind;        /* enum pes_alloc_kind */
-    uint32_t depth;       /* 1 .. PES_ALLOC_MAX_DEPTH */
+    uint32_t id;    /* any value but PES_ALLOC_SITE_STACK */
+    uint32_t kind;  /* enum pes_alloc_kind */
+    uint32_t depth; /* 1 .. PES_ALLOC_MAX_DEPTH */
     const uint64_t *ips;
 };
 
@@ -115,69 +115,79 @@ struct pes_alloc_site {
 enum pes_access_kind {
     PES_KIND_LOAD = 1,
     PES_KIND_STORE = 2,
-    PES_KIND_RMW = 3,          /* atomicrmw: reads and writes */
-    PES_KIND_CMPXCHG = 4,      /* reads, writes if it succeeds (counted as RW) */
-    PES_KIND_COPY_SRC = 5,     /* memcpy/memmove source range; length in extra */
-    PES_KIND_COPY_DST = 6,     /* memcpy/memmove destination range */
-    PES_KIND_SET_DST = 7,      /* memset range */
-    PES_KIND_GATHER = 8,       /* one record per active lane; lane in extra */
+    PES_KIND_RMW = 3,      /* atomicrmw: reads and writes */
+    PES_KIND_CMPXCHG = 4,  /* reads, writes if it succeeds (counted as RW) */
+    PES_KIND_COPY_SRC = 5, /* memcpy/memmove source range; length in extra */
+    PES_KIND_COPY_DST = 6, /* memcpy/memmove destination range */
+    PES_KIND_SET_DST = 7,  /* memset range */
+    PES_KIND_GATHER = 8,   /* one record per active lane; lane in extra */
     PES_KIND_SCATTER = 9,
 };
 
 enum pes_site_flags {
-    PES_SITE_SHARED = 1u << 0,   /* through a pointer argument of an OpenMP outlined region */
-    PES_SITE_VECTOR = 1u << 1,   /* vector access (size = whole vector) */
-    PES_SITE_MASKED = 1u << 2,   /* masked load/store: recorded as whole range (documented) */
+    PES_SITE_SHARED = 1u << 0, /* through a pointer argument of an OpenMP outlined region */
+    PES_SITE_VECTOR = 1u << 1, /* vector access (size = whole vector) */
+    PES_SITE_MASKED = 1u << 2, /* masked load/store: recorded as whole range (documented) */
     PES_SITE_VOLATILE = 1u << 3,
     PES_SITE_ATOMIC = 1u << 4,
 };
 
-static inline int pes_kind_reads(uint8_t kind) {
+static inline int pes_kind_reads(uint8_t kind)
+{
     return kind == PES_KIND_LOAD || kind == PES_KIND_RMW || kind == PES_KIND_CMPXCHG ||
            kind == PES_KIND_COPY_SRC || kind == PES_KIND_GATHER;
 }
-static inline int pes_kind_writes(uint8_t kind) {
+static inline int pes_kind_writes(uint8_t kind)
+{
     return kind == PES_KIND_STORE || kind == PES_KIND_RMW || kind == PES_KIND_CMPXCHG ||
            kind == PES_KIND_COPY_DST || kind == PES_KIND_SET_DST || kind == PES_KIND_SCATTER;
 }
 
 /* A static memory-access site (one instruction in the IR). */
 struct pes_site {
-    uint32_t id;          /* global id */
-    uint32_t bb;          /* global id of the basic block holding it */
-    uint8_t kind;         /* enum pes_access_kind */
-    uint8_t flags;        /* enum pes_site_flags */
+    uint32_t id;   /* global id */
+    uint32_t bb;   /* global id of the basic block holding it */
+    uint8_t kind;  /* enum pes_access_kind */
+    uint8_t flags; /* enum pes_site_flags */
     uint16_t column;
-    uint32_t size;        /* bytes per record; 0 = variable, length in record.extra */
-    uint32_t line;        /* 0 = unknown (no debug info) */
-    const char *file;     /* "" if unknown; owned by the reader / caller */
+    uint32_t size;    /* bytes per record; 0 = variable, length in record.extra */
+    uint32_t line;    /* 0 = unknown (no debug info) */
+    const char *file; /* "" if unknown; owned by the reader / caller */
     const char *function;
 };
 
 /* Static operation counts of one basic block (what PPT-Multicore took from Byfl). */
 enum pes_op_class {
-    PES_OP_INT_ADD, PES_OP_INT_MUL, PES_OP_INT_DIV,
-    PES_OP_FP_ADD, PES_OP_FP_MUL, PES_OP_FP_DIV,
-    PES_OP_LOAD, PES_OP_STORE, PES_OP_BRANCH, PES_OP_CALL, PES_OP_OTHER,
+    PES_OP_INT_ADD,
+    PES_OP_INT_MUL,
+    PES_OP_INT_DIV,
+    PES_OP_FP_ADD,
+    PES_OP_FP_MUL,
+    PES_OP_FP_DIV,
+    PES_OP_LOAD,
+    PES_OP_STORE,
+    PES_OP_BRANCH,
+    PES_OP_CALL,
+    PES_OP_OTHER,
     PES_OP_COUNT
 };
 
 struct pes_bb {
-    uint32_t id;          /* global id */
-    uint32_t n_sites;     /* sites in this block */
+    uint32_t id;      /* global id */
+    uint32_t n_sites; /* sites in this block */
     uint32_t ops[PES_OP_COUNT];
-    uint32_t flags;       /* PES_BB_PARALLEL: inside an OpenMP outlined region */
+    uint32_t flags; /* PES_BB_PARALLEL: inside an OpenMP outlined region */
     const char *function;
-    const char *label;    /* IR label, e.g. "for.body" or "bb12" */
+    const char *label; /* IR label, e.g. "for.body" or "bb12" */
 };
 #define PES_BB_PARALLEL 1u
 
 /* One module's tables (written as a MODULE block). Ids are global. */
 struct pes_module {
-    uint32_t id_base;     /* first id of this module's range */
-    uint32_t n_sites;     /* ids id_base .. id_base+n_sites-1 */
-    uint32_t n_bbs;       /* ids id_base+n_sites .. +n_bbs-1 */
-    const char *name;     /* source file of the translation unit */
+    uint32_t id_base; /* first id of this module's range */
+    uint32_t n_sites; /* ids id_base .. id_base+n_sites-1 */
+    uint32_t n_bbs;   /* ids id_base+n_sites .. +n_bbs-1 */
+    const char *name; /* source file of the translation unit */
     const struct pes_site *sites;
     const struct pes_bb *bbs;
 };
@@ -187,21 +197,21 @@ struct pes_module {
 enum pes_trace_kind { PES_TRACE_FULL = 1, PES_TRACE_SAMPLED = 2 };
 
 struct pes_cache_level {
-    uint8_t level;        /* 1, 2, 3 */
-    uint8_t type;         /* 'D' data, 'I' instruction, 'U' unified */
+    uint8_t level; /* 1, 2, 3 */
+    uint8_t type;  /* 'D' data, 'I' instruction, 'U' unified */
     uint16_t ways;
     uint32_t line_size;
-    uint64_t size;        /* bytes */
-    uint32_t shared_by;   /* number of logical CPUs sharing one instance */
+    uint64_t size;      /* bytes */
+    uint32_t shared_by; /* number of logical CPUs sharing one instance */
 };
 
 #define PES_MAX_CACHE_LEVELS 8
 struct pes_trace_info {
-    uint32_t version;          /* PES_TRACE_VERSION when read */
-    uint32_t kind;             /* enum pes_trace_kind */
-    const char *command;       /* command line, arguments separated by spaces (quoted if needed) */
+    uint32_t version;    /* PES_TRACE_VERSION when read */
+    uint32_t kind;       /* enum pes_trace_kind */
+    const char *command; /* command line, arguments separated by spaces (quoted if needed) */
     const char *hostname;
-    const char *cpu_model;     /* /proc/cpuinfo "model name" */
+    const char *cpu_model; /* /proc/cpuinfo "model name" */
     uint32_t n_cpus;
     uint32_t n_sockets;
     uint32_t n_cache_levels;
@@ -209,17 +219,17 @@ struct pes_trace_info {
     uint64_t ticks_per_second; /* timestamp unit (TSC or ns clock), 0 if unknown */
     uint64_t start_ticks;
     uint64_t pid;
-    const char *config;        /* collector settings, "key=value" lines (backend, periods, ...) */
+    const char *config; /* collector settings, "key=value" lines (backend, periods, ...) */
 };
 
 /* ---------------------------------------------------------------- threads */
 
 struct pes_thread {
-    uint32_t index;       /* dense 0..n-1 in order of first appearance */
-    uint32_t parent;      /* index of creating thread, UINT32_MAX if unknown/main */
-    uint64_t tid;         /* kernel tid */
-    int32_t cpu;          /* CPU at thread start, -1 unknown */
-    int32_t socket;       /* -1 unknown */
+    uint32_t index;  /* dense 0..n-1 in order of first appearance */
+    uint32_t parent; /* index of creating thread, UINT32_MAX if unknown/main */
+    uint64_t tid;    /* kernel tid */
+    int32_t cpu;     /* CPU at thread start, -1 unknown */
+    int32_t socket;  /* -1 unknown */
     uint64_t start_ticks;
 };
 
@@ -265,7 +275,7 @@ enum pes_event_flags {
     PES_EVF_SHARED_CACHE = 1u << 3, /* shared-cache (socket) mode */
     PES_EVF_TRUE_SHARING = 1u << 4,
     PES_EVF_FALSE_SHARING = 1u << 5,
-    PES_EVF_HEAP_BLOCK = 1u << 6,   /* sample in a heap block: other_thread = its allocation site,
+    PES_EVF_HEAP_BLOCK = 1u << 6, /* sample in a heap block: other_thread = its allocation site,
                                        aux = its size, distance = the offset of addr in it */
 };
 
@@ -278,11 +288,11 @@ struct pes_event {
     uint32_t site;         /* site id, UINT32_MAX if from uninstrumented code (use ip) */
     uint64_t addr;
     uint64_t ip;
-    uint64_t time;         /* ticks */
-    uint64_t loads;        /* the thread's load count at the event */
-    uint64_t stores;       /* the thread's store count at the event */
-    uint64_t distance;     /* reuse: time distance in accesses; else 0 */
-    uint64_t aux;          /* kind-specific (counts for LOST/DROPPED/THROTTLE) */
+    uint64_t time;     /* ticks */
+    uint64_t loads;    /* the thread's load count at the event */
+    uint64_t stores;   /* the thread's store count at the event */
+    uint64_t distance; /* reuse: time distance in accesses; else 0 */
+    uint64_t aux;      /* kind-specific (counts for LOST/DROPPED/THROTTLE) */
 };
 
 /* Executable mapping of the profiled process (for IP symbolization). */
@@ -294,7 +304,7 @@ struct pes_mapping {
 /* Per-thread totals in the footer. */
 struct pes_thread_totals {
     uint32_t thread;
-    uint64_t records;     /* full: records written; sampled: events */
+    uint64_t records; /* full: records written; sampled: events */
     uint64_t loads, stores;
     uint64_t samples, lost;
     uint64_t end_ticks;
@@ -305,7 +315,7 @@ struct pes_thread_totals {
 struct pes_trace_writer;
 
 struct pes_writer_options {
-    int zstd_level;            /* 0 = default (1: fast, the runtime's hot choice) */
+    int zstd_level; /* 0 = default (1: fast, the runtime's hot choice) */
 };
 
 /* Creates PATH (fails if it exists unless `overwrite`), writes the HEADER block. */
@@ -321,10 +331,10 @@ int pes_trace_writer_thread(struct pes_trace_writer *w, const struct pes_thread 
 int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
                              const struct pes_record *recs, size_t n, struct pes_error *err);
 /* Writes n sampled events of one thread as one EVENTS block. */
-int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread,
-                            const struct pes_event *ev, size_t n, struct pes_error *err);
-int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m,
-                              size_t n, struct pes_error *err);
+int pes_trace_writer_events(struct pes_trace_writer *w, uint32_t thread, const struct pes_event *ev,
+                            size_t n, struct pes_error *err);
+int pes_trace_writer_mappings(struct pes_trace_writer *w, const struct pes_mapping *m, size_t n,
+                              struct pes_error *err);
 /* Writes n allocation sites as one ALLOC_SITES block (thread 0). Each site's
  * id must come in such a block before any record or event naming it. */
 int pes_trace_writer_alloc_sites(struct pes_trace_writer *w, const struct pes_alloc_site *s,
@@ -398,23 +408,24 @@ enum pes_block_type {
     PES_BLOCK_EVENTS = 5,
     PES_BLOCK_MAPS = 6,
     PES_BLOCK_FOOTER = 7,
-    PES_BLOCK_ALLOC_SITES = 8,   /* compatible extension of version 1 (docs/trace-format.md) */
+    PES_BLOCK_ALLOC_SITES = 8, /* compatible extension of version 1 (docs/trace-format.md) */
 };
 
 /* One decoded block. Pointers stay valid until the next call on the reader. */
 struct pes_block {
-    uint32_t type;            /* enum pes_block_type */
-    uint32_t thread;          /* ACCESS/EVENTS: thread index */
-    uint64_t file_offset;     /* where its frame starts */
-    size_t n;                 /* number of records/events/mappings/totals */
-    const struct pes_record *records;     /* ACCESS */
-    const struct pes_event *events;       /* EVENTS */
-    const struct pes_mapping *mappings;   /* MAPS */
-    const struct pes_thread *thread_info; /* THREAD */
-    const struct pes_module *module;      /* MODULE (also merged into the reader's tables) */
+    uint32_t type;                          /* enum pes_block_type */
+    uint32_t thread;                        /* ACCESS/EVENTS: thread index */
+    uint64_t file_offset;                   /* where its frame starts */
+    size_t n;                               /* number of records/events/mappings/totals */
+    const struct pes_record *records;       /* ACCESS */
+    const struct pes_event *events;         /* EVENTS */
+    const struct pes_mapping *mappings;     /* MAPS */
+    const struct pes_thread *thread_info;   /* THREAD */
+    const struct pes_module *module;        /* MODULE (also merged into the reader's tables) */
     const struct pes_thread_totals *totals; /* FOOTER */
-    const struct pes_alloc_site *alloc_sites; /* ALLOC_SITES (also merged into the reader's table) */
-    uint64_t end_ticks;       /* FOOTER */
+    const struct pes_alloc_site
+        *alloc_sites;   /* ALLOC_SITES (also merged into the reader's table) */
+    uint64_t end_ticks; /* FOOTER */
 };
 
 /* Opens PATH and reads its HEADER. "-" is not accepted (the reader seeks). */
@@ -427,8 +438,7 @@ const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader
 /* Next block. Returns 1 with *out filled, 0 at the end, -1 on error (err filled).
  * The HEADER block is consumed by _open: the first call returns the block after it.
  * A file that ends inside a frame returns 0 and sets pes_trace_reader_truncated(). */
-int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out,
-                          struct pes_error *err);
+int pes_trace_reader_next(struct pes_trace_reader *r, struct pes_block *out, struct pes_error *err);
 /* After the end of _next, or after _index / _load_tables: non-zero if the file
  * was cut inside a frame (or had no footer); the message says at which offset,
  * for a warning. */
@@ -444,11 +454,11 @@ uint64_t pes_trace_reader_skipped(struct pes_trace_reader *r, const char **messa
  * can list blocks without decompressing them and decode them in any order
  * (per-thread merging, parallel replay). */
 struct pes_block_ref {
-    uint64_t offset;      /* file offset of the block's skippable index frame */
+    uint64_t offset; /* file offset of the block's skippable index frame */
     uint32_t type;
     uint32_t thread;
     uint32_t count;
-    uint32_t frame_size;  /* compressed size of the data frame that follows */
+    uint32_t frame_size; /* compressed size of the data frame that follows */
 };
 /* Lists all complete blocks. *refs is malloc'd; free() it. Applies the same
  * structural checks as _next (docs/trace-format.md §6: block order, nothing
@@ -468,7 +478,8 @@ int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block
 const struct pes_site *pes_trace_reader_site(const struct pes_trace_reader *r, uint32_t id);
 const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint32_t id);
 /* The allocation site with this id from the ALLOC_SITES blocks read so far, or NULL. */
-const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r, uint32_t id);
+const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r,
+                                                         uint32_t id);
 /* Threads announced so far. */
 size_t pes_trace_reader_thread_count(const struct pes_trace_reader *r);
 const struct pes_thread *pes_trace_reader_thread(const struct pes_trace_reader *r, uint32_t index);
@@ -487,20 +498,20 @@ void pes_trace_reader_close(struct pes_trace_reader *r);
  * Each access becomes a pes_record with id = PES_TEXT_READ_SITE or PES_TEXT_WRITE_SITE
  * in a synthetic one-thread trace.
  */
-#define PES_TEXT_READ_SITE 0u
+#define PES_TEXT_READ_SITE  0u
 #define PES_TEXT_WRITE_SITE 1u
 /* Longest line accepted, in bytes without the newline: the reader holds one
  * line of this size, whatever the input (a longer line is an error). */
 #define PES_TEXT_MAX_LINE 4096u
 /* Input formats (docs/trace-format.md §9). */
 enum pes_text_format {
-    PES_TEXT_FORMAT_AUTO = 0,   /* decided from the first bytes read */
-    PES_TEXT_FORMAT_ADDR,       /* one access per line (PARDA, libCacheSim) */
-    PES_TEXT_FORMAT_LACKEY,     /* valgrind --tool=lackey --trace-mem=yes */
-    PES_TEXT_FORMAT_BINARY64,   /* little-endian 64-bit addresses, each a load */
+    PES_TEXT_FORMAT_AUTO = 0, /* decided from the first bytes read */
+    PES_TEXT_FORMAT_ADDR,     /* one access per line (PARDA, libCacheSim) */
+    PES_TEXT_FORMAT_LACKEY,   /* valgrind --tool=lackey --trace-mem=yes */
+    PES_TEXT_FORMAT_BINARY64, /* little-endian 64-bit addresses, each a load */
 };
-const char *pes_text_format_name(enum pes_text_format format);   /* "auto", "addr", ... */
-int pes_text_format_parse(const char *name);                      /* the format, -1 if unknown */
+const char *pes_text_format_name(enum pes_text_format format); /* "auto", "addr", ... */
+int pes_text_format_parse(const char *name);                   /* the format, -1 if unknown */
 struct pes_text_reader;
 /* path "-" reads standard input. _open is _open_as(path, PES_TEXT_FORMAT_AUTO). */
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err);
@@ -537,13 +548,14 @@ long pes_text_reader_read(struct pes_text_reader *t, struct pes_record *out, siz
  * whole file: the lines before begin are counted when an error needs them.
  * Call it before the first _read and before _set_threads; not for standard
  * input or _open_memory readers. 0, or -1 (err). */
-int pes_text_reader_set_range(struct pes_text_reader *t, uint64_t begin, uint64_t end, struct pes_error *err);
+int pes_text_reader_set_range(struct pes_text_reader *t, uint64_t begin, uint64_t end,
+                              struct pes_error *err);
 /* Part k of n of the file at path, in the given format (not AUTO): about a
  * n-th of its bytes, cut at line starts (binary64: at addresses), so that
  * parts 0 .. n-1 in order are the file and each reads with _set_range exactly
  * the records the whole file has there. A part may be empty. 0, or -1 (err). */
-int pes_text_part(const char *path, enum pes_text_format format, unsigned k, unsigned n, uint64_t *begin,
-                  uint64_t *end, struct pes_error *err);
+int pes_text_part(const char *path, enum pes_text_format format, unsigned k, unsigned n,
+                  uint64_t *begin, uint64_t *end, struct pes_error *err);
 int pes_text_reader_set_threads(struct pes_text_reader *t, unsigned n, struct pes_error *err);
 /* The threads parsing: 1 on the calling thread, else the workers started. */
 unsigned pes_text_reader_threads(const struct pes_text_reader *t);
@@ -559,7 +571,8 @@ struct pes_text_filter {
     size_t (*keep)(const void *ctx, struct pes_record *rec, size_t n, uint64_t dropped[2]);
     const void *ctx;
 };
-int pes_text_reader_set_filter(struct pes_text_reader *t, const struct pes_text_filter *f, struct pes_error *err);
+int pes_text_reader_set_filter(struct pes_text_reader *t, const struct pes_text_filter *f,
+                               struct pes_error *err);
 /* Adds the records the filter has dropped so far, by id, to dropped[0] and
  * dropped[1] (with parsing threads, a block's all at once, when _read
  * reaches the block). */
@@ -627,7 +640,7 @@ const char *pes_access_kind_name(uint8_t kind);
 const char *pes_event_kind_name(uint8_t kind);
 const char *pes_block_type_name(uint32_t type);
 const char *pes_op_class_name(int op);
-const char *pes_alloc_kind_name(uint32_t kind);   /* "malloc", "calloc", ..., "new" */
+const char *pes_alloc_kind_name(uint32_t kind); /* "malloc", "calloc", ..., "new" */
 
 #ifdef __cplusplus
 }

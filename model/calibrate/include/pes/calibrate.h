@@ -36,22 +36,22 @@ extern "C" {
 
 /* One data or unified cache level above the PU the measurements run on. */
 struct pes_calib_cache {
-    uint32_t level;       /* 1 = L1 */
-    uint64_t size;        /* bytes, as hwloc reports it */
-    uint32_t ways;        /* 0 = fully associative (hwloc -1); unknown ways are flagged */
-    uint32_t line;        /* bytes */
-    uint32_t pus;         /* hardware threads sharing one instance */
-    uint32_t cores;       /* cores sharing one instance */
-    int implausible;      /* a warning names why; the measured capacity should replace size */
+    uint32_t level;  /* 1 = L1 */
+    uint64_t size;   /* bytes, as hwloc reports it */
+    uint32_t ways;   /* 0 = fully associative (hwloc -1); unknown ways are flagged */
+    uint32_t line;   /* bytes */
+    uint32_t pus;    /* hardware threads sharing one instance */
+    uint32_t cores;  /* cores sharing one instance */
+    int implausible; /* a warning names why; the measured capacity should replace size */
 };
 
 struct pes_calib_topology {
-    char cpu_model[128];  /* hwloc's CPUModel of the first package ("" if none) */
-    char hostname[64];    /* hwloc's HostName ("" if none) */
-    uint32_t packages;    /* with an allowed PU (hwloc honours cgroup cpusets) */
-    uint32_t cores;       /* allowed cores in the machine */
-    uint32_t pus;         /* allowed PUs in the machine */
-    uint32_t smt;         /* PUs per core of the first core */
+    char cpu_model[128]; /* hwloc's CPUModel of the first package ("" if none) */
+    char hostname[64];   /* hwloc's HostName ("" if none) */
+    uint32_t packages;   /* with an allowed PU (hwloc honours cgroup cpusets) */
+    uint32_t cores;      /* allowed cores in the machine */
+    uint32_t pus;        /* allowed PUs in the machine */
+    uint32_t smt;        /* PUs per core of the first core */
     uint32_t cores_per_package;
     uint32_t n_levels;
     struct pes_calib_cache level[PES_MAX_LEVELS];
@@ -87,9 +87,9 @@ struct pes_calib_point {
 
 /* A run of points at the same latency (within the tolerance). */
 struct pes_calib_plateau {
-    double cycles;        /* median of its points */
-    double lo, hi;        /* working sets of its first and last point (bytes) */
-    size_t first, last;   /* indices of its first and last point */
+    double cycles;      /* median of its points */
+    double lo, hi;      /* working sets of its first and last point (bytes) */
+    size_t first, last; /* indices of its first and last point */
 };
 
 /* Splits a curve (n points by increasing size, cycles > 0) into plateaus:
@@ -111,11 +111,11 @@ double pes_calib_boundary(const struct pes_calib_point *pt, size_t n,
 /* Level latencies fitted to a curve, given the level sizes expected. */
 struct pes_calib_fit {
     uint32_t n_levels;
-    double latency[PES_MAX_LEVELS];   /* cycles of a hit in level i */
-    double capacity[PES_MAX_LEVELS];  /* measured capacity (bytes; 0: no step found after it) */
-    int plateau[PES_MAX_LEVELS];      /* index of the plateau used; -1: read off the curve */
-    int mismatch[PES_MAX_LEVELS];     /* capacity off the expected size by more than 2x */
-    double mem_latency;               /* the last plateau (working sets beyond every cache) */
+    double latency[PES_MAX_LEVELS];  /* cycles of a hit in level i */
+    double capacity[PES_MAX_LEVELS]; /* measured capacity (bytes; 0: no step found after it) */
+    int plateau[PES_MAX_LEVELS];     /* index of the plateau used; -1: read off the curve */
+    int mismatch[PES_MAX_LEVELS];    /* capacity off the expected size by more than 2x */
+    double mem_latency;              /* the last plateau (working sets beyond every cache) */
     int n_plateaus;
     struct pes_calib_plateau plateaus[16];
 };
@@ -145,21 +145,21 @@ uint64_t pes_calib_round_size(double bytes, uint32_t ways, uint32_t line);
 /* How long and how often: --quick trades precision for time. */
 struct pes_calib_plan {
     int quick;
-    unsigned repeats;            /* per figure; the best (least disturbed) is kept */
-    unsigned points_per_octave;  /* of the latency curve */
-    double min_ws, max_ws;       /* latency curve range, bytes */
+    unsigned repeats;           /* per figure; the best (least disturbed) is kept */
+    unsigned points_per_octave; /* of the latency curve */
+    double min_ws, max_ws;      /* latency curve range, bytes */
 };
 void pes_calib_plan_default(struct pes_calib_plan *p, int quick, double llc_bytes);
 
 /* One measured figure: the best of the repeats, their median and spread. */
 struct pes_calib_figure {
-    double value;                /* the figure (best of repeats) */
-    double median;               /* of the repeats (of a plateau's points: value) */
-    double spread;               /* percent: how much the median repeat was slower than the
+    double value;  /* the figure (best of repeats) */
+    double median; /* of the repeats (of a plateau's points: value) */
+    double spread; /* percent: how much the median repeat was slower than the
                                     best (of a plateau: (max - min) / median of its points) */
     unsigned repeats;
-    unsigned rounds;             /* measured in this many separate turns (0: one) */
-    int measured;                /* 0: a documented default was kept */
+    unsigned rounds; /* measured in this many separate turns (0: one) */
+    int measured;    /* 0: a documented default was kept */
     char method[160];
 };
 
@@ -173,7 +173,7 @@ int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figur
 struct pes_calib_buffer {
     void *base;
     size_t bytes;
-    double huge_share;           /* share of the buffer backed by huge pages (-1: unknown) */
+    double huge_share; /* share of the buffer backed by huge pages (-1: unknown) */
 };
 int pes_calib_buffer_alloc(struct pes_calib_buffer *b, size_t bytes, struct pes_error *err);
 void pes_calib_buffer_free(struct pes_calib_buffer *b);
@@ -203,12 +203,12 @@ int pes_calib_measure_op(int op, double ghz, const struct pes_calib_plan *p,
 
 /* A calibration: the machine and, per figure, how it was found. */
 struct pes_calib_result {
-    struct pes_machine machine;           /* validation = PES_MACHINE_CALIBRATED */
+    struct pes_machine machine; /* validation = PES_MACHINE_CALIBRATED */
     struct pes_calib_figure ghz;
     struct pes_calib_figure latency[PES_MAX_LEVELS], recip[PES_MAX_LEVELS];
     struct pes_calib_figure mem_latency, mem_recip;
     struct pes_calib_figure op_latency[PES_OP_COUNT], op_recip[PES_OP_COUNT];
-    char header[1024];                    /* free text for the top comment (one or more lines) */
+    char header[1024]; /* free text for the top comment (one or more lines) */
 };
 
 /* Writes r as a .machine file: comments (the header, then every figure with
@@ -219,8 +219,7 @@ int pes_calib_write(const struct pes_calib_result *r, FILE *out, struct pes_erro
 int pes_calib_prepare_path(const char *path, struct pes_error *err);
 /* pes_calib_write into path through a temporary file and rename (an
  * interrupted run leaves no half file); creates the parent directory. */
-int pes_calib_write_file(const struct pes_calib_result *r, const char *path,
-                         struct pes_error *err);
+int pes_calib_write_file(const struct pes_calib_result *r, const char *path, struct pes_error *err);
 
 #ifdef __cplusplus
 }
