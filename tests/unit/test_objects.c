@@ -224,10 +224,11 @@ __attribute__((noinline)) static uint64_t return_address(void)
 
 __attribute__((noinline)) static int make_sites(void)
 {
-    site_ips[0][0] = return_address();
-    int line0 = __LINE__;
+    // clang-format off: the call and __LINE__ share a line (the site's line); the next sites follow line by line
+    site_ips[0][0] = return_address(); int line0 = __LINE__;
     site_ips[1][0] = return_address();
     site_ips[2][0] = return_address();
+    // clang-format on
     return line0;
 }
 
@@ -244,14 +245,16 @@ static void test_heap_sites_and_stacks(void **state)
     (void)state;
     struct pes_objects *o = load_self();
     int line0 = make_sites();
-    uint64_t caller = return_address();
-    int line_caller = __LINE__;
+    // clang-format off: the call and __LINE__ share a line, the site's line (the return address)
+    uint64_t caller = return_address(); int line_caller = __LINE__;
+    // clang-format on
     for (int i = 0; i < 3; i++)
         site_ips[i][1] = caller;
     /* site 3: site 0's allocation, called from elsewhere */
     site_ips[3][0] = site_ips[0][0];
-    site_ips[3][1] = return_address();
-    int line_caller3 = __LINE__;
+    // clang-format off: the call and __LINE__ share a line, the site's line (the return address)
+    site_ips[3][1] = return_address(); int line_caller3 = __LINE__;
+    // clang-format on
     pes_objects_set_alloc_sites(o, alloc_site_of, NULL);
     pes_objects_set_sites(o, site_of, NULL);
     pes_objects_alloc(o, 0x10000, 64, 0);

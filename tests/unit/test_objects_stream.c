@@ -38,9 +38,10 @@ __attribute__((noinline)) static uint64_t return_address(void)
 
 __attribute__((noinline)) static void make_sites(void)
 {
-    ips7[0] = return_address();
-    line7 = __LINE__;
+    // clang-format off: the call and __LINE__ share a line (the site's line); the next site is the line after
+    ips7[0] = return_address(); line7 = __LINE__;
     ips9[0] = return_address();
+    // clang-format on
 }
 
 static void read_maps(void)
