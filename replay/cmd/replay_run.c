@@ -654,7 +654,13 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     replay_input_close(run.in);
     pes_sched_destroy(run.knobs.sched);
     pes_cpu_thread_end();
-    if (o->stats)
-        pes_cpu_report(stderr, h ? "pes-replay-mpi" : "pes-replay");
+    if (o->stats) { /* every rank's own table, named */
+        char who[48];
+        if (h && h->shares)
+            snprintf(who, sizeof who, "pes-replay-mpi rank %u", h->share);
+        else
+            snprintf(who, sizeof who, "pes-replay");
+        pes_cpu_report(stderr, who);
+    }
     return rc ? 1 : 0;
 }
