@@ -616,28 +616,6 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
     }
 }
 
-static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
-{
-    d->accesses += x->accesses;
-    d->reads += x->reads;
-    d->writes += x->writes;
-    for (int l = 0; l < PES_MAX_LEVELS; l++) {
-        d->hits[l] += x->hits[l];
-        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
-            d->misses[l][c] += x->misses[l][c];
-    }
-    d->inval_true += x->inval_true;
-    d->inval_false += x->inval_false;
-    d->coh_true += x->coh_true;
-    d->coh_false += x->coh_false;
-    d->comm_true += x->comm_true;
-    d->comm_false += x->comm_false;
-    d->upgrades += x->upgrades;
-    d->downgrades += x->downgrades;
-    d->victim_threads |= x->victim_threads;
-    d->source_threads |= x->source_threads;
-}
-
 /* The simulator's sites (the pooled unknown ones as UINT32_MAX) grouped
  * --by by: *keys (malloc'd) and g, or -1 without memory (report marked failed). */
 static int site_groups(struct sim *s, struct pes_report *r, int by, struct replay_groups *g,
@@ -673,7 +651,7 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
     struct ranked *rank = calloc(g.n ? g.n : 1, sizeof *rank);
     uint32_t k = 0;
     for (uint32_t i = 0; st && rank && i < n; i++)
-        stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+        pes_sim_stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
     for (uint32_t j = 0; st && rank && j < g.n; j++) {
         uint64_t v = metric(&st[j], s->k->sort);
         if (v || s->k->all_rows)
@@ -721,7 +699,7 @@ static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rno
     if (!st)
         pes_r_array(r, NULL, NULL);
     for (uint32_t i = 0; st && i < n; i++)
-        stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+        pes_sim_stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
     for (size_t j = 0; st && j < g.n; j++) {
         const struct pes_site *site =
             keys[g.member[g.start[j]]] == UINT32_MAX

@@ -700,7 +700,7 @@ uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size)
     return bits;
 }
 
-static void stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
+void pes_sim_stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x)
 {
     d->accesses += x->accesses;
     d->reads += x->reads;
@@ -728,10 +728,10 @@ int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_er
         dst->n_levels != src->n_levels)
         return pes_error_set(err, PES_ERR_ARG, 0,
                              "sim: absorbing a simulation of other cores or levels");
-    stats_add(&dst->totals, &src->totals);
-    stats_add(&dst->other_site, &src->other_site);
+    pes_sim_stats_add(&dst->totals, &src->totals);
+    pes_sim_stats_add(&dst->other_site, &src->other_site);
     for (uint32_t t = 0; t < dst->n_threads; t++)
-        stats_add(&dst->threads[t], &src->threads[t]);
+        pes_sim_stats_add(&dst->threads[t], &src->threads[t]);
     /* rows in id order: dst's own row order stays first-access order within
      * it, which no report reads */
     for (uint32_t id = 0; id < src->n_sites; id++) {
@@ -740,7 +740,7 @@ int pes_sim_absorb(struct pes_sim *dst, const struct pes_sim *src, struct pes_er
         struct pes_sim_stats *d = site_stats(dst, id);
         if (!d)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
-        stats_add(d, &src->sites[src->site_row[id] - 1]);
+        pes_sim_stats_add(d, &src->sites[src->site_row[id] - 1]);
     }
     dst->writebacks += src->writebacks;
     for (int k = 0; k < 2; k++) {
@@ -812,12 +812,12 @@ int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, stru
                              "sim: packed counts of %zu bytes do not match their shape", len);
     struct pes_sim_stats x;
     memcpy(&x, at, st), at += st;
-    stats_add(&dst->totals, &x);
+    pes_sim_stats_add(&dst->totals, &x);
     memcpy(&x, at, st), at += st;
-    stats_add(&dst->other_site, &x);
+    pes_sim_stats_add(&dst->other_site, &x);
     for (uint32_t t = 0; t < h.n_threads; t++, at += st) {
         memcpy(&x, at, st);
-        stats_add(&dst->threads[t], &x);
+        pes_sim_stats_add(&dst->threads[t], &x);
     }
     for (uint32_t r = 0; r < h.rows; r++) {
         uint32_t id;
@@ -826,7 +826,7 @@ int pes_sim_absorb_packed(struct pes_sim *dst, const void *buf, size_t len, stru
         struct pes_sim_stats *d = site_stats(dst, id);
         if (!d)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "sim: out of memory");
-        stats_add(d, &x);
+        pes_sim_stats_add(d, &x);
     }
     for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < (size_t)h.n_threads * h.n_threads; i++, at += 8) {

@@ -65,6 +65,10 @@ struct pes_sim_stats {
     uint64_t source_threads;          /* bit t%64: threads that caused these coherence misses */
 };
 
+/* d += x, field by field (thread masks or-ed): one site's, thread's or
+ * partition's counts added to another's. */
+void pes_sim_stats_add(struct pes_sim_stats *d, const struct pes_sim_stats *x);
+
 /* A coherence event, for callers that break them down further than per site
  * (pes-replay's cache-line table): the line, the access that caused it and
  * the other core involved. */
