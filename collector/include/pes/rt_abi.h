@@ -60,7 +60,7 @@
 extern "C" {
 #endif
 
-#define PES_RT_ABI_VERSION 3u
+#define PES_RT_ABI_VERSION 4u
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {
@@ -68,8 +68,31 @@ struct pes_rt_tls {
     struct pes_record *limit;  /* slow path when cursor >= limit */
     int64_t countdown;         /* check path: __pes_check_due when it drops below 0 */
     uint32_t recording;        /* non-zero: functions start in their recording clone */
-    uint32_t reserved;
+    uint32_t descriptors;      /* non-zero: loops the pass found affine write loop
+                                  descriptors (__pes_loop_flush) instead of their records */
 };
+
+/*
+ * A loop chunk as the recording clone of an affine loop fills it on its stack
+ * (llvm-pass/pes_loops.cpp): the loop's body is one block whose m records
+ * (its block record, then one per access) all have addresses affine in the
+ * iteration. tmpl[j] is the j-th record of the chunk's first iteration;
+ * step[j] (stored right after tmpl[m-1]) is the change of tmpl[j].addr from
+ * one iteration to the next (0 for the block record; unset when iterations is
+ * 1). The chunk's records are, in order, for i = 0 .. iterations-1 and
+ * j = 0 .. m-1: {tmpl[j].addr + i * step[j], tmpl[j].id, tmpl[j].extra}.
+ */
+#define PES_RT_LOOP_MAX PES_LOOP_MAX_RECORDS
+struct pes_rt_loop {
+    uint64_t iterations; /* complete iterations in the chunk, >= 1 */
+    uint32_t m;          /* records per iteration, 1 .. PES_RT_LOOP_MAX */
+    uint32_t reserved;
+    struct pes_record tmpl[]; /* m templates, then m int64_t steps */
+};
+static inline int64_t *pes_rt_loop_steps(struct pes_rt_loop *d)
+{
+    return (int64_t *)(void *)&d->tmpl[d->m];
+}
 
 /* Segment weight of the check path: (loads + stores) << PES_RT_WEIGHT_SHIFT | stores. */
 #define PES_RT_WEIGHT_SHIFT 24
@@ -137,6 +160,13 @@ PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra);
  * weight `weight` (already subtracted, nothing of the segment executed yet).
  * Returns non-zero if the segment must run in the recording clone. */
 PES_RT_SLOW_CC int __pes_check_due(int64_t weight);
+/* A chunk of an affine loop is complete (at most one time interval of
+ * records, or the loop ended): appends its records, as a loop descriptor
+ * (pes/trace.h) cut where time marks and buffer ends fall. The recording clone
+ * sizes its next chunk from __pes_tls: max(1, (limit - cursor) / m) iterations.
+ * Called only while __pes_tls.descriptors is set. */
+PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d);
+
 /* Assigns the module its id range and adds its tables to the trace(s).
  * Called from a constructor with priority PES_RT_CTOR_PRIORITY. */
 void __pes_register_module(struct pes_rt_module *m);

@@ -83,7 +83,30 @@ enum pes_control_id {
                                            bytes, extra = 0 */
     PES_ID_FREE = 0xFFFFFF07u,         /* addr = first byte of the freed block; realloc is
                                            FREE(old) then ALLOC/ALLOC_SIZE(new) */
+    PES_ID_LOOP = 0xFFFFFF08u,         /* (version 2) a loop descriptor: stands for addr
+                                           records; extra = m | phase << 16; followed by m
+                                           template records and m LOOP_STEP records */
+    PES_ID_LOOP_STEP = 0xFFFFFF09u,    /* addr = the step (two's complement) of the template
+                                           record with the same position; extra = 0 */
 };
+
+/*
+ * Loop descriptors (regular section descriptors, after METRIC, Marathe et al.):
+ * the records of R consecutive accesses and block entries of a loop whose every
+ * record's address is affine in the iteration, stored as
+ *
+ *   {R, PES_ID_LOOP, m | phase << 16}          1 <= m <= PES_LOOP_MAX_RECORDS, phase < m
+ *   {a_0, id_0, x_0} ... {a_m-1, id_m-1, x_m-1}  templates: ids are sites or blocks
+ *   {s_0, PES_ID_LOOP_STEP, 0} ... {s_m-1, PES_ID_LOOP_STEP, 0}
+ *
+ * all in one ACCESS block. It expands to the records q = 0 .. R-1, with
+ * u = phase + q, j = u % m, i = u / m:   {a_j + i * s_j, id_j, x_j}
+ * (addresses modulo 2^64). Readers expand them (pes_trace_reader_next and
+ * _block_at hand out expanded records); every count of records (block header,
+ * index, footer) counts expanded records, so a trace and its twin recorded
+ * with --no-descriptors agree on all of them.
+ */
+#define PES_LOOP_MAX_RECORDS 64u
 
 /* ---------------------------------------------------------------- allocation sites */
 
