@@ -12,6 +12,7 @@
 #include "pes_access.h"
 #include "pes_clone.h"
 #include "pes_emit.h"
+#include "pes_loops.h"
 #include "pes_omp.h"
 #include "pes_ops.h"
 #include "pes_tables.h"
@@ -40,6 +41,10 @@ static cl::opt<bool> SinglePath("pes-single-path",
                                 cl::desc("pes: no check clones: every function records always "
                                          "(the ABI 1 shape; for measurements)"),
                                 cl::init(false));
+static cl::opt<bool> NoDescriptors("pes-no-descriptors",
+                                   cl::desc("pes: no loop descriptors: affine loops write one "
+                                            "record per access even in full traces"),
+                                   cl::init(false));
 static cl::opt<bool> Verbose("pes-verbose",
                              cl::desc("pes: print per-module instrumentation counts on stderr"),
                              cl::init(false));
@@ -58,6 +63,7 @@ struct BBPlan {
     BasicBlock *BB;
     uint32_t Index; // module-local block index
     std::vector<SitePlan> Sites;
+    bool Affine = false; // a loop body that full traces record as descriptors (pes_loops.h)
 };
 
 struct FnPlan {
@@ -124,18 +130,24 @@ Instruction *prepareEntry(Function &F)
 class PesInstrumenter
 {
   public:
-    explicit PesInstrumenter(Module &M) : M(M), DL(M.getDataLayout()) {}
+    PesInstrumenter(Module &M, ModuleAnalysisManager &MAM)
+        : M(M), DL(M.getDataLayout()),
+          FAM(MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager())
+    {
+    }
     bool run();
 
   private:
     Module &M;
     const DataLayout &DL;
+    FunctionAnalysisManager &FAM;
     pes::ModuleTables Tables;
     std::vector<FnPlan> Plans;
-    unsigned Clones = 0;
+    unsigned Clones = 0, DescriptorLoops = 0;
     DenseMap<const Value *, bool> PrivateStack;
 
     bool isPrivateStack(const Value *Addr);
+    void planDescriptors(FnPlan &P);
     void plan(Function &F, const SmallPtrSetImpl<const Function *> &Entries);
     void instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariable *IdBase);
 };
@@ -201,7 +213,31 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
         Tables.addBB(Rec);
         P.Blocks.push_back(std::move(B));
     }
+    planDescriptors(P);
     Plans.push_back(std::move(P));
+}
+
+// Which loop bodies can write descriptors: decided on the IR as the optimiser
+// left it (ScalarEvolution), only where the function gets both clones (the
+// descriptor copy relies on the demoted values) and not at -O0 (no loop there
+// has its addresses in registers).
+void PesInstrumenter::planDescriptors(FnPlan &P)
+{
+    Function &F = *P.F;
+    if (NoDescriptors || SinglePath || F.hasOptNone() || !pes::canClone(F))
+        return;
+    LoopInfo &LI = FAM.getResult<LoopAnalysis>(F);
+    if (LI.empty())
+        return;
+    ScalarEvolution &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+    for (BBPlan &B : P.Blocks) {
+        std::vector<pes::AccessSite> Sites;
+        for (SitePlan &S : B.Sites)
+            Sites.push_back(S.S);
+        B.Affine = pes::isAffineLoopBody(*B.BB, Sites, LI, SE);
+    }
+    // nothing may use these once the IR changes
+    FAM.invalidate(F, PreservedAnalyses::none());
 }
 
 bool PesInstrumenter::run()
@@ -239,7 +275,7 @@ bool PesInstrumenter::run()
     if (Verbose)
         errs() << "pes: " << M.getSourceFileName() << ": " << Plans.size() << " functions, "
                << Tables.siteCount() << " sites, " << Tables.bbCount() << " blocks, " << Clones
-               << " check clones\n";
+               << " check clones, " << DescriptorLoops << " descriptor loops\n";
     return true;
 }
 
@@ -281,6 +317,20 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
     } else {
         E.beginFunction(EntryIP, IdBase);
     }
+    if (TwoPaths)
+        for (size_t K = 0; K < P.Blocks.size(); K++) {
+            BBPlan &B = P.Blocks[K];
+            if (!B.Affine || !Starts[K])
+                continue;
+            std::vector<pes::LoopSite> Sites;
+            for (SitePlan &S : B.Sites)
+                Sites.push_back(pes::LoopSite{S.I, S.Index, S.Local});
+            auto Slots = pes::addDescriptorCopy(Starts[K], NSites + B.Index, Sites, E);
+            if (!Slots.empty()) {
+                Cloner.promoteAlso(Slots);
+                DescriptorLoops++;
+            }
+        }
 
     Value *RegionId = nullptr;
     if (P.RegionEntry) {
@@ -324,9 +374,9 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
 }
 
 struct PesPass : PassInfoMixin<PesPass> {
-    PreservedAnalyses run(Module &M, ModuleAnalysisManager &)
+    PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM)
     {
-        PesInstrumenter Inst(M);
+        PesInstrumenter Inst(M, MAM);
         return Inst.run() ? PreservedAnalyses::none() : PreservedAnalyses::all();
     }
     static bool isRequired()

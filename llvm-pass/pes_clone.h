@@ -46,7 +46,11 @@ class CheckCloner
     // headers. Cross-block values go through allocas (promoted again by finish()).
     void clone(llvm::BasicBlock *Dispatch, llvm::GlobalVariable *IdBase);
     // Step 3, after the recording clone got its records: back to SSA (not in
-    // optnone functions).
+    // optnone functions), with these slots too (the descriptor copies' counters).
+    void promoteAlso(const std::vector<llvm::AllocaInst *> &Slots)
+    {
+        Demoted.insert(Demoted.end(), Slots.begin(), Slots.end());
+    }
     void finish();
 
   private:

@@ -17,7 +17,7 @@ using namespace llvm;
 
 static_assert(offsetof(pes_rt_tls, cursor) == 0 && offsetof(pes_rt_tls, limit) == 8 &&
                   offsetof(pes_rt_tls, countdown) == 16 && offsetof(pes_rt_tls, recording) == 24 &&
-                  sizeof(pes_rt_tls) == 32,
+                  offsetof(pes_rt_tls, descriptors) == 28 && sizeof(pes_rt_tls) == 32,
               "pes_rt_tls layout changed: update RecordEmitter");
 static_assert(offsetof(pes_record, addr) == 0 && offsetof(pes_record, id) == 8 &&
                   offsetof(pes_record, extra) == 12 && sizeof(pes_record) == 16,
@@ -61,7 +61,8 @@ RecordEmitter::RecordEmitter(Module &Mod) : M(Mod), C(Mod.getContext())
     }
     Slow = M.getOrInsertFunction("__pes_record_slow", Attrs, Type::getVoidTy(C), I64, I64);
     CheckDue = M.getOrInsertFunction("__pes_check_due", Attrs, I32, I64);
-    for (FunctionCallee FC : {Slow, CheckDue})
+    LoopFlush = M.getOrInsertFunction("__pes_loop_flush", Attrs, Type::getVoidTy(C), Ptr);
+    for (FunctionCallee FC : {Slow, CheckDue, LoopFlush})
         if (auto *Fn = dyn_cast<Function>(FC.getCallee()))
             Fn->setCallingConv(SlowCC);
     Weights = pes_compat::unlikelyWeights(C);
@@ -172,6 +173,39 @@ Value *RecordEmitter::recording(Instruction *Before)
     Value *R = quiet(B.CreateAlignedLoad(I32, tlsField(B, offsetof(pes_rt_tls, recording)),
                                          Align(8), "pes.rec"));
     return B.CreateICmpNE(R, ConstantInt::get(I32, 0));
+}
+
+Value *RecordEmitter::descriptors(Instruction *Before)
+{
+    IRBuilder<> B(Before);
+    Value *D = quiet(B.CreateAlignedLoad(I32, tlsField(B, offsetof(pes_rt_tls, descriptors)),
+                                         Align(4), "pes.desc"));
+    return B.CreateICmpNE(D, ConstantInt::get(I32, 0));
+}
+
+Value *RecordEmitter::bytesBelowLimit(IRBuilder<> &B)
+{
+    Value *Cur = quiet(B.CreateLoad(Ptr, TlsAddr, "pes.cur"));
+    Value *Lim = quiet(B.CreateLoad(Ptr, tlsField(B, offsetof(pes_rt_tls, limit)), "pes.lim"));
+    return B.CreateSub(B.CreatePtrToInt(Lim, I64), B.CreatePtrToInt(Cur, I64), "pes.room");
+}
+
+void RecordEmitter::emitLoopFlush(IRBuilder<> &B, Value *Desc)
+{
+    B.CreateCall(LoopFlush, {Desc})->setCallingConv(SlowCC);
+}
+
+ConstantInt *RecordEmitter::constantExtra(LLVMContext &Ctx, const AccessSite &S)
+{
+    Type *T32 = Type::getInt32Ty(Ctx);
+    if (!S.length)
+        return ConstantInt::get(cast<IntegerType>(T32), 0);
+    auto *CL = dyn_cast<ConstantInt>(S.length);
+    if (!CL)
+        return nullptr;
+    // as clampLength: beyond 4 GiB saturates
+    return ConstantInt::get(cast<IntegerType>(T32),
+                            CL->getValue().ugt(UINT32_MAX) ? UINT32_MAX : CL->getZExtValue());
 }
 
 void RecordEmitter::emitCountdown(Instruction *Before, Value *Weight, BasicBlock *Recording)

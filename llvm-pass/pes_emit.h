@@ -40,14 +40,24 @@ class RecordEmitter
     // __pes_tls.recording != 0, as an i1 (emitted before Before).
     llvm::Value *recording(llvm::Instruction *Before);
 
+    // Loop descriptors (pes_loops.h): __pes_tls.descriptors != 0 as an i1;
+    // the bytes left below __pes_tls.limit (limit - cursor, signed i64, negative
+    // when the limit is pulled to NULL); the call of __pes_loop_flush(Desc).
+    llvm::Value *descriptors(llvm::Instruction *Before);
+    llvm::Value *bytesBelowLimit(llvm::IRBuilder<> &B);
+    void emitLoopFlush(llvm::IRBuilder<> &B, llvm::Value *Desc);
+    // The value of the site's record.extra when it is a constant (0 when the
+    // site has no length), or nullptr when it is only known at run time.
+    static llvm::ConstantInt *constantExtra(llvm::LLVMContext &C, const AccessSite &S);
+
   private:
     llvm::Module &M;
     llvm::LLVMContext &C;
     llvm::Type *I32, *I64;
     llvm::PointerType *Ptr;
     llvm::GlobalVariable *Tls;
-    llvm::FunctionCallee Slow, CheckDue;
-    llvm::CallingConv::ID SlowCC = llvm::CallingConv::C; // of Slow and CheckDue
+    llvm::FunctionCallee Slow, CheckDue, LoopFlush;
+    llvm::CallingConv::ID SlowCC = llvm::CallingConv::C; // of Slow, CheckDue and LoopFlush
     llvm::MDNode *Weights;
     // Per function: the id base and the address of __pes_tls (its fields are
     // addressed at each use, so that no other value lives through the function).

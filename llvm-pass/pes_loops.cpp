@@ -1,0 +1,295 @@
+// pes_loops.cpp — loop descriptors (pes_loops.h).
+#include "pes_loops.h"
+
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/ValueMapper.h"
+
+#include "pes/rt_abi.h"
+
+#include <cstddef>
+
+using namespace llvm;
+
+namespace pes
+{
+
+// An instruction that may run inside a descriptor body: anything but a call,
+// except intrinsics that touch no memory (math, vector reductions, assumes,
+// debug info, lifetime markers). A call could record (an instrumented callee),
+// unwind, longjmp or exit with the chunk half written.
+static bool allowedInBody(const Instruction &I, bool IsSite)
+{
+    auto *CB = dyn_cast<CallBase>(&I);
+    if (!CB)
+        return true;
+    auto *II = dyn_cast<IntrinsicInst>(CB);
+    if (!II)
+        return false;
+    if (IsSite) // a memory intrinsic: its lengths are checked with the sites
+        return true;
+    if (II->isAssumeLikeIntrinsic() || isa<DbgInfoIntrinsic>(II) || II->isLifetimeStartOrEnd())
+        return true;
+    return !II->mayReadOrWriteMemory() && !II->mayThrow();
+}
+
+// The address of an access is affine in L's iteration: loop-invariant, or an
+// affine recurrence of L itself whose step does not change inside L.
+static bool affineIn(Value *Addr, Loop *L, ScalarEvolution &SE)
+{
+    if (!Addr || !SE.isSCEVable(Addr->getType()))
+        return false;
+    const SCEV *S = SE.getSCEV(Addr);
+    if (isa<SCEVCouldNotCompute>(S))
+        return false;
+    if (SE.isLoopInvariant(S, L))
+        return true;
+    auto *AR = dyn_cast<SCEVAddRecExpr>(S);
+    return AR && AR->getLoop() == L && AR->isAffine() &&
+           SE.isLoopInvariant(AR->getStepRecurrence(SE), L);
+}
+
+bool isAffineLoopBody(BasicBlock &BB, const std::vector<AccessSite> &Sites, LoopInfo &LI,
+                      ScalarEvolution &SE)
+{
+    Loop *L = LI.getLoopFor(&BB);
+    if (!L || !L->isInnermost() || L->getNumBlocks() != 1 || L->getHeader() != &BB)
+        return false;
+    // one way round and one way out, decided at the end of the iteration
+    auto *Br = dyn_cast<BranchInst>(BB.getTerminator());
+    if (!Br || !Br->isConditional() ||
+        (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
+        return false;
+    if (BB.isEHPad() || BB.hasAddressTaken())
+        return false;
+    if (1 + Sites.size() > PES_RT_LOOP_MAX)
+        return false;
+    LLVMContext &C = BB.getContext();
+    for (const AccessSite &S : Sites) {
+        // one record per access, with an extra the copy can know in advance
+        if (S.laneMask || !RecordEmitter::constantExtra(C, S))
+            return false;
+        if (!affineIn(S.addr, L, SE))
+            return false;
+    }
+    for (Instruction &I : BB) {
+        SmallVector<AccessSite, 2> Found;
+        classifyAccess(I, BB.getModule()->getDataLayout(), Found);
+        if (!allowedInBody(I, !Found.empty()))
+            return false;
+    }
+    return true;
+}
+
+namespace
+{
+
+// The stack layout of struct pes_rt_loop for m records (rt_abi.h).
+struct DescLayout {
+    unsigned M;
+    uint64_t tmpl(unsigned J, size_t Field) const
+    {
+        return offsetof(pes_rt_loop, tmpl) + J * sizeof(pes_record) + Field;
+    }
+    uint64_t step(unsigned J) const
+    {
+        return offsetof(pes_rt_loop, tmpl) + M * sizeof(pes_record) + J * sizeof(int64_t);
+    }
+    uint64_t bytes() const
+    {
+        return step(M);
+    }
+};
+
+Instruction *quietI(Value *V)
+{
+    auto *I = cast<Instruction>(V);
+    I->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(I->getContext(), {}));
+    return I;
+}
+
+void storeAt(IRBuilder<> &B, Value *Base, uint64_t Off, Value *V)
+{
+    Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, Off);
+    quietI(B.CreateAlignedStore(V, P, Align(Off % 8 == 0 ? 8 : 4)));
+}
+
+Value *loadAt(IRBuilder<> &B, Value *Base, uint64_t Off, Type *T)
+{
+    Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, Off);
+    return quietI(B.CreateAlignedLoad(T, P, Align(8)));
+}
+
+} // namespace
+
+std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLocal,
+                                            const std::vector<LoopSite> &Sites, RecordEmitter &E)
+{
+    BasicBlock *Head = Start->getParent();
+    Function &F = *Head->getParent();
+    LLVMContext &C = F.getContext();
+    const DataLayout &DL = F.getParent()->getDataLayout();
+    Type *I32 = Type::getInt32Ty(C), *I64 = Type::getInt64Ty(C);
+    const DescLayout L{static_cast<unsigned>(1 + Sites.size())};
+
+    // The recording body's back edge goes to the loop header (the check
+    // clone's switch test before Head, or Head itself); its exit elsewhere.
+    auto *Br = cast<BranchInst>(Head->getTerminator());
+    unsigned BackIdx = 0;
+    BasicBlock *Header = nullptr;
+    for (unsigned K = 0; K < 2; K++) {
+        BasicBlock *S = Br->getSuccessor(K);
+        if (S == Head || llvm::is_contained(successors(S), Head)) {
+            Header = S;
+            BackIdx = K;
+            break;
+        }
+    }
+    BasicBlock *Exit = Header ? Br->getSuccessor(1 - BackIdx) : nullptr;
+    if (!Header || Exit == Header || Exit == Head)
+        return {};
+
+    // Slots: iterations of the open chunk (0 = no chunk open), its size, the descriptor.
+    IRBuilder<> A(&*F.getEntryBlock().getFirstInsertionPt());
+    AllocaInst *Count = A.CreateAlloca(I64, nullptr, "pes.loop.n");
+    AllocaInst *Budget = A.CreateAlloca(I64, nullptr, "pes.loop.budget");
+    AllocaInst *Desc = A.CreateAlloca(ArrayType::get(Type::getInt8Ty(C), L.bytes()), nullptr,
+                                      "pes.loop.desc");
+    Desc->setAlignment(Align(8));
+    {
+        IRBuilder<> I(F.getEntryBlock().getTerminator());
+        quietI(I.CreateStore(ConstantInt::get(I64, 0), Count));
+        quietI(I.CreateStore(ConstantInt::get(I64, 1), Budget));
+    }
+
+    // Head becomes the choice; Body keeps the recording form; Copy runs without
+    // records. The whole block is copied, with the reloads of demoted values
+    // that come before Start.
+    BasicBlock *Body = SplitBlock(Head, &*Head->getFirstInsertionPt());
+    ValueToValueMapTy VMap;
+    BasicBlock *Copy = CloneBasicBlock(Body, VMap, ".pes.loop", &F);
+    SmallVector<BasicBlock *, 1> CopyBlocks{Copy};
+    remapInstructionsInBlocks(CopyBlocks, VMap);
+    {
+        Instruction *T = Head->getTerminator();
+        Value *On = E.descriptors(T);
+        BranchInst::Create(Copy, Body, On, Head);
+        T->eraseFromParent();
+    }
+
+    // The copy's records: the block record, then each access (addresses of the copy).
+    std::vector<Value *> Addr(L.M), Id(L.M), Extra(L.M);
+    Instruction *CopyBr = Copy->getTerminator();
+    Addr[0] = ConstantInt::get(I64, 0);
+    Id[0] = E.globalId(CopyBr, BlockLocal);
+    Extra[0] = ConstantInt::get(I32, 0);
+    for (size_t J = 0; J < Sites.size(); J++) {
+        auto *CI = cast<Instruction>(VMap[Sites[J].I]);
+        SmallVector<AccessSite, 2> Now;
+        classifyAccess(*CI, DL, Now);
+        const AccessSite &S = Now[Sites[J].Index];
+        IRBuilder<> B(CopyBr);
+        Addr[J + 1] = S.addr->getType()->isPointerTy() ? B.CreatePtrToInt(S.addr, I64)
+                                                       : B.CreateZExtOrTrunc(S.addr, I64);
+        Id[J + 1] = E.globalId(CopyBr, Sites[J].Local);
+        Extra[J + 1] = RecordEmitter::constantExtra(C, S);
+    }
+
+    // End of an iteration: count it; the first two iterations of a chunk and its
+    // last take the cold path (record templates, steps, hand the chunk over).
+    auto *CopyCond = cast<BranchInst>(CopyBr);
+    Value *Cond = CopyCond->getCondition();
+    BasicBlock *Cold = BasicBlock::Create(C, "pes.loop.cold", &F);
+    BasicBlock *Cap0 = BasicBlock::Create(C, "pes.loop.first", &F);
+    BasicBlock *Test1 = BasicBlock::Create(C, "pes.loop.second.test", &F);
+    BasicBlock *Cap1 = BasicBlock::Create(C, "pes.loop.second", &F);
+    BasicBlock *FullTest = BasicBlock::Create(C, "pes.loop.full.test", &F);
+    BasicBlock *Flush = BasicBlock::Create(C, "pes.loop.flush", &F);
+    BasicBlock *Tail = BasicBlock::Create(C, "pes.loop.next", &F);
+    BasicBlock *ExitFlush = BasicBlock::Create(C, "pes.loop.exit", &F);
+
+    IRBuilder<> B(CopyBr);
+    Value *N = quietI(B.CreateLoad(I64, Count, "pes.loop.i"));
+    Value *N1 = B.CreateAdd(N, ConstantInt::get(I64, 1));
+    quietI(B.CreateStore(N1, Count));
+    Value *Bud = quietI(B.CreateLoad(I64, Budget, "pes.loop.budget"));
+    Value *IsCold = B.CreateOr(B.CreateICmpULT(N, ConstantInt::get(I64, 2)),
+                               B.CreateICmpUGE(N1, Bud));
+    B.CreateCondBr(IsCold, Cold, Tail);
+    CopyBr->eraseFromParent();
+
+    // Tail: the loop goes on in the copy, or leaves it through the exit flush.
+    {
+        IRBuilder<> T(Tail);
+        BasicBlock *Succ[2];
+        Succ[BackIdx] = Copy;
+        Succ[1 - BackIdx] = ExitFlush;
+        T.CreateCondBr(Cond, Succ[0], Succ[1]);
+    }
+    {
+        IRBuilder<> T(Cold);
+        T.CreateCondBr(T.CreateICmpEQ(N, ConstantInt::get(I64, 0)), Cap0, Test1);
+    }
+    {
+        // the chunk's first iteration: templates, zero steps, the chunk's size
+        IRBuilder<> T(Cap0);
+        for (unsigned J = 0; J < L.M; J++) {
+            storeAt(T, Desc, L.tmpl(J, offsetof(pes_record, addr)), Addr[J]);
+            storeAt(T, Desc, L.tmpl(J, offsetof(pes_record, id)), Id[J]);
+            storeAt(T, Desc, L.tmpl(J, offsetof(pes_record, extra)), Extra[J]);
+            storeAt(T, Desc, L.step(J), ConstantInt::get(I64, 0));
+        }
+        Value *Iters = T.CreateSDiv(E.bytesBelowLimit(T),
+                                    ConstantInt::get(I64, L.M * sizeof(pes_record)));
+        Value *AtLeast1 = T.CreateSelect(T.CreateICmpSLT(Iters, ConstantInt::get(I64, 1)),
+                                         ConstantInt::get(I64, 1), Iters);
+        quietI(T.CreateStore(AtLeast1, Budget));
+        T.CreateBr(FullTest);
+    }
+    {
+        IRBuilder<> T(Test1);
+        T.CreateCondBr(T.CreateICmpEQ(N, ConstantInt::get(I64, 1)), Cap1, FullTest);
+    }
+    {
+        // the second: each address's step
+        IRBuilder<> T(Cap1);
+        for (unsigned J = 1; J < L.M; J++) {
+            Value *First = loadAt(T, Desc, L.tmpl(J, offsetof(pes_record, addr)), I64);
+            storeAt(T, Desc, L.step(J), T.CreateSub(Addr[J], First));
+        }
+        T.CreateBr(FullTest);
+    }
+    auto handOver = [&](IRBuilder<> &T, Value *Iterations) {
+        storeAt(T, Desc, offsetof(pes_rt_loop, iterations), Iterations);
+        storeAt(T, Desc, offsetof(pes_rt_loop, m), ConstantInt::get(I32, L.M));
+        storeAt(T, Desc, offsetof(pes_rt_loop, reserved), ConstantInt::get(I32, 0));
+        E.emitLoopFlush(T, Desc);
+        quietI(T.CreateStore(ConstantInt::get(I64, 0), Count));
+    };
+    {
+        IRBuilder<> T(FullTest);
+        Value *Now = quietI(T.CreateLoad(I64, Budget));
+        T.CreateCondBr(T.CreateICmpUGE(N1, Now), Flush, Tail);
+    }
+    {
+        // a full chunk: hand it over and go round through the header, which
+        // tests `recording` and `descriptors` again
+        IRBuilder<> T(Flush);
+        handOver(T, N1);
+        BasicBlock *Succ[2];
+        Succ[BackIdx] = Header;
+        Succ[1 - BackIdx] = Exit;
+        T.CreateCondBr(Cond, Succ[0], Succ[1]);
+    }
+    {
+        IRBuilder<> T(ExitFlush);
+        handOver(T, quietI(T.CreateLoad(I64, Count)));
+        T.CreateBr(Exit);
+    }
+    return {Count, Budget};
+}
+
+} // namespace pes
