@@ -60,8 +60,7 @@ bool isAffineLoopBody(BasicBlock &BB, const std::vector<AccessSite> &Sites, Loop
         return false;
     // one way round and one way out, decided at the end of the iteration
     auto *Br = dyn_cast<BranchInst>(BB.getTerminator());
-    if (!Br || !Br->isConditional() ||
-        (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
+    if (!Br || !Br->isConditional() || (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
         return false;
     if (BB.isEHPad() || BB.hasAddressTaken())
         return false;
@@ -156,8 +155,8 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     IRBuilder<> A(&*F.getEntryBlock().getFirstInsertionPt());
     AllocaInst *Count = A.CreateAlloca(I64, nullptr, "pes.loop.n");
     AllocaInst *Budget = A.CreateAlloca(I64, nullptr, "pes.loop.budget");
-    AllocaInst *Desc = A.CreateAlloca(ArrayType::get(Type::getInt8Ty(C), L.bytes()), nullptr,
-                                      "pes.loop.desc");
+    AllocaInst *Desc =
+        A.CreateAlloca(ArrayType::get(Type::getInt8Ty(C), L.bytes()), nullptr, "pes.loop.desc");
     Desc->setAlignment(Align(8));
     {
         IRBuilder<> I(F.getEntryBlock().getTerminator());
@@ -216,8 +215,8 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     Value *N1 = B.CreateAdd(N, ConstantInt::get(I64, 1));
     quietI(B.CreateStore(N1, Count));
     Value *Bud = quietI(B.CreateLoad(I64, Budget, "pes.loop.budget"));
-    Value *IsCold = B.CreateOr(B.CreateICmpULT(N, ConstantInt::get(I64, 2)),
-                               B.CreateICmpUGE(N1, Bud));
+    Value *IsCold =
+        B.CreateOr(B.CreateICmpULT(N, ConstantInt::get(I64, 2)), B.CreateICmpUGE(N1, Bud));
     B.CreateCondBr(IsCold, Cold, Tail);
     CopyBr->eraseFromParent();
 
@@ -242,10 +241,14 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
             storeAt(T, Desc, L.tmpl(J, offsetof(pes_record, extra)), Extra[J]);
             storeAt(T, Desc, L.step(J), ConstantInt::get(I64, 0));
         }
-        Value *Iters = T.CreateSDiv(E.bytesBelowLimit(T),
-                                    ConstantInt::get(I64, L.M * sizeof(pes_record)));
-        Value *AtLeast1 = T.CreateSelect(T.CreateICmpSLT(Iters, ConstantInt::get(I64, 1)),
-                                         ConstantInt::get(I64, 1), Iters);
+        // iterations up to and including the one where the next time mark
+        // falls, so that each chunk carries one mark (the runtime cuts it there)
+        Value *Room = E.bytesBelowLimit(T);
+        Room = T.CreateSelect(T.CreateICmpSLT(Room, ConstantInt::get(I64, 0)),
+                              ConstantInt::get(I64, 0), Room);
+        Value *AtLeast1 =
+            T.CreateAdd(T.CreateUDiv(Room, ConstantInt::get(I64, L.M * sizeof(pes_record))),
+                        ConstantInt::get(I64, 1));
         quietI(T.CreateStore(AtLeast1, Budget));
         T.CreateBr(FullTest);
     }

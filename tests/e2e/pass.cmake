@@ -31,6 +31,13 @@ if(TARGET PesPass)
     pes_pass_test(omp.${opt} omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=4)
     pes_pass_test(cxx.${opt} cxx.cpp -${opt})
   endforeach()
+  # Loop descriptors against per-access records, shape by shape (O0: none qualify).
+  foreach(opt O0 O1 O2 O3)
+    pes_pass_test(loops.${opt} loops.c -${opt})
+  endforeach()
+  if(PES_GATHER_MARCH) # wide vectors, masked tails and gathers where the CPU has them
+    pes_pass_test(loops.O2.wide loops.c -O2 NOSAN FLAGS ${PES_GATHER_MARCH} -DLOOPS_EQUALITY_ONLY)
+  endif()
   # -mllvm -pes-skip-stack (at -O0, where locals live in allocas).
   pes_pass_test(skipstack.O0 skipstack.c -O0 FLAGS -mllvm -pes-skip-stack)
   # Full -g (clang then outlines OpenMP regions through *_debug__ functions).

@@ -163,7 +163,9 @@ PES_RT_SLOW_CC int __pes_check_due(int64_t weight);
 /* A chunk of an affine loop is complete (at most one time interval of
  * records, or the loop ended): appends its records, as a loop descriptor
  * (pes/trace.h) cut where time marks and buffer ends fall. The recording clone
- * sizes its next chunk from __pes_tls: max(1, (limit - cursor) / m) iterations.
+ * sizes its next chunk from __pes_tls: max(0, limit - cursor) / m + 1 iterations
+ * (limit - cursor in records), so a chunk reaches past the next time mark or
+ * buffer end by less than one iteration, and the runtime cuts it there.
  * Called only while __pes_tls.descriptors is set. */
 PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d);
 

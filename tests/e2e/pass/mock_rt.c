@@ -1,7 +1,7 @@
 /*
  * mock_rt.c — a tiny stand-in for libpes-rt used to test the LLVM pass alone.
  * It implements the rt_abi.h contract (__pes_tls, __pes_record_slow,
- * __pes_check_due, __pes_register_module), stores every record into one big static array in
+ * __pes_check_due, __pes_loop_flush, __pes_register_module), stores every record into one big static array in
  * chunks of MOCK_CHUNK records (so the slow path runs every MOCK_CHUNK
  * records), and at exit checks one invariant independent of any test:
  * each block's entries x its site count = the records of its sites.
@@ -39,7 +39,7 @@ static void error(const char *msg, unsigned long a, unsigned long b) {
     atomic_fetch_add(&nerrors, 1);
 }
 
-PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
+static void record_slow(uint64_t addr, uint64_t id_and_extra) {
     if (!thread_no)
         thread_no = atomic_fetch_add(&nthreads, 1) + 1;
     atomic_fetch_add(&slow_calls, 1);
@@ -60,12 +60,59 @@ PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
     __pes_tls.limit = r + MOCK_CHUNK;
 }
 
+PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
+    record_slow(addr, id_and_extra);
+}
+
+/* A loop chunk: its records, one by one, as the inline path stores them (so
+ * the records of a run with descriptors are exactly those of a run without:
+ * the tests compare the two). Called directly, not through the PLT: its
+ * caller assumes preserve_most, which a lazy binding would break. */
+static atomic_ulong loop_chunks;
+static atomic_int descriptors_default = -1;
+PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d) {
+    atomic_fetch_add(&loop_chunks, 1);
+    if (!__pes_tls.descriptors)
+        error("__pes_loop_flush while descriptors are off", d->m, 0);
+    if (d->iterations == 0 || d->m == 0 || d->m > PES_RT_LOOP_MAX)
+        error("bad loop chunk", d->iterations, d->m);
+    const int64_t *step = pes_rt_loop_steps(d);
+    for (uint64_t i = 0; i < d->iterations; i++)
+        for (uint32_t j = 0; j < d->m; j++) {
+            uint64_t a = d->tmpl[j].addr + i * (uint64_t)step[j];
+            struct pes_record *cur = __pes_tls.cursor;
+            if (cur >= __pes_tls.limit) {
+                record_slow(a, d->tmpl[j].id | (uint64_t)d->tmpl[j].extra << 32);
+            } else {
+                cur->addr = a;
+                cur->id = d->tmpl[j].id;
+                cur->extra = d->tmpl[j].extra;
+                __pes_tls.cursor = cur + 1;
+            }
+        }
+}
+
+uint64_t mock_loop_chunks(void) {
+    return atomic_load(&loop_chunks);
+}
+
+void mock_set_descriptors(int on) {
+    __pes_tls.descriptors = (uint32_t)on;
+}
+
 /* The check clones lead here at a thread's first segment: from then on every
  * function runs its recording clone, so the records are the whole story. */
 PES_RT_SLOW_CC int __pes_check_due(int64_t weight) {
     (void)weight;
     __pes_tls.recording = 1;
     __pes_tls.countdown = 0;
+    /* descriptors on unless MOCK_DESCRIPTORS=0: every pass test runs the
+     * descriptor copies of its loops against its own expectations */
+    if (atomic_load(&descriptors_default) < 0) {
+        const char *e = getenv("MOCK_DESCRIPTORS");
+        atomic_store(&descriptors_default, !(e && e[0] == '0'));
+    }
+    __pes_tls.descriptors = (uint32_t)atomic_load(&descriptors_default);
     return 1;
 }
 
@@ -245,7 +292,8 @@ __attribute__((destructor)) static void mock_check_at_exit(void) {
         fflush(stdout);
         _exit(99);
     }
-    printf("mock: invariants ok (%llu records, %llu slow calls, %d threads)\n",
-           (unsigned long long)v.records, (unsigned long long)mock_slow_calls(), mock_threads());
+    printf("mock: invariants ok (%llu records, %llu slow calls, %llu loop chunks, %d threads)\n",
+           (unsigned long long)v.records, (unsigned long long)mock_slow_calls(),
+           (unsigned long long)mock_loop_chunks(), mock_threads());
     fflush(stdout);
 }

@@ -36,6 +36,10 @@ int mock_lookup(uint32_t id, struct mock_rec *out);
 const char *mock_str(const struct pes_rt_module *m, uint32_t off);
 
 uint64_t mock_slow_calls(void);
+/* Loop chunks handed to __pes_loop_flush so far (all threads). */
+uint64_t mock_loop_chunks(void);
+/* The calling thread's __pes_tls.descriptors (after its first record). */
+void mock_set_descriptors(int on);
 int mock_threads(void);
 int mock_modules(void);
 /* Registration / decoding problems found so far (0 = none). */
