@@ -5,6 +5,7 @@ add_executable(rt_prog ${PES_RT_E2E_DIR}/rt_prog.c)
 target_link_libraries(rt_prog PRIVATE pes-rt Threads::Threads)
 add_executable(rt_check ${PES_RT_E2E_DIR}/rt_check.c)
 target_link_libraries(rt_check PRIVATE pes_trace)
+target_include_directories(rt_check PRIVATE $<TARGET_PROPERTY:pes-rt,INTERFACE_INCLUDE_DIRECTORIES>)
 add_executable(omp_check ${PES_RT_E2E_DIR}/omp_check.c)
 target_link_libraries(omp_check PRIVATE pes_trace)
 # PES_TEST_RECORD calls __pes_record_slow with preserve_most: through the GOT,
