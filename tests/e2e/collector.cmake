@@ -5,6 +5,7 @@ add_executable(rt_prog ${PES_RT_E2E_DIR}/rt_prog.c)
 target_link_libraries(rt_prog PRIVATE pes-rt Threads::Threads)
 add_executable(rt_check ${PES_RT_E2E_DIR}/rt_check.c)
 target_link_libraries(rt_check PRIVATE pes_trace)
+target_include_directories(rt_check PRIVATE $<TARGET_PROPERTY:pes-rt,INTERFACE_INCLUDE_DIRECTORIES>)
 add_executable(omp_check ${PES_RT_E2E_DIR}/omp_check.c)
 target_link_libraries(omp_check PRIVATE pes_trace)
 # PES_TEST_RECORD calls __pes_record_slow with preserve_most: through the GOT,
@@ -76,6 +77,22 @@ if(TARGET PesPass AND NOT PES_SANITIZE)
                    ${PES_RT_E2E_DIR})
   set_tests_properties(e2e.sampling.openmp PROPERTIES LABELS "e2e;collector;sampling" TIMEOUT 120)
 endif()
+
+# Loop descriptor chunks (__pes_loop_flush, core/rt_loop.c): hand-made chunks
+# checked against their pattern and against their twin recorded per access.
+add_executable(loop_prog ${PES_RT_E2E_DIR}/loop_prog.c)
+target_link_libraries(loop_prog PRIVATE pes-rt Threads::Threads)
+target_compile_options(loop_prog PRIVATE -fno-plt)
+add_executable(loop_check ${PES_RT_E2E_DIR}/loop_check.c)
+target_link_libraries(loop_check PRIVATE pes_trace)
+foreach(t loop_prog loop_check)
+  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/e2e)
+endforeach()
+foreach(scenario tiny small default env sampled skip)
+  add_test(NAME e2e.collector.loop_${scenario}
+           COMMAND sh ${PES_RT_E2E_DIR}/loop_run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
+  set_tests_properties(e2e.collector.loop_${scenario} PROPERTIES LABELS "e2e;collector" TIMEOUT 900)
+endforeach()
 
 # pebs/ibs backends without a PMU: pmu_app fakes perf_event_open (pmu_tests.cmake).
 include(${PES_RT_E2E_DIR}/pmu_tests.cmake)

@@ -363,6 +363,14 @@ static void env_rules(void **state)
     assert_int_equal(pes_settings_from_env(&s, table_get, (void *)cmd, &err), 0);
     assert_null(s.command);
     assert_string_equal(s.full_output, "/t.zst");
+    /* loop descriptors: on unless PES_DESCRIPTORS=0 (pes-collect --no-descriptors) */
+    assert_int_equal(s.descriptors, 1);
+    const char *no_desc[] = {"PES_FULL_OUTPUT", "/t.zst", "PES_DESCRIPTORS", "0", NULL};
+    assert_int_equal(pes_settings_from_env(&s, table_get, (void *)no_desc, &err), 0);
+    assert_int_equal(s.descriptors, 0);
+    const char *bad_desc[] = {"PES_DESCRIPTORS", "no", NULL};
+    assert_int_equal(pes_settings_from_env(&s, table_get, (void *)bad_desc, &err), -1);
+    assert_string_equal(err.message, "PES_DESCRIPTORS=no: expected 0 or 1");
 }
 
 /* PES_WATCH_REARM (modes/watch.c): a test hook of the sampling variables,
@@ -415,7 +423,7 @@ static void header_text_as_before(void **state)
     s.abi_version = 3;
     assert_int_equal(pes_settings_to_header(&s, buf, sizeof buf), (int)strlen(buf));
     assert_string_equal(buf, "mode=full\ntime_interval=1024\nbuffer_records=65536\nzstd_level=1\n"
-                             "abi_version=3\nroi=none\n");
+                             "abi_version=3\nroi=none\ndescriptors=1\n");
     s.time_interval = 77;
     s.buffer_records = 100;
     s.zstd_level = 3;
@@ -423,10 +431,11 @@ static void header_text_as_before(void **state)
     s.max_accesses = 100;
     s.heap = 0;
     s.roi_state = PES_ROI_MARKERS;
+    s.descriptors = 0; /* written either way: absent means a trace before descriptors */
     pes_settings_to_header(&s, buf, sizeof buf);
     assert_string_equal(
         buf, "mode=full\ntime_interval=77\nbuffer_records=100\nzstd_level=3\nabi_version=3\n"
-             "roi=markers\nheap=0\nskip=5\nmax_accesses=100\n");
+             "roi=markers\nheap=0\nskip=5\nmax_accesses=100\ndescriptors=0\n");
 
     pes_settings_defaults(&s);
     s.mode = PES_MODE_REUSE_SHARED;
@@ -484,6 +493,7 @@ static void older_headers(void **state)
     assert_int_equal(s.skip, 0);
     assert_int_equal(s.max_accesses, 0);
     assert_int_equal(s.abi_version, 3);
+    assert_int_equal(s.descriptors, 0); /* a record per access, as before descriptors */
     const char *comm =
         "mode=comm\nbackend=soft\nperiod_load=400\nperiod_store=400\nperiod_jitter=1/8\n"
         "granularity=temporal\nsockets=0\ndebug_registers=4\nwatch_bytes=8\nline_size=64\n"

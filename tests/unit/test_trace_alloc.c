@@ -108,7 +108,7 @@ static void test_layout(void **state)
             assert_int_equal(ZSTD_decompress(c, cs, f + off + 24, fs), cs);
             uint8_t want[24 + 12 + 24 + 12 + 8];
             uint8_t *q = want;
-            uint16_t t16 = 8, v16 = 1;
+            uint16_t t16 = 8, v16 = PES_TRACE_VERSION;
             uint32_t u[3];
             uint64_t pl = sizeof want - 24;
             memcpy(q, "PESB", 4), memcpy(q + 4, &t16, 2), memcpy(q + 6, &v16, 2);
@@ -243,7 +243,7 @@ static size_t hand_block(uint8_t *out, size_t cap, uint16_t type, uint32_t threa
                          const uint8_t *payload, size_t plen)
 {
     uint8_t content[1024];
-    uint16_t version = 1;
+    uint16_t version = PES_TRACE_VERSION; /* the HEADER's: the writer's */
     uint64_t pl = plen;
     memcpy(content, "PESB", 4);
     memcpy(content + 4, &type, 2);

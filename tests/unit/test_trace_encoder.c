@@ -134,9 +134,9 @@ static uint8_t *ref_access_block(uint32_t thread, const struct pes_record *r, si
         prev = e;
     }
     size_t nb = (n + 7) / 8;
-    size_t content_max = 24 + 16 + 3 * nb + 16 * n;
+    size_t content_max = 24 + 4 + 16 + 3 * nb + 16 * n;
     uint8_t *content = calloc(content_max, 1);
-    uint8_t *p = content + 24 + 16;
+    uint8_t *p = content + 24 + 4 + 16; /* version 2: u32 stored count, then §3's layout */
     ref_bitmap(p, rid, n);
     ref_bitmap(p + nb, ra, n);
     ref_bitmap(p + 2 * nb, re, n);
@@ -157,6 +157,7 @@ static uint8_t *ref_access_block(uint32_t thread, const struct pes_record *r, si
     uint64_t payload = content_len - 24;
     memcpy(h + 16, &payload, 8);
     h = content + 24;
+    put32(&h, count); /* no loop descriptors: stored = count */
     put32(&h, mask);
     put32(&h, (uint32_t)ref_count(rid, n));
     put32(&h, (uint32_t)ref_count(ra, n));

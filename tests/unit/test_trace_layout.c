@@ -47,7 +47,7 @@ static uint8_t *block_payload(const uint8_t *f, size_t size, uint32_t type, int 
             memcpy(&bt, c + 4, 2);
             memcpy(&bv, c + 6, 2);
             assert_int_equal(bt, type);
-            assert_int_equal(bv, 1);
+            assert_int_equal(bv, 2); /* version 2 (§5) */
             *thread = rd32(c + 8);
             *count = rd32(c + 12);
             assert_int_equal(*thread, rd32(f + off + 12));
@@ -82,11 +82,12 @@ static void test_worked_example(void **state)
         {7, PES_ID_REGION_BEGIN, 0},
         {0, PES_ID_REGION_END, 0},
     };
-    static const uint8_t want[68] = {
-        0x3f, 0,    0,    0,    8,    0,    0,    0,    7,    0,    0,    0,    0,    0,
-        0,    0,    0x77, 0x0c, 0xb9, 0x05, 0x00, 0x00, 0x00, 0x04, 0x03, 0x01, 0x02, 0x03,
-        0x02, 0x02, 0xff, 0,    0,    0,    0,    0,    0xff, 0xff, 0xff, 0,    0,    0,
-        0,    0,    0xff, 0xff, 0xff, 0,    0,    0,    0,    0,    0xff, 0xff, 0x98, 0,
+    /* version 2: the stored count (12), then §3.1's 68 bytes */
+    static const uint8_t want[72] = {
+        12,   0,    0,    0,    0x3f, 0,    0,    0,    8,    0,    0,    0,    7,    0,    0,
+        0,    0,    0,    0,    0,    0x77, 0x0c, 0xb9, 0x05, 0x00, 0x00, 0x00, 0x04, 0x03, 0x01,
+        0x02, 0x03, 0x02, 0x02, 0xff, 0,    0,    0,    0,    0,    0xff, 0xff, 0xff, 0,    0,
+        0,    0,    0,    0xff, 0xff, 0xff, 0,    0,    0,    0,    0,    0xff, 0xff, 0x98, 0,
         0,    0,    0x10, 0,    0x0e, 0x08, 0x20, 0x40, 0x60, 0,    0x08, 0,
     };
     struct pes_trace_info info;

@@ -186,14 +186,29 @@ int pes_encoder_records(struct pes_trace_encoder *e, uint32_t thread, const stru
     e->out.len = 0;
     size_t done = 0;
     do { /* n == 0 still makes one (empty) block */
-        size_t k = n - done > PES_MAX_BLOCK_RECORDS ? PES_MAX_BLOCK_RECORDS : n - done;
+        /* the next block: as many whole units (plain records, loop groups)
+         * as fit 2^20 expanded and 2^20 stored records */
+        struct pes_loop_walk w;
+        if (pes_loop_walk(recs + done, n - done, done, PES_MAX_BLOCK_RECORDS, PES_MAX_BLOCK_RECORDS,
+                          &w))
+            return enc_done(
+                e, pes_error_set(err, PES_ERR_ARG, offset, "%s: records: %s", name, w.why));
+        if (w.stored == 0 && done < n)
+            return enc_done(e, pes_error_set(err, PES_ERR_ARG, offset,
+                                             "%s: records: record %zu, a loop descriptor, stands "
+                                             "for %llu records, more than one ACCESS block holds "
+                                             "(%u)",
+                                             name, done, (unsigned long long)recs[done].addr,
+                                             PES_MAX_BLOCK_RECORDS));
         if (enc_begin(e, name, offset, err))
             return enc_done(e, -1);
-        if (pes_access_encode(e->codec, recs + done, k, &e->block))
+        /* version 2: the stored count, then the codec's payload of them */
+        if (pes_buf_u32(&e->block, (uint32_t)w.stored) ||
+            pes_access_encode(e->codec, recs + done, w.stored, &e->block))
             return enc_done(e, nomem(name, offset, err));
-        if (enc_emit(e, PES_BLOCK_ACCESS, thread, (uint32_t)k, name, offset, err))
+        if (enc_emit(e, PES_BLOCK_ACCESS, thread, (uint32_t)w.expanded, name, offset, err))
             return enc_done(e, -1);
-        done += k;
+        done += w.stored;
     } while (done < n);
     return 0;
 }

@@ -84,6 +84,10 @@ struct pes_trace_reader {
     size_t n_threads, cap_threads;
     void *out; /* records / events / mappings / totals of the current block */
     size_t out_cap;
+    struct pes_record *expanded; /* the records of an ACCESS block with loop descriptors */
+    size_t expanded_cap;
+    int raw;                /* hand out ACCESS records as stored (pes_trace_reader_set_raw) */
+    uint16_t block_version; /* of the block being read (check_block_header) */
     struct pes_thread thread_tmp;
     struct pes_module module_tmp;
     struct alloc_entry **allocs; /* open-addressing table by id (NULL = empty), entries in tables */
@@ -437,12 +441,22 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
     memcpy(&bver, c + 6, 2);
     if (memcmp(c, PES_TRACE_MAGIC, 4) != 0)
         return fmt_err(r, err, PES_ERR_FORMAT, fstart, "block does not start with \"PESB\"");
-    if (bver != PES_TRACE_VERSION) {
+    if (bver < PES_TRACE_VERSION_OLDEST || bver > PES_TRACE_VERSION) {
         char msg[160];
-        snprintf(msg, sizeof msg, "%s block has format version %u; this reader knows version %u",
-                 pes_block_type_name(btype), bver, PES_TRACE_VERSION);
+        snprintf(msg, sizeof msg,
+                 "%s block has format version %u; this reader knows versions %u to %u",
+                 pes_block_type_name(btype), bver, PES_TRACE_VERSION_OLDEST, PES_TRACE_VERSION);
         return fmt_err(r, err, PES_ERR_VERSION, fstart, msg);
     }
+    /* One file, one version (§5): the HEADER's, which payload layouts follow
+     * (0 while the HEADER itself is read). */
+    if (r->info.version && bver != r->info.version) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s block has format version %u, the file's HEADER version %u",
+                 pes_block_type_name(btype), bver, r->info.version);
+        return fmt_err(r, err, PES_ERR_FORMAT, fstart, msg);
+    }
+    r->block_version = bver;
     if (btype != ie->type || pes_load_u32(c + 8) != ie->thread || pes_load_u32(c + 12) != ie->count)
         return fmt_err(r, err, PES_ERR_FORMAT, off,
                        "index frame (type/thread/count) disagrees with the block header");
@@ -576,6 +590,109 @@ static int check_times(struct pes_trace_reader *r, uint64_t off, uint32_t thread
 static int order_block(struct pes_trace_reader *r, struct order_check *oc, uint64_t off,
                        uint32_t type, uint32_t thread, uint32_t count, struct pes_error *err);
 
+/* The ids and time marks of an ACCESS block's stored records. */
+static int check_stored(struct pes_trace_reader *r, uint64_t off, uint32_t thread,
+                        const struct pes_record *recs, size_t n, const char **why)
+{
+    return check_record_ids(r, off, recs, n, why) || check_times(r, off, thread, recs, n, why) ? -1
+                                                                                               : 0;
+}
+
+/* The ACCESS payload p[0..ps) of `count` records (§3): in version 2 a u32
+ * stored count, then the stored records, whose loop descriptor groups expand
+ * to exactly `count` records (§3.2). Decodes into *out: the expanded records,
+ * or the stored ones for a raw reader. Returns 0, or -1 / *why set. Every
+ * size is bounded before anything is allocated: stored and count by 2^21. */
+static int read_access(struct pes_trace_reader *r, uint64_t off, uint32_t thread, uint32_t count,
+                       const uint8_t *p, size_t ps, struct pes_block *out, const char **why)
+{
+    size_t stored = count;
+    if (count > PES_MAX_READ_RECORDS) {
+        *why = "ACCESS block holds more records than the format allows (2^21)";
+        return -1;
+    }
+    if (r->block_version >= 2) {
+        if (ps < 4) {
+            *why = "ACCESS payload shorter than its stored-record count";
+            return -1;
+        }
+        stored = pes_load_u32(p);
+        p += 4;
+        ps -= 4;
+        if (stored > PES_MAX_READ_RECORDS) {
+            *why = "ACCESS block stores more records than the format allows (2^21)";
+            return -1;
+        }
+    }
+    struct pes_record *recs = out_array(r, stored, sizeof *recs);
+    if (!recs) {
+        *why = "out of memory";
+        return -1;
+    }
+    if (pes_access_decode(r->codec, p, ps, stored, recs, why))
+        return -1;
+    out->records = recs;
+    out->n = stored;
+    /* The groups' structure first, then the ids and time marks: templates
+     * carry every id and no time mark, so the stored records are checked as
+     * the expanded ones would be, at a fraction of the work. */
+    size_t first = pes_loop_find(recs, stored);
+    if (first == stored) { /* no descriptor: the stored records are the records */
+        if (stored == count)
+            return check_stored(r, off, thread, recs, stored, why);
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "ACCESS block stores %zu records and no loop descriptor, its header says %u",
+                 stored, count);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (r->block_version < 2) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "record %zu has id 0x%08x, a loop descriptor record, which version %u does not "
+                 "have",
+                 first, recs[first].id, r->block_version);
+        *why = r->why_buf;
+        return -1;
+    }
+    struct pes_loop_walk w;
+    if (pes_loop_walk(recs, stored, 0, count, stored, &w)) {
+        snprintf(r->why_buf, sizeof r->why_buf, "%s", w.why);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (w.stored < stored) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "its %zu stored records expand to more than its header's %u records", stored,
+                 count);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (w.expanded != count) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "its %zu stored records expand to %llu records, its header says %u", stored,
+                 (unsigned long long)w.expanded, count);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (check_stored(r, off, thread, recs, stored, why))
+        return -1;
+    if (r->raw)
+        return 0;
+    if (count > r->expanded_cap) {
+        struct pes_record *x = realloc(r->expanded, (size_t)count * sizeof *x);
+        if (!x) {
+            *why = "out of memory";
+            return -1;
+        }
+        r->expanded = x;
+        r->expanded_cap = count;
+    }
+    pes_loop_expand(recs, stored, r->expanded);
+    out->records = r->expanded;
+    out->n = count;
+    return 0;
+}
+
 /* Reads and decodes the block at `off`. Returns 1 (block in *out, *end = its
  * end offset), 0 at the end of the data (clean or truncated: r->truncated),
  * -1 on error. With `oc` (the sequential path) the block-order checks come
@@ -625,6 +742,7 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
     out->thread = bthread;
     out->file_offset = off;
     out->n = bcount;
+    out->count = bcount;
     switch (btype) {
     case PES_BLOCK_HEADER: {
         struct pes_trace_info tmp;
@@ -652,22 +770,9 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
             rc = merge_thread(r, &r->thread_tmp, &why);
         out->thread_info = &r->thread_tmp;
         break;
-    case PES_BLOCK_ACCESS: {
-        struct pes_record *recs;
-        if (bcount > PES_MAX_READ_RECORDS)
-            why = "ACCESS block holds more records than the format allows (2^21)";
-        else if (!(recs = out_array(r, bcount, sizeof *recs)))
-            why = "out of memory";
-        else {
-            rc = pes_access_decode(r->codec, p, ps, bcount, recs, &why);
-            if (!rc && !why)
-                rc = check_record_ids(r, off, recs, bcount, &why);
-            if (!rc && !why)
-                rc = check_times(r, off, bthread, recs, bcount, &why);
-            out->records = recs;
-        }
+    case PES_BLOCK_ACCESS:
+        rc = read_access(r, off, bthread, bcount, p, ps, out, &why);
         break;
-    }
     case PES_BLOCK_EVENTS: {
         struct pes_event *ev;
         if (bcount > PES_MAX_READ_RECORDS)
@@ -911,6 +1016,7 @@ void pes_trace_reader_close(struct pes_trace_reader *r)
     free(r->threads);
     free(r->thread_known);
     free(r->out);
+    free(r->expanded);
     free(r->seq.items);
     free(r->seq.announced);
     free(r->times);
@@ -964,7 +1070,7 @@ static struct pes_trace_reader *reader_start(struct pes_trace_reader *r, struct 
         pes_error_set(err, PES_ERR_NOMEM, 0, "%s: HEADER block: %s", r->name, why);
         goto fail;
     }
-    r->info.version = PES_TRACE_VERSION;
+    r->info.version = r->block_version; /* the file's version: every block has it */
     r->seq.saw_header = 1;
     r->pos = end;
     return r;
@@ -1030,6 +1136,12 @@ struct pes_trace_reader *pes_trace_reader_open_memory(const void *data, size_t s
 const struct pes_trace_info *pes_trace_reader_info(const struct pes_trace_reader *r)
 {
     return r ? &r->info : NULL;
+}
+
+void pes_trace_reader_set_raw(struct pes_trace_reader *r, int raw)
+{
+    if (r)
+        r->raw = raw != 0;
 }
 
 /* ---------------------------------------------------------------- iteration */
@@ -1186,7 +1298,7 @@ int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block
     }
     if (rc < 0)
         return -1;
-    if (out->type != ref->type || out->thread != ref->thread || out->n != ref->count) {
+    if (out->type != ref->type || out->thread != ref->thread || out->count != ref->count) {
         if (known_block(out->type))
             return fmt_err(r, err, PES_ERR_ARG, ref->offset,
                            "block reference does not match the block at its offset");

@@ -135,6 +135,13 @@ const struct pes_setting pes_settings[] = {
      * is the only schedule there has been */
     {FIELD(period_levels), .key = "period_levels", .type = PES_SETTING_U32, .max = 63, .def = 6,
      .absent = 6, .flags = SAMPLED | PES_SETTING_ADAPTIVE},
+    /* loop descriptors (pes/trace.h): the header says whether the run let
+     * loops write them (1 only for a full trace without sampling, region,
+     * --skip or --max-accesses); traces before them: a record per access */
+    {FIELD(descriptors), .flag = "no-descriptors", .env = "PES_DESCRIPTORS", .key = "descriptors",
+     .type = PES_SETTING_BOOL, .max = 1, .def = 1, .absent = 0, .flags = PES_SETTING_IN_FULL,
+     .help = "full trace: a record per access in loops too, as traces\n"
+             "before loop descriptors (larger, slower; for checking)"},
 };
 const size_t pes_settings_count = sizeof pes_settings / sizeof pes_settings[0];
 

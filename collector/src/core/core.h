@@ -7,6 +7,7 @@
  *   rt_init.c         start-up (pes_rt_start), header, process exit, fork
  *   rt_thread.c       per-thread state: lazy set-up, thread exit, entry guard
  *   rt_buffer.c       the slow path: buffer hand-off, time marks, limit
+ *   rt_loop.c         loop descriptor chunks of the recording clone (__pes_loop_flush)
  *   rt_check.c        the check path's countdown: __pes_check_due, exact counts from it
  *   rt_sample.c       the soft sampler: countdowns in the limit, exact counts,
  *                     taking a sample, --samples periods, totals
@@ -227,11 +228,15 @@ struct pes_rt_thread {
     struct pes_rt_tls *tls; /* the thread's __pes_tls */
     struct pes_rt_buf bufs[PES_RT_NBUF];
     int cur;            /* buffer being filled */
-    uint64_t flushed;   /* records handed to the writer */
+    uint64_t flushed;   /* records handed to the writer (expanded: as a reader counts them) */
     uint64_t next_mark; /* record count at which the next time mark is due */
-    int stopped;        /* atomic: records are dropped from now on */
-    int live;           /* under threads_lock: its TLS still exists */
-    int tls_readers;    /* atomic: other threads reading its TLS without the lock */
+    /* Records the current buffer's loop descriptor groups stand for beyond
+     * the slots they take (rt_loop.c): the buffer holds cursor - start +
+     * loop_extra records as readers count them, never more than its capacity. */
+    uint64_t loop_extra;
+    int stopped;     /* atomic: records are dropped from now on */
+    int live;        /* under threads_lock: its TLS still exists */
+    int tls_readers; /* atomic: other threads reading its TLS without the lock */
     /* Records of signal handlers that ran while this thread was in the
      * runtime (full traces): written by the handler, moved to the buffer by
      * the interrupted slow path when it is done (rt_buffer.c). */
@@ -249,6 +254,8 @@ struct pes_rt_thread {
 struct pes_rt_state {
     int full;                         /* full tracing active (set once at init) */
     int sampling;                     /* sampled trace active (set once at init) */
+    int descriptors;                  /* loops may write descriptors: a full trace without sampling
+                        or --skip/--max-accesses/region (set once at init; rt_loop.c) */
     struct pes_trace_writer *swriter; /* the sampled trace */
     int child;                        /* this process is a fork child: tracing off */
     struct pes_collect_settings cfg;  /* pes/settings.h */
@@ -386,6 +393,26 @@ PES_RT_HIDDEN int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int
  * records at the thread's place in its record order (rt_alloc.c). */
 PES_RT_HIDDEN void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record *r,
                                              unsigned k);
+/* What rt_loop.c's descriptor chunks share with the slow path (rt_buffer.c).
+ * Under t->lock but the first two; -1: the thread was stopped meanwhile. */
+/* A signal handler's record (the thread may be inside the runtime). */
+PES_RT_HIDDEN void pes_rt_buffer_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
+                                        uint32_t extra);
+/* The slow path of one record, under the entry guard, not under t->lock. */
+PES_RT_HIDDEN void pes_rt_buffer_record(struct pes_rt_thread *t, uint64_t addr, uint32_t id,
+                                        uint32_t extra, uint64_t ip);
+/* The thread's records so far, as readers count them (descriptors expanded). */
+PES_RT_HIDDEN uint64_t pes_rt_buffer_count(const struct pes_rt_thread *t);
+/* Handlers' records waiting in the reserve, and the count of lost ones, into the buffer. */
+PES_RT_HIDDEN int pes_rt_buffer_drain(struct pes_rt_thread *t);
+/* A time mark if one is due before the next `ahead` + 1 records (ahead <= 1). */
+PES_RT_HIDDEN int pes_rt_buffer_mark_due(struct pes_rt_thread *t, unsigned ahead);
+/* Room in the current buffer, in records as readers count them (>= 1): the
+ * next buffer if the current one is full. */
+PES_RT_HIDDEN int pes_rt_buffer_room(struct pes_rt_thread *t, uint64_t *room);
+/* The writer's largest ACCESS block (trace/src: PES_MAX_BLOCK_RECORDS): a
+ * buffer larger than this becomes several blocks, cut at its multiples. */
+#define PES_RT_BLOCK_RECORDS (1u << 20)
 
 /* True if the runtime keeps per-thread state (full tracing or sampling). */
 static inline int pes_rt_active(void)
@@ -591,6 +618,9 @@ PES_RT_HIDDEN void pes_rt_gate_thread_init(struct pes_rt_thread *t);
 PES_RT_HIDDEN void pes_rt_gate_run(struct pes_rt_thread *t);
 /* Full trace without sampling, with a region, skip or max: threads whose
  * records would all be dropped may run their check clones (idle). */
+/* A region, --skip or --max-accesses may drop records: the gate passes them
+ * one by one, so loops do not write descriptors (set at pes_rt_roi_init). */
+PES_RT_HIDDEN int pes_rt_gate_configured(void);
 PES_RT_HIDDEN int pes_rt_gate_enabled(void);
 PES_RT_HIDDEN int pes_rt_gate_idle(const struct pes_rt_thread *t); /* under t->lock */
 PES_RT_HIDDEN void pes_rt_gate_settle(struct pes_rt_thread *t);    /* owner, under t->lock */

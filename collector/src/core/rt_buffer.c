@@ -36,7 +36,8 @@ void pes_rt_reserve_free(struct pes_rt_thread *t)
     t->reserve = NULL;
 }
 
-/* Queues the first n records of the current buffer (if any). */
+/* Queues the first n records of the current buffer (if any); the writer
+ * counts what its loop descriptors stand for, and so does `flushed`. */
 static void hand_over(struct pes_rt_thread *t, size_t n, int from_signal)
 {
     struct pes_rt_buf *b = &t->bufs[t->cur];
@@ -54,7 +55,14 @@ static void hand_over(struct pes_rt_thread *t, size_t n, int from_signal)
     } else {
         pes_rt_writer_push(&b->item);
     }
-    t->flushed += n;
+    t->flushed += n + t->loop_extra;
+    t->loop_extra = 0;
+}
+
+/* Records in the current buffer as readers count them. */
+static uint64_t buffer_used(const struct pes_rt_thread *t)
+{
+    return (uint64_t)(t->tls->cursor - t->bufs[t->cur].recs) + t->loop_extra;
 }
 
 /* Full buffer → writer; continue in the next one, waiting only if the writer
@@ -66,13 +74,13 @@ static void hand_over(struct pes_rt_thread *t, size_t n, int from_signal)
 static int switch_buffer(struct pes_rt_thread *t)
 {
     /* The sampler's scan mark must not outlive its buffer: a switch inside
-     * drain_reserve (a handler's records at a full buffer) used to leave it
+     * pes_rt_buffer_drain (a handler's records at a full buffer) used to leave it
      * there, and the next scan classified [old buffer, new cursor) — unrelated
      * memory, a SIGSEGV when unmapped, else wrong counts. Count the rest of
      * the old buffer now and go on from the start of the new one. */
     if (pes_rt.sampling)
         pes_rt_sample_scan(t);
-    hand_over(t, capacity(), 0);
+    hand_over(t, (size_t)(t->tls->cursor - t->bufs[t->cur].recs), 0);
     t->cur = (t->cur + 1) % PES_RT_NBUF;
     t->tls->cursor = t->bufs[t->cur].recs;
     if (pes_rt.sampling)
@@ -89,20 +97,26 @@ static int switch_buffer(struct pes_rt_thread *t)
 /* Under t->lock. -1: the thread was stopped while it waited for a buffer. */
 static int buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
 {
+    uint64_t room;
+    if (pes_rt_buffer_room(t, &room))
+        return -1;
     struct pes_record *c = t->tls->cursor;
-    if (c >= t->bufs[t->cur].recs + capacity()) {
-        pes_rt_gate_run(t); /* what is left may fit */
-        c = t->tls->cursor;
-    }
-    if (c >= t->bufs[t->cur].recs + capacity()) {
-        if (switch_buffer(t))
-            return -1;
-        c = t->tls->cursor;
-    }
     c->addr = addr;
     c->id = id;
     c->extra = extra;
     t->tls->cursor = c + 1;
+    return 0;
+}
+
+/* Under t->lock: a full buffer is passed through the gate (what is left may
+ * fit), then handed over. */
+int pes_rt_buffer_room(struct pes_rt_thread *t, uint64_t *room)
+{
+    if (buffer_used(t) >= capacity())
+        pes_rt_gate_run(t);
+    if (buffer_used(t) >= capacity() && switch_buffer(t))
+        return -1;
+    *room = capacity() - buffer_used(t);
     return 0;
 }
 
@@ -112,7 +126,7 @@ static int buffer_put(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint3
  * traces; lost and counted as such when the reserve is full), or, without a
  * full trace, only its load and store counts wait (pes_rt_check_fold takes
  * them): a handler's accesses are counted but never sampled. */
-static void record_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
+void pes_rt_buffer_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra)
 {
     if (pes_rt.full && t->reserve) {
         uint32_t i = __atomic_load_n(&t->n_reserve, __ATOMIC_RELAXED);
@@ -138,7 +152,7 @@ static void record_nested(struct pes_rt_thread *t, uint64_t addr, uint32_t id, u
  * access this slow path records completes), then says how many were lost
  * since the last PES_ID_LOST record. Under t->lock; handlers may add more
  * while this runs, so the reserve is emptied with a compare-and-swap. */
-static int drain_reserve(struct pes_rt_thread *t)
+int pes_rt_buffer_drain(struct pes_rt_thread *t)
 {
     uint32_t done = 0;
     for (;;) {
@@ -169,9 +183,10 @@ static int drain_reserve(struct pes_rt_thread *t)
 void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop ahead, int64_t spent)
 {
     struct pes_record *start, *cur = t->tls->cursor;
-    uint64_t room;
+    uint64_t room, extra = 0; /* room: records as readers count them, from start on */
     if (pes_rt.full) {
         start = t->bufs[t->cur].recs;
+        extra = t->loop_extra;
         room = capacity();
         uint64_t to_mark = t->next_mark - t->flushed; /* > records in this buffer */
         if (to_mark < room)
@@ -181,7 +196,7 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
         room = PES_RT_SAMPLE_SCRATCH;
     }
     if (pes_rt.sampling) {
-        uint64_t used = (uint64_t)(cur - start);
+        uint64_t used = (uint64_t)(cur - start) + extra;
         uint64_t sample_room = pes_rt_sample_room_after(t, ahead);
         if (!pes_rt.full && !pes_rt_hardware_samples()) {
             /* Records are rare outside a recording stretch: they get a small
@@ -202,7 +217,9 @@ void pes_rt_buffer_set_limit_ahead(struct pes_rt_thread *t, struct pes_rt_drop a
     }
     /* a thread set up by its allocations records its stack at its next
      * access (pes_rt_alloc_stack_due): until then every access comes here */
-    __atomic_store_n(&t->tls->limit, t->stack_pending ? NULL : start + room, __ATOMIC_RELAXED);
+    /* room >= extra: the buffer's records are below both the capacity and the mark */
+    __atomic_store_n(&t->tls->limit, t->stack_pending ? NULL : start + (room - extra),
+                     __ATOMIC_RELAXED);
     if (pes_rt.sampling && pes_rt.mode->wakes_threads) {
         /* Dekker with pes_rt_sample_wake (modes that wake threads): either it sees our
          * limit and lowers it afterwards, or we see its flag here */
@@ -218,9 +235,23 @@ void pes_rt_buffer_set_limit(struct pes_rt_thread *t)
     pes_rt_buffer_set_limit_ahead(t, none, 0);
 }
 
-static uint64_t records_so_far(const struct pes_rt_thread *t)
+uint64_t pes_rt_buffer_count(const struct pes_rt_thread *t)
 {
-    return t->flushed + (uint64_t)(t->tls->cursor - t->bufs[t->cur].recs);
+    return t->flushed + buffer_used(t);
+}
+
+/* The per-access path's time marks: one before the record at each count
+ * next_mark, then `time_interval` records to the next. `ahead` = 1 for an
+ * ALLOC/ALLOC_SIZE pair, which a mark never separates (it comes first). */
+int pes_rt_buffer_mark_due(struct pes_rt_thread *t, unsigned ahead)
+{
+    uint64_t n = pes_rt_buffer_count(t);
+    if (n + ahead < t->next_mark)
+        return 0;
+    if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
+        return -1;
+    t->next_mark = n + 1 + pes_rt.cfg.time_interval;
+    return 0;
 }
 
 static void leave_runtime(struct pes_rt_thread *t)
@@ -256,9 +287,9 @@ static void slow_sampling_only(struct pes_rt_thread *t, uint64_t addr, uint32_t 
 }
 
 /* The slow path under the entry guard. A handler's records go to the slow
- * path too while this runs (limit NULL), and from there to record_nested. */
-static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
-                        uint64_t ip)
+ * path too while this runs (limit NULL), and from there to pes_rt_buffer_nested. */
+void pes_rt_buffer_record(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uint32_t extra,
+                          uint64_t ip)
 {
     __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
     t->s.in_runtime = 1;
@@ -271,16 +302,12 @@ static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     pthread_mutex_lock(&t->lock);
     if (t->stopped)
         goto stopped;
-    if (drain_reserve(t)) /* before the scan: the sampler counts them too */
+    if (pes_rt_buffer_drain(t)) /* before the scan: the sampler counts them too */
         goto stopped;
     if (pes_rt.sampling)
         pes_rt_sample_scan(t); /* before a buffer switch moves the records away */
-    uint64_t n = records_so_far(t);
-    if (n >= t->next_mark) {
-        if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
-            goto stopped;
-        t->next_mark = n + 1 + pes_rt.cfg.time_interval;
-    }
+    if (pes_rt_buffer_mark_due(t, 0))
+        goto stopped;
     if (buffer_put(t, addr, id, extra))
         goto stopped;
     if (pes_rt.sampling) {
@@ -289,7 +316,7 @@ static void record_slow(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
         pes_rt_sample_take(t, addr, id, extra, ip, hit);
     }
     /* handlers that ran meanwhile: after the record, before the limit opens */
-    if (drain_reserve(t))
+    if (pes_rt_buffer_drain(t))
         goto stopped;
     pes_rt_gate_run(t);
     pes_rt_gate_settle(t);
@@ -310,7 +337,7 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uin
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (pes_rt_in_app_handler() || pes_rt_enter()) {
         if (t && !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
-            record_nested(t, addr, id, extra);
+            pes_rt_buffer_nested(t, addr, id, extra);
         return;
     }
     if (!t)
@@ -321,7 +348,7 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uin
         pes_rt_thread_use_scratch();
     } else {
         pes_rt_alloc_stack_due(t); /* the stack comes before the access */
-        record_slow(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
+        pes_rt_buffer_record(t, addr, id, extra, (uint64_t)__builtin_return_address(0));
     }
     pes_rt_leave();
 }
@@ -357,24 +384,20 @@ void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record 
         return;
     }
     pthread_mutex_lock(&t->lock);
-    if (t->stopped || drain_reserve(t))
+    if (t->stopped || pes_rt_buffer_drain(t))
         goto stopped;
     if (pes_rt.sampling)
         pes_rt_sample_scan(t); /* before a buffer switch moves the records away */
     /* a time mark never separates an ALLOC from its ALLOC_SIZE: one due at
      * the second record of the group comes before the first */
-    uint64_t n = records_so_far(t);
-    if (n + (k > 1) >= t->next_mark) {
-        if (buffer_put(t, pes_rt_now(), PES_ID_TIME, 0))
-            goto stopped;
-        t->next_mark = n + 1 + pes_rt.cfg.time_interval;
-    }
+    if (pes_rt_buffer_mark_due(t, k > 1))
+        goto stopped;
     for (unsigned i = 0; i < k; i++)
         if (buffer_put(t, r[i].addr, r[i].id, r[i].extra))
             goto stopped;
     if (pes_rt.sampling)
         t->s.scan = t->tls->cursor; /* control records: nothing to count */
-    if (drain_reserve(t))
+    if (pes_rt_buffer_drain(t))
         goto stopped;
     pes_rt_buffer_set_limit(t);
     pthread_mutex_unlock(&t->lock);
@@ -416,6 +439,8 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
             t->s.in_runtime = 1;
         pes_rt_sample_finish(t, from_signal || !own);
     }
+    /* its next loop chunk comes to __pes_loop_flush, which drops it */
+    __atomic_store_n(&t->tls->descriptors, 0, __ATOMIC_RELAXED);
     if (!pes_rt.full) {
         __atomic_store_n(&t->stopped, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
@@ -426,7 +451,7 @@ int pes_rt_buffer_stop(struct pes_rt_thread *t, int wait_lock, int end_record)
     if (end_record && !from_signal) {
         /* its own thread, outside the slow path: the reserve is empty but
          * for handlers that ran since, and the buffer is its own */
-        if (drain_reserve(t) == 0)
+        if (pes_rt_buffer_drain(t) == 0)
             buffer_put(t, pes_rt_now(), PES_ID_THREAD_END, 0);
         if (t->stopped) { /* a termination signal cut its wait for a buffer */
             pthread_mutex_unlock(&t->lock);

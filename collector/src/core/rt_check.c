@@ -78,7 +78,7 @@ void pes_rt_check_fold(struct pes_rt_thread *t, int64_t unspent)
     /* one read: the fold and the next arm agree on what was counted */
     int64_t now = __atomic_load_n(&t->tls->countdown, __ATOMIC_RELAXED);
     struct pes_rt_drop d = pes_rt_check_decode(drop_since_arm(t, now, unspent));
-    /* what signal handlers did meanwhile (rt_buffer.c, record_nested) */
+    /* what signal handlers did meanwhile (rt_buffer.c, pes_rt_buffer_nested) */
     d.loads += __atomic_exchange_n(&s->nested_loads, 0, __ATOMIC_RELAXED);
     d.stores += __atomic_exchange_n(&s->nested_stores, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->loads, s->loads + d.loads, __ATOMIC_RELAXED);

@@ -102,6 +102,7 @@ static void build_config_string(char *buf, size_t size, int sampled)
     h.censoring =
         PES_CENSORING_WATCH_EXPIRED; /* modes/reuse.c: every undecided watch is an event */
     h.abi_version = PES_RT_ABI_VERSION;
+    h.descriptors = pes_rt.descriptors; /* what this run did: whether the trace may hold them */
     pes_setting_parse(pes_settings_find("roi_state"), PES_SETTING_FROM_HEADER, pes_rt_roi_mode(),
                       &h, NULL);
     /* heap blocks as events need them (rt_alloc.c) */
@@ -244,6 +245,7 @@ static void atfork_child(void)
     __atomic_store_n(&pes_rt.child, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&pes_rt.full, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&pes_rt.sampling, 0, __ATOMIC_RELEASE);
+    pes_rt.descriptors = 0;
     pes_rt.writer = NULL;
     pes_rt.swriter = NULL;
     pes_rt_thread_forget_self();
@@ -294,6 +296,9 @@ static void start(const struct pes_rt_mode *const *modes,
     if (!pes_rt.cfg.full_output && !pes_rt.cfg.sample_output)
         return; /* off: scratch buffers only, no file, no thread */
     pes_rt_roi_init();
+    /* loop descriptors (rt_loop.c): the sampler and the gate need a record per access */
+    pes_rt.descriptors = pes_rt.cfg.descriptors && pes_rt.cfg.full_output &&
+                         !pes_rt.cfg.sample_output && !pes_rt_gate_configured();
     if (pes_rt.cfg.sample_output && !pes_rt.cfg.seed)
         pes_rt.cfg.seed = pes_rt_now() ^ ((uint64_t)getpid() << 32);
     pes_rt_thread_init_key();

@@ -108,6 +108,11 @@ void pes_rt_gate_run(struct pes_rt_thread *t)
     }
 }
 
+int pes_rt_gate_configured(void)
+{
+    return gating;
+}
+
 int pes_rt_gate_enabled(void)
 {
     return gating && pes_rt.full && !pes_rt.sampling;

@@ -131,6 +131,7 @@ void pes_rt_thread_use_scratch(void)
 {
     /* check clones from now on, their countdown out of the way */
     __atomic_store_n(&__pes_tls.recording, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&__pes_tls.descriptors, 0, __ATOMIC_RELAXED); /* loops record per access */
     __atomic_store_n(&__pes_tls.countdown, PES_RT_CD_OFF, __ATOMIC_RELAXED);
     __pes_tls.cursor = scratch;
     /* atomic: other threads lower it (pes_rt_sample_wake) */
@@ -332,6 +333,14 @@ static struct pes_rt_thread *thread_setup(void)
      * anyway finds the countdown due); sampling arms the check path's
      * countdown at its first slow path; the PMU backends count alone */
     __atomic_store_n(&__pes_tls.recording, (uint32_t)pes_rt.full, __ATOMIC_RELAXED);
+    if (pes_rt.descriptors) {
+        /* loops write descriptor chunks (rt_loop.c); never once a thread
+         * stopping this one (process exit) has turned them off */
+        pthread_mutex_lock(&t->lock);
+        if (!t->stopped)
+            __atomic_store_n(&__pes_tls.descriptors, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&t->lock);
+    }
     int64_t cd = pes_rt.sampling && !pes_rt.full && pes_rt_hardware_samples() ? PES_RT_CD_OFF : 0;
     __atomic_store_n(&t->s.cd_init, cd, __ATOMIC_RELAXED); /* read by other threads */
     __atomic_store_n(&__pes_tls.countdown, cd, __ATOMIC_RELAXED);

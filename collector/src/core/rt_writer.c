@@ -270,18 +270,38 @@ static struct pes_thread_totals *grow(struct pes_thread_totals **arr, size_t *le
 /* Encoder side: what a RECORDS item adds to its thread's totals. Site kinds
  * come from rt_sites.c, filled when a module registers, before any record
  * can use its ids; its tables are never moved, so this needs no lock. */
+static uint32_t record_weight(const uint32_t *wt, uint32_t id)
+{
+    if (wt)
+        return wt[pes_rt_weight_index(id)];
+    uint8_t kind = pes_rt_sites_get(id).kind;
+    return (pes_kind_reads(kind) ? 1u : 0u) + (pes_kind_writes(kind) ? 1u << 16 : 0u);
+}
+
+/* Loop descriptor groups (rt_loop.c, pes/trace.h) count the records they
+ * stand for: template j of a group of R records from phase p repeats
+ * R / m times, once more if it is among the R % m after p. */
 static void count_records(struct result *r, const struct pes_record *rec, size_t n)
 {
     const uint32_t *wt = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
-    uint64_t loads = 0, stores = 0;
+    uint64_t loads = 0, stores = 0, records = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t id = rec[i].id, w;
-        if (wt) {
-            w = wt[pes_rt_weight_index(id)];
-        } else {
-            uint8_t kind = pes_rt_sites_get(id).kind;
-            w = (pes_kind_reads(kind) ? 1u : 0u) + (pes_kind_writes(kind) ? 1u << 16 : 0u);
+        uint32_t id = rec[i].id, m = rec[i].extra & 0xffff, phase = rec[i].extra >> 16;
+        if (id == PES_ID_LOOP && m >= 1 && m <= PES_LOOP_MAX_RECORDS && phase < m &&
+            n - i > 2 * (size_t)m) {
+            uint64_t group = rec[i].addr;
+            for (uint32_t j = 0; j < m; j++) {
+                uint64_t times = group / m + ((j + m - phase) % m < group % m);
+                uint32_t w = record_weight(wt, rec[i + 1 + j].id);
+                loads += (w & 0xffff) * times;
+                stores += (w >> 16) * times;
+            }
+            records += group;
+            i += 2 * (size_t)m;
+            continue;
         }
+        uint32_t w = record_weight(wt, id);
+        records++;
         loads += w & 0xffff;
         stores += w >> 16;
         if (id == PES_ID_TIME || id == PES_ID_THREAD_END) {
@@ -289,7 +309,7 @@ static void count_records(struct result *r, const struct pes_record *rec, size_t
             r->has_end = 1;
         }
     }
-    r->n = n;
+    r->n = records;
     r->loads = loads;
     r->stores = stores;
 }

@@ -239,6 +239,7 @@ static const struct pes_cli_opt opts[] = {
     SETTING("writers"),
     SETTING("roi"),
     SETTING("heap"),
+    SETTING("descriptors"),
     SETTING("skip"),
     SETTING("max_accesses"),
     SETTING("quiet"),

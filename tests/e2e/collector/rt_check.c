@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pes/rt_abi.h"
 #include "pes/trace.h"
 #include "rt_pattern.h"
 
@@ -100,8 +101,10 @@ int main(int argc, char **argv)
              info->pid, info->command);
     if (command && strcmp(info->command, command) != 0)
         fail("command '%s', expected '%s'", info->command, command);
+    char abi[32];
+    snprintf(abi, sizeof abi, "abi_version=%u\n", PES_RT_ABI_VERSION);
     if (info->n_cpus == 0 || !info->hostname[0] || !strstr(info->config, "mode=full\n") ||
-        !strstr(info->config, "abi_version=3\n"))
+        !strstr(info->config, abi))
         fail("header: %u cpus, hostname '%s', config '%s'", info->n_cpus, info->hostname,
              info->config);
     if (interval) {

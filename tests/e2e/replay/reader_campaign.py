@@ -199,10 +199,17 @@ def swap_expect(bl, k):
     return 'silent'                  # different threads or tables: any interleaving is valid
 
 
-def encode_block(work, typ, thread, count, payload):
+def version_of(data):
+    """The format version of a trace: its HEADER block's, which every block has (§5)."""
+    frame = data[24:blocks_of(data)[0][1]]
+    content = subprocess.run(['zstd', '-q', '-dc'], input=frame, stdout=subprocess.PIPE, check=True).stdout
+    return struct.unpack_from('<H', content, 6)[0]
+
+
+def encode_block(work, typ, thread, count, payload, version):
     """A block as the format says (§1): index frame, then a zstd frame with
     content size and checksum (the zstd command writes both for a file)."""
-    content = b'PESB' + struct.pack('<HHIIQ', typ, 1, thread, count, len(payload)) + payload
+    content = b'PESB' + struct.pack('<HHIIQ', typ, version, thread, count, len(payload)) + payload
     path = os.path.join(work, 'block.bin')
     with open(path, 'wb') as f:
         f.write(content)
@@ -219,7 +226,7 @@ def payload_of(data, block):
 def with_unknown_block(data, work):
     """The trace with a block of a type unknown to this reader before its FOOTER."""
     bl = blocks_of(data)
-    return data[:bl[-1][0]] + encode_block(work, UNKNOWN_TYPE, 0, 1, b'a newer writer') + data[bl[-1][0]:]
+    return data[:bl[-1][0]] + encode_block(work, UNKNOWN_TYPE, 0, 1, b'a newer writer', version_of(data)) + data[bl[-1][0]:]
 
 
 def with_lost_event(data, work, lost):
@@ -232,8 +239,9 @@ def with_lost_event(data, work, lost):
     struct.pack_into('<Q', footer, 8 + 36, struct.unpack_from('<Q', footer, 8 + 36)[0] + lost)
     # the event's columns (§4): kind flags size thread other site addr ip time loads stores distance aux
     event = struct.pack('<BBHIIIQQQQQQQ', 5, 0, 0, thread, 0xFFFFFFFF, 0xFFFFFFFF, 0, 0, 0, 0, 0, 0, lost)
-    return (data[:bl[-1][0]] + encode_block(work, EVENTS, thread, 1, event) +
-            encode_block(work, FOOTER, 0, bl[-1][4], bytes(footer)))
+    version = version_of(data)
+    return (data[:bl[-1][0]] + encode_block(work, EVENTS, thread, 1, event, version) +
+            encode_block(work, FOOTER, 0, bl[-1][4], bytes(footer), version))
 
 
 def truncated_of(report):

@@ -85,6 +85,7 @@ struct pes_collect_settings {
     int heap_events;         /* enum pes_collect_heap_events (header only) */
     uint64_t samples_target; /* --samples N: adaptive period, 0 = fixed period */
     uint32_t period_levels;  /* adaptive: first period = cap >> period_levels (header only) */
+    int descriptors;         /* full trace: loops may write loop descriptors (pes/trace.h) */
 };
 
 enum pes_setting_type {

@@ -38,8 +38,9 @@
 extern "C" {
 #endif
 
-#define PES_TRACE_MAGIC   "PESB" /* first 4 bytes of every block */
-#define PES_TRACE_VERSION 1u     /* bumped on any incompatible change */
+#define PES_TRACE_MAGIC          "PESB" /* first 4 bytes of every block */
+#define PES_TRACE_VERSION        2u     /* bumped on any incompatible change; writers write it */
+#define PES_TRACE_VERSION_OLDEST 1u     /* readers read versions OLDEST .. PES_TRACE_VERSION */
 
 /* ---------------------------------------------------------------- errors */
 
@@ -102,9 +103,10 @@ enum pes_control_id {
  * all in one ACCESS block. It expands to the records q = 0 .. R-1, with
  * u = phase + q, j = u % m, i = u / m:   {a_j + i * s_j, id_j, x_j}
  * (addresses modulo 2^64). Readers expand them (pes_trace_reader_next and
- * _block_at hand out expanded records); every count of records (block header,
- * index, footer) counts expanded records, so a trace and its twin recorded
- * with --no-descriptors agree on all of them.
+ * _block_at hand out expanded records; pes_trace_reader_set_raw shows the
+ * stored ones); every count of records (block header, index, footer) counts
+ * expanded records, so a trace and its twin recorded with --no-descriptors
+ * agree on all of them. A group stands for at most 2^20 records (one block).
  */
 #define PES_LOOP_MAX_RECORDS 64u
 
@@ -350,7 +352,9 @@ int pes_trace_writer_module(struct pes_trace_writer *w, const struct pes_module 
                             struct pes_error *err);
 int pes_trace_writer_thread(struct pes_trace_writer *w, const struct pes_thread *t,
                             struct pes_error *err);
-/* Encodes n records of one thread into one ACCESS block (one zstd frame). */
+/* Encodes n records of one thread into one ACCESS block (one zstd frame), or
+ * several of at most 2^20 records; loop descriptor groups as for
+ * pes_trace_encoder_records. */
 int pes_trace_writer_records(struct pes_trace_writer *w, uint32_t thread,
                              const struct pes_record *recs, size_t n, struct pes_error *err);
 /* Writes n sampled events of one thread as one EVENTS block. */
@@ -401,7 +405,14 @@ struct pes_trace_encoder *pes_trace_encoder_new(const struct pes_writer_options 
                                                 struct pes_error *err);
 void pes_trace_encoder_free(struct pes_trace_encoder *e);
 /* Same checks and splitting as the pes_trace_writer_* call of the same name:
- * more than 2^20 records or events make several blocks, one after the other. */
+ * more than 2^20 records or events make several blocks, one after the other.
+ * Records may hold loop descriptor groups (PES_ID_LOOP, above): each must be
+ * whole, with 1 <= m <= PES_LOOP_MAX_RECORDS, phase < m, R >= 1, templates
+ * that are not control ids and m LOOP_STEP records with extra 0, else
+ * PES_ERR_ARG naming the record. A block holds at most 2^20 expanded and
+ * 2^20 stored records and is never cut inside a group, so a group of more
+ * than 2^20 records is PES_ERR_ARG too; a block's count is its expanded
+ * records. */
 int pes_trace_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m,
                              struct pes_error *err);
 int pes_trace_encoder_thread(struct pes_trace_encoder *e, const struct pes_thread *t,
@@ -449,6 +460,9 @@ struct pes_block {
     const struct pes_alloc_site
         *alloc_sites;   /* ALLOC_SITES (also merged into the reader's table) */
     uint64_t end_ticks; /* FOOTER */
+    uint64_t count;     /* the block header's count: n, except for an ACCESS block read raw
+                           (pes_trace_reader_set_raw), where n counts the stored records and
+                           count the records they stand for */
 };
 
 /* Opens PATH and reads its HEADER. "-" is not accepted (the reader seeks). */
@@ -496,6 +510,11 @@ int pes_trace_reader_index(struct pes_trace_reader *r, struct pes_block_ref **re
  * were not, since records are checked against the MODULE blocks before them. */
 int pes_trace_reader_block_at(struct pes_trace_reader *r, const struct pes_block_ref *ref,
                               struct pes_block *out, struct pes_error *err);
+
+/* raw non-zero: from now on _next and _block_at hand out the records of ACCESS
+ * blocks as stored, loop descriptor groups unexpanded (pes-dump shows them);
+ * 0 (the default): expanded. Groups are checked either way. */
+void pes_trace_reader_set_raw(struct pes_trace_reader *r, int raw);
 
 /* Tables merged from all MODULE blocks read so far (NULL if id unknown). */
 const struct pes_site *pes_trace_reader_site(const struct pes_trace_reader *r, uint32_t id);

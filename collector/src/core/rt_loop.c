@@ -1,0 +1,136 @@
+/* rt_loop.c — loop descriptor chunks (pes/rt_abi.h, __pes_loop_flush): the
+ * recording clone of an affine loop hands over a chunk of iterations at a
+ * time instead of a record per access, and the chunk's records go into the
+ * thread's buffer as descriptor groups (pes/trace.h, "Loop descriptors").
+ *
+ * The trace holds what the per-access path would have written, counted the
+ * same way: a group stands for R records, the thread's record count (time
+ * marks, `flushed`, the footer) grows by R, and a group is cut where the
+ * per-access path would have put a time mark, where its buffer would have
+ * been full, and at the writer's block size, so every mark, buffer and block
+ * holds the same records as with --no-descriptors. */
+#include "core/core.h"
+
+/* Record q (0 .. iterations*m - 1) of the chunk, its steps in `step`. */
+static struct pes_record chunk_record(const struct pes_rt_loop *d, const int64_t *step, uint64_t q)
+{
+    uint32_t j = (uint32_t)(q % d->m);
+    struct pes_record r = d->tmpl[j];
+    r.addr += q / d->m * (uint64_t)step[j]; /* modulo 2^64, as readers expand it */
+    return r;
+}
+
+/* Stores the chunk's records q .. q+n-1 at the cursor: a descriptor group
+ * where it is shorter than the records themselves. The buffer has room for
+ * n records as readers count them, and so for the group's 2m + 1 slots. */
+static void put_run(struct pes_rt_thread *t, const struct pes_rt_loop *d, const int64_t *step,
+                    uint64_t q, uint64_t n)
+{
+    uint32_t m = d->m;
+    struct pes_record *c = t->tls->cursor;
+    if (n <= 2 * (uint64_t)m + 1) {
+        for (uint64_t k = 0; k < n; k++)
+            c[k] = chunk_record(d, step, q + k);
+        __atomic_store_n(&t->tls->cursor, c + n, __ATOMIC_RELEASE);
+        return;
+    }
+    /* the templates advanced to the run's first iteration; phase = its first record's */
+    uint64_t first = q - q % m;
+    c[0] = (struct pes_record){.addr = n, .id = PES_ID_LOOP, .extra = m | (uint32_t)(q % m) << 16};
+    for (uint32_t j = 0; j < m; j++) {
+        c[1 + j] = chunk_record(d, step, first + j);
+        c[1 + m + j] = (struct pes_record){.addr = (uint64_t)step[j], .id = PES_ID_LOOP_STEP};
+    }
+    t->loop_extra += n - (2 * (uint64_t)m + 1);
+    __atomic_store_n(&t->tls->cursor, c + 2 * m + 1, __ATOMIC_RELEASE); /* a whole group below it */
+}
+
+static void leave_runtime(struct pes_rt_thread *t)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->s.in_runtime = 0;
+}
+
+/* The chunk's `total` records as descriptor groups, under the entry guard.
+ * Like the slow path: the limit is NULL meanwhile (a handler's records go to
+ * the reserve), and a thread stopped (process exit) drops the chunk as it
+ * drops a late inline record. */
+static void flush(struct pes_rt_thread *t, const struct pes_rt_loop *d, const int64_t *step,
+                  uint64_t total)
+{
+    __atomic_store_n(&t->tls->limit, (struct pes_record *)NULL, __ATOMIC_RELAXED);
+    t->s.in_runtime = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&t->lock);
+    if (t->stopped || pes_rt_buffer_drain(t))
+        goto stopped;
+    for (uint64_t q = 0; q < total;) {
+        /* the per-access path's mark before record q, then the records up to
+         * the next mark, the buffer's end or the writer's block end */
+        uint64_t room;
+        if (pes_rt_buffer_mark_due(t, 0) || pes_rt_buffer_room(t, &room))
+            goto stopped;
+        uint64_t n = total - q;
+        uint64_t to_mark = t->next_mark - pes_rt_buffer_count(t); /* >= 1 */
+        uint64_t in_buffer = pes_rt.cfg.buffer_records - room;
+        uint64_t to_block = PES_RT_BLOCK_RECORDS - in_buffer % PES_RT_BLOCK_RECORDS;
+        if (n > to_mark)
+            n = to_mark;
+        if (n > room)
+            n = room;
+        if (n > to_block)
+            n = to_block;
+        put_run(t, d, step, q, n);
+        q += n;
+    }
+    /* handlers that ran meanwhile: after the chunk, before the limit opens */
+    if (pes_rt_buffer_drain(t))
+        goto stopped;
+    pes_rt_buffer_set_limit(t);
+    pthread_mutex_unlock(&t->lock);
+    leave_runtime(t);
+    return;
+stopped:
+    pthread_mutex_unlock(&t->lock);
+    pes_rt_thread_use_scratch();
+    leave_runtime(t);
+}
+
+__attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d)
+{
+    static const int64_t no_steps[PES_RT_LOOP_MAX]; /* one iteration: steps unset */
+    if (!d || d->m < 1 || d->m > PES_RT_LOOP_MAX || d->iterations < 1 ||
+        d->iterations > UINT64_MAX / d->m)
+        return; /* not a chunk the pass makes */
+    uint64_t total = d->iterations * d->m;
+    const int64_t *step = d->iterations > 1 ? pes_rt_loop_steps(d) : no_steps;
+    struct pes_rt_thread *t = pes_rt_thread_self();
+    if (pes_rt_in_app_handler() || pes_rt_enter()) {
+        /* a signal handler's chunk: its records wait like its other records */
+        for (uint64_t q = 0; q < total && t && !__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE);
+             q++) {
+            struct pes_record r = chunk_record(d, step, q);
+            pes_rt_buffer_nested(t, r.addr, r.id, r.extra);
+        }
+        return;
+    }
+    if (!t)
+        t = pes_rt_thread_setup();
+    if (!t || __atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE)) {
+        pes_rt_thread_use_scratch();
+    } else {
+        pes_rt_alloc_stack_due(t); /* the stack comes before the accesses */
+        if (pes_rt.descriptors) {
+            flush(t, d, step, total);
+        } else {
+            /* a run whose loops record per access (sampling, a region, --skip,
+             * --max-accesses, --no-descriptors): the slow path of each record */
+            uint64_t ip = (uint64_t)__builtin_return_address(0);
+            for (uint64_t q = 0; q < total; q++) {
+                struct pes_record r = chunk_record(d, step, q);
+                pes_rt_buffer_record(t, r.addr, r.id, r.extra, ip);
+            }
+        }
+    }
+    pes_rt_leave();
+}

@@ -1,0 +1,132 @@
+/* loop_prog — drives __pes_loop_flush as the recording clone of an affine
+ * loop does (pes/rt_abi.h), by hand, with the list of loop_pattern.h:
+ *
+ *   loop_prog auto T     T workers; loops hand chunks to __pes_loop_flush
+ *                        while __pes_tls.descriptors is set, else record
+ *                        per access inline (what the pass's code does)
+ *   loop_prog always T   the same, but loops always call __pes_loop_flush
+ *                        (the runtime must then store records per access)
+ *
+ * Prints "descriptors=D" with D = __pes_tls.descriptors as worker 1 saw it
+ * at its first loop. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop_pattern.h"
+#include "pes_rt_inline.h"
+
+static uint32_t id_base;
+
+static const char strtab[] = "loop_prog.c\0kernel\0entry\0body\0";
+enum { S_FILE = 0, S_FUNC = 12, S_ENTRY = 19, S_BODY = 25 };
+
+static const struct pes_rt_site sites[LP_SITES] = {
+    [LP_LOAD] = {10, 3, PES_KIND_LOAD, 0, 8, 1, S_FILE, S_FUNC},
+    [LP_STORE] = {11, 3, PES_KIND_STORE, 0, 4, 1, S_FILE, S_FUNC},
+    [LP_RMW] = {12, 3, PES_KIND_RMW, PES_SITE_ATOMIC, 8, 1, S_FILE, S_FUNC},
+    [LP_COPY] = {13, 3, PES_KIND_COPY_SRC, 0, 0, 1, S_FILE, S_FUNC},
+};
+static const struct pes_rt_bb bbs[LP_IDS - LP_SITES] = {
+    {S_FUNC, S_ENTRY, 0, 0, {0}},
+    {S_FUNC, S_BODY, LP_SITES, 0, {0}},
+};
+static struct pes_rt_module mod = {
+    PES_RT_ABI_VERSION, LP_SITES, LP_IDS - LP_SITES, sizeof strtab, sites, bbs, strtab,
+    "loop_prog.c",      &id_base};
+
+__attribute__((constructor(PES_RT_CTOR_PRIORITY))) static void register_module(void)
+{
+    __pes_register_module(&mod);
+}
+
+static int always;
+static int seen_descriptors = -1;
+
+/* The descriptor the recording clone keeps on its stack. */
+struct chunk {
+    struct pes_rt_loop d;
+    struct pes_record room[2 * LP_MAX_M]; /* m templates, then m steps */
+};
+
+static void run_loop(uint32_t k, const struct lp_step *s)
+{
+    struct chunk c;
+    uint32_t m = s->m;
+    for (uint64_t done = 0; done < s->iterations;) {
+        uint64_t n = s->iterations - done;
+        if (s->pass_cut) {
+            /* max(1, (limit - cursor) / m), as the pass computes it */
+            struct pes_record *lim = __atomic_load_n(&__pes_tls.limit, __ATOMIC_RELAXED);
+            int64_t room = lim && lim > __pes_tls.cursor ? lim - __pes_tls.cursor : 0;
+            uint64_t fit = (uint64_t)room / m ? (uint64_t)room / m : 1;
+            if (n > fit)
+                n = fit;
+        } else if (s->chunks && n > s->chunks) {
+            n = s->chunks;
+        }
+        if (!always && !__atomic_load_n(&__pes_tls.descriptors, __ATOMIC_RELAXED)) {
+            for (uint64_t i = done; i < done + n; i++)
+                for (uint32_t j = 0; j < m; j++)
+                    PES_TEST_RECORD(lp_addr(k, &s->tmpl[j], i), id_base + s->tmpl[j].local,
+                                    s->tmpl[j].extra);
+            done += n;
+            continue;
+        }
+        memset(&c, 0xa5, sizeof c); /* what the stack held: unset steps stay junk */
+        c.d.iterations = n;
+        c.d.m = m;
+        c.d.reserved = 0;
+        int64_t *step = pes_rt_loop_steps(&c.d);
+        for (uint32_t j = 0; j < m; j++) {
+            c.d.tmpl[j].addr = lp_addr(k, &s->tmpl[j], done);
+            c.d.tmpl[j].id = id_base + s->tmpl[j].local;
+            c.d.tmpl[j].extra = s->tmpl[j].extra;
+            if (n > 1)
+                step[j] = s->tmpl[j].local >= LP_SITES ? 0 : s->tmpl[j].step;
+        }
+        __pes_loop_flush(&c.d);
+        done += n;
+    }
+}
+
+static void *worker(void *p)
+{
+    uint32_t k = (uint32_t)(uintptr_t)p;
+    for (int i = 0; i < LP_STEPS; i++) {
+        struct lp_step s = lp_step(k, i);
+        if (s.m == 0) {
+            PES_TEST_RECORD(lp_addr(k, &s.tmpl[0], 0), id_base + s.tmpl[0].local, s.tmpl[0].extra);
+            continue;
+        }
+        if (k == 1 && seen_descriptors < 0)
+            seen_descriptors = (int)__atomic_load_n(&__pes_tls.descriptors, __ATOMIC_RELAXED);
+        run_loop(k, &s);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "auto") && strcmp(argv[1], "always"))) {
+        fprintf(stderr, "usage: loop_prog auto|always THREADS\n");
+        return 2;
+    }
+    always = strcmp(argv[1], "always") == 0;
+    int n = atoi(argv[2]);
+    if (n < 1 || n > 64) {
+        fprintf(stderr, "loop_prog: THREADS must be 1..64\n");
+        return 2;
+    }
+    pthread_t th[64];
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1))) {
+            fprintf(stderr, "loop_prog: pthread_create failed\n");
+            return 1;
+        }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    printf("descriptors=%d\n", seen_descriptors);
+    return 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * loop.c — loop descriptor groups (pes/trace.h, "Loop descriptors";
+ * docs/trace-format.md §3.2): checking a run of stored records, as the
+ * encoder gets them and the reader decodes them, and expanding it into the
+ * records it stands for. Expansion is on the replay hot path: per group one
+ * division, then a copy of the m templates per iteration with their
+ * addresses stepped, and plain records copied in runs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "trace_internal.h"
+
+static inline int is_loop_id(uint32_t id)
+{
+    return id - PES_ID_LOOP <= PES_ID_LOOP_STEP - PES_ID_LOOP;
+}
+
+size_t pes_loop_find(const struct pes_record *rec, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (is_loop_id(rec[i].id))
+            return i;
+    return n;
+}
+
+static int walk_fail(struct pes_loop_walk *w, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int walk_fail(struct pes_loop_walk *w, size_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->why, sizeof w->why, fmt, ap);
+    va_end(ap);
+    w->at = w->base + at;
+    return -1;
+}
+
+/* Checks the group whose LOOP record is rec[i] (n records from rec[0]). */
+static int check_group(const struct pes_record *rec, size_t n, size_t i, struct pes_loop_walk *w)
+{
+    uint32_t m = rec[i].extra & 0xFFFFu, phase = rec[i].extra >> 16;
+    if (m < 1 || m > PES_LOOP_MAX_RECORDS)
+        return walk_fail(w, i,
+                         "record %zu, a loop descriptor, has m = %u records per iteration "
+                         "(1..%u)",
+                         w->base + i, m, PES_LOOP_MAX_RECORDS);
+    if (phase >= m)
+        return walk_fail(w, i, "record %zu, a loop descriptor, has phase %u, not below m = %u",
+                         w->base + i, phase, m);
+    if (rec[i].addr == 0)
+        return walk_fail(w, i, "record %zu, a loop descriptor, stands for 0 records",
+                         w->base + i);
+    if (n - i - 1 < 2 * (size_t)m)
+        return walk_fail(w, i,
+                         "record %zu, a loop descriptor, is cut: its %u templates and %u steps "
+                         "need %u records, only %zu follow it",
+                         w->base + i, m, m, 2 * m, n - i - 1);
+    for (uint32_t j = 0; j < m; j++) {
+        const struct pes_record *t = &rec[i + 1 + j];
+        if (t->id >= PES_ID_CONTROL_FIRST)
+            return walk_fail(w, i + 1 + j,
+                             "record %zu, template %u of the loop descriptor at record %zu, has "
+                             "the control id 0x%08x (templates are sites or basic blocks)",
+                             w->base + i + 1 + j, j, w->base + i, t->id);
+    }
+    for (uint32_t j = 0; j < m; j++) {
+        const struct pes_record *s = &rec[i + 1 + m + j];
+        if (s->id != PES_ID_LOOP_STEP || s->extra != 0)
+            return walk_fail(w, i + 1 + m + j,
+                             "record %zu, step %u of the loop descriptor at record %zu, is not a "
+                             "LOOP_STEP record with extra 0 (id 0x%08x, extra %u)",
+                             w->base + i + 1 + m + j, j, w->base + i, s->id, s->extra);
+    }
+    return 0;
+}
+
+int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t max_expanded,
+                  size_t max_stored, struct pes_loop_walk *w)
+{
+    w->base = base;
+    w->stored = 0;
+    w->expanded = 0;
+    w->groups = 0;
+    w->at = 0;
+    w->why[0] = '\0';
+    size_t i = 0;
+    while (i < n) {
+        /* a run of plain records, as long as both limits allow */
+        uint64_t room = max_expanded - w->expanded;
+        size_t lim = max_stored - i < room ? max_stored - i : (size_t)room;
+        lim = n - i < lim ? n - i : lim;
+        size_t k = i + pes_loop_find(rec + i, lim);
+        w->expanded += k - i;
+        i = k;
+        w->stored = i;
+        if (i == n || !is_loop_id(rec[i].id))
+            break; /* the end, or a limit */
+        if (rec[i].id == PES_ID_LOOP_STEP)
+            return walk_fail(w, i, "record %zu is a LOOP_STEP outside a loop descriptor",
+                             w->base + i);
+        if (check_group(rec, n, i, w))
+            return -1;
+        size_t size = 1 + 2 * (size_t)(rec[i].extra & 0xFFFFu);
+        if (rec[i].addr > max_expanded - w->expanded || size > max_stored - i)
+            break; /* the group does not fit: the caller cuts before it */
+        w->expanded += rec[i].addr;
+        w->groups++;
+        i += size;
+        w->stored = i;
+    }
+    return 0;
+}
+
+/* The records of one group (checked): R records from iteration position phase. */
+static struct pes_record *expand_group(const struct pes_record *g, struct pes_record *out)
+{
+    uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;
+    uint64_t left = g->addr;
+    const struct pes_record *tpl = g + 1, *step = g + 1 + m;
+    struct pes_record cur[PES_LOOP_MAX_RECORDS];
+    uint64_t s[PES_LOOP_MAX_RECORDS];
+    for (uint32_t j = 0; j < m; j++) {
+        cur[j] = tpl[j];
+        s[j] = step[j].addr;
+    }
+    /* the first, partial iteration: positions phase .. m-1 of iteration 0 */
+    for (uint32_t j = phase; j < m && left; j++, left--) {
+        *out++ = cur[j];
+        cur[j].addr += s[j];
+    }
+    /* positions before phase start at iteration 1 */
+    for (uint32_t j = 0; j < phase; j++)
+        cur[j].addr += s[j];
+    if (m == 1) {
+        uint64_t a = cur[0].addr, d = s[0];
+        for (uint64_t q = 0; q < left; q++, a += d)
+            out[q] = (struct pes_record){a, cur[0].id, cur[0].extra};
+        return out + left;
+    }
+    for (uint64_t it = left / m; it; it--) {
+        for (uint32_t j = 0; j < m; j++) {
+            out[j] = cur[j];
+            cur[j].addr += s[j];
+        }
+        out += m;
+    }
+    for (uint32_t j = 0, tail = (uint32_t)(left % m); j < tail; j++)
+        *out++ = cur[j];
+    return out;
+}
+
+void pes_loop_expand(const struct pes_record *rec, size_t n, struct pes_record *out)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t k = i + pes_loop_find(rec + i, n - i);
+        memcpy(out, rec + i, (k - i) * sizeof *out);
+        out += k - i;
+        if (k == n)
+            break;
+        out = expand_group(&rec[k], out);
+        i = k + 1 + 2 * (size_t)(rec[k].extra & 0xFFFFu);
+    }
+}
