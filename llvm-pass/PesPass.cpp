@@ -234,7 +234,16 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
         std::vector<pes::AccessSite> Sites;
         for (SitePlan &S : B.Sites)
             Sites.push_back(S.S);
-        B.Affine = pes::isAffineLoopBody(*B.BB, Sites, LI, SE);
+        const char *Why = pes::whyNotAffine(*B.BB, Sites, LI, SE);
+        B.Affine = !Why;
+        // innermost loop headers only: the loops a user could reshape
+        Loop *L = LI.getLoopFor(B.BB);
+        if (Verbose && L && L->getHeader() == B.BB && L->isInnermost()) {
+            const DILocation *Loc = B.BB->getTerminator()->getDebugLoc().get();
+            errs() << "pes: " << F.getName() << ":" << (Loc ? Loc->getLine() : 0)
+                   << ": loop " << B.BB->getName() << ": "
+                   << (Why ? std::string("per-access records: ") + Why : "descriptors") << "\n";
+        }
     }
     // nothing may use these once the IR changes
     FAM.invalidate(F, PreservedAnalyses::none());

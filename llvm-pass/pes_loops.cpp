@@ -52,35 +52,42 @@ static bool affineIn(Value *Addr, Loop *L, ScalarEvolution &SE)
            SE.isLoopInvariant(AR->getStepRecurrence(SE), L);
 }
 
-bool isAffineLoopBody(BasicBlock &BB, const std::vector<AccessSite> &Sites, LoopInfo &LI,
-                      ScalarEvolution &SE)
+const char *whyNotAffine(BasicBlock &BB, const std::vector<AccessSite> &Sites, LoopInfo &LI,
+                         ScalarEvolution &SE)
 {
     Loop *L = LI.getLoopFor(&BB);
-    if (!L || !L->isInnermost() || L->getNumBlocks() != 1 || L->getHeader() != &BB)
-        return false;
+    if (!L || L->getHeader() != &BB)
+        return "not a loop header";
+    if (!L->isInnermost())
+        return "not an innermost loop";
+    if (L->getNumBlocks() != 1)
+        return "body of several blocks";
     // one way round and one way out, decided at the end of the iteration
     auto *Br = dyn_cast<BranchInst>(BB.getTerminator());
-    if (!Br || !Br->isConditional() || (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
-        return false;
+    if (!Br || !Br->isConditional() ||
+        (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
+        return "not one back edge and one exit";
     if (BB.isEHPad() || BB.hasAddressTaken())
-        return false;
+        return "exception pad or address-taken block";
     if (1 + Sites.size() > PES_RT_LOOP_MAX)
-        return false;
+        return "more records per iteration than a descriptor holds";
     LLVMContext &C = BB.getContext();
     for (const AccessSite &S : Sites) {
         // one record per access, with an extra the copy can know in advance
-        if (S.laneMask || !RecordEmitter::constantExtra(C, S))
-            return false;
+        if (S.laneMask)
+            return "a gather or scatter";
+        if (!RecordEmitter::constantExtra(C, S))
+            return "a memory intrinsic of run-time length";
         if (!affineIn(S.addr, L, SE))
-            return false;
+            return "an address not affine in the loop";
     }
     for (Instruction &I : BB) {
         SmallVector<AccessSite, 2> Found;
         classifyAccess(I, BB.getModule()->getDataLayout(), Found);
         if (!allowedInBody(I, !Found.empty()))
-            return false;
+            return "a call";
     }
-    return true;
+    return nullptr;
 }
 
 namespace

@@ -36,9 +36,10 @@ struct LoopSite {
 };
 
 // Planning, on the IR as the optimiser left it: can BB's records be written
-// as descriptors? Sites: BB's sites in record order.
-bool isAffineLoopBody(llvm::BasicBlock &BB, const std::vector<AccessSite> &Sites,
-                      llvm::LoopInfo &LI, llvm::ScalarEvolution &SE);
+// as descriptors? nullptr if so, else why not (for -pes-verbose). Sites: BB's
+// sites in record order.
+const char *whyNotAffine(llvm::BasicBlock &BB, const std::vector<AccessSite> &Sites,
+                         llvm::LoopInfo &LI, llvm::ScalarEvolution &SE);
 
 // Instrumenting, after CheckCloner::clone and before the records are emitted:
 // Start is the instruction where the body's block record goes (the body's

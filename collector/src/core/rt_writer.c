@@ -80,6 +80,7 @@ static struct writer_state {
     uint32_t returned_waiters; /* guarded by qlock */
 
     struct pes_rt_item *head, *tail; /* the queue */
+    struct pes_rt_item *retired;     /* encoded heap items, kept (release_item) */
     uint64_t next_seq;               /* sequence number of the next item queued */
     int running;                     /* guarded by qlock: buffers may still come back */
     int closed;                      /* atomic: footer written, file closed */
@@ -428,19 +429,22 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
         r->bytes = pes_trace_encoder_output(enc, &r->size);
 }
 
-/* The item is encoded: its memory goes back now, not when it is appended. */
+/* The item is encoded: a buffer goes back to its owner now, not when it is
+ * appended. A heap item (a thread's, a module's, the mappings) is kept until
+ * the process ends: it was allocated in the application's thread, and freeing
+ * it here, at a moment that depends on the writers' timing, would move where
+ * the application's next allocations land in that thread's arena (two runs of
+ * a deterministic program must put their heap blocks at the same addresses;
+ * the loop descriptor twins test compares them). They are few and small. */
 static void release_item(struct pes_rt_item *it)
 {
     if (it->type == PES_RT_ITEM_STOP)
         return;
     if (it->heap) {
-        free(it->module);
-        if (it->maps) {
-            for (size_t i = 0; i < it->n; i++)
-                free((char *)it->maps[i].path);
-            free(it->maps);
-        }
-        free(it);
+        pthread_mutex_lock(&pool.qlock);
+        it->next = pool.retired;
+        pool.retired = it;
+        pthread_mutex_unlock(&pool.qlock);
         return;
     }
     /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner reuses both */
