@@ -44,3 +44,4 @@ pes_add_unit_test(test_trace_alloc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_
 # Loop descriptor groups: hand-computed expansions, a randomized oracle,
 # expanded counts, the encoder's checks, forged malformed and version-1 blocks.
 pes_add_unit_test(test_trace_loop SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_loop.c LIBS pes_trace PkgConfig::ZSTD)
+target_include_directories(test_trace_loop PRIVATE ${PROJECT_SOURCE_DIR}/trace/src)
