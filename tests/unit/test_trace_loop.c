@@ -104,8 +104,7 @@ static void assert_records_equal(const struct pes_record *got, size_t n_got,
 {
     assert_int_equal(n_got, n_want);
     for (size_t i = 0; i < n_want; i++)
-        if (got[i].addr != want[i].addr || got[i].id != want[i].id ||
-            got[i].extra != want[i].extra)
+        if (got[i].addr != want[i].addr || got[i].id != want[i].id || got[i].extra != want[i].extra)
             fail_msg("record %zu: got {0x%llx, %u, %u}, want {0x%llx, %u, %u}", i,
                      (unsigned long long)got[i].addr, got[i].id, got[i].extra,
                      (unsigned long long)want[i].addr, want[i].id, want[i].extra);
@@ -138,25 +137,17 @@ static void test_phase_and_negative_step(void **state)
 {
     (void)state;
     const struct pes_record stored[] = {
-        {0x77, 5, 0},
-        LOOP(7, 3, 1),
-        {0x1000, 0, 0},
-        {0x2000, 1, 5},
-        {0, BB_ID, 0},
-        STEP(8),
-        STEP(-0x10),
-        STEP(0),
-        {0x88, 6, 0},
+        {0x77, 5, 0}, LOOP(7, 3, 1), {0x1000, 0, 0}, {0x2000, 1, 5}, {0, BB_ID, 0},
+        STEP(8),      STEP(-0x10),   STEP(0),        {0x88, 6, 0},
     };
     const struct pes_record want[] = {
-        {0x77, 5, 0},
-        {0x2000, 1, 5}, /* u 1: j 1, i 0 */
-        {0, BB_ID, 0},  /* u 2: j 2, i 0 */
-        {0x1008, 0, 0}, /* u 3: j 0, i 1 */
-        {0x1ff0, 1, 5}, /* u 4 */
-        {0, BB_ID, 0},  /* u 5 */
-        {0x1010, 0, 0}, /* u 6: j 0, i 2 */
-        {0x1fe0, 1, 5}, /* u 7: j 1, i 2 */
+        {0x77, 5, 0},   {0x2000, 1, 5}, /* u 1: j 1, i 0 */
+        {0, BB_ID, 0},                  /* u 2: j 2, i 0 */
+        {0x1008, 0, 0},                 /* u 3: j 0, i 1 */
+        {0x1ff0, 1, 5},                 /* u 4 */
+        {0, BB_ID, 0},                  /* u 5 */
+        {0x1010, 0, 0},                 /* u 6: j 0, i 2 */
+        {0x1fe0, 1, 5},                 /* u 7: j 1, i 2 */
         {0x88, 6, 0},
     };
     check_expansion(stored, 9, want, 9);
@@ -167,14 +158,10 @@ static void test_wrap_m1(void **state)
 {
     (void)state;
     const struct pes_record stored[] = {
-        LOOP(3, 1, 0), {0xfffffffffffffff8ull, 2, 0}, STEP(8),
-        LOOP(2, 1, 0), {4, 3, 0},                     STEP(-8),
+        LOOP(3, 1, 0), {0xfffffffffffffff8ull, 2, 0}, STEP(8), LOOP(2, 1, 0), {4, 3, 0}, STEP(-8),
     };
     const struct pes_record want[] = {
-        {0xfffffffffffffff8ull, 2, 0},
-        {0, 2, 0},
-        {8, 2, 0},
-        {4, 3, 0},
+        {0xfffffffffffffff8ull, 2, 0}, {0, 2, 0}, {8, 2, 0}, {4, 3, 0},
         {0xfffffffffffffffcull, 3, 0},
     };
     check_expansion(stored, 6, want, 5);
@@ -210,9 +197,8 @@ static void test_short_groups(void **state)
 {
     (void)state;
     const struct pes_record stored[] = {
-        LOOP(1, 2, 1), {0x10, 0, 0}, {0x20, 1, 0}, STEP(1), STEP(2),
-        LOOP(2, 4, 1), {0x30, 2, 0}, {0x40, 3, 0}, {0x50, 4, 0}, {0x60, 5, 0},
-        STEP(1),       STEP(1),      STEP(1),      STEP(1),
+        LOOP(1, 2, 1), {0x10, 0, 0}, {0x20, 1, 0}, STEP(1), STEP(2), LOOP(2, 4, 1), {0x30, 2, 0},
+        {0x40, 3, 0},  {0x50, 4, 0}, {0x60, 5, 0}, STEP(1), STEP(1), STEP(1),       STEP(1),
     };
     const struct pes_record want[] = {
         {0x20, 1, 0}, /* phase 1 of m 2, R 1 */

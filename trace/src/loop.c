@@ -49,8 +49,7 @@ static int check_group(const struct pes_record *rec, size_t n, size_t i, struct 
         return walk_fail(w, i, "record %zu, a loop descriptor, has phase %u, not below m = %u",
                          w->base + i, phase, m);
     if (rec[i].addr == 0)
-        return walk_fail(w, i, "record %zu, a loop descriptor, stands for 0 records",
-                         w->base + i);
+        return walk_fail(w, i, "record %zu, a loop descriptor, stands for 0 records", w->base + i);
     if (n - i - 1 < 2 * (size_t)m)
         return walk_fail(w, i,
                          "record %zu, a loop descriptor, is cut: its %u templates and %u steps "
