@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 
+#include "trace_internal.h" /* to forge blocks the encoder refuses to make */
 #include "trace_test_util.h"
 
 #define N_SITES 8u
@@ -208,6 +209,597 @@ static void test_short_groups(void **state)
     check_expansion(stored, 14, want, 3);
 }
 
+/* ------------------------------------------------------------ randomized oracle */
+
+struct recs {
+    struct pes_record *v;
+    size_t n, cap;
+};
+
+static void push(struct recs *r, struct pes_record x)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 256;
+        r->v = realloc(r->v, r->cap * sizeof *r->v);
+        assert_non_null(r->v);
+    }
+    r->v[r->n++] = x;
+}
+
+/* A random address: anywhere, or near the top so that steps wrap. */
+static uint64_t rand_addr(uint64_t *seed)
+{
+    uint64_t x = tt_rand(seed);
+    return x % 4 == 0 ? UINT64_MAX - x % 4096 : x;
+}
+
+/* A random step: small either way, zero, or any 64-bit value. */
+static uint64_t rand_step(uint64_t *seed)
+{
+    uint64_t x = tt_rand(seed);
+    switch (x % 4) {
+    case 0:
+        return 0;
+    case 1:
+        return (x >> 8) % 129;
+    case 2:
+        return -((x >> 8) % 129);
+    default:
+        return tt_rand(seed);
+    }
+}
+
+/* One random trace: `orig` the records a descriptor-free twin holds,
+ * `batches` the stored records (plain records, and affine runs of orig as
+ * groups cut at random points), batch_end[k] the end of batch k in it. */
+static void random_trace(uint64_t seed, size_t target, struct recs *orig, struct recs *stored,
+                         size_t *batch_end, size_t *n_batches, size_t max_batches)
+{
+    uint64_t time = 1;
+    *n_batches = 0;
+    while (orig->n < target) {
+        uint64_t x = tt_rand(&seed);
+        if (x % 3 == 0) { /* a few plain records: sites, the block, a time mark */
+            for (uint64_t k = 1 + (x >> 8) % 8; k; k--) {
+                uint64_t y = tt_rand(&seed);
+                struct pes_record r = {rand_addr(&seed), (uint32_t)(y % N_SITES),
+                                       (uint32_t)(y >> 40) % 3};
+                if (y % 11 == 0)
+                    r = (struct pes_record){0, BB_ID, 0};
+                if (y % 13 == 0)
+                    r = (struct pes_record){time += y % 100, PES_ID_TIME, 0};
+                push(orig, r);
+                push(stored, r);
+            }
+        } else { /* a loop: m templates, phase, R records */
+            uint32_t m = x % 5 == 0 ? 1 + (uint32_t)(x >> 8) % PES_LOOP_MAX_RECORDS
+                                    : 1 + (uint32_t)(x >> 8) % 4;
+            uint32_t phase = (uint32_t)(tt_rand(&seed) % m);
+            uint64_t y = tt_rand(&seed);
+            uint64_t R = y % 7 == 0 ? 1 + y % 20000 : 1 + y % 300;
+            struct pes_record tpl[PES_LOOP_MAX_RECORDS];
+            uint64_t step[PES_LOOP_MAX_RECORDS];
+            for (uint32_t j = 0; j < m; j++) {
+                uint64_t z = tt_rand(&seed);
+                tpl[j] = (struct pes_record){rand_addr(&seed), (uint32_t)(z % (N_SITES + 1)),
+                                             (uint32_t)(z >> 40) % 3};
+                step[j] = rand_step(&seed);
+            }
+            size_t first = orig->n;
+            for (uint64_t q = 0; q < R; q++) { /* the oracle: straight from the definition */
+                uint64_t u = phase + q, j = u % m, i = u / m;
+                push(orig, (struct pes_record){tpl[j].addr + i * step[j], tpl[j].id, tpl[j].extra});
+            }
+            /* stored as pieces [q0, q1): a group from phase (phase + q0) % m with
+             * templates moved (phase + q0) / m iterations on, or plain records */
+            for (uint64_t q0 = 0; q0 < R;) {
+                uint64_t z = tt_rand(&seed);
+                uint64_t q1 = z % 3 == 0 ? q0 + 1 + z % (R - q0) : R;
+                if (z % 5 == 0) {
+                    for (uint64_t q = q0; q < q1; q++)
+                        push(stored, orig->v[first + q]);
+                } else {
+                    uint64_t u0 = phase + q0;
+                    push(stored, LOOP(q1 - q0, m, u0 % m));
+                    for (uint32_t j = 0; j < m; j++)
+                        push(stored, (struct pes_record){tpl[j].addr + (u0 / m) * step[j],
+                                                         tpl[j].id, tpl[j].extra});
+                    for (uint32_t j = 0; j < m; j++)
+                        push(stored, STEP(step[j]));
+                }
+                q0 = q1;
+            }
+        }
+        /* batches end between units, as the runtime cuts its buffers */
+        if (tt_rand(&seed) % 4 == 0 && *n_batches + 1 < max_batches)
+            batch_end[(*n_batches)++] = stored->n;
+    }
+    batch_end[(*n_batches)++] = stored->n;
+}
+
+static void test_random_against_oracle(void **state)
+{
+    (void)state;
+    enum { MAX_BATCHES = 64 };
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        struct recs orig = {0}, stored = {0};
+        size_t ends[MAX_BATCHES], nb;
+        random_trace(seed, 500 + (size_t)(tt_rand(&(uint64_t){seed}) % 30000), &orig, &stored, ends,
+                     &nb, MAX_BATCHES);
+        const struct pes_record *batches[MAX_BATCHES];
+        size_t sizes[MAX_BATCHES];
+        for (size_t k = 0; k < nb; k++) {
+            batches[k] = stored.v + (k ? ends[k - 1] : 0);
+            sizes[k] = ends[k] - (k ? ends[k - 1] : 0);
+        }
+        /* the footer counts expanded records: the reader checks it against the blocks */
+        struct file f = write_trace(batches, sizes, nb, orig.n);
+        size_t n;
+        uint64_t counts;
+        struct pes_record *got = read_records(&f, 0, &n, &counts);
+        assert_records_equal(got, n, orig.v, orig.n);
+        assert_int_equal(counts, orig.n);
+        free(got);
+        got = read_records(&f, 1, &n, &counts);
+        assert_records_equal(got, n, stored.v, stored.n);
+        assert_int_equal(counts, orig.n);
+        free(got);
+
+        /* the block index and _block_at, in reverse order: the same records */
+        struct pes_error err;
+        struct pes_trace_reader *r = pes_trace_reader_open_memory(f.data, f.size, "x", &err);
+        assert_non_null(r);
+        struct pes_block_ref *refs;
+        size_t nr;
+        assert_int_equal(pes_trace_reader_index(r, &refs, &nr, &err), 0);
+        uint64_t end = orig.n;
+        for (size_t i = nr; i-- > 0;) {
+            if (refs[i].type != PES_BLOCK_ACCESS)
+                continue;
+            struct pes_block b;
+            assert_int_equal(pes_trace_reader_block_at(r, &refs[i], &b, &err), 1);
+            assert_int_equal(b.n, refs[i].count);
+            assert_true(b.n <= end);
+            end -= b.n;
+            assert_records_equal(b.records, b.n, orig.v + end, b.n);
+        }
+        assert_int_equal(end, 0);
+        free(refs);
+        pes_trace_reader_close(r);
+        free(f.data);
+        free(orig.v);
+        free(stored.v);
+    }
+}
+
+/* A trace and its twin without descriptors: the same counts in the block
+ * headers and index frames, block for block, and the same footer. */
+static void test_twin_counts(void **state)
+{
+    (void)state;
+    const struct pes_record stored[] = {
+        {1, PES_ID_TIME, 0}, LOOP(1000, 2, 0), {0x100, 0, 0}, {0x900, 1, 0}, STEP(8), STEP(8),
+        {2, PES_ID_TIME, 0},
+    };
+    struct recs twin = {0};
+    push(&twin, stored[0]);
+    for (uint64_t i = 0; i < 500; i++) {
+        push(&twin, (struct pes_record){0x100 + 8 * i, 0, 0});
+        push(&twin, (struct pes_record){0x900 + 8 * i, 1, 0});
+    }
+    push(&twin, stored[6]);
+    const struct pes_record *b1 = stored, *b2 = twin.v;
+    size_t n1 = 7, n2 = twin.n;
+    struct file f1 = write_trace(&b1, &n1, 1, twin.n), f2 = write_trace(&b2, &n2, 1, twin.n);
+    struct pes_error err;
+    struct pes_trace_reader *r1 = pes_trace_reader_open_memory(f1.data, f1.size, "1", &err);
+    struct pes_trace_reader *r2 = pes_trace_reader_open_memory(f2.data, f2.size, "2", &err);
+    struct pes_block_ref *x1, *x2;
+    size_t k1, k2;
+    assert_int_equal(pes_trace_reader_index(r1, &x1, &k1, &err), 0);
+    assert_int_equal(pes_trace_reader_index(r2, &x2, &k2, &err), 0);
+    assert_int_equal(k1, k2);
+    for (size_t i = 0; i < k1; i++) {
+        assert_int_equal(x1[i].type, x2[i].type);
+        assert_int_equal(x1[i].count, x2[i].count);
+        if (x1[i].type == PES_BLOCK_ACCESS)
+            assert_int_equal(x1[i].count, 1002);
+    }
+    assert_true(f1.size < f2.size);
+    free(x1);
+    free(x2);
+    pes_trace_reader_close(r1);
+    pes_trace_reader_close(r2);
+    free(f1.data);
+    free(f2.data);
+    free(twin.v);
+}
+
+/* A block holds at most 2^20 expanded records: a group that fits after the
+ * records before it starts a block of its own, one of exactly 2^20 records
+ * is a block by itself, and one of 2^20 + 1 records is refused. */
+static void test_block_limit(void **state)
+{
+    (void)state;
+    const uint64_t big = 1u << 20;
+    struct pes_record recs[] = {
+        {1, 0, 0}, {2, 0, 0},       LOOP(big - 1, 1, 0), {0x10, 1, 0}, STEP(16),
+        {3, 0, 0}, LOOP(big, 1, 0), {0x20, 2, 0},        STEP(-16),
+    };
+    struct pes_error err;
+    struct pes_trace_encoder *e = pes_trace_encoder_new(NULL, &err);
+    assert_non_null(e);
+    assert_int_equal(pes_trace_encoder_records(e, 0, recs, 9, &err), 0);
+    size_t size;
+    const uint8_t *out = pes_trace_encoder_output(e, &size);
+    /* blocks: {2 plain}, {group, 1 plain}, {group}: counts from the index frames */
+    uint32_t want[] = {2, (uint32_t)big, (uint32_t)big};
+    size_t off = 0, k = 0;
+    while (off < size) {
+        uint32_t count, fs;
+        memcpy(&count, out + off + 16, 4);
+        memcpy(&fs, out + off + 20, 4);
+        assert_true(k < 3);
+        assert_int_equal(count, want[k++]);
+        off += 24 + fs;
+    }
+    assert_int_equal(k, 3);
+
+    recs[6] = LOOP(big + 1, 1, 0);
+    assert_int_equal(pes_trace_encoder_records(e, 0, recs, 9, &err), -1);
+    assert_int_equal(err.code, PES_ERR_ARG);
+    assert_non_null(strstr(err.message, "record 6, a loop descriptor, stands for 1048577 records"));
+    pes_trace_encoder_output(e, &size);
+    assert_int_equal(size, 0);
+    pes_trace_encoder_free(e);
+}
+
+/* ------------------------------------------------------------ the encoder's checks */
+
+struct bad_case {
+    const char *what;
+    struct pes_record recs[8];
+    size_t n;
+    const char *message; /* part of the error */
+};
+
+static const struct bad_case bad_cases[] = {
+    {"m = 0",
+     {{1, 0, 0}, LOOP(5, 0, 0), {0, 1, 0}, STEP(1)},
+     4,
+     "record 1, a loop descriptor, has m = 0 records per iteration (1..64)"},
+    {"m = 65",
+     {LOOP(5, 65, 0), {0, 1, 0}, STEP(1)},
+     3,
+     "record 0, a loop descriptor, has m = 65 records per iteration (1..64)"},
+    {"phase = m",
+     {LOOP(5, 2, 2), {0, 1, 0}, {0, 2, 0}, STEP(1), STEP(1)},
+     5,
+     "record 0, a loop descriptor, has phase 2, not below m = 2"},
+    {"R = 0",
+     {LOOP(0, 1, 0), {0, 1, 0}, STEP(1)},
+     3,
+     "record 0, a loop descriptor, stands for 0 records"},
+    {"cut group",
+     {{1, 0, 0}, LOOP(5, 2, 0), {0, 1, 0}, {0, 2, 0}, STEP(1)},
+     5,
+     "record 1, a loop descriptor, is cut: its 2 templates and 2 steps need 4 records, only 3 "
+     "follow it"},
+    {"control template",
+     {LOOP(5, 1, 0), {9, PES_ID_TIME, 0}, STEP(1)},
+     3,
+     "record 1, template 0 of the loop descriptor at record 0, has the control id 0xffffff00"},
+    {"step where a template belongs",
+     {LOOP(5, 2, 0), {0, 1, 0}, STEP(1), STEP(1), STEP(1)},
+     5,
+     "record 2, template 1 of the loop descriptor at record 0, has the control id 0xffffff09"},
+    {"site where a step belongs",
+     {LOOP(5, 1, 0), {0, 1, 0}, {8, 1, 0}},
+     3,
+     "record 2, step 0 of the loop descriptor at record 0, is not a LOOP_STEP record with extra "
+     "0 (id 0x00000001, extra 0)"},
+    {"step with extra",
+     {LOOP(5, 1, 0), {0, 1, 0}, {8, PES_ID_LOOP_STEP, 3}},
+     3,
+     "is not a LOOP_STEP record with extra 0 (id 0xffffff09, extra 3)"},
+    {"stray step", {{1, 0, 0}, STEP(8)}, 2, "record 1 is a LOOP_STEP outside a loop descriptor"},
+};
+
+static void test_encoder_rejects(void **state)
+{
+    (void)state;
+    struct pes_error err;
+    struct pes_trace_encoder *e = pes_trace_encoder_new(NULL, &err);
+    assert_non_null(e);
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const struct bad_case *c = &bad_cases[i];
+        if (pes_trace_encoder_records(e, 0, c->recs, c->n, &err) != -1)
+            fail_msg("%s: accepted", c->what);
+        assert_int_equal(err.code, PES_ERR_ARG);
+        if (!strstr(err.message, c->message))
+            fail_msg("%s: message '%s' lacks '%s'", c->what, err.message, c->message);
+        size_t size;
+        pes_trace_encoder_output(e, &size);
+        assert_int_equal(size, 0);
+    }
+    pes_trace_encoder_free(e);
+}
+
+/* ------------------------------------------------------------ forged files */
+
+/* Appends one block as docs/trace-format.md §1 lays it out, with any version. */
+static uint64_t forge_block(struct pes_buf *f, uint16_t version, uint32_t type, uint32_t thread,
+                            uint32_t count, const struct pes_buf *payload)
+{
+    uint64_t at = f->len;
+    size_t len = 24 + payload->len;
+    uint8_t *content = malloc(len);
+    memcpy(content, "PESB", 4);
+    uint16_t t16 = (uint16_t)type;
+    memcpy(content + 4, &t16, 2);
+    memcpy(content + 6, &version, 2);
+    memcpy(content + 8, &thread, 4);
+    memcpy(content + 12, &count, 4);
+    uint64_t pl = payload->len;
+    memcpy(content + 16, &pl, 8);
+    memcpy(content + 24, payload->data, payload->len);
+    size_t bound = ZSTD_compressBound(len);
+    assert_int_equal(pes_buf_reserve(f, 24 + bound), 0);
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+    size_t cs = ZSTD_compress2(cc, f->data + f->len + 24, bound, content, len);
+    ZSTD_freeCCtx(cc);
+    free(content);
+    assert_false(ZSTD_isError(cs));
+    uint32_t index[6] = {0x184D2A50u, 16, type, thread, count, (uint32_t)cs};
+    memcpy(f->data + f->len, index, 24);
+    f->len += 24 + cs;
+    return at;
+}
+
+/* HEADER, MODULE and THREAD blocks of `version`. */
+static void forge_tables(struct pes_buf *f, uint16_t version)
+{
+    struct pes_trace_info info;
+    tt_default_info(&info);
+    struct pes_buf p = {0};
+    assert_int_equal(pes_ser_info(&p, &info), 0);
+    forge_block(f, version, PES_BLOCK_HEADER, 0, 1, &p);
+    struct pes_site sites[N_SITES];
+    for (uint32_t i = 0; i < N_SITES; i++)
+        sites[i] = (struct pes_site){i, BB_ID, PES_KIND_LOAD, 0, 1, 8, 1, "t.c", "f"};
+    struct pes_bb bb = {BB_ID, N_SITES, {0}, 0, "f", "for.body"};
+    struct pes_module m = {0, N_SITES, 1, "t.c", sites, &bb};
+    p.len = 0;
+    assert_int_equal(pes_ser_module(&p, &m), 0);
+    forge_block(f, version, PES_BLOCK_MODULE, 0, N_SITES + 1, &p);
+    struct pes_thread t = {0, UINT32_MAX, 100, -1, -1, 0};
+    p.len = 0;
+    assert_int_equal(pes_ser_thread(&p, &t), 0);
+    forge_block(f, version, PES_BLOCK_THREAD, 0, 1, &p);
+    pes_buf_free(&p);
+}
+
+/* An ACCESS block of thread 0 storing recs[0..n) with header count `count`
+ * (version 2: after the stored count `stored`). Returns its offset. */
+static uint64_t forge_access(struct pes_buf *f, uint16_t version, const struct pes_record *recs,
+                             size_t n, uint32_t count, uint32_t stored)
+{
+    struct pes_access_codec *c = pes_access_codec_new();
+    struct pes_buf p = {0};
+    if (version >= 2)
+        assert_int_equal(pes_buf_u32(&p, stored), 0);
+    assert_int_equal(pes_access_encode(c, recs, n, &p), 0);
+    uint64_t at = forge_block(f, version, PES_BLOCK_ACCESS, 0, count, &p);
+    pes_buf_free(&p);
+    pes_access_codec_free(c);
+    return at;
+}
+
+/* The file must fail with PES_ERR_FORMAT, "offset OFF: ACCESS block: " and
+ * `what`, read sequentially (raw or not) and through the block index. */
+static void expect_format_error(const struct pes_buf *f, uint64_t off, const char *what)
+{
+    char want[300];
+    snprintf(want, sizeof want, "forged.pes: offset %llu: ACCESS block: %s",
+             (unsigned long long)off, what);
+    struct pes_error err;
+    for (int mode = 0; mode < 3; mode++) {
+        struct pes_trace_reader *r =
+            pes_trace_reader_open_memory(f->data, f->len, "forged.pes", &err);
+        assert_non_null(r);
+        pes_trace_reader_set_raw(r, mode == 1);
+        struct pes_block b;
+        int rc = 0;
+        if (mode < 2) {
+            while ((rc = pes_trace_reader_next(r, &b, &err)) == 1)
+                ;
+        } else {
+            struct pes_block_ref *refs;
+            size_t n;
+            assert_int_equal(pes_trace_reader_index(r, &refs, &n, &err), 0);
+            for (size_t i = 0; i < n && rc == 0; i++)
+                if (refs[i].type == PES_BLOCK_ACCESS)
+                    rc = pes_trace_reader_block_at(r, &refs[i], &b, &err) < 0 ? -1 : 0;
+            free(refs);
+        }
+        assert_int_equal(rc, -1);
+        assert_int_equal(err.code, PES_ERR_FORMAT);
+        assert_int_equal(err.offset, off);
+        if (!strstr(err.message, want))
+            fail_msg("mode %d: message '%s' lacks '%s'", mode, err.message, want);
+        pes_trace_reader_close(r);
+    }
+}
+
+struct forged {
+    const char *what;
+    struct pes_record recs[8];
+    size_t n;
+    uint32_t count, stored; /* header count, stored-count field */
+    const char *message;
+};
+
+static const struct forged forged_cases[] = {
+    {"cut group",
+     {{1, 0, 0}, LOOP(5, 2, 0), {0, 1, 0}, {0, 2, 0}, STEP(1)},
+     5,
+     6,
+     5,
+     "record 1, a loop descriptor, is cut: its 2 templates and 2 steps need 4 records, only 3 "
+     "follow it"},
+    {"m = 0",
+     {LOOP(5, 0, 0), {0, 1, 0}, STEP(1)},
+     3,
+     5,
+     3,
+     "record 0, a loop descriptor, has m = 0 records per iteration"},
+    {"phase = m",
+     {LOOP(5, 1, 1), {0, 1, 0}, STEP(1)},
+     3,
+     5,
+     3,
+     "record 0, a loop descriptor, has phase 1, not below m = 1"},
+    {"step where a template belongs",
+     {LOOP(5, 2, 0), {0, 1, 0}, STEP(1), STEP(1), STEP(1)},
+     5,
+     5,
+     5,
+     "record 2, template 1 of the loop descriptor at record 0, has the control id 0xffffff09"},
+    {"stray step",
+     {{1, 0, 0}, STEP(8)},
+     2,
+     2,
+     2,
+     "record 1 is a LOOP_STEP outside a loop descriptor"},
+    {"expands to fewer than the header",
+     {LOOP(5, 1, 0), {0, 1, 0}, STEP(1)},
+     3,
+     6,
+     3,
+     "its 3 stored records expand to 5 records, its header says 6"},
+    {"expands to more than the header",
+     {LOOP(5, 1, 0), {0, 1, 0}, STEP(1), {0, 2, 0}},
+     4,
+     5,
+     4,
+     "its 4 stored records expand to more than its header's 5 records"},
+    {"a group of 2^63 records",
+     {LOOP(1ull << 63, 1, 0), {0, 1, 0}, STEP(1)},
+     3,
+     5,
+     3,
+     "its 3 stored records expand to more than its header's 5 records"},
+    {"no group, counts differ",
+     {{1, 0, 0}, {2, 0, 0}},
+     2,
+     3,
+     2,
+     "2 records stored and no loop descriptor, the header says 3"},
+    {"stored count above the limit",
+     {{1, 0, 0}},
+     1,
+     1,
+     (1u << 21) + 1,
+     "more records stored than the format allows (2^21)"},
+    {"stored count above the header's, payload consistent",
+     {{1, 0, 0}, {2, 0, 0}},
+     2,
+     2,
+     3,
+     "3 records stored and no loop descriptor, the header says 2"},
+    {"stored count disagrees with the payload",
+     {{1, 0, 0}, {2, 0, 0}},
+     2,
+     2,
+     9,
+     "ACCESS payload shorter than its header and non-zero bitmaps"},
+};
+
+static void test_forged_malformed(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof forged_cases / sizeof forged_cases[0]; i++) {
+        const struct forged *c = &forged_cases[i];
+        struct pes_buf f = {0};
+        forge_tables(&f, 2);
+        const struct pes_record ok[] = {{1, 0, 0}, LOOP(3, 1, 0), {0, 1, 0}, STEP(4)};
+        forge_access(&f, 2, ok, 4, 4, 4); /* a good block first: the offset names the bad one */
+        uint64_t off = forge_access(&f, 2, c->recs, c->n, c->count, c->stored);
+        print_message("%s\n", c->what);
+        expect_format_error(&f, off, c->message);
+        pes_buf_free(&f);
+    }
+}
+
+/* A version-2 ACCESS payload too short for its stored count. */
+static void test_forged_short_payload(void **state)
+{
+    (void)state;
+    struct pes_buf f = {0}, p = {0};
+    forge_tables(&f, 2);
+    assert_int_equal(pes_buf_u16(&p, 0), 0);
+    uint64_t off = forge_block(&f, 2, PES_BLOCK_ACCESS, 0, 0, &p);
+    expect_format_error(&f, off, "ACCESS payload shorter than its stored-record count");
+    pes_buf_free(&f);
+    pes_buf_free(&p);
+}
+
+/* Version 1: blocks without the stored count read as before; loop records
+ * did not exist, so one in a version-1 file is an error; a version-2 block
+ * in a version-1 file is too. */
+static void test_version1(void **state)
+{
+    (void)state;
+    const struct pes_record recs[] = {
+        {7, PES_ID_TIME, 0}, {0x10, 0, 0}, {0, BB_ID, 0}, {0x18, 0, 4}};
+    struct pes_buf f = {0};
+    forge_tables(&f, 1);
+    forge_access(&f, 1, recs, 4, 4, 0);
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open_memory(f.data, f.len, "v1.pes", &err);
+    assert_non_null(r);
+    assert_int_equal(pes_trace_reader_info(r)->version, 1);
+    struct pes_block b;
+    int seen = 0;
+    while (pes_trace_reader_next(r, &b, &err) == 1)
+        if (b.type == PES_BLOCK_ACCESS) {
+            assert_records_equal(b.records, b.n, recs, 4);
+            assert_int_equal(b.count, 4);
+            seen++;
+        }
+    assert_int_equal(seen, 1);
+    assert_int_equal(err.code, PES_OK);
+    pes_trace_reader_close(r);
+
+    const struct pes_record loop[] = {LOOP(2, 1, 0), {0x10, 0, 0}, STEP(8)};
+    uint64_t off = forge_access(&f, 1, loop, 3, 3, 0); /* version 1: stored = count */
+    expect_format_error(
+        &f, off,
+        "record 0 has id 0xffffff08, a loop descriptor record, which version 1 does not have");
+    f.len = 0;
+    forge_tables(&f, 1);
+    const struct pes_record step[] = {{0x10, 0, 0}, STEP(8)};
+    off = forge_access(&f, 1, step, 2, 2, 0);
+    expect_format_error(
+        &f, off,
+        "record 1 has id 0xffffff09, a loop descriptor record, which version 1 does not have");
+
+    f.len = 0;
+    forge_tables(&f, 1);
+    off = forge_access(&f, 2, recs, 4, 4, 4);
+    r = pes_trace_reader_open_memory(f.data, f.len, "mixed.pes", &err);
+    assert_non_null(r);
+    assert_int_equal(pes_trace_reader_next(r, &b, &err), 1); /* MODULE */
+    assert_int_equal(pes_trace_reader_next(r, &b, &err), 1); /* THREAD */
+    assert_int_equal(pes_trace_reader_next(r, &b, &err), -1);
+    assert_int_equal(err.code, PES_ERR_FORMAT);
+    assert_non_null(
+        strstr(err.message, "ACCESS block has format version 2, the file's HEADER version 1"));
+    pes_trace_reader_close(r);
+    pes_buf_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +807,13 @@ int main(void)
         cmocka_unit_test(test_wrap_m1),
         cmocka_unit_test(test_m_max),
         cmocka_unit_test(test_short_groups),
+        cmocka_unit_test(test_random_against_oracle),
+        cmocka_unit_test(test_twin_counts),
+        cmocka_unit_test(test_block_limit),
+        cmocka_unit_test(test_encoder_rejects),
+        cmocka_unit_test(test_forged_malformed),
+        cmocka_unit_test(test_forged_short_payload),
+        cmocka_unit_test(test_version1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
