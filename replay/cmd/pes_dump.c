@@ -1,7 +1,8 @@
 /*
  * pes-dump — prints a pes trace as text (like `perf script`): the header, the
  * module tables, the threads, then every record of every block in file order.
- * It is the ground truth for what a trace contains; docs/trace-format.md
+ * It is the ground truth for what a trace contains (loop descriptor groups
+ * as stored, or with --expand as the records they stand for); docs/trace-format.md
  * documents the output (text and --format json) and the exit status:
  *   0  the whole trace was printed (a truncated trace too, with a warning)
  *   1  the trace is unreadable or corrupt (one line: pes-dump: FILE: offset N: ...)
@@ -27,6 +28,7 @@ enum fmt { FMT_TEXT, FMT_JSON };
 struct opts {
     const char *path;
     int header_only, tables, stats;
+    int expand;     /* loop descriptor groups as the records they stand for */
     int64_t thread; /* -1 = all */
     uint64_t limit; /* 0 = no limit */
     int fmt;        /* enum fmt */
@@ -93,6 +95,10 @@ static const struct pes_cli_opt opt_rows[] = {
      .max = UINT64_MAX,
      .expected = "a non-negative integer",
      .help = "stop after N records/events"},
+    {.name = "expand",
+     .kind = PES_CLI_SWITCH,
+     .field = FIELD(expand),
+     .help = "loop descriptors as the records they stand for"},
     {.name = "stats",
      .kind = PES_CLI_SWITCH,
      .field = FIELD(stats),
@@ -121,7 +127,8 @@ static const struct pes_cli cli = {
     .usage_head = "Usage: pes-dump [options] TRACE\n"
                   "\n"
                   "Prints a pes trace as text: the header, the module tables, the threads,\n"
-                  "then every record or event of every block in file order.\n"
+                  "then every record or event of every block in file order. Loop descriptors\n"
+                  "are printed as stored (one group, its templates and steps) unless --expand.\n"
                   "\n",
     .usage_tail = "\n"
                   "Exit status: 0 when the whole trace was printed (a truncated one too, with a\n"
@@ -411,6 +418,22 @@ static int limit_reached(const struct dump *d)
     return d->o.limit && d->printed >= d->o.limit;
 }
 
+/* The text of an access or a basic-block record after "T<thread> ", without
+ * the newline (a loop descriptor's templates are printed with it too). */
+static void print_access_text(const struct pes_site *s, const struct pes_record *rec)
+{
+    uint32_t size = s->size ? s->size : rec->extra;
+    printf("access  0x%" PRIx64 " %u %s  %s:%u:%u (site %u)", rec->addr, size, rw_of(s->kind),
+           *s->file ? safe(s->file) : "?", s->line, s->column, rec->id);
+    if (s->kind == PES_KIND_GATHER || s->kind == PES_KIND_SCATTER)
+        printf(" lane %u", rec->extra);
+}
+
+static void print_bb_text(const struct pes_bb *b, const struct pes_record *rec)
+{
+    printf("bb  %s:%s (bb %u)", safe(b->function), safe(b->label), rec->id);
+}
+
 static void print_record(struct dump *d, uint32_t thread, const struct pes_record *rec)
 {
     const struct pes_site *s = pes_trace_reader_site(d->r, rec->id);
@@ -423,17 +446,18 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
                    "\",\"size\":%u,\"rw\":\"%s\",\"site\":%u,\"extra\":%u}\n",
                    thread, rec->addr, size, rw_of(s->kind), rec->id, rec->extra);
         } else {
-            printf("T%u access  0x%" PRIx64 " %u %s  %s:%u:%u (site %u)", thread, rec->addr, size,
-                   rw_of(s->kind), *s->file ? safe(s->file) : "?", s->line, s->column, rec->id);
-            if (s->kind == PES_KIND_GATHER || s->kind == PES_KIND_SCATTER)
-                printf(" lane %u", rec->extra);
+            printf("T%u ", thread);
+            print_access_text(s, rec);
             putchar('\n');
         }
     } else if (b) {
-        if (json)
+        if (json) {
             printf("{\"type\":\"bb\",\"thread\":%u,\"bb\":%u}\n", thread, rec->id);
-        else
-            printf("T%u bb  %s:%s (bb %u)\n", thread, safe(b->function), safe(b->label), rec->id);
+        } else {
+            printf("T%u ", thread);
+            print_bb_text(b, rec);
+            putchar('\n');
+        }
     } else if (rec->id == PES_ID_ALLOC || rec->id == PES_ID_ALLOC_SIZE || rec->id == PES_ID_FREE) {
         print_alloc_record(d, thread, rec);
     } else if (rec->id >= PES_ID_CONTROL_FIRST) {
@@ -461,6 +485,40 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
         else
             printf("T%u record id=%u addr=0x%" PRIx64 " extra=%u (id in no module)\n", thread,
                    rec->id, rec->addr, rec->extra);
+    }
+    d->printed++;
+}
+
+/* A loop descriptor group as stored (docs/trace-format.md §3.2): g[0] the
+ * LOOP record, then m templates and m steps, which the reader checked. */
+static void print_loop(struct dump *d, uint32_t thread, const struct pes_record *g)
+{
+    uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;
+    const struct pes_record *tpl = g + 1, *step = g + 1 + m;
+    if (d->o.fmt == FMT_JSON) {
+        printf("{\"type\":\"loop\",\"thread\":%u,\"records\":%" PRIu64
+               ",\"per_iteration\":%u,\"phase\":%u,\"templates\":[",
+               thread, g->addr, m, phase);
+        for (uint32_t j = 0; j < m; j++)
+            printf("%s{\"id\":%u,\"addr\":\"0x%" PRIx64 "\",\"extra\":%u,\"step\":\"%" PRId64 "\"}",
+                   j ? "," : "", tpl[j].id, tpl[j].addr, tpl[j].extra, (int64_t)step[j].addr);
+        printf("]}\n");
+    } else {
+        printf("T%u loop %" PRIu64 " records, %u per iteration, phase %u\n", thread, g->addr, m,
+               phase);
+        for (uint32_t j = 0; j < m; j++) {
+            const struct pes_site *s = pes_trace_reader_site(d->r, tpl[j].id);
+            const struct pes_bb *b = s ? NULL : pes_trace_reader_bb(d->r, tpl[j].id);
+            printf("T%u   template ", thread);
+            if (s)
+                print_access_text(s, &tpl[j]);
+            else if (b)
+                print_bb_text(b, &tpl[j]);
+            else /* the reader checks template ids against the modules: not reached */
+                printf("record id=%u addr=0x%" PRIx64 " extra=%u", tpl[j].id, tpl[j].addr,
+                       tpl[j].extra);
+            printf(" step %+" PRId64 "\n", (int64_t)step[j].addr);
+        }
     }
     d->printed++;
 }
@@ -539,8 +597,16 @@ static void print_block(struct dump *d, const struct pes_block *b)
     case PES_BLOCK_ACCESS:
         if (d->o.thread >= 0 && b->thread != (uint32_t)d->o.thread)
             return;
-        for (size_t i = 0; i < b->n && !limit_reached(d); i++)
-            print_record(d, b->thread, &b->records[i]);
+        /* stored records (the reader is raw unless --expand): a group is
+         * printed as one item and its templates and steps skipped */
+        for (size_t i = 0; i < b->n && !limit_reached(d); i++) {
+            if (b->records[i].id != PES_ID_LOOP) {
+                print_record(d, b->thread, &b->records[i]);
+                continue;
+            }
+            print_loop(d, b->thread, &b->records[i]);
+            i += 2 * (size_t)(b->records[i].extra & 0xFFFFu);
+        }
         break;
     case PES_BLOCK_EVENTS:
         if (d->o.thread >= 0 && b->thread != (uint32_t)d->o.thread)
@@ -598,6 +664,14 @@ struct type_stats {
 };
 #define UNKNOWN_TYPE (PES_BLOCK_ALLOC_SITES + 1) /* --stats row of block types not known here */
 
+/* How many of the R records of a group from `phase` (m per iteration) are
+ * copies of template j: those q < R with (phase + q) % m == j. */
+static uint64_t group_count(uint64_t R, uint32_t m, uint32_t phase, uint32_t j)
+{
+    uint64_t first = (j + m - phase) % m;
+    return first < R ? (R - 1 - first) / m + 1 : 0;
+}
+
 static int print_stats(struct dump *d, struct pes_error *err)
 {
     struct pes_block_ref *refs;
@@ -608,6 +682,11 @@ static int print_stats(struct dump *d, struct pes_error *err)
     uint64_t total = 0, accesses = 0, bbs = 0, controls = 0, other = 0;
     /* heap blocks: allocations, their bytes, frees, thread stacks (records or events) */
     uint64_t allocs = 0, alloc_bytes = 0, frees = 0, stacks = 0;
+    /* loop descriptor groups: how many, the records they stand for, stored records */
+    uint64_t groups = 0, grouped = 0, stored = 0;
+    /* the blocks as stored: groups are counted, not expanded (the record
+     * classes are those of the expanded records all the same) */
+    pes_trace_reader_set_raw(d->r, 1);
     size_t n_threads = pes_trace_reader_thread_count(d->r);
     uint8_t *pending = calloc(n_threads ? n_threads : 1, 1); /* per thread: ALLOC awaits its size */
     if (!pending) {
@@ -640,9 +719,29 @@ static int print_stats(struct dump *d, struct pes_error *err)
             }
             pes_progress_add(progress, refs[i].count);
             uint8_t *pend = b.thread < n_threads ? &pending[b.thread] : NULL;
+            stored += b.records ? b.n : 0;
             for (size_t k = 0; b.records && k < b.n; k++) {
                 const struct pes_record *rec = &b.records[k];
                 uint32_t id = rec->id;
+                if (id == PES_ID_LOOP) { /* the records of a group, by template */
+                    uint32_t m = rec->extra & 0xFFFFu, phase = rec->extra >> 16;
+                    for (uint32_t j = 0; j < m; j++) {
+                        uint64_t c = group_count(rec->addr, m, phase, j);
+                        uint32_t tid = rec[1 + j].id;
+                        if (pes_trace_reader_site(d->r, tid))
+                            accesses += c;
+                        else if (pes_trace_reader_bb(d->r, tid))
+                            bbs += c;
+                        else
+                            other += c;
+                    }
+                    groups++;
+                    grouped += rec->addr;
+                    if (pend)
+                        *pend = 0;
+                    k += 2 * (size_t)m;
+                    continue;
+                }
                 if (pes_trace_reader_site(d->r, id))
                     accesses++;
                 else if (pes_trace_reader_bb(d->r, id))
@@ -687,9 +786,14 @@ static int print_stats(struct dump *d, struct pes_error *err)
             }
         printf("},\"records\":{\"access\":%" PRIu64 ",\"bb\":%" PRIu64 ",\"control\":%" PRIu64
                ",\"other\":%" PRIu64 "},\"heap\":{\"sites\":%" PRIu64 ",\"allocs\":%" PRIu64
-               ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"stacks\":%" PRIu64 "}}\n",
+               ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"stacks\":%" PRIu64 "}",
                accesses, bbs, controls, other, ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes,
                frees, stacks);
+        if (groups) /* only for traces with loop descriptors */
+            printf(",\"loops\":{\"groups\":%" PRIu64 ",\"records\":%" PRIu64 ",\"stored\":%" PRIu64
+                   "}",
+                   groups, grouped, stored);
+        printf("}\n");
         return 0;
     }
     printf("%-11s %8s %12s %14s %12s\n", "block", "blocks", "count", "bytes", "bytes/count");
@@ -707,6 +811,11 @@ static int print_stats(struct dump *d, struct pes_error *err)
         printf("heap     sites %" PRIu64 "  allocs %" PRIu64 "  bytes %" PRIu64 "  frees %" PRIu64
                "  stacks %" PRIu64 "\n",
                ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes, frees, stacks);
+    /* only for traces with loop descriptors: the records groups stand for,
+     * and the records the ACCESS blocks store */
+    if (groups)
+        printf("loops    groups %" PRIu64 "  records %" PRIu64 "  stored %" PRIu64 "\n", groups,
+               grouped, stored);
     return 0;
 }
 
@@ -758,6 +867,8 @@ int main(int argc, char **argv)
         return 2;
     struct pes_error err;
     d.r = pes_trace_reader_open(d.o.path, &err);
+    if (d.r) /* stored records, loop descriptors shown as such, unless --expand */
+        pes_trace_reader_set_raw(d.r, !d.o.expand);
     if (!d.r) {
         message("%s", err.message);
         return 1;

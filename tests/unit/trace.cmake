@@ -44,3 +44,11 @@ pes_add_unit_test(test_trace_alloc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_
 # Loop descriptor groups: hand-computed expansions, a randomized oracle,
 # expanded counts, the encoder's checks, forged malformed and version-1 blocks.
 pes_add_unit_test(test_trace_loop SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_loop.c LIBS pes_trace PkgConfig::ZSTD)
+target_include_directories(test_trace_loop PRIVATE ${PROJECT_SOURCE_DIR}/trace/src)
+# pes-replay's reports on a trace and its twin with a loop descriptor group.
+if(TARGET pes-replay)
+  add_test(NAME trace.twin_replay
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/trace_twin_replay.sh $<TARGET_FILE:pes-replay>
+                   $<TARGET_FILE:trace_sample_gen> ${CMAKE_CURRENT_BINARY_DIR}/trace_twin_replay)
+  set_tests_properties(trace.twin_replay PROPERTIES LABELS unit TIMEOUT 300)
+endif()

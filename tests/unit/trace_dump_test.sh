@@ -68,6 +68,34 @@ printf '\377' | dd of="$W/bad.pes" bs=1 seek=$((SIZE - 1)) conv=notrunc 2>/dev/n
 "$DUMP" "$W/bad.pes" > /dev/null 2> "$W/bad.err" && fail "corrupt trace must exit 1"
 grep -Eq "^pes-dump: .*bad.pes: offset [0-9]+: " "$W/bad.err" || fail "corrupt message: $(cat "$W/bad.err")"
 
+# loop descriptors (--loops: thread 0's loop stored as a group, R 8, m 4,
+# phase 0, steps 0 8 0x400 0): by default the group as stored, with --expand
+# exactly what the descriptor-free trace prints
+L=$W/loops.pes
+"$GEN" "$L" --loops || fail "generator --loops"
+"$DUMP" "$L" > "$W/loops.txt" || fail "exit status on a trace with loop descriptors"
+lhas() { grep -qxF -- "$1" "$W/loops.txt" || fail "missing line with --loops: $1"; }
+lhas "T0 bb  kernel:entry (bb 4)"
+lhas "T0 loop 8 records, 4 per iteration, phase 0"
+lhas "T0   template bb  kernel:for.body (bb 3) step +0"
+lhas "T0   template access  0x1000 8 R  gemm.c:12:5 (site 0) step +8"
+lhas "T0   template access  0x2000 8 R  gemm.c:12:14 (site 1) step +1024"
+lhas "T0   template access  0x3000 8 W  gemm.c:13:9 (site 2) step +0"
+lhas "T0 region_begin 7"
+[ "$(grep -c '^T0 access ' "$W/loops.txt")" = 0 ] || fail "--loops: accesses of the group printed one by one"
+"$DUMP" --expand "$L" | tail -n +2 > "$W/loops_expand.txt" || fail "--expand exit status"
+tail -n +2 "$W/out.txt" | cmp -s - "$W/loops_expand.txt" || fail "--expand differs from the trace without descriptors"
+"$DUMP" --expand --format json "$L" > "$W/loops_expand.json" || fail "--expand json exit status"
+"$DUMP" --format json "$T" | cmp -s - "$W/loops_expand.json" || fail "--expand json differs"
+"$DUMP" --format json "$L" | grep -qF '{"type":"loop","thread":0,"records":8,"per_iteration":4,"phase":0,"templates":[{"id":3,"addr":"0x0","extra":0,"step":"0"},{"id":0,"addr":"0x1000","extra":0,"step":"8"},' || fail "json loop line"
+[ "$("$DUMP" --limit 3 "$L" | grep -c '^T[0-9] [a-z]')" = 3 ] || fail "--limit 3 with a group (one item)"
+"$DUMP" --limit 3 "$L" | tail -1 | grep -qxF "T0   template access  0x3000 8 W  gemm.c:13:9 (site 2) step +0" || fail "--limit 3 ends with the group's last template"
+"$DUMP" --stats "$L" > "$W/loops_stats.txt" || fail "--stats exit status with --loops"
+grep -Eq '^ACCESS +2 +15 ' "$W/loops_stats.txt" || fail "stats ACCESS line: expanded counts"
+grep -qxF "records  access 7  bb 4  control 4  other 0" "$W/loops_stats.txt" || fail "stats record classes with --loops"
+grep -qxF "loops    groups 1  records 8  stored 16" "$W/loops_stats.txt" || fail "stats loops line"
+grep -q "^loops" "$W/stats.txt" && fail "stats loops line without loop descriptors"
+
 # not a trace, usage errors
 printf '0x1000\n0x2000\n' > "$W/plain.txt"
 "$DUMP" "$W/plain.txt" 2> "$W/plain.err" && fail "non-pes file must exit 1"

@@ -1,14 +1,17 @@
 /*
  * trace_sample_gen.c — writes a small fixed trace for the command-line tests
  * (zstd -t, pes-dump). Usage: trace_sample_gen OUT [--no-footer] [--escapes]
- * [--sampled]. The contents are spelled out here so the tests can state
- * expected output independently of the reader.
+ * [--sampled] [--loops]. The contents are spelled out here so the tests can
+ * state expected output independently of the reader.
  *   --escapes  every string (command, host, cpu, config, module, file,
  *              function, label, mapping path) holds terminal control
  *              sequences: ESC ] title BEL, ESC [2J, a raw C1 CSI (0x9b) and
  *              a UTF-8 one (U+009B)
  *   --sampled  a sampled trace: the same tables and the EVENTS block, no
  *              ACCESS blocks
+ *   --loops    thread 0's loop (records 2..9: 2 iterations of bb 3 and
+ *              sites 0, 1, 2) stored as a loop descriptor group: the same
+ *              trace once expanded (docs/trace-format.md §3.2)
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +20,7 @@
 
 int main(int argc, char **argv)
 {
-    int footer = 1, escapes = 0, sampled = 0;
+    int footer = 1, escapes = 0, sampled = 0, loops = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--no-footer") == 0)
             footer = 0;
@@ -25,11 +28,14 @@ int main(int argc, char **argv)
             escapes = 1;
         else if (strcmp(argv[i], "--sampled") == 0)
             sampled = 1;
+        else if (strcmp(argv[i], "--loops") == 0)
+            loops = 1;
         else
             argc = 0;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: trace_sample_gen OUT [--no-footer] [--escapes] [--sampled]\n");
+        fprintf(stderr,
+                "usage: trace_sample_gen OUT [--no-footer] [--escapes] [--sampled] [--loops]\n");
         return 2;
     }
 #define E(s)                                                                                       \
@@ -84,6 +90,22 @@ int main(int argc, char **argv)
         {7, PES_ID_REGION_BEGIN, 0},
         {0, PES_ID_REGION_END, 0},
     };
+    /* r0 with records 2..9 as a group: R 8, m 4, phase 0, steps 0, 8, 0x400, 0 */
+    struct pes_record r0_loops[] = {
+        {1100, PES_ID_TIME, 0},
+        {0, 4, 0},
+        {8, PES_ID_LOOP, 4},
+        {0, 3, 0},
+        {0x1000, 0, 0},
+        {0x2000, 1, 0},
+        {0x3000, 2, 0},
+        {0, PES_ID_LOOP_STEP, 0},
+        {8, PES_ID_LOOP_STEP, 0},
+        {0x400, PES_ID_LOOP_STEP, 0},
+        {0, PES_ID_LOOP_STEP, 0},
+        {7, PES_ID_REGION_BEGIN, 0},
+        {0, PES_ID_REGION_END, 0},
+    };
     struct pes_record r1[] = {{1600, PES_ID_TIME, 0}, {0, 3, 0}, {0x5000, 0, 0}};
     struct pes_event ev = {PES_EV_REUSE, PES_EVF_WRITE, 8,  1, 0,  2, 0x3000,
                            0x401234,     2000,          10, 5, 42, 0};
@@ -93,7 +115,10 @@ int main(int argc, char **argv)
                                        {1, sampled ? 1 : 3, 1, 0, 1, 0, 3100}};
     if (pes_trace_writer_module(w, &m, &err) || pes_trace_writer_thread(w, &t0, &err) ||
         pes_trace_writer_thread(w, &t1, &err) ||
-        (!sampled && pes_trace_writer_records(w, 0, r0, sizeof r0 / sizeof r0[0], &err)) ||
+        (!sampled && !loops &&
+         pes_trace_writer_records(w, 0, r0, sizeof r0 / sizeof r0[0], &err)) ||
+        (!sampled && loops &&
+         pes_trace_writer_records(w, 0, r0_loops, sizeof r0_loops / sizeof r0_loops[0], &err)) ||
         (!sampled && pes_trace_writer_records(w, 1, r1, sizeof r1 / sizeof r1[0], &err)) ||
         pes_trace_writer_events(w, 1, &ev, 1, &err) || pes_trace_writer_mappings(w, &map, 1, &err))
         goto fail;

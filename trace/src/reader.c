@@ -620,7 +620,7 @@ static int read_access(struct pes_trace_reader *r, uint64_t off, uint32_t thread
         p += 4;
         ps -= 4;
         if (stored > PES_MAX_READ_RECORDS) {
-            *why = "ACCESS block stores more records than the format allows (2^21)";
+            *why = "more records stored than the format allows (2^21)";
             return -1;
         }
     }
@@ -641,8 +641,7 @@ static int read_access(struct pes_trace_reader *r, uint64_t off, uint32_t thread
         if (stored == count)
             return check_stored(r, off, thread, recs, stored, why);
         snprintf(r->why_buf, sizeof r->why_buf,
-                 "ACCESS block stores %zu records and no loop descriptor, its header says %u",
-                 stored, count);
+                 "%zu records stored and no loop descriptor, the header says %u", stored, count);
         *why = r->why_buf;
         return -1;
     }
