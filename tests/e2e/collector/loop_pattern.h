@@ -19,7 +19,7 @@ enum { LP_BB_ENTRY = LP_SITES, LP_BB_BODY, LP_IDS };
 
 #define LP_BASE(k) ((uint64_t)(k) << 40)
 #define LP_MAX_M   64u
-#define LP_STEPS   12
+#define LP_STEPS   15
 
 struct lp_tmpl {
     uint32_t local; /* site or block, module-local */
@@ -33,6 +33,7 @@ struct lp_step {
     uint64_t iterations;
     uint64_t chunks; /* iterations per chunk the test hands over; 0 = all */
     int pass_cut;    /* chunks as the pass sizes them */
+    int inline_only; /* a loop the pass does not describe: a record per access, inline */
     struct lp_tmpl tmpl[LP_MAX_M];
 };
 
@@ -106,6 +107,19 @@ static inline struct lp_step lp_step(uint32_t k, int i)
         break;
     case 9:
         s.tmpl[0] = (struct lp_tmpl){LP_RMW, 16, 0, 0};
+        break;
+    case 11: /* inline records right after chunks: the limit must count the groups */
+    case 13:
+        s.m = 2;
+        s.iterations = 3000;
+        s.inline_only = 1;
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_STORE, 0xb00000, 24, 0};
+        break;
+    case 12:
+        s.m = 1;
+        s.iterations = 777;
+        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0xc00000, -8, 0};
         break;
     case 10: /* a long loop cut as the pass cuts it: many buffers at default sizes */
         s.m = 4;

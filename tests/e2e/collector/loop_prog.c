@@ -44,15 +44,12 @@ __attribute__((constructor(PES_RT_CTOR_PRIORITY))) static void register_module(v
 static int always;
 static int seen_descriptors = -1;
 
-/* The descriptor the recording clone keeps on its stack. */
-struct chunk {
-    struct pes_rt_loop d;
-    struct pes_record room[2 * LP_MAX_M]; /* m templates, then m steps */
-};
-
 static void run_loop(uint32_t k, const struct lp_step *s)
 {
-    struct chunk c;
+    /* the descriptor the recording clone keeps on its stack: m templates, then m steps */
+    _Alignas(struct pes_rt_loop) unsigned char
+        stack[sizeof(struct pes_rt_loop) + 2 * LP_MAX_M * sizeof(struct pes_record)];
+    struct pes_rt_loop *d = (struct pes_rt_loop *)(void *)stack;
     uint32_t m = s->m;
     for (uint64_t done = 0; done < s->iterations;) {
         uint64_t n = s->iterations - done;
@@ -66,7 +63,8 @@ static void run_loop(uint32_t k, const struct lp_step *s)
         } else if (s->chunks && n > s->chunks) {
             n = s->chunks;
         }
-        if (!always && !__atomic_load_n(&__pes_tls.descriptors, __ATOMIC_RELAXED)) {
+        if (s->inline_only ||
+            (!always && !__atomic_load_n(&__pes_tls.descriptors, __ATOMIC_RELAXED))) {
             for (uint64_t i = done; i < done + n; i++)
                 for (uint32_t j = 0; j < m; j++)
                     PES_TEST_RECORD(lp_addr(k, &s->tmpl[j], i), id_base + s->tmpl[j].local,
@@ -74,19 +72,19 @@ static void run_loop(uint32_t k, const struct lp_step *s)
             done += n;
             continue;
         }
-        memset(&c, 0xa5, sizeof c); /* what the stack held: unset steps stay junk */
-        c.d.iterations = n;
-        c.d.m = m;
-        c.d.reserved = 0;
-        int64_t *step = pes_rt_loop_steps(&c.d);
+        memset(stack, 0xa5, sizeof stack); /* what the stack held: unset steps stay junk */
+        d->iterations = n;
+        d->m = m;
+        d->reserved = 0;
+        int64_t *step = pes_rt_loop_steps(d);
         for (uint32_t j = 0; j < m; j++) {
-            c.d.tmpl[j].addr = lp_addr(k, &s->tmpl[j], done);
-            c.d.tmpl[j].id = id_base + s->tmpl[j].local;
-            c.d.tmpl[j].extra = s->tmpl[j].extra;
+            d->tmpl[j].addr = lp_addr(k, &s->tmpl[j], done);
+            d->tmpl[j].id = id_base + s->tmpl[j].local;
+            d->tmpl[j].extra = s->tmpl[j].extra;
             if (n > 1)
                 step[j] = s->tmpl[j].local >= LP_SITES ? 0 : s->tmpl[j].step;
         }
-        __pes_loop_flush(&c.d);
+        __pes_loop_flush(d);
         done += n;
     }
 }

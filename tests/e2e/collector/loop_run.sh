@@ -66,9 +66,9 @@ sampled)
     # per access, and chunks handed over anyway are stored per access
     for how in auto always; do
         run 0 guard "$collect" --full --mode samples --period 1000 -q --time-interval 64 \
-            --buffer-records 512 --full-output s.zst -o s.samples.zst "$prog" $how 2
+            --buffer-records 512 --full-output s.$how.zst -o s.$how.samples.zst "$prog" $how 2
         grep -qx "descriptors=0" out.txt || fail "sampling ($how): $(cat out.txt)"
-        "$check" s.zst --interval 64 --buffer 512 --threads 2 --descriptors 0 --no-groups ||
+        "$check" s.$how.zst --interval 64 --buffer 512 --threads 2 --descriptors 0 --no-groups ||
             fail "trace check (sampling, $how)"
     done
     ;;
