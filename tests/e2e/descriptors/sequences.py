@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """sequences.py A.dump B.dump — compares the per-thread record sequences of two
 `pes-dump --expand` listings of the same run (twins.sh). Time marks are
-compared without their timestamps. Addresses inside a thread's stack or a
+compared without their timestamps, heap blocks without their sizes (libomp
+names one after the pid). Addresses inside a thread's stack or a
 heap block are written as that block's name plus the offset: worker threads'
 stacks and blocks the size of an mmap land where the collector's own buffers
 left room, which moves between any two runs; blocks are named by the thread
@@ -38,7 +39,7 @@ def parse(path):
             if t in pending:
                 base, name = pending.pop(t)
                 blocks.append((base, base + size, name))
-            seq.append(("alloc_size", size))
+            seq.append(("alloc_size",))  # libomp's sizes follow the pid's digits
         elif kind == "free":
             seq.append(("free",))
         else:
