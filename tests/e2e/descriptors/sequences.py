@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """sequences.py A.dump B.dump — compares the per-thread record sequences of two
 `pes-dump --expand` listings of the same run (twins.sh). Time marks are
-compared without their timestamps, heap blocks without their sizes (libomp
-names one after the pid). Addresses inside a thread's stack or a
-heap block are written as that block's name plus the offset: worker threads'
-stacks and blocks the size of an mmap land where the collector's own buffers
-left room, which moves between any two runs; blocks are named by the thread
-that allocated them and the allocation's rank in that thread. An access that
-moved inside its block, or out of one, still differs. Exit 1 with the first
+compared without their timestamps. Allocation records are not compared: the
+runtime library (libomp, libc) allocates from its own threads at moments that
+differ between runs; and since time marks count them too, a thread whose
+allocation records differ between the runs has its time marks left out. Addresses inside a thread's stack or a heap block are
+written as that block's name plus the offset: worker threads' stacks and
+blocks the size of an mmap land where the collector's own buffers left room,
+which moves between any two runs; a block is named by the allocating thread,
+the allocation's call site (its address: the runs share one layout), its size
+and its rank among such blocks. An access that moved inside its block, or out
+of one, still differs. Exit 1 with the first
 difference of each thread that differs."""
 import bisect
 import re
@@ -18,7 +21,7 @@ HEX = re.compile(r"0x[0-9a-f]+")
 
 
 def parse(path):
-    seqs, blocks, pending, allocs = {}, [], {}, {}
+    seqs, blocks, pending, allocs, heap = {}, [], {}, {}, {}
     for line in open(path, encoding="utf-8", errors="replace"):
         m = REC.match(line.rstrip("\n"))
         if not m:
@@ -29,19 +32,22 @@ def parse(path):
             seq.append((kind,))
         elif kind == "alloc":
             base = int(rest.split()[0], 16)
-            n = allocs.get(t, 0)
-            allocs[t] = n + 1
-            name = f"S{t}" if "thread stack" in rest else f"H{t}.{n}"
-            pending[t] = (base, name)
-            seq.append(("alloc", name, HEX.sub("IP", rest.split(None, 1)[1])))
+            ip = rest.rsplit(" at ", 1)[-1].rstrip(")") if " at " in rest else ""
+            pending[t] = (base, "stack" if "thread stack" in rest else ip)
+            heap.setdefault(t, []).append(("alloc", ip))
         elif kind == "alloc_size":
             size = int(rest.split()[0])
             if t in pending:
-                base, name = pending.pop(t)
+                base, what = pending.pop(t)
+                if what == "stack":
+                    name = f"S{t}"
+                else:
+                    key = (t, what, size)
+                    allocs[key] = allocs.get(key, 0) + 1
+                    name = f"H{t}@{what}:{size}#{allocs[key]}"
                 blocks.append((base, base + size, name))
-            seq.append(("alloc_size",))  # libomp's sizes follow the pid's digits
         elif kind == "free":
-            seq.append(("free",))
+            heap.setdefault(t, []).append(("free",))
         else:
             seq.append((kind, rest))
     blocks.sort()
@@ -60,6 +66,7 @@ def parse(path):
 
     out = {}
     for t, seq in seqs.items():
+        seq = [(*r, heap.get(t)) if r[0] == "time" else r for r in seq]
         norm = []
         for r in seq:
             if r[0] in ("access", "bb") or len(r) == 2 and isinstance(r[1], str):
@@ -74,6 +81,15 @@ def parse(path):
     return out
 
 
+def same_heap_marks(x, y):
+    """time marks kept where the thread's allocation records agree"""
+    hx = next((r[1] for r in x if r[0] == "time"), None)
+    hy = next((r[1] for r in y if r[0] == "time"), None)
+    if hx == hy:
+        return [r[:1] if r[0] == "time" else r for r in x], [r[:1] if r[0] == "time" else r for r in y]
+    return [r for r in x if r[0] != "time"], [r for r in y if r[0] != "time"]
+
+
 def main():
     a, b = parse(sys.argv[1]), parse(sys.argv[2])
     bad = 0
@@ -82,7 +98,7 @@ def main():
         return 1
     total = 0
     for t in sorted(a):
-        x, y = a[t], b[t]
+        x, y = same_heap_marks(a[t], b[t])
         total += len(x)
         if x == y:
             continue
