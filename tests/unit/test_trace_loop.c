@@ -406,6 +406,19 @@ static void test_twin_counts(void **state)
             assert_int_equal(x1[i].count, 1002);
     }
     assert_true(f1.size < f2.size);
+    /* a footer that counts the stored records (7) is what a missing block
+     * would look like: the index scan says so */
+    struct file f3 = write_trace(&b1, &n1, 1, 7);
+    struct pes_trace_reader *r3 = pes_trace_reader_open_memory(f3.data, f3.size, "3", &err);
+    struct pes_block_ref *x3;
+    size_t k3;
+    assert_int_equal(pes_trace_reader_index(r3, &x3, &k3, &err), -1);
+    assert_int_equal(err.code, PES_ERR_FORMAT);
+    assert_non_null(strstr(err.message,
+                           "FOOTER block: thread 0 has 1002 records in ACCESS blocks, the footer "
+                           "says 7"));
+    pes_trace_reader_close(r3);
+    free(f3.data);
     free(x1);
     free(x2);
     pes_trace_reader_close(r1);

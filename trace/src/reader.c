@@ -624,6 +624,12 @@ static int read_access(struct pes_trace_reader *r, uint64_t off, uint32_t thread
             return -1;
         }
     }
+    /* the payload holds 3 bitmaps of a bit per stored record after 16 bytes
+     * (§3): a count it cannot hold allocates nothing */
+    if (ps < 16 || stored / 8 > (ps - 16) / 3) {
+        *why = "ACCESS payload shorter than its header and non-zero bitmaps";
+        return -1;
+    }
     struct pes_record *recs = out_array(r, stored, sizeof *recs);
     if (!recs) {
         *why = "out of memory";
