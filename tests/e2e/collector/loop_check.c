@@ -4,7 +4,7 @@
  * the result against the pattern, not against anything the runtime computed:
  *
  *   loop_check TRACE --interval I --buffer B --threads T --descriptors D
- *              [--groups | --no-groups] [--canon FILE]
+ *              [--groups | --no-groups] [--canon FILE] [--prefix]
  *
  * - each worker's records (control records aside) are the ones its loops
  *   stand for, in order;
@@ -16,6 +16,8 @@
  * - the footer's records, loads and stores are the expanded ones;
  * - the header's config says descriptors=D; --groups: at least one group per
  *   worker, --no-groups: none at all.
+ * --prefix: each worker's records are a prefix of its pattern followed by
+ * the endless loop (loop_prog running), at least the whole pattern.
  * --canon writes each worker's expanded records and block sizes (time and
  * heap addresses left out) in worker order: a trace recorded with
  * descriptors and its twin recorded without must write the same file. */
@@ -114,9 +116,9 @@ struct expect {
     struct lp_step s;
 };
 
-static int expect_next(struct expect *e, uint32_t base, struct pes_record *out)
+static int expect_next(struct expect *e, uint32_t base, struct pes_record *out, int endless)
 {
-    while (e->step < LP_STEPS) {
+    while (e->step < LP_STEPS + endless) {
         uint32_t m = e->s.m ? e->s.m : 1;
         uint64_t iterations = e->s.m ? e->s.iterations : 1;
         if (e->i < iterations) {
@@ -128,12 +130,23 @@ static int expect_next(struct expect *e, uint32_t base, struct pes_record *out)
             }
             return 1;
         }
-        if (++e->step < LP_STEPS)
+        if (++e->step < LP_STEPS + endless)
             e->s = lp_step(e->k, e->step);
         e->i = 0;
         e->j = 0;
     }
     return 0;
+}
+
+/* Worker k's records in its pattern (the endless loop aside). */
+static uint64_t pattern_accesses(uint32_t k)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < LP_STEPS; i++) {
+        struct lp_step s = lp_step(k, i);
+        n += s.m ? s.m * s.iterations : 1;
+    }
+    return n;
 }
 
 static int is_heap(uint32_t id)
@@ -151,7 +164,7 @@ int main(int argc, char **argv)
     trace_path = argv[1];
     uint64_t interval = 0, buffer = 0;
     uint32_t workers = 0;
-    int want_groups = -1, descriptors = -1;
+    int want_groups = -1, descriptors = -1, prefix = 0;
     const char *canon = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--interval") && i + 1 < argc)
@@ -168,6 +181,8 @@ int main(int argc, char **argv)
             want_groups = 1;
         else if (!strcmp(argv[i], "--no-groups"))
             want_groups = 0;
+        else if (!strcmp(argv[i], "--prefix"))
+            prefix = 1;
         else
             fail("bad argument '%s'", argv[i]);
     }
@@ -266,7 +281,7 @@ int main(int argc, char **argv)
             if (first >= s->n || rec->id >= PES_ID_CONTROL_FIRST)
                 fail("thread %u record %zu: unexpected id 0x%x", t, j, rec->id);
             struct pes_record x;
-            if (!expect_next(&e, base, &x))
+            if (!expect_next(&e, base, &x, prefix))
                 fail("thread %u (worker %" PRIu64 "): more records than the pattern's", t, k64);
             if (rec->addr != x.addr || rec->id != x.id || rec->extra != x.extra)
                 fail("thread %u (worker %" PRIu64 ") access %" PRIu64 ": {0x%" PRIx64
@@ -276,7 +291,8 @@ int main(int argc, char **argv)
             accesses++;
         }
         struct pes_record x;
-        if (first < s->n && expect_next(&e, base, &x))
+        if (first < s->n && (prefix ? accesses < pattern_accesses((uint32_t)k64)
+                                    : expect_next(&e, base, &x, 0)))
             fail("thread %u (worker %" PRIu64 "): only %" PRIu64 " accesses", t, k64, accesses);
         if (since > interval)
             fail("thread %u: %" PRIu64 " records after the last time mark", t, since);

@@ -44,7 +44,8 @@ static inline void lp_counts(uint32_t local, uint64_t *loads, uint64_t *stores)
     *stores += local == LP_STORE || local == LP_RMW;
 }
 
-/* The i-th step of worker k's list (i < LP_STEPS). */
+/* The i-th step of worker k's list (i < LP_STEPS; LP_STEPS: the endless
+ * loop loop_prog running adds). */
 static inline struct lp_step lp_step(uint32_t k, int i)
 {
     struct lp_step s = {0};
@@ -120,6 +121,15 @@ static inline struct lp_step lp_step(uint32_t k, int i)
         s.m = 1;
         s.iterations = 777;
         s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0xc00000, -8, 0};
+        break;
+    case LP_STEPS: /* loop_prog running: a loop that runs until the process exits */
+        s.m = 4;
+        s.iterations = UINT64_MAX / 8;
+        s.pass_cut = 1;
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0xd00000, 8, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_RMW, 0xe00000, 16, 0};
+        s.tmpl[3] = (struct lp_tmpl){LP_COPY, 0xf00000, -8, 32};
         break;
     case 10: /* a long loop cut as the pass cuts it: many buffers at default sizes */
         s.m = 4;

@@ -6,10 +6,14 @@
  *                        per access inline (what the pass's code does)
  *   loop_prog always T   the same, but loops always call __pes_loop_flush
  *                        (the runtime must then store records per access)
+ *   loop_prog running T  like auto, then each worker runs an endless loop
+ *                        (LP_STEPS) while main returns: the runtime stops
+ *                        the workers in the middle of their chunks
  *
  * Prints "descriptors=D" with D = __pes_tls.descriptors as worker 1 saw it
  * at its first loop. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +45,9 @@ __attribute__((constructor(PES_RT_CTOR_PRIORITY))) static void register_module(v
     __pes_register_module(&mod);
 }
 
-static int always;
+static int always, running;
 static int seen_descriptors = -1;
+static int endless; /* atomic: workers in their endless loop */
 
 static void run_loop(uint32_t k, const struct lp_step *s)
 {
@@ -102,16 +107,23 @@ static void *worker(void *p)
             seen_descriptors = (int)__atomic_load_n(&__pes_tls.descriptors, __ATOMIC_RELAXED);
         run_loop(k, &s);
     }
+    if (running) {
+        struct lp_step s = lp_step(k, LP_STEPS);
+        __atomic_fetch_add(&endless, 1, __ATOMIC_RELEASE);
+        run_loop(k, &s); /* until the process exits */
+    }
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "auto") && strcmp(argv[1], "always"))) {
-        fprintf(stderr, "usage: loop_prog auto|always THREADS\n");
+    if (argc != 3 ||
+        (strcmp(argv[1], "auto") && strcmp(argv[1], "always") && strcmp(argv[1], "running"))) {
+        fprintf(stderr, "usage: loop_prog auto|always|running THREADS\n");
         return 2;
     }
     always = strcmp(argv[1], "always") == 0;
+    running = strcmp(argv[1], "running") == 0;
     int n = atoi(argv[2]);
     if (n < 1 || n > 64) {
         fprintf(stderr, "loop_prog: THREADS must be 1..64\n");
@@ -123,6 +135,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "loop_prog: pthread_create failed\n");
             return 1;
         }
+    if (running) {
+        while (__atomic_load_n(&endless, __ATOMIC_ACQUIRE) < n)
+            sched_yield();
+        printf("descriptors=%d\n", seen_descriptors);
+        return 0; /* the workers are still recording */
+    }
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
     printf("descriptors=%d\n", seen_descriptors);

@@ -72,6 +72,16 @@ sampled)
             fail "trace check (sampling, $how)"
     done
     ;;
+running)
+    # main returns while the workers flush chunks of an endless loop: the
+    # runtime stops them (their next flush drops its chunk); each keeps its
+    # whole pattern, then a prefix of the loop, with exact marks and counts
+    run 0 guard "$collect" --full -q --time-interval 50 --buffer-records 256 -o r.zst \
+        "$prog" running 3
+    grep -qx "descriptors=1" out.txt || fail "descriptors not set: $(cat out.txt)"
+    "$check" r.zst --interval 50 --buffer 256 --threads 3 --descriptors 1 --groups --prefix ||
+        fail "trace check"
+    ;;
 skip)
     # --skip drops records one by one (the gate): no descriptors
     run 0 guard "$collect" --full -q --skip 10 -o k.zst "$prog" always 1
