@@ -17,6 +17,15 @@ expect_fail "basic-block table" "$PES_BIN/pes-replay" "$work/ok.txt" --machine h
 # a pes trace that is not a trace: zstd magic followed by garbage
 printf '\x28\xb5\x2f\xfd garbage garbage garbage' >"$work/garbage.zst"
 expect_fail "garbage.zst" "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell
+# outputs that cannot be written are said before the replay (issue 28): with a
+# trace the replay would refuse, the error names the output flag, not the trace
+expect_usage "--html $work/no/such/x.html: cannot be created: $work/no/such is no directory" \
+  "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell --html "$work/no/such/x.html"
+expect_usage "--csv-dir $work/ok.txt: exists and is not a directory" \
+  "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell --csv-dir "$work/ok.txt"
+expect_usage "--csv-dir $work/no/dir: cannot be created: $work/no is no directory" \
+  "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell --csv-dir "$work/no/dir"
+expect_usage "-o $work/ok.txt/r.txt: " "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell -o "$work/ok.txt/r.txt"
 # an instrumented program that makes no instrumented access: empty full trace
 cat >"$work/noop.c" <<'C'
 int main(void) { return 0; }

@@ -161,11 +161,14 @@ def check(name, limit=None):
             charts += 1
             ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
             for s in range(int(svg.get("data-series"))):
-                want = log2_bins(pointer(report, svg.get(f"data-source{s}")))
+                ptr = svg.get(f"data-source{s}")
+                if ptr.endswith(("/histogram/exact", "/histogram/log2")):
+                    ptr = ptr.rsplit("/", 1)[0]   # a chart of a histogram draws all its rows
+                want = log2_bins(pointer(report, ptr))
                 bars = [r for r in svg.iter(SVG + "rect") if r.get("data-series") == str(s)]
                 got = {int(r.get("data-bin")): float(r.get("data-count")) for r in bars}
                 assert got == {b: float(c) for b, c in want.items()}, f"{name}: {svg.get(f'data-source{s}')}: {got} != {want}"
-                src = pointer(report, svg.get(f"data-source{s}"))
+                src = pointer(report, ptr)
                 if isinstance(src, dict):   # every reuse is drawn: the bars sum to accesses - cold
                     drawn = sum(float(r.get("data-count")) for r in bars)
                     assert drawn == src["accesses"] - src["cold"], f"{name}: bars sum to {drawn}, {src['accesses']} - {src['cold']} reuses"

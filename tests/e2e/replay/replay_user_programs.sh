@@ -24,6 +24,9 @@ inval=$(jq '.configs[0].simulation.invalidations.false' "$work/fs.json")
 [ "$inval" -ge 20 ] || fail "false sharing: $inval false-sharing invalidations (20 rounds)"
 
 "$PES_BIN/pes-dump" --tables "$work/fs.zst" >"$work/fs.dump"
+# (10) pes-dump --thread N of a thread the trace does not have: an error, not silence
+expect_fail "--thread 9: $work/fs.zst has threads 0..1 (2 threads)" "$PES_BIN/pes-dump" --thread 9 "$work/fs.zst"
+"$PES_BIN/pes-dump" --thread 1 "$work/fs.zst" | grep -q '^T1 access' || fail "pes-dump --thread 1 prints no access of T1"
 if grep -Eq 'fs_fields_omp\.c:0:0 +main\.omp_outlined +store' "$work/fs.dump"; then
   # (1) text --annotate: every invalidation on a row, the line-0 ones on the unidentified row
   "$PY" - "$work/fs.txt" "$inval" <<'PY' || fail "--annotate text"
