@@ -26,7 +26,8 @@ inval=$(jq '.configs[0].simulation.invalidations.false' "$work/fs.json")
 "$PES_BIN/pes-dump" --tables "$work/fs.zst" >"$work/fs.dump"
 # (10) pes-dump --thread N of a thread the trace does not have: an error, not silence
 expect_fail "--thread 9: $work/fs.zst has threads 0..1 (2 threads)" "$PES_BIN/pes-dump" --thread 9 "$work/fs.zst"
-"$PES_BIN/pes-dump" --thread 1 "$work/fs.zst" | grep -q '^T1 access' || fail "pes-dump --thread 1 prints no access of T1"
+"$PES_BIN/pes-dump" --thread 1 "$work/fs.zst" >"$work/t1.dump"
+grep -q '^T1 access' "$work/t1.dump" || fail "pes-dump --thread 1 prints no access of T1"
 if grep -Eq 'fs_fields_omp\.c:0:0 +main\.omp_outlined +store' "$work/fs.dump"; then
   # (1) text --annotate: every invalidation on a row, the line-0 ones on the unidentified row
   "$PY" - "$work/fs.txt" "$inval" <<'PY' || fail "--annotate text"
