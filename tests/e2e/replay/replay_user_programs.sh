@@ -135,3 +135,19 @@ for l in rows:
 print(f"ok: {len(rows)} cache-line rows with separators")
 PY
 echo "ok: thousands separators (writebacks $wb)"
+
+# (10) the communication volume of a sampled trace: its report counts each
+# transfer once, --compare both directions; --compare says so, with the
+# sampled report's figure, and that figure is the sampled report's
+data=$PES_SRC/tests/data
+(cd "$data" && "$PES_BIN/pes-replay" fs.comm.zst) >"$work/s.txt" 2>/dev/null
+(cd "$data" && "$PES_BIN/pes-replay" fs.comm.zst --compare fs.comm_full.zst) >"$work/c.txt" 2>/dev/null
+(cd "$data" && "$PES_BIN/pes-replay" fs.comm.zst --compare fs.comm_full.zst --format json) >"$work/c.json" 2>/dev/null
+once=$(sed -n 's/^Communication (estimator [a-z]*): [0-9]* events, volume \([0-9]*\) .*/\1/p' "$work/s.txt")
+[ -n "$once" ] || fail "no volume in the sampled report: $(grep -A2 '^Communication' "$work/s.txt")"
+grep -q 'volume: each transfer once;' "$work/s.txt" || fail "the sampled report does not say how it counts"
+said=$(tr '\n' ' ' <"$work/c.txt" | sed -n 's/.*pes-replay SAMPLED counts it once: *sampled \([0-9]*\), full \([0-9]*\)).*/\1 \2/p')
+[ "${said% *}" = "$once" ] || fail "--compare says the sampled report's volume is '${said% *}', it is $once"
+jq -e --argjson once "$once" '.comm_volume_sampled == 2 * $once' "$work/c.json" >/dev/null ||
+  fail "--compare's symmetric volume is not twice the sampled report's $once"
+echo "ok: communication volume: $once once, $((2 * once)) in --compare, said in both"
