@@ -69,6 +69,7 @@ for m in pes-clang pes-collect pes-replay pes-dump pes-calibrate; do
   MANWIDTH=80 man -l "$p/share/man/man1/$m.1" 2>"$work/man.err" >"$work/man.txt" || { cat "$work/man.err"; fail "man -l $m.1"; }
   grep -q "^SYNOPSIS" "$work/man.txt" || fail "$m(1) has no synopsis"
   grep -q "^EXAMPLES" "$work/man.txt" || fail "$m(1) has no examples"
+  grep -q "^EXIT STATUS" "$work/man.txt" || fail "$m(1) has no EXIT STATUS section"
 done
 echo "ok: man pages render"
 
