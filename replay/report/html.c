@@ -966,11 +966,11 @@ static void src_section(struct html *h, const json_t *j)
     for (int f = 0; f < h->nsrc; f++) {
         const struct src_file *sf = &h->src[f];
         fprintf(out, "<h3 id=\"src-%d\">", f);
-        esc(out, sf->path);
+        esc(out, *sf->path ? sf->path : "No source file (accesses without a debug location)");
         fprintf(out, " <small>(%llu line accesses)</small></h3>\n",
                 (unsigned long long)sf->accesses);
-        FILE *src = report_open_source(sf->path);
-        if (!src) {
+        FILE *src = *sf->path ? report_open_source(sf->path) : NULL;
+        if (!src && *sf->path) {
             fputs("<p class=\"warn\">The source file cannot be read here (", out);
             esc(out, strerror(errno));
             fputs("): the counts of its lines follow without their text.</p>\n", out);
@@ -994,8 +994,11 @@ static void src_section(struct html *h, const json_t *j)
              * branches line 0): their counts first, as the text report and
              * cg_annotate list them */
             char label[300];
-            snprintf(label, sizeof label, "<counts for unidentified lines of %s>",
-                     base_name(sf->path));
+            if (*sf->path)
+                snprintf(label, sizeof label, "<counts for unidentified lines of %s>",
+                         base_name(sf->path));
+            else
+                snprintf(label, sizeof label, "<counts for accesses without a source location>");
             src_row(h, f, 0, &sf->lines[0], label); /* shown: tables' file:0 links land here */
         }
         char *raw = NULL;

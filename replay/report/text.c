@@ -708,11 +708,27 @@ static uint64_t sum_u(const struct pes_rnode **rows, size_t n, const char *in, c
     return s;
 }
 
-static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n,
-                          size_t n_levels, int sim)
+/* The margin of rows[0..k-1] summed. */
+static void annotate_sum(FILE *out, const struct pes_rnode **rows, size_t k, size_t n_levels,
+                         int sim)
 {
-    qsort(rows, n, sizeof *rows, by_line_no);
-    fprintf(out, "\n-- %s\n", report_safe(file));
+    margin_u(out, 12, sum_u(rows, k, NULL, "accesses"));
+    for (size_t l = 0; sim && l < n_levels; l++) {
+        uint64_t m = 0;
+        for (size_t i = 0; i < k; i++)
+            m += pes_r_u(pes_r_at(pes_r_get(rows[i], "misses"), l));
+        margin_u(out, 9, m);
+    }
+    if (sim) {
+        margin_u(out, 9, sum_u(rows, k, "invalidations", "true"));
+        margin_u(out, 9, sum_u(rows, k, "invalidations", "false"));
+        margin_u(out, 9, sum_u(rows, k, "coherence_misses", "true"));
+        margin_u(out, 9, sum_u(rows, k, "coherence_misses", "false"));
+    }
+}
+
+static void annotate_head(FILE *out, size_t n_levels, int sim)
+{
     fprintf(out, "%12s ", "accesses");
     for (size_t l = 0; sim && l < n_levels; l++)
         fprintf(out, "%8s%zu ", "L", l + 1);
@@ -724,25 +740,45 @@ static void annotate_file(FILE *out, const char *file, const struct pes_rnode **
     if (sim)
         fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
     fputc('\n', out);
+}
+
+static int by_function(const void *a, const void *b)
+{
+    return strcmp(pes_r_get_s(*(const struct pes_rnode *const *)a, "function"),
+                  pes_r_get_s(*(const struct pes_rnode *const *)b, "function"));
+}
+
+/* The sites without a source file (no debug location: a build without -g,
+ * code the compiler made up), summed per function: no line to annotate, but
+ * their counts are part of the totals. */
+static void annotate_no_file(FILE *out, const struct pes_rnode **rows, size_t n, size_t n_levels,
+                             int sim)
+{
+    qsort(rows, n, sizeof *rows, by_function);
+    fprintf(out, "\n-- (no source file: accesses without a debug location)\n");
+    annotate_head(out, n_levels, sim);
+    for (size_t i = 0, j; i < n; i = j) {
+        const char *fn = pes_r_get_s(rows[i], "function");
+        for (j = i; j < n && strcmp(pes_r_get_s(rows[j], "function"), fn) == 0; j++)
+            ;
+        annotate_sum(out, rows + i, j - i, n_levels, sim);
+        fprintf(out, " <counts for %s, no source line>\n", *fn ? report_safe(fn) : "?");
+    }
+}
+
+static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n,
+                          size_t n_levels, int sim)
+{
+    qsort(rows, n, sizeof *rows, by_line_no);
+    fprintf(out, "\n-- %s\n", report_safe(file));
+    annotate_head(out, n_levels, sim);
     /* the file's sites without a line (line 0: code the compiler merged or
      * made up), summed first, as cg_annotate's "<counts for unidentified lines>" */
     size_t k = 0;
     while (k < n && pes_r_get_u(rows[k], "line") == 0)
         k++;
     if (k) {
-        margin_u(out, 12, sum_u(rows, k, NULL, "accesses"));
-        for (size_t l = 0; sim && l < n_levels; l++) {
-            uint64_t m = 0;
-            for (size_t i = 0; i < k; i++)
-                m += pes_r_u(pes_r_at(pes_r_get(rows[i], "misses"), l));
-            margin_u(out, 9, m);
-        }
-        if (sim) {
-            margin_u(out, 9, sum_u(rows, k, "invalidations", "true"));
-            margin_u(out, 9, sum_u(rows, k, "invalidations", "false"));
-            margin_u(out, 9, sum_u(rows, k, "coherence_misses", "true"));
-            margin_u(out, 9, sum_u(rows, k, "coherence_misses", "false"));
-        }
+        annotate_sum(out, rows, k, n_levels, sim);
         fprintf(out, " <counts for unidentified lines of %s>\n", report_safe(base_name(file)));
     }
     FILE *src = report_open_source(file);
@@ -814,7 +850,7 @@ static void print_annotate(FILE *out, const struct pes_report_view *v, const str
     size_t files = 0;
     for (size_t i = 0; mine && done && i < n; i++) {
         const char *file = pes_r_get_s(pes_r_at(rows, i), "file");
-        if (done[i] || !annotate_wants(v->annotate, file))
+        if (done[i] || !*file || !annotate_wants(v->annotate, file))
             continue;
         size_t m = 0;
         for (size_t j = i; j < n; j++)
@@ -824,6 +860,16 @@ static void print_annotate(FILE *out, const struct pes_report_view *v, const str
             }
         annotate_file(out, file, mine, m, n_levels, sim);
         files++;
+    }
+    if (mine && strcmp(v->annotate, "all") == 0) {
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!*pes_r_get_s(pes_r_at(rows, j), "file"))
+                mine[m++] = pes_r_at(rows, j);
+        if (m) {
+            annotate_no_file(out, mine, m, n_levels, sim);
+            files++;
+        }
     }
     if (files == 0) {
         fprintf(out, "  no accesses from a file named %s; the files with accesses:",

@@ -151,3 +151,32 @@ said=$(tr '\n' ' ' <"$work/c.txt" | sed -n 's/.*pes-replay SAMPLED counts it onc
 jq -e --argjson once "$once" '.comm_volume_sampled == 2 * $once' "$work/c.json" >/dev/null ||
   fail "--compare's symmetric volume is not twice the sampled report's $once"
 echo "ok: communication volume: $once once, $((2 * once)) in --compare, said in both"
+
+# (1) every access is on an annotated row: gemm40's trace has sites without
+# any debug location (OpenMP's captured variables), summed per function in
+# their own section; text and HTML margins add up to the line accesses
+(cd "$data" && "$PES_BIN/pes-replay" gemm40.full.zst --machine haswell --simulate --annotate all \
+  --format json -o "$work/g.json" --html "$work/g.html") >/dev/null 2>&1
+(cd "$data" && "$PES_BIN/pes-replay" gemm40.full.zst --machine haswell --simulate --annotate all) >"$work/g.txt" 2>/dev/null
+total=$(jq '[.configs[0].prd[].histogram.accesses] | add' "$work/g.json")
+grep -q '<counts for gemm.omp_outlined, no source line>' "$work/g.txt" || fail "no row for the sites without a file"
+"$PY" - "$work/g.txt" "$work/g.html" "$total" <<'PY' || fail "annotated totals"
+import re, sys, html5lib
+text, page, total = open(sys.argv[1]).read(), open(sys.argv[2], encoding="utf-8").read(), int(sys.argv[3])
+sec = text.split("Annotated source", 1)[1]
+acc = sum(int(m.group(1).replace(",", "")) for m in re.finditer(r"^ *([\d,]+)(?: +[\d,.]+){7}  ", sec, re.M))
+assert acc == total, f"text --annotate rows sum to {acc} line accesses, the run has {total}"
+tree = html5lib.parse(page, namespaceHTMLElements=False)
+heads = [("".join(h.itertext())) for h in tree.iter("h3") if (h.get("id") or "").startswith("src-")]
+got = sum(int(re.search(r"\((\d+) line accesses\)", h).group(1)) for h in heads)
+assert got == total, f"HTML annotated files sum to {got}, the run has {total}: {heads}"
+rows = 0
+for t in tree.iter("table"):
+    if t.get("class") == "src":
+        for tr in t.iter("tr"):
+            c = ["".join(x.itertext()) for x in tr]
+            if c and c[0] == "?":
+                rows += 1
+assert rows >= 1, "HTML: no row for the counts without a line"
+print(f"ok: annotated rows sum to the {total} line accesses (text and HTML)")
+PY
