@@ -294,7 +294,7 @@ static void print_predictions(FILE *out, const struct pes_rnode *root)
                 continue;
             }
             fprintf(out, " %7.2f%%", 100.0 * hit);
-            if (!few_level && l > 0 && hit == 0 && reach < 0.01)
+            if (!few_level && l > 0 && hit < 0.00005 && reach < 0.01) /* prints as 0.00% */
                 few_level = l + 1, few_reach = reach * total, few_total = total;
         }
         fprintf(out, " %12.3f %12.3f %12.3f\n", scale * pes_r_get_f(rt, "mem_seconds"),
@@ -315,8 +315,8 @@ static void print_predictions(FILE *out, const struct pes_rnode *root)
         report_count(total, sizeof total, (uint64_t)(few_total + 0.5));
         fprintf(out,
                 "  (L%zu hit 0.00 %%: of %s line accesses only about %s reach L%zu, the rest hit "
-                "above it, and none\n"
-                "   of those hits there: a rate of very few accesses)\n",
+                "above it, and (almost)\n"
+                "   none of those hits there: a rate of very few accesses)\n",
                 few_level, total, reach, few_level);
     }
     if (parallel && !simulated)
