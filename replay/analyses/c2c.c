@@ -8,6 +8,7 @@
 
 #include "c2c.h"
 #include "groups.h"
+#include "objects.h"
 
 #define MAX_SITES 4 /* sites kept per offset row */
 
@@ -444,15 +445,23 @@ static void threads(struct pes_report *r, struct pes_rnode *parent, uint64_t mas
             pes_r_u64(r, a, NULL, (uint64_t)b);
 }
 
-/* "file.c:32" of a site, or "" without a location. */
+/* "file.c:32" of a site; a site without a line (clang gives a store it
+ * merges from two branches line 0) says what is known: "func (file.c, line
+ * unknown)"; "" for no site at all. */
 static void source_line(const struct pes_stream_info *si, uint32_t site, char *buf, size_t n)
 {
     const struct pes_site *s =
         site == UINT32_MAX || !si->site ? NULL : si->site(si->site_ctx, site);
     const char *base = s && s->file && *s->file ? strrchr(s->file, '/') : NULL;
     base = base ? base + 1 : s ? s->file : NULL;
+    const char *fn = s && s->function && *s->function ? s->function : NULL;
     if (base && *base && s->line)
         snprintf(buf, n, "%s:%u", base, s->line);
+    else if (s && (fn || (base && *base)))
+        snprintf(buf, n, "%s (%s%sline unknown)", fn ? fn : "?", base && *base ? base : "",
+                 base && *base ? ", " : "");
+    else if (s)
+        snprintf(buf, n, "site %u (line unknown)", site);
     else
         snprintf(buf, n, "%s", "");
 }
@@ -523,6 +532,10 @@ void replay_c2c_publish(const struct replay_c2c *c, struct pes_report *r, struct
             pes_r_str(r, x, "object", buf);
             replay_object_part(si, f->object, f->object_offset, buf, sizeof buf);
             pes_r_str(r, x, "part", buf);
+            /* "cnt+8": a byte offset the text report explains (-g names the field) */
+            if (f->object_offset && si->objects &&
+                pes_objects_untyped_global(si->objects, f->object))
+                pes_r_flag(pes_r_bool(r, x, "part_untyped", 1), PES_R_TEXT_ONLY);
             pair(r, x, "invalidations", f->inval);
             pair(r, x, "coherence_misses", f->coh);
             pair(r, x, "transfers", f->transfers);

@@ -191,14 +191,17 @@ static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent,
         uint32_t first = keys[g.member[g.start[j]]];
         const struct pes_site *site =
             first == UINT32_MAX ? NULL : r->si->site(r->si->site_ctx, first);
-        if (!site || !site->file || !*site->file)
-            continue; /* line 0: the file's unidentified lines */
+        if (!site)
+            continue; /* no site table (another tool's trace): nothing to name */
         uint64_t acc = 0;
         for (uint32_t m = g.start[j]; m < g.start[j + 1]; m++)
             acc += p[g.member[m]].accesses;
+        /* line 0 (the file's unidentified lines) and no file at all (no
+         * debug location: a row of file "" named by its function) stay rows */
         struct pes_rnode *o = pes_r_object(rep, arr, NULL);
-        pes_r_str(rep, o, "file", site->file);
+        pes_r_str(rep, o, "file", site->file ? site->file : "");
         pes_r_u64(rep, o, "line", site->line);
+        pes_r_str(rep, o, "function", site->function ? site->function : "");
         pes_r_u64(rep, o, "accesses", acc);
     }
     replay_groups_free(&g);

@@ -705,11 +705,14 @@ static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rno
             keys[g.member[g.start[j]]] == UINT32_MAX
                 ? NULL
                 : s->si->site(s->si->site_ctx, keys[g.member[g.start[j]]]);
-        if (!site || !site->file || !*site->file)
-            continue; /* line 0: the file's unidentified lines */
+        if (!site)
+            continue; /* no site table (another tool's trace): nothing to name */
+        /* line 0 (the file's unidentified lines) and no file at all (no
+         * debug location: a row of file "" named by its function) stay rows */
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
-        pes_r_str(r, o, "file", site->file);
+        pes_r_str(r, o, "file", site->file ? site->file : "");
         pes_r_u64(r, o, "line", site->line);
+        pes_r_str(r, o, "function", site->function ? site->function : "");
         pes_r_u64(r, o, "accesses", st[j].accesses);
         struct pes_rnode *m = pes_r_array(r, o, "misses");
         uint64_t reaching = st[j].accesses;

@@ -72,6 +72,50 @@ static int is_stream(const struct out_file *f)
     return f->exists && (S_ISCHR(f->st.st_mode) || S_ISFIFO(f->st.st_mode));
 }
 
+/* Whether a file (dir = 0) or a directory (dir = 1) can be written or made
+ * at name; said in one line naming the flag and the path if not. Checked
+ * before the replay, which may take long, not after it. */
+static int check_writable(const char *flag, const char *name, int dir)
+{
+    struct stat st;
+    if (stat(name, &st) == 0) {
+        if (dir && !S_ISDIR(st.st_mode)) {
+            replay_message("%s %s: exists and is not a directory", flag, name);
+            return -1;
+        }
+        if (access(name, W_OK) != 0) {
+            replay_message("%s %s: cannot be written: %s", flag, name, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        replay_message("%s %s: %s", flag, name, strerror(errno));
+        return -1;
+    }
+    /* a new one: its directory must be there and writable */
+    char *parent = strdup(name);
+    if (!parent)
+        return 0; /* the write says it */
+    char *slash = strrchr(parent, '/');
+    while (slash && slash > parent && slash[1] == '\0') { /* "dir/" names dir */
+        *slash = '\0';
+        slash = strrchr(parent, '/');
+    }
+    const char *in = !slash ? "." : slash == parent ? "/" : (*slash = '\0', parent);
+    int rc = 0;
+    if (stat(in, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        replay_message("%s %s: cannot be created: %s %s", flag, name, in,
+                       errno == ENOENT || errno == ENOTDIR ? "is no directory" : strerror(errno));
+        rc = -1;
+    } else if (access(in, W_OK | X_OK) != 0) {
+        replay_message("%s %s: cannot be created in %s: %s", flag, name, in, strerror(errno));
+        rc = -1;
+    }
+    free(parent);
+    return rc;
+}
+
 static int check_outputs(const struct replay_options *o)
 {
     struct out_file out[3] = {{.flag = "-o", .name = o->output},
@@ -123,6 +167,13 @@ static int check_outputs(const struct replay_options *o)
         }
     for (int i = 0; i < 3; i++)
         free(out[i].canon);
+    for (int i = 0; i < 3 && !rc; i++)
+        if (out[i].name && !is_stream(&out[i]))
+            rc = check_writable(out[i].flag, out[i].name, 0);
+    if (!rc && o->html)
+        rc = check_writable("--html", o->html, 0);
+    if (!rc && o->csv_dir)
+        rc = check_writable("--csv-dir", o->csv_dir, 1);
     return rc;
 }
 

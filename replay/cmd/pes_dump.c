@@ -821,6 +821,21 @@ static int print_stats(struct dump *d, struct pes_error *err)
 
 /* ---------------------------------------------------------------- main */
 
+/* A --thread the trace does not have would print no record: said instead. */
+static int check_thread(const struct dump *d, struct pes_error *err)
+{
+    size_t n_threads = pes_trace_reader_thread_count(d->r);
+    if (d->o.thread < 0 || (uint64_t)d->o.thread < n_threads)
+        return 0;
+    if (n_threads == 0)
+        return pes_error_set(err, PES_ERR_ARG, 0, "--thread %" PRId64 ": %s has no thread",
+                             d->o.thread, d->o.path);
+    return pes_error_set(err, PES_ERR_ARG, 0,
+                         "--thread %" PRId64 ": %s has thread%s 0..%zu (%zu thread%s)", d->o.thread,
+                         d->o.path, n_threads > 1 ? "s" : "", n_threads - 1, n_threads,
+                         n_threads > 1 ? "s" : "");
+}
+
 static int run(struct dump *d, struct pes_error *err)
 {
     print_header(d, pes_trace_reader_info(d->r));
@@ -834,6 +849,10 @@ static int run(struct dump *d, struct pes_error *err)
     size_t n;
     if (pes_trace_reader_load_tables(d->r, err) || pes_trace_reader_index(d->r, &refs, &n, err))
         return -1;
+    if (check_thread(d, err) < 0) {
+        free(refs);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         if (refs[i].type != PES_BLOCK_MODULE && refs[i].type != PES_BLOCK_THREAD &&
             refs[i].type != PES_BLOCK_ALLOC_SITES)

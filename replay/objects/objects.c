@@ -945,6 +945,13 @@ uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t 
 
 /* ------------------------------------------------------------ describe */
 
+int pes_objects_untyped_global(const struct pes_objects *o, uint32_t id)
+{
+    const struct pes_object *ob = pes_objects_get(o, id);
+    uint32_t gi = o && id < o->n_obj ? o->obj_global[id] : UINT32_MAX;
+    return ob && ob->kind == PES_OBJ_GLOBAL && (gi == UINT32_MAX || !o->globals[gi].type_die);
+}
+
 size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf,
                             size_t n)
 {

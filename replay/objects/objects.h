@@ -45,6 +45,10 @@ const struct pes_object *pes_objects_get(const struct pes_objects *o, uint32_t i
  * (member / array element), else "+40". Writes a NUL-terminated string; returns its length. */
 size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t offset, char *buf,
                             size_t n);
+/* 1 if object id is a global whose program has no DWARF type for it (built
+ * without -g: pes-clang's default line tables name no type), so that
+ * pes_objects_describe gives byte offsets ("cnt+8") where -g gives fields. */
+int pes_objects_untyped_global(const struct pes_objects *o, uint32_t id);
 
 /* ------------------------------------------------------------ building */
 

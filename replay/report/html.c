@@ -718,6 +718,12 @@ static int by_file_line(const void *a, const void *b)
     return (p > q) - (p < q);
 }
 
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
 static void src_free(struct html *h)
 {
     for (int f = 0; f < h->nsrc; f++)
@@ -807,6 +813,8 @@ static void src_collect(struct html *h, const struct pes_report *r)
         for (size_t k = 0; k < sf->n && k < HTML_SRC_HOT; k++)
             hot[k]->hot = 1;
         free(hot);
+        if (sf->n && sf->lines[0].line == 0) /* the unidentified lines' row is always listed */
+            sf->lines[0].shown = 1;
         /* counted lines within HTML_SRC_CONTEXT of a hot one are shown: a
          * pass each way carries the distance to the nearest hot line */
         uint64_t last = 0;
@@ -864,7 +872,10 @@ static void src_row(const struct html *h, int f, uint64_t lineno, const struct s
                 (unsigned long long)lineno, (unsigned long long)lineno);
     else
         fprintf(out, "<tr data-line=\"%llu\">", (unsigned long long)lineno);
-    fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)lineno);
+    if (lineno)
+        fprintf(out, "<td class=\"n\">%llu</td>", (unsigned long long)lineno);
+    else
+        fputs("<td class=\"n\">?</td>", out);
     int cols = 1 + (h->src_sim ? (int)h->src_levels + 4 : 0);
     if (!l)
         fprintf(out, "<td colspan=\"%d\"></td>", cols);
@@ -955,11 +966,11 @@ static void src_section(struct html *h, const json_t *j)
     for (int f = 0; f < h->nsrc; f++) {
         const struct src_file *sf = &h->src[f];
         fprintf(out, "<h3 id=\"src-%d\">", f);
-        esc(out, sf->path);
+        esc(out, *sf->path ? sf->path : "No source file (accesses without a debug location)");
         fprintf(out, " <small>(%llu line accesses)</small></h3>\n",
                 (unsigned long long)sf->accesses);
-        FILE *src = report_open_source(sf->path);
-        if (!src) {
+        FILE *src = *sf->path ? report_open_source(sf->path) : NULL;
+        if (!src && *sf->path) {
             fputs("<p class=\"warn\">The source file cannot be read here (", out);
             esc(out, strerror(errno));
             fputs("): the counts of its lines follow without their text.</p>\n", out);
@@ -978,6 +989,18 @@ static void src_section(struct html *h, const json_t *j)
         for (size_t i = 0; i < sf->n; i++)
             if (sf->lines[i].hot && sf->lines[i].line + HTML_SRC_CONTEXT > end)
                 end = sf->lines[i].line + HTML_SRC_CONTEXT;
+        if (sf->n && sf->lines[0].line == 0) {
+            /* sites without a line (clang gives a store it merges from two
+             * branches line 0): their counts first, as the text report and
+             * cg_annotate list them */
+            char label[300];
+            if (*sf->path)
+                snprintf(label, sizeof label, "<counts for unidentified lines of %s>",
+                         base_name(sf->path));
+            else
+                snprintf(label, sizeof label, "<counts for accesses without a source location>");
+            src_row(h, f, 0, &sf->lines[0], label); /* shown: tables' file:0 links land here */
+        }
         char *raw = NULL;
         size_t cap = 0;
         while (src && lineno < end && getline(&raw, &cap, src) >= 0) {
@@ -1010,7 +1033,7 @@ static void src_section(struct html *h, const json_t *j)
         if (src)
             fclose(src);
         for (size_t i = 0; i < sf->n; i++) /* shown lines the file does not have (or no file) */
-            if (sf->lines[i].shown && sf->lines[i].line > lineno)
+            if (sf->lines[i].shown && sf->lines[i].line > lineno && sf->lines[i].line > 0)
                 src_row(h, f, sf->lines[i].line, &sf->lines[i],
                         src ? "(past the end of the file: it changed since the run?)" : "");
         fputs("</tbody></table></div>\n", out);
@@ -1185,19 +1208,23 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
             snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k);
             snprintf(sptr, sizeof sptr, "%s/%s", ptr, k);
             if (!strcmp(k, "histogram") && json_is_object(x)) {
-                const json_t *rows = json_array_size(json_object_get(x, "exact"))
-                                         ? json_object_get(x, "exact")
-                                         : json_object_get(x, "log2");
+                /* both halves: exact rows below the exact range's end, log2
+                 * rows beyond it (a chart of one half drops the other's) */
+                json_t *rows = json_array();
+                json_t *ex = json_object_get(x, "exact"), *lg = json_object_get(x, "log2");
+                if (rows && json_is_array(ex))
+                    json_array_extend(rows, ex);
+                if (rows && json_is_array(lg))
+                    json_array_extend(rows, lg);
                 const char *nm[] = {"accesses"};
                 const json_t *rs[] = {rows};
-                char src[600];
-                snprintf(src, sizeof src, "%s/%s", sptr,
-                         json_array_size(json_object_get(x, "exact")) ? "exact" : "log2");
-                const char *ss[] = {src};
+                const char *ss[] = {sptr}; /* the histogram object: exact and log2 */
                 char t[600];
                 snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", path,
                          num(json_object_get(x, "accesses")), num(json_object_get(x, "cold")));
-                histogram_chart(h, t, nm, rs, ss, 1, 1, DIST_UNIT);
+                if (rows)
+                    histogram_chart(h, t, nm, rs, ss, 1, 1, DIST_UNIT);
+                json_decref(rows);
             } else if (!strcmp(k, "histograms") &&
                        json_is_object(x)) { /* --compare: sampled_K with full_K */
                 const char *k2;

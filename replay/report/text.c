@@ -268,13 +268,35 @@ static void print_predictions(FILE *out, const struct pes_rnode *root)
     for (size_t l = 0; l < n_levels; l++)
         fprintf(out, " %8s", "(%)");
     fprintf(out, " %12s %12s %12s\n", unit, unit, unit);
+    int unreached = 0, simulated = 0, parallel = 0;
+    /* a level that only a few accesses reach and none hits: said in words */
+    size_t few_level = 0;
+    double few_reach = 0, few_total = 0;
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
         const struct pes_rnode *local = pes_r_get(model, "hit_local"),
+                               *global = pes_r_get(model, "hit_global"),
                                *rt = pes_r_get(model, "runtime");
+        simulated |= pes_r_get(c, "simulation") != NULL;
+        parallel |= pes_r_get_u(c, "cores") > 1;
+        double total = 0; /* the configuration's line accesses */
+        const struct pes_rnode *prd = pes_r_get(c, "prd");
+        for (size_t k = 0; k < pes_r_count(prd); k++)
+            total += (double)pes_r_get_u(pes_r_get(pes_r_at(prd, k), "histogram"), "accesses");
         fprintf(out, "  %6u", (unsigned)pes_r_get_u(c, "cores"));
-        for (size_t l = 0; l < n_levels; l++)
-            fprintf(out, " %7.2f%%", 100.0 * pes_r_f(pes_r_at(local, l)));
+        for (size_t l = 0; l < n_levels; l++) {
+            double reach = l == 0 || !global ? 1.0 : 1.0 - pes_r_f(pes_r_at(global, l - 1));
+            double hit = pes_r_f(pes_r_at(local, l));
+            /* every access hits above: no hit rate at this level (not 0 %) */
+            if (reach * total < 0.5 && total > 0) {
+                fprintf(out, " %8s", "-");
+                unreached = 1;
+                continue;
+            }
+            fprintf(out, " %7.2f%%", 100.0 * hit);
+            if (!few_level && l > 0 && hit < 0.00005 && reach < 0.01) /* prints as 0.00% */
+                few_level = l + 1, few_reach = reach * total, few_total = total;
+        }
         fprintf(out, " %12.3f %12.3f %12.3f\n", scale * pes_r_get_f(rt, "mem_seconds"),
                 scale * pes_r_get_f(rt, "cpu_seconds"), scale * pes_r_get_f(rt, "total_seconds"));
     }
@@ -284,6 +306,27 @@ static void print_predictions(FILE *out, const struct pes_rnode *root)
             "   T_mem, T_cpu: predicted memory and compute time of the run's work; T_pred = %s,\n"
             "   the predicted runtime; docs/model.md)\n",
             ppt ? "T_mem + T_cpu" : "max(T_mem, T_cpu)");
+    if (unreached)
+        fprintf(out, "  (Ln hit \"-\": no access reaches the level: the model has every one hit "
+                     "a level above it)\n");
+    if (few_level) {
+        char reach[32], total[32];
+        report_count(reach, sizeof reach, (uint64_t)(few_reach + 0.5));
+        report_count(total, sizeof total, (uint64_t)(few_total + 0.5));
+        fprintf(out,
+                "  (L%zu hit 0.00 %%: of %s line accesses only about %s reach L%zu, the rest hit "
+                "above it, and (almost)\n"
+                "   none of those hits there: a rate of very few accesses)\n",
+                few_level, total, reach, few_level);
+    }
+    if (parallel && !simulated)
+        fprintf(out,
+                "  Ln hit counts no coherence misses: the model reads each thread's reuse "
+                "distances, not\n"
+                "  the other cores' stores that invalidate its lines, so false or true sharing "
+                "does not lower\n"
+                "  it; --simulate simulates MESI and reports the invalidations and coherence "
+                "misses\n");
     const char *v = pes_r_get_s(rt0, "validation");
     const char *name = report_safe(pes_r_get_s(pes_r_get(root, "machine"), "name"));
     const struct pes_rnode *band = pes_r_get(rt0, "error_band");
@@ -354,6 +397,7 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
         return;
     }
     fprintf(out, "\n  Top %zu cache lines by %s (c2c)\n", n, what);
+    const char *untyped = NULL; /* a part named by its byte offset, for want of -g */
     for (size_t i = 0; i < n; i++) {
         const struct pes_rnode *l = pes_r_at(lines, i);
         const struct pes_rnode *in = pes_r_get(l, "invalidations"),
@@ -368,11 +412,17 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
                  *part ? " (from " : "", report_safe(part), *part ? ")" : "");
         fprintf(out, "  #%zu line 0x%" PRIx64 "  object %s  threads %s\n", i + 1,
                 pes_r_get_u(l, "address"), obj, th);
+        char c[6][32];
+        count(c[0], sizeof c[0], in, "true");
+        count(c[1], sizeof c[1], in, "false");
+        count(c[2], sizeof c[2], co, "true");
+        count(c[3], sizeof c[3], co, "false");
+        count(c[4], sizeof c[4], tr, "true");
+        count(c[5], sizeof c[5], tr, "false");
         fprintf(out,
-                "     invalidations %" PRIu64 " true / %" PRIu64 " false; coherence misses %" PRIu64
-                " true / %" PRIu64 " false; transfers %" PRIu64 " true / %" PRIu64 " false\n",
-                pes_r_get_u(in, "true"), pes_r_get_u(in, "false"), pes_r_get_u(co, "true"),
-                pes_r_get_u(co, "false"), pes_r_get_u(tr, "true"), pes_r_get_u(tr, "false"));
+                "     invalidations %s true / %s false; coherence misses %s true / %s false; "
+                "transfers %s true / %s false\n",
+                c[0], c[1], c[2], c[3], c[4], c[5]);
         /* the parts' column: 20, or the longest part up to 48 (longer ones elided) */
         const struct pes_rnode *offs = pes_r_get(l, "offsets");
         int pw = 20;
@@ -399,14 +449,22 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
             const char *fp = pes_r_get_s(f, "part");
             char part[4 * 48 + 8];
             report_fit(part, sizeof part, report_safe(*fp ? fp : "-"), pw);
+            char n[8][32];
+            count(n[0], sizeof n[0], f, "reads");
+            count(n[1], sizeof n[1], f, "writes");
+            count(n[2], sizeof n[2], fi, "true");
+            count(n[3], sizeof n[3], fi, "false");
+            count(n[4], sizeof n[4], fc, "true");
+            count(n[5], sizeof n[5], fc, "false");
+            count(n[6], sizeof n[6], ft, "true");
+            count(n[7], sizeof n[7], ft, "false");
             fprintf(out,
-                    "     %6" PRIu64 " %4" PRIu64 " %10" PRIu64 " %10" PRIu64 " %8" PRIu64
-                    " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-                    "  %-9s %s %s\n",
-                    pes_r_get_u(f, "offset"), pes_r_get_u(f, "size"), pes_r_get_u(f, "reads"),
-                    pes_r_get_u(f, "writes"), pes_r_get_u(fi, "true"), pes_r_get_u(fi, "false"),
-                    pes_r_get_u(fc, "true"), pes_r_get_u(fc, "false"), pes_r_get_u(ft, "true"),
-                    pes_r_get_u(ft, "false"), th, part, report_safe(src));
+                    "     %6" PRIu64 " %4" PRIu64
+                    " %10s %10s %8s %8s %8s %8s %8s %8s  %-9s %s %s\n",
+                    pes_r_get_u(f, "offset"), pes_r_get_u(f, "size"), n[0], n[1], n[2], n[3], n[4],
+                    n[5], n[6], n[7], th, part, report_safe(src));
+            if (pes_r_get(f, "part_untyped") && !untyped)
+                untyped = fp;
         }
     }
     fprintf(out, "  (B: bytes, #: a count; per line: its address, the data object holding it and "
@@ -420,6 +478,12 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
                  "   events), true (T) / false (F) sharing; offsets written by different threads "
                  "with only false\n"
                  "   sharing: pad or move them apart; docs/simulation.md, \"Cache-line table\")\n");
+    if (untyped)
+        fprintf(out,
+                "  (%s: a byte offset into the object; its field or element names need the "
+                "program built\n"
+                "   with -g: without it pes-clang adds line tables only, which name no type)\n",
+                report_safe(untyped));
 }
 
 static void print_simulation(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c)
@@ -435,16 +499,22 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
     fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "", "(#)", "(%)", "(%)", "(#)", "(#)",
             "(#)");
     const struct pes_rnode *levels = pes_r_get(sim, "levels");
+    int unreached = 0;
     for (size_t l = 0; l < pes_r_count(levels); l++) {
         const struct pes_rnode *lv = pes_r_at(levels, l);
         uint64_t reaching = pes_r_get_u(lv, "accesses");
-        char buf[32], m1[32], m2[32], m3[32];
+        char buf[32], m1[32], m2[32], m3[32], hit[32];
         report_count(buf, sizeof buf, reaching);
         count(m1, sizeof m1, lv, "compulsory");
         count(m2, sizeof m2, lv, "capacity");
         count(m3, sizeof m3, lv, "coherence");
-        fprintf(out, "  L%-4zu %14s %8.2f%% %8.2f%% %12s %12s %12s\n", l + 1, buf,
-                reaching ? 100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching : 0.0,
+        /* no access reached the level: no hit rate (not 0 %) */
+        if (reaching)
+            snprintf(hit, sizeof hit, "%8.2f%%",
+                     100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching);
+        else
+            snprintf(hit, sizeof hit, "%9s", "-"), unreached = 1;
+        fprintf(out, "  L%-4zu %14s %s %8.2f%% %12s %12s %12s\n", l + 1, buf, hit,
                 100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3);
     }
     fprintf(out, "  (#: a count, %%: a share; accesses: line accesses reaching the level; hit: "
@@ -452,10 +522,14 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                  "   rate; model: SDCM's; compulsory / capacity / coherence: misses by cause, "
                  "coherence = the line\n"
                  "   was invalidated)\n");
+    if (unreached)
+        fprintf(out,
+                "  (hit \"-\": no access reached the level: every one hit a level above it)\n");
     const struct pes_rnode *inv = pes_r_get(sim, "invalidations"),
                            *coh = pes_r_get(sim, "coherence_misses"),
                            *tr = pes_r_get(sim, "transfers");
-    char it[32], ifl[32], ct[32], cf[32], mt[32], mf[32];
+    char it[32], ifl[32], ct[32], cf[32], mt[32], mf[32], wb[32];
+    count(wb, sizeof wb, sim, "writebacks");
     count(it, sizeof it, inv, "true");
     count(ifl, sizeof ifl, inv, "false");
     count(ct, sizeof ct, coh, "true");
@@ -464,8 +538,8 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
     count(mf, sizeof mf, tr, "false");
     fprintf(out,
             "  invalidations %s true / %s false sharing; coherence misses %s true / %s false;"
-            " line transfers %s true / %s false; writebacks %" PRIu64 "\n",
-            it, ifl, ct, cf, mt, mf, pes_r_get_u(sim, "writebacks"));
+            " line transfers %s true / %s false; writebacks %s\n",
+            it, ifl, ct, cf, mt, mf, wb);
 
     const char *sort = pes_r_get_s(sim, "sort");
     const struct pes_rnode *sites = pes_r_get(sim, "groups");
@@ -493,11 +567,14 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
         report_thread_list(threads, sizeof threads, report_thread_mask(pes_r_get(s, "threads")));
         const struct pes_rnode *si = pes_r_get(s, "invalidations"),
                                *sc = pes_r_get(s, "coherence_misses");
-        fprintf(
-            out, " %12s %7.2f%% %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11" PRIu64 "  %-7s %s\n",
-            acc, accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
-            pes_r_get_u(si, "true"), pes_r_get_u(si, "false"), pes_r_get_u(sc, "true"),
-            pes_r_get_u(sc, "false"), pes_r_get_s(s, "sharing"), threads);
+        char n4[4][32];
+        count(n4[0], sizeof n4[0], si, "true");
+        count(n4[1], sizeof n4[1], si, "false");
+        count(n4[2], sizeof n4[2], sc, "true");
+        count(n4[3], sizeof n4[3], sc, "false");
+        fprintf(out, " %12s %7.2f%% %11s %11s %11s %11s  %-7s %s\n", acc,
+                accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
+                n4[0], n4[1], n4[2], n4[3], pes_r_get_s(s, "sharing"), threads);
     }
     fprintf(out,
             "  (#: a count, %%: a share; accesses: line accesses; L1 miss: share of them that miss "
@@ -631,11 +708,27 @@ static uint64_t sum_u(const struct pes_rnode **rows, size_t n, const char *in, c
     return s;
 }
 
-static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n,
-                          size_t n_levels, int sim)
+/* The margin of rows[0..k-1] summed. */
+static void annotate_sum(FILE *out, const struct pes_rnode **rows, size_t k, size_t n_levels,
+                         int sim)
 {
-    qsort(rows, n, sizeof *rows, by_line_no);
-    fprintf(out, "\n-- %s\n", report_safe(file));
+    margin_u(out, 12, sum_u(rows, k, NULL, "accesses"));
+    for (size_t l = 0; sim && l < n_levels; l++) {
+        uint64_t m = 0;
+        for (size_t i = 0; i < k; i++)
+            m += pes_r_u(pes_r_at(pes_r_get(rows[i], "misses"), l));
+        margin_u(out, 9, m);
+    }
+    if (sim) {
+        margin_u(out, 9, sum_u(rows, k, "invalidations", "true"));
+        margin_u(out, 9, sum_u(rows, k, "invalidations", "false"));
+        margin_u(out, 9, sum_u(rows, k, "coherence_misses", "true"));
+        margin_u(out, 9, sum_u(rows, k, "coherence_misses", "false"));
+    }
+}
+
+static void annotate_head(FILE *out, size_t n_levels, int sim)
+{
     fprintf(out, "%12s ", "accesses");
     for (size_t l = 0; sim && l < n_levels; l++)
         fprintf(out, "%8s%zu ", "L", l + 1);
@@ -647,25 +740,45 @@ static void annotate_file(FILE *out, const char *file, const struct pes_rnode **
     if (sim)
         fprintf(out, "%9s %9s %9s %9s ", "(#)", "(#)", "(#)", "(#)");
     fputc('\n', out);
+}
+
+static int by_function(const void *a, const void *b)
+{
+    return strcmp(pes_r_get_s(*(const struct pes_rnode *const *)a, "function"),
+                  pes_r_get_s(*(const struct pes_rnode *const *)b, "function"));
+}
+
+/* The sites without a source file (no debug location: a build without -g,
+ * code the compiler made up), summed per function: no line to annotate, but
+ * their counts are part of the totals. */
+static void annotate_no_file(FILE *out, const struct pes_rnode **rows, size_t n, size_t n_levels,
+                             int sim)
+{
+    qsort(rows, n, sizeof *rows, by_function);
+    fprintf(out, "\n-- (no source file: accesses without a debug location)\n");
+    annotate_head(out, n_levels, sim);
+    for (size_t i = 0, j; i < n; i = j) {
+        const char *fn = pes_r_get_s(rows[i], "function");
+        for (j = i; j < n && strcmp(pes_r_get_s(rows[j], "function"), fn) == 0; j++)
+            ;
+        annotate_sum(out, rows + i, j - i, n_levels, sim);
+        fprintf(out, " <counts for %s, no source line>\n", *fn ? report_safe(fn) : "?");
+    }
+}
+
+static void annotate_file(FILE *out, const char *file, const struct pes_rnode **rows, size_t n,
+                          size_t n_levels, int sim)
+{
+    qsort(rows, n, sizeof *rows, by_line_no);
+    fprintf(out, "\n-- %s\n", report_safe(file));
+    annotate_head(out, n_levels, sim);
     /* the file's sites without a line (line 0: code the compiler merged or
      * made up), summed first, as cg_annotate's "<counts for unidentified lines>" */
     size_t k = 0;
     while (k < n && pes_r_get_u(rows[k], "line") == 0)
         k++;
     if (k) {
-        margin_u(out, 12, sum_u(rows, k, NULL, "accesses"));
-        for (size_t l = 0; sim && l < n_levels; l++) {
-            uint64_t m = 0;
-            for (size_t i = 0; i < k; i++)
-                m += pes_r_u(pes_r_at(pes_r_get(rows[i], "misses"), l));
-            margin_u(out, 9, m);
-        }
-        if (sim) {
-            margin_u(out, 9, sum_u(rows, k, "invalidations", "true"));
-            margin_u(out, 9, sum_u(rows, k, "invalidations", "false"));
-            margin_u(out, 9, sum_u(rows, k, "coherence_misses", "true"));
-            margin_u(out, 9, sum_u(rows, k, "coherence_misses", "false"));
-        }
+        annotate_sum(out, rows, k, n_levels, sim);
         fprintf(out, " <counts for unidentified lines of %s>\n", report_safe(base_name(file)));
     }
     FILE *src = report_open_source(file);
@@ -737,7 +850,7 @@ static void print_annotate(FILE *out, const struct pes_report_view *v, const str
     size_t files = 0;
     for (size_t i = 0; mine && done && i < n; i++) {
         const char *file = pes_r_get_s(pes_r_at(rows, i), "file");
-        if (done[i] || !annotate_wants(v->annotate, file))
+        if (done[i] || !*file || !annotate_wants(v->annotate, file))
             continue;
         size_t m = 0;
         for (size_t j = i; j < n; j++)
@@ -747,6 +860,16 @@ static void print_annotate(FILE *out, const struct pes_report_view *v, const str
             }
         annotate_file(out, file, mine, m, n_levels, sim);
         files++;
+    }
+    if (mine && strcmp(v->annotate, "all") == 0) {
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!*pes_r_get_s(pes_r_at(rows, j), "file"))
+                mine[m++] = pes_r_at(rows, j);
+        if (m) {
+            annotate_no_file(out, mine, m, n_levels, sim);
+            files++;
+        }
     }
     if (files == 0) {
         fprintf(out, "  no accesses from a file named %s; the files with accesses:",

@@ -360,6 +360,9 @@ static int write_sampled(FILE *out, const struct pes_rnode *o)
                 fprintf(out, " %11.0f", pes_r_f(pes_r_at(rt, j)) + pes_r_f(pes_r_at(rf, j)));
             fputc('\n', out);
         }
+        fprintf(out, "  (volume: each transfer once; the matrix holds it in both directions' "
+                     "cells, as --compare's\n"
+                     "   symmetric volume counts it: twice this)\n");
     }
     /* the rows of --by (older reports: the sites) */
     const struct pes_rnode *sites = pes_r_get(o, "groups");
@@ -520,6 +523,12 @@ static int write_compare(FILE *out, const struct pes_rnode *o)
     if (pes_r_get(o, "comm_volume_limit"))
         fprintf(out, "; none seen: up to %.0f could go unseen (90 %%)",
                 pes_r_get_f(o, "comm_volume_limit"));
+    /* the sampled report's volume counts a transfer once: half of these */
+    fprintf(out,
+            "\n  %-40s (symmetric: each transfer in both directions' cells; pes-replay SAMPLED "
+            "counts it once:\n  %-40s sampled %.0f, full %.0f)",
+            "", "", pes_r_get_f(o, "comm_volume_sampled") / 2,
+            pes_r_get_f(o, "comm_volume_true") / 2);
     fprintf(out, "\n  %-40s ", "communication per-cell error");
     text_num(out, "%.4f", pes_r_get_f(o, "comm_cell_error"));
     share_row(out, o, "false-sharing fraction", "%.1f %%", "%+.1f pp", "false_fraction_sampled",

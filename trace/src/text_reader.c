@@ -13,6 +13,7 @@
  * pes_text_reader_set_threads, from blocks parsed by worker threads and
  * handed out in file order.
  */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -80,7 +81,7 @@ static struct pes_text_reader *reader_new(const char *name, size_t buf_size, str
 }
 
 static int refill(struct pes_text_reader *t);
-static void detect(struct pes_text_reader *t);
+static int detect(struct pes_text_reader *t, struct pes_error *err);
 static void pool_free(struct text_pool *pool);
 
 struct pes_text_reader *pes_text_reader_open(const char *path, struct pes_error *err)
@@ -116,7 +117,10 @@ struct pes_text_reader *pes_text_reader_open_as(const char *path, enum pes_text_
             pes_text_reader_close(t);
             return NULL;
         }
-        detect(t);
+        if (detect(t, err) < 0) {
+            pes_text_reader_close(t);
+            return NULL;
+        }
     }
     return t;
 }
@@ -183,14 +187,62 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',';
 }
 
-/* AUTO, from the first chunk: a NUL byte makes it binary64 (text never has
- * one); else the first line that is not blank, a comment or valgrind's own
- * "==PID==" decides between lackey and addr. */
-static void detect(struct pes_text_reader *t)
+/* What a file that is no address trace is, by its first bytes: a program,
+ * a compressed file, a JSON report, a web page (binary64 would read any of
+ * them as addresses, addr stop at its first line); NULL if none of these. */
+static const char *not_a_trace(const char *b, size_t n)
 {
+    static const struct {
+        const char *magic;
+        size_t len;
+        const char *what;
+    } kinds[] = {
+        {"\x7f"
+         "ELF",
+         4, "an ELF program or library (record its trace: pes-collect -o TRACE -- PROGRAM)"},
+        {"\x1f\x8b", 2, "gzip-compressed (decompress it first: gunzip -k)"},
+        {"BZh", 3, "bzip2-compressed (decompress it first: bunzip2 -k)"},
+        {"\xfd"
+         "7zXZ",
+         5, "xz-compressed (decompress it first: unxz -k)"},
+        {"\x04\x22\x4d\x18", 4, "lz4-compressed (decompress it first: unlz4)"},
+        {"PK\x03\x04", 4, "a zip archive (extract the trace from it first)"},
+        {"%PDF", 4, "a PDF document"},
+    };
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (n >= kinds[k].len && memcmp(b, kinds[k].magic, kinds[k].len) == 0)
+            return kinds[k].what;
+    size_t i = 0;
+    while (i < n && is_blank(b[i]))
+        i++;
+    if (i < n && (b[i] == '{' || b[i] == '[')) {
+        static const char report_key[] = "\"pes_replay_json\"", diff_key[] = "\"pes_diff_json\"";
+        if (memmem(b, n, report_key, sizeof report_key - 1))
+            return "a pes-replay JSON report (pes-replay --diff A B compares two)";
+        if (memmem(b, n, diff_key, sizeof diff_key - 1))
+            return "a pes-replay --diff JSON report";
+        return "a JSON document";
+    }
+    if (i < n && b[i] == '<')
+        return "an HTML or XML document";
+    return NULL;
+}
+
+/* AUTO, from the first chunk: a file another program wrote (not_a_trace)
+ * is an error; a NUL byte makes it binary64 (text never has one); else the
+ * first line that is not blank, a comment or valgrind's own "==PID=="
+ * decides between lackey and addr. */
+static int detect(struct pes_text_reader *t, struct pes_error *err)
+{
+    const char *what = not_a_trace(t->buf, t->len);
+    if (what)
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "%s: is %s, not a trace; expected a pes trace or an address trace "
+                             "(addr, lackey, binary64: docs/replay.md)",
+                             t->path, what);
     if (memchr(t->buf, '\0', t->len)) {
         t->format = PES_TEXT_FORMAT_BINARY64;
-        return;
+        return 0;
     }
     t->format = PES_TEXT_FORMAT_ADDR;
     for (size_t pos = 0; pos < t->len;) {
@@ -204,8 +256,9 @@ static void detect(struct pes_text_reader *t)
             continue;
         if (text_lackey_shape(l, n))
             t->format = PES_TEXT_FORMAT_LACKEY;
-        return;
+        return 0;
     }
+    return 0;
 }
 
 /* read(2) of at most n bytes, and never past the end of a range. */

@@ -69,6 +69,7 @@ for m in pes-clang pes-collect pes-replay pes-dump pes-calibrate; do
   MANWIDTH=80 man -l "$p/share/man/man1/$m.1" 2>"$work/man.err" >"$work/man.txt" || { cat "$work/man.err"; fail "man -l $m.1"; }
   grep -q "^SYNOPSIS" "$work/man.txt" || fail "$m(1) has no synopsis"
   grep -q "^EXAMPLES" "$work/man.txt" || fail "$m(1) has no examples"
+  grep -q "^EXIT STATUS" "$work/man.txt" || fail "$m(1) has no EXIT STATUS section"
 done
 echo "ok: man pages render"
 
@@ -91,11 +92,16 @@ int main(int argc, char **argv) {
 C
 export PKG_CONFIG_PATH=$p/$lib/pkgconfig
 # shellcheck disable=SC2046  # pkg-config prints words
-cc "$work/count.c" -o "$work/count" $(pkg-config --cflags --libs --static pes-trace)
-records=$("$work/count" "$work/gemm.zst")
 want=$(jq '.trace.records' "$work/report.json")
-[ "$records" -ge "$want" ] || fail "pkg-config program read $records records, pes-replay $want"
-echo "ok: pkg-config pes-trace ($records records)"
+# libpes_trace is a static library: plain --libs must link it too (issue 28)
+for static in --static ""; do
+  # shellcheck disable=SC2046,SC2086  # pkg-config prints words; $static may be empty
+  cc "$work/count.c" -o "$work/count" $(pkg-config --cflags --libs $static pes-trace) ||
+    fail "cc count.c \$(pkg-config --cflags --libs $static pes-trace): $(pkg-config --cflags --libs $static pes-trace)"
+  records=$("$work/count" "$work/gemm.zst")
+  [ "$records" -ge "$want" ] || fail "pkg-config program read $records records, pes-replay $want"
+done
+echo "ok: pkg-config pes-trace, --libs and --libs --static ($records records)"
 
 # bash completion: options from --help, values of --format
 complete_words() {
@@ -111,4 +117,34 @@ words=$(complete_words "$p/bin/pes-collect" --mo)
 grep -qx -- "--mode" <<<"$words" || fail "completion of pes-collect --mo: $words"
 words=$(complete_words "$p/bin/pes-dump" --format "")
 grep -qx json <<<"$words" || fail "completion of pes-dump --format: $words"
-echo "ok: bash completion"
+# every option once (pes-collect's help names --skip again in a continuation line)
+for c in pes-collect pes-replay pes-dump pes-calibrate; do
+  words=$(complete_words "$p/bin/$c" --)
+  dups=$(sort <<<"$words" | uniq -d)
+  [ -z "$dups" ] || fail "completion of $c -- lists twice: $dups"
+  [ "$(wc -l <<<"$words")" -ge 5 ] || fail "completion of $c --: $words"
+done
+# an option that takes one of a set completes to exactly that set, which is
+# the set the command's own usage error names ("expected A, B or C"); no files
+touch "$work/a-file-not-to-offer"
+cd "$work"
+for co in "pes-replay --sort" "pes-replay --by" "pes-replay --format" "pes-replay --runtime-model" \
+          "pes-replay --interleave" "pes-replay --page-map" "pes-replay --reuse-estimator" \
+          "pes-replay --stack-model" "pes-replay --interval-bias" "pes-replay --comm-estimator" \
+          "pes-replay --input-format" "pes-collect --mode" "pes-collect --backend" \
+          "pes-collect --granularity" "pes-dump --format" "pes-calibrate --sizes"; do
+  c=${co% *} o=${co#* }
+  got=$(complete_words "$p/bin/$c" "$o" "" | sort | tr '\n' ' ')
+  rc=0
+  "$p/bin/$c" "$o" zzz-not-a-value "$work/a-file-not-to-offer" >/dev/null 2>"$work/usage.err" </dev/null || rc=$?
+  [ "$rc" -ne 0 ] || fail "$co zzz-not-a-value: accepted"
+  want=$(sed -n 's/.*: expected \(.*\), got .zzz-not-a-value.*/\1/p' "$work/usage.err" |
+         sed 's/,\? or /, /; s/, /\n/g' | sort | tr '\n' ' ')
+  [ -n "$want" ] || fail "$co: no 'expected ...' in $(cat "$work/usage.err")"
+  [ "$got" = "$want" ] || fail "completion of $co: '$got', the command takes '$want'"
+done
+# numbers: no file names
+words=$(complete_words "$p/bin/pes-replay" --top "")
+[ -z "$words" ] || fail "completion of pes-replay --top offers: $words"
+cd - >/dev/null
+echo "ok: bash completion (options once each; enumerated values as the commands take them)"

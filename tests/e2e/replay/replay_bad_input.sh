@@ -17,6 +17,15 @@ expect_fail "basic-block table" "$PES_BIN/pes-replay" "$work/ok.txt" --machine h
 # a pes trace that is not a trace: zstd magic followed by garbage
 printf '\x28\xb5\x2f\xfd garbage garbage garbage' >"$work/garbage.zst"
 expect_fail "garbage.zst" "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell
+# outputs that cannot be written are said before the replay (issue 28): with a
+# trace the replay would refuse, the error names the output flag, not the trace
+expect_usage "--html $work/no/such/x.html: cannot be created: $work/no/such is no directory" \
+  "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell --html "$work/no/such/x.html"
+expect_usage "--csv-dir $work/ok.txt: exists and is not a directory" \
+  "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell --csv-dir "$work/ok.txt"
+expect_usage "--csv-dir $work/no/dir: cannot be created: $work/no is no directory" \
+  "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell --csv-dir "$work/no/dir"
+expect_usage "-o $work/ok.txt/r.txt: " "$PES_BIN/pes-replay" "$work/garbage.zst" --machine haswell -o "$work/ok.txt/r.txt"
 # an instrumented program that makes no instrumented access: empty full trace
 cat >"$work/noop.c" <<'C'
 int main(void) { return 0; }
@@ -24,6 +33,20 @@ C
 "$PES_BIN/pes-clang" -O2 "$work/noop.c" -o "$work/noop"
 "$PES_BIN/pes-collect" -q --full -o "$work/noop.zst" -- "$work/noop"
 expect_fail "no memory accesses" "$PES_BIN/pes-replay" "$work/noop.zst" --machine haswell
+# files that are not traces (issue 28): said what they are, what is expected, non-zero exit
+expect_fail "$work/noop: is an ELF program or library (record its trace: pes-collect -o TRACE -- PROGRAM), not a trace; expected a pes trace or an address trace" \
+  "$PES_BIN/pes-replay" "$work/noop" --machine haswell
+"$PES_BIN/pes-replay" "$work/ok.txt" --machine haswell --format json -o "$work/report.json"
+expect_fail "report.json: is a pes-replay JSON report (pes-replay --diff A B compares two), not a trace" \
+  "$PES_BIN/pes-replay" "$work/report.json" --machine haswell
+printf '{"a": 1}\n' >"$work/other.json"
+expect_fail "other.json: is a JSON document, not a trace" "$PES_BIN/pes-replay" "$work/other.json" --machine haswell
+gzip -c "$work/ok.txt" >"$work/ok.txt.gz"
+expect_fail "ok.txt.gz: is gzip-compressed (decompress it first: gunzip -k), not a trace" \
+  "$PES_BIN/pes-replay" "$work/ok.txt.gz" --machine haswell
+# named explicitly, binary64 reads any bytes as addresses (the user's call)
+"$PES_BIN/pes-replay" "$work/noop" --machine haswell --input-format binary64 >/dev/null ||
+  fail "--input-format binary64 refuses an ELF file"
 
 # usage errors (exit 2, one line), checked before anything is read or written
 expect_usage "pes-replay: --comm-csv: expected a value" "$PES_BIN/pes-replay" "$work/ok.txt" --simulate --comm-csv

@@ -36,6 +36,10 @@ cp "$data/gemm40.full.zst" "$work/a<b>&\"c'.zst"   # the page escapes it
 run odd "$work/a<b>&\"c'.zst" --machine haswell
 run compare gemm40.reuse.zst --compare gemm40.reuse_full.zst
 run diff --diff gemm40.full.zst false_sharing.full.zst --machine haswell --simulate
+# reuse distances on both sides of the histogram's exact range (1024 lines):
+# 3 sweeps over 3000 lines (distance 2999) and a word read twice (distance 0)
+awk 'BEGIN { for (r = 0; r < 3; r++) for (i = 0; i < 3000; i++) printf "%x\n%x\n", 4096 + 64 * i, 4096 + 64 * i }' >"$work/far.addr"
+run far "$work/far.addr" --machine haswell
 "$STRESS_GEN" many-sites "$work/big.pes" 10000 64 || fail "trace_stress_gen many-sites"
 start=$(date +%s%N)
 run big "$work/big.pes" --machine haswell --simulate
@@ -108,6 +112,8 @@ def pointer(doc, ptr):
     return doc
 
 def log2_bins(rows):
+    if isinstance(rows, dict):   # a full report's histogram: its exact and its log2 rows
+        rows = rows["exact"] + rows["log2"]
     bins = {}
     for r in rows:
         if isinstance(r, dict):
@@ -155,10 +161,18 @@ def check(name, limit=None):
             charts += 1
             ph, base = float(svg.get("data-plot-height")), float(svg.get("data-baseline"))
             for s in range(int(svg.get("data-series"))):
-                want = log2_bins(pointer(report, svg.get(f"data-source{s}")))
+                ptr = svg.get(f"data-source{s}")
+                if ptr.endswith(("/histogram/exact", "/histogram/log2")):
+                    ptr = ptr.rsplit("/", 1)[0]   # a chart of a histogram draws all its rows
+                want = log2_bins(pointer(report, ptr))
                 bars = [r for r in svg.iter(SVG + "rect") if r.get("data-series") == str(s)]
                 got = {int(r.get("data-bin")): float(r.get("data-count")) for r in bars}
                 assert got == {b: float(c) for b, c in want.items()}, f"{name}: {svg.get(f'data-source{s}')}: {got} != {want}"
+                src = pointer(report, ptr)
+                if isinstance(src, dict):   # every reuse is drawn: the bars sum to accesses - cold
+                    drawn = sum(float(r.get("data-count")) for r in bars)
+                    assert drawn == src["accesses"] - src["cold"], f"{name}: bars sum to {drawn}, {src['accesses']} - {src['cold']} reuses"
+                    checked["histogram totals"] = checked.get("histogram totals", 0) + 1
                 top = max(want.values())
                 for r in bars:
                     c = want[int(r.get("data-bin"))]
@@ -203,7 +217,7 @@ assert card["warnings"].startswith("none"), card["warnings"]
 tree, report, _ = check("cut")
 assert report["truncated"] is True and "The trace is truncated" in summary(tree)["warnings"], summary(tree)
 print("ok: summary card (escaped trace name, truncation warning)")
-for name in ("full", "recorded", "sampled", "reuse", "compare", "diff"):
+for name in ("full", "recorded", "sampled", "reuse", "compare", "diff", "far"):
     tree, report, charts = check(name)
     if name == "reuse":   # the sampled histograms: stack distances, reuse times
         want = sum(1 for k, v in [("stack_histogram", report["stack_histogram"])] +
