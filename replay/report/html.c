@@ -628,6 +628,40 @@ static void runtime_trust(struct html *h, const json_t *rt)
     fputs(".</p>\n", h->out);
 }
 
+/* Where the model and the simulation disagree (report_util.h, as the text
+ * report warns): a warning per configuration and level, naming conflict
+ * misses when they are a large share of the level's misses. */
+static void disagreements(struct html *h, const json_t *configs)
+{
+    size_t c;
+    const json_t *cfg;
+    json_array_foreach(configs, c, cfg)
+    {
+        const json_t *hit = json_object_get(json_object_get(cfg, "model"), "hit_local");
+        const json_t *sl = json_object_get(json_object_get(cfg, "simulation"), "levels");
+        for (size_t l = 0; hit && l < json_array_size(sl) && l < json_array_size(hit); l++) {
+            const json_t *lv = json_array_get(sl, l);
+            double a = num(json_object_get(lv, "accesses")),
+                   hits = num(json_object_get(lv, "hits"));
+            double model = num(json_array_get(hit, l)), sim = a > 0 ? hits / a : 0;
+            if (a <= 0 || fabs(sim - model) * 100 <= REPORT_DISAGREE_PP)
+                continue;
+            double share = a > hits ? num(json_object_get(lv, "conflict")) / (a - hits) : 0;
+            fprintf(h->out,
+                    "<p class=\"warn\">Warning: %lld cores, L%zu: the model (SDCM) says %.1f %% "
+                    "hits, the simulation %.1f %% (%+.1f pp)",
+                    (long long)json_integer_value(json_object_get(cfg, "cores")), l + 1,
+                    100 * model, 100 * sim, 100 * (sim - model));
+            if (share >= REPORT_CONFLICT_SHARE)
+                fprintf(h->out,
+                        "; %.0f %% of its misses are conflict misses: set conflicts, which the "
+                        "model (fully associative) does not see",
+                        100 * share);
+            fputs(".</p>\n", h->out);
+        }
+    }
+}
+
 /* The model vs simulation chart and the runtime chart of a full report. */
 static void model_charts(struct html *h, const json_t *configs)
 {
@@ -674,6 +708,7 @@ static void model_charts(struct html *h, const json_t *configs)
                   h->out);
             core_chart(h, "hit rate per level and core count", "hit rate (%)", 2 * nlev, np, v,
                        cores, ncfg);
+            disagreements(h, configs);
         }
         if (model) {
             const char *rn[] = {"predicted runtime"};
