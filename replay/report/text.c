@@ -431,7 +431,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             mimicked ? "mimicked " : "", (unsigned)pes_r_get_u(c, "cores"),
             mimicked ? "cores" : "threads, one core each");
     fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s %12s\n", "level", "accesses", "hit", "model",
-            "compulsory", "capacity", "conflict", "coherence");
+            "compulsory", "capacity", "coherence", "conflict");
     fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s %12s\n", "", "(#)", "(%)", "(%)", "(#)", "(#)",
             "(#)", "(#)");
     const struct pes_rnode *levels = pes_r_get(sim, "levels");
@@ -442,8 +442,8 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
         report_count(buf, sizeof buf, reaching);
         count(m1, sizeof m1, lv, "compulsory");
         count(m2, sizeof m2, lv, "capacity");
-        count(m3, sizeof m3, lv, "conflict");
-        count(m4, sizeof m4, lv, "coherence");
+        count(m3, sizeof m3, lv, "coherence");
+        count(m4, sizeof m4, lv, "conflict");
         fprintf(out, "  L%-4zu %14s %8.2f%% %8.2f%% %12s %12s %12s %12s\n", l + 1, buf,
                 reaching ? 100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching : 0.0,
                 100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3, m4);
@@ -452,9 +452,9 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                  "simulated local hit\n"
                  "   rate; model: SDCM's; misses by cause: compulsory = first touch, capacity = "
                  "a fully associative\n"
-                 "   cache of the same size misses too, conflict = it would hit (set "
-                 "conflicts), coherence = the\n"
-                 "   line was invalidated)\n");
+                 "   cache of the same size misses too, coherence = the line was invalidated, "
+                 "conflict = a fully\n"
+                 "   associative cache of the same size would hit: set conflicts)\n");
     struct report_disagreement dis[8];
     size_t n_dis = report_model_disagreements(c, dis, 8);
     for (size_t i = 0; i < n_dis; i++) {

@@ -23,8 +23,8 @@ struct stack {
     uint32_t n_seg;
     uint64_t width[PES_MAX_LEVELS]; /* lines per segment */
     uint64_t count[PES_MAX_LEVELS];
-    uint32_t tail[PES_MAX_LEVELS]; /* each segment's last node, NIL when empty */
-    uint8_t level_seg[PES_MAX_LEVELS]; /* level k (of this stack) held <=> node segment <= this */
+    uint32_t tail[PES_MAX_LEVELS];      /* each segment's last node, NIL when empty */
+    uint8_t level_seg[PES_MAX_LEVELS];  /* level k (of this stack) held <=> node segment <= this */
     uint32_t level_bit[PES_MAX_LEVELS]; /* the level's bit in the result */
     uint32_t n_levels;
     uint32_t head;

@@ -230,9 +230,8 @@ static void random_against_brute_force(void **st)
     for (int round = 0; round < 40; round++) {
         uint64_t s1 = 1u << (rnd(&x) % 4), w1 = 1 + rnd(&x) % 4;
         uint64_t s2 = s1 << (rnd(&x) % 3), w2 = w1 + rnd(&x) % 5;
-        struct pes_cache_config lv[2] = {
-            {.size = s1 * w1 * 64, .ways = (uint32_t)w1, .line = 64},
-            {.size = s2 * w2 * 64, .ways = (uint32_t)w2, .line = 64}};
+        struct pes_cache_config lv[2] = {{.size = s1 * w1 * 64, .ways = (uint32_t)w1, .line = 64},
+                                         {.size = s2 * w2 * 64, .ways = (uint32_t)w2, .line = 64}};
         struct pes_machine m = machine(1, 2, lv);
         struct pes_sim *s = sim_of(&m, 1);
         struct sa c1 = {s1, w1, malloc(s1 * w1 * 8)}, c2 = {s2, w2, malloc(s2 * w2 * 8)};
