@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "diff.h"
 #include "report.h"
 #include "report_util.h"
 #include "utf8.h"
@@ -1138,6 +1139,64 @@ static void table(struct html *h, const char *title, const json_t *rows)
     fputs("</tbody></table></div>\n", out);
 }
 
+/* --diff: a table of rows (diff.h, pes_diff_row_table) as the text diff
+ * lists it: each row that differs, where it went in B when it was matched
+ * across an edit, and its largest changes, A, B, delta and relative. */
+static void diff_rows(struct html *h, const json_t *t)
+{
+    FILE *out = h->out;
+    const json_t *rows = json_object_get(t, "rows");
+    fputs("<h3>", out);
+    esc(out, json_string_value(json_object_get(t, "table")));
+    fprintf(
+        out,
+        " <small>(%lld changed, %lld only in A, %lld only in B)</small></h3>\n<div "
+        "class=\"tw\"><table class=\"sortable\" id=\"t%d\"><thead><tr><th>row (A)</th><th>in "
+        "B</th><th>status</th><th>column</th><th>A</th><th>B</th><th>delta</th><th>relative</th>"
+        "</tr></thead><tbody>\n",
+        (long long)json_integer_value(json_object_get(t, "changed")),
+        (long long)json_integer_value(json_object_get(t, "only_a")),
+        (long long)json_integer_value(json_object_get(t, "only_b")), h->tables++);
+    size_t i, shown = 0;
+    const json_t *r;
+    json_array_foreach(rows, i, r)
+    {
+        const char *status = json_string_value(json_object_get(r, "status"));
+        if (!status || !strcmp(status, "same") || shown == HTML_TOP_ROWS)
+            continue;
+        shown++;
+        size_t best[3], n = pes_diff_row_changes(r, best, 3);
+        for (size_t k = 0; k < (n ? n : 1); k++) {
+            const json_t *v = n ? json_array_get(json_object_get(r, "values"), best[k]) : NULL;
+            const char *key_b = json_string_value(json_object_get(r, "key_b"));
+            const char *how = json_string_value(json_object_get(r, "matched_by"));
+            fputs("<tr><td>", out);
+            esc(out, json_string_value(json_object_get(r, "key")));
+            fputs("</td><td>", out);
+            if (key_b) {
+                esc(out, key_b);
+                fputs(how && !strcmp(how, "source") ? " (same source text)"
+                                                    : " (same place in the function)",
+                      out);
+            }
+            fputs("</td><td>", out);
+            esc(out, status);
+            fputs("</td><td>", out);
+            if (v) {
+                esc(out, json_string_value(json_object_get(v, "column")));
+                static const char *const f[] = {"a", "b", "delta", "relative"};
+                for (int c = 0; c < 4; c++) {
+                    fputs("</td><td class=\"n\">", out);
+                    scalar(out, json_object_get(v, f[c]));
+                }
+            } else
+                fputs("</td><td></td><td></td><td></td><td>", out);
+            fputs("</td></tr>\n", out);
+        }
+    }
+    fputs("</tbody></table></div>\n", out);
+}
+
 /* --diff: A and B side by side for the rows of a table of lines or objects
  * (its rank column, or accesses). */
 static void diff_bars(struct html *h, const json_t *t)
@@ -1321,8 +1380,15 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                         if (last && (!strcmp(last, "groups") || !strcmp(last, "objects") ||
                                      !strcmp(last, "cache_lines") || !strcmp(last, "sites")))
                             diff_bars(h, t);
+                        if (pes_diff_row_table(t) &&
+                            (json_integer_value(json_object_get(t, "changed")) ||
+                             json_integer_value(json_object_get(t, "only_a")) ||
+                             json_integer_value(json_object_get(t, "only_b"))))
+                            diff_rows(h, t);
                     }
-                } else if (strcmp(k, "levels") != 0)
+                } else if (!strcmp(k, "headline")) /* --diff: the changes it leads with */
+                    table(h, "Largest changes (B - A)", x);
+                else if (strcmp(k, "levels") != 0)
                     table(h, sub, x);
             } else if (json_is_object(x) && strcmp(k, "trace") && strcmp(k, "machine"))
                 walk(h, x, sub, sptr, depth + 1);
