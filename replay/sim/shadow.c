@@ -19,6 +19,17 @@
 #define NIL    UINT32_MAX
 #define NOLINE UINT64_MAX
 
+struct node {
+    uint64_t line;
+    uint32_t prev, next;
+    uint32_t seg;
+};
+
+struct slot {
+    uint64_t key;
+    uint32_t val;
+};
+
 struct stack {
     uint32_t n_seg;
     uint64_t width[PES_MAX_LEVELS]; /* lines per segment */
@@ -28,14 +39,11 @@ struct stack {
     uint32_t level_bit[PES_MAX_LEVELS]; /* the level's bit in the result */
     uint32_t n_levels;
     uint32_t head;
-    /* nodes */
-    uint64_t *line;
-    uint32_t *prev, *next;
-    uint8_t *seg;
+    /* nodes: one host cache line holds two, so a touch costs one miss */
+    struct node *node;
     uint32_t n_nodes, cap_nodes, free_list;
-    /* map: line -> node, linear probing, NOLINE empty */
-    uint64_t *key;
-    uint32_t *val;
+    /* map: line -> node, linear probing, NOLINE empty; a slot is its key and value */
+    struct slot *map;
     unsigned bits;
     uint64_t last; /* the line of the previous access (the front), NOLINE none */
 };
@@ -49,8 +57,7 @@ struct pes_sim_shadow {
 
 static void stack_free(struct stack *st)
 {
-    free(st->line), free(st->prev), free(st->next), free(st->seg);
-    free(st->key), free(st->val);
+    free(st->node), free(st->map);
 }
 
 /* caps[i] lines for the levels whose bits are bit[i] (n of them). 0 or -1. */
@@ -90,15 +97,12 @@ static int stack_init(struct stack *st, const uint64_t *caps, const uint32_t *bi
     while ((UINT64_C(1) << st->bits) < 2 * (uint64_t)st->cap_nodes)
         st->bits++;
     size_t slots = (size_t)1 << st->bits;
-    st->line = malloc(st->cap_nodes * sizeof *st->line);
-    st->prev = malloc(st->cap_nodes * sizeof *st->prev);
-    st->next = malloc(st->cap_nodes * sizeof *st->next);
-    st->seg = malloc(st->cap_nodes);
-    st->key = malloc(slots * sizeof *st->key);
-    st->val = malloc(slots * sizeof *st->val);
-    if (!st->line || !st->prev || !st->next || !st->seg || !st->key || !st->val)
+    st->node = malloc(st->cap_nodes * sizeof *st->node);
+    st->map = malloc(slots * sizeof *st->map);
+    if (!st->node || !st->map)
         return -1;
-    memset(st->key, 0xff, slots * sizeof *st->key);
+    for (size_t j = 0; j < slots; j++)
+        st->map[j].key = NOLINE;
     return 0;
 }
 
@@ -106,9 +110,9 @@ static uint32_t map_find(const struct stack *st, uint64_t line)
 {
     uint64_t mask = (UINT64_C(1) << st->bits) - 1, j = pes_hash_fib(line, st->bits);
     for (;; j = (j + 1) & mask) {
-        if (st->key[j] == line)
-            return st->val[j];
-        if (st->key[j] == NOLINE)
+        if (st->map[j].key == line)
+            return st->map[j].val;
+        if (st->map[j].key == NOLINE)
             return NIL;
     }
 }
@@ -116,55 +120,53 @@ static uint32_t map_find(const struct stack *st, uint64_t line)
 static void map_put(struct stack *st, uint64_t line, uint32_t node)
 {
     uint64_t mask = (UINT64_C(1) << st->bits) - 1, j = pes_hash_fib(line, st->bits);
-    while (st->key[j] != NOLINE)
+    while (st->map[j].key != NOLINE)
         j = (j + 1) & mask;
-    st->key[j] = line;
-    st->val[j] = node;
+    st->map[j] = (struct slot){line, node};
 }
 
 /* Removes line (present) with backward-shift deletion: no tombstones. */
 static void map_del(struct stack *st, uint64_t line)
 {
     uint64_t mask = (UINT64_C(1) << st->bits) - 1, j = pes_hash_fib(line, st->bits);
-    while (st->key[j] != line)
+    while (st->map[j].key != line)
         j = (j + 1) & mask;
     for (uint64_t k = (j + 1) & mask;; k = (k + 1) & mask) {
-        if (st->key[k] == NOLINE)
+        if (st->map[k].key == NOLINE)
             break;
-        uint64_t home = pes_hash_fib(st->key[k], st->bits);
+        uint64_t home = pes_hash_fib(st->map[k].key, st->bits);
         /* k's entry may move to j when its home is not in (j, k] cyclically */
         if (((k - home) & mask) >= ((k - j) & mask)) {
-            st->key[j] = st->key[k];
-            st->val[j] = st->val[k];
+            st->map[j] = st->map[k];
             j = k;
         }
     }
-    st->key[j] = NOLINE;
+    st->map[j].key = NOLINE;
 }
 
 static void unlink_node(struct stack *st, uint32_t x)
 {
-    uint32_t s = st->seg[x];
+    uint32_t s = st->node[x].seg;
     if (st->tail[s] == x)
-        st->tail[s] = st->count[s] > 1 ? st->prev[x] : NIL;
+        st->tail[s] = st->count[s] > 1 ? st->node[x].prev : NIL;
     st->count[s]--;
-    if (st->prev[x] != NIL)
-        st->next[st->prev[x]] = st->next[x];
+    if (st->node[x].prev != NIL)
+        st->node[st->node[x].prev].next = st->node[x].next;
     else
-        st->head = st->next[x];
-    if (st->next[x] != NIL)
-        st->prev[st->next[x]] = st->prev[x];
+        st->head = st->node[x].next;
+    if (st->node[x].next != NIL)
+        st->node[st->node[x].next].prev = st->node[x].prev;
 }
 
 /* x to the front, in segment 0. */
 static void push_front(struct stack *st, uint32_t x)
 {
-    st->prev[x] = NIL;
-    st->next[x] = st->head;
+    st->node[x].prev = NIL;
+    st->node[x].next = st->head;
     if (st->head != NIL)
-        st->prev[st->head] = x;
+        st->node[st->head].prev = x;
     st->head = x;
-    st->seg[x] = 0;
+    st->node[x].seg = 0;
     if (st->count[0]++ == 0)
         st->tail[0] = x;
 }
@@ -177,18 +179,18 @@ static void cascade(struct stack *st, uint32_t upto)
         if (st->count[j] <= st->width[j])
             return;
         uint32_t x = st->tail[j];
-        st->tail[j] = --st->count[j] ? st->prev[x] : NIL;
+        st->tail[j] = --st->count[j] ? st->node[x].prev : NIL;
         if (j + 1 < st->n_seg) {
-            st->seg[x] = (uint8_t)(j + 1);
+            st->node[x].seg = (uint8_t)(j + 1);
             if (st->count[j + 1]++ == 0)
                 st->tail[j + 1] = x;
         } else { /* the least recently used line leaves */
-            if (st->prev[x] != NIL)
-                st->next[st->prev[x]] = NIL;
+            if (st->node[x].prev != NIL)
+                st->node[st->node[x].prev].next = NIL;
             else
                 st->head = NIL;
-            map_del(st, st->line[x]);
-            st->next[x] = st->free_list;
+            map_del(st, st->node[x].line);
+            st->node[x].next = st->free_list;
             st->free_list = x;
         }
     }
@@ -212,7 +214,7 @@ static int stack_access(struct stack *st, uint64_t line)
     st->last = line;
     uint32_t x = map_find(st, line);
     if (x != NIL) {
-        uint32_t s = st->seg[x];
+        uint32_t s = st->node[x].seg;
         int held = (int)held_bits(st, s);
         if (st->head != x) {
             unlink_node(st, x);
@@ -223,11 +225,11 @@ static int stack_access(struct stack *st, uint64_t line)
     }
     if (st->free_list != NIL) {
         x = st->free_list;
-        st->free_list = st->next[x];
+        st->free_list = st->node[x].next;
     } else {
         x = st->n_nodes++; /* cap_nodes is one more than the stack holds */
     }
-    st->line[x] = line;
+    st->node[x].line = line;
     map_put(st, line, x);
     push_front(st, x);
     cascade(st, st->n_seg);
