@@ -629,6 +629,55 @@ static void runtime_trust(struct html *h, const json_t *rt)
     fputs(".</p>\n", h->out);
 }
 
+/* The simulation's misses of each level by cause, per configuration (the
+ * text report's simulation table). */
+static void miss_causes(struct html *h, const json_t *configs)
+{
+    static const char *const cause[] = {"compulsory", "capacity", "conflict", "coherence"};
+    FILE *out = h->out;
+    size_t c;
+    const json_t *cfg;
+    int any = 0;
+    json_array_foreach(configs, c, cfg)
+    {
+        const json_t *sl = json_object_get(json_object_get(cfg, "simulation"), "levels");
+        const json_t *hit = json_object_get(json_object_get(cfg, "model"), "hit_local");
+        if (!json_array_size(sl))
+            continue;
+        if (!any++) {
+            fputs("<h3>Misses by cause <small>(compulsory: first touch; capacity: a fully "
+                  "associative cache of the level's size misses too; conflict: it would hit; "
+                  "coherence: the line was invalidated)</small></h3>\n",
+                  out);
+            fprintf(out,
+                    "<div class=\"tw\"><table class=\"sortable\" id=\"t%d\"><thead><tr><th>"
+                    "cores</th><th>level</th><th>accesses</th><th>hit (%%)</th><th>model "
+                    "(%%)</th><th>compulsory</th><th>capacity</th><th>conflict</th><th>"
+                    "coherence</th></tr></thead><tbody>\n",
+                    h->tables++);
+        }
+        size_t l;
+        const json_t *lv;
+        json_array_foreach(sl, l, lv)
+        {
+            double a = num(json_object_get(lv, "accesses"));
+            fprintf(out,
+                    "<tr><td class=\"n\">%lld</td><td>L%zu</td><td class=\"n\">%.0f</td><td "
+                    "class=\"n\">%.2f</td><td class=\"n\">",
+                    (long long)json_integer_value(json_object_get(cfg, "cores")), l + 1, a,
+                    a > 0 ? 100 * num(json_object_get(lv, "hits")) / a : 0.0);
+            if (json_array_get(hit, l))
+                fprintf(out, "%.2f", 100 * num(json_array_get(hit, l)));
+            fputs("</td>", out);
+            for (size_t k = 0; k < sizeof cause / sizeof *cause; k++)
+                fprintf(out, "<td class=\"n\">%.0f</td>", num(json_object_get(lv, cause[k])));
+            fputs("</tr>\n", out);
+        }
+    }
+    if (any)
+        fputs("</tbody></table></div>\n", out);
+}
+
 /* Where the model and the simulation disagree (report_util.h, as the text
  * report warns): a warning per configuration and level, naming conflict
  * misses when they are a large share of the level's misses. */
@@ -709,6 +758,7 @@ static void model_charts(struct html *h, const json_t *configs)
                   h->out);
             core_chart(h, "hit rate per level and core count", "hit rate (%)", 2 * nlev, np, v,
                        cores, ncfg);
+            miss_causes(h, configs);
             disagreements(h, configs);
         }
         if (model) {

@@ -9,7 +9,7 @@
 "$PES_BIN/pes-clang" -O1 "$PES_SRC/tests/e2e/replay/conflict_prog.c" -o "$work/prog"
 "$PES_BIN/pes-collect" -q --full -o "$work/t.zst" -- "$work/prog" >/dev/null
 opts=(--machine haswell --simulate)
-"$PES_BIN/pes-replay" "$work/t.zst" "${opts[@]}" >"$work/r.txt"
+"$PES_BIN/pes-replay" "$work/t.zst" "${opts[@]}" --html "$work/r.html" >"$work/r.txt"
 for j in 1 3; do
   "$PES_BIN/pes-replay" "$work/t.zst" "${opts[@]}" --jobs $j --format json >"$work/r$j.json"
 done
@@ -29,6 +29,11 @@ assert m, "no L1 warning naming conflict misses"
 model = r["configs"][0]["model"]["hit_local"][0]
 assert abs(float(m.group(1)) - 100 * model) < 0.06 and abs(float(m.group(2)) - 100 * l1["hits"] / l1["accesses"]) < 0.06
 assert int(m.group(3)) == round(100 * l1["conflict"] / misses), m.group(0)
+html = open(sys.argv[2].replace("r.txt", "r.html")).read()
+assert "Misses by cause" in html and "conflict misses: set conflicts" in html
+row = re.search(r"<td>L1</td>(.*?)</tr>", html).group(1)
+cells = re.findall(r">([0-9.]+)<", row)
+assert [int(float(x)) for x in cells[-4:]] == [l1["compulsory"], l1["capacity"], l1["conflict"], l1["coherence"]], cells
 print(f"L1: {misses} misses, {l1['compulsory']} compulsory, {l1['conflict']} conflict")
 PY
 echo "conflicts ok"
