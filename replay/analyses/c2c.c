@@ -29,6 +29,7 @@ struct line_row {
     uint64_t threads;
     uint64_t from;      /* accesses are counted from this one on (its first event's) */
     uint64_t untracked; /* accesses and events of offsets beyond the cap */
+    uint64_t misses[REPLAY_C2C_MISS_CAUSES]; /* L1 misses by cause (replay_c2c_miss) */
     uint32_t object;
     uint64_t object_offset; /* of the line's first byte inside the object */
     uint32_t n_off, cap_off;
@@ -46,6 +47,7 @@ struct replay_c2c {
     uint64_t last_addr; /* the line of the previous lookup (accesses come in runs on one line) */
     uint32_t last_k;    /* its index + 1, 0: not tracked */
     uint64_t part_mask, part; /* replay_c2c_set_partition: the line numbers taken */
+    int misses;               /* replay_c2c_count_misses: the rows publish their L1 misses */
 };
 
 struct replay_c2c *replay_c2c_create(uint32_t line)
@@ -213,6 +215,18 @@ void replay_c2c_event(struct replay_c2c *c, uint64_t line_addr, const struct rep
         break;
     }
     touch(l, o, a, first);
+}
+
+void replay_c2c_count_misses(struct replay_c2c *c)
+{
+    c->misses = 1;
+}
+
+void replay_c2c_miss(struct replay_c2c *c, uint64_t line_addr, unsigned cause, uint64_t seq)
+{
+    struct line_row *l = cause < REPLAY_C2C_MISS_CAUSES ? line_of(c, line_addr, 0, seq) : NULL;
+    if (l)
+        l->misses[cause]++;
 }
 
 uint64_t replay_c2c_now(const struct replay_c2c *c)
@@ -505,6 +519,13 @@ void replay_c2c_publish(const struct replay_c2c *c, struct pes_report *r, struct
         pair(r, o, "invalidations", l.inval);
         pair(r, o, "coherence_misses", l.coh);
         pair(r, o, "transfers", l.transfers);
+        if (c->misses) {
+            static const char *const cause[REPLAY_C2C_MISS_CAUSES] = {"compulsory", "capacity",
+                                                                      "coherence", "conflict"};
+            struct pes_rnode *m = pes_r_object(r, o, "l1_miss_classes");
+            for (int k = 0; k < REPLAY_C2C_MISS_CAUSES; k++)
+                pes_r_u64(r, m, cause[k], l.misses[k]);
+        }
         threads(r, o, l.threads);
         pes_r_u64(r, o, "untracked", l.untracked);
         qsort(l.off, l.n_off, sizeof *l.off, by_offset);

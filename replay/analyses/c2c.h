@@ -54,6 +54,14 @@ void replay_c2c_event(struct replay_c2c *c, uint64_t line_addr, const struct rep
  * event came from it or an earlier access: the counts do not depend on how
  * the stream is cut into batches. Call it for every access, in order. */
 void replay_c2c_access(struct replay_c2c *c, const struct replay_c2c_access *a);
+/* L1 misses of a tracked line by cause, in the order of enum
+ * pes_sim_miss_class (mesi.h: compulsory, capacity, coherence, conflict),
+ * counted as its accesses are (from its first event on); a line not tracked
+ * counts nothing. The seq-th access of the stream missed, after its events. */
+#define REPLAY_C2C_MISS_CAUSES 4
+void replay_c2c_miss(struct replay_c2c *c, uint64_t line_addr, unsigned cause, uint64_t seq);
+/* The rows publish those counts ("l1_miss_classes"): the simulation's table. */
+void replay_c2c_count_misses(struct replay_c2c *c);
 /* Accesses passed so far (the seq of the next one). */
 uint64_t replay_c2c_now(const struct replay_c2c *c);
 

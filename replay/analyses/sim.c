@@ -14,6 +14,7 @@
 #include "groups.h"
 #include "mesi.h"
 #include "scheduler.h"
+#include "shadow.h"
 
 /*
  * With replay workers (--jobs >= 2) the simulation is split into address
@@ -53,6 +54,9 @@ struct slot {
     uint32_t first[SLOT_BATCHES + 1][MAX_PARTS];
     uint32_t *site, *object; /* the columns (object only when objects are resolved) */
     uint64_t *object_offset;
+    /* the shadow's bits of its accesses' lines (pes_sim_access.shadow_at) */
+    uint8_t *hits;
+    size_t n_hits, cap_hits;
     struct bucket bucket[MAX_PARTS];
     atomic_uint pending; /* partitions still to simulate it */
 };
@@ -66,6 +70,8 @@ struct part {
     struct pes_sim *sim;
     struct replay_c2c *c2c;     /* its lines' share of the cache-line table */
     struct pes_sim_access *acc; /* [PES_BATCH] one partition: the batch's accesses */
+    uint8_t *hits;              /* one partition of several processes: the batch's shadow bits */
+    size_t cap_hits;
     /* what is being simulated, for its events: acc[k] is access index[k]
      * (NULL: k) of columns cols, whose first access is the stream's base-th */
     const struct pes_sim_access *cur_acc;
@@ -84,6 +90,9 @@ struct task {
 
 struct sim {
     struct pes_sim *sim; /* the results: partition 0's, the others added at the end */
+    /* with partitions, the fully associative shadow of every line (shadow.h),
+     * fed here, in stream order, for all of them; NULL: each simulator has its own */
+    struct pes_sim_shadow *shadow;
     struct replay_c2c *c2c;
     const struct pes_stream_info *si;
     const struct pes_knobs *k;
@@ -120,6 +129,10 @@ static void on_event(void *ctx, const struct pes_sim_event *ev)
 {
     struct part *p = ctx;
     size_t k = (size_t)(ev->access - p->cur_acc), i = p->index ? p->index[k] : k;
+    if (ev->kind == PES_SIM_EV_MISS) {
+        replay_c2c_miss(p->c2c, ev->line, ev->cause, p->base + i);
+        return;
+    }
     struct replay_c2c_access a = c2c_access(ev->access, &p->cols, i);
     /* the batch's accesses reach the table after the batch: their seq is base + index */
     static const enum replay_c2c_event kind[] = {REPLAY_C2C_INVALIDATION, REPLAY_C2C_COHERENCE_MISS,
@@ -147,13 +160,14 @@ static struct pes_sim_access sim_access(const struct sim *s, const struct pes_ba
  * columns c, whose first is the stream's base-th. Simulated, then counted
  * in the partition's cache-line table. 0 or -1 (p->err). */
 static int simulate(struct part *p, const struct pes_sim_access *acc, const uint32_t *index,
-                    size_t n, const struct cols *c, uint64_t base)
+                    size_t n, const struct cols *c, uint64_t base, const uint8_t *hits)
 {
     p->cur_acc = acc;
     p->index = index;
     p->cols = *c;
     p->base = base;
-    if (n && pes_sim_access_batch(p->sim, acc, n, &p->err) < 0) {
+    if (n && (hits ? pes_sim_access_batch_shadow(p->sim, acc, n, hits, &p->err)
+                   : pes_sim_access_batch(p->sim, acc, n, &p->err)) < 0) {
         p->err.offset = 0;
         return -1;
     }
@@ -178,7 +192,7 @@ static void run_part(void *arg)
          j++) {
         uint32_t from = sl->first[j][p->local],
                  to = j + 1 < sl->batches ? sl->first[j + 1][p->local] : (uint32_t)bk->n;
-        if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq) < 0)
+        if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq, sl->hits) < 0)
             atomic_store_explicit(&p->failed, 1, memory_order_release);
     }
     atomic_fetch_sub_explicit(&t->slot->pending, 1, memory_order_release);
@@ -197,7 +211,7 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
 
 static void slot_free_arrays(struct slot *sl)
 {
-    free(sl->site), free(sl->object), free(sl->object_offset);
+    free(sl->site), free(sl->object), free(sl->object_offset), free(sl->hits);
     for (int p = 0; p < MAX_PARTS; p++)
         free(sl->bucket[p].acc), free(sl->bucket[p].index);
 }
@@ -211,7 +225,9 @@ static void destroy(void *self)
         pes_sim_destroy(s->parts[p].sim);
         replay_c2c_destroy(s->parts[p].c2c);
         free(s->parts[p].acc);
+        free(s->parts[p].hits);
     }
+    pes_sim_shadow_destroy(s->shadow);
     for (int i = 0; i < SLOTS; i++)
         slot_free_arrays(&s->slots[i]);
     free(s->parts);
@@ -305,6 +321,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
             !(p->c2c = replay_c2c_create(si->machine->level[0].line)))
             goto nomem;
         replay_c2c_set_partition(p->c2c, s->part_bits, id);
+        replay_c2c_count_misses(p->c2c);
         struct pes_sim_config sc = {
             .machine = si->machine,
             .n_cores = si->n_streams,
@@ -326,6 +343,11 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     for (int i = 0; s->n_parts > 1 && i < SLOTS; i++)
         if (!slot_init(&s->slots[i], si->objects != NULL, s->n_parts))
             goto nomem;
+    if (s->part_bits && s->n_parts &&
+        !(s->shadow = pes_sim_shadow_create(si->machine, si->n_streams, si->stream_cache, err))) {
+        destroy(s);
+        return NULL;
+    }
     s->sim =
         s->parts[0].sim; /* NULL with no partition here: nothing to publish from this process */
     s->c2c = s->parts[0].c2c;
@@ -371,6 +393,29 @@ static int dispatch(struct sim *s, struct pes_error *err)
     return 0;
 }
 
+/* The shadow's bits of a's lines appended to *hits (n used of cap), a's
+ * shadow_at set to where they start. 0 or -1 (no memory). */
+static int shadow_bits(struct sim *s, struct pes_sim_access *a, uint8_t **hits, size_t *n,
+                       size_t *cap)
+{
+    uint64_t lines = pes_sim_shadow_lines(a->addr, a->size, s->line_shift);
+    if (*n + lines > UINT32_MAX)
+        return -1;
+    if (*n + lines > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *n + lines)
+            c *= 2;
+        uint8_t *x = realloc(*hits, c);
+        if (!x)
+            return -1;
+        *hits = x;
+        *cap = c;
+    }
+    a->shadow_at = (uint32_t)*n;
+    *n += pes_sim_shadow_range(s->shadow, a->core, a->addr, a->size, s->line_shift, *hits + *n);
+    return 0;
+}
+
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
 {
     struct sim *s = self;
@@ -378,10 +423,14 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
         return 0;          /* the other processes simulate every partition */
     if (s->n_parts == 1) { /* on this thread (its simulator takes its own lines) */
         struct part *p = &s->parts[0];
-        for (size_t i = 0; i < b->n; i++)
+        size_t n_hits = 0;
+        for (size_t i = 0; i < b->n; i++) {
             p->acc[i] = sim_access(s, b, i);
+            if (s->shadow && shadow_bits(s, &p->acc[i], &p->hits, &n_hits, &p->cap_hits) < 0)
+                return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+        }
         struct cols c = {.site = b->site, .object = b->object, .object_offset = b->object_offset};
-        int rc = simulate(p, p->acc, NULL, b->n, &c, s->seq);
+        int rc = simulate(p, p->acc, NULL, b->n, &c, s->seq, s->shadow ? p->hits : NULL);
         s->seq += b->n;
         if (rc < 0)
             *err = p->err;
@@ -396,6 +445,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
             return -1;
         sl->n = 0;
         sl->batches = 0;
+        sl->n_hits = 0;
         sl->seq = s->seq;
         for (uint32_t p = 0; p < s->n_parts; p++)
             sl->bucket[p].n = 0;
@@ -421,6 +471,9 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
      * none: another process's partition) */
     uint64_t mask = (UINT64_C(1) << s->part_bits) - 1;
     for (size_t i = 0; i < n; i++) {
+        struct pes_sim_access a = sim_access(s, b, i);
+        if (s->shadow && shadow_bits(s, &a, &sl->hits, &sl->n_hits, &sl->cap_hits) < 0)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         uint64_t size = b->size[i] ? b->size[i] : 1, first = b->addr[i] >> s->line_shift;
         uint64_t last = (b->addr[i] + size - 1) >> s->line_shift;
         int32_t mine = s->local[first & mask];
@@ -431,7 +484,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
             struct bucket *bk = &sl->bucket[p];
             if (bk->n == bk->cap && bucket_reserve(bk, 1) < 0)
                 return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-            bk->acc[bk->n] = sim_access(s, b, i);
+            bk->acc[bk->n] = a;
             bk->index[bk->n++] = (uint32_t)(at + i);
         }
     }
@@ -482,7 +535,7 @@ static const char *sharing_kind(const struct pes_sim_stats *s)
 static uint64_t l1_misses(const struct pes_sim_stats *s)
 {
     return s->misses[0][PES_SIM_COMPULSORY] + s->misses[0][PES_SIM_CAPACITY] +
-           s->misses[0][PES_SIM_COHERENCE];
+           s->misses[0][PES_SIM_COHERENCE] + s->misses[0][PES_SIM_CONFLICT];
 }
 
 /* Value of a --sort metric for a site. */
@@ -609,6 +662,7 @@ static void publish_top(struct sim *s, struct pes_report *r, struct pes_rnode *p
         pes_r_u64(r, c, "compulsory", st->misses[0][PES_SIM_COMPULSORY]);
         pes_r_u64(r, c, "capacity", st->misses[0][PES_SIM_CAPACITY]);
         pes_r_u64(r, c, "coherence", st->misses[0][PES_SIM_COHERENCE]);
+        pes_r_u64(r, c, "conflict", st->misses[0][PES_SIM_CONFLICT]);
         pair(r, o, "invalidations", st->inval_true, st->inval_false);
         pair(r, o, "coherence_misses", st->coh_true, st->coh_false);
         pes_r_str(r, o, "sharing", sharing_kind(st));
@@ -759,6 +813,7 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
             pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
             pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
             pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
+            pes_r_u64(r, o, "l1_conflict", st->misses[0][PES_SIM_CONFLICT]);
             pes_r_u64(r, o, "inval_true", st->inval_true);
             pes_r_u64(r, o, "inval_false", st->inval_false);
             pes_r_u64(r, o, "coh_true", st->coh_true);
@@ -827,7 +882,10 @@ static void publish(void *self, const struct pes_publish *to)
         pes_r_u64(r, lv, "compulsory", t->misses[l][PES_SIM_COMPULSORY]);
         pes_r_u64(r, lv, "capacity", t->misses[l][PES_SIM_CAPACITY]);
         pes_r_u64(r, lv, "coherence", t->misses[l][PES_SIM_COHERENCE]);
-        reaching = t->misses[l][0] + t->misses[l][1] + t->misses[l][2];
+        pes_r_u64(r, lv, "conflict", t->misses[l][PES_SIM_CONFLICT]);
+        reaching = 0;
+        for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
+            reaching += t->misses[l][c];
     }
     pair(r, o, "invalidations", t->inval_true, t->inval_false);
     pair(r, o, "coherence_misses", t->coh_true, t->coh_false);

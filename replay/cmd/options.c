@@ -550,6 +550,10 @@ static const struct opt_row rows[] = {
              "every table's\nrows matched by key, as A, B, delta and relative change",
      .kind = OPT_SWITCH,
      .field = FIELD(diff)},
+    {.name = "diff-all",
+     .help = "with --diff, text: end with every changed value of\nevery table by path",
+     .kind = OPT_SWITCH,
+     .field = FIELD(diff_all)},
     {.name = "csv-dir",
      .arg = "DIR",
      .help = "also write every table of the report as DIR/TABLE.csv\n(units in the header row; "
@@ -738,6 +742,10 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o)
     }
     if (sample_only && o->knobs.sample_rate == 0) {
         replay_message("--%s: only with --sample-rate", sample_only);
+        return -1;
+    }
+    if (o->diff_all && !o->diff) {
+        replay_message("--diff-all: only with --diff A B");
         return -1;
     }
     if (o->diff) {

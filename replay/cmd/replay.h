@@ -32,6 +32,7 @@ struct replay_options {
     const char *full;  /* --compare: the full trace */
     int compare;       /* --compare SAMPLED FULL (accuracy.c) */
     int diff;          /* --diff A B: trace = A, full = B (traces or JSON reports; diff.h) */
+    int diff_all;      /* --diff-all: the text diff ends with every changed value by path */
     const char *html;  /* --html FILE: a self-contained HTML report besides (html.c) */
     const char
         *csv_dir; /* --csv-dir DIR: every table of the report, one CSV file each (tables.h) */

@@ -136,7 +136,7 @@ int replay_diff(const struct replay_options *o, const struct pes_machine *m)
     }
     int wr = o->format == REPLAY_JSON  ? pes_report_dump_json(out, d)
              : o->format == REPLAY_CSV ? pes_diff_write_csv(out, d)
-                                       : pes_diff_write_text(out, d, o->knobs.top);
+                                       : pes_diff_write_text(out, d, o->knobs.top, o->diff_all);
     if (wr < 0 || fflush(out) != 0)
         replay_message("%s: write failed: %s", o->output ? o->output : "stdout", strerror(errno));
     else

@@ -22,7 +22,8 @@ int pes_report_write_csv(FILE *out, const struct pes_report_view *v)
     const struct pes_rnode *root = tree(v), *configs = pes_r_get(root, "configs");
     const struct pes_rnode *levels = pes_r_get(pes_r_get(root, "machine"), "levels");
     fputs("cores,mimicked,level,size,ways,line,shared,model_hit_local,model_hit_global,"
-          "sim_accesses,sim_hits,sim_compulsory,sim_capacity,sim_coherence,t_pred_seconds\n",
+          "sim_accesses,sim_hits,sim_compulsory,sim_capacity,sim_coherence,t_pred_seconds,sim_"
+          "conflict\n",
           out);
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
@@ -43,7 +44,11 @@ int pes_report_write_csv(FILE *out, const struct pes_report_view *v)
                         pes_r_get_u(s, "coherence"));
             else
                 fputs(",,,,,", out);
-            fprintf(out, "%.6g\n", pes_r_get_f(pes_r_get(model, "runtime"), "total_seconds"));
+            fprintf(out, "%.6g,", pes_r_get_f(pes_r_get(model, "runtime"), "total_seconds"));
+            /* columns added later go last: readers by position keep working */
+            if (s)
+                fprintf(out, "%" PRIu64, pes_r_get_u(s, "conflict"));
+            fputc('\n', out);
         }
     }
     return ferror(out) ? -1 : 0;
@@ -83,7 +88,7 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v)
     for (size_t l = 0; l < n_levels; l++)
         fprintf(out, ",l%zu_hits", l + 1);
     fputs(",l1_compulsory,l1_capacity,l1_coherence,inval_true,inval_false,coh_true,coh_false,"
-          "sharing,threads\n",
+          "sharing,threads,l1_conflict\n",
           out);
     static const char *const counts[] = {"l1_compulsory", "l1_capacity", "l1_coherence",
                                          "inval_true",    "inval_false", "coh_true",
@@ -111,7 +116,7 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v)
             report_thread_list(threads, sizeof threads,
                                report_thread_mask(pes_r_get(s, "threads")));
             pes_csv_field(out, threads);
-            fputc('\n', out);
+            fprintf(out, ",%" PRIu64 "\n", pes_r_get_u(s, "l1_conflict"));
         }
     }
     return ferror(out) ? -1 : 0;

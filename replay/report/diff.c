@@ -61,7 +61,8 @@ const char *pes_diff_report_kind(const json_t *j, const char *path, char *msg, s
 /* ------------------------------------------------------------ diffing */
 
 struct diff {
-    json_t *tables; /* the result's "tables" */
+    json_t *tables;  /* the result's "tables" */
+    json_t *sources; /* path -> array of its lines (strings), or null: unreadable */
     int failed;
 };
 
@@ -112,7 +113,7 @@ static int is_num(const json_t *v)
 /* A computed number as the reports spell theirs (report.c): integral values
  * as integers, others with the 15 digits a JSON report keeps (so that
  * 0.99429 - 0.98837 is 0.00592, not 0.005919999999999970). */
-static json_t *number(double d)
+json_t *pes_diff_number(double d)
 {
     if (!isfinite(d))
         return json_null(); /* jansson holds no NaN or infinity */
@@ -133,19 +134,23 @@ static json_t *delta_of(const json_t *a, const json_t *b)
         if (!__builtin_sub_overflow(json_integer_value(b), json_integer_value(a), &d))
             return json_integer(d);
     }
-    return number(json_number_value(b) - json_number_value(a));
+    return pes_diff_number(json_number_value(b) - json_number_value(a));
 }
 
 static json_t *relative_of(const json_t *a, const json_t *b)
 {
     if (!is_num(a) || !is_num(b))
         return json_null();
-    double x = json_number_value(a), y = json_number_value(b);
+    return pes_diff_relative(json_number_value(a), json_number_value(b));
+}
+
+json_t *pes_diff_relative(double x, double y)
+{
     if (x == 0)
         return y == 0 ? json_integer(0) : json_null();
     char buf[64]; /* 6 digits: a ratio for people, not for computing */
     snprintf(buf, sizeof buf, "%.6g", (y - x) / fabs(x));
-    return number(strtod(buf, NULL));
+    return pes_diff_number(strtod(buf, NULL));
 }
 
 /* The rank columns ("a+b") of a row's values: how many it holds, and their
@@ -252,6 +257,220 @@ static void side_free(struct side *s)
 static void diff_table(struct diff *d, const char *display, const char *name, const json_t *ta,
                        const json_t *tb);
 
+/* ------------------------------------------------------------ across an edit
+ * Rows that no key matched, on both sides, are matched once more when they
+ * name a function: an inserted comment moves every line below it, and the
+ * fix that moved the hot line must not read as a row gone and a row new. */
+
+enum { SOURCE_MAX_BYTES = 64 << 20 };
+
+/* Line `line` (1-based) of path, white space runs as one space, trimmed;
+ * NULL when the file cannot be read or the line is blank or missing. */
+static const char *source_line(struct diff *d, const char *path, json_int_t line)
+{
+    json_t *lines = json_object_get(d->sources, path);
+    if (!lines) {
+        FILE *f = fopen(path, "rb");
+        lines = f ? json_array() : json_null();
+        char *buf = NULL;
+        size_t cap = 0, total = 0;
+        ssize_t n;
+        while (f && json_is_array(lines) && (n = getline(&buf, &cap, f)) > 0 &&
+               (total += (size_t)n) <= SOURCE_MAX_BYTES) {
+            size_t o = 0;
+            for (ssize_t i = 0; i < n; i++) { /* collapse white space */
+                int space = buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r';
+                if (!space)
+                    buf[o++] = buf[i];
+                else if (o && buf[o - 1] != ' ')
+                    buf[o++] = ' ';
+            }
+            while (o && buf[o - 1] == ' ')
+                o--;
+            json_t *str = json_stringn_nocheck(buf, o);
+            if (!str || json_array_append_new(lines, str) < 0)
+                d->failed = 1;
+        }
+        free(buf);
+        if (f)
+            fclose(f);
+        if (!lines || json_object_set_new(d->sources, path, lines) < 0) {
+            d->failed = 1;
+            return NULL;
+        }
+    }
+    const char *text = line > 0 ? json_string_value(json_array_get(lines, (size_t)line - 1)) : NULL;
+    return text && *text ? text : NULL;
+}
+
+struct edit_row {
+    size_t i;         /* the row in its side */
+    const char *fn;   /* its function */
+    const char *file; /* its file's name without the directory ("" unknown) */
+    char *base;       /* what matches across an edit, before the occurrence number */
+    json_int_t line, column;
+};
+
+static int by_base(const void *x, const void *y)
+{
+    const struct edit_row *a = x, *b = y;
+    int c = strcmp(a->base, b->base);
+    if (c)
+        return c;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    if (a->column != b->column)
+        return a->column < b->column ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+static int by_position(const void *x, const void *y)
+{
+    const struct edit_row *a = x, *b = y;
+    int c = strcmp(a->file, b->file);
+    if (!c)
+        c = strcmp(a->fn, b->fn);
+    if (c)
+        return c;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    if (a->column != b->column)
+        return a->column < b->column ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* The edit keys of a side's rows: index (key -> row) of the rows that have
+ * one: by_source, file name, function and source text (rows whose text is
+ * not known have none); else file name, function, access kind and place in
+ * the function's rows. Rows of one such base are numbered in source order
+ * (#0, #1, ...), so that two sites of one line match in order. NULL without
+ * memory. */
+static json_t *edit_keys(struct diff *d, const struct side *s, int by_source)
+{
+    struct edit_row *e = calloc(s->n + 1, sizeof *e);
+    json_t *index = json_object();
+    size_t n = 0;
+    if (!e || !index) {
+        d->failed = 1;
+        goto done;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const char *fn = json_string_value(json_object_get(s->row[i], "function"));
+        if (!fn || !*fn)
+            continue;
+        const char *file = json_string_value(json_object_get(s->row[i], "file"));
+        const char *base = file ? strrchr(file, '/') : NULL;
+        e[n] =
+            (struct edit_row){.i = i,
+                              .fn = fn,
+                              .file = base   ? base + 1
+                                      : file ? file
+                                             : "",
+                              .line = json_integer_value(json_object_get(s->row[i], "line")),
+                              .column = json_integer_value(json_object_get(s->row[i], "column"))};
+        n++;
+    }
+    /* the order of each row in its function (the fallback without source text) */
+    qsort(e, n, sizeof *e, by_position);
+    size_t ordinal = 0;
+    for (size_t k = 0; k < n && !d->failed; k++) {
+        ordinal = k && !strcmp(e[k].fn, e[k - 1].fn) && !strcmp(e[k].file, e[k - 1].file)
+                      ? ordinal + 1
+                      : 0;
+        const json_t *row = s->row[e[k].i];
+        const char *file = json_string_value(json_object_get(row, "file"));
+        const char *text = file && *file ? source_line(d, file, e[k].line) : NULL;
+        const char *kind = json_string_value(json_object_get(row, "kind"));
+        /* the file's name without its directory: two checkouts of one file match */
+        const char *base = e[k].file;
+        size_t len = strlen(e[k].fn) + strlen(base) + (text ? strlen(text) : 0) +
+                     (kind ? strlen(kind) : 0) + 64;
+        if (by_source && !text)
+            continue; /* no key this round */
+        if (!(e[k].base = malloc(len))) {
+            d->failed = 1;
+            break;
+        }
+        if (by_source)
+            snprintf(e[k].base, len, "%s\x1f%s\x1fsource\x1f%s", base, e[k].fn, text);
+        else
+            snprintf(e[k].base, len, "%s\x1f%s\x1forder\x1f%s\x1f%zu", base, e[k].fn,
+                     kind ? kind : "", ordinal);
+    }
+    if (d->failed)
+        goto done;
+    size_t kept = 0; /* the rows with a key, first */
+    for (size_t k = 0; k < n; k++)
+        if (e[k].base) {
+            struct edit_row x = e[kept];
+            e[kept++] = e[k];
+            e[k] = x;
+        }
+    qsort(e, kept, sizeof *e, by_base);
+    for (size_t k = 0, occ = 0; k < kept; k++) {
+        occ = k && !strcmp(e[k].base, e[k - 1].base) ? occ + 1 : 0;
+        size_t len = strlen(e[k].base) + 24;
+        char *key = malloc(len);
+        if (!key) {
+            d->failed = 1;
+            break;
+        }
+        snprintf(key, len, "%s\x1f%zu", e[k].base, occ);
+        /* source text need not be UTF-8: the index is only looked up */
+        json_object_set_new_nocheck(index, key, json_integer((json_int_t)e[k].i));
+        free(key);
+    }
+done:
+    for (size_t k = 0; e && k < n; k++)
+        free(e[k].base);
+    free(e);
+    if (d->failed) {
+        json_decref(index);
+        return NULL;
+    }
+    return index;
+}
+
+/* A row's source text (file and line, read when readable), or NULL. */
+static const char *row_source(struct diff *d, const json_t *row)
+{
+    const char *file = json_string_value(json_object_get(row, "file"));
+    const json_t *fn = json_object_get(row, "function");
+    if (!file || !*file || !json_is_string(fn) || !*json_string_value(fn))
+        return NULL;
+    return source_line(d, file, json_integer_value(json_object_get(row, "line")));
+}
+
+/* pair[i]: B's row matched to A's row i by key, or SIZE_MAX; then the rows
+ * left on both sides matched by edit key (how[i]: 1 source, 2 order). */
+static void match_edits(struct diff *d, const struct side *a, const struct side *b, size_t *pair,
+                        int *how)
+{
+    /* first by source text, then, for the rows left, by place */
+    for (int round = 1; round <= 2 && !d->failed; round++) {
+        json_t *ka = edit_keys(d, a, round == 1);
+        json_t *kb = ka ? edit_keys(d, b, round == 1) : NULL;
+        const char *key;
+        json_t *v;
+        if (ka && kb)
+            json_object_foreach(ka, key, v)
+            {
+                size_t i = (size_t)json_integer_value(v);
+                const json_t *w = json_object_get(kb, key);
+                if (!w || pair[i] != SIZE_MAX)
+                    continue;
+                size_t j = (size_t)json_integer_value(w);
+                if (b->matched[j])
+                    continue;
+                pair[i] = j;
+                b->matched[j] = 1;
+                how[i] = round;
+            }
+        json_decref(ka);
+        json_decref(kb);
+    }
+}
+
 /* One row's values (A's columns in order, then B's others), and the tables
  * inside it diffed under display[key]. Returns the row object. */
 static json_t *diff_row(struct diff *d, const char *display, const char *name, const char *key,
@@ -315,7 +534,7 @@ static json_t *diff_row(struct diff *d, const char *display, const char *name, c
     }
     json_object_set_new(row, "key", json_string(key));
     json_object_set_new(row, "status", json_string(status));
-    json_object_set_new(row, "rank", number(r));
+    json_object_set_new(row, "rank", pes_diff_number(r));
     json_object_set_new(row, "values", values);
     /* tables inside the row: A's, then B's others */
     for (int pass = 0; pass < 2; pass++) {
@@ -388,19 +607,53 @@ static void diff_table(struct diff *d, const char *display, const char *name, co
         d->failed = 1;
         goto done;
     }
+    size_t *pair = malloc((a.n + 1) * sizeof *pair);
+    int *how = calloc(a.n + 1, sizeof *how), left_a = 0;
+    if (!pair || !how) {
+        free(pair), free(how), free(list);
+        d->failed = 1;
+        goto done;
+    }
     for (size_t i = 0; i < a.n; i++) {
-        const json_t *rb = NULL, *at = json_object_get(b.index, a.key[i]);
+        const json_t *at = json_object_get(b.index, a.key[i]);
+        pair[i] = SIZE_MAX;
         if (at) {
-            size_t j = (size_t)json_integer_value(at);
-            b.matched[j] = 1;
-            rb = b.row[j];
+            pair[i] = (size_t)json_integer_value(at);
+            b.matched[pair[i]] = 1;
+        } else
+            left_a = 1;
+    }
+    /* a key names a line by number: where both lines' text is known and
+     * differs, an edit moved them, and the text decides below */
+    for (size_t i = 0; i < a.n; i++) {
+        if (pair[i] == SIZE_MAX)
+            continue;
+        const char *ta = row_source(d, a.row[i]), *tb = ta ? row_source(d, b.row[pair[i]]) : NULL;
+        if (ta && tb && strcmp(ta, tb) != 0) {
+            b.matched[pair[i]] = 0;
+            pair[i] = SIZE_MAX;
+            left_a = 1;
         }
+    }
+    int left_b = 0;
+    for (size_t j = 0; j < b.n; j++)
+        left_b |= !b.matched[j];
+    if (left_a && left_b)
+        match_edits(d, &a, &b, pair, how);
+    for (size_t i = 0; i < a.n; i++) {
+        const json_t *rb = pair[i] != SIZE_MAX ? b.row[pair[i]] : NULL;
         json_t *r = diff_row(d, display, name, a.key[i], a.row[i], rb, rank, &ranked_any);
+        if (r && how[i]) { /* matched across an edit: B's key says where it went */
+            json_object_set_new(r, "key_b", json_string(b.key[pair[i]]));
+            json_object_set_new(r, "matched_by", json_string(how[i] == 1 ? "source" : "order"));
+        }
         if (r) {
             json_object_set_new(r, "_order", json_integer((json_int_t)n));
             list[n++] = r;
         }
     }
+    free(pair);
+    free(how);
     for (size_t j = 0; j < b.n; j++) {
         if (b.matched[j])
             continue;
@@ -437,14 +690,17 @@ done:
 json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
                          const json_t *b_info)
 {
-    struct diff d = {.tables = json_array()};
+    struct diff d = {.tables = json_array(), .sources = json_object()};
     json_t *out = json_object(), *ta = json_array(), *tb = json_array();
-    if (!d.tables || !out || !ta || !tb)
+    if (!d.tables || !d.sources || !out || !ta || !tb)
         d.failed = 1;
     else {
         json_object_set_new(out, "pes_diff_json", json_integer(PES_DIFF_JSON_VERSION));
         json_object_set_new(out, "a", json_deep_copy(a_info));
         json_object_set_new(out, "b", json_deep_copy(b_info));
+        json_t *head = pes_diff_headline(a, b);
+        if (!head || json_object_set_new(out, "headline", head) < 0)
+            d.failed = 1;
         /* the report's root is the one row of the table "totals" */
         json_array_append((json_t *)ta, (json_t *)a);
         json_array_append((json_t *)tb, (json_t *)b);
@@ -457,6 +713,7 @@ json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
     json_decref(ta);
     json_decref(tb);
     json_decref(d.tables);
+    json_decref(d.sources);
     if (d.failed) {
         json_decref(out);
         return NULL;
@@ -560,11 +817,11 @@ static void side_line(FILE *out, const char *which, const json_t *info)
         strcmp(json_string_value(json_object_get(info, "input")), "json") == 0 ? "" : ", replayed");
 }
 
-int pes_diff_write_text(FILE *out, const json_t *diff, unsigned top)
+/* Every changed value of every table by path (--diff-all); *unchanged and
+ * *n_tables counted. */
+static void dump_tables(FILE *out, const json_t *diff, unsigned top, size_t *unchanged_out,
+                        size_t *n_tables_out)
 {
-    fputs("pes-replay --diff: B against A (delta = B - A; relative = delta / |A|)\n", out);
-    side_line(out, "A", json_object_get(diff, "a"));
-    side_line(out, "B", json_object_get(diff, "b"));
     size_t t, unchanged = 0, n_tables = 0;
     json_t *table;
     json_array_foreach(json_object_get(diff, "tables"), t, table)
@@ -630,8 +887,204 @@ int pes_diff_write_text(FILE *out, const json_t *diff, unsigned top)
         if (left)
             fprintf(out, "  (%zu more rows differ: --top N, or --format json)\n", left);
     }
+    *unchanged_out = unchanged;
+    *n_tables_out = n_tables;
+}
+
+/* ---- the headline and the tables of rows */
+
+enum { HEADLINE_LINES = 12, ROW_COLUMNS = 3 };
+
+/* A signed change as people read it: counts with thousands separators,
+ * ratios in points, seconds with their unit. */
+static void signed_value(char *buf, size_t len, double v, const char *unit, int sign)
+{
+    if (!strcmp(unit, "count")) {
+        char c[40];
+        report_count(c, sizeof c, (uint64_t)llround(fabs(v)));
+        snprintf(buf, len, "%s%s", v < 0 ? "-" : sign && v > 0 ? "+" : "", c);
+    } else if (!strcmp(unit, "ratio"))
+        snprintf(buf, len, sign ? "%+.1f pp" : "%.1f %%", 100 * v);
+    else
+        snprintf(buf, len, sign ? "%+.3g %s" : "%.3g %s", v, unit);
+}
+
+static void headline(FILE *out, const json_t *diff)
+{
+    const json_t *h = json_object_get(diff, "headline");
+    size_t n = json_array_size(h), i;
+    const json_t *m;
+    if (!json_is_array(h)) /* a diff of sampled reports: its tables say it */
+        return;
+    if (n == 0)
+        fputs("no headline metric changed (misses, coherence events, runtime, accesses)\n", out);
+    json_array_foreach(h, i, m)
+    {
+        if (i == HEADLINE_LINES) {
+            fprintf(out, "(%zu more changed metrics: --format json)\n", n - i);
+            break;
+        }
+        const char *unit = json_string_value(json_object_get(m, "unit"));
+        const char *config = json_string_value(json_object_get(m, "config"));
+        const json_t *rel = json_object_get(m, "relative");
+        char d[48], a[48], b[48], r[32];
+        unit = unit ? unit : "count";
+        signed_value(d, sizeof d, json_number_value(json_object_get(m, "delta")), unit, 1);
+        signed_value(a, sizeof a, json_number_value(json_object_get(m, "a")), unit, 0);
+        signed_value(b, sizeof b, json_number_value(json_object_get(m, "b")), unit, 0);
+        if (json_is_number(rel))
+            snprintf(r, sizeof r, "(%+.1f %%)", 100 * json_number_value(rel));
+        else
+            snprintf(r, sizeof r, "(new)");
+        fprintf(out, "%-22s %14s %10s   A %s  B %s%s%s%s\n",
+                report_safe(json_string_value(json_object_get(m, "metric"))), d, r, a, b,
+                config && *config ? "  [" : "", config && *config ? config : "",
+                config && *config ? "]" : "");
+    }
+}
+
+/* The tables of rows a person acts on: sites, source lines / functions /
+ * objects (--by groups), cache lines; not their nested tables. */
+int pes_diff_row_table(const json_t *t)
+{
+    const char *name = json_string_value(json_object_get(t, "name"));
+    const char *last = name ? strrchr(name, '.') : NULL;
+    last = last ? last + 1 : name;
+    return last && (!strcmp(last, "sites") || !strcmp(last, "groups") || !strcmp(last, "objects") ||
+                    !strcmp(last, "cache_lines"));
+}
+
+/* Columns that say where a row is, not how much: never "largest changes". */
+static int place_column(const char *c)
+{
+    static const char *const place[] = {"line",      "column", "site",   "address", "offset",
+                                        "object_id", "group",  "stream", "cores"};
+    for (size_t i = 0; i < sizeof place / sizeof *place; i++)
+        if (!strcmp(c, place[i]))
+            return 1;
+    return 0;
+}
+
+size_t pes_diff_row_changes(const json_t *row, size_t *best, size_t max)
+{
+    const json_t *values = json_object_get(row, "values");
+    size_t n = json_array_size(values), nb = 0;
+    for (size_t i = 0; i < n && max; i++) {
+        const json_t *v = json_array_get(values, i), *dl = json_object_get(v, "delta");
+        const char *c = json_string_value(json_object_get(v, "column"));
+        if (!json_is_number(dl) || json_number_value(dl) == 0 || !c || place_column(c))
+            continue;
+        double w = fabs(json_number_value(dl));
+        size_t k = nb < max ? nb++ : max;
+        /* insertion into the best max, largest first (ties: column order) */
+        while (k > 0 && fabs(json_number_value(
+                            json_object_get(json_array_get(values, best[k - 1]), "delta"))) < w) {
+            if (k < max)
+                best[k] = best[k - 1];
+            k--;
+        }
+        if (k < max)
+            best[k] = i;
+    }
+    return nb;
+}
+
+/* A row's ROW_COLUMNS numeric columns with the largest |delta|. */
+static void row_changes(FILE *out, const json_t *row)
+{
+    const json_t *values = json_object_get(row, "values");
+    size_t best[ROW_COLUMNS], nb = pes_diff_row_changes(row, best, ROW_COLUMNS);
+    for (size_t k = 0; k < nb; k++) {
+        const json_t *v = json_array_get(values, best[k]);
+        char ca[64], cb[64], cd[64], cr[32];
+        cell(ca, sizeof ca, json_object_get(v, "a"), 0, 0);
+        cell(cb, sizeof cb, json_object_get(v, "b"), 0, 0);
+        cell(cd, sizeof cd, json_object_get(v, "delta"), 1, 0);
+        const json_t *rel = json_object_get(v, "relative");
+        if (json_is_number(rel))
+            snprintf(cr, sizeof cr, "%+.1f %%", 100 * json_number_value(rel));
+        else
+            snprintf(cr, sizeof cr, "-");
+        fprintf(out, "      %-34s %14s -> %-14s %14s %9s\n",
+                report_safe(json_string_value(json_object_get(v, "column"))), ca, cb, cd, cr);
+    }
+}
+
+static void row_tables(FILE *out, const json_t *diff, unsigned top)
+{
+    size_t t;
+    const json_t *table;
+    json_array_foreach(json_object_get(diff, "tables"), t, table)
+    {
+        long long changed = json_integer_value(json_object_get(table, "changed")),
+                  only_a = json_integer_value(json_object_get(table, "only_a")),
+                  only_b = json_integer_value(json_object_get(table, "only_b"));
+        if (!pes_diff_row_table(table) || (!changed && !only_a && !only_b))
+            continue;
+        size_t r, moved = 0, shown = 0, left = 0;
+        const json_t *row;
+        json_array_foreach(json_object_get(table, "rows"), r, row) moved +=
+            json_object_get(row, "matched_by") != NULL;
+        fprintf(out,
+                "\n%s: %lld changed (%zu of them matched across an edit), %lld only in A, %lld "
+                "only in B\n",
+                report_safe(json_string_value(json_object_get(table, "table"))), changed, moved,
+                only_a, only_b);
+        json_array_foreach(json_object_get(table, "rows"), r, row)
+        {
+            const char *status = json_string_value(json_object_get(row, "status"));
+            if (!strcmp(status, "same"))
+                continue;
+            if (top && shown == top) {
+                left++;
+                continue;
+            }
+            shown++;
+            const char *key = json_string_value(json_object_get(row, "key"));
+            const char *key_b = json_string_value(json_object_get(row, "key_b"));
+            const char *how = json_string_value(json_object_get(row, "matched_by"));
+            fprintf(out, "  %s", *key ? report_safe(key) : "(the row)");
+            if (key_b) /* report_safe has one buffer: key_b on its own call */
+                fprintf(out, "  -> B: %s (%s)", report_safe(key_b),
+                        how && !strcmp(how, "source") ? "same source text"
+                                                      : "same place in the function");
+            fprintf(out, "%s\n",
+                    !strcmp(status, "only_a")   ? "  [only in A]"
+                    : !strcmp(status, "only_b") ? "  [only in B]"
+                                                : "");
+            row_changes(out, row);
+        }
+        if (left)
+            fprintf(out, "  (%zu more rows differ: --top N, or --format json)\n", left);
+    }
+}
+
+int pes_diff_write_text(FILE *out, const json_t *diff, unsigned top, int all)
+{
+    headline(out, diff);
+    fputs("\npes-replay --diff: B against A (delta = B - A; relative = delta / |A|)\n", out);
+    side_line(out, "A", json_object_get(diff, "a"));
+    side_line(out, "B", json_object_get(diff, "b"));
+    row_tables(out, diff, top);
+    size_t unchanged = 0, n_tables = 0;
+    if (all) {
+        fputs("\nEvery changed value, table by table (--diff-all):\n", out);
+        dump_tables(out, diff, top, &unchanged, &n_tables);
+    } else {
+        size_t t;
+        const json_t *table;
+        json_array_foreach(json_object_get(diff, "tables"), t, table)
+        {
+            n_tables++;
+            unchanged += !json_integer_value(json_object_get(table, "changed")) &&
+                         !json_integer_value(json_object_get(table, "only_a")) &&
+                         !json_integer_value(json_object_get(table, "only_b"));
+        }
+    }
     fprintf(out, "\n%zu tables compared, %zu identical%s\n", n_tables, unchanged,
-            n_tables == unchanged ? ": the reports are the same" : "");
+            n_tables == unchanged ? ": the reports are the same"
+            : all                 ? ""
+                                  : " (--diff-all: every changed value by path)");
     return ferror(out) ? -1 : 0;
 }
 

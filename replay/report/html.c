@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "diff.h"
 #include "report.h"
 #include "report_util.h"
 #include "utf8.h"
@@ -628,6 +629,89 @@ static void runtime_trust(struct html *h, const json_t *rt)
     fputs(".</p>\n", h->out);
 }
 
+/* The simulation's misses of each level by cause, per configuration (the
+ * text report's simulation table). */
+static void miss_causes(struct html *h, const json_t *configs)
+{
+    static const char *const cause[] = {"compulsory", "capacity", "conflict", "coherence"};
+    FILE *out = h->out;
+    size_t c;
+    const json_t *cfg;
+    int any = 0;
+    json_array_foreach(configs, c, cfg)
+    {
+        const json_t *sl = json_object_get(json_object_get(cfg, "simulation"), "levels");
+        const json_t *hit = json_object_get(json_object_get(cfg, "model"), "hit_local");
+        if (!json_array_size(sl))
+            continue;
+        if (!any++) {
+            fputs("<h3>Misses by cause <small>(compulsory: first touch; capacity: a fully "
+                  "associative cache of the level's size misses too; conflict: it would hit; "
+                  "coherence: the line was invalidated)</small></h3>\n",
+                  out);
+            fprintf(out,
+                    "<div class=\"tw\"><table class=\"sortable\" id=\"t%d\"><thead><tr><th>"
+                    "cores</th><th>level</th><th>accesses</th><th>hit (%%)</th><th>model "
+                    "(%%)</th><th>compulsory</th><th>capacity</th><th>conflict</th><th>"
+                    "coherence</th></tr></thead><tbody>\n",
+                    h->tables++);
+        }
+        size_t l;
+        const json_t *lv;
+        json_array_foreach(sl, l, lv)
+        {
+            double a = num(json_object_get(lv, "accesses"));
+            fprintf(out,
+                    "<tr><td class=\"n\">%lld</td><td>L%zu</td><td class=\"n\">%.0f</td><td "
+                    "class=\"n\">%.2f</td><td class=\"n\">",
+                    (long long)json_integer_value(json_object_get(cfg, "cores")), l + 1, a,
+                    a > 0 ? 100 * num(json_object_get(lv, "hits")) / a : 0.0);
+            if (json_array_get(hit, l))
+                fprintf(out, "%.2f", 100 * num(json_array_get(hit, l)));
+            fputs("</td>", out);
+            for (size_t k = 0; k < sizeof cause / sizeof *cause; k++)
+                fprintf(out, "<td class=\"n\">%.0f</td>", num(json_object_get(lv, cause[k])));
+            fputs("</tr>\n", out);
+        }
+    }
+    if (any)
+        fputs("</tbody></table></div>\n", out);
+}
+
+/* Where the model and the simulation disagree (report_util.h, as the text
+ * report warns): a warning per configuration and level, naming conflict
+ * misses when they are a large share of the level's misses. */
+static void disagreements(struct html *h, const json_t *configs)
+{
+    size_t c;
+    const json_t *cfg;
+    json_array_foreach(configs, c, cfg)
+    {
+        const json_t *hit = json_object_get(json_object_get(cfg, "model"), "hit_local");
+        const json_t *sl = json_object_get(json_object_get(cfg, "simulation"), "levels");
+        for (size_t l = 0; hit && l < json_array_size(sl) && l < json_array_size(hit); l++) {
+            const json_t *lv = json_array_get(sl, l);
+            double a = num(json_object_get(lv, "accesses")),
+                   hits = num(json_object_get(lv, "hits"));
+            double model = num(json_array_get(hit, l)), sim = a > 0 ? hits / a : 0;
+            if (a <= 0 || fabs(sim - model) * 100 <= REPORT_DISAGREE_PP)
+                continue;
+            double share = a > hits ? num(json_object_get(lv, "conflict")) / (a - hits) : 0;
+            fprintf(h->out,
+                    "<p class=\"warn\">Warning: %lld cores, L%zu: the model (SDCM) says %.1f %% "
+                    "hits, the simulation %.1f %% (%+.1f pp)",
+                    (long long)json_integer_value(json_object_get(cfg, "cores")), l + 1,
+                    100 * model, 100 * sim, 100 * (sim - model));
+            if (share >= REPORT_CONFLICT_SHARE)
+                fprintf(h->out,
+                        "; %.0f %% of its misses are conflict misses: set conflicts, which the "
+                        "model (fully associative) does not see",
+                        100 * share);
+            fputs(".</p>\n", h->out);
+        }
+    }
+}
+
 /* The model vs simulation chart and the runtime chart of a full report. */
 static void model_charts(struct html *h, const json_t *configs)
 {
@@ -674,6 +758,8 @@ static void model_charts(struct html *h, const json_t *configs)
                   h->out);
             core_chart(h, "hit rate per level and core count", "hit rate (%)", 2 * nlev, np, v,
                        cores, ncfg);
+            miss_causes(h, configs);
+            disagreements(h, configs);
         }
         if (model) {
             const char *rn[] = {"predicted runtime"};
@@ -1126,6 +1212,64 @@ static void table(struct html *h, const char *title, const json_t *rows)
     fputs("</tbody></table></div>\n", out);
 }
 
+/* --diff: a table of rows (diff.h, pes_diff_row_table) as the text diff
+ * lists it: each row that differs, where it went in B when it was matched
+ * across an edit, and its largest changes, A, B, delta and relative. */
+static void diff_rows(struct html *h, const json_t *t)
+{
+    FILE *out = h->out;
+    const json_t *rows = json_object_get(t, "rows");
+    fputs("<h3>", out);
+    esc(out, json_string_value(json_object_get(t, "table")));
+    fprintf(
+        out,
+        " <small>(%lld changed, %lld only in A, %lld only in B)</small></h3>\n<div "
+        "class=\"tw\"><table class=\"sortable\" id=\"t%d\"><thead><tr><th>row (A)</th><th>in "
+        "B</th><th>status</th><th>column</th><th>A</th><th>B</th><th>delta</th><th>relative</th>"
+        "</tr></thead><tbody>\n",
+        (long long)json_integer_value(json_object_get(t, "changed")),
+        (long long)json_integer_value(json_object_get(t, "only_a")),
+        (long long)json_integer_value(json_object_get(t, "only_b")), h->tables++);
+    size_t i, shown = 0;
+    const json_t *r;
+    json_array_foreach(rows, i, r)
+    {
+        const char *status = json_string_value(json_object_get(r, "status"));
+        if (!status || !strcmp(status, "same") || shown == HTML_TOP_ROWS)
+            continue;
+        shown++;
+        size_t best[3], n = pes_diff_row_changes(r, best, 3);
+        for (size_t k = 0; k < (n ? n : 1); k++) {
+            const json_t *v = n ? json_array_get(json_object_get(r, "values"), best[k]) : NULL;
+            const char *key_b = json_string_value(json_object_get(r, "key_b"));
+            const char *how = json_string_value(json_object_get(r, "matched_by"));
+            fputs("<tr><td>", out);
+            esc(out, json_string_value(json_object_get(r, "key")));
+            fputs("</td><td>", out);
+            if (key_b) {
+                esc(out, key_b);
+                fputs(how && !strcmp(how, "source") ? " (same source text)"
+                                                    : " (same place in the function)",
+                      out);
+            }
+            fputs("</td><td>", out);
+            esc(out, status);
+            fputs("</td><td>", out);
+            if (v) {
+                esc(out, json_string_value(json_object_get(v, "column")));
+                static const char *const f[] = {"a", "b", "delta", "relative"};
+                for (int c = 0; c < 4; c++) {
+                    fputs("</td><td class=\"n\">", out);
+                    scalar(out, json_object_get(v, f[c]));
+                }
+            } else
+                fputs("</td><td></td><td></td><td></td><td>", out);
+            fputs("</td></tr>\n", out);
+        }
+    }
+    fputs("</tbody></table></div>\n", out);
+}
+
 /* --diff: A and B side by side for the rows of a table of lines or objects
  * (its rank column, or accesses). */
 static void diff_bars(struct html *h, const json_t *t)
@@ -1313,8 +1457,15 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                         if (last && (!strcmp(last, "groups") || !strcmp(last, "objects") ||
                                      !strcmp(last, "cache_lines") || !strcmp(last, "sites")))
                             diff_bars(h, t);
+                        if (pes_diff_row_table(t) &&
+                            (json_integer_value(json_object_get(t, "changed")) ||
+                             json_integer_value(json_object_get(t, "only_a")) ||
+                             json_integer_value(json_object_get(t, "only_b"))))
+                            diff_rows(h, t);
                     }
-                } else if (strcmp(k, "levels") != 0)
+                } else if (!strcmp(k, "headline")) /* --diff: the changes it leads with */
+                    table(h, "Largest changes (B - A)", x);
+                else if (strcmp(k, "levels") != 0)
                     table(h, sub, x);
             } else if (json_is_object(x) && strcmp(k, "trace") && strcmp(k, "machine"))
                 walk(h, x, sub, sptr, depth + 1);

@@ -246,3 +246,28 @@ void report_print_table(FILE *out, const struct pes_rnode *rows)
         fputc('\n', out);
     }
 }
+
+size_t report_model_disagreements(const struct pes_rnode *c, struct report_disagreement *out,
+                                  size_t cap)
+{
+    const struct pes_rnode *local = pes_r_get(pes_r_get(c, "model"), "hit_local");
+    const struct pes_rnode *levels = pes_r_get(pes_r_get(c, "simulation"), "levels");
+    size_t n = 0;
+    for (size_t l = 0; local && l < pes_r_count(levels) && l < pes_r_count(local) && n < cap; l++) {
+        const struct pes_rnode *lv = pes_r_at(levels, l);
+        uint64_t reaching = pes_r_get_u(lv, "accesses"), hits = pes_r_get_u(lv, "hits");
+        if (!reaching)
+            continue; /* nothing reached it: no rate to compare */
+        double sim = (double)hits / (double)reaching, model = pes_r_f(pes_r_at(local, l));
+        if (100.0 * (sim > model ? sim - model : model - sim) <= REPORT_DISAGREE_PP)
+            continue;
+        uint64_t misses = reaching - hits;
+        out[n++] = (struct report_disagreement){
+            .level = (unsigned)l + 1,
+            .model = model,
+            .sim = sim,
+            .conflict_share = misses ? (double)pes_r_get_u(lv, "conflict") / (double)misses : 0.0,
+        };
+    }
+    return n;
+}

@@ -11,6 +11,21 @@
 #include "pes/trace.h"
 #include "report.h"
 
+/* A level where the model (SDCM, fully associative) and the simulation
+ * disagree on the local hit rate by more than REPORT_DISAGREE_PP points:
+ * its rates and the share of its simulated misses that are conflict misses
+ * (named as the likely cause from REPORT_CONFLICT_SHARE on). */
+#define REPORT_DISAGREE_PP    5.0
+#define REPORT_CONFLICT_SHARE 0.25
+struct report_disagreement {
+    unsigned level; /* 1 = L1 */
+    double model, sim, conflict_share;
+};
+/* The disagreements of configuration c (a "configs" entry with "model" and
+ * "simulation"), up to cap of them, L1 first; their number. */
+size_t report_model_disagreements(const struct pes_rnode *c, struct report_disagreement *out,
+                                  size_t cap);
+
 /* 1234567 -> "1,234,567" */
 void report_count(char *buf, size_t len, uint64_t v);
 /* 32768 -> "32 KiB" */

@@ -494,37 +494,56 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
     fprintf(out, "\nSimulation (set-associative LRU + MESI) — %s%u %s\n",
             mimicked ? "mimicked " : "", (unsigned)pes_r_get_u(c, "cores"),
             mimicked ? "cores" : "threads, one core each");
-    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "level", "accesses", "hit", "model",
-            "compulsory", "capacity", "coherence");
-    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s\n", "", "(#)", "(%)", "(%)", "(#)", "(#)",
-            "(#)");
+    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s %12s\n", "level", "accesses", "hit", "model",
+            "compulsory", "capacity", "coherence", "conflict");
+    fprintf(out, "  %-5s %14s %9s %9s %12s %12s %12s %12s\n", "", "(#)", "(%)", "(%)", "(#)", "(#)",
+            "(#)", "(#)");
     const struct pes_rnode *levels = pes_r_get(sim, "levels");
     int unreached = 0;
     for (size_t l = 0; l < pes_r_count(levels); l++) {
         const struct pes_rnode *lv = pes_r_at(levels, l);
         uint64_t reaching = pes_r_get_u(lv, "accesses");
-        char buf[32], m1[32], m2[32], m3[32], hit[32];
+        char buf[32], m1[32], m2[32], m3[32], m4[32], hit[32];
         report_count(buf, sizeof buf, reaching);
         count(m1, sizeof m1, lv, "compulsory");
         count(m2, sizeof m2, lv, "capacity");
         count(m3, sizeof m3, lv, "coherence");
+        count(m4, sizeof m4, lv, "conflict");
         /* no access reached the level: no hit rate (not 0 %) */
         if (reaching)
             snprintf(hit, sizeof hit, "%8.2f%%",
                      100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching);
         else
             snprintf(hit, sizeof hit, "%9s", "-"), unreached = 1;
-        fprintf(out, "  L%-4zu %14s %s %8.2f%% %12s %12s %12s\n", l + 1, buf, hit,
-                100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3);
+        fprintf(out, "  L%-4zu %14s %s %8.2f%% %12s %12s %12s %12s
+", l + 1, buf, hit,
+                100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3, m4);
     }
     fprintf(out, "  (#: a count, %%: a share; accesses: line accesses reaching the level; hit: "
                  "simulated local hit\n"
-                 "   rate; model: SDCM's; compulsory / capacity / coherence: misses by cause, "
-                 "coherence = the line\n"
-                 "   was invalidated)\n");
+                 "   rate; model: SDCM's; misses by cause: compulsory = first touch, capacity = "
+                 "a fully associative\n"
+                 "   cache of the same size misses too, coherence = the line was invalidated, "
+                 "conflict = a fully\n"
+                 "   associative cache of the same size would hit: set conflicts)\n");
     if (unreached)
         fprintf(out,
                 "  (hit \"-\": no access reached the level: every one hit a level above it)\n");
+    struct report_disagreement dis[8];
+    size_t n_dis = report_model_disagreements(c, dis, 8);
+    for (size_t i = 0; i < n_dis; i++) {
+        char why[160] = "";
+        if (dis[i].conflict_share >= REPORT_CONFLICT_SHARE)
+            snprintf(why, sizeof why,
+                     "; %.0f %% of its misses are conflict misses: set conflicts, which the "
+                     "model (fully associative) does not see",
+                     100.0 * dis[i].conflict_share);
+        fprintf(out,
+                "  warning: L%u: the model (SDCM) says %.1f %% hits, the simulation %.1f %% "
+                "(%+.1f pp)%s\n",
+                dis[i].level, 100.0 * dis[i].model, 100.0 * dis[i].sim,
+                100.0 * (dis[i].sim - dis[i].model), why);
+    }
     const struct pes_rnode *inv = pes_r_get(sim, "invalidations"),
                            *coh = pes_r_get(sim, "coherence_misses"),
                            *tr = pes_r_get(sim, "transfers");

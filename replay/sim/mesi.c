@@ -10,6 +10,7 @@
  */
 #include "mesi.h"
 #include "cachesim.h"
+#include "shadow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,14 +78,18 @@ struct pes_sim {
     const struct pes_sim_access *cur;
     /* cfg->partition_bits: the lines simulated are those with (line & part_mask) == part */
     uint64_t part_mask, part;
+    /* the capacity / conflict split: its own shadow (whole simulations), or
+     * the bits pes_sim_access_batch_shadow hands over (NULL: none) */
+    struct pes_sim_shadow *shadow;
+    const uint8_t *shadow_hits;
 };
 
 static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind,
                         int is_true)
 {
     if (s->on_event) {
-        struct pes_sim_event ev = {s->cur, line << s->line_shift, other, (uint8_t)kind,
-                                   (uint8_t)is_true};
+        struct pes_sim_event ev = {s->cur,        line << s->line_shift, other,
+                                   (uint8_t)kind, (uint8_t)is_true,      0};
         s->on_event(s->event_ctx, &ev);
     }
 }
@@ -240,6 +245,7 @@ void pes_sim_destroy(struct pes_sim *s)
     if (!s)
         return;
     pes_hier_destroy(s->hier);
+    pes_sim_shadow_destroy(s->shadow);
     free(s->core_socket);
     free(s->core_thread);
     free(s->dir);
@@ -333,6 +339,11 @@ struct pes_sim *pes_sim_create(const struct pes_sim_config *cfg, struct pes_erro
         return NULL;
     }
     pes_hier_set_holders(s->hier, holders);
+    if (cfg->partition_bits == 0 &&
+        !(s->shadow = pes_sim_shadow_create(m, n_cores, s->core_socket, err))) {
+        pes_sim_destroy(s);
+        return NULL;
+    }
     s->n_levels = m->n_levels;
     s->n_private = pes_hier_private_levels(s->hier);
     uint32_t line = m->level[0].line;
@@ -452,8 +463,10 @@ static void invalidate_others(struct pes_sim *s, struct dir_entry *e, uint64_t *
     }
 }
 
+/* fa: the shadow's bits (shadow.h): bit k set when a fully associative
+ * cache of level k's size held the line. */
 static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line, uint64_t bytes,
-                       int rd, int wr, struct pes_sim_stats *st)
+                       int rd, int wr, uint32_t fa, struct pes_sim_stats *st)
 {
     struct pes_sim_stats *tot = &s->totals, *th = &s->threads[t];
     ADD3(accesses, 1);
@@ -506,13 +519,18 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
     uint64_t *mine = mask_of(s, e, c);
     s->last_line[c] = line;
     s->last_slot[c] = j;
+    int l1_cause = -1; /* the L1 miss's class, reported after the access's other events */
     for (uint32_t k = 0; k < hit; k++) {
         int cls;
         if (k < s->n_private)
             cls = hit < s->n_private ? PES_SIM_CAPACITY : pclass;
         else
             cls = hit < s->n_levels ? PES_SIM_CAPACITY : sclass;
+        if (cls == PES_SIM_CAPACITY && (fa >> k & 1))
+            cls = PES_SIM_CONFLICT;
         ADD3(misses[k][cls], 1);
+        if (k == 0)
+            l1_cause = cls;
     }
     if (hit < s->n_levels)
         ADD3(hits[hit], 1);
@@ -603,6 +621,11 @@ static int access_line(struct pes_sim *s, uint32_t c, uint32_t t, uint64_t line,
         e->sock_touched |= sbit;
         e->sock_lost &= ~sbit;
     }
+    if (l1_cause >= 0 && s->on_event) {
+        struct pes_sim_event ev = {s->cur, line << s->line_shift, c, PES_SIM_EV_MISS,
+                                   0,      (uint8_t)l1_cause};
+        s->on_event(s->event_ctx, &ev);
+    }
     return 0;
 }
 
@@ -618,6 +641,12 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
                       s->n_threads);
         return -1;
     }
+    if (!s->shadow && !s->shadow_hits) {
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "sim: a partition's capacity / conflict split needs the shadow of every "
+                      "line (pes_sim_access_batch_shadow)");
+        return -1;
+    }
     struct pes_sim_stats *st = NULL; /* its site's row, once it has a line here */
     s->cur = a;
     uint64_t size = a->size ? a->size : 1;
@@ -628,7 +657,10 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     int rd = a->is_read != 0, wr = a->is_write != 0;
     if (!rd && !wr)
         rd = 1;
+    const uint8_t *given = s->shadow_hits ? s->shadow_hits + a->shadow_at : NULL;
     for (uint64_t line = first >> s->line_shift; line <= last >> s->line_shift; line++) {
+        /* the shadow sees every line, before the caches (its bits are the state before) */
+        uint32_t fa = given ? *given++ : (uint32_t)pes_sim_shadow_access(s->shadow, a->core, line);
         if ((line & s->part_mask) != s->part) { /* another partition's line */
             if (line == UINT64_MAX >> s->line_shift)
                 break;
@@ -639,7 +671,7 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
         uint64_t base = line << s->line_shift;
         uint64_t lo = first > base ? first - base : 0;
         uint64_t hi = last - base >= lsz ? lsz : last - base + 1;
-        if (access_line(s, a->core, a->thread, line, byte_mask(s, lo, hi), rd, wr, st) != 0)
+        if (access_line(s, a->core, a->thread, line, byte_mask(s, lo, hi), rd, wr, fa, st) != 0)
             goto nomem;
         if (line == UINT64_MAX >> s->line_shift)
             break;
@@ -678,6 +710,15 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
         }
     }
     return 0;
+}
+
+int pes_sim_access_batch_shadow(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
+                                const uint8_t *hits, struct pes_error *err)
+{
+    s->shadow_hits = hits;
+    int rc = pes_sim_access_batch(s, a, n, err);
+    s->shadow_hits = NULL;
+    return rc;
 }
 
 uint32_t pes_sim_partition_bits(const struct pes_machine *m, uint64_t page_size)

@@ -13,7 +13,9 @@
  *    every piece counts as an access (accesses >= records).
  *  - Misses at each level are compulsory (first time THIS core / socket holds
  *    the line), coherence (the core / socket lost its copy to another core's
- *    write and has not held it since) or capacity-conflict (everything else).
+ *    write and has not held it since), conflict (a fully associative LRU
+ *    cache of the level's size, fed every access of the core / socket, would
+ *    have held the line: shadow.h) or capacity (everything else).
  *  - Invalidations caused (Marathe et al. §4): a write that removes the line
  *    from another core's private caches; counted once per invalidated core, at
  *    the writing site and thread. True sharing (Marathe §8) if the written
@@ -47,9 +49,10 @@
 
 enum pes_sim_miss_class {
     PES_SIM_COMPULSORY = 0,
-    PES_SIM_CAPACITY = 1, /* capacity or conflict */
+    PES_SIM_CAPACITY = 1, /* a fully associative cache of the same size misses too */
     PES_SIM_COHERENCE = 2,
-    PES_SIM_MISS_CLASSES = 3,
+    PES_SIM_CONFLICT = 3, /* a fully associative cache of the same size would hit */
+    PES_SIM_MISS_CLASSES = 4,
 };
 
 struct pes_sim_stats {
@@ -76,7 +79,8 @@ enum pes_sim_event_kind {
     PES_SIM_EV_INVALIDATION = 0,   /* the access's write removed the line from `other` */
     PES_SIM_EV_COHERENCE_MISS = 1, /* the access missed a line `other` invalidated */
     PES_SIM_EV_TRANSFER =
-        2, /* the line moved from `other` to the access's core (a store involved) */
+        2,               /* the line moved from `other` to the access's core (a store involved) */
+    PES_SIM_EV_MISS = 3, /* the access missed the line in L1, for `cause`; after its other events */
 };
 struct pes_sim_access;
 struct pes_sim_event {
@@ -85,6 +89,7 @@ struct pes_sim_event {
     uint32_t other;                      /* the other core */
     uint8_t kind;                        /* enum pes_sim_event_kind */
     uint8_t is_true;                     /* true sharing (the definitions above) */
+    uint8_t cause;                       /* PES_SIM_EV_MISS: enum pes_sim_miss_class */
 };
 
 struct pes_sim_config {
@@ -110,7 +115,8 @@ struct pes_sim_access {
     uint32_t thread;
     uint32_t site; /* UINT32_MAX if unknown */
     uint8_t is_read;
-    uint8_t is_write; /* both set for read-modify-write; neither set counts as a read */
+    uint8_t is_write;   /* both set for read-modify-write; neither set counts as a read */
+    uint32_t shadow_at; /* pes_sim_access_batch_shadow: its lines' shadow bits start here */
 };
 
 struct pes_sim;
@@ -125,6 +131,15 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
 int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
                          struct pes_error *err);
 
+/* The same with the capacity / conflict split given: hits[a[i].shadow_at + j]
+ * is pes_sim_shadow_access's answer for the j-th line of a[i] (every line of
+ * it, also those of other partitions: pes_sim_shadow_range). A simulation of
+ * one address partition takes them from one shadow fed every access (its
+ * own shadow would see only its lines); a whole one computes them itself
+ * in pes_sim_access(_batch). */
+int pes_sim_access_batch_shadow(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
+                                const uint8_t *hits, struct pes_error *err);
+
 /*
  * Address partitions. The simulation splits exactly by the low b bits of
  * the line number when every level's set index keeps those bits (sets a
@@ -137,7 +152,9 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
  * taking its lines) and adding the results with pes_sim_absorb gives every
  * count of the whole simulation, provided each core runs one thread
  * throughout (its last thread is per partition: pes-replay maps thread t to
- * core t). A partition's caches hold 1/2^b of the sets.
+ * core t). A partition's caches hold 1/2^b of the sets. The capacity /
+ * conflict split needs a fully associative shadow of all lines: partitions
+ * take it from pes_sim_access_batch_shadow (pes_sim_access refuses them).
  */
 #define PES_SIM_MAX_PARTITION_BITS 8u
 /* The largest b for this machine and page size (0: no split), at most

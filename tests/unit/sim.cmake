@@ -4,3 +4,5 @@ pes_add_unit_test(test_mesi SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mesi.c LIBS p
 pes_add_unit_test(test_rt_truth SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rt_truth.c LIBS pes_sampling)
 # Address partitions of the simulation: set-index geometry of every preset and crafted ones, whole = sum of parts.
 pes_add_unit_test(test_sim_partition SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sim_partition.c LIBS pes_sim pes_model)
+# Miss causes (compulsory / capacity / conflict / coherence): hand-built traces, brute-force caches, the shadow's LRU stacks.
+pes_add_unit_test(test_miss_causes SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_miss_causes.c LIBS pes_sim)

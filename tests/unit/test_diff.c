@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "diff.h"
 #include "tables.h"
@@ -276,12 +278,159 @@ static void test_cut(void **state)
     json_decref(d);
 }
 
+/* The row of a diff table that A's row of this key became (B's rows of
+ * the same key that nothing matched are listed apart, "only_b"). */
+static const json_t *row_keyed(const json_t *t, const char *key)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(t, "rows"), i, r)
+    {
+        if (strcmp(json_string_value(json_object_get(r, "key")), key) == 0 &&
+            strcmp(json_string_value(json_object_get(r, "status")), "only_b") != 0)
+            return r;
+    }
+    fail_msg("no row %s", key);
+    return NULL;
+}
+
+/* Two checkouts of one file, B with two lines inserted above f's loop:
+ * the rows of f's lines match by source text, not by number (B's line 3
+ * has other text than A's line 3: that key pair is undone); without source
+ * files, by place among f's rows. */
+static void test_edit_matching(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/pes_test_diff_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pa[64], pb[64], ta[1024], tb[1024];
+    snprintf(pa, sizeof pa, "%s/a.c", dir);
+    snprintf(pb, sizeof pb, "%s/b.c", dir);
+    FILE *f = fopen(pa, "w");
+    fputs(
+        "int f(void) {\n  int s = 0;\n  for (i = 0; i < n; i++)\n    s += x[i];\n  return s;\n}\n",
+        f);
+    fclose(f);
+    f = fopen(pb, "w");
+    fputs("int f(void) {\n  int s = 0;\n  /* inserted */\n\n  for (i = 0; i < n; i++)\n"
+          "      s  +=  x[i];\n  return s;\n}\n",
+          f);
+    fclose(f);
+    /* rows as --by line lists them; the file names differ only by directory
+     * in real checkouts: here b.c is renamed a.c by its report */
+    const char *row = "{\"key\":\"a.c:%d f\",\"file\":\"%s\",\"line\":%d,\"function\":\"f\","
+                      "\"l1_misses\":%d}";
+    char r1[256], r2[256];
+    snprintf(r1, sizeof r1, row, 3, pa, 3, 100);
+    snprintf(r2, sizeof r2, row, 4, pa, 4, 800);
+    snprintf(ta, sizeof ta, "{\"pes_replay_json\":1,\"groups\":[%s,%s]}", r1, r2);
+    /* B's lines 5 and 6 hold A's 3 and 4; B's line 3 (a comment) has no row */
+    char dir_b[80];
+    snprintf(dir_b, sizeof dir_b, "%s/b", dir);
+    assert_int_equal(mkdir(dir_b, 0700), 0);
+    char pb2[96];
+    snprintf(pb2, sizeof pb2, "%s/a.c", dir_b);
+    assert_int_equal(rename(pb, pb2), 0);
+    snprintf(r1, sizeof r1, row, 5, pb2, 5, 100);
+    snprintf(r2, sizeof r2, row, 6, pb2, 6, 100);
+    /* and a B row keyed a.c:3, whose line 3 is now the comment */
+    char r3[256];
+    snprintf(r3, sizeof r3, row, 3, pb2, 3, 1);
+    snprintf(tb, sizeof tb, "{\"pes_replay_json\":1,\"groups\":[%s,%s,%s]}", r1, r2, r3);
+    json_t *a = parse(ta), *b = parse(tb), *ia = parse("{\"path\":\"A\"}");
+    json_t *d = pes_diff_reports(a, b, ia, ia);
+    assert_non_null(d);
+    const json_t *t = table_named(d, "groups");
+    const json_t *hot = row_keyed(t, "key=a.c:4 f");
+    assert_string_equal(json_string_value(json_object_get(hot, "key_b")), "key=a.c:6 f");
+    assert_string_equal(json_string_value(json_object_get(hot, "matched_by")), "source");
+    assert_int_equal(json_integer_value(json_object_get(value_of(hot, "l1_misses"), "delta")),
+                     -700);
+    /* a.c:3 has a B row of that key, but B's line 3 is the comment: the
+     * text decides, and the loop went to line 5 */
+    const json_t *loop = row_keyed(t, "key=a.c:3 f");
+    assert_string_equal(json_string_value(json_object_get(loop, "key_b")), "key=a.c:5 f");
+    assert_int_equal(json_integer_value(json_object_get(t, "only_a")), 0);
+    assert_int_equal(json_integer_value(json_object_get(t, "only_b")), 1); /* B's a.c:3 */
+    json_decref(d);
+    /* the sources gone: keys first (a.c:3 with a.c:3: no text says
+     * otherwise), then by place among f's rows: A's line 4 is f's second
+     * row (ordinal 1), and so is B's line 5; B's line 6 is left */
+    assert_int_equal(remove(pa), 0);
+    assert_int_equal(remove(pb2), 0);
+    d = pes_diff_reports(a, b, ia, ia);
+    t = table_named(d, "groups");
+    loop = row_keyed(t, "key=a.c:3 f");
+    assert_null(json_object_get(loop, "key_b"));
+    hot = row_keyed(t, "key=a.c:4 f");
+    assert_string_equal(json_string_value(json_object_get(hot, "matched_by")), "order");
+    assert_string_equal(json_string_value(json_object_get(hot, "key_b")), "key=a.c:5 f");
+    assert_int_equal(json_integer_value(json_object_get(t, "only_b")), 1);
+    json_decref(d);
+    rmdir(dir_b);
+    rmdir(dir);
+    json_decref(a);
+    json_decref(b);
+    json_decref(ia);
+}
+
+/* The headline: counts by |delta| first (L1 misses -900 before writebacks
+ * +50 and L2 misses +10), then other metrics by |relative| (runtime -75 %,
+ * L1 hit rate +50 %); unchanged metrics left out (accesses, invalidations:
+ * 3 -> 3, L2 hit rate); relative = delta / |A|. */
+static void test_headline(void **state)
+{
+    (void)state;
+    json_t *a = parse("{\"trace\":{\"accesses\":1000},\"configs\":[{\"cores\":2,\"mimicked\":false,"
+                      "\"simulation\":{\"levels\":[{\"accesses\":1000,\"hits\":0},"
+                      "{\"accesses\":1000,\"hits\":900}],\"writebacks\":10,"
+                      "\"invalidations\":{\"true\":1,\"false\":2}},"
+                      "\"model\":{\"hit_local\":[0.5,0.5],\"runtime\":{\"total_seconds\":2}}}]}");
+    json_t *b =
+        parse("{\"trace\":{\"accesses\":1000},\"configs\":[{\"cores\":2,\"mimicked\":false,"
+              "\"simulation\":{\"levels\":[{\"accesses\":1000,\"hits\":900},"
+              "{\"accesses\":110,\"hits\":0}],\"writebacks\":60,"
+              "\"invalidations\":{\"true\":2,\"false\":1}},"
+              "\"model\":{\"hit_local\":[0.75,0.5],\"runtime\":{\"total_seconds\":0.5}}}]}");
+    json_t *h = pes_diff_headline(a, b);
+    assert_non_null(h);
+    static const char *const want[] = {"L1 misses", "writebacks", "L2 misses", "predicted runtime",
+                                       "L1 hit rate (model)"};
+    assert_int_equal(json_array_size(h), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(h, i), "metric")),
+                            want[i]);
+    const json_t *l1 = json_array_get(h, 0);
+    assert_int_equal(json_integer_value(json_object_get(l1, "a")), 1000);
+    assert_int_equal(json_integer_value(json_object_get(l1, "b")), 100);
+    assert_int_equal(json_integer_value(json_object_get(l1, "delta")), -900);
+    assert_true(json_real_value(json_object_get(l1, "relative")) == -0.9);
+    assert_string_equal(json_string_value(json_object_get(l1, "config")), "cores=2");
+    /* the text writer's first line */
+    json_t *ia = parse("{\"path\":\"A\",\"kind\":\"full\",\"input\":\"json\"}");
+    json_t *d = pes_diff_reports(a, b, ia, ia);
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(pes_diff_write_text(f, d, 10, 0), 0);
+    fclose(f);
+    assert_memory_equal(buf, "L1 misses", 9);
+    char *first = strtok(buf, "\n");
+    assert_non_null(strstr(first, " -900 "));
+    assert_non_null(strstr(first, "(-90.0 %)"));
+    json_decref(d);
+    json_decref(ia);
+    json_decref(h);
+    json_decref(a);
+    json_decref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_keys),  cmocka_unit_test(test_diff_rows),
-        cmocka_unit_test(test_kinds), cmocka_unit_test(test_csv_field),
-        cmocka_unit_test(test_cut),
+        cmocka_unit_test(test_keys),     cmocka_unit_test(test_diff_rows),
+        cmocka_unit_test(test_kinds),    cmocka_unit_test(test_csv_field),
+        cmocka_unit_test(test_cut),      cmocka_unit_test(test_edit_matching),
+        cmocka_unit_test(test_headline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 
 #include "cachesim.h"
 #include "mesi.h"
+#include "shadow.h"
 
 static uint64_t rng(uint64_t *x)
 {
@@ -161,7 +162,7 @@ static struct pes_machine small_machine(void)
 }
 
 struct counted {
-    uint64_t events[3];
+    uint64_t events[4];
 };
 
 static void count_event(void *ctx, const struct pes_sim_event *ev)
@@ -258,16 +259,33 @@ static void whole_equals_partitions(void **st)
             struct pes_sim *whole = make(&m, pages[pi], 0, 0, &cw);
             struct pes_error err = {0};
             assert_int_equal(pes_sim_access_batch(whole, acc, N, &err), 0);
+            /* the partitions' capacity / conflict split: one shadow fed every access */
+            struct pes_sim_shadow *sh = pes_sim_shadow_create(&m, CORES, core_socket, &err);
+            assert_non_null(sh);
+            size_t n_hits = 0;
+            for (size_t i = 0; i < N; i++)
+                n_hits += pes_sim_shadow_lines(acc[i].addr, acc[i].size, 6);
+            uint8_t *hits = malloc(n_hits);
+            assert_non_null(hits);
+            for (size_t i = 0, at = 0; i < N; i++) {
+                acc[i].shadow_at = (uint32_t)at;
+                at += pes_sim_shadow_range(sh, acc[i].core, acc[i].addr, acc[i].size, 6, hits + at);
+            }
+            pes_sim_shadow_destroy(sh);
             for (uint32_t bits = 1; bits <= most; bits++) {
                 struct counted cp = {{0}};
                 struct pes_sim *sum = NULL;
                 for (uint32_t p = 0; p < 1u << bits; p++) {
                     struct pes_sim *s = make(&m, pages[pi], bits, p, &cp);
+                    /* its own shadow would see only its lines: refused */
+                    assert_int_equal(pes_sim_access(s, acc, &err), -1);
+                    assert_int_equal(err.code, PES_ERR_ARG);
                     /* in pieces, as the replay's slots hand them over */
                     for (size_t at = 0; at < N; at += 7777)
-                        assert_int_equal(
-                            pes_sim_access_batch(s, acc + at, N - at < 7777 ? N - at : 7777, &err),
-                            0);
+                        assert_int_equal(pes_sim_access_batch_shadow(s, acc + at,
+                                                                     N - at < 7777 ? N - at : 7777,
+                                                                     hits, &err),
+                                         0);
                     if (!sum) {
                         sum = s;
                         continue;
@@ -279,9 +297,12 @@ static void whole_equals_partitions(void **st)
                 assert_memory_equal(cw.events, cp.events, sizeof cw.events);
                 pes_sim_destroy(sum);
             }
-            /* the stream makes every kind of event (else the test proves little) */
-            for (int k = 0; k < 3; k++)
+            /* the stream makes every kind of event and miss cause (else the test proves little) */
+            for (int k = 0; k < 4; k++)
                 assert_true(cw.events[k] > 100);
+            for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
+                assert_true(pes_sim_totals(whole)->misses[0][c] > 100);
+            free(hits);
             assert_true(pes_sim_writebacks(whole) > 100);
             pes_sim_destroy(whole);
         }

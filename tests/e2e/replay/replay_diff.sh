@@ -23,7 +23,7 @@ done
 "$PES_BIN/pes-replay" --diff "$work/adjacent.zst" "$work/padded.zst" "${opts[@]}" --format json >"$work/dt.json"
 "$PES_BIN/pes-replay" --diff "$work/adjacent.json" "$work/padded.json" --format json >"$work/dj.json"
 "$PES_BIN/pes-replay" --diff "$work/adjacent.zst" "$work/padded.zst" "${opts[@]}" --format csv >"$work/d.csv"
-"$PES_BIN/pes-replay" --diff "$work/adjacent.zst" "$work/padded.zst" "${opts[@]}" >"$work/d.txt"
+"$PES_BIN/pes-replay" --diff "$work/adjacent.zst" "$work/padded.zst" "${opts[@]}" --diff-all >"$work/d.txt"
 "$PES_BIN/pes-replay" --diff "$work/adjacent.json" "$work/adjacent.json" >"$work/same.txt"
 
 "${PYTHON:-python3}" - "$work" "$PES_SRC/docs" "$line" <<'PY' || fail "diff check"
@@ -80,7 +80,7 @@ assert len(rows) - 1 == n_values, (len(rows) - 1, n_values)
 hit = [r for r in rows if r[0] == t["table"] and r[1] == row["key"] and r[3] == "invalidations.false"]
 assert hit == [[t["table"], row["key"], "changed", "invalidations.false", "count", str(own_a), "0", str(-own_a), "-1"]], hit
 
-# text: the line's change as "A B delta"
+# text (--diff-all): the line's change as "A B delta"
 txt = open(os.path.join(work, "d.txt")).read()
 fmt = lambda n: f"{n:,}"
 want = f"invalidations.false {fmt(own_a)} 0 -{fmt(own_a)} -100.00%"
