@@ -445,9 +445,15 @@ json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
         json_object_set_new(out, "pes_diff_json", json_integer(PES_DIFF_JSON_VERSION));
         json_object_set_new(out, "a", json_deep_copy(a_info));
         json_object_set_new(out, "b", json_deep_copy(b_info));
-        /* the report's root is the one row of the table "totals" */
-        json_array_append((json_t *)ta, (json_t *)a);
-        json_array_append((json_t *)tb, (json_t *)b);
+        /* the report's root is the one row of the table "totals"; without its
+         * findings (findings.h): sentences drawn from the numbers compared here */
+        json_t *ra = json_copy((json_t *)a), *rb = json_copy((json_t *)b);
+        if (!ra || !rb)
+            d.failed = 1;
+        json_object_del(ra, "findings");
+        json_object_del(rb, "findings");
+        json_array_append_new(ta, ra);
+        json_array_append_new(tb, rb);
         diff_table(&d, "", "", ta, tb);
         json_t *root = json_array_get(d.tables, 0);
         json_object_set_new(root, "table", json_string("totals"));
