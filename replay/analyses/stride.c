@@ -29,7 +29,7 @@
 
 enum {
     STRIDE_ROWS = 64, /* the rows the findings may rank (they list at most 5) */
-    RECENT = 8        /* previous accesses an access is measured against: an unroll by 4 of two arrays */
+    RECENT = 8 /* previous accesses an access is measured against: an unroll by 4 of two arrays */
 };
 
 struct counts {
@@ -37,13 +37,14 @@ struct counts {
 };
 
 struct entry {
-    uint64_t key;  /* hash of (thread, line) + 1; 0 marks a free slot */
-    uint64_t line; /* hash of the source line (file, line), or of the site without one */
+    uint64_t key;          /* hash of (thread, line) + 1; 0 marks a free slot */
+    uint64_t line;         /* hash of the source line (file, line), or of the site without one */
     uint32_t stream, site; /* site: the line's smallest site id (names it) */
     uint64_t accesses, bytes;
     struct counts head, tail; /* pairs of the part's first RECENT accesses, and of the rest */
     uint64_t first[RECENT];   /* the part's first RECENT accesses */
-    uint64_t recent[RECENT];  /* the last RECENT, a ring: the next goes to recent[accesses % RECENT] */
+    uint64_t
+        recent[RECENT]; /* the last RECENT, a ring: the next goes to recent[accesses % RECENT] */
 };
 
 struct site_line {

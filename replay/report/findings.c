@@ -26,11 +26,14 @@
  *  - a false-sharing line: more of its transfers false than true (the
  *    simulation's classification, docs/simulation.md); a true-sharing line
  *    the reverse.
- *  - a strided site: at least half of its consecutive accesses (one
- *    thread's) land on another line and its smallest non-zero stride is at
- *    least a line: each line fetched then serves one access (8 of 64 bytes
- *    for a double), whereas a unit-stride walk crosses a line once every
- *    line / size accesses (one in 8).
+ *  - a strided source line: at least half of a thread's accesses land on
+ *    another line than the nearest of its previous ones (stride.c) and the
+ *    smallest non-zero step is at least a line, whereas a unit-stride walk
+ *    crosses a line once every line / size accesses (one in 8 for doubles);
+ *    and its mean reuse distance (PRD) is at least the L1's lines, so that
+ *    under LRU a line is evicted before the walk comes back for its next
+ *    element: each line fetched then serves one access (8 of 64 bytes for a
+ *    double). A strided walk over data that stays in the L1 costs nothing.
  *  - reuse beyond the last-level cache: reuses whose distance (in lines, the
  *    LLC's profile: CRD for a shared one, PRD for a private one) is at least
  *    the LLC's lines miss in an LRU cache of that size, whatever its
@@ -148,7 +151,8 @@ static int significant(const struct scope *s, double events)
 
 /* How an offset of a cache-line row is named: its field or element, else
  * the object and byte, else its source line. */
-static void offset_name(char *buf, size_t n, const struct pes_rnode *line, const struct pes_rnode *o)
+static void offset_name(char *buf, size_t n, const struct pes_rnode *line,
+                        const struct pes_rnode *o)
 {
     const char *part = pes_r_get_s(o, "part");
     const char *obj = pes_r_get_s(line, "object");
@@ -361,6 +365,18 @@ static void rule_stride(const struct scope *s, struct found *f)
         uint64_t stride = pes_r_get_u(r, "min_stride");
         if (!significant(s, cross) || cross < STRIDE_CROSS * pairs || stride < s->line)
             continue;
+        /* its lines leave the L1 before the next element is used: the site's
+         * mean reuse distance (its thread's PRD) is at least the L1's lines */
+        const struct pes_rnode *sites = pes_r_get(s->section, "sites"), *site = NULL;
+        for (size_t k = 0; k < pes_r_count(sites) && !site; k++)
+            if (pes_r_get_u(pes_r_at(sites, k), "site") == pes_r_get_u(r, "site"))
+                site = pes_r_at(sites, k);
+        const struct pes_rnode *l1 =
+            pes_r_at(pes_r_get(pes_r_get(s->root, "machine"), "levels"), 0);
+        double l1_lines = (double)pes_r_get_u(l1, "size") / (double)s->line;
+        double distance = pes_r_get_f(site, "prd_mean");
+        if (!site || !(distance >= l1_lines))
+            continue;
         double acc = pes_r_get_f(r, "accesses");
         double size = acc > 0 ? pes_r_get_f(r, "bytes") / acc : 0;
         char where[512];
@@ -374,14 +390,17 @@ static void rule_stride(const struct scope *s, struct found *f)
         ev_num(&c, "line_crossing", cross);
         ev_num(&c, "line_crossing_share", pairs > 0 ? cross / pairs : 0);
         ev_num(&c, "access_bytes", size);
+        ev_num(&c, "mean_reuse_distance_lines", distance);
+        ev_num(&c, "l1_lines", l1_lines);
         ev_num(&c, "share", cross / s->accesses);
         fmt(c.text, sizeof c.text,
             "Strided walk at %s (%s): each access of a thread is at least %" PRIu64
             " bytes from the line's previous ones and %.0f %% of them land on another %" PRIu64
-            "-byte line, so each line fetched serves about %.0f of its %" PRIu64
+            "-byte line, and a line is used again only after %.0f others on average (the L1 "
+            "holds %.0f), so each line fetched serves about %.0f of its %" PRIu64
             " bytes; %.0f line changes, %.1f %% of the accesses.",
-            where, s->where, stride, pairs > 0 ? 100 * cross / pairs : 0, s->line, size, s->line,
-            cross, 100 * cross / s->accesses);
+            where, s->where, stride, pairs > 0 ? 100 * cross / pairs : 0, s->line, distance,
+            l1_lines, size, s->line, cross, 100 * cross / s->accesses);
         fmt(c.fix, sizeof c.fix,
             "Make the innermost loop at %s walk consecutive addresses: interchange the loops (the "
             "index that moves by %" PRIu64 " bytes goes outside), or change the layout (transpose "
@@ -435,13 +454,14 @@ static void rule_llc(const struct scope *s, struct found *f)
     /* the site with the most distance to cover: mean distance x reuses (a
      * sweep reuses most lines at distance 0 within the line and the rest at
      * the sweep's length, so the product, not the mean, marks it) */
-    const char *mean_key = shared ? "crd_mean" : "prd_mean", *cold_key = shared ? "crd_cold" : "prd_cold";
+    const char *mean_key = shared ? "crd_mean" : "prd_mean",
+               *cold_key = shared ? "crd_cold" : "prd_cold";
     const struct pes_rnode *sites = pes_r_get(s->section, "sites"), *top = NULL;
     double top_w = 0;
     for (size_t i = 0; i < pes_r_count(sites); i++) {
         const struct pes_rnode *st = pes_r_at(sites, i);
-        double w = pes_r_get_f(st, mean_key) *
-                   (pes_r_get_f(st, "accesses") - pes_r_get_f(st, cold_key));
+        double w =
+            pes_r_get_f(st, mean_key) * (pes_r_get_f(st, "accesses") - pes_r_get_f(st, cold_key));
         if (w > top_w)
             top_w = w, top = st;
     }
@@ -528,8 +548,8 @@ struct rule {
 };
 
 static const struct rule rules[] = {
-    {"false_sharing", rule_false_sharing},  {"true_sharing", rule_true_sharing},
-    {"strided_access", rule_stride},        {"beyond_llc", rule_llc},
+    {"false_sharing", rule_false_sharing}, {"true_sharing", rule_true_sharing},
+    {"strided_access", rule_stride},       {"beyond_llc", rule_llc},
     {"conflict_misses", rule_conflict},
 };
 

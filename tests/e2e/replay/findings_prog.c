@@ -7,8 +7,9 @@
  *   true / true-clean      two threads take turns adding to one shared
  *                          token in 400 barrier-separated rounds / each
  *                          adds to its own slot
- *   stride / stride-clean  a 256 x 256 matrix of doubles summed column by
- *                          column (2048-byte stride) / row by row
+ *   stride / stride-clean  a 1024 x 512 matrix of doubles summed column by
+ *                          column (4096-byte stride; a column, 64 KiB, is
+ *                          more than the L1) / row by row
  *   sweep / sweep-clean    16 sweeps over 128 KiB / over 8 KiB (the test's
  *                          last-level cache: 16 KiB) */
 #include <omp.h>
@@ -31,7 +32,7 @@ static long token __attribute__((aligned(64)));
 static struct {
     _Alignas(64) long v;
 } slot[2];
-static double m[256][256];
+static double m[1024][512];
 
 static int sharing(int pad) {
     for (long r = 0; r < 20; r++) {
@@ -68,18 +69,17 @@ static int turns(int own) {
 
 static double walk(int by_rows) {
     double s = 0;
-    for (int i = 0; i < 256; i++)
-        for (int j = 0; j < 256; j++)
+    for (int i = 0; i < 1024; i++)
+        for (int j = 0; j < 512; j++)
             m[i][j] = i ^ j;
-    for (int r = 0; r < 2; r++)
-        for (int a = 0; a < 256; a++) {
-            if (by_rows)
-                for (int b = 0; b < 256; b++)
-                    s += m[a][b]; /* ROWS */
-            else
-                for (int b = 0; b < 256; b++)
-                    s += m[b][a]; /* COLUMNS */
-        }
+    if (by_rows)
+        for (int a = 0; a < 1024; a++)
+            for (int b = 0; b < 512; b++)
+                s += m[a][b]; /* ROWS */
+    else
+        for (int a = 0; a < 512; a++)
+            for (int b = 0; b < 1024; b++)
+                s += m[b][a]; /* COLUMNS */
     return s;
 }
 
