@@ -557,9 +557,9 @@ const char *pes_findings_none(void)
 {
     return "No locality problem found above the thresholds: a finding needs at least 20 events "
            "and 0.5 % of the accesses in false- or true-sharing transfers of one cache line, "
-           "line changes of one strided site (stride >= a line, on half of its accesses), "
-           "reuses beyond the last-level cache, or conflict misses (a quarter of a level's "
-           "misses).";
+           "line changes of one strided source line (a step of a line or more on half of its "
+           "accesses, a reuse distance of the L1's lines or more), reuses beyond the last-level "
+           "cache, or conflict misses (a quarter of a level's misses).";
 }
 
 static void run_rules(const struct scope *s, struct found *f)

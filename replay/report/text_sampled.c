@@ -139,6 +139,7 @@ static int known_sampled_key(const char *key)
                                         "groups",
                                         "cache_lines",
                                         "cache_lines_untracked",
+                                        "findings", /* first, after the header */
                                         NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0)
