@@ -1133,8 +1133,12 @@ static void test_pipeline_registry(void **state)
                                  .site = site_of};
     static const char *const summary_keys[] = {"threads", "records", "accesses",      "reads",
                                                "writes",  "bytes",   "bb_executions", "ops"};
+    /* site_strides: stride.c's text-only table (the findings' input) */
     static const char *const all_keys[] = {
-        "prd", "crd", "sites", "by", "groups", "model", "miss_ratio_curve", "simulation"};
+        "prd",        "crd",         "sites", "by", "groups", "model", "miss_ratio_curve",
+        "simulation", "site_strides"};
+    static const char *const no_sim_keys[] = {
+        "prd", "crd", "sites", "by", "groups", "model", "miss_ratio_curve", "site_strides"};
 
     /* --cores given: the recorded stream only feeds the summary */
     struct pes_knobs k = {.jobs = 1, .mimic = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
@@ -1151,7 +1155,7 @@ static void test_pipeline_registry(void **state)
     si.work = &work;
     r = run_pipeline(&si, &k, a, n);
     assert_int_equal(pes_r_count(section(r, "trace")), 0);
-    assert_keys(section(r, "config"), all_keys, 8);
+    assert_keys(section(r, "config"), all_keys, 9);
     assert_int_equal(
         pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "levels"), 0),
                     "accesses"),
@@ -1169,7 +1173,7 @@ static void test_pipeline_registry(void **state)
         r = run_pipeline(&si, &k, a, n);
         assert_keys(section(r, "trace"), summary_keys, 8);
         const struct pes_rnode *c = section(r, "config");
-        assert_keys(c, all_keys, 8);
+        assert_keys(c, all_keys, 9);
         /* every access is one line: 5N of them in the CRD and the simulation */
         assert_int_equal(
             pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"),
@@ -1182,7 +1186,7 @@ static void test_pipeline_registry(void **state)
     k.jobs = 1;
     k.simulate = 0;
     r = run_pipeline(&si, &k, a, n);
-    assert_keys(section(r, "config"), all_keys, 7);
+    assert_keys(section(r, "config"), no_sim_keys, 8);
     pes_report_destroy(r);
 }
 

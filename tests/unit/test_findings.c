@@ -299,7 +299,7 @@ static void test_stride(void **state)
 {
     (void)state;
     struct fixture f = make();
-    strided(&f, 30, 1000, 500, 64, 512); /* half crossing, a line, the L1's 512 lines: fires */
+    strided(&f, 30, 1000, 500, 64, 512);    /* half crossing, a line, the L1's 512 lines: fires */
     strided(&f, 31, 1000, 499, 4096, 4000); /* under half */
     strided(&f, 32, 1000, 900, 63, 4000);   /* a step under a line */
     strided(&f, 33, 1000, 900, 4096, 511);  /* stays in the L1 */
