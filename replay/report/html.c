@@ -1255,18 +1255,19 @@ static void table(struct html *h, const char *title, const json_t *rows)
         {
             const json_t *x = json_object_get(r, k);
             if (is_column(v)) {
+                /* a bare site id: where the site is, then the id */
+                char where[600];
+                int labelled = !strcmp(k, "site") && json_is_integer(x) &&
+                               !json_object_get(r, "file") && !json_object_get(r, "label") &&
+                               site_label(h, json_integer_value(x), where, sizeof where);
                 if (json_is_string(x) && strlen(json_string_value(x)) > HTML_LONG_CELL) {
                     /* a long name (C++): cut to the column by CSS, whole in its title */
                     fputs("<td class=\"long\" title=\"", out);
                     esc(out, json_string_value(x));
                     fputs("\">", out);
                 } else
-                    fputs(json_is_number(x) ? "<td class=\"n\">" : "<td>", out);
-                char where[600];
-                if (!strcmp(k, "site") && json_is_integer(x) && !json_object_get(r, "file") &&
-                    !json_object_get(r, "label") &&
-                    site_label(h, json_integer_value(x), where, sizeof where)) {
-                    /* a bare id: where it is, then the id (sorting reads the text) */
+                    fputs(json_is_number(x) && !labelled ? "<td class=\"n\">" : "<td>", out);
+                if (labelled) {
                     esc(out, where);
                     fprintf(out, " <small>(site %lld)</small>", (long long)json_integer_value(x));
                 } else if (!strcmp(k, "file") && json_is_string(x)) {
@@ -1429,8 +1430,8 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                                     m) if (json_is_array(m) &&
                                            (!strcmp(k2, "true") || !strcmp(k2, "false")))
                 {
-                    char t[600], words[400];
-                    human_title(h, sub, words, sizeof words);
+                    char t[600], words[400]; /* the section's words: "Simulated caches, 2 cores" */
+                    human_title(h, *path ? path : sub, words, sizeof words);
                     /* a sampled report's matrices: which --comm-estimator scaled them */
                     const char *est = json_string_value(json_object_get(x, "estimator"));
                     if (est)
@@ -1515,7 +1516,8 @@ static const char *CSS =
     "svg .p3{fill:url(#dots);stroke:#000;stroke-width:.5}svg .p4{fill:#d08c3a}"
     "svg .p5{fill:url(#cross);stroke:#000;stroke-width:.5}"
     "svg.cores .bar{stroke:#000;stroke-width:.5}svg .zero{stroke:#000;stroke-width:2}"
-    ".findings{border:2px solid #000;padding:.5em 1em;border-radius:4px;background:#fffbe6}"
+    ".findings{border:2px solid #000;padding:.5em 1em;border-radius:4px;background:#fffbe6;"
+    "margin-bottom:1em}"
     ".findings li{margin:.4em 0}.findings .fix{margin:.2em 0}.findings dl{font-size:12px}"
     ".findings dt{font-weight:bold;float:left;clear:left;width:14em}.findings dd{margin-left:15em}"
     "svg .curve{fill:none;stroke:#000;stroke-width:1.5}svg .c1{stroke-dasharray:6 3}svg "
