@@ -60,7 +60,7 @@
 #define STRIDE_CROSS     0.5
 #define CONFLICT_OF_MISS 0.25
 
-enum { MAX_CAND = 64, MAX_EV = 12 };
+enum { MAX_CAND = 64, MAX_EV = 16 };
 
 struct ev {
     char key[32];
@@ -114,6 +114,13 @@ static void ev_str(struct cand *c, const char *key, const char *s)
     }
 }
 
+static void ev_hex(struct cand *c, const char *key, uint64_t v)
+{
+    char s[32];
+    snprintf(s, sizeof s, "0x%" PRIx64, v);
+    ev_str(c, key, s);
+}
+
 static void fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *buf, size_t n, const char *f, ...)
 {
@@ -123,7 +130,8 @@ static void fmt(char *buf, size_t n, const char *f, ...)
     va_end(ap);
 }
 
-/* Keeps c unless the same rule and subject scored higher already. */
+/* Keeps c unless the same rule and subject scored higher already; when
+ * full, c replaces the lowest score if it is higher. */
 static void propose(struct found *f, const struct cand *c)
 {
     for (int i = 0; i < f->n; i++)
@@ -132,8 +140,16 @@ static void propose(struct found *f, const struct cand *c)
                 f->c[i] = *c;
             return;
         }
-    if (f->n < MAX_CAND)
+    if (f->n < MAX_CAND) {
         f->c[f->n++] = *c;
+        return;
+    }
+    int low = 0;
+    for (int i = 1; i < f->n; i++)
+        if (f->c[i].score < f->c[low].score)
+            low = i;
+    if (c->score > f->c[low].score)
+        f->c[low] = *c;
 }
 
 static const char *base(const char *path)
@@ -230,7 +246,7 @@ static void rule_false_sharing(const struct scope *s, struct found *f)
         fmt(c.subject, sizeof c.subject, "%" PRIu64, pes_r_get_u(l, "address"));
         ev_str(&c, "where", s->where);
         ev_str(&c, "object", pes_r_get_s(l, "object"));
-        ev_num(&c, "address", (double)pes_r_get_u(l, "address"));
+        ev_hex(&c, "address", pes_r_get_u(l, "address"));
         ev_num(&c, "false_transfers", fs);
         ev_num(&c, "true_transfers", ts);
         ev_num(&c, "share", fs / s->accesses);
@@ -300,7 +316,7 @@ static void rule_true_sharing(const struct scope *s, struct found *f)
         fmt(c.subject, sizeof c.subject, "%" PRIu64, pes_r_get_u(l, "address"));
         ev_str(&c, "where", s->where);
         ev_str(&c, "object", pes_r_get_s(l, "object"));
-        ev_num(&c, "address", (double)pes_r_get_u(l, "address"));
+        ev_hex(&c, "address", pes_r_get_u(l, "address"));
         ev_num(&c, "true_transfers", ts);
         ev_num(&c, "false_transfers", fs);
         ev_num(&c, "share", ts / s->accesses);
@@ -592,8 +608,10 @@ static void publish(struct pes_report *r, struct found *f)
         for (int k = 0; k < c->n_ev; k++) {
             if (c->ev[k].is_str)
                 pes_r_str(r, ev, c->ev[k].key, c->ev[k].s);
-            else
-                pes_r_f64(r, ev, c->ev[k].key, c->ev[k].v, "%.6g");
+            else /* counts whole, ratios to 6 digits */
+                pes_r_f64(r, ev, c->ev[k].key, c->ev[k].v,
+                          c->ev[k].v == floor(c->ev[k].v) && fabs(c->ev[k].v) < 0x1p53 ? "%.0f"
+                                                                                       : "%.6g");
         }
         pes_r_str(r, o, "fix", c->fix);
     }
