@@ -29,7 +29,10 @@
 
 enum {
     STRIDE_ROWS = 64, /* the rows the findings may rank (they list at most 5) */
-    RECENT = 8 /* previous accesses an access is measured against: an unroll by 4 of two arrays */
+    /* previous accesses an access is measured against: an unroll by 4 (a smaller
+     * window only overstates the line changes of a line that reads several
+     * arrays; the rule's smallest step, an element there, still rules it out) */
+    RECENT = 4
 };
 
 struct counts {
@@ -37,14 +40,19 @@ struct counts {
 };
 
 struct entry {
-    uint64_t key;          /* hash of (thread, line) + 1; 0 marks a free slot */
     uint64_t line;         /* hash of the source line (file, line), or of the site without one */
     uint32_t stream, site; /* site: the line's smallest site id (names it) */
     uint64_t accesses, bytes;
     struct counts head, tail; /* pairs of the part's first RECENT accesses, and of the rest */
     uint64_t first[RECENT];   /* the part's first RECENT accesses */
-    uint64_t
-        recent[RECENT]; /* the last RECENT, a ring: the next goes to recent[accesses % RECENT] */
+    uint64_t recent[RECENT];  /* the last RECENT, a ring: the next at accesses % RECENT */
+};
+
+/* The entry of a recent (stream, site), direct-mapped: a loop's few sites
+ * skip both hash lookups. */
+enum { MEMO = 4096 };
+struct memo {
+    uint32_t stream, site, entry; /* entry number + 1 (0: empty) */
 };
 
 struct site_line {
@@ -55,10 +63,13 @@ struct site_line {
 struct stride {
     const struct pes_stream_info *si;
     uint32_t gran;
-    struct entry *slot;
-    size_t cap, n; /* cap: a power of two, n < cap / 2 */
+    struct entry *entry; /* n of them, room for n_cap */
+    size_t n, n_cap;
+    uint32_t *index; /* open addressing: entry number + 1 (0: free); cap a power of two > 2n */
+    size_t cap;
     struct site_line *sites;
     size_t sites_cap, sites_n;
+    struct memo memo[MEMO];
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
@@ -69,7 +80,8 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
 static void destroy(void *self)
 {
     struct stride *s = self;
-    free(s->slot);
+    free(s->entry);
+    free(s->index);
     free(s->sites);
     free(s);
 }
@@ -82,10 +94,11 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     if (s) {
         s->si = si;
         s->gran = si->line ? si->line : 64;
-        s->slot = calloc(s->cap = 256, sizeof *s->slot);
+        s->entry = malloc((s->n_cap = 128) * sizeof *s->entry);
+        s->index = calloc(s->cap = 256, sizeof *s->index);
         s->sites = calloc(s->sites_cap = 256, sizeof *s->sites);
     }
-    if (!s || !s->slot || !s->sites) {
+    if (!s || !s->entry || !s->index || !s->sites) {
         if (s)
             destroy(s);
         pes_error_set(err, PES_ERR_NOMEM, 0, "stride: out of memory");
@@ -145,48 +158,59 @@ static uint64_t site_line(struct stride *s, uint32_t id)
     return s->sites[j].line;
 }
 
+static uint64_t key_of(uint32_t stream, uint64_t line)
+{
+    return mix(line ^ mix(stream));
+}
+
 static int grow(struct stride *s)
 {
     size_t cap = s->cap * 2;
-    struct entry *e = calloc(cap, sizeof *e);
-    if (!e)
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t)
         return -1;
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->slot[i].key)
-            continue;
-        size_t j = s->slot[i].key & (cap - 1);
-        while (e[j].key)
+    for (size_t i = 0; i < s->n; i++) {
+        size_t j = key_of(s->entry[i].stream, s->entry[i].line) & (cap - 1);
+        while (t[j])
             j = (j + 1) & (cap - 1);
-        e[j] = s->slot[i];
+        t[j] = (uint32_t)i + 1;
     }
-    free(s->slot);
-    s->slot = e;
+    free(s->index);
+    s->index = t;
     s->cap = cap;
     return 0;
 }
 
-/* The entry of (stream, line), created empty if new; NULL without memory. */
+/* The entry of (stream, line), created empty if new; NULL without memory
+ * (or beyond 2^31 entries). Valid until the next call. */
 static struct entry *find(struct stride *s, uint32_t stream, uint64_t line, uint32_t site)
 {
     if (2 * (s->n + 1) > s->cap && grow(s) < 0)
         return NULL;
-    uint64_t key = (mix(line ^ mix(stream)) | 1);
-    size_t j = key & (s->cap - 1);
-    while (s->slot[j].key &&
-           (s->slot[j].key != key || s->slot[j].stream != stream || s->slot[j].line != line))
-        j = (j + 1) & (s->cap - 1);
-    struct entry *e = &s->slot[j];
-    if (!e->key) {
-        memset(e, 0, sizeof *e);
-        e->key = key;
-        e->line = line;
-        e->stream = stream;
-        e->site = site;
-        e->head.min = e->tail.min = UINT64_MAX;
-        s->n++;
+    size_t j = key_of(stream, line) & (s->cap - 1);
+    for (; s->index[j]; j = (j + 1) & (s->cap - 1)) {
+        struct entry *e = &s->entry[s->index[j] - 1];
+        if (e->stream == stream && e->line == line) {
+            if (site < e->site)
+                e->site = site;
+            return e;
+        }
     }
-    if (site < e->site)
-        e->site = site;
+    if (s->n == s->n_cap) { /* by half: 144 bytes a (thread, line) */
+        size_t cap = s->n_cap + s->n_cap / 2;
+        struct entry *more = s->n < (1u << 31) ? realloc(s->entry, cap * sizeof *more) : NULL;
+        if (!more)
+            return NULL;
+        s->entry = more;
+        s->n_cap = cap;
+    }
+    struct entry *e = &s->entry[s->n];
+    memset(e, 0, sizeof *e);
+    e->line = line;
+    e->stream = stream;
+    e->site = site;
+    e->head.min = e->tail.min = UINT64_MAX;
+    s->index[j] = (uint32_t)++s->n;
     return e;
 }
 
@@ -219,8 +243,15 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
 {
     struct stride *s = self;
     for (size_t i = 0; i < b->n; i++) {
-        uint64_t line = site_line(s, b->site[i]);
-        struct entry *e = line ? find(s, b->stream[i], line, b->site[i]) : NULL;
+        struct memo *m = &s->memo[(b->site[i] * 31u + b->stream[i]) & (MEMO - 1)];
+        struct entry *e = NULL;
+        if (m->entry && m->site == b->site[i] && m->stream == b->stream[i])
+            e = &s->entry[m->entry - 1];
+        else {
+            uint64_t line = site_line(s, b->site[i]);
+            if (line && (e = find(s, b->stream[i], line, b->site[i])))
+                *m = (struct memo){b->stream[i], b->site[i], (uint32_t)(e - s->entry) + 1};
+        }
         if (!e)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "stride: out of memory");
         measure(e, b->addr[i], s->gran, e->accesses < RECENT ? &e->head : &e->tail);
@@ -243,14 +274,8 @@ static size_t part_pack(void *self, void *buf, size_t cap)
 {
     struct stride *s = self;
     size_t len = s->n * sizeof(struct entry);
-    if (buf && cap >= len) {
-        char *p = buf;
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->slot[i].key) {
-                memcpy(p, &s->slot[i], sizeof s->slot[i]);
-                p += sizeof s->slot[i];
-            }
-    }
+    if (buf && cap >= len && len)
+        memcpy(buf, s->entry, len);
     return len;
 }
 
@@ -315,18 +340,12 @@ static void publish(void *self, const struct pes_publish *to)
 {
     struct stride *s = self;
     struct pes_report *r = to->r;
-    /* one row per source line: its threads' entries summed (into tail) */
-    struct entry *row = malloc((s->n ? s->n : 1) * sizeof *row);
-    size_t n = 0;
-    if (!row) {
-        pes_r_array(r, NULL, NULL); /* marks the report failed */
-        return;
-    }
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->slot[i].key) {
-            row[n] = s->slot[i];
-            add(&row[n++].tail, &s->slot[i].head);
-        }
+    /* one row per source line: its threads' entries summed (into tail), in
+     * place (the entries are not looked up after this) */
+    struct entry *row = s->entry;
+    size_t n = s->n;
+    for (size_t i = 0; i < n; i++)
+        add(&row[i].tail, &row[i].head);
     qsort(row, n, sizeof *row, by_line_site);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -340,6 +359,7 @@ static void publish(void *self, const struct pes_publish *to)
         } else
             row[m++] = row[i];
     }
+    s->n = 0; /* the index no longer matches: nothing more to find */
     qsort(row, m, sizeof *row, by_cross);
     struct pes_rnode *t = pes_r_flag(pes_r_array(r, to->config, "site_strides"), PES_R_TEXT_ONLY);
     for (size_t i = 0; i < m && i < STRIDE_ROWS && row[i].tail.cross; i++) {
@@ -356,7 +376,6 @@ static void publish(void *self, const struct pes_publish *to)
         pes_r_u64(r, o, "cross", row[i].tail.cross);
         pes_r_u64(r, o, "min_stride", row[i].tail.min == UINT64_MAX ? 0 : row[i].tail.min);
     }
-    free(row);
 }
 
 const struct pes_analysis pes_analysis_stride = {

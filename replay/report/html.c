@@ -352,8 +352,6 @@ static void human_title(const struct html *h, const char *path, char *out, size_
     }
     if (!np)
         snprintf(out, n, "%s", *ctx ? ctx : "report");
-    if (o > n - 1)
-        o = n - 1;
     if (out[0] >= 'a' && out[0] <= 'z')
         out[0] = (char)(out[0] - 'a' + 'A');
 }
