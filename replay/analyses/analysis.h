@@ -134,6 +134,7 @@ extern const struct pes_analysis pes_analysis_summary; /* summary.c */
 extern const struct pes_analysis pes_analysis_reuse;   /* reuse.c */
 extern const struct pes_analysis pes_analysis_sim;     /* sim.c */
 extern const struct pes_analysis pes_analysis_approx;  /* approx.c */
+extern const struct pes_analysis pes_analysis_stride;  /* stride.c: the findings' stride rule */
 /* a sampled trace's events (sampled_results.h: what they export) */
 extern const struct pes_analysis pes_analysis_sampled_counts;  /* sampled_counts.c */
 extern const struct pes_analysis pes_analysis_sampled_reuse;   /* sampled_reuse.c */

@@ -11,6 +11,7 @@
     ENTRY(reuse)                                                                                   \
     ENTRY(sim)                                                                                     \
     ENTRY(approx)                                                                                  \
+    ENTRY(stride)                                                                                  \
     /* a sampled trace: each publishes its part of the report in this order */                     \
     ENTRY(sampled_counts)                                                                          \
     ENTRY(sampled_reuse)                                                                           \

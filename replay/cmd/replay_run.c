@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_account.h"
+#include "findings.h"
 #include "pipeline.h"
 #include "pes/progress.h"
 #include "profiles.h"
@@ -599,6 +600,7 @@ static int analyse(struct run *run, struct pes_error *err)
     if (o->n_cores && run_mimicked(run, err) < 0)
         return -1;
     report_warnings(run);
+    pes_findings_add(run->rep); /* from the whole report: after every analysis published */
     if (pes_report_failed(run->rep))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory while building the report");
     return 0;

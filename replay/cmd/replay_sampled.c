@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings.h"
 #include "pipeline.h"
 #include "pes/progress.h"
 #include "replay_run.h"
@@ -166,6 +167,7 @@ struct pes_report *replay_sampled_report(const struct replay_options *o,
     }
     if (analyse(o, m, sin, fin, rep, err) < 0)
         goto done;
+    pes_findings_add(rep); /* none for --compare */
     if (pes_report_failed(rep)) {
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory while building the report");
         goto done;

@@ -701,9 +701,15 @@ json_t *pes_diff_reports(const json_t *a, const json_t *b, const json_t *a_info,
         json_t *head = pes_diff_headline(a, b);
         if (!head || json_object_set_new(out, "headline", head) < 0)
             d.failed = 1;
-        /* the report's root is the one row of the table "totals" */
-        json_array_append((json_t *)ta, (json_t *)a);
-        json_array_append((json_t *)tb, (json_t *)b);
+        /* the report's root is the one row of the table "totals"; without its
+         * findings (findings.h): sentences drawn from the numbers compared here */
+        json_t *ra = json_copy((json_t *)a), *rb = json_copy((json_t *)b);
+        if (!ra || !rb)
+            d.failed = 1;
+        json_object_del(ra, "findings");
+        json_object_del(rb, "findings");
+        json_array_append_new((json_t *)ta, ra);
+        json_array_append_new((json_t *)tb, rb);
         diff_table(&d, "", "", ta, tb);
         json_t *root = json_array_get(d.tables, 0);
         json_object_set_new(root, "table", json_string("totals"));

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "diff.h"
+#include "findings.h"
 #include "report.h"
 #include "report_util.h"
 #include "utf8.h"
@@ -41,6 +42,7 @@
 #define HTML_LONG_CELL 80   /* bytes: longer strings in table cells are cut (title: the whole) */
 #define CH_T           40.0 /* top margin: title, unit */
 #define CH_B           50.0 /* bottom margin: x labels and unit */
+#define TITLE_CHAR_PX  7.5  /* width of a title's character (13 px bold sans-serif), at most */
 
 #define DIST_UNIT "reuse distance (distinct cache lines, log2 bins)"
 #define TIME_UNIT "reuse time (accesses in between, log2 bins)"
@@ -226,6 +228,135 @@ static void whisker(FILE *out, int s, int b, double x, double base, double top, 
 /* One reuse-distance chart: one or two series (two: --compare's sampled and
  * full, overlaid side by side, the second hatched). Each series is scaled to
  * its own maximum: a bar's height is count / max * plot height. */
+/* ------------------------------------------------------------ titles
+ * A chart's or table's title in words, from the JSON path of what it draws
+ * ("configs[cores=2].simulation.sites" -> "Simulated caches, 2 cores:
+ * access sites"): the path stays in the element's data-source. */
+
+static const struct {
+    const char *key, *words;
+} title_words[] = {
+    {"simulation", "simulated caches"},
+    {"sites", "access sites"},
+    {"cache_lines", "cache lines (c2c)"},
+    {"offsets", "offsets in the line"},
+    {"communication", "communication"},
+    {"comm", "communication"},
+    {"levels", "cache levels"},
+    {"model", "model"},
+    {"miss_ratio_curve", "miss-ratio curve"},
+    {"intra", "intra-thread reuse"},
+    {"shared", "shared-cache reuse"},
+    {"line_time_histogram", "reuse time per line"},
+    {"time_histogram", "reuse time"},
+    {"stack_histogram", "stack distance"},
+    {"per_thread", "per thread"},
+    {"bytes_by_thread", "bytes per thread"},
+    {"objects", "data objects"},
+    {"histograms", "histograms"},
+};
+
+/* The words of one path element (its key, then its bracket). */
+static void title_element(const struct html *h, const char *key, size_t klen, const char *br,
+                          size_t blen, char *words, size_t wn, char *ctx, size_t cn)
+{
+    char k[128], b[256];
+    snprintf(k, sizeof k, "%.*s", (int)klen, key);
+    snprintf(b, sizeof b, "%.*s", (int)blen, br);
+    *words = '\0';
+    long long v = 0;
+    const char *at;
+    if (!strcmp(k, "configs")) {
+        if ((at = strstr(b, "cores=")) && sscanf(at + 6, "%lld", &v) == 1)
+            snprintf(ctx, cn, "%lld %s%s", v, strstr(b, "mimicked=true") ? "mimicked core" : "core",
+                     v == 1 ? "" : "s");
+        else if (*b)
+            snprintf(ctx, cn, "configuration %s", b);
+        return;
+    }
+    if (!strcmp(k, "prd") || !strcmp(k, "crd")) {
+        int prd = k[0] == 'p';
+        if ((at = strstr(b, prd ? "stream=" : "group=")) &&
+            sscanf(at + (prd ? 7 : 6), "%lld", &v) == 1)
+            snprintf(words, wn, "%s reuse distances (%s) of %s %lld", prd ? "private" : "shared",
+                     prd ? "PRD" : "CRD", prd ? "thread" : "shared cache", v);
+        else
+            snprintf(words, wn, "%s reuse distances (%s)", prd ? "private" : "shared",
+                     prd ? "PRD" : "CRD");
+        return;
+    }
+    const char *w = NULL;
+    if (!strcmp(k, "groups")) {
+        const json_t *cf = json_array_get(json_object_get(h->root, "configs"), 0);
+        const char *by = json_string_value(json_object_get(cf ? cf : h->root, "by"));
+        w = !by || !strcmp(by, "line") ? "source lines"
+            : !strcmp(by, "function")  ? "functions"
+            : !strcmp(by, "object")    ? "data objects"
+                                       : "access sites";
+    }
+    for (size_t i = 0; !w && i < sizeof title_words / sizeof title_words[0]; i++)
+        if (!strcmp(k, title_words[i].key))
+            w = title_words[i].words;
+    size_t o = 0;
+    if (w)
+        o = (size_t)snprintf(words, wn, "%s", w);
+    else /* a key without words of its own: its underscores as spaces */
+        for (const char *c = k; *c && o + 1 < wn; c++)
+            words[o++] = *c == '_' ? ' ' : *c, words[o] = '\0';
+    if (*b && o + 1 < wn) { /* a row's key: "address=…" as a line's address */
+        if ((at = strstr(b, "address=")) && sscanf(at + 8, "%lld", &v) == 1)
+            snprintf(words + o, wn - o, " of line 0x%llx", v);
+        else {
+            snprintf(words + o, wn - o, " (%s)", b);
+            for (char *c = words + o; *c; c++)
+                if (*c == '=')
+                    *c = ' ';
+        }
+    }
+}
+
+static void human_title(const struct html *h, const char *path, char *out, size_t n)
+{
+    char parts[8][300], ctx[96] = "";
+    int np = 0;
+    const char *p = path;
+    while (*p && np < 8) {
+        const char *key = p;
+        while (*p && *p != '.' && *p != '[')
+            p++;
+        size_t klen = (size_t)(p - key);
+        const char *br = "";
+        size_t blen = 0;
+        if (*p == '[') {
+            br = ++p;
+            while (*p && *p != ']')
+                p++;
+            blen = (size_t)(p - br);
+            if (*p == ']')
+                p++;
+            if (*p == '[') /* an index after a key ("x[3][4]"): skipped */
+                while (*p && *p != '.')
+                    p++;
+        }
+        if (*p == '.')
+            p++;
+        title_element(h, key, klen, br, blen, parts[np], sizeof parts[np], ctx, sizeof ctx);
+        if (*parts[np])
+            np++;
+    }
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < np && o + 1 < n; i++) {
+        o += (size_t)snprintf(out + o, n - o, "%s%s", i == 0 ? "" : i == 1 ? ": " : ", ", parts[i]);
+        if (i == 0 && *ctx && o + 1 < n)
+            o += (size_t)snprintf(out + o, n - o, ", %s", ctx);
+    }
+    if (!np)
+        snprintf(out, n, "%s", *ctx ? ctx : "report");
+    if (out[0] >= 'a' && out[0] <= 'z')
+        out[0] = (char)(out[0] - 'a' + 'A');
+}
+
 static void histogram_chart(struct html *h, const char *title, const char *names[],
                             const json_t *rows[], const char *srcs[], int nser, int mark_caches,
                             const char *xunit)
@@ -257,13 +388,17 @@ static void histogram_chart(struct html *h, const char *title, const char *names
     }
     double pw = CH_W - CH_L - 10, ph = CH_H, slot = pw / n, bw = slot * 0.8 / nser;
     int whiskers = 0;
+    /* the plot keeps its size; the picture widens for a long title (and the legend beside it) */
+    double width = 8 + TITLE_CHAR_PX * (double)strlen(title) + (nser == 2 ? 210 : 0);
+    if (width < CH_W)
+        width = CH_W;
     fprintf(out,
             "<figure><svg class=\"chart hist\" role=\"img\" width=\"%g\" height=\"%g\" viewBox=\"0 "
             "0 %g %g\" "
             "data-kind=\"histogram\" data-scale=\"linear\" data-plot-height=\"%g\" "
             "data-baseline=\"%g\" "
             "data-series=\"%d\"",
-            CH_W, CH_T + ph + CH_B, CH_W, CH_T + ph + CH_B, ph, CH_T + ph, nser);
+            width, CH_T + ph + CH_B, width, CH_T + ph + CH_B, ph, CH_T + ph, nser);
     for (int s = 0; s < nser; s++)
         fprintf(out, " data-source%d=\"%s\"", s, srcs[s]); /* JSON pointers */
     fputs(">\n", out);
@@ -349,7 +484,7 @@ static void histogram_chart(struct html *h, const char *title, const char *names
                 "x=\"%g\" y=\"13\">%s</text>"
                 "<rect x=\"%g\" y=\"4\" width=\"12\" height=\"10\" class=\"bar s1\"/><text "
                 "x=\"%g\" y=\"13\">%s</text>\n",
-                CH_W - 200, CH_W - 185, names[0], CH_W - 100, CH_W - 85, names[1]);
+                width - 200, width - 185, names[0], width - 100, width - 85, names[1]);
     fputs("</svg>", out);
     if (whiskers)
         fputs("<figcaption>Whiskers: the 90 % interval of a bin's share of the histogram (Wilson "
@@ -518,11 +653,15 @@ static void heatmap(struct html *h, const char *title, const json_t *m, const ch
         if (cell[i] > max)
             max = cell[i];
     double cs = k <= 8 ? 40 : k <= 16 ? 24 : 8, side = cs * k;
+    /* wide enough for the whole title (13-pixel bold: under 8 pixels a character) */
+    double width = side + 80, tw = 8 + TITLE_CHAR_PX * (double)strlen(title);
+    if (tw > width)
+        width = tw;
     fprintf(out,
             "<figure><svg class=\"chart heat\" role=\"img\" width=\"%g\" height=\"%g\" "
             "data-kind=\"heatmap\" "
             "data-threads=\"%zu\" data-cells=\"%zu\" data-source=\"%s\">\n<title>",
-            side + 80, side + 70, n, k, src);
+            width, side + 70, n, k, src);
     esc(out, title);
     fputs("</title><text x=\"4\" y=\"16\" class=\"t\">", out);
     esc(out, title);
@@ -589,6 +728,12 @@ static void core_chart(struct html *h, const char *title, const char *unit, int 
                     "<title>%ld cores, %s: %.6g</title></rect>",
                     s % 6, CH_L + slot * c + slot * 0.1 + bw * s, CH_T + ph - hh, bw, hh, x,
                     cores[c], names[s], x);
+            if (hh < 1) /* a bar of (almost) 0: a hairline on the axis, so that it is seen */
+                fprintf(out,
+                        "<line class=\"zero\" x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" "
+                        "data-value=\"%.17g\"/>",
+                        CH_L + slot * c + slot * 0.1 + bw * s, CH_T + ph - 1.5,
+                        CH_L + slot * c + slot * 0.1 + bw * s + bw, CH_T + ph - 1.5, x);
             if (bw >= 40)
                 fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" class=\"bl\">%s</text>",
                         CH_L + slot * c + slot * 0.1 + bw * s + bw / 2, CH_T + ph - hh - 2,
@@ -1133,6 +1278,45 @@ static int is_column(const json_t *v)
     return !json_is_object(v) && !json_is_array(v);
 }
 
+/* Where site `id` is in the source, from the report's rows that say it
+ * (the simulated sites, the groups and their sites); 0 if none does. */
+static int site_label(const struct html *h, json_int_t id, char *buf, size_t n)
+{
+    size_t i, k;
+    const json_t *c, *row, *x;
+    json_array_foreach(json_object_get(h->root, "configs"), i, c)
+    {
+        json_array_foreach(json_object_get(json_object_get(c, "simulation"), "sites"), k, row)
+        {
+            if (json_integer_value(json_object_get(row, "site")) == id &&
+                json_is_string(json_object_get(row, "file"))) {
+                snprintf(buf, n, "%s:%lld %s", json_string_value(json_object_get(row, "file")),
+                         (long long)json_integer_value(json_object_get(row, "line")),
+                         json_string_value(json_object_get(row, "function"))
+                             ? json_string_value(json_object_get(row, "function"))
+                             : "");
+                return 1;
+            }
+        }
+        json_array_foreach(json_object_get(c, "groups"), k, row)
+        {
+            size_t m;
+            const json_t *file = json_object_get(row, "file");
+            if (!json_is_string(file))
+                continue;
+            json_array_foreach(json_object_get(row, "sites"), m, x) if (json_integer_value(x) == id)
+            {
+                const json_t *fn = json_object_get(row, "function");
+                snprintf(buf, n, "%s:%lld %s", json_string_value(file),
+                         (long long)json_integer_value(json_object_get(row, "line")),
+                         json_is_string(fn) ? json_string_value(fn) : "");
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 static void table(struct html *h, const char *title, const json_t *rows)
 {
     FILE *out = h->out;
@@ -1178,14 +1362,22 @@ static void table(struct html *h, const char *title, const json_t *rows)
         {
             const json_t *x = json_object_get(r, k);
             if (is_column(v)) {
+                /* a bare site id: where the site is, then the id */
+                char where[600];
+                int labelled = !strcmp(k, "site") && json_is_integer(x) &&
+                               !json_object_get(r, "file") && !json_object_get(r, "label") &&
+                               site_label(h, json_integer_value(x), where, sizeof where);
                 if (json_is_string(x) && strlen(json_string_value(x)) > HTML_LONG_CELL) {
                     /* a long name (C++): cut to the column by CSS, whole in its title */
                     fputs("<td class=\"long\" title=\"", out);
                     esc(out, json_string_value(x));
                     fputs("\">", out);
                 } else
-                    fputs(json_is_number(x) ? "<td class=\"n\">" : "<td>", out);
-                if (!strcmp(k, "file") && json_is_string(x)) {
+                    fputs(json_is_number(x) && !labelled ? "<td class=\"n\">" : "<td>", out);
+                if (labelled) {
+                    esc(out, where);
+                    fprintf(out, " <small>(site %lld)</small>", (long long)json_integer_value(x));
+                } else if (!strcmp(k, "file") && json_is_string(x)) {
                     fputs("<a href=\"", out);
                     src_href(h, out, json_string_value(x),
                              (uint64_t)json_integer_value(json_object_get(r, "line")));
@@ -1274,7 +1466,12 @@ static void diff_rows(struct html *h, const json_t *t)
  * (its rank column, or accesses). */
 static void diff_bars(struct html *h, const json_t *t)
 {
-    const char *name = json_string_value(json_object_get(t, "table"));
+    char name[400];
+    human_title(h,
+                json_string_value(json_object_get(t, "table"))
+                    ? json_string_value(json_object_get(t, "table"))
+                    : "",
+                name, sizeof name);
     const char *col = json_string_value(json_object_get(t, "rank"));
     if (!col)
         col = "accesses";
@@ -1363,8 +1560,9 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                 const char *nm[] = {"accesses"};
                 const json_t *rs[] = {rows};
                 const char *ss[] = {sptr}; /* the histogram object: exact and log2 */
-                char t[600];
-                snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", path,
+                char t[600], words[400];
+                human_title(h, path, words, sizeof words);
+                snprintf(t, sizeof t, "%s: %.0f accesses, %.0f cold", words,
                          num(json_object_get(x, "accesses")), num(json_object_get(x, "cold")));
                 if (rows)
                     histogram_chart(h, t, nm, rs, ss, 1, 1, DIST_UNIT);
@@ -1375,7 +1573,8 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                 const json_t *s;
                 json_object_foreach((json_t *)x, k2, s) if (!strncmp(k2, "sampled_", 8))
                 {
-                    char fk[128], t[600];
+                    char fk[128], t[600], words[400];
+                    human_title(h, sub, words, sizeof words);
                     snprintf(fk, sizeof fk, "full_%s", k2 + 8);
                     const char *nm[] = {"sampled", "full"};
                     const json_t *rs[] = {s, json_object_get(x, fk)};
@@ -1387,10 +1586,10 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                     snprintf(sk, sizeof sk, "s_%s", k2 + 8);
                     const json_t *sv = json_object_get(h->root, sk);
                     if (json_is_number(sv))
-                        snprintf(t, sizeof t, "%s %s: sampled vs full, S = %.4g", sub, k2 + 8,
+                        snprintf(t, sizeof t, "%s, %s: sampled vs full, S = %.4g", words, k2 + 8,
                                  num(sv));
                     else
-                        snprintf(t, sizeof t, "%s %s: sampled vs full", sub, k2 + 8);
+                        snprintf(t, sizeof t, "%s, %s: sampled vs full", words, k2 + 8);
                     histogram_chart(h, t, nm, rs, ss, rs[1] ? 2 : 1, 0, DIST_UNIT);
                 }
             } else if ((!strcmp(k, "communication") || !strcmp(k, "comm")) && json_is_object(x)) {
@@ -1400,15 +1599,16 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                                     m) if (json_is_array(m) &&
                                            (!strcmp(k2, "true") || !strcmp(k2, "false")))
                 {
-                    char t[600];
+                    char t[600], words[400]; /* the section's words: "Simulated caches, 2 cores" */
+                    human_title(h, *path ? path : sub, words, sizeof words);
                     /* a sampled report's matrices: which --comm-estimator scaled them */
                     const char *est = json_string_value(json_object_get(x, "estimator"));
                     if (est)
                         snprintf(t, sizeof t,
-                                 "%s: %s-sharing transfers, thread to thread (estimator %s)", sub,
+                                 "%s: %s-sharing transfers, thread to thread (estimator %s)", words,
                                  k2, est);
                     else
-                        snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread", sub,
+                        snprintf(t, sizeof t, "%s: %s-sharing transfers, thread to thread", words,
                                  k2);
                     char src[600];
                     snprintf(src, sizeof src, "%s/%s", sptr, k2);
@@ -1420,7 +1620,7 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                 const char *nm[] = {"accesses"}, *ss[] = {sptr};
                 const json_t *rs[] = {x};
                 char t[600];
-                snprintf(t, sizeof t, "%s", sub);
+                human_title(h, sub, t, sizeof t);
                 int dist = strstr(k, "time") == NULL;
                 histogram_chart(h, t, nm, rs, ss, 1, dist, dist ? DIST_UNIT : TIME_UNIT);
             } else if (json_is_array(x) && json_is_object(json_array_get(x, 0))) {
@@ -1463,10 +1663,13 @@ static void walk(struct html *h, const json_t *v, const char *path, const char *
                              json_integer_value(json_object_get(t, "only_b"))))
                             diff_rows(h, t);
                     }
-                } else if (!strcmp(k, "headline")) /* --diff: the changes it leads with */
+                } else if (!strcmp(k, "headline")) { /* --diff: the changes it leads with */
                     table(h, "Largest changes (B - A)", x);
-                else if (strcmp(k, "levels") != 0)
-                    table(h, sub, x);
+                } else if (strcmp(k, "levels") != 0 && strcmp(k, "findings") != 0) {
+                    char words[400]; /* findings: their own section, first */
+                    human_title(h, sub, words, sizeof words);
+                    table(h, words, x);
+                }
             } else if (json_is_object(x) && strcmp(k, "trace") && strcmp(k, "machine"))
                 walk(h, x, sub, sptr, depth + 1);
         }
@@ -1488,6 +1691,11 @@ static const char *CSS =
     ".p2{fill:#9bbf6a}"
     "svg .p3{fill:url(#dots);stroke:#000;stroke-width:.5}svg .p4{fill:#d08c3a}"
     "svg .p5{fill:url(#cross);stroke:#000;stroke-width:.5}"
+    "svg.cores .bar{stroke:#000;stroke-width:.5}svg .zero{stroke:#000;stroke-width:2}"
+    ".findings{border:2px solid #000;padding:.5em 1em;border-radius:4px;background:#fffbe6;"
+    "margin-bottom:1em}"
+    ".findings li{margin:.4em 0}.findings .fix{margin:.2em 0}.findings dl{font-size:12px}"
+    ".findings dt{font-weight:bold;float:left;clear:left;width:14em}.findings dd{margin-left:15em}"
     "svg .curve{fill:none;stroke:#000;stroke-width:1.5}svg .c1{stroke-dasharray:6 3}svg "
     ".c2{stroke-dasharray:2 2}svg .c3{stroke-dasharray:8 2 2 2}svg.heat "
     "rect{stroke:#888;stroke-width:.3}svg .cv{text-anchor:middle;font-size:9px}svg "
@@ -1562,6 +1770,51 @@ static void scalars(struct html *h, const json_t *j)
         }
     }
     fputs("</tbody></table>\n", out);
+}
+
+/* The findings (findings.h) first: what to fix, in the JSON's words and
+ * order, each with its evidence. Nothing for a report without them (--diff,
+ * --compare). */
+static void findings_section(struct html *h, const json_t *j)
+{
+    FILE *out = h->out;
+    const json_t *f = json_object_get(j, "findings");
+    if (!json_is_array(f))
+        return;
+    fputs("<section class=\"findings\" id=\"findings\"><h2>Findings</h2>\n", out);
+    if (!json_array_size(f)) {
+        fputs("<p class=\"none\">", out);
+        esc(out, pes_findings_none());
+        fputs("</p></section>\n", out);
+        return;
+    }
+    fputs("<p>Ranked by the share of the accesses each problem costs (docs/report.md, "
+          "&#8220;Findings&#8221;).</p>\n<ol>\n",
+          out);
+    size_t i;
+    const json_t *o;
+    json_array_foreach(f, i, o)
+    {
+        fprintf(out, "<li data-rule=\"");
+        esc(out, json_string_value(json_object_get(o, "rule")));
+        fputs("\"><p class=\"finding\">", out);
+        esc(out, json_string_value(json_object_get(o, "text")));
+        fputs("</p><p class=\"fix\"><b>Fix:</b> ", out);
+        esc(out, json_string_value(json_object_get(o, "fix")));
+        fputs("</p><details><summary>Evidence</summary><dl>", out);
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)json_object_get(o, "evidence"), k, v)
+        {
+            fputs("<dt>", out);
+            esc(out, k);
+            fputs("</dt><dd>", out);
+            scalar(out, v);
+            fputs("</dd>", out);
+        }
+        fputs("</dl></details></li>\n", out);
+    }
+    fputs("</ol></section>\n", out);
 }
 
 /* The summary card: what was run on what, and its warnings in words. */
@@ -1690,6 +1943,7 @@ int pes_report_write_html(FILE *out, const json_t *j, const struct pes_report *r
           out);
     struct html *hp = &h;
     src_collect(hp, r);
+    findings_section(hp, j);
     summary(hp, j);
     model_charts(hp, json_object_get(j, "configs"));
     mrc_by_cores(hp, json_object_get(j, "configs"));

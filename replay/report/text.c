@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "findings.h"
 #include "report_util.h"
 #include "writers.h"
 
@@ -92,6 +93,49 @@ static void print_summary(FILE *out, const struct pes_rnode *root)
                 pes_r_get_u(lv, "shared") ? "shared" : "private");
     }
     fprintf(out, "; reuse granularity %u B\n", (unsigned)pes_r_get_u(root, "line"));
+}
+
+/* s from column `indent` on, wrapped at words to lines of at most 100
+ * columns (a word longer than a line stays whole). */
+static void print_wrapped(FILE *out, const char *s, int indent, int first_indent)
+{
+    int col = first_indent, fresh = 1; /* fresh: at the start of a line */
+    while (*s) {
+        size_t w = strcspn(s, " ");
+        if (!fresh && col + 1 + (int)w > 100) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (!fresh) {
+            fputc(' ', out);
+            col++;
+        }
+        fresh = 0;
+        fwrite(s, 1, w, out);
+        col += (int)w;
+        s += w;
+        while (*s == ' ')
+            s++;
+    }
+    fputc('\n', out);
+}
+
+void report_print_findings(FILE *out, const struct pes_rnode *root)
+{
+    const struct pes_rnode *f = pes_r_get(root, "findings");
+    if (!f)
+        return;
+    fprintf(out, "\nFindings (ranked by the share of the accesses they cost; docs/report.md)\n");
+    if (!pes_r_count(f)) {
+        fputs("  ", out);
+        print_wrapped(out, pes_findings_none(), 2, 2);
+    }
+    for (size_t i = 0; i < pes_r_count(f); i++) {
+        const struct pes_rnode *o = pes_r_at(f, i);
+        fprintf(out, "  %u. ", (unsigned)pes_r_get_u(o, "rank"));
+        print_wrapped(out, report_safe(pes_r_get_s(o, "text")), 5, 5);
+        fputs("     Fix: ", out);
+        print_wrapped(out, report_safe(pes_r_get_s(o, "fix")), 5, 10);
+    }
 }
 
 /* One profile row: accesses, cold share, mean distance, and the share of
@@ -617,8 +661,9 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
 static int known_config_key(const char *key)
 {
     static const char *const known[] = {
-        "cores", "mimicked",         "prd",        "crd", "sites", "by", "groups", "annotate",
-        "model", "miss_ratio_curve", "simulation", NULL};
+        "cores",      "mimicked",     "prd",      "crd",   "sites",
+        "by",         "groups",       "annotate", "model", "miss_ratio_curve",
+        "simulation", "site_strides", NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0)
             return 1;
@@ -925,6 +970,7 @@ int pes_report_write_text(FILE *out, const struct pes_report_view *v)
     const struct pes_rnode *root = pes_report_tree(v->r);
     const struct pes_rnode *configs = pes_r_get(root, "configs");
     print_summary(out, root);
+    report_print_findings(out, root);
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         print_profiles(out, root, pes_r_at(configs, i));
         print_site_reuse(out, v, pes_r_at(configs, i));

@@ -139,6 +139,7 @@ static int known_sampled_key(const char *key)
                                         "groups",
                                         "cache_lines",
                                         "cache_lines_untracked",
+                                        "findings", /* first, after the header */
                                         NULL};
     for (int i = 0; known[i]; i++)
         if (strcmp(key, known[i]) == 0)
@@ -221,6 +222,7 @@ static int write_sampled(FILE *out, const struct pes_rnode *o)
                     ? "censored (Kaplan-Meier over decided and censored watches)"
                     : "decided (decided outcomes weighted by reservoir offers)",
                 100 * pes_r_get_f(o, "interval_level"), interval_kind(o));
+    report_print_findings(out, o);
     static const char *const scope[2] = {"intra", "shared"}, *const name[2] = {"intra-thread",
                                                                                "shared cache"};
     for (int sc = 0; sc < 2; sc++) {

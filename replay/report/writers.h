@@ -34,6 +34,9 @@ int pes_report_write_sampled_text(FILE *out, const struct pes_report *r);
 /* The cache-line table of a report section (its "cache_lines"), titled by
  * what ranks the lines (text.c; the sampled text report prints it too). */
 void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const char *what);
+/* The report's findings (findings.h), ranked, each with its fix, or the
+ * sentence that none passed the thresholds; nothing if it has none (--compare). */
+void report_print_findings(FILE *out, const struct pes_rnode *root);
 /* One row per configuration and cache level: model and simulation. */
 int pes_report_write_csv(FILE *out, const struct pes_report_view *v);
 /* --comm-csv: the communication matrix of the last simulated configuration. */

@@ -1133,8 +1133,12 @@ static void test_pipeline_registry(void **state)
                                  .site = site_of};
     static const char *const summary_keys[] = {"threads", "records", "accesses",      "reads",
                                                "writes",  "bytes",   "bb_executions", "ops"};
+    /* site_strides: stride.c's text-only table (the findings' input) */
     static const char *const all_keys[] = {
-        "prd", "crd", "sites", "by", "groups", "model", "miss_ratio_curve", "simulation"};
+        "prd",        "crd",         "sites", "by", "groups", "model", "miss_ratio_curve",
+        "simulation", "site_strides"};
+    static const char *const no_sim_keys[] = {
+        "prd", "crd", "sites", "by", "groups", "model", "miss_ratio_curve", "site_strides"};
 
     /* --cores given: the recorded stream only feeds the summary */
     struct pes_knobs k = {.jobs = 1, .mimic = 1, .simulate = 1, .top = 10, .sort = "invalidations"};
@@ -1151,7 +1155,7 @@ static void test_pipeline_registry(void **state)
     si.work = &work;
     r = run_pipeline(&si, &k, a, n);
     assert_int_equal(pes_r_count(section(r, "trace")), 0);
-    assert_keys(section(r, "config"), all_keys, 8);
+    assert_keys(section(r, "config"), all_keys, 9);
     assert_int_equal(
         pes_r_get_u(pes_r_at(pes_r_get(pes_r_get(section(r, "config"), "simulation"), "levels"), 0),
                     "accesses"),
@@ -1169,7 +1173,7 @@ static void test_pipeline_registry(void **state)
         r = run_pipeline(&si, &k, a, n);
         assert_keys(section(r, "trace"), summary_keys, 8);
         const struct pes_rnode *c = section(r, "config");
-        assert_keys(c, all_keys, 8);
+        assert_keys(c, all_keys, 9);
         /* every access is one line: 5N of them in the CRD and the simulation */
         assert_int_equal(
             pes_r_get_u(pes_r_get(pes_r_at(pes_r_get(c, "crd"), 0), "histogram"), "accesses"),
@@ -1182,7 +1186,7 @@ static void test_pipeline_registry(void **state)
     k.jobs = 1;
     k.simulate = 0;
     r = run_pipeline(&si, &k, a, n);
-    assert_keys(section(r, "config"), all_keys, 7);
+    assert_keys(section(r, "config"), no_sim_keys, 8);
     pes_report_destroy(r);
 }
 
@@ -2021,6 +2025,85 @@ static void test_timing_parts(void **state)
     pes_report_destroy(r);
 }
 
+/* ------------------------------------------------------------ stride */
+
+/* The stride analysis over parts of a (cut at `cuts`, each part in its own
+ * state, the later ones packed and merged in order): its site_strides rows. */
+static struct pes_report *stride_parts(const struct acc *a, size_t n, const size_t *cuts,
+                                       size_t n_cuts)
+{
+    struct pes_stream_info si = {.path = "t", .n_streams = 2, .line = 64, .site = site_of};
+    struct pes_knobs k = {.jobs = 1};
+    struct pes_error err = {0};
+    const struct pes_analysis *an = &pes_analysis_stride;
+    assert_true(an->wanted(&si, &k));
+    void *first = NULL;
+    for (size_t c = 0; c <= n_cuts; c++) {
+        size_t from = c ? cuts[c - 1] : 0, to = c < n_cuts ? cuts[c] : n;
+        void *part = an->create(&si, &k, &err);
+        assert_non_null(part);
+        feed(an->batch, part, a + from, to - from, 7, 2, 0, NULL);
+        if (!first) {
+            first = part;
+            continue;
+        }
+        size_t len = an->part_pack(part, NULL, 0);
+        unsigned char *buf = malloc(len ? len : 1);
+        assert_non_null(buf);
+        assert_int_equal(an->part_pack(part, buf, len), len);
+        if (len) { /* a cut record is refused, naming the analysis */
+            assert_int_equal(an->part_merge(first, buf, len - 1, &err), -1);
+            assert_non_null(strstr(err.message, "stride"));
+        }
+        assert_int_equal(an->part_merge(first, buf, len, &err), 0);
+        free(buf);
+        an->destroy(part);
+    }
+    struct pes_publish p;
+    struct pes_report *r = new_report(&p);
+    an->publish(first, &p);
+    an->destroy(first);
+    assert_false(pes_report_failed(r));
+    return r;
+}
+
+static void test_stride_by_hand_and_parts(void **state)
+{
+    (void)state;
+    /* thread 0, c.c:43 (site 3): a column walk, 100 accesses 4096 bytes
+     * apart: 99 pairs, each on another line, smallest step 4096. Thread 1,
+     * d.c:54 (sites 4): 100 doubles in a row from a line's start: 99 pairs,
+     * 12 on another line (at elements 8, 16, ..., 96), step 8. Interleaved. */
+    static struct acc a[200];
+    for (size_t i = 0; i < 100; i++) {
+        a[2 * i] = (struct acc){0x100000 + 4096 * i, 8, 8, 0, 3, PES_BATCH_READ};
+        a[2 * i + 1] = (struct acc){0x900000 + 8 * i, 8, 8, 1, 4, PES_BATCH_READ};
+    }
+    static const uint64_t want[2][5] = {{3, 100, 99, 99, 4096}, {4, 100, 99, 12, 8}};
+    static const char *const cols[5] = {"site", "accesses", "pairs", "cross", "min_stride"};
+    /* whole, then cut at every place into two parts, then into three */
+    size_t cuts[2];
+    for (size_t trial = 0; trial < 1 + 201 + 20; trial++) {
+        size_t n_cuts = trial == 0 ? 0 : trial <= 201 ? 1 : 2;
+        if (n_cuts == 1)
+            cuts[0] = trial - 1;
+        if (n_cuts == 2)
+            cuts[0] = (trial - 202) * 9, cuts[1] = cuts[0] + 3 + (trial - 202) % 5;
+        struct pes_report *r = stride_parts(a, 200, cuts, n_cuts);
+        const struct pes_rnode *rows = pes_r_get(section(r, "config"), "site_strides");
+        assert_int_equal(pes_r_flags(rows) & PES_R_TEXT_ONLY, PES_R_TEXT_ONLY);
+        assert_int_equal(pes_r_count(rows), 2); /* most line changes first */
+        for (size_t i = 0; i < 2; i++) {
+            for (size_t c = 0; c < 5; c++)
+                assert_int_equal(pes_r_get_u(pes_r_at(rows, i), cols[c]), want[i][c]);
+            assert_int_equal(pes_r_get_u(pes_r_at(rows, i), "bytes"), 800);
+        }
+        assert_string_equal(pes_r_get_s(pes_r_at(rows, 0), "file"), "c.c");
+        assert_int_equal(pes_r_get_u(pes_r_at(rows, 0), "line"), 43);
+        pes_report_destroy(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2043,6 +2126,7 @@ int main(void)
         cmocka_unit_test(test_json_writer),
         cmocka_unit_test(test_timing_by_hand),
         cmocka_unit_test(test_timing_parts),
+        cmocka_unit_test(test_stride_by_hand_and_parts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
