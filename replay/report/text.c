@@ -559,8 +559,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
                      100.0 * (double)pes_r_get_u(lv, "hits") / (double)reaching);
         else
             snprintf(hit, sizeof hit, "%9s", "-"), unreached = 1;
-        fprintf(out, "  L%-4zu %14s %s %8.2f%% %12s %12s %12s %12s
-", l + 1, buf, hit,
+        fprintf(out, "  L%-4zu %14s %s %8.2f%% %12s %12s %12s %12s\n", l + 1, buf, hit,
                 100.0 * pes_r_f(pes_r_at(local, l)), m1, m2, m3, m4);
     }
     fprintf(out, "  (#: a count, %%: a share; accesses: line accesses reaching the level; hit: "
