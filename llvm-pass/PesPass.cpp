@@ -240,8 +240,8 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
         Loop *L = LI.getLoopFor(B.BB);
         if (Verbose && L && L->getHeader() == B.BB && L->isInnermost()) {
             const DILocation *Loc = B.BB->getTerminator()->getDebugLoc().get();
-            errs() << "pes: " << F.getName() << ":" << (Loc ? Loc->getLine() : 0)
-                   << ": loop " << B.BB->getName() << ": "
+            errs() << "pes: " << F.getName() << ":" << (Loc ? Loc->getLine() : 0) << ": loop "
+                   << B.BB->getName() << ": "
                    << (Why ? std::string("per-access records: ") + Why : "descriptors") << "\n";
         }
     }

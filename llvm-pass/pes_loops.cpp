@@ -64,8 +64,7 @@ const char *whyNotAffine(BasicBlock &BB, const std::vector<AccessSite> &Sites, L
         return "body of several blocks";
     // one way round and one way out, decided at the end of the iteration
     auto *Br = dyn_cast<BranchInst>(BB.getTerminator());
-    if (!Br || !Br->isConditional() ||
-        (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
+    if (!Br || !Br->isConditional() || (Br->getSuccessor(0) == &BB) == (Br->getSuccessor(1) == &BB))
         return "not one back edge and one exit";
     if (BB.isEHPad() || BB.hasAddressTaken())
         return "exception pad or address-taken block";
