@@ -90,7 +90,7 @@ switch)
     $norand "$collect" --mode samples --period load=1009,store=0 --seed 3 -q -o s.zst -- ./switch_prog 40 \
         >/dev/null 2>&1 || fail "sampled run"
     # position (1-based load count) -> "addr site" of every load in the full trace
-    "$bin/pes-dump" f.zst | awk '/^T0 access/ && $5 ~ /R/ { n++; s = $NF; sub(/\)/, "", s); print n, $3, s }' >loads.txt
+    "$bin/pes-dump" --expand f.zst | awk '/^T0 access/ && $5 ~ /R/ { n++; s = $NF; sub(/\)/, "", s); print n, $3, s }' >loads.txt
     "$bin/pes-dump" s.zst | awk '/^T0 sample/ {
             for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "addr") a = kv[2]; if (kv[1] == "site") s = kv[2]; if (kv[1] == "loads") l = kv[2] }
             print l, a, s }' >samples.txt
