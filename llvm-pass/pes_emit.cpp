@@ -26,10 +26,7 @@ static_assert(offsetof(pes_record, addr) == 0 && offsetof(pes_record, id) == 8 &
 namespace pes
 {
 
-// Our own loads and stores are not program accesses: tell sanitizers that run
-// after us (ASan, TSan, MSan honour !nosanitize) to leave them alone, and
-// ourselves too (classifyAccess skips them) should the pass run twice.
-static Instruction *quiet(Value *V)
+Instruction *quiet(Value *V)
 {
     auto *I = cast<Instruction>(V);
     I->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(I->getContext(), {}));

@@ -16,6 +16,11 @@
 namespace pes
 {
 
+// Our own loads and stores are not program accesses: tell sanitizers that run
+// after us (ASan, TSan, MSan honour !nosanitize) to leave them alone, and
+// ourselves too (classifyAccess skips them) should the pass run twice.
+llvm::Instruction *quiet(llvm::Value *V);
+
 class RecordEmitter
 {
   public:

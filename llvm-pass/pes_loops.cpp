@@ -109,23 +109,16 @@ struct DescLayout {
     }
 };
 
-Instruction *quietI(Value *V)
-{
-    auto *I = cast<Instruction>(V);
-    I->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(I->getContext(), {}));
-    return I;
-}
-
 void storeAt(IRBuilder<> &B, Value *Base, uint64_t Off, Value *V)
 {
     Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, Off);
-    quietI(B.CreateAlignedStore(V, P, Align(Off % 8 == 0 ? 8 : 4)));
+    quiet(B.CreateAlignedStore(V, P, Align(Off % 8 == 0 ? 8 : 4)));
 }
 
 Value *loadAt(IRBuilder<> &B, Value *Base, uint64_t Off, Type *T)
 {
     Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, Off);
-    return quietI(B.CreateAlignedLoad(T, P, Align(8)));
+    return quiet(B.CreateAlignedLoad(T, P, Align(8)));
 }
 
 } // namespace
@@ -166,8 +159,8 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     Desc->setAlignment(Align(8));
     {
         IRBuilder<> I(F.getEntryBlock().getTerminator());
-        quietI(I.CreateStore(ConstantInt::get(I64, 0), Count));
-        quietI(I.CreateStore(ConstantInt::get(I64, 1), Budget));
+        quiet(I.CreateStore(ConstantInt::get(I64, 0), Count));
+        quiet(I.CreateStore(ConstantInt::get(I64, 1), Budget));
     }
 
     // Head becomes the choice; Body keeps the recording form; Copy runs without
@@ -217,10 +210,10 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     BasicBlock *ExitFlush = BasicBlock::Create(C, "pes.loop.exit", &F);
 
     IRBuilder<> B(CopyBr);
-    Value *N = quietI(B.CreateLoad(I64, Count, "pes.loop.i"));
+    Value *N = quiet(B.CreateLoad(I64, Count, "pes.loop.i"));
     Value *N1 = B.CreateAdd(N, ConstantInt::get(I64, 1));
-    quietI(B.CreateStore(N1, Count));
-    Value *Bud = quietI(B.CreateLoad(I64, Budget, "pes.loop.budget"));
+    quiet(B.CreateStore(N1, Count));
+    Value *Bud = quiet(B.CreateLoad(I64, Budget, "pes.loop.budget"));
     Value *IsCold =
         B.CreateOr(B.CreateICmpULT(N, ConstantInt::get(I64, 2)), B.CreateICmpUGE(N1, Bud));
     B.CreateCondBr(IsCold, Cold, Tail);
@@ -255,7 +248,7 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
         Value *AtLeast1 =
             T.CreateAdd(T.CreateUDiv(Room, ConstantInt::get(I64, L.M * sizeof(pes_record))),
                         ConstantInt::get(I64, 1));
-        quietI(T.CreateStore(AtLeast1, Budget));
+        quiet(T.CreateStore(AtLeast1, Budget));
         T.CreateBr(FullTest);
     }
     {
@@ -276,11 +269,11 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
         storeAt(T, Desc, offsetof(pes_rt_loop, m), ConstantInt::get(I32, L.M));
         storeAt(T, Desc, offsetof(pes_rt_loop, reserved), ConstantInt::get(I32, 0));
         E.emitLoopFlush(T, Desc);
-        quietI(T.CreateStore(ConstantInt::get(I64, 0), Count));
+        quiet(T.CreateStore(ConstantInt::get(I64, 0), Count));
     };
     {
         IRBuilder<> T(FullTest);
-        Value *Now = quietI(T.CreateLoad(I64, Budget));
+        Value *Now = quiet(T.CreateLoad(I64, Budget));
         T.CreateCondBr(T.CreateICmpUGE(N1, Now), Flush, Tail);
     }
     {
@@ -295,7 +288,7 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     }
     {
         IRBuilder<> T(ExitFlush);
-        handOver(T, quietI(T.CreateLoad(I64, Count)));
+        handOver(T, quiet(T.CreateLoad(I64, Count)));
         T.CreateBr(Exit);
     }
     return {Count, Budget};
