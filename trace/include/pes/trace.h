@@ -89,7 +89,31 @@ enum pes_control_id {
                                            template records and m LOOP_STEP records */
     PES_ID_LOOP_STEP = 0xFFFFFF09u,    /* addr = the step (two's complement) of the template
                                            record with the same position; extra = 0 */
+    PES_ID_CALL = 0xFFFFFF0Au,         /* (version 3) a call edge, below; addr = the caller's
+                                           stack pointer at the call, extra = the call site */
+    PES_ID_RETURN = 0xFFFFFF0Bu,       /* (version 3) the call returned or unwound to its
+                                           caller: addr = the same stack pointer, extra = 0 */
 };
+
+/*
+ * Call edges (version 3): the recording clone of an instrumented function
+ * brackets each call that can reach instrumented code (not intrinsics, not
+ * library functions that take no function pointer) with
+ *
+ *   {sp, PES_ID_CALL, call_site}  before the call
+ *   {sp, PES_ID_RETURN, 0}        after it returns, and where an invoke unwinds
+ *
+ * call_site is a site of kind PES_KIND_CALL (the call's file, line, function);
+ * sp is the caller's stack pointer, the same value in both records. A
+ * thread's call path at a record is the sequence of call sites of the CALLs
+ * not yet matched by a RETURN. A longjmp or an exception that skips frames
+ * leaves CALLs unmatched; readers repair the stack from sp (stacks grow down):
+ * a CALL or RETURN with stack pointer sp first drops every open frame whose
+ * stack pointer is below sp, and a RETURN closes the frame whose stack pointer
+ * equals sp (none open: the RETURN is ignored). Frames entered before the
+ * thread's recording began (main's caller, an OpenMP worker's runtime frames)
+ * have no CALL: a path starts at the outermost recorded call.
+ */
 
 /*
  * Loop descriptors (regular section descriptors, after METRIC, Marathe et al.):
@@ -147,6 +171,8 @@ enum pes_access_kind {
     PES_KIND_SET_DST = 7,  /* memset range */
     PES_KIND_GATHER = 8,   /* one record per active lane; lane in extra */
     PES_KIND_SCATTER = 9,
+    PES_KIND_CALL = 10, /* (version 3) not an access: a call site named by PES_ID_CALL records;
+                           size 0, bb = the block holding the call */
 };
 
 enum pes_site_flags {
