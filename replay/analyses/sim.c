@@ -814,6 +814,9 @@ static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *p
             pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
             pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
             pes_r_u64(r, o, "l1_conflict", st->misses[0][PES_SIM_CONFLICT]);
+            struct pes_rnode *cf = pes_r_array(r, o, "conflict"); /* per level: the findings' */
+            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+                pes_r_u64(r, cf, NULL, st->misses[l][PES_SIM_CONFLICT]);
             pes_r_u64(r, o, "inval_true", st->inval_true);
             pes_r_u64(r, o, "inval_false", st->inval_false);
             pes_r_u64(r, o, "coh_true", st->coh_true);

@@ -10,8 +10,10 @@
  * stepping by four elements) and a line that reads several arrays (a[i] +
  * b[i]) show their real step: the element size, not the unroll's or the
  * distance between the arrays. Counted: the pairs, how many of them land on
- * another line (of the reuse granularity), and the smallest non-zero
- * distance (the loop's stride where the walk is regular). Sites without a
+ * another line (of the reuse granularity), how many repeat the address
+ * they are measured against (the store of a += after its load: it does not
+ * move the walk), and the smallest non-zero distance (the loop's stride
+ * where the walk is regular). Sites without a
  * source line are their own line.
  *
  * Parts of the stream (pes-replay-mpi) merge exactly: a part sends its
@@ -37,6 +39,7 @@ enum {
 
 struct counts {
     uint64_t pairs, cross, min; /* min: UINT64_MAX while no non-zero distance */
+    uint64_t repeats;           /* pairs at distance 0: the store of a += after its load */
 };
 
 struct entry {
@@ -227,6 +230,7 @@ static void measure(const struct entry *e, uint64_t addr, uint32_t gran, struct 
         return;
     c->pairs++;
     c->cross += near / gran != addr / gran;
+    c->repeats += best == 0;
     if (best && best < c->min)
         c->min = best;
 }
@@ -265,6 +269,7 @@ static void add(struct counts *to, const struct counts *c)
 {
     to->pairs += c->pairs;
     to->cross += c->cross;
+    to->repeats += c->repeats;
     if (c->min < to->min)
         to->min = c->min;
 }
@@ -374,6 +379,7 @@ static void publish(void *self, const struct pes_publish *to)
         pes_r_u64(r, o, "bytes", row[i].bytes);
         pes_r_u64(r, o, "pairs", row[i].tail.pairs);
         pes_r_u64(r, o, "cross", row[i].tail.cross);
+        pes_r_u64(r, o, "repeats", row[i].tail.repeats);
         pes_r_u64(r, o, "min_stride", row[i].tail.min == UINT64_MAX ? 0 : row[i].tail.min);
     }
 }

@@ -26,14 +26,19 @@
  *  - a false-sharing line: more of its transfers false than true (the
  *    simulation's classification, docs/simulation.md); a true-sharing line
  *    the reverse.
- *  - a strided source line: at least half of a thread's accesses land on
- *    another line than the nearest of its previous ones (stride.c) and the
- *    smallest non-zero step is at least a line, whereas a unit-stride walk
- *    crosses a line once every line / size accesses (one in 8 for doubles);
- *    and its mean reuse distance (PRD) is at least the L1's lines, so that
- *    under LRU a line is evicted before the walk comes back for its next
- *    element: each line fetched then serves one access (8 of 64 bytes for a
- *    double). A strided walk over data that stays in the L1 costs nothing.
+ *  - a strided source line: at least half of a thread's accesses that move
+ *    (not the store of a += to its load's address) land on another line
+ *    than the nearest of its previous ones (stride.c) and the smallest
+ *    non-zero step is at least a line, whereas a unit-stride walk crosses a
+ *    line once every line / size accesses (one in 8 for doubles), and the
+ *    step is larger than the access (a walk without gaps, vectors as wide
+ *    as a line, uses all it fetches); and its
+ *    mean reuse distance (PRD) is at least the L1's lines, so that under LRU
+ *    a line is evicted before the walk comes back for its next element, or,
+ *    where the run was simulated, at least half of its line changes missed
+ *    in the L1 (set conflicts evict it sooner than LRU capacity would):
+ *    each line fetched then serves one access (8 of 64 bytes for a double).
+ *    A strided walk over data that stays in the L1 costs nothing.
  *  - reuse beyond the last-level cache: reuses whose distance (in lines, the
  *    LLC's profile: CRD for a shared one, PRD for a private one) is at least
  *    the LLC's lines miss in an LRU cache of that size, whatever its
@@ -129,6 +134,14 @@ static void fmt(char *buf, size_t n, const char *f, ...)
     vsnprintf(buf, n, f, ap);
     va_end(ap);
 }
+
+/* A count as the tables print it ("12,345"); buf lives as long as the caller's block. */
+static const char *num(char buf[32], double v)
+{
+    report_count(buf, 32, v > 0 ? (uint64_t)(v + 0.5) : 0);
+    return buf;
+}
+#define NUM(v) num((char[32]){0}, (v))
 
 /* Keeps c unless the same rule and subject scored higher already; when
  * full, c replaces the lowest score if it is higher. */
@@ -272,8 +285,8 @@ static void rule_false_sharing(const struct scope *s, struct found *f)
             ev_num(&c, "padding", (double)pad);
             fmt(c.text, sizeof c.text,
                 "False sharing on %s: %s, written by %s, and %s, written by %s, share one "
-                "%" PRIu64 "-byte line; %.0f false-sharing transfers, %.1f %% of the %s.",
-                ln, na, ta, nb, tb, s->line, fs, 100 * fs / s->accesses, s->unit);
+                "%" PRIu64 "-byte line; %s false-sharing transfers, %.1f %% of the %s.",
+                ln, na, ta, nb, tb, s->line, NUM(fs), 100 * fs / s->accesses, s->unit);
             fmt(c.fix, sizeof c.fix,
                 "Put %s and %s on separate cache lines: they are %" PRIu64
                 " bytes apart (bytes %" PRIu64 " and %" PRIu64 " of the line), so add %" PRIu64
@@ -283,8 +296,8 @@ static void rule_false_sharing(const struct scope *s, struct found *f)
         } else {
             fmt(c.text, sizeof c.text,
                 "False sharing on %s: threads write different bytes of one %" PRIu64
-                "-byte line; %.0f false-sharing transfers, %.1f %% of the %s.",
-                ln, s->line, fs, 100 * fs / s->accesses, s->unit);
+                "-byte line; %s false-sharing transfers, %.1f %% of the %s.",
+                ln, s->line, NUM(fs), 100 * fs / s->accesses, s->unit);
             fmt(c.fix, sizeof c.fix,
                 "Give each thread's data its own %" PRIu64 "-byte line: pad or align what each "
                 "thread writes to %" PRIu64 " bytes (the line's offsets table lists them).",
@@ -328,10 +341,10 @@ static void rule_true_sharing(const struct scope *s, struct found *f)
             ev_num(&c, "offset", (double)pes_r_get_u(hot, "offset"));
         }
         fmt(c.text, sizeof c.text,
-            "%s on %s: %s%s%s; %.0f true-sharing transfers, %.1f %% of the %s.",
+            "%s on %s: %s%s%s; %s true-sharing transfers, %.1f %% of the %s.",
             hot ? "Migratory line (true sharing)" : "True sharing", ln,
             hot ? "threads take turns writing " : "threads read what others write on this line",
-            hot ? nh : "", hot ? " and the line moves with each turn" : "", ts,
+            hot ? nh : "", hot ? " and the line moves with each turn" : "", NUM(ts),
             100 * ts / s->accesses, s->unit);
         fmt(c.fix, sizeof c.fix,
             "Share %s less often: let each thread work on a private copy (a local accumulator, "
@@ -372,17 +385,75 @@ static void site_where(char *buf, size_t n, const struct scope *s, uint64_t id)
     fmt(buf, n, "site %" PRIu64, id);
 }
 
+/* What the simulation counted for one source line: the all_sites rows
+ * (every site that accessed memory) of file:line, or of the site alone where
+ * it has no line. 0: the section has no simulation. */
+struct line_sim {
+    double accesses, l1_misses;
+    double conflict[8]; /* per level */
+};
+
+static int same_line(const struct pes_rnode *row, const char *file, uint64_t line, uint64_t site)
+{
+    if (line == 0 || !*file)
+        return pes_r_get_u(row, "site") == site;
+    return pes_r_get_u(row, "line") == line && strcmp(pes_r_get_s(row, "file"), file) == 0;
+}
+
+static int line_sim(const struct scope *s, const char *file, uint64_t line, uint64_t site,
+                    struct line_sim *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct pes_rnode *all = s->sim ? pes_r_get(s->sim, "all_sites") : NULL;
+    if (!all)
+        return 0;
+    for (size_t i = 0; i < pes_r_count(all); i++) {
+        const struct pes_rnode *row = pes_r_at(all, i);
+        if (!same_line(row, file, line, site))
+            continue;
+        double acc = pes_r_get_f(row, "accesses");
+        out->accesses += acc;
+        out->l1_misses += acc - pes_r_f(pes_r_at(pes_r_get(row, "hits"), 0));
+        const struct pes_rnode *cf = pes_r_get(row, "conflict");
+        for (size_t l = 0; l < pes_r_count(cf) && l < 8; l++)
+            out->conflict[l] += pes_r_f(pes_r_at(cf, l));
+    }
+    return 1;
+}
+
+/* The site_strides row of a source line (NULL: none). */
+static const struct pes_rnode *stride_row(const struct scope *s, const char *file, uint64_t line,
+                                          uint64_t site)
+{
+    const struct pes_rnode *rows = pes_r_get(s->section, "site_strides");
+    for (size_t i = 0; i < pes_r_count(rows); i++)
+        if (same_line(pes_r_at(rows, i), file, line, site))
+            return pes_r_at(rows, i);
+    return NULL;
+}
+
 static void rule_stride(const struct scope *s, struct found *f)
 {
     const struct pes_rnode *rows = pes_r_get(s->section, "site_strides");
     for (size_t i = 0; i < pes_r_count(rows); i++) {
         const struct pes_rnode *r = pes_r_at(rows, i);
-        double pairs = pes_r_get_f(r, "pairs"), cross = pes_r_get_f(r, "cross");
+        /* pairs that move: a += repeats its load's address, which says
+         * nothing about the walk */
+        double pairs = pes_r_get_f(r, "pairs") - (double)pes_r_get_u(r, "repeats");
+        double cross = pes_r_get_f(r, "cross");
         uint64_t stride = pes_r_get_u(r, "min_stride");
-        if (!significant(s, cross) || cross < STRIDE_CROSS * pairs || stride < s->line)
+        double acc = pes_r_get_f(r, "accesses");
+        double size = acc > 0 ? pes_r_get_f(r, "bytes") / acc : 0;
+        /* a walk without gaps (the step no larger than the access: vectors
+         * as wide as a line) uses every byte it fetches */
+        if (!significant(s, cross) || cross < STRIDE_CROSS * pairs || stride < s->line ||
+            (double)stride <= size)
             continue;
         /* its lines leave the L1 before the next element is used: the site's
-         * mean reuse distance (its thread's PRD) is at least the L1's lines */
+         * mean reuse distance (its thread's PRD) is at least the L1's lines,
+         * or, where the run was simulated, at least half of its line changes
+         * missed in the L1 (set conflicts evict lines a fully associative
+         * cache would keep) */
         const struct pes_rnode *sites = pes_r_get(s->section, "sites"), *site = NULL;
         for (size_t k = 0; k < pes_r_count(sites) && !site; k++)
             if (pes_r_get_u(pes_r_at(sites, k), "site") == pes_r_get_u(r, "site"))
@@ -391,11 +462,14 @@ static void rule_stride(const struct scope *s, struct found *f)
             pes_r_at(pes_r_get(pes_r_get(s->root, "machine"), "levels"), 0);
         double l1_lines = (double)pes_r_get_u(l1, "size") / (double)s->line;
         double distance = pes_r_get_f(site, "prd_mean");
-        if (!site || !(distance >= l1_lines))
+        struct line_sim sim;
+        int simulated = line_sim(s, pes_r_get_s(r, "file"), pes_r_get_u(r, "line"),
+                                 pes_r_get_u(r, "site"), &sim);
+        int far = site && distance >= l1_lines;
+        int missed = simulated && sim.l1_misses >= STRIDE_CROSS * cross;
+        if (!far && !missed)
             continue;
-        double acc = pes_r_get_f(r, "accesses");
-        double size = acc > 0 ? pes_r_get_f(r, "bytes") / acc : 0;
-        char where[512];
+        char where[512], why[512];
         site_where(where, sizeof where, s, pes_r_get_u(r, "site"));
         struct cand c = {.rule = "strided_access", .score = cross / s->accesses};
         fmt(c.subject, sizeof c.subject, "%s", where);
@@ -408,20 +482,30 @@ static void rule_stride(const struct scope *s, struct found *f)
         ev_num(&c, "access_bytes", size);
         ev_num(&c, "mean_reuse_distance_lines", distance);
         ev_num(&c, "l1_lines", l1_lines);
+        if (simulated)
+            ev_num(&c, "l1_misses", sim.l1_misses);
         ev_num(&c, "share", cross / s->accesses);
+        if (far)
+            fmt(why, sizeof why,
+                "a line is used again only after %.0f others on average (the L1 holds %.0f)",
+                distance, l1_lines);
+        else
+            fmt(why, sizeof why,
+                "set conflicts evict a line before its next element is used: %s of its %s "
+                "accesses miss in the L1",
+                NUM(sim.l1_misses), NUM(sim.accesses));
         fmt(c.text, sizeof c.text,
-            "Strided walk at %s (%s): each access of a thread is at least %" PRIu64
-            " bytes from the line's previous ones and %.0f %% of them land on another %" PRIu64
-            "-byte line, and a line is used again only after %.0f others on average (the L1 "
-            "holds %.0f), so each line fetched serves about %.0f of its %" PRIu64
-            " bytes; %.0f line changes, %.1f %% of the accesses.",
-            where, s->where, stride, pairs > 0 ? 100 * cross / pairs : 0, s->line, distance,
-            l1_lines, size, s->line, cross, 100 * cross / s->accesses);
+            "Strided walk at %s (%s): each access of a thread that moves is at least %s bytes "
+            "from the line's previous ones and %.0f %% of them land on another %" PRIu64
+            "-byte line, and %s, so each line fetched serves about %.0f of its %" PRIu64
+            " bytes; %s line changes, %.1f %% of the accesses.",
+            where, s->where, NUM((double)stride), pairs > 0 ? 100 * cross / pairs : 0, s->line, why,
+            size, s->line, NUM(cross), 100 * cross / s->accesses);
         fmt(c.fix, sizeof c.fix,
             "Make the innermost loop at %s walk consecutive addresses: interchange the loops (the "
-            "index that moves by %" PRIu64 " bytes goes outside), or change the layout (transpose "
+            "index that moves by %s bytes goes outside), or change the layout (transpose "
             "the array, or a struct of arrays) so that what the inner loop touches is contiguous.",
-            where, stride);
+            where, NUM((double)stride));
         propose(f, &c);
     }
 }
@@ -502,16 +586,16 @@ static void rule_llc(const struct scope *s, struct found *f)
     ev_num(&c, "footprint_bytes", cold * (double)s->line);
     ev_num(&c, "share", far / s->accesses);
     fmt(c.text, sizeof c.text,
-        "Reuse beyond the last-level cache (%s): %.0f reuses (%.1f %% of the accesses) come "
-        "after %.0f or more other lines were touched, more than the L%" PRIu64
+        "Reuse beyond the last-level cache (%s): %s reuses (%.1f %% of the accesses) come "
+        "after %s or more other lines were touched, more than the L%" PRIu64
         " holds (%s); the data touched is %s%s%s.",
-        s->where, far, 100 * far / s->accesses, lines, pes_r_get_u(llc, "level"), llc_b, ws_b,
-        top ? "; the longest reuses are at " : "", top ? where : "");
+        s->where, NUM(far), 100 * far / s->accesses, NUM(lines), pes_r_get_u(llc, "level"), llc_b,
+        ws_b, top ? "; the longest reuses are at " : "", top ? where : "");
     fmt(c.fix, sizeof c.fix,
         "Block (tile) the loops%s%s so that the data a tile reuses fits in the L%" PRIu64
         " (at most about %s, half of it, leaves room for the rest), or reorder the work so that "
-        "each line is used again before %.0f other lines are.",
-        top ? " at " : "", top ? where : "", pes_r_get_u(llc, "level"), half_b, lines);
+        "each line is used again before %s other lines are.",
+        top ? " at " : "", top ? where : "", pes_r_get_u(llc, "level"), half_b, NUM(lines));
     propose(f, &c);
 }
 
@@ -522,10 +606,46 @@ static const struct pes_rnode *conflict_of(const struct pes_rnode *lv)
     return c ? c : pes_r_get(pes_r_get(lv, "misses"), "conflict");
 }
 
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* A level whose conflict misses pass the rule, and the source line behind most of them. */
+struct conflict_level {
+    uint64_t level;
+    double conflict, misses, here; /* here: the culprit line's conflict misses at this level */
+    const struct pes_rnode *row;   /* an all_sites row of the culprit line (NULL: unknown) */
+};
+
+/* The all_sites row with the most conflict misses at level index l (NULL: none). */
+static const struct pes_rnode *conflict_site(const struct scope *s, size_t l)
+{
+    const struct pes_rnode *all = pes_r_get(s->sim, "all_sites"), *top = NULL;
+    double best = 0;
+    for (size_t i = 0; i < pes_r_count(all); i++) {
+        const struct pes_rnode *row = pes_r_at(all, i);
+        double v = pes_r_f(pes_r_at(pes_r_get(row, "conflict"), l));
+        if (v > best)
+            best = v, top = row;
+    }
+    return top;
+}
+
+/* One finding per culprit source line, naming every level where it is the
+ * line with the most conflict misses (the L1 and L2 of a column walk are one
+ * problem); without a per-site table (--by object), one per level. */
 static void rule_conflict(const struct scope *s, struct found *f)
 {
     const struct pes_rnode *levels = s->sim ? pes_r_get(s->sim, "levels") : NULL;
-    for (size_t i = 0; i < pes_r_count(levels); i++) {
+    const struct pes_rnode *geometry = pes_r_get(pes_r_get(s->root, "machine"), "levels");
+    struct conflict_level q[8];
+    int n = 0;
+    for (size_t i = 0; i < pes_r_count(levels) && n < 8; i++) {
         const struct pes_rnode *lv = pes_r_at(levels, i), *cn = conflict_of(lv);
         if (!cn)
             continue;
@@ -533,25 +653,105 @@ static void rule_conflict(const struct scope *s, struct found *f)
         double misses = pes_r_get_f(lv, "accesses") - pes_r_get_f(lv, "hits");
         if (!significant(s, conflict) || conflict < CONFLICT_OF_MISS * misses)
             continue;
-        struct cand c = {.rule = "conflict_misses", .score = conflict / s->accesses};
-        uint64_t level = pes_r_get_u(lv, "level");
-        fmt(c.subject, sizeof c.subject, "L%" PRIu64, level);
+        q[n++] = (struct conflict_level){.level = pes_r_get_u(lv, "level"),
+                                         .conflict = conflict,
+                                         .misses = misses,
+                                         .row = conflict_site(s, i)};
+    }
+    for (int i = 0; i < n; i++) {
+        if (!q[i].conflict)
+            continue; /* folded into an earlier level's finding */
+        /* the levels whose culprit is the same source line as level i's */
+        const struct pes_rnode *row = q[i].row;
+        const char *file = row ? pes_r_get_s(row, "file") : "";
+        uint64_t line = row ? pes_r_get_u(row, "line") : 0,
+                 site = row ? pes_r_get_u(row, "site") : 0;
+        struct line_sim here = {0};
+        if (row)
+            line_sim(s, file, line, site, &here);
+        struct conflict_level mine[8];
+        int m = 0;
+        for (int j = i; j < n; j++)
+            if (j == i || (row && q[j].row && same_line(q[j].row, file, line, site))) {
+                mine[m] = q[j];
+                mine[m].here = here.conflict[q[j].level - 1 < 8 ? q[j].level - 1 : 0];
+                m++;
+                if (j != i)
+                    q[j].conflict = 0;
+            }
+        double score = 0;
+        for (int k = 0; k < m; k++)
+            if (mine[k].conflict / s->accesses > score)
+                score = mine[k].conflict / s->accesses;
+        struct cand c = {.rule = "conflict_misses", .score = score};
+        char where[512] = "", levels_b[64] = "", counts[512] = "", sets[256] = "";
+        if (row)
+            fmt(where, sizeof where, "%s:%" PRIu64 " %s", base(file), line,
+                pes_r_get_s(row, "function"));
+        for (int k = 0; k < m; k++) {
+            size_t u = strlen(levels_b), v = strlen(counts);
+            fmt(levels_b + u, sizeof levels_b - u, "%sL%" PRIu64,
+                k == 0       ? ""
+                : k == m - 1 ? " and "
+                             : ", ",
+                mine[k].level);
+            fmt(counts + v, sizeof counts - v, "%sL%" PRIu64 ": %s of %s misses (%.0f %%)%s%s%s",
+                k ? "; " : "", mine[k].level, NUM(mine[k].conflict), NUM(mine[k].misses),
+                mine[k].misses > 0 ? 100 * mine[k].conflict / mine[k].misses : 0, row ? ", " : "",
+                row ? NUM(mine[k].here) : "", row ? " of them here" : "");
+        }
+        fmt(c.subject, sizeof c.subject, "%s", row ? where : levels_b);
         ev_str(&c, "where", s->where);
-        ev_num(&c, "level", (double)level);
-        ev_num(&c, "conflict_misses", conflict);
-        ev_num(&c, "misses", misses);
-        ev_num(&c, "share", conflict / s->accesses);
+        ev_num(&c, "level", (double)mine[0].level);
+        ev_num(&c, "conflict_misses", mine[0].conflict);
+        ev_num(&c, "misses", mine[0].misses);
+        if (row) {
+            ev_str(&c, "site", where);
+            ev_num(&c, "site_conflict_misses", mine[0].here);
+        }
+        /* the walk's stride and the sets it reaches (set index = line number
+         * mod sets: a step of k lines visits sets / gcd(k, sets) of them) */
+        const struct pes_rnode *sr = row ? stride_row(s, file, line, site) : NULL;
+        uint64_t stride = sr ? pes_r_get_u(sr, "min_stride") : 0;
+        double elem = sr && pes_r_get_f(sr, "accesses") > 0
+                          ? pes_r_get_f(sr, "bytes") / pes_r_get_f(sr, "accesses")
+                          : 0;
+        const struct pes_rnode *g = pes_r_at(geometry, mine[0].level - 1);
+        uint64_t ways = pes_r_get_u(g, "ways"), lsize = pes_r_get_u(g, "line");
+        uint64_t nsets = ways && lsize ? pes_r_get_u(g, "size") / (ways * lsize) : 0;
+        int strided = stride >= s->line && lsize && stride % lsize == 0 && nsets > 1;
+        if (strided) {
+            uint64_t k = (stride / lsize) % nsets, used = k ? nsets / gcd(k, nsets) : 1;
+            ev_num(&c, "stride_bytes", (double)stride);
+            ev_num(&c, "sets_reached", (double)used);
+            ev_num(&c, "sets", (double)nsets);
+            fmt(sets, sizeof sets,
+                "; its accesses step %s bytes, so they reach at most %s of the L%" PRIu64
+                "'s %s sets (%" PRIu64 " ways each)",
+                NUM((double)stride), NUM((double)used), mine[0].level, NUM((double)nsets), ways);
+        }
+        ev_num(&c, "share", score);
         fmt(c.text, sizeof c.text,
-            "Conflict misses in the L%" PRIu64 " (%s): %.0f of its %.0f misses (%.0f %%) come "
-            "from lines that map to the same sets while the cache has room elsewhere; %.1f %% of "
-            "the accesses.",
-            level, s->where, conflict, misses, misses > 0 ? 100 * conflict / misses : 0,
-            100 * conflict / s->accesses);
-        fmt(c.fix, sizeof c.fix,
-            "Break the power-of-two spacing of the data used together: pad each row of the "
-            "array (a leading dimension of N + %" PRIu64 " bytes' worth of elements instead of a "
-            "power of two) or offset the arrays' starts by a line or more.",
-            s->line);
+            "Set conflicts%s%s in the %s (%s): misses that a fully associative cache of the same "
+            "size would hit. %s%s; %.1f %% of the accesses.",
+            row ? " at " : "", where, levels_b, s->where, counts, sets, 100 * score);
+        if (strided) {
+            uint64_t pad = lsize, padded = stride + pad;
+            char pad_elems[64] = "";
+            if (elem >= 1 && fmod(pad, elem) == 0)
+                fmt(pad_elems, sizeof pad_elems, ", %s more elements of %.0f bytes",
+                    NUM(pad / elem), elem);
+            fmt(c.fix, sizeof c.fix,
+                "Make the walk at %s use all the sets: interchange the loops so that it walks "
+                "consecutive addresses, or pad each row by one line (%" PRIu64 " bytes%s) so that "
+                "its step, %s bytes, is an odd number of lines.",
+                where, pad, pad_elems, NUM((double)padded));
+        } else
+            fmt(c.fix, sizeof c.fix,
+                "Break the power-of-two spacing of the data used together%s%s: pad each row of "
+                "the array (a leading dimension of N + %" PRIu64 " bytes' worth of elements "
+                "instead of a power of two) or offset the arrays' starts by a line or more.",
+                row ? " at " : "", where, s->line);
         propose(f, &c);
     }
 }

@@ -204,13 +204,97 @@ static void test_conflict(void **state)
         assert_string_equal(pes_r_get_s(x, "rule"), "conflict_misses");
         assert_int_equal(pes_r_get_u(pes_r_get(x, "evidence"), "conflict_misses"), 250);
         assert_int_equal(pes_r_get_u(pes_r_get(x, "evidence"), "misses"), 1000);
-        assert_non_null(strstr(pes_r_get_s(x, "text"), "250 of its 1000 misses (25 %)"));
+        assert_non_null(strstr(pes_r_get_s(x, "text"), "L1: 250 of 1,000 misses (25 %)"));
         pes_report_destroy(f.r);
     }
     /* 249: under a quarter */
     f = make();
     conflict_level(&f, "flat", 249);
     assert_int_equal(pes_r_count(findings(&f)), 0);
+    pes_report_destroy(f.r);
+}
+
+/* An all_sites row of the simulation (sim.c): a site of /src/walk.c:line
+ * with its accesses, L1 hits and conflict misses per level. */
+static void sim_site(struct fixture *f, uint32_t site, uint64_t line, uint64_t accesses,
+                     uint64_t l1_hits, uint64_t c1, uint64_t c2)
+{
+    struct pes_report *r = f->r;
+    struct pes_rnode *t = (struct pes_rnode *)pes_r_get(f->sim, "all_sites");
+    if (!t)
+        t = pes_r_flag(pes_r_array(r, f->sim, "all_sites"), PES_R_TEXT_ONLY);
+    struct pes_rnode *o = pes_r_object(r, t, NULL);
+    pes_r_u64(r, o, "site", site);
+    pes_r_str(r, o, "file", "/src/walk.c");
+    pes_r_u64(r, o, "line", line);
+    pes_r_str(r, o, "function", "walk");
+    pes_r_u64(r, o, "accesses", accesses);
+    pes_r_u64(r, pes_r_array(r, o, "hits"), NULL, l1_hits);
+    struct pes_rnode *c = pes_r_array(r, o, "conflict");
+    pes_r_u64(r, c, NULL, c1);
+    pes_r_u64(r, c, NULL, c2);
+}
+
+static void conflict_level_n(struct fixture *f, unsigned n, uint64_t conflict)
+{
+    struct pes_report *r = f->r;
+    struct pes_rnode *l = pes_r_object(r, f->levels, NULL);
+    pes_r_u64(r, l, "level", n);
+    pes_r_u64(r, l, "accesses", 10000);
+    pes_r_u64(r, l, "hits", 9000); /* 1,000 misses */
+    pes_r_u64(r, l, "conflict", conflict);
+}
+
+static void strided(struct fixture *f, uint32_t site, uint64_t pairs, uint64_t cross,
+                    uint64_t stride, double prd_mean);
+
+static void test_conflict_line(void **state)
+{
+    (void)state;
+    /* L1 (32 KiB, 8 ways, 64-byte lines: 64 sets) and L2 (64 KiB: 128 sets)
+     * both lose 400 of 1,000 misses to conflicts; walk.c:16 (sites 5 and 6)
+     * causes 300 + 60 of the L1's and 350 of the L2's, walk.c:20 the rest:
+     * one finding for both levels, at walk.c:16 */
+    struct fixture f = make();
+    conflict_level_n(&f, 1, 400);
+    conflict_level_n(&f, 2, 400);
+    sim_site(&f, 5, 16, 2000, 1000, 300, 350);
+    sim_site(&f, 6, 16, 2000, 1900, 60, 0);
+    sim_site(&f, 7, 20, 6000, 5900, 40, 50);
+    /* its walk steps 2,048 bytes = 32 lines: sets 0, 32, 0, ... of the L1's
+     * 64 (64 / gcd(32, 64) = 2) */
+    strided(&f, 16, 3999, 100, 2048, 10); /* the row of line 16 */
+    const struct pes_rnode *fd = findings(&f);
+    assert_int_equal(pes_r_count(fd), 1);
+    const struct pes_rnode *x = pes_r_at(fd, 0), *ev = pes_r_get(x, "evidence");
+    assert_string_equal(pes_r_get_s(x, "rule"), "conflict_misses");
+    assert_string_equal(pes_r_get_s(ev, "site"), "walk.c:16 walk");
+    assert_int_equal(pes_r_get_u(ev, "site_conflict_misses"), 360);
+    assert_int_equal(pes_r_get_u(ev, "stride_bytes"), 2048);
+    assert_int_equal(pes_r_get_u(ev, "sets_reached"), 2);
+    assert_int_equal(pes_r_get_u(ev, "sets"), 64);
+    const char *text = pes_r_get_s(x, "text");
+    assert_non_null(strstr(text, "Set conflicts at walk.c:16 walk in the L1 and L2"));
+    assert_non_null(strstr(text, "L1: 400 of 1,000 misses (40 %), 360 of them here"));
+    assert_non_null(strstr(text, "L2: 400 of 1,000 misses (40 %), 350 of them here"));
+    assert_non_null(strstr(text, "at most 2 of the L1's 64 sets"));
+    /* pad a row by a line: 2,112 bytes = 33 lines, odd */
+    assert_non_null(strstr(pes_r_get_s(x, "fix"), "pad each row by one line (64 bytes, 8 more "
+                                                  "elements of 8 bytes)"));
+    assert_non_null(strstr(pes_r_get_s(x, "fix"), "its step, 2,112 bytes"));
+    pes_report_destroy(f.r);
+    /* the L2's culprit is another line: two findings */
+    f = make();
+    conflict_level_n(&f, 1, 400);
+    conflict_level_n(&f, 2, 400);
+    sim_site(&f, 5, 16, 2000, 1000, 300, 10);
+    sim_site(&f, 7, 20, 6000, 5900, 40, 390);
+    fd = findings(&f);
+    assert_int_equal(pes_r_count(fd), 2);
+    assert_string_equal(pes_r_get_s(pes_r_get(pes_r_at(fd, 0), "evidence"), "site"),
+                        "walk.c:16 walk");
+    assert_string_equal(pes_r_get_s(pes_r_get(pes_r_at(fd, 1), "evidence"), "site"),
+                        "walk.c:20 walk");
     pes_report_destroy(f.r);
 }
 
@@ -313,6 +397,40 @@ static void test_stride(void **state)
     pes_report_destroy(f.r);
 }
 
+static void test_stride_repeats_and_conflicts(void **state)
+{
+    (void)state;
+    /* a += column walk: 1,000 pairs, 500 of them the store at its load's
+     * address; 250 of the 500 that move cross a line (half): fires */
+    struct fixture f = make();
+    strided(&f, 40, 1000, 250, 2048, 600);
+    pes_r_u64(f.r, (struct pes_rnode *)pes_r_at(pes_r_get(f.config, "site_strides"), 0), "repeats",
+              500);
+    const struct pes_rnode *fd = findings(&f);
+    assert_int_equal(pes_r_count(fd), 1);
+    assert_true(pes_r_get_f(pes_r_get(pes_r_at(fd, 0), "evidence"), "line_crossing_share") == 0.5);
+    pes_report_destroy(f.r);
+    /* a walk whose lines stay within the L1's 512 by distance (PRD 100) but
+     * miss there (set conflicts): fires where at least half of its 900 line
+     * changes missed (450 of the line's accesses), not at 449 */
+    for (int missed = 449; missed <= 450; missed++) {
+        f = make();
+        strided(&f, 41, 1000, 900, 4096, 100);
+        sim_site(&f, 41, 41, 600, 600 - (uint64_t)missed + 1, 0, 0); /* two sites, one line */
+        sim_site(&f, 42, 41, 401, 400, 0, 0);
+        fd = findings(&f);
+        assert_int_equal(pes_r_count(fd), missed == 450);
+        if (missed == 450) {
+            const struct pes_rnode *x = pes_r_at(fd, 0);
+            assert_int_equal(pes_r_get_u(pes_r_get(x, "evidence"), "l1_misses"), 450);
+            assert_non_null(strstr(pes_r_get_s(x, "text"),
+                                   "set conflicts evict a line before its next element is used: "
+                                   "450 of its 1,001 accesses miss in the L1"));
+        }
+        pes_report_destroy(f.r);
+    }
+}
+
 static void test_rank_and_cap(void **state)
 {
     (void)state;
@@ -349,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_false_sharing), cmocka_unit_test(test_true_sharing),
         cmocka_unit_test(test_conflict),      cmocka_unit_test(test_beyond_llc),
         cmocka_unit_test(test_stride),        cmocka_unit_test(test_rank_and_cap),
+        cmocka_unit_test(test_conflict_line), cmocka_unit_test(test_stride_repeats_and_conflicts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

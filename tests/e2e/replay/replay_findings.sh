@@ -60,7 +60,7 @@ replay stride
 replay stride-clean
 [ "$(first stride rule)" = strided_access ] || fail "stride: first finding $(first stride rule)"
 has stride text "findings_prog.c:$(lineof COLUMNS) "
-has stride text "at least 4096 bytes"
+has stride text "at least 4,096 bytes"
 has stride fix "interchange the loops"
 jq -e '.findings[0].evidence | .stride_bytes == 4096 and .line_crossing_share >= 0.99' \
   "$work/stride.json" >/dev/null || fail "stride: evidence $(jq -c '.findings[0].evidence' "$work/stride.json")"

@@ -136,6 +136,24 @@ print(f"ok: {len(rows)} cache-line rows with separators")
 PY
 echo "ok: thousands separators (writebacks $wb)"
 
+# the column-major program's report opens with its loop and the fix (issue
+# 28's done-when): a 256 x 256 walk steps 2,048 bytes, and its column (256
+# lines) would fit the L1 (512 lines) were it fully associative, so the
+# stride's cost shows as set conflicts: 2,048 bytes = 32 lines reach 64 /
+# gcd(32, 64) = 2 of the L1's 64 sets
+cml=$(grep -n 'the strided access' "$d/column_major.c" | cut -d: -f1)
+[ "$(sed -n 6p "$work/cm.txt")" = "Findings (ranked by the share of the accesses they cost; docs/report.md)" ] ||
+  fail "column_major: line 6 is not the findings heading"
+first=$(awk 'NR >= 7 && /^  2\. / { exit } NR >= 7' "$work/cm.txt" | tr -s ' \n' ' ')
+case "$first" in
+  *"1. Strided walk at column_major.c:$cml main (1 thread): each access of a thread that moves is at least 2,048 bytes"*"Fix: Make the innermost loop at column_major.c:$cml main walk consecutive addresses: interchange the loops"*) ;;
+  *) fail "column_major: the first finding is not the strided walk at line $cml: $first" ;;
+esac
+jq -e --arg w "column_major.c:$cml main" '[.findings[] | select(.rule == "conflict_misses")][0].evidence
+  | .site == $w and .stride_bytes == 2048 and .sets_reached == 2 and .sets == 64' "$work/cm.json" >/dev/null ||
+  fail "column_major: conflict finding $(jq -c '[.findings[] | select(.rule == "conflict_misses")]' "$work/cm.json")"
+echo "ok: column_major.c opens with the strided walk at line $cml and its conflicts in 2 of 64 sets"
+
 # (10) the communication volume of a sampled trace: its report counts each
 # transfer once, --compare both directions; --compare says so, with the
 # sampled report's figure, and that figure is the sampled report's
