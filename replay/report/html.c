@@ -1725,7 +1725,12 @@ static void item(FILE *out, const char *dt, const json_t *v)
     if (!v || json_is_null(v))
         return;
     fprintf(out, "<dt>%s</dt><dd>", dt);
-    scalar(out, v);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) { /* a count, as the text prints it */
+        char b[32];
+        report_count(b, sizeof b, (uint64_t)json_integer_value(v));
+        fputs(b, out);
+    } else
+        scalar(out, v);
     fputs("</dd>\n", out);
 }
 
