@@ -463,6 +463,34 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
     return 0;
 }
 
+/* A call edge record (version 3 on): a CALL names a call site of an earlier
+ * MODULE block, so that a call path can always be printed. */
+static int check_call_record(struct pes_trace_reader *r, uint64_t off, const struct pes_record *rec,
+                             size_t i, const char **why)
+{
+    if (r->block_version < 3) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "record %zu has id 0x%08x, a call edge record, which version %u does not have", i,
+                 rec->id, r->block_version);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (rec->id == PES_ID_RETURN)
+        return 0;
+    const struct module_entry *e = find_module(r, rec->extra);
+    if (!e || e->first_off >= off || rec->extra - e->m.id_base >= e->m.n_sites ||
+        !e->site_by_off[rec->extra - e->m.id_base] ||
+        e->site_by_off[rec->extra - e->m.id_base]->kind != PES_KIND_CALL) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "record %zu (a call) names site %u, which is no call site of an earlier MODULE "
+                 "block",
+                 i, rec->extra);
+        *why = r->why_buf;
+        return -1;
+    }
+    return 0;
+}
+
 /* A record's id is a control id or belongs to a module whose MODULE block
  * comes before the record's block (§1): otherwise the module's block was
  * deleted or moved, and no command could say what the record is. The last
@@ -473,7 +501,13 @@ static int check_record_ids(struct pes_trace_reader *r, uint64_t off, const stru
     uint64_t lo = 1, hi = 0; /* [lo, hi): ids of the last module found */
     for (size_t i = 0; i < n; i++) {
         uint32_t id = recs[i].id;
-        if (id >= PES_ID_CONTROL_FIRST || (id >= lo && id < hi))
+        if (id >= PES_ID_CONTROL_FIRST) {
+            if ((id == PES_ID_CALL || id == PES_ID_RETURN) &&
+                check_call_record(r, off, &recs[i], i, why))
+                return -1;
+            continue;
+        }
+        if (id >= lo && id < hi)
             continue;
         const struct module_entry *e = find_module(r, id);
         if (!e || e->first_off >= off) {

@@ -60,7 +60,7 @@
 extern "C" {
 #endif
 
-#define PES_RT_ABI_VERSION 4u
+#define PES_RT_ABI_VERSION 5u
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {
