@@ -56,7 +56,8 @@ unsigned emitCallEdges(const std::vector<CallEdge> &Edges, RecordEmitter &E)
         return 0;
     LLVMContext &C = Edges.front().CB->getContext();
     Type *I32 = Type::getInt32Ty(C);
-    Value *CallId = ConstantInt::get(I32, PES_ID_CALL), *ReturnId = ConstantInt::get(I32, PES_ID_RETURN);
+    Value *CallId = ConstantInt::get(I32, PES_ID_CALL),
+          *ReturnId = ConstantInt::get(I32, PES_ID_RETURN);
     // The stack pointer is read where each record is: the same value before a
     // call and after it returns (x86-64 pops stack arguments before the next
     // instruction), and the unwinder gives the landing pad the caller's.
@@ -76,7 +77,8 @@ unsigned emitCallEdges(const std::vector<CallEdge> &Edges, RecordEmitter &E)
         }
         if (auto *II = dyn_cast<InvokeInst>(CB)) {
             BasicBlock *From = II->getParent(), *To = II->getNormalDest();
-            BasicBlock *Edge = BasicBlock::Create(C, To->getName() + ".pes.call", From->getParent(), To);
+            BasicBlock *Edge =
+                BasicBlock::Create(C, To->getName() + ".pes.call", From->getParent(), To);
             BranchInst::Create(To, Edge)->setDebugLoc(Loc);
             II->setNormalDest(Edge);
             To->replacePhiUsesWith(From, Edge);
