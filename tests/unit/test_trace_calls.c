@@ -53,7 +53,7 @@ static void test_roundtrip(void **state)
 {
     (void)state;
     const struct pes_record recs[] = {
-        {0, BB_ID, 0},          {0x1000, LOAD_SITE, 0}, {SP, PES_ID_CALL, CALL_SITE},
+        {0, BB_ID, 0},           {0x1000, LOAD_SITE, 0}, {SP, PES_ID_CALL, CALL_SITE},
         {0x2000, STORE_SITE, 0}, {SP, PES_ID_RETURN, 0},
     };
     size_t size;
@@ -170,7 +170,8 @@ static void test_version2_has_no_call_records(void **state)
     expect_error(f.data, f.len,
                  "record 1 has id 0xffffff0a, a call edge record, which version 2 does not have");
     pes_buf_free(&f);
-    const struct pes_record rets[] = {{0, BB_ID, 0}, {0x1000, LOAD_SITE, 0}, {SP, PES_ID_RETURN, 0}};
+    const struct pes_record rets[] = {
+        {0, BB_ID, 0}, {0x1000, LOAD_SITE, 0}, {SP, PES_ID_RETURN, 0}};
     f = forge(2, rets, 3);
     expect_error(f.data, f.len,
                  "record 2 has id 0xffffff0b, a call edge record, which version 2 does not have");
