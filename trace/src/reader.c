@@ -632,7 +632,7 @@ static int check_stored(struct pes_trace_reader *r, uint64_t off, uint32_t threa
                                                                                                : 0;
 }
 
-/* The ACCESS payload p[0..ps) of `count` records (§3): in version 2 a u32
+/* The ACCESS payload p[0..ps) of `count` records (§3): from version 2 on a u32
  * stored count, then the stored records, whose loop descriptor groups expand
  * to exactly `count` records (§3.2). Decodes into *out: the expanded records,
  * or the stored ones for a raw reader. Returns 0, or -1 / *why set. Every
