@@ -66,7 +66,7 @@ unsigned emitCallEdges(const std::vector<CallEdge> &Edges, RecordEmitter &E)
         E.emit(Before, pes_compat::stackPointer(B), ReturnId, nullptr, Loc);
     };
     SmallPtrSet<BasicBlock *, 8> Pads;
-    unsigned Returns = 0;
+    unsigned Places = 0;
     for (const CallEdge &CE : Edges) {
         CallBase *CB = CE.CB;
         const DebugLoc &Loc = CB->getDebugLoc();
@@ -75,26 +75,31 @@ unsigned emitCallEdges(const std::vector<CallEdge> &Edges, RecordEmitter &E)
             Value *Sp = pes_compat::stackPointer(B);
             E.emit(CB, Sp, CallId, E.globalId(CB, CE.Local), Loc);
         }
+        // A call that never returns (longjmp, exit, a throw) needs no RETURN
+        // after it; an invoke of one still unwinds to its landing pad.
+        const bool Returns = !CB->doesNotReturn();
         if (auto *II = dyn_cast<InvokeInst>(CB)) {
             BasicBlock *From = II->getParent(), *To = II->getNormalDest();
-            BasicBlock *Edge =
-                BasicBlock::Create(C, To->getName() + ".pes.call", From->getParent(), To);
-            BranchInst::Create(To, Edge)->setDebugLoc(Loc);
-            II->setNormalDest(Edge);
-            To->replacePhiUsesWith(From, Edge);
-            ret(Edge->getTerminator(), Loc);
-            Returns++;
+            if (Returns) {
+                BasicBlock *Edge =
+                    BasicBlock::Create(C, To->getName() + ".pes.call", From->getParent(), To);
+                BranchInst::Create(To, Edge)->setDebugLoc(Loc);
+                II->setNormalDest(Edge);
+                To->replacePhiUsesWith(From, Edge);
+                ret(Edge->getTerminator(), Loc);
+                Places++;
+            }
             BasicBlock *Pad = II->getUnwindDest();
             if (Pads.insert(Pad).second) {
                 ret(&*Pad->getFirstInsertionPt(), Loc);
-                Returns++;
+                Places++;
             }
-        } else {
+        } else if (Returns) {
             ret(CB->getNextNode(), Loc);
-            Returns++;
+            Places++;
         }
     }
-    return Returns;
+    return Places;
 }
 
 } // namespace pes

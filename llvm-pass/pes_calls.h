@@ -35,8 +35,9 @@ struct CallEdge {
 // PES_ID_RETURN, 0} right after a call instruction, on a block of its own on an
 // invoke's normal edge (its destination may be entered from elsewhere, the
 // check clone included) and right after the landingpad of its unwind
-// destination (once per landing pad, however many invokes share it). Must run
-// after E.beginFunction. Returns the number of RETURN places made.
+// destination (once per landing pad, however many invokes share it); none
+// after a call that does not return. Must run after E.beginFunction. Returns
+// the number of RETURN places made.
 unsigned emitCallEdges(const std::vector<CallEdge> &Edges, RecordEmitter &E);
 
 } // namespace pes
