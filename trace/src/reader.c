@@ -478,13 +478,16 @@ static int check_call_record(struct pes_trace_reader *r, uint64_t off, const str
     if (rec->id == PES_ID_RETURN)
         return 0;
     const struct module_entry *e = find_module(r, rec->extra);
-    if (!e || e->first_off >= off || rec->extra - e->m.id_base >= e->m.n_sites ||
-        !e->site_by_off[rec->extra - e->m.id_base] ||
-        e->site_by_off[rec->extra - e->m.id_base]->kind != PES_KIND_CALL) {
-        snprintf(r->why_buf, sizeof r->why_buf,
-                 "record %zu (a call) names site %u, which is no call site of an earlier MODULE "
-                 "block",
-                 i, rec->extra);
+    const char *what = NULL;
+    if (!e || e->first_off >= off)
+        what = "which no earlier MODULE block defines";
+    else if (rec->extra - e->m.id_base >= e->m.n_sites ||
+             !e->site_by_off[rec->extra - e->m.id_base] ||
+             e->site_by_off[rec->extra - e->m.id_base]->kind != PES_KIND_CALL)
+        what = "which is not a call site";
+    if (what) {
+        snprintf(r->why_buf, sizeof r->why_buf, "record %zu (a call) names site %u, %s", i,
+                 rec->extra, what);
         *why = r->why_buf;
         return -1;
     }
