@@ -30,8 +30,10 @@ static bool callsBack(StringRef Name)
 
 bool needsCallEdge(const CallBase &CB, const TargetLibraryInfo &TLI)
 {
+    // !nosanitize: a sanitizer's own call (__asan_handle_no_return,
+    // __ubsan_handle_*), not the program's, as for accesses (pes_emit.h)
     if (isa<IntrinsicInst>(CB) || CB.isInlineAsm() || CB.isMustTailCall() ||
-        CB.hasFnAttr(Attribute::ReturnsTwice))
+        CB.hasFnAttr(Attribute::ReturnsTwice) || CB.hasMetadata(LLVMContext::MD_nosanitize))
         return false;
     const auto *Callee = dyn_cast<Function>(CB.getCalledOperand()->stripPointerCasts());
     if (!Callee)

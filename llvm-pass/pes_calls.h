@@ -19,7 +19,8 @@ namespace pes
 
 // Can CB reach instrumented code? No for intrinsics, inline asm, musttail
 // calls (nothing may follow them), returns_twice calls (setjmp returns to its
-// caller only), the pes runtime, and library functions TLI knows that take no
+// caller only), sanitizer checks (!nosanitize), the pes runtime, and library
+// functions TLI knows that take no
 // callback (a function among the arguments, or one of the libc functions that
 // call back before they return, for a function pointer held in a variable).
 bool needsCallEdge(const llvm::CallBase &CB, const llvm::TargetLibraryInfo &TLI);
