@@ -10,6 +10,7 @@
 // docs/llvm-pass.md describes the rules in full.
 #include "llvm_compat.h"
 #include "pes_access.h"
+#include "pes_calls.h"
 #include "pes_clone.h"
 #include "pes_emit.h"
 #include "pes_loops.h"
@@ -45,6 +46,10 @@ static cl::opt<bool> NoDescriptors("pes-no-descriptors",
                                    cl::desc("pes: no loop descriptors: affine loops write one "
                                             "record per access even in full traces"),
                                    cl::init(false));
+static cl::opt<bool> NoCallEdges("pes-no-call-edges",
+                                 cl::desc("pes: no CALL/RETURN records around calls (full traces "
+                                          "then have no call paths)"),
+                                 cl::init(false));
 static cl::opt<bool> Verbose("pes-verbose",
                              cl::desc("pes: print per-module instrumentation counts on stderr"),
                              cl::init(false));
@@ -63,6 +68,7 @@ struct BBPlan {
     BasicBlock *BB;
     uint32_t Index; // module-local block index
     std::vector<SitePlan> Sites;
+    std::vector<pes::CallEdge> Calls; // their sites (PES_KIND_CALL) follow the block's accesses
     bool Affine = false; // a loop body that full traces record as descriptors (pes_loops.h)
 };
 
@@ -143,7 +149,7 @@ class PesInstrumenter
     FunctionAnalysisManager &FAM;
     pes::ModuleTables Tables;
     std::vector<FnPlan> Plans;
-    unsigned Clones = 0, DescriptorLoops = 0;
+    unsigned Clones = 0, DescriptorLoops = 0, CallEdges = 0;
     DenseMap<const Value *, bool> PrivateStack;
 
     bool isPrivateStack(const Value *Addr);
@@ -173,6 +179,17 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
     pes::SharedPointers Shared(F, Entries);
     FnPlan P{&F, Entries.count(&F) != 0, {}};
     const uint32_t FnOff = Tables.intern(pes_compat::demangle(F.getName()));
+    const TargetLibraryInfo *TLI = NoCallEdges ? nullptr : &FAM.getResult<TargetLibraryAnalysis>(F);
+    auto siteAt = [&](const Instruction &I) {
+        pes_rt_site R = {};
+        if (const DILocation *Loc = I.getDebugLoc().get()) {
+            R.line = Loc->getLine();
+            R.column = static_cast<uint16_t>(std::min<unsigned>(Loc->getColumn(), UINT16_MAX));
+            R.file = Tables.intern(fileName(Loc));
+        }
+        R.function = FnOff;
+        return R;
+    };
     unsigned N = 0;
     for (BasicBlock &BB : F) {
         pes_rt_bb Rec = {};
@@ -181,7 +198,7 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
         N++;
         Rec.flags = Parallel ? PES_BB_PARALLEL : 0;
         pes::countOps(BB, Rec.ops);
-        BBPlan B{&BB, Tables.bbCount(), {}};
+        BBPlan B{&BB, Tables.bbCount(), {}, {}};
         for (Instruction &I : BB) {
             SmallVector<pes::AccessSite, 2> Found;
             pes::classifyAccess(I, DL, Found);
@@ -191,25 +208,31 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
                     continue;
                 if (Shared.isShared(S.addr))
                     S.flags |= PES_SITE_SHARED;
-                pes_rt_site R = {};
-                if (const DILocation *Loc = I.getDebugLoc().get()) {
-                    R.line = Loc->getLine();
-                    R.column =
-                        static_cast<uint16_t>(std::min<unsigned>(Loc->getColumn(), UINT16_MAX));
-                    R.file = Tables.intern(fileName(Loc));
-                }
+                pes_rt_site R = siteAt(I);
                 R.kind = S.kind;
                 R.flags = S.flags;
                 R.size = S.size;
                 R.bb = B.Index;
-                R.function = FnOff;
                 // Module-wide numbering in function/block/program order: the sites
                 // of one block are contiguous.
                 B.Sites.push_back(SitePlan{&I, S, Tables.siteCount(), K});
                 Tables.addSite(R);
             }
         }
-        Rec.n_sites = static_cast<uint32_t>(B.Sites.size());
+        // Call sites after the block's access sites: an access site's place in
+        // its block does not depend on the calls.
+        if (TLI)
+            for (Instruction &I : BB) {
+                auto *CB = dyn_cast<CallBase>(&I);
+                if (!CB || !pes::needsCallEdge(*CB, *TLI))
+                    continue;
+                pes_rt_site R = siteAt(I);
+                R.kind = PES_KIND_CALL;
+                R.bb = B.Index;
+                B.Calls.push_back(pes::CallEdge{CB, Tables.siteCount()});
+                Tables.addSite(R);
+            }
+        Rec.n_sites = static_cast<uint32_t>(B.Sites.size() + B.Calls.size());
         Tables.addBB(Rec);
         P.Blocks.push_back(std::move(B));
     }
@@ -284,7 +307,8 @@ bool PesInstrumenter::run()
     if (Verbose)
         errs() << "pes: " << M.getSourceFileName() << ": " << Plans.size() << " functions, "
                << Tables.siteCount() << " sites, " << Tables.bbCount() << " blocks, " << Clones
-               << " check clones, " << DescriptorLoops << " descriptor loops\n";
+               << " check clones, " << DescriptorLoops << " descriptor loops, " << CallEdges
+               << " call edges\n";
     return true;
 }
 
@@ -375,6 +399,13 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
             }
         }
     }
+    // Call edges last: the records of the accesses before a call are then
+    // already in place, and the CALL follows them.
+    std::vector<pes::CallEdge> Calls;
+    for (BBPlan &B : P.Blocks)
+        Calls.insert(Calls.end(), B.Calls.begin(), B.Calls.end());
+    pes::emitCallEdges(Calls, E);
+    CallEdges += static_cast<unsigned>(Calls.size());
     for (ReturnInst *R : Rets)
         E.emit(R, RegionId, ConstantInt::get(Type::getInt32Ty(F.getContext()), PES_ID_REGION_END),
                nullptr, DebugLoc());

@@ -56,6 +56,13 @@ inline bool mayBeCaptured(const llvm::Value *V)
 #endif
 }
 
+// The stack pointer, as a pointer (llvm.stacksave, overloaded on the address
+// space since LLVM 18).
+inline llvm::Value *stackPointer(llvm::IRBuilder<> &B)
+{
+    return B.CreateStackSave("pes.sp");
+}
+
 inline llvm::MDNode *unlikelyWeights(llvm::LLVMContext &C)
 {
     // Taken once per buffer fill (thousands of records): tell the backend so the

@@ -413,6 +413,33 @@ static void print_alloc_record(const struct dump *d, uint32_t thread, const stru
     }
 }
 
+/* CALL and RETURN records (pes/trace.h, "Call edges"): a CALL names its call
+ * site, a RETURN only the stack pointer that pairs it with its CALL. */
+static void print_call_record(const struct dump *d, uint32_t thread, const struct pes_record *rec)
+{
+    int json = d->o.fmt == FMT_JSON;
+    if (rec->id == PES_ID_RETURN) {
+        if (json)
+            printf("{\"type\":\"return\",\"thread\":%u,\"sp\":\"0x%" PRIx64 "\"}\n", thread,
+                   rec->addr);
+        else
+            printf("T%u return sp=0x%" PRIx64 "\n", thread, rec->addr);
+        return;
+    }
+    const struct pes_site *s = pes_trace_reader_site(d->r, rec->extra);
+    if (json) {
+        printf("{\"type\":\"call\",\"thread\":%u,\"site\":%u,\"sp\":\"0x%" PRIx64 "\"}\n", thread,
+               rec->extra, rec->addr);
+    } else if (s && s->kind == PES_KIND_CALL) {
+        printf("T%u call %s:%u %s sp=0x%" PRIx64 " (site %u)\n", thread,
+               *s->file ? safe(s->file) : "?", s->line, *s->function ? safe(s->function) : "?",
+               rec->addr, rec->extra);
+    } else {
+        printf("T%u call site %u (not a call site) sp=0x%" PRIx64 "\n", thread, rec->extra,
+               rec->addr);
+    }
+}
+
 static int limit_reached(const struct dump *d)
 {
     return d->o.limit && d->printed >= d->o.limit;
@@ -460,6 +487,8 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
         }
     } else if (rec->id == PES_ID_ALLOC || rec->id == PES_ID_ALLOC_SIZE || rec->id == PES_ID_FREE) {
         print_alloc_record(d, thread, rec);
+    } else if (rec->id == PES_ID_CALL || rec->id == PES_ID_RETURN) {
+        print_call_record(d, thread, rec);
     } else if (rec->id >= PES_ID_CONTROL_FIRST) {
         const char *name = rec->id == PES_ID_TIME           ? "time"
                            : rec->id == PES_ID_REGION_BEGIN ? "region_begin"

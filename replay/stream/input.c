@@ -737,6 +737,8 @@ static struct id_info resolve_id(struct replay_input *in, uint32_t id)
 {
     struct id_info r = {.what = ID_NONE};
     const struct pes_site *s = replay_input_site(in, id);
+    if (s && s->kind == PES_KIND_CALL) /* names CALL records, never a record: bad id */
+        return r;
     if (s) {
         r.what = ID_SITE;
         r.kind = (uint8_t)s->kind;
@@ -1130,7 +1132,8 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
             } else {
                 char what[96];
                 snprintf(what, sizeof what,
-                         "record id %u is neither a site nor a basic block of any module", r->id);
+                         "record id %u is neither an access site nor a basic block of any module",
+                         r->id);
                 fail(err, PES_ERR_FORMAT, in->path, what);
                 goto out;
             }

@@ -104,12 +104,13 @@ static int classify(const struct pes_mimic_source *src, const struct pes_record 
         return REC_REGION_END;
     if (r->id >= PES_ID_CONTROL_FIRST)
         return REC_SKIP;
-    if ((*site = src->site(src->ctx, r->id)))
+    /* a call site names CALL records only (pes/trace.h): never a record's id */
+    if ((*site = src->site(src->ctx, r->id)) && (*site)->kind != PES_KIND_CALL)
         return REC_ACCESS;
     if ((*bb = src->bb(src->ctx, r->id)))
         return REC_BB;
     pes_error_set(err, PES_ERR_FORMAT, index,
-                  "mimic: record %llu: id %u is neither a site nor a basic block",
+                  "mimic: record %llu: id %u is neither an access site nor a basic block",
                   (unsigned long long)index, r->id);
     return -1;
 }

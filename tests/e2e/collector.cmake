@@ -64,7 +64,7 @@ foreach(t samp_prog samp_check)
 endforeach()
 foreach(scenario reuse-exact no-reuse samples pair-rr pair-wr pair-rw pair-ww triple-rr triple-wr
                  triple-rw triple-ww comm-false comm-true comm-none threads16 exit-watched fork
-                 sigtrap spatial handler usage rearm)
+                 sigtrap spatial handler usage rearm calls)
   add_test(NAME e2e.sampling.${scenario}
            COMMAND sh ${PES_RT_E2E_DIR}/samp_run.sh ${scenario} ${PES_BIN_DIR} ${CMAKE_CURRENT_BINARY_DIR}/e2e)
   set_tests_properties(e2e.sampling.${scenario} PROPERTIES LABELS "e2e;collector;sampling" TIMEOUT 120)

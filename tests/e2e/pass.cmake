@@ -30,6 +30,18 @@ if(TARGET PesPass)
     pes_pass_test(bb.${opt} bb.c -${opt} NOSAN)
     pes_pass_test(omp.${opt} omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=4)
     pes_pass_test(cxx.${opt} cxx.cpp -${opt})
+    # Call edges (pes/trace.h): hand-derived CALL/RETURN sequences and paths.
+    pes_pass_test(calls.${opt} calls.c -${opt})
+    pes_pass_test(calls_eh.${opt} calls_eh.cpp -${opt})
+    pes_pass_test(calls_omp.${opt} calls_omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=2)
+    # ... and the other records as without them (same_main.c). Never
+    # sanitized: ASan's fake stack moves locals to other addresses in each build.
+    set(san "")
+    add_test(NAME e2e.pass.calls_same.${opt}
+             COMMAND ${CMAKE_COMMAND} -DPES_CLANG=${PES_BIN_DIR}/pes-clang -DCLANG=${PES_TEST_CLANG}
+                     -DOPT=-${opt} -DWORK=${CMAKE_BINARY_DIR}/e2e-pass/calls_same.${opt}
+                     "-DSANITIZE=${san}" -P ${PES_PASS_TEST_DIR}/same_test.cmake)
+    set_tests_properties(e2e.pass.calls_same.${opt} PROPERTIES LABELS "e2e;pass" TIMEOUT 120)
   endforeach()
   # Loop descriptors against per-access records, shape by shape (O0: none qualify).
   foreach(opt O0 O1 O2 O3)

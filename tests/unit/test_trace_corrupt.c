@@ -3,7 +3,7 @@
  * every byte of a small trace flipped (three patterns) gives PES_ERR_FORMAT /
  * PES_ERR_VERSION with an offset at or before the damage, a truncation
  * warning, or (if the damage is provably harmless) exactly the original data.
- * Non-pes files and a hand-built version-3 block give the documented errors.
+ * Non-pes files and a hand-built version-4 block give the documented errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -204,7 +204,8 @@ static void test_hand_built_header_and_version(void **state)
     assert_true(pes_trace_reader_truncated(r, NULL)); /* no FOOTER */
     pes_trace_reader_close(r);
 
-    /* version 2 (loop descriptors) reads the same HEADER; version 3 is unknown */
+    /* versions 2 (loop descriptors) and 3 (call edges) read the same HEADER;
+     * version 4 is unknown */
     n = hand_block(file, sizeof file, 1, 2, p, (size_t)(q - p));
     r = pes_trace_reader_open_memory(file, n, "v2.pes", &err);
     assert_non_null(r);
@@ -212,9 +213,14 @@ static void test_hand_built_header_and_version(void **state)
     assert_int_equal(pes_trace_reader_info(r)->n_cpus, 16);
     pes_trace_reader_close(r);
     n = hand_block(file, sizeof file, 1, 3, p, (size_t)(q - p));
-    assert_null(pes_trace_reader_open_memory(file, n, "v3.pes", &err));
+    r = pes_trace_reader_open_memory(file, n, "v3.pes", &err);
+    assert_non_null(r);
+    assert_int_equal(pes_trace_reader_info(r)->version, 3);
+    pes_trace_reader_close(r);
+    n = hand_block(file, sizeof file, 1, 4, p, (size_t)(q - p));
+    assert_null(pes_trace_reader_open_memory(file, n, "v4.pes", &err));
     assert_int_equal(err.code, PES_ERR_VERSION);
-    assert_non_null(strstr(err.message, "version 3"));
+    assert_non_null(strstr(err.message, "version 4"));
 
     /* payload one byte short: FORMAT naming the block */
     n = hand_block(file, sizeof file, 1, 1, p, (size_t)(q - p) - 1);

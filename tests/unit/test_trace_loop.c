@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "trace_internal.h" /* to forge blocks the encoder refuses to make */
+#include "trace_forge.h"
 #include "trace_test_util.h"
 
 #define N_SITES 8u
@@ -540,36 +541,6 @@ static void test_encoder_rejects(void **state)
 
 /* ------------------------------------------------------------ forged files */
 
-/* Appends one block as docs/trace-format.md §1 lays it out, with any version. */
-static uint64_t forge_block(struct pes_buf *f, uint16_t version, uint32_t type, uint32_t thread,
-                            uint32_t count, const struct pes_buf *payload)
-{
-    uint64_t at = f->len;
-    size_t len = 24 + payload->len;
-    uint8_t *content = malloc(len);
-    memcpy(content, "PESB", 4);
-    uint16_t t16 = (uint16_t)type;
-    memcpy(content + 4, &t16, 2);
-    memcpy(content + 6, &version, 2);
-    memcpy(content + 8, &thread, 4);
-    memcpy(content + 12, &count, 4);
-    uint64_t pl = payload->len;
-    memcpy(content + 16, &pl, 8);
-    memcpy(content + 24, payload->data, payload->len);
-    size_t bound = ZSTD_compressBound(len);
-    assert_int_equal(pes_buf_reserve(f, 24 + bound), 0);
-    ZSTD_CCtx *cc = ZSTD_createCCtx();
-    ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-    size_t cs = ZSTD_compress2(cc, f->data + f->len + 24, bound, content, len);
-    ZSTD_freeCCtx(cc);
-    free(content);
-    assert_false(ZSTD_isError(cs));
-    uint32_t index[6] = {0x184D2A50u, 16, type, thread, count, (uint32_t)cs};
-    memcpy(f->data + f->len, index, 24);
-    f->len += 24 + cs;
-    return at;
-}
-
 /* HEADER, MODULE and THREAD blocks of `version`. */
 static void forge_tables(struct pes_buf *f, uint16_t version)
 {
@@ -577,7 +548,7 @@ static void forge_tables(struct pes_buf *f, uint16_t version)
     tt_default_info(&info);
     struct pes_buf p = {0};
     assert_int_equal(pes_ser_info(&p, &info), 0);
-    forge_block(f, version, PES_BLOCK_HEADER, 0, 1, &p);
+    tt_forge_block(f, version, PES_BLOCK_HEADER, 0, 1, &p);
     struct pes_site sites[N_SITES];
     for (uint32_t i = 0; i < N_SITES; i++)
         sites[i] = (struct pes_site){i, BB_ID, PES_KIND_LOAD, 0, 1, 8, 1, "t.c", "f"};
@@ -585,11 +556,11 @@ static void forge_tables(struct pes_buf *f, uint16_t version)
     struct pes_module m = {0, N_SITES, 1, "t.c", sites, &bb};
     p.len = 0;
     assert_int_equal(pes_ser_module(&p, &m), 0);
-    forge_block(f, version, PES_BLOCK_MODULE, 0, N_SITES + 1, &p);
+    tt_forge_block(f, version, PES_BLOCK_MODULE, 0, N_SITES + 1, &p);
     struct pes_thread t = {0, UINT32_MAX, 100, -1, -1, 0};
     p.len = 0;
     assert_int_equal(pes_ser_thread(&p, &t), 0);
-    forge_block(f, version, PES_BLOCK_THREAD, 0, 1, &p);
+    tt_forge_block(f, version, PES_BLOCK_THREAD, 0, 1, &p);
     pes_buf_free(&p);
 }
 
@@ -603,7 +574,7 @@ static uint64_t forge_access(struct pes_buf *f, uint16_t version, const struct p
     if (version >= 2)
         assert_int_equal(pes_buf_u32(&p, stored), 0);
     assert_int_equal(pes_access_encode(c, recs, n, &p), 0);
-    uint64_t at = forge_block(f, version, PES_BLOCK_ACCESS, 0, count, &p);
+    uint64_t at = tt_forge_block(f, version, PES_BLOCK_ACCESS, 0, count, &p);
     pes_buf_free(&p);
     pes_access_codec_free(c);
     return at;
@@ -752,7 +723,7 @@ static void test_forged_short_payload(void **state)
     struct pes_buf f = {0}, p = {0};
     forge_tables(&f, 2);
     assert_int_equal(pes_buf_u16(&p, 0), 0);
-    uint64_t off = forge_block(&f, 2, PES_BLOCK_ACCESS, 0, 0, &p);
+    uint64_t off = tt_forge_block(&f, 2, PES_BLOCK_ACCESS, 0, 0, &p);
     expect_format_error(&f, off, "ACCESS payload shorter than its stored-record count");
     pes_buf_free(&f);
     pes_buf_free(&p);

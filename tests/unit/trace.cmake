@@ -45,6 +45,9 @@ pes_add_unit_test(test_trace_alloc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_
 # expanded counts, the encoder's checks, forged malformed and version-1 blocks.
 pes_add_unit_test(test_trace_loop SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_loop.c LIBS pes_trace PkgConfig::ZSTD)
 target_include_directories(test_trace_loop PRIVATE ${PROJECT_SOURCE_DIR}/trace/src)
+# Call edge records: round trip, CALLs naming no call site, version-2 files.
+pes_add_unit_test(test_trace_calls SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_calls.c LIBS pes_trace PkgConfig::ZSTD)
+target_include_directories(test_trace_calls PRIVATE ${PROJECT_SOURCE_DIR}/trace/src)
 # pes-replay's reports on a trace and its twin with a loop descriptor group.
 if(TARGET pes-replay)
   add_test(NAME trace.twin_replay

@@ -202,7 +202,7 @@ int pes_encoder_records(struct pes_trace_encoder *e, uint32_t thread, const stru
                                              PES_MAX_BLOCK_RECORDS));
         if (enc_begin(e, name, offset, err))
             return enc_done(e, -1);
-        /* version 2: the stored count, then the codec's payload of them */
+        /* version 2 on: the stored count, then the codec's payload of them */
         if (pes_buf_u32(&e->block, (uint32_t)w.stored) ||
             pes_access_encode(e->codec, recs + done, w.stored, &e->block))
             return enc_done(e, nomem(name, offset, err));

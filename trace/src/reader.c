@@ -463,6 +463,37 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
     return 0;
 }
 
+/* A call edge record (version 3 on): a CALL names a call site of an earlier
+ * MODULE block, so that a call path can always be printed. */
+static int check_call_record(struct pes_trace_reader *r, uint64_t off, const struct pes_record *rec,
+                             size_t i, const char **why)
+{
+    if (r->block_version < 3) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "record %zu has id 0x%08x, a call edge record, which version %u does not have", i,
+                 rec->id, r->block_version);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (rec->id == PES_ID_RETURN)
+        return 0;
+    const struct module_entry *e = find_module(r, rec->extra);
+    const char *what = NULL;
+    if (!e || e->first_off >= off)
+        what = "which no earlier MODULE block defines";
+    else if (rec->extra - e->m.id_base >= e->m.n_sites ||
+             !e->site_by_off[rec->extra - e->m.id_base] ||
+             e->site_by_off[rec->extra - e->m.id_base]->kind != PES_KIND_CALL)
+        what = "which is not a call site";
+    if (what) {
+        snprintf(r->why_buf, sizeof r->why_buf, "record %zu (a call) names site %u, %s", i,
+                 rec->extra, what);
+        *why = r->why_buf;
+        return -1;
+    }
+    return 0;
+}
+
 /* A record's id is a control id or belongs to a module whose MODULE block
  * comes before the record's block (§1): otherwise the module's block was
  * deleted or moved, and no command could say what the record is. The last
@@ -473,7 +504,13 @@ static int check_record_ids(struct pes_trace_reader *r, uint64_t off, const stru
     uint64_t lo = 1, hi = 0; /* [lo, hi): ids of the last module found */
     for (size_t i = 0; i < n; i++) {
         uint32_t id = recs[i].id;
-        if (id >= PES_ID_CONTROL_FIRST || (id >= lo && id < hi))
+        if (id >= PES_ID_CONTROL_FIRST) {
+            if ((id == PES_ID_CALL || id == PES_ID_RETURN) &&
+                check_call_record(r, off, &recs[i], i, why))
+                return -1;
+            continue;
+        }
+        if (id >= lo && id < hi)
             continue;
         const struct module_entry *e = find_module(r, id);
         if (!e || e->first_off >= off) {
@@ -598,7 +635,7 @@ static int check_stored(struct pes_trace_reader *r, uint64_t off, uint32_t threa
                                                                                                : 0;
 }
 
-/* The ACCESS payload p[0..ps) of `count` records (§3): in version 2 a u32
+/* The ACCESS payload p[0..ps) of `count` records (§3): from version 2 on a u32
  * stored count, then the stored records, whose loop descriptor groups expand
  * to exactly `count` records (§3.2). Decodes into *out: the expanded records,
  * or the stored ones for a raw reader. Returns 0, or -1 / *why set. Every

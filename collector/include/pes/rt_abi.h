@@ -46,6 +46,13 @@
  * not clone (address-taken blocks) has only the recording form; its records
  * then land in a per-thread scratch buffer whose limit keeps the counts exact.
  *
+ * Call edges (ABI 5): the recording clone also brackets each call that can
+ * reach instrumented code with {sp, PES_ID_CALL, call site} before it and
+ * {sp, PES_ID_RETURN, 0} where it returns or unwinds (pes/trace.h, "Call
+ * edges"), through the same inline path. Call sites (kind PES_KIND_CALL) sit
+ * in the site table after their block's access sites, weigh nothing in the
+ * check path and are never a record's id.
+ *
  * Ids: `id` is global: *module->id_base + local id, where local ids
  * 0..n_sites-1 are sites and n_sites..n_sites+n_bbs-1 are basic blocks.
  * Control ids (PES_ID_TIME, region markers) are defined in pes/trace.h.
@@ -60,7 +67,7 @@
 extern "C" {
 #endif
 
-#define PES_RT_ABI_VERSION 4u
+#define PES_RT_ABI_VERSION 5u
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {

@@ -11,6 +11,8 @@
  *   weighted=1          every reuse/invalidation has aux >= 1 (reservoir offers)
  *   totals=T:L:S        thread T's footer and TOTALS event say L loads, S stores
  *   threads>=N          at least N THREAD blocks
+ *   not-access=N        samples whose site is no access site of the MODULE
+ *                       blocks (a call site, or an id of no module)
  *   config=KEY=VALUE    a line of the header config */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -38,6 +40,7 @@ static size_t n_evs, cap;
 static struct pes_thread_totals foot[256];
 static size_t n_foot;
 static unsigned threads;
+static size_t not_access; /* samples naming no access site */
 
 static int kind_of(const char *name)
 {
@@ -100,6 +103,11 @@ int main(int argc, char **argv)
             }
             memcpy(evs + n_evs, b.events, b.n * sizeof *evs);
             n_evs += b.n;
+            for (size_t k = 0; k < b.n; k++) {
+                const struct pes_site *s = pes_trace_reader_site(r, b.events[k].site);
+                not_access += b.events[k].kind == PES_EV_SAMPLE &&
+                              (!s || !(pes_kind_reads(s->kind) || pes_kind_writes(s->kind)));
+            }
         } else if (b.type == PES_BLOCK_FOOTER) {
             n_foot = b.n < 256 ? b.n : 256;
             memcpy(foot, b.totals, n_foot * sizeof *foot);
@@ -192,6 +200,10 @@ int main(int argc, char **argv)
                 fail("no TOTALS event of thread %llu", v);
             if (v >= n_foot || foot[v].loads != v2 || foot[v].stores != v3)
                 fail("thread %llu footer totals differ", v);
+        } else if (!strcmp(name, "not-access")) {
+            v = strtoull(val, NULL, 10);
+            if (not_access != v)
+                fail("%zu samples name no access site, expected %llu", not_access, v);
         } else if (!strcmp(name, "threads")) {
             v = strtoull(val, NULL, 10);
             if (ge ? threads < v : threads != v)

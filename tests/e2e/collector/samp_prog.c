@@ -22,6 +22,8 @@
  *   sigtrap K R       installs its own SIGTRAP handler, raises SIGTRAP around reuse
  *   handler K R H     one store, then R rounds of: raise(SIGUSR1), whose handler stores
  *                     H words, then K loads and K stores: R*K loads, R*(K+H)+1 stores
+ *   calls K R         R rounds of: a CALL record, K loads and K stores, a RETURN
+ *                     record (call edges, pes/trace.h): R*K loads, R*K stores
  * Prints fixed lines; exits 0. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -37,12 +39,15 @@
 
 static uint32_t id_base;
 static const char strtab[] = "samp_prog.c\0f\0";
-static const struct pes_rt_site sites[2] = {
+static const struct pes_rt_site sites[3] = {
     {1, 1, PES_KIND_LOAD, 0, 8, 0, 0, 12},
     {2, 1, PES_KIND_STORE, 0, 8, 0, 0, 12},
+    {3, 1, PES_KIND_CALL, 0, 0, 0, 0, 12}, /* names CALL records only */
 };
-static const struct pes_rt_bb bbs[1] = {{12, 12, 2, 0, {0}}};
-static struct pes_rt_module mod = {PES_RT_ABI_VERSION, 2, 1, sizeof strtab, sites, bbs, strtab,
+#define CALL_SITE 2
+#define BB_ID     3
+static const struct pes_rt_bb bbs[1] = {{12, 12, 3, 0, {0}}};
+static struct pes_rt_module mod = {PES_RT_ABI_VERSION, 3, 1, sizeof strtab, sites, bbs, strtab,
                                    "samp_prog.c", &id_base};
 
 __attribute__((constructor(PES_RT_CTOR_PRIORITY))) static void register_module(void)
@@ -69,7 +74,7 @@ static inline void store(volatile long *p, long v)
  * (new watch slots) without being an access, so it is never sampled. */
 static inline void sync_point(void)
 {
-    PES_TEST_RECORD(0, id_base + 2, 0);
+    PES_TEST_RECORD(0, id_base + BB_ID, 0);
 }
 
 /* The arrays are never freed: free() writes its own pointers into the first
@@ -90,6 +95,27 @@ static long reuse(long k, long rounds)
             sum += load(&a[i]);
             store(&b[i], r);
         }
+    return sum;
+}
+
+/* reuse's rounds, each bracketed like a call of an instrumented function:
+ * neither record is an access, so the counts and samples are reuse's */
+static long calls(long k, long rounds)
+{
+    volatile long *a = calloc((size_t)k, sizeof(long));
+    volatile long *b = calloc((size_t)k, sizeof(long));
+    long sum = 0;
+    if (!a || !b)
+        exit(3);
+    uint64_t sp = (uintptr_t)__builtin_frame_address(0);
+    for (long r = 0; r < rounds; r++) {
+        PES_TEST_RECORD(sp, PES_ID_CALL, id_base + CALL_SITE);
+        for (long i = 0; i < k; i++) {
+            sum += load(&a[i]);
+            store(&b[i], r);
+        }
+        PES_TEST_RECORD(sp, PES_ID_RETURN, 0);
+    }
     return sum;
 }
 
@@ -389,6 +415,8 @@ int main(int argc, char **argv)
         raise(SIGTRAP);
         reuse(atol(argv[2]), atol(argv[3]));
         raise(SIGTRAP);
+    } else if (!strcmp(s, "calls") && argc == 4) {
+        calls(atol(argv[2]), atol(argv[3]));
     } else if (!strcmp(s, "handler") && argc == 5) {
         handler(atol(argv[2]), atol(argv[3]), atol(argv[4]));
     } else {

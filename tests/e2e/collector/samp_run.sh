@@ -41,6 +41,19 @@ samples)
     [ -s f.zst ] || fail "no full trace"
     "$bin/pes-dump" --limit 5 f.zst >/dev/null || fail "full trace unreadable"
     ;;
+calls)
+    # CALL and RETURN records (call edges) around every 2*100 accesses: never
+    # an access, never a sample; the exact counts of `reuse 100 100`, and its
+    # samples: every 7th load and every 7th store (a period below 8 does not
+    # vary), sampled alone and with a full trace.
+    run 0 "$collect" --mode samples --period 7 -q -o s.zst "$prog" calls 100 100
+    done_line calls
+    ck sample=2856 not-access=0 totals=0:10000:10000
+    run 0 "$collect" --mode samples --full --period 7 -q -o s.zst --full-output f.zst --force \
+        "$prog" calls 100 100
+    done_line calls
+    ck sample=2856 not-access=0 totals=0:10000:10000
+    ;;
 handler)
     # A signal handler's records wait in the reserve; main's next slow path
     # moves them into its buffer, and with 64-record buffers every such move

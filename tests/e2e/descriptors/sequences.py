@@ -7,7 +7,8 @@ differ between runs; and since time marks count them too, a thread whose
 allocation records differ between the runs has its time marks left out. Addresses inside a thread's stack or a heap block are
 written as that block's name plus the offset: worker threads' stacks and
 blocks the size of an mmap land where the collector's own buffers left room,
-which moves between any two runs; a block is named by the allocating thread,
+which moves between any two runs (call edges' stack pointers too); a block is
+named by the allocating thread,
 the allocation's call site (its address: the runs share one layout), its size
 and its rank among such blocks. An access that moved inside its block, or out
 of one, still differs. Exit 1 with the first
@@ -18,6 +19,7 @@ import sys
 
 REC = re.compile(r"^T(\d+) (\S+)\s*(.*)$")
 HEX = re.compile(r"0x[0-9a-f]+")
+SP = re.compile(r"sp=(0x[0-9a-f]+)")
 
 
 def parse(path):
@@ -74,6 +76,9 @@ def parse(path):
                 m = HEX.match(rest)
                 if r[0] == "access" and m:
                     rest = where(int(m.group(0), 16)) + rest[m.end():]
+                sp = SP.search(rest) if r[0] in ("call", "return") else None
+                if sp:  # a call edge's stack pointer: in the thread's stack
+                    rest = rest[:sp.start(1)] + where(int(sp.group(1), 16)) + rest[sp.end(1):]
                 norm.append((r[0], rest))
             else:
                 norm.append(r)

@@ -4,7 +4,8 @@
  * __pes_check_due, __pes_loop_flush, __pes_register_module), stores every record into one big static array in
  * chunks of MOCK_CHUNK records (so the slow path runs every MOCK_CHUNK
  * records), and at exit checks one invariant independent of any test:
- * each block's entries x its site count = the records of its sites.
+ * each block's entries x its access sites = the records of its sites (call
+ * sites name CALL records, never a record of their own).
  */
 #include "mock_rt.h"
 
@@ -139,7 +140,7 @@ void __pes_register_module(struct pes_rt_module *m) {
             error("site field out of range", s, st->bb);
         if (s > 0 && st->bb < m->sites[s - 1].bb)
             error("sites not grouped by block", s, st->bb);
-        if (st->kind < PES_KIND_LOAD || st->kind > PES_KIND_SCATTER)
+        if (st->kind < PES_KIND_LOAD || st->kind > PES_KIND_CALL)
             error("bad site kind", s, st->kind);
     }
     *m->id_base = next_base;
@@ -206,8 +207,11 @@ void mock_foreach(mock_visit_fn fn, void *ctx) {
                 if (r->id == 0)
                     break;                /* rest of this thread's last chunk */
                 struct mock_rec mr;
-                if (decode(r, t, &mr))
-                    fn(&mr, ctx);
+                if (!decode(r, t, &mr))
+                    continue;
+                if (mr.site && mr.site->kind == PES_KIND_CALL) /* names CALL records only */
+                    error("record of a call site", r->id, r->addr);
+                fn(&mr, ctx);
             }
         }
 }
@@ -270,7 +274,8 @@ __attribute__((destructor)) static void mock_check_at_exit(void) {
             uint64_t gathers = 0;
             for (uint32_t s = 0; s < m->n_sites; s++)
                 if (m->sites[s].bb == b && (m->sites[s].kind == PES_KIND_GATHER ||
-                                             m->sites[s].kind == PES_KIND_SCATTER))
+                                             m->sites[s].kind == PES_KIND_SCATTER ||
+                                             m->sites[s].kind == PES_KIND_CALL))
                     gathers++;
             uint64_t want = v.entries[i][b] * (m->bbs[b].n_sites - gathers);
             if (want != v.site_recs[i][b]) {

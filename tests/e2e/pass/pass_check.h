@@ -197,4 +197,89 @@ NOINSTR static long long bb_entries(struct sel s, const struct pes_rt_bb **bb, c
     return (long long)c.entries;
 }
 
+/* Call paths (pes/trace.h, "Call edges") of one thread: its CALL and RETURN
+ * records as "C<line of the call> " and "R " tokens in `edges`, and at each
+ * access to watch the thread's open calls by the trace.h repair rule as
+ * "<line>:<call line>,<call line>;" (outermost call first) in `paths`. */
+#define PATH_DEPTH 64
+struct path_ctx {
+    int thread;
+    uintptr_t watch;
+    char edges[16384], paths[16384];
+    size_t ne, np;
+    uint64_t sp[PATH_DEPTH];
+    unsigned line[PATH_DEPTH];
+    int depth;
+    int overflow, not_call_site, unmatched_returns, dropped, calls, returns;
+};
+
+#define PATH_APPEND(buf, n, ...)                                              \
+    do {                                                                     \
+        int k_ = snprintf(c->buf + c->n, sizeof c->buf - c->n, __VA_ARGS__); \
+        if (k_ < 0 || (size_t)k_ >= sizeof c->buf - c->n)                    \
+            c->overflow++;                                                   \
+        else                                                                 \
+            c->n += (size_t)k_;                                              \
+    } while (0)
+
+NOINSTR static void path_visit(const struct mock_rec *r, void *p) {
+    struct path_ctx *c = (struct path_ctx *)p;
+    if (r->thread != c->thread)
+        return;
+    if (r->id == PES_ID_CALL) {
+        struct mock_rec s;
+        unsigned line = 0;
+        if (mock_lookup(r->extra, &s) && s.site && s.site->kind == PES_KIND_CALL)
+            line = s.site->line;
+        else
+            c->not_call_site++;
+        c->calls++;
+        PATH_APPEND(edges, ne, "C%u ", line);
+        /* open frames at or below the caller's stack pointer were left by a
+         * longjmp: the caller's own earlier call, and what it called */
+        while (c->depth > 0 && c->sp[c->depth - 1] <= r->addr) {
+            c->depth--;
+            c->dropped++;
+        }
+        if (c->depth == PATH_DEPTH) {
+            c->overflow++;
+            return;
+        }
+        c->sp[c->depth] = r->addr;
+        c->line[c->depth++] = line;
+    } else if (r->id == PES_ID_RETURN) {
+        c->returns++;
+        PATH_APPEND(edges, ne, "R ");
+        while (c->depth > 0 && c->sp[c->depth - 1] < r->addr) {
+            c->depth--;
+            c->dropped++;
+        }
+        if (c->depth > 0 && c->sp[c->depth - 1] == r->addr)
+            c->depth--;
+        else
+            c->unmatched_returns++;
+    } else if (r->site && r->addr == c->watch) {
+        PATH_APPEND(paths, np, "%u:", r->site->line);
+        for (int i = 0; i < c->depth; i++)
+            PATH_APPEND(paths, np, "%s%u", i ? "," : "", c->line[i]);
+        PATH_APPEND(paths, np, ";");
+    }
+}
+
+NOINSTR static void path_walk(struct path_ctx *c, int thread, const volatile void *watch) {
+    memset(c, 0, sizeof *c);
+    c->thread = thread;
+    c->watch = (uintptr_t)watch;
+    mock_foreach(path_visit, c);
+}
+
+/* Prints both strings when they differ. */
+NOINSTR static void check_str(const char *what, const char *got, const char *want) {
+    check_count++;
+    if (strcmp(got, want) != 0) {
+        printf("FAIL %s:\n  got  %s\n  want %s\n", what, got, want);
+        check_failures++;
+    }
+}
+
 #endif

@@ -348,7 +348,11 @@ def verdict(prog, rc, err, path, expected):
 def undefined_id_error(msg):
     """An error about an id no earlier MODULE block defines, without which block and
     record it names (the third exception above); any other error as it is."""
-    return re.sub(r'offset \d+: ACCESS block: record \d+ has id \d+, which no earlier MODULE block defines$',
+    msg = re.sub(r'offset \d+: ACCESS block: record \d+ has id \d+, which no earlier MODULE block defines$',
+                 'offset N: ACCESS block: record N has id N, which no earlier MODULE block defines', msg)
+    # a CALL's call site is such an id too (docs/trace-format.md §3.3)
+    return re.sub(r'offset \d+: ACCESS block: record \d+ \(a call\) names site \d+, which no earlier MODULE '
+                  r'block defines$',
                   'offset N: ACCESS block: record N has id N, which no earlier MODULE block defines', msg)
 
 

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define PES_TRACE_MAGIC          "PESB" /* first 4 bytes of every block */
-#define PES_TRACE_VERSION        2u     /* bumped on any incompatible change; writers write it */
+#define PES_TRACE_VERSION        3u     /* bumped on any incompatible change; writers write it */
 #define PES_TRACE_VERSION_OLDEST 1u     /* readers read versions OLDEST .. PES_TRACE_VERSION */
 
 /* ---------------------------------------------------------------- errors */
@@ -108,11 +108,16 @@ enum pes_control_id {
  * thread's call path at a record is the sequence of call sites of the CALLs
  * not yet matched by a RETURN. A longjmp or an exception that skips frames
  * leaves CALLs unmatched; readers repair the stack from sp (stacks grow down):
- * a CALL or RETURN with stack pointer sp first drops every open frame whose
- * stack pointer is below sp, and a RETURN closes the frame whose stack pointer
- * equals sp (none open: the RETURN is ignored). Frames entered before the
- * thread's recording began (main's caller, an OpenMP worker's runtime frames)
- * have no CALL: a path starts at the outermost recorded call.
+ * a CALL with stack pointer sp first drops every open frame whose stack
+ * pointer is at or below sp (one at sp is a call its caller left by a
+ * longjmp: a frame makes one call at a time); a RETURN first drops every open
+ * frame whose stack pointer is below sp, then closes the frame whose stack
+ * pointer equals sp (none open: the RETURN is ignored; a landing pad shared
+ * with a call without edge writes one). Frames entered before the thread's
+ * recording began (main's caller, an OpenMP worker's runtime frames, calls
+ * made before the thread's first access) have no CALL: a path starts at the
+ * outermost recorded call. CALL and RETURN count as records (time marks,
+ * block and footer counts), never as accesses.
  */
 
 /*
@@ -225,7 +230,7 @@ enum pes_op_class {
 
 struct pes_bb {
     uint32_t id;      /* global id */
-    uint32_t n_sites; /* sites in this block */
+    uint32_t n_sites; /* sites in this block, call sites included */
     uint32_t ops[PES_OP_COUNT];
     uint32_t flags; /* PES_BB_PARALLEL: inside an OpenMP outlined region */
     const char *function;
