@@ -157,7 +157,7 @@ static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimick
 static int in_parts(struct run *run, const struct pes_stream_info *si)
 {
     const struct replay_hooks *h = run->hooks;
-    return h && h->parts > 1 && h->split && !run->o->n_cores &&
+    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths &&
            pes_analyses_can_part(si, &run->knobs);
 }
 
@@ -248,6 +248,15 @@ static int run_recorded(struct run *run, struct pes_error *err)
         .site = replay_site_of_input,
         .site_ctx = in,
     };
+    /* call paths: the whole stream is read (the open calls at a part's start are unknown) */
+    replay_input_set_callpaths(in, o->callpath_depth);
+    struct pes_error cp_err = {0};
+    si.callpaths = replay_input_callpaths(in, &cp_err);
+    if (!si.callpaths && cp_err.code) {
+        free(cache);
+        *err = cp_err;
+        return -1;
+    }
     int parts = in_parts(run, &si);
     struct pes_knobs knobs = run->knobs;
     if (parts) {

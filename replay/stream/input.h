@@ -109,6 +109,15 @@ struct pes_objects *replay_input_objects(struct replay_input *in);
  * without MAPS block: its globals are simply unknown). Never an error. */
 const char *replay_input_objects_warning(const struct replay_input *in);
 
+/* Call paths (callpath.h): with depth > 0, for a pes full trace whose site
+ * tables hold call sites, read whole (not in parts: the open calls at a
+ * part's start are unknown), each access gets its path (pes_batch.callpath).
+ * The table is made on the first replay_input_callpaths call: NULL when
+ * there are none (err->code 0) or without memory (err filled). */
+struct pes_callpaths;
+void replay_input_set_callpaths(struct replay_input *in, uint32_t depth);
+struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes_error *err);
+
 /* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k
  * of n of the stream, the parts in order being the whole stream: a range of
  * the bytes of another tool's trace (pes_text_part), a range of merged times

@@ -8,7 +8,7 @@ const char *pes_access_kind_name(uint8_t kind)
         [PES_KIND_RMW] = "rmw",           [PES_KIND_CMPXCHG] = "cmpxchg",
         [PES_KIND_COPY_SRC] = "copy_src", [PES_KIND_COPY_DST] = "copy_dst",
         [PES_KIND_SET_DST] = "set_dst",   [PES_KIND_GATHER] = "gather",
-        [PES_KIND_SCATTER] = "scatter",
+        [PES_KIND_SCATTER] = "scatter",   [PES_KIND_CALL] = "call",
     };
     if (kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];

@@ -467,12 +467,42 @@ static int check_block_header(struct pes_trace_reader *r, uint64_t off, const ui
  * comes before the record's block (§1): otherwise the module's block was
  * deleted or moved, and no command could say what the record is. The last
  * module found is kept: records of one block rarely leave it. */
+/* A call edge (version 3, pes/trace.h "Call edges"): a CALL names a call
+ * site of an earlier MODULE block. Returns -1 with *why set if not. */
+static int check_call_edge(struct pes_trace_reader *r, uint64_t off, const struct pes_record *rec,
+                           size_t i, const char **why)
+{
+    if (r->block_version < 3) {
+        snprintf(r->why_buf, sizeof r->why_buf,
+                 "record %zu has id 0x%08x, a call edge, which version %u does not have", i,
+                 rec->id, r->block_version);
+        *why = r->why_buf;
+        return -1;
+    }
+    if (rec->id != PES_ID_CALL)
+        return 0;
+    const struct module_entry *e = find_module(r, rec->extra);
+    const struct pes_site *s = e && e->first_off < off && rec->extra - e->m.id_base < e->m.n_sites
+                                   ? e->site_by_off[rec->extra - e->m.id_base]
+                                   : NULL;
+    if (s && s->kind == PES_KIND_CALL)
+        return 0;
+    snprintf(r->why_buf, sizeof r->why_buf,
+             s ? "record %zu is a CALL naming site %u, which is not a call site (kind %u)"
+               : "record %zu is a CALL naming site %u, which no earlier MODULE block defines",
+             i, rec->extra, s ? s->kind : 0);
+    *why = r->why_buf;
+    return -1;
+}
+
 static int check_record_ids(struct pes_trace_reader *r, uint64_t off, const struct pes_record *recs,
                             size_t n, const char **why)
 {
     uint64_t lo = 1, hi = 0; /* [lo, hi): ids of the last module found */
     for (size_t i = 0; i < n; i++) {
         uint32_t id = recs[i].id;
+        if ((id == PES_ID_CALL || id == PES_ID_RETURN) && check_call_edge(r, off, &recs[i], i, why))
+            return -1;
         if (id >= PES_ID_CONTROL_FIRST || (id >= lo && id < hi))
             continue;
         const struct module_entry *e = find_module(r, id);

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 #define PES_TRACE_MAGIC          "PESB" /* first 4 bytes of every block */
-#define PES_TRACE_VERSION        2u     /* bumped on any incompatible change; writers write it */
+#define PES_TRACE_VERSION        3u     /* bumped on any incompatible change; writers write it */
 #define PES_TRACE_VERSION_OLDEST 1u     /* readers read versions OLDEST .. PES_TRACE_VERSION */
 
 /* ---------------------------------------------------------------- errors */
