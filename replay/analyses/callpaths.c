@@ -136,8 +136,8 @@ static const char *base_name(const char *file)
     return b ? b + 1 : file ? file : "";
 }
 
-void replay_callpath_name(const struct pes_stream_info *si, uint32_t path, uint32_t site,
-                          char *buf, size_t n)
+void replay_callpath_name(const struct pes_stream_info *si, uint32_t path, uint32_t site, char *buf,
+                          size_t n)
 {
     size_t at = 0;
     buf[0] = '\0';
@@ -217,8 +217,7 @@ void replay_callpaths_publish(struct pes_report *r, struct pes_rnode *row,
         struct pes_rnode *o = pes_r_object(r, arr, NULL);
         pes_r_str(r, o, "path", v[i].name);
         pes_r_u64(r, o, metric, v[i].value);
-        pes_r_f64(r, o, "share", row_total ? (double)v[i].value / (double)row_total : 0.0,
-                  "%.6g");
+        pes_r_f64(r, o, "share", row_total ? (double)v[i].value / (double)row_total : 0.0, "%.6g");
     }
     if (!ok)
         pes_r_array(r, NULL, NULL); /* marks the report failed */
@@ -246,8 +245,8 @@ int replay_groups_make_paths(struct replay_groups *g, const struct pes_stream_in
     for (size_t grp = 0; ok && grp < line.n; grp++) {
         size_t from = k;
         for (uint32_t m = line.start[grp]; m < line.start[grp + 1]; m++)
-            member[k] = line.member[m], order[k++] = (uint64_t)paths[line.member[m]] << 32 |
-                                                     line.member[m];
+            member[k] = line.member[m],
+            order[k++] = (uint64_t)paths[line.member[m]] << 32 | line.member[m];
         /* a line group's members are few: insertion sort by (path, index) */
         for (size_t i = from + 1; i < k; i++)
             for (size_t j = i; j > from && order[j - 1] > order[j]; j--) {

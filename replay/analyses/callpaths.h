@@ -40,8 +40,8 @@ int replay_callpaths_shown(const struct pes_stream_info *si);
 
 /* Path `path` ending in the accessing site's function: "main (a.c:40) >
  * solve (a.c:22) > helper"; "... > " first when outer calls were cut off. */
-void replay_callpath_name(const struct pes_stream_info *si, uint32_t path, uint32_t site,
-                          char *buf, size_t n);
+void replay_callpath_name(const struct pes_stream_info *si, uint32_t path, uint32_t site, char *buf,
+                          size_t n);
 
 /* A row's top paths: n contributions (the accessing site and path of each,
  * and its value of the row's metric), added per named path; the first

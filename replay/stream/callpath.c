@@ -240,9 +240,7 @@ static void region_begin(struct pes_callpaths *cp, uint32_t t, uint64_t region)
     if (th->n == 0 && th->worker_level == 0) { /* no open call: a worker of the region */
         uint32_t p = cp->parent[t];
         const struct thread *pt = p != UINT32_MAX ? &cp->threads[p] : NULL;
-        th->base = !pt                                   ? 0
-                   : pt->entered && pt->region == region ? pt->region_path
-                                                         : path_of(pt);
+        th->base = !pt ? 0 : pt->entered && pt->region == region ? pt->region_path : path_of(pt);
         th->worker_level = th->level;
     }
     th->entered = 1;

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     }
     struct pes_trace_info info = {0};
     info.kind = PES_TRACE_FULL;
-    info.command = "./callpaths";
+    info.command = "./cp_program";
     info.hostname = "testhost";
     info.cpu_model = "Test CPU";
     info.n_cpus = 2;
@@ -165,8 +165,7 @@ int main(int argc, char **argv)
     add(r, 77, PES_ID_REGION_END, 0);
     add(r, 6000, PES_ID_TIME, 0);
     if (pes_trace_writer_module(w, &m, &err) || pes_trace_writer_thread(w, &t0, &err) ||
-        pes_trace_writer_thread(w, &t1, &err) ||
-        pes_trace_writer_records(w, 0, R0.r, R0.n, &err) ||
+        pes_trace_writer_thread(w, &t1, &err) || pes_trace_writer_records(w, 0, R0.r, R0.n, &err) ||
         pes_trace_writer_records(w, 1, R1.r, R1.n, &err))
         goto fail;
     struct pes_thread_totals tot[2] = {{0, R0.n, 0, 0, 0, 0, 9000}, {1, R1.n, 0, 0, 0, 0, 6000}};
