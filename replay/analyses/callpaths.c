@@ -98,11 +98,16 @@ int replay_pathkeys_map(struct replay_pathkeys *pk, const uint32_t *keys, const 
                         const uint32_t *sites, size_t n, uint32_t *out)
 {
     for (size_t i = 0; i < n; i++) {
-        struct triple t = {keys[i], paths ? paths[i] : 0, sites[i]};
+        struct triple t = {keys ? keys[i] : 0, paths ? paths[i] : 0, sites[i]};
         if ((out[i] = intern(pk, t)) == UINT32_MAX)
             return -1;
     }
     return 0;
+}
+
+uint32_t replay_pathkeys_count(const struct replay_pathkeys *pk)
+{
+    return pk->n;
 }
 
 uint32_t replay_pathkeys_key(const struct replay_pathkeys *pk, uint32_t id)

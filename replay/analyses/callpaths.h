@@ -24,12 +24,13 @@ struct replay_pathkeys;
 struct replay_pathkeys *replay_pathkeys_create(void);
 void replay_pathkeys_destroy(struct replay_pathkeys *pk);
 /* out[i] = the id of (keys[i], paths[i], sites[i]), i < n: the row's key
- * (a site, or an object with --by object), the access's path (paths NULL:
- * 0) and its site (whose function ends the path's name). 0, or -1 without
+ * (a site, or an object with --by object; keys NULL: 0), the access's path
+ * (paths NULL: 0) and its site (whose function ends the path's name). 0, or -1 without
  * memory. */
 int replay_pathkeys_map(struct replay_pathkeys *pk, const uint32_t *keys, const uint32_t *paths,
                         const uint32_t *sites, size_t n, uint32_t *out);
-/* The triple of id. */
+/* Triples so far (ids 0 .. count - 1), and the triple of id. */
+uint32_t replay_pathkeys_count(const struct replay_pathkeys *pk);
 uint32_t replay_pathkeys_key(const struct replay_pathkeys *pk, uint32_t id);
 uint32_t replay_pathkeys_path(const struct replay_pathkeys *pk, uint32_t id);
 uint32_t replay_pathkeys_site(const struct replay_pathkeys *pk, uint32_t id);

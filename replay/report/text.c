@@ -640,6 +640,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             "inval T", "inval F", "coh T", "coh F", "sharing", "threads");
     fprintf(out, "  %-*s %12s %8s %11s %11s %11s %11s\n", w, "", "(#)", "(%)", "(#)", "(#)", "(#)",
             "(#)");
+    int paths = 0;
     for (size_t i = 0; i < n; i++) {
         const struct pes_rnode *s = pes_r_at(sites, i);
         print_row_label(out, v, s, w);
@@ -657,7 +658,13 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
         fprintf(out, " %12s %7.2f%% %11s %11s %11s %11s  %-7s %s\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
                 n4[0], n4[1], n4[2], n4[3], pes_r_get_s(s, "sharing"), threads);
+        paths |= print_row_paths(out, s);
     }
+    if (paths)
+        fprintf(out,
+                "  (under a row: its top call paths, with their share of its '%s' count; "
+                "--by callpath: a row per path)\n",
+                sort);
     fprintf(out,
             "  (#: a count, %%: a share; accesses: line accesses; L1 miss: share of them that miss "
             "L1; inval T / F:\n"

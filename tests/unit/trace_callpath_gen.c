@@ -8,7 +8,8 @@
  * main.omp_outlined:80; call sites 2 main:40 and 4 main:41 (main calls),
  * 3 solve:22 and 5 solve:23 (solve calls helper), 6 rec:50 (rec recurses),
  * 8 main:42 (main calls rec), 9 main:70 (the OpenMP fork), 10 helper:14.
- * Every access is to a line of its own, so line accesses are accesses.
+ * Every access but line 80's is to a line of its own, so line accesses are
+ * accesses.
  *
  * Thread 0 (main), in order:
  *   A  helper's line from three call sites: main:40 > solve:22 (5),
@@ -19,10 +20,12 @@
  *      calls again from its own sp (the open calls made at or below it are
  *      over): main:41 > helper, 1 access of line 12; then a stray RETURN
  *      (an sp no frame has), ignored: 1 more access at main:41 > helper
- *   D  OpenMP: main:70 (the fork) open, REGION_BEGIN 77, 2 accesses of
- *      line 80, REGION_END
- * Thread 1 (a worker, parent 0), after D began: REGION_BEGIN 77, 3 accesses
- * of line 80, REGION_END: its path starts with main's at the fork.
+ *   D  OpenMP: main:70 (the fork) open, REGION_BEGIN 77, 2 stores of
+ *      line 80 to bytes 0 and 8 of one cache line, REGION_END
+ * Thread 1 (a worker, parent 0), after D: REGION_BEGIN 77, 3 stores of line
+ * 80 to bytes 16, 24, 32 of the same cache line, REGION_END: its path
+ * starts with main's at the fork; its first store invalidates thread 0's
+ * copy (one false-sharing invalidation, --simulate).
  *
  * --bad-kind: a CALL naming site 0 (a load); --bad-site: a CALL naming
  * site 999 (no module has it); --no-calls: the same accesses without call
@@ -56,6 +59,13 @@ static void accesses(struct recs *R, uint32_t site, int n)
 {
     for (int i = 0; i < n; i++, next_line += 64)
         add(R, next_line, site, 0);
+}
+
+/* n accesses of site to one shared line, 8 bytes apart from byte `at` on */
+static void shared_line(struct recs *R, uint32_t site, int n, uint64_t at)
+{
+    for (int i = 0; i < n; i++)
+        add(R, 0x900000 + at + 8 * (uint64_t)i, site, 0);
 }
 
 int main(int argc, char **argv)
@@ -152,7 +162,7 @@ int main(int argc, char **argv)
     /* D */
     add(r, 1000, PES_ID_CALL, 9);
     add(r, 77, PES_ID_REGION_BEGIN, 0);
-    accesses(r, 11, 2);
+    shared_line(r, 11, 2, 0);
     add(r, 2000, PES_ID_TIME, 0);
     add(r, 77, PES_ID_REGION_END, 0);
     add(r, 1000, PES_ID_RETURN, 0);
@@ -161,7 +171,7 @@ int main(int argc, char **argv)
     r = &R1;
     add(r, 5000, PES_ID_TIME, 0);
     add(r, 77, PES_ID_REGION_BEGIN, 0);
-    accesses(r, 11, 3);
+    shared_line(r, 11, 3, 16);
     add(r, 77, PES_ID_REGION_END, 0);
     add(r, 6000, PES_ID_TIME, 0);
     if (pes_trace_writer_module(w, &m, &err) || pes_trace_writer_thread(w, &t0, &err) ||

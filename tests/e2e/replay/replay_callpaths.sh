@@ -73,6 +73,36 @@ jq -e '[.configs[0].groups[0] | .accesses, [.callpaths[] | [.path, .accesses]]] 
        [26, [["main (a.c:40) > solve (a.c:22) > helper",5],["main (a.c:70) > main.omp_outlined",5],["main",4]]]' \
   "$work/obj.json" >/dev/null || { jq -c '.configs[0].groups' "$work/obj.json" >&2; fail "--by object paths"; }
 
+# --simulate: rows ranked by misses (each access but line 80's misses L1
+# once: compulsory) and by invalidations (the worker's first store of line
+# 80 invalidates thread 0's copy), each row's paths by the same count
+replay --simulate --sort misses >"$work/sim.json" || fail "--simulate failed"
+for j in 2 3; do
+  replay --simulate --sort misses --jobs $j | cmp -s - "$work/sim.json" || fail "--simulate --jobs $j differs"
+done
+jq -e '[.configs[0].simulation.groups[] | select(.key == "a.c:12 helper") | .l1_misses, [.callpaths[] | [.path, .misses]]] ==
+       [12, [["main (a.c:40) > solve (a.c:22) > helper",5],["main (a.c:41) > helper",4],["main (a.c:40) > solve (a.c:23) > helper",3]]]' \
+  "$work/sim.json" >/dev/null || { jq -c '.configs[0].simulation.groups' "$work/sim.json" >&2; fail "--simulate paths by misses"; }
+replay --simulate >"$work/inv.json" || fail "--simulate --sort invalidations failed"
+jq -e '[.configs[0].simulation.groups[] | [.key, .invalidations.true + .invalidations.false, .callpaths]] ==
+       [["a.c:80 main.omp_outlined", 1, [{"path": "main (a.c:70) > main.omp_outlined", "invalidations": 1, "share": 1}]]]' \
+  "$work/inv.json" >/dev/null || { jq -c '.configs[0].simulation.groups' "$work/inv.json" >&2; fail "--simulate paths by invalidations"; }
+# by call path: line 80's 5 stores miss twice (each thread's first: the line is new to its core)
+cat >"$work/simrows.json" <<'J'
+[["main (a.c:40) > solve (a.c:22) > helper (a.c:12)",5],
+ ["main (a.c:41) > helper (a.c:12)",4],
+ ["main (a.c:30)",4],
+ ["main (a.c:40) > solve (a.c:23) > helper (a.c:12)",3],
+ ["... > rec (a.c:50) > rec (a.c:50) > rec (a.c:50) > rec (a.c:55)",2],
+ ["main (a.c:70) > main.omp_outlined (a.c:80)",2],
+ ["main (a.c:42) > rec (a.c:55)",1],
+ ["main (a.c:42) > rec (a.c:50) > rec (a.c:55)",1],
+ ["main (a.c:42) > rec (a.c:50) > rec (a.c:50) > rec (a.c:55)",1]]
+J
+replay --simulate --sort misses --by callpath --callpath-depth 3 >"$work/simp.json" || fail "--simulate --by callpath"
+jq -e --slurpfile want "$work/simrows.json" '[.configs[0].simulation.groups[] | [.key, .l1_misses]] == $want[0]' "$work/simp.json" >/dev/null ||
+  { jq -c '[.configs[0].simulation.groups[] | [.key, .l1_misses]]' "$work/simp.json" >&2; fail "--simulate --by callpath rows"; }
+
 # text: under the row, its paths and shares
 "$PES_BIN/pes-replay" "$t" --machine haswell >"$work/text" || fail "text report failed"
 grep -qx '     41.7%  main (a.c:40) > solve (a.c:22) > helper' "$work/text" || { cat "$work/text" >&2; fail "text paths"; }
