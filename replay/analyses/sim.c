@@ -902,46 +902,103 @@ static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rno
     replay_groups_free(&g);
 }
 
+/* One row of the --sites-csv table: site id's counts st, and with call
+ * paths the path they are of. */
+static void all_row(struct sim *s, struct pes_report *r, struct pes_rnode *arr, uint32_t id,
+                    const struct pes_sim_stats *st, const char *callpath)
+{
+    const struct pes_site *site = id == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, id);
+    struct pes_rnode *o = pes_r_object(r, arr, NULL);
+    site_where(s, r, o, id);
+    pes_r_str(r, o, "kind", site ? pes_access_kind_name(site->kind) : "");
+    pes_r_u64(r, o, "accesses", st->accesses);
+    pes_r_u64(r, o, "reads", st->reads);
+    pes_r_u64(r, o, "writes", st->writes);
+    struct pes_rnode *h = pes_r_array(r, o, "hits");
+    for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+        pes_r_u64(r, h, NULL, st->hits[l]);
+    pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
+    pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
+    pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
+    pes_r_u64(r, o, "l1_conflict", st->misses[0][PES_SIM_CONFLICT]);
+    pes_r_u64(r, o, "inval_true", st->inval_true);
+    pes_r_u64(r, o, "inval_false", st->inval_false);
+    pes_r_u64(r, o, "coh_true", st->coh_true);
+    pes_r_u64(r, o, "coh_false", st->coh_false);
+    pes_r_str(r, o, "sharing", sharing_kind(st));
+    threads(r, o, st);
+    if (callpath)
+        pes_r_str(r, o, "callpath", callpath);
+}
+
+/* A site's triples, most --sort count first (then accesses, then id). */
+struct triple_rank {
+    uint32_t key, tid;
+    uint64_t value, accesses;
+};
+
+static int by_key_value(const void *a, const void *b)
+{
+    const struct triple_rank *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? 1 : -1;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
  * the k sites with a non-zero --sort metric first (ranked), then the rest by
- * accesses. */
+ * accesses. With call paths, a row per path of each site instead, its
+ * paths in the order of their --sort counts. */
 static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent,
                         const uint32_t *ranked, uint32_t k)
 {
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "all_sites"), PES_R_TEXT_ONLY);
-    uint32_t n = 0;
+    uint32_t n = 0, nt = 0;
     uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, 0, &n);
-    if (!by_accesses)
+    struct triple_rank *tr = NULL;
+    if (s->by_triple && replay_callpaths_shown(s->si) &&
+        (tr = malloc(((size_t)s->n_triples + 1) * sizeof *tr))) {
+        for (uint32_t t = 0; t < s->n_triples; t++)
+            if (s->by_triple[t].accesses)
+                tr[nt++] = (struct triple_rank){replay_pathkeys_key(s->pk, t), t,
+                                                metric(&s->by_triple[t], s->k->sort),
+                                                s->by_triple[t].accesses};
+        qsort(tr, nt, sizeof *tr, by_key_value);
+    }
+    if (!by_accesses || (s->by_triple && replay_callpaths_shown(s->si) && !tr))
         pes_r_array(r, NULL, NULL); /* marks the report failed */
+    char name[1024];
     for (uint32_t pass = 0; by_accesses && ranked && pass < 2; pass++) {
         const uint32_t *ids = pass == 0 ? ranked : by_accesses;
         for (uint32_t j = 0; j < (pass == 0 ? k : n); j++) {
             const struct pes_sim_stats *st = pes_sim_site(s->sim, ids[j]);
             if (pass == 1 && (s->k->all_rows || metric(st, s->k->sort) != 0))
                 continue; /* listed in pass 0 */
-            const struct pes_site *site =
-                ids[j] == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, ids[j]);
-            struct pes_rnode *o = pes_r_object(r, arr, NULL);
-            site_where(s, r, o, ids[j]);
-            pes_r_str(r, o, "kind", site ? pes_access_kind_name(site->kind) : "");
-            pes_r_u64(r, o, "accesses", st->accesses);
-            pes_r_u64(r, o, "reads", st->reads);
-            pes_r_u64(r, o, "writes", st->writes);
-            struct pes_rnode *h = pes_r_array(r, o, "hits");
-            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
-                pes_r_u64(r, h, NULL, st->hits[l]);
-            pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
-            pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
-            pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
-            pes_r_u64(r, o, "l1_conflict", st->misses[0][PES_SIM_CONFLICT]);
-            pes_r_u64(r, o, "inval_true", st->inval_true);
-            pes_r_u64(r, o, "inval_false", st->inval_false);
-            pes_r_u64(r, o, "coh_true", st->coh_true);
-            pes_r_u64(r, o, "coh_false", st->coh_false);
-            pes_r_str(r, o, "sharing", sharing_kind(st));
-            threads(r, o, st);
+            if (!tr) {
+                all_row(s, r, arr, ids[j], st, NULL);
+                continue;
+            }
+            /* the site's triples: first of its key in tr (sorted by key) */
+            size_t lo = 0, hi = nt;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (tr[mid].key < ids[j])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t t = lo; t < nt && tr[t].key == ids[j]; t++) {
+                replay_callpath_name(s->si, replay_pathkeys_path(s->pk, tr[t].tid),
+                                     replay_pathkeys_site(s->pk, tr[t].tid), name, sizeof name);
+                all_row(s, r, arr, ids[j], &s->by_triple[tr[t].tid], name);
+            }
         }
     }
+    free(tr);
     free(by_accesses);
 }
 

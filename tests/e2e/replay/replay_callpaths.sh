@@ -103,6 +103,28 @@ replay --simulate --sort misses --by callpath --callpath-depth 3 >"$work/simp.js
 jq -e --slurpfile want "$work/simrows.json" '[.configs[0].simulation.groups[] | [.key, .l1_misses]] == $want[0]' "$work/simp.json" >/dev/null ||
   { jq -c '[.configs[0].simulation.groups[] | [.key, .l1_misses]]' "$work/simp.json" >&2; fail "--simulate --by callpath rows"; }
 
+# --sites-csv: a row per site and call path, its counts those of the path
+"$PES_BIN/pes-replay" "$t" --machine haswell --simulate --sort misses --sites-csv "$work/sites.csv" >/dev/null ||
+  fail "--sites-csv failed"
+head -1 "$work/sites.csv" | grep -q ',l1_conflict,callpath$' || fail "--sites-csv: no callpath column"
+[ "$(awk -F, '$3 == 0 { print $9 "|" $NF }' "$work/sites.csv" | tr '\n' ';')" = \
+  "5|main (a.c:40) > solve (a.c:22) > helper;4|main (a.c:41) > helper;3|main (a.c:40) > solve (a.c:23) > helper;" ] ||
+  { cat "$work/sites.csv" >&2; fail "--sites-csv: site 0's paths"; }
+"$PES_BIN/pes-replay" "$work/plain.pes" --machine haswell --simulate --sites-csv "$work/plain.csv" >/dev/null
+head -1 "$work/plain.csv" | grep -q ',l1_conflict$' || fail "plain --sites-csv: a callpath column"
+# --html: the rows' paths in a column of their own
+"$PES_BIN/pes-replay" "$t" --machine haswell --html "$work/r.html" >/dev/null || fail "--html failed"
+grep -qF '<td class="paths">41.7% main (a.c:40) &gt; solve (a.c:22) &gt; helper<br>' "$work/r.html" ||
+  fail "--html: no call paths"
+
+# every report validates against the schema (docs/replay.schema.json: definitions/callpaths)
+for f in j1 p1 obj sim inv simp; do
+  python3 - "$work/$f.json" "$PES_SRC/docs/replay.schema.json" <<'PY' || fail "$f.json: not valid against the schema"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+PY
+done
+
 # text: under the row, its paths and shares
 "$PES_BIN/pes-replay" "$t" --machine haswell >"$work/text" || fail "text report failed"
 grep -qx '     41.7%  main (a.c:40) > solve (a.c:22) > helper' "$work/text" || { cat "$work/text" >&2; fail "text paths"; }
