@@ -26,8 +26,7 @@ static void expect(const struct pes_callpaths *cp, uint32_t t, const uint32_t *w
 {
     uint32_t got_n;
     int got_cut;
-    const uint32_t *got =
-        pes_callpaths_sites(cp, pes_callpaths_current(cp, t), &got_n, &got_cut);
+    const uint32_t *got = pes_callpaths_sites(cp, pes_callpaths_current(cp, t), &got_n, &got_cut);
     if (got_n != n || got_cut != cut || (n && memcmp(got, want, n * sizeof *want) != 0))
         fail_msg("line %d: thread %u: %u sites (cut %d), expected %u (cut %d)", line, t, got_n,
                  got_cut, n, cut);
@@ -57,7 +56,7 @@ static void test_hand_cases(void **state)
     rec(cp, 0, PES_ID_RETURN, 800, 0);
     EXPECT(cp, 0, 0, 0, 10, 11);
     assert_int_equal(pes_callpaths_current(cp, 0), id); /* the same path, the same id */
-    rec(cp, 0, PES_ID_RETURN, 650, 0); /* stray: no frame at 650, none below */
+    rec(cp, 0, PES_ID_RETURN, 650, 0);                  /* stray: no frame at 650, none below */
     EXPECT(cp, 0, 0, 0, 10, 11);
     rec(cp, 0, PES_ID_CALL, 800, 12);
     rec(cp, 0, PES_ID_CALL, 700, 13);
