@@ -315,9 +315,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     s->k = k;
     if (s->by == REPLAY_BY_CALLPATH && !si->callpaths) {
         pes_error_set(err, PES_ERR_ARG, 0,
-                      si->mimicked ? "--by callpath: mimicked cores (--cores) have no call paths"
-                                   : "--by callpath: %s has no call edges (no call sites in its "
-                                     "tables: recorded without call paths)",
+                      "--by callpath: %s has no call edges (no call sites in its tables: "
+                      "recorded without call paths)",
                       si->path);
         free(s);
         return NULL;

@@ -73,6 +73,16 @@ jq -e '[.configs[0].groups[0] | .accesses, [.callpaths[] | [.path, .accesses]]] 
        [26, [["main (a.c:40) > solve (a.c:22) > helper",5],["main (a.c:70) > main.omp_outlined",5],["main",4]]]' \
   "$work/obj.json" >/dev/null || { jq -c '.configs[0].groups' "$work/obj.json" >&2; fail "--by object paths"; }
 
+# --cores: mimicked cores keep the paths of the sequential run at each access's place
+for j in 1 2 3; do
+  replay --cores 1,2 --jobs $j >"$work/cores$j.json" 2>/dev/null || fail "--cores --jobs $j failed"
+  [ $j = 1 ] || cmp -s "$work/cores1.json" "$work/cores$j.json" || fail "--cores --jobs $j differs"
+done
+paths "$work/cores1.json" "a.c:12 helper" \
+  '[["main (a.c:40) > solve (a.c:22) > helper",5],["main (a.c:41) > helper",4],["main (a.c:40) > solve (a.c:23) > helper",3]]'
+jq -e '[.configs[] | .cores] == [1, 2] and ([.configs[] | .groups[] | select(.key == "a.c:12 helper") | .callpaths] | unique | length) == 1' \
+  "$work/cores1.json" >/dev/null || fail "--cores: the configurations' paths differ"
+
 # --simulate: rows ranked by misses (each access but line 80's misses L1
 # once: compulsory) and by invalidations (the worker's first store of line
 # 80 invalidates thread 0's copy), each row's paths by the same count
