@@ -204,7 +204,8 @@ static int call(struct pes_callpaths *cp, struct thread *th, uint64_t sp, uint32
     uint32_t n, s[PES_CALLPATH_MAX_DEPTH + 1];
     int cut;
     const uint32_t *outer = pes_callpaths_sites(cp, path_of(th), &n, &cut);
-    memcpy(s, outer, n * sizeof *s);
+    if (n) /* id 0: no sites */
+        memcpy(s, outer, n * sizeof *s);
     s[n++] = site;
     uint32_t from = 0;
     if (n > cp->depth) { /* the innermost depth calls */
