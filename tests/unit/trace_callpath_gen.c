@@ -2,7 +2,7 @@
  * trace_callpath_gen.c — writes a small full trace with call edges (format
  * version 3, pes/trace.h "Call edges") whose call paths are known by
  * construction, for e2e.replay_callpaths. Usage:
- *   trace_callpath_gen OUT [--bad-kind | --bad-site | --no-calls]
+ *   trace_callpath_gen OUT [--bad-kind | --bad-site | --no-calls] [--repeat N]
  *
  * Module a.c: access sites 0 helper:12, 1 main:30, 7 rec:55, 11
  * main.omp_outlined:80; call sites 2 main:40 and 4 main:41 (main calls),
@@ -29,14 +29,17 @@
  *
  * --bad-kind: a CALL naming site 0 (a load); --bad-site: a CALL naming
  * site 999 (no module has it); --no-calls: the same accesses without call
- * sites or call edges (a trace recorded without call paths).
+ * sites or call edges (a trace recorded without call paths); --repeat N:
+ * then N more times part A of thread 0, over a working set of 16384 lines
+ * (a larger trace, for measuring what call paths cost).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pes/trace.h"
 
-enum { MAX_RECS = 256 };
+enum { MAX_RECS = 2048 };
 
 struct recs {
     struct pes_record r[MAX_RECS];
@@ -71,6 +74,7 @@ static void shared_line(struct recs *R, uint32_t site, int n, uint64_t at)
 int main(int argc, char **argv)
 {
     int bad_kind = 0, bad_site = 0, calls = 1;
+    unsigned long repeat = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--bad-kind") == 0)
             bad_kind = 1;
@@ -78,11 +82,15 @@ int main(int argc, char **argv)
             bad_site = 1;
         else if (strcmp(argv[i], "--no-calls") == 0)
             calls = 0;
+        else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+            repeat = strtoul(argv[++i], NULL, 10);
         else
             argc = 0;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: trace_callpath_gen OUT [--bad-kind | --bad-site | --no-calls]\n");
+        fprintf(
+            stderr,
+            "usage: trace_callpath_gen OUT [--bad-kind | --bad-site | --no-calls] [--repeat N]\n");
         return 2;
     }
     struct pes_trace_info info = {0};
@@ -178,7 +186,32 @@ int main(int argc, char **argv)
         pes_trace_writer_thread(w, &t1, &err) || pes_trace_writer_records(w, 0, R0.r, R0.n, &err) ||
         pes_trace_writer_records(w, 1, R1.r, R1.n, &err))
         goto fail;
-    struct pes_thread_totals tot[2] = {{0, R0.n, 0, 0, 0, 0, 9000}, {1, R1.n, 0, 0, 0, 0, 6000}};
+    /* --repeat: part A again and again, in blocks of 64 repetitions */
+    uint64_t records0 = R0.n;
+    for (unsigned long k = 0; k < repeat;) {
+        R0.n = 0;
+        for (int b = 0; b < 64 && k < repeat; b++, k++) {
+            if (next_line >= 0x100000 + 16384 * 64)
+                next_line = 0x100000;
+            add(r = &R0, 1000, PES_ID_CALL, 2);
+            add(r, 900, PES_ID_CALL, 3);
+            accesses(r, 0, 5);
+            add(r, 900, PES_ID_RETURN, 0);
+            add(r, 900, PES_ID_CALL, 5);
+            accesses(r, 0, 3);
+            add(r, 900, PES_ID_RETURN, 0);
+            add(r, 1000, PES_ID_RETURN, 0);
+            add(r, 1000, PES_ID_CALL, 4);
+            accesses(r, 0, 2);
+            add(r, 1000, PES_ID_RETURN, 0);
+            accesses(r, 1, 4);
+        }
+        if (pes_trace_writer_records(w, 0, R0.r, R0.n, &err))
+            goto fail;
+        records0 += R0.n;
+    }
+    struct pes_thread_totals tot[2] = {{0, records0, 0, 0, 0, 0, 9000},
+                                       {1, R1.n, 0, 0, 0, 0, 6000}};
     if (pes_trace_writer_close(w, tot, 2, 9000, &err))
         goto fail;
     return 0;
