@@ -166,6 +166,10 @@ if [ -x "$PES_BIN/pes-replay-mpi" ] && command -v mpirun >/dev/null && [ -z "${P
     mpirun --allow-run-as-root --oversubscribe -np $np "$PES_BIN/pes-replay-mpi" "$t" --machine haswell \
       --format json --mpi-window 4 >"$work/mpi$np.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpi $np"; }
     cmp -s "$work/j1.json" "$work/mpi$np.json" || fail "pes-replay-mpi -np $np differs"
+    # the simulation shared out among the ranks (their partitions' rows, keyed by triple)
+    mpirun --allow-run-as-root --oversubscribe -np $np "$PES_BIN/pes-replay-mpi" "$t" --machine haswell \
+      --format json --simulate --sort misses >"$work/mpisim$np.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpi sim $np"; }
+    cmp -s "$work/sim.json" "$work/mpisim$np.json" || fail "pes-replay-mpi --simulate -np $np differs"
   done
 fi
 echo "call paths: exact per-path counts, identical for --jobs 1..3"
