@@ -12,11 +12,11 @@
 
 #include "objects.h"
 
-static const char *const by_names[] = {"line", "site", "function", "object"};
+static const char *const by_names[] = {"line", "site", "function", "object", "callpath"};
 
 enum replay_by replay_by_parse(const char *name)
 {
-    for (int i = 0; name && i < 4; i++)
+    for (int i = 0; name && i < 5; i++)
         if (strcmp(name, by_names[i]) == 0)
             return (enum replay_by)i;
     return REPLAY_BY_LINE;
@@ -24,7 +24,7 @@ enum replay_by replay_by_parse(const char *name)
 
 const char *replay_by_name(enum replay_by by)
 {
-    return by_names[by <= REPLAY_BY_OBJECT ? by : 0];
+    return by_names[by <= REPLAY_BY_CALLPATH ? by : 0];
 }
 
 void replay_object_name(const struct pes_stream_info *si, uint32_t id, char *buf, size_t n)
@@ -75,6 +75,8 @@ static int by_sort(const void *a, const void *b)
  * function; each site or object alone. Sites without a location stay alone. */
 static char *sort_key(const struct pes_stream_info *si, enum replay_by by, uint32_t k)
 {
+    if (by == REPLAY_BY_CALLPATH) /* keys without their paths: the lines (callpaths.h) */
+        by = REPLAY_BY_LINE;
     const struct pes_site *s = by == REPLAY_BY_OBJECT ? NULL : site_of(si, k);
     char num[16];
     snprintf(num, sizeof num, "%010u", k);
@@ -96,6 +98,8 @@ static char *sort_key(const struct pes_stream_info *si, enum replay_by by, uint3
 static void label_of(const struct pes_stream_info *si, enum replay_by by, uint32_t k, char *buf,
                      size_t n)
 {
+    if (by == REPLAY_BY_CALLPATH)
+        by = REPLAY_BY_LINE;
     const struct pes_site *s = by == REPLAY_BY_OBJECT ? NULL : site_of(si, k);
     const char *base = s && s->file && *s->file ? strrchr(s->file, '/') : NULL;
     base = base ? base + 1 : s ? s->file : NULL;
@@ -108,6 +112,7 @@ static void label_of(const struct pes_stream_info *si, enum replay_by by, uint32
                  s && s->function && *s->function ? s->function : "(unknown function)");
         break;
     case REPLAY_BY_LINE:
+    case REPLAY_BY_CALLPATH:
         if (base && *base && s->line) {
             snprintf(buf, n, "%s:%u%s%s", base, s->line, s->function && *s->function ? " " : "",
                      s->function ? s->function : "");

@@ -1,5 +1,5 @@
 /*
- * groups.h — `--by line|site|function|object`: the rows of a ranked site
+ * groups.h — `--by line|site|function|object|callpath`: the rows of a ranked site
  * table merged into one row per source line (the default), per function or
  * per data object, or kept one per site with labels that tell sites apart.
  *
@@ -22,7 +22,8 @@ enum replay_by {
     REPLAY_BY_LINE = 0,
     REPLAY_BY_SITE = 1,
     REPLAY_BY_FUNCTION = 2,
-    REPLAY_BY_OBJECT = 3
+    REPLAY_BY_OBJECT = 3,
+    REPLAY_BY_CALLPATH = 4 /* a line per call path (callpaths.h); as line elsewhere */
 };
 
 /* The --by value (NULL: line). */

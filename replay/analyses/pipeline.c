@@ -32,6 +32,7 @@ struct held {
     struct pes_batch view;
     uint64_t *addr, *object_offset;
     uint32_t *size, *length, *stream, *site, *object;
+    uint32_t *callpath; /* allocated on the first batch that has the column */
     uint8_t *rw;
     const struct pes_bb **bb;
     uint32_t *bb_stream, *ended;
@@ -142,6 +143,8 @@ static int copy_grow(void *dst, size_t *cap, const void *src, size_t n, size_t s
 static int held_copy(struct held *h, const struct pes_batch *b)
 {
     size_t n = b->n;
+    if (b->callpath && !h->callpath && !(h->callpath = malloc(PES_BATCH * sizeof *h->callpath)))
+        return -1;
     if (n) {
         memcpy(h->addr, b->addr, n * sizeof *b->addr);
         memcpy(h->size, b->size, n * sizeof *b->size);
@@ -153,6 +156,8 @@ static int held_copy(struct held *h, const struct pes_batch *b)
             memcpy(h->object, b->object, n * sizeof *b->object);
         if (b->object_offset)
             memcpy(h->object_offset, b->object_offset, n * sizeof *b->object_offset);
+        if (b->callpath)
+            memcpy(h->callpath, b->callpath, n * sizeof *b->callpath);
     }
     size_t cap_bb = h->cap_bbs;
     if (copy_grow(&h->bb, &h->cap_bbs, b->bb, b->n_bbs, sizeof *b->bb) < 0 ||
@@ -169,6 +174,7 @@ static int held_copy(struct held *h, const struct pes_batch *b)
         .rw = h->rw,
         .object = b->object ? h->object : NULL,
         .object_offset = b->object_offset ? h->object_offset : NULL,
+        .callpath = b->callpath ? h->callpath : NULL,
         .n_bbs = b->n_bbs,
         .bb = h->bb,
         .bb_stream = h->bb_stream,
@@ -213,7 +219,8 @@ static void held_free_arrays(struct held *h)
 {
     free(h->addr), free(h->object_offset), free(h->size), free(h->length), free(h->stream),
         free(h->site);
-    free(h->object), free(h->rw), free(h->bb), free(h->bb_stream), free(h->ended);
+    free(h->object), free(h->callpath), free(h->rw), free(h->bb), free(h->bb_stream),
+        free(h->ended);
 }
 
 static int held_init(struct held *h)

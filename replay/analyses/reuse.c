@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "callpaths.h"
 #include "groups.h"
 #include "histogram.h"
 #include "profiles.h"
@@ -30,6 +31,10 @@ struct reuse {
     uint32_t *zeros;   /* [PES_BATCH] the unknown object, for batches without objects */
     int annotate;      /* --annotate: per-line counts for the text report */
     enum pes_runtime_model runtime_model;
+    /* call paths (callpaths.h): the profiles' rows are (key, path, site)
+     * triples, added back per key for the tables; NULL: keys */
+    struct replay_pathkeys *pk;
+    uint32_t *pk_ids; /* [PES_BATCH] a batch's triples */
 };
 
 /* With --cores the recorded stream only feeds the summary; with
@@ -51,7 +56,19 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     r->by = replay_by_parse(k->by);
     r->annotate = k->annotate != NULL;
     r->runtime_model = (enum pes_runtime_model)k->runtime_model;
-    if (r->by == REPLAY_BY_OBJECT && !(r->zeros = calloc(PES_BATCH, sizeof *r->zeros))) {
+    if (r->by == REPLAY_BY_CALLPATH && !si->callpaths) {
+        free(r);
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "--by callpath: %s has no call edges (no call sites in its tables: "
+                      "recorded without call paths)",
+                      si->path);
+        return NULL;
+    }
+    if ((r->by == REPLAY_BY_OBJECT && !(r->zeros = calloc(PES_BATCH, sizeof *r->zeros))) ||
+        (si->callpaths && (!(r->pk = replay_pathkeys_create()) ||
+                           !(r->pk_ids = malloc(PES_BATCH * sizeof *r->pk_ids))))) {
+        replay_pathkeys_destroy(r->pk);
+        free(r->zeros);
         free(r);
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         return NULL;
@@ -66,6 +83,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         .split = k->split,
     };
     if (!(r->prof = pes_profiles_create(&po, err))) {
+        replay_pathkeys_destroy(r->pk);
+        free(r->pk_ids);
         free(r->zeros);
         free(r);
         return NULL;
@@ -79,6 +98,11 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
     if (!r->si->work)
         replay_work_count(&r->work, b);
     const uint32_t *key = r->by != REPLAY_BY_OBJECT ? b->site : b->object ? b->object : r->zeros;
+    if (r->pk) {
+        if (replay_pathkeys_map(r->pk, key, b->callpath, b->site, b->n, r->pk_ids) < 0)
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (call paths)");
+        key = r->pk_ids;
+    }
     if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0)
         return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
@@ -207,58 +231,201 @@ static void publish_annotate(struct pes_report *rep, struct pes_rnode *parent,
     replay_groups_free(&g);
 }
 
+/* Call paths: the profiles' rows (triples, raw[0..n)) added per key, in
+ * the keys' first-seen order (that of the rows without paths); raw row i
+ * went into row (*fold_of)[i]. NULL without memory. */
+struct first_seen {
+    uint32_t key, at;
+};
+
+static int by_key_then_at(const void *a, const void *b)
+{
+    const struct first_seen *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static int by_at(const void *a, const void *b)
+{
+    const struct first_seen *x = a, *y = b;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static struct pes_site_reuse *fold(const struct reuse *r, const struct pes_site_reuse *raw,
+                                   size_t n, size_t *n_out, uint32_t **fold_of)
+{
+    struct first_seen *v = malloc((n ? n : 1) * sizeof *v),
+                      *runs = malloc((n ? n : 1) * sizeof *runs);
+    struct pes_site_reuse *out = calloc(n ? n : 1, sizeof *out);
+    uint32_t *of = malloc((n ? n : 1) * sizeof *of), *rank = malloc((n ? n : 1) * sizeof *rank);
+    size_t m = 0;
+    if (v && runs && out && of && rank) {
+        for (size_t i = 0; i < n; i++)
+            v[i] = (struct first_seen){replay_pathkeys_key(r->pk, raw[i].site), (uint32_t)i};
+        qsort(v, n, sizeof *v, by_key_then_at);
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || v[i].key != v[i - 1].key)
+                runs[m++] = (struct first_seen){v[i].key, v[i].at};
+            of[v[i].at] = (uint32_t)(m - 1); /* the run, renumbered below */
+        }
+        for (size_t j = 0; j < m; j++)
+            runs[j].key = (uint32_t)j; /* run index, ordered by first row */
+        qsort(runs, m, sizeof *runs, by_at);
+        for (size_t j = 0; j < m; j++)
+            rank[runs[j].key] = (uint32_t)j;
+        for (size_t i = 0; i < n; i++) {
+            of[i] = rank[of[i]];
+            struct pes_site_reuse *o = &out[of[i]];
+            o->site = replay_pathkeys_key(r->pk, raw[i].site);
+            o->accesses += raw[i].accesses;
+            o->prd_cold += raw[i].prd_cold;
+            o->crd_cold += raw[i].crd_cold;
+            o->prd_sum += raw[i].prd_sum;
+            o->crd_sum += raw[i].crd_sum;
+        }
+    }
+    free(v);
+    free(runs);
+    free(rank);
+    if (!out || !of || (m == 0 && n)) {
+        free(out);
+        free(of);
+        return NULL;
+    }
+    *n_out = m;
+    *fold_of = of;
+    return out;
+}
+
+/* Under each group row of g (rows[j].site: its group), its top paths by
+ * line accesses: raw rows bucketed by the group of their folded row. */
+static void publish_row_paths(struct pes_report *rep, const struct reuse *r,
+                              struct pes_rnode *const *row_node, const struct site_row *rows,
+                              size_t n_rows, const struct replay_groups *g,
+                              const struct pes_site_reuse *raw, size_t nraw,
+                              const uint32_t *fold_of);
+
 /* One row per group (--by), most line accesses first: counts and distance
- * sums of its sites added, means recomputed from the sums. */
+ * sums of its sites added, means recomputed from the sums. With call paths
+ * (raw: the triples, fold_of their rows of p) each row lists its top paths;
+ * --by callpath groups the triples per line and path instead. */
 static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r,
-                           const struct pes_site_reuse *p, size_t np)
+                           const struct pes_site_reuse *p, size_t np,
+                           const struct pes_site_reuse *raw, size_t nraw, const uint32_t *fold_of)
 {
     pes_r_str(rep, parent, "by", replay_by_name(r->by));
     struct pes_rnode *arr = pes_r_array(rep, parent, "groups");
     struct replay_groups g;
+    int by_path = r->by == REPLAY_BY_CALLPATH && raw;
+    const struct pes_site_reuse *rowsrc = by_path ? raw : p;
+    size_t nsrc = by_path ? nraw : np;
     uint32_t *keys = malloc((np ? np : 1) * sizeof *keys);
+    uint32_t *skeys = malloc((nsrc ? nsrc : 1) * sizeof *skeys);
+    uint32_t *paths = by_path ? malloc((nsrc ? nsrc : 1) * sizeof *paths) : NULL;
     for (size_t i = 0; keys && i < np; i++)
         keys[i] = p[i].site;
+    for (size_t i = 0; skeys && i < nsrc; i++) {
+        skeys[i] = by_path ? replay_pathkeys_key(r->pk, raw[i].site) : p[i].site;
+        if (paths)
+            paths[i] = replay_pathkeys_path(r->pk, raw[i].site);
+    }
     struct site_row *rows = NULL;
+    struct pes_rnode **nodes = NULL;
     double *sums = NULL;
     if (r->annotate && r->by != REPLAY_BY_OBJECT)
         publish_annotate(rep, parent, r, keys, np, p);
-    if (!keys || replay_groups_make(&g, r->si, r->by, keys, np) < 0) {
+    int made = !keys || !skeys || (by_path && !paths) ? -1
+               : by_path ? replay_groups_make_paths(&g, r->si, skeys, paths, nsrc)
+                         : replay_groups_make(&g, r->si, r->by, skeys, nsrc);
+    if (made < 0) {
         free(keys);
+        free(skeys);
+        free(paths);
         pes_r_array(rep, NULL, NULL); /* marks the report failed */
         return;
     }
     rows = calloc(g.n ? g.n : 1, sizeof *rows);
+    nodes = calloc(g.n ? g.n : 1, sizeof *nodes);
     sums = calloc(2 * (g.n ? g.n : 1), sizeof *sums);
-    for (size_t i = 0; rows && sums && i < np; i++) {
+    for (size_t i = 0; rows && sums && i < nsrc; i++) {
         struct site_row *w = &rows[g.of[i]];
         w->site = g.of[i]; /* the group, for the ranking's ties */
-        w->accesses += p[i].accesses;
-        w->prd_cold += p[i].prd_cold;
-        w->crd_cold += p[i].crd_cold;
-        sums[2 * g.of[i]] += p[i].prd_sum;
-        sums[2 * g.of[i] + 1] += p[i].crd_sum;
+        w->accesses += rowsrc[i].accesses;
+        w->prd_cold += rowsrc[i].prd_cold;
+        w->crd_cold += rowsrc[i].crd_cold;
+        sums[2 * g.of[i]] += rowsrc[i].prd_sum;
+        sums[2 * g.of[i] + 1] += rowsrc[i].crd_sum;
     }
     for (size_t j = 0; rows && sums && j < g.n; j++) {
         rows[j].prd_mean = mean(sums[2 * j], rows[j].accesses, rows[j].prd_cold);
         rows[j].crd_mean = mean(sums[2 * j + 1], rows[j].accesses, rows[j].crd_cold);
     }
-    if (!rows || !sums)
+    if (!rows || !sums || !nodes)
         pes_r_array(rep, NULL, NULL);
     else
         qsort(rows, g.n, sizeof *rows, by_accesses_desc);
-    for (size_t j = 0; rows && sums && j < g.n; j++) {
-        struct pes_rnode *o = pes_r_object(rep, arr, NULL);
-        replay_group_publish(rep, o, r->si, r->by, &g, rows[j].site, keys);
+    for (size_t j = 0; rows && sums && nodes && j < g.n; j++) {
+        struct pes_rnode *o = nodes[j] = pes_r_object(rep, arr, NULL);
+        replay_group_publish(rep, o, r->si, r->by, &g, rows[j].site, skeys);
         pes_r_u64(rep, o, "accesses", rows[j].accesses);
         pes_r_u64(rep, o, "prd_cold", rows[j].prd_cold);
         pes_r_u64(rep, o, "crd_cold", rows[j].crd_cold);
         pes_r_f64(rep, o, "prd_mean", rows[j].prd_mean, "%.6g");
         pes_r_f64(rep, o, "crd_mean", rows[j].crd_mean, "%.6g");
     }
+    if (rows && sums && nodes && raw && !by_path && replay_callpaths_shown(r->si))
+        publish_row_paths(rep, r, nodes, rows, g.n, &g, raw, nraw, fold_of);
     free(rows);
+    free(nodes);
     free(sums);
     free(keys);
+    free(skeys);
+    free(paths);
     replay_groups_free(&g);
+}
+
+static void publish_row_paths(struct pes_report *rep, const struct reuse *r,
+                              struct pes_rnode *const *row_node, const struct site_row *rows,
+                              size_t n_rows, const struct replay_groups *g,
+                              const struct pes_site_reuse *raw, size_t nraw,
+                              const uint32_t *fold_of)
+{
+    /* counting sort of the raw rows by group */
+    uint32_t *start = calloc(n_rows + 1, sizeof *start),
+             *idx = malloc((nraw ? nraw : 1) * sizeof *idx);
+    uint32_t *sites = malloc((nraw ? nraw : 1) * sizeof *sites),
+             *paths = malloc((nraw ? nraw : 1) * sizeof *paths);
+    uint64_t *values = malloc((nraw ? nraw : 1) * sizeof *values);
+    if (!start || !idx || !sites || !paths || !values) {
+        pes_r_array(rep, NULL, NULL);
+    } else {
+        for (size_t i = 0; i < nraw; i++)
+            start[g->of[fold_of[i]] + 1]++;
+        for (size_t j = 0; j < n_rows; j++)
+            start[j + 1] += start[j];
+        for (size_t i = 0; i < nraw; i++)
+            idx[start[g->of[fold_of[i]]]++] = (uint32_t)i;
+        for (size_t j = n_rows; j > 0; j--)
+            start[j] = start[j - 1];
+        start[0] = 0;
+        for (size_t j = 0; j < n_rows; j++) {
+            uint32_t grp = rows[j].site, n = 0;
+            for (uint32_t k = start[grp]; k < start[grp + 1]; k++, n++) {
+                const struct pes_site_reuse *x = &raw[idx[k]];
+                sites[n] = replay_pathkeys_site(r->pk, x->site);
+                paths[n] = replay_pathkeys_path(r->pk, x->site);
+                values[n] = x->accesses;
+            }
+            replay_callpaths_publish(rep, row_node[j], r->si, "accesses", sites, paths, values, n,
+                                     rows[j].accesses);
+        }
+    }
+    free(start);
+    free(idx);
+    free(sites);
+    free(paths);
+    free(values);
 }
 
 /* One row per site, most line accesses first; means are over finite
@@ -266,14 +433,27 @@ static void publish_groups(struct pes_report *rep, struct pes_rnode *parent, con
  * only the groups list them. */
 static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, const struct reuse *r)
 {
-    size_t np = 0;
-    const struct pes_site_reuse *p = pes_profiles_sites(r->prof, &np);
+    size_t np = 0, nraw = 0;
+    const struct pes_site_reuse *p = pes_profiles_sites(r->prof, &np), *raw = NULL;
+    struct pes_site_reuse *folded = NULL;
+    uint32_t *fold_of = NULL;
+    if (r->pk) { /* the rows are triples: added per key */
+        raw = p;
+        nraw = np;
+        if (!(folded = fold(r, raw, nraw, &np, &fold_of))) {
+            pes_r_array(rep, NULL, NULL); /* marks the report failed */
+            return;
+        }
+        p = folded;
+    }
     struct site_row *rows = calloc(np ? np : 1, sizeof *rows);
     struct pes_rnode *arr = pes_r_array(rep, parent, "sites");
-    publish_groups(rep, parent, r, p, np);
+    publish_groups(rep, parent, r, p, np, raw, nraw, fold_of);
     if (r->by == REPLAY_BY_OBJECT)
         np = 0;
     if (!rows) {
+        free(folded);
+        free(fold_of);
         pes_r_array(rep, NULL, NULL); /* marks the report failed */
         return;
     }
@@ -297,6 +477,8 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
         pes_r_f64(rep, o, "crd_mean", rows[i].crd_mean, "%.6g");
     }
     free(rows);
+    free(folded);
+    free(fold_of);
 }
 
 static void publish(void *self, const struct pes_publish *to)
@@ -322,6 +504,8 @@ static void publish(void *self, const struct pes_publish *to)
 static void destroy(void *self)
 {
     struct reuse *r = self;
+    replay_pathkeys_destroy(r->pk);
+    free(r->pk_ids);
     pes_profiles_destroy(r->prof);
     free(r->zeros);
     free(r);

@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "c2c.h"
+#include "callpaths.h"
 #include "cpu_account.h"
 #include "groups.h"
 #include "mesi.h"
@@ -107,6 +108,13 @@ struct sim {
     struct slot *fill; /* the slot being filled, or NULL */
     struct task tasks[SLOTS][MAX_PARTS];
     uint64_t slots_used, seq; /* slots handed over so far, accesses */
+    /* call paths (callpaths.h): the simulator's rows are (key, path, site)
+     * triples (pk_ids: a batch's), added back per key when published, the
+     * triples' rows kept in by_triple for the rows' paths; NULL: keys */
+    struct replay_pathkeys *pk;
+    uint32_t *pk_ids;
+    struct pes_sim_stats *by_triple;
+    uint32_t n_triples;
 };
 
 /* The c2c view of a simulated access, the i-th of its columns. */
@@ -148,9 +156,10 @@ static struct pes_sim_access sim_access(const struct sim *s, const struct pes_ba
         .size = b->size[i],
         .core = b->stream[i],
         .thread = b->stream[i],
-        .site = s->by != REPLAY_BY_OBJECT ? b->site[i]
-                : b->object               ? b->object[i]
-                                          : 0,
+        .site = s->pk                       ? s->pk_ids[i]
+                : s->by != REPLAY_BY_OBJECT ? b->site[i]
+                : b->object                 ? b->object[i]
+                                            : 0,
         .is_read = b->rw[i] & PES_BATCH_READ,
         .is_write = (b->rw[i] & PES_BATCH_WRITE) >> 1,
     };
@@ -228,6 +237,9 @@ static void destroy(void *self)
         free(s->parts[p].hits);
     }
     pes_sim_shadow_destroy(s->shadow);
+    replay_pathkeys_destroy(s->pk);
+    free(s->pk_ids);
+    free(s->by_triple);
     for (int i = 0; i < SLOTS; i++)
         slot_free_arrays(&s->slots[i]);
     free(s->parts);
@@ -301,6 +313,17 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     s->by = replay_by_parse(k->by);
     s->si = si;
     s->k = k;
+    if (s->by == REPLAY_BY_CALLPATH && !si->callpaths) {
+        pes_error_set(err, PES_ERR_ARG, 0,
+                      "--by callpath: %s has no call edges (no call sites in its tables: "
+                      "recorded without call paths)",
+                      si->path);
+        free(s);
+        return NULL;
+    }
+    if (si->callpaths && (!(s->pk = replay_pathkeys_create()) ||
+                          !(s->pk_ids = malloc(PES_BATCH * sizeof *s->pk_ids))))
+        goto nomem;
     s->part_bits = partition_bits(si, k);
     uint32_t shares = k->shares > 1 ? k->shares : 1, share = shares > 1 ? k->share : 0;
     for (uint32_t i = 0; i < (1u << s->part_bits); i++)
@@ -420,7 +443,13 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
 {
     struct sim *s = self;
     if (s->n_parts == 0)
-        return 0;          /* the other processes simulate every partition */
+        return 0; /* the other processes simulate every partition */
+    if (s->pk && replay_pathkeys_map(s->pk,
+                                     s->by != REPLAY_BY_OBJECT ? b->site
+                                     : b->object               ? b->object
+                                                               : NULL,
+                                     b->callpath, b->site, b->n, s->pk_ids) < 0)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (call paths)");
     if (s->n_parts == 1) { /* on this thread (its simulator takes its own lines) */
         struct part *p = &s->parts[0];
         size_t n_hits = 0;
@@ -692,32 +721,118 @@ static int site_groups(struct sim *s, struct pes_report *r, int by, struct repla
     return 0;
 }
 
-/* The top groups (--by) by --sort: each group's stats are its sites' added. */
+/* --by callpath: the triples that accessed memory grouped per line and
+ * path: *keys (their sites), *tids (their ids), g; -1 without memory. */
+static int triple_groups(struct sim *s, struct pes_report *r, struct replay_groups *g,
+                         uint32_t **keys_out, uint32_t **tids_out, uint32_t *n_out)
+{
+    uint32_t n = 0, *keys = malloc(((size_t)s->n_triples + 1) * sizeof *keys),
+             *tids = malloc(((size_t)s->n_triples + 1) * sizeof *tids),
+             *paths = malloc(((size_t)s->n_triples + 1) * sizeof *paths);
+    for (uint32_t t = 0; keys && tids && paths && t < s->n_triples; t++)
+        if (s->by_triple[t].accesses) {
+            keys[n] = replay_pathkeys_key(s->pk, t);
+            paths[n] = replay_pathkeys_path(s->pk, t);
+            tids[n++] = t;
+        }
+    if (!keys || !tids || !paths || replay_groups_make_paths(g, s->si, keys, paths, n) < 0) {
+        free(keys);
+        free(tids);
+        free(paths);
+        pes_r_array(r, NULL, NULL); /* marks the report failed */
+        return -1;
+    }
+    free(paths);
+    *keys_out = keys;
+    *tids_out = tids;
+    *n_out = n;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Under each listed row (node[i], group rank[i].site, its metric
+ * rank[i].value), its top paths by the same metric: the triples of the
+ * keys in its group (keys: sorted, g's keys). */
+static void publish_row_paths(struct sim *s, struct pes_report *r, struct pes_rnode *const *node,
+                              const struct ranked *rank, uint32_t rows,
+                              const struct replay_groups *g, const uint32_t *keys, uint32_t n_keys)
+{
+    uint32_t nt = s->n_triples;
+    uint32_t *start = calloc((size_t)g->n + 1, sizeof *start), *of = malloc((nt + 1) * sizeof *of),
+             *idx = malloc((nt + 1) * sizeof *idx), *sites = malloc((nt + 1) * sizeof *sites),
+             *paths = malloc((nt + 1) * sizeof *paths);
+    uint64_t *values = malloc((nt + 1) * sizeof *values);
+    if (!start || !of || !idx || !sites || !paths || !values) {
+        pes_r_array(r, NULL, NULL);
+        goto out;
+    }
+    for (uint32_t t = 0; t < nt; t++) { /* the group of each triple's key, or none */
+        uint32_t key = replay_pathkeys_key(s->pk, t);
+        const uint32_t *at =
+            s->by_triple[t].accesses ? bsearch(&key, keys, n_keys, sizeof *keys, cmp_u32) : NULL;
+        of[t] = at ? g->of[at - keys] : UINT32_MAX;
+        if (at)
+            start[of[t] + 1]++;
+    }
+    for (size_t j = 0; j < g->n; j++)
+        start[j + 1] += start[j];
+    for (uint32_t t = 0; t < nt; t++)
+        if (of[t] != UINT32_MAX)
+            idx[start[of[t]]++] = t;
+    for (size_t j = g->n; j > 0; j--)
+        start[j] = start[j - 1];
+    start[0] = 0;
+    for (uint32_t i = 0; i < rows; i++) {
+        uint32_t grp = rank[i].site, n = 0;
+        for (uint32_t k = start[grp]; k < start[grp + 1]; k++, n++) {
+            uint32_t t = idx[k];
+            sites[n] = replay_pathkeys_site(s->pk, t);
+            paths[n] = replay_pathkeys_path(s->pk, t);
+            values[n] = metric(&s->by_triple[t], s->k->sort);
+        }
+        replay_callpaths_publish(r, node[i], s->si, s->k->sort, sites, paths, values, n,
+                                 rank[i].value);
+    }
+out:
+    free(start), free(of), free(idx), free(sites), free(paths), free(values);
+}
+
+/* The top groups (--by) by --sort: each group's stats are its sites' added
+ * (--by callpath: its triples'); with call paths, each row's top paths. */
 static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode *parent)
 {
     pes_r_str(r, parent, "by", replay_by_name(s->by));
     struct pes_rnode *arr = pes_r_array(r, parent, "groups");
-    uint32_t *keys, n;
+    uint32_t *keys, *tids = NULL, n;
     struct replay_groups g;
-    if (site_groups(s, r, s->by, &g, &keys, &n) < 0)
+    int by_path = s->by == REPLAY_BY_CALLPATH && s->by_triple;
+    if ((by_path ? triple_groups(s, r, &g, &keys, &tids, &n)
+                 : site_groups(s, r, s->by, &g, &keys, &n)) < 0)
         return;
     struct pes_sim_stats *st = calloc(g.n ? g.n : 1, sizeof *st);
     struct ranked *rank = calloc(g.n ? g.n : 1, sizeof *rank);
-    uint32_t k = 0;
+    struct pes_rnode **node = calloc(g.n ? g.n : 1, sizeof *node);
+    uint32_t k = 0, shown = 0;
     for (uint32_t i = 0; st && rank && i < n; i++)
-        pes_sim_stats_add(&st[g.of[i]], pes_sim_site(s->sim, keys[i]));
+        pes_sim_stats_add(&st[g.of[i]],
+                          by_path ? &s->by_triple[tids[i]] : pes_sim_site(s->sim, keys[i]));
     for (uint32_t j = 0; st && rank && j < g.n; j++) {
         uint64_t v = metric(&st[j], s->k->sort);
         if (v || s->k->all_rows)
             rank[k++] = (struct ranked){v, j};
     }
-    if (!st || !rank)
+    if (!st || !rank || !node)
         pes_r_array(r, NULL, NULL);
     else
         qsort(rank, k, sizeof *rank, by_value_desc);
-    for (uint32_t i = 0; st && rank && i < k && i < s->k->top; i++) {
+    for (uint32_t i = 0; st && rank && node && i < k && i < s->k->top; i++, shown++) {
         const struct pes_sim_stats *x = &st[rank[i].site];
-        struct pes_rnode *o = pes_r_object(r, arr, NULL);
+        struct pes_rnode *o = node[i] = pes_r_object(r, arr, NULL);
         replay_group_publish(r, o, s->si, s->by, &g, rank[i].site, keys);
         pes_r_u64(r, o, "accesses", x->accesses);
         pes_r_u64(r, o, "reads", x->reads);
@@ -731,9 +846,13 @@ static void publish_groups(struct sim *s, struct pes_report *r, struct pes_rnode
         pes_r_str(r, o, "sharing", sharing_kind(x));
         threads(r, o, x);
     }
+    if (shown && !by_path && s->by_triple && replay_callpaths_shown(s->si))
+        publish_row_paths(s, r, node, rank, shown, &g, keys, n);
     free(st);
     free(rank);
+    free(node);
     free(keys);
+    free(tids);
     replay_groups_free(&g);
 }
 
@@ -782,49 +901,106 @@ static void publish_annotate(struct sim *s, struct pes_report *r, struct pes_rno
     replay_groups_free(&g);
 }
 
+/* One row of the --sites-csv table: site id's counts st, and with call
+ * paths the path they are of. */
+static void all_row(struct sim *s, struct pes_report *r, struct pes_rnode *arr, uint32_t id,
+                    const struct pes_sim_stats *st, const char *callpath)
+{
+    const struct pes_site *site = id == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, id);
+    struct pes_rnode *o = pes_r_object(r, arr, NULL);
+    site_where(s, r, o, id);
+    pes_r_str(r, o, "kind", site ? pes_access_kind_name(site->kind) : "");
+    pes_r_u64(r, o, "accesses", st->accesses);
+    pes_r_u64(r, o, "reads", st->reads);
+    pes_r_u64(r, o, "writes", st->writes);
+    struct pes_rnode *h = pes_r_array(r, o, "hits");
+    for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+        pes_r_u64(r, h, NULL, st->hits[l]);
+    pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
+    pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
+    pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
+    pes_r_u64(r, o, "l1_conflict", st->misses[0][PES_SIM_CONFLICT]);
+    struct pes_rnode *cf = pes_r_array(r, o, "conflict"); /* per level: the findings' */
+    for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
+        pes_r_u64(r, cf, NULL, st->misses[l][PES_SIM_CONFLICT]);
+    pes_r_u64(r, o, "inval_true", st->inval_true);
+    pes_r_u64(r, o, "inval_false", st->inval_false);
+    pes_r_u64(r, o, "coh_true", st->coh_true);
+    pes_r_u64(r, o, "coh_false", st->coh_false);
+    pes_r_str(r, o, "sharing", sharing_kind(st));
+    threads(r, o, st);
+    if (callpath)
+        pes_r_str(r, o, "callpath", callpath);
+}
+
+/* A site's triples, most --sort count first (then accesses, then id). */
+struct triple_rank {
+    uint32_t key, tid;
+    uint64_t value, accesses;
+};
+
+static int by_key_value(const void *a, const void *b)
+{
+    const struct triple_rank *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? 1 : -1;
+    if (x->accesses != y->accesses)
+        return x->accesses < y->accesses ? 1 : -1;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 /* Every site that accessed memory (the --sites-csv table, not in JSON):
  * the k sites with a non-zero --sort metric first (ranked), then the rest by
- * accesses. */
+ * accesses. With call paths, a row per path of each site instead, its
+ * paths in the order of their --sort counts. */
 static void publish_all(struct sim *s, struct pes_report *r, struct pes_rnode *parent,
                         const uint32_t *ranked, uint32_t k)
 {
     struct pes_rnode *arr = pes_r_flag(pes_r_array(r, parent, "all_sites"), PES_R_TEXT_ONLY);
-    uint32_t n = 0;
+    uint32_t n = 0, nt = 0;
     uint32_t *by_accesses = top_sites(s->sim, "accesses", UINT32_MAX, 0, &n);
-    if (!by_accesses)
+    struct triple_rank *tr = NULL;
+    if (s->by_triple && replay_callpaths_shown(s->si) &&
+        (tr = malloc(((size_t)s->n_triples + 1) * sizeof *tr))) {
+        for (uint32_t t = 0; t < s->n_triples; t++)
+            if (s->by_triple[t].accesses)
+                tr[nt++] = (struct triple_rank){replay_pathkeys_key(s->pk, t), t,
+                                                metric(&s->by_triple[t], s->k->sort),
+                                                s->by_triple[t].accesses};
+        qsort(tr, nt, sizeof *tr, by_key_value);
+    }
+    if (!by_accesses || (s->by_triple && replay_callpaths_shown(s->si) && !tr))
         pes_r_array(r, NULL, NULL); /* marks the report failed */
+    char name[1024];
     for (uint32_t pass = 0; by_accesses && ranked && pass < 2; pass++) {
         const uint32_t *ids = pass == 0 ? ranked : by_accesses;
         for (uint32_t j = 0; j < (pass == 0 ? k : n); j++) {
             const struct pes_sim_stats *st = pes_sim_site(s->sim, ids[j]);
             if (pass == 1 && (s->k->all_rows || metric(st, s->k->sort) != 0))
                 continue; /* listed in pass 0 */
-            const struct pes_site *site =
-                ids[j] == UINT32_MAX ? NULL : s->si->site(s->si->site_ctx, ids[j]);
-            struct pes_rnode *o = pes_r_object(r, arr, NULL);
-            site_where(s, r, o, ids[j]);
-            pes_r_str(r, o, "kind", site ? pes_access_kind_name(site->kind) : "");
-            pes_r_u64(r, o, "accesses", st->accesses);
-            pes_r_u64(r, o, "reads", st->reads);
-            pes_r_u64(r, o, "writes", st->writes);
-            struct pes_rnode *h = pes_r_array(r, o, "hits");
-            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
-                pes_r_u64(r, h, NULL, st->hits[l]);
-            pes_r_u64(r, o, "l1_compulsory", st->misses[0][PES_SIM_COMPULSORY]);
-            pes_r_u64(r, o, "l1_capacity", st->misses[0][PES_SIM_CAPACITY]);
-            pes_r_u64(r, o, "l1_coherence", st->misses[0][PES_SIM_COHERENCE]);
-            pes_r_u64(r, o, "l1_conflict", st->misses[0][PES_SIM_CONFLICT]);
-            struct pes_rnode *cf = pes_r_array(r, o, "conflict"); /* per level: the findings' */
-            for (uint32_t l = 0; l < pes_sim_levels(s->sim); l++)
-                pes_r_u64(r, cf, NULL, st->misses[l][PES_SIM_CONFLICT]);
-            pes_r_u64(r, o, "inval_true", st->inval_true);
-            pes_r_u64(r, o, "inval_false", st->inval_false);
-            pes_r_u64(r, o, "coh_true", st->coh_true);
-            pes_r_u64(r, o, "coh_false", st->coh_false);
-            pes_r_str(r, o, "sharing", sharing_kind(st));
-            threads(r, o, st);
+            if (!tr) {
+                all_row(s, r, arr, ids[j], st, NULL);
+                continue;
+            }
+            /* the site's triples: first of its key in tr (sorted by key) */
+            size_t lo = 0, hi = nt;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (tr[mid].key < ids[j])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            for (size_t t = lo; t < nt && tr[t].key == ids[j]; t++) {
+                replay_callpath_name(s->si, replay_pathkeys_path(s->pk, tr[t].tid),
+                                     replay_pathkeys_site(s->pk, tr[t].tid), name, sizeof name);
+                all_row(s, r, arr, ids[j], &s->by_triple[tr[t].tid], name);
+            }
         }
     }
+    free(tr);
     free(by_accesses);
 }
 
@@ -873,6 +1049,17 @@ static void publish(void *self, const struct pes_publish *to)
     if (!s->sim)
         return; /* a process without partitions: process 0 publishes (shares) */
     struct pes_report *r = to->r;
+    if (s->pk && !s->by_triple) { /* the rows back per key; the triples' kept for their paths */
+        uint32_t n = replay_pathkeys_count(s->pk);
+        uint32_t *key_of = malloc((n ? n : 1) * sizeof *key_of);
+        for (uint32_t id = 0; key_of && id < n; id++)
+            key_of[id] = replay_pathkeys_key(s->pk, id);
+        if (!key_of || pes_sim_rekey_sites(s->sim, key_of, n, &s->by_triple) < 0)
+            pes_r_array(r, NULL, NULL); /* marks the report failed */
+        else
+            s->n_triples = n;
+        free(key_of);
+    }
     const struct pes_sim_stats *t = pes_sim_totals(s->sim);
     struct pes_rnode *o = pes_r_object(r, to->config, "simulation");
     struct pes_rnode *levels = pes_r_array(r, o, "levels");

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "callpath.h"
 #include "replay.h"
 #include "report_util.h"
 
@@ -291,7 +292,7 @@ static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
 static const char *const sort_names[] = {
     "invalidations", "coherence", "false-sharing", "true-sharing", "misses", "accesses", NULL};
 
-static const char *const by_names[] = {"line", "site", "function", "object", NULL};
+static const char *const by_names[] = {"line", "site", "function", "object", "callpath", NULL};
 static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
 static const char *const stack_model_names[] = {"phased", "shen", NULL};
 static const char *const interval_bias_names[] = {"calibrated", "none", NULL};
@@ -415,12 +416,22 @@ static const struct opt_row rows[] = {
     {.name = "by",
      .arg = "KEY",
      .help = "rows of the ranked tables: line (default, a source line's\nsites merged), site, "
-             "function, or "
-             "object (data objects)",
+             "function, "
+             "object (data objects), or callpath (a line\nper call path reaching it)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.by),
      .names = by_names,
-     .expected = "line, site, function or object"},
+     .expected = "line, site, function, object or callpath"},
+    {.name = "callpath-depth",
+     .arg = "N",
+     .help = "a trace with call edges: the innermost N calls of each\naccess's call path "
+             "(default 8)",
+     .kind = OPT_U32,
+     .field = FIELD(callpath_depth),
+     .min = 1,
+     .max = PES_CALLPATH_MAX_DEPTH,
+     .expected = "an integer 1..256",
+     .flags = FULL_ONLY},
     {.name = "reuse-estimator",
      .arg = "NAME",
      .help = "sampled traces: censored (Kaplan-Meier over decided and\nreplaced or unfinished "
@@ -691,6 +702,7 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o)
     o->page_size = 4096;
     o->knobs.sort = "invalidations";
     o->knobs.by = "line";
+    o->callpath_depth = PES_CALLPATH_DEPTH;
     o->knobs.sample_seed = 1;
     o->format = REPLAY_TEXT;
     o->knobs.jobs = default_jobs();
@@ -729,6 +741,8 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o)
         if (apply(r, optarg, o) < 0)
             return -1;
     }
+    if (!o->full_only && strcmp(o->knobs.by, "callpath") == 0)
+        o->full_only = "by callpath"; /* sampled traces' rows have no call paths */
     if (o->show_machine)
         return 0;
     if (optind >= argc) {

@@ -57,8 +57,9 @@ struct replay_options {
     uint64_t
         mpi_window; /* --mpi-window: accesses per rank's window (pes-replay-mpi); 0 = default */
     int no_objects; /* --no-objects: the batches' object columns stay NULL */
-    int stats;      /* --stats: CPU per stage and thread on stderr (cpu_account.h) */
-    const char *full_only; /* first flag given that needs a full trace alone ("simulate"):
+    uint32_t callpath_depth; /* --callpath-depth: call sites per call path (callpath.h) */
+    int stats;               /* --stats: CPU per stage and thread on stderr (cpu_account.h) */
+    const char *full_only;   /* first flag given that needs a full trace alone ("simulate"):
                                      refused for a sampled trace and --compare */
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callpath.h"
 #include "cpu_account.h"
 #include "findings.h"
 #include "pipeline.h"
@@ -157,7 +158,7 @@ static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimick
 static int in_parts(struct run *run, const struct pes_stream_info *si)
 {
     const struct replay_hooks *h = run->hooks;
-    return h && h->parts > 1 && h->split && !run->o->n_cores &&
+    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths &&
            pes_analyses_can_part(si, &run->knobs);
 }
 
@@ -248,6 +249,15 @@ static int run_recorded(struct run *run, struct pes_error *err)
         .site = replay_site_of_input,
         .site_ctx = in,
     };
+    /* call paths: the whole stream is read (the open calls at a part's start are unknown) */
+    replay_input_set_callpaths(in, o->callpath_depth);
+    struct pes_error cp_err = {0};
+    si.callpaths = replay_input_callpaths(in, &cp_err);
+    if (!si.callpaths && cp_err.code) {
+        free(cache);
+        *err = cp_err;
+        return -1;
+    }
     int parts = in_parts(run, &si);
     struct pes_knobs knobs = run->knobs;
     if (parts) {
@@ -307,7 +317,8 @@ struct config_run {
     struct pes_knobs knobs;
     uint32_t first_lane; /* its cores' lanes of the objects (replay_mimic_run) */
     struct pes_pipeline *p;
-    struct pes_batch_sink tick; /* the progress line, then the pipeline */
+    struct pes_batch_sink tick;      /* the progress line, then the pipeline */
+    struct pes_callpaths *callpaths; /* its cores' (a trace with call edges), else NULL */
     int rc;
     struct pes_error err;
 };
@@ -327,7 +338,8 @@ static void run_config(void *arg)
 {
     struct config_run *c = arg;
     const struct pes_batch_sink *sink = c->run->progress ? &c->tick : pes_pipeline_sink(c->p);
-    c->rc = replay_mimic_run(c->run->in, c->counts, &c->mo, c->first_lane, sink, &c->err);
+    c->rc =
+        replay_mimic_run(c->run->in, c->counts, &c->mo, c->first_lane, c->callpaths, sink, &c->err);
     if (c->rc == 0)
         c->rc = pes_pipeline_finish(c->p, &c->err);
 }
@@ -394,6 +406,16 @@ static int run_mimicked(struct run *run, struct pes_error *err)
             .site_ctx = in,
             .objects = replay_input_objects(in), /* each core names them at its place in the run */
         };
+        /* call paths: each core's the sequential run's at its place, in a table of its own */
+        struct pes_error cp_err = {0};
+        if (replay_input_callpaths(in, &cp_err) &&
+            !(c->si.callpaths = c->callpaths =
+                  pes_callpaths_create(o->callpath_depth, o->cores[i], NULL)))
+            rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory for call paths");
+        else if (cp_err.code) {
+            *err = cp_err;
+            rc = -1;
+        }
         c->knobs = run->knobs;
         if (side_by_side) { /* the reuse engines' threads shared out among the configurations */
             c->knobs.jobs = run->knobs.jobs / o->n_cores ? run->knobs.jobs / o->n_cores : 1;
@@ -411,7 +433,7 @@ static int run_mimicked(struct run *run, struct pes_error *err)
             rc = -1;
         else if (!side_by_side) { /* here and now (pes-replay-mpi's messages go out in order) */
             const struct pes_batch_sink *sink = sink_of(run, c->p);
-            c->rc = replay_mimic_run(in, counts, &c->mo, 0, sink, &c->err);
+            c->rc = replay_mimic_run(in, counts, &c->mo, 0, c->callpaths, sink, &c->err);
             if (c->rc == 0)
                 c->rc = pes_pipeline_finish(c->p, &c->err);
             if (c->rc == 0)
@@ -447,8 +469,10 @@ static int run_mimicked(struct run *run, struct pes_error *err)
             .r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
         pes_pipeline_publish(cfg[i].p, &to);
     }
-    for (uint32_t i = 0; cfg && i < o->n_cores; i++)
+    for (uint32_t i = 0; cfg && i < o->n_cores; i++) {
         pes_pipeline_destroy(cfg[i].p);
+        pes_callpaths_destroy(cfg[i].callpaths);
+    }
     free(cfg);
     free(strands);
     pes_mimic_counts_free(counts);

@@ -87,9 +87,14 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v)
     fputs("cores,mimicked,site,file,line,column,function,kind,accesses,reads,writes", out);
     for (size_t l = 0; l < n_levels; l++)
         fprintf(out, ",l%zu_hits", l + 1);
+    /* a trace with call edges: a row per site and call path (docs/replay.md, "Call paths") */
+    const struct pes_rnode *first =
+        pes_r_at(pes_r_get(pes_r_get(pes_r_at(configs, 0), "simulation"), "all_sites"), 0);
+    int paths = first && pes_r_get(first, "callpath");
     fputs(",l1_compulsory,l1_capacity,l1_coherence,inval_true,inval_false,coh_true,coh_false,"
-          "sharing,threads,l1_conflict\n",
+          "sharing,threads,l1_conflict",
           out);
+    fputs(paths ? ",callpath\n" : "\n", out);
     static const char *const counts[] = {"l1_compulsory", "l1_capacity", "l1_coherence",
                                          "inval_true",    "inval_false", "coh_true",
                                          "coh_false"};
@@ -116,7 +121,12 @@ int pes_report_write_sites_csv(FILE *out, const struct pes_report_view *v)
             report_thread_list(threads, sizeof threads,
                                report_thread_mask(pes_r_get(s, "threads")));
             pes_csv_field(out, threads);
-            fprintf(out, ",%" PRIu64 "\n", pes_r_get_u(s, "l1_conflict"));
+            fprintf(out, ",%" PRIu64, pes_r_get_u(s, "l1_conflict"));
+            if (paths) {
+                fputc(',', out);
+                pes_csv_field(out, pes_r_get_s(s, "callpath"));
+            }
+            fputc('\n', out);
         }
     }
     return ferror(out) ? -1 : 0;

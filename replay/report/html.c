@@ -292,6 +292,7 @@ static void title_element(const struct html *h, const char *key, size_t klen, co
         w = !by || !strcmp(by, "line") ? "source lines"
             : !strcmp(by, "function")  ? "functions"
             : !strcmp(by, "object")    ? "data objects"
+            : !strcmp(by, "callpath")  ? "source lines by call path"
                                        : "access sites";
     }
     for (size_t i = 0; !w && i < sizeof title_words / sizeof title_words[0]; i++)
@@ -1341,6 +1342,8 @@ static void table(struct html *h, const char *title, const json_t *rows)
             fputs("<th>", out);
             esc(out, k);
             fputs("</th>", out);
+        } else if (!strcmp(k, "callpaths") && json_is_array(v)) {
+            fputs("<th>call paths</th>", out);
         } else if (json_is_object(v)) {
             const char *k2;
             const json_t *v2;
@@ -1386,6 +1389,19 @@ static void table(struct html *h, const char *title, const json_t *rows)
                     fputs("</a>", out);
                 } else
                     scalar(out, x);
+                fputs("</td>", out);
+            } else if (!strcmp(k, "callpaths") && json_is_array(v)) {
+                /* a row's top call paths (docs/replay.md, "Call paths"), one a line */
+                size_t m;
+                const json_t *p;
+                fputs("<td class=\"paths\">", out);
+                json_array_foreach(x, m, p)
+                {
+                    fprintf(out, "%s%.1f%% ", m ? "<br>" : "",
+                            100.0 * json_number_value(json_object_get(p, "share")));
+                    const char *path = json_string_value(json_object_get(p, "path"));
+                    esc(out, path ? path : "");
+                }
                 fputs("</td>", out);
             } else if (json_is_object(v)) {
                 const char *k2;

@@ -47,6 +47,7 @@ static const struct decl {
     {"per_thread", "thread", "samples", NULL, 0},
     {"groups", "key", "accesses", NULL, 0}, /* --by line|site|function|object rows */
     {"simulation.groups", "key", "invalidations.true+invalidations.false", NULL, 0},
+    {"callpaths", "path", "share", NULL, 0}, /* a row's top call paths (a trace with call edges) */
     /* a contended line by the object part it starts with (its address moves
      * between runs and with padding), by address when no object is known */
     {"cache_lines", "part|address", "invalidations.true+invalidations.false", NULL, 0},

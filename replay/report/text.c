@@ -218,6 +218,8 @@ static void by_words(const struct pes_rnode *parent, const char **plural, const 
         *plural = "functions", *column = "function";
     else if (strcmp(by, "object") == 0)
         *plural = "data objects", *column = "object";
+    else if (strcmp(by, "callpath") == 0)
+        *plural = "source lines by call path", *column = "call path > source line";
 }
 
 /* The width of the label column of rows 0..n-1: 44, or the longest group
@@ -245,6 +247,19 @@ static void print_row_label(FILE *out, const struct pes_report_view *v, const st
         print_site_label(out, v, pes_r_i(pes_r_get(row, "site")), width);
 }
 
+/* A row's top call paths (callpaths.h), each under it with its share of
+ * the row's metric; 1 if it has any. */
+static int print_row_paths(FILE *out, const struct pes_rnode *row)
+{
+    const struct pes_rnode *paths = pes_r_get(row, "callpaths");
+    for (size_t k = 0; k < pes_r_count(paths); k++) {
+        const struct pes_rnode *p = pes_r_at(paths, k);
+        fprintf(out, "    %5.1f%%  %s\n", 100.0 * pes_r_get_f(p, "share"),
+                report_safe(pes_r_get_s(p, "path")));
+    }
+    return pes_r_count(paths) > 0;
+}
+
 /* The rows (--by) that make most line accesses, with their mean reuse distances. */
 static void print_site_reuse(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c)
 {
@@ -262,6 +277,7 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
     fprintf(out, "  %-*s %14s %8s %11s %11s\n", w, column, "accesses", "cold", "mean PRD",
             "mean CRD");
     fprintf(out, "  %-*s %14s %8s %11s %11s\n", w, "", "(#)", "(%)", "(lines)", "(lines)");
+    int paths = 0;
     for (size_t i = 0; i < shown; i++) {
         const struct pes_rnode *r = pes_r_at(rows, i);
         char acc[32];
@@ -271,7 +287,11 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
         fprintf(out, " %14s %7.2f%% %11.1f %11.1f\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(r, "prd_cold") / (double)accesses : 0.0,
                 pes_r_get_f(r, "prd_mean"), pes_r_get_f(r, "crd_mean"));
+        paths |= print_row_paths(out, r);
     }
+    if (paths)
+        fprintf(out, "  (under a row: its top call paths, with their share of its accesses; "
+                     "--by callpath: a row per path)\n");
     fprintf(out,
             "  (#: a count, %%: a share; accesses: line accesses; cold: the first accesses to a "
             "line among them;\n"
@@ -620,6 +640,7 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
             "inval T", "inval F", "coh T", "coh F", "sharing", "threads");
     fprintf(out, "  %-*s %12s %8s %11s %11s %11s %11s\n", w, "", "(#)", "(%)", "(#)", "(#)", "(#)",
             "(#)");
+    int paths = 0;
     for (size_t i = 0; i < n; i++) {
         const struct pes_rnode *s = pes_r_at(sites, i);
         print_row_label(out, v, s, w);
@@ -637,7 +658,13 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
         fprintf(out, " %12s %7.2f%% %11s %11s %11s %11s  %-7s %s\n", acc,
                 accesses ? 100.0 * (double)pes_r_get_u(s, "l1_misses") / (double)accesses : 0.0,
                 n4[0], n4[1], n4[2], n4[3], pes_r_get_s(s, "sharing"), threads);
+        paths |= print_row_paths(out, s);
     }
+    if (paths)
+        fprintf(out,
+                "  (under a row: its top call paths, with their share of its '%s' count; "
+                "--by callpath: a row per path)\n",
+                sort);
     fprintf(out,
             "  (#: a count, %%: a share; accesses: line accesses; L1 miss: share of them that miss "
             "L1; inval T / F:\n"

@@ -925,6 +925,46 @@ const struct pes_sim_stats *pes_sim_site(const struct pes_sim *s, uint32_t site)
     return &s->sites[s->site_row[site] - 1];
 }
 
+int pes_sim_rekey_sites(struct pes_sim *s, const uint32_t *key_of, uint32_t n,
+                        struct pes_sim_stats **before)
+{
+    struct pes_sim_stats *old = calloc(n ? n : 1, sizeof *old);
+    if (!old)
+        return -1;
+    for (uint32_t id = 0; id < n; id++) {
+        const struct pes_sim_stats *st = pes_sim_site(s, id);
+        if (st)
+            old[id] = *st;
+    }
+    struct pes_sim_stats *rows = s->sites, pooled = s->other_site;
+    uint32_t *row = s->site_row, n_sites = s->n_sites, n_rows = s->n_rows, cap = s->cap_rows;
+    s->sites = NULL;
+    s->site_row = NULL;
+    s->n_sites = s->n_rows = s->cap_rows = 0;
+    memset(&s->other_site, 0, sizeof s->other_site);
+    int ok = 1;
+    for (uint32_t id = 0; ok && id < n; id++) {
+        struct pes_sim_stats *d = old[id].accesses ? site_stats(s, key_of[id]) : NULL;
+        if (d)
+            pes_sim_stats_add(d, &old[id]);
+        ok = !old[id].accesses || d;
+    }
+    if (ok && pooled.accesses) /* ids past PES_SIM_MAX_SITES stay pooled */
+        pes_sim_stats_add(&s->other_site, &pooled);
+    if (!ok) { /* back as it was */
+        free(s->sites);
+        free(s->site_row);
+        s->sites = rows, s->site_row = row, s->other_site = pooled;
+        s->n_sites = n_sites, s->n_rows = n_rows, s->cap_rows = cap;
+        free(old);
+        return -1;
+    }
+    free(rows);
+    free(row);
+    *before = old;
+    return 0;
+}
+
 char pes_sim_state(const struct pes_sim *s, uint32_t core, uint64_t addr)
 {
     if (core >= s->n_cores)

@@ -188,6 +188,13 @@ const struct pes_sim_stats *pes_sim_thread(const struct pes_sim *s, uint32_t thr
 uint32_t pes_sim_sites(const struct pes_sim *s);
 const struct pes_sim_stats *pes_sim_site(const struct pes_sim *s, uint32_t site);
 
+/* Rows keyed finer than the report's (call paths: sim.c gives (site, path)
+ * ids): every row id < n becomes row key_of[id], rows of one key added; the
+ * rows as they were go to *before ([n], malloc'd; zero for ids without
+ * accesses). 0, or -1 without memory (nothing changed). */
+int pes_sim_rekey_sites(struct pes_sim *s, const uint32_t *key_of, uint32_t n,
+                        struct pes_sim_stats **before);
+
 /* MESI state of the line holding addr in core's private caches: 'M','E','S','I'. */
 char pes_sim_state(const struct pes_sim *s, uint32_t core, uint64_t addr);
 

@@ -48,8 +48,17 @@ int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err)
     return 0;
 }
 
+int pes_batch_buf_callpaths(struct pes_batch_buf *b, struct pes_error *err)
+{
+    if (!b->callpath && !(b->callpath = malloc(PES_BATCH * sizeof *b->callpath)))
+        return nomem(err);
+    b->view.callpath = b->callpath;
+    return 0;
+}
+
 void pes_batch_buf_free(struct pes_batch_buf *b)
 {
+    free(b->callpath);
     free(b->object);
     free(b->object_offset);
     free(b->addr);

@@ -14,6 +14,7 @@
 #include "cpu_account.h"
 #include "merge.h"
 #include "input.h"
+#include "callpath.h"
 #include "objects.h"
 
 /* A text trace has no tables: two synthetic one-byte sites. */
@@ -33,7 +34,7 @@ static const struct pes_site text_sites[2] = {
 };
 
 /* What a record id stands for, resolved once per id for the scan loop. */
-enum { ID_UNKNOWN, ID_SITE, ID_BB, ID_NONE };
+enum { ID_UNKNOWN, ID_SITE, ID_BB, ID_NONE, ID_CALL_SITE };
 struct id_info {
     uint8_t what;
     uint8_t kind, reads, writes;
@@ -72,6 +73,9 @@ struct replay_input {
     int objects_tried;             /* objects built (or found impossible) */
     struct pes_objects *objects;
     char objects_warning[640];
+    uint32_t callpath_depth; /* replay_input_set_callpaths (0: off) */
+    int callpaths_tried;
+    struct pes_callpaths *callpaths;
 };
 
 static int fail(struct pes_error *err, int code, const char *path, const char *what)
@@ -322,6 +326,7 @@ void replay_input_close(struct replay_input *in)
     if (!in)
         return;
     pes_objects_destroy(in->objects);
+    pes_callpaths_destroy(in->callpaths);
     if (in->reader)
         pes_trace_reader_close(in->reader);
     free(in->path);
@@ -459,6 +464,57 @@ struct pes_objects *replay_input_objects(struct replay_input *in)
         build_objects(in);
     }
     return in->objects;
+}
+
+/* ------------------------------------------------------------ call paths */
+
+/* Whether a MODULE block declares a call site (kind PES_KIND_CALL): only
+ * then can the trace hold call edges. */
+static int has_call_sites(struct replay_input *in)
+{
+    struct pes_block_ref *refs = NULL;
+    size_t n = 0;
+    struct pes_error e;
+    if (pes_trace_reader_index(in->reader, &refs, &n, &e) < 0)
+        return 0;
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        struct pes_block b;
+        if (refs[i].type != PES_BLOCK_MODULE ||
+            pes_trace_reader_block_at(in->reader, &refs[i], &b, &e) != 1 || !b.module)
+            continue;
+        for (uint32_t k = 0; k < b.module->n_sites && !found; k++)
+            found = b.module->sites[k].kind == PES_KIND_CALL;
+    }
+    free(refs);
+    return found;
+}
+
+void replay_input_set_callpaths(struct replay_input *in, uint32_t depth)
+{
+    in->callpath_depth = depth;
+}
+
+struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes_error *err)
+{
+    if (in->text || in->sampled || !in->callpath_depth || in->parts > 1)
+        return NULL;
+    if (!in->callpaths_tried) {
+        in->callpaths_tried = 1;
+        if (!has_call_sites(in))
+            return NULL;
+        uint32_t n = replay_input_threads(in);
+        uint32_t *parent = malloc(n * sizeof *parent);
+        for (uint32_t t = 0; parent && t < n; t++) {
+            const struct pes_thread *th = pes_trace_reader_thread(in->reader, t);
+            parent[t] = th ? th->parent : UINT32_MAX;
+        }
+        in->callpaths = parent ? pes_callpaths_create(in->callpath_depth, n, parent) : NULL;
+        free(parent);
+        if (!in->callpaths)
+            fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
+    }
+    return in->callpaths;
 }
 
 const char *replay_input_objects_warning(const struct replay_input *in)
@@ -737,8 +793,10 @@ static struct id_info resolve_id(struct replay_input *in, uint32_t id)
 {
     struct id_info r = {.what = ID_NONE};
     const struct pes_site *s = replay_input_site(in, id);
-    if (s && s->kind == PES_KIND_CALL) /* names CALL records, never a record: bad id */
+    if (s && s->kind == PES_KIND_CALL) { /* names calls (PES_ID_CALL's extra), never an access */
+        r.what = ID_CALL_SITE;
         return r;
+    }
     if (s) {
         r.what = ID_SITE;
         r.kind = (uint8_t)s->kind;
@@ -1047,17 +1105,24 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
         pes_batch_buf_free(&buf);
         return -1;
     }
+    struct pes_callpaths *cp = in->callpaths; /* replay_input_callpaths made them */
+    if (cp && pes_batch_buf_callpaths(&buf, err) < 0) {
+        pes_batch_buf_free(&buf);
+        return -1;
+    }
     struct cursor *c = cursor_open(in, err);
     if (obj)
         pes_objects_reset(obj); /* a second pass starts with no live blocks */
+    if (cp)
+        pes_callpaths_reset(cp); /* and no open calls */
     struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
                         .threads = malloc(READ_CHUNK * sizeof *own.threads)};
     struct ahead *ahead = NULL;
     int rc = -1, st_was = -1;
     if (!c)
         goto out;
-    /* the allocation records come in merged order with the accesses */
-    c->keep_control = obj != NULL && c->merge != NULL;
+    /* the allocation records and the call edges come in merged order with the accesses */
+    c->keep_control = (obj != NULL || cp != NULL) && c->merge != NULL;
     if (c->merge)
         own.ended = malloc((pes_merge_thread_count(c->merge) + 1) * sizeof *own.ended);
     if (!own.recs || !own.threads || (c->merge && !own.ended)) {
@@ -1093,9 +1158,13 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
             goto out;
         for (long i = 0; c->merge && i < n; i++) {
             const struct pes_record *r = &recs[i];
-            if (r->id >= PES_ID_CONTROL_FIRST) { /* only with objects (keep_control) */
-                if (threads[i] < n_threads)
+            if (r->id >= PES_ID_CONTROL_FIRST) { /* only with objects or call paths */
+                if (threads[i] < n_threads && obj)
                     pes_objects_record(obj, threads[i], r);
+                if (threads[i] < n_threads && cp && pes_callpaths_record(cp, threads[i], r) < 0) {
+                    fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
+                    goto out;
+                }
                 continue;
             }
             if (r->id != last.id || last.info.what == ID_UNKNOWN)
@@ -1123,6 +1192,8 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
                     buf.object[at] =
                         pes_objects_lookup(obj, r->addr, r->id, &buf.object_offset[at]);
                 }
+                if (cp)
+                    buf.callpath[buf.view.n] = pes_callpaths_current(cp, threads[i]);
                 if (pes_batch_buf_access(&buf, r->addr, size, length, threads[i], r->id, rw, err) <
                     0)
                     goto out;
@@ -1132,7 +1203,9 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
             } else {
                 char what[96];
                 snprintf(what, sizeof what,
-                         "record id %u is neither an access site nor a basic block of any module",
+                         d->what == ID_CALL_SITE
+                             ? "record id %u is a call site (kind call), not an access"
+                             : "record id %u is neither a site nor a basic block of any module",
                          r->id);
                 fail(err, PES_ERR_FORMAT, in->path, what);
                 goto out;

@@ -109,6 +109,15 @@ struct pes_objects *replay_input_objects(struct replay_input *in);
  * without MAPS block: its globals are simply unknown). Never an error. */
 const char *replay_input_objects_warning(const struct replay_input *in);
 
+/* Call paths (callpath.h): with depth > 0, for a pes full trace whose site
+ * tables hold call sites, read whole (not in parts: the open calls at a
+ * part's start are unknown), each access gets its path (pes_batch.callpath).
+ * The table is made on the first replay_input_callpaths call: NULL when
+ * there are none (err->code 0) or without memory (err filled). */
+struct pes_callpaths;
+void replay_input_set_callpaths(struct replay_input *in, uint32_t depth);
+struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes_error *err);
+
 /* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k
  * of n of the stream, the parts in order being the whole stream: a range of
  * the bytes of another tool's trace (pes_text_part), a range of merged times
@@ -126,16 +135,22 @@ void replay_input_clip_merge(struct replay_input *in, const unsigned char part[R
  * delivered. 0, or -1 with err filled (the input's or the sink's error). */
 int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
                      struct pes_error *err);
+struct pes_callpaths;
 /* Mimicked cores (opt->n_cores, its emit ignored) as batches to sink: the
  * interleaved stream of PPT-Multicore Alg. 2 (stream/source_mimic.c).
  * Each core walks the allocation records in a lane of the input's objects
  * (objects.h): first_lane 0, lanes 0 .. n_cores - 1 set up for this pass
  * alone; else lanes first_lane .. first_lane + n_cores - 1, which the
  * caller set up (replay_input_object_lanes) so that passes of several
- * configurations run at once, each on its own thread. */
+ * configurations run at once, each on its own thread. callpaths (NULL:
+ * none; else made for opt->n_cores threads, one per core): each core's
+ * accesses carry the sequential run's call path at their place in it
+ * (pes_batch.callpath), the cores' private streams then made on the calling
+ * thread (opt->sched ignored: each core's stack follows its own order). */
 int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
                      const struct pes_mimic_options *opt, uint32_t first_lane,
-                     const struct pes_batch_sink *sink, struct pes_error *err);
+                     struct pes_callpaths *callpaths, const struct pes_batch_sink *sink,
+                     struct pes_error *err);
 /* n lanes of the input's objects (1: back to the recorded pass's one),
  * ready for passes on several threads (pes_objects_freeze). 0, or -1
  * without memory; 0 when objects are not resolved. */

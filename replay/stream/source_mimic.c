@@ -3,6 +3,7 @@
  * Alg. 1 + 2, mimic.h) as a batch source: the interleaved stream, one stream
  * per core, every core's own order kept.
  */
+#include "callpath.h"
 #include "input.h"
 #include "objects.h"
 
@@ -10,6 +11,7 @@ struct mimic_feed {
     struct replay_input *in;
     struct pes_objects *objects; /* NULL: not resolved */
     uint32_t first_lane;         /* core c walks lane first_lane + c */
+    struct pes_callpaths *cp;    /* NULL: no call paths; else thread c is core c */
     struct pes_batch_buf buf;
     struct pes_error err;
     int failed;
@@ -38,6 +40,8 @@ static void feed(void *ctx, uint32_t core, uint64_t addr, uint32_t size, uint32_
         f->buf.object[at] = object;
         f->buf.object_offset[at] = offset;
     }
+    if (f->cp) /* the core's stack has seen the call edges before this access, none after */
+        f->buf.callpath[f->buf.view.n] = pes_callpaths_current(f->cp, core);
     const struct pes_site *s = replay_input_site(f->in, site);
     uint8_t rw = !s ? PES_BATCH_READ
                     : (uint8_t)((pes_kind_reads(s->kind) ? PES_BATCH_READ : 0) |
@@ -56,6 +60,10 @@ static void feed_control(void *ctx, uint32_t core, const struct pes_record *r)
     struct mimic_feed *f = ctx;
     if (f->objects)
         pes_objects_record_lane(f->objects, f->first_lane + core, 0, r);
+    if (f->cp && pes_callpaths_record(f->cp, core, r) < 0 && !f->failed) {
+        pes_error_set(&f->err, PES_ERR_NOMEM, 0, "out of memory for call paths");
+        f->failed = 1;
+    }
 }
 
 int replay_input_object_lanes(struct replay_input *in, uint32_t n)
@@ -71,13 +79,21 @@ int replay_input_object_lanes(struct replay_input *in, uint32_t n)
 
 int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *counts,
                      const struct pes_mimic_options *opt, uint32_t first_lane,
-                     const struct pes_batch_sink *sink, struct pes_error *err)
+                     struct pes_callpaths *callpaths, const struct pes_batch_sink *sink,
+                     struct pes_error *err)
 {
     struct pes_mimic_source src;
     replay_input_mimic_source(in, &src);
-    struct mimic_feed f = {.in = in, .objects = replay_input_objects(in), .first_lane = first_lane};
+    struct mimic_feed f = {
+        .in = in, .objects = replay_input_objects(in), .first_lane = first_lane, .cp = callpaths};
     if (pes_batch_buf_init(&f.buf, sink, err) < 0)
         return -1;
+    if (callpaths && pes_batch_buf_callpaths(&f.buf, err) < 0) {
+        pes_batch_buf_free(&f.buf);
+        return -1;
+    }
+    if (callpaths)
+        pes_callpaths_reset(callpaths);
     if (f.objects && !first_lane && pes_objects_set_lanes(f.objects, opt->n_cores) < 0) {
         pes_batch_buf_free(&f.buf);
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -94,6 +110,8 @@ int replay_mimic_run(struct replay_input *in, const struct pes_mimic_counts *cou
     o.locate = f.objects ? locate : NULL;
     o.emit_ctx = &f;
     o.control = feed_control;
+    if (callpaths) /* control on this thread, each core's just before its next access */
+        o.sched = NULL;
     int rc = pes_mimic_interleave(&src, counts, &o, err);
     if (rc == 0 && !f.failed && pes_batch_buf_flush(&f.buf, &f.err) < 0)
         f.failed = 1;

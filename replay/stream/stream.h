@@ -19,8 +19,9 @@
 #include "pes/settings.h"
 #include "pes/trace.h"
 
-struct pes_objects; /* objects.h (replay/objects): what the object columns name */
-struct pes_weights; /* weights.h (replay/sampling): what a sampled trace's events stand for */
+struct pes_objects;   /* objects.h (replay/objects): what the object columns name */
+struct pes_callpaths; /* callpath.h: what the callpath column names */
+struct pes_weights;   /* weights.h (replay/sampling): what a sampled trace's events stand for */
 
 /* Accesses per batch: large enough for the engines' prefetching loops, small
  * enough to stay in L2 across the analyses that read it. */
@@ -45,6 +46,10 @@ struct pes_batch {
      * object at the access's place in the sequential run. */
     const uint32_t *object;
     const uint64_t *object_offset;
+    /* The call path of each access (callpath.h: an id of the stream's
+     * callpaths table; 0 = no recorded call). NULL when the trace has no
+     * call sites or the stream is not a recorded one (mimicked cores). */
+    const uint32_t *callpath;
     /* BB entries among these accesses (recorded streams only; their exact
      * position among the accesses is not kept: op counts need none) */
     size_t n_bbs;
@@ -103,6 +108,8 @@ struct pes_stream_info {
     const void *site_ctx;
     /* the data objects the batches' object columns name (NULL: not resolved) */
     const struct pes_objects *objects;
+    /* the call paths the batches' callpath column names (NULL: none) */
+    const struct pes_callpaths *callpaths;
     /* a sampled trace: the period each event's sample was taken at, from
      * its PERIOD events and header (weights.h: pes_weight_of); NULL: every
      * sample stands for itself */
@@ -132,6 +139,7 @@ struct pes_batch_buf {
     uint8_t *rw;
     uint32_t *object; /* NULL until pes_batch_buf_objects */
     uint64_t *object_offset;
+    uint32_t *callpath; /* NULL until pes_batch_buf_callpaths */
     const struct pes_bb **bb;
     uint32_t *bb_stream;
     size_t cap_bbs;
@@ -145,6 +153,8 @@ int pes_batch_buf_init(struct pes_batch_buf *b, const struct pes_batch_sink *sin
 /* Adds the object columns (filled by the source at index view.n before
  * each pes_batch_buf_access). 0 or -1 (err filled). */
 int pes_batch_buf_objects(struct pes_batch_buf *b, struct pes_error *err);
+/* Adds the callpath column (filled like the object columns). 0 or -1. */
+int pes_batch_buf_callpaths(struct pes_batch_buf *b, struct pes_error *err);
 void pes_batch_buf_free(struct pes_batch_buf *b);
 /* Hands the batch to the sink (also when it holds only BB entries or ended
  * streams) and empties it; 0 or -1 (err filled by the sink). */

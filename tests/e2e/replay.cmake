@@ -29,6 +29,12 @@ add_test(NAME e2e.replay_jobs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/repl
 set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 1200
   ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
 
+# Call paths (trace format version 3): exact per-path counts of a synthetic
+# trace, the same for every --jobs; no instrumented program (sanitizer builds too).
+add_test(NAME e2e.replay_callpaths COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_callpaths.sh)
+set_tests_properties(e2e.replay_callpaths PROPERTIES LABELS "e2e;concurrent" TIMEOUT 300
+  ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};CALLPATH_GEN=$<TARGET_FILE:trace_callpath_gen>;PES_SANITIZE=${PES_SANITIZE}")
+
 # Memory bounds on crafted traces (docs/replay.md, "Memory"), under `ulimit -v`:
 # not in sanitizer builds, whose shadow memory needs more address space.
 if(NOT PES_SANITIZE)

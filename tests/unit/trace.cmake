@@ -11,6 +11,9 @@ pes_add_unit_test(test_cli SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli.c LIBS pes
 # A small fixed trace for command-line tests; `zstd -t` and `zstdcat` must accept it.
 add_executable(trace_sample_gen ${CMAKE_CURRENT_LIST_DIR}/trace_sample_gen.c)
 target_link_libraries(trace_sample_gen PRIVATE pes_trace)
+# A trace with call edges whose call paths are known (e2e.replay_callpaths).
+add_executable(trace_callpath_gen ${CMAKE_CURRENT_LIST_DIR}/trace_callpath_gen.c)
+target_link_libraries(trace_callpath_gen PRIVATE pes_trace)
 # Valid traces shaped to stress memory (e2e.replay_memory).
 add_executable(trace_stress_gen ${CMAKE_CURRENT_LIST_DIR}/trace_stress_gen.c)
 target_link_libraries(trace_stress_gen PRIVATE pes_trace)

@@ -1,0 +1,287 @@
+/*
+ * callpath.c — per-thread call stacks from CALL/RETURN records and the
+ * shared table of distinct call paths (callpath.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "callpath.h"
+
+struct frame {
+    uint64_t sp;   /* the caller's stack pointer at the call */
+    uint32_t path; /* the thread's path inside the call */
+};
+
+struct thread {
+    struct frame *frames;
+    uint32_t n, cap;
+    uint32_t base;         /* a worker inside a region: its opener's path; else 0 */
+    uint32_t level;        /* parallel regions entered and not left */
+    uint32_t worker_level; /* the level at which base was set (0: none) */
+    int entered;           /* region/region_path are set */
+    uint64_t region;       /* the last region entered */
+    uint32_t region_path;  /* the thread's path when it entered it */
+};
+
+struct entry {
+    uint32_t at; /* first site in sites[] */
+    uint32_t n;
+    int cut;
+};
+
+struct pes_callpaths {
+    struct pes_callpaths_view view; /* first: pes_callpaths_current reads it */
+    uint32_t depth;
+    uint32_t *now;
+    struct thread *threads;
+    uint32_t *parent;
+    struct entry *paths;
+    uint32_t n_paths, cap_paths;
+    uint32_t *sites;
+    size_t n_sites, cap_sites;
+    uint32_t *slot; /* open addressing: path id + 1, 0 empty */
+    uint32_t n_slots;
+};
+
+static uint32_t hash_path(const uint32_t *s, uint32_t n, int cut)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)cut;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static int same(const struct pes_callpaths *cp, uint32_t id, const uint32_t *s, uint32_t n, int cut)
+{
+    const struct entry *e = &cp->paths[id];
+    return e->n == n && e->cut == cut && memcmp(cp->sites + e->at, s, n * sizeof *s) == 0;
+}
+
+static int grow_slots(struct pes_callpaths *cp)
+{
+    uint32_t n = cp->n_slots ? 2 * cp->n_slots : 256;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return -1;
+    for (uint32_t id = 1; id < cp->n_paths; id++) {
+        const struct entry *e = &cp->paths[id];
+        uint32_t h = hash_path(cp->sites + e->at, e->n, e->cut) & (n - 1);
+        while (t[h])
+            h = (h + 1) & (n - 1);
+        t[h] = id + 1;
+    }
+    free(cp->slot);
+    cp->slot = t;
+    cp->n_slots = n;
+    return 0;
+}
+
+/* The id of the path s[0..n) (outermost first), added if new; UINT32_MAX without memory. */
+static uint32_t intern(struct pes_callpaths *cp, const uint32_t *s, uint32_t n, int cut)
+{
+    if (n == 0)
+        return 0;
+    if (2 * (cp->n_paths + 1) > cp->n_slots && grow_slots(cp) < 0)
+        return UINT32_MAX;
+    uint32_t h = hash_path(s, n, cut) & (cp->n_slots - 1);
+    for (; cp->slot[h]; h = (h + 1) & (cp->n_slots - 1))
+        if (same(cp, cp->slot[h] - 1, s, n, cut))
+            return cp->slot[h] - 1;
+    if (cp->n_paths == cp->cap_paths) {
+        uint32_t cap = 2 * cp->cap_paths;
+        struct entry *p = realloc(cp->paths, cap * sizeof *p);
+        if (!p)
+            return UINT32_MAX;
+        cp->paths = p;
+        cp->cap_paths = cap;
+    }
+    if (cp->n_sites + n > cp->cap_sites) {
+        size_t cap = cp->cap_sites ? 2 * cp->cap_sites : 1024;
+        while (cap < cp->n_sites + n)
+            cap *= 2;
+        uint32_t *t = realloc(cp->sites, cap * sizeof *t);
+        if (!t)
+            return UINT32_MAX;
+        cp->sites = t;
+        cp->cap_sites = cap;
+    }
+    memcpy(cp->sites + cp->n_sites, s, n * sizeof *s);
+    uint32_t id = cp->n_paths++;
+    cp->paths[id] = (struct entry){.at = (uint32_t)cp->n_sites, .n = n, .cut = cut};
+    cp->n_sites += n;
+    cp->slot[h] = id + 1;
+    return id;
+}
+
+struct pes_callpaths *pes_callpaths_create(uint32_t depth, uint32_t n_threads,
+                                           const uint32_t *parent)
+{
+    if (depth == 0 || depth > PES_CALLPATH_MAX_DEPTH)
+        return NULL;
+    struct pes_callpaths *cp = calloc(1, sizeof *cp);
+    if (!cp)
+        return NULL;
+    cp->depth = depth;
+    cp->now = calloc(n_threads ? n_threads : 1, sizeof *cp->now);
+    cp->threads = calloc(n_threads ? n_threads : 1, sizeof *cp->threads);
+    cp->parent = malloc((n_threads ? n_threads : 1) * sizeof *cp->parent);
+    cp->cap_paths = 64;
+    cp->paths = calloc(cp->cap_paths, sizeof *cp->paths);
+    if (!cp->now || !cp->threads || !cp->parent || !cp->paths) {
+        pes_callpaths_destroy(cp);
+        return NULL;
+    }
+    for (uint32_t t = 0; t < n_threads; t++)
+        cp->parent[t] = parent && parent[t] < n_threads && parent[t] != t ? parent[t] : UINT32_MAX;
+    cp->n_paths = 1; /* id 0: no recorded call */
+    cp->view = (struct pes_callpaths_view){.n_threads = n_threads, .now = cp->now};
+    return cp;
+}
+
+void pes_callpaths_destroy(struct pes_callpaths *cp)
+{
+    if (!cp)
+        return;
+    for (uint32_t t = 0; cp->threads && t < cp->view.n_threads; t++)
+        free(cp->threads[t].frames);
+    free(cp->threads);
+    free(cp->now);
+    free(cp->parent);
+    free(cp->paths);
+    free(cp->sites);
+    free(cp->slot);
+    free(cp);
+}
+
+void pes_callpaths_reset(struct pes_callpaths *cp)
+{
+    for (uint32_t t = 0; t < cp->view.n_threads; t++) {
+        struct frame *f = cp->threads[t].frames;
+        uint32_t cap = cp->threads[t].cap;
+        cp->threads[t] = (struct thread){.frames = f, .cap = cap};
+        cp->now[t] = 0;
+    }
+}
+
+uint32_t pes_callpaths_count(const struct pes_callpaths *cp)
+{
+    return cp->n_paths;
+}
+
+const uint32_t *pes_callpaths_sites(const struct pes_callpaths *cp, uint32_t id, uint32_t *n,
+                                    int *cut)
+{
+    *n = 0;
+    *cut = 0;
+    if (id == 0 || id >= cp->n_paths)
+        return NULL;
+    *n = cp->paths[id].n;
+    *cut = cp->paths[id].cut;
+    return cp->sites + cp->paths[id].at;
+}
+
+static uint32_t path_of(const struct thread *th)
+{
+    return th->n ? th->frames[th->n - 1].path : th->base;
+}
+
+/* The contract's repair: frames opened below sp (callees a longjmp or an
+ * exception left) are gone once the thread is back at sp. */
+static void drop_below(struct thread *th, uint64_t sp)
+{
+    while (th->n && th->frames[th->n - 1].sp < sp)
+        th->n--;
+}
+
+static int call(struct pes_callpaths *cp, struct thread *th, uint64_t sp, uint32_t site)
+{
+    /* A caller has one call open at a time, and a callee's stack pointer is
+     * below its caller's: an open call made at sp itself is over too (a
+     * longjmp back into that caller left it open). The contract's rule
+     * alone (frames below sp) would keep it under the new call. */
+    while (th->n && th->frames[th->n - 1].sp <= sp)
+        th->n--;
+    uint32_t n, s[PES_CALLPATH_MAX_DEPTH + 1];
+    int cut;
+    const uint32_t *outer = pes_callpaths_sites(cp, path_of(th), &n, &cut);
+    if (n) /* id 0: no sites */
+        memcpy(s, outer, n * sizeof *s);
+    s[n++] = site;
+    uint32_t from = 0;
+    if (n > cp->depth) { /* the innermost depth calls */
+        from = n - cp->depth;
+        cut = 1;
+    }
+    uint32_t id = intern(cp, s + from, n - from, cut);
+    if (id == UINT32_MAX)
+        return -1;
+    if (th->n == th->cap) {
+        uint32_t cap = th->cap ? 2 * th->cap : 16;
+        struct frame *f = realloc(th->frames, cap * sizeof *f);
+        if (!f)
+            return -1;
+        th->frames = f;
+        th->cap = cap;
+    }
+    th->frames[th->n++] = (struct frame){.sp = sp, .path = id};
+    return 0;
+}
+
+static void ret(struct thread *th, uint64_t sp)
+{
+    drop_below(th, sp);
+    if (th->n && th->frames[th->n - 1].sp == sp)
+        th->n--; /* else a RETURN without its CALL: ignored */
+}
+
+static void region_begin(struct pes_callpaths *cp, uint32_t t, uint64_t region)
+{
+    struct thread *th = &cp->threads[t];
+    th->level++;
+    if (th->n == 0 && th->worker_level == 0) { /* no open call: a worker of the region */
+        uint32_t p = cp->parent[t];
+        const struct thread *pt = p != UINT32_MAX ? &cp->threads[p] : NULL;
+        th->base = !pt ? 0 : pt->entered && pt->region == region ? pt->region_path : path_of(pt);
+        th->worker_level = th->level;
+    }
+    th->entered = 1;
+    th->region = region;
+    th->region_path = path_of(th);
+}
+
+static void region_end(struct thread *th)
+{
+    if (th->worker_level && th->level == th->worker_level) {
+        th->base = 0;
+        th->n = 0;
+        th->worker_level = 0;
+    }
+    if (th->level)
+        th->level--;
+}
+
+int pes_callpaths_record(struct pes_callpaths *cp, uint32_t thread, const struct pes_record *r)
+{
+    if (thread >= cp->view.n_threads)
+        return 0;
+    struct thread *th = &cp->threads[thread];
+    switch (r->id) {
+    case PES_ID_CALL:
+        if (call(cp, th, r->addr, r->extra) < 0)
+            return -1;
+        break;
+    case PES_ID_RETURN:
+        ret(th, r->addr);
+        break;
+    case PES_ID_REGION_BEGIN:
+        region_begin(cp, thread, r->addr);
+        break;
+    case PES_ID_REGION_END:
+        region_end(th);
+        break;
+    default:
+        return 0;
+    }
+    cp->now[thread] = path_of(th);
+    return 0;
+}
