@@ -1,7 +1,9 @@
 /*
- * groups.h — `--by line|site|function|object`: the rows of a ranked site
- * table merged into one row per source line (the default), per function or
- * per data object, or kept one per site with labels that tell sites apart.
+ * groups.h — `--by line|site|function|object|callpath`: the rows of a ranked
+ * site table merged into one row per source line (the default), per function
+ * or per data object, or kept one per site with labels that tell sites
+ * apart. callpath: a sampled trace's rows are its samples' call paths
+ * (sampled_sites.c ranks them; these groups do not apply).
  *
  * An analysis keeps its counts per key (a site id, or with --by object an
  * object id: it then keys its per-site engine by the batch's object column);
@@ -22,7 +24,8 @@ enum replay_by {
     REPLAY_BY_LINE = 0,
     REPLAY_BY_SITE = 1,
     REPLAY_BY_FUNCTION = 2,
-    REPLAY_BY_OBJECT = 3
+    REPLAY_BY_OBJECT = 3,
+    REPLAY_BY_CALLPATH = 4
 };
 
 /* The --by value (NULL: line). */

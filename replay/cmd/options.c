@@ -291,7 +291,7 @@ static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
 static const char *const sort_names[] = {
     "invalidations", "coherence", "false-sharing", "true-sharing", "misses", "accesses", NULL};
 
-static const char *const by_names[] = {"line", "site", "function", "object", NULL};
+static const char *const by_names[] = {"line", "site", "function", "object", "callpath", NULL};
 static const char *const estimator_names[] = {"auto", "decided", "censored", NULL};
 static const char *const stack_model_names[] = {"phased", "shen", NULL};
 static const char *const interval_bias_names[] = {"calibrated", "none", NULL};
@@ -415,12 +415,12 @@ static const struct opt_row rows[] = {
     {.name = "by",
      .arg = "KEY",
      .help = "rows of the ranked tables: line (default, a source line's\nsites merged), site, "
-             "function, or "
-             "object (data objects)",
+             "function, "
+             "object (data objects),\nor callpath (the call paths that reach the accesses)",
      .kind = OPT_NAME,
      .field = FIELD(knobs.by),
      .names = by_names,
-     .expected = "line, site, function or object"},
+     .expected = "line, site, function, object or callpath"},
     {.name = "reuse-estimator",
      .arg = "NAME",
      .help = "sampled traces: censored (Kaplan-Meier over decided and\nreplaced or unfinished "

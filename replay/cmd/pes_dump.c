@@ -545,8 +545,11 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
             printf("%u", e->site);
         printf(",\"addr\":\"0x%" PRIx64 "\",\"ip\":\"0x%" PRIx64 "\",\"size\":%u,\"flags\":\"%s\","
                "\"time\":%" PRIu64 ",\"loads\":%" PRIu64 ",\"stores\":%" PRIu64
-               ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64 "}\n",
+               ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64,
                e->addr, e->ip, e->size, fl, e->time, e->loads, e->stores, e->distance, e->aux);
+        if (pes_stack_known(e->stack)) /* version 3: the sample's call stack */
+            printf(",\"stack\":%u", e->stack);
+        printf("}\n");
     } else if (e->kind == PES_EV_PERIOD) {
         /* the adaptive period (§4): aux load, distance store, size level, addr counter */
         printf("T%u period   level=%u load=%" PRIu64 " store=%" PRIu64 " count=%" PRIu64
@@ -584,8 +587,11 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
         else if (e->other_thread != UINT32_MAX)
             printf(" other=T%u", e->other_thread);
         printf(" loads=%" PRIu64 " stores=%" PRIu64 " distance=%" PRIu64 " aux=%" PRIu64
-               " flags=%s\n",
+               " flags=%s",
                e->loads, e->stores, e->distance, e->aux, fl);
+        if (pes_stack_known(e->stack))
+            printf(" stack=%u", e->stack);
+        printf("\n");
     }
     d->printed++;
 }

@@ -5,6 +5,7 @@
  * See `pes-replay --help` and docs/replay.md.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "replay_run.h"
 #include "report_util.h"
@@ -71,6 +72,13 @@ int main(int argc, char **argv)
             return 2;
         }
         return replay_sampled(&o, &machine);
+    }
+    /* call paths come from the samples' call stacks: a full trace has none yet */
+    if (o.knobs.by && strcmp(o.knobs.by, "callpath") == 0) {
+        replay_message("%s: a full trace; --by callpath needs a sampled trace whose samples carry "
+                       "call stacks (pes-collect --mode MODE)",
+                       o.trace);
+        return 2;
     }
     return replay_full(&o, &machine, NULL);
 }

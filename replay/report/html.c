@@ -292,6 +292,7 @@ static void title_element(const struct html *h, const char *key, size_t klen, co
         w = !by || !strcmp(by, "line") ? "source lines"
             : !strcmp(by, "function")  ? "functions"
             : !strcmp(by, "object")    ? "data objects"
+            : !strcmp(by, "callpath")  ? "call paths"
                                        : "access sites";
     }
     for (size_t i = 0; !w && i < sizeof title_words / sizeof title_words[0]; i++)
