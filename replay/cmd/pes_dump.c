@@ -688,6 +688,7 @@ static int print_stats(struct dump *d, struct pes_error *err)
     uint64_t total = 0, accesses = 0, bbs = 0, controls = 0, other = 0;
     /* heap blocks: allocations, their bytes, frees, thread stacks (records or events) */
     uint64_t allocs = 0, alloc_bytes = 0, frees = 0, stacks = 0;
+    uint64_t call_stacks = 0; /* ALLOC_SITES entries that are samples' call stacks (version 3) */
     /* loop descriptor groups: how many, the records they stand for, stored records */
     uint64_t groups = 0, grouped = 0, stored = 0;
     /* the blocks as stored: groups are counted, not expanded (the record
@@ -715,6 +716,17 @@ static int print_stats(struct dump *d, struct pes_error *err)
         /* The records and events are decoded, like a dump reads them: to
          * classify records, and so that --stats checks every block (the
          * other blocks were by load_tables). */
+        if (refs[i].type == PES_BLOCK_ALLOC_SITES) {
+            struct pes_block b;
+            if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
+                pes_progress_end(progress);
+                free(refs);
+                free(pending);
+                return -1;
+            }
+            for (size_t k = 0; k < b.n; k++)
+                call_stacks += b.alloc_sites[k].kind == PES_ALLOC_CALLSTACK;
+        }
         if (refs[i].type == PES_BLOCK_ACCESS || refs[i].type == PES_BLOCK_EVENTS) {
             struct pes_block b;
             if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
@@ -793,8 +805,10 @@ static int print_stats(struct dump *d, struct pes_error *err)
         printf("},\"records\":{\"access\":%" PRIu64 ",\"bb\":%" PRIu64 ",\"control\":%" PRIu64
                ",\"other\":%" PRIu64 "},\"heap\":{\"sites\":%" PRIu64 ",\"allocs\":%" PRIu64
                ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"stacks\":%" PRIu64 "}",
-               accesses, bbs, controls, other, ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes,
-               frees, stacks);
+               accesses, bbs, controls, other, ts[PES_BLOCK_ALLOC_SITES].count - call_stacks,
+               allocs, alloc_bytes, frees, stacks);
+        if (call_stacks) /* only for traces whose samples have call stacks */
+            printf(",\"call_stacks\":%" PRIu64, call_stacks);
         if (groups) /* only for traces with loop descriptors */
             printf(",\"loops\":{\"groups\":%" PRIu64 ",\"records\":%" PRIu64 ",\"stored\":%" PRIu64
                    "}",
@@ -813,10 +827,14 @@ static int print_stats(struct dump *d, struct pes_error *err)
     printf("records  access %" PRIu64 "  bb %" PRIu64 "  control %" PRIu64 "  other %" PRIu64 "\n",
            accesses, bbs, controls, other);
     /* only for traces with heap blocks: older traces print as before */
-    if (ts[PES_BLOCK_ALLOC_SITES].count || allocs || frees || stacks)
+    uint64_t heap_sites = ts[PES_BLOCK_ALLOC_SITES].count - call_stacks;
+    if (heap_sites || allocs || frees || stacks)
         printf("heap     sites %" PRIu64 "  allocs %" PRIu64 "  bytes %" PRIu64 "  frees %" PRIu64
                "  stacks %" PRIu64 "\n",
-               ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes, frees, stacks);
+               heap_sites, allocs, alloc_bytes, frees, stacks);
+    /* only for traces whose samples have call stacks (version 3) */
+    if (call_stacks)
+        printf("samples  call stacks %" PRIu64 "\n", call_stacks);
     /* only for traces with loop descriptors: the records groups stand for,
      * and the records the ACCESS blocks store */
     if (groups)

@@ -320,8 +320,10 @@ static void test_damaged(void **state)
     expect_error(p, n, 0, 1, "depth outside 1..8");
     n = put_site(p, 1, 0, 1, 1);
     expect_error(p, n, 0, 1, "unknown allocation kind");
-    n = put_site(p, 1, 6, 1, 1);
+    n = put_site(p, 1, 7, 1, 1); /* 6 is a call stack (version 3) */
     expect_error(p, n, 0, 1, "unknown allocation kind");
+    n = put_site(p, 0, PES_ALLOC_CALLSTACK, 1, 1);
+    expect_error(p, n, 0, 1, "call stack with the reserved id 0");
     n = put_site(p, PES_ALLOC_SITE_STACK, 1, 1, 1);
     expect_error(p, n, 0, 1, "reserved id");
     /* depth 3 but only 2 ips: ends inside the site */
@@ -413,7 +415,8 @@ static void test_encoder_arguments(void **state)
         {1, PES_ALLOC_MALLOC, 0, ips_c},
         {1, PES_ALLOC_MALLOC, 9, ips_c},
         {1, 0, 1, ips_c},
-        {1, 6, 1, ips_c},
+        {1, 7, 1, ips_c},
+        {0, PES_ALLOC_CALLSTACK, 1, ips_c},
         {PES_ALLOC_SITE_STACK, 1, 1, ips_c},
         {1, PES_ALLOC_MALLOC, 1, NULL},
     };
