@@ -1279,6 +1279,12 @@ static int is_column(const json_t *v)
     return !json_is_object(v) && !json_is_array(v);
 }
 
+/* A sampled row's "paths" (its top call paths, version-3 traces): one cell. */
+static int is_paths(const char *k, const json_t *v)
+{
+    return json_is_array(v) && !strcmp(k, "paths");
+}
+
 /* Where site `id` is in the source, from the report's rows that say it
  * (the simulated sites, the groups and their sites); 0 if none does. */
 static int site_label(const struct html *h, json_int_t id, char *buf, size_t n)
@@ -1342,6 +1348,8 @@ static void table(struct html *h, const char *title, const json_t *rows)
             fputs("<th>", out);
             esc(out, k);
             fputs("</th>", out);
+        } else if (is_paths(k, v)) {
+            fputs("<th>call paths</th>", out);
         } else if (json_is_object(v)) {
             const char *k2;
             const json_t *v2;
@@ -1387,6 +1395,18 @@ static void table(struct html *h, const char *title, const json_t *rows)
                     fputs("</a>", out);
                 } else
                     scalar(out, x);
+                fputs("</td>", out);
+            } else if (is_paths(k, v)) {
+                /* a sampled row's top call paths, each with its share of the row */
+                size_t j;
+                const json_t *q;
+                fputs("<td>", out);
+                json_array_foreach(x, j, q)
+                {
+                    fprintf(out, "%s%.1f%% ", j ? "<br>" : "",
+                            100 * json_number_value(json_object_get(q, "share")));
+                    esc(out, json_string_value(json_object_get(q, "path")));
+                }
                 fputs("</td>", out);
             } else if (json_is_object(v)) {
                 const char *k2;

@@ -192,7 +192,7 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     ev.ip = ip;
     /* here, not in a handler: the slow path runs on the program's own stack,
      * whose frames above the runtime's are the access's callers */
-    if (pes_rt.cfg.stacks)
+    if (pes_rt.cfg.stacks && pes_rt_roi_open())
         ev.stack = pes_rt_stack_here(ip);
     ev.loads = s->loads;
     ev.stores = s->stores;
