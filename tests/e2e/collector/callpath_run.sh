@@ -24,6 +24,15 @@ grep -q "^callpath_prog: " out.txt || fail "the program's output: $(cat out.txt)
     -o n.zst -- ./prog 2000 >/dev/null 2>err.txt || fail "pes-collect --no-stacks: $(cat err.txt)"
 "$bin/pes-replay" n.zst --format json -o n.json || fail "pes-replay (no stacks)"
 grep -q '"paths"' n.json && fail "call paths in a trace taken with --no-stacks"
+# interning: each ip sequence is written once (about 2000 samples, 2 paths
+# of helper and main's own), and every sample names a written stack
+"$bin/pes-dump" s.zst >dump.txt || fail "pes-dump"
+grep "^alloc_site [0-9]* *callstack " dump.txt | sed 's/^alloc_site [0-9]* *//' >stacks.txt
+n=$(wc -l <stacks.txt)
+{ [ "$n" -ge 2 ] && [ "$n" -le 8 ]; } || fail "$n call stacks written, expected 2 to 8"
+[ -z "$(sort stacks.txt | uniq -d)" ] || fail "an ip sequence written twice: $(sort stacks.txt | uniq -d)"
+grep "^T0 sample " dump.txt | grep -v " stack=[0-9]*$" | head -1 | grep -q . &&
+    fail "a sample without its call stack: $(grep '^T0 sample ' dump.txt | grep -v ' stack=' | head -1)"
 line() { grep -n "/\* $1 \*/" "$src/callpath_prog.c" | cut -d: -f1; }
 "${PYTHON:-python3}" - s.json paths.txt report.txt "$(line helper-load)" "$(line call-a)" \
     "$(line call-b)" "$(line main-a)" "$(line main-b)" <<'PY' || exit 1
