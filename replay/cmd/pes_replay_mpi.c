@@ -396,6 +396,12 @@ static int prepare(struct replay_options *o, struct pes_machine *m)
                        o->trace, o->trace);
         return 2;
     }
+    if (o->knobs.by && strcmp(o->knobs.by, "callpath") == 0) { /* as pes-replay says */
+        replay_message("%s: a full trace; --by callpath needs a sampled trace whose samples carry "
+                       "call stacks (pes-collect --mode MODE)",
+                       o->trace);
+        return 2;
+    }
     return -1;
 }
 
