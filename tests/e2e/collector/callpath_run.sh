@@ -33,6 +33,11 @@ n=$(wc -l <stacks.txt)
 [ -z "$(sort stacks.txt | uniq -d)" ] || fail "an ip sequence written twice: $(sort stacks.txt | uniq -d)"
 grep "^T0 sample " dump.txt | grep -v " stack=[0-9]*$" | head -1 | grep -q . &&
     fail "a sample without its call stack: $(grep '^T0 sample ' dump.txt | grep -v ' stack=' | head -1)"
+# a full trace has no call stacks: --by callpath on one is an error naming it
+"$bin/pes-collect" --full -q -o f.zst -- ./prog 10 >/dev/null 2>&1 || fail "pes-collect --full"
+"$bin/pes-replay" f.zst --by callpath >/dev/null 2>err.txt && fail "--by callpath on a full trace ran"
+grep -q "f.zst: a full trace; --by callpath needs a sampled trace" err.txt ||
+    fail "--by callpath on a full trace: $(cat err.txt)"
 line() { grep -n "/\* $1 \*/" "$src/callpath_prog.c" | cut -d: -f1; }
 "${PYTHON:-python3}" - s.json paths.txt report.txt "$(line helper-load)" "$(line call-a)" \
     "$(line call-b)" "$(line main-a)" "$(line main-b)" <<'PY' || exit 1
