@@ -1,7 +1,10 @@
 /*
- * groups.h — `--by line|site|function|object|callpath`: the rows of a ranked site
- * table merged into one row per source line (the default), per function or
- * per data object, or kept one per site with labels that tell sites apart.
+ * groups.h — `--by line|site|function|object|callpath`: the rows of a ranked
+ * site table merged into one row per source line (the default), per function
+ * or per data object, or kept one per site with labels that tell sites
+ * apart. callpath: a full trace's rows are a line per call path reaching it
+ * (callpaths.h); a sampled trace's rows are its samples' call paths
+ * (sampled_sites.c ranks them; these groups do not apply).
  *
  * An analysis keeps its counts per key (a site id, or with --by object an
  * object id: it then keys its per-site engine by the batch's object column);
@@ -23,7 +26,7 @@ enum replay_by {
     REPLAY_BY_SITE = 1,
     REPLAY_BY_FUNCTION = 2,
     REPLAY_BY_OBJECT = 3,
-    REPLAY_BY_CALLPATH = 4 /* a line per call path (callpaths.h); as line elsewhere */
+    REPLAY_BY_CALLPATH = 4 /* full: a line per call path (callpaths.h); sampled: sampled_sites.c */
 };
 
 /* The --by value (NULL: line). */

@@ -741,8 +741,6 @@ int replay_parse_options(int argc, char **argv, struct replay_options *o)
         if (apply(r, optarg, o) < 0)
             return -1;
     }
-    if (!o->full_only && strcmp(o->knobs.by, "callpath") == 0)
-        o->full_only = "by callpath"; /* sampled traces' rows have no call paths */
     if (o->show_machine)
         return 0;
     if (optind >= argc) {

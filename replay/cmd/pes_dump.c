@@ -574,8 +574,11 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
             printf("%u", e->site);
         printf(",\"addr\":\"0x%" PRIx64 "\",\"ip\":\"0x%" PRIx64 "\",\"size\":%u,\"flags\":\"%s\","
                "\"time\":%" PRIu64 ",\"loads\":%" PRIu64 ",\"stores\":%" PRIu64
-               ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64 "}\n",
+               ",\"distance\":%" PRIu64 ",\"aux\":%" PRIu64,
                e->addr, e->ip, e->size, fl, e->time, e->loads, e->stores, e->distance, e->aux);
+        if (pes_stack_known(e->stack)) /* version 3: the sample's call stack */
+            printf(",\"stack\":%u", e->stack);
+        printf("}\n");
     } else if (e->kind == PES_EV_PERIOD) {
         /* the adaptive period (§4): aux load, distance store, size level, addr counter */
         printf("T%u period   level=%u load=%" PRIu64 " store=%" PRIu64 " count=%" PRIu64
@@ -613,8 +616,11 @@ static void print_event(struct dump *d, uint32_t thread, const struct pes_event 
         else if (e->other_thread != UINT32_MAX)
             printf(" other=T%u", e->other_thread);
         printf(" loads=%" PRIu64 " stores=%" PRIu64 " distance=%" PRIu64 " aux=%" PRIu64
-               " flags=%s\n",
+               " flags=%s",
                e->loads, e->stores, e->distance, e->aux, fl);
+        if (pes_stack_known(e->stack))
+            printf(" stack=%u", e->stack);
+        printf("\n");
     }
     d->printed++;
 }
@@ -711,6 +717,7 @@ static int print_stats(struct dump *d, struct pes_error *err)
     uint64_t total = 0, accesses = 0, bbs = 0, controls = 0, other = 0;
     /* heap blocks: allocations, their bytes, frees, thread stacks (records or events) */
     uint64_t allocs = 0, alloc_bytes = 0, frees = 0, stacks = 0;
+    uint64_t call_stacks = 0; /* ALLOC_SITES entries that are samples' call stacks (version 3) */
     /* loop descriptor groups: how many, the records they stand for, stored records */
     uint64_t groups = 0, grouped = 0, stored = 0;
     /* the blocks as stored: groups are counted, not expanded (the record
@@ -738,6 +745,17 @@ static int print_stats(struct dump *d, struct pes_error *err)
         /* The records and events are decoded, like a dump reads them: to
          * classify records, and so that --stats checks every block (the
          * other blocks were by load_tables). */
+        if (refs[i].type == PES_BLOCK_ALLOC_SITES) {
+            struct pes_block b;
+            if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
+                pes_progress_end(progress);
+                free(refs);
+                free(pending);
+                return -1;
+            }
+            for (size_t k = 0; k < b.n; k++)
+                call_stacks += b.alloc_sites[k].kind == PES_ALLOC_CALLSTACK;
+        }
         if (refs[i].type == PES_BLOCK_ACCESS || refs[i].type == PES_BLOCK_EVENTS) {
             struct pes_block b;
             if (pes_trace_reader_block_at(d->r, &refs[i], &b, err) < 0) {
@@ -816,8 +834,10 @@ static int print_stats(struct dump *d, struct pes_error *err)
         printf("},\"records\":{\"access\":%" PRIu64 ",\"bb\":%" PRIu64 ",\"control\":%" PRIu64
                ",\"other\":%" PRIu64 "},\"heap\":{\"sites\":%" PRIu64 ",\"allocs\":%" PRIu64
                ",\"bytes\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"stacks\":%" PRIu64 "}",
-               accesses, bbs, controls, other, ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes,
-               frees, stacks);
+               accesses, bbs, controls, other, ts[PES_BLOCK_ALLOC_SITES].count - call_stacks,
+               allocs, alloc_bytes, frees, stacks);
+        if (call_stacks) /* only for traces whose samples have call stacks */
+            printf(",\"call_stacks\":%" PRIu64, call_stacks);
         if (groups) /* only for traces with loop descriptors */
             printf(",\"loops\":{\"groups\":%" PRIu64 ",\"records\":%" PRIu64 ",\"stored\":%" PRIu64
                    "}",
@@ -836,10 +856,14 @@ static int print_stats(struct dump *d, struct pes_error *err)
     printf("records  access %" PRIu64 "  bb %" PRIu64 "  control %" PRIu64 "  other %" PRIu64 "\n",
            accesses, bbs, controls, other);
     /* only for traces with heap blocks: older traces print as before */
-    if (ts[PES_BLOCK_ALLOC_SITES].count || allocs || frees || stacks)
+    uint64_t heap_sites = ts[PES_BLOCK_ALLOC_SITES].count - call_stacks;
+    if (heap_sites || allocs || frees || stacks)
         printf("heap     sites %" PRIu64 "  allocs %" PRIu64 "  bytes %" PRIu64 "  frees %" PRIu64
                "  stacks %" PRIu64 "\n",
-               ts[PES_BLOCK_ALLOC_SITES].count, allocs, alloc_bytes, frees, stacks);
+               heap_sites, allocs, alloc_bytes, frees, stacks);
+    /* only for traces whose samples have call stacks (version 3) */
+    if (call_stacks)
+        printf("samples  call stacks %" PRIu64 "\n", call_stacks);
     /* only for traces with loop descriptors: the records groups stand for,
      * and the records the ACCESS blocks store */
     if (groups)

@@ -5,6 +5,7 @@
  * See `pes-replay --help` and docs/replay.md.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "replay_run.h"
 #include "report_util.h"

@@ -971,3 +971,53 @@ size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t o
     }
     return len;
 }
+
+/* ------------------------------------------------------------ call paths */
+
+size_t pes_objects_callpath(const struct pes_objects *co, uint32_t stack, char *buf, size_t n)
+{
+    /* the DWARF session caches what it reads; the table itself is unchanged */
+    struct pes_objects *o = (struct pes_objects *)co;
+    uint32_t depth = 0;
+    const uint64_t *ips = o && o->alloc_site ? o->alloc_site(o->alloc_ctx, stack, &depth) : NULL;
+    if (n)
+        buf[0] = '\0';
+    if (!ips || depth == 0)
+        return 0;
+    enum { MAX_FRAMES = 32 };
+    struct objects_frame fr[MAX_FRAMES];
+    uint64_t fr_ip[MAX_FRAMES];
+    size_t nf = 0;
+    /* innermost first, inlined calls expanded, as for allocation sites */
+    for (uint32_t i = 0; i < depth && i < PES_ALLOC_MAX_DEPTH && nf < MAX_FRAMES; i++) {
+        size_t k = objects_dwarf_frames(o->dwarf, ips[i], fr + nf, MAX_FRAMES - nf);
+        if (k == 0)
+            memset(&fr[nf], 0, sizeof fr[nf]), k = 1;
+        for (size_t j = 0; j < k; j++)
+            fr_ip[nf + j] = ips[i];
+        nf += k;
+    }
+    /* the path starts at the outermost frame with a source line: the frames
+     * above it are the C library's start-up or a threads library's */
+    size_t top = nf;
+    while (top > 1 && !fr[top - 1].file[0])
+        top--;
+    if (top == 1 && !fr[0].file[0])
+        top = nf; /* no frame has a line: all of them, as they are */
+    size_t len = 0;
+    for (size_t i = top; i-- > 0;) { /* outermost first */
+        char part[400];
+        const struct objects_frame *f = &fr[i];
+        if (i == 0 && f->func[0]) /* the sampled function: the row says its line */
+            snprintf(part, sizeof part, "%s", f->func);
+        else if (f->file[0])
+            snprintf(part, sizeof part, "%s (%s:%d)", f->func[0] ? f->func : "?", f->file, f->line);
+        else
+            frame_text(part, sizeof part, f, fr_ip[i]);
+        int w = snprintf(buf + len, n > len ? n - len : 0, "%s%s", len ? " > " : "", part);
+        if (w < 0 || len + (size_t)w >= n)
+            return n ? n - 1 : 0;
+        len += (size_t)w;
+    }
+    return len;
+}

@@ -50,6 +50,16 @@ size_t pes_objects_describe(const struct pes_objects *o, uint32_t id, uint64_t o
  * pes_objects_describe gives byte offsets ("cnt+8") where -g gives fields. */
 int pes_objects_untyped_global(const struct pes_objects *o, uint32_t id);
 
+/* The call path of a sampled event's call stack (pes_event.stack, an entry
+ * of the allocation-site table of kind PES_ALLOC_CALLSTACK) from the
+ * outermost frame to the sampled function, inlined calls expanded:
+ * "main (a.c:40) > solve (a.c:22) > helper" (the last frame without its
+ * line, which the sample's site gives; a frame without symbols as its
+ * address). Frames above the outermost one with a source line (the C
+ * library's start-up, a threads library's) are left out. Writes a NUL-terminated string (cut at n); returns its length,
+ * 0 if the stack is unknown. */
+size_t pes_objects_callpath(const struct pes_objects *o, uint32_t stack, char *buf, size_t n);
+
 /* ------------------------------------------------------------ building */
 
 /* An empty set: only the unknown object (id 0). NULL if out of memory. */

@@ -102,6 +102,16 @@ static void beyond_text(FILE *out, const struct pes_rnode *scope, const struct p
             total > 0 ? 100 * pes_r_get_f(b, "count") / total : 0.0);
 }
 
+/* A row's top call paths (version-3 traces with stacks), one per line under it. */
+static void paths_text(FILE *out, const struct pes_rnode *paths)
+{
+    for (size_t i = 0; i < pes_r_count(paths); i++) {
+        const struct pes_rnode *q = pes_r_at(paths, i);
+        fprintf(out, "      %5.1f%%  %s\n", 100 * pes_r_get_f(q, "share"),
+                report_safe(pes_r_get_s(q, "path")));
+    }
+}
+
 /* The keys of a sampled report that write_sampled lays out (or leaves out
  * on purpose); any other is a new analysis's (docs/replay.md, "Writing a
  * sampled analysis"), printed by print_others. */
@@ -395,6 +405,18 @@ static int write_sampled(FILE *out, const struct pes_rnode *o)
             "   samples, reuses, invalidations, and communication events found with true / false\n"
             "   sharing; reuse-t: the mean time distance of its reuses, weighted as the "
             "histograms)\n");
+    } else if (pes_r_count(sites) && strcmp(by, "callpath") == 0) {
+        fprintf(out, "\n  %-9s %7s  %s\n", "samples", "share", "call path");
+        fprintf(out, "  %-9s %7s\n", "(#)", "(%)");
+        for (size_t k = 0; k < pes_r_count(sites); k++) {
+            const struct pes_rnode *p = pes_r_at(sites, k);
+            fprintf(out, "  %9llu %6.1f%%  %s\n", (unsigned long long)pes_r_get_u(p, "samples"),
+                    100 * pes_r_get_f(p, "share"), report_safe(pes_r_get_s(p, key)));
+        }
+        fprintf(out,
+                "  (#: the samples taken with this call path, outermost frame first; share: of "
+                "all samples;\n"
+                "   samples without a call stack are in no row)\n");
     } else if (pes_r_count(sites)) {
         const char *column = strcmp(by, "line") == 0 ? "source line" : by;
         fprintf(out, "\n  %-48s %9s %9s %9s %9s %9s\n", column, "samples", "reuses", "inval",
@@ -410,12 +432,16 @@ static int write_sampled(FILE *out, const struct pes_rnode *o)
                     (unsigned long long)pes_r_get_u(p, "invalidations"),
                     (unsigned long long)pes_r_get_u(p, "comm_true"),
                     (unsigned long long)pes_r_get_u(p, "comm_false"));
+            paths_text(out, pes_r_get(p, "callpaths"));
         }
         fprintf(out,
                 "  (#: a count of raw events per %s: samples, reuses, invalidations, and "
                 "communication events\n"
                 "   found with true / false sharing; rows: --by line|site|function)\n",
                 column);
+        if (pes_r_get(pes_r_at(sites, 0), "callpaths"))
+            fprintf(out, "  (under a row: its top call paths, outermost frame first, with their "
+                         "share of its samples)\n");
     }
     report_print_cache_lines(out, o, "communication events");
     print_others(out, o);

@@ -405,6 +405,8 @@ static void build_objects(struct replay_input *in)
             if (pes_trace_reader_block_at(in->reader, &refs[i], &b, &e) != 1)
                 continue;
             for (size_t k = 0; b.type == PES_BLOCK_ALLOC_SITES && k < b.n; k++) {
+                if (b.alloc_sites[k].kind == PES_ALLOC_CALLSTACK)
+                    continue; /* a sample's call stack (version 3), no heap object */
                 if (n_ids == cap_ids) {
                     size_t c = cap_ids ? 2 * cap_ids : 64;
                     uint32_t *t = realloc(site_ids, c * sizeof *t);

@@ -125,3 +125,11 @@ endif()
 add_test(NAME e2e.collector.imports
          COMMAND sh ${PES_RT_E2E_DIR}/rt_imports.sh $<TARGET_FILE:pes-rt>)
 set_tests_properties(e2e.collector.imports PROPERTIES LABELS "e2e;collector" TIMEOUT 300)
+
+# Sampled call paths (issue 28): a helper reached through two call paths in
+# a known proportion, collected with the soft backend (callpath_run.sh).
+if(TARGET PesPass AND NOT PES_SANITIZE)
+  add_test(NAME e2e.collector.callpath
+           COMMAND sh ${PES_RT_E2E_DIR}/callpath_run.sh ${PES_BIN_DIR} ${PES_RT_E2E_DIR})
+  set_tests_properties(e2e.collector.callpath PROPERTIES LABELS "e2e;collector" TIMEOUT 180)
+endif()

@@ -14,7 +14,8 @@
  * bit 15 of its size is set (kept raw), its thread is that thread, its
  * other_thread and site are folded into the thread table / the module's
  * sites or "none" (a COMM event's other_thread, the publisher, into the
- * thread table only: docs/accuracy.md). Oracle: when the analysis succeeds, its counts are the
+ * thread table only: docs/accuracy.md) and its stack into the trace's call
+ * stacks or none. Oracle: when the analysis succeeds, its counts are the
  * numbers of events of each kind counted here; when it fails (raw events
  * only, or a header setting out of its bounds: then the message names the
  * key), it says so in one message naming the file.
@@ -31,6 +32,7 @@
 #include "writers.h"
 
 #define N_SITES    4u
+#define STACK_BASE 0x80000000u
 #define MAX_EVENTS 4096
 
 static char path[64];
@@ -87,6 +89,14 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
         asites[i] = (struct pes_alloc_site){i, PES_ALLOC_MALLOC, 1, &ip};
     if (rc == 0)
         rc = pes_trace_writer_alloc_sites(w, asites, N_SITES, &err);
+    /* call stacks for samples (version 3): ids STACK_BASE + i */
+    static const uint64_t stack_ips[2] = {0x401000, 0x402000};
+    struct pes_alloc_site stacks[N_SITES];
+    for (uint32_t i = 0; i < N_SITES; i++)
+        stacks[i] =
+            (struct pes_alloc_site){STACK_BASE + i, PES_ALLOC_CALLSTACK, 1 + i % 2, stack_ips};
+    if (rc == 0)
+        rc = pes_trace_writer_alloc_sites(w, stacks, N_SITES, &err);
     struct pes_thread_totals tot[4] = {{0}};
     static struct pes_event block[MAX_EVENTS];
     for (uint32_t t = 0; t < n_threads && rc == 0; t++) {
@@ -107,6 +117,8 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
                 ev[i].site %= N_SITES + 1;
                 if (ev[i].site == N_SITES)
                     ev[i].site = UINT32_MAX;
+                ev[i].stack %= N_SITES + 1; /* one of the call stacks, or none */
+                ev[i].stack = ev[i].stack == N_SITES ? PES_STACK_NONE : STACK_BASE + ev[i].stack;
                 /* a sample that names its heap block: an allocation site, an offset in the block */
                 if (ev[i].kind == PES_EV_SAMPLE && (ev[i].flags & PES_EVF_HEAP_BLOCK)) {
                     ev[i].other_thread %= N_SITES;

@@ -12,9 +12,10 @@ NONE = 0xFFFFFFFF
 
 
 def event(kind, thread, flags=0, other=NONE, site=0, addr=0x1000, time=0, loads=0, stores=0,
-          distance=0, aux=0, size=8):
-    return struct.pack('<BBHIIIQQQQQQQ', kind, flags, size, thread, other, site, addr, 0x401000,
-                       time, loads, stores, distance, aux)
+          distance=0, aux=0, size=8, stack=NONE):
+    # stack (format version 3): folded by the target into its call stacks or none
+    return struct.pack('<BBHIIIQQQQQQQI4x', kind, flags, size, thread, other, site, addr, 0x401000,
+                       time, loads, stores, distance, aux, stack)
 
 
 def seed(threads, periods, flags, events):
@@ -39,7 +40,7 @@ seeds = {
         event(THROTTLE, 0, aux=2, site=NONE),
         event(DROPPED, 1, aux=7, site=NONE)]),
     'comm': seed(2, (500, 400, 64, 4, 8, 0), 3 << 1, [
-        event(SAMPLE, 0, flags=WRITE, site=3, time=1),
+        event(SAMPLE, 0, flags=WRITE, site=3, time=1, stack=1),
         event(COMM, 1, flags=TRUE_SH | WRITE, other=0, site=3, aux=0),
         event(COMM, 0, flags=FALSE_SH, other=1, site=1, aux=1),
         event(COMM, 1, flags=FALSE_SH, other=1, site=0, aux=1)]),

@@ -38,7 +38,7 @@ static void encode_for(const char *pmu, int store, const char *want_event, uint6
         struct perf_event_attr a;
         char event[64], why[256];
         memset(&a, 0, sizeof a);
-        int rc = pes_pmu_encode_pebs(store, 100000, &a, event, sizeof event, why, sizeof why);
+        int rc = pes_pmu_encode_pebs(store, 100000, 0, &a, event, sizeof event, why, sizeof why);
         if (rc != 0)
             fprintf(stderr, "%s: %s\n", pmu, why);
         CHECK(rc == 0);
@@ -53,6 +53,12 @@ static void encode_for(const char *pmu, int store, const char *want_event, uint6
         uint64_t want = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                         PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT;
         CHECK(a.sample_type == want);
+        /* with call stacks: the user callchain, at most 8 entries (issue 28) */
+        memset(&a, 0, sizeof a);
+        CHECK(pes_pmu_encode_pebs(store, 100000, 1, &a, event, sizeof event, why, sizeof why) == 0);
+        CHECK(a.sample_type == (want | PERF_SAMPLE_CALLCHAIN));
+        CHECK(a.exclude_callchain_kernel && a.sample_max_stack == 8);
+        CHECK(a.config == want_config);
         _exit(0);
     }
     int st;
@@ -73,7 +79,7 @@ static void no_pebs_on(const char *pmu)
         setenv("LIBPFM_FORCE_PMU", pmu, 1);
         struct perf_event_attr a;
         char event[64], why[256];
-        CHECK(pes_pmu_encode_pebs(0, 1000, &a, event, sizeof event, why, sizeof why) == -1);
+        CHECK(pes_pmu_encode_pebs(0, 1000, 0, &a, event, sizeof event, why, sizeof why) == -1);
         CHECK(strstr(why, "no PEBS load event") != NULL);
         _exit(0);
     }
@@ -103,7 +109,7 @@ static void ibs_type_from_sysfs(void **state)
     assert_non_null(mkdtemp(root));
     char path[256], why[256];
     struct perf_event_attr a;
-    assert_int_equal(pes_pmu_encode_ibs(root, 65536, &a, why, sizeof why), -1);
+    assert_int_equal(pes_pmu_encode_ibs(root, 65536, 0, &a, why, sizeof why), -1);
     assert_non_null(strstr(why, "no AMD IBS op PMU"));
     const char *dirs[] = {"/bus", "/bus/event_source", "/bus/event_source/devices",
                           "/bus/event_source/devices/ibs_op"};
@@ -117,7 +123,7 @@ static void ibs_type_from_sysfs(void **state)
     fputs("11\n", f);
     fclose(f);
     memset(&a, 0, sizeof a);
-    assert_int_equal(pes_pmu_encode_ibs(root, 65536, &a, why, sizeof why), 0);
+    assert_int_equal(pes_pmu_encode_ibs(root, 65536, 0, &a, why, sizeof why), 0);
     assert_int_equal(a.type, 11);
     assert_int_equal(a.config, 1ull << 19);
     assert_true(a.sample_type & PERF_SAMPLE_RAW);
@@ -183,7 +189,7 @@ static void ring_pebs(void **state)
     struct pes_event ev[8];
     struct pes_pmu_counts c;
     memset(&c, 0, sizeof c);
-    size_t n = pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 1, 3, ev, 8, &c);
+    size_t n = pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 1, 3, ev, NULL, 8, &c);
     assert_int_equal(n, 2);
     assert_int_equal(tail, head);
     assert_int_equal(ev[0].kind, PES_EV_SAMPLE);
@@ -207,10 +213,12 @@ static void ring_pebs(void **state)
     pebs_sample(1, 1, 0x1000, 0);
     pebs_sample(2, 2, 0x2000, 0);
     memset(&c, 0, sizeof c);
-    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, 1, &c), 1);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, NULL, 1, &c),
+                     1);
     assert_int_equal(ev[0].addr, 0x1000);
     assert_false(ev[0].flags & PES_EVF_WRITE);
-    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, 1, &c), 1);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, NULL, 1, &c),
+                     1);
     assert_int_equal(ev[0].addr, 0x2000);
     assert_int_equal(tail, head);
 
@@ -220,11 +228,101 @@ static void ring_pebs(void **state)
     struct perf_event_header bad = {PERF_RECORD_SAMPLE, 0, 4000};
     put(&bad, sizeof bad);
     memset(&c, 0, sizeof c);
-    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, 8, &c), 0);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, NULL, 8, &c),
+                     0);
     assert_int_equal(c.other, 1);
     /* unknown sample_type bits are refused rather than misparsed */
-    assert_int_equal(
-        pes_pmu_parse_ring(ring, RING, head, &tail, PERF_SAMPLE_CALLCHAIN, 0, 0, ev, 8, &c), 0);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, PERF_SAMPLE_BRANCH_STACK, 0, 0, ev,
+                                        NULL, 8, &c),
+                     0);
+}
+
+/* A PEBS sample with PERF_SAMPLE_CALLCHAIN (between PERIOD and WEIGHT, the
+ * kernel's order): nr, then context markers and ips. */
+static void pebs_sample_chain(uint64_t ip, uint64_t addr, const uint64_t *chain, uint64_t nr)
+{
+    struct perf_event_header h = {PERF_RECORD_SAMPLE, 0,
+                                  (uint16_t)(8 + 8 + 8 + 8 + 8 + 8 + 8 * nr + 8 + 8)};
+    uint32_t tid[2] = {100, 101};
+    uint64_t time = 7, weight = 3, src = 0x1234;
+    put(&h, sizeof h);
+    put(&ip, 8);
+    put(tid, 8);
+    put(&time, 8);
+    put(&addr, 8);
+    put(&nr, 8);
+    put(chain, 8 * nr);
+    put(&weight, 8);
+    put(&src, 8);
+}
+
+/* Issue 28: the user part of a sample's callchain becomes its stack, ips[0]
+ * the sample's ip, kernel entries and markers left out, at most 8 ips. */
+static void ring_pebs_callchain(void **state)
+{
+    (void)state;
+    const uint64_t type = pebs_type | PERF_SAMPLE_CALLCHAIN;
+    const uint64_t user = (uint64_t)PERF_CONTEXT_USER, kernel = (uint64_t)PERF_CONTEXT_KERNEL;
+    head = RING - 40; /* the second record wraps around the data area */
+    uint64_t tail = head;
+    /* user only (exclude_callchain_kernel): the interrupted ip, then two callers */
+    const uint64_t c1[] = {user, 0x401005, 0x402a10, 0x403b20};
+    pebs_sample_chain(0x401000, 0x7f0000002000ull, c1, 4);
+    /* a kernel part first (an older kernel), then a user chain longer than 8 */
+    const uint64_t c2[] = {kernel, 0xffffffff81001234ull,
+                           user,   0x401100,
+                           0x10,   0x20,
+                           0x30,   0x40,
+                           0x50,   0x60,
+                           0x70,   0x80,
+                           0x90};
+    pebs_sample_chain(0x401100, 0x7f0000003000ull, c2, 13);
+    /* an empty callchain: the sample alone */
+    pebs_sample_chain(0x401200, 0x7f0000004000ull, NULL, 0);
+    pebs_sample(0x401300, 9, 0x7f0000005000ull, 1); /* no callchain: a record of another type */
+
+    struct pes_event ev[8];
+    struct pes_pmu_stack st[8];
+    struct pes_pmu_counts c;
+    memset(&c, 0, sizeof c);
+    size_t n = pes_pmu_parse_ring(ring, RING, head, &tail, type, 0, 0, ev, st, 3, &c);
+    assert_int_equal(n, 3);
+    assert_int_equal(ev[0].ip, 0x401000);
+    assert_int_equal(ev[0].addr, 0x7f0000002000ull);
+    assert_int_equal(ev[0].aux, 3); /* the fields after the chain are where they belong */
+    assert_int_equal(ev[0].stack, PES_STACK_NONE);
+    assert_int_equal(st[0].depth, 3);
+    assert_int_equal(st[0].ips[0], 0x401000);
+    assert_int_equal(st[0].ips[1], 0x402a10);
+    assert_int_equal(st[0].ips[2], 0x403b20);
+    assert_int_equal(st[1].depth, 8);
+    const uint64_t want2[8] = {0x401100, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70};
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(st[1].ips[k], want2[k]);
+    assert_int_equal(ev[1].addr, 0x7f0000003000ull);
+    assert_int_equal(st[2].depth, 1);
+    assert_int_equal(st[2].ips[0], 0x401200);
+    assert_int_equal(c.samples, 3);
+    assert_int_equal(c.other, 0);
+
+    /* the same records without CALLCHAIN in sample_type misparse nothing
+     * when none has a chain: a plain PEBS record parses with depth 0 */
+    n = pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, st, 8, &c);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev[0].ip, 0x401300);
+    assert_int_equal(st[0].depth, 0);
+    assert_int_equal(tail, head);
+
+    /* a chain whose nr runs past the record is damage: counted, not read */
+    head = tail = 0;
+    struct perf_event_header h = {PERF_RECORD_SAMPLE, 0, 8 + 8 * 6};
+    uint64_t words[6] = {0x401000, 0, 1, 0x7f0000002000ull, 1000, 0};
+    put(&h, sizeof h);
+    put(words, sizeof words);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, type, 0, 0, ev, st, 8, &c), 0);
+    assert_int_equal(c.other, 1);
+    assert_int_equal(tail, head);
 }
 
 /* A record larger than the parser's 2 KiB buffer (it runs in a signal handler
@@ -242,7 +340,8 @@ static void ring_oversized_record(void **state)
     struct pes_event ev[4];
     struct pes_pmu_counts c;
     memset(&c, 0, sizeof c);
-    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, 4, &c), 1);
+    assert_int_equal(pes_pmu_parse_ring(ring, RING, head, &tail, pebs_type, 0, 0, ev, NULL, 4, &c),
+                     1);
     assert_int_equal(ev[0].addr, 0x602000);
     assert_int_equal(ev[0].ip, 0x401000);
     assert_int_equal(c.other, 1);
@@ -285,7 +384,7 @@ static void ring_ibs(void **state)
     struct pes_pmu_counts c;
     memset(&c, 0, sizeof c);
     uint64_t type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-    size_t n = pes_pmu_parse_ring(ring, RING, head, &tail, type, 0, 0, ev, 8, &c);
+    size_t n = pes_pmu_parse_ring(ring, RING, head, &tail, type, 0, 0, ev, NULL, 8, &c);
     assert_int_equal(n, 3);
     assert_int_equal(c.dropped, 2);
     assert_int_equal(ev[0].addr, 0x7f00000000a0ull);
@@ -356,6 +455,7 @@ int main(void)
         cmocka_unit_test(pebs_events_per_model),
         cmocka_unit_test(ibs_type_from_sysfs),
         cmocka_unit_test(ring_pebs),
+        cmocka_unit_test(ring_pebs_callchain),
         cmocka_unit_test(ring_oversized_record),
         cmocka_unit_test(ring_ibs),
         cmocka_unit_test(probe_failures),

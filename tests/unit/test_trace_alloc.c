@@ -320,8 +320,10 @@ static void test_damaged(void **state)
     expect_error(p, n, 0, 1, "depth outside 1..8");
     n = put_site(p, 1, 0, 1, 1);
     expect_error(p, n, 0, 1, "unknown allocation kind");
-    n = put_site(p, 1, 6, 1, 1);
+    n = put_site(p, 1, 7, 1, 1); /* 6 is a call stack (version 3) */
     expect_error(p, n, 0, 1, "unknown allocation kind");
+    n = put_site(p, 0, PES_ALLOC_CALLSTACK, 1, 1);
+    expect_error(p, n, 0, 1, "call stack with the reserved id 0");
     n = put_site(p, PES_ALLOC_SITE_STACK, 1, 1, 1);
     expect_error(p, n, 0, 1, "reserved id");
     /* depth 3 but only 2 ips: ends inside the site */
@@ -413,7 +415,8 @@ static void test_encoder_arguments(void **state)
         {1, PES_ALLOC_MALLOC, 0, ips_c},
         {1, PES_ALLOC_MALLOC, 9, ips_c},
         {1, 0, 1, ips_c},
-        {1, 6, 1, ips_c},
+        {1, 7, 1, ips_c},
+        {0, PES_ALLOC_CALLSTACK, 1, ips_c},
         {PES_ALLOC_SITE_STACK, 1, 1, ips_c},
         {1, PES_ALLOC_MALLOC, 1, NULL},
     };
@@ -436,6 +439,153 @@ static void test_encoder_arguments(void **state)
     assert_string_equal(pes_event_kind_name(PES_EV_FREE), "free");
 }
 
+/* A sampled trace with call stacks (version 3): written, read back exactly
+ * (sequentially and by block); an event whose stack names no earlier call
+ * stack, or names an allocation site, is damage naming the event. */
+static uint8_t *stack_trace(const struct pes_event *ev, size_t n, int stacks_first, size_t *size)
+{
+    char *path = tt_temp_path("allocstk");
+    struct pes_error err;
+    struct pes_trace_info info;
+    tt_default_info(&info);
+    info.kind = PES_TRACE_SAMPLED;
+    struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
+    assert_non_null(w);
+    assert_int_equal(tt_write_tables(w, 4, 1, &err), 0);
+    static const uint64_t ips[3] = {0x401a00, 0x402b10, 0x403c20};
+    struct pes_alloc_site s[2] = {{0x80000001u, PES_ALLOC_CALLSTACK, 3, ips},
+                                  {7, PES_ALLOC_MALLOC, 1, ips}};
+    if (stacks_first)
+        assert_int_equal(pes_trace_writer_alloc_sites(w, s, 2, &err), 0);
+    assert_int_equal(pes_trace_writer_events(w, 0, ev, n, &err), 0);
+    if (!stacks_first)
+        assert_int_equal(pes_trace_writer_alloc_sites(w, s, 2, &err), 0);
+    struct pes_thread_totals tot = {.records = n};
+    assert_int_equal(pes_trace_writer_close(w, &tot, 1, 9, &err), 0);
+    uint8_t *f = tt_read_file(path, size);
+    unlink(path);
+    free(path);
+    return f;
+}
+
+/* The message of the first failing block of f read sequentially ("" if none). */
+static void first_error(const uint8_t *f, size_t size, char *msg, size_t cap)
+{
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open_memory(f, size, "stk.pes", &err);
+    assert_non_null(r);
+    struct pes_block b;
+    int rc;
+    while ((rc = pes_trace_reader_next(r, &b, &err)) == 1)
+        ;
+    snprintf(msg, cap, "%s", rc < 0 ? err.message : "");
+    pes_trace_reader_close(r);
+}
+
+static void test_call_stacks(void **state)
+{
+    (void)state;
+    struct pes_event ev[3] = {
+        {.kind = PES_EV_SAMPLE,
+         .other_thread = UINT32_MAX,
+         .site = 1,
+         .addr = 0x1000,
+         .ip = 0x401a00,
+         .time = 1,
+         .stack = 0x80000001u},
+        {.kind = PES_EV_SAMPLE,
+         .other_thread = UINT32_MAX,
+         .site = 2,
+         .addr = 0x2000,
+         .ip = 0x401a08,
+         .time = 2,
+         .stack = PES_STACK_NONE},
+        {.kind = PES_EV_REUSE,
+         .other_thread = UINT32_MAX,
+         .site = 1,
+         .addr = 0x1000,
+         .ip = 0x401a00,
+         .time = 3,
+         .stack = 0}, /* 0: none, as zero-initialized */
+    };
+    size_t size;
+    uint8_t *f = stack_trace(ev, 3, 1, &size);
+    struct pes_error err;
+    struct pes_trace_reader *r = pes_trace_reader_open_memory(f, size, "stk.pes", &err);
+    assert_non_null(r);
+    assert_int_equal(pes_trace_reader_info(r)->version, 3);
+    struct pes_block b;
+    int events = 0;
+    while (pes_trace_reader_next(r, &b, &err) == 1) {
+        if (b.type != PES_BLOCK_EVENTS)
+            continue;
+        assert_int_equal(b.n, 3);
+        for (size_t i = 0; i < 3; i++)
+            assert_int_equal(b.events[i].stack, ev[i].stack);
+        events++;
+    }
+    assert_int_equal(events, 1);
+    const struct pes_alloc_site *st = pes_trace_reader_alloc_site(r, 0x80000001u);
+    assert_non_null(st);
+    assert_int_equal(st->kind, PES_ALLOC_CALLSTACK);
+    assert_int_equal(st->depth, 3);
+    assert_int_equal(st->ips[0], 0x401a00);
+    assert_int_equal(st->ips[2], 0x403c20);
+    assert_true(pes_stack_known(ev[0].stack));
+    assert_false(pes_stack_known(ev[1].stack) || pes_stack_known(ev[2].stack));
+    assert_string_equal(pes_alloc_kind_name(PES_ALLOC_CALLSTACK), "callstack");
+    pes_trace_reader_close(r);
+    free(f);
+
+    char msg[300];
+    /* the call stack's block after the event that names it */
+    f = stack_trace(ev, 1, 0, &size);
+    first_error(f, size, msg, sizeof msg);
+    if (!strstr(msg, "event 0 names call stack 2147483649") || !strstr(msg, "EVENTS"))
+        fail_msg("got '%s'", msg);
+    free(f);
+    /* a stack that is an allocation site; an unknown one */
+    ev[0].stack = 7;
+    f = stack_trace(ev, 1, 1, &size);
+    first_error(f, size, msg, sizeof msg);
+    if (!strstr(msg, "event 0 names call stack 7"))
+        fail_msg("got '%s'", msg);
+    free(f);
+    ev[1].stack = 0x80000002u;
+    f = stack_trace(ev + 1, 1, 1, &size);
+    first_error(f, size, msg, sizeof msg);
+    if (!strstr(msg, "call stack 2147483650"))
+        fail_msg("got '%s'", msg);
+    free(f);
+}
+
+#ifdef PES_TEST_DATA
+/* Traces of older versions read as before: their events have no stack. */
+static void test_old_traces_have_no_stacks(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"gemm40.reuse.zst", "fs.comm.zst"};
+    for (size_t k = 0; k < 2; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", PES_TEST_DATA, files[k]);
+        struct pes_error err;
+        struct pes_trace_reader *r = pes_trace_reader_open(path, &err);
+        if (!r)
+            fail_msg("%s", err.message);
+        assert_true(pes_trace_reader_info(r)->version < 3);
+        struct pes_block b;
+        uint64_t events = 0;
+        int rc;
+        while ((rc = pes_trace_reader_next(r, &b, &err)) == 1)
+            for (size_t i = 0; b.type == PES_BLOCK_EVENTS && i < b.n; i++, events++)
+                assert_int_equal(b.events[i].stack, PES_STACK_NONE);
+        assert_int_equal(rc, 0);
+        assert_true(events > 100);
+        pes_trace_reader_close(r);
+    }
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +594,10 @@ int main(void)
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_event_unknown_site),
         cmocka_unit_test(test_encoder_arguments),
+        cmocka_unit_test(test_call_stacks),
+#ifdef PES_TEST_DATA
+        cmocka_unit_test(test_old_traces_have_no_stacks),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

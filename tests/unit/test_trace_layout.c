@@ -100,8 +100,8 @@ static void test_worked_example(void **state)
     assert_int_equal(pes_trace_writer_thread(w, &th, &err), 0);
     assert_int_equal(pes_trace_writer_records(w, 5, r0, 12, &err), 0);
     struct pes_event ev[2] = {
-        {PES_EV_REUSE, 1, 8, 1, 2, 3, 0x10, 0x20, 1000, 50, 60, 7, 9},
-        {PES_EV_LOST, 0, 0, 1, UINT32_MAX, UINT32_MAX, 0, 0, 900, 55, 61, 0, 4},
+        {PES_EV_REUSE, 1, 8, 1, 2, 3, 0x10, 0x20, 1000, 50, 60, 7, 9, 0x80000001u},
+        {PES_EV_LOST, 0, 0, 1, UINT32_MAX, UINT32_MAX, 0, 0, 900, 55, 61, 0, 4, PES_STACK_NONE},
     };
     assert_int_equal(pes_trace_writer_events(w, 1, ev, 2, &err), 0);
     assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
@@ -132,7 +132,7 @@ static void test_worked_example(void **state)
 
     p = block_payload(f, size, PES_BLOCK_EVENTS, 0, &plen, &thread, &count);
     assert_int_equal(count, 2);
-    assert_int_equal(plen, 144);
+    assert_int_equal(plen, 152); /* 76 bytes per event (version 3) */
     /* columns: kind[2] flags[2] size[2x2] thread[2x4] other[2x4] site[2x4] addr ip time ... */
     assert_int_equal(p[0], PES_EV_REUSE);
     assert_int_equal(p[1], PES_EV_LOST);
@@ -143,7 +143,9 @@ static void test_worked_example(void **state)
     assert_int_equal(rd64(p + time_col + 8), (uint64_t)900 - 1000); /* difference, mod 2^64 */
     assert_int_equal(rd64(p + time_col + 16), 50);                  /* loads */
     assert_int_equal(rd64(p + time_col + 24), 5);
-    assert_int_equal(rd64(p + 136), 4); /* aux of event 1 */
+    assert_int_equal(rd64(p + 136), 4);           /* aux of event 1 */
+    assert_int_equal(rd32(p + 144), 0x80000001u); /* version 3: the stack column, last */
+    assert_int_equal(rd32(p + 148), PES_STACK_NONE);
     free(p);
 
     free(f);

@@ -47,7 +47,8 @@ static void make_trace(struct trace *t, int with_footer)
         assert_int_equal(pes_trace_writer_records(w, 0, t->recs + b * 100, 100, &err), 0);
         t->ends[t->nblocks++] = pes_trace_writer_bytes(w);
     }
-    struct pes_event ev = {PES_EV_REUSE, 0, 8, 0, 1, 10, 0x1000, 0x400000, 5, 6, 7, 8, 0};
+    struct pes_event ev = {PES_EV_REUSE, 0, 8, 0, 1, 10, 0x1000,
+                           0x400000,     5, 6, 7, 8, 0,  PES_STACK_NONE};
     assert_int_equal(pes_trace_writer_events(w, 0, &ev, 1, &err), 0);
     t->ends[t->nblocks++] = pes_trace_writer_bytes(w);
     struct pes_thread_totals tot = {0, 300, 200, 100, 0, 0, 99};

@@ -44,6 +44,8 @@ pes_add_unit_test(test_trace_text_parallel SOURCES ${CMAKE_CURRENT_LIST_DIR}/tes
 set_tests_properties(unit.test_trace_text_parallel PROPERTIES LABELS "unit;concurrent")
 # ALLOC_SITES blocks and allocation records/events: layout, round trip, damage.
 pes_add_unit_test(test_trace_alloc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_alloc.c LIBS pes_trace PkgConfig::ZSTD)
+# older traces (tests/data) read with no call stacks (issue 28)
+target_compile_definitions(test_trace_alloc PRIVATE PES_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
 # Loop descriptor groups: hand-computed expansions, a randomized oracle,
 # expanded counts, the encoder's checks, forged malformed and version-1 blocks.
 pes_add_unit_test(test_trace_loop SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_loop.c LIBS pes_trace PkgConfig::ZSTD)

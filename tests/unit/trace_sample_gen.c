@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     };
     struct pes_record r1[] = {{1600, PES_ID_TIME, 0}, {0, 3, 0}, {0x5000, 0, 0}};
     struct pes_event ev = {PES_EV_REUSE, PES_EVF_WRITE, 8,  1, 0,  2, 0x3000,
-                           0x401234,     2000,          10, 5, 42, 0};
+                           0x401234,     2000,          10, 5, 42, 0, PES_STACK_NONE};
     struct pes_mapping map = {0x400000, 0x402000, 0, E("/usr/bin/gemm")};
     /* footer records: ACCESS records (full), EVENTS events (sampled) */
     struct pes_thread_totals tot[2] = {{0, sampled ? 0 : 12, 4, 2, 0, 0, 3000},

@@ -185,7 +185,8 @@ static int samples(struct pes_trace_writer *w, struct pes_error *err)
                                    i,
                                    0,
                                    0,
-                                   0};
+                                   0,
+                                   PES_STACK_NONE};
     if (pes_trace_writer_thread(w, &t, err) < 0 ||
         pes_trace_writer_events(w, 0, ev, 100, err) < 0) {
         pes_trace_writer_close(w, NULL, 0, 0, err);

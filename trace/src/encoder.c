@@ -254,8 +254,10 @@ int pes_encoder_alloc_sites(struct pes_trace_encoder *e, const struct pes_alloc_
         const struct pes_alloc_site *a = &s[i];
         const char *bad = a->id == PES_ALLOC_SITE_STACK ? "has the reserved id PES_ALLOC_SITE_STACK"
                           : a->depth < 1 || a->depth > PES_ALLOC_MAX_DEPTH ? "depth is not 1..8"
-                          : a->kind < PES_ALLOC_MALLOC || a->kind > PES_ALLOC_NEW
+                          : a->kind < PES_ALLOC_MALLOC || a->kind > PES_ALLOC_CALLSTACK
                               ? "kind is not an enum pes_alloc_kind"
+                          : a->kind == PES_ALLOC_CALLSTACK && a->id == 0
+                              ? "is a call stack with the reserved id 0"
                           : !a->ips ? "has no ips"
                                     : NULL;
         if (bad)

@@ -54,7 +54,7 @@ const char *pes_alloc_kind_name(uint32_t kind)
     static const char *const names[] = {
         [PES_ALLOC_MALLOC] = "malloc",   [PES_ALLOC_CALLOC] = "calloc",
         [PES_ALLOC_REALLOC] = "realloc", [PES_ALLOC_ALIGNED] = "aligned",
-        [PES_ALLOC_NEW] = "new",
+        [PES_ALLOC_NEW] = "new",         [PES_ALLOC_CALLSTACK] = "callstack",
     };
     if (kind < sizeof names / sizeof names[0] && names[kind])
         return names[kind];

@@ -552,11 +552,24 @@ static int check_event_sites(struct pes_trace_reader *r, uint64_t off, const str
                 return -1;
             }
         }
+        if (pes_stack_known(ev[i].stack)) { /* a call stack of an earlier ALLOC_SITES block */
+            uint32_t st = ev[i].stack;
+            const struct alloc_entry *a = r->cap_allocs ? r->allocs[alloc_slot(r, st)] : NULL;
+            if (!a || a->first_off >= off || a->s.kind != PES_ALLOC_CALLSTACK) {
+                snprintf(r->why_buf, sizeof r->why_buf,
+                         "event %zu names call stack %u, a call stack of no earlier ALLOC_SITES "
+                         "block",
+                         i, st);
+                *why = r->why_buf;
+                return -1;
+            }
+        }
         if (id == UINT32_MAX || ev[i].kind == PES_EV_FREE)
             continue;
         if (ev[i].kind == PES_EV_ALLOC) { /* an allocation site, or a thread's stack */
             const struct alloc_entry *a = r->cap_allocs ? r->allocs[alloc_slot(r, id)] : NULL;
-            if (id != PES_ALLOC_SITE_STACK && (!a || a->first_off >= off)) {
+            if (id != PES_ALLOC_SITE_STACK &&
+                (!a || a->first_off >= off || a->s.kind == PES_ALLOC_CALLSTACK)) {
                 snprintf(r->why_buf, sizeof r->why_buf,
                          "event %zu names allocation site %u, a site of no earlier ALLOC_SITES "
                          "block",
@@ -822,7 +835,7 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         else if (!(ev = out_array(r, bcount, sizeof *ev)))
             why = "out of memory";
         else {
-            rc = pes_events_decode(p, ps, bcount, ev, &why);
+            rc = pes_events_decode(p, ps, bcount, r->block_version, ev, &why);
             if (!rc && !why)
                 rc = check_event_sites(r, off, ev, bcount, &why);
             out->events = ev;
@@ -864,6 +877,9 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         else {
             rc = pes_de_alloc_sites(p, ps, bcount, s, &r->scratch, r->why_buf, sizeof r->why_buf,
                                     &why);
+            for (size_t k = 0; !rc && !why && r->block_version < 3 && k < bcount; k++)
+                if (s[k].kind == PES_ALLOC_CALLSTACK)
+                    why = "a call stack entry (kind 6) in a block of format version 1 or 2";
             if (!rc && !why)
                 rc = merge_alloc_sites(r, off, s, bcount, &why);
             out->alloc_sites = s;

@@ -296,8 +296,10 @@ int pes_de_alloc_sites(const uint8_t *p, size_t size, size_t n, struct pes_alloc
         const char *bad = out[i].id == PES_ALLOC_SITE_STACK ? "has the reserved id 0xffffffff"
                           : out[i].depth < 1 || out[i].depth > PES_ALLOC_MAX_DEPTH
                               ? "has a depth outside 1..8"
-                          : out[i].kind < PES_ALLOC_MALLOC || out[i].kind > PES_ALLOC_NEW
+                          : out[i].kind < PES_ALLOC_MALLOC || out[i].kind > PES_ALLOC_CALLSTACK
                               ? "has an unknown allocation kind"
+                          : out[i].kind == PES_ALLOC_CALLSTACK && out[i].id == 0
+                              ? "is a call stack with the reserved id 0"
                               : NULL;
         if (bad) {
             snprintf(why_buf, why_size,

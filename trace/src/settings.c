@@ -109,6 +109,12 @@ const struct pes_setting pes_settings[] = {
      .max = 1, .def = 1, .absent = 1, .flags = BOTH | PES_SETTING_UNLESS_DEFAULT,
      .help = "do not record heap allocations (their accesses: object\n"
              "unknown; saves ~0.25 us per malloc/free in sampled traces)"},
+    /* stacks=0 only when off; traces before it have no stacks in their events */
+    {FIELD(stacks), .flag = "no-stacks", .env = "PES_STACKS", .key = "stacks",
+     .type = PES_SETTING_BOOL, .max = 1, .def = 1, .absent = 1,
+     .flags = SAMPLING | SAMPLED | PES_SETTING_UNLESS_DEFAULT,
+     .help = "do not give each sample its short call stack (the\n"
+             "report's call paths, --by callpath; saves the unwinding)"},
     {FIELD(skip), .flag = "skip", .arg = "N", .env = "PES_SKIP", .key = "skip",
      .type = PES_SETTING_U64, .max = UINT64_MAX,
      .flags = PES_SETTING_IN_FULL | PES_SETTING_UNLESS_DEFAULT,

@@ -25,7 +25,8 @@
 #define PES_MAX_PAYLOAD       (256ull << 20) /* sanity cap on one block's payload */
 #define PES_MAX_READ_RECORDS  (1u << 21)     /* reader cap on records/events in one block */
 #define PES_MAX_BLOCK_RECORDS (1u << 20)     /* writer splits larger ACCESS/EVENTS batches */
-#define PES_EVENT_BYTES       72u            /* one event, column-transposed */
+#define PES_EVENT_BYTES       76u            /* one event, column-transposed (version 3) */
+#define PES_EVENT_BYTES_V2    72u            /* the same in versions 1 and 2: no stack column */
 
 /* ---- errors (error.c) */
 void pes_err_clear(struct pes_error *err);
@@ -144,8 +145,9 @@ void pes_loop_expand(const struct pes_record *rec, size_t n, struct pes_record *
 
 /* ---- EVENTS codec (event_codec.c) */
 int pes_events_encode(const struct pes_event *ev, size_t n, struct pes_buf *out);
-int pes_events_decode(const uint8_t *payload, size_t size, size_t n, struct pes_event *out,
-                      const char **why);
+/* version: the block's; before 3 there is no stack column (PES_STACK_NONE). */
+int pes_events_decode(const uint8_t *payload, size_t size, size_t n, unsigned version,
+                      struct pes_event *out, const char **why);
 
 /* ---- block production (encoder.c), shared by the public encoder and the
  * writer. Each call replaces the encoder's output (pes_trace_encoder_output)

@@ -20,7 +20,8 @@ static int encode(struct pes_rt_perf_events *ev, char *why, size_t why_size)
 {
     const char *root = pes_rt.cfg.pmu_sysfs; /* tests: a fake sysfs */
     uint64_t period = pes_rt.cfg.period_load ? pes_rt.cfg.period_load : pes_rt.cfg.period_store;
-    if (pes_pmu_encode_ibs(root ? root : "/sys", period, &ev->attr[0], why, why_size))
+    if (pes_pmu_encode_ibs(root ? root : "/sys", period, pes_rt.cfg.stacks, &ev->attr[0], why,
+                           why_size))
         return -1;
     ev->period[0] = period;
     ev->stores[0] = 0;

@@ -20,8 +20,8 @@ static int encode(struct pes_rt_perf_events *ev, char *why, size_t why_size)
     for (int st = 0; st < 2; st++) {
         if (!period[st])
             continue;
-        if (pes_pmu_encode_pebs(st, period[st], &ev->attr[ev->n], event, sizeof event, why,
-                                why_size))
+        if (pes_pmu_encode_pebs(st, period[st], pes_rt.cfg.stacks, &ev->attr[ev->n], event,
+                                sizeof event, why, why_size))
             return -1;
         ev->period[ev->n] = period[st];
         ev->stores[ev->n++] = st;

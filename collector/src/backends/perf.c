@@ -6,7 +6,8 @@
  * the thread's sigaltstack, drains the rings with pes_pmu_parse_ring (no
  * malloc, no locks of its own) and gives every sample to the same
  * pes_rt_sample_record the soft sampler uses, so reuse, reuse-shared and comm
- * work unchanged. Lost and throttle records and dropped samples (IBS
+ * work unchanged; a sample's PERF_SAMPLE_CALLCHAIN (user part) becomes its
+ * call stack (rt_stack.c). Lost and throttle records and dropped samples (IBS
  * non-memory ops, kernel or runtime addresses) become LOST, THROTTLE and
  * DROPPED events.
  *
@@ -217,8 +218,9 @@ static void drain(struct pes_rt_thread *t)
         int have_counts = 0;
         for (;;) {
             struct pes_event evs[DRAIN_BATCH];
+            struct pes_pmu_stack stacks[DRAIN_BATCH];
             size_t n = pes_pmu_parse_ring(data, size, head, &tail, pmu.attr[i].sample_type,
-                                          r->stores, t->index, evs, DRAIN_BATCH, &c);
+                                          r->stores, t->index, evs, stacks, DRAIN_BATCH, &c);
             if (n && !have_counts) {
                 /* the counts when the ring is drained: at most the samples
                  * still in the ring late, normally one (wakeup per sample) */
@@ -239,6 +241,8 @@ static void drain(struct pes_rt_thread *t)
                     8; /* the PMU does not say; 8 bytes, narrowed by alignment when watched */
                 ev->loads = counted[0];
                 ev->stores = counted[1];
+                ev->stack = stacks[k].depth ? pes_rt_stack_intern(stacks[k].ips, stacks[k].depth, 1)
+                                            : PES_STACK_NONE;
                 pes_rt_sample_record(t, ev);
                 if (__atomic_load_n(&t->s.ev_n, __ATOMIC_RELAXED) >= PES_RT_EV_FLUSH)
                     flush_from_handler(t);

@@ -89,8 +89,16 @@ static const char *const load_events[] = {"MEM_INST_RETIRED:ALL_LOADS",
 static const char *const store_events[] = {"MEM_INST_RETIRED:ALL_STORES",
                                            "MEM_UOPS_RETIRED:ALL_STORES"};
 
-int pes_pmu_encode_pebs(int store, uint64_t period, struct perf_event_attr *attr, char *event,
-                        size_t event_size, char *why, size_t why_size)
+/* The user part of the callchain, at most a pes stack's depth (issue 28). */
+static void want_callchain(struct perf_event_attr *a)
+{
+    a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+    a->exclude_callchain_kernel = 1;
+    a->sample_max_stack = PES_ALLOC_MAX_DEPTH;
+}
+
+int pes_pmu_encode_pebs(int store, uint64_t period, int callchain, struct perf_event_attr *attr,
+                        char *event, size_t event_size, char *why, size_t why_size)
 {
     if (pfm_open(why, why_size))
         return -1;
@@ -121,6 +129,8 @@ int pes_pmu_encode_pebs(int store, uint64_t period, struct perf_event_attr *attr
         a.exclude_hv = 1;
         a.disabled = 1;
         a.wakeup_events = 1;
+        if (callchain)
+            want_callchain(&a);
         *attr = a;
         snprintf(event, event_size, "%s", names[i]);
         return 0;
@@ -162,8 +172,8 @@ int pes_pmu_ibs_type(const char *sysfs_root, uint32_t *type, char *why, size_t w
     return 0;
 }
 
-int pes_pmu_encode_ibs(const char *sysfs_root, uint64_t period, struct perf_event_attr *attr,
-                       char *why, size_t why_size)
+int pes_pmu_encode_ibs(const char *sysfs_root, uint64_t period, int callchain,
+                       struct perf_event_attr *attr, char *why, size_t why_size)
 {
     uint32_t type;
     if (pes_pmu_ibs_type(sysfs_root, &type, why, why_size))
@@ -176,6 +186,8 @@ int pes_pmu_encode_ibs(const char *sysfs_root, uint64_t period, struct perf_even
     attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
     attr->disabled = 1;
     attr->wakeup_events = 1;
+    if (callchain)
+        want_callchain(attr);
     /* no exclude_kernel: older IBS drivers refuse it; kernel addresses are dropped in parsing */
     return 0;
 }
@@ -208,9 +220,9 @@ int pes_pmu_probe(int backend, char *why, size_t why_size)
             return -1;
         }
         close((int)fd);
-        if (pes_pmu_encode_pebs(0, 100000, &a, event, sizeof event, why, why_size))
+        if (pes_pmu_encode_pebs(0, 100000, 0, &a, event, sizeof event, why, why_size))
             return -1;
-    } else if (pes_pmu_encode_ibs("/sys", 100000, &a, why, why_size)) {
+    } else if (pes_pmu_encode_ibs("/sys", 100000, 0, &a, why, why_size)) {
         return -1;
     }
     long fd = pes_pmu_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -344,16 +356,42 @@ static void ring_copy(const uint8_t *data, uint64_t size, uint64_t off, void *ds
 
 static const uint64_t understood = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                    PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-                                   PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
+                                   PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
+                                   PERF_SAMPLE_CALLCHAIN;
+
+/* The user entries of a callchain (u64 nr, then nr entries: context
+ * markers, each followed by its context's ips) into st, after ips[0]. */
+static void take_callchain(const uint64_t *chain, uint64_t nr, struct pes_pmu_stack *st)
+{
+    int user = 0, first = 1;
+    for (uint64_t i = 0; i < nr && st->depth < PES_ALLOC_MAX_DEPTH; i++) {
+        uint64_t ip = chain[i];
+        if (ip >= (uint64_t)PERF_CONTEXT_MAX) { /* a marker: which context follows */
+            user = ip == (uint64_t)PERF_CONTEXT_USER;
+            continue;
+        }
+        if (!user)
+            continue;
+        if (first) { /* the interrupted ip: the sample's, which ips[0] holds */
+            first = 0;
+            if (st->depth == 0 && ip)
+                st->ips[st->depth++] = ip;
+            continue;
+        }
+        if (ip)
+            st->ips[st->depth++] = ip;
+    }
+}
 
 size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uint64_t *tail,
                           uint64_t sample_type, int stores, uint32_t thread, struct pes_event *out,
-                          size_t max, struct pes_pmu_counts *c)
+                          struct pes_pmu_stack *stacks, size_t max, struct pes_pmu_counts *c)
 {
     size_t n = 0;
     /* small: this runs in the runtime's overflow handler on a 64 KiB sigaltstack;
      * the sample types understood here make records of well under 1 KiB */
-    uint8_t rec[2048];
+    uint64_t rec_words[256];
+    uint8_t *rec = (uint8_t *)rec_words;
     if (!size || (size & (size - 1)) || (sample_type & ~understood))
         return 0;
     while (*tail < head && n < max) {
@@ -366,7 +404,7 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
             c->other++;
             break;
         }
-        if (h.size > sizeof rec) {
+        if (h.size > sizeof rec_words) {
             *tail += h.size; /* not a record we asked for */
             c->other++;
             continue;
@@ -402,6 +440,7 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
         ev.thread = thread;
         ev.other_thread = UINT32_MAX;
         ev.site = UINT32_MAX;
+        ev.stack = PES_STACK_NONE;
         ev.flags = stores ? PES_EVF_WRITE : 0;
         uint64_t u;
         uint32_t u32[2];
@@ -417,6 +456,15 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
             TAKE(u32, 8);
         if (sample_type & PERF_SAMPLE_PERIOD)
             TAKE(&u, 8);
+        const uint64_t *chain = NULL;
+        uint64_t chain_n = 0;
+        if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+            TAKE(&chain_n, 8);
+            if (chain_n > (uint64_t)(end - p) / 8)
+                goto bad;
+            chain = (const uint64_t *)(const void *)p; /* rec is 8-byte aligned, as p */
+            p += chain_n * 8;
+        }
         if (sample_type & PERF_SAMPLE_RAW) {
             uint32_t rsize;
             TAKE(&rsize, 4);
@@ -443,6 +491,14 @@ size_t pes_pmu_parse_ring(const uint8_t *data, uint64_t size, uint64_t head, uin
             continue;
         }
         c->samples++;
+        if (stacks) {
+            struct pes_pmu_stack *st = &stacks[n];
+            st->depth = 0;
+            if (chain && ev.ip)
+                st->ips[st->depth++] = ev.ip;
+            if (chain)
+                take_callchain(chain, chain_n, st);
+        }
         out[n++] = ev;
         continue;
     bad:

@@ -596,6 +596,18 @@ static inline void pes_rt_alloc_stack_due(struct pes_rt_thread *t)
 void *__libc_malloc(size_t size);
 void __libc_free(void *p);
 
+/* rt_stack.c: the call stacks of samples (pes_event.stack). */
+/* Maps the tables (start-up, sampled trace; 0, or -1: samples get no stacks). */
+PES_RT_HIDDEN int pes_rt_stack_init(void);
+/* The id of the stack ips[0..depth) (at most PES_ALLOC_MAX_DEPTH used),
+ * queueing its ALLOC_SITES entry the first time; PES_STACK_NONE if it
+ * cannot have one. from_signal: an overflow handler (never waits). */
+PES_RT_HIDDEN uint32_t pes_rt_stack_intern(const uint64_t *ips, uint32_t depth, int from_signal);
+/* The stack of the sampled access at ip0 (a return address into the
+ * program) unwound from here, the caller's frames up to ip0 skipped;
+ * the owner thread, not a signal handler. */
+PES_RT_HIDDEN uint32_t pes_rt_stack_here(uint64_t ip0);
+
 /* rt_signals.c */
 PES_RT_HIDDEN void pes_rt_signals_install(void);
 PES_RT_HIDDEN void pes_rt_signals_restore(void);

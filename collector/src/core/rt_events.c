@@ -78,6 +78,7 @@ void pes_rt_event_init(struct pes_event *e, uint8_t kind, const struct pes_rt_th
     e->thread = t->index;
     e->other_thread = UINT32_MAX;
     e->site = UINT32_MAX;
+    e->stack = PES_STACK_NONE;
     e->time = pes_rt_now();
 }
 

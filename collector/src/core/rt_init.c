@@ -331,6 +331,8 @@ static void start(const struct pes_rt_mode *const *modes,
     /* without the site table the interposer only forwards (--no-heap) */
     if (pes_rt.cfg.heap && pes_rt_alloc_init(pes_rt.swriter != NULL) != 0 && !pes_rt.cfg.quiet)
         pes_rt_message("cannot map the allocation-site table; heap blocks are not recorded");
+    if (pes_rt.swriter && pes_rt.cfg.stacks && pes_rt_stack_init() != 0 && !pes_rt.cfg.quiet)
+        pes_rt_message("cannot map the call-stack table; samples have no call stacks");
     queue_maps(); /* sample and allocation-site IPs are symbolized through it */
     if (pes_rt.swriter) {
         if (pes_rt.mode->start)

@@ -190,6 +190,10 @@ void pes_rt_sample_take(struct pes_rt_thread *t, uint64_t addr, uint32_t id, uin
     ev.site = id;
     ev.addr = addr;
     ev.ip = ip;
+    /* here, not in a handler: the slow path runs on the program's own stack,
+     * whose frames above the runtime's are the access's callers */
+    if (pes_rt.cfg.stacks && pes_rt_roi_open())
+        ev.stack = pes_rt_stack_here(ip);
     ev.loads = s->loads;
     ev.stores = s->stores;
     /* where a check-clone trap will measure the reuse from (modes/reuse.c) */

@@ -196,6 +196,7 @@ static const struct pes_cli_opt opts[] = {
      .help = "accesses between samples (default {default}), or load=N,store=M\n"
              "(0 = that kind is not sampled); randomised by +-1/8"},
     SETTING("samples_target"),
+    SETTING("stacks"),
     {.name = "target-error",
      .arg = "E",
      .kind = PES_CLI_STRING,

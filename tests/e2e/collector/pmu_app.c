@@ -190,6 +190,13 @@ static void sample(struct ring *r, uint64_t *head, uint64_t ip, uint64_t addr, c
         ADD(&time, 8);
     if (r->sample_type & PERF_SAMPLE_ADDR)
         ADD(&addr, 8);
+    if (r->sample_type & PERF_SAMPLE_CALLCHAIN) {
+        /* the user part, as exclude_callchain_kernel gives it: the
+         * interrupted ip, then a caller's return address */
+        uint64_t chain[4] = {3, (uint64_t)PERF_CONTEXT_USER, ip,
+                             (uint64_t)(uintptr_t)__builtin_return_address(0)};
+        ADD(chain, sizeof chain);
+    }
     if (r->sample_type & PERF_SAMPLE_RAW) {
         ADD(&raw_size, 4);
         ADD(raw, raw_size);

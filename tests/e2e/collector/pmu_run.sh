@@ -43,7 +43,7 @@ hex() { printf '0x%x' $(( $1 )); }
 expect() {
     i=$1; shift
     k=$(tix "$i")
-    events "$i" | sed 's/ time=[0-9]*//' >got.txt
+    events "$i" | sed 's/ time=[0-9]*//; s/ stack=[0-9]*//' >got.txt
     : >want.txt
     for l in "$@"; do echo "T$k $l" >>want.txt; done
     diff want.txt got.txt >&2 || fail "events of app thread $i (T$k) differ (want < > got)"
@@ -129,6 +129,14 @@ ibs)
             "sample   addr=$(hex "$a + 64") $(printf "$s" 0x3001 write)" \
             "dropped  $n aux=2 flags=-" \
             "totals   $(echo "$n" | sed 's/loads=0/loads=1000/') aux=2 flags=-"
+    done
+    # each sample's callchain (pmu_app writes the ip and a caller) is its
+    # call stack: entries of kind callstack that start at the sample's ip
+    for ip in 0x3000 0x3001; do
+        grep -q "^alloc_site [0-9]* *callstack $ip 0x[0-9a-f]*$" dump.txt ||
+            fail "no call stack [$ip, caller] in the trace"
+        grep "^T[0-9]* sample .* ip=$ip " dump.txt | grep -qv " stack=[0-9]*$" &&
+            fail "a sample at $ip without its call stack"
     done
     ;;
 pebs-comm)

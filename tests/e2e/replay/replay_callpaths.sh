@@ -146,9 +146,9 @@ for fmt in json text; do
 done
 expect_fail "has no call edges" "$PES_BIN/pes-replay" "$work/plain.pes" --by callpath
 expect_usage "--callpath-depth" "$PES_BIN/pes-replay" "$t" --callpath-depth 0
-# a sampled trace's events have no call edges: both flags are usage errors there
+# a sampled trace's events have no call edges: --callpath-depth is a usage
+# error there (its call paths are its samples' stacks, e.collector.callpath)
 "$PES_BIN/trace_sample_gen" "$work/sampled.pes" --sampled
-expect_usage "--by callpath needs a full trace" "$PES_BIN/pes-replay" "$work/sampled.pes" --by callpath
 expect_usage "--callpath-depth needs a full trace" "$PES_BIN/pes-replay" "$work/sampled.pes" --callpath-depth 4
 
 # a CALL naming an access site, or a site no module defines: an error naming the block's offset

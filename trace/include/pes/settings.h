@@ -80,6 +80,7 @@ struct pes_collect_settings {
     int roi;                 /* obey pes/roi.h markers */
     int roi_state;           /* enum pes_collect_roi (header only) */
     int heap;                /* record heap allocations */
+    int stacks;              /* sampled: each sample's short call stack (pes_event.stack) */
     uint64_t skip;           /* full trace: accesses not recorded at the start of each thread */
     uint64_t max_accesses;   /* full trace: accesses recorded per thread at most, 0 = all */
     int heap_events;         /* enum pes_collect_heap_events (header only) */

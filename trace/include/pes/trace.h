@@ -12,7 +12,8 @@
  *   ACCESS   full-trace records of one thread (column-transposed, predicted)
  *   EVENTS   sampled records of one thread (use/reuse/invalidation/comm/lost)
  *   MAPS     executable mappings (for symbolizing raw IPs with libdw)
- *   ALLOC_SITES  heap allocation sites: id, allocator kind, short call stack
+ *   ALLOC_SITES  heap allocation sites: id, allocator kind, short call stack;
+ *                from version 3 also the call stacks that sampled events name
  *   FOOTER   last block: per-thread totals, end time; absent if truncated
  *
  * Ids: one 32-bit id space per trace. Instrumented modules get consecutive
@@ -150,9 +151,24 @@ enum pes_alloc_kind {
     PES_ALLOC_MALLOC = 1,
     PES_ALLOC_CALLOC = 2,
     PES_ALLOC_REALLOC = 3,
-    PES_ALLOC_ALIGNED = 4, /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
-    PES_ALLOC_NEW = 5,     /* C++ operator new / new[] */
+    PES_ALLOC_ALIGNED = 4,   /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    PES_ALLOC_NEW = 5,       /* C++ operator new / new[] */
+    PES_ALLOC_CALLSTACK = 6, /* (version 3) not an allocation: the call stack of sampled
+                                events (pes_event.stack, below) */
 };
+
+/* A sampled event's call stack (pes_event.stack): the id of an ALLOC_SITES
+ * entry of kind PES_ALLOC_CALLSTACK, whose ips[0] is the ip of the sampled
+ * access (the event's ip) and ips[1..depth-1] the return addresses of its
+ * callers, innermost first, as far as the unwinder or the PMU's callchain
+ * went (at most PES_ALLOC_MAX_DEPTH). PES_STACK_NONE (and 0, what a
+ * zero-initialized event holds; no entry has id 0 or PES_STACK_NONE): none,
+ * as in every event of a version-1 or -2 file. */
+#define PES_STACK_NONE 0xFFFFFFFFu
+static inline int pes_stack_known(uint32_t stack)
+{
+    return stack != PES_STACK_NONE && stack != 0;
+}
 
 /* A heap allocation site (ALLOC_SITES block): ips[0] is the return address of
  * the program's call into the allocator (frames of operator new and of the
@@ -349,6 +365,7 @@ struct pes_event {
     uint64_t stores;   /* the thread's store count at the event */
     uint64_t distance; /* reuse: time distance in accesses; else 0 */
     uint64_t aux;      /* kind-specific (counts for LOST/DROPPED/THROTTLE) */
+    uint32_t stack;    /* (version 3) the call stack of a sample, above; PES_STACK_NONE */
 };
 
 /* Executable mapping of the profiled process (for IP symbolization). */
@@ -455,7 +472,8 @@ int pes_trace_encoder_events(struct pes_trace_encoder *e, uint32_t thread,
 int pes_trace_encoder_mappings(struct pes_trace_encoder *e, const struct pes_mapping *m, size_t n,
                                struct pes_error *err);
 /* One ALLOC_SITES block; PES_ERR_ARG for a depth outside 1..8, a kind outside
- * enum pes_alloc_kind, the id PES_ALLOC_SITE_STACK or more than 2^21 sites. */
+ * enum pes_alloc_kind, the id PES_ALLOC_SITE_STACK (or 0 for a
+ * PES_ALLOC_CALLSTACK entry) or more than 2^21 sites. */
 int pes_trace_encoder_alloc_sites(struct pes_trace_encoder *enc, const struct pes_alloc_site *s,
                                   size_t n, struct pes_error *err);
 /* The bytes made by the last call (*size = 0 and NULL if none). */
@@ -550,7 +568,8 @@ void pes_trace_reader_set_raw(struct pes_trace_reader *r, int raw);
 /* Tables merged from all MODULE blocks read so far (NULL if id unknown). */
 const struct pes_site *pes_trace_reader_site(const struct pes_trace_reader *r, uint32_t id);
 const struct pes_bb *pes_trace_reader_bb(const struct pes_trace_reader *r, uint32_t id);
-/* The allocation site with this id from the ALLOC_SITES blocks read so far, or NULL. */
+/* The allocation site with this id from the ALLOC_SITES blocks read so far, or
+ * NULL; also a sampled event's call stack (kind PES_ALLOC_CALLSTACK). */
 const struct pes_alloc_site *pes_trace_reader_alloc_site(const struct pes_trace_reader *r,
                                                          uint32_t id);
 /* Threads announced so far. */
