@@ -120,7 +120,6 @@ static void label_of(const struct pes_stream_info *si, enum replay_by by, uint32
         }
         /* fall through: no location, the site alone */
     case REPLAY_BY_SITE:
-    case REPLAY_BY_CALLPATH: /* not grouped here: a sampled trace ranks its paths itself */
         report_site_label(buf, n, s, k);
         break;
     }
