@@ -89,7 +89,7 @@ bound = 4 * math.sqrt(p * (1 - p) / n)
 if abs(a / n - p) > bound:
     fail('solve_a path has %d of %d samples (%.4f), expected %.2f +- %.4f' % (a, n, a / n, p, bound))
 for want, k in ((want_a, a), (want_b, b)):
-    share = [q['share'] for q in row['paths'] if q['path'] == want][0]
+    share = [q['share'] for q in row['callpaths'] if q['path'] == want][0]
     if abs(share - k / row['samples']) > 1e-5:  # written with 6 digits
         fail('share of %s: %g, expected %g' % (want, share, k / row['samples']))
     if want not in paths_txt:

@@ -97,7 +97,7 @@ def without_paths(report):
     """The report without the call paths of its rows (symbolized through the
     MAPS block: without it they name addresses)."""
     if isinstance(report, dict):
-        return {k: without_paths(v) for k, v in report.items() if k != 'paths'}
+        return {k: without_paths(v) for k, v in report.items() if k != 'callpaths'}
     if isinstance(report, list):
         return [without_paths(v) for v in report]
     return report

@@ -73,8 +73,12 @@ PY
 grep -q '^T0 \(call\|return\)' "$work/plain.dump" && fail "-pes-no-call-edges: CALL/RETURN records"
 for v in edges plain; do
   "$PES_BIN/pes-dump" --stats "$work/$v.zst" | sed -n 's/^records *\(access [0-9]*  bb [0-9]*\).*/\1/p' >"$work/$v.stats"
-  "$PES_BIN/pes-replay" "$work/$v.zst" --machine haswell | tail -n +3 >"$work/$v.report"
+  "$PES_BIN/pes-replay" "$work/$v.zst" --machine haswell | tail -n +3 >"$work/$v.full"
+  # the report without the rows' call paths (only the trace with edges has them)
+  grep -Ev '^ +[0-9]+\.[0-9]%  |^  \(under a row: its top call paths' "$work/$v.full" >"$work/$v.report" || true
 done
+grep -qx '    100.0%  main (prog.c:21) > work (prog.c:16) > leaf' "$work/edges.full" ||
+  fail "the report of the trace with edges has no path main > work > leaf: $(grep '%  main' "$work/edges.full")"
 [ -s "$work/edges.stats" ] || fail "no record counts from pes-dump --stats"
 cmp -s "$work/edges.stats" "$work/plain.stats" || fail "access/bb counts differ: $(cat "$work/edges.stats") vs $(cat "$work/plain.stats")"
 cmp -s "$work/edges.report" "$work/plain.report" || { diff "$work/edges.report" "$work/plain.report" | head >&2; fail "reports differ"; }
