@@ -318,3 +318,23 @@ uint64_t pes_sim_shadow_range(struct pes_sim_shadow *sh, uint32_t core, uint64_t
         out[j] = (uint8_t)pes_sim_shadow_access(sh, core, first + j);
     return n;
 }
+
+uint32_t pes_sim_shadow_stacks(const struct pes_sim_shadow *sh)
+{
+    return sh->n_cores + sh->n_sockets;
+}
+
+uint32_t pes_sim_shadow_stack_of(const struct pes_sim_shadow *sh, uint32_t core, int shared)
+{
+    return shared ? sh->n_cores + sh->core_socket[core] : core;
+}
+
+uint64_t pes_sim_shadow_stack_range(struct pes_sim_shadow *sh, uint32_t stack, uint64_t addr,
+                                    uint32_t size, unsigned line_shift, uint8_t *out)
+{
+    struct stack *st = stack < sh->n_cores ? &sh->core[stack] : &sh->socket[stack - sh->n_cores];
+    uint64_t n = pes_sim_shadow_lines(addr, size, line_shift), first = addr >> line_shift;
+    for (uint64_t j = 0; j < n; j++)
+        out[j] = (uint8_t)stack_access(st, first + j);
+    return n;
+}
