@@ -34,7 +34,8 @@
  * slot's lines, and the last of them to finish hands the slot on to the
  * partitions. Slots reach the partitions in stream order whichever stack
  * finishes last (release), so each partition still sees its accesses in
- * order. The reading thread only records the accesses.
+ * order. The batch step (on the reading thread or the analysis's strand)
+ * only records the accesses.
  */
 /* A slot gathers several batches, so that each partition's task is long
  * enough to pay for its hand-over. */
@@ -117,7 +118,9 @@ struct shadow_task {
 struct sim {
     struct pes_sim *sim; /* the results: partition 0's, the others added at the end */
     /* with partitions, the fully associative shadow of every line (shadow.h),
-     * fed here, in stream order, for all of them; NULL: each simulator has its own */
+     * fed in stream order for all of them: on the current thread with one
+     * partition here, else each stack on its strand (n_stacks of them);
+     * NULL: each simulator has its own */
     struct pes_sim_shadow *shadow;
     uint32_t n_stacks;
     uint8_t socket_stack[PES_SIM_MAX_CORES]; /* core c's shared stack */
