@@ -4,6 +4,7 @@
  * caches as the stream description says (sim/mesi.h): hit rates per level,
  * miss classes, true/false sharing per site, communication matrices.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,22 @@
  * lines); a full slot goes to every partition at once. Each partition keeps
  * its own simulator and cache-line table; at the end they are added into
  * partition 0's, which the report reads.
+ *
+ * The partitions' capacity / conflict split needs the fully associative
+ * shadow of every line (shadow.h), whose stacks (one per core, one per
+ * socket) each depend on their own stream alone: a full slot goes first to
+ * the strands of the stacks its accesses feed, each filling its bits of the
+ * slot's lines, and the last of them to finish hands the slot on to the
+ * partitions. Slots reach the partitions in stream order whichever stack
+ * finishes last (release), so each partition still sees its accesses in
+ * order. The batch step (on the reading thread or the analysis's strand)
+ * only records the accesses.
  */
 /* A slot gathers several batches, so that each partition's task is long
  * enough to pay for its hand-over. */
 enum { SLOTS = 4, SLOT_CAP = 8 * PES_BATCH, SLOT_BATCHES = 16, MAX_PARTS = 128 };
+/* The shadow's stacks: one per core, one per socket (mesi.h's limits). */
+enum { MAX_STACKS = PES_SIM_MAX_CORES + PES_SIM_MAX_SOCKETS };
 
 /* What the cache-line table needs besides the simulator's access: columns
  * of a batch, indexed as it is. */
@@ -55,11 +68,19 @@ struct slot {
     uint32_t first[SLOT_BATCHES + 1][MAX_PARTS];
     uint32_t *site, *object; /* the columns (object only when objects are resolved) */
     uint64_t *object_offset;
-    /* the shadow's bits of its accesses' lines (pes_sim_access.shadow_at) */
-    uint8_t *hits;
+    /* the shadow's bits of its accesses' lines (pes_sim_access.shadow_at):
+     * the private stacks' in hits, the shared ones' in shared_hits */
+    uint8_t *hits, *shared_hits;
     size_t n_hits, cap_hits;
+    /* what the stacks read: each access's first byte, size, core and shadow_at */
+    uint64_t *addr;
+    uint32_t *size, *at;
+    uint8_t *core;
+    uint8_t fed[MAX_STACKS]; /* the stacks its accesses feed */
     struct bucket bucket[MAX_PARTS];
-    atomic_uint pending; /* partitions still to simulate it */
+    atomic_uint pending;      /* partitions still to simulate it */
+    atomic_uint stacks_to_go; /* shadow stacks still to fill its bits */
+    atomic_int shadowed;      /* every stack is done; not yet handed to the partitions */
 };
 
 struct sim;
@@ -89,11 +110,28 @@ struct task {
     struct slot *slot;
 };
 
+struct shadow_task {
+    struct sim *s;
+    struct slot *slot;
+    uint32_t stack;
+};
+
 struct sim {
     struct pes_sim *sim; /* the results: partition 0's, the others added at the end */
     /* with partitions, the fully associative shadow of every line (shadow.h),
-     * fed here, in stream order, for all of them; NULL: each simulator has its own */
+     * fed in stream order for all of them: on the current thread with one
+     * partition here, else each stack on its strand (n_stacks of them);
+     * NULL: each simulator has its own */
     struct pes_sim_shadow *shadow;
+    uint32_t n_stacks;
+    uint8_t socket_stack[PES_SIM_MAX_CORES]; /* core c's shared stack */
+    struct pes_strand *stack_strand[MAX_STACKS];
+    struct shadow_task shadow_tasks[SLOTS][MAX_STACKS];
+    /* slots handed to the partitions (release): in order, under release_mu */
+    pthread_mutex_t release_mu;
+    uint64_t released;
+    atomic_int release_failed; /* release_err holds why (written before) */
+    struct pes_error release_err;
     struct replay_c2c *c2c;
     const struct pes_stream_info *si;
     const struct pes_knobs *k;
@@ -169,13 +207,14 @@ static struct pes_sim_access sim_access(const struct sim *s, const struct pes_ba
  * columns c, whose first is the stream's base-th. Simulated, then counted
  * in the partition's cache-line table. 0 or -1 (p->err). */
 static int simulate(struct part *p, const struct pes_sim_access *acc, const uint32_t *index,
-                    size_t n, const struct cols *c, uint64_t base, const uint8_t *hits)
+                    size_t n, const struct cols *c, uint64_t base, const uint8_t *hits,
+                    const uint8_t *more)
 {
     p->cur_acc = acc;
     p->index = index;
     p->cols = *c;
     p->base = base;
-    if (n && (hits ? pes_sim_access_batch_shadow(p->sim, acc, n, hits, &p->err)
+    if (n && (hits ? pes_sim_access_batch_shadow(p->sim, acc, n, hits, more, &p->err)
                    : pes_sim_access_batch(p->sim, acc, n, &p->err)) < 0) {
         p->err.offset = 0;
         return -1;
@@ -201,7 +240,8 @@ static void run_part(void *arg)
          j++) {
         uint32_t from = sl->first[j][p->local],
                  to = j + 1 < sl->batches ? sl->first[j + 1][p->local] : (uint32_t)bk->n;
-        if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq, sl->hits) < 0)
+        if (simulate(p, bk->acc + from, bk->index + from, to - from, &c, sl->seq, sl->hits,
+                     sl->shared_hits) < 0)
             atomic_store_explicit(&p->failed, 1, memory_order_release);
     }
     atomic_fetch_sub_explicit(&t->slot->pending, 1, memory_order_release);
@@ -221,6 +261,7 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
 static void slot_free_arrays(struct slot *sl)
 {
     free(sl->site), free(sl->object), free(sl->object_offset), free(sl->hits);
+    free(sl->shared_hits), free(sl->addr), free(sl->size), free(sl->at), free(sl->core);
     for (int p = 0; p < MAX_PARTS; p++)
         free(sl->bucket[p].acc), free(sl->bucket[p].index);
 }
@@ -228,6 +269,9 @@ static void slot_free_arrays(struct slot *sl)
 static void destroy(void *self)
 {
     struct sim *s = self;
+    /* the stacks' tasks hand slots to the partitions: they end first */
+    for (uint32_t j = 0; j < s->n_stacks; j++)
+        pes_strand_destroy(s->stack_strand[j]);
     for (uint32_t p = 0; s->parts && p < s->n_parts; p++)
         pes_strand_destroy(s->parts[p].strand);
     for (uint32_t p = 0; s->parts && p < s->n_parts; p++) {
@@ -242,6 +286,7 @@ static void destroy(void *self)
     free(s->by_triple);
     for (int i = 0; i < SLOTS; i++)
         slot_free_arrays(&s->slots[i]);
+    pthread_mutex_destroy(&s->release_mu);
     free(s->parts);
     free(s);
 }
@@ -282,6 +327,12 @@ static int bucket_reserve(struct bucket *b, size_t n)
 static int slot_init(struct slot *sl, int objects, uint32_t parts)
 {
     sl->site = malloc(SLOT_CAP * sizeof *sl->site);
+    sl->addr = malloc(SLOT_CAP * sizeof *sl->addr);
+    sl->size = malloc(SLOT_CAP * sizeof *sl->size);
+    sl->at = malloc(SLOT_CAP * sizeof *sl->at);
+    sl->core = malloc(SLOT_CAP * sizeof *sl->core);
+    if (!sl->addr || !sl->size || !sl->at || !sl->core)
+        return 0;
     if (objects) {
         sl->object = malloc(SLOT_CAP * sizeof *sl->object);
         sl->object_offset = malloc(SLOT_CAP * sizeof *sl->object_offset);
@@ -309,6 +360,7 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         return NULL;
     }
+    pthread_mutex_init(&s->release_mu, NULL);
     s->n_threads = si->n_streams;
     s->by = replay_by_parse(k->by);
     s->si = si;
@@ -371,6 +423,20 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         destroy(s);
         return NULL;
     }
+    if (s->shadow && s->n_parts > 1) { /* a strand per stack (the slots' shadow bits) */
+        if (pes_sim_shadow_stacks(s->shadow) > MAX_STACKS) {
+            destroy(s);
+            pes_error_set(err, PES_ERR_ARG, 0, "--simulate: more than %u sockets",
+                          (unsigned)PES_SIM_MAX_SOCKETS);
+            return NULL;
+        }
+        for (uint32_t c = 0; c < si->n_streams; c++)
+            s->socket_stack[c] = (uint8_t)pes_sim_shadow_stack_of(s->shadow, c, 1);
+        int st_shadow = pes_cpu_stage("sim shadow", PES_CPU_PARALLEL);
+        for (uint32_t n = pes_sim_shadow_stacks(s->shadow); s->n_stacks < n; s->n_stacks++)
+            if (!(s->stack_strand[s->n_stacks] = pes_strand_create(k->sched, st_shadow)))
+                goto nomem;
+    }
     s->sim =
         s->parts[0].sim; /* NULL with no partition here: nothing to publish from this process */
     s->c2c = s->parts[0].c2c;
@@ -384,6 +450,10 @@ nomem:
 /* The first failure of a partition, if any. */
 static int failed(struct sim *s, struct pes_error *err)
 {
+    if (atomic_load_explicit(&s->release_failed, memory_order_acquire)) {
+        *err = s->release_err;
+        return -1;
+    }
     for (uint32_t p = 0; p < s->n_parts; p++)
         if (atomic_load_explicit(&s->parts[p].failed, memory_order_acquire)) {
             *err = s->parts[p].err;
@@ -392,14 +462,9 @@ static int failed(struct sim *s, struct pes_error *err)
     return 0;
 }
 
-/* The slot being filled goes to every partition. 0 or -1. */
-static int dispatch(struct sim *s, struct pes_error *err)
+/* Slot sl goes to every partition. 0 or -1. */
+static int to_partitions(struct sim *s, struct slot *sl, struct pes_error *err)
 {
-    struct slot *sl = s->fill;
-    s->fill = NULL;
-    if (!sl || !sl->n)
-        return 0;
-    atomic_store_explicit(&sl->pending, s->n_parts, memory_order_relaxed);
     struct task *t = s->tasks[sl - s->slots];
     struct pes_strand *strands[MAX_PARTS];
     void *args[MAX_PARTS];
@@ -408,8 +473,87 @@ static int dispatch(struct sim *s, struct pes_error *err)
         strands[p] = s->parts[p].strand;
         args[p] = &t[p];
     }
-    s->slots_used++;
     if (pes_sched_submit_many(strands, run_part, args, s->n_parts, err) < 0) {
+        atomic_store(&sl->pending, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* The slots whose shadow bits are all there go to the partitions, in
+ * stream order: slot number `released` first (it lies at released % SLOTS;
+ * its shadowed flag is set only once its stacks are done, and cleared here
+ * before the slot can be filled again). Called by the stack that finished a
+ * slot last, on any thread. */
+static void release(struct sim *s)
+{
+    pthread_mutex_lock(&s->release_mu);
+    for (;;) {
+        struct slot *sl = &s->slots[s->released % SLOTS];
+        if (!atomic_load_explicit(&sl->shadowed, memory_order_acquire))
+            break;
+        atomic_store_explicit(&sl->shadowed, 0, memory_order_relaxed);
+        s->released++;
+        struct pes_error err = {0};
+        if (to_partitions(s, sl, &err) < 0 &&
+            !atomic_load_explicit(&s->release_failed, memory_order_relaxed)) {
+            s->release_err = err;
+            atomic_store_explicit(&s->release_failed, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&s->release_mu);
+}
+
+/* One stack's bits of a slot's lines: the accesses of its core (socket), in
+ * order, into the slot's private or shared array. */
+static void run_stack(void *arg)
+{
+    struct shadow_task *t = arg;
+    struct sim *s = t->s;
+    struct slot *sl = t->slot;
+    uint32_t stack = t->stack;
+    if (stack < s->n_threads) {
+        for (size_t i = 0; i < sl->n; i++)
+            if (sl->core[i] == stack)
+                pes_sim_shadow_stack_range(s->shadow, stack, sl->addr[i], sl->size[i],
+                                           s->line_shift, sl->hits + sl->at[i]);
+    } else {
+        for (size_t i = 0; i < sl->n; i++)
+            if (s->socket_stack[sl->core[i]] == stack)
+                pes_sim_shadow_stack_range(s->shadow, stack, sl->addr[i], sl->size[i],
+                                           s->line_shift, sl->shared_hits + sl->at[i]);
+    }
+    if (atomic_fetch_sub_explicit(&sl->stacks_to_go, 1, memory_order_acq_rel) == 1) {
+        atomic_store_explicit(&sl->shadowed, 1, memory_order_release);
+        release(s);
+    }
+}
+
+/* The slot being filled goes to the strands of the stacks it feeds, whose
+ * last hands it to the partitions. 0 or -1. */
+static int dispatch(struct sim *s, struct pes_error *err)
+{
+    struct slot *sl = s->fill;
+    s->fill = NULL;
+    if (!sl || !sl->n)
+        return 0;
+    atomic_store_explicit(&sl->pending, s->n_parts, memory_order_relaxed);
+    s->slots_used++;
+    if (!s->n_stacks)
+        return to_partitions(s, sl, err);
+    struct pes_strand *strands[MAX_STACKS];
+    void *args[MAX_STACKS];
+    uint32_t n = 0;
+    struct shadow_task *t = s->shadow_tasks[sl - s->slots];
+    for (uint32_t j = 0; j < s->n_stacks; j++)
+        if (sl->fed[j]) {
+            t[n] = (struct shadow_task){.s = s, .slot = sl, .stack = j};
+            strands[n] = s->stack_strand[j];
+            args[n] = &t[n];
+            n++;
+        }
+    atomic_store_explicit(&sl->stacks_to_go, n, memory_order_relaxed);
+    if (pes_sched_submit_many(strands, run_stack, args, n, err) < 0) {
         atomic_store(&sl->pending, 0);
         return -1;
     }
@@ -439,6 +583,36 @@ static int shadow_bits(struct sim *s, struct pes_sim_access *a, uint8_t **hits, 
     return 0;
 }
 
+/* Access a, the slot's i-th, recorded for the stacks: its lines' bits will
+ * start at shadow_at, in both arrays (grown to hold them). 0 or -1. */
+static int shadow_place(struct sim *s, struct slot *sl, struct pes_sim_access *a, size_t i)
+{
+    uint64_t lines = pes_sim_shadow_lines(a->addr, a->size, s->line_shift);
+    if (sl->n_hits + lines > UINT32_MAX)
+        return -1;
+    if (sl->n_hits + lines > sl->cap_hits) {
+        size_t c = sl->cap_hits ? sl->cap_hits : 4096;
+        while (c < sl->n_hits + lines)
+            c *= 2;
+        uint8_t *x = realloc(sl->hits, c);
+        if (x)
+            sl->hits = x;
+        uint8_t *y = x ? realloc(sl->shared_hits, c) : NULL;
+        if (!y)
+            return -1;
+        sl->shared_hits = y;
+        sl->cap_hits = c;
+    }
+    a->shadow_at = (uint32_t)sl->n_hits;
+    sl->n_hits += lines;
+    sl->addr[i] = a->addr;
+    sl->size[i] = a->size;
+    sl->at[i] = a->shadow_at;
+    sl->core[i] = (uint8_t)a->core;
+    sl->fed[a->core] = sl->fed[s->socket_stack[a->core]] = 1;
+    return 0;
+}
+
 static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
 {
     struct sim *s = self;
@@ -459,7 +633,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
                 return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         }
         struct cols c = {.site = b->site, .object = b->object, .object_offset = b->object_offset};
-        int rc = simulate(p, p->acc, NULL, b->n, &c, s->seq, s->shadow ? p->hits : NULL);
+        int rc = simulate(p, p->acc, NULL, b->n, &c, s->seq, s->shadow ? p->hits : NULL, NULL);
         s->seq += b->n;
         if (rc < 0)
             *err = p->err;
@@ -476,6 +650,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
         sl->batches = 0;
         sl->n_hits = 0;
         sl->seq = s->seq;
+        memset(sl->fed, 0, sizeof sl->fed);
         for (uint32_t p = 0; p < s->n_parts; p++)
             sl->bucket[p].n = 0;
         s->fill = sl;
@@ -501,7 +676,7 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
     uint64_t mask = (UINT64_C(1) << s->part_bits) - 1;
     for (size_t i = 0; i < n; i++) {
         struct pes_sim_access a = sim_access(s, b, i);
-        if (s->shadow && shadow_bits(s, &a, &sl->hits, &sl->n_hits, &sl->cap_hits) < 0)
+        if (s->n_stacks && shadow_place(s, sl, &a, at + i) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         uint64_t size = b->size[i] ? b->size[i] : 1, first = b->addr[i] >> s->line_shift;
         uint64_t last = (b->addr[i] + size - 1) >> s->line_shift;
@@ -530,6 +705,9 @@ static int finish(void *self, struct pes_error *err)
         return 0;
     if (dispatch(s, err) < 0)
         return -1;
+    /* the stacks hand the last slots to the partitions */
+    for (uint32_t j = 0; j < s->n_stacks; j++)
+        pes_strand_wait(s->stack_strand[j]);
     for (uint32_t p = 0; p < s->n_parts; p++)
         pes_strand_wait(s->parts[p].strand);
     if (failed(s, err) < 0)

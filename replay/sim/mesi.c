@@ -81,7 +81,7 @@ struct pes_sim {
     /* the capacity / conflict split: its own shadow (whole simulations), or
      * the bits pes_sim_access_batch_shadow hands over (NULL: none) */
     struct pes_sim_shadow *shadow;
-    const uint8_t *shadow_hits;
+    const uint8_t *shadow_hits, *shadow_more;
 };
 
 static inline void emit(const struct pes_sim *s, uint64_t line, uint32_t other, int kind,
@@ -658,9 +658,11 @@ int pes_sim_access(struct pes_sim *s, const struct pes_sim_access *a, struct pes
     if (!rd && !wr)
         rd = 1;
     const uint8_t *given = s->shadow_hits ? s->shadow_hits + a->shadow_at : NULL;
+    const uint8_t *more = s->shadow_more ? s->shadow_more + a->shadow_at : NULL;
     for (uint64_t line = first >> s->line_shift; line <= last >> s->line_shift; line++) {
         /* the shadow sees every line, before the caches (its bits are the state before) */
-        uint32_t fa = given ? *given++ : (uint32_t)pes_sim_shadow_access(s->shadow, a->core, line);
+        uint32_t fa = given ? (uint32_t)*given++ | (more ? *more++ : 0u)
+                            : (uint32_t)pes_sim_shadow_access(s->shadow, a->core, line);
         if ((line & s->part_mask) != s->part) { /* another partition's line */
             if (line == UINT64_MAX >> s->line_shift)
                 break;
@@ -713,11 +715,12 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
 }
 
 int pes_sim_access_batch_shadow(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
-                                const uint8_t *hits, struct pes_error *err)
+                                const uint8_t *hits, const uint8_t *more, struct pes_error *err)
 {
     s->shadow_hits = hits;
+    s->shadow_more = hits ? more : NULL;
     int rc = pes_sim_access_batch(s, a, n, err);
-    s->shadow_hits = NULL;
+    s->shadow_hits = s->shadow_more = NULL;
     return rc;
 }
 

@@ -132,13 +132,15 @@ int pes_sim_access_batch(struct pes_sim *s, const struct pes_sim_access *a, size
                          struct pes_error *err);
 
 /* The same with the capacity / conflict split given: hits[a[i].shadow_at + j]
- * is pes_sim_shadow_access's answer for the j-th line of a[i] (every line of
- * it, also those of other partitions: pes_sim_shadow_range). A simulation of
- * one address partition takes them from one shadow fed every access (its
- * own shadow would see only its lines); a whole one computes them itself
- * in pes_sim_access(_batch). */
+ * | more[a[i].shadow_at + j] (more NULL: hits alone) is
+ * pes_sim_shadow_access's answer for the j-th line of a[i] (every line of
+ * it, also those of other partitions: pes_sim_shadow_range; two arrays so
+ * that the private and the shared stacks can fill theirs at the same time,
+ * shadow.h). A simulation of one address partition takes them from one
+ * shadow fed every access (its own shadow would see only its lines); a
+ * whole one computes them itself in pes_sim_access(_batch). */
 int pes_sim_access_batch_shadow(struct pes_sim *s, const struct pes_sim_access *a, size_t n,
-                                const uint8_t *hits, struct pes_error *err);
+                                const uint8_t *hits, const uint8_t *more, struct pes_error *err);
 
 /*
  * Address partitions. The simulation splits exactly by the low b bits of

@@ -43,4 +43,21 @@ uint64_t pes_sim_shadow_range(struct pes_sim_shadow *sh, uint32_t core, uint64_t
 /* The number of lines pes_sim_shadow_range reports for such an access. */
 uint64_t pes_sim_shadow_lines(uint64_t addr, uint32_t size, unsigned line_shift);
 
+/*
+ * The stacks one at a time, so that each can be fed on its own thread: a
+ * stack's answers depend on its own stream alone (its core's, its socket's
+ * accesses in order), so different stacks may be fed at the same time from
+ * different threads, each stack from one thread at a time. Stacks
+ * 0 .. n_cores-1 are the cores' private ones, n_cores + s socket s's shared
+ * one; pes_sim_shadow_access(core, line) is
+ * stack_access(core's) | stack_access(its socket's).
+ */
+uint32_t pes_sim_shadow_stacks(const struct pes_sim_shadow *sh);
+/* The private stack of core (shared 0) or of its socket (shared 1). */
+uint32_t pes_sim_shadow_stack_of(const struct pes_sim_shadow *sh, uint32_t core, int shared);
+/* pes_sim_shadow_range's bits of that one stack: out[j] its levels' bits for
+ * the j-th line of the access (0 when it has no level). Returns the lines. */
+uint64_t pes_sim_shadow_stack_range(struct pes_sim_shadow *sh, uint32_t stack, uint64_t addr,
+                                    uint32_t size, unsigned line_shift, uint8_t *out);
+
 #endif /* PES_REPLAY_SHADOW_H */

@@ -272,6 +272,24 @@ static void whole_equals_partitions(void **st)
                 at += pes_sim_shadow_range(sh, acc[i].core, acc[i].addr, acc[i].size, 6, hits + at);
             }
             pes_sim_shadow_destroy(sh);
+            /* the same bits from the stacks fed one after the other, each its
+             * whole stream at once (as the replay's shadow strands do): the
+             * private ones in one array, the shared ones in another */
+            sh = pes_sim_shadow_create(&m, CORES, core_socket, &err);
+            assert_non_null(sh);
+            uint8_t *priv = calloc(n_hits, 1), *shared = calloc(n_hits, 1);
+            assert_true(priv && shared);
+            for (uint32_t st = pes_sim_shadow_stacks(sh); st-- > 0;)
+                for (size_t i = 0; i < N; i++) {
+                    int is_shared = st >= CORES;
+                    if (pes_sim_shadow_stack_of(sh, acc[i].core, is_shared) != st)
+                        continue;
+                    pes_sim_shadow_stack_range(sh, st, acc[i].addr, acc[i].size, 6,
+                                               (is_shared ? shared : priv) + acc[i].shadow_at);
+                }
+            pes_sim_shadow_destroy(sh);
+            for (size_t j = 0; j < n_hits; j++)
+                assert_int_equal(priv[j] | shared[j], hits[j]);
             for (uint32_t bits = 1; bits <= most; bits++) {
                 struct counted cp = {{0}};
                 struct pes_sim *sum = NULL;
@@ -280,12 +298,14 @@ static void whole_equals_partitions(void **st)
                     /* its own shadow would see only its lines: refused */
                     assert_int_equal(pes_sim_access(s, acc, &err), -1);
                     assert_int_equal(err.code, PES_ERR_ARG);
-                    /* in pieces, as the replay's slots hand them over */
+                    /* in pieces, as the replay's slots hand them over; the
+                     * bits in one array or in the stacks' two */
                     for (size_t at = 0; at < N; at += 7777)
-                        assert_int_equal(pes_sim_access_batch_shadow(s, acc + at,
-                                                                     N - at < 7777 ? N - at : 7777,
-                                                                     hits, &err),
-                                         0);
+                        assert_int_equal(
+                            pes_sim_access_batch_shadow(s, acc + at, N - at < 7777 ? N - at : 7777,
+                                                        bits % 2 ? hits : priv,
+                                                        bits % 2 ? NULL : shared, &err),
+                            0);
                     if (!sum) {
                         sum = s;
                         continue;
@@ -302,7 +322,7 @@ static void whole_equals_partitions(void **st)
                 assert_true(cw.events[k] > 100);
             for (int c = 0; c < PES_SIM_MISS_CLASSES; c++)
                 assert_true(pes_sim_totals(whole)->misses[0][c] > 100);
-            free(hits);
+            free(hits), free(priv), free(shared);
             assert_true(pes_sim_writebacks(whole) > 100);
             pes_sim_destroy(whole);
         }

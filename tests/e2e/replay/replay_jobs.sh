@@ -18,6 +18,9 @@ check() {   # NAME TRACE ARGS...: every --jobs the same as --jobs 1
   done
 }
 check text "$work/t.txt" --line 8
+# ten slots of the simulation's partitions: the shadow's stacks (a core's, a
+# socket's) race to hand each on, in order
+check textsim "$work/t.txt" --simulate --top 20
 jq -e '.configs[0].prd[0].histogram.accesses == 300000' "$work/text.j1.json" >/dev/null || fail "access count"
 check sockets "$data/false_sharing.full.zst" --sockets 2 --simulate
 check cores "$data/gemm40.full.zst" --cores 2,3 --simulate
@@ -32,6 +35,7 @@ check sim2virt "$data/gemm40.full.zst" --simulate --page-map virtual --top 50 --
 check sim1 "$data/gemm28.t1.full.zst" --simulate --top 50
 check cores1 "$data/gemm28.t1.full.zst" --cores 1,2,4,8,16 --simulate --top 20
 check sim16 "$data/gemm40.t16.full.zst" --simulate --sockets 2 --top 50
+check sim16s4 "$data/gemm40.t16.full.zst" --simulate --sockets 4 --top 50
 check fs16 "$data/false_sharing.t16.full.zst" --simulate --top 50
 check fs16virt "$data/false_sharing.t16.full.zst" --simulate --page-map virtual --sockets 2 --by object
 jq -e '.configs[0].simulation.invalidations.false > 10000' "$work/fs16.j1.json" >/dev/null || fail "fs16: no false sharing"
