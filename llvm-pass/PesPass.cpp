@@ -63,7 +63,8 @@ struct BBPlan {
     BasicBlock *BB;
     uint32_t Index; // module-local block index
     std::vector<SitePlan> Sites;
-    bool Affine = false; // a loop body that full traces record as descriptors (pes_loops.h)
+    bool Affine = false;    // a loop body that full traces record as descriptors (pes_loops.h)
+    uint64_t Irregular = 0; // its records whose addresses are not affine (bit 0: the block's)
 };
 
 struct FnPlan {
@@ -234,7 +235,7 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
         std::vector<pes::AccessSite> Sites;
         for (SitePlan &S : B.Sites)
             Sites.push_back(S.S);
-        const char *Why = pes::whyNotAffine(*B.BB, Sites, LI, SE);
+        const char *Why = pes::whyNoDescriptors(*B.BB, Sites, LI, SE, B.Irregular);
         B.Affine = !Why;
         // innermost loop headers only: the loops a user could reshape
         Loop *L = LI.getLoopFor(B.BB);
@@ -242,7 +243,11 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
             const DILocation *Loc = B.BB->getTerminator()->getDebugLoc().get();
             errs() << "pes: " << F.getName() << ":" << (Loc ? Loc->getLine() : 0) << ": loop "
                    << B.BB->getName() << ": "
-                   << (Why ? std::string("per-access records: ") + Why : "descriptors") << "\n";
+                   << (Why ? std::string("per-access records: ") + Why : "descriptors");
+            if (!Why && B.Irregular)
+                errs() << " (mixed: " << llvm::popcount(B.Irregular) << " of " << 1 + Sites.size()
+                       << " records irregular)";
+            errs() << "\n";
         }
     }
     // nothing may use these once the IR changes
@@ -334,7 +339,7 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
             std::vector<pes::LoopSite> Sites;
             for (SitePlan &S : B.Sites)
                 Sites.push_back(pes::LoopSite{S.I, S.Index, S.Local});
-            auto Slots = pes::addDescriptorCopy(Starts[K], NSites + B.Index, Sites, E);
+            auto Slots = pes::addDescriptorCopy(Starts[K], NSites + B.Index, Sites, B.Irregular, E);
             if (!Slots.empty()) {
                 Cloner.promoteAlso(Slots);
                 DescriptorLoops++;

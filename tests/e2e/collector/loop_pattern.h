@@ -1,13 +1,14 @@
 /* loop_pattern.h — what loop_prog's workers record and loop_check expects:
  * a fixed list of steps, each a plain record or a loop of m records per
- * iteration whose addresses are affine in the iteration (pes/rt_abi.h,
- * struct pes_rt_loop). Worker k (1..) uses addresses from (k << 40) on; its
+ * iteration whose addresses are affine in the iteration, or irregular (a
+ * mixed body: addresses the chunk carries, pes/rt_abi.h, struct pes_rt_loop). Worker k (1..) uses addresses from (k << 40) on; its
  * first record is a plain one at LP_BASE(k), which names the worker.
  *
  * A loop is either handed to the runtime as chunks the test chose (`chunks`
  * iterations each, 0 = the whole loop at once: larger than any buffer or
  * time interval of the tests) or cut as the pass cuts it (`pass_cut`): each
- * chunk max(1, (limit - cursor) / m) iterations, from __pes_tls. */
+ * chunk max(1, (limit - cursor) / m) iterations, from __pes_tls, and at
+ * most PES_RT_LOOP_ADDRS / k for k irregular records per iteration. */
 #ifndef LOOP_PATTERN_H
 #define LOOP_PATTERN_H
 
@@ -19,13 +20,14 @@ enum { LP_BB_ENTRY = LP_SITES, LP_BB_BODY, LP_IDS };
 
 #define LP_BASE(k) ((uint64_t)(k) << 40)
 #define LP_MAX_M   64u
-#define LP_STEPS   15
+#define LP_STEPS   17
 
 struct lp_tmpl {
     uint32_t local; /* site or block, module-local */
     uint64_t off;   /* address: LP_BASE(k) + off (blocks: 0) */
     int64_t step;
     uint32_t extra;
+    int irregular; /* the address jumps about (lp_addr): not affine */
 };
 
 struct lp_step {
@@ -131,6 +133,23 @@ static inline struct lp_step lp_step(uint32_t k, int i)
         s.tmpl[2] = (struct lp_tmpl){LP_RMW, 0xe00000, 16, 0};
         s.tmpl[3] = (struct lp_tmpl){LP_COPY, 0xf00000, -8, 32};
         break;
+    case 14: /* a mixed body cut as the pass cuts it: x[col[k]] * v[k], a histogram store */
+        s.m = 5;
+        s.iterations = 4000;
+        s.pass_cut = 1;
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x1000000, 4, 0, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_LOAD, 0x1100000, 0, 0, 1};
+        s.tmpl[3] = (struct lp_tmpl){LP_LOAD, 0x1200000, 8, 0, 0};
+        s.tmpl[4] = (struct lp_tmpl){LP_RMW, 0x1300000, 0, 0, 1};
+        break;
+    case 15: /* a mixed body in chunks of 7 iterations: the irregular record first */
+        s.m = 2;
+        s.iterations = 600;
+        s.chunks = 7;
+        s.tmpl[0] = (struct lp_tmpl){LP_STORE, 0x1400000, 0, 0, 1};
+        s.tmpl[1] = (struct lp_tmpl){LP_COPY, 0x1500000, -24, 8, 0};
+        break;
     case 10: /* a long loop cut as the pass cuts it: many buffers at default sizes */
         s.m = 4;
         s.iterations = 20000;
@@ -147,11 +166,14 @@ static inline struct lp_step lp_step(uint32_t k, int i)
     return s;
 }
 
-/* The address of template j of step s in iteration i of worker k. */
+/* The address of template j of step s in iteration i of worker k: an
+ * irregular one is a hash of i in 64 KiB above its offset. */
 static inline uint64_t lp_addr(uint32_t k, const struct lp_tmpl *t, uint64_t i)
 {
     if (t->local >= LP_SITES)
         return 0;
+    if (t->irregular)
+        return LP_BASE(k) + t->off + ((i * 0x9E3779B97F4A7C15u) >> 48);
     return LP_BASE(k) + t->off + i * (uint64_t)t->step;
 }
 
