@@ -492,7 +492,7 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
 /* A loop descriptor group as stored (docs/trace-format.md §3.2): g[0] the
  * LOOP record, then m templates and m steps, which the reader checked. */
 /* A group as stored: its templates and steps (an irregular template says so),
- * then a mixed group's addresses in expansion order. */
+ * then the addresses of a mixed group's irregular records in expansion order. */
 static void print_loop(struct dump *d, uint32_t thread, const struct pes_record *g)
 {
     uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;

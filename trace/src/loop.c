@@ -5,17 +5,16 @@
  * records it stands for. Expansion is on the replay hot path: per group one
  * division, then a copy of the m templates per iteration with their
  * addresses stepped (a mixed group's irregular positions take the next
- * LOOP_ADDR address instead), and plain records copied in runs.
+ * irregular record instead), and plain records copied in runs.
  */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "trace_internal.h"
 
-/* LOOP, LOOP_STEP or LOOP_ADDR */
 static inline int is_loop_id(uint32_t id)
 {
-    return id == PES_ID_LOOP || id == PES_ID_LOOP_STEP || id == PES_ID_LOOP_ADDR;
+    return id - PES_ID_LOOP <= PES_ID_LOOP_STEP - PES_ID_LOOP;
 }
 
 uint64_t pes_trace_loop_times(uint64_t R, uint32_t m, uint32_t phase, uint32_t j)
@@ -24,7 +23,7 @@ uint64_t pes_trace_loop_times(uint64_t R, uint32_t m, uint32_t phase, uint32_t j
     return first < R ? (R - 1 - first) / m + 1 : 0;
 }
 
-/* The LOOP_ADDR records of a group: its records on irregular positions. */
+/* The irregular records of a group: its records on irregular positions. */
 static uint64_t irregular_records(const struct pes_record *g)
 {
     uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;
@@ -99,29 +98,53 @@ static int check_group(const struct pes_record *rec, size_t n, size_t i, struct 
                              s->id, s->extra);
         if (s->extra == 0)
             continue;
-        if (s->addr != 0 || rec[i + 1 + j].addr != 0)
+        if (s->addr != 0)
             return walk_fail(w, i + 1 + m + j,
                              "record %zu, step %u of the loop descriptor at record %zu, is "
-                             "irregular but its step or template address is not 0",
+                             "irregular but not 0",
                              w->base + i + 1 + m + j, j, w->base + i);
         irregular++;
     }
     if (!irregular)
         return 0;
-    /* the addresses of the irregular records, in expansion order */
+    /* the irregular records, in expansion order, with their templates' ids */
     uint64_t k = irregular_records(&rec[i]);
     if (k > n - i - 1 - 2 * (size_t)m)
         return walk_fail(w, i,
-                         "record %zu, a loop descriptor, is cut: its %llu irregular records need "
-                         "as many LOOP_ADDR records, only %zu follow its steps",
+                         "record %zu, a loop descriptor, is cut: its %llu irregular records "
+                         "should follow its steps, only %zu do",
                          w->base + i, (unsigned long long)k, n - i - 1 - 2 * (size_t)m);
-    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k; a++)
-        if (rec[a].id != PES_ID_LOOP_ADDR || rec[a].extra != 0)
+    /* an irregular template's address is its first record's (the codec then
+     * predicts the records from it as without descriptors), or 0 if none */
+    uint64_t seen = 0;
+    uint32_t j = phase;
+    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k; j = (j + 1) % m) {
+        if (rec[i + 1 + m + j].extra != PES_LOOP_STEP_IRREGULAR)
+            continue;
+        const struct pes_record *t = &rec[i + 1 + j];
+        if (rec[a].id != t->id || rec[a].extra != t->extra)
             return walk_fail(w, a,
-                             "record %zu, address %zu of the loop descriptor at record %zu, is "
-                             "not a LOOP_ADDR record with extra 0 (id 0x%08x, extra %u)",
+                             "record %zu, irregular record %zu of the loop descriptor at record "
+                             "%zu, has id %u and extra %u, its template %u id %u and extra %u",
                              w->base + a, a - i - 1 - 2 * (size_t)m, w->base + i, rec[a].id,
-                             rec[a].extra);
+                             rec[a].extra, j, t->id, t->extra);
+        if (!(seen >> j & 1) && rec[a].addr != t->addr)
+            return walk_fail(w, i + 1 + j,
+                             "record %zu, template %u of the loop descriptor at record %zu, is "
+                             "irregular, its address 0x%llx not its first record's 0x%llx",
+                             w->base + i + 1 + j, j, w->base + i, (unsigned long long)t->addr,
+                             (unsigned long long)rec[a].addr);
+        seen |= 1ull << j;
+        a++;
+    }
+    for (j = 0; j < m; j++)
+        if (rec[i + 1 + m + j].extra == PES_LOOP_STEP_IRREGULAR && !(seen >> j & 1) &&
+            rec[i + 1 + j].addr != 0)
+            return walk_fail(w, i + 1 + j,
+                             "record %zu, template %u of the loop descriptor at record %zu, is "
+                             "irregular with no record in the group, its address 0x%llx not 0",
+                             w->base + i + 1 + j, j, w->base + i,
+                             (unsigned long long)rec[i + 1 + j].addr);
     return 0;
 }
 
@@ -147,9 +170,9 @@ int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t 
         w->stored = i;
         if (i == n || !is_loop_id(rec[i].id))
             break; /* the end, or a limit */
-        if (rec[i].id != PES_ID_LOOP)
-            return walk_fail(w, i, "record %zu is a %s outside a loop descriptor", w->base + i,
-                             rec[i].id == PES_ID_LOOP_STEP ? "LOOP_STEP" : "LOOP_ADDR");
+        if (rec[i].id == PES_ID_LOOP_STEP)
+            return walk_fail(w, i, "record %zu is a LOOP_STEP outside a loop descriptor",
+                             w->base + i);
         if (check_group(rec, n, i, w))
             return -1;
         size_t size = pes_trace_loop_size(&rec[i]);
@@ -163,11 +186,11 @@ int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t 
     return 0;
 }
 
-/* A mixed group (checked): irregular positions take the next address. */
+/* A mixed group (checked): irregular positions take the next irregular record. */
 static struct pes_record *expand_mixed(const struct pes_record *g, struct pes_record *out)
 {
     uint32_t m = g->extra & 0xFFFFu, j = g->extra >> 16;
-    const struct pes_record *tpl = g + 1, *step = g + 1 + m, *addr = g + 1 + 2 * m;
+    const struct pes_record *tpl = g + 1, *step = g + 1 + m, *irr = g + 1 + 2 * m;
     struct pes_record cur[PES_LOOP_MAX_RECORDS];
     uint64_t s[PES_LOOP_MAX_RECORDS];
     uint8_t irregular[PES_LOOP_MAX_RECORDS];
@@ -180,12 +203,12 @@ static struct pes_record *expand_mixed(const struct pes_record *g, struct pes_re
     for (uint32_t k = 0; k < j; k++)
         cur[k].addr += s[k];
     for (uint64_t q = g->addr; q; q--) {
-        *out = cur[j];
-        if (irregular[j])
-            out->addr = (addr++)->addr;
-        else
+        if (irregular[j]) {
+            *out++ = *irr++;
+        } else {
+            *out++ = cur[j];
             cur[j].addr += s[j];
-        out++;
+        }
         if (++j == m)
             j = 0;
     }

@@ -130,14 +130,14 @@ struct pes_loop_walk {
     size_t at;         /* on error: the record that is wrong */
     char why[200];
 };
-/* Index of the first LOOP, LOOP_STEP or LOOP_ADDR record of rec[0..n), or n. */
+/* Index of the first LOOP or LOOP_STEP record of rec[0..n), or n. */
 size_t pes_loop_find(const struct pes_record *rec, size_t n);
 /* Walks rec[0..n) a unit at a time (a plain record or a whole group) and
  * stops before the first unit that would take the expanded count past
  * max_expanded or the stored count past max_stored (w->stored < n then).
  * Messages name records by index + base. mixed: irregular templates and
- * LOOP_ADDR records are allowed (version 3). 0, or -1 for a malformed group
- * or a stray LOOP_STEP or LOOP_ADDR (w->why, w->at). */
+ * their records are allowed (version 3). 0, or -1 for a malformed group
+ * or a stray LOOP_STEP (w->why, w->at). */
 int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t max_expanded,
                   size_t max_stored, int mixed, struct pes_loop_walk *w);
 /* Writes the records rec[0..n) stand for to out: n must be a run that

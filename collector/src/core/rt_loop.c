@@ -58,8 +58,11 @@ static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q,
     uint64_t first = q - phase;
     c[0] = (struct pes_record){.addr = n, .id = PES_ID_LOOP, .extra = m | phase << 16};
     for (uint32_t j = 0; j < m; j++) {
-        if (d->irregular >> j & 1) {
-            c[1 + j] = (struct pes_record){.id = d->tmpl[j].id, .extra = d->tmpl[j].extra};
+        if (d->irregular >> j & 1) { /* the address of its first record in the run, or 0 */
+            uint64_t at = q + (j + m - phase) % m;
+            c[1 + j] = (struct pes_record){.addr = at < q + n ? chunk_record(ch, at).addr : 0,
+                                           .id = d->tmpl[j].id,
+                                           .extra = d->tmpl[j].extra};
             c[1 + m + j] =
                 (struct pes_record){.id = PES_ID_LOOP_STEP, .extra = PES_LOOP_STEP_IRREGULAR};
         } else {
@@ -68,10 +71,10 @@ static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q,
                 (struct pes_record){.addr = (uint64_t)ch->step[j], .id = PES_ID_LOOP_STEP};
         }
     }
-    struct pes_record *a = c + 1 + 2 * m;
+    struct pes_record *a = c + 1 + 2 * m; /* then the irregular records as they are */
     for (uint64_t i = q; k && i < q + n; i++)
         if (d->irregular >> (i % m) & 1)
-            *a++ = (struct pes_record){.addr = chunk_record(ch, i).addr, .id = PES_ID_LOOP_ADDR};
+            *a++ = chunk_record(ch, i);
     t->loop_extra += n - size;
     __atomic_store_n(&t->tls->cursor, c + size, __ATOMIC_RELEASE); /* a whole group below it */
 }

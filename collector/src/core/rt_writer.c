@@ -282,7 +282,7 @@ static uint32_t record_weight(const uint32_t *wt, uint32_t id)
 /* Loop descriptor groups (rt_loop.c, pes/trace.h) count the records they
  * stand for: template j of a group of R records from phase p repeats
  * R / m times, once more if it is among the R % m after p; a mixed group's
- * LOOP_ADDR records are skipped. */
+ * irregular records are counted with their templates. */
 static void count_records(struct result *r, const struct pes_record *rec, size_t n)
 {
     const uint32_t *wt = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);

@@ -39,7 +39,7 @@ struct stream {
     uint64_t *blocks; /* expanded records of each ACCESS block */
     size_t n_blocks, cap_blocks;
     uint64_t groups;
-    uint64_t irregular; /* records of groups taken from LOOP_ADDR records */
+    uint64_t irregular; /* records of groups stored as they are (irregular positions) */
 };
 
 static const char *trace_path;
@@ -78,8 +78,8 @@ static uint64_t expand_block(struct stream *s, uint32_t thread, const struct pes
 {
     uint64_t expanded = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rec[i].id == PES_ID_LOOP_STEP || rec[i].id == PES_ID_LOOP_ADDR)
-            fail("thread %u: a LOOP_STEP or LOOP_ADDR record outside a group", thread);
+        if (rec[i].id == PES_ID_LOOP_STEP)
+            fail("thread %u: a LOOP_STEP record outside a group", thread);
         if (rec[i].id != PES_ID_LOOP) {
             push(s, rec[i]);
             expanded++;
@@ -94,17 +94,19 @@ static uint64_t expand_block(struct stream *s, uint32_t thread, const struct pes
         const struct pes_record *tmpl = &rec[i + 1], *step = &rec[i + 1 + m];
         for (uint32_t j = 0; j < m; j++)
             if (tmpl[j].id >= PES_ID_CONTROL_FIRST || step[j].id != PES_ID_LOOP_STEP ||
-                (step[j].extra && (step[j].extra != PES_LOOP_STEP_IRREGULAR || step[j].addr ||
-                                   tmpl[j].addr)))
+                (step[j].extra && (step[j].extra != PES_LOOP_STEP_IRREGULAR || step[j].addr)))
                 fail("thread %u: group template/step %u malformed", thread, j);
-        /* a mixed group's addresses follow its steps, one per irregular record */
+        /* a mixed group's irregular records follow its steps, as they are */
         size_t a = i + 1 + 2 * (size_t)m;
         for (uint64_t q = 0; q < R; q++) {
             uint64_t u = phase + q, j = u % m, it = u / m;
             struct pes_record r = tmpl[j];
             if (step[j].extra) {
-                if (a >= n || rec[a].id != PES_ID_LOOP_ADDR || rec[a].extra)
-                    fail("thread %u: group at %zu: LOOP_ADDR record %zu missing", thread, i, a);
+                if (a >= n || rec[a].id != tmpl[j].id || rec[a].extra != tmpl[j].extra)
+                    fail("thread %u: group at %zu: irregular record %zu missing", thread, i, a);
+                if (q < m && rec[a].addr != tmpl[j].addr) /* the position's first record */
+                    fail("thread %u: group at %zu: irregular template %u is not its first record",
+                         thread, i, (unsigned)j);
                 r.addr = rec[a++].addr;
             } else {
                 r.addr = tmpl[j].addr + it * step[j].addr;

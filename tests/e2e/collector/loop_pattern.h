@@ -54,84 +54,84 @@ static inline struct lp_step lp_step(uint32_t k, int i)
     (void)k;
     switch (i) {
     case 0: /* names the worker */
-        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0, 0, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0, 0, 0, 0};
         break;
     case 1: /* m = 1, one chunk of 1000 iterations */
         s.m = 1;
         s.iterations = 1000;
-        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0x1000, 8, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0x1000, 8, 0, 0};
         break;
     case 2: /* m = 3: the block record, a load stepping down, a store stepping up */
         s.m = 3;
         s.iterations = 500;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x100000, -16, 0};
-        s.tmpl[2] = (struct lp_tmpl){LP_STORE, 0x200000, 4, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x100000, -16, 0, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_STORE, 0x200000, 4, 0, 0};
         break;
     case 3: /* one iteration: the steps are unset (junk here) */
         s.m = 3;
         s.iterations = 1;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 12345, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_RMW, 0x300000, -777, 0};
-        s.tmpl[2] = (struct lp_tmpl){LP_COPY, 0x300100, 99, 24};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 12345, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_RMW, 0x300000, -777, 0, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_COPY, 0x300100, 99, 24, 0};
         break;
     case 4:
-        s.tmpl[0] = (struct lp_tmpl){LP_STORE, 8, 0, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_STORE, 8, 0, 0, 0};
         break;
     case 5: /* m = 64, the most a descriptor takes, handed over 5 iterations at a time */
         s.m = LP_MAX_M;
         s.iterations = 37;
         s.chunks = 5;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
         for (uint32_t j = 1; j < LP_MAX_M; j++)
             s.tmpl[j] = (struct lp_tmpl){j % 4 == 0 ? LP_RMW : j % 2 ? LP_LOAD : LP_STORE,
-                                         0x400000 + j * 0x1000, (int64_t)j * 8 - 200, 0};
+                                         0x400000 + j * 0x1000, (int64_t)j * 8 - 200, 0, 0};
         break;
     case 6: /* cut as the pass cuts it */
         s.m = 2;
         s.iterations = 5000;
         s.pass_cut = 1;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_RMW, 0x500000, 8, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_RMW, 0x500000, 8, 0, 0};
         break;
     case 7: /* addresses wrap around 2^64 (relative to the base: offset near the top) */
         s.m = 2;
         s.iterations = 300;
-        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, (uint64_t)0 - LP_BASE(k) - 1000, 64, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_COPY, 0x600000, 0, 16};
+        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, (uint64_t)0 - LP_BASE(k) - 1000, 64, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_COPY, 0x600000, 0, 16, 0};
         break;
     case 8: /* small chunks of 2 iterations (shorter than a descriptor) */
         s.m = 3;
         s.iterations = 40;
         s.chunks = 2;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x700000, 8, 0};
-        s.tmpl[2] = (struct lp_tmpl){LP_LOAD, 0x700008, 8, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x700000, 8, 0, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_LOAD, 0x700008, 8, 0, 0};
         break;
     case 9:
-        s.tmpl[0] = (struct lp_tmpl){LP_RMW, 16, 0, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_RMW, 16, 0, 0, 0};
         break;
     case 11: /* inline records right after chunks: the limit must count the groups */
     case 13:
         s.m = 2;
         s.iterations = 3000;
         s.inline_only = 1;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_STORE, 0xb00000, 24, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_STORE, 0xb00000, 24, 0, 0};
         break;
     case 12:
         s.m = 1;
         s.iterations = 777;
-        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0xc00000, -8, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_LOAD, 0xc00000, -8, 0, 0};
         break;
     case LP_STEPS: /* loop_prog running: a loop that runs until the process exits */
         s.m = 4;
         s.iterations = UINT64_MAX / 8;
         s.pass_cut = 1;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0xd00000, 8, 0};
-        s.tmpl[2] = (struct lp_tmpl){LP_RMW, 0xe00000, 16, 0};
-        s.tmpl[3] = (struct lp_tmpl){LP_COPY, 0xf00000, -8, 32};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0xd00000, 8, 0, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_RMW, 0xe00000, 16, 0, 0};
+        s.tmpl[3] = (struct lp_tmpl){LP_COPY, 0xf00000, -8, 32, 0};
         break;
     case 14: /* a mixed body cut as the pass cuts it: x[col[k]] * v[k], a histogram store */
         s.m = 5;
@@ -154,13 +154,13 @@ static inline struct lp_step lp_step(uint32_t k, int i)
         s.m = 4;
         s.iterations = 20000;
         s.pass_cut = 1;
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0};
-        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x800000, 8, 0};
-        s.tmpl[2] = (struct lp_tmpl){LP_LOAD, 0x900000, 8, 0};
-        s.tmpl[3] = (struct lp_tmpl){LP_STORE, 0xa00000, 8, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_BODY, 0, 0, 0, 0};
+        s.tmpl[1] = (struct lp_tmpl){LP_LOAD, 0x800000, 8, 0, 0};
+        s.tmpl[2] = (struct lp_tmpl){LP_LOAD, 0x900000, 8, 0, 0};
+        s.tmpl[3] = (struct lp_tmpl){LP_STORE, 0xa00000, 8, 0, 0};
         break;
     default: /* the loop's exit block */
-        s.tmpl[0] = (struct lp_tmpl){LP_BB_ENTRY, 0, 0, 0};
+        s.tmpl[0] = (struct lp_tmpl){LP_BB_ENTRY, 0, 0, 0, 0};
         break;
     }
     return s;

@@ -94,9 +94,6 @@ enum pes_control_id {
                                            stack pointer at the call, extra = the call site */
     PES_ID_RETURN = 0xFFFFFF0Bu,       /* (version 3) the call returned or unwound to its
                                            caller: addr = the same stack pointer, extra = 0 */
-    PES_ID_LOOP_ADDR = 0xFFFFFF0Cu,    /* (version 3) in a loop descriptor, after its steps:
-                                           addr = the address of the next record of an
-                                           irregular template; extra = 0 */
 };
 
 /*
@@ -137,15 +134,14 @@ enum pes_control_id {
  * agree on all of them. A group stands for at most 2^20 records (one block).
  *
  * Mixed bodies (version 3): a template whose step record has extra
- * PES_LOOP_STEP_IRREGULAR (its address and step both 0) is irregular: its
+ * PES_LOOP_STEP_IRREGULAR (step 0; its address that of its first record in
+ * the group, 0 if none) is irregular: its
  * records' addresses are not affine (an indirect a[idx[i]], a pointer
- * chase) and come, in expansion order, from the K records
- *
- *   {addr, PES_ID_LOOP_ADDR, 0} ...
- *
- * that follow the steps, K being how many of the R records fall on irregular
- * positions (pes_trace_loop_times summed over them). The group is then
- * 1 + 2m + K stored records (pes_trace_loop_size).
+ * chase): the K records of the group that fall on irregular positions
+ * (pes_trace_loop_times summed over them) follow the steps as they are, in
+ * expansion order, each with its template's id and extra. So the predictor
+ * of the ACCESS codec sees each site's addresses in a row as without
+ * descriptors. The group is 1 + 2m + K stored records (pes_trace_loop_size).
  */
 #define PES_LOOP_MAX_RECORDS    64u
 #define PES_LOOP_STEP_IRREGULAR 1u
@@ -319,7 +315,7 @@ struct pes_record {
  * starting at position phase. */
 uint64_t pes_trace_loop_times(uint64_t R, uint32_t m, uint32_t phase, uint32_t j);
 /* The stored records of a group whose LOOP record is g[0], as readers and
- * encoders have checked it: 1 + 2m + its LOOP_ADDR records. */
+ * encoders have checked it: 1 + 2m + its irregular records. */
 size_t pes_trace_loop_size(const struct pes_record *g);
 
 /* ---------------------------------------------------------------- sampled events */
@@ -459,7 +455,7 @@ void pes_trace_encoder_free(struct pes_trace_encoder *e);
  * whole, with 1 <= m <= PES_LOOP_MAX_RECORDS, phase < m, R >= 1, templates
  * that are not control ids, m LOOP_STEP records with extra 0 or
  * PES_LOOP_STEP_IRREGULAR (then step and template address 0) and the group's
- * LOOP_ADDR records, else
+ * irregular records (their templates' ids and extras), else
  * PES_ERR_ARG naming the record. A block holds at most 2^20 expanded and
  * 2^20 stored records and is never cut inside a group, so a group of more
  * than 2^20 records is PES_ERR_ARG too; a block's count is its expanded
