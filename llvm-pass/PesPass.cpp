@@ -45,6 +45,10 @@ static cl::opt<bool> NoDescriptors("pes-no-descriptors",
                                    cl::desc("pes: no loop descriptors: affine loops write one "
                                             "record per access even in full traces"),
                                    cl::init(false));
+static cl::opt<bool> NoMixed("pes-no-mixed",
+                             cl::desc("pes: loop descriptors only for bodies whose every address "
+                                      "is affine (the form before mixed bodies; for measurements)"),
+                             cl::init(false));
 static cl::opt<bool> Verbose("pes-verbose",
                              cl::desc("pes: print per-module instrumentation counts on stderr"),
                              cl::init(false));
@@ -236,6 +240,8 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
         for (SitePlan &S : B.Sites)
             Sites.push_back(S.S);
         const char *Why = pes::whyNoDescriptors(*B.BB, Sites, LI, SE, B.Irregular);
+        if (!Why && B.Irregular && NoMixed)
+            Why = "an address not affine in the loop (-pes-no-mixed)";
         B.Affine = !Why;
         // innermost loop headers only: the loops a user could reshape
         Loop *L = LI.getLoopFor(B.BB);
