@@ -143,6 +143,19 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_loop_flush(stru
         return; /* more addresses than the chunk holds */
     ch.addr = pes_rt_loop_addrs(d);
     uint64_t total = d->iterations * d->m;
+    /* A chunk too short for a group (a loop of a few iterations: cg's rows)
+     * with room below the limit goes in as the inline path writes records:
+     * no lock, no runtime entry. The limit already stops before the next time
+     * mark, the buffer's end, a pending stack record and a due sample. */
+    struct pes_record *cur = __pes_tls.cursor;
+    struct pes_record *lim = __atomic_load_n(&__pes_tls.limit, __ATOMIC_RELAXED);
+    if (total <= 2 * (uint64_t)d->m + 1 + d->iterations * ch.k && lim && cur < lim &&
+        (uint64_t)(lim - cur) >= total) {
+        for (uint64_t q = 0; q < total; q++)
+            cur[q] = chunk_record(&ch, q);
+        __atomic_store_n(&__pes_tls.cursor, cur + total, __ATOMIC_RELEASE);
+        return;
+    }
     struct pes_rt_thread *t = pes_rt_thread_self();
     if (pes_rt_in_app_handler() || pes_rt_enter()) {
         /* a signal handler's chunk: its records wait like its other records */
