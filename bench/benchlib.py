@@ -27,13 +27,19 @@ def omp_env(threads):
     return env
 
 
-def build_kernel(kernel, work, pes_clang):
-    """bench/kernels/KERNEL.c built with plain clang and with pes-clang, same flags."""
+def build_kernel(kernel, work, pes_clang, affine_only=False):
+    """bench/kernels/KERNEL.c built with plain clang and with pes-clang, same flags;
+    affine_only: also a pes-clang build whose loop descriptors take no mixed body
+    (-mllvm -pes-no-mixed), returned third."""
     src = os.path.join(ROOT, "bench", "kernels", f"{kernel}.c")
     plain, inst = os.path.join(work, f"{kernel}.plain"), os.path.join(work, f"{kernel}.pes")
     subprocess.run(["clang-19", "-O2", "-fopenmp", src, "-o", plain], check=True)
     subprocess.run([pes_clang, "-O2", "-fopenmp", src, "-o", inst], check=True)
-    return plain, inst
+    if not affine_only:
+        return plain, inst
+    affine = os.path.join(work, f"{kernel}.pes-affine")
+    subprocess.run([pes_clang, "-O2", "-fopenmp", "-mllvm", "-pes-no-mixed", src, "-o", affine], check=True)
+    return plain, inst, affine
 
 
 def build_runner(work):

@@ -58,7 +58,7 @@ static void bench_expand(int repeats)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t n = make_groups(st, shapes[s].m, shapes[s].R);
         struct pes_loop_walk w;
-        if (pes_loop_walk(st, n, 0, BLOCK, 2 * BLOCK, &w) || w.expanded != BLOCK)
+        if (pes_loop_walk(st, n, 0, BLOCK, 2 * BLOCK, 1, &w) || w.expanded != BLOCK)
             exit(1);
         pes_loop_expand(st, n, out); /* warm the pages */
         double best = 1e30;

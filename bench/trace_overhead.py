@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Full-trace cost per bench kernel, size and thread count: accesses, trace
 bytes per access, and wall-time ratios of the instrumented build (tracing off,
-and pes-collect --full) against the same source built with plain clang.
+and pes-collect --full) against the same source built with plain clang. The
+column "full, affine only" is pes-collect --full of a build with
+-mllvm -pes-no-mixed: loop descriptors only for bodies whose every address is
+affine, as before mixed bodies took them (its bytes per access too).
 
 The three variants of one kernel x size x thread count run interleaved
 round-robin (run 1 of each, then run 2 of each, ...) and each keeps its best
@@ -24,7 +27,7 @@ from benchlib import (NPB, ROOT, build_kernel, build_runner, csv, interleaved, k
                       write_outputs)
 
 KERNELS = ["gemm", "transpose", "jacobi2d", "trisolv", "reduction", "atax"]
-VARIANTS = ["plain", "off", "full"]
+VARIANTS = ["plain", "off", "full", "affine"]
 
 
 def access_count(pes_dump, trace):
@@ -53,43 +56,55 @@ def main():
 
     rows = []
     for k in kernels:
-        plain, inst = build_kernel(k, work, pes_clang)
+        plain, inst, affine = build_kernel(k, work, pes_clang, affine_only=True)
         for size in sizes:
             for nt in threads:
                 trace = os.path.join(work, f"{k}.{size}.t{nt}.full.zst")
+                atrace = os.path.join(work, f"{k}.{size}.t{nt}.affine.zst")
                 best = interleaved(runner, {"plain": [plain, size], "off": [inst, size],
-                                    "full": [pes_collect, "-q", "--full", "--force", "-o", trace, "--", inst, size]},
+                                    "full": [pes_collect, "-q", "--full", "--force", "-o", trace, "--", inst, size],
+                                    "affine": [pes_collect, "-q", "--full", "--force", "-o", atrace, "--", affine,
+                                               size]},
                                    omp_env(nt), a.repeat)
                 acc = access_count(pes_dump, trace)  # of the last full run; every run traces the same program
-                nbytes = os.path.getsize(trace)
+                nbytes, abytes = os.path.getsize(trace), os.path.getsize(atrace)
                 os.remove(trace)
+                os.remove(atrace)
                 t = {v: best[v][0] for v in VARIANTS}
                 rows.append(dict(kernel=k, set=kernel_set(k), size=size, threads=nt, accesses=acc,
                                  trace_bytes=nbytes, bytes_per_access=nbytes / acc,
-                                 plain_s=t["plain"], off_s=t["off"], full_s=t["full"],
-                                 off_ratio=t["off"] / t["plain"], full_ratio=t["full"] / t["plain"]))
+                                 affine_bytes_per_access=abytes / acc,
+                                 plain_s=t["plain"], off_s=t["off"], full_s=t["full"], affine_s=t["affine"],
+                                 off_ratio=t["off"] / t["plain"], full_ratio=t["full"] / t["plain"],
+                                 affine_ratio=t["affine"] / t["plain"]))
                 print(f"  {k} {size} {nt}t: {acc} accesses, {nbytes / acc:.4f} B/access, "
-                      f"off {t['off'] / t['plain']:.2f}x, full {t['full'] / t['plain']:.2f}x", file=sys.stderr)
+                      f"off {t['off'] / t['plain']:.2f}x, full {t['full'] / t['plain']:.2f}x, "
+                      f"affine only {t['affine'] / t['plain']:.2f}x", file=sys.stderr)
 
-    summary = summaries(rows, ["bytes_per_access", "off_ratio", "full_ratio"])
+    summary = summaries(rows, ["bytes_per_access", "affine_bytes_per_access", "off_ratio", "full_ratio",
+                               "affine_ratio"])
     med = summary["median, all"]
     lines = [
         f"Full-trace cost, OpenMP threads {a.threads}, best of {a.repeat} interleaved runs "
         f"(`bench/trace_overhead.py --threads {a.threads} --repeat {a.repeat} --sizes {a.sizes}`)",
         "",
-        "| kernel | set | size | threads | accesses | trace bytes | bytes/access | plain (s) | instrumented, off | full trace |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| kernel | set | size | threads | accesses | trace bytes | bytes/access | bytes/access, affine only | "
+        "plain (s) | instrumented, off | full trace | full, affine only |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(f"| {r['kernel']} | {r['set']} | {r['size']} | {r['threads']} | {r['accesses']:,} | "
-                     f"{r['trace_bytes']:,} | {r['bytes_per_access']:.4f} | {r['plain_s']:.3f} | "
-                     f"{r['off_ratio']:.2f}x | {r['full_ratio']:.2f}x |")
+                     f"{r['trace_bytes']:,} | {r['bytes_per_access']:.4f} | {r['affine_bytes_per_access']:.4f} | "
+                     f"{r['plain_s']:.3f} | {r['off_ratio']:.2f}x | {r['full_ratio']:.2f}x | "
+                     f"{r['affine_ratio']:.2f}x |")
     for label, v in summary.items():
-        lines.append(f"| **{label}** | | | | | | **{v['bytes_per_access']:.4f}** | | **{v['off_ratio']:.2f}x** | "
-                     f"**{v['full_ratio']:.2f}x** |")
+        lines.append(f"| **{label}** | | | | | | **{v['bytes_per_access']:.4f}** | "
+                     f"**{v['affine_bytes_per_access']:.4f}** | | **{v['off_ratio']:.2f}x** | "
+                     f"**{v['full_ratio']:.2f}x** | **{v['affine_ratio']:.2f}x** |")
     write_outputs(a.out, "trace_overhead", "\n".join(lines),
                   dict(rows=rows, summary=summary, median_bytes_per_access=med["bytes_per_access"],
                        median_full_ratio=med["full_ratio"], median_off_ratio=med["off_ratio"],
+                       median_affine_ratio=med["affine_ratio"],
                        threads=threads, sizes=sizes, repeat=a.repeat, interleaved=True))
 
 

@@ -50,6 +50,10 @@ static cl::opt<bool> NoCallEdges("pes-no-call-edges",
                                  cl::desc("pes: no CALL/RETURN records around calls (full traces "
                                           "then have no call paths)"),
                                  cl::init(false));
+static cl::opt<bool> NoMixed("pes-no-mixed",
+                             cl::desc("pes: loop descriptors only for bodies whose every address "
+                                      "is affine (the form before mixed bodies; for measurements)"),
+                             cl::init(false));
 static cl::opt<bool> Verbose("pes-verbose",
                              cl::desc("pes: print per-module instrumentation counts on stderr"),
                              cl::init(false));
@@ -69,7 +73,8 @@ struct BBPlan {
     uint32_t Index; // module-local block index
     std::vector<SitePlan> Sites;
     std::vector<pes::CallEdge> Calls; // their sites (PES_KIND_CALL) follow the block's accesses
-    bool Affine = false; // a loop body that full traces record as descriptors (pes_loops.h)
+    bool Affine = false;    // a loop body that full traces record as descriptors (pes_loops.h)
+    uint64_t Irregular = 0; // its records whose addresses are not affine (bit 0: the block's)
 };
 
 struct FnPlan {
@@ -257,7 +262,9 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
         std::vector<pes::AccessSite> Sites;
         for (SitePlan &S : B.Sites)
             Sites.push_back(S.S);
-        const char *Why = pes::whyNotAffine(*B.BB, Sites, LI, SE);
+        const char *Why = pes::whyNoDescriptors(*B.BB, Sites, LI, SE, B.Irregular);
+        if (!Why && B.Irregular && NoMixed)
+            Why = "an address not affine in the loop (-pes-no-mixed)";
         B.Affine = !Why;
         // innermost loop headers only: the loops a user could reshape
         Loop *L = LI.getLoopFor(B.BB);
@@ -265,7 +272,11 @@ void PesInstrumenter::planDescriptors(FnPlan &P)
             const DILocation *Loc = B.BB->getTerminator()->getDebugLoc().get();
             errs() << "pes: " << F.getName() << ":" << (Loc ? Loc->getLine() : 0) << ": loop "
                    << B.BB->getName() << ": "
-                   << (Why ? std::string("per-access records: ") + Why : "descriptors") << "\n";
+                   << (Why ? std::string("per-access records: ") + Why : "descriptors");
+            if (!Why && B.Irregular)
+                errs() << " (mixed: " << llvm::popcount(B.Irregular) << " of " << 1 + Sites.size()
+                       << " records irregular)";
+            errs() << "\n";
         }
     }
     // nothing may use these once the IR changes
@@ -358,7 +369,7 @@ void PesInstrumenter::instrument(FnPlan &P, pes::RecordEmitter &E, GlobalVariabl
             std::vector<pes::LoopSite> Sites;
             for (SitePlan &S : B.Sites)
                 Sites.push_back(pes::LoopSite{S.I, S.Index, S.Local});
-            auto Slots = pes::addDescriptorCopy(Starts[K], NSites + B.Index, Sites, E);
+            auto Slots = pes::addDescriptorCopy(Starts[K], NSites + B.Index, Sites, B.Irregular, E);
             if (!Slots.empty()) {
                 Cloner.promoteAlso(Slots);
                 DescriptorLoops++;

@@ -1,6 +1,7 @@
 // pes_loops.cpp — loop descriptors (pes_loops.h).
 #include "pes_loops.h"
 
+#include "llvm/ADT/bit.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
@@ -52,9 +53,10 @@ static bool affineIn(Value *Addr, Loop *L, ScalarEvolution &SE)
            SE.isLoopInvariant(AR->getStepRecurrence(SE), L);
 }
 
-const char *whyNotAffine(BasicBlock &BB, const std::vector<AccessSite> &Sites, LoopInfo &LI,
-                         ScalarEvolution &SE)
+const char *whyNoDescriptors(BasicBlock &BB, const std::vector<AccessSite> &Sites, LoopInfo &LI,
+                             ScalarEvolution &SE, uint64_t &Irregular)
 {
+    Irregular = 0;
     Loop *L = LI.getLoopFor(&BB);
     if (!L || L->getHeader() != &BB)
         return "not a loop header";
@@ -71,14 +73,15 @@ const char *whyNotAffine(BasicBlock &BB, const std::vector<AccessSite> &Sites, L
     if (1 + Sites.size() > PES_RT_LOOP_MAX)
         return "more records per iteration than a descriptor holds";
     LLVMContext &C = BB.getContext();
-    for (const AccessSite &S : Sites) {
+    for (size_t J = 0; J < Sites.size(); J++) {
+        const AccessSite &S = Sites[J];
         // one record per access, with an extra the copy can know in advance
         if (S.laneMask)
             return "a gather or scatter";
         if (!RecordEmitter::constantExtra(C, S))
             return "a memory intrinsic of run-time length";
-        if (!affineIn(S.addr, L, SE))
-            return "an address not affine in the loop";
+        if (!affineIn(S.addr, L, SE)) // its address goes into the chunk each iteration
+            Irregular |= uint64_t{1} << (J + 1);
     }
     for (Instruction &I : BB) {
         SmallVector<AccessSite, 2> Found;
@@ -103,9 +106,14 @@ struct DescLayout {
     {
         return offsetof(pes_rt_loop, tmpl) + M * sizeof(pes_record) + J * sizeof(int64_t);
     }
-    uint64_t bytes() const
+    // the irregular addresses, iteration-major (pes_rt_loop_addrs)
+    uint64_t addr(unsigned Slot) const
     {
-        return step(M);
+        return step(M) + Slot * sizeof(uint64_t);
+    }
+    uint64_t bytes(bool Mixed) const
+    {
+        return Mixed ? addr(PES_RT_LOOP_ADDRS) : step(M);
     }
 };
 
@@ -124,7 +132,8 @@ Value *loadAt(IRBuilder<> &B, Value *Base, uint64_t Off, Type *T)
 } // namespace
 
 std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLocal,
-                                            const std::vector<LoopSite> &Sites, RecordEmitter &E)
+                                            const std::vector<LoopSite> &Sites, uint64_t Irregular,
+                                            RecordEmitter &E)
 {
     BasicBlock *Head = Start->getParent();
     Function &F = *Head->getParent();
@@ -132,6 +141,8 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     const DataLayout &DL = F.getParent()->getDataLayout();
     Type *I32 = Type::getInt32Ty(C), *I64 = Type::getInt64Ty(C);
     const DescLayout L{static_cast<unsigned>(1 + Sites.size())};
+    auto isIrregular = [&](unsigned J) { return (Irregular >> J & 1) != 0; };
+    const unsigned K = static_cast<unsigned>(llvm::popcount(Irregular));
 
     // The recording body's back edge goes to the loop header (the check
     // clone's switch test before Head, or Head itself); its exit elsewhere.
@@ -154,8 +165,8 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
     IRBuilder<> A(&*F.getEntryBlock().getFirstInsertionPt());
     AllocaInst *Count = A.CreateAlloca(I64, nullptr, "pes.loop.n");
     AllocaInst *Budget = A.CreateAlloca(I64, nullptr, "pes.loop.budget");
-    AllocaInst *Desc =
-        A.CreateAlloca(ArrayType::get(Type::getInt8Ty(C), L.bytes()), nullptr, "pes.loop.desc");
+    AllocaInst *Desc = A.CreateAlloca(ArrayType::get(Type::getInt8Ty(C), L.bytes(K > 0)), nullptr,
+                                      "pes.loop.desc");
     Desc->setAlignment(Align(8));
     {
         IRBuilder<> I(F.getEntryBlock().getTerminator());
@@ -196,8 +207,9 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
         Extra[J + 1] = RecordEmitter::constantExtra(C, S);
     }
 
-    // End of an iteration: count it; the first two iterations of a chunk and its
-    // last take the cold path (record templates, steps, hand the chunk over).
+    // End of an iteration: store its irregular addresses, count it; the first
+    // two iterations of a chunk and its last take the cold path (record
+    // templates, steps, hand the chunk over).
     auto *CopyCond = cast<BranchInst>(CopyBr);
     Value *Cond = CopyCond->getCondition();
     BasicBlock *Cold = BasicBlock::Create(C, "pes.loop.cold", &F);
@@ -211,6 +223,18 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
 
     IRBuilder<> B(CopyBr);
     Value *N = quiet(B.CreateLoad(I64, Count, "pes.loop.i"));
+    // a mixed body: this iteration's irregular addresses at addr[N * K + r]
+    if (K) {
+        Value *Slot = B.CreateMul(N, ConstantInt::get(I64, K));
+        Value *Base =
+            B.CreateGEP(B.getInt8Ty(), Desc,
+                        B.CreateAdd(B.CreateShl(Slot, 3), ConstantInt::get(I64, L.addr(0))));
+        for (unsigned J = 0, R = 0; J < L.M; J++)
+            if (isIrregular(J)) {
+                Value *P = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Base, 8 * R++);
+                quiet(B.CreateAlignedStore(Addr[J], P, Align(8)));
+            }
+    }
     Value *N1 = B.CreateAdd(N, ConstantInt::get(I64, 1));
     quiet(B.CreateStore(N1, Count));
     Value *Bud = quiet(B.CreateLoad(I64, Budget, "pes.loop.budget"));
@@ -248,6 +272,9 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
         Value *AtLeast1 =
             T.CreateAdd(T.CreateUDiv(Room, ConstantInt::get(I64, L.M * sizeof(pes_record))),
                         ConstantInt::get(I64, 1));
+        if (K) // no more iterations than the address array holds
+            AtLeast1 = T.CreateBinaryIntrinsic(Intrinsic::umin, AtLeast1,
+                                               ConstantInt::get(I64, PES_RT_LOOP_ADDRS / K));
         quiet(T.CreateStore(AtLeast1, Budget));
         T.CreateBr(FullTest);
     }
@@ -259,6 +286,8 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
         // the second: each address's step
         IRBuilder<> T(Cap1);
         for (unsigned J = 1; J < L.M; J++) {
+            if (isIrregular(J))
+                continue;
             Value *First = loadAt(T, Desc, L.tmpl(J, offsetof(pes_record, addr)), I64);
             storeAt(T, Desc, L.step(J), T.CreateSub(Addr[J], First));
         }
@@ -268,6 +297,7 @@ std::vector<AllocaInst *> addDescriptorCopy(Instruction *Start, uint32_t BlockLo
         storeAt(T, Desc, offsetof(pes_rt_loop, iterations), Iterations);
         storeAt(T, Desc, offsetof(pes_rt_loop, m), ConstantInt::get(I32, L.M));
         storeAt(T, Desc, offsetof(pes_rt_loop, reserved), ConstantInt::get(I32, 0));
+        storeAt(T, Desc, offsetof(pes_rt_loop, irregular), ConstantInt::get(I64, Irregular));
         E.emitLoopFlush(T, Desc);
         quiet(T.CreateStore(ConstantInt::get(I64, 0), Count));
     };

@@ -4,15 +4,18 @@
 // pes/rt_abi.h, struct pes_rt_loop).
 //
 // A loop qualifies when its body is one block that loops to itself, holds no
-// call (but intrinsics that touch no memory), and every record it makes is
-// affine in the iteration: the block record, and one record per access whose
-// address ScalarEvolution gives as {start,+,step} of this loop with a
-// loop-invariant step (or as loop-invariant). Such a body gets, in the
+// call (but intrinsics that touch no memory), and makes one record per access
+// whose extra the copy knows in advance. Records whose address
+// ScalarEvolution gives as {start,+,step} of this loop with a loop-invariant
+// step (or as loop-invariant) are affine, the others irregular (an indirect
+// a[idx[i]], u[i/2], a pointer chase): a mixed body. Such a body gets, in the
 // recording clone only, a copy without records that the recording body enters
 // when __pes_tls.descriptors is set. The copy counts iterations; it keeps the
-// first iteration's records of the chunk and the step of each address, and
-// hands the chunk to __pes_loop_flush when it is full (the records up to the
-// next time mark, read from __pes_tls) and when the loop ends.
+// first iteration's records of the chunk and the step of each affine address,
+// stores each irregular address of each iteration into the chunk, and hands
+// the chunk to __pes_loop_flush when it is full (the records up to the next
+// time mark, read from __pes_tls, or the chunk's address array) and when the
+// loop ends.
 #ifndef PES_LOOPS_H
 #define PES_LOOPS_H
 
@@ -37,9 +40,10 @@ struct LoopSite {
 
 // Planning, on the IR as the optimiser left it: can BB's records be written
 // as descriptors? nullptr if so, else why not (for -pes-verbose). Sites: BB's
-// sites in record order.
-const char *whyNotAffine(llvm::BasicBlock &BB, const std::vector<AccessSite> &Sites,
-                         llvm::LoopInfo &LI, llvm::ScalarEvolution &SE);
+// sites in record order. Irregular: bit j + 1 set for each site j whose
+// address is not affine (bit 0 is the block record, always affine).
+const char *whyNoDescriptors(llvm::BasicBlock &BB, const std::vector<AccessSite> &Sites,
+                             llvm::LoopInfo &LI, llvm::ScalarEvolution &SE, uint64_t &Irregular);
 
 // Instrumenting, after CheckCloner::clone and before the records are emitted:
 // Start is the instruction where the body's block record goes (the body's
@@ -47,7 +51,7 @@ const char *whyNotAffine(llvm::BasicBlock &BB, const std::vector<AccessSite> &Si
 // and returns the allocas that must be promoted back to registers.
 std::vector<llvm::AllocaInst *> addDescriptorCopy(llvm::Instruction *Start, uint32_t BlockLocal,
                                                   const std::vector<LoopSite> &Sites,
-                                                  RecordEmitter &E);
+                                                  uint64_t Irregular, RecordEmitter &E);
 
 } // namespace pes
 

@@ -520,18 +520,34 @@ static void print_record(struct dump *d, uint32_t thread, const struct pes_recor
 
 /* A loop descriptor group as stored (docs/trace-format.md §3.2): g[0] the
  * LOOP record, then m templates and m steps, which the reader checked. */
+/* A group as stored: its templates and steps (an irregular template says so),
+ * then the addresses of a mixed group's irregular records in expansion order. */
 static void print_loop(struct dump *d, uint32_t thread, const struct pes_record *g)
 {
     uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;
-    const struct pes_record *tpl = g + 1, *step = g + 1 + m;
+    const struct pes_record *tpl = g + 1, *step = g + 1 + m, *addr = g + 1 + 2 * m;
+    size_t k = pes_trace_loop_size(g) - 1 - 2 * (size_t)m;
     if (d->o.fmt == FMT_JSON) {
         printf("{\"type\":\"loop\",\"thread\":%u,\"records\":%" PRIu64
                ",\"per_iteration\":%u,\"phase\":%u,\"templates\":[",
                thread, g->addr, m, phase);
-        for (uint32_t j = 0; j < m; j++)
-            printf("%s{\"id\":%u,\"addr\":\"0x%" PRIx64 "\",\"extra\":%u,\"step\":\"%" PRId64 "\"}",
-                   j ? "," : "", tpl[j].id, tpl[j].addr, tpl[j].extra, (int64_t)step[j].addr);
-        printf("]}\n");
+        for (uint32_t j = 0; j < m; j++) {
+            if (step[j].extra == PES_LOOP_STEP_IRREGULAR)
+                printf("%s{\"id\":%u,\"extra\":%u,\"irregular\":true}", j ? "," : "", tpl[j].id,
+                       tpl[j].extra);
+            else
+                printf("%s{\"id\":%u,\"addr\":\"0x%" PRIx64 "\",\"extra\":%u,\"step\":\"%" PRId64
+                       "\"}",
+                       j ? "," : "", tpl[j].id, tpl[j].addr, tpl[j].extra, (int64_t)step[j].addr);
+        }
+        printf("]");
+        if (k) {
+            printf(",\"addresses\":[");
+            for (size_t a = 0; a < k; a++)
+                printf("%s\"0x%" PRIx64 "\"", a ? "," : "", addr[a].addr);
+            printf("]");
+        }
+        printf("}\n");
     } else {
         printf("T%u loop %" PRIu64 " records, %u per iteration, phase %u\n", thread, g->addr, m,
                phase);
@@ -546,7 +562,15 @@ static void print_loop(struct dump *d, uint32_t thread, const struct pes_record 
             else /* the reader checks template ids against the modules: not reached */
                 printf("record id=%u addr=0x%" PRIx64 " extra=%u", tpl[j].id, tpl[j].addr,
                        tpl[j].extra);
-            printf(" step %+" PRId64 "\n", (int64_t)step[j].addr);
+            if (step[j].extra == PES_LOOP_STEP_IRREGULAR)
+                printf(" irregular\n");
+            else
+                printf(" step %+" PRId64 "\n", (int64_t)step[j].addr);
+        }
+        for (size_t a = 0; a < k; a++) { /* 8 a line */
+            if (a % 8 == 0)
+                printf("T%u   addresses", thread);
+            printf(" 0x%" PRIx64 "%s", addr[a].addr, a % 8 == 7 || a + 1 == k ? "\n" : "");
         }
     }
     d->printed++;
@@ -640,7 +664,7 @@ static void print_block(struct dump *d, const struct pes_block *b)
                 continue;
             }
             print_loop(d, b->thread, &b->records[i]);
-            i += 2 * (size_t)(b->records[i].extra & 0xFFFFu);
+            i += pes_trace_loop_size(&b->records[i]) - 1;
         }
         break;
     case PES_BLOCK_EVENTS:
@@ -701,12 +725,6 @@ struct type_stats {
 
 /* How many of the R records of a group from `phase` (m per iteration) are
  * copies of template j: those q < R with (phase + q) % m == j. */
-static uint64_t group_count(uint64_t R, uint32_t m, uint32_t phase, uint32_t j)
-{
-    uint64_t first = (j + m - phase) % m;
-    return first < R ? (R - 1 - first) / m + 1 : 0;
-}
-
 static int print_stats(struct dump *d, struct pes_error *err)
 {
     struct pes_block_ref *refs;
@@ -773,7 +791,7 @@ static int print_stats(struct dump *d, struct pes_error *err)
                 if (id == PES_ID_LOOP) { /* the records of a group, by template */
                     uint32_t m = rec->extra & 0xFFFFu, phase = rec->extra >> 16;
                     for (uint32_t j = 0; j < m; j++) {
-                        uint64_t c = group_count(rec->addr, m, phase, j);
+                        uint64_t c = pes_trace_loop_times(rec->addr, m, phase, j);
                         uint32_t tid = rec[1 + j].id;
                         if (pes_trace_reader_site(d->r, tid))
                             accesses += c;
@@ -786,7 +804,7 @@ static int print_stats(struct dump *d, struct pes_error *err)
                     grouped += rec->addr;
                     if (pend)
                         *pend = 0;
-                    k += 2 * (size_t)m;
+                    k += pes_trace_loop_size(rec) - 1;
                     continue;
                 }
                 if (pes_trace_reader_site(d->r, id))

@@ -24,6 +24,18 @@ if(TARGET PesPass)
       pes_twins(${k} 2 ${size} ${PROJECT_SOURCE_DIR}/bench/kernels/${k}.c)
     endif()
   endforeach()
+  # Share of the records in groups where the hot loops take descriptors,
+  # mixed ones included: is ranks keys through count[key[i]] (every loop
+  # one block: ~90 % at 1 thread), mg's prolongation reads u[i/2] (74 %); cg's
+  # x[col[k]] rows are a few entries long at n = 400, runs mostly too short for
+  # a group (1 + 2m + K stored records), so only its vector loops and longer
+  # rows: 37 %. Measured at 1 thread; bounds a little below.
+  foreach(kg cg:30 is:85 mg:65)
+    string(REPLACE ":" ";" kg ${kg})
+    list(GET kg 0 k)
+    list(GET kg 1 min)
+    set_property(TEST e2e.descriptors.${k}.t1 PROPERTY ENVIRONMENT TWINS_MIN_GROUPED=${min})
+  endforeach()
   pes_twins(shapes 1 2 ${PES_TWINS_DIR}/shapes.c)
   pes_twins(omp_shapes 2 2 ${PES_TWINS_DIR}/omp_shapes.c)
   pes_twins(omp_shapes 1 2 ${PES_TWINS_DIR}/omp_shapes.c)

@@ -1,12 +1,14 @@
 /*
  * test_trace_loop.c — loop descriptor groups (docs/trace-format.md §3.2):
  * expansion against records written out by hand (phase, negative steps,
- * addresses wrapping modulo 2^64, m = 1 and m = PES_LOOP_MAX_RECORDS), a
- * randomized comparison with the records the groups were made from, counts
+ * addresses wrapping modulo 2^64, m = 1 and m = PES_LOOP_MAX_RECORDS, mixed
+ * groups whose irregular records follow the steps as they are), a randomized
+ * comparison with the records the groups were made from, counts
  * (block header, index, footer) that count expanded records, the encoder's
  * checks of the groups it is given, and files with malformed groups or a
- * version-1 block holding one, forged here block by block: each is a format
- * error naming the block's offset.
+ * version-1 block holding one (a version-2 block holding a mixed one),
+ * forged here block by block: each is a format error naming the block's
+ * offset.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #define BB_ID   N_SITES /* the module's one basic block */
 
 #define STEP(s) ((struct pes_record){(uint64_t)(s), PES_ID_LOOP_STEP, 0})
+#define IRR     ((struct pes_record){0, PES_ID_LOOP_STEP, PES_LOOP_STEP_IRREGULAR})
 #define LOOP(r, m, phase)                                                                          \
     ((struct pes_record){(uint64_t)(r), PES_ID_LOOP, (uint32_t)(m) | (uint32_t)(phase) << 16})
 
@@ -210,6 +213,31 @@ static void test_short_groups(void **state)
     check_expansion(stored, 14, want, 3);
 }
 
+/* A mixed group: m = 3 (block, affine site, irregular site), phase 2,
+ * R = 7: u = 2..8 are j 2 (i 0), then iterations 1 and 2 whole: the three
+ * irregular records u = 2, 5, 8 are the three stored after the steps, and
+ * the irregular template holds the first one's address. A second
+ * group whose one irregular position never comes up (R = 1 at phase 0 of
+ * m = 2, position 1 irregular) holds no irregular record, its template's
+ * address 0. */
+static void test_mixed(void **state)
+{
+    (void)state;
+    const struct pes_record stored[] = {
+        LOOP(7, 3, 2), {0, BB_ID, 0}, {0x1000, 0, 0}, {0x5550, 1, 2}, STEP(0),
+        STEP(-8),      IRR,           {0x5550, 1, 2}, {0x10, 1, 2},   {0x5550, 1, 2},
+        LOOP(1, 2, 0), {0x40, 3, 0},  {0, 4, 0},      STEP(8),        IRR,
+        {0x99, 6, 0},
+    };
+    const struct pes_record want[] = {
+        {0x5550, 1, 2},                                              /* u 2: j 2, i 0 */
+        {0, BB_ID, 0},  {0xff8, 0, 0}, {0x10, 1, 2},                 /* i 1 */
+        {0, BB_ID, 0},  {0xff0, 0, 0}, {0x5550, 1, 2}, {0x40, 3, 0}, /* the second group */
+        {0x99, 6, 0},
+    };
+    check_expansion(stored, 16, want, 9);
+}
+
 /* ------------------------------------------------------------ randomized oracle */
 
 struct recs {
@@ -280,16 +308,20 @@ static void random_trace(uint64_t seed, size_t target, struct recs *orig, struct
             uint64_t R = y % 7 == 0 ? 1 + y % 20000 : 1 + y % 300;
             struct pes_record tpl[PES_LOOP_MAX_RECORDS];
             uint64_t step[PES_LOOP_MAX_RECORDS];
+            int irr[PES_LOOP_MAX_RECORDS]; /* a mixed loop: addresses at random */
+            int mixed = y % 3 == 0;
             for (uint32_t j = 0; j < m; j++) {
                 uint64_t z = tt_rand(&seed);
                 tpl[j] = (struct pes_record){rand_addr(&seed), (uint32_t)(z % (N_SITES + 1)),
                                              (uint32_t)(z >> 40) % 3};
                 step[j] = rand_step(&seed);
+                irr[j] = mixed && z % 3 == 0;
             }
             size_t first = orig->n;
             for (uint64_t q = 0; q < R; q++) { /* the oracle: straight from the definition */
                 uint64_t u = phase + q, j = u % m, i = u / m;
-                push(orig, (struct pes_record){tpl[j].addr + i * step[j], tpl[j].id, tpl[j].extra});
+                uint64_t a = irr[j] ? rand_addr(&seed) : tpl[j].addr + i * step[j];
+                push(orig, (struct pes_record){a, tpl[j].id, tpl[j].extra});
             }
             /* stored as pieces [q0, q1): a group from phase (phase + q0) % m with
              * templates moved (phase + q0) / m iterations on, or plain records */
@@ -302,11 +334,18 @@ static void random_trace(uint64_t seed, size_t target, struct recs *orig, struct
                 } else {
                     uint64_t u0 = phase + q0;
                     push(stored, LOOP(q1 - q0, m, u0 % m));
+                    for (uint32_t j = 0; j < m; j++) { /* irregular: its first record's address */
+                        uint64_t at = q0 + (j + m - u0 % m) % m;
+                        uint64_t a = !irr[j]   ? tpl[j].addr + (u0 / m) * step[j]
+                                     : at < q1 ? orig->v[first + at].addr
+                                               : 0;
+                        push(stored, (struct pes_record){a, tpl[j].id, tpl[j].extra});
+                    }
                     for (uint32_t j = 0; j < m; j++)
-                        push(stored, (struct pes_record){tpl[j].addr + (u0 / m) * step[j],
-                                                         tpl[j].id, tpl[j].extra});
-                    for (uint32_t j = 0; j < m; j++)
-                        push(stored, STEP(step[j]));
+                        push(stored, irr[j] ? IRR : STEP(step[j]));
+                    for (uint64_t q = q0; q < q1; q++)
+                        if (irr[(phase + q) % m])
+                            push(stored, orig->v[first + q]);
                 }
                 q0 = q1;
             }
@@ -511,12 +550,46 @@ static const struct bad_case bad_cases[] = {
      {LOOP(5, 1, 0), {0, 1, 0}, {8, 1, 0}},
      3,
      "record 2, step 0 of the loop descriptor at record 0, is not a LOOP_STEP record with extra "
-     "0 (id 0x00000001, extra 0)"},
+     "0 or 1 (id 0x00000001, extra 0)"},
     {"step with extra",
      {LOOP(5, 1, 0), {0, 1, 0}, {8, PES_ID_LOOP_STEP, 3}},
      3,
-     "is not a LOOP_STEP record with extra 0 (id 0xffffff09, extra 3)"},
+     "is not a LOOP_STEP record with extra 0 or 1 (id 0xffffff09, extra 3)"},
     {"stray step", {{1, 0, 0}, STEP(8)}, 2, "record 1 is a LOOP_STEP outside a loop descriptor"},
+    {"irregular template with another address",
+     {LOOP(2, 1, 0), {4, 1, 0}, IRR, {1, 1, 0}, {2, 1, 0}},
+     5,
+     "record 1, template 0 of the loop descriptor at record 0, is irregular, its address 0x4 not "
+     "its first record's 0x1"},
+    {"irregular template without records, with an address",
+     {LOOP(1, 2, 0), {0, 1, 0}, {5, 2, 0}, STEP(1), IRR},
+     5,
+     "record 2, template 1 of the loop descriptor at record 0, is irregular with no record in the "
+     "group, its address 0x5 not 0"},
+    {"irregular step with a step",
+     {LOOP(5, 1, 0), {0, 1, 0}, {8, PES_ID_LOOP_STEP, PES_LOOP_STEP_IRREGULAR}},
+     3,
+     "record 2, step 0 of the loop descriptor at record 0, is irregular but not 0"},
+    {"irregular records cut",
+     {LOOP(5, 2, 1), {0, 1, 0}, {0, 2, 0}, STEP(4), IRR, {1, 2, 0}, {2, 2, 0}},
+     7,
+     "record 0, a loop descriptor, is cut: its 3 irregular records should follow its steps, only "
+     "2 do"},
+    {"an irregular record of another site",
+     {LOOP(3, 1, 0), {1, 1, 0}, IRR, {1, 1, 0}, {2, 2, 0}, {3, 1, 0}},
+     6,
+     "record 4, irregular record 1 of the loop descriptor at record 0, has id 2 and extra 0, its "
+     "template 0 id 1 and extra 0"},
+    {"an irregular record with another extra",
+     {LOOP(1, 1, 0), {0, 1, 0}, IRR, {1, 1, 2}},
+     4,
+     "record 3, irregular record 0 of the loop descriptor at record 0, has id 1 and extra 2, its "
+     "template 0 id 1 and extra 0"},
+    {"a time mark where an irregular record belongs",
+     {LOOP(1, 1, 0), {0, 1, 0}, IRR, {1, PES_ID_TIME, 0}},
+     4,
+     "record 3, irregular record 0 of the loop descriptor at record 0, has id 4294967040 and "
+     "extra 0"},
 };
 
 static void test_encoder_rejects(void **state)
@@ -716,6 +789,63 @@ static void test_forged_malformed(void **state)
     }
 }
 
+static const struct forged forged_mixed_cases[] = {
+    {"irregular records cut by the block's end",
+     {LOOP(4, 2, 0), {0, 1, 0}, {0, 2, 0}, STEP(4), IRR, {1, 2, 0}},
+     6,
+     4,
+     6,
+     "record 0, a loop descriptor, is cut: its 2 irregular records should follow its steps, only "
+     "1 do"},
+    {"an irregular record of another site",
+     {LOOP(1, 1, 0), {0, 1, 0}, IRR, {4, 2, 0}},
+     4,
+     1,
+     4,
+     "record 3, irregular record 0 of the loop descriptor at record 0, has id 2 and extra 0, its "
+     "template 0 id 1 and extra 0"},
+    {"irregular step with a step",
+     {LOOP(1, 1, 0), {0, 1, 0}, {8, PES_ID_LOOP_STEP, PES_LOOP_STEP_IRREGULAR}, {4, 1, 0}},
+     4,
+     1,
+     4,
+     "record 2, step 0 of the loop descriptor at record 0, is irregular but not 0"},
+    {"a step where an irregular record belongs",
+     {LOOP(2, 1, 0), {1, 1, 0}, IRR, {1, 1, 0}, STEP(2)},
+     5,
+     2,
+     5,
+     "record 4, irregular record 1 of the loop descriptor at record 0, has id 4294967049 and "
+     "extra 0"},
+};
+
+/* Mixed groups (version 3) that are malformed; and one in a version-2
+ * block, where irregular steps did not exist. */
+static void test_forged_mixed(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof forged_mixed_cases / sizeof forged_mixed_cases[0]; i++) {
+        const struct forged *c = &forged_mixed_cases[i];
+        struct pes_buf f = {0};
+        forge_tables(&f, 3);
+        const struct pes_record ok[] = {{1, 0, 0}, LOOP(2, 1, 0), {4, 1, 0},
+                                        IRR,       {4, 1, 0},     {2, 1, 0}};
+        forge_access(&f, 3, ok, 6, 3, 6); /* a good block first: the offset names the bad one */
+        uint64_t off = forge_access(&f, 3, c->recs, c->n, c->count, c->stored);
+        print_message("%s\n", c->what);
+        expect_format_error(&f, off, c->message);
+        pes_buf_free(&f);
+    }
+    struct pes_buf f = {0};
+    forge_tables(&f, 2);
+    const struct pes_record mixed[] = {LOOP(1, 1, 0), {0, 1, 0}, IRR, {4, 1, 0}};
+    uint64_t off = forge_access(&f, 2, mixed, 4, 1, 4);
+    expect_format_error(&f, off,
+                        "record 2, step 0 of the loop descriptor at record 0, is not a LOOP_STEP "
+                        "record with extra 0 (id 0xffffff09, extra 1)");
+    pes_buf_free(&f);
+}
+
 /* A version-2 ACCESS payload too short for its stored count. */
 static void test_forged_short_payload(void **state)
 {
@@ -791,11 +921,13 @@ int main(void)
         cmocka_unit_test(test_wrap_m1),
         cmocka_unit_test(test_m_max),
         cmocka_unit_test(test_short_groups),
+        cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_random_against_oracle),
         cmocka_unit_test(test_twin_counts),
         cmocka_unit_test(test_block_limit),
         cmocka_unit_test(test_encoder_rejects),
         cmocka_unit_test(test_forged_malformed),
+        cmocka_unit_test(test_forged_mixed),
         cmocka_unit_test(test_forged_short_payload),
         cmocka_unit_test(test_version1),
     };

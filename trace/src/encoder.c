@@ -190,7 +190,7 @@ int pes_encoder_records(struct pes_trace_encoder *e, uint32_t thread, const stru
          * as fit 2^20 expanded and 2^20 stored records */
         struct pes_loop_walk w;
         if (pes_loop_walk(recs + done, n - done, done, PES_MAX_BLOCK_RECORDS, PES_MAX_BLOCK_RECORDS,
-                          &w))
+                          1, &w))
             return enc_done(
                 e, pes_error_set(err, PES_ERR_ARG, offset, "%s: records: %s", name, w.why));
         if (w.stored == 0 && done < n)

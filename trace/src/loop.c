@@ -4,7 +4,8 @@
  * encoder gets them and the reader decodes them, and expanding it into the
  * records it stands for. Expansion is on the replay hot path: per group one
  * division, then a copy of the m templates per iteration with their
- * addresses stepped, and plain records copied in runs.
+ * addresses stepped (a mixed group's irregular positions take the next
+ * irregular record instead), and plain records copied in runs.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,28 @@
 static inline int is_loop_id(uint32_t id)
 {
     return id - PES_ID_LOOP <= PES_ID_LOOP_STEP - PES_ID_LOOP;
+}
+
+uint64_t pes_trace_loop_times(uint64_t R, uint32_t m, uint32_t phase, uint32_t j)
+{
+    uint64_t first = (j + m - phase) % m; /* the first q with (phase + q) % m == j */
+    return first < R ? (R - 1 - first) / m + 1 : 0;
+}
+
+/* The irregular records of a group: its records on irregular positions. */
+static uint64_t irregular_records(const struct pes_record *g)
+{
+    uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;
+    uint64_t k = 0;
+    for (uint32_t j = 0; j < m; j++)
+        if (g[1 + m + j].extra == PES_LOOP_STEP_IRREGULAR)
+            k += pes_trace_loop_times(g->addr, m, phase, j);
+    return k;
+}
+
+size_t pes_trace_loop_size(const struct pes_record *g)
+{
+    return 1 + 2 * (size_t)(g->extra & 0xFFFFu) + (size_t)irregular_records(g);
 }
 
 size_t pes_loop_find(const struct pes_record *rec, size_t n)
@@ -63,20 +86,72 @@ static int check_group(const struct pes_record *rec, size_t n, size_t i, struct 
                              "the control id 0x%08x (templates are sites or basic blocks)",
                              w->base + i + 1 + j, j, w->base + i, t->id);
     }
+    uint32_t irregular = 0;
     for (uint32_t j = 0; j < m; j++) {
         const struct pes_record *s = &rec[i + 1 + m + j];
-        if (s->id != PES_ID_LOOP_STEP || s->extra != 0)
+        if (s->id != PES_ID_LOOP_STEP ||
+            (s->extra != 0 && (s->extra != PES_LOOP_STEP_IRREGULAR || !w->mixed)))
             return walk_fail(w, i + 1 + m + j,
                              "record %zu, step %u of the loop descriptor at record %zu, is not a "
-                             "LOOP_STEP record with extra 0 (id 0x%08x, extra %u)",
-                             w->base + i + 1 + m + j, j, w->base + i, s->id, s->extra);
+                             "LOOP_STEP record with extra 0%s (id 0x%08x, extra %u)",
+                             w->base + i + 1 + m + j, j, w->base + i, w->mixed ? " or 1" : "",
+                             s->id, s->extra);
+        if (s->extra == 0)
+            continue;
+        if (s->addr != 0)
+            return walk_fail(w, i + 1 + m + j,
+                             "record %zu, step %u of the loop descriptor at record %zu, is "
+                             "irregular but not 0",
+                             w->base + i + 1 + m + j, j, w->base + i);
+        irregular++;
     }
+    if (!irregular)
+        return 0;
+    /* the irregular records, in expansion order, with their templates' ids */
+    uint64_t k = irregular_records(&rec[i]);
+    if (k > n - i - 1 - 2 * (size_t)m)
+        return walk_fail(w, i,
+                         "record %zu, a loop descriptor, is cut: its %llu irregular records "
+                         "should follow its steps, only %zu do",
+                         w->base + i, (unsigned long long)k, n - i - 1 - 2 * (size_t)m);
+    /* an irregular template's address is its first record's (the codec then
+     * predicts the records from it as without descriptors), or 0 if none */
+    uint64_t seen = 0;
+    uint32_t j = phase;
+    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k; j = (j + 1) % m) {
+        if (rec[i + 1 + m + j].extra != PES_LOOP_STEP_IRREGULAR)
+            continue;
+        const struct pes_record *t = &rec[i + 1 + j];
+        if (rec[a].id != t->id || rec[a].extra != t->extra)
+            return walk_fail(w, a,
+                             "record %zu, irregular record %zu of the loop descriptor at record "
+                             "%zu, has id %u and extra %u, its template %u id %u and extra %u",
+                             w->base + a, a - i - 1 - 2 * (size_t)m, w->base + i, rec[a].id,
+                             rec[a].extra, j, t->id, t->extra);
+        if (!(seen >> j & 1) && rec[a].addr != t->addr)
+            return walk_fail(w, i + 1 + j,
+                             "record %zu, template %u of the loop descriptor at record %zu, is "
+                             "irregular, its address 0x%llx not its first record's 0x%llx",
+                             w->base + i + 1 + j, j, w->base + i, (unsigned long long)t->addr,
+                             (unsigned long long)rec[a].addr);
+        seen |= 1ull << j;
+        a++;
+    }
+    for (j = 0; j < m; j++)
+        if (rec[i + 1 + m + j].extra == PES_LOOP_STEP_IRREGULAR && !(seen >> j & 1) &&
+            rec[i + 1 + j].addr != 0)
+            return walk_fail(w, i + 1 + j,
+                             "record %zu, template %u of the loop descriptor at record %zu, is "
+                             "irregular with no record in the group, its address 0x%llx not 0",
+                             w->base + i + 1 + j, j, w->base + i,
+                             (unsigned long long)rec[i + 1 + j].addr);
     return 0;
 }
 
 int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t max_expanded,
-                  size_t max_stored, struct pes_loop_walk *w)
+                  size_t max_stored, int mixed, struct pes_loop_walk *w)
 {
+    w->mixed = mixed;
     w->base = base;
     w->stored = 0;
     w->expanded = 0;
@@ -100,7 +175,7 @@ int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t 
                              w->base + i);
         if (check_group(rec, n, i, w))
             return -1;
-        size_t size = 1 + 2 * (size_t)(rec[i].extra & 0xFFFFu);
+        size_t size = pes_trace_loop_size(&rec[i]);
         if (rec[i].addr > max_expanded - w->expanded || size > max_stored - i)
             break; /* the group does not fit: the caller cuts before it */
         w->expanded += rec[i].addr;
@@ -109,6 +184,35 @@ int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t 
         w->stored = i;
     }
     return 0;
+}
+
+/* A mixed group (checked): irregular positions take the next irregular record. */
+static struct pes_record *expand_mixed(const struct pes_record *g, struct pes_record *out)
+{
+    uint32_t m = g->extra & 0xFFFFu, j = g->extra >> 16;
+    const struct pes_record *tpl = g + 1, *step = g + 1 + m, *irr = g + 1 + 2 * m;
+    struct pes_record cur[PES_LOOP_MAX_RECORDS];
+    uint64_t s[PES_LOOP_MAX_RECORDS];
+    uint8_t irregular[PES_LOOP_MAX_RECORDS];
+    for (uint32_t k = 0; k < m; k++) {
+        cur[k] = tpl[k];
+        s[k] = step[k].addr;
+        irregular[k] = step[k].extra == PES_LOOP_STEP_IRREGULAR;
+    }
+    /* positions before phase start at iteration 1 */
+    for (uint32_t k = 0; k < j; k++)
+        cur[k].addr += s[k];
+    for (uint64_t q = g->addr; q; q--) {
+        if (irregular[j]) {
+            *out++ = *irr++;
+        } else {
+            *out++ = cur[j];
+            cur[j].addr += s[j];
+        }
+        if (++j == m)
+            j = 0;
+    }
+    return out;
 }
 
 /* The records of one group (checked): R records from iteration position phase. */
@@ -120,6 +224,8 @@ static struct pes_record *expand_group(const struct pes_record *g, struct pes_re
     struct pes_record cur[PES_LOOP_MAX_RECORDS];
     uint64_t s[PES_LOOP_MAX_RECORDS];
     for (uint32_t j = 0; j < m; j++) {
+        if (step[j].extra == PES_LOOP_STEP_IRREGULAR)
+            return expand_mixed(g, out);
         cur[j] = tpl[j];
         s[j] = step[j].addr;
     }
@@ -159,6 +265,6 @@ void pes_loop_expand(const struct pes_record *rec, size_t n, struct pes_record *
         if (k == n)
             break;
         out = expand_group(&rec[k], out);
-        i = k + 1 + 2 * (size_t)(rec[k].extra & 0xFFFFu);
+        i = k + pes_trace_loop_size(&rec[k]);
     }
 }

@@ -710,7 +710,7 @@ static int read_access(struct pes_trace_reader *r, uint64_t off, uint32_t thread
         return -1;
     }
     struct pes_loop_walk w;
-    if (pes_loop_walk(recs, stored, 0, count, stored, &w)) {
+    if (pes_loop_walk(recs, stored, 0, count, stored, r->block_version >= 3, &w)) {
         snprintf(r->why_buf, sizeof r->why_buf, "%s", w.why);
         *why = r->why_buf;
         return -1;

@@ -127,6 +127,7 @@ struct pes_loop_walk {
     uint64_t expanded; /* the records they stand for */
     size_t groups;     /* loop descriptor groups among them */
     size_t base;       /* index of rec[0] in messages and `at` */
+    int mixed;         /* irregular templates allowed (version 3) */
     size_t at;         /* on error: the record that is wrong */
     char why[200];
 };
@@ -135,10 +136,11 @@ size_t pes_loop_find(const struct pes_record *rec, size_t n);
 /* Walks rec[0..n) a unit at a time (a plain record or a whole group) and
  * stops before the first unit that would take the expanded count past
  * max_expanded or the stored count past max_stored (w->stored < n then).
- * Messages name records by index + base. 0, or -1 for a malformed group
+ * Messages name records by index + base. mixed: irregular templates and
+ * their records are allowed (version 3). 0, or -1 for a malformed group
  * or a stray LOOP_STEP (w->why, w->at). */
 int pes_loop_walk(const struct pes_record *rec, size_t n, size_t base, uint64_t max_expanded,
-                  size_t max_stored, struct pes_loop_walk *w);
+                  size_t max_stored, int mixed, struct pes_loop_walk *w);
 /* Writes the records rec[0..n) stand for to out: n must be a run that
  * pes_loop_walk accepted whole; out has room for its `expanded`. */
 void pes_loop_expand(const struct pes_record *rec, size_t n, struct pes_record *out);

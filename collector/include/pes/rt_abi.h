@@ -75,30 +75,44 @@ struct pes_rt_tls {
     struct pes_record *limit;  /* slow path when cursor >= limit */
     int64_t countdown;         /* check path: __pes_check_due when it drops below 0 */
     uint32_t recording;        /* non-zero: functions start in their recording clone */
-    uint32_t descriptors;      /* non-zero: loops the pass found affine write loop
+    uint32_t descriptors;      /* non-zero: loops the pass gave descriptors write loop
                                   descriptors (__pes_loop_flush) instead of their records */
 };
 
 /*
- * A loop chunk as the recording clone of an affine loop fills it on its stack
- * (llvm-pass/pes_loops.cpp): the loop's body is one block whose m records
- * (its block record, then one per access) all have addresses affine in the
- * iteration. tmpl[j] is the j-th record of the chunk's first iteration;
- * step[j] (stored right after tmpl[m-1]) is the change of tmpl[j].addr from
- * one iteration to the next (0 for the block record; unset when iterations is
- * 1). The chunk's records are, in order, for i = 0 .. iterations-1 and
- * j = 0 .. m-1: {tmpl[j].addr + i * step[j], tmpl[j].id, tmpl[j].extra}.
+ * A loop chunk as the recording clone of a descriptor loop fills it on its
+ * stack (llvm-pass/pes_loops.cpp): the loop's body is one block with m
+ * records per iteration (its block record, then one per access). tmpl[j] is
+ * the j-th record of the chunk's first iteration; step[j] (stored right after
+ * tmpl[m-1]) is the change of tmpl[j].addr from one iteration to the next (0
+ * for the block record; unset when iterations is 1). The chunk's records are,
+ * in order, for i = 0 .. iterations-1 and j = 0 .. m-1:
+ * {tmpl[j].addr + i * step[j], tmpl[j].id, tmpl[j].extra}.
+ *
+ * A mixed body (ABI 5) also has records whose address is not affine (an
+ * indirect a[idx[i]], a pointer chase): bit j of `irregular` set. Their
+ * addresses follow the steps, one per irregular record and iteration,
+ * iteration-major: addr[i * k + r] for the r-th irregular position of
+ * iteration i, k = popcount(irregular); tmpl[j].addr and step[j] of such a
+ * position are unused. The address array holds PES_RT_LOOP_ADDRS, so a chunk
+ * of a mixed body has at most PES_RT_LOOP_ADDRS / k iterations.
  */
-#define PES_RT_LOOP_MAX PES_LOOP_MAX_RECORDS
+#define PES_RT_LOOP_MAX   PES_LOOP_MAX_RECORDS
+#define PES_RT_LOOP_ADDRS 128u /* 1 KiB of stack per mixed loop */
 struct pes_rt_loop {
     uint64_t iterations; /* complete iterations in the chunk, >= 1 */
     uint32_t m;          /* records per iteration, 1 .. PES_RT_LOOP_MAX */
     uint32_t reserved;
-    struct pes_record tmpl[]; /* m templates, then m int64_t steps */
+    uint64_t irregular;       /* bit j: record j's addresses are in the address array */
+    struct pes_record tmpl[]; /* m templates, then m int64_t steps, then the addresses */
 };
 static inline int64_t *pes_rt_loop_steps(struct pes_rt_loop *d)
 {
     return (int64_t *)(void *)&d->tmpl[d->m];
+}
+static inline uint64_t *pes_rt_loop_addrs(struct pes_rt_loop *d)
+{
+    return (uint64_t *)(void *)(pes_rt_loop_steps(d) + d->m);
 }
 
 /* Segment weight of the check path: (loads + stores) << PES_RT_WEIGHT_SHIFT | stores. */
@@ -167,12 +181,13 @@ PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra);
  * weight `weight` (already subtracted, nothing of the segment executed yet).
  * Returns non-zero if the segment must run in the recording clone. */
 PES_RT_SLOW_CC int __pes_check_due(int64_t weight);
-/* A chunk of an affine loop is complete (at most one time interval of
+/* A chunk of a descriptor loop is complete (at most one time interval of
  * records, or the loop ended): appends its records, as a loop descriptor
  * (pes/trace.h) cut where time marks and buffer ends fall. The recording clone
  * sizes its next chunk from __pes_tls: max(0, limit - cursor) / m + 1 iterations
- * (limit - cursor in records), so a chunk reaches past the next time mark or
- * buffer end by less than one iteration, and the runtime cuts it there.
+ * (limit - cursor in records), at most PES_RT_LOOP_ADDRS / k for a mixed body,
+ * so a chunk reaches past the next time mark or buffer end by less than one
+ * iteration, and the runtime cuts it there.
  * Called only while __pes_tls.descriptors is set. */
 PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d);
 

@@ -281,7 +281,8 @@ static uint32_t record_weight(const uint32_t *wt, uint32_t id)
 
 /* Loop descriptor groups (rt_loop.c, pes/trace.h) count the records they
  * stand for: template j of a group of R records from phase p repeats
- * R / m times, once more if it is among the R % m after p. */
+ * R / m times, once more if it is among the R % m after p; a mixed group's
+ * irregular records are counted with their templates. */
 static void count_records(struct result *r, const struct pes_record *rec, size_t n)
 {
     const uint32_t *wt = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
@@ -292,13 +293,13 @@ static void count_records(struct result *r, const struct pes_record *rec, size_t
             n - i > 2 * (size_t)m) {
             uint64_t group = rec[i].addr;
             for (uint32_t j = 0; j < m; j++) {
-                uint64_t times = group / m + ((j + m - phase) % m < group % m);
+                uint64_t times = pes_trace_loop_times(group, m, phase, j);
                 uint32_t w = record_weight(wt, rec[i + 1 + j].id);
                 loads += (w & 0xffff) * times;
                 stores += (w >> 16) * times;
             }
             records += group;
-            i += 2 * (size_t)m;
+            i += pes_trace_loop_size(&rec[i]) - 1;
             continue;
         }
         uint32_t w = record_weight(wt, id);

@@ -4,7 +4,7 @@
  * the result against the pattern, not against anything the runtime computed:
  *
  *   loop_check TRACE --interval I --buffer B --threads T --descriptors D
- *              [--groups | --no-groups] [--canon FILE] [--prefix]
+ *              [--groups | --no-groups] [--mixed] [--canon FILE] [--prefix]
  *
  * - each worker's records (control records aside) are the ones its loops
  *   stand for, in order;
@@ -15,7 +15,8 @@
  *   records it expands to, at most B;
  * - the footer's records, loads and stores are the expanded ones;
  * - the header's config says descriptors=D; --groups: at least one group per
- *   worker, --no-groups: none at all.
+ *   worker, --no-groups: none at all; --mixed: also at least one mixed group
+ *   (irregular addresses) per worker.
  * --prefix: each worker's records are a prefix of its pattern followed by
  * the endless loop (loop_prog running), at least the whole pattern.
  * --canon writes each worker's expanded records and block sizes (time and
@@ -38,6 +39,7 @@ struct stream {
     uint64_t *blocks; /* expanded records of each ACCESS block */
     size_t n_blocks, cap_blocks;
     uint64_t groups;
+    uint64_t irregular; /* records of groups stored as they are (irregular positions) */
 };
 
 static const char *trace_path;
@@ -92,17 +94,30 @@ static uint64_t expand_block(struct stream *s, uint32_t thread, const struct pes
         const struct pes_record *tmpl = &rec[i + 1], *step = &rec[i + 1 + m];
         for (uint32_t j = 0; j < m; j++)
             if (tmpl[j].id >= PES_ID_CONTROL_FIRST || step[j].id != PES_ID_LOOP_STEP ||
-                step[j].extra)
+                (step[j].extra && (step[j].extra != PES_LOOP_STEP_IRREGULAR || step[j].addr)))
                 fail("thread %u: group template/step %u malformed", thread, j);
+        /* a mixed group's irregular records follow its steps, as they are */
+        size_t a = i + 1 + 2 * (size_t)m;
         for (uint64_t q = 0; q < R; q++) {
             uint64_t u = phase + q, j = u % m, it = u / m;
             struct pes_record r = tmpl[j];
-            r.addr = tmpl[j].addr + it * step[j].addr;
+            if (step[j].extra) {
+                if (a >= n || rec[a].id != tmpl[j].id || rec[a].extra != tmpl[j].extra)
+                    fail("thread %u: group at %zu: irregular record %zu missing", thread, i, a);
+                if (q < m && rec[a].addr != tmpl[j].addr) /* the position's first record */
+                    fail("thread %u: group at %zu: irregular template %u is not its first record",
+                         thread, i, (unsigned)j);
+                r.addr = rec[a++].addr;
+            } else {
+                r.addr = tmpl[j].addr + it * step[j].addr;
+            }
             push(s, r);
+            if (step[j].extra)
+                s->irregular++;
         }
         expanded += R;
         s->groups++;
-        i += 2 * (size_t)m;
+        i = a - 1;
     }
     return expanded;
 }
@@ -164,7 +179,7 @@ int main(int argc, char **argv)
     trace_path = argv[1];
     uint64_t interval = 0, buffer = 0;
     uint32_t workers = 0;
-    int want_groups = -1, descriptors = -1, prefix = 0;
+    int want_groups = -1, descriptors = -1, prefix = 0, want_mixed = 0;
     const char *canon = NULL;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--interval") && i + 1 < argc)
@@ -181,6 +196,8 @@ int main(int argc, char **argv)
             want_groups = 1;
         else if (!strcmp(argv[i], "--no-groups"))
             want_groups = 0;
+        else if (!strcmp(argv[i], "--mixed"))
+            want_mixed = 1;
         else if (!strcmp(argv[i], "--prefix"))
             prefix = 1;
         else
@@ -304,6 +321,8 @@ int main(int argc, char **argv)
                  t < n_totals ? totals[t].stores : 0, s->n, loads, stores);
         if (first < s->n && want_groups == 1 && s->groups == 0)
             fail("thread %u: no loop descriptor group", t);
+        if (first < s->n && want_mixed && s->irregular == 0)
+            fail("thread %u: no mixed loop descriptor group", t);
         (void)marks;
     }
     for (uint32_t k = 1; k <= workers; k++)

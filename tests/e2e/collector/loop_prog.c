@@ -51,11 +51,19 @@ static int endless; /* atomic: workers in their endless loop */
 
 static void run_loop(uint32_t k, const struct lp_step *s)
 {
-    /* the descriptor the recording clone keeps on its stack: m templates, then m steps */
+    /* the descriptor the recording clone keeps on its stack: m templates, m
+     * steps, then a mixed body's addresses */
     _Alignas(struct pes_rt_loop) unsigned char
-        stack[sizeof(struct pes_rt_loop) + 2 * LP_MAX_M * sizeof(struct pes_record)];
+        stack[sizeof(struct pes_rt_loop) + 2 * LP_MAX_M * sizeof(struct pes_record) +
+              PES_RT_LOOP_ADDRS * sizeof(uint64_t)];
     struct pes_rt_loop *d = (struct pes_rt_loop *)(void *)stack;
-    uint32_t m = s->m;
+    uint32_t m = s->m, k_irr = 0;
+    uint64_t irregular = 0;
+    for (uint32_t j = 0; j < m; j++)
+        if (s->tmpl[j].irregular) {
+            irregular |= 1ull << j;
+            k_irr++;
+        }
     for (uint64_t done = 0; done < s->iterations;) {
         uint64_t n = s->iterations - done;
         if (s->pass_cut) {
@@ -68,6 +76,8 @@ static void run_loop(uint32_t k, const struct lp_step *s)
         } else if (s->chunks && n > s->chunks) {
             n = s->chunks;
         }
+        if (k_irr && n > PES_RT_LOOP_ADDRS / k_irr) /* the chunk's address array */
+            n = PES_RT_LOOP_ADDRS / k_irr;
         if (s->inline_only ||
             (!always && !__atomic_load_n(&__pes_tls.descriptors, __ATOMIC_RELAXED))) {
             for (uint64_t i = done; i < done + n; i++)
@@ -81,14 +91,20 @@ static void run_loop(uint32_t k, const struct lp_step *s)
         d->iterations = n;
         d->m = m;
         d->reserved = 0;
+        d->irregular = irregular;
         int64_t *step = pes_rt_loop_steps(d);
+        uint64_t *addr = pes_rt_loop_addrs(d);
         for (uint32_t j = 0; j < m; j++) {
-            d->tmpl[j].addr = lp_addr(k, &s->tmpl[j], done);
+            d->tmpl[j].addr = lp_addr(k, &s->tmpl[j], done); /* junk where irregular */
             d->tmpl[j].id = id_base + s->tmpl[j].local;
             d->tmpl[j].extra = s->tmpl[j].extra;
             if (n > 1)
                 step[j] = s->tmpl[j].local >= LP_SITES ? 0 : s->tmpl[j].step;
         }
+        for (uint64_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < m; j++)
+                if (s->tmpl[j].irregular)
+                    *addr++ = lp_addr(k, &s->tmpl[j], done + i);
         __pes_loop_flush(d);
         done += n;
     }

@@ -14,17 +14,18 @@ check="$tbin/loop_check"
 tag=loop
 . "$(dirname "$0")/scenario_common.sh"
 
-# twins T INTERVAL BUFFER [FLAGS...]: with descriptors, with --no-descriptors
+# twins T INTERVAL BUFFER MIXED [FLAGS...]: with descriptors (MIXED: --mixed
+# when mixed groups must show, or ""), with --no-descriptors
 # (loops record per access), and --no-descriptors with every chunk handed to
 # __pes_loop_flush anyway (the runtime stores its records per access)
 twins() {
-    threads=$1 interval=$2 buffer=$3
-    shift 3
+    threads=$1 interval=$2 buffer=$3 mixed=$4
+    shift 4
     opts="--full -q --time-interval $interval --buffer-records $buffer"
     run 0 guard "$collect" $opts "$@" -o d.zst "$prog" auto "$threads"
     grep -qx "descriptors=1" out.txt || fail "descriptors not set: $(cat out.txt)"
     "$check" d.zst --interval "$interval" --buffer "$buffer" --threads "$threads" \
-        --descriptors 1 --groups --canon d.txt || fail "trace check (descriptors)"
+        --descriptors 1 --groups $mixed --canon d.txt || fail "trace check (descriptors)"
     run 0 guard "$collect" $opts --no-descriptors "$@" -o n.zst "$prog" auto "$threads"
     grep -qx "descriptors=0" out.txt || fail "--no-descriptors: $(cat out.txt)"
     "$check" n.zst --interval "$interval" --buffer "$buffer" --threads "$threads" \
@@ -40,13 +41,13 @@ twins() {
 case "$scenario" in
 tiny)
     # marks every 7 records, 16-record buffers: chunks span many of both
-    twins 2 7 16
+    twins 2 7 16 ""
     ;;
 small)
-    twins 3 100 1000
+    twins 3 100 1000 --mixed
     ;;
 default)
-    twins 4 1024 65536
+    twins 4 1024 65536 --mixed
     ;;
 env)
     # PES_DESCRIPTORS=0 without pes-collect turns them off, as --no-descriptors does

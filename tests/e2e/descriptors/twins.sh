@@ -5,8 +5,8 @@
 # with loop descriptors, one with --no-descriptors. The expanded per-thread
 # record sequences must be equal, access for access (time marks' positions
 # included, their timestamps not; sequences.py), the descriptor trace must hold loop
-# descriptors, and with one thread every report of the two traces must be
-# equal. Issue 27 / docs/llvm-pass.md "Loop descriptors".
+# descriptors (TWINS_MIN_GROUPED: a share of its records in groups), and
+# with one thread every report of the two traces must be equal. Issue 27 / docs/llvm-pass.md "Loop descriptors".
 set -eu
 BIN=$1 WORK=$2 THREADS=$3 SIZE=$4 SRC=$5
 shift 5
@@ -54,6 +54,16 @@ n=$(python3 "$(dirname "$0")/sequences.py" dsc.dump off.dump) \
 [ "$n" -gt 1000 ] || fail "only $n records"
 "$BIN/pes-dump" dsc.zst | grep -Eq "^T[0-9]+ loop " || fail "no loop descriptor in the trace"
 loops=$("$BIN/pes-dump" dsc.zst | grep -Ec "^T[0-9]+ loop " || true)
+# TWINS_MIN_GROUPED=P: at least P % of the records stand in groups (the
+# kernel's hot loops take descriptors, mixed bodies included)
+if [ -n "${TWINS_MIN_GROUPED:-}" ]; then
+    "$BIN/pes-dump" --stats dsc.zst > dsc.stats || fail "pes-dump --stats failed"
+    share=$(awk '$1 == "records" { n = $3 + $5 + $7 + $9 } $1 == "loops" { g = $5 }
+                 END { if (n) printf "%d", 100 * g / n; else print 0 }' dsc.stats)
+    [ "$share" -ge "$TWINS_MIN_GROUPED" ] ||
+        fail "$share % of the records in loop descriptor groups, expected at least $TWINS_MIN_GROUPED %"
+    echo "twins $name: $share % of the records in groups"
+fi
 if [ "$THREADS" = 1 ]; then
     for t in dsc off; do
         "$BIN/pes-replay" "$t.zst" --machine haswell --format json -o "$t.json" \

@@ -6,7 +6,10 @@
  * expands record by record); a store to marks[] before each run separates the
  * runs in the record stream. Both runs must give the same records, access for
  * access, and the shapes that qualify must really have used descriptors
- * (at -O1 and above; at -O0 no loop qualifies).
+ * (at -O1 and above; at -O0 no loop qualifies), mixed ones (affine and
+ * irregular addresses in one body) with chunks that carry irregular
+ * addresses. The mock's buffers hold 61 records, so chunks are cut often, as
+ * by a short time interval.
  */
 #include "pass_check.h"
 
@@ -18,6 +21,11 @@ double a[N], b[N], c[N];
 double A[48][48];
 int idx[N];
 long acc;
+long count[64];
+struct node {
+    long v;
+    struct node *next;
+} nodes[N];
 volatile int marks[64];
 static jmp_buf jb;
 
@@ -95,11 +103,39 @@ __attribute__((noinline)) void reduce_int(void) {
         s += idx[i];
     acc += s;
 }
-/* not affine: indirect, conditional, early exit, a call in the body */
+/* mixed: affine and irregular addresses in one body */
 __attribute__((noinline)) void gather(void) {
     for (int i = 0; i < N; i++)
         a[idx[i]] += 1.0;
 }
+__attribute__((noinline)) void sparse_dot(void) {
+    double s = 0; /* x[col[k]] * v[k], rows of 1, 7 and 300 entries */
+    for (int r = 0; r < 3; r++) {
+        int lo = r == 0 ? 0 : r == 1 ? 1 : 8, hi = r == 0 ? 1 : r == 1 ? 8 : 308;
+        for (int k = lo; k < hi; k++)
+            s += b[k] * c[idx[k]];
+    }
+    acc += (long)s;
+}
+__attribute__((noinline)) void histogram(void) {
+    for (int i = 0; i < N; i++)
+        count[idx[i] & 63]++;
+}
+__attribute__((noinline)) void half_index(void) {
+    for (int i = 0; i < N; i++)
+        c[i] = b[i / 2] * 0.5;
+}
+__attribute__((noinline)) void chase(void) {
+    long s = 0; /* a pointer chase inside an affine loop */
+    struct node *p = &nodes[0];
+    for (int i = 0; i < N - 1; i++) {
+        s += p->v;
+        p = p->next;
+        idx[i] = (int)(s & 0xffff) % N;
+    }
+    acc += s;
+}
+/* not affine: conditional, early exit, a call in the body */
 __attribute__((noinline)) void conditional(void) {
     for (int i = 0; i < N; i++) {
         if (i & 1)
@@ -136,17 +172,24 @@ struct shape {
     void (*run)(void);
     int affine; /* descriptors at -O1 and above: 1 expected, 0 never, -1 as the
                    optimiser shapes it (unrolled with a mid exit, a memcpy, a
-                   subscript ScalarEvolution cannot prove affine) */
+                   subscript ScalarEvolution cannot prove affine, vectorised
+                   into a gather) */
+    int mixed;  /* descriptors with irregular addresses: 1 expected where
+                   affine is 1 (where it is -1: whenever descriptors are
+                   used), 0 never, -1 as the optimiser shapes it (a
+                   vectorised i / 2 is affine) */
 };
 static const struct shape shapes[] = {
-    {"simple", simple, 1},           {"triangular", triangular, 1},
-    {"negative", negative, 1},       {"strided", strided, -1},
-    {"colmajor", colmajor, 1},       {"invariant_store", invariant_store, -1},
-    {"alias", alias, 1},             {"copies", copies, -1},
-    {"trips", trips, 1},             {"stencil2d", stencil2d, 1},
-    {"reduce_int", reduce_int, 1},   {"gather", gather, 0},
-    {"conditional", conditional, 0}, {"early", early, 0},
-    {"left_by_longjmp", left_by_longjmp, 0},
+    {"simple", simple, 1, 0},           {"triangular", triangular, 1, 0},
+    {"negative", negative, 1, 0},       {"strided", strided, -1, -1},
+    {"colmajor", colmajor, 1, 0},       {"invariant_store", invariant_store, -1, 0},
+    {"alias", alias, 1, 0},             {"copies", copies, -1, 0},
+    {"trips", trips, 1, 0},             {"stencil2d", stencil2d, 1, 0},
+    {"reduce_int", reduce_int, 1, 0},   {"gather", gather, -1, 1},
+    {"sparse_dot", sparse_dot, 1, 1}, {"histogram", histogram, -1, 1},
+    {"half_index", half_index, -1, -1}, {"chase", chase, 1, 1},
+    {"conditional", conditional, 0, 0}, {"early", early, 0, 0},
+    {"left_by_longjmp", left_by_longjmp, 0, 0},
 };
 #define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
 
@@ -190,7 +233,7 @@ NOINSTR static size_t trim_mark(const struct pes_record *seg, size_t n) {
     return n;
 }
 
-NOINSTR static int run_checks(const uint64_t *chunks) {
+NOINSTR static int run_checks(const uint64_t *chunks, const uint64_t *mixed) {
     static struct split s;
     s.lo = (const void *)marks;
     s.hi = (const void *)(marks + 2 * NSHAPES + 1);
@@ -223,6 +266,17 @@ NOINSTR static int run_checks(const uint64_t *chunks) {
         if (shapes[k].affine >= 0 || !optimised)
 #endif
             CHECK_EQ(what, chunks[k] > 0, optimised && shapes[k].affine);
+        snprintf(what, sizeof what, "%s: used mixed descriptors", shapes[k].name);
+#ifdef LOOPS_EQUALITY_ONLY
+        (void)mixed;
+#else
+        if (shapes[k].mixed < 0 && optimised)
+            continue;
+        if (shapes[k].affine > 0 || !optimised || !shapes[k].mixed)
+            CHECK_EQ(what, mixed[k] > 0, optimised && shapes[k].mixed && shapes[k].affine > 0);
+        else /* as the optimiser shapes it: mixed whenever it used descriptors at all */
+            CHECK_EQ(what, mixed[k] > 0, chunks[k] > 0);
+#endif
     }
     return check_done();
 }
@@ -234,22 +288,27 @@ NOINSTR static int drive(void) {
         c[i] = N - i;
         idx[i] = (int)((i * 7919L) % N);
     }
+    for (int i = 0; i < N; i++) { /* nodes linked in a scattered order */
+        nodes[i].v = i;
+        nodes[i].next = &nodes[(i * 7919L + 1) % N];
+    }
     for (int i = 0; i < 48; i++)
         for (int j = 0; j < 48; j++)
             A[i][j] = i + j;
-    uint64_t chunks[NSHAPES];
+    uint64_t chunks[NSHAPES], mixed[NSHAPES];
     for (int k = 0; k < NSHAPES; k++) {
         mark(2 * k); /* the thread's first record sets descriptors up: clear them after */
         mock_set_descriptors(0);
         shapes[k].run();
         mock_set_descriptors(1);
-        uint64_t before = mock_loop_chunks();
+        uint64_t before = mock_loop_chunks(), before_mixed = mock_mixed_chunks();
         mark(2 * k + 1);
         shapes[k].run();
         chunks[k] = mock_loop_chunks() - before;
+        mixed[k] = mock_mixed_chunks() - before_mixed;
     }
     mark(2 * NSHAPES);
-    return run_checks(chunks);
+    return run_checks(chunks, mixed);
 }
 
 int main(void) {

@@ -69,18 +69,24 @@ PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr, uint64_t id_and_extra) {
  * the records of a run with descriptors are exactly those of a run without:
  * the tests compare the two). Called directly, not through the PLT: its
  * caller assumes preserve_most, which a lazy binding would break. */
-static atomic_ulong loop_chunks;
+static atomic_ulong loop_chunks, mixed_chunks;
 static atomic_int descriptors_default = -1;
 PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d) {
     atomic_fetch_add(&loop_chunks, 1);
+    if (d->irregular)
+        atomic_fetch_add(&mixed_chunks, 1);
     if (!__pes_tls.descriptors)
         error("__pes_loop_flush while descriptors are off", d->m, 0);
     if (d->iterations == 0 || d->m == 0 || d->m > PES_RT_LOOP_MAX)
         error("bad loop chunk", d->iterations, d->m);
+    uint32_t k = (uint32_t)__builtin_popcountll(d->irregular);
+    if ((d->m < 64 && d->irregular >> d->m) || (k && d->iterations > PES_RT_LOOP_ADDRS / k))
+        error("bad mixed loop chunk", d->iterations, d->irregular);
     const int64_t *step = pes_rt_loop_steps(d);
+    const uint64_t *addr = pes_rt_loop_addrs(d);
     for (uint64_t i = 0; i < d->iterations; i++)
         for (uint32_t j = 0; j < d->m; j++) {
-            uint64_t a = d->tmpl[j].addr + i * (uint64_t)step[j];
+            uint64_t a = d->irregular >> j & 1 ? *addr++ : d->tmpl[j].addr + i * (uint64_t)step[j];
             struct pes_record *cur = __pes_tls.cursor;
             if (cur >= __pes_tls.limit) {
                 record_slow(a, d->tmpl[j].id | (uint64_t)d->tmpl[j].extra << 32);
@@ -95,6 +101,10 @@ PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d) {
 
 uint64_t mock_loop_chunks(void) {
     return atomic_load(&loop_chunks);
+}
+
+uint64_t mock_mixed_chunks(void) {
+    return atomic_load(&mixed_chunks);
 }
 
 void mock_set_descriptors(int on) {

@@ -38,6 +38,8 @@ const char *mock_str(const struct pes_rt_module *m, uint32_t off);
 uint64_t mock_slow_calls(void);
 /* Loop chunks handed to __pes_loop_flush so far (all threads). */
 uint64_t mock_loop_chunks(void);
+/* Those among them of mixed bodies (irregular addresses, pes/rt_abi.h). */
+uint64_t mock_mixed_chunks(void);
 /* The calling thread's __pes_tls.descriptors (after its first record). */
 void mock_set_descriptors(int on);
 int mock_threads(void);

@@ -89,7 +89,8 @@ enum pes_control_id {
                                            records; extra = m | phase << 16; followed by m
                                            template records and m LOOP_STEP records */
     PES_ID_LOOP_STEP = 0xFFFFFF09u,    /* addr = the step (two's complement) of the template
-                                           record with the same position; extra = 0 */
+                                           record with the same position; extra = 0, or
+                                           (version 3) PES_LOOP_STEP_IRREGULAR */
     PES_ID_CALL = 0xFFFFFF0Au,         /* (version 3) a call edge, below; addr = the caller's
                                            stack pointer at the call, extra = the call site */
     PES_ID_RETURN = 0xFFFFFF0Bu,       /* (version 3) the call returned or unwound to its
@@ -137,8 +138,19 @@ enum pes_control_id {
  * stored ones); every count of records (block header, index, footer) counts
  * expanded records, so a trace and its twin recorded with --no-descriptors
  * agree on all of them. A group stands for at most 2^20 records (one block).
+ *
+ * Mixed bodies (version 3): a template whose step record has extra
+ * PES_LOOP_STEP_IRREGULAR (step 0; its address that of its first record in
+ * the group, 0 if none) is irregular: its
+ * records' addresses are not affine (an indirect a[idx[i]], a pointer
+ * chase): the K records of the group that fall on irregular positions
+ * (pes_trace_loop_times summed over them) follow the steps as they are, in
+ * expansion order, each with its template's id and extra. So the predictor
+ * of the ACCESS codec sees each site's addresses in a row as without
+ * descriptors. The group is 1 + 2m + K stored records (pes_trace_loop_size).
  */
-#define PES_LOOP_MAX_RECORDS 64u
+#define PES_LOOP_MAX_RECORDS    64u
+#define PES_LOOP_STEP_IRREGULAR 1u
 
 /* ---------------------------------------------------------------- allocation sites */
 
@@ -320,6 +332,13 @@ struct pes_record {
     uint32_t extra;
 };
 
+/* How many of a group's R records fall on position j (0 .. m-1), the group
+ * starting at position phase. */
+uint64_t pes_trace_loop_times(uint64_t R, uint32_t m, uint32_t phase, uint32_t j);
+/* The stored records of a group whose LOOP record is g[0], as readers and
+ * encoders have checked it: 1 + 2m + its irregular records. */
+size_t pes_trace_loop_size(const struct pes_record *g);
+
 /* ---------------------------------------------------------------- sampled events */
 
 enum pes_event_kind {
@@ -456,7 +475,9 @@ void pes_trace_encoder_free(struct pes_trace_encoder *e);
  * more than 2^20 records or events make several blocks, one after the other.
  * Records may hold loop descriptor groups (PES_ID_LOOP, above): each must be
  * whole, with 1 <= m <= PES_LOOP_MAX_RECORDS, phase < m, R >= 1, templates
- * that are not control ids and m LOOP_STEP records with extra 0, else
+ * that are not control ids, m LOOP_STEP records with extra 0 or
+ * PES_LOOP_STEP_IRREGULAR (then step and template address 0) and the group's
+ * irregular records (their templates' ids and extras), else
  * PES_ERR_ARG naming the record. A block holds at most 2^20 expanded and
  * 2^20 stored records and is never cut inside a group, so a group of more
  * than 2^20 records is PES_ERR_ARG too; a block's count is its expanded
