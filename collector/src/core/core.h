@@ -403,6 +403,12 @@ PES_RT_HIDDEN void pes_rt_buffer_record(struct pes_rt_thread *t, uint64_t addr, 
                                         uint32_t extra, uint64_t ip);
 /* The thread's records so far, as readers count them (descriptors expanded). */
 PES_RT_HIDDEN uint64_t pes_rt_buffer_count(const struct pes_rt_thread *t);
+/* Ends the entry guard of a slow path (in_runtime = 0, after its stores). */
+PES_RT_HIDDEN void pes_rt_buffer_leave(struct pes_rt_thread *t);
+/* Leaves a slow path that holds t->lock: the limit opens again, or a thread
+ * stopped meanwhile (stopped != 0) goes to the scratch buffer, so that its
+ * next records are dropped; then the lock and the entry guard end. */
+PES_RT_HIDDEN void pes_rt_buffer_unlock(struct pes_rt_thread *t, int stopped);
 /* Handlers' records waiting in the reserve, and the count of lost ones, into the buffer. */
 PES_RT_HIDDEN int pes_rt_buffer_drain(struct pes_rt_thread *t);
 /* A time mark if one is due before the next `ahead` + 1 records (ahead <= 1). */

@@ -254,10 +254,20 @@ int pes_rt_buffer_mark_due(struct pes_rt_thread *t, unsigned ahead)
     return 0;
 }
 
-static void leave_runtime(struct pes_rt_thread *t)
+void pes_rt_buffer_leave(struct pes_rt_thread *t)
 {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     t->s.in_runtime = 0;
+}
+
+void pes_rt_buffer_unlock(struct pes_rt_thread *t, int stopped)
+{
+    if (!stopped)
+        pes_rt_buffer_set_limit(t);
+    pthread_mutex_unlock(&t->lock);
+    if (stopped)
+        pes_rt_thread_use_scratch();
+    pes_rt_buffer_leave(t);
 }
 
 /* Sampling without a full trace: the records only feed the counters, so the
@@ -296,7 +306,7 @@ void pes_rt_buffer_record(struct pes_rt_thread *t, uint64_t addr, uint32_t id, u
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (!pes_rt.full) {
         slow_sampling_only(t, addr, id, extra, ip);
-        leave_runtime(t);
+        pes_rt_buffer_leave(t);
         return;
     }
     pthread_mutex_lock(&t->lock);
@@ -320,14 +330,10 @@ void pes_rt_buffer_record(struct pes_rt_thread *t, uint64_t addr, uint32_t id, u
         goto stopped;
     pes_rt_gate_run(t);
     pes_rt_gate_settle(t);
-    pes_rt_buffer_set_limit(t);
-    pthread_mutex_unlock(&t->lock);
-    leave_runtime(t);
+    pes_rt_buffer_unlock(t, 0);
     return;
 stopped:
-    pthread_mutex_unlock(&t->lock);
-    pes_rt_thread_use_scratch();
-    leave_runtime(t);
+    pes_rt_buffer_unlock(t, 1);
 }
 
 __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_record_slow(uint64_t addr,
@@ -380,7 +386,7 @@ void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record 
         __atomic_signal_fence(__ATOMIC_SEQ_CST);
         if (__atomic_load_n(&t->stopped, __ATOMIC_ACQUIRE))
             pes_rt_thread_use_scratch(); /* stopped meanwhile: the limit must not stay open */
-        leave_runtime(t);
+        pes_rt_buffer_leave(t);
         return;
     }
     pthread_mutex_lock(&t->lock);
@@ -399,14 +405,10 @@ void pes_rt_buffer_put_control(struct pes_rt_thread *t, const struct pes_record 
         t->s.scan = t->tls->cursor; /* control records: nothing to count */
     if (pes_rt_buffer_drain(t))
         goto stopped;
-    pes_rt_buffer_set_limit(t);
-    pthread_mutex_unlock(&t->lock);
-    leave_runtime(t);
+    pes_rt_buffer_unlock(t, 0);
     return;
 stopped:
-    pthread_mutex_unlock(&t->lock);
-    pes_rt_thread_use_scratch();
-    leave_runtime(t);
+    pes_rt_buffer_unlock(t, 1);
 }
 
 /*

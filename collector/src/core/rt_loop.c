@@ -79,12 +79,6 @@ static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q,
     __atomic_store_n(&t->tls->cursor, c + size, __ATOMIC_RELEASE); /* a whole group below it */
 }
 
-static void leave_runtime(struct pes_rt_thread *t)
-{
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    t->s.in_runtime = 0;
-}
-
 /* The chunk's `total` records as descriptor groups, under the entry guard.
  * Like the slow path: the limit is NULL meanwhile (a handler's records go to
  * the reserve), and a thread stopped (process exit) drops the chunk as it
@@ -119,14 +113,10 @@ static void flush(struct pes_rt_thread *t, const struct chunk *ch, uint64_t tota
     /* handlers that ran meanwhile: after the chunk, before the limit opens */
     if (pes_rt_buffer_drain(t))
         goto stopped;
-    pes_rt_buffer_set_limit(t);
-    pthread_mutex_unlock(&t->lock);
-    leave_runtime(t);
+    pes_rt_buffer_unlock(t, 0);
     return;
 stopped:
-    pthread_mutex_unlock(&t->lock);
-    pes_rt_thread_use_scratch();
-    leave_runtime(t);
+    pes_rt_buffer_unlock(t, 1);
 }
 
 __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_loop_flush(struct pes_rt_loop *d)
