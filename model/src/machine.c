@@ -203,3 +203,17 @@ void pes_machine_print(const struct pes_machine *m, FILE *out)
         fprintf(out, "op.%s.latency = %.15g\nop.%s.recip_throughput = %.15g\n", op_keys[o],
                 m->op_latency[o], op_keys[o], m->op_recip_throughput[o]);
 }
+
+double pes_thread_curve_at(const struct pes_thread_curve *c, double t)
+{
+    if (!c || c->n == 0 || !(t == t))
+        return NAN;
+    if (t <= c->threads[0])
+        return c->value[0];
+    for (uint32_t i = 1; i < c->n; i++)
+        if (t <= c->threads[i]) {
+            double t0 = c->threads[i - 1], t1 = c->threads[i];
+            return c->value[i - 1] + (c->value[i] - c->value[i - 1]) * (t - t0) / (t1 - t0);
+        }
+    return c->value[c->n - 1];
+}

@@ -78,7 +78,12 @@ static int write_trace(const uint8_t *data, struct pes_event *ev, size_t n_ev, u
     struct pes_site sites[N_SITES];
     for (uint32_t i = 0; i < N_SITES; i++)
         sites[i] = (struct pes_site){i, N_SITES, (uint8_t)(1 + i), 0, 1, 8, 10 + i, "f.c", "fn"};
-    struct pes_bb bb = {N_SITES, N_SITES, {0}, 0, "fn", "entry"};
+    struct pes_bb bb = {.id = N_SITES,
+                        .n_sites = N_SITES,
+                        .ops = {0},
+                        .flags = 0,
+                        .function = "fn",
+                        .label = "entry"};
     struct pes_module m = {0, N_SITES, 1, "f.c", sites, &bb};
     int rc = pes_trace_writer_module(w, &m, &err);
     /* allocation sites with the same ids, for alloc events (their site names

@@ -531,6 +531,21 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Hand-computed: points (1, 100), (2, 300), (8, 900). */
+static void test_thread_curve(void **state)
+{
+    (void)state;
+    struct pes_thread_curve c = {.n = 3, .threads = {1, 2, 8}, .value = {100, 300, 900}};
+    assert_float_equal(pes_thread_curve_at(&c, 0.5), 100, 1e-12); /* below: first point */
+    assert_float_equal(pes_thread_curve_at(&c, 1), 100, 1e-12);
+    assert_float_equal(pes_thread_curve_at(&c, 1.5), 200, 1e-12);
+    assert_float_equal(pes_thread_curve_at(&c, 4), 500, 1e-12); /* 300 + 600 * 2/6 */
+    assert_float_equal(pes_thread_curve_at(&c, 8), 900, 1e-12);
+    assert_float_equal(pes_thread_curve_at(&c, 64), 900, 1e-12); /* beyond: last point */
+    struct pes_thread_curve none = {0};
+    assert_true(isnan(pes_thread_curve_at(&none, 2)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_host_calibration),
         cmocka_unit_test(test_cache_spec),
         cmocka_unit_test(test_sysfs),
+        cmocka_unit_test(test_thread_curve),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

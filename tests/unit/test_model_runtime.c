@@ -29,9 +29,16 @@ static struct pes_machine toy(void)
     m.sockets = 1;
     m.cores_per_socket = 4;
     m.n_levels = 3;
-    m.level[0] = (struct pes_cache_config){32768, 8, 64, 0, 4, 1};
-    m.level[1] = (struct pes_cache_config){262144, 8, 64, 0, 12, 2};
-    m.level[2] = (struct pes_cache_config){8u << 20, 16, 64, 1, 40, 4};
+    m.level[0] = (struct pes_cache_config){
+        .size = 32768, .ways = 8, .line = 64, .shared = 0, .latency = 4, .recip_throughput = 1};
+    m.level[1] = (struct pes_cache_config){
+        .size = 262144, .ways = 8, .line = 64, .shared = 0, .latency = 12, .recip_throughput = 2};
+    m.level[2] = (struct pes_cache_config){.size = 8u << 20,
+                                           .ways = 16,
+                                           .line = 64,
+                                           .shared = 1,
+                                           .latency = 40,
+                                           .recip_throughput = 4};
     m.mem_latency = 200;
     m.mem_recip_throughput = 20;
     for (int o = 0; o < PES_OP_COUNT; o++) {
@@ -215,9 +222,12 @@ static void test_hit_rates_per_level(void **state)
     /* L1 (private) from one profile, L2 and L3 from others; fully associative
      * levels make the expected values exact counts. */
     struct pes_machine m = toy();
-    m.level[0] = (struct pes_cache_config){4 * 64, 0, 64, 0, 4, 1};
-    m.level[1] = (struct pes_cache_config){16 * 64, 0, 64, 0, 12, 2};
-    m.level[2] = (struct pes_cache_config){64 * 64, 0, 64, 1, 40, 4};
+    m.level[0] = (struct pes_cache_config){
+        .size = 4 * 64, .ways = 0, .line = 64, .shared = 0, .latency = 4, .recip_throughput = 1};
+    m.level[1] = (struct pes_cache_config){
+        .size = 16 * 64, .ways = 0, .line = 64, .shared = 0, .latency = 12, .recip_throughput = 2};
+    m.level[2] = (struct pes_cache_config){
+        .size = 64 * 64, .ways = 0, .line = 64, .shared = 1, .latency = 40, .recip_throughput = 4};
     static struct pes_reuse_profile prd, crd;
     pes_profile_init(&prd);
     pes_profile_init(&crd);

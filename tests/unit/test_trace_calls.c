@@ -20,7 +20,8 @@ static void tables(struct pes_site sites[3], struct pes_bb *bb, struct pes_modul
     sites[0] = (struct pes_site){LOAD_SITE, BB_ID, PES_KIND_LOAD, 0, 5, 8, 11, "t.c", "main"};
     sites[1] = (struct pes_site){CALL_SITE, BB_ID, PES_KIND_CALL, 0, 3, 0, 12, "t.c", "main"};
     sites[2] = (struct pes_site){STORE_SITE, BB_ID, PES_KIND_STORE, 0, 5, 8, 13, "t.c", "main"};
-    *bb = (struct pes_bb){BB_ID, 3, {0}, 0, "main", "entry"};
+    *bb = (struct pes_bb){
+        .id = BB_ID, .n_sites = 3, .ops = {0}, .flags = 0, .function = "main", .label = "entry"};
     *m = (struct pes_module){0, 3, 1, "t.c", sites, bb};
 }
 

@@ -33,7 +33,8 @@ static void make_trace(struct trace *t)
     t->starts[t->nblocks++] = 0;
     t->starts[t->nblocks++] = pes_trace_writer_bytes(w);
     struct pes_site site = {0, 1, PES_KIND_LOAD, 0, 3, 4, 7, "x.c", "main"};
-    struct pes_bb bb = {1, 1, {0}, 0, "main", "entry"};
+    struct pes_bb bb = {
+        .id = 1, .n_sites = 1, .ops = {0}, .flags = 0, .function = "main", .label = "entry"};
     struct pes_module m = {0, 1, 1, "x.c", &site, &bb};
     assert_int_equal(pes_trace_writer_module(w, &m, &err), 0);
     t->starts[t->nblocks++] = pes_trace_writer_bytes(w);

@@ -355,9 +355,10 @@ static void test_other_blocks_match_writer(void **state)
     /* ids after open_writer's module (0..4999) */
     struct pes_site sites[2] = {{5010, 5012, PES_KIND_LOAD, 0, 3, 8, 5, "a.c", "f"},
                                 {5011, 5012, PES_KIND_STORE, 0, 4, 8, 6, "a.c", "f"}};
-    struct pes_bb bbs[3] = {{5012, 2, {1, 2}, 0, "f", "entry"},
-                            {5013, 0, {0}, 1, "f", "body"},
-                            {5014, 0, {0}, 0, "g", "x"}};
+    struct pes_bb bbs[3] = {
+        {.id = 5012, .n_sites = 2, .ops = {1, 2}, .flags = 0, .function = "f", .label = "entry"},
+        {.id = 5013, .n_sites = 0, .ops = {0}, .flags = 1, .function = "f", .label = "body"},
+        {.id = 5014, .n_sites = 0, .ops = {0}, .flags = 0, .function = "g", .label = "x"}};
     struct pes_module mod = {5010, 2, 3, "a.c", sites, bbs};
     struct pes_thread th = {3, 0, 4711, 1, 0, 555};
     struct pes_event ev[300];

@@ -41,7 +41,12 @@ static void write_tables(struct pes_trace_writer *w)
     struct pes_site sites[N_SITES];
     for (uint32_t i = 0; i < N_SITES; i++)
         sites[i] = (struct pes_site){i, BB_ID, PES_KIND_LOAD, 0, 1, 8, 1, "t.c", "f"};
-    struct pes_bb bb = {BB_ID, N_SITES, {0}, 0, "f", "for.body"};
+    struct pes_bb bb = {.id = BB_ID,
+                        .n_sites = N_SITES,
+                        .ops = {0},
+                        .flags = 0,
+                        .function = "f",
+                        .label = "for.body"};
     struct pes_module m = {0, N_SITES, 1, "t.c", sites, &bb};
     assert_int_equal(pes_trace_writer_module(w, &m, &err), 0);
     struct pes_thread t = {0, UINT32_MAX, 100, -1, -1, 0};
@@ -625,7 +630,12 @@ static void forge_tables(struct pes_buf *f, uint16_t version)
     struct pes_site sites[N_SITES];
     for (uint32_t i = 0; i < N_SITES; i++)
         sites[i] = (struct pes_site){i, BB_ID, PES_KIND_LOAD, 0, 1, 8, 1, "t.c", "f"};
-    struct pes_bb bb = {BB_ID, N_SITES, {0}, 0, "f", "for.body"};
+    struct pes_bb bb = {.id = BB_ID,
+                        .n_sites = N_SITES,
+                        .ops = {0},
+                        .flags = 0,
+                        .function = "f",
+                        .label = "for.body"};
     struct pes_module m = {0, N_SITES, 1, "t.c", sites, &bb};
     p.len = 0;
     assert_int_equal(pes_ser_module(&p, &m), 0);

@@ -583,7 +583,12 @@ static void test_writer_refuses(void **state)
     assert_non_null(strstr(err.message, path));
     /* a module whose range reaches into the control ids */
     struct pes_site site = {PES_ID_CONTROL_FIRST - 1, 0, 1, 0, 0, 4, 1, "a.c", "f"};
-    struct pes_bb bb = {PES_ID_CONTROL_FIRST, 1, {0}, 0, "f", "entry"};
+    struct pes_bb bb = {.id = PES_ID_CONTROL_FIRST,
+                        .n_sites = 1,
+                        .ops = {0},
+                        .flags = 0,
+                        .function = "f",
+                        .label = "entry"};
     struct pes_module m = {PES_ID_CONTROL_FIRST - 1, 1, 1, "a.c", &site, &bb};
     assert_int_equal(pes_trace_writer_module(w, &m, &err), -1);
     assert_int_equal(err.code, PES_ERR_ARG);

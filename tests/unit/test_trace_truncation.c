@@ -33,7 +33,12 @@ static void make_trace(struct trace *t, int with_footer)
     t->ends[t->nblocks++] = pes_trace_writer_bytes(w);
     struct pes_site sites[2] = {{10, 12, PES_KIND_LOAD, 0, 5, 8, 12, "gemm.c", "kernel"},
                                 {11, 12, PES_KIND_STORE, 0, 9, 8, 13, "gemm.c", "kernel"}};
-    struct pes_bb bb = {12, 2, {1, 0, 0, 1, 1, 0, 1, 1, 1, 0, 0}, 0, "kernel", "for.body"};
+    struct pes_bb bb = {.id = 12,
+                        .n_sites = 2,
+                        .ops = {1, 0, 0, 1, 1, 0, 1, 1, 1, 0, 0},
+                        .flags = 0,
+                        .function = "kernel",
+                        .label = "for.body"};
     struct pes_module m = {10, 2, 1, "gemm.c", sites, &bb};
     assert_int_equal(pes_trace_writer_module(w, &m, &err), 0);
     t->ends[t->nblocks++] = pes_trace_writer_bytes(w);

@@ -122,7 +122,8 @@ int main(int argc, char **argv)
         {10, 12, C, 0, 3, 0, 14, "src/a.c", "helper"},
         {11, 12, PES_KIND_STORE, 0, 5, 8, 80, "src/a.c", "main.omp_outlined"},
     };
-    struct pes_bb bbs[1] = {{12, 0, {0}, 0, "main", "entry"}};
+    struct pes_bb bbs[1] = {
+        {.id = 12, .n_sites = 0, .ops = {0}, .flags = 0, .function = "main", .label = "entry"}};
     struct pes_module m = {0, 12, 1, "src/a.c", sites, bbs};
     struct pes_thread t0 = {0, UINT32_MAX, 100, 0, 0, 1000};
     struct pes_thread t1 = {1, 0, 101, 1, 0, 5000};

@@ -70,8 +70,18 @@ int main(int argc, char **argv)
         {2, 3, PES_KIND_STORE, PES_SITE_SHARED, 9, 8, 13, E("gemm.c"), E("kernel")},
     };
     struct pes_bb bbs[2] = {
-        {3, 3, {1, 0, 0, 1, 1, 0, 2, 1, 1, 0, 0}, PES_BB_PARALLEL, E("kernel"), E("for.body")},
-        {4, 0, {0}, 0, E("kernel"), E("entry")},
+        {.id = 3,
+         .n_sites = 3,
+         .ops = {1, 0, 0, 1, 1, 0, 2, 1, 1, 0, 0},
+         .flags = PES_BB_PARALLEL,
+         .function = E("kernel"),
+         .label = E("for.body")},
+        {.id = 4,
+         .n_sites = 0,
+         .ops = {0},
+         .flags = 0,
+         .function = E("kernel"),
+         .label = E("entry")},
     };
     struct pes_module m = {0, 3, 2, E("gemm.c"), sites, bbs};
     struct pes_thread t0 = {0, UINT32_MAX, 100, 0, 0, 1000};

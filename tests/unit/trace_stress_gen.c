@@ -80,8 +80,12 @@ static struct pes_trace_writer *open_trace(const char *path, struct pes_error *e
         {id_base + SITE_COPY, id_base + BB_LOOP, PES_KIND_COPY_DST, 0, 5, 0, 11, "stress.c",
          "kernel"},
     };
-    struct pes_bb bbs[1] = {
-        {id_base + BB_LOOP, 2, {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0}, 0, "kernel", "loop"}};
+    struct pes_bb bbs[1] = {{.id = id_base + BB_LOOP,
+                             .n_sites = 2,
+                             .ops = {0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0},
+                             .flags = 0,
+                             .function = "kernel",
+                             .label = "loop"}};
     struct pes_module m = {id_base, 2, 1, "stress.c", sites, bbs};
     if (pes_trace_writer_module(w, &m, err) < 0) {
         pes_trace_writer_close(w, NULL, 0, 0, err);
@@ -242,8 +246,12 @@ static int many_sites(const char *path, uint32_t ns, uint32_t nt, struct pes_err
         sites[s] = (struct pes_site){
             s,       ns,      (uint8_t)(s % 2 ? PES_KIND_STORE : PES_KIND_LOAD), 0, 3, 8, 10 + s,
             "gen.c", "kernel"};
-    struct pes_bb bb = {ns,       ns,    {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0}, PES_BB_PARALLEL,
-                        "kernel", "loop"};
+    struct pes_bb bb = {.id = ns,
+                        .n_sites = ns,
+                        .ops = {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0},
+                        .flags = PES_BB_PARALLEL,
+                        .function = "kernel",
+                        .label = "loop"};
     struct pes_module m = {0, ns, 1, "gen.c", sites, &bb};
     if (!(w = pes_trace_writer_open(path, 1, &info, NULL, err)) ||
         pes_trace_writer_module(w, &m, err) < 0)

@@ -26,6 +26,20 @@ extern "C" {
 
 #define PES_MAX_LEVELS 4
 
+/* A cost measured at a few thread counts (pes-calibrate), e.g. the cycles of
+ * one OpenMP barrier with T threads. n == 0: not measured, and the model term
+ * that needs it is off. threads[] ascending, distinct, >= 1. */
+#define PES_CURVE_POINTS 16
+struct pes_thread_curve {
+    uint32_t n;
+    uint32_t threads[PES_CURVE_POINTS];
+    double value[PES_CURVE_POINTS];
+};
+/* The value at t threads: linear between measured points, the first point's
+ * value below it, and beyond the last point the last point's value (a
+ * machine's curve is measured up to its CPUs). NaN when n == 0. */
+double pes_thread_curve_at(const struct pes_thread_curve *c, double t);
+
 /* One cache level of the modelled machine. */
 struct pes_cache_config {
     uint64_t size;           /* bytes */
@@ -34,6 +48,9 @@ struct pes_cache_config {
     uint32_t shared;         /* 0: private per core; 1: shared by the cores of a socket */
     double latency;          /* cycles for a hit at this level (delta_i, Eq. 6) */
     double recip_throughput; /* cycles per line at this level (beta_i, Eq. 7) */
+    /* bytes per cycle this level delivers to T active cores together (keys
+     * L<i>.bandwidth.<T>; n == 0: not measured) — where a shared level saturates */
+    struct pes_thread_curve bandwidth;
 };
 
 /* Where a machine description's costs come from, i.e. how far a runtime
@@ -85,6 +102,18 @@ struct pes_machine {
      * a machine file; 0 means the default (PES_DEFAULT_ISSUE_WIDTH / _MLP). */
     double issue_width;
     double mlp;
+    /* Terms beyond Eq. 4-8, each measured by pes-calibrate (docs/model.md);
+     * 0 / n == 0: not measured, the term is off. Machine-file keys in brackets. */
+    struct pes_thread_curve fork_join; /* cycles to enter and leave one OpenMP parallel
+                                          region with an empty body [omp.fork_join.<T>] */
+    struct pes_thread_curve barrier;   /* cycles of one barrier of a team of T [omp.barrier.<T>] */
+    struct pes_thread_curve mem_bandwidth; /* bytes per cycle from DRAM, T cores streaming
+                                              together [mem.bandwidth.<T>] */
+    uint32_t tlb_entries;    /* last-level data TLB entries of tlb_page pages [tlb.entries] */
+    uint32_t tlb_page;       /* bytes [tlb.page] */
+    double tlb_miss_latency; /* cycles of a page walk whose entries are cached [tlb.miss_latency] */
+    double prefetch_max_stride;          /* bytes: the largest constant stride the hardware
+                                   prefetchers follow [prefetch.max_stride] */
     struct pes_machine_error_band error; /* .machine keys error.model/mean/max/runs */
 };
 #define PES_DEFAULT_ISSUE_WIDTH 4.0

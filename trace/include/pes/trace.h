@@ -263,8 +263,26 @@ struct pes_bb {
     uint32_t flags; /* PES_BB_PARALLEL: inside an OpenMP outlined region */
     const char *function;
     const char *label; /* IR label, e.g. "for.body" or "bb12" */
+    /* What the runtime model needs beyond op counts (docs/model.md), filled by
+     * the pass when flags has PES_BB_MODEL_FACTS (format version 4; older
+     * traces: all zero and the flag clear, i.e. unknown, not none):
+     *   forks     calls in this block that start an OpenMP parallel region
+     *             (__kmpc_fork_call, __kmpc_fork_teams);
+     *   barriers  barrier calls in this block (__kmpc_barrier, __kmpc_cancel_barrier);
+     *   instrs[c] instructions of class c: a vector instruction counts once
+     *             (ops[c] counts its lanes);
+     *   chain[c]  ops of class c on the longest loop-carried dependence chain
+     *             that one execution of this block closes: nonzero only in a
+     *             loop's latch (the block holding the back edge, executed once per
+     *             iteration), so an iteration costs at least
+     *             sum_c chain[c] x latency[c] cycles. */
+    uint32_t forks;
+    uint32_t barriers;
+    uint32_t instrs[PES_OP_COUNT];
+    uint32_t chain[PES_OP_COUNT];
 };
-#define PES_BB_PARALLEL 1u
+#define PES_BB_PARALLEL    1u
+#define PES_BB_MODEL_FACTS 2u /* forks, barriers, instrs and chain are filled */
 
 /* One module's tables (written as a MODULE block). Ids are global. */
 struct pes_module {
