@@ -120,6 +120,27 @@ static int bad_cost(double v)
     return !(v >= 0.0) || !isfinite(v);
 }
 
+/* A curve as struct pes_thread_curve says: at most PES_CURVE_POINTS points,
+ * thread counts ascending and >= 1, values finite and > 0. */
+static int bad_curve(const struct pes_thread_curve *c)
+{
+    if (c->n > PES_CURVE_POINTS)
+        return 1;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->threads[i] < 1 || (i && c->threads[i] <= c->threads[i - 1]) || !(c->value[i] > 0) ||
+            !isfinite(c->value[i]))
+            return 1;
+    return 0;
+}
+
+static int curve_fail(struct pes_error *err, const char *n, const char *key)
+{
+    return pes_model_fail(err, PES_ERR_ARG,
+                          "%s: %s: a thread curve needs <= %d points, thread counts ascending "
+                          "from 1 and values > 0",
+                          n, key, PES_CURVE_POINTS);
+}
+
 int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
 {
     const char *n = m->name[0] ? m->name : "machine";
@@ -152,7 +173,31 @@ int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
         if (bad_cost(c->latency) || bad_cost(c->recip_throughput))
             return pes_model_fail(err, PES_ERR_ARG, "%s: L%u latency/throughput must be >= 0", n,
                                   i + 1);
+        if (bad_curve(&c->bandwidth)) {
+            char key[32];
+            snprintf(key, sizeof key, "L%u.bandwidth", i + 1);
+            return curve_fail(err, n, key);
+        }
     }
+    if (bad_curve(&m->fork_join))
+        return curve_fail(err, n, "omp.fork_join");
+    if (bad_curve(&m->barrier))
+        return curve_fail(err, n, "omp.barrier");
+    if (bad_curve(&m->mem_bandwidth))
+        return curve_fail(err, n, "mem.bandwidth");
+    if ((m->tlb_entries == 0) != (m->tlb_page == 0) || (m->tlb_page & (m->tlb_page - 1)) ||
+        (m->tlb_miss_latency > 0 && !m->tlb_entries))
+        return pes_model_fail(err, PES_ERR_ARG,
+                              "%s: tlb.entries %u and tlb.page %u go together (a power of two), "
+                              "tlb.miss_latency needs them",
+                              n, m->tlb_entries, m->tlb_page);
+    if (bad_cost(m->tlb_miss_latency) || bad_cost(m->prefetch_max_stride) ||
+        m->prefetch_max_stride != floor(m->prefetch_max_stride) ||
+        m->prefetch_max_stride > (double)(1u << 30))
+        return pes_model_fail(err, PES_ERR_ARG,
+                              "%s: tlb.miss_latency must be >= 0, prefetch.max_stride whole bytes "
+                              "0 .. 1G",
+                              n);
     if (bad_cost(m->mem_latency) || bad_cost(m->mem_recip_throughput))
         return pes_model_fail(err, PES_ERR_ARG, "%s: memory latency/throughput must be >= 0", n);
     if (!(m->issue_width == 0 || m->issue_width >= 1.0) || !isfinite(m->issue_width) ||
@@ -164,6 +209,12 @@ int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
         if (bad_cost(m->op_latency[o]) || bad_cost(m->op_recip_throughput[o]))
             return pes_model_fail(err, PES_ERR_ARG, "%s: op %s costs must be >= 0", n, op_keys[o]);
     return 0;
+}
+
+static void print_curve(FILE *out, const char *key, const struct pes_thread_curve *c)
+{
+    for (uint32_t i = 0; i < c->n && i < PES_CURVE_POINTS; i++)
+        fprintf(out, "%s.%u = %.15g\n", key, c->threads[i], c->value[i]);
 }
 
 static void print_size(FILE *out, uint64_t v)
@@ -196,9 +247,27 @@ void pes_machine_print(const struct pes_machine *m, FILE *out)
                 c->line, i + 1, c->shared ? "shared" : "private");
         fprintf(out, "L%u.latency = %.15g\nL%u.recip_throughput = %.15g\n", i + 1, c->latency,
                 i + 1, c->recip_throughput);
+        char key[32];
+        snprintf(key, sizeof key, "L%u.bandwidth", i + 1);
+        print_curve(out, key, &c->bandwidth);
     }
     fprintf(out, "mem.latency = %.15g\nmem.recip_throughput = %.15g\n", m->mem_latency,
             m->mem_recip_throughput);
+    print_curve(out, "mem.bandwidth", &m->mem_bandwidth);
+    print_curve(out, "omp.fork_join", &m->fork_join);
+    print_curve(out, "omp.barrier", &m->barrier);
+    if (m->tlb_entries) {
+        fprintf(out, "tlb.entries = %u\ntlb.page = ", m->tlb_entries);
+        print_size(out, m->tlb_page);
+        fputc('\n', out);
+    }
+    if (m->tlb_miss_latency > 0)
+        fprintf(out, "tlb.miss_latency = %.15g\n", m->tlb_miss_latency);
+    if (m->prefetch_max_stride > 0) {
+        fprintf(out, "prefetch.max_stride = ");
+        print_size(out, (uint64_t)m->prefetch_max_stride);
+        fputc('\n', out);
+    }
     for (int o = 0; o < PES_OP_COUNT; o++)
         fprintf(out, "op.%s.latency = %.15g\nop.%s.recip_throughput = %.15g\n", op_keys[o],
                 m->op_latency[o], op_keys[o], m->op_recip_throughput[o]);

@@ -26,6 +26,10 @@ struct seen {
     unsigned level[PES_MAX_LEVELS]; /* bit per level key */
     unsigned mem;                   /* bit 0 latency, 1 recip_throughput */
     unsigned op[PES_OP_COUNT];
+    unsigned extra;                   /* bit 0 tlb.entries, 1 tlb.page, 2 tlb.miss_latency,
+                                       3 prefetch.max_stride */
+    unsigned tlb_line;                /* line of the first tlb.* key (for a missing partner) */
+    unsigned bw_line[PES_MAX_LEVELS]; /* line of the first L<i>.bandwidth.<T> key */
 };
 
 static char *trim(char *s)
@@ -58,10 +62,54 @@ static int set_cost(double *dst, const char *val, const char *src, unsigned line
     return 0;
 }
 
+/* KEY.<T> = value: one point of a thread curve, kept sorted by T whatever
+ * the order of the lines. tstr is the text after the last dot. */
+static int curve_key(struct pes_thread_curve *c, const char *tstr, const char *val, const char *src,
+                     unsigned line, const char *key, struct pes_error *err)
+{
+    uint64_t t;
+    if (pes_model_parse_u64(tstr, &t) || t < 1 || t > 65536)
+        return pes_model_fail(err, PES_ERR_FORMAT,
+                              "%s:%u: %s: bad thread count '%s' (want 1..65536)", src, line, key,
+                              tstr);
+    double v;
+    if (pes_model_parse_double(val, &v) || !(v > 0) || !isfinite(v))
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad value '%s' (want a number > 0)",
+                              src, line, key, val);
+    uint32_t i = 0;
+    while (i < c->n && c->threads[i] < t)
+        i++;
+    if (i < c->n && c->threads[i] == t)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: duplicate key '%s'", src, line, key);
+    if (c->n == PES_CURVE_POINTS)
+        return pes_model_fail(err, PES_ERR_FORMAT,
+                              "%s:%u: %s: more than %d thread counts for one curve", src, line, key,
+                              PES_CURVE_POINTS);
+    memmove(&c->threads[i + 1], &c->threads[i], (c->n - i) * sizeof c->threads[0]);
+    memmove(&c->value[i + 1], &c->value[i], (c->n - i) * sizeof c->value[0]);
+    c->threads[i] = (uint32_t)t;
+    c->value[i] = v;
+    c->n++;
+    return 0;
+}
+
+/* omp.fork_join.<T>, omp.barrier.<T>, mem.bandwidth.<T>, L<i>.bandwidth.<T>:
+ * `name` is the key without ".<T>"; 1 if it is none of those. */
+static int is_curve(const char *key, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(key, name, n) && key[n] == '.';
+}
+
 static int level_key(struct pes_machine *m, struct seen *sn, unsigned lv, const char *sub,
                      const char *val, const char *src, unsigned line, const char *key,
                      struct pes_error *err)
 {
+    if (is_curve(sub, "bandwidth")) {
+        if (!sn->bw_line[lv])
+            sn->bw_line[lv] = line;
+        return curve_key(&m->level[lv].bandwidth, sub + 10, val, src, line, key, err);
+    }
     int k = -1;
     for (int i = 0; i < F_LEVEL_KEYS; i++)
         if (!strcmp(sub, level_keys[i]))
@@ -141,6 +189,55 @@ static int error_key(struct pes_machine *m, struct seen *sn, const char *sub, co
     return 0;
 }
 
+/* tlb.entries, tlb.page (a size: 4K), tlb.miss_latency, prefetch.max_stride
+ * (bytes, a size) */
+static int reach_key(struct pes_machine *m, struct seen *sn, const char *key, const char *val,
+                     const char *src, unsigned line, struct pes_error *err)
+{
+    static const char *const keys[] = {"tlb.entries", "tlb.page", "tlb.miss_latency",
+                                       "prefetch.max_stride"};
+    unsigned k = 0;
+    while (k < 4 && strcmp(key, keys[k]))
+        k++;
+    if (k == 4)
+        return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: unknown key '%s'", src, line, key);
+    if (mark(&sn->extra, k, src, line, key, err))
+        return -1;
+    if (k < 3 && !sn->tlb_line)
+        sn->tlb_line = line;
+    uint64_t u;
+    double v;
+    switch (k) {
+    case 0:
+        if (pes_model_parse_u64(val, &u) || u == 0 || u > UINT32_MAX)
+            return pes_model_fail(err, PES_ERR_FORMAT, "%s:%u: %s: bad count '%s' (want >= 1)", src,
+                                  line, key, val);
+        m->tlb_entries = (uint32_t)u;
+        return 0;
+    case 1:
+        if (pes_model_parse_size(val, &u) || u == 0 || (u & (u - 1)) || u > (1ull << 30))
+            return pes_model_fail(err, PES_ERR_FORMAT,
+                                  "%s:%u: %s: bad size '%s' (want a power of two, 1 .. 1G)", src,
+                                  line, key, val);
+        m->tlb_page = (uint32_t)u;
+        return 0;
+    case 3:
+        if (pes_model_parse_size(val, &u) || u == 0 || u > (1ull << 30))
+            return pes_model_fail(err, PES_ERR_FORMAT,
+                                  "%s:%u: %s: bad size '%s' (want bytes, 1 .. 1G)", src, line, key,
+                                  val);
+        m->prefetch_max_stride = (double)u;
+        return 0;
+    default:
+        if (pes_model_parse_double(val, &v) || !(v > 0) || !isfinite(v))
+            return pes_model_fail(err, PES_ERR_FORMAT,
+                                  "%s:%u: %s: bad value '%s' (want a number > 0)", src, line, key,
+                                  val);
+        m->tlb_miss_latency = v;
+        return 0;
+    }
+}
+
 static int one_line(struct pes_machine *m, struct seen *sn, char *text, const char *src,
                     unsigned line, struct pes_error *err)
 {
@@ -210,6 +307,14 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
     if ((key[0] == 'L' || key[0] == 'l') && key[1] >= '1' && key[1] <= '0' + PES_MAX_LEVELS &&
         key[2] == '.')
         return level_key(m, sn, (unsigned)(key[1] - '1'), key + 3, val, src, line, key, err);
+    if (is_curve(key, "omp.fork_join"))
+        return curve_key(&m->fork_join, key + 14, val, src, line, key, err);
+    if (is_curve(key, "omp.barrier"))
+        return curve_key(&m->barrier, key + 12, val, src, line, key, err);
+    if (is_curve(key, "mem.bandwidth"))
+        return curve_key(&m->mem_bandwidth, key + 14, val, src, line, key, err);
+    if (!strncmp(key, "tlb.", 4) || !strcmp(key, "prefetch.max_stride"))
+        return reach_key(m, sn, key, val, src, line, err);
     if (!strncmp(key, "mem.", 4)) {
         int thr = !strcmp(key + 4, "recip_throughput");
         if (!thr && strcmp(key + 4, "latency"))
@@ -256,6 +361,16 @@ static int check_complete(struct pes_machine *m, const struct seen *sn, const ch
                 return pes_model_fail(err, PES_ERR_FORMAT, "%s: missing key 'L%u.%s'", src, i + 1,
                                       level_keys[k]);
     m->n_levels = n;
+    for (unsigned i = n; i < PES_MAX_LEVELS; i++)
+        if (sn->bw_line[i])
+            return pes_model_fail(err, PES_ERR_FORMAT,
+                                  "%s:%u: L%u.bandwidth.* for a level the file does not describe",
+                                  src, sn->bw_line[i], i + 1);
+    /* the TLB term needs its reach: entries and page size together */
+    if ((sn->extra & 7) && (sn->extra & 3) != 3)
+        return pes_model_fail(err, PES_ERR_FORMAT,
+                              "%s:%u: tlb.entries and tlb.page go together (missing '%s')", src,
+                              sn->tlb_line, sn->extra & 1 ? "tlb.page" : "tlb.entries");
     if (sn->error && sn->error != 15)
         return pes_model_fail(err, PES_ERR_FORMAT,
                               "%s: error.model, error.mean, error.max and error.runs go "

@@ -331,6 +331,120 @@ static void test_parse_errors(void **state)
     parse_fails(t, "not a power of two");
 }
 
+/* Terms beyond Eq. 4-8 (issue 30): thread curves, TLB and prefetch reach.
+ * Extra lines start at line 35 of with_ops' text. */
+static void test_model_terms_keys(void **state)
+{
+    (void)state;
+    struct pes_machine m, back;
+    struct pes_error err = {0};
+    const char *keys = "omp.fork_join.2 = 5000\nomp.fork_join.1 = 300\nomp.fork_join.4 = 9000\n"
+                       "omp.barrier.2 = 700.5\nmem.bandwidth.1 = 12.5\nmem.bandwidth.2 = 20\n"
+                       "L1.bandwidth.2 = 64\ntlb.entries = 2048\ntlb.page = 4K\n"
+                       "tlb.miss_latency = 31.5\nprefetch.max_stride = 1K\n";
+    assert_int_equal(pes_machine_parse(with_ops(keys), "t.machine", &m, &err), 0);
+    /* sorted by thread count whatever the order of the lines */
+    assert_int_equal(m.fork_join.n, 3);
+    assert_int_equal(m.fork_join.threads[0], 1);
+    assert_int_equal(m.fork_join.threads[1], 2);
+    assert_int_equal(m.fork_join.threads[2], 4);
+    assert_true(m.fork_join.value[0] == 300 && m.fork_join.value[1] == 5000 &&
+                m.fork_join.value[2] == 9000);
+    assert_true(m.barrier.n == 1 && m.barrier.threads[0] == 2 && m.barrier.value[0] == 700.5);
+    assert_true(m.mem_bandwidth.n == 2 && m.mem_bandwidth.value[1] == 20);
+    assert_true(m.level[0].bandwidth.n == 1 && m.level[0].bandwidth.value[0] == 64);
+    assert_int_equal(m.tlb_entries, 2048);
+    assert_int_equal(m.tlb_page, 4096);
+    assert_true(m.tlb_miss_latency == 31.5 && m.prefetch_max_stride == 1024);
+    assert_float_equal(pes_thread_curve_at(&m.fork_join, 3), 7000, 1e-9);
+
+    /* print -> parse: the same machine */
+    char *text = print_to_string(&m);
+    assert_non_null(strstr(text, "omp.fork_join.4 = 9000\n"));
+    assert_non_null(strstr(text, "tlb.page = 4K\n"));
+    assert_non_null(strstr(text, "prefetch.max_stride = 1K\n"));
+    assert_int_equal(pes_machine_parse(text, "printed", &back, &err), 0);
+    assert_memory_equal(&m, &back, sizeof m);
+    free(text);
+
+    /* the same points in another order: the same curve */
+    assert_int_equal(pes_machine_parse(with_ops("omp.fork_join.4 = 9000\nomp.fork_join.1 = 300\n"
+                                                "omp.fork_join.2 = 5000\n"),
+                                       "t.machine", &back, &err),
+                     0);
+    assert_memory_equal(&m.fork_join, &back.fork_join, sizeof m.fork_join);
+    /* a machine without them: every term off, nothing printed */
+    assert_int_equal(pes_machine_parse(with_ops(""), "t.machine", &back, &err), 0);
+    assert_true(back.fork_join.n == 0 && back.tlb_entries == 0 && back.prefetch_max_stride == 0);
+    text = print_to_string(&back);
+    assert_null(strstr(text, "omp."));
+    assert_null(strstr(text, "tlb."));
+    assert_null(strstr(text, "bandwidth"));
+    free(text);
+
+    /* bad input: file and line */
+    parse_fails(with_ops("omp.barrier.2 = 1\nomp.barrier.2 = 3\n"),
+                "t.machine:36: duplicate key 'omp.barrier.2'");
+    parse_fails(with_ops("omp.barrier.0 = 1\n"), "t.machine:35: omp.barrier.0: bad thread count");
+    parse_fails(with_ops("omp.barrier.x = 1\n"), "t.machine:35: omp.barrier.x: bad thread count");
+    parse_fails(with_ops("omp.barrier = 1\n"), "t.machine:35: unknown key 'omp.barrier'");
+    parse_fails(with_ops("omp.fork_join.2 = 0\n"), "t.machine:35: omp.fork_join.2: bad value '0'");
+    parse_fails(with_ops("mem.bandwidth.2 = -1\n"), "t.machine:35: mem.bandwidth.2: bad value");
+    parse_fails(with_ops("mem.bandwidth.2 = nan\n"), "t.machine:35: mem.bandwidth.2: bad value");
+    parse_fails(with_ops("mem.bandwidth.2 = inf\n"), "t.machine:35: mem.bandwidth.2: bad value");
+    parse_fails(with_ops("L1.bandwidth.1 = 1\nL1.bandwidth.1 = 2\n"),
+                "t.machine:36: duplicate key 'L1.bandwidth.1'");
+    parse_fails(with_ops("L3.bandwidth.1 = 1\n"),
+                "t.machine:35: L3.bandwidth.* for a level the file does not describe");
+    parse_fails(with_ops("tlb.entries = 0\n"), "t.machine:35: tlb.entries: bad count '0'");
+    parse_fails(with_ops("tlb.entries = 64\ntlb.page = 3K\n"), "t.machine:36: tlb.page: bad size");
+    parse_fails(with_ops("tlb.entries = 64\n"),
+                "t.machine:35: tlb.entries and tlb.page go together (missing 'tlb.page')");
+    parse_fails(with_ops("tlb.miss_latency = 20\n"),
+                "t.machine:35: tlb.entries and tlb.page go together (missing 'tlb.entries')");
+    parse_fails(with_ops("tlb.entries = 64\ntlb.page = 4K\ntlb.entries = 64\n"),
+                "t.machine:37: duplicate key 'tlb.entries'");
+    parse_fails(with_ops("tlb.miss_latency = 0\n"), "t.machine:35: tlb.miss_latency: bad value");
+    parse_fails(with_ops("tlb.size = 1\n"), "t.machine:35: unknown key 'tlb.size'");
+    parse_fails(with_ops("prefetch.max_stride = 0\n"),
+                "t.machine:35: prefetch.max_stride: bad size '0'");
+    parse_fails(with_ops("prefetch.distance = 1\n"), "t.machine:35: unknown key");
+    /* at most PES_CURVE_POINTS points */
+    char many[2048] = "";
+    for (int t = 1; t <= PES_CURVE_POINTS + 1; t++) {
+        size_t n = strlen(many);
+        snprintf(many + n, sizeof many - n, "omp.barrier.%d = %d\n", t, t);
+    }
+    char expect[96];
+    snprintf(expect, sizeof expect, "t.machine:%d: omp.barrier.%d: more than %d thread counts",
+             35 + PES_CURVE_POINTS, PES_CURVE_POINTS + 1, PES_CURVE_POINTS);
+    parse_fails(with_ops(many), expect);
+
+    /* validate: what a program may fill in by hand */
+    struct pes_machine v = m;
+    assert_int_equal(pes_machine_validate(&v, NULL), 0);
+    v.barrier.threads[0] = 0;
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    assert_non_null(strstr(err.message, "omp.barrier"));
+    v = m;
+    v.fork_join.threads[2] = 2; /* not ascending */
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    assert_non_null(strstr(err.message, "omp.fork_join"));
+    v = m;
+    v.level[0].bandwidth.value[0] = NAN;
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    assert_non_null(strstr(err.message, "L1.bandwidth"));
+    v = m;
+    v.mem_bandwidth.n = PES_CURVE_POINTS + 1;
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    v = m;
+    v.tlb_page = 0;
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    v = m;
+    v.prefetch_max_stride = 100.5;
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+}
+
 static void spec_fails(const char *spec, const char *expect)
 {
     struct pes_machine m, before;
@@ -558,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_cache_spec),
         cmocka_unit_test(test_sysfs),
         cmocka_unit_test(test_thread_curve),
+        cmocka_unit_test(test_model_terms_keys),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
