@@ -379,15 +379,175 @@ static void test_write_roundtrip(void **state)
     remove(dir);
 }
 
+/* ---------------------------------------------------------------- the terms beyond Eq. 4-8 */
+
+/* A TLB sweep on made-up data: extra cycles per access over n pages, 0 within
+ * a 64-entry first level, 7 within a 2048-entry second level, a 60-cycle walk
+ * beyond, and later a rise to 200 (the walk's entries leaving the caches):
+ * the step is the TLB's, at 2048 pages, 53 cycles high. */
+static double tlb_curve(double n)
+{
+    return n <= 64 ? 0 : n <= 2048 ? 7 : n <= 12000 ? 60 : 200;
+}
+
+static void test_tlb_step(void **state)
+{
+    (void)state;
+    struct pes_calib_point pt[64];
+    size_t n = 0;
+    for (double x = 16; x <= 16384 * 1.0001; x *= pow(2, 1.0 / 3))
+        pt[n++] = (struct pes_calib_point){round(x), tlb_curve(round(x))};
+    struct pes_calib_step st;
+    struct pes_error err = {0};
+    assert_int_equal(pes_calib_main_step(pt, n, 0.25, 0, &st, &err), 0);
+    assert_float_equal(st.below, 7, 1e-9);
+    assert_float_equal(st.above, 60, 1e-9);
+    /* the crossing is between the last point at 7 (2048) and the first at 60 */
+    assert_true(st.at > 2048 && st.at < 2580.1);
+    assert_true(pt[st.index].size == 2048 || pt[st.index].size == 2580);
+    /* noise of +-1 cycle leaves the step where it is */
+    for (size_t i = 0; i < n; i++)
+        pt[i].cycles += i % 2 ? 1.0 : -1.0;
+    assert_int_equal(pes_calib_main_step(pt, n, 0.25, 0, &st, &err), 0);
+    assert_true(st.at > 2048 && st.at < 2580.1);
+    assert_true(fabs(st.above - st.below - 53) <= 2);
+    /* with a hint the step nearest it: the later rise, 140 high, at 12000 */
+    assert_int_equal(pes_calib_main_step(pt, n, 0.5, 12000, &st, &err), 0);
+    assert_true(st.at > 11000 && st.at < 13000.1);
+    assert_true(fabs(st.above - st.below - 140) <= 2);
+    /* a hint near the first-level TLB's step, 7 high (less than a quarter of
+     * the highest rise): not a step; the nearest one is the 2048 one */
+    assert_int_equal(pes_calib_main_step(pt, n, 0.25, 64, &st, &err), 0);
+    assert_true(st.at > 2048 && st.at < 2580.1);
+    /* a single step: the knee, by interpolation where a point sits half way
+     * (sizes 1..8 at 10, size 16 at 30, 32.. at 50; a quarter up is 20: half
+     * way from 8 to 16 in log, sqrt(8 * 16)) */
+    struct pes_calib_point one[] = {{1, 10},  {2, 10},  {4, 10},  {8, 10},
+                                    {16, 30}, {32, 50}, {64, 50}, {128, 50}};
+    assert_int_equal(pes_calib_main_step(one, 8, 0.25, 0, &st, &err), 0);
+    assert_float_equal(st.at, sqrt(8.0 * 16.0), 1e-9);
+    assert_float_equal(st.above - st.below, 40, 1e-9);
+    /* negative differences are fine (the same step 20 lower) */
+    for (int i = 0; i < 8; i++)
+        one[i].cycles -= 20;
+    assert_int_equal(pes_calib_main_step(one, 8, 0.25, 0, &st, &err), 0);
+    assert_float_equal(st.at, sqrt(8.0 * 16.0), 1e-9);
+    assert_float_equal(st.below, -10, 1e-9);
+    /* a flat or falling curve is not a step */
+    struct pes_calib_point flat[] = {{1, 3}, {2, 2}, {4, 2}, {8, 0}, {16, -1}};
+    assert_int_equal(pes_calib_main_step(flat, 5, 0.25, 0, &st, &err), -1);
+    assert_non_null(strstr(err.message, "does not rise"));
+    struct pes_calib_point bad[] = {{1, 1}, {2, 1}, {2, 5}, {8, 5}};
+    assert_int_equal(pes_calib_main_step(bad, 4, 0.25, 0, &st, &err), -1);
+    assert_int_equal(pes_calib_main_step(one, 3, 0.25, 0, &st, &err), -1);
+    assert_int_equal(pes_calib_main_step(one, 8, 1.5, 0, &st, &err), -1);
+}
+
+/* k chases over memory of latency L with M misses in flight: L / min(k, M)
+ * per access, plus a 2-cycle floor; mlp is t(1) / min t. */
+static void test_mlp_knee(void **state)
+{
+    (void)state;
+    const double k[] = {1, 2, 4, 6, 8, 12, 16, 20, 24};
+    double t[9];
+    for (int i = 0; i < 9; i++)
+        t[i] = 400.0 / fmin(k[i], 10) + 2;
+    double knee = 0;
+    assert_float_equal(pes_calib_mlp(k, t, 9, &knee), 402.0 / 42.0, 1e-9);
+    assert_float_equal(knee, 12, 1e-9); /* 8 chases: 52 > 1.1 x 42; 12: 42 */
+    /* order of the input is checked, not sorted */
+    const double kbad[] = {2, 1};
+    assert_true(isnan(pes_calib_mlp(kbad, t, 2, NULL)));
+    double tz[] = {10, 0};
+    assert_true(isnan(pes_calib_mlp(k, tz, 2, NULL)));
+    /* one chase alone: no overlap */
+    assert_float_equal(pes_calib_mlp(k, t, 1, NULL), 1.0, 1e-12);
+}
+
+/* Strides 64..4096: prefetched up to 512 (cost 10..14), not beyond (60);
+ * random reads cost 64: the limit is sqrt(10 * 64) = 25.3. */
+static void test_prefetch_stride(void **state)
+{
+    (void)state;
+    const double s[] = {64, 128, 256, 512, 1024, 2048, 4096};
+    double c[] = {10, 12, 13, 14, 60, 61, 62};
+    assert_float_equal(pes_calib_prefetch_stride(s, c, 7, 64), 512, 0);
+    /* a followed stride after an unfollowed one does not count */
+    c[5] = 11;
+    assert_float_equal(pes_calib_prefetch_stride(s, c, 7, 64), 512, 0);
+    /* every stride followed */
+    double all[] = {10, 10, 10, 10, 10, 10, 10};
+    assert_float_equal(pes_calib_prefetch_stride(s, all, 7, 64), 4096, 0);
+    /* no contrast between streaming and random reads: nothing to tell */
+    assert_float_equal(pes_calib_prefetch_stride(s, all, 7, 14), 0, 0);
+    assert_float_equal(pes_calib_prefetch_stride(s, all, 7, NAN), 0, 0);
+    /* the smallest stride already at the random cost */
+    double none[] = {60, 60, 60, 60, 60, 60, 60};
+    assert_float_equal(pes_calib_prefetch_stride(s, none, 7, 64), 0, 0);
+}
+
+/* The writer with the new terms: their figures as comments, the notes of
+ * what was left out, and the keys read back to the same machine. */
+static void test_write_terms(void **state)
+{
+    (void)state;
+    struct pes_calib_result r;
+    memset(&r, 0, sizeof r);
+    struct pes_machine *m = &r.machine;
+    struct pes_error err = {0};
+    assert_int_equal(pes_machine_load("haswell", m, &err), 0);
+    m->validation = PES_MACHINE_CALIBRATED;
+    m->fork_join = (struct pes_thread_curve){.n = 2, .threads = {1, 2}, .value = {400, 4000}};
+    m->level[2].bandwidth = (struct pes_thread_curve){.n = 1, .threads = {2}, .value = {16.5}};
+    m->tlb_entries = 2048;
+    m->tlb_page = 4096;
+    m->tlb_miss_latency = 57.5;
+    m->prefetch_max_stride = 256;
+    m->mlp = 20;
+    r.fork_join[1] = (struct pes_calib_figure){
+        .value = 4000, .median = 4500, .measured = 1, .method = "empty parallel regions"};
+    r.level_bandwidth[2][0] = (struct pes_calib_figure){
+        .value = 16.5, .median = 16.5, .measured = 1, .method = "2 threads streaming"};
+    r.tlb_entries =
+        (struct pes_calib_figure){.value = 2048, .median = 1731, .measured = 1, .method = "cpuid"};
+    snprintf(r.notes, sizeof r.notes, "omp.barrier: not measured\nsecond");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(pes_calib_write(&r, f, &err), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "#   omp.fork_join.2              4000       empty parallel "
+                                "regions; median of the repeats 4500\n"));
+    assert_null(strstr(buf, "#   omp.fork_join.1 ")); /* no figure for it: no comment */
+    assert_non_null(strstr(buf, "#   L3.bandwidth.2               16.5       2 threads"));
+    assert_non_null(
+        strstr(buf, "# Not measured, and why:\n# omp.barrier: not measured\n# second\n"));
+    assert_non_null(strstr(buf, "\ntlb.entries = 2048\ntlb.page = 4K\n"));
+    struct pes_machine back;
+    assert_int_equal(pes_machine_parse(buf, "written", &back, &err), 0);
+    assert_memory_equal(&back, m, sizeof back);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_statistics),           cmocka_unit_test(test_round_size),
-        cmocka_unit_test(test_fit_three_levels),     cmocka_unit_test(test_outlier_merged),
-        cmocka_unit_test(test_fit_wrong_l3),         cmocka_unit_test(test_fit_contended_l3),
-        cmocka_unit_test(test_fit_ramp_plateau),     cmocka_unit_test(test_fit_errors),
-        cmocka_unit_test(test_topology_two_sockets), cmocka_unit_test(test_topology_vm),
-        cmocka_unit_test(test_topology_errors),      cmocka_unit_test(test_write_roundtrip),
+        cmocka_unit_test(test_statistics),
+        cmocka_unit_test(test_round_size),
+        cmocka_unit_test(test_fit_three_levels),
+        cmocka_unit_test(test_outlier_merged),
+        cmocka_unit_test(test_fit_wrong_l3),
+        cmocka_unit_test(test_fit_contended_l3),
+        cmocka_unit_test(test_fit_ramp_plateau),
+        cmocka_unit_test(test_fit_errors),
+        cmocka_unit_test(test_topology_two_sockets),
+        cmocka_unit_test(test_topology_vm),
+        cmocka_unit_test(test_topology_errors),
+        cmocka_unit_test(test_write_roundtrip),
+        cmocka_unit_test(test_tlb_step),
+        cmocka_unit_test(test_mlp_knee),
+        cmocka_unit_test(test_prefetch_stride),
+        cmocka_unit_test(test_write_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

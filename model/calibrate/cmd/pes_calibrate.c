@@ -253,6 +253,271 @@ static double physical_memory(void)
     return pages > 0 && size > 0 ? (double)pages * (double)size : 0;
 }
 
+/* Appends one line to the notes of what was left out (comments in the file). */
+static void note(struct pes_calib_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void note(struct pes_calib_result *res, const char *fmt, ...)
+{
+    size_t used = strlen(res->notes);
+    if (used + 2 >= sizeof res->notes)
+        return;
+    if (used)
+        res->notes[used++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->notes + used, sizeof res->notes - used, fmt, ap);
+    va_end(ap);
+}
+
+/* A figure measured in cycles per 64-byte line as bytes per cycle. */
+static void to_bandwidth(struct pes_calib_figure *f)
+{
+    f->value = 64.0 / f->value;
+    f->median = 64.0 / f->median;
+}
+
+/* Thread counts of the curves: 1, 2, 4, ... below the CPUs this process may
+ * run on, and their number. */
+static uint32_t thread_counts(unsigned cpus, uint32_t *t)
+{
+    uint32_t n = 0;
+    for (unsigned k = 1; k < cpus && n < PES_CURVE_POINTS - 1; k *= 2)
+        t[n++] = k;
+    t[n++] = cpus;
+    return n;
+}
+
+/* The terms beyond Eq. 4-8 (docs/model.md, "Calibration"): issue width,
+ * memory-level parallelism, the prefetchers' reach, the TLB, and with the
+ * process's whole CPU set (the caller's pinning undone) OpenMP fork/join and
+ * barriers and the bandwidth of T threads. buf: the memory probes' buffer
+ * (huge pages, plan->max_ws bytes). A probe that cannot measure leaves its
+ * key out with a note. */
+static void measure_terms(const struct pes_calib_plan *plan, const struct pes_calib_fit *fit,
+                          struct pes_calib_buffer *buf, double ghz, const cpu_set_t *cpus,
+                          struct pes_calib_result *res)
+{
+    struct pes_machine *m = &res->machine;
+    struct pes_error err = {0};
+
+    /* issue width: the mixed block, or the adds alone if they issue faster */
+    struct pes_calib_figure f;
+    double adds = res->op_recip[PES_OP_INT_ADD].measured ? res->op_recip[PES_OP_INT_ADD].value : 0;
+    if (pes_calib_measure_issue(ghz, plan, &f, &err) == 0 && f.value > 0) {
+        double w = 1.0 / f.value, wmed = 1.0 / f.median;
+        res->issue_width = f;
+        res->issue_width.value = w;
+        res->issue_width.median = wmed;
+        if (adds > 0 && 1.0 / adds > w) {
+            res->issue_width.value = 1.0 / adds;
+            snprintf(res->issue_width.method, sizeof res->issue_width.method,
+                     "1 / int_add recip throughput (the mixed block issued %.3g per cycle)", w);
+        } else {
+            char tmp[160];
+            snprintf(tmp, sizeof tmp, "1 / cycles per op of %s", f.method);
+            snprintf(res->issue_width.method, sizeof res->issue_width.method, "%s", tmp);
+        }
+        if (res->issue_width.value >= 1.0)
+            m->issue_width = res->issue_width.value;
+        else
+            note(res, "issue_width: measured %.3g per cycle (< 1): the default kept",
+                 res->issue_width.value);
+    } else {
+        note(res, "issue_width: not measured (%s); the default kept", err.message);
+    }
+
+    /* memory-level parallelism: k independent chases through memory */
+    static const unsigned ks[] = {1, 2, 4, 6, 8, 12, 16, 20, 24};
+    enum { NK = sizeof ks / sizeof ks[0] };
+    struct pes_calib_figure cf[NK];
+    double t_sat = 0;
+    if (pes_calib_measure_chases(buf, plan->max_ws, ks, NK, ghz, plan, cf, &err) == 0) {
+        double k[NK], t[NK], knee = 0;
+        for (int i = 0; i < NK; i++) {
+            k[i] = ks[i];
+            t[i] = cf[i].value;
+        }
+        double mlp = pes_calib_mlp(k, t, NK, &knee);
+        t_sat = t[0] / mlp;
+        res->mlp = cf[0];
+        res->mlp.value = mlp;
+        res->mlp.median = mlp;
+        snprintf(res->mlp.method, sizeof res->mlp.method,
+                 "1 chase %.4g / fastest of 1..24 chases %.4g cycles per access (within 10 %% "
+                 "from %g chases on), over %g MiB",
+                 t[0], t_sat, knee, plan->max_ws / MIB);
+        if (mlp >= 1.0 && isfinite(mlp))
+            m->mlp = mlp;
+        else
+            note(res, "mlp: k chases gave %.3g (< 1): the default kept", mlp);
+    } else {
+        note(res, "mlp: not measured (%s); the default kept", err.message);
+    }
+
+    /* the prefetchers' reach: strided streams against random reads */
+    static const unsigned strides[] = {64, 128, 256, 512, 1024, 2048, 4096};
+    enum { NS = sizeof strides / sizeof strides[0] };
+    double sv[NS], sc[NS];
+    int ok = t_sat > 0;
+    for (int i = 0; i < NS && ok; i++) {
+        ok = pes_calib_measure_stride(buf, plan->max_ws, strides[i], ghz, plan, &f, &err) == 0;
+        sv[i] = strides[i];
+        sc[i] = f.value;
+    }
+    double ps = ok ? pes_calib_prefetch_stride(sv, sc, NS, t_sat) : 0;
+    if (ps > 0) {
+        m->prefetch_max_stride = ps;
+        res->prefetch_max_stride =
+            (struct pes_calib_figure){.value = ps, .median = ps, .measured = 1};
+        int used = snprintf(res->prefetch_max_stride.method, sizeof res->prefetch_max_stride.method,
+                            "cycles per access by stride:");
+        for (int i = 0; i < NS && used > 0 && (size_t)used < sizeof res->prefetch_max_stride.method;
+             i++)
+            used += snprintf(res->prefetch_max_stride.method + used,
+                             sizeof res->prefetch_max_stride.method - (size_t)used, " %u:%.3g",
+                             strides[i], sc[i]);
+        if (used > 0 && (size_t)used < sizeof res->prefetch_max_stride.method)
+            snprintf(res->prefetch_max_stride.method + used,
+                     sizeof res->prefetch_max_stride.method - (size_t)used, "; random %.3g", t_sat);
+    } else if (!ok) {
+        note(res, "prefetch.max_stride: not measured (%s)",
+             t_sat > 0 ? err.message : "no mlp probe");
+    } else {
+        note(res,
+             "prefetch.max_stride: left out: stride 64 costs %.3g cycles per access, random "
+             "reads %.3g: no stride is told apart from random",
+             sc[0], t_sat);
+    }
+
+    /* the TLB: one line per 4 KiB page, minus the same lines contiguous */
+    uint32_t cpuid_entries = 0, cpuid_page = 0;
+    int have_cpuid = pes_calib_tlb_cpuid(&cpuid_entries, &cpuid_page) == 0;
+    size_t max_pages = 16384;
+    if (have_cpuid && 4.0 * cpuid_entries > (double)max_pages)
+        max_pages = 4.0 * cpuid_entries < 32768 ? 4 * (size_t)cpuid_entries : 32768;
+    struct pes_calib_buffer pages;
+    if (pes_calib_buffer_alloc_pages(&pages, max_pages * 4096, 0, &err) == 0) {
+        struct pes_calib_plan tp = *plan;
+        tp.repeats = plan->repeats / 3 > 5 ? plan->repeats / 3 : 5;
+        struct pes_calib_point d[64];
+        size_t nd = 0;
+        ok = 1;
+        for (double x = 16; x <= (double)max_pages * 1.0001 && nd < 64 && ok;
+             x *= plan->quick ? 1.41421356 : 1.25992105) {
+            size_t n = (size_t)(x + 0.5);
+            struct pes_calib_figure a, b;
+            ok = pes_calib_measure_tlb(&pages, buf, n, ghz, &tp, &a, &b, &err) == 0;
+            d[nd++] = (struct pes_calib_point){(double)n, a.value - b.value};
+        }
+        memcpy(res->tlb_sweep, d, nd * sizeof d[0]);
+        res->n_tlb_sweep = nd;
+        double huge = pages.huge_share;
+        pes_calib_buffer_free(&pages);
+        struct pes_calib_step st;
+        /* a quarter of the way up: past a TLB's reach every access of a
+         * cyclic sweep misses (LRU), but replacement policies that keep some
+         * entries round the knee off */
+        if (!ok) {
+            note(res, "tlb: not measured (%s)", err.message);
+        } else if (huge > 0.01) {
+            note(res, "tlb: left out: the sweep's buffer got huge pages (%.0f %%)", 100 * huge);
+        } else if (pes_calib_main_step(d, nd, 0.25, have_cpuid ? cpuid_entries : 0, &st, &err) <
+                       0 ||
+                   st.above - st.below < 3) {
+            note(res,
+                 "tlb: left out: no step of 3 cycles or more in the page sweep (16..%zu pages)",
+                 max_pages);
+        } else {
+            int agree = have_cpuid && st.at >= 0.5 * cpuid_entries && st.at <= 2.0 * cpuid_entries;
+            m->tlb_entries = agree ? cpuid_entries : (uint32_t)(st.at + 0.5);
+            m->tlb_page = 4096;
+            m->tlb_miss_latency = st.above - st.below;
+            res->tlb_entries =
+                (struct pes_calib_figure){.value = m->tlb_entries, .median = st.at, .measured = 1};
+            if (agree)
+                snprintf(res->tlb_entries.method, sizeof res->tlb_entries.method,
+                         "cpuid; the page sweep steps at %.0f pages", st.at);
+            else if (have_cpuid)
+                snprintf(res->tlb_entries.method, sizeof res->tlb_entries.method,
+                         "the page sweep's step (cpuid says %u, more than 2x off)", cpuid_entries);
+            else
+                snprintf(res->tlb_entries.method, sizeof res->tlb_entries.method,
+                         "the page sweep's step (cpuid says nothing)");
+            res->tlb_miss_latency = (struct pes_calib_figure){
+                .value = m->tlb_miss_latency, .median = m->tlb_miss_latency, .measured = 1};
+            snprintf(res->tlb_miss_latency.method, sizeof res->tlb_miss_latency.method,
+                     "page sweep minus contiguous lines: %.3g cycles per access after the step "
+                     "at %.0f pages, %.3g before",
+                     st.above, st.at, st.below);
+        }
+    } else {
+        note(res, "tlb: not measured (%s)", err.message);
+    }
+
+    /* OpenMP and teams: every CPU this process may use */
+    if (!pes_calib_omp_available()) {
+        note(res, "omp.*, mem.bandwidth.*, L*.bandwidth.*: left out: pes-calibrate was built "
+                  "without OpenMP");
+        return;
+    }
+    sched_setaffinity(0, sizeof *cpus, cpus);
+    unsigned ncpu = (unsigned)CPU_COUNT(cpus);
+    uint32_t t[PES_CURVE_POINTS];
+    uint32_t nt = thread_counts(ncpu ? ncpu : 1, t);
+    if (ncpu < 2)
+        note(res, "omp.*, *.bandwidth.*: one CPU: only the curves' point at 1 thread");
+    /* the last level, if shared: buffers that fit it together, each beyond
+     * the level above (measured capacity where smaller than hwloc's) */
+    int shared = m->n_levels >= 2 && m->level[m->n_levels - 1].shared;
+    uint32_t L = m->n_levels - 1;
+    double cap = shared ? (double)m->level[L].size : 0;
+    if (shared && fit->capacity[L] > 0 && fit->capacity[L] < cap)
+        cap = fit->capacity[L];
+    double above = shared ? (double)m->level[L - 1].size : 0;
+    for (uint32_t i = 0; i < nt; i++) {
+        struct pes_thread_curve *c[3] = {&m->fork_join, &m->barrier, &m->mem_bandwidth};
+        struct pes_calib_figure *fig[3] = {&res->fork_join[i], &res->barrier[i],
+                                           &res->mem_bandwidth[i]};
+        int rc[3];
+        rc[0] = pes_calib_measure_fork_join(t[i], ghz, plan, fig[0], &err);
+        if (rc[0] < 0)
+            note(res, "omp.fork_join.%u: %s", t[i], err.message);
+        rc[1] = pes_calib_measure_barrier(t[i], ghz, plan, fig[1], &err);
+        if (rc[1] < 0)
+            note(res, "omp.barrier.%u: %s", t[i], err.message);
+        rc[2] = pes_calib_measure_team_stream(buf, (double)buf->bytes / t[i], t[i], ghz, plan,
+                                              fig[2], &err);
+        if (rc[2] < 0)
+            note(res, "mem.bandwidth.%u: %s", t[i], err.message);
+        else
+            to_bandwidth(fig[2]);
+        for (int k = 0; k < 3; k++)
+            if (rc[k] == 0 && fig[k]->value > 0) {
+                c[k]->threads[c[k]->n] = t[i];
+                c[k]->value[c[k]->n++] = fig[k]->value;
+            }
+        if (!shared)
+            continue;
+        double per = fmin(2.0 * above, 0.5 * cap / t[i]);
+        if (per < 1.25 * above) {
+            note(res,
+                 "L%u.bandwidth.%u: left out: %u threads' buffers beyond L%u do not fit "
+                 "L%u (%.4g MiB) together",
+                 L + 1, t[i], t[i], L, L + 1, cap / MIB);
+            continue;
+        }
+        struct pes_calib_figure *lf = &res->level_bandwidth[L][i];
+        if (pes_calib_measure_team_stream(buf, per, t[i], ghz, plan, lf, &err) < 0) {
+            note(res, "L%u.bandwidth.%u: %s", L + 1, t[i], err.message);
+            continue;
+        }
+        to_bandwidth(lf);
+        struct pes_thread_curve *lc = &m->level[L].bandwidth;
+        lc->threads[lc->n] = t[i];
+        lc->value[lc->n++] = lf->value;
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct opts o;
@@ -299,6 +564,10 @@ int main(int argc, char **argv)
     double t_start = (double)time(NULL);
     struct timespec ts0;
     clock_gettime(CLOCK_MONOTONIC, &ts0);
+    cpu_set_t all_cpus; /* the OpenMP probes run on all of them, after the pinned ones */
+    CPU_ZERO(&all_cpus);
+    if (sched_getaffinity(0, sizeof all_cpus, &all_cpus) < 0)
+        CPU_SET(0, &all_cpus);
     pin_here();
 
     /* the last level's size for planning the curve: a flagged one is replaced
@@ -502,6 +771,7 @@ int main(int argc, char **argv)
     }
     to_cycles(&res.mem_recip, ghz);
     m->mem_recip_throughput = res.mem_recip.value;
+    measure_terms(&plan, &fit, &buf, ghz, &all_cpus, &res);
     double huge = buf.huge_share;
     pes_calib_buffer_free(&buf);
 
@@ -571,6 +841,12 @@ int main(int argc, char **argv)
                                            : "not granted (TLB misses inflate large working sets)");
         for (unsigned i = 0; i < n_notes; i++)
             printf("  note: %s\n", notes[i]);
+        if (res.n_tlb_sweep) {
+            printf("\nTLB sweep (pages, cycles per access over the same lines contiguous):\n");
+            for (size_t i = 0; i < res.n_tlb_sweep; i++)
+                printf("%s%8.0f %6.1f%s", i % 6 ? "  " : "  ", res.tlb_sweep[i].size,
+                       res.tlb_sweep[i].cycles, i % 6 == 5 || i + 1 == res.n_tlb_sweep ? "\n" : "");
+        }
         printf("\n  %-24s %9s %9s %-7s %s\n", "figure", "value", "median", "unit", "method");
         row("clock", &res.ghz, "GHz");
         char name[64];
@@ -590,6 +866,31 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%s recip thr", pes_machine_op_key(op));
             row(name, &res.op_recip[op], "cycles");
         }
+        row("issue width", &res.issue_width, "ops/cyc");
+        row("mlp", &res.mlp, "misses");
+        row("prefetch max stride", &res.prefetch_max_stride, "bytes");
+        row("tlb entries", &res.tlb_entries, "pages");
+        row("tlb miss latency", &res.tlb_miss_latency, "cycles");
+        for (uint32_t i = 0; i < m->fork_join.n; i++) {
+            snprintf(name, sizeof name, "fork/join %u threads", m->fork_join.threads[i]);
+            row(name, &res.fork_join[i], "cycles");
+        }
+        for (uint32_t i = 0; i < m->barrier.n; i++) {
+            snprintf(name, sizeof name, "barrier %u threads", m->barrier.threads[i]);
+            row(name, &res.barrier[i], "cycles");
+        }
+        for (uint32_t i = 0; i < m->mem_bandwidth.n; i++) {
+            snprintf(name, sizeof name, "mem bandwidth %u thr", m->mem_bandwidth.threads[i]);
+            row(name, &res.mem_bandwidth[i], "B/cyc");
+        }
+        for (uint32_t l = 0; l < m->n_levels; l++)
+            for (uint32_t i = 0; i < m->level[l].bandwidth.n; i++) {
+                snprintf(name, sizeof name, "L%u bandwidth %u thr", l + 1,
+                         m->level[l].bandwidth.threads[i]);
+                row(name, &res.level_bandwidth[l][i], "B/cyc");
+            }
+        if (res.notes[0])
+            printf("  not measured:\n    %s\n", res.notes);
         printf("  (value: the fastest repeat (interference only adds time), or a plateau's median; "
                "median:\n"
                "   of the repeats; cyc/ld: cycles per load, cyc/ln: cycles per 64 B line)\n\n");

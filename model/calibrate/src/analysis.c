@@ -193,6 +193,108 @@ int pes_calib_fit_levels(const struct pes_calib_point *pt, size_t n, const uint6
     return 0;
 }
 
+/* Median of the cycles of points [lo, hi). */
+static double span_median(const struct pes_calib_point *pt, size_t lo, size_t hi)
+{
+    double tmp[3];
+    size_t k = 0;
+    for (size_t i = lo; i < hi && k < 3; i++)
+        tmp[k++] = pt[i].cycles;
+    return pes_calib_median(tmp, k);
+}
+
+int pes_calib_main_step(const struct pes_calib_point *pt, size_t n, double frac, double hint,
+                        struct pes_calib_step *out, struct pes_error *err)
+{
+    if (!pt || !out || n < 4 || !(frac > 0 && frac < 1))
+        return pes_error_set(err, PES_ERR_ARG, 0, "step: %zu points (4 or more needed)", n);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(pt[i].cycles) || !(pt[i].size > 0) || (i && !(pt[i].size > pt[i - 1].size)))
+            return pes_error_set(err, PES_ERR_ARG, 0,
+                                 "step: point %zu (%g, %g) not finite or not increasing", i,
+                                 pt[i].size, pt[i].cycles);
+    /* the rise at every split; the steps are its local maxima (the first
+     * split of a run of equal rises) at least a quarter as high as the
+     * highest: the one nearest the hint, else the first (a TLB's reach comes
+     * before the later rise where the page walk's own entries leave the
+     * caches, and after the smaller step of a first-level TLB) */
+    double J[256];
+    if (n > 256)
+        return pes_error_set(err, PES_ERR_ARG, 0, "step: %zu points (256 at most)", n);
+    double top = -INFINITY;
+    for (size_t k = 2; k + 2 <= n; k++) {
+        J[k] = span_median(pt, k, k + 3 < n ? k + 3 : n) - span_median(pt, k >= 3 ? k - 3 : 0, k);
+        top = J[k] > top ? J[k] : top;
+    }
+    if (!(top > 0))
+        return pes_error_set(err, PES_ERR_ARG, 0, "step: the curve does not rise");
+    size_t best = 0;
+    double dist = INFINITY;
+    for (size_t k = 2; k + 2 <= n; k++) {
+        int peak =
+            J[k] >= 0.25 * top && (k + 3 > n || J[k] >= J[k + 1]) && (k == 2 || J[k] > J[k - 1]);
+        if (!peak)
+            continue;
+        double d = hint > 0 ? fabs(log(sqrt(pt[k - 1].size * pt[k].size) / hint)) : 0;
+        if (!best || d < dist) {
+            best = k;
+            dist = d;
+        }
+        if (!(hint > 0))
+            break;
+    }
+    out->below = span_median(pt, best >= 3 ? best - 3 : 0, best);
+    out->above = span_median(pt, best, best + 3 < n ? best + 3 : n);
+    double jump = out->above - out->below;
+    out->index = best;
+    double g = out->below + frac * jump;
+    size_t lo = best >= 3 ? best - 3 : 0, hi = best + 2 < n - 1 ? best + 2 : n - 1;
+    out->at = sqrt(pt[best - 1].size * pt[best].size);
+    for (size_t j = lo; j < hi; j++) {
+        double a = pt[j].cycles, b = pt[j + 1].cycles;
+        if (a <= g && g < b) {
+            double f = (g - a) / (b - a);
+            out->at = exp(log(pt[j].size) + f * (log(pt[j + 1].size) - log(pt[j].size)));
+            break;
+        }
+    }
+    return 0;
+}
+
+double pes_calib_mlp(const double *k, const double *t, size_t n, double *knee)
+{
+    if (!k || !t || n < 1 || k[0] != 1)
+        return NAN;
+    double lo = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (!(t[i] > 0) || !isfinite(t[i]) || (i && !(k[i] > k[i - 1])))
+            return NAN;
+        lo = t[i] < lo ? t[i] : lo;
+    }
+    if (knee)
+        for (size_t i = 0; i < n; i++)
+            if (t[i] <= 1.1 * lo) {
+                *knee = k[i];
+                break;
+            }
+    return t[0] / lo;
+}
+
+double pes_calib_prefetch_stride(const double *stride, const double *cycles, size_t n,
+                                 double random)
+{
+    if (!stride || !cycles || n < 1 || !(cycles[0] > 0) || !(random >= 1.5 * cycles[0]) ||
+        !isfinite(random))
+        return 0;
+    double limit = sqrt(cycles[0] * random), best = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(cycles[i] < limit) || (i && !(stride[i] > stride[i - 1])))
+            break;
+        best = stride[i];
+    }
+    return best;
+}
+
 uint64_t pes_calib_round_size(double bytes, uint32_t ways, uint32_t line)
 {
     double set_bytes = (double)(ways ? ways : 1) * (line ? line : 64);

@@ -21,13 +21,7 @@
 #include <time.h>
 
 #include "pes/calibrate.h"
-
-/* Probe kernels are measured as written: no sanitizer checks inside them. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 8)
-#define PROBE __attribute__((noinline, no_sanitize("address", "thread", "undefined")))
-#else
-#define PROBE __attribute__((noinline))
-#endif
+#include "probe.h"
 
 #define R2(s)  s s
 #define R4(s)  R2(R2(s))
@@ -36,9 +30,7 @@
 #define R32(s) R2(R16(s))
 #define R64(s) R2(R32(s))
 
-#define MAX_REPEATS 64
-
-static double now(void)
+double pes_calib_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -62,8 +54,7 @@ void pes_calib_plan_default(struct pes_calib_plan *p, int quick, double llc_byte
     p->max_ws = ws < lo ? lo : ws > hi ? hi : ws;
 }
 
-/* Fills f from the per-repeat costs v[0..n) (lower is better). */
-static void figure_from(struct pes_calib_figure *f, double *v, unsigned n, const char *method)
+void pes_calib_figure_from(struct pes_calib_figure *f, double *v, unsigned n, const char *method)
 {
     f->value = pes_calib_min(v, n);
     f->median = pes_calib_median(v, n);
@@ -73,8 +64,7 @@ static void figure_from(struct pes_calib_figure *f, double *v, unsigned n, const
     snprintf(f->method, sizeof f->method, "%s", method);
 }
 
-/* The target duration of one repeat. */
-static double repeat_seconds(const struct pes_calib_plan *p)
+double pes_calib_repeat_seconds(const struct pes_calib_plan *p)
 {
     return p->quick ? 0.0002 : 0.00025;
 }
@@ -114,9 +104,9 @@ static uint64_t size_iters(void (*kernel)(uint64_t), double target)
 {
     uint64_t iters = 64;
     for (;;) {
-        double t0 = now();
+        double t0 = pes_calib_now();
         kernel(iters);
-        double t = now() - t0;
+        double t = pes_calib_now() - t0;
         if (t >= target / 4 || iters > (1ull << 40))
             return t > 0 ? (uint64_t)((double)iters * target / t) + 1 : iters;
         iters *= 4;
@@ -135,22 +125,23 @@ int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figur
 #else
     (void)err;
     /* wake the core up to its working clock before measuring it */
-    double until = now() + (p->quick ? 0.02 : 0.1);
-    while (now() < until)
+    double until = pes_calib_now() + (p->quick ? 0.02 : 0.1);
+    while (pes_calib_now() < until)
         add_chain(10000);
-    uint64_t iters = size_iters(add_chain, repeat_seconds(p));
+    uint64_t iters = size_iters(add_chain, pes_calib_repeat_seconds(p));
     unsigned n = p->repeats * 2 < MAX_REPEATS ? p->repeats * 2 : MAX_REPEATS;
     double v[MAX_REPEATS];
     for (unsigned r = 0; r < n; r++) {
-        double t0 = now();
+        double t0 = pes_calib_now();
         add_chain(iters);
-        v[r] = (now() - t0) / (64.0 * (double)iters) * 1e9; /* ns per add, lower is better */
+        v[r] =
+            (pes_calib_now() - t0) / (64.0 * (double)iters) * 1e9; /* ns per add, lower is better */
     }
     char method[160];
     snprintf(method, sizeof method,
              "dependent 64-bit add chain (1 cycle per add), %.3g M adds per repeat, fastest of %u",
              64.0 * (double)iters / 1e6, n);
-    figure_from(f, v, n, method);
+    pes_calib_figure_from(f, v, n, method);
     /* ns per add -> GHz; the spread is the same in either unit */
     f->value = 1.0 / f->value;
     f->median = 1.0 / f->median;
@@ -161,6 +152,12 @@ int pes_calib_measure_ghz(const struct pes_calib_plan *p, struct pes_calib_figur
 /* ---------------------------------------------------------------- buffers */
 
 int pes_calib_buffer_alloc(struct pes_calib_buffer *b, size_t bytes, struct pes_error *err)
+{
+    return pes_calib_buffer_alloc_pages(b, bytes, 1, err);
+}
+
+int pes_calib_buffer_alloc_pages(struct pes_calib_buffer *b, size_t bytes, int want_huge,
+                                 struct pes_error *err)
 {
     memset(b, 0, sizeof *b);
     size_t huge = 2u << 20;
@@ -177,9 +174,12 @@ int pes_calib_buffer_alloc(struct pes_calib_buffer *b, size_t bytes, struct pes_
         munmap((void *)want, end - want);
     b->base = (void *)a;
     b->bytes = want - a;
-#ifdef MADV_HUGEPAGE
-    /* TLB misses would add a page walk to every load of the larger working sets */
-    madvise(b->base, b->bytes, MADV_HUGEPAGE);
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+    /* TLB misses would add a page walk to every load of the larger working
+     * sets; the TLB probe wants exactly those */
+    madvise(b->base, b->bytes, want_huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#else
+    (void)want_huge;
 #endif
     memset(b->base, 1, b->bytes); /* fault it in now, not while timing */
     b->huge_share = -1;
@@ -225,8 +225,18 @@ static uint64_t rng_next(uint64_t *s)
     return x * 0x2545f4914f6cdd1dull;
 }
 
-/* Links the first n lines of base into one cycle in random order. */
-static int build_cycle(void *base, size_t n, struct pes_error *err)
+/* Element i of a chase: line i of base, or with `spacing` (bytes, a multiple
+ * of LINE) one line per spacing bytes, line i mod (spacing / LINE) of its
+ * block, so that the lines fill the cache sets evenly. */
+static char *element(char *base, size_t i, size_t spacing)
+{
+    return base + i * spacing + (i % (spacing / LINE)) * LINE;
+}
+
+/* Links n elements (element()) into one cycle in random order; the order is
+ * left in *perm_out (the caller frees it) when perm_out is not NULL. */
+static int link_cycle(void *base, size_t n, size_t spacing, uint32_t **perm_out,
+                      struct pes_error *err)
 {
     uint32_t *perm = malloc(n * sizeof *perm);
     if (!perm)
@@ -242,9 +252,18 @@ static int build_cycle(void *base, size_t n, struct pes_error *err)
     }
     char *b = base;
     for (size_t k = 0; k < n; k++)
-        *(void **)(b + (size_t)perm[k] * LINE) = b + (size_t)perm[(k + 1) % n] * LINE;
-    free(perm);
+        *(void **)element(b, perm[k], spacing) = element(b, perm[(k + 1) % n], spacing);
+    if (perm_out)
+        *perm_out = perm;
+    else
+        free(perm);
     return 0;
+}
+
+/* Links the first n lines of base into one cycle in random order. */
+static int build_cycle(void *base, size_t n, struct pes_error *err)
+{
+    return link_cycle(base, n, LINE, NULL, err);
 }
 
 static void *volatile chase_sink;
@@ -272,6 +291,32 @@ PROBE static void *chase(void *p, uint64_t steps)
     return p;
 }
 
+/* Times the chase from start through a cycle of n elements: one warm lap
+ * (at most 256 K loads), then the plan's repeats of about a repeat's time. */
+static void chase_figure(void *start, size_t n, double ghz, const struct pes_calib_plan *p,
+                         struct pes_calib_figure *f, const char *what)
+{
+    void *q = start;
+    uint64_t warm = n < 262144 ? (n + 15) / 16 * 16 : 262144;
+    double t0 = pes_calib_now();
+    q = chase(q, warm);
+    double per = (pes_calib_now() - t0) / (double)warm;
+    double steps = per > 0 ? pes_calib_repeat_seconds(p) / per : 1e6;
+    uint64_t st = (uint64_t)(steps < 16384 ? 16384 : steps > 4e6 ? 4e6 : steps) / 16 * 16;
+    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    double v[MAX_REPEATS];
+    for (unsigned r = 0; r < rep; r++) {
+        t0 = pes_calib_now();
+        q = chase(q, st);
+        v[r] = (pes_calib_now() - t0) * ghz * 1e9 / (double)st;
+    }
+    chase_sink = q;
+    char method[160];
+    snprintf(method, sizeof method, "%s, %llu loads, fastest of %u", what, (unsigned long long)st,
+             rep);
+    pes_calib_figure_from(f, v, rep, method);
+}
+
 int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
                             const struct pes_calib_plan *p, struct pes_calib_figure *f,
                             struct pes_error *err)
@@ -283,28 +328,181 @@ int pes_calib_measure_chase(struct pes_calib_buffer *b, double ws, double ghz,
                              b->bytes);
     if (build_cycle(b->base, n, err) < 0)
         return -1;
-    void *q = b->base;
-    /* warm: one lap (at most 256 K loads) puts the lines where they live */
-    uint64_t warm = n < 262144 ? (n + 15) / 16 * 16 : 262144;
-    double t0 = now();
-    q = chase(q, warm);
-    double per = (now() - t0) / (double)warm;
-    double steps = per > 0 ? repeat_seconds(p) / per : 1e6;
-    uint64_t st = (uint64_t)(steps < 16384 ? 16384 : steps > 4e6 ? 4e6 : steps) / 16 * 16;
-    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
-    double v[MAX_REPEATS];
-    for (unsigned r = 0; r < rep; r++) {
-        t0 = now();
-        q = chase(q, st);
-        v[r] = (now() - t0) * ghz * 1e9 / (double)st;
+    char what[96];
+    snprintf(what, sizeof what, "pointer chase, random cyclic permutation of %zu lines (%g KiB)", n,
+             ws / 1024.0);
+    chase_figure(b->base, n, ghz, p, f, what);
+    return 0;
+}
+
+#define PAGE 4096
+
+int pes_calib_measure_tlb(struct pes_calib_buffer *b, struct pes_calib_buffer *ctl, size_t pages,
+                          double ghz, const struct pes_calib_plan *p,
+                          struct pes_calib_figure *paged, struct pes_calib_figure *control,
+                          struct pes_error *err)
+{
+    if (pages < 2 || pages > UINT32_MAX || pages * PAGE > b->bytes || pages * LINE > ctl->bytes)
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "TLB sweep: %zu pages outside the buffers (%zu and %zu bytes)", pages,
+                             b->bytes, ctl->bytes);
+    char what[96];
+    if (link_cycle(b->base, pages, PAGE, NULL, err) < 0)
+        return -1;
+    snprintf(what, sizeof what, "pointer chase, one line in each of %zu 4 KiB pages", pages);
+    chase_figure(b->base, pages, ghz, p, paged, what);
+    if (link_cycle(ctl->base, pages, LINE, NULL, err) < 0)
+        return -1;
+    snprintf(what, sizeof what, "pointer chase, %zu contiguous lines", pages);
+    chase_figure(ctl->base, pages, ghz, p, control, what);
+    return 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+int pes_calib_tlb_cpuid(uint32_t *entries, uint32_t *page)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return -1;
+    unsigned max = a;
+    char vendor[13];
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    vendor[12] = 0;
+    if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine")) {
+        /* EBX[27:16]: L2 data TLB entries for 4 KiB pages */
+        if (!__get_cpuid(0x80000006, &a, &b, &c, &d) || ((b >> 16) & 0xfff) == 0)
+            return -1;
+        *entries = (b >> 16) & 0xfff;
+        *page = PAGE;
+        return 0;
     }
-    chase_sink = q;
-    char method[160];
-    snprintf(
-        method, sizeof method,
-        "pointer chase, random cyclic permutation of %zu lines (%g KiB), %llu loads, fastest of %u",
-        n, ws / 1024.0, (unsigned long long)st, rep);
-    figure_from(f, v, rep, method);
+    if (max < 0x18)
+        return -1;
+    /* Intel: deterministic address translation parameters, one sub-leaf per
+     * TLB; the highest level of data (1), unified (3) or load-only (4) TLB
+     * that holds 4 KiB pages */
+    __cpuid_count(0x18, 0, a, b, c, d);
+    unsigned subleaves = a, best_level = 0, best = 0;
+    for (unsigned i = 0; i <= subleaves && i < 64; i++) {
+        __cpuid_count(0x18, i, a, b, c, d);
+        unsigned type = d & 0x1f, level = (d >> 5) & 7;
+        if ((type == 1 || type == 3 || type == 4) && (b & 1) && level >= best_level) {
+            best_level = level;
+            best = ((b >> 16) & 0xffff) * c;
+        }
+    }
+    if (!best)
+        return -1;
+    *entries = best;
+    *page = PAGE;
+    return 0;
+}
+#else
+int pes_calib_tlb_cpuid(uint32_t *entries, uint32_t *page)
+{
+    (void)entries;
+    (void)page;
+    return -1;
+}
+#endif
+
+/* K independent chases, each pointer one step per iteration; K a constant,
+ * so that the pointers stay in registers. */
+#define CHASES(K)                                                                                  \
+    PROBE static void chases##K(void **q, uint64_t steps)                                          \
+    {                                                                                              \
+        void *r[K];                                                                                \
+        for (int j = 0; j < K; j++)                                                                \
+            r[j] = q[j];                                                                           \
+        for (uint64_t i = 0; i < steps; i++)                                                       \
+            for (int j = 0; j < K; j++)                                                            \
+                r[j] = *(void **)r[j];                                                             \
+        for (int j = 0; j < K; j++)                                                                \
+            q[j] = r[j];                                                                           \
+    }
+CHASES(1)
+CHASES(2)
+CHASES(4)
+CHASES(6)
+CHASES(8)
+CHASES(12)
+CHASES(16)
+CHASES(20)
+CHASES(24)
+
+static void (*chases_kernel(unsigned k))(void **, uint64_t)
+{
+    switch (k) {
+    case 1:
+        return chases1;
+    case 2:
+        return chases2;
+    case 4:
+        return chases4;
+    case 6:
+        return chases6;
+    case 8:
+        return chases8;
+    case 12:
+        return chases12;
+    case 16:
+        return chases16;
+    case 20:
+        return chases20;
+    case 24:
+        return chases24;
+    default:
+        return NULL;
+    }
+}
+
+int pes_calib_measure_chases(struct pes_calib_buffer *b, double ws, const unsigned *ks, size_t nk,
+                             double ghz, const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                             struct pes_error *err)
+{
+    size_t n = (size_t)(ws / LINE);
+    if (n < 1024 || (double)n * LINE > (double)b->bytes || n > UINT32_MAX)
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "chases: working set %g bytes outside the %zu-byte buffer", ws,
+                             b->bytes);
+    for (size_t i = 0; i < nk; i++)
+        if (!chases_kernel(ks[i]))
+            return pes_error_set(err, PES_ERR_ARG, 0,
+                                 "chases: no kernel for %u chases (1, 2, 4, 6, 8, 12, 16, 20, 24)",
+                                 ks[i]);
+    uint32_t *perm;
+    if (link_cycle(b->base, n, LINE, &perm, err) < 0)
+        return -1;
+    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    for (size_t i = 0; i < nk; i++) {
+        unsigned k = ks[i];
+        void (*kernel)(void **, uint64_t) = chases_kernel(k);
+        void *q[24];
+        for (unsigned j = 0; j < k; j++) /* evenly spaced on the cycle: no chase catches up */
+            q[j] = (char *)b->base + (size_t)perm[j * (n / k)] * LINE;
+        /* warm the TLB and size a repeat */
+        double t0 = pes_calib_now();
+        kernel(q, 4096);
+        double per = (pes_calib_now() - t0) / 4096.0;
+        double steps = per > 0 ? pes_calib_repeat_seconds(p) / per : 1e5;
+        uint64_t st = (uint64_t)(steps < 1024 ? 1024 : steps > 1e6 ? 1e6 : steps);
+        double v[MAX_REPEATS];
+        for (unsigned r = 0; r < rep; r++) {
+            t0 = pes_calib_now();
+            kernel(q, st);
+            v[r] = (pes_calib_now() - t0) * ghz * 1e9 / ((double)st * k);
+        }
+        chase_sink = q[0];
+        char method[160];
+        snprintf(method, sizeof method,
+                 "%u independent pointer chases over %g MiB, %llu loads each, fastest of %u", k,
+                 ws / 1048576.0, (unsigned long long)st, rep);
+        pes_calib_figure_from(&f[i], v, rep, method);
+    }
+    free(perm);
     return 0;
 }
 
@@ -352,6 +550,11 @@ static void stream_from(const volatile uint64_t *w, size_t ws, size_t *off, size
     }
 }
 
+void pes_calib_stream_lines(const volatile uint64_t *w, size_t window, size_t *off, size_t bytes)
+{
+    stream_from(w, window, off, bytes, 8);
+}
+
 int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned stride, double ghz,
                              const struct pes_calib_plan *p, struct pes_calib_figure *f,
                              struct pes_error *err)
@@ -365,25 +568,84 @@ int pes_calib_measure_stream(struct pes_calib_buffer *b, double ws, unsigned str
     /* warm (the window in its level) and size a repeat: ~target seconds of
      * reads from where the last one stopped, so that a memory-sized window
      * is read in turns and every read comes from memory */
-    double t0 = now();
+    double t0 = pes_calib_now();
     stream_from(w, window, &off, window < (64u << 20) ? window : (64u << 20), sw);
-    double per_byte = (now() - t0) / (double)(window < (64u << 20) ? window : (64u << 20));
-    size_t bytes = per_byte > 0 ? (size_t)(repeat_seconds(p) / per_byte) / chunk * chunk : window;
+    double per_byte =
+        (pes_calib_now() - t0) / (double)(window < (64u << 20) ? window : (64u << 20));
+    size_t bytes =
+        per_byte > 0 ? (size_t)(pes_calib_repeat_seconds(p) / per_byte) / chunk * chunk : window;
     if (bytes < chunk)
         bytes = chunk;
     unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
     double v[MAX_REPEATS];
     for (unsigned r = 0; r < rep; r++) {
-        t0 = now();
+        t0 = pes_calib_now();
         stream_from(w, window, &off, bytes, sw);
-        v[r] = (now() - t0) * ghz * 1e9 / ((double)bytes / stride);
+        v[r] = (pes_calib_now() - t0) * ghz * 1e9 / ((double)bytes / stride);
     }
     char method[160];
     snprintf(method, sizeof method,
              "streaming reads, one 8-byte load per %u bytes of %g KiB, "
              "%g KiB per repeat, fastest of %u",
              stride, (double)window / 1024.0, (double)bytes / 1024.0, rep);
-    figure_from(f, v, rep, method);
+    pes_calib_figure_from(f, v, rep, method);
+    return 0;
+}
+
+/* One 8-byte load per s words, 8 per iteration: the loads are independent
+ * and their addresses need no chain of additions. */
+PROBE static void stride_read(const volatile uint64_t *w, size_t words, size_t s)
+{
+    for (size_t i = 0; i + 8 * s <= words; i += 8 * s) {
+        const volatile uint64_t *q = w + i;
+        (void)q[0];
+        (void)q[s];
+        (void)q[2 * s];
+        (void)q[3 * s];
+        (void)q[4 * s];
+        (void)q[5 * s];
+        (void)q[6 * s];
+        (void)q[7 * s];
+    }
+}
+
+int pes_calib_measure_stride(struct pes_calib_buffer *b, double ws, unsigned stride, double ghz,
+                             const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                             struct pes_error *err)
+{
+    size_t chunk = 8u * stride;
+    if (stride < LINE || stride % LINE || stride > 65536 || ws > (double)b->bytes ||
+        ws < 16.0 * chunk)
+        return pes_error_set(err, PES_ERR_ARG, 0, "stride read: working set %g bytes, stride %u",
+                             ws, stride);
+    size_t window = (size_t)ws / chunk * chunk, sw = stride / 8, off = 0;
+    const volatile uint64_t *w = b->base;
+    /* about a repeat's worth of accesses per repeat, from where the last
+     * one stopped (a window beyond the caches is read in turns) */
+    size_t per_pass = window / stride;
+    double t0 = pes_calib_now();
+    stride_read(w, window / 8, sw);
+    double per = (pes_calib_now() - t0) / (double)per_pass;
+    size_t accesses = per > 0 ? (size_t)(pes_calib_repeat_seconds(p) / per) : per_pass;
+    accesses = (accesses < 64 ? 64 : accesses) / 8 * 8;
+    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    double v[MAX_REPEATS];
+    for (unsigned r = 0; r < rep; r++) {
+        t0 = pes_calib_now();
+        for (size_t left = accesses; left;) {
+            size_t n = (window - off) / stride < left ? (window - off) / stride : left;
+            stride_read(w + off / 8, n * sw, sw);
+            left -= n;
+            off = (off + n * stride) % window;
+        }
+        v[r] = (pes_calib_now() - t0) * ghz * 1e9 / (double)accesses;
+    }
+    char method[160];
+    snprintf(method, sizeof method,
+             "streaming reads, one load per %u bytes of %g MiB, %zu loads per repeat, fastest of "
+             "%u",
+             stride, (double)window / 1048576.0, accesses, rep);
+    pes_calib_figure_from(f, v, rep, method);
     return 0;
 }
 
@@ -527,24 +789,64 @@ PROBE static void call_pair(uint64_t n)
         :
         : "cc", "memory");
 }
+/* The issue width: 32 operations per iteration, integer adds, scalar FP
+ * adds and L1 loads 4 : 2 : 2, every one independent of the others of its
+ * iteration (8 add and 8 addsd chains, loads into renamed registers), so
+ * that no single kind of unit is the limit and the core's front end is. */
+#define MIX(a, b, c, d, x, y, l1, l2)                                                              \
+    "add %[one]," a "\n\tadd %[one]," b "\n\tadd %[one]," c "\n\tadd %[one]," d "\n\t"             \
+    "addsd %[c]," x "\n\taddsd %[c]," y "\n\tmovsd 0(%[p])," l1 "\n\tmovsd 8(%[p])," l2 "\n\t"
+PROBE static void mix_thr(uint64_t n)
+{
+    uint64_t one = 1;
+    double c = 1.0;
+    __asm__ volatile(
+        "movsd %[c],%%xmm0\n\tmovsd %[c],%%xmm1\n\tmovsd %[c],%%xmm2\n\tmovsd %[c],%%xmm3\n\t"
+        "movsd %[c],%%xmm4\n\tmovsd %[c],%%xmm5\n\tmovsd %[c],%%xmm6\n\tmovsd %[c],%%xmm7\n\t"
+        "1:\n\t" MIX("%%r8", "%%r9", "%%r10", "%%r11", "%%xmm0", "%%xmm1", "%%xmm8", "%%xmm9")
+            MIX("%%r12", "%%r13", "%%r14", "%%r15", "%%xmm2", "%%xmm3", "%%xmm10", "%%xmm11")
+                MIX("%%r8", "%%r9", "%%r10", "%%r11", "%%xmm4", "%%xmm5", "%%xmm8", "%%xmm9")
+                    MIX("%%r12", "%%r13", "%%r14", "%%r15", "%%xmm6", "%%xmm7", "%%xmm10",
+                        "%%xmm11") "dec %[n]\n\tjnz 1b"
+        : [n] "+r"(n)
+        : [one] "r"(one), [c] "x"(c), [p] "r"(store_area)
+        : "cc", "memory", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "xmm0", "xmm1",
+          "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11");
+}
+
 /* Cycles per operation of kernel (ops operations per iteration). */
 static void time_ops(void (*kernel)(uint64_t), double ops, double ghz,
                      const struct pes_calib_plan *p, const char *what, struct pes_calib_figure *f)
 {
-    uint64_t iters = size_iters(kernel, repeat_seconds(p) / 2);
+    uint64_t iters = size_iters(kernel, pes_calib_repeat_seconds(p) / 2);
     unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
     double v[MAX_REPEATS];
     for (unsigned r = 0; r < rep; r++) {
-        double t0 = now();
+        double t0 = pes_calib_now();
         kernel(iters);
-        v[r] = (now() - t0) * ghz * 1e9 / (ops * (double)iters);
+        v[r] = (pes_calib_now() - t0) * ghz * 1e9 / (ops * (double)iters);
     }
     char method[160];
     snprintf(method, sizeof method, "%s, %.3g M ops, fastest of %u", what,
              ops * (double)iters / 1e6, rep);
-    figure_from(f, v, rep, method);
+    pes_calib_figure_from(f, v, rep, method);
 }
 #endif /* HAVE_CHAINS */
+
+int pes_calib_measure_issue(double ghz, const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                            struct pes_error *err)
+{
+#if HAVE_CHAINS
+    (void)err;
+    time_ops(mix_thr, OPS, ghz, p, "independent adds, addsd and L1 loads 4:2:2", f);
+    return 0;
+#else
+    (void)ghz;
+    (void)p;
+    (void)f;
+    return pes_error_set(err, PES_ERR_ARG, 0, "no issue-width probe for this architecture");
+#endif
+}
 
 static void keep(struct pes_calib_figure *f, double v, const char *why)
 {

@@ -59,6 +59,40 @@ int pes_calib_write(const struct pes_calib_result *r, FILE *out, struct pes_erro
         snprintf(key, sizeof key, "op.%s.recip_throughput", pes_machine_op_key(o));
         figure(out, key, &r->op_recip[o]);
     }
+    /* the terms beyond Eq. 4-8: bandwidths in bytes per cycle */
+    struct {
+        const char *key;
+        const struct pes_thread_curve *c;
+        const struct pes_calib_figure *f;
+    } curves[3 + PES_MAX_LEVELS] = {
+        {"omp.fork_join", &m->fork_join, r->fork_join},
+        {"omp.barrier", &m->barrier, r->barrier},
+        {"mem.bandwidth", &m->mem_bandwidth, r->mem_bandwidth},
+    };
+    char lkey[PES_MAX_LEVELS][32];
+    for (uint32_t i = 0; i < PES_MAX_LEVELS; i++) {
+        snprintf(lkey[i], sizeof lkey[i], "L%u.bandwidth", i + 1);
+        curves[3 + i].key = lkey[i];
+        curves[3 + i].c = &m->level[i].bandwidth;
+        curves[3 + i].f = r->level_bandwidth[i];
+    }
+    for (int k = 0; k < 3 + PES_MAX_LEVELS; k++)
+        for (uint32_t i = 0; i < curves[k].c->n && i < PES_CURVE_POINTS; i++) {
+            snprintf(key, sizeof key, "%s.%u", curves[k].key, curves[k].c->threads[i]);
+            if (curves[k].f[i].measured)
+                figure(out, key, &curves[k].f[i]);
+        }
+    const struct pes_calib_figure *single[] = {&r->issue_width, &r->mlp, &r->tlb_entries,
+                                               &r->tlb_miss_latency, &r->prefetch_max_stride};
+    static const char *const single_key[] = {"issue_width", "mlp", "tlb.entries",
+                                             "tlb.miss_latency", "prefetch.max_stride"};
+    for (int k = 0; k < 5; k++)
+        if (single[k]->measured)
+            figure(out, single_key[k], single[k]);
+    if (r->notes[0]) {
+        fprintf(out, "# Not measured, and why:\n");
+        comment_lines(out, r->notes);
+    }
     fputc('\n', out);
     pes_machine_print(m, out);
     if (ferror(out))

@@ -136,6 +136,44 @@ int pes_calib_fit_levels(const struct pes_calib_point *pt, size_t n, const uint6
                          uint32_t n_levels, double tolerance, struct pes_calib_fit *fit,
                          struct pes_error *err);
 
+/* The main step of a curve (the TLB sweep: extra cycles per access over
+ * n pages). The rise at a split is the median of the (up to) three points
+ * after it minus that of the three before it, over the splits with at least
+ * two points on each side; the steps are the local maxima of the rise at
+ * least a quarter as high as the highest. The main one is the step nearest
+ * `hint` (a size, e.g. the entries cpuid reports; log distance) if hint > 0,
+ * else the first (a TLB's reach comes after a first-level TLB's smaller
+ * step and before the later rise where the page walk's own entries leave
+ * the caches). `at` is where the curve first crosses
+ * below + frac * (above - below) near the split (log interpolation in
+ * size): frac 0.5 for a midpoint, less for the knee of a curve that rises
+ * gradually after it. Points by increasing size > 0 (4..256 of them);
+ * cycles any finite value (a difference of two timings may be negative). */
+struct pes_calib_step {
+    double below, above; /* cycles: the levels before and after the step */
+    double at;           /* size where the step is */
+    size_t index;        /* first point after the split */
+};
+int pes_calib_main_step(const struct pes_calib_point *pt, size_t n, double frac, double hint,
+                        struct pes_calib_step *out, struct pes_error *err);
+
+/* Memory-level parallelism from k independent pointer chases (k[0] must be
+ * 1, k increasing) taking t[i] cycles per access: t(1) / min t, the factor by
+ * which overlapping misses hide the latency; *knee (if not NULL) is the
+ * smallest k within 10 % of the minimum. NaN for a bad series. */
+double pes_calib_mlp(const double *k, const double *t, size_t n, double *knee);
+
+/* The largest stride the prefetchers follow: strides ascending (bytes),
+ * cycles[i] per access of a streaming read at stride[i] over memory, and
+ * `random` the cycles per access of independent random reads (misses
+ * overlapped, nothing prefetched). A stride is followed when its cost is
+ * below the geometric mean of the smallest stride's and the random cost;
+ * the answer is the largest stride up to which every stride is followed.
+ * 0 when the smallest stride is not followed or random reads cost less than
+ * 1.5x it (no contrast to tell the two apart). */
+double pes_calib_prefetch_stride(const double *stride, const double *cycles, size_t n,
+                                 double random);
+
 /* A cache size usable in a .machine file near `bytes`: a multiple of
  * ways * line (whole sets), rounded to the nearest power of two of sets. */
 uint64_t pes_calib_round_size(double bytes, uint32_t ways, uint32_t line);
@@ -199,6 +237,58 @@ int pes_calib_measure_op(int op, double ghz, const struct pes_calib_plan *p,
                          const struct pes_machine *def, struct pes_calib_figure *latency,
                          struct pes_calib_figure *recip, struct pes_error *err);
 
+/* A buffer as pes_calib_buffer_alloc makes it, with huge pages requested
+ * (huge) or refused (MADV_NOHUGEPAGE: the TLB probe needs 4 KiB pages). */
+int pes_calib_buffer_alloc_pages(struct pes_calib_buffer *b, size_t bytes, int huge,
+                                 struct pes_error *err);
+
+/* The TLB sweep, one point: cycles per access of a pointer chase over `pages`
+ * pages of b (4 KiB pages; one line per page, page p's at line p mod 64, so
+ * the lines spread over the cache sets as a contiguous array's would) in a
+ * random cyclic order, and of the control: the same number of lines
+ * contiguous in ctl (huge pages: no TLB misses). Their difference is what
+ * the TLB adds. */
+int pes_calib_measure_tlb(struct pes_calib_buffer *b, struct pes_calib_buffer *ctl, size_t pages,
+                          double ghz, const struct pes_calib_plan *p,
+                          struct pes_calib_figure *paged, struct pes_calib_figure *control,
+                          struct pes_error *err);
+/* The data TLB the CPU reports (cpuid: AMD leaf 0x80000006, the L2 DTLB of
+ * 4 KiB pages; Intel leaf 0x18, the last level with 4 KiB pages): entries
+ * and page bytes; -1 when the CPU says nothing usable. */
+int pes_calib_tlb_cpuid(uint32_t *entries, uint32_t *page);
+
+/* k independent pointer chases (ks[0..nk): 1, 2, 4, 6, 8, 12, 16, 20 or 24) through one random
+ * cyclic permutation of the lines of the first ws bytes of b, started evenly
+ * spaced on it: f[i] is the cycles per access with ks[i] chases. */
+int pes_calib_measure_chases(struct pes_calib_buffer *b, double ws, const unsigned *ks, size_t nk,
+                             double ghz, const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                             struct pes_error *err);
+/* Cycles per access of a streaming read, one 8-byte load per `stride` bytes
+ * (a multiple of 64, at most 64 KiB), over the first ws bytes of b, wrapping. */
+int pes_calib_measure_stride(struct pes_calib_buffer *b, double ws, unsigned stride, double ghz,
+                             const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                             struct pes_error *err);
+/* Cycles per operation of a block mixing independent integer adds, scalar
+ * floating-point adds and L1 loads (4 : 2 : 2): the core's issue rate when
+ * no single kind of unit limits it (x86-64; elsewhere an error). */
+int pes_calib_measure_issue(double ghz, const struct pes_calib_plan *p, struct pes_calib_figure *f,
+                            struct pes_error *err);
+
+/* OpenMP (the runtime pes-calibrate is linked with; clang's libomp), each
+ * after a warm-up region, teams of `threads`: cycles to enter and leave an
+ * empty parallel region; cycles per barrier of a loop of barriers in one
+ * region; cycles per 64-byte line of the whole team streaming reads, each
+ * thread its own `per_thread` bytes of b (thread t from b + t * per_thread).
+ * Fail (PES_ERR_ARG) when built without OpenMP. */
+int pes_calib_omp_available(void);
+int pes_calib_measure_fork_join(unsigned threads, double ghz, const struct pes_calib_plan *p,
+                                struct pes_calib_figure *f, struct pes_error *err);
+int pes_calib_measure_barrier(unsigned threads, double ghz, const struct pes_calib_plan *p,
+                              struct pes_calib_figure *f, struct pes_error *err);
+int pes_calib_measure_team_stream(struct pes_calib_buffer *b, double per_thread, unsigned threads,
+                                  double ghz, const struct pes_calib_plan *p,
+                                  struct pes_calib_figure *f, struct pes_error *err);
+
 /* ---------------------------------------------------------------- the .machine file */
 
 /* A calibration: the machine and, per figure, how it was found. */
@@ -208,6 +298,15 @@ struct pes_calib_result {
     struct pes_calib_figure latency[PES_MAX_LEVELS], recip[PES_MAX_LEVELS];
     struct pes_calib_figure mem_latency, mem_recip;
     struct pes_calib_figure op_latency[PES_OP_COUNT], op_recip[PES_OP_COUNT];
+    /* the terms beyond Eq. 4-8: figures of the machine's curves point by
+     * point (threads as in the machine's curve), and the single values */
+    struct pes_calib_figure fork_join[PES_CURVE_POINTS], barrier[PES_CURVE_POINTS];
+    struct pes_calib_figure mem_bandwidth[PES_CURVE_POINTS];
+    struct pes_calib_figure level_bandwidth[PES_MAX_LEVELS][PES_CURVE_POINTS];
+    struct pes_calib_figure issue_width, mlp, tlb_entries, tlb_miss_latency, prefetch_max_stride;
+    struct pes_calib_point tlb_sweep[64]; /* pages, extra cycles per access (for printing) */
+    size_t n_tlb_sweep;
+    char notes[1024];  /* what could not be measured, and why (comment lines) */
     char header[1024]; /* free text for the top comment (one or more lines) */
 };
 
