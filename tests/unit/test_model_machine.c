@@ -43,7 +43,12 @@ static void test_presets(void **state)
     assert_int_equal(m.level[2].shared, 1);
     assert_int_equal(m.level[0].shared, 0);
 
+    /* published second-level TLBs; no page-walk cost published: that term off */
+    assert_true(m.tlb_entries == 1024 && m.tlb_page == 4096 && m.tlb_miss_latency == 0);
+    assert_true(m.fork_join.n == 0 && m.mem_bandwidth.n == 0 && m.prefetch_max_stride == 0);
+
     load_ok("broadwell", &m);
+    assert_true(m.tlb_entries == 1536 && m.tlb_page == 4096);
     assert_true(m.ghz == 2.2);
     assert_int_equal(m.cores_per_socket, 22);
     assert_int_equal(m.level[2].size, 55 * MB);
@@ -51,6 +56,7 @@ static void test_presets(void **state)
     assert_int_equal(m.validation, PES_MACHINE_PRESET); /* every preset says what it is */
 
     load_ok("zen2", &m);
+    assert_true(m.tlb_entries == 2048 && m.tlb_page == 4096);
     assert_int_equal(m.validation, PES_MACHINE_PRESET);
     assert_true(m.ghz == 2.0);
     assert_int_equal(m.cores_per_socket, 64);

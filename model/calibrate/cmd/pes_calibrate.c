@@ -418,9 +418,12 @@ static void measure_terms(const struct pes_calib_plan *plan, const struct pes_ca
          * cyclic sweep misses (LRU), but replacement policies that keep some
          * entries round the knee off */
         if (!ok) {
-            note(res, "tlb: not measured (%s)", err.message);
+            note(res, "tlb.entries, tlb.miss_latency: not measured (%s)", err.message);
         } else if (huge > 0.01) {
-            note(res, "tlb: left out: the sweep's buffer got huge pages (%.0f %%)", 100 * huge);
+            note(res,
+                 "tlb.entries, tlb.miss_latency: left out: the sweep's buffer got huge pages (%.0f "
+                 "%%)",
+                 100 * huge);
         } else if (pes_calib_main_step(d, nd, 0.25, have_cpuid ? cpuid_entries : 0, &st, &err) <
                        0 ||
                    st.above - st.below < 3) {
@@ -451,7 +454,7 @@ static void measure_terms(const struct pes_calib_plan *plan, const struct pes_ca
                      st.above, st.at, st.below);
         }
     } else {
-        note(res, "tlb: not measured (%s)", err.message);
+        note(res, "tlb.entries, tlb.miss_latency: not measured (%s)", err.message);
     }
 
     /* OpenMP and teams: every CPU this process may use */

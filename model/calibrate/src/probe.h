@@ -15,7 +15,7 @@
 #define PROBE __attribute__((noinline))
 #endif
 
-#define MAX_REPEATS 64
+#define MAX_REPEATS  64
 #define PROBE_HIDDEN __attribute__((visibility("hidden")))
 
 /* CLOCK_MONOTONIC in seconds. */

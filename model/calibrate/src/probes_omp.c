@@ -115,7 +115,7 @@ int pes_calib_measure_barrier(unsigned threads, double ghz, const struct pes_cal
         {
             double per = (pes_calib_now() - t0) / 256.0;
             per_repeat = per > 0 ? (unsigned)(pes_calib_repeat_seconds(p) / per) : 1000;
-            per_repeat = per_repeat < 64 ? 64 : per_repeat > 1000000 ? 1000000 : per_repeat;
+            per_repeat = per_repeat < 16 ? 16 : per_repeat > 1000000 ? 1000000 : per_repeat;
         }
 #pragma omp barrier
         unsigned n = per_repeat;
