@@ -411,14 +411,31 @@ static void test_tlb_step(void **state)
     assert_int_equal(pes_calib_main_step(pt, n, 0.25, 0, &st, &err), 0);
     assert_true(st.at > 2048 && st.at < 2580.1);
     assert_true(fabs(st.above - st.below - 53) <= 2);
-    /* with a hint the step nearest it: the later rise, 140 high, at 12000 */
+    /* with a hint, the highest rise within 2x of it: the later rise, 140
+     * high, at 12000; the first-level TLB's 7-cycle step at 64; the TLB's
+     * even when a later rise is higher (the sweep of this VM) */
     assert_int_equal(pes_calib_main_step(pt, n, 0.5, 12000, &st, &err), 0);
     assert_true(st.at > 11000 && st.at < 13000.1);
     assert_true(fabs(st.above - st.below - 140) <= 2);
-    /* a hint near the first-level TLB's step, 7 high (less than a quarter of
-     * the highest rise): not a step; the nearest one is the 2048 one */
     assert_int_equal(pes_calib_main_step(pt, n, 0.25, 64, &st, &err), 0);
+    assert_true(st.at > 64 && st.at < 81);
+    assert_true(fabs(st.above - st.below - 7) <= 2);
+    for (size_t i = 0; i < n; i++)
+        if (pt[i].size > 12000)
+            pt[i].cycles += 600;
+    assert_int_equal(pes_calib_main_step(pt, n, 0.25, 2048, &st, &err), 0);
     assert_true(st.at > 2048 && st.at < 2580.1);
+    assert_true(fabs(st.above - st.below - 53) <= 2);
+    /* without it, the first step a quarter of the highest (740 now): the
+     * later one */
+    assert_int_equal(pes_calib_main_step(pt, n, 0.25, 0, &st, &err), 0);
+    assert_true(st.at > 10321 && st.at < 13004.1); /* the points around 12000 */
+    /* a hint where the curve is flat: no more than the noise (pes-calibrate
+     * wants 3 cycles), and a hint beyond the curve: no step */
+    assert_int_equal(pes_calib_main_step(pt, n, 0.25, 400, &st, &err), 0);
+    assert_true(st.above - st.below <= 2.0 + 1e-9);
+    assert_int_equal(pes_calib_main_step(pt, 8, 0.25, 1e6, &st, &err), -1);
+    assert_non_null(strstr(err.message, "does not rise near the hint"));
     /* a single step: the knee, by interpolation where a point sits half way
      * (sizes 1..8 at 10, size 16 at 30, 32.. at 50; a quarter up is 20: half
      * way from 8 to 16 in log, sqrt(8 * 16)) */

@@ -213,35 +213,34 @@ int pes_calib_main_step(const struct pes_calib_point *pt, size_t n, double frac,
             return pes_error_set(err, PES_ERR_ARG, 0,
                                  "step: point %zu (%g, %g) not finite or not increasing", i,
                                  pt[i].size, pt[i].cycles);
-    /* the rise at every split; the steps are its local maxima (the first
-     * split of a run of equal rises) at least a quarter as high as the
-     * highest: the one nearest the hint, else the first (a TLB's reach comes
-     * before the later rise where the page walk's own entries leave the
-     * caches, and after the smaller step of a first-level TLB) */
+    /* the rise at every split. With a hint: the highest rise at a split
+     * within 2x of it (the CPU says where the step is; the sweep says how
+     * high, and whether there is one). Without: the first local maximum
+     * (the first split of a run of equal rises) at least a quarter as high
+     * as the highest (a TLB's reach comes after a first-level TLB's smaller
+     * step and before the later rise where the page walk's own entries
+     * leave the caches) */
     double J[256];
     if (n > 256)
         return pes_error_set(err, PES_ERR_ARG, 0, "step: %zu points (256 at most)", n);
     double top = -INFINITY;
     for (size_t k = 2; k + 2 <= n; k++) {
         J[k] = span_median(pt, k, k + 3 < n ? k + 3 : n) - span_median(pt, k >= 3 ? k - 3 : 0, k);
-        top = J[k] > top ? J[k] : top;
+        double at = sqrt(pt[k - 1].size * pt[k].size);
+        if (!(hint > 0) || (at >= hint / 2 && at <= hint * 2))
+            top = J[k] > top ? J[k] : top;
     }
     if (!(top > 0))
-        return pes_error_set(err, PES_ERR_ARG, 0, "step: the curve does not rise");
+        return pes_error_set(err, PES_ERR_ARG, 0, "step: the curve does not rise%s",
+                             hint > 0 ? " near the hint" : "");
     size_t best = 0;
-    double dist = INFINITY;
-    for (size_t k = 2; k + 2 <= n; k++) {
-        int peak =
-            J[k] >= 0.25 * top && (k + 3 > n || J[k] >= J[k + 1]) && (k == 2 || J[k] > J[k - 1]);
-        if (!peak)
-            continue;
-        double d = hint > 0 ? fabs(log(sqrt(pt[k - 1].size * pt[k].size) / hint)) : 0;
-        if (!best || d < dist) {
+    for (size_t k = 2; k + 2 <= n && !best; k++) {
+        double at = sqrt(pt[k - 1].size * pt[k].size);
+        if (hint > 0)
+            best = at >= hint / 2 && at <= hint * 2 && J[k] == top ? k : 0;
+        else if (J[k] >= 0.25 * top && (k + 3 > n || J[k] >= J[k + 1]) &&
+                 (k == 2 || J[k] > J[k - 1]))
             best = k;
-            dist = d;
-        }
-        if (!(hint > 0))
-            break;
     }
     out->below = span_median(pt, best >= 3 ? best - 3 : 0, best);
     out->above = span_median(pt, best, best + 3 < n ? best + 3 : n);

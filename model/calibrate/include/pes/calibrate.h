@@ -139,16 +139,17 @@ int pes_calib_fit_levels(const struct pes_calib_point *pt, size_t n, const uint6
 /* The main step of a curve (the TLB sweep: extra cycles per access over
  * n pages). The rise at a split is the median of the (up to) three points
  * after it minus that of the three before it, over the splits with at least
- * two points on each side; the steps are the local maxima of the rise at
- * least a quarter as high as the highest. The main one is the step nearest
- * `hint` (a size, e.g. the entries cpuid reports; log distance) if hint > 0,
- * else the first (a TLB's reach comes after a first-level TLB's smaller
+ * two points on each side. With hint > 0 (a size, e.g. the entries cpuid
+ * reports) the step is the highest rise at a split within 2x of the hint;
+ * without, the first local maximum of the rise at least a quarter as high
+ * as the highest (a TLB's reach comes after a first-level TLB's smaller
  * step and before the later rise where the page walk's own entries leave
  * the caches). `at` is where the curve first crosses
  * below + frac * (above - below) near the split (log interpolation in
  * size): frac 0.5 for a midpoint, less for the knee of a curve that rises
  * gradually after it. Points by increasing size > 0 (4..256 of them);
- * cycles any finite value (a difference of two timings may be negative). */
+ * cycles any finite value (a difference of two timings may be negative).
+ * Fails when the curve does not rise (near the hint). */
 struct pes_calib_step {
     double below, above; /* cycles: the levels before and after the step */
     double at;           /* size where the step is */
