@@ -51,36 +51,34 @@ int pes_calib_measure_fork_join(unsigned threads, double ghz, const struct pes_c
     unsigned got = 0;
     /* warm-up: the runtime's thread pool created and its threads awake */
     double until = pes_calib_now() + (p->quick ? 0.005 : 0.01);
-    unsigned per_repeat = 0;
     do {
 #pragma omp parallel num_threads(T)
         {
 #pragma omp master
             got = (unsigned)omp_get_num_threads();
         }
-        per_repeat++;
     } while (pes_calib_now() < until);
     if (got != threads)
         return team_fail(got, threads, err);
-    /* regions per repeat: the warm-up's rate, a repeat's time */
-    double warm = p->quick ? 0.005 : 0.01;
-    per_repeat = (unsigned)((double)per_repeat * pes_calib_repeat_seconds(p) / warm) + 16;
-    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    /* many short samples of a few regions, the fastest kept: a region whose
+     * threads wait for a CPU (a loaded machine) costs 100x more, and one
+     * such wait spoils only its own sample */
+    unsigned rep = MAX_REPEATS, per = 4;
     double v[MAX_REPEATS];
     for (unsigned r = 0; r < rep; r++) {
         double t0 = pes_calib_now();
-        for (unsigned i = 0; i < per_repeat; i++) {
+        for (unsigned i = 0; i < per; i++) {
 #pragma omp parallel num_threads(T)
             {
                 __asm__ volatile("" ::: "memory"); /* an empty body the compiler keeps */
             }
         }
-        v[r] = (pes_calib_now() - t0) * ghz * 1e9 / per_repeat;
+        v[r] = (pes_calib_now() - t0) * ghz * 1e9 / per;
     }
     char method[160];
     snprintf(method, sizeof method,
-             "empty parallel regions of %u threads (OpenMP %d), %u per repeat, fastest of %u",
-             threads, _OPENMP, per_repeat, rep);
+             "empty parallel regions of %u threads (OpenMP %d), %u per sample, fastest of %u",
+             threads, _OPENMP, per, rep);
     pes_calib_figure_from(f, v, rep, method);
     return 0;
 #else
@@ -99,42 +97,36 @@ int pes_calib_measure_barrier(unsigned threads, double ghz, const struct pes_cal
     if (check_threads(threads, err) < 0)
         return -1;
     int T = (int)threads;
-    unsigned got = 0, per_repeat = 0;
-    unsigned rep = p->repeats < MAX_REPEATS ? p->repeats : MAX_REPEATS;
+    unsigned got = 0;
+    const unsigned rep = MAX_REPEATS, per_sample = 8;
     double v[MAX_REPEATS];
+    (void)p;
 #pragma omp parallel num_threads(T)
     {
 #pragma omp master
         got = (unsigned)omp_get_num_threads();
-        /* warm-up, timed to size a repeat */
-        double t0 = pes_calib_now();
+        /* warm-up */
         for (int i = 0; i < 256; i++) {
 #pragma omp barrier
         }
-#pragma omp master
-        {
-            double per = (pes_calib_now() - t0) / 256.0;
-            per_repeat = per > 0 ? (unsigned)(pes_calib_repeat_seconds(p) / per) : 1000;
-            per_repeat = per_repeat < 16 ? 16 : per_repeat > 1000000 ? 1000000 : per_repeat;
-        }
-#pragma omp barrier
-        unsigned n = per_repeat;
+        /* many short samples of a few barriers, the fastest kept (as for
+         * fork/join: a wait for a CPU spoils only its own sample) */
         for (unsigned r = 0; r < rep; r++) {
 #pragma omp barrier
             double r0 = pes_calib_now();
-            for (unsigned i = 0; i < n; i++) {
+            for (unsigned i = 0; i < per_sample; i++) {
 #pragma omp barrier
             }
 #pragma omp master
-            v[r] = (pes_calib_now() - r0) * ghz * 1e9 / n;
+            v[r] = (pes_calib_now() - r0) * ghz * 1e9 / per_sample;
         }
     }
     if (got != threads)
         return team_fail(got, threads, err);
     char method[160];
     snprintf(method, sizeof method,
-             "barriers of a team of %u threads in one region, %u per repeat, fastest of %u",
-             threads, per_repeat, rep);
+             "barriers of a team of %u threads in one region, %u per sample, fastest of %u",
+             threads, per_sample, rep);
     pes_calib_figure_from(f, v, rep, method);
     return 0;
 #else
