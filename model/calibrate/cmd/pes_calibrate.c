@@ -112,8 +112,12 @@ static const struct pes_cli cli = {
         "Measures this host for pes's runtime model (PPT-Multicore Eq. 4-8) and writes a\n"
         ".machine file: cache geometry and sharing from hwloc, load latency per level\n"
         "(pointer chasing), streaming read throughput per level and from memory, the\n"
-        "core clock (a dependent add chain) and instruction latencies and throughputs\n"
-        "(dependent and independent chains). Each figure is printed with its method.\n"
+        "core clock (a dependent add chain), instruction latencies and throughputs\n"
+        "(dependent and independent chains), and for the terms beyond Eq. 4-8 the issue\n"
+        "width, memory-level parallelism, the prefetchers' stride reach, the data TLB\n"
+        "(a page sweep), OpenMP fork/join and barrier costs and the bandwidth of T\n"
+        "threads from memory and the shared cache. Each figure is printed with its\n"
+        "method; what cannot be measured is left out, and the file says why.\n"
         "The file is cached per host; `pes-replay --machine host` uses it (and says so).\n"
         "\n",
     .usage_tail = "\n"
@@ -435,8 +439,8 @@ static void measure_terms(const struct pes_calib_plan *plan, const struct pes_ca
             m->tlb_entries = agree ? cpuid_entries : (uint32_t)(st.at + 0.5);
             m->tlb_page = 4096;
             m->tlb_miss_latency = st.above - st.below;
-            res->tlb_entries =
-                (struct pes_calib_figure){.value = m->tlb_entries, .median = st.at, .measured = 1};
+            res->tlb_entries = (struct pes_calib_figure){
+                .value = m->tlb_entries, .median = m->tlb_entries, .measured = 1};
             if (agree)
                 snprintf(res->tlb_entries.method, sizeof res->tlb_entries.method,
                          "cpuid; the page sweep steps at %.0f pages", st.at);
