@@ -73,8 +73,8 @@ static Path extend(Path P, const uint32_t *Own)
 static bool isMulAdd(const Instruction &I)
 {
     auto *II = dyn_cast<IntrinsicInst>(&I);
-    return II && (II->getIntrinsicID() == Intrinsic::fmuladd ||
-                  II->getIntrinsicID() == Intrinsic::fma);
+    return II &&
+           (II->getIntrinsicID() == Intrinsic::fmuladd || II->getIntrinsicID() == Intrinsic::fma);
 }
 
 // The longest path from header phi Start through one iteration of L to every
