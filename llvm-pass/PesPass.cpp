@@ -11,6 +11,7 @@
 #include "llvm_compat.h"
 #include "pes_access.h"
 #include "pes_calls.h"
+#include "pes_chains.h"
 #include "pes_clone.h"
 #include "pes_emit.h"
 #include "pes_loops.h"
@@ -21,6 +22,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
@@ -195,14 +197,22 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
         R.function = FnOff;
         return R;
     };
+    // its own loop analysis: FAM's copy goes stale once the IR changes
+    DominatorTree DT(F);
+    LoopInfo LI(DT);
+    const pes::LoopChains Chains(LI);
     unsigned N = 0;
     for (BasicBlock &BB : F) {
         pes_rt_bb Rec = {};
         Rec.function = FnOff;
         Rec.label = Tables.intern(BB.hasName() ? BB.getName().str() : "bb" + std::to_string(N));
         N++;
-        Rec.flags = Parallel ? PES_BB_PARALLEL : 0;
+        Rec.flags = (Parallel ? PES_BB_PARALLEL : 0) | PES_BB_MODEL_FACTS;
         pes::countOps(BB, Rec.ops);
+        pes::countInstrs(BB, Rec.instrs);
+        pes::countOmpSync(BB, Rec.forks, Rec.barriers);
+        if (const pes::OpCounts *Chain = Chains.at(&BB))
+            std::copy(Chain->begin(), Chain->end(), Rec.chain);
         BBPlan B{&BB, Tables.bbCount(), {}, {}};
         for (Instruction &I : BB) {
             SmallVector<pes::AccessSite, 2> Found;

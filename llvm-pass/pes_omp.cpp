@@ -28,6 +28,28 @@ SmallPtrSet<const Function *, 8> findOmpRegionEntries(Module &M)
     return Entries;
 }
 
+void countOmpSync(const BasicBlock &BB, uint32_t &Forks, uint32_t &Barriers)
+{
+    Forks = Barriers = 0;
+    for (const Instruction &I : BB) {
+        auto *CB = dyn_cast<CallBase>(&I);
+        const Function *Callee = CB ? CB->getCalledFunction() : nullptr;
+        if (!Callee)
+            continue;
+        StringRef Name = Callee->getName();
+        if (Name == "__kmpc_fork_call" || Name == "__kmpc_fork_teams" ||
+            Name == "__kmpc_fork_call_if")
+            Forks++;
+        // __kmpc_reduce (not _nowait): libomp synchronises the team inside it
+        // and __kmpc_end_reduce (tree: a gather there, the release here;
+        // atomic/critical: one barrier in the end call), one barrier per pair,
+        // counted at the first call.
+        else if (Name == "__kmpc_barrier" || Name == "__kmpc_cancel_barrier" ||
+                 Name == "__kmpc_reduce")
+            Barriers++;
+    }
+}
+
 bool isOmpParallelFunction(const Function &F, const SmallPtrSetImpl<const Function *> &Entries)
 {
     return Entries.count(&F) || F.getName().contains(".omp_outlined");

@@ -5,6 +5,7 @@
 #define PES_OMP_H
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Module.h"
 
@@ -20,6 +21,14 @@ llvm::SmallPtrSet<const llvm::Function *, 8> findOmpRegionEntries(llvm::Module &
 // PES_BB_PARALLEL.
 bool isOmpParallelFunction(const llvm::Function &F,
                            const llvm::SmallPtrSetImpl<const llvm::Function *> &Entries);
+
+// Calls in BB that start a parallel region (__kmpc_fork_call, _fork_teams,
+// _fork_call_if) and that wait for the whole team (__kmpc_barrier, the
+// barrier clang emits after a worksharing construct without nowait and for
+// `#pragma omp barrier`; __kmpc_cancel_barrier; __kmpc_reduce, the blocking
+// reduction). The barrier that ends a parallel region is inside
+// __kmpc_fork_call and counts with its fork (pes_bb.forks, pes/trace.h).
+void countOmpSync(const llvm::BasicBlock &BB, uint32_t &Forks, uint32_t &Barriers);
 
 // Values of F that point into shared variables: derived from F's pointer
 // arguments after the two thread-id pointers, through GEPs, casts, phis,

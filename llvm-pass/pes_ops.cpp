@@ -42,9 +42,9 @@ static bool isFree(const IntrinsicInst &II)
     }
 }
 
-static void countIntrinsic(const IntrinsicInst &II, uint32_t *Ops)
+static void countIntrinsic(const IntrinsicInst &II, uint32_t *Ops, bool Lanes)
 {
-    uint32_t L = lanes(II.getType());
+    uint32_t L = Lanes ? lanes(II.getType()) : 1;
     switch (II.getIntrinsicID()) {
     case Intrinsic::fmuladd:
     case Intrinsic::fma: // one multiply and one add, as Byfl counts them
@@ -75,70 +75,82 @@ static void countIntrinsic(const IntrinsicInst &II, uint32_t *Ops)
     }
 }
 
+void countInstruction(const Instruction &I, uint32_t *Ops, bool Lanes)
+{
+    if (isa<PHINode>(I))
+        return; // resolved by register allocation, not executed as such
+    if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
+        if (!isFree(*II))
+            countIntrinsic(*II, Ops, Lanes);
+        return;
+    }
+    uint32_t L = Lanes ? lanes(I.getType()) : 1;
+    switch (I.getOpcode()) {
+    case Instruction::Add:
+    case Instruction::Sub:
+        add(Ops, PES_OP_INT_ADD, L);
+        break;
+    case Instruction::Mul:
+        add(Ops, PES_OP_INT_MUL, L);
+        break;
+    case Instruction::UDiv:
+    case Instruction::SDiv:
+    case Instruction::URem:
+    case Instruction::SRem:
+        add(Ops, PES_OP_INT_DIV, L);
+        break;
+    case Instruction::FAdd:
+    case Instruction::FSub:
+        add(Ops, PES_OP_FP_ADD, L);
+        break;
+    case Instruction::FMul:
+        add(Ops, PES_OP_FP_MUL, L);
+        break;
+    case Instruction::FDiv:
+    case Instruction::FRem:
+        add(Ops, PES_OP_FP_DIV, L);
+        break;
+    case Instruction::Load:
+        add(Ops, PES_OP_LOAD, 1);
+        break;
+    case Instruction::Store:
+        add(Ops, PES_OP_STORE, 1);
+        break;
+    case Instruction::AtomicRMW:
+    case Instruction::AtomicCmpXchg: // reads and writes
+        add(Ops, PES_OP_LOAD, 1);
+        add(Ops, PES_OP_STORE, 1);
+        break;
+    case Instruction::Br:
+    case Instruction::Switch:
+    case Instruction::IndirectBr:
+        add(Ops, PES_OP_BRANCH, 1);
+        break;
+    case Instruction::Call:
+    case Instruction::Invoke:
+    case Instruction::CallBr:
+        add(Ops, PES_OP_CALL, 1);
+        break;
+    default:
+        add(Ops, PES_OP_OTHER, 1);
+        break;
+    }
+}
+
 void countOps(const BasicBlock &BB, uint32_t *Ops)
 {
     for (int C = 0; C < PES_OP_COUNT; C++)
         Ops[C] = 0;
-    for (const Instruction &I : BB) {
-        if (isa<PHINode>(I))
-            continue; // resolved by register allocation, not executed as such
-        if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
-            if (!isFree(*II))
-                countIntrinsic(*II, Ops);
-            continue;
-        }
-        uint32_t L = lanes(I.getType());
-        switch (I.getOpcode()) {
-        case Instruction::Add:
-        case Instruction::Sub:
-            add(Ops, PES_OP_INT_ADD, L);
-            break;
-        case Instruction::Mul:
-            add(Ops, PES_OP_INT_MUL, L);
-            break;
-        case Instruction::UDiv:
-        case Instruction::SDiv:
-        case Instruction::URem:
-        case Instruction::SRem:
-            add(Ops, PES_OP_INT_DIV, L);
-            break;
-        case Instruction::FAdd:
-        case Instruction::FSub:
-            add(Ops, PES_OP_FP_ADD, L);
-            break;
-        case Instruction::FMul:
-            add(Ops, PES_OP_FP_MUL, L);
-            break;
-        case Instruction::FDiv:
-        case Instruction::FRem:
-            add(Ops, PES_OP_FP_DIV, L);
-            break;
-        case Instruction::Load:
-            add(Ops, PES_OP_LOAD, 1);
-            break;
-        case Instruction::Store:
-            add(Ops, PES_OP_STORE, 1);
-            break;
-        case Instruction::AtomicRMW:
-        case Instruction::AtomicCmpXchg: // reads and writes
-            add(Ops, PES_OP_LOAD, 1);
-            add(Ops, PES_OP_STORE, 1);
-            break;
-        case Instruction::Br:
-        case Instruction::Switch:
-        case Instruction::IndirectBr:
-            add(Ops, PES_OP_BRANCH, 1);
-            break;
-        case Instruction::Call:
-        case Instruction::Invoke:
-        case Instruction::CallBr:
-            add(Ops, PES_OP_CALL, 1);
-            break;
-        default:
-            add(Ops, PES_OP_OTHER, 1);
-            break;
-        }
-    }
+    for (const Instruction &I : BB)
+        countInstruction(I, Ops, /*Lanes=*/true);
+}
+
+void countInstrs(const BasicBlock &BB, uint32_t *Instrs)
+{
+    for (int C = 0; C < PES_OP_COUNT; C++)
+        Instrs[C] = 0;
+    for (const Instruction &I : BB)
+        countInstruction(I, Instrs, /*Lanes=*/false);
 }
 
 } // namespace pes

@@ -17,7 +17,10 @@ static_assert(sizeof(pes_rt_site) == 24 && offsetof(pes_rt_site, column) == 4 &&
                   offsetof(pes_rt_site, kind) == 6 && offsetof(pes_rt_site, size) == 8 &&
                   offsetof(pes_rt_site, function) == 20,
               "pes_rt_site layout changed: update ModuleTables::emit");
-static_assert(sizeof(pes_rt_bb) == 16 + 4 * PES_OP_COUNT, "pes_rt_bb layout changed");
+static_assert(sizeof(pes_rt_bb) == 24 + 12 * PES_OP_COUNT &&
+                  offsetof(pes_rt_bb, forks) == 16 + 4 * PES_OP_COUNT &&
+                  offsetof(pes_rt_bb, chain) == 24 + 8 * PES_OP_COUNT,
+              "pes_rt_bb layout changed");
 static_assert(offsetof(pes_rt_module, sites) == 16 && offsetof(pes_rt_module, id_base) == 48 &&
                   sizeof(pes_rt_module) == 56,
               "pes_rt_module layout changed");
@@ -46,7 +49,7 @@ void ModuleTables::emit(Module &M, GlobalVariable *IdBase)
     PointerType *Ptr = PointerType::getUnqual(C);
     auto *SiteTy = StructType::get(C, {I32, I16, I8, I8, I32, I32, I32, I32});
     auto *OpsTy = ArrayType::get(I32, PES_OP_COUNT);
-    auto *BBTy = StructType::get(C, {I32, I32, I32, I32, OpsTy});
+    auto *BBTy = StructType::get(C, {I32, I32, I32, I32, OpsTy, I32, I32, OpsTy, OpsTy});
     auto *ModTy = StructType::get(C, {I32, I32, I32, I32, Ptr, Ptr, Ptr, Ptr, Ptr});
     auto i32 = [&](uint32_t V) { return ConstantInt::get(I32, V); };
 
@@ -59,13 +62,16 @@ void ModuleTables::emit(Module &M, GlobalVariable *IdBase)
             {i32(S.line), ConstantInt::get(I16, S.column), ConstantInt::get(I8, S.kind),
              ConstantInt::get(I8, S.flags), i32(S.size), i32(S.bb), i32(S.file), i32(S.function)}));
     std::vector<Constant *> BBVals;
-    for (const pes_rt_bb &B : BBs) {
-        std::vector<Constant *> Ops;
+    auto opsArray = [&](const uint32_t *V) {
+        std::vector<Constant *> Vals;
         for (int K = 0; K < PES_OP_COUNT; K++)
-            Ops.push_back(i32(B.ops[K]));
-        BBVals.push_back(ConstantStruct::get(BBTy, {i32(B.function), i32(B.label), i32(B.n_sites),
-                                                    i32(B.flags), ConstantArray::get(OpsTy, Ops)}));
-    }
+            Vals.push_back(i32(V[K]));
+        return ConstantArray::get(OpsTy, Vals);
+    };
+    for (const pes_rt_bb &B : BBs)
+        BBVals.push_back(ConstantStruct::get(
+            BBTy, {i32(B.function), i32(B.label), i32(B.n_sites), i32(B.flags), opsArray(B.ops),
+                   i32(B.forks), i32(B.barriers), opsArray(B.instrs), opsArray(B.chain)}));
 
     auto makeArray = [&](Type *ElemTy, std::vector<Constant *> &Vals,
                          const char *Name) -> Constant * {

@@ -277,6 +277,26 @@ static void print_header(const struct dump *d, const struct pes_trace_info *in)
     }
 }
 
+/* Per-class counts of a block: JSON, every class; text, the nonzero ones or "-". */
+static void json_op_counts(const uint32_t *v)
+{
+    for (int k = 0; k < PES_OP_COUNT; k++)
+        printf("%s\"%s\":%u", k ? "," : "{", pes_op_class_name(k), v[k]);
+    printf("}");
+}
+
+static void text_op_counts(const uint32_t *v)
+{
+    int any = 0;
+    for (int k = 0; k < PES_OP_COUNT; k++)
+        if (v[k]) {
+            printf(" %s=%u", pes_op_class_name(k), v[k]);
+            any = 1;
+        }
+    if (!any)
+        printf(" -");
+}
+
 static void print_module(const struct dump *d, const struct pes_module *m)
 {
     uint64_t last = (uint64_t)m->id_base + m->n_sites + m->n_bbs;
@@ -314,21 +334,28 @@ static void print_module(const struct dump *d, const struct pes_module *m)
             json_str(b->function);
             printf(",\"label\":");
             json_str(b->label);
-            printf(",\"n_sites\":%u,\"parallel\":%s,\"ops\":{", b->n_sites,
+            printf(",\"n_sites\":%u,\"parallel\":%s,\"ops\":", b->n_sites,
                    b->flags & PES_BB_PARALLEL ? "true" : "false");
-            for (int k = 0; k < PES_OP_COUNT; k++)
-                printf("%s\"%s\":%u", k ? "," : "", pes_op_class_name(k), b->ops[k]);
-            printf("}}\n");
+            json_op_counts(b->ops);
+            if (b->flags & PES_BB_MODEL_FACTS) {
+                printf(",\"forks\":%u,\"barriers\":%u,\"instrs\":", b->forks, b->barriers);
+                json_op_counts(b->instrs);
+                printf(",\"chain\":");
+                json_op_counts(b->chain);
+            }
+            printf("}\n");
         } else {
             printf("  bb   %-6u %s:%s  sites %u%s  ops", b->id, safe(b->function), safe(b->label),
                    b->n_sites, b->flags & PES_BB_PARALLEL ? "  parallel" : "");
-            int any = 0;
-            for (int k = 0; k < PES_OP_COUNT; k++)
-                if (b->ops[k]) {
-                    printf(" %s=%u", pes_op_class_name(k), b->ops[k]);
-                    any = 1;
-                }
-            printf("%s\n", any ? "" : " -");
+            text_op_counts(b->ops);
+            /* version 4: what the runtime model needs beyond op counts */
+            if (b->flags & PES_BB_MODEL_FACTS) {
+                printf("  forks %u  barriers %u  instrs", b->forks, b->barriers);
+                text_op_counts(b->instrs);
+                printf("  chain");
+                text_op_counts(b->chain);
+            }
+            printf("\n");
         }
     }
 }

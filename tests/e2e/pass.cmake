@@ -30,6 +30,8 @@ if(TARGET PesPass)
     pes_pass_test(bb.${opt} bb.c -${opt} NOSAN)
     pes_pass_test(omp.${opt} omp.c -${opt} FLAGS -fopenmp ENV OMP_NUM_THREADS=4)
     pes_pass_test(cxx.${opt} cxx.cpp -${opt})
+    # Block facts (forks, barriers, instrs, chains): hand-derived per function.
+    pes_pass_test(facts.${opt} facts.c -${opt} NOSAN FLAGS -fopenmp ENV OMP_NUM_THREADS=2)
     # Call edges (pes/trace.h): hand-derived CALL/RETURN sequences and paths.
     pes_pass_test(calls.${opt} calls.c -${opt})
     pes_pass_test(calls_eh.${opt} calls_eh.cpp -${opt})
@@ -50,6 +52,9 @@ if(TARGET PesPass)
   if(PES_GATHER_MARCH) # wide vectors, masked tails and gathers where the CPU has them
     pes_pass_test(loops.O2.wide loops.c -O2 NOSAN FLAGS ${PES_GATHER_MARCH} -DLOOPS_EQUALITY_ONLY)
   endif()
+  # Lanes against instructions in vector bodies of a known width.
+  pes_pass_test(facts_vec.O2 facts_vec.c -O2 NOSAN FLAGS -mllvm -force-vector-width=4 -mllvm
+                -force-vector-interleave=1)
   # -mllvm -pes-skip-stack (at -O0, where locals live in allocas).
   pes_pass_test(skipstack.O0 skipstack.c -O0 FLAGS -mllvm -pes-skip-stack)
   # Full -g (clang then outlines OpenMP regions through *_debug__ functions).

@@ -51,8 +51,16 @@ static void conversion_resolves_strings_and_globalises_ids(void **state)
         {0, 0, PES_KIND_STORE, 0, 4, 7, 4, 14},      /* bb out of range, offset == size */
     };
     const struct pes_rt_bb bbs[2] = {
-        {4, 6, 1, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
-        {4, 12345, 2, PES_BB_PARALLEL, {0}},
+        {.function = 4,
+         .label = 6,
+         .n_sites = 1,
+         .flags = PES_BB_MODEL_FACTS,
+         .ops = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+         .forks = 1,
+         .barriers = 2,
+         .instrs = {11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1},
+         .chain = {[PES_OP_FP_ADD] = 1, [PES_OP_OTHER] = 3}},
+        {.function = 4, .label = 12345, .n_sites = 2, .flags = PES_BB_PARALLEL, .ops = {0}},
     };
     uint32_t id_base_slot = 0;
     struct pes_rt_module m = {PES_RT_ABI_VERSION, 3, 2, sizeof strtab, sites, bbs, strtab, "unit.c",
@@ -87,8 +95,16 @@ static void conversion_resolves_strings_and_globalises_ids(void **state)
     assert_string_equal(out->bbs[0].function, "f");
     assert_string_equal(out->bbs[0].label, "bb.x");
     assert_string_equal(out->bbs[1].label, "");
-    for (int i = 0; i < PES_OP_COUNT; i++)
+    for (int i = 0; i < PES_OP_COUNT; i++) {
         assert_int_equal(out->bbs[0].ops[i], i + 1);
+        assert_int_equal(out->bbs[0].instrs[i], PES_OP_COUNT - i);
+        assert_int_equal(out->bbs[0].chain[i], i == PES_OP_FP_ADD ? 1 : i == PES_OP_OTHER ? 3 : 0);
+        assert_int_equal(out->bbs[1].chain[i], 0);
+    }
+    assert_int_equal(out->bbs[0].flags, PES_BB_MODEL_FACTS);
+    assert_int_equal(out->bbs[0].forks, 1);
+    assert_int_equal(out->bbs[0].barriers, 2);
+    assert_int_equal(out->bbs[1].forks, 0);
     assert_int_equal(out->bbs[1].flags, PES_BB_PARALLEL);
     assert_int_equal(out->bbs[1].n_sites, 2);
     free(out);
@@ -105,7 +121,7 @@ static void conversion_copies_the_strings(void **state)
     assert_non_null(name);
     memcpy(tab, strtab, sizeof strtab);
     const struct pes_rt_site sites[1] = {{7, 2, PES_KIND_LOAD, 0, 8, 1, 0, 4}};
-    const struct pes_rt_bb bbs[1] = {{4, 6, 1, 0, {0}}};
+    const struct pes_rt_bb bbs[1] = {{.function = 4, .label = 6, .n_sites = 1, .ops = {0}}};
     uint32_t slot = 0;
     struct pes_rt_module m = {
         PES_RT_ABI_VERSION, 1, 1, sizeof strtab, sites, bbs, tab, name, &slot};

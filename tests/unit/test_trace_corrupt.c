@@ -3,7 +3,7 @@
  * every byte of a small trace flipped (three patterns) gives PES_ERR_FORMAT /
  * PES_ERR_VERSION with an offset at or before the damage, a truncation
  * warning, or (if the damage is provably harmless) exactly the original data.
- * Non-pes files and a hand-built version-4 block give the documented errors.
+ * Non-pes files and a hand-built version-5 block give the documented errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,8 +205,8 @@ static void test_hand_built_header_and_version(void **state)
     assert_true(pes_trace_reader_truncated(r, NULL)); /* no FOOTER */
     pes_trace_reader_close(r);
 
-    /* versions 2 (loop descriptors) and 3 (call edges) read the same HEADER;
-     * version 4 is unknown */
+    /* versions 2 (loop descriptors), 3 (call edges) and 4 (block facts) read
+     * the same HEADER; version 5 is unknown */
     n = hand_block(file, sizeof file, 1, 2, p, (size_t)(q - p));
     r = pes_trace_reader_open_memory(file, n, "v2.pes", &err);
     assert_non_null(r);
@@ -219,9 +219,14 @@ static void test_hand_built_header_and_version(void **state)
     assert_int_equal(pes_trace_reader_info(r)->version, 3);
     pes_trace_reader_close(r);
     n = hand_block(file, sizeof file, 1, 4, p, (size_t)(q - p));
-    assert_null(pes_trace_reader_open_memory(file, n, "v4.pes", &err));
+    r = pes_trace_reader_open_memory(file, n, "v4.pes", &err);
+    assert_non_null(r);
+    assert_int_equal(pes_trace_reader_info(r)->version, 4);
+    pes_trace_reader_close(r);
+    n = hand_block(file, sizeof file, 1, 5, p, (size_t)(q - p));
+    assert_null(pes_trace_reader_open_memory(file, n, "v5.pes", &err));
     assert_int_equal(err.code, PES_ERR_VERSION);
-    assert_non_null(strstr(err.message, "version 4"));
+    assert_non_null(strstr(err.message, "version 5"));
 
     /* payload one byte short: FORMAT naming the block */
     n = hand_block(file, sizeof file, 1, 1, p, (size_t)(q - p) - 1);

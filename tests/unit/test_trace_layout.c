@@ -47,7 +47,7 @@ static uint8_t *block_payload(const uint8_t *f, size_t size, uint32_t type, int 
             memcpy(&bt, c + 4, 2);
             memcpy(&bv, c + 6, 2);
             assert_int_equal(bt, type);
-            assert_int_equal(bv, 3); /* version 3 (§5) */
+            assert_int_equal(bv, 4); /* version 4 (§5) */
             *thread = rd32(c + 8);
             *count = rd32(c + 12);
             assert_int_equal(*thread, rd32(f + off + 12));

@@ -638,7 +638,7 @@ static void forge_tables(struct pes_buf *f, uint16_t version)
                         .label = "for.body"};
     struct pes_module m = {0, N_SITES, 1, "t.c", sites, &bb};
     p.len = 0;
-    assert_int_equal(pes_ser_module(&p, &m), 0);
+    assert_int_equal(pes_ser_module(&p, &m, version), 0);
     tt_forge_block(f, version, PES_BLOCK_MODULE, 0, N_SITES + 1, &p);
     struct pes_thread t = {0, UINT32_MAX, 100, -1, -1, 0};
     p.len = 0;

@@ -62,7 +62,13 @@ static void gen_module(struct gen_module *g, uint64_t *s, uint32_t base, uint32_
         b->n_sites = (uint32_t)tt_rand(s);
         for (int k = 0; k < PES_OP_COUNT; k++)
             b->ops[k] = (uint32_t)tt_rand(s);
-        b->flags = (uint32_t)(tt_rand(s) & 1);
+        b->flags = (uint32_t)(tt_rand(s) & (PES_BB_PARALLEL | PES_BB_MODEL_FACTS));
+        b->forks = (uint32_t)tt_rand(s);
+        b->barriers = (uint32_t)tt_rand(s);
+        for (int k = 0; k < PES_OP_COUNT; k++) {
+            b->instrs[k] = (uint32_t)tt_rand(s);
+            b->chain[k] = (uint32_t)tt_rand(s);
+        }
         b->function = gen_str(s, &pool, "fn_");
         b->label = gen_str(s, &pool, "bb");
     }
@@ -210,6 +216,10 @@ static void check_bb(const struct pes_bb *a, const struct pes_bb *b)
     assert_int_equal(a->n_sites, b->n_sites);
     assert_memory_equal(a->ops, b->ops, sizeof a->ops);
     assert_int_equal(a->flags, b->flags);
+    assert_int_equal(a->forks, b->forks);
+    assert_int_equal(a->barriers, b->barriers);
+    assert_memory_equal(a->instrs, b->instrs, sizeof a->instrs);
+    assert_memory_equal(a->chain, b->chain, sizeof a->chain);
     assert_string_equal(a->function, b->function);
     assert_string_equal(a->label, b->label);
 }

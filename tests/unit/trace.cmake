@@ -53,6 +53,9 @@ target_include_directories(test_trace_loop PRIVATE ${PROJECT_SOURCE_DIR}/trace/s
 # Call edge records: round trip, CALLs naming no call site, version-2 files.
 pes_add_unit_test(test_trace_calls SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_calls.c LIBS pes_trace PkgConfig::ZSTD)
 target_include_directories(test_trace_calls PRIVATE ${PROJECT_SOURCE_DIR}/trace/src)
+# Block facts in MODULE (version 4): round trip, version-3 files, malformed.
+pes_add_unit_test(test_trace_facts SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_trace_facts.c LIBS pes_trace PkgConfig::ZSTD)
+target_include_directories(test_trace_facts PRIVATE ${PROJECT_SOURCE_DIR}/trace/src)
 # pes-replay's reports on a trace and its twin with a loop descriptor group.
 if(TARGET pes-replay)
   add_test(NAME trace.twin_replay

@@ -161,7 +161,7 @@ int pes_encoder_module(struct pes_trace_encoder *e, const struct pes_module *m, 
     }
     if (enc_begin(e, name, offset, err))
         return enc_done(e, -1);
-    if (pes_ser_module(&e->block, m))
+    if (pes_ser_module(&e->block, m, PES_TRACE_VERSION))
         return enc_done(e, nomem(name, offset, err));
     uint64_t count = (uint64_t)m->n_sites + m->n_bbs;
     return enc_done(e,

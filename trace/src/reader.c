@@ -277,7 +277,7 @@ static int merge_module(struct pes_trace_reader *r, uint64_t off, const uint8_t 
     }
     struct module_entry e;
     e.first_off = off;
-    if (pes_de_module(payload, size, &e.m, &r->tables, why))
+    if (pes_de_module(payload, size, &e.m, &r->tables, r->block_version, why))
         return -1;
     e.site_by_off = pes_arena_alloc(&r->tables, (size_t)e.m.n_sites * sizeof(void *) + 1);
     e.bb_by_off = pes_arena_alloc(&r->tables, (size_t)e.m.n_bbs * sizeof(void *) + 1);
@@ -808,7 +808,7 @@ static int read_block(struct pes_trace_reader *r, uint64_t off, struct pes_block
         break;
     }
     case PES_BLOCK_MODULE:
-        rc = pes_de_module(p, ps, &r->module_tmp, &r->scratch, &why);
+        rc = pes_de_module(p, ps, &r->module_tmp, &r->scratch, r->block_version, &why);
         if (!rc) {
             uint64_t n = (uint64_t)r->module_tmp.n_sites + r->module_tmp.n_bbs;
             if ((n > UINT32_MAX ? UINT32_MAX : n) != bcount)

@@ -108,7 +108,7 @@ int pes_de_info(const uint8_t *p, size_t size, struct pes_trace_info *info, stru
 
 /* ---------------------------------------------------------------- MODULE */
 
-int pes_ser_module(struct pes_buf *b, const struct pes_module *m)
+int pes_ser_module(struct pes_buf *b, const struct pes_module *m, unsigned version)
 {
     int e = 0;
     e |= pes_buf_u32(b, m->id_base);
@@ -137,12 +137,31 @@ int pes_ser_module(struct pes_buf *b, const struct pes_module *m)
         e |= pes_buf_u32(b, bb->flags);
         e |= pes_buf_str(b, bb->function);
         e |= pes_buf_str(b, bb->label);
+        if (version >= 4) {
+            e |= pes_buf_u32(b, bb->forks);
+            e |= pes_buf_u32(b, bb->barriers);
+            for (int k = 0; k < PES_OP_COUNT; k++)
+                e |= pes_buf_u32(b, bb->instrs[k]);
+            for (int k = 0; k < PES_OP_COUNT; k++)
+                e |= pes_buf_u32(b, bb->chain[k]);
+        }
     }
     return e ? -1 : 0;
 }
 
+/* n_ops u32s into v[0..PES_OP_COUNT): op classes added later are ignored by
+ * this reader, ones it knows and the file lacks stay zero. */
+static void op_counts(struct pes_cur *c, uint32_t n_ops, uint32_t *v)
+{
+    for (uint32_t k = 0; k < n_ops; k++) {
+        uint32_t x = pes_cur_u32(c);
+        if (k < PES_OP_COUNT)
+            v[k] = x;
+    }
+}
+
 int pes_de_module(const uint8_t *p, size_t size, struct pes_module *m, struct pes_arena *a,
-                  const char **why)
+                  unsigned version, const char **why)
 {
     struct pes_cur c = {p, p + size, 0};
     int nomem = 0;
@@ -194,14 +213,19 @@ int pes_de_module(const uint8_t *p, size_t size, struct pes_module *m, struct pe
         struct pes_bb *bb = &bbs[i];
         bb->id = pes_cur_u32(&c);
         bb->n_sites = pes_cur_u32(&c);
-        for (uint32_t k = 0; k < n_ops; k++) {
-            uint32_t v = pes_cur_u32(&c);
-            if (k < PES_OP_COUNT) /* op classes added later are ignored by this reader */
-                bb->ops[k] = v;
-        }
+        op_counts(&c, n_ops, bb->ops);
         bb->flags = pes_cur_u32(&c);
         bb->function = dup_str(&c, a, &nomem);
         bb->label = dup_str(&c, a, &nomem);
+        if (version >= 4) {
+            bb->forks = pes_cur_u32(&c);
+            bb->barriers = pes_cur_u32(&c);
+            op_counts(&c, n_ops, bb->instrs);
+            op_counts(&c, n_ops, bb->chain);
+        } else {
+            /* before version 4 the facts were never written: unknown, not none */
+            bb->flags &= ~PES_BB_MODEL_FACTS;
+        }
         uint32_t bb_base = m->id_base + m->n_sites;
         if (!c.bad && (bb->id < bb_base || bb->id - bb_base >= m->n_bbs)) {
             *why = "MODULE basic-block id outside the module's BB range";

@@ -179,10 +179,11 @@ int pes_encoder_alloc_sites(struct pes_trace_encoder *e, const struct pes_alloc_
 int pes_ser_info(struct pes_buf *b, const struct pes_trace_info *info);
 int pes_de_info(const uint8_t *p, size_t size, struct pes_trace_info *info, struct pes_arena *a,
                 const char **why);
-int pes_ser_module(struct pes_buf *b, const struct pes_module *m);
+/* version: the payload layout to write or read (version 4 on: the BB facts). */
+int pes_ser_module(struct pes_buf *b, const struct pes_module *m, unsigned version);
 /* Decoded module: arrays and strings live in the arena. */
 int pes_de_module(const uint8_t *p, size_t size, struct pes_module *m, struct pes_arena *a,
-                  const char **why);
+                  unsigned version, const char **why);
 int pes_ser_thread(struct pes_buf *b, const struct pes_thread *t);
 int pes_de_thread(const uint8_t *p, size_t size, struct pes_thread *t, const char **why);
 int pes_ser_maps(struct pes_buf *b, const struct pes_mapping *m, size_t n);

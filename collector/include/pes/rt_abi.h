@@ -53,6 +53,12 @@
  * in the site table after their block's access sites, weigh nothing in the
  * check path and are never a record's id.
  *
+ * Block facts for the runtime model (ABI 6): struct pes_rt_bb gains forks,
+ * barriers, instrs[] and chain[] (pes/trace.h, struct pes_bb). The runtime
+ * registers only modules of its own ABI version (rt_modules.c): a module
+ * built by an older pass is refused with a message naming both versions, so
+ * such a program must be rebuilt with the matching pes-clang.
+ *
  * Ids: `id` is global: *module->id_base + local id, where local ids
  * 0..n_sites-1 are sites and n_sites..n_sites+n_bbs-1 are basic blocks.
  * Control ids (PES_ID_TIME, region markers) are defined in pes/trace.h.
@@ -67,7 +73,7 @@
 extern "C" {
 #endif
 
-#define PES_RT_ABI_VERSION 5u
+#define PES_RT_ABI_VERSION 6u
 
 /* Per-thread state read inline by instrumented code (initial-exec TLS). */
 struct pes_rt_tls {
@@ -130,13 +136,19 @@ struct pes_rt_site {
     uint32_t function; /* offset into strtab */
 };
 
-/* A basic block as the pass emits it. */
+/* A basic block as the pass emits it. The fields after ops (ABI 6) are
+ * pes_bb's of the same names (pes/trace.h); flags has PES_BB_MODEL_FACTS
+ * when the pass filled them. */
 struct pes_rt_bb {
     uint32_t function; /* offset into strtab */
     uint32_t label;    /* offset into strtab */
     uint32_t n_sites;
-    uint32_t flags; /* PES_BB_PARALLEL */
+    uint32_t flags; /* PES_BB_PARALLEL, PES_BB_MODEL_FACTS */
     uint32_t ops[PES_OP_COUNT];
+    uint32_t forks;
+    uint32_t barriers;
+    uint32_t instrs[PES_OP_COUNT];
+    uint32_t chain[PES_OP_COUNT];
 };
 
 /* One instrumented translation unit; registered by a module constructor. */

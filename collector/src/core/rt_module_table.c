@@ -72,6 +72,10 @@ struct pes_module *pes_rt_module_convert(const struct pes_rt_module *m, uint32_t
         bbs[i].n_sites = b->n_sites;
         memcpy(bbs[i].ops, b->ops, sizeof bbs[i].ops);
         bbs[i].flags = b->flags;
+        bbs[i].forks = b->forks;
+        bbs[i].barriers = b->barriers;
+        memcpy(bbs[i].instrs, b->instrs, sizeof bbs[i].instrs);
+        memcpy(bbs[i].chain, b->chain, sizeof bbs[i].chain);
         bbs[i].function = strtab_at(m, b->function);
         bbs[i].label = strtab_at(m, b->label);
     }

@@ -33,8 +33,8 @@ static const struct pes_rt_site sites[LP_SITES] = {
     [LP_COPY] = {13, 3, PES_KIND_COPY_SRC, 0, 0, 1, S_FILE, S_FUNC},
 };
 static const struct pes_rt_bb bbs[LP_IDS - LP_SITES] = {
-    {S_FUNC, S_ENTRY, 0, 0, {0}},
-    {S_FUNC, S_BODY, LP_SITES, 0, {0}},
+    {.function = S_FUNC, .label = S_ENTRY, .n_sites = 0, .ops = {0}},
+    {.function = S_FUNC, .label = S_BODY, .n_sites = LP_SITES, .ops = {0}},
 };
 static struct pes_rt_module mod = {
     PES_RT_ABI_VERSION, LP_SITES, LP_IDS - LP_SITES, sizeof strtab, sites, bbs, strtab,

@@ -140,6 +140,11 @@ int main(int argc, char **argv)
                 if (strcmp(m->bbs[1].label, "body") || !(m->bbs[1].flags & PES_BB_PARALLEL) ||
                     m->bbs[1].ops[PES_OP_LOAD] != 1 || m->bbs[1].id != m->id_base + RT_A_SITES + 1)
                     fail("module A: bb table differs from rt_prog's");
+                if (!(m->bbs[1].flags & PES_BB_MODEL_FACTS) || m->bbs[1].barriers != 1 ||
+                    m->bbs[1].forks != 0 || m->bbs[1].instrs[PES_OP_LOAD] != 1 ||
+                    m->bbs[1].chain[PES_OP_INT_ADD] != 1 || m->bbs[1].chain[PES_OP_LOAD] != 0 ||
+                    (m->bbs[0].flags & PES_BB_MODEL_FACTS))
+                    fail("module A: block facts differ from rt_prog's");
             } else if (strcmp(m->name, "rt_prog_b.c") == 0) {
                 b_base = m->id_base;
                 if (m->n_sites != RT_B_SITES || m->sites[0].kind != PES_KIND_COPY_SRC ||

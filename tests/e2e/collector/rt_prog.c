@@ -44,14 +44,24 @@ static const struct pes_rt_site sites_a[RT_A_SITES] = {
     {11, 5, PES_KIND_STORE, 0, 8, 1, S_FILE, S_FUNC},
     {12, 7, PES_KIND_RMW, PES_SITE_ATOMIC, 4, 1, S_FILE, S_FUNC},
 };
+/* the body carries the model's block facts (ABI 6) through to the trace */
 static const struct pes_rt_bb bbs_a[RT_A_BBS] = {
-    {S_FUNC, S_ENTRY, 1, 0, {0}},
-    {S_FUNC, S_BODY, 2, PES_BB_PARALLEL, {1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0}},
+    {.function = S_FUNC, .label = S_ENTRY, .n_sites = 1, .ops = {0}},
+    {.function = S_FUNC,
+     .label = S_BODY,
+     .n_sites = 2,
+     .flags = PES_BB_PARALLEL | PES_BB_MODEL_FACTS,
+     .ops = {1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0},
+     .forks = 0,
+     .barriers = 1,
+     .instrs = {1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0},
+     .chain = {[PES_OP_INT_ADD] = 1}},
 };
 static const struct pes_rt_site sites_b[RT_B_SITES] = {
     {20, 1, PES_KIND_COPY_SRC, 0, 0, 0, S_FILE, S_FUNC},
 };
-static const struct pes_rt_bb bbs_b[RT_B_BBS] = {{S_FUNC, S_BODY, 1, 0, {0}}};
+static const struct pes_rt_bb bbs_b[RT_B_BBS] = {
+    {.function = S_FUNC, .label = S_BODY, .n_sites = 1, .ops = {0}}};
 
 static struct pes_rt_module mod_a = {PES_RT_ABI_VERSION, RT_A_SITES, RT_A_BBS, sizeof strtab,
                                      sites_a, bbs_a, strtab, "rt_prog_a.c", &id_base_a};

@@ -56,6 +56,14 @@ writers)
         for f in $w.d/*; do cksum <"$f"; done | sort >$w.sums
     done
     cmp -s w1.sums w4.sums || { diff w1.sums w4.sums >&2; fail "per-thread sequences differ"; }
+    # rt_prog's body block carries the model's facts (pes-dump's block listing;
+    # the entry block has none: no facts printed)
+    "$bin/pes-dump" --tables w1.zst >tables.txt || fail "pes-dump --tables"
+    grep -q "worker:body  sites 2  parallel  ops int_add=1 load=1 store=1 branch=1  forks 0  barriers 1  instrs int_add=1 load=1 store=1 branch=1  chain int_add=1\$" tables.txt ||
+        fail "block facts of worker:body: $(grep body tables.txt)"
+    grep -q "worker:entry  sites 1  ops -\$" tables.txt || fail "worker:entry: $(grep entry tables.txt)"
+    grep -q '"label":"body".*"forks":0,"barriers":1,"instrs":{"int_add":1,.*"chain":{"int_add":1,"int_mul":0' w1.json ||
+        fail "block facts in pes-dump's JSON"
     ;;
 early)
     run 0 "$collect" --full -q --buffer-records 500 -o t.zst "$prog" early 6 10001

@@ -46,7 +46,7 @@ static const struct pes_rt_site sites[3] = {
 };
 #define CALL_SITE 2
 #define BB_ID     3
-static const struct pes_rt_bb bbs[1] = {{12, 12, 3, 0, {0}}};
+static const struct pes_rt_bb bbs[1] = {{.function = 12, .label = 12, .n_sites = 3, .ops = {0}}};
 static struct pes_rt_module mod = {PES_RT_ABI_VERSION, 3, 1, sizeof strtab, sites, bbs, strtab,
                                    "samp_prog.c", &id_base};
 

@@ -50,7 +50,7 @@ NOINSTR static int run_checks(int optimized) {
                                           .kind = PES_KIND_STORE, .need_flags = PES_SITE_VOLATILE},
                              &bb, &m);
     CHECK_EQ("loop body entries", e, N);
-    CHECK_EQ("loop body not parallel", bb ? bb->flags : 99, 0);
+    CHECK_EQ("loop body not parallel", bb ? bb->flags & PES_BB_PARALLEL : 99, 0);
     CHECK_EQ("loop body function name", strcmp(mock_str(m, bb->function), "loop"), 0);
     e = bb_entries((struct sel){.function = "nest", .line = L_NEST, .kind = PES_KIND_STORE}, &bb, &m);
     CHECK_EQ("inner body entries", e, N * M);

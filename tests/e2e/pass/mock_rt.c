@@ -141,6 +141,13 @@ void __pes_register_module(struct pes_rt_module *m) {
         total += m->bbs[b].n_sites;
         if (m->bbs[b].function >= m->strtab_size || m->bbs[b].label >= m->strtab_size)
             error("bb string offset out of range", b, 0);
+        /* the block facts (ABI 6): filled for every block, and a vector
+         * instruction counts at least once in ops (once per lane) */
+        if (!(m->bbs[b].flags & PES_BB_MODEL_FACTS))
+            error("bb without PES_BB_MODEL_FACTS", b, m->bbs[b].flags);
+        for (int c = 0; c < PES_OP_COUNT; c++)
+            if (m->bbs[b].instrs[c] > m->bbs[b].ops[c])
+                error("bb instrs above ops", b, (uint64_t)c);
     }
     if (total != m->n_sites)
         error("sum of bb n_sites != n_sites", total, m->n_sites);
@@ -229,6 +236,7 @@ void mock_foreach(mock_visit_fn fn, void *ctx) {
 uint64_t mock_slow_calls(void) { return atomic_load(&slow_calls); }
 int mock_threads(void) { return atomic_load(&nthreads); }
 int mock_modules(void) { return nmods; }
+const struct pes_rt_module *mock_module(int i) { return i >= 0 && i < nmods ? mods[i] : NULL; }
 int mock_errors(void) { return atomic_load(&nerrors); }
 
 /* ---- exit-time invariant: entries(bb) * n_sites(bb) == records of its sites */

@@ -44,6 +44,8 @@ uint64_t mock_mixed_chunks(void);
 void mock_set_descriptors(int on);
 int mock_threads(void);
 int mock_modules(void);
+/* The i-th registered module (0 .. mock_modules() - 1), NULL beyond. */
+const struct pes_rt_module *mock_module(int i);
 /* Registration / decoding problems found so far (0 = none). */
 int mock_errors(void);
 

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define PES_TRACE_MAGIC          "PESB" /* first 4 bytes of every block */
-#define PES_TRACE_VERSION        3u     /* bumped on any incompatible change; writers write it */
+#define PES_TRACE_VERSION        4u     /* bumped on any incompatible change; writers write it */
 #define PES_TRACE_VERSION_OLDEST 1u     /* readers read versions OLDEST .. PES_TRACE_VERSION */
 
 /* ---------------------------------------------------------------- errors */
@@ -268,7 +268,8 @@ struct pes_bb {
      * traces: all zero and the flag clear, i.e. unknown, not none):
      *   forks     calls in this block that start an OpenMP parallel region
      *             (__kmpc_fork_call, __kmpc_fork_teams);
-     *   barriers  barrier calls in this block (__kmpc_barrier, __kmpc_cancel_barrier);
+     *   barriers  barrier calls in this block (__kmpc_barrier, __kmpc_cancel_barrier;
+ *             also __kmpc_reduce, a blocking reduction: docs/llvm-pass.md);
      *   instrs[c] instructions of class c: a vector instruction counts once
      *             (ops[c] counts its lanes);
      *   chain[c]  ops of class c on the longest loop-carried dependence chain
