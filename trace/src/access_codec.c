@@ -227,13 +227,18 @@ static inline uint64_t group_template(const struct group *g, uint32_t j, const s
 }
 
 /* After step j (`step`, irregular when extra != 0) of template site s: the
- * entry as the group's records at position j leave it. */
+ * entry as the group's records at position j leave it, or, irregular, as
+ * predicts its first irregular record from the template. */
 static inline void group_step(const struct group *g, uint32_t j, struct slot *s, uint64_t step,
                               uint32_t extra)
 {
     uint64_t n = pes_trace_loop_times(g->R, g->m, g->phase, j);
-    if (extra || n == 0)
+    if (n == 0)
         return;
+    if (extra) { /* irregular: its first record, which the template repeats, predicts exactly */
+        s->last = g->addr[j] - s->stride;
+        return;
+    }
     uint64_t u_end = g->phase + g->R - 1; /* position of the group's last record */
     uint64_t i_last = (u_end - (u_end - j) % g->m) / g->m;
     s->last = g->addr[j] + i_last * step;
