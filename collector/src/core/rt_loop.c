@@ -60,18 +60,8 @@ static struct pes_record *chunk_records(const struct chunk *c, uint64_t q, uint6
     return out;
 }
 
-/* A group of `size` stored records pays for n records only when it halves
- * them: the records of a short run (cg's rows of a few iterations) cost the
- * encoder little, as their sites predict from their last addresses
- * (trace-format.md §3.5), while a group takes the locked path, its header,
- * templates and steps. */
-static int group_pays(uint64_t n, uint64_t size)
-{
-    return n >= 2 * size;
-}
-
 /* Stores the chunk's records q .. q+n-1 at the cursor: a descriptor group
- * where it pays (group_pays). The buffer has room for
+ * where it is shorter than the records themselves. The buffer has room for
  * n records as readers count them, and so for the group's 2m + 1 + K slots
  * (K of its records on irregular positions). */
 static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q, uint64_t n)
@@ -84,7 +74,7 @@ static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q,
         if (d->irregular >> j & 1)
             k += pes_trace_loop_times(n, m, phase, j);
     uint64_t size = 2 * (uint64_t)m + 1 + k;
-    if (!group_pays(n, size)) {
+    if (n <= size) {
         chunk_records(ch, q, n, 0, c);
         __atomic_store_n(&t->tls->cursor, c + n, __ATOMIC_RELEASE);
         return;
@@ -166,13 +156,13 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_loop_flush(stru
         return; /* more addresses than the chunk holds */
     ch.addr = pes_rt_loop_addrs(d);
     uint64_t total = d->iterations * d->m;
-    /* A chunk too short for a group to pay (a loop of a few iterations: cg's rows)
+    /* A chunk too short for a group (a loop of a few iterations: cg's rows)
      * with room below the limit goes in as the inline path writes records:
      * no lock, no runtime entry. The limit already stops before the next time
      * mark, the buffer's end, a pending stack record and a due sample. */
     struct pes_record *cur = __pes_tls.cursor;
     struct pes_record *lim = __atomic_load_n(&__pes_tls.limit, __ATOMIC_RELAXED);
-    if (!group_pays(total, 2 * (uint64_t)d->m + 1 + d->iterations * ch.k) && lim && cur < lim &&
+    if (total <= 2 * (uint64_t)d->m + 1 + d->iterations * ch.k && lim && cur < lim &&
         (uint64_t)(lim - cur) >= total) {
         chunk_records(&ch, 0, total, 0, cur);
         __atomic_store_n(&__pes_tls.cursor, cur + total, __ATOMIC_RELEASE);
