@@ -153,10 +153,74 @@ static void test_worked_example(void **state)
     free(path);
 }
 
+/* §3.5: a loop group continued by the next (a time mark cut it) and a record
+ * of its site after it predict with zero address residuals; residuals
+ * hand-computed there: record 1 (site 0's first address), 2 (the first R), 4
+ * (template 1: site 0 had no stride yet), 6 (the first step 8) and 7 (R 4 → 2)
+ * only. Without group prediction 9 and 12 would not be zero. */
+static void test_group_prediction(void **state)
+{
+    (void)state;
+    const uint32_t L = PES_ID_LOOP, S = PES_ID_LOOP_STEP;
+    struct pes_record r0[] = {
+        {0, 3, 0}, {0x1000, 0, 0},                 /* site 3 (fixed), site 0 */
+        {4, L, 2}, {0, 3, 0},      {0x1008, 0, 0}, /* R 4, m 2: site 3, site 0 += 8 */
+        {0, S, 0}, {8, S, 0},                      /* ... 0x1010 */
+        {2, L, 2}, {0, 3, 0},      {0x1018, 0, 0}, /* R 2: continues */
+        {0, S, 0}, {8, S, 0},      {0x1020, 0, 0}, /* then a record of site 0 */
+    };
+    static const struct pes_record want[] = {
+        {0, 3, 0},      {0x1000, 0, 0}, {0, 3, 0},      {0x1008, 0, 0}, {0, 3, 0},
+        {0x1010, 0, 0}, {0, 3, 0},      {0x1018, 0, 0}, {0x1020, 0, 0},
+    };
+    struct pes_trace_info info;
+    tt_default_info(&info);
+    struct pes_error err;
+    char *path = tt_temp_path("layout-groups");
+    struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
+    assert_non_null(w);
+    assert_int_equal(tt_write_tables(w, 4, 1, &err), 0); /* ids 0..3: sites */
+    assert_int_equal(pes_trace_writer_records(w, 0, r0, 13, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
+    size_t size, plen;
+    uint8_t *f = tt_read_file(path, &size);
+    assert_non_null(f);
+    uint32_t thread, count;
+    uint8_t *p = block_payload(f, size, PES_BLOCK_ACCESS, 0, &plen, &thread, &count);
+    assert_int_equal(count, 9);
+    assert_int_equal(rd32(p), 13);          /* stored */
+    assert_int_equal(rd32(p + 4) >> 16, 2); /* plane-mask bit 17 */
+    assert_int_equal(rd32(p + 12), 5);      /* k_addr */
+    /* nb = 2: the addr bitmap is at 4 (stored) + 16 (header) + 2 (id bitmap) */
+    assert_int_equal(p[22], 0xd6); /* records 1, 2, 4, 6, 7 */
+    assert_int_equal(p[23], 0x00);
+    free(p);
+
+    struct pes_trace_reader *r = pes_trace_reader_open_memory(f, size, "groups", &err);
+    assert_non_null(r);
+    struct pes_block b;
+    int rc, seen = 0;
+    while ((rc = pes_trace_reader_next(r, &b, &err)) == 1) {
+        if (b.type != PES_BLOCK_ACCESS)
+            continue;
+        assert_int_equal(b.n, 9);
+        assert_memory_equal(b.records, want, sizeof want);
+        seen = 1;
+    }
+    if (rc < 0)
+        fail_msg("%s", err.message);
+    assert_true(seen);
+    pes_trace_reader_close(r);
+    free(f);
+    remove(path);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_example),
+        cmocka_unit_test(test_group_prediction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

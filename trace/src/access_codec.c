@@ -30,6 +30,27 @@ struct slot {
     uint64_t stride; /* last stride of `key` */
 };
 
+/* Plane-mask bit 17 (written since loop groups continue their sites'
+ * predictors): inside a loop descriptor group (§3.2) a template's address is
+ * predicted from its site's entry as the record the group's first iteration
+ * would make, a step from the stride of its template's site, and after the
+ * steps each affine template's site entry holds what the group's expanded
+ * records would have left there: its last address and its step. A group cut
+ * by a time mark then continues in the next with zero residuals, and so do
+ * the per-access records of the same sites after it. Without the bit every
+ * record is predicted alone (§3.1); the writer sets it only in blocks that
+ * hold a LOOP record, so a trace without groups is as before. */
+#define GROUP_PREDICT (1u << 17)
+
+/* The group being read: `pos` counts its records after the LOOP header,
+ * templates then steps; outside a group pos == len == 0. */
+struct group {
+    uint64_t R;
+    uint32_t m, phase, pos, len;
+    uint32_t id[PES_LOOP_MAX_RECORDS];
+    uint64_t addr[PES_LOOP_MAX_RECORDS];
+};
+
 struct pes_access_codec {
     struct slot *tab;
     uint32_t bits, used, gen;
@@ -184,6 +205,47 @@ static int scratch_reserve(struct pes_access_codec *c, size_t n)
     return 0;
 }
 
+/* A LOOP header with a plausible shape opens a group (malformed ones are
+ * the loop checks' business: prediction only has to be the same both ways). */
+static inline void group_open(struct group *g, uint64_t R, uint32_t extra)
+{
+    uint32_t m = extra & 0xffffu, phase = extra >> 16;
+    g->pos = g->len = 0;
+    if (m >= 1 && m <= PES_LOOP_MAX_RECORDS && phase < m && R >= 1) {
+        g->R = R;
+        g->m = m;
+        g->phase = phase;
+        g->len = 2 * m;
+    }
+}
+
+/* Predicted address of template j: its site's next record, moved back to the
+ * group's first iteration (positions before `phase` first appear in the second). */
+static inline uint64_t group_template(const struct group *g, uint32_t j, const struct slot *s)
+{
+    return j < g->phase ? s->last : s->last + s->stride;
+}
+
+/* After step j (`step`, irregular when extra != 0) of template site s: the
+ * entry as the group's records at position j leave it, or, irregular, as
+ * predicts its first irregular record from the template. */
+static inline void group_step(const struct group *g, uint32_t j, struct slot *s, uint64_t step,
+                              uint32_t extra)
+{
+    uint64_t n = pes_trace_loop_times(g->R, g->m, g->phase, j);
+    if (n == 0)
+        return;
+    if (extra) { /* irregular: its first record, which the template repeats, predicts exactly */
+        s->last = g->addr[j] - s->stride;
+        return;
+    }
+    uint64_t u_end = g->phase + g->R - 1; /* position of the group's last record */
+    uint64_t i_last = (u_end - (u_end - j) % g->m) / g->m;
+    s->last = g->addr[j] + i_last * step;
+    s->stride = step;
+    s->fresh = 0;
+}
+
 static inline uint64_t zigzag(uint64_t v)
 {
     return (v << 1) ^ (uint64_t)((int64_t)v >> 63);
@@ -249,6 +311,8 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
     size_t kid = 0, ka = 0, ke = 0;
     uint32_t or_id = 0, or_ex = 0;
     uint64_t or_a = 0;
+    struct group g = {0};
+    int grouped = 0; /* a LOOP record: the block takes GROUP_PREDICT */
     /* Two passes per chunk of CHUNK records (L1-resident): the serial
      * predictor pass with few live values, then simple compaction loops. */
     enum { CHUNK = 1024 };
@@ -260,16 +324,47 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
         for (size_t j = 0; j < lim; j++) {
             uint32_t id = rc[j].id;
             vid_chunk[j] = id ^ prev->succ;
-            prev->succ = id; /* before the lookup: growing the table moves entries */
+            prev->succ = id; /* before the lookups: growing the table moves entries */
+            uint64_t a = rc[j].addr;
+            if (__builtin_expect(g.pos < g.len, 0)) {
+                uint32_t k = g.pos++;
+                if (k < g.m) { /* template k */
+                    struct slot *ts = table_slot(&t, c, id);
+                    if (!ts)
+                        return -1;
+                    va_chunk[j] = zigzag(a - group_template(&g, k, ts));
+                    g.id[k] = id;
+                    g.addr[k] = a;
+                    prev = ts;
+                    continue;
+                }
+                if (id == PES_ID_LOOP_STEP) { /* step k - m */
+                    struct slot *ts = table_slot(&t, c, g.id[k - g.m]);
+                    if (!ts)
+                        return -1;
+                    va_chunk[j] = zigzag(a - ts->stride);
+                    group_step(&g, k - g.m, ts, a, rc[j].extra);
+                    struct slot *s = table_slot(&t, c, id);
+                    if (!s)
+                        return -1;
+                    prev = s;
+                    continue;
+                }
+                g.pos = g.len = 0; /* not a group after all */
+            }
             struct slot *s = table_slot(&t, c, id);
             if (!s)
                 return -1;
-            uint64_t a = rc[j].addr, last = s->last;
+            uint64_t last = s->last;
             va_chunk[j] = zigzag(a - (last + s->stride));
             s->stride = s->fresh ? 0 : a - last;
             s->fresh = 0;
             s->last = a;
             prev = s;
+            if (__builtin_expect(id == PES_ID_LOOP, 0)) {
+                group_open(&g, a, rc[j].extra);
+                grouped = 1;
+            }
         }
         /* Branch-free compaction: always store, advance only when non-zero.
          * lim is a multiple of 8 except in the last chunk. */
@@ -322,7 +417,8 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
         out->len = (size_t)(p - out->data);
         return 0;
     }
-    uint32_t mask = plane_bits(or_id, 4, 0) | plane_bits(or_a, 8, 4) | plane_bits(or_ex, 4, 12);
+    uint32_t mask = plane_bits(or_id, 4, 0) | plane_bits(or_a, 8, 4) | plane_bits(or_ex, 4, 12) |
+                    (grouped ? GROUP_PREDICT : 0);
     pes_store_u32(p, mask);
     pes_store_u32(p + 4, (uint32_t)kid);
     pes_store_u32(p + 8, (uint32_t)ka);
@@ -356,10 +452,11 @@ int pes_access_decode(struct pes_access_codec *c, const uint8_t *payload, size_t
     uint32_t mask = pes_load_u32(payload);
     size_t kid = pes_load_u32(payload + 4), ka = pes_load_u32(payload + 8),
            ke = pes_load_u32(payload + 12);
-    if (mask >> 16) {
+    if ((mask & ~GROUP_PREDICT) >> 16) {
         *why = "ACCESS plane mask has unknown bits set";
         return -1;
     }
+    const int groups = (mask & GROUP_PREDICT) != 0;
     const uint8_t *bm = payload + HDR_BYTES;
     if (n % 8) /* bits past the last record must be clear */
         for (int k = 0; k < 3; k++)
@@ -417,6 +514,7 @@ int pes_access_decode(struct pes_access_codec *c, const uint8_t *payload, size_t
     struct slot *prev = &start;
     const uint8_t *bm_id = bm, *bm_a = bm + nb, *bm_e = bm + 2 * nb;
     size_t jid = 0, ja = 0, je = 0;
+    struct group g = {0};
     for (size_t i = 0; i < n; i++) {
         unsigned sh = i & 7;
         uint32_t vid = (bm_id[i >> 3] >> sh) & 1 ? idr[jid++] : 0;
@@ -424,21 +522,52 @@ int pes_access_decode(struct pes_access_codec *c, const uint8_t *payload, size_t
         uint32_t ve = (bm_e[i >> 3] >> sh) & 1 ? ex[je++] : 0;
         uint32_t id = vid ^ prev->succ;
         prev->succ = id;
-        struct slot *s = table_slot(&t, c, id);
-        if (!s) {
-            table_store(&t, c);
-            *why = "out of memory";
-            return -1;
+        out[i].id = id;
+        out[i].extra = ve;
+        if (g.pos < g.len) { /* as the encoder */
+            uint32_t k = g.pos++;
+            if (k < g.m) {
+                struct slot *ts = table_slot(&t, c, id);
+                if (!ts)
+                    goto oom;
+                uint64_t a = unzigzag(va) + group_template(&g, k, ts);
+                g.id[k] = id;
+                g.addr[k] = a;
+                out[i].addr = a;
+                prev = ts;
+                continue;
+            }
+            if (id == PES_ID_LOOP_STEP) {
+                struct slot *ts = table_slot(&t, c, g.id[k - g.m]);
+                if (!ts)
+                    goto oom;
+                uint64_t a = unzigzag(va) + ts->stride;
+                group_step(&g, k - g.m, ts, a, ve);
+                out[i].addr = a;
+                struct slot *s = table_slot(&t, c, id);
+                if (!s)
+                    goto oom;
+                prev = s;
+                continue;
+            }
+            g.pos = g.len = 0;
         }
+        struct slot *s = table_slot(&t, c, id);
+        if (!s)
+            goto oom;
         uint64_t a = unzigzag(va) + (s->last + s->stride);
         s->stride = s->fresh ? 0 : a - s->last;
         s->fresh = 0;
         s->last = a;
         out[i].addr = a;
-        out[i].id = id;
-        out[i].extra = ve;
         prev = s;
+        if (groups && id == PES_ID_LOOP)
+            group_open(&g, a, ve);
     }
     table_store(&t, c);
     return 0;
+oom:
+    table_store(&t, c);
+    *why = "out of memory";
+    return -1;
 }

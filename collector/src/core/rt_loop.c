@@ -34,6 +34,32 @@ static struct pes_record chunk_record(const struct chunk *c, uint64_t q)
     return r;
 }
 
+/* Records q .. q+n-1 of the chunk, in order, into out; with `only_irregular`
+ * those on irregular positions only. Returns the end of what it wrote. One
+ * division per run, not two per record as chunk_record (m is not a constant:
+ * a row of cg spent most of its copy dividing). */
+static struct pes_record *chunk_records(const struct chunk *c, uint64_t q, uint64_t n,
+                                        int only_irregular, struct pes_record *out)
+{
+    const struct pes_rt_loop *d = c->d;
+    uint32_t m = d->m, j = (uint32_t)(q % m);
+    uint64_t i = q / m;
+    for (uint64_t e = 0; e < n; e++) {
+        if (d->irregular >> j & 1) {
+            *out = d->tmpl[j];
+            out++->addr = c->addr[i * c->k + c->rank[j]];
+        } else if (!only_irregular) {
+            *out = d->tmpl[j];
+            out++->addr += i * (uint64_t)c->step[j]; /* modulo 2^64, as readers expand it */
+        }
+        if (++j == m) {
+            j = 0;
+            i++;
+        }
+    }
+    return out;
+}
+
 /* Stores the chunk's records q .. q+n-1 at the cursor: a descriptor group
  * where it is shorter than the records themselves. The buffer has room for
  * n records as readers count them, and so for the group's 2m + 1 + K slots
@@ -49,8 +75,7 @@ static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q,
             k += pes_trace_loop_times(n, m, phase, j);
     uint64_t size = 2 * (uint64_t)m + 1 + k;
     if (n <= size) {
-        for (uint64_t i = 0; i < n; i++)
-            c[i] = chunk_record(ch, q + i);
+        chunk_records(ch, q, n, 0, c);
         __atomic_store_n(&t->tls->cursor, c + n, __ATOMIC_RELEASE);
         return;
     }
@@ -71,10 +96,8 @@ static void put_run(struct pes_rt_thread *t, const struct chunk *ch, uint64_t q,
                 (struct pes_record){.addr = (uint64_t)ch->step[j], .id = PES_ID_LOOP_STEP};
         }
     }
-    struct pes_record *a = c + 1 + 2 * m; /* then the irregular records as they are */
-    for (uint64_t i = q; k && i < q + n; i++)
-        if (d->irregular >> (i % m) & 1)
-            *a++ = chunk_record(ch, i);
+    if (k) /* then the irregular records as they are */
+        chunk_records(ch, q, n, 1, c + 1 + 2 * m);
     t->loop_extra += n - size;
     __atomic_store_n(&t->tls->cursor, c + size, __ATOMIC_RELEASE); /* a whole group below it */
 }
@@ -141,8 +164,7 @@ __attribute__((visibility("default"))) PES_RT_SLOW_CC void __pes_loop_flush(stru
     struct pes_record *lim = __atomic_load_n(&__pes_tls.limit, __ATOMIC_RELAXED);
     if (total <= 2 * (uint64_t)d->m + 1 + d->iterations * ch.k && lim && cur < lim &&
         (uint64_t)(lim - cur) >= total) {
-        for (uint64_t q = 0; q < total; q++)
-            cur[q] = chunk_record(&ch, q);
+        chunk_records(&ch, 0, total, 0, cur);
         __atomic_store_n(&__pes_tls.cursor, cur + total, __ATOMIC_RELEASE);
         return;
     }
