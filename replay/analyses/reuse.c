@@ -172,9 +172,7 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
     if (len != sizeof w)
         return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
     memcpy(&w, buf, sizeof w);
-    r->work.bytes += w.bytes;
-    for (int k = 0; k < PES_OP_COUNT; k++)
-        r->work.ops[k] += w.ops[k];
+    replay_work_merge(&r->work, &w);
     return 0;
 }
 

@@ -11,9 +11,71 @@ void replay_work_count(struct pes_work *w, const struct pes_batch *b)
     for (size_t i = 0; i < b->n; i++)
         w->bytes += b->length[i];
     w->bytes += b->dropped_reads + b->dropped_writes; /* one byte each */
-    for (size_t i = 0; i < b->n_bbs; i++)
+    for (size_t i = 0; i < b->n_bbs; i++) {
+        const struct pes_bb *bb = b->bb[i];
         for (int k = 0; k < PES_OP_COUNT; k++)
-            w->ops[k] += b->bb[i]->ops[k];
+            w->ops[k] += bb->ops[k];
+        w->execs++;
+        if (!(bb->flags & PES_BB_MODEL_FACTS))
+            continue;
+        w->facts_execs++;
+        for (int k = 0; k < PES_OP_COUNT; k++) {
+            w->instrs[k] += bb->instrs[k];
+            w->chain[k] += bb->chain[k];
+        }
+        w->forks += bb->forks;
+        if (b->bb_stream[i] == 0)
+            w->barriers += bb->barriers;
+    }
+}
+
+void replay_work_merge(struct pes_work *dst, const struct pes_work *src)
+{
+    dst->bytes += src->bytes;
+    for (int k = 0; k < PES_OP_COUNT; k++) {
+        dst->ops[k] += src->ops[k];
+        dst->instrs[k] += src->instrs[k];
+        dst->chain[k] += src->chain[k];
+    }
+    dst->execs += src->execs;
+    dst->facts_execs += src->facts_execs;
+    dst->forks += src->forks;
+    dst->barriers += src->barriers;
+}
+
+int replay_work_has_facts(const struct pes_work *w)
+{
+    return w->execs > 0 && w->facts_execs == w->execs;
+}
+
+void replay_publish_work_facts(struct pes_report *r, struct pes_rnode *trace,
+                               const struct pes_work *w)
+{
+    if (!replay_work_has_facts(w))
+        return;
+    struct pes_rnode *o = pes_r_object(r, trace, "model_facts");
+    struct pes_rnode *in = pes_r_object(r, o, "instrs"), *ch = pes_r_object(r, o, "chain");
+    for (int k = 0; k < PES_OP_COUNT; k++) {
+        pes_r_f64(r, in, pes_machine_op_key(k), w->instrs[k], "%.0f");
+        pes_r_f64(r, ch, pes_machine_op_key(k), w->chain[k], "%.0f");
+    }
+    pes_r_f64(r, o, "forks", w->forks, "%.0f");
+    pes_r_f64(r, o, "barriers", w->barriers, "%.0f");
+}
+
+void replay_work_facts_from_report(struct pes_work *w, const struct pes_rnode *trace)
+{
+    const struct pes_rnode *o = pes_r_get(trace, "model_facts");
+    if (!o)
+        return;
+    const struct pes_rnode *in = pes_r_get(o, "instrs"), *ch = pes_r_get(o, "chain");
+    for (int k = 0; k < PES_OP_COUNT; k++) {
+        w->instrs[k] = pes_r_get_f(in, pes_machine_op_key(k));
+        w->chain[k] = pes_r_get_f(ch, pes_machine_op_key(k));
+    }
+    w->forks = pes_r_get_f(o, "forks");
+    w->barriers = pes_r_get_f(o, "barriers");
+    w->execs = w->facts_execs = 1; /* the recorded run's blocks all had them */
 }
 
 int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
@@ -56,6 +118,13 @@ int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
     out->runtime_model = rm;
     memcpy(ri.hit, out->hit, sizeof ri.hit);
     memcpy(ri.ops, w->ops, sizeof ri.ops);
+    if (replay_work_has_facts(w)) {
+        ri.known |= PES_RUNTIME_KNOW_BB_FACTS;
+        memcpy(ri.instrs, w->instrs, sizeof ri.instrs);
+        memcpy(ri.chain, w->chain, sizeof ri.chain);
+        ri.forks = w->forks;
+        ri.barriers = w->barriers;
+    }
     return pes_model_runtime(m, &ri, &out->runtime, err);
 }
 

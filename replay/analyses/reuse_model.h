@@ -38,6 +38,15 @@ struct replay_model {
 /* Adds the batch's bytes and BB op counts to w (the work of a stream whose
  * description brings none). */
 void replay_work_count(struct pes_work *w, const struct pes_batch *b);
+/* dst += src (a part's work). */
+void replay_work_merge(struct pes_work *dst, const struct pes_work *src);
+/* Every executed block carried the pass's model facts. */
+int replay_work_has_facts(const struct pes_work *w);
+/* "model_facts" in the trace section (only when w has the facts), and back
+ * (for mimicked cores: the recorded run's). */
+void replay_publish_work_facts(struct pes_report *r, struct pes_rnode *trace,
+                               const struct pes_work *w);
+void replay_work_facts_from_report(struct pes_work *w, const struct pes_rnode *trace);
 
 /* PPT-Multicore Eq. 1-3 per level (private levels from prd, shared levels
  * from crd; crd NULL: every level from prd) and the runtime `rm` with the
