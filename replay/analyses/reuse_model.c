@@ -247,6 +247,16 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config,
      * this host, a preset's published figures, or generic (docs/model.md,
      * "Validation"). No prediction has been checked against a measured run. */
     pes_r_str(r, rt, "validation", pes_machine_validation_name(si->machine->validation));
+    /* what each term of the model costs per core, and the largest: why the
+     * prediction says what it says (docs/model.md §3) */
+    struct pes_rnode *terms = pes_r_object(r, rt, "terms");
+    double hz = si->machine->ghz * 1e9;
+    for (int k = 0; k < PES_TERM_COUNT; k++) {
+        struct pes_rnode *o = pes_r_object(r, terms, pes_runtime_term_name(k));
+        pes_r_f64(r, o, "cycles", t->term[k], "%.6g");
+        pes_r_f64(r, o, "seconds", t->term[k] / hz, "%.6g");
+    }
+    pes_r_str(r, rt, "bound", pes_runtime_term_name(t->bounds));
     const struct pes_machine_error_band *band = &si->machine->error;
     if (band->runs) { /* what bench/model_vs_host.py measured with this description */
         struct pes_rnode *eb = pes_r_object(r, rt, "error_band");
