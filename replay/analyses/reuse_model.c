@@ -80,8 +80,8 @@ void replay_work_facts_from_report(struct pes_work *w, const struct pes_rnode *t
 
 int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
                      const struct pes_stream_info *si, const struct pes_work *counted,
-                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
-                     struct pes_error *err)
+                     const struct replay_model_extra *extra, const struct pes_rd_hist *prd,
+                     const struct pes_rd_hist *crd, struct pes_error *err)
 {
     const struct pes_machine *m = si->machine;
     struct pes_reuse_profile prd_profile, crd_profile;
@@ -118,6 +118,12 @@ int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
     out->runtime_model = rm;
     memcpy(ri.hit, out->hit, sizeof ri.hit);
     memcpy(ri.ops, w->ops, sizeof ri.ops);
+    if (extra) {
+        out->extra = *extra;
+        ri.known |= extra->known & (PES_RUNTIME_KNOW_TLB | PES_RUNTIME_KNOW_PREFETCH);
+        ri.tlb_misses = extra->tlb_misses;
+        ri.prefetched = extra->prefetched;
+    }
     if (replay_work_has_facts(w)) {
         ri.known |= PES_RUNTIME_KNOW_BB_FACTS;
         memcpy(ri.instrs, w->instrs, sizeof ri.instrs);
@@ -257,6 +263,12 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config,
         pes_r_f64(r, o, "seconds", t->term[k] / hz, "%.6g");
     }
     pes_r_str(r, rt, "bound", pes_runtime_term_name(t->bounds));
+    if (m->extra.known & PES_RUNTIME_KNOW_TLB) {
+        pes_r_u64(r, rt, "tlb_lookups", m->extra.tlb_accesses);
+        pes_r_f64(r, rt, "tlb_misses", m->extra.tlb_misses, "%.0f");
+    }
+    if (m->extra.known & PES_RUNTIME_KNOW_PREFETCH)
+        pes_r_f64(r, rt, "prefetched", m->extra.prefetched, "%.6g");
     const struct pes_machine_error_band *band = &si->machine->error;
     if (band->runs) { /* what bench/model_vs_host.py measured with this description */
         struct pes_rnode *eb = pes_r_object(r, rt, "error_band");

@@ -2192,10 +2192,55 @@ static void test_model_facts_totals(void **state)
     pes_report_destroy(r);
 }
 
+/* The TLB term's input: each stream's reuse distance in pages; misses of a
+ * fully associative LRU TLB are the cold page accesses and those at page
+ * distance >= entries. Pages 0 1 2 0 1 2 0 (lines inside them differ): 3 cold,
+ * then 4 at distance 2. */
+static void test_tlb_misses(void **state)
+{
+    (void)state;
+    const struct pes_cache_config lv[1] = {
+        {.size = 64 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    struct pes_machine m = machine(1, lv);
+    m.tlb_page = 4096;
+    m.tlb_miss_latency = 30;
+    struct pes_stream_info si = {
+        .path = "t", .n_streams = 1, .machine = &m, .line = 64, .site = site_of};
+    static const struct acc a[] = {
+        {0, 8, 8, 0, 0, PES_BATCH_READ},    {4096, 8, 8, 0, 0, PES_BATCH_READ},
+        {8192, 8, 8, 0, 0, PES_BATCH_READ}, {64, 8, 8, 0, 0, PES_BATCH_READ},
+        {4160, 8, 8, 0, 0, PES_BATCH_READ}, {8256, 8, 8, 0, 0, PES_BATCH_READ},
+        {128, 8, 8, 0, 0, PES_BATCH_READ}};
+    static const double misses[] = {0, 7, 7, 3}; /* by entries 1..3 */
+    for (uint32_t entries = 0; entries <= 3; entries++) {
+        m.tlb_entries = entries; /* 0: no TLB, no term, no keys */
+        for (uint32_t jobs = 1; jobs <= 2; jobs++) {
+            struct pes_knobs k = {.jobs = jobs,
+                                  .top = 10,
+                                  .sort = "invalidations",
+                                  .runtime_model = PES_RUNTIME_OVERLAP};
+            struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, 7, 3, 1, NULL);
+            const struct pes_rnode *rt =
+                pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+            double tlb = pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "tlb"), "cycles");
+            if (!entries) {
+                assert_null(pes_r_get(rt, "tlb_misses"));
+                assert_near(tlb, 0, 0);
+            } else {
+                assert_int_equal(pes_r_get_u(rt, "tlb_lookups"), 7);
+                assert_near(pes_r_get_f(rt, "tlb_misses"), misses[entries], 0);
+                assert_near(tlb, misses[entries] * 30 / 10, 1e-12); /* latency / mlp 10 */
+            }
+            pes_report_destroy(r);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_facts_totals),
+        cmocka_unit_test(test_tlb_misses),
         cmocka_unit_test(test_summary_counts),
         cmocka_unit_test(test_reuse_against_lru_oracle),
         cmocka_unit_test(test_reuse_site_rows_by_hand),
