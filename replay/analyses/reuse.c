@@ -11,8 +11,10 @@
  * With a machine that has a TLB (tlb.entries, tlb.page, tlb.miss_latency),
  * the PRD of every stream again at page granularity: its accesses at page
  * distance >= the TLB's entries (or cold) are the TLB misses of a fully
- * associative LRU TLB, the runtime model's TLB term (docs/model.md §3). Not
- * with pes-replay-mpi's split (the page profile travels in no part).
+ * associative LRU TLB, the runtime model's TLB term (docs/model.md §3). With
+ * prefetch.max_stride, the share of the line changes made by constant-stride
+ * walks (prefetch_share.h), the prefetch term's. Neither with pes-replay-mpi's
+ * split (they travel in no part).
  *
  * With --jobs N the engines run on N worker threads (profiles.h: the PRD
  * and CRD engines spread over them, a dominant one split PARDA-style), with
@@ -25,12 +27,14 @@
 #include "callpaths.h"
 #include "groups.h"
 #include "histogram.h"
+#include "prefetch_share.h"
 #include "profiles.h"
 #include "reuse_model.h"
 
 struct reuse {
-    struct pes_profiles *prof;  /* PRD per stream, CRD per shared cache (group) */
-    struct pes_profiles *pages; /* PRD per stream at tlb_page granularity; NULL: no TLB term */
+    struct pes_profiles *prof;     /* PRD per stream, CRD per shared cache (group) */
+    struct pes_profiles *pages;    /* PRD per stream at tlb_page granularity; NULL: no TLB term */
+    struct replay_prefetch *ahead; /* constant-stride line changes; NULL: no prefetch term */
     const struct pes_stream_info *si;
     struct pes_work work; /* counted here unless the stream info brings it */
     struct replay_model model;
@@ -95,9 +99,13 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     struct pes_profiles_options pages = {
         .granule = m->tlb_page, .n_streams = si->n_streams, .threads = k->jobs};
     if (!(r->prof = pes_profiles_create(&po, err)) ||
-        (tlb && !(r->pages = pes_profiles_create(&pages, err)))) {
+        (tlb && !(r->pages = pes_profiles_create(&pages, err))) ||
+        (m->prefetch_max_stride > 0 && !k->split &&
+         !(r->ahead = replay_prefetch_create(si->line, m->prefetch_max_stride)) &&
+         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory"))) {
         pes_profiles_destroy(r->prof);
         pes_profiles_destroy(r->pages);
+        replay_prefetch_destroy(r->ahead);
         replay_pathkeys_destroy(r->pk);
         free(r->pk_ids);
         free(r->zeros);
@@ -120,6 +128,8 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
     }
     if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0)
         return -1;
+    if (r->ahead && replay_prefetch_batch(r->ahead, b) < 0)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     if (r->pages && b->n &&
         pes_profiles_push_batch(r->pages, b->stream, b->addr, b->size, b->site, b->n, err) < 0)
         return -1;
@@ -167,6 +177,10 @@ static int model(struct reuse *r, struct pes_error *err)
             extra.tlb_accesses = pg.total;
         }
         pes_rd_hist_free(&pg);
+    }
+    if (r->ahead) {
+        extra.known |= PES_RUNTIME_KNOW_PREFETCH;
+        extra.prefetched = replay_prefetch_share(r->ahead);
     }
     if (rc == 0)
         rc = replay_model_run(&r->model, r->runtime_model, r->si, &r->work, &extra, &prd,
@@ -544,6 +558,7 @@ static void destroy(void *self)
     free(r->pk_ids);
     pes_profiles_destroy(r->prof);
     pes_profiles_destroy(r->pages);
+    replay_prefetch_destroy(r->ahead);
     free(r->zeros);
     free(r);
 }

@@ -2236,11 +2236,56 @@ static void test_tlb_misses(void **state)
     }
 }
 
+/* The prefetch term's input: of the line changes of each (stream, site), the
+ * share that continue a constant stride within prefetch.max_stride (2048).
+ * Site 0 steps by 8 over 4 lines: 4 changes (the first from nowhere), 3
+ * prefetchable; site 1 steps by 8192 (beyond reach): 4 changes, none; site
+ * 2 jumps about: 4 changes, none. Share 3 / 12; the fills' exposed latency
+ * falls by that share. */
+static void test_prefetch_share(void **state)
+{
+    (void)state;
+    const struct pes_cache_config lv[1] = {
+        {.size = 2 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    struct pes_machine m = machine(1, lv);
+    struct pes_stream_info si = {
+        .path = "t", .n_streams = 1, .machine = &m, .line = 64, .site = site_of};
+    static struct acc a[44];
+    size_t n = 0;
+    for (int i = 0; i < 32; i++)
+        a[n++] = (struct acc){(uint64_t)8 * i, 8, 8, 0, 0, PES_BATCH_READ};
+    for (int i = 0; i < 4; i++)
+        a[n++] = (struct acc){100000 + (uint64_t)8192 * i, 8, 8, 0, 1, PES_BATCH_READ};
+    static const uint64_t jumps[] = {5000, 900, 70000, 3000};
+    for (int i = 0; i < 4; i++)
+        a[n++] = (struct acc){jumps[i], 8, 8, 0, 2, PES_BATCH_READ};
+    static const struct pes_bb bb = {.id = 1, .ops = {[PES_OP_LOAD] = 40}};
+    const struct pes_bb *bbv[] = {&bb};
+    const uint32_t bb_stream[] = {0};
+    struct bbs bbs = {1, bbv, bb_stream}; /* the loads the model's fills come from */
+    struct pes_knobs k = {
+        .jobs = 1, .top = 10, .sort = "invalidations", .runtime_model = PES_RUNTIME_OVERLAP};
+    struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, n, 7, 1, &bbs);
+    const struct pes_rnode *rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    assert_null(pes_r_get(rt, "prefetched")); /* no prefetch.max_stride: off */
+    double exposed = pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "exposed"), "cycles");
+    assert_true(exposed > 0);
+    pes_report_destroy(r);
+    m.prefetch_max_stride = 2048;
+    r = run(&pes_analysis_reuse, &si, &k, a, n, 7, 1, &bbs);
+    rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    assert_near(pes_r_get_f(rt, "prefetched"), 0.25, 1e-15);
+    assert_near(pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "exposed"), "cycles"), 0.75 * exposed,
+                1e-9 * exposed);
+    pes_report_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_facts_totals),
         cmocka_unit_test(test_tlb_misses),
+        cmocka_unit_test(test_prefetch_share),
         cmocka_unit_test(test_summary_counts),
         cmocka_unit_test(test_reuse_against_lru_oracle),
         cmocka_unit_test(test_reuse_site_rows_by_hand),
