@@ -61,18 +61,46 @@ const char *pes_runtime_model_name(enum pes_runtime_model model)
     return NULL;
 }
 
-/* Per-core cycles of the overlap model (docs/model.md §3, "overlap"). */
-static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime_input *in,
-                           double cores, double *mem, double *cpu)
+const char *pes_runtime_term_name(enum pes_runtime_term t)
 {
+    static const char *const names[PES_TERM_COUNT] = {"compute",   "chain",   "issue", "fill",
+                                                      "bandwidth", "exposed", "tlb",   "parallel"};
+    return (unsigned)t < PES_TERM_COUNT ? names[t] : NULL;
+}
+
+/* A curve's value at t threads if measured and positive, else 0 (term off). */
+static double curve_or_0(const struct pes_thread_curve *c, double t)
+{
+    if (!c->n)
+        return 0;
+    double v = pes_thread_curve_at(c, t);
+    return v > 0 && isfinite(v) ? v : 0;
+}
+
+/* Per-core cycles of the overlap model's terms (docs/model.md §3, "overlap"). */
+static void overlap_terms(const struct pes_machine *m, const struct pes_runtime_input *in,
+                          double cores, double term[PES_TERM_COUNT])
+{
+    int facts = (in->known & PES_RUNTIME_KNOW_BB_FACTS) != 0;
+    /* a vector instruction takes one issue slot and one port cycle, whatever
+     * its lanes: with the pass's facts count instructions, else ops */
+    const double *issued = facts ? in->instrs : in->ops;
     double loads = in->ops[PES_OP_LOAD] / cores, stores = in->ops[PES_OP_STORE] / cores;
     /* issue: loads and stores go through their own ports */
-    double issue = fmax(loads * m->op_recip_throughput[PES_OP_LOAD],
-                        stores * m->op_recip_throughput[PES_OP_STORE]);
+    term[PES_TERM_ISSUE] =
+        fmax(issued[PES_OP_LOAD] / cores * m->op_recip_throughput[PES_OP_LOAD],
+             issued[PES_OP_STORE] / cores * m->op_recip_throughput[PES_OP_STORE]);
+    /* the prefetchers fetch a regular stream's lines ahead of its accesses:
+     * their latency is hidden, their delivery (fill, bandwidth) is not */
+    double ahead = 0;
+    if ((in->known & PES_RUNTIME_KNOW_PREFETCH) && m->prefetch_max_stride > 0)
+        ahead = in->prefetched;
     /* the accesses each level below L1 serves: one line each, delivered at
      * that level's rate; the levels deliver concurrently (the slowest bounds)
-     * and a fill waits for its latency only when mlp others are not in flight */
-    double n = loads + stores, prev = in->hit[0], fill = 0, exposed = 0;
+     * and a fill waits for its latency only when mlp others are not in flight.
+     * All cores together draw bytes from a level at most at its measured
+     * bandwidth for that many cores (where a shared level or DRAM saturates). */
+    double n = loads + stores, prev = in->hit[0], fill = 0, exposed = 0, bw = 0;
     for (unsigned i = 1; i <= m->n_levels; i++) { /* level i (index), then memory */
         int mem_level = i == m->n_levels;
         double g = mem_level ? 1.0 : fmax(in->hit[i], prev); /* global rates are monotone */
@@ -80,18 +108,37 @@ static void overlap_cycles(const struct pes_machine *m, const struct pes_runtime
         double beta = mem_level ? m->mem_recip_throughput : m->level[i].recip_throughput;
         double delta = mem_level ? m->mem_latency : m->level[i].latency;
         fill = fmax(fill, served * beta);
-        exposed += served * delta;
+        exposed += served * delta * (1.0 - ahead);
+        double rate = curve_or_0(mem_level ? &m->mem_bandwidth : &m->level[i].bandwidth, cores);
+        double line = m->level[mem_level ? m->n_levels - 1 : i].line;
+        if (rate > 0) /* served is per core: the cores' bytes together, over the shared rate */
+            bw = fmax(bw, served * cores * line / rate);
         prev = g;
     }
-    *mem = fmax(issue, fill) + exposed / pes_machine_mlp(m);
-    /* compute: issue_width operations per cycle, each class at most 1/beta */
-    double all = 0, port = 0;
+    term[PES_TERM_FILL] = fill;
+    term[PES_TERM_BANDWIDTH] = bw;
+    term[PES_TERM_EXPOSED] = exposed / pes_machine_mlp(m);
+    /* a page walk precedes its access's fill and overlaps other misses as
+     * the fills do: exposed 1/mlp of the time like them */
+    if ((in->known & PES_RUNTIME_KNOW_TLB) && m->tlb_entries && m->tlb_miss_latency > 0)
+        term[PES_TERM_TLB] = in->tlb_misses / cores * m->tlb_miss_latency / pes_machine_mlp(m);
+    /* compute: issue_width instructions per cycle, each class at most 1/beta */
+    double all = 0, port = 0, chain = 0;
     for (int c = 0; c < PES_OP_COUNT; c++) {
-        all += in->ops[c] / cores;
+        all += issued[c] / cores;
         if (c != PES_OP_LOAD && c != PES_OP_STORE)
-            port = fmax(port, in->ops[c] / cores * m->op_recip_throughput[c]);
+            port = fmax(port, issued[c] / cores * m->op_recip_throughput[c]);
+        /* an iteration's chain waits for each op's result in turn; the
+         * iterations (a loop's work) are split over the cores */
+        if (facts)
+            chain += in->chain[c] * m->op_latency[c];
     }
-    *cpu = fmax(all / pes_machine_issue_width(m), port);
+    term[PES_TERM_COMPUTE] = fmax(all / pes_machine_issue_width(m), port);
+    term[PES_TERM_CHAIN] = chain / cores;
+    /* every core waits out each region's fork/join and each barrier */
+    if (facts)
+        term[PES_TERM_PARALLEL] = in->forks * curve_or_0(&m->fork_join, cores) +
+                                  in->barriers * curve_or_0(&m->barrier, cores);
 }
 
 int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_input *in,
@@ -118,9 +165,32 @@ int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_inpu
         if (!(in->ops[c] >= 0.0) || !isfinite(in->ops[c]))
             return pes_model_fail(err, PES_ERR_ARG, "runtime: op count %g for %s", in->ops[c],
                                   pes_machine_op_key(c));
+    /* the optional facts: counts are finite and >= 0, the share in [0, 1] */
+    if (in->known & ~(PES_RUNTIME_KNOW_BB_FACTS | PES_RUNTIME_KNOW_TLB | PES_RUNTIME_KNOW_PREFETCH))
+        return pes_model_fail(err, PES_ERR_ARG, "runtime: unknown facts 0x%x", in->known);
+    int bad = 0;
+    if (in->known & PES_RUNTIME_KNOW_BB_FACTS) {
+        for (int c = 0; c < PES_OP_COUNT; c++)
+            bad |= !(in->instrs[c] >= 0.0 && isfinite(in->instrs[c])) ||
+                   !(in->chain[c] >= 0.0 && isfinite(in->chain[c]));
+        bad |= !(in->forks >= 0.0 && isfinite(in->forks)) ||
+               !(in->barriers >= 0.0 && isfinite(in->barriers));
+    }
+    if (in->known & PES_RUNTIME_KNOW_TLB)
+        bad |= !(in->tlb_misses >= 0.0 && isfinite(in->tlb_misses));
+    if (in->known & PES_RUNTIME_KNOW_PREFETCH)
+        bad |= !(in->prefetched >= 0.0 && in->prefetched <= 1.0);
+    if (bad)
+        return pes_model_fail(err, PES_ERR_ARG,
+                              "runtime: a block fact, TLB miss count or prefetched share is "
+                              "negative, not finite or (a share) above 1");
     if (in->model == PES_RUNTIME_OVERLAP) {
-        overlap_cycles(m, in, cores, &r.mem_cycles, &r.cpu_cycles);
-        r.total_cycles = fmax(r.mem_cycles, r.cpu_cycles);
+        double *t = r.term;
+        overlap_terms(m, in, cores, t);
+        r.mem_cycles = fmax(fmax(t[PES_TERM_ISSUE], t[PES_TERM_FILL]), t[PES_TERM_BANDWIDTH]) +
+                       t[PES_TERM_EXPOSED] + t[PES_TERM_TLB];
+        r.cpu_cycles = fmax(t[PES_TERM_COMPUTE], t[PES_TERM_CHAIN]);
+        r.total_cycles = fmax(r.mem_cycles, r.cpu_cycles) + t[PES_TERM_PARALLEL];
     } else {
         /* Eq. 5: each block of b bytes pays one latency and b-1 reciprocal
          * throughputs; the memory traffic is split evenly over the cores like
@@ -134,7 +204,12 @@ int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_inpu
                                        m->op_recip_throughput[c], in->bound); /* Eq. 8 */
         }
         r.total_cycles = r.mem_cycles + r.cpu_cycles; /* Eq. 4 */
+        r.term[PES_TERM_COMPUTE] = r.cpu_cycles;
+        r.term[PES_TERM_FILL] = r.mem_cycles;
     }
+    for (int k = 1; k < PES_TERM_COUNT; k++)
+        if (r.term[k] > r.term[r.bounds])
+            r.bounds = (enum pes_runtime_term)k;
     double hz = m->ghz * 1e9;
     r.mem_seconds = r.mem_cycles / hz;
     r.cpu_seconds = r.cpu_cycles / hz;

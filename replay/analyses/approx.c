@@ -275,7 +275,7 @@ static int finish(void *self, struct pes_error *err)
             pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the reuse histograms (out of memory)");
     else
         rc = replay_model_run(&a->model, (enum pes_runtime_model)a->k->runtime_model, a->si,
-                              &a->work, &prd, a->si->n_caches ? &crd : NULL, err);
+                              &a->work, NULL, &prd, a->si->n_caches ? &crd : NULL, err);
     pes_rd_hist_free(&prd);
     pes_rd_hist_free(&crd);
     return rc;

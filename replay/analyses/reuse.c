@@ -8,6 +8,14 @@
  * which is the access-weighted mean of the per-core rates; shared levels from
  * the CRD of all shared caches) and Eq. 4-8 into a predicted runtime.
  *
+ * With a machine that has a TLB (tlb.entries, tlb.page, tlb.miss_latency),
+ * the PRD of every stream again at page granularity: its accesses at page
+ * distance >= the TLB's entries (or cold) are the TLB misses of a fully
+ * associative LRU TLB, the runtime model's TLB term (docs/model.md §3). With
+ * prefetch.max_stride, the share of the line changes made by constant-stride
+ * walks (prefetch_share.h), the prefetch term's. Neither with pes-replay-mpi's
+ * split (they travel in no part).
+ *
  * With --jobs N the engines run on N worker threads (profiles.h: the PRD
  * and CRD engines spread over them, a dominant one split PARDA-style), with
  * results identical to one thread.
@@ -19,11 +27,14 @@
 #include "callpaths.h"
 #include "groups.h"
 #include "histogram.h"
+#include "prefetch_share.h"
 #include "profiles.h"
 #include "reuse_model.h"
 
 struct reuse {
-    struct pes_profiles *prof; /* PRD per stream, CRD per shared cache (group) */
+    struct pes_profiles *prof;     /* PRD per stream, CRD per shared cache (group) */
+    struct pes_profiles *pages;    /* PRD per stream at tlb_page granularity; NULL: no TLB term */
+    struct replay_prefetch *ahead; /* constant-stride line changes; NULL: no prefetch term */
     const struct pes_stream_info *si;
     struct pes_work work; /* counted here unless the stream info brings it */
     struct replay_model model;
@@ -82,7 +93,19 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         .threads = k->jobs,
         .split = k->split,
     };
-    if (!(r->prof = pes_profiles_create(&po, err))) {
+    const struct pes_machine *m = si->machine;
+    int tlb = m->tlb_entries && m->tlb_miss_latency > 0 && m->tlb_page >= si->line &&
+              !(m->tlb_page & (m->tlb_page - 1)) && !k->split;
+    struct pes_profiles_options pages = {
+        .granule = m->tlb_page, .n_streams = si->n_streams, .threads = k->jobs};
+    if (!(r->prof = pes_profiles_create(&po, err)) ||
+        (tlb && !(r->pages = pes_profiles_create(&pages, err))) ||
+        (m->prefetch_max_stride > 0 && !k->split &&
+         !(r->ahead = replay_prefetch_create(si->line, m->prefetch_max_stride)) &&
+         pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory"))) {
+        pes_profiles_destroy(r->prof);
+        pes_profiles_destroy(r->pages);
+        replay_prefetch_destroy(r->ahead);
         replay_pathkeys_destroy(r->pk);
         free(r->pk_ids);
         free(r->zeros);
@@ -105,9 +128,15 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
     }
     if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0)
         return -1;
+    if (r->ahead && replay_prefetch_batch(r->ahead, b) < 0)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    if (r->pages && b->n &&
+        pes_profiles_push_batch(r->pages, b->stream, b->addr, b->size, b->site, b->n, err) < 0)
+        return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
     for (size_t i = 0; i < b->n_ended; i++)
-        if (pes_profiles_end_stream(r->prof, b->ended[i], err) < 0)
+        if (pes_profiles_end_stream(r->prof, b->ended[i], err) < 0 ||
+            (r->pages && pes_profiles_end_stream(r->pages, b->ended[i], err) < 0))
             return -1;
     return 0;
 }
@@ -130,11 +159,32 @@ static int model(struct reuse *r, struct pes_error *err)
         pes_rd_hist_free(&prd);
         return -1;
     }
+    struct replay_model_extra extra = {0};
     int rc = pes_profiles_prd_total(r->prof, &prd) < 0 || sum_crd(r->prof, &crd) < 0
                  ? pes_error_set(err, PES_ERR_NOMEM, 0,
                                  "cannot sum the reuse histograms (out of memory)")
-                 : replay_model_run(&r->model, r->runtime_model, r->si, &r->work, &prd,
-                                    pes_profiles_groups(r->prof) ? &crd : NULL, err);
+                 : 0;
+    if (rc == 0 && r->pages) { /* TLB misses: page distance >= entries, or cold */
+        struct pes_rd_hist pg;
+        if (pes_rd_hist_init(&pg, 0, err) < 0)
+            rc = -1;
+        else if (pes_profiles_prd_total(r->pages, &pg) < 0)
+            rc = pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the page reuse histograms");
+        else {
+            extra.known |= PES_RUNTIME_KNOW_TLB;
+            extra.tlb_misses =
+                (double)pg.total - pes_rd_hist_below(&pg, r->si->machine->tlb_entries);
+            extra.tlb_accesses = pg.total;
+        }
+        pes_rd_hist_free(&pg);
+    }
+    if (r->ahead) {
+        extra.known |= PES_RUNTIME_KNOW_PREFETCH;
+        extra.prefetched = replay_prefetch_share(r->ahead);
+    }
+    if (rc == 0)
+        rc = replay_model_run(&r->model, r->runtime_model, r->si, &r->work, &extra, &prd,
+                              pes_profiles_groups(r->prof) ? &crd : NULL, err);
     pes_rd_hist_free(&prd);
     pes_rd_hist_free(&crd);
     return rc;
@@ -144,9 +194,11 @@ static int finish(void *self, struct pes_error *err)
 {
     struct reuse *r = self;
     /* the workers' last errors; then the histograms are the result and the engines can go */
-    if (pes_profiles_sync(r->prof, err) < 0)
+    if (pes_profiles_sync(r->prof, err) < 0 || (r->pages && pes_profiles_sync(r->pages, err) < 0))
         return -1;
     pes_profiles_finish(r->prof);
+    if (r->pages)
+        pes_profiles_finish(r->pages);
     return model(r, err);
 }
 
@@ -172,9 +224,7 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
     if (len != sizeof w)
         return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
     memcpy(&w, buf, sizeof w);
-    r->work.bytes += w.bytes;
-    for (int k = 0; k < PES_OP_COUNT; k++)
-        r->work.ops[k] += w.ops[k];
+    replay_work_merge(&r->work, &w);
     return 0;
 }
 
@@ -507,6 +557,8 @@ static void destroy(void *self)
     replay_pathkeys_destroy(r->pk);
     free(r->pk_ids);
     pes_profiles_destroy(r->prof);
+    pes_profiles_destroy(r->pages);
+    replay_prefetch_destroy(r->ahead);
     free(r->zeros);
     free(r);
 }

@@ -11,15 +11,77 @@ void replay_work_count(struct pes_work *w, const struct pes_batch *b)
     for (size_t i = 0; i < b->n; i++)
         w->bytes += b->length[i];
     w->bytes += b->dropped_reads + b->dropped_writes; /* one byte each */
-    for (size_t i = 0; i < b->n_bbs; i++)
+    for (size_t i = 0; i < b->n_bbs; i++) {
+        const struct pes_bb *bb = b->bb[i];
         for (int k = 0; k < PES_OP_COUNT; k++)
-            w->ops[k] += b->bb[i]->ops[k];
+            w->ops[k] += bb->ops[k];
+        w->execs++;
+        if (!(bb->flags & PES_BB_MODEL_FACTS))
+            continue;
+        w->facts_execs++;
+        for (int k = 0; k < PES_OP_COUNT; k++) {
+            w->instrs[k] += bb->instrs[k];
+            w->chain[k] += bb->chain[k];
+        }
+        w->forks += bb->forks;
+        if (b->bb_stream[i] == 0)
+            w->barriers += bb->barriers;
+    }
+}
+
+void replay_work_merge(struct pes_work *dst, const struct pes_work *src)
+{
+    dst->bytes += src->bytes;
+    for (int k = 0; k < PES_OP_COUNT; k++) {
+        dst->ops[k] += src->ops[k];
+        dst->instrs[k] += src->instrs[k];
+        dst->chain[k] += src->chain[k];
+    }
+    dst->execs += src->execs;
+    dst->facts_execs += src->facts_execs;
+    dst->forks += src->forks;
+    dst->barriers += src->barriers;
+}
+
+int replay_work_has_facts(const struct pes_work *w)
+{
+    return w->execs > 0 && w->facts_execs == w->execs;
+}
+
+void replay_publish_work_facts(struct pes_report *r, struct pes_rnode *trace,
+                               const struct pes_work *w)
+{
+    if (!replay_work_has_facts(w))
+        return;
+    struct pes_rnode *o = pes_r_object(r, trace, "model_facts");
+    struct pes_rnode *in = pes_r_object(r, o, "instrs"), *ch = pes_r_object(r, o, "chain");
+    for (int k = 0; k < PES_OP_COUNT; k++) {
+        pes_r_f64(r, in, pes_machine_op_key(k), w->instrs[k], "%.0f");
+        pes_r_f64(r, ch, pes_machine_op_key(k), w->chain[k], "%.0f");
+    }
+    pes_r_f64(r, o, "forks", w->forks, "%.0f");
+    pes_r_f64(r, o, "barriers", w->barriers, "%.0f");
+}
+
+void replay_work_facts_from_report(struct pes_work *w, const struct pes_rnode *trace)
+{
+    const struct pes_rnode *o = pes_r_get(trace, "model_facts");
+    if (!o)
+        return;
+    const struct pes_rnode *in = pes_r_get(o, "instrs"), *ch = pes_r_get(o, "chain");
+    for (int k = 0; k < PES_OP_COUNT; k++) {
+        w->instrs[k] = pes_r_get_f(in, pes_machine_op_key(k));
+        w->chain[k] = pes_r_get_f(ch, pes_machine_op_key(k));
+    }
+    w->forks = pes_r_get_f(o, "forks");
+    w->barriers = pes_r_get_f(o, "barriers");
+    w->execs = w->facts_execs = 1; /* the recorded run's blocks all had them */
 }
 
 int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
                      const struct pes_stream_info *si, const struct pes_work *counted,
-                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
-                     struct pes_error *err)
+                     const struct replay_model_extra *extra, const struct pes_rd_hist *prd,
+                     const struct pes_rd_hist *crd, struct pes_error *err)
 {
     const struct pes_machine *m = si->machine;
     struct pes_reuse_profile prd_profile, crd_profile;
@@ -56,6 +118,19 @@ int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
     out->runtime_model = rm;
     memcpy(ri.hit, out->hit, sizeof ri.hit);
     memcpy(ri.ops, w->ops, sizeof ri.ops);
+    if (extra) {
+        out->extra = *extra;
+        ri.known |= extra->known & (PES_RUNTIME_KNOW_TLB | PES_RUNTIME_KNOW_PREFETCH);
+        ri.tlb_misses = extra->tlb_misses;
+        ri.prefetched = extra->prefetched;
+    }
+    if (replay_work_has_facts(w)) {
+        ri.known |= PES_RUNTIME_KNOW_BB_FACTS;
+        memcpy(ri.instrs, w->instrs, sizeof ri.instrs);
+        memcpy(ri.chain, w->chain, sizeof ri.chain);
+        ri.forks = w->forks;
+        ri.barriers = w->barriers;
+    }
     return pes_model_runtime(m, &ri, &out->runtime, err);
 }
 
@@ -178,6 +253,22 @@ void replay_publish_model(struct pes_report *r, struct pes_rnode *config,
      * this host, a preset's published figures, or generic (docs/model.md,
      * "Validation"). No prediction has been checked against a measured run. */
     pes_r_str(r, rt, "validation", pes_machine_validation_name(si->machine->validation));
+    /* what each term of the model costs per core, and the largest: why the
+     * prediction says what it says (docs/model.md §3) */
+    struct pes_rnode *terms = pes_r_object(r, rt, "terms");
+    double hz = si->machine->ghz * 1e9;
+    for (int k = 0; k < PES_TERM_COUNT; k++) {
+        struct pes_rnode *o = pes_r_object(r, terms, pes_runtime_term_name(k));
+        pes_r_f64(r, o, "cycles", t->term[k], "%.6g");
+        pes_r_f64(r, o, "seconds", t->term[k] / hz, "%.6g");
+    }
+    pes_r_str(r, rt, "bound", pes_runtime_term_name(t->bounds));
+    if (m->extra.known & PES_RUNTIME_KNOW_TLB) {
+        pes_r_u64(r, rt, "tlb_lookups", m->extra.tlb_accesses);
+        pes_r_f64(r, rt, "tlb_misses", m->extra.tlb_misses, "%.0f");
+    }
+    if (m->extra.known & PES_RUNTIME_KNOW_PREFETCH)
+        pes_r_f64(r, rt, "prefetched", m->extra.prefetched, "%.6g");
     const struct pes_machine_error_band *band = &si->machine->error;
     if (band->runs) { /* what bench/model_vs_host.py measured with this description */
         struct pes_rnode *eb = pes_r_object(r, rt, "error_band");

@@ -28,24 +28,44 @@ struct replay_mrc {
     double fully_associative[REPLAY_MRC_MAX], sdcm[REPLAY_MRC_MAX];
 };
 
+/* What an analysis measured for the runtime model beyond the work
+ * (struct pes_runtime_input's TLB and PREFETCH facts, flags in known). */
+struct replay_model_extra {
+    uint32_t known; /* PES_RUNTIME_KNOW_TLB | PES_RUNTIME_KNOW_PREFETCH */
+    double tlb_misses;
+    uint64_t tlb_accesses; /* page accesses looked up (the profile's total) */
+    double prefetched;
+};
+
 struct replay_model {
     double hit[PES_MAX_LEVELS];           /* SDCM global (cumulative) hit rates */
     enum pes_runtime_model runtime_model; /* --runtime-model */
     struct pes_runtime runtime;
-    struct replay_mrc mrc; /* of the first shared level (else the last level) */
+    struct replay_model_extra extra; /* as given to replay_model_run */
+    struct replay_mrc mrc;           /* of the first shared level (else the last level) */
 };
 
 /* Adds the batch's bytes and BB op counts to w (the work of a stream whose
  * description brings none). */
 void replay_work_count(struct pes_work *w, const struct pes_batch *b);
+/* dst += src (a part's work). */
+void replay_work_merge(struct pes_work *dst, const struct pes_work *src);
+/* Every executed block carried the pass's model facts. */
+int replay_work_has_facts(const struct pes_work *w);
+/* "model_facts" in the trace section (only when w has the facts), and back
+ * (for mimicked cores: the recorded run's). */
+void replay_publish_work_facts(struct pes_report *r, struct pes_rnode *trace,
+                               const struct pes_work *w);
+void replay_work_facts_from_report(struct pes_work *w, const struct pes_rnode *trace);
 
 /* PPT-Multicore Eq. 1-3 per level (private levels from prd, shared levels
  * from crd; crd NULL: every level from prd) and the runtime `rm` with the
- * stream info's work, or `counted` when it has none. 0, or -1 with err filled. */
+ * stream info's work, or `counted` when it has none, and extra's facts (NULL:
+ * none). 0, or -1 with err filled. */
 int replay_model_run(struct replay_model *out, enum pes_runtime_model rm,
                      const struct pes_stream_info *si, const struct pes_work *counted,
-                     const struct pes_rd_hist *prd, const struct pes_rd_hist *crd,
-                     struct pes_error *err);
+                     const struct replay_model_extra *extra, const struct pes_rd_hist *prd,
+                     const struct pes_rd_hist *crd, struct pes_error *err);
 
 /* The curve of h (ways as struct replay_mrc says) from 1 line up to the
  * smallest power of two that is at least min_lines and above every finite

@@ -94,6 +94,7 @@ static void publish(void *self, const struct pes_publish *to)
     struct pes_rnode *ops = pes_r_object(r, to->trace, "ops");
     for (int k = 0; k < PES_OP_COUNT; k++)
         pes_r_f64(r, ops, pes_machine_op_key(k), m->work.ops[k], "%.0f");
+    replay_publish_work_facts(r, to->trace, &m->work);
 }
 
 /* A part's totals, then its streams seen (one byte each). Integer op
@@ -123,9 +124,7 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
     m->bb_execs += t.bb_execs;
     m->reads += t.reads;
     m->writes += t.writes;
-    m->work.bytes += t.work.bytes;
-    for (int k = 0; k < PES_OP_COUNT; k++)
-        m->work.ops[k] += t.work.ops[k];
+    replay_work_merge(&m->work, &t.work);
     const unsigned char *seen = (const unsigned char *)buf + sizeof t;
     for (uint32_t i = 0; i < s->n_streams; i++)
         if (seen[i])

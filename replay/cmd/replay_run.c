@@ -18,6 +18,7 @@
 #include "replay_run.h"
 #include "scheduler.h"
 #include "report_util.h"
+#include "reuse_model.h"
 #include "shards.h"
 #include "tables.h"
 #include "writers.h"
@@ -363,6 +364,7 @@ static int run_mimicked(struct run *run, struct pes_error *err)
     const struct pes_rnode *ops = pes_r_get(run->trace, "ops");
     for (int k = 0; k < PES_OP_COUNT; k++)
         work.ops[k] = pes_r_get_f(ops, pes_machine_op_key(k));
+    replay_work_facts_from_report(&work, run->trace);
     struct pes_mimic_source src;
     replay_input_mimic_source(in, &src);
     struct pes_mimic_counts *counts = pes_mimic_count(&src, err);

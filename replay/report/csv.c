@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "pes/model.h"
 #include "report_util.h"
 #include "tables.h"
 #include "writers.h"
@@ -23,8 +24,12 @@ int pes_report_write_csv(FILE *out, const struct pes_report_view *v)
     const struct pes_rnode *levels = pes_r_get(pes_r_get(root, "machine"), "levels");
     fputs("cores,mimicked,level,size,ways,line,shared,model_hit_local,model_hit_global,"
           "sim_accesses,sim_hits,sim_compulsory,sim_capacity,sim_coherence,t_pred_seconds,sim_"
-          "conflict\n",
+          "conflict",
           out);
+    /* the runtime model's terms per core (docs/model.md §3) and the largest */
+    for (int k = 0; k < PES_TERM_COUNT; k++)
+        fprintf(out, ",t_%s_seconds", pes_runtime_term_name(k));
+    fputs(",t_bound\n", out);
     for (size_t i = 0; i < pes_r_count(configs); i++) {
         const struct pes_rnode *c = pes_r_at(configs, i), *model = pes_r_get(c, "model");
         const struct pes_rnode *sim = pes_r_get(pes_r_get(c, "simulation"), "levels");
@@ -48,7 +53,15 @@ int pes_report_write_csv(FILE *out, const struct pes_report_view *v)
             /* columns added later go last: readers by position keep working */
             if (s)
                 fprintf(out, "%" PRIu64, pes_r_get_u(s, "conflict"));
-            fputc('\n', out);
+            const struct pes_rnode *rt = pes_r_get(model, "runtime"),
+                                   *terms = pes_r_get(rt, "terms");
+            for (int k = 0; k < PES_TERM_COUNT; k++)
+                if (terms)
+                    fprintf(out, ",%.6g",
+                            pes_r_get_f(pes_r_get(terms, pes_runtime_term_name(k)), "seconds"));
+                else
+                    fputc(',', out);
+            fprintf(out, ",%s\n", terms ? pes_r_get_s(rt, "bound") : "");
         }
     }
     return ferror(out) ? -1 : 0;

@@ -775,6 +775,45 @@ static void runtime_trust(struct html *h, const json_t *rt)
     fputs(".</p>\n", h->out);
 }
 
+/* The runtime model's terms per core count, in ms, and the one that bounds
+ * the total (docs/model.md §3; the text report's terms table). */
+static void runtime_terms(struct html *h, const json_t *configs)
+{
+    static const char *const term[] = {"compute",   "chain",   "issue", "fill",
+                                       "bandwidth", "exposed", "tlb",   "parallel"};
+    FILE *out = h->out;
+    if (!json_object_get(
+            json_object_get(json_object_get(json_array_get(configs, 0), "model"), "runtime"),
+            "terms"))
+        return;
+    fprintf(out,
+            "<h3>Runtime terms per core <small>(ms; T = max(max(issue, fill, bandwidth) + exposed "
+            "+ tlb, max(compute, chain)) + parallel; a term without its trace fact or machine "
+            "value is 0)</small></h3>\n<div class=\"tw\"><table class=\"sortable\" "
+            "id=\"t%d\"><thead><tr><th>cores</th>",
+            h->tables++);
+    for (size_t k = 0; k < sizeof term / sizeof *term; k++)
+        fprintf(out, "<th>%s</th>", term[k]);
+    fputs("<th>bound</th></tr></thead><tbody>\n", out);
+    size_t c;
+    const json_t *cfg;
+    json_array_foreach(configs, c, cfg)
+    {
+        const json_t *rt = json_object_get(json_object_get(cfg, "model"), "runtime");
+        const json_t *terms = json_object_get(rt, "terms");
+        fprintf(out, "<tr><td class=\"n\">%lld</td>",
+                (long long)json_integer_value(json_object_get(cfg, "cores")));
+        for (size_t k = 0; k < sizeof term / sizeof *term; k++)
+            fprintf(out, "<td class=\"n\">%.4g</td>",
+                    1e3 * num(json_object_get(json_object_get(terms, term[k]), "seconds")));
+        const char *bound = json_string_value(json_object_get(rt, "bound"));
+        fputs("<td>", out);
+        esc(out, bound ? bound : "");
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</tbody></table></div>\n", out);
+}
+
 /* The simulation's misses of each level by cause, per configuration (the
  * text report's simulation table). */
 static void miss_causes(struct html *h, const json_t *configs)
@@ -914,6 +953,7 @@ static void model_charts(struct html *h, const json_t *configs)
                                              "runtime"));
             core_chart(h, "predicted runtime vs core count", "runtime (ms)", 1, rn, rt, cores,
                        ncfg);
+            runtime_terms(h, configs);
         }
     }
     free(v);

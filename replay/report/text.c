@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "findings.h"
+#include "pes/model.h"
 #include "report_util.h"
 #include "writers.h"
 
@@ -301,6 +302,43 @@ static void print_site_reuse(FILE *out, const struct pes_report_view *v, const s
             (unsigned)pes_r_get_u(pes_report_tree(v->r), "line"), plural);
 }
 
+/* The overlap model's terms per core count (docs/model.md §3), in the
+ * predictions table's unit: why T_pred is what it is. */
+static void print_runtime_terms(FILE *out, const struct pes_rnode *configs, double scale,
+                                const char *unit)
+{
+    static const char *const heads[PES_TERM_COUNT] = {"compute", "chain",   "issue", "fill",
+                                                      "bandw",   "exposed", "tlb",   "parallel"};
+    fprintf(out,
+            "\nRuntime terms per core %s (T_pred = max(max(issue, fill, bandw) + exposed + "
+            "tlb,\n"
+            "max(compute, chain)) + parallel; bound: the largest term)\n  %6s",
+            unit, "cores");
+    for (int k = 0; k < PES_TERM_COUNT; k++)
+        fprintf(out, " %9s", heads[k]);
+    fprintf(out, "  %s\n", "bound");
+    for (size_t i = 0; i < pes_r_count(configs); i++) {
+        const struct pes_rnode *c = pes_r_at(configs, i);
+        const struct pes_rnode *rt = pes_r_get(pes_r_get(c, "model"), "runtime");
+        const struct pes_rnode *terms = pes_r_get(rt, "terms");
+        fprintf(out, "  %6u", (unsigned)pes_r_get_u(c, "cores"));
+        for (int k = 0; k < PES_TERM_COUNT; k++)
+            fprintf(out, " %9.3f",
+                    scale * pes_r_get_f(pes_r_get(terms, pes_runtime_term_name(k)), "seconds"));
+        fprintf(out, "  %s\n", report_safe(pes_r_get_s(rt, "bound")));
+    }
+    fprintf(out,
+            "  (compute: instructions at the issue width and ports; chain: loop-carried "
+            "dependences; issue:\n"
+            "   load/store ports; fill: lines below L1 at each level's rate; bandw: bytes over "
+            "the bandwidth\n"
+            "   of that many cores; exposed: fill latency not hidden by mlp or prefetchers; tlb: "
+            "page walks;\n"
+            "   parallel: fork/join and barriers. A term whose trace fact (pass model facts, "
+            "TLB, prefetch)\n"
+            "   or machine value (pes-calibrate) is missing is 0)\n");
+}
+
 static void print_predictions(FILE *out, const struct pes_rnode *root)
 {
     size_t n_levels = pes_r_count(pes_r_get(pes_r_get(root, "machine"), "levels"));
@@ -430,6 +468,8 @@ static void print_predictions(FILE *out, const struct pes_rnode *root)
                 "pes-calibrate measures this\n"
                 "  host): read it as a relative figure (docs/model.md, \"Validation\")\n",
                 name);
+    if (!ppt && pes_r_get(rt0, "terms"))
+        print_runtime_terms(out, configs, scale, unit);
 }
 
 static void count(char *buf, size_t len, const struct pes_rnode *o, const char *key)

@@ -78,6 +78,15 @@ struct pes_batch {
 struct pes_work {
     uint64_t bytes;           /* bytes accessed */
     double ops[PES_OP_COUNT]; /* static BB op counts x executions */
+    /* The blocks' model facts (struct pes_bb, PES_BB_MODEL_FACTS) x executions,
+     * known when every executed block has them (facts_execs == execs). */
+    uint64_t execs, facts_execs;
+    double instrs[PES_OP_COUNT], chain[PES_OP_COUNT];
+    double forks; /* calls that start a parallel region */
+    /* barrier calls of stream 0: the initial thread is a member of every team
+     * of the program's top-level regions, so its calls count each barrier
+     * episode once (the team's other threads call it too) */
+    double barriers;
 };
 
 /* The stream a source produces, fixed before its first batch. */

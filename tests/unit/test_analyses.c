@@ -845,7 +845,9 @@ static void test_reuse_model_by_hand(void **state)
         assert_near(pes_r_get_f(rt, "total_seconds"), (mem + cpu) / 2e9, 1e-6 * mem / 2e9);
         assert_string_equal(pes_r_get_s(rt, "validation"), "calibrated");
         assert_string_equal(pes_r_get_s(rt, "model"), "ppt"); /* knobs zeroed: PES_RUNTIME_PPT */
-        assert_int_equal(pes_r_count(rt), 10);
+        assert_int_equal(pes_r_count(rt), 12);                /* with terms and bound */
+        assert_near(pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "fill"), "cycles"), mem,
+                    1e-6 * mem); /* ppt: Eq. 5 under fill */
         pes_report_destroy(r);
     }
 
@@ -2104,9 +2106,186 @@ static void test_stride_by_hand_and_parts(void **state)
     }
 }
 
+/* The runtime model's block facts (pes_bb, PES_BB_MODEL_FACTS): totals are
+ * executions x facts, barriers counted on stream 0 only (episodes), and the
+ * overlap model's chain and parallel terms follow from them by hand. */
+static void test_model_facts_totals(void **state)
+{
+    (void)state;
+    const struct pes_cache_config lv[1] = {
+        {.size = 64 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    struct pes_machine m = machine(1, lv);
+    m.op_latency[PES_OP_FP_ADD] = 4;
+    m.fork_join = (struct pes_thread_curve){.n = 2, .threads = {1, 2}, .value = {1000, 3000}};
+    m.barrier = (struct pes_thread_curve){.n = 1, .threads = {2}, .value = {500}};
+    struct pes_stream_info si = {
+        .path = "t", .n_streams = 2, .machine = &m, .line = 64, .site = site_of};
+    /* 4 accesses, 2 per stream, to one line each: the memory side is tiny */
+    static const struct acc a[] = {{0, 8, 8, 0, 0, PES_BATCH_READ},
+                                   {64, 8, 8, 1, 0, PES_BATCH_READ},
+                                   {0, 8, 8, 0, 0, PES_BATCH_READ},
+                                   {64, 8, 8, 1, 0, PES_BATCH_READ}};
+    /* the serial block forks once; the loop latch (one fp_add on the chain,
+     * 2 vector fp_add instructions of 8 lanes) and a barrier block run on
+     * both threads: latch 3 times on stream 0, 2 times on stream 1; the
+     * barrier once on each (one episode) */
+    static const struct pes_bb serial = {.id = 1,
+                                         .flags = PES_BB_MODEL_FACTS,
+                                         .forks = 1,
+                                         .ops = {[PES_OP_CALL] = 1},
+                                         .instrs = {[PES_OP_CALL] = 1}};
+    static const struct pes_bb latch = {.id = 2,
+                                        .flags = PES_BB_MODEL_FACTS | PES_BB_PARALLEL,
+                                        .ops = {[PES_OP_FP_ADD] = 16},
+                                        .instrs = {[PES_OP_FP_ADD] = 2},
+                                        .chain = {[PES_OP_FP_ADD] = 1}};
+    static const struct pes_bb bar = {.id = 3,
+                                      .flags = PES_BB_MODEL_FACTS | PES_BB_PARALLEL,
+                                      .barriers = 1,
+                                      .ops = {[PES_OP_CALL] = 1},
+                                      .instrs = {[PES_OP_CALL] = 1}};
+    const struct pes_bb *bbv[] = {&serial, &latch, &latch, &latch, &latch, &latch, &bar, &bar};
+    const uint32_t bb_stream[] = {0, 0, 1, 0, 1, 0, 0, 1};
+    struct bbs bbs = {8, bbv, bb_stream};
+    struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
+    struct pes_report *r = run(&pes_analysis_summary, &si, &k, a, 4, 4, 1, &bbs);
+    const struct pes_rnode *f = pes_r_get(section(r, "trace"), "model_facts");
+    assert_non_null(f);
+    /* instrs: fp_add 5 latches x 2 = 10 (ops 80), call 1 + 2 = 3; chain 5 */
+    assert_near(pes_r_get_f(pes_r_get(f, "instrs"), "fp_add"), 10, 0);
+    assert_near(pes_r_get_f(pes_r_get(f, "instrs"), "call"), 3, 0);
+    assert_near(pes_r_get_f(pes_r_get(section(r, "trace"), "ops"), "fp_add"), 80, 0);
+    assert_near(pes_r_get_f(pes_r_get(f, "chain"), "fp_add"), 5, 0);
+    assert_near(pes_r_get_f(f, "forks"), 1, 0);
+    assert_near(pes_r_get_f(f, "barriers"), 1, 0); /* two calls, one episode */
+    pes_report_destroy(r);
+
+    /* the overlap model, 2 cores: chain 5 x 4 / 2 = 10 cycles; parallel
+     * 1 x fork_join(2) + 1 x barrier(2) = 3000 + 500 = 3500; compute: 13
+     * instructions / 2 cores / 4 per cycle against the fp_add port 10 / 2 = 5 */
+    k.runtime_model = PES_RUNTIME_OVERLAP;
+    r = run(&pes_analysis_reuse, &si, &k, a, 4, 4, 1, &bbs);
+    const struct pes_rnode *rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    const struct pes_rnode *t = pes_r_get(rt, "terms");
+    assert_near(pes_r_get_f(pes_r_get(t, "chain"), "cycles"), 10, 1e-12);
+    assert_near(pes_r_get_f(pes_r_get(t, "parallel"), "cycles"), 3500, 1e-9);
+    assert_near(pes_r_get_f(pes_r_get(t, "compute"), "cycles"), 5, 1e-12);
+    assert_string_equal(pes_r_get_s(rt, "bound"), "parallel");
+    double total = pes_r_get_f(rt, "total_cycles");
+    assert_near(total - 3500, fmax(pes_r_get_f(rt, "mem_cycles"), 10), 1e-9);
+    pes_report_destroy(r);
+
+    /* one block without the facts: unknown, not none — no model_facts and
+     * every new term off */
+    static const struct pes_bb old = {.id = 4, .ops = {[PES_OP_INT_ADD] = 1}};
+    bbv[7] = &old;
+    r = run(&pes_analysis_summary, &si, &k, a, 4, 4, 1, &bbs);
+    assert_null(pes_r_get(section(r, "trace"), "model_facts"));
+    pes_report_destroy(r);
+    r = run(&pes_analysis_reuse, &si, &k, a, 4, 4, 1, &bbs);
+    rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    t = pes_r_get(rt, "terms");
+    assert_near(pes_r_get_f(pes_r_get(t, "parallel"), "cycles"), 0, 0);
+    assert_near(pes_r_get_f(pes_r_get(t, "chain"), "cycles"), 0, 0);
+    /* compute from lanes: 80 fp_add / 2 = 40 on its port */
+    assert_near(pes_r_get_f(pes_r_get(t, "compute"), "cycles"), 40, 1e-12);
+    pes_report_destroy(r);
+}
+
+/* The TLB term's input: each stream's reuse distance in pages; misses of a
+ * fully associative LRU TLB are the cold page accesses and those at page
+ * distance >= entries. Pages 0 1 2 0 1 2 0 (lines inside them differ): 3 cold,
+ * then 4 at distance 2. */
+static void test_tlb_misses(void **state)
+{
+    (void)state;
+    const struct pes_cache_config lv[1] = {
+        {.size = 64 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    struct pes_machine m = machine(1, lv);
+    m.tlb_page = 4096;
+    m.tlb_miss_latency = 30;
+    struct pes_stream_info si = {
+        .path = "t", .n_streams = 1, .machine = &m, .line = 64, .site = site_of};
+    static const struct acc a[] = {
+        {0, 8, 8, 0, 0, PES_BATCH_READ},    {4096, 8, 8, 0, 0, PES_BATCH_READ},
+        {8192, 8, 8, 0, 0, PES_BATCH_READ}, {64, 8, 8, 0, 0, PES_BATCH_READ},
+        {4160, 8, 8, 0, 0, PES_BATCH_READ}, {8256, 8, 8, 0, 0, PES_BATCH_READ},
+        {128, 8, 8, 0, 0, PES_BATCH_READ}};
+    static const double misses[] = {0, 7, 7, 3}; /* by entries 1..3 */
+    for (uint32_t entries = 0; entries <= 3; entries++) {
+        m.tlb_entries = entries; /* 0: no TLB, no term, no keys */
+        for (uint32_t jobs = 1; jobs <= 2; jobs++) {
+            struct pes_knobs k = {.jobs = jobs,
+                                  .top = 10,
+                                  .sort = "invalidations",
+                                  .runtime_model = PES_RUNTIME_OVERLAP};
+            struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, 7, 3, 1, NULL);
+            const struct pes_rnode *rt =
+                pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+            double tlb = pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "tlb"), "cycles");
+            if (!entries) {
+                assert_null(pes_r_get(rt, "tlb_misses"));
+                assert_near(tlb, 0, 0);
+            } else {
+                assert_int_equal(pes_r_get_u(rt, "tlb_lookups"), 7);
+                assert_near(pes_r_get_f(rt, "tlb_misses"), misses[entries], 0);
+                assert_near(tlb, misses[entries] * 30 / 10, 1e-12); /* latency / mlp 10 */
+            }
+            pes_report_destroy(r);
+        }
+    }
+}
+
+/* The prefetch term's input: of the line changes of each (stream, site), the
+ * share that continue a constant stride within prefetch.max_stride (2048).
+ * Site 0 steps by 8 over 4 lines: 4 changes (the first from nowhere), 3
+ * prefetchable; site 1 steps by 8192 (beyond reach): 4 changes, none; site
+ * 2 jumps about: 4 changes, none. Share 3 / 12; the fills' exposed latency
+ * falls by that share. */
+static void test_prefetch_share(void **state)
+{
+    (void)state;
+    const struct pes_cache_config lv[1] = {
+        {.size = 2 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
+    struct pes_machine m = machine(1, lv);
+    struct pes_stream_info si = {
+        .path = "t", .n_streams = 1, .machine = &m, .line = 64, .site = site_of};
+    static struct acc a[44];
+    size_t n = 0;
+    for (int i = 0; i < 32; i++)
+        a[n++] = (struct acc){(uint64_t)8 * i, 8, 8, 0, 0, PES_BATCH_READ};
+    for (int i = 0; i < 4; i++)
+        a[n++] = (struct acc){100000 + (uint64_t)8192 * i, 8, 8, 0, 1, PES_BATCH_READ};
+    static const uint64_t jumps[] = {5000, 900, 70000, 3000};
+    for (int i = 0; i < 4; i++)
+        a[n++] = (struct acc){jumps[i], 8, 8, 0, 2, PES_BATCH_READ};
+    static const struct pes_bb bb = {.id = 1, .ops = {[PES_OP_LOAD] = 40}};
+    const struct pes_bb *bbv[] = {&bb};
+    const uint32_t bb_stream[] = {0};
+    struct bbs bbs = {1, bbv, bb_stream}; /* the loads the model's fills come from */
+    struct pes_knobs k = {
+        .jobs = 1, .top = 10, .sort = "invalidations", .runtime_model = PES_RUNTIME_OVERLAP};
+    struct pes_report *r = run(&pes_analysis_reuse, &si, &k, a, n, 7, 1, &bbs);
+    const struct pes_rnode *rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    assert_null(pes_r_get(rt, "prefetched")); /* no prefetch.max_stride: off */
+    double exposed = pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "exposed"), "cycles");
+    assert_true(exposed > 0);
+    pes_report_destroy(r);
+    m.prefetch_max_stride = 2048;
+    r = run(&pes_analysis_reuse, &si, &k, a, n, 7, 1, &bbs);
+    rt = pes_r_get(pes_r_get(section(r, "config"), "model"), "runtime");
+    assert_near(pes_r_get_f(rt, "prefetched"), 0.25, 1e-15);
+    assert_near(pes_r_get_f(pes_r_get(pes_r_get(rt, "terms"), "exposed"), "cycles"), 0.75 * exposed,
+                1e-9 * exposed);
+    pes_report_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_facts_totals),
+        cmocka_unit_test(test_tlb_misses),
+        cmocka_unit_test(test_prefetch_share),
         cmocka_unit_test(test_summary_counts),
         cmocka_unit_test(test_reuse_against_lru_oracle),
         cmocka_unit_test(test_reuse_site_rows_by_hand),

@@ -216,6 +216,235 @@ static void test_runtime_overlap(void **state)
     assert_string_equal(pes_runtime_model_name(PES_RUNTIME_OVERLAP), "overlap");
 }
 
+/* The base case of test_runtime_overlap: 1000 accesses (L2 serves 50, L3 40,
+ * memory 10), 1000 fp_add, 600 int_add on the toy machine: T_mem 1220
+ * (issue 800 + exposed 420), T_cpu 1000. */
+static struct pes_runtime_input overlap_base(void)
+{
+    struct pes_runtime_input in;
+    memset(&in, 0, sizeof in);
+    in.model = PES_RUNTIME_OVERLAP;
+    in.hit[0] = 0.9;
+    in.hit[1] = 0.95;
+    in.hit[2] = 0.99;
+    in.ops[PES_OP_LOAD] = 800;
+    in.ops[PES_OP_STORE] = 200;
+    in.ops[PES_OP_FP_ADD] = 1000;
+    in.ops[PES_OP_INT_ADD] = 600;
+    return in;
+}
+
+static void curve(struct pes_thread_curve *c, uint32_t n, const uint32_t *t, const double *v)
+{
+    c->n = n;
+    for (uint32_t i = 0; i < n; i++)
+        c->threads[i] = t[i], c->value[i] = v[i];
+}
+
+/* Without facts or machine values every new term is 0 and the prediction is
+ * exactly today's (the goldens rely on it): facts known but no machine
+ * values, and machine values but no facts, both give the base case. */
+static void test_terms_off(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    struct pes_runtime_input in = overlap_base();
+    struct pes_runtime base, r;
+    assert_int_equal(pes_model_runtime(&m, &in, &base, NULL), 0);
+    assert_near(base.total_cycles, 1220, 1e-9);
+    assert_int_equal(base.bounds, PES_TERM_COMPUTE); /* 1000 > issue 800 > exposed 420 */
+    assert_near(base.term[PES_TERM_ISSUE], 800, 1e-9);
+    assert_near(base.term[PES_TERM_FILL], 200, 1e-9);
+    assert_near(base.term[PES_TERM_EXPOSED], 420, 1e-9);
+    for (int t = PES_TERM_CHAIN; t < PES_TERM_COUNT; t++)
+        if (t != PES_TERM_ISSUE && t != PES_TERM_FILL && t != PES_TERM_EXPOSED)
+            assert_true(base.term[t] == 0);
+    /* a machine with every new value, a trace without facts */
+    static const uint32_t th[] = {1, 4};
+    static const double v[] = {1000, 4000};
+    curve(&m.fork_join, 2, th, v);
+    curve(&m.barrier, 2, th, v);
+    curve(&m.mem_bandwidth, 2, th, v);
+    m.tlb_entries = 64, m.tlb_page = 4096, m.tlb_miss_latency = 30, m.prefetch_max_stride = 256;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    /* bandwidth 10 lines * 64 B / 1000 B per cycle = 0.64 cycles: below the
+     * fills, so the total is still exactly the base */
+    assert_true(r.total_cycles == base.total_cycles && r.mem_cycles == base.mem_cycles &&
+                r.cpu_cycles == base.cpu_cycles);
+    /* facts known, a machine without the values */
+    m = toy();
+    in.known = PES_RUNTIME_KNOW_BB_FACTS | PES_RUNTIME_KNOW_TLB | PES_RUNTIME_KNOW_PREFETCH;
+    memcpy(in.instrs, in.ops, sizeof in.instrs);
+    in.forks = 5, in.barriers = 7, in.tlb_misses = 100, in.prefetched = 1;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_true(r.total_cycles == base.total_cycles && r.mem_cycles == base.mem_cycles);
+    /* bad facts are named */
+    struct pes_error err = {0};
+    in.prefetched = 1.5;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, &err), -1);
+    assert_non_null(strstr(err.message, "prefetched"));
+    in.prefetched = 0;
+    in.forks = -1;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, &err), -1);
+    in.forks = 0;
+    in.known = 64;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, &err), -1);
+    assert_non_null(strstr(err.message, "facts"));
+    assert_string_equal(pes_runtime_term_name(PES_TERM_PARALLEL), "parallel");
+    assert_null(pes_runtime_term_name(PES_TERM_COUNT));
+}
+
+/* 1. fork/join and barriers: every core waits out each of them. */
+static void test_term_parallel(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    static const uint32_t th[] = {1, 2, 4};
+    static const double fj[] = {500, 1000, 3000}, bar[] = {100, 300, 700};
+    curve(&m.fork_join, 3, th, fj);
+    curve(&m.barrier, 3, th, bar);
+    struct pes_runtime_input in = overlap_base();
+    in.known = PES_RUNTIME_KNOW_BB_FACTS;
+    memcpy(in.instrs, in.ops, sizeof in.instrs);
+    in.forks = 2;
+    in.barriers = 3;
+    struct pes_runtime r;
+    /* 2 cores: base 610 + 2 * 1000 + 3 * 300 = 610 + 2900 = 3510 */
+    in.cores = 2;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_PARALLEL], 2900, 1e-9);
+    assert_near(r.total_cycles, 3510, 1e-9);
+    assert_int_equal(r.bounds, PES_TERM_PARALLEL);
+    /* 3 cores, between the points: fork/join 2000, barrier 500:
+     * 2 * 2000 + 3 * 500 = 5500; the rest 1220 / 3 */
+    in.cores = 3;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_PARALLEL], 5500, 1e-9);
+    assert_near(r.total_cycles, 1220.0 / 3 + 5500, 1e-9);
+}
+
+/* 2. dependence chains: sum of executions x chain ops x latency over cores. */
+static void test_term_chain(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    struct pes_runtime_input in = overlap_base();
+    in.known = PES_RUNTIME_KNOW_BB_FACTS;
+    memcpy(in.instrs, in.ops, sizeof in.instrs);
+    /* a reduction: 1000 iterations, each one fp_add (latency 3) on the chain
+     * -> 3000 cycles on one core, against compute 1000 and T_mem 1220 */
+    in.chain[PES_OP_FP_ADD] = 1000;
+    struct pes_runtime r;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_CHAIN], 3000, 1e-9);
+    assert_near(r.cpu_cycles, 3000, 1e-9);
+    assert_near(r.total_cycles, 3000, 1e-9);
+    assert_int_equal(r.bounds, PES_TERM_CHAIN);
+    /* plus 10 fp_div (14) on the chain: 3140; over 2 cores 1570 */
+    in.chain[PES_OP_FP_DIV] = 10;
+    in.cores = 2;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_CHAIN], 1570, 1e-9);
+    assert_near(r.total_cycles, 1570, 1e-9);
+}
+
+/* 3. vector width: with the facts, instructions issue, not lanes. */
+static void test_term_vector(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    struct pes_runtime_input in = overlap_base();
+    in.known = PES_RUNTIME_KNOW_BB_FACTS;
+    /* 4-lane vectors: 250 fp_add instructions, 150 int_add, 200 loads, 50 stores:
+     * compute max(650 / 4, 250 * 1) = 250; issue max(200, 50) = 200;
+     * T_mem = max(200, fills 200) + 420 = 620 */
+    in.instrs[PES_OP_FP_ADD] = 250;
+    in.instrs[PES_OP_INT_ADD] = 150;
+    in.instrs[PES_OP_LOAD] = 200;
+    in.instrs[PES_OP_STORE] = 50;
+    struct pes_runtime r;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_COMPUTE], 250, 1e-9);
+    assert_near(r.term[PES_TERM_ISSUE], 200, 1e-9);
+    assert_near(r.mem_cycles, 620, 1e-9);
+    assert_near(r.total_cycles, 620, 1e-9);
+    assert_int_equal(r.bounds, PES_TERM_EXPOSED);
+}
+
+/* 4. TLB: misses x walk latency / mlp, split over the cores. */
+static void test_term_tlb(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    m.tlb_entries = 64;
+    m.tlb_page = 4096;
+    m.tlb_miss_latency = 30;
+    struct pes_runtime_input in = overlap_base();
+    in.known = PES_RUNTIME_KNOW_TLB;
+    in.tlb_misses = 200; /* 200 * 30 / 10 = 600: T_mem 1220 + 600 */
+    struct pes_runtime r;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_TLB], 600, 1e-9);
+    assert_near(r.mem_cycles, 1820, 1e-9);
+    in.cores = 2; /* 100 misses per core: 300 */
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_TLB], 300, 1e-9);
+    assert_near(r.mem_cycles, 910, 1e-9);
+    m.tlb_miss_latency = 0; /* not measured: off */
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.mem_cycles, 610, 1e-9);
+}
+
+/* 5. prefetch: the prefetched share of the fills exposes no latency. */
+static void test_term_prefetch(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    m.prefetch_max_stride = 2048;
+    struct pes_runtime_input in = overlap_base();
+    in.known = PES_RUNTIME_KNOW_PREFETCH;
+    in.prefetched = 0.75; /* exposed 420 * 0.25 = 105: T_mem 800 + 105 */
+    struct pes_runtime r;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_EXPOSED], 105, 1e-9);
+    assert_near(r.mem_cycles, 905, 1e-9);
+    in.prefetched = 1; /* all hidden: issue bound */
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.mem_cycles, 800, 1e-9);
+}
+
+/* 6. bandwidth: the cores' bytes from DRAM over the rate for that many cores. */
+static void test_term_bandwidth(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    static const uint32_t th[] = {1, 4};
+    static const double dram[] = {0.5, 1.0}; /* bytes per cycle: saturates at 4 cores */
+    curve(&m.mem_bandwidth, 2, th, dram);
+    struct pes_runtime_input in = overlap_base();
+    struct pes_runtime r;
+    /* 1 core: 10 lines from memory = 640 B at 0.5 B/cycle = 1280 cycles
+     * (more than issue 800): T_mem 1280 + 420 = 1700 */
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_BANDWIDTH], 1280, 1e-9);
+    assert_near(r.mem_cycles, 1700, 1e-9);
+    assert_int_equal(r.bounds, PES_TERM_BANDWIDTH);
+    /* 4 cores and 8 cores: the same 640 B at 1 B/cycle = 640 cycles, so the
+     * time stops falling: T_mem 640 + 105 at 4, 640 + 52.5 at 8 */
+    in.cores = 4;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.mem_cycles, 745, 1e-9);
+    in.cores = 8;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_BANDWIDTH], 640, 1e-9);
+    assert_near(r.mem_cycles, 692.5, 1e-9);
+    /* a shared L3 of 2 B/cycle: 40 lines * 64 B = 2560 B -> 1280 cycles at any count */
+    static const double l3[] = {2.0};
+    curve(&m.level[2].bandwidth, 1, th, l3);
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_BANDWIDTH], 1280, 1e-9);
+}
+
 static void test_hit_rates_per_level(void **state)
 {
     (void)state;
@@ -257,6 +486,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eq6_eq7),
+        cmocka_unit_test(test_terms_off),
+        cmocka_unit_test(test_term_parallel),
+        cmocka_unit_test(test_term_chain),
+        cmocka_unit_test(test_term_vector),
+        cmocka_unit_test(test_term_tlb),
+        cmocka_unit_test(test_term_prefetch),
+        cmocka_unit_test(test_term_bandwidth),
         cmocka_unit_test(test_runtime_eq4_eq5_eq8),
         cmocka_unit_test(test_runtime_overlap),
         cmocka_unit_test(test_hit_rates_per_level),

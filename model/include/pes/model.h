@@ -211,13 +211,52 @@ struct pes_runtime_input {
     uint32_t cores;             /* work split evenly over this many cores; 0 = 1 */
     enum pes_cpu_bound bound;   /* Eq. 8 variant (PES_RUNTIME_PPT) */
     enum pes_runtime_model model;
+    /* The overlap model's terms beyond issue, fills and exposed latency
+     * (docs/model.md §3). Each is on only when its fact is known here (the
+     * bit in `known`) and its machine value measured; otherwise the model
+     * predicts exactly as without it. */
+    uint32_t known; /* PES_RUNTIME_KNOW_* */
+    /* BB_FACTS: totals over the executed blocks of struct pes_bb's model facts */
+    double instrs[PES_OP_COUNT]; /* instructions of all threads (a vector one once) */
+    double chain[PES_OP_COUNT];  /* executions x chain[c]: ops on loop-carried chains */
+    double forks;                /* parallel regions entered */
+    double barriers;             /* barrier episodes (a team's barrier once, not per thread) */
+    /* TLB: accesses of all threads whose private reuse distance in tlb_page
+     * pages is >= tlb_entries, or cold (fully associative LRU TLB) */
+    double tlb_misses;
+    /* PREFETCH: the share (0..1) of the accesses served below L1 made by sites
+     * whose stride is constant and at most prefetch_max_stride bytes */
+    double prefetched;
 };
+#define PES_RUNTIME_KNOW_BB_FACTS 1u
+#define PES_RUNTIME_KNOW_TLB      2u
+#define PES_RUNTIME_KNOW_PREFETCH 4u
+
+/* The overlap model's terms, per core, in cycles (docs/model.md §3):
+ *  T_CPU = max(compute, chain), T_mem = max(issue, fill, bandwidth) + exposed + tlb,
+ *  total = max(T_mem, T_CPU) + parallel. PES_RUNTIME_PPT: compute = Eq. 8,
+ *  fill = Eq. 5, the others 0. */
+enum pes_runtime_term {
+    PES_TERM_COMPUTE = 0, /* instructions at issue_width per cycle and each class's port */
+    PES_TERM_CHAIN,       /* loop-carried dependence chains at their ops' latencies */
+    PES_TERM_ISSUE,       /* loads and stores at their ports */
+    PES_TERM_FILL,        /* lines each level below L1 delivers at its beta */
+    PES_TERM_BANDWIDTH,   /* bytes from DRAM / a level over its bandwidth for T cores */
+    PES_TERM_EXPOSED,     /* fill latencies not hidden by mlp or the prefetchers */
+    PES_TERM_TLB,         /* page walks, exposed like fills */
+    PES_TERM_PARALLEL,    /* fork/join and barriers of the OpenMP runtime */
+    PES_TERM_COUNT
+};
+/* "compute", "chain", ... (the JSON keys); NULL for an unknown term */
+const char *pes_runtime_term_name(enum pes_runtime_term t);
 
 struct pes_runtime {
     double delta_avg, beta_avg;                  /* cycles, Eq. 6 and Eq. 7 */
     double mem_cycles, cpu_cycles, total_cycles; /* per core: Eq. 5, Eq. 8, Eq. 4 (ppt);
-                                                      T_mem, T_CPU, their max (overlap) */
+                                                      T_mem, T_CPU, max + parallel (overlap) */
     double mem_seconds, cpu_seconds, total_seconds;
+    double term[PES_TERM_COUNT];  /* per core, cycles */
+    enum pes_runtime_term bounds; /* the largest term: what the total mostly is */
 };
 
 int pes_model_runtime(const struct pes_machine *m, const struct pes_runtime_input *in,
