@@ -1104,9 +1104,9 @@ static int deliver_accesses(struct pes_batch_buf *buf, const struct resolved *o,
         memcpy(buf->stream + at, o->stream + from, k * sizeof *o->stream);
         memcpy(buf->site + at, o->site + from, k * sizeof *o->site);
         memcpy(buf->rw + at, o->rw + from, k);
-        for (size_t j = 0; obj && j < k; j++)
-            buf->object[at + j] = pes_objects_lookup(obj, o->addr[from + j], o->site[from + j],
-                                                     &buf->object_offset[at + j]);
+        if (obj)
+            pes_objects_lookup_many(obj, o->addr + from, o->site + from, k, buf->object + at,
+                                    buf->object_offset + at);
         for (size_t j = 0; cp && j < k; j++)
             buf->callpath[at + j] = pes_callpaths_current(cp, o->stream[from + j]);
         buf->view.n = at + k;

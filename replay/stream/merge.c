@@ -389,8 +389,10 @@ static void set_clock(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t
 }
 
 /* The end of the run of the part's records from pos on whose times come
- * before `limit` (or equal it, if ties_pass): by bisection where times
- * rise, else one by one. */
+ * before `limit` (or equal it, if ties_pass): where times rise, by
+ * galloping from pos then bisecting (threads that run at once interleave
+ * in runs of a record or two, a thread alone in runs of a segment), else
+ * one by one. */
 static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64_t limit,
                        int ties_pass)
 {
@@ -400,7 +402,17 @@ static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64
             pos++;
         return pos;
     }
-    size_t lo = pos, hi = end; /* the first record that does not pass is in [lo, hi] */
+    /* the first record that does not pass is in [lo, hi] */
+    size_t lo = pos, hi = end, step = 1;
+    while (lo < end) {
+        size_t probe = end - lo > step ? lo + step - 1 : end - 1;
+        if (!PASSES(time_at(c, probe))) {
+            hi = probe;
+            break;
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (PASSES(time_at(c, mid)))
