@@ -97,10 +97,11 @@ int pes_batch_buf_pass(struct pes_batch_buf *full, struct pes_batch_buf *spare,
         (full->view.callpath && pes_batch_buf_callpaths(spare, err) < 0))
         return -1;
     struct pes_batch_buf was_full = *full;
+    const struct pes_batch_sink *spare_sink = spare->sink;
     *full = *spare;
     *spare = was_full;
-    full->sink = spare->sink;
-    spare->sink = was_full.sink;
+    full->sink = was_full.sink; /* each keeps its sink */
+    spare->sink = spare_sink;
     /* full: empty, its own columns (the spare's extra arrays stay unused) */
     full->view = (struct pes_batch){.addr = full->addr,
                                     .size = full->size,
