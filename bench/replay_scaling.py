@@ -17,7 +17,7 @@ options of the case) it reports
   - that every --jobs gives the same JSON report, byte for byte.
 
 usage: bench/replay_scaling.py [--build build] [--n 256] [--threads 16] [--model 16]
-                               [--repeat 3] [--cases prd,sim,cores] [--out bench/out]
+                               [--repeat 3] [--cases prd,sim,sim1,cores] [--out bench/out]
 Prints a markdown table and writes OUT/replay_scaling.{md,json}.
 """
 import argparse
@@ -87,6 +87,7 @@ def main():
     all_cases = {
         "prd": (f"PRD + CRD, {a.threads}-thread trace", traces[a.threads], []),
         "sim": (f"PRD + CRD + MESI simulation, {a.threads}-thread trace", traces[a.threads], ["--simulate"]),
+        "sim1": ("PRD + CRD + MESI simulation, 1-thread trace", traces[1], ["--simulate"]),
         "cores": ("--cores 1,2,4,8,16 --simulate, 1-thread trace", traces[1], ["--cores", "1,2,4,8,16", "--simulate"]),
     }
     n_cpus = cpus()

@@ -20,25 +20,20 @@ struct pes_siblings {
 /*
  * With the replay's workers (--jobs >= 2), each analysis takes the batches on
  * a strand of its own (scheduler.h): the analyses of one batch run at once,
- * and the source goes on with the next batches meanwhile. A batch is copied
- * once into one of HELD buffers, which is reused when every analysis is done
- * with it. An analysis's failure stops the others at their next batch; the
- * error reported is the first one in stream order (then registry order), as
- * one analysis after the other would have met it.
+ * and the source goes on with the next batches meanwhile. A source's batch
+ * buffer passes its arrays to one of HELD buffers (pes_batch_buf_pass: no
+ * copy; a batch handed over by reference only is copied), which is reused
+ * when every analysis is done with it. An analysis's failure stops the
+ * others at their next batch; the error reported is the first one in stream
+ * order (then registry order), as one analysis after the other would have
+ * met it.
  */
 enum { HELD = 8 };
 
 struct held {
-    struct pes_batch view;
-    uint64_t *addr, *object_offset;
-    uint32_t *size, *length, *stream, *site, *object;
-    uint32_t *callpath; /* allocated on the first batch that has the column */
-    uint8_t *rw;
-    const struct pes_bb **bb;
-    uint32_t *bb_stream, *ended;
-    size_t cap_bbs, cap_ended;
-    uint64_t index;      /* the batch's number in the stream */
-    atomic_uint pending; /* analyses still to take it */
+    struct pes_batch_buf buf; /* its view: the batch the analyses read */
+    uint64_t index;           /* the batch's number in the stream */
+    atomic_uint pending;      /* analyses still to take it */
 };
 
 struct step {
@@ -88,7 +83,7 @@ static void run_step(void *arg)
     struct pes_pipeline *p = st->p;
     size_t i = st->analysis;
     if (!atomic_load_explicit(&p->failed, memory_order_relaxed) && p->analysis[i]->batch &&
-        p->analysis[i]->batch(p->self[i], &st->h->view, &p->error[i]) < 0) {
+        p->analysis[i]->batch(p->self[i], &st->h->buf.view, &p->error[i]) < 0) {
         p->has_error[i] = 1;
         p->error_at[i] = st->h->index;
         atomic_store_explicit(&p->failed, 1, memory_order_release);
@@ -140,65 +135,72 @@ static int copy_grow(void *dst, size_t *cap, const void *src, size_t n, size_t s
     return 0;
 }
 
-static int held_copy(struct held *h, const struct pes_batch *b)
+/* A batch the source keeps (a sink in front of the pipeline passed it on by
+ * reference) copied into h. 0 or -1. */
+static int held_copy(struct held *h, const struct pes_batch *b, struct pes_error *err)
 {
+    struct pes_batch_buf *d = &h->buf;
+    if (((b->object || b->object_offset) && pes_batch_buf_objects(d, err) < 0) ||
+        (b->callpath && pes_batch_buf_callpaths(d, err) < 0))
+        return -1;
     size_t n = b->n;
-    if (b->callpath && !h->callpath && !(h->callpath = malloc(PES_BATCH * sizeof *h->callpath)))
-        return -1;
     if (n) {
-        memcpy(h->addr, b->addr, n * sizeof *b->addr);
-        memcpy(h->size, b->size, n * sizeof *b->size);
-        memcpy(h->length, b->length, n * sizeof *b->length);
-        memcpy(h->stream, b->stream, n * sizeof *b->stream);
-        memcpy(h->site, b->site, n * sizeof *b->site);
-        memcpy(h->rw, b->rw, n);
+        memcpy(d->addr, b->addr, n * sizeof *b->addr);
+        memcpy(d->size, b->size, n * sizeof *b->size);
+        memcpy(d->length, b->length, n * sizeof *b->length);
+        memcpy(d->stream, b->stream, n * sizeof *b->stream);
+        memcpy(d->site, b->site, n * sizeof *b->site);
+        memcpy(d->rw, b->rw, n);
         if (b->object)
-            memcpy(h->object, b->object, n * sizeof *b->object);
+            memcpy(d->object, b->object, n * sizeof *b->object);
         if (b->object_offset)
-            memcpy(h->object_offset, b->object_offset, n * sizeof *b->object_offset);
+            memcpy(d->object_offset, b->object_offset, n * sizeof *b->object_offset);
         if (b->callpath)
-            memcpy(h->callpath, b->callpath, n * sizeof *b->callpath);
+            memcpy(d->callpath, b->callpath, n * sizeof *b->callpath);
     }
-    size_t cap_bb = h->cap_bbs;
-    if (copy_grow(&h->bb, &h->cap_bbs, b->bb, b->n_bbs, sizeof *b->bb) < 0 ||
-        copy_grow(&h->bb_stream, &cap_bb, b->bb_stream, b->n_bbs, sizeof *b->bb_stream) < 0 ||
-        copy_grow(&h->ended, &h->cap_ended, b->ended, b->n_ended, sizeof *b->ended) < 0)
-        return -1;
-    h->view = (struct pes_batch){
+    size_t cap_bb = d->cap_bbs;
+    if (copy_grow(&d->bb, &d->cap_bbs, b->bb, b->n_bbs, sizeof *b->bb) < 0 ||
+        copy_grow(&d->bb_stream, &cap_bb, b->bb_stream, b->n_bbs, sizeof *b->bb_stream) < 0 ||
+        copy_grow(&d->ended, &d->cap_ended, b->ended, b->n_ended, sizeof *b->ended) < 0)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    d->view = (struct pes_batch){
         .n = n,
-        .addr = h->addr,
-        .size = h->size,
-        .length = h->length,
-        .stream = h->stream,
-        .site = h->site,
-        .rw = h->rw,
-        .object = b->object ? h->object : NULL,
-        .object_offset = b->object_offset ? h->object_offset : NULL,
-        .callpath = b->callpath ? h->callpath : NULL,
+        .addr = d->addr,
+        .size = d->size,
+        .length = d->length,
+        .stream = d->stream,
+        .site = d->site,
+        .rw = d->rw,
+        .object = b->object ? d->object : NULL,
+        .object_offset = b->object_offset ? d->object_offset : NULL,
+        .callpath = b->callpath ? d->callpath : NULL,
         .n_bbs = b->n_bbs,
-        .bb = h->bb,
-        .bb_stream = h->bb_stream,
+        .bb = d->bb,
+        .bb_stream = d->bb_stream,
         .n_ended = b->n_ended,
-        .ended = h->ended,
+        .ended = d->ended,
         .dropped_reads = b->dropped_reads,
         .dropped_writes = b->dropped_writes,
     };
     return 0;
 }
 
-/* The batch goes to every analysis's strand. */
-static int tee_async(void *ctx, const struct pes_batch *b, struct pes_error *err)
+/* The next held buffer, once every analysis is done with its last batch;
+ * NULL (err filled) if an analysis failed. */
+static struct held *held_next(struct pes_pipeline *p, struct pes_error *err)
 {
-    struct pes_pipeline *p = ctx;
     struct held *h = &p->held[p->batches % HELD];
-    int was = pes_cpu_switch(p->st_hand);
     pes_sched_wait(p->sched, held_free, h);
-    int rc = atomic_load_explicit(&p->failed, memory_order_acquire) ? wait_all(p, err)
-             : held_copy(h, b) < 0 ? pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory")
-                                   : 0;
-    pes_cpu_switch(was);
-    if (rc < 0)
-        return -1;
+    if (atomic_load_explicit(&p->failed, memory_order_acquire)) {
+        wait_all(p, err);
+        return NULL;
+    }
+    return h;
+}
+
+/* h's batch goes to every analysis's strand. */
+static int submit_held(struct pes_pipeline *p, struct held *h, struct pes_error *err)
+{
     h->index = p->batches;
     atomic_store_explicit(&h->pending, (unsigned)p->n, memory_order_relaxed);
     struct step *st = p->steps[p->batches % HELD];
@@ -215,26 +217,26 @@ static int tee_async(void *ctx, const struct pes_batch *b, struct pes_error *err
     return 0;
 }
 
-static void held_free_arrays(struct held *h)
+/* A batch handed over by reference: copied into a held buffer. */
+static int tee_async(void *ctx, const struct pes_batch *b, struct pes_error *err)
 {
-    free(h->addr), free(h->object_offset), free(h->size), free(h->length), free(h->stream),
-        free(h->site);
-    free(h->object), free(h->callpath), free(h->rw), free(h->bb), free(h->bb_stream),
-        free(h->ended);
+    struct pes_pipeline *p = ctx;
+    int was = pes_cpu_switch(p->st_hand);
+    struct held *h = held_next(p, err);
+    int rc = h ? held_copy(h, b, err) : -1;
+    pes_cpu_switch(was);
+    return rc < 0 ? -1 : submit_held(p, h, err);
 }
 
-static int held_init(struct held *h)
+/* A source's filled buffer: its arrays change places with a held buffer's. */
+static int take_async(void *ctx, struct pes_batch_buf *b, struct pes_error *err)
 {
-    h->addr = malloc(PES_BATCH * sizeof *h->addr);
-    h->object_offset = malloc(PES_BATCH * sizeof *h->object_offset);
-    h->size = malloc(PES_BATCH * sizeof *h->size);
-    h->length = malloc(PES_BATCH * sizeof *h->length);
-    h->stream = malloc(PES_BATCH * sizeof *h->stream);
-    h->site = malloc(PES_BATCH * sizeof *h->site);
-    h->object = malloc(PES_BATCH * sizeof *h->object);
-    h->rw = malloc(PES_BATCH);
-    return h->addr && h->object_offset && h->size && h->length && h->stream && h->site &&
-           h->object && h->rw;
+    struct pes_pipeline *p = ctx;
+    int was = pes_cpu_switch(p->st_hand);
+    struct held *h = held_next(p, err);
+    int rc = h ? pes_batch_buf_pass(b, &h->buf, err) : -1;
+    pes_cpu_switch(was);
+    return rc < 0 ? -1 : submit_held(p, h, err);
 }
 
 /* Whether the analyses of this stream take their batches on strands: with
@@ -307,12 +309,12 @@ struct pes_pipeline *pes_pipeline_create(const struct pes_stream_info *si,
                 return NULL;
             }
         for (int i = 0; i < HELD; i++)
-            if (!held_init(&p->held[i])) {
+            if (pes_batch_buf_init(&p->held[i].buf, NULL, err) < 0) {
                 pes_pipeline_destroy(p);
-                pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
                 return NULL;
             }
         p->sink.batch = tee_async;
+        p->sink.take = take_async;
     }
     return p;
 }
@@ -468,6 +470,6 @@ void pes_pipeline_destroy(struct pes_pipeline *p)
     for (size_t i = 0; i < p->n; i++)
         p->analysis[i]->destroy(p->self[i]);
     for (int i = 0; i < HELD; i++)
-        held_free_arrays(&p->held[i]);
+        pes_batch_buf_free(&p->held[i].buf);
     free(p);
 }

@@ -943,6 +943,27 @@ uint32_t pes_objects_lookup_lane(struct pes_objects *o, uint32_t lane, uint64_t 
     return obj;
 }
 
+void pes_objects_lookup_many(struct pes_objects *o, const uint64_t *addr, const uint32_t *site,
+                             size_t n, uint32_t *object, uint64_t *offset)
+{
+    if (o->n_lanes == 0) {
+        memset(object, 0, n * sizeof *object);
+        memset(offset, 0, n * sizeof *offset);
+        return;
+    }
+    const struct lane *L = &o->lanes[0];
+    for (size_t i = 0; i < n; i++) {
+        /* pes_objects_lookup_lane's first test, inline; the cache may grow on a miss */
+        const struct site_cache *c = site[i] < L->n_cache ? &L->cache[site[i]] : NULL;
+        if (c && addr[i] - c->lo < c->len && *c->counter == c->stamp) {
+            offset[i] = c->obj ? addr[i] - c->lo : 0;
+            object[i] = c->obj;
+        } else {
+            object[i] = pes_objects_lookup_lane(o, 0, addr[i], site[i], &offset[i]);
+        }
+    }
+}
+
 /* ------------------------------------------------------------ describe */
 
 int pes_objects_untyped_global(const struct pes_objects *o, uint32_t id)

@@ -121,6 +121,10 @@ void pes_objects_reset(struct pes_objects *o);
  * stack) in *offset (0 for unknown). */
 uint32_t pes_objects_lookup(struct pes_objects *o, uint64_t addr, uint32_t access_site,
                             uint64_t *offset);
+/* pes_objects_lookup of n accesses in order (object[i], offset[i]): the
+ * same answers, without a call per access where a site's last range holds. */
+void pes_objects_lookup_many(struct pes_objects *o, const uint64_t *addr, const uint32_t *site,
+                             size_t n, uint32_t *object, uint64_t *offset);
 
 /* Lanes: independent sets of live blocks over one object table, for
  * streams that walk the same allocation records apart (mimicked cores,

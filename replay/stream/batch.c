@@ -82,10 +82,38 @@ int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err)
     v->bb = b->bb;
     v->bb_stream = b->bb_stream;
     v->ended = b->ended;
-    int rc = b->sink->batch(b->sink->ctx, v, err);
+    int rc =
+        b->sink->take ? b->sink->take(b->sink->ctx, b, err) : b->sink->batch(b->sink->ctx, v, err);
     v->n = v->n_bbs = v->n_ended = 0;
     v->dropped_reads = v->dropped_writes = 0;
     return rc;
+}
+
+int pes_batch_buf_pass(struct pes_batch_buf *full, struct pes_batch_buf *spare,
+                       struct pes_error *err)
+{
+    /* the spare gets the optional columns full has, so that full keeps them */
+    if ((full->view.object && pes_batch_buf_objects(spare, err) < 0) ||
+        (full->view.callpath && pes_batch_buf_callpaths(spare, err) < 0))
+        return -1;
+    struct pes_batch_buf was_full = *full;
+    const struct pes_batch_sink *spare_sink = spare->sink;
+    *full = *spare;
+    *spare = was_full;
+    full->sink = was_full.sink; /* each keeps its sink */
+    spare->sink = spare_sink;
+    /* full: empty, its own columns (the spare's extra arrays stay unused) */
+    full->view = (struct pes_batch){.addr = full->addr,
+                                    .size = full->size,
+                                    .length = full->length,
+                                    .stream = full->stream,
+                                    .site = full->site,
+                                    .rw = full->rw,
+                                    .object = was_full.view.object ? full->object : NULL,
+                                    .object_offset =
+                                        was_full.view.object_offset ? full->object_offset : NULL,
+                                    .callpath = was_full.view.callpath ? full->callpath : NULL};
+    return 0;
 }
 
 /* Grows a pointer array and its parallel u32 array (cap entries) to twice the size. */

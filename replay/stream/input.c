@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cpu_account.h"
+#include "scheduler.h"
 #include "merge.h"
 #include "input.h"
 #include "callpath.h"
@@ -44,6 +46,15 @@ struct id_info {
 /* Ids are dense from 0 (module id bases); larger ones take the slow lookup. */
 #define FLAT_IDS (UINT32_C(1) << 22)
 
+/* The ids one thread has resolved (lookup_id): the reading thread's, and
+ * each resolving strand's of its own (the trace's tables are only read). */
+struct id_table {
+    uint32_t *slot;        /* [n_ids] id -> resolution + 1 (0: not yet), filled lazily: */
+    uint32_t n_ids;        /* 4 bytes per id up to the highest seen, */
+    struct id_info *infos; /* and 16 per id actually seen */
+    uint32_t n_infos, cap_infos;
+};
+
 struct replay_input {
     char *path;
     int text;
@@ -55,15 +66,13 @@ struct replay_input {
     char truncation[320];
     char skipped[320]; /* the reader's message on blocks of unknown type */
     uint64_t skipped_blocks;
-    uint32_t *id_slot;     /* [n_ids] id -> resolution + 1 (0: not yet), filled lazily: */
-    uint32_t n_ids;        /* 4 bytes per id up to the highest seen, */
-    struct id_info *infos; /* and 16 per id actually seen */
-    uint32_t n_infos, cap_infos;
+    struct id_table ids;   /* the reading thread's */
     uint32_t range_cap;    /* bytes; 0 = no clipping */
     unsigned text_threads; /* parsing threads of another tool's trace */
-    int st_merge, st_parse,
-        st_batch;            /* --stats: the merge's, a text trace's and the batching's stages */
-    struct pes_sched *sched; /* replay_input_set_workers: blocks decoded ahead */
+    int st_merge, st_parse, st_batch,
+        st_resolve;                /* --stats: the merge's, a text trace's, the batching's and the
+                                resolution's stages */
+    struct pes_sched *sched;       /* replay_input_set_workers: blocks decoded ahead */
     struct pes_text_filter filter; /* and its filter (keep NULL: none) */
     uint64_t clipped;              /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
@@ -249,6 +258,7 @@ static struct replay_input *input_new(const char *path, struct pes_error *err)
     in->st_merge = pes_cpu_stage("merge", 0);
     in->st_parse = pes_cpu_stage("parse", 0);
     in->st_batch = pes_cpu_stage("batch", 0);
+    in->st_resolve = pes_cpu_stage("resolve", 0);
     return in;
 }
 
@@ -330,8 +340,8 @@ void replay_input_close(struct replay_input *in)
     if (in->reader)
         pes_trace_reader_close(in->reader);
     free(in->path);
-    free(in->id_slot);
-    free(in->infos);
+    free(in->ids.slot);
+    free(in->ids.infos);
     free(in);
 }
 
@@ -791,7 +801,7 @@ int replay_input_has_bbs(const struct replay_input *in)
     return found;
 }
 
-static struct id_info resolve_id(struct replay_input *in, uint32_t id)
+static struct id_info resolve_id(const struct replay_input *in, uint32_t id)
 {
     struct id_info r = {.what = ID_NONE};
     const struct pes_site *s = replay_input_site(in, id);
@@ -812,34 +822,35 @@ static struct id_info resolve_id(struct replay_input *in, uint32_t id)
     return r;
 }
 
-/* The resolution of id, from the flat table (grown and filled on demand). */
-static inline struct id_info lookup_id(struct replay_input *in, uint32_t id)
+/* The resolution of id, from the flat table t (grown and filled on demand). */
+static inline struct id_info lookup_id(const struct replay_input *in, struct id_table *t,
+                                       uint32_t id)
 {
-    if (id < in->n_ids && in->id_slot[id])
-        return in->infos[in->id_slot[id] - 1];
+    if (id < t->n_ids && t->slot[id])
+        return t->infos[t->slot[id] - 1];
     struct id_info r = resolve_id(in, id);
     if (id < FLAT_IDS && r.what != ID_NONE) { /* a bad id ends the scan: no need to keep it */
-        if (id >= in->n_ids) {
-            uint32_t n = in->n_ids ? in->n_ids : 1024;
+        if (id >= t->n_ids) {
+            uint32_t n = t->n_ids ? t->n_ids : 1024;
             while (n <= id)
                 n *= 2;
-            uint32_t *t = realloc(in->id_slot, (size_t)n * sizeof *t);
-            if (!t)
+            uint32_t *q = realloc(t->slot, (size_t)n * sizeof *q);
+            if (!q)
                 return r; /* the table is only a shortcut */
-            memset(t + in->n_ids, 0, (size_t)(n - in->n_ids) * sizeof *t);
-            in->id_slot = t;
-            in->n_ids = n;
+            memset(q + t->n_ids, 0, (size_t)(n - t->n_ids) * sizeof *q);
+            t->slot = q;
+            t->n_ids = n;
         }
-        if (in->n_infos == in->cap_infos) {
-            uint32_t cap = in->cap_infos ? in->cap_infos * 2 : 256;
-            struct id_info *t = realloc(in->infos, (size_t)cap * sizeof *t);
-            if (!t)
+        if (t->n_infos == t->cap_infos) {
+            uint32_t cap = t->cap_infos ? t->cap_infos * 2 : 256;
+            struct id_info *q = realloc(t->infos, (size_t)cap * sizeof *q);
+            if (!q)
                 return r;
-            in->infos = t;
-            in->cap_infos = cap;
+            t->infos = q;
+            t->cap_infos = cap;
         }
-        in->infos[in->n_infos++] = r;
-        in->id_slot[id] = in->n_infos;
+        t->infos[t->n_infos++] = r;
+        t->slot[id] = t->n_infos;
     }
     return r;
 }
@@ -939,16 +950,36 @@ static int text_to_batch(struct pes_batch_buf *b, const struct pes_record *r, si
     return 0;
 }
 
-/* ------------------------------------------------------------ merge ahead */
+/* ------------------------------------------------------------ resolution */
 
-/* With replay threads (--jobs >= 2) a pes trace's merge (decompression,
- * decoding and the k-way merge: about half of the reading thread's work) runs
- * on a thread of its own, up to AHEAD_CHUNKS reads ahead of the batching
- * (once they are all full it waits for half of them to be free: one wake-up
- * per AHEAD_CHUNKS / 2 reads rather than per read).
- * Each chunk is exactly what cursor_read would have returned on the reading
- * thread, with the threads that ended in it, so nothing downstream changes. */
-enum { READ_CHUNK = 4096, AHEAD_CHUNKS = 16 };
+/* A pes trace's records read in chunks (READ_CHUNK at most) are resolved in
+ * two steps: resolve_chunk turns a chunk's accesses into batch columns (the
+ * site lookups, sizes, clipping, the checks), which needs nothing but the
+ * trace's tables, so that chunks are resolved on the workers side by side;
+ * deliver then takes them in order on the reading thread, with what depends
+ * on the order (data objects, call paths, the batches' boundaries). */
+enum { READ_CHUNK = 4096 };
+
+/* A record of a chunk that is not an access, in order: its index, the
+ * accesses before it, and what it is. */
+enum { SP_CONTROL, SP_BB, SP_ERROR };
+struct special {
+    uint32_t at, before;
+    uint8_t what;
+    const struct pes_bb *bb;
+};
+
+struct resolved {
+    uint64_t *addr;
+    uint32_t *size, *length, *stream, *site;
+    uint8_t *rw;
+    size_t n_acc;
+    struct special *sp; /* SP_ERROR, if any, is the last: the chunk's records stop there */
+    size_t n_sp;
+    uint64_t clipped; /* as in struct replay_input, for this chunk */
+    uint32_t clipped_longest, clipped_site;
+    struct pes_error err; /* SP_ERROR's */
+};
 
 struct chunk {
     struct pes_record *recs;
@@ -957,7 +988,199 @@ struct chunk {
     uint32_t *ended; /* pes_merge_ended after this read */
     size_t n_ended;
     struct pes_error err;
+    struct resolved res;
+    /* resolved on a worker: by whom, and when it is done */
+    const struct replay_input *in;
+    struct id_table *ids;
+    uint32_t n_threads;
+    atomic_int resolved;
 };
+
+static int chunk_alloc(struct chunk *ch, uint32_t n_ended)
+{
+    struct resolved *o = &ch->res;
+    ch->recs = malloc(READ_CHUNK * sizeof *ch->recs);
+    ch->threads = malloc(READ_CHUNK * sizeof *ch->threads);
+    ch->ended = malloc((n_ended ? n_ended : 1) * sizeof *ch->ended);
+    o->addr = malloc(READ_CHUNK * sizeof *o->addr);
+    o->size = malloc(READ_CHUNK * sizeof *o->size);
+    o->length = malloc(READ_CHUNK * sizeof *o->length);
+    o->stream = malloc(READ_CHUNK * sizeof *o->stream);
+    o->site = malloc(READ_CHUNK * sizeof *o->site);
+    o->rw = malloc(READ_CHUNK);
+    o->sp = malloc(READ_CHUNK * sizeof *o->sp);
+    return ch->recs && ch->threads && ch->ended && o->addr && o->size && o->length && o->stream &&
+                   o->site && o->rw && o->sp
+               ? 0
+               : -1;
+}
+
+static void chunk_free(struct chunk *ch)
+{
+    struct resolved *o = &ch->res;
+    free(ch->recs), free(ch->threads), free(ch->ended);
+    free(o->addr), free(o->size), free(o->length), free(o->stream), free(o->site), free(o->rw),
+        free(o->sp);
+}
+
+static void add_special(struct resolved *o, long at, uint8_t what, const struct pes_bb *bb)
+{
+    o->sp[o->n_sp++] =
+        (struct special){.at = (uint32_t)at, .before = (uint32_t)o->n_acc, .what = what, .bb = bb};
+}
+
+/* The chunk's records as access columns and specials, up to its first bad
+ * record (SP_ERROR, with its message). Reads only the trace's tables and
+ * writes only ch->res and ids. */
+static void resolve_chunk(const struct replay_input *in, struct chunk *ch, struct id_table *ids,
+                          uint32_t n_threads)
+{
+    struct resolved *o = &ch->res;
+    o->n_acc = o->n_sp = 0;
+    o->clipped = 0;
+    o->clipped_longest = o->clipped_site = 0;
+    struct id_cache last = {.id = UINT32_MAX};
+    for (long i = 0; i < ch->n; i++) {
+        const struct pes_record *r = &ch->recs[i];
+        uint32_t thread = ch->threads[i];
+        if (r->id >= PES_ID_CONTROL_FIRST) { /* only with objects or call paths */
+            add_special(o, i, SP_CONTROL, NULL);
+            continue;
+        }
+        if (r->id != last.id || last.info.what == ID_UNKNOWN)
+            last = (struct id_cache){.id = r->id, .info = lookup_id(in, ids, r->id)};
+        const struct id_info *d = &last.info;
+        if (thread >= n_threads && d->what != ID_NONE) {
+            pes_error_set(&o->err, PES_ERR_FORMAT, 0,
+                          "record of thread %u, but the trace announces only %u threads", thread,
+                          n_threads);
+            add_special(o, i, SP_ERROR, NULL);
+            return;
+        }
+        if (d->what == ID_SITE) {
+            uint32_t length = d->size ? d->size : r->extra, size = length;
+            if (!d->size && in->range_cap && length > in->range_cap) {
+                size = in->range_cap;
+                if (o->clipped++ == 0 || length > o->clipped_longest) {
+                    o->clipped_longest = length;
+                    o->clipped_site = r->id;
+                }
+            }
+            size_t k = o->n_acc++;
+            o->addr[k] = r->addr;
+            o->size[k] = size;
+            o->length[k] = length;
+            o->stream[k] = thread;
+            o->site[k] = r->id;
+            o->rw[k] =
+                (uint8_t)((d->reads ? PES_BATCH_READ : 0) | (d->writes ? PES_BATCH_WRITE : 0));
+        } else if (d->what == ID_BB) {
+            add_special(o, i, SP_BB, d->bb);
+        } else {
+            char what[96];
+            snprintf(what, sizeof what,
+                     d->what == ID_CALL_SITE
+                         ? "record id %u is a call site (kind call), not an access"
+                         : "record id %u is neither a site nor a basic block of any module",
+                     r->id);
+            fail(&o->err, PES_ERR_FORMAT, in->path, what);
+            add_special(o, i, SP_ERROR, NULL);
+            return;
+        }
+    }
+}
+
+/* Accesses [from, to) of o into the batch, with their objects and call
+ * paths, handed to the sink whenever PES_BATCH are in. 0 or -1. */
+static int deliver_accesses(struct pes_batch_buf *buf, const struct resolved *o, size_t from,
+                            size_t to, struct pes_objects *obj, struct pes_callpaths *cp,
+                            struct pes_error *err)
+{
+    while (from < to) {
+        size_t at = buf->view.n, k = PES_BATCH - at < to - from ? PES_BATCH - at : to - from;
+        memcpy(buf->addr + at, o->addr + from, k * sizeof *o->addr);
+        memcpy(buf->size + at, o->size + from, k * sizeof *o->size);
+        memcpy(buf->length + at, o->length + from, k * sizeof *o->length);
+        memcpy(buf->stream + at, o->stream + from, k * sizeof *o->stream);
+        memcpy(buf->site + at, o->site + from, k * sizeof *o->site);
+        memcpy(buf->rw + at, o->rw + from, k);
+        if (obj)
+            pes_objects_lookup_many(obj, o->addr + from, o->site + from, k, buf->object + at,
+                                    buf->object_offset + at);
+        for (size_t j = 0; cp && j < k; j++)
+            buf->callpath[at + j] = pes_callpaths_current(cp, o->stream[from + j]);
+        buf->view.n = at + k;
+        from += k;
+        if (buf->view.n == PES_BATCH && pes_batch_buf_flush(buf, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A resolved chunk into the batch, in order: accesses, BB entries, the
+ * control records' effects on objects and call paths. 0 or -1. */
+static int deliver(struct replay_input *in, const struct chunk *ch, struct pes_batch_buf *buf,
+                   struct pes_objects *obj, struct pes_callpaths *cp, uint32_t n_threads,
+                   struct pes_error *err)
+{
+    const struct resolved *o = &ch->res;
+    if (o->clipped) {
+        if (in->clipped == 0 || o->clipped_longest > in->clipped_longest) {
+            in->clipped_longest = o->clipped_longest;
+            in->clipped_site = o->clipped_site;
+        }
+        in->clipped += o->clipped;
+    }
+    size_t acc = 0;
+    for (size_t k = 0; k < o->n_sp; k++) {
+        const struct special *sp = &o->sp[k];
+        if (deliver_accesses(buf, o, acc, sp->before, obj, cp, err) < 0)
+            return -1;
+        acc = sp->before;
+        const struct pes_record *r = &ch->recs[sp->at];
+        uint32_t thread = ch->threads[sp->at];
+        if (sp->what == SP_ERROR) {
+            *err = o->err;
+            return -1;
+        }
+        if (sp->what == SP_BB) {
+            if (pes_batch_buf_bb(buf, sp->bb, thread, err) < 0)
+                return -1;
+            continue;
+        }
+        if (thread < n_threads && obj)
+            pes_objects_record(obj, thread, r);
+        if (thread < n_threads && cp && pes_callpaths_record(cp, thread, r) < 0)
+            return fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
+    }
+    return deliver_accesses(buf, o, acc, o->n_acc, obj, cp, err);
+}
+
+/* A worker's task: the chunk resolved (its own strand's id table). */
+static void resolve_task(void *arg)
+{
+    struct chunk *ch = arg;
+    resolve_chunk(ch->in, ch, ch->ids, ch->n_threads);
+    atomic_store_explicit(&ch->resolved, 1, memory_order_release);
+}
+
+static int chunk_resolved(void *ctx)
+{
+    struct chunk *ch = ctx;
+    return atomic_load_explicit(&ch->resolved, memory_order_acquire);
+}
+
+/* ------------------------------------------------------------ merge ahead */
+
+/* With replay threads (--jobs >= 2) a pes trace's merge (decompression,
+ * decoding and the k-way merge) runs on a thread of its own, up to
+ * AHEAD_CHUNKS reads ahead of the batching (once they are all full it waits
+ * for half of them to be free: one wake-up per AHEAD_CHUNKS / 2 reads
+ * rather than per read), and each chunk it reads goes to a worker to be
+ * resolved (resolve_chunk; the strands take the chunks in turn).
+ * Each chunk is exactly what cursor_read would have returned on the reading
+ * thread, with the threads that ended in it, so nothing downstream changes. */
+enum { AHEAD_CHUNKS = 16 };
 
 struct ahead {
     struct cursor *c;
@@ -968,6 +1191,11 @@ struct ahead {
     struct chunk chunk[AHEAD_CHUNKS];
     unsigned head, tail; /* chunks [head, tail) are filled, in order */
     int stop;            /* the reading thread gives up (an error downstream) */
+    /* the resolving strands and their id tables (none: the reading thread resolves) */
+    uint32_t n_res;
+    struct pes_strand **res_strand;
+    struct id_table *res_ids;
+    uint32_t n_threads;
 };
 
 /* One read into ch: the records, their threads and the threads that ended. */
@@ -995,6 +1223,15 @@ static void *ahead_main(void *arg)
         /* the reading thread never touches chunk `tail` until it is published */
         struct chunk *ch = &a->chunk[a->tail % AHEAD_CHUNKS];
         chunk_read(a->c, ch);
+        atomic_store_explicit(&ch->resolved, 0, memory_order_relaxed);
+        if (ch->n > 0 && a->n_res) {
+            struct pes_error e;
+            ch->in = a->c->in;
+            ch->ids = &a->res_ids[a->tail % a->n_res];
+            ch->n_threads = a->n_threads;
+            if (pes_sched_submit(a->res_strand[a->tail % a->n_res], resolve_task, ch, &e) < 0)
+                resolve_task(ch); /* no memory for the task: here */
+        }
         pthread_mutex_lock(&a->mu);
         a->tail++;
         pthread_cond_signal(&a->filled);
@@ -1020,30 +1257,47 @@ static void ahead_free(struct ahead *a)
         pthread_cond_destroy(&a->filled);
         pthread_cond_destroy(&a->freed);
     }
-    for (int i = 0; i < AHEAD_CHUNKS; i++) {
-        free(a->chunk[i].recs);
-        free(a->chunk[i].threads);
-        free(a->chunk[i].ended);
+    for (uint32_t i = 0; a->res_strand && i < a->n_res; i++)
+        pes_strand_destroy(a->res_strand[i]); /* waits for its chunks */
+    for (uint32_t i = 0; a->res_ids && i < a->n_res; i++) {
+        free(a->res_ids[i].slot);
+        free(a->res_ids[i].infos);
     }
+    free(a->res_strand);
+    free(a->res_ids);
+    for (int i = 0; i < AHEAD_CHUNKS; i++)
+        chunk_free(&a->chunk[i]);
     free(a);
 }
 
 /* NULL with err filled, or with err->code 0 if no thread could be started
  * (the caller then merges on its own thread: the same chunks). */
-static struct ahead *ahead_start(struct cursor *c, struct pes_error *err)
+static struct ahead *ahead_start(struct cursor *c, uint32_t n_threads, struct pes_error *err)
 {
     struct ahead *a = calloc(1, sizeof *a);
     if (!a)
         goto nomem;
     a->c = c;
+    a->n_threads = n_threads;
     uint32_t n_streams = pes_merge_thread_count(c->merge);
-    for (int i = 0; i < AHEAD_CHUNKS; i++) {
-        struct chunk *ch = &a->chunk[i];
-        ch->recs = malloc(READ_CHUNK * sizeof *ch->recs);
-        ch->threads = malloc(READ_CHUNK * sizeof *ch->threads);
-        ch->ended = malloc((n_streams ? n_streams : 1) * sizeof *ch->ended);
-        if (!ch->recs || !ch->threads || !ch->ended)
+    for (int i = 0; i < AHEAD_CHUNKS; i++)
+        if (chunk_alloc(&a->chunk[i], n_streams) < 0)
             goto nomem;
+    /* one resolving strand per worker, at most one per chunk */
+    uint32_t workers = pes_sched_workers(c->in->sched);
+    uint32_t n_res = workers < 2 ? 0 : workers < AHEAD_CHUNKS ? workers : AHEAD_CHUNKS;
+    if (n_res) {
+        a->res_strand = calloc(n_res, sizeof *a->res_strand);
+        a->res_ids = calloc(n_res, sizeof *a->res_ids);
+        if (!a->res_strand || !a->res_ids)
+            goto nomem;
+        for (a->n_res = 0; a->n_res < n_res; a->n_res++) {
+            struct pes_strand *st = pes_strand_create(c->in->sched, c->in->st_resolve);
+            if (!st)
+                goto nomem;
+            pes_strand_set_urgent(st); /* the reading thread waits for them */
+            a->res_strand[a->n_res] = st;
+        }
     }
     if (pthread_mutex_init(&a->mu, NULL) != 0)
         goto nothread;
@@ -1074,14 +1328,18 @@ nomem:
     return NULL;
 }
 
-/* The next chunk in order; valid until ahead_release. */
+/* The next chunk in order, resolved (if it was given to a worker); valid
+ * until ahead_release. */
 static struct chunk *ahead_take(struct ahead *a)
 {
     pthread_mutex_lock(&a->mu);
     while (a->head == a->tail)
         pthread_cond_wait(&a->filled, &a->mu);
     pthread_mutex_unlock(&a->mu);
-    return &a->chunk[a->head % AHEAD_CHUNKS];
+    struct chunk *ch = &a->chunk[a->head % AHEAD_CHUNKS];
+    if (ch->n > 0 && a->n_res)
+        pes_sched_wait_urgent(a->c->in->sched, chunk_resolved, ch);
+    return ch;
 }
 
 static void ahead_release(struct ahead *a)
@@ -1117,27 +1375,23 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
         pes_objects_reset(obj); /* a second pass starts with no live blocks */
     if (cp)
         pes_callpaths_reset(cp); /* and no open calls */
-    struct chunk own = {.recs = malloc(READ_CHUNK * sizeof *own.recs),
-                        .threads = malloc(READ_CHUNK * sizeof *own.threads)};
+    struct chunk own = {0};
     struct ahead *ahead = NULL;
     int rc = -1, st_was = -1;
     if (!c)
         goto out;
     /* the allocation records and the call edges come in merged order with the accesses */
     c->keep_control = (obj != NULL || cp != NULL) && c->merge != NULL;
-    if (c->merge)
-        own.ended = malloc((pes_merge_thread_count(c->merge) + 1) * sizeof *own.ended);
-    if (!own.recs || !own.threads || (c->merge && !own.ended)) {
+    if (chunk_alloc(&own, c->merge ? pes_merge_thread_count(c->merge) + 1 : 1) < 0) {
         fail(err, PES_ERR_NOMEM, in->path, "out of memory");
         goto out;
     }
     if (c->merge && in->text_threads > 1 && pes_merge_thread_count(c->merge) <= AHEAD_MAX_THREADS &&
-        !(ahead = ahead_start(c, err)) && err->code)
+        !(ahead = ahead_start(c, n_threads, err)) && err->code)
         goto out;
     in->clipped = 0;
     in->clipped_longest = 0;
     st_was = pes_cpu_switch(in->st_batch); /* the sink's analyses name their own stages */
-    struct id_cache last = {.id = UINT32_MAX};
     long n;
     do {
         struct chunk *ch = &own;
@@ -1154,64 +1408,13 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
             ch->n_ended = 0;
         }
         n = ch->n;
-        const struct pes_record *recs = ch->recs;
-        const uint32_t *threads = ch->threads;
-        if (c->text && n > 0 && text_to_batch(&buf, recs, (size_t)n, err) < 0)
+        if (c->text && n > 0 && text_to_batch(&buf, ch->recs, (size_t)n, err) < 0)
             goto out;
-        for (long i = 0; c->merge && i < n; i++) {
-            const struct pes_record *r = &recs[i];
-            if (r->id >= PES_ID_CONTROL_FIRST) { /* only with objects or call paths */
-                if (threads[i] < n_threads && obj)
-                    pes_objects_record(obj, threads[i], r);
-                if (threads[i] < n_threads && cp && pes_callpaths_record(cp, threads[i], r) < 0) {
-                    fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
-                    goto out;
-                }
-                continue;
-            }
-            if (r->id != last.id || last.info.what == ID_UNKNOWN)
-                last = (struct id_cache){.id = r->id, .info = lookup_id(in, r->id)};
-            const struct id_info *d = &last.info;
-            if (threads[i] >= n_threads && d->what != ID_NONE) {
-                pes_error_set(err, PES_ERR_FORMAT, 0,
-                              "record of thread %u, but the trace announces only %u threads",
-                              threads[i], n_threads);
+        if (c->merge && n > 0) {
+            if (!ahead || !ahead->n_res)
+                resolve_chunk(in, ch, &in->ids, n_threads);
+            if (deliver(in, ch, &buf, obj, cp, n_threads, err) < 0)
                 goto out;
-            }
-            if (d->what == ID_SITE) {
-                uint32_t length = d->size ? d->size : r->extra, size = length;
-                if (!d->size && in->range_cap && length > in->range_cap) {
-                    size = in->range_cap;
-                    if (in->clipped++ == 0 || length > in->clipped_longest) {
-                        in->clipped_longest = length;
-                        in->clipped_site = r->id;
-                    }
-                }
-                uint8_t rw =
-                    (uint8_t)((d->reads ? PES_BATCH_READ : 0) | (d->writes ? PES_BATCH_WRITE : 0));
-                if (obj) {
-                    size_t at = buf.view.n;
-                    buf.object[at] =
-                        pes_objects_lookup(obj, r->addr, r->id, &buf.object_offset[at]);
-                }
-                if (cp)
-                    buf.callpath[buf.view.n] = pes_callpaths_current(cp, threads[i]);
-                if (pes_batch_buf_access(&buf, r->addr, size, length, threads[i], r->id, rw, err) <
-                    0)
-                    goto out;
-            } else if (d->what == ID_BB) {
-                if (pes_batch_buf_bb(&buf, d->bb, threads[i], err) < 0)
-                    goto out;
-            } else {
-                char what[96];
-                snprintf(what, sizeof what,
-                         d->what == ID_CALL_SITE
-                             ? "record id %u is a call site (kind call), not an access"
-                             : "record id %u is neither a site nor a basic block of any module",
-                         r->id);
-                fail(err, PES_ERR_FORMAT, in->path, what);
-                goto out;
-            }
         }
         if (n >= 0 && c->text && in->filter.keep) { /* what the filter dropped, as counts */
             uint64_t d[2] = {0, 0};
@@ -1232,9 +1435,7 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
 out:
     pes_cpu_switch(st_was);
     ahead_free(ahead); /* stops the merge thread before its cursor goes */
-    free(own.recs);
-    free(own.threads);
-    free(own.ended);
+    chunk_free(&own);
     cursor_close(c);
     pes_batch_buf_free(&buf);
     return rc;

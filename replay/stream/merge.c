@@ -11,6 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How the records of the current segment (or part of a long one) are
+ * timed: record k of the part is the segment's record k0 + k + 1 (1-based)
+ * of n, timed between the marks start and end (marked), or after the last
+ * mark at `rate` ticks per record. Times are computed where they are
+ * compared, not stored: the merge compares a few per run of one thread. */
+struct seg_clock {
+    uint64_t k0, n, start, end;
+    double rate;
+    int marked;
+    int monotone; /* times never decrease along the part (time_run may bisect) */
+};
+
 /* One thread's position: its ACCESS blocks in file order, the current decoded
  * block, and the current segment (records up to and including the next time
  * mark) with their interpolated times. A segment longer than
@@ -26,10 +38,10 @@ struct thread_stream {
     const struct pes_record *seg; /* current segment, or the current part of a long one: in blk
                                  * when it lies inside the current block, else in seg_buf */
     struct pes_record *seg_buf;
-    uint64_t *seg_time;
-    size_t seg_n, seg_pos, seg_cap, time_cap;
-    uint64_t last_mark; /* time of the last mark consumed */
-    double rate;        /* ticks per record in the last closed segment */
+    size_t seg_n, seg_pos, seg_cap;
+    struct seg_clock clock; /* the times of the current segment's records (time_at) */
+    uint64_t last_mark;     /* time of the last mark consumed */
+    double rate;            /* ticks per record in the last closed segment */
     /* a segment longer than the cap: its length, the records delivered in
      * earlier parts, and how its records are timed */
     uint64_t long_n, long_done;
@@ -347,30 +359,69 @@ static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_
     return 0;
 }
 
-/* Times of the seg_n buffered records, the records k0 .. k0+seg_n-1 of a
- * segment of n records that starts after the mark `start`: between marks,
- * the k-th record (1-based) gets start + (end - start)·k/n and the mark
- * itself exactly `end`; after the last mark, records continue at the rate of
- * the previous segment. */
-static void time_records(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t start,
-                         uint64_t end, int marked)
+/* Record k of the part's time: between marks, the segment's g-th record
+ * (1-based) gets start + (end - start)·g/n and the mark itself exactly
+ * `end`; after the last mark, records continue at the rate of the previous
+ * segment. */
+static inline uint64_t time_at(const struct seg_clock *c, size_t k)
 {
-    for (size_t k = 0; k < s->seg_n; k++) {
-        double g = (double)(k0 + k + 1);
-        if (!marked)
-            s->seg_time[k] = ticks_after(start, s->rate * g);
-        else
-            s->seg_time[k] =
-                k0 + k + 1 == n ? end : ticks_after(start, (double)(end - start) * g / (double)n);
-    }
+    double g = (double)(c->k0 + k + 1);
+    if (!c->marked)
+        return ticks_after(c->start, c->rate * g);
+    return c->k0 + k + 1 == c->n
+               ? c->end
+               : ticks_after(c->start, (double)(c->end - c->start) * g / (double)c->n);
 }
 
-/* Room for the times of the seg_n records of the segment. 0 or -1. */
-static int reserve_times(struct pes_merge *m, struct thread_stream *s, struct pes_error *err)
+/* The part's clock. Times rise with k (each step of the formula is
+ * monotone, and the last interpolated time stays at or below `end` while
+ * end - start < 2^52, where a tick is finer than a double's rounding). */
+static void set_clock(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t start,
+                      uint64_t end, int marked)
 {
-    if (grow((void **)&s->seg_time, &s->time_cap, s->seg_n, sizeof *s->seg_time, &m->held) < 0)
-        return pes_error_set(err, PES_ERR_NOMEM, 0, "%s", "merge: out of memory");
-    return 0;
+    s->clock = (struct seg_clock){.k0 = k0,
+                                  .n = n,
+                                  .start = start,
+                                  .end = end,
+                                  .rate = s->rate,
+                                  .marked = marked,
+                                  .monotone = !marked || end - start < (UINT64_C(1) << 52)};
+}
+
+/* The end of the run of the part's records from pos on whose times come
+ * before `limit` (or equal it, if ties_pass): where times rise, by
+ * galloping from pos then bisecting (threads that run at once interleave
+ * in runs of a record or two, a thread alone in runs of a segment), else
+ * one by one. */
+static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64_t limit,
+                       int ties_pass)
+{
+#define PASSES(t) ((t) < limit || ((t) == limit && ties_pass))
+    if (!c->monotone) {
+        while (pos < end && PASSES(time_at(c, pos)))
+            pos++;
+        return pos;
+    }
+    /* the first record that does not pass is in [lo, hi] */
+    size_t lo = pos, hi = end, step = 1;
+    while (lo < end) {
+        size_t probe = end - lo > step ? lo + step - 1 : end - 1;
+        if (!PASSES(time_at(c, probe))) {
+            hi = probe;
+            break;
+        }
+        lo = probe + 1;
+        step *= 2;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (PASSES(time_at(c, mid)))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+#undef PASSES
 }
 
 /* Fills the next segment: records up to and including the next time mark,
@@ -391,9 +442,7 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
             return pes_error_set(err, PES_ERR_IO, 0,
                                  "merge: thread %u: its blocks changed while being read",
                                  s->thread);
-        if (reserve_times(m, s, err) < 0)
-            return -1;
-        time_records(s, s->long_done, s->long_n, s->long_start, s->long_end, s->long_marked);
+        set_clock(s, s->long_done, s->long_n, s->long_start, s->long_end, s->long_marked);
         s->long_done += s->seg_n;
         if (s->long_done >= s->long_n)
             s->long_n = 0;
@@ -418,8 +467,6 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
         return -1;
     if (s->seg_n == 0)
         return 0;
-    if (reserve_times(m, s, err) < 0)
-        return -1;
     uint64_t n = s->seg_n, end = 0;
     int marked = found_mark;
     if (found_mark) {
@@ -436,12 +483,12 @@ static int fill_segment(struct pes_merge *m, struct thread_stream *s, struct pes
     if (marked) {
         if (end < start)
             end = start; /* clocks never run backwards; tolerate bad marks */
-        time_records(s, 0, n, start, end, 1);
+        set_clock(s, 0, n, start, end, 1);
         if (start > 0 || s->rate > 0)
             s->rate = (double)(end - start) / (double)n;
         s->last_mark = end;
     } else {
-        time_records(s, 0, n, start, 0, 0);
+        set_clock(s, 0, n, start, 0, 0);
     }
     s->long_start = start;
     s->long_end = end;
@@ -511,15 +558,12 @@ static void heap_sift_down_top(struct pes_merge *m)
 static void end_stream(struct pes_merge *m, struct thread_stream *s)
 {
     fetch_drop(m, s);
-    m->held -= s->blk_cap * sizeof *s->blk + s->seg_cap * sizeof *s->seg_buf +
-               s->time_cap * sizeof *s->seg_time;
+    m->held -= s->blk_cap * sizeof *s->blk + s->seg_cap * sizeof *s->seg_buf;
     free(s->blk);
     free(s->seg_buf);
-    free(s->seg_time);
     s->blk = s->seg_buf = NULL;
     s->seg = NULL;
-    s->seg_time = NULL;
-    s->blk_cap = s->blk_n = s->blk_pos = s->seg_cap = s->time_cap = s->seg_n = s->seg_pos = 0;
+    s->blk_cap = s->blk_n = s->blk_pos = s->seg_cap = s->seg_n = s->seg_pos = 0;
     m->ended[m->n_ended++] = s->thread;
 }
 
@@ -529,8 +573,8 @@ static void end_stream(struct pes_merge *m, struct thread_stream *s)
 static int refill(struct pes_merge *m, struct thread_stream *s, struct pes_error *err)
 {
     for (;;) {
-        while (s->skipping && s->seg_pos < s->seg_n && s->seg_time[s->seg_pos] < m->lo)
-            s->seg_pos++;
+        if (s->skipping)
+            s->seg_pos = time_run(&s->clock, s->seg_pos, s->seg_n, m->lo, 0);
         if (s->seg_pos < s->seg_n) {
             s->skipping = 0;
             return 1;
@@ -567,7 +611,7 @@ static int settle_top(struct pes_merge *m, struct pes_error *err)
             heap_pop(m);
             continue;
         }
-        m->heap[0].time = s->seg_time[0];
+        m->heap[0].time = time_at(&s->clock, s->seg_pos);
         heap_sift_down_top(m);
     }
     return 0;
@@ -886,7 +930,7 @@ int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pe
         heap_pop(m);
         return 1;
     }
-    top->time = s->seg_time[s->seg_pos];
+    top->time = time_at(&s->clock, s->seg_pos);
     heap_sift_down_top(m);
     return 1;
 }
@@ -921,19 +965,31 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
         int tie_wins =
             rival ? top->stream < rival->stream : !m->bounded; /* equal times: lower stream first */
         size_t pos = s->seg_pos, end = s->seg_n;
+        /* the run: records before the rival (none and no range end: all),
+         * as many as fit, since each record is at most one out */
+        if (end - pos > max - n)
+            end = pos + (max - n);
+        if (rival || m->bounded)
+            end = time_run(&s->clock, pos, end, rt, tie_wins);
         const struct pes_record *seg = s->seg;
-        const uint64_t *st = s->seg_time;
         uint32_t thread = s->thread;
-        while (pos < end && n < max && (st[pos] < rt || (st[pos] == rt && tie_wins))) {
-            const struct pes_record *r = &seg[pos++];
-            if (!keep_control && r->id >= PES_ID_CONTROL_FIRST)
-                continue;
-            out[n] = *r;
+        if (keep_control) {
+            memcpy(out + n, seg + pos, (end - pos) * sizeof *out);
             if (threads)
-                threads[n] = thread;
-            n++;
+                for (size_t i = 0; i < end - pos; i++)
+                    threads[n + i] = thread;
+            n += end - pos;
+        } else {
+            for (size_t i = pos; i < end; i++) {
+                if (seg[i].id >= PES_ID_CONTROL_FIRST)
+                    continue;
+                out[n] = seg[i];
+                if (threads)
+                    threads[n] = thread;
+                n++;
+            }
         }
-        s->seg_pos = pos;
+        s->seg_pos = end;
         int rc = refill(m, s, err);
         if (rc < 0)
             return -1;
@@ -941,7 +997,7 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
             heap_pop(m);
             continue;
         }
-        top->time = s->seg_time[s->seg_pos];
+        top->time = time_at(&s->clock, s->seg_pos);
         heap_sift_down_top(m);
     }
     return (long)n;
@@ -979,7 +1035,6 @@ void pes_merge_close(struct pes_merge *m)
     for (uint32_t i = 0; i < m->n_streams; i++) {
         free(m->streams[i].blk);
         free(m->streams[i].seg_buf);
-        free(m->streams[i].seg_time);
     }
     free(m->streams);
     free(m->refs);

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include "pes/trace.h"
 
-/* Records of one segment held at once (x 24 bytes). The runtime's default
+/* Records of one segment held at once (x 16 bytes). The runtime's default
  * --time-interval gives segments of about 1024 records. */
 #define PES_MERGE_SEGMENT_CAP 65536u
 

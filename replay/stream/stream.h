@@ -133,10 +133,16 @@ static inline uint32_t pes_stream_compact_cache(uint32_t t, uint32_t n, uint32_t
     return (uint32_t)((uint64_t)t * caches / n);
 }
 
-/* Where a source delivers: 0 to go on, -1 to stop (err filled). */
+struct pes_batch_buf;
+
+/* Where a source delivers: 0 to go on, -1 to stop (err filled). A sink that
+ * keeps batches beyond the call (analyses on the workers) may also take a
+ * filled buffer's arrays instead of copying them (take: set or NULL;
+ * pes_batch_buf_pass), leaving it spare ones of the same columns. */
 struct pes_batch_sink {
     int (*batch)(void *ctx, const struct pes_batch *b, struct pes_error *err);
     void *ctx;
+    int (*take)(void *ctx, struct pes_batch_buf *b, struct pes_error *err);
 };
 
 /* A batch being filled by a source (owned arrays of PES_BATCH entries; BB
@@ -168,6 +174,12 @@ void pes_batch_buf_free(struct pes_batch_buf *b);
 /* Hands the batch to the sink (also when it holds only BB entries or ended
  * streams) and empties it; 0 or -1 (err filled by the sink). */
 int pes_batch_buf_flush(struct pes_batch_buf *b, struct pes_error *err);
+/* A sink's take: the filled batch of `full` moves to `spare` (a buffer set
+ * up by pes_batch_buf_init whose batch is no longer read) by exchanging
+ * their arrays, not their contents; full is left empty with the columns it
+ * had. 0, or -1 without memory (err filled; full keeps its batch). */
+int pes_batch_buf_pass(struct pes_batch_buf *full, struct pes_batch_buf *spare,
+                       struct pes_error *err);
 
 static inline int pes_batch_buf_access(struct pes_batch_buf *b, uint64_t addr, uint32_t size,
                                        uint32_t length, uint32_t stream, uint32_t site, uint8_t rw,

@@ -1,5 +1,7 @@
 # Unit tests of pes-replay: stream modules (replay/stream: merge) and the analyses.
 pes_add_unit_test(test_merge SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_merge.c LIBS pes_stream)
+# A batch buffer's arrays passed to a sink that takes them (the pipeline's zero-copy hand-over).
+pes_add_unit_test(test_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LIBS pes_stream)
 pes_add_unit_test(test_callpath SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_callpath.c LIBS pes_stream)
 # The analyses (summary, reuse, sim), their pipeline and the JSON writer on hand-built batches.
 pes_add_unit_test(test_analyses SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_analyses.c LIBS pes_replay_core m)
