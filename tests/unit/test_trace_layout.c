@@ -158,35 +158,6 @@ static void test_worked_example(void **state)
  * hand-computed there: record 1 (site 0's first address), 2 (the first R), 4
  * (template 1: site 0 had no stride yet), 6 (the first step 8) and 7 (R 4 → 2)
  * only. Without group prediction 9 and 12 would not be zero. */
-/* The file with every block's version set to `version` (frames recompressed,
- * index entries resized): an older writer's layout of the same blocks. */
-static uint8_t *with_version(const uint8_t *f, size_t size, uint16_t version, size_t *out_size)
-{
-    uint8_t *out = malloc(2 * size + 4096);
-    size_t off = 0, o = 0;
-    while (off + 24 <= size) {
-        uint32_t fs = rd32(f + off + 20);
-        const uint8_t *fr = f + off + 24;
-        unsigned long long cs = ZSTD_getFrameContentSize(fr, fs);
-        uint8_t *c = malloc(cs);
-        assert_int_equal(ZSTD_decompress(c, cs, fr, fs), cs);
-        memcpy(c + 6, &version, 2);
-        ZSTD_CCtx *cc = ZSTD_createCCtx();
-        ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
-        size_t n = ZSTD_compress2(cc, out + o + 24, ZSTD_compressBound(cs), c, cs);
-        ZSTD_freeCCtx(cc);
-        assert_false(ZSTD_isError(n));
-        memcpy(out + o, f + off, 20);
-        uint32_t n32 = (uint32_t)n;
-        memcpy(out + o + 20, &n32, 4);
-        o += 24 + n;
-        off += 24 + fs;
-        free(c);
-    }
-    *out_size = o;
-    return out;
-}
-
 static void test_group_prediction(void **state)
 {
     (void)state;
@@ -240,22 +211,6 @@ static void test_group_prediction(void **state)
         fail_msg("%s", err.message);
     assert_true(seen);
     pes_trace_reader_close(r);
-
-    /* group prediction is version 4's: the same blocks as version 3 are a
-     * format error naming the bit */
-    size_t old_size;
-    uint8_t *v3 = with_version(f, size, 3, &old_size);
-    r = pes_trace_reader_open_memory(v3, old_size, "groups-v3", &err);
-    assert_non_null(r);
-    assert_int_equal(pes_trace_reader_info(r)->version, 3);
-    while ((rc = pes_trace_reader_next(r, &b, &err)) == 1)
-        ;
-    assert_int_equal(rc, -1);
-    assert_int_equal(err.code, PES_ERR_FORMAT);
-    if (!strstr(err.message, "bit 17"))
-        fail_msg("%s", err.message);
-    pes_trace_reader_close(r);
-    free(v3);
     free(f);
     remove(path);
     free(path);

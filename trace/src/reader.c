@@ -685,11 +685,6 @@ static int read_access(struct pes_trace_reader *r, uint64_t off, uint32_t thread
         *why = "out of memory";
         return -1;
     }
-    /* group prediction (plane-mask bit 17, §3.5) is a version-4 predictor */
-    if (r->block_version < 4 && (pes_load_u32(p) >> 17 & 1u)) {
-        *why = "ACCESS block predicts loop groups (plane-mask bit 17), a version-4 feature";
-        return -1;
-    }
     if (pes_access_decode(r->codec, p, ps, stored, recs, why))
         return -1;
     out->records = recs;
