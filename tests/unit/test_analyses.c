@@ -2202,8 +2202,6 @@ static void test_tlb_misses(void **state)
     const struct pes_cache_config lv[1] = {
         {.size = 64 * 64, .ways = 0, .line = 64, .latency = 4, .recip_throughput = 1}};
     struct pes_machine m = machine(1, lv);
-    m.tlb_page = 4096;
-    m.tlb_miss_latency = 30;
     struct pes_stream_info si = {
         .path = "t", .n_streams = 1, .machine = &m, .line = 64, .site = site_of};
     static const struct acc a[] = {
@@ -2213,7 +2211,9 @@ static void test_tlb_misses(void **state)
         {128, 8, 8, 0, 0, PES_BATCH_READ}};
     static const double misses[] = {0, 7, 7, 3}; /* by entries 1..3 */
     for (uint32_t entries = 0; entries <= 3; entries++) {
-        m.tlb_entries = entries; /* 0: no TLB, no term, no keys */
+        m.tlb_entries = entries;         /* 0: no TLB, no term, no keys */
+        m.tlb_page = entries ? 4096 : 0; /* a machine without a TLB has none of its keys */
+        m.tlb_miss_latency = entries ? 30 : 0;
         for (uint32_t jobs = 1; jobs <= 2; jobs++) {
             struct pes_knobs k = {.jobs = jobs,
                                   .top = 10,
