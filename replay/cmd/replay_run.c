@@ -11,6 +11,7 @@
 
 #include "callpath.h"
 #include "cpu_account.h"
+#include "assumptions.h"
 #include "findings.h"
 #include "pipeline.h"
 #include "pes/progress.h"
@@ -626,7 +627,8 @@ static int analyse(struct run *run, struct pes_error *err)
     if (o->n_cores && run_mimicked(run, err) < 0)
         return -1;
     report_warnings(run);
-    pes_findings_add(run->rep); /* from the whole report: after every analysis published */
+    pes_assumptions_add(run->rep); /* needs the model and the simulation of each config */
+    pes_findings_add(run->rep);    /* from the whole report: after every analysis published */
     if (pes_report_failed(run->rep))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory while building the report");
     return 0;

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "assumptions.h"
 #include "diff.h"
 #include "findings.h"
 #include "report.h"
@@ -863,9 +864,57 @@ static void miss_causes(struct html *h, const json_t *configs)
         fputs("</tbody></table></div>\n", out);
 }
 
+/* Why a level's warning is outside SDCM's assumptions: the configuration's
+ * "model_assumptions" entries of the level (assumptions.c), as the text
+ * report words them. */
+static void outside_model(FILE *out, const json_t *list, size_t level)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        if ((size_t)json_integer_value(json_object_get(e, "level")) != level)
+            continue;
+        const char *reason = json_string_value(json_object_get(e, "reason"));
+        if (reason && !strcmp(reason, "set_conflicts")) {
+            fprintf(out,
+                    "; %.0f %% of its misses are conflict misses: set conflicts, outside the "
+                    "model's assumptions (SDCM places lines in sets at random)",
+                    100 * num(json_object_get(e, "conflict_share")));
+            const char *site = json_string_value(json_object_get(e, "site"));
+            if (site) {
+                fputs("; most at <code>", out);
+                esc(out, site);
+                fprintf(out, "</code> (%.0f of them)",
+                        num(json_object_get(e, "site_conflict_misses")));
+            }
+            if (json_object_get(e, "stride_bytes"))
+                fprintf(out, ", whose accesses step %.0f bytes and reach %.0f of the %.0f sets",
+                        num(json_object_get(e, "stride_bytes")),
+                        num(json_object_get(e, "sets_reached")), num(json_object_get(e, "sets")));
+        } else if (reason && !strcmp(reason, "cyclic_at_capacity")) {
+            const json_t *band = json_object_get(e, "band_lines");
+            fprintf(out,
+                    "; reuses at the capacity, outside the model's assumptions: %.0f %% of the "
+                    "accesses reaching it reuse a line %.0f..%.0f lines later (the level holds "
+                    "%.0f), where SDCM's hit probability is between %.0f %% and %.0f %%, but "
+                    "lines spread evenly over the sets all hit below the capacity and all miss "
+                    "above; they alone move the hit rate by %+.1f pp",
+                    100 * num(json_object_get(e, "band_share")), num(json_array_get(band, 0)),
+                    num(json_array_get(band, 1)), num(json_object_get(e, "capacity_lines")),
+                    100 * PES_ASSUMPTIONS_BAND_EDGE, 100 * (1 - PES_ASSUMPTIONS_BAND_EDGE),
+                    100 * num(json_object_get(e, "band_shift")));
+            if (json_is_true(json_object_get(e, "binned")))
+                fputs(" (most of these distances are known only to their power-of-two bin of "
+                      "the profile, taken as spread evenly over it, as the model takes them)",
+                      out);
+        }
+    }
+}
+
 /* Where the model and the simulation disagree (report_util.h, as the text
- * report warns): a warning per configuration and level, naming conflict
- * misses when they are a large share of the level's misses. */
+ * report warns): a warning per configuration and level, with the reason
+ * where it is outside SDCM's assumptions. */
 static void disagreements(struct html *h, const json_t *configs)
 {
     size_t c;
@@ -881,17 +930,12 @@ static void disagreements(struct html *h, const json_t *configs)
             double model = num(json_array_get(hit, l)), sim = a > 0 ? hits / a : 0;
             if (a <= 0 || fabs(sim - model) * 100 <= REPORT_DISAGREE_PP)
                 continue;
-            double share = a > hits ? num(json_object_get(lv, "conflict")) / (a - hits) : 0;
             fprintf(h->out,
                     "<p class=\"warn\">Warning: %lld cores, L%zu: the model (SDCM) says %.1f %% "
                     "hits, the simulation %.1f %% (%+.1f pp)",
                     (long long)json_integer_value(json_object_get(cfg, "cores")), l + 1,
                     100 * model, 100 * sim, 100 * (sim - model));
-            if (share >= REPORT_CONFLICT_SHARE)
-                fprintf(h->out,
-                        "; %.0f %% of its misses are conflict misses: set conflicts, which the "
-                        "model (fully associative) does not see",
-                        100 * share);
+            outside_model(h->out, json_object_get(cfg, "model_assumptions"), l + 1);
             fputs(".</p>\n", h->out);
         }
     }

@@ -261,13 +261,8 @@ size_t report_model_disagreements(const struct pes_rnode *c, struct report_disag
         double sim = (double)hits / (double)reaching, model = pes_r_f(pes_r_at(local, l));
         if (100.0 * (sim > model ? sim - model : model - sim) <= REPORT_DISAGREE_PP)
             continue;
-        uint64_t misses = reaching - hits;
-        out[n++] = (struct report_disagreement){
-            .level = (unsigned)l + 1,
-            .model = model,
-            .sim = sim,
-            .conflict_share = misses ? (double)pes_r_get_u(lv, "conflict") / (double)misses : 0.0,
-        };
+        out[n++] =
+            (struct report_disagreement){.level = (unsigned)l + 1, .model = model, .sim = sim};
     }
     return n;
 }

@@ -11,15 +11,15 @@
 #include "pes/trace.h"
 #include "report.h"
 
-/* A level where the model (SDCM, fully associative) and the simulation
- * disagree on the local hit rate by more than REPORT_DISAGREE_PP points:
- * its rates and the share of its simulated misses that are conflict misses
- * (named as the likely cause from REPORT_CONFLICT_SHARE on). */
+/* A level where the model (SDCM) and the simulation disagree on the local
+ * hit rate by more than REPORT_DISAGREE_PP points: its rates. Set conflicts
+ * are named as the cause (assumptions.c) from REPORT_CONFLICT_SHARE of the
+ * level's misses on. */
 #define REPORT_DISAGREE_PP    5.0
 #define REPORT_CONFLICT_SHARE 0.25
 struct report_disagreement {
     unsigned level; /* 1 = L1 */
-    double model, sim, conflict_share;
+    double model, sim;
 };
 /* The disagreements of configuration c (a "configs" entry with "model" and
  * "simulation"), up to cap of them, L1 first; their number. */

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "assumptions.h"
 #include "findings.h"
 #include "pes/model.h"
 #include "report_util.h"
@@ -590,6 +591,56 @@ void report_print_cache_lines(FILE *out, const struct pes_rnode *parent, const c
                 report_safe(untyped));
 }
 
+/* Why a level's warning is outside SDCM's assumptions (assumptions.c), in
+ * words after the warning: the "model_assumptions" entries of the level. */
+static void print_outside_model(FILE *out, const struct pes_rnode *list, unsigned level)
+{
+    for (size_t i = 0; i < pes_r_count(list); i++) {
+        const struct pes_rnode *e = pes_r_at(list, i);
+        if (pes_r_get_u(e, "level") != level)
+            continue;
+        const char *reason = pes_r_get_s(e, "reason");
+        if (!strcmp(reason, "set_conflicts")) {
+            fprintf(out,
+                    "; %.0f %% of its misses are conflict misses: set conflicts, outside the "
+                    "model's assumptions (SDCM places lines in sets at random)",
+                    100.0 * pes_r_get_f(e, "conflict_share"));
+            if (pes_r_get(e, "site")) {
+                char n[32];
+                report_count(n, sizeof n, pes_r_get_u(e, "site_conflict_misses"));
+                fprintf(out, "; most at %s (%s of them)", report_safe(pes_r_get_s(e, "site")), n);
+            }
+            if (pes_r_get(e, "stride_bytes")) {
+                char st[32];
+                report_count(st, sizeof st, pes_r_get_u(e, "stride_bytes"));
+                fprintf(out,
+                        ", whose accesses step %s bytes and reach %" PRIu64 " of the %" PRIu64
+                        " sets",
+                        st, pes_r_get_u(e, "sets_reached"), pes_r_get_u(e, "sets"));
+            }
+        } else if (!strcmp(reason, "cyclic_at_capacity")) {
+            const struct pes_rnode *band = pes_r_get(e, "band_lines");
+            char cap[32], lo[32], hi[32];
+            report_count(cap, sizeof cap, pes_r_get_u(e, "capacity_lines"));
+            report_count(lo, sizeof lo, pes_r_u(pes_r_at(band, 0)));
+            report_count(hi, sizeof hi, pes_r_u(pes_r_at(band, 1)));
+            fprintf(out,
+                    "; reuses at the capacity, outside the model's assumptions: %.0f %% of the "
+                    "accesses reaching it reuse a line %s..%s lines later (the level holds %s), "
+                    "where SDCM's hit probability is between %.0f %% and %.0f %%, but lines "
+                    "spread evenly over the sets all hit below the capacity and all miss above; "
+                    "they alone move the hit rate by %+.1f pp",
+                    100.0 * pes_r_get_f(e, "band_share"), lo, hi, cap,
+                    100.0 * PES_ASSUMPTIONS_BAND_EDGE, 100.0 * (1 - PES_ASSUMPTIONS_BAND_EDGE),
+                    100.0 * pes_r_get_f(e, "band_shift"));
+            if (pes_r_get_u(e, "binned"))
+                fputs(" (most of these distances are known only to their power-of-two bin of "
+                      "the profile, taken as spread evenly over it, as the model takes them)",
+                      out);
+        }
+    }
+}
+
 static void print_simulation(FILE *out, const struct pes_report_view *v, const struct pes_rnode *c)
 {
     const struct pes_rnode *sim = pes_r_get(c, "simulation");
@@ -635,17 +686,13 @@ static void print_simulation(FILE *out, const struct pes_report_view *v, const s
     struct report_disagreement dis[8];
     size_t n_dis = report_model_disagreements(c, dis, 8);
     for (size_t i = 0; i < n_dis; i++) {
-        char why[160] = "";
-        if (dis[i].conflict_share >= REPORT_CONFLICT_SHARE)
-            snprintf(why, sizeof why,
-                     "; %.0f %% of its misses are conflict misses: set conflicts, which the "
-                     "model (fully associative) does not see",
-                     100.0 * dis[i].conflict_share);
         fprintf(out,
                 "  warning: L%u: the model (SDCM) says %.1f %% hits, the simulation %.1f %% "
-                "(%+.1f pp)%s\n",
+                "(%+.1f pp)",
                 dis[i].level, 100.0 * dis[i].model, 100.0 * dis[i].sim,
-                100.0 * (dis[i].sim - dis[i].model), why);
+                100.0 * (dis[i].sim - dis[i].model));
+        print_outside_model(out, pes_r_get(c, "model_assumptions"), dis[i].level);
+        fputc('\n', out);
     }
     const struct pes_rnode *inv = pes_r_get(sim, "invalidations"),
                            *coh = pes_r_get(sim, "coherence_misses"),
