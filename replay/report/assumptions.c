@@ -84,8 +84,8 @@ struct band_sum {
     double binned; /* of mass, from log2 bins (distances known to a power of two) */
 };
 
-static void add_part(struct band_sum *s, double n, uint64_t lo, uint64_t hi, uint64_t a,
-                     uint64_t b, uint64_t blocks, uint32_t ways, int below, int binned)
+static void add_part(struct band_sum *s, double n, uint64_t lo, uint64_t hi, uint64_t a, uint64_t b,
+                     uint64_t blocks, uint32_t ways, int below, int binned)
 {
     if (a < lo)
         a = lo;
@@ -192,8 +192,8 @@ static void conflict_site(struct pes_report *r, struct pes_rnode *o, const struc
 }
 
 static struct pes_rnode *entry(struct pes_report *r, struct pes_rnode **list,
-                               struct pes_rnode *config, size_t l, const char *reason,
-                               double model, double sim)
+                               struct pes_rnode *config, size_t l, const char *reason, double model,
+                               double sim)
 {
     if (!*list)
         *list = pes_r_array(r, config, "model_assumptions");
@@ -234,8 +234,8 @@ static void check_config(struct pes_report *r, struct pes_rnode *config,
         pes_assumptions_band(blocks, (uint32_t)ways, &lo, &hi);
         if (lo >= hi)
             continue;
-        struct band_sum b = level_band(c, pes_r_get_u(g, "shared") != 0, blocks,
-                                       (uint32_t)ways, lo, hi);
+        struct band_sum b =
+            level_band(c, pes_r_get_u(g, "shared") != 0, blocks, (uint32_t)ways, lo, hi);
         double shift = b.shift / reaching;
         if (100.0 * fabs(shift) <= REPORT_DISAGREE_PP || (shift > 0) != (sim > model))
             continue;

@@ -867,6 +867,14 @@ static void miss_causes(struct html *h, const json_t *configs)
 /* Why a level's warning is outside SDCM's assumptions: the configuration's
  * "model_assumptions" entries of the level (assumptions.c), as the text
  * report words them. */
+static const char *count_of(char buf[32], const json_t *e, const char *key)
+{
+    double v = num(json_object_get(e, key));
+    report_count(buf, 32, v > 0 ? (uint64_t)(v + 0.5) : 0);
+    return buf;
+}
+#define COUNT(e, key) count_of((char[32]){0}, (e), (key))
+
 static void outside_model(FILE *out, const json_t *list, size_t level)
 {
     size_t i;
@@ -885,23 +893,24 @@ static void outside_model(FILE *out, const json_t *list, size_t level)
             if (site) {
                 fputs("; most at <code>", out);
                 esc(out, site);
-                fprintf(out, "</code> (%.0f of them)",
-                        num(json_object_get(e, "site_conflict_misses")));
+                fprintf(out, "</code> (%s of them)", COUNT(e, "site_conflict_misses"));
             }
             if (json_object_get(e, "stride_bytes"))
-                fprintf(out, ", whose accesses step %.0f bytes and reach %.0f of the %.0f sets",
-                        num(json_object_get(e, "stride_bytes")),
-                        num(json_object_get(e, "sets_reached")), num(json_object_get(e, "sets")));
+                fprintf(out, ", whose accesses step %s bytes and reach %.0f of the %.0f sets",
+                        COUNT(e, "stride_bytes"), num(json_object_get(e, "sets_reached")),
+                        num(json_object_get(e, "sets")));
         } else if (reason && !strcmp(reason, "cyclic_at_capacity")) {
             const json_t *band = json_object_get(e, "band_lines");
+            char lo[32], hi[32];
+            report_count(lo, sizeof lo, (uint64_t)num(json_array_get(band, 0)));
+            report_count(hi, sizeof hi, (uint64_t)num(json_array_get(band, 1)));
             fprintf(out,
                     "; reuses at the capacity, outside the model's assumptions: %.0f %% of the "
-                    "accesses reaching it reuse a line %.0f..%.0f lines later (the level holds "
-                    "%.0f), where SDCM's hit probability is between %.0f %% and %.0f %%, but "
+                    "accesses reaching it reuse a line %s..%s lines later (the level holds "
+                    "%s), where SDCM's hit probability is between %.0f %% and %.0f %%, but "
                     "lines spread evenly over the sets all hit below the capacity and all miss "
                     "above; they alone move the hit rate by %+.1f pp",
-                    100 * num(json_object_get(e, "band_share")), num(json_array_get(band, 0)),
-                    num(json_array_get(band, 1)), num(json_object_get(e, "capacity_lines")),
+                    100 * num(json_object_get(e, "band_share")), lo, hi, COUNT(e, "capacity_lines"),
                     100 * PES_ASSUMPTIONS_BAND_EDGE, 100 * (1 - PES_ASSUMPTIONS_BAND_EDGE),
                     100 * num(json_object_get(e, "band_shift")));
             if (json_is_true(json_object_get(e, "binned")))
