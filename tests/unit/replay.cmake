@@ -32,3 +32,4 @@ pes_add_unit_test(test_scheduler SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_schedule
 set_tests_properties(unit.test_scheduler PROPERTIES LABELS "unit;concurrent")
 # The findings rules (replay/report/findings.c) on hand-built reports: thresholds, fixes, ranking.
 pes_add_unit_test(test_findings SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_findings.c LIBS pes_replay_core)
+pes_add_unit_test(test_assumptions SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_assumptions.c LIBS pes_replay_core)
