@@ -235,9 +235,9 @@ static void test_conflict_site(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_band_edges),        cmocka_unit_test(test_cyclic_fit),
-        cmocka_unit_test(test_within_threshold),  cmocka_unit_test(test_against_direction),
-        cmocka_unit_test(test_small_shift),       cmocka_unit_test(test_binned_above),
+        cmocka_unit_test(test_band_edges),       cmocka_unit_test(test_cyclic_fit),
+        cmocka_unit_test(test_within_threshold), cmocka_unit_test(test_against_direction),
+        cmocka_unit_test(test_small_shift),      cmocka_unit_test(test_binned_above),
         cmocka_unit_test(test_conflict_site),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
