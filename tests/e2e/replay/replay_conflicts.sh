@@ -2,7 +2,7 @@
 # Miss causes on a program whose answer is known (conflict_prog.c): its
 # working set (<= 512 lines) fits a fully associative cache of the L1's 512
 # lines, so no L1 miss is a capacity miss and every one after the first
-# touch of a line is a conflict miss; SDCM (fully associative) predicts
+# touch of a line is a conflict miss; SDCM (lines placed in sets at random) predicts
 # hits the simulation cannot have, and the text report warns, naming
 # conflict misses. The same counts for every --jobs N.
 . "$(dirname "$0")/common.sh"
