@@ -906,7 +906,7 @@ static void outside_model(FILE *out, const json_t *list, size_t level)
             report_count(hi, sizeof hi, (uint64_t)num(json_array_get(band, 1)));
             fprintf(out,
                     "; reuses at the capacity, outside the model's assumptions: %.0f %% of the "
-                    "accesses reaching it reuse a line %s..%s lines later (the level holds "
+                    "accesses reaching it reuse a line after %s..%s other lines (the level holds "
                     "%s), where SDCM's hit probability is between %.0f %% and %.0f %%, but "
                     "lines spread evenly over the sets all hit below the capacity and all miss "
                     "above; they alone move the hit rate by %+.1f pp",

@@ -624,15 +624,16 @@ static void print_outside_model(FILE *out, const struct pes_rnode *list, unsigne
             report_count(cap, sizeof cap, pes_r_get_u(e, "capacity_lines"));
             report_count(lo, sizeof lo, pes_r_u(pes_r_at(band, 0)));
             report_count(hi, sizeof hi, pes_r_u(pes_r_at(band, 1)));
-            fprintf(out,
-                    "; reuses at the capacity, outside the model's assumptions: %.0f %% of the "
-                    "accesses reaching it reuse a line %s..%s lines later (the level holds %s), "
-                    "where SDCM's hit probability is between %.0f %% and %.0f %%, but lines "
-                    "spread evenly over the sets all hit below the capacity and all miss above; "
-                    "they alone move the hit rate by %+.1f pp",
-                    100.0 * pes_r_get_f(e, "band_share"), lo, hi, cap,
-                    100.0 * PES_ASSUMPTIONS_BAND_EDGE, 100.0 * (1 - PES_ASSUMPTIONS_BAND_EDGE),
-                    100.0 * pes_r_get_f(e, "band_shift"));
+            fprintf(
+                out,
+                "; reuses at the capacity, outside the model's assumptions: %.0f %% of the "
+                "accesses reaching it reuse a line after %s..%s other lines (the level holds %s), "
+                "where SDCM's hit probability is between %.0f %% and %.0f %%, but lines "
+                "spread evenly over the sets all hit below the capacity and all miss above; "
+                "they alone move the hit rate by %+.1f pp",
+                100.0 * pes_r_get_f(e, "band_share"), lo, hi, cap,
+                100.0 * PES_ASSUMPTIONS_BAND_EDGE, 100.0 * (1 - PES_ASSUMPTIONS_BAND_EDGE),
+                100.0 * pes_r_get_f(e, "band_shift"));
             if (pes_r_get_u(e, "binned"))
                 fputs(" (most of these distances are known only to their power-of-two bin of "
                       "the profile, taken as spread evenly over it, as the model takes them)",

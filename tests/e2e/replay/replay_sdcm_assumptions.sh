@@ -84,7 +84,7 @@ def check_cyclic(name, sign):
     assert abs(model - c["model"]["hit_local"][0]) < 1e-5, (model, c["model"]["hit_local"][0])
     rest = check_warning(txt, page, c, e)
     m = re.search(r"reuses at the capacity, outside the model's assumptions: ([0-9]+) % of the accesses "
-                  r"reaching it reuse a line ([0-9,]+)\.\.([0-9,]+) lines later \(the level holds ([0-9,]+)\),"
+                  r"reaching it reuse a line after ([0-9,]+)\.\.([0-9,]+) other lines \(the level holds ([0-9,]+)\),"
                   r".*they alone move the hit rate by ([-+][0-9.]+) pp$", rest)
     assert m, rest
     assert int(m.group(1)) == round(100 * share) and m.group(2) == str(lo) and m.group(3) == str(hi - 1)
