@@ -60,7 +60,7 @@ void pes_assumptions_band(uint64_t blocks, uint32_t ways, uint64_t *lo, uint64_t
     const double edge[2] = {1.0 - PES_ASSUMPTIONS_BAND_EDGE, PES_ASSUMPTIONS_BAND_EDGE};
     uint64_t *out[2] = {lo, hi};
     for (int k = 0; k < 2; k++) {
-        uint64_t a = 0, b = 64 * blocks; /* P(hit | 64 B) is 0 for every A <= B */
+        uint64_t a = 0, b = 64 * blocks; /* P(hit | 64 B) < 1e-9 for every A < B */
         while (a < b) {
             uint64_t m = a + (b - a) / 2;
             double p = pes_sdcm_hit_prob(m, blocks, ways);
