@@ -13,8 +13,11 @@
  * distance >= the TLB's entries (or cold) are the TLB misses of a fully
  * associative LRU TLB, the runtime model's TLB term (docs/model.md §3). With
  * prefetch.max_stride, the share of the line changes made by constant-stride
- * walks (prefetch_share.h), the prefetch term's. Neither with pes-replay-mpi's
- * split (they travel in no part).
+ * walks (prefetch_share.h), the prefetch term's. Both need each stream's
+ * accesses in order in one process: with pes-replay-mpi, process 0 computes
+ * them where every process reads the whole stream (round-robin windows), and
+ * a machine with either term keeps the trace from being read in parts
+ * (part_ok), so the runtime is pes-replay's.
  *
  * With --jobs N the engines run on N worker threads (profiles.h: the PRD
  * and CRD engines spread over them, a dominant one split PARDA-style), with
@@ -53,6 +56,19 @@ struct reuse {
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
 {
     return (si->mimicked || !k->mimic) && k->sample_rate == 0 && si->kind != PES_TRACE_SAMPLED;
+}
+
+static int tlb_term(const struct pes_machine *m, uint32_t line)
+{
+    return m->tlb_entries && m->tlb_miss_latency > 0 && m->tlb_page >= line &&
+           !(m->tlb_page & (m->tlb_page - 1));
+}
+
+/* The TLB and prefetch terms travel in no part (see the top). */
+static int part_ok(const struct pes_stream_info *si, const struct pes_knobs *k)
+{
+    (void)k;
+    return !tlb_term(si->machine, si->line) && !(si->machine->prefetch_max_stride > 0);
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
@@ -94,13 +110,15 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         .split = k->split,
     };
     const struct pes_machine *m = si->machine;
-    int tlb = m->tlb_entries && m->tlb_miss_latency > 0 && m->tlb_page >= si->line &&
-              !(m->tlb_page & (m->tlb_page - 1)) && !k->split;
+    /* the whole stream in this process, which publishes: no split, or
+     * process 0 of a split without parts */
+    int whole = !k->split || (!k->split->parts && k->split->rank == 0);
+    int tlb = tlb_term(m, si->line) && whole;
     struct pes_profiles_options pages = {
         .granule = m->tlb_page, .n_streams = si->n_streams, .threads = k->jobs};
     if (!(r->prof = pes_profiles_create(&po, err)) ||
         (tlb && !(r->pages = pes_profiles_create(&pages, err))) ||
-        (m->prefetch_max_stride > 0 && !k->split &&
+        (m->prefetch_max_stride > 0 && whole &&
          !(r->ahead = replay_prefetch_create(si->line, m->prefetch_max_stride)) &&
          pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory"))) {
         pes_profiles_destroy(r->prof);
@@ -573,6 +591,7 @@ const struct pes_analysis pes_analysis_reuse = {
     .publish = publish,
     .destroy = destroy,
     .sync = sync,
+    .part_ok = part_ok,
     .part_pack = part_pack,
     .part_merge = part_merge,
 };
