@@ -113,9 +113,6 @@ struct pes_analysis {
      * part_merge: on process 0, after its own part, the counts of each
      * later part in stream order, before finish; 0 or -1. */
     int (*sync)(void *self, struct pes_error *err);
-    /* Whether this stream's settings let it run in parts (NULL: yes, given
-     * part_pack and part_merge). */
-    int (*part_ok)(const struct pes_stream_info *si, const struct pes_knobs *k);
     size_t (*part_pack)(void *self, void *buf, size_t cap);
     int (*part_merge)(void *self, const void *buf, size_t len, struct pes_error *err);
     /* Shares (knobs.shares > 1; NULL: the analysis does all of its work on

@@ -34,8 +34,7 @@ const struct pes_analysis *const pes_analyses[] = {PES_REGISTRY(ADDRESS) NULL};
 int pes_analyses_can_part(const struct pes_stream_info *si, const struct pes_knobs *k)
 {
     for (const struct pes_analysis *const *a = pes_analyses; *a; a++)
-        if ((!(*a)->wanted || (*a)->wanted(si, k)) &&
-            (!(*a)->part_pack || !(*a)->part_merge || ((*a)->part_ok && !(*a)->part_ok(si, k))))
+        if ((!(*a)->wanted || (*a)->wanted(si, k)) && (!(*a)->part_pack || !(*a)->part_merge))
             return 0;
     return 1;
 }
