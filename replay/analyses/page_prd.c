@@ -12,11 +12,11 @@
 enum { PENDING = 256 }; /* pages gathered per stream before an engine takes them */
 
 struct lane {
-    struct pes_reuse *g;              /* first part: the stream's pages so far */
-    struct pes_parda_counts out;      /* first part: its distances */
-    struct pes_parda_summarizer z;    /* later part: the local pass */
-    struct pes_parda_summary s;       /* later part: its result */
-    int begun;                        /* later part: z started (the stream has pages here) */
+    struct pes_reuse *g;           /* first part: the stream's pages so far */
+    struct pes_parda_counts out;   /* first part: its distances */
+    struct pes_parda_summarizer z; /* later part: the local pass */
+    struct pes_parda_summary s;    /* later part: its result */
+    int begun;                     /* later part: z started (the stream has pages here) */
     uint64_t key[PENDING];
     size_t n;
 };
@@ -45,7 +45,8 @@ struct replay_page_prd *replay_page_prd_create(uint32_t page, uint32_t n_streams
     for (uint32_t s = 0; s < n_streams; s++) {
         struct lane *l = &p->lane[s];
         if (pes_parda_counts_init(&l->out, 0, err) < 0 ||
-            (!later && !(l->g = pes_reuse_create(&(struct pes_reuse_options){.granule = 1}, err)))) {
+            (!later &&
+             !(l->g = pes_reuse_create(&(struct pes_reuse_options){.granule = 1}, err)))) {
             p->n_streams = s + 1;
             replay_page_prd_destroy(p);
             return NULL;
@@ -172,30 +173,45 @@ int replay_page_prd_merge(struct replay_page_prd *p, const void *buf, size_t len
         return pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: a part of %zu bytes", len);
     memcpy(&n, in, sizeof n);
     in += sizeof n;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t s;
+    if (n > p->n_streams)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: %u streams of %u", n, p->n_streams);
+    /* every summary read before any is resolved: a bad part changes nothing */
+    struct pes_parda_summary *sum = calloc(n ? n : 1, sizeof *sum);
+    uint32_t *stream = calloc(n ? n : 1, sizeof *stream);
+    uint32_t got = 0;
+    int rc = sum && stream ? 0 : pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    for (; rc == 0 && got < n; got++) {
         uint64_t bytes;
-        if ((size_t)(end - in) < sizeof s + sizeof bytes)
-            return pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: a part cut short");
-        memcpy(&s, in, sizeof s);
-        memcpy(&bytes, in + sizeof s, sizeof bytes);
-        in += sizeof s + sizeof bytes;
-        if (s >= p->n_streams || bytes > (uint64_t)(end - in))
-            return pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: stream %u, %llu bytes", s,
-                                 (unsigned long long)bytes);
-        struct lane *l = &p->lane[s];
-        struct pes_parda_summary sum;
-        if (flush(p, l, err) < 0 || pes_parda_summary_unpack(&sum, in, (size_t)bytes, err) < 0)
-            return -1;
-        int rc = pes_parda_resolve(l->g, &sum, 0, &l->out, err);
-        pes_parda_summary_free(&sum);
-        if (rc < 0)
-            return -1;
+        if ((size_t)(end - in) < sizeof *stream + sizeof bytes) {
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: a part cut short");
+            break;
+        }
+        memcpy(&stream[got], in, sizeof *stream);
+        memcpy(&bytes, in + sizeof *stream, sizeof bytes);
+        in += sizeof *stream + sizeof bytes;
+        if (stream[got] >= p->n_streams || bytes > (uint64_t)(end - in)) {
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: stream %u, %llu bytes",
+                               stream[got], (unsigned long long)bytes);
+            break;
+        }
+        if (pes_parda_summary_unpack(&sum[got], in, (size_t)bytes, err) < 0) {
+            rc = -1;
+            break;
+        }
         in += bytes;
     }
-    if (in != end)
-        return pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: bytes after the part");
-    return 0;
+    if (rc == 0 && in != end)
+        rc = pes_error_set(err, PES_ERR_FORMAT, 0, "page PRD: bytes after the part");
+    for (uint32_t i = 0; rc == 0 && i < got; i++) {
+        struct lane *l = &p->lane[stream[i]];
+        if (flush(p, l, err) < 0 || pes_parda_resolve(l->g, &sum[i], 0, &l->out, err) < 0)
+            rc = -1;
+    }
+    for (uint32_t i = 0; sum && i < got; i++)
+        pes_parda_summary_free(&sum[i]);
+    free(sum);
+    free(stream);
+    return rc;
 }
 
 int replay_page_prd_total(struct replay_page_prd *p, struct pes_rd_hist *h, struct pes_error *err)

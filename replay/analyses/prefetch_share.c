@@ -171,11 +171,15 @@ int replay_prefetch_merge(struct replay_prefetch *p, const void *buf, size_t len
     memcpy(head, buf, sizeof head);
     const unsigned char *in = (const unsigned char *)buf + sizeof head;
     size_t n = (len - sizeof head) / sizeof(struct walk_packed);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* all checked first: a bad part changes nothing */
         struct walk_packed wp;
         memcpy(&wp, in + i * sizeof wp, sizeof wp);
         if (!wp.key || wp.wait < 1 || wp.wait > 2)
             return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct walk_packed wp;
+        memcpy(&wp, in + i * sizeof wp, sizeof wp);
         /* the accesses that waited, against the state the earlier parts left;
          * the repeats between them change nothing */
         struct walk *w = walk_of(p, wp.key);

@@ -26,9 +26,9 @@ static struct pes_report *sample(void)
     pes_r_u64(r, c, "cores", 4);
     pes_r_bool(r, c, "mimicked", 1);
     pes_r_i64(r, c, "delta", -17);
-    pes_r_f64(r, c, "rate", 3.14159265, "%.4g");   /* JSON: 3.142 */
-    pes_r_f64(r, c, "count", 12345.678, "%.0f");   /* JSON: 12346 */
-    pes_r_f64(r, c, "plain", 0.1, NULL);           /* the writer's default */
+    pes_r_f64(r, c, "rate", 3.14159265, "%.4g"); /* JSON: 3.142 */
+    pes_r_f64(r, c, "count", 12345.678, "%.0f"); /* JSON: 12346 */
+    pes_r_f64(r, c, "plain", 0.1, NULL);         /* the writer's default */
     pes_r_flag(pes_r_str(r, c, "label", "a \"quoted\" \xc3\xa9 label"), PES_R_TEXT_ONLY);
     pes_r_null(r, c, "none");
     struct pes_rnode *rows = pes_r_array(r, c, "rows");
