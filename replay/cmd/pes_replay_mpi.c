@@ -11,14 +11,18 @@
  * message per window, then their part's counts (summary, model work), and
  * rank 0 resolves the windows part after part and writes the report.
  * With --simulate, --cores or --sample-rate every rank reads the whole trace
- * instead and the windows are dealt round-robin; the summary, the model and
- * --simulate then run on rank 0 over the whole stream, as in pes-replay (a
- * simulation cannot be cut into windows: it runs whole there).
+ * instead and the windows are dealt round-robin; the summary and the model
+ * run on rank 0 over the whole stream, --simulate is shared out by address
+ * partitions (each rank's counts travel to rank 0 after the stream), and
+ * each --cores configuration runs whole on rank i mod R, its report section
+ * travelling to rank 0 (replay_run.c, "deal").
  *
  * Messages (rank k > 0 to rank 0, in the order rank 0 reads them):
  *   TAG_WINDOW {window, bytes} then TAG_DATA pieces of at most PIECE bytes,
  *   once per window of k; with parts, TAG_PART {0, bytes} and its TAG_DATA
- *   (which also ends k's windows); then TAG_DONE {status, code, message}.
+ *   (which also ends k's windows); with --simulate, one TAG_PART per
+ *   stream's partition counts, or with --cores one per configuration of k
+ *   (its report section); then TAG_DONE {status, code, message}.
  * Rank 0 to each rank k > 0: one TAG_STOP, early when rank 0 fails (k stops
  * at its next batch), else at the end. Last, rank 0 broadcasts the exit
  * status once its report or error line is out, so every rank ends with rank

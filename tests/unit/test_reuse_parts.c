@@ -51,7 +51,9 @@ static void make_stream(struct access *a, size_t n)
         } else if (r < 85) /* its next step */
             pos[s][site] += (uint64_t)stride[s][site];
         /* else: a repeat */
-        a[i] = (struct access){.stream = s, .site = site, .size = (uint32_t)(1 + next() % 16),
+        a[i] = (struct access){.stream = s,
+                               .site = site,
+                               .size = (uint32_t)(1 + next() % 16),
                                .addr = pos[s][site] % (1ull << 20)};
     }
 }

@@ -73,9 +73,10 @@ parts_of() {   # RANKS: "rank:parts" of each rank, from PES_MPI_STATS
 [ "$(parts_of 4)" = "0:2 1:1 2:1 3:0 " ] || fail "--cores 1,2,4 on 4 ranks: parts $(parts_of 4)"
 echo "ok: --cores configurations dealt to ranks"
 # A machine with the TLB and prefetch terms (model/machines: tlb.*,
-# prefetch.max_stride): the page-granularity PRD and the stride share need
-# each stream whole in one process, so such a machine reads the trace whole
-# on every rank and rank 0 computes them; the runtime is pes-replay's.
+# prefetch.max_stride): read in parts, each part sends its page summaries
+# and prefetch walks, which rank 0 resolves; with --simulate or --cores
+# rank 0 (or the configuration's rank) computes them over the whole stream.
+# The runtime is pes-replay's either way.
 "$PES_BIN/pes-replay" --machine haswell --show-machine | grep -v '^tlb\.\|^validation' >"$work/reach.machine"
 printf 'tlb.entries = 64\ntlb.page = 4K\ntlb.miss_latency = 30\nprefetch.max_stride = 2K\n' >>"$work/reach.machine"
 machine="$work/reach.machine" check reach_text 25000 "$work/t.txt" --format json
