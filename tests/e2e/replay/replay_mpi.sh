@@ -72,6 +72,8 @@ parts_of() {   # RANKS: "rank:parts" of each rank, from PES_MPI_STATS
 [ "$(parts_of 2)" = "0:1 1:1 " ] || fail "--cores 1,2,4 on 2 ranks: parts $(parts_of 2), want 0:1 1:1"
 [ "$(parts_of 4)" = "0:2 1:1 2:1 3:0 " ] || fail "--cores 1,2,4 on 4 ranks: parts $(parts_of 4)"
 echo "ok: --cores configurations dealt to ranks"
+# the text report of dealt sections: their text-only nodes travel too
+check cores_text 5000 "$data/gemm28.t1.full.zst" --cores 1,2,4 --simulate --by object
 # A machine with the TLB and prefetch terms (model/machines: tlb.*,
 # prefetch.max_stride): read in parts, each part sends its page summaries
 # and prefetch walks, which rank 0 resolves; with --simulate or --cores
