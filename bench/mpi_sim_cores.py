@@ -5,7 +5,8 @@ per rank (PES_MPI_STATS: each rank's own CPU time, its threads together)
 as well as wall time, so that a machine shared with other work still shows
 how the work is divided: with --simulate each rank simulates its share of
 the address partitions (every rank still reads the whole trace); with
---cores each configuration runs whole on one rank (rank i mod R).
+--cores each configuration runs whole on one rank (largest first, to the
+least loaded rank).
 
 Runs are interleaved (rep 1 of every variant, then rep 2, ...) and the run
 of least wall time is kept. Every variant's JSON report is first checked
@@ -14,7 +15,8 @@ after is printed: other work on the machine slows the wall times, not the
 CPU seconds (except through caches).
 
 usage: bench/mpi_sim_cores.py [--build build] [--trace tests/data/false_sharing.full.zst]
-                              [--repeat 3] [--ranks 1,2,4] [--cores 1,2,4] [--out bench/out]
+                              [--repeat 3] [--ranks 1,2,4] [--cores 1,2,4]
+                              [--modes simulate,cores] [--out bench/out]
 Prints a markdown table and writes OUT/mpi_sim_cores.{md,json}.
 """
 import argparse
@@ -52,6 +54,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--cores", default="1,2,4")
+    ap.add_argument("--modes", default="simulate,cores")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
     b = os.path.join(a.build, "bin")
@@ -63,8 +66,9 @@ def main():
     load0 = os.getloadavg()
 
     rows = []
-    for mode, extra in [("--simulate", ["--simulate", "--sockets", "2"]),
-                        (f"--cores {a.cores} --simulate", ["--cores", a.cores, "--simulate"])]:
+    modes = {"simulate": ("--simulate", ["--simulate", "--sockets", "2"]),
+             "cores": (f"--cores {a.cores} --simulate", ["--cores", a.cores, "--simulate"])}
+    for mode, extra in [modes[m] for m in benchlib.csv(a.modes)]:
         base = [a.trace, "--machine", "haswell", "--format", "json", "--top", "0"] + extra
         variants = {"pes-replay --jobs 1": [os.path.join(b, "pes-replay")] + base + ["--jobs", "1"],
                     "pes-replay --jobs 2": [os.path.join(b, "pes-replay")] + base + ["--jobs", "2"]}

@@ -14,7 +14,7 @@
  * instead and the windows are dealt round-robin; the summary and the model
  * run on rank 0 over the whole stream, --simulate is shared out by address
  * partitions (each rank's counts travel to rank 0 after the stream), and
- * each --cores configuration runs whole on rank i mod R, its report section
+ * each --cores configuration runs whole on one rank, its report section
  * travelling to rank 0 (replay_run.c, "deal").
  *
  * Messages (rank k > 0 to rank 0, in the order rank 0 reads them):

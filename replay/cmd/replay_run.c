@@ -351,14 +351,15 @@ static void run_config(void *arg)
         c->rc = pes_pipeline_finish(c->p, &c->err);
 }
 
-/* pes-replay-mpi (shares > 1) deals the --cores configurations out:
- * configuration i runs whole (its mimicked streams, engines and simulation)
- * on process i mod shares, as pes-replay runs it, and its report section
- * travels packed (pes_report_pack) to process 0, which adds the sections in
- * configuration order. Each section is independent of the others, so the
- * report is pes-replay's whatever the number of processes. */
+/* pes-replay-mpi (shares > 1) deals the --cores configurations out: each
+ * runs whole (its mimicked streams, engines and simulation) on one process,
+ * as pes-replay runs it, and its report section travels packed
+ * (pes_report_pack) to process 0, which adds the sections in configuration
+ * order. Each section is independent of the others, so the report is
+ * pes-replay's whatever the number of processes. */
 struct deal {
     uint32_t me, procs;
+    uint32_t *owner;           /* [n_cores] the process of each configuration */
     struct pes_report *mine;   /* this process's sections, before they travel */
     struct pes_rnode *configs; /* in mine */
     struct pes_rnode *trace;   /* in mine: a configuration publishes nothing there */
@@ -366,19 +367,43 @@ struct deal {
     size_t *len;
 };
 
-static int deal_begin(struct deal *d, const struct run *run, uint32_t n_cores,
-                      struct pes_error *err)
+static int deal_begin(struct deal *d, const struct run *run, const uint32_t *cores,
+                      uint32_t n_cores, struct pes_error *err)
 {
     const struct replay_hooks *h = run->hooks;
     *d = (struct deal){.me = h->share, .procs = h->shares};
     d->mine = pes_report_create();
     d->packed = calloc(n_cores, sizeof *d->packed);
     d->len = calloc(n_cores, sizeof *d->len);
+    d->owner = calloc(n_cores, sizeof *d->owner);
+    uint64_t *load = calloc(d->procs, sizeof *load);
+    uint8_t *dealt = calloc(n_cores, 1);
+    /* largest first, each to the least loaded process (the lowest on a tie):
+     * a configuration of c cores costs about c + 1 units (its c streams and
+     * their simulation, plus the recorded stream every process reads); the
+     * same answer on every process */
+    for (uint32_t k = 0; load && dealt && d->owner && k < n_cores; k++) {
+        uint32_t big = 0, to = 0;
+        while (dealt[big])
+            big++;
+        for (uint32_t i = big + 1; i < n_cores; i++)
+            if (!dealt[i] && cores[i] > cores[big])
+                big = i;
+        for (uint32_t q = 1; q < d->procs; q++)
+            if (load[q] < load[to])
+                to = q;
+        dealt[big] = 1;
+        d->owner[big] = to;
+        load[to] += (uint64_t)cores[big] + 1;
+    }
+    int ok = load && dealt;
+    free(load);
+    free(dealt);
     if (d->mine) {
         d->configs = pes_r_array(d->mine, pes_report_root(d->mine), "configs");
         d->trace = pes_r_object(d->mine, pes_report_root(d->mine), "trace");
     }
-    if (!d->mine || !d->packed || !d->len || pes_report_failed(d->mine))
+    if (!ok || !d->mine || !d->packed || !d->len || !d->owner || pes_report_failed(d->mine))
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     return 0;
 }
@@ -389,6 +414,7 @@ static void deal_end(struct deal *d, uint32_t n_cores)
         free(d->packed[i]);
     free(d->packed);
     free(d->len);
+    free(d->owner);
     pes_report_destroy(d->mine);
 }
 
@@ -409,14 +435,16 @@ static int deal_pack(struct deal *d, uint32_t i, struct pes_error *err)
 static int deal_finish(struct deal *d, struct run *run, uint32_t n_cores, struct pes_error *err)
 {
     const struct replay_hooks *h = run->hooks;
-    for (uint32_t i = d->me; d->me != 0 && i < n_cores; i += d->procs) {
+    for (uint32_t i = 0; d->me != 0 && i < n_cores; i++) {
+        if (d->owner[i] != d->me)
+            continue;
         void *buf = d->packed[i];
         d->packed[i] = NULL; /* the callee's */
         if (h->part_send(h->ctx, buf, d->len[i], err) < 0)
             return -1;
     }
     for (uint32_t i = 0; d->me == 0 && i < n_cores; i++) {
-        uint32_t from = i % d->procs;
+        uint32_t from = d->owner[i];
         void *buf = d->packed[i];
         size_t n = d->len[i];
         if (from != 0 && h->part_recv(h->ctx, from, &buf, &n, err) < 0)
@@ -466,7 +494,7 @@ static int run_mimicked(struct run *run, struct pes_error *err)
     struct pes_strand **strands = calloc(o->n_cores, sizeof *strands);
     int rc = cfg && strands ? 0 : pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     if (rc == 0 && dealt)
-        rc = deal_begin(&deal, run, o->n_cores, err);
+        rc = deal_begin(&deal, run, o->cores, o->n_cores, err);
     /* lane 0 is the recorded pass's; configuration i's cores follow the earlier ones' */
     uint32_t lanes = 1;
     for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
@@ -526,7 +554,7 @@ static int run_mimicked(struct run *run, struct pes_error *err)
     int st_config = pes_cpu_stage("mimicked configurations", PES_CPU_PARALLEL);
     for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
         struct config_run *c = &cfg[i];
-        if (dealt && i % deal.procs != deal.me)
+        if (dealt && deal.owner[i] != deal.me)
             continue; /* another process's */
         if (!(c->p = pes_pipeline_create(&c->si, &c->knobs, err)))
             rc = -1;

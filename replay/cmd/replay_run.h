@@ -34,8 +34,8 @@ struct replay_hooks {
      * (knobs.share); with shares > 1, after each pipeline's finish the
      * shares travel to process 0 as parts do (part_send / part_recv) and
      * are added there (pes_pipeline_share_merge). With --cores and
-     * shares > 1, configuration i runs whole on process i mod shares and
-     * its report section travels the same way instead. */
+     * shares > 1, each configuration runs whole on one process and its
+     * report section travels the same way instead. */
     uint32_t share, shares;
     int (*part_send)(void *ctx, void *buf, size_t len, struct pes_error *err);
     int (*part_recv)(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err);
