@@ -463,8 +463,8 @@ static int deal_finish(struct deal *d, struct run *run, uint32_t n_cores, struct
  * work (bytes, op counts) for the runtime model. The configurations run
  * side by side on the replay's workers (each reads the trace itself, its
  * cores walking their own lanes of the data objects), and are published in
- * --cores order; pes-replay-mpi runs them one after the other (its engines'
- * messages go out in order). */
+ * --cores order; pes-replay-mpi deals them to its processes (struct deal
+ * above), each running its own one after the other. */
 static int run_mimicked(struct run *run, struct pes_error *err)
 {
     struct replay_input *in = run->in;
