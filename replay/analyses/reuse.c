@@ -13,8 +13,12 @@
  * distance >= the TLB's entries (or cold) are the TLB misses of a fully
  * associative LRU TLB, the runtime model's TLB term (docs/model.md §3). With
  * prefetch.max_stride, the share of the line changes made by constant-stride
- * walks (prefetch_share.h), the prefetch term's. Neither with pes-replay-mpi's
- * split (they travel in no part).
+ * walks (prefetch_share.h), the prefetch term's. With pes-replay-mpi both
+ * are process 0's where every process reads the whole stream (round-robin
+ * windows); read in parts, each part counts what it can alone and sends
+ * the rest (page_prd.h: PARDA summaries of its pages; prefetch_share.h: the
+ * walks' first accesses, which wait for the state the part before left), so
+ * the runtime is pes-replay's either way.
  *
  * With --jobs N the engines run on N worker threads (profiles.h: the PRD
  * and CRD engines spread over them, a dominant one split PARDA-style), with
@@ -27,14 +31,16 @@
 #include "callpaths.h"
 #include "groups.h"
 #include "histogram.h"
+#include "page_prd.h"
 #include "prefetch_share.h"
 #include "profiles.h"
 #include "reuse_model.h"
 
 struct reuse {
-    struct pes_profiles *prof;     /* PRD per stream, CRD per shared cache (group) */
-    struct pes_profiles *pages;    /* PRD per stream at tlb_page granularity; NULL: no TLB term */
-    struct replay_prefetch *ahead; /* constant-stride line changes; NULL: no prefetch term */
+    struct pes_profiles *prof;  /* PRD per stream, CRD per shared cache (group) */
+    struct pes_profiles *pages; /* PRD per stream at tlb_page granularity; NULL: no TLB term */
+    struct replay_page_prd *page_parts; /* the same, read in parts (pages is NULL then) */
+    struct replay_prefetch *ahead;      /* constant-stride line changes; NULL: no prefetch term */
     const struct pes_stream_info *si;
     struct pes_work work; /* counted here unless the stream info brings it */
     struct replay_model model;
@@ -53,6 +59,12 @@ struct reuse {
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
 {
     return (si->mimicked || !k->mimic) && k->sample_rate == 0 && si->kind != PES_TRACE_SAMPLED;
+}
+
+static int tlb_term(const struct pes_machine *m, uint32_t line)
+{
+    return m->tlb_entries && m->tlb_miss_latency > 0 && m->tlb_page >= line &&
+           !(m->tlb_page & (m->tlb_page - 1));
 }
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
@@ -94,17 +106,23 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         .split = k->split,
     };
     const struct pes_machine *m = si->machine;
-    int tlb = m->tlb_entries && m->tlb_miss_latency > 0 && m->tlb_page >= si->line &&
-              !(m->tlb_page & (m->tlb_page - 1)) && !k->split;
+    /* the whole stream in this process, which publishes (no split, or
+     * process 0 of a split without parts), or this process's part of it */
+    int parts = k->split && k->split->parts, later = parts && k->split->rank != 0;
+    int whole = !k->split || (!parts && k->split->rank == 0);
+    int tlb = tlb_term(m, si->line);
     struct pes_profiles_options pages = {
         .granule = m->tlb_page, .n_streams = si->n_streams, .threads = k->jobs};
     if (!(r->prof = pes_profiles_create(&po, err)) ||
-        (tlb && !(r->pages = pes_profiles_create(&pages, err))) ||
-        (m->prefetch_max_stride > 0 && !k->split &&
+        (tlb && whole && !(r->pages = pes_profiles_create(&pages, err))) ||
+        (tlb && parts &&
+         !(r->page_parts = replay_page_prd_create(m->tlb_page, si->n_streams, later, err))) ||
+        (m->prefetch_max_stride > 0 && (whole || parts) &&
          !(r->ahead = replay_prefetch_create(si->line, m->prefetch_max_stride)) &&
          pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory"))) {
         pes_profiles_destroy(r->prof);
         pes_profiles_destroy(r->pages);
+        replay_page_prd_destroy(r->page_parts);
         replay_prefetch_destroy(r->ahead);
         replay_pathkeys_destroy(r->pk);
         free(r->pk_ids);
@@ -112,6 +130,8 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
         free(r);
         return NULL;
     }
+    if (r->ahead && later)
+        replay_prefetch_set_later(r->ahead);
     return r;
 }
 
@@ -132,6 +152,8 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     if (r->pages && b->n &&
         pes_profiles_push_batch(r->pages, b->stream, b->addr, b->size, b->site, b->n, err) < 0)
+        return -1;
+    if (r->page_parts && replay_page_prd_batch(r->page_parts, b, err) < 0)
         return -1;
     /* the PRD engines of ended streams go once their accesses are pushed */
     for (size_t i = 0; i < b->n_ended; i++)
@@ -164,11 +186,13 @@ static int model(struct reuse *r, struct pes_error *err)
                  ? pes_error_set(err, PES_ERR_NOMEM, 0,
                                  "cannot sum the reuse histograms (out of memory)")
                  : 0;
-    if (rc == 0 && r->pages) { /* TLB misses: page distance >= entries, or cold */
+    if (rc == 0 &&
+        (r->pages || r->page_parts)) { /* TLB misses: page distance >= entries, or cold */
         struct pes_rd_hist pg;
-        if (pes_rd_hist_init(&pg, 0, err) < 0)
+        if (r->page_parts ? replay_page_prd_total(r->page_parts, &pg, err) < 0
+                          : pes_rd_hist_init(&pg, 0, err) < 0)
             rc = -1;
-        else if (pes_profiles_prd_total(r->pages, &pg) < 0)
+        else if (r->pages && pes_profiles_prd_total(r->pages, &pg) < 0)
             rc = pes_error_set(err, PES_ERR_NOMEM, 0, "cannot sum the page reuse histograms");
         else {
             extra.known |= PES_RUNTIME_KNOW_TLB;
@@ -203,28 +227,65 @@ static int finish(void *self, struct pes_error *err)
 }
 
 /* Parts: the profiles travel as window summaries (profiles.h, parts), so a
- * part brings only the work counted for the runtime model. */
+ * part brings the work counted for the runtime model and, with those
+ * terms, its page summaries and its prefetch walks: the work, then
+ * [u64 bytes][page summaries] and [u64 bytes][walks]. */
 static int sync(void *self, struct pes_error *err)
 {
-    return pes_profiles_sync(((struct reuse *)self)->prof, err);
+    struct reuse *r = self;
+    if (pes_profiles_sync(r->prof, err) < 0)
+        return -1;
+    return r->page_parts ? replay_page_prd_end(r->page_parts, err) : 0;
 }
 
 static size_t part_pack(void *self, void *buf, size_t cap)
 {
     struct reuse *r = self;
-    if (buf && cap >= sizeof r->work)
-        memcpy(buf, &r->work, sizeof r->work);
-    return sizeof r->work;
+    uint64_t pages = r->page_parts ? replay_page_prd_pack(r->page_parts, NULL, 0) : 0;
+    uint64_t walks = r->ahead ? replay_prefetch_pack(r->ahead, NULL, 0) : 0;
+    size_t need = sizeof r->work + 2 * sizeof(uint64_t) + (size_t)(pages + walks);
+    if (!buf || cap < need)
+        return need;
+    unsigned char *o = buf;
+    memcpy(o, &r->work, sizeof r->work);
+    o += sizeof r->work;
+    memcpy(o, &pages, sizeof pages);
+    o += sizeof pages;
+    if (pages)
+        o += replay_page_prd_pack(r->page_parts, o, (size_t)pages);
+    memcpy(o, &walks, sizeof walks);
+    o += sizeof walks;
+    if (walks)
+        replay_prefetch_pack(r->ahead, o, (size_t)walks);
+    return need;
 }
 
 static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err)
 {
     struct reuse *r = self;
+    const unsigned char *in = buf, *end = in + len;
     struct pes_work w;
-    if (len != sizeof w)
+    uint64_t pages, walks;
+    if (len < sizeof w + sizeof pages)
         return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
-    memcpy(&w, buf, sizeof w);
+    memcpy(&w, in, sizeof w);
+    memcpy(&pages, in + sizeof w, sizeof pages);
+    in += sizeof w + sizeof pages;
+    if (pages > (uint64_t)(end - in) || (size_t)(end - in) - pages < sizeof walks)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
+    memcpy(&walks, in + pages, sizeof walks);
+    const unsigned char *at_walks = in + pages + sizeof walks;
+    if (walks != (uint64_t)(end - at_walks) || (pages != 0) != (r->page_parts != NULL) ||
+        (walks != 0) != (r->ahead != NULL))
+        return pes_error_set(err, PES_ERR_FORMAT, 0,
+                             "reuse: a part of %zu bytes (pages %llu, walks %llu)", len,
+                             (unsigned long long)pages, (unsigned long long)walks);
     replay_work_merge(&r->work, &w);
+    if (pages && replay_page_prd_merge(r->page_parts, in, (size_t)pages, err) < 0)
+        return -1;
+    if (walks && replay_prefetch_merge(r->ahead, at_walks, (size_t)walks) < 0)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part's prefetch walks (%llu bytes)",
+                             (unsigned long long)walks);
     return 0;
 }
 
@@ -558,6 +619,7 @@ static void destroy(void *self)
     free(r->pk_ids);
     pes_profiles_destroy(r->prof);
     pes_profiles_destroy(r->pages);
+    replay_page_prd_destroy(r->page_parts);
     replay_prefetch_destroy(r->ahead);
     free(r->zeros);
     free(r);

@@ -11,14 +11,18 @@
  * message per window, then their part's counts (summary, model work), and
  * rank 0 resolves the windows part after part and writes the report.
  * With --simulate, --cores or --sample-rate every rank reads the whole trace
- * instead and the windows are dealt round-robin; the summary, the model and
- * --simulate then run on rank 0 over the whole stream, as in pes-replay (a
- * simulation cannot be cut into windows: it runs whole there).
+ * instead and the windows are dealt round-robin; the summary and the model
+ * run on rank 0 over the whole stream, --simulate is shared out by address
+ * partitions (each rank's counts travel to rank 0 after the stream), and
+ * each --cores configuration runs whole on one rank, its report section
+ * travelling to rank 0 (replay_run.c, "deal").
  *
  * Messages (rank k > 0 to rank 0, in the order rank 0 reads them):
  *   TAG_WINDOW {window, bytes} then TAG_DATA pieces of at most PIECE bytes,
  *   once per window of k; with parts, TAG_PART {0, bytes} and its TAG_DATA
- *   (which also ends k's windows); then TAG_DONE {status, code, message}.
+ *   (which also ends k's windows); with --simulate, one TAG_PART per
+ *   stream's partition counts, or with --cores one per configuration of k
+ *   (its report section); then TAG_DONE {status, code, message}.
  * Rank 0 to each rank k > 0: one TAG_STOP, early when rank 0 fails (k stops
  * at its next batch), else at the end. Last, rank 0 broadcasts the exit
  * status once its report or error line is out, so every rank ends with rank
@@ -67,6 +71,7 @@ struct link {
     int fail;      /* tests: PES_MPI_TEST_FAIL names this rank */
     /* PES_MPI_STATS: one line per rank on stderr at the end */
     uint64_t windows, bytes;
+    uint64_t parts;    /* TAG_PART messages: a part's counts, a --cores configuration's section */
     double wait_s;     /* blocked on messages (rank 0: receiving; others: sends in flight) */
     double t0, work_s; /* start; seconds until the rank's own work was done */
 };
@@ -205,6 +210,8 @@ static int send_part(void *ctx, void *buf, size_t len, struct pes_error *err)
         return -1;
     }
     uint64_t head[2] = {0, len};
+    l->parts++;
+    l->bytes += len;
     int rc = MPI_Send(head, 2, MPI_UINT64_T, 0, TAG_PART, MPI_COMM_WORLD);
     for (size_t at = 0; rc == MPI_SUCCESS && at < len; at += PIECE) {
         size_t n = len - at < PIECE ? len - at : PIECE;
@@ -307,6 +314,8 @@ static int recv_part(void *ctx, uint32_t from, void **buf, size_t *len, struct p
     if (recv_body((int)from, TAG_PART, head, buf, err) < 0)
         return -1;
     *len = (size_t)head[1];
+    l->parts++;
+    l->bytes += head[1];
     return 0;
 }
 
@@ -366,6 +375,15 @@ static int agree_root(void *ctx, int rc, struct pes_error *err)
 }
 
 /* ------------------------------------------------------------ main */
+
+/* This process's CPU time, its threads together (PES_MPI_STATS). */
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 /* What rank 0 decides before the replay: -1 to go on, else the exit status
  * of every rank. */
@@ -464,12 +482,11 @@ int main(int argc, char **argv)
     l.t0 = MPI_Wtime();
     int32_t verdict = replay_full(&o, &machine, &h);
     if (getenv("PES_MPI_STATS"))
-        fprintf(
-            stderr,
-            "pes-replay-mpi: rank %d: replay %.3f s, %llu windows %s, %.1f MB, %.3f s waiting for "
-            "messages\n",
-            rank, l.work_s, (unsigned long long)l.windows, rank ? "sent" : "received",
-            (double)l.bytes / 1e6, l.wait_s);
+        fprintf(stderr,
+                "pes-replay-mpi: rank %d: replay %.3f s, %llu windows and %llu parts %s, %.1f MB, "
+                "%.3f s waiting for messages, %.3f CPU s\n",
+                rank, l.work_s, (unsigned long long)l.windows, (unsigned long long)l.parts,
+                rank ? "sent" : "received", (double)l.bytes / 1e6, l.wait_s, cpu_seconds());
     if (rank != 0 && !l.stop_done)
         idle_wait(1, &l.stop_req);
     MPI_Bcast(&verdict, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);

@@ -147,12 +147,18 @@ static const struct pes_batch_sink *sink_of(struct run *run, struct pes_pipeline
 }
 
 /* A configuration's section: {"cores":N,"mimicked":B, ... its analyses ...}. */
+static struct pes_rnode *config_node_in(struct pes_report *r, struct pes_rnode *configs,
+                                        uint32_t cores, int mimicked)
+{
+    struct pes_rnode *c = pes_r_object(r, configs, NULL);
+    pes_r_u64(r, c, "cores", cores);
+    pes_r_bool(r, c, "mimicked", mimicked);
+    return c;
+}
+
 static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimicked)
 {
-    struct pes_rnode *c = pes_r_object(run->rep, run->configs, NULL);
-    pes_r_u64(run->rep, c, "cores", cores);
-    pes_r_bool(run->rep, c, "mimicked", mimicked);
-    return c;
+    return config_node_in(run->rep, run->configs, cores, mimicked);
 }
 
 /* Whether this process reads only its part of the recorded stream: the
@@ -346,12 +352,120 @@ static void run_config(void *arg)
         c->rc = pes_pipeline_finish(c->p, &c->err);
 }
 
+/* pes-replay-mpi (shares > 1) deals the --cores configurations out: each
+ * runs whole (its mimicked streams, engines and simulation) on one process,
+ * as pes-replay runs it, and its report section travels packed
+ * (pes_report_pack) to process 0, which adds the sections in configuration
+ * order. Each section is independent of the others, so the report is
+ * pes-replay's whatever the number of processes. */
+struct deal {
+    uint32_t me, procs;
+    uint32_t *owner;           /* [n_cores] the process of each configuration */
+    struct pes_report *mine;   /* this process's sections, before they travel */
+    struct pes_rnode *configs; /* in mine */
+    struct pes_rnode *trace;   /* in mine: a configuration publishes nothing there */
+    void **packed;             /* [n_cores] this process's sections, packed */
+    size_t *len;
+};
+
+static int deal_begin(struct deal *d, const struct run *run, const uint32_t *cores,
+                      uint32_t n_cores, struct pes_error *err)
+{
+    const struct replay_hooks *h = run->hooks;
+    *d = (struct deal){.me = h->share, .procs = h->shares};
+    d->mine = pes_report_create();
+    d->packed = calloc(n_cores, sizeof *d->packed);
+    d->len = calloc(n_cores, sizeof *d->len);
+    d->owner = calloc(n_cores, sizeof *d->owner);
+    uint64_t *load = calloc(d->procs, sizeof *load);
+    uint8_t *dealt = calloc(n_cores, 1);
+    /* largest first, each to the least loaded process (the lowest on a tie):
+     * a configuration of c cores costs about c + 1 units (its c streams and
+     * their simulation, plus the recorded stream every process reads); the
+     * same answer on every process */
+    for (uint32_t k = 0; load && dealt && d->owner && k < n_cores; k++) {
+        uint32_t big = 0, to = 0;
+        while (dealt[big])
+            big++;
+        for (uint32_t i = big + 1; i < n_cores; i++)
+            if (!dealt[i] && cores[i] > cores[big])
+                big = i;
+        for (uint32_t q = 1; q < d->procs; q++)
+            if (load[q] < load[to])
+                to = q;
+        dealt[big] = 1;
+        d->owner[big] = to;
+        load[to] += (uint64_t)cores[big] + 1;
+    }
+    int ok = load && dealt;
+    free(load);
+    free(dealt);
+    if (d->mine) {
+        d->configs = pes_r_array(d->mine, pes_report_root(d->mine), "configs");
+        d->trace = pes_r_object(d->mine, pes_report_root(d->mine), "trace");
+    }
+    if (!ok || !d->mine || !d->packed || !d->len || !d->owner || pes_report_failed(d->mine))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    return 0;
+}
+
+static void deal_end(struct deal *d, uint32_t n_cores)
+{
+    for (uint32_t i = 0; d->packed && i < n_cores; i++)
+        free(d->packed[i]);
+    free(d->packed);
+    free(d->len);
+    free(d->owner);
+    pes_report_destroy(d->mine);
+}
+
+/* Configuration i's section, published into d->mine, packed. */
+static int deal_pack(struct deal *d, uint32_t i, struct pes_error *err)
+{
+    const struct pes_rnode *node = pes_r_at(d->configs, pes_r_count(d->configs) - 1);
+    if (pes_r_count(d->trace) != 0) /* the section would not hold all of its results */
+        return pes_error_set(err, PES_ERR_ARG, 0,
+                             "configuration %u published outside its section: not distributed", i);
+    if (pes_report_failed(d->mine) || !(d->packed[i] = pes_report_pack(node, &d->len[i])))
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    return 0;
+}
+
+/* After this process's configurations: to process 0 (in order, so that it
+ * receives them as it adds them), or there every section in order. */
+static int deal_finish(struct deal *d, struct run *run, uint32_t n_cores, struct pes_error *err)
+{
+    const struct replay_hooks *h = run->hooks;
+    for (uint32_t i = 0; d->me != 0 && i < n_cores; i++) {
+        if (d->owner[i] != d->me)
+            continue;
+        void *buf = d->packed[i];
+        d->packed[i] = NULL; /* the callee's */
+        if (h->part_send(h->ctx, buf, d->len[i], err) < 0)
+            return -1;
+    }
+    for (uint32_t i = 0; d->me == 0 && i < n_cores; i++) {
+        uint32_t from = d->owner[i];
+        void *buf = d->packed[i];
+        size_t n = d->len[i];
+        if (from != 0 && h->part_recv(h->ctx, from, &buf, &n, err) < 0)
+            return -1;
+        const char *why = pes_report_unpack(run->rep, run->configs, buf, n);
+        if (from != 0)
+            free(buf);
+        if (why)
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "configuration %u from rank %u: %s", i,
+                                 from, why);
+    }
+    return 0;
+}
+
 /* PPT-Multicore mimicking for every --cores count, with the recorded run's
  * work (bytes, op counts) for the runtime model. The configurations run
  * side by side on the replay's workers (each reads the trace itself, its
  * cores walking their own lanes of the data objects), and are published in
- * --cores order; pes-replay-mpi runs them one after the other (its engines'
- * messages go out in order). */
+ * --cores order; pes-replay-mpi deals them to its processes (struct deal
+ * above), each running its own one after the other. */
 static int run_mimicked(struct run *run, struct pes_error *err)
 {
     struct replay_input *in = run->in;
@@ -375,9 +489,13 @@ static int run_mimicked(struct run *run, struct pes_error *err)
      * last-level cache, as the single CRD group assumes. */
     static const uint32_t one_cache[PES_SIM_MAX_CORES];
     int side_by_side = !run->hooks && pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
+    int dealt = run->hooks && run->hooks->shares > 1;
+    struct deal deal = {0};
     struct config_run *cfg = calloc(o->n_cores, sizeof *cfg);
     struct pes_strand **strands = calloc(o->n_cores, sizeof *strands);
     int rc = cfg && strands ? 0 : pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    if (rc == 0 && dealt)
+        rc = deal_begin(&deal, run, o->cores, o->n_cores, err);
     /* lane 0 is the recorded pass's; configuration i's cores follow the earlier ones' */
     uint32_t lanes = 1;
     for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
@@ -420,6 +538,11 @@ static int run_mimicked(struct run *run, struct pes_error *err)
             rc = -1;
         }
         c->knobs = run->knobs;
+        if (dealt) { /* the whole configuration here: no windows, no shares */
+            c->knobs.split = NULL;
+            c->knobs.share = 0;
+            c->knobs.shares = 0;
+        }
         if (side_by_side) { /* the reuse engines' threads shared out among the configurations */
             c->knobs.jobs = run->knobs.jobs / o->n_cores ? run->knobs.jobs / o->n_cores : 1;
             c->first_lane = lanes;
@@ -432,6 +555,8 @@ static int run_mimicked(struct run *run, struct pes_error *err)
     int st_config = pes_cpu_stage("mimicked configurations", PES_CPU_PARALLEL);
     for (uint32_t i = 0; rc == 0 && i < o->n_cores; i++) {
         struct config_run *c = &cfg[i];
+        if (dealt && deal.owner[i] != deal.me)
+            continue; /* another process's */
         if (!(c->p = pes_pipeline_create(&c->si, &c->knobs, err)))
             rc = -1;
         else if (!side_by_side) { /* here and now (pes-replay-mpi's messages go out in order) */
@@ -439,11 +564,18 @@ static int run_mimicked(struct run *run, struct pes_error *err)
             c->rc = replay_mimic_run(in, counts, &c->mo, 0, c->callpaths, sink, &c->err);
             if (c->rc == 0)
                 c->rc = pes_pipeline_finish(c->p, &c->err);
-            if (c->rc == 0)
+            if (c->rc == 0 && !dealt)
                 c->rc = exchange_shares(run, c->p, &c->err);
             if (c->rc < 0) {
                 *err = c->err;
                 rc = -1;
+            } else if (dealt) { /* its section travels (deal_finish) */
+                struct pes_publish to = {
+                    .r = deal.mine,
+                    .trace = deal.trace,
+                    .config = config_node_in(deal.mine, deal.configs, o->cores[i], 1)};
+                pes_pipeline_publish(c->p, &to);
+                rc = deal_pack(&deal, i, err);
             } else { /* one configuration's state at a time */
                 struct pes_publish to = {
                     .r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
@@ -472,6 +604,10 @@ static int run_mimicked(struct run *run, struct pes_error *err)
             .r = run->rep, .trace = run->trace, .config = config_node(run, o->cores[i], 1)};
         pes_pipeline_publish(cfg[i].p, &to);
     }
+    if (rc == 0 && dealt)
+        rc = deal_finish(&deal, run, o->n_cores, err);
+    if (dealt)
+        deal_end(&deal, o->n_cores);
     for (uint32_t i = 0; cfg && i < o->n_cores; i++) {
         pes_pipeline_destroy(cfg[i].p);
         pes_callpaths_destroy(cfg[i].callpaths);

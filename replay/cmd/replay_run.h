@@ -29,11 +29,13 @@ struct replay_hooks {
      * part_send (part > 0; the buffer is the callee's), part_recv (part 0,
      * for each later part in order; a malloc'd buffer). 0, or -1 (err). */
     uint32_t part, parts;
-    /* Shares (reading the whole stream everywhere: --simulate): this
-     * process's share of the simulation's address partitions
+    /* Shares (reading the whole stream everywhere: --simulate, --cores):
+     * this process's share of the simulation's address partitions
      * (knobs.share); with shares > 1, after each pipeline's finish the
      * shares travel to process 0 as parts do (part_send / part_recv) and
-     * are added there (pes_pipeline_share_merge). */
+     * are added there (pes_pipeline_share_merge). With --cores and
+     * shares > 1, each configuration runs whole on one process and its
+     * report section travels the same way instead. */
     uint32_t share, shares;
     int (*part_send)(void *ctx, void *buf, size_t len, struct pes_error *err);
     int (*part_recv)(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err);

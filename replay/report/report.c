@@ -28,6 +28,8 @@ struct pes_rnode {
 struct pes_report {
     struct pes_rnode root;
     int failed;
+    char **fmts; /* the formats of unpacked doubles (a node only points at its format) */
+    size_t n_fmts;
 };
 
 struct pes_report *pes_report_create(void)
@@ -55,6 +57,9 @@ void pes_report_destroy(struct pes_report *r)
     if (!r)
         return;
     node_free(&r->root);
+    for (size_t i = 0; i < r->n_fmts; i++)
+        free(r->fmts[i]);
+    free(r->fmts);
     free(r);
 }
 
@@ -241,6 +246,262 @@ double pes_r_get_f(const struct pes_rnode *o, const char *key)
 const char *pes_r_get_s(const struct pes_rnode *o, const char *key)
 {
     return pes_r_s(pes_r_get(o, key));
+}
+
+/* ------------------------------------------------------------ packed
+ * A node: kind (1 byte), flags (4), key, then by kind: a u64, i64 or bool
+ * (8 bytes), a double (8) and its format, a string, or the children's count
+ * (8) and the children. Strings (key, format, value) are a 4-byte length,
+ * UINT32_MAX for none, then the bytes. Host byte order: the processes of one
+ * build on one machine type (pes-replay-mpi). */
+
+struct packer {
+    unsigned char *buf;
+    size_t n, cap;
+    int failed;
+};
+
+static void put(struct packer *p, const void *v, size_t n)
+{
+    if (p->failed)
+        return;
+    if (p->n + n > p->cap) {
+        size_t cap = p->cap ? p->cap : 4096;
+        while (cap < p->n + n)
+            cap *= 2;
+        unsigned char *b = realloc(p->buf, cap);
+        if (!b) {
+            p->failed = 1;
+            return;
+        }
+        p->buf = b;
+        p->cap = cap;
+    }
+    memcpy(p->buf + p->n, v, n);
+    p->n += n;
+}
+
+static void put_str(struct packer *p, const char *s)
+{
+    uint32_t len = s ? (uint32_t)strlen(s) : UINT32_MAX;
+    put(p, &len, sizeof len);
+    if (s)
+        put(p, s, len);
+}
+
+static void pack_node(struct packer *p, const struct pes_rnode *n)
+{
+    uint8_t kind = (uint8_t)n->kind;
+    uint32_t flags = n->flags;
+    put(p, &kind, 1);
+    put(p, &flags, sizeof flags);
+    put_str(p, n->key);
+    switch (n->kind) {
+    case PES_R_OBJECT:
+    case PES_R_ARRAY: {
+        uint64_t count = n->n;
+        put(p, &count, sizeof count);
+        for (size_t i = 0; i < n->n; i++)
+            pack_node(p, n->child[i]);
+        break;
+    }
+    case PES_R_F64:
+        put(p, &n->v.f, sizeof n->v.f);
+        put_str(p, n->fmt);
+        break;
+    case PES_R_STR:
+        put_str(p, n->v.s);
+        break;
+    case PES_R_NULL:
+        break;
+    default: /* U64, I64, BOOL */
+        put(p, &n->v.u, sizeof n->v.u);
+    }
+}
+
+void *pes_report_pack(const struct pes_rnode *n, size_t *len)
+{
+    struct packer p = {0};
+    pack_node(&p, n);
+    if (p.failed) {
+        free(p.buf);
+        return NULL;
+    }
+    *len = p.n;
+    return p.buf ? p.buf : malloc(1);
+}
+
+struct unpacker {
+    const unsigned char *at, *end;
+    const char *why; /* the first defect, or NULL */
+};
+
+static int take(struct unpacker *u, void *v, size_t n)
+{
+    if ((size_t)(u->end - u->at) < n) {
+        u->why = "cut short";
+        return -1;
+    }
+    memcpy(v, u->at, n);
+    u->at += n;
+    return 0;
+}
+
+/* A string as a new malloc'd copy in *s (NULL: none); 0 or -1. */
+static int take_str(struct unpacker *u, char **s)
+{
+    uint32_t len;
+    *s = NULL;
+    if (take(u, &len, sizeof len) < 0)
+        return -1;
+    if (len == UINT32_MAX)
+        return 0;
+    if ((size_t)(u->end - u->at) < len) {
+        u->why = "a string cut short";
+        return -1;
+    }
+    if (memchr(u->at, '\0', len)) {
+        u->why = "a string with a NUL byte";
+        return -1;
+    }
+    if (!(*s = malloc((size_t)len + 1))) {
+        u->why = "out of memory";
+        return -1;
+    }
+    memcpy(*s, u->at, len);
+    (*s)[len] = '\0';
+    u->at += len;
+    return 0;
+}
+
+/* The report's copy of fmt (one per distinct format), or NULL. */
+static const char *intern_fmt(struct pes_report *r, char *fmt)
+{
+    for (size_t i = 0; i < r->n_fmts; i++)
+        if (!strcmp(r->fmts[i], fmt)) {
+            free(fmt);
+            return r->fmts[i];
+        }
+    char **f = realloc(r->fmts, (r->n_fmts + 1) * sizeof *f);
+    if (!f) {
+        free(fmt);
+        return NULL;
+    }
+    r->fmts = f;
+    return r->fmts[r->n_fmts++] = fmt;
+}
+
+/* A double's format must print one double and nothing else that printf reads. */
+static int fmt_ok(const char *fmt)
+{
+    int convs = 0;
+    for (const char *c = fmt; *c; c++) {
+        if (*c != '%')
+            continue;
+        if (c[1] == '%') {
+            c++;
+            continue;
+        }
+        c++;
+        while (*c && strchr("0123456789.-+ #", *c))
+            c++;
+        if (!*c || !strchr("eEfFgG", *c))
+            return 0;
+        convs++;
+    }
+    return convs == 1;
+}
+
+static int unpack_node(struct pes_report *r, struct pes_rnode *parent, struct unpacker *u,
+                       int depth)
+{
+    uint8_t kind;
+    uint32_t flags;
+    char *key = NULL;
+    if (depth > 64) {
+        u->why = "nested too deeply";
+        return -1;
+    }
+    if (take(u, &kind, 1) < 0 || take(u, &flags, sizeof flags) < 0 || take_str(u, &key) < 0)
+        return -1;
+    if (kind > PES_R_NULL || (parent->kind == PES_R_OBJECT) != (key != NULL)) {
+        u->why = kind > PES_R_NULL ? "an unknown node kind" : "a key where none belongs";
+        free(key);
+        return -1;
+    }
+    struct pes_rnode *n = add(r, parent, key, (enum pes_rnode_kind)kind);
+    free(key);
+    if (!n) {
+        u->why = "out of memory";
+        return -1;
+    }
+    n->flags = flags;
+    switch (n->kind) {
+    case PES_R_OBJECT:
+    case PES_R_ARRAY: {
+        uint64_t count;
+        if (take(u, &count, sizeof count) < 0)
+            return -1;
+        for (uint64_t i = 0; i < count; i++) /* each child takes at least 9 bytes */
+            if (unpack_node(r, n, u, depth + 1) < 0)
+                return -1;
+        return 0;
+    }
+    case PES_R_F64: {
+        char *fmt;
+        if (take(u, &n->v.f, sizeof n->v.f) < 0 || take_str(u, &fmt) < 0)
+            return -1;
+        if (fmt && !fmt_ok(fmt)) {
+            free(fmt);
+            u->why = "a number format that is not one double's";
+            return -1;
+        }
+        if (fmt && !(n->fmt = intern_fmt(r, fmt))) {
+            u->why = "out of memory";
+            return -1;
+        }
+        return 0;
+    }
+    case PES_R_STR: {
+        char *s;
+        if (take_str(u, &s) < 0)
+            return -1;
+        n->v.s = s ? s : strdup("");
+        if (!n->v.s) {
+            n->kind = PES_R_U64;
+            u->why = "out of memory";
+            return -1;
+        }
+        return 0;
+    }
+    case PES_R_NULL:
+        return 0;
+    default:
+        if (take(u, &n->v.u, sizeof n->v.u) < 0)
+            return -1;
+        if (n->kind == PES_R_BOOL && n->v.u > 1) {
+            u->why = "a boolean that is neither 0 nor 1";
+            return -1;
+        }
+        return 0;
+    }
+}
+
+const char *pes_report_unpack(struct pes_report *r, struct pes_rnode *parent, const void *buf,
+                              size_t len)
+{
+    struct unpacker u = {.at = buf, .end = (const unsigned char *)buf + len};
+    if (!parent || (parent->kind != PES_R_OBJECT && parent->kind != PES_R_ARRAY))
+        return "no object or array to add to";
+    if (unpack_node(r, parent, &u, 0) < 0) {
+        r->failed = 1;
+        return u.why ? u.why : "malformed";
+    }
+    if (u.at != u.end) {
+        r->failed = 1;
+        return "bytes after the node";
+    }
+    return NULL;
 }
 
 /* ------------------------------------------------------------ JSON

@@ -84,6 +84,17 @@ uint64_t pes_r_get_u(const struct pes_rnode *obj, const char *key);
 double pes_r_get_f(const struct pes_rnode *obj, const char *key);
 const char *pes_r_get_s(const struct pes_rnode *obj, const char *key);
 
+/* ------------------------------------------------------------ packed */
+
+/* Node n and its subtree as bytes (host byte order: processes of one build,
+ * pes-replay-mpi), malloc'd, *len its size; NULL without memory. */
+void *pes_report_pack(const struct pes_rnode *n, size_t *len);
+/* A packed node added as the last child of parent (an object or array of
+ * r): NULL, or what is wrong with buf (cut short, malformed, no memory),
+ * after which r is marked failed (part of the node may have been added). */
+const char *pes_report_unpack(struct pes_report *r, struct pes_rnode *parent, const void *buf,
+                              size_t len);
+
 /* ------------------------------------------------------------ writers */
 
 /* The whole tree as one JSON line (text-only nodes left out), through jansson

@@ -9,6 +9,10 @@ pes_add_unit_test(test_diff SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diff.c LIBS p
 # Report rows (--by) and the cache-line table on hand-built batches; -g: its own globals are data objects.
 pes_add_unit_test(test_reports SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reports.c LIBS pes_replay_core m)
 target_compile_options(test_reports PRIVATE -g)
+# The report tree packed and unpacked (a --cores section between MPI ranks).
+pes_add_unit_test(test_report_pack SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_report_pack.c LIBS pes_replay_core)
+# The TLB and prefetch facts read in parts against the whole stream (pes-replay-mpi).
+pes_add_unit_test(test_reuse_parts SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_reuse_parts.c LIBS pes_replay_core)
 # Data objects (replay/objects): this test's own globals through its DWARF, as
 # a PIE and as a position-dependent executable; heap sites; live blocks vs an oracle.
 pes_add_unit_test(test_objects SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_objects.c LIBS pes_objects)

@@ -20,10 +20,10 @@ awk 'BEGIN { x = 4242; for (i = 0; i < 300000; i++) { x = (x * 1103515245 + 1234
 check() {   # NAME WINDOW TRACE ARGS...: every rank count the same as pes-replay
   local name=$1 window=$2 trace=$3
   shift 3
-  "$PES_BIN/pes-replay" "$trace" --machine haswell "$@" >"$work/$name.ref" 2>"$work/$name.ref.err" ||
+  "$PES_BIN/pes-replay" "$trace" --machine "${machine:-haswell}" "$@" >"$work/$name.ref" 2>"$work/$name.ref.err" ||
     { cat "$work/$name.ref.err" >&2; fail "$name: pes-replay failed"; }
   for np in 1 2 4; do
-    mpi "$np" "$trace" --machine haswell --mpi-window "$window" "$@" >"$work/$name.np$np" 2>"$work/$name.np$np.err" ||
+    mpi "$np" "$trace" --machine "${machine:-haswell}" --mpi-window "$window" "$@" >"$work/$name.np$np" 2>"$work/$name.np$np.err" ||
       { cat "$work/$name.np$np.err" >&2; fail "$name: $np ranks failed"; }
     cmp -s "$work/$name.ref" "$work/$name.np$np" || fail "$name: $np ranks differ from pes-replay"
     # the same warnings, once (rank 0 speaks for all), under the command's own name
@@ -62,6 +62,41 @@ check sim16 20000 "$data/gemm40.t16.full.zst" --format json --simulate --sockets
 check sim16virt 20000 "$data/false_sharing.t16.full.zst" --format json --simulate --page-map virtual --by object
 check sim16_text 20000 "$data/false_sharing.t16.full.zst" --simulate --sockets 2
 check cores1 5000 "$data/gemm28.t1.full.zst" --format json --simulate --cores 1,2,4,8,16
+# --cores: each configuration runs whole on one rank, which sends its report
+# section to rank 0 (one part message per configuration of another rank).
+# Dealt largest first to the least loaded rank (c cores weigh c + 1): on 2
+# ranks 4 -> rank 0, 2 and 1 -> rank 1; on 4 ranks 4, 2, 1 -> ranks 0, 1, 2.
+parts_of() {   # RANKS: "rank:parts" of each rank, from PES_MPI_STATS
+  PES_MPI_STATS=1 mpi "$1" "$data/gemm28.t1.full.zst" --machine haswell --cores 1,2,4 \
+    --simulate --format json 2>&1 >/dev/null |
+    sed -n 's/^pes-replay-mpi: rank \([0-9]*\): .* and \([0-9]*\) parts .*/\1:\2/p' | sort | tr '\n' ' '
+}
+[ "$(parts_of 2)" = "0:2 1:2 " ] || fail "--cores 1,2,4 on 2 ranks: parts $(parts_of 2), want 0:2 1:2"
+[ "$(parts_of 4)" = "0:2 1:1 2:1 3:0 " ] || fail "--cores 1,2,4 on 4 ranks: parts $(parts_of 4)"
+echo "ok: --cores configurations dealt to ranks"
+# the text report of dealt sections: their text-only nodes travel too
+check cores_text 5000 "$data/gemm28.t1.full.zst" --cores 1,2,4 --simulate --by object
+# A machine with the TLB and prefetch terms (model/machines: tlb.*,
+# prefetch.max_stride): read in parts, each part sends its page summaries
+# and prefetch walks, which rank 0 resolves; with --simulate or --cores
+# rank 0 (or the configuration's rank) computes them over the whole stream.
+# The runtime is pes-replay's either way.
+"$PES_BIN/pes-replay" --machine haswell --show-machine | grep -v '^tlb\.\|^validation' >"$work/reach.machine"
+printf 'tlb.entries = 64\ntlb.page = 4K\ntlb.miss_latency = 30\nprefetch.max_stride = 2K\n' >>"$work/reach.machine"
+machine="$work/reach.machine" check reach_text 25000 "$work/t.txt" --format json
+machine="$work/reach.machine" check reach_gemm 3000 "$data/gemm40.full.zst" --format json --sockets 2
+# (the random text trace walks no constant stride: its prefetched share is 0, but present)
+for t in reach_text reach_gemm; do
+  jq -e '.configs[0].model.runtime | .terms.tlb.cycles > 0 and .tlb_lookups > 0 and has("prefetched")' \
+    "$work/$t.ref" >/dev/null || fail "$t: no TLB or prefetch term in the runtime"
+done
+jq -e '.configs[0].model.runtime.prefetched > 0.5' "$work/reach_gemm.ref" >/dev/null ||
+  fail "reach_gemm: gemm's strided walks are not prefetched"
+# --simulate and --cores 1,2,4 (dealt), two sockets, traces of 1, 2 and 16 threads
+for t in gemm28.t1 false_sharing gemm40.t16; do
+  machine="$work/reach.machine" check "reach_cores_$t" 5000 "$data/$t.full.zst" --format json \
+    --simulate --cores 1,2,4 --sockets 2
+done
 
 # Failures: one line from rank 0, non-zero everywhere, nobody left waiting.
 expect_mpi_fail() {   # NEEDLE RANKS ARGS...
