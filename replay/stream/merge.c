@@ -392,22 +392,36 @@ static void set_clock(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t
  * before `limit` (or equal it, if ties_pass): where times rise, by
  * galloping from pos then bisecting (threads that run at once interleave
  * in runs of a record or two, a thread alone in runs of a segment), else
- * one by one. */
+ * one by one. When the run stops at a record whose time it computed, that
+ * time goes to *stop_time and *stopped is set: the caller's next key, which
+ * it then need not compute again (a division per run of the merge). */
 static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64_t limit,
-                       int ties_pass)
+                       int ties_pass, uint64_t *stop_time, int *stopped)
 {
 #define PASSES(t) ((t) < limit || ((t) == limit && ties_pass))
+    *stopped = 0;
     if (!c->monotone) {
-        while (pos < end && PASSES(time_at(c, pos)))
-            pos++;
+        for (; pos < end; pos++) {
+            uint64_t t = time_at(c, pos);
+            if (!PASSES(t)) {
+                *stop_time = t;
+                *stopped = 1;
+                break;
+            }
+        }
         return pos;
     }
-    /* the first record that does not pass is in [lo, hi] */
+    /* the first record that does not pass is in [lo, hi]; hi_time is hi's
+     * time once a probe failed there */
     size_t lo = pos, hi = end, step = 1;
+    uint64_t hi_time = 0;
     while (lo < end) {
         size_t probe = end - lo > step ? lo + step - 1 : end - 1;
-        if (!PASSES(time_at(c, probe))) {
+        uint64_t t = time_at(c, probe);
+        if (!PASSES(t)) {
             hi = probe;
+            hi_time = t;
+            *stopped = 1;
             break;
         }
         lo = probe + 1;
@@ -415,11 +429,15 @@ static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (PASSES(time_at(c, mid)))
+        uint64_t t = time_at(c, mid);
+        if (PASSES(t)) {
             lo = mid + 1;
-        else
+        } else {
             hi = mid;
+            hi_time = t;
+        }
     }
+    *stop_time = hi_time;
     return lo;
 #undef PASSES
 }
@@ -573,8 +591,10 @@ static void end_stream(struct pes_merge *m, struct thread_stream *s)
 static int refill(struct pes_merge *m, struct thread_stream *s, struct pes_error *err)
 {
     for (;;) {
+        uint64_t unused;
+        int stopped;
         if (s->skipping)
-            s->seg_pos = time_run(&s->clock, s->seg_pos, s->seg_n, m->lo, 0);
+            s->seg_pos = time_run(&s->clock, s->seg_pos, s->seg_n, m->lo, 0, &unused, &stopped);
         if (s->seg_pos < s->seg_n) {
             s->skipping = 0;
             return 1;
@@ -969,8 +989,10 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
          * as many as fit, since each record is at most one out */
         if (end - pos > max - n)
             end = pos + (max - n);
+        uint64_t stop_time = 0;
+        int stopped = 0;
         if (rival || m->bounded)
-            end = time_run(&s->clock, pos, end, rt, tie_wins);
+            end = time_run(&s->clock, pos, end, rt, tie_wins, &stop_time, &stopped);
         const struct pes_record *seg = s->seg;
         uint32_t thread = s->thread;
         if (keep_control) {
@@ -990,6 +1012,13 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
             }
         }
         s->seg_pos = end;
+        if (stopped && !s->skipping) {
+            /* the run stopped inside the part at a record it timed: refill
+             * has nothing to do, and that time is the stream's next key */
+            top->time = stop_time;
+            heap_sift_down_top(m);
+            continue;
+        }
         int rc = refill(m, s, err);
         if (rc < 0)
             return -1;
