@@ -19,6 +19,7 @@
 struct seg_clock {
     uint64_t k0, n, start, end;
     double rate;
+    double span, count; /* (double)(end - start) and (double)n, converted once */
     int marked;
     int monotone; /* times never decrease along the part (time_run may bisect) */
 };
@@ -133,7 +134,9 @@ static uint64_t ticks_after(uint64_t ticks, double offset)
 {
     if (!(offset < 18446744073709551616.0))
         return UINT64_MAX;
-    uint64_t d = (uint64_t)offset;
+    /* the same value as (uint64_t)offset; below 2^63 the signed conversion
+     * is one instruction, the unsigned one a branchy sequence */
+    uint64_t d = offset < 9223372036854775808.0 ? (uint64_t)(int64_t)offset : (uint64_t)offset;
     return d > UINT64_MAX - ticks ? UINT64_MAX : ticks + d;
 }
 
@@ -365,12 +368,12 @@ static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_
  * segment. */
 static inline uint64_t time_at(const struct seg_clock *c, size_t k)
 {
-    double g = (double)(c->k0 + k + 1);
+    uint64_t r = c->k0 + k + 1;
+    /* (double)r, by the signed conversion where that is the same value */
+    double g = r < (UINT64_C(1) << 63) ? (double)(int64_t)r : (double)r;
     if (!c->marked)
         return ticks_after(c->start, c->rate * g);
-    return c->k0 + k + 1 == c->n
-               ? c->end
-               : ticks_after(c->start, (double)(c->end - c->start) * g / (double)c->n);
+    return r == c->n ? c->end : ticks_after(c->start, c->span * g / c->count);
 }
 
 /* The part's clock. Times rise with k (each step of the formula is
@@ -384,6 +387,8 @@ static void set_clock(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t
                                   .start = start,
                                   .end = end,
                                   .rate = s->rate,
+                                  .span = (double)(end - start),
+                                  .count = (double)n,
                                   .marked = marked,
                                   .monotone = !marked || end - start < (UINT64_C(1) << 52)};
 }
