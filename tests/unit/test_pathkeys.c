@@ -5,7 +5,7 @@
  * linearly. The streams are made to defeat the interning's shortcuts (the
  * previous triple, the memo by site): loops over a few sites, sites that
  * collide in the memo, paths that alternate per access as two threads'
- * would, keys that differ from the sites, and thousands of paths (keys,
+ * would, keys that differ from the sites, and a thousand paths (keys,
  * sites) under one key and site, more than any memo holds.
  */
 #include <setjmp.h>
@@ -42,7 +42,7 @@ static uint32_t oracle_id(struct triple *seen, uint32_t *n, struct triple t)
 /* n triples of one shape, mapped in batches of random length */
 static void check_stream(uint64_t seed, int shape)
 {
-    enum { N = 20000 };
+    enum { N = 5000 };
     uint32_t *key = malloc(N * sizeof *key), *path = malloc(N * sizeof *path),
              *site = malloc(N * sizeof *site), *out = malloc(N * sizeof *out);
     struct triple *seen = malloc(N * sizeof *seen);
@@ -62,13 +62,13 @@ static void check_stream(uint64_t seed, int shape)
             break;
         case 3: /* one site and key, many paths: more than any memo has slots, so
                  * some share one whatever it hashes */
-            site[i] = 9, path[i] = r % 5000, key[i] = 9;
+            site[i] = 9, path[i] = r % 1000, key[i] = 9;
             break;
         case 4: /* one site and path, many keys */
-            site[i] = 9, path[i] = 0, key[i] = r % 5000;
+            site[i] = 9, path[i] = 0, key[i] = r % 1000;
             break;
         case 5: /* one key and path, many sites */
-            site[i] = r % 5000, path[i] = 1, key[i] = 4;
+            site[i] = r % 1000, path[i] = 1, key[i] = 4;
             break;
         default: /* anything: large ids too */
             site[i] = r % 3000, path[i] = (r >> 12) % 300, key[i] = (uint32_t)rng(&s) % 50;
@@ -86,8 +86,8 @@ static void check_stream(uint64_t seed, int shape)
     }
     uint32_t n_seen = 0;
     for (uint32_t i = 0; i < N; i++) {
-        uint32_t want =
-            oracle_id(seen, &n_seen, (struct triple){.key = key[i], .path = path[i], .site = site[i]});
+        uint32_t want = oracle_id(seen, &n_seen,
+                                  (struct triple){.key = key[i], .path = path[i], .site = site[i]});
         if (out[i] != want)
             fail_msg("shape %d, access %u: id %u, expected %u", shape, i, out[i], want);
     }
