@@ -14,6 +14,8 @@ struct triple {
     uint32_t key, path, site;
 };
 
+enum { MEMO_SLOTS = 256 };
+
 struct replay_pathkeys {
     struct triple *ids; /* [n] */
     uint32_t n, cap;
@@ -21,6 +23,12 @@ struct replay_pathkeys {
     uint32_t n_slots;
     struct triple last; /* the previous access's triple and id: loops repeat theirs */
     uint32_t last_id;
+    /* the triples seen lately, by their site's low bits plus a mix of path
+     * and key: a loop's accesses cycle through a few sites (one path per
+     * thread) and each finds its id here without the hash table (id
+     * UINT32_MAX: empty) */
+    struct triple memo[MEMO_SLOTS];
+    uint32_t memo_id[MEMO_SLOTS];
 };
 
 static uint32_t hash3(struct triple t)
@@ -33,8 +41,11 @@ static uint32_t hash3(struct triple t)
 struct replay_pathkeys *replay_pathkeys_create(void)
 {
     struct replay_pathkeys *pk = calloc(1, sizeof *pk);
-    if (pk)
-        pk->last_id = UINT32_MAX;
+    if (!pk)
+        return NULL;
+    pk->last_id = UINT32_MAX;
+    for (int i = 0; i < MEMO_SLOTS; i++)
+        pk->memo_id[i] = UINT32_MAX;
     return pk;
 }
 
@@ -70,6 +81,12 @@ static uint32_t intern(struct replay_pathkeys *pk, struct triple t)
     if (pk->last_id != UINT32_MAX && pk->last.key == t.key && pk->last.path == t.path &&
         pk->last.site == t.site)
         return pk->last_id;
+    uint32_t m = (t.site + (t.path * 0x9E3779B1u >> 24) + (t.key * 0x85EBCA6Bu >> 24)) % MEMO_SLOTS;
+    if (pk->memo_id[m] != UINT32_MAX && pk->memo[m].key == t.key && pk->memo[m].path == t.path &&
+        pk->memo[m].site == t.site) {
+        pk->last = t;
+        return pk->last_id = pk->memo_id[m];
+    }
     if (2 * (pk->n + 1) > pk->n_slots && grow(pk) < 0)
         return UINT32_MAX;
     uint32_t h = hash3(t) & (pk->n_slots - 1);
@@ -91,6 +108,8 @@ static uint32_t intern(struct replay_pathkeys *pk, struct triple t)
         pk->slot[h] = ++pk->n;
     }
     pk->last = t;
+    pk->memo[m] = t;
+    pk->memo_id[m] = pk->slot[h] - 1;
     return pk->last_id = pk->slot[h] - 1;
 }
 

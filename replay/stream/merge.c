@@ -19,6 +19,7 @@
 struct seg_clock {
     uint64_t k0, n, start, end;
     double rate;
+    double span, count; /* (double)(end - start) and (double)n, converted once */
     int marked;
     int monotone; /* times never decrease along the part (time_run may bisect) */
 };
@@ -133,7 +134,9 @@ static uint64_t ticks_after(uint64_t ticks, double offset)
 {
     if (!(offset < 18446744073709551616.0))
         return UINT64_MAX;
-    uint64_t d = (uint64_t)offset;
+    /* the same value as (uint64_t)offset; below 2^63 the signed conversion
+     * is one instruction, the unsigned one a branchy sequence */
+    uint64_t d = offset < 9223372036854775808.0 ? (uint64_t)(int64_t)offset : (uint64_t)offset;
     return d > UINT64_MAX - ticks ? UINT64_MAX : ticks + d;
 }
 
@@ -365,12 +368,12 @@ static int measure_segment(struct pes_merge *m, struct thread_stream *s, uint64_
  * segment. */
 static inline uint64_t time_at(const struct seg_clock *c, size_t k)
 {
-    double g = (double)(c->k0 + k + 1);
+    uint64_t r = c->k0 + k + 1;
+    /* (double)r, by the signed conversion where that is the same value */
+    double g = r < (UINT64_C(1) << 63) ? (double)(int64_t)r : (double)r;
     if (!c->marked)
         return ticks_after(c->start, c->rate * g);
-    return c->k0 + k + 1 == c->n
-               ? c->end
-               : ticks_after(c->start, (double)(c->end - c->start) * g / (double)c->n);
+    return r == c->n ? c->end : ticks_after(c->start, c->span * g / c->count);
 }
 
 /* The part's clock. Times rise with k (each step of the formula is
@@ -384,6 +387,8 @@ static void set_clock(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t
                                   .start = start,
                                   .end = end,
                                   .rate = s->rate,
+                                  .span = (double)(end - start),
+                                  .count = (double)n,
                                   .marked = marked,
                                   .monotone = !marked || end - start < (UINT64_C(1) << 52)};
 }
@@ -392,22 +397,36 @@ static void set_clock(struct thread_stream *s, uint64_t k0, uint64_t n, uint64_t
  * before `limit` (or equal it, if ties_pass): where times rise, by
  * galloping from pos then bisecting (threads that run at once interleave
  * in runs of a record or two, a thread alone in runs of a segment), else
- * one by one. */
+ * one by one. When the run stops at a record whose time it computed, that
+ * time goes to *stop_time and *stopped is set: the caller's next key, which
+ * it then need not compute again (a division per run of the merge). */
 static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64_t limit,
-                       int ties_pass)
+                       int ties_pass, uint64_t *stop_time, int *stopped)
 {
 #define PASSES(t) ((t) < limit || ((t) == limit && ties_pass))
+    *stopped = 0;
     if (!c->monotone) {
-        while (pos < end && PASSES(time_at(c, pos)))
-            pos++;
+        for (; pos < end; pos++) {
+            uint64_t t = time_at(c, pos);
+            if (!PASSES(t)) {
+                *stop_time = t;
+                *stopped = 1;
+                break;
+            }
+        }
         return pos;
     }
-    /* the first record that does not pass is in [lo, hi] */
+    /* the first record that does not pass is in [lo, hi]; hi_time is hi's
+     * time once a probe failed there */
     size_t lo = pos, hi = end, step = 1;
+    uint64_t hi_time = 0;
     while (lo < end) {
         size_t probe = end - lo > step ? lo + step - 1 : end - 1;
-        if (!PASSES(time_at(c, probe))) {
+        uint64_t t = time_at(c, probe);
+        if (!PASSES(t)) {
             hi = probe;
+            hi_time = t;
+            *stopped = 1;
             break;
         }
         lo = probe + 1;
@@ -415,11 +434,15 @@ static size_t time_run(const struct seg_clock *c, size_t pos, size_t end, uint64
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (PASSES(time_at(c, mid)))
+        uint64_t t = time_at(c, mid);
+        if (PASSES(t)) {
             lo = mid + 1;
-        else
+        } else {
             hi = mid;
+            hi_time = t;
+        }
     }
+    *stop_time = hi_time;
     return lo;
 #undef PASSES
 }
@@ -573,8 +596,10 @@ static void end_stream(struct pes_merge *m, struct thread_stream *s)
 static int refill(struct pes_merge *m, struct thread_stream *s, struct pes_error *err)
 {
     for (;;) {
+        uint64_t unused;
+        int stopped;
         if (s->skipping)
-            s->seg_pos = time_run(&s->clock, s->seg_pos, s->seg_n, m->lo, 0);
+            s->seg_pos = time_run(&s->clock, s->seg_pos, s->seg_n, m->lo, 0, &unused, &stopped);
         if (s->seg_pos < s->seg_n) {
             s->skipping = 0;
             return 1;
@@ -969,8 +994,10 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
          * as many as fit, since each record is at most one out */
         if (end - pos > max - n)
             end = pos + (max - n);
+        uint64_t stop_time = 0;
+        int stopped = 0;
         if (rival || m->bounded)
-            end = time_run(&s->clock, pos, end, rt, tie_wins);
+            end = time_run(&s->clock, pos, end, rt, tie_wins, &stop_time, &stopped);
         const struct pes_record *seg = s->seg;
         uint32_t thread = s->thread;
         if (keep_control) {
@@ -990,6 +1017,13 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
             }
         }
         s->seg_pos = end;
+        if (stopped && !s->skipping) {
+            /* the run stopped inside the part at a record it timed: refill
+             * has nothing to do, and that time is the stream's next key */
+            top->time = stop_time;
+            heap_sift_down_top(m);
+            continue;
+        }
         int rc = refill(m, s, err);
         if (rc < 0)
             return -1;

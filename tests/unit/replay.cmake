@@ -3,6 +3,8 @@ pes_add_unit_test(test_merge SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_merge.c LIBS
 # A batch buffer's arrays passed to a sink that takes them (the pipeline's zero-copy hand-over).
 pes_add_unit_test(test_batch SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_batch.c LIBS pes_stream)
 pes_add_unit_test(test_callpath SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_callpath.c LIBS pes_stream)
+# (key, path, site) triples as dense ids against a first-seen oracle, on streams that defeat its memo.
+pes_add_unit_test(test_pathkeys SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pathkeys.c LIBS pes_replay_core)
 # The analyses (summary, reuse, sim), their pipeline and the JSON writer on hand-built batches.
 pes_add_unit_test(test_analyses SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_analyses.c LIBS pes_replay_core m)
 pes_add_unit_test(test_diff SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_diff.c LIBS pes_replay_core)
