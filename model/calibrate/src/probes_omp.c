@@ -142,9 +142,7 @@ static int measure_team(enum team_probe what, unsigned threads, uint64_t iters, 
     }
     return 0;
 }
-#endif
 
-#ifdef _OPENMP
 /* A team's samples spread 100x on a machine whose threads wait for a CPU
  * (other tenants, a vCPU's steal): such waits are what programs meet there,
  * so the median sample is the figure, not the fastest as for one thread. */
