@@ -210,7 +210,7 @@ void PesInstrumenter::plan(Function &F, const SmallPtrSetImpl<const Function *> 
         Rec.flags = (Parallel ? PES_BB_PARALLEL : 0) | PES_BB_MODEL_FACTS;
         pes::countOps(BB, Rec.ops);
         pes::countInstrs(BB, Rec.instrs);
-        pes::countOmpSync(BB, Rec.forks, Rec.barriers);
+        pes::countOmpSync(BB, P.RegionEntry, Rec.forks, Rec.barriers);
         if (const pes::OpCounts *Chain = Chains.at(&BB))
             std::copy(Chain->begin(), Chain->end(), Rec.chain);
         BBPlan B{&BB, Tables.bbCount(), {}, {}};

@@ -28,24 +28,26 @@ SmallPtrSet<const Function *, 8> findOmpRegionEntries(Module &M)
     return Entries;
 }
 
-void countOmpSync(const BasicBlock &BB, uint32_t &Forks, uint32_t &Barriers)
+void countOmpSync(const BasicBlock &BB, bool RegionEntry, uint32_t &Forks, uint32_t &Barriers)
 {
-    Forks = Barriers = 0;
+    // The region is counted where its body starts, not at the fork call: a
+    // program forks from code entered before the region of interest (main's
+    // check clone), whose blocks are never recorded, while the outlined body
+    // always runs in the recorded clone. The entry block has no predecessors,
+    // so it runs once per thread per region.
+    Forks = RegionEntry && BB.isEntryBlock() ? 1 : 0;
+    Barriers = 0;
     for (const Instruction &I : BB) {
         auto *CB = dyn_cast<CallBase>(&I);
         const Function *Callee = CB ? CB->getCalledFunction() : nullptr;
         if (!Callee)
             continue;
         StringRef Name = Callee->getName();
-        if (Name == "__kmpc_fork_call" || Name == "__kmpc_fork_teams" ||
-            Name == "__kmpc_fork_call_if")
-            Forks++;
         // __kmpc_reduce (not _nowait): libomp synchronises the team inside it
         // and __kmpc_end_reduce (tree: a gather there, the release here;
         // atomic/critical: one barrier in the end call), one barrier per pair,
         // counted at the first call.
-        else if (Name == "__kmpc_barrier" || Name == "__kmpc_cancel_barrier" ||
-                 Name == "__kmpc_reduce")
+        if (Name == "__kmpc_barrier" || Name == "__kmpc_cancel_barrier" || Name == "__kmpc_reduce")
             Barriers++;
     }
 }

@@ -22,13 +22,17 @@ llvm::SmallPtrSet<const llvm::Function *, 8> findOmpRegionEntries(llvm::Module &
 bool isOmpParallelFunction(const llvm::Function &F,
                            const llvm::SmallPtrSetImpl<const llvm::Function *> &Entries);
 
-// Calls in BB that start a parallel region (__kmpc_fork_call, _fork_teams,
-// _fork_call_if) and that wait for the whole team (__kmpc_barrier, the
-// barrier clang emits after a worksharing construct without nowait and for
-// `#pragma omp barrier`; __kmpc_cancel_barrier; __kmpc_reduce, the blocking
-// reduction). The barrier that ends a parallel region is inside
-// __kmpc_fork_call and counts with its fork (pes_bb.forks, pes/trace.h).
-void countOmpSync(const llvm::BasicBlock &BB, uint32_t &Forks, uint32_t &Barriers);
+// Parallel regions entered in BB and calls in BB that wait for the whole
+// team. Forks: 1 in the entry block of a region entry (the microtask passed
+// to __kmpc_fork_call, _fork_teams or _fork_call_if; RegionEntry), which
+// every thread of the team runs once per region (replay counts the master's,
+// stream 0), else 0. Barriers: __kmpc_barrier (the barrier clang emits after
+// a worksharing construct without nowait and for `#pragma omp barrier`),
+// __kmpc_cancel_barrier and __kmpc_reduce (the blocking reduction). The
+// barrier that ends a parallel region is inside __kmpc_fork_call and counts
+// with its region (pes_bb.forks, pes/trace.h).
+void countOmpSync(const llvm::BasicBlock &BB, bool RegionEntry, uint32_t &Forks,
+                  uint32_t &Barriers);
 
 // Values of F that point into shared variables: derived from F's pointer
 // arguments after the two thread-id pointers, through GEPs, casts, phis,

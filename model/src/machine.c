@@ -185,6 +185,14 @@ int pes_machine_validate(const struct pes_machine *m, struct pes_error *err)
         return curve_fail(err, n, "omp.barrier");
     if (bad_curve(&m->mem_bandwidth))
         return curve_fail(err, n, "mem.bandwidth");
+    if (bad_curve(&m->compute_throughput))
+        return curve_fail(err, n, "compute.throughput");
+    for (uint32_t i = 0; i < m->compute_throughput.n; i++)
+        if (m->compute_throughput.value[i] > m->compute_throughput.threads[i])
+            return pes_model_fail(err, PES_ERR_ARG,
+                                  "%s: compute.throughput.%u = %g: more than %u threads' worth", n,
+                                  m->compute_throughput.threads[i], m->compute_throughput.value[i],
+                                  m->compute_throughput.threads[i]);
     if ((m->tlb_entries == 0) != (m->tlb_page == 0) || (m->tlb_page & (m->tlb_page - 1)) ||
         (m->tlb_miss_latency > 0 && !m->tlb_entries))
         return pes_model_fail(err, PES_ERR_ARG,
@@ -256,6 +264,7 @@ void pes_machine_print(const struct pes_machine *m, FILE *out)
     print_curve(out, "mem.bandwidth", &m->mem_bandwidth);
     print_curve(out, "omp.fork_join", &m->fork_join);
     print_curve(out, "omp.barrier", &m->barrier);
+    print_curve(out, "compute.throughput", &m->compute_throughput);
     if (m->tlb_entries) {
         fprintf(out, "tlb.entries = %u\ntlb.page = ", m->tlb_entries);
         print_size(out, m->tlb_page);

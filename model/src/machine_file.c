@@ -93,7 +93,8 @@ static int curve_key(struct pes_thread_curve *c, const char *tstr, const char *v
     return 0;
 }
 
-/* omp.fork_join.<T>, omp.barrier.<T>, mem.bandwidth.<T>, L<i>.bandwidth.<T>:
+/* omp.fork_join.<T>, omp.barrier.<T>, mem.bandwidth.<T>, L<i>.bandwidth.<T>,
+ * compute.throughput.<T>:
  * `name` is the key without ".<T>"; 1 if it is none of those. */
 static int is_curve(const char *key, const char *name)
 {
@@ -313,6 +314,17 @@ static int one_line(struct pes_machine *m, struct seen *sn, char *text, const ch
         return curve_key(&m->barrier, key + 12, val, src, line, key, err);
     if (is_curve(key, "mem.bandwidth"))
         return curve_key(&m->mem_bandwidth, key + 14, val, src, line, key, err);
+    if (is_curve(key, "compute.throughput")) {
+        /* T threads retire at most T threads' worth */
+        uint64_t t;
+        double v;
+        if (!pes_model_parse_u64(key + 19, &t) && t >= 1 && !pes_model_parse_double(val, &v) &&
+            v > (double)t)
+            return pes_model_fail(err, PES_ERR_FORMAT,
+                                  "%s:%u: %s: %s is more than %llu threads' worth", src, line, key,
+                                  val, (unsigned long long)t);
+        return curve_key(&m->compute_throughput, key + 19, val, src, line, key, err);
+    }
     if (!strncmp(key, "tlb.", 4) || !strcmp(key, "prefetch.max_stride"))
         return reach_key(m, sn, key, val, src, line, err);
     if (!strncmp(key, "mem.", 4)) {

@@ -77,6 +77,15 @@ static double curve_or_0(const struct pes_thread_curve *c, double t)
     return v > 0 && isfinite(v) ? v : 0;
 }
 
+/* How many threads' worth of instructions `cores` threads retire together:
+ * the calibrated compute.throughput curve (a vCPU that shares a core, or
+ * waits for one, is not a core), else the cores themselves. */
+static double compute_lanes(const struct pes_machine *m, double cores)
+{
+    double v = curve_or_0(&m->compute_throughput, cores);
+    return v > 0 ? v : cores;
+}
+
 /* Per-core cycles of the overlap model's terms (docs/model.md §3, "overlap"). */
 static void overlap_terms(const struct pes_machine *m, const struct pes_runtime_input *in,
                           double cores, double term[PES_TERM_COUNT])
@@ -86,10 +95,12 @@ static void overlap_terms(const struct pes_machine *m, const struct pes_runtime_
      * its lanes: with the pass's facts count instructions, else ops */
     const double *issued = facts ? in->instrs : in->ops;
     double loads = in->ops[PES_OP_LOAD] / cores, stores = in->ops[PES_OP_STORE] / cores;
+    /* instructions are split over what the threads retire together */
+    double lanes = compute_lanes(m, cores);
     /* issue: loads and stores go through their own ports */
     term[PES_TERM_ISSUE] =
-        fmax(issued[PES_OP_LOAD] / cores * m->op_recip_throughput[PES_OP_LOAD],
-             issued[PES_OP_STORE] / cores * m->op_recip_throughput[PES_OP_STORE]);
+        fmax(issued[PES_OP_LOAD] / lanes * m->op_recip_throughput[PES_OP_LOAD],
+             issued[PES_OP_STORE] / lanes * m->op_recip_throughput[PES_OP_STORE]);
     /* the prefetchers fetch a regular stream's lines ahead of its accesses:
      * their latency is hidden, their delivery (fill, bandwidth) is not */
     double ahead = 0;
@@ -125,16 +136,16 @@ static void overlap_terms(const struct pes_machine *m, const struct pes_runtime_
     /* compute: issue_width instructions per cycle, each class at most 1/beta */
     double all = 0, port = 0, chain = 0;
     for (int c = 0; c < PES_OP_COUNT; c++) {
-        all += issued[c] / cores;
+        all += issued[c] / lanes;
         if (c != PES_OP_LOAD && c != PES_OP_STORE)
-            port = fmax(port, issued[c] / cores * m->op_recip_throughput[c]);
+            port = fmax(port, issued[c] / lanes * m->op_recip_throughput[c]);
         /* an iteration's chain waits for each op's result in turn; the
-         * iterations (a loop's work) are split over the cores */
+         * iterations (a loop's work) are split over the threads (lanes) */
         if (facts)
             chain += in->chain[c] * m->op_latency[c];
     }
     term[PES_TERM_COMPUTE] = fmax(all / pes_machine_issue_width(m), port);
-    term[PES_TERM_CHAIN] = chain / cores;
+    term[PES_TERM_CHAIN] = chain / lanes;
     /* every core waits out each region's fork/join and each barrier */
     if (facts)
         term[PES_TERM_PARALLEL] = in->forks * curve_or_0(&m->fork_join, cores) +

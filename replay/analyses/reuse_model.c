@@ -23,9 +23,12 @@ void replay_work_count(struct pes_work *w, const struct pes_batch *b)
             w->instrs[k] += bb->instrs[k];
             w->chain[k] += bb->chain[k];
         }
-        w->forks += bb->forks;
-        if (b->bb_stream[i] == 0)
+        /* every thread of a team enters its region's body and calls its
+         * barriers: stream 0, the initial thread, counts each episode once */
+        if (b->bb_stream[i] == 0) {
+            w->forks += bb->forks;
             w->barriers += bb->barriers;
+        }
     }
 }
 

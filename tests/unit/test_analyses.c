@@ -2107,7 +2107,8 @@ static void test_stride_by_hand_and_parts(void **state)
 }
 
 /* The runtime model's block facts (pes_bb, PES_BB_MODEL_FACTS): totals are
- * executions x facts, barriers counted on stream 0 only (episodes), and the
+ * executions x facts, regions and barriers counted on stream 0 only (each
+ * entered or called by the whole team once per episode), and the
  * overlap model's chain and parallel terms follow from them by hand. */
 static void test_model_facts_totals(void **state)
 {
@@ -2125,15 +2126,16 @@ static void test_model_facts_totals(void **state)
                                    {64, 8, 8, 1, 0, PES_BATCH_READ},
                                    {0, 8, 8, 0, 0, PES_BATCH_READ},
                                    {64, 8, 8, 1, 0, PES_BATCH_READ}};
-    /* the serial block forks once; the loop latch (one fp_add on the chain,
-     * 2 vector fp_add instructions of 8 lanes) and a barrier block run on
-     * both threads: latch 3 times on stream 0, 2 times on stream 1; the
-     * barrier once on each (one episode) */
-    static const struct pes_bb serial = {.id = 1,
-                                         .flags = PES_BB_MODEL_FACTS,
-                                         .forks = 1,
-                                         .ops = {[PES_OP_CALL] = 1},
-                                         .instrs = {[PES_OP_CALL] = 1}};
+    /* the region body's entry block (forks 1: a region entered) runs on
+     * both threads, once each (one region); the loop latch (one fp_add on the
+     * chain, 2 vector fp_add instructions of 8 lanes) and a barrier block
+     * too: latch 3 times on stream 0, 2 times on stream 1; the barrier once
+     * on each (one episode) */
+    static const struct pes_bb entry = {.id = 1,
+                                        .flags = PES_BB_MODEL_FACTS | PES_BB_PARALLEL,
+                                        .forks = 1,
+                                        .ops = {[PES_OP_CALL] = 1},
+                                        .instrs = {[PES_OP_CALL] = 1}};
     static const struct pes_bb latch = {.id = 2,
                                         .flags = PES_BB_MODEL_FACTS | PES_BB_PARALLEL,
                                         .ops = {[PES_OP_FP_ADD] = 16},
@@ -2144,24 +2146,25 @@ static void test_model_facts_totals(void **state)
                                       .barriers = 1,
                                       .ops = {[PES_OP_CALL] = 1},
                                       .instrs = {[PES_OP_CALL] = 1}};
-    const struct pes_bb *bbv[] = {&serial, &latch, &latch, &latch, &latch, &latch, &bar, &bar};
-    const uint32_t bb_stream[] = {0, 0, 1, 0, 1, 0, 0, 1};
-    struct bbs bbs = {8, bbv, bb_stream};
+    const struct pes_bb *bbv[] = {&entry, &entry, &latch, &latch, &latch,
+                                  &latch, &latch, &bar,   &bar};
+    const uint32_t bb_stream[] = {0, 1, 0, 1, 0, 1, 0, 0, 1};
+    struct bbs bbs = {9, bbv, bb_stream};
     struct pes_knobs k = {.jobs = 1, .top = 10, .sort = "invalidations"};
     struct pes_report *r = run(&pes_analysis_summary, &si, &k, a, 4, 4, 1, &bbs);
     const struct pes_rnode *f = pes_r_get(section(r, "trace"), "model_facts");
     assert_non_null(f);
-    /* instrs: fp_add 5 latches x 2 = 10 (ops 80), call 1 + 2 = 3; chain 5 */
+    /* instrs: fp_add 5 latches x 2 = 10 (ops 80), call 2 + 2 = 4; chain 5 */
     assert_near(pes_r_get_f(pes_r_get(f, "instrs"), "fp_add"), 10, 0);
-    assert_near(pes_r_get_f(pes_r_get(f, "instrs"), "call"), 3, 0);
+    assert_near(pes_r_get_f(pes_r_get(f, "instrs"), "call"), 4, 0);
     assert_near(pes_r_get_f(pes_r_get(section(r, "trace"), "ops"), "fp_add"), 80, 0);
     assert_near(pes_r_get_f(pes_r_get(f, "chain"), "fp_add"), 5, 0);
-    assert_near(pes_r_get_f(f, "forks"), 1, 0);
+    assert_near(pes_r_get_f(f, "forks"), 1, 0);    /* two entries, one region */
     assert_near(pes_r_get_f(f, "barriers"), 1, 0); /* two calls, one episode */
     pes_report_destroy(r);
 
     /* the overlap model, 2 cores: chain 5 x 4 / 2 = 10 cycles; parallel
-     * 1 x fork_join(2) + 1 x barrier(2) = 3000 + 500 = 3500; compute: 13
+     * 1 x fork_join(2) + 1 x barrier(2) = 3000 + 500 = 3500; compute: 14
      * instructions / 2 cores / 4 per cycle against the fp_add port 10 / 2 = 5 */
     k.runtime_model = PES_RUNTIME_OVERLAP;
     r = run(&pes_analysis_reuse, &si, &k, a, 4, 4, 1, &bbs);

@@ -451,6 +451,63 @@ static void test_model_terms_keys(void **state)
     assert_int_equal(pes_machine_validate(&v, &err), -1);
 }
 
+/* compute.throughput.<T> (threads' worth T threads retire together, at
+ * most T): parse, print, validation. Extra lines start at line 35. */
+static void test_model_compute_throughput_key(void **state)
+{
+    (void)state;
+    struct pes_machine m, back;
+    struct pes_error err = {0};
+    const char *keys = "compute.throughput.2 = 1.25\ncompute.throughput.1 = 1\n"
+                       "compute.throughput.4 = 4\n";
+    assert_int_equal(pes_machine_parse(with_ops(keys), "t.machine", &m, &err), 0);
+    assert_int_equal(m.compute_throughput.n, 3);
+    assert_true(m.compute_throughput.threads[0] == 1 && m.compute_throughput.value[0] == 1);
+    assert_true(m.compute_throughput.threads[1] == 2 && m.compute_throughput.value[1] == 1.25);
+    assert_true(m.compute_throughput.threads[2] == 4 && m.compute_throughput.value[2] == 4);
+    /* 3 threads: halfway between 1.25 and 4 */
+    assert_float_equal(pes_thread_curve_at(&m.compute_throughput, 3), 2.625, 1e-12);
+    char *text = print_to_string(&m);
+    assert_non_null(strstr(text, "compute.throughput.1 = 1\ncompute.throughput.2 = 1.25\n"
+                                 "compute.throughput.4 = 4\n"));
+    assert_int_equal(pes_machine_parse(text, "printed", &back, &err), 0);
+    assert_memory_equal(&m, &back, sizeof m);
+    free(text);
+    /* without the key: nothing printed */
+    assert_int_equal(pes_machine_parse(with_ops(""), "t.machine", &back, &err), 0);
+    assert_int_equal(back.compute_throughput.n, 0);
+    text = print_to_string(&back);
+    assert_null(strstr(text, "compute."));
+    free(text);
+
+    /* bad input: file and line */
+    parse_fails(with_ops("compute.throughput.2 = 2.5\n"),
+                "t.machine:35: compute.throughput.2: 2.5 is more than 2 threads' worth");
+    parse_fails(with_ops("compute.throughput.1 = 1\ncompute.throughput.2 = 3\n"),
+                "t.machine:36: compute.throughput.2: 3 is more than 2 threads' worth");
+    parse_fails(with_ops("compute.throughput.2 = 0\n"),
+                "t.machine:35: compute.throughput.2: bad value '0'");
+    parse_fails(with_ops("compute.throughput.2 = nan\n"),
+                "t.machine:35: compute.throughput.2: bad value");
+    parse_fails(with_ops("compute.throughput.0 = 1\n"),
+                "t.machine:35: compute.throughput.0: bad thread count");
+    parse_fails(with_ops("compute.throughput.2 = 1\ncompute.throughput.2 = 1\n"),
+                "t.machine:36: duplicate key 'compute.throughput.2'");
+    parse_fails(with_ops("compute.throughput = 1\n"),
+                "t.machine:35: unknown key 'compute.throughput'");
+
+    /* validate: what a program may fill in by hand */
+    struct pes_machine v = m;
+    assert_int_equal(pes_machine_validate(&v, NULL), 0);
+    v.compute_throughput.value[1] = 2.5; /* 2 threads, 2.5 threads' worth */
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    assert_non_null(strstr(err.message, "compute.throughput.2 = 2.5"));
+    v = m;
+    v.compute_throughput.value[0] = -1;
+    assert_int_equal(pes_machine_validate(&v, &err), -1);
+    assert_non_null(strstr(err.message, "compute.throughput"));
+}
+
 static void spec_fails(const char *spec, const char *expect)
 {
     struct pes_machine m, before;
@@ -679,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_sysfs),
         cmocka_unit_test(test_thread_curve),
         cmocka_unit_test(test_model_terms_keys),
+        cmocka_unit_test(test_model_compute_throughput_key),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -371,6 +371,58 @@ static void test_term_vector(void **state)
     assert_int_equal(r.bounds, PES_TERM_EXPOSED);
 }
 
+/* 3b. compute throughput: compute, issue and chain are split over the
+ * threads' worth T threads retire together (compute.throughput.<T>), not
+ * over T; memory terms and the ppt model keep T. */
+static void test_term_compute_throughput(void **state)
+{
+    (void)state;
+    struct pes_machine m = toy();
+    struct pes_runtime_input in = overlap_base();
+    struct pes_runtime plain, r;
+    in.cores = 2;
+    assert_int_equal(pes_model_runtime(&m, &in, &plain, NULL), 0);
+    assert_near(plain.total_cycles, 610, 1e-9); /* 1220 / 2 without the curve */
+    static const uint32_t th[] = {1, 2, 4};
+    static const double v[] = {1, 1.25, 2};
+    curve(&m.compute_throughput, 3, th, v);
+    /* 2 threads retire 1.25 threads' worth: compute max(2600 / 1.25 / 4,
+     * fp_add 1000 / 1.25) = 800; issue 800 loads / 1.25 = 640; fill 100 and
+     * exposed 210 as before (per core: 2): T_mem = 640 + 210 = 850 */
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_COMPUTE], 800, 1e-9);
+    assert_near(r.term[PES_TERM_ISSUE], 640, 1e-9);
+    assert_near(r.term[PES_TERM_FILL], plain.term[PES_TERM_FILL], 1e-9);
+    assert_near(r.term[PES_TERM_EXPOSED], 210, 1e-9);
+    assert_near(r.total_cycles, 850, 1e-9);
+    /* 3 threads: 1.25 + (2 - 1.25) / 2 = 1.625; compute 1000 / 1.625 */
+    in.cores = 3;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_COMPUTE], 1000 / 1.625, 1e-9);
+    /* 1 thread: 1 thread's worth, exactly the base */
+    in.cores = 1;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.total_cycles, 1220, 1e-9);
+    /* the chain too: 1000 fp_adds (latency 3) over 1.25 = 2400 at 2 threads */
+    in.cores = 2;
+    in.known = PES_RUNTIME_KNOW_BB_FACTS;
+    memcpy(in.instrs, in.ops, sizeof in.instrs);
+    in.chain[PES_OP_FP_ADD] = 1000;
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_near(r.term[PES_TERM_CHAIN], 2400, 1e-9);
+    assert_near(r.total_cycles, 2400, 1e-9);
+    assert_int_equal(r.bounds, PES_TERM_CHAIN);
+    /* the ppt model does not use it */
+    in = overlap_base();
+    in.model = PES_RUNTIME_PPT;
+    in.cores = 2;
+    in.total_mem = 8000;
+    struct pes_machine bare = toy();
+    assert_int_equal(pes_model_runtime(&bare, &in, &plain, NULL), 0);
+    assert_int_equal(pes_model_runtime(&m, &in, &r, NULL), 0);
+    assert_true(r.total_cycles == plain.total_cycles);
+}
+
 /* 4. TLB: misses x walk latency / mlp, split over the cores. */
 static void test_term_tlb(void **state)
 {
@@ -485,17 +537,12 @@ static void test_hit_rates_per_level(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_eq6_eq7),
-        cmocka_unit_test(test_terms_off),
-        cmocka_unit_test(test_term_parallel),
-        cmocka_unit_test(test_term_chain),
-        cmocka_unit_test(test_term_vector),
-        cmocka_unit_test(test_term_tlb),
-        cmocka_unit_test(test_term_prefetch),
-        cmocka_unit_test(test_term_bandwidth),
-        cmocka_unit_test(test_runtime_eq4_eq5_eq8),
-        cmocka_unit_test(test_runtime_overlap),
-        cmocka_unit_test(test_hit_rates_per_level),
+        cmocka_unit_test(test_eq6_eq7),         cmocka_unit_test(test_terms_off),
+        cmocka_unit_test(test_term_parallel),   cmocka_unit_test(test_term_chain),
+        cmocka_unit_test(test_term_vector),     cmocka_unit_test(test_term_compute_throughput),
+        cmocka_unit_test(test_term_tlb),        cmocka_unit_test(test_term_prefetch),
+        cmocka_unit_test(test_term_bandwidth),  cmocka_unit_test(test_runtime_eq4_eq5_eq8),
+        cmocka_unit_test(test_runtime_overlap), cmocka_unit_test(test_hit_rates_per_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

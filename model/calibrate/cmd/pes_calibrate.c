@@ -503,6 +503,19 @@ static void measure_terms(const struct pes_calib_plan *plan, const struct pes_ca
                 c[k]->threads[c[k]->n] = t[i];
                 c[k]->value[c[k]->n++] = fig[k]->value;
             }
+        /* compute throughput relative to one thread (1 at 1 by definition) */
+        struct pes_calib_figure *cf = &res->compute_throughput[i];
+        if (t[i] == 1) {
+            *cf = (struct pes_calib_figure){.value = 1, .median = 1, .measured = 1};
+            snprintf(cf->method, sizeof cf->method, "one thread's own: 1 by definition");
+        } else if (pes_calib_measure_team_compute(t[i], ghz, plan, cf, &err) < 0) {
+            note(res, "compute.throughput.%u: %s", t[i], err.message);
+        }
+        if (cf->measured) {
+            struct pes_thread_curve *cc = &m->compute_throughput;
+            cc->threads[cc->n] = t[i];
+            cc->value[cc->n++] = cf->value;
+        }
         if (!shared)
             continue;
         double per = fmin(2.0 * above, 0.5 * cap / t[i]);
@@ -889,6 +902,10 @@ int main(int argc, char **argv)
         for (uint32_t i = 0; i < m->mem_bandwidth.n; i++) {
             snprintf(name, sizeof name, "mem bandwidth %u thr", m->mem_bandwidth.threads[i]);
             row(name, &res.mem_bandwidth[i], "B/cyc");
+        }
+        for (uint32_t i = 0; i < m->compute_throughput.n; i++) {
+            snprintf(name, sizeof name, "compute %u threads", m->compute_throughput.threads[i]);
+            row(name, &res.compute_throughput[i], "threads");
         }
         for (uint32_t l = 0; l < m->n_levels; l++)
             for (uint32_t i = 0; i < m->level[l].bandwidth.n; i++) {

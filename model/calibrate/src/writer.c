@@ -41,7 +41,9 @@ int pes_calib_write(const struct pes_calib_result *r, FILE *out, struct pes_erro
     comment_lines(out, r->header);
     fprintf(out,
             "#\n# Figures (cycles unless said) and how each was found: a repeated figure is the\n"
-            "# fastest repeat (interference only adds time), the median of its repeats follows;\n"
+            "# fastest repeat (interference only adds time), the median of its repeats follows\n"
+            "# (omp.* are the median: waits for a CPU are part of what a program meets;\n"
+            "# compute.throughput.* is T x mean(1 thread) / mean(T threads));\n"
             "# a latency is the median of the points of a plateau of the latency curve:\n");
     figure(out, "ghz", &r->ghz);
     char key[64];
@@ -64,19 +66,20 @@ int pes_calib_write(const struct pes_calib_result *r, FILE *out, struct pes_erro
         const char *key;
         const struct pes_thread_curve *c;
         const struct pes_calib_figure *f;
-    } curves[3 + PES_MAX_LEVELS] = {
+    } curves[4 + PES_MAX_LEVELS] = {
         {"omp.fork_join", &m->fork_join, r->fork_join},
         {"omp.barrier", &m->barrier, r->barrier},
         {"mem.bandwidth", &m->mem_bandwidth, r->mem_bandwidth},
+        {"compute.throughput", &m->compute_throughput, r->compute_throughput},
     };
     char lkey[PES_MAX_LEVELS][32];
     for (uint32_t i = 0; i < PES_MAX_LEVELS; i++) {
         snprintf(lkey[i], sizeof lkey[i], "L%u.bandwidth", i + 1);
-        curves[3 + i].key = lkey[i];
-        curves[3 + i].c = &m->level[i].bandwidth;
-        curves[3 + i].f = r->level_bandwidth[i];
+        curves[4 + i].key = lkey[i];
+        curves[4 + i].c = &m->level[i].bandwidth;
+        curves[4 + i].f = r->level_bandwidth[i];
     }
-    for (int k = 0; k < 3 + PES_MAX_LEVELS; k++)
+    for (int k = 0; k < 4 + PES_MAX_LEVELS; k++)
         for (uint32_t i = 0; i < curves[k].c->n && i < PES_CURVE_POINTS; i++) {
             snprintf(key, sizeof key, "%s.%u", curves[k].key, curves[k].c->threads[i]);
             if (curves[k].f[i].measured)

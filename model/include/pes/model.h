@@ -107,8 +107,12 @@ struct pes_machine {
     struct pes_thread_curve fork_join; /* cycles to enter and leave one OpenMP parallel
                                           region with an empty body [omp.fork_join.<T>] */
     struct pes_thread_curve barrier;   /* cycles of one barrier of a team of T [omp.barrier.<T>] */
-    struct pes_thread_curve mem_bandwidth; /* bytes per cycle from DRAM, T cores streaming
+    struct pes_thread_curve mem_bandwidth;      /* bytes per cycle from DRAM, T cores streaming
                                               together [mem.bandwidth.<T>] */
+    struct pes_thread_curve compute_throughput; /* instructions T threads retire together, in
+                                                   units of one thread's, 0 < value <= T: each
+                                                   running its own compute loop
+                                                   [compute.throughput.<T>] */
     uint32_t tlb_entries;    /* last-level data TLB entries of tlb_page pages [tlb.entries] */
     uint32_t tlb_page;       /* bytes [tlb.page] */
     double tlb_miss_latency; /* cycles of a page walk whose entries are cached [tlb.miss_latency] */

@@ -57,6 +57,12 @@ for curve, lo, hi in (("omp.fork_join", 1, 1e9), ("omp.barrier", 1, 1e9),
         print(f"{curve}: thread counts {ts}, want 1 .. {cpus}"); ok = False
     for t in ts:
         want(f"{curve}.{t}", lo, hi)
+# compute throughput: 1 thread's worth at 1 by definition, at most T at T
+ts = sorted(int(k.rsplit(".", 1)[1]) for k in kv if k.startswith("compute.throughput."))
+if ts[:1] != [1] or ts[-1] != cpus or f("compute.throughput.1") != 1:
+    print(f"compute.throughput: thread counts {ts}, want 1 .. {cpus}, 1 at 1"); ok = False
+for t in ts:
+    want(f"compute.throughput.{t}", 0.01, t)
 for k in kv:
     if ".bandwidth." in k:
         want(k, 0.01, 1000)

@@ -20,17 +20,27 @@
  *   count    only a counter (the body stores to a volatile): {int_add 1}
  * At -O0 every value lives in memory: no chain anywhere.
  *
- * OpenMP (-O0 and -O2 alike: clang emits these calls before optimising):
- *   phases       one parallel region (1 fork in phases) whose body runs
- *                T_STEPS steps of an `omp for` without nowait (its
+ * OpenMP (-O0 and -O2 alike: clang emits these calls before optimising).
+ * A region counts in its body's entry block (forks 1 in each outlined
+ * function passed to __kmpc_fork_call, 0 in the function that forks), which
+ * each thread of the team enters once per region; thread 1 below is the
+ * initial thread (main's records come first), the team's master:
+ *   phases       one parallel region: forks 1 in phases.omp_outlined, 0 in
+ *                phases; entered twice (2 threads), once by the master. Its
+ *                body runs T_STEPS steps of an `omp for` without nowait (its
  *                __kmpc_barrier) and a `#pragma omp barrier`: 2 barriers in
  *                phases.omp_outlined, executed T_STEPS x 2 times per thread
  *   reduce       `omp for reduction(+:r)` without nowait inside a region:
- *                __kmpc_reduce (a barrier) + the loop's __kmpc_barrier = 2
- *   nested       parallel for inside a parallel for: 1 fork in nested, 1 in
- *                nested.omp_outlined (executed once per outer iteration: 4
- *                in all), none in the inner body; no barrier call (the
- *                region's end barrier is inside the fork call)
+ *                __kmpc_reduce (a barrier) + the loop's __kmpc_barrier = 2;
+ *                forks 1 in reduce.omp_outlined
+ *   nested       parallel for inside a parallel for: forks 1 in
+ *                nested.omp_outlined (entered twice, once by the master) and
+ *                1 in nested.omp_outlined.omp_outlined, entered once per
+ *                outer iteration (the inner region is serialised: its
+ *                encountering thread runs it): OUTER = 4 in all, 2 by the
+ *                master (schedule static: iterations 0 and 1); none in
+ *                nested; no barrier call (the region's end barrier is
+ *                inside the fork call)
  * Every block of every module has PES_BB_MODEL_FACTS (the mock checks at
  * registration, with instrs <= ops).
  */
@@ -119,6 +129,7 @@ struct facts {
     unsigned blocks, forks, barriers, chain_blocks;
     const struct pes_rt_bb *latch; /* the (last) block with a nonzero chain */
     unsigned long long latch_entries, fork_calls, barrier_calls;
+    unsigned long long master_forks; /* fork_calls of thread 1 */
 };
 
 NOINSTR static int has_chain(const struct pes_rt_bb *b) {
@@ -133,6 +144,8 @@ NOINSTR static void facts_visit(const struct mock_rec *r, void *p) {
     if (r->site || !r->bb || strcmp(mock_str(r->module, r->bb->function), f->function) != 0)
         return; /* only block entry records of the function */
     f->fork_calls += r->bb->forks;
+    if (r->thread == 1)
+        f->master_forks += r->bb->forks;
     f->barrier_calls += r->bb->barriers;
     if (r->bb == f->latch)
         f->latch_entries++;
@@ -220,27 +233,33 @@ NOINSTR static int run_checks(int optimized) {
     int threads = mock_threads();
     CHECK_EQ("threads (main + 1 worker)", threads, 2);
     f = facts_of("phases");
-    CHECK_EQ("phases: forks", f.forks, 1);
-    CHECK_EQ("phases: fork calls", f.fork_calls, 1);
+    CHECK_EQ("phases: forks", f.forks, 0);
     CHECK_EQ("phases: barriers", f.barriers, 0);
     f = facts_of("phases.omp_outlined");
-    CHECK_EQ("phases region: forks", f.forks, 0);
+    CHECK_EQ("phases region: forks", f.forks, 1);
+    CHECK_EQ("phases region: entries, all threads", f.fork_calls, 2);
+    CHECK_EQ("phases region: entries, master", f.master_forks, 1);
     CHECK_EQ("phases region: barriers", f.barriers, 2);
     CHECK_EQ("phases region: barrier calls", f.barrier_calls, 2ull * T_STEPS * 2);
     f = facts_of("reduce");
-    CHECK_EQ("reduce: forks", f.forks, 1);
+    CHECK_EQ("reduce: forks", f.forks, 0);
     f = facts_of("reduce.omp_outlined");
+    CHECK_EQ("reduce region: forks", f.forks, 1);
+    CHECK_EQ("reduce region: entries, master", f.master_forks, 1);
     CHECK_EQ("reduce region: barriers (reduce + loop end)", f.barriers, 2);
     CHECK_EQ("reduce region: barrier calls", f.barrier_calls, 2ull * 2);
     f = facts_of("nested");
-    CHECK_EQ("nested: forks", f.forks, 1);
+    CHECK_EQ("nested: forks", f.forks, 0);
     CHECK_EQ("nested: barriers", f.barriers, 0);
     f = facts_of("nested.omp_outlined");
     CHECK_EQ("nested outer region: forks", f.forks, 1);
-    CHECK_EQ("nested outer region: fork calls", f.fork_calls, OUTER);
+    CHECK_EQ("nested outer region: entries, all threads", f.fork_calls, 2);
+    CHECK_EQ("nested outer region: entries, master", f.master_forks, 1);
     CHECK_EQ("nested outer region: barriers", f.barriers, 0);
     f = facts_of("nested.omp_outlined.omp_outlined");
-    CHECK_EQ("nested inner region: forks", f.forks, 0);
+    CHECK_EQ("nested inner region: forks", f.forks, 1);
+    CHECK_EQ("nested inner region: entries, all threads", f.fork_calls, OUTER);
+    CHECK_EQ("nested inner region: entries, master", f.master_forks, OUTER / 2);
     CHECK_EQ("nested inner region: barriers", f.barriers, 0);
     return check_done();
 }

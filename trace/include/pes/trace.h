@@ -266,8 +266,11 @@ struct pes_bb {
     /* What the runtime model needs beyond op counts (docs/model.md), filled by
      * the pass when flags has PES_BB_MODEL_FACTS (format version 4; older
      * traces: all zero and the flag clear, i.e. unknown, not none):
-     *   forks     calls in this block that start an OpenMP parallel region
-     *             (__kmpc_fork_call, __kmpc_fork_teams);
+     *   forks     OpenMP parallel regions this block enters: 1 in the entry
+     *             block of a region's outlined body (the microtask passed to
+     *             __kmpc_fork_call, __kmpc_fork_teams), which each thread of
+     *             the team runs once per region, else 0 (format-4 traces of
+     *             earlier passes: 1 per fork call in the forking block);
      *   barriers  barrier calls in this block (__kmpc_barrier, __kmpc_cancel_barrier;
  *             also __kmpc_reduce, a blocking reduction: docs/llvm-pass.md);
      *   instrs[c] instructions of class c: a vector instruction counts once

@@ -276,9 +276,12 @@ int pes_calib_measure_issue(double ghz, const struct pes_calib_plan *p, struct p
                             struct pes_error *err);
 
 /* OpenMP (the runtime pes-calibrate is linked with; clang's libomp), each
- * after a warm-up region, teams of `threads`: cycles to enter and leave an
- * empty parallel region; cycles per barrier of a loop of barriers in one
- * region; cycles per 64-byte line of the whole team streaming reads, each
+ * after warm-up regions, teams of `threads`: cycles to enter and leave an
+ * empty parallel region, and cycles of a barrier, each sample after serial
+ * work as in a program, the median sample kept; cycles per iteration of a
+ * compute loop each thread runs on its own (no memory), the median kept
+ * (the throughput of T threads relative to one is T x cycles(1) /
+ * cycles(T)); cycles per 64-byte line of the whole team streaming reads, each
  * thread its own `per_thread` bytes of b (thread t from b + t * per_thread).
  * Fail (PES_ERR_ARG) when built without OpenMP. */
 int pes_calib_omp_available(void);
@@ -286,6 +289,8 @@ int pes_calib_measure_fork_join(unsigned threads, double ghz, const struct pes_c
                                 struct pes_calib_figure *f, struct pes_error *err);
 int pes_calib_measure_barrier(unsigned threads, double ghz, const struct pes_calib_plan *p,
                               struct pes_calib_figure *f, struct pes_error *err);
+int pes_calib_measure_team_compute(unsigned threads, double ghz, const struct pes_calib_plan *p,
+                                   struct pes_calib_figure *f, struct pes_error *err);
 int pes_calib_measure_team_stream(struct pes_calib_buffer *b, double per_thread, unsigned threads,
                                   double ghz, const struct pes_calib_plan *p,
                                   struct pes_calib_figure *f, struct pes_error *err);
@@ -303,6 +308,7 @@ struct pes_calib_result {
      * point (threads as in the machine's curve), and the single values */
     struct pes_calib_figure fork_join[PES_CURVE_POINTS], barrier[PES_CURVE_POINTS];
     struct pes_calib_figure mem_bandwidth[PES_CURVE_POINTS];
+    struct pes_calib_figure compute_throughput[PES_CURVE_POINTS];
     struct pes_calib_figure level_bandwidth[PES_MAX_LEVELS][PES_CURVE_POINTS];
     struct pes_calib_figure issue_width, mlp, tlb_entries, tlb_miss_latency, prefetch_max_stride;
     struct pes_calib_point tlb_sweep[64]; /* pages, extra cycles per access (for printing) */
