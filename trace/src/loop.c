@@ -132,7 +132,8 @@ static int check_group(const struct pes_record *rec, size_t n, size_t i, struct 
      * predicts the records from it as without descriptors), or 0 if none */
     uint64_t seen = 0;
     uint32_t j = phase;
-    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k; j = (j + 1) % m) {
+    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k;
+         j = j + 1 == m ? 0 : j + 1) { /* no division per position: cg's rows are short groups */
         if (rec[i + 1 + m + j].extra != PES_LOOP_STEP_IRREGULAR)
             continue;
         const struct pes_record *t = &rec[i + 1 + j];
