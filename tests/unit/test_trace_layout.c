@@ -189,7 +189,7 @@ static void test_group_prediction(void **state)
     uint8_t *p = block_payload(f, size, PES_BLOCK_ACCESS, 0, &plen, &thread, &count);
     assert_int_equal(count, 9);
     assert_int_equal(rd32(p), 13);          /* stored */
-    assert_int_equal(rd32(p + 4) >> 16, 2); /* plane-mask bit 17 */
+    assert_int_equal(rd32(p + 4) >> 16, 6); /* plane-mask bits 17 and 18 */
     assert_int_equal(rd32(p + 12), 5);      /* k_addr */
     /* nb = 2: the addr bitmap is at 4 (stored) + 16 (header) + 2 (id bitmap) */
     assert_int_equal(p[22], 0xd6); /* records 1, 2, 4, 6, 7 */
@@ -216,11 +216,81 @@ static void test_group_prediction(void **state)
     free(path);
 }
 
+/* §3.6: in a block with a LOOP record, a site's stride changes only when the
+ * same difference comes twice. Hand-computed: a group (R 1, m 1, site 1 at
+ * 0x10) for the bits, site 0 in three rows of three (0x1000.., 0x2000..,
+ * 0x3000.., step 8), site 2 at 0x5000, 0x5100, 0x5040 (irregular).
+ *   site 0: 0x1000 fresh; 0x1008 predicted 0x1000 (no stride yet); 0x1010
+ *   predicted 0x1008 (8 seen once), 8 confirmed; 0x2000 predicted 0x1018;
+ *   0x2008 and 0x2010 predicted (the jump did not replace the stride);
+ *   0x3000 likewise: residuals at records 3, 4, 5, 6, 9 (a one-delta
+ *   stride: 3, 4, 6, 7, 9, 10).
+ *   site 2: 0x5000 fresh, 0x5100 predicted 0x5000, 0x5040 predicted 0x5100
+ *   (0x100 seen once): residual -0xc0, zigzag 0x17f (one-delta: 0x37f). */
+static void test_two_delta(void **state)
+{
+    (void)state;
+    const struct pes_record r0[] = {
+        {1, PES_ID_LOOP, 1}, {0x10, 1, 0},   {0, PES_ID_LOOP_STEP, 0}, {0x1000, 0, 0},
+        {0x1008, 0, 0},      {0x1010, 0, 0}, {0x2000, 0, 0},           {0x2008, 0, 0},
+        {0x2010, 0, 0},      {0x3000, 0, 0}, {0x3008, 0, 0},           {0x3010, 0, 0},
+        {0x5000, 2, 0},      {0x5100, 2, 0}, {0x5040, 2, 0},
+    };
+    struct pes_trace_info info;
+    tt_default_info(&info);
+    struct pes_error err;
+    char *path = tt_temp_path("layout-two-delta");
+    struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
+    assert_non_null(w);
+    assert_int_equal(tt_write_tables(w, 4, 1, &err), 0); /* ids 0..3: sites */
+    assert_int_equal(pes_trace_writer_records(w, 0, r0, 15, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
+    size_t size, plen;
+    uint8_t *f = tt_read_file(path, &size);
+    assert_non_null(f);
+    uint32_t thread, count;
+    uint8_t *p = block_payload(f, size, PES_BLOCK_ACCESS, 0, &plen, &thread, &count);
+    assert_int_equal(count, 13);
+    uint32_t mask = rd32(p + 4), kid = rd32(p + 8), ka = rd32(p + 12);
+    assert_int_equal(mask >> 16, 6);         /* bits 17 and 18 */
+    assert_int_equal((mask >> 4) & 0xff, 3); /* addr planes 0 and 1 */
+    assert_int_equal(ka, 10);
+    /* records 0 (R), 1 (template), 3, 4, 5, 6, 9 (site 0), 12, 13, 14 (site 2) */
+    assert_int_equal(p[22], 0x7b);
+    assert_int_equal(p[23], 0x72);
+    size_t pid = (size_t)__builtin_popcount(mask & 0xf);
+    const uint8_t *addr = p + 4 + 16 + 3 * 2 + kid * pid;
+    assert_int_equal(addr[ka - 1], 0x7f); /* site 2's last residual, 0x17f */
+    assert_int_equal(addr[2 * ka - 1], 0x01);
+    free(p);
+
+    struct pes_trace_reader *r = pes_trace_reader_open_memory(f, size, "two-delta", &err);
+    assert_non_null(r);
+    struct pes_block b;
+    int rc, seen = 0;
+    while ((rc = pes_trace_reader_next(r, &b, &err)) == 1) {
+        if (b.type != PES_BLOCK_ACCESS)
+            continue;
+        assert_int_equal(b.n, 13);
+        assert_memory_equal(b.records, r0 + 1, sizeof r0[0]); /* the group's one record */
+        assert_memory_equal(b.records + 1, r0 + 3, 12 * sizeof r0[0]);
+        seen = 1;
+    }
+    if (rc < 0)
+        fail_msg("%s", err.message);
+    assert_true(seen);
+    pes_trace_reader_close(r);
+    free(f);
+    remove(path);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_example),
         cmocka_unit_test(test_group_prediction),
+        cmocka_unit_test(test_two_delta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,8 @@
  * checks of the groups it is given, and files with malformed groups or a
  * version-1 block holding one (a version-2 block holding a mixed one),
  * forged here block by block: each is a format error naming the block's
- * offset.
+ * offset. So is a block with group prediction (§3.5) whose group payload is
+ * damaged under the checksum, residual by residual and bit by bit.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -869,6 +870,180 @@ static void test_forged_short_payload(void **state)
     pes_buf_free(&p);
 }
 
+/* ------------------------------------------------------------ damaged group payloads */
+
+/* The byte of record `rec`'s residual in `column` (0 id, 1 addr, 2 extra),
+ * byte plane `plane`, in a version-2+ ACCESS payload (stored count, then
+ * docs/trace-format.md §3): found from the payload's own header and bitmaps,
+ * so the test damages exactly the residual it means. */
+static uint8_t *residual_byte(struct pes_buf *p, size_t n, int column, size_t rec, int plane)
+{
+    const uint8_t *h = p->data + 4;
+    uint32_t mask = pes_load_u32(h);
+    size_t k[3] = {pes_load_u32(h + 4), pes_load_u32(h + 8), pes_load_u32(h + 12)};
+    size_t nb = (n + 7) / 8;
+    const uint8_t *bm = h + 16 + (size_t)column * nb;
+    assert_true(bm[rec >> 3] >> (rec & 7) & 1); /* the residual is stored */
+    size_t rank = 0;
+    for (size_t i = 0; i < rec; i++)
+        rank += bm[i >> 3] >> (i & 7) & 1;
+    static const int first[3] = {0, 4, 12}, width[3] = {4, 8, 4};
+    size_t at = 4 + 16 + 3 * nb;
+    for (int c = 0; c <= column; c++)
+        for (int b = 0; b < width[c]; b++) {
+            if (!(mask >> (first[c] + b) & 1))
+                continue;
+            if (c == column && b == plane)
+                return p->data + at + rank;
+            at += k[c];
+        }
+    fail_msg("plane %d of column %d is not in the payload", plane, column);
+    return NULL;
+}
+
+/* A block of thread 0 with a plain record, an affine group of m = 2 (R = 4),
+ * a mixed group of m = 2 (R = 2: one irregular record) and a plain record:
+ * 1 + 5 + 6 + 1 = 13 stored records for 1 + 4 + 2 + 1 = 8. */
+enum { DAMAGE_N = 13, DAMAGE_COUNT = 8 };
+static const struct pes_record damage_recs[DAMAGE_N] = {
+    {0x40, 3, 0}, LOOP(4, 2, 0),  {0x100, 1, 0}, {0x200, 2, 0},  STEP(8),
+    STEP(16),     LOOP(2, 2, 0),  {0x300, 4, 0}, {0x9000, 5, 0}, STEP(4),
+    IRR,          {0x9000, 5, 0}, {0x48, 3, 0}};
+
+static void encode_damage_block(struct pes_buf *p)
+{
+    struct pes_access_codec *c = pes_access_codec_new();
+    p->len = 0;
+    assert_int_equal(pes_buf_u32(p, DAMAGE_N), 0);
+    assert_int_equal(pes_access_encode(c, damage_recs, DAMAGE_N, p), 0);
+    pes_access_codec_free(c);
+    assert_true(pes_load_u32(p->data + 4) & 1u << 17); /* groups predicted: §3.5 */
+}
+
+struct damage {
+    const char *what;
+    int column;
+    size_t rec;
+    int plane;
+    uint8_t value;
+    const char *message;
+};
+
+/* Residual values: the codec's prediction (§3.1, §3.5) gives each. The
+ * LOOP record's extra is raw (m | phase << 16); its R, predicted from a
+ * fresh entry, is zigzag(R) = 2R; the first step's id residual is the
+ * LOOP_STEP id itself (its site's entry has no successor yet), and the
+ * irregular step's extra is raw. */
+static const struct damage damages[] = {
+    {"m of the first group made 0", 2, 1, 0, 0,
+     "record 1, a loop descriptor, has m = 0 records per iteration"},
+    {"m of the first group made 1", 2, 1, 0, 1,
+     "record 3, step 0 of the loop descriptor at record 1, is not a LOOP_STEP record with extra "
+     "0 or 1 (id 0x00000002, extra 0)"},
+    {"m of the first group made 3", 2, 1, 0, 3,
+     "record 4, template 2 of the loop descriptor at record 1, has the control id 0xffffff09"},
+    {"m of the first group made 65", 2, 1, 0, 65,
+     "record 1, a loop descriptor, has m = 65 records per iteration"},
+    {"R of the first group made 5", 1, 1, 0, 10,
+     "its 13 stored records expand to more than its header's 8 records"},
+    /* the second LOOP's R is predicted from the first's (stride 0, residual
+     * zigzag(2 - 4)): R = 3 makes it 1, whose irregular position holds no
+     * record, so its template's address must be 0 */
+    {"R of the first group made 3", 1, 1, 0, 6,
+     "record 8, template 1 of the loop descriptor at record 6, is irregular with no record in "
+     "the group, its address 0x9000 not 0"},
+    {"the first step's id made LOOP", 0, 4, 0, 0x08,
+     "record 4, step 0 of the loop descriptor at record 1, is not a LOOP_STEP record with extra "
+     "0 or 1 (id 0xffffff08, extra 0)"},
+    {"the irregular step made affine-looking (extra 3)", 2, 10, 0, 3,
+     "record 10, step 1 of the loop descriptor at record 6, is not a LOOP_STEP record with "
+     "extra 0 or 1 (id 0xffffff09, extra 3)"},
+};
+
+/* An ACCESS block with group prediction (plane-mask bit 17) whose group
+ * payload is damaged past the zstd checksum (a forged or miswritten file):
+ * a format error naming the block's offset, read every way. The undamaged
+ * block reads back as its records, so each damage is what fails. */
+static void test_damaged_group_payload(void **state)
+{
+    (void)state;
+    struct pes_buf p = {0};
+    for (size_t i = 0; i < sizeof damages / sizeof damages[0]; i++) {
+        const struct damage *d = &damages[i];
+        struct pes_buf f = {0};
+        forge_tables(&f, PES_TRACE_VERSION);
+        encode_damage_block(&p);
+        tt_forge_block(&f, PES_TRACE_VERSION, PES_BLOCK_ACCESS, 0, DAMAGE_COUNT, &p);
+        if (i == 0) { /* the undamaged twin reads back, raw */
+            struct pes_error err;
+            struct pes_trace_reader *r =
+                pes_trace_reader_open_memory(f.data, f.len, "forged.pes", &err);
+            assert_non_null(r);
+            pes_trace_reader_set_raw(r, 1);
+            struct pes_block b;
+            int seen = 0;
+            while (pes_trace_reader_next(r, &b, &err) == 1)
+                if (b.type == PES_BLOCK_ACCESS) {
+                    assert_records_equal(b.records, b.n, damage_recs, DAMAGE_N);
+                    assert_int_equal(b.count, DAMAGE_COUNT);
+                    seen++;
+                }
+            assert_int_equal(err.code, PES_OK);
+            assert_int_equal(seen, 1);
+            pes_trace_reader_close(r);
+        }
+        *residual_byte(&p, DAMAGE_N, d->column, d->rec, d->plane) = d->value;
+        uint64_t off = tt_forge_block(&f, PES_TRACE_VERSION, PES_BLOCK_ACCESS, 0, DAMAGE_COUNT, &p);
+        print_message("%s\n", d->what);
+        expect_format_error(&f, off, d->message);
+        pes_buf_free(&f);
+    }
+    pes_buf_free(&p);
+}
+
+/* Every byte of the group payload XORed with every single bit: the reader
+ * either reads the block (a damaged address is still an address) or fails
+ * with a format error naming the damaged block; never anything else (the
+ * ASan build checks it reads nothing out of bounds). */
+static void test_damaged_group_sweep(void **state)
+{
+    (void)state;
+    struct pes_buf p = {0};
+    encode_damage_block(&p);
+    size_t size = p.len, errors = 0, reads = 0;
+    for (size_t at = 4; at < size; at++)
+        for (int bit = 0; bit < 8; bit++) {
+            encode_damage_block(&p);
+            p.data[at] ^= (uint8_t)(1u << bit);
+            struct pes_buf f = {0};
+            forge_tables(&f, PES_TRACE_VERSION);
+            uint64_t off =
+                tt_forge_block(&f, PES_TRACE_VERSION, PES_BLOCK_ACCESS, 0, DAMAGE_COUNT, &p);
+            struct pes_error err;
+            struct pes_trace_reader *r =
+                pes_trace_reader_open_memory(f.data, f.len, "swept.pes", &err);
+            assert_non_null(r);
+            struct pes_block b;
+            int rc;
+            while ((rc = pes_trace_reader_next(r, &b, &err)) == 1)
+                ;
+            if (rc < 0) {
+                if (err.code != PES_ERR_FORMAT || err.offset != off)
+                    fail_msg("byte %zu bit %d: code %d offset %llu: %s", at, bit, (int)err.code,
+                             (unsigned long long)err.offset, err.message);
+                errors++;
+            } else {
+                reads++;
+            }
+            pes_trace_reader_close(r);
+            pes_buf_free(&f);
+        }
+    print_message("%zu damaged payloads: %zu format errors, %zu read\n", errors + reads, errors,
+                  reads);
+    assert_true(errors > 0); /* the header, bitmaps and group shape are checked */
+    pes_buf_free(&p);
+}
+
 /* Version 1: blocks without the stored count read as before; loop records
  * did not exist, so one in a version-1 file is an error; a version-2 block
  * in a version-1 file is too. */
@@ -939,6 +1114,8 @@ int main(void)
         cmocka_unit_test(test_forged_malformed),
         cmocka_unit_test(test_forged_mixed),
         cmocka_unit_test(test_forged_short_payload),
+        cmocka_unit_test(test_damaged_group_payload),
+        cmocka_unit_test(test_damaged_group_sweep),
         cmocka_unit_test(test_version1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

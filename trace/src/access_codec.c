@@ -27,7 +27,8 @@ struct slot {
     uint32_t gen;
     uint32_t fresh;  /* no address seen yet for `key` */
     uint64_t last;   /* last address of `key` */
-    uint64_t stride; /* last stride of `key` */
+    uint64_t stride; /* last stride of `key` (with TWO_DELTA: last confirmed) */
+    uint64_t delta;  /* TWO_DELTA: the last difference of `key`'s addresses */
 };
 
 /* Plane-mask bit 17 (written since loop groups continue their sites'
@@ -41,6 +42,31 @@ struct slot {
  * record is predicted alone (§3.1); the writer sets it only in blocks that
  * hold a LOOP record, so a trace without groups is as before. */
 #define GROUP_PREDICT (1u << 17)
+
+/* Plane-mask bit 18 (written with bit 17, in the blocks that hold a LOOP
+ * record): a two-delta stride. A site's stride changes only when the same
+ * difference comes twice in a row, so one jump (a row's start after the
+ * previous row's end, a short row of cg whose remainder iterations moved
+ * the start) costs one residual, not two, and an irregular site (x[col[k]])
+ * is predicted from its last address alone rather than extrapolated from
+ * two random ones. */
+#define TWO_DELTA (1u << 18)
+
+/* After a record at `a` of site s, predicted alone (§3.1; TWO_DELTA §3.6). */
+static inline __attribute__((always_inline)) void slot_update(struct slot *s, uint64_t a,
+                                                              int two_delta)
+{
+    uint64_t d = a - s->last;
+    if (two_delta) {
+        if (!s->fresh && d == s->delta)
+            s->stride = d;
+        s->delta = s->fresh ? 0 : d;
+    } else {
+        s->stride = s->fresh ? 0 : d;
+    }
+    s->fresh = 0;
+    s->last = a;
+}
 
 /* The group being read: `pos` counts its records after the LOOP header,
  * templates then steps; outside a group pos == len == 0. */
@@ -243,7 +269,16 @@ static inline void group_step(const struct group *g, uint32_t j, struct slot *s,
     uint64_t i_last = (u_end - (u_end - j) % g->m) / g->m;
     s->last = g->addr[j] + i_last * step;
     s->stride = step;
+    s->delta = step; /* confirmed, for TWO_DELTA */
     s->fresh = 0;
+}
+
+static int has_loop(const struct pes_record *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i].id == PES_ID_LOOP)
+            return 1;
+    return 0;
 }
 
 static inline uint64_t zigzag(uint64_t v)
@@ -312,7 +347,9 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
     uint32_t or_id = 0, or_ex = 0;
     uint64_t or_a = 0;
     struct group g = {0};
-    int grouped = 0; /* a LOOP record: the block takes GROUP_PREDICT */
+    /* a LOOP record: the block takes GROUP_PREDICT and TWO_DELTA, and a
+     * block without one is as before either (the scan stops at the first) */
+    const int grouped = has_loop(r, n);
     /* Two passes per chunk of CHUNK records (L1-resident): the serial
      * predictor pass with few live values, then simple compaction loops. */
     enum { CHUNK = 1024 };
@@ -355,16 +392,11 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
             struct slot *s = table_slot(&t, c, id);
             if (!s)
                 return -1;
-            uint64_t last = s->last;
-            va_chunk[j] = zigzag(a - (last + s->stride));
-            s->stride = s->fresh ? 0 : a - last;
-            s->fresh = 0;
-            s->last = a;
+            va_chunk[j] = zigzag(a - (s->last + s->stride));
+            slot_update(s, a, grouped);
             prev = s;
-            if (__builtin_expect(id == PES_ID_LOOP, 0)) {
+            if (__builtin_expect(id == PES_ID_LOOP, 0))
                 group_open(&g, a, rc[j].extra);
-                grouped = 1;
-            }
         }
         /* Branch-free compaction: always store, advance only when non-zero.
          * lim is a multiple of 8 except in the last chunk. */
@@ -418,7 +450,7 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
         return 0;
     }
     uint32_t mask = plane_bits(or_id, 4, 0) | plane_bits(or_a, 8, 4) | plane_bits(or_ex, 4, 12) |
-                    (grouped ? GROUP_PREDICT : 0);
+                    (grouped ? GROUP_PREDICT | TWO_DELTA : 0);
     pes_store_u32(p, mask);
     pes_store_u32(p + 4, (uint32_t)kid);
     pes_store_u32(p + 8, (uint32_t)ka);
@@ -452,11 +484,11 @@ int pes_access_decode(struct pes_access_codec *c, const uint8_t *payload, size_t
     uint32_t mask = pes_load_u32(payload);
     size_t kid = pes_load_u32(payload + 4), ka = pes_load_u32(payload + 8),
            ke = pes_load_u32(payload + 12);
-    if ((mask & ~GROUP_PREDICT) >> 16) {
+    if ((mask & ~(GROUP_PREDICT | TWO_DELTA)) >> 16) {
         *why = "ACCESS plane mask has unknown bits set";
         return -1;
     }
-    const int groups = (mask & GROUP_PREDICT) != 0;
+    const int groups = (mask & GROUP_PREDICT) != 0, two_delta = (mask & TWO_DELTA) != 0;
     const uint8_t *bm = payload + HDR_BYTES;
     if (n % 8) /* bits past the last record must be clear */
         for (int k = 0; k < 3; k++)
@@ -556,9 +588,7 @@ int pes_access_decode(struct pes_access_codec *c, const uint8_t *payload, size_t
         if (!s)
             goto oom;
         uint64_t a = unzigzag(va) + (s->last + s->stride);
-        s->stride = s->fresh ? 0 : a - s->last;
-        s->fresh = 0;
-        s->last = a;
+        slot_update(s, a, two_delta);
         out[i].addr = a;
         prev = s;
         if (groups && id == PES_ID_LOOP)

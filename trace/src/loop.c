@@ -17,20 +17,34 @@ static inline int is_loop_id(uint32_t id)
     return id - PES_ID_LOOP <= PES_ID_LOOP_STEP - PES_ID_LOOP;
 }
 
+/* The first q with (phase + q) % m == j; for j, phase < m (a checked
+ * group's) without a division, otherwise as it always was computed. */
+static inline uint32_t first_at(uint32_t m, uint32_t phase, uint32_t j)
+{
+    if (j < m && phase < m)
+        return j >= phase ? j - phase : j + m - phase;
+    return (j + m - phase) % m;
+}
+
 uint64_t pes_trace_loop_times(uint64_t R, uint32_t m, uint32_t phase, uint32_t j)
 {
-    uint64_t first = (j + m - phase) % m; /* the first q with (phase + q) % m == j */
+    uint64_t first = first_at(m, phase, j);
     return first < R ? (R - 1 - first) / m + 1 : 0;
 }
 
-/* The irregular records of a group: its records on irregular positions. */
+/* The irregular records of a group: its records on irregular positions.
+ * With R = q m + r, position j holds q records, one more if it is among the
+ * r after phase: one division per group, not one per position (cg's rows are
+ * groups of a few iterations). */
 static uint64_t irregular_records(const struct pes_record *g)
 {
     uint32_t m = g->extra & 0xFFFFu, phase = g->extra >> 16;
-    uint64_t k = 0;
+    if (m == 0)
+        return 0;
+    uint64_t q = g->addr / m, r = g->addr % m, k = 0;
     for (uint32_t j = 0; j < m; j++)
         if (g[1 + m + j].extra == PES_LOOP_STEP_IRREGULAR)
-            k += pes_trace_loop_times(g->addr, m, phase, j);
+            k += q + (first_at(m, phase, j) < r);
     return k;
 }
 
@@ -118,7 +132,8 @@ static int check_group(const struct pes_record *rec, size_t n, size_t i, struct 
      * predicts the records from it as without descriptors), or 0 if none */
     uint64_t seen = 0;
     uint32_t j = phase;
-    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k; j = (j + 1) % m) {
+    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k;
+         j = j + 1 == m ? 0 : j + 1) { /* no division per position: cg's rows are short groups */
         if (rec[i + 1 + m + j].extra != PES_LOOP_STEP_IRREGULAR)
             continue;
         const struct pes_record *t = &rec[i + 1 + j];

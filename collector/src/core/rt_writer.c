@@ -279,37 +279,56 @@ static uint32_t record_weight(const uint32_t *wt, uint32_t id)
     return (pes_kind_reads(kind) ? 1u : 0u) + (pes_kind_writes(kind) ? 1u << 16 : 0u);
 }
 
-/* Loop descriptor groups (rt_loop.c, pes/trace.h) count the records they
- * stand for: template j of a group of R records from phase p repeats
- * R / m times, once more if it is among the R % m after p; a mixed group's
- * irregular records are counted with their templates. */
+/* A loop descriptor group (rt_loop.c, pes/trace.h) at rec[0], with `left`
+ * records from it in the batch, adds the records it stands for: with
+ * R = q m + r, template j repeats q times, once more if it is among the r
+ * positions after phase (one division per group: cg's rows are groups of a
+ * few iterations); a mixed group's irregular records are counted with their
+ * templates. Returns its stored size, 0 if it is not a whole group. */
+static size_t count_group(const uint32_t *wt, const struct pes_record *g, size_t left,
+                          uint64_t *loads, uint64_t *stores)
+{
+    uint32_t m = g->extra & 0xffff, phase = g->extra >> 16;
+    if (m < 1 || m > PES_LOOP_MAX_RECORDS || phase >= m || left <= 2 * (size_t)m)
+        return 0;
+    uint64_t q = g->addr / m, r = g->addr % m, irregular = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t first = j >= phase ? j - phase : j + m - phase;
+        uint64_t times = q + (first < r);
+        uint32_t w = record_weight(wt, g[1 + j].id);
+        *loads += (w & 0xffff) * times;
+        *stores += (w >> 16) * times;
+        if (g[1 + m + j].extra == PES_LOOP_STEP_IRREGULAR)
+            irregular += times;
+    }
+    return 1 + 2 * (size_t)m + irregular;
+}
+
+/* Records, loads and stores of a batch as readers count them (expanded),
+ * and its last time mark. Control records (time marks, groups) are rare: the
+ * common record costs a weight look-up and two adds. */
 static void count_records(struct result *r, const struct pes_record *rec, size_t n)
 {
     const uint32_t *wt = __atomic_load_n(&pes_rt_site_weights, __ATOMIC_ACQUIRE);
     uint64_t loads = 0, stores = 0, records = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t id = rec[i].id, m = rec[i].extra & 0xffff, phase = rec[i].extra >> 16;
-        if (id == PES_ID_LOOP && m >= 1 && m <= PES_LOOP_MAX_RECORDS && phase < m &&
-            n - i > 2 * (size_t)m) {
-            uint64_t group = rec[i].addr;
-            for (uint32_t j = 0; j < m; j++) {
-                uint64_t times = pes_trace_loop_times(group, m, phase, j);
-                uint32_t w = record_weight(wt, rec[i + 1 + j].id);
-                loads += (w & 0xffff) * times;
-                stores += (w >> 16) * times;
+        uint32_t id = rec[i].id;
+        if (__builtin_expect(id >= PES_ID_CONTROL_FIRST, 0)) {
+            size_t size;
+            if (id == PES_ID_LOOP && (size = count_group(wt, &rec[i], n - i, &loads, &stores))) {
+                records += rec[i].addr;
+                i += size - 1;
+                continue;
             }
-            records += group;
-            i += pes_trace_loop_size(&rec[i]) - 1;
-            continue;
+            if (id == PES_ID_TIME || id == PES_ID_THREAD_END) {
+                r->end_ticks = rec[i].addr;
+                r->has_end = 1;
+            }
         }
         uint32_t w = record_weight(wt, id);
         records++;
         loads += w & 0xffff;
         stores += w >> 16;
-        if (id == PES_ID_TIME || id == PES_ID_THREAD_END) {
-            r->end_ticks = rec[i].addr;
-            r->has_end = 1;
-        }
     }
     r->n = records;
     r->loads = loads;
