@@ -27,10 +27,10 @@
  *    step(D) - P(hit | D) (distances uniform inside a log2 bin, as the model
  *    has them), per access reaching the level, and names the level when that
  *    shift alone exceeds REPORT_DISAGREE_PP in the direction the simulation
- *    moved. For the haswell L1 (512 lines, 8 ways) the band is 256..869
- *    lines: a walk over exactly 512 lines, again and again, is 100 % hits
- *    in the simulation and about 50 % in SDCM; over 576 lines, 0 % against
- *    about 37 %.
+ *    moved. For the haswell L1 (512 lines, 8 ways) the band is 257..838
+ *    lines: a walk over exactly 512 lines, again and again, hits on every
+ *    reuse in the simulation and on fewer than half in SDCM; over 576 lines,
+ *    on none against about a third (e2e.replay_sdcm_assumptions).
  *
  * Above the histogram's exact range (1,024 lines) the profile knows a
  * distance only to its power-of-two bin; the rule then spreads the bin evenly
