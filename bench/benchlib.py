@@ -50,6 +50,12 @@ def build_runner(work):
     return exe
 
 
+def mpi_launcher(**extra_env):
+    """mpirun as root with more ranks than CPUs (this VM has 2), and its env."""
+    mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+    return mpirun, dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1", **extra_env)
+
+
 def run_once(runner, cmd, env):
     """(wall seconds, peak RSS in KiB) of one run of cmd, its stdout discarded."""
     p = subprocess.run([runner] + cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

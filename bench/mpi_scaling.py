@@ -41,8 +41,7 @@ def main():
     work = os.path.join(a.out, "mpi_scaling")
     os.makedirs(work, exist_ok=True)
     runner = benchlib.build_runner(work)
-    mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
-    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+    mpirun, env = benchlib.mpi_launcher()
 
     traces = []
     for kind in ["uniform", "cyclic"]:

@@ -61,8 +61,7 @@ def main():
     work = os.path.join(a.out, "mpi_sim_cores")
     os.makedirs(work, exist_ok=True)
     runner = benchlib.build_runner(work)
-    mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
-    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1", PES_MPI_STATS="1")
+    mpirun, env = benchlib.mpi_launcher(PES_MPI_STATS="1")
     load0 = os.getloadavg()
 
     rows = []
