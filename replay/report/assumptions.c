@@ -157,14 +157,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 static void conflict_site(struct pes_report *r, struct pes_rnode *o, const struct pes_rnode *c,
                           size_t l, const struct pes_rnode *geometry)
 {
-    const struct pes_rnode *all = pes_r_get(pes_r_get(c, "simulation"), "all_sites"), *top = NULL;
-    double best = 0;
-    for (size_t i = 0; i < pes_r_count(all); i++) {
-        const struct pes_rnode *row = pes_r_at(all, i);
-        double v = pes_r_f(pes_r_at(pes_r_get(row, "conflict"), l));
-        if (v > best)
-            best = v, top = row;
-    }
+    const struct pes_rnode *top = report_top_conflict_site(pes_r_get(c, "simulation"), l);
     if (!top)
         return;
     char where[512];
@@ -175,7 +168,8 @@ static void conflict_site(struct pes_report *r, struct pes_rnode *o, const struc
         snprintf(where, sizeof where, "site %" PRIu64 " %s", pes_r_get_u(top, "site"),
                  pes_r_get_s(top, "function"));
     pes_r_str(r, o, "site", where);
-    pes_r_f64(r, o, "site_conflict_misses", best, "%.0f");
+    pes_r_f64(r, o, "site_conflict_misses", pes_r_f(pes_r_at(pes_r_get(top, "conflict"), l)),
+              "%.0f");
     const struct pes_rnode *strides = pes_r_get(c, "site_strides"), *sr = NULL;
     for (size_t i = 0; i < pes_r_count(strides) && !sr; i++)
         if (pes_r_get_u(pes_r_at(strides, i), "site") == pes_r_get_u(top, "site"))

@@ -622,20 +622,6 @@ struct conflict_level {
     const struct pes_rnode *row;   /* an all_sites row of the culprit line (NULL: unknown) */
 };
 
-/* The all_sites row with the most conflict misses at level index l (NULL: none). */
-static const struct pes_rnode *conflict_site(const struct scope *s, size_t l)
-{
-    const struct pes_rnode *all = pes_r_get(s->sim, "all_sites"), *top = NULL;
-    double best = 0;
-    for (size_t i = 0; i < pes_r_count(all); i++) {
-        const struct pes_rnode *row = pes_r_at(all, i);
-        double v = pes_r_f(pes_r_at(pes_r_get(row, "conflict"), l));
-        if (v > best)
-            best = v, top = row;
-    }
-    return top;
-}
-
 /* One finding per culprit source line, naming every level where it is the
  * line with the most conflict misses (the L1 and L2 of a column walk are one
  * problem); without a per-site table (--by object), one per level. */
@@ -656,7 +642,7 @@ static void rule_conflict(const struct scope *s, struct found *f)
         q[n++] = (struct conflict_level){.level = pes_r_get_u(lv, "level"),
                                          .conflict = conflict,
                                          .misses = misses,
-                                         .row = conflict_site(s, i)};
+                                         .row = report_top_conflict_site(s->sim, i)};
     }
     for (int i = 0; i < n; i++) {
         if (!q[i].conflict)

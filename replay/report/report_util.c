@@ -247,6 +247,19 @@ void report_print_table(FILE *out, const struct pes_rnode *rows)
     }
 }
 
+const struct pes_rnode *report_top_conflict_site(const struct pes_rnode *sim, size_t l)
+{
+    const struct pes_rnode *all = pes_r_get(sim, "all_sites"), *top = NULL;
+    double best = 0;
+    for (size_t i = 0; i < pes_r_count(all); i++) {
+        const struct pes_rnode *row = pes_r_at(all, i);
+        double v = pes_r_f(pes_r_at(pes_r_get(row, "conflict"), l));
+        if (v > best)
+            best = v, top = row;
+    }
+    return top;
+}
+
 size_t report_model_disagreements(const struct pes_rnode *c, struct report_disagreement *out,
                                   size_t cap)
 {

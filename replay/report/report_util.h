@@ -26,6 +26,10 @@ struct report_disagreement {
 size_t report_model_disagreements(const struct pes_rnode *c, struct report_disagreement *out,
                                   size_t cap);
 
+/* The "all_sites" row of a simulation with the most conflict misses at
+ * level index l (0 = L1); NULL when no site has any. */
+const struct pes_rnode *report_top_conflict_site(const struct pes_rnode *sim, size_t l);
+
 /* 1234567 -> "1,234,567" */
 void report_count(char *buf, size_t len, uint64_t v);
 /* 32768 -> "32 KiB" */
