@@ -153,6 +153,28 @@ static void test_worked_example(void **state)
     free(path);
 }
 
+/* A trace of the site tables (ids 0..3) and n records of thread 0 at a new
+ * temporary *path: its bytes (*f, *size) and the payload of its first ACCESS
+ * block (*count records; the caller frees all three). */
+static uint8_t *write_one_thread(const char *name, const struct pes_record *r, size_t n,
+                                 char **path, uint8_t **f, size_t *size, uint32_t *count)
+{
+    struct pes_trace_info info;
+    tt_default_info(&info);
+    struct pes_error err;
+    *path = tt_temp_path(name);
+    struct pes_trace_writer *w = pes_trace_writer_open(*path, 0, &info, NULL, &err);
+    assert_non_null(w);
+    assert_int_equal(tt_write_tables(w, 4, 1, &err), 0); /* ids 0..3: sites */
+    assert_int_equal(pes_trace_writer_records(w, 0, r, n, &err), 0);
+    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
+    *f = tt_read_file(*path, size);
+    assert_non_null(*f);
+    size_t plen;
+    uint32_t thread;
+    return block_payload(*f, *size, PES_BLOCK_ACCESS, 0, &plen, &thread, count);
+}
+
 /* §3.5: a loop group continued by the next (a time mark cut it) and a record
  * of its site after it predict with zero address residuals; residuals
  * hand-computed there: record 1 (site 0's first address), 2 (the first R), 4
@@ -173,20 +195,12 @@ static void test_group_prediction(void **state)
         {0, 3, 0},      {0x1000, 0, 0}, {0, 3, 0},      {0x1008, 0, 0}, {0, 3, 0},
         {0x1010, 0, 0}, {0, 3, 0},      {0x1018, 0, 0}, {0x1020, 0, 0},
     };
-    struct pes_trace_info info;
-    tt_default_info(&info);
     struct pes_error err;
-    char *path = tt_temp_path("layout-groups");
-    struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
-    assert_non_null(w);
-    assert_int_equal(tt_write_tables(w, 4, 1, &err), 0); /* ids 0..3: sites */
-    assert_int_equal(pes_trace_writer_records(w, 0, r0, 13, &err), 0);
-    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
-    size_t size, plen;
-    uint8_t *f = tt_read_file(path, &size);
-    assert_non_null(f);
-    uint32_t thread, count;
-    uint8_t *p = block_payload(f, size, PES_BLOCK_ACCESS, 0, &plen, &thread, &count);
+    char *path;
+    uint8_t *f;
+    size_t size;
+    uint32_t count;
+    uint8_t *p = write_one_thread("layout-groups", r0, 13, &path, &f, &size, &count);
     assert_int_equal(count, 9);
     assert_int_equal(rd32(p), 13);          /* stored */
     assert_int_equal(rd32(p + 4) >> 16, 6); /* plane-mask bits 17 and 18 */
@@ -236,20 +250,12 @@ static void test_two_delta(void **state)
         {0x2010, 0, 0},      {0x3000, 0, 0}, {0x3008, 0, 0},           {0x3010, 0, 0},
         {0x5000, 2, 0},      {0x5100, 2, 0}, {0x5040, 2, 0},
     };
-    struct pes_trace_info info;
-    tt_default_info(&info);
     struct pes_error err;
-    char *path = tt_temp_path("layout-two-delta");
-    struct pes_trace_writer *w = pes_trace_writer_open(path, 0, &info, NULL, &err);
-    assert_non_null(w);
-    assert_int_equal(tt_write_tables(w, 4, 1, &err), 0); /* ids 0..3: sites */
-    assert_int_equal(pes_trace_writer_records(w, 0, r0, 15, &err), 0);
-    assert_int_equal(pes_trace_writer_close(w, NULL, 0, 0, &err), 0);
-    size_t size, plen;
-    uint8_t *f = tt_read_file(path, &size);
-    assert_non_null(f);
-    uint32_t thread, count;
-    uint8_t *p = block_payload(f, size, PES_BLOCK_ACCESS, 0, &plen, &thread, &count);
+    char *path;
+    uint8_t *f;
+    size_t size;
+    uint32_t count;
+    uint8_t *p = write_one_thread("layout-two-delta", r0, 15, &path, &f, &size, &count);
     assert_int_equal(count, 13);
     uint32_t mask = rd32(p + 4), kid = rd32(p + 8), ka = rd32(p + 12);
     assert_int_equal(mask >> 16, 6);         /* bits 17 and 18 */
