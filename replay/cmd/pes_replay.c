@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "part_link.h"
 #include "replay_run.h"
 #include "report_util.h"
 
@@ -73,5 +74,8 @@ int main(int argc, char **argv)
         }
         return replay_sampled(&o, &machine);
     }
+    /* --jobs N: the stages on N workers, or N parts on N threads (--parts) */
+    if (o.knobs.jobs >= 2 && o.parts == REPLAY_PARTS_YES)
+        return replay_parts_run(&o, &machine, o.knobs.jobs);
     return replay_full(&o, &machine, NULL);
 }

@@ -24,6 +24,17 @@
 #include "tables.h"
 #include "writers.h"
 
+int replay_part_failure(struct pes_error *err, const char *who, uint32_t from, int code,
+                        const char *message)
+{
+    /* reading in parts, a damaged input may be met by another part first:
+     * its line is pes-replay's, which names no part */
+    if (code == PES_ERR_FORMAT || code == PES_ERR_IO || code == PES_ERR_VERSION ||
+        code == PES_ERR_TRUNCATED)
+        return pes_error_set(err, code, 0, "%s", message);
+    return pes_error_set(err, PES_ERR_ARG, 0, "%s %u: %s", who, from, message);
+}
+
 int replay_fail(const struct pes_error *err)
 {
     replay_message("%s", err->message);
@@ -124,7 +135,8 @@ struct run {
     const struct pes_batch_sink *to;
     pthread_mutex_t progress_mu;     /* configurations side by side draw one line */
     struct pes_profiles_split split; /* hooks->split, in parts */
-    int later_part; /* this process read a part after the first: its counts went to part 0 */
+    int later_part;   /* this process read a part after the first: its counts went to part 0 */
+    double part_cpu0; /* --parts, part 0: its thread's CPU clock when the parts began */
 };
 
 static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
@@ -172,7 +184,7 @@ static int in_parts(struct run *run, const struct pes_stream_info *si)
 
 /* After this process's part: its counts to part 0, or, on part 0, the
  * others' merged in order. */
-static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+static int exchange_parts_in_order(struct run *run, struct pes_pipeline *p, struct pes_error *err)
 {
     const struct replay_hooks *h = run->hooks;
     if (pes_pipeline_sync(p, err) < 0)
@@ -208,6 +220,23 @@ static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_er
     return 0;
 }
 
+static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+{
+    /* a part's reading is a chain no number of threads shortens (--stats) */
+    if (run->hooks->threads && run->hooks->part == 0)
+        pes_cpu_chain(pes_cpu_stage("a part", PES_CPU_PARALLEL),
+                      pes_cpu_thread_seconds() - run->part_cpu0);
+    /* part 0 resolves the others' windows (in the sync) and merges their
+     * counts one after the other: serial however many parts run */
+    int back = run->hooks->part == 0
+                   ? pes_cpu_switch(pes_cpu_stage("parts resolution", PES_CPU_SERIAL))
+                   : -1;
+    int rc = exchange_parts_in_order(run, p, err);
+    if (back >= 0)
+        pes_cpu_switch(back);
+    return rc;
+}
+
 /* After a pipeline's finish, with shares (--simulate on pes-replay-mpi):
  * this process's share to process 0, or there the others' added in order. */
 static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_error *err)
@@ -231,6 +260,27 @@ static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_e
             return -1;
     }
     return 0;
+}
+
+/* pes-replay --parts: this part runs on its own thread, without workers
+ * (the other parts are the parallelism); part 0 starts the others now that
+ * it knows the report allows parts, and its reading divides like theirs. */
+static int begin_thread_part(struct run *run, struct pes_knobs *knobs, struct pes_error *err)
+{
+    knobs->jobs = 1;
+    knobs->sched = NULL;
+    replay_input_set_threads(run->in, 1);
+    replay_input_set_workers(run->in, NULL);
+    if (run->hooks->part != 0)
+        return 0;
+    pes_progress_end(run->progress); /* a line of part 0's records only would mislead */
+    run->progress = NULL;
+    if (pes_cpu_enabled()) {
+        pes_cpu_thread_end();
+        pes_cpu_thread_begin("part", 0, 0, pes_cpu_stage("setup", 0));
+        run->part_cpu0 = pes_cpu_thread_seconds();
+    }
+    return run->hooks->parts_begin(run->hooks->ctx, err);
 }
 
 /* The recorded threads: the summary always, and the other analyses unless
@@ -275,6 +325,8 @@ static int run_recorded(struct run *run, struct pes_error *err)
     }
     struct pes_pipeline *p = NULL;
     int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
+    if (rc == 0 && parts && run->hooks->threads)
+        rc = begin_thread_part(run, &knobs, err);
     /* objects: not in parts (replay_input_set_part) */
     if (rc == 0 && !parts)
         si.objects = replay_input_objects_setup(in, o);
@@ -739,7 +791,8 @@ static int analyse(struct run *run, struct pes_error *err)
     run->knobs.mimic = o->n_cores > 0;
     /* pes-replay only: MPI ranks would draw over each other; the total
      * (an index scan) only when the line is drawn */
-    if (!run->hooks && (run->progress = pes_progress_start(o->trace, 0, "records")))
+    if ((!run->hooks || (run->hooks->threads && run->hooks->part == 0)) &&
+        (run->progress = pes_progress_start(o->trace, 0, "records")))
         pes_progress_more(run->progress, replay_input_records_estimate(in) * (1 + o->n_cores));
     report_head(run);
     if (run_recorded(run, err) < 0)
@@ -782,7 +835,10 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
                 machine->level[l].line, line);
     if (o->stats && !pes_cpu_enabled())
         pes_cpu_enable();
-    pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
+    /* pes-replay --parts: part 0 is the reading thread until parts begin */
+    int a_part = h && h->threads && h->part != 0;
+    pes_cpu_thread_begin(a_part ? "part" : "main", h ? h->part : 0, !a_part,
+                         pes_cpu_stage("setup", 0));
     struct run run = {.o = o,
                       .machine = machine,
                       .line = line,
@@ -790,7 +846,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
                       .hooks = h,
                       .progress_mu = PTHREAD_MUTEX_INITIALIZER};
     if (h) {
-        run.knobs.split = h->split;
+        run.knobs.split = h->threads ? NULL : h->split; /* threads: only in parts (run_recorded) */
         run.knobs.share = h->share;
         run.knobs.shares = h->shares;
     }
@@ -819,8 +875,12 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     pes_report_destroy(run.rep);
     replay_input_close(run.in);
     pes_sched_destroy(run.knobs.sched);
+    if (a_part) /* its whole thread, a chain (run_recorded's exchange_parts: part 0's) */
+        pes_cpu_chain(pes_cpu_stage("a part", PES_CPU_PARALLEL), pes_cpu_thread_seconds());
     pes_cpu_thread_end();
-    if (o->stats) { /* every rank's own table, named */
+    if (h && h->parts_end)
+        h->parts_end(h->ctx);  /* the other parts' threads have ended: their CPU is in */
+    if (o->stats && !a_part) { /* every rank's own table, named */
         char who[48];
         if (h && h->shares)
             snprintf(who, sizeof who, "pes-replay-mpi rank %u", h->share);
