@@ -148,8 +148,8 @@ static int recv_window(void *ctx, uint64_t w, uint32_t from, void **buf, size_t 
     pthread_mutex_lock(&l->mu);
     if (l->end[from].done) {
         pthread_mutex_unlock(&l->mu);
-        return pes_error_set(err, PES_ERR_ARG, 0, "part %u has ended; window %llu is missing",
-                             from, (unsigned long long)w);
+        return pes_error_set(err, PES_ERR_ARG, 0, "part %u has ended; window %llu is missing", from,
+                             (unsigned long long)w);
     }
     struct msg *next = peek(l, from);
     if (next->kind == MSG_PART) { /* from's part had w windows (left for recv_part) */
@@ -257,8 +257,8 @@ struct replay_part_link *replay_part_link_create(uint32_t parts, uint64_t window
         struct end *e = &l->end[k];
         e->link = l;
         e->part = k;
-        l->split[k] = (struct pes_profiles_split){
-            .rank = k, .ranks = parts, .window = window, .ctx = e};
+        l->split[k] =
+            (struct pes_profiles_split){.rank = k, .ranks = parts, .window = window, .ctx = e};
         struct replay_hooks *h = &l->hooks[k];
         *h = (struct replay_hooks){.split = &l->split[k],
                                    .no_report = k != 0,

@@ -262,6 +262,53 @@ static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_e
     return 0;
 }
 
+/* A part's carry (pipeline.h): the stream after the part goes to the
+ * analyses that carry their state across the part's end until they say
+ * stop, read by a second input of the same trace from the next part on. */
+struct carry_sink {
+    struct pes_pipeline *p;
+    int done;
+};
+
+static int carry_batch(void *ctx, const struct pes_batch *b, struct pes_error *err)
+{
+    struct carry_sink *c = ctx;
+    int rc = pes_pipeline_carry(c->p, b, err);
+    if (rc == 1) { /* stops the reading; not an error (carry_parts) */
+        c->done = 1;
+        return pes_error_set(err, PES_ERR_ARG, 0, "carried");
+    }
+    return rc;
+}
+
+static int carry_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+{
+    const struct replay_hooks *h = run->hooks;
+    struct carry_sink c = {.p = p};
+    if (h->part + 1 >= h->parts || !pes_pipeline_carries(p))
+        return 0;
+    int rc = pes_pipeline_carry(p, &(struct pes_batch){0}, err); /* maybe nothing to carry */
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    struct replay_input *in = replay_input_open_as(run->o->trace, run->o->input_format, err);
+    if (!in)
+        return -1;
+    replay_input_set_range_cap(in, replay_input_range_cap(run->in));
+    replay_input_set_objects(in, 0);
+    replay_input_set_threads(in, 1);
+    rc = replay_input_set_part_to_end(in, h->part + 1, h->parts, err);
+    if (rc == 0)
+        rc = replay_input_run(in, &(struct pes_batch_sink){.batch = carry_batch, .ctx = &c}, err);
+    if (c.done) {
+        *err = (struct pes_error){0};
+        rc = 0;
+    } else if (rc == 0) {
+        rc = pes_pipeline_carry(p, NULL, err) < 0 ? -1 : 0;
+    }
+    replay_input_close(in);
+    return rc;
+}
+
 /* pes-replay --parts: this part runs on its own thread, without workers
  * (the other parts are the parallelism); part 0 starts the others now that
  * it knows the report allows parts, and its reading divides like theirs. */
@@ -349,6 +396,8 @@ static int run_recorded(struct run *run, struct pes_error *err)
         rc = replay_input_run(in, sink_of(run, p), err);
     if (filtered)
         replay_input_set_filter(in, NULL);
+    if (rc == 0 && parts)
+        rc = carry_parts(run, p, err);
     if (rc == 0 && parts)
         rc = exchange_parts(run, p, err);
     run->later_part = parts && run->hooks->part != 0;

@@ -77,6 +77,7 @@ struct replay_input {
     uint64_t clipped;              /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
     uint32_t part, parts;          /* replay_input_set_part (parts 0: the whole stream) */
+    int part_to_end;               /* replay_input_set_part_to_end: on to the stream's end */
     uint64_t part_begin, part_end; /* a text trace's part: its bytes */
     int no_objects;                /* replay_input_set_objects(in, 0) */
     int objects_tried;             /* objects built (or found impossible) */
@@ -605,6 +606,21 @@ int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struc
         return -1;
     in->part = k;
     in->parts = n;
+    in->part_to_end = 0;
+    return 0;
+}
+
+int replay_input_set_part_to_end(struct replay_input *in, uint32_t k, uint32_t n,
+                                 struct pes_error *err)
+{
+    uint64_t begin = 0, end = 0;
+    if (replay_input_set_part(in, k, n, err) < 0)
+        return -1;
+    if (in->text && pes_text_part(in->path, in->text_format, n - 1, n, &begin, &end, err) < 0)
+        return -1;
+    if (in->text)
+        in->part_end = end;
+    in->part_to_end = 1;
     return 0;
 }
 
@@ -712,7 +728,7 @@ static void *cursor_open(void *ctx, struct pes_error *err)
         if (rc == 0)
             rc = pes_merge_set_range(c->merge, in->part ? cuts[in->part - 1] : 0,
                                      in->part + 1 < in->parts ? cuts[in->part] : 0,
-                                     in->part + 1 < in->parts, err);
+                                     in->part + 1 < in->parts && !in->part_to_end, err);
         free(cuts);
         if (rc < 0)
             goto fail;
