@@ -539,10 +539,10 @@ static const struct opt_row rows[] = {
      .expected = "an integer 1..256"},
     {.name = "parts",
      .arg = "MODE",
-     .help = "with --jobs N >= 2: yes reads a recorded or text trace in N\n"
-             "time parts on N threads where the report allows it (as\n"
-             "pes-replay-mpi's ranks); no runs the stages on N workers;\n"
-             "auto (default): no",
+     .help = "with --jobs N >= 2: yes (or auto, the default) reads the\n"
+             "trace in N time parts on N threads where the report allows\n"
+             "it (as pes-replay-mpi's ranks); no runs the stages on N\n"
+             "workers; the same report either way",
      .kind = OPT_CHOICE,
      .field = FIELD(parts),
      .names = parts_names,

@@ -589,7 +589,8 @@ static int run_mimicked(struct run *run, struct pes_error *err)
     /* PPT-Multicore models one processor: every mimicked core shares its
      * last-level cache, as the single CRD group assumes. */
     static const uint32_t one_cache[PES_SIM_MAX_CORES];
-    int side_by_side = !run->hooks && pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
+    int side_by_side = (!run->hooks || run->hooks->threads) &&
+                       pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
     int dealt = run->hooks && run->hooks->shares > 1;
     struct deal deal = {0};
     struct config_run *cfg = calloc(o->n_cores, sizeof *cfg);
