@@ -178,7 +178,9 @@ static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimick
 static int in_parts(struct run *run, const struct pes_stream_info *si)
 {
     const struct replay_hooks *h = run->hooks;
-    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths &&
+    /* --by object: a part's batches carry no objects (replay_input_set_part) */
+    int by_object = run->knobs.by && strcmp(run->knobs.by, "object") == 0;
+    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths && !by_object &&
            pes_analyses_can_part(si, &run->knobs);
 }
 
@@ -371,6 +373,9 @@ static int run_recorded(struct run *run, struct pes_error *err)
         knobs.split = &run->split;
     }
     struct pes_pipeline *p = NULL;
+    /* no objects in parts, but their warning (a binary missing) as without */
+    if (parts && run->hooks->part == 0)
+        replay_input_objects_setup(in, o);
     int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
     if (rc == 0 && parts && run->hooks->threads)
         rc = begin_thread_part(run, &knobs, err);
