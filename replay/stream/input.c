@@ -157,10 +157,14 @@ static size_t count_newlines(const char *b, size_t n)
  * scan reports that line as an error). */
 static long long unfinished_last_line(const char *path, long long size, size_t *tail)
 {
+    enum { BUF = 1 << 16 };
     FILE *f = size > 0 ? fopen(path, "rb") : NULL;
-    if (!f)
+    char *buf = f ? malloc(BUF) : NULL; /* per call: parts open the file on threads of their own */
+    if (!buf) {
+        if (f)
+            fclose(f);
         return -1;
-    static char buf[1 << 16];
+    }
     long long lines = -1, back = size < PES_TEXT_MAX_LINE + 1 ? size : PES_TEXT_MAX_LINE + 1;
     size_t n;
     if (fseeko(f, size - back, SEEK_SET) == 0 &&
@@ -170,10 +174,11 @@ static long long unfinished_last_line(const char *path, long long size, size_t *
             start--;
         *tail = n - start;
         if ((start > 0 || size <= PES_TEXT_MAX_LINE) && fseeko(f, 0, SEEK_SET) == 0)
-            for (lines = 0; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+            for (lines = 0; (n = fread(buf, 1, BUF, f)) > 0;)
                 lines += (long long)count_newlines(buf, n);
     }
     fclose(f);
+    free(buf);
     return lines;
 }
 
@@ -303,11 +308,13 @@ uint64_t replay_input_records_estimate(struct replay_input *in)
         return 0;
     if (in->text_format == PES_TEXT_FORMAT_BINARY64)
         return (uint64_t)st.st_size / 8;
-    static char buf[1 << 16];
-    FILE *f = fopen(in->path, "rb");
-    size_t got = f ? fread(buf, 1, sizeof buf, f) : 0, lines = count_newlines(buf, got);
+    enum { BUF = 1 << 16 }; /* the first lines: their density */
+    char *buf = malloc(BUF);
+    FILE *f = buf ? fopen(in->path, "rb") : NULL;
+    size_t got = f ? fread(buf, 1, BUF, f) : 0, lines = got ? count_newlines(buf, got) : 0;
     if (f)
         fclose(f);
+    free(buf);
     return lines ? (uint64_t)((double)st.st_size * (double)lines / (double)got) : 1;
 }
 
