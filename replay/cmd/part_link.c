@@ -9,6 +9,7 @@
 #include "part_link.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,7 @@ struct end {
 
 struct replay_part_link {
     uint32_t parts;
+    _Atomic uint64_t records; /* read by all parts so far (part 0's progress line) */
     pthread_mutex_t mu;
     pthread_cond_t handed; /* a message was handed over */
     int stop;              /* part 0 failed: the others stop at their next batch */
@@ -87,6 +89,12 @@ static int send_window(void *ctx, uint64_t w, void *buf, size_t len, struct pes_
 static int send_part(void *ctx, void *buf, size_t len, struct pes_error *err)
 {
     return hand_over(ctx, (struct msg){.kind = MSG_PART, .buf = buf, .len = len}, err);
+}
+
+static uint64_t records(void *ctx, uint64_t n)
+{
+    struct replay_part_link *l = ((struct end *)ctx)->link;
+    return atomic_fetch_add_explicit(&l->records, n, memory_order_relaxed) + n;
 }
 
 /* Every batch: has part 0 given up? */
@@ -265,6 +273,7 @@ struct replay_part_link *replay_part_link_create(uint32_t parts, uint64_t window
                                    .part = k,
                                    .parts = parts,
                                    .threads = 1,
+                                   .records = records,
                                    .ctx = e};
         if (k == 0) {
             l->split[k].recv = recv_window;

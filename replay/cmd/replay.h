@@ -28,6 +28,7 @@
 enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
 /* --parts: how --jobs N >= 2 divides a replay (docs/replay.md, "Replay threads") */
 enum replay_parts { REPLAY_PARTS_AUTO, REPLAY_PARTS_YES, REPLAY_PARTS_NO };
+#define REPLAY_PARTS_MAX_STREAMS 256 /* --parts auto: traces of at most this many threads */
 
 struct replay_options {
     const char *trace; /* with --compare: the sampled trace */

@@ -144,7 +144,11 @@ static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
     struct run *run = ctx;
     if (run->hooks && run->hooks->progress && run->hooks->progress(run->hooks->ctx, err) < 0)
         return -1;
-    pes_progress_add(run->progress, b->n + b->n_bbs + b->dropped_reads + b->dropped_writes);
+    uint64_t n = b->n + b->n_bbs + b->dropped_reads + b->dropped_writes;
+    if (run->hooks && run->hooks->records) /* parts on threads: part 0 draws all */
+        pes_progress_update(run->progress, run->hooks->records(run->hooks->ctx, n));
+    else
+        pes_progress_add(run->progress, n);
     return run->to->batch(run->to->ctx, b, err);
 }
 
@@ -180,8 +184,12 @@ static int in_parts(struct run *run, const struct pes_stream_info *si)
     const struct replay_hooks *h = run->hooks;
     /* --by object: a part's batches carry no objects (replay_input_set_part) */
     int by_object = run->knobs.by && strcmp(run->knobs.by, "object") == 0;
+    /* --parts auto: each part holds every thread's state (e2e.replay_memory:
+     * 100,000 threads under ulimit -v), so not for traces of very many */
+    int too_many = h && h->threads && run->o->parts == REPLAY_PARTS_AUTO &&
+                   si->n_streams > REPLAY_PARTS_MAX_STREAMS;
     return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths && !by_object &&
-           pes_analyses_can_part(si, &run->knobs);
+           !too_many && pes_analyses_can_part(si, &run->knobs);
 }
 
 /* After this process's part: its counts to part 0, or, on part 0, the
@@ -322,8 +330,6 @@ static int begin_thread_part(struct run *run, struct pes_knobs *knobs, struct pe
     replay_input_set_workers(run->in, NULL);
     if (run->hooks->part != 0)
         return 0;
-    pes_progress_end(run->progress); /* a line of part 0's records only would mislead */
-    run->progress = NULL;
     if (pes_cpu_enabled()) {
         pes_cpu_thread_end();
         pes_cpu_thread_begin("part", 0, 0, pes_cpu_stage("setup", 0));

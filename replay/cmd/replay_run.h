@@ -48,6 +48,9 @@ struct replay_hooks {
     int threads;
     int (*parts_begin)(void *ctx, struct pes_error *err);
     void (*parts_end)(void *ctx);
+    /* Threads: n more records read by this part; returns the parts' total
+     * so far (part 0's progress line counts every part's). */
+    uint64_t (*records)(void *ctx, uint64_t n);
     void *ctx;
 };
 
