@@ -70,6 +70,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cases", default="prd,sim,cores")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
+    ap.add_argument("--parts", choices=["auto", "yes", "no"], default="auto",
+                    help="pes-replay --parts: N time parts on N threads, or the stages on N workers")
     a = ap.parse_args()
     b = os.path.join(a.build, "bin")
     work = os.path.join(a.out, "replay_scaling")
@@ -83,7 +85,7 @@ def main():
         subprocess.run([os.path.join(b, "pes-collect"), "-q", "--full", "--force", "-o", traces[t], "--", exe, a.n],
                        check=True, stdout=subprocess.DEVNULL, env=benchlib.omp_env(t))
     replay = os.path.join(b, "pes-replay")
-    common = ["--machine", "haswell", "--top", "0", "--format", "json"]
+    common = ["--machine", "haswell", "--top", "0", "--format", "json", "--parts", a.parts]
     all_cases = {
         "prd": (f"PRD + CRD, {a.threads}-thread trace", traces[a.threads], []),
         "sim": (f"PRD + CRD + MESI simulation, {a.threads}-thread trace", traces[a.threads], ["--simulate"]),
@@ -124,7 +126,7 @@ def main():
         print(table, file=sys.stderr)
 
     head = (f"pes-replay scaling on full traces of gemm n={a.n} ({n_cpus} CPUs here; `bench/replay_scaling.py "
-            f"--n {a.n} --threads {a.threads} --model {a.model}`)")
+            f"--n {a.n} --threads {a.threads} --model {a.model} --parts {a.parts}`)")
     lines = [head, "",
              f"| case | accesses | CPU s (--jobs {a.model}) | serial | longest strand (s) | bound at {a.model} | "
              f"M acc. / CPU s (--jobs 1, {a.model}) | " + " | ".join(f"wall --jobs {j} (s)" for j in jobs) +

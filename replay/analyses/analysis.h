@@ -115,6 +115,14 @@ struct pes_analysis {
     int (*sync)(void *self, struct pes_error *err);
     size_t (*part_pack)(void *self, void *buf, size_t cap);
     int (*part_merge)(void *self, const void *buf, size_t len, struct pes_error *err);
+    /* carry (NULL: the analysis's counts of a part need nothing after it):
+     * on every part but the last, after its last batch and before sync, the
+     * batches of the stream after the part in order (b NULL: its end). The
+     * analysis runs on from its state and, beside it, from a fresh start (as
+     * the next part did) until both states agree, when it returns 1 (no more
+     * batches; part_merge then takes what it saw there in place of what
+     * later parts saw before that point); 0 for more, -1 (err). */
+    int (*carry)(void *self, const struct pes_batch *b, struct pes_error *err);
     /* Shares (knobs.shares > 1; NULL: the analysis does all of its work on
      * every process, or only process 0 publishes it): after finish, this
      * process's share of the results as bytes (share_pack, as part_pack),

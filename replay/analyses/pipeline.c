@@ -60,6 +60,7 @@ struct pes_pipeline {
     int has_error[MAX_ANALYSES]; /* under the strands: error[i] from batch error_at[i] */
     struct pes_error error[MAX_ANALYSES];
     uint64_t error_at[MAX_ANALYSES];
+    uint8_t carried[MAX_ANALYSES]; /* pes_pipeline_carry: the analysis's state agrees */
 };
 
 static int tee(void *ctx, const struct pes_batch *b, struct pes_error *err)
@@ -344,6 +345,31 @@ int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err)
         if (p->analysis[i]->sync && p->analysis[i]->sync(p->self[i], err) < 0)
             return -1;
     return 0;
+}
+
+int pes_pipeline_carries(const struct pes_pipeline *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->analysis[i]->carry)
+            return 1;
+    return 0;
+}
+
+int pes_pipeline_carry(struct pes_pipeline *p, const struct pes_batch *b, struct pes_error *err)
+{
+    int all = 1;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!p->analysis[i]->carry || p->carried[i])
+            continue;
+        int was = pes_cpu_switch(p->stage[i]);
+        int rc = p->analysis[i]->carry(p->self[i], b, err);
+        pes_cpu_switch(was);
+        if (rc < 0)
+            return -1;
+        p->carried[i] = rc == 1;
+        all &= rc == 1;
+    }
+    return all;
 }
 
 /* A part's or a share's bytes: per analysis, in pipeline order, its size

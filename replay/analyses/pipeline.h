@@ -24,6 +24,13 @@ int pes_pipeline_finish(struct pes_pipeline *p, struct pes_error *err);
  * buffer (NULL, err filled, if out of memory), or, on process 0, each later
  * part's buffer merged in stream order before pes_pipeline_finish. */
 int pes_pipeline_sync(struct pes_pipeline *p, struct pes_error *err);
+/* Reading in parts, on every part but the last, before pes_pipeline_sync:
+ * whether an analysis carries its state across the part's end (struct
+ * pes_analysis, carry), and the batches after the part, one after the
+ * other (b NULL: the stream's end): 1 when every such analysis has
+ * answered 1 (stop reading), 0 for more, -1 (err). */
+int pes_pipeline_carries(const struct pes_pipeline *p);
+int pes_pipeline_carry(struct pes_pipeline *p, const struct pes_batch *b, struct pes_error *err);
 void *pes_pipeline_part_pack(struct pes_pipeline *p, size_t *len, struct pes_error *err);
 int pes_pipeline_part_merge(struct pes_pipeline *p, const void *buf, size_t len,
                             struct pes_error *err);

@@ -23,14 +23,23 @@
  * address that another thread happens to write meanwhile, though its trip
  * count is fixed.
  *
- * In parts (pes-replay-mpi) each part's waits are found in that part: a wait
- * cut by a part boundary counts as two pieces, and a piece without the store
- * is not a wait (docs/replay.md, "Distributed replay (MPI)").
+ * In parts (pes-replay --parts, pes-replay-mpi) each part starts with no
+ * runs, where the whole stream may have open ones (a wait cut by the part's
+ * start). So every part but the last reads on after its end (carry): its
+ * runs go on from its state and, beside them, a shadow's from no runs, as
+ * the next part's did, until both states agree (usually within a few
+ * thousand accesses of each thread: a closed run's slack); from there on the
+ * next part's runs are the whole stream's. Parts other than 0 keep their
+ * waits as notes at their place in the stream (the part's and the carry's),
+ * and part 0, merging them in order, drops each note made where an earlier
+ * part's carry saw the stream, whose notes stand for it. The waits are then
+ * the whole stream's, cut or not (test_timing_parts).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+#include "profiles.h" /* struct pes_profiles_split: which part this is */
 
 enum {
     SPIN_MIN_LOADS = 3,
@@ -39,6 +48,7 @@ enum {
     SPIN_MAX_BYTES = 64,   /* wider loads are no polls (memcpy sources) */
     FLAT_SITES = 1u << 20, /* site ids counted in an array; larger ones in a hash */
 };
+#define CARRY_ALL UINT64_MAX /* a carry that read to the stream's end */
 
 /* A thread's loads of one address: the open run, or a closed one still
  * waiting for a store (its slack). */
@@ -58,6 +68,14 @@ struct thread {
     struct run open;   /* loads == 0: the last access was no poll */
     struct run closed; /* loads == 0: none waiting */
     uint64_t accesses;
+};
+
+/* A wait's site, where it was found (parts other than 0): the index of the
+ * batch entry that ended it, in the part or in its carry. */
+struct note {
+    uint64_t pos;
+    uint64_t site;
+    uint64_t loads;
 };
 
 struct spin_site {
@@ -84,6 +102,18 @@ struct timing {
     struct spin_site *spin;
     size_t n_spin, cap_spin;
     int nomem;
+    /* reading in parts */
+    uint32_t part;         /* this part; part 0 counts its waits in spin at once */
+    int last;              /* the part that ends the stream (or no parts) */
+    uint64_t seen;         /* batch entries of the part, then of its carry */
+    uint64_t n_local;      /* the part's entries (once its carry began, or at sync) */
+    int carrying;          /* reading the stream after the part */
+    int discard;           /* the shadow: its waits are no one's */
+    uint64_t carry_end;    /* entries after the part until the states agreed, or CARRY_ALL */
+    struct timing *shadow; /* the next part's runs, from no runs */
+    struct note *notes[2]; /* parts > 0: [0] in the part, [1] in its carry */
+    size_t n_notes[2], cap_notes[2];
+    uint64_t offset, cover; /* part 0 merging: the next part's first entry; the carries' reach */
 };
 
 static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
@@ -95,12 +125,15 @@ static int wanted(const struct pes_stream_info *si, const struct pes_knobs *k)
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
                     struct pes_error *err)
 {
-    (void)k;
     struct timing *t = calloc(1, sizeof *t);
     uint64_t slots = 4096;
     while (slots < (uint64_t)si->n_streams * 64)
         slots *= 2;
     if (t) {
+        const struct pes_profiles_split *sp = k ? k->split : NULL;
+        int parts = sp && sp->parts && sp->ranks > 1;
+        t->part = parts ? sp->rank : 0;
+        t->last = !parts || sp->rank + 1 == sp->ranks;
         t->si = si;
         t->n_streams = si->n_streams;
         t->thr = calloc(si->n_streams, sizeof *t->thr);
@@ -152,17 +185,42 @@ static struct spin_site *spin_site(struct timing *t, uint32_t site)
     return s;
 }
 
+static void add_wait(struct timing *t, uint32_t site, uint64_t loads)
+{
+    struct spin_site *s = spin_site(t, site);
+    if (!s)
+        return;
+    s->waits++;
+    if (loads > s->longest)
+        s->longest = loads;
+}
+
+/* A part's note of a wait at its place (part_pack). */
+static void add_note(struct timing *t, uint32_t site, uint64_t loads)
+{
+    int c = t->carrying;
+    if (t->n_notes[c] == t->cap_notes[c]) {
+        size_t cap = t->cap_notes[c] ? 2 * t->cap_notes[c] : 16;
+        struct note *p = realloc(t->notes[c], cap * sizeof *p);
+        if (!p) {
+            t->nomem = 1;
+            return;
+        }
+        t->notes[c] = p;
+        t->cap_notes[c] = cap;
+    }
+    t->notes[c][t->n_notes[c]++] = (struct note){.pos = t->seen, .site = site, .loads = loads};
+}
+
 static void note_wait(struct timing *t, const struct run *r)
 {
-    for (unsigned i = 0; i < r->n_sites; i++) {
+    for (unsigned i = 0; i < r->n_sites && !t->discard; i++) {
         if (!r->again[i])
             continue;
-        struct spin_site *s = spin_site(t, r->sites[i]);
-        if (!s)
-            return;
-        s->waits++;
-        if (r->loads > s->longest)
-            s->longest = r->loads;
+        if (t->part == 0)
+            add_wait(t, r->sites[i], r->loads);
+        else
+            add_note(t, r->sites[i], r->loads);
     }
 }
 
@@ -225,17 +283,20 @@ static void stored(struct timing *t, uint32_t u, uint64_t a, uint32_t n)
     }
 }
 
-static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+/* The runs through b's accesses; `count`: the accesses per site too (not
+ * in a carry, whose accesses are a later part's). */
+static int step(struct timing *t, const struct pes_batch *b, int count, struct pes_error *err)
 {
-    struct timing *t = self;
-    for (size_t i = 0; i < b->n; i++) {
+    for (size_t i = 0; i < b->n; i++, t->seen++) {
         uint32_t u = b->stream[i];
         if (u >= t->n_streams)
             return pes_error_set(err, PES_ERR_ARG, 0, "timing: stream %u out of range (%u streams)",
                                  u, t->n_streams);
         struct thread *th = &t->thr[u];
         uint32_t site = b->site[i];
-        if (site < t->n_flat)
+        if (!count)
+            ;
+        else if (site < t->n_flat)
             t->flat[site]++;
         else if (site_add(t, site, 1) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
@@ -269,10 +330,21 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
         else if (k < SPIN_RUN_SITES)
             o->sites[o->n_sites++] = site;
     }
-    t->accesses += b->n + b->dropped_reads + b->dropped_writes;
+    /* an ended thread's open run of too few loads gets no more: it is no
+     * wait, as at the end (and a carry's states agree sooner) */
+    for (size_t i = 0; i < b->n_ended; i++)
+        if (b->ended[i] < t->n_streams && t->thr[b->ended[i]].open.loads < SPIN_MIN_LOADS)
+            close_run(t, &t->thr[b->ended[i]]);
+    if (count)
+        t->accesses += b->n + b->dropped_reads + b->dropped_writes;
     if (t->nomem)
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     return 0;
+}
+
+static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
+{
+    return step(self, b, 1, err);
 }
 
 /* ------------------------------------------------------------ accesses per site */
@@ -357,7 +429,7 @@ static uint64_t site_count(struct timing *t, uint32_t site)
 
 /* ------------------------------------------------------------ end, parts, report */
 
-/* The stream (or this part of it) ends: open runs close, slacks end. */
+/* The stream ends: open runs close, slacks end. */
 static int finish(void *self, struct pes_error *err)
 {
     struct timing *t = self;
@@ -367,6 +439,92 @@ static int finish(void *self, struct pes_error *err)
     }
     if (t->nomem)
         return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    return 0;
+}
+
+/* ------------------------------------------------------------ across parts */
+
+static int same_run(const struct run *a, const struct run *b)
+{
+    if (!a->loads || !b->loads)
+        return a->loads == b->loads;
+    if (a->addr != b->addr || a->size != b->size || a->loads != b->loads ||
+        a->written != b->written || a->released != b->released || a->n_sites != b->n_sites)
+        return 0;
+    for (unsigned i = 0; i < a->n_sites; i++)
+        if (a->sites[i] != b->sites[i] || a->again[i] != b->again[i])
+            return 0;
+    return 1;
+}
+
+/* Whether a and b will find the same waits from here on, whatever follows:
+ * the same runs (a closed one with as much of its slack left). */
+static int agree(const struct timing *a, const struct timing *b)
+{
+    for (uint32_t v = 0; v < a->n_streams; v++) {
+        const struct thread *x = &a->thr[v], *y = &b->thr[v];
+        if (!same_run(&x->open, &y->open) || !same_run(&x->closed, &y->closed))
+            return 0;
+        if (x->closed.loads && x->closed.deadline - x->accesses != y->closed.deadline - y->accesses)
+            return 0;
+    }
+    return 1;
+}
+
+/* No runs (the later parts' from here on). */
+static void forget_runs(struct timing *t)
+{
+    memset(t->thr, 0, t->n_streams * sizeof *t->thr);
+    memset(t->watch, 0, (t->watch_mask + 1) * sizeof *t->watch);
+}
+
+static void destroy(void *self);
+
+static int carry(void *self, const struct pes_batch *b, struct pes_error *err)
+{
+    struct timing *t = self;
+    if (!t->carrying) {
+        t->n_local = t->seen;
+        t->seen = 0;
+        t->carrying = 1;
+        if (!(t->shadow = create(t->si, NULL, err)))
+            return -1;
+        t->shadow->discard = 1;
+    }
+    int rc = 0;
+    if (!b) { /* the stream's end: the runs end as the whole stream's */
+        rc = finish(t, err) < 0 ? -1 : 1;
+        t->carry_end = CARRY_ALL;
+    } else if (step(t, b, 0, err) < 0 || step(t->shadow, b, 0, err) < 0) {
+        return -1;
+    } else if (agree(t, t->shadow)) {
+        rc = 1;
+        t->carry_end = t->seen;
+        forget_runs(t);
+    }
+    if (rc != 0) {
+        destroy(t->shadow);
+        t->shadow = NULL;
+    }
+    if (rc == 1 && t->nomem)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    return rc;
+}
+
+/* After the part (and its carry): the last part's runs end with the stream;
+ * part 0 is where the merge of the others starts. */
+static int sync(void *self, struct pes_error *err)
+{
+    struct timing *t = self;
+    if (!t->carrying)
+        t->n_local = t->seen;
+    if (t->last && finish(t, err) < 0)
+        return -1;
+    t->offset = t->n_local;
+    t->cover = !t->carrying                ? 0
+               : t->carry_end == CARRY_ALL ? UINT64_MAX
+                                           : t->n_local + t->carry_end;
+    forget_runs(t); /* pes_pipeline_finish finds no runs (the carry's were for later parts) */
     return 0;
 }
 
@@ -383,23 +541,28 @@ static inline uint64_t get(const void *buf, size_t i)
     return x;
 }
 
-/* A part: accesses (u64), n_spin (u64) and n_spin × (site u64, waits,
- * longest), n_counts (u64) and n_counts × (site u64, count). */
+/* A part (not part 0): accesses, entries (the part's batch entries),
+ * carry_end, n_notes[0] and its notes (pos, site, loads), n_notes[1] and
+ * its notes, n_counts and n_counts × (site, count); u64 words. */
 static size_t part_pack(void *self, void *buf, size_t cap)
 {
     struct timing *t = self;
     size_t n_counts = t->hn;
     for (uint32_t s = 0; s < t->n_flat; s++)
         n_counts += t->flat[s] != 0;
-    size_t len = 8 * (3 + 3 * t->n_spin + 2 * n_counts), w = 0;
+    size_t len = 8 * (6 + 3 * (t->n_notes[0] + t->n_notes[1]) + 2 * n_counts), w = 0;
     if (!buf || cap < len)
         return len;
     put(buf, w++, t->accesses);
-    put(buf, w++, t->n_spin);
-    for (size_t i = 0; i < t->n_spin; i++) {
-        put(buf, w++, t->spin[i].site);
-        put(buf, w++, t->spin[i].waits);
-        put(buf, w++, t->spin[i].longest);
+    put(buf, w++, t->n_local);
+    put(buf, w++, t->carrying ? t->carry_end : 0);
+    for (int c = 0; c < 2; c++) {
+        put(buf, w++, t->n_notes[c]);
+        for (size_t i = 0; i < t->n_notes[c]; i++) {
+            put(buf, w++, t->notes[c][i].pos);
+            put(buf, w++, t->notes[c][i].site);
+            put(buf, w++, t->notes[c][i].loads);
+        }
     }
     put(buf, w++, n_counts);
     for (uint32_t s = 0; s < t->n_flat; s++)
@@ -411,37 +574,52 @@ static size_t part_pack(void *self, void *buf, size_t cap)
     return len;
 }
 
+/* Part 0, each later part in order: its waits where no earlier part's carry
+ * saw the stream (the carry's stand for them), then its carry's reach. */
 static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err)
 {
     struct timing *t = self;
-    size_t n = len / 8, at = 2;
+    size_t n = len / 8, at = 3, notes[2] = {0, 0}, first[2] = {0, 0}, n_counts = 0;
     /* the layout first, then the counts: a part that does not parse changes nothing */
-    int ok = len % 8 == 0 && n >= 3 && get(buf, 1) <= (n - 3) / 3;
-    size_t n_spin = ok ? (size_t)get(buf, 1) : 0, n_counts = 0;
+    int ok = len % 8 == 0 && n >= 6;
+    for (int c = 0; ok && c < 2; c++) {
+        notes[c] = (size_t)get(buf, at);
+        ok = notes[c] <= (n - at - 1) / 3;
+        first[c] = at + 1;
+        at += 1 + (ok ? 3 * notes[c] : 0);
+        ok = ok && at < n;
+    }
     if (ok) {
-        at += 3 * n_spin;
         n_counts = (size_t)get(buf, at);
         ok = n_counts <= (n - at - 1) / 2 && n == at + 1 + 2 * n_counts;
     }
-    for (size_t i = 0; ok && i < n_spin; i++)
-        ok = get(buf, 2 + 3 * i) <= UINT32_MAX;
+    for (int c = 0; c < 2; c++)
+        for (size_t i = 0; ok && i < notes[c]; i++)
+            ok = get(buf, first[c] + 3 * i + 1) <= UINT32_MAX;
     for (size_t i = 0; ok && i < n_counts; i++)
         ok = get(buf, at + 1 + 2 * i) <= UINT32_MAX;
     if (!ok)
         return pes_error_set(err, PES_ERR_FORMAT, 0,
                              "timing: a part's counts of %zu bytes do not parse", len);
     t->accesses += get(buf, 0);
-    for (size_t i = 0; i < n_spin; i++) {
-        struct spin_site *s = spin_site(t, (uint32_t)get(buf, 2 + 3 * i));
-        if (!s)
-            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
-        s->waits += get(buf, 3 + 3 * i);
-        if (get(buf, 4 + 3 * i) > s->longest)
-            s->longest = get(buf, 4 + 3 * i);
+    uint64_t entries = get(buf, 1), carry_end = get(buf, 2);
+    for (int c = 0; c < 2; c++) {
+        uint64_t base = t->offset + (c ? entries : 0);
+        for (size_t i = 0; i < notes[c]; i++) {
+            const size_t w = first[c] + 3 * i;
+            if (base + get(buf, w) >= t->cover)
+                add_wait(t, (uint32_t)get(buf, w + 1), get(buf, w + 2));
+        }
     }
+    uint64_t reach = carry_end == CARRY_ALL ? UINT64_MAX : t->offset + entries + carry_end;
+    if (reach > t->cover)
+        t->cover = reach;
+    t->offset += entries;
     for (size_t i = 0; i < n_counts; i++)
         if (site_add(t, (uint32_t)get(buf, at + 1 + 2 * i), get(buf, at + 2 + 2 * i)) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+    if (t->nomem)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
     return 0;
 }
 
@@ -493,6 +671,10 @@ static void destroy(void *self)
     free(t->hkey);
     free(t->hcount);
     free(t->spin);
+    free(t->notes[0]);
+    free(t->notes[1]);
+    if (t->shadow)
+        destroy(t->shadow);
     free(t);
 }
 
@@ -506,7 +688,8 @@ const struct pes_analysis pes_analysis_timing = {
     .finish = finish,
     .publish = publish,
     .destroy = destroy,
-    .sync = finish,
+    .sync = sync,
     .part_pack = part_pack,
     .part_merge = part_merge,
+    .carry = carry,
 };

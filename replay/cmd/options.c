@@ -288,6 +288,8 @@ static const int interleave_values[] = {PES_INTERLEAVE_ROUND_ROBIN, PES_INTERLEA
 static const char *const runtime_model_names[] = {"ppt", "overlap", NULL};
 static const int runtime_model_values[] = {PES_RUNTIME_PPT, PES_RUNTIME_OVERLAP};
 static const char *const format_names[] = {"text", "json", "csv", NULL};
+static const char *const parts_names[] = {"auto", "yes", "no", NULL};
+static const int parts_values[] = {REPLAY_PARTS_AUTO, REPLAY_PARTS_YES, REPLAY_PARTS_NO};
 static const int format_values[] = {REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV};
 static const char *const sort_names[] = {
     "invalidations", "coherence", "false-sharing", "true-sharing", "misses", "accesses", NULL};
@@ -535,6 +537,17 @@ static const struct opt_row rows[] = {
      .min = 1,
      .max = REPLAY_MAX_JOBS,
      .expected = "an integer 1..256"},
+    {.name = "parts",
+     .arg = "MODE",
+     .help = "with --jobs N >= 2: yes (or auto, the default) reads the\n"
+             "trace in N time parts on N threads where the report allows\n"
+             "it (as pes-replay-mpi's ranks); no runs the stages on N\n"
+             "workers; the same report either way",
+     .kind = OPT_CHOICE,
+     .field = FIELD(parts),
+     .names = parts_names,
+     .values = parts_values,
+     .expected = "auto, yes or no"},
     {.name = "stats",
      .help = "print CPU seconds per stage and thread on stderr, the\nserial part and Amdahl's "
              "bound (docs/replay.md)",

@@ -231,12 +231,7 @@ static int recv_done(struct link *l, int from, struct pes_error *err)
     if (d.status == 0)
         return 0;
     d.message[sizeof d.message - 1] = '\0';
-    /* reading in parts, a damaged input may be met by another rank first:
-     * its line is pes-replay's, which names no rank */
-    if (d.code == PES_ERR_FORMAT || d.code == PES_ERR_IO || d.code == PES_ERR_VERSION ||
-        d.code == PES_ERR_TRUNCATED)
-        return pes_error_set(err, d.code, 0, "%s", d.message);
-    return pes_error_set(err, PES_ERR_ARG, 0, "rank %d: %s", from, d.message);
+    return replay_part_failure(err, "rank", (uint32_t)from, d.code, d.message);
 }
 
 /* The next message of rank `from` with this tag (TAG_WINDOW or TAG_PART:

@@ -26,6 +26,9 @@
 #define REPLAY_MPI_WINDOW_MAX (UINT64_C(1) << 40)
 
 enum replay_format { REPLAY_TEXT, REPLAY_JSON, REPLAY_CSV };
+/* --parts: how --jobs N >= 2 divides a replay (docs/replay.md, "Replay threads") */
+enum replay_parts { REPLAY_PARTS_AUTO, REPLAY_PARTS_YES, REPLAY_PARTS_NO };
+#define REPLAY_PARTS_MAX_STREAMS 256 /* --parts auto: traces of at most this many threads */
 
 struct replay_options {
     const char *trace; /* with --compare: the sampled trace */
@@ -59,6 +62,7 @@ struct replay_options {
     int no_objects; /* --no-objects: the batches' object columns stay NULL */
     uint32_t callpath_depth; /* --callpath-depth: call sites per call path (callpath.h) */
     int stats;               /* --stats: CPU per stage and thread on stderr (cpu_account.h) */
+    int parts;               /* --parts: enum replay_parts */
     const char *full_only;   /* first flag given that needs a full trace alone ("simulate"):
                                      refused for a sampled trace and --compare */
 };

@@ -24,6 +24,17 @@
 #include "tables.h"
 #include "writers.h"
 
+int replay_part_failure(struct pes_error *err, const char *who, uint32_t from, int code,
+                        const char *message)
+{
+    /* reading in parts, a damaged input may be met by another part first:
+     * its line is pes-replay's, which names no part */
+    if (code == PES_ERR_FORMAT || code == PES_ERR_IO || code == PES_ERR_VERSION ||
+        code == PES_ERR_TRUNCATED)
+        return pes_error_set(err, code, 0, "%s", message);
+    return pes_error_set(err, PES_ERR_ARG, 0, "%s %u: %s", who, from, message);
+}
+
 int replay_fail(const struct pes_error *err)
 {
     replay_message("%s", err->message);
@@ -124,7 +135,8 @@ struct run {
     const struct pes_batch_sink *to;
     pthread_mutex_t progress_mu;     /* configurations side by side draw one line */
     struct pes_profiles_split split; /* hooks->split, in parts */
-    int later_part; /* this process read a part after the first: its counts went to part 0 */
+    int later_part;   /* this process read a part after the first: its counts went to part 0 */
+    double part_cpu0; /* --parts, part 0: its thread's CPU clock when the parts began */
 };
 
 static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
@@ -132,7 +144,11 @@ static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
     struct run *run = ctx;
     if (run->hooks && run->hooks->progress && run->hooks->progress(run->hooks->ctx, err) < 0)
         return -1;
-    pes_progress_add(run->progress, b->n + b->n_bbs + b->dropped_reads + b->dropped_writes);
+    uint64_t n = b->n + b->n_bbs + b->dropped_reads + b->dropped_writes;
+    if (run->hooks && run->hooks->records) /* parts on threads: part 0 draws all */
+        pes_progress_update(run->progress, run->hooks->records(run->hooks->ctx, n));
+    else
+        pes_progress_add(run->progress, n);
     return run->to->batch(run->to->ctx, b, err);
 }
 
@@ -166,13 +182,19 @@ static struct pes_rnode *config_node(struct run *run, uint32_t cores, int mimick
 static int in_parts(struct run *run, const struct pes_stream_info *si)
 {
     const struct replay_hooks *h = run->hooks;
-    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths &&
-           pes_analyses_can_part(si, &run->knobs);
+    /* --by object: a part's batches carry no objects (replay_input_set_part) */
+    int by_object = run->knobs.by && strcmp(run->knobs.by, "object") == 0;
+    /* --parts auto: each part holds every thread's state (e2e.replay_memory:
+     * 100,000 threads under ulimit -v), so not for traces of very many */
+    int too_many = h && h->threads && run->o->parts == REPLAY_PARTS_AUTO &&
+                   si->n_streams > REPLAY_PARTS_MAX_STREAMS;
+    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths && !by_object &&
+           !too_many && pes_analyses_can_part(si, &run->knobs);
 }
 
 /* After this process's part: its counts to part 0, or, on part 0, the
  * others' merged in order. */
-static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+static int exchange_parts_in_order(struct run *run, struct pes_pipeline *p, struct pes_error *err)
 {
     const struct replay_hooks *h = run->hooks;
     if (pes_pipeline_sync(p, err) < 0)
@@ -208,6 +230,23 @@ static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_er
     return 0;
 }
 
+static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+{
+    /* a part's reading is a chain no number of threads shortens (--stats) */
+    if (run->hooks->threads && run->hooks->part == 0)
+        pes_cpu_chain(pes_cpu_stage("a part", PES_CPU_PARALLEL),
+                      pes_cpu_thread_seconds() - run->part_cpu0);
+    /* part 0 resolves the others' windows (in the sync) and merges their
+     * counts one after the other: serial however many parts run */
+    int back = run->hooks->part == 0
+                   ? pes_cpu_switch(pes_cpu_stage("parts resolution", PES_CPU_SERIAL))
+                   : -1;
+    int rc = exchange_parts_in_order(run, p, err);
+    if (back >= 0)
+        pes_cpu_switch(back);
+    return rc;
+}
+
 /* After a pipeline's finish, with shares (--simulate on pes-replay-mpi):
  * this process's share to process 0, or there the others' added in order. */
 static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_error *err)
@@ -231,6 +270,72 @@ static int exchange_shares(struct run *run, struct pes_pipeline *p, struct pes_e
             return -1;
     }
     return 0;
+}
+
+/* A part's carry (pipeline.h): the stream after the part goes to the
+ * analyses that carry their state across the part's end until they say
+ * stop, read by a second input of the same trace from the next part on. */
+struct carry_sink {
+    struct pes_pipeline *p;
+    int done;
+};
+
+static int carry_batch(void *ctx, const struct pes_batch *b, struct pes_error *err)
+{
+    struct carry_sink *c = ctx;
+    int rc = pes_pipeline_carry(c->p, b, err);
+    if (rc == 1) { /* stops the reading; not an error (carry_parts) */
+        c->done = 1;
+        return pes_error_set(err, PES_ERR_ARG, 0, "carried");
+    }
+    return rc;
+}
+
+static int carry_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
+{
+    const struct replay_hooks *h = run->hooks;
+    struct carry_sink c = {.p = p};
+    if (h->part + 1 >= h->parts || !pes_pipeline_carries(p))
+        return 0;
+    int rc = pes_pipeline_carry(p, &(struct pes_batch){0}, err); /* maybe nothing to carry */
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    struct replay_input *in = replay_input_open_as(run->o->trace, run->o->input_format, err);
+    if (!in)
+        return -1;
+    replay_input_set_range_cap(in, replay_input_range_cap(run->in));
+    replay_input_set_objects(in, 0);
+    replay_input_set_threads(in, 1);
+    rc = replay_input_set_part_to_end(in, h->part + 1, h->parts, err);
+    if (rc == 0)
+        rc = replay_input_run(in, &(struct pes_batch_sink){.batch = carry_batch, .ctx = &c}, err);
+    if (c.done) {
+        *err = (struct pes_error){0};
+        rc = 0;
+    } else if (rc == 0) {
+        rc = pes_pipeline_carry(p, NULL, err) < 0 ? -1 : 0;
+    }
+    replay_input_close(in);
+    return rc;
+}
+
+/* pes-replay --parts: this part runs on its own thread, without workers
+ * (the other parts are the parallelism); part 0 starts the others now that
+ * it knows the report allows parts, and its reading divides like theirs. */
+static int begin_thread_part(struct run *run, struct pes_knobs *knobs, struct pes_error *err)
+{
+    knobs->jobs = 1;
+    knobs->sched = NULL;
+    replay_input_set_threads(run->in, 1);
+    replay_input_set_workers(run->in, NULL);
+    if (run->hooks->part != 0)
+        return 0;
+    if (pes_cpu_enabled()) {
+        pes_cpu_thread_end();
+        pes_cpu_thread_begin("part", 0, 0, pes_cpu_stage("setup", 0));
+        run->part_cpu0 = pes_cpu_thread_seconds();
+    }
+    return run->hooks->parts_begin(run->hooks->ctx, err);
 }
 
 /* The recorded threads: the summary always, and the other analyses unless
@@ -274,7 +379,12 @@ static int run_recorded(struct run *run, struct pes_error *err)
         knobs.split = &run->split;
     }
     struct pes_pipeline *p = NULL;
+    /* no objects in parts, but their warning (a binary missing) as without */
+    if (parts && run->hooks->part == 0)
+        replay_input_objects_setup(in, o);
     int rc = parts ? replay_input_set_part(in, run->hooks->part, run->hooks->parts, err) : 0;
+    if (rc == 0 && parts && run->hooks->threads)
+        rc = begin_thread_part(run, &knobs, err);
     /* objects: not in parts (replay_input_set_part) */
     if (rc == 0 && !parts)
         si.objects = replay_input_objects_setup(in, o);
@@ -297,6 +407,8 @@ static int run_recorded(struct run *run, struct pes_error *err)
         rc = replay_input_run(in, sink_of(run, p), err);
     if (filtered)
         replay_input_set_filter(in, NULL);
+    if (rc == 0 && parts)
+        rc = carry_parts(run, p, err);
     if (rc == 0 && parts)
         rc = exchange_parts(run, p, err);
     run->later_part = parts && run->hooks->part != 0;
@@ -488,7 +600,8 @@ static int run_mimicked(struct run *run, struct pes_error *err)
     /* PPT-Multicore models one processor: every mimicked core shares its
      * last-level cache, as the single CRD group assumes. */
     static const uint32_t one_cache[PES_SIM_MAX_CORES];
-    int side_by_side = !run->hooks && pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
+    int side_by_side = (!run->hooks || run->hooks->threads) &&
+                       pes_sched_workers(run->knobs.sched) >= 2 && o->n_cores > 1;
     int dealt = run->hooks && run->hooks->shares > 1;
     struct deal deal = {0};
     struct config_run *cfg = calloc(o->n_cores, sizeof *cfg);
@@ -739,7 +852,8 @@ static int analyse(struct run *run, struct pes_error *err)
     run->knobs.mimic = o->n_cores > 0;
     /* pes-replay only: MPI ranks would draw over each other; the total
      * (an index scan) only when the line is drawn */
-    if (!run->hooks && (run->progress = pes_progress_start(o->trace, 0, "records")))
+    if ((!run->hooks || (run->hooks->threads && run->hooks->part == 0)) &&
+        (run->progress = pes_progress_start(o->trace, 0, "records")))
         pes_progress_more(run->progress, replay_input_records_estimate(in) * (1 + o->n_cores));
     report_head(run);
     if (run_recorded(run, err) < 0)
@@ -782,7 +896,10 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
                 machine->level[l].line, line);
     if (o->stats && !pes_cpu_enabled())
         pes_cpu_enable();
-    pes_cpu_thread_begin("main", h ? h->part : 0, 1, pes_cpu_stage("setup", 0));
+    /* pes-replay --parts: part 0 is the reading thread until parts begin */
+    int a_part = h && h->threads && h->part != 0;
+    pes_cpu_thread_begin(a_part ? "part" : "main", h ? h->part : 0, !a_part,
+                         pes_cpu_stage("setup", 0));
     struct run run = {.o = o,
                       .machine = machine,
                       .line = line,
@@ -790,7 +907,7 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
                       .hooks = h,
                       .progress_mu = PTHREAD_MUTEX_INITIALIZER};
     if (h) {
-        run.knobs.split = h->split;
+        run.knobs.split = h->threads ? NULL : h->split; /* threads: only in parts (run_recorded) */
         run.knobs.share = h->share;
         run.knobs.shares = h->shares;
     }
@@ -819,8 +936,12 @@ int replay_full(const struct replay_options *o, const struct pes_machine *machin
     pes_report_destroy(run.rep);
     replay_input_close(run.in);
     pes_sched_destroy(run.knobs.sched);
+    if (a_part) /* its whole thread, a chain (run_recorded's exchange_parts: part 0's) */
+        pes_cpu_chain(pes_cpu_stage("a part", PES_CPU_PARALLEL), pes_cpu_thread_seconds());
     pes_cpu_thread_end();
-    if (o->stats) { /* every rank's own table, named */
+    if (h && h->parts_end)
+        h->parts_end(h->ctx);  /* the other parts' threads have ended: their CPU is in */
+    if (o->stats && !a_part) { /* every rank's own table, named */
         char who[48];
         if (h && h->shares)
             snprintf(who, sizeof who, "pes-replay-mpi rank %u", h->share);

@@ -39,8 +39,26 @@ struct replay_hooks {
     uint32_t share, shares;
     int (*part_send)(void *ctx, void *buf, size_t len, struct pes_error *err);
     int (*part_recv)(void *ctx, uint32_t from, void **buf, size_t *len, struct pes_error *err);
+    /* pes-replay --parts (part_link.h): the parts are threads of this
+     * process. No split unless the report allows parts: part 0 then replays
+     * alone, as pes-replay does. Else part 0 calls parts_begin (0, or -1
+     * with err filled) once it has decided to read in parts, which starts
+     * the other parts, and parts_end before its --stats table, which waits
+     * for them. Each part runs on its own thread, without workers. */
+    int threads;
+    int (*parts_begin)(void *ctx, struct pes_error *err);
+    void (*parts_end)(void *ctx);
+    /* Threads: n more records read by this part; returns the parts' total
+     * so far (part 0's progress line counts every part's). */
+    uint64_t (*records)(void *ctx, uint64_t n);
     void *ctx;
 };
+
+/* Another part's failure (its error code and message), as part 0 reports
+ * it: the input's damage in pes-replay's words (the first part to meet it
+ * may be any), anything else named by its part (`who`: "rank", "part"). */
+int replay_part_failure(struct pes_error *err, const char *who, uint32_t from, int code,
+                        const char *message);
 
 /* The input's site table, as stream descriptions and writers look it up. */
 const struct pes_site *replay_site_of_input(const void *in, uint32_t id);

@@ -141,6 +141,7 @@ const char *report_safe(const char *s)
 
 static const char *message_name = "pes-replay";
 static int message_quiet;
+static _Thread_local int thread_quiet; /* a part's thread (pes-replay --parts): part 0 speaks */
 
 void replay_message_setup(const char *name, int quiet)
 {
@@ -148,9 +149,14 @@ void replay_message_setup(const char *name, int quiet)
     message_quiet = quiet;
 }
 
+void replay_message_thread_quiet(int quiet)
+{
+    thread_quiet = quiet;
+}
+
 void replay_message(const char *fmt, ...)
 {
-    if (message_quiet)
+    if (message_quiet || thread_quiet)
         return;
     char line[1024];
     va_list ap;

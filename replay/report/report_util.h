@@ -69,5 +69,7 @@ void replay_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The command named on those lines (default "pes-replay"), and whether they
  * are printed at all: MPI ranks other than 0 print none, rank 0 speaks for all. */
 void replay_message_setup(const char *name, int quiet);
+/* The same for the calling thread only: pes-replay's parts other than 0. */
+void replay_message_thread_quiet(int quiet);
 
 #endif

@@ -77,6 +77,7 @@ struct replay_input {
     uint64_t clipped;              /* accesses clipped by the last scan */
     uint32_t clipped_longest, clipped_site;
     uint32_t part, parts;          /* replay_input_set_part (parts 0: the whole stream) */
+    int part_to_end;               /* replay_input_set_part_to_end: on to the stream's end */
     uint64_t part_begin, part_end; /* a text trace's part: its bytes */
     int no_objects;                /* replay_input_set_objects(in, 0) */
     int objects_tried;             /* objects built (or found impossible) */
@@ -156,10 +157,14 @@ static size_t count_newlines(const char *b, size_t n)
  * scan reports that line as an error). */
 static long long unfinished_last_line(const char *path, long long size, size_t *tail)
 {
+    enum { BUF = 1 << 16 };
     FILE *f = size > 0 ? fopen(path, "rb") : NULL;
-    if (!f)
+    char *buf = f ? malloc(BUF) : NULL; /* per call: parts open the file on threads of their own */
+    if (!buf) {
+        if (f)
+            fclose(f);
         return -1;
-    static char buf[1 << 16];
+    }
     long long lines = -1, back = size < PES_TEXT_MAX_LINE + 1 ? size : PES_TEXT_MAX_LINE + 1;
     size_t n;
     if (fseeko(f, size - back, SEEK_SET) == 0 &&
@@ -169,10 +174,11 @@ static long long unfinished_last_line(const char *path, long long size, size_t *
             start--;
         *tail = n - start;
         if ((start > 0 || size <= PES_TEXT_MAX_LINE) && fseeko(f, 0, SEEK_SET) == 0)
-            for (lines = 0; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+            for (lines = 0; (n = fread(buf, 1, BUF, f)) > 0;)
                 lines += (long long)count_newlines(buf, n);
     }
     fclose(f);
+    free(buf);
     return lines;
 }
 
@@ -302,11 +308,13 @@ uint64_t replay_input_records_estimate(struct replay_input *in)
         return 0;
     if (in->text_format == PES_TEXT_FORMAT_BINARY64)
         return (uint64_t)st.st_size / 8;
-    static char buf[1 << 16];
-    FILE *f = fopen(in->path, "rb");
-    size_t got = f ? fread(buf, 1, sizeof buf, f) : 0, lines = count_newlines(buf, got);
+    enum { BUF = 1 << 16 }; /* the first lines: their density */
+    char *buf = malloc(BUF);
+    FILE *f = buf ? fopen(in->path, "rb") : NULL;
+    size_t got = f ? fread(buf, 1, BUF, f) : 0, lines = got ? count_newlines(buf, got) : 0;
     if (f)
         fclose(f);
+    free(buf);
     return lines ? (uint64_t)((double)st.st_size * (double)lines / (double)got) : 1;
 }
 
@@ -605,6 +613,21 @@ int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struc
         return -1;
     in->part = k;
     in->parts = n;
+    in->part_to_end = 0;
+    return 0;
+}
+
+int replay_input_set_part_to_end(struct replay_input *in, uint32_t k, uint32_t n,
+                                 struct pes_error *err)
+{
+    uint64_t begin = 0, end = 0;
+    if (replay_input_set_part(in, k, n, err) < 0)
+        return -1;
+    if (in->text && pes_text_part(in->path, in->text_format, n - 1, n, &begin, &end, err) < 0)
+        return -1;
+    if (in->text)
+        in->part_end = end;
+    in->part_to_end = 1;
     return 0;
 }
 
@@ -712,7 +735,7 @@ static void *cursor_open(void *ctx, struct pes_error *err)
         if (rc == 0)
             rc = pes_merge_set_range(c->merge, in->part ? cuts[in->part - 1] : 0,
                                      in->part + 1 < in->parts ? cuts[in->part] : 0,
-                                     in->part + 1 < in->parts, err);
+                                     in->part + 1 < in->parts && !in->part_to_end, err);
         free(cuts);
         if (rc < 0)
             goto fail;

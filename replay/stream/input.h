@@ -123,6 +123,10 @@ struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes
  * the bytes of another tool's trace (pes_text_part), a range of merged times
  * of a pes trace (pes_merge_set_range). 0, or -1 with err filled. */
 int replay_input_set_part(struct replay_input *in, uint32_t k, uint32_t n, struct pes_error *err);
+/* The same from part k's start on to the end of the stream (what follows a
+ * part, for the analyses that carry their state across parts). */
+int replay_input_set_part_to_end(struct replay_input *in, uint32_t k, uint32_t n,
+                                 struct pes_error *err);
 /* The clipping counts of the last scan (replay_input_clipped) as bytes, and
  * those of a later part added to this input's, as if one scan had seen both. */
 enum { REPLAY_CLIP_BYTES = 16 };

@@ -28,7 +28,7 @@ endif()
 # Needs no instrumented program: also run in sanitizer builds (TSan: the PRD worker thread).
 add_test(NAME e2e.replay_jobs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_jobs.sh)
 set_tests_properties(e2e.replay_jobs PROPERTIES LABELS "e2e;concurrent" TIMEOUT 1200
-  ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR}")
+  ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};STRESS_GEN=$<TARGET_FILE:trace_stress_gen>")
 
 # Call paths (trace format version 3): exact per-path counts of a synthetic
 # trace, the same for every --jobs; no instrumented program (sanitizer builds too).
@@ -59,5 +59,5 @@ set_tests_properties(e2e.replay_html PROPERTIES LABELS e2e TIMEOUT 300
 if(TARGET pes-replay-mpi AND NOT PES_SANITIZE MATCHES "thread")
   add_test(NAME e2e.replay_mpi COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/replay_mpi.sh)
   set_tests_properties(e2e.replay_mpi PROPERTIES LABELS e2e TIMEOUT 600
-    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};ASAN_OPTIONS=detect_leaks=0")
+    ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};ASAN_OPTIONS=detect_leaks=0;STRESS_GEN=$<TARGET_FILE:trace_stress_gen>")
 endif()

@@ -36,6 +36,8 @@ pes_add_unit_test(test_mrc SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_mrc.c LIBS pes
 # The replay's scheduler (replay/sched): strand order on 0..8 workers, urgent strands, nested waits, the --stats bound (TSan: `concurrent`).
 pes_add_unit_test(test_scheduler SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_scheduler.c LIBS pes_sched)
 set_tests_properties(unit.test_scheduler PROPERTIES LABELS "unit;concurrent")
+pes_add_unit_test(test_part_link SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_part_link.c LIBS pes_replay_core)
+set_tests_properties(unit.test_part_link PROPERTIES LABELS "unit;concurrent")
 # The findings rules (replay/report/findings.c) on hand-built reports: thresholds, fixes, ranking.
 pes_add_unit_test(test_findings SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_findings.c LIBS pes_replay_core)
 pes_add_unit_test(test_assumptions SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_assumptions.c LIBS pes_replay_core)

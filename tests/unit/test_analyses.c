@@ -24,6 +24,7 @@
 #include "mesi.h"
 #include "rt_truth.h"
 #include "pipeline.h"
+#include "profiles.h"
 #include "groups.h"
 #include "objects.h"
 #include "report.h"
@@ -1982,49 +1983,234 @@ static void test_timing_by_hand(void **state)
     free(late);
 }
 
-/* In parts: a part's counts packed and merged into the part before it give
- * the whole stream's report when no wait crosses the boundary; a part cut
- * short is refused. */
+/* Timing in parts (timing.c, "carry"): batches of a[from, to) of `chunk`
+ * accesses to fn (the analysis's batch or carry), each thread listed as
+ * ended in the batch of its last access in the whole of a, or in the first
+ * batch after it (a later part, as the merge reports it). Returns 1 when
+ * the carry said stop, else 0. */
+static int timing_feed(const struct pes_analysis *an, void *self, int carry, const struct acc *a,
+                       size_t n, size_t from, size_t to, size_t chunk, uint32_t n_streams)
+{
+    enum { MAX_CHUNK = 64, MAX_STREAMS = 8 };
+    assert_true(chunk <= MAX_CHUNK && n_streams <= MAX_STREAMS);
+    uint64_t addr[MAX_CHUNK];
+    uint32_t size[MAX_CHUNK], stream[MAX_CHUNK], site[MAX_CHUNK], ended[MAX_STREAMS];
+    uint8_t rw[MAX_CHUNK];
+    size_t last[MAX_STREAMS] = {0};
+    for (size_t i = 0; i < n; i++)
+        last[a[i].stream] = i + 1;
+    for (size_t at = from; at < to; at += chunk) {
+        size_t k = to - at < chunk ? to - at : chunk;
+        for (size_t j = 0; j < k; j++) {
+            addr[j] = a[at + j].addr;
+            size[j] = a[at + j].size;
+            stream[j] = a[at + j].stream;
+            site[j] = a[at + j].site;
+            rw[j] = a[at + j].rw;
+        }
+        struct pes_batch b = {.n = k,
+                              .addr = addr,
+                              .size = size,
+                              .length = size,
+                              .stream = stream,
+                              .site = site,
+                              .rw = rw,
+                              .ended = ended};
+        for (uint32_t s = 0; s < n_streams; s++)
+            if ((last[s] > at || at == from) && last[s] <= at + k)
+                ended[b.n_ended++] = s;
+        struct pes_error err = {0};
+        int rc = carry ? an->carry(self, &b, &err) : an->batch(self, &b, &err);
+        if (rc < 0) {
+            print_error("batch at %zu: %s\n", at, err.message);
+            fail();
+        }
+        if (rc == 1)
+            return 1;
+    }
+    return 0;
+}
+
+/* The timing note as a line (or "none"), to compare reports. */
+static void timing_line(struct pes_report *r, char *out, size_t cap)
+{
+    const struct pes_rnode *td = pes_r_get(section(r, "trace"), "timing_dependent");
+    int w = snprintf(out, cap, "none");
+    if (!td)
+        return;
+    w = snprintf(out, cap,
+                 "sites %llu accesses %llu:", (unsigned long long)pes_r_get_u(td, "sites"),
+                 (unsigned long long)pes_r_get_u(td, "accesses"));
+    const struct pes_rnode *arr = pes_r_get(td, "spin_waits");
+    for (size_t i = 0; i < pes_r_get_u(td, "sites"); i++) {
+        const struct pes_rnode *e = pes_r_at(arr, i);
+        w += snprintf(out + w, cap - (size_t)w,
+                      " site %llu (%llu accesses, %llu waits, longest %llu)",
+                      (unsigned long long)pes_r_get_u(e, "site"),
+                      (unsigned long long)pes_r_get_u(e, "accesses"),
+                      (unsigned long long)pes_r_get_u(e, "waits"),
+                      (unsigned long long)pes_r_get_u(e, "longest_wait"));
+        assert_true((size_t)w < cap);
+    }
+}
+
+/* The timing report of a cut at cuts[0..n_cuts) into n_cuts + 1 parts, as
+ * pes-replay --parts runs them: each part but the last carries on to the
+ * end (or until it says stop); part 0 merges the others in order. With no
+ * cuts, the whole stream. The line into out. */
+static void timing_in_parts(const struct acc *a, size_t n, uint32_t n_streams, const size_t *cuts,
+                            size_t n_cuts, size_t chunk, char *out, size_t cap)
+{
+    struct pes_stream_info si = {.path = "t", .n_streams = n_streams, .line = 64, .site = site_of};
+    const struct pes_analysis *an = &pes_analysis_timing;
+    struct pes_error err = {0};
+    void *first = NULL;
+    for (size_t c = 0; c <= n_cuts; c++) {
+        size_t from = c ? cuts[c - 1] : 0, to = c < n_cuts ? cuts[c] : n;
+        struct pes_profiles_split sp = {
+            .rank = (uint32_t)c, .ranks = (uint32_t)n_cuts + 1, .window = 1, .parts = 1};
+        struct pes_knobs k = {.jobs = 1, .split = n_cuts ? &sp : NULL};
+        void *part = an->create(&si, &k, &err);
+        assert_non_null(part);
+        timing_feed(an, part, 0, a, n, from, to, chunk, n_streams);
+        if (c < n_cuts) {
+            struct pes_batch none = {0};
+            int rc = an->carry(part, &none, &err);
+            assert_true(rc >= 0);
+            if (rc == 0 && !timing_feed(an, part, 1, a, n, to, n, chunk, n_streams))
+                assert_int_equal(an->carry(part, NULL, &err), 1);
+        }
+        assert_int_equal(an->sync(part, &err), 0);
+        if (!first) {
+            first = part;
+            continue;
+        }
+        size_t len = an->part_pack(part, NULL, 0);
+        unsigned char *buf = malloc(len);
+        assert_non_null(buf);
+        assert_int_equal(an->part_pack(part, buf, len), len);
+        /* a part cut short is refused, naming the analysis */
+        assert_int_equal(an->part_merge(first, buf, len - 8, &err), -1);
+        assert_non_null(strstr(err.message, "timing"));
+        assert_int_equal(an->part_merge(first, buf, len, &err), 0);
+        free(buf);
+        an->destroy(part);
+    }
+    assert_int_equal(an->finish(first, &err), 0);
+    struct pes_publish p;
+    struct pes_report *r = new_report(&p);
+    an->publish(first, &p);
+    an->destroy(first);
+    assert_false(pes_report_failed(r));
+    timing_line(r, out, cap);
+    pes_report_destroy(r);
+}
+
+/* parts == whole for the cuts given, in batches of 1 and 5 accesses */
+static void assert_parts_whole(const struct acc *a, size_t n, uint32_t n_streams,
+                               const size_t *cuts, size_t n_cuts)
+{
+    char whole[1024], parts[1024];
+    for (size_t chunk = 1; chunk <= 5; chunk += 4) {
+        timing_in_parts(a, n, n_streams, NULL, 0, chunk, whole, sizeof whole);
+        timing_in_parts(a, n, n_streams, cuts, n_cuts, chunk, parts, sizeof parts);
+        if (strcmp(whole, parts)) {
+            print_error("cut at");
+            for (size_t c = 0; c < n_cuts; c++)
+                print_error(" %zu", cuts[c]);
+            print_error(" of %zu: whole %s, parts %s\n", n, whole, parts);
+            fail();
+        }
+    }
+}
+
+/* In parts, a wait cut by a part's start is found as a whole (the parts
+ * before carry their runs on): parts == whole for every cut of hand-built
+ * streams (two waits, one cut anywhere; a wait released 4096 accesses of
+ * the poller after its last load; a poll run spanning three parts) and for
+ * random cuts of random streams of three threads polling four words, with
+ * threads that end early; and a part cut short is refused. */
 static void test_timing_parts(void **state)
 {
     (void)state;
+    char line[1024];
     static const struct acc a[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3),
                                    ST(1, TY, 4), LD(0, TZ, 5), LD(0, TZ, 5), ST(1, TZ, 4),
                                    LD(0, TZ, 5), LD(0, TZ, 5)};
-    struct pes_stream_info si = {.path = "t", .n_streams = 2, .line = 64, .site = site_of};
-    struct pes_knobs k = {.jobs = 1};
-    struct pes_error err = {0};
-    const struct pes_analysis *an = &pes_analysis_timing;
-    void *p0 = an->create(&si, &k, &err), *p1 = an->create(&si, &k, &err);
-    assert_non_null(p0);
-    assert_non_null(p1);
-    feed(an->batch, p0, a, 5, 5, 2, 0, NULL);
-    feed(an->batch, p1, a + 5, 5, 5, 2, 0, NULL);
-    assert_int_equal(an->sync(p0, &err), 0);
-    assert_int_equal(an->sync(p1, &err), 0);
-    size_t len = an->part_pack(p1, NULL, 0);
-    unsigned char *buf = malloc(len);
-    assert_non_null(buf);
-    assert_int_equal(an->part_pack(p1, buf, len), len);
-    assert_int_equal(an->part_merge(p0, buf, len - 1, &err), -1);
-    assert_non_null(strstr(err.message, "timing"));
-    assert_int_equal(an->part_merge(p0, buf, len, &err), 0);
-    free(buf);
-    assert_int_equal(an->finish(p0, &err), 0);
-    struct pes_publish p;
-    struct pes_report *r = new_report(&p);
-    an->publish(p0, &p);
-    an->destroy(p0);
-    an->destroy(p1);
-    const struct pes_rnode *td = pes_r_get(section(r, "trace"), "timing_dependent");
-    assert_non_null(td);
-    assert_int_equal(pes_r_get_u(td, "sites"), 2);
-    assert_int_equal(pes_r_get_u(td, "accesses"), 7);
-    /* most accesses first: site 5 (4), site 3 (3) */
-    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(td, "spin_waits"), 0), "site"), 5);
-    assert_int_equal(pes_r_get_u(pes_r_at(pes_r_get(td, "spin_waits"), 1), "site"), 3);
-    assert_near(pes_r_get_f(td, "share"), 0.7, 1e-12);
-    pes_report_destroy(r);
+    enum { NA = sizeof a / sizeof a[0] };
+    /* the truth by hand: site 3 polls 3 times around thread 0's store, site 5
+     * 4 times around thread 1's */
+    timing_in_parts(a, NA, 2, NULL, 0, 3, line, sizeof line);
+    assert_string_equal(line, "sites 2 accesses 7: site 5 (4 accesses, 1 waits, longest 4) "
+                              "site 3 (3 accesses, 1 waits, longest 3)");
+    for (size_t c1 = 1; c1 < NA; c1++) {
+        assert_parts_whole(a, NA, 2, (size_t[]){c1}, 1);
+        for (size_t c2 = c1; c2 < NA; c2++)
+            assert_parts_whole(a, NA, 2, (size_t[]){c1, c2}, 2);
+    }
+    /* cut between the polls and the store 4096 of the poller's accesses later */
+    enum { SLACK = 4096 };
+    struct acc *late = calloc(3 + SLACK + 1, sizeof *late);
+    assert_non_null(late);
+    for (int i = 0; i < 3; i++)
+        late[i] = (struct acc)LD(1, TX, 3);
+    for (int i = 3; i < 3 + SLACK; i++)
+        late[i] = (struct acc)ST(1, TY + 8 * (uint64_t)i, 4);
+    late[3 + SLACK] = (struct acc)ST(0, TX, 1);
+    timing_in_parts(late, 3 + SLACK + 1, 2, (size_t[]){2}, 1, 50, line, sizeof line);
+    assert_string_equal(line, "sites 1 accesses 3: site 3 (3 accesses, 1 waits, longest 3)");
+    assert_parts_whole(late, 3 + SLACK + 1, 2, (size_t[]){3, 2000, 4099}, 3);
+    free(late);
+    /* one poll run over three parts: found once, 6 loads long */
+    static const struct acc span[] = {LD(1, TX, 3), LD(1, TX, 3), ST(0, TX, 1), LD(1, TX, 3),
+                                      LD(1, TX, 3), LD(1, TX, 3), LD(1, TX, 3), ST(1, TY, 4)};
+    timing_in_parts(span, 8, 2, (size_t[]){2, 4}, 2, 1, line, sizeof line);
+    assert_string_equal(line, "sites 1 accesses 6: site 3 (6 accesses, 1 waits, longest 6)");
+    /* random streams and cuts */
+    enum { N = 400 };
+    static const uint64_t words[] = {TX, TX + 4, TY, TZ};
+    struct acc r[N];
+    uint64_t x = 88172645463325252ull;
+    for (int round = 0; round < 60; round++) {
+        size_t end[3] = {N, N, N};
+        for (int t = 0; t < 3; t++) { /* some threads end early */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            if (x % 3 == 0)
+                end[t] = (size_t)(x >> 20) % N;
+        }
+        for (size_t i = 0; i < N; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint32_t t = (uint32_t)(x % 3);
+            if (i >= end[0] && i >= end[1] && i >= end[2])
+                t = 0; /* the last one left runs on */
+            else
+                while (i >= end[t])
+                    t = (t + 1) % 3;
+            /* runs of polls: the same word as the thread's last access, mostly */
+            uint64_t w = words[(x >> 8) % 4];
+            int store = (x >> 16) % 5 == 0;
+            r[i] =
+                store ? (struct acc)ST(t, w, 1 + t % 2) : (struct acc)LD(t, w, 3 + (x >> 24) % 3);
+            if (!store && i > 0 && (x >> 28) % 4 != 0)
+                for (size_t j = i; j-- > 0;)
+                    if (r[j].stream == t) {
+                        r[i].addr = r[j].addr;
+                        break;
+                    }
+        }
+        size_t cuts[4], n_cuts = 1 + (size_t)(x >> 40) % 4;
+        for (size_t c = 0; c < n_cuts; c++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            cuts[c] = (size_t)(x % N);
+        }
+        for (size_t c = 1; c < n_cuts; c++) /* in order */
+            for (size_t d = c; d > 0 && cuts[d] < cuts[d - 1]; d--) {
+                size_t tmp = cuts[d];
+                cuts[d] = cuts[d - 1];
+                cuts[d - 1] = tmp;
+            }
+        assert_parts_whole(r, N, 3, cuts, n_cuts);
+    }
 }
 
 /* ------------------------------------------------------------ stride */

@@ -21,6 +21,13 @@
  *                                          threads, twice each, over 4096
  *                                          shared lines (a large report:
  *                                          replay_html.sh)
+ *   trace_stress_gen spin OUT K            two threads side by side: thread 0
+ *                                          K loads over 4096 lines, then a
+ *                                          store to a flag; thread 1 K polls
+ *                                          of the flag, then one more after
+ *                                          the store: one wait of K + 1 loads
+ *                                          across the whole trace, which every
+ *                                          time part cuts (replay_jobs.sh)
  *
  * Each access of a thread is a BB entry plus an 8-byte load, cycling over 4096
  * cache lines, so the reuse engines stay small and only the structure of the
@@ -42,7 +49,8 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: trace_stress_gen no-marks OUT N | threads OUT N K | concurrent OUT N K | "
-            "huge-range OUT | high-ids OUT | many-sites OUT S T | sampled-high-ids OUT\n");
+            "huge-range OUT | high-ids OUT | many-sites OUT S T | sampled-high-ids OUT | "
+            "spin OUT K\n");
     return 2;
 }
 
@@ -168,6 +176,65 @@ fail:
     free(buf);
     free(tot);
     pes_trace_writer_close(w, NULL, 0, 0, err);
+    return -1;
+}
+
+/* spin OUT K (above): spin.c's sites work (load, line 10), poll (load,
+ * line 11), set (store, line 12); both threads' time marks every 256
+ * records at the same pace, the store 10 ticks before the last poll. */
+static int spin(const char *path, uint64_t k, struct pes_error *err)
+{
+    enum { WORK, POLL, SET, BB, EVERY = 256 };
+    struct pes_trace_info info = {0};
+    info.kind = PES_TRACE_FULL;
+    info.command = "trace_stress_gen spin";
+    info.hostname = "testhost";
+    info.cpu_model = "Test CPU";
+    info.n_cpus = 2;
+    info.n_sockets = 1;
+    info.n_cache_levels = 1;
+    info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
+    info.ticks_per_second = 1000000000ull;
+    info.start_ticks = 1000;
+    info.config = "mode=full";
+    const struct pes_site sites[] = {
+        {WORK, BB, PES_KIND_LOAD, 0, 3, 8, 10, "spin.c", "work"},
+        {POLL, BB, PES_KIND_LOAD, 0, 3, 4, 11, "spin.c", "wait"},
+        {SET, BB, PES_KIND_STORE, 0, 3, 4, 12, "spin.c", "work"},
+    };
+    struct pes_bb bb = {.id = BB, .n_sites = 3, .function = "work", .label = "loop"};
+    struct pes_module m = {0, 3, 1, "spin.c", sites, &bb};
+    const uint64_t flag = 0x900000, end = 1000 + (k + 1) * TICKS_PER_ACCESS;
+    struct pes_record *buf = calloc(k + k / EVERY + 4, sizeof *buf);
+    struct pes_thread_totals tot[2];
+    struct pes_trace_writer *w = NULL;
+    if (!buf || !(w = pes_trace_writer_open(path, 1, &info, NULL, err)) ||
+        pes_trace_writer_module(w, &m, err) < 0)
+        goto fail;
+    for (uint32_t t = 0; t < 2; t++) {
+        struct pes_thread th = {t, t ? 0 : UINT32_MAX, 100 + t, 0, 0, 1000};
+        size_t n = 0;
+        for (uint64_t i = 0; i < k; i++) {
+            if (i % EVERY == 0)
+                buf[n++] = (struct pes_record){1000 + i * TICKS_PER_ACCESS, PES_ID_TIME, 0};
+            buf[n++] = t ? (struct pes_record){flag, POLL, 0}
+                         : (struct pes_record){0x100000 + (i % 4096) * 64, WORK, 0};
+        }
+        /* thread 0 sets the flag; thread 1 polls once more, after it */
+        buf[n++] = (struct pes_record){end - 10 * (1 - t), PES_ID_TIME, 0};
+        buf[n++] = (struct pes_record){flag, t ? POLL : SET, 0};
+        buf[n++] = (struct pes_record){end, PES_ID_THREAD_END, 0};
+        if (pes_trace_writer_thread(w, &th, err) < 0 ||
+            pes_trace_writer_records(w, t, buf, n, err) < 0)
+            goto fail;
+        tot[t] = (struct pes_thread_totals){t, n, k + 1, 0, 0, 0, end};
+    }
+    free(buf);
+    return pes_trace_writer_close(w, tot, 2, end, err);
+fail:
+    if (w)
+        pes_trace_writer_close(w, NULL, 0, 0, err);
+    free(buf);
     return -1;
 }
 
@@ -323,6 +390,10 @@ int main(int argc, char **argv)
         if (argc != 5 || parse(argv[3], 1u << 20, &n) < 0 || parse(argv[4], 1024, &k) < 0)
             return usage();
         rc = many_sites(out, (uint32_t)n, (uint32_t)k, &err);
+    } else if (strcmp(mode, "spin") == 0) {
+        if (argc != 4 || parse(argv[3], 1u << 24, &n) < 0)
+            return usage();
+        rc = spin(out, n, &err);
     } else if (strcmp(mode, "huge-range") == 0) {
         if (argc != 3)
             return usage();

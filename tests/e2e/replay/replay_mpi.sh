@@ -53,6 +53,13 @@ check false_sharing 50000 "$data/false_sharing.full.zst" --format json --sockets
 check false_sharing_text 50000 "$data/false_sharing.full.zst" --sockets 2
 check gemm_csv 3000 "$data/gemm40.full.zst" --format csv --line 8
 check gemm_sim_cores 5000 "$data/gemm40.full.zst" --format json --simulate --cores 2,3
+# a spin-wait cut by every rank's part (trace_stress_gen spin): found whole,
+# as pes-replay finds it (each part carries its open runs on past its end)
+"$STRESS_GEN" spin "$work/spin.zst" 20000
+check spin 3000 "$work/spin.zst" --format json
+jq -e '.trace.timing_dependent.spin_waits[0].longest_wait == 20001' "$work/spin.ref" >/dev/null ||
+  fail "spin: the wait is not 20,001 loads long"
+
 # --simulate: every rank simulates its share of the address partitions
 # (physically indexed by default, virtually with --page-map virtual), rank 0
 # adds the others' counts and cache-line tables; traces of 1, 2 and 16 threads

@@ -25,6 +25,12 @@ for run in 1 2 3 4 5 6; do
   counts[$polls]=1
   "$PES_BIN/pes-replay" "$work/s$run.zst" --format json >"$work/s$run.json"
   "$PES_BIN/pes-replay" "$work/s$run.zst" --jobs 1 >"$work/s$run.txt"
+  # in time parts (--parts yes, as pes-replay-mpi's ranks): the same report,
+  # the wait found whole where a part's start cuts it (parts carry their runs on)
+  for j in 2 3 5 8 16; do
+    "$PES_BIN/pes-replay" "$work/s$run.zst" --format json --jobs $j --parts yes >"$work/s$run.p$j.json"
+    cmp -s "$work/s$run.json" "$work/s$run.p$j.json" || fail "run $run: --jobs $j --parts yes differs"
+  done
   note=$(grep '^  timing ' "$work/s$run.txt" || true)
   if [ "$polls" -lt 3 ]; then
     jq -e '.trace | has("timing_dependent") | not' "$work/s$run.json" >/dev/null ||
