@@ -878,6 +878,10 @@ int pes_calib_measure_issue(double ghz, const struct pes_calib_plan *p, struct p
     for (unsigned k = 0; k < MIX_LAYOUTS; k++)
         best[k] = INFINITY;
     for (unsigned r = 0; r < rounds; r++) {
+        /* rounds 2 ms apart: a busy sibling stretch lasts milliseconds, and
+         * spread over 50 ms some rounds fall between its stretches */
+        if (r)
+            nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
         double round_best = INFINITY;
         for (unsigned k = 0; k < MIX_LAYOUTS; k++) {
             double t0 = pes_calib_now();
