@@ -22,7 +22,7 @@ rates could be compared too; this VM has none, which the output says.
 
 usage: bench/model_vs_host.py [--build build] [--machine host]
            [--sizes small,medium] [--cores 1,2] [--kernels ...] [--repeat 5]
-           [--out bench/out]
+           [--baseline-machine FILE] [--out bench/out]
 """
 import argparse
 import json
@@ -91,26 +91,28 @@ def measure(exe, size, cores, repeat, clock):
     return {c: statistics.median(v) for c, v in got.items()}
 
 
-def predict(binp, inst, size, cores, machine, models, work, extra):
-    """{model: {cores: prediction}} from one sequential trace of the region."""
+def predict(binp, inst, size, cores, machine, models, work, extra, baseline=None):
+    """{model: {cores: prediction}} from one sequential trace of the region;
+    with a baseline machine file, also {"baseline": ...}: the first model with it."""
     trace = os.path.join(work, f"{os.path.basename(inst)}.{size}.zst")
     p = subprocess.run([os.path.join(binp, "pes-collect"), "-q", "--full", "--force", "-o", trace, "--", inst, size],
                        env=benchlib.omp_env(1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         sys.exit(f"model_vs_host.py: tracing {inst} {size} failed ({p.returncode}): {p.stderr.strip()}")
     pred = {}
-    for model in models:
-        out = subprocess.run([os.path.join(binp, "pes-replay"), trace, "--machine", machine, "--cores",
+    runs = [(m, m, machine) for m in models] + ([("baseline", models[0], baseline)] if baseline else [])
+    for key, model, mach in runs:
+        out = subprocess.run([os.path.join(binp, "pes-replay"), trace, "--machine", mach, "--cores",
                               ",".join(map(str, cores)), "--top", "0", "--no-objects", "--runtime-model", model,
                               "--format", "json"] + extra,
                              check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-        with open(f"{trace[:-4]}.{model}.report.json", "w") as f:   # kept: the model's inputs, for a closer look
+        with open(f"{trace[:-4]}.{key}.report.json", "w") as f:   # kept: the model's inputs, for a closer look
             f.write(out)
-        pred[model] = {}
+        pred[key] = {}
         for cfg in json.loads(out)["configs"]:
             rt = cfg["model"]["runtime"]
             terms = rt.get("terms", {})
-            pred[model][cfg["cores"]] = dict(seconds=rt["total_seconds"], mem=rt.get("mem_seconds"),
+            pred[key][cfg["cores"]] = dict(seconds=rt["total_seconds"], mem=rt.get("mem_seconds"),
                                              cpu=rt.get("cpu_seconds"), validation=rt.get("validation"),
                                              bound=rt.get("bound"),
                                              terms={t: terms[t]["seconds"] for t in TERMS if t in terms})
@@ -155,6 +157,9 @@ def main():
     ap.add_argument("--record", action="store_true",
                     help="write the headline model's error band into this host's calibration (--machine host, "
                          "calibrated), where pes-replay prints it beside every prediction")
+    ap.add_argument("--baseline-machine", metavar="FILE",
+                    help="also predict with this .machine file (the first runtime model), against the same "
+                         "measured times: a calibration before and after a change, interleaved")
     ap.add_argument("--replay-arg", action="append", default=[], help="extra pes-replay argument (repeatable)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     a = ap.parse_args()
@@ -169,7 +174,7 @@ def main():
         plain, inst = build(k, work, os.path.join(binp, "pes-clang"))
         for size in benchlib.csv(a.sizes):
             measured = measure(plain, size, cores, a.repeat, a.clock)
-            pred = predict(binp, inst, size, cores, a.machine, models, work, a.replay_arg)
+            pred = predict(binp, inst, size, cores, a.machine, models, work, a.replay_arg, a.baseline_machine)
             for c in cores:
                 row = dict(kernel=k, size=size, cores=c, half=half(k), measured_s=measured[c],
                            validation=pred[models[0]][c]["validation"])
@@ -178,6 +183,9 @@ def main():
                     row[m] = dict(predicted_s=p["seconds"], mem_s=p["mem"], cpu_s=p["cpu"],
                                   error=(p["seconds"] - measured[c]) / measured[c],
                                   bound=p["bound"], terms_s=p["terms"])
+                if a.baseline_machine:
+                    b = pred["baseline"][c]["seconds"]
+                    row["baseline"] = dict(predicted_s=b, error=(b - measured[c]) / measured[c])
                 rows.append(row)
                 print(f"{k:9} {size:6} {c:2} cores: measured {measured[c] * 1e3:10.3f} ms  " +
                       "  ".join(f"{m} {row[m]['predicted_s'] * 1e3:10.3f} ms ({row[m]['error'] * 100:+.1f} %)"
@@ -207,8 +215,14 @@ def main():
         lines.append(f"| {r['kernel']} | {r['size']} | {r['cores']} | " +
                      " | ".join(f"{t[x] * 1e3:.3f}" if x in t else "-" for x in TERMS) +
                      f" | {r[head]['bound'] or '-'} |")
-    lines += ["", "| kernels | cores | " + " | ".join(f"{m} mean / max abs error %" for m in models) + " | runs |",
-              "|---|--:|" + "--:|" * len(models) + "--:|"]
+    compared = models + (["baseline"] if a.baseline_machine else [])
+    if a.baseline_machine:
+        lines += ["", f"baseline: the {head} model with `{a.baseline_machine}` (the same measured times):", "",
+                  "| kernel | size | cores | baseline ms | baseline error % |", "|---|---|--:|--:|--:|"]
+        lines += [f"| {r['kernel']} | {r['size']} | {r['cores']} | {r['baseline']['predicted_s'] * 1e3:.3f} | "
+                  f"{r['baseline']['error'] * 100:+.1f} |" for r in rows]
+    lines += ["", "| kernels | cores | " + " | ".join(f"{m} mean / max abs error %" for m in compared) + " | runs |",
+              "|---|--:|" + "--:|" * len(compared) + "--:|"]
     summary = {}
     for part in ["tuning", "held-out", "all"]:
         for c in cores + ["all"]:
@@ -216,7 +230,7 @@ def main():
             if not rs:
                 continue
             cells = []
-            for m in models:
+            for m in compared:
                 errs = [abs(r[m]["error"]) for r in rs]
                 band = dict(mean_abs=statistics.mean(errs), max_abs=max(errs), n=len(errs))
                 summary.setdefault(m, {}).setdefault(part, {})[str(c)] = band

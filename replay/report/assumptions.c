@@ -32,6 +32,13 @@
  *    reuse in the simulation and on fewer than half in SDCM; over 576 lines,
  *    on none against about a third (e2e.replay_sdcm_assumptions).
  *
+ *  - a level above named ("level_above"): a level's accesses are the misses
+ *    of the level above it, and where that level is outside SDCM's
+ *    assumptions those misses differ between the model and the simulation,
+ *    so the local hit rates below differ too, whatever this level's own
+ *    profile does. A disagreeing level with no reason of its own names the
+ *    nearest level above that has one ("above").
+ *
  * Above the histogram's exact range (1,024 lines) the profile knows a
  * distance only to its power-of-two bin; the rule then spreads the bin evenly
  * as the model does, and says so ("binned"): a band fed mostly by bins is
@@ -199,6 +206,47 @@ static struct pes_rnode *entry(struct pes_report *r, struct pes_rnode **list,
     return o;
 }
 
+/* The reasons of level l's own (set conflicts, a cyclic reuse at the
+ * capacity) for a disagreement: their entries, and whether there is one. */
+static int own_reasons(struct pes_report *r, struct pes_rnode **list, struct pes_rnode *config,
+                       const struct pes_rnode *c, size_t l, const struct pes_rnode *g, double model,
+                       double sim, double reaching, double hits)
+{
+    int named = 0;
+    const struct pes_rnode *lv = pes_r_at(pes_r_get(pes_r_get(c, "simulation"), "levels"), l);
+    double misses = reaching - hits, conflict = pes_r_get_f(lv, "conflict");
+    if (sim < model && misses > 0 && conflict >= REPORT_CONFLICT_SHARE * misses) {
+        struct pes_rnode *o = entry(r, list, config, l, "set_conflicts", model, sim);
+        pes_r_f64(r, o, "conflict_share", conflict / misses, "%.6f");
+        conflict_site(r, o, c, l, g);
+        named = 1;
+    }
+    uint64_t line = pes_r_get_u(g, "line"), ways = pes_r_get_u(g, "ways");
+    uint64_t blocks = line ? pes_r_get_u(g, "size") / line : 0;
+    if (!blocks || ways > UINT32_MAX)
+        return named;
+    uint64_t lo, hi;
+    pes_assumptions_band(blocks, (uint32_t)ways, &lo, &hi);
+    if (lo >= hi)
+        return named;
+    struct band_sum b =
+        level_band(c, pes_r_get_u(g, "shared") != 0, blocks, (uint32_t)ways, lo, hi);
+    double shift = b.shift / reaching;
+    if (100.0 * fabs(shift) <= REPORT_DISAGREE_PP || (shift > 0) != (sim > model))
+        return named;
+    struct pes_rnode *o = entry(r, list, config, l, "cyclic_at_capacity", model, sim);
+    pes_r_u64(r, o, "capacity_lines", blocks);
+    struct pes_rnode *band = pes_r_array(r, o, "band_lines");
+    pes_r_u64(r, band, NULL, lo);
+    pes_r_u64(r, band, NULL, hi - 1);
+    pes_r_f64(r, o, "band_share", b.mass / reaching, "%.6f");
+    pes_r_f64(r, o, "band_shift", shift, "%.6f");
+    /* most of it from log2 bins: the distances are known only to their
+     * power of two, spread evenly over the bin as the model spreads them */
+    pes_r_bool(r, o, "binned", b.binned > 0.5 * b.mass);
+    return 1;
+}
+
 static void check_config(struct pes_report *r, struct pes_rnode *config,
                          const struct pes_rnode *geometry)
 {
@@ -206,6 +254,7 @@ static void check_config(struct pes_report *r, struct pes_rnode *config,
     const struct pes_rnode *local = pes_r_get(pes_r_get(c, "model"), "hit_local");
     const struct pes_rnode *levels = pes_r_get(pes_r_get(c, "simulation"), "levels");
     struct pes_rnode *list = NULL;
+    size_t named_above = 0; /* the nearest level above with a reason of its own (1-based), or 0 */
     for (size_t l = 0; local && l < pes_r_count(levels) && l < pes_r_count(local); l++) {
         const struct pes_rnode *lv = pes_r_at(levels, l), *g = pes_r_at(geometry, l);
         double reaching = pes_r_get_f(lv, "accesses"), hits = pes_r_get_f(lv, "hits");
@@ -214,35 +263,13 @@ static void check_config(struct pes_report *r, struct pes_rnode *config,
         double sim = hits / reaching, model = pes_r_f(pes_r_at(local, l));
         if (100.0 * fabs(sim - model) <= REPORT_DISAGREE_PP)
             continue; /* the same test as the report's warning (report_util.c) */
-        double misses = reaching - hits, conflict = pes_r_get_f(lv, "conflict");
-        if (sim < model && misses > 0 && conflict >= REPORT_CONFLICT_SHARE * misses) {
-            struct pes_rnode *o = entry(r, &list, config, l, "set_conflicts", model, sim);
-            pes_r_f64(r, o, "conflict_share", conflict / misses, "%.6f");
-            conflict_site(r, o, c, l, g);
+        int own = own_reasons(r, &list, config, c, l, g, model, sim, reaching, hits);
+        if (own)
+            named_above = l + 1;
+        else if (named_above) {
+            struct pes_rnode *o = entry(r, &list, config, l, "level_above", model, sim);
+            pes_r_u64(r, o, "above", named_above);
         }
-        uint64_t line = pes_r_get_u(g, "line"), ways = pes_r_get_u(g, "ways");
-        uint64_t blocks = line ? pes_r_get_u(g, "size") / line : 0;
-        if (!blocks || ways > UINT32_MAX)
-            continue;
-        uint64_t lo, hi;
-        pes_assumptions_band(blocks, (uint32_t)ways, &lo, &hi);
-        if (lo >= hi)
-            continue;
-        struct band_sum b =
-            level_band(c, pes_r_get_u(g, "shared") != 0, blocks, (uint32_t)ways, lo, hi);
-        double shift = b.shift / reaching;
-        if (100.0 * fabs(shift) <= REPORT_DISAGREE_PP || (shift > 0) != (sim > model))
-            continue;
-        struct pes_rnode *o = entry(r, &list, config, l, "cyclic_at_capacity", model, sim);
-        pes_r_u64(r, o, "capacity_lines", blocks);
-        struct pes_rnode *band = pes_r_array(r, o, "band_lines");
-        pes_r_u64(r, band, NULL, lo);
-        pes_r_u64(r, band, NULL, hi - 1);
-        pes_r_f64(r, o, "band_share", b.mass / reaching, "%.6f");
-        pes_r_f64(r, o, "band_shift", shift, "%.6f");
-        /* most of it from log2 bins: the distances are known only to their
-         * power of two, spread evenly over the bin as the model spreads them */
-        pes_r_bool(r, o, "binned", b.binned > 0.5 * b.mass);
     }
 }
 

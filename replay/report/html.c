@@ -917,6 +917,12 @@ static void outside_model(FILE *out, const json_t *list, size_t level)
                 fputs(" (most of these distances are known only to their power-of-two bin of "
                       "the profile, taken as spread evenly over it, as the model takes them)",
                       out);
+        } else if (reason && !strcmp(reason, "level_above")) {
+            fprintf(out,
+                    "; inherited from L%.0f, outside the model's assumptions: this level's "
+                    "accesses are the misses of the levels above, which differ between the "
+                    "model and the simulation",
+                    num(json_object_get(e, "above")));
         }
     }
 }

@@ -638,6 +638,12 @@ static void print_outside_model(FILE *out, const struct pes_rnode *list, unsigne
                 fputs(" (most of these distances are known only to their power-of-two bin of "
                       "the profile, taken as spread evenly over it, as the model takes them)",
                       out);
+        } else if (!strcmp(reason, "level_above")) {
+            fprintf(out,
+                    "; inherited from L%" PRIu64 ", outside the model's assumptions: this level's "
+                    "accesses are the misses of the levels above, which differ between the "
+                    "model and the simulation",
+                    pes_r_get_u(e, "above"));
         }
     }
 }

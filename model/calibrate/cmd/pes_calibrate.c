@@ -299,15 +299,17 @@ static uint32_t thread_counts(unsigned cpus, uint32_t *t)
  * key out with a note. */
 static void measure_terms(const struct pes_calib_plan *plan, const struct pes_calib_fit *fit,
                           struct pes_calib_buffer *buf, double ghz, const cpu_set_t *cpus,
+                          const struct pes_calib_figure *issue, const char *issue_error,
                           struct pes_calib_result *res)
 {
     struct pes_machine *m = &res->machine;
     struct pes_error err = {0};
 
-    /* issue width: the mixed block, or the adds alone if they issue faster */
-    struct pes_calib_figure f;
+    /* issue width: the mixed block (cycles per op, measured in the turns),
+     * or the adds alone if they issue faster */
+    struct pes_calib_figure f = *issue;
     double adds = res->op_recip[PES_OP_INT_ADD].measured ? res->op_recip[PES_OP_INT_ADD].value : 0;
-    if (pes_calib_measure_issue(ghz, plan, &f, &err) == 0 && f.value > 0) {
+    if (f.measured && f.value > 0) {
         double w = 1.0 / f.value, wmed = 1.0 / f.median;
         res->issue_width = f;
         res->issue_width.value = w;
@@ -327,7 +329,7 @@ static void measure_terms(const struct pes_calib_plan *plan, const struct pes_ca
             note(res, "issue_width: measured %.3g per cycle (< 1): the default kept",
                  res->issue_width.value);
     } else {
-        note(res, "issue_width: not measured (%s); the default kept", err.message);
+        note(res, "issue_width: not measured (%s); the default kept", issue_error);
     }
 
     /* memory-level parallelism: k independent chases through memory */
@@ -622,6 +624,11 @@ int main(int argc, char **argv)
      * not a figure. Times are kept in nanoseconds (ghz 1) until the clock is
      * known, then turned into cycles. */
     const unsigned rounds = o.quick ? 2 : 4;
+    /* the issue block too: a sibling hyperthread's busy spell can last
+     * longer than one probe (hundreds of milliseconds under load), rarely
+     * the whole run */
+    struct pes_calib_figure issue = {0};
+    char issue_error[sizeof err.message] = "";
     struct pes_calib_buffer buf;
     if (pes_calib_buffer_alloc(&buf, (size_t)plan.max_ws, &err) < 0) {
         message("%s", err.message);
@@ -673,6 +680,14 @@ int main(int argc, char **argv)
             merge(&res.op_latency[op], &l, 0);
             merge(&res.op_recip[op], &t, 0);
         }
+        {
+            struct pes_calib_plan p = plan;
+            p.repeats = (plan.repeats + 1) / 2; /* the block's rounds, per turn */
+            if (pes_calib_measure_issue(1.0, &p, &f, &err) == 0)
+                merge(&issue, &f, 0);
+            else
+                snprintf(issue_error, sizeof issue_error, "%s", err.message);
+        }
         /* streaming reads: per load in L1, per line below, from memory */
         for (uint32_t i = 0; i <= topo.n_levels; i++) {
             double ws = i < topo.n_levels ? stream_ws[i] : plan.max_ws;
@@ -690,6 +705,7 @@ int main(int argc, char **argv)
         to_cycles(&res.op_latency[op], ghz);
         to_cycles(&res.op_recip[op], ghz);
     }
+    to_cycles(&issue, ghz);
     uint64_t sizes[PES_MAX_LEVELS];
     for (uint32_t i = 0; i < topo.n_levels; i++)
         sizes[i] = topo.level[i].size;
@@ -791,7 +807,7 @@ int main(int argc, char **argv)
     }
     to_cycles(&res.mem_recip, ghz);
     m->mem_recip_throughput = res.mem_recip.value;
-    measure_terms(&plan, &fit, &buf, ghz, &all_cpus, &res);
+    measure_terms(&plan, &fit, &buf, ghz, &all_cpus, &issue, issue_error, &res);
     double huge = buf.huge_share;
     pes_calib_buffer_free(&buf);
 
