@@ -18,6 +18,7 @@ options of the case) it reports
 
 usage: bench/replay_scaling.py [--build build] [--n 256] [--threads 16] [--model 16]
                                [--repeat 3] [--cases prd,sim,sim1,cores] [--out bench/out]
+                               [--parts auto|yes|no] [--call-edges yes|no]
 Prints a markdown table and writes OUT/replay_scaling.{md,json}.
 """
 import argparse
@@ -72,13 +73,16 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     ap.add_argument("--parts", choices=["auto", "yes", "no"], default="auto",
                     help="pes-replay --parts: N time parts on N threads, or the stages on N workers")
+    ap.add_argument("--call-edges", choices=["yes", "no"], default="yes",
+                    help="no: build gemm with -mllvm -pes-no-call-edges (parts do not take call edges yet)")
     a = ap.parse_args()
     b = os.path.join(a.build, "bin")
     work = os.path.join(a.out, "replay_scaling")
     os.makedirs(work, exist_ok=True)
     exe = os.path.join(work, "gemm")
-    subprocess.run([os.path.join(b, "pes-clang"), "-O2", "-fopenmp", os.path.join(ROOT, "bench", "kernels", "gemm.c"),
-                    "-o", exe], check=True)
+    edges = [] if a.call_edges == "yes" else ["-mllvm", "-pes-no-call-edges"]
+    subprocess.run([os.path.join(b, "pes-clang"), "-O2", "-fopenmp"] + edges +
+                   [os.path.join(ROOT, "bench", "kernels", "gemm.c"), "-o", exe], check=True)
     traces = {}
     for t in sorted({1, a.threads}):
         traces[t] = os.path.join(work, f"gemm.t{t}.full.zst")
@@ -126,7 +130,7 @@ def main():
         print(table, file=sys.stderr)
 
     head = (f"pes-replay scaling on full traces of gemm n={a.n} ({n_cpus} CPUs here; `bench/replay_scaling.py "
-            f"--n {a.n} --threads {a.threads} --model {a.model} --parts {a.parts}`)")
+            f"--n {a.n} --threads {a.threads} --model {a.model} --parts {a.parts} --call-edges {a.call_edges}`)")
     lines = [head, "",
              f"| case | accesses | CPU s (--jobs {a.model}) | serial | longest strand (s) | bound at {a.model} | "
              f"M acc. / CPU s (--jobs 1, {a.model}) | " + " | ".join(f"wall --jobs {j} (s)" for j in jobs) +
