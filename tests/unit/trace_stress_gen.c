@@ -66,19 +66,29 @@ static int parse(const char *s, uint64_t max, uint64_t *v)
 
 static uint32_t trace_kind = PES_TRACE_FULL;
 
-static struct pes_trace_writer *open_trace(const char *path, struct pes_error *err)
+/* The header every generator writes: a full trace of one socket with one
+ * 32 KiB L1D, started at tick 1000 of a 1 GHz clock. */
+static struct pes_trace_info test_info(const char *command, uint32_t n_cpus)
 {
     struct pes_trace_info info = {0};
-    info.kind = trace_kind;
-    info.command = "trace_stress_gen";
+    info.kind = PES_TRACE_FULL;
+    info.command = command;
     info.hostname = "testhost";
     info.cpu_model = "Test CPU";
-    info.n_cpus = 4;
+    info.n_cpus = n_cpus;
     info.n_sockets = 1;
     info.n_cache_levels = 1;
     info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
     info.ticks_per_second = 1000000000ull;
     info.start_ticks = 1000;
+    info.config = "mode=full";
+    return info;
+}
+
+static struct pes_trace_writer *open_trace(const char *path, struct pes_error *err)
+{
+    struct pes_trace_info info = test_info("trace_stress_gen", 4);
+    info.kind = trace_kind;
     info.config = trace_kind == PES_TRACE_FULL ? "mode=full" : "backend=soft\nmode=samples";
     struct pes_trace_writer *w = pes_trace_writer_open(path, 1, &info, NULL, err);
     if (!w)
@@ -185,18 +195,7 @@ fail:
 static int spin(const char *path, uint64_t k, struct pes_error *err)
 {
     enum { WORK, POLL, SET, BB, EVERY = 256 };
-    struct pes_trace_info info = {0};
-    info.kind = PES_TRACE_FULL;
-    info.command = "trace_stress_gen spin";
-    info.hostname = "testhost";
-    info.cpu_model = "Test CPU";
-    info.n_cpus = 2;
-    info.n_sockets = 1;
-    info.n_cache_levels = 1;
-    info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
-    info.ticks_per_second = 1000000000ull;
-    info.start_ticks = 1000;
-    info.config = "mode=full";
+    struct pes_trace_info info = test_info("trace_stress_gen spin", 2);
     const struct pes_site sites[] = {
         {WORK, BB, PES_KIND_LOAD, 0, 3, 8, 10, "spin.c", "work"},
         {POLL, BB, PES_KIND_LOAD, 0, 3, 4, 11, "spin.c", "wait"},
@@ -291,18 +290,7 @@ static int huge_range(struct pes_trace_writer *w, struct pes_error *err)
  * lines truly (same word) and falsely (other words). */
 static int many_sites(const char *path, uint32_t ns, uint32_t nt, struct pes_error *err)
 {
-    struct pes_trace_info info = {0};
-    info.kind = PES_TRACE_FULL;
-    info.command = "trace_stress_gen many-sites";
-    info.hostname = "testhost";
-    info.cpu_model = "Test CPU";
-    info.n_cpus = 64;
-    info.n_sockets = 1;
-    info.n_cache_levels = 1;
-    info.caches[0] = (struct pes_cache_level){1, 'D', 8, 64, 32768, 2};
-    info.ticks_per_second = 1000000000ull;
-    info.start_ticks = 1000;
-    info.config = "mode=full";
+    struct pes_trace_info info = test_info("trace_stress_gen many-sites", 64);
     struct pes_site *sites = calloc(ns, sizeof *sites);
     struct pes_record *buf = calloc(2 * (size_t)ns + 4, sizeof *buf);
     struct pes_thread_totals *tot = calloc(nt, sizeof *tot);
