@@ -285,3 +285,272 @@ int pes_callpaths_record(struct pes_callpaths *cp, uint32_t thread, const struct
     cp->now[thread] = path_of(th);
     return 0;
 }
+
+/* ------------------------------------------------------------ parts */
+
+/* A part's effect is a log, in merged order, of what its records did to the
+ * state they started from (unknown to the part): a thread's open calls are
+ * always ordered by stack pointer (a CALL first ends those at or below its
+ * sp), so a record reaching below the calls the part opened itself ends
+ * exactly the starting calls at or below its sp (POP). Calls the part opened
+ * stay the part's own (local) until something reads the thread's state: a
+ * parallel region of the thread or of a thread it created (OPEN them, then
+ * BEGIN or END). A thread's POPs that nothing read in between merge (the
+ * larger sp), so a loop of calls costs no entries. */
+enum effect_op { EFFECT_POP, EFFECT_OPEN, EFFECT_BEGIN, EFFECT_END };
+
+struct effect_entry {
+    uint32_t op, thread;
+    uint64_t arg;    /* POP: sp; BEGIN: the region */
+    size_t first, n; /* OPEN: frames[first .. first + n) */
+};
+
+struct effect_frame {
+    uint64_t sp;
+    uint32_t site;
+};
+
+struct effect_thread {
+    struct effect_frame *open; /* the calls the part opened and not yet logged */
+    uint32_t n, cap;
+    size_t last_pop; /* its last entry, if a POP: index + 1; 0: none */
+};
+
+struct pes_callpaths_effect {
+    uint32_t n_threads;
+    uint32_t *parent;
+    struct effect_thread *threads;
+    struct effect_entry *log;
+    size_t n_log, cap_log;
+    struct effect_frame *frames;
+    size_t n_frames, cap_frames;
+};
+
+struct pes_callpaths_effect *pes_callpaths_effect_create(uint32_t n_threads, const uint32_t *parent)
+{
+    struct pes_callpaths_effect *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->n_threads = n_threads;
+    e->parent = malloc((n_threads ? n_threads : 1) * sizeof *e->parent);
+    e->threads = calloc(n_threads ? n_threads : 1, sizeof *e->threads);
+    if (!e->parent || !e->threads) {
+        pes_callpaths_effect_destroy(e);
+        return NULL;
+    }
+    for (uint32_t t = 0; t < n_threads; t++) /* as pes_callpaths_create */
+        e->parent[t] = parent && parent[t] < n_threads && parent[t] != t ? parent[t] : UINT32_MAX;
+    return e;
+}
+
+void pes_callpaths_effect_destroy(struct pes_callpaths_effect *e)
+{
+    if (!e)
+        return;
+    for (uint32_t t = 0; e->threads && t < e->n_threads; t++)
+        free(e->threads[t].open);
+    free(e->threads);
+    free(e->parent);
+    free(e->log);
+    free(e->frames);
+    free(e);
+}
+
+size_t pes_callpaths_effect_size(const struct pes_callpaths_effect *e)
+{
+    return e->n_log + e->n_frames;
+}
+
+static int effect_log(struct pes_callpaths_effect *e, struct effect_entry x)
+{
+    if (e->n_log == e->cap_log) {
+        size_t cap = e->cap_log ? 2 * e->cap_log : 64;
+        struct effect_entry *l = realloc(e->log, cap * sizeof *l);
+        if (!l)
+            return -1;
+        e->log = l;
+        e->cap_log = cap;
+    }
+    e->log[e->n_log++] = x;
+    struct effect_thread *th = &e->threads[x.thread];
+    th->last_pop = x.op == EFFECT_POP ? e->n_log : 0;
+    return 0;
+}
+
+/* Thread t's own open calls into the log (something reads its state now). */
+static int effect_open(struct pes_callpaths_effect *e, uint32_t t)
+{
+    struct effect_thread *th = &e->threads[t];
+    if (th->n == 0)
+        return 0;
+    if (e->n_frames + th->n > e->cap_frames) {
+        size_t cap = e->cap_frames ? 2 * e->cap_frames : 64;
+        while (cap < e->n_frames + th->n)
+            cap *= 2;
+        struct effect_frame *f = realloc(e->frames, cap * sizeof *f);
+        if (!f)
+            return -1;
+        e->frames = f;
+        e->cap_frames = cap;
+    }
+    memcpy(e->frames + e->n_frames, th->open, th->n * sizeof *th->open);
+    struct effect_entry x = {.op = EFFECT_OPEN, .thread = t, .first = e->n_frames, .n = th->n};
+    e->n_frames += th->n;
+    th->n = 0;
+    return effect_log(e, x);
+}
+
+/* The part's calls at or below sp end; when none of its own stays open, so
+ * do the starting calls at or below sp. */
+static int effect_pop(struct pes_callpaths_effect *e, uint32_t t, uint64_t sp)
+{
+    struct effect_thread *th = &e->threads[t];
+    while (th->n && th->open[th->n - 1].sp <= sp)
+        th->n--;
+    if (th->n)
+        return 0;
+    if (th->last_pop) { /* nothing read the thread since its last POP */
+        struct effect_entry *x = &e->log[th->last_pop - 1];
+        if (sp > x->arg)
+            x->arg = sp;
+        return 0;
+    }
+    return effect_log(e, (struct effect_entry){.op = EFFECT_POP, .thread = t, .arg = sp});
+}
+
+int pes_callpaths_effect_record(struct pes_callpaths_effect *e, uint32_t thread,
+                                const struct pes_record *r)
+{
+    if (thread >= e->n_threads)
+        return 0;
+    struct effect_thread *th = &e->threads[thread];
+    switch (r->id) {
+    case PES_ID_CALL:
+        if (effect_pop(e, thread, r->addr) < 0)
+            return -1;
+        if (th->n == th->cap) {
+            uint32_t cap = th->cap ? 2 * th->cap : 16;
+            struct effect_frame *f = realloc(th->open, cap * sizeof *f);
+            if (!f)
+                return -1;
+            th->open = f;
+            th->cap = cap;
+        }
+        th->open[th->n++] = (struct effect_frame){.sp = r->addr, .site = r->extra};
+        return 0;
+    case PES_ID_RETURN:
+        /* on calls ordered by sp, "those below sp and the one at sp" are
+         * those at or below sp */
+        return effect_pop(e, thread, r->addr);
+    case PES_ID_REGION_BEGIN: {
+        uint32_t p = e->parent[thread];
+        if (p != UINT32_MAX) { /* a worker reads its creator's path */
+            if (effect_open(e, p) < 0)
+                return -1;
+            e->threads[p].last_pop = 0;
+        }
+        if (effect_open(e, thread) < 0)
+            return -1;
+        return effect_log(
+            e, (struct effect_entry){.op = EFFECT_BEGIN, .thread = thread, .arg = r->addr});
+    }
+    case PES_ID_REGION_END:
+        if (effect_open(e, thread) < 0)
+            return -1;
+        return effect_log(e, (struct effect_entry){.op = EFFECT_END, .thread = thread});
+    default:
+        return 0;
+    }
+}
+
+static int apply_open(struct pes_callpaths *cp, uint32_t t, const struct effect_frame *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (call(cp, &cp->threads[t], f[i].sp, f[i].site) < 0)
+            return -1;
+    return 0;
+}
+
+int pes_callpaths_apply(struct pes_callpaths *cp, const struct pes_callpaths_effect *e)
+{
+    if (e->n_threads != cp->view.n_threads)
+        return -1;
+    for (size_t i = 0; i < e->n_log; i++) {
+        const struct effect_entry *x = &e->log[i];
+        struct thread *th = &cp->threads[x->thread];
+        switch (x->op) {
+        case EFFECT_POP:
+            while (th->n && th->frames[th->n - 1].sp <= x->arg)
+                th->n--;
+            break;
+        case EFFECT_OPEN:
+            if (apply_open(cp, x->thread, e->frames + x->first, x->n) < 0)
+                return -1;
+            break;
+        case EFFECT_BEGIN:
+            region_begin(cp, x->thread, x->arg);
+            break;
+        default:
+            region_end(th);
+            break;
+        }
+        cp->now[x->thread] = path_of(th);
+    }
+    for (uint32_t t = 0; t < e->n_threads; t++) { /* the calls still open at the end */
+        if (apply_open(cp, t, e->threads[t].open, e->threads[t].n) < 0)
+            return -1;
+        cp->now[t] = path_of(&cp->threads[t]);
+    }
+    return 0;
+}
+
+/* src's path id as an id of dst's table. */
+static uint32_t intern_from(struct pes_callpaths *dst, const struct pes_callpaths *src, uint32_t id)
+{
+    uint32_t n;
+    int cut;
+    const uint32_t *s = pes_callpaths_sites(src, id, &n, &cut);
+    return intern(dst, s, n, cut);
+}
+
+int pes_callpaths_seed(struct pes_callpaths *dst, const struct pes_callpaths *src)
+{
+    if (dst->view.n_threads != src->view.n_threads || dst->depth != src->depth)
+        return -1;
+    for (uint32_t t = 0; t < src->view.n_threads; t++) {
+        const struct thread *from = &src->threads[t];
+        struct thread *to = &dst->threads[t];
+        if (from->n > to->cap) {
+            struct frame *f = realloc(to->frames, from->n * sizeof *f);
+            if (!f)
+                return -1;
+            to->frames = f;
+            to->cap = from->n;
+        }
+        to->n = from->n;
+        for (uint32_t i = 0; i < from->n; i++) {
+            to->frames[i].sp = from->frames[i].sp;
+            if ((to->frames[i].path = intern_from(dst, src, from->frames[i].path)) == UINT32_MAX)
+                return -1;
+        }
+        to->level = from->level;
+        to->worker_level = from->worker_level;
+        to->entered = from->entered;
+        to->region = from->region;
+        if ((to->base = intern_from(dst, src, from->base)) == UINT32_MAX ||
+            (to->region_path = intern_from(dst, src, from->region_path)) == UINT32_MAX)
+            return -1;
+        dst->now[t] = path_of(to);
+    }
+    return 0;
+}
+
+int pes_callpaths_renumber(struct pes_callpaths *whole, const struct pes_callpaths *local,
+                           uint32_t *map)
+{
+    map[0] = 0;
+    for (uint32_t id = 1; id < local->n_paths; id++)
+        if ((map[id] = intern_from(whole, local, id)) == UINT32_MAX)
+            return -1;
+    return 0;
+}
