@@ -308,17 +308,38 @@ struct effect_entry {
 struct effect_frame {
     uint64_t sp;
     uint32_t site;
+    uint32_t sym; /* the thread's symbolic path inside the call */
+};
+
+/* What a thread's part-local paths start from: its state after its entry
+ * `entry` (index + 1; 0: the part's start), and when that entry is a POP,
+ * after the pop at or below pop_sp (a POP's sp grows as later pops merge). */
+struct anchor {
+    uint32_t thread;
+    size_t entry;
+    uint64_t pop_sp;
 };
 
 struct effect_thread {
     struct effect_frame *open; /* the calls the part opened and not yet logged */
     uint32_t n, cap;
-    size_t last_pop; /* its last entry, if a POP: index + 1; 0: none */
+    size_t last_pop;   /* its last entry, if a POP: index + 1; 0: none */
+    size_t last_entry; /* its last entry: index + 1; 0: none */
+    uint32_t anchored; /* the symbolic path of its anchor alone; 0: none yet */
 };
 
+/* Symbolic paths (part-local ids, pes_callpaths_effect_current): an
+ * anchor's token (its index + 1), then the call sites the part opened on
+ * it, outermost first; or, when those are more than depth, token 0 and the
+ * innermost depth of them, cut (the anchor no longer shows). */
 struct pes_callpaths_effect {
-    uint32_t n_threads;
+    struct pes_callpaths_view view; /* first: pes_callpaths_effect_current reads it */
+    uint32_t n_threads, depth;
+    uint32_t *now;
     uint32_t *parent;
+    struct pes_callpaths *sym; /* the table of symbolic paths */
+    struct anchor *anchors;
+    uint32_t n_anchors, cap_anchors;
     struct effect_thread *threads;
     struct effect_entry *log;
     size_t n_log, cap_log;
@@ -326,20 +347,34 @@ struct pes_callpaths_effect {
     size_t n_frames, cap_frames;
 };
 
-struct pes_callpaths_effect *pes_callpaths_effect_create(uint32_t n_threads, const uint32_t *parent)
+static uint32_t anchored(struct pes_callpaths_effect *e, uint32_t t);
+
+struct pes_callpaths_effect *pes_callpaths_effect_create(uint32_t depth, uint32_t n_threads,
+                                                         const uint32_t *parent)
 {
+    if (depth == 0 || depth > PES_CALLPATH_MAX_DEPTH)
+        return NULL;
     struct pes_callpaths_effect *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
     e->n_threads = n_threads;
+    e->depth = depth;
+    e->now = calloc(n_threads ? n_threads : 1, sizeof *e->now);
     e->parent = malloc((n_threads ? n_threads : 1) * sizeof *e->parent);
     e->threads = calloc(n_threads ? n_threads : 1, sizeof *e->threads);
-    if (!e->parent || !e->threads) {
+    e->sym = pes_callpaths_create(1, 0, NULL);
+    if (!e->now || !e->parent || !e->threads || !e->sym) {
         pes_callpaths_effect_destroy(e);
         return NULL;
     }
     for (uint32_t t = 0; t < n_threads; t++) /* as pes_callpaths_create */
         e->parent[t] = parent && parent[t] < n_threads && parent[t] != t ? parent[t] : UINT32_MAX;
+    e->view = (struct pes_callpaths_view){.n_threads = n_threads, .now = e->now};
+    for (uint32_t t = 0; t < n_threads; t++) /* each thread's path at the start */
+        if ((e->now[t] = anchored(e, t)) == UINT32_MAX) {
+            pes_callpaths_effect_destroy(e);
+            return NULL;
+        }
     return e;
 }
 
@@ -350,7 +385,10 @@ void pes_callpaths_effect_destroy(struct pes_callpaths_effect *e)
     for (uint32_t t = 0; e->threads && t < e->n_threads; t++)
         free(e->threads[t].open);
     free(e->threads);
+    free(e->now);
     free(e->parent);
+    pes_callpaths_destroy(e->sym);
+    free(e->anchors);
     free(e->log);
     free(e->frames);
     free(e);
@@ -374,6 +412,8 @@ static int effect_log(struct pes_callpaths_effect *e, struct effect_entry x)
     e->log[e->n_log++] = x;
     struct effect_thread *th = &e->threads[x.thread];
     th->last_pop = x.op == EFFECT_POP ? e->n_log : 0;
+    th->last_entry = e->n_log;
+    th->anchored = 0;
     return 0;
 }
 
@@ -411,11 +451,62 @@ static int effect_pop(struct pes_callpaths_effect *e, uint32_t t, uint64_t sp)
         return 0;
     if (th->last_pop) { /* nothing read the thread since its last POP */
         struct effect_entry *x = &e->log[th->last_pop - 1];
-        if (sp > x->arg)
+        if (sp > x->arg) {
             x->arg = sp;
+            th->anchored = 0; /* a new anchor for the paths from now on */
+        }
         return 0;
     }
     return effect_log(e, (struct effect_entry){.op = EFFECT_POP, .thread = t, .arg = sp});
+}
+
+static int effect_step(struct pes_callpaths_effect *e, uint32_t thread, const struct pes_record *r);
+
+/* Thread t's symbolic path with none of the part's calls open above its
+ * anchor: the anchor's token alone (a new anchor if its state changed).
+ * UINT32_MAX without memory. */
+static uint32_t anchored(struct pes_callpaths_effect *e, uint32_t t)
+{
+    struct effect_thread *th = &e->threads[t];
+    if (th->anchored)
+        return th->anchored;
+    if (e->n_anchors == e->cap_anchors) {
+        uint32_t cap = e->cap_anchors ? 2 * e->cap_anchors : 16;
+        struct anchor *a = realloc(e->anchors, cap * sizeof *a);
+        if (!a)
+            return UINT32_MAX;
+        e->anchors = a;
+        e->cap_anchors = cap;
+    }
+    uint64_t pop_sp = th->last_pop ? e->log[th->last_pop - 1].arg : 0;
+    e->anchors[e->n_anchors] =
+        (struct anchor){.thread = t, .entry = th->last_entry, .pop_sp = pop_sp};
+    uint32_t token = ++e->n_anchors;
+    return th->anchored = intern(e->sym, &token, 1, 0);
+}
+
+/* Thread t's symbolic path now; UINT32_MAX without memory. */
+static uint32_t effect_path(struct pes_callpaths_effect *e, uint32_t t)
+{
+    struct effect_thread *th = &e->threads[t];
+    return th->n ? th->open[th->n - 1].sym : anchored(e, t);
+}
+
+/* The symbolic path of a call at `site` made on symbolic path `outer`. */
+static uint32_t effect_call_path(struct pes_callpaths_effect *e, uint32_t outer, uint32_t site)
+{
+    uint32_t n, s[PES_CALLPATH_MAX_DEPTH + 2];
+    int cut;
+    const uint32_t *o = pes_callpaths_sites(e->sym, outer, &n, &cut);
+    memcpy(s, o, n * sizeof *s);
+    s[n++] = site;
+    if (n - 1 > e->depth) { /* token 0 and the innermost depth sites */
+        memmove(s + 1, s + n - e->depth, e->depth * sizeof *s);
+        s[0] = 0;
+        n = e->depth + 1;
+        cut = 1;
+    }
+    return intern(e->sym, s, n, cut);
 }
 
 int pes_callpaths_effect_record(struct pes_callpaths_effect *e, uint32_t thread,
@@ -423,10 +514,26 @@ int pes_callpaths_effect_record(struct pes_callpaths_effect *e, uint32_t thread,
 {
     if (thread >= e->n_threads)
         return 0;
+    int rc = effect_step(e, thread, r);
+    uint32_t p = e->parent[thread];
+    if (rc == 0 && (e->now[thread] = effect_path(e, thread)) == UINT32_MAX)
+        rc = -1;
+    if (rc == 0 && r->id == PES_ID_REGION_BEGIN && p != UINT32_MAX &&
+        (e->now[p] = effect_path(e, p)) == UINT32_MAX)
+        rc = -1;
+    return rc;
+}
+
+static int effect_step(struct pes_callpaths_effect *e, uint32_t thread, const struct pes_record *r)
+{
     struct effect_thread *th = &e->threads[thread];
     switch (r->id) {
-    case PES_ID_CALL:
+    case PES_ID_CALL: {
         if (effect_pop(e, thread, r->addr) < 0)
+            return -1;
+        uint32_t outer = effect_path(e, thread);
+        uint32_t sym = outer == UINT32_MAX ? UINT32_MAX : effect_call_path(e, outer, r->extra);
+        if (sym == UINT32_MAX)
             return -1;
         if (th->n == th->cap) {
             uint32_t cap = th->cap ? 2 * th->cap : 16;
@@ -436,8 +543,9 @@ int pes_callpaths_effect_record(struct pes_callpaths_effect *e, uint32_t thread,
             th->open = f;
             th->cap = cap;
         }
-        th->open[th->n++] = (struct effect_frame){.sp = r->addr, .site = r->extra};
+        th->open[th->n++] = (struct effect_frame){.sp = r->addr, .site = r->extra, .sym = sym};
         return 0;
+    }
     case PES_ID_RETURN:
         /* on calls ordered by sp, "those below sp and the one at sp" are
          * those at or below sp */
@@ -471,21 +579,54 @@ static int apply_open(struct pes_callpaths *cp, uint32_t t, const struct effect_
     return 0;
 }
 
-int pes_callpaths_apply(struct pes_callpaths *cp, const struct pes_callpaths_effect *e)
+static int by_entry(const void *a, const void *b)
+{
+    const struct anchor *x = *(const struct anchor *const *)a,
+                        *y = *(const struct anchor *const *)b;
+    return x->entry < y->entry ? -1 : x->entry > y->entry ? 1 : x < y ? -1 : x > y;
+}
+
+/* Thread th's path after the pop at or below sp, without popping. */
+static uint32_t path_after_pop(const struct thread *th, uint64_t sp)
+{
+    uint32_t n = th->n;
+    while (n && th->frames[n - 1].sp <= sp)
+        n--;
+    return n ? th->frames[n - 1].path : th->base;
+}
+
+/* e applied to cp; with apath, each anchor's path (in cp's table) into
+ * apath[anchor] as the log passes it. 0, or -1 without memory. */
+static int run_effect(struct pes_callpaths *cp, const struct pes_callpaths_effect *e,
+                      uint32_t *apath)
 {
     if (e->n_threads != cp->view.n_threads)
         return -1;
-    for (size_t i = 0; i < e->n_log; i++) {
+    const struct anchor **order = NULL;
+    uint32_t next = 0;
+    if (apath && e->n_anchors) {
+        if (!(order = malloc(e->n_anchors * sizeof *order)))
+            return -1;
+        for (uint32_t a = 0; a < e->n_anchors; a++)
+            order[a] = &e->anchors[a];
+        qsort(order, e->n_anchors, sizeof *order, by_entry);
+    }
+    for (; order && next < e->n_anchors && order[next]->entry == 0; next++)
+        apath[order[next] - e->anchors] = path_of(&cp->threads[order[next]->thread]);
+    int rc = 0;
+    for (size_t i = 0; i < e->n_log && rc == 0; i++) {
         const struct effect_entry *x = &e->log[i];
         struct thread *th = &cp->threads[x->thread];
         switch (x->op) {
         case EFFECT_POP:
+            /* anchors taken before later pops merged into this one */
+            for (; order && next < e->n_anchors && order[next]->entry == i + 1; next++)
+                apath[order[next] - e->anchors] = path_after_pop(th, order[next]->pop_sp);
             while (th->n && th->frames[th->n - 1].sp <= x->arg)
                 th->n--;
             break;
         case EFFECT_OPEN:
-            if (apply_open(cp, x->thread, e->frames + x->first, x->n) < 0)
-                return -1;
+            rc = apply_open(cp, x->thread, e->frames + x->first, x->n);
             break;
         case EFFECT_BEGIN:
             region_begin(cp, x->thread, x->arg);
@@ -494,63 +635,58 @@ int pes_callpaths_apply(struct pes_callpaths *cp, const struct pes_callpaths_eff
             region_end(th);
             break;
         }
+        for (; order && next < e->n_anchors && order[next]->entry == i + 1; next++)
+            apath[order[next] - e->anchors] = path_of(th);
         cp->now[x->thread] = path_of(th);
     }
-    for (uint32_t t = 0; t < e->n_threads; t++) { /* the calls still open at the end */
-        if (apply_open(cp, t, e->threads[t].open, e->threads[t].n) < 0)
-            return -1;
+    free(order);
+    for (uint32_t t = 0; t < e->n_threads && rc == 0; t++) { /* the calls still open at the end */
+        rc = apply_open(cp, t, e->threads[t].open, e->threads[t].n);
         cp->now[t] = path_of(&cp->threads[t]);
     }
-    return 0;
+    return rc;
 }
 
-/* src's path id as an id of dst's table. */
-static uint32_t intern_from(struct pes_callpaths *dst, const struct pes_callpaths *src, uint32_t id)
+int pes_callpaths_apply(struct pes_callpaths *cp, const struct pes_callpaths_effect *e)
 {
-    uint32_t n;
-    int cut;
-    const uint32_t *s = pes_callpaths_sites(src, id, &n, &cut);
-    return intern(dst, s, n, cut);
+    return run_effect(cp, e, NULL);
 }
 
-int pes_callpaths_seed(struct pes_callpaths *dst, const struct pes_callpaths *src)
+int pes_callpaths_resolve(struct pes_callpaths *cp, const struct pes_callpaths_effect *e,
+                          struct pes_callpaths *whole, uint32_t *map)
 {
-    if (dst->view.n_threads != src->view.n_threads || dst->depth != src->depth)
+    if (whole->depth != e->depth)
         return -1;
-    for (uint32_t t = 0; t < src->view.n_threads; t++) {
-        const struct thread *from = &src->threads[t];
-        struct thread *to = &dst->threads[t];
-        if (from->n > to->cap) {
-            struct frame *f = realloc(to->frames, from->n * sizeof *f);
-            if (!f)
-                return -1;
-            to->frames = f;
-            to->cap = from->n;
-        }
-        to->n = from->n;
-        for (uint32_t i = 0; i < from->n; i++) {
-            to->frames[i].sp = from->frames[i].sp;
-            if ((to->frames[i].path = intern_from(dst, src, from->frames[i].path)) == UINT32_MAX)
-                return -1;
-        }
-        to->level = from->level;
-        to->worker_level = from->worker_level;
-        to->entered = from->entered;
-        to->region = from->region;
-        if ((to->base = intern_from(dst, src, from->base)) == UINT32_MAX ||
-            (to->region_path = intern_from(dst, src, from->region_path)) == UINT32_MAX)
-            return -1;
-        dst->now[t] = path_of(to);
+    uint32_t *apath = malloc((e->n_anchors ? e->n_anchors : 1) * sizeof *apath);
+    if (!apath || run_effect(cp, e, apath) < 0) {
+        free(apath);
+        return -1;
     }
+    map[0] = 0;
+    uint32_t count = pes_callpaths_count(e->sym);
+    for (uint32_t id = 1; id < count; id++) {
+        uint32_t n, na, s[2 * PES_CALLPATH_MAX_DEPTH];
+        int cut, acut;
+        const uint32_t *q = pes_callpaths_sites(e->sym, id, &n, &cut);
+        if (q[0] == 0) { /* the part's own calls alone, cut */
+            map[id] = intern(whole, q + 1, n - 1, 1);
+        } else {
+            const uint32_t *a = pes_callpaths_sites(cp, apath[q[0] - 1], &na, &acut);
+            memcpy(s, a, na * sizeof *s);
+            memcpy(s + na, q + 1, (n - 1) * sizeof *s);
+            uint32_t total = na + n - 1, from = total > e->depth ? total - e->depth : 0;
+            map[id] = intern(whole, s + from, total - from, acut || from > 0);
+        }
+        if (map[id] == UINT32_MAX) {
+            free(apath);
+            return -1;
+        }
+    }
+    free(apath);
     return 0;
 }
 
-int pes_callpaths_renumber(struct pes_callpaths *whole, const struct pes_callpaths *local,
-                           uint32_t *map)
+uint32_t pes_callpaths_effect_count(const struct pes_callpaths_effect *e)
 {
-    map[0] = 0;
-    for (uint32_t id = 1; id < local->n_paths; id++)
-        if ((map[id] = intern_from(whole, local, id)) == UINT32_MAX)
-            return -1;
-    return 0;
+    return pes_callpaths_count(e->sym);
 }

@@ -56,45 +56,49 @@ const uint32_t *pes_callpaths_sites(const struct pes_callpaths *cp, uint32_t id,
 /* ------------------------------------------------------------ parts
  *
  * Reading in time parts (docs/replay.md, "Parts"): a part that starts
- * mid-stream does not know each thread's open calls at its start. Each
- * part first takes its control records' effect (a pes_callpaths_effect,
- * from an unknown start); part 0 applies the effects in order to one
- * tracker, which gives every part's starting state (pes_callpaths_seed);
- * each part then tracks its paths in its own table, and part 0 maps those
- * ids to the whole stream's (pes_callpaths_renumber, in part order). */
+ * mid-stream does not know each thread's open calls at its start. It reads
+ * its records into a pes_callpaths_effect instead of a tracker: the effect
+ * keeps, in a log, what the records did to the unknown starting state, and
+ * gives each access a symbolic path (part-local ids: the calls the part
+ * opened, on an anchor, a point of its log). Part 0, which knows the state
+ * after its own part, resolves the parts in order: each effect applied to
+ * the state at its start gives its anchors' paths, so its symbolic ids map
+ * to the whole stream's ids (new paths numbered in the part's order of first
+ * appearance), and the state at the next part's start. */
 
 struct pes_callpaths_effect;
 
-/* The effect of a part's control records on n_threads threads' open calls
- * (parent as for pes_callpaths_create). NULL without memory. */
-struct pes_callpaths_effect *pes_callpaths_effect_create(uint32_t n_threads,
+/* The effect of a part's control records on n_threads threads' open calls,
+ * paths cut to depth (parent and depth as for pes_callpaths_create). NULL
+ * without memory or for a depth out of range. */
+struct pes_callpaths_effect *pes_callpaths_effect_create(uint32_t depth, uint32_t n_threads,
                                                          const uint32_t *parent);
 void pes_callpaths_effect_destroy(struct pes_callpaths_effect *e);
 /* The part's next control record of thread t, in merged order (others are
  * ignored). 0, or -1 without memory. */
 int pes_callpaths_effect_record(struct pes_callpaths_effect *e, uint32_t thread,
                                 const struct pes_record *r);
-/* What the effect holds (entries and frames): it grows with the part's
+/* Thread t's symbolic path now (a part-local id; 0 for a thread out of range). */
+static inline uint32_t pes_callpaths_effect_current(const struct pes_callpaths_effect *e,
+                                                    uint32_t thread);
+/* Symbolic ids so far (ids 1 .. count - 1; id 0 is not used). */
+uint32_t pes_callpaths_effect_count(const struct pes_callpaths_effect *e);
+/* What the log holds (entries and frames): it grows with the part's
  * parallel regions and its threads' reads of one another, not with its
  * calls. */
 size_t pes_callpaths_effect_size(const struct pes_callpaths_effect *e);
 /* cp, the state at the part's start, becomes the state at its end, as if
  * the part's records had been given to pes_callpaths_record (the same
- * thread count; paths are interned in cp's table, not in first-appearance
- * order). 0, or -1 without memory. */
+ * thread count; paths are interned in cp's table, in no particular order).
+ * 0, or -1 without memory. */
 int pes_callpaths_apply(struct pes_callpaths *cp, const struct pes_callpaths_effect *e);
-/* dst (fresh: no record given yet; the same depth and thread count) takes
- * src's state: every thread's open calls, region and worker path, its
- * paths interned in dst's table. 0, or -1 without memory or on a mismatch. */
-int pes_callpaths_seed(struct pes_callpaths *dst, const struct pes_callpaths *src);
-/* Adds local's paths to whole in local's id order (new ones get whole's
- * next ids) and sets map[id] = whole's id of local's path id, for every id
- * < pes_callpaths_count(local). Done for each part after part 0 in order,
- * it gives the ids of one tracker fed the whole stream. 0, or -1 without
- * memory. */
-int pes_callpaths_renumber(struct pes_callpaths *whole, const struct pes_callpaths *local,
-                           uint32_t *map);
-
+/* pes_callpaths_apply, and map[id] = whole's id of symbolic path id, for
+ * every id < pes_callpaths_effect_count(e), adding new paths to whole in
+ * symbolic id order. With whole fed the stream before the part (or the
+ * earlier parts resolved in order), whole's ids are those of one tracker fed
+ * the whole stream. 0, or -1 without memory or on a depth mismatch. */
+int pes_callpaths_resolve(struct pes_callpaths *cp, const struct pes_callpaths_effect *e,
+                          struct pes_callpaths *whole, uint32_t *map);
 /* ------------------------------------------------------------ inline */
 
 struct pes_callpaths_view {
@@ -105,6 +109,13 @@ struct pes_callpaths_view {
 static inline uint32_t pes_callpaths_current(const struct pes_callpaths *cp, uint32_t thread)
 {
     const struct pes_callpaths_view *v = (const struct pes_callpaths_view *)cp;
+    return thread < v->n_threads ? v->now[thread] : 0;
+}
+
+static inline uint32_t pes_callpaths_effect_current(const struct pes_callpaths_effect *e,
+                                                    uint32_t thread)
+{
+    const struct pes_callpaths_view *v = (const struct pes_callpaths_view *)e;
     return thread < v->n_threads ? v->now[thread] : 0;
 }
 

@@ -157,11 +157,11 @@ static void feed(struct pes_callpaths *cp, const struct trec *x)
 
 /* The stream recs[0..n) read in parts cut at cuts[0..n_cuts) (rising, each
  * in 1 .. n - 1): part 0 tracks its paths in the whole stream's table; every
- * part takes its records' effect alone; the effects applied in order give
- * each later part its starting state, it tracks its paths in a table of its
- * own, and its ids renumbered in part order must be, after every record and
- * for every thread, the ids of one tracker fed the whole stream; so must
- * the table in the end. */
+ * later part reads its records alone into an effect (symbolic paths); part
+ * 0's state at its end, with the effects resolved in part order, must give,
+ * after every record and for every thread, the ids of one tracker fed the
+ * whole stream; so must the table in the end, and each part's end state
+ * (an effect applied to the state at its start) the whole stream's there. */
 static void check_parts(const struct trec *recs, uint32_t n, uint32_t depth, uint32_t threads,
                         const uint32_t *parent, const uint32_t *cuts, uint32_t n_cuts, int line)
 {
@@ -180,28 +180,31 @@ static void check_parts(const struct trec *recs, uint32_t n, uint32_t depth, uin
     assert_non_null(starts);
     for (uint32_t k = 0; k <= n_cuts; k++) {
         uint32_t from = k ? cuts[k - 1] : 0, to = k < n_cuts ? cuts[k] : n;
-        struct pes_callpaths_effect *e = pes_callpaths_effect_create(threads, parent);
+        struct pes_callpaths_effect *e = pes_callpaths_effect_create(depth, threads, parent);
         assert_non_null(e);
-        for (uint32_t i = from; i < to; i++)
-            assert_int_equal(pes_callpaths_effect_record(e, recs[i].t, &recs[i].r), 0);
-        struct pes_callpaths *cp = part0;
-        if (k > 0) {
-            cp = pes_callpaths_create(depth, threads, parent);
-            assert_non_null(cp);
-            assert_int_equal(pes_callpaths_seed(cp, starts), 0);
-        }
         uint32_t *local = malloc(((size_t)(to - from) * threads + 1) * sizeof *local);
         assert_non_null(local);
         for (uint32_t i = from; i < to; i++) {
-            feed(cp, &recs[i]);
+            if (k == 0)
+                feed(part0, &recs[i]);
+            else
+                assert_int_equal(pes_callpaths_effect_record(e, recs[i].t, &recs[i].r), 0);
             for (uint32_t t = 0; t < threads; t++)
-                local[(size_t)(i - from) * threads + t] = pes_callpaths_current(cp, t);
+                local[(size_t)(i - from) * threads + t] =
+                    k == 0 ? pes_callpaths_current(part0, t) : pes_callpaths_effect_current(e, t);
         }
         uint32_t *map = NULL;
-        if (k > 0) {
-            map = malloc(pes_callpaths_count(cp) * sizeof *map);
+        if (k == 0) { /* the state after part 0: part 0's own */
+            struct pes_callpaths_effect *e0 = pes_callpaths_effect_create(depth, threads, parent);
+            assert_non_null(e0);
+            for (uint32_t i = from; i < to; i++)
+                assert_int_equal(pes_callpaths_effect_record(e0, recs[i].t, &recs[i].r), 0);
+            assert_int_equal(pes_callpaths_apply(starts, e0), 0);
+            pes_callpaths_effect_destroy(e0);
+        } else {
+            map = malloc(pes_callpaths_effect_count(e) * sizeof *map);
             assert_non_null(map);
-            assert_int_equal(pes_callpaths_renumber(part0, cp, map), 0);
+            assert_int_equal(pes_callpaths_resolve(starts, e, part0, map), 0);
         }
         for (uint32_t i = from; i < to; i++)
             for (uint32_t t = 0; t < threads; t++) {
@@ -213,7 +216,6 @@ static void check_parts(const struct trec *recs, uint32_t n, uint32_t depth, uin
                              "whole stream %u",
                              line, depth, k, n_cuts + 1, i, t, got, want[(size_t)i * threads + t]);
             }
-        assert_int_equal(pes_callpaths_apply(starts, e), 0);
         for (uint32_t t = 0; t < threads; t++) { /* the state at the part's end */
             uint32_t na, nb;
             int ca, cb;
@@ -227,8 +229,6 @@ static void check_parts(const struct trec *recs, uint32_t n, uint32_t depth, uin
         }
         free(map);
         free(local);
-        if (cp != part0)
-            pes_callpaths_destroy(cp);
         pes_callpaths_effect_destroy(e);
     }
     assert_int_equal(pes_callpaths_count(part0), pes_callpaths_count(whole));
@@ -367,7 +367,7 @@ static void test_parts_effect_bounded(void **state)
 {
     (void)state;
     const uint32_t parent[3] = {UINT32_MAX, UINT32_MAX, 0};
-    struct pes_callpaths_effect *e = pes_callpaths_effect_create(3, parent);
+    struct pes_callpaths_effect *e = pes_callpaths_effect_create(8, 3, parent);
     assert_non_null(e);
     for (uint32_t i = 0; i < 100000; i++)
         for (uint32_t t = 0; t < 2; t++) {
@@ -377,6 +377,7 @@ static void test_parts_effect_bounded(void **state)
             assert_int_equal(pes_callpaths_effect_record(e, t, &r), 0);
         }
     assert_true(pes_callpaths_effect_size(e) <= 2);
+    assert_true(pes_callpaths_effect_count(e) <= 64); /* symbolic paths: a few anchors x 7 sites */
     size_t before = pes_callpaths_effect_size(e);
     struct pes_record fork = {900, PES_ID_CALL, 3}, back = {900, PES_ID_RETURN, 0},
                       begin = {4, PES_ID_REGION_BEGIN, 0}, end = {0, PES_ID_REGION_END, 0};
