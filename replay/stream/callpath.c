@@ -316,6 +316,7 @@ struct effect_frame {
  * after the pop at or below pop_sp (a POP's sp grows as later pops merge). */
 struct anchor {
     uint32_t thread;
+    uint32_t unused; /* 0: the bytes a part sends are all set */
     size_t entry;
     uint64_t pop_sp;
 };
@@ -689,4 +690,186 @@ int pes_callpaths_resolve(struct pes_callpaths *cp, const struct pes_callpaths_e
 uint32_t pes_callpaths_effect_count(const struct pes_callpaths_effect *e)
 {
     return pes_callpaths_count(e->sym);
+}
+
+/* ------------------------------------------------------------ effect bytes */
+
+/* [u32 depth, threads, anchors, symbolic paths][u64 entries, frames]
+ * [u32 open calls per thread][open frames][entries][frames][anchors]
+ * [per symbolic path from id 1: u32 n, u32 cut, n x u32]; host order. */
+struct packer {
+    unsigned char *at, *end;
+    size_t need;
+};
+
+static void put(struct packer *p, const void *v, size_t n)
+{
+    if (p->at && (size_t)(p->end - p->at) >= n) {
+        memcpy(p->at, v, n);
+        p->at += n;
+    } else {
+        p->at = NULL;
+    }
+    p->need += n;
+}
+
+size_t pes_callpaths_effect_pack(const struct pes_callpaths_effect *e, void *buf, size_t cap)
+{
+    struct packer p = {.at = buf, .end = (unsigned char *)buf + (buf ? cap : 0)};
+    if (!buf)
+        p.at = NULL;
+    uint32_t count = pes_callpaths_count(e->sym);
+    uint32_t head[4] = {e->depth, e->n_threads, e->n_anchors, count};
+    uint64_t sizes[2] = {e->n_log, e->n_frames};
+    put(&p, head, sizeof head);
+    put(&p, sizes, sizeof sizes);
+    for (uint32_t t = 0; t < e->n_threads; t++)
+        put(&p, &e->threads[t].n, sizeof e->threads[t].n);
+    for (uint32_t t = 0; t < e->n_threads; t++)
+        for (uint32_t i = 0; i < e->threads[t].n; i++)
+            put(&p, &e->threads[t].open[i], sizeof(struct effect_frame));
+    for (size_t i = 0; i < e->n_log; i++)
+        put(&p, &e->log[i], sizeof *e->log);
+    for (size_t i = 0; i < e->n_frames; i++)
+        put(&p, &e->frames[i], sizeof *e->frames);
+    for (uint32_t a = 0; a < e->n_anchors; a++)
+        put(&p, &e->anchors[a], sizeof *e->anchors);
+    for (uint32_t id = 1; id < count; id++) {
+        uint32_t n;
+        int cut;
+        const uint32_t *s = pes_callpaths_sites(e->sym, id, &n, &cut);
+        uint32_t nc[2] = {n, (uint32_t)cut};
+        put(&p, nc, sizeof nc);
+        put(&p, s, n * sizeof *s);
+    }
+    return p.need;
+}
+
+struct unpacker {
+    const unsigned char *at, *end;
+    int bad;
+};
+
+static const void *take(struct unpacker *u, size_t n)
+{
+    if (u->bad || (size_t)(u->end - u->at) < n) {
+        u->bad = 1;
+        return NULL;
+    }
+    const void *v = u->at;
+    u->at += n;
+    return v;
+}
+
+struct pes_callpaths_effect *pes_callpaths_effect_unpack(const void *buf, size_t len,
+                                                         struct pes_error *err)
+{
+    struct unpacker u = {.at = buf, .end = (const unsigned char *)buf + len};
+    uint32_t head[4];
+    uint64_t sizes[2];
+    const void *h = take(&u, sizeof head), *z = take(&u, sizeof sizes);
+    if (!h || !z) {
+        pes_error_set(err, PES_ERR_FORMAT, 0, "call paths of a part: %zu bytes", len);
+        return NULL;
+    }
+    memcpy(head, h, sizeof head);
+    memcpy(sizes, z, sizeof sizes);
+    /* every count must fit in what is left before anything is allocated */
+    size_t left = (size_t)(u.end - u.at);
+    if ((uint64_t)head[1] * 4 > left || sizes[0] > left / sizeof(struct effect_entry) ||
+        sizes[1] > left / sizeof(struct effect_frame) ||
+        (uint64_t)head[2] > left / sizeof(struct anchor) || (uint64_t)head[3] > left / 8 + 1) {
+        pes_error_set(err, PES_ERR_FORMAT, 0, "call paths of a part: %zu bytes", len);
+        return NULL;
+    }
+    struct pes_callpaths_effect *e = pes_callpaths_effect_create(head[0], head[1], NULL);
+    if (!e) {
+        pes_error_set(err,
+                      head[0] && head[0] <= PES_CALLPATH_MAX_DEPTH ? PES_ERR_NOMEM : PES_ERR_FORMAT,
+                      0, "call paths of a part: depth %u", head[0]);
+        return NULL;
+    }
+    /* the fresh effect made an anchor per thread: the packed ones replace them */
+    pes_callpaths_destroy(e->sym);
+    e->n_anchors = 0;
+    int nomem = !(e->sym = pes_callpaths_create(1, 0, NULL));
+    for (uint32_t t = 0; !nomem && !u.bad && t < e->n_threads; t++) {
+        const void *v = take(&u, sizeof(uint32_t));
+        if (v)
+            memcpy(&e->threads[t].n, v, sizeof(uint32_t));
+        if (v && e->threads[t].n > (size_t)(u.end - u.at) / sizeof(struct effect_frame))
+            u.bad = 1;
+    }
+    for (uint32_t t = 0; !nomem && !u.bad && t < e->n_threads; t++) {
+        struct effect_thread *th = &e->threads[t];
+        const void *v = take(&u, (size_t)th->n * sizeof *th->open);
+        if (!v || !th->n)
+            continue;
+        if (!(th->open = malloc(th->n * sizeof *th->open)))
+            nomem = 1;
+        else
+            memcpy(th->open, v, th->n * sizeof *th->open);
+        th->cap = th->n;
+    }
+    const void *lv = take(&u, (size_t)sizes[0] * sizeof *e->log),
+               *fv = take(&u, (size_t)sizes[1] * sizeof *e->frames),
+               *av = take(&u, (size_t)head[2] * sizeof *e->anchors);
+    if (!nomem && !u.bad) {
+        e->log = malloc((sizes[0] ? sizes[0] : 1) * sizeof *e->log);
+        e->frames = malloc((sizes[1] ? sizes[1] : 1) * sizeof *e->frames);
+        e->anchors = malloc((head[2] ? head[2] : 1) * sizeof *e->anchors);
+        nomem = !e->log || !e->frames || !e->anchors;
+    }
+    if (!nomem && !u.bad) {
+        memcpy(e->log, lv, (size_t)sizes[0] * sizeof *e->log);
+        memcpy(e->frames, fv, (size_t)sizes[1] * sizeof *e->frames);
+        memcpy(e->anchors, av, (size_t)head[2] * sizeof *e->anchors);
+        e->n_log = e->cap_log = (size_t)sizes[0];
+        e->n_frames = e->cap_frames = (size_t)sizes[1];
+        e->n_anchors = e->cap_anchors = head[2];
+    }
+    /* what resolve trusts: entries name threads and frames in range, anchors
+     * threads and entries in range */
+    for (size_t i = 0; !nomem && !u.bad && i < e->n_log; i++) {
+        const struct effect_entry *x = &e->log[i];
+        u.bad = x->thread >= e->n_threads || x->op > EFFECT_END ||
+                (x->op == EFFECT_OPEN && (x->first > e->n_frames || x->n > e->n_frames - x->first));
+    }
+    for (uint32_t a = 0; !nomem && !u.bad && a < e->n_anchors; a++)
+        u.bad = e->anchors[a].thread >= e->n_threads || e->anchors[a].entry > e->n_log;
+    for (uint32_t id = 1; !nomem && !u.bad && id < head[3]; id++) {
+        uint32_t nc[2];
+        const void *v = take(&u, sizeof nc);
+        if (!v)
+            break;
+        memcpy(nc, v, sizeof nc);
+        const uint32_t *s = nc[0] && nc[0] <= e->depth + 1 ? take(&u, nc[0] * sizeof *s) : NULL;
+        uint32_t sites[PES_CALLPATH_MAX_DEPTH + 1];
+        if (!s) {
+            u.bad = 1;
+            break;
+        }
+        memcpy(sites, s, nc[0] * sizeof *sites);
+        /* a token names an anchor; the ids come back in order */
+        if ((sites[0] && sites[0] > e->n_anchors) || nc[1] > 1) {
+            u.bad = 1;
+            break;
+        }
+        uint32_t got = intern(e->sym, sites, nc[0], (int)nc[1]);
+        if (got == UINT32_MAX)
+            nomem = 1;
+        else if (got != id)
+            u.bad = 1;
+    }
+    if (!nomem && !u.bad && u.at != u.end)
+        u.bad = 1;
+    if (nomem || u.bad) {
+        pes_callpaths_effect_destroy(e);
+        if (nomem)
+            pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory for call paths");
+        else
+            pes_error_set(err, PES_ERR_FORMAT, 0, "call paths of a part: %zu bytes", len);
+        return NULL;
+    }
+    return e;
 }

@@ -99,6 +99,15 @@ int pes_callpaths_apply(struct pes_callpaths *cp, const struct pes_callpaths_eff
  * the whole stream. 0, or -1 without memory or on a depth mismatch. */
 int pes_callpaths_resolve(struct pes_callpaths *cp, const struct pes_callpaths_effect *e,
                           struct pes_callpaths *whole, uint32_t *map);
+/* The effect as bytes, to travel to part 0 (host byte order): its size,
+ * written to buf when cap allows. */
+size_t pes_callpaths_effect_pack(const struct pes_callpaths_effect *e, void *buf, size_t cap);
+/* The effect back from pes_callpaths_effect_pack's bytes, for
+ * pes_callpaths_resolve and pes_callpaths_apply only (it takes no records).
+ * NULL with err filled: damaged bytes (a format error), no memory. */
+struct pes_callpaths_effect *pes_callpaths_effect_unpack(const void *buf, size_t len,
+                                                         struct pes_error *err);
+
 /* ------------------------------------------------------------ inline */
 
 struct pes_callpaths_view {

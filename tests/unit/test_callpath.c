@@ -204,7 +204,17 @@ static void check_parts(const struct trec *recs, uint32_t n, uint32_t depth, uin
         } else {
             map = malloc(pes_callpaths_effect_count(e) * sizeof *map);
             assert_non_null(map);
-            assert_int_equal(pes_callpaths_resolve(starts, e, part0, map), 0);
+            /* as it travels to part 0: in bytes */
+            size_t len = pes_callpaths_effect_pack(e, NULL, 0);
+            unsigned char *bytes = malloc(len);
+            assert_non_null(bytes);
+            assert_int_equal(pes_callpaths_effect_pack(e, bytes, len), len);
+            struct pes_error err = {0};
+            struct pes_callpaths_effect *back = pes_callpaths_effect_unpack(bytes, len, &err);
+            assert_non_null(back);
+            assert_int_equal(pes_callpaths_resolve(starts, back, part0, map), 0);
+            pes_callpaths_effect_destroy(back);
+            free(bytes);
         }
         for (uint32_t i = from; i < to; i++)
             for (uint32_t t = 0; t < threads; t++) {
@@ -393,6 +403,52 @@ static void test_parts_effect_bounded(void **state)
     pes_callpaths_effect_destroy(e);
 }
 
+/* Damaged bytes of an effect: every cut and a flipped byte at every place
+ * give an error (a format error when cut) or an effect that resolves
+ * without reading out of bounds, never a crash. */
+static void test_parts_effect_bytes(void **state)
+{
+    (void)state;
+    const uint32_t parent[2] = {UINT32_MAX, 0};
+    const struct trec recs[] = {
+        C(0, 1000, 1), R(0, 2000), C(0, 900, 2), B(0, 3), B(1, 3), C(1, 500, 4), E(1), C(1, 400, 5),
+    };
+    struct pes_callpaths_effect *e = pes_callpaths_effect_create(2, 2, parent);
+    assert_non_null(e);
+    for (size_t i = 0; i < sizeof recs / sizeof *recs; i++)
+        assert_int_equal(pes_callpaths_effect_record(e, recs[i].t, &recs[i].r), 0);
+    size_t len = pes_callpaths_effect_pack(e, NULL, 0);
+    unsigned char *bytes = malloc(len);
+    assert_non_null(bytes);
+    assert_int_equal(pes_callpaths_effect_pack(e, bytes, len), len);
+    for (size_t cut = 0; cut < len; cut++) {
+        struct pes_error err = {0};
+        assert_null(pes_callpaths_effect_unpack(bytes, cut, &err));
+        assert_int_equal(err.code, PES_ERR_FORMAT);
+    }
+    for (size_t at = 0; at < len; at++) {
+        bytes[at] ^= 0x5a;
+        struct pes_error err = {0};
+        struct pes_callpaths_effect *back = pes_callpaths_effect_unpack(bytes, len, &err);
+        if (back) {
+            struct pes_callpaths *cp = pes_callpaths_create(2, 2, parent),
+                                 *whole = pes_callpaths_create(2, 2, parent);
+            uint32_t *map = malloc(pes_callpaths_effect_count(back) * sizeof *map);
+            assert_true(cp && whole && map);
+            (void)pes_callpaths_resolve(cp, back, whole, map);
+            free(map);
+            pes_callpaths_destroy(whole);
+            pes_callpaths_destroy(cp);
+            pes_callpaths_effect_destroy(back);
+        } else {
+            assert_true(err.code != 0);
+        }
+        bytes[at] ^= 0x5a;
+    }
+    free(bytes);
+    pes_callpaths_effect_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_parts_hand_streams),
         cmocka_unit_test(test_parts_random),
         cmocka_unit_test(test_parts_effect_bounded),
+        cmocka_unit_test(test_parts_effect_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
