@@ -52,7 +52,23 @@ struct reuse {
      * triples, added back per key for the tables; NULL: keys */
     struct replay_pathkeys *pk;
     uint32_t *pk_ids; /* [PES_BATCH] a batch's triples */
+    /* call paths read in parts: a later part's triples (its own ids, on its
+     * symbolic paths) go into the profiles as part_key(part, id); part 0
+     * maps each part's ids to its own triples when it merges the part's
+     * counts (their paths resolved: stream info callpath_map), and the
+     * profiles' rows back to them when it publishes */
+    uint32_t part, parts;     /* 0, 0: not in parts */
+    uint32_t **part_triples;  /* part 0: [parts] a part's triple ids -> pk ids */
+    uint32_t *n_part_triples; /* [parts] */
+    uint32_t merged;          /* part 0: later parts merged so far */
 };
+
+#define PART_KEY_BIT 0x80000000u
+
+static uint32_t part_key(uint32_t part, uint32_t parts, uint32_t id)
+{
+    return PART_KEY_BIT | (id * parts + part);
+}
 
 /* With --cores the recorded stream only feeds the summary; with
  * --sample-rate the approximate profiles (approx.c) take this one's place. */
@@ -66,6 +82,8 @@ static int tlb_term(const struct pes_machine *m, uint32_t line)
     return m->tlb_entries && m->tlb_miss_latency > 0 && m->tlb_page >= line &&
            !(m->tlb_page & (m->tlb_page - 1));
 }
+
+static void destroy(void *self);
 
 static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
                     struct pes_error *err)
@@ -132,6 +150,16 @@ static void *create(const struct pes_stream_info *si, const struct pes_knobs *k,
     }
     if (r->ahead && later)
         replay_prefetch_set_later(r->ahead);
+    if (parts && r->pk && k->split->ranks > 1) {
+        r->part = k->split->rank;
+        r->parts = k->split->ranks;
+        if (r->part == 0 && (!(r->part_triples = calloc(r->parts, sizeof *r->part_triples)) ||
+                             !(r->n_part_triples = calloc(r->parts, sizeof *r->n_part_triples)))) {
+            destroy(r);
+            pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
+            return NULL;
+        }
+    }
     return r;
 }
 
@@ -144,6 +172,12 @@ static int batch(void *self, const struct pes_batch *b, struct pes_error *err)
     if (r->pk) {
         if (replay_pathkeys_map(r->pk, key, b->callpath, b->site, b->n, r->pk_ids) < 0)
             return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (call paths)");
+        for (size_t i = 0; r->part > 0 && i < b->n; i++) {
+            if (r->pk_ids[i] >= (PART_KEY_BIT - r->part) / r->parts)
+                return pes_error_set(err, PES_ERR_NOMEM, 0, "part %u: more than %u call path rows",
+                                     r->part, (PART_KEY_BIT - r->part) / r->parts);
+            r->pk_ids[i] = part_key(r->part, r->parts, r->pk_ids[i]);
+        }
         key = r->pk_ids;
     }
     if (b->n && pes_profiles_push_batch(r->prof, b->stream, b->addr, b->size, key, b->n, err) < 0)
@@ -243,7 +277,8 @@ static size_t part_pack(void *self, void *buf, size_t cap)
     struct reuse *r = self;
     uint64_t pages = r->page_parts ? replay_page_prd_pack(r->page_parts, NULL, 0) : 0;
     uint64_t walks = r->ahead ? replay_prefetch_pack(r->ahead, NULL, 0) : 0;
-    size_t need = sizeof r->work + 2 * sizeof(uint64_t) + (size_t)(pages + walks);
+    uint64_t triples = r->part > 0 ? 12 * (uint64_t)replay_pathkeys_count(r->pk) : 0;
+    size_t need = sizeof r->work + 3 * sizeof(uint64_t) + (size_t)(pages + walks + triples);
     if (!buf || cap < need)
         return need;
     unsigned char *o = buf;
@@ -256,8 +291,44 @@ static size_t part_pack(void *self, void *buf, size_t cap)
     memcpy(o, &walks, sizeof walks);
     o += sizeof walks;
     if (walks)
-        replay_prefetch_pack(r->ahead, o, (size_t)walks);
+        o += replay_prefetch_pack(r->ahead, o, (size_t)walks);
+    memcpy(o, &triples, sizeof triples);
+    o += sizeof triples;
+    for (uint32_t i = 0; i < triples / 12; i++, o += 12) {
+        uint32_t t[3] = {replay_pathkeys_key(r->pk, i), replay_pathkeys_path(r->pk, i),
+                         replay_pathkeys_site(r->pk, i)};
+        memcpy(o, t, sizeof t);
+    }
     return need;
+}
+
+/* Part 0: the next later part's triples, in its id order, as triples of
+ * part 0's table, their symbolic paths resolved (si->callpath_map). */
+static int merge_triples(struct reuse *r, const unsigned char *in, size_t n, struct pes_error *err)
+{
+    uint32_t from = ++r->merged;
+    if (from >= r->parts)
+        return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: part %u of %u", from, r->parts);
+    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    if (!ids)
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (call paths)");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t[3];
+        memcpy(t, in + 12 * i, sizeof t);
+        if (t[1] >= r->si->callpath_map_n) {
+            free(ids);
+            return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: part %u names call path %u of %u",
+                                 from, t[1], r->si->callpath_map_n);
+        }
+        uint32_t path = r->si->callpath_map[t[1]];
+        if (replay_pathkeys_map(r->pk, &t[0], &path, &t[2], 1, &ids[i]) < 0) {
+            free(ids);
+            return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory (call paths)");
+        }
+    }
+    r->part_triples[from] = ids;
+    r->n_part_triples[from] = (uint32_t)n;
+    return 0;
 }
 
 static int part_merge(void *self, const void *buf, size_t len, struct pes_error *err)
@@ -275,11 +346,18 @@ static int part_merge(void *self, const void *buf, size_t len, struct pes_error 
         return pes_error_set(err, PES_ERR_FORMAT, 0, "reuse: a part of %zu bytes", len);
     memcpy(&walks, in + pages, sizeof walks);
     const unsigned char *at_walks = in + pages + sizeof walks;
-    if (walks != (uint64_t)(end - at_walks) || (pages != 0) != (r->page_parts != NULL) ||
-        (walks != 0) != (r->ahead != NULL))
+    uint64_t triples = UINT64_MAX;
+    if (walks <= (uint64_t)(end - at_walks) && (size_t)(end - at_walks) - walks >= sizeof triples)
+        memcpy(&triples, at_walks + walks, sizeof triples);
+    const unsigned char *at_triples = at_walks + walks + sizeof triples;
+    if (triples == UINT64_MAX || triples != (uint64_t)(end - at_triples) ||
+        (pages != 0) != (r->page_parts != NULL) || (walks != 0) != (r->ahead != NULL) ||
+        triples % 12 || (triples && !r->part_triples))
         return pes_error_set(err, PES_ERR_FORMAT, 0,
                              "reuse: a part of %zu bytes (pages %llu, walks %llu)", len,
                              (unsigned long long)pages, (unsigned long long)walks);
+    if (r->part_triples && merge_triples(r, at_triples, (size_t)(triples / 12), err) < 0)
+        return -1;
     replay_work_merge(&r->work, &w);
     if (pages && replay_page_prd_merge(r->page_parts, in, (size_t)pages, err) < 0)
         return -1;
@@ -361,6 +439,59 @@ static int by_at(const void *a, const void *b)
 {
     const struct first_seen *x = a, *y = b;
     return (x->at > y->at) - (x->at < y->at);
+}
+
+/* Parts: the profiles' rows of later parts' triples as rows of part 0's
+ * triples, one row per triple in id order (the rows of one process fed the
+ * whole stream: its triples' ids are in first-seen order). NULL without
+ * memory. */
+struct row_at {
+    uint32_t site, at;
+};
+
+static int by_site_then_at(const void *a, const void *b)
+{
+    const struct row_at *x = a, *y = b;
+    if (x->site != y->site)
+        return x->site < y->site ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static struct pes_site_reuse *unpart(const struct reuse *r, const struct pes_site_reuse *raw,
+                                     size_t n, size_t *n_out)
+{
+    struct row_at *v = malloc((n ? n : 1) * sizeof *v);
+    struct pes_site_reuse *out = calloc(n ? n : 1, sizeof *out);
+    if (!v || !out) {
+        free(v);
+        free(out);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t site = raw[i].site;
+        if (site & PART_KEY_BIT) {
+            uint32_t x = site & ~PART_KEY_BIT, part = x % r->parts, id = x / r->parts;
+            site = part < r->parts && id < r->n_part_triples[part] ? r->part_triples[part][id]
+                                                                   : UINT32_MAX;
+        }
+        v[i] = (struct row_at){site, (uint32_t)i};
+    }
+    qsort(v, n, sizeof *v, by_site_then_at);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct pes_site_reuse *x = &raw[v[i].at];
+        if (i == 0 || v[i].site != v[i - 1].site)
+            out[m++] = (struct pes_site_reuse){.site = v[i].site};
+        struct pes_site_reuse *o = &out[m - 1];
+        o->accesses += x->accesses;
+        o->prd_cold += x->prd_cold;
+        o->crd_cold += x->crd_cold;
+        o->prd_sum += x->prd_sum;
+        o->crd_sum += x->crd_sum;
+    }
+    free(v);
+    *n_out = m;
+    return out;
 }
 
 static struct pes_site_reuse *fold(const struct reuse *r, const struct pes_site_reuse *raw,
@@ -546,12 +677,14 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
 {
     size_t np = 0, nraw = 0;
     const struct pes_site_reuse *p = pes_profiles_sites(r->prof, &np), *raw = NULL;
-    struct pes_site_reuse *folded = NULL;
+    struct pes_site_reuse *folded = NULL, *whole = NULL;
     uint32_t *fold_of = NULL;
     if (r->pk) { /* the rows are triples: added per key */
         raw = p;
         nraw = np;
-        if (!(folded = fold(r, raw, nraw, &np, &fold_of))) {
+        if ((r->part_triples && !(raw = whole = unpart(r, p, np, &nraw))) ||
+            !(folded = fold(r, raw, nraw, &np, &fold_of))) {
+            free(whole);
             pes_r_array(rep, NULL, NULL); /* marks the report failed */
             return;
         }
@@ -565,6 +698,7 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
     if (!rows) {
         free(folded);
         free(fold_of);
+        free(whole);
         pes_r_array(rep, NULL, NULL); /* marks the report failed */
         return;
     }
@@ -590,6 +724,7 @@ static void publish_sites(struct pes_report *rep, struct pes_rnode *parent, cons
     free(rows);
     free(folded);
     free(fold_of);
+    free(whole);
 }
 
 static void publish(void *self, const struct pes_publish *to)
@@ -621,6 +756,10 @@ static void destroy(void *self)
     pes_profiles_destroy(r->pages);
     replay_page_prd_destroy(r->page_parts);
     replay_prefetch_destroy(r->ahead);
+    for (uint32_t k = 0; r->part_triples && k < r->parts; k++)
+        free(r->part_triples[k]);
+    free(r->part_triples);
+    free(r->n_part_triples);
     free(r->zeros);
     free(r);
 }

@@ -135,8 +135,9 @@ struct run {
     const struct pes_batch_sink *to;
     pthread_mutex_t progress_mu;     /* configurations side by side draw one line */
     struct pes_profiles_split split; /* hooks->split, in parts */
-    int later_part;   /* this process read a part after the first: its counts went to part 0 */
-    double part_cpu0; /* --parts, part 0: its thread's CPU clock when the parts began */
+    int later_part; /* this process read a part after the first: its counts went to part 0 */
+    struct pes_stream_info *si; /* the recorded threads' (run_recorded) */
+    double part_cpu0;           /* --parts, part 0: its thread's CPU clock when the parts began */
 };
 
 static int tick(void *ctx, const struct pes_batch *b, struct pes_error *err)
@@ -188,8 +189,8 @@ static int in_parts(struct run *run, const struct pes_stream_info *si)
      * 100,000 threads under ulimit -v), so not for traces of very many */
     int too_many = h && h->threads && run->o->parts == REPLAY_PARTS_AUTO &&
                    si->n_streams > REPLAY_PARTS_MAX_STREAMS;
-    return h && h->parts > 1 && h->split && !run->o->n_cores && !si->callpaths && !by_object &&
-           !too_many && pes_analyses_can_part(si, &run->knobs);
+    return h && h->parts > 1 && h->split && !run->o->n_cores && !by_object && !too_many &&
+           pes_analyses_can_part(si, &run->knobs);
 }
 
 /* After this process's part: its counts to part 0, or, on part 0, the
@@ -199,35 +200,84 @@ static int exchange_parts_in_order(struct run *run, struct pes_pipeline *p, stru
     const struct replay_hooks *h = run->hooks;
     if (pes_pipeline_sync(p, err) < 0)
         return -1;
+    /* call paths: [u64 bytes][the part's effect] after the clipping counts */
+    const struct pes_callpaths_effect *eff = replay_input_callpath_effect(run->in);
+    int paths = run->si->callpaths != NULL;
     if (h->part != 0) {
         size_t n = 0;
+        uint64_t ne = paths && eff ? pes_callpaths_effect_pack(eff, NULL, 0) : 0;
+        size_t head = REPLAY_CLIP_BYTES + (paths ? sizeof ne + (size_t)ne : 0);
         unsigned char *counts = pes_pipeline_part_pack(p, &n, err);
-        unsigned char *buf = counts ? malloc(REPLAY_CLIP_BYTES + n) : NULL;
+        unsigned char *buf = counts ? malloc(head + n) : NULL;
         if (counts && !buf)
             pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory");
         if (buf) {
             replay_input_clip_pack(run->in, buf);
-            memcpy(buf + REPLAY_CLIP_BYTES, counts, n);
+            if (paths) {
+                memcpy(buf + REPLAY_CLIP_BYTES, &ne, sizeof ne);
+                if (ne)
+                    pes_callpaths_effect_pack(eff, buf + REPLAY_CLIP_BYTES + sizeof ne, ne);
+            }
+            memcpy(buf + head, counts, n);
         }
         free(counts);
-        return buf ? h->part_send(h->ctx, buf, REPLAY_CLIP_BYTES + n, err) : -1;
+        return buf ? h->part_send(h->ctx, buf, head + n, err) : -1;
     }
-    for (uint32_t from = 1; from < h->parts; from++) {
+    /* part 0 resolves each part's symbolic paths from the state at its
+     * start (callpath.h, parts), adding its new paths to the whole table */
+    struct pes_error cp_err = {0};
+    struct pes_callpaths *whole = paths ? replay_input_callpaths(run->in, &cp_err) : NULL,
+                         *state = paths ? replay_input_callpath_end(run->in) : NULL;
+    if (paths && (!whole || !state)) {
+        pes_callpaths_destroy(state);
+        return pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory for call paths");
+    }
+    int rc = 0;
+    for (uint32_t from = 1; from < h->parts && rc == 0; from++) {
         void *buf = NULL;
         size_t n = 0;
-        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0)
-            return -1;
-        int rc = n < REPLAY_CLIP_BYTES
-                     ? pes_error_set(err, PES_ERR_FORMAT, 0, "part %u: no counts", from)
-                     : pes_pipeline_part_merge(p, (unsigned char *)buf + REPLAY_CLIP_BYTES,
-                                               n - REPLAY_CLIP_BYTES, err);
+        if (h->part_recv(h->ctx, from, &buf, &n, err) < 0) {
+            rc = -1;
+            break;
+        }
+        unsigned char *at = (unsigned char *)buf + REPLAY_CLIP_BYTES;
+        size_t left = n < REPLAY_CLIP_BYTES ? 0 : n - REPLAY_CLIP_BYTES;
+        uint32_t *map = NULL;
+        if (n < REPLAY_CLIP_BYTES)
+            rc = pes_error_set(err, PES_ERR_FORMAT, 0, "part %u: no counts", from);
+        if (rc == 0 && paths) {
+            uint64_t ne = 0;
+            if (left >= sizeof ne)
+                memcpy(&ne, at, sizeof ne);
+            struct pes_callpaths_effect *e = NULL;
+            if (left < sizeof ne || ne == 0 || ne > left - sizeof ne)
+                rc = pes_error_set(err, PES_ERR_FORMAT, 0, "part %u: no call paths", from);
+            else if (!(e = pes_callpaths_effect_unpack(at + sizeof ne, (size_t)ne, err)))
+                rc = -1;
+            else if (!(map = malloc(pes_callpaths_effect_count(e) * sizeof *map)) ||
+                     pes_callpaths_resolve(state, e, whole, map) < 0)
+                rc = pes_error_set(err, PES_ERR_NOMEM, 0, "out of memory for call paths");
+            if (e) {
+                run->si->callpath_map = map;
+                run->si->callpath_map_n = pes_callpaths_effect_count(e);
+            }
+            pes_callpaths_effect_destroy(e);
+            if (rc == 0) {
+                at += sizeof ne + ne;
+                left -= sizeof ne + (size_t)ne;
+            }
+        }
+        if (rc == 0)
+            rc = pes_pipeline_part_merge(p, at, left, err);
         if (rc == 0)
             replay_input_clip_merge(run->in, buf);
+        run->si->callpath_map = NULL;
+        run->si->callpath_map_n = 0;
+        free(map);
         free(buf);
-        if (rc < 0)
-            return -1;
     }
-    return 0;
+    pes_callpaths_destroy(state);
+    return rc;
 }
 
 static int exchange_parts(struct run *run, struct pes_pipeline *p, struct pes_error *err)
@@ -362,7 +412,8 @@ static int run_recorded(struct run *run, struct pes_error *err)
         .site = replay_site_of_input,
         .site_ctx = in,
     };
-    /* call paths: the whole stream is read (the open calls at a part's start are unknown) */
+    run->si = &si;
+    /* call paths: in parts, each part's resolved by part 0 (exchange_parts_in_order) */
     replay_input_set_callpaths(in, o->callpath_depth);
     struct pes_error cp_err = {0};
     si.callpaths = replay_input_callpaths(in, &cp_err);
@@ -425,6 +476,7 @@ static int run_recorded(struct run *run, struct pes_error *err)
     }
     pes_pipeline_destroy(p);
     free(cache);
+    run->si = NULL;
     return rc;
 }
 

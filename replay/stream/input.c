@@ -86,6 +86,8 @@ struct replay_input {
     uint32_t callpath_depth; /* replay_input_set_callpaths (0: off) */
     int callpaths_tried;
     struct pes_callpaths *callpaths;
+    uint32_t *callpath_parent;           /* each thread's creator (callpath.h) */
+    struct pes_callpaths_effect *effect; /* in parts: the last run's (callpath.h, parts) */
 };
 
 static int fail(struct pes_error *err, int code, const char *path, const char *what)
@@ -345,6 +347,8 @@ void replay_input_close(struct replay_input *in)
         return;
     pes_objects_destroy(in->objects);
     pes_callpaths_destroy(in->callpaths);
+    pes_callpaths_effect_destroy(in->effect);
+    free(in->callpath_parent);
     if (in->reader)
         pes_trace_reader_close(in->reader);
     free(in->path);
@@ -517,7 +521,7 @@ void replay_input_set_callpaths(struct replay_input *in, uint32_t depth)
 
 struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes_error *err)
 {
-    if (in->text || in->sampled || !in->callpath_depth || in->parts > 1)
+    if (in->text || in->sampled || !in->callpath_depth)
         return NULL;
     if (!in->callpaths_tried) {
         in->callpaths_tried = 1;
@@ -530,11 +534,29 @@ struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes
             parent[t] = th ? th->parent : UINT32_MAX;
         }
         in->callpaths = parent ? pes_callpaths_create(in->callpath_depth, n, parent) : NULL;
-        free(parent);
+        in->callpath_parent = parent;
         if (!in->callpaths)
             fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
     }
     return in->callpaths;
+}
+
+struct pes_callpaths_effect *replay_input_callpath_effect(const struct replay_input *in)
+{
+    return in->effect;
+}
+
+struct pes_callpaths *replay_input_callpath_end(const struct replay_input *in)
+{
+    if (!in->effect)
+        return NULL;
+    uint32_t n = replay_input_threads(in);
+    struct pes_callpaths *cp = pes_callpaths_create(in->callpath_depth, n, in->callpath_parent);
+    if (cp && pes_callpaths_apply(cp, in->effect) < 0) {
+        pes_callpaths_destroy(cp);
+        return NULL;
+    }
+    return cp;
 }
 
 const char *replay_input_objects_warning(const struct replay_input *in)
@@ -1116,8 +1138,8 @@ static void resolve_chunk(const struct replay_input *in, struct chunk *ch, struc
 /* Accesses [from, to) of o into the batch, with their objects and call
  * paths, handed to the sink whenever PES_BATCH are in. 0 or -1. */
 static int deliver_accesses(struct pes_batch_buf *buf, const struct resolved *o, size_t from,
-                            size_t to, struct pes_objects *obj, struct pes_callpaths *cp,
-                            struct pes_error *err)
+                            size_t to, struct pes_objects *obj,
+                            const struct pes_callpaths_view *paths, struct pes_error *err)
 {
     while (from < to) {
         size_t at = buf->view.n, k = PES_BATCH - at < to - from ? PES_BATCH - at : to - from;
@@ -1130,8 +1152,10 @@ static int deliver_accesses(struct pes_batch_buf *buf, const struct resolved *o,
         if (obj)
             pes_objects_lookup_many(obj, o->addr + from, o->site + from, k, buf->object + at,
                                     buf->object_offset + at);
-        for (size_t j = 0; cp && j < k; j++)
-            buf->callpath[at + j] = pes_callpaths_current(cp, o->stream[from + j]);
+        for (size_t j = 0; paths && j < k; j++) {
+            uint32_t t = o->stream[from + j];
+            buf->callpath[at + j] = t < paths->n_threads ? paths->now[t] : 0;
+        }
         buf->view.n = at + k;
         from += k;
         if (buf->view.n == PES_BATCH && pes_batch_buf_flush(buf, err) < 0)
@@ -1141,11 +1165,19 @@ static int deliver_accesses(struct pes_batch_buf *buf, const struct resolved *o,
 }
 
 /* A resolved chunk into the batch, in order: accesses, BB entries, the
- * control records' effects on objects and call paths. 0 or -1. */
+ * control records' effects on objects and call paths (the tracker's, and in
+ * parts the effect's; a part after the first gives its accesses the
+ * effect's symbolic paths). 0 or -1. */
 static int deliver(struct replay_input *in, const struct chunk *ch, struct pes_batch_buf *buf,
                    struct pes_objects *obj, struct pes_callpaths *cp, uint32_t n_threads,
                    struct pes_error *err)
 {
+    struct pes_callpaths_effect *eff = in->effect;
+    if (eff && in->part > 0)
+        cp = NULL;
+    const struct pes_callpaths_view *paths = cp    ? (const struct pes_callpaths_view *)cp
+                                             : eff ? (const struct pes_callpaths_view *)eff
+                                                   : NULL;
     const struct resolved *o = &ch->res;
     if (o->clipped) {
         if (in->clipped == 0 || o->clipped_longest > in->clipped_longest) {
@@ -1157,7 +1189,7 @@ static int deliver(struct replay_input *in, const struct chunk *ch, struct pes_b
     size_t acc = 0;
     for (size_t k = 0; k < o->n_sp; k++) {
         const struct special *sp = &o->sp[k];
-        if (deliver_accesses(buf, o, acc, sp->before, obj, cp, err) < 0)
+        if (deliver_accesses(buf, o, acc, sp->before, obj, paths, err) < 0)
             return -1;
         acc = sp->before;
         const struct pes_record *r = &ch->recs[sp->at];
@@ -1173,10 +1205,11 @@ static int deliver(struct replay_input *in, const struct chunk *ch, struct pes_b
         }
         if (thread < n_threads && obj)
             pes_objects_record(obj, thread, r);
-        if (thread < n_threads && cp && pes_callpaths_record(cp, thread, r) < 0)
+        if (thread < n_threads && ((cp && pes_callpaths_record(cp, thread, r) < 0) ||
+                                   (eff && pes_callpaths_effect_record(eff, thread, r) < 0)))
             return fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
     }
-    return deliver_accesses(buf, o, acc, o->n_acc, obj, cp, err);
+    return deliver_accesses(buf, o, acc, o->n_acc, obj, paths, err);
 }
 
 /* A worker's task: the chunk resolved (its own strand's id table). */
@@ -1398,11 +1431,20 @@ int replay_input_run(struct replay_input *in, const struct pes_batch_sink *sink,
         pes_objects_reset(obj); /* a second pass starts with no live blocks */
     if (cp)
         pes_callpaths_reset(cp); /* and no open calls */
+
     struct chunk own = {0};
     struct ahead *ahead = NULL;
     int rc = -1, st_was = -1;
     if (!c)
         goto out;
+    pes_callpaths_effect_destroy(in->effect);
+    in->effect = NULL;
+    if (cp && in->parts > 1 && /* a part: its records' effect, from an unknown start */
+        !(in->effect =
+              pes_callpaths_effect_create(in->callpath_depth, n_threads, in->callpath_parent))) {
+        fail(err, PES_ERR_NOMEM, in->path, "out of memory for call paths");
+        goto out;
+    }
     /* the allocation records and the call edges come in merged order with the accesses */
     c->keep_control = (obj != NULL || cp != NULL) && c->merge != NULL;
     if (chunk_alloc(&own, c->merge ? pes_merge_thread_count(c->merge) + 1 : 1) < 0) {

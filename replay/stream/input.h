@@ -110,13 +110,21 @@ struct pes_objects *replay_input_objects(struct replay_input *in);
 const char *replay_input_objects_warning(const struct replay_input *in);
 
 /* Call paths (callpath.h): with depth > 0, for a pes full trace whose site
- * tables hold call sites, read whole (not in parts: the open calls at a
- * part's start are unknown), each access gets its path (pes_batch.callpath).
+ * tables hold call sites, each access gets its path (pes_batch.callpath).
  * The table is made on the first replay_input_callpaths call: NULL when
- * there are none (err->code 0) or without memory (err filled). */
+ * there are none (err->code 0) or without memory (err filled). Read in
+ * parts, each run also takes its records' effect (callpath.h, parts;
+ * replay_input_callpath_effect), and a part after the first gives its
+ * accesses the effect's symbolic paths instead, which part 0 resolves. */
 struct pes_callpaths;
+struct pes_callpaths_effect;
 void replay_input_set_callpaths(struct replay_input *in, uint32_t depth);
 struct pes_callpaths *replay_input_callpaths(struct replay_input *in, struct pes_error *err);
+/* The last run's effect, read in parts with call paths; else NULL. */
+struct pes_callpaths_effect *replay_input_callpath_effect(const struct replay_input *in);
+/* Part 0: a tracker (of its own table) in the state after its part, from
+ * the last run's effect; to be destroyed. NULL without memory or effect. */
+struct pes_callpaths *replay_input_callpath_end(const struct replay_input *in);
 
 /* Reading in parts (pes-replay-mpi): replay_input_run delivers only part k
  * of n of the stream, the parts in order being the whole stream: a range of

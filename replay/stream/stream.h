@@ -119,6 +119,11 @@ struct pes_stream_info {
     const struct pes_objects *objects;
     /* the call paths the batches' callpath column names (NULL: none) */
     const struct pes_callpaths *callpaths;
+    /* Read in parts, on part 0 while a later part's counts are merged: that
+     * part's symbolic paths (its batches' callpath column) as ids of
+     * callpaths, [callpath_map_n] (callpath.h, parts); else NULL. */
+    const uint32_t *callpath_map;
+    uint32_t callpath_map_n;
     /* a sampled trace: the period each event's sample was taken at, from
      * its PERIOD events and header (weights.h: pes_weight_of); NULL: every
      * sample stands for itself */
