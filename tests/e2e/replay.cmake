@@ -6,7 +6,7 @@ if(NOT PES_SANITIZE)
           reader_campaign terminal_escapes golden_reports replay_approx replay_progress replay_diff
           replay_csv replay_reports replay_labels replay_timing replay_user_programs
           replay_diff_pair replay_conflicts replay_findings replay_call_edges
-          replay_sdcm_assumptions)
+          replay_sdcm_assumptions replay_callpath_parts)
     add_test(NAME e2e.${t} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/replay/${t}.sh)
     set_tests_properties(e2e.${t} PROPERTIES LABELS e2e TIMEOUT 300
       ENVIRONMENT "PES_BIN=${PES_BIN_DIR};PES_SRC=${PROJECT_SOURCE_DIR};PYTHON=/usr/bin/python3")

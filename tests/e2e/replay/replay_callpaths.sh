@@ -4,7 +4,8 @@
 # construction (its comment spells them out): the exact accesses of each
 # path under each row, truncation to --callpath-depth, the longjmp repair, a
 # stray RETURN, an OpenMP worker's path, --by callpath and --by object rows;
-# the same JSON for --jobs 1, 2, 3 (and pes-replay-mpi where built); a trace
+# the same JSON for --jobs 1, 2, 3, in time parts at 2, 3, 4, 8 and 16 (and
+# pes-replay-mpi on 1, 2 and 4 ranks where built); a trace
 # without call edges gets no call-path section; a CALL that names no call
 # site is an error naming the block's offset.
 . "$(dirname "$0")/common.sh"
@@ -21,6 +22,23 @@ for j in 1 2 3; do
   cmp -s "$work/j1.json" "$work/j$j.json" || fail "--jobs $j differs from --jobs 1"
   cmp -s "$work/p1.json" "$work/p$j.json" || fail "--by callpath --jobs $j differs from --jobs 1"
 done
+# and read in time parts (docs/replay.md, "Parts"): each cut falls inside
+# open calls, a worker's region or the recursion; also the trace's calls
+# repeated, so that later parts open, close and reopen paths of earlier ones
+"$CALLPATH_GEN" "$work/rep.pes" --repeat 40
+for j in 2 3 4 8 16; do
+  replay --jobs "$j" --parts yes | cmp -s - "$work/j1.json" || fail "--parts yes --jobs $j differs"
+  replay --jobs "$j" --parts yes --by callpath --callpath-depth 3 | cmp -s - "$work/p1.json" ||
+    fail "--by callpath --parts yes --jobs $j differs"
+done
+"$PES_BIN/pes-replay" "$work/rep.pes" --machine haswell --format json --by callpath --jobs 1 >"$work/rep1.json" ||
+  fail "repeated trace"
+for j in 2 3 4 8 16; do
+  "$PES_BIN/pes-replay" "$work/rep.pes" --machine haswell --format json --by callpath --jobs "$j" --parts yes |
+    cmp -s - "$work/rep1.json" || fail "repeated trace: --parts yes --jobs $j differs"
+done
+replay --jobs 3 --parts yes --stats 2>"$work/stats" >/dev/null
+grep -q '^  part 2 ' "$work/stats" || fail "--parts yes ran no part 2"
 
 # jq FILE FILTER: FILTER must hold
 check() {
@@ -159,10 +177,10 @@ grep -q 'offset [0-9]' "$work/err" || fail "bad kind: no offset"
 expect_fail "which no earlier MODULE block defines" "$PES_BIN/pes-replay" "$work/bad_site.pes"
 grep -q 'offset [0-9]' "$work/err" || fail "bad site: no offset"
 
-# pes-replay-mpi: the same report (call paths read the trace whole on every rank)
+# pes-replay-mpi: the same report (its ranks read parts, as --parts yes does)
 if [ -x "$PES_BIN/pes-replay-mpi" ] && command -v mpirun >/dev/null && [ -z "${PES_SANITIZE:-}" ]; then
   export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  for np in 1 2; do
+  for np in 1 2 4; do
     mpirun --allow-run-as-root --oversubscribe -np $np "$PES_BIN/pes-replay-mpi" "$t" --machine haswell \
       --format json --mpi-window 4 >"$work/mpi$np.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpi $np"; }
     cmp -s "$work/j1.json" "$work/mpi$np.json" || fail "pes-replay-mpi -np $np differs"
