@@ -74,7 +74,7 @@ def main():
     ap.add_argument("--parts", choices=["auto", "yes", "no"], default="auto",
                     help="pes-replay --parts: N time parts on N threads, or the stages on N workers")
     ap.add_argument("--call-edges", choices=["yes", "no"], default="yes",
-                    help="no: build gemm with -mllvm -pes-no-call-edges (parts do not take call edges yet)")
+                    help="no: build gemm with -mllvm -pes-no-call-edges (traces without CALL/RETURN records)")
     a = ap.parse_args()
     b = os.path.join(a.build, "bin")
     work = os.path.join(a.out, "replay_scaling")
