@@ -673,7 +673,8 @@ int pes_callpaths_resolve(struct pes_callpaths *cp, const struct pes_callpaths_e
             map[id] = intern(whole, q + 1, n - 1, 1);
         } else {
             const uint32_t *a = pes_callpaths_sites(cp, apath[q[0] - 1], &na, &acut);
-            memcpy(s, a, na * sizeof *s);
+            if (na) /* id 0: no sites */
+                memcpy(s, a, na * sizeof *s);
             memcpy(s + na, q + 1, (n - 1) * sizeof *s);
             uint32_t total = na + n - 1, from = total > e->depth ? total - e->depth : 0;
             map[id] = intern(whole, s + from, total - from, acut || from > 0);
@@ -715,9 +716,7 @@ static void put(struct packer *p, const void *v, size_t n)
 
 size_t pes_callpaths_effect_pack(const struct pes_callpaths_effect *e, void *buf, size_t cap)
 {
-    struct packer p = {.at = buf, .end = (unsigned char *)buf + (buf ? cap : 0)};
-    if (!buf)
-        p.at = NULL;
+    struct packer p = {.at = buf, .end = buf ? (unsigned char *)buf + cap : NULL};
     uint32_t count = pes_callpaths_count(e->sym);
     uint32_t head[4] = {e->depth, e->n_threads, e->n_anchors, count};
     uint64_t sizes[2] = {e->n_log, e->n_frames};
@@ -791,7 +790,9 @@ struct pes_callpaths_effect *pes_callpaths_effect_unpack(const void *buf, size_t
     }
     /* the fresh effect made an anchor per thread: the packed ones replace them */
     pes_callpaths_destroy(e->sym);
-    e->n_anchors = 0;
+    free(e->anchors);
+    e->anchors = NULL;
+    e->n_anchors = e->cap_anchors = 0;
     int nomem = !(e->sym = pes_callpaths_create(1, 0, NULL));
     for (uint32_t t = 0; !nomem && !u.bad && t < e->n_threads; t++) {
         const void *v = take(&u, sizeof(uint32_t));
