@@ -39,6 +39,9 @@ for j in 2 3 4 8 16; do
 done
 replay --jobs 3 --parts yes --stats 2>"$work/stats" >/dev/null
 grep -q '^  part 2 ' "$work/stats" || fail "--parts yes ran no part 2"
+# --parts auto keeps the stages for call edges (a part can miss blocks out of order)
+replay --jobs 3 --stats 2>"$work/stats" >/dev/null
+grep -q '^  part 2 ' "$work/stats" && fail "--parts auto read a call-edge trace in parts"
 
 # jq FILE FILTER: FILTER must hold
 check() {
@@ -177,13 +180,17 @@ grep -q 'offset [0-9]' "$work/err" || fail "bad kind: no offset"
 expect_fail "which no earlier MODULE block defines" "$PES_BIN/pes-replay" "$work/bad_site.pes"
 grep -q 'offset [0-9]' "$work/err" || fail "bad site: no offset"
 
-# pes-replay-mpi: the same report (its ranks read parts, as --parts yes does)
+# pes-replay-mpi: the same report, its ranks reading the whole trace or, with
+# --parts yes, a part each
 if [ -x "$PES_BIN/pes-replay-mpi" ] && command -v mpirun >/dev/null && [ -z "${PES_SANITIZE:-}" ]; then
   export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   for np in 1 2 4; do
     mpirun --allow-run-as-root --oversubscribe -np $np "$PES_BIN/pes-replay-mpi" "$t" --machine haswell \
       --format json --mpi-window 4 >"$work/mpi$np.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpi $np"; }
     cmp -s "$work/j1.json" "$work/mpi$np.json" || fail "pes-replay-mpi -np $np differs"
+    mpirun --allow-run-as-root --oversubscribe -np $np "$PES_BIN/pes-replay-mpi" "$t" --machine haswell \
+      --format json --parts yes >"$work/mpip$np.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpi parts $np"; }
+    cmp -s "$work/j1.json" "$work/mpip$np.json" || fail "pes-replay-mpi --parts yes -np $np differs"
     # the simulation shared out among the ranks (their partitions' rows, keyed by triple)
     mpirun --allow-run-as-root --oversubscribe -np $np "$PES_BIN/pes-replay-mpi" "$t" --machine haswell \
       --format json --simulate --sort misses >"$work/mpisim$np.json" 2>"$work/mpi.err" || { cat "$work/mpi.err" >&2; fail "mpi sim $np"; }
