@@ -69,7 +69,14 @@ struct worker {
 /* The pool's state, one per process. */
 static struct writer_state {
     pthread_mutex_t qlock;
-    pthread_cond_t q_work; /* item queued, window moved, turn */
+    /* Encoders are woken one at a time, and only when an item is there for
+     * them: a broadcast per append woke every idle encoder twice per block to
+     * find nothing, a futex round trip each (a quarter of a vectorised
+     * kernel's CPU, whose buffers of loop groups fill every ~100 us). */
+    pthread_cond_t q_work; /* an item within the window was queued, or STOP taken */
+    pthread_cond_t q_turn; /* appending moved on (an encoder waits for its turn) */
+    uint32_t idle;         /* encoders waiting on q_work */
+    uint32_t turn_waiters; /* encoders waiting on q_turn */
     /* A buffer is back: application threads wait for it inside the runtime,
      * so not on a condition variable. pthread_cond_wait is a cancellation
      * point, and glibc 2.36 acts there on an asynchronous cancel sent just
@@ -107,6 +114,7 @@ static struct writer_state {
 } pool = {
     .qlock = PTHREAD_MUTEX_INITIALIZER,
     .q_work = PTHREAD_COND_INITIALIZER,
+    .q_turn = PTHREAD_COND_INITIALIZER,
     .stop_item = {.type = PES_RT_ITEM_STOP},
 };
 
@@ -184,10 +192,24 @@ static void append_quiet_locked(struct pes_rt_item *it)
     pool.tail = it;
 }
 
+/* Under qlock: the queue's head may be taken (the window bound, below). */
+static int head_takeable_locked(void)
+{
+    return pool.head && pool.head->seq < pool.next_append + pool.window_size;
+}
+
+/* Under qlock: one idle encoder, if the head is there for it. An encoder
+ * that takes an item calls this again for the next (a quiet push left two). */
+static void wake_one_locked(void)
+{
+    if (pool.idle && head_takeable_locked())
+        pthread_cond_signal(&pool.q_work);
+}
+
 static void append_locked(struct pes_rt_item *it)
 {
     append_quiet_locked(it);
-    pthread_cond_signal(&pool.q_work);
+    wake_one_locked();
 }
 
 void pes_rt_writer_push(struct pes_rt_item *it)
@@ -456,24 +478,20 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
  * the application's next allocations land in that thread's arena (two runs of
  * a deterministic program must put their heap blocks at the same addresses;
  * the loop descriptor twins test compares them). They are few and small. */
-static void release_item(struct pes_rt_item *it)
+static void release_item_locked(struct pes_rt_item *it)
 {
     if (it->type == PES_RT_ITEM_STOP)
         return;
     if (it->heap) {
-        pthread_mutex_lock(&pool.qlock);
         it->next = pool.retired;
         pool.retired = it;
-        pthread_mutex_unlock(&pool.qlock);
         return;
     }
     /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner reuses both */
-    pthread_mutex_lock(&pool.qlock);
     if (it->buf) {
         it->buf->busy = 0;
         returned_broadcast_locked();
     }
-    pthread_mutex_unlock(&pool.qlock);
 }
 
 /* ------------------------------------------------------------ appending */
@@ -583,11 +601,12 @@ static int keep_copy(struct result *r)
 }
 
 /* Hands a result to the reorder stage: appends it (and the ones waiting after
- * it) if it is next in line and nobody is appending, else parks it. */
-static void deliver(struct result *r)
+ * it) if it is next in line and nobody is appending, else parks it. Called
+ * and returns with qlock held (one lock round per item less: the encoders,
+ * the application threads and the append all meet on qlock). */
+static void deliver_locked(struct result *r)
 {
     struct result cur;
-    pthread_mutex_lock(&pool.qlock);
     if (pool.appending || r->seq != pool.next_append) {
         pthread_mutex_unlock(&pool.qlock);
         int copied = keep_copy(r) == 0;
@@ -596,18 +615,18 @@ static void deliver(struct result *r)
             /* no memory for a copy: wait for our turn with the bytes still in
              * our encoder. Every earlier item is taken already (items are
              * taken in order) and is appended without waiting for us. */
+            pool.turn_waiters++;
             while (pool.appending || r->seq != pool.next_append)
-                pthread_cond_wait(&pool.q_work, &pool.qlock);
+                pthread_cond_wait(&pool.q_turn, &pool.qlock);
+            pool.turn_waiters--;
             cur = *r;
         } else {
             struct slot *s = &pool.window[r->seq % pool.window_size];
             s->r = *r;
             s->ready = 1;
             s = &pool.window[pool.next_append % pool.window_size];
-            if (pool.appending || !s->ready || s->r.seq != pool.next_append) {
-                pthread_mutex_unlock(&pool.qlock);
+            if (pool.appending || !s->ready || s->r.seq != pool.next_append)
                 return;
-            }
             cur = s->r; /* meanwhile everything before ours was appended */
             s->ready = 0;
         }
@@ -621,7 +640,7 @@ static void deliver(struct result *r)
         free(cur.owned);
         pthread_mutex_lock(&pool.qlock);
         pool.next_append++;
-        pthread_cond_broadcast(&pool.q_work); /* the window moved */
+        wake_one_locked(); /* the window moved: one more item may be taken */
         struct slot *s = &pool.window[pool.next_append % pool.window_size];
         if (!s->ready || s->r.seq != pool.next_append)
             break;
@@ -629,8 +648,8 @@ static void deliver(struct result *r)
         s->ready = 0;
     }
     pool.appending = 0;
-    pthread_cond_broadcast(&pool.q_work); /* an encoder may be waiting for its turn */
-    pthread_mutex_unlock(&pool.qlock);
+    if (pool.turn_waiters)
+        pthread_cond_broadcast(&pool.q_turn); /* one of them may be next */
 }
 
 static void *worker_main(void *arg)
@@ -641,9 +660,11 @@ static void *worker_main(void *arg)
     for (;;) {
         /* the window bound: an item is taken only if the blocks encoded out
          * of turn stay fewer than window_size */
-        while (!pool.stop_taken &&
-               !(pool.head && pool.head->seq < pool.next_append + pool.window_size))
+        while (!pool.stop_taken && !head_takeable_locked()) {
+            pool.idle++;
             pthread_cond_wait(&pool.q_work, &pool.qlock);
+            pool.idle--;
+        }
         if (pool.stop_taken)
             break;
         struct pes_rt_item *it = pool.head;
@@ -653,15 +674,17 @@ static void *worker_main(void *arg)
         if (it->type == PES_RT_ITEM_STOP) {
             pool.stop_taken = 1;
             pthread_cond_broadcast(&pool.q_work); /* the other encoders end */
+        } else {
+            wake_one_locked(); /* the next item, for another encoder */
         }
         pthread_mutex_unlock(&pool.qlock);
         struct result r;
         uint64_t units = units_of(it);
         encode_item(w->enc, it, &r);
-        release_item(it);
-        deliver(&r);
-        __atomic_fetch_add(&pool.encoded_units, units, __ATOMIC_RELAXED);
         pthread_mutex_lock(&pool.qlock);
+        release_item_locked(it);
+        deliver_locked(&r);
+        __atomic_fetch_add(&pool.encoded_units, units, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&pool.qlock);
     return NULL;
