@@ -87,7 +87,7 @@ static struct writer_state {
     uint32_t returned_waiters; /* guarded by qlock */
 
     struct pes_rt_item *head, *tail; /* the queue */
-    struct pes_rt_item *retired;     /* encoded heap items, kept (release_item) */
+    struct pes_rt_item *retired;     /* encoded heap items, kept (release_item_locked) */
     uint64_t next_seq;               /* sequence number of the next item queued */
     int running;                     /* guarded by qlock: buffers may still come back */
     int closed;                      /* atomic: footer written, file closed */
@@ -198,25 +198,33 @@ static int head_takeable_locked(void)
     return pool.head && pool.head->seq < pool.next_append + pool.window_size;
 }
 
-/* Under qlock: one idle encoder, if the head is there for it. An encoder
- * that takes an item calls this again for the next (a quiet push left two). */
-static void wake_one_locked(void)
+/* Under qlock: whether to wake one idle encoder, the head being there for
+ * it. The caller signals after unlocking qlock, so that the encoder does not
+ * wake up only to block on it. An encoder that takes an item asks again for
+ * the next (a quiet push left two). */
+static int wake_due_locked(void)
 {
-    if (pool.idle && head_takeable_locked())
+    return pool.idle && head_takeable_locked();
+}
+
+static void wake_one(int due)
+{
+    if (due)
         pthread_cond_signal(&pool.q_work);
 }
 
-static void append_locked(struct pes_rt_item *it)
+static int append_locked(struct pes_rt_item *it)
 {
     append_quiet_locked(it);
-    wake_one_locked();
+    return wake_due_locked();
 }
 
 void pes_rt_writer_push(struct pes_rt_item *it)
 {
     pthread_mutex_lock(&pool.qlock);
-    append_locked(it);
+    int due = append_locked(it);
     pthread_mutex_unlock(&pool.qlock);
+    wake_one(due);
 }
 
 void pes_rt_writer_push_quiet(struct pes_rt_item *it)
@@ -239,8 +247,9 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
     /* bounded wait: the lock is only held for a few instructions by live threads */
     for (int i = 0; i < 200; i++) {
         if (pthread_mutex_trylock(&pool.qlock) == 0) {
-            append_locked(it);
+            int due = append_locked(it);
             pthread_mutex_unlock(&pool.qlock);
+            wake_one(due);
             return 0;
         }
         struct timespec ts = {0, 1000000};
@@ -478,20 +487,23 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
  * the application's next allocations land in that thread's arena (two runs of
  * a deterministic program must put their heap blocks at the same addresses;
  * the loop descriptor twins test compares them). They are few and small. */
-static void release_item_locked(struct pes_rt_item *it)
+static int release_item_locked(struct pes_rt_item *it)
 {
     if (it->type == PES_RT_ITEM_STOP)
-        return;
+        return 0;
     if (it->heap) {
         it->next = pool.retired;
         pool.retired = it;
-        return;
+        return 0;
     }
-    /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner reuses both */
-    if (it->buf) {
-        it->buf->busy = 0;
-        returned_broadcast_locked();
-    }
+    /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner
+     * reuses both. Returns whether a thread waits for a buffer (the caller
+     * wakes it after unlocking qlock, which it would block on at once). */
+    if (!it->buf)
+        return 0;
+    it->buf->busy = 0;
+    __atomic_fetch_add(&pool.returned_seq, 1, __ATOMIC_RELEASE);
+    return pool.returned_waiters != 0;
 }
 
 /* ------------------------------------------------------------ appending */
@@ -640,7 +652,7 @@ static void deliver_locked(struct result *r)
         free(cur.owned);
         pthread_mutex_lock(&pool.qlock);
         pool.next_append++;
-        wake_one_locked(); /* the window moved: one more item may be taken */
+        wake_one(wake_due_locked()); /* the window moved: one more item may be taken */
         struct slot *s = &pool.window[pool.next_append % pool.window_size];
         if (!s->ready || s->r.seq != pool.next_append)
             break;
@@ -671,18 +683,24 @@ static void *worker_main(void *arg)
         pool.head = it->next;
         if (!pool.head)
             pool.tail = NULL;
+        int next_due = 0;
         if (it->type == PES_RT_ITEM_STOP) {
             pool.stop_taken = 1;
             pthread_cond_broadcast(&pool.q_work); /* the other encoders end */
         } else {
-            wake_one_locked(); /* the next item, for another encoder */
+            next_due = wake_due_locked(); /* the next item, for another encoder */
         }
         pthread_mutex_unlock(&pool.qlock);
+        wake_one(next_due);
         struct result r;
         uint64_t units = units_of(it);
         encode_item(w->enc, it, &r);
         pthread_mutex_lock(&pool.qlock);
-        release_item_locked(it);
+        if (release_item_locked(it)) { /* its owner waits: woken outside qlock */
+            pthread_mutex_unlock(&pool.qlock);
+            syscall(SYS_futex, &pool.returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+            pthread_mutex_lock(&pool.qlock);
+        }
         deliver_locked(&r);
         __atomic_fetch_add(&pool.encoded_units, units, __ATOMIC_RELAXED);
     }
@@ -781,8 +799,9 @@ void pes_rt_writer_finish(void)
     /* queued, less encoded: the items still in the queue and in the encoders */
     uint64_t queued = pool.queued_units;
     uint64_t base = __atomic_load_n(&pool.encoded_units, __ATOMIC_RELAXED);
-    append_locked(&pool.stop_item);
+    int due = append_locked(&pool.stop_item);
     pthread_mutex_unlock(&pool.qlock);
+    wake_one(due);
     finish_progress(queued, base);
     /* STOP ends `running`; a termination signal meanwhile ends the wait (the
      * process is about to die, with the trace as far as it got) */
