@@ -69,7 +69,14 @@ struct worker {
 /* The pool's state, one per process. */
 static struct writer_state {
     pthread_mutex_t qlock;
-    pthread_cond_t q_work; /* item queued, window moved, turn */
+    /* Encoders are woken one at a time, and only when an item is there for
+     * them: a broadcast per append woke every idle encoder twice per block to
+     * find nothing, a futex round trip each (a quarter of a vectorised
+     * kernel's CPU, whose buffers of loop groups fill every ~100 us). */
+    pthread_cond_t q_work; /* an item within the window was queued, or STOP taken */
+    pthread_cond_t q_turn; /* appending moved on (an encoder waits for its turn) */
+    uint32_t idle;         /* encoders waiting on q_work */
+    uint32_t turn_waiters; /* encoders waiting on q_turn */
     /* A buffer is back: application threads wait for it inside the runtime,
      * so not on a condition variable. pthread_cond_wait is a cancellation
      * point, and glibc 2.36 acts there on an asynchronous cancel sent just
@@ -80,7 +87,7 @@ static struct writer_state {
     uint32_t returned_waiters; /* guarded by qlock */
 
     struct pes_rt_item *head, *tail; /* the queue */
-    struct pes_rt_item *retired;     /* encoded heap items, kept (release_item) */
+    struct pes_rt_item *retired;     /* encoded heap items, kept (release_item_locked) */
     uint64_t next_seq;               /* sequence number of the next item queued */
     int running;                     /* guarded by qlock: buffers may still come back */
     int closed;                      /* atomic: footer written, file closed */
@@ -107,6 +114,7 @@ static struct writer_state {
 } pool = {
     .qlock = PTHREAD_MUTEX_INITIALIZER,
     .q_work = PTHREAD_COND_INITIALIZER,
+    .q_turn = PTHREAD_COND_INITIALIZER,
     .stop_item = {.type = PES_RT_ITEM_STOP},
 };
 
@@ -184,17 +192,39 @@ static void append_quiet_locked(struct pes_rt_item *it)
     pool.tail = it;
 }
 
-static void append_locked(struct pes_rt_item *it)
+/* Under qlock: the queue's head may be taken (the window bound, below). */
+static int head_takeable_locked(void)
+{
+    return pool.head && pool.head->seq < pool.next_append + pool.window_size;
+}
+
+/* Under qlock: whether to wake one idle encoder, the head being there for
+ * it. The caller signals after unlocking qlock, so that the encoder does not
+ * wake up only to block on it. An encoder that takes an item asks again for
+ * the next (a quiet push left two). */
+static int wake_due_locked(void)
+{
+    return pool.idle && head_takeable_locked();
+}
+
+static void wake_one(int due)
+{
+    if (due)
+        pthread_cond_signal(&pool.q_work);
+}
+
+static int append_locked(struct pes_rt_item *it)
 {
     append_quiet_locked(it);
-    pthread_cond_signal(&pool.q_work);
+    return wake_due_locked();
 }
 
 void pes_rt_writer_push(struct pes_rt_item *it)
 {
     pthread_mutex_lock(&pool.qlock);
-    append_locked(it);
+    int due = append_locked(it);
     pthread_mutex_unlock(&pool.qlock);
+    wake_one(due);
 }
 
 void pes_rt_writer_push_quiet(struct pes_rt_item *it)
@@ -217,8 +247,9 @@ int pes_rt_writer_try_push(struct pes_rt_item *it)
     /* bounded wait: the lock is only held for a few instructions by live threads */
     for (int i = 0; i < 200; i++) {
         if (pthread_mutex_trylock(&pool.qlock) == 0) {
-            append_locked(it);
+            int due = append_locked(it);
             pthread_mutex_unlock(&pool.qlock);
+            wake_one(due);
             return 0;
         }
         struct timespec ts = {0, 1000000};
@@ -456,24 +487,23 @@ static void encode_item(struct pes_trace_encoder *enc, const struct pes_rt_item 
  * the application's next allocations land in that thread's arena (two runs of
  * a deterministic program must put their heap blocks at the same addresses;
  * the loop descriptor twins test compares them). They are few and small. */
-static void release_item(struct pes_rt_item *it)
+static int release_item_locked(struct pes_rt_item *it)
 {
     if (it->type == PES_RT_ITEM_STOP)
-        return;
+        return 0;
     if (it->heap) {
-        pthread_mutex_lock(&pool.qlock);
         it->next = pool.retired;
         pool.retired = it;
-        pthread_mutex_unlock(&pool.qlock);
-        return;
+        return 0;
     }
-    /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner reuses both */
-    pthread_mutex_lock(&pool.qlock);
-    if (it->buf) {
-        it->buf->busy = 0;
-        returned_broadcast_locked();
-    }
-    pthread_mutex_unlock(&pool.qlock);
+    /* a RECORDS/EVENTS item lives in its buffer: once returned, its owner
+     * reuses both. Returns whether a thread waits for a buffer (the caller
+     * wakes it after unlocking qlock, which it would block on at once). */
+    if (!it->buf)
+        return 0;
+    it->buf->busy = 0;
+    __atomic_fetch_add(&pool.returned_seq, 1, __ATOMIC_RELEASE);
+    return pool.returned_waiters != 0;
 }
 
 /* ------------------------------------------------------------ appending */
@@ -583,11 +613,12 @@ static int keep_copy(struct result *r)
 }
 
 /* Hands a result to the reorder stage: appends it (and the ones waiting after
- * it) if it is next in line and nobody is appending, else parks it. */
-static void deliver(struct result *r)
+ * it) if it is next in line and nobody is appending, else parks it. Called
+ * and returns with qlock held (one lock round per item less: the encoders,
+ * the application threads and the append all meet on qlock). */
+static void deliver_locked(struct result *r)
 {
     struct result cur;
-    pthread_mutex_lock(&pool.qlock);
     if (pool.appending || r->seq != pool.next_append) {
         pthread_mutex_unlock(&pool.qlock);
         int copied = keep_copy(r) == 0;
@@ -596,18 +627,18 @@ static void deliver(struct result *r)
             /* no memory for a copy: wait for our turn with the bytes still in
              * our encoder. Every earlier item is taken already (items are
              * taken in order) and is appended without waiting for us. */
+            pool.turn_waiters++;
             while (pool.appending || r->seq != pool.next_append)
-                pthread_cond_wait(&pool.q_work, &pool.qlock);
+                pthread_cond_wait(&pool.q_turn, &pool.qlock);
+            pool.turn_waiters--;
             cur = *r;
         } else {
             struct slot *s = &pool.window[r->seq % pool.window_size];
             s->r = *r;
             s->ready = 1;
             s = &pool.window[pool.next_append % pool.window_size];
-            if (pool.appending || !s->ready || s->r.seq != pool.next_append) {
-                pthread_mutex_unlock(&pool.qlock);
+            if (pool.appending || !s->ready || s->r.seq != pool.next_append)
                 return;
-            }
             cur = s->r; /* meanwhile everything before ours was appended */
             s->ready = 0;
         }
@@ -621,7 +652,7 @@ static void deliver(struct result *r)
         free(cur.owned);
         pthread_mutex_lock(&pool.qlock);
         pool.next_append++;
-        pthread_cond_broadcast(&pool.q_work); /* the window moved */
+        wake_one(wake_due_locked()); /* the window moved: one more item may be taken */
         struct slot *s = &pool.window[pool.next_append % pool.window_size];
         if (!s->ready || s->r.seq != pool.next_append)
             break;
@@ -629,8 +660,8 @@ static void deliver(struct result *r)
         s->ready = 0;
     }
     pool.appending = 0;
-    pthread_cond_broadcast(&pool.q_work); /* an encoder may be waiting for its turn */
-    pthread_mutex_unlock(&pool.qlock);
+    if (pool.turn_waiters)
+        pthread_cond_broadcast(&pool.q_turn); /* one of them may be next */
 }
 
 static void *worker_main(void *arg)
@@ -641,27 +672,37 @@ static void *worker_main(void *arg)
     for (;;) {
         /* the window bound: an item is taken only if the blocks encoded out
          * of turn stay fewer than window_size */
-        while (!pool.stop_taken &&
-               !(pool.head && pool.head->seq < pool.next_append + pool.window_size))
+        while (!pool.stop_taken && !head_takeable_locked()) {
+            pool.idle++;
             pthread_cond_wait(&pool.q_work, &pool.qlock);
+            pool.idle--;
+        }
         if (pool.stop_taken)
             break;
         struct pes_rt_item *it = pool.head;
         pool.head = it->next;
         if (!pool.head)
             pool.tail = NULL;
+        int next_due = 0;
         if (it->type == PES_RT_ITEM_STOP) {
             pool.stop_taken = 1;
             pthread_cond_broadcast(&pool.q_work); /* the other encoders end */
+        } else {
+            next_due = wake_due_locked(); /* the next item, for another encoder */
         }
         pthread_mutex_unlock(&pool.qlock);
+        wake_one(next_due);
         struct result r;
         uint64_t units = units_of(it);
         encode_item(w->enc, it, &r);
-        release_item(it);
-        deliver(&r);
-        __atomic_fetch_add(&pool.encoded_units, units, __ATOMIC_RELAXED);
         pthread_mutex_lock(&pool.qlock);
+        if (release_item_locked(it)) { /* its owner waits: woken outside qlock */
+            pthread_mutex_unlock(&pool.qlock);
+            syscall(SYS_futex, &pool.returned_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+            pthread_mutex_lock(&pool.qlock);
+        }
+        deliver_locked(&r);
+        __atomic_fetch_add(&pool.encoded_units, units, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&pool.qlock);
     return NULL;
@@ -758,8 +799,9 @@ void pes_rt_writer_finish(void)
     /* queued, less encoded: the items still in the queue and in the encoders */
     uint64_t queued = pool.queued_units;
     uint64_t base = __atomic_load_n(&pool.encoded_units, __ATOMIC_RELAXED);
-    append_locked(&pool.stop_item);
+    int due = append_locked(&pool.stop_item);
     pthread_mutex_unlock(&pool.qlock);
+    wake_one(due);
     finish_progress(queued, base);
     /* STOP ends `running`; a termination signal meanwhile ends the wait (the
      * process is about to die, with the trace as far as it got) */
