@@ -42,6 +42,7 @@ struct thread_stream {
     size_t seg_n, seg_pos, seg_cap;
     struct seg_clock clock; /* the times of the current segment's records (time_at) */
     uint64_t last_mark;     /* time of the last mark consumed */
+    uint64_t start;         /* the thread's start: no mark is timed before it */
     double rate;            /* ticks per record in the last closed segment */
     /* a segment longer than the cap: its length, the records delivered in
      * earlier parts, and how its records are timed */
@@ -97,6 +98,7 @@ struct pes_merge {
     /* pes_merge_set_range: the records timed in [lo, hi) (bounded: hi holds) */
     uint64_t lo, hi;
     int bounded;
+    int rest_checked;            /* check_rest_order done (a bounded range's end) */
     struct pes_block_ref footer; /* type 0: none */
     int st_decode;               /* --stats: the decoding's stage (cpu_account.h) */
     struct pes_sched *sched;     /* pes_merge_set_workers: decoding ahead; NULL: here */
@@ -668,20 +670,16 @@ static int probe_block(struct pes_merge *m, struct thread_stream *s, size_t j, s
     return 0;
 }
 
-/* Enters the stream after its last time mark M timed before lo, as if every
- * record up to M had been read: those records all come before lo (a
- * record is never timed after the mark that ends its segment), and what
- * follows is timed from M alone, except records after the thread's last
- * mark, which take the rate of the segment M ends. The blocks are bisected
- * by their first mark (marks never decrease), so a part costs a few block
- * decodes per thread besides its own blocks. No such mark: the stream
- * starts at its beginning; either way refill drops the records before lo. */
-static int seek_stream(struct pes_merge *m, struct thread_stream *s, struct pes_error *err)
+/* The last of the stream's blocks whose first mark is timed before t (-1:
+ * none), bisected by first marks (marks never decrease): the block a part
+ * that starts at t enters the stream in (seek_stream). */
+static int last_block_before(struct pes_merge *m, struct thread_stream *s, uint64_t t, long *found,
+                             struct pes_error *err)
 {
-    const uint64_t start = s->last_mark;
     struct pes_block b;
-    long first, last, found = -1;
+    long first, last;
     size_t lo = 0, hi = s->n_blocks;
+    *found = -1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2, k = mid;
         for (; k < hi; k++) { /* blocks without marks are passed over */
@@ -692,13 +690,78 @@ static int seek_stream(struct pes_merge *m, struct thread_stream *s, struct pes_
         }
         if (k == hi) {
             hi = mid;
-        } else if (mark_time(&b.records[first], start) < m->lo) {
-            found = (long)k;
+        } else if (mark_time(&b.records[first], s->start) < t) {
+            *found = (long)k;
             lo = k + 1;
         } else {
             hi = mid;
         }
     }
+    return 0;
+}
+
+/* The reader checks a thread's marks from one block to the next in file
+ * order only (check_times in reader.c); the bisection decodes blocks out of
+ * order. Blocks from the last marked one at or before `from` up to `to`
+ * decoded again in order, so that the reader compares every pair between
+ * them: a damaged file's blocks out of order are reported in parts too. */
+static int recheck_order(struct pes_merge *m, struct thread_stream *s, size_t from, size_t to,
+                         struct pes_error *err)
+{
+    struct pes_block b;
+    long first, last;
+    size_t j = from;
+    for (;; j--) { /* a block at or before the last one decoded: the check starts over here */
+        if (probe_block(m, s, j, &b, &first, &last, err) < 0)
+            return -1;
+        if (last >= 0 || j == 0)
+            break;
+    }
+    for (size_t i = j + 1; i <= to; i++)
+        if (decode_block(m, &s->blocks[i], &b, err) < 0)
+            return -1;
+    return 0;
+}
+
+/* At the end of a bounded range [lo, hi): the part after this one enters
+ * each stream at last_block_before(hi) and checks the order from the block
+ * before it on (seek_stream). With marks in order that block was read here
+ * already; where it was not, the blocks between are checked now, so the
+ * parts together check every pair of a thread's blocks, as one whole read
+ * does. */
+static int check_rest_order(struct pes_merge *m, struct pes_error *err)
+{
+    m->rest_checked = 1;
+    for (uint32_t i = 0; i < m->n_streams; i++) {
+        struct thread_stream *s = &m->streams[i];
+        long next;
+        /* a stream not started here starts at or after hi: no mark before it */
+        if (!s->started || s->next_block == 0 || s->next_block >= s->n_blocks)
+            continue;
+        if (last_block_before(m, s, m->hi, &next, err) < 0)
+            return -1;
+        if (next >= (long)s->next_block &&
+            recheck_order(m, s, s->next_block - 1, (size_t)next, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Enters the stream after its last time mark M timed before lo, as if every
+ * record up to M had been read: those records all come before lo (a
+ * record is never timed after the mark that ends its segment), and what
+ * follows is timed from M alone, except records after the thread's last
+ * mark, which take the rate of the segment M ends. The blocks are bisected
+ * by their first mark (marks never decrease), so a part costs a few block
+ * decodes per thread besides its own blocks. No such mark: the stream
+ * starts at its beginning; either way refill drops the records before lo. */
+static int seek_stream(struct pes_merge *m, struct thread_stream *s, struct pes_error *err)
+{
+    const uint64_t start = s->start;
+    struct pes_block b;
+    long first, last, found;
+    if (last_block_before(m, s, m->lo, &found, err) < 0)
+        return -1;
     if (found < 0)
         return 0;
     if (probe_block(m, s, (size_t)found, &b, &first, &last, err) < 0)
@@ -733,6 +796,9 @@ static int seek_stream(struct pes_merge *m, struct thread_stream *s, struct pes_
             n += b.n;
         }
     }
+    /* the order from the block before on, as one whole read checks it */
+    if (recheck_order(m, s, found > 0 ? (size_t)found - 1 : 0, (size_t)found, err) < 0)
+        return -1;
     s->blk_n = n_blk;
     s->blk_pos = (size_t)mi + 1;
     s->next_block = (size_t)found + 1;
@@ -895,7 +961,7 @@ struct pes_merge *pes_merge_open(struct pes_trace_reader *r, struct pes_error *e
         struct thread_stream *s = &m->streams[m->n_streams];
         s->thread = t;
         const struct pes_thread *info = pes_trace_reader_thread(r, t);
-        s->last_mark = info ? info->start_ticks : 0;
+        s->last_mark = s->start = info ? info->start_ticks : 0;
         stream_of[t] = ++m->n_streams;
     }
     for (size_t i = 0; i < n_all; i++)
@@ -939,8 +1005,10 @@ int pes_merge_next(struct pes_merge *m, struct pes_merged_record *out, struct pe
     m->n_ended = 0;
     if (settle_top(m, err) < 0)
         return -1;
-    if (m->heap_n == 0 || (m->bounded && m->heap[0].time >= m->hi))
+    if (m->heap_n == 0)
         return 0;
+    if (m->bounded && m->heap[0].time >= m->hi)
+        return m->rest_checked || check_rest_order(m, err) == 0 ? 0 : -1;
     /* The top stream stays at the top while its next record is still the
      * earliest: update its key in place instead of a pop and a push. */
     struct heap_entry *top = &m->heap[0];
@@ -968,8 +1036,13 @@ long pes_merge_read(struct pes_merge *m, struct pes_record *out, uint32_t *threa
     while (n < max) {
         if (settle_top(m, err) < 0)
             return -1;
-        if (m->heap_n == 0 || (m->bounded && m->heap[0].time >= m->hi))
+        if (m->heap_n == 0)
             break;
+        if (m->bounded && m->heap[0].time >= m->hi) {
+            if (!m->rest_checked && check_rest_order(m, err) < 0)
+                return -1;
+            break;
+        }
         struct heap_entry *top = &m->heap[0];
         struct thread_stream *s = &m->streams[top->stream];
         /* The top stream keeps the lead while its records come before the

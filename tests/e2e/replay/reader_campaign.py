@@ -416,7 +416,10 @@ def main():
         data = open(trace, 'rb').read()
         commands = [('pes-dump', [dump]), ('pes-dump', [dump, '--stats']),
                     ('pes-replay', [replay, '--machine', 'haswell']),
-                    ('pes-replay', [replay, '--machine', 'haswell', '--format', 'json'])]
+                    ('pes-replay', [replay, '--machine', 'haswell', '--format', 'json']),
+                    # read in time parts on threads (each part checks the order of
+                    # its blocks, and the pairs across the cuts): the same verdicts
+                    ('pes-replay', [replay, '--machine', 'haswell', '--parts', 'yes', '--jobs', '3'])]
         rc, ref_json, err = run(commands[3][1] + [trace])
         assert rc == 0 and not err, 'the intact trace %s: %s' % (trace, err)
         ref = json.loads(ref_json)
