@@ -189,13 +189,8 @@ static int in_parts(struct run *run, const struct pes_stream_info *si)
      * 100,000 threads under ulimit -v), so not for traces of very many */
     int too_many = h && h->threads && run->o->parts == REPLAY_PARTS_AUTO &&
                    si->n_streams > REPLAY_PARTS_MAX_STREAMS;
-    /* call paths in parts only when asked (--parts yes): a part seeks its
-     * threads' blocks by their time marks, so blocks of one thread out of
-     * order can go unseen there, where the stages' whole reading reports
-     * them (e2e.reader_campaign; docs/replay.md, "Call paths in parts") */
-    int paths_refused = si->callpaths && run->o->parts != REPLAY_PARTS_YES;
-    return h && h->parts > 1 && h->split && !run->o->n_cores && !by_object && !paths_refused &&
-           !too_many && pes_analyses_can_part(si, &run->knobs);
+    return h && h->parts > 1 && h->split && !run->o->n_cores && !by_object && !too_many &&
+           pes_analyses_can_part(si, &run->knobs);
 }
 
 /* After this process's part: its counts to part 0, or, on part 0, the
