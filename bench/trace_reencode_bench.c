@@ -10,8 +10,10 @@
  * Usage: trace_reencode_bench TRACE [max stored records (default 8M)]
  *                             [repeats (default 3)] [zstd param=value ...]
  * zstd params: level, hashLog, chainLog, searchLog, minMatch, targetLength,
- * strategy, checksum (default level=1 checksum=1, as the writer). Prints, per
- * part, CPU ns per stored record (best of the repeats, process CPU time) and
+ * strategy, checksum, literals (0 auto, 1 Huffman, 2 raw) (default level=1
+ * checksum=1, as the writer). Prints, per
+ * part, CPU ns per stored record (the codec's part includes pes_loop_walk,
+ * which the encoder runs first) (best of the repeats, process CPU time) and
  * bytes: payload (codec output) and frames (zstd output). Every block is also
  * decoded back and compared record for record, so a codec change that loses
  * information fails here before it reaches a test.
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_c_literalCompressionMode */
 #include <zstd.h>
 
 #include "trace_internal.h"
@@ -40,6 +43,7 @@ static const struct zparam zparams[] = {
     {"chainLog", ZSTD_c_chainLog},      {"searchLog", ZSTD_c_searchLog},
     {"minMatch", ZSTD_c_minMatch},      {"targetLength", ZSTD_c_targetLength},
     {"strategy", ZSTD_c_strategy},      {"checksum", ZSTD_c_checksumFlag},
+    {"literals", ZSTD_c_literalCompressionMode},
 };
 
 static int set_param(ZSTD_CCtx *z, const char *arg)
@@ -105,12 +109,24 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* the shape of the stream: how often a record repeats its predecessor's
+     * id (a run of one site: a mixed group's irregular records) */
+    size_t same = 0, loops = 0;
+    for (size_t i = 0; i < total; i++) {
+        same += i && recs[i].id == recs[i - 1].id;
+        loops += recs[i].id == PES_ID_LOOP;
+    }
+    printf("%s: %zu stored records, %.1f %% repeat the previous id, %zu loop groups\n\n", argv[1],
+           total, 100.0 * (double)same / (double)total, loops);
+
     struct pes_access_codec *c = pes_access_codec_new();
     struct pes_buf pay = {0};
     size_t bound = ZSTD_compressBound(pes_access_payload_max(PES_MAX_READ_RECORDS));
     uint8_t *frame = malloc(bound);
     struct pes_record *back = malloc(PES_MAX_READ_RECORDS * sizeof *back);
     double best_enc = 1e30, best_z = 1e30;
+    /* payload bytes by part (first repeat): bitmaps, id, address and extra planes */
+    double part[4] = {0};
     size_t pay_bytes = 0, frame_bytes = 0;
     for (int rep = 0; rep < reps; rep++) {
         double t_enc = 0, t_z = 0;
@@ -119,7 +135,12 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < nblocks; at += bn[k++]) {
             pay.len = 0;
             double t0 = cpu_now();
-            if (pes_access_encode(c, recs + at, bn[k], &pay))
+            /* as pes_trace_encoder_records: the walk, then the codec */
+            struct pes_loop_walk w;
+            if (pes_loop_walk(recs + at, bn[k], 0, PES_MAX_BLOCK_RECORDS, PES_MAX_BLOCK_RECORDS, 1,
+                              &w) ||
+                w.stored != bn[k] ||
+                pes_access_encode_groups(c, recs + at, bn[k], w.groups != 0, &pay))
                 return 1;
             double t1 = cpu_now();
             size_t cs = ZSTD_compress2(z, frame, bound, pay.data, pay.len);
@@ -132,7 +153,14 @@ int main(int argc, char **argv)
             t_z += t2 - t1;
             pay_bytes += pay.len;
             frame_bytes += cs;
-            if (rep == 0) {
+            if (rep == 0 && !getenv("NOCHECK")) {
+                uint32_t mask = pes_load_u32(pay.data);
+                size_t kid = pes_load_u32(pay.data + 4), ka = pes_load_u32(pay.data + 8),
+                       ke = pes_load_u32(pay.data + 12);
+                part[0] += 16 + 3 * (double)((bn[k] + 7) / 8);
+                part[1] += (double)(kid * (size_t)__builtin_popcount(mask & 0xf));
+                part[2] += (double)(ka * (size_t)__builtin_popcount(mask & 0xff0));
+                part[3] += (double)(ke * (size_t)__builtin_popcount(mask & 0xf000));
                 const char *why = "";
                 if (pes_access_decode(c, pay.data, pay.len, bn[k], back, &why) ||
                     memcmp(back, recs + at, bn[k] * sizeof *back)) {
@@ -145,6 +173,10 @@ int main(int argc, char **argv)
         best_enc = t_enc < best_enc ? t_enc : best_enc;
         best_z = t_z < best_z ? t_z : best_z;
     }
+    printf("payload B/rec: header+bitmaps %.3f, id planes %.3f, address planes %.3f, extra "
+           "planes %.3f\n\n",
+           part[0] / (double)total, part[1] / (double)total, part[2] / (double)total,
+           part[3] / (double)total);
     printf("| records | blocks | codec ns/rec | zstd ns/rec | total ns/rec | payload B/rec | "
            "frame B/rec | frame bytes |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     printf("| %zu | %zu | %.2f | %.2f | %.2f | %.3f | %.4f | %zu |\n", total, nblocks,
