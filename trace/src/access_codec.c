@@ -328,27 +328,51 @@ size_t pes_access_payload_max(size_t n)
     return HDR_BYTES + 3 * ((n + 7) / 8) + n * 16;
 }
 
-/* Writes the byte planes of v[0..k) selected by mask bits [first, first+w). */
+/* Writes the byte planes of v[0..k) selected by mask bits [first, first+w),
+ * a tile of v at a time: a block's column (up to 8 MiB) is read once, not
+ * once per plane. */
+enum { PLANE_TILE = 2048 };
+
 static uint8_t *put_planes32(uint8_t *p, const uint32_t *v, size_t k, uint32_t mask, int first)
 {
+    uint8_t *dst[4];
+    int np = 0;
     for (int b = 0; b < 4; b++)
         if (mask & (1u << (first + b))) {
-            for (size_t i = 0; i < k; i++)
-                p[i] = (uint8_t)(v[i] >> (8 * b));
-            p += k;
+            dst[np] = p + (size_t)np * k;
+            np++;
         }
-    return p;
+    for (size_t i0 = 0; i0 < k; i0 += PLANE_TILE) {
+        size_t lim = k - i0 < PLANE_TILE ? k - i0 : PLANE_TILE;
+        for (int b = 0, q = 0; b < 4; b++)
+            if (mask & (1u << (first + b))) {
+                uint8_t *d = dst[q++] + i0;
+                for (size_t i = 0; i < lim; i++)
+                    d[i] = (uint8_t)(v[i0 + i] >> (8 * b));
+            }
+    }
+    return p + (size_t)np * k;
 }
 
 static uint8_t *put_planes64(uint8_t *p, const uint64_t *v, size_t k, uint32_t mask, int first)
 {
+    uint8_t *dst[8];
+    int np = 0;
     for (int b = 0; b < 8; b++)
         if (mask & (1u << (first + b))) {
-            for (size_t i = 0; i < k; i++)
-                p[i] = (uint8_t)(v[i] >> (8 * b));
-            p += k;
+            dst[np] = p + (size_t)np * k;
+            np++;
         }
-    return p;
+    for (size_t i0 = 0; i0 < k; i0 += PLANE_TILE) {
+        size_t lim = k - i0 < PLANE_TILE ? k - i0 : PLANE_TILE;
+        for (int b = 0, q = 0; b < 8; b++)
+            if (mask & (1u << (first + b))) {
+                uint8_t *d = dst[q++] + i0;
+                for (size_t i = 0; i < lim; i++)
+                    d[i] = (uint8_t)(v[i0 + i] >> (8 * b));
+            }
+    }
+    return p + (size_t)np * k;
 }
 
 static uint32_t plane_bits(uint64_t or_value, int width, int first)
