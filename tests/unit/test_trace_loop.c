@@ -517,7 +517,7 @@ static void test_block_limit(void **state)
 
 struct bad_case {
     const char *what;
-    struct pes_record recs[8];
+    struct pes_record recs[10];
     size_t n;
     const char *message; /* part of the error */
 };
@@ -586,6 +586,20 @@ static const struct bad_case bad_cases[] = {
      6,
      "record 4, irregular record 1 of the loop descriptor at record 0, has id 2 and extra 0, its "
      "template 0 id 1 and extra 0"},
+    {"a later irregular record of two positions' taking the other's site",
+     {LOOP(5, 3, 1),
+      {0x10, 1, 0},
+      {0, 2, 0},
+      {0x20, 3, 0},
+      IRR,
+      STEP(8),
+      IRR,
+      {0x20, 3, 0},
+      {0x10, 1, 0},
+      {0x30, 1, 0}},
+     10,
+     "record 9, irregular record 2 of the loop descriptor at record 0, has id 1 and extra 0, its "
+     "template 2 id 3 and extra 0"},
     {"an irregular record with another extra",
      {LOOP(1, 1, 0), {0, 1, 0}, IRR, {1, 1, 2}},
      4,
