@@ -517,7 +517,7 @@ static void test_block_limit(void **state)
 
 struct bad_case {
     const char *what;
-    struct pes_record recs[8];
+    struct pes_record recs[10];
     size_t n;
     const char *message; /* part of the error */
 };
@@ -586,6 +586,20 @@ static const struct bad_case bad_cases[] = {
      6,
      "record 4, irregular record 1 of the loop descriptor at record 0, has id 2 and extra 0, its "
      "template 0 id 1 and extra 0"},
+    {"a later irregular record of two positions' taking the other's site",
+     {LOOP(5, 3, 1),
+      {0x10, 1, 0},
+      {0, 2, 0},
+      {0x20, 3, 0},
+      IRR,
+      STEP(8),
+      IRR,
+      {0x20, 3, 0},
+      {0x10, 1, 0},
+      {0x30, 1, 0}},
+     10,
+     "record 9, irregular record 2 of the loop descriptor at record 0, has id 1 and extra 0, its "
+     "template 2 id 3 and extra 0"},
     {"an irregular record with another extra",
      {LOOP(1, 1, 0), {0, 1, 0}, IRR, {1, 1, 2}},
      4,
@@ -1047,6 +1061,65 @@ static void test_damaged_group_sweep(void **state)
 /* Version 1: blocks without the stored count read as before; loop records
  * did not exist, so one in a version-1 file is an error; a version-2 block
  * in a version-1 file is too. */
+/* The encoder finds a record's predictor entry through its predecessor's
+ * (where the successor predictor was right) instead of hashing the id. A
+ * block of 3000 sparse ids, mostly following a fixed successor map with
+ * random switches, grows the table three times mid-block: the decoder, which
+ * always hashes, must get every record back; the block's bytes must equal
+ * those of a fresh codec when the codec comes from an earlier, larger block
+ * (remembered entries of the old generation are dead); and telling the codec
+ * that the block has no group must give pes_access_encode's bytes. */
+static void test_codec_successor_entries(void **state)
+{
+    (void)state;
+    enum { N = 40000, IDS = 3000 };
+    struct pes_record *recs = malloc(N * sizeof *recs), *back = malloc(N * sizeof *back);
+    uint64_t *last = calloc(IDS, sizeof *last);
+    assert_non_null(recs);
+    assert_non_null(back);
+    assert_non_null(last);
+    uint64_t seed = 27;
+    uint32_t cur = 0;
+    for (size_t i = 0; i < N; i++) {
+        /* 80 %: the successor map (k -> 7k+1), else any id */
+        cur = tt_rand(&seed) % 5 ? (cur * 7 + 1) % IDS : (uint32_t)(tt_rand(&seed) % IDS);
+        last[cur] += tt_rand(&seed) % 3 ? 8 : tt_rand(&seed) % 4096; /* strides, then jumps */
+        recs[i] = (struct pes_record){.addr = 0x7f0000000000ull + ((uint64_t)cur << 24) + last[cur],
+                                      .id = 1000 + cur * 7919u,
+                                      .extra = (uint32_t)(i % 11 == 0)};
+    }
+    for (int grouped = 0; grouped < 2; grouped++) {
+        struct pes_access_codec *fresh = pes_access_codec_new(), *used = pes_access_codec_new();
+        struct pes_buf a = {0}, b = {0}, plain = {0};
+        assert_int_equal(pes_access_encode_groups(used, recs, N, grouped, &b), 0); /* grows it */
+        b.len = 0;
+        assert_int_equal(pes_access_encode_groups(fresh, recs + N / 2, N / 2, grouped, &a), 0);
+        assert_int_equal(pes_access_encode_groups(used, recs + N / 2, N / 2, grouped, &b), 0);
+        assert_int_equal(a.len, b.len);
+        assert_memory_equal(a.data, b.data, a.len);
+        const char *why = NULL;
+        assert_int_equal(pes_access_decode(fresh, a.data, a.len, N / 2, back, &why), 0);
+        assert_memory_equal(back, recs + N / 2, (N / 2) * sizeof *back);
+        a.len = 0;
+        assert_int_equal(pes_access_encode_groups(fresh, recs, N, grouped, &a), 0);
+        assert_int_equal(pes_access_decode(used, a.data, a.len, N, back, &why), 0);
+        assert_memory_equal(back, recs, N * sizeof *back);
+        if (!grouped) {
+            assert_int_equal(pes_access_encode(used, recs, N, &plain), 0);
+            assert_int_equal(plain.len, a.len);
+            assert_memory_equal(plain.data, a.data, a.len);
+        }
+        pes_buf_free(&a);
+        pes_buf_free(&b);
+        pes_buf_free(&plain);
+        pes_access_codec_free(fresh);
+        pes_access_codec_free(used);
+    }
+    free(last);
+    free(back);
+    free(recs);
+}
+
 static void test_version1(void **state)
 {
     (void)state;
@@ -1117,6 +1190,7 @@ int main(void)
         cmocka_unit_test(test_damaged_group_payload),
         cmocka_unit_test(test_damaged_group_sweep),
         cmocka_unit_test(test_version1),
+        cmocka_unit_test(test_codec_successor_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

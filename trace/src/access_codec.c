@@ -26,6 +26,7 @@ struct slot {
     uint32_t succ; /* id that last followed `key` */
     uint32_t gen;
     uint32_t fresh;  /* no address seen yet for `key` */
+    uint32_t next;   /* encoder: 1 + index of `succ`'s entry, 0 unknown (saves its lookup) */
     uint64_t last;   /* last address of `key` */
     uint64_t stride; /* last stride of `key` (with TWO_DELTA: last confirmed) */
     uint64_t delta;  /* TWO_DELTA: the last difference of `key`'s addresses */
@@ -153,6 +154,7 @@ static int codec_grow(struct pes_access_codec *c)
             h = (h + 1) & mask;
         nt[h] = *s;
         nt[h].gen = 1;
+        nt[h].next = 0; /* indexes into the old table */
     }
     free(c->tab);
     c->tab = nt;
@@ -182,17 +184,32 @@ static inline void table_store(const struct table *t, struct pes_access_codec *c
     c->gen = t->gen;
 }
 
-/* Finds or inserts id. NULL only when growing the table fails. Growth is
- * checked before probing, so the table stays at most half full. */
-static inline __attribute__((always_inline)) struct slot *
-table_slot(struct table *t, struct pes_access_codec *c, uint32_t id)
+/* Inserts id at h, the empty entry its probe ended on, growing the table
+ * first when it would be more than half full. NULL when growing fails. */
+static __attribute__((noinline)) struct slot *
+table_insert(struct table *t, struct pes_access_codec *c, uint32_t id, uint32_t h)
 {
-    if (__builtin_expect((t->used + 1) * 2 > t->mask + 1, 0)) {
+    if ((t->used + 1) * 2 > t->mask + 1) {
         table_store(t, c);
         if (c->bits >= 30 || codec_grow(c))
             return NULL;
         table_load(t, c);
+        h = hash_id(id, t->bits); /* id is not in the table: probe to an empty entry */
+        while (t->tab[h].gen == t->gen)
+            h = (h + 1) & t->mask;
     }
+    struct slot *s = &t->tab[h];
+    *s = (struct slot){.key = id, .gen = t->gen, .fresh = 1};
+    t->used++;
+    return s;
+}
+
+/* Finds or inserts id. NULL only when growing the table fails. Growth only
+ * on insertion, so a hit costs the hash and the probe alone; the table stays
+ * at most half full either way, and its capacity never changes a residual. */
+static inline __attribute__((always_inline)) struct slot *
+table_slot(struct table *t, struct pes_access_codec *c, uint32_t id)
+{
     uint32_t h = hash_id(id, t->bits);
     for (;;) {
         struct slot *s = &t->tab[h];
@@ -202,9 +219,23 @@ table_slot(struct table *t, struct pes_access_codec *c, uint32_t id)
             return s;
         h = (h + 1) & t->mask;
     }
-    struct slot *s = &t->tab[h];
-    *s = (struct slot){.key = id, .gen = t->gen, .fresh = 1};
-    t->used++;
+    return table_insert(t, c, id, h);
+}
+
+/* The encoder's lookup of record id after prev's entry: when the successor
+ * predictor was right the entry is the one prev remembers (the caller zeroes
+ * prev->next when it was wrong), with no hash or probe; else the table's,
+ * remembered in prev unless the lookup grew the table (which moved prev and
+ * dropped every remembered index). */
+static inline __attribute__((always_inline)) struct slot *
+table_next(struct table *t, struct pes_access_codec *c, struct slot *prev, uint32_t id)
+{
+    if (__builtin_expect(prev->next != 0, 1))
+        return &t->tab[prev->next - 1];
+    const struct slot *old = t->tab;
+    struct slot *s = table_slot(t, c, id);
+    if (s && t->tab == old)
+        prev->next = (uint32_t)(s - t->tab) + 1;
     return s;
 }
 
@@ -297,27 +328,51 @@ size_t pes_access_payload_max(size_t n)
     return HDR_BYTES + 3 * ((n + 7) / 8) + n * 16;
 }
 
-/* Writes the byte planes of v[0..k) selected by mask bits [first, first+w). */
+/* Writes the byte planes of v[0..k) selected by mask bits [first, first+w),
+ * a tile of v at a time: a block's column (up to 8 MiB) is read once, not
+ * once per plane. */
+enum { PLANE_TILE = 2048 };
+
 static uint8_t *put_planes32(uint8_t *p, const uint32_t *v, size_t k, uint32_t mask, int first)
 {
+    uint8_t *dst[4];
+    int np = 0;
     for (int b = 0; b < 4; b++)
         if (mask & (1u << (first + b))) {
-            for (size_t i = 0; i < k; i++)
-                p[i] = (uint8_t)(v[i] >> (8 * b));
-            p += k;
+            dst[np] = p + (size_t)np * k;
+            np++;
         }
-    return p;
+    for (size_t i0 = 0; i0 < k; i0 += PLANE_TILE) {
+        size_t lim = k - i0 < PLANE_TILE ? k - i0 : PLANE_TILE;
+        for (int b = 0, q = 0; b < 4; b++)
+            if (mask & (1u << (first + b))) {
+                uint8_t *d = dst[q++] + i0;
+                for (size_t i = 0; i < lim; i++)
+                    d[i] = (uint8_t)(v[i0 + i] >> (8 * b));
+            }
+    }
+    return p + (size_t)np * k;
 }
 
 static uint8_t *put_planes64(uint8_t *p, const uint64_t *v, size_t k, uint32_t mask, int first)
 {
+    uint8_t *dst[8];
+    int np = 0;
     for (int b = 0; b < 8; b++)
         if (mask & (1u << (first + b))) {
-            for (size_t i = 0; i < k; i++)
-                p[i] = (uint8_t)(v[i] >> (8 * b));
-            p += k;
+            dst[np] = p + (size_t)np * k;
+            np++;
         }
-    return p;
+    for (size_t i0 = 0; i0 < k; i0 += PLANE_TILE) {
+        size_t lim = k - i0 < PLANE_TILE ? k - i0 : PLANE_TILE;
+        for (int b = 0, q = 0; b < 8; b++)
+            if (mask & (1u << (first + b))) {
+                uint8_t *d = dst[q++] + i0;
+                for (size_t i = 0; i < lim; i++)
+                    d[i] = (uint8_t)(v[i0 + i] >> (8 * b));
+            }
+    }
+    return p + (size_t)np * k;
 }
 
 static uint32_t plane_bits(uint64_t or_value, int width, int first)
@@ -331,6 +386,12 @@ static uint32_t plane_bits(uint64_t or_value, int width, int first)
 
 int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, size_t n,
                       struct pes_buf *out)
+{
+    return pes_access_encode_groups(c, r, n, has_loop(r, n), out);
+}
+
+int pes_access_encode_groups(struct pes_access_codec *c, const struct pes_record *r, size_t n,
+                             int grouped, struct pes_buf *out)
 {
     if (scratch_reserve(c, n ? n : 1) || pes_buf_reserve(out, pes_access_payload_max(n)))
         return -1;
@@ -347,9 +408,9 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
     uint32_t or_id = 0, or_ex = 0;
     uint64_t or_a = 0;
     struct group g = {0};
-    /* a LOOP record: the block takes GROUP_PREDICT and TWO_DELTA, and a
-     * block without one is as before either (the scan stops at the first) */
-    const int grouped = has_loop(r, n);
+    /* grouped (a LOOP record): the block takes GROUP_PREDICT and TWO_DELTA,
+     * and a block without one is as before either */
+    grouped = grouped != 0;
     /* Two passes per chunk of CHUNK records (L1-resident): the serial
      * predictor pass with few live values, then simple compaction loops. */
     enum { CHUNK = 1024 };
@@ -360,13 +421,15 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
         const struct pes_record *rc = r + i0;
         for (size_t j = 0; j < lim; j++) {
             uint32_t id = rc[j].id;
-            vid_chunk[j] = id ^ prev->succ;
+            uint32_t vid = id ^ prev->succ;
+            vid_chunk[j] = vid;
             prev->succ = id; /* before the lookups: growing the table moves entries */
+            prev->next &= -(uint32_t)(vid == 0); /* it remembered the old successor */
             uint64_t a = rc[j].addr;
             if (__builtin_expect(g.pos < g.len, 0)) {
                 uint32_t k = g.pos++;
                 if (k < g.m) { /* template k */
-                    struct slot *ts = table_slot(&t, c, id);
+                    struct slot *ts = table_next(&t, c, prev, id);
                     if (!ts)
                         return -1;
                     va_chunk[j] = zigzag(a - group_template(&g, k, ts));
@@ -389,7 +452,7 @@ int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, si
                 }
                 g.pos = g.len = 0; /* not a group after all */
             }
-            struct slot *s = table_slot(&t, c, id);
+            struct slot *s = table_next(&t, c, prev, id);
             if (!s)
                 return -1;
             va_chunk[j] = zigzag(a - (s->last + s->stride));

@@ -204,7 +204,7 @@ int pes_encoder_records(struct pes_trace_encoder *e, uint32_t thread, const stru
             return enc_done(e, -1);
         /* version 2 on: the stored count, then the codec's payload of them */
         if (pes_buf_u32(&e->block, (uint32_t)w.stored) ||
-            pes_access_encode(e->codec, recs + done, w.stored, &e->block))
+            pes_access_encode_groups(e->codec, recs + done, w.stored, w.groups != 0, &e->block))
             return enc_done(e, nomem(name, offset, err));
         if (enc_emit(e, PES_BLOCK_ACCESS, thread, (uint32_t)w.expanded, name, offset, err))
             return enc_done(e, -1);

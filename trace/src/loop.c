@@ -73,6 +73,12 @@ static int walk_fail(struct pes_loop_walk *w, size_t at, const char *fmt, ...)
     return -1;
 }
 
+/* A record's id and extra as one value, to compare both at once. */
+static inline uint64_t id_extra(const struct pes_record *r)
+{
+    return (uint64_t)r->id | (uint64_t)r->extra << 32;
+}
+
 /* Checks the group whose LOOP record is rec[i] (n records from rec[0]). */
 static int check_group(const struct pes_record *rec, size_t n, size_t i, struct pes_loop_walk *w)
 {
@@ -129,28 +135,52 @@ static int check_group(const struct pes_record *rec, size_t n, size_t i, struct 
                          "should follow its steps, only %zu do",
                          w->base + i, (unsigned long long)k, n - i - 1 - 2 * (size_t)m);
     /* an irregular template's address is its first record's (the codec then
-     * predicts the records from it as without descriptors), or 0 if none */
-    uint64_t seen = 0;
-    uint32_t j = phase;
-    for (size_t a = i + 1 + 2 * (size_t)m; a < i + 1 + 2 * (size_t)m + k;
-         j = j + 1 == m ? 0 : j + 1) { /* no division per position: cg's rows are short groups */
-        if (rec[i + 1 + m + j].extra != PES_LOOP_STEP_IRREGULAR)
-            continue;
+     * predicts the records from it as without descriptors), or 0 if none.
+     * The irregular positions in expansion order (from phase, cyclically):
+     * record x after the steps is position pos[x % np]'s, so the first np
+     * records are the first of each (their addresses checked too) and the
+     * rest only need their template's id and extra; no pass over the
+     * regular positions per record (cg's groups have one irregular of four) */
+    uint32_t pos[PES_LOOP_MAX_RECORDS], np = 0;
+    for (uint32_t q = 0, p = phase; q < m; q++, p = p + 1 == m ? 0 : p + 1)
+        if (rec[i + 1 + m + p].extra == PES_LOOP_STEP_IRREGULAR)
+            pos[np++] = p;
+    uint64_t seen = 0, key[PES_LOOP_MAX_RECORDS];
+    for (uint32_t x = 0; x < np; x++)
+        key[x] = id_extra(&rec[i + 1 + pos[x]]);
+    uint32_t j = 0;
+    const size_t first = i + 1 + 2 * (size_t)m, end = first + k;
+    size_t a = first;
+    for (; a < end && a - first < np; a++) { /* each position's first record */
+        j = pos[a - first];
         const struct pes_record *t = &rec[i + 1 + j];
-        if (rec[a].id != t->id || rec[a].extra != t->extra)
-            return walk_fail(w, a,
-                             "record %zu, irregular record %zu of the loop descriptor at record "
-                             "%zu, has id %u and extra %u, its template %u id %u and extra %u",
-                             w->base + a, a - i - 1 - 2 * (size_t)m, w->base + i, rec[a].id,
-                             rec[a].extra, j, t->id, t->extra);
-        if (!(seen >> j & 1) && rec[a].addr != t->addr)
+        if (id_extra(&rec[a]) != key[a - first])
+            break;
+        if (rec[a].addr != t->addr)
             return walk_fail(w, i + 1 + j,
                              "record %zu, template %u of the loop descriptor at record %zu, is "
                              "irregular, its address 0x%llx not its first record's 0x%llx",
                              w->base + i + 1 + j, j, w->base + i, (unsigned long long)t->addr,
                              (unsigned long long)rec[a].addr);
         seen |= 1ull << j;
-        a++;
+    }
+    if (a - first == np) { /* the rest: ids and extras only */
+        if (np == 1) {
+            while (a < end && id_extra(&rec[a]) == key[0])
+                a++;
+        } else {
+            for (uint32_t x = 0; a < end && id_extra(&rec[a]) == key[x]; a++)
+                x = x + 1 == np ? 0 : x + 1;
+        }
+    }
+    if (a < end) {
+        j = pos[(a - first) % np];
+        const struct pes_record *t = &rec[i + 1 + j];
+        return walk_fail(w, a,
+                         "record %zu, irregular record %zu of the loop descriptor at record "
+                         "%zu, has id %u and extra %u, its template %u id %u and extra %u",
+                         w->base + a, a - first, w->base + i, rec[a].id, rec[a].extra, j, t->id,
+                         t->extra);
     }
     for (j = 0; j < m; j++)
         if (rec[i + 1 + m + j].extra == PES_LOOP_STEP_IRREGULAR && !(seen >> j & 1) &&

@@ -111,6 +111,12 @@ void pes_access_codec_free(struct pes_access_codec *c);
 /* Appends the payload for n records to out. */
 int pes_access_encode(struct pes_access_codec *c, const struct pes_record *r, size_t n,
                       struct pes_buf *out);
+/* The same when the caller knows whether r[0..n) holds a LOOP record
+ * (grouped: pes_loop_walk counted groups), which spares a pass over a block
+ * of up to 16 MiB; the payload is the same as pes_access_encode's only when
+ * grouped is right. */
+int pes_access_encode_groups(struct pes_access_codec *c, const struct pes_record *r, size_t n,
+                             int grouped, struct pes_buf *out);
 /* Bytes the payload of n records takes at most (for reservations). */
 size_t pes_access_payload_max(size_t n);
 /* Decodes a payload of exactly `size` bytes holding n records into out[n].
