@@ -443,24 +443,12 @@ static int by_at(const void *a, const void *b)
 
 /* Parts: the profiles' rows of later parts' triples as rows of part 0's
  * triples, one row per triple in id order (the rows of one process fed the
- * whole stream: its triples' ids are in first-seen order). NULL without
- * memory. */
-struct row_at {
-    uint32_t site, at;
-};
-
-static int by_site_then_at(const void *a, const void *b)
-{
-    const struct row_at *x = a, *y = b;
-    if (x->site != y->site)
-        return x->site < y->site ? -1 : 1;
-    return (x->at > y->at) - (x->at < y->at);
-}
-
+ * whole stream: its triples' ids are in first-seen order). Rows are sorted
+ * as first_seen entries keyed by part 0's triple. NULL without memory. */
 static struct pes_site_reuse *unpart(const struct reuse *r, const struct pes_site_reuse *raw,
                                      size_t n, size_t *n_out)
 {
-    struct row_at *v = malloc((n ? n : 1) * sizeof *v);
+    struct first_seen *v = malloc((n ? n : 1) * sizeof *v);
     struct pes_site_reuse *out = calloc(n ? n : 1, sizeof *out);
     if (!v || !out) {
         free(v);
@@ -474,14 +462,14 @@ static struct pes_site_reuse *unpart(const struct reuse *r, const struct pes_sit
             site = part < r->parts && id < r->n_part_triples[part] ? r->part_triples[part][id]
                                                                    : UINT32_MAX;
         }
-        v[i] = (struct row_at){site, (uint32_t)i};
+        v[i] = (struct first_seen){site, (uint32_t)i};
     }
-    qsort(v, n, sizeof *v, by_site_then_at);
+    qsort(v, n, sizeof *v, by_key_then_at);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         const struct pes_site_reuse *x = &raw[v[i].at];
-        if (i == 0 || v[i].site != v[i - 1].site)
-            out[m++] = (struct pes_site_reuse){.site = v[i].site};
+        if (i == 0 || v[i].key != v[i - 1].key)
+            out[m++] = (struct pes_site_reuse){.site = v[i].key};
         struct pes_site_reuse *o = &out[m - 1];
         o->accesses += x->accesses;
         o->prd_cold += x->prd_cold;

@@ -328,48 +328,32 @@ size_t pes_access_payload_max(size_t n)
     return HDR_BYTES + 3 * ((n + 7) / 8) + n * 16;
 }
 
-/* Writes the byte planes of v[0..k) selected by mask bits [first, first+w),
- * a tile of v at a time: a block's column (up to 8 MiB) is read once, not
- * once per plane. */
+/* Writes the byte planes of values[0..k) (width 4 or 8 bytes each) selected
+ * by mask bits [first, first+width),
+ * a tile at a time: a block's column (up to 8 MiB) is read once, not once
+ * per plane. */
 enum { PLANE_TILE = 2048 };
 
-static uint8_t *put_planes32(uint8_t *p, const uint32_t *v, size_t k, uint32_t mask, int first)
+/* always inlined: each caller's constant width gives it its own loop */
+static inline __attribute__((always_inline)) uint8_t *
+put_planes(uint8_t *p, const void *values, int width, size_t k, uint32_t mask, int first)
 {
-    uint8_t *dst[4];
-    int np = 0;
-    for (int b = 0; b < 4; b++)
-        if (mask & (1u << (first + b))) {
-            dst[np] = p + (size_t)np * k;
-            np++;
-        }
-    for (size_t i0 = 0; i0 < k; i0 += PLANE_TILE) {
-        size_t lim = k - i0 < PLANE_TILE ? k - i0 : PLANE_TILE;
-        for (int b = 0, q = 0; b < 4; b++)
-            if (mask & (1u << (first + b))) {
-                uint8_t *d = dst[q++] + i0;
-                for (size_t i = 0; i < lim; i++)
-                    d[i] = (uint8_t)(v[i0 + i] >> (8 * b));
-            }
-    }
-    return p + (size_t)np * k;
-}
-
-static uint8_t *put_planes64(uint8_t *p, const uint64_t *v, size_t k, uint32_t mask, int first)
-{
+    const uint32_t *v32 = values;
+    const uint64_t *v64 = values;
     uint8_t *dst[8];
     int np = 0;
-    for (int b = 0; b < 8; b++)
+    for (int b = 0; b < width; b++)
         if (mask & (1u << (first + b))) {
             dst[np] = p + (size_t)np * k;
             np++;
         }
     for (size_t i0 = 0; i0 < k; i0 += PLANE_TILE) {
         size_t lim = k - i0 < PLANE_TILE ? k - i0 : PLANE_TILE;
-        for (int b = 0, q = 0; b < 8; b++)
+        for (int b = 0, q = 0; b < width; b++)
             if (mask & (1u << (first + b))) {
                 uint8_t *d = dst[q++] + i0;
                 for (size_t i = 0; i < lim; i++)
-                    d[i] = (uint8_t)(v[i0 + i] >> (8 * b));
+                    d[i] = (uint8_t)((width == 4 ? v32[i0 + i] : v64[i0 + i]) >> (8 * b));
             }
     }
     return p + (size_t)np * k;
@@ -521,9 +505,9 @@ int pes_access_encode_groups(struct pes_access_codec *c, const struct pes_record
     p += HDR_BYTES;
     memcpy(p, c->bm, 3 * nb);
     p += 3 * nb;
-    p = put_planes32(p, idr, kid, mask, 0);
-    p = put_planes64(p, ar, ka, mask, 4);
-    p = put_planes32(p, ex, ke, mask, 12);
+    p = put_planes(p, idr, 4, kid, mask, 0);
+    p = put_planes(p, ar, 8, ka, mask, 4);
+    p = put_planes(p, ex, 4, ke, mask, 12);
     out->len = (size_t)(p - out->data);
     return 0;
 }
